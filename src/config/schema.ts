@@ -1,0 +1,122 @@
+// The one configuration object, as a JSON Schema. Defaults live here so that
+// the file, the environment and the flags all mean the same thing.
+
+export const configSchema = {
+  $id: 'hearth-config',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    mqtt: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        url: {
+          type: 'string',
+          pattern: '^(mqtts?|wss?|tcp|ssl)://',
+          description: 'Broker URL. Absent: start the embedded broker and use it.',
+        },
+        username: { type: 'string' },
+        password: { type: 'string' },
+        clientId: { type: 'string', minLength: 1, maxLength: 64 },
+        ca: { type: 'string', description: 'Path to a CA certificate (PEM) for mqtts:// and wss://.' },
+        cert: { type: 'string', description: 'Path to a client certificate (PEM).' },
+        key: { type: 'string', description: 'Path to the client key (PEM).' },
+        rejectUnauthorized: { type: 'boolean', default: true },
+        protocolVersion: { enum: [3, 4, 5], default: 4 },
+        keepalive: { type: 'integer', minimum: 0, maximum: 65535, default: 30 },
+        reconnectMinMs: { type: 'integer', minimum: 50, default: 500 },
+        reconnectMaxMs: { type: 'integer', minimum: 100, default: 30000 },
+        embedded: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            host: { type: 'string', default: '127.0.0.1' },
+            port: { type: 'integer', minimum: 0, maximum: 65535, default: 1883 },
+          },
+          default: {},
+        },
+      },
+      default: {},
+    },
+    devices: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        paths: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          description: 'Device files or folders of *.yaml files.',
+        },
+      },
+      default: {},
+    },
+    demo: {
+      type: 'boolean',
+      description: 'Load the demo home and run its simulator. Default: on with the embedded broker.',
+    },
+    database: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        path: { type: 'string', minLength: 1, default: 'hearth.db' },
+      },
+      default: {},
+    },
+    http: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        host: { type: 'string', default: '127.0.0.1' },
+        port: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
+      },
+      default: {},
+    },
+    tools: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        shape: { enum: ['auto', 'per-entity', 'grouped'], default: 'auto' },
+        groupAbove: {
+          type: 'integer',
+          minimum: 1,
+          default: 40,
+          description: 'With shape auto: group once a home has more entities than this.',
+        },
+      },
+      default: {},
+    },
+    log: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        level: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], default: 'info' },
+        pretty: { enum: ['auto', true, false], default: 'auto' },
+      },
+      default: {},
+    },
+  },
+} as const;
+
+export interface HearthConfig {
+  mqtt: {
+    url?: string;
+    username?: string;
+    password?: string;
+    clientId?: string;
+    ca?: string;
+    cert?: string;
+    key?: string;
+    rejectUnauthorized: boolean;
+    protocolVersion: 3 | 4 | 5;
+    keepalive: number;
+    reconnectMinMs: number;
+    reconnectMaxMs: number;
+    embedded: { host: string; port: number };
+  };
+  devices: { paths?: string[] };
+  demo?: boolean;
+  database: { path: string };
+  http: { host: string; port: number };
+  tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };
+  log: { level: string; pretty: 'auto' | boolean };
+}

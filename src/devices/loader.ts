@@ -1,0 +1,170 @@
+// Read devices/*.yaml into the device model. A bad file is reported with its
+// path and the field at fault and skipped; the other files still load.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { createAjv, schemaProblems } from '../util/ajv.js';
+import { DEFAULT_PAYLOADS, DEFAULT_RANGES, DEFAULT_STATES } from './defaults.js';
+import { deviceFileSchema } from './file-schema.js';
+import { parseJsonPath } from './json-path.js';
+import type { AttributeSource, Availability, AvailabilitySource, Device, Entity, EntityKind, Range } from './model.js';
+
+export interface DeviceFileProblem {
+  file: string;
+  /** Dotted path inside the file (`devices[0].entities.lamp.kind`). */
+  path: string;
+  message: string;
+}
+
+export interface LoadResult {
+  devices: Device[];
+  files: string[];
+  problems: DeviceFileProblem[];
+}
+
+const validate = createAjv({ useDefaults: true }).compile(deviceFileSchema);
+
+/** The *.yaml / *.yml files a list of files and folders names (folders are not descended). */
+export function listDeviceFiles(paths: string[]): { files: string[]; problems: DeviceFileProblem[] } {
+  const files: string[] = [];
+  const problems: DeviceFileProblem[] = [];
+  for (const p of paths) {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      problems.push({ file: p, path: '(file)', message: 'does not exist' });
+      continue;
+    }
+    if (st.isDirectory()) {
+      for (const name of readdirSync(p).sort()) {
+        if (['.yaml', '.yml'].includes(extname(name)) && statSync(join(p, name)).isFile()) files.push(join(p, name));
+      }
+    } else files.push(p);
+  }
+  return { files, problems };
+}
+
+export function loadDeviceFiles(paths: string[]): LoadResult {
+  const { files, problems } = listDeviceFiles(paths);
+  const devices: Device[] = [];
+  const seen = new Map<string, string>();
+  for (const file of files) {
+    const result = parseDeviceFile(file, readFileSync(file, 'utf8'));
+    if ('problems' in result) {
+      problems.push(...result.problems);
+      continue;
+    }
+    const dup = result.devices.find((d) => seen.has(d.id));
+    if (dup) {
+      problems.push({ file, path: 'devices', message: `device id "${dup.id}" is already declared in ${seen.get(dup.id)}` });
+      continue;
+    }
+    for (const d of result.devices) {
+      seen.set(d.id, file);
+      devices.push(d);
+    }
+  }
+  return { devices, files, problems };
+}
+
+type Raw = Record<string, any>;
+
+/** Parse and validate one file's text. */
+export function parseDeviceFile(file: string, text: string): { devices: Device[] } | { problems: DeviceFileProblem[] } {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    return { problems: [{ file, path: '(file)', message: `not valid YAML: ${(err as Error).message.split('\n')[0]}` }] };
+  }
+  if (!validate(doc)) {
+    return { problems: schemaProblems(validate.errors, doc).map((p) => ({ file, ...p })) };
+  }
+  const problems: DeviceFileProblem[] = [];
+  const devices = (doc as Raw).devices.map((raw: Raw, i: number) => toDevice(raw, file, `devices[${i}]`, problems));
+  return problems.length ? { problems } : { devices };
+}
+
+function toAvailability(raw: unknown): Availability | undefined {
+  if (raw === undefined) return undefined;
+  const source = (s: unknown): AvailabilitySource =>
+    typeof s === 'string'
+      ? { topic: s, payloadAvailable: 'online', payloadNotAvailable: 'offline' }
+      : {
+          topic: (s as Raw).topic,
+          path: (s as Raw).path,
+          payloadAvailable: (s as Raw).payload_available ?? 'online',
+          payloadNotAvailable: (s as Raw).payload_not_available ?? 'offline',
+        };
+  if (typeof raw === 'string' || !('sources' in (raw as Raw))) return { sources: [source(raw)], mode: 'latest' };
+  return { sources: (raw as Raw).sources.map(source), mode: (raw as Raw).mode ?? 'all' };
+}
+
+const asStrings = (m: Record<string, unknown> | undefined) =>
+  Object.fromEntries(Object.entries(m ?? {}).map(([k, v]) => [k, String(v)]));
+
+function toDevice(raw: Raw, file: string, where: string, problems: DeviceFileProblem[]): Device {
+  const device: Device = {
+    id: raw.id,
+    name: raw.name ?? raw.id,
+    area: raw.area,
+    manufacturer: raw.manufacturer,
+    model: raw.model,
+    source: file,
+    availability: toAvailability(raw.availability),
+    entities: [],
+  };
+  for (const [key, e] of Object.entries(raw.entities as Record<string, Raw>)) {
+    const at = `${where}.entities.${key}`;
+    const kind = e.kind as EntityKind;
+    const ranges: Record<string, Range> = { ...DEFAULT_RANGES[kind], ...(e.ranges ?? {}) };
+    if (e.min !== undefined || e.max !== undefined) {
+      const base = ranges.value ?? { min: 0, max: 100 };
+      ranges.value = { min: e.min ?? base.min, max: e.max ?? base.max, step: e.step ?? base.step };
+    }
+    for (const [name, r] of Object.entries(ranges)) {
+      if (r.min >= r.max) problems.push({ file, path: `${at}.ranges.${name}`, message: `min ${r.min} must be below max ${r.max}` });
+    }
+    const options: Record<string, string[]> = Array.isArray(e.options) ? { value: e.options } : { ...(e.options ?? {}) };
+    const attributes: Record<string, AttributeSource> = {};
+    for (const [name, src] of Object.entries((e.attributes ?? {}) as Record<string, string | AttributeSource>)) {
+      attributes[name] = typeof src === 'string' ? { path: src } : src;
+    }
+    for (const [name, p] of [['value_path', e.value_path], ...Object.entries(attributes).map(([n, a]) => [`attributes.${n}`, a.path])]) {
+      if (typeof p !== 'string') continue;
+      try {
+        parseJsonPath(p);
+      } catch (err) {
+        problems.push({ file, path: `${at}.${name}`, message: (err as Error).message });
+      }
+    }
+    device.entities.push({
+      id: `${raw.id}.${key}`,
+      key,
+      kind,
+      name: e.name ?? (Object.keys(raw.entities).length === 1 ? device.name : `${device.name} ${key.replace(/_/g, ' ')}`),
+      aliases: e.aliases ?? [],
+      area: e.area ?? raw.area,
+      deviceId: raw.id,
+      deviceClass: e.device_class,
+      unit: e.unit,
+      icon: e.icon,
+      stateTopic: e.state_topic,
+      valuePath: e.value_path,
+      attributes,
+      commandTopic: e.command_topic,
+      commandFormat: e.command_format ?? 'plain',
+      commandTopics: e.command_topics ?? {},
+      payloads: { ...DEFAULT_PAYLOADS[kind], ...asStrings(e.payloads) },
+      states: { ...DEFAULT_STATES[kind], ...asStrings(e.states) },
+      ranges,
+      options,
+      imageEncoding: kind === 'camera' ? (e.image_encoding ?? 'raw') : undefined,
+      confirmTimeoutMs: e.confirm_timeout_ms,
+      availability: toAvailability(e.availability) ?? device.availability,
+      simulate: e.simulate,
+    });
+  }
+  return device;
+}

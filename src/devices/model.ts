@@ -1,0 +1,128 @@
+// The device model every source (device files, discovery adapters) produces
+// and everything downstream (state cache, tool generator, simulator) reads.
+
+export const ENTITY_KINDS = [
+  'sensor',
+  'binary_sensor',
+  'camera',
+  'switch',
+  'light',
+  'cover',
+  'lock',
+  'climate',
+  'number',
+  'select',
+  'button',
+] as const;
+export type EntityKind = (typeof ENTITY_KINDS)[number];
+
+/** Kinds whose calls change the world. */
+export const ACTUATOR_KINDS: ReadonlySet<EntityKind> = new Set([
+  'switch',
+  'light',
+  'cover',
+  'lock',
+  'climate',
+  'number',
+  'select',
+  'button',
+]);
+
+export interface AvailabilitySource {
+  topic: string;
+  /** JSON path into the payload; absent means the whole payload. */
+  path?: string;
+  payloadAvailable: string;
+  payloadNotAvailable: string;
+}
+
+export interface Availability {
+  sources: AvailabilitySource[];
+  /** all: every source online; any: one is enough; latest: the last message decides. */
+  mode: 'all' | 'any' | 'latest';
+}
+
+export interface Range {
+  min: number;
+  max: number;
+  step?: number;
+}
+
+/** Where to read one attribute inside a state payload. */
+export interface AttributeSource {
+  /** Topic the attribute arrives on; defaults to the entity's state topic. */
+  topic?: string;
+  /** JSON path into a JSON payload; absent means the payload is the value. */
+  path?: string;
+}
+
+export interface Entity {
+  /** Globally unique: `<device id>.<entity key>`. */
+  id: string;
+  /** The key inside its device (`lamp`, `temperature`). */
+  key: string;
+  kind: EntityKind;
+  name: string;
+  aliases: string[];
+  area?: string;
+  deviceId: string;
+  deviceClass?: string;
+  unit?: string;
+  icon?: string;
+
+  /** State: the main value and any further attributes (brightness, position, mode...). */
+  stateTopic?: string;
+  valuePath?: string;
+  attributes: Record<string, AttributeSource>;
+
+  /** Commands. */
+  commandTopic?: string;
+  /** `plain`: payload is the bare value; `json`: an object built from the command. */
+  commandFormat: 'plain' | 'json';
+  /** Extra command topics by attribute (a thermostat's mode and setpoint topics). */
+  commandTopics: Record<string, string>;
+
+  /** Payload vocabulary (on/off, open/close/stop, lock/unlock, states). */
+  payloads: Record<string, string>;
+  /** State vocabulary: what the device reports for each logical state. */
+  states: Record<string, string>;
+
+  /** Numeric ranges by attribute: brightness, position, temperature, value, color_temp. */
+  ranges: Record<string, Range>;
+  /** Enumerations: select options, climate modes, light effects. */
+  options: Record<string, string[]>;
+
+  /** Camera: how frames are encoded on the wire. */
+  imageEncoding?: 'raw' | 'b64';
+
+  /** How long a commanded change may take before the result is `unconfirmed`. */
+  confirmTimeoutMs?: number;
+
+  availability?: Availability;
+  /** Free-form hints for the simulator (initial value, drift, travel time). */
+  simulate?: Record<string, unknown>;
+}
+
+export interface Device {
+  id: string;
+  name: string;
+  area?: string;
+  manufacturer?: string;
+  model?: string;
+  /** Where it came from: a file path or a discovery source. */
+  source: string;
+  availability?: Availability;
+  entities: Entity[];
+}
+
+/** The topics an entity's state arrives on (main + attribute topics). */
+export function stateTopicsOf(entity: Entity): string[] {
+  const topics = new Set<string>();
+  if (entity.stateTopic) topics.add(entity.stateTopic);
+  for (const attr of Object.values(entity.attributes)) if (attr.topic) topics.add(attr.topic);
+  return [...topics];
+}
+
+export function isActuator(entity: Entity): boolean {
+  return ACTUATOR_KINDS.has(entity.kind);
+}

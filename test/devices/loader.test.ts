@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, describe, it } from 'node:test';
+import { loadDeviceFiles } from '../../src/devices/loader.js';
+import { ENTITY_KINDS } from '../../src/devices/model.js';
+
+const DEMO = fileURLToPath(new URL('../../devices/demo', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'hearth-devices-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const write = (name: string, text: string) => writeFileSync(join(dir, name), text);
+
+describe('device files', () => {
+  it('loads the demo home: every device the README promises, with areas and topics', () => {
+    const { devices, problems } = loadDeviceFiles([DEMO]);
+    assert.deepEqual(problems, []);
+    const ids = devices.flatMap((d) => d.entities.map((e) => `${e.id}:${e.kind}`)).sort();
+    assert.deepEqual(ids, [
+      'front_door.camera:camera',
+      'front_door.lock:lock',
+      'garage_door.door:cover',
+      'hallway_motion.occupancy:binary_sensor',
+      'kitchen_light.light:light',
+      'living_room_climate.humidity:sensor',
+      'living_room_climate.temperature:sensor',
+      'living_room_lamp.lamp:switch',
+      'thermostat.climate:climate',
+    ]);
+    const light = devices.flatMap((d) => d.entities).find((e) => e.id === 'kitchen_light.light')!;
+    assert.equal(light.area, 'Kitchen');
+    assert.deepEqual(light.ranges.brightness, { min: 0, max: 254, step: 1 });
+    assert.equal(light.commandFormat, 'json');
+    assert.deepEqual(light.attributes.brightness, { path: 'brightness' });
+    const temp = devices.flatMap((d) => d.entities).find((e) => e.id === 'living_room_climate.temperature')!;
+    assert.equal(temp.unit, '°C');
+    assert.equal(temp.availability?.sources[0].topic, 'hearth-demo/living_room_climate/availability');
+  });
+
+  it('reports a bad file with its path and the field at fault, and still loads the others', () => {
+    write('good.yaml', 'devices:\n  - id: plug\n    entities:\n      relay: { kind: switch, state_topic: p/state, command_topic: p/set }\n');
+    write('bad-kind.yaml', 'devices:\n  - id: fridge\n    entities:\n      door: { kind: fridge, state_topic: f/door }\n');
+    write('no-command.yaml', 'devices:\n  - id: heater\n    entities:\n      relay: { kind: switch, state_topic: h/state }\n');
+    write('wildcard.yaml', 'devices:\n  - id: wild\n    entities:\n      relay: { kind: switch, command_topic: "w/+/set" }\n');
+    write('broken.yml', 'devices: [\n');
+    write('range.yaml', 'devices:\n  - id: dimmer\n    entities:\n      light: { kind: light, command_topic: d/set, ranges: { brightness: { min: 10, max: 5 } } }\n');
+    write('notes.txt', 'not a device file');
+    const { devices, problems, files } = loadDeviceFiles([dir]);
+    assert.deepEqual(devices.map((d) => d.id), ['plug']);
+    assert.equal(files.length, 6, 'only .yaml/.yml files are read');
+    const by = (name: string) => problems.filter((p) => p.file === join(dir, name));
+    assert.deepEqual(by('bad-kind.yaml').map((p) => p.path), ['devices[0].entities.door.kind']);
+    assert.match(by('bad-kind.yaml')[0].message, /must be one of "sensor"/);
+    assert.deepEqual(by('no-command.yaml').map((p) => `${p.path}: ${p.message}`), ['devices[0].entities.relay.command_topic: is required']);
+    assert.equal(by('wildcard.yaml')[0].path, 'devices[0].entities.relay.command_topic');
+    assert.match(by('broken.yml')[0].message, /not valid YAML/);
+    assert.deepEqual(by('range.yaml').map((p) => `${p.path}: ${p.message}`), ['devices[0].entities.light.ranges.brightness: min 10 must be below max 5']);
+  });
+
+  it('refuses a device id declared twice, naming the first file', () => {
+    const sub = mkdtempSync(join(dir, 'dup-'));
+    writeFileSync(join(sub, 'a.yaml'), 'devices:\n  - id: twin\n    entities:\n      t: { kind: sensor, state_topic: a/t }\n');
+    writeFileSync(join(sub, 'b.yaml'), 'devices:\n  - id: twin\n    entities:\n      t: { kind: sensor, state_topic: b/t }\n');
+    const { devices, problems } = loadDeviceFiles([sub]);
+    assert.equal(devices.length, 1);
+    assert.equal(devices[0].entities[0].stateTopic, 'a/t');
+    assert.match(problems[0].message, /device id "twin" is already declared in .*a\.yaml/);
+  });
+
+  it('says so when a listed path does not exist', () => {
+    const { problems } = loadDeviceFiles([join(dir, 'missing')]);
+    assert.deepEqual(problems.map((p) => p.message), ['does not exist']);
+  });
+
+  it('accepts every entity kind the model knows', () => {
+    const sub = mkdtempSync(join(dir, 'kinds-'));
+    const lines = ENTITY_KINDS.map((k) => `      ${k}: { kind: ${k}, state_topic: all/${k}, command_topic: all/${k}/set${k === 'select' ? ', options: [a, b]' : ''} }`);
+    writeFileSync(join(sub, 'all.yaml'), `devices:\n  - id: all\n    entities:\n${lines.join('\n')}\n`);
+    const { devices, problems } = loadDeviceFiles([sub]);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(devices[0].entities.map((e) => e.kind).sort(), [...ENTITY_KINDS].sort());
+    assert.deepEqual(devices[0].entities.find((e) => e.kind === 'select')!.options, { value: ['a', 'b'] });
+  });
+});
