@@ -1,0 +1,212 @@
+// Logical commands and their MQTT form, both ways: the bridge encodes what a
+// tool asked for; the simulator (and tests) decode what a device receives.
+// Also: which state counts as the device confirming a command.
+import type { EntityState } from './state-cache.js';
+import { readJsonPath, writeJsonPath } from './json-path.js';
+import type { Entity } from './model.js';
+
+export type Command =
+  | { action: 'turn_on'; brightness?: number }
+  | { action: 'turn_off' }
+  | { action: 'open' }
+  | { action: 'close' }
+  | { action: 'stop' }
+  | { action: 'set_position'; position: number }
+  | { action: 'lock' }
+  | { action: 'unlock' }
+  | { action: 'set_mode'; mode: string }
+  | { action: 'set_temperature'; temperature: number }
+  | { action: 'set_value'; value: number }
+  | { action: 'select_option'; option: string }
+  | { action: 'press' };
+
+export type Action = Command['action'];
+
+/** The actions each kind understands. */
+export const ACTIONS_BY_KIND: Record<string, Action[]> = {
+  switch: ['turn_on', 'turn_off'],
+  light: ['turn_on', 'turn_off'],
+  cover: ['open', 'close', 'stop', 'set_position'],
+  lock: ['lock', 'unlock'],
+  climate: ['set_mode', 'set_temperature'],
+  number: ['set_value'],
+  select: ['select_option'],
+  button: ['press'],
+};
+
+export class CommandError extends Error {}
+
+export interface OutgoingMessage {
+  topic: string;
+  payload: string;
+}
+
+/** Which word of the payload vocabulary an action sends. */
+const WORD: Partial<Record<Action, string>> = {
+  turn_on: 'on',
+  turn_off: 'off',
+  open: 'open',
+  close: 'close',
+  stop: 'stop',
+  lock: 'lock',
+  unlock: 'unlock',
+  press: 'press',
+};
+
+/** What a command changes: main value and/or attributes, in the entity's terms. */
+function changes(entity: Entity, cmd: Command): { word?: string; value?: string | number; attrs: Record<string, string | number> } {
+  const attrs: Record<string, string | number> = {};
+  switch (cmd.action) {
+    case 'turn_on':
+      if (cmd.brightness !== undefined) attrs.brightness = cmd.brightness;
+      return { word: entity.payloads.on, attrs };
+    case 'set_position':
+      attrs.position = cmd.position;
+      return { attrs };
+    case 'set_mode':
+      return { value: cmd.mode, attrs };
+    case 'set_temperature':
+      attrs.temperature = cmd.temperature;
+      return { attrs };
+    case 'set_value':
+      return { value: cmd.value, attrs };
+    case 'select_option':
+      return { value: cmd.option, attrs };
+    default: {
+      const word = entity.payloads[WORD[cmd.action]!];
+      if (word === undefined) throw new CommandError(`${entity.id} has no payload for ${cmd.action}`);
+      return { word, attrs };
+    }
+  }
+}
+
+/** The MQTT messages that carry a command to a device. */
+export function encodeCommand(entity: Entity, cmd: Command): OutgoingMessage[] {
+  if (!ACTIONS_BY_KIND[entity.kind]?.includes(cmd.action)) {
+    throw new CommandError(`${entity.kind} ${entity.id} cannot ${cmd.action}`);
+  }
+  const { word, value, attrs } = changes(entity, cmd);
+  const out: OutgoingMessage[] = [];
+  const main = word ?? value;
+  // Settings with a topic of their own (a thermostat's mode, a cover's position) go there, plain.
+  const mainTopicKey = cmd.action === 'set_mode' ? 'mode' : undefined;
+  const rest: Record<string, string | number> = {};
+  for (const [name, v] of Object.entries(attrs)) {
+    const own = entity.commandTopics[name];
+    if (own) out.push({ topic: own, payload: String(v) });
+    else rest[name] = v;
+  }
+  const mainOwn = mainTopicKey ? entity.commandTopics[mainTopicKey] : undefined;
+  if (main !== undefined && mainOwn) {
+    out.push({ topic: mainOwn, payload: String(main) });
+  } else if (main !== undefined || Object.keys(rest).length) {
+    if (!entity.commandTopic) throw new CommandError(`${entity.id} has no command topic for ${cmd.action}`);
+    if (entity.commandFormat === 'json') {
+      const body: Record<string, unknown> = {};
+      if (main !== undefined) writeJsonPath(body, entity.valuePath ?? 'state', main);
+      for (const [name, v] of Object.entries(rest)) writeJsonPath(body, entity.attributes[name]?.path ?? name, v);
+      out.push({ topic: entity.commandTopic, payload: JSON.stringify(body) });
+    } else {
+      if (Object.keys(rest).length && main !== undefined) {
+        throw new CommandError(`${entity.id} takes plain payloads: send ${Object.keys(rest).join(', ')} on its own`);
+      }
+      out.push({ topic: entity.commandTopic, payload: String(main ?? Object.values(rest)[0]) });
+    }
+  }
+  return out;
+}
+
+/** Every topic a device may receive commands on. */
+export function commandTopicsOf(entity: Entity): string[] {
+  return [...new Set([entity.commandTopic, ...Object.values(entity.commandTopics)].filter((t): t is string => !!t))];
+}
+
+function findWord(entity: Entity, payload: string): Action | undefined {
+  for (const [action, word] of Object.entries(WORD) as [Action, string][]) {
+    const p = entity.payloads[word];
+    if (p !== undefined && p === payload && ACTIONS_BY_KIND[entity.kind]?.includes(action)) return action;
+  }
+  return undefined;
+}
+
+function num(v: unknown, what: string): number {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  if (!Number.isFinite(n)) throw new CommandError(`${what} ${JSON.stringify(v)} is not a number`);
+  return n;
+}
+
+/** What a device makes of a message on one of its command topics (the inverse of encodeCommand). */
+export function decodeCommand(entity: Entity, topic: string, payload: string): Command {
+  for (const [name, t] of Object.entries(entity.commandTopics)) {
+    if (t !== topic) continue;
+    if (name === 'mode') return { action: 'set_mode', mode: payload };
+    if (name === 'temperature') return { action: 'set_temperature', temperature: num(payload, 'temperature') };
+    if (name === 'position') return { action: 'set_position', position: num(payload, 'position') };
+    if (name === 'brightness') return { action: 'turn_on', brightness: num(payload, 'brightness') };
+    throw new CommandError(`no command is known for ${name}`);
+  }
+  if (topic !== entity.commandTopic) throw new CommandError(`${topic} is not a command topic of ${entity.id}`);
+  let main: unknown = payload;
+  let body: unknown;
+  if (entity.commandFormat === 'json') {
+    try {
+      body = JSON.parse(payload);
+    } catch {
+      throw new CommandError(`command is not JSON: ${payload.slice(0, 40)}`);
+    }
+    main = readJsonPath(body, entity.valuePath ?? 'state');
+  }
+  const attr = (name: string) => (body === undefined ? undefined : readJsonPath(body, entity.attributes[name]?.path ?? name));
+  switch (entity.kind) {
+    case 'number':
+      return { action: 'set_value', value: num(main, 'value') };
+    case 'select':
+      return { action: 'select_option', option: String(main) };
+    case 'climate':
+      if (main !== undefined) return { action: 'set_mode', mode: String(main) };
+      return { action: 'set_temperature', temperature: num(attr('temperature'), 'temperature') };
+    case 'cover':
+      if (main === undefined && attr('position') !== undefined) return { action: 'set_position', position: num(attr('position'), 'position') };
+      if (entity.commandFormat === 'plain' && /^\d+$/.test(payload)) return { action: 'set_position', position: Number(payload) };
+      break;
+  }
+  const action = findWord(entity, String(main));
+  if (!action) throw new CommandError(`${JSON.stringify(String(main).slice(0, 40))} is not a command ${entity.id} understands`);
+  if (action === 'turn_on' && attr('brightness') !== undefined) {
+    return { action, brightness: num(attr('brightness'), 'brightness') };
+  }
+  return { action } as Command;
+}
+
+/** Does this state show the command done? (`confirmed` only when it does.) */
+export function isConfirmedBy(entity: Entity, cmd: Command, state: EntityState): boolean {
+  const near = (a: unknown, b: number) => typeof a === 'number' && Math.abs(a - b) <= (entity.ranges.temperature?.step ?? 0.5) / 2 + 1e-9;
+  switch (cmd.action) {
+    case 'turn_on':
+      return state.value === 'on' && (cmd.brightness === undefined || (cmd.brightness === 0 ? true : state.attributes.brightness === cmd.brightness));
+    case 'turn_off':
+      return state.value === 'off';
+    case 'open':
+      return state.value === 'open' || state.attributes.position === (entity.ranges.position?.max ?? 100);
+    case 'close':
+      return state.value === 'closed' || state.attributes.position === (entity.ranges.position?.min ?? 0);
+    case 'stop':
+      return state.value !== 'opening' && state.value !== 'closing';
+    case 'set_position':
+      return state.attributes.position === cmd.position;
+    case 'lock':
+      return state.value === 'locked';
+    case 'unlock':
+      return state.value === 'unlocked';
+    case 'set_mode':
+      return state.value === cmd.mode;
+    case 'set_temperature':
+      return near(state.attributes.temperature, cmd.temperature);
+    case 'set_value':
+      return state.value === cmd.value;
+    case 'select_option':
+      return state.value === cmd.option;
+    case 'press':
+      return true;
+  }
+}

@@ -1,0 +1,137 @@
+// Turning an MQTT payload into an entity's state. Anything that does not fit
+// becomes a PayloadError with a reason; the cache logs it and keeps the old state.
+import { MAX_FRAME_BYTES, sniffImageType, type ImageType } from './image.js';
+import { readJsonPath } from './json-path.js';
+import type { Entity } from './model.js';
+
+export type StateValue = string | number | boolean | null;
+
+export type PayloadProblem = 'oversized' | 'binary' | 'not_json' | 'bad_value' | 'not_image';
+
+export class PayloadError extends Error {
+  constructor(
+    readonly reason: PayloadProblem,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PayloadError';
+  }
+}
+
+/** Largest state payload that is not a camera frame. */
+export const MAX_STATE_BYTES = 256 * 1024;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+// Control characters other than tab, newline and carriage return mark binary data.
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
+/** One received message, decoded lazily and at most once however many entities share the topic. */
+export class Message {
+  private textCache?: string;
+  private jsonCache?: { value: unknown } | { error: PayloadError };
+
+  constructor(
+    readonly topic: string,
+    readonly payload: Buffer,
+  ) {}
+
+  text(): string {
+    if (this.textCache !== undefined) return this.textCache;
+    if (this.payload.length > MAX_STATE_BYTES) {
+      throw new PayloadError('oversized', `${this.payload.length} bytes is over the ${MAX_STATE_BYTES}-byte limit for state`);
+    }
+    let text: string;
+    try {
+      text = utf8.decode(this.payload);
+    } catch {
+      throw new PayloadError('binary', 'payload is not UTF-8 text');
+    }
+    if (CONTROL.test(text)) throw new PayloadError('binary', 'payload holds control characters');
+    this.textCache = text;
+    return text;
+  }
+
+  json(): unknown {
+    if (!this.jsonCache) {
+      try {
+        this.jsonCache = { value: JSON.parse(this.text()) };
+      } catch (err) {
+        this.jsonCache = {
+          error: err instanceof PayloadError ? err : new PayloadError('not_json', `payload is not JSON: ${preview(this.payload)}`),
+        };
+      }
+    }
+    if ('error' in this.jsonCache) throw this.jsonCache.error;
+    return this.jsonCache.value;
+  }
+
+  /** The value at a JSON path, or the whole text payload when there is no path. */
+  read(path: string | undefined): unknown {
+    return path ? readJsonPath(this.json(), path) : this.text();
+  }
+}
+
+export function preview(payload: Buffer, max = 40): string {
+  const text = payload.subarray(0, max).toString('utf8').replace(CONTROL, '?');
+  return JSON.stringify(payload.length > max ? `${text}...` : text);
+}
+
+/** Vocabularies whose state is one of a few words. */
+const VOCABULARY_KINDS = new Set(['binary_sensor', 'switch', 'light', 'cover', 'lock']);
+const ON_OFF_KINDS = new Set(['binary_sensor', 'switch', 'light']);
+const NO_VALUE = new Set(['', 'unknown', 'unavailable', 'none', 'null']);
+
+/** A raw value (from text or JSON) as the entity's logical state. */
+export function normalizeValue(entity: Entity, raw: unknown): StateValue {
+  if (raw === null || raw === undefined) return null;
+  if (typeof raw === 'object') return JSON.stringify(raw).slice(0, 1024);
+  if (VOCABULARY_KINDS.has(entity.kind)) {
+    if (typeof raw === 'boolean' && ON_OFF_KINDS.has(entity.kind)) return raw ? 'on' : 'off';
+    const text = String(raw).trim();
+    const lower = text.toLowerCase();
+    for (const [logical, word] of Object.entries(entity.states)) if (word.toLowerCase() === lower) return logical;
+    if (NO_VALUE.has(lower)) return null;
+    if (ON_OFF_KINDS.has(entity.kind)) {
+      if (lower === 'on' || lower === 'true' || lower === '1') return 'on';
+      if (lower === 'off' || lower === 'false' || lower === '0') return 'off';
+      throw new PayloadError('bad_value', `${JSON.stringify(text.slice(0, 40))} is not one of ${Object.values(entity.states).join(', ')}`);
+    }
+    return lower.slice(0, 64);
+  }
+  return scalar(raw);
+}
+
+/** Numbers stay numbers, numeric text becomes a number, the rest is text. */
+export function scalar(raw: unknown): StateValue {
+  if (raw === null || raw === undefined) return null;
+  if (typeof raw === 'number') return Number.isFinite(raw) ? raw : null;
+  if (typeof raw === 'boolean') return raw;
+  if (typeof raw === 'object') return JSON.stringify(raw).slice(0, 1024);
+  const text = String(raw).trim();
+  if (NO_VALUE.has(text.toLowerCase())) return null;
+  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) return Number(text);
+  return text.slice(0, 1024);
+}
+
+export interface Frame {
+  bytes: Buffer;
+  contentType: ImageType;
+}
+
+export function decodeFrame(entity: Entity, payload: Buffer): Frame {
+  let bytes = payload;
+  if (entity.imageEncoding === 'b64') {
+    if (payload.length > Math.ceil((MAX_FRAME_BYTES * 4) / 3) + 4) {
+      throw new PayloadError('oversized', `frame of ${payload.length} base64 bytes is over the ${MAX_FRAME_BYTES}-byte limit`);
+    }
+    const text = payload.toString('latin1').trim();
+    if (!/^[A-Za-z0-9+/=\r\n]*$/.test(text)) throw new PayloadError('not_image', 'payload is not base64');
+    bytes = Buffer.from(text, 'base64');
+  }
+  if (bytes.length > MAX_FRAME_BYTES) {
+    throw new PayloadError('oversized', `frame of ${bytes.length} bytes is over the ${MAX_FRAME_BYTES}-byte limit`);
+  }
+  const contentType = sniffImageType(bytes);
+  if (!contentType) throw new PayloadError('not_image', `payload is not a PNG, JPEG, GIF or WebP image: ${preview(bytes, 16)}`);
+  return { bytes, contentType };
+}

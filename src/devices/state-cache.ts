@@ -1,0 +1,221 @@
+// The latest state of every entity, mirrored from MQTT. Subscribing replays
+// retained messages, so a restart or a reconnect rebuilds the picture. A
+// payload that does not fit is logged (once a minute per topic) and skipped.
+import { EventEmitter } from 'node:events';
+import type { Logger } from '../log.js';
+import { decodeFrame, Message, normalizeValue, PayloadError, scalar, type Frame, type StateValue } from './decode.js';
+import { readJsonPath } from './json-path.js';
+import type { AvailabilitySource, Device, Entity } from './model.js';
+
+export interface EntityState {
+  entityId: string;
+  /** The main value in the entity's logical vocabulary (`on`, `locked`, 21.5, ...); undefined until heard. */
+  value?: StateValue;
+  /** Further attributes (brightness, position, target temperature, ...). */
+  attributes: Record<string, StateValue>;
+  /** When the value or an attribute last arrived (epoch ms). */
+  updatedAt?: number;
+  /** true/false from the availability topics; null when they have not spoken yet; true when there are none. */
+  available: boolean | null;
+  availabilityAt?: number;
+  /** Camera: the latest frame. */
+  frame?: Frame & { at: number };
+}
+
+/** What a topic feeds, for one entity. */
+type Route =
+  | { entity: Entity; role: 'value' }
+  | { entity: Entity; role: 'attribute'; name: string; path?: string }
+  | { entity: Entity; role: 'frame' }
+  | { entity: Entity; role: 'availability'; source: AvailabilitySource };
+
+export interface MessageSource {
+  subscribe(topics: Iterable<string>): void;
+  unsubscribe(topics: Iterable<string>): void;
+  on(event: 'message', fn: (topic: string, payload: Buffer, retained: boolean) => void): unknown;
+  off(event: 'message', fn: (topic: string, payload: Buffer, retained: boolean) => void): unknown;
+}
+
+export interface StateCacheEvents {
+  /** An entity's state changed (value, attribute, availability or frame). */
+  change: [state: EntityState, entity: Entity];
+  /** A payload was skipped. */
+  malformed: [topic: string, entityId: string, error: PayloadError];
+}
+
+const LOG_EVERY_MS = 60_000;
+
+export class StateCache extends EventEmitter<StateCacheEvents> {
+  private routes = new Map<string, Route[]>();
+  private states = new Map<string, EntityState>();
+  private entities = new Map<string, Entity>();
+  /** Per entity, the last availability word of each source topic, and the latest. */
+  private availabilityBySource = new Map<string, Map<string, boolean>>();
+  private lastLogged = new Map<string, number>();
+  private suppressed = new Map<string, number>();
+  private readonly onMessage = (topic: string, payload: Buffer) => this.handle(topic, payload);
+
+  constructor(
+    private readonly source: MessageSource,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    super();
+    source.on('message', this.onMessage);
+  }
+
+  /** Replace the set of devices: subscribe what is new, drop what is gone, keep the rest's state. */
+  setDevices(devices: Device[]): void {
+    const routes = new Map<string, Route[]>();
+    const add = (topic: string, route: Route) => {
+      const list = routes.get(topic);
+      if (list) list.push(route);
+      else routes.set(topic, [route]);
+    };
+    const entities = new Map<string, Entity>();
+    for (const device of devices) {
+      for (const entity of device.entities) {
+        entities.set(entity.id, entity);
+        if (entity.stateTopic) add(entity.stateTopic, entity.kind === 'camera' ? { entity, role: 'frame' } : { entity, role: 'value' });
+        for (const [name, attr] of Object.entries(entity.attributes)) {
+          add(attr.topic ?? entity.stateTopic ?? '', { entity, role: 'attribute', name, path: attr.path });
+        }
+        for (const source of entity.availability?.sources ?? []) add(source.topic, { entity, role: 'availability', source });
+      }
+    }
+    routes.delete('');
+    const before = new Set(this.routes.keys());
+    const after = new Set(routes.keys());
+    this.routes = routes;
+    this.entities = entities;
+    for (const id of [...this.states.keys()]) {
+      if (!entities.has(id)) {
+        this.states.delete(id);
+        this.availabilityBySource.delete(id);
+      }
+    }
+    for (const entity of entities.values()) {
+      const prev = this.states.get(entity.id);
+      if (!prev) this.states.set(entity.id, { entityId: entity.id, attributes: {}, available: entity.availability ? null : true });
+      else if (!entity.availability) prev.available = true;
+    }
+    this.source.unsubscribe([...before].filter((t) => !after.has(t)));
+    this.source.subscribe([...after].filter((t) => !before.has(t)));
+  }
+
+  get(entityId: string): EntityState | undefined {
+    return this.states.get(entityId);
+  }
+
+  entity(entityId: string): Entity | undefined {
+    return this.entities.get(entityId);
+  }
+
+  all(): EntityState[] {
+    return [...this.states.values()];
+  }
+
+  /** Topics the cache listens to. */
+  topics(): string[] {
+    return [...this.routes.keys()];
+  }
+
+  /** Feed one message (the MQTT connection calls this; tests may too). */
+  handle(topic: string, payload: Buffer): void {
+    const routes = this.routes.get(topic);
+    if (!routes) return;
+    const message = new Message(topic, payload);
+    const changed = new Set<Entity>();
+    for (const route of routes) {
+      try {
+        if (this.apply(route, message)) changed.add(route.entity);
+      } catch (err) {
+        if (!(err instanceof PayloadError)) throw err;
+        this.reportMalformed(topic, route.entity, err);
+      }
+    }
+    for (const entity of changed) this.emit('change', this.states.get(entity.id)!, entity);
+  }
+
+  private apply(route: Route, message: Message): boolean {
+    const state = this.states.get(route.entity.id)!;
+    const at = this.now();
+    switch (route.role) {
+      case 'frame': {
+        // An empty retained payload clears a topic; it is not a frame.
+        if (message.payload.length === 0) return false;
+        state.frame = { ...decodeFrame(route.entity, message.payload), at };
+        state.updatedAt = at;
+        return true;
+      }
+      case 'value': {
+        const raw = message.read(route.entity.valuePath);
+        // A JSON state without this entity's key (a partial update) is not an error.
+        if (raw === undefined) return false;
+        state.value = normalizeValue(route.entity, raw);
+        state.updatedAt = at;
+        return true;
+      }
+      case 'attribute': {
+        const raw = message.read(route.path);
+        if (raw === undefined) return false;
+        state.attributes[route.name] = scalar(raw);
+        state.updatedAt = at;
+        return true;
+      }
+      case 'availability':
+        return this.applyAvailability(route.entity, route.source, message, state, at);
+    }
+  }
+
+  private applyAvailability(entity: Entity, source: AvailabilitySource, message: Message, state: EntityState, at: number): boolean {
+    const raw = source.path ? readJsonPath(message.json(), source.path) : message.text();
+    const word = String(raw ?? '').trim();
+    let online: boolean;
+    if (word === source.payloadAvailable) online = true;
+    else if (word === source.payloadNotAvailable) online = false;
+    else if (word === '') return false; // a cleared retained availability message
+    else {
+      throw new PayloadError(
+        'bad_value',
+        `availability ${JSON.stringify(word.slice(0, 40))} is neither ${JSON.stringify(source.payloadAvailable)} nor ${JSON.stringify(source.payloadNotAvailable)}`,
+      );
+    }
+    let perSource = this.availabilityBySource.get(entity.id);
+    if (!perSource) this.availabilityBySource.set(entity.id, (perSource = new Map()));
+    perSource.set(source.topic, online);
+    const availability = entity.availability!;
+    let available: boolean | null;
+    if (availability.mode === 'latest') available = online;
+    else if (availability.mode === 'any') available = [...perSource.values()].some(Boolean);
+    else {
+      const known = availability.sources.map((s) => perSource!.get(s.topic));
+      available = known.includes(false) ? false : known.includes(undefined) ? null : true;
+    }
+    const changed = available !== state.available;
+    state.available = available;
+    state.availabilityAt = at;
+    return changed;
+  }
+
+  private reportMalformed(topic: string, entity: Entity, err: PayloadError): void {
+    this.emit('malformed', topic, entity.id, err);
+    const now = this.now();
+    const last = this.lastLogged.get(topic);
+    if (last !== undefined && now - last < LOG_EVERY_MS) {
+      this.suppressed.set(topic, (this.suppressed.get(topic) ?? 0) + 1);
+      return;
+    }
+    const suppressed = this.suppressed.get(topic) ?? 0;
+    this.suppressed.delete(topic);
+    this.lastLogged.set(topic, now);
+    this.log.warn(
+      { topic, entity: entity.id, reason: err.reason, ...(suppressed ? { suppressed } : {}) },
+      `skipped a payload: ${err.message}`,
+    );
+  }
+
+  close(): void {
+    this.source.off('message', this.onMessage);
+  }
+}

@@ -1,0 +1,62 @@
+// The embedded broker: aedes on a loopback port, for a house with no broker
+// yet and for the demo. aedes speaks MQTT 3.1.1 only.
+import { createServer, type Server, type Socket } from 'node:net';
+import { Aedes } from 'aedes';
+import type { Logger } from '../log.js';
+
+export class BrokerStartError extends Error {
+  constructor(message: string, readonly code?: string) {
+    super(message);
+    this.name = 'BrokerStartError';
+  }
+}
+
+export interface EmbeddedBroker {
+  host: string;
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startEmbeddedBroker(host: string, port: number, log: Logger): Promise<EmbeddedBroker> {
+  const broker = await Aedes.createBroker();
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    socket.setNoDelay(true);
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    broker.handle(socket);
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    broker.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new BrokerStartError(
+        `port ${port} on ${host} is already in use (another MQTT broker?): set mqtt.url to use that broker, ` +
+          `or mqtt.embedded.port (HEARTH_MQTT_EMBEDDED_PORT, --broker-port) to move the embedded one`,
+        code,
+      );
+    }
+    throw new BrokerStartError(`embedded broker could not listen on ${host}:${port}: ${(err as Error).message}`, code);
+  }
+  const actual = (server.address() as { port: number }).port;
+  log.info({ host, port: actual }, 'embedded MQTT broker listening');
+  return {
+    host,
+    port: actual,
+    url: `mqtt://${host}:${actual}`,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => broker.close(() => resolve()));
+    },
+  };
+}
