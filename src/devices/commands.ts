@@ -183,7 +183,9 @@ export function isConfirmedBy(entity: Entity, cmd: Command, state: EntityState):
   const near = (a: unknown, b: number) => typeof a === 'number' && Math.abs(a - b) <= (entity.ranges.temperature?.step ?? 0.5) / 2 + 1e-9;
   switch (cmd.action) {
     case 'turn_on':
-      return state.value === 'on' && (cmd.brightness === undefined || (cmd.brightness === 0 ? true : state.attributes.brightness === cmd.brightness));
+      // Brightness 0 is off on most lights (Zigbee2MQTT, HA).
+      if (cmd.brightness === 0) return state.value === 'off';
+      return state.value === 'on' && (cmd.brightness === undefined || state.attributes.brightness === cmd.brightness);
     case 'turn_off':
       return state.value === 'off';
     case 'open':

@@ -1,0 +1,153 @@
+// The running bridge: broker (embedded or not), the MQTT connection, the
+// device registry fed by device files, and the state cache that mirrors them.
+// Every front door is built on one of these.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
+import type { HearthConfig } from './config/schema.js';
+import { loadDeviceFiles, type DeviceFileProblem } from './devices/loader.js';
+import { DeviceRegistry } from './devices/registry.js';
+import { StateCache } from './devices/state-cache.js';
+import type { Logger } from './log.js';
+import { MqttConnection, MqttError } from './mqtt/connection.js';
+import { startEmbeddedBroker, type EmbeddedBroker } from './mqtt/embedded-broker.js';
+import { startSimulator, type Simulator } from './simulator/simulator.js';
+
+/** The package's own folder (holds devices/demo and migrations/), from src/ or dist/. */
+export const PACKAGE_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+export const DEMO_DEVICES = resolve(PACKAGE_ROOT, 'devices', 'demo');
+
+export interface BridgeOptions {
+  config: HearthConfig;
+  log: Logger;
+  /** Working directory for the default ./devices folder. */
+  cwd?: string;
+  /** Run the embedded broker when there is no mqtt.url (the `start` command); clients just connect to it. */
+  embedBroker?: boolean;
+  /** Run the demo home's simulator when the demo is on. */
+  simulate?: boolean;
+  /** How long to wait for the first connection before going on (it keeps retrying). */
+  connectWaitMs?: number;
+}
+
+/** Whether the demo home is on: explicitly, or by default with the embedded broker. */
+export function demoEnabled(config: HearthConfig): boolean {
+  return config.demo ?? !config.mqtt.url;
+}
+
+/** The device files and folders this config reads. */
+export function devicePaths(config: HearthConfig, cwd: string): string[] {
+  const paths = [...(config.devices.paths ?? [])];
+  if (!config.devices.paths) {
+    const local = resolve(cwd, 'devices');
+    // ./devices is the user's folder, unless it is this package's own (which only holds the demo).
+    if (existsSync(local) && local !== resolve(PACKAGE_ROOT, 'devices')) paths.push(local);
+  }
+  if (demoEnabled(config) && !paths.includes(DEMO_DEVICES)) paths.push(DEMO_DEVICES);
+  return paths;
+}
+
+export function brokerUrl(config: HearthConfig, embedded?: EmbeddedBroker): string {
+  if (config.mqtt.url) return config.mqtt.url;
+  if (embedded) return embedded.url;
+  const host = config.mqtt.embedded.host === '0.0.0.0' ? '127.0.0.1' : config.mqtt.embedded.host;
+  return `mqtt://${host}:${config.mqtt.embedded.port}`;
+}
+
+export class Bridge {
+  readonly registry = new DeviceRegistry();
+  readonly cache: StateCache;
+  deviceProblems: DeviceFileProblem[] = [];
+  deviceFiles: string[] = [];
+  private closed = false;
+
+  private constructor(
+    readonly config: HearthConfig,
+    readonly log: Logger,
+    readonly connection: MqttConnection,
+    readonly broker: EmbeddedBroker | undefined,
+    readonly paths: string[],
+  ) {
+    this.cache = new StateCache(connection, log.child({ part: 'state' }));
+    this.registry.on('changed', (devices) => this.cache.setDevices(devices));
+  }
+
+  simulator?: Simulator;
+
+  static async start(options: BridgeOptions): Promise<Bridge> {
+    const { config, log } = options;
+    const cwd = options.cwd ?? process.cwd();
+    const broker =
+      !config.mqtt.url && options.embedBroker
+        ? await startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }))
+        : undefined;
+    const url = brokerUrl(config, broker);
+    const connection = new MqttConnection(
+      {
+        url,
+        username: config.mqtt.username,
+        password: config.mqtt.password,
+        clientId: config.mqtt.clientId,
+        ca: config.mqtt.ca,
+        cert: config.mqtt.cert,
+        key: config.mqtt.key,
+        rejectUnauthorized: config.mqtt.rejectUnauthorized,
+        // aedes speaks 3.1.1 only.
+        protocolVersion: broker ? 4 : config.mqtt.protocolVersion,
+        keepalive: config.mqtt.keepalive,
+        reconnectMinMs: config.mqtt.reconnectMinMs,
+        reconnectMaxMs: config.mqtt.reconnectMaxMs,
+      },
+      log.child({ part: 'mqtt' }),
+    );
+    const bridge = new Bridge(config, log, connection, broker, devicePaths(config, cwd));
+    try {
+      bridge.loadDevices();
+      await connection.waitConnected(options.connectWaitMs ?? 5000).catch((err: MqttError) => {
+        log.warn({ err: err.message }, 'broker not reachable yet; still trying');
+      });
+      if (options.simulate && demoEnabled(config)) {
+        bridge.simulator = await startSimulator({
+          url,
+          devices: bridge.registry.devices().filter((d) => d.source.startsWith(DEMO_DEVICES)),
+          log: log.child({ part: 'simulator' }),
+        });
+      }
+    } catch (err) {
+      await bridge.close();
+      throw err;
+    }
+    return bridge;
+  }
+
+  /** (Re)read the device files; a bad file is reported and skipped. */
+  loadDevices(): void {
+    const result = loadDeviceFiles(this.paths);
+    this.deviceProblems = result.problems;
+    this.deviceFiles = result.files;
+    for (const p of result.problems) {
+      this.log.error({ file: p.file, path: p.path }, `device file skipped: ${p.path}: ${p.message}`);
+    }
+    this.registry.setSource('files', 0, result.devices);
+  }
+
+  /** Resolves when every entity has a value (or a frame), or after `timeoutMs`. */
+  async settle(timeoutMs: number): Promise<number> {
+    const pending = () => this.registry.entities().filter((e) => {
+      const s = this.cache.get(e.id);
+      return !s || (s.value === undefined && !s.frame && Object.keys(s.attributes).length === 0);
+    }).length;
+    const deadline = Date.now() + timeoutMs;
+    while (pending() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    return this.registry.entities().length - pending();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.simulator?.close().catch(() => undefined);
+    this.cache.close();
+    await this.connection.close();
+    await this.broker?.close();
+  }
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+// The `hearth` command. One file per subcommand beside this one.
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { PACKAGE_ROOT } from '../bridge.js';
+import { registerDevices } from './devices.js';
+import { registerSimulate } from './simulate.js';
+import { registerStart } from './start.js';
+
+const pkg = JSON.parse(readFileSync(`${PACKAGE_ROOT}/package.json`, 'utf8')) as { version: string };
+
+const program = new Command('hearth')
+  .description('Hearth: MQTT devices as host tools for an agent, with policy and audit')
+  .version(pkg.version)
+  .showHelpAfterError();
+
+registerStart(program);
+registerDevices(program);
+registerSimulate(program);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  process.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,61 @@
+// `hearth start`: the whole bridge, on the embedded default when nothing is configured.
+import type { Command } from 'commander';
+import { Bridge, DEMO_DEVICES, demoEnabled } from '../bridge.js';
+import { BrokerStartError } from '../mqtt/embedded-broker.js';
+import { redact } from '../mqtt/connection.js';
+import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { formatState, table } from './format.js';
+import { relative } from 'node:path';
+
+export function registerStart(program: Command): void {
+  withConfigOptions(program.command('start'))
+    .description('start the bridge (embedded broker and demo home when no broker is configured)')
+    .action(async (flags: CommonFlags) => {
+      const loaded = configOrExit(flags);
+      const log = loggerFor(loaded);
+      let bridge: Bridge;
+      try {
+        bridge = await Bridge.start({ config: loaded.config, log, embedBroker: true, simulate: true });
+      } catch (err) {
+        if (err instanceof BrokerStartError) {
+          process.stderr.write(`hearth: ${err.message}\n`);
+          process.exit(3);
+        }
+        throw err;
+      }
+      const stop = async (signal: string) => {
+        log.info({ signal }, 'stopping');
+        await bridge.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', () => void stop('SIGINT'));
+      process.once('SIGTERM', () => void stop('SIGTERM'));
+
+      const devices = bridge.registry.devices();
+      const entities = bridge.registry.entities();
+      const reporting = await bridge.settle(4000);
+      const where = (p: string) => {
+        const rel = relative(process.cwd(), p);
+        return rel && !rel.startsWith('..') ? rel : p;
+      };
+      const lines = [
+        '',
+        `Hearth is running${loaded.file ? ` (config ${where(loaded.file)})` : ''}`,
+        `  broker    ${bridge.broker ? `embedded at ${bridge.broker.url}` : redact(bridge.connection.options.url)} (${bridge.connection.state})`,
+        `  devices   ${devices.length} devices, ${entities.length} entities from ${bridge.paths.map(where).join(', ') || 'nowhere'}` +
+          (bridge.deviceProblems.length ? `; ${bridge.deviceProblems.length} file problem(s) logged above` : ''),
+        demoEnabled(loaded.config)
+          ? `  demo      simulated devices from ${where(DEMO_DEVICES)} publish on hearth-demo/#`
+          : '',
+        `  state     ${reporting}/${entities.length} entities reporting`,
+        `  see       hearth devices   (this home's entities and their live state)`,
+        '',
+      ].filter((l) => l !== '');
+      const rows = [['ENTITY', 'KIND', 'AREA', 'STATE']];
+      for (const e of entities) rows.push([e.id, e.kind, e.area ?? '', formatState(e, bridge.cache.get(e.id))]);
+      process.stdout.write(`${lines.join('\n')}\n\n${table(rows)}\n\nPress Ctrl+C to stop.\n`);
+      bridge.cache.on('change', (state, entity) => {
+        log.debug({ entity: entity.id, value: state.value, attributes: state.attributes, available: state.available }, 'state');
+      });
+    });
+}

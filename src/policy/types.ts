@@ -1,0 +1,53 @@
+// What the handler pipeline asks the policy, and what it answers.
+import type { Capability, Principal } from '../tools/types.js';
+
+export type Effect = 'allow' | 'deny' | 'confirm';
+
+export interface PolicyRequest {
+  principal: Principal;
+  /** The bare tool name (`living_room_lamp`, `lights`). */
+  tool: string;
+  capability: Capability;
+  /** `read`, or the specific command (`turn_on`, `unlock`, `open`, `set_temperature`...). */
+  action: string;
+  entityId?: string;
+  area?: string;
+  /** Entity kind (`lock`, `cover`...) and device class (`garage`, `door`...). */
+  kind?: string;
+  deviceClass?: string;
+  args: Record<string, unknown>;
+  /** Defaults to now. */
+  at?: Date;
+}
+
+export interface PolicyDecision {
+  effect: Effect;
+  /** The rule that decided, or null for the built-in default. */
+  ruleId: number | null;
+  /** One sentence a person (and a model) can read: which rule and why. */
+  reason: string;
+}
+
+export interface PolicyEngine {
+  /**
+   * Decide one call. An `allow` that passes a rate-limited rule counts
+   * against that rule's budget; a call over budget is denied with a reason.
+   */
+  decide(request: PolicyRequest): PolicyDecision;
+  /**
+   * Could this principal ever use this tool (any action, any time)? Tools
+   * for which the answer is no are left out of the principal's tool set.
+   */
+  mayEverUse(principal: Principal, tool: string, meta: { capability: Capability; kinds: string[]; entityIds: string[]; areas: string[]; actions: string[]; deviceClasses: string[] }): boolean;
+}
+
+/** The approval store for `confirm` rules: bound to one exact call, single use, expiring. */
+export interface ApprovalStore {
+  /** Record that a call is waiting for approval; returns its id (stable for the same call while pending). */
+  request(call: { principal: string; tool: string; args: Record<string, unknown>; reason: string }): { id: string; expiresAt: number };
+  /** Grant a pending approval (by a person via CLI, HTTP or Node-RED). */
+  grant(id: string, by: string): boolean;
+  deny(id: string, by: string): boolean;
+  /** Use up a granted approval for exactly this call; returns its id or null. */
+  consume(call: { principal: string; tool: string; args: Record<string, unknown> }): string | null;
+}

@@ -1,0 +1,77 @@
+// The host-tool contract of the Jan agent kit, as Hearth implements it.
+// A tool is {name, description, parameters, capability, handler}; a handler
+// gets the validated arguments and a call context, and returns a string or a
+// result object whose `details` never reach the model.
+
+export type Capability = 'read' | 'actuator';
+
+export interface ImagePart {
+  /** Base64 data URL (`data:image/jpeg;base64,...`). */
+  url: string;
+  mimeType: string;
+  bytes: number;
+}
+
+export interface ToolResultObject {
+  text?: string;
+  images?: ImagePart[];
+  /** Host-only data (topic, latency, echo payload): never sent to a model. */
+  details?: Record<string, unknown>;
+  error?: string;
+  isError?: boolean;
+}
+
+export type ToolResult = string | ToolResultObject;
+
+/** Who is asking: `voice:kitchen`, `chat:alice`, `flow:<node id>`, `mcp:<token>`, `cli:<user>`. */
+export interface Principal {
+  id: string;
+  roles: string[];
+}
+
+export interface ToolCall {
+  requestId: string;
+  toolName: string;
+  /** Set when a delegated child made the call, else null. */
+  runId: string | null;
+  /** Session id, when the call comes from an agent session. */
+  session: string | null;
+  signal: AbortSignal;
+  principal: Principal;
+  /** Set when an approval for exactly this call was granted (confirm rules). */
+  approvalId?: string;
+}
+
+export type ToolHandler = (args: Record<string, unknown>, call: ToolCall) => Promise<ToolResult> | ToolResult;
+
+export interface HostTool {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  capability: Capability;
+  handler: ToolHandler;
+}
+
+export type JsonSchema = Record<string, unknown>;
+
+/** What a tool stands for: used by policy, audit and the front doors, never sent to a model. */
+export interface ToolMeta {
+  /** Entities this tool can act on or read (one for per-entity tools, many for grouped ones). */
+  entityIds: string[];
+  /** Entity kind(s) it covers. */
+  kinds: string[];
+  /** Actions it can take (`turn_on`, `unlock`, `open`...), empty for reads. */
+  actions: string[];
+}
+
+export interface GeneratedTool extends HostTool {
+  meta: ToolMeta;
+}
+
+/** The kit's image limits (handshake `input_content_parts`). */
+export const IMAGE_LIMITS = {
+  mimeTypes: ['image/png', 'image/jpeg', 'image/gif', 'image/webp'],
+  maxImageBytes: 5 * 1024 * 1024,
+  maxMessageImageBytes: 10 * 1024 * 1024,
+  maxImages: 8,
+} as const;

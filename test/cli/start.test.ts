@@ -1,0 +1,101 @@
+// `hearth start` on the embedded default, and `hearth devices` against it, as a user runs them.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { freePort } from '../helpers/brokers.js';
+import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'hearth-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const DEMO_ENTITIES = [
+  'front_door.camera',
+  'front_door.lock',
+  'garage_door.door',
+  'hallway_motion.occupancy',
+  'kitchen_light.light',
+  'living_room_climate.humidity',
+  'living_room_climate.temperature',
+  'living_room_lamp.lamp',
+  'thermostat.climate',
+];
+
+describe('hearth start (embedded default)', () => {
+  let port: number;
+  let bridge: Spawned;
+
+  before(async () => {
+    port = await freePort();
+    bridge = spawnHearth(['start', '--broker-port', String(port), '--db', join(dir, 'h.db')], { cwd: dir });
+    await bridge.waitForOutput('Press Ctrl+C to stop.', 20_000);
+  });
+  after(async () => {
+    await bridge?.stop();
+  });
+
+  it('prints the broker, the demo devices and their live values within 5 s', () => {
+    const out = bridge.stdout();
+    assert.match(out, new RegExp(`broker +embedded at mqtt://127\\.0\\.0\\.1:${port} \\(connected\\)`));
+    assert.match(out, /devices +7 devices, 9 entities/);
+    assert.match(out, /state +9\/9 entities reporting/);
+    assert.match(out, /living_room_lamp\.lamp +switch +Living room +off/);
+    assert.match(out, /front_door\.camera +camera +Entrance +image\/jpeg frame/);
+    assert.match(out, /living_room_climate\.temperature +sensor +Living room +\d+(\.\d)? °C/);
+  });
+
+  it('`hearth devices --json` lists every demo entity with its state', async () => {
+    const { code, stdout, stderr } = await runHearth(['devices', '--json', '--broker-port', String(port)], { cwd: dir });
+    assert.equal(code, 0, stderr);
+    const devices = JSON.parse(stdout) as Array<{ id: string; entities: Array<{ id: string; value: unknown; available: boolean; updatedAt: string; frame?: { contentType: string } }> }>;
+    const entities = devices.flatMap((d) => d.entities);
+    assert.deepEqual(entities.map((e) => e.id).sort(), DEMO_ENTITIES);
+    for (const e of entities) {
+      assert.equal(e.available, true, `${e.id} online`);
+      assert.ok(e.updatedAt, `${e.id} has reported`);
+      if (e.id === 'front_door.camera') assert.equal(e.frame?.contentType, 'image/jpeg');
+      else assert.notEqual(e.value, null, `${e.id} has a value`);
+    }
+    assert.equal(entities.find((e) => e.id === 'front_door.lock')!.value, 'locked');
+  });
+
+  it('`hearth devices` prints a table', async () => {
+    const { code, stdout } = await runHearth(['devices', '--broker-port', String(port)], { cwd: dir });
+    assert.equal(code, 0);
+    assert.match(stdout, /7 devices, 9 entities/);
+    assert.match(stdout, /garage_door\.door +cover +Garage +closed, position 0 +yes/);
+  });
+});
+
+describe('hearth start refuses to start on bad setup', () => {
+  it('stops with the file and field of a broken config', async () => {
+    const cfg = join(dir, 'broken.yaml');
+    writeFileSync(cfg, 'mqtt:\n  embedded:\n    port: "many"\n');
+    const { code, stderr, stdout } = await runHearth(['start', '--config', cfg]);
+    assert.equal(code, 2);
+    assert.match(stderr, /configuration error: .*broken\.yaml: mqtt\.embedded\.port: must be integer \(got "many"\)/);
+    assert.equal(stdout, '');
+  });
+
+  it('says clearly when the embedded broker port is taken', async () => {
+    const server = createServer();
+    const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+    try {
+      const { code, stderr } = await runHearth(['start', '--broker-port', String(port), '--db', join(dir, 'x.db')], { cwd: dir });
+      assert.equal(code, 3);
+      assert.match(stderr, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`));
+      assert.match(stderr, /set mqtt\.url/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('`hearth devices` says where it looked when no bridge is running', async () => {
+    const port = await freePort();
+    const { code, stderr } = await runHearth(['devices', '--broker-port', String(port)], { cwd: dir, timeoutMs: 20_000 });
+    assert.equal(code, 1);
+    assert.match(stderr, new RegExp(`cannot reach the broker at mqtt://127\\.0\\.0\\.1:${port}`));
+  });
+});

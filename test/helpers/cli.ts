@@ -1,0 +1,81 @@
+// Running the real `hearth` command (the built dist/, as `npm start` does).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const HEARTH = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export interface Spawned {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves when stdout contains the text. */
+  waitForOutput(text: string | RegExp, timeoutMs?: number): Promise<void>;
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function spawnHearth(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Spawned {
+  const child = spawn(process.execPath, [HEARTH, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, HEARTH_LOG_PRETTY: 'false', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
+    running.delete(child);
+    resolve(code);
+  }));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    waitForOutput(text, timeoutMs = 15_000) {
+      const has = () => (typeof text === 'string' ? out.includes(text) : text.test(out));
+      return new Promise((resolve, reject) => {
+        if (has()) return resolve();
+        const timer = setTimeout(() => reject(new Error(`no ${text} on stdout within ${timeoutMs} ms\nstdout: ${out}\nstderr: ${err}`)), timeoutMs);
+        const check = () => {
+          if (has()) {
+            clearTimeout(timer);
+            child.stdout!.off('data', check);
+            resolve();
+          }
+        };
+        child.stdout!.on('data', check);
+        void exited.then((code) => {
+          if (!has()) {
+            clearTimeout(timer);
+            reject(new Error(`hearth exited (${code}) before printing ${text}\nstdout: ${out}\nstderr: ${err}`));
+          }
+        });
+      });
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+/** Run a command to completion. */
+export async function runHearth(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
+  const p = spawnHearth(args, options);
+  const timer = setTimeout(() => p.child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+  const code = await p.exited;
+  clearTimeout(timer);
+  return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
