@@ -1,0 +1,207 @@
+// Approvals for `confirm` rules: a pending request bound to one exact call
+// (principal + tool + sha256 of the canonical JSON of its arguments), granted
+// or denied by a person, used up by the one call it was for, expiring.
+import { createHash, randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { Db } from '../db/database.js';
+import type { ApprovalStore } from './types.js';
+
+export type ApprovalStatus = 'pending' | 'granted' | 'denied' | 'used' | 'expired';
+
+export interface Approval {
+  id: string;
+  principal: string;
+  tool: string;
+  args: Record<string, unknown>;
+  argsHash: string;
+  reason: string;
+  status: ApprovalStatus;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  expiresAt: number;
+  decidedBy: string | null;
+  decidedAt: number | null;
+  usedAt: number | null;
+}
+
+export interface ApprovalsOptions {
+  /** How long a request stays pending; default 5 minutes. */
+  ttlMs?: number;
+  /** How long a granted approval stays usable after the grant; default: ttlMs. */
+  grantTtlMs?: number;
+  /** Clock (tests). */
+  now?: () => number;
+}
+
+export interface ApprovalEvents {
+  requested: [Approval];
+  decided: [Approval];
+}
+
+/** JSON with object keys sorted at every level (undefined members dropped, as JSON.stringify does). */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value)) ?? 'null';
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : sortKeys(v)));
+  if (value !== null && typeof value === 'object') {
+    if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return sortKeys((value as { toJSON(): unknown }).toJSON());
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v !== undefined && typeof v !== 'function') out[k] = sortKeys(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+export function argsHash(args: Record<string, unknown>): string {
+  return createHash('sha256').update(canonicalJson(args)).digest('hex');
+}
+
+interface ApprovalRow {
+  id: string;
+  principal: string;
+  tool: string;
+  args_hash: string;
+  args: string;
+  reason: string;
+  status: ApprovalStatus;
+  created_at: number;
+  expires_at: number;
+  decided_by: string | null;
+  decided_at: number | null;
+  used_at: number | null;
+}
+
+function fromRow(r: ApprovalRow): Approval {
+  return {
+    id: r.id,
+    principal: r.principal,
+    tool: r.tool,
+    args: JSON.parse(r.args) as Record<string, unknown>,
+    argsHash: r.args_hash,
+    reason: r.reason,
+    status: r.status,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    decidedBy: r.decided_by,
+    decidedAt: r.decided_at,
+    usedAt: r.used_at,
+  };
+}
+
+export const DEFAULT_APPROVAL_TTL_MS = 5 * 60_000;
+
+export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements ApprovalStore {
+  readonly ttlMs: number;
+  readonly grantTtlMs: number;
+  private readonly now: () => number;
+  private readonly stmts;
+
+  constructor(
+    private readonly db: Db,
+    options: ApprovalsOptions = {},
+  ) {
+    super();
+    this.ttlMs = options.ttlMs ?? DEFAULT_APPROVAL_TTL_MS;
+    this.grantTtlMs = options.grantTtlMs ?? this.ttlMs;
+    if (!(this.ttlMs > 0) || !(this.grantTtlMs > 0)) throw new RangeError('approval ttlMs and grantTtlMs must be positive');
+    this.now = options.now ?? Date.now;
+    this.stmts = {
+      findPending: db.prepare(
+        `SELECT * FROM approvals WHERE principal = ? AND tool = ? AND args_hash = ? AND status = 'pending' AND expires_at > ?
+         ORDER BY created_at DESC LIMIT 1`,
+      ),
+      insert: db.prepare(
+        `INSERT INTO approvals (id, principal, tool, args_hash, args, reason, status, created_at, expires_at)
+         VALUES (@id, @principal, @tool, @argsHash, @args, @reason, 'pending', @createdAt, @expiresAt)`,
+      ),
+      get: db.prepare('SELECT * FROM approvals WHERE id = ?'),
+      decide: db.prepare(
+        `UPDATE approvals SET status = @status, decided_by = @by, decided_at = @now, expires_at = MAX(expires_at, @until)
+         WHERE id = @id AND status = 'pending' AND expires_at > @now`,
+      ),
+      consume: db.prepare(
+        `UPDATE approvals SET status = 'used', used_at = @now
+         WHERE id = (SELECT id FROM approvals
+                     WHERE principal = @principal AND tool = @tool AND args_hash = @hash AND status = 'granted' AND expires_at > @now
+                     ORDER BY decided_at LIMIT 1)
+         RETURNING id`,
+      ).pluck(),
+      expire: db.prepare(`UPDATE approvals SET status = 'expired' WHERE status IN ('pending', 'granted') AND expires_at <= ?`),
+      listAll: db.prepare('SELECT * FROM approvals ORDER BY created_at DESC, id LIMIT ?'),
+      listStatus: db.prepare('SELECT * FROM approvals WHERE status = ? ORDER BY created_at DESC, id LIMIT ?'),
+    };
+  }
+
+  /** Mark pending or granted approvals past their expiry as expired; returns how many. */
+  expireStale(): number {
+    return this.stmts.expire.run(this.now()).changes;
+  }
+
+  request(call: { principal: string; tool: string; args: Record<string, unknown>; reason: string }): { id: string; expiresAt: number } {
+    const now = this.now();
+    const canonical = canonicalJson(call.args ?? {});
+    const hash = createHash('sha256').update(canonical).digest('hex');
+    const created = this.db.transaction((): Approval | { id: string; expiresAt: number } => {
+      const existing = this.stmts.findPending.get(call.principal, call.tool, hash, now) as ApprovalRow | undefined;
+      if (existing) return { id: existing.id, expiresAt: existing.expires_at };
+      this.stmts.expire.run(now);
+      for (let attempt = 0; ; attempt++) {
+        const id = randomBytes(6).toString('hex');
+        try {
+          this.stmts.insert.run({ id, principal: call.principal, tool: call.tool, argsHash: hash, args: canonical, reason: call.reason ?? '', createdAt: now, expiresAt: now + this.ttlMs });
+          return fromRow(this.stmts.get.get(id) as ApprovalRow);
+        } catch (err) {
+          if (attempt < 3 && (err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') continue;
+          throw err;
+        }
+      }
+    }).immediate();
+    if ('status' in created) {
+      this.emit('requested', created);
+      return { id: created.id, expiresAt: created.expiresAt };
+    }
+    return created;
+  }
+
+  private decide(id: string, by: string, status: 'granted' | 'denied'): boolean {
+    const now = this.now();
+    const changed = this.stmts.decide.run({ id, by, now, status, until: status === 'granted' ? now + this.grantTtlMs : 0 }).changes > 0;
+    if (changed) this.emit('decided', this.get(id)!);
+    return changed;
+  }
+
+  /** Grant a pending, unexpired approval. */
+  grant(id: string, by: string): boolean {
+    return this.decide(id, by, 'granted');
+  }
+
+  /** Deny a pending, unexpired approval. */
+  deny(id: string, by: string): boolean {
+    return this.decide(id, by, 'denied');
+  }
+
+  /** Use up a granted, unexpired approval for exactly this call (single use); its id, or null. */
+  consume(call: { principal: string; tool: string; args: Record<string, unknown> }): string | null {
+    const id = this.stmts.consume.get({ principal: call.principal, tool: call.tool, hash: argsHash(call.args ?? {}), now: this.now() }) as string | undefined;
+    return id ?? null;
+  }
+
+  get(id: string): Approval | undefined {
+    this.expireStale();
+    const row = this.stmts.get.get(id) as ApprovalRow | undefined;
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** Newest first. */
+  list(filter: { status?: ApprovalStatus; limit?: number } = {}): Approval[] {
+    this.expireStale();
+    const limit = filter.limit ?? 100;
+    const rows = (filter.status ? this.stmts.listStatus.all(filter.status, limit) : this.stmts.listAll.all(limit)) as ApprovalRow[];
+    return rows.map(fromRow);
+  }
+}
