@@ -1,0 +1,460 @@
+// The audit log in SQLite: one row per actuator call and per denied or failed
+// attempt, hash-chained (see chain.ts). begin() writes a pending row before a
+// command is published and finish() completes it; record() writes a finished
+// row at once. Every write is its own synchronous transaction (or part of a
+// group(), for group commit), committed with PRAGMA synchronous=FULL. A write
+// that fails throws AUDIT_UNAVAILABLE: the caller fails closed.
+import { EventEmitter } from 'node:events';
+import type Database from 'better-sqlite3';
+import type { Db } from '../db/database.js';
+import { silentLogger, type Logger } from '../log.js';
+import {
+  GENESIS_HASH,
+  canonicalJson,
+  doneHash,
+  rowHash,
+  verify,
+  wellFormed,
+  writeDigestFile,
+  type CompletionFields,
+  type Digest,
+  type InsertFields,
+  type VerifyOptions,
+  type VerifyResult,
+} from './chain.js';
+import { AuditError, unavailable } from './errors.js';
+import { exportLines, isoBound, MAX_TIME, MIN_TIME, PAGE_SQL, type ExportFormat, type ExportOptions } from './export.js';
+import { fromDb, OUTCOMES, type DbAuditRow, type StoredAuditRow } from './row.js';
+import type { AuditCompletion, AuditEntry, AuditLog, Outcome } from './types.js';
+
+export interface AuditLogOptions {
+  log?: Logger;
+  /** Where to keep the tail digest (written atomically after each completed row); verify() uses it to detect truncation. */
+  digestFile?: string;
+  /** The clock (tests). */
+  now?: () => Date;
+  /** Set PRAGMA synchronous=FULL on this connection (default true). It applies to every write on the connection. */
+  synchronousFull?: boolean;
+}
+
+export interface AuditLogEvents {
+  /** A row was completed (finish, markInterrupted) or recorded: after its commit. */
+  row: [row: StoredAuditRow];
+}
+
+export interface AuditListFilter {
+  principal?: string;
+  entityId?: string;
+  outcome?: Outcome;
+  /** at >= since. */
+  since?: string | Date;
+  /** at < until. */
+  until?: string | Date;
+  /** id > afterId (paging forward). */
+  afterId?: number;
+  /** id < beforeId (paging backward). */
+  beforeId?: number;
+  /** Default 100, at most 10000. */
+  limit?: number;
+  /** By id; default 'asc'. */
+  order?: 'asc' | 'desc';
+}
+
+export const INTERRUPTED_ERROR = 'interrupted: Hearth stopped before the call completed';
+
+type NewRow = Omit<InsertFields, 'id' | 'at'>;
+type Statement<P extends unknown[], R = unknown> = Database.Statement<P, R>;
+type Completion = Omit<CompletionFields, 'completed_at'>;
+
+const COMPLETE_SQL = `UPDATE audit SET outcome = @outcome, error = @error, latency_ms = @latency_ms, echo = @echo,
+  completed_at = @completed_at, done_hash = @done_hash WHERE id = @id AND outcome = 'pending'`;
+
+export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements AuditLog {
+  private readonly log: Logger;
+  private readonly now: () => Date;
+  readonly digestFile?: string;
+
+  private readonly stmt: {
+    last: Statement<[], { id: number; hash: string }>;
+    seq: Statement<[], { seq: number }>;
+    byId: Statement<[number], DbAuditRow>;
+    byRequest: Statement<[string], DbAuditRow>;
+    insert: Statement<[DbAuditRow]>;
+    complete: Statement<[CompletionFields & { id: number; done_hash: string }]>;
+    pendingBefore: Statement<[string], DbAuditRow>;
+    tail: Statement<[number], DbAuditRow>;
+    page: Statement<[number, string, string, number], DbAuditRow>;
+    count: Statement<[], { n: number }>;
+    countBetween: Statement<[number, number], { n: number }>;
+  };
+  private readonly listStatements = new Map<string, Statement<unknown[], DbAuditRow>>();
+  private readonly insertTx: Database.Transaction<(row: NewRow, completion: Completion | null) => DbAuditRow>;
+  private readonly finishTx: Database.Transaction<(id: number, completion: Completion) => DbAuditRow>;
+  private readonly interruptTx: Database.Transaction<(cutoff: string) => DbAuditRow[]>;
+
+  /** The highest id this store wrote: a table that ends before it lost its tail. */
+  private lastWrittenId = 0;
+  /** Rows up to countedUpTo (for the digest, without a full count each time). */
+  private counted?: { n: number; upTo: number };
+  /** Completed rows waiting for the commit of the current group(). */
+  private queue: DbAuditRow[] | null = null;
+
+  constructor(
+    private readonly db: Db,
+    options: AuditLogOptions = {},
+  ) {
+    super();
+    this.log = options.log ?? silentLogger;
+    this.now = options.now ?? (() => new Date());
+    if (options.digestFile) this.digestFile = options.digestFile;
+    if (options.synchronousFull ?? true) {
+      try {
+        db.pragma('synchronous = FULL');
+      } catch (err) {
+        this.log.warn({ err }, 'audit: cannot set synchronous=FULL on the database connection');
+      }
+    }
+    try {
+      this.stmt = {
+        last: db.prepare('SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1'),
+        seq: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'audit'"),
+        byId: db.prepare('SELECT * FROM audit WHERE id = ?'),
+        byRequest: db.prepare('SELECT * FROM audit WHERE request_id = ?'),
+        insert: db.prepare(`INSERT INTO audit (id, at, request_id, principal, session, run_id, tool, entity_id, action, args, decision,
+            rule_id, reason, outcome, error, latency_ms, echo, completed_at, prev_hash, hash, done_hash)
+          VALUES (@id, @at, @request_id, @principal, @session, @run_id, @tool, @entity_id, @action, @args, @decision,
+            @rule_id, @reason, @outcome, @error, @latency_ms, @echo, @completed_at, @prev_hash, @hash, @done_hash)`),
+        complete: db.prepare(COMPLETE_SQL),
+        pendingBefore: db.prepare("SELECT * FROM audit WHERE outcome = 'pending' AND at < ? ORDER BY id"),
+        tail: db.prepare('SELECT * FROM (SELECT * FROM audit ORDER BY id DESC LIMIT ?) ORDER BY id'),
+        page: db.prepare(PAGE_SQL),
+        count: db.prepare('SELECT count(*) AS n FROM audit'),
+        countBetween: db.prepare('SELECT count(*) AS n FROM audit WHERE id > ? AND id <= ?'),
+      };
+    } catch (err) {
+      throw new AuditError(`audit log unavailable: cannot prepare its statements (is migration 0002_audit applied?): ${(err as Error).message}`, 'AUDIT_UNAVAILABLE', {
+        cause: err,
+      });
+    }
+
+    this.insertTx = db.transaction((row: NewRow, completion: Completion | null): DbAuditRow => {
+      const dup = this.stmt.byRequest.get(row.request_id);
+      if (dup) {
+        throw new AuditError(`audit: request ${row.request_id} already has row ${dup.id}`, 'AUDIT_DUPLICATE', { existingId: dup.id });
+      }
+      const last = this.stmt.last.get();
+      const lastId = last?.id ?? 0;
+      if (lastId < this.lastWrittenId) {
+        this.log.error(
+          { lastId, lastWrittenId: this.lastWrittenId },
+          `audit: the log ends at row ${lastId}, but this process wrote up to row ${this.lastWrittenId}: rows were deleted`,
+        );
+      }
+      // AUTOINCREMENT's high-water mark: a deleted tail row's id is not reused, so verify sees the gap.
+      const id = Math.max(lastId, this.stmt.seq.get()?.seq ?? 0) + 1;
+      const at = this.now().toISOString();
+      const fields: InsertFields = { ...row, id, at };
+      const prevHash = last?.hash ?? GENESIS_HASH;
+      const hash = rowHash(prevHash, fields);
+      let out: DbAuditRow = {
+        ...fields,
+        outcome: 'pending',
+        error: null,
+        latency_ms: null,
+        echo: null,
+        completed_at: null,
+        prev_hash: prevHash,
+        hash,
+        done_hash: null,
+      };
+      if (completion) {
+        const c: CompletionFields = { ...completion, completed_at: at };
+        out = { ...out, ...c, done_hash: doneHash(hash, c) };
+      }
+      this.stmt.insert.run(out);
+      return out;
+    });
+
+    this.finishTx = db.transaction((id: number, completion: Completion): DbAuditRow => {
+      const r = this.stmt.byId.get(id);
+      if (!r) throw new AuditError(`audit: no row ${id}`, 'AUDIT_NOT_FOUND');
+      if (r.outcome !== 'pending') throw new AuditError(`audit: row ${id} is already ${r.outcome}`, 'AUDIT_NOT_PENDING');
+      const c: CompletionFields = { ...completion, completed_at: this.now().toISOString() };
+      const done_hash = doneHash(r.hash, c);
+      this.stmt.complete.run({ ...c, id, done_hash });
+      return { ...r, ...c, done_hash };
+    });
+
+    this.interruptTx = db.transaction((cutoff: string): DbAuditRow[] => {
+      const completed_at = this.now().toISOString();
+      const out: DbAuditRow[] = [];
+      for (const r of this.stmt.pendingBefore.all(cutoff)) {
+        const c: CompletionFields = { outcome: 'interrupted', error: INTERRUPTED_ERROR, latency_ms: null, echo: null, completed_at };
+        const done_hash = doneHash(r.hash, c);
+        this.stmt.complete.run({ ...c, id: r.id, done_hash });
+        out.push({ ...r, ...c, done_hash });
+      }
+      return out;
+    });
+  }
+
+  // ------------------------------------------------------------ writing
+
+  /** Write a pending row before anything is published; returns its id. Throws AuditError (fail closed). */
+  begin(entry: AuditEntry): number {
+    const row = normalizeEntry(entry);
+    let r: DbAuditRow;
+    try {
+      r = this.insertTx.immediate(row, null);
+    } catch (err) {
+      throw unavailable(err);
+    }
+    this.lastWrittenId = Math.max(this.lastWrittenId, r.id);
+    this.log.debug({ audit: r.id, requestId: r.request_id, principal: r.principal, tool: r.tool, entity: r.entity_id, action: r.action }, 'audit: begin');
+    return r.id;
+  }
+
+  /**
+   * Complete a pending row. Throws AUDIT_NOT_FOUND / AUDIT_NOT_PENDING, or
+   * AUDIT_UNAVAILABLE when the database refuses (the row then stays pending
+   * until markInterrupted at the next start).
+   */
+  finish(id: number, completion: AuditCompletion): void {
+    const c = normalizeCompletion(completion);
+    let r: DbAuditRow;
+    try {
+      r = this.finishTx.immediate(id, c);
+    } catch (err) {
+      throw unavailable(err);
+    }
+    this.completed([r]);
+  }
+
+  /** Write one finished row at once (denied, or failed before publishing); returns its id. Throws AuditError. */
+  record(entry: AuditEntry, completion: AuditCompletion): number {
+    const row = normalizeEntry(entry);
+    const c = normalizeCompletion(completion);
+    let r: DbAuditRow;
+    try {
+      r = this.insertTx.immediate(row, c);
+    } catch (err) {
+      throw unavailable(err);
+    }
+    this.lastWrittenId = Math.max(this.lastWrittenId, r.id);
+    this.completed([r]);
+    return r.id;
+  }
+
+  /** On start: pending rows begun more than olderThanMs ago become `interrupted`. Returns how many. */
+  markInterrupted(olderThanMs: number): number {
+    const cutoff = new Date(this.now().getTime() - Math.max(0, olderThanMs)).toISOString();
+    let rows: DbAuditRow[];
+    try {
+      rows = this.interruptTx.immediate(cutoff);
+    } catch (err) {
+      throw unavailable(err);
+    }
+    if (rows.length) {
+      this.log.warn({ count: rows.length, ids: rows.map((r) => r.id) }, `audit: ${rows.length} call(s) left pending by an earlier run marked interrupted`);
+      this.completed(rows);
+    }
+    return rows.length;
+  }
+
+  /**
+   * Run several writes in one transaction (group commit: one fsync). Events,
+   * log lines and the digest follow the commit; on a throw everything in the
+   * group is rolled back and the error is rethrown (database errors as
+   * AUDIT_UNAVAILABLE). Nested groups join the outer one.
+   */
+  group<T>(fn: () => T): T {
+    if (this.queue) return fn();
+    this.queue = [];
+    const lastWrittenId = this.lastWrittenId;
+    let result: T;
+    let done: DbAuditRow[];
+    try {
+      result = this.db.transaction(fn).immediate();
+      done = this.queue;
+    } catch (err) {
+      this.lastWrittenId = lastWrittenId;
+      throw err instanceof AuditError || !isDbError(err) ? err : unavailable(err);
+    } finally {
+      this.queue = null;
+    }
+    if (done.length) this.completed(done);
+    return result;
+  }
+
+  /** After a commit: emit, log, and write the digest. Inside a group(): after the group's commit. */
+  private completed(rows: DbAuditRow[]): void {
+    if (this.queue) {
+      this.queue.push(...rows);
+      return;
+    }
+    for (const r of rows) {
+      const row = fromDb(r);
+      this.log.info(
+        {
+          audit: row.id,
+          requestId: row.requestId,
+          principal: row.principal,
+          tool: row.tool,
+          entity: row.entityId,
+          action: row.action,
+          outcome: row.outcome,
+          latencyMs: row.latencyMs,
+          ...(row.error ? { error: row.error } : {}),
+        },
+        `audit: ${row.tool} ${row.action} ${row.outcome}`,
+      );
+      try {
+        this.emit('row', row);
+      } catch (err) {
+        this.log.error({ err, audit: row.id }, 'audit: a row listener threw');
+      }
+    }
+    if (this.digestFile) {
+      try {
+        this.writeDigest(this.digestFile);
+      } catch (err) {
+        this.log.error({ err, digestFile: this.digestFile }, 'audit: cannot write the digest file');
+      }
+    }
+  }
+
+  /** Write the tail digest ({count, lastId, lastHash, at}) atomically; default: the configured digestFile. */
+  writeDigest(path: string | undefined = this.digestFile): Digest {
+    if (!path) throw new Error('audit: no digest file configured');
+    const d = this.digest();
+    writeDigestFile(path, d);
+    return d;
+  }
+
+  /** The digest of the table now. Counts only the rows added since the last one. */
+  digest(): Digest {
+    const at = this.now().toISOString();
+    const last = this.stmt.last.get();
+    if (!last) return { count: 0, lastId: 0, lastHash: GENESIS_HASH, at };
+    if (!this.counted || last.id < this.counted.upTo) {
+      this.counted = { n: this.stmt.count.get()?.n ?? 0, upTo: last.id };
+    } else if (last.id > this.counted.upTo) {
+      this.counted = { n: this.counted.n + (this.stmt.countBetween.get(this.counted.upTo, last.id)?.n ?? 0), upTo: last.id };
+    }
+    return { count: this.counted.n, lastId: last.id, lastHash: last.hash, at };
+  }
+
+  // ------------------------------------------------------------ reading
+
+  byRequestId(requestId: string): StoredAuditRow | undefined {
+    const r = this.stmt.byRequest.get(requestId);
+    return r && fromDb(r);
+  }
+
+  get(id: number): StoredAuditRow | undefined {
+    const r = this.stmt.byId.get(id);
+    return r && fromDb(r);
+  }
+
+  /** The last n rows, oldest first. */
+  tail(n = 20): StoredAuditRow[] {
+    return this.stmt.tail.all(Math.max(0, Math.floor(n))).map(fromDb);
+  }
+
+  list(filter: AuditListFilter = {}): StoredAuditRow[] {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const key: string[] = [];
+    const add = (name: string, sql: string, value: unknown) => {
+      if (value === undefined || value === null) return;
+      where.push(sql);
+      params.push(value);
+      key.push(name);
+    };
+    add('principal', 'principal = ?', filter.principal);
+    add('entity', 'entity_id = ?', filter.entityId);
+    add('outcome', 'outcome = ?', filter.outcome);
+    add('since', 'at >= ?', filter.since === undefined ? undefined : isoBound(filter.since, MIN_TIME));
+    add('until', 'at < ?', filter.until === undefined ? undefined : isoBound(filter.until, MAX_TIME));
+    add('after', 'id > ?', filter.afterId);
+    add('before', 'id < ?', filter.beforeId);
+    const order = filter.order === 'desc' ? 'DESC' : 'ASC';
+    key.push(order);
+    const k = key.join(',');
+    let stmt = this.listStatements.get(k);
+    if (!stmt) {
+      stmt = this.db.prepare<unknown[], DbAuditRow>(`SELECT * FROM audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id ${order} LIMIT ?`);
+      this.listStatements.set(k, stmt);
+    }
+    const limit = Math.min(10_000, Math.max(1, Math.floor(filter.limit ?? 100)));
+    return stmt.all(...params, limit).map(fromDb);
+  }
+
+  /** The log (or the part since a time) as JSON lines or CSV records, read a page at a time. */
+  export(format: ExportFormat, options: ExportOptions = {}): Generator<string> {
+    return exportLines((afterId, since, until, limit) => this.stmt.page.all(afterId, since, until, limit), format, options);
+  }
+
+  /** Verify the chain (and the configured digest file, unless another is given). */
+  verify(options: VerifyOptions = {}): VerifyResult {
+    return verify(this.db, { digestFile: options.digestFile ?? this.digestFile });
+  }
+}
+
+// ------------------------------------------------------------ input
+
+function isDbError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return (typeof code === 'string' && code.startsWith('SQLITE_')) || err instanceof TypeError;
+}
+
+function bad(message: string): AuditError {
+  return new AuditError(`audit: ${message}`, 'AUDIT_BAD_ENTRY');
+}
+
+function str(name: string, v: unknown): string {
+  if (typeof v !== 'string') throw bad(`${name} must be a string`);
+  return wellFormed(v);
+}
+
+function optStr(name: string, v: unknown): string | null {
+  if (v === undefined || v === null) return null;
+  return str(name, v);
+}
+
+function normalizeEntry(e: AuditEntry): NewRow {
+  if (!e || typeof e !== 'object') throw bad('entry must be an object');
+  const requestId = str('requestId', e.requestId);
+  if (!requestId) throw bad('requestId must not be empty');
+  if (!e.args || typeof e.args !== 'object' || Array.isArray(e.args)) throw bad('args must be an object');
+  let args: string;
+  try {
+    args = canonicalJson(e.args);
+  } catch (err) {
+    throw bad(`args cannot be stored: ${(err as Error).message}`);
+  }
+  if (e.ruleId !== null && e.ruleId !== undefined && !Number.isSafeInteger(e.ruleId)) throw bad('ruleId must be an integer or null');
+  return {
+    request_id: requestId,
+    principal: str('principal', e.principal),
+    session: optStr('session', e.session),
+    run_id: optStr('runId', e.runId),
+    tool: str('tool', e.tool),
+    entity_id: optStr('entityId', e.entityId),
+    action: str('action', e.action),
+    args,
+    decision: str('decision', e.decision),
+    rule_id: e.ruleId ?? null,
+    reason: str('reason', e.reason ?? ''),
+  };
+}
+
+/** Completions are taken leniently (the command may already be out): only the outcome must be right. */
+function normalizeCompletion(c: AuditCompletion): Completion {
+  if (!c || typeof c !== 'object' || c.outcome === ('pending' as string) || !OUTCOMES.includes(c.outcome)) {
+    throw bad(`outcome must be one of ${OUTCOMES.filter((o) => o !== 'pending').join(', ')}`);
+  }
+  const text = (v: unknown): string | null => (v === undefined || v === null ? null : wellFormed(typeof v === 'string' ? v : String(v)));
+  const latency = typeof c.latencyMs === 'number' && Number.isFinite(c.latencyMs) ? Math.max(0, Math.round(c.latencyMs)) : null;
+  return { outcome: c.outcome, error: text(c.error), latency_ms: latency, echo: text(c.echo) };
+}
