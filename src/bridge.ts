@@ -28,6 +28,8 @@ export interface BridgeOptions {
   simulate?: boolean;
   /** How long to wait for the first connection before going on (it keeps retrying). */
   connectWaitMs?: number;
+  /** Do not connect to any broker (device files only). */
+  offline?: boolean;
 }
 
 /** Whether the demo home is on: explicitly, or by default with the embedded broker. */
@@ -78,7 +80,7 @@ export class Bridge {
     const { config, log } = options;
     const cwd = options.cwd ?? process.cwd();
     const broker =
-      !config.mqtt.url && options.embedBroker
+      !config.mqtt.url && options.embedBroker && !options.offline
         ? await startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }))
         : undefined;
     const url = brokerUrl(config, broker);
@@ -97,15 +99,18 @@ export class Bridge {
         keepalive: config.mqtt.keepalive,
         reconnectMinMs: config.mqtt.reconnectMinMs,
         reconnectMaxMs: config.mqtt.reconnectMaxMs,
+        manualConnect: options.offline,
       },
       log.child({ part: 'mqtt' }),
     );
     const bridge = new Bridge(config, log, connection, broker, devicePaths(config, cwd));
     try {
       bridge.loadDevices();
-      await connection.waitConnected(options.connectWaitMs ?? 5000).catch((err: MqttError) => {
-        log.warn({ err: err.message }, 'broker not reachable yet; still trying');
-      });
+      if (!options.offline) {
+        await connection.waitConnected(options.connectWaitMs ?? 5000).catch((err: MqttError) => {
+          log.warn({ err: err.message }, 'broker not reachable yet; still trying');
+        });
+      }
       if (options.simulate && demoEnabled(config)) {
         bridge.simulator = await startSimulator({
           url,

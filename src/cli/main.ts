@@ -3,9 +3,11 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { PACKAGE_ROOT } from '../bridge.js';
+import { registerCall } from './call.js';
 import { registerDevices } from './devices.js';
 import { registerSimulate } from './simulate.js';
 import { registerStart } from './start.js';
+import { registerTools } from './tools.js';
 
 const pkg = JSON.parse(readFileSync(`${PACKAGE_ROOT}/package.json`, 'utf8')) as { version: string };
 
@@ -17,6 +19,8 @@ const program = new Command('hearth')
 registerStart(program);
 registerDevices(program);
 registerSimulate(program);
+registerTools(program);
+registerCall(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);

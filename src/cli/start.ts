@@ -1,6 +1,8 @@
 // `hearth start`: the whole bridge, on the embedded default when nothing is configured.
 import type { Command } from 'commander';
-import { Bridge, DEMO_DEVICES, demoEnabled } from '../bridge.js';
+import { DEMO_DEVICES, demoEnabled } from '../bridge.js';
+import { DatabaseError } from '../db/database.js';
+import { Hearth } from '../hearth.js';
 import { BrokerStartError } from '../mqtt/embedded-broker.js';
 import { redact } from '../mqtt/connection.js';
 import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
@@ -13,19 +15,21 @@ export function registerStart(program: Command): void {
     .action(async (flags: CommonFlags) => {
       const loaded = configOrExit(flags);
       const log = loggerFor(loaded);
-      let bridge: Bridge;
+      let hearth: Hearth;
       try {
-        bridge = await Bridge.start({ config: loaded.config, log, embedBroker: true, simulate: true });
+        hearth = await Hearth.open({ config: loaded.config, log, embedBroker: true, simulate: true });
       } catch (err) {
-        if (err instanceof BrokerStartError) {
+        if (err instanceof BrokerStartError || err instanceof DatabaseError) {
           process.stderr.write(`hearth: ${err.message}\n`);
           process.exit(3);
         }
         throw err;
       }
+      const bridge = hearth.bridge;
+      const recovered = hearth.recoverAudit();
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping');
-        await bridge.close();
+        await hearth.close();
         process.exit(0);
       };
       process.once('SIGINT', () => void stop('SIGINT'));
@@ -48,7 +52,10 @@ export function registerStart(program: Command): void {
           ? `  demo      simulated devices from ${where(DEMO_DEVICES)} publish on hearth-demo/#`
           : '',
         `  state     ${reporting}/${entities.length} entities reporting`,
-        `  see       hearth devices   (this home's entities and their live state)`,
+        `  tools     ${hearth.tools.all().length} host tools (${hearth.tools.shape}): hearth tools`,
+        `  database  ${where(loaded.config.database.path)} (policy, approvals, audit: ${hearth.audit.digest().count} rows` +
+          `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : ', CHAIN BROKEN: hearth audit verify'})`,
+        `  try       hearth devices  ·  hearth tools  ·  ${demoEnabled(loaded.config) ? `hearth call living_room_lamp '{"action":"turn_on"}'` : `hearth call <tool> '<json args>'`}  ·  hearth audit tail`,
         '',
       ].filter((l) => l !== '');
       const rows = [['ENTITY', 'KIND', 'AREA', 'STATE']];

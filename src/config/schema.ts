@@ -62,6 +62,18 @@ export const configSchema = {
       },
       default: {},
     },
+    audit: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        digestFile: {
+          type: 'string',
+          minLength: 1,
+          description: 'Write the audit digest (row count + last hash) here after each call, ideally somewhere the database is not, so truncation is detectable.',
+        },
+      },
+      default: {},
+    },
     http: {
       type: 'object',
       additionalProperties: false,
@@ -116,6 +128,7 @@ export interface HearthConfig {
   devices: { paths?: string[] };
   demo?: boolean;
   database: { path: string };
+  audit: { digestFile?: string };
   http: { host: string; port: number };
   tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };
   log: { level: string; pretty: 'auto' | boolean };

@@ -37,6 +37,8 @@ export interface ConnectionOptions {
   reconnectMaxMs?: number;
   /** Published retained on a clean disconnect is not possible; this is the last will. */
   will?: { topic: string; payload: string; retain: boolean; qos?: 0 | 1 };
+  /** Create the client without connecting (listing tools needs no broker). */
+  manualConnect?: boolean;
 }
 
 export interface PublishOptions {
@@ -81,6 +83,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       cert: options.cert ? readFileSync(options.cert) : undefined,
       key: options.key ? readFileSync(options.key) : undefined,
       will: options.will ? { ...options.will, qos: options.will.qos ?? 1 } : undefined,
+      manualConnect: options.manualConnect ?? false,
     };
     this.client = mqtt.connect(options.url, clientOptions);
     this.client.on('connect', (connack) => this.onConnect(connack.sessionPresent));

@@ -1,0 +1,93 @@
+// Hearth assembled: the bridge (broker, devices, state), the SQLite database
+// with policy, approvals and audit, the one handler pipeline and the live tool
+// set. Every front door (CLI, agent engine, MCP, HTTP, Node-RED) opens one of these.
+import { SqliteAuditLog } from './audit/store.js';
+import { Bridge, DEMO_DEVICES, demoEnabled, type BridgeOptions } from './bridge.js';
+import { DEFAULT_CONFIRM_TIMEOUT_MS } from './devices/defaults.js';
+import { openDatabase, type Db } from './db/database.js';
+import { SqliteApprovals } from './policy/approvals.js';
+import { SqlitePolicy } from './policy/engine.js';
+import { generateTools, type ToolShape } from './tools/generator.js';
+import { Pipeline } from './tools/pipeline.js';
+import { ToolSet } from './tools/tool-set.js';
+import type { GeneratedTool } from './tools/types.js';
+
+export interface HearthOptions extends BridgeOptions {
+  /** false: do not connect to a broker at all (listing tools from device files). */
+  connect?: boolean;
+}
+
+export const DEMO_RULE_NOTE = 'demo home: owners may control the simulated devices';
+
+export class Hearth {
+  private constructor(
+    readonly bridge: Bridge,
+    readonly db: Db,
+    readonly policy: SqlitePolicy,
+    readonly approvals: SqliteApprovals,
+    readonly audit: SqliteAuditLog,
+    readonly pipeline: Pipeline,
+    readonly tools: ToolSet,
+  ) {}
+
+  static async open(options: HearthOptions): Promise<Hearth> {
+    const { config, log } = options;
+    const db = openDatabase(config.database.path);
+    let bridge: Bridge | undefined;
+    try {
+      const policy = new SqlitePolicy(db);
+      const approvals = new SqliteApprovals(db);
+      const audit = new SqliteAuditLog(db, { log: log.child({ part: 'audit' }), digestFile: config.audit.digestFile });
+      bridge = await Bridge.start({ ...options, offline: options.connect === false });
+      const pipeline = new Pipeline({
+        registry: bridge.registry,
+        cache: bridge.cache,
+        mqtt: bridge.connection,
+        policy,
+        approvals,
+        audit,
+        log: log.child({ part: 'pipeline' }),
+      });
+      const tools = new ToolSet(bridge.registry, pipeline, policy, config.tools);
+      const hearth = new Hearth(bridge, db, policy, approvals, audit, pipeline, tools);
+      if (demoEnabled(config)) hearth.seedDemoRule();
+      return hearth;
+    } catch (err) {
+      await bridge?.close();
+      db.close();
+      throw err;
+    }
+  }
+
+  /**
+   * The demo home would be no demo if nothing could be switched: owners may
+   * act on the simulated devices (and only those). Unlocking and opening
+   * still need approval: the built-in confirm rules outrank this one.
+   */
+  private seedDemoRule(): void {
+    if (this.policy.list().some((r) => r.note === DEMO_RULE_NOTE)) return;
+    const ids = this.bridge.registry.devices().filter((d) => d.source.startsWith(DEMO_DEVICES)).map((d) => `${d.id}.*`);
+    if (!ids.length) return;
+    this.policy.add({ subject: 'role:owner', targetType: 'entity', target: ids.join('|'), action: 'actuate', effect: 'allow', priority: 0, note: DEMO_RULE_NOTE });
+  }
+
+  /** On start: calls a crash left pending become `interrupted`; the chain is checked. */
+  recoverAudit(): { interrupted: number; chainOk: boolean; problem?: string } {
+    const longest = Math.max(...Object.values(DEFAULT_CONFIRM_TIMEOUT_MS), ...this.bridge.registry.entities().map((e) => e.confirmTimeoutMs ?? 0));
+    const interrupted = this.audit.markInterrupted(longest);
+    const result = this.audit.verify();
+    if (interrupted) this.bridge.log.warn({ interrupted }, 'audit: calls left pending by an earlier run marked interrupted');
+    if (!result.ok) this.bridge.log.error({ firstBroken: result.firstBroken }, 'audit chain does not verify: run `hearth audit verify`');
+    return { interrupted, chainOk: result.ok, problem: result.firstBroken?.reason };
+  }
+
+  /** The tool set in a given shape, for statistics. */
+  toolsInShape(shape: ToolShape): GeneratedTool[] {
+    return generateTools(this.bridge.registry.entities(), { ...this.bridge.config.tools, shape }, this.pipeline.invoke).tools;
+  }
+
+  async close(): Promise<void> {
+    await this.bridge.close();
+    this.db.close();
+  }
+}

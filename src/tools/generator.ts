@@ -1,0 +1,222 @@
+// Host tools generated from the device registry, in one of two shapes:
+// per-entity (a tool per entity, for small homes) or grouped (a few tools per
+// kind of device with an `entity` argument, plus find_entities), so that a
+// home of hundreds of entities stays within a model's tool budget.
+import { ACTUATOR_KINDS, type Entity, type EntityKind } from '../devices/model.js';
+import { actuatorDescription, cameraDescription, DATA_NOTE, readDescription } from './descriptions.js';
+import { assignNames, baseToolName } from './names.js';
+import { actionsOf, actuatorProperties } from './parameters.js';
+import type { GeneratedTool, JsonSchema, ToolCall, ToolResultObject } from './types.js';
+
+export type ToolShape = 'per-entity' | 'grouped';
+
+/** What a tool does, for the pipeline. */
+export type ToolTarget =
+  | { type: 'read'; entityId: string }
+  | { type: 'camera'; entityId?: string }
+  | { type: 'state' }
+  | { type: 'find' }
+  | { type: 'actuate'; entityId?: string; kinds: EntityKind[] };
+
+export type Invoke = (tool: GeneratedTool, target: ToolTarget, args: Record<string, unknown>, call: ToolCall) => Promise<ToolResultObject>;
+
+export interface GenerateOptions {
+  shape: 'auto' | ToolShape;
+  /** With `auto`: group once there are more entities than this. */
+  groupAbove: number;
+  /** Above this many entities of a kind, grouped tools take a free `entity` string instead of an enum. */
+  enumLimit?: number;
+}
+
+const GROUPED_NAMES: Record<string, string> = {
+  switch: 'control_switches',
+  light: 'control_lights',
+  cover: 'control_covers',
+  lock: 'control_locks',
+  climate: 'control_climate',
+  number: 'control_numbers',
+  select: 'control_selects',
+  button: 'press_buttons',
+};
+
+/** In the grouped shape, the tool that serves an entity of this kind. */
+export function groupedToolFor(kind: EntityKind): string {
+  if (kind === 'camera') return 'get_camera_image';
+  return GROUPED_NAMES[kind] ?? 'get_state';
+}
+
+export function chooseShape(entityCount: number, options: GenerateOptions): ToolShape {
+  if (options.shape !== 'auto') return options.shape;
+  return entityCount > options.groupAbove ? 'grouped' : 'per-entity';
+}
+
+const EMPTY: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
+
+function objectSchema(properties: Record<string, JsonSchema>, required: string[]): JsonSchema {
+  return { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
+}
+
+function entityArg(entities: Entity[], enumLimit: number, what: string): JsonSchema {
+  const ids = entities.map((e) => e.id);
+  return ids.length <= enumLimit
+    ? { type: 'string', enum: ids, description: `Which ${what} (entity id).` }
+    : { type: 'string', minLength: 1, maxLength: 200, description: `Which ${what}: an entity id from find_entities.` };
+}
+
+export interface ToolSetBuild {
+  shape: ToolShape;
+  tools: GeneratedTool[];
+}
+
+/** Build the tool set. `invoke` is the handler pipeline every tool calls. */
+export function generateTools(entities: Entity[], options: GenerateOptions, invoke: Invoke): ToolSetBuild {
+  const shape = chooseShape(entities.length, options);
+  const enumLimit = options.enumLimit ?? 100;
+  const sorted = [...entities].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const tools: GeneratedTool[] = [];
+  const make = (
+    name: string,
+    description: string,
+    parameters: JsonSchema,
+    capability: 'read' | 'actuator',
+    target: ToolTarget,
+    meta: GeneratedTool['meta'],
+  ) => {
+    const tool: GeneratedTool = {
+      name,
+      description,
+      parameters,
+      capability,
+      meta,
+      handler: (args, call) => invoke(tool, target, args, call),
+    };
+    tools.push(tool);
+  };
+
+  // Both shapes: read any entity's state, by id or area.
+  make(
+    'get_state',
+    'Get the current state of devices in the home: by entity id, by area, or everything when no argument is given. ' +
+      'Returns one line per entity with its value, how long ago it was reported and whether it is online. ' +
+      DATA_NOTE,
+    objectSchema(
+      {
+        entity: sorted.length <= enumLimit
+          ? { type: 'string', enum: sorted.map((e) => e.id), description: 'One entity id.' }
+          : { type: 'string', minLength: 1, maxLength: 200, description: 'One entity id (see find_entities).' },
+        area: { type: 'string', minLength: 1, maxLength: 100, description: 'All entities in this area.' },
+      },
+      [],
+    ),
+    'read',
+    { type: 'state' },
+    { entityIds: sorted.map((e) => e.id), kinds: [...new Set(sorted.map((e) => e.kind))], actions: [] },
+  );
+
+  if (shape === 'per-entity') {
+    const wanted: Array<{ key: string; base: string }> = [];
+    for (const e of sorted) {
+      if (ACTUATOR_KINDS.has(e.kind) || e.kind === 'sensor' || e.kind === 'binary_sensor' || e.kind === 'camera') {
+        wanted.push({ key: e.id, base: baseToolName(e.name, e.id) });
+      }
+      if (e.kind === 'climate') wanted.push({ key: `${e.id}#reading`, base: baseToolName(`${e.name} reading`, `${e.id}_reading`) });
+    }
+    const names = assignNames(wanted, ['get_state', 'find_entities', 'get_camera_image']);
+    for (const e of sorted) {
+      const name = names.get(e.id);
+      if (!name) continue;
+      const meta = { entityIds: [e.id], kinds: [e.kind], actions: [] as string[] };
+      if (e.kind === 'camera') {
+        make(name, cameraDescription(e), EMPTY, 'read', { type: 'camera', entityId: e.id }, meta);
+      } else if (e.kind === 'sensor' || e.kind === 'binary_sensor') {
+        make(name, readDescription(e), EMPTY, 'read', { type: 'read', entityId: e.id }, meta);
+      } else {
+        const { properties, required } = actuatorProperties(e);
+        make(name, actuatorDescription(e), objectSchema(properties, required), 'actuator', { type: 'actuate', entityId: e.id, kinds: [e.kind] }, {
+          ...meta,
+          actions: actionsOf(e),
+        });
+        if (e.kind === 'climate') {
+          make(names.get(`${e.id}#reading`)!, readDescription(e), EMPTY, 'read', { type: 'read', entityId: e.id }, meta);
+        }
+      }
+    }
+    return { shape, tools };
+  }
+
+  // Grouped: find_entities, one camera tool, one control tool per actuator kind.
+  make(
+    'find_entities',
+    'Search the home\'s devices by words of their name, by area or by kind. Returns matching entity ids with name, area, kind ' +
+      'and which tool controls them. Use it before acting on a device whose id you do not know. ' +
+      DATA_NOTE,
+    objectSchema(
+      {
+        query: { type: 'string', maxLength: 100, description: 'Words of the name, e.g. "kitchen light".' },
+        area: { type: 'string', maxLength: 100 },
+        kind: { enum: [...new Set(sorted.map((e) => e.kind))] },
+        limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      },
+      [],
+    ),
+    'read',
+    { type: 'find' },
+    { entityIds: sorted.map((e) => e.id), kinds: [...new Set(sorted.map((e) => e.kind))], actions: [] },
+  );
+  const cameras = sorted.filter((e) => e.kind === 'camera');
+  if (cameras.length) {
+    make(
+      'get_camera_image',
+      'Look through a camera: returns its latest frame as an image, with the time it was taken. ' + DATA_NOTE,
+      objectSchema({ camera: entityArg(cameras, enumLimit, 'camera') }, ['camera']),
+      'read',
+      { type: 'camera' },
+      { entityIds: cameras.map((e) => e.id), kinds: ['camera'], actions: [] },
+    );
+  }
+  const byKind = new Map<EntityKind, Entity[]>();
+  for (const e of sorted) if (ACTUATOR_KINDS.has(e.kind)) byKind.set(e.kind, [...(byKind.get(e.kind) ?? []), e]);
+  for (const [kind, list] of byKind) {
+    // Union of the members' arguments; each member's own range is checked when called.
+    const props: Record<string, JsonSchema> = {};
+    const actions = new Set<string>();
+    for (const e of list) {
+      for (const [k, schema] of Object.entries(actuatorProperties(e).properties)) {
+        const prev = props[k];
+        if (!prev) props[k] = { ...schema };
+        else if (Array.isArray(prev.enum) && Array.isArray(schema.enum)) prev.enum = [...new Set([...(prev.enum as string[]), ...(schema.enum as string[])])];
+        else if (typeof prev.minimum === 'number' && typeof schema.minimum === 'number') {
+          prev.minimum = Math.min(prev.minimum, schema.minimum);
+          prev.maximum = Math.max(prev.maximum as number, schema.maximum as number);
+          if (prev.type !== schema.type) prev.type = 'number';
+          delete prev.multipleOf;
+          prev.description = `${String(prev.description).split(',')[0]}; each device's own range applies.`;
+        }
+      }
+      for (const a of actionsOf(e)) actions.add(a);
+    }
+    const required = ['entity', ...(props.action ? ['action'] : []), ...(kind === 'number' ? ['value'] : kind === 'select' ? ['option'] : [])];
+    const noun = { switch: 'switches', light: 'lights', cover: 'covers (blinds, garage doors, gates)', lock: 'locks', climate: 'thermostats', number: 'numeric settings', select: 'option settings', button: 'buttons' }[kind as string] ?? kind;
+    make(
+      groupedToolFor(kind),
+      `Control ${noun}: ${[...actions].join(', ')}. ` +
+        'Returns "confirmed" only when the device reports the new state, "unconfirmed" if it did not in time, or an error. ' +
+        'Find entity ids with find_entities; read state with get_state. ' + DATA_NOTE,
+      objectSchema({ entity: entityArg(list, enumLimit, kind), ...props }, required),
+      'actuator',
+      { type: 'actuate', kinds: [kind] },
+      { entityIds: list.map((e) => e.id), kinds: [kind], actions: [...actions] },
+    );
+  }
+  return { shape, tools };
+}
+
+/** OpenAI function specs exactly as a model receives them. */
+export function toolSpecs(tools: Array<{ name: string; description: string; parameters: JsonSchema }>) {
+  return tools.map((t) => ({ type: 'function' as const, function: { name: `host__${t.name}`, description: t.description, parameters: t.parameters } }));
+}
+
+/** The kit's rough token estimate: characters of the JSON specs / 4. */
+export function estimateTokens(specs: unknown): number {
+  return Math.ceil(JSON.stringify(specs).length / 4);
+}

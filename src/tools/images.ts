@@ -1,0 +1,40 @@
+// Camera frames fitted to what a model accepts: the kit's 5 MiB per image,
+// and a longest side that vision models take without resampling.
+import sharp from 'sharp';
+import { IMAGE_LIMITS } from './types.js';
+
+export interface ImageLimits {
+  maxImageBytes: number;
+  /** Longest side in pixels. */
+  maxDimension: number;
+}
+
+export const DEFAULT_IMAGE_LIMITS: ImageLimits = { maxImageBytes: IMAGE_LIMITS.maxImageBytes, maxDimension: 2048 };
+
+export interface FittedImage {
+  bytes: Buffer;
+  mimeType: string;
+  width?: number;
+  height?: number;
+  resized: boolean;
+}
+
+export async function fitImage(bytes: Buffer, mimeType: string, limits: Partial<ImageLimits> = {}): Promise<FittedImage> {
+  const { maxImageBytes, maxDimension } = { ...DEFAULT_IMAGE_LIMITS, ...limits };
+  const meta = await sharp(bytes).metadata();
+  const width = meta.width ?? 0;
+  const height = meta.height ?? 0;
+  if (bytes.length <= maxImageBytes && Math.max(width, height) <= maxDimension) {
+    return { bytes, mimeType, width, height, resized: false };
+  }
+  // Shrink until it fits: each round takes the long side down by a quarter.
+  let side = Math.min(maxDimension, Math.max(width, height));
+  for (let round = 0; round < 12; round++) {
+    const out = await sharp(bytes).resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer({ resolveWithObject: true });
+    if (out.data.length <= maxImageBytes) {
+      return { bytes: out.data, mimeType: 'image/jpeg', width: out.info.width, height: out.info.height, resized: true };
+    }
+    side = Math.max(16, Math.floor(side * 0.75));
+  }
+  throw new Error(`cannot fit the image under ${maxImageBytes} bytes`);
+}

@@ -1,0 +1,146 @@
+// The JSON Schema of an actuator tool's arguments, from the device's real
+// ranges and options, and turning validated arguments into a logical command.
+import { ACTIONS_BY_KIND, type Command } from '../devices/commands.js';
+import type { Entity, Range } from '../devices/model.js';
+import type { JsonSchema } from './types.js';
+
+function numberSchema(range: Range, description: string): JsonSchema {
+  const integral = Number.isInteger(range.min) && Number.isInteger(range.max) && (range.step === undefined || Number.isInteger(range.step));
+  return {
+    type: integral ? 'integer' : 'number',
+    minimum: range.min,
+    maximum: range.max,
+    ...(range.step && range.step !== 1 ? { multipleOf: range.step } : {}),
+    description,
+  };
+}
+
+/** Does this cover take a position? */
+function hasPosition(entity: Entity): boolean {
+  return 'position' in entity.commandTopics || ('position' in entity.attributes && entity.commandFormat === 'json');
+}
+
+function hasBrightness(entity: Entity): boolean {
+  return entity.kind === 'light' && ('brightness' in entity.ranges || 'brightness' in entity.attributes);
+}
+
+/** The actions this entity really offers. */
+export function actionsOf(entity: Entity): string[] {
+  const all = ACTIONS_BY_KIND[entity.kind] ?? [];
+  return all.filter((a) => {
+    if (a === 'set_position') return hasPosition(entity);
+    if (a === 'set_mode') return (entity.options.mode?.length ?? 0) > 0;
+    if (a === 'set_temperature') return 'temperature' in entity.ranges;
+    if (a === 'stop') return entity.payloads.stop !== undefined;
+    return true;
+  });
+}
+
+/** Properties (other than `entity`) an actuator tool for this entity takes. */
+export function actuatorProperties(entity: Entity): { properties: Record<string, JsonSchema>; required: string[] } {
+  const actions = actionsOf(entity);
+  switch (entity.kind) {
+    case 'switch':
+    case 'lock':
+      return { properties: { action: { enum: actions } }, required: ['action'] };
+    case 'light': {
+      const props: Record<string, JsonSchema> = { action: { enum: actions } };
+      if (hasBrightness(entity)) {
+        const r = entity.ranges.brightness ?? { min: 0, max: 255 };
+        props.brightness = numberSchema(r, `Brightness on this light's own scale, ${r.min} to ${r.max}; only with turn_on.`);
+      }
+      return { properties: props, required: ['action'] };
+    }
+    case 'cover': {
+      const props: Record<string, JsonSchema> = { action: { enum: actions } };
+      if (hasPosition(entity)) {
+        const r = entity.ranges.position ?? { min: 0, max: 100 };
+        props.position = numberSchema(r, `Target position for set_position, ${r.min} (closed) to ${r.max} (open).`);
+      }
+      return { properties: props, required: ['action'] };
+    }
+    case 'climate': {
+      const props: Record<string, JsonSchema> = { action: { enum: actions } };
+      if (entity.options.mode?.length) props.mode = { enum: entity.options.mode, description: 'HVAC mode, for set_mode.' };
+      if (entity.ranges.temperature) {
+        const r = entity.ranges.temperature;
+        props.temperature = numberSchema(r, `Target temperature${entity.unit ? ` in ${entity.unit}` : ''}, for set_temperature.`);
+      }
+      return { properties: props, required: ['action'] };
+    }
+    case 'number': {
+      const r = entity.ranges.value ?? { min: 0, max: 100 };
+      return { properties: { value: numberSchema(r, `New value${entity.unit ? ` in ${entity.unit}` : ''}, ${r.min} to ${r.max}.`) }, required: ['value'] };
+    }
+    case 'select':
+      return { properties: { option: { enum: entity.options.value ?? [] } }, required: ['option'] };
+    case 'button':
+      return { properties: {}, required: [] };
+    default:
+      return { properties: {}, required: [] };
+  }
+}
+
+export class ArgumentError extends Error {}
+
+/** Validated arguments -> the command, with the checks a schema cannot express. */
+export function toCommand(entity: Entity, args: Record<string, unknown>): Command {
+  const actions = actionsOf(entity);
+  const need = (key: string, action: string) => {
+    if (args[key] === undefined) throw new ArgumentError(`${action} needs "${key}"`);
+    return args[key];
+  };
+  const inRange = (key: string, value: number, range: Range | undefined) => {
+    if (!range) return value;
+    if (value < range.min || value > range.max) {
+      throw new ArgumentError(`"${key}" must be between ${range.min} and ${range.max} for this device (got ${value})`);
+    }
+    if (range.step && Math.abs(Math.round((value - range.min) / range.step) * range.step + range.min - value) > 1e-9) {
+      throw new ArgumentError(`"${key}" must be a multiple of ${range.step} for this device (got ${value})`);
+    }
+    return value;
+  };
+  switch (entity.kind) {
+    case 'number':
+      return { action: 'set_value', value: inRange('value', Number(need('value', 'set_value')), entity.ranges.value) };
+    case 'select': {
+      const option = String(need('option', 'select_option'));
+      const options = entity.options.value ?? [];
+      if (!options.includes(option)) throw new ArgumentError(`"option" must be one of ${options.join(', ')} (got ${option})`);
+      return { action: 'select_option', option };
+    }
+    case 'button':
+      return { action: 'press' };
+  }
+  const action = String(args.action ?? '');
+  if (!actions.includes(action)) throw new ArgumentError(`"action" must be one of ${actions.join(', ')} for this device (got ${action || 'nothing'})`);
+  const stray = (allowed: string[]) => {
+    const extra = Object.keys(args).filter((k) => k !== 'action' && k !== 'entity' && !allowed.includes(k));
+    if (extra.length) throw new ArgumentError(`${action} does not take ${extra.map((k) => `"${k}"`).join(', ')}`);
+  };
+  switch (action) {
+    case 'turn_on':
+      stray(['brightness']);
+      if (args.brightness !== undefined) {
+        if (!hasBrightness(entity)) throw new ArgumentError('this device has no brightness');
+        return { action, brightness: inRange('brightness', Number(args.brightness), entity.ranges.brightness) };
+      }
+      return { action };
+    case 'set_position':
+      stray(['position']);
+      return { action, position: inRange('position', Number(need('position', action)), entity.ranges.position) };
+    case 'set_mode': {
+      stray(['mode']);
+      const mode = String(need('mode', action));
+      const modes = entity.options.mode ?? [];
+      if (!modes.includes(mode)) throw new ArgumentError(`"mode" must be one of ${modes.join(', ')} (got ${mode})`);
+      return { action, mode };
+    }
+    case 'set_temperature':
+      stray(['temperature']);
+      return { action, temperature: inRange('temperature', Number(need('temperature', action)), entity.ranges.temperature) };
+    default:
+      stray([]);
+      return { action } as Command;
+  }
+}

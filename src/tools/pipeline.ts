@@ -1,0 +1,475 @@
+// The one handler pipeline every tool call goes through, from every front door:
+//   validate -> resolve entity -> policy -> serialize per device -> audit(pending)
+//   -> publish (QoS 1) -> await the matching state echo -> audit(outcome) -> result
+// A result says `confirmed` only when the device reported the asked state.
+import { randomUUID } from 'node:crypto';
+import type { ValidateFunction } from 'ajv';
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { AuditEntry, AuditLog, AuditRow } from '../audit/types.js';
+import { encodeCommand, isConfirmedBy, type Command } from '../devices/commands.js';
+import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../devices/defaults.js';
+import type { Entity, EntityKind } from '../devices/model.js';
+import type { DeviceRegistry } from '../devices/registry.js';
+import type { EntityState, StateCache } from '../devices/state-cache.js';
+import type { Logger } from '../log.js';
+import type { PublishOptions } from '../mqtt/connection.js';
+import type { ApprovalStore, PolicyDecision, PolicyEngine } from '../policy/types.js';
+import { createAjv, schemaProblems } from '../util/ajv.js';
+import { formatDuration } from '../util/time.js';
+import { quoted } from './device-text.js';
+import { groupedToolFor, type ToolTarget } from './generator.js';
+import { fitImage, type ImageLimits } from './images.js';
+import { ArgumentError, toCommand } from './parameters.js';
+import { stateText } from './state-text.js';
+import type { GeneratedTool, ToolCall, ToolResultObject } from './types.js';
+
+export interface Publisher {
+  readonly connected: boolean;
+  publish(topic: string, payload: string | Buffer, options?: PublishOptions): Promise<void>;
+}
+
+export interface PipelineDeps {
+  registry: DeviceRegistry;
+  cache: StateCache;
+  mqtt: Publisher;
+  policy: PolicyEngine;
+  audit: AuditLog;
+  approvals?: ApprovalStore;
+  log: Logger;
+  imageLimits?: Partial<ImageLimits>;
+  /** Override confirmation timeouts by kind (tests, slow homes). */
+  timeouts?: Partial<Record<EntityKind, number>>;
+  now?: () => number;
+}
+
+/** What the caller asked for, resolved to an entity and a command. */
+interface Resolved {
+  entity: Entity;
+  command: Command;
+}
+
+const FAIL = (text: string, details: Record<string, unknown> = {}): ToolResultObject => ({ text, isError: true, details });
+
+export class Pipeline {
+  private readonly ajv = createAjv({ useDefaults: true, coerceTypes: false });
+  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly deviceQueues = new Map<string, LimitFunction>();
+  private readonly now: () => number;
+
+  constructor(private readonly deps: PipelineDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** A validator per distinct schema (most entities of a kind share one). */
+  private validator(tool: GeneratedTool): ValidateFunction {
+    const key = JSON.stringify(tool.parameters);
+    let v = this.validators.get(key);
+    if (!v) {
+      v = this.ajv.compile(tool.parameters);
+      this.validators.set(key, v);
+    }
+    return v;
+  }
+
+  /** The handler behind every generated tool. Never throws: failures are failed results. */
+  readonly invoke = async (tool: GeneratedTool, target: ToolTarget, rawArgs: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> => {
+    try {
+      return await this.run(tool, target, rawArgs, call);
+    } catch (err) {
+      this.deps.log.error({ err, tool: tool.name, requestId: call.requestId }, 'tool call failed unexpectedly');
+      return FAIL(`failed: ${(err as Error).message}`);
+    }
+  };
+
+  private async run(tool: GeneratedTool, target: ToolTarget, rawArgs: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> {
+    const args = rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? structuredClone(rawArgs) : (rawArgs as never);
+    const validate = this.validator(tool);
+    if (!validate(args)) {
+      const problems = schemaProblems(validate.errors, args).map((p) => `${p.path === '(top level)' ? 'arguments' : `"${p.path}"`} ${p.message}`);
+      return this.rejected(tool, call, args, undefined, `invalid arguments: ${problems.join('; ')}`);
+    }
+    if (call.signal.aborted) return FAIL('cancelled before it started; nothing was done');
+    switch (target.type) {
+      case 'state':
+        return this.readState(tool, call, args);
+      case 'find':
+        return this.find(tool, call, args);
+      case 'read':
+      case 'camera': {
+        const id = target.entityId ?? String(args.camera ?? args.entity ?? '');
+        const entity = this.deps.registry.entity(id);
+        if (!entity || (target.type === 'camera' && entity.kind !== 'camera')) {
+          return FAIL(`unknown ${target.type === 'camera' ? 'camera' : 'entity'} ${quoted(id)}; use find_entities or get_state to list them`);
+        }
+        const denied = this.checkRead(tool, call, args, entity);
+        if (denied) return denied;
+        return target.type === 'camera' ? this.readCamera(entity) : { text: stateText(entity, this.deps.cache.get(entity.id), this.now()) };
+      }
+      case 'actuate':
+        return this.actuate(tool, target, args, call);
+    }
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  private checkRead(tool: GeneratedTool, call: ToolCall, args: Record<string, unknown>, entity?: Entity): ToolResultObject | undefined {
+    const decision = this.deps.policy.decide({
+      principal: call.principal,
+      tool: tool.name,
+      capability: 'read',
+      action: 'read',
+      entityId: entity?.id,
+      area: entity?.area,
+      kind: entity?.kind,
+      deviceClass: entity?.deviceClass,
+      args,
+    });
+    if (decision.effect === 'allow') return undefined;
+    return this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision);
+  }
+
+  private readState(tool: GeneratedTool, call: ToolCall, args: Record<string, unknown>): ToolResultObject {
+    let entities = this.deps.registry.entities();
+    if (typeof args.entity === 'string') {
+      const one = this.deps.registry.entity(args.entity);
+      if (!one) return FAIL(`unknown entity ${quoted(args.entity)}; use find_entities to search`);
+      entities = [one];
+    }
+    if (typeof args.area === 'string') {
+      const area = args.area.trim().toLowerCase();
+      entities = entities.filter((e) => (e.area ?? '').toLowerCase() === area);
+      if (!entities.length) {
+        const areas = [...new Set(this.deps.registry.entities().map((e) => e.area).filter(Boolean))] as string[];
+        return FAIL(`no entities in area ${quoted(args.area)}; areas are ${areas.map((a) => quoted(a)).join(', ')}`);
+      }
+    }
+    const lines: string[] = [];
+    let hidden = 0;
+    for (const e of entities) {
+      if (this.checkRead(tool, call, args, e)) {
+        hidden++;
+        continue;
+      }
+      lines.push(stateText(e, this.deps.cache.get(e.id), this.now()));
+    }
+    if (!lines.length) return FAIL('not allowed to read these entities');
+    const MAX = 200;
+    const more = lines.length > MAX ? `\n(${lines.length - MAX} more; ask by area or entity)` : '';
+    return { text: lines.slice(0, MAX).join('\n') + more + (hidden ? `\n(${hidden} entities not shown: not allowed)` : '') };
+  }
+
+  private find(tool: GeneratedTool, call: ToolCall, args: Record<string, unknown>): ToolResultObject {
+    const words = String(args.query ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+    const area = typeof args.area === 'string' ? args.area.toLowerCase() : undefined;
+    const limit = Number(args.limit ?? 20);
+    const scored: Array<{ e: Entity; score: number }> = [];
+    for (const e of this.deps.registry.entities()) {
+      if (args.kind && e.kind !== args.kind) continue;
+      if (area && (e.area ?? '').toLowerCase() !== area) continue;
+      const hay = [e.name, e.id, e.area ?? '', ...e.aliases, e.deviceClass ?? ''].join(' ').toLowerCase();
+      const score = words.reduce((s, w) => s + (hay.includes(w) ? 1 : 0), 0);
+      if (words.length && score === 0) continue;
+      scored.push({ e, score });
+    }
+    scored.sort((a, b) => b.score - a.score || a.e.id.localeCompare(b.e.id));
+    const rows = scored.slice(0, limit).filter(({ e }) => !this.checkRead(tool, call, args, e));
+    if (!rows.length) return { text: 'no matching entities' };
+    return {
+      text: rows
+        .map(({ e }) => `${e.id}: ${quoted(e.name)}, ${e.kind}${e.area ? `, area ${quoted(e.area, 40)}` : ''}; use ${groupedToolFor(e.kind)}`)
+        .join('\n') + (scored.length > limit ? `\n(${scored.length - limit} more; narrow the search)` : ''),
+    };
+  }
+
+  private async readCamera(entity: Entity): Promise<ToolResultObject> {
+    const state = this.deps.cache.get(entity.id);
+    if (!state?.frame) {
+      return FAIL(`${quoted(entity.name)} has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`);
+    }
+    const image = await fitImage(state.frame.bytes, state.frame.contentType, this.deps.imageLimits);
+    const age = this.now() - state.frame.at;
+    return {
+      text:
+        `Latest frame from the camera ${quoted(entity.name)}${entity.area ? ` (area ${quoted(entity.area, 40)})` : ''}, taken ${formatDuration(age)} ago` +
+        `${image.resized ? `, scaled to ${image.width}x${image.height}` : ''}${state.available === false ? '; the camera is OFFLINE, so this frame may be old' : ''}.`,
+      images: [{ url: `data:${image.mimeType};base64,${image.bytes.toString('base64')}`, mimeType: image.mimeType, bytes: image.bytes.length }],
+      details: { entity: entity.id, frameAt: new Date(state.frame.at).toISOString(), originalBytes: state.frame.bytes.length, bytes: image.bytes.length },
+    };
+  }
+
+  // ---------------------------------------------------------------- actuators
+
+  private resolveActuation(target: Extract<ToolTarget, { type: 'actuate' }>, args: Record<string, unknown>): Resolved | string {
+    const id = target.entityId ?? String(args.entity ?? '');
+    const entity = this.deps.registry.entity(id);
+    if (!entity) return `unknown entity ${quoted(id)}; use find_entities to search`;
+    if (!target.kinds.includes(entity.kind)) return `${quoted(entity.name)} is a ${entity.kind}, not a ${target.kinds.join(' or ')}`;
+    const { entity: _drop, ...rest } = args;
+    try {
+      return { entity, command: toCommand(entity, rest) };
+    } catch (err) {
+      if (err instanceof ArgumentError) return `invalid arguments: ${err.message}`;
+      throw err;
+    }
+  }
+
+  private async actuate(tool: GeneratedTool, target: Extract<ToolTarget, { type: 'actuate' }>, args: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> {
+    const resolved = this.resolveActuation(target, args);
+    const entityHint = target.entityId ? this.deps.registry.entity(target.entityId) : undefined;
+    if (typeof resolved === 'string') return this.rejected(tool, call, args, entityHint, resolved);
+    const { entity, command } = resolved;
+
+    // A retried request id is one actuation: answer from the row already written.
+    const earlier = this.safeByRequestId(call.requestId);
+    if (earlier) return this.fromEarlierRow(earlier);
+
+    const decision = this.deps.policy.decide({
+      principal: call.principal,
+      tool: tool.name,
+      capability: 'actuator',
+      action: command.action,
+      entityId: entity.id,
+      area: entity.area,
+      kind: entity.kind,
+      deviceClass: entity.deviceClass,
+      args,
+    });
+    if (decision.effect === 'deny') return this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, command.action);
+    let approvedBy: string | undefined;
+    if (decision.effect === 'confirm') {
+      approvedBy = call.approvalId ?? this.deps.approvals?.consume({ principal: call.principal.id, tool: tool.name, args }) ?? undefined;
+      if (!approvedBy) {
+        const pending = this.deps.approvals?.request({ principal: call.principal.id, tool: tool.name, args, reason: decision.reason });
+        const how = pending
+          ? ` Approval ${pending.id} is waiting: a person can grant it with \`hearth approve ${pending.id}\` (or in the web page or a Node-RED flow) within ${Math.round((pending.expiresAt - this.now()) / 60000)} min; then make the same call again.`
+          : '';
+        return this.rejected(tool, call, args, entity, `needs approval: ${decision.reason}.${how}`, decision, command.action, pending?.id);
+      }
+      // An approved call counts against a rate-limited confirm rule.
+      if (decision.ruleId !== null) this.deps.policy.recordHit?.(decision.ruleId, call.principal.id);
+    }
+
+    // Calls to one device never interleave; different devices run in parallel.
+    return this.queueFor(entity.deviceId)(() => this.execute(tool, call, args, entity, command, decision, approvedBy));
+  }
+
+  private queueFor(deviceId: string): LimitFunction {
+    let q = this.deviceQueues.get(deviceId);
+    if (!q) {
+      q = pLimit(1);
+      this.deviceQueues.set(deviceId, q);
+    }
+    return q;
+  }
+
+  private async execute(
+    tool: GeneratedTool,
+    call: ToolCall,
+    args: Record<string, unknown>,
+    entity: Entity,
+    command: Command,
+    decision: PolicyDecision,
+    approvedBy: string | undefined,
+  ): Promise<ToolResultObject> {
+    const name = quoted(entity.name);
+    const base = this.entry(tool, call, args, entity, command.action, decision, approvedBy);
+    if (call.signal.aborted) {
+      this.safeRecord(base, { outcome: 'interrupted', error: 'cancelled before it was sent' });
+      return FAIL('cancelled before it was sent; nothing was done');
+    }
+    const state = this.deps.cache.get(entity.id);
+    if (state?.available === false) {
+      return this.failedBeforePublish(base, `${name} is offline (its availability topic says so); nothing was sent`);
+    }
+    if (!this.deps.mqtt.connected) {
+      return this.failedBeforePublish(base, 'the MQTT broker is not connected; nothing was sent');
+    }
+    let messages;
+    try {
+      messages = encodeCommand(entity, command);
+    } catch (err) {
+      return this.failedBeforePublish(base, `cannot build the command: ${(err as Error).message}`);
+    }
+
+    // Fail closed: no audit row, no command.
+    let auditId: number;
+    try {
+      auditId = this.deps.audit.begin(base);
+    } catch (err) {
+      // The same request id raced in twice: one actuation only.
+      const earlier = (err as { code?: string }).code === 'AUDIT_DUPLICATE' ? this.safeByRequestId(call.requestId) : undefined;
+      if (earlier) return this.fromEarlierRow(earlier);
+      this.deps.log.error({ err: (err as Error).message, tool: tool.name }, 'audit unavailable; call refused');
+      return FAIL(`refused: the audit log cannot be written (${(err as Error).message}); nothing was sent`);
+    }
+
+    const started = performance.now();
+    const before = state ? { value: state.value, attributes: { ...state.attributes }, updatedAt: state.updatedAt } : undefined;
+    const timeoutMs = this.deps.timeouts?.[entity.kind] ?? entity.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS[entity.kind];
+    // Listen before publishing so a fast echo is not missed.
+    const echo = command.action === 'press' ? undefined : this.awaitEcho(entity, command, timeoutMs, call.signal);
+    try {
+      for (const m of messages) await this.deps.mqtt.publish(m.topic, m.payload, { qos: 1, retain: false, expirySeconds: Math.ceil(timeoutMs / 1000) });
+    } catch (err) {
+      echo?.cancel();
+      const error = `could not send the command: ${(err as Error).message}`;
+      this.safeFinish(auditId, { outcome: 'failed', error, latencyMs: performance.now() - started });
+      return FAIL(`failed: ${error}`, { auditId, topics: messages.map((m) => m.topic) });
+    }
+    const details: Record<string, unknown> = {
+      auditId,
+      entity: entity.id,
+      command,
+      published: messages,
+      decision: decision.effect,
+      ruleId: decision.ruleId,
+    };
+    if (!echo) {
+      const latencyMs = performance.now() - started;
+      this.safeFinish(auditId, { outcome: 'confirmed', latencyMs });
+      return { text: `confirmed: pressed ${name} (a button has no state to report).`, details: { ...details, latencyMs } };
+    }
+    const result = await echo.promise;
+    const latencyMs = performance.now() - started;
+    const now = this.deps.cache.get(entity.id);
+    const echoPayload = result.state ? JSON.stringify({ value: result.state.value, attributes: result.state.attributes }) : null;
+    Object.assign(details, { latencyMs, echo: echoPayload, timeoutMs });
+    switch (result.kind) {
+      case 'confirmed':
+        this.safeFinish(auditId, { outcome: 'confirmed', latencyMs, echo: echoPayload });
+        return { text: `confirmed: ${stateText(entity, now, this.now())} (reported ${formatDuration(latencyMs)} after the command)`, details };
+      case 'timeout': {
+        const already = before && isConfirmedBy(entity, command, { ...now!, value: before.value, attributes: before.attributes });
+        const note = already ? ' It already reported that state before the command, and did not report again.' : '';
+        this.safeFinish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: `no matching state within ${formatDuration(timeoutMs)}` });
+        return {
+          text: `unconfirmed: sent ${command.action.replace(/_/g, ' ')} to ${name}, but it did not report the new state within ${formatDuration(timeoutMs)}.${note} Last state seen: ${stateText(entity, now, this.now())}`,
+          details,
+        };
+      }
+      case 'offline':
+        this.safeFinish(auditId, { outcome: 'failed', latencyMs, echo: echoPayload, error: 'device went offline' });
+        return FAIL(`failed: ${name} went offline after the command was sent.`, details);
+      case 'aborted':
+        // The command was sent: it may still happen; nothing is undone.
+        this.safeFinish(auditId, { outcome: 'interrupted', latencyMs, echo: echoPayload, error: 'cancelled while waiting for the device' });
+        return FAIL(`cancelled while waiting for ${name} to confirm; the command had already been sent and may still take effect.`, details);
+    }
+  }
+
+  private awaitEcho(entity: Entity, command: Command, timeoutMs: number, signal: AbortSignal) {
+    type Outcome = { kind: 'confirmed' | 'timeout' | 'offline' | 'aborted'; state?: EntityState };
+    let cancel = () => {};
+    const promise = new Promise<Outcome>((resolve) => {
+      const cache = this.deps.cache;
+      const onChange = (state: EntityState, changed: Entity) => {
+        if (changed.id !== entity.id) return;
+        if (state.available === false) return finish({ kind: 'offline', state });
+        if (isConfirmedBy(entity, command, state)) finish({ kind: 'confirmed', state });
+      };
+      const onAbort = () => finish({ kind: 'aborted', state: cache.get(entity.id) });
+      const timer = setTimeout(() => finish({ kind: 'timeout', state: cache.get(entity.id) }), timeoutMs);
+      const finish = (o: Outcome) => {
+        clearTimeout(timer);
+        cache.off('change', onChange);
+        signal.removeEventListener('abort', onAbort);
+        resolve(o);
+      };
+      cancel = () => finish({ kind: 'aborted' });
+      cache.on('change', onChange);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    return { promise, cancel: () => cancel() };
+  }
+
+  // ---------------------------------------------------------------- audit helpers
+
+  private entry(
+    tool: GeneratedTool,
+    call: ToolCall,
+    args: Record<string, unknown>,
+    entity: Entity | undefined,
+    action: string,
+    decision: PolicyDecision | undefined,
+    approvedBy?: string,
+  ): AuditEntry {
+    return {
+      requestId: call.requestId,
+      principal: call.principal.id,
+      session: call.session,
+      runId: call.runId,
+      tool: tool.name,
+      entityId: entity?.id ?? null,
+      action,
+      args,
+      decision: decision?.effect ?? 'none',
+      ruleId: decision?.ruleId ?? null,
+      reason: (decision?.reason ?? '') + (approvedBy ? ` (approved: ${approvedBy})` : ''),
+    };
+  }
+
+  private failedBeforePublish(entry: AuditEntry, error: string): ToolResultObject {
+    const id = this.safeRecord(entry, { outcome: 'failed', error });
+    return FAIL(`failed: ${error}.`, { auditId: id });
+  }
+
+  /** A call that did not get as far as the device: denied, held for approval, or bad arguments. */
+  private rejected(
+    tool: GeneratedTool,
+    call: ToolCall,
+    args: unknown,
+    entity: Entity | undefined,
+    text: string,
+    decision?: PolicyDecision,
+    action?: string,
+    approvalId?: string,
+  ): ToolResultObject {
+    let auditId: number | undefined;
+    // Reads that fail validation are not worth a row; every refused actuation is.
+    if (tool.capability === 'actuator' || decision) {
+      const entry = this.entry(tool, call, (args && typeof args === 'object' ? args : { value: args }) as Record<string, unknown>, entity, action ?? (tool.capability === 'read' ? 'read' : 'actuate'), decision);
+      if (!this.safeByRequestId(call.requestId)) {
+        auditId = this.safeRecord(entry, { outcome: decision ? 'denied' : 'failed', error: text });
+      }
+    }
+    return FAIL(text, { auditId, ...(decision ? { decision: decision.effect, ruleId: decision.ruleId } : {}), ...(approvalId ? { approvalId } : {}) });
+  }
+
+  private safeRecord(entry: AuditEntry, completion: Parameters<AuditLog['record']>[1]): number | undefined {
+    try {
+      return this.deps.audit.record(entry, completion);
+    } catch (err) {
+      this.deps.log.error({ err: (err as Error).message, requestId: entry.requestId }, 'audit row could not be written');
+      return undefined;
+    }
+  }
+
+  /** The command is out: a failed completion leaves the row pending for the next start to mark interrupted. */
+  private safeFinish(id: number, completion: Parameters<AuditLog['finish']>[1]): void {
+    try {
+      this.deps.audit.finish(id, completion);
+    } catch (err) {
+      this.deps.log.error({ err: (err as Error).message, auditId: id }, 'audit row could not be completed');
+    }
+  }
+
+  private safeByRequestId(requestId: string): AuditRow | undefined {
+    try {
+      return this.deps.audit.byRequestId(requestId);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private fromEarlierRow(row: AuditRow): ToolResultObject {
+    const text = `${row.outcome === 'pending' ? 'still running' : row.outcome}: request ${row.requestId} was already handled (audit #${row.id}); it was not sent again.`;
+    return row.outcome === 'confirmed' || row.outcome === 'unconfirmed' || row.outcome === 'pending'
+      ? { text, details: { auditId: row.id, duplicate: true } }
+      : FAIL(text, { auditId: row.id, duplicate: true });
+  }
+}
+
+/** A fresh call context (CLI, HTTP, tests). */
+export function newCall(principal: ToolCall['principal'], toolName: string, extra: Partial<ToolCall> = {}): ToolCall {
+  return { requestId: randomUUID(), toolName, runId: null, session: null, signal: new AbortController().signal, principal, ...extra };
+}

@@ -1,0 +1,51 @@
+// An entity's state as the text a model reads. Device strings are quoted data.
+import type { Entity } from '../devices/model.js';
+import type { EntityState } from '../devices/state-cache.js';
+import { formatAge } from '../util/time.js';
+import { quoted } from './device-text.js';
+
+const ATTRIBUTE_LABEL: Record<string, string> = {
+  temperature: 'target temperature',
+  current_temperature: 'current temperature',
+  brightness: 'brightness',
+  position: 'position',
+  action: 'activity',
+};
+
+function valueText(entity: Entity, value: unknown, key?: string): string {
+  if (value === null || value === undefined) return 'unknown';
+  if (typeof value === 'string') {
+    // Logical states are our words; anything else the device said is quoted data.
+    const own = /^(on|off|open|closed|opening|closing|stopped|locked|unlocked|locking|unlocking|jammed)$/.test(value);
+    return own || (entity.kind === 'climate' && (!key || key === 'action')) ? value.replace(/[^\w -]/g, '') : quoted(value, 80);
+  }
+  const unit = entity.unit && (key === undefined || key === 'temperature' || key === 'current_temperature') ? ` ${entity.unit}` : '';
+  if (key === 'position') return `${value}%`;
+  if (key === 'brightness' && entity.ranges.brightness) return `${value} of ${entity.ranges.brightness.max}`;
+  return `${value}${unit}`;
+}
+
+/** `"Kitchen light" (kitchen_light.light, area "Kitchen"): on, brightness 180 of 254; updated 3 s ago; online.` */
+export function stateText(entity: Entity, state: EntityState | undefined, now = Date.now()): string {
+  const head = `${quoted(entity.name)} (${entity.id}${entity.area ? `, area ${quoted(entity.area, 40)}` : ''})`;
+  if (!state || (state.value === undefined && Object.keys(state.attributes).length === 0 && !state.frame)) {
+    return `${head}: no state reported yet${availabilityText(state)}.`;
+  }
+  const parts: string[] = [];
+  if (entity.kind === 'camera') {
+    parts.push(state.frame ? `latest frame ${Math.round(state.frame.bytes.length / 1024)} KiB ${state.frame.contentType}` : 'no frame yet');
+  } else {
+    const main = entity.kind === 'binary_sensor' && entity.deviceClass ? `${entity.deviceClass.replace(/[^\w -]/g, '')} ${valueText(entity, state.value)}` : valueText(entity, state.value);
+    if (state.value !== undefined) parts.push(entity.kind === 'climate' ? `mode ${main}` : main);
+    for (const [k, v] of Object.entries(state.attributes)) {
+      parts.push(`${ATTRIBUTE_LABEL[k] ?? k.replace(/_/g, ' ')} ${valueText(entity, v, k)}`);
+    }
+  }
+  const when = state.updatedAt ? `; updated ${formatAge(now - state.updatedAt)}` : '';
+  return `${head}: ${parts.join(', ')}${when}${availabilityText(state)}.`;
+}
+
+function availabilityText(state: EntityState | undefined): string {
+  if (!state || state.available === null) return '; availability not reported yet';
+  return state.available ? '; online' : '; OFFLINE (the device says it is unavailable)';
+}

@@ -1,0 +1,86 @@
+// The live tool set: regenerated when devices appear, change or vanish, and
+// announced so sessions can take the new set between turns (the kit's setTools).
+import { EventEmitter } from 'node:events';
+import type { DeviceRegistry } from '../devices/registry.js';
+import type { PolicyEngine } from '../policy/types.js';
+import { generateTools, toolSpecs, type GenerateOptions, type ToolShape } from './generator.js';
+import { newCall, type Pipeline } from './pipeline.js';
+import type { GeneratedTool, Principal, ToolCall, ToolResult, ToolResultObject } from './types.js';
+
+export interface ToolSetEvents {
+  changed: [tools: GeneratedTool[]];
+}
+
+export class ToolSet extends EventEmitter<ToolSetEvents> {
+  private current: GeneratedTool[] = [];
+  private byName = new Map<string, GeneratedTool>();
+  private currentShape: ToolShape = 'per-entity';
+  private signature = '';
+
+  constructor(
+    private readonly registry: DeviceRegistry,
+    private readonly pipeline: Pipeline,
+    private readonly policy: PolicyEngine,
+    private readonly options: GenerateOptions,
+  ) {
+    super();
+    this.rebuild();
+    registry.on('changed', () => this.rebuild());
+  }
+
+  private rebuild(): void {
+    const built = generateTools(this.registry.entities(), this.options, this.pipeline.invoke);
+    // Only announce a set that really differs (a device re-announcing itself is no change).
+    const signature = JSON.stringify(toolSpecs(built.tools));
+    this.current = built.tools;
+    this.currentShape = built.shape;
+    this.byName = new Map(built.tools.map((t) => [t.name, t]));
+    if (signature !== this.signature) {
+      const first = this.signature === '';
+      this.signature = signature;
+      if (!first) this.emit('changed', this.current);
+    }
+  }
+
+  get shape(): ToolShape {
+    return this.currentShape;
+  }
+
+  all(): GeneratedTool[] {
+    return this.current;
+  }
+
+  get(name: string): GeneratedTool | undefined {
+    return this.byName.get(name.startsWith('host__') ? name.slice(6) : name);
+  }
+
+  /** The tools this principal could ever use: the rest are left out of its sessions. */
+  forPrincipal(principal: Principal): GeneratedTool[] {
+    return this.current.filter((t) => {
+      const entities = t.meta.entityIds.map((id) => this.registry.entity(id)).filter((e) => !!e);
+      return this.policy.mayEverUse(principal, t.name, {
+        capability: t.capability,
+        kinds: t.meta.kinds,
+        entityIds: t.meta.entityIds,
+        areas: [...new Set(entities.map((e) => e.area).filter((a): a is string => !!a))],
+        actions: t.meta.actions,
+        deviceClasses: [...new Set(entities.map((e) => e.deviceClass).filter((a): a is string => !!a))],
+      });
+    });
+  }
+
+  /** Run one call through the pipeline (CLI, HTTP, Node-RED device node). */
+  async call(name: string, args: Record<string, unknown>, principal: Principal, extra: Partial<ToolCall> = {}): Promise<ToolResultObject> {
+    const tool = this.get(name);
+    if (!tool) {
+      return { text: `unknown tool ${JSON.stringify(name.slice(0, 80))}; list them with \`hearth tools\``, isError: true };
+    }
+    return normalizeResult(await tool.handler(args, newCall(principal, tool.name, extra)));
+  }
+}
+
+export function normalizeResult(result: ToolResult): ToolResultObject {
+  if (typeof result === 'string') return { text: result };
+  if (result.error && !result.isError) return { ...result, text: result.text ?? result.error, isError: true };
+  return result;
+}
