@@ -12,12 +12,13 @@ import { relative } from 'node:path';
 export function registerStart(program: Command): void {
   withConfigOptions(program.command('start'))
     .description('start the bridge (embedded broker and demo home when no broker is configured)')
-    .action(async (flags: CommonFlags) => {
+    .option('--no-simulator', 'load the demo home but do not simulate it (run `hearth simulate` yourself)')
+    .action(async (flags: CommonFlags & { simulator: boolean }) => {
       const loaded = configOrExit(flags);
       const log = loggerFor(loaded);
       let hearth: Hearth;
       try {
-        hearth = await Hearth.open({ config: loaded.config, log, embedBroker: true, simulate: true });
+        hearth = await Hearth.open({ config: loaded.config, log, embedBroker: true, simulate: flags.simulator });
       } catch (err) {
         if (err instanceof BrokerStartError || err instanceof DatabaseError) {
           process.stderr.write(`hearth: ${err.message}\n`);
@@ -49,7 +50,7 @@ export function registerStart(program: Command): void {
         `  devices   ${devices.length} devices, ${entities.length} entities from ${bridge.paths.map(where).join(', ') || 'nowhere'}` +
           (bridge.deviceProblems.length ? `; ${bridge.deviceProblems.length} file problem(s) logged above` : ''),
         demoEnabled(loaded.config)
-          ? `  demo      simulated devices from ${where(DEMO_DEVICES)} publish on hearth-demo/#`
+          ? `  demo      ${flags.simulator ? 'simulated devices' : 'devices (not simulated here: run hearth simulate)'} from ${where(DEMO_DEVICES)} publish on hearth-demo/#`
           : '',
         `  state     ${reporting}/${entities.length} entities reporting`,
         `  tools     ${hearth.tools.all().length} host tools (${hearth.tools.shape}): hearth tools`,

@@ -188,10 +188,11 @@ export function isConfirmedBy(entity: Entity, cmd: Command, state: EntityState):
       return state.value === 'on' && (cmd.brightness === undefined || state.attributes.brightness === cmd.brightness);
     case 'turn_off':
       return state.value === 'off';
+    // With a position, only the end position proves fully open or closed ("open" also means partly open).
     case 'open':
-      return state.value === 'open' || state.attributes.position === (entity.ranges.position?.max ?? 100);
+      return typeof state.attributes.position === 'number' ? state.attributes.position === (entity.ranges.position?.max ?? 100) : state.value === 'open';
     case 'close':
-      return state.value === 'closed' || state.attributes.position === (entity.ranges.position?.min ?? 0);
+      return typeof state.attributes.position === 'number' ? state.attributes.position === (entity.ranges.position?.min ?? 0) : state.value === 'closed';
     case 'stop':
       return state.value !== 'opening' && state.value !== 'closing';
     case 'set_position':

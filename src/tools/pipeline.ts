@@ -26,6 +26,8 @@ import type { GeneratedTool, ToolCall, ToolResultObject } from './types.js';
 export interface Publisher {
   readonly connected: boolean;
   publish(topic: string, payload: string | Buffer, options?: PublishOptions): Promise<void>;
+  on(event: 'state', fn: (state: string) => void): unknown;
+  off(event: 'state', fn: (state: string) => void): unknown;
 }
 
 export interface PipelineDeps {
@@ -277,12 +279,13 @@ export class Pipeline {
       this.safeRecord(base, { outcome: 'interrupted', error: 'cancelled before it was sent' });
       return FAIL('cancelled before it was sent; nothing was done');
     }
+    // Without the broker, what we know of availability is stale: that is the first thing to say.
+    if (!this.deps.mqtt.connected) {
+      return this.failedBeforePublish(base, 'the MQTT broker is not connected; nothing was sent');
+    }
     const state = this.deps.cache.get(entity.id);
     if (state?.available === false) {
       return this.failedBeforePublish(base, `${name} is offline (its availability topic says so); nothing was sent`);
-    }
-    if (!this.deps.mqtt.connected) {
-      return this.failedBeforePublish(base, 'the MQTT broker is not connected; nothing was sent');
     }
     let messages;
     try {
@@ -350,6 +353,9 @@ export class Pipeline {
       case 'offline':
         this.safeFinish(auditId, { outcome: 'failed', latencyMs, echo: echoPayload, error: 'device went offline' });
         return FAIL(`failed: ${name} went offline after the command was sent.`, details);
+      case 'broker_lost':
+        this.safeFinish(auditId, { outcome: 'failed', latencyMs, echo: echoPayload, error: 'lost the broker connection while waiting for the device' });
+        return FAIL(`failed: lost the connection to the MQTT broker while waiting for ${name}; the command had been sent and may have taken effect.`, details);
       case 'aborted':
         // The command was sent: it may still happen; nothing is undone.
         this.safeFinish(auditId, { outcome: 'interrupted', latencyMs, echo: echoPayload, error: 'cancelled while waiting for the device' });
@@ -358,7 +364,7 @@ export class Pipeline {
   }
 
   private awaitEcho(entity: Entity, command: Command, timeoutMs: number, signal: AbortSignal) {
-    type Outcome = { kind: 'confirmed' | 'timeout' | 'offline' | 'aborted'; state?: EntityState };
+    type Outcome = { kind: 'confirmed' | 'timeout' | 'offline' | 'aborted' | 'broker_lost'; state?: EntityState };
     let cancel = () => {};
     const promise = new Promise<Outcome>((resolve) => {
       const cache = this.deps.cache;
@@ -368,15 +374,21 @@ export class Pipeline {
         if (isConfirmedBy(entity, command, state)) finish({ kind: 'confirmed', state });
       };
       const onAbort = () => finish({ kind: 'aborted', state: cache.get(entity.id) });
+      // Without the broker no echo can come: say so now rather than at the timeout.
+      const onBroker = (s: string) => {
+        if (s !== 'connected') finish({ kind: 'broker_lost', state: cache.get(entity.id) });
+      };
       const timer = setTimeout(() => finish({ kind: 'timeout', state: cache.get(entity.id) }), timeoutMs);
       const finish = (o: Outcome) => {
         clearTimeout(timer);
         cache.off('change', onChange);
+        this.deps.mqtt.off('state', onBroker);
         signal.removeEventListener('abort', onAbort);
         resolve(o);
       };
       cancel = () => finish({ kind: 'aborted' });
       cache.on('change', onChange);
+      this.deps.mqtt.on('state', onBroker);
       signal.addEventListener('abort', onAbort, { once: true });
     });
     return { promise, cancel: () => cancel() };

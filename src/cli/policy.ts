@@ -1,0 +1,487 @@
+// `hearth policy ...`: the rules table (list, allow/deny/confirm, remove),
+// principals' roles, and `policy test`, which explains a decision rule by rule.
+import { Command, Option } from 'commander';
+import { Hearth } from '../hearth.js';
+import type { Entity } from '../devices/model.js';
+import { PolicyRuleError, type NewRule, type PolicyRule, type TargetType } from '../policy/rules.js';
+import type { Explanation } from '../policy/engine.js';
+import type { Effect, PolicyRequest } from '../policy/types.js';
+import { ArgumentError, actionsOf, toCommand } from '../tools/parameters.js';
+import type { GeneratedTool } from '../tools/types.js';
+import { cliPrincipal } from './principal.js';
+import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { table } from './format.js';
+
+// ---------------------------------------------------------------- shared CLI helpers
+
+/** Bad input (exit 2 by default) or a thing that is not there (exit 1): printed as `hearth: <message>`. */
+export class CliFailure extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 2,
+  ) {
+    super(message);
+    this.name = 'CliFailure';
+  }
+}
+
+/** Run a command body; a CliFailure becomes a message on stderr and an exit code (anything else goes to main). */
+export async function guarded(body: () => Promise<void> | void): Promise<void> {
+  try {
+    await body();
+  } catch (err) {
+    if (err instanceof CliFailure) {
+      process.stderr.write(`hearth: ${err.message}\n`);
+      process.exitCode = err.exitCode;
+      return;
+    }
+    throw err;
+  }
+}
+
+/** A whole number from an option, or a failure naming the option. */
+export function wholeNumber(flag: string, raw: string, { min = -Infinity, max = Infinity } = {}): number {
+  if (!/^[-+]?\d+$/.test(raw.trim())) throw new CliFailure(`${flag} ${JSON.stringify(raw)}: must be a whole number`);
+  const n = Number(raw);
+  if (n < min || n > max) {
+    throw new CliFailure(`${flag} ${raw}: must be ${max === Infinity ? `at least ${min}` : `between ${min} and ${max}`}`);
+  }
+  return n;
+}
+
+/** Parse JSON arguments given on the command line (an object). */
+export function jsonObjectArg(name: string, raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch (err) {
+    throw new CliFailure(`${name} is not JSON: ${(err as Error).message}\n  example: '{"action":"turn_on"}'`);
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new CliFailure(`${name} must be a JSON object, e.g. '{"action":"turn_on"}'`);
+  return v as Record<string, unknown>;
+}
+
+async function withHearth(flags: CommonFlags, body: (hearth: Hearth) => Promise<void> | void): Promise<void> {
+  const loaded = configOrExit(flags);
+  const log = loggerFor(loaded, flags.logLevel ?? 'warn');
+  // Rules and tools come from the database and the device files: no broker needed.
+  const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
+  try {
+    await guarded(() => body(hearth));
+  } finally {
+    await hearth.close();
+  }
+}
+
+function checkPrincipal(hearth: Hearth, id: string): void {
+  try {
+    cliPrincipal(hearth, id);
+  } catch {
+    throw new CliFailure(`principal ${JSON.stringify(id)}: a principal looks like voice:kitchen, chat:alice, flow:<node id>, mcp:<token name> or cli:<user>`);
+  }
+}
+
+// ---------------------------------------------------------------- rule text
+
+const TARGET_FLAG: Record<Exclude<TargetType, 'any'>, string> = {
+  tool: '--tool',
+  entity: '--entity',
+  area: '--area',
+  kind: '--kind',
+  device_class: '--device-class',
+  capability: '--capability',
+};
+
+export function targetText(rule: Pick<PolicyRule, 'targetType' | 'target'>): string {
+  return rule.targetType === 'any' ? 'any' : `${rule.targetType}:${rule.target}`;
+}
+
+export function whenText(rule: Pick<PolicyRule, 'window' | 'days'>): string {
+  const parts: string[] = [];
+  if (rule.window) parts.push(`${rule.window.start}-${rule.window.end}`);
+  if (rule.days) parts.push(rule.days.join(','));
+  return parts.join(' ') || 'always';
+}
+
+export function rateText(rule: Pick<PolicyRule, 'maxCalls' | 'perSeconds'>): string {
+  return rule.maxCalls !== null ? `${rule.maxCalls}/${rule.perSeconds}s` : '-';
+}
+
+const shq = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The command that adds this rule again (shown when one is removed). */
+export function ruleCommand(rule: PolicyRule): string {
+  const parts = ['hearth', 'policy', rule.effect, shq(rule.subject)];
+  if (rule.targetType !== 'any') parts.push(TARGET_FLAG[rule.targetType], shq(rule.target));
+  if (rule.action !== '*') parts.push('--action', shq(rule.action));
+  if (rule.priority !== 0) parts.push('--priority', String(rule.priority));
+  if (rule.window) parts.push('--window', `${rule.window.start}-${rule.window.end}`);
+  if (rule.days) parts.push('--days', rule.days.join(','));
+  if (rule.maxCalls !== null) parts.push('--max-calls', String(rule.maxCalls), '--per', String(rule.perSeconds));
+  if (rule.note) parts.push('--note', shq(rule.note));
+  return parts.join(' ');
+}
+
+function ruleJson(hearth: Hearth, rule: PolicyRule) {
+  return { ...rule, description: hearth.policy.describe(rule) };
+}
+
+// ---------------------------------------------------------------- policy add
+
+interface AddFlags extends CommonFlags {
+  tool?: string;
+  entity?: string;
+  area?: string;
+  kind?: string;
+  deviceClass?: string;
+  capability?: string;
+  action: string;
+  priority?: string;
+  window?: string;
+  days?: string;
+  maxCalls?: string;
+  per?: string;
+  note?: string;
+  json?: boolean;
+}
+
+/** PolicyRuleError fields -> the argument the user typed. */
+function flagForField(field: string, targetFlag: string | undefined, flags: AddFlags): string {
+  const top = field.split('.')[0];
+  const show = (flag: string, v: string | undefined) => (v === undefined ? flag : `${flag} ${JSON.stringify(v)}`);
+  switch (top) {
+    case 'subject':
+      return '<subject>';
+    case 'target':
+    case 'targetType':
+      return targetFlag ?? 'target';
+    case 'action':
+      return show('--action', flags.action);
+    case 'priority':
+      return show('--priority', flags.priority);
+    case 'window':
+      return show('--window', flags.window);
+    case 'days':
+      return show('--days', flags.days);
+    case 'maxCalls':
+      return show('--max-calls', flags.maxCalls);
+    case 'perSeconds':
+      return show('--per', flags.per);
+    case 'note':
+      return '--note';
+    default:
+      return field;
+  }
+}
+
+/** Actions the built-in confirm rules hold back even from an `allow`. */
+const CONFIRMED_ACTIONS = /(^|\|)(\*|actuate|unlock|open|set_position|disarm\*?)(\||$)/;
+
+function addRule(hearth: Hearth, effect: Effect, subject: string, flags: AddFlags): void {
+  const targets = (Object.entries(TARGET_FLAG) as Array<[Exclude<TargetType, 'any'>, string]>)
+    .map(([type, flag]) => ({ type, flag, value: flags[type === 'device_class' ? 'deviceClass' : type] }))
+    .filter((t) => t.value !== undefined);
+  if (targets.length > 1) {
+    throw new CliFailure(`give at most one target: ${targets.map((t) => t.flag).join(' and ')} were both given (no target option = any tool)`);
+  }
+  const target = targets[0];
+  const input: NewRule = {
+    subject,
+    targetType: target?.type ?? 'any',
+    ...(target ? { target: target.value } : {}),
+    action: flags.action,
+    effect,
+    ...(flags.priority !== undefined ? { priority: wholeNumber('--priority', flags.priority, { min: -1_000_000, max: 1_000_000 }) } : {}),
+    ...(flags.window !== undefined ? { window: flags.window } : {}),
+    ...(flags.days !== undefined ? { days: flags.days } : {}),
+    ...(flags.maxCalls !== undefined ? { maxCalls: wholeNumber('--max-calls', flags.maxCalls, { min: 1 }) } : {}),
+    ...(flags.per !== undefined ? { perSeconds: wholeNumber('--per', flags.per, { min: 1 }) } : {}),
+    ...(flags.note !== undefined ? { note: flags.note } : {}),
+  };
+  let rule: PolicyRule;
+  try {
+    rule = hearth.policy.add(input);
+  } catch (err) {
+    if (err instanceof PolicyRuleError) throw new CliFailure(`${flagForField(err.field, target?.flag, flags)}: ${err.message}`);
+    throw err;
+  }
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify(ruleJson(hearth, rule), null, 2)}\n`);
+    return;
+  }
+  const lines = [`added rule #${rule.id}: ${hearth.policy.describe(rule)}${rule.note ? ` (${rule.note})` : ''}`];
+  lines.push(`  ${targetText(rule)}, action ${rule.action}, ${rule.effect}, priority ${rule.priority}, ${whenText(rule)}${rule.maxCalls !== null ? `, ${rateText(rule)}` : ''}`);
+  const builtinConfirm = hearth.policy.list().filter((r) => r.builtin && r.effect === 'confirm');
+  if (effect === 'allow' && rule.priority <= 100 && builtinConfirm.length && CONFIRMED_ACTIONS.test(rule.action)) {
+    const top = Math.max(...builtinConfirm.map((r) => r.priority));
+    if (rule.priority <= top) {
+      lines.push(`  note: the built-in confirm rules (priority ${top}: unlocking, opening garage doors/doors/gates, disarming) still ask a person first; --priority ${top + 1} overrides them`);
+    }
+  }
+  lines.push(`  undo: hearth policy remove ${rule.id}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+// ---------------------------------------------------------------- policy test
+
+interface TestRequest {
+  request: PolicyRequest;
+  entity?: Entity;
+  notes: string[];
+}
+
+/** Turn a tool and its arguments into the request the handler pipeline would put to the policy. */
+export function requestFor(hearth: Hearth, tool: GeneratedTool, args: Record<string, unknown> | undefined, principal: { id: string; roles: string[] }): TestRequest {
+  const registry = hearth.bridge.registry;
+  const notes: string[] = [];
+  const a = args ?? {};
+  let entity: Entity | undefined;
+  if (tool.meta.entityIds.length === 1 && tool.name !== 'get_state' && tool.name !== 'find_entities' && tool.name !== 'get_camera_image') {
+    entity = registry.entity(tool.meta.entityIds[0]);
+  } else {
+    const id = a.entity ?? a.camera;
+    if (id !== undefined) {
+      if (typeof id !== 'string' || !tool.meta.entityIds.includes(id)) {
+        throw new CliFailure(
+          `args.${a.entity !== undefined ? 'entity' : 'camera'} ${JSON.stringify(id)}: not an entity ${tool.name} serves; it serves ${tool.meta.entityIds.slice(0, 20).join(', ')}${tool.meta.entityIds.length > 20 ? ', ...' : ''}`,
+        );
+      }
+      entity = registry.entity(id);
+    } else if (tool.capability === 'actuator') {
+      throw new CliFailure(`${tool.name} acts on several entities: say which in the args, e.g. '{"entity":"${tool.meta.entityIds[0] ?? 'some.entity'}","action":"${tool.meta.actions[0] ?? 'turn_on'}"}'`);
+    } else {
+      notes.push(`${tool.name} without an entity: the pipeline checks each entity it reads on its own; give '{"entity":"<id>"}' to test one`);
+    }
+  }
+
+  let action = 'read';
+  if (tool.capability === 'actuator' && entity) {
+    const offered = actionsOf(entity);
+    const { entity: _e, ...rest } = a;
+    if (!Object.keys(rest).length) {
+      action = offered[0] ?? 'actuate';
+      notes.push(`no arguments given: testing ${tool.name}'s first action, ${action} (of ${offered.join(', ')}); pass e.g. '{"action":"${offered[offered.length - 1] ?? action}"}' for another`);
+    } else {
+      try {
+        action = toCommand(entity, rest).action;
+      } catch (err) {
+        if (!(err instanceof ArgumentError)) throw err;
+        // The policy only looks at the action: test it, but say the call itself would be refused.
+        if (typeof rest.action === 'string' && offered.includes(rest.action)) {
+          action = rest.action;
+          notes.push(`the call itself would be refused before the policy (${err.message}); testing action ${action}`);
+        } else {
+          throw new CliFailure(`args: ${err.message}`);
+        }
+      }
+    }
+  }
+  const request: PolicyRequest = {
+    principal,
+    tool: tool.name,
+    capability: tool.capability,
+    action,
+    ...(entity ? { entityId: entity.id, ...(entity.area ? { area: entity.area } : {}), kind: entity.kind, ...(entity.deviceClass ? { deviceClass: entity.deviceClass } : {}) } : {}),
+    args: a,
+  };
+  return { request, entity, notes };
+}
+
+function printExplanation(ex: Explanation, req: PolicyRequest, notes: string[], at: Date | undefined): void {
+  const d = ex.decision;
+  const what = req.capability === 'read' ? 'read' : req.action;
+  const on = req.entityId
+    ? ` ${req.entityId} (kind ${req.kind ?? '-'}${req.area ? `, area ${req.area}` : ''}${req.deviceClass ? `, device class ${req.deviceClass}` : ''})`
+    : '';
+  const decidedRule = ex.rules.find((r) => r.decided);
+  const lines = [
+    `${d.effect}: ${req.principal.id} ${what} with ${req.tool}${on}`,
+    `  decided by  ${decidedRule ? `rule #${decidedRule.rule.id}: ${decidedRule.description}${decidedRule.rule.builtin ? ' (built-in)' : ''}` : 'the default (no rule matched)'}`,
+    `  reason      ${d.reason}`,
+    `  roles       ${ex.roles.join(', ') || 'none'}`,
+    ...(at ? [`  at          ${at.toString()}`] : []),
+    ...notes.map((n) => `  note        ${n}`),
+    '',
+    'Rules in evaluation order (priority, then deny > confirm > allow, then id):',
+  ];
+  const rows = [['', 'RULE', 'EFFECT', 'PRIO', 'RULE TEXT', 'WHY']];
+  for (const c of ex.rules) {
+    rows.push([c.decided ? '=>' : c.matched ? '+' : '', `#${c.rule.id}`, c.rule.effect, String(c.rule.priority), c.description, c.why]);
+  }
+  process.stdout.write(`${lines.join('\n')}\n${table(rows)}\n  (=> decided, + matched)\n`);
+}
+
+function parseAt(raw: string): Date {
+  const d = new Date(raw);
+  if (Number.isNaN(d.getTime())) throw new CliFailure(`--at ${JSON.stringify(raw)}: not a time; use e.g. 2025-06-01T23:30 (local time)`);
+  return d;
+}
+
+// ---------------------------------------------------------------- registering
+
+export function registerPolicy(program: Command): void {
+  const policy = program
+    .command('policy')
+    .description('the policy table: who may do what to which devices, when and how often (list, allow, deny, confirm, remove, test, roles)');
+
+  withConfigOptions(policy.command('list'))
+    .description('list the rules (built-in defaults included)')
+    .option('--json', 'print the rules as JSON (with a one-line description each)')
+    .action((flags: CommonFlags & { json?: boolean }) =>
+      withHearth(flags, (hearth) => {
+        const rules = hearth.policy.list();
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify(rules.map((r) => ruleJson(hearth, r)), null, 2)}\n`);
+          return;
+        }
+        const rows = [['ID', 'SUBJECT', 'TARGET', 'ACTION', 'EFFECT', 'PRIO', 'WHEN', 'RATE', 'BUILTIN', 'NOTE']];
+        for (const r of rules) {
+          rows.push([String(r.id), r.subject, targetText(r), r.action, r.effect, String(r.priority), whenText(r), rateText(r), r.builtin ? 'yes' : '', r.note ?? '']);
+        }
+        process.stdout.write(
+          `${rules.length} rules. Among the rules that match a call the highest priority wins; at equal priority deny > confirm > allow.\n` +
+            `With no match reads are allowed and actuators denied. Explain a decision: hearth policy test <principal> <tool> [args]\n\n${table(rows)}\n`,
+        );
+      }),
+    );
+
+  const EFFECT_HELP: Record<Effect, string> = {
+    allow: 'add a rule that allows calls (the subject may ...)',
+    deny: 'add a rule that denies calls (the subject may not ...)',
+    confirm: 'add a rule that holds calls until a person approves them (hearth approvals / hearth approve <id>)',
+  };
+  for (const effect of ['allow', 'deny', 'confirm'] as const) {
+    withConfigOptions(policy.command(effect))
+      .description(EFFECT_HELP[effect])
+      .argument('<subject>', "who: a principal or glob (chat:alice, voice:*), a role (role:owner), '*' for anyone; '|' separates alternatives")
+      .option('--tool <pattern>', 'target: tools by name (glob, e.g. garage_door, *_light)')
+      .option('--entity <pattern>', 'target: entities by id (glob, e.g. front_door.lock, garage_door.*)')
+      .option('--area <name>', 'target: entities in an area (e.g. Kitchen; case-insensitive)')
+      .option('--kind <kind>', 'target: entities of a kind (light, switch, cover, lock, climate, sensor, camera, ...)')
+      .option('--device-class <class>', 'target: entities of a device class (garage, door, gate, ...)')
+      .addOption(new Option('--capability <capability>', 'target: every tool of a capability').choices(['read', 'actuator']))
+      .option(
+        '--action <action>',
+        "which calls: read, actuate (any command), a command (turn_on, unlock, open, set_temperature, ...), a glob (arm_*), '|' for several, or * for reads and every command",
+        '*',
+      )
+      .option('--priority <n>', 'higher wins; at equal priority deny > confirm > allow (default 0; the built-in confirm rules sit at 100)')
+      .option('--window <HH:MM-HH:MM>', 'only between these local times (a window may wrap midnight: 22:00-06:00)')
+      .option('--days <days>', 'only on these days: mon,tue or mon-fri')
+      .option('--max-calls <n>', 'rate limit: at most n calls ... (with --per; allow and confirm rules)')
+      .option('--per <seconds>', '... per this many seconds, per principal')
+      .option('--note <text>', 'why the rule is there (shown in decisions and the audit log)')
+      .option('--json', 'print the new rule as JSON')
+      .addHelpText(
+        'after',
+        `
+One target option at most; with none the rule covers every tool. The default
+--action is *: reads and every command, so
+  hearth policy allow role:owner --kind light
+means "owners may read and operate the lights", and
+  hearth policy deny chat:kid --area Garage --window 21:00-07:00
+means "the kid may not touch anything in the garage at night".
+Give --action actuate (all commands) or --action read to narrow it.`,
+      )
+      .action((subject: string, flags: AddFlags) => withHearth(flags, (hearth) => addRule(hearth, effect, subject, flags)));
+  }
+
+  withConfigOptions(policy.command('remove'))
+    .alias('rm')
+    .description('remove a rule by id (built-in rules too: they do not come back by themselves)')
+    .argument('<id>', 'rule id, as `hearth policy list` shows it')
+    .action((rawId: string, flags: CommonFlags) =>
+      withHearth(flags, (hearth) => {
+        const id = wholeNumber('<id>', rawId, { min: 1 });
+        const result = hearth.policy.remove(id);
+        if (!result.removed || !result.rule) throw new CliFailure(`no rule #${id}; see hearth policy list`, 1);
+        const r = result.rule;
+        const lines = [`removed ${r.builtin ? 'built-in ' : ''}rule #${r.id}: ${hearth.policy.describe(r)}${r.note ? ` (${r.note})` : ''}`];
+        if (r.builtin) lines.push(`  it was a built-in default and will not come back by itself; to restore it:\n  ${ruleCommand(r)}`);
+        else lines.push(`  to add it again: ${ruleCommand(r)}`);
+        process.stdout.write(`${lines.join('\n')}\n`);
+      }),
+    );
+
+  withConfigOptions(policy.command('test'))
+    .description('explain what the policy decides for one call: the decision, the deciding rule, and why every rule matched or not')
+    .argument('<principal>', 'who calls: chat:alice, voice:kitchen, cli:<user>, ...')
+    .argument('<tool>', 'tool name, as `hearth tools` lists it')
+    .argument('[args]', `the call's arguments as JSON: the action comes from them ('{"action":"unlock"}'); for grouped tools also the entity`)
+    .option('--role <roles...>', "roles the principal has for this test, besides its stored ones (default: stored roles; cli:<you> gets owner as with `hearth call`)")
+    .option('--at <time>', 'decide as at this local time (for time windows), e.g. 2025-06-01T23:30')
+    .option('--json', 'print the explanation as JSON')
+    .action((principalId: string, toolName: string, rawArgs: string | undefined, flags: CommonFlags & { role?: string[]; at?: string; json?: boolean }) =>
+      withHearth(flags, (hearth) => {
+        checkPrincipal(hearth, principalId);
+        const args = jsonObjectArg('[args]', rawArgs);
+        const tool = hearth.tools.get(toolName);
+        if (!tool) throw new CliFailure(`no tool ${JSON.stringify(toolName)}; known: ${hearth.tools.all().map((t) => t.name).join(', ')}`);
+        const at = flags.at !== undefined ? parseAt(flags.at) : undefined;
+        // As `hearth call` does: the person at this terminal is an owner unless roles are given.
+        const me = cliPrincipal(hearth).id;
+        const roles = flags.role ?? (principalId === me ? ['owner'] : []);
+        const { request, notes } = requestFor(hearth, tool, args, { id: principalId, roles });
+        if (principalId === me && !flags.role) notes.push(`${me} is you: \`hearth call\` without --as gives you the role owner`);
+        if (at) request.at = at;
+        const ex = hearth.policy.explain(request);
+        if (flags.json) {
+          const { args: _a, principal, ...rest } = request;
+          process.stdout.write(
+            `${JSON.stringify(
+              {
+                request: { ...rest, principal: principal.id, args: args ?? {}, at: (at ?? new Date()).toISOString() },
+                decision: ex.decision,
+                roles: ex.roles,
+                notes,
+                rules: ex.rules.map((c) => ({ id: c.rule.id, effect: c.rule.effect, priority: c.rule.priority, builtin: c.rule.builtin, description: c.description, matched: c.matched, decided: c.decided, why: c.why })),
+              },
+              null,
+              2,
+            )}\n`,
+          );
+          return;
+        }
+        printExplanation(ex, request, notes, at);
+      }),
+    );
+
+  withConfigOptions(policy.command('roles'))
+    .description("show or set a principal's roles (rules can name roles: role:owner); without a principal: every principal with stored roles")
+    .argument('[principal]', 'chat:alice, voice:kitchen, ...')
+    .argument('[roles...]', 'the roles to set (replaces the stored ones)')
+    .option('--clear', 'remove every stored role of the principal')
+    .action((principalId: string | undefined, roles: string[], flags: CommonFlags & { clear?: boolean }) =>
+      withHearth(flags, (hearth) => {
+        if (principalId === undefined) {
+          const all = hearth.policy.listPrincipals();
+          if (!all.length) {
+            process.stdout.write('no principal has stored roles; set some with: hearth policy roles chat:alice owner\n');
+            return;
+          }
+          const rows = [['PRINCIPAL', 'ROLES']];
+          for (const p of all) rows.push([p.id, p.roles.join(', ') || '-']);
+          process.stdout.write(`${table(rows)}\n`);
+          return;
+        }
+        checkPrincipal(hearth, principalId);
+        if (flags.clear && roles.length) throw new CliFailure('--clear and roles: give one or the other');
+        if (flags.clear) {
+          hearth.policy.removePrincipal(principalId);
+          process.stdout.write(`${principalId}: roles cleared\n`);
+          return;
+        }
+        if (roles.length) {
+          try {
+            hearth.policy.setRoles(principalId, roles);
+          } catch (err) {
+            if (err instanceof PolicyRuleError) throw new CliFailure(`[roles...]: ${err.message}`);
+            throw err;
+          }
+        }
+        const now = hearth.policy.rolesOf(principalId);
+        process.stdout.write(`${principalId}: ${now.length ? `roles ${now.join(', ')}` : 'no stored roles'}${roles.length ? ' (set)' : ''}\n`);
+      }),
+    );
+}

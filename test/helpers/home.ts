@@ -1,0 +1,92 @@
+// A whole Hearth on a real broker: the demo device files (copied, with quick
+// travel times), the simulator, a real SQLite file, and a `#` watcher that
+// sees every publish.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mqtt, { type MqttClient } from 'mqtt';
+import { loadConfig } from '../../src/config/load.js';
+import { DEMO_DEVICES } from '../../src/bridge.js';
+import { Hearth } from '../../src/hearth.js';
+import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
+import type { Principal } from '../../src/tools/types.js';
+import type { TestBroker } from './brokers.js';
+import { logSink } from './log-sink.js';
+import { waitFor } from './wait.js';
+
+export const OWNER: Principal = { id: 'cli:test-owner', roles: ['owner'] };
+
+export interface TestHome {
+  hearth: Hearth;
+  sim: Simulator;
+  dir: string;
+  /** Every message published on the broker after start (topic, payload), in order. */
+  seen: Array<{ topic: string; payload: string }>;
+  commands(): Array<{ topic: string; payload: string }>;
+  logs: ReturnType<typeof logSink>;
+  close(): Promise<void>;
+}
+
+export interface HomeOptions {
+  shape?: 'per-entity' | 'grouped';
+  /** Let owners act on everything (the usual test setup). */
+  ownerMayAct?: boolean;
+  travelMs?: number;
+  extraSettings?: Record<string, string>;
+}
+
+export async function startHome(broker: TestBroker, options: HomeOptions = {}): Promise<TestHome> {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-home-'));
+  const devices = join(dir, 'devices');
+  mkdirSync(devices);
+  for (const f of readdirSync(DEMO_DEVICES)) {
+    const text = readFileSync(join(DEMO_DEVICES, f), 'utf8').replace(/travel_ms: \d+/g, `travel_ms: ${options.travelMs ?? 600}`);
+    writeFileSync(join(devices, f), text);
+  }
+  const logs = logSink('debug');
+  const { config } = loadConfig({
+    cwd: dir,
+    env: {},
+    flags: {
+      'mqtt.url': broker.url,
+      'mqtt.protocolVersion': '4',
+      'mqtt.reconnectMinMs': '100',
+      'mqtt.reconnectMaxMs': '300',
+      'devices.paths': [devices],
+      demo: false,
+      'database.path': join(dir, 'hearth.db'),
+      'tools.shape': options.shape ?? 'per-entity',
+      ...options.extraSettings,
+    },
+  });
+  const hearth = await Hearth.open({ config, log: logs.log, connectWaitMs: 5000 });
+  if (options.ownerMayAct !== false) {
+    hearth.policy.add({ subject: 'role:owner', targetType: 'any', target: '*', action: 'actuate', effect: 'allow', note: 'test: owners act' });
+  }
+  const sim = await startSimulator({ url: broker.url, devices: hearth.bridge.registry.devices(), log: logs.log.child({ part: 'sim' }) });
+  await hearth.bridge.settle(5000);
+  const seen: TestHome['seen'] = [];
+  const watcher: MqttClient = await mqtt.connectAsync(broker.url, { protocolVersion: 4, reconnectPeriod: 100 });
+  watcher.on('message', (topic, payload, packet) => {
+    if (!packet.retain && !topic.startsWith('$')) seen.push({ topic, payload: payload.toString('utf8') });
+  });
+  await watcher.subscribeAsync('#', { qos: 1 });
+  await waitFor('every entity has state', () => hearth.bridge.registry.entities().every((e) => {
+    const s = hearth.bridge.cache.get(e.id);
+    return s && (s.value !== undefined || s.frame);
+  }), 5000);
+  return {
+    hearth,
+    sim,
+    dir,
+    seen,
+    logs,
+    commands: () => seen.filter((m) => /\/set$/.test(m.topic)),
+    async close() {
+      await watcher.endAsync(true).catch(() => undefined);
+      await sim.close().catch(() => undefined);
+      await hearth.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
