@@ -1,7 +1,7 @@
 // Hearth assembled: the bridge (broker, devices, state), the SQLite database
 // with policy, approvals and audit, the one handler pipeline and the live tool
 // set. Every front door (CLI, agent engine, MCP, HTTP, Node-RED) opens one of these.
-import { SqliteAuditLog } from './audit/store.js';
+import { INTERRUPTED_ERROR, SqliteAuditLog } from './audit/store.js';
 import { Bridge, DEMO_DEVICES, demoEnabled, type BridgeOptions } from './bridge.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from './devices/defaults.js';
 import { openDatabase, type Db } from './db/database.js';
@@ -71,12 +71,33 @@ export class Hearth {
     this.policy.add({ subject: 'role:owner', targetType: 'entity', target: ids.join('|'), action: 'actuate', effect: 'allow', priority: 0, note: DEMO_RULE_NOTE });
   }
 
-  /** On start: calls a crash left pending become `interrupted`; the chain is checked. */
+  /**
+   * Calls a crash left pending become `interrupted`. A pending row may belong
+   * to a call still running in another process (hearth call), so only rows
+   * older than their device's confirmation timeout are taken as dead.
+   */
+  sweepPending(now = Date.now()): number {
+    let marked = 0;
+    const fallback = Math.max(...Object.values(DEFAULT_CONFIRM_TIMEOUT_MS));
+    for (const row of this.audit.list({ outcome: 'pending', limit: 10_000 })) {
+      const entity = row.entityId ? this.bridge.registry.entity(row.entityId) : undefined;
+      const timeout = entity ? (entity.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS[entity.kind]) : fallback;
+      if (now - Date.parse(row.at) <= timeout + 1000) continue;
+      try {
+        this.audit.finish(row.id, { outcome: 'interrupted', error: INTERRUPTED_ERROR });
+        marked++;
+      } catch (err) {
+        this.bridge.log.error({ err: (err as Error).message, auditId: row.id }, 'could not mark a pending audit row interrupted');
+      }
+    }
+    if (marked) this.bridge.log.warn({ interrupted: marked }, 'audit: calls left pending by a stopped process marked interrupted');
+    return marked;
+  }
+
+  /** On start: sweep pending rows and check the chain. */
   recoverAudit(): { interrupted: number; chainOk: boolean; problem?: string } {
-    const longest = Math.max(...Object.values(DEFAULT_CONFIRM_TIMEOUT_MS), ...this.bridge.registry.entities().map((e) => e.confirmTimeoutMs ?? 0));
-    const interrupted = this.audit.markInterrupted(longest);
+    const interrupted = this.sweepPending();
     const result = this.audit.verify();
-    if (interrupted) this.bridge.log.warn({ interrupted }, 'audit: calls left pending by an earlier run marked interrupted');
     if (!result.ok) this.bridge.log.error({ firstBroken: result.firstBroken }, 'audit chain does not verify: run `hearth audit verify`');
     return { interrupted, chainOk: result.ok, problem: result.firstBroken?.reason };
   }

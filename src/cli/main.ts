@@ -3,8 +3,11 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { PACKAGE_ROOT } from '../bridge.js';
+import { registerApprovals } from './approvals.js';
+import { registerAudit } from './audit.js';
 import { registerCall } from './call.js';
 import { registerDevices } from './devices.js';
+import { registerPolicy } from './policy.js';
 import { registerSimulate } from './simulate.js';
 import { registerStart } from './start.js';
 import { registerTools } from './tools.js';
@@ -21,6 +24,9 @@ registerDevices(program);
 registerSimulate(program);
 registerTools(program);
 registerCall(program);
+registerPolicy(program);
+registerAudit(program);
+registerApprovals(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);

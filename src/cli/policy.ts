@@ -186,6 +186,14 @@ function addRule(hearth: Hearth, effect: Effect, subject: string, flags: AddFlag
     throw new CliFailure(`give at most one target: ${targets.map((t) => t.flag).join(' and ')} were both given (no target option = any tool)`);
   }
   const target = targets[0];
+  for (const alt of subject.split('|').map((a) => a.trim())) {
+    // Principal ids always have a prefix (chat:, voice:, ...): a bare word would never match.
+    if (alt && !alt.includes(':') && !/[*?]/.test(alt)) {
+      throw new CliFailure(
+        `<subject> ${JSON.stringify(alt)}: names no principal; principals look like chat:${alt} or voice:${alt}, a role is role:${alt}, and * is anyone`,
+      );
+    }
+  }
   const input: NewRule = {
     subject,
     targetType: target?.type ?? 'any',
@@ -237,7 +245,10 @@ export function requestFor(hearth: Hearth, tool: GeneratedTool, args: Record<str
   const notes: string[] = [];
   const a = args ?? {};
   let entity: Entity | undefined;
-  if (tool.meta.entityIds.length === 1 && tool.name !== 'get_state' && tool.name !== 'find_entities' && tool.name !== 'get_camera_image') {
+  // Per-entity tools stand for one entity; grouped ones (and get_state) take it as an argument.
+  const props = (tool.parameters.properties ?? {}) as Record<string, unknown>;
+  const takesEntity = 'entity' in props || 'camera' in props || tool.meta.entityIds.length !== 1;
+  if (!takesEntity) {
     entity = registry.entity(tool.meta.entityIds[0]);
   } else {
     const id = a.entity ?? a.camera;
@@ -249,7 +260,7 @@ export function requestFor(hearth: Hearth, tool: GeneratedTool, args: Record<str
       }
       entity = registry.entity(id);
     } else if (tool.capability === 'actuator') {
-      throw new CliFailure(`${tool.name} acts on several entities: say which in the args, e.g. '{"entity":"${tool.meta.entityIds[0] ?? 'some.entity'}","action":"${tool.meta.actions[0] ?? 'turn_on'}"}'`);
+      throw new CliFailure(`${tool.name} takes the entity as an argument: say which in the args, e.g. '{"entity":"${tool.meta.entityIds[0] ?? 'some.entity'}","action":"${tool.meta.actions[0] ?? 'turn_on'}"}'`);
     } else {
       notes.push(`${tool.name} without an entity: the pipeline checks each entity it reads on its own; give '{"entity":"<id>"}' to test one`);
     }
@@ -292,11 +303,11 @@ function printExplanation(ex: Explanation, req: PolicyRequest, notes: string[], 
   const d = ex.decision;
   const what = req.capability === 'read' ? 'read' : req.action;
   const on = req.entityId
-    ? ` ${req.entityId} (kind ${req.kind ?? '-'}${req.area ? `, area ${req.area}` : ''}${req.deviceClass ? `, device class ${req.deviceClass}` : ''})`
+    ? ` on ${req.entityId} (kind ${req.kind ?? '-'}${req.area ? `, area ${req.area}` : ''}${req.deviceClass ? `, device class ${req.deviceClass}` : ''})`
     : '';
   const decidedRule = ex.rules.find((r) => r.decided);
   const lines = [
-    `${d.effect}: ${req.principal.id} ${what} with ${req.tool}${on}`,
+    `${d.effect}: ${req.principal.id} calling ${req.tool}, action ${what}${on}`,
     `  decided by  ${decidedRule ? `rule #${decidedRule.rule.id}: ${decidedRule.description}${decidedRule.rule.builtin ? ' (built-in)' : ''}` : 'the default (no rule matched)'}`,
     `  reason      ${d.reason}`,
     `  roles       ${ex.roles.join(', ') || 'none'}`,

@@ -28,6 +28,8 @@ export function registerStart(program: Command): void {
       }
       const bridge = hearth.bridge;
       const recovered = hearth.recoverAudit();
+      // Calls of `hearth call` processes that died while this bridge runs are swept too.
+      setInterval(() => hearth.sweepPending(), 10_000).unref();
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping');
         await hearth.close();

@@ -1,0 +1,175 @@
+// `hearth approvals`, `hearth approve <id>`, `hearth deny <id>`: the calls a
+// `confirm` rule holds until a person says yes. An approval is bound to one
+// exact call (principal, tool, arguments); once granted, the caller makes the
+// same call again and it goes through, once.
+import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import type { Command } from 'commander';
+import { openDatabase, type Db } from '../db/database.js';
+import { SqliteApprovals, type Approval } from '../policy/approvals.js';
+import { configOrExit, withConfigOptions, type CommonFlags } from './options.js';
+import { table } from './format.js';
+import { CliFailure, guarded } from './policy.js';
+
+/** `cli:<os user>`, as `hearth call` names the person at this terminal. */
+export function cliUser(): string {
+  let name = 'local';
+  try {
+    name = userInfo().username || 'local';
+  } catch {
+    // no passwd entry (containers)
+  }
+  return `cli:${name.replace(/[^A-Za-z0-9_.@-]/g, '_')}`;
+}
+
+/** `4 min 10 s`, `45 s`, `2 h 5 min`. */
+export function inWords(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min${s % 60 ? ` ${s % 60} s` : ''}`;
+  const h = Math.floor(m / 60);
+  return `${h} h${m % 60 ? ` ${m % 60} min` : ''}`;
+}
+
+async function withApprovals(flags: CommonFlags, body: (approvals: SqliteApprovals, db: Db) => void): Promise<void> {
+  await guarded(() => {
+    const { config } = configOrExit(flags);
+    const path = config.database.path;
+    if (path !== ':memory:' && !existsSync(path)) {
+      throw new CliFailure(`no database at ${path}: no approvals have been requested there (pass --db <file> to use the bridge's database)`, 1);
+    }
+    const db = openDatabase(path);
+    try {
+      body(new SqliteApprovals(db), db);
+    } finally {
+      db.close();
+    }
+  });
+}
+
+function argsText(a: Approval): string {
+  const s = JSON.stringify(a.args);
+  return s.length > 60 ? `${s.slice(0, 59)}…` : s;
+}
+
+function statusText(a: Approval, now: number): string {
+  switch (a.status) {
+    case 'pending':
+      return `expires in ${inWords(a.expiresAt - now)}`;
+    case 'granted':
+      return `granted by ${a.decidedBy ?? '?'}; usable for ${inWords(a.expiresAt - now)}`;
+    case 'denied':
+      return `denied by ${a.decidedBy ?? '?'}`;
+    case 'used':
+      return `granted by ${a.decidedBy ?? '?'}, used ${a.usedAt ? new Date(a.usedAt).toISOString() : ''}`;
+    case 'expired':
+      return `expired ${new Date(a.expiresAt).toISOString()}`;
+  }
+}
+
+function approvalJson(a: Approval, now: number) {
+  return {
+    ...a,
+    createdAt: new Date(a.createdAt).toISOString(),
+    expiresAt: new Date(a.expiresAt).toISOString(),
+    decidedAt: a.decidedAt !== null ? new Date(a.decidedAt).toISOString() : null,
+    usedAt: a.usedAt !== null ? new Date(a.usedAt).toISOString() : null,
+    expiresInMs: a.status === 'pending' || a.status === 'granted' ? Math.max(0, a.expiresAt - now) : null,
+  };
+}
+
+function checkId(raw: string): string {
+  const id = raw.trim();
+  if (!/^[0-9a-f]{6,64}$/i.test(id)) throw new CliFailure(`<id> ${JSON.stringify(raw)}: an approval id looks like 3f9a1c2b7e44 (see hearth approvals)`);
+  return id.toLowerCase();
+}
+
+function checkBy(raw: string | undefined): string {
+  if (raw === undefined) return cliUser();
+  const by = raw.trim();
+  if (!by || by.length > 100 || /[\u0000-\u001f]/.test(by)) throw new CliFailure(`--by ${JSON.stringify(raw)}: must be a name of 1 to 100 printable characters`);
+  return by;
+}
+
+/** Why an approval cannot be decided now, in words. */
+function notDecidable(a: Approval): string {
+  switch (a.status) {
+    case 'expired':
+      return `approval ${a.id} expired at ${new Date(a.expiresAt).toISOString()} without a decision; the caller can make the call again to ask anew`;
+    case 'granted':
+      return `approval ${a.id} was already granted by ${a.decidedBy ?? '?'}; it is waiting for the caller to make the call again`;
+    case 'used':
+      return `approval ${a.id} was granted by ${a.decidedBy ?? '?'} and has been used`;
+    case 'denied':
+      return `approval ${a.id} was already denied by ${a.decidedBy ?? '?'}`;
+    default:
+      return `approval ${a.id} is no longer pending`;
+  }
+}
+
+function decide(verb: 'approve' | 'deny', rawId: string, flags: CommonFlags & { by?: string }): Promise<void> {
+  return withApprovals(flags, (approvals) => {
+    const id = checkId(rawId);
+    const by = checkBy(flags.by);
+    const before = approvals.get(id);
+    if (!before) throw new CliFailure(`no approval ${id}; pending ones: hearth approvals`, 1);
+    if (before.status !== 'pending') throw new CliFailure(notDecidable(before), 1);
+    const ok = verb === 'approve' ? approvals.grant(id, by) : approvals.deny(id, by);
+    const after = approvals.get(id)!;
+    if (!ok) throw new CliFailure(notDecidable(after), 1);
+    const call = `${after.principal}: ${after.tool} ${JSON.stringify(after.args)}`;
+    process.stdout.write(
+      verb === 'approve'
+        ? `approved ${id} (${call}) as ${by}; it goes through when ${after.principal} makes the same call again within ${inWords(after.expiresAt - Date.now())}\n`
+        : `denied ${id} (${call}) as ${by}\n`,
+    );
+  });
+}
+
+export function registerApprovals(program: Command): void {
+  withConfigOptions(program.command('approvals'))
+    .description('calls waiting for a person to approve them (held by `confirm` rules: unlocking, opening the garage, ...)')
+    .option('--all', 'also granted, denied, used and expired ones (the latest 100)')
+    .option('--json', 'print JSON')
+    .action((flags: CommonFlags & { all?: boolean; json?: boolean }) =>
+      withApprovals(flags, (approvals) => {
+        const now = Date.now();
+        const list = approvals.list(flags.all ? {} : { status: 'pending' });
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify(list.map((a) => approvalJson(a, now)), null, 2)}\n`);
+          return;
+        }
+        if (!list.length) {
+          process.stdout.write(flags.all ? 'no approvals have been requested\n' : 'no approvals are pending\n');
+          return;
+        }
+        const rows = [['ID', 'PRINCIPAL', 'TOOL', 'ARGS', ...(flags.all ? ['STATUS'] : []), flags.all ? 'STATE' : 'EXPIRES IN', 'REASON']];
+        for (const a of list) {
+          rows.push([
+            a.id,
+            a.principal,
+            a.tool,
+            argsText(a),
+            ...(flags.all ? [a.status] : []),
+            flags.all ? statusText(a, now) : inWords(a.expiresAt - now),
+            a.reason,
+          ]);
+        }
+        const tip = flags.all ? '' : '\ngrant one: hearth approve <id>   refuse it: hearth deny <id>\n';
+        process.stdout.write(`${table(rows)}\n${tip}`);
+      }),
+    );
+
+  withConfigOptions(program.command('approve'))
+    .description('grant a pending approval: the caller then makes the same call again and it goes through (once)')
+    .argument('<id>', 'approval id, as `hearth approvals` lists it')
+    .option('--by <name>', 'who grants it, for the record (default: cli:<your user>)')
+    .action((id: string, flags: CommonFlags & { by?: string }) => decide('approve', id, flags));
+
+  withConfigOptions(program.command('deny'))
+    .description('refuse a pending approval')
+    .argument('<id>', 'approval id, as `hearth approvals` lists it')
+    .option('--by <name>', 'who refuses it, for the record (default: cli:<your user>)')
+    .action((id: string, flags: CommonFlags & { by?: string }) => decide('deny', id, flags));
+}

@@ -1,0 +1,363 @@
+// `hearth audit ...`: read the audit log (tail, follow, show one row), export
+// it, and verify its hash chain. Only the database is opened: no broker, no
+// device files. `tail -f` polls the file, since another process (the running
+// bridge, a `hearth call`) writes the rows.
+import { createWriteStream, existsSync } from 'node:fs';
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { Command, Option } from 'commander';
+import { verify, type VerifyResult } from '../audit/chain.js';
+import { OUTCOMES, type StoredAuditRow } from '../audit/row.js';
+import { SqliteAuditLog, type AuditListFilter } from '../audit/store.js';
+import type { ExportFormat } from '../audit/export.js';
+import type { Outcome } from '../audit/types.js';
+import { openDatabase, type Db } from '../db/database.js';
+import { formatDuration } from '../util/time.js';
+import { configOrExit, withConfigOptions, type CommonFlags } from './options.js';
+import { table } from './format.js';
+import { CliFailure, guarded, wholeNumber } from './policy.js';
+
+export const FOLLOW_POLL_MS = 500;
+
+interface Opened {
+  db: Db;
+  store: SqliteAuditLog;
+  path: string;
+  digestFile?: string;
+}
+
+/** Open the database only (reading; a missing file is an error rather than a new empty log). */
+function openAudit(flags: CommonFlags): Opened {
+  const { config } = configOrExit(flags);
+  const path = config.database.path;
+  if (path !== ':memory:' && !existsSync(path)) {
+    throw new CliFailure(`no database at ${path}: nothing has been recorded there (start the bridge with \`hearth start\`, or pass --db <file>)`, 1);
+  }
+  const db = openDatabase(path);
+  // A reader: no need to make this connection's (absent) writes synchronous=FULL.
+  const store = new SqliteAuditLog(db, { synchronousFull: false });
+  return { db, store, path, ...(config.audit.digestFile ? { digestFile: config.audit.digestFile } : {}) };
+}
+
+async function withAudit(flags: CommonFlags, body: (o: Opened) => Promise<void> | void): Promise<void> {
+  await guarded(async () => {
+    const opened = openAudit(flags);
+    try {
+      await body(opened);
+    } finally {
+      opened.db.close();
+    }
+  });
+}
+
+/** `2025-06-01T18:00`, `2025-06-01`, or a time ago: `90s`, `15m`, `2h`, `7d`. */
+export function parseTime(flag: string, raw: string, now = Date.now()): Date {
+  const ago = /^(\d+)\s*(s|m|min|h|d)$/i.exec(raw.trim());
+  if (ago) {
+    const unit = { s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 }[ago[2].toLowerCase() as 's' | 'm' | 'min' | 'h' | 'd'];
+    return new Date(now - Number(ago[1]) * unit);
+  }
+  const d = new Date(raw);
+  if (!raw.trim() || Number.isNaN(d.getTime())) {
+    throw new CliFailure(`${flag} ${JSON.stringify(raw)}: not a time; use ISO 8601 (2025-06-01, 2025-06-01T18:00, 2025-06-01T16:00Z) or a time ago (30m, 2h, 7d)`);
+  }
+  return d;
+}
+
+// ---------------------------------------------------------------- formatting
+
+const pad2 = (n: number) => String(n).padStart(2, '0');
+
+/** Local time, to the second. */
+export function localTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+}
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+const HEADER = ['TIME', 'ID', 'PRINCIPAL', 'TOOL', 'ENTITY', 'ACTION', 'DECISION', 'OUTCOME', 'LATENCY', 'ERROR'];
+
+function rowCells(r: StoredAuditRow): string[] {
+  return [
+    localTime(r.at),
+    String(r.id),
+    r.principal,
+    r.tool,
+    r.entityId ?? '-',
+    r.action,
+    r.ruleId !== null ? `${r.decision} #${r.ruleId}` : r.decision,
+    r.outcome,
+    r.latencyMs !== null ? formatDuration(r.latencyMs) : '-',
+    r.error ? clip(r.error.replace(/\s+/g, ' '), 120) : '',
+  ];
+}
+
+function padRow(cells: string[], widths: number[]): string {
+  return cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
+}
+
+// ---------------------------------------------------------------- tail
+
+interface TailFlags extends CommonFlags {
+  lines: string;
+  follow?: boolean;
+  json?: boolean;
+  principal?: string;
+  entity?: string;
+  outcome?: Outcome;
+  since?: string;
+}
+
+async function tail(o: Opened, flags: TailFlags): Promise<void> {
+  const n = wholeNumber('-n', flags.lines, { min: 1, max: 10_000 });
+  const filter: AuditListFilter = {
+    ...(flags.principal ? { principal: flags.principal } : {}),
+    ...(flags.entity ? { entityId: flags.entity } : {}),
+    ...(flags.outcome ? { outcome: flags.outcome } : {}),
+    ...(flags.since ? { since: parseTime('--since', flags.since) } : {}),
+  };
+  const rows = o.store.list({ ...filter, order: 'desc', limit: n }).reverse();
+  const out = (s: string) => process.stdout.write(s);
+
+  if (!flags.follow) {
+    if (flags.json) {
+      out(`${JSON.stringify(rows, null, 2)}\n`);
+      return;
+    }
+    if (!rows.length) {
+      out(`no audit rows${Object.keys(filter).length ? ' match' : ' yet'} (${o.path})\n`);
+      return;
+    }
+    out(`${table([HEADER, ...rows.map(rowCells)])}\n`);
+    return;
+  }
+
+  // Follow: print what is there, then poll for rows with a higher id; a row
+  // shown while pending is shown again once it completes.
+  const widths = HEADER.map((h, i) => Math.max(h.length, [8, 3, 14, 14, 18, 8, 10, 11, 7][i] ?? 0, ...rows.map((r) => (rowCells(r)[i] ?? '').length)));
+  widths[0] = Math.max(widths[0], 19);
+  const show = (r: StoredAuditRow) => out(flags.json ? `${JSON.stringify(r)}\n` : `${padRow(rowCells(r), widths)}\n`);
+  if (!flags.json) out(`${padRow(HEADER, widths)}\n`);
+  let last = o.store.list({ order: 'desc', limit: 1 })[0]?.id ?? 0;
+  const pending = new Set<number>();
+  for (const r of rows) {
+    show(r);
+    if (r.outcome === 'pending') pending.add(r.id);
+  }
+  if (!flags.json) process.stderr.write(`following ${o.path} (every ${FOLLOW_POLL_MS} ms); Ctrl+C to stop\n`);
+
+  const poll = () => {
+    for (const id of [...pending]) {
+      const r = o.store.get(id);
+      if (!r || r.outcome !== 'pending') {
+        pending.delete(id);
+        if (r) show(r);
+      }
+    }
+    for (;;) {
+      const fresh = o.store.list({ afterId: last, order: 'asc', limit: 1000 });
+      for (const r of fresh) {
+        last = r.id;
+        if (!matches(r, filter)) continue;
+        show(r);
+        if (r.outcome === 'pending') pending.add(r.id);
+      }
+      if (fresh.length < 1000) break;
+    }
+  };
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      try {
+        poll();
+      } catch (err) {
+        process.stderr.write(`hearth: reading the audit log failed: ${(err as Error).message}\n`);
+        process.exitCode = 1;
+        stop();
+      }
+    }, FOLLOW_POLL_MS);
+    const stop = () => {
+      clearInterval(timer);
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+function matches(r: StoredAuditRow, f: AuditListFilter): boolean {
+  if (f.principal !== undefined && r.principal !== f.principal) return false;
+  if (f.entityId !== undefined && r.entityId !== f.entityId) return false;
+  if (f.outcome !== undefined && r.outcome !== f.outcome) return false;
+  if (f.since !== undefined && new Date(r.at) < new Date(f.since)) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------- show
+
+function pretty(text: string | null, indent: string): string {
+  if (text === null) return '-';
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (v && typeof v === 'object') return JSON.stringify(v, null, 2).replace(/\n/g, `\n${indent}`);
+  } catch {
+    // not JSON: as it is
+  }
+  return text;
+}
+
+function showRow(r: StoredAuditRow): string {
+  const W = 14;
+  const indent = ' '.repeat(W);
+  const fields: Array<[string, string]> = [
+    ['id', String(r.id)],
+    ['at', `${r.at} (${localTime(r.at)} local)`],
+    ['request id', r.requestId],
+    ['principal', r.principal],
+    ['session', r.session ?? '-'],
+    ['run id', r.runId ?? '-'],
+    ['tool', r.tool],
+    ['entity', r.entityId ?? '-'],
+    ['action', r.action],
+    ['args', JSON.stringify(r.args, null, 2).replace(/\n/g, `\n${indent}`)],
+    ['decision', r.decision],
+    ['rule', r.ruleId !== null ? `#${r.ruleId}` : '- (the default)'],
+    ['reason', r.reason || '-'],
+    ['outcome', r.outcome],
+    ['error', r.error ?? '-'],
+    ['latency', r.latencyMs !== null ? `${r.latencyMs} ms` : '-'],
+    ['echo', pretty(r.echo, indent)],
+    ['completed at', r.completedAt ?? '-'],
+    ['prev hash', r.prevHash],
+    ['hash', r.hash],
+    ['done hash', r.doneHash ?? '- (pending)'],
+  ];
+  return fields.map(([k, v]) => `${k.padEnd(W)}${v}`).join('\n');
+}
+
+// ---------------------------------------------------------------- export
+
+async function writeAll(stream: Writable, chunk: string): Promise<void> {
+  if (!stream.write(chunk)) await once(stream, 'drain');
+}
+
+async function exportTo(o: Opened, flags: CommonFlags & { format: ExportFormat; since?: string; until?: string; out?: string }): Promise<void> {
+  const since = flags.since !== undefined ? parseTime('--since', flags.since) : undefined;
+  const until = flags.until !== undefined ? parseTime('--until', flags.until) : undefined;
+  const lines = o.store.export(flags.format, { ...(since ? { since } : {}), ...(until ? { until } : {}) });
+  let stream: Writable;
+  if (flags.out) {
+    const file = createWriteStream(flags.out, { flags: 'w' });
+    try {
+      await once(file, 'open');
+    } catch (err) {
+      throw new CliFailure(`--out ${flags.out}: ${(err as Error).message}`, 1);
+    }
+    stream = file;
+  } else {
+    stream = process.stdout;
+  }
+  // A closed pipe (`| head`) ends the export quietly.
+  let closed = false;
+  let failure: Error | undefined;
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    closed = true;
+    if (err.code !== 'EPIPE') failure = err;
+    stream.emit('drain');
+  });
+  let rows = 0;
+  let buf = '';
+  for (const line of lines) {
+    if (closed) break;
+    rows++;
+    buf += `${line}\n`;
+    if (buf.length >= 64 * 1024) {
+      await writeAll(stream, buf);
+      buf = '';
+    }
+  }
+  if (buf && !closed) await writeAll(stream, buf);
+  if (failure) throw new CliFailure(`${flags.out ? `--out ${flags.out}` : 'stdout'}: ${failure.message}`, 1);
+  if (flags.format === 'csv') rows = Math.max(0, rows - 1);
+  if (flags.out) {
+    (stream as ReturnType<typeof createWriteStream>).end();
+    await once(stream, 'finish');
+    process.stderr.write(`exported ${rows} rows as ${flags.format} to ${flags.out}\n`);
+  }
+}
+
+// ---------------------------------------------------------------- verify
+
+export function verifyText(result: VerifyResult, digestFile: string | undefined): { ok: boolean; text: string } {
+  if (result.ok) {
+    const extra = [
+      result.pending ? `${result.pending} pending` : '',
+      result.digest ? `digest ${digestFile} matches (${result.digest.count} rows up to id ${result.digest.lastId}, ${result.digest.at})` : digestFile ? '' : 'no digest file: a cut-off tail cannot be detected (set audit.digestFile)',
+    ].filter(Boolean);
+    return { ok: true, text: `chain verified: ${result.rows} rows${result.rows ? `, ids 1..${result.lastId}` : ''}${extra.length ? `; ${extra.join('; ')}` : ''}` };
+  }
+  const b = result.firstBroken!;
+  const where = b.id > 0 ? `row ${b.id}` : 'the digest';
+  return { ok: false, text: `audit chain BROKEN at ${where} (${b.kind}): ${b.reason}\n  ${result.rows} rows in the log; nothing from ${where} on can be trusted as recorded` };
+}
+
+// ---------------------------------------------------------------- registering
+
+export function registerAudit(program: Command): void {
+  const audit = program.command('audit').description('the audit log of actuator calls and refused attempts: tail, show, export, verify');
+
+  withConfigOptions(audit.command('tail'))
+    .description('the latest audit rows, oldest first (-f: keep printing new ones)')
+    .option('-n, --lines <n>', 'how many rows', '20')
+    .option('-f, --follow', 'keep printing new rows (polls the database every 500 ms) until Ctrl+C')
+    .option('--json', 'JSON: an array, or with -f one object per line (a row shown pending is printed again when it completes)')
+    .option('--principal <id>', 'only this principal (exact id)')
+    .option('--entity <id>', 'only this entity (exact id)')
+    .addOption(new Option('--outcome <outcome>', 'only this outcome').choices([...OUTCOMES]))
+    .option('--since <time>', 'only rows at or after this time (ISO 8601, or ago: 30m, 2h, 7d)')
+    .action((flags: TailFlags) => withAudit(flags, (o) => tail(o, flags)));
+
+  withConfigOptions(audit.command('show'))
+    .description('every field of one audit row, hashes included')
+    .argument('<id>', 'row id (the ID column of `hearth audit tail`)')
+    .option('--json', 'print the row as JSON')
+    .action((rawId: string, flags: CommonFlags & { json?: boolean }) =>
+      withAudit(flags, (o) => {
+        const id = wholeNumber('<id>', rawId, { min: 1 });
+        const row = o.store.get(id);
+        if (!row) {
+          const last = o.store.list({ order: 'desc', limit: 1 })[0];
+          throw new CliFailure(`no audit row ${id}: ${last ? `the log has rows up to id ${last.id}` : 'the log is empty'}`, 1);
+        }
+        process.stdout.write(flags.json ? `${JSON.stringify(row, null, 2)}\n` : `${showRow(row)}\n`);
+      }),
+    );
+
+  withConfigOptions(audit.command('export'))
+    .description('the whole log (or a time range) as JSON lines or CSV, streamed')
+    .addOption(new Option('--format <format>', 'jsonl: one row per line, args as an object; csv: the table columns, args as JSON text').choices(['jsonl', 'csv']).default('jsonl'))
+    .option('--since <time>', 'rows at or after this time (ISO 8601, or ago: 30m, 2h, 7d)')
+    .option('--until <time>', 'rows before this time')
+    .option('--out <file>', 'write here instead of stdout')
+    .action((flags: CommonFlags & { format: ExportFormat; since?: string; until?: string; out?: string }) => withAudit(flags, (o) => exportTo(o, flags)));
+
+  withConfigOptions(audit.command('verify'))
+    .description('check the hash chain row by row (and the digest file, which catches a cut-off tail); exit 1 naming the first broken row')
+    .option('--digest <file>', 'the digest file to check against (default: audit.digestFile from the config, if set)')
+    .option('--json', 'print the result as JSON')
+    .action((flags: CommonFlags & { digest?: string; json?: boolean }) =>
+      withAudit(flags, (o) => {
+        const digestFile = flags.digest ?? o.digestFile;
+        if (flags.digest && !existsSync(flags.digest)) throw new CliFailure(`--digest ${flags.digest}: no such file`, 2);
+        const result = verify(o.db, digestFile ? { digestFile } : {});
+        const { ok, text } = verifyText(result, digestFile);
+        if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+        else if (ok) process.stdout.write(`${text}\n`);
+        else process.stderr.write(`hearth: ${text}\n`);
+        process.exitCode = ok ? 0 : 1;
+      }),
+    );
+}
