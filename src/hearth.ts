@@ -109,6 +109,7 @@ export class Hearth {
 
   async close(): Promise<void> {
     await this.bridge.close();
+    this.audit.flushDigest();
     this.db.close();
   }
 }

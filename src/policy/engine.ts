@@ -209,6 +209,7 @@ export class SqlitePolicy implements PolicyEngine {
   private readonly timeFormat: Intl.DateTimeFormat | null;
 
   private readonly stmts;
+  private readonly hitTx: (ruleId: number, principal: string, at: number, before: number) => void;
 
   constructor(
     private readonly db: Db,
@@ -237,6 +238,10 @@ export class SqlitePolicy implements PolicyEngine {
       ),
       deletePrincipal: db.prepare('DELETE FROM principals WHERE id = ?'),
     };
+    this.hitTx = db.transaction((ruleId: number, principal: string, at: number, before: number) => {
+      this.stmts.addHit.run(ruleId, principal, at);
+      this.stmts.pruneHits.run(ruleId, principal, before);
+    });
     this.refresh();
   }
 
@@ -363,8 +368,8 @@ export class SqlitePolicy implements PolicyEngine {
   }
 
   private recordHitAt(rule: PolicyRule, principalId: string, now: number): void {
-    this.stmts.addHit.run(rule.id, principalId, now);
-    this.stmts.pruneHits.run(rule.id, principalId, now - rule.perSeconds! * 1000);
+    // One commit, not two: with synchronous=FULL each commit waits for the disk.
+    this.hitTx(rule.id, principalId, now, now - rule.perSeconds! * 1000);
   }
 
   /** The decision (without using up any rate-limit budget) and every rule with why it matched or not. */
