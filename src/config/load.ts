@@ -205,6 +205,9 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   if (config.database.path !== ':memory:' && !isAbsolute(config.database.path)) {
     config.database.path = resolve(cwd, config.database.path);
   }
+  if (config.agent.provider === 'openai' && !config.agent.model) {
+    throw new ConfigError('config', 'agent.model', 'is required with agent.provider openai (the model id your server serves, e.g. llama3.2:3b)');
+  }
   if (config.mqtt.reconnectMaxMs < config.mqtt.reconnectMinMs) {
     throw new ConfigError('config', 'mqtt.reconnectMaxMs', 'must not be below mqtt.reconnectMinMs');
   }

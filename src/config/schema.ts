@@ -97,6 +97,30 @@ export const configSchema = {
       },
       default: {},
     },
+    agent: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        engine: {
+          enum: ['builtin', 'jan'],
+          default: 'builtin',
+          description: 'builtin: Hearth runs the model loop; jan: drive a `jan` runtime (JAN_BIN or jan on PATH).',
+        },
+        provider: {
+          enum: ['intent', 'openai'],
+          default: 'intent',
+          description: 'intent: the offline sentence matcher (no network); openai: any OpenAI-compatible server.',
+        },
+        baseUrl: { type: 'string', pattern: '^https?://', default: 'http://127.0.0.1:1337/v1' },
+        apiKey: { type: 'string' },
+        model: { type: 'string', minLength: 1 },
+        vision: { type: 'boolean', default: true, description: 'Send camera images to the model.' },
+        maxRounds: { type: 'integer', minimum: 1, maximum: 50, default: 8 },
+        timeoutMs: { type: 'integer', minimum: 1000, default: 120000 },
+        janBin: { type: 'string', minLength: 1 },
+      },
+      default: {},
+    },
     log: {
       type: 'object',
       additionalProperties: false,
@@ -131,5 +155,16 @@ export interface HearthConfig {
   audit: { digestFile?: string };
   http: { host: string; port: number };
   tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };
+  agent: {
+    engine: 'builtin' | 'jan';
+    provider: 'intent' | 'openai';
+    baseUrl: string;
+    apiKey?: string;
+    model?: string;
+    vision: boolean;
+    maxRounds: number;
+    timeoutMs: number;
+    janBin?: string;
+  };
   log: { level: string; pretty: 'auto' | boolean };
 }

@@ -1,0 +1,66 @@
+// What the builtin engine asks of a model: one streamed round of a chat.
+// Implementations: an OpenAI-compatible HTTP provider (Jan Desktop, Ollama,
+// llama.cpp, LM Studio) and the offline intent model.
+
+export type ContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
+export interface ToolCallRequest {
+  id: string;
+  /** As the model named it: `host__<tool>`. */
+  name: string;
+  /** Raw JSON text as the model produced it (`""` means `{}`). */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | ContentPart[] }
+  | { role: 'assistant'; content: string | null; tool_calls?: ToolCallRequest[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface FunctionSpec {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+export interface ProviderRequest {
+  model: string;
+  messages: ChatMessage[];
+  tools: FunctionSpec[];
+  signal: AbortSignal;
+}
+
+export type ProviderEvent =
+  | { type: 'token'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'tool_call_started'; id: string; name: string }
+  | { type: 'tool_call_args_delta'; id: string; delta: string }
+  | { type: 'done'; finishReason: string; toolCalls: ToolCallRequest[]; usage?: Usage };
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cached_tokens?: number;
+}
+
+export class ProviderError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}
+
+export interface Provider {
+  readonly name: string;
+  /** The model used when a session names none. */
+  readonly defaultModel: string;
+  /** Does the model take images? (camera results are sent only then) */
+  readonly vision: boolean;
+  /** One streamed round. Ends with exactly one `done` event, or throws a ProviderError. */
+  stream(request: ProviderRequest): AsyncIterable<ProviderEvent>;
+}

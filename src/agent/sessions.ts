@@ -1,0 +1,82 @@
+// Agent sessions for Hearth's front doors (chat, HTTP, Node-RED, voice): each
+// gets the tool set its principal may use, and the new set between turns
+// whenever devices change (the kit's setTools).
+import { EventEmitter } from 'node:events';
+import type { ToolSet } from '../tools/tool-set.js';
+import type { Principal } from '../tools/types.js';
+import type { AgentEvent, AgentSession, Engine, SessionOptions } from './types.js';
+
+export interface OpenSessionOptions extends Omit<SessionOptions, 'tools' | 'principal'> {
+  principal: Principal;
+}
+
+export interface SessionManagerEvents {
+  /** Every event of every session, for live pages and logs. */
+  event: [sessionId: string, event: AgentEvent, turnId: string];
+}
+
+export class SessionManager extends EventEmitter<SessionManagerEvents> {
+  private readonly sessions = new Map<string, AgentSession>();
+  private readonly busy = new Set<string>();
+  private readonly stale = new Set<string>();
+
+  constructor(
+    readonly engine: Engine,
+    private readonly tools: ToolSet,
+  ) {
+    super();
+    tools.on('changed', () => {
+      for (const [id, s] of this.sessions) {
+        if (this.busy.has(id)) this.stale.add(id);
+        else s.setTools(this.tools.forPrincipal(s.principal));
+      }
+    });
+  }
+
+  async open(options: OpenSessionOptions): Promise<AgentSession> {
+    const existing = options.id ? this.sessions.get(options.id) : undefined;
+    if (existing) {
+      if (existing.principal.id !== options.principal.id) throw new Error(`session ${options.id} belongs to another principal`);
+      return existing;
+    }
+    const session = await this.engine.createSession({ ...options, tools: this.tools.forPrincipal(options.principal) });
+    this.sessions.set(session.id, session);
+    session.on('event', (event, turnId) => {
+      if (event.type === 'step') this.busy.add(session.id);
+      if (event.type === 'done' || event.type === 'error') this.settled(session);
+      this.emit('event', session.id, event, turnId);
+    });
+    return session;
+  }
+
+  /** Prompt and keep track of the turn, so the tool set is refreshed only between turns. */
+  async prompt(session: AgentSession, text: string) {
+    const turn = await session.prompt(text);
+    this.busy.add(session.id);
+    void turn.result().then(() => this.settled(session));
+    return turn;
+  }
+
+  private settled(session: AgentSession): void {
+    this.busy.delete(session.id);
+    if (this.stale.delete(session.id)) session.setTools(this.tools.forPrincipal(session.principal));
+  }
+
+  get(id: string): AgentSession | undefined {
+    return this.sessions.get(id);
+  }
+
+  all(): AgentSession[] {
+    return [...this.sessions.values()];
+  }
+
+  async close(id: string): Promise<void> {
+    const s = this.sessions.get(id);
+    this.sessions.delete(id);
+    await s?.close();
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.sessions.keys()].map((id) => this.close(id)));
+  }
+}

@@ -1,0 +1,112 @@
+// The agent surface, mirroring the Jan kit's session API and event names
+// (snake_case fields, as on the kit's wire), so a kit client and Hearth's
+// front doors read the same events.
+import type { HostTool, Principal } from '../tools/types.js';
+import type { FunctionSpec, Usage } from './provider.js';
+
+export type Permissions = 'jan' | 'host';
+export type PermissionDecision = 'allow_once' | 'allow_always' | 'deny';
+export type StopReason = 'completed' | 'interrupted' | 'error';
+
+export type AgentEvent =
+  | { type: 'token'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'step'; index: number; max: number }
+  | { type: 'tool_call_started'; id: string; name: string }
+  | { type: 'tool_call_args_delta'; id: string; delta: string }
+  | { type: 'tool_call'; id: string; name: string; args: Record<string, unknown> | null }
+  | { type: 'tool_request'; request_id: string; tool_name: string; args: Record<string, unknown>; run_id: string | null }
+  | { type: 'tool_request_cancelled'; request_id: string; reason: 'aborted' | 'interrupted' | 'client_gone' }
+  | { type: 'tool_result'; id: string; content: string; is_error: boolean }
+  | { type: 'tool_details'; id: string; details: Record<string, unknown> }
+  | {
+      type: 'permission_request';
+      request_id: string;
+      /** The host__ name, as the kit sends it. */
+      tool_name: string;
+      capability: 'read' | 'actuator' | null;
+      prompt_kind: 'tool';
+      offers_always: boolean;
+      /** Hearth adds the exact arguments, so a person sees what they approve. */
+      args: Record<string, unknown>;
+    }
+  | { type: 'notice'; text: string }
+  | { type: 'turn_usage'; usage: Usage }
+  | { type: 'subagent_start'; run_id: string; name: string; task?: string }
+  | { type: 'subagent_end'; run_id: string; name: string; error?: string }
+  | { type: 'done'; stop_reason: string; usage?: Usage }
+  | { type: 'error'; code: string; message: string };
+
+export interface TurnResult {
+  stopReason: StopReason;
+  error?: string;
+}
+
+export interface Turn extends AsyncIterable<AgentEvent> {
+  readonly id: string;
+  result(): Promise<TurnResult>;
+  interrupt(): void;
+}
+
+export interface SessionOptions {
+  tools?: HostTool[];
+  permissions?: Permissions;
+  /** Replaces the engine's whole system prompt, byte for byte. */
+  systemPrompt?: string;
+  /** Neither the thread nor memory is saved. */
+  ephemeral?: boolean;
+  builtins?: boolean;
+  subagents?: boolean;
+  model?: string;
+  /** Who the session acts for; every tool call carries it. */
+  principal?: Principal;
+  /** Resume a saved session by id. */
+  id?: string;
+}
+
+export interface AgentSession {
+  readonly id: string;
+  readonly model: string;
+  readonly principal: Principal;
+  /** Names as advertised: `host__<name>`. */
+  readonly tools: string[];
+  readonly toolSpecs: FunctionSpec[];
+  prompt(text: string): Promise<Turn>;
+  respondPermission(requestId: string, decision: PermissionDecision): void;
+  setTools(tools: HostTool[]): void;
+  on(event: 'event', fn: (event: AgentEvent, turnId: string) => void): unknown;
+  off(event: 'event', fn: (event: AgentEvent, turnId: string) => void): unknown;
+  close(): Promise<void>;
+}
+
+export interface EngineLimits {
+  mime_types: string[];
+  max_image_bytes: number;
+  max_message_image_bytes: number;
+  max_images: number;
+}
+
+export interface Engine {
+  readonly name: string;
+  readonly limits: EngineLimits;
+  createSession(options: SessionOptions): Promise<AgentSession>;
+  close(): Promise<void>;
+}
+
+/** A second prompt while a turn runs: retryable, as the kit's -32001. */
+export class TurnActiveError extends Error {
+  readonly code = 'turn_active';
+  readonly retryable = true;
+  constructor() {
+    super('a turn is already running in this session; wait for it or interrupt it');
+    this.name = 'TurnActiveError';
+  }
+}
+
+export class NotPendingError extends Error {
+  readonly code = 'not_pending';
+  constructor(id: string) {
+    super(`no pending request ${id}`);
+    this.name = 'NotPendingError';
+  }
+}
