@@ -1,0 +1,397 @@
+// What the intent model says: replies when it will not call a tool (not
+// understood, which one, cannot here), and the plain-sentence answer composed
+// from tool results in the second round.
+import type { Entity } from '../../../devices/model.js';
+import { actionsOf } from '../../../tools/parameters.js';
+import type { GeneratedTool } from '../../../tools/types.js';
+import type { Reply } from './resolve.js';
+import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from './results.js';
+import { FALLBACK_EXAMPLES } from './sentences.js';
+import { listOr, resultText, sentence, spoken, theArea, theName } from './names.js';
+import type { OfferedTools } from './tools.js';
+
+// ------------------------------------------------------------------ replies
+
+const PARTICIPLE: Record<string, string> = {
+  turn_on: 'turned on',
+  turn_off: 'turned off',
+  open: 'opened',
+  close: 'closed',
+  stop: 'stopped',
+  set_position: 'moved to a position',
+  lock: 'locked',
+  unlock: 'unlocked',
+  set_mode: 'set to a mode',
+  set_temperature: 'set to a temperature',
+  set_value: 'set to a value',
+  select_option: 'set to an option',
+  press: 'pressed',
+};
+
+function whatItDoes(e: Entity): string {
+  if (e.kind === 'camera') return 'I can show you its latest picture.';
+  if (e.kind === 'sensor' || e.kind === 'binary_sensor') return 'I can tell you what it reports.';
+  const can = actionsOf(e).map((a) => PARTICIPLE[a]).filter(Boolean);
+  return can.length ? `It can be ${listOr(can)}.` : '';
+}
+
+function withArticle(what: string): string {
+  return /^[aeiou]/i.test(what) ? `an ${what}` : `a ${what}`;
+}
+
+/** Up to three phrasings this home and these tools really support. */
+export function examples(entities: Entity[], offered: OfferedTools): string[] {
+  const sorted = [...entities].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const usable = (e: Entity) => {
+    const words = spoken(e.name).split(' ').length;
+    return words <= 5 && /^[\w' -]+$/.test(spoken(e.name));
+  };
+  const out: string[] = [];
+  const add = (text: string | undefined) => {
+    if (text && out.length < 3 && !out.includes(text)) out.push(text);
+  };
+  const first = (pred: (e: Entity) => boolean) => sorted.find((e) => usable(e) && pred(e));
+  const light = first((e) => (e.kind === 'light' || e.kind === 'switch') && !!offered.actuator(e, 'turn_on'));
+  if (light) add(`turn on ${theName(light)}`);
+  const lock = first((e) => e.kind === 'lock' && !!offered.read(e));
+  if (lock) {
+    // "is the front door locked?" reads better than "is the front door lock locked?".
+    const said = (x: Entity) => [x.name, ...x.aliases].map((n) => n.trim().toLowerCase());
+    const unique = lock.aliases.find((a) => !/\block\b/i.test(a) && /^[\w' -]+$/.test(a) && a.split(' ').length <= 4 && !sorted.some((o) => o !== lock && said(o).includes(a.trim().toLowerCase())));
+    add(`is ${unique ? theName({ name: unique, id: lock.id }) : theName(lock)} locked?`);
+  }
+  const climate = first((e) => e.kind === 'climate' && !!offered.actuator(e, 'set_temperature'));
+  if (climate) add(`set ${theName(climate)} to 21`);
+  const temp = first((e) => e.kind === 'sensor' && e.deviceClass === 'temperature' && !!e.area && !!offered.read(e));
+  if (temp && temp.area && /^[\w' -]+$/.test(spoken(temp.area))) add(`what is the temperature in ${theArea(temp.area)}?`);
+  const cover = first((e) => e.kind === 'cover' && !!offered.actuator(e, 'open'));
+  if (cover) add(`open ${theName(cover)}`);
+  const camera = first((e) => e.kind === 'camera' && !!offered.camera(e));
+  if (camera) add(`what does ${theName(camera)} see?`);
+  for (const x of FALLBACK_EXAMPLES) if (out.length < 2) add(x);
+  if (out.length < 3 && out[0] && !out[0].includes('<')) {
+    const read = first((e) => !!e.area && !!offered.state(e.area));
+    if (read?.area && /^[\w' -]+$/.test(spoken(read.area))) add(`what is on in ${theArea(read.area)}?`);
+  }
+  return out;
+}
+
+function quoteList(items: string[]): string {
+  return listOr(items.map((x) => `"${x}"`));
+}
+
+export function replyText(reply: Reply, hints: string[]): string {
+  const tryThis = hints.length ? ` You can say things like ${quoteList(hints)}.` : '';
+  switch (reply.type) {
+    case 'not_understood': {
+      const unknown = reply.unknown ? spoken(reply.unknown, 40) : '';
+      return `Sorry, I did not understand that.${unknown ? ` I don't know a device called "${unknown}".` : ''}${tryThis}`;
+    }
+    case 'not_found': {
+      const what = spoken(reply.what, 60);
+      return `Sorry, I could not find ${withArticle(what)}${reply.area ? ` in ${theArea(reply.area)}` : ''}.${tryThis}`;
+    }
+    case 'unsupported':
+      return `Sorry, I can't ${reply.verb} ${theName(reply.entity)}. ${whatItDoes(reply.entity)}`.trim();
+    case 'ambiguous': {
+      const names = reply.candidates.map((e) => theName(e));
+      const dup = new Set(names.filter((n, i) => names.indexOf(n) !== i));
+      const labels = reply.candidates.map((e, i) => (dup.has(names[i]) && e.area ? `${names[i]} in ${theArea(e.area)}` : names[i]));
+      const shown = labels.slice(0, 6);
+      const more = labels.length - shown.length;
+      return `Which one do you mean: ${more > 0 ? `${shown.join(', ')}, or one of ${more} more` : listOr(shown)}? Say its name, or say "all" to use every one.`;
+    }
+    case 'not_here': {
+      const names = reply.entities.slice(0, 3).map((e) => theName(e));
+      const more = reply.entities.length > 3 ? ` and ${reply.entities.length - 3} more` : '';
+      return `Sorry, I cannot do that here: I have no tool to ${reply.verb} ${listOr(names, 'or')}${more} in this conversation.`;
+    }
+    case 'out_of_range': {
+      const unit = reply.unit === '%' ? '%' : reply.unit ? ` ${spoken(reply.unit, 8)}` : '';
+      return `Sorry, ${theName(reply.entity)} takes a ${reply.what} from ${reply.min} to ${reply.max}${unit}.`;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ round 2
+
+export interface AnsweredCall {
+  /** Tool name without `host__`. */
+  tool: string;
+  args: Record<string, unknown>;
+  /** The tool message's content. */
+  result: string;
+}
+
+export interface AnswerContext {
+  entity(id: string): Entity | undefined;
+  tool(name: string): GeneratedTool | undefined;
+  /** A state word the question asked about ("locked"), for yes/no. */
+  asked?: string;
+}
+
+const GERUND: Record<string, string> = {
+  turn: 'Turning',
+  set: 'Setting',
+  open: 'Opening',
+  close: 'Closing',
+  stop: 'Stopping',
+  move: 'Moving',
+  lock: 'Locking',
+  unlock: 'Unlocking',
+  press: 'Pressing',
+  read: 'Reading',
+  look: 'Looking',
+  use: 'Using',
+};
+
+function percentOf(value: number, e: Entity | undefined, max?: number): number {
+  const r = e?.ranges.brightness ?? { min: 0, max: max ?? 255 };
+  return Math.round(((value - r.min) / (r.max - r.min || 1)) * 100);
+}
+
+function unitOf(e: Entity | undefined): string {
+  const u = e?.unit ? spoken(e.unit, 8) : '';
+  return u ? (u === '%' ? '%' : ` ${u}`) : '';
+}
+
+/** "open the garage door", "set the kitchen light to 30%" */
+function actionPhrase(action: string | undefined, args: Record<string, unknown>, e: Entity | undefined, fallbackName: string): string {
+  const name = e ? theName(e) : fallbackName;
+  const num = (k: string) => (typeof args[k] === 'number' ? (args[k] as number) : undefined);
+  switch (action) {
+    case 'turn_on': {
+      const b = num('brightness');
+      return b !== undefined ? `set ${name} to ${percentOf(b, e)}%` : `turn on ${name}`;
+    }
+    case 'turn_off':
+      return `turn off ${name}`;
+    case 'set_position':
+      return `move ${name} to ${num('position') ?? '?'}%`;
+    case 'set_mode':
+      return args.mode === 'off' ? `turn off ${name}` : `set ${name} to ${spoken(String(args.mode ?? ''), 20).replace(/_/g, ' ')}`;
+    case 'set_temperature':
+      return `set ${name} to ${num('temperature') ?? '?'}${unitOf(e)}`;
+    case 'set_value':
+      return `set ${name} to ${num('value') ?? '?'}${unitOf(e)}`;
+    case 'select_option':
+      return `set ${name} to ${spoken(String(args.option ?? ''), 30)}`;
+    case 'open':
+    case 'close':
+    case 'stop':
+    case 'lock':
+    case 'unlock':
+    case 'press':
+      return `${action} ${name}`;
+    case 'camera':
+      return `look through ${name}`;
+    default:
+      return `read ${name}`;
+  }
+}
+
+function gerund(phrase: string): string {
+  const [verb, ...rest] = phrase.split(' ');
+  return [GERUND[verb] ?? sentence(verb), ...rest].join(' ');
+}
+
+/** The logical state of a line in question vocabulary: `on`, `open`, `locked`... */
+function logicalState(e: Entity | undefined, line: StateLine): string | undefined {
+  const main = line.parts[0];
+  if (!main) return undefined;
+  if (e?.kind === 'binary_sensor') {
+    const v = main.split(' ').pop();
+    if (['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? '')) return v === 'on' ? 'open' : v === 'off' ? 'closed' : undefined;
+    return v;
+  }
+  if (e?.kind === 'climate') {
+    const mode = attribute(line.parts, 'mode');
+    const activity = attribute(line.parts, 'activity');
+    return activity && ['heating', 'cooling', 'idle'].includes(activity) ? activity : mode === 'off' ? 'off' : 'on';
+  }
+  return /^[a-z]+$/.test(main) ? main : undefined;
+}
+
+const SAME_VOCABULARY = [
+  ['on', 'off'],
+  ['open', 'closed', 'opening', 'closing', 'stopped'],
+  ['locked', 'unlocked', 'locking', 'unlocking', 'jammed'],
+  ['heating', 'cooling', 'idle', 'off'],
+];
+
+function yesNo(asked: string | undefined, actual: string | undefined): string {
+  if (!asked || !actual) return '';
+  if (!SAME_VOCABULARY.some((v) => v.includes(asked) && v.includes(actual))) return '';
+  return asked === actual ? 'Yes, ' : 'No, ';
+}
+
+/** A state line as a sentence: "The front door lock is locked." */
+export function stateSentence(line: StateLine, e: Entity | undefined, asked?: string): string {
+  const name = e ? theName(e) : theName({ name: line.name, id: line.id });
+  const main = line.parts[0] ?? '';
+  const offline = line.offline ? ` ${sentence(name)} is offline, so this may be out of date.` : '';
+  const prefix = yesNo(asked, line.noState ? undefined : logicalState(e, line));
+  const say = (body: string) => (prefix ? `${prefix}${body}` : sentence(body));
+  if (line.noState) return `${sentence(name)} has not reported its state yet.${offline}`;
+  const kind = e?.kind;
+  let body: string;
+  if (kind === 'light' || kind === 'switch') {
+    const b = attribute(line.parts, 'brightness');
+    const m = b?.match(/^(-?[\d.]+) of ([\d.]+)$/);
+    body = main === 'on' && m ? `${name} is on at ${percentOf(Number(m[1]), e, Number(m[2]))}%` : `${name} is ${clean(main)}`;
+  } else if (kind === 'cover') {
+    const pos = attribute(line.parts, 'position');
+    body = pos && !['open', 'closed'].includes(main) ? `${name} is ${clean(main)} at ${clean(pos)}` : `${name} is ${clean(main)}`;
+  } else if (kind === 'lock') {
+    body = `${name} is ${clean(main)}`;
+  } else if (kind === 'climate') {
+    const mode = attribute(line.parts, 'mode') ?? '';
+    const target = attribute(line.parts, 'target temperature');
+    const current = attribute(line.parts, 'current temperature');
+    const activity = attribute(line.parts, 'activity');
+    const now = current ? `; it is ${clean(current)} now` : '';
+    const doing = activity && activity !== 'off' && activity !== mode ? ` and ${clean(activity)}` : '';
+    body = mode === 'off' ? `${name} is off${now}` : `${name} is set to ${clean(mode.replace(/_/g, ' ')) || 'an unknown mode'}${target ? ` at ${clean(target)}` : ''}${doing}${now}`;
+  } else if (kind === 'binary_sensor') {
+    const v = main.split(' ').pop();
+    const dc = e?.deviceClass ?? '';
+    const on = v === 'on';
+    if (v !== 'on' && v !== 'off') body = `${name} reports ${clean(main)}`;
+    else if (['motion', 'occupancy', 'presence'].includes(dc)) body = on ? `${name} detects motion` : `${name} detects no motion`;
+    else if (['door', 'window', 'garage_door', 'opening'].includes(dc)) body = `${name} is ${on ? 'open' : 'closed'}`;
+    else if (dc === 'moisture') body = `${name} is ${on ? 'wet' : 'dry'}`;
+    else if (['smoke', 'gas', 'carbon_monoxide', 'problem', 'safety', 'tamper'].includes(dc)) body = `${name} ${on ? `detects ${dc.replace(/_/g, ' ')}` : 'is clear'}`;
+    else body = `${name} is ${v}`;
+  } else if (kind === 'camera') {
+    body = main.startsWith('latest frame') ? `${name} has a picture ready` : `${name} has not sent a picture yet`;
+  } else if (kind === 'sensor' || !kind) {
+    body = line.parts.length === 1 ? `${name} is ${clean(main)}` : `${name}: ${line.parts.map(clean).join(', ')}`;
+  } else {
+    body = `${name} is ${line.parts.map(clean).join(', ')}`;
+  }
+  return `${say(body)}.${offline}`;
+}
+
+function clean(value: string): string {
+  return spoken(unquote(value), 80).replace(/\.$/, '');
+}
+
+function doneSentence(action: string | undefined, args: Record<string, unknown>, line: StateLine | undefined, e: Entity | undefined): string {
+  if (!line || line.noState) return `Done: ${actionPhrase(action, args, e, 'the device')}.`;
+  const name = e ? theName(e) : theName({ name: line.name, id: line.id });
+  const main = clean(line.parts[0] ?? '');
+  switch (action) {
+    case 'turn_on': {
+      const b = attribute(line.parts, 'brightness')?.match(/^(-?[\d.]+) of ([\d.]+)$/);
+      const pct = b ? percentOf(Number(b[1]), e, Number(b[2])) : undefined;
+      if (pct !== undefined && args.brightness !== undefined) return `Done: ${name} is at ${pct}%.`;
+      if (pct !== undefined && main === 'on') return `Done: ${name} is on at ${pct}%.`;
+      return `Done: ${name} is ${main}.`;
+    }
+    case 'set_position': {
+      const pos = attribute(line.parts, 'position');
+      return `Done: ${name} is ${pos ? `at ${clean(pos)}` : main}.`;
+    }
+    case 'set_temperature': {
+      const target = attribute(line.parts, 'target temperature');
+      return `Done: ${name} is set to ${target ? clean(target) : `${args.temperature}${unitOf(e)}`}.`;
+    }
+    case 'set_mode': {
+      const mode = attribute(line.parts, 'mode') ?? String(args.mode ?? '');
+      return mode === 'off' ? `Done: ${name} is off.` : `Done: ${name} is set to ${clean(mode.replace(/_/g, ' '))}.`;
+    }
+    default: {
+      const s = stateSentence(line, e);
+      return `Done: ${s[0].toLowerCase()}${s.slice(1)}`;
+    }
+  }
+}
+
+/** What one call was about: its entity, area and action. */
+function subjectOf(call: AnsweredCall, ctx: AnswerContext): { entity?: Entity; entityId?: string; area?: string; action?: string; camera: boolean } {
+  const tool = ctx.tool(call.tool);
+  const a = call.args;
+  const fromArgs = typeof a.entity === 'string' ? a.entity : typeof a.camera === 'string' ? a.camera : undefined;
+  const single = tool && tool.name !== 'get_state' && tool.name !== 'find_entities' && tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : undefined;
+  const entityId = fromArgs ?? single;
+  const camera = !!tool?.meta.kinds.includes('camera') && tool.capability === 'read';
+  let action = typeof a.action === 'string' ? a.action : undefined;
+  if (!action && tool?.capability === 'actuator' && tool.meta.actions.length === 1) action = tool.meta.actions[0];
+  if (!action && tool?.capability === 'read') action = camera ? 'camera' : 'read';
+  return { entity: entityId ? ctx.entity(entityId) : undefined, entityId, area: typeof a.area === 'string' ? a.area : undefined, action, camera };
+}
+
+function readSentences(result: string, ctx: AnswerContext, asked: string | undefined): string {
+  const lines = result.split('\n').map((l) => l.trim()).filter(Boolean);
+  const states = lines.map((l) => parseStateLine(l));
+  const single = states.filter(Boolean).length === 1;
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const s = states[i];
+    if (s) {
+      out.push(stateSentence(s, ctx.entity(s.id), single ? asked : undefined));
+      continue;
+    }
+    const more = lines[i].match(/^\((\d+) more\b/);
+    const hidden = lines[i].match(/^\((\d+) entities not shown: not allowed\)/);
+    if (more) out.push(`There are ${more[1]} more; ask about one area or device.`);
+    else if (hidden) out.push(`${hidden[1]} more ${hidden[1] === '1' ? 'device is' : 'devices are'} not shown: you are not allowed to read them.`);
+    else if (lines[i] === 'no matching entities') out.push('I found no matching devices.');
+    else out.push(`${sentence(resultText(lines[i], 200))}.`);
+  }
+  return out.join(' ');
+}
+
+/** One sentence (or a few) for one tool result. */
+export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
+  const { entity, entityId, area, action, camera } = subjectOf(call, ctx);
+  const fallbackName = entityId ? theName({ name: entityId, id: entityId }) : area ? `the devices in ${theArea(area)}` : 'the home';
+  const name = entity ? theName(entity) : fallbackName;
+  const { outcome, rest } = outcomeOf(call.result);
+  const phrase = action === 'read' && !entityId ? (area ? `read the devices in ${theArea(area)}` : 'read the state of the home') : actionPhrase(action, call.args, entity, fallbackName);
+  switch (outcome) {
+    case 'confirmed':
+      if (/^pressed\b/.test(rest)) return `Done: ${name} was pressed.`;
+      return doneSentence(action, call.args, parseStateLine(rest), entity);
+    case 'unconfirmed':
+      return `I sent it, but ${name} has not confirmed yet.`;
+    case 'needs_approval':
+      return `${gerund(phrase)} needs approval: ${resultText(rest, 600)}.`;
+    case 'not_allowed':
+      return rest ? `You are not allowed to ${phrase}: ${resultText(rest, 300)}.` : `You are not allowed to ${phrase}.`;
+    case 'failed':
+      return `That did not work: ${resultText(rest, 300)}.`;
+    case 'duplicate':
+      return 'That request was already handled; it was not sent again.';
+    case 'other':
+      break;
+  }
+  const text = call.result.trim();
+  if (camera || /^Latest frame from the camera /.test(text)) {
+    if (/^Latest frame from the camera /.test(text)) {
+      const offline = /OFFLINE/.test(text) ? ' The camera is offline, so the picture may be old.' : '';
+      return `Here is the latest frame from ${name}.${offline}`;
+    }
+    if (/has not sent a frame yet/.test(text)) return `${sentence(name)} has not sent a picture yet.`;
+  }
+  if (action === 'read' || action === 'camera') {
+    if (parseStateLine(text.split('\n')[0] ?? '') || /^\(\d+ /.test(text) || text === 'no matching entities') return readSentences(text, ctx, ctx.asked);
+  }
+  if (!text) return `${sentence(name)} gave no answer.`;
+  if (/^(not done|interrupted|cancelled)\b/.test(text)) return `${sentence(resultText(text, 300))}.`;
+  return `That did not work: ${resultText(text, 300)}.`;
+}
+
+/** The whole second-round answer. */
+export function composeAnswer(calls: AnsweredCall[], ctx: AnswerContext): string {
+  const parts = calls.map((c) => answerFor(c, { ...ctx, asked: calls.length === 1 ? ctx.asked : undefined }));
+  return parts.join(' ') || 'Done.';
+}
+
+/** Answer text as a few words per token event. */
+export function chunkWords(text: string, per = 3): string[] {
+  const words = text.match(/\S+\s*/g) ?? [];
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i += per) out.push(words.slice(i, i + per).join(''));
+  return out;
+}

@@ -1,0 +1,42 @@
+// Device names and areas as they appear in answers. They come from device
+// files or discovery and may be hostile: control and invisible characters go,
+// whitespace collapses, length is capped. A sentence-case name ("Kitchen
+// light") reads as "the kitchen light"; anything else keeps its spelling.
+import { cleanDeviceText } from '../../../tools/device-text.js';
+import type { Entity } from '../../../devices/model.js';
+
+export const MAX_NAME = 48;
+
+/** Cleaned, capped, and lowercased when it is plain sentence case. */
+export function spoken(text: string | undefined, max = MAX_NAME): string {
+  const clean = cleanDeviceText(text, max).replace(/[`*_<>[\]{}]/g, '');
+  if (/^[A-Z][a-z]+(?:\s[a-z0-9][\w'-]*)*$/.test(clean.replace(/…$/, ''))) return clean[0].toLowerCase() + clean.slice(1);
+  return clean || 'device';
+}
+
+/** "the kitchen light" (no second article if the name has one). */
+export function theName(entity: Pick<Entity, 'name' | 'id'> | undefined, fallback = 'device'): string {
+  const name = spoken(entity?.name || entity?.id || fallback);
+  return /^(the|my|our)\s/i.test(name) ? name : `the ${name}`;
+}
+
+export function theArea(area: string): string {
+  const name = spoken(area, 40);
+  return /^(the|my|our)\s/i.test(name) ? name : `the ${name}`;
+}
+
+/** First letter up. */
+export function sentence(text: string): string {
+  return text ? text[0].toUpperCase() + text.slice(1) : text;
+}
+
+/** "a, b or c" */
+export function listOr(items: string[], word = 'or'): string {
+  if (items.length <= 1) return items.join('');
+  return `${items.slice(0, -1).join(', ')} ${word} ${items[items.length - 1]}`;
+}
+
+/** Free text from a result (reasons, errors): cleaned and capped, no trailing full stop. */
+export function resultText(text: string, max = 400): string {
+  return cleanDeviceText(text, max).replace(/[.\s]+$/, '');
+}

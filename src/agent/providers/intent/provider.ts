@@ -1,0 +1,149 @@
+// The offline intent model: Hearth's embedded default "model". No network, no
+// weights: sentence templates matched against the home's own names and areas
+// (like Home Assistant's hassil), resolved to calls on the tools the request
+// offers. Round 1 turns the user's words into tool calls (or a reply); round 2
+// turns the tool results into a plain-sentence answer.
+import type { Entity } from '../../../devices/model.js';
+import type { GeneratedTool } from '../../../tools/types.js';
+import { ProviderError, type ChatMessage, type Provider, type ProviderEvent, type ProviderRequest, type ToolCallRequest, type Usage } from '../../provider.js';
+import { chunkWords, composeAnswer, examples, replyText, type AnsweredCall } from './answers.js';
+import { interpret, type Interpretation } from './interpret.js';
+import { OfferedTools, TOOL_PREFIX } from './tools.js';
+import { buildVocabulary, vocabularySignature, type Vocabulary } from './vocabulary.js';
+
+export interface IntentProviderOptions {
+  /** The home's entities now (the registry changes). */
+  entities: () => Entity[];
+  /** The generated tools now, to look up a request's tools by name. */
+  tools: () => GeneratedTool[];
+}
+
+/** Longest user text looked at (a pasted essay is not a command). */
+const MAX_UTTERANCE = 500;
+
+export class IntentProvider implements Provider {
+  readonly name = 'intent';
+  readonly defaultModel = 'hearth-intent';
+  readonly vision = false;
+
+  private cached?: { signature: string; vocabulary: Vocabulary };
+
+  constructor(private readonly options: IntentProviderOptions) {}
+
+  /** The slot lists for the home as it is now (rebuilt only when names, areas or kinds changed). */
+  private vocabulary(): Vocabulary {
+    const entities = this.options.entities();
+    const signature = vocabularySignature(entities);
+    if (!this.cached || this.cached.signature !== signature) this.cached = { signature, vocabulary: buildVocabulary(entities) };
+    // Ranges and options may change without a rename: always act on the current objects.
+    return { ...this.cached.vocabulary, entities, byId: new Map(entities.map((e) => [e.id, e])) };
+  }
+
+  /** Understand one utterance against the home and the offered tool names (for tests and diagnostics). */
+  understand(text: string, toolNames: string[]): Interpretation & { text?: string } {
+    const vocabulary = this.vocabulary();
+    const offered = new OfferedTools(toolNames, this.options.tools());
+    const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered });
+    if (result.reply) {
+      const hints = ['not_understood', 'not_found'].includes(result.reply.type) ? examples(vocabulary.entities, offered) : [];
+      return { ...result, text: replyText(result.reply, hints) };
+    }
+    return result;
+  }
+
+  async *stream(request: ProviderRequest): AsyncIterable<ProviderEvent> {
+    if (request.signal?.aborted) throw new ProviderError('the model request was aborted', 'aborted');
+    // Images a tool returned may follow its results as a user message: still round 2.
+    let end = request.messages.length;
+    while (end > 1 && isImageFollowUp(request.messages[end - 1]) && request.messages[end - 2].role === 'tool') end--;
+    const messages = request.messages.slice(0, end);
+    const toolNames = request.tools.map((t) => t.function.name);
+    const last = messages[messages.length - 1];
+    const prompt = Math.ceil(messages.reduce((n, m) => n + textOf(m).length, 0) / 4);
+
+    if (last?.role === 'tool') {
+      const text = this.secondRound(messages, toolNames);
+      yield* this.say(text, prompt);
+      return;
+    }
+    const user = [...messages].reverse().find((m) => m.role === 'user');
+    const utterance = user ? textOf(user) : '';
+    const understood = this.understand(utterance, toolNames);
+    if (!understood.calls.length) {
+      yield* this.say(understood.text ?? 'Sorry, I did not understand that.', prompt);
+      return;
+    }
+    // Ids unique within the conversation: after every call already in it.
+    const earlier = messages.reduce((n, m) => n + (m.role === 'assistant' ? (m.tool_calls?.length ?? 0) : 0), 0);
+    const toolCalls: ToolCallRequest[] = understood.calls.map((c, i) => ({
+      id: `intent_${earlier + i + 1}`,
+      name: `${TOOL_PREFIX}${c.tool}`,
+      arguments: JSON.stringify(c.args),
+    }));
+    for (const call of toolCalls) {
+      yield { type: 'tool_call_started', id: call.id, name: call.name };
+      yield { type: 'tool_call_args_delta', id: call.id, delta: call.arguments };
+    }
+    const completion = Math.ceil(toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0) / 4);
+    yield { type: 'done', finishReason: 'tool_calls', toolCalls, usage: usage(prompt, completion) };
+  }
+
+  /** The answer to the tool results that end the conversation. */
+  private secondRound(messages: ChatMessage[], toolNames: string[]): string {
+    let i = messages.length;
+    while (i > 0 && messages[i - 1].role === 'tool') i--;
+    const results = messages.slice(i) as Array<Extract<ChatMessage, { role: 'tool' }>>;
+    const asking = messages[i - 1];
+    const calls = asking?.role === 'assistant' ? (asking.tool_calls ?? []) : [];
+    const byId = new Map(calls.map((c) => [c.id, c]));
+    const answered: AnsweredCall[] = [];
+    for (const r of results) {
+      const call = byId.get(r.tool_call_id);
+      if (!call) continue;
+      answered.push({ tool: call.name.startsWith(TOOL_PREFIX) ? call.name.slice(TOOL_PREFIX.length) : call.name, args: parseArgs(call.arguments), result: contentText(r.content) });
+    }
+    if (!answered.length) return 'I got an answer I cannot match to anything I asked for.';
+    // The question decides yes/no ("is the front door locked?").
+    const user = [...messages.slice(0, i)].reverse().find((m) => m.role === 'user');
+    const asked = user ? this.understand(textOf(user), toolNames).asked : undefined;
+    const tools = new Map(this.options.tools().map((t) => [t.name, t]));
+    const entities = new Map(this.options.entities().map((e) => [e.id, e]));
+    return composeAnswer(answered, { entity: (id) => entities.get(id), tool: (name) => tools.get(name), asked });
+  }
+
+  private async *say(text: string, prompt: number): AsyncIterable<ProviderEvent> {
+    for (const chunk of chunkWords(text)) yield { type: 'token', text: chunk };
+    yield { type: 'done', finishReason: 'stop', toolCalls: [], usage: usage(prompt, Math.ceil(text.length / 4)) };
+  }
+}
+
+function isImageFollowUp(m: ChatMessage): boolean {
+  if (m.role !== 'user' || !Array.isArray(m.content)) return false;
+  return m.content.some((p) => p.type === 'image_url') && m.content.every((p) => p.type === 'image_url' || /^Image\(s\) returned by /.test(p.text));
+}
+
+function usage(prompt: number, completion: number): Usage {
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+function textOf(m: ChatMessage): string {
+  if (m.role === 'assistant') return m.content ?? '';
+  if (m.role === 'user' && Array.isArray(m.content)) return m.content.map((p) => (p.type === 'text' ? p.text : '')).join(' ');
+  return typeof m.content === 'string' ? m.content : '';
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (p && typeof p === 'object' && 'text' in p ? String((p as { text: unknown }).text) : '')).join('\n');
+  return '';
+}
+
+function parseArgs(text: string): Record<string, unknown> {
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
