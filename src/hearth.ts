@@ -11,6 +11,9 @@ import { generateTools, type ToolShape } from './tools/generator.js';
 import { Pipeline } from './tools/pipeline.js';
 import { ToolSet } from './tools/tool-set.js';
 import type { GeneratedTool } from './tools/types.js';
+import { createEngine } from './agent/factory.js';
+import { SessionManager } from './agent/sessions.js';
+import { TokenStore } from './auth/tokens.js';
 
 export interface HearthOptions extends BridgeOptions {
   /** false: do not connect to a broker at all (listing tools from device files). */
@@ -102,12 +105,31 @@ export class Hearth {
     return { interrupted, chainOk: result.ok, problem: result.firstBroken?.reason };
   }
 
+  private agentPromise?: Promise<SessionManager>;
+  private tokenStore?: TokenStore;
+
+  /** The agent (engine + sessions), started on first use. */
+  agent(): Promise<SessionManager> {
+    this.agentPromise ??= createEngine(this).then((engine) => new SessionManager(engine, this.tools));
+    return this.agentPromise;
+  }
+
+  get tokens(): TokenStore {
+    this.tokenStore ??= new TokenStore(this.db);
+    return this.tokenStore;
+  }
+
   /** The tool set in a given shape, for statistics. */
   toolsInShape(shape: ToolShape): GeneratedTool[] {
     return generateTools(this.bridge.registry.entities(), { ...this.bridge.config.tools, shape }, this.pipeline.invoke).tools;
   }
 
   async close(): Promise<void> {
+    if (this.agentPromise) {
+      const agent = await this.agentPromise.catch(() => undefined);
+      await agent?.closeAll();
+      await agent?.engine.close();
+    }
     await this.bridge.close();
     this.audit.flushDigest();
     this.db.close();

@@ -373,6 +373,10 @@ export class SqlitePolicy implements PolicyEngine {
   }
 
   /** The decision (without using up any rate-limit budget) and every rule with why it matched or not. */
+  preview(request: PolicyRequest): PolicyDecision {
+    return this.explain(request).decision;
+  }
+
   explain(request: PolicyRequest): Explanation {
     const { decision, decidedBy, roles } = this.evaluate(request, false);
     const isRead = isReadRequest(request);

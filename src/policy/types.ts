@@ -38,6 +38,8 @@ export interface PolicyEngine {
    * Could this principal ever use this tool (any action, any time)? Tools
    * for which the answer is no are left out of the principal's tool set.
    */
+  /** The decision for a request without recording anything (no rate-limit hit). */
+  preview?(request: PolicyRequest): PolicyDecision;
   /** Count a call against a rate-limited rule (after an approved confirm). */
   recordHit?(ruleId: number, principalId: string): void;
   mayEverUse(principal: Principal, tool: string, meta: { capability: Capability; kinds: string[]; entityIds: string[]; areas: string[]; actions: string[]; deviceClasses: string[] }): boolean;

@@ -2,7 +2,7 @@
 // announced so sessions can take the new set between turns (the kit's setTools).
 import { EventEmitter } from 'node:events';
 import type { DeviceRegistry } from '../devices/registry.js';
-import type { PolicyEngine } from '../policy/types.js';
+import type { PolicyDecision, PolicyEngine } from '../policy/types.js';
 import { generateTools, toolSpecs, type GenerateOptions, type ToolShape } from './generator.js';
 import { newCall, type Pipeline } from './pipeline.js';
 import type { GeneratedTool, Principal, ToolCall, ToolResult, ToolResultObject } from './types.js';
@@ -67,6 +67,42 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
         deviceClasses: [...new Set(entities.map((e) => e.deviceClass).filter((a): a is string => !!a))],
       });
     });
+  }
+
+  /**
+   * What the policy would decide for this call, without running it or using
+   * up a rate limit: front doors use it to ask a person only when a confirm
+   * rule applies. Unknown tools and bad arguments preview as undefined.
+   */
+  preview(name: string, args: Record<string, unknown>, principal: Principal): PolicyDecision | undefined {
+    const tool = this.get(name);
+    if (!tool) return undefined;
+    const entityId = tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : String(args.entity ?? args.camera ?? '');
+    const entity = this.registry.entity(entityId);
+    const action =
+      tool.capability === 'read'
+        ? 'read'
+        : typeof args.action === 'string'
+          ? args.action
+          : entity?.kind === 'number'
+            ? 'set_value'
+            : entity?.kind === 'select'
+              ? 'select_option'
+              : entity?.kind === 'button'
+                ? 'press'
+                : 'actuate';
+    const request = {
+      principal,
+      tool: tool.name,
+      capability: tool.capability,
+      action,
+      entityId: entity?.id,
+      area: entity?.area,
+      kind: entity?.kind,
+      deviceClass: entity?.deviceClass,
+      args,
+    };
+    return this.policy.preview ? this.policy.preview(request) : undefined;
   }
 
   /** Run one call through the pipeline (CLI, HTTP, Node-RED device node). */

@@ -20,12 +20,13 @@ export interface Spawned {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function spawnHearth(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Spawned {
+export function spawnHearth(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string } = {}): Spawned {
   const child = spawn(process.execPath, [HEARTH, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, HEARTH_LOG_PRETTY: 'false', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (options.stdin !== undefined) child.stdin!.end(options.stdin);
   running.add(child);
   let out = '';
   let err = '';

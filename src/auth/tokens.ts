@@ -1,0 +1,81 @@
+// Bearer tokens: created once (the secret is shown only then), stored as a
+// SHA-256 hash, each mapped to a principal whose roles live in the policy table.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../db/database.js';
+
+export interface TokenInfo {
+  name: string;
+  principal: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export class TokenError extends Error {}
+
+const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+function hash(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export class TokenStore {
+  private readonly insert;
+  private readonly byHash;
+  private readonly byName;
+  private readonly used;
+  private readonly revokeStmt;
+  private readonly listStmt;
+
+  constructor(db: Db) {
+    this.insert = db.prepare('INSERT INTO tokens (name, principal, hash, created_at) VALUES (?, ?, ?, ?)');
+    this.byHash = db.prepare('SELECT * FROM tokens WHERE hash = ?');
+    this.byName = db.prepare('SELECT * FROM tokens WHERE name = ?');
+    this.used = db.prepare('UPDATE tokens SET last_used_at = ? WHERE name = ?');
+    this.revokeStmt = db.prepare('UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL');
+    this.listStmt = db.prepare('SELECT * FROM tokens ORDER BY created_at');
+  }
+
+  /** Create a token; returns the secret, which is never stored or shown again. */
+  create(name: string, principal = `mcp:${name}`): { secret: string; info: TokenInfo } {
+    if (!NAME_RE.test(name)) throw new TokenError(`token name ${JSON.stringify(name)}: use letters, digits, _ . - (at most 64)`);
+    if (this.byName.get(name)) throw new TokenError(`a token named ${JSON.stringify(name)} exists already (revoke it first)`);
+    const secret = `hearth_${randomBytes(24).toString('base64url')}`;
+    this.insert.run(name, principal, hash(secret), new Date().toISOString());
+    return { secret, info: this.info(name)! };
+  }
+
+  /** The principal of a valid token, or undefined. */
+  verify(secret: string | undefined): TokenInfo | undefined {
+    if (!secret || !secret.startsWith('hearth_') || secret.length > 200) return undefined;
+    const digest = hash(secret);
+    const row = this.byHash.get(digest) as Record<string, string | null> | undefined;
+    if (!row || row.revoked_at) return undefined;
+    if (!timingSafeEqual(Buffer.from(String(row.hash)), Buffer.from(digest))) return undefined;
+    this.used.run(new Date().toISOString(), row.name);
+    return toInfo(row);
+  }
+
+  revoke(name: string): boolean {
+    return this.revokeStmt.run(new Date().toISOString(), name).changes > 0;
+  }
+
+  info(name: string): TokenInfo | undefined {
+    const row = this.byName.get(name) as Record<string, string | null> | undefined;
+    return row ? toInfo(row) : undefined;
+  }
+
+  list(): TokenInfo[] {
+    return (this.listStmt.all() as Array<Record<string, string | null>>).map(toInfo);
+  }
+}
+
+function toInfo(row: Record<string, string | null>): TokenInfo {
+  return {
+    name: String(row.name),
+    principal: String(row.principal),
+    createdAt: String(row.created_at),
+    lastUsedAt: row.last_used_at ?? null,
+    revokedAt: row.revoked_at ?? null,
+  };
+}

@@ -1,0 +1,73 @@
+// `hearth chat` against `hearth start` on the demo home, with the offline model and no network.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { freePort } from '../helpers/brokers.js';
+import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'hearth-chat-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+async function chat(args: string[], input: string, timeoutMs = 30_000) {
+  const p = spawnHearth(['chat', ...args], { cwd: dir, stdin: input });
+  const timer = setTimeout(() => p.child.kill('SIGKILL'), timeoutMs);
+  const code = await p.exited;
+  clearTimeout(timer);
+  return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+describe('hearth chat', () => {
+  let port: number;
+  let bridge: Spawned;
+  const common = () => ['--broker-port', String(port), '--db', join(dir, 'h.db')];
+
+  before(async () => {
+    port = await freePort();
+    bridge = spawnHearth(['start', ...common()], { cwd: dir });
+    await bridge.waitForOutput('Press Ctrl+C to stop.', 20_000);
+  });
+  after(async () => {
+    await bridge?.stop();
+  });
+
+  it('"turn on the living room lamp" switches the demo lamp, shows the call, and leaves an audit row', async () => {
+    const { code, stdout, stderr } = await chat(common(), 'turn on the living room lamp\nis the front door locked?\n');
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /Hearth chat as cli:\S+ with the offline intent model/);
+    assert.match(stdout, /→ living_room_lamp \{"action":"turn_on"\}/);
+    assert.match(stdout, /← confirmed: "Living room lamp"/);
+    assert.match(stdout, /Done: the living room lamp is on\./);
+    assert.match(stdout, /Yes, the front door lock is locked\./);
+    const devices = await runHearth(['devices', '--json', '--broker-port', String(port)], { cwd: dir });
+    const lamp = (JSON.parse(devices.stdout) as Array<{ entities: Array<{ id: string; value: unknown }> }>).flatMap((d) => d.entities).find((e) => e.id === 'living_room_lamp.lamp');
+    assert.equal(lamp?.value, 'on');
+    const tail = await runHearth(['audit', 'tail', '--json', '--db', join(dir, 'h.db')], { cwd: dir });
+    const rows = JSON.parse(tail.stdout) as Array<{ tool: string; action: string; outcome: string; session: string | null }>;
+    const row = rows.find((r) => r.tool === 'living_room_lamp' && r.action === 'turn_on');
+    assert.equal(row?.outcome, 'confirmed');
+    assert.ok(row?.session, 'the row names the chat session');
+  });
+
+  it('asks inline before an action a confirm rule holds; "n" leaves the garage shut', async () => {
+    const { stdout } = await chat(common(), 'open the garage\nn\n');
+    assert.match(stdout, /\? garage_door \{"action":"open"\} needs your approval \(rule #\d+/);
+    assert.match(stdout, /← failed: not done: the person denied permission/);
+    const devices = await runHearth(['devices', '--json', '--broker-port', String(port)], { cwd: dir });
+    const garage = (JSON.parse(devices.stdout) as Array<{ entities: Array<{ id: string; value: unknown }> }>).flatMap((d) => d.entities).find((e) => e.id === 'garage_door.door');
+    assert.equal(garage?.value, 'closed');
+  });
+
+  it('says clearly when it did not understand', async () => {
+    const { stdout } = await chat(common(), 'bake me a cake\n');
+    assert.match(stdout, /Sorry, I did not understand that\. You can say things like "/);
+    assert.ok(!/→/.test(stdout), 'no tool was called');
+  });
+
+  it('a guest is told the policy says no', async () => {
+    const { stdout } = await chat([...common(), '--as', 'chat:guest'], 'turn on the living room lamp\n');
+    // Tools a guest may never use are not even offered; with no rule for guests the lamp is denied by default.
+    assert.match(stdout, /not allowed|cannot do that here/i);
+  });
+});
