@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '../helpers/brokers.js';
 import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
+import { startOpenAIServer, textChunks, toolCallChunks } from '../helpers/openai-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-chat-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -69,5 +70,26 @@ describe('hearth chat', () => {
     const { stdout } = await chat([...common(), '--as', 'chat:guest'], 'turn on the living room lamp\n');
     // Tools a guest may never use are not even offered; with no rule for guests the lamp is denied by default.
     assert.match(stdout, /not allowed|cannot do that here/i);
+  });
+
+  it('with agent.provider=openai it uses the model at that URL', async () => {
+    const server = await startOpenAIServer({
+      script: [toolCallChunks([{ name: 'host__living_room_lamp', arguments: { action: 'turn_off' } }]), textChunks('The lamp is off now.')],
+    });
+    try {
+      const { stdout, stderr } = await chat(
+        [...common(), '--set', 'agent.provider=openai', '--set', `agent.baseUrl=${server.url}`, '--set', 'agent.model=test-model', '--set', 'agent.apiKey=sk-local'],
+        'switch the lamp off please\n',
+      );
+      assert.match(stdout, /with test-model at http:\/\/127\.0\.0\.1/, stderr);
+      assert.match(stdout, /→ living_room_lamp \{"action":"turn_off"\}/);
+      assert.match(stdout, /← confirmed/);
+      assert.match(stdout, /The lamp is off now\./);
+      assert.equal(server.requests[0].body.model, 'test-model');
+      assert.equal(server.requests[0].headers.authorization, 'Bearer sk-local');
+      assert.match(server.requests[0].body.messages[0].content, /The home has these areas and kinds of device:\n- "Entrance": cameras, locks/);
+    } finally {
+      await server.close();
+    }
   });
 });
