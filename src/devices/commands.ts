@@ -18,7 +18,13 @@ export type Command =
   | { action: 'set_temperature'; temperature: number }
   | { action: 'set_value'; value: number }
   | { action: 'select_option'; option: string }
-  | { action: 'press' };
+  | { action: 'press' }
+  | { action: 'set_percentage'; percentage: number }
+  | { action: 'set_preset_mode'; preset_mode: string }
+  | { action: 'arm_home' }
+  | { action: 'arm_away' }
+  | { action: 'arm_night' }
+  | { action: 'disarm' };
 
 export type Action = Command['action'];
 
@@ -32,6 +38,9 @@ export const ACTIONS_BY_KIND: Record<string, Action[]> = {
   number: ['set_value'],
   select: ['select_option'],
   button: ['press'],
+  fan: ['turn_on', 'turn_off', 'set_percentage', 'set_preset_mode'],
+  valve: ['open', 'close', 'stop', 'set_position'],
+  alarm_control_panel: ['arm_home', 'arm_away', 'arm_night', 'disarm'],
 };
 
 export class CommandError extends Error {}
@@ -51,6 +60,10 @@ const WORD: Partial<Record<Action, string>> = {
   lock: 'lock',
   unlock: 'unlock',
   press: 'press',
+  arm_home: 'arm_home',
+  arm_away: 'arm_away',
+  arm_night: 'arm_night',
+  disarm: 'disarm',
 };
 
 /** What a command changes: main value and/or attributes, in the entity's terms. */
@@ -70,6 +83,12 @@ function changes(entity: Entity, cmd: Command): { word?: string; value?: string 
       return { attrs };
     case 'set_value':
       return { value: cmd.value, attrs };
+    case 'set_percentage':
+      attrs.percentage = cmd.percentage;
+      return { attrs };
+    case 'set_preset_mode':
+      attrs.preset_mode = cmd.preset_mode;
+      return { attrs };
     case 'select_option':
       return { value: cmd.option, attrs };
     default: {
@@ -143,6 +162,8 @@ export function decodeCommand(entity: Entity, topic: string, payload: string): C
     if (name === 'temperature') return { action: 'set_temperature', temperature: num(payload, 'temperature') };
     if (name === 'position') return { action: 'set_position', position: num(payload, 'position') };
     if (name === 'brightness') return { action: 'turn_on', brightness: num(payload, 'brightness') };
+    if (name === 'percentage') return { action: 'set_percentage', percentage: num(payload, 'percentage') };
+    if (name === 'preset_mode') return { action: 'set_preset_mode', preset_mode: payload };
     throw new CommandError(`no command is known for ${name}`);
   }
   if (topic !== entity.commandTopic) throw new CommandError(`${topic} is not a command topic of ${entity.id}`);
@@ -165,6 +186,11 @@ export function decodeCommand(entity: Entity, topic: string, payload: string): C
     case 'climate':
       if (main !== undefined) return { action: 'set_mode', mode: String(main) };
       return { action: 'set_temperature', temperature: num(attr('temperature'), 'temperature') };
+    case 'fan':
+      if (main === undefined && attr('percentage') !== undefined) return { action: 'set_percentage', percentage: num(attr('percentage'), 'percentage') };
+      if (main === undefined && attr('preset_mode') !== undefined) return { action: 'set_preset_mode', preset_mode: String(attr('preset_mode')) };
+      break;
+    case 'valve':
     case 'cover':
       if (main === undefined && attr('position') !== undefined) return { action: 'set_position', position: num(attr('position'), 'position') };
       if (entity.commandFormat === 'plain' && /^\d+$/.test(payload)) return { action: 'set_position', position: Number(payload) };
@@ -211,5 +237,15 @@ export function isConfirmedBy(entity: Entity, cmd: Command, state: EntityState):
       return state.value === cmd.option;
     case 'press':
       return true;
+    case 'set_percentage':
+      return cmd.percentage === 0 ? state.value === 'off' : state.attributes.percentage === cmd.percentage;
+    case 'set_preset_mode':
+      return state.attributes.preset_mode === cmd.preset_mode;
+    case 'arm_home':
+    case 'arm_away':
+    case 'arm_night':
+      return state.value === cmd.action.replace('arm_', 'armed_');
+    case 'disarm':
+      return state.value === 'disarmed';
   }
 }

@@ -77,8 +77,8 @@ export function preview(payload: Buffer, max = 40): string {
 }
 
 /** Vocabularies whose state is one of a few words. */
-const VOCABULARY_KINDS = new Set(['binary_sensor', 'switch', 'light', 'cover', 'lock']);
-const ON_OFF_KINDS = new Set(['binary_sensor', 'switch', 'light']);
+const VOCABULARY_KINDS = new Set(['binary_sensor', 'switch', 'light', 'cover', 'lock', 'fan', 'valve', 'alarm_control_panel']);
+const ON_OFF_KINDS = new Set(['binary_sensor', 'switch', 'light', 'fan']);
 const NO_VALUE = new Set(['', 'unknown', 'unavailable', 'none', 'null']);
 
 /** A raw value (from text or JSON) as the entity's logical state. */

@@ -102,7 +102,7 @@ const entity = {
       then: { required: ['state_topic'] },
     },
     {
-      if: { properties: { kind: { enum: ['switch', 'light', 'cover', 'lock', 'number', 'select', 'button'] } } },
+      if: { properties: { kind: { enum: ['switch', 'light', 'cover', 'lock', 'number', 'select', 'button', 'fan', 'valve', 'alarm_control_panel'] } } },
       then: { required: ['command_topic'] },
     },
     {

@@ -13,6 +13,9 @@ export const ENTITY_KINDS = [
   'number',
   'select',
   'button',
+  'fan',
+  'valve',
+  'alarm_control_panel',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
@@ -26,6 +29,9 @@ export const ACTUATOR_KINDS: ReadonlySet<EntityKind> = new Set([
   'number',
   'select',
   'button',
+  'fan',
+  'valve',
+  'alarm_control_panel',
 ]);
 
 export interface AvailabilitySource {

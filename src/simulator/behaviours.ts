@@ -201,6 +201,79 @@ export class LightBehaviour extends SwitchBehaviour {
   }
 }
 
+export class FanBehaviour extends SwitchBehaviour {
+  private percentage: number;
+  private preset?: string;
+
+  constructor(entity: Entity, host: BehaviourHost) {
+    super(entity, host);
+    this.percentage = toNumber(this.initialAttr('percentage')) ?? this.hint('percentage', 50);
+  }
+
+  override snapshot(): Record<string, unknown> {
+    return { value: this.on ? 'on' : 'off', percentage: this.percentage, ...(this.preset ? { preset_mode: this.preset } : {}) };
+  }
+
+  override wire(): WireState {
+    const attributes: Record<string, unknown> = {};
+    if ('percentage' in this.entity.attributes) attributes.percentage = this.percentage;
+    if ('preset_mode' in this.entity.attributes && this.preset) attributes.preset_mode = this.preset;
+    return { value: this.word(this.on ? 'on' : 'off'), attributes };
+  }
+
+  override reject(cmd: Command): string | undefined {
+    if (cmd.action === 'set_percentage') return outside('percentage', cmd.percentage, this.entity.ranges.percentage ?? { min: 0, max: 100 });
+    if (cmd.action === 'set_preset_mode' && !(this.entity.options.preset_mode ?? []).includes(cmd.preset_mode)) return `preset ${cmd.preset_mode} is not offered`;
+    return undefined;
+  }
+
+  override apply(cmd: Command): void {
+    if (cmd.action === 'set_percentage') {
+      this.percentage = cmd.percentage;
+      this.on = cmd.percentage > 0;
+      this.publish();
+    } else if (cmd.action === 'set_preset_mode') {
+      this.preset = cmd.preset_mode;
+      this.on = true;
+      this.publish();
+    } else super.apply(cmd);
+  }
+}
+
+/** An alarm panel: arms after a short exit delay, disarms at once. */
+export class AlarmBehaviour extends Behaviour {
+  private value: string;
+
+  constructor(entity: Entity, host: BehaviourHost) {
+    super(entity, host);
+    this.value = this.logical(this.initialMain('state', 'value'), 'disarmed');
+  }
+
+  snapshot(): Record<string, unknown> {
+    return { value: this.value };
+  }
+
+  override wire(): WireState {
+    return { value: this.word(this.value), attributes: {} };
+  }
+
+  override apply(cmd: Command): void {
+    if (cmd.action === 'disarm') {
+      this.value = 'disarmed';
+      this.publish();
+      return;
+    }
+    if (cmd.action !== 'arm_home' && cmd.action !== 'arm_away' && cmd.action !== 'arm_night') return;
+    const target = cmd.action.replace('arm_', 'armed_');
+    this.value = 'arming';
+    this.publish();
+    this.timers.after(this.hint('travel_ms', 500), () => {
+      this.value = target;
+      this.publish();
+    });
+  }
+}
+
 export class LockBehaviour extends Behaviour {
   /** locked | unlocked | locking | unlocking | jammed */
   private value: string;
@@ -651,6 +724,9 @@ const BY_KIND: Record<Entity['kind'], new (entity: Entity, host: BehaviourHost) 
   number: NumberBehaviour,
   select: SelectBehaviour,
   button: ButtonBehaviour,
+  fan: FanBehaviour,
+  valve: CoverBehaviour,
+  alarm_control_panel: AlarmBehaviour,
 };
 
 export function createBehaviour(entity: Entity, host: BehaviourHost): Behaviour {

@@ -16,6 +16,9 @@ const NOUN: Record<string, string> = {
   number: 'setting',
   select: 'setting',
   button: 'button',
+  fan: 'fan',
+  valve: 'valve',
+  alarm_control_panel: 'alarm panel',
 };
 
 function where(entity: Entity): string {
@@ -50,7 +53,8 @@ export function actuatorDescription(entity: Entity): string {
     extra.push(`temperature ${entity.ranges.temperature.min}-${entity.ranges.temperature.max}${entity.unit ? ` ${entity.unit.replace(/[^\w°%]/g, '')}` : ''}`);
   }
   if (entity.kind === 'climate' && entity.options.mode) extra.push(`modes ${entity.options.mode.join('/')}`);
-  if (entity.kind === 'cover' && actions.includes('set_position')) extra.push('position 0-100');
+  if ((entity.kind === 'cover' || entity.kind === 'valve') && actions.includes('set_position')) extra.push('position 0-100');
+  if (entity.kind === 'fan' && entity.options.preset_mode) extra.push(`presets ${entity.options.preset_mode.map((m) => m.replace(/[^\w -]/g, '')).join('/')}`);
   if (entity.kind === 'number' && entity.ranges.value) extra.push(`value ${entity.ranges.value.min}-${entity.ranges.value.max}`);
   const verbs = entity.kind === 'number' ? 'set_value' : entity.kind === 'select' ? 'select_option' : entity.kind === 'button' ? 'press' : actions.join(', ');
   return (

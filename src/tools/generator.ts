@@ -37,6 +37,9 @@ const GROUPED_NAMES: Record<string, string> = {
   number: 'control_numbers',
   select: 'control_selects',
   button: 'press_buttons',
+  fan: 'control_fans',
+  valve: 'control_valves',
+  alarm_control_panel: 'control_alarms',
 };
 
 /** In the grouped shape, the tool that serves an entity of this kind. */
@@ -196,7 +199,19 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       for (const a of actionsOf(e)) actions.add(a);
     }
     const required = ['entity', ...(props.action ? ['action'] : []), ...(kind === 'number' ? ['value'] : kind === 'select' ? ['option'] : [])];
-    const noun = { switch: 'switches', light: 'lights', cover: 'covers (blinds, garage doors, gates)', lock: 'locks', climate: 'thermostats', number: 'numeric settings', select: 'option settings', button: 'buttons' }[kind as string] ?? kind;
+    const noun = {
+      switch: 'switches',
+      light: 'lights',
+      cover: 'covers (blinds, garage doors, gates)',
+      lock: 'locks',
+      climate: 'thermostats',
+      number: 'numeric settings',
+      select: 'option settings',
+      button: 'buttons',
+      fan: 'fans',
+      valve: 'valves',
+      alarm_control_panel: 'alarm panels',
+    }[kind as string] ?? kind;
     make(
       groupedToolFor(kind),
       `Control ${noun}: ${[...actions].join(', ')}. ` +

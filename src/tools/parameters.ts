@@ -24,6 +24,8 @@ function hasBrightness(entity: Entity): boolean {
   return entity.kind === 'light' && ('brightness' in entity.ranges || 'brightness' in entity.attributes);
 }
 
+const WORD_ACTIONS = new Set(['arm_home', 'arm_away', 'arm_night', 'disarm']);
+
 /** The actions this entity really offers. */
 export function actionsOf(entity: Entity): string[] {
   const all = ACTIONS_BY_KIND[entity.kind] ?? [];
@@ -32,6 +34,9 @@ export function actionsOf(entity: Entity): string[] {
     if (a === 'set_mode') return (entity.options.mode?.length ?? 0) > 0;
     if (a === 'set_temperature') return 'temperature' in entity.ranges;
     if (a === 'stop') return entity.payloads.stop !== undefined;
+    if (a === 'set_percentage') return 'percentage' in entity.ranges || 'percentage' in entity.commandTopics || 'percentage' in entity.attributes;
+    if (a === 'set_preset_mode') return (entity.options.preset_mode?.length ?? 0) > 0;
+    if (WORD_ACTIONS.has(a)) return entity.payloads[a] !== undefined;
     return true;
   });
 }
@@ -51,6 +56,18 @@ export function actuatorProperties(entity: Entity): { properties: Record<string,
       }
       return { properties: props, required: ['action'] };
     }
+    case 'fan': {
+      const props: Record<string, JsonSchema> = { action: { enum: actions } };
+      if (actions.includes('set_percentage')) {
+        const r = entity.ranges.percentage ?? { min: 0, max: 100 };
+        props.percentage = numberSchema(r, `Fan speed, ${r.min} to ${r.max}; for set_percentage.`);
+      }
+      if (actions.includes('set_preset_mode')) props.preset_mode = { enum: entity.options.preset_mode, description: 'Preset mode, for set_preset_mode.' };
+      return { properties: props, required: ['action'] };
+    }
+    case 'alarm_control_panel':
+      return { properties: { action: { enum: actions } }, required: ['action'] };
+    case 'valve':
     case 'cover': {
       const props: Record<string, JsonSchema> = { action: { enum: actions } };
       if (hasPosition(entity)) {
@@ -135,6 +152,16 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
       const modes = entity.options.mode ?? [];
       if (!modes.includes(mode)) throw new ArgumentError(`"mode" must be one of ${modes.join(', ')} (got ${mode})`);
       return { action, mode };
+    }
+    case 'set_percentage':
+      stray(['percentage']);
+      return { action, percentage: inRange('percentage', Number(need('percentage', action)), entity.ranges.percentage ?? { min: 0, max: 100 }) };
+    case 'set_preset_mode': {
+      stray(['preset_mode']);
+      const mode = String(need('preset_mode', action));
+      const modes = entity.options.preset_mode ?? [];
+      if (!modes.includes(mode)) throw new ArgumentError(`"preset_mode" must be one of ${modes.join(', ')} (got ${mode})`);
+      return { action, preset_mode: mode };
     }
     case 'set_temperature':
       stray(['temperature']);

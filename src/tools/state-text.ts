@@ -16,7 +16,7 @@ function valueText(entity: Entity, value: unknown, key?: string): string {
   if (value === null || value === undefined) return 'unknown';
   if (typeof value === 'string') {
     // Logical states are our words; anything else the device said is quoted data.
-    const own = /^(on|off|open|closed|opening|closing|stopped|locked|unlocked|locking|unlocking|jammed)$/.test(value);
+    const own = /^(on|off|open|closed|opening|closing|stopped|locked|unlocked|locking|unlocking|jammed|disarmed|armed_[a-z_]+|arming|disarming|pending|triggered)$/.test(value);
     return own || (entity.kind === 'climate' && (!key || key === 'action')) ? value.replace(/[^\w -]/g, '') : quoted(value, 80);
   }
   const unit = entity.unit && (key === undefined || key === 'temperature' || key === 'current_temperature') ? ` ${entity.unit}` : '';
