@@ -12,6 +12,8 @@ import type { Logger } from './log.js';
 import { MqttConnection, MqttError } from './mqtt/connection.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './mqtt/embedded-broker.js';
 import { startSimulator, type Simulator } from './simulator/simulator.js';
+import { SOURCE_PRIORITY, type DiscoveryAdapter } from './devices/discovery/adapter.js';
+import { createAdapters } from './devices/discovery/index.js';
 
 /** The package's own folder (holds devices/demo and migrations/), from src/ or dist/. */
 export const PACKAGE_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -75,6 +77,7 @@ export class Bridge {
   }
 
   simulator?: Simulator;
+  adapters: DiscoveryAdapter[] = [];
 
   static async start(options: BridgeOptions): Promise<Bridge> {
     const { config, log } = options;
@@ -107,6 +110,10 @@ export class Bridge {
     try {
       bridge.loadDevices();
       if (!options.offline) {
+        bridge.adapters = createAdapters(config);
+        for (const adapter of bridge.adapters) adapter.start({ connection, registry: bridge.registry, log: log.child({ part: adapter.name }), config });
+      }
+      if (!options.offline) {
         await connection.waitConnected(options.connectWaitMs ?? 5000).catch((err: MqttError) => {
           log.warn({ err: err.message }, 'broker not reachable yet; still trying');
         });
@@ -133,7 +140,7 @@ export class Bridge {
     for (const p of result.problems) {
       this.log.error({ file: p.file, path: p.path }, `device file skipped: ${p.path}: ${p.message}`);
     }
-    this.registry.setSource('files', 0, result.devices);
+    this.registry.setSource('files', SOURCE_PRIORITY.files, result.devices);
   }
 
   /** Resolves when every entity has a value (or a frame), or after `timeoutMs`. */
@@ -151,6 +158,7 @@ export class Bridge {
     if (this.closed) return;
     this.closed = true;
     await this.simulator?.close().catch(() => undefined);
+    for (const adapter of this.adapters) adapter.stop();
     this.cache.close();
     await this.connection.close();
     await this.broker?.close();

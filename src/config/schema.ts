@@ -50,6 +50,42 @@ export const configSchema = {
       },
       default: {},
     },
+    discovery: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        homeassistant: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            enabled: { type: 'boolean', default: true },
+            prefix: { type: 'string', minLength: 1, default: 'homeassistant' },
+            /** Publish `online` on <prefix>/status at connect, so devices announce themselves again. */
+            birth: { type: 'boolean', default: true },
+          },
+          default: {},
+        },
+        zigbee2mqtt: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            enabled: { type: 'boolean', default: true },
+            prefix: { type: 'string', minLength: 1, default: 'zigbee2mqtt' },
+          },
+          default: {},
+        },
+        homie: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            enabled: { type: 'boolean', default: true },
+            prefix: { type: 'string', minLength: 1, default: 'homie' },
+          },
+          default: {},
+        },
+      },
+      default: {},
+    },
     demo: {
       type: 'boolean',
       description: 'Load the demo home and run its simulator. Default: on with the embedded broker.',
@@ -80,6 +116,11 @@ export const configSchema = {
       properties: {
         host: { type: 'string', default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
+        auth: {
+          type: 'boolean',
+          default: true,
+          description: 'Require a bearer token (hearth token create). false is allowed only on a loopback http.host.',
+        },
       },
       default: {},
     },
@@ -150,10 +191,15 @@ export interface HearthConfig {
     embedded: { host: string; port: number };
   };
   devices: { paths?: string[] };
+  discovery: {
+    homeassistant: { enabled: boolean; prefix: string; birth: boolean };
+    zigbee2mqtt: { enabled: boolean; prefix: string };
+    homie: { enabled: boolean; prefix: string };
+  };
   demo?: boolean;
   database: { path: string };
   audit: { digestFile?: string };
-  http: { host: string; port: number };
+  http: { host: string; port: number; auth: boolean };
   tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };
   agent: {
     engine: 'builtin' | 'jan';

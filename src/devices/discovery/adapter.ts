@@ -1,0 +1,30 @@
+// A discovery adapter turns one convention's MQTT announcements (Home
+// Assistant discovery, Zigbee2MQTT's bridge/devices, Homie) into devices in
+// the registry. Device files outrank every adapter: same id, the file wins.
+import type { HearthConfig } from '../../config/schema.js';
+import type { Logger } from '../../log.js';
+import type { MqttConnection } from '../../mqtt/connection.js';
+import type { DeviceRegistry } from '../registry.js';
+
+/** Lower wins when two sources declare the same device id. */
+export const SOURCE_PRIORITY = {
+  files: 0,
+  zigbee2mqtt: 10,
+  homeassistant: 20,
+  homie: 30,
+} as const;
+
+export interface DiscoveryContext {
+  connection: MqttConnection;
+  registry: DeviceRegistry;
+  log: Logger;
+  config: HearthConfig;
+}
+
+export interface DiscoveryAdapter {
+  readonly name: string;
+  /** Subscribe to the convention's topics and start adding devices. */
+  start(ctx: DiscoveryContext): void;
+  /** Unsubscribe and stop (devices already added stay until the bridge closes). */
+  stop(): void;
+}

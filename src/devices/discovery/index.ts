@@ -1,0 +1,12 @@
+// The discovery adapters the config turns on. Each adapter lives in its own file.
+import type { HearthConfig } from '../../config/schema.js';
+import type { DiscoveryAdapter } from './adapter.js';
+
+export type AdapterFactory = (config: HearthConfig) => DiscoveryAdapter | undefined;
+
+/** Adapters register here (one line each). */
+export const ADAPTERS: AdapterFactory[] = [];
+
+export function createAdapters(config: HearthConfig): DiscoveryAdapter[] {
+  return ADAPTERS.map((make) => make(config)).filter((a): a is DiscoveryAdapter => !!a);
+}
