@@ -78,6 +78,9 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       // We resubscribe ourselves so that the set of topics is always ours.
       resubscribe: false,
       queueQoSZero: false,
+      // A refused CONNACK (bad password, broker not ready) is retried with backoff like any outage;
+      // MQTT.js would otherwise stop for good while still looking like it reconnects.
+      reconnectOnConnackError: true,
       rejectUnauthorized: options.rejectUnauthorized ?? true,
       ca: options.ca ? readFileSync(options.ca) : undefined,
       cert: options.cert ? readFileSync(options.cert) : undefined,
@@ -214,5 +217,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
 
 /** Credentials never reach a log line. */
 export function redact(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
+  // Up to the LAST '@' of the authority: MQTT.js (url.parse) takes a raw '@' in
+  // the password as part of it, so `mqtt://u:p@ss@host` must not leave `ss@` behind.
+  return url.replace(/\/\/[^/?#]*@/, '//***@');
 }
