@@ -3,15 +3,18 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { PACKAGE_ROOT } from '../bridge.js';
+import { registerAgentRpc } from './agent-rpc.js';
 import { registerApprovals } from './approvals.js';
 import { registerAudit } from './audit.js';
 import { registerCall } from './call.js';
 import { registerChat } from './chat.js';
 import { registerDevices } from './devices.js';
+import { registerMcp } from './mcp.js';
 import { registerPolicy } from './policy.js';
 import { registerSimulate } from './simulate.js';
 import { registerStart } from './start.js';
 import { registerTools } from './tools.js';
+import { registerToken } from './token.js';
 
 const pkg = JSON.parse(readFileSync(`${PACKAGE_ROOT}/package.json`, 'utf8')) as { version: string };
 
@@ -26,9 +29,12 @@ registerSimulate(program);
 registerTools(program);
 registerCall(program);
 registerChat(program);
+registerAgentRpc(program);
 registerPolicy(program);
 registerAudit(program);
 registerApprovals(program);
+registerToken(program);
+registerMcp(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);
