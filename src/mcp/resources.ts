@@ -1,0 +1,113 @@
+// Entities as MCP resources: `hearth://entity/<id>` is an entity's current
+// state as JSON (the shape `hearth devices --json` prints), and a camera's
+// latest frame is a blob at `hearth://camera/<id>/frame`. Reading one asks the
+// policy the same question a read tool would (without using a rate limit).
+import { ErrorCode, McpError, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import { stateJson } from '../cli/format.js';
+import type { Entity } from '../devices/model.js';
+import type { Hearth } from '../hearth.js';
+import type { Principal } from '../tools/types.js';
+
+/** MCP's "resource not found" error code. */
+export const RESOURCE_NOT_FOUND = -32002;
+
+export const entityUri = (id: string) => `hearth://entity/${encodeURIComponent(id)}`;
+export const frameUri = (id: string) => `hearth://camera/${encodeURIComponent(id)}/frame`;
+
+export type ResourceTarget = { type: 'entity' | 'frame'; entity: Entity };
+
+export const RESOURCE_TEMPLATES: ResourceTemplate[] = [
+  {
+    uriTemplate: 'hearth://entity/{id}',
+    name: 'entity',
+    title: 'Entity state',
+    description: "An entity's current state as JSON: value, attributes, availability and when it was last reported.",
+    mimeType: 'application/json',
+  },
+  {
+    uriTemplate: 'hearth://camera/{id}/frame',
+    name: 'camera-frame',
+    title: 'Camera frame',
+    description: "A camera's latest frame, as the camera sent it.",
+  },
+];
+
+/** The URI -> an entity, or a resource-not-found error. */
+export function parseResourceUri(hearth: Hearth, uri: string): ResourceTarget {
+  const m = /^hearth:\/\/(entity)\/([^/?#]+)$|^hearth:\/\/(camera)\/([^/?#]+)\/frame$/.exec(uri);
+  if (!m) throw new McpError(RESOURCE_NOT_FOUND, `unknown resource ${JSON.stringify(uri.slice(0, 200))}: Hearth serves hearth://entity/<id> and hearth://camera/<id>/frame`, { uri });
+  let id: string;
+  try {
+    id = decodeURIComponent(m[2] ?? m[4]);
+  } catch {
+    throw new McpError(ErrorCode.InvalidParams, `the resource URI ${JSON.stringify(uri.slice(0, 200))} is not valid URI encoding`);
+  }
+  const entity = hearth.bridge.registry.entity(id);
+  if (!entity) throw new McpError(RESOURCE_NOT_FOUND, `no entity ${JSON.stringify(id.slice(0, 100))}; resources/list shows them`, { uri });
+  if (m[3] && entity.kind !== 'camera') throw new McpError(RESOURCE_NOT_FOUND, `${entity.id} is a ${entity.kind}, not a camera; it has no frame`, { uri });
+  return { type: m[3] ? 'frame' : 'entity', entity };
+}
+
+/**
+ * The policy's answer to "may this principal read this entity?", asked as the
+ * read tool for it (so tool rules apply to resources too); undefined = allowed.
+ */
+export function readDenied(hearth: Hearth, principal: Principal, entity: Entity): string | undefined {
+  const tools = hearth.tools.all().filter((t) => t.capability === 'read' && t.meta.entityIds.includes(entity.id));
+  const tool = tools.find((t) => t.meta.entityIds.length === 1) ?? tools.find((t) => t.name !== 'get_state' && t.name !== 'find_entities') ?? tools[0];
+  const request = {
+    principal,
+    tool: tool?.name ?? 'get_state',
+    capability: 'read' as const,
+    action: 'read',
+    entityId: entity.id,
+    area: entity.area,
+    kind: entity.kind,
+    deviceClass: entity.deviceClass,
+    args: {},
+  };
+  const policy = hearth.policy;
+  const decision = policy.preview ? policy.preview(request) : policy.decide(request);
+  return decision.effect === 'allow' ? undefined : decision.reason;
+}
+
+export function listResources(hearth: Hearth, principal: Principal): Resource[] {
+  const out: Resource[] = [];
+  for (const entity of hearth.bridge.registry.entities()) {
+    if (readDenied(hearth, principal, entity)) continue;
+    const where = entity.area ? ` in ${entity.area}` : '';
+    out.push({
+      uri: entityUri(entity.id),
+      name: entity.id,
+      title: entity.name,
+      description: `Current state of the ${entity.kind.replace(/_/g, ' ')} "${entity.name}"${where}, as JSON.`,
+      mimeType: 'application/json',
+    });
+    if (entity.kind === 'camera') {
+      const frame = hearth.bridge.cache.get(entity.id)?.frame;
+      out.push({
+        uri: frameUri(entity.id),
+        name: `${entity.id}/frame`,
+        title: `${entity.name}: latest frame`,
+        description: `The latest frame of the camera "${entity.name}"${where}.`,
+        mimeType: frame?.contentType ?? 'image/jpeg',
+        ...(frame ? { size: frame.bytes.length } : {}),
+      });
+    }
+  }
+  return out;
+}
+
+export function readResource(hearth: Hearth, principal: Principal, uri: string): ReadResourceResult {
+  const target = parseResourceUri(hearth, uri);
+  const denied = readDenied(hearth, principal, target.entity);
+  if (denied) throw new McpError(ErrorCode.InvalidRequest, `not allowed: ${denied}`, { uri });
+  const state = hearth.bridge.cache.get(target.entity.id);
+  if (target.type === 'entity') {
+    return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(stateJson(target.entity, state), null, 2) }] };
+  }
+  if (!state?.frame) {
+    throw new McpError(RESOURCE_NOT_FOUND, `the camera "${target.entity.name}" has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`, { uri });
+  }
+  return { contents: [{ uri, mimeType: state.frame.contentType, blob: state.frame.bytes.toString('base64') }] };
+}
