@@ -6,6 +6,9 @@ import { Hearth } from '../hearth.js';
 import { BrokerStartError } from '../mqtt/embedded-broker.js';
 import { redact } from '../mqtt/connection.js';
 import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { ConfigError } from '../config/load.js';
+import { HttpStartError, startHttpServer, type HttpServer } from '../http/server.js';
+import { McpHttpHandler } from '../mcp/http.js';
 import { formatState, table } from './format.js';
 import { relative } from 'node:path';
 
@@ -30,8 +33,32 @@ export function registerStart(program: Command): void {
       const recovered = hearth.recoverAudit();
       // Calls of `hearth call` processes that died while this bridge runs are swept too.
       setInterval(() => hearth.sweepPending(), 10_000).unref();
+      // The HTTP API: a bad http.auth setting stops here; a taken port only leaves the API off.
+      let http: HttpServer | undefined;
+      let httpProblem = '';
+      try {
+        const { mcpPath, ...httpConfig } = loaded.config.http;
+        const mcp = new McpHttpHandler({ hearth, log: log.child({ part: 'mcp' }) });
+        http = await startHttpServer({
+          hearth,
+          ...httpConfig,
+          log: log.child({ part: 'http' }),
+          // MCP over Streamable HTTP, behind the same token and Origin checks as the API.
+          mounts: mcpPath ? [{ path: mcpPath, handle: (req, res, principal) => mcp.handle(req, res, principal), close: () => mcp.close() }] : [],
+        });
+      } catch (err) {
+        if (err instanceof ConfigError) {
+          await hearth.close();
+          process.stderr.write(`hearth: configuration error: ${err.message}\n`);
+          process.exit(2);
+        }
+        if (!(err instanceof HttpStartError)) throw err;
+        httpProblem = err.message;
+        log.warn({ err: err.message }, 'HTTP API not started');
+      }
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping');
+        await http?.close();
         await hearth.close();
         process.exit(0);
       };
@@ -56,6 +83,7 @@ export function registerStart(program: Command): void {
           : '',
         `  state     ${reporting}/${entities.length} entities reporting`,
         `  tools     ${hearth.tools.all().length} host tools (${hearth.tools.shape}): hearth tools`,
+        http ? `  http      ${http.url}  (API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ""}; token: hearth token create <name> --role owner)` : `  http      not started: ${httpProblem}`,
         `  database  ${where(loaded.config.database.path)} (policy, approvals, audit: ${hearth.audit.digest().count} rows` +
           `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : ', CHAIN BROKEN: hearth audit verify'})`,
         `  try       hearth devices  ·  hearth tools  ·  ${demoEnabled(loaded.config) ? `hearth call living_room_lamp '{"action":"turn_on"}'` : `hearth call <tool> '<json args>'`}  ·  hearth audit tail`,

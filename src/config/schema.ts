@@ -116,6 +116,12 @@ export const configSchema = {
       properties: {
         host: { type: 'string', default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
+        mcpPath: {
+          type: 'string',
+          pattern: '^(/[A-Za-z0-9_./-]*)?$',
+          default: '/mcp',
+          description: 'Where MCP over Streamable HTTP is served; empty turns it off.',
+        },
         auth: {
           type: 'boolean',
           default: true,
@@ -199,7 +205,7 @@ export interface HearthConfig {
   demo?: boolean;
   database: { path: string };
   audit: { digestFile?: string };
-  http: { host: string; port: number; auth: boolean };
+  http: { host: string; port: number; auth: boolean; mcpPath: string };
   tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };
   agent: {
     engine: 'builtin' | 'jan';

@@ -1,0 +1,92 @@
+// Calls a `confirm` rule holds (unlocking, opening the garage): list them and
+// decide them. Owners see and decide every approval; anyone else sees only
+// the ones their own calls asked for, and decides none.
+import type { Approval, ApprovalStatus } from '../policy/approvals.js';
+import type { Principal } from '../tools/types.js';
+import { oneOf, onlyFields } from './body.js';
+import { badField, forbidden, HttpError, notFound } from './errors.js';
+import { isOwner, type ApiContext, type Route } from './route.js';
+
+const STATUSES: readonly ApprovalStatus[] = ['pending', 'granted', 'denied', 'used', 'expired'];
+
+export function approvalJson(a: Approval, now = Date.now()) {
+  return {
+    ...a,
+    createdAt: new Date(a.createdAt).toISOString(),
+    expiresAt: new Date(a.expiresAt).toISOString(),
+    decidedAt: a.decidedAt !== null ? new Date(a.decidedAt).toISOString() : null,
+    usedAt: a.usedAt !== null ? new Date(a.usedAt).toISOString() : null,
+    expiresInMs: a.status === 'pending' || a.status === 'granted' ? Math.max(0, a.expiresAt - now) : null,
+  };
+}
+
+/** Whether a principal may see an approval. */
+export function seesApproval(principal: Principal, a: Approval): boolean {
+  return isOwner(principal) || a.principal === principal.id;
+}
+
+function notDecidable(a: Approval): string {
+  switch (a.status) {
+    case 'expired':
+      return `approval ${a.id} expired without a decision; the caller can make the call again to ask anew`;
+    case 'granted':
+      return `approval ${a.id} was already granted by ${a.decidedBy ?? '?'}; it waits for the caller to make the call again`;
+    case 'used':
+      return `approval ${a.id} was granted by ${a.decidedBy ?? '?'} and has been used`;
+    case 'denied':
+      return `approval ${a.id} was already denied by ${a.decidedBy ?? '?'}`;
+    default:
+      return `approval ${a.id} is no longer pending`;
+  }
+}
+
+export function approvalRoutes({ hearth }: ApiContext): Route[] {
+  const approvals = hearth.approvals;
+  return [
+    {
+      method: 'GET',
+      path: '/api/approvals',
+      handler: ({ query, principal }) => {
+        const raw = query.get('status') ?? 'pending';
+        if (raw !== 'all' && !STATUSES.includes(raw as ApprovalStatus)) throw badField('status', `must be all or one of ${STATUSES.join(', ')}, got ${JSON.stringify(raw)}`);
+        const rawLimit = query.get('limit') ?? '100';
+        if (!/^\d{1,4}$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > 1000) throw badField('limit', 'must be a whole number from 1 to 1000');
+        const now = Date.now();
+        return approvals
+          .list({ status: raw === 'all' ? undefined : (raw as ApprovalStatus), limit: Number(rawLimit) })
+          .filter((a) => seesApproval(principal, a))
+          .map((a) => approvalJson(a, now));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/approvals/:id',
+      handler: ({ params, principal }) => {
+        const a = approvals.get(params.id);
+        if (!a || !seesApproval(principal, a)) throw notFound(`no approval ${params.id}`);
+        return approvalJson(a);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/approvals/:id',
+      handler: async ({ params, principal, body }) => {
+        const input = await body();
+        onlyFields(input, ['decision']);
+        const decision = oneOf(input, 'decision', ['grant', 'deny'] as const, true);
+        // Refused whether or not the approval exists: a non-owner learns nothing from the answer.
+        if (!isOwner(principal)) {
+          throw forbidden(`only an owner may ${decision} approvals; ${principal.id} has ${principal.roles.length ? `the roles ${principal.roles.join(', ')}` : 'no roles'}`);
+        }
+        const before = approvals.get(params.id);
+        if (!before) throw notFound(`no approval ${params.id}; pending ones: GET /api/approvals?status=pending`);
+        if (before.status !== 'pending') throw new HttpError(409, 'not_pending', notDecidable(before), { status: before.status });
+        const by = `http:${principal.id}`;
+        const ok = decision === 'grant' ? approvals.grant(before.id, by) : approvals.deny(before.id, by);
+        const after = approvals.get(before.id)!;
+        if (!ok) throw new HttpError(409, 'not_pending', notDecidable(after), { status: after.status });
+        return approvalJson(after);
+      },
+    },
+  ];
+}

@@ -1,0 +1,43 @@
+// GET /api/events: one event stream for live pages: `state` (an entity's
+// state changed, stateJson shape), `audit` (a call was recorded) and
+// `approval` (one was requested or decided). Owners see every audit row and
+// approval; anyone else only their own.
+import { stateJson } from '../cli/format.js';
+import type { StoredAuditRow } from '../audit/row.js';
+import type { EntityState } from '../devices/state-cache.js';
+import type { Entity } from '../devices/model.js';
+import type { Approval } from '../policy/approvals.js';
+import { approvalJson, seesApproval } from './api-approvals.js';
+import { isOwner, type ApiContext, type Route } from './route.js';
+
+export function eventRoutes({ hearth, sse }: ApiContext): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/events',
+      handler: ({ res, principal }) => {
+        const stream = sse.open(res);
+        const onState = (state: EntityState, entity: Entity) => stream.send('state', stateJson(entity, state));
+        const onAudit = (row: StoredAuditRow) => {
+          if (isOwner(principal) || row.principal === principal.id) stream.send('audit', row);
+        };
+        const onApproval = (kind: 'requested' | 'decided') => (a: Approval) => {
+          if (seesApproval(principal, a)) stream.send('approval', { event: kind, ...approvalJson(a) });
+        };
+        const requested = onApproval('requested');
+        const decided = onApproval('decided');
+        hearth.bridge.cache.on('change', onState);
+        hearth.audit.on('row', onAudit);
+        hearth.approvals.on('requested', requested);
+        hearth.approvals.on('decided', decided);
+        stream.onClose(() => {
+          hearth.bridge.cache.off('change', onState);
+          hearth.audit.off('row', onAudit);
+          hearth.approvals.off('requested', requested);
+          hearth.approvals.off('decided', decided);
+        });
+        stream.send('ready', { principal: principal.id, entities: hearth.bridge.registry.entities().length });
+      },
+    },
+  ];
+}

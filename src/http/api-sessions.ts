@@ -1,0 +1,247 @@
+// Agent sessions over HTTP. A session belongs to the principal that opened
+// it. A prompt answers as an event stream (one SSE event per AgentEvent, then
+// `result`), or, with ?stream=false or Accept: application/json, as one JSON
+// answer once the turn is over (text in, text out: voice satellites).
+import type { SessionManager } from '../agent/sessions.js';
+import { NotPendingError, TurnActiveError, type AgentEvent, type AgentSession, type Permissions, type Turn, type TurnResult } from '../agent/types.js';
+import type { Principal } from '../tools/types.js';
+import { oneOf, onlyFields, optionalBoolean, optionalString, requiredString } from './body.js';
+import { badField, forbidden, HttpError, notFound } from './errors.js';
+import { Reply, type ApiContext, type ApiRequest, type Route } from './route.js';
+
+const SESSION_ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+const MAX_PROMPT = 32_000;
+const MAX_SYSTEM_PROMPT = 100_000;
+
+interface SessionInfo {
+  permissions: Permissions;
+  ephemeral: boolean;
+  createdAt: string;
+}
+
+export interface ToolCallSummary {
+  id: string;
+  name: string;
+  args: Record<string, unknown> | null;
+  result?: string;
+  isError?: boolean;
+  auditId?: number;
+}
+
+/** What a turn did, gathered from its events. */
+class TurnSummary {
+  readonly toolCalls: ToolCallSummary[] = [];
+  readonly auditIds: number[] = [];
+  readonly events: AgentEvent[] = [];
+  private lastStepText = '';
+  private allText = '';
+
+  add(event: AgentEvent): void {
+    this.events.push(event);
+    switch (event.type) {
+      case 'step':
+        // The answer is what the model said in its last round.
+        this.lastStepText = '';
+        break;
+      case 'token':
+        this.lastStepText += event.text;
+        this.allText += event.text;
+        break;
+      case 'tool_call':
+        this.toolCalls.push({ id: event.id, name: event.name, args: event.args });
+        break;
+      case 'tool_result': {
+        const call = this.toolCalls.find((c) => c.id === event.id);
+        if (call) Object.assign(call, { result: event.content, isError: event.is_error });
+        break;
+      }
+      case 'tool_details': {
+        const id = event.details.auditId;
+        if (typeof id === 'number') {
+          if (!this.auditIds.includes(id)) this.auditIds.push(id);
+          const call = this.toolCalls.find((c) => c.id === event.id);
+          if (call) call.auditId = id;
+        }
+        break;
+      }
+    }
+  }
+
+  get text(): string {
+    return this.lastStepText || this.allText;
+  }
+
+  result(r: TurnResult) {
+    return { stopReason: r.stopReason, ...(r.error !== undefined ? { error: r.error } : {}), toolCalls: this.toolCalls, auditIds: this.auditIds };
+  }
+}
+
+export class SessionsApi {
+  private readonly info = new Map<string, SessionInfo>();
+  private readonly turns = new Map<string, Turn>();
+
+  constructor(private readonly ctx: ApiContext) {}
+
+  private async agent(): Promise<SessionManager> {
+    try {
+      return await this.ctx.hearth.agent();
+    } catch (err) {
+      throw new HttpError(503, 'agent_unavailable', `the agent could not start: ${(err as Error).message}`);
+    }
+  }
+
+  /** The principal's session, or 404 / 403. */
+  private async session(id: string, principal: Principal): Promise<AgentSession> {
+    const session = (await this.agent()).get(id);
+    if (!session) throw notFound(`no session ${id}: open one with POST /api/sessions (to resume a saved one, pass its id there)`);
+    if (session.principal.id !== principal.id) throw forbidden(`session ${id} belongs to another principal`);
+    return session;
+  }
+
+  private describe(session: AgentSession) {
+    const info = this.info.get(session.id);
+    return {
+      id: session.id,
+      model: session.model,
+      tools: session.tools,
+      permissions: info?.permissions ?? null,
+      ephemeral: info?.ephemeral ?? null,
+      createdAt: info?.createdAt ?? null,
+      busy: this.turns.has(session.id),
+    };
+  }
+
+  /** Interrupt every turn still running (server stop). */
+  interruptAll(): void {
+    for (const turn of this.turns.values()) turn.interrupt();
+  }
+
+  routes(): Route[] {
+    return [
+      { method: 'GET', path: '/api/sessions', handler: (r) => this.list(r) },
+      { method: 'POST', path: '/api/sessions', handler: (r) => this.open(r) },
+      { method: 'GET', path: '/api/sessions/:id', handler: async (r) => this.describe(await this.session(r.params.id, r.principal)) },
+      { method: 'DELETE', path: '/api/sessions/:id', handler: (r) => this.close(r) },
+      { method: 'POST', path: '/api/sessions/:id/prompt', handler: (r) => this.prompt(r) },
+      { method: 'POST', path: '/api/sessions/:id/interrupt', handler: (r) => this.interrupt(r) },
+      { method: 'POST', path: '/api/sessions/:id/permissions/:requestId', handler: (r) => this.permission(r) },
+    ];
+  }
+
+  private async list({ principal }: ApiRequest) {
+    const agent = await this.agent();
+    return agent
+      .all()
+      .filter((s) => s.principal.id === principal.id)
+      .map((s) => this.describe(s));
+  }
+
+  private async open({ principal, body }: ApiRequest) {
+    const input = await body();
+    onlyFields(input, ['permissions', 'ephemeral', 'systemPrompt', 'id']);
+    // An HTTP client answers approvals through /api/approvals, so by default the session does not ask.
+    const permissions = oneOf(input, 'permissions', ['jan', 'host'] as const) ?? 'host';
+    const ephemeral = optionalBoolean(input, 'ephemeral') ?? false;
+    const systemPrompt = optionalString(input, 'systemPrompt', { min: 1, max: MAX_SYSTEM_PROMPT });
+    const id = optionalString(input, 'id', { pattern: SESSION_ID_RE, hint: 'a session id has 1 to 128 letters, digits, _ . : -' });
+    const agent = await this.agent();
+    let session: AgentSession;
+    try {
+      session = await agent.open({ principal, permissions, ephemeral, ...(systemPrompt !== undefined ? { systemPrompt } : {}), ...(id ? { id } : {}) });
+    } catch (err) {
+      const message = (err as Error).message;
+      if (/belongs to another principal/.test(message)) throw forbidden(`session ${id} belongs to another principal`);
+      throw err;
+    }
+    if (!this.info.has(session.id)) this.info.set(session.id, { permissions, ephemeral, createdAt: new Date().toISOString() });
+    const info = this.info.get(session.id)!;
+    return new Reply(201, { id: session.id, model: session.model, tools: session.tools, permissions: info.permissions });
+  }
+
+  private async close({ params, principal }: ApiRequest) {
+    const session = await this.session(params.id, principal);
+    await (await this.agent()).close(session.id);
+    this.info.delete(session.id);
+    this.turns.delete(session.id);
+    return { id: session.id, closed: true };
+  }
+
+  private wantsJson({ query, req }: ApiRequest): boolean {
+    const stream = query.get('stream');
+    if (stream !== null) {
+      if (['false', '0', 'no'].includes(stream)) return true;
+      if (['true', '1', 'yes', ''].includes(stream)) return false;
+      throw badField('stream', `must be true or false, got ${JSON.stringify(stream)}`);
+    }
+    const accept = String(req.headers.accept ?? '').toLowerCase();
+    return accept.includes('application/json') && !accept.includes('text/event-stream');
+  }
+
+  private async prompt(r: ApiRequest) {
+    const { params, principal, query, res } = r;
+    const asJson = this.wantsJson(r);
+    const withEvents = ['true', '1', 'yes'].includes(query.get('events') ?? '');
+    const input = await r.body();
+    onlyFields(input, ['text']);
+    const text = requiredString(input, 'text', { max: MAX_PROMPT });
+    const session = await this.session(params.id, principal);
+    const agent = await this.agent();
+    let turn: Turn;
+    try {
+      turn = await agent.prompt(session, text);
+    } catch (err) {
+      if (err instanceof TurnActiveError || (err as { code?: string }).code === 'turn_active') {
+        throw new HttpError(409, 'turn_active', (err as Error).message, { retryable: true });
+      }
+      throw err;
+    }
+    this.turns.set(session.id, turn);
+    const settled = turn.result().finally(() => {
+      if (this.turns.get(session.id) === turn) this.turns.delete(session.id);
+    });
+    // The client went away mid-turn: nobody is listening, so stop the turn.
+    res.on('close', () => {
+      if (!res.writableFinished) turn.interrupt();
+    });
+    const summary = new TurnSummary();
+
+    if (asJson) {
+      for await (const event of turn) summary.add(event);
+      const result = await settled;
+      return { text: summary.text, ...summary.result(result), ...(withEvents ? { events: summary.events } : {}) };
+    }
+
+    const stream = this.ctx.sse.open(res);
+    for await (const event of turn) {
+      summary.add(event);
+      stream.send(event.type, event);
+    }
+    const result = await settled;
+    stream.send('result', summary.result(result));
+    stream.end();
+    return undefined;
+  }
+
+  private async interrupt({ params, principal }: ApiRequest) {
+    const session = await this.session(params.id, principal);
+    const turn = this.turns.get(session.id);
+    turn?.interrupt();
+    return { id: session.id, interrupted: !!turn };
+  }
+
+  private async permission({ params, principal, body }: ApiRequest) {
+    const input = await body();
+    onlyFields(input, ['decision']);
+    const decision = oneOf(input, 'decision', ['allow_once', 'allow_always', 'deny'] as const, true);
+    const session = await this.session(params.id, principal);
+    try {
+      session.respondPermission(params.requestId, decision);
+    } catch (err) {
+      if (err instanceof NotPendingError || (err as { code?: string }).code === 'not_pending') {
+        throw new HttpError(404, 'not_pending', `no pending permission request ${params.requestId} in session ${session.id}`);
+      }
+      throw err;
+    }
+    return { id: session.id, requestId: params.requestId, decision };
+  }
+}
