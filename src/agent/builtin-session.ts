@@ -3,6 +3,29 @@
 // handlers (the host tools, so Hearth's pipeline), feed results back, until
 // the model answers without tools, the round limit is hit, or the turn is
 // interrupted. Images from tools go in the next user message, never `details`.
+//
+// Subagents (see subagents.ts) run the same loop with their own prompt and
+// messages, over the dispatching turn's host tools, in the background. Their
+// events reach the parent's stream: tool_request, tool_request_cancelled and
+// permission_request as they are (with the child's run_id), everything else
+// wrapped in `subagent` events; `done`/`error` become `subagent_end`. Where:
+// the session's running turn if there is one (so its respondPermission answers
+// a child's permission_request), else the session's listeners under the
+// dispatching turn's id (and a child's actuator is then refused permission:
+// nobody is there to ask).
+//
+// A finished child's result becomes a runtime notice, a user message
+// `[runtime notice] subagent "<name>" (<run_id>) finished: <result>`:
+//   - while a turn runs, it is added before that turn's next model round;
+//   - when the model answers while children this turn dispatched still run,
+//     the turn waits for them (at most the session's subagent waitMs, less if
+//     interrupted) and then gives the model one more round with the notices,
+//     so "dispatch two children, then answer" completes in one turn;
+//   - a notice that arrives when no turn runs (a child outlived its turn's
+//     wait) is queued and added at the start of the next prompt, before the
+//     person's message.
+// Interrupting a turn stops every running and queued child of the session and
+// aborts their pending calls; closing the session does too.
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { ValidateFunction } from 'ajv';
@@ -11,7 +34,9 @@ import { normalizeResult } from '../tools/tool-set.js';
 import type { HostTool, Principal, ToolCall, ToolResultObject } from '../tools/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import type { HistoryStore } from './history.js';
+import type { MemoryStore } from './memory.js';
 import { ProviderError, type ChatMessage, type ContentPart, type FunctionSpec, type Provider, type ToolCallRequest } from './provider.js';
+import { ChildRun, isSubagentTool, Subagents, subagentSystemPrompt, type ChildOutcome, type SubagentLimits } from './subagents.js';
 import { TurnHandle } from './turn.js';
 import {
   NotPendingError,
@@ -21,6 +46,7 @@ import {
   type EngineLimits,
   type PermissionDecision,
   type Permissions,
+  type StopReason,
 } from './types.js';
 
 export const HOST_PREFIX = 'host__';
@@ -51,6 +77,7 @@ export interface BuiltinSessionOptions {
   principal: Principal;
   tools: HostTool[];
   permissions: Permissions;
+  /** Sent as the system message byte for byte (with recalled memory after it only when `recall` is set). */
   systemPrompt: string;
   ephemeral: boolean;
   history?: HistoryStore;
@@ -58,11 +85,51 @@ export interface BuiltinSessionOptions {
   maxRounds: number;
   limits: EngineLimits;
   log: Logger;
+  /** The subagent tools are offered, with these limits; undefined: not offered. */
+  subagents?: SubagentLimits;
+  /** Completed turns' answers are kept here (never for an ephemeral session). */
+  memory?: MemoryStore;
+  /** The memory section for the engine's own prompt, chosen with the first prompt's words ('' for none). */
+  recall?: (query: string) => string;
 }
 
 interface PendingPermission {
-  resolve: (decision: PermissionDecision) => void;
+  /** 'unavailable': the turn it was asked on ended unanswered (a child's request). */
+  resolve: (decision: PermissionDecision | 'unavailable') => void;
   toolName: string;
+  runId: string | null;
+}
+
+type LoopResult = { stopReason: StopReason; error?: string };
+
+/** One model loop: a parent turn, or a subagent's run. */
+interface LoopRun {
+  /** null for the parent turn, else the child's run id (on every call and tool_request). */
+  runId: string | null;
+  signal: AbortSignal;
+  emit(event: AgentEvent): void;
+  system: string;
+  /** Earlier turns (the parent's thread; nothing for a child). */
+  history: readonly ChatMessage[];
+  /** This turn's messages so far. */
+  added: ChatMessage[];
+  byName: Map<string, HostTool>;
+  /** Everything offered to the model. */
+  specs: FunctionSpec[];
+  /** The subagent tools, on a parent turn of a session that has them. */
+  subagents?: { manager: Subagents; turnId: string; tools: HostTool[] };
+  beforeRound?(): void;
+  /** The model answered without tools: true for another round. */
+  afterAnswer?(): Promise<boolean>;
+}
+
+/** The last thing the model said in these messages (the answer), or ''. */
+export function lastAnswer(messages: readonly ChatMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.role === 'assistant' && typeof m.content === 'string' && m.content.trim()) return m.content;
+  }
+  return '';
 }
 
 export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }> implements AgentSession {
@@ -75,6 +142,10 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
   private readonly permissionWaits = new Map<string, PendingPermission>();
   private readonly alwaysAllowed = new Set<string>();
   private closed = false;
+  private readonly children?: Subagents;
+  /** Runtime notices not yet in the conversation. */
+  private readonly notices: string[] = [];
+  private resolvedPrompt?: string;
 
   constructor(private readonly o: BuiltinSessionOptions) {
     super();
@@ -83,18 +154,39 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     this.toolList = o.tools;
     this.specs = toolSpecsOf(o.tools);
     this.thread = [...o.messages];
+    if (o.subagents) {
+      this.children = new Subagents(
+        {
+          runChild: (run) => this.runChild(run),
+          emit: (event, turnId) => this.emitOutside(event, turnId),
+          notice: (text) => this.notices.push(text),
+        },
+        o.subagents,
+      );
+    }
   }
 
   get model(): string {
     return this.o.model;
   }
 
+  /** The host tools, as advertised (`host__<name>`). The subagent tools are not host tools: see builtinToolSpecs. */
   get tools(): string[] {
     return this.specs.map((s) => s.function.name);
   }
 
   get toolSpecs(): FunctionSpec[] {
     return this.specs;
+  }
+
+  /** The engine's own tools sent beside the host tools (the subagent tools, unprefixed), or none. */
+  get builtinToolSpecs(): FunctionSpec[] {
+    return this.children ? this.children.specs : [];
+  }
+
+  /** The system prompt as sent: fixed at the first prompt, when recalled memory (if any) is added. */
+  get systemPrompt(): string {
+    return this.resolvedPrompt ?? this.o.systemPrompt;
   }
 
   /** The conversation so far (system prompt excluded). */
@@ -106,8 +198,13 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     return !!this.active && !this.active.done;
   }
 
+  /** This session's subagent runs (queued, running and recently ended), oldest first. */
+  subagentRuns(): ChildRun[] {
+    return this.children?.list() ?? [];
+  }
+
   setTools(tools: HostTool[]): void {
-    // Between turns only: a running turn keeps the set it started with.
+    // Between turns only: a running turn (and its children) keep the set it started with.
     this.toolList = tools;
     this.specs = toolSpecsOf(tools);
   }
@@ -137,24 +234,95 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
   async close(): Promise<void> {
     this.closed = true;
     this.active?.interrupt();
+    this.children?.stopAll('the session was closed');
     await this.active?.result();
+    if (this.children) await this.children.waitFor(this.children.list(), Date.now() + 5000);
   }
 
-  // ------------------------------------------------------------------ the loop
+  // ------------------------------------------------------------------ the parent turn
+
+  private systemPromptFor(firstPrompt: string): string {
+    if (this.resolvedPrompt === undefined) {
+      let section = '';
+      if (this.o.recall) {
+        try {
+          section = this.o.recall(firstPrompt);
+        } catch (err) {
+          this.o.log.warn({ err: (err as Error).message, session: this.id }, 'could not recall memory');
+        }
+      }
+      this.resolvedPrompt = section ? `${this.o.systemPrompt}\n\n${section}` : this.o.systemPrompt;
+    }
+    return this.resolvedPrompt;
+  }
+
+  /** Move queued runtime notices into the conversation (and say so on the turn). */
+  private drainNotices(turn: TurnHandle, added: ChatMessage[]): void {
+    while (this.notices.length) {
+      const text = this.notices.shift()!;
+      added.push({ role: 'user', content: text });
+      turn.emit({ type: 'notice', text });
+    }
+  }
 
   private async run(turn: TurnHandle, text: string): Promise<void> {
-    const added: ChatMessage[] = [{ role: 'user', content: text }];
+    const added: ChatMessage[] = [];
+    // Children that ended after the last turn: their notices come before the person's message.
+    this.drainNotices(turn, added);
+    added.push({ role: 'user', content: text });
     const tools = this.toolList;
     const specs = this.specs;
     const byName = new Map(tools.map((t) => [`${HOST_PREFIX}${t.name}`, t]));
-    let result: { stopReason: 'completed' | 'interrupted' | 'error'; error?: string };
+    const children = this.children;
+    const stopChildren = () => children?.stopAll();
+    turn.signal.addEventListener('abort', stopChildren, { once: true });
+    let deadline: number | undefined;
+    const ctx: LoopRun = {
+      runId: null,
+      signal: turn.signal,
+      emit: (event) => turn.emit(event),
+      system: this.systemPromptFor(text),
+      history: this.thread,
+      added,
+      byName,
+      specs: children ? [...specs, ...children.specs] : specs,
+      ...(children ? { subagents: { manager: children, turnId: turn.id, tools } } : {}),
+      beforeRound: () => this.drainNotices(turn, added),
+      afterAnswer: async () => {
+        // The model answered: if children this turn dispatched are still at work, wait for them
+        // (bounded), then give the model one more round with their notices.
+        if (!children || !children.dispatchedBy(turn.id)) return false;
+        const mine = children.activeFor(turn.id);
+        if (mine.length) {
+          deadline ??= Date.now() + children.limits.waitMs;
+          await children.waitFor(mine, deadline, turn.signal);
+          if (turn.signal.aborted) return false;
+        }
+        if (this.notices.length) return true;
+        const still = children.activeFor(turn.id).length;
+        if (still) {
+          turn.emit({
+            type: 'notice',
+            text: `${still} subagent(s) still running; their results will be added to this conversation when they finish, before the next answer`,
+          });
+        }
+        return false;
+      },
+    };
+    let result: LoopResult;
     try {
-      result = await this.loop(turn, added, byName, specs);
+      result = await this.loop(ctx);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.o.log.error({ err: message, session: this.id }, 'turn failed');
       turn.emit({ type: 'error', code: 'internal', message });
       result = { stopReason: 'error', error: message };
+    }
+    turn.signal.removeEventListener('abort', stopChildren);
+    if (turn.signal.aborted && children) {
+      // Stopping the turn stops the children; let them say so on this turn, briefly.
+      const stopped = children.stopAll();
+      await children.waitFor(stopped.length ? stopped : children.list(), Date.now() + 2000);
     }
     // The thread keeps what happened, also on interrupt or error, so the next turn has the context.
     this.thread.push(...added);
@@ -165,47 +333,110 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
         this.o.log.error({ err: (err as Error).message, session: this.id }, 'could not save the conversation');
       }
     }
+    if (result.stopReason === 'completed' && !this.o.ephemeral && this.o.memory) {
+      const answer = lastAnswer(added);
+      try {
+        if (answer) this.o.memory.save(this.principal.id, this.id, text, answer);
+      } catch (err) {
+        this.o.log.error({ err: (err as Error).message, session: this.id }, 'could not save to memory');
+      }
+    }
+    // Unanswered requests end with the turn they were asked on: the parent's own are denied
+    // (its calls are over anyway); a child that outlived the turn is told nobody answered.
     for (const [id, wait] of this.permissionWaits) {
       this.permissionWaits.delete(id);
-      wait.resolve('deny');
+      wait.resolve(wait.runId === null ? 'deny' : 'unavailable');
     }
     turn.finish(result);
   }
 
-  private async loop(
-    turn: TurnHandle,
-    added: ChatMessage[],
-    byName: Map<string, HostTool>,
-    specs: FunctionSpec[],
-  ): Promise<{ stopReason: 'completed' | 'interrupted' | 'error'; error?: string }> {
-    const signal = turn.signal;
+  // ------------------------------------------------------------------ children
+
+  /** An event about a child: on the running turn when there is one, else to the session's listeners. */
+  private emitOutside(event: AgentEvent, turnId: string): void {
+    const turn = this.active;
+    if (turn && !turn.done) {
+      turn.emit(event);
+      return;
+    }
+    try {
+      this.emit('event', event, turnId);
+    } catch (err) {
+      // A listener's failure is not the child's (as on a turn).
+      this.o.log.warn({ err: (err as Error).message, session: this.id }, 'a session listener failed');
+    }
+  }
+
+  private emitChild(run: ChildRun, event: AgentEvent): void {
+    // Its end is subagent_end (sent by Subagents), never the parent's done or error.
+    if (event.type === 'done' || event.type === 'error') return;
+    if (event.type === 'tool_request' || event.type === 'tool_request_cancelled' || event.type === 'permission_request') {
+      this.emitOutside(event, run.turnId);
+      return;
+    }
+    this.emitOutside({ type: 'subagent', run_id: run.runId, name: run.name, event }, run.turnId);
+  }
+
+  private async runChild(run: ChildRun): Promise<ChildOutcome> {
+    const added: ChatMessage[] = [{ role: 'user', content: run.task }];
+    const ctx: LoopRun = {
+      runId: run.runId,
+      signal: run.signal,
+      emit: (event) => this.emitChild(run, event),
+      system: subagentSystemPrompt(run.name, run.task),
+      history: [],
+      added,
+      byName: new Map(run.tools.map((t) => [`${HOST_PREFIX}${t.name}`, t])),
+      specs: toolSpecsOf(run.tools),
+      beforeRound: () => {
+        while (run.inbox.length) added.push({ role: 'user', content: `[message from the main assistant] ${run.inbox.shift()}` });
+      },
+      // A message that came while it answered: one more round to read it.
+      afterAnswer: async () => run.inbox.length > 0,
+    };
+    try {
+      const result = await this.loop(ctx);
+      return { ...result, answer: lastAnswer(added) };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.o.log.error({ err: message, session: this.id, run: run.runId }, 'subagent failed');
+      return { stopReason: 'error', error: message };
+    }
+  }
+
+  // ------------------------------------------------------------------ the loop
+
+  private async loop(run: LoopRun): Promise<LoopResult> {
+    const signal = run.signal;
     const interrupted = () => ({ stopReason: 'interrupted' as const });
-    for (let round = 1; round <= this.o.maxRounds; round++) {
+    let toolRounds = 0;
+    for (let round = 1; ; round++) {
       if (signal.aborted) return interrupted();
-      turn.emit({ type: 'step', index: round, max: this.o.maxRounds });
-      const messages: ChatMessage[] = [{ role: 'system', content: this.o.systemPrompt }, ...this.thread, ...added];
+      run.beforeRound?.();
+      run.emit({ type: 'step', index: round, max: this.o.maxRounds });
+      const messages: ChatMessage[] = [{ role: 'system', content: run.system }, ...run.history, ...run.added];
       let text = '';
       let done: { finishReason: string; toolCalls: ToolCallRequest[] } | undefined;
       try {
-        for await (const ev of this.o.provider.stream({ model: this.o.model, messages, tools: specs, signal })) {
+        for await (const ev of this.o.provider.stream({ model: this.o.model, messages, tools: run.specs, signal })) {
           if (signal.aborted) break;
           switch (ev.type) {
             case 'token':
               text += ev.text;
-              turn.emit({ type: 'token', text: ev.text });
+              run.emit({ type: 'token', text: ev.text });
               break;
             case 'reasoning':
-              turn.emit({ type: 'reasoning', text: ev.text });
+              run.emit({ type: 'reasoning', text: ev.text });
               break;
             case 'tool_call_started':
-              turn.emit({ type: 'tool_call_started', id: ev.id, name: ev.name });
+              run.emit({ type: 'tool_call_started', id: ev.id, name: ev.name });
               break;
             case 'tool_call_args_delta':
-              turn.emit({ type: 'tool_call_args_delta', id: ev.id, delta: ev.delta });
+              run.emit({ type: 'tool_call_args_delta', id: ev.id, delta: ev.delta });
               break;
             case 'done':
               done = ev;
-              if (ev.usage) turn.emit({ type: 'turn_usage', usage: ev.usage });
+              if (ev.usage) run.emit({ type: 'turn_usage', usage: ev.usage });
               break;
           }
         }
@@ -213,38 +444,43 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
         if (signal.aborted) return interrupted();
         const code = err instanceof ProviderError ? err.code : 'provider_error';
         const message = err instanceof Error ? err.message : String(err);
-        turn.emit({ type: 'error', code, message });
+        run.emit({ type: 'error', code, message });
         return { stopReason: 'error', error: message };
       }
       if (signal.aborted) {
-        if (text) added.push({ role: 'assistant', content: text });
+        if (text) run.added.push({ role: 'assistant', content: text });
         return interrupted();
       }
       if (!done) {
-        turn.emit({ type: 'error', code: 'provider_error', message: 'the model stream ended without finishing' });
+        run.emit({ type: 'error', code: 'provider_error', message: 'the model stream ended without finishing' });
         return { stopReason: 'error', error: 'the model stream ended without finishing' };
       }
       const calls = done.toolCalls;
-      added.push({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) });
+      run.added.push({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) });
       if (!calls.length) {
-        turn.emit({ type: 'done', stop_reason: done.finishReason });
+        // Notice rounds (children's results) do not count against the tool-round limit.
+        if (run.afterAnswer && (await run.afterAnswer())) continue;
+        if (signal.aborted) return interrupted();
+        run.emit({ type: 'done', stop_reason: done.finishReason });
         return { stopReason: 'completed' };
       }
-      const images = await this.runCalls(turn, calls, byName);
+      const images = await this.runCalls(run, calls);
       for (const c of calls) {
         const r = images.results.get(c.id)!;
-        added.push({ role: 'tool', tool_call_id: c.id, content: r });
+        run.added.push({ role: 'tool', tool_call_id: c.id, content: r });
       }
-      if (images.parts.length) added.push({ role: 'user', content: images.parts });
+      if (images.parts.length) run.added.push({ role: 'user', content: images.parts });
       if (signal.aborted) return interrupted();
+      if (++toolRounds >= this.o.maxRounds) {
+        const message = `stopped after ${this.o.maxRounds} rounds of tool calls without an answer`;
+        run.emit({ type: 'error', code: 'max_rounds', message });
+        return { stopReason: 'error', error: message };
+      }
     }
-    const message = `stopped after ${this.o.maxRounds} rounds of tool calls without an answer`;
-    turn.emit({ type: 'error', code: 'max_rounds', message });
-    return { stopReason: 'error', error: message };
   }
 
-  /** Run one round's calls: consecutive reads together, actuators one at a time, results in call order. */
-  private async runCalls(turn: TurnHandle, calls: ToolCallRequest[], byName: Map<string, HostTool>) {
+  /** Run one round's calls: consecutive reads together, everything else one at a time, results in call order. */
+  private async runCalls(run: LoopRun, calls: ToolCallRequest[]) {
     const results = new Map<string, string>();
     const parts: ContentPart[] = [];
     let imageBytes = 0;
@@ -266,12 +502,12 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     };
 
     const runOne = async (call: ToolCallRequest): Promise<void> => {
-      const outcome = await this.callTool(turn, call, byName);
+      const outcome = await this.callTool(run, call);
       const extra = addImages(call, outcome);
       const content = (outcome.text ?? (outcome.isError ? 'failed' : '')) + extra;
       results.set(call.id, content);
-      turn.emit({ type: 'tool_result', id: call.id, content, is_error: !!outcome.isError });
-      if (outcome.details && typeof outcome.details === 'object') turn.emit({ type: 'tool_details', id: call.id, details: outcome.details });
+      run.emit({ type: 'tool_result', id: call.id, content, is_error: !!outcome.isError });
+      if (outcome.details && typeof outcome.details === 'object') run.emit({ type: 'tool_details', id: call.id, details: outcome.details });
     };
 
     let reads: ToolCallRequest[] = [];
@@ -280,7 +516,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       reads = [];
     };
     for (const call of calls) {
-      const tool = byName.get(call.name);
+      const tool = run.byName.get(call.name);
       if (tool?.capability === 'read') {
         reads.push(call);
         continue;
@@ -292,7 +528,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     return { results, parts };
   }
 
-  private async callTool(turn: TurnHandle, call: ToolCallRequest, byName: Map<string, HostTool>): Promise<ToolResultObject> {
+  private async callTool(run: LoopRun, call: ToolCallRequest): Promise<ToolResultObject> {
     let args: Record<string, unknown> | null = null;
     try {
       const parsed = JSON.parse(call.arguments.trim() === '' ? '{}' : call.arguments) as unknown;
@@ -300,38 +536,47 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     } catch {
       args = null;
     }
-    turn.emit({ type: 'tool_call', id: call.id, name: call.name, args });
-    const tool = byName.get(call.name);
-    if (!tool) {
-      return { text: `unknown tool ${JSON.stringify(call.name.slice(0, 80))}; the tools are: ${[...byName.keys()].join(', ')}`, isError: true };
+    run.emit({ type: 'tool_call', id: call.id, name: call.name, args });
+    const notObject = () => ({ text: `the arguments were not a JSON object: ${JSON.stringify(call.arguments.slice(0, 200))}`, isError: true });
+    // The subagent tools are the engine's own, not host tools: no prefix, no permission, no pipeline.
+    if (run.subagents && isSubagentTool(call.name)) {
+      if (!args) return notObject();
+      const { manager, turnId, tools } = run.subagents;
+      return manager.call(call.name, args, { turnId, tools, signal: run.signal });
     }
-    if (!args) return { text: `the arguments were not a JSON object: ${JSON.stringify(call.arguments.slice(0, 200))}`, isError: true };
+    const tool = run.byName.get(call.name);
+    if (!tool) {
+      const names = [...run.byName.keys(), ...(run.subagents ? run.subagents.manager.specs.map((s) => s.function.name) : [])];
+      return { text: `unknown tool ${JSON.stringify(call.name.slice(0, 80))}; the tools are: ${names.join(', ')}`, isError: true };
+    }
+    if (!args) return notObject();
     // The engine checks shape before the handler, as the kit does.
     const validate = validatorFor(tool);
     if (!validate(args)) {
       const problems = schemaProblems(validate.errors, args).map((p) => `${p.path === '(top level)' ? 'arguments' : `"${p.path}"`} ${p.message}`);
       return { text: `invalid arguments: ${problems.join('; ')}`, isError: true };
     }
-    if (turn.signal.aborted) return { text: 'interrupted before it started', isError: true };
+    if (run.signal.aborted) return { text: 'interrupted before it started', isError: true };
 
     const requestId = randomUUID();
     let approvalId: string | undefined;
     if (tool.capability !== 'read' && this.o.permissions === 'jan' && !this.alwaysAllowed.has(tool.name)) {
-      const decision = await this.askPermission(turn, requestId, tool, args);
+      const decision = await this.askPermission(run, requestId, tool, args);
       if (decision === 'deny') return { text: 'not done: the person denied permission for this action', isError: true };
       if (decision === 'interrupted') return { text: 'interrupted while waiting for permission', isError: true };
+      if (decision === 'unavailable') return { text: "not done: this needs a person's permission, and nobody answered before the main turn ended", isError: true };
       // Only an explicit answer for this very call approves a confirm rule; allow_always just stops the asking.
       approvalId = `session ${this.id} permission ${requestId} (${decision})`;
     }
 
     const callAbort = new AbortController();
-    const onTurnAbort = () => callAbort.abort(turn.signal.reason);
-    turn.signal.addEventListener('abort', onTurnAbort, { once: true });
-    turn.emit({ type: 'tool_request', request_id: requestId, tool_name: tool.name, args, run_id: null });
+    const onRunAbort = () => callAbort.abort(run.signal.reason);
+    run.signal.addEventListener('abort', onRunAbort, { once: true });
+    run.emit({ type: 'tool_request', request_id: requestId, tool_name: tool.name, args, run_id: run.runId });
     const ctx: ToolCall = {
       requestId,
       toolName: tool.name,
-      runId: null,
+      runId: run.runId,
       session: this.id,
       signal: callAbort.signal,
       principal: this.principal,
@@ -348,30 +593,33 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       return normalizeResult(raw);
     } catch (err) {
       if (callAbort.signal.aborted) {
-        turn.emit({ type: 'tool_request_cancelled', request_id: requestId, reason: 'interrupted' });
+        run.emit({ type: 'tool_request_cancelled', request_id: requestId, reason: 'interrupted' });
         return { text: 'interrupted: the call was cancelled; an action already under way is not undone', isError: true };
       }
       return { text: `failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
     } finally {
-      turn.signal.removeEventListener('abort', onTurnAbort);
+      run.signal.removeEventListener('abort', onRunAbort);
     }
   }
 
-  private askPermission(turn: TurnHandle, requestId: string, tool: HostTool, args: Record<string, unknown>): Promise<PermissionDecision | 'interrupted'> {
+  private askPermission(run: LoopRun, requestId: string, tool: HostTool, args: Record<string, unknown>): Promise<PermissionDecision | 'interrupted' | 'unavailable'> {
+    // A child asks on the parent's running turn; when none runs, nobody can answer.
+    if (run.runId !== null && !this.busy) return Promise.resolve('unavailable');
     return new Promise((resolve) => {
       const onAbort = () => {
         this.permissionWaits.delete(requestId);
         resolve('interrupted');
       };
-      turn.signal.addEventListener('abort', onAbort, { once: true });
+      run.signal.addEventListener('abort', onAbort, { once: true });
       this.permissionWaits.set(requestId, {
         toolName: tool.name,
+        runId: run.runId,
         resolve: (d) => {
-          turn.signal.removeEventListener('abort', onAbort);
+          run.signal.removeEventListener('abort', onAbort);
           resolve(d);
         },
       });
-      turn.emit({
+      run.emit({
         type: 'permission_request',
         request_id: requestId,
         tool_name: `${HOST_PREFIX}${tool.name}`,

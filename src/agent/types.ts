@@ -33,7 +33,10 @@ export type AgentEvent =
   | { type: 'notice'; text: string }
   | { type: 'turn_usage'; usage: Usage }
   | { type: 'subagent_start'; run_id: string; name: string; task?: string }
+  | { type: 'subagent_queued'; run_id: string; name: string; task?: string; waiting: number }
   | { type: 'subagent_end'; run_id: string; name: string; error?: string }
+  /** A child's non-terminal event (its tool_request, tool_request_cancelled and permission_request come unwrapped, with its run id). */
+  | { type: 'subagent'; run_id: string; name: string; event: AgentEvent }
   | { type: 'done'; stop_reason: string; usage?: Usage }
   | { type: 'error'; code: string; message: string };
 
@@ -55,7 +58,9 @@ export interface SessionOptions {
   systemPrompt?: string;
   /** Neither the thread nor memory is saved. */
   ephemeral?: boolean;
+  /** The engine's own tools. Hearth's builtin engine has none but the subagent tools, so this only sets `subagents`' default. Default true. */
   builtins?: boolean;
+  /** Offer dispatch_subagent, list_subagents, message_subagent and stop_subagent. Default: the `builtins` value. */
   subagents?: boolean;
   model?: string;
   /** Who the session acts for; every tool call carries it. */

@@ -127,6 +127,12 @@ export function registerChat(program: Command): void {
               session.respondPermission(event.request_id, answer.startsWith('a') ? 'allow_always' : answer.startsWith('y') ? 'allow_once' : 'deny');
               return false;
             }
+            case 'subagent_start':
+              out(`${nl}${DIM(`  ⇉ helper ${event.name} started${event.task ? `: ${short(event.task, 100)}` : ''}`, tty)}\n`);
+              return false;
+            case 'subagent_end':
+              out(`${nl}${DIM(`  ⇇ helper ${event.name} ${event.error ? `stopped: ${event.error}` : 'finished'}`, tty)}\n`);
+              return false;
             case 'error':
               out(`${nl}(${event.code}: ${event.message})\n`);
               return false;

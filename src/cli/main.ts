@@ -10,6 +10,7 @@ import { registerCall } from './call.js';
 import { registerChat } from './chat.js';
 import { registerDevices } from './devices.js';
 import { registerMcp } from './mcp.js';
+import { registerMemory } from './memory.js';
 import { registerPolicy } from './policy.js';
 import { registerSimulate } from './simulate.js';
 import { registerStart } from './start.js';
@@ -35,6 +36,7 @@ registerAudit(program);
 registerApprovals(program);
 registerToken(program);
 registerMcp(program);
+registerMemory(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);

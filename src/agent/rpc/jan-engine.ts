@@ -70,7 +70,7 @@ interface SessionStartResult {
 const KNOWN_EVENTS = new Set([
   'token', 'reasoning', 'step', 'tool_call_started', 'tool_call_args_delta', 'tool_call', 'tool_request',
   'tool_request_cancelled', 'tool_result', 'tool_details', 'permission_request', 'notice', 'turn_usage',
-  'subagent_start', 'subagent_end', 'done', 'error',
+  'subagent_start', 'subagent_queued', 'subagent', 'subagent_end', 'done', 'error',
 ]);
 const STOP_REASONS = new Set<StopReason>(['completed', 'interrupted', 'error']);
 const TAIL_BYTES = 4096;
