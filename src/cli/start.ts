@@ -83,7 +83,7 @@ export function registerStart(program: Command): void {
           : '',
         `  state     ${reporting}/${entities.length} entities reporting`,
         `  tools     ${hearth.tools.all().length} host tools (${hearth.tools.shape}): hearth tools`,
-        http ? `  http      ${http.url}  (API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ""}; token: hearth token create <name> --role owner)` : `  http      not started: ${httpProblem}`,
+        http ? `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ""}; token: hearth token create <name> --role owner)` : `  http      not started: ${httpProblem}`,
         `  database  ${where(loaded.config.database.path)} (policy, approvals, audit: ${hearth.audit.digest().count} rows` +
           `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : ', CHAIN BROKEN: hearth audit verify'})`,
         `  try       hearth devices  ·  hearth tools  ·  ${demoEnabled(loaded.config) ? `hearth call living_room_lamp '{"action":"turn_on"}'` : `hearth call <tool> '<json args>'`}  ·  hearth audit tail`,

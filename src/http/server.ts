@@ -6,12 +6,16 @@ import type { Hearth } from '../hearth.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { Principal } from '../tools/types.js';
 import { approvalRoutes } from './api-approvals.js';
+import { auditRoutes } from './api-audit.js';
 import { deviceRoutes } from './api-devices.js';
 import { eventRoutes } from './api-events.js';
+import { frameRoutes } from './api-frames.js';
+import { policyRoutes } from './api-policy.js';
 import { SessionsApi } from './api-sessions.js';
 import { ANONYMOUS, Authenticator, checkAuthSetting, checkOrigin } from './auth.js';
 import { BODY_LIMIT, readJsonObject } from './body.js';
 import { HttpError, notFound } from './errors.js';
+import { pageRoutes } from './page.js';
 import { Reply, sendJson, type ApiContext, type Route } from './route.js';
 import { SseHub } from './sse.js';
 
@@ -93,6 +97,10 @@ export class HttpServer {
       ...this.sessions.routes(),
       ...approvalRoutes(ctx),
       ...eventRoutes(ctx),
+      ...frameRoutes(ctx),
+      ...auditRoutes(ctx),
+      ...policyRoutes(ctx),
+      ...pageRoutes(ctx),
     ].map(compile);
   }
 

@@ -32,7 +32,7 @@ describe('hearth token with hearth start', () => {
     fetch(`http://127.0.0.1:${httpPort}${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(10_000) });
 
   it('prints where the API listens', () => {
-    assert.match(bridge.stdout(), new RegExp(`http +http://127\\.0\\.0\\.1:${httpPort}  \\(API, MCP at /mcp; token: hearth token create <name> --role owner\\)`));
+    assert.match(bridge.stdout(), new RegExp(`http +http://127\\.0\\.0\\.1:${httpPort}  \\(web page and API, MCP at /mcp; token: hearth token create <name> --role owner\\)`));
   });
 
   it('creates a token whose secret (shown once) works against the running bridge; list never shows it; revoke ends it', async () => {

@@ -1,0 +1,45 @@
+// GET /api/devices/:id/frame: a camera's latest frame, as the camera sent it
+// (PNG, JPEG, GIF or WebP: the state cache takes nothing else). It needs the
+// token like every /api route (the page fetches it into a blob: URL), and the
+// policy's read permission for the camera, asked as MCP resources ask it.
+import { readDenied } from '../mcp/resources.js';
+import { forbidden, HttpError, notFound } from './errors.js';
+import type { ApiContext, Route } from './route.js';
+
+export function frameRoutes({ hearth }: ApiContext): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/devices/:id/frame',
+      handler: ({ params, principal, req, res }) => {
+        const entity = hearth.bridge.registry.entity(params.id);
+        if (!entity) throw notFound(`no entity ${JSON.stringify(params.id.slice(0, 100))}; GET /api/devices lists them`);
+        if (entity.kind !== 'camera') throw notFound(`${entity.id} is a ${entity.kind}, not a camera; it has no frame`);
+        const denied = readDenied(hearth, principal, entity);
+        if (denied) throw forbidden(`not allowed to read ${entity.id}: ${denied}`);
+        const state = hearth.bridge.cache.get(entity.id);
+        if (!state?.frame) {
+          throw new HttpError(404, 'no_frame', `the camera ${JSON.stringify(entity.name)} has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`);
+        }
+        const frame = state.frame;
+        const etag = `"${frame.at.toString(36)}-${frame.bytes.length.toString(36)}"`;
+        const headers = {
+          'cache-control': 'private, no-cache',
+          etag,
+          'x-frame-at': new Date(frame.at).toISOString(),
+          'x-camera-available': String(state.available),
+          'x-content-type-options': 'nosniff',
+          'content-security-policy': "default-src 'none'; sandbox",
+        };
+        if (req.headers['if-none-match'] === etag) {
+          res.writeHead(304, headers);
+          res.end();
+          return undefined;
+        }
+        res.writeHead(200, { ...headers, 'content-type': frame.contentType, 'content-length': frame.bytes.length });
+        res.end(frame.bytes);
+        return undefined;
+      },
+    },
+  ];
+}

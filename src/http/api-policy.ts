@@ -1,0 +1,105 @@
+// The policy table over HTTP (read-only: rules are edited with `hearth policy`):
+//   GET  /api/policy/rules   every rule in words, the principals and the tools (owners)
+//   POST /api/policy/test    {principal?, tool, args?, at?}: what the policy would
+//                            decide and every rule considered, without running
+//                            anything or using up a rate limit.
+// Anyone may test their own calls (the page asks before it auto-allows an
+// action); testing another principal, and reading the rules, is for owners.
+import type { Hearth } from '../hearth.js';
+import type { PolicyRequest } from '../policy/types.js';
+import type { Principal } from '../tools/types.js';
+import { onlyFields, optionalString, requiredString } from './body.js';
+import { badField, forbidden, notFound } from './errors.js';
+import { isOwner, type ApiContext, type Route } from './route.js';
+
+const PRINCIPAL_RE = /^[^\s*?|]{1,200}$/;
+
+/** The request the pipeline would put to the policy for this call (as ToolSet.preview builds it). */
+export function policyRequest(hearth: Hearth, toolName: string, args: Record<string, unknown>, principal: Principal, at?: Date): PolicyRequest | undefined {
+  const tool = hearth.tools.get(toolName);
+  if (!tool) return undefined;
+  const registry = hearth.bridge.registry;
+  const entityId = tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : String(args.entity ?? args.camera ?? '');
+  const entity = registry.entity(entityId);
+  const action =
+    tool.capability === 'read'
+      ? 'read'
+      : typeof args.action === 'string'
+        ? args.action
+        : entity?.kind === 'number'
+          ? 'set_value'
+          : entity?.kind === 'select'
+            ? 'select_option'
+            : entity?.kind === 'button'
+              ? 'press'
+              : 'actuate';
+  return {
+    principal,
+    tool: tool.name,
+    capability: tool.capability,
+    action,
+    entityId: entity?.id,
+    area: entity?.area,
+    kind: entity?.kind,
+    deviceClass: entity?.deviceClass,
+    args,
+    ...(at ? { at } : {}),
+  };
+}
+
+export function policyRoutes({ hearth }: ApiContext): Route[] {
+  const policy = hearth.policy;
+  return [
+    {
+      method: 'GET',
+      path: '/api/policy/rules',
+      handler: ({ principal }) => {
+        if (!isOwner(principal)) throw forbidden(`only an owner may read the policy table; ${principal.id} can test its own calls with POST /api/policy/test`);
+        return {
+          rules: policy.list().map((r) => ({ ...r, description: policy.describe(r) })),
+          principals: policy.listPrincipals(),
+          tools: hearth.tools.all().map((t) => ({ name: t.name, capability: t.capability, entities: t.meta.entityIds, actions: t.meta.actions })),
+        };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/policy/test',
+      handler: async ({ principal, body }) => {
+        const input = await body();
+        onlyFields(input, ['principal', 'tool', 'args', 'at']);
+        const who = optionalString(input, 'principal', { pattern: PRINCIPAL_RE, hint: 'a principal id like http:alice, without spaces or wildcards' });
+        const toolName = requiredString(input, 'tool', { max: 200 });
+        const args = input.args ?? {};
+        if (args === null || typeof args !== 'object' || Array.isArray(args)) throw badField('args', 'must be a JSON object of the call arguments');
+        const atRaw = optionalString(input, 'at', { max: 60 });
+        let at: Date | undefined;
+        if (atRaw !== undefined) {
+          at = new Date(atRaw);
+          if (Number.isNaN(at.getTime())) throw badField('at', `must be a time such as 2025-01-31T18:00:00Z, got ${JSON.stringify(atRaw)}`);
+        }
+        let subject: Principal = principal;
+        if (who !== undefined && who !== principal.id) {
+          if (!isOwner(principal)) throw forbidden(`only an owner may test another principal's calls; ${principal.id} may test its own`);
+          subject = policy.principal(who);
+        }
+        const request = policyRequest(hearth, toolName, args as Record<string, unknown>, subject, at);
+        if (!request) throw notFound(`no tool ${JSON.stringify(toolName.slice(0, 80))}; GET /api/policy/rules lists the tools (or: hearth tools)`);
+        const explained = policy.explain(request);
+        return {
+          principal: { id: subject.id, roles: explained.roles },
+          tool: request.tool,
+          capability: request.capability,
+          action: request.action,
+          entityId: request.entityId ?? null,
+          at: (at ?? new Date()).toISOString(),
+          decision: explained.decision,
+          // Every rule only for owners: the table is theirs to read.
+          rules: isOwner(principal)
+            ? explained.rules.map((c) => ({ id: c.rule.id, effect: c.rule.effect, priority: c.rule.priority, description: c.description, matched: c.matched, decided: c.decided, why: c.why }))
+            : undefined,
+        };
+      },
+    },
+  ];
+}
