@@ -228,19 +228,20 @@ export function isConfirmedBy(entity: Entity, cmd: Command, state: EntityState):
     case 'unlock':
       return state.value === 'unlocked';
     case 'set_mode':
-      return state.value === cmd.mode;
+      return String(state.value) === cmd.mode;
     case 'set_temperature':
       return near(state.attributes.temperature, cmd.temperature);
     case 'set_value':
       return state.value === cmd.value;
     case 'select_option':
-      return state.value === cmd.option;
+      // Options are words, but a device may report "1" that the cache reads as the number 1.
+      return String(state.value) === cmd.option;
     case 'press':
       return true;
     case 'set_percentage':
       return cmd.percentage === 0 ? state.value === 'off' : state.attributes.percentage === cmd.percentage;
     case 'set_preset_mode':
-      return state.attributes.preset_mode === cmd.preset_mode;
+      return String(state.attributes.preset_mode) === cmd.preset_mode;
     case 'arm_home':
     case 'arm_away':
     case 'arm_night':

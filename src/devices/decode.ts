@@ -2,7 +2,7 @@
 // becomes a PayloadError with a reason; the cache logs it and keeps the old state.
 import { MAX_FRAME_BYTES, sniffImageType, type ImageType } from './image.js';
 import { readJsonPath } from './json-path.js';
-import type { Entity } from './model.js';
+import type { Entity, PayloadTransform } from './model.js';
 
 export type StateValue = string | number | boolean | null;
 
@@ -68,6 +68,16 @@ export class Message {
   /** The value at a JSON path, or the whole text payload when there is no path. */
   read(path: string | undefined): unknown {
     return path ? readJsonPath(this.json(), path) : this.text();
+  }
+}
+
+/** Run a source's transform; whatever else it throws becomes a PayloadError, so a bad transform cannot break the cache. */
+export function applyTransform(transform: PayloadTransform, message: Message): unknown {
+  try {
+    return transform(message);
+  } catch (err) {
+    if (err instanceof PayloadError) throw err;
+    throw new PayloadError('bad_value', `could not read the payload: ${(err as Error)?.message ?? String(err)}`);
   }
 }
 

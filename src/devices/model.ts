@@ -34,10 +34,30 @@ export const ACTUATOR_KINDS: ReadonlySet<EntityKind> = new Set([
   'alarm_control_panel',
 ]);
 
+/** A received message as a transform sees it (src/devices/decode.ts Message). */
+export interface PayloadView {
+  readonly topic: string;
+  readonly payload: Buffer;
+  /** UTF-8 text; throws a PayloadError for binary or oversized payloads. */
+  text(): string;
+  /** Parsed JSON; throws a PayloadError when it is not JSON. */
+  json(): unknown;
+}
+
+/**
+ * Computes the raw value of a message where a JSON path is not enough (a
+ * discovered value template, say). Returns what a path would have read
+ * (undefined: nothing to update); throws a PayloadError for a payload it
+ * cannot use. Optional everywhere: sources without one read `path` as before.
+ */
+export type PayloadTransform = (message: PayloadView) => unknown;
+
 export interface AvailabilitySource {
   topic: string;
   /** JSON path into the payload; absent means the whole payload. */
   path?: string;
+  /** Used instead of `path` when set. */
+  transform?: PayloadTransform;
   payloadAvailable: string;
   payloadNotAvailable: string;
 }
@@ -60,6 +80,8 @@ export interface AttributeSource {
   topic?: string;
   /** JSON path into a JSON payload; absent means the payload is the value. */
   path?: string;
+  /** Used instead of `path` when set. */
+  transform?: PayloadTransform;
 }
 
 export interface Entity {
@@ -79,6 +101,8 @@ export interface Entity {
   /** State: the main value and any further attributes (brightness, position, mode...). */
   stateTopic?: string;
   valuePath?: string;
+  /** Reads the main value instead of `valuePath` when set (commands still use `valuePath`). */
+  transform?: PayloadTransform;
   attributes: Record<string, AttributeSource>;
 
   /** Commands. */

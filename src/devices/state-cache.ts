@@ -3,7 +3,7 @@
 // payload that does not fit is logged (once a minute per topic) and skipped.
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
-import { decodeFrame, Message, normalizeValue, PayloadError, scalar, type Frame, type StateValue } from './decode.js';
+import { applyTransform, decodeFrame, Message, normalizeValue, PayloadError, scalar, type Frame, type StateValue } from './decode.js';
 import { readJsonPath } from './json-path.js';
 import type { AvailabilitySource, Device, Entity } from './model.js';
 
@@ -149,7 +149,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         return true;
       }
       case 'value': {
-        const raw = message.read(route.entity.valuePath);
+        const raw = route.entity.transform ? applyTransform(route.entity.transform, message) : message.read(route.entity.valuePath);
         // A JSON state without this entity's key (a partial update) is not an error.
         if (raw === undefined) return false;
         state.value = normalizeValue(route.entity, raw);
@@ -157,7 +157,8 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         return true;
       }
       case 'attribute': {
-        const raw = message.read(route.path);
+        const transform = route.entity.attributes[route.name]?.transform;
+        const raw = transform ? applyTransform(transform, message) : message.read(route.path);
         if (raw === undefined) return false;
         state.attributes[route.name] = scalar(raw);
         state.updatedAt = at;
@@ -169,7 +170,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   }
 
   private applyAvailability(entity: Entity, source: AvailabilitySource, message: Message, state: EntityState, at: number): boolean {
-    const raw = source.path ? readJsonPath(message.json(), source.path) : message.text();
+    const raw = source.transform ? applyTransform(source.transform, message) : source.path ? readJsonPath(message.json(), source.path) : message.text();
     const word = String(raw ?? '').trim();
     let online: boolean;
     if (word === source.payloadAvailable) online = true;

@@ -1,0 +1,670 @@
+// Home Assistant MQTT discovery, read as Home Assistant reads it (see
+// homeassistant/components/mqtt/discovery.py): per-component topics
+// `<prefix>/<component>/[<node_id>/]<object_id>/config` and device-based
+// `<prefix>/device/[<node_id>/]<object_id>/config` with `cmps`; abbreviations
+// and `~`; empty payload or migrate_discovery removes; origin checked; each
+// config validated per platform; unique_id collisions ignored; `online` on
+// `<prefix>/status` at every connect so devices announce themselves again.
+//
+// Accepted configs become Hearth devices (grouped by device.identifiers[0])
+// in the registry under the `homeassistant` source. Changes are batched: one
+// registry update per burst, so a home of a thousand entities regenerates its
+// tool set once, not a thousand times. Every problem is logged once per topic.
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { HearthConfig } from '../../../config/schema.js';
+import type { Logger } from '../../../log.js';
+import type { ConnectionState } from '../../../mqtt/connection.js';
+import type { Device, Entity } from '../../model.js';
+import { SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
+import { isObject, replaceAllAbbreviations, replaceTopicBase, TOPIC_BASE, type Json } from './abbreviations.js';
+import { Invalid, migrateFlag, origin as validateOrigin, validateComponent, validateDevicePayload, type DeviceBlock } from './schema.js';
+import { deviceClassName, toEntity, type Conversion, type NameSpec } from './to-entity.js';
+import { birthTopic, DEVICE_COMPONENT, discoverySubscriptions, parseDiscoveryTopic, SUPPORTED_COMPONENTS, validPrefix } from './topics.js';
+
+export const SOURCE_NAME = 'homeassistant';
+/** Largest discovery config accepted. */
+export const MAX_CONFIG_BYTES = 256 * 1024;
+/** Most discovered components kept (a runaway publisher cannot grow the registry without bound). */
+export const MAX_COMPONENTS = 20_000;
+/** Deepest JSON nesting accepted in a config (real ones use four levels; Home Assistant's parser stops at 1024). */
+export const MAX_JSON_DEPTH = 64;
+const FLUSH_QUIET_MS = 20;
+const FLUSH_MAX_WAIT_MS = 150;
+const MAX_LOGGED = 10_000;
+
+export type Outcome = 'accept' | 'reject' | 'remove' | 'ignore';
+
+export interface ProcessedEvent {
+  topic: string;
+  outcome: Outcome;
+  /** `<platform> <discovery id>` when known. */
+  hash?: string;
+  reason?: string;
+}
+
+export interface DiscoveredItem {
+  /** `<platform> <discovery id>`, HA's discovery hash. */
+  hash: string;
+  platform: string;
+  topic: string;
+  /** Set once the registry has it (after the batch is flushed); absent for no-tool platforms. */
+  entityId?: string;
+  deviceId: string;
+  uniqueId?: string;
+  /** Why this accepted config gives no tool. */
+  noTool?: string;
+}
+
+interface DeviceInfo {
+  name?: string;
+  manufacturer?: string;
+  model?: string;
+  area?: string;
+}
+
+interface Discovered {
+  hash: string;
+  platform: string;
+  topic: string;
+  /** For device-based discovery: the device topic's id; an empty payload there removes every component it gave. */
+  deviceTopic?: string;
+  uniqueId?: string;
+  deviceId: string;
+  keyHint: string;
+  conversion: Conversion;
+}
+
+export interface HomeAssistantEvents {
+  processed: [event: ProcessedEvent];
+  flushed: [devices: number, entities: number];
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
+
+/** Device-provided text as stored: no control or invisible characters, one line, capped. */
+export function cleanText(text: unknown, max = 100): string | undefined {
+  if (typeof text !== 'string') return undefined;
+  const clean = text.replace(INVISIBLE, ' ').replace(/\s+/g, ' ').trim();
+  if (!clean) return undefined;
+  return clean.length > max ? clean.slice(0, max).trimEnd() : clean;
+}
+
+/** How deep `[` and `{` nest in JSON text (strings skipped), without parsing it. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) max = depth;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
+}
+
+function shortHash(text: string, length = 6): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, length);
+}
+
+function slugBase(text: string, allowDash: boolean): string {
+  return text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(allowDash ? /[^a-z0-9_-]+/g : /[^a-z0-9_]+/g, '_')
+    .replace(/_+/g, '_')
+    .replace(/^[^a-z0-9]+/, '')
+    .replace(/[_-]+$/, '');
+}
+
+/** A device id under the device-file rules `^[a-z0-9][a-z0-9_-]{0,63}$`, the same for the same text. */
+export function slugDeviceId(text: string): string {
+  const base = slugBase(text, true) || `device_${shortHash(text)}`;
+  return base.length <= 64 ? base : `${base.slice(0, 57).replace(/[_-]+$/, '')}_${shortHash(text)}`;
+}
+
+/** An entity key under `^[a-z0-9][a-z0-9_]{0,63}$`. */
+export function slugKey(text: string): string {
+  const base = slugBase(text, false);
+  if (!base) return '';
+  return base.length <= 64 ? base : `${base.slice(0, 57).replace(/_+$/, '')}_${shortHash(text)}`;
+}
+
+function withSuffix(base: string, suffix: string): string {
+  return `${base.slice(0, 64 - suffix.length - 1).replace(/[_-]+$/, '')}_${suffix}`;
+}
+
+/** The entity's friendly name as Home Assistant builds it (device name + entity name). */
+export function entityName(spec: NameSpec, deviceName: string | undefined, fallback: string): string {
+  const device = cleanText(deviceName);
+  if (spec.name === null || spec.name === '') return device ?? cleanText(spec.platformDefault) ?? fallback;
+  let own: string | undefined;
+  if (typeof spec.name === 'string') {
+    own = cleanText(spec.name);
+    // HA drops a device-name prefix from an entity name ("Ventilator_dimmer" on device "Ventilator").
+    if (own && device && own.toLowerCase().startsWith(device.toLowerCase())) {
+      const rest = own.slice(device.length);
+      if (rest === '' || /^[\s_:-]/.test(rest)) own = cleanText(rest.replace(/^[\s_:-]+/, ''));
+      if (!own) return device;
+    }
+  } else own = spec.deviceClass ? deviceClassName(spec.deviceClass) : spec.platformDefault;
+  own ??= fallback;
+  return cleanText(device ? `${device} ${own}` : own, 160) ?? fallback;
+}
+
+export interface HomeAssistantOptions {
+  prefix: string;
+  birth: boolean;
+}
+
+export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> implements DiscoveryAdapter {
+  readonly name = SOURCE_NAME;
+  private ctx?: DiscoveryContext;
+  private log?: Logger;
+  private stopped = false;
+  private readonly filters: string[];
+
+  private readonly records = new Map<string, Discovered>();
+  private readonly byDevice = new Map<string, Set<string>>();
+  private readonly deviceInfo = new Map<string, DeviceInfo>();
+  private readonly uniqueIds = new Map<string, string>();
+  private readonly deviceIdByRaw = new Map<string, string>();
+  private readonly rawByDeviceId = new Map<string, string>();
+  private readonly devices = new Map<string, Device>();
+  private readonly entityIdByHash = new Map<string, string>();
+  /** Last payload text per topic, to skip identical re-announcements. */
+  private readonly lastText = new Map<string, string>();
+  private readonly logged = new Set<string>();
+  private readonly dirty = new Set<string>();
+  private flushTimer?: NodeJS.Timeout;
+  private firstPending = 0;
+  private waiters: Array<() => void> = [];
+  private added = 0;
+  private removedSinceFlush = 0;
+
+  readonly stats = { messages: 0, accepted: 0, rejected: 0, removed: 0, flushes: 0 };
+
+  constructor(readonly options: HomeAssistantOptions) {
+    super();
+    this.filters = discoverySubscriptions(options.prefix);
+  }
+
+  get prefix(): string {
+    return this.options.prefix;
+  }
+
+  start(ctx: DiscoveryContext): void {
+    if (this.ctx) return;
+    this.ctx = ctx;
+    this.log = ctx.log;
+    const problem = validPrefix(this.prefix);
+    if (problem) {
+      ctx.log.error({ prefix: this.prefix }, `Home Assistant discovery is off: ${problem}`);
+      return;
+    }
+    ctx.connection.on('message', this.onMessage);
+    ctx.connection.on('state', this.onState);
+    ctx.connection.subscribe(this.filters);
+    ctx.log.debug({ prefix: this.prefix, topics: this.filters }, 'Home Assistant discovery listening');
+    if (ctx.connection.connected) this.announce();
+  }
+
+  stop(): void {
+    if (!this.ctx || this.stopped) return;
+    this.stopped = true;
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.ctx.connection.off('message', this.onMessage);
+    this.ctx.connection.off('state', this.onState);
+    this.ctx.connection.unsubscribe(this.filters);
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** What has been discovered (accepted configs), for tests and the CLI. */
+  items(): DiscoveredItem[] {
+    return [...this.records.values()].map((r) => ({
+      hash: r.hash,
+      platform: r.platform,
+      topic: r.topic,
+      deviceId: r.deviceId,
+      ...(r.uniqueId ? { uniqueId: r.uniqueId } : {}),
+      ...(this.entityIdByHash.has(r.hash) ? { entityId: this.entityIdByHash.get(r.hash) } : {}),
+      ...('noTool' in r.conversion ? { noTool: r.conversion.noTool } : {}),
+    }));
+  }
+
+  /** Resolves once every change so far has reached the registry. */
+  settled(): Promise<void> {
+    if (!this.flushTimer) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  // -------------------------------------------------------------------------
+  // Connection
+  // -------------------------------------------------------------------------
+
+  private readonly onState = (state: ConnectionState) => {
+    if (state === 'connected') this.announce();
+  };
+
+  /** Publish `online` on <prefix>/status (not retained) once our subscriptions are in place. */
+  private announce(): void {
+    if (!this.options.birth || this.stopped || !this.ctx) return;
+    const connection = this.ctx.connection;
+    const topic = birthTopic(this.prefix);
+    const publish = () => {
+      if (this.stopped) return;
+      connection.publish(topic, 'online', { qos: 0, retain: false }).then(
+        () => this.log?.debug({ topic }, 'published the Home Assistant birth message'),
+        (err: Error) => this.log?.warn({ topic, err: err.message }, 'could not publish the Home Assistant birth message'),
+      );
+    };
+    // Wait for the broker to confirm the discovery subscriptions, so answers to the birth message are not missed.
+    const client = connection.client as { subscribe?: (t: string[], o: object, cb: (err?: Error | null) => void) => unknown } | undefined;
+    if (client?.subscribe) client.subscribe(this.filters, { qos: 0 }, () => publish());
+    else setTimeout(publish, 50);
+  }
+
+  private readonly onMessage = (topic: string, payload: Buffer) => {
+    if (this.stopped || !topic.startsWith(`${this.prefix}/`)) return;
+    try {
+      this.handle(topic, payload);
+    } catch (err) {
+      // Never let one message break the bridge.
+      this.reject(topic, `could not process it: ${(err as Error)?.message ?? String(err)}`, undefined, 'error');
+    }
+  };
+
+  // -------------------------------------------------------------------------
+  // Messages
+  // -------------------------------------------------------------------------
+
+  /** Handle one message (the connection calls this; tests may too). */
+  handle(topic: string, payload: Buffer): void {
+    const parsed = parseDiscoveryTopic(this.prefix, topic);
+    if (parsed.kind === 'other') return;
+    this.stats.messages++;
+    if (parsed.kind === 'illegal') {
+      this.reject(topic, 'illegal discovery topic: node_id and object_id may only hold the characters a-z A-Z 0-9 _ -');
+      return;
+    }
+    const { component } = parsed;
+    if (component !== DEVICE_COMPONENT && !SUPPORTED_COMPONENTS.has(component)) {
+      this.reject(topic, `"${component.slice(0, 40)}" is not an MQTT platform Home Assistant discovers`, undefined, 'debug');
+      return;
+    }
+    if (payload.length > MAX_CONFIG_BYTES) {
+      this.reject(topic, `config of ${payload.length} bytes is over the ${MAX_CONFIG_BYTES / 1024} KiB limit`);
+      return;
+    }
+    let text: string;
+    try {
+      text = utf8.decode(payload);
+    } catch {
+      this.reject(topic, 'config is not UTF-8 text');
+      return;
+    }
+    if (text !== '' && this.lastText.get(topic) === text) {
+      this.emit('processed', { topic, outcome: 'ignore', reason: 'same config as before' });
+      return;
+    }
+    if (component === DEVICE_COMPONENT) this.onDevice(topic, parsed.objectId, parsed.nodeId, text);
+    else this.onComponent(topic, component, parsed.discoveryId, text);
+  }
+
+  private parseObject(topic: string, text: string, hash?: string): Json | undefined {
+    const depth = jsonDepth(text);
+    if (depth > MAX_JSON_DEPTH) {
+      this.reject(topic, `Unable to parse JSON: nested deeper than ${MAX_JSON_DEPTH} levels`, hash);
+      return undefined;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      this.reject(topic, `Unable to parse JSON: ${err instanceof RangeError ? 'nested too deeply' : JSON.stringify(text.slice(0, 40))}`, hash);
+      return undefined;
+    }
+    if (!isObject(value)) {
+      this.reject(topic, `Unable to parse JSON: expected an object, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`, hash);
+      return undefined;
+    }
+    return value;
+  }
+
+  private onComponent(topic: string, platform: string, discoveryId: string, text: string): void {
+    const hash = `${platform} ${discoveryId}`;
+    if (text === '') {
+      this.lastText.delete(topic);
+      this.remove(hash, topic, 'empty config');
+      return;
+    }
+    const config = this.parseObject(topic, text, hash);
+    if (!config) return;
+    const migrate = migrateFlag(config);
+    if (migrate === 'migrate') {
+      this.lastText.delete(topic);
+      this.remove(hash, topic, 'migrate_discovery');
+      return;
+    }
+    if (migrate === 'invalid') this.logOnce(topic, 'warn', 'migrate_discovery must be the only key and true; read as an ordinary config');
+    replaceAllAbbreviations(config);
+    if ('origin' in config) {
+      try {
+        validateOrigin(config.origin);
+      } catch (err) {
+        if (!(err instanceof Invalid)) throw err;
+        this.reject(topic, `Unable to parse origin information from discovery message: ${err.describe()}`, hash);
+        return;
+      }
+    }
+    if (this.process(topic, platform, hash, config)) this.lastText.set(topic, text);
+  }
+
+  private onDevice(topic: string, objectId: string, nodeId: string | undefined, text: string): void {
+    const deviceTopic = nodeId ? `${nodeId} ${objectId}` : objectId;
+    const removeAll = (why: string) => {
+      this.lastText.delete(topic);
+      const hashes = [...this.records.values()].filter((r) => r.deviceTopic === deviceTopic).map((r) => r.hash);
+      if (!hashes.length) {
+        this.logOnce(topic, 'debug', `no device components to clean up for ${deviceTopic}`);
+        this.emit('processed', { topic, outcome: 'ignore', reason: 'nothing to remove' });
+      }
+      for (const hash of hashes) this.remove(hash, topic, why);
+    };
+    if (text === '') {
+      removeAll('empty device config');
+      return;
+    }
+    const payload = this.parseObject(topic, text);
+    if (!payload) return;
+    const migrate = migrateFlag(payload);
+    if (migrate === 'migrate') {
+      removeAll('migrate_discovery');
+      return;
+    }
+    replaceAllAbbreviations(payload);
+    let device;
+    try {
+      device = validateDevicePayload(payload);
+    } catch (err) {
+      if (!(err instanceof Invalid)) throw err;
+      this.reject(topic, `Invalid MQTT device discovery payload for ${objectId}: ${err.describe()}`);
+      return;
+    }
+    let ok = true;
+    for (const [componentId, component] of Object.entries(device.components)) {
+      const platform = component.platform as string;
+      const config: Json = { ...component };
+      delete config.platform;
+      const componentObjectId = nodeId ? `${nodeId} ${componentId}` : componentId;
+      const hash = `${platform} ${objectId} ${componentObjectId}`;
+      if (Object.keys(config).length === 0) {
+        this.remove(hash, topic, `component ${componentId} reduced to its platform`);
+        continue;
+      }
+      config.device = payload.device;
+      config.origin = payload.origin;
+      for (const [key, value] of Object.entries(device.shared)) if (!(key in config)) config[key] = value;
+      ok = this.process(topic, platform, hash, config, { deviceTopic, componentId }) && ok;
+    }
+    if (ok) this.lastText.set(topic, text);
+  }
+
+  /** Validate and keep one component. Returns whether it was accepted. */
+  private process(topic: string, platform: string, hash: string, config: Json, via?: { deviceTopic: string; componentId: string }): boolean {
+    const where = via ? `${topic} (component ${via.componentId})` : topic;
+    if (TOPIC_BASE in config) replaceTopicBase(config);
+    let validated: Json;
+    try {
+      validated = validateComponent(platform, config);
+    } catch (err) {
+      if (!(err instanceof Invalid)) throw err;
+      this.reject(where, `invalid ${platform} config: ${err.describe()}`, hash);
+      return false;
+    }
+    const uniqueId = typeof validated.unique_id === 'string' ? validated.unique_id : undefined;
+    if (uniqueId) {
+      const owner = this.uniqueIds.get(`${platform} ${uniqueId}`);
+      if (owner && owner !== hash) {
+        const other = this.records.get(owner)?.topic ?? owner;
+        this.reject(where, `unique_id ${JSON.stringify(uniqueId.slice(0, 80))} is already used by ${other}; ignored, as Home Assistant does`, hash);
+        return false;
+      }
+    }
+    const previous = this.records.get(hash);
+    if (!previous && this.records.size >= MAX_COMPONENTS) {
+      this.reject(where, `more than ${MAX_COMPONENTS} discovered components; ignoring new ones`, hash);
+      return false;
+    }
+    const notes = {
+      warn: (message: string) => this.logOnce(where, 'warn', `${platform} ${hash.split(' ').slice(1).join(' ')}: ${message}`),
+      info: (message: string) => this.logOnce(where, 'info', `${platform} ${hash.split(' ').slice(1).join(' ')}: ${message}`),
+    };
+    const conversion = toEntity(platform, validated, notes);
+    const discoveryId = hash.slice(platform.length + 1);
+    const deviceBlock = validated.device as DeviceBlock | undefined;
+    const deviceId = this.deviceIdFor(platform, deviceBlock, uniqueId, discoveryId);
+    const keyHint = this.keyHint(validated, uniqueId, via?.componentId ?? discoveryId.split(' ').pop()!);
+
+    if (previous) this.detach(previous);
+    const record: Discovered = { hash, platform, topic, deviceTopic: via?.deviceTopic, uniqueId, deviceId, keyHint, conversion };
+    this.records.set(hash, record);
+    if (uniqueId) this.uniqueIds.set(`${platform} ${uniqueId}`, hash);
+    let set = this.byDevice.get(deviceId);
+    if (!set) this.byDevice.set(deviceId, (set = new Set()));
+    set.add(hash);
+    if (deviceBlock) this.mergeDeviceInfo(deviceId, deviceBlock);
+    this.dirty.add(deviceId);
+    this.stats.accepted++;
+
+    if ('noTool' in conversion) {
+      this.logOnce(where, 'debug', `${platform} accepted, no tool: ${conversion.noTool}`);
+    } else if (previous) {
+      this.log?.debug({ topic: where, platform }, `updated ${platform} ${discoveryId}`);
+    } else {
+      this.log?.debug({ topic: where, platform, device: deviceId }, `discovered ${platform} ${discoveryId}`);
+      this.added++;
+    }
+    this.emit('processed', { topic: where, outcome: 'accept', hash, ...('noTool' in conversion ? { reason: conversion.noTool } : {}) });
+    this.scheduleFlush();
+    return true;
+  }
+
+  private remove(hash: string, topic: string, why: string): void {
+    const record = this.records.get(hash);
+    if (!record) {
+      this.log?.debug({ topic, hash }, `nothing to remove for ${hash} (${why})`);
+      this.emit('processed', { topic, outcome: 'ignore', hash, reason: 'nothing to remove' });
+      return;
+    }
+    this.detach(record);
+    this.records.delete(hash);
+    // The same config announced again later must be read again.
+    this.lastText.delete(record.topic);
+    this.stats.removed++;
+    this.removedSinceFlush++;
+    this.log?.debug({ topic, platform: record.platform }, `removed ${hash} (${why})`);
+    this.emit('processed', { topic, outcome: 'remove', hash, reason: why });
+    this.scheduleFlush();
+  }
+
+  /** Take a record out of the indexes (before replacing or removing it). */
+  private detach(record: Discovered): void {
+    if (record.uniqueId && this.uniqueIds.get(`${record.platform} ${record.uniqueId}`) === record.hash) {
+      this.uniqueIds.delete(`${record.platform} ${record.uniqueId}`);
+    }
+    const set = this.byDevice.get(record.deviceId);
+    set?.delete(record.hash);
+    if (set && !set.size) {
+      this.byDevice.delete(record.deviceId);
+      this.deviceInfo.delete(record.deviceId);
+    }
+    this.entityIdByHash.delete(record.hash);
+    this.dirty.add(record.deviceId);
+  }
+
+  private reject(topic: string, reason: string, hash?: string, level: 'warn' | 'debug' | 'error' = 'warn'): void {
+    this.stats.rejected++;
+    this.logOnce(topic, level, `discovery config ignored: ${reason}`);
+    this.emit('processed', { topic, outcome: 'reject', ...(hash ? { hash } : {}), reason });
+  }
+
+  private logOnce(topic: string, level: 'warn' | 'info' | 'debug' | 'error', message: string): void {
+    const key = `${topic}\u0000${message}`;
+    if (this.logged.has(key)) return;
+    if (this.logged.size >= MAX_LOGGED) this.logged.clear();
+    this.logged.add(key);
+    this.log?.[level]({ topic }, message);
+  }
+
+  // -------------------------------------------------------------------------
+  // Devices and entities
+  // -------------------------------------------------------------------------
+
+  private deviceIdFor(platform: string, device: DeviceBlock | undefined, uniqueId: string | undefined, discoveryId: string): string {
+    let raw: string;
+    let base: string;
+    if (device?.identifiers.length) {
+      raw = `ids ${device.identifiers[0]}`;
+      base = device.identifiers[0];
+    } else if (device?.connections.length) {
+      raw = `cns ${device.connections[0].join(' ')}`;
+      base = device.connections[0].join('_');
+    } else if (uniqueId) {
+      raw = `uid ${platform} ${uniqueId}`;
+      base = uniqueId;
+    } else {
+      raw = `did ${platform} ${discoveryId}`;
+      base = discoveryId;
+    }
+    const known = this.deviceIdByRaw.get(raw);
+    if (known) return known;
+    let id = slugDeviceId(base);
+    if (this.rawByDeviceId.has(id)) id = withSuffix(id, shortHash(raw));
+    if (this.deviceIdByRaw.size > MAX_COMPONENTS * 2) {
+      // Forget ids no record uses any more.
+      for (const [r, d] of this.deviceIdByRaw) {
+        if (!this.byDevice.has(d)) {
+          this.deviceIdByRaw.delete(r);
+          this.rawByDeviceId.delete(d);
+        }
+      }
+    }
+    this.deviceIdByRaw.set(raw, id);
+    this.rawByDeviceId.set(id, raw);
+    return id;
+  }
+
+  private keyHint(config: Json, uniqueId: string | undefined, objectId: string): string {
+    if (typeof config.object_id === 'string' && slugKey(config.object_id)) return config.object_id;
+    if (typeof config.default_entity_id === 'string') {
+      const part = config.default_entity_id.split('.').pop() ?? '';
+      if (slugKey(part)) return part;
+    }
+    if (uniqueId && slugKey(uniqueId)) return uniqueId;
+    return objectId;
+  }
+
+  private mergeDeviceInfo(deviceId: string, block: DeviceBlock): void {
+    const info = this.deviceInfo.get(deviceId) ?? {};
+    const name = cleanText(block.name);
+    if (name) info.name = name;
+    const manufacturer = cleanText(block.manufacturer, 80);
+    if (manufacturer) info.manufacturer = manufacturer;
+    const model = cleanText(block.model, 80);
+    if (model) info.model = model;
+    const area = cleanText(block.suggested_area, 60);
+    if (area) info.area = area;
+    this.deviceInfo.set(deviceId, info);
+  }
+
+  private buildDevice(deviceId: string): Device | undefined {
+    const hashes = [...(this.byDevice.get(deviceId) ?? [])].sort();
+    const info = this.deviceInfo.get(deviceId) ?? {};
+    const used = new Set<string>();
+    const entities: Entity[] = [];
+    for (const hash of hashes) {
+      const record = this.records.get(hash);
+      if (!record || 'noTool' in record.conversion) continue;
+      let key = slugKey(record.keyHint) || slugKey(record.platform) || 'entity';
+      if (used.has(key)) key = withSuffix(key, shortHash(hash));
+      used.add(key);
+      const { body, nameSpec } = record.conversion;
+      const entity: Entity = {
+        ...body,
+        attributes: { ...body.attributes },
+        id: `${deviceId}.${key}`,
+        key,
+        name: entityName(nameSpec, info.name, key.replace(/_/g, ' ')),
+        aliases: [],
+        deviceId,
+        ...(info.area ? { area: info.area } : {}),
+      };
+      this.entityIdByHash.set(hash, entity.id);
+      entities.push(entity);
+    }
+    if (!entities.length) return undefined;
+    return {
+      id: deviceId,
+      name: info.name ?? entities[0].name,
+      ...(info.area ? { area: info.area } : {}),
+      ...(info.manufacturer ? { manufacturer: info.manufacturer } : {}),
+      ...(info.model ? { model: info.model } : {}),
+      source: `homeassistant discovery (${this.prefix})`,
+      entities,
+    };
+  }
+
+  private scheduleFlush(): void {
+    const now = Date.now();
+    if (this.flushTimer) {
+      if (now - this.firstPending >= FLUSH_MAX_WAIT_MS) return;
+      clearTimeout(this.flushTimer);
+    } else this.firstPending = now;
+    this.flushTimer = setTimeout(() => this.flush(), FLUSH_QUIET_MS);
+  }
+
+  /** Push every pending change to the registry now (one update for the whole batch). */
+  flush(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (!this.stopped && this.ctx && this.dirty.size) {
+      for (const deviceId of this.dirty) {
+        const device = this.buildDevice(deviceId);
+        if (device) this.devices.set(deviceId, device);
+        else this.devices.delete(deviceId);
+      }
+      this.dirty.clear();
+      this.stats.flushes++;
+      const devices = [...this.devices.values()];
+      try {
+        this.ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homeassistant, devices);
+      } catch (err) {
+        this.log?.error({ err: (err as Error).message }, 'could not update the device registry from Home Assistant discovery');
+      }
+      const entities = devices.reduce((n, d) => n + d.entities.length, 0);
+      const changes = { added: this.added, removed: this.removedSinceFlush };
+      this.added = 0;
+      this.removedSinceFlush = 0;
+      const level = changes.added || changes.removed ? 'info' : 'debug';
+      this.log?.[level]({ devices: devices.length, entities, ...changes }, `Home Assistant discovery: ${devices.length} devices, ${entities} entities`);
+      this.emit('flushed', devices.length, entities);
+    }
+    for (const w of this.waiters.splice(0)) w();
+  }
+}
+
+/** The factory src/devices/discovery/index.ts registers. */
+export function homeAssistantAdapter(config: HearthConfig): DiscoveryAdapter | undefined {
+  const ha = config.discovery?.homeassistant;
+  if (!ha || ha.enabled === false) return undefined;
+  return new HomeAssistantDiscovery({ prefix: ha.prefix ?? 'homeassistant', birth: ha.birth !== false });
+}

@@ -1,0 +1,633 @@
+// A validated Home Assistant config -> the pieces of a Hearth entity: what
+// to read (topic + JSON path, or an evaluated value template), what to send
+// (payloads pre-rendered through constant-input command templates, so the
+// device receives what Home Assistant would send), ranges and options, and
+// availability. Platforms Hearth has no kind for give a reason instead.
+//
+// Command templates whose output depends on the call (a number's value, a
+// cover's position, a thermostat's mode) cannot be rendered per call by
+// Hearth's command encoder; such settings are left read-only with a note,
+// rather than sending the bare value to a device that expects something else.
+import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../../defaults.js';
+import { MAX_STATE_BYTES, PayloadError } from '../../decode.js';
+import { readJsonPath } from '../../json-path.js';
+import { ACTUATOR_KINDS, type AttributeSource, type Availability, type AvailabilitySource, type Entity, type EntityKind, type PayloadTransform, type PayloadView, type Range } from '../../model.js';
+import { actionsOf } from '../../../tools/parameters.js';
+import type { Json } from './abbreviations.js';
+import { compileTemplate, renderStripped, TemplateError, type CompiledTemplate } from './templates.js';
+
+/** An entity without the parts the adapter fills in (id, key, name, device, area). */
+export type EntityBody = Omit<Entity, 'id' | 'key' | 'name' | 'aliases' | 'deviceId' | 'area'>;
+
+export interface NameSpec {
+  /** The config's `name`: a string, null (the device's name), or absent (device class or platform default). */
+  name: string | null | undefined;
+  /** Used when `name` is absent and the platform names unnamed entities after their device class. */
+  deviceClass?: string;
+  /** HA's default name for the platform ("MQTT Sensor"). */
+  platformDefault: string;
+}
+
+export interface Notes {
+  /** Something the operator should fix or know (a template Hearth cannot evaluate). */
+  warn(message: string): void;
+  /** A capability left out on purpose (a per-call command template). */
+  info(message: string): void;
+}
+
+export type Conversion = { body: EntityBody; nameSpec: NameSpec } | { noTool: string };
+
+const DEFAULT_NAMES: Record<string, string> = {
+  alarm_control_panel: 'MQTT Alarm',
+  binary_sensor: 'MQTT Binary sensor',
+  button: 'MQTT Button',
+  camera: 'MQTT Camera',
+  climate: 'MQTT HVAC',
+  cover: 'MQTT Cover',
+  device_tracker: 'MQTT Device tracker',
+  event: 'MQTT Event',
+  fan: 'MQTT Fan',
+  humidifier: 'MQTT Humidifier',
+  image: 'MQTT Image',
+  lawn_mower: 'MQTT Lawn Mower',
+  light: 'MQTT Light',
+  lock: 'MQTT Lock',
+  notify: 'MQTT notify',
+  number: 'MQTT Number',
+  scene: 'MQTT Scene',
+  select: 'MQTT Select',
+  sensor: 'MQTT Sensor',
+  siren: 'MQTT Siren',
+  switch: 'MQTT Switch',
+  text: 'MQTT Text',
+  update: 'MQTT Update',
+  vacuum: 'MQTT Vacuum',
+  valve: 'MQTT Valve',
+  water_heater: 'MQTT Water Heater',
+};
+
+/** Platforms whose unnamed entities HA names after their device class. */
+const NAMED_BY_DEVICE_CLASS = new Set(['sensor', 'binary_sensor', 'button', 'number', 'event', 'update']);
+
+/** Why a platform HA accepts gives no tool. */
+const NO_KIND: Record<string, string> = {
+  device_automation: 'device triggers (device_automation) are automation events, not something to read or act on; Hearth has no kind for them',
+  tag: 'tag scanners (tag) report scanned tag ids for automations; Hearth has no kind for them',
+  event: 'events are momentary (a button pressed); Hearth has no event kind, so no tool',
+  update: 'firmware updates (update) are not offered as tools; Hearth has no update kind',
+  siren: 'Hearth has no siren kind, so no tool',
+  text: 'Hearth has no text kind, so no tool',
+  notify: 'Hearth has no notify kind, so no tool',
+  humidifier: 'Hearth has no humidifier kind, so no tool',
+  water_heater: 'Hearth has no water heater kind, so no tool',
+  vacuum: 'Hearth has no vacuum kind, so no tool',
+  lawn_mower: 'Hearth has no lawn mower kind, so no tool',
+  device_tracker: 'Hearth has no device tracker kind, so no tool',
+};
+
+// ---------------------------------------------------------------------------
+// Templates: readings and command payloads
+// ---------------------------------------------------------------------------
+
+interface Reading {
+  topic: string;
+  path?: string;
+  transform?: PayloadTransform;
+}
+
+function short(source: string): string {
+  const flat = source.replace(/\s+/g, ' ').trim();
+  return JSON.stringify(flat.length > 60 ? `${flat.slice(0, 57)}...` : flat);
+}
+
+/** A transform that renders a value template against a message, as HA does (value, value_json). */
+export function templateTransform(template: CompiledTemplate, encoding: string): PayloadTransform {
+  const wantsJson = template.variables.has('value_json');
+  return (message: PayloadView) => {
+    if (message.payload.length > MAX_STATE_BYTES) {
+      throw new PayloadError('oversized', `${message.payload.length} bytes is over the ${MAX_STATE_BYTES}-byte limit for state`);
+    }
+    // HA hands raw bytes to templates when `encoding` is "" (e.g. for `unpack`).
+    const value: string | Buffer = encoding === '' ? message.payload : message.payload.toString('utf8');
+    let valueJson: unknown;
+    if (wantsJson) {
+      try {
+        valueJson = JSON.parse(typeof value === 'string' ? value : value.toString('utf8'));
+      } catch {
+        valueJson = undefined;
+      }
+    }
+    try {
+      return renderStripped(template, { value, value_json: valueJson });
+    } catch (err) {
+      throw new PayloadError('bad_value', `template ${short(template.source)} failed: ${(err as Error).message}`);
+    }
+  };
+}
+
+function compile(source: string, what: string, notes: Notes): CompiledTemplate | undefined {
+  try {
+    return compileTemplate(source);
+  } catch (err) {
+    if (!(err instanceof TemplateError)) throw err;
+    notes.warn(`${what} ${short(source)} cannot be evaluated (${err.message})`);
+    return undefined;
+  }
+}
+
+/** What to read for one value: topic plus a JSON path or a template. Undefined when there is nothing usable. */
+function reading(topic: unknown, template: unknown, encoding: string, what: string, notes: Notes): Reading | undefined {
+  if (typeof topic !== 'string' || !topic) return undefined;
+  if (/[+#]/.test(topic)) {
+    notes.warn(`${what} topic ${JSON.stringify(topic)} has a wildcard; Hearth follows exact state topics only, so it is not read`);
+    return undefined;
+  }
+  if (typeof template !== 'string') return { topic };
+  const compiled = compile(template, `${what} template`, notes);
+  if (!compiled) {
+    notes.warn(`${what} on ${JSON.stringify(topic)} will not be read`);
+    return undefined;
+  }
+  if (compiled.simple?.kind === 'value' && encoding !== '') return { topic };
+  if (compiled.simple?.kind === 'path') return { topic, path: compiled.simple.path };
+  return { topic, transform: templateTransform(compiled, encoding) };
+}
+
+/** A command template rendered with constant inputs (a switch's payload_on): the payload HA would send. */
+function rendered(template: unknown, vars: Record<string, unknown>, fallback: string, what: string, notes: Notes): string | undefined {
+  if (typeof template !== 'string') return fallback;
+  const compiled = compile(template, `${what} template`, notes);
+  if (!compiled) return undefined;
+  try {
+    return renderStripped(compiled, vars);
+  } catch (err) {
+    notes.warn(`${what} template ${short(template)} failed: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/** Is a per-call command template the identity (`{{ value }}`, or the platform's own variable)? */
+function identityTemplate(template: unknown, variable = 'value'): boolean {
+  if (typeof template !== 'string') return true;
+  return new RegExp(`^\\s*\\{\\{-?\\s*(value|${variable})\\s*-?\\}\\}\\s*$`).test(template);
+}
+
+// ---------------------------------------------------------------------------
+// Building
+// ---------------------------------------------------------------------------
+
+class Draft {
+  body: EntityBody;
+  constructor(kind: EntityKind) {
+    this.body = {
+      kind,
+      attributes: {},
+      commandFormat: 'plain',
+      commandTopics: {},
+      payloads: {},
+      states: {},
+      ranges: {},
+      options: {},
+      confirmTimeoutMs: DEFAULT_CONFIRM_TIMEOUT_MS[kind],
+    };
+  }
+  main(r: Reading | undefined): void {
+    if (!r) return;
+    this.body.stateTopic = r.topic;
+    if (r.path) {
+      this.body.valuePath = r.path;
+      // HA compares the rendered text: a JSON true is "True" (z2m's payload_on: true), not Hearth's generic on.
+      if (VOCABULARY_KINDS.has(this.body.kind)) this.body.transform = pythonText(r.path);
+    }
+    if (r.transform) this.body.transform = r.transform;
+  }
+  attr(name: string, r: Reading | undefined): void {
+    if (!r) return;
+    const a: AttributeSource = { topic: r.topic };
+    if (r.path) a.path = r.path;
+    if (r.transform) a.transform = r.transform;
+    this.body.attributes[name] = a;
+  }
+}
+
+const VOCABULARY_KINDS = new Set<EntityKind>(['binary_sensor', 'switch', 'light', 'cover', 'lock', 'fan', 'valve', 'alarm_control_panel']);
+
+/** Read a JSON path as Home Assistant's template would print it: booleans as True/False. */
+function pythonText(path: string): PayloadTransform {
+  return (message) => {
+    const v = readJsonPath(message.json(), path);
+    return typeof v === 'boolean' ? (v ? 'True' : 'False') : v;
+  };
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
+function availabilityOf(config: Json, encoding: string, notes: Notes): Availability | undefined {
+  const entries: Array<{ topic: unknown; on: unknown; off: unknown; template: unknown }> = [];
+  if (Array.isArray(config.availability)) {
+    for (const e of config.availability as Json[]) entries.push({ topic: e.topic, on: e.payload_available, off: e.payload_not_available, template: e.value_template });
+  } else if (typeof config.availability_topic === 'string') {
+    entries.push({ topic: config.availability_topic, on: config.payload_available, off: config.payload_not_available, template: config.availability_template });
+  }
+  const sources: AvailabilitySource[] = [];
+  for (const e of entries) {
+    const r = reading(e.topic, e.template, encoding, 'availability', notes);
+    if (!r) continue;
+    const s: AvailabilitySource = { topic: r.topic, payloadAvailable: String(e.on ?? 'online'), payloadNotAvailable: String(e.off ?? 'offline') };
+    if (r.path) s.path = r.path;
+    if (r.transform) s.transform = r.transform;
+    sources.push(s);
+  }
+  if (!sources.length) return undefined;
+  const mode = config.availability_mode === 'all' || config.availability_mode === 'any' ? config.availability_mode : 'latest';
+  return { sources, mode };
+}
+
+/** Map a device's words to Hearth's logical states (for entities kept read-only as sensors). */
+function vocabulary(states: Record<string, string>, base: { path?: string; transform?: PayloadTransform }): PayloadTransform {
+  const lookup = new Map(Object.entries(states).map(([logical, word]) => [word.toLowerCase(), logical]));
+  return (message) => {
+    const raw = base.transform ? base.transform(message) : base.path ? readJsonPath(message.json(), base.path) : message.text();
+    if (typeof raw !== 'string') return raw;
+    return lookup.get(raw.trim().toLowerCase()) ?? raw;
+  };
+}
+
+/** Keep an actuator that cannot be actuated as a read-only sensor (its value still readable). */
+function readOnly(draft: Draft, reason: string, notes: Notes): void {
+  const b = draft.body;
+  notes.info(`offered read-only (as a sensor): ${reason}`);
+  if (b.stateTopic && Object.keys(b.states).length) {
+    b.transform = vocabulary(b.states, { path: b.valuePath, transform: b.transform });
+  }
+  // Attributes that only existed to be commanded stay readable.
+  b.kind = 'sensor';
+  b.commandTopic = undefined;
+  b.commandTopics = {};
+  b.commandFormat = 'plain';
+  b.payloads = {};
+  b.ranges = {};
+  b.options = {};
+  b.confirmTimeoutMs = DEFAULT_CONFIRM_TIMEOUT_MS.sensor;
+}
+
+/** Convert a validated config. `notes` hears about anything left out. */
+export function toEntity(platform: string, config: Json, notes: Notes): Conversion {
+  if (NO_KIND[platform]) return { noTool: NO_KIND[platform] };
+  if (config.enabled_by_default === false) {
+    return { noTool: 'disabled by default (enabled_by_default: false): Home Assistant registers it disabled, Hearth leaves it out' };
+  }
+  const encoding = typeof config.encoding === 'string' ? config.encoding : 'utf-8';
+  const read = (topic: unknown, template: unknown, what: string) => reading(topic, template, encoding, what, notes);
+  let draft: Draft;
+  let readOnlyReason: string | undefined;
+
+  switch (platform) {
+    case 'sensor': {
+      draft = new Draft('sensor');
+      draft.main(read(config.state_topic, config.value_template, 'value'));
+      if (str(config.unit_of_measurement)) draft.body.unit = str(config.unit_of_measurement);
+      break;
+    }
+    case 'binary_sensor': {
+      draft = new Draft('binary_sensor');
+      draft.body.states = { on: String(config.payload_on), off: String(config.payload_off) };
+      draft.main(read(config.state_topic, config.value_template, 'value'));
+      break;
+    }
+    case 'camera': {
+      draft = new Draft('camera');
+      draft.body.stateTopic = str(config.topic);
+      draft.body.imageEncoding = config.image_encoding === 'b64' ? 'b64' : 'raw';
+      break;
+    }
+    case 'image': {
+      if (config.image_topic === undefined) return { noTool: 'image by URL (url_topic): Hearth does not fetch images from URLs, so no tool' };
+      draft = new Draft('camera');
+      draft.body.stateTopic = str(config.image_topic);
+      draft.body.imageEncoding = config.image_encoding === 'b64' ? 'b64' : 'raw';
+      break;
+    }
+    case 'switch': {
+      draft = new Draft('switch');
+      draft.body.commandTopic = str(config.command_topic);
+      const on = rendered(config.command_template, { value: config.payload_on }, String(config.payload_on), 'command', notes);
+      const off = rendered(config.command_template, { value: config.payload_off }, String(config.payload_off), 'command', notes);
+      if (on === undefined || off === undefined) readOnlyReason = 'its command template cannot be evaluated';
+      else draft.body.payloads = { on, off };
+      draft.body.states = { on: String(config.state_on ?? config.payload_on), off: String(config.state_off ?? config.payload_off) };
+      draft.main(read(config.state_topic, config.value_template, 'value'));
+      break;
+    }
+    case 'light': {
+      draft = new Draft('light');
+      draft.body.commandTopic = str(config.command_topic);
+      if (config.schema === 'json') {
+        draft.body.commandFormat = 'json';
+        draft.body.payloads = { on: 'ON', off: 'OFF' };
+        draft.body.states = { on: 'ON', off: 'OFF' };
+        draft.body.valuePath = 'state';
+        const stateTopic = str(config.state_topic);
+        if (stateTopic && !/[+#]/.test(stateTopic)) draft.body.stateTopic = stateTopic;
+        const modes = Array.isArray(config.supported_color_modes) ? (config.supported_color_modes as string[]) : [];
+        const brightness = config.brightness === true || modes.some((m) => m !== 'onoff');
+        if (brightness) {
+          draft.body.ranges.brightness = { min: 0, max: config.brightness_scale as number, step: 1 };
+          draft.body.attributes.brightness = { path: 'brightness' };
+        }
+        if (modes.length) draft.body.attributes.color_mode = { path: 'color_mode' };
+        if (modes.includes('color_temp')) draft.body.attributes.color_temp = { path: 'color_temp' };
+        if (modes.includes('hs')) Object.assign(draft.body.attributes, { hue: { path: 'color.h' }, saturation: { path: 'color.s' } });
+        if (modes.includes('xy')) Object.assign(draft.body.attributes, { color_x: { path: 'color.x' }, color_y: { path: 'color.y' } });
+        if (modes.some((m) => m.startsWith('rgb'))) Object.assign(draft.body.attributes, { red: { path: 'color.r' }, green: { path: 'color.g' }, blue: { path: 'color.b' } });
+        if (config.effect === true) {
+          draft.body.attributes.effect = { path: 'effect' };
+          if (Array.isArray(config.effect_list)) draft.body.options.effect = config.effect_list as string[];
+        }
+      } else if (config.schema === 'template') {
+        const on = rendered(config.command_on_template, { state: 'on' }, '', 'command_on', notes);
+        const off = rendered(config.command_off_template, { state: 'off' }, '', 'command_off', notes);
+        if (on === undefined || off === undefined) readOnlyReason = 'its on/off command templates cannot be evaluated';
+        else draft.body.payloads = { on, off };
+        draft.body.states = { on: 'on', off: 'off' };
+        if (config.state_template !== undefined) draft.main(read(config.state_topic, config.state_template, 'state'));
+        if (config.brightness_template !== undefined) {
+          notes.info('brightness is set through command_on_template per call; Hearth offers on/off only for this light');
+        }
+      } else {
+        draft.body.payloads = { on: String(config.payload_on), off: String(config.payload_off) };
+        draft.body.states = { on: String(config.payload_on), off: String(config.payload_off) };
+        draft.main(read(config.state_topic, config.state_value_template, 'state'));
+        const briTopic = str(config.brightness_command_topic);
+        if (briTopic) {
+          if (identityTemplate(config.brightness_command_template)) {
+            draft.body.commandTopics.brightness = briTopic;
+            draft.body.ranges.brightness = { min: 0, max: config.brightness_scale as number, step: 1 };
+            draft.attr('brightness', read(config.brightness_state_topic, config.brightness_value_template, 'brightness'));
+          } else {
+            notes.info(`brightness_command_template ${short(String(config.brightness_command_template))} renders per call; Hearth offers on/off only for this light`);
+          }
+        }
+        draft.attr('color_temp', read(config.color_temp_state_topic, config.color_temp_value_template, 'color_temp'));
+        draft.attr('effect', read(config.effect_state_topic, config.effect_value_template, 'effect'));
+        if (config.on_command_type !== 'last' && draft.body.commandTopics.brightness) {
+          notes.info(`on_command_type ${String(config.on_command_type)}: Hearth sends the brightness first, then payload_on`);
+        }
+      }
+      break;
+    }
+    case 'cover': {
+      draft = new Draft('cover');
+      const commandTopic = str(config.command_topic);
+      if (commandTopic) {
+        draft.body.commandTopic = commandTopic;
+        for (const [word, key] of [['open', 'payload_open'], ['close', 'payload_close'], ['stop', 'payload_stop']] as const) {
+          if (typeof config[key] === 'string') draft.body.payloads[word] = config[key] as string;
+        }
+      }
+      draft.body.states = {
+        open: String(config.state_open),
+        opening: String(config.state_opening),
+        closed: String(config.state_closed),
+        closing: String(config.state_closing),
+        stopped: String(config.state_stopped),
+      };
+      draft.main(read(config.state_topic, config.value_template, 'state'));
+      draft.attr('position', read(config.position_topic, config.position_template, 'position'));
+      const open = config.position_open as number;
+      const closed = config.position_closed as number;
+      const setTopic = str(config.set_position_topic);
+      if (setTopic) {
+        if (!identityTemplate(config.set_position_template, 'position')) {
+          notes.info(`set_position_template ${short(String(config.set_position_template))} renders per call; Hearth offers open/close/stop only`);
+        } else if (closed >= open) {
+          notes.info('position_closed is not below position_open; Hearth offers open/close/stop only');
+        } else {
+          draft.body.commandTopics.position = setTopic;
+          draft.body.ranges.position = { min: closed, max: open, step: 1 };
+        }
+      }
+      if (!commandTopic && !draft.body.commandTopics.position) readOnlyReason = 'it has no command topic';
+      break;
+    }
+    case 'lock': {
+      draft = new Draft('lock');
+      draft.body.commandTopic = str(config.command_topic);
+      const lock = rendered(config.command_template, { value: config.payload_lock }, String(config.payload_lock), 'command', notes);
+      const unlock = rendered(config.command_template, { value: config.payload_unlock }, String(config.payload_unlock), 'command', notes);
+      if (config.code_format !== undefined) readOnlyReason = 'it needs a code (code_format) and Hearth does not send codes';
+      else if (lock === undefined || unlock === undefined) readOnlyReason = 'its command template cannot be evaluated';
+      else draft.body.payloads = { lock, unlock };
+      draft.body.states = {
+        locked: String(config.state_locked),
+        unlocked: String(config.state_unlocked),
+        locking: String(config.state_locking),
+        unlocking: String(config.state_unlocking),
+        jammed: String(config.state_jammed),
+        open: String(config.state_open),
+        opening: String(config.state_opening),
+      };
+      draft.main(read(config.state_topic, config.value_template, 'state'));
+      break;
+    }
+    case 'climate': {
+      draft = new Draft('climate');
+      const tpl = (key: string) => config[key] ?? config.value_template;
+      draft.main(read(config.mode_state_topic, tpl('mode_state_template'), 'mode'));
+      draft.attr('temperature', read(config.temperature_state_topic, tpl('temperature_state_template'), 'temperature'));
+      draft.attr('current_temperature', read(config.current_temperature_topic, tpl('current_temperature_template'), 'current_temperature'));
+      draft.attr('current_humidity', read(config.current_humidity_topic, tpl('current_humidity_template'), 'current_humidity'));
+      draft.attr('target_humidity', read(config.target_humidity_state_topic, tpl('target_humidity_state_template'), 'target_humidity'));
+      draft.attr('action', read(config.action_topic, tpl('action_template'), 'action'));
+      draft.attr('preset_mode', read(config.preset_mode_state_topic, tpl('preset_mode_value_template'), 'preset_mode'));
+      draft.attr('fan_mode', read(config.fan_mode_state_topic, tpl('fan_mode_state_template'), 'fan_mode'));
+      draft.attr('swing_mode', read(config.swing_mode_state_topic, tpl('swing_mode_state_template'), 'swing_mode'));
+      const unit = config.temperature_unit === 'F' ? '°F' : config.temperature_unit === 'C' ? '°C' : undefined;
+      if (unit) draft.body.unit = unit;
+      const modeTopic = str(config.mode_command_topic);
+      if (modeTopic) {
+        if (identityTemplate(config.mode_command_template)) {
+          draft.body.commandTopics.mode = modeTopic;
+          draft.body.options.mode = [...(config.modes as string[])];
+        } else notes.info(`mode_command_template ${short(String(config.mode_command_template))} renders per call; the mode is read-only`);
+      }
+      const tempTopic = str(config.temperature_command_topic);
+      if (tempTopic) {
+        if (identityTemplate(config.temperature_command_template)) {
+          draft.body.commandTopics.temperature = tempTopic;
+          const fahrenheit = unit === '°F';
+          draft.body.ranges.temperature = {
+            min: num(config.min_temp) ?? (fahrenheit ? 45 : 7),
+            max: num(config.max_temp) ?? (fahrenheit ? 95 : 35),
+            step: num(config.temp_step) ?? num(config.precision) ?? 1,
+          };
+        } else notes.info(`temperature_command_template ${short(String(config.temperature_command_template))} renders per call; the target temperature is read-only`);
+      }
+      break;
+    }
+    case 'number': {
+      draft = new Draft('number');
+      draft.body.commandTopic = str(config.command_topic);
+      draft.body.ranges.value = { min: config.min as number, max: config.max as number, step: config.step as number };
+      if (str(config.unit_of_measurement)) draft.body.unit = str(config.unit_of_measurement);
+      draft.main(read(config.state_topic, config.value_template, 'value'));
+      if (!identityTemplate(config.command_template)) readOnlyReason = `its command_template ${short(String(config.command_template))} renders per call`;
+      break;
+    }
+    case 'select': {
+      draft = new Draft('select');
+      draft.body.commandTopic = str(config.command_topic);
+      draft.body.options.value = [...(config.options as string[])];
+      draft.main(read(config.state_topic, config.value_template, 'value'));
+      if (!identityTemplate(config.command_template)) readOnlyReason = `its command_template ${short(String(config.command_template))} renders per call`;
+      else if (!(config.options as string[]).length) readOnlyReason = 'it has no options';
+      break;
+    }
+    case 'button':
+    case 'scene': {
+      draft = new Draft('button');
+      draft.body.commandTopic = str(config.command_topic);
+      const raw = platform === 'scene' ? String(config.payload_on) : String(config.payload_press);
+      const press = platform === 'scene' ? raw : rendered(config.command_template, { value: raw }, raw, 'command', notes);
+      if (press === undefined) readOnlyReason = 'its command template cannot be evaluated';
+      else draft.body.payloads = { press };
+      break;
+    }
+    case 'fan': {
+      draft = new Draft('fan');
+      draft.body.commandTopic = str(config.command_topic);
+      const on = rendered(config.command_template, { value: config.payload_on }, String(config.payload_on), 'command', notes);
+      const off = rendered(config.command_template, { value: config.payload_off }, String(config.payload_off), 'command', notes);
+      if (on === undefined || off === undefined) readOnlyReason = 'its command template cannot be evaluated';
+      else draft.body.payloads = { on, off };
+      draft.body.states = { on: String(config.payload_on), off: String(config.payload_off) };
+      draft.main(read(config.state_topic, config.state_value_template, 'state'));
+      const pctTopic = str(config.percentage_command_topic);
+      if (pctTopic) {
+        if (identityTemplate(config.percentage_command_template)) {
+          draft.body.commandTopics.percentage = pctTopic;
+          draft.body.ranges.percentage = { min: 0, max: config.speed_range_max as number, step: 1 };
+          draft.attr('percentage', read(config.percentage_state_topic, config.percentage_value_template, 'percentage'));
+        } else notes.info(`percentage_command_template ${short(String(config.percentage_command_template))} renders per call; the speed is not offered`);
+      }
+      const presetTopic = str(config.preset_mode_command_topic);
+      const presets = (config.preset_modes as string[]) ?? [];
+      if (presetTopic && presets.length) {
+        if (identityTemplate(config.preset_mode_command_template)) {
+          draft.body.commandTopics.preset_mode = presetTopic;
+          draft.body.options.preset_mode = [...presets];
+        } else notes.info(`preset_mode_command_template ${short(String(config.preset_mode_command_template))} renders per call; presets are read-only`);
+      }
+      draft.attr('preset_mode', read(config.preset_mode_state_topic, config.preset_mode_value_template, 'preset_mode'));
+      break;
+    }
+    case 'valve': {
+      draft = new Draft('valve');
+      const commandTopic = str(config.command_topic);
+      draft.body.states = { open: String(config.state_open), opening: String(config.state_opening), closed: String(config.state_closed), closing: String(config.state_closing) };
+      const cmd = (value: unknown, what: string) => rendered(config.command_template, { value }, String(value), what, notes);
+      if (config.reports_position) {
+        draft.attr('position', read(config.state_topic, config.value_template, 'position'));
+        const open = config.position_open as number;
+        const closed = config.position_closed as number;
+        if (commandTopic) {
+          draft.body.commandTopic = commandTopic;
+          const o = cmd(open, 'command');
+          const c = cmd(closed, 'command');
+          if (o !== undefined && c !== undefined) Object.assign(draft.body.payloads, { open: o, close: c });
+          if (typeof config.payload_stop === 'string') draft.body.payloads.stop = config.payload_stop;
+          if (!identityTemplate(config.command_template, 'position')) notes.info(`command_template ${short(String(config.command_template))} renders per call; Hearth offers open/close only`);
+          else if (closed < open) {
+            draft.body.commandTopics.position = commandTopic;
+            draft.body.ranges.position = { min: closed, max: open, step: 1 };
+          }
+        }
+      } else {
+        draft.main(read(config.state_topic, config.value_template, 'state'));
+        if (commandTopic) {
+          draft.body.commandTopic = commandTopic;
+          for (const [word, key] of [['open', 'payload_open'], ['close', 'payload_close'], ['stop', 'payload_stop']] as const) {
+            if (typeof config[key] !== 'string') continue;
+            const p = cmd(config[key], 'command');
+            if (p !== undefined) draft.body.payloads[word] = p;
+          }
+        }
+      }
+      if (!commandTopic) readOnlyReason = 'it has no command topic';
+      else if (draft.body.payloads.open === undefined && draft.body.payloads.close === undefined && !draft.body.commandTopics.position) {
+        readOnlyReason = 'its command template cannot be evaluated';
+      }
+      break;
+    }
+    case 'alarm_control_panel': {
+      draft = new Draft('alarm_control_panel');
+      draft.body.commandTopic = str(config.command_topic);
+      draft.body.states = { ...ALARM_STATES };
+      draft.main(read(config.state_topic, config.value_template, 'state'));
+      const features = new Set(config.supported_features as string[]);
+      const code = config.code !== undefined;
+      const skipped: string[] = [];
+      const word = (action: string, key: string, needsCode: boolean) => {
+        if (needsCode) {
+          skipped.push(action);
+          return;
+        }
+        const p = rendered(config.command_template, { action: config[key], code: null, value: null }, String(config[key]), 'command', notes);
+        if (p !== undefined) draft.body.payloads[action] = p;
+      };
+      for (const [action, key] of [['arm_home', 'payload_arm_home'], ['arm_away', 'payload_arm_away'], ['arm_night', 'payload_arm_night']] as const) {
+        if (features.has(action)) word(action, key, code && config.code_arm_required === true);
+      }
+      word('disarm', 'payload_disarm', code && config.code_disarm_required === true);
+      if (skipped.length) notes.info(`${skipped.join(', ')} need a code and Hearth does not send codes: not offered`);
+      break;
+    }
+    default:
+      return { noTool: `Hearth has no kind for ${platform}, so no tool` };
+  }
+
+  draft.body.availability = availabilityOf(config, encoding, notes);
+  if (str(config.device_class)) draft.body.deviceClass = str(config.device_class);
+  if (str(config.icon)) draft.body.icon = str(config.icon);
+
+  if (!readOnlyReason && ACTUATOR_KINDS.has(draft.body.kind)) {
+    const hadCommands = Object.keys(config).some((k) => k === 'command_topic' || k.endsWith('_command_topic'));
+    if (!draft.body.commandTopic && !Object.keys(draft.body.commandTopics).length) {
+      readOnlyReason = hadCommands ? 'none of its commands can be sent' : 'it has no command topic';
+    } else if (!actionsOf(draft.body as Entity).length) readOnlyReason = 'none of its commands can be sent';
+  }
+  if (readOnlyReason) readOnly(draft, readOnlyReason, notes);
+
+  const deviceClass = str(config.device_class);
+  return {
+    body: draft.body,
+    nameSpec: {
+      name: config.name === null ? null : str(config.name),
+      ...(NAMED_BY_DEVICE_CLASS.has(platform) && deviceClass ? { deviceClass } : {}),
+      platformDefault: config.schema === 'json' ? 'MQTT JSON Light' : config.schema === 'template' ? 'MQTT Template Light' : (DEFAULT_NAMES[platform] ?? 'MQTT Entity'),
+    },
+  };
+}
+
+const ALARM_STATES: Record<string, string> = {
+  disarmed: 'disarmed',
+  armed_home: 'armed_home',
+  armed_away: 'armed_away',
+  armed_night: 'armed_night',
+  armed_vacation: 'armed_vacation',
+  armed_custom_bypass: 'armed_custom_bypass',
+  arming: 'arming',
+  disarming: 'disarming',
+  pending: 'pending',
+  triggered: 'triggered',
+};
+
+/** "temperature" -> "Temperature", "carbon_dioxide" -> "Carbon dioxide" (HA's device class names, in English). */
+export function deviceClassName(deviceClass: string): string {
+  const text = deviceClass.replace(/_/g, ' ');
+  const special: Record<string, string> = { pm25: 'PM2.5', pm10: 'PM10', pm1: 'PM1', pm4: 'PM4', ph: 'pH', aqi: 'Air quality index', co: 'Carbon monoxide' };
+  return special[deviceClass] ?? text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+export type { Range };

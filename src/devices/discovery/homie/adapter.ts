@@ -1,0 +1,178 @@
+// The Homie discovery adapter: Homie 4 (and 3) devices from their retained
+// attribute topics, Homie 5 devices from `<prefix>/5/<id>/$description`.
+// Attribute messages come in bursts (every retained topic of a device at
+// once), so devices are rebuilt a moment after the last one. `$state` is each
+// device's availability (device.ts); an emptied `$state` (Homie 5), or
+// emptied `$homie` and `$state` (Homie 4), removes the device.
+import type { HearthConfig } from '../../../config/schema.js';
+import type { Device } from '../../model.js';
+import { SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
+import { groupSkips, type Skip } from '../zigbee2mqtt/skips.js';
+import { homieToDevice, type ConvertedHomie } from './device.js';
+import { HomieV4Tree, v4Filters } from './v4.js';
+import { parseDescription, v5Filters } from './v5.js';
+
+export const SOURCE_NAME = 'homie';
+
+export interface HomieAdapterOptions {
+  prefix: string;
+  /** Quiet time after the last attribute message before devices are rebuilt. */
+  settleMs?: number;
+}
+
+type Listener = (topic: string, payload: Buffer) => void;
+
+export class HomieAdapter implements DiscoveryAdapter {
+  readonly name = SOURCE_NAME;
+  private ctx?: DiscoveryContext;
+  private readonly prefix: string;
+  private readonly filters: string[];
+  private readonly v4 = new HomieV4Tree();
+  private readonly v5 = new Map<string, { state?: string; description?: string }>();
+  /** By `4:<id>` / `5:<id>`. */
+  private readonly converted = new Map<string, ConvertedHomie & { name?: string }>();
+  private readonly dirty = new Set<string>();
+  private timer?: NodeJS.Timeout;
+  private signature = '';
+  private readonly logged = new Map<string, string>();
+  private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
+
+  constructor(private readonly options: HomieAdapterOptions) {
+    this.prefix = options.prefix.replace(/\/+$/, '');
+    this.filters = [...v4Filters(this.prefix), ...v5Filters(this.prefix)];
+  }
+
+  start(ctx: DiscoveryContext): void {
+    this.ctx = ctx;
+    ctx.connection.on('message', this.onMessage);
+    ctx.connection.subscribe(this.filters);
+  }
+
+  stop(): void {
+    if (!this.ctx) return;
+    this.ctx.connection.off('message', this.onMessage);
+    this.ctx.connection.unsubscribe(this.filters);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.ctx = undefined;
+  }
+
+  /** Everything one message means to this adapter. Exposed for tests. */
+  handle(topic: string, payload: Buffer): void {
+    if (!this.ctx || !topic.startsWith(`${this.prefix}/`)) return;
+    const levels = topic.slice(this.prefix.length + 1).split('/');
+    if (!levels[levels.length - 1].startsWith('$')) return;
+    try {
+      const text = payload.toString('utf8');
+      if (levels[0] === '5') {
+        if (levels.length !== 3) return;
+        const [, dev, attr] = levels;
+        if (attr !== '$state' && attr !== '$description') return;
+        let entry = this.v5.get(dev);
+        if (!entry) this.v5.set(dev, (entry = {}));
+        if (attr === '$description') entry.description = text.trim() || undefined;
+        else entry.state = text.trim() || undefined;
+        // An empty $state removes the device.
+        if (!entry.state && (attr === '$state' || !entry.description)) this.v5.delete(dev);
+        this.markDirty(`5:${dev}`);
+        return;
+      }
+      const dev = this.v4.apply(levels, text);
+      if (dev) this.markDirty(`4:${dev}`);
+    } catch (err) {
+      this.ctx.log.error({ err: (err as Error).message, topic }, 'homie: could not handle a message');
+    }
+  }
+
+  private markDirty(key: string): void {
+    this.dirty.add(key);
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.flush();
+    }, this.options.settleMs ?? 100);
+    this.timer.unref?.();
+  }
+
+  /** Rebuild every device touched since the last flush. Exposed for tests. */
+  flush(): void {
+    if (!this.ctx) return;
+    for (const key of this.dirty) this.convert(key);
+    this.dirty.clear();
+    this.publish();
+  }
+
+  private convert(key: string): void {
+    const [version, dev] = [key[0], key.slice(2)];
+    let result: { description?: Parameters<typeof homieToDevice>[0]; skipped: Skip[] };
+    if (version === '5') {
+      const entry = this.v5.get(dev);
+      if (!entry) result = { skipped: [] };
+      else if (!entry.description) result = { skipped: [{ what: dev, reason: 'incomplete', detail: 'it has not published $description yet' }] };
+      else result = parseDescription(dev, entry.description);
+    } else {
+      result = this.v4.has(dev) ? this.v4.describe(dev) : { skipped: [] };
+    }
+    const gone = version === '5' ? !this.v5.has(dev) : !this.v4.has(dev);
+    if (gone) {
+      const before = this.converted.get(key);
+      if (before?.device) this.ctx!.log.info({ device: before.device.id }, `homie: ${JSON.stringify(before.device.name)} is gone (its topics were cleared)`);
+      this.converted.delete(key);
+      this.logged.delete(key);
+      return;
+    }
+    const base = version === '5' ? `${this.prefix}/5` : this.prefix;
+    const converted: ConvertedHomie = result.description
+      ? homieToDevice(result.description, { base })
+      : { skipped: result.skipped };
+    if (result.description) converted.skipped.unshift(...result.skipped);
+    this.converted.set(key, converted);
+    this.report(key, dev, converted);
+  }
+
+  private report(key: string, dev: string, c: ConvertedHomie): void {
+    const log = this.ctx!.log;
+    const signature = JSON.stringify({ skipped: c.skipped, entities: c.device?.entities.map((e) => [e.id, e.name, e.kind]) });
+    if (this.logged.get(key) === signature) return;
+    const first = !this.logged.has(key);
+    this.logged.set(key, signature);
+    const label = `Homie ${key[0]} device ${JSON.stringify(dev)}`;
+    if (!c.device) {
+      const s = c.skipped.find((x) => !x.partial) ?? c.skipped[0];
+      // Incomplete devices are normal during the retained burst: only a debug line.
+      const level = s?.reason === 'incomplete' ? 'debug' : 'info';
+      log[level]({ device: dev, reason: s?.reason, skipped: groupSkips(c.skipped) }, `homie: skipped ${label}: ${s?.detail ?? 'no reason'}`);
+      return;
+    }
+    log[first ? 'info' : 'debug']({ device: c.device.id, entities: c.device.entities.length }, `homie: ${first ? 'found' : 'updated'} ${label} with ${c.device.entities.length} entities`);
+    if (c.skipped.length) {
+      log.debug({ device: c.device.id, skipped: c.skipped.map((s) => ({ what: s.what, reason: s.reason, detail: s.detail })) }, `homie: ${c.skipped.length} properties of ${label} have no tool of their own`);
+    }
+  }
+
+  /** Hand the registry every Homie device in one go (a v5 device wins over a v4 one with the same id). */
+  private publish(): void {
+    const byId = new Map<string, Device>();
+    const ordered = [...this.converted.entries()].sort(([a], [b]) => (a[0] === b[0] ? a.localeCompare(b) : a[0] === '5' ? -1 : 1));
+    for (const [key, c] of ordered) {
+      if (!c.device) continue;
+      if (byId.has(c.device.id)) {
+        this.ctx!.log.warn({ device: c.device.id }, `homie: ${key} has the same id as a Homie 5 device; the Homie 5 one is used`);
+        continue;
+      }
+      byId.set(c.device.id, c.device);
+    }
+    const devices = [...byId.values()];
+    const signature = JSON.stringify(devices);
+    if (signature === this.signature) return;
+    this.signature = signature;
+    this.ctx!.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homie, devices);
+  }
+}
+
+/** The factory `discovery/index.ts` registers. */
+export function homieAdapter(config: HearthConfig): DiscoveryAdapter | undefined {
+  const c = config.discovery?.homie;
+  if (!c?.enabled) return undefined;
+  return new HomieAdapter({ prefix: c.prefix || 'homie' });
+}

@@ -1,0 +1,209 @@
+// The Zigbee2MQTT discovery adapter. It reads the retained
+// <prefix>/bridge/devices list, turns each device's exposes into entities and
+// keeps the registry in step with every later list: new devices appear, a
+// rename keeps the id and moves the topics, a device missing from the list is
+// removed. <prefix>/bridge/info says whether device availability is on; both
+// availability payload forms (`{"state":"online"}` and plain `online`) are read.
+import type { HearthConfig } from '../../../config/schema.js';
+import type { Device } from '../../model.js';
+import { SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
+import { convertDevice, type ConvertedDevice, type Z2mOptions } from './device.js';
+import { Refresher } from './refresh.js';
+import { groupSkips, type Skip } from './skips.js';
+import type { Z2mDevice } from './types.js';
+
+export const SOURCE_NAME = 'zigbee2mqtt';
+
+type Listener = (topic: string, payload: Buffer) => void;
+
+export interface Zigbee2mqttAdapterOptions {
+  prefix: string;
+  /** Wait this long for a device's state before asking with `/get` (0: never ask). */
+  refreshAfterMs?: number;
+}
+
+export class Zigbee2mqttAdapter implements DiscoveryAdapter {
+  readonly name = SOURCE_NAME;
+  private ctx?: DiscoveryContext;
+  private refresher?: Refresher;
+  private readonly prefix: string;
+  private readonly devicesTopic: string;
+  private readonly infoTopic: string;
+  /** Whether Zigbee2MQTT publishes per-device availability; assumed until bridge/info says otherwise. */
+  private deviceAvailability = true;
+  private entries: Z2mDevice[] = [];
+  private haveList = false;
+  /** Last conversion by device id (or IEEE address for skipped entries), for change logging. */
+  private last = new Map<string, { name?: string; skips: string }>();
+  private signature = '';
+  private baseTopics = new Set<string>();
+  private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
+
+  constructor(private readonly options: Zigbee2mqttAdapterOptions) {
+    this.prefix = options.prefix.replace(/\/+$/, '');
+    this.devicesTopic = `${this.prefix}/bridge/devices`;
+    this.infoTopic = `${this.prefix}/bridge/info`;
+  }
+
+  start(ctx: DiscoveryContext): void {
+    this.ctx = ctx;
+    if (this.options.refreshAfterMs !== 0) this.refresher = new Refresher(ctx.connection, ctx.log, this.options.refreshAfterMs ?? 1500);
+    ctx.connection.on('message', this.onMessage);
+    ctx.connection.subscribe([this.devicesTopic, this.infoTopic]);
+  }
+
+  stop(): void {
+    if (!this.ctx) return;
+    this.ctx.connection.off('message', this.onMessage);
+    this.ctx.connection.unsubscribe([this.devicesTopic, this.infoTopic]);
+    this.refresher?.stop();
+    this.ctx = undefined;
+  }
+
+  /** Everything one message means to this adapter. Exposed for tests. */
+  handle(topic: string, payload: Buffer): void {
+    if (!this.ctx) return;
+    try {
+      if (topic === this.devicesTopic) this.onDevices(payload);
+      else if (topic === this.infoTopic) this.onInfo(payload);
+      else if (this.baseTopics.has(topic)) this.refresher?.noteMessage(topic);
+    } catch (err) {
+      this.ctx.log.error({ err: (err as Error).message, topic }, 'zigbee2mqtt: could not handle a message');
+    }
+  }
+
+  private onDevices(payload: Buffer): void {
+    const text = payload.toString('utf8').trim();
+    if (!text) {
+      // The retained list was cleared: Zigbee2MQTT is gone for good.
+      this.entries = [];
+    } else {
+      let list: unknown;
+      try {
+        list = JSON.parse(text);
+      } catch {
+        this.ctx!.log.warn({ topic: this.devicesTopic, bytes: payload.length }, 'zigbee2mqtt: bridge/devices is not JSON; keeping the devices known so far');
+        return;
+      }
+      if (!Array.isArray(list)) {
+        this.ctx!.log.warn({ topic: this.devicesTopic }, 'zigbee2mqtt: bridge/devices is not a list; keeping the devices known so far');
+        return;
+      }
+      this.entries = list as Z2mDevice[];
+    }
+    this.haveList = true;
+    this.rebuild();
+  }
+
+  private onInfo(payload: Buffer): void {
+    let info: { config?: Record<string, any> } | undefined;
+    try {
+      info = JSON.parse(payload.toString('utf8'));
+    } catch {
+      return;
+    }
+    const config = info?.config;
+    if (!config || typeof config !== 'object') return;
+    // 2.x: availability: {enabled}; 1.x: availability: true | {...}, or the older advanced.availability_timeout.
+    const a = config.availability;
+    const legacyTimeout = Number(config.advanced?.availability_timeout ?? 0) > 0;
+    const enabled = typeof a === 'boolean' ? a : a && typeof a === 'object' ? a.enabled !== false : legacyTimeout;
+    if (enabled === this.deviceAvailability) return;
+    this.deviceAvailability = enabled;
+    this.ctx!.log.info({ deviceAvailability: enabled }, `zigbee2mqtt: device availability is ${enabled ? 'on' : 'off'}; ${enabled ? 'each device and the bridge' : 'only the bridge'} decide whether a device is online`);
+    if (this.haveList) this.rebuild();
+  }
+
+  private zOptions(): Z2mOptions {
+    return { prefix: this.prefix, deviceAvailability: this.deviceAvailability };
+  }
+
+  /** Convert the whole list and hand the registry the result in one go. */
+  private rebuild(): void {
+    const ctx = this.ctx!;
+    const options = this.zOptions();
+    const devices: Device[] = [];
+    const converted: ConvertedDevice[] = [];
+    const seen = new Map<string, ConvertedDevice>();
+    for (const entry of this.entries) {
+      const c = convertDevice(entry, options);
+      if (c.device && seen.has(c.device.id)) {
+        c.skipped.unshift({ what: c.friendlyName ?? c.ieee, reason: 'duplicate_device', detail: `IEEE address ${c.ieee} is listed twice; the first entry was used` });
+        c.device = undefined;
+      }
+      if (c.device) {
+        seen.set(c.device.id, c);
+        devices.push(c.device);
+      }
+      converted.push(c);
+    }
+    this.report(converted);
+    this.baseTopics = new Set(converted.filter((c) => c.device && c.baseTopic).map((c) => c.baseTopic!));
+    const signature = JSON.stringify(devices);
+    if (signature !== this.signature) {
+      this.signature = signature;
+      ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, devices);
+    }
+    this.refresher?.consider(
+      converted
+        .filter((c) => c.device && c.baseTopic)
+        .map((c) => ({ deviceId: c.device!.id, baseTopic: c.baseTopic!, properties: c.refresh, sleepy: c.sleepy })),
+    );
+  }
+
+  /** Log what changed since the last list: new, renamed, removed and skipped devices, once each. */
+  private report(converted: ConvertedDevice[]): void {
+    const log = this.ctx!.log;
+    const now = new Map<string, { name?: string; skips: string }>();
+    let entities = 0;
+    let skippedDevices = 0;
+    for (const c of converted) {
+      const id = c.device?.id ?? `ieee:${c.ieee || c.friendlyName || '?'}`;
+      const skips = JSON.stringify(c.skipped);
+      now.set(id, { name: c.friendlyName, skips });
+      const before = this.last.get(id);
+      if (c.device) entities += c.device.entities.length;
+      else skippedDevices++;
+      if (before && before.skips === skips && before.name === c.friendlyName) continue;
+      if (!c.device) {
+        const s: Skip | undefined = c.skipped.find((x) => !x.partial) ?? c.skipped[0];
+        // The coordinator is in every list and never a device: not worth more than a debug line.
+        const level = s?.reason === 'coordinator' ? 'debug' : 'info';
+        log[level]({ device: c.friendlyName, ieee: c.ieee, reason: s?.reason, features: groupSkips(c.skipped) }, `zigbee2mqtt: skipped ${JSON.stringify(c.friendlyName ?? c.ieee)}: ${s?.detail ?? 'no reason'}`);
+        continue;
+      }
+      if (before && before.name !== c.friendlyName) {
+        log.info({ device: c.device.id, from: before.name, to: c.friendlyName }, `zigbee2mqtt: ${JSON.stringify(before.name)} was renamed ${JSON.stringify(c.friendlyName)}`);
+      } else if (!before) {
+        log.debug({ device: c.device.id, name: c.friendlyName, entities: c.device.entities.length }, `zigbee2mqtt: found ${JSON.stringify(c.friendlyName)}`);
+      }
+      if (c.skipped.length && (!before || before.skips !== skips)) {
+        log.debug(
+          { device: c.device.id, skipped: c.skipped.map((s) => ({ what: s.what, reason: s.reason, detail: s.detail })) },
+          `zigbee2mqtt: ${c.skipped.length} exposes of ${JSON.stringify(c.friendlyName)} have no tool of their own`,
+        );
+      }
+    }
+    for (const [id, before] of this.last) {
+      if (!now.has(id) && !id.startsWith('ieee:')) {
+        log.info({ device: id, name: before.name }, `zigbee2mqtt: ${JSON.stringify(before.name)} left the network (not in bridge/devices any more)`);
+        this.refresher?.forget(id);
+      }
+    }
+    const changed = now.size !== this.last.size || [...now].some(([id, v]) => this.last.get(id)?.skips !== v.skips || this.last.get(id)?.name !== v.name);
+    if (changed) {
+      log.info(
+        { devices: converted.length - skippedDevices, entities, skipped: skippedDevices },
+        `zigbee2mqtt: ${converted.length - skippedDevices} devices with ${entities} entities${skippedDevices ? ` (${skippedDevices} entries skipped)` : ''}`,
+      );
+    }
+    this.last = now;
+  }
+}
+
+/** The factory `discovery/index.ts` registers. */
+export function zigbee2mqttAdapter(config: HearthConfig): DiscoveryAdapter | undefined {
+  const c = config.discovery?.zigbee2mqtt;
+  if (!c?.enabled) return undefined;
+  return new Zigbee2mqttAdapter({ prefix: c.prefix || 'zigbee2mqtt' });
+}

@@ -1,0 +1,106 @@
+// One entry of <prefix>/bridge/devices as a Hearth device. The id comes from
+// the IEEE address (`zigbee2mqtt_0x00158d0001a2b3c4`, the identifier
+// Zigbee2MQTT also gives the device in Home Assistant discovery), so a rename
+// keeps the id and changes only the name and the topics.
+import { readJsonPath } from '../../json-path.js';
+import type { Availability, AvailabilitySource, Device, PayloadTransform } from '../../model.js';
+import { exposesToEntities } from './exposes.js';
+import { cleanName, deviceIdOf, isExactTopic } from './naming.js';
+import type { Skip } from './skips.js';
+import type { Z2mDevice } from './types.js';
+
+/**
+ * The availability word of a Zigbee2MQTT availability message, whichever form it takes:
+ * `{"state":"online"}` (2.x, and 1.x with legacy_availability_payload: false) or plain `online`.
+ */
+export const availabilityWord: PayloadTransform = (message) => {
+  const text = message.text().trim();
+  if (!text.startsWith('{')) return text;
+  const state = readJsonPath(message.json(), 'state');
+  return typeof state === 'string' ? state : '';
+};
+
+export interface Z2mOptions {
+  prefix: string;
+  /** false when Zigbee2MQTT says device availability is off: only the bridge's own state counts then. */
+  deviceAvailability: boolean;
+}
+
+export interface ConvertedDevice {
+  /** The IEEE address, lowercased ('' when the entry has none). */
+  ieee: string;
+  friendlyName?: string;
+  device?: Device;
+  /** Why the whole device, or parts of it, produced no tool. */
+  skipped: Skip[];
+  /** Gettable actuator properties, for one `/get` while their state is unknown. */
+  refresh: string[];
+  baseTopic?: string;
+  /** Runs on battery: do not wake it with reads. */
+  sleepy: boolean;
+}
+
+const IEEE_RE = /^0x[0-9a-f]{16}$/;
+
+export function z2mDeviceId(ieee: string): string | undefined {
+  return deviceIdOf(`zigbee2mqtt_${ieee}`);
+}
+
+function source(topic: string): AvailabilitySource {
+  return { topic, transform: availabilityWord, payloadAvailable: 'online', payloadNotAvailable: 'offline' };
+}
+
+/** The bridge's own state, and the device's availability when Zigbee2MQTT publishes it: all must be online. */
+export function z2mAvailability(baseTopic: string, options: Z2mOptions): Availability {
+  const sources = [source(`${options.prefix}/bridge/state`)];
+  if (options.deviceAvailability) sources.push(source(`${baseTopic}/availability`));
+  return { sources, mode: 'all' };
+}
+
+export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedDevice {
+  const raw = entry && typeof entry === 'object' ? entry : ({} as Z2mDevice);
+  const ieee = typeof raw.ieee_address === 'string' ? raw.ieee_address.trim().toLowerCase() : '';
+  const friendly = typeof raw.friendly_name === 'string' ? raw.friendly_name : undefined;
+  const out: ConvertedDevice = { ieee, friendlyName: friendly, skipped: [], refresh: [], sleepy: raw.power_source === 'Battery' };
+  const what = friendly ?? (ieee || '(device)');
+  const skip = (reason: string, detail: string) => {
+    out.skipped.push({ what, reason, detail });
+    return out;
+  };
+  if (!IEEE_RE.test(ieee)) return skip('malformed', `the entry has no IEEE address (got ${JSON.stringify(raw.ieee_address ?? null)})`);
+  if (raw.type === 'Coordinator') return skip('coordinator', 'the coordinator is the Zigbee radio itself, not a device to control');
+  if (raw.disabled === true) return skip('disabled', 'the device is disabled in Zigbee2MQTT');
+  if (!raw.definition || typeof raw.definition !== 'object') {
+    const why = raw.interview_completed === false || raw.interviewing ? 'its interview has not completed' : 'Zigbee2MQTT has no definition for it (unsupported)';
+    return skip('no_definition', `no exposes: ${why}`);
+  }
+  if (!friendly || !friendly.trim()) return skip('bad_friendly_name', 'the device has no friendly name to address it by');
+  const baseTopic = `${options.prefix}/${friendly}`;
+  if (!isExactTopic(`${baseTopic}/availability`) || friendly.startsWith('/') || friendly.endsWith('/')) {
+    return skip('bad_friendly_name', `friendly name ${JSON.stringify(friendly.slice(0, 60))} does not make a usable topic`);
+  }
+  const exposes = Array.isArray(raw.definition.exposes) ? raw.definition.exposes : [];
+  if (!exposes.length) return skip('no_exposes', 'its definition exposes nothing');
+  const deviceId = z2mDeviceId(ieee)!;
+  const name = cleanName(friendly) || ieee;
+  const availability = z2mAvailability(baseTopic, options);
+  const result = exposesToEntities(exposes, { deviceId, deviceName: name, baseTopic, availability });
+  out.skipped.push(...result.skipped);
+  out.refresh = result.refresh;
+  out.baseTopic = baseTopic;
+  if (!result.entities.length) {
+    // The device-level reason first; the exposes' own reasons follow.
+    out.skipped.unshift({ what, reason: 'no_entities', detail: `none of its ${exposes.length} exposes maps to a tool: ${[...new Set(result.skipped.map((s) => s.reason))].join(', ')}` });
+    return out;
+  }
+  out.device = {
+    id: deviceId,
+    name,
+    manufacturer: raw.definition.vendor ? cleanName(raw.definition.vendor, 100) : undefined,
+    model: raw.definition.model ? cleanName(raw.definition.model, 100) : undefined,
+    source: 'zigbee2mqtt',
+    availability,
+    entities: result.entities,
+  };
+  return out;
+}

@@ -1,0 +1,75 @@
+// Keys, names, JSON paths and topics for discovered entities (shared by the
+// Zigbee2MQTT and Homie adapters). Device-provided strings are data: control
+// characters go and lengths are capped before they reach the model.
+import { cleanDeviceText } from '../../../tools/device-text.js';
+import { shortHash, slug } from '../../../tools/names.js';
+
+/** Entity keys follow the device-file rule. */
+export const KEY_RE = /^[a-z0-9][a-z0-9_]{0,63}$/;
+/** Device ids follow the device-file rule. */
+export const DEVICE_ID_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+export const MAX_NAME = 120;
+
+/** A device-provided name made safe to show (no control characters, capped). */
+export function cleanName(text: string | undefined, max = MAX_NAME): string {
+  return cleanDeviceText(text, max);
+}
+
+/** A device-file key (`[a-z0-9_]`, at most 64) from any text, or undefined if nothing is left. */
+export function keyOf(text: string): string | undefined {
+  let key = slug(text).replace(/-/g, '_').replace(/_+/g, '_').replace(/^_+|_+$/g, '');
+  if (!key) return undefined;
+  if (key.length > 64) key = `${key.slice(0, 57).replace(/_+$/, '')}_${shortHash(text)}`;
+  return KEY_RE.test(key) ? key : undefined;
+}
+
+/** A device id (`[a-z0-9_-]`, at most 64) from any text, or undefined. */
+export function deviceIdOf(text: string): string | undefined {
+  let id = slug(text);
+  if (!id) return undefined;
+  if (id.length > 64) id = `${id.slice(0, 57).replace(/[_-]+$/, '')}_${shortHash(text)}`;
+  return DEVICE_ID_RE.test(id) ? id : undefined;
+}
+
+/** Hands out unique keys within one device: `temperature`, then `temperature_2`, ... */
+export class KeyAllocator {
+  private readonly used = new Set<string>();
+
+  take(wanted: string): string {
+    let key = wanted;
+    for (let n = 2; this.used.has(key); n++) {
+      const suffix = `_${n}`;
+      key = `${wanted.slice(0, 64 - suffix.length).replace(/_+$/, '')}${suffix}`;
+    }
+    this.used.add(key);
+    return key;
+  }
+
+  has(key: string): boolean {
+    return this.used.has(key);
+  }
+}
+
+/**
+ * The JSON path that reads (and writes) one top-level key of a JSON payload,
+ * or undefined when the key cannot be written as a path (it holds both quote kinds or `]`).
+ */
+export function jsonKeyPath(key: string): string | undefined {
+  if (!key || key.includes(']')) return undefined;
+  if (/^[A-Za-z0-9_][^.[\]'"]*$/.test(key) && key.trim() === key) return key;
+  if (!key.includes("'")) return `['${key}']`;
+  if (!key.includes('"')) return `["${key}"]`;
+  return undefined;
+}
+
+/** An exact topic Hearth can subscribe to and publish on (no wildcards, no NUL, not too long). */
+export function isExactTopic(topic: string): boolean {
+  return topic.length > 0 && topic.length <= 512 && !/[#+\u0000]/.test(topic);
+}
+
+/** `Temperature`, `Child lock`; a label made from a property name when there is none. */
+export function labelOf(label: string | undefined, name: string | undefined): string {
+  const text = label?.trim() || (name ?? '').replace(/[_-]+/g, ' ').trim();
+  return text ? text[0].toUpperCase() + text.slice(1) : '';
+}
