@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { PolicyDecision, PolicyEngine } from '../policy/types.js';
 import { generateTools, toolSpecs, type GenerateOptions, type ToolShape } from './generator.js';
+import { ExternalTools } from './external-tools.js';
 import { newCall, type Pipeline } from './pipeline.js';
 import type { GeneratedTool, Principal, ToolCall, ToolResult, ToolResultObject } from './types.js';
 
@@ -16,6 +17,9 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
   private byName = new Map<string, GeneratedTool>();
   private currentShape: ToolShape = 'per-entity';
   private signature = '';
+  /** Tools declared by flows (Node-RED hearth-tool): checked, policed and audited like device tools. */
+  readonly external = new ExternalTools((name) => this.generatedNames.has(name));
+  private generatedNames = new Set<string>();
 
   constructor(
     private readonly registry: DeviceRegistry,
@@ -26,15 +30,19 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
     super();
     this.rebuild();
     registry.on('changed', () => this.rebuild());
+    this.external.on('changed', () => this.rebuild());
   }
 
   private rebuild(): void {
     const built = generateTools(this.registry.entities(), this.options, this.pipeline.invoke);
+    this.generatedNames = new Set(built.tools.map((t) => t.name));
+    // A device tool that comes to share a flow tool's name wins; the flow tool is left out.
+    const tools = [...built.tools, ...this.external.all().filter((t) => !this.generatedNames.has(t.name))];
     // Only announce a set that really differs (a device re-announcing itself is no change).
-    const signature = JSON.stringify(toolSpecs(built.tools));
-    this.current = built.tools;
+    const signature = JSON.stringify(toolSpecs(tools));
+    this.current = tools;
     this.currentShape = built.shape;
-    this.byName = new Map(built.tools.map((t) => [t.name, t]));
+    this.byName = new Map(tools.map((t) => [t.name, t]));
     if (signature !== this.signature) {
       const first = this.signature === '';
       this.signature = signature;

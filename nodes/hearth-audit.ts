@@ -1,0 +1,44 @@
+// hearth-audit: every audit row as a message, as it is written (filtered by
+// outcome, principal, entity, tool), for alerts and logbooks.
+import { AuditFeed, rowFilter } from './lib/audit-feed.js';
+import { list, str, t, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
+import { bridgeOf, noBridge, showBridgeState } from './lib/shell.js';
+
+export default function (RED: RedApi): void {
+  function HearthAudit(this: RedNode, def: RedNodeDef) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    const bridge = bridgeOf(RED, def);
+    if (!bridge) {
+      noBridge(RED, node);
+      node.error(t(RED, 'common.errors.noBridge', 'no hearth-bridge configured: choose one in the node'));
+      return;
+    }
+    const accept = rowFilter({
+      outcomes: list(str(def, 'outcomes')),
+      principal: str(def, 'principal') || undefined,
+      entity: str(def, 'entity') || undefined,
+      tool: str(def, 'tool') || undefined,
+    });
+    const unsubscribe = showBridgeState(RED, node, bridge);
+    let feed: AuditFeed | undefined;
+    let closed = false;
+    bridge.ready().then(
+      (hearth) => {
+        if (closed) return;
+        feed = new AuditFeed(hearth.audit, (row) => {
+          if (accept(row)) node.send({ topic: `audit/${row.outcome}`, payload: row });
+        });
+        feed.start();
+      },
+      (err: Error) => node.error(err.message),
+    );
+    node.on('close', (_removed, done) => {
+      closed = true;
+      unsubscribe();
+      feed?.stop();
+      done();
+    });
+  }
+  RED.nodes.registerType('hearth-audit', HearthAudit);
+}

@@ -1,0 +1,83 @@
+// hearth-device: read an entity's state or call a host tool straight from a
+// flow, as principal flow:<node id>, through the same policy and audit.
+import { DeviceController, DeviceError } from './lib/device.js';
+import { errorOf, list, num, str, t, type NodeMessage, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
+import { bridgeOf, noBridge, showBridgeState } from './lib/shell.js';
+
+/** The arguments of a call: msg.payload when it is an object, {action: payload} for a word, else the node's. */
+export function argsOf(payload: unknown, configured: Record<string, unknown>): Record<string, unknown> {
+  if (payload && typeof payload === 'object' && !Array.isArray(payload)) return payload as Record<string, unknown>;
+  if (typeof payload === 'string' && /^[a-z_]{1,40}$/.test(payload.trim())) return { ...configured, action: payload.trim() };
+  return configured;
+}
+
+export default function (RED: RedApi): void {
+  function HearthDevice(this: RedNode, def: RedNodeDef) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    const bridge = bridgeOf(RED, def);
+    if (!bridge) {
+      const err = noBridge(RED, node);
+      node.on('input', (_msg, _send, done) => done(err));
+      return;
+    }
+    const mode = str(def, 'mode') === 'read' ? 'read' : 'call';
+    let configuredArgs: Record<string, unknown> = {};
+    let argsProblem: string | undefined;
+    try {
+      const raw = str(def, 'args');
+      const parsed: unknown = raw ? JSON.parse(raw) : {};
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('must be a JSON object');
+      configuredArgs = parsed as Record<string, unknown>;
+    } catch (err) {
+      argsProblem = `${t(RED, 'hearth-device.errors.args', 'the arguments setting is not a JSON object')}: ${errorOf(err).message}`;
+      node.error(argsProblem);
+    }
+    const controller = new DeviceController(bridge, {
+      nodeId: node.id,
+      roles: list(str(def, 'roles')),
+      approvalWaitMs: Math.max(0, num(def, 'approvalWait', 0)) * 1000,
+    });
+    let busy = 0;
+    const unsubscribe = showBridgeState(RED, node, bridge, () => busy > 0);
+
+    node.on('input', async (msg: NodeMessage, send, done) => {
+      busy++;
+      try {
+        if (mode === 'read') {
+          const entity = typeof msg.entity === 'string' && msg.entity ? msg.entity : str(def, 'entity');
+          if (!entity) throw new Error(t(RED, 'hearth-device.errors.noEntity', 'no entity: set one in the node or in msg.entity'));
+          const out = await controller.read(entity);
+          msg.payload = out.state.value;
+          msg.state = out.state;
+          msg.entity = out.entity;
+          node.status({ fill: 'green', shape: 'dot', text: `${out.entity.id}: ${String(out.state.value).slice(0, 40)}` });
+        } else {
+          if (argsProblem) throw new Error(argsProblem);
+          const tool = typeof msg.tool === 'string' && msg.tool ? msg.tool : str(def, 'tool');
+          if (!tool) throw new Error(t(RED, 'hearth-device.errors.noTool', 'no tool: set one in the node or in msg.tool'));
+          node.status({ fill: 'blue', shape: 'dot', text: tool });
+          const out = await controller.call(tool, argsOf(msg.payload, configuredArgs));
+          msg.payload = out.result.text ?? '';
+          msg.result = { ...out.result, ...(out.auditId !== undefined ? { auditId: out.auditId } : {}), ...(out.approvalId ? { approvalId: out.approvalId } : {}) };
+          node.status({ fill: 'green', shape: 'dot', text: (out.result.text ?? 'done').slice(0, 50) });
+        }
+        send(msg);
+        done();
+      } catch (err) {
+        if (err instanceof DeviceError && err.result) msg.result = err.result;
+        node.status({ fill: 'red', shape: 'ring', text: errorOf(err).message.slice(0, 60) });
+        done(errorOf(err));
+      } finally {
+        busy--;
+      }
+    });
+
+    node.on('close', (_removed, done) => {
+      unsubscribe();
+      controller.close();
+      done();
+    });
+  }
+  RED.nodes.registerType('hearth-device', HearthDevice);
+}

@@ -1,0 +1,182 @@
+// The controller behind the hearth-bridge config node: one Hearth (broker
+// connection, devices, database with policy, approvals and audit, agent),
+// shared by every node that uses the bridge and closed on redeploy. No
+// Node-RED in here, so it can be tested alone.
+import { EventEmitter } from 'node:events';
+import { isAbsolute, resolve } from 'node:path';
+import { loadConfig } from '../../dist/config/load.js';
+import type { HearthConfig } from '../../dist/config/schema.js';
+import { Hearth } from '../../dist/hearth.js';
+import type { Logger } from '../../dist/log.js';
+import { externalToolsOf, type ExternalTools } from '../../dist/tools/external-tools.js';
+import { ApprovalHub } from './approvals.js';
+
+export const DEFAULT_BROKER_URL = 'mqtt://127.0.0.1:1883';
+
+export interface BridgeSettings {
+  /** Broker URL; default mqtt://127.0.0.1:1883 (a running `hearth start`). */
+  brokerUrl?: string;
+  /** Run Hearth's embedded broker here (on the URL's port) instead of connecting to one. */
+  embedded?: boolean;
+  username?: string;
+  password?: string;
+  /** A hearth.yaml to start from (the node's settings override it). */
+  configFile?: string;
+  devicePaths?: string[];
+  /** Load the demo home's devices (undefined: as the config file or Hearth's default says). */
+  demo?: boolean;
+  /** Run the demo simulator here (only with the embedded broker). */
+  simulate?: boolean;
+  databasePath?: string;
+  engine?: 'builtin' | 'jan';
+  provider?: 'intent' | 'openai';
+  baseUrl?: string;
+  apiKey?: string;
+  model?: string;
+  /** Relative paths resolve against this folder (Node-RED's user directory). */
+  cwd: string;
+  /** How long to wait for the broker before going on (Hearth keeps retrying); default 3 s. */
+  connectWaitMs?: number;
+  /** How long to wait for retained device state after connecting; default 2 s. */
+  settleMs?: number;
+}
+
+/** The node's settings as Hearth's one config object (defaults + optional file + these settings). */
+export function bridgeConfig(s: BridgeSettings): HearthConfig {
+  const flags: Record<string, string | string[] | boolean> = {};
+  const url = s.brokerUrl?.trim() || DEFAULT_BROKER_URL;
+  if (s.embedded) {
+    let port = 1883;
+    try {
+      port = Number(new URL(url).port || 1883);
+    } catch {
+      // keep the default port
+    }
+    flags['mqtt.embedded.port'] = String(port);
+  } else {
+    flags['mqtt.url'] = url;
+  }
+  if (s.username) flags['mqtt.username'] = s.username;
+  if (s.password) flags['mqtt.password'] = s.password;
+  if (s.devicePaths?.length) flags['devices.paths'] = s.devicePaths.map((p) => (isAbsolute(p) ? p : resolve(s.cwd, p)));
+  if (s.demo !== undefined) flags.demo = s.demo;
+  flags['database.path'] = s.databasePath?.trim() ? resolve(s.cwd, s.databasePath.trim()) : resolve(s.cwd, 'hearth.db');
+  if (s.engine) flags['agent.engine'] = s.engine;
+  if (s.provider) flags['agent.provider'] = s.provider;
+  if (s.baseUrl) flags['agent.baseUrl'] = s.baseUrl;
+  if (s.apiKey) flags['agent.apiKey'] = s.apiKey;
+  if (s.model) flags['agent.model'] = s.model;
+  return loadConfig({ cwd: s.cwd, env: {}, file: s.configFile?.trim() || undefined, flags }).config;
+}
+
+export type BridgeState = 'starting' | 'connected' | 'disconnected' | 'error' | 'closed';
+
+export interface BridgeEvents {
+  state: [state: BridgeState, detail?: string];
+}
+
+export class BridgeController extends EventEmitter<BridgeEvents> {
+  private readonly opening: Promise<Hearth>;
+  private hearth?: Hearth;
+  private current: BridgeState = 'starting';
+  private problem?: string;
+  private hub?: ApprovalHub;
+  private closed = false;
+
+  constructor(open: () => Promise<Hearth>) {
+    super();
+    this.setMaxListeners(0);
+    this.opening = open();
+    this.opening.then(
+      (hearth) => {
+        // Closed while opening: close() closes it.
+        if (this.closed) return;
+        this.hearth = hearth;
+        this.hub = new ApprovalHub(hearth.approvals);
+        hearth.bridge.connection.on('state', this.onConnection);
+        this.setState(hearth.bridge.connection.connected ? 'connected' : 'disconnected');
+      },
+      (err: Error) => {
+        this.problem = err.message;
+        this.setState('error', err.message);
+      },
+    );
+  }
+
+  /** Open Hearth from node settings. */
+  static open(settings: BridgeSettings, log: Logger): BridgeController {
+    return new BridgeController(async () => {
+      const config = bridgeConfig(settings);
+      const hearth = await Hearth.open({
+        config,
+        log,
+        cwd: settings.cwd,
+        connectWaitMs: settings.connectWaitMs ?? 3000,
+        embedBroker: settings.embedded ?? false,
+        simulate: (settings.embedded ?? false) && (settings.simulate ?? true),
+      });
+      if (settings.embedded) hearth.recoverAudit();
+      // Let retained state arrive, so the first read or prompt sees the home as it is.
+      if (hearth.bridge.connection.connected) await hearth.bridge.settle(settings.settleMs ?? 2000);
+      return hearth;
+    });
+  }
+
+  private readonly onConnection = (state: string) => {
+    if (this.closed) return;
+    this.setState(state === 'connected' ? 'connected' : 'disconnected');
+  };
+
+  private setState(state: BridgeState, detail?: string): void {
+    if (state === this.current && !detail) return;
+    this.current = state;
+    this.emit('state', state, detail);
+  }
+
+  get state(): BridgeState {
+    return this.current;
+  }
+
+  /** Why the bridge could not open. */
+  get error(): string | undefined {
+    return this.problem;
+  }
+
+  /** The shared Hearth, once open; rejects when it could not open or the bridge closed. */
+  async ready(): Promise<Hearth> {
+    if (this.closed) throw new Error('the hearth-bridge was closed (redeployed)');
+    try {
+      return await this.opening;
+    } catch (err) {
+      throw new Error(`hearth-bridge could not start: ${(err as Error).message}`);
+    }
+  }
+
+  /** The approvals hub (available once ready). */
+  async approvals(): Promise<ApprovalHub> {
+    await this.ready();
+    return this.hub!;
+  }
+
+  /** Synchronous peek: is a hearth-approval node listening on this bridge? */
+  get hasApprovers(): boolean {
+    return this.hub?.hasApprovers ?? false;
+  }
+
+  /** Flow-declared tools of this bridge. */
+  async externalTools(): Promise<ExternalTools> {
+    const hearth = await this.ready();
+    return externalToolsOf(hearth.tools);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.setState('closed');
+    this.hub?.close();
+    const hearth = this.hearth ?? (await this.opening.catch(() => undefined));
+    if (!hearth) return;
+    hearth.bridge.connection.off('state', this.onConnection);
+    await hearth.close();
+  }
+}

@@ -1,0 +1,174 @@
+// The controller behind hearth-device: read one entity's state, or call one
+// host tool, straight from a flow, as principal flow:<node id>, through the
+// same policy and audit as an agent's calls. A call a confirm rule holds can
+// wait for a person's decision (a hearth-approval node) and then go through.
+import { randomUUID } from 'node:crypto';
+import type { Entity } from '../../dist/devices/model.js';
+import type { EntityState } from '../../dist/devices/state-cache.js';
+import type { Hearth } from '../../dist/hearth.js';
+import type { Principal, ToolResultObject } from '../../dist/tools/types.js';
+import type { BridgeController } from './bridge.js';
+
+export class DeviceError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly result?: ToolResultObject,
+  ) {
+    super(message);
+    this.name = 'DeviceError';
+  }
+}
+
+export interface DeviceSettings {
+  nodeId: string;
+  /** Roles for flow:<node id>, besides its stored ones. */
+  roles?: string[];
+  /** When a confirm rule holds a call: wait this long for a decision and then make the call (0: fail at once). */
+  approvalWaitMs?: number;
+}
+
+export interface ReadOutcome {
+  entity: { id: string; name: string; kind: string; area: string | null; unit: string | null };
+  state: {
+    value: unknown;
+    attributes: Record<string, unknown>;
+    available: boolean | null;
+    updatedAt: string | null;
+    frame?: { contentType: string; bytes: number; at: string };
+  };
+}
+
+export interface CallOutcome {
+  result: ToolResultObject;
+  auditId?: number;
+  /** Set when a confirm rule held the call and a person decided. */
+  approvalId?: string;
+}
+
+function entityInfo(e: Entity): ReadOutcome['entity'] {
+  return { id: e.id, name: e.name, kind: e.kind, area: e.area ?? null, unit: e.unit ?? null };
+}
+
+function stateInfo(s: EntityState | undefined): ReadOutcome['state'] {
+  return {
+    value: s?.value ?? null,
+    attributes: { ...(s?.attributes ?? {}) },
+    available: s?.available ?? null,
+    updatedAt: s?.updatedAt ? new Date(s.updatedAt).toISOString() : null,
+    ...(s?.frame ? { frame: { contentType: s.frame.contentType, bytes: s.frame.bytes.length, at: new Date(s.frame.at).toISOString() } } : {}),
+  };
+}
+
+export class DeviceController {
+  private closed = false;
+  private readonly waits = new Set<() => void>();
+
+  constructor(
+    private readonly bridge: BridgeController,
+    private readonly settings: DeviceSettings,
+  ) {}
+
+  get principal(): Principal {
+    return { id: `flow:${this.settings.nodeId}`, roles: this.settings.roles ?? [] };
+  }
+
+  /** An entity's state, if the policy lets this node read it (a refused read leaves an audit row). */
+  async read(entityId: string): Promise<ReadOutcome> {
+    const hearth = await this.bridge.ready();
+    const entity = hearth.bridge.registry.entity(entityId);
+    if (!entity) throw new DeviceError(`unknown entity ${JSON.stringify(entityId)}; hearth devices lists them`, 'unknown_entity');
+    const principal = this.principal;
+    const decision = hearth.policy.decide({
+      principal,
+      tool: 'get_state',
+      capability: 'read',
+      action: 'read',
+      entityId: entity.id,
+      area: entity.area,
+      kind: entity.kind,
+      deviceClass: entity.deviceClass,
+      args: { entity: entity.id },
+    });
+    if (decision.effect !== 'allow') {
+      let auditId: number | undefined;
+      try {
+        auditId = hearth.audit.record(
+          {
+            requestId: randomUUID(),
+            principal: principal.id,
+            session: null,
+            runId: null,
+            tool: 'get_state',
+            entityId: entity.id,
+            action: 'read',
+            args: { entity: entity.id },
+            decision: decision.effect,
+            ruleId: decision.ruleId,
+            reason: decision.reason,
+          },
+          { outcome: 'denied', error: `not allowed: ${decision.reason}` },
+        );
+      } catch {
+        // the refusal stands without its row
+      }
+      throw new DeviceError(`not allowed: ${decision.reason}`, 'denied', { text: `not allowed: ${decision.reason}`, isError: true, details: { auditId } });
+    }
+    return { entity: entityInfo(entity), state: stateInfo(hearth.bridge.cache.get(entity.id)) };
+  }
+
+  /** Call a host tool (a device's, or a flow's) through the pipeline. Failed results reject with DeviceError. */
+  async call(toolName: string, args: Record<string, unknown>): Promise<CallOutcome> {
+    const hearth = await this.bridge.ready();
+    if (!hearth.tools.get(toolName)) {
+      throw new DeviceError(`unknown tool ${JSON.stringify(toolName)}; known: ${hearth.tools.all().map((t) => t.name).join(', ')}`, 'unknown_tool');
+    }
+    if (!args || typeof args !== 'object' || Array.isArray(args)) throw new DeviceError('the arguments must be an object, e.g. {"action":"turn_on"}', 'bad_args');
+    let result = await hearth.tools.call(toolName, args, this.principal);
+    let approvalId = typeof result.details?.approvalId === 'string' ? result.details.approvalId : undefined;
+    if (result.isError && approvalId && (this.settings.approvalWaitMs ?? 0) > 0) {
+      const status = await this.waitForDecision(hearth, approvalId, this.settings.approvalWaitMs!);
+      if (status !== 'granted') {
+        throw new DeviceError(`approval ${approvalId} was ${status}; nothing was done`, `approval_${status}`, result);
+      }
+      result = await hearth.tools.call(toolName, args, this.principal);
+    } else if (!result.isError) {
+      approvalId = undefined;
+    }
+    const auditId = typeof result.details?.auditId === 'number' ? result.details.auditId : undefined;
+    if (result.isError) throw new DeviceError(result.text ?? 'failed', 'failed', result);
+    return { result, ...(auditId !== undefined ? { auditId } : {}), ...(approvalId ? { approvalId } : {}) };
+  }
+
+  /** Resolves with the approval's status once it is no longer pending (or `timeout`). */
+  private waitForDecision(hearth: Hearth, id: string, timeoutMs: number): Promise<string> {
+    return new Promise((resolve) => {
+      const check = () => {
+        const a = hearth.approvals.get(id);
+        if (!a) return finish('gone');
+        if (a.status !== 'pending') finish(a.status);
+      };
+      const onDecided = (a: { id: string }) => {
+        if (a.id === id) check();
+      };
+      const poll = setInterval(check, 500);
+      const timer = setTimeout(() => finish('not decided in time'), timeoutMs);
+      const finish = (status: string) => {
+        clearInterval(poll);
+        clearTimeout(timer);
+        hearth.approvals.off('decided', onDecided);
+        this.waits.delete(stop);
+        resolve(status);
+      };
+      const stop = () => finish('cancelled (the node closed)');
+      this.waits.add(stop);
+      hearth.approvals.on('decided', onDecided);
+      if (this.closed) stop();
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const stop of [...this.waits]) stop();
+  }
+}

@@ -1,0 +1,326 @@
+// Tools that do not come from the device registry: a Node-RED flow's
+// hearth-tool node (or any host code) supplies the handler, and Hearth wraps
+// it in the same checks as a device tool, so a flow tool cannot skip a policy
+// rule or an audit row:
+//   validate -> policy (read | actuator) -> approval (confirm rules)
+//   -> audit(pending) -> run the handler (timeout, the call's signal) -> audit(outcome)
+// Reads, as with device tools, leave a row only when they are refused.
+//
+// ToolSet.external holds them; ToolSet merges them into the set it announces.
+import { EventEmitter } from 'node:events';
+import type { ValidateFunction } from 'ajv';
+import type { AuditEntry, AuditLog, AuditRow } from '../audit/types.js';
+import type { Logger } from '../log.js';
+import type { ApprovalStore, PolicyDecision, PolicyEngine } from '../policy/types.js';
+import { createAjv, schemaProblems } from '../util/ajv.js';
+import { isValidToolName, MAX_TOOL_NAME, RESERVED_NAMES } from './names.js';
+import type { Capability, GeneratedTool, JsonSchema, Principal, ToolCall, ToolHandler, ToolResult, ToolResultObject } from './types.js';
+
+export const DEFAULT_EXTERNAL_TIMEOUT_MS = 30_000;
+const MAX_DESCRIPTION = 2000;
+
+export interface ExternalToolDef {
+  /** The bare tool name (advertised as `host__<name>`). */
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments: an object schema. */
+  parameters: JsonSchema;
+  capability: Capability;
+  /** Runs the tool once the checks passed; gets validated arguments and a signal that aborts on cancel or timeout. */
+  handler: ToolHandler;
+  /** Who provides the tool (`flow:<node id>`), for logs and audit reasons. */
+  source: string;
+  /** Longest wait for the handler's answer; default 30 s. */
+  timeoutMs?: number;
+}
+
+export interface ExternalToolDeps {
+  policy: PolicyEngine;
+  audit: AuditLog;
+  approvals?: ApprovalStore;
+  log: Logger;
+}
+
+export class ExternalToolError extends Error {
+  constructor(
+    message: string,
+    readonly code: 'bad_name' | 'bad_schema' | 'bad_tool' | 'name_taken',
+  ) {
+    super(message);
+    this.name = 'ExternalToolError';
+  }
+}
+
+/** The abort reason when the handler did not answer in time. */
+export class ExternalToolTimeout extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`no answer within ${timeoutMs} ms`);
+    this.name = 'ExternalToolTimeout';
+  }
+}
+
+const FAIL = (text: string, details: Record<string, unknown> = {}): ToolResultObject => ({ text, isError: true, details });
+
+function normalize(result: ToolResult): ToolResultObject {
+  if (typeof result === 'string') return { text: result };
+  if (!result || typeof result !== 'object') return { text: String(result) };
+  if (result.error && !result.isError) return { ...result, text: result.text ?? result.error, isError: true };
+  return result;
+}
+
+/** Check a tool definition; throws ExternalToolError naming the problem. */
+export function checkExternalToolDef(def: Omit<ExternalToolDef, 'handler' | 'source'>): ValidateFunction {
+  if (typeof def.name !== 'string' || !isValidToolName(def.name)) {
+    const why = RESERVED_NAMES.has(def.name)
+      ? 'is a reserved name'
+      : `must be 1 to ${MAX_TOOL_NAME} letters, digits, _ or -, without "__"`;
+    throw new ExternalToolError(`tool name ${JSON.stringify(def.name)} ${why}`, 'bad_name');
+  }
+  if (typeof def.description !== 'string' || !def.description.trim()) {
+    throw new ExternalToolError(`tool ${def.name}: a description is required (the model reads it to know when to call the tool)`, 'bad_tool');
+  }
+  if (def.description.length > MAX_DESCRIPTION) throw new ExternalToolError(`tool ${def.name}: the description is longer than ${MAX_DESCRIPTION} characters`, 'bad_tool');
+  if (def.capability !== 'read' && def.capability !== 'actuator') {
+    throw new ExternalToolError(`tool ${def.name}: capability must be read or actuator, got ${JSON.stringify(def.capability)}`, 'bad_tool');
+  }
+  if (def.timeoutMs !== undefined && !(Number.isFinite(def.timeoutMs) && def.timeoutMs > 0)) {
+    throw new ExternalToolError(`tool ${def.name}: timeoutMs must be a positive number`, 'bad_tool');
+  }
+  const p = def.parameters;
+  if (!p || typeof p !== 'object' || Array.isArray(p) || (p.type !== undefined && p.type !== 'object')) {
+    throw new ExternalToolError(`tool ${def.name}: parameters must be a JSON Schema of type object`, 'bad_schema');
+  }
+  try {
+    return createAjv({ useDefaults: true, coerceTypes: false }).compile(p);
+  } catch (err) {
+    throw new ExternalToolError(`tool ${def.name}: parameters are not a valid JSON Schema: ${(err as Error).message}`, 'bad_schema');
+  }
+}
+
+/** The action a policy rule sees: `read`, the `action` argument when there is one, else `actuate` (as ToolSet.preview). */
+export function externalAction(capability: Capability, args: Record<string, unknown>): string {
+  if (capability === 'read') return 'read';
+  return typeof args.action === 'string' && args.action ? args.action : 'actuate';
+}
+
+/** Wrap a handler into a host tool with validation, policy, approvals and audit. */
+export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps): GeneratedTool {
+  const validate = checkExternalToolDef(def);
+  const parameters: JsonSchema = { type: 'object', properties: {}, ...def.parameters };
+  const timeoutMs = def.timeoutMs ?? DEFAULT_EXTERNAL_TIMEOUT_MS;
+  const tool: GeneratedTool = {
+    name: def.name,
+    description: def.description,
+    parameters,
+    capability: def.capability,
+    meta: { entityIds: [], kinds: [], actions: def.capability === 'read' ? [] : ['actuate'] },
+    handler: async (rawArgs, call) => {
+      try {
+        return await run(rawArgs, call);
+      } catch (err) {
+        deps.log.error({ err, tool: def.name, requestId: call.requestId }, 'external tool call failed unexpectedly');
+        return FAIL(`failed: ${(err as Error).message}`);
+      }
+    },
+  };
+
+  const entry = (call: ToolCall, args: Record<string, unknown>, action: string, decision: PolicyDecision | undefined, approvedBy?: string): AuditEntry => ({
+    requestId: call.requestId,
+    principal: call.principal.id,
+    session: call.session,
+    runId: call.runId,
+    tool: def.name,
+    entityId: null,
+    action,
+    args,
+    decision: decision?.effect ?? 'none',
+    ruleId: decision?.ruleId ?? null,
+    reason: `${decision?.reason ?? ''}${approvedBy ? ` (approved: ${approvedBy})` : ''}; tool of ${def.source}`,
+  });
+
+  const byRequestId = (id: string): AuditRow | undefined => {
+    try {
+      return deps.audit.byRequestId(id);
+    } catch {
+      return undefined;
+    }
+  };
+
+  const record = (e: AuditEntry, outcome: 'denied' | 'failed', error: string): number | undefined => {
+    try {
+      return deps.audit.record(e, { outcome, error });
+    } catch (err) {
+      deps.log.error({ err: (err as Error).message, requestId: e.requestId }, 'audit row could not be written');
+      return undefined;
+    }
+  };
+
+  /** Refused before running: actuators always leave a row, reads only when the policy refused them. */
+  const rejected = (call: ToolCall, args: Record<string, unknown>, action: string, text: string, decision?: PolicyDecision, approvalId?: string): ToolResultObject => {
+    let auditId: number | undefined;
+    if ((def.capability === 'actuator' || decision) && !byRequestId(call.requestId)) {
+      auditId = record(entry(call, args, action, decision), decision ? 'denied' : 'failed', text);
+    }
+    return FAIL(text, { auditId, source: def.source, ...(decision ? { decision: decision.effect, ruleId: decision.ruleId } : {}), ...(approvalId ? { approvalId } : {}) });
+  };
+
+  const fromEarlierRow = (row: AuditRow): ToolResultObject => {
+    const text = `${row.outcome === 'pending' ? 'still running' : row.outcome}: request ${row.requestId} was already handled (audit #${row.id}); it was not run again.`;
+    return row.outcome === 'confirmed' || row.outcome === 'unconfirmed' || row.outcome === 'pending'
+      ? { text, details: { auditId: row.id, duplicate: true } }
+      : FAIL(text, { auditId: row.id, duplicate: true });
+  };
+
+  /** The handler, bounded by the timeout and the call's signal. */
+  const invoke = async (args: Record<string, unknown>, call: ToolCall): Promise<{ kind: 'ok' | 'timeout' | 'aborted' | 'threw'; result?: ToolResultObject; error?: string }> => {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(call.signal.reason);
+    call.signal.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => controller.abort(new ExternalToolTimeout(timeoutMs)), timeoutMs);
+    try {
+      const stopped = new Promise<never>((_, reject) => {
+        controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+      });
+      stopped.catch(() => undefined);
+      const raw = await Promise.race([Promise.resolve().then(() => def.handler(args, { ...call, signal: controller.signal })), stopped]);
+      return { kind: 'ok', result: normalize(raw) };
+    } catch (err) {
+      if (controller.signal.aborted) return controller.signal.reason instanceof ExternalToolTimeout ? { kind: 'timeout' } : { kind: 'aborted' };
+      return { kind: 'threw', error: err instanceof Error ? err.message : String(err) };
+    } finally {
+      clearTimeout(timer);
+      call.signal.removeEventListener('abort', onAbort);
+    }
+  };
+
+  async function run(rawArgs: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> {
+    const args: Record<string, unknown> =
+      rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? structuredClone(rawArgs) : ({ value: rawArgs } as Record<string, unknown>);
+    const action = externalAction(def.capability, args);
+    if (!rawArgs || typeof rawArgs !== 'object' || Array.isArray(rawArgs) || !validate(args)) {
+      const problems = rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs)
+        ? schemaProblems(validate.errors, args).map((p) => `${p.path === '(top level)' ? 'arguments' : `"${p.path}"`} ${p.message}`).join('; ')
+        : 'arguments must be a JSON object';
+      return rejected(call, args, action, `invalid arguments: ${problems}`);
+    }
+    if (call.signal.aborted) return FAIL('cancelled before it started; nothing was done');
+
+    if (def.capability === 'actuator') {
+      const earlier = byRequestId(call.requestId);
+      if (earlier) return fromEarlierRow(earlier);
+    }
+    const decision = deps.policy.decide({ principal: call.principal, tool: def.name, capability: def.capability, action, args });
+    if (decision.effect === 'deny' || (decision.effect === 'confirm' && def.capability === 'read')) {
+      return rejected(call, args, action, `not allowed: ${decision.reason}`, decision);
+    }
+    let approvedBy: string | undefined;
+    if (decision.effect === 'confirm') {
+      approvedBy = call.approvalId ?? deps.approvals?.consume({ principal: call.principal.id, tool: def.name, args }) ?? undefined;
+      if (!approvedBy) {
+        const pending = deps.approvals?.request({ principal: call.principal.id, tool: def.name, args, reason: decision.reason });
+        const how = pending
+          ? ` Approval ${pending.id} is waiting: a person can grant it with \`hearth approve ${pending.id}\` (or in the web page or a Node-RED flow); then make the same call again.`
+          : '';
+        return rejected(call, args, action, `needs approval: ${decision.reason}.${how}`, decision, pending?.id);
+      }
+      if (decision.ruleId !== null) deps.policy.recordHit?.(decision.ruleId, call.principal.id);
+    }
+
+    if (def.capability === 'read') {
+      const r = await invoke(args, call);
+      if (r.kind === 'ok') return r.result!;
+      if (r.kind === 'timeout') return FAIL(`failed: ${def.name} did not answer within ${timeoutMs} ms`, { source: def.source });
+      if (r.kind === 'aborted') return FAIL('cancelled', { source: def.source });
+      return FAIL(`failed: ${r.error}`, { source: def.source });
+    }
+
+    // Fail closed: no audit row, no run.
+    const base = entry(call, args, action, decision, approvedBy);
+    let auditId: number;
+    try {
+      auditId = deps.audit.begin(base);
+    } catch (err) {
+      const earlier = (err as { code?: string }).code === 'AUDIT_DUPLICATE' ? byRequestId(call.requestId) : undefined;
+      if (earlier) return fromEarlierRow(earlier);
+      deps.log.error({ err: (err as Error).message, tool: def.name }, 'audit unavailable; call refused');
+      return FAIL(`refused: the audit log cannot be written (${(err as Error).message}); nothing was run`);
+    }
+    const started = performance.now();
+    const r = await invoke(args, call);
+    const latencyMs = performance.now() - started;
+    const details = { auditId, source: def.source, decision: decision.effect, ruleId: decision.ruleId, latencyMs };
+    const finish = (outcome: 'confirmed' | 'unconfirmed' | 'failed' | 'interrupted', error: string | null, echo: string | null = null) => {
+      try {
+        deps.audit.finish(auditId, { outcome, error, latencyMs, echo });
+      } catch (err) {
+        deps.log.error({ err: (err as Error).message, auditId }, 'audit row could not be completed');
+      }
+    };
+    switch (r.kind) {
+      case 'ok': {
+        const result = r.result!;
+        const text = result.text ?? (result.isError ? 'failed' : 'done');
+        if (result.isError) finish('failed', text.slice(0, 500));
+        else finish('confirmed', null, text.slice(0, 2000));
+        return { ...result, text, details: { ...(result.details ?? {}), ...details } };
+      }
+      case 'timeout':
+        finish('unconfirmed', `no answer within ${timeoutMs} ms`);
+        return { text: `unconfirmed: ${def.name} did not answer within ${timeoutMs} ms; it may still act.`, details };
+      case 'aborted':
+        finish('interrupted', 'cancelled while running');
+        return FAIL('cancelled while running; an action already under way is not undone', details);
+      case 'threw':
+        finish('failed', r.error ?? 'failed');
+        return FAIL(`failed: ${r.error}`, details);
+    }
+  }
+
+  return tool;
+}
+
+export interface ExternalToolsEvents {
+  changed: [tools: GeneratedTool[]];
+}
+
+/**
+ * The external tools of one tool set. ToolSet owns one and merges its tools
+ * into the generated set (three lines: see the report / externalToolsOf).
+ */
+export class ExternalTools extends EventEmitter<ExternalToolsEvents> {
+  private readonly tools = new Map<string, GeneratedTool>();
+
+  /** `taken(name)`: is the name already used by a generated (device) tool? */
+  constructor(private readonly taken: (name: string) => boolean = () => false) {
+    super();
+  }
+
+  /** Add a tool; returns its remover. Throws ExternalToolError on a taken name. */
+  add(tool: GeneratedTool): () => void {
+    if (this.tools.has(tool.name)) throw new ExternalToolError(`a tool named ${tool.name} is already declared`, 'name_taken');
+    if (this.taken(tool.name)) throw new ExternalToolError(`a device tool is already named ${tool.name}; choose another name`, 'name_taken');
+    this.tools.set(tool.name, tool);
+    this.emit('changed', this.all());
+    return () => this.remove(tool);
+  }
+
+  remove(tool: GeneratedTool): boolean {
+    if (this.tools.get(tool.name) !== tool) return false;
+    this.tools.delete(tool.name);
+    this.emit('changed', this.all());
+    return true;
+  }
+
+  all(): GeneratedTool[] {
+    return [...this.tools.values()];
+  }
+
+  get(name: string): GeneratedTool | undefined {
+    return this.tools.get(name.startsWith('host__') ? name.slice(6) : name);
+  }
+}
+
+/** The flow tools of a tool set. */
+export function externalToolsOf(toolSet: { external: ExternalTools }): ExternalTools {
+  return toolSet.external;
+}

@@ -1,0 +1,262 @@
+// The whole way a user goes: `hearth start` runs the demo home; this package is
+// installed with npm into a Node-RED user directory; a real Node-RED 4.1
+// runtime starts on a free loopback port; the example flow is deployed through
+// the admin HTTP API; a prompt over HTTP turns the lamp on (the audit row is in
+// the shared database); an unlock waits for a decision over the approvals
+// endpoint. Every wait is bounded and every process is stopped.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import mqtt, { type MqttClient } from 'mqtt';
+import { freePort } from '../helpers/brokers.js';
+import { ROOT, spawnHearth, type Spawned } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
+
+const require = createRequire(import.meta.url);
+const NODE_RED = join(require.resolve('node-red/package.json'), '..', 'red.js');
+const EXAMPLE = join(ROOT, 'examples', 'hearth-chat.json');
+const SECRET_PASSWORD = 'nr-broker-password-1234';
+
+const dir = mkdtempSync(join(tmpdir(), 'hearth-nr-it-'));
+const userDir = join(dir, 'node-red');
+const dbPath = join(dir, 'hearth.db');
+const timings: Record<string, number> = {};
+
+let hearth: Spawned | undefined;
+let red: ChildProcess | undefined;
+let redLog = '';
+let watcher: MqttClient | undefined;
+let brokerPort = 0;
+let redPort = 0;
+const retained = new Map<string, string>();
+
+async function timed<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+  const started = performance.now();
+  try {
+    return await fn();
+  } finally {
+    timings[name] = Math.round(performance.now() - started);
+  }
+}
+
+function base(): string {
+  return `http://127.0.0.1:${redPort}`;
+}
+
+async function http(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 20_000) {
+  const res = await fetch(`${base()}${path}`, {
+    method,
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, text, json };
+}
+
+before(async () => {
+  // The package must be built (npm run build) before Node-RED can load it.
+  for (const f of ['nodes/hearth-bridge.js', 'nodes/hearth-session.js', 'nodes/lib/bridge.js', 'dist/hearth.js', 'dist/tools/external-tools.js']) {
+    assert.ok(existsSync(join(ROOT, f)), `${f} is missing: run npm run build first`);
+  }
+
+  // 1. hearth start: embedded broker, demo home, simulator, the database.
+  brokerPort = await freePort();
+  await timed('hearth start', async () => {
+    hearth = spawnHearth(['start', '--broker-port', String(brokerPort), '--db', dbPath, '--set', 'http.port=0', '--log-level', 'warn'], { cwd: dir });
+    await hearth.waitForOutput('Press Ctrl+C to stop.', 30_000);
+  });
+  watcher = await mqtt.connectAsync(`mqtt://127.0.0.1:${brokerPort}`, { protocolVersion: 4, reconnectPeriod: 200 });
+  watcher.on('message', (topic, payload) => retained.set(topic, payload.toString('utf8')));
+  await watcher.subscribeAsync(['hearth-demo/living_room_lamp/state', 'hearth-demo/front_door/lock'], { qos: 1 });
+  await waitFor('the lamp reports', () => retained.has('hearth-demo/living_room_lamp/state'), 5000);
+
+  // 2. A Node-RED user directory with this package installed by npm (a local folder install links it).
+  mkdirSync(userDir, { recursive: true });
+  writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', private: true, version: '0.0.1' }, null, 2));
+  await timed('npm install <package folder>', () => {
+    const r = spawnSync('npm', ['install', ROOT, '--no-audit', '--no-fund', '--offline', '--install-links=false', '--loglevel=error'], {
+      cwd: userDir,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    });
+    assert.equal(r.status, 0, `npm install failed:\n${r.stdout}\n${r.stderr}`);
+  });
+  const installed = JSON.parse(readFileSync(join(userDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  assert.ok(installed.dependencies?.['hearth-bridge'], 'npm recorded the package in the user directory');
+  assert.ok(existsSync(join(userDir, 'node_modules', 'hearth-bridge', 'nodes', 'hearth-session.js')));
+
+  // 3. Node-RED on a free loopback port, with a fixed credential secret.
+  redPort = await freePort();
+  const settings = join(dir, 'settings.cjs');
+  writeFileSync(
+    settings,
+    `module.exports = {
+  uiHost: '127.0.0.1',
+  uiPort: ${redPort},
+  flowFile: 'flows.json',
+  credentialSecret: 'hearth-integration-test-secret',
+  telemetry: { enabled: false },
+  diagnostics: { enabled: false },
+  editorTheme: { tours: false, projects: { enabled: false } },
+  logging: { console: { level: 'info', metrics: false, audit: false } },
+};
+`,
+  );
+  await timed('node-red start', async () => {
+    red = spawn(process.execPath, [NODE_RED, '-u', userDir, '-p', String(redPort), '-s', settings], {
+      cwd: dir,
+      env: { ...process.env, NODE_RED_DISABLE_TELEMETRY: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    red.stdout!.on('data', (d) => (redLog += d));
+    red.stderr!.on('data', (d) => (redLog += d));
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (red.exitCode !== null) throw new Error(`node-red exited (${red.exitCode}):\n${redLog}`);
+      try {
+        const r = await fetch(`${base()}/settings`, { signal: AbortSignal.timeout(1000) });
+        if (r.ok && /Started flows|Starting flows/.test(redLog)) break;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`node-red did not come up within 30 s:\n${redLog}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+});
+
+after(async () => {
+  if (red && red.exitCode === null) {
+    const exited = new Promise((r) => red!.once('exit', r));
+    red.kill('SIGTERM');
+    const timer = setTimeout(() => red?.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await watcher?.endAsync(true).catch(() => undefined);
+  await hearth?.stop();
+  rmSync(dir, { recursive: true, force: true });
+  process.stderr.write(`node-red integration timings (ms): ${JSON.stringify(timings)}\n`);
+});
+
+describe('Node-RED integration', () => {
+  it('the installed package shows its nodes in the palette', async () => {
+    const r = await http('GET', '/nodes', undefined, { accept: 'application/json' });
+    assert.equal(r.status, 200, r.text);
+    const sets = (r.json as Array<{ module: string; types: string[]; enabled: boolean; err?: string }>).filter((s) => s.module === 'hearth-bridge');
+    const types = sets.flatMap((s) => s.types).sort();
+    assert.deepEqual(types, ['hearth-approval', 'hearth-audit', 'hearth-bridge', 'hearth-device', 'hearth-session', 'hearth-tool', 'hearth-tool-result']);
+    for (const s of sets) assert.equal(s.err, undefined, `${s.types.join(',')}: ${s.err}`);
+    // The editor gets each node's template, its help (from locales/en-US) and its message catalog.
+    const html = await http('GET', '/nodes', undefined, { accept: 'text/html' });
+    for (const t of types) {
+      assert.match(html.text, new RegExp(`data-template-name="${t}"`), `${t} editor template`);
+      assert.match(html.text, new RegExp(`data-help-name="${t}"`), `${t} help`);
+    }
+    assert.match(html.text, /<h3>Properties<\/h3>[\s\S]*<h3>Inputs<\/h3>[\s\S]*<h3>Outputs<\/h3>[\s\S]*<h3>Details<\/h3>/);
+    const catalogs = await http('GET', '/nodes/messages?lng=en-US', undefined, { accept: 'application/json' });
+    assert.equal(catalogs.status, 200, catalogs.text);
+    assert.equal(catalogs.json['hearth-bridge/hearth-session']['hearth-session'].status.thinking, 'thinking');
+    assert.equal(catalogs.json['hearth-bridge/hearth-bridge']['hearth-bridge'].label.broker, 'Broker URL');
+    // The example flow is offered under Import > Examples.
+    const examples = await http('GET', '/library/examples/flows/hearth-bridge/hearth-chat', undefined, { accept: 'application/json' });
+    assert.equal(examples.status, 200, examples.text);
+  });
+
+  it('deploys the example flow through the admin API; a prompt over HTTP turns the lamp on; the audit row is in the database', async () => {
+    const flow = JSON.parse(readFileSync(EXAMPLE, 'utf8')) as Array<Record<string, unknown>>;
+    const bridge = flow.find((n) => n.type === 'hearth-bridge')!;
+    bridge.broker = `mqtt://127.0.0.1:${brokerPort}`;
+    bridge.database = dbPath;
+    bridge.credentials = { username: 'nr', password: SECRET_PASSWORD };
+    const deployed = await timed('deploy', () => http('POST', '/flows', flow, { 'Node-RED-Deployment-Type': 'full' }));
+    assert.equal(deployed.status, 204, deployed.text);
+
+    // Credentials went to the encrypted credentials file, not the flow file.
+    const flowsFile = readFileSync(join(userDir, 'flows.json'), 'utf8');
+    assert.doesNotMatch(flowsFile, new RegExp(SECRET_PASSWORD));
+    assert.ok(existsSync(join(userDir, 'flows_cred.json')));
+    assert.doesNotMatch(readFileSync(join(userDir, 'flows_cred.json'), 'utf8'), new RegExp(SECRET_PASSWORD));
+
+    assert.equal(retained.get('hearth-demo/living_room_lamp/state'), 'OFF');
+    // The http-in route exists once the flow has started.
+    const r = await timed('first prompt', async () => {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const res = await http('POST', '/hearth/chat', { text: 'turn on the living room lamp' });
+        if (res.status !== 404 || Date.now() > deadline) return res;
+        await new Promise((ok) => setTimeout(ok, 200));
+      }
+    });
+    assert.equal(r.status, 200, `${r.text}\n${redLog}`);
+    assert.match(r.json.answer, /lamp/i);
+    assert.equal(r.json.result.stopReason, 'completed');
+    assert.equal(r.json.result.principal, 'chat:phone');
+    assert.deepEqual(r.json.result.toolCalls.map((c: { name: string }) => c.name), ['living_room_lamp']);
+    await waitFor('the lamp reports ON', () => retained.get('hearth-demo/living_room_lamp/state') === 'ON', 5000);
+
+    const [auditId] = r.json.result.auditIds as number[];
+    assert.equal(typeof auditId, 'number');
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      const row = db.prepare('SELECT * FROM audit WHERE id = ?').get(auditId) as Record<string, unknown> | undefined;
+      assert.ok(row, `audit row ${auditId} is in ${dbPath}`);
+      assert.equal(row.principal, 'chat:phone');
+      assert.equal(row.tool, 'living_room_lamp');
+      assert.equal(row.entity_id, 'living_room_lamp.lamp');
+      assert.equal(row.outcome, 'confirmed');
+      assert.equal(row.session, r.json.session);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('an unlock waits for a decision over the approvals endpoint, then goes through', async () => {
+    assert.match(retained.get('hearth-demo/front_door/lock') ?? '', /^locked$/i);
+    const chat = http('POST', '/hearth/chat', { text: 'unlock the front door', session: 'door' }, {}, 30_000);
+    let pending: Array<{ id: string; tool: string; kind: string; args: Record<string, unknown> }> = [];
+    const deadline = Date.now() + 15_000;
+    while (!pending.length && Date.now() < deadline) {
+      const list = await http('GET', '/hearth/approvals');
+      assert.equal(list.status, 200, list.text);
+      pending = list.json;
+      if (!pending.length) await new Promise((ok) => setTimeout(ok, 200));
+    }
+    assert.equal(pending.length, 1, 'one request waits');
+    assert.equal(pending[0].tool, 'front_door_lock');
+    assert.deepEqual(pending[0].args, { action: 'unlock' });
+    const wrong = await http('POST', '/hearth/approvals/no-such-id', { decision: 'allow_once' });
+    assert.equal(wrong.status, 400, wrong.text);
+    assert.match(wrong.json.error, /no pending/);
+    const decided = await http('POST', `/hearth/approvals/${pending[0].id}`, { decision: 'allow_once' });
+    assert.equal(decided.status, 200, decided.text);
+    assert.equal(decided.json.status, 'allow_once');
+    const answer = await chat;
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.json.result.stopReason, 'completed');
+    assert.match(answer.json.result.toolCalls[0].result, /^confirmed/);
+    await waitFor('the lock reports unlocked', () => /^unlocked$/i.test(retained.get('hearth-demo/front_door/lock') ?? ''), 5000);
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      const row = db.prepare('SELECT * FROM audit WHERE id = ?').get(answer.json.result.auditIds[0]) as Record<string, unknown>;
+      assert.equal(row.outcome, 'confirmed');
+      assert.equal(row.decision, 'confirm');
+      assert.match(String(row.reason), /approved/);
+    } finally {
+      db.close();
+    }
+  });
+});
