@@ -9,7 +9,7 @@
 // Hearth's terms (HA `unknown` = no value yet while available, `unavailable`
 // = not available, numbers as rendered, light/climate attribute objects).
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -23,7 +23,13 @@ import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { logSink, type LogLine } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
 
-const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/ha-discovery/', import.meta.url));
+// The project's shared/ folder sits beside the repository (as in CI); HEARTH_SHARED_DIR points elsewhere.
+const FIXTURES = process.env.HEARTH_SHARED_DIR
+  ? `${process.env.HEARTH_SHARED_DIR.replace(/\/$/, '')}/fixtures/ha-discovery/`
+  : fileURLToPath(new URL('../../../shared/fixtures/ha-discovery/', import.meta.url));
+if (!existsSync(FIXTURES)) {
+  throw new Error(`the Home Assistant discovery fixtures are not at ${FIXTURES}: put the project's shared/ folder beside the repository, or set HEARTH_SHARED_DIR`);
+}
 
 interface Case {
   file: string;
