@@ -15,3 +15,13 @@ export function cleanDeviceText(text: string | undefined, max = 60): string {
 export function quoted(text: string | undefined, max = 60): string {
   return JSON.stringify(cleanDeviceText(text, max));
 }
+
+/**
+ * A device word (a mode, a preset, a unit, a device class): bare when it is
+ * one short token (`heat`, `heat_cool`, `°C`, `µg/m³`), else quoted data like
+ * any other device string, so that a sentence never reaches the model unquoted.
+ */
+export function deviceWord(text: string | undefined, max = 24): string {
+  const clean = cleanDeviceText(text, 200);
+  return clean.length <= max && /^[\p{L}\p{N}°%µ²³\/._-]+$/u.test(clean) ? clean : quoted(clean, 60);
+}

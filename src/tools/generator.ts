@@ -178,7 +178,12 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     );
   }
   const byKind = new Map<EntityKind, Entity[]>();
-  for (const e of sorted) if (ACTUATOR_KINDS.has(e.kind)) byKind.set(e.kind, [...(byKind.get(e.kind) ?? []), e]);
+  for (const e of sorted) {
+    if (!ACTUATOR_KINDS.has(e.kind)) continue;
+    const list = byKind.get(e.kind);
+    if (list) list.push(e);
+    else byKind.set(e.kind, [e]);
+  }
   for (const [kind, list] of byKind) {
     // Union of the members' arguments; each member's own range is checked when called.
     const props: Record<string, JsonSchema> = {};
@@ -193,7 +198,9 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
           prev.maximum = Math.max(prev.maximum as number, schema.maximum as number);
           if (prev.type !== schema.type) prev.type = 'number';
           delete prev.multipleOf;
-          prev.description = `${String(prev.description).split(',')[0]}; each device's own range applies.`;
+          // Once: merging a further member must not append the note again (it grew with every entity).
+          const note = "; each device's own range applies.";
+          if (!String(prev.description).endsWith(note)) prev.description = `${String(prev.description).split(',')[0]}${note}`;
         }
       }
       for (const a of actionsOf(e)) actions.add(a);

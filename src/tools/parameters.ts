@@ -2,6 +2,7 @@
 // ranges and options, and turning validated arguments into a logical command.
 import { ACTIONS_BY_KIND, type Command } from '../devices/commands.js';
 import type { Entity, Range } from '../devices/model.js';
+import { deviceWord } from './device-text.js';
 import type { JsonSchema } from './types.js';
 
 function numberSchema(range: Range, description: string): JsonSchema {
@@ -81,13 +82,13 @@ export function actuatorProperties(entity: Entity): { properties: Record<string,
       if (entity.options.mode?.length) props.mode = { enum: entity.options.mode, description: 'HVAC mode, for set_mode.' };
       if (entity.ranges.temperature) {
         const r = entity.ranges.temperature;
-        props.temperature = numberSchema(r, `Target temperature${entity.unit ? ` in ${entity.unit}` : ''}, for set_temperature.`);
+        props.temperature = numberSchema(r, `Target temperature${entity.unit ? ` in ${deviceWord(entity.unit, 16)}` : ''}, for set_temperature.`);
       }
       return { properties: props, required: ['action'] };
     }
     case 'number': {
       const r = entity.ranges.value ?? { min: 0, max: 100 };
-      return { properties: { value: numberSchema(r, `New value${entity.unit ? ` in ${entity.unit}` : ''}, ${r.min} to ${r.max}.`) }, required: ['value'] };
+      return { properties: { value: numberSchema(r, `New value${entity.unit ? ` in ${deviceWord(entity.unit, 16)}` : ''}, ${r.min} to ${r.max}.`) }, required: ['value'] };
     }
     case 'select':
       return { properties: { option: { enum: entity.options.value ?? [] } }, required: ['option'] };

@@ -439,7 +439,7 @@ export class Pipeline {
     let auditId: number | undefined;
     // Reads that fail validation are not worth a row; every refused actuation is.
     if (tool.capability === 'actuator' || decision) {
-      const entry = this.entry(tool, call, (args && typeof args === 'object' ? args : { value: args }) as Record<string, unknown>, entity, action ?? (tool.capability === 'read' ? 'read' : 'actuate'), decision);
+      const entry = this.entry(tool, call, (args && typeof args === 'object' && !Array.isArray(args) ? args : { value: args }) as Record<string, unknown>, entity, action ?? (tool.capability === 'read' ? 'read' : 'actuate'), decision);
       if (!this.safeByRequestId(call.requestId)) {
         auditId = this.safeRecord(entry, { outcome: decision ? 'denied' : 'failed', error: text });
       }

@@ -2,7 +2,7 @@
 import type { Entity } from '../devices/model.js';
 import type { EntityState } from '../devices/state-cache.js';
 import { formatAge } from '../util/time.js';
-import { quoted } from './device-text.js';
+import { deviceWord, quoted } from './device-text.js';
 
 const ATTRIBUTE_LABEL: Record<string, string> = {
   temperature: 'target temperature',
@@ -17,9 +17,11 @@ function valueText(entity: Entity, value: unknown, key?: string): string {
   if (typeof value === 'string') {
     // Logical states are our words; anything else the device said is quoted data.
     const own = /^(on|off|open|closed|opening|closing|stopped|locked|unlocked|locking|unlocking|jammed|disarmed|armed_[a-z_]+|arming|disarming|pending|triggered)$/.test(value);
-    return own || (entity.kind === 'climate' && (!key || key === 'action')) ? value.replace(/[^\w -]/g, '') : quoted(value, 80);
+    if (own) return value;
+    // A thermostat's modes and activities are device words: bare when one token, quoted otherwise.
+    return entity.kind === 'climate' && (!key || key === 'action') ? deviceWord(value) : quoted(value, 80);
   }
-  const unit = entity.unit && (key === undefined || key === 'temperature' || key === 'current_temperature') ? ` ${entity.unit}` : '';
+  const unit = entity.unit && (key === undefined || key === 'temperature' || key === 'current_temperature') ? ` ${deviceWord(entity.unit, 16)}` : '';
   if (key === 'position') return `${value}%`;
   if (key === 'brightness' && entity.ranges.brightness) return `${value} of ${entity.ranges.brightness.max}`;
   return `${value}${unit}`;
@@ -35,7 +37,7 @@ export function stateText(entity: Entity, state: EntityState | undefined, now = 
   if (entity.kind === 'camera') {
     parts.push(state.frame ? `latest frame ${Math.round(state.frame.bytes.length / 1024)} KiB ${state.frame.contentType}` : 'no frame yet');
   } else {
-    const main = entity.kind === 'binary_sensor' && entity.deviceClass ? `${entity.deviceClass.replace(/[^\w -]/g, '')} ${valueText(entity, state.value)}` : valueText(entity, state.value);
+    const main = entity.kind === 'binary_sensor' && entity.deviceClass ? `${deviceWord(entity.deviceClass)} ${valueText(entity, state.value)}` : valueText(entity, state.value);
     if (state.value !== undefined) parts.push(entity.kind === 'climate' ? `mode ${main}` : main);
     for (const [k, v] of Object.entries(state.attributes)) {
       parts.push(`${ATTRIBUTE_LABEL[k] ?? k.replace(/_/g, ' ')} ${valueText(entity, v, k)}`);
