@@ -1,0 +1,231 @@
+// Benchmark: resident memory with 10,000 entities mirrored.
+//
+// A broker (mosquitto when installed, else aedes; own process) holds retained state for a home of 10,000
+// entities on 2,000 devices (Zigbee2MQTT-style JSON sensors, plugs with
+// power readings, availability topics). Each variant then runs in a fresh
+// Node process of its own, which measures itself after a full GC at start
+// (modules loaded) and once every entity has its state:
+//
+//   baseline: a raw mqtt.js client subscribed to the same topics, keeping the
+//             last payload of each topic in a Map: the least a mirror can hold
+//   bridge:   Hearth.open with the 10,000-entity device file (SQLite, policy,
+//             audit, registry, state cache, tool set in the default shape
+//             `auto`, which is grouped at this size)
+//   bridge, per-entity tools: the same with tools.shape per-entity (10,000+ tools)
+//
+// The ratio is the bridge's growth (RSS and heap over its own start) against
+// the baseline's growth, measured in the same run.
+//
+// A script, not a test: it prints numbers and ratios and writes
+// bench/results/memory.json; it never fails on timings or sizes.
+// Knobs: BENCH_MEMORY_ENTITIES (10000), BENCH_TMPDIR.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import mqtt from 'mqtt';
+import { envInt, fmt, machine, memoryMiB, nowNs, ratio, secondsSince, startBroker, table, tempDir, writeResults } from './lib/harness.js';
+
+const ENTITIES = envInt('BENCH_MEMORY_ENTITIES', 10_000);
+const PER_DEVICE = 5;
+const DEVICES = Math.ceil(ENTITIES / PER_DEVICE);
+type Variant = 'baseline' | 'bridge' | 'bridge-per-entity';
+
+interface ChildReport {
+  variant: Variant;
+  start: ReturnType<typeof memoryMiB>;
+  mirrored: ReturnType<typeof memoryMiB>;
+  entities: number;
+  topics: number;
+  secondsToMirror: number;
+  tools?: number;
+  shape?: string;
+}
+
+/** The home, as device-file text and as the retained messages a broker would hold for it. */
+function homeFile(): string {
+  const lines = ['devices:'];
+  for (let d = 0; d < DEVICES; d++) {
+    const env = d % 2 === 0;
+    lines.push(`  - id: m${d}`, `    name: ${env ? 'Sensor' : 'Plug'} ${d}`, `    area: Room ${d % 97}`, `    availability: { topic: mem/${d}/availability, path: state }`, '    entities:');
+    if (env) {
+      lines.push(
+        `      temperature: { kind: sensor, device_class: temperature, unit: "°C", state_topic: mem/${d}, value_path: temperature }`,
+        `      humidity: { kind: sensor, device_class: humidity, unit: "%", state_topic: mem/${d}, value_path: humidity }`,
+        `      pressure: { kind: sensor, device_class: pressure, unit: hPa, state_topic: mem/${d}, value_path: pressure }`,
+        `      battery: { kind: sensor, device_class: battery, unit: "%", state_topic: mem/${d}, value_path: battery }`,
+        `      occupancy: { kind: binary_sensor, device_class: motion, state_topic: mem/${d}, value_path: occupancy }`,
+      );
+    } else {
+      lines.push(
+        `      relay: { kind: switch, state_topic: mem/${d}/relay, command_topic: mem/${d}/relay/set }`,
+        `      power: { kind: sensor, device_class: power, unit: W, state_topic: mem/${d}/energy, value_path: power }`,
+        `      energy: { kind: sensor, device_class: energy, unit: kWh, state_topic: mem/${d}/energy, value_path: energy }`,
+        `      voltage: { kind: sensor, device_class: voltage, unit: V, state_topic: mem/${d}/energy, value_path: voltage }`,
+        `      current: { kind: sensor, device_class: current, unit: A, state_topic: mem/${d}/energy, value_path: current }`,
+      );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function retainedMessages(): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (let d = 0; d < DEVICES; d++) {
+    out.push([`mem/${d}/availability`, JSON.stringify({ state: 'online' })]);
+    if (d % 2 === 0) {
+      out.push([`mem/${d}`, JSON.stringify({ temperature: 20 + (d % 50) / 10, humidity: 40 + (d % 30), pressure: 1013 - (d % 20), battery: 100 - (d % 60), occupancy: d % 3 === 0, linkquality: 80 + (d % 100), voltage: 3000 })]);
+    } else {
+      out.push([`mem/${d}/relay`, d % 4 === 1 ? 'ON' : 'OFF']);
+      out.push([`mem/${d}/energy`, JSON.stringify({ power: (d % 300) + 0.5, energy: d / 10, voltage: 229.8, current: 0.42 })]);
+    }
+  }
+  return out;
+}
+
+// ====================================================================== child: one variant
+
+async function child(variant: Variant, url: string, dir: string): Promise<ChildReport> {
+  const { loadConfig } = await import('../src/config/load.js');
+  const { Hearth } = await import('../src/hearth.js');
+  const { silentLogger } = await import('../src/log.js');
+  const start = memoryMiB();
+  const topics = [...new Set(retainedMessages().map(([t]) => t))];
+  const t0 = nowNs();
+  if (variant === 'baseline') {
+    const last = new Map<string, Buffer>();
+    const client = await mqtt.connectAsync(url, { protocolVersion: 4 });
+    (client.stream as Socket).setNoDelay(true);
+    client.on('message', (topic, payload) => last.set(topic, payload));
+    for (let i = 0; i < topics.length; i += 500) await client.subscribeAsync(topics.slice(i, i + 500), { qos: 0 });
+    while (last.size < topics.length) await new Promise((r) => setTimeout(r, 20));
+    const secondsToMirror = secondsSince(t0);
+    const mirrored = memoryMiB();
+    await client.endAsync(true);
+    return { variant, start, mirrored, entities: ENTITIES, topics: last.size, secondsToMirror };
+  }
+  const { config } = loadConfig({
+    cwd: dir,
+    env: {},
+    flags: {
+      'mqtt.url': url,
+      'mqtt.protocolVersion': '4',
+      'devices.paths': [join(dir, 'devices')],
+      demo: false,
+      'database.path': join(dir, `${variant}.db`),
+      'tools.shape': variant === 'bridge' ? 'auto' : 'per-entity',
+    },
+  });
+  const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
+  const entities = hearth.bridge.registry.entities();
+  const ready = () => entities.every((e) => {
+    const s = hearth.bridge.cache.get(e.id);
+    return s && s.value !== undefined && s.available === true;
+  });
+  while (!ready()) await new Promise((r) => setTimeout(r, 20));
+  const secondsToMirror = secondsSince(t0);
+  const mirrored = memoryMiB();
+  const report: ChildReport = {
+    variant,
+    start,
+    mirrored,
+    entities: entities.length,
+    topics: hearth.bridge.cache.topics().length,
+    secondsToMirror,
+    tools: hearth.tools.all().length,
+    shape: hearth.tools.shape,
+  };
+  await hearth.close();
+  return report;
+}
+
+// ====================================================================== parent
+
+async function parent(): Promise<void> {
+  const tmp = tempDir('hearth-bench-memory');
+  const startedAt = new Date().toISOString();
+  const t0 = nowNs();
+  console.log(`memory: Node ${process.version}, ${machine().cpus} cores; ${ENTITIES.toLocaleString('en-US')} entities on ${DEVICES.toLocaleString('en-US')} devices, each variant in its own process\n`);
+  // mosquitto replays thousands of retained messages at once; aedes looks each subscription up one by one (slow, but it works).
+  const broker = (await startBroker('mosquitto')) ?? (await startBroker('aedes'));
+  if (!broker) throw new Error('no broker started');
+  try {
+    mkdirSync(join(tmp.path, 'devices'));
+    writeFileSync(join(tmp.path, 'devices', 'home.yaml'), homeFile());
+    const pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    const messages = retainedMessages();
+    for (let i = 0; i < messages.length; i++) {
+      const [topic, payload] = messages[i]!;
+      if (i % 500 === 499) await pub.publishAsync(topic, payload, { qos: 1, retain: true });
+      else pub.publish(topic, payload, { qos: 0, retain: true });
+    }
+    await pub.endAsync();
+    console.log(`  broker: ${broker.label}, holding ${messages.length.toLocaleString('en-US')} retained messages on ${new Set(messages.map(([t]) => t)).size.toLocaleString('en-US')} topics`);
+
+    const reports: ChildReport[] = [];
+    for (const variant of ['baseline', 'bridge', 'bridge-per-entity'] as const) {
+      const a = nowNs();
+      const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', variant, broker.url, tmp.path], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+        timeout: 120_000,
+      });
+      const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
+      if (r.status !== 0 || !line) throw new Error(`variant ${variant} failed (status ${r.status}): ${r.stdout.slice(-500)}`);
+      reports.push(JSON.parse(line) as ChildReport);
+      console.log(`    .. ${variant}: done in ${secondsSince(a).toFixed(1)} s`);
+    }
+
+    const base = reports[0]!;
+    const growth = (r: ChildReport) => ({ rss: r.mirrored.rss - r.start.rss, heap: r.mirrored.heapUsed - r.start.heapUsed });
+    const bg = growth(base);
+    console.log('');
+    table(
+      ['process (MiB, after a full GC)', 'entities', 'topics', 'tools', 'RSS at start', 'RSS mirrored', 'RSS growth', 'vs baseline', 'heap growth', 'vs baseline', 'external+buffers', 'KiB/entity (RSS)', 's to mirror'],
+      reports.map((r) => {
+        const g = growth(r);
+        const first = r === base;
+        return [
+          r.variant === 'baseline' ? 'baseline: raw mqtt.js, last payload per topic' : r.variant === 'bridge' ? `bridge (tools ${r.shape})` : `bridge, tools ${r.shape}`,
+          r.entities.toLocaleString('en-US'),
+          r.topics.toLocaleString('en-US'),
+          r.tools === undefined ? '' : r.tools.toLocaleString('en-US'),
+          fmt(r.start.rss, 1),
+          fmt(r.mirrored.rss, 1),
+          fmt(g.rss, 1),
+          first ? '' : ratio(g.rss, bg.rss),
+          fmt(g.heap, 1),
+          first ? '' : ratio(g.heap, bg.heap),
+          fmt(r.mirrored.external + r.mirrored.arrayBuffers, 1),
+          fmt((g.rss * 1024) / r.entities, 2),
+          fmt(r.secondsToMirror, 2),
+        ];
+      }),
+    );
+    const bridge = reports[1]!;
+    console.log(`\n  resident size with ${bridge.entities.toLocaleString('en-US')} entities mirrored: ${fmt(bridge.mirrored.rss, 1)} MiB RSS (${fmt(growth(bridge).rss, 1)} MiB over the process at start, ${ratio(growth(bridge).rss, bg.rss)} the raw mirror's growth)`);
+    const file = writeResults('memory', {
+      bench: 'memory',
+      startedAt,
+      seconds: Math.round(secondsSince(t0) * 10) / 10,
+      machine: machine(),
+      config: { entities: ENTITIES, devices: DEVICES, retainedMessages: messages.length },
+      note: 'MiB from process.memoryUsage() after a full GC, in a fresh process per variant: at start (modules loaded) and once every entity has its state. Growth = mirrored - start. The broker runs in its own process and is not counted.',
+      reports,
+    });
+    console.log(`results: ${file} (${secondsSince(t0).toFixed(1)} s)`);
+  } finally {
+    await broker.stop();
+    tmp.cleanup();
+  }
+}
+
+const args = process.argv.slice(2);
+if (args[0] === '--child') {
+  const report = await child(args[1] as Variant, args[2]!, args[3]!);
+  console.log(JSON.stringify(report));
+  process.exit(0);
+} else {
+  await parent();
+}

@@ -1,0 +1,371 @@
+// Benchmark: one actuator round trip through the bridge, against raw mqtt.js
+// on the same broker, measured in the same run.
+//
+//   bridge: hearth.tools.call -> validate -> policy -> audit begin (durable) -> publish (QoS 1)
+//           -> the device echoes the new state -> state cache -> confirmed -> audit finish -> result
+//   raw:    mqtt.js publish (QoS 1) to the command topic -> the device echoes on the state topic
+//           -> the raw client has both the PUBACK and the echo
+//
+// The "device" is one tiny echo client in its own process (it republishes
+// every command on the state topic at once), the same for both. The broker
+// runs in its own process too: aedes, and mosquitto when installed (with
+// set_tcp_nodelay, and in its default configuration, where the broker side
+// keeps Nagle's algorithm on). Raw and bridge batches alternate, so both see
+// the same machine noise.
+//
+// A script, not a test: it prints numbers and ratios and writes
+// bench/results/roundtrip.json; it never fails on timings.
+// A second baseline does what a durable bridge cannot avoid, with raw
+// libraries: an autocommit INSERT at synchronous=FULL (better-sqlite3, WAL,
+// same disk), the raw round trip, then a second INSERT; so the bridge's own
+// overhead can be told apart from the disk's fsync. It is interleaved too.
+//
+// Knobs: BENCH_RT_CALLS (2000 per side per broker), BENCH_RT_WARMUP (300),
+// BENCH_RT_NAGLE_CALLS (100, for mosquitto's default config), BENCH_TMPDIR.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import mqtt from 'mqtt';
+import { loadConfig } from '../src/config/load.js';
+import { Hearth } from '../src/hearth.js';
+import { silentLogger } from '../src/log.js';
+import type { Principal } from '../src/tools/types.js';
+import {
+  envInt,
+  fmt,
+  machine,
+  nodeHelper,
+  nowNs,
+  progress,
+  ratio,
+  secondsSince,
+  startBroker,
+  summarize,
+  table,
+  tempDir,
+  writeResults,
+  type BenchBroker,
+  type BrokerKind,
+  type Summary,
+} from './lib/harness.js';
+
+const CALLS = envInt('BENCH_RT_CALLS', 2000);
+const WARMUP = envInt('BENCH_RT_WARMUP', 300);
+/** mosquitto's default configuration stalls every round trip (~40 ms): a few calls show it. */
+const NAGLE_CALLS = envInt('BENCH_RT_NAGLE_CALLS', 100);
+const BATCH = 250;
+const TARGET_RATIO_P50 = 1.5;
+const TARGET_P99_MS = 5;
+const STALL_MS = 20;
+
+const tmp = tempDir('hearth-bench-rt');
+const startedAt = new Date().toISOString();
+const t0 = nowNs();
+const PRINCIPAL: Principal = { id: 'chat:bench', roles: [] };
+
+console.log(`roundtrip: Node ${process.version}, ${machine().cpus} cores; ${CALLS.toLocaleString('en-US')} round trips per side per broker (+${WARMUP} warm-up)\n`);
+
+/** The device: republishes every command on its state topic, at once, QoS 0. */
+const ECHO_CODE = `
+import mqtt from 'mqtt';
+const c = await mqtt.connectAsync(process.env.URL, { protocolVersion: 4 });
+c.stream.setNoDelay(true);
+c.on('message', (topic, payload) => c.publish(topic.slice(0, -4) + '/state', payload, { qos: 0 }));
+await c.subscribeAsync('bench/rt/+/set', { qos: 0 });
+console.log('ready');
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));
+`;
+
+interface BrokerResult {
+  broker: string;
+  label: string;
+  raw: Summary;
+  commits: Summary;
+  bridge: Summary;
+  bridgeEcho: Summary;
+  bridgeNormal: Summary;
+  stalls: { raw: number; bridge: number; bridgeNormal: number };
+  ratioP50: number;
+  ratioP99: number;
+  /** bridge p50 / p50 of (commit, raw round trip, commit): the bridge against its unavoidable parts. */
+  ratioP50VsParts: number;
+  /** p50 ms of the stages timed inside the bridge's calls. */
+  stagesP50: Record<string, number>;
+  errors: number;
+}
+
+async function rawSide(url: string) {
+  const client = await mqtt.connectAsync(url, { protocolVersion: 4, clientId: `bench-raw-${process.pid}` });
+  (client.stream as Socket).setNoDelay(true);
+  let waiting: { payload: string; resolve: () => void } | undefined;
+  client.on('message', (_topic, payload) => {
+    if (waiting && payload.toString() === waiting.payload) {
+      const w = waiting;
+      waiting = undefined;
+      w.resolve();
+    }
+  });
+  await client.subscribeAsync('bench/rt/raw/state', { qos: 0 });
+  let n = 0;
+  return {
+    /** One round trip, in ms: PUBACK and echo both in; with `commit`, one durable INSERT before and one after. */
+    async once(commit?: () => void): Promise<number> {
+      const payload = n++ % 2 ? 'OFF' : 'ON';
+      const a = nowNs();
+      commit?.();
+      const echoed = new Promise<void>((resolve) => (waiting = { payload, resolve }));
+      await Promise.all([client.publishAsync('bench/rt/raw/set', payload, { qos: 1 }), echoed]);
+      commit?.();
+      return Number(nowNs() - a) / 1e6;
+    },
+    close: () => client.endAsync(true),
+  };
+}
+
+/** Autocommit INSERTs at synchronous=FULL in a WAL file on the same disk: the audit's floor. */
+function rawCommits(dir: string) {
+  mkdirSync(dir, { recursive: true });
+  const db = new Database(join(dir, 'baseline-commits.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, at TEXT NOT NULL, payload TEXT NOT NULL)');
+  const insert = db.prepare('INSERT INTO rows (at, payload) VALUES (?, ?)');
+  const row = 'x'.repeat(300);
+  return {
+    commit(): void {
+      insert.run(new Date().toISOString(), row);
+    },
+    close: () => db.close(),
+  };
+}
+
+async function bridgeSide(url: string, dir: string) {
+  mkdirSync(join(dir, 'devices'), { recursive: true });
+  writeFileSync(
+    join(dir, 'devices', 'bench.yaml'),
+    [
+      'devices:',
+      '  - id: rt',
+      '    name: Bench switch',
+      '    entities:',
+      '      switch: { kind: switch, state_topic: bench/rt/dev/state, command_topic: bench/rt/dev/set }',
+      '',
+    ].join('\n'),
+  );
+  const { config } = loadConfig({
+    cwd: dir,
+    env: {},
+    flags: { 'mqtt.url': url, 'mqtt.protocolVersion': '4', 'devices.paths': [join(dir, 'devices')], demo: false, 'database.path': join(dir, 'hearth.db'), 'tools.shape': 'per-entity' },
+  });
+  const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
+  hearth.policy.add({ subject: PRINCIPAL.id, targetType: 'entity', target: 'rt.switch', action: 'actuate', effect: 'allow', note: 'bench' });
+  const tool = hearth.tools.all().find((t) => t.capability === 'actuator')!.name;
+  // Where a call's time goes: time the policy decision and the two audit commits in place.
+  const stages: Record<string, number[]> = { 'policy.decide()': [], 'audit.begin() (durable commit)': [], 'audit.finish() (durable commit)': [] };
+  const timeStage = (obj: object, method: string, label: string) => {
+    const target = obj as Record<string, (...a: unknown[]) => unknown>;
+    const fn = target[method]!.bind(obj);
+    target[method] = (...a: unknown[]) => {
+      const s0 = nowNs();
+      try {
+        return fn(...a);
+      } finally {
+        stages[label]!.push(Number(nowNs() - s0) / 1e6);
+      }
+    };
+  };
+  timeStage(hearth.policy, 'decide', 'policy.decide()');
+  timeStage(hearth.audit, 'begin', 'audit.begin() (durable commit)');
+  timeStage(hearth.audit, 'finish', 'audit.finish() (durable commit)');
+  let n = 0;
+  let errors = 0;
+  return {
+    hearth,
+    tool,
+    stages,
+    get errors() {
+      return errors;
+    },
+    /** One call, in ms, and the bridge's own publish -> echo time (from the result). */
+    async once(): Promise<[number, number]> {
+      const action = n++ % 2 ? 'turn_off' : 'turn_on';
+      const a = nowNs();
+      const res = await hearth.tools.call(tool, { action }, PRINCIPAL);
+      const ms = Number(nowNs() - a) / 1e6;
+      if (!res.text?.startsWith('confirmed')) {
+        errors++;
+        if (errors <= 3) console.log(`    ! bridge call not confirmed: ${res.text}`);
+      }
+      return [ms, Number(res.details?.latencyMs ?? NaN)];
+    },
+  };
+}
+
+async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> {
+  const broker: BenchBroker | undefined = await startBroker(kind);
+  if (!broker) {
+    console.log(`  ${kind}: not installed, skipped\n`);
+    return undefined;
+  }
+  console.log(`  broker: ${broker.label}`);
+  const echo = nodeHelper(ECHO_CODE, { URL: broker.url });
+  const dir = join(tmp.path, kind);
+  try {
+    await echo.line(/^ready$/, 15_000);
+    const raw = await rawSide(broker.url);
+    const bridge = await bridgeSide(broker.url, dir);
+    const commits = rawCommits(dir);
+    const calls = kind === 'mosquitto-nagle' ? NAGLE_CALLS : CALLS;
+    const warmup = kind === 'mosquitto-nagle' ? Math.min(WARMUP, 10) : WARMUP;
+    try {
+      // Warm-up: JIT, SQLite page cache, sockets.
+      for (let i = 0; i < warmup; i++) {
+        await raw.once();
+        await raw.once(commits.commit);
+        await bridge.once();
+      }
+      const rawMs: number[] = [];
+      const commitMs: number[] = [];
+      const bridgeMs: number[] = [];
+      const echoMs: number[] = [];
+      const pg = progress(`${kind}: raw, raw+commits and bridge batches`, calls * 3);
+      for (let done = 0; done < calls; done += BATCH) {
+        const k = Math.min(BATCH, calls - done);
+        for (let i = 0; i < k; i++) rawMs.push(await raw.once());
+        for (let i = 0; i < k; i++) commitMs.push(await raw.once(commits.commit));
+        for (let i = 0; i < k; i++) {
+          const [ms, inner] = await bridge.once();
+          bridgeMs.push(ms);
+          echoMs.push(inner);
+        }
+        pg.tick((done + k) * 3);
+      }
+      pg.end();
+      const stageP50 = Object.fromEntries(Object.entries(bridge.stages).map(([k, v]) => [k, summarize(v.slice(-calls)).p50]));
+      // Reference: the same calls with the audit connection at synchronous=NORMAL (no fsync per commit: not durable).
+      bridge.hearth.db.pragma('synchronous = NORMAL');
+      const normalMs: number[] = [];
+      for (let i = 0; i < Math.max(50, Math.round(calls / 2)); i++) normalMs.push((await bridge.once())[0]);
+      bridge.hearth.db.pragma('synchronous = FULL');
+
+      const r: BrokerResult = {
+        broker: kind,
+        label: broker.label,
+        raw: summarize(rawMs),
+        commits: summarize(commitMs),
+        bridge: summarize(bridgeMs),
+        bridgeEcho: summarize(echoMs.filter(Number.isFinite)),
+        bridgeNormal: summarize(normalMs),
+        stalls: {
+          raw: rawMs.filter((x) => x > STALL_MS).length,
+          bridge: bridgeMs.filter((x) => x > STALL_MS).length,
+          bridgeNormal: normalMs.filter((x) => x > STALL_MS).length,
+        },
+        ratioP50: 0,
+        ratioP99: 0,
+        ratioP50VsParts: 0,
+        stagesP50: stageP50,
+        errors: bridge.errors,
+      };
+      r.ratioP50 = r.bridge.p50 / r.raw.p50;
+      r.ratioP99 = r.bridge.p99 / r.raw.p99;
+      r.ratioP50VsParts = r.bridge.p50 / r.commits.p50;
+      const parts = r.commits.p50;
+      const row = (name: string, s: Summary, stalls: number | string, vs = true) => [
+        name,
+        s.count.toLocaleString('en-US'),
+        fmt(s.p50, 3),
+        fmt(s.p90, 3),
+        fmt(s.p99, 3),
+        fmt(s.max, 2),
+        String(stalls),
+        vs ? ratio(s.p50, r.raw.p50) : '',
+        vs ? ratio(s.p99, r.raw.p99) : '',
+        vs ? ratio(s.p50, parts) : '',
+        vs ? ratio(s.p99, r.commits.p99) : '',
+      ];
+      console.log('');
+      table(
+        ['round trip (ms)', 'calls', 'p50', 'p90', 'p99', 'max', `>${STALL_MS} ms`, 'p50 vs raw', 'p99 vs raw', 'p50 vs raw+commits', 'p99 vs raw+commits'],
+        [
+          row('baseline: raw mqtt.js publish -> echo', r.raw, r.stalls.raw, false),
+          row('baseline: commit, publish -> echo, commit', r.commits, commitMs.filter((x) => x > STALL_MS).length, false),
+          row('bridge: tools.call -> confirmed', r.bridge, r.stalls.bridge),
+          row('  of which publish -> echo in the bridge', r.bridgeEcho, ''),
+          row('bridge, audit at synchronous=NORMAL*', r.bridgeNormal, r.stalls.bridgeNormal),
+        ],
+      );
+      console.log('  * not durable: for reference only, to show how much of a call is the two audit fsyncs');
+      console.log(`  raw+commits = a durable INSERT (better-sqlite3, synchronous=FULL, same disk), the raw round trip, a second INSERT: what a durable bridge cannot avoid`);
+      const known = Object.values(stageP50).reduce((a, b) => a + b, 0) + r.bridgeEcho.p50;
+      console.log(
+        `  where a bridge call goes (p50 ms): ${Object.entries(stageP50).map(([k, v]) => `${k} ${fmt(v, 3)}`).join(', ')}, ` +
+          `publish -> echo ${fmt(r.bridgeEcho.p50, 3)}, the rest (validation, queue, state text, event loop) ~${fmt(Math.max(0, r.bridge.p50 - known), 3)}`,
+      );
+      const met50 = r.ratioP50 <= TARGET_RATIO_P50;
+      const met99 = r.bridge.p99 < TARGET_P99_MS;
+      console.log(
+        `  targets: bridge/raw p50 <= ${TARGET_RATIO_P50}x -> ${met50 ? 'MET' : 'NOT MET'} (${ratio(r.bridge.p50, r.raw.p50)}); ` +
+          `bridge p99 < ${TARGET_P99_MS} ms -> ${met99 ? 'MET' : 'NOT MET'} (${fmt(r.bridge.p99, 3)} ms)${r.errors ? `; ${r.errors} calls not confirmed` : ''}\n`,
+      );
+      return r;
+    } finally {
+      await raw.close().catch(() => undefined);
+      await bridge.hearth.close().catch(() => undefined);
+      commits.close();
+    }
+  } finally {
+    await echo.stop();
+    await broker.stop();
+  }
+}
+
+try {
+  const results: BrokerResult[] = [];
+  for (const kind of ['aedes', 'mosquitto', 'mosquitto-nagle'] as const) {
+    const r = await benchBroker(kind);
+    if (r) results.push(r);
+  }
+  const main = results[0]!;
+  const targets = results.map((r) => ({
+    broker: r.broker,
+    ratioP50: Math.round(r.ratioP50 * 100) / 100,
+    ratioP50VsRawPlusCommits: Math.round(r.ratioP50VsParts * 100) / 100,
+    ratioP50Met: r.ratioP50 <= TARGET_RATIO_P50,
+    bridgeP99Ms: Math.round(r.bridge.p99 * 1000) / 1000,
+    bridgeP99Met: r.bridge.p99 < TARGET_P99_MS,
+  }));
+  const file = writeResults('roundtrip', {
+    bench: 'roundtrip',
+    startedAt,
+    seconds: Math.round(secondsSince(t0) * 10) / 10,
+    machine: machine(),
+    config: { calls: CALLS, warmup: WARMUP, nagleCalls: NAGLE_CALLS, batch: BATCH, stallMs: STALL_MS },
+    note: 'Latency summaries in milliseconds. raw = mqtt.js publish (QoS 1) to the command topic until both the PUBACK and the echo arrived; commits = the raw round trip between two autocommit INSERTs at synchronous=FULL (WAL) on the same disk; bridge = hearth.tools.call until the confirmed result (policy, durable audit begin + finish, publish QoS 1, echo through the state cache). The echo client and the broker run in their own processes.',
+    results,
+    targets,
+  });
+  console.log('summary (bridge / raw):');
+  table(
+    ['broker', 'raw p50', 'raw+commits p50', 'bridge p50', 'vs raw', 'vs raw+commits', 'raw p99', 'raw+commits p99', 'bridge p99', 'vs raw', 'NORMAL p50'],
+    results.map((r) => [
+      r.broker,
+      fmt(r.raw.p50, 3),
+      fmt(r.commits.p50, 3),
+      fmt(r.bridge.p50, 3),
+      ratio(r.bridge.p50, r.raw.p50),
+      ratio(r.ratioP50VsParts, 1),
+      fmt(r.raw.p99, 3),
+      fmt(r.commits.p99, 3),
+      fmt(r.bridge.p99, 3),
+      ratio(r.bridge.p99, r.raw.p99),
+      fmt(r.bridgeNormal.p50, 3),
+    ]),
+  );
+  console.log(`\ntargets (${main.broker}): p50 ratio <= ${TARGET_RATIO_P50}x: ${targets[0]!.ratioP50Met ? 'MET' : 'NOT MET'}; bridge p99 < ${TARGET_P99_MS} ms: ${targets[0]!.bridgeP99Met ? 'MET' : 'NOT MET'}`);
+  console.log(`results: ${file} (${secondsSince(t0).toFixed(1)} s)`);
+} finally {
+  tmp.cleanup();
+}
