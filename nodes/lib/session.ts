@@ -7,6 +7,8 @@ import type { SessionManager } from '../../dist/agent/sessions.js';
 import type { Hearth } from '../../dist/hearth.js';
 import type { Principal } from '../../dist/tools/types.js';
 import type { BridgeController } from './bridge.js';
+import { TurnSummary, type ToolCallSummary } from '../../dist/agent/turn-summary.js';
+export { TurnSummary, type ToolCallSummary };
 
 export type AskMode = 'confirm' | 'always' | 'never';
 
@@ -38,15 +40,6 @@ export interface PromptRequest {
   topic?: unknown;
 }
 
-export interface ToolCallSummary {
-  id: string;
-  name: string;
-  args: Record<string, unknown> | null;
-  result?: string;
-  isError?: boolean;
-  auditId?: number;
-  approvalId?: string;
-}
 
 export interface TurnOutcome {
   text: string;
@@ -89,55 +82,6 @@ export class SessionError extends Error {
   ) {
     super(message);
     this.name = 'SessionError';
-  }
-}
-
-/** What a turn did, gathered from its events. */
-export class TurnSummary {
-  readonly toolCalls: ToolCallSummary[] = [];
-  readonly auditIds: number[] = [];
-  readonly approvalIds: string[] = [];
-  private lastStepText = '';
-  private allText = '';
-
-  add(event: AgentEvent): void {
-    switch (event.type) {
-      case 'step':
-        // The answer is what the model said in its last round.
-        this.lastStepText = '';
-        break;
-      case 'token':
-        this.lastStepText += event.text;
-        this.allText += event.text;
-        break;
-      case 'tool_call':
-        this.toolCalls.push({ id: event.id, name: event.name.replace(/^host__/, ''), args: event.args });
-        break;
-      case 'tool_result': {
-        const call = this.toolCalls.find((c) => c.id === event.id);
-        if (call) Object.assign(call, { result: event.content, isError: event.is_error });
-        break;
-      }
-      case 'tool_details': {
-        const call = this.toolCalls.find((c) => c.id === event.id);
-        const { auditId, approvalId } = event.details as { auditId?: unknown; approvalId?: unknown };
-        if (typeof auditId === 'number') {
-          if (!this.auditIds.includes(auditId)) this.auditIds.push(auditId);
-          if (call) call.auditId = auditId;
-        }
-        if (typeof approvalId === 'string') {
-          if (!this.approvalIds.includes(approvalId)) this.approvalIds.push(approvalId);
-          if (call) call.approvalId = approvalId;
-        }
-        break;
-      }
-      default:
-        break;
-    }
-  }
-
-  get text(): string {
-    return (this.lastStepText || this.allText).trim();
   }
 }
 

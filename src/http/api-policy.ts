@@ -14,37 +14,9 @@ import { isOwner, type ApiContext, type Route } from './route.js';
 
 const PRINCIPAL_RE = /^[^\s*?|]{1,200}$/;
 
-/** The request the pipeline would put to the policy for this call (as ToolSet.preview builds it). */
+/** The request the pipeline would put to the policy for this call. */
 export function policyRequest(hearth: Hearth, toolName: string, args: Record<string, unknown>, principal: Principal, at?: Date): PolicyRequest | undefined {
-  const tool = hearth.tools.get(toolName);
-  if (!tool) return undefined;
-  const registry = hearth.bridge.registry;
-  const entityId = tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : String(args.entity ?? args.camera ?? '');
-  const entity = registry.entity(entityId);
-  const action =
-    tool.capability === 'read'
-      ? 'read'
-      : typeof args.action === 'string'
-        ? args.action
-        : entity?.kind === 'number'
-          ? 'set_value'
-          : entity?.kind === 'select'
-            ? 'select_option'
-            : entity?.kind === 'button'
-              ? 'press'
-              : 'actuate';
-  return {
-    principal,
-    tool: tool.name,
-    capability: tool.capability,
-    action,
-    entityId: entity?.id,
-    area: entity?.area,
-    kind: entity?.kind,
-    deviceClass: entity?.deviceClass,
-    args,
-    ...(at ? { at } : {}),
-  };
+  return hearth.tools.policyRequest(toolName, args, principal, at);
 }
 
 export function policyRoutes({ hearth }: ApiContext): Route[] {

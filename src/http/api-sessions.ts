@@ -8,6 +8,7 @@ import type { Principal } from '../tools/types.js';
 import { oneOf, onlyFields, optionalBoolean, optionalString, requiredString } from './body.js';
 import { badField, forbidden, HttpError, notFound } from './errors.js';
 import { Reply, type ApiContext, type ApiRequest, type Route } from './route.js';
+import { TurnSummary } from '../agent/turn-summary.js';
 
 const SESSION_ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 const MAX_PROMPT = 32_000;
@@ -17,63 +18,6 @@ interface SessionInfo {
   permissions: Permissions;
   ephemeral: boolean;
   createdAt: string;
-}
-
-export interface ToolCallSummary {
-  id: string;
-  name: string;
-  args: Record<string, unknown> | null;
-  result?: string;
-  isError?: boolean;
-  auditId?: number;
-}
-
-/** What a turn did, gathered from its events. */
-class TurnSummary {
-  readonly toolCalls: ToolCallSummary[] = [];
-  readonly auditIds: number[] = [];
-  readonly events: AgentEvent[] = [];
-  private lastStepText = '';
-  private allText = '';
-
-  add(event: AgentEvent): void {
-    this.events.push(event);
-    switch (event.type) {
-      case 'step':
-        // The answer is what the model said in its last round.
-        this.lastStepText = '';
-        break;
-      case 'token':
-        this.lastStepText += event.text;
-        this.allText += event.text;
-        break;
-      case 'tool_call':
-        this.toolCalls.push({ id: event.id, name: event.name, args: event.args });
-        break;
-      case 'tool_result': {
-        const call = this.toolCalls.find((c) => c.id === event.id);
-        if (call) Object.assign(call, { result: event.content, isError: event.is_error });
-        break;
-      }
-      case 'tool_details': {
-        const id = event.details.auditId;
-        if (typeof id === 'number') {
-          if (!this.auditIds.includes(id)) this.auditIds.push(id);
-          const call = this.toolCalls.find((c) => c.id === event.id);
-          if (call) call.auditId = id;
-        }
-        break;
-      }
-    }
-  }
-
-  get text(): string {
-    return this.lastStepText || this.allText;
-  }
-
-  result(r: TurnResult) {
-    return { stopReason: r.stopReason, ...(r.error !== undefined ? { error: r.error } : {}), toolCalls: this.toolCalls, auditIds: this.auditIds };
-  }
 }
 
 export class SessionsApi {
@@ -203,7 +147,7 @@ export class SessionsApi {
     res.on('close', () => {
       if (!res.writableFinished) turn.interrupt();
     });
-    const summary = new TurnSummary();
+    const summary = new TurnSummary(withEvents);
 
     if (asJson) {
       for await (const event of turn) summary.add(event);

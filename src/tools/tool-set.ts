@@ -2,7 +2,7 @@
 // announced so sessions can take the new set between turns (the kit's setTools).
 import { EventEmitter } from 'node:events';
 import type { DeviceRegistry } from '../devices/registry.js';
-import type { PolicyDecision, PolicyEngine } from '../policy/types.js';
+import type { PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { generateTools, toolSpecs, type GenerateOptions, type ToolShape } from './generator.js';
 import { ExternalTools } from './external-tools.js';
 import { newCall, type Pipeline } from './pipeline.js';
@@ -83,23 +83,20 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
    * rule applies. Unknown tools and bad arguments preview as undefined.
    */
   preview(name: string, args: Record<string, unknown>, principal: Principal): PolicyDecision | undefined {
+    const request = this.policyRequest(name, args, principal);
+    return request && this.policy.preview ? this.policy.preview(request) : undefined;
+  }
+
+  /** The request the pipeline would put to the policy for this call. */
+  policyRequest(name: string, args: Record<string, unknown>, principal: Principal, at?: Date): PolicyRequest | undefined {
     const tool = this.get(name);
     if (!tool) return undefined;
     const entityId = tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : String(args.entity ?? args.camera ?? '');
     const entity = this.registry.entity(entityId);
+    const IMPLIED: Record<string, string> = { number: 'set_value', select: 'select_option', button: 'press' };
     const action =
-      tool.capability === 'read'
-        ? 'read'
-        : typeof args.action === 'string'
-          ? args.action
-          : entity?.kind === 'number'
-            ? 'set_value'
-            : entity?.kind === 'select'
-              ? 'select_option'
-              : entity?.kind === 'button'
-                ? 'press'
-                : 'actuate';
-    const request = {
+      tool.capability === 'read' ? 'read' : typeof args.action === 'string' ? args.action : (IMPLIED[entity?.kind ?? ''] ?? 'actuate');
+    return {
       principal,
       tool: tool.name,
       capability: tool.capability,
@@ -109,8 +106,8 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
       kind: entity?.kind,
       deviceClass: entity?.deviceClass,
       args,
+      ...(at ? { at } : {}),
     };
-    return this.policy.preview ? this.policy.preview(request) : undefined;
   }
 
   /** Run one call through the pipeline (CLI, HTTP, Node-RED device node). */

@@ -215,7 +215,7 @@ describe('HTTP API', () => {
     const final = events[events.length - 1].data;
     assert.equal(final.stopReason, 'completed');
     assert.equal(final.auditIds.length, 1);
-    assert.equal(final.toolCalls[0].name, 'host__living_room_lamp');
+    assert.equal(final.toolCalls[0].name, 'living_room_lamp'); // the summary names tools as hearth tools lists them
     assert.equal(final.toolCalls[0].auditId, final.auditIds[0]);
     assert.ok(types.includes('token') && types.includes('done'));
     assert.equal(lamp(), 'on');
