@@ -9,7 +9,7 @@ import { normalizeResult } from '../../src/tools/tool-set.js';
 import type { Principal, ToolResultObject } from '../../src/tools/types.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { OWNER, startHome, type TestHome } from '../helpers/home.js';
-import { sleep } from '../helpers/wait.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 describe('duplicate request ids', () => {
   let broker: TestBroker;
@@ -23,7 +23,8 @@ describe('duplicate request ids', () => {
 
   before(async () => {
     broker = await startAedes();
-    home = await startHome(broker, { travelMs: 50 });
+    // The garage takes a while (0 -> 30 % in about 180 ms), so copies can arrive while it moves.
+    home = await startHome(broker, { travelMs: 600 });
   });
   after(async () => {
     await home?.close();
@@ -77,7 +78,7 @@ describe('duplicate request ids', () => {
     const held = await home.hearth.tools.call('garage_door', { action: 'set_position', position: 30 }, OWNER);
     home.hearth.approvals.grant((held.details as { approvalId: string }).approvalId, 'cli:test-person');
     const first = send('garage_door', { action: 'set_position', position: 30 }, 'dup-slow-1');
-    await sleep(20);
+    await waitFor('the first call is waiting for its echo', () => rowsFor('dup-slow-1')[0]?.outcome === 'pending');
     const copies = await Promise.all([1, 2, 3].map(() => send('garage_door', { action: 'set_position', position: 30 }, 'dup-slow-1')));
     for (const c of copies) assert.match(c.text!, /^still running: request dup-slow-1 was already handled/);
     assert.match((await first).text!, /^confirmed: /);
