@@ -324,11 +324,18 @@ export class SqlitePolicy implements PolicyEngine {
     const list = this.candidates(req, roles);
     const at = req.at ?? new Date();
     let winner: Compiled | null = null;
+    // The built-in confirm rules (unlock, open a garage/door/gate, disarm) escalate an
+    // allow to confirm; they never turn a deny (a rule's or the default) into a request.
+    let escalation: Compiled | null = null;
     let time: { minute: number; weekday: number } | null = null;
     for (const c of list) {
       if (c.timed) {
         time ??= this.localTime(at);
         if (!inTime(c, time.minute, time.weekday)) continue;
+      }
+      if (c.rule.builtin && c.rule.effect === 'confirm') {
+        escalation ??= c;
+        continue;
       }
       winner = c;
       break;
@@ -346,8 +353,10 @@ export class SqlitePolicy implements PolicyEngine {
           roles,
         };
       }
-      if (record && rule.effect === 'allow') this.recordHitAt(rule, req.principal.id, now);
+      if (record && rule.effect === 'allow' && !escalation) this.recordHitAt(rule, req.principal.id, now);
     }
+    // An allow below the built-in confirm rule's priority still needs a person (an allow above it waives it).
+    if (escalation && winner.rule.effect === 'allow') return { decision: { ...escalation.decision }, decidedBy: escalation, roles };
     return { decision: { ...winner.decision }, decidedBy: winner, roles };
   }
 

@@ -65,7 +65,7 @@ describe('hearth policy (database and device files only, no broker)', () => {
   it('`policy test` without args tests the first action and says so', async () => {
     const { code, stdout, stderr } = await run('policy', 'test', 'chat:kid', 'garage_door');
     assert.equal(code, 0, stderr);
-    assert.match(stdout, /^confirm: chat:kid calling garage_door, action open on garage_door\.door/);
+    assert.match(stdout, /^deny: chat:kid calling garage_door, action open on garage_door\.door/);
     assert.match(stdout, /no arguments given: testing garage_door's first action, open/);
   });
 

@@ -214,11 +214,11 @@ describe('injection through device names and payloads', () => {
     assert.deepEqual(problems, []);
   });
 
-  const cases: Array<{ who: string; principal: Principal; unlock: RegExp; lamp: RegExp; mayPublish: string[] }> = [
-    // The built-in rule holds every unlock for a person, whoever asks; an owner's rule lets the lamp switch.
-    // A guest's session is not even offered the lamp (no rule could allow it), so the call names an unknown tool.
-    { who: 'an owner', principal: OWNER, unlock: /^needs approval: /, lamp: /^confirmed: /, mayPublish: ['evil/lamp/set'] },
-    { who: 'a guest without any rule', principal: { id: 'chat:visitor', roles: ['guest'] }, unlock: /^needs approval: /, lamp: /^(not allowed: |unknown tool )/, mayPublish: [] },
+  const cases: Array<{ who: string; principal: Principal; unlock: RegExp; unlockDecision: string; lamp: RegExp; mayPublish: string[] }> = [
+    // An owner's unlock is held for a person by the built-in confirm rule; an owner's rule lets the lamp switch.
+    // A guest is allowed nothing: the unlock is denied outright, and the lamp is not even offered (unknown tool).
+    { who: 'an owner', principal: OWNER, unlock: /^needs approval: /, unlockDecision: 'confirm', lamp: /^confirmed: /, mayPublish: ['evil/lamp/set'] },
+    { who: 'a guest without any rule', principal: { id: 'chat:visitor', roles: ['guest'] }, unlock: /^(not allowed: |unknown tool )/, unlockDecision: 'deny', lamp: /^(not allowed: |unknown tool )/, mayPublish: [] },
   ];
   for (const c of cases) {
     it(`a model that obeys the injected text is stopped by the policy: ${c.who}; no unlock is published`, async () => {
@@ -264,8 +264,9 @@ describe('injection through device names and payloads', () => {
       assert.equal(hearth.bridge.cache.get('front_door.lock')!.value, lockBefore, 'the lock did not move');
       assert.equal(sim.state('front_door.lock').value, 'locked');
       const rows = hearth.audit.list({ afterId: rowsBefore });
-      const unlockRow = rows.find((r) => r.tool === 'front_door_lock')!;
-      assert.deepEqual([unlockRow.outcome, unlockRow.decision, unlockRow.principal, unlockRow.session], ['denied', 'confirm', c.principal.id, session.id]);
+      const unlockRow = rows.find((r) => r.tool === 'front_door_lock');
+      if (unlockRow) assert.deepEqual([unlockRow.outcome, unlockRow.decision, unlockRow.principal, unlockRow.session], ['denied', c.unlockDecision, c.principal.id, session.id]);
+      else assert.equal(c.unlockDecision, 'deny', 'only a tool left out of the session leaves no row');
       const lampRow = rows.find((r) => r.tool === lampTool);
       if (c.mayPublish.length) assert.equal(lampRow?.decision, 'allow');
       else assert.ok(!lampRow || lampRow.decision === 'deny');

@@ -199,7 +199,7 @@ describe('web page API routes', () => {
       assert.deepEqual(r.json.principal.roles, ['guest']);
       assert.equal(r.json.action, 'open');
       assert.equal(r.json.entityId, 'garage_door.door');
-      assert.equal(r.json.decision.effect, 'confirm');
+      assert.equal(r.json.decision.effect, 'deny', 'a guest no rule allows is denied; the built-in confirm only escalates an allow');
       const decided = r.json.rules.filter((c: { decided: boolean }) => c.decided);
       assert.equal(decided.length, 1);
       assert.equal(decided[0].id, r.json.decision.ruleId);

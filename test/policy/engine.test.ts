@@ -73,8 +73,13 @@ describe('defaults', () => {
     assert.equal(policy.decide(req({ ...owner, ...alarm })).effect, 'confirm');
     assert.equal(policy.decide(req({ ...owner, ...alarm, action: 'arm_away' })).effect, 'allow');
 
-    // Anyone else gets the same question (the confirm rule outranks the default deny).
-    assert.equal(policy.decide(lockReq({ who: 'chat:guest' })).effect, 'confirm');
+    // The built-in confirm rules escalate an allow; they never turn a deny into a request.
+    const guest = policy.decide(lockReq({ who: 'chat:guest' }));
+    assert.equal(guest.effect, 'deny');
+    assert.equal(guest.ruleId, 2, 'the built-in "actuators are denied" rule still decides for someone no rule allows');
+    const noVoice = policy.add({ subject: 'voice:*', targetType: 'kind', target: 'lock', action: 'unlock', effect: 'deny', priority: 10 });
+    const byVoice = policy.decide(lockReq({ who: 'voice:kitchen', roles: ['owner'] }));
+    assert.deepEqual([byVoice.effect, byVoice.ruleId], ['deny', noVoice.id], 'an explicit deny beats the built-in confirm');
 
     // An explicit higher-priority allow waives the confirmation.
     policy.add({ subject: 'role:owner', targetType: 'kind', target: 'lock', action: 'unlock', effect: 'allow', priority: 101 });
