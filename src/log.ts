@@ -20,7 +20,7 @@ export function createLogger(options: LogOptions = {}): Logger {
   if (usePretty) {
     return pino(
       { level, base: undefined },
-      pretty({ destination: 2, sync: true, colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' }),
+      pretty({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' }),
     );
   }
   return pino({ level, base: { name: 'hearth' } }, pino.destination({ dest: 2, sync: true }));
