@@ -3,10 +3,9 @@
 // private temp dir: a throwaway CA, server and client certificates made with
 // openssl, a password file made with mosquitto_passwd, and the config.
 //
-// Ideas copied from brokers.ts (which stays the single-listener helper): run in
-// the foreground, `user root` when we are root (otherwise mosquitto drops to the
-// `mosquitto` user and cannot read our 0700 temp dir), wait for the "running"
-// log line plus a TCP accept on every port, kill the child on exit/signals.
+// Started like brokers.ts's single-listener one (mosquitto-process.ts), with
+// `user root` when we are root (otherwise mosquitto drops to the `mosquitto`
+// user and cannot read our 0700 temp dir).
 //
 // mosquitto 2.0.x quirks handled here:
 // - `allow_anonymous` / `password_file` are global unless `per_listener_settings
@@ -17,18 +16,15 @@
 // - A WebSockets-only config does not start at all; here there is always a
 //   plain listener too.
 
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { freePort } from './brokers.js';
+import { findBin, HOST, launchMosquitto, MosquittoExited, terminate, trackTempDir, tryConnect } from './mosquitto-process.js';
 
-const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 8_000;
-const STOP_GRACE_MS = 3_000;
-const MAX_LOG_CHARS = 64 * 1024;
 
 export interface Pki {
   ca: string;
@@ -51,25 +47,10 @@ export interface MultiListenerMosquitto {
   stop(): Promise<void>;
 }
 
-function findBin(name: string): string {
-  const dirs = [
-    ...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean),
-    '/usr/sbin',
-    '/usr/local/sbin',
-    '/usr/bin',
-    '/opt/homebrew/sbin',
-    '/opt/homebrew/bin',
-  ];
-  for (const d of dirs) {
-    const file = path.join(d, name);
-    try {
-      accessSync(file, fsConstants.X_OK);
-      return file;
-    } catch {
-      // next
-    }
-  }
-  throw new Error(`${name} not found (apt-get install -y mosquitto mosquitto-clients openssl)`);
+function requireBin(name: string): string {
+  const file = findBin(name);
+  if (!file) throw new Error(`${name} not found: install it (apt-get install -y ${name === 'openssl' ? 'openssl' : 'mosquitto'})`);
+  return file;
 }
 
 function run(bin: string, args: string[], cwd: string): void {
@@ -83,7 +64,7 @@ function run(bin: string, args: string[], cwd: string): void {
 
 /** A throwaway CA, a server cert for IP 127.0.0.1 and a client cert, all P-256, valid one day. */
 export function makePki(dir: string): Pki {
-  const openssl = findBin('openssl');
+  const openssl = requireBin('openssl');
   const p = (f: string) => path.join(dir, f);
   const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   run(
@@ -132,71 +113,6 @@ function loopbackInterface(): string | undefined {
   return undefined;
 }
 
-/** One TCP connect attempt; resolves true if something accepted it. */
-function tryConnect(port: number, timeoutMs = 250): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect({ host: HOST, port });
-    const done = (ok: boolean): void => {
-      sock.removeAllListeners();
-      sock.on('error', () => {});
-      sock.destroy();
-      resolve(ok);
-    };
-    sock.setTimeout(timeoutMs, () => done(false));
-    sock.once('connect', () => done(true));
-    sock.once('error', () => done(false));
-  });
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-const live = new Set<ChildProcess>();
-const liveDirs = new Set<string>();
-let hooked = false;
-
-function killAllSync(): void {
-  for (const child of live) {
-    try {
-      child.kill('SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-  live.clear();
-  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
-  liveDirs.clear();
-}
-
-function installExitHooks(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('exit', killAllSync);
-  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-    process.once(sig, () => {
-      killAllSync();
-      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
-    });
-  }
-}
-
-async function terminate(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), STOP_GRACE_MS);
-  });
-  try {
-    if ((await Promise.race([exited, timedOut])) === 'timeout') {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 async function distinctFreePorts(n: number): Promise<number[]> {
   const ports = new Set<number>();
   while (ports.size < n) ports.add(await freePort());
@@ -213,21 +129,15 @@ async function distinctFreePorts(n: number): Promise<number[]> {
 export async function startMultiListenerMosquitto(
   opts: { username?: string; password?: string } = {},
 ): Promise<MultiListenerMosquitto> {
-  const mosquitto = findBin('mosquitto');
-  const mosquittoPasswd = findBin('mosquitto_passwd');
+  const mosquitto = requireBin('mosquitto');
+  const mosquittoPasswd = requireBin('mosquitto_passwd');
   const username = opts.username ?? 'hearth';
   const password = opts.password ?? 'Tr0ub4dor-s3cret';
 
-  installExitHooks();
   const dir = mkdtempSync(path.join(tmpdir(), 'hearth-mosquitto-tls-'));
-  liveDirs.add(dir);
-  const cleanupDir = (): void => {
-    rmSync(dir, { recursive: true, force: true });
-    liveDirs.delete(dir);
-  };
+  const cleanupDir = trackTempDir(dir);
 
   let child: ChildProcess | undefined;
-  let log = '';
   try {
     const pki = makePki(dir);
     const passwdFile = path.join(dir, 'passwd');
@@ -276,45 +186,16 @@ export async function startMultiListenerMosquitto(
         continue;
       }
 
-      log = '';
-      const proc = spawn(mosquitto, ['-c', confFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let running;
+      try {
+        running = await launchMosquitto(mosquitto, confFile, Object.values(ports), START_TIMEOUT_MS);
+      } catch (err) {
+        // A port grabbed between choosing and binding it: try again with fresh ports.
+        if (err instanceof MosquittoExited && attempt < 3) continue;
+        throw err;
+      }
+      const proc = running.proc;
       child = proc;
-      live.add(proc);
-      const append = (chunk: Buffer): void => {
-        log += chunk.toString('utf8');
-        if (log.length > MAX_LOG_CHARS) log = log.slice(-MAX_LOG_CHARS);
-      };
-      proc.stdout?.on('data', append);
-      proc.stderr?.on('data', append);
-      let spawnError: Error | undefined;
-      proc.once('error', (err) => {
-        spawnError = err;
-      });
-      proc.once('exit', () => live.delete(proc));
-      proc.unref();
-      (proc.stdout as net.Socket | null)?.unref?.();
-      (proc.stderr as net.Socket | null)?.unref?.();
-
-      const deadline = Date.now() + START_TIMEOUT_MS;
-      let up = false;
-      while (!up) {
-        if (spawnError) throw new Error(`mosquitto failed to spawn (${mosquitto}): ${spawnError.message}`);
-        if (proc.exitCode !== null || proc.signalCode !== null) break;
-        if (/mosquitto version \S+ running/.test(log)) {
-          up = (await Promise.all(Object.values(ports).map((p) => tryConnect(p)))).every(Boolean);
-          if (up) break;
-        }
-        if (Date.now() >= deadline) {
-          throw new Error(`mosquitto did not start within ${START_TIMEOUT_MS} ms:\n${log}`);
-        }
-        await sleep(50);
-      }
-      if (!up) {
-        if (attempt >= 3) {
-          throw new Error(`mosquitto exited during startup (code ${proc.exitCode}, signal ${proc.signalCode}):\n${log}`);
-        }
-        continue;
-      }
 
       let stopped = false;
       return {
@@ -329,7 +210,7 @@ export async function startMultiListenerMosquitto(
           tls: `mqtts://${HOST}:${tlsPort}`,
           mtls: `mqtts://${HOST}:${mtlsPort}`,
         },
-        log: () => log,
+        log: running.log,
         async stop(): Promise<void> {
           if (stopped) return;
           stopped = true;
