@@ -2,32 +2,17 @@
 // and reordering made through another connection, and the digest file catches
 // a cut-off tail.
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { canonicalJson, computeDigest, GENESIS_HASH, readDigest, verify, writeDigest } from '../../src/audit/chain.js';
 import { SqliteAuditLog } from '../../src/audit/store.js';
 import type { AuditEntry } from '../../src/audit/types.js';
-import { MIGRATIONS_DIR, openDatabase, type Db } from '../../src/db/database.js';
+import { openDatabase } from '../../src/db/database.js';
+import { tempDatabases } from './support.js';
 
-const root = mkdtempSync(join(tmpdir(), 'hearth-audit-chain-'));
-const open: Db[] = [];
-after(() => {
-  for (const db of open) if (db.open) db.close();
-  rmSync(root, { recursive: true, force: true });
-});
-
-function migrationsDir(): string {
-  const dir = join(root, 'migrations');
-  if (!existsSync(dir)) {
-    mkdirSync(dir);
-    writeFileSync(join(dir, '0001_policy.sql'), '-- stand-in for the policy migration\nCREATE TABLE stub_0001 (x);\n');
-    copyFileSync(join(MIGRATIONS_DIR, '0002_audit.sql'), join(dir, '0002_audit.sql'));
-  }
-  return dir;
-}
+const { root, open } = tempDatabases('hearth-audit-chain-');
 
 let rid = 0;
 function entry(i: number): AuditEntry {
@@ -51,7 +36,7 @@ let n = 0;
 function build(rows = 6, options: { digest?: boolean; pendingAt?: number } = {}) {
   const dir = join(root, `db${++n}`);
   const path = join(dir, 'hearth.db');
-  const db = openDatabase(path, { migrationsDir: migrationsDir() });
+  const db = openDatabase(path);
   open.push(db);
   const digestFile = options.digest ? join(dir, 'audit.digest.json') : undefined;
   const audit = new SqliteAuditLog(db, { digestFile });

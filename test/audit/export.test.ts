@@ -1,32 +1,16 @@
 // Export as JSON lines and CSV: awkward values round-trip, `since` filters,
 // paging yields every row once.
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { exportAudit, csvField } from '../../src/audit/export.js';
 import { AUDIT_COLUMNS, type StoredAuditRow } from '../../src/audit/row.js';
 import { SqliteAuditLog } from '../../src/audit/store.js';
 import type { AuditEntry } from '../../src/audit/types.js';
-import { MIGRATIONS_DIR, openDatabase, type Db } from '../../src/db/database.js';
+import { openDatabase } from '../../src/db/database.js';
+import { tempDatabases } from './support.js';
 
-const root = mkdtempSync(join(tmpdir(), 'hearth-audit-export-'));
-const open: Db[] = [];
-after(() => {
-  for (const db of open) if (db.open) db.close();
-  rmSync(root, { recursive: true, force: true });
-});
-
-function migrationsDir(): string {
-  const dir = join(root, 'migrations');
-  if (!existsSync(dir)) {
-    mkdirSync(dir);
-    writeFileSync(join(dir, '0001_policy.sql'), '-- stand-in for the policy migration\nCREATE TABLE stub_0001 (x);\n');
-    copyFileSync(join(MIGRATIONS_DIR, '0002_audit.sql'), join(dir, '0002_audit.sql'));
-  }
-  return dir;
-}
+const { root, open } = tempDatabases('hearth-audit-export-');
 
 /** A strict RFC 4180 parser: records of fields, quoted fields may hold commas, quotes and newlines. */
 function parseCsv(text: string): string[][] {
@@ -78,7 +62,7 @@ const NASTY = 'line one, with "quotes"\nline two,\r\n  "and" a trailing space ';
 
 let t = Date.parse('2025-06-01T08:00:00.000Z');
 function setup() {
-  const db = openDatabase(join(root, `db-${t}`, 'hearth.db'), { migrationsDir: migrationsDir() });
+  const db = openDatabase(join(root, `db-${t}`, 'hearth.db'));
   open.push(db);
   const audit = new SqliteAuditLog(db, { now: () => new Date((t += 1000)) });
   let rid = 0;

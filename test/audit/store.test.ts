@@ -1,41 +1,24 @@
 // The audit store on real SQLite files: begin/finish/record, idempotency,
 // interrupted calls, fail-closed writes, queries, group commit.
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { AuditError } from '../../src/audit/errors.js';
 import type { StoredAuditRow } from '../../src/audit/row.js';
 import { INTERRUPTED_ERROR, SqliteAuditLog } from '../../src/audit/store.js';
 import type { AuditEntry } from '../../src/audit/types.js';
-import { MIGRATIONS_DIR, openDatabase, type Db } from '../../src/db/database.js';
+import { openDatabase } from '../../src/db/database.js';
+import { tempDatabases } from './support.js';
 import { logSink } from '../helpers/log-sink.js';
 
-const root = mkdtempSync(join(tmpdir(), 'hearth-audit-store-'));
-const open: Db[] = [];
-after(() => {
-  for (const db of open) if (db.open) db.close();
-  rmSync(root, { recursive: true, force: true });
-});
-
-/** Our own migrations dir: a stand-in 0001 (the policy migration is written elsewhere) and the real 0002. */
-function migrationsDir(): string {
-  const dir = join(root, 'migrations');
-  if (!existsSync(dir)) {
-    mkdirSync(dir);
-    writeFileSync(join(dir, '0001_policy.sql'), '-- stand-in for the policy migration\nCREATE TABLE stub_0001 (x);\n');
-    copyFileSync(join(MIGRATIONS_DIR, '0002_audit.sql'), join(dir, '0002_audit.sql'));
-  }
-  return dir;
-}
+const { root, open } = tempDatabases('hearth-audit-store-');
 
 let n = 0;
 function fresh(options: { now?: () => Date; digest?: boolean } = {}) {
   const dir = join(root, `db${++n}`);
   const path = join(dir, 'hearth.db');
-  const db = openDatabase(path, { migrationsDir: migrationsDir() });
+  const db = openDatabase(path);
   open.push(db);
   const sink = logSink('debug');
   const digestFile = options.digest ? join(dir, 'audit.digest.json') : undefined;
@@ -270,7 +253,7 @@ describe('SqliteAuditLog', () => {
     audit.record(entry(), { outcome: 'confirmed', latencyMs: 1 });
     const pending = audit.begin(entry());
     db.close();
-    const db2 = openDatabase(path, { migrationsDir: migrationsDir() });
+    const db2 = openDatabase(path);
     open.push(db2);
     const audit2 = new SqliteAuditLog(db2);
     assert.equal(audit2.markInterrupted(0), 1);
@@ -381,7 +364,7 @@ describe('SqliteAuditLog', () => {
     assert.equal(sink.find(/row listener threw/).length, 1);
   });
 
-  it('opens with the real migrations directory once 0001 exists', { skip: !existsSync(join(MIGRATIONS_DIR, '0001_policy.sql')) && 'migrations/0001_policy.sql not written yet' }, () => {
+  it('opens with the real migrations directory', () => {
     const db = openDatabase(join(root, 'real', 'hearth.db'));
     open.push(db);
     const audit = new SqliteAuditLog(db);
