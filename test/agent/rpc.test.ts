@@ -12,12 +12,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RpcError } from '../../src/agent/rpc/jsonrpc.js';
 import { findJanBin, JanEngine, resultToRespond, type JanSession } from '../../src/agent/rpc/jan-engine.js';
-import { NotPendingError, TurnActiveError, type AgentEvent, type Turn, type TurnResult } from '../../src/agent/types.js';
+import { NotPendingError, TurnActiveError, type AgentEvent } from '../../src/agent/types.js';
 import type { HostTool, Principal, ToolCall } from '../../src/tools/types.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { HEARTH } from '../helpers/cli.js';
 import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer } from '../helpers/openai-server.js';
 import { waitFor } from '../helpers/wait.js';
+import { drain, of } from '../helpers/turns.js';
 
 const TESTER: Principal = { id: 'chat:rpc-tester', roles: ['owner'] };
 const PNG_1PX = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -26,28 +27,6 @@ const dir = mkdtempSync(join(tmpdir(), 'hearth-rpc-'));
 const devices = join(dir, 'devices');
 mkdirSync(devices);
 
-async function drain(turn: Turn, timeoutMs = 15_000): Promise<{ events: AgentEvent[]; result: TurnResult }> {
-  const events: AgentEvent[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`turn did not settle within ${timeoutMs} ms; events: ${events.map((e) => e.type).join(',')}`)), timeoutMs);
-  });
-  try {
-    await Promise.race([
-      (async () => {
-        for await (const e of turn) events.push(e);
-      })(),
-      timeout,
-    ]);
-    return { events, result: await Promise.race([turn.result(), timeout]) };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function of<T extends AgentEvent['type']>(events: AgentEvent[], type: T): Array<Extract<AgentEvent, { type: T }>> {
-  return events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type);
-}
 
 async function rejectsWith<T>(p: Promise<T>, check: (err: unknown) => void): Promise<void> {
   try {

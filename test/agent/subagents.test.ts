@@ -9,12 +9,15 @@ import { after, before, describe, it } from 'node:test';
 import { BuiltinEngine } from '../../src/agent/builtin-engine.js';
 import { OpenAIProvider } from '../../src/agent/providers/openai.js';
 import { SessionManager } from '../../src/agent/sessions.js';
-import type { AgentEvent, Turn, TurnResult } from '../../src/agent/types.js';
+import type { AgentEvent, Turn } from '../../src/agent/types.js';
 import type { HostTool, Principal, ToolCall } from '../../src/tools/types.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { OWNER, startHome, type TestHome } from '../helpers/home.js';
 import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer, type RecordedRequest } from '../helpers/openai-server.js';
 import { sleep, waitFor } from '../helpers/wait.js';
+import { drain, of } from '../helpers/turns.js';
+
+const drainLong = (turn: Turn, timeoutMs = 20_000) => drain(turn, timeoutMs);
 
 const PARENT_PROMPT = 'You are a test home.';
 const CHILD_PROMPT = /^You are "[^"]*", a subagent of Hearth/;
@@ -31,28 +34,6 @@ const toolNames = (r: RecordedRequest) => ((r.body.tools ?? []) as Array<{ funct
 /** The run id a dispatch_subagent result names. */
 const runIdIn = (text: string) => /run_id (run_[0-9a-f]+)/.exec(text)?.[1];
 
-async function drain(turn: Turn, timeoutMs = 20_000): Promise<{ events: AgentEvent[]; result: TurnResult }> {
-  const events: AgentEvent[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`turn did not settle within ${timeoutMs} ms; events: ${events.map((e) => e.type).join(',')}`)), timeoutMs);
-  });
-  try {
-    await Promise.race([
-      (async () => {
-        for await (const e of turn) events.push(e);
-      })(),
-      timeout,
-    ]);
-    return { events, result: await Promise.race([turn.result(), timeout]) };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function of<T extends AgentEvent['type']>(events: AgentEvent[], type: T): Array<Extract<AgentEvent, { type: T }>> {
-  return events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type);
-}
 
 describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
   let broker: TestBroker;
@@ -106,7 +87,7 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
     });
     const before = server.requests.length;
     const session = await sessions.open({ principal: OWNER, permissions: 'host', ephemeral: true });
-    const { events, result } = await drain(await session.prompt('how warm and how humid is the living room?'));
+    const { events, result } = await drainLong(await session.prompt('how warm and how humid is the living room?'));
     assert.deepEqual(result, { stopReason: 'completed' });
     assert.ok(bothWaiting, 'both children asked the model before either was answered');
 
@@ -216,7 +197,7 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
     assert.ok(!session.tools.includes('host__living_room_lamp'), 'the guest has no lamp tool');
     const sent = home.commands().length;
     const before = server.requests.length;
-    const { events, result } = await drain(await session.prompt('turn on the lamp'));
+    const { events, result } = await drainLong(await session.prompt('turn on the lamp'));
     assert.equal(result.stopReason, 'completed');
     const childResults = of(events, 'subagent').map((e) => e.event).filter((e): e is Extract<AgentEvent, { type: 'tool_result' }> => e.type === 'tool_result');
     assert.match(childResults.find((r) => r.id === 'x1')!.content, /^unknown tool "host__living_room_lamp"/);
@@ -261,7 +242,7 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
     });
     const session = await engine.createSession({ tools: [slow], permissions: 'host', ephemeral: true });
     const before = server.requests.length;
-    const { events, result } = await drain(await session.prompt('scan, then stop'));
+    const { events, result } = await drainLong(await session.prompt('scan, then stop'));
     assert.deepEqual(result, { stopReason: 'completed' });
     assert.ok(runId);
     assert.equal(signal!.aborted, true, 'the handler saw its signal abort');
@@ -295,7 +276,7 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
     });
     const session = await engine.createSession({ tools: [slow], permissions: 'host', ephemeral: true });
     const turn = await session.prompt('scan');
-    const done = drain(turn);
+    const done = drainLong(turn);
     await waitFor('the child’s call', () => signal);
     turn.interrupt();
     const { events, result } = await done;
@@ -314,7 +295,7 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
     });
     for (const opts of [{ builtins: false }, { builtins: false, subagents: true }, { subagents: false }, {}]) {
       const session = await engine.createSession({ tools: [], ephemeral: true, ...opts });
-      await drain(await session.prompt('hi'));
+      await drainLong(await session.prompt('hi'));
       assert.deepEqual(session.tools, [], 'tools lists the host tools only');
     }
     assert.deepEqual(seen, [[], SUBAGENT_TOOLS, [], SUBAGENT_TOOLS]);
@@ -367,7 +348,7 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
         return textChunks(notices(body).length === 2 ? 'Both done.' : 'One done.');
       });
       const session = await small.createSession({ tools: [hold], permissions: 'host', ephemeral: true });
-      const { events, result } = await drain(await session.prompt('two jobs'));
+      const { events, result } = await drainLong(await session.prompt('two jobs'));
       assert.deepEqual(result, { stopReason: 'completed' });
       const queued = of(events, 'subagent_queued');
       assert.equal(queued.length, 1);
@@ -409,14 +390,14 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
       const session = await quick.createSession({ tools: [hold], permissions: 'host', ephemeral: true });
       const outside: AgentEvent[] = [];
       session.on('event', (e) => outside.push(e));
-      const first = await drain(await session.prompt('start a slow job'));
+      const first = await drainLong(await session.prompt('start a slow job'));
       assert.equal(first.result.stopReason, 'completed');
       assert.match(of(first.events, 'notice').at(-1)!.text, /1 subagent\(s\) still running/);
       assert.equal(of(first.events, 'subagent_end').length, 0);
       release();
       await waitFor('the child to end', () => outside.some((e) => e.type === 'subagent_end'));
       const before = server.requests.length;
-      const second = await drain(await session.prompt('anything new?'));
+      const second = await drainLong(await session.prompt('anything new?'));
       assert.equal(second.result.stopReason, 'completed');
       const sent = server.requests[before].body;
       const n = notices(sent);
