@@ -8,10 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
-import { loadConfig } from '../../src/config/load.js';
 import { Hearth } from '../../src/hearth.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER } from '../helpers/home.js';
+import { OWNER, openHearth } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
@@ -70,22 +69,7 @@ describe('Homie discovery on a real broker', () => {
     pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
     for (const [topic, payload] of [...fixture('v4-kitchen-light.json'), ...fixture('v5-boiler.json')]) await retain(topic, payload);
     fake = await FakeHomie.start(broker.url);
-    const { config } = loadConfig({
-      cwd: dir,
-      env: {},
-      flags: {
-        'mqtt.url': broker.url,
-        'mqtt.reconnectMinMs': '100',
-        'devices.paths': [],
-        demo: false,
-        'database.path': join(dir, 'hearth.db'),
-        'tools.shape': 'per-entity',
-        'discovery.homeassistant.enabled': false,
-        'discovery.zigbee2mqtt.enabled': false,
-      },
-    });
-    hearth = await Hearth.open({ config, log: logs.log, connectWaitMs: 5000 });
-    hearth.policy.add({ subject: 'role:owner', targetType: 'any', target: '*', action: 'actuate', effect: 'allow', note: 'test: owners act' });
+    hearth = await openHearth(broker.url, dir, logs.log, { 'discovery.homeassistant.enabled': false, 'discovery.zigbee2mqtt.enabled': false });
     await waitFor('both Homie devices', () => hearth.bridge.registry.device('kitchen-light') && hearth.bridge.registry.device('boiler'), 5000);
   });
 

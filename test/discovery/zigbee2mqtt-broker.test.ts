@@ -8,10 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
-import { loadConfig } from '../../src/config/load.js';
 import { Hearth } from '../../src/hearth.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER } from '../helpers/home.js';
+import { OWNER, openHearth } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -102,22 +101,7 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
     fake = await FakeZ2m.start(broker.url);
     for (const [name, s] of Object.entries(STATES)) fake.state.set(`zigbee2mqtt/${name}`, { ...s });
 
-    const { config } = loadConfig({
-      cwd: dir,
-      env: {},
-      flags: {
-        'mqtt.url': broker.url,
-        'mqtt.reconnectMinMs': '100',
-        'devices.paths': [],
-        demo: false,
-        'database.path': join(dir, 'hearth.db'),
-        'tools.shape': 'per-entity',
-        'discovery.homeassistant.enabled': false,
-        'discovery.homie.enabled': false,
-      },
-    });
-    hearth = await Hearth.open({ config, log: logs.log, connectWaitMs: 5000 });
-    hearth.policy.add({ subject: 'role:owner', targetType: 'any', target: '*', action: 'actuate', effect: 'allow', note: 'test: owners act' });
+    hearth = await openHearth(broker.url, dir, logs.log, { 'discovery.homeassistant.enabled': false, 'discovery.homie.enabled': false });
     await waitFor('the six Zigbee2MQTT devices', () => Object.values(ID).every((id) => hearth.bridge.registry.device(id)), 5000);
   });
 

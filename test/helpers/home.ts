@@ -10,6 +10,7 @@ import { DEMO_DEVICES } from '../../src/bridge.js';
 import { Hearth } from '../../src/hearth.js';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
 import type { Principal } from '../../src/tools/types.js';
+import type { Logger } from '../../src/log.js';
 import type { TestBroker } from './brokers.js';
 import { logSink } from './log-sink.js';
 import { waitFor } from './wait.js';
@@ -25,6 +26,31 @@ export interface TestHome {
   commands(): Array<{ topic: string; payload: string }>;
   logs: ReturnType<typeof logSink>;
   close(): Promise<void>;
+}
+
+type Flags = Record<string, string | string[] | boolean>;
+
+/**
+ * A Hearth on a test broker with a database in `dir`, no demo and no device
+ * files unless `flags` say otherwise; owners may act unless told not to.
+ */
+export async function openHearth(brokerUrl: string, dir: string, log: Logger, flags: Flags = {}, ownerMayAct = true): Promise<Hearth> {
+  const { config } = loadConfig({
+    cwd: dir,
+    env: {},
+    flags: {
+      'mqtt.url': brokerUrl,
+      'mqtt.reconnectMinMs': '100',
+      'devices.paths': [],
+      demo: false,
+      'database.path': join(dir, 'hearth.db'),
+      'tools.shape': 'per-entity',
+      ...flags,
+    },
+  });
+  const hearth = await Hearth.open({ config, log, connectWaitMs: 5000 });
+  if (ownerMayAct) hearth.policy.add({ subject: 'role:owner', targetType: 'any', target: '*', action: 'actuate', effect: 'allow', note: 'test: owners act' });
+  return hearth;
 }
 
 export interface HomeOptions {
@@ -44,25 +70,13 @@ export async function startHome(broker: TestBroker, options: HomeOptions = {}): 
     writeFileSync(join(devices, f), text);
   }
   const logs = logSink('debug');
-  const { config } = loadConfig({
-    cwd: dir,
-    env: {},
-    flags: {
-      'mqtt.url': broker.url,
-      'mqtt.protocolVersion': '4',
-      'mqtt.reconnectMinMs': '100',
-      'mqtt.reconnectMaxMs': '300',
-      'devices.paths': [devices],
-      demo: false,
-      'database.path': join(dir, 'hearth.db'),
-      'tools.shape': options.shape ?? 'per-entity',
-      ...options.extraSettings,
-    },
-  });
-  const hearth = await Hearth.open({ config, log: logs.log, connectWaitMs: 5000 });
-  if (options.ownerMayAct !== false) {
-    hearth.policy.add({ subject: 'role:owner', targetType: 'any', target: '*', action: 'actuate', effect: 'allow', note: 'test: owners act' });
-  }
+  const hearth = await openHearth(broker.url, dir, logs.log, {
+    'mqtt.protocolVersion': '4',
+    'mqtt.reconnectMaxMs': '300',
+    'devices.paths': [devices],
+    'tools.shape': options.shape ?? 'per-entity',
+    ...options.extraSettings,
+  }, options.ownerMayAct !== false);
   const sim = await startSimulator({ url: broker.url, devices: hearth.bridge.registry.devices(), log: logs.log.child({ part: 'sim' }) });
   await hearth.bridge.settle(5000);
   const seen: TestHome['seen'] = [];
