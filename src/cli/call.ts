@@ -38,6 +38,7 @@ export function registerCall(program: Command): void {
         }
         // Let retained state arrive first, so the result can say what changed.
         if (hearth.bridge.connection.connected) await hearth.bridge.settle(1500);
+        else process.stderr.write(`hearth: cannot reach the broker at ${hearth.bridge.connection.options.url}: is \`hearth start\` running?\n`);
         const result = await hearth.tools.call(toolName, args, principal);
         if (flags.imageOut && result.images?.[0]) {
           writeFileSync(flags.imageOut, Buffer.from(result.images[0].url.split(',')[1], 'base64'));
