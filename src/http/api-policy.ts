@@ -5,19 +5,12 @@
 //                            anything or using up a rate limit.
 // Anyone may test their own calls (the page asks before it auto-allows an
 // action); testing another principal, and reading the rules, is for owners.
-import type { Hearth } from '../hearth.js';
-import type { PolicyRequest } from '../policy/types.js';
 import type { Principal } from '../tools/types.js';
 import { onlyFields, optionalString, requiredString } from './body.js';
 import { badField, forbidden, notFound } from './errors.js';
 import { isOwner, type ApiContext, type Route } from './route.js';
 
 const PRINCIPAL_RE = /^[^\s*?|]{1,200}$/;
-
-/** The request the pipeline would put to the policy for this call. */
-export function policyRequest(hearth: Hearth, toolName: string, args: Record<string, unknown>, principal: Principal, at?: Date): PolicyRequest | undefined {
-  return hearth.tools.policyRequest(toolName, args, principal, at);
-}
 
 export function policyRoutes({ hearth }: ApiContext): Route[] {
   const policy = hearth.policy;
@@ -55,7 +48,7 @@ export function policyRoutes({ hearth }: ApiContext): Route[] {
           if (!isOwner(principal)) throw forbidden(`only an owner may test another principal's calls; ${principal.id} may test its own`);
           subject = policy.principal(who);
         }
-        const request = policyRequest(hearth, toolName, args as Record<string, unknown>, subject, at);
+        const request = hearth.tools.policyRequest(toolName, args as Record<string, unknown>, subject, at);
         if (!request) throw notFound(`no tool ${JSON.stringify(toolName.slice(0, 80))}; GET /api/policy/rules lists the tools (or: hearth tools)`);
         const explained = policy.explain(request);
         return {
