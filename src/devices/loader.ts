@@ -7,7 +7,7 @@ import { createAjv, schemaProblems } from '../util/ajv.js';
 import { DEFAULT_PAYLOADS, DEFAULT_RANGES, DEFAULT_STATES } from './defaults.js';
 import { deviceFileSchema } from './file-schema.js';
 import { parseJsonPath } from './json-path.js';
-import type { AttributeSource, Availability, AvailabilitySource, Device, Entity, EntityKind, Range } from './model.js';
+import type { AttributeSource, Availability, AvailabilitySource, Device, EntityKind, Range } from './model.js';
 
 export interface DeviceFileProblem {
   file: string;

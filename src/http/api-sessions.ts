@@ -3,7 +3,7 @@
 // `result`), or, with ?stream=false or Accept: application/json, as one JSON
 // answer once the turn is over (text in, text out: voice satellites).
 import type { SessionManager } from '../agent/sessions.js';
-import { NotPendingError, TurnActiveError, type AgentEvent, type AgentSession, type Permissions, type Turn, type TurnResult } from '../agent/types.js';
+import { NotPendingError, TurnActiveError, type AgentSession, type Permissions, type Turn } from '../agent/types.js';
 import type { Principal } from '../tools/types.js';
 import { oneOf, onlyFields, optionalBoolean, optionalString, requiredString } from './body.js';
 import { badField, forbidden, HttpError, notFound } from './errors.js';

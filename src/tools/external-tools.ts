@@ -14,7 +14,7 @@ import type { Logger } from '../log.js';
 import type { ApprovalStore, PolicyDecision, PolicyEngine } from '../policy/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { isValidToolName, MAX_TOOL_NAME, RESERVED_NAMES } from './names.js';
-import type { Capability, GeneratedTool, JsonSchema, Principal, ToolCall, ToolHandler, ToolResult, ToolResultObject } from './types.js';
+import type { Capability, GeneratedTool, JsonSchema, ToolCall, ToolHandler, ToolResult, ToolResultObject } from './types.js';
 
 export const DEFAULT_EXTERNAL_TIMEOUT_MS = 30_000;
 const MAX_DESCRIPTION = 2000;
