@@ -37,10 +37,11 @@ export class Hearth {
     const { config, log } = options;
     const db = openDatabase(config.database.path);
     let bridge: Bridge | undefined;
+    let audit: SqliteAuditLog | undefined;
     try {
       const policy = new SqlitePolicy(db);
       const approvals = new SqliteApprovals(db);
-      const audit = new SqliteAuditLog(db, { log: log.child({ part: 'audit' }), digestFile: config.audit.digestFile });
+      audit = new SqliteAuditLog(db, { log: log.child({ part: 'audit' }), digestFile: config.audit.digestFile, durability: config.audit.durability });
       bridge = await Bridge.start({ ...options, offline: options.connect === false });
       const pipeline = new Pipeline({
         registry: bridge.registry,
@@ -57,6 +58,7 @@ export class Hearth {
       return hearth;
     } catch (err) {
       await bridge?.close();
+      await audit?.close();
       db.close();
       throw err;
     }
@@ -131,7 +133,7 @@ export class Hearth {
       await agent?.engine.close();
     }
     await this.bridge.close();
-    this.audit.flushDigest();
+    await this.audit.close();
     this.db.close();
   }
 }

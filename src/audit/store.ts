@@ -2,11 +2,16 @@
 // attempt, hash-chained (see chain.ts). begin() writes a pending row before a
 // command is published and finish() completes it; record() writes a finished
 // row at once. Every write is its own synchronous transaction (or part of a
-// group(), for group commit), committed with PRAGMA synchronous=FULL. A write
-// that fails throws AUDIT_UNAVAILABLE: the caller fails closed.
+// group()). How a commit reaches the disk is the `durability` option: `full`
+// waits for an fsync in every commit (synchronous=FULL); `grouped` returns once
+// the row is in the write-ahead log (safe from a crash of the process) and
+// fsyncs on the thread pool, one fsync for every commit made meanwhile, while
+// the caller publishes. A write that fails throws AUDIT_UNAVAILABLE: the
+// caller fails closed.
 import { EventEmitter } from 'node:events';
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database.js';
+import { WalSync, type WalSyncOptions } from '../db/wal-sync.js';
 import { silentLogger, type Logger } from '../log.js';
 import {
   GENESIS_HASH,
@@ -33,9 +38,20 @@ export interface AuditLogOptions {
   digestFile?: string;
   /** The clock (tests). */
   now?: () => Date;
-  /** Set PRAGMA synchronous=FULL on this connection (default true). It applies to every write on the connection. */
-  synchronousFull?: boolean;
+  /**
+   * How commits reach the disk (it applies to every write on the connection):
+   * - `full` (default): PRAGMA synchronous=FULL, each commit waits for its fsync.
+   * - `grouped`: synchronous=NORMAL, and an fsync of the WAL on the thread pool after
+   *   each commit, shared by every commit made while one runs; durable() waits for it.
+   *   A crash of the process loses nothing; a power cut can lose the last fsync's worth.
+   * - `connection`: leave the connection as it is (readers).
+   */
+  durability?: AuditDurability;
+  /** The grouped fsync (tests count or fail it). */
+  walSync?: WalSyncOptions;
 }
+
+export type AuditDurability = 'full' | 'grouped' | 'connection';
 
 export interface AuditLogEvents {
   /** A row was completed (finish, markInterrupted) or recorded: after its commit. */
@@ -73,6 +89,11 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   private readonly log: Logger;
   private readonly now: () => Date;
   readonly digestFile?: string;
+  /** What commits do now: a failed grouped fsync falls back to `full`. */
+  durability: AuditDurability;
+  private walSync?: WalSync;
+  /** The fsync covering the newest commit (grouped), until it is done. */
+  private syncing?: Promise<void>;
 
   private readonly stmt: {
     last: Statement<[], { id: number; hash: string }>;
@@ -107,11 +128,15 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.log = options.log ?? silentLogger;
     this.now = options.now ?? (() => new Date());
     if (options.digestFile) this.digestFile = options.digestFile;
-    if (options.synchronousFull ?? true) {
+    this.durability = options.durability ?? 'full';
+    // No write-ahead log to fsync (in memory, or not WAL): each commit syncs itself.
+    if (this.durability === 'grouped' && (db.memory || String(db.pragma('journal_mode', { simple: true })) !== 'wal')) this.durability = 'full';
+    if (this.durability === 'grouped') this.walSync = new WalSync(db.name, options.walSync);
+    if (this.durability !== 'connection') {
       try {
-        db.pragma('synchronous = FULL');
+        db.pragma(`synchronous = ${this.durability === 'full' ? 'FULL' : 'NORMAL'}`);
       } catch (err) {
-        this.log.warn({ err }, 'audit: cannot set synchronous=FULL on the database connection');
+        this.log.warn({ err }, `audit: cannot set synchronous on the database connection`);
       }
     }
     try {
@@ -209,6 +234,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     } catch (err) {
       throw unavailable(err);
     }
+    this.committed();
     this.lastWrittenId = Math.max(this.lastWrittenId, r.id);
     this.log.debug({ audit: r.id, requestId: r.request_id, principal: r.principal, tool: r.tool, entity: r.entity_id, action: r.action }, 'audit: begin');
     return r.id;
@@ -227,6 +253,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     } catch (err) {
       throw unavailable(err);
     }
+    this.committed();
     this.completed([r]);
   }
 
@@ -240,6 +267,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     } catch (err) {
       throw unavailable(err);
     }
+    this.committed();
     this.lastWrittenId = Math.max(this.lastWrittenId, r.id);
     this.completed([r]);
     return r.id;
@@ -254,6 +282,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     } catch (err) {
       throw unavailable(err);
     }
+    this.committed();
     if (rows.length) {
       this.log.warn({ count: rows.length, ids: rows.map((r) => r.id) }, `audit: ${rows.length} call(s) left pending by an earlier run marked interrupted`);
       this.completed(rows);
@@ -275,6 +304,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     let done: DbAuditRow[];
     try {
       result = this.db.transaction(fn).immediate();
+      this.committed();
       done = this.queue;
     } catch (err) {
       this.lastWrittenId = lastWrittenId;
@@ -317,26 +347,107 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     if (this.digestFile) this.scheduleDigest();
   }
 
+  // ------------------------------------------------------------ durability
+
+  /** After a commit. Grouped: start (or join) the fsync that puts it on disk. */
+  private committed(): void {
+    const ws = this.walSync;
+    if (!ws) {
+      // A synchronous=FULL commit has synced the whole log, earlier rows included.
+      this.syncing = undefined;
+      return;
+    }
+    const p = ws.sync();
+    this.syncing = p;
+    p.then(
+      () => {
+        if (this.syncing === p) this.syncing = undefined;
+      },
+      (err: Error) => this.syncFailed(ws, err),
+    );
+  }
+
+  /** A failed fsync: say so, and make every later commit wait for the disk (a broken disk then fails calls closed). */
+  private syncFailed(ws: WalSync, err: Error): void {
+    if (this.walSync !== ws) return;
+    this.walSync = undefined;
+    this.durability = 'full';
+    this.log.error(
+      { err: err.message, wal: ws.walPath },
+      'audit: fsync of the write-ahead log failed; rows since the last good fsync may not be on disk. Every audit commit now waits for the disk (synchronous=FULL)',
+    );
+    try {
+      this.db.pragma('synchronous = FULL');
+    } catch {
+      // The next commit reports the database's state itself.
+    }
+    void ws.close();
+  }
+
+  /**
+   * Resolves when every row written so far is on disk: at once with `full`
+   * durability, after the running group fsync with `grouped`. Rejects when
+   * that fsync failed.
+   */
+  durable(): Promise<void> {
+    return this.syncing ?? Promise.resolve();
+  }
+
+  /** Make everything written durable, write the digest, and let go of the log file. The database stays open. */
+  async close(): Promise<void> {
+    this.flushDigest();
+    if (this.syncing) await this.syncing.catch(() => undefined);
+    await this.walSync?.close();
+  }
+
   private digestTimer?: NodeJS.Timeout;
+  /** The newest row a written digest vouches for: an older digest never overwrites a newer one. */
+  private digestUpTo = 0;
 
   /**
    * The digest costs a file write, an fsync and a rename: write it at most
-   * every 200 ms (and on flushDigest/close). A lagging digest vouches for
-   * fewer rows; it never raises a false alarm.
+   * every 200 ms (and on flushDigest/close), and only for rows already on
+   * disk. A lagging digest vouches for fewer rows; it never raises a false alarm.
    */
   private scheduleDigest(): void {
     if (this.digestTimer) return;
-    this.digestTimer = setTimeout(() => this.flushDigest(), 200);
+    this.digestTimer = setTimeout(() => {
+      this.digestTimer = undefined;
+      const ws = this.walSync;
+      if (!ws) return this.flushDigest();
+      let d: Digest;
+      try {
+        d = this.digest();
+      } catch (err) {
+        return this.log.error({ err, digestFile: this.digestFile }, 'audit: cannot read the digest');
+      }
+      // The fsync asked for after reading covers every row the digest counts.
+      ws.sync().then(
+        () => this.writeDigestOnce(d),
+        () => undefined, // syncFailed said it; the next digest comes after a synchronous commit
+      );
+    }, 200);
     this.digestTimer.unref();
   }
 
-  /** Write the pending digest now (at shutdown). */
+  private writeDigestOnce(d: Digest): void {
+    if (!this.digestFile || d.lastId < this.digestUpTo) return;
+    try {
+      writeDigestFile(this.digestFile, d);
+      this.digestUpTo = d.lastId;
+    } catch (err) {
+      this.log.error({ err, digestFile: this.digestFile }, 'audit: cannot write the digest file');
+    }
+  }
+
+  /** Write the pending digest now (at shutdown), after an fsync on this thread when commits are grouped. */
   flushDigest(): void {
     if (this.digestTimer) clearTimeout(this.digestTimer);
     this.digestTimer = undefined;
     if (!this.digestFile) return;
     try {
-      this.writeDigest(this.digestFile);
+      this.walSync?.syncNow();
+      this.writeDigestOnce(this.digest());
     } catch (err) {
       this.log.error({ err, digestFile: this.digestFile }, 'audit: cannot write the digest file');
     }

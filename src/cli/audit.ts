@@ -34,8 +34,8 @@ function openAudit(flags: CommonFlags): Opened {
     throw new CliFailure(`no database at ${path}: nothing has been recorded there (start the bridge with \`hearth start\`, or pass --db <file>)`, 1);
   }
   const db = openDatabase(path);
-  // A reader: no need to make this connection's (absent) writes synchronous=FULL.
-  const store = new SqliteAuditLog(db, { synchronousFull: false });
+  // A reader: leave the connection's sync setting alone.
+  const store = new SqliteAuditLog(db, { durability: 'connection' });
   return { db, store, path, ...(config.audit.digestFile ? { digestFile: config.audit.digestFile } : {}) };
 }
 

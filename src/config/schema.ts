@@ -107,6 +107,13 @@ export const configSchema = {
           minLength: 1,
           description: 'Write the audit digest (row count + last hash) here after each call, ideally somewhere the database is not, so truncation is detectable.',
         },
+        durability: {
+          type: 'string',
+          enum: ['full', 'grouped'],
+          default: 'full',
+          description:
+            'full: every audit commit waits for its fsync, so the pending row is on disk before the command is sent, even across a power cut. grouped: the row is in the write-ahead log before the command is sent (a crash of Hearth loses nothing) and is fsynced on a worker thread while the command travels, one fsync shared by concurrent calls; about half the latency, but a power cut can lose the newest rows.',
+        },
       },
       default: {},
     },
@@ -204,7 +211,7 @@ export interface HearthConfig {
   };
   demo?: boolean;
   database: { path: string };
-  audit: { digestFile?: string };
+  audit: { digestFile?: string; durability: 'full' | 'grouped' };
   http: { host: string; port: number; auth: boolean; mcpPath: string };
   tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };
   agent: {

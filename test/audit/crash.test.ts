@@ -12,46 +12,50 @@ import { freePort } from '../helpers/brokers.js';
 import { spawnHearth } from '../helpers/cli.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'hearth-crash-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const root = mkdtempSync(join(tmpdir(), 'hearth-crash-'));
+after(() => rmSync(root, { recursive: true, force: true }));
 
-it('a call killed mid-wait leaves a pending row that the next start marks interrupted; the chain verifies', async () => {
-  // The demo devices without their simulator: nothing will ever answer the garage, and it gives up after 2 s.
-  const devices = join(dir, 'devices');
-  mkdirSync(devices);
-  for (const f of readdirSync(DEMO_DEVICES)) {
-    writeFileSync(join(devices, f), readFileSync(join(DEMO_DEVICES, f), 'utf8').replace(/confirm_timeout_ms: \d+/, 'confirm_timeout_ms: 2000'));
-  }
-  const dbPath = join(dir, 'h.db');
-  const db = openDatabase(dbPath);
-  new SqlitePolicy(db).add({ subject: 'role:owner', targetType: 'kind', target: 'cover', action: 'close', effect: 'allow' });
-  const audit = new SqliteAuditLog(db);
-  const port = await freePort();
-  const args = ['--no-demo', '--devices', devices, '--broker-port', String(port), '--db', dbPath];
+for (const durability of ['full', 'grouped'] as const) {
+  it(`a call killed mid-wait leaves a pending row that the next start marks interrupted; the chain verifies (audit.durability ${durability})`, async () => {
+    const dir = join(root, durability);
+    const env = { HEARTH_AUDIT_DURABILITY: durability };
+    // The demo devices without their simulator: nothing will ever answer the garage, and it gives up after 2 s.
+    const devices = join(dir, 'devices');
+    mkdirSync(devices, { recursive: true });
+    for (const f of readdirSync(DEMO_DEVICES)) {
+      writeFileSync(join(devices, f), readFileSync(join(DEMO_DEVICES, f), 'utf8').replace(/confirm_timeout_ms: \d+/, 'confirm_timeout_ms: 2000'));
+    }
+    const dbPath = join(dir, 'h.db');
+    const db = openDatabase(dbPath);
+    new SqlitePolicy(db).add({ subject: 'role:owner', targetType: 'kind', target: 'cover', action: 'close', effect: 'allow' });
+    const audit = new SqliteAuditLog(db);
+    const port = await freePort();
+    const args = ['--no-demo', '--devices', devices, '--broker-port', String(port), '--db', dbPath];
 
-  const bridge = spawnHearth(['start', ...args], { cwd: dir });
-  try {
-    await bridge.waitForOutput('Press Ctrl+C to stop.', 20_000);
-    const caller = spawnHearth(['call', 'garage_door', '{"action":"close"}', '--mqtt-url', `mqtt://127.0.0.1:${port}`, ...args.slice(0, 3), '--db', dbPath], { cwd: dir });
-    const row = await waitFor('a pending audit row', () => audit.tail(5).find((r) => r.tool === 'garage_door' && r.outcome === 'pending'), 15_000);
-    caller.child.kill('SIGKILL');
-    await caller.exited;
-    assert.equal(audit.get(row.id)!.outcome, 'pending', 'the killed call never completed its row');
-  } finally {
-    await bridge.stop();
-  }
+    const bridge = spawnHearth(['start', ...args], { cwd: dir, env });
+    try {
+      await bridge.waitForOutput('Press Ctrl+C to stop.', 20_000);
+      const caller = spawnHearth(['call', 'garage_door', '{"action":"close"}', '--mqtt-url', `mqtt://127.0.0.1:${port}`, ...args.slice(0, 3), '--db', dbPath], { cwd: dir, env });
+      const row = await waitFor('a pending audit row', () => audit.tail(5).find((r) => r.tool === 'garage_door' && r.outcome === 'pending'), 15_000);
+      caller.child.kill('SIGKILL');
+      await caller.exited;
+      assert.equal(audit.get(row.id)!.outcome, 'pending', 'the killed call never completed its row');
+    } finally {
+      await bridge.stop();
+    }
 
-  // Older than its device's confirmation timeout (2 s here) plus a second of grace: the next start knows the call is dead.
-  await sleep(3300);
-  const again = spawnHearth(['start', ...args], { cwd: dir });
-  try {
-    await again.waitForOutput('Press Ctrl+C to stop.', 20_000);
-    assert.match(again.stdout(), /audit: \d+ rows, 1 marked interrupted, chain verified/);
-  } finally {
-    await again.stop();
-  }
-  const last = audit.tail(1)[0];
-  assert.equal(last.outcome, 'interrupted');
-  assert.equal(audit.verify().ok, true);
-  db.close();
-});
+    // Older than its device's confirmation timeout (2 s here) plus a second of grace: the next start knows the call is dead.
+    await sleep(3300);
+    const again = spawnHearth(['start', ...args], { cwd: dir, env });
+    try {
+      await again.waitForOutput('Press Ctrl+C to stop.', 20_000);
+      assert.match(again.stdout(), /audit: \d+ rows, 1 marked interrupted, chain verified/);
+    } finally {
+      await again.stop();
+    }
+    const last = audit.tail(1)[0];
+    assert.equal(last.outcome, 'interrupted');
+    assert.equal(audit.verify().ok, true);
+    db.close();
+  });
+}

@@ -86,6 +86,14 @@ describe('config', () => {
     assert.match(err.problem, /must be <= 65535/);
     const url = errorOf(() => loadConfig({ cwd: dir, env: { HEARTH_MQTT_URL: 'http://broker' } }));
     assert.equal(url.field, 'HEARTH_MQTT_URL');
+    const durability = errorOf(() => loadConfig({ cwd: dir, env: { HEARTH_AUDIT_DURABILITY: 'sometimes' } }));
+    assert.equal(durability.field, 'HEARTH_AUDIT_DURABILITY');
+    assert.match(durability.problem, /must be one of "full", "grouped"/);
+  });
+
+  it('keeps every audit commit synchronous unless grouped is asked for', () => {
+    assert.equal(loadConfig({ cwd: dir, env: {} }).config.audit.durability, 'full');
+    assert.equal(loadConfig({ cwd: dir, env: { HEARTH_AUDIT_DURABILITY: 'grouped' } }).config.audit.durability, 'grouped');
   });
 
   it('refuses an unknown flag setting and a missing explicit file', () => {
