@@ -3,6 +3,7 @@
 //   -> publish (QoS 1) -> await the matching state echo -> audit(outcome) -> result
 // A result says `confirmed` only when the device reported the asked state.
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { ValidateFunction } from 'ajv';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { AuditEntry, AuditLog, AuditRow } from '../audit/types.js';
@@ -55,6 +56,8 @@ const FAIL = (text: string, details: Record<string, unknown> = {}): ToolResultOb
 export class Pipeline {
   private readonly ajv = createAjv({ useDefaults: true, coerceTypes: false });
   private readonly validators = new Map<string, ValidateFunction>();
+  /** The same, by schema object: no JSON.stringify on every call. */
+  private readonly validatorOf = new WeakMap<object, ValidateFunction>();
   private readonly deviceQueues = new Map<string, LimitFunction>();
   private readonly now: () => number;
 
@@ -64,12 +67,15 @@ export class Pipeline {
 
   /** A validator per distinct schema (most entities of a kind share one). */
   private validator(tool: GeneratedTool): ValidateFunction {
+    const known = this.validatorOf.get(tool.parameters);
+    if (known) return known;
     const key = JSON.stringify(tool.parameters);
     let v = this.validators.get(key);
     if (!v) {
       v = this.ajv.compile(tool.parameters);
       this.validators.set(key, v);
     }
+    this.validatorOf.set(tool.parameters, v);
     return v;
   }
 
@@ -481,7 +487,15 @@ export class Pipeline {
   }
 }
 
+/**
+ * The signal of a call nobody can cancel. One shared signal: a new
+ * AbortController per call costs more than the rest of validation. Calls add
+ * and remove their listeners on it, any number at once.
+ */
+const NOT_CANCELLABLE = new AbortController().signal;
+setMaxListeners(0, NOT_CANCELLABLE);
+
 /** A fresh call context (CLI, HTTP, tests). */
 export function newCall(principal: ToolCall['principal'], toolName: string, extra: Partial<ToolCall> = {}): ToolCall {
-  return { requestId: randomUUID(), toolName, runId: null, session: null, signal: new AbortController().signal, principal, ...extra };
+  return { requestId: randomUUID(), toolName, runId: null, session: null, signal: NOT_CANCELLABLE, principal, ...extra };
 }
