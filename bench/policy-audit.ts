@@ -453,11 +453,11 @@ function benchAudit(): { audit: AuditResult; stores: { audit: SqliteAuditLog; di
   const rawNormal = rawDb('baseline-normal.db', 'NORMAL');
 
   const auditDb: Db = openDatabase(join(tmp.path, 'audit.db'));
-  const audit = new SqliteAuditLog(auditDb); // synchronousFull: the default
+  const audit = new SqliteAuditLog(auditDb); // durability: full, the default
   const digestDb: Db = openDatabase(join(tmp.path, 'audit-digest.db'));
   const digest = new SqliteAuditLog(digestDb, { digestFile: join(tmp.path, 'digest', 'audit.digest') });
   const normalDb: Db = openDatabase(join(tmp.path, 'audit-normal.db'));
-  const normal = new SqliteAuditLog(normalDb, { synchronousFull: false });
+  const normal = new SqliteAuditLog(normalDb, { durability: 'connection' });
   normalDb.pragma('synchronous = NORMAL');
   console.log(`  synchronous on the audit connection: ${auditDb.pragma('synchronous', { simple: true })} (2 = FULL); journal_mode ${auditDb.pragma('journal_mode', { simple: true })}`);
 
