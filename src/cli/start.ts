@@ -33,9 +33,8 @@ export function registerStart(program: Command): void {
       const recovered = hearth.recoverAudit();
       // Calls of `hearth call` processes that died while this bridge runs are swept too.
       setInterval(() => hearth.sweepPending(), 10_000).unref();
-      // The HTTP API: a bad http.auth setting stops here; a taken port only leaves the API off.
-      let http: HttpServer | undefined;
-      let httpProblem = '';
+      // The HTTP API (web page, API, MCP): a bad setting or a taken port stops here, like a taken broker port.
+      let http: HttpServer;
       try {
         const { mcpPath, ...httpConfig } = loaded.config.http;
         const mcp = new McpHttpHandler({ hearth, log: log.child({ part: 'mcp' }) });
@@ -53,12 +52,13 @@ export function registerStart(program: Command): void {
           process.exit(2);
         }
         if (!(err instanceof HttpStartError)) throw err;
-        httpProblem = err.message;
-        log.warn({ err: err.message }, 'HTTP API not started');
+        await hearth.close();
+        process.stderr.write(`hearth: ${err.message}\n`);
+        process.exit(3);
       }
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping');
-        await http?.close();
+        await http.close();
         await hearth.close();
         process.exit(0);
       };
@@ -83,7 +83,7 @@ export function registerStart(program: Command): void {
           : '',
         `  state     ${reporting}/${entities.length} entities reporting`,
         `  tools     ${hearth.tools.all().length} host tools (${hearth.tools.shape}): hearth tools`,
-        http ? `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ""}; token: hearth token create <name> --role owner)` : `  http      not started: ${httpProblem}`,
+        `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ''}; token: hearth token create <name> --role owner)`,
         `  database  ${where(loaded.config.database.path)} (policy, approvals, audit: ${hearth.audit.digest().count} rows` +
           `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : ', CHAIN BROKEN: hearth audit verify'})`,
         `  try       hearth devices  ·  hearth tools  ·  ${demoEnabled(loaded.config) ? `hearth call living_room_lamp '{"action":"turn_on"}'` : `hearth call <tool> '<json args>'`}  ·  hearth audit tail`,

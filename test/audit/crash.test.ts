@@ -30,7 +30,7 @@ for (const durability of ['full', 'grouped'] as const) {
     new SqlitePolicy(db).add({ subject: 'role:owner', targetType: 'kind', target: 'cover', action: 'close', effect: 'allow' });
     const audit = new SqliteAuditLog(db);
     const port = await freePort();
-    const args = ['--no-demo', '--devices', devices, '--broker-port', String(port), '--db', dbPath];
+    const args = ['--no-demo', '--devices', devices, '--broker-port', String(port), '--db', dbPath, '--set', 'http.port=0'];
 
     const bridge = spawnHearth(['start', ...args], { cwd: dir, env });
     try {

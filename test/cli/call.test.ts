@@ -19,7 +19,7 @@ describe('hearth tools and hearth call on the demo home', () => {
 
   before(async () => {
     port = await freePort();
-    bridge = spawnHearth(['start', '--no-simulator', ...common()], { cwd: dir });
+    bridge = spawnHearth(['start', '--no-simulator', ...common(), '--set', 'http.port=0'], { cwd: dir });
     await bridge.waitForOutput('Press Ctrl+C to stop.', 20_000);
     sim = spawnHearth(['simulate', '--broker-port', String(port)], { cwd: dir });
     await sim.waitForOutput('Press Ctrl+C to stop.', 20_000);

@@ -26,7 +26,7 @@ describe('hearth chat', () => {
 
   before(async () => {
     port = await freePort();
-    bridge = spawnHearth(['start', ...common()], { cwd: dir });
+    bridge = spawnHearth(['start', ...common(), '--set', 'http.port=0'], { cwd: dir });
     await bridge.waitForOutput('Press Ctrl+C to stop.', 20_000);
   });
   after(async () => {

@@ -160,7 +160,7 @@ describe('approvals and the audit log, with a running bridge', () => {
 
   before(async () => {
     port = await freePort();
-    bridge = spawnHearth(['start', '--broker-port', String(port), '--db', dbFile], { cwd: dir });
+    bridge = spawnHearth(['start', '--broker-port', String(port), '--db', dbFile, '--set', 'http.port=0'], { cwd: dir });
     await bridge.waitForOutput('Press Ctrl+C to stop.', 20_000);
   });
   after(async () => {

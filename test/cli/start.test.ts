@@ -25,11 +25,13 @@ const DEMO_ENTITIES = [
 
 describe('hearth start (embedded default)', () => {
   let port: number;
+  let httpPort: number;
   let bridge: Spawned;
 
   before(async () => {
     port = await freePort();
-    bridge = spawnHearth(['start', '--broker-port', String(port), '--db', join(dir, 'h.db')], { cwd: dir });
+    httpPort = await freePort();
+    bridge = spawnHearth(['start', '--broker-port', String(port), '--db', join(dir, 'h.db'), '--set', `http.port=${httpPort}`], { cwd: dir });
     await bridge.waitForOutput('Press Ctrl+C to stop.', 20_000);
   });
   after(async () => {
@@ -40,6 +42,7 @@ describe('hearth start (embedded default)', () => {
     const out = bridge.stdout();
     assert.match(out, new RegExp(`broker +embedded at mqtt://127\\.0\\.0\\.1:${port} \\(connected\\)`));
     assert.match(out, /devices +7 devices, 9 entities/);
+    assert.match(out, new RegExp(`http +http://127\\.0\\.0\\.1:${httpPort} +\\(web page and API, MCP at /mcp`));
     assert.match(out, /state +9\/9 entities reporting/);
     assert.match(out, /living_room_lamp\.lamp +switch +Living room +off/);
     assert.match(out, /front_door\.camera +camera +Entrance +image\/jpeg frame/);
@@ -87,6 +90,20 @@ describe('hearth start refuses to start on bad setup', () => {
       assert.equal(code, 3);
       assert.match(stderr, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`));
       assert.match(stderr, /set mqtt\.url/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('says clearly when the HTTP port is taken, and does not run without its page', async () => {
+    const server = createServer();
+    const httpPort = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+    try {
+      const brokerPort = await freePort();
+      const { code, stderr, stdout } = await runHearth(['start', '--broker-port', String(brokerPort), '--db', join(dir, 'y.db'), '--set', `http.port=${httpPort}`], { cwd: dir });
+      assert.equal(code, 3);
+      assert.match(stderr, new RegExp(`the HTTP port 127\\.0\\.0\\.1:${httpPort} is already in use: set http\\.port`));
+      assert.doesNotMatch(stdout, /Press Ctrl\+C/);
     } finally {
       server.close();
     }
