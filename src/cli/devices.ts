@@ -45,7 +45,7 @@ export function registerDevices(program: Command): void {
               e.area ?? '',
               formatState(e, s),
               s?.available === null ? '?' : s?.available ? 'yes' : 'no',
-              s?.updatedAt ? formatAge(now - s.updatedAt) : 'never',
+              !s?.updatedAt ? 'never' : s.retained ? 'retained' : formatAge(now - s.updatedAt),
             ]);
           }
         }

@@ -36,7 +36,9 @@ export function stateJson(entity: Entity, state: EntityState | undefined, now = 
     attributes: state?.attributes ?? {},
     available: state?.available ?? null,
     updatedAt: state?.updatedAt ? new Date(state.updatedAt).toISOString() : null,
-    ageMs: state?.updatedAt ? now - state.updatedAt : null,
+    // A retained value's age is unknown: when it arrived is only when this process subscribed.
+    ageMs: state?.updatedAt && !state.retained ? now - state.updatedAt : null,
+    retained: state?.retained ?? false,
     ...(state?.frame ? { frame: { contentType: state.frame.contentType, bytes: state.frame.bytes.length } } : {}),
   };
 }

@@ -15,6 +15,12 @@ export interface EntityState {
   attributes: Record<string, StateValue>;
   /** When the value or an attribute last arrived (epoch ms). */
   updatedAt?: number;
+  /**
+   * The newest value, attribute or frame was a retained message: the broker's
+   * copy from before Hearth subscribed. updatedAt is then when Hearth heard it,
+   * not when the device reported it: its age is unknown.
+   */
+  retained?: boolean;
   /** true/false from the availability topics; null when they have not spoken yet; true when there are none. */
   available: boolean | null;
   availabilityAt?: number;
@@ -53,7 +59,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   private availabilityBySource = new Map<string, Map<string, boolean>>();
   private lastLogged = new Map<string, number>();
   private suppressed = new Map<string, number>();
-  private readonly onMessage = (topic: string, payload: Buffer) => this.handle(topic, payload);
+  private readonly onMessage = (topic: string, payload: Buffer, retained: boolean) => this.handle(topic, payload, retained);
 
   constructor(
     private readonly source: MessageSource,
@@ -121,14 +127,14 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   }
 
   /** Feed one message (the MQTT connection calls this; tests may too). */
-  handle(topic: string, payload: Buffer): void {
+  handle(topic: string, payload: Buffer, retained = false): void {
     const routes = this.routes.get(topic);
     if (!routes) return;
     const message = new Message(topic, payload);
     const changed = new Set<Entity>();
     for (const route of routes) {
       try {
-        if (this.apply(route, message)) changed.add(route.entity);
+        if (this.apply(route, message, retained)) changed.add(route.entity);
       } catch (err) {
         if (!(err instanceof PayloadError)) throw err;
         this.reportMalformed(topic, route.entity, err);
@@ -137,7 +143,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     for (const entity of changed) this.emit('change', this.states.get(entity.id)!, entity);
   }
 
-  private apply(route: Route, message: Message): boolean {
+  private apply(route: Route, message: Message, retained: boolean): boolean {
     const state = this.states.get(route.entity.id)!;
     const at = this.now();
     switch (route.role) {
@@ -146,6 +152,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         if (message.payload.length === 0) return false;
         state.frame = { ...decodeFrame(route.entity, message.payload), at };
         state.updatedAt = at;
+        state.retained = retained;
         return true;
       }
       case 'value': {
@@ -154,6 +161,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         if (raw === undefined) return false;
         state.value = normalizeValue(route.entity, raw);
         state.updatedAt = at;
+        state.retained = retained;
         return true;
       }
       case 'attribute': {
@@ -162,6 +170,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         if (raw === undefined) return false;
         state.attributes[route.name] = scalar(raw);
         state.updatedAt = at;
+        state.retained = retained;
         return true;
       }
       case 'availability':

@@ -198,10 +198,10 @@ export class Pipeline {
     const age = this.now() - state.frame.at;
     return {
       text:
-        `Latest frame from the camera ${quoted(entity.name)}${entity.area ? ` (area ${quoted(entity.area, 40)})` : ''}, taken ${formatDuration(age)} ago` +
+        `Latest frame from the camera ${quoted(entity.name)}${entity.area ? ` (area ${quoted(entity.area, 40)})` : ''}, ${state.retained ? 'taken before Hearth subscribed (kept by the broker; age unknown)' : `taken ${formatDuration(age)} ago`}` +
         `${image.resized ? `, scaled to ${image.width}x${image.height}` : ''}${state.available === false ? '; the camera is OFFLINE, so this frame may be old' : ''}.`,
       images: [{ url: `data:${image.mimeType};base64,${image.bytes.toString('base64')}`, mimeType: image.mimeType, bytes: image.bytes.length }],
-      details: { entity: entity.id, frameAt: new Date(state.frame.at).toISOString(), originalBytes: state.frame.bytes.length, bytes: image.bytes.length },
+      details: { entity: entity.id, frameAt: state.retained ? null : new Date(state.frame.at).toISOString(), originalBytes: state.frame.bytes.length, bytes: image.bytes.length },
     };
   }
 

@@ -27,6 +27,9 @@ function valueText(entity: Entity, value: unknown, key?: string): string {
   return `${value}${unit}`;
 }
 
+/** What we can say of the age of a retained value: nothing, and why. */
+export const RETAINED_AGE = 'reported before Hearth subscribed (kept by the broker; age unknown)';
+
 /** `"Kitchen light" (kitchen_light.light, area "Kitchen"): on, brightness 180 of 254; updated 3 s ago; online.` */
 export function stateText(entity: Entity, state: EntityState | undefined, now = Date.now()): string {
   const head = `${quoted(entity.name)} (${entity.id}${entity.area ? `, area ${quoted(entity.area, 40)}` : ''})`;
@@ -43,7 +46,7 @@ export function stateText(entity: Entity, state: EntityState | undefined, now = 
       parts.push(`${ATTRIBUTE_LABEL[k] ?? k.replace(/_/g, ' ')} ${valueText(entity, v, k)}`);
     }
   }
-  const when = state.updatedAt ? `; updated ${formatAge(now - state.updatedAt)}` : '';
+  const when = !state.updatedAt ? '' : state.retained ? `; ${RETAINED_AGE}` : `; updated ${formatAge(now - state.updatedAt)}`;
   return `${head}: ${parts.join(', ')}${when}${availabilityText(state)}.`;
 }
 

@@ -5,6 +5,8 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { parseDeviceFile } from '../../src/devices/loader.js';
 import type { Device } from '../../src/devices/model.js';
 import { StateCache } from '../../src/devices/state-cache.js';
+import { stateJson } from '../../src/cli/format.js';
+import { stateText } from '../../src/tools/state-text.js';
 import { MqttConnection } from '../../src/mqtt/connection.js';
 import { drawCameraFrame } from '../../src/simulator/camera-frame.js';
 import { brokerKinds, type TestBroker } from '../helpers/brokers.js';
@@ -201,6 +203,22 @@ for (const { kind, start } of brokerKinds) {
       await waitFor('retained plug state', () => cache.get('plug.relay')?.value === 'off');
       assert.equal(cache.get('plug.relay')!.available, true);
       await waitFor('retained position', () => cache.get('gate.cover')?.attributes.position === 75);
+    });
+
+    it('says a retained value is of unknown age until the device reports live', async () => {
+      await publish('t/plug/state', 'OFF');
+      await publish('t/plug/availability', 'online');
+      const { connection, cache } = bridgeSide();
+      const plug = await waitFor('retained plug state', () => cache.get('plug.relay')?.value === 'off' && cache.get('plug.relay'));
+      assert.equal(plug.retained, true);
+      const entity = cache.entity('plug.relay')!;
+      assert.match(stateText(entity, plug), /: off; reported before Hearth subscribed \(kept by the broker; age unknown\); online\.$/);
+      assert.equal(stateJson(entity, plug).ageMs, null);
+      await waitFor('subscriptions', () => connection.subscriptions.size >= 9);
+      await publish('t/plug/state', 'ON', false);
+      await waitFor('live plug state', () => cache.get('plug.relay')?.value === 'on');
+      assert.equal(cache.get('plug.relay')!.retained, false);
+      assert.match(stateText(entity, cache.get('plug.relay')), /: on; updated (just now|\d+ ms ago|1 s ago); online\.$/);
     });
 
     it('rides out a broker restart: reconnects, resubscribes and rebuilds from retained messages', async () => {
