@@ -10,12 +10,11 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { readDigest } from '../../src/audit/chain.js';
 import { SqliteAuditLog } from '../../src/audit/store.js';
-import type { AuditEntry } from '../../src/audit/types.js';
 import { openDatabase } from '../../src/db/database.js';
 import type { WalSyncOptions } from '../../src/db/wal-sync.js';
 import { logSink } from '../helpers/log-sink.js';
 import { sleep, waitFor } from '../helpers/wait.js';
-import { tempDatabases } from './support.js';
+import { auditEntry, tempDatabases } from './support.js';
 
 const { root, open } = tempDatabases('hearth-audit-durability-');
 
@@ -38,21 +37,7 @@ function grouped(walSync?: WalSyncOptions) {
   return { path, db, audit, sink, digestFile, flushes };
 }
 
-let rid = 0;
-const entry = (over: Partial<AuditEntry> = {}): AuditEntry => ({
-  requestId: `req-${++rid}`,
-  principal: 'chat:alice',
-  session: null,
-  runId: null,
-  tool: 'living_room_lamp',
-  entityId: 'living_room.lamp',
-  action: 'turn_on',
-  args: { action: 'turn_on' },
-  decision: 'allow',
-  ruleId: 1,
-  reason: 'rule 1 allows',
-  ...over,
-});
+const entry = auditEntry;
 
 /** A real fdatasync that waits for release(). */
 function held() {

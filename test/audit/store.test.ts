@@ -7,9 +7,8 @@ import Database from 'better-sqlite3';
 import { AuditError } from '../../src/audit/errors.js';
 import type { StoredAuditRow } from '../../src/audit/row.js';
 import { INTERRUPTED_ERROR, SqliteAuditLog } from '../../src/audit/store.js';
-import type { AuditEntry } from '../../src/audit/types.js';
 import { openDatabase } from '../../src/db/database.js';
-import { tempDatabases } from './support.js';
+import { auditEntry, tempDatabases } from './support.js';
 import { logSink } from '../helpers/log-sink.js';
 
 const { root, open } = tempDatabases('hearth-audit-store-');
@@ -26,23 +25,7 @@ function fresh(options: { now?: () => Date; digest?: boolean } = {}) {
   return { dir, path, db, audit, sink, digestFile };
 }
 
-let rid = 0;
-function entry(over: Partial<AuditEntry> = {}): AuditEntry {
-  return {
-    requestId: `req-${++rid}`,
-    principal: 'chat:alice',
-    session: 's1',
-    runId: null,
-    tool: 'living_room_lamp',
-    entityId: 'living_room.lamp',
-    action: 'turn_on',
-    args: { brightness: 80 },
-    decision: 'allow',
-    ruleId: 3,
-    reason: 'rule 3 allows chat:alice to use lights',
-    ...over,
-  };
-}
+const entry = auditEntry;
 
 function codeOf(fn: () => unknown): string | undefined {
   try {

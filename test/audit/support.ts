@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
+import type { AuditEntry } from '../../src/audit/types.js';
 import type { Db } from '../../src/db/database.js';
 
 export function tempDatabases(prefix: string): { root: string; open: Db[] } {
@@ -14,4 +15,23 @@ export function tempDatabases(prefix: string): { root: string; open: Db[] } {
     rmSync(root, { recursive: true, force: true });
   });
   return { root, open };
+}
+
+let rid = 0;
+/** An allowed lamp call by chat:alice, with a fresh request id; `over` replaces any field. */
+export function auditEntry(over: Partial<AuditEntry> = {}): AuditEntry {
+  return {
+    requestId: `req-${++rid}`,
+    principal: 'chat:alice',
+    session: 's1',
+    runId: null,
+    tool: 'living_room_lamp',
+    entityId: 'living_room.lamp',
+    action: 'turn_on',
+    args: { brightness: 80 },
+    decision: 'allow',
+    ruleId: 3,
+    reason: 'rule 3 allows chat:alice to use lights',
+    ...over,
+  };
 }
