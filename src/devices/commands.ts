@@ -99,6 +99,17 @@ function changes(entity: Entity, cmd: Command): { word?: string; value?: string 
   }
 }
 
+/** One slot's payload: through the entity's command template when it has one. */
+function render(entity: Entity, slot: string, value: string | number): string {
+  const template = entity.commandTemplates?.[slot];
+  if (!template) return String(value);
+  try {
+    return template(value);
+  } catch (err) {
+    throw new CommandError(`${entity.id}'s ${slot === 'value' ? '' : `${slot} `}command template cannot render ${JSON.stringify(value)}: ${(err as Error).message}`);
+  }
+}
+
 /** The MQTT messages that carry a command to a device. */
 export function encodeCommand(entity: Entity, cmd: Command): OutgoingMessage[] {
   if (!ACTIONS_BY_KIND[entity.kind]?.includes(cmd.action)) {
@@ -112,12 +123,12 @@ export function encodeCommand(entity: Entity, cmd: Command): OutgoingMessage[] {
   const rest: Record<string, string | number> = {};
   for (const [name, v] of Object.entries(attrs)) {
     const own = entity.commandTopics[name];
-    if (own) out.push({ topic: own, payload: String(v) });
+    if (own) out.push({ topic: own, payload: render(entity, name, v) });
     else rest[name] = v;
   }
   const mainOwn = mainTopicKey ? entity.commandTopics[mainTopicKey] : undefined;
   if (main !== undefined && mainOwn) {
-    out.push({ topic: mainOwn, payload: String(main) });
+    out.push({ topic: mainOwn, payload: render(entity, mainTopicKey!, main) });
   } else if (main !== undefined || Object.keys(rest).length) {
     if (!entity.commandTopic) throw new CommandError(`${entity.id} has no command topic for ${cmd.action}`);
     if (entity.commandFormat === 'json') {
@@ -129,7 +140,9 @@ export function encodeCommand(entity: Entity, cmd: Command): OutgoingMessage[] {
       if (Object.keys(rest).length && main !== undefined) {
         throw new CommandError(`${entity.id} takes plain payloads: send ${Object.keys(rest).join(', ')} on its own`);
       }
-      out.push({ topic: entity.commandTopic, payload: String(main ?? Object.values(rest)[0]) });
+      // A payload word (on, lock, ...) is already the device's own; a value goes through the template.
+      const payload = word !== undefined ? word : value !== undefined ? render(entity, 'value', value) : render(entity, ...Object.entries(rest)[0]!);
+      out.push({ topic: entity.commandTopic, payload });
     }
   }
   return out;

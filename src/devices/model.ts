@@ -52,6 +52,13 @@ export interface PayloadView {
  */
 export type PayloadTransform = (message: PayloadView) => unknown;
 
+/**
+ * Renders one command's payload from the value of the call (a discovered
+ * command template such as `{"temperature": {{ value }}}`). Throws when it
+ * cannot render that value.
+ */
+export type CommandRender = (value: string | number) => string;
+
 export interface AvailabilitySource {
   topic: string;
   /** JSON path into the payload; absent means the whole payload. */
@@ -111,6 +118,13 @@ export interface Entity {
   commandFormat: 'plain' | 'json';
   /** Extra command topics by attribute (a thermostat's mode and setpoint topics). */
   commandTopics: Record<string, string>;
+  /**
+   * Payloads rendered per call, by slot: `value` (a number's or a select's
+   * value on commandTopic) or an attribute with its own topic (`mode`,
+   * `temperature`, `position`, `percentage`, `preset_mode`, `brightness`).
+   * Without one the value is sent as it is.
+   */
+  commandTemplates?: Record<string, CommandRender>;
 
   /** Payload vocabulary (on/off, open/close/stop, lock/unlock, states). */
   payloads: Record<string, string>;

@@ -5,13 +5,14 @@
 // availability. Platforms Hearth has no kind for give a reason instead.
 //
 // Command templates whose output depends on the call (a number's value, a
-// cover's position, a thermostat's mode) cannot be rendered per call by
-// Hearth's command encoder; such settings are left read-only with a note,
-// rather than sending the bare value to a device that expects something else.
+// cover's position, a thermostat's setpoint) are compiled once and rendered
+// with each call's value by the command encoder. One that uses what Hearth's
+// template subset lacks leaves that setting read-only with a note, rather
+// than sending the bare value to a device that expects something else.
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../../defaults.js';
 import { MAX_STATE_BYTES, PayloadError } from '../../decode.js';
 import { readJsonPath } from '../../json-path.js';
-import { ACTUATOR_KINDS, type AttributeSource, type Availability, type AvailabilitySource, type Entity, type EntityKind, type PayloadTransform, type PayloadView, type Range } from '../../model.js';
+import { ACTUATOR_KINDS, type AttributeSource, type CommandRender, type Availability, type AvailabilitySource, type Entity, type EntityKind, type PayloadTransform, type PayloadView, type Range } from '../../model.js';
 import { actionsOf } from '../../../tools/parameters.js';
 import type { Json } from './abbreviations.js';
 import { compileTemplate, renderStripped, TemplateError, type CompiledTemplate } from './templates.js';
@@ -166,6 +167,19 @@ function rendered(template: unknown, vars: Record<string, unknown>, fallback: st
   }
 }
 
+/**
+ * A command template rendered with the value of each call (a number's value, a
+ * thermostat's setpoint), with the variables Home Assistant gives it: `value`,
+ * and for position templates `position` too. null: the identity, send the value
+ * as it is; undefined: it does not compile (the note says why).
+ */
+function perCall(template: unknown, what: string, notes: Notes, variable?: string): CommandRender | null | undefined {
+  if (identityTemplate(template, variable)) return null;
+  const compiled = compile(String(template), `${what} template`, notes);
+  if (!compiled) return undefined;
+  return (value) => renderStripped(compiled, variable ? { value, [variable]: value } : { value });
+}
+
 /** Is a per-call command template the identity (`{{ value }}`, or the platform's own variable)? */
 function identityTemplate(template: unknown, variable = 'value'): boolean {
   if (typeof template !== 'string') return true;
@@ -190,6 +204,11 @@ class Draft {
       options: {},
       confirmTimeoutMs: DEFAULT_CONFIRM_TIMEOUT_MS[kind],
     };
+  }
+  /** Send `slot` on `topic` (its own command topic), through `render` when the template is not the identity. */
+  command(slot: string, topic: string, render: CommandRender | null): void {
+    this.body.commandTopics[slot] = topic;
+    if (render) (this.body.commandTemplates ??= {})[slot] = render;
   }
   main(r: Reading | undefined): void {
     if (!r) return;
@@ -361,12 +380,13 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
         draft.main(read(config.state_topic, config.state_value_template, 'state'));
         const briTopic = str(config.brightness_command_topic);
         if (briTopic) {
-          if (identityTemplate(config.brightness_command_template)) {
-            draft.body.commandTopics.brightness = briTopic;
+          const render = perCall(config.brightness_command_template, 'brightness_command', notes);
+          if (render !== undefined) {
+            draft.command('brightness', briTopic, render);
             draft.body.ranges.brightness = { min: 0, max: config.brightness_scale as number, step: 1 };
             draft.attr('brightness', read(config.brightness_state_topic, config.brightness_value_template, 'brightness'));
           } else {
-            notes.info(`brightness_command_template ${short(String(config.brightness_command_template))} renders per call; Hearth offers on/off only for this light`);
+            notes.info('Hearth offers on/off only for this light');
           }
         }
         draft.attr('color_temp', read(config.color_temp_state_topic, config.color_temp_value_template, 'color_temp'));
@@ -399,12 +419,13 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
       const closed = config.position_closed as number;
       const setTopic = str(config.set_position_topic);
       if (setTopic) {
-        if (!identityTemplate(config.set_position_template, 'position')) {
-          notes.info(`set_position_template ${short(String(config.set_position_template))} renders per call; Hearth offers open/close/stop only`);
+        const render = perCall(config.set_position_template, 'set_position', notes, 'position');
+        if (render === undefined) {
+          notes.info('Hearth offers open/close/stop only');
         } else if (closed >= open) {
           notes.info('position_closed is not below position_open; Hearth offers open/close/stop only');
         } else {
-          draft.body.commandTopics.position = setTopic;
+          draft.command('position', setTopic, render);
           draft.body.ranges.position = { min: closed, max: open, step: 1 };
         }
       }
@@ -447,22 +468,24 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
       if (unit) draft.body.unit = unit;
       const modeTopic = str(config.mode_command_topic);
       if (modeTopic) {
-        if (identityTemplate(config.mode_command_template)) {
-          draft.body.commandTopics.mode = modeTopic;
+        const render = perCall(config.mode_command_template, 'mode_command', notes);
+        if (render !== undefined) {
+          draft.command('mode', modeTopic, render);
           draft.body.options.mode = [...(config.modes as string[])];
-        } else notes.info(`mode_command_template ${short(String(config.mode_command_template))} renders per call; the mode is read-only`);
+        } else notes.info('the mode is read-only');
       }
       const tempTopic = str(config.temperature_command_topic);
       if (tempTopic) {
-        if (identityTemplate(config.temperature_command_template)) {
-          draft.body.commandTopics.temperature = tempTopic;
+        const render = perCall(config.temperature_command_template, 'temperature_command', notes);
+        if (render !== undefined) {
+          draft.command('temperature', tempTopic, render);
           const fahrenheit = unit === '°F';
           draft.body.ranges.temperature = {
             min: num(config.min_temp) ?? (fahrenheit ? 45 : 7),
             max: num(config.max_temp) ?? (fahrenheit ? 95 : 35),
             step: num(config.temp_step) ?? num(config.precision) ?? 1,
           };
-        } else notes.info(`temperature_command_template ${short(String(config.temperature_command_template))} renders per call; the target temperature is read-only`);
+        } else notes.info('the target temperature is read-only');
       }
       break;
     }
@@ -472,7 +495,9 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
       draft.body.ranges.value = { min: config.min as number, max: config.max as number, step: config.step as number };
       if (str(config.unit_of_measurement)) draft.body.unit = str(config.unit_of_measurement);
       draft.main(read(config.state_topic, config.value_template, 'value'));
-      if (!identityTemplate(config.command_template)) readOnlyReason = `its command_template ${short(String(config.command_template))} renders per call`;
+      const render = perCall(config.command_template, 'command', notes);
+      if (render === undefined) readOnlyReason = 'its command_template cannot be evaluated';
+      else if (render) draft.body.commandTemplates = { value: render };
       break;
     }
     case 'select': {
@@ -480,8 +505,10 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
       draft.body.commandTopic = str(config.command_topic);
       draft.body.options.value = [...(config.options as string[])];
       draft.main(read(config.state_topic, config.value_template, 'value'));
-      if (!identityTemplate(config.command_template)) readOnlyReason = `its command_template ${short(String(config.command_template))} renders per call`;
+      const render = perCall(config.command_template, 'command', notes);
+      if (render === undefined) readOnlyReason = 'its command_template cannot be evaluated';
       else if (!(config.options as string[]).length) readOnlyReason = 'it has no options';
+      else if (render) draft.body.commandTemplates = { value: render };
       break;
     }
     case 'button':
@@ -505,19 +532,21 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
       draft.main(read(config.state_topic, config.state_value_template, 'state'));
       const pctTopic = str(config.percentage_command_topic);
       if (pctTopic) {
-        if (identityTemplate(config.percentage_command_template)) {
-          draft.body.commandTopics.percentage = pctTopic;
+        const render = perCall(config.percentage_command_template, 'percentage_command', notes);
+        if (render !== undefined) {
+          draft.command('percentage', pctTopic, render);
           draft.body.ranges.percentage = { min: 0, max: config.speed_range_max as number, step: 1 };
           draft.attr('percentage', read(config.percentage_state_topic, config.percentage_value_template, 'percentage'));
-        } else notes.info(`percentage_command_template ${short(String(config.percentage_command_template))} renders per call; the speed is not offered`);
+        } else notes.info('the speed is not offered');
       }
       const presetTopic = str(config.preset_mode_command_topic);
       const presets = (config.preset_modes as string[]) ?? [];
       if (presetTopic && presets.length) {
-        if (identityTemplate(config.preset_mode_command_template)) {
-          draft.body.commandTopics.preset_mode = presetTopic;
+        const render = perCall(config.preset_mode_command_template, 'preset_mode_command', notes);
+        if (render !== undefined) {
+          draft.command('preset_mode', presetTopic, render);
           draft.body.options.preset_mode = [...presets];
-        } else notes.info(`preset_mode_command_template ${short(String(config.preset_mode_command_template))} renders per call; presets are read-only`);
+        } else notes.info('presets are read-only');
       }
       draft.attr('preset_mode', read(config.preset_mode_state_topic, config.preset_mode_value_template, 'preset_mode'));
       break;
@@ -537,9 +566,10 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
           const c = cmd(closed, 'command');
           if (o !== undefined && c !== undefined) Object.assign(draft.body.payloads, { open: o, close: c });
           if (typeof config.payload_stop === 'string') draft.body.payloads.stop = config.payload_stop;
-          if (!identityTemplate(config.command_template, 'position')) notes.info(`command_template ${short(String(config.command_template))} renders per call; Hearth offers open/close only`);
+          const render = perCall(config.command_template, 'command', notes, 'position');
+          if (render === undefined) notes.info('Hearth offers open/close only');
           else if (closed < open) {
-            draft.body.commandTopics.position = commandTopic;
+            draft.command('position', commandTopic, render);
             draft.body.ranges.position = { min: closed, max: open, step: 1 };
           }
         }
