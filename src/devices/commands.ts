@@ -133,7 +133,8 @@ export function encodeCommand(entity: Entity, cmd: Command): OutgoingMessage[] {
     if (!entity.commandTopic) throw new CommandError(`${entity.id} has no command topic for ${cmd.action}`);
     if (entity.commandFormat === 'json') {
       const body: Record<string, unknown> = {};
-      if (main !== undefined) writeJsonPath(body, entity.valuePath ?? 'state', main);
+      // `"false"` is a truthy string to many converters: a literal vocabulary goes in as JSON.
+      if (main !== undefined) writeJsonPath(body, entity.valuePath ?? 'state', word !== undefined && entity.payloadLiterals ? JSON.parse(word) : main);
       for (const [name, v] of Object.entries(rest)) writeJsonPath(body, entity.attributes[name]?.path ?? name, v);
       out.push({ topic: entity.commandTopic, payload: JSON.stringify(body) });
     } else {

@@ -128,6 +128,8 @@ export interface Entity {
 
   /** Payload vocabulary (on/off, open/close/stop, lock/unlock, states). */
   payloads: Record<string, string>;
+  /** JSON commands only: the payload words are JSON literals (Zigbee2MQTT's `true`/`false`, `1`/`0`) and are sent as such, not as text. */
+  payloadLiterals?: boolean;
   /** State vocabulary: what the device reports for each logical state. */
   states: Record<string, string>;
 

@@ -307,3 +307,63 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
     assert.equal(hearth.bridge.registry.device(ID.blind)!.source, file);
   });
 });
+
+describe('Zigbee2MQTT true/false settings on a real broker', () => {
+  let broker: TestBroker;
+  let hearth: Hearth;
+  let fake: FakeZ2m;
+  let pub: MqttClient;
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-z2m-literal-'));
+  const NAME = 'Hall thermostat';
+
+  before(async () => {
+    // A real definition with a true/false setting: Centralite 3157100's temperature_setpoint_hold.
+    const zhc = (await import('zigbee-herdsman-converters')) as unknown as { prepareDefinition(d: unknown): { vendor: string; model: string; description: string; exposes: unknown } };
+    const mod = (await import('zigbee-herdsman-converters/devices/index' as string)) as { default: unknown };
+    // Node gives the CommonJS module's exports as default; tsx may unwrap one level more.
+    const defs = (Array.isArray(mod.default) ? mod.default : (mod.default as { default: unknown[] }).default) as Array<{ model: string }>;
+    const def = zhc.prepareDefinition(defs.find((d) => d.model === '3157100'));
+    assert.equal(typeof def.exposes, 'object', 'static exposes');
+    const entry = {
+      ieee_address: '0x000d6f0011223344',
+      type: 'EndDevice',
+      supported: true,
+      disabled: false,
+      interview_completed: true,
+      friendly_name: NAME,
+      power_source: 'Battery',
+      definition: { model: def.model, vendor: def.vendor, description: def.description, exposes: JSON.parse(JSON.stringify(def.exposes)), supports_ota: false },
+    };
+    broker = await startAedes();
+    pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    const initial = { temperature_setpoint_hold: false, local_temperature: 20.5, occupied_heating_setpoint: 20, system_mode: 'heat' };
+    await pub.publishAsync('zigbee2mqtt/bridge/state', JSON.stringify({ state: 'online' }), { retain: true, qos: 1 });
+    await pub.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify([entry]), { retain: true, qos: 1 });
+    await pub.publishAsync(`zigbee2mqtt/${NAME}`, JSON.stringify(initial), { retain: true, qos: 1 });
+    fake = await FakeZ2m.start(broker.url);
+    fake.state.set(`zigbee2mqtt/${NAME}`, { ...initial });
+    hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'discovery.homeassistant.enabled': false, 'discovery.homie.enabled': false });
+    await waitFor('the thermostat', () => hearth.bridge.registry.entity('zigbee2mqtt_0x000d6f0011223344.temperature_setpoint_hold'), 5000);
+  });
+  after(async () => {
+    await fake?.client.endAsync(true).catch(() => undefined);
+    await pub?.endAsync(true).catch(() => undefined);
+    await hearth?.close();
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is a switch that sends a JSON boolean, not the text "false", and reads the boolean back', async () => {
+    const id = 'zigbee2mqtt_0x000d6f0011223344.temperature_setpoint_hold';
+    assert.equal(hearth.bridge.registry.entity(id)!.kind, 'switch');
+    await waitFor('the retained hold state', () => hearth.bridge.cache.get(id)?.value === 'off');
+    const tool = hearth.tools.all().find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(id))!;
+    assert.ok(tool, 'the setting is an actuator tool');
+    const on = await hearth.tools.call(tool.name, { action: 'turn_on' }, OWNER);
+    assert.match(on.text!, /^confirmed: .*: on;/, on.text);
+    assert.equal(fake.sets(`zigbee2mqtt/${NAME}`).at(-1), '{"temperature_setpoint_hold":true}');
+    const off = await hearth.tools.call(tool.name, { action: 'turn_off' }, OWNER);
+    assert.match(off.text!, /^confirmed: .*: off;/, off.text);
+    assert.equal(fake.sets(`zigbee2mqtt/${NAME}`).at(-1), '{"temperature_setpoint_hold":false}');
+  });
+});

@@ -52,7 +52,7 @@ describe('Zigbee2MQTT mapping', () => {
     assert.deepEqual(kinds, {
       occupancy: 'binary_sensor',
       child_lock: 'switch',
-      led_enable: 'binary_sensor',
+      led_enable: 'switch',
       temperature: 'sensor',
       duration: 'number',
       offset: 'sensor',
@@ -70,9 +70,11 @@ describe('Zigbee2MQTT mapping', () => {
     assert.equal(e('identify').stateTopic, undefined);
     assert.deepEqual(encodeCommand(e('identify'), { action: 'press' }), [{ topic: 'zigbee2mqtt/Dev/set', payload: '{"identify":"identify"}' }]);
     assert.deepEqual(encodeCommand(e('child_lock'), { action: 'turn_on' }), [{ topic: 'zigbee2mqtt/Dev/set', payload: '{"child_lock":"LOCK"}' }]);
+    // A true/false setting is sent as a JSON boolean, not the text "false" (truthy to many converters).
+    assert.deepEqual(encodeCommand(e('led_enable'), { action: 'turn_off' }), [{ topic: 'zigbee2mqtt/Dev/set', payload: '{"led_enable":false}' }]);
+    assert.deepEqual(encodeCommand(e('led_enable'), { action: 'turn_on' }), [{ topic: 'zigbee2mqtt/Dev/set', payload: '{"led_enable":true}' }]);
     const reasons = Object.fromEntries(c.skipped.map((s) => [s.what, `${s.reason}${s.partial ? ' (partial)' : ''}`]));
     assert.deepEqual(reasons, {
-      led_enable: 'boolean_payload (partial)',
       offset: 'no_range (partial)',
       trv_mode: 'non_string_enum (partial)',
       pin: 'text_command',

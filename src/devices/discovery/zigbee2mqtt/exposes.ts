@@ -100,6 +100,11 @@ function onOffWords(path: string, on: unknown, off: unknown): PayloadTransform {
   };
 }
 
+/** A value a JSON command can carry as it is: a boolean or a finite number. */
+function literal(v: unknown): v is boolean | number {
+  return typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+}
+
 /** Distinct, non-empty text values of an enum; undefined when any value is not text. */
 function enumValues(f: Z2mExpose): string[] | undefined {
   const values = f.values ?? [];
@@ -245,11 +250,23 @@ class Builder {
       if (gettable(f)) this.refresh.add(f.property!);
       return;
     }
+    if (settable(f) && literal(f.value_on) && literal(f.value_off) && f.value_on !== f.value_off) {
+      // true/false (or 1/0): commands carry them as JSON literals; the state reads back as ON/OFF.
+      this.add(f, 'switch', f.property!, this.featureName(f), {
+        stateTopic: this.readTopic(f),
+        valuePath: path,
+        transform: onOffWords(path, f.value_on, f.value_off),
+        payloads: { on: JSON.stringify(f.value_on), off: JSON.stringify(f.value_off) },
+        payloadLiterals: true,
+        states: { on: 'ON', off: 'OFF' },
+      });
+      if (gettable(f)) this.refresh.add(f.property!);
+      return;
+    }
     if (settable(f)) {
-      // Hearth's commands carry the vocabulary as text; `"false"` is a truthy string to many converters.
-      const why = `${f.property} takes ${JSON.stringify(f.value_on)}/${JSON.stringify(f.value_off)}, which Hearth would send as text`;
-      if (!readable(f)) return this.skip(f, 'boolean_payload', `${why}; it is not published either`);
-      this.skip(f, 'boolean_payload', `${why}; only its state is offered, as a binary sensor`, true);
+      const why = `${f.property} takes ${JSON.stringify(f.value_on)}/${JSON.stringify(f.value_off)}, which are not two distinct words or literals`;
+      if (!readable(f)) return this.skip(f, 'odd_payload', `${why}; it is not published either`);
+      this.skip(f, 'odd_payload', `${why}; only its state is offered, as a binary sensor`, true);
     }
     const cls = f.name ? BINARY_CLASS[f.name] : undefined;
     const words = textual

@@ -5,7 +5,7 @@
 export interface Skip {
   /** The property, expose or device passed over (`color_xy`, `state_l1`, `light/power`). */
   what: string;
-  /** A short stable code: `composite`, `list`, `boolean_payload`, ... */
+  /** A short stable code: `composite`, `list`, `odd_payload`, ... */
   reason: string;
   /** One sentence for a person reading the log. */
   detail: string;
