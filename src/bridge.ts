@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
 import type { HearthConfig } from './config/schema.js';
 import { loadDeviceFiles, type DeviceFileProblem } from './devices/loader.js';
+import type { Device } from './devices/model.js';
+import { DeviceFileWatcher } from './devices/watcher.js';
 import { DeviceRegistry } from './devices/registry.js';
 import { StateCache } from './devices/state-cache.js';
 import type { Logger } from './log.js';
@@ -64,6 +66,10 @@ export class Bridge {
   deviceProblems: DeviceFileProblem[] = [];
   deviceFiles: string[] = [];
   private closed = false;
+  /** Each file's devices as last read without problems: a file broken mid-edit keeps them. */
+  private lastGood = new Map<string, Device[]>();
+  private fileDeviceIds = new Set<string>();
+  private watcher?: DeviceFileWatcher;
 
   private constructor(
     readonly config: HearthConfig,
@@ -132,15 +138,55 @@ export class Bridge {
     return bridge;
   }
 
-  /** (Re)read the device files; a bad file is reported and skipped. */
-  loadDevices(): void {
+  /**
+   * (Re)read the device files. A bad file is reported; at start it is skipped,
+   * on a reload it keeps the devices it had when it was last good, so a typo
+   * while editing does not take a device away. Returns the device ids added and removed.
+   */
+  loadDevices(): { added: string[]; removed: string[] } {
     const result = loadDeviceFiles(this.paths);
     this.deviceProblems = result.problems;
     this.deviceFiles = result.files;
+    const devices = [...result.devices];
+    const ids = new Set(devices.map((d) => d.id));
+    const broken = new Set(result.problems.map((p) => p.file));
     for (const p of result.problems) {
-      this.log.error({ file: p.file, path: p.path }, `device file skipped: ${p.path}: ${p.message}`);
+      const kept = this.lastGood.has(p.file) && result.files.includes(p.file);
+      this.log.error({ file: p.file, path: p.path }, `device file ${kept ? 'has a problem (its last good version stays in use)' : 'skipped'}: ${p.path}: ${p.message}`);
     }
-    this.registry.setSource('files', SOURCE_PRIORITY.files, result.devices);
+    const good = new Map<string, Device[]>();
+    for (const d of result.devices) good.set(d.source, [...(good.get(d.source) ?? []), d]);
+    for (const file of broken) {
+      const before = this.lastGood.get(file);
+      if (!before || !result.files.includes(file)) continue;
+      const keep = before.filter((d) => !ids.has(d.id));
+      devices.push(...keep);
+      good.set(file, before);
+    }
+    this.lastGood = good;
+    const previous = this.fileDeviceIds;
+    this.fileDeviceIds = new Set(devices.map((d) => d.id));
+    this.registry.setSource('files', SOURCE_PRIORITY.files, devices);
+    return { added: [...this.fileDeviceIds].filter((id) => !previous.has(id)), removed: [...previous].filter((id) => !this.fileDeviceIds.has(id)) };
+  }
+
+  /** Reload the device files whenever they change (not the demo's). Returns the number of folders watched. */
+  watchDevices(): number {
+    const paths = this.paths.filter((p) => p !== DEMO_DEVICES);
+    if (this.watcher || !paths.length) return this.watcher?.folders ?? 0;
+    this.watcher = new DeviceFileWatcher(
+      paths,
+      () => {
+        if (this.closed) return;
+        const { added, removed } = this.loadDevices();
+        this.log.info(
+          { devices: this.registry.devices().length, added, removed, problems: this.deviceProblems.length },
+          `device files reloaded: ${added.length} added, ${removed.length} removed${this.deviceProblems.length ? `, ${this.deviceProblems.length} problem(s)` : ''}`,
+        );
+      },
+      this.log,
+    );
+    return this.watcher.folders;
   }
 
   /** Resolves when every entity has a value (or a frame), or after `timeoutMs`. */
@@ -157,6 +203,7 @@ export class Bridge {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.watcher?.close();
     await this.simulator?.close().catch(() => undefined);
     for (const adapter of this.adapters) adapter.stop();
     this.cache.close();

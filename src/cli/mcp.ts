@@ -24,6 +24,8 @@ export function registerMcp(program: Command): void {
       const log = loggerFor(loaded, flags.logLevel ?? 'warn');
       const as = flags.as ?? (process.env.HEARTH_PRINCIPAL?.trim() || undefined);
       const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000 });
+      // Edited device files reach the client as tools/list_changed.
+      if (loaded.config.devices.watch) hearth.bridge.watchDevices();
       let principal;
       try {
         principal = cliPrincipal(hearth, as, flags.role);

@@ -31,6 +31,7 @@ export function registerStart(program: Command): void {
       }
       const bridge = hearth.bridge;
       const recovered = hearth.recoverAudit();
+      const watched = loaded.config.devices.watch ? bridge.watchDevices() : 0;
       // Calls of `hearth call` processes that died while this bridge runs are swept too.
       setInterval(() => hearth.sweepPending(), 10_000).unref();
       // The HTTP API (web page, API, MCP): a bad setting or a taken port stops here, like a taken broker port.
@@ -77,7 +78,8 @@ export function registerStart(program: Command): void {
         `Hearth is running${loaded.file ? ` (config ${where(loaded.file)})` : ''}`,
         `  broker    ${bridge.broker ? `embedded at ${bridge.broker.url}` : redact(bridge.connection.options.url)} (${bridge.connection.state})`,
         `  devices   ${devices.length} devices, ${entities.length} entities from ${bridge.paths.map(where).join(', ') || 'nowhere'}` +
-          (bridge.deviceProblems.length ? `; ${bridge.deviceProblems.length} file problem(s) logged above` : ''),
+          (bridge.deviceProblems.length ? `; ${bridge.deviceProblems.length} file problem(s) logged above` : '') +
+          (watched ? '; reloaded when they change' : ''),
         demoEnabled(loaded.config)
           ? `  demo      ${flags.simulator ? 'simulated devices' : 'devices (not simulated here: run hearth simulate)'} from ${where(DEMO_DEVICES)} publish on hearth-demo/#`
           : '',

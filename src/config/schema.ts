@@ -47,6 +47,11 @@ export const configSchema = {
           items: { type: 'string', minLength: 1 },
           description: 'Device files or folders of *.yaml files.',
         },
+        watch: {
+          type: 'boolean',
+          default: true,
+          description: 'Reload the device files when they change (hearth start, hearth mcp); a file broken mid-edit keeps its last good version.',
+        },
       },
       default: {},
     },
@@ -203,7 +208,7 @@ export interface HearthConfig {
     reconnectMaxMs: number;
     embedded: { host: string; port: number };
   };
-  devices: { paths?: string[] };
+  devices: { paths?: string[]; watch: boolean };
   discovery: {
     homeassistant: { enabled: boolean; prefix: string; birth: boolean };
     zigbee2mqtt: { enabled: boolean; prefix: string };

@@ -1,13 +1,13 @@
 // `hearth mcp` as an MCP client starts it: the SDK's own client spawns the
 // real process (built dist/) against a running `hearth start`, over stdio.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ResourceUpdatedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { freePort } from '../helpers/brokers.js';
 import { HEARTH, runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { sleep, waitFor } from '../helpers/wait.js';
@@ -158,6 +158,28 @@ describe('hearth mcp over stdio', () => {
     await waitFor('resources/updated', () => updated.includes(uri), 5000);
     const after = JSON.parse((await client.readResource({ uri })).contents[0].text as string) as { value: string };
     assert.equal(after.value, action === 'turn_on' ? 'on' : 'off');
+  });
+
+  it('announces tools/list_changed when a device file is added while it runs', async () => {
+    const mine = join(dir, 'my-devices');
+    mkdirSync(mine, { recursive: true });
+    const { client } = await open(['--devices', mine]);
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+    assert.ok(!(await client.listTools()).tools.some((t) => t.name === 'attic_temperature'));
+    writeFileSync(
+      join(mine, 'attic.yaml'),
+      // A sensor: reads are allowed to everyone, so the tool is in every principal's list.
+      'devices:\n  - id: attic\n    name: Attic\n    entities:\n      temperature: { kind: sensor, name: Attic temperature, unit: °C, state_topic: mcp-test/attic/temperature }\n',
+    );
+    const deadline = Date.now() + 5000;
+    let names: string[] = [];
+    while (!names.includes('attic_temperature') && Date.now() < deadline) {
+      await sleep(100);
+      names = (await client.listTools()).tools.map((t) => t.name);
+    }
+    assert.ok(names.includes('attic_temperature'), `the new tool is listed: ${names.join(', ')}`);
+    assert.ok(changed > 0, 'the client was told the list changed');
   });
 
   it('exits when the client closes', async () => {
