@@ -11,6 +11,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { Hearth } from '../../src/hearth.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { OWNER, openHearth } from '../helpers/home.js';
+import { z2mEntry } from '../helpers/zigbee2mqtt.js';
 import { logSink } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -318,22 +319,7 @@ describe('Zigbee2MQTT true/false settings on a real broker', () => {
 
   before(async () => {
     // A real definition with a true/false setting: Centralite 3157100's temperature_setpoint_hold.
-    const zhc = (await import('zigbee-herdsman-converters')) as unknown as { prepareDefinition(d: unknown): { vendor: string; model: string; description: string; exposes: unknown } };
-    const mod = (await import('zigbee-herdsman-converters/devices/index' as string)) as { default: unknown };
-    // Node gives the CommonJS module's exports as default; tsx may unwrap one level more.
-    const defs = (Array.isArray(mod.default) ? mod.default : (mod.default as { default: unknown[] }).default) as Array<{ model: string }>;
-    const def = zhc.prepareDefinition(defs.find((d) => d.model === '3157100'));
-    assert.equal(typeof def.exposes, 'object', 'static exposes');
-    const entry = {
-      ieee_address: '0x000d6f0011223344',
-      type: 'EndDevice',
-      supported: true,
-      disabled: false,
-      interview_completed: true,
-      friendly_name: NAME,
-      power_source: 'Battery',
-      definition: { model: def.model, vendor: def.vendor, description: def.description, exposes: JSON.parse(JSON.stringify(def.exposes)), supports_ota: false },
-    };
+    const entry = await z2mEntry('3157100', '0x000d6f0011223344', NAME);
     broker = await startAedes();
     pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
     const initial = { temperature_setpoint_hold: false, local_temperature: 20.5, occupied_heating_setpoint: 20, system_mode: 'heat' };
