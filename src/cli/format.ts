@@ -1,4 +1,5 @@
 // How states read to a person at a terminal.
+import { COLOR_ATTRIBUTES, nearestColorName } from '../devices/color.js';
 import type { Entity } from '../devices/model.js';
 import type { EntityState } from '../devices/state-cache.js';
 
@@ -11,11 +12,13 @@ export function formatState(entity: Entity, state: EntityState | undefined): str
   }
   const parts: string[] = [];
   if (state.value !== undefined && state.value !== null) parts.push(`${state.value}${entity.unit && typeof state.value === 'number' ? ` ${entity.unit}` : ''}`);
+  const color = entity.kind === 'light' ? nearestColorName(state.attributes) : undefined;
   for (const [k, v] of Object.entries(state.attributes)) {
-    if (v === null) continue;
+    if (v === null || (color && COLOR_ATTRIBUTES.has(k))) continue;
     const unit = (k === 'temperature' || k === 'current_temperature') && entity.unit ? ` ${entity.unit}` : '';
     parts.push(`${k.replace(/_/g, ' ')} ${v}${unit}`);
   }
+  if (color) parts.push(`colour ~${color}`);
   return parts.length ? parts.join(', ') : 'unknown';
 }
 

@@ -3,10 +3,11 @@
 // Also: which state counts as the device confirming a command.
 import type { EntityState } from './state-cache.js';
 import { readJsonPath, writeJsonPath } from './json-path.js';
+import { COLOR_ATTRIBUTES, colorAttributes, colorMatches, parseColor, rgbHex, rgbOfAttributes } from './color.js';
 import type { Entity } from './model.js';
 
 export type Command =
-  | { action: 'turn_on'; brightness?: number }
+  | { action: 'turn_on'; brightness?: number; color?: string }
   | { action: 'turn_off' }
   | { action: 'open' }
   | { action: 'close' }
@@ -70,9 +71,17 @@ const WORD: Partial<Record<Action, string>> = {
 function changes(entity: Entity, cmd: Command): { word?: string; value?: string | number; attrs: Record<string, string | number> } {
   const attrs: Record<string, string | number> = {};
   switch (cmd.action) {
-    case 'turn_on':
+    case 'turn_on': {
       if (cmd.brightness !== undefined) attrs.brightness = cmd.brightness;
+      if (cmd.color !== undefined) {
+        const mode = entity.colorModes?.[0];
+        if (!mode || entity.commandFormat !== 'json') throw new CommandError(`${entity.id} takes no colour`);
+        const rgb = parseColor(cmd.color);
+        if (!rgb) throw new CommandError(`unknown colour ${JSON.stringify(cmd.color)}`);
+        Object.assign(attrs, colorAttributes(mode, rgb));
+      }
       return { word: entity.payloads.on, attrs };
+    }
     case 'set_position':
       attrs.position = cmd.position;
       return { attrs };
@@ -212,8 +221,14 @@ export function decodeCommand(entity: Entity, topic: string, payload: string): C
   }
   const action = findWord(entity, String(main));
   if (!action) throw new CommandError(`${JSON.stringify(String(main).slice(0, 40))} is not a command ${entity.id} understands`);
-  if (action === 'turn_on' && attr('brightness') !== undefined) {
-    return { action, brightness: num(attr('brightness'), 'brightness') };
+  if (action === 'turn_on') {
+    const cmd: Extract<Command, { action: 'turn_on' }> = { action };
+    if (attr('brightness') !== undefined) cmd.brightness = num(attr('brightness'), 'brightness');
+    if (entity.colorModes?.length && body !== undefined) {
+      const rgb = rgbOfAttributes(Object.fromEntries([...COLOR_ATTRIBUTES].map((k) => [k, attr(k)])));
+      if (rgb) cmd.color = rgbHex(rgb);
+    }
+    return cmd;
   }
   return { action } as Command;
 }
@@ -222,10 +237,15 @@ export function decodeCommand(entity: Entity, topic: string, payload: string): C
 export function isConfirmedBy(entity: Entity, cmd: Command, state: EntityState): boolean {
   const near = (a: unknown, b: number) => typeof a === 'number' && Math.abs(a - b) <= (entity.ranges.temperature?.step ?? 0.5) / 2 + 1e-9;
   switch (cmd.action) {
-    case 'turn_on':
+    case 'turn_on': {
       // Brightness 0 is off on most lights (Zigbee2MQTT, HA).
       if (cmd.brightness === 0) return state.value === 'off';
-      return state.value === 'on' && (cmd.brightness === undefined || state.attributes.brightness === cmd.brightness);
+      if (state.value !== 'on' || (cmd.brightness !== undefined && state.attributes.brightness !== cmd.brightness)) return false;
+      if (cmd.color === undefined) return true;
+      const rgb = parseColor(cmd.color);
+      // A light that reports no colour at all is confirmed by being on.
+      return rgb !== undefined && colorMatches(rgb, state.attributes) !== false;
+    }
     case 'turn_off':
       return state.value === 'off';
     // With a position, only the end position proves fully open or closed ("open" also means partly open).

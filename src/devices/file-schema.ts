@@ -91,6 +91,7 @@ const entity = {
         },
       ],
     },
+    color_modes: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['xy', 'hs', 'rgb'] } },
     image_encoding: { enum: ['raw', 'b64'] },
     confirm_timeout_ms: { type: 'integer', minimum: 100, maximum: 600000 },
     availability,

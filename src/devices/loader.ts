@@ -1,5 +1,6 @@
 // Read devices/*.yaml into the device model. A bad file is reported with its
 // path and the field at fault and skipped; the other files still load.
+import type { ColorMode } from './color.js';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -139,6 +140,16 @@ function toDevice(raw: Raw, file: string, where: string, problems: DeviceFilePro
         problems.push({ file, path: `${at}.${name}`, message: (err as Error).message });
       }
     }
+    // Colours go in a JSON command, at the paths of the mode's attributes.
+    const colorModes = e.color_modes as ColorMode[] | undefined;
+    if (colorModes) {
+      if (kind !== 'light' || e.command_format !== 'json') {
+        problems.push({ file, path: `${at}.color_modes`, message: 'only a light with command_format: json takes colours' });
+      }
+      const need = { xy: ['color_x', 'color_y'], hs: ['hue', 'saturation'], rgb: ['red', 'green', 'blue'] }[colorModes[0]!];
+      const missing = need.filter((n) => !attributes[n]);
+      if (missing.length) problems.push({ file, path: `${at}.attributes`, message: `color_modes ${colorModes[0]} needs attributes ${missing.join(', ')} (where the colour is in the state and the command)` });
+    }
     device.entities.push({
       id: `${raw.id}.${key}`,
       key,
@@ -160,6 +171,7 @@ function toDevice(raw: Raw, file: string, where: string, problems: DeviceFilePro
       states: { ...DEFAULT_STATES[kind], ...asStrings(e.states) },
       ranges,
       options,
+      ...(colorModes ? { colorModes: [...colorModes] } : {}),
       imageEncoding: kind === 'camera' ? (e.image_encoding ?? 'raw') : undefined,
       confirmTimeoutMs: e.confirm_timeout_ms,
       availability: toAvailability(e.availability) ?? device.availability,

@@ -1,5 +1,6 @@
 // The device model every source (device files, discovery adapters) produces
 // and everything downstream (state cache, tool generator, simulator) reads.
+import type { ColorMode } from './color.js';
 
 export const ENTITY_KINDS = [
   'sensor',
@@ -137,6 +138,13 @@ export interface Entity {
   ranges: Record<string, Range>;
   /** Enumerations: select options, climate modes, light effects. */
   options: Record<string, string[]>;
+
+  /**
+   * Lights with JSON commands: the colour encodings the light takes, best first
+   * (`xy`, `hs`, `rgb`). A colour is written to the attributes of that mode
+   * (color_x/color_y, hue/saturation, red/green/blue) at their paths.
+   */
+  colorModes?: ColorMode[];
 
   /** Camera: how frames are encoded on the wire. */
   imageEncoding?: 'raw' | 'b64';

@@ -2,6 +2,7 @@
 // it reports on the wire, which commands it refuses, and how it acts on the
 // ones it accepts. A behaviour knows nothing about MQTT; its device (see
 // device.ts) turns `wire()` into payloads and hands it decoded commands.
+import { colorAttributes, parseColor, type Rgb } from '../devices/color.js';
 import type { Command } from '../devices/commands.js';
 import { readJsonPath } from '../devices/json-path.js';
 import type { Entity, Range } from '../devices/model.js';
@@ -168,20 +169,28 @@ export class SwitchBehaviour extends Behaviour {
 export class LightBehaviour extends SwitchBehaviour {
   private brightness: number;
   private readonly range: Range;
+  /** A colour light's colour (white to begin with), reported in its first colour mode. */
+  private color?: Rgb;
 
   constructor(entity: Entity, host: BehaviourHost) {
     super(entity, host);
     this.range = entity.ranges.brightness ?? { min: 0, max: 255 };
     const initial = toNumber(this.initialAttr('brightness')) ?? this.hint('brightness', 128);
     this.brightness = clamp(initial, Math.max(1, this.range.min), this.range.max);
+    if (entity.colorModes?.length) this.color = parseColor(String(this.sim.color ?? 'white')) ?? { r: 255, g: 255, b: 255 };
+  }
+
+  private colorAttributes(): Record<string, number> {
+    const mode = this.entity.colorModes?.[0];
+    return mode && this.color ? colorAttributes(mode, this.color) : {};
   }
 
   override snapshot(): Record<string, unknown> {
-    return { value: this.on ? 'on' : 'off', brightness: this.brightness };
+    return { value: this.on ? 'on' : 'off', brightness: this.brightness, ...this.colorAttributes() };
   }
 
   override wire(): WireState {
-    return { value: this.word(this.on ? 'on' : 'off'), attributes: { brightness: this.brightness } };
+    return { value: this.word(this.on ? 'on' : 'off'), attributes: { brightness: this.brightness, ...this.colorAttributes() } };
   }
 
   override reject(cmd: Command): string | undefined {
@@ -195,6 +204,7 @@ export class LightBehaviour extends SwitchBehaviour {
       else {
         this.on = true;
         if (cmd.brightness !== undefined) this.brightness = cmd.brightness;
+        if (cmd.color !== undefined && this.color) this.color = parseColor(cmd.color) ?? this.color;
       }
     } else if (cmd.action === 'turn_off') this.on = false;
     this.publish();

@@ -1,5 +1,6 @@
 // The JSON Schema of an actuator tool's arguments, from the device's real
 // ranges and options, and turning validated arguments into a logical command.
+import { COLOR_NAMES, parseColor } from '../devices/color.js';
 import { ACTIONS_BY_KIND, type Command } from '../devices/commands.js';
 import type { Entity, Range } from '../devices/model.js';
 import { deviceWord } from './device-text.js';
@@ -20,6 +21,17 @@ function numberSchema(range: Range, description: string): JsonSchema {
 function hasPosition(entity: Entity): boolean {
   return 'position' in entity.commandTopics || ('position' in entity.attributes && entity.commandFormat === 'json');
 }
+
+/** A light that takes colours (JSON commands and a colour mode). */
+export function hasColor(entity: Entity): boolean {
+  return entity.kind === 'light' && entity.commandFormat === 'json' && !!entity.colorModes?.length;
+}
+
+export const COLOR_SCHEMA: JsonSchema = {
+  type: 'string',
+  maxLength: 32,
+  description: `A colour, only with turn_on: a name (${Object.keys(COLOR_NAMES).join(', ')}) or #rrggbb.`,
+};
 
 function hasBrightness(entity: Entity): boolean {
   return entity.kind === 'light' && ('brightness' in entity.ranges || 'brightness' in entity.attributes);
@@ -55,6 +67,7 @@ export function actuatorProperties(entity: Entity): { properties: Record<string,
         const r = entity.ranges.brightness ?? { min: 0, max: 255 };
         props.brightness = numberSchema(r, `Brightness on this light's own scale, ${r.min} to ${r.max}; only with turn_on.`);
       }
+      if (hasColor(entity)) props.color = COLOR_SCHEMA;
       return { properties: props, required: ['action'] };
     }
     case 'fan': {
@@ -137,13 +150,21 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
     if (extra.length) throw new ArgumentError(`${action} does not take ${extra.map((k) => `"${k}"`).join(', ')}`);
   };
   switch (action) {
-    case 'turn_on':
-      stray(['brightness']);
+    case 'turn_on': {
+      stray(['brightness', 'color']);
+      const cmd: Extract<Command, { action: 'turn_on' }> = { action };
       if (args.brightness !== undefined) {
         if (!hasBrightness(entity)) throw new ArgumentError('this device has no brightness');
-        return { action, brightness: inRange('brightness', Number(args.brightness), entity.ranges.brightness) };
+        cmd.brightness = inRange('brightness', Number(args.brightness), entity.ranges.brightness);
       }
-      return { action };
+      if (args.color !== undefined) {
+        if (!hasColor(entity)) throw new ArgumentError('this light takes no colour');
+        const color = String(args.color).trim().toLowerCase();
+        if (!parseColor(color)) throw new ArgumentError(`unknown colour ${JSON.stringify(args.color)}: use a name (${Object.keys(COLOR_NAMES).slice(0, 8).join(', ')}, ...) or #rrggbb`);
+        cmd.color = color;
+      }
+      return cmd;
+    }
     case 'set_position':
       stray(['position']);
       return { action, position: inRange('position', Number(need('position', action)), entity.ranges.position) };

@@ -1,4 +1,5 @@
 // An entity's state as the text a model reads. Device strings are quoted data.
+import { COLOR_ATTRIBUTES, nearestColorName } from '../devices/color.js';
 import type { Entity } from '../devices/model.js';
 import type { EntityState } from '../devices/state-cache.js';
 import { formatAge } from '../util/time.js';
@@ -10,6 +11,8 @@ const ATTRIBUTE_LABEL: Record<string, string> = {
   brightness: 'brightness',
   position: 'position',
   action: 'activity',
+  color_x: 'x',
+  color_y: 'y',
 };
 
 function valueText(entity: Entity, value: unknown, key?: string): string {
@@ -42,9 +45,15 @@ export function stateText(entity: Entity, state: EntityState | undefined, now = 
   } else {
     const main = entity.kind === 'binary_sensor' && entity.deviceClass ? `${deviceWord(entity.deviceClass)} ${valueText(entity, state.value)}` : valueText(entity, state.value);
     if (state.value !== undefined) parts.push(entity.kind === 'climate' ? `mode ${main}` : main);
+    // A light's colour numbers read as the nearest colour word, with the numbers after it.
+    const color = entity.kind === 'light' ? nearestColorName(state.attributes) : undefined;
+    const colorParts: string[] = [];
     for (const [k, v] of Object.entries(state.attributes)) {
-      parts.push(`${ATTRIBUTE_LABEL[k] ?? k.replace(/_/g, ' ')} ${valueText(entity, v, k)}`);
+      const text = `${ATTRIBUTE_LABEL[k] ?? k.replace(/_/g, ' ')} ${valueText(entity, v, k)}`;
+      if (color && COLOR_ATTRIBUTES.has(k)) colorParts.push(text);
+      else parts.push(text);
     }
+    if (color) parts.push(`colour about ${color} (${colorParts.join(', ')})`);
   }
   const when = !state.updatedAt ? '' : state.retained ? `; ${RETAINED_AGE}` : `; updated ${formatAge(now - state.updatedAt)}`;
   return `${head}: ${parts.join(', ')}${when}${availabilityText(state)}.`;

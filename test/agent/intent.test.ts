@@ -126,6 +126,13 @@ const PHRASINGS: Array<[string, Expect]> = [
   ['kitchen light to 50%', act(KITCHEN, { action: 'turn_on', brightness: 127 })],
   ['brighten the kitchen to 100%', act(KITCHEN, { action: 'turn_on', brightness: 254 })],
   ['dim the kitchen light to 0', act(KITCHEN, { action: 'turn_off' })],
+  // Colours, on the one colour light.
+  ['turn the kitchen light blue', act(KITCHEN, { action: 'turn_on', color: 'blue' })],
+  ['make the kitchen lights sky blue', act(KITCHEN, { action: 'turn_on', color: 'sky blue' })],
+  ['set the kitchen light to red', act(KITCHEN, { action: 'turn_on', color: 'red' })],
+  ['change the colour of the kitchen light to purple', act(KITCHEN, { action: 'turn_on', color: 'purple' })],
+  ['set the kitchen light color to green', act(KITCHEN, { action: 'turn_on', color: 'green' })],
+  ['turn on the kitchen light in orange', act(KITCHEN, { action: 'turn_on', color: 'orange' })],
   // Temperature.
   ['make it 22 degrees', act(THERMO, { action: 'set_temperature', temperature: 22 })],
   ['set heating to 20.5', act(THERMO, { action: 'set_temperature', temperature: 20.5 })],
@@ -311,6 +318,9 @@ describe('intent model: what it does not understand', () => {
     assert.equal(a.text, "Sorry, I can't open the front door lock. It can be locked or unlocked.");
     const b = await say(provider, 'turn on the front door camera', tools);
     assert.match(b.text, /^Sorry, I can't turn on the front door camera\./);
+    const c = await say(provider, 'turn the living room lamp red', tools);
+    assert.equal(c.calls.length, 0);
+    assert.match(c.text, /^Sorry, I can't change the colour of the (living room lamp|floor lamp)\./, c.text);
   });
 
   it('keeps settings inside the device range', async () => {

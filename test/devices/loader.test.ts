@@ -73,6 +73,25 @@ describe('device files', () => {
     assert.deepEqual(problems.map((p) => p.message), ['does not exist']);
   });
 
+  it('takes colour modes on JSON lights, and says what a colour light is missing', () => {
+    const light = (extra: string) =>
+      `devices:\n  - id: bulb\n    entities:\n      light:\n        kind: light\n        state_topic: b/state\n        command_topic: b/set\n${extra}`;
+    write('colour-ok.yaml', light('        command_format: json\n        color_modes: [hs, xy]\n        attributes: { hue: color.hue, saturation: color.saturation }\n'));
+    const ok = loadDeviceFiles([join(dir, 'colour-ok.yaml')]);
+    assert.deepEqual(ok.problems, []);
+    assert.deepEqual(ok.devices[0]!.entities[0]!.colorModes, ['hs', 'xy']);
+    write('colour-plain.yaml', light('        color_modes: [xy]\n        attributes: { color_x: color.x, color_y: color.y }\n'));
+    assert.deepEqual(loadDeviceFiles([join(dir, 'colour-plain.yaml')]).problems.map((p) => `${p.path}: ${p.message}`), [
+      'devices[0].entities.light.color_modes: only a light with command_format: json takes colours',
+    ]);
+    write('colour-attrs.yaml', light('        command_format: json\n        color_modes: [xy]\n'));
+    assert.deepEqual(loadDeviceFiles([join(dir, 'colour-attrs.yaml')]).problems.map((p) => `${p.path}: ${p.message}`), [
+      'devices[0].entities.light.attributes: color_modes xy needs attributes color_x, color_y (where the colour is in the state and the command)',
+    ]);
+    write('colour-bad.yaml', light('        command_format: json\n        color_modes: [cmyk]\n'));
+    assert.match(loadDeviceFiles([join(dir, 'colour-bad.yaml')]).problems[0]!.message, /must be equal to one of the allowed values|must be one of/);
+  });
+
   it('accepts every entity kind the model knows', () => {
     const sub = mkdtempSync(join(dir, 'kinds-'));
     const lines = ENTITY_KINDS.map((k) => `      ${k}: { kind: ${k}, state_topic: all/${k}, command_topic: all/${k}/set${k === 'select' ? ', options: [a, b]' : ''} }`);

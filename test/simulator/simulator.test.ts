@@ -207,21 +207,31 @@ for (const { kind, start } of brokerKinds) {
       await observer!.waitFor('lamp OFF', (m) => m.topic === lamp.stateTopic && m.text === 'OFF', mark);
     });
 
-    it('dims the kitchen light, keeping brightness across off and on', async () => {
+    it('dims the kitchen light, keeping brightness and colour across off and on', async () => {
+      const white = { x: 0.3127, y: 0.329 };
       let mark = observer!.mark();
       await observer!.send(kitchen, { action: 'turn_on', brightness: 100 });
       const on = await observer!.waitFor('kitchen ON 100', (m) => m.topic === kitchen.stateTopic, mark);
-      assert.deepEqual(json(on), { state: 'ON', brightness: 100 });
+      assert.deepEqual(json(on), { state: 'ON', brightness: 100, color: white });
 
       mark = observer!.mark();
       await observer!.send(kitchen, { action: 'turn_off' });
       const off = await observer!.waitFor('kitchen OFF', (m) => m.topic === kitchen.stateTopic, mark);
-      assert.deepEqual(json(off), { state: 'OFF', brightness: 100 });
+      assert.deepEqual(json(off), { state: 'OFF', brightness: 100, color: white });
 
       mark = observer!.mark();
       await observer!.send(kitchen, { action: 'turn_on' });
       const again = await observer!.waitFor('kitchen ON again', (m) => m.topic === kitchen.stateTopic, mark);
-      assert.deepEqual(json(again), { state: 'ON', brightness: 100 });
+      assert.deepEqual(json(again), { state: 'ON', brightness: 100, color: white });
+
+      // A colour arrives as CIE xy and is reported back the same.
+      mark = observer!.mark();
+      await observer!.send(kitchen, { action: 'turn_on', color: 'red' });
+      const red = await observer!.waitFor('kitchen red', (m) => m.topic === kitchen.stateTopic, mark);
+      assert.deepEqual(json(red), { state: 'ON', brightness: 100, color: { x: 0.6401, y: 0.33 } });
+      mark = observer!.mark();
+      await observer!.send(kitchen, { action: 'turn_on', color: 'white' });
+      await observer!.waitFor('kitchen white', (m) => m.topic === kitchen.stateTopic, mark);
     });
 
     it('unlocks the front door: UNLOCKING, then UNLOCKED', async () => {

@@ -60,6 +60,10 @@ for (const { kind, start } of brokerKinds) {
       const dim = await call('kitchen_light', { action: 'turn_on', brightness: 77 });
       assert.match(dim.text!, /^confirmed: .*on, brightness 77 of 254/);
       assert.deepEqual(JSON.parse(home.commands().filter((c) => c.topic === 'hearth-demo/kitchen_light/set').at(-1)!.payload), { state: 'ON', brightness: 77 });
+      // The simulated bulb takes CIE xy, and reports the colour back.
+      const blue = await call('kitchen_light', { action: 'turn_on', color: 'Blue' });
+      assert.match(blue.text!, /^confirmed: .*on, brightness 77 of 254, colour about blue \(x 0\.1\d+, y 0\.0\d+\)/, blue.text);
+      assert.deepEqual(JSON.parse(home.commands().filter((c) => c.topic === 'hearth-demo/kitchen_light/set').at(-1)!.payload), { state: 'ON', color: { x: 0.15, y: 0.06 } });
 
       const temp = await call('thermostat', { action: 'set_temperature', temperature: 22.5 });
       assert.match(temp.text!, /^confirmed: .*target temperature 22\.5 °C/);

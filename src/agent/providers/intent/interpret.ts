@@ -2,7 +2,7 @@
 // entities and then to calls on the offered tools; the best-scoring reading that
 // yields calls wins, else the most useful reply (ambiguity, "cannot here", ...).
 import type { Entity } from '../../../devices/model.js';
-import { actionsOf } from '../../../tools/parameters.js';
+import { actionsOf, hasColor } from '../../../tools/parameters.js';
 import { matchAll, type Captures, type Match } from './matcher.js';
 import { tokenize } from './normalize.js';
 import { isReply, resolveTarget, sortEntities, type Reply, type Target } from './resolve.js';
@@ -37,6 +37,7 @@ export const VERB: Record<IntentId, string> = {
   HassTurnOn: 'turn on',
   HassTurnOff: 'turn off',
   HassLightSet: 'dim',
+  HassLightSetColor: 'change the colour of',
   HassSetLevel: 'set',
   HassClimateSetTemperature: 'set the temperature of',
   HassClimateSetMode: 'change the mode of',
@@ -59,6 +60,7 @@ const NOUN: Partial<Record<IntentId, string>> = {
   HassTurnOn: 'light or switch',
   HassTurnOff: 'light or switch',
   HassLightSet: 'dimmable light',
+  HassLightSetColor: 'colour light',
   HassSetLevel: 'light, thermostat or cover',
   HassClimateSetTemperature: 'thermostat',
   HassClimateSetMode: 'thermostat',
@@ -167,6 +169,9 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target): Step | Re
       const mode = on ? preferredOnMode(e) : (e.options.mode ?? []).includes('off') ? 'off' : undefined;
       return mode && actions.includes('set_mode') ? { action: 'set_mode', extra: { mode } } : unsupported();
     }
+    case 'HassLightSetColor':
+      if (!c.color) return null;
+      return hasColor(e) ? { action: 'turn_on', extra: { color: c.color } } : unsupported();
     case 'HassLightSet':
       if (!n || n.unit === 'degree') return null;
       return hasBrightness(e) ? brightnessStep(e, n.value) : unsupported('dim');

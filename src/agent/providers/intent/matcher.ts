@@ -5,7 +5,7 @@ import { tokenize, type Token } from './normalize.js';
 import { RULES, SENTENCES, type IntentId, type KindClass } from './sentences.js';
 import type { PhraseHit, Vocabulary } from './vocabulary.js';
 
-export type SlotName = 'name' | 'area' | 'kind' | 'feel' | 'presence' | 'all' | 'number' | 'mode' | 'state' | 'hint' | 'any';
+export type SlotName = 'name' | 'area' | 'kind' | 'feel' | 'presence' | 'all' | 'number' | 'mode' | 'state' | 'hint' | 'color' | 'any';
 
 type Node = { t: 'word'; w: string } | { t: 'alt'; options: Node[][]; optional: boolean } | { t: 'slot'; slot: SlotName };
 
@@ -22,6 +22,7 @@ export interface Captures {
   all?: PhraseHit<true>;
   number?: NumberValue;
   mode?: string;
+  color?: string;
   state?: string;
   hint?: string;
   any?: string;
@@ -36,7 +37,7 @@ export interface Match {
   template: string;
 }
 
-const SLOT_NAMES = new Set<SlotName>(['name', 'area', 'kind', 'feel', 'presence', 'all', 'number', 'mode', 'state', 'hint', 'any']);
+const SLOT_NAMES = new Set<SlotName>(['name', 'area', 'kind', 'feel', 'presence', 'all', 'number', 'mode', 'state', 'hint', 'color', 'any']);
 
 class TemplateParser {
   private i = 0;
@@ -180,6 +181,8 @@ function slotHits(slot: SlotName, tokens: Token[], pos: number, v: Vocabulary): 
       return phraseHits(v.states.match(tokens, pos), pos, 'state', (h) => h.value);
     case 'hint':
       return phraseHits(v.hints.match(tokens, pos), pos, 'hint', (h) => h.value);
+    case 'color':
+      return phraseHits(v.colors.match(tokens, pos), pos, 'color', (h) => h.value);
     case 'number':
       return numberHits(tokens, pos);
     case 'any': {
@@ -249,6 +252,7 @@ function captureKey(c: Captures): string {
     c.all ? 'all' : '',
     c.number ? `#${c.number.value}${c.number.unit ?? ''}` : '',
     c.mode ?? '',
+    c.color ?? '',
     c.state ?? '',
     c.hint ?? '',
     c.any ?? '',

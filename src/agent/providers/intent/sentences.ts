@@ -10,6 +10,7 @@ export type IntentId =
   | 'HassTurnOn'
   | 'HassTurnOff'
   | 'HassLightSet'
+  | 'HassLightSetColor'
   | 'HassSetLevel'
   | 'HassClimateSetTemperature'
   | 'HassClimateSetMode'
@@ -31,7 +32,8 @@ export type IntentId =
  * device and what sensors measure), `all` ("all", "every"), `number` (digits
  * or words, with an optional unit), `mode` (climate modes), `state` (state
  * words in questions), `feel` ("warm", "humid": a measurement), `presence`
- * ("anyone": motion), `hint` (a place a camera looks at), `any` (unknown words).
+ * ("anyone": motion), `hint` (a place a camera looks at), `color` (colour
+ * words), `any` (unknown words).
  * `feel` and `presence` fill the `kind` capture.
  */
 export const RULES: Record<string, string> = {
@@ -84,6 +86,16 @@ export const SENTENCES: SentenceGroup[] = [
       '(turn | switch) on <wide> <to> {number}',
       '(turn | switch) <wide> on <to> {number}',
       '<wide> (brightness | dimmer) <to> {number}',
+    ],
+  },
+  {
+    intent: 'HassLightSetColor',
+    sentences: [
+      '<set> <wide> [<to>] {color}',
+      '<set> [(color | colour)] <in> <wide> <to> {color}',
+      '<set> <wide> (color | colour) <to> {color}',
+      '(turn | switch) on <wide> <in> {color}',
+      '(turn | switch) <wide> on <in> {color}',
     ],
   },
   {
@@ -309,6 +321,7 @@ export const INTENT_KINDS: Partial<Record<IntentId, EntityKind[]>> = {
   HassTurnOn: ['switch', 'light', 'climate'],
   HassTurnOff: ['switch', 'light', 'climate'],
   HassLightSet: ['light'],
+  HassLightSetColor: ['light'],
   HassSetLevel: ['light', 'climate', 'cover', 'number'],
   HassClimateSetTemperature: ['climate'],
   HassClimateSetMode: ['climate'],

@@ -1,6 +1,7 @@
 // Slot lists filled from the home: entity names and aliases, areas, kind words,
 // climate modes. Rebuilt only when the entities change (names, aliases, areas,
 // kinds), so matching stays a few map look-ups per word.
+import { COLOR_NAMES } from '../../../devices/color.js';
 import type { Entity } from '../../../devices/model.js';
 import { phraseKeys, type Token } from './normalize.js';
 import { ALL_WORDS, FEEL_WORDS, HINT_WORDS, KIND_CLASSES, MODE_SYNONYMS, STATE_WORDS, type ClassEntity, type KindClass } from './sentences.js';
@@ -77,6 +78,7 @@ export interface Vocabulary {
   modes: PhraseIndex<string>;
   states: PhraseIndex<string>;
   hints: PhraseIndex<string>;
+  colors: PhraseIndex<string>;
   /** Every area, as the registry spells it. */
   areaNames: string[];
 }
@@ -142,7 +144,10 @@ export function buildVocabulary(entities: Entity[]): Vocabulary {
   const hints = new PhraseIndex<string>((a) => a);
   for (const w of HINT_WORDS) hints.add(w, w);
 
-  return { entities, byId, classEntity: classes, names, areas, kinds, feel, presence, all, modes, states, hints, areaNames: [...areaNames] };
+  const colors = new PhraseIndex<string>((a) => a);
+  for (const name of Object.keys(COLOR_NAMES)) colors.add(name, name);
+
+  return { entities, byId, classEntity: classes, names, areas, kinds, feel, presence, all, modes, states, hints, colors, areaNames: [...areaNames] };
 }
 
 /** What decides whether the vocabulary must be rebuilt. */

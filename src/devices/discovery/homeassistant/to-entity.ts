@@ -360,6 +360,9 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
         if (modes.includes('hs')) Object.assign(draft.body.attributes, { hue: { path: 'color.h' }, saturation: { path: 'color.s' } });
         if (modes.includes('xy')) Object.assign(draft.body.attributes, { color_x: { path: 'color.x' }, color_y: { path: 'color.y' } });
         if (modes.some((m) => m.startsWith('rgb'))) Object.assign(draft.body.attributes, { red: { path: 'color.r' }, green: { path: 'color.g' }, blue: { path: 'color.b' } });
+        // What a colour command may send, best first ({"color": {"x", "y"}}, {"h", "s"}, {"r", "g", "b"}); rgbw/rgbww want a white channel too.
+        const colorModes = (['xy', 'hs', 'rgb'] as const).filter((m) => modes.includes(m));
+        if (colorModes.length) draft.body.colorModes = [...colorModes];
         if (config.effect === true) {
           draft.body.attributes.effect = { path: 'effect' };
           if (Array.isArray(config.effect_list)) draft.body.options.effect = config.effect_list as string[];

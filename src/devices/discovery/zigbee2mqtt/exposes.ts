@@ -13,6 +13,7 @@
 // features (`state_l1`) are entities of their own. Anything left out gets a Skip.
 import { DEFAULT_STATES } from '../../defaults.js';
 import { readJsonPath } from '../../json-path.js';
+import type { ColorMode } from '../../color.js';
 import type { Availability, Entity, EntityKind, PayloadTransform, Range } from '../../model.js';
 import { entityProblem } from './entity-check.js';
 import { cleanName, jsonKeyPath, KeyAllocator, keyOf, labelOf } from './naming.js';
@@ -430,11 +431,19 @@ class Builder {
     const colorTemp = find('color_temp');
     const ctPath = colorTemp?.property ? jsonKeyPath(colorTemp.property) : undefined;
     if (colorTemp && readable(colorTemp) && ctPath) attributes.color_temp = { path: ctPath };
+    // Zigbee2MQTT reports and takes {"color": {"x", "y"}} (color_xy) and {"color": {"hue", "saturation"}} (color_hs).
     const colors = (expose.features ?? []).filter((f) => f.type === 'composite' && (f.name === 'color_xy' || f.name === 'color_hs'));
+    const colorModes: ColorMode[] = [];
     for (const c of colors) {
       const path = c.property ? jsonKeyPath(c.property) : undefined;
-      if (path && readable(c)) attributes.color ??= { path };
+      if (!path || (!readable(c) && !settable(c))) continue;
+      const xy = c.name === 'color_xy';
+      if (xy) Object.assign(attributes, { color_x: { path: `${path}.x` }, color_y: { path: `${path}.y` } });
+      else Object.assign(attributes, { hue: { path: `${path}.hue` }, saturation: { path: `${path}.saturation` } });
+      if (settable(c)) colorModes.push(xy ? 'xy' : 'hs');
     }
+    // xy first: it is what a Zigbee light does natively.
+    colorModes.sort((a, b) => (a === 'xy' ? -1 : b === 'xy' ? 1 : 0));
     const ok = this.commit(expose, used, taken, 'light', {
       stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
       valuePath: state.path,
@@ -442,14 +451,9 @@ class Builder {
       payloads: { on: state.on, off: state.off },
       states: { on: state.on, off: state.off },
       ranges,
+      ...(colorModes.length ? { colorModes } : {}),
     }, taken);
-    if (ok) {
-      for (const c of colors) {
-        used.add(c);
-        const shown = attributes.color && readable(c) ? '; the colour is shown as an attribute of the light' : '';
-        this.skip(c, 'color', `${c.name}: Hearth has no colour command${shown}`, true);
-      }
-    }
+    if (ok) for (const c of colors) used.add(c);
     return ok;
   }
 
