@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Hearth } from '../../src/hearth.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, openHearth } from '../helpers/home.js';
+import { actuatorTool, OWNER, openHearth } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
 import { z2mEntry } from '../helpers/zigbee2mqtt.js';
@@ -75,11 +75,7 @@ describe('colour lights on a real broker', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const toolFor = (entityId: string) => {
-    const tool = hearth.tools.all().find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(entityId));
-    assert.ok(tool, `a tool for ${entityId}`);
-    return tool;
-  };
+  const toolFor = (entityId: string) => actuatorTool(hearth, entityId);
 
   it('offers a colour argument on colour lights', () => {
     const props = toolFor(BULB).parameters.properties as Record<string, { type?: string; description?: string }>;

@@ -3,15 +3,14 @@
 // cover's position), through the real pipeline on a real broker: the device
 // receives what Home Assistant would send, and its echo confirms the call.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
-import { loadConfig } from '../../src/config/load.js';
-import { Hearth } from '../../src/hearth.js';
+import type { Hearth } from '../../src/hearth.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER } from '../helpers/home.js';
+import { actuatorTool, OWNER, openHearth } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -103,23 +102,7 @@ describe('Home Assistant command templates rendered per call', () => {
   before(async () => {
     broker = await startAedes();
     dir = mkdtempSync(join(tmpdir(), 'hearth-ha-tpl-'));
-    mkdirSync(join(dir, 'devices'));
-    const { config } = loadConfig({
-      cwd: dir,
-      env: {},
-      flags: {
-        'mqtt.url': broker.url,
-        'mqtt.protocolVersion': '4',
-        'devices.paths': [join(dir, 'devices')],
-        demo: false,
-        'database.path': join(dir, 'hearth.db'),
-        'discovery.zigbee2mqtt.enabled': 'false',
-        'discovery.homie.enabled': 'false',
-        'tools.shape': 'per-entity',
-      },
-    });
-    hearth = await Hearth.open({ config, log: logs.log, connectWaitMs: 5000 });
-    hearth.policy.add({ subject: 'role:owner', targetType: 'any', target: '*', action: 'actuate', effect: 'allow', note: 'test: owners act' });
+    hearth = await openHearth(broker.url, dir, logs.log, { 'discovery.zigbee2mqtt.enabled': false, 'discovery.homie.enabled': false });
 
     // The devices: record every command, answer with the state a real one reports.
     device = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
@@ -154,9 +137,7 @@ describe('Home Assistant command templates rendered per call', () => {
     // Home Assistant names an entity "<device> <entity>".
     const entity = hearth.bridge.registry.entities().find((e) => e.name === `${DEVICE.name} ${name}`);
     assert.ok(entity, `${name} is discovered`);
-    const tool = hearth.tools.all().find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(entity.id));
-    assert.ok(tool, `${name} is an actuator tool`);
-    return tool;
+    return actuatorTool(hearth, entity.id);
   };
 
   /** One call: confirmed, and exactly these messages reached the device. */

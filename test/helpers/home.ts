@@ -9,13 +9,20 @@ import { loadConfig } from '../../src/config/load.js';
 import { DEMO_DEVICES } from '../../src/bridge.js';
 import { Hearth } from '../../src/hearth.js';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
-import type { Principal } from '../../src/tools/types.js';
+import type { GeneratedTool, Principal } from '../../src/tools/types.js';
 import type { Logger } from '../../src/log.js';
 import type { TestBroker } from './brokers.js';
 import { logSink } from './log-sink.js';
 import { waitFor } from './wait.js';
 
 export const OWNER: Principal = { id: 'cli:test-owner', roles: ['owner'] };
+
+/** The actuator tool that acts on this entity (per-entity tools), or a failed assertion naming what there is. */
+export function actuatorTool(hearth: Hearth, entityId: string): GeneratedTool {
+  const tool = hearth.tools.all().find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(entityId));
+  if (!tool) throw new Error(`no actuator tool for ${entityId}; tools: ${hearth.tools.all().map((t) => t.name).join(', ')}`);
+  return tool;
+}
 
 export interface TestHome {
   hearth: Hearth;
