@@ -32,6 +32,8 @@ export function registerStart(program: Command): void {
       const bridge = hearth.bridge;
       const recovered = hearth.recoverAudit();
       const watched = loaded.config.devices.watch ? bridge.watchDevices() : 0;
+      // Approvals that `hearth call` or a Node-RED runtime ask for reach the page's event stream at once.
+      const stopApprovalWatch = hearth.approvals.watchOtherProcesses();
       // Calls of `hearth call` processes that died while this bridge runs are swept too.
       setInterval(() => hearth.sweepPending(), 10_000).unref();
       // The HTTP API (web page, API, MCP): a bad setting or a taken port stops here, like a taken broker port.
@@ -59,6 +61,7 @@ export function registerStart(program: Command): void {
       }
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping');
+        stopApprovalWatch();
         await http.close();
         await hearth.close();
         process.exit(0);

@@ -204,4 +204,51 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
     const rows = (filter.status ? this.stmts.listStatus.all(filter.status, limit) : this.stmts.listAll.all(limit)) as ApprovalRow[];
     return rows.map(fromRow);
   }
+
+  /**
+   * Raise `requested` and `decided` for approvals another process asked for or
+   * decided on this database (`hearth call`, `hearth approve`, a Node-RED
+   * runtime), so a page or flow listening here hears of them at once. Every
+   * intervalMs it reads PRAGMA data_version, which changes only when another
+   * connection commits, and only then looks at the approvals of the last
+   * ttl. Returns a stop function.
+   */
+  watchOtherProcesses(intervalMs = 500): () => void {
+    const recent = this.db.prepare('SELECT * FROM approvals WHERE created_at >= ? OR decided_at >= ?');
+    const seen = new Map<string, ApprovalStatus>();
+    const note = (a: Approval) => seen.set(a.id, a.status);
+    // This process's own events are already out: remember them so they are not raised twice.
+    this.on('requested', note);
+    this.on('decided', note);
+    const window = () => this.now() - Math.max(this.ttlMs, this.grantTtlMs);
+    for (const r of recent.all(window(), window()) as ApprovalRow[]) seen.set(r.id, r.status);
+    let version = this.db.pragma('data_version', { simple: true });
+    const timer = setInterval(() => {
+      let rows: ApprovalRow[];
+      try {
+        const now = this.db.pragma('data_version', { simple: true });
+        if (now === version) return;
+        version = now;
+        rows = recent.all(window(), window()) as ApprovalRow[];
+      } catch {
+        return; // closed or busy: the next tick tries again
+      }
+      const live = new Set<string>();
+      for (const r of rows) {
+        live.add(r.id);
+        const before = seen.get(r.id);
+        if (before === r.status) continue;
+        seen.set(r.id, r.status);
+        if (r.status === 'pending' && before === undefined) this.emit('requested', fromRow(r));
+        else if ((r.status === 'granted' || r.status === 'denied') && (before === undefined || before === 'pending')) this.emit('decided', fromRow(r));
+      }
+      for (const id of seen.keys()) if (!live.has(id)) seen.delete(id);
+    }, intervalMs);
+    timer.unref();
+    return () => {
+      clearInterval(timer);
+      this.off('requested', note);
+      this.off('decided', note);
+    };
+  }
 }

@@ -15,10 +15,11 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 describe('hearth token with hearth start', () => {
   let bridge: Spawned;
   let httpPort: number;
+  let brokerPort: number;
   let db: string;
 
   before(async () => {
-    const brokerPort = await freePort();
+    brokerPort = await freePort();
     httpPort = await freePort();
     db = join(dir, 'h.db');
     bridge = spawnHearth(['start', '--broker-port', String(brokerPort), '--db', db, '--set', `http.port=${httpPort}`], { cwd: dir });
@@ -114,6 +115,30 @@ describe('hearth token with hearth start', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it("streams an approval that another process's call asked for, at once", async () => {
+    const created = await runHearth(['token', 'create', 'watcher', '--role', 'owner', '--db', db], { cwd: dir });
+    const secret = /hearth_[A-Za-z0-9_-]+/.exec(created.stdout)![0];
+    const events = await fetch(`http://127.0.0.1:${httpPort}/api/events`, { headers: { authorization: `Bearer ${secret}` }, signal: AbortSignal.timeout(20_000) });
+    assert.equal(events.status, 200);
+    const reader = events.body!.getReader();
+    let seen = '';
+    const until = async (re: RegExp) => {
+      while (!re.test(seen)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended before ${re}: ${seen.slice(-500)}`);
+        seen += Buffer.from(value).toString('utf8');
+      }
+    };
+    await until(/event: ready/);
+    // `hearth call` is its own process: opening the garage is held for a person, even for an owner.
+    const call = await runHearth(['call', 'garage_door', '{"action":"open"}', '--broker-port', String(brokerPort), '--db', db], { cwd: dir });
+    const id = /Approval ([0-9a-f]+) is waiting/.exec(call.stdout + call.stderr)?.[1];
+    assert.ok(id, call.stdout + call.stderr);
+    // Without the server watching other processes, no event would ever come (the page only polls).
+    await until(new RegExp(`event: approval\\ndata: \\{"event":"requested","id":"${id}"`));
+    await reader.cancel();
   });
 
   it('--principal names the principal; a bad one or a bad role is refused and no token is made', async () => {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { SqliteApprovals, argsHash, canonicalJson, type Approval } from '../../src/policy/approvals.js';
 import { tempDb, type TempDb } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 let t: TempDb;
 let clock: number;
@@ -108,5 +109,32 @@ describe('approvals', () => {
     assert.equal(approvals.consume(call), id);
     assert.equal(cli.consume(call), null);
     assert.throws(() => new SqliteApprovals(t.db, { ttlMs: 0 }), RangeError);
+  });
+});
+
+describe('approvals from another process', () => {
+  it('are raised here as requested and decided events, once each', async () => {
+    // Two connections to one file, as `hearth start` and `hearth call` / `hearth approve` are.
+    const here = new SqliteApprovals(t.db);
+    const there = new SqliteApprovals(t.open());
+    const events: string[] = [];
+    here.on('requested', (a) => events.push(`requested ${a.id} ${a.status}`));
+    here.on('decided', (a) => events.push(`decided ${a.id} ${a.status} by ${a.decidedBy}`));
+    const stop = here.watchOtherProcesses(20);
+    try {
+      const { id } = there.request({ ...call, reason: 'rule #3 requires confirmation' });
+      await waitFor('the request here', () => events.length === 1);
+      assert.deepEqual(events, [`requested ${id} pending`]);
+      assert.equal(there.grant(id, 'cli:bob'), true);
+      await waitFor('the decision here', () => events.length === 2);
+      assert.deepEqual(events[1], `decided ${id} granted by cli:bob`);
+      // This process's own approvals are raised once, by the call itself.
+      const mine = here.request({ ...call, tool: 'garage_door', reason: 'rule #4' });
+      there.request({ ...call, tool: 'gate', reason: 'rule #5' }); // a commit elsewhere makes the watcher look again
+      await waitFor('the gate request', () => events.length === 4);
+      assert.equal(events.filter((e) => e.includes(mine.id)).length, 1);
+    } finally {
+      stop();
+    }
   });
 });

@@ -267,7 +267,7 @@ function start() {
   $('#logout').hidden = state.authOff;
   connectEvents();
   route();
-  // Approvals asked for by another process (hearth call, a Node-RED runtime) raise no event here: look now and then.
+  // Approvals reach us as events (the server also watches other processes); look now and then in case the stream was down.
   state.approvalPoll ??= setInterval(() => {
     if (state.token || state.authOff) {
       if (document.visibilityState === 'visible' && !$('#app').hidden) void refreshApprovals();
