@@ -498,6 +498,8 @@ describe('intent model: answers from results', () => {
       it('confirmed commands', async () => {
         const dim = await answer(shape, 'dim the kitchen to 30 percent', [`confirmed: ${line(KITCHEN, 'on', { brightness: 76 })} (reported 120 ms after the command)`]);
         assert.equal(dim.text, 'Done: the kitchen light is at 30%.');
+        const blue = await answer(shape, 'turn the kitchen light sky blue', [`confirmed: ${line(KITCHEN, 'on', { brightness: 76, color_x: 0.2796, color_y: 0.3084 })} (reported 90 ms after the command)`]);
+        assert.equal(blue.text, 'Done: the kitchen light is sky blue.');
         const lamp = await answer(shape, 'turn on the lamp', [`confirmed: ${line(LAMP, 'on')} (reported 80 ms after the command)`]);
         assert.equal(lamp.text, 'Done: the living room lamp is on.');
         const lock = await answer(shape, 'lock the front door', [`confirmed: ${line(LOCK, 'locked')} (reported 0.8 s after the command)`]);

@@ -282,7 +282,7 @@ function doneSentence(action: string | undefined, args: Record<string, unknown>,
   const main = clean(line.parts[0] ?? '');
   switch (action) {
     case 'turn_on': {
-      const color = args.color !== undefined ? line.parts.map((p) => /^colour about ([a-z ]+)/.exec(p)?.[1]).find(Boolean) : undefined;
+      const color = args.color !== undefined ? line.parts.map((p) => /^colour about ([a-z]+(?: [a-z]+)*)/.exec(p)?.[1]).find(Boolean) : undefined;
       if (color) return `Done: ${name} is ${color}.`;
       const b = attribute(line.parts, 'brightness')?.match(/^(-?[\d.]+) of ([\d.]+)$/);
       const pct = b ? percentOf(Number(b[1]), e, Number(b[2])) : undefined;
