@@ -2,7 +2,7 @@
 // unit. Device names appear only quoted and cleaned.
 import type { Entity } from '../devices/model.js';
 import { deviceWord, quoted } from './device-text.js';
-import { actionsOf } from './parameters.js';
+import { actionsOf, hasColor } from './parameters.js';
 
 const NOUN: Record<string, string> = {
   sensor: 'sensor',
@@ -49,6 +49,7 @@ export function actuatorDescription(entity: Entity): string {
   const actions = actionsOf(entity);
   const extra: string[] = [];
   if (entity.kind === 'light' && entity.ranges.brightness) extra.push(`brightness ${entity.ranges.brightness.min}-${entity.ranges.brightness.max}`);
+  if (hasColor(entity)) extra.push('colour by name or #rrggbb');
   if (entity.kind === 'climate' && entity.ranges.temperature) {
     extra.push(`temperature ${entity.ranges.temperature.min}-${entity.ranges.temperature.max}${entity.unit ? ` ${deviceWord(entity.unit, 16)}` : ''}`);
   }
