@@ -68,16 +68,26 @@ const WORD: Partial<Record<Action, string>> = {
 };
 
 /** What a command changes: main value and/or attributes, in the entity's terms. */
-function changes(entity: Entity, cmd: Command): { word?: string; value?: string | number; attrs: Record<string, string | number> } {
+interface Changes {
+  word?: string;
+  value?: string | number;
+  attrs: Record<string, string | number>;
+  /** A colour for a topic of its own (`commandTopics[mode]`). */
+  color?: { mode: string; parts: Record<string, number> };
+}
+
+function changes(entity: Entity, cmd: Command): Changes {
   const attrs: Record<string, string | number> = {};
   switch (cmd.action) {
     case 'turn_on': {
       if (cmd.brightness !== undefined) attrs.brightness = cmd.brightness;
       if (cmd.color !== undefined) {
         const mode = entity.colorModes?.[0];
-        if (!mode || entity.commandFormat !== 'json') throw new CommandError(`${entity.id} takes no colour`);
+        if (!mode || (entity.commandFormat !== 'json' && !entity.commandTopics[mode])) throw new CommandError(`${entity.id} takes no colour`);
         const rgb = parseColor(cmd.color);
         if (!rgb) throw new CommandError(`unknown colour ${JSON.stringify(cmd.color)}`);
+        // A topic of the mode's own takes the whole colour at once; otherwise each part goes where its attribute is.
+        if (entity.commandTopics[mode]) return { word: entity.payloads.on, attrs, color: { mode, parts: colorAttributes(mode, rgb) } };
         Object.assign(attrs, colorAttributes(mode, rgb));
       }
       return { word: entity.payloads.on, attrs };
@@ -124,8 +134,22 @@ export function encodeCommand(entity: Entity, cmd: Command): OutgoingMessage[] {
   if (!ACTIONS_BY_KIND[entity.kind]?.includes(cmd.action)) {
     throw new CommandError(`${entity.kind} ${entity.id} cannot ${cmd.action}`);
   }
-  const { word, value, attrs } = changes(entity, cmd);
+  const { word, value, attrs, color } = changes(entity, cmd);
   const out: OutgoingMessage[] = [];
+  if (color) {
+    // Home Assistant's form: "x,y", "h,s" or "r,g,b"; a template gets the parts by name too.
+    const csv = Object.values(color.parts).join(',');
+    const template = entity.commandTemplates?.[color.mode];
+    let payload = csv;
+    if (template) {
+      try {
+        payload = template(csv, color.parts);
+      } catch (err) {
+        throw new CommandError(`${entity.id}'s ${color.mode} command template cannot render ${csv}: ${(err as Error).message}`);
+      }
+    }
+    out.push({ topic: entity.commandTopics[color.mode]!, payload });
+  }
   const main = word ?? value;
   // Settings with a topic of their own (a thermostat's mode, a cover's position) go there, plain.
   const mainTopicKey = cmd.action === 'set_mode' ? 'mode' : undefined;

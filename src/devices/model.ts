@@ -55,10 +55,11 @@ export type PayloadTransform = (message: PayloadView) => unknown;
 
 /**
  * Renders one command's payload from the value of the call (a discovered
- * command template such as `{"temperature": {{ value }}}`). Throws when it
- * cannot render that value.
+ * command template such as `{"temperature": {{ value }}}`), with named parts
+ * of it where the template wants them (a colour's red, green, blue). Throws
+ * when it cannot render that value.
  */
-export type CommandRender = (value: string | number) => string;
+export type CommandRender = (value: string | number, parts?: Record<string, number>) => string;
 
 export interface AvailabilitySource {
   topic: string;
@@ -140,9 +141,11 @@ export interface Entity {
   options: Record<string, string[]>;
 
   /**
-   * Lights with JSON commands: the colour encodings the light takes, best first
-   * (`xy`, `hs`, `rgb`). A colour is written to the attributes of that mode
-   * (color_x/color_y, hue/saturation, red/green/blue) at their paths.
+   * The colour encodings the light takes, best first (`xy`, `hs`, `rgb`). With
+   * JSON commands a colour is written to the attributes of that mode
+   * (color_x/color_y, hue/saturation, red/green/blue) at their paths; with a
+   * command topic for the mode (`commandTopics.xy|hs|rgb`) it is sent there
+   * as `x,y` / `h,s` / `r,g,b`, or through `commandTemplates` of that mode.
    */
   colorModes?: ColorMode[];
 

@@ -22,9 +22,10 @@ function hasPosition(entity: Entity): boolean {
   return 'position' in entity.commandTopics || ('position' in entity.attributes && entity.commandFormat === 'json');
 }
 
-/** A light that takes colours (JSON commands and a colour mode). */
+/** A light that takes colours: a colour mode, and JSON commands or a topic for that mode. */
 export function hasColor(entity: Entity): boolean {
-  return entity.kind === 'light' && entity.commandFormat === 'json' && !!entity.colorModes?.length;
+  const mode = entity.colorModes?.[0];
+  return entity.kind === 'light' && !!mode && (entity.commandFormat === 'json' || !!entity.commandTopics[mode]);
 }
 
 export const COLOR_SCHEMA: JsonSchema = {

@@ -23,6 +23,8 @@ describe('colour lights on a real broker', () => {
   const sets: Array<{ topic: string; body: Record<string, unknown> }> = [];
   const BULB = 'zigbee2mqtt_0x0017880100aabbcc.light';
   const STRIP = 'shelf_strip_dev.shelf_strip';
+  const PLAIN = 'desk_strip_dev.desk_strip';
+  const HS = 'porch_lamp_dev.porch_lamp';
 
   before(async () => {
     broker = await startAedes();
@@ -47,12 +49,37 @@ describe('colour lights on a real broker', () => {
       { retain: true, qos: 1 },
     );
     await device.publishAsync('shelf/strip', JSON.stringify({ state: 'OFF', color_mode: 'hs', color: { h: 0, s: 0 } }), { retain: true, qos: 1 });
+    // Default-schema lights (Tasmota, Shelly): the colour on a topic of its own, with and without a template.
+    const plainLight = (id: string, name: string, colour: Record<string, string>) =>
+      device.publishAsync(
+        `homeassistant/light/${id}/config`,
+        JSON.stringify({ name, unique_id: id, device: { identifiers: [`${id}_dev`], name }, command_topic: `${id}/set`, state_topic: `${id}/state`, ...colour }),
+        { retain: true, qos: 1 },
+      );
+    await plainLight('desk_strip', 'Desk strip', {
+      rgb_command_topic: 'desk_strip/rgb/set',
+      rgb_command_template: '{"r": {{ red }}, "g": {{ green }}, "b": {{ blue }}}',
+      rgb_state_topic: 'desk_strip/rgb',
+    });
+    await plainLight('porch_lamp', 'Porch lamp', { hs_command_topic: 'porch_lamp/hs/set', hs_state_topic: 'porch_lamp/hs' });
     // The devices: a Hue bulb clamps xy to its gamut C; the strip rounds hue and saturation.
     const state: Record<string, Record<string, unknown>> = {
       'zigbee2mqtt/Sofa bulb': { state: 'OFF', brightness: 254, color: { x: 0.3127, y: 0.329 }, color_mode: 'xy' },
       'shelf/strip': { state: 'OFF', color_mode: 'hs', color: { h: 0, s: 0 } },
     };
     device.on('message', (topic, payload) => {
+      const text = payload.toString();
+      // The default-schema lights: ON/OFF on <id>/set, the colour on its own topic, reported back the same way.
+      const own = /^(desk_strip|porch_lamp)\/(rgb\/|hs\/)?set$/.exec(topic);
+      if (own) {
+        sets.push({ topic, body: { text } });
+        if (!own[2]) void device.publishAsync(`${own[1]}/state`, text);
+        else if (own[2] === 'rgb/') {
+          const c = JSON.parse(text) as { r: number; g: number; b: number };
+          void device.publishAsync('desk_strip/rgb', `${c.r},${c.g},${c.b}`);
+        } else void device.publishAsync('porch_lamp/hs', text);
+        return;
+      }
       const base = topic.replace(/\/set$/, '');
       if (base === topic) return;
       const body = JSON.parse(payload.toString()) as Record<string, unknown>;
@@ -64,9 +91,9 @@ describe('colour lights on a real broker', () => {
       state[base] = next;
       void device.publishAsync(base, JSON.stringify(next));
     });
-    await device.subscribeAsync(['zigbee2mqtt/+/set', 'shelf/strip/set']);
+    await device.subscribeAsync(['zigbee2mqtt/+/set', 'shelf/strip/set', 'desk_strip/#', 'porch_lamp/#']);
     hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'discovery.homie.enabled': false });
-    await waitFor('both lights', () => hearth.bridge.registry.entity(BULB) && hearth.bridge.registry.entity(STRIP), 5000);
+    await waitFor('the lights', () => [BULB, STRIP, PLAIN, HS].every((id) => hearth.bridge.registry.entity(id)), 5000);
   });
   after(async () => {
     await device?.endAsync(true).catch(() => undefined);
@@ -93,6 +120,19 @@ describe('colour lights on a real broker', () => {
     const res = await hearth.tools.call(toolFor(STRIP).name, { action: 'turn_on', color: '#0000ff', brightness: 128 }, OWNER);
     assert.match(res.text!, /^confirmed: .*colour about blue/, res.text);
     assert.deepEqual(sets.at(-1), { topic: 'shelf/strip/set', body: { state: 'ON', brightness: 128, color: { h: 240, s: 100 } } });
+  });
+
+  it('a default-schema light gets its colour on its own topic, through its template, before ON', async () => {
+    const before = sets.length;
+    const res = await hearth.tools.call(toolFor(PLAIN).name, { action: 'turn_on', color: 'orange' }, OWNER);
+    assert.match(res.text!, /^confirmed: .*: on, .*colour about orange \(red 255, green 140, blue 0\)/, res.text);
+    assert.deepEqual(sets.slice(before), [
+      { topic: 'desk_strip/rgb/set', body: { text: '{"r": 255, "g": 140, "b": 0}' } },
+      { topic: 'desk_strip/set', body: { text: 'ON' } },
+    ]);
+    const hs = await hearth.tools.call(toolFor(HS).name, { action: 'turn_on', color: 'blue' }, OWNER);
+    assert.match(hs.text!, /^confirmed: .*colour about blue \(hue 240, saturation 100\)/, hs.text);
+    assert.deepEqual(sets.at(-2), { topic: 'porch_lamp/hs/set', body: { text: '240,100' } });
   });
 
   it('an unknown colour is a failed result that says what it takes, and nothing is sent', async () => {

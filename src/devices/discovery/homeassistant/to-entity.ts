@@ -12,6 +12,7 @@
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../../defaults.js';
 import { MAX_STATE_BYTES, PayloadError } from '../../decode.js';
 import { readJsonPath } from '../../json-path.js';
+import type { ColorMode } from '../../color.js';
 import { ACTUATOR_KINDS, type AttributeSource, type CommandRender, type Availability, type AvailabilitySource, type Entity, type EntityKind, type PayloadTransform, type PayloadView, type Range } from '../../model.js';
 import { actionsOf } from '../../../tools/parameters.js';
 import type { Json } from './abbreviations.js';
@@ -177,7 +178,29 @@ function perCall(template: unknown, what: string, notes: Notes, variable?: strin
   if (identityTemplate(template, variable)) return null;
   const compiled = compile(String(template), `${what} template`, notes);
   if (!compiled) return undefined;
-  return (value) => renderStripped(compiled, variable ? { value, [variable]: value } : { value });
+  return (value, parts) => renderStripped(compiled, { ...parts, value, ...(variable ? { [variable]: value } : {}) });
+}
+
+/**
+ * The default-schema light's colour topics, per mode: the command topic and
+ * template (whose variables are the parts: x, y / hue, sat / red, green,
+ * blue), and the state topic, which reports the parts comma-separated.
+ */
+const COLOR_TOPICS = [
+  { mode: 'xy', command: 'xy_command_topic', template: 'xy_command_template', state: 'xy_state_topic', value: 'xy_value_template', vars: ['x', 'y'], attrs: ['color_x', 'color_y'] },
+  { mode: 'hs', command: 'hs_command_topic', template: 'hs_command_template', state: 'hs_state_topic', value: 'hs_value_template', vars: ['hue', 'sat'], attrs: ['hue', 'saturation'] },
+  { mode: 'rgb', command: 'rgb_command_topic', template: 'rgb_command_template', state: 'rgb_state_topic', value: 'rgb_value_template', vars: ['red', 'green', 'blue'], attrs: ['red', 'green', 'blue'] },
+] as const;
+
+/** One number of a comma-separated reading ("255,0,0", after its template). */
+function csvPart(r: Reading, index: number): PayloadTransform {
+  return (message) => {
+    const text = r.transform ? r.transform(message) : r.path ? readJsonPath(message.json(), r.path) : message.text();
+    if (text === undefined || text === null || text === '') return undefined;
+    const part = Number(String(text).split(',')[index]);
+    if (!Number.isFinite(part)) throw new PayloadError('bad_value', `expected comma-separated numbers, got ${JSON.stringify(String(text).slice(0, 40))}`);
+    return part;
+  };
 }
 
 /** Is a per-call command template the identity (`{{ value }}`, or the platform's own variable)? */
@@ -392,6 +415,26 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
             notes.info('Hearth offers on/off only for this light');
           }
         }
+        const colorModes: ColorMode[] = [];
+        for (const c of COLOR_TOPICS) {
+          const topic = str(config[c.command]);
+          if (!topic) continue;
+          const template = config[c.template];
+          const compiled = typeof template === 'string' ? compile(template, `${c.template}`, notes) : undefined;
+          if (typeof template === 'string' && !compiled) {
+            notes.info(`the ${c.mode} colour is not offered`);
+            continue;
+          }
+          // The parts go in under HA's names (x, y / hue, sat / red, green, blue), in the order Hearth makes them.
+          const render: CommandRender | null = compiled
+            ? (value, parts) => renderStripped(compiled, { value, ...Object.fromEntries(c.vars.map((v, i) => [v, Object.values(parts ?? {})[i]])) })
+            : null;
+          draft.command(c.mode, topic, render);
+          colorModes.push(c.mode);
+          const state = read(config[c.state], config[c.value], `${c.mode} state`);
+          if (state) c.attrs.forEach((a, i) => (draft.body.attributes[a] = { topic: state.topic, transform: csvPart(state, i) }));
+        }
+        if (colorModes.length) draft.body.colorModes = colorModes;
         draft.attr('color_temp', read(config.color_temp_state_topic, config.color_temp_value_template, 'color_temp'));
         draft.attr('effect', read(config.effect_state_topic, config.effect_value_template, 'effect'));
         if (config.on_command_type !== 'last' && draft.body.commandTopics.brightness) {
