@@ -1,6 +1,7 @@
 // Hearth assembled: the bridge (broker, devices, state), the SQLite database
 // with policy, approvals and audit, the one handler pipeline and the live tool
 // set. Every front door (CLI, agent engine, MCP, HTTP, Node-RED) opens one of these.
+import { loadAuditKey } from './audit/key.js';
 import { INTERRUPTED_ERROR, SqliteAuditLog } from './audit/store.js';
 import { Bridge, DEMO_DEVICES, demoEnabled, type BridgeOptions } from './bridge.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from './devices/defaults.js';
@@ -41,7 +42,15 @@ export class Hearth {
     try {
       const policy = new SqlitePolicy(db);
       const approvals = new SqliteApprovals(db);
-      audit = new SqliteAuditLog(db, { log: log.child({ part: 'audit' }), digestFile: config.audit.digestFile, durability: config.audit.durability });
+      const key = config.audit.keyFile ? loadAuditKey(config.audit.keyFile, { create: true }) : undefined;
+      if (key?.created) log.info({ keyFile: config.audit.keyFile }, 'audit: made a new audit key; keep it, and a copy, away from the database');
+      if (key && !config.audit.digestFile) log.warn('audit.keyFile signs the digest file, but audit.digestFile is not set: nothing is signed');
+      audit = new SqliteAuditLog(db, {
+        log: log.child({ part: 'audit' }),
+        digestFile: config.audit.digestFile,
+        durability: config.audit.durability,
+        ...(key ? { key: key.key } : {}),
+      });
       bridge = await Bridge.start({ ...options, offline: options.connect === false });
       const pipeline = new Pipeline({
         registry: bridge.registry,

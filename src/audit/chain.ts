@@ -11,6 +11,7 @@ import { hash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Db } from '../db/database.js';
+import { digestMac, macMatches } from './key.js';
 import { OUTCOMES, type DbAuditRow } from './row.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
@@ -115,6 +116,8 @@ export interface Digest {
   lastHash: string;
   /** When the digest was written (ISO). */
   at: string;
+  /** HMAC-SHA256 of the fields above with the audit key (audit.keyFile), when there is one. */
+  mac?: string;
 }
 
 /** Write JSON to `path` atomically: a temporary file, fsync, rename (then fsync the directory, best effort). */
@@ -141,8 +144,10 @@ export function writeFileAtomic(path: string, text: string): void {
   }
 }
 
-export function writeDigestFile(path: string, digest: Digest): void {
-  writeFileAtomic(path, `${JSON.stringify(digest)}\n`);
+/** Write a digest file; signed when there is an audit key. */
+export function writeDigestFile(path: string, digest: Digest, key?: Buffer): void {
+  const { mac: _old, ...fields } = digest;
+  writeFileAtomic(path, `${JSON.stringify(key ? { ...fields, mac: digestMac(key, fields) } : fields)}\n`);
 }
 
 /** Read and check a digest file. Throws (ENOENT included) when it cannot. */
@@ -155,7 +160,8 @@ export function readDigest(path: string): Digest {
     !Number.isSafeInteger(d.lastId) ||
     typeof d.lastHash !== 'string' ||
     !/^[0-9a-f]{64}$/.test(d.lastHash) ||
-    typeof d.at !== 'string'
+    typeof d.at !== 'string' ||
+    (d.mac !== undefined && (typeof d.mac !== 'string' || !/^[0-9a-f]{64}$/.test(d.mac)))
   ) {
     throw new Error(`${path} is not an audit digest ({count, lastId, lastHash, at})`);
   }
@@ -214,6 +220,8 @@ export interface VerifyResult {
 export interface VerifyOptions {
   /** The digest file written by the store (`digestFile`): lets verify detect a cut-off tail. */
   digestFile?: string;
+  /** The audit key (audit.keyFile): the digest must carry its signature. */
+  key?: Buffer;
 }
 
 /** Check one row against the hash of the row before it; returns the break or undefined. */
@@ -258,6 +266,13 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       digestProblem = e.code === 'ENOENT' ? `digest file ${options.digestFile} is missing` : `digest file ${options.digestFile}: ${e.message}`;
+    }
+    // A rewritten chain needs a rewritten digest: without the key, it cannot carry a valid signature.
+    if (digest && options.key && !macMatches(options.key, digest)) {
+      digestProblem = digest.mac
+        ? `digest file ${options.digestFile} carries a signature the audit key did not make (rewritten, or another key)`
+        : `digest file ${options.digestFile} is not signed, but there is an audit key (rewritten, or written without audit.keyFile)`;
+      digest = undefined;
     }
   }
 

@@ -49,6 +49,8 @@ export interface AuditLogOptions {
   durability?: AuditDurability;
   /** The grouped fsync (tests count or fail it). */
   walSync?: WalSyncOptions;
+  /** The audit key (audit.keyFile): digests are signed with it, and verify() requires the signature. */
+  key?: Buffer;
 }
 
 export type AuditDurability = 'full' | 'grouped' | 'connection';
@@ -89,6 +91,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   private readonly log: Logger;
   private readonly now: () => Date;
   readonly digestFile?: string;
+  private readonly key?: Buffer;
   /** What commits do now: a failed grouped fsync falls back to `full`. */
   durability: AuditDurability;
   private walSync?: WalSync;
@@ -128,6 +131,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.log = options.log ?? silentLogger;
     this.now = options.now ?? (() => new Date());
     if (options.digestFile) this.digestFile = options.digestFile;
+    this.key = options.key;
     this.durability = options.durability ?? 'full';
     // No write-ahead log to fsync (in memory, or not WAL): each commit syncs itself.
     if (this.durability === 'grouped' && (db.memory || String(db.pragma('journal_mode', { simple: true })) !== 'wal')) this.durability = 'full';
@@ -433,7 +437,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   private writeDigestOnce(d: Digest): void {
     if (!this.digestFile || d.lastId < this.digestUpTo) return;
     try {
-      writeDigestFile(this.digestFile, d);
+      writeDigestFile(this.digestFile, d, this.key);
       this.digestUpTo = d.lastId;
     } catch (err) {
       this.log.error({ err, digestFile: this.digestFile }, 'audit: cannot write the digest file');
@@ -457,7 +461,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   writeDigest(path: string | undefined = this.digestFile): Digest {
     if (!path) throw new Error('audit: no digest file configured');
     const d = this.digest();
-    writeDigestFile(path, d);
+    writeDigestFile(path, d, this.key);
     return d;
   }
 
@@ -527,7 +531,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** Verify the chain (and the configured digest file, unless another is given). */
   verify(options: VerifyOptions = {}): VerifyResult {
-    return verify(this.db, { digestFile: options.digestFile ?? this.digestFile });
+    return verify(this.db, { digestFile: options.digestFile ?? this.digestFile, key: options.key ?? this.key });
   }
 }
 

@@ -2,6 +2,7 @@
 // it, and verify its hash chain. Only the database is opened: no broker, no
 // device files. `tail -f` polls the file, since another process (the running
 // bridge, a `hearth call`) writes the rows.
+import { loadAuditKey } from '../audit/key.js';
 import { createWriteStream, existsSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
@@ -24,6 +25,8 @@ interface Opened {
   store: SqliteAuditLog;
   path: string;
   digestFile?: string;
+  /** audit.keyFile: verify requires the digest's signature. */
+  keyFile?: string;
 }
 
 /** Open the database only (reading; a missing file is an error rather than a new empty log). */
@@ -36,7 +39,7 @@ function openAudit(flags: CommonFlags): Opened {
   const db = openDatabase(path);
   // A reader: leave the connection's sync setting alone.
   const store = new SqliteAuditLog(db, { durability: 'connection' });
-  return { db, store, path, ...(config.audit.digestFile ? { digestFile: config.audit.digestFile } : {}) };
+  return { db, store, path, ...(config.audit.digestFile ? { digestFile: config.audit.digestFile } : {}), ...(config.audit.keyFile ? { keyFile: config.audit.keyFile } : {}) };
 }
 
 async function withAudit(flags: CommonFlags, body: (o: Opened) => Promise<void> | void): Promise<void> {
@@ -291,11 +294,15 @@ async function exportTo(o: Opened, flags: CommonFlags & { format: ExportFormat; 
 
 // ---------------------------------------------------------------- verify
 
-export function verifyText(result: VerifyResult, digestFile: string | undefined): { ok: boolean; text: string } {
+export function verifyText(result: VerifyResult, digestFile: string | undefined, keyed = false): { ok: boolean; text: string } {
   if (result.ok) {
     const extra = [
       result.pending ? `${result.pending} pending` : '',
-      result.digest ? `digest ${digestFile} matches (${result.digest.count} rows up to id ${result.digest.lastId}, ${result.digest.at})` : digestFile ? '' : 'no digest file: a cut-off tail cannot be detected (set audit.digestFile)',
+      result.digest
+        ? `digest ${digestFile} matches (${result.digest.count} rows up to id ${result.digest.lastId}, ${result.digest.at}${keyed ? ', signed with the audit key' : ''})`
+        : digestFile
+          ? ''
+          : 'no digest file: a cut-off tail cannot be detected (set audit.digestFile)',
     ].filter(Boolean);
     return { ok: true, text: `chain verified: ${result.rows} rows${result.rows ? `, ids 1..${result.lastId}` : ''}${extra.length ? `; ${extra.join('; ')}` : ''}` };
   }
@@ -347,13 +354,23 @@ export function registerAudit(program: Command): void {
   withConfigOptions(audit.command('verify'))
     .description('check the hash chain row by row (and the digest file, which catches a cut-off tail); exit 1 naming the first broken row')
     .option('--digest <file>', 'the digest file to check against (default: audit.digestFile from the config, if set)')
+    .option('--key <file>', 'the audit key whose signature the digest must carry (default: audit.keyFile from the config, if set)')
     .option('--json', 'print the result as JSON')
-    .action((flags: CommonFlags & { digest?: string; json?: boolean }) =>
+    .action((flags: CommonFlags & { digest?: string; key?: string; json?: boolean }) =>
       withAudit(flags, (o) => {
         const digestFile = flags.digest ?? o.digestFile;
         if (flags.digest && !existsSync(flags.digest)) throw new CliFailure(`--digest ${flags.digest}: no such file`, 2);
-        const result = verify(o.db, digestFile ? { digestFile } : {});
-        const { ok, text } = verifyText(result, digestFile);
+        const keyFile = flags.key ?? o.keyFile;
+        let key: Buffer | undefined;
+        if (keyFile) {
+          try {
+            key = loadAuditKey(keyFile).key;
+          } catch (err) {
+            throw new CliFailure(`${flags.key ? '--key' : 'audit.keyFile'}: ${(err as Error).message.replace(/^audit\.keyFile: /, '')}`, 2);
+          }
+        }
+        const result = verify(o.db, { ...(digestFile ? { digestFile } : {}), ...(key ? { key } : {}) });
+        const { ok, text } = verifyText(result, digestFile, !!key);
         if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
         else if (ok) process.stdout.write(`${text}\n`);
         else process.stderr.write(`hearth: ${text}\n`);

@@ -112,6 +112,11 @@ export const configSchema = {
           minLength: 1,
           description: 'Write the audit digest (row count + last hash) here after each call, ideally somewhere the database is not, so truncation is detectable.',
         },
+        keyFile: {
+          type: 'string',
+          minLength: 1,
+          description: 'A secret key (made on first start when missing) that signs the digest file, so a rewritten log cannot come with a matching digest. Keep it, and a copy, away from the database.',
+        },
         durability: {
           type: 'string',
           enum: ['full', 'grouped'],
@@ -216,7 +221,7 @@ export interface HearthConfig {
   };
   demo?: boolean;
   database: { path: string };
-  audit: { digestFile?: string; durability: 'full' | 'grouped' };
+  audit: { digestFile?: string; keyFile?: string; durability: 'full' | 'grouped' };
   http: { host: string; port: number; auth: boolean; mcpPath: string };
   tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };
   agent: {

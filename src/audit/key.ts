@@ -1,0 +1,52 @@
+// The audit key: a secret kept outside the database that signs the digest
+// file. The hash chain shows an edit to anyone, but whoever can write the
+// database can also recompute every hash after an edit; the digest (last hash
+// and row count, written elsewhere) catches that, and a signed digest cannot
+// be rewritten to match without the key.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export class AuditKeyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AuditKeyError';
+  }
+}
+
+/**
+ * Read the key (64 hex characters). With `create`, a missing file is made with
+ * a fresh random key, readable by its owner only. Returns whether it was created.
+ */
+export function loadAuditKey(path: string, options: { create?: boolean } = {}): { key: Buffer; created: boolean } {
+  if (!existsSync(path)) {
+    if (!options.create) throw new AuditKeyError(`audit.keyFile: ${path} does not exist`);
+    mkdirSync(dirname(path), { recursive: true });
+    const key = randomBytes(32);
+    // wx: never overwrite a key another process made a moment ago.
+    try {
+      writeFileSync(path, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+      return { key, created: true };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new AuditKeyError(`audit.keyFile: cannot create ${path}: ${(err as Error).message}`);
+    }
+  }
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8').trim();
+  } catch (err) {
+    throw new AuditKeyError(`audit.keyFile: cannot read ${path}: ${(err as Error).message}`);
+  }
+  if (!/^[0-9a-f]{64}$/i.test(text)) throw new AuditKeyError(`audit.keyFile: ${path} must hold 64 hex characters (32 random bytes)`);
+  return { key: Buffer.from(text, 'hex'), created: false };
+}
+
+/** The signature of a digest's fields (without `mac`). */
+export function digestMac(key: Buffer, digest: { count: number; lastId: number; lastHash: string; at: string }): string {
+  return createHmac('sha256', key).update(`${digest.count}\n${digest.lastId}\n${digest.lastHash}\n${digest.at}`).digest('hex');
+}
+
+export function macMatches(key: Buffer, digest: { count: number; lastId: number; lastHash: string; at: string; mac?: string }): boolean {
+  if (typeof digest.mac !== 'string' || !/^[0-9a-f]{64}$/.test(digest.mac)) return false;
+  return timingSafeEqual(Buffer.from(digest.mac, 'hex'), Buffer.from(digestMac(key, digest), 'hex'));
+}
