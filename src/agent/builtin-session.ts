@@ -562,9 +562,16 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     let approvalId: string | undefined;
     if (tool.capability !== 'read' && this.o.permissions === 'jan' && !this.alwaysAllowed.has(tool.name)) {
       const decision = await this.askPermission(run, requestId, tool, args);
-      if (decision === 'deny') return { text: 'not done: the person denied permission for this action', isError: true };
       if (decision === 'interrupted') return { text: 'interrupted while waiting for permission', isError: true };
-      if (decision === 'unavailable') return { text: "not done: this needs a person's permission, and nobody answered before the main turn ended", isError: true };
+      if (decision === 'deny' || decision === 'unavailable') {
+        const refused = decision === 'deny' ? 'a person denied permission for this action when asked' : "this needed a person's permission, and nobody answered before the main turn ended";
+        // Audited tools record the refused attempt (and do nothing else); the answer is the same either way.
+        if (tool.recordsRefusals) {
+          const ctx: ToolCall = { requestId, toolName: tool.name, runId: run.runId, session: this.id, signal: run.signal, principal: this.principal, refused };
+          await Promise.resolve(tool.handler(args, ctx)).catch(() => undefined);
+        }
+        return { text: decision === 'deny' ? 'not done: the person denied permission for this action' : `not done: ${refused}`, isError: true };
+      }
       // Only an explicit answer for this very call approves a confirm rule; allow_always just stops the asking.
       approvalId = `session ${this.id} permission ${requestId} (${decision})`;
     }

@@ -92,6 +92,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       capability,
       meta,
       handler: (args, call) => invoke(tool, target, args, call),
+      recordsRefusals: true,
     };
     tools.push(tool);
   };

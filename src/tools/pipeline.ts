@@ -97,6 +97,8 @@ export class Pipeline {
       return this.rejected(tool, call, args, undefined, `invalid arguments: ${problems.join('; ')}`);
     }
     if (call.signal.aborted) return FAIL('cancelled before it started; nothing was done');
+    // A refused read has nothing to record; a refused actuation is recorded below, and not run.
+    if (call.refused && target.type !== 'actuate') return FAIL(`not done: ${call.refused}`);
     switch (target.type) {
       case 'state':
         return this.readState(tool, call, args);
@@ -230,6 +232,9 @@ export class Pipeline {
     // A retried request id is one actuation: answer from the row already written.
     const earlier = this.safeByRequestId(call.requestId);
     if (earlier) return this.fromEarlierRow(earlier);
+
+    // A person said no when asked: the attempt is in the audit, as denied by them, and nothing is sent.
+    if (call.refused) return this.rejected(tool, call, args, entity, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused }, command.action);
 
     const decision = this.deps.policy.decide({
       principal: call.principal,

@@ -40,6 +40,11 @@ export interface ToolCall {
   principal: Principal;
   /** Set when an approval for exactly this call was granted (confirm rules). */
   approvalId?: string;
+  /**
+   * A person refused this call when asked (why, in words). A handler with
+   * `recordsRefusals` writes the refused attempt to the audit and does nothing.
+   */
+  refused?: string;
 }
 
 export type ToolHandler = (args: Record<string, unknown>, call: ToolCall) => Promise<ToolResult> | ToolResult;
@@ -50,6 +55,8 @@ export interface HostTool {
   parameters: JsonSchema;
   capability: Capability;
   handler: ToolHandler;
+  /** The handler takes ToolCall.refused: it records the refused attempt (audit) and does nothing else. */
+  recordsRefusals?: boolean;
 }
 
 export type JsonSchema = Record<string, unknown>;

@@ -58,6 +58,12 @@ describe('hearth chat', () => {
     const devices = await runHearth(['devices', '--json', '--broker-port', String(port)], { cwd: dir });
     const garage = (JSON.parse(devices.stdout) as Array<{ entities: Array<{ id: string; value: unknown }> }>).flatMap((d) => d.entities).find((e) => e.id === 'garage_door.door');
     assert.equal(garage?.value, 'closed');
+    // The refused attempt is in the audit, as denied by the person asked, with the chat's session.
+    const audit = await runHearth(['audit', 'tail', '-n', '1', '--json', ...common()], { cwd: dir });
+    const [row] = JSON.parse(audit.stdout) as Array<{ tool: string; action: string; outcome: string; reason: string; error: string; session: string | null }>;
+    assert.deepEqual([row!.tool, row!.action, row!.outcome], ['garage_door', 'open', 'denied']);
+    assert.match(row!.reason, /a person denied permission for this action when asked/);
+    assert.ok(row!.session, 'names the chat session');
   });
 
   it('says clearly when it did not understand', async () => {
