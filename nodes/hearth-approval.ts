@@ -4,7 +4,7 @@
 // comes out of the second output.
 import { DECISIONS, type ApprovalOutcome, type ApprovalRequest, type Decision } from './lib/approvals.js';
 import { bool, errorOf, t, type NodeMessage, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
-import { bridgeOf, bridgeStatus, noBridge, showBridgeState } from './lib/shell.js';
+import { bridgeOrSayWhy, bridgeStatus, showBridgeState } from './lib/shell.js';
 
 const ALIASES: Record<string, Decision> = {
   allow_once: 'allow_once',
@@ -38,12 +38,8 @@ export default function (RED: RedApi): void {
   function HearthApproval(this: RedNode, def: RedNodeDef) {
     RED.nodes.createNode(this, def);
     const node = this;
-    const bridge = bridgeOf(RED, def);
-    if (!bridge) {
-      const err = noBridge(RED, node);
-      node.on('input', (_msg, _send, done) => done(err));
-      return;
-    }
+    const bridge = bridgeOrSayWhy(RED, node, def, 'input');
+    if (!bridge) return;
     const sendDecided = bool(def, 'sendDecided', true);
     let hubRef: { pending(): ApprovalRequest[] } | undefined;
     const waitingNow = () => hubRef?.pending().length ?? 0;

@@ -1,19 +1,15 @@
 // hearth-audit: every audit row as a message, as it is written (filtered by
 // outcome, principal, entity, tool), for alerts and logbooks.
 import { AuditFeed, rowFilter } from './lib/audit-feed.js';
-import { list, str, t, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
-import { bridgeOf, noBridge, showBridgeState } from './lib/shell.js';
+import { list, str, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
+import { bridgeOrSayWhy, showBridgeState } from './lib/shell.js';
 
 export default function (RED: RedApi): void {
   function HearthAudit(this: RedNode, def: RedNodeDef) {
     RED.nodes.createNode(this, def);
     const node = this;
-    const bridge = bridgeOf(RED, def);
-    if (!bridge) {
-      noBridge(RED, node);
-      node.error(t(RED, 'common.errors.noBridge', 'no hearth-bridge configured: choose one in the node'));
-      return;
-    }
+    const bridge = bridgeOrSayWhy(RED, node, def, 'once');
+    if (!bridge) return;
     const accept = rowFilter({
       outcomes: list(str(def, 'outcomes')),
       principal: str(def, 'principal') || undefined,

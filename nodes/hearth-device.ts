@@ -2,7 +2,7 @@
 // flow, as principal flow:<node id>, through the same policy and audit.
 import { DeviceController, DeviceError } from './lib/device.js';
 import { errorOf, list, num, str, t, type NodeMessage, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
-import { bridgeOf, noBridge, showBridgeState } from './lib/shell.js';
+import { bridgeOrSayWhy, showBridgeState } from './lib/shell.js';
 
 /** The arguments of a call: msg.payload when it is an object, {action: payload} for a word, else the node's. */
 export function argsOf(payload: unknown, configured: Record<string, unknown>): Record<string, unknown> {
@@ -15,12 +15,8 @@ export default function (RED: RedApi): void {
   function HearthDevice(this: RedNode, def: RedNodeDef) {
     RED.nodes.createNode(this, def);
     const node = this;
-    const bridge = bridgeOf(RED, def);
-    if (!bridge) {
-      const err = noBridge(RED, node);
-      node.on('input', (_msg, _send, done) => done(err));
-      return;
-    }
+    const bridge = bridgeOrSayWhy(RED, node, def, 'input');
+    if (!bridge) return;
     const mode = str(def, 'mode') === 'read' ? 'read' : 'call';
     let configuredArgs: Record<string, unknown> = {};
     let argsProblem: string | undefined;

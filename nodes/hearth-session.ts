@@ -2,18 +2,14 @@
 // what the turn did, the second every event of the turn as it happens.
 import { SessionController, type Activity, type AskMode } from './lib/session.js';
 import { errorOf, list, str, bool, t, type NodeMessage, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
-import { bridgeOf, noBridge, showBridgeState } from './lib/shell.js';
+import { bridgeOrSayWhy, showBridgeState } from './lib/shell.js';
 
 export default function (RED: RedApi): void {
   function HearthSession(this: RedNode, def: RedNodeDef) {
     RED.nodes.createNode(this, def);
     const node = this;
-    const bridge = bridgeOf(RED, def);
-    if (!bridge) {
-      const err = noBridge(RED, node);
-      node.on('input', (_msg, _send, done) => done(err));
-      return;
-    }
+    const bridge = bridgeOrSayWhy(RED, node, def, 'input');
+    if (!bridge) return;
     const ask = str(def, 'ask');
     let activity: Activity = { turns: 0, waiting: 0 };
     const showActivity = (a: Activity) => {

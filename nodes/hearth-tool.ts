@@ -4,7 +4,7 @@
 // (timeout, interrupted turn) come out of the second output.
 import type { FlowToolController } from './lib/flow-tools.js';
 import { errorOf, num, str, t, type NodeMessage, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
-import { bridgeOf, noBridge, showBridgeState } from './lib/shell.js';
+import { bridgeOrSayWhy, showBridgeState } from './lib/shell.js';
 
 // Hearth (dist/) is imported when the node set loads: see hearth-bridge.ts.
 export default async function (RED: RedApi): Promise<void> {
@@ -12,12 +12,8 @@ export default async function (RED: RedApi): Promise<void> {
   function HearthTool(this: RedNode, def: RedNodeDef) {
     RED.nodes.createNode(this, def);
     const node = this;
-    const bridge = bridgeOf(RED, def);
-    if (!bridge) {
-      noBridge(RED, node);
-      node.error(t(RED, 'common.errors.noBridge', 'no hearth-bridge configured: choose one in the node'));
-      return;
-    }
+    const bridge = bridgeOrSayWhy(RED, node, def, 'once');
+    if (!bridge) return;
     let waiting = 0;
     let controller: FlowToolController;
     try {

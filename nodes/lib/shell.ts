@@ -51,3 +51,16 @@ export function noBridge(RED: RedApi, node: RedNode): Error {
   node.status({ fill: 'red', shape: 'ring', text: t(RED, 'common.status.noBridge', 'no bridge') });
   return new Error(text);
 }
+
+/**
+ * The node's bridge. Without one the node says so: a red status, and an error
+ * for every message it gets (`input`) or once (nodes that take no input).
+ */
+export function bridgeOrSayWhy(RED: RedApi, node: RedNode, def: RedNodeDef, on: 'input' | 'once'): BridgeController | undefined {
+  const bridge = bridgeOf(RED, def);
+  if (bridge) return bridge;
+  const err = noBridge(RED, node);
+  if (on === 'input') node.on('input', (_msg, _send, done) => done(err));
+  else node.error(err.message);
+  return undefined;
+}

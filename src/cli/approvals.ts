@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { openDatabase, type Db } from '../db/database.js';
-import { SqliteApprovals, type Approval } from '../policy/approvals.js';
+import { approvalJson, SqliteApprovals, type Approval } from '../policy/approvals.js';
 import { configOrExit, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
 import { CliFailure, guarded } from './policy.js';
@@ -68,16 +68,6 @@ function statusText(a: Approval, now: number): string {
   }
 }
 
-function approvalJson(a: Approval, now: number) {
-  return {
-    ...a,
-    createdAt: new Date(a.createdAt).toISOString(),
-    expiresAt: new Date(a.expiresAt).toISOString(),
-    decidedAt: a.decidedAt !== null ? new Date(a.decidedAt).toISOString() : null,
-    usedAt: a.usedAt !== null ? new Date(a.usedAt).toISOString() : null,
-    expiresInMs: a.status === 'pending' || a.status === 'granted' ? Math.max(0, a.expiresAt - now) : null,
-  };
-}
 
 function checkId(raw: string): string {
   const id = raw.trim();

@@ -1,24 +1,13 @@
 // Calls a `confirm` rule holds (unlocking, opening the garage): list them and
 // decide them. Owners see and decide every approval; anyone else sees only
 // the ones their own calls asked for, and decides none.
-import type { Approval, ApprovalStatus } from '../policy/approvals.js';
+import { approvalJson, type Approval, type ApprovalStatus } from '../policy/approvals.js';
 import type { Principal } from '../tools/types.js';
 import { oneOf, onlyFields } from './body.js';
 import { badField, forbidden, HttpError, notFound } from './errors.js';
 import { isOwner, type ApiContext, type Route } from './route.js';
 
 const STATUSES: readonly ApprovalStatus[] = ['pending', 'granted', 'denied', 'used', 'expired'];
-
-export function approvalJson(a: Approval, now = Date.now()) {
-  return {
-    ...a,
-    createdAt: new Date(a.createdAt).toISOString(),
-    expiresAt: new Date(a.expiresAt).toISOString(),
-    decidedAt: a.decidedAt !== null ? new Date(a.decidedAt).toISOString() : null,
-    usedAt: a.usedAt !== null ? new Date(a.usedAt).toISOString() : null,
-    expiresInMs: a.status === 'pending' || a.status === 'granted' ? Math.max(0, a.expiresAt - now) : null,
-  };
-}
 
 /** Whether a principal may see an approval. */
 export function seesApproval(principal: Principal, a: Approval): boolean {

@@ -7,7 +7,8 @@ import type { StoredAuditRow } from '../audit/row.js';
 import type { EntityState } from '../devices/state-cache.js';
 import type { Entity } from '../devices/model.js';
 import type { Approval } from '../policy/approvals.js';
-import { approvalJson, seesApproval } from './api-approvals.js';
+import { approvalJson } from '../policy/approvals.js';
+import { seesApproval } from './api-approvals.js';
 import { isOwner, type ApiContext, type Route } from './route.js';
 
 export function eventRoutes({ hearth, sse }: ApiContext): Route[] {

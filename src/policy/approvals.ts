@@ -95,6 +95,18 @@ function fromRow(r: ApprovalRow): Approval {
 
 export const DEFAULT_APPROVAL_TTL_MS = 5 * 60_000;
 
+/** An approval as JSON for people and programs (CLI --json, HTTP API, events): ISO times, and how long it still holds. */
+export function approvalJson(a: Approval, now = Date.now()) {
+  return {
+    ...a,
+    createdAt: new Date(a.createdAt).toISOString(),
+    expiresAt: new Date(a.expiresAt).toISOString(),
+    decidedAt: a.decidedAt !== null ? new Date(a.decidedAt).toISOString() : null,
+    usedAt: a.usedAt !== null ? new Date(a.usedAt).toISOString() : null,
+    expiresInMs: a.status === 'pending' || a.status === 'granted' ? Math.max(0, a.expiresAt - now) : null,
+  };
+}
+
 export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements ApprovalStore {
   readonly ttlMs: number;
   readonly grantTtlMs: number;

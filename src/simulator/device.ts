@@ -104,15 +104,21 @@ export class SimulatedDevice implements BehaviourHost {
     }
   }
 
-  /** Lose power: timers stop and the sockets are destroyed without DISCONNECT, so the broker fires the last will. */
-  async stop(): Promise<void> {
-    if (!this.running) return;
+  /** Stop behaving (timers, pending sends) and hand over the links to let go of. */
+  private halt(how: 'stopped' | 'closed'): typeof this.links {
     this.running = false;
     this.epoch++;
     this.pauseBehaviours();
     const links = this.links;
     this.links = [];
-    for (const l of links) l.abandon(new Error(`${this.id} was stopped`));
+    for (const l of links) l.abandon(new Error(`${this.id} was ${how}`));
+    return links;
+  }
+
+  /** Lose power: timers stop and the sockets are destroyed without DISCONNECT, so the broker fires the last will. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    const links = this.halt('stopped');
     await Promise.all(
       links.map(
         (l) =>
@@ -128,12 +134,7 @@ export class SimulatedDevice implements BehaviourHost {
   /** Clean shutdown: publish offline (retained), then disconnect. */
   async close(): Promise<void> {
     if (!this.running) return;
-    this.running = false;
-    this.epoch++;
-    this.pauseBehaviours();
-    const links = this.links;
-    this.links = [];
-    for (const l of links) l.abandon(new Error(`${this.id} was closed`));
+    const links = this.halt('closed');
     await Promise.all(
       links.map(async ({ client, availability }) => {
         if (client.connected && availability) {

@@ -9,7 +9,7 @@
 // with each call's value by the command encoder. One that uses what Hearth's
 // template subset lacks leaves that setting read-only with a note, rather
 // than sending the bare value to a device that expects something else.
-import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../../defaults.js';
+import { DEFAULT_CONFIRM_TIMEOUT_MS, DEFAULT_STATES } from '../../defaults.js';
 import { MAX_STATE_BYTES, PayloadError } from '../../decode.js';
 import { readJsonPath } from '../../json-path.js';
 import type { ColorMode } from '../../color.js';
@@ -166,6 +166,12 @@ function rendered(template: unknown, vars: Record<string, unknown>, fallback: st
     notes.warn(`${what} template ${short(template)} failed: ${(err as Error).message}`);
     return undefined;
   }
+}
+
+/** Two payloads through the command template with constant inputs (payload_on/off, lock/unlock); undefined when it cannot be evaluated. */
+function renderedPair(config: Json, keys: [string, string], notes: Notes): [string, string] | undefined {
+  const [a, b] = keys.map((k) => rendered(config.command_template, { value: config[k] }, String(config[k]), 'command', notes));
+  return a === undefined || b === undefined ? undefined : [a, b];
 }
 
 /**
@@ -354,10 +360,9 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     case 'switch': {
       draft = new Draft('switch');
       draft.body.commandTopic = str(config.command_topic);
-      const on = rendered(config.command_template, { value: config.payload_on }, String(config.payload_on), 'command', notes);
-      const off = rendered(config.command_template, { value: config.payload_off }, String(config.payload_off), 'command', notes);
-      if (on === undefined || off === undefined) readOnlyReason = 'its command template cannot be evaluated';
-      else draft.body.payloads = { on, off };
+      const pair = renderedPair(config, ['payload_on', 'payload_off'], notes);
+      if (!pair) readOnlyReason = 'its command template cannot be evaluated';
+      else draft.body.payloads = { on: pair[0], off: pair[1] };
       draft.body.states = { on: String(config.state_on ?? config.payload_on), off: String(config.state_off ?? config.payload_off) };
       draft.main(read(config.state_topic, config.value_template, 'value'));
       break;
@@ -481,11 +486,10 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     case 'lock': {
       draft = new Draft('lock');
       draft.body.commandTopic = str(config.command_topic);
-      const lock = rendered(config.command_template, { value: config.payload_lock }, String(config.payload_lock), 'command', notes);
-      const unlock = rendered(config.command_template, { value: config.payload_unlock }, String(config.payload_unlock), 'command', notes);
+      const pair = renderedPair(config, ['payload_lock', 'payload_unlock'], notes);
       if (config.code_format !== undefined) readOnlyReason = 'it needs a code (code_format) and Hearth does not send codes';
-      else if (lock === undefined || unlock === undefined) readOnlyReason = 'its command template cannot be evaluated';
-      else draft.body.payloads = { lock, unlock };
+      else if (!pair) readOnlyReason = 'its command template cannot be evaluated';
+      else draft.body.payloads = { lock: pair[0], unlock: pair[1] };
       draft.body.states = {
         locked: String(config.state_locked),
         unlocked: String(config.state_unlocked),
@@ -570,10 +574,9 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     case 'fan': {
       draft = new Draft('fan');
       draft.body.commandTopic = str(config.command_topic);
-      const on = rendered(config.command_template, { value: config.payload_on }, String(config.payload_on), 'command', notes);
-      const off = rendered(config.command_template, { value: config.payload_off }, String(config.payload_off), 'command', notes);
-      if (on === undefined || off === undefined) readOnlyReason = 'its command template cannot be evaluated';
-      else draft.body.payloads = { on, off };
+      const pair = renderedPair(config, ['payload_on', 'payload_off'], notes);
+      if (!pair) readOnlyReason = 'its command template cannot be evaluated';
+      else draft.body.payloads = { on: pair[0], off: pair[1] };
       draft.body.states = { on: String(config.payload_on), off: String(config.payload_off) };
       draft.main(read(config.state_topic, config.state_value_template, 'state'));
       const pctTopic = str(config.percentage_command_topic);
@@ -639,7 +642,7 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     case 'alarm_control_panel': {
       draft = new Draft('alarm_control_panel');
       draft.body.commandTopic = str(config.command_topic);
-      draft.body.states = { ...ALARM_STATES };
+      draft.body.states = { ...DEFAULT_STATES.alarm_control_panel };
       draft.main(read(config.state_topic, config.value_template, 'state'));
       const features = new Set(config.supported_features as string[]);
       const code = config.code !== undefined;
@@ -686,18 +689,6 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
   };
 }
 
-const ALARM_STATES: Record<string, string> = {
-  disarmed: 'disarmed',
-  armed_home: 'armed_home',
-  armed_away: 'armed_away',
-  armed_night: 'armed_night',
-  armed_vacation: 'armed_vacation',
-  armed_custom_bypass: 'armed_custom_bypass',
-  arming: 'arming',
-  disarming: 'disarming',
-  pending: 'pending',
-  triggered: 'triggered',
-};
 
 /** "temperature" -> "Temperature", "carbon_dioxide" -> "Carbon dioxide" (HA's device class names, in English). */
 export function deviceClassName(deviceClass: string): string {
