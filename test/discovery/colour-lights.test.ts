@@ -20,6 +20,7 @@ describe('colour lights on a real broker', () => {
   let hearth: Hearth;
   let device: MqttClient;
   const dir = mkdtempSync(join(tmpdir(), 'hearth-colour-'));
+  const logs = logSink('warn');
   const sets: Array<{ topic: string; body: Record<string, unknown> }> = [];
   const BULB = 'zigbee2mqtt_0x0017880100aabbcc.light';
   const STRIP = 'shelf_strip_dev.shelf_strip';
@@ -92,7 +93,7 @@ describe('colour lights on a real broker', () => {
       void device.publishAsync(base, JSON.stringify(next));
     });
     await device.subscribeAsync(['zigbee2mqtt/+/set', 'shelf/strip/set', 'desk_strip/#', 'porch_lamp/#']);
-    hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'discovery.homie.enabled': false });
+    hearth = await openHearth(broker.url, dir, logs.log, { 'discovery.homie.enabled': false });
     await waitFor('the lights', () => [BULB, STRIP, PLAIN, HS].every((id) => hearth.bridge.registry.entity(id)), 5000);
   });
   after(async () => {
@@ -133,6 +134,14 @@ describe('colour lights on a real broker', () => {
     const hs = await hearth.tools.call(toolFor(HS).name, { action: 'turn_on', color: 'blue' }, OWNER);
     assert.match(hs.text!, /^confirmed: .*colour about blue \(hue 240, saturation 100\)/, hs.text);
     assert.deepEqual(sets.at(-2), { topic: 'porch_lamp/hs/set', body: { text: '240,100' } });
+  });
+
+  it('a colour report that is not numbers is logged with the reason and skipped; the last colour stays', async () => {
+    const before = hearth.bridge.cache.get(PLAIN)!.attributes.red;
+    await device.publishAsync('desk_strip/rgb', 'very,orange,indeed');
+    const line = await waitFor('the malformed report logged', () => logs.find(/^skipped a payload: expected comma-separated numbers/)[0]);
+    assert.equal((line as unknown as { topic: string }).topic, 'desk_strip/rgb');
+    assert.equal(hearth.bridge.cache.get(PLAIN)!.attributes.red, before);
   });
 
   it('an unknown colour is a failed result that says what it takes, and nothing is sent', async () => {

@@ -81,6 +81,14 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
     position_topic: 'tpl/blind/position',
     position_template: '{{ value_json.position }}',
   },
+  'homeassistant/number/vent/flap/config': {
+    name: 'Vent flap',
+    unique_id: 'vent_flap',
+    device: DEVICE,
+    command_topic: 'tpl/vent/set',
+    command_template: '{{ value_json.flap.angle }}',
+    state_topic: 'tpl/vent/state',
+  },
   'homeassistant/number/pump/speed/config': {
     name: 'Pump speed',
     unique_id: 'pump_speed',
@@ -121,7 +129,7 @@ describe('Home Assistant command templates rendered per call', () => {
     });
     await device.subscribeAsync('tpl/#');
     for (const [topic, body] of Object.entries(CONFIGS)) await device.publishAsync(topic, JSON.stringify(body), { qos: 1 });
-    await waitFor('the discovered entities', () => hearth.bridge.registry.entities().length >= 6);
+    await waitFor('the discovered entities', () => hearth.bridge.registry.entities().length >= 7);
     // Readings to start from, as real devices publish on connect.
     await device.publishAsync('tpl/trv/mode', 'OFF', { qos: 1 });
     await device.publishAsync('tpl/fan', JSON.stringify({ fan_state: 'OFF', fan_mode: 'off' }), { qos: 1 });
@@ -171,6 +179,15 @@ describe('Home Assistant command templates rendered per call', () => {
 
   test("a cover's position is the template's `position`", async () => {
     await call('Garden blind', { action: 'set_position', position: 40 }, [['tpl/blind/position/set', '{"position": 40, "speed": "slow"}']]);
+  });
+
+  test('a template that fails with the call value is a failed result saying why, and nothing is sent', async () => {
+    received.length = 0;
+    const result = await hearth.tools.call(toolFor('Vent flap').name, { value: 30 }, OWNER);
+    assert.equal(result.isError, true);
+    assert.match(result.text!, /^failed: cannot build the command: .*command template cannot render 30/, result.text);
+    assert.deepEqual(received.filter((m) => m.topic === 'tpl/vent/set'), []);
+    assert.equal(hearth.audit.tail(1)[0]!.outcome, 'failed');
   });
 
   test('a template outside what Hearth can evaluate leaves the setting read-only, with a log line naming it', () => {
