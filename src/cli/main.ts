@@ -17,6 +17,12 @@ import { registerStart } from './start.js';
 import { registerTools } from './tools.js';
 import { registerToken } from './token.js';
 
+// `hearth audit tail -f | head`: the reader went away. Stop quietly, as other command-line tools do.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 const pkg = JSON.parse(readFileSync(`${PACKAGE_ROOT}/package.json`, 'utf8')) as { version: string };
 
 const program = new Command('hearth')
