@@ -2,33 +2,18 @@
 // straight from a flow as flow:<node id>, through policy and audit; the audit
 // rows as messages, filtered, from this process and from another writer.
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
+import { before, describe, it } from 'node:test';
 import { waitFor } from '../helpers/wait.js';
-import { bridgeDef, collect, load, nextMessage, node, unload, waitForStatus } from './support.js';
+import { bridgeDef, collect, load, nextMessage, node, useDemoHome, waitForStatus } from './support.js';
 
-let broker: TestBroker;
-let home: TestHome;
+const demo = useDemoHome();
 
-before(async () => {
-  broker = await startAedes();
-  home = await startHome(broker, { travelMs: 200 });
-});
-after(async () => {
-  await home?.close();
-  await broker?.stop();
-});
-afterEach(async () => {
-  await unload();
-});
-
-const lamp = () => home.hearth.bridge.cache.get('living_room_lamp.lamp')?.value;
-const lock = () => home.hearth.bridge.cache.get('front_door.lock')?.value;
+const lamp = () => demo.home.hearth.bridge.cache.get('living_room_lamp.lamp')?.value;
+const lock = () => demo.home.hearth.bridge.cache.get('front_door.lock')?.value;
 
 function flow() {
   return [
-    bridgeDef(home),
+    bridgeDef(demo.home),
     { id: 'dev-read', type: 'hearth-device', z: 'f1', bridge: 'bridge', mode: 'read', entity: 'living_room_lamp.lamp', wires: [['out']] },
     { id: 'dev-call', type: 'hearth-device', z: 'f1', bridge: 'bridge', mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', roles: 'owner', wires: [['out']] },
     { id: 'dev-guest', type: 'hearth-device', z: 'f1', bridge: 'bridge', mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', roles: '', wires: [['out']] },
@@ -49,7 +34,7 @@ function flow() {
 
 describe('hearth-device', () => {
   before(async () => {
-    await home.hearth.tools.call('living_room_lamp', { action: 'turn_off' }, { id: 'cli:setup', roles: ['owner'] });
+    await demo.home.hearth.tools.call('living_room_lamp', { action: 'turn_off' }, { id: 'cli:setup', roles: ['owner'] });
     await waitFor('lamp off', () => lamp() === 'off');
   });
 
@@ -74,7 +59,7 @@ describe('hearth-device', () => {
     msg = await out;
     assert.match(msg.payload, /^confirmed: /);
     assert.equal(lamp(), 'on');
-    const row = home.hearth.audit.get(msg.result.auditId)!;
+    const row = demo.home.hearth.audit.get(msg.result.auditId)!;
     assert.equal(row.principal, 'flow:dev-call');
     assert.equal(row.outcome, 'confirmed');
     // An action word as payload.
@@ -91,7 +76,7 @@ describe('hearth-device', () => {
     node('dev-guest').receive({});
     await waitFor('refusal caught', () => caught.length >= 1, 5000);
     assert.match(caught[0].error.message, /not allowed/);
-    assert.equal(home.hearth.audit.get(caught[0].result.details.auditId)!.outcome, 'denied');
+    assert.equal(demo.home.hearth.audit.get(caught[0].result.details.auditId)!.outcome, 'denied');
     assert.equal(lamp(), 'off');
     node('dev-read').receive({ entity: 'nope.nothing' });
     node('dev-call').receive({ tool: 'no_such_tool' });
@@ -114,7 +99,7 @@ describe('hearth-device', () => {
     assert.match(msg.payload, /^confirmed/);
     assert.equal(msg.result.approvalId, req.requestId);
     await waitFor('unlocked', () => lock() === 'unlocked', 5000);
-    await home.hearth.tools.call('front_door_lock', { action: 'lock' }, { id: 'cli:setup', roles: ['owner'] }, { approvalId: 'test setup' });
+    await demo.home.hearth.tools.call('front_door_lock', { action: 'lock' }, { id: 'cli:setup', roles: ['owner'] }, { approvalId: 'test setup' });
     await waitFor('locked again', () => lock() === 'locked', 5000);
   });
 });
@@ -131,7 +116,7 @@ describe('hearth-audit', () => {
     node('dev-guest').receive({});
     await waitFor('two rows', () => all.length >= 2, 10_000);
     // Another writer: the test home's own Hearth (another connection, as `hearth start` would be).
-    const other = await home.hearth.tools.call('kitchen_light', { action: 'turn_on' }, { id: 'cli:elsewhere', roles: ['owner'] });
+    const other = await demo.home.hearth.tools.call('kitchen_light', { action: 'turn_on' }, { id: 'cli:elsewhere', roles: ['owner'] });
     const otherId = other.details!.auditId as number;
     await waitFor('the other row', () => all.some((m) => m.payload.id === otherId), 5000);
     await new Promise((r) => setTimeout(r, 1200));

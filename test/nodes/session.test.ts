@@ -1,33 +1,18 @@
 // hearth-session and hearth-approval in the Node-RED test helper, on a real
 // broker with the simulated demo home and the offline intent model.
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
+import { describe, it } from 'node:test';
 import { waitFor } from '../helpers/wait.js';
-import { bridgeDef, collect, load, nextMessage, node, unload, waitForStatus, type Msg } from './support.js';
+import { bridgeDef, collect, load, nextMessage, node, useDemoHome, waitForStatus, type Msg } from './support.js';
 
-let broker: TestBroker;
-let home: TestHome;
+const demo = useDemoHome();
 
-before(async () => {
-  broker = await startAedes();
-  home = await startHome(broker, { travelMs: 200 });
-});
-after(async () => {
-  await home?.close();
-  await broker?.stop();
-});
-afterEach(async () => {
-  await unload();
-});
-
-const lamp = () => home.hearth.bridge.cache.get('living_room_lamp.lamp')?.value;
-const lock = () => home.hearth.bridge.cache.get('front_door.lock')?.value;
+const lamp = () => demo.home.hearth.bridge.cache.get('living_room_lamp.lamp')?.value;
+const lock = () => demo.home.hearth.bridge.cache.get('front_door.lock')?.value;
 
 function flow(session: Record<string, unknown> = {}, extra: Array<Record<string, unknown> & { id: string; type: string }> = []) {
   return [
-    bridgeDef(home),
+    bridgeDef(demo.home),
     { id: 's1', type: 'hearth-session', z: 'f1', bridge: 'bridge', principal: 'chat:tester', roles: 'owner', ask: 'confirm', ephemeral: false, systemPrompt: '', wires: [['answer'], ['events']], ...session },
     { id: 'answer', type: 'helper', z: 'f1' },
     { id: 'events', type: 'helper', z: 'f1' },
@@ -39,7 +24,7 @@ function flow(session: Record<string, unknown> = {}, extra: Array<Record<string,
 
 describe('hearth-session', () => {
   it('answers a prompt: the lamp turns on, the answer carries the result, the events stream, the audit row exists', async () => {
-    await home.hearth.tools.call('living_room_lamp', { action: 'turn_off' }, { id: 'cli:setup', roles: ['owner'] });
+    await demo.home.hearth.tools.call('living_room_lamp', { action: 'turn_off' }, { id: 'cli:setup', roles: ['owner'] });
     await waitFor('lamp off', () => lamp() === 'off');
     await load(flow());
     await waitForStatus('s1', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
@@ -57,7 +42,7 @@ describe('hearth-session', () => {
     assert.match(msg.session, /^flow-s1-living-room$/);
     assert.deepEqual(msg.result.toolCalls.map((c: { name: string }) => c.name), ['living_room_lamp']);
     assert.equal(msg.result.auditIds.length, 1);
-    const row = home.hearth.audit.get(msg.result.auditIds[0]);
+    const row = demo.home.hearth.audit.get(msg.result.auditIds[0]);
     assert.ok(row, 'the audit row exists');
     assert.equal(row.outcome, 'confirmed');
     assert.equal(row.principal, 'chat:tester');
@@ -157,11 +142,11 @@ describe('hearth-approval', () => {
     const msg = await answer;
     assert.equal(msg.result.stopReason, 'completed');
     await waitFor('lock unlocked', () => lock() === 'unlocked', 5000);
-    const row = home.hearth.audit.get(msg.result.auditIds[0])!;
+    const row = demo.home.hearth.audit.get(msg.result.auditIds[0])!;
     assert.equal(row.outcome, 'confirmed');
     assert.equal(row.decision, 'confirm');
     assert.match(row.reason, /approved/);
-    await home.hearth.tools.call('front_door_lock', { action: 'lock' }, { id: 'cli:setup', roles: ['owner'] }, { approvalId: 'test setup' });
+    await demo.home.hearth.tools.call('front_door_lock', { action: 'lock' }, { id: 'cli:setup', roles: ['owner'] }, { approvalId: 'test setup' });
     await waitFor('locked again', () => lock() === 'locked', 5000);
   });
 
@@ -202,15 +187,15 @@ describe('hearth-approval', () => {
     const decided = nextMessage('requests', 5000, (m) => m.topic === 'decided');
     node('ap').receive({ payload: 'allow_once', requestId: req.requestId });
     assert.equal((await decided).payload.status, 'granted');
-    assert.equal(home.hearth.approvals.get(req.requestId)?.decidedBy, 'flow:ap');
+    assert.equal(demo.home.hearth.approvals.get(req.requestId)?.decidedBy, 'flow:ap');
 
     const again = nextMessage('answer', 15_000);
     node('s1').receive({ payload: 'unlock the front door', topic: 'held' });
     const second = await again;
     await waitFor('lock unlocked', () => lock() === 'unlocked', 5000);
-    assert.equal(home.hearth.audit.get(second.result.auditIds[0])!.outcome, 'confirmed');
-    assert.equal(home.hearth.approvals.get(req.requestId)?.status, 'used');
-    await home.hearth.tools.call('front_door_lock', { action: 'lock' }, { id: 'cli:setup', roles: ['owner'] }, { approvalId: 'test setup' });
+    assert.equal(demo.home.hearth.audit.get(second.result.auditIds[0])!.outcome, 'confirmed');
+    assert.equal(demo.home.hearth.approvals.get(req.requestId)?.status, 'used');
+    await demo.home.hearth.tools.call('front_door_lock', { action: 'lock' }, { id: 'cli:setup', roles: ['owner'] }, { approvalId: 'test setup' });
     await waitFor('locked again', () => lock() === 'locked', 5000);
   });
 });

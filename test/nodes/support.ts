@@ -4,7 +4,9 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import helper from 'node-red-node-test-helper';
-import type { TestHome } from '../helpers/home.js';
+import { after, afterEach, before } from 'node:test';
+import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { startHome, type TestHome } from '../helpers/home.js';
 import approvalNode from '../../nodes/hearth-approval.js';
 import auditNode from '../../nodes/hearth-audit.js';
 import bridgeNode from '../../nodes/hearth-bridge.js';
@@ -122,4 +124,24 @@ export async function unload(): Promise<void> {
   if (!loaded) return;
   loaded = false;
   await helper.unload();
+}
+
+/**
+ * The simulated demo home on aedes for this test file (before/after hooks),
+ * with every test's flow unloaded after it. Read `home` and `broker` inside tests.
+ */
+export function useDemoHome(): { broker: TestBroker; home: TestHome } {
+  const ctx = {} as { broker: TestBroker; home: TestHome };
+  before(async () => {
+    ctx.broker = await startAedes();
+    ctx.home = await startHome(ctx.broker, { travelMs: 200 });
+  });
+  after(async () => {
+    await ctx.home?.close();
+    await ctx.broker?.stop();
+  });
+  afterEach(async () => {
+    await unload();
+  });
+  return ctx;
 }
