@@ -1,7 +1,8 @@
 // Runs every test/**/*.test.ts with node's test runner (Node 20 does not expand globs itself).
 // `node test/run.mjs [filter...]` runs only files whose path contains a filter.
-import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,9 +23,47 @@ if (!files.length) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
-const result = spawnSync(
+// Every process the tests start lives in a process group that dies with the run. The runner and the test files
+// (and anything they spawn plainly) share the runner's group; processes a test puts in a group of its own
+// (test/helpers/processes.ts) are recorded in GROUPS_DIR by pgid, and whatever is still recorded when the run
+// ends, passes, fails, times out or is interrupted, is killed here.
+const groupsDir = mkdtempSync(join(tmpdir(), 'hearth-test-groups-'));
+// A per-test bound is a safety net against a hang, not a speed assertion: generous, so a busy machine passes.
+const runner = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-timeout=120000', '--test-concurrency=2', ...files],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, HEARTH_LOG_PRETTY: 'false' } },
+  ['--import', 'tsx', '--test', '--test-timeout=300000', '--test-concurrency=2', ...files],
+  { cwd: root, stdio: 'inherit', detached: true, env: { ...process.env, HEARTH_LOG_PRETTY: 'false', HEARTH_TEST_GROUPS_DIR: groupsDir } },
 );
-process.exit(result.status ?? 1);
+
+function killGroup(pgid, signal) {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false; // gone already
+  }
+}
+
+function cleanUp() {
+  if (runner.pid) killGroup(runner.pid, 'SIGKILL');
+  const left = [];
+  for (const name of readdirSync(groupsDir)) {
+    const pgid = Number(name);
+    if (Number.isInteger(pgid) && pgid > 1 && killGroup(pgid, 'SIGKILL')) left.push(`${pgid}: ${readFileSync(join(groupsDir, name), 'utf8').trim()}`);
+  }
+  rmSync(groupsDir, { recursive: true, force: true });
+  if (left.length) console.error(`test/run.mjs: killed ${left.length} process group(s) the tests left running:\n  ${left.join('\n  ')}`);
+}
+
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(sig, () => {
+    if (runner.pid) killGroup(runner.pid, sig);
+    cleanUp();
+    process.kill(process.pid, sig);
+  });
+}
+
+runner.on('exit', (code, signal) => {
+  cleanUp();
+  process.exit(code ?? (signal ? 1 : 0));
+});

@@ -5,7 +5,7 @@
 // tool/respond -> the model's next request. Needs the built dist
 // (`npx tsc -p tsconfig.json`).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { findJanBin, JanEngine, resultToRespond, type JanSession } from '../../s
 import { NotPendingError, TurnActiveError, type AgentEvent } from '../../src/agent/types.js';
 import type { HostTool, Principal, ToolCall } from '../../src/tools/types.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { signalGroup, spawnInGroup } from '../helpers/processes.js';
 import { HEARTH } from '../helpers/cli.js';
 import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer } from '../helpers/openai-server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -342,7 +343,7 @@ interface RawClient {
 }
 
 function rawClient(args: string[]): RawClient {
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, HEARTH_LOG_PRETTY: 'false' }, cwd: dir });
+  const child = spawnInGroup(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, HEARTH_LOG_PRETTY: 'false' }, cwd: dir }) as ChildProcessWithoutNullStreams;
   const lines: Array<Record<string, any>> = [];
   let buf = '';
   let err = '';
@@ -385,7 +386,7 @@ describe('hearth agent rpc at the raw protocol level', { timeout: 120_000 }, () 
     ]);
   });
   after(async () => {
-    if (c && c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
+    if (c && c.child.exitCode === null && c.child.signalCode === null) signalGroup(c.child, 'SIGKILL');
     await model?.close();
     await broker?.stop();
     rmSync(dir, { recursive: true, force: true });

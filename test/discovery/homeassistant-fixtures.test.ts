@@ -1,4 +1,4 @@
-// Replays every case of shared/fixtures/ha-discovery (117 discovery payloads
+// Replays every case of test/fixtures/ha-discovery (117 discovery payloads
 // with Home Assistant's own outcome, and 28 state messages) through a real
 // broker (aedes, in-process) and the real Bridge with its Home Assistant
 // discovery adapter, and checks that Hearth agrees with Home Assistant:
@@ -9,7 +9,7 @@
 // Hearth's terms (HA `unknown` = no value yet while available, `unavailable`
 // = not available, numbers as rendered, light/climate attribute objects).
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -23,13 +23,9 @@ import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { logSink, type LogLine } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
 
-// The project's shared/ folder sits beside the repository (as in CI); HEARTH_SHARED_DIR points elsewhere.
-const FIXTURES = process.env.HEARTH_SHARED_DIR
-  ? `${process.env.HEARTH_SHARED_DIR.replace(/\/$/, '')}/fixtures/ha-discovery/`
-  : fileURLToPath(new URL('../../../shared/fixtures/ha-discovery/', import.meta.url));
-if (!existsSync(FIXTURES)) {
-  throw new Error(`the Home Assistant discovery fixtures are not at ${FIXTURES}: put the project's shared/ folder beside the repository, or set HEARTH_SHARED_DIR`);
-}
+// The cases live in the repository (test/fixtures/ha-discovery, copied from the project's shared fixtures with
+// their public sources), so a fresh clone needs nothing beside it.
+const FIXTURES = fileURLToPath(new URL('../fixtures/ha-discovery/', import.meta.url));
 
 interface Case {
   file: string;

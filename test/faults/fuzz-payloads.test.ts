@@ -7,7 +7,7 @@
 //
 // Replay a failure: HEARTH_FUZZ_SEED=<seed from the test name> node --import tsx --test test/faults/fuzz-payloads.test.ts
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
@@ -28,7 +28,7 @@ const STATE_MESSAGES = 6000;
 const DISCOVERY_MESSAGES = 3000;
 const PAYLOAD_REASONS = new Set(['oversized', 'binary', 'not_json', 'bad_value', 'not_image']);
 
-/** Valid discovery messages to mutate: the shared Home Assistant cases when present, plus a few of each convention. */
+/** Valid discovery messages to mutate: the Home Assistant fixture cases, plus a few of each convention. */
 function discoverySeeds(): Array<{ topic: string; payload: string }> {
   const out: Array<{ topic: string; payload: string }> = [
     {
@@ -88,16 +88,10 @@ function discoverySeeds(): Array<{ topic: string; payload: string }> {
     },
     { topic: 'homie/5/fuzzdev5/$state', payload: 'ready' },
   ];
-  const shared = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'fixtures', 'ha-discovery');
-  if (existsSync(shared)) {
-    for (const f of readdirSync(shared).filter((n) => /^(core|docs|shelly|esphome|emsesp|omg)-.*\.json$/.test(n)).sort()) {
-      try {
-        const c = JSON.parse(readFileSync(join(shared, f), 'utf8')) as { topic: string; payload: unknown };
-        if (typeof c.topic === 'string') out.push({ topic: c.topic, payload: typeof c.payload === 'string' ? c.payload : JSON.stringify(c.payload) });
-      } catch {
-        // a fixture we cannot read is no reason to stop fuzzing
-      }
-    }
+  const cases = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'ha-discovery');
+  for (const f of readdirSync(cases).filter((n) => /^(core|docs|shelly|esphome|emsesp|omg)-.*\.json$/.test(n)).sort()) {
+    const c = JSON.parse(readFileSync(join(cases, f), 'utf8')) as { topic: string; payload: unknown };
+    if (typeof c.topic === 'string') out.push({ topic: c.topic, payload: typeof c.payload === 'string' ? c.payload : JSON.stringify(c.payload) });
   }
   return out;
 }

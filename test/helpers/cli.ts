@@ -1,14 +1,10 @@
 // Running the real `hearth` command (the built dist/, as `npm start` does).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { signalGroup, spawnInGroup } from './processes.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const HEARTH = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-
-const running = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
 
 export interface Spawned {
   child: ChildProcess;
@@ -21,21 +17,17 @@ export interface Spawned {
 }
 
 export function spawnHearth(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string } = {}): Spawned {
-  const child = spawn(process.execPath, [HEARTH, ...args], {
+  const child = spawnInGroup(process.execPath, [HEARTH, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, HEARTH_LOG_PRETTY: 'false', ...options.env },
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   if (options.stdin !== undefined) child.stdin!.end(options.stdin);
-  running.add(child);
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
-    running.delete(child);
-    resolve(code);
-  }));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     child,
     stdout: () => out,
@@ -63,8 +55,8 @@ export function spawnHearth(args: string[], options: { cwd?: string; env?: NodeJ
       });
     },
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      signalGroup(child, signal);
+      const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), 5000);
       const code = await exited;
       clearTimeout(timer);
       return code;
@@ -75,7 +67,7 @@ export function spawnHearth(args: string[], options: { cwd?: string; env?: NodeJ
 /** Run a command to completion. */
 export async function runHearth(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
   const p = spawnHearth(args, options);
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+  const timer = setTimeout(() => signalGroup(p.child, 'SIGKILL'), options.timeoutMs ?? 30_000);
   const code = await p.exited;
   clearTimeout(timer);
   return { code, stdout: p.stdout(), stderr: p.stderr() };

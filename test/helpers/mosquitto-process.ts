@@ -2,10 +2,11 @@
 // foreground, wait until it says it runs AND every port accepts (so another
 // process that grabbed a port cannot fool us), stop it, and never leave one
 // behind (a crashed test, SIGTERM from the runner) together with its temp dir.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants, rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { spawnInGroup } from './processes.js';
 
 export const HOST = '127.0.0.1';
 const STOP_GRACE_MS = 3_000;
@@ -120,7 +121,7 @@ export interface RunningMosquitto {
 export async function launchMosquitto(bin: string, confFile: string, ports: number[], timeoutMs: number): Promise<RunningMosquitto> {
   installExitHooks();
   let log = '';
-  const proc = spawn(bin, ['-c', confFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawnInGroup(bin, ['-c', confFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   liveChildren.add(proc);
   const append = (chunk: Buffer): void => {
     log += chunk.toString('utf8');

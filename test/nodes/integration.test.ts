@@ -5,7 +5,7 @@
 // the shared database); an unlock waits for a decision over the approvals
 // endpoint. Every wait is bounded and every process is stopped.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import mqtt, { type MqttClient } from 'mqtt';
 import { freePort } from '../helpers/brokers.js';
+import { signalGroup, spawnInGroup } from '../helpers/processes.js';
 import { ROOT, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -116,7 +117,7 @@ before(async () => {
 `,
   );
   await timed('node-red start', async () => {
-    red = spawn(process.execPath, [NODE_RED, '-u', userDir, '-p', String(redPort), '-s', settings], {
+    red = spawnInGroup(process.execPath, [NODE_RED, '-u', userDir, '-p', String(redPort), '-s', settings], {
       cwd: dir,
       env: { ...process.env, NODE_RED_DISABLE_TELEMETRY: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -141,8 +142,8 @@ before(async () => {
 after(async () => {
   if (red && red.exitCode === null) {
     const exited = new Promise((r) => red!.once('exit', r));
-    red.kill('SIGTERM');
-    const timer = setTimeout(() => red?.kill('SIGKILL'), 5000);
+    signalGroup(red, 'SIGTERM');
+    const timer = setTimeout(() => red && signalGroup(red, 'SIGKILL'), 5000);
     await exited;
     clearTimeout(timer);
   }
