@@ -440,12 +440,11 @@ describe('OpenAIProvider', () => {
     assert.equal(errorMessageFromBody('<html><body><h1>502 Bad Gateway</h1></body></html>'), '502 Bad Gateway');
   });
 
-  it('a closed port is `unreachable`, quickly, naming the URL', async () => {
+  it('a closed port is `unreachable` at once (not a `timeout` after waiting), naming the URL', async () => {
     const port = await closedPort();
-    const t0 = Date.now();
-    const p = new OpenAIProvider({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm' });
+    // A silence bound far past the test's own: had the provider waited for an answer, the test would time out.
+    const p = new OpenAIProvider({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm', timeoutMs: 3_600_000 });
     const err = await expectProviderError(collect(p), 'unreachable');
-    assert.ok(Date.now() - t0 < 3000, `took ${Date.now() - t0} ms`);
     assert.match(err.message, new RegExp(`http://127\\.0\\.0\\.1:${port}/v1`));
     assert.match(err.message, /Jan Desktop \/ Ollama/);
   });
