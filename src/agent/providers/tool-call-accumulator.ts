@@ -1,6 +1,6 @@
 // Assembles streamed `delta.tool_calls` fragments into whole tool calls, coping
-// with the ways OpenAI-compatible servers differ (see DESIGN.md, "OpenAI-compatible
-// providers"):
+// with the ways OpenAI-compatible servers differ (recorded streams of each are in
+// test/fixtures/openai/):
 //
 //  - OpenAI: `index` 0, 1, … (possibly interleaved); `id` + `name` on the first
 //    fragment of each call, then `arguments` pieces only.
