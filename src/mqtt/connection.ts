@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import mqtt, { type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
-import type { Logger } from '../log.js';
+import { redactUrl, type Logger } from '../log.js';
 import { isPublishableTopic } from './topic.js';
 
 export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'closed';
@@ -215,9 +215,5 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   }
 }
 
-/** Credentials never reach a log line. */
-export function redact(url: string): string {
-  // Up to the LAST '@' of the authority: MQTT.js (url.parse) takes a raw '@' in
-  // the password as part of it, so `mqtt://u:p@ss@host` must not leave `ss@` behind.
-  return url.replace(/\/\/[^/?#]*@/, '//***@');
-}
+/** Credentials in a broker URL become `***` (for banners and messages; log lines are redacted by the logger too). */
+export const redact = redactUrl;
