@@ -10,6 +10,7 @@ import { writeJsonPath } from '../devices/json-path.js';
 import { isActuator, type Device, type Entity } from '../devices/model.js';
 import type { Logger } from '../log.js';
 import { createBehaviour, type Behaviour, type BehaviourHost } from './behaviours.js';
+import type { OutageLog } from './outage.js';
 
 export interface DeviceLinkOptions {
   url: string;
@@ -17,6 +18,8 @@ export interface DeviceLinkOptions {
   log: Logger;
   /** How long start() waits for the broker before giving up. */
   connectTimeoutMs: number;
+  /** Shared by every device of a simulator: one log line per outage, not one per retry. */
+  outage?: OutageLog;
 }
 
 /** One availability topic of the device, with the payloads that say online/offline on it. */
@@ -204,8 +207,12 @@ export class SimulatedDevice implements BehaviourHost {
       );
     });
     client.on('message', (topic, payload) => this.onCommand(topic, payload));
-    client.on('error', (err) => this.log.warn({ err: err.message }, 'mqtt error'));
-    client.on('offline', () => this.log.debug({ main }, 'disconnected'));
+    const linkName = `${this.id}${main ? '' : ':will'}`;
+    const outage = this.options.outage;
+    client.on('error', (err) => (outage ? outage.lost(linkName, err) : this.log.warn({ err }, 'mqtt error')));
+    client.on('offline', () => outage?.lost(linkName));
+    client.on('reconnect', () => outage?.retry());
+    client.on('connect', () => outage?.back(linkName));
     return { client, availability, ready, abandon: rejectReady };
   }
 

@@ -2,7 +2,8 @@
 // and driven by the same device files the bridge reads, so the demo home and
 // the bridge never disagree about topics. One MQTT client per device.
 import type { Device } from '../devices/model.js';
-import type { Logger } from '../log.js';
+import { redactUrl, type Logger } from '../log.js';
+import { OutageLog } from './outage.js';
 import { SimulatedDevice } from './device.js';
 
 export interface SimulatorOptions {
@@ -36,6 +37,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     protocolVersion: options.protocolVersion ?? 4,
     log: options.log,
     connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+    outage: new OutageLog(options.log),
   };
   for (const device of options.devices) {
     if (devices.has(device.id)) throw new Error(`device id "${device.id}" is simulated twice`);
@@ -62,7 +64,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     await closeAll();
     throw failed.reason;
   }
-  options.log.info({ devices: devices.size, url: options.url }, 'simulator started');
+  options.log.info({ devices: devices.size, url: redactUrl(options.url) }, 'simulator started');
 
   return {
     deviceIds: [...devices.keys()],
