@@ -161,6 +161,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
   private currentModel: string;
   private turnCount: number;
   private archived = false;
+  private hostStateValue: unknown;
 
   constructor(private readonly o: BuiltinSessionOptions) {
     super();
@@ -171,6 +172,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     this.thread = [...o.messages];
     this.currentModel = o.model;
     this.turnCount = o.turns ?? 0;
+    this.hostStateValue = o.hostState;
     if (o.subagents) {
       this.children = new Subagents(
         {
@@ -192,7 +194,12 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
   }
 
   get hostState(): unknown {
-    return this.o.hostState;
+    return this.hostStateValue;
+  }
+
+  setHostState(state: unknown): void {
+    this.hostStateValue = state;
+    if (!this.o.ephemeral) this.o.history?.setHostState(this.id, state);
   }
 
   get ephemeral(): boolean {

@@ -50,6 +50,7 @@ export class HistoryStore {
   private readonly clearTurns;
   private readonly updateModel;
   private readonly markArchived;
+  private readonly updateHostState;
 
   constructor(private readonly db: Db) {
     this.insertSession = db.prepare(
@@ -65,6 +66,7 @@ export class HistoryStore {
     this.deleteMessages = db.prepare('DELETE FROM session_messages WHERE session_id = ?');
     this.clearTurns = db.prepare('UPDATE sessions SET turns = 0, updated_at = ? WHERE id = ?');
     this.updateModel = db.prepare('UPDATE sessions SET model = ?, updated_at = ? WHERE id = ?');
+    this.updateHostState = db.prepare('UPDATE sessions SET host_state = ? WHERE id = ?');
     this.markArchived = db.prepare('UPDATE sessions SET archived_at = ?, updated_at = ? WHERE id = ? AND archived_at IS NULL');
   }
 
@@ -123,6 +125,10 @@ export class HistoryStore {
 
   setModel(id: string, model: string): void {
     this.updateModel.run(model, new Date().toISOString(), id);
+  }
+
+  setHostState(id: string, state: unknown): void {
+    this.updateHostState.run(state === undefined ? null : JSON.stringify(state), id);
   }
 
   archive(id: string): void {

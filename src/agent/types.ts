@@ -103,6 +103,8 @@ export interface AgentSession {
   readonly turns: number;
   /** The front door's state (see SessionOptions.hostState). */
   readonly hostState?: unknown;
+  /** Replace the front door's state (saved with a non-ephemeral session). */
+  setHostState(state: unknown): void;
   prompt(text: string): Promise<Turn>;
   /** Guidance for the model's next request within the running turn; NoActiveTurnError when none runs. */
   steer(text: string): Promise<void>;
@@ -170,7 +172,7 @@ export class NoActiveTurnError extends Error {
 export class ArchivedSessionError extends Error {
   readonly code = 'archived_session';
   constructor(id: string) {
-    super(`session ${JSON.stringify(id)} is archived: it takes no new turns (fork it, or start a new session)`);
+    super(`session ${JSON.stringify(id)} is archived: it takes no new turns (start a new session)`);
     this.name = 'ArchivedSessionError';
   }
 }

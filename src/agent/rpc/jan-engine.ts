@@ -625,6 +625,13 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
     return this.turnCount;
   }
 
+  /** The front door's state, kept here only (the runtime keeps its own sessions). */
+  hostState?: unknown;
+
+  setHostState(state: unknown): void {
+    this.hostState = state;
+  }
+
   /** @internal this side's host tools (a fork takes them along). */
   get hostToolList(): HostTool[] {
     return [...this.hostTools.values()];
