@@ -481,7 +481,10 @@ export class RpcServer {
     if (!session) throw unknownSession(method, id);
     // A session opened meanwhile by a concurrent resume keeps the first.
     const raced = this.sessions.get(id);
-    if (raced) return this.described(raced);
+    if (raced) {
+      await session.close();
+      return this.described(raced);
+    }
     const state = this.readHostState(session);
     const served = await this.adopt(session, state.tools, state.builtins);
     this.applyTools(served);
