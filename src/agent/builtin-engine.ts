@@ -124,8 +124,8 @@ export class BuiltinEngine implements Engine {
   }
 
   async forkSession(source: AgentSession, options: ReopenOptions = {}): Promise<BuiltinSession> {
-    const from = this.sessions.get(source.id);
-    if (from !== source) throw new Error(`session ${source.id} is not a session of this engine`);
+    if (!(source instanceof BuiltinSession)) throw new Error(`session ${source.id} is not a session of the builtin engine`);
+    const from = source;
     const principal = options.principal ?? from.principal;
     const ephemeral = from.ephemeral;
     const id = ephemeral ? `ephemeral-${randomUUID()}` : randomUUID();
