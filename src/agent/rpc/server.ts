@@ -273,6 +273,7 @@ export class RpcServer {
   /** The base tools changed (devices came or went): sessions take the new set between turns. */
   refreshBaseTools(): void {
     for (const served of this.sessions.values()) {
+      if (served.archived || !served.builtins) continue;
       if (served.turn) served.staleBase = true;
       else this.applyTools(served);
     }
