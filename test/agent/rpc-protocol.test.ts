@@ -10,10 +10,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import mqtt from 'mqtt';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { HEARTH } from '../helpers/cli.js';
+import { HEARTH, runHearth } from '../helpers/cli.js';
 import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer, type RecordedRequest } from '../helpers/openai-server.js';
-import { waitFor } from '../helpers/wait.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 type Msg = Record<string, any>;
 
@@ -224,6 +225,42 @@ describe('hearth agent rpc speaks the kit protocol (PROTOCOL.md)', { timeout: 18
     // Replacing the tools keeps the session's choice.
     const set = await rt.call('session/tools/set', { sessionId: bare.sessionId, tools: [CLOCK, { ...CLOCK, name: 'get_date' }] });
     assert.deepEqual(set.tools.sort(), ['host__get_date', 'host__get_time']);
+    assert.equal(await rt.stop(), 0);
+  });
+
+  it('a device that appears reaches the builtins sessions only; a builtins:false session keeps exactly its tools', async () => {
+    model.setScript(parrot);
+    const file = join(dir, 'devices.db');
+    // Actuators are denied unless a rule allows them: allow this principal the switches.
+    const allowed = await runHearth(['policy', 'allow', 'cli:rpc-owner', '--kind', 'switch', '--db', file, '--mqtt-url', broker.url, '--no-demo', '--devices', devices]);
+    assert.equal(allowed.code, 0, allowed.stderr);
+    const rt = await start(file);
+    const full = await rt.call('session/start', { cwd: dir, ephemeral: true, tools: [CLOCK] });
+    const bare = await rt.call('session/start', { cwd: dir, ephemeral: true, builtins: false, tools: [CLOCK] });
+    const client = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    try {
+      await client.publishAsync(
+        'homeassistant/switch/rpc_porch/config',
+        JSON.stringify({ name: 'Porch light', command_topic: 'rpc-test/porch/set', state_topic: 'rpc-test/porch/state', unique_id: 'rpc_porch_switch' }),
+        { qos: 1, retain: true },
+      );
+      // Ask until the new set is there (the session takes it between turns, as soon as it is announced).
+      let grown: string[] = full.tools;
+      const deadline = Date.now() + 20_000;
+      while (grown.length <= full.tools.length) {
+        assert.ok(Date.now() < deadline, `timed out waiting for the porch light among the home tools: ${grown.join(',')}`);
+        await sleep(50);
+        grown = (await rt.call('session/tools/get', { sessionId: full.sessionId })).tools;
+      }
+      assert.ok(grown.some((n) => /porch/.test(n)), grown.join(','));
+      assert.deepEqual((await rt.call('session/tools/get', { sessionId: bare.sessionId })).tools, ['host__get_time']);
+      const before = model.requests.length;
+      await rt.turn(bare.sessionId, 'anything new?');
+      assert.deepEqual(toolNames(model.requests[before]), ['host__get_time']);
+    } finally {
+      await client.publishAsync('homeassistant/switch/rpc_porch/config', '', { qos: 1, retain: true });
+      await client.endAsync();
+    }
     assert.equal(await rt.stop(), 0);
   });
 
