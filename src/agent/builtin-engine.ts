@@ -13,13 +13,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import { silentLogger, type Logger } from '../log.js';
-import { IMAGE_LIMITS, type Principal } from '../tools/types.js';
+import { IMAGE_LIMITS, type HostTool, type Principal } from '../tools/types.js';
 import { BuiltinSession } from './builtin-session.js';
 import { HistoryStore } from './history.js';
 import { MemoryStore, memorySection } from './memory.js';
-import type { Provider } from './provider.js';
+import type { ChatMessage, Provider } from './provider.js';
 import { DEFAULT_SUBAGENT_LIMITS, type SubagentLimits } from './subagents.js';
-import type { Engine, EngineLimits, SessionOptions } from './types.js';
+import { ArchivedSessionError, type AgentSession, type Engine, type EngineLimits, type Permissions, type ReopenOptions, type SessionInfo, type SessionOptions } from './types.js';
 
 export interface BuiltinEngineOptions {
   provider: Provider;
@@ -64,46 +64,139 @@ export class BuiltinEngine implements Engine {
   }
 
   async createSession(opts: SessionOptions = {}): Promise<BuiltinSession> {
-    const provider = this.options.provider;
     const principal = opts.principal ?? DEFAULT_PRINCIPAL;
     let id = opts.id ?? randomUUID();
-    let messages = [] as ReturnType<HistoryStore['load']>;
-    let systemPrompt = opts.systemPrompt ?? this.options.defaultSystemPrompt?.() ?? 'You control a home through the tools you are given.';
-    let ownPrompt = opts.systemPrompt === undefined;
-    const model = opts.model ?? provider.defaultModel;
+    let messages: ChatMessage[] = [];
+    let turns = 0;
+    let given = opts.systemPrompt;
+    const model = opts.model ?? this.options.provider.defaultModel;
     if (opts.id && this.history && !opts.ephemeral) {
       const saved = this.history.get(opts.id);
       if (saved) {
         if (saved.principal !== principal.id) throw new Error(`session ${opts.id} belongs to another principal`);
+        if (saved.archivedAt) throw new ArchivedSessionError(opts.id);
         messages = this.history.load(opts.id);
-        if (opts.systemPrompt === undefined && saved.systemPrompt !== null) {
-          systemPrompt = saved.systemPrompt;
-          ownPrompt = false;
-        }
+        turns = saved.turns;
+        given ??= saved.systemPrompt ?? undefined;
       }
     }
-    if (!opts.ephemeral && this.history) this.history.create(id, principal.id, model, opts.systemPrompt ?? null);
+    const builtins = opts.builtins ?? true;
+    const subagents = opts.subagents ?? builtins;
+    const permissions = opts.permissions ?? 'jan';
+    if (!opts.ephemeral && this.history) {
+      this.history.create({
+        id,
+        principal: principal.id,
+        model,
+        systemPrompt: given ?? null,
+        options: { permissions, builtins, subagents },
+        ...(opts.hostState !== undefined ? { hostState: opts.hostState } : {}),
+      });
+    }
     if (opts.ephemeral && !opts.id) id = `ephemeral-${id}`;
-    const memory = opts.ephemeral ? undefined : this.memory;
-    const sessionId = id;
+    return this.build({ id, principal, model, given, messages, turns, permissions, subagents, ephemeral: opts.ephemeral ?? false, tools: opts.tools ?? [], hostState: opts.hostState });
+  }
+
+  async listSessions(principal: Principal = DEFAULT_PRINCIPAL): Promise<SessionInfo[]> {
+    return (this.history?.forPrincipal(principal.id, 200) ?? []).map((r) => ({ id: r.id, model: r.model, turns: r.turns, updatedAt: r.updatedAt }));
+  }
+
+  async resumeSession(id: string, options: ReopenOptions = {}): Promise<BuiltinSession | undefined> {
+    const principal = options.principal ?? DEFAULT_PRINCIPAL;
+    const saved = this.history?.get(id);
+    // Another principal's session is as unknown as a missing one.
+    if (!saved || saved.principal !== principal.id) return undefined;
+    if (saved.archivedAt) throw new ArchivedSessionError(id);
+    const subagents = saved.options.subagents ?? saved.options.builtins ?? true;
+    return this.build({
+      id,
+      principal,
+      model: saved.model,
+      given: saved.systemPrompt ?? undefined,
+      messages: this.history!.load(id),
+      turns: saved.turns,
+      permissions: saved.options.permissions ?? 'jan',
+      subagents,
+      ephemeral: false,
+      tools: options.tools ?? [],
+      hostState: saved.hostState ?? undefined,
+    });
+  }
+
+  async forkSession(source: AgentSession, options: ReopenOptions = {}): Promise<BuiltinSession> {
+    if (!(source instanceof BuiltinSession)) throw new Error(`session ${source.id} is not a session of the builtin engine`);
+    const from = source;
+    const principal = options.principal ?? from.principal;
+    const ephemeral = from.ephemeral;
+    const id = ephemeral ? `ephemeral-${randomUUID()}` : randomUUID();
+    const hostState = options.hostState !== undefined ? options.hostState : from.hostState;
+    // The thread as of its last finished turn (a running turn's messages join the thread when it ends).
+    const messages = [...from.messages];
+    const given = from.givenSystemPrompt;
+    if (!ephemeral && this.history) {
+      this.history.create({
+        id,
+        principal: principal.id,
+        model: from.model,
+        systemPrompt: given ?? null,
+        options: { permissions: from.permissions, subagents: from.hasSubagents },
+        ...(hostState !== undefined ? { hostState } : {}),
+        forkedFrom: from.id,
+        turns: from.turns,
+        messages,
+      });
+    }
+    return this.build({
+      id,
+      principal,
+      model: from.model,
+      given,
+      messages,
+      turns: from.turns,
+      permissions: from.permissions,
+      subagents: from.hasSubagents,
+      ephemeral,
+      tools: options.tools ?? [],
+      hostState,
+    });
+  }
+
+  private build(s: {
+    id: string;
+    principal: Principal;
+    model: string;
+    /** The opener's system prompt; undefined: the engine's own (with recalled memory). */
+    given: string | undefined;
+    messages: ChatMessage[];
+    turns: number;
+    permissions: Permissions;
+    subagents: boolean;
+    ephemeral: boolean;
+    tools: HostTool[];
+    hostState: unknown;
+  }): BuiltinSession {
+    const memory = s.ephemeral ? undefined : this.memory;
+    const { id, principal } = s;
     const recall =
-      memory && ownPrompt ? (query: string) => memorySection(memory.recall(principal.id, { query, excludeSession: sessionId })) : undefined;
-    const subagents = opts.subagents ?? opts.builtins ?? true;
+      memory && s.given === undefined ? (query: string) => memorySection(memory.recall(principal.id, { query, excludeSession: id })) : undefined;
     const session = new BuiltinSession({
       id,
-      provider,
-      model,
+      provider: this.options.provider,
+      model: s.model,
       principal,
-      tools: opts.tools ?? [],
-      permissions: opts.permissions ?? 'jan',
-      systemPrompt,
-      ephemeral: opts.ephemeral ?? false,
+      tools: s.tools,
+      permissions: s.permissions,
+      systemPrompt: s.given ?? this.options.defaultSystemPrompt?.() ?? 'You control a home through the tools you are given.',
+      ...(s.given !== undefined ? { givenSystemPrompt: s.given } : {}),
+      ephemeral: s.ephemeral,
       history: this.history,
-      messages,
+      messages: s.messages,
+      turns: s.turns,
+      ...(s.hostState !== undefined && s.hostState !== null ? { hostState: s.hostState } : {}),
       maxRounds: this.options.maxRounds ?? 8,
       limits: this.limits,
       log: (this.options.log ?? silentLogger).child({ session: id }),
-      ...(subagents ? { subagents: { ...DEFAULT_SUBAGENT_LIMITS, ...this.options.subagents } } : {}),
+      ...(s.subagents ? { subagents: { ...DEFAULT_SUBAGENT_LIMITS, ...this.options.subagents } } : {}),
       ...(memory ? { memory } : {}),
       ...(recall ? { recall } : {}),
     });

@@ -39,6 +39,8 @@ import { ProviderError, type ChatMessage, type ContentPart, type FunctionSpec, t
 import { ChildRun, isSubagentTool, Subagents, subagentSystemPrompt, type ChildOutcome, type SubagentLimits } from './subagents.js';
 import { TurnHandle } from './turn.js';
 import {
+  ArchivedSessionError,
+  NoActiveTurnError,
   NotPendingError,
   TurnActiveError,
   type AgentEvent,
@@ -91,6 +93,12 @@ export interface BuiltinSessionOptions {
   memory?: MemoryStore;
   /** The memory section for the engine's own prompt, chosen with the first prompt's words ('' for none). */
   recall?: (query: string) => string;
+  /** What the opener gave as the system prompt (undefined: the engine's own, `systemPrompt`). */
+  givenSystemPrompt?: string;
+  /** Turns already taken (a resumed or forked session). */
+  turns?: number;
+  /** The front door's state, kept with the session. */
+  hostState?: unknown;
 }
 
 interface PendingPermission {
@@ -106,6 +114,8 @@ type LoopResult = { stopReason: StopReason; error?: string };
 interface LoopRun {
   /** null for the parent turn, else the child's run id (on every call and tool_request). */
   runId: string | null;
+  /** The model of every request of this run (fixed when it starts). */
+  model: string;
   signal: AbortSignal;
   emit(event: AgentEvent): void;
   system: string;
@@ -145,7 +155,13 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
   private readonly children?: Subagents;
   /** Runtime notices not yet in the conversation. */
   private readonly notices: string[] = [];
+  /** Guidance for the running turn's next model request (turn/steer). */
+  private readonly steers: string[] = [];
   private resolvedPrompt?: string;
+  private currentModel: string;
+  private turnCount: number;
+  private archived = false;
+  private hostStateValue: unknown;
 
   constructor(private readonly o: BuiltinSessionOptions) {
     super();
@@ -154,6 +170,9 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     this.toolList = o.tools;
     this.specs = toolSpecsOf(o.tools);
     this.thread = [...o.messages];
+    this.currentModel = o.model;
+    this.turnCount = o.turns ?? 0;
+    this.hostStateValue = o.hostState;
     if (o.subagents) {
       this.children = new Subagents(
         {
@@ -167,7 +186,42 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
   }
 
   get model(): string {
-    return this.o.model;
+    return this.currentModel;
+  }
+
+  get turns(): number {
+    return this.turnCount;
+  }
+
+  get hostState(): unknown {
+    return this.hostStateValue;
+  }
+
+  setHostState(state: unknown): void {
+    this.hostStateValue = state;
+    if (!this.o.ephemeral) this.o.history?.setHostState(this.id, state);
+  }
+
+  get ephemeral(): boolean {
+    return this.o.ephemeral;
+  }
+
+  get isArchived(): boolean {
+    return this.archived;
+  }
+
+  /** The options a fork or a resume reopens it with. */
+  get permissions(): Permissions {
+    return this.o.permissions;
+  }
+
+  get hasSubagents(): boolean {
+    return !!this.o.subagents;
+  }
+
+  /** The system prompt its opener gave (undefined: the engine's own). */
+  get givenSystemPrompt(): string | undefined {
+    return this.o.givenSystemPrompt;
   }
 
   /** The host tools, as advertised (`host__<name>`). The subagent tools are not host tools: see builtinToolSpecs. */
@@ -210,12 +264,45 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
   }
 
   async prompt(text: string): Promise<TurnHandle> {
+    if (this.archived) throw new ArchivedSessionError(this.id);
     if (this.closed) throw new Error('the session is closed');
     if (this.busy) throw new TurnActiveError();
     const turn = new TurnHandle((event, turnId) => this.emit('event', event, turnId));
     this.active = turn;
+    this.turnCount++;
     void this.run(turn, text);
     return turn;
+  }
+
+  async steer(text: string): Promise<void> {
+    if (this.archived) throw new ArchivedSessionError(this.id);
+    if (!this.busy) throw new NoActiveTurnError();
+    this.steers.push(text);
+  }
+
+  async setModel(model: string): Promise<string> {
+    if (this.archived) throw new ArchivedSessionError(this.id);
+    this.currentModel = model;
+    if (!this.o.ephemeral) this.o.history?.setModel(this.id, model);
+    return model;
+  }
+
+  async reset(): Promise<void> {
+    if (this.archived) throw new ArchivedSessionError(this.id);
+    if (this.busy) throw new TurnActiveError();
+    this.thread.length = 0;
+    this.notices.length = 0;
+    this.turnCount = 0;
+    // The next first prompt chooses the recalled memory again.
+    this.resolvedPrompt = undefined;
+    if (!this.o.ephemeral) this.o.history?.clear(this.id);
+  }
+
+  async archive(): Promise<void> {
+    if (this.archived) return;
+    this.archived = true;
+    if (!this.o.ephemeral) this.o.history?.archive(this.id);
+    await this.close();
   }
 
   respondPermission(requestId: string, decision: PermissionDecision): void {
@@ -279,6 +366,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     let deadline: number | undefined;
     const ctx: LoopRun = {
       runId: null,
+      model: this.currentModel,
       signal: turn.signal,
       emit: (event) => turn.emit(event),
       system: this.systemPromptFor(text),
@@ -287,8 +375,13 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       byName,
       specs: children ? [...specs, ...children.specs] : specs,
       ...(children ? { subagents: { manager: children, turnId: turn.id, tools } } : {}),
-      beforeRound: () => this.drainNotices(turn, added),
+      beforeRound: () => {
+        this.drainNotices(turn, added);
+        while (this.steers.length) added.push({ role: 'user', content: this.steers.shift()! });
+      },
       afterAnswer: async () => {
+        // A steer that came while the model answered: one more round to take it.
+        if (this.steers.length) return true;
         // The model answered: if children this turn dispatched are still at work, wait for them
         // (bounded), then give the model one more round with their notices.
         if (!children || !children.dispatchedBy(turn.id)) return false;
@@ -324,11 +417,15 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       const stopped = children.stopAll();
       await children.waitFor(stopped.length ? stopped : children.list(), Date.now() + 2000);
     }
+    if (this.steers.length) {
+      this.o.log.info({ session: this.id, dropped: this.steers.length }, 'steers came after the last request of their turn; dropped');
+      this.steers.length = 0;
+    }
     // The thread keeps what happened, also on interrupt or error, so the next turn has the context.
     this.thread.push(...added);
     if (!this.o.ephemeral && this.o.history) {
       try {
-        this.o.history.append(this.id, this.o.model, added);
+        this.o.history.append(this.id, ctx.model, added);
       } catch (err) {
         this.o.log.error({ err: (err as Error).message, session: this.id }, 'could not save the conversation');
       }
@@ -381,6 +478,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     const added: ChatMessage[] = [{ role: 'user', content: run.task }];
     const ctx: LoopRun = {
       runId: run.runId,
+      model: this.currentModel,
       signal: run.signal,
       emit: (event) => this.emitChild(run, event),
       system: subagentSystemPrompt(run.name, run.task),
@@ -418,7 +516,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       let text = '';
       let done: { finishReason: string; toolCalls: ToolCallRequest[] } | undefined;
       try {
-        for await (const ev of this.o.provider.stream({ model: this.o.model, messages, tools: run.specs, signal })) {
+        for await (const ev of this.o.provider.stream({ model: run.model, messages, tools: run.specs, signal })) {
           if (signal.aborted) break;
           switch (ev.type) {
             case 'token':

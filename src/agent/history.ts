@@ -1,6 +1,14 @@
-// Conversation threads in SQLite, so a session can be resumed after a restart.
+// Conversation threads in SQLite, so a session can be resumed after a restart
+// (with its options and its front door's state), forked, reset or archived.
 import type { Db } from '../db/database.js';
 import type { ChatMessage } from './provider.js';
+
+/** Engine options a saved session is reopened with. */
+export interface SavedOptions {
+  permissions?: 'jan' | 'host';
+  builtins?: boolean;
+  subagents?: boolean;
+}
 
 export interface SessionRecord {
   id: string;
@@ -10,6 +18,24 @@ export interface SessionRecord {
   createdAt: string;
   updatedAt: string;
   turns: number;
+  options: SavedOptions;
+  /** What the front door that opened it keeps with it (JSON), or null. */
+  hostState: unknown;
+  forkedFrom: string | null;
+  archivedAt: string | null;
+}
+
+export interface NewSession {
+  id: string;
+  principal: string;
+  model: string;
+  systemPrompt: string | null;
+  options?: SavedOptions;
+  hostState?: unknown;
+  forkedFrom?: string;
+  /** A fork starts with its source's turns and messages. */
+  turns?: number;
+  messages?: readonly ChatMessage[];
 }
 
 export class HistoryStore {
@@ -20,22 +46,50 @@ export class HistoryStore {
   private readonly session;
   private readonly list;
   private readonly maxSeq;
+  private readonly deleteMessages;
+  private readonly clearTurns;
+  private readonly updateModel;
+  private readonly markArchived;
+  private readonly updateHostState;
 
   constructor(private readonly db: Db) {
     this.insertSession = db.prepare(
-      'INSERT OR IGNORE INTO sessions (id, principal, model, system_prompt, created_at, updated_at, turns) VALUES (?, ?, ?, ?, ?, ?, 0)',
+      `INSERT OR IGNORE INTO sessions (id, principal, model, system_prompt, created_at, updated_at, turns, options, host_state, forked_from)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.touch = db.prepare('UPDATE sessions SET updated_at = ?, turns = turns + 1, model = ? WHERE id = ?');
     this.insertMessage = db.prepare('INSERT INTO session_messages (session_id, seq, message) VALUES (?, ?, ?)');
     this.messages = db.prepare('SELECT message FROM session_messages WHERE session_id = ? ORDER BY seq');
     this.session = db.prepare('SELECT * FROM sessions WHERE id = ?');
-    this.list = db.prepare('SELECT * FROM sessions WHERE principal = ? ORDER BY updated_at DESC LIMIT ?');
+    this.list = db.prepare('SELECT * FROM sessions WHERE principal = ? AND archived_at IS NULL ORDER BY updated_at DESC LIMIT ?');
     this.maxSeq = db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM session_messages WHERE session_id = ?');
+    this.deleteMessages = db.prepare('DELETE FROM session_messages WHERE session_id = ?');
+    this.clearTurns = db.prepare('UPDATE sessions SET turns = 0, updated_at = ? WHERE id = ?');
+    this.updateModel = db.prepare('UPDATE sessions SET model = ?, updated_at = ? WHERE id = ?');
+    this.updateHostState = db.prepare('UPDATE sessions SET host_state = ? WHERE id = ?');
+    this.markArchived = db.prepare('UPDATE sessions SET archived_at = ?, updated_at = ? WHERE id = ? AND archived_at IS NULL');
   }
 
-  create(id: string, principal: string, model: string, systemPrompt: string | null): void {
+  /** Save a new session (a fork with its source's messages), in one transaction. Nothing happens when the id exists. */
+  create(s: NewSession): void {
     const now = new Date().toISOString();
-    this.insertSession.run(id, principal, model, systemPrompt, now, now);
+    this.db.transaction(() => {
+      const added = this.insertSession.run(
+        s.id,
+        s.principal,
+        s.model,
+        s.systemPrompt,
+        now,
+        now,
+        s.turns ?? 0,
+        JSON.stringify(s.options ?? {}),
+        s.hostState === undefined ? null : JSON.stringify(s.hostState),
+        s.forkedFrom ?? null,
+      );
+      if (!added.changes) return;
+      let seq = 0;
+      for (const m of s.messages ?? []) this.insertMessage.run(s.id, ++seq, JSON.stringify(m));
+    })();
   }
 
   get(id: string): SessionRecord | undefined {
@@ -43,6 +97,7 @@ export class HistoryStore {
     return r ? toRecord(r) : undefined;
   }
 
+  /** A principal's sessions that are not archived, most recently used first. */
   forPrincipal(principal: string, limit = 20): SessionRecord[] {
     return (this.list.all(principal, limit) as Record<string, unknown>[]).map(toRecord);
   }
@@ -59,9 +114,40 @@ export class HistoryStore {
       this.touch.run(new Date().toISOString(), model, id);
     })();
   }
+
+  /** Forget the thread (the session and its options stay). */
+  clear(id: string): void {
+    this.db.transaction(() => {
+      this.deleteMessages.run(id);
+      this.clearTurns.run(new Date().toISOString(), id);
+    })();
+  }
+
+  setModel(id: string, model: string): void {
+    this.updateModel.run(model, new Date().toISOString(), id);
+  }
+
+  setHostState(id: string, state: unknown): void {
+    this.updateHostState.run(state === undefined ? null : JSON.stringify(state), id);
+  }
+
+  archive(id: string): void {
+    const now = new Date().toISOString();
+    this.markArchived.run(now, now, id);
+  }
+}
+
+function parseJson(text: unknown, fallback: unknown): unknown {
+  if (typeof text !== 'string') return fallback;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return fallback;
+  }
 }
 
 function toRecord(r: Record<string, unknown>): SessionRecord {
+  const options = parseJson(r.options, {});
   return {
     id: String(r.id),
     principal: String(r.principal),
@@ -70,5 +156,9 @@ function toRecord(r: Record<string, unknown>): SessionRecord {
     createdAt: String(r.created_at),
     updatedAt: String(r.updated_at),
     turns: Number(r.turns),
+    options: options && typeof options === 'object' && !Array.isArray(options) ? (options as SavedOptions) : {},
+    hostState: parseJson(r.host_state, null),
+    forkedFrom: (r.forked_from as string | null) ?? null,
+    archivedAt: (r.archived_at as string | null) ?? null,
   };
 }

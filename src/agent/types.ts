@@ -67,6 +67,29 @@ export interface SessionOptions {
   principal?: Principal;
   /** Resume a saved session by id. */
   id?: string;
+  /**
+   * What the front door that opens the session keeps with it (JSON; the rpc
+   * server: the client's declared tools). Saved with a non-ephemeral session
+   * and given back on resume and fork.
+   */
+  hostState?: unknown;
+}
+
+/** A saved session as a list shows it. */
+export interface SessionInfo {
+  id: string;
+  model: string;
+  /** Turns taken since it started (or was last reset). */
+  turns: number;
+  updatedAt?: string;
+}
+
+/** What reopening or forking a session needs: who asks, and the tools it gets. */
+export interface ReopenOptions {
+  principal?: Principal;
+  tools?: HostTool[];
+  /** For a fork: the front door's state of the new session (default: the source's). */
+  hostState?: unknown;
 }
 
 export interface AgentSession {
@@ -76,7 +99,21 @@ export interface AgentSession {
   /** Names as advertised: `host__<name>`. */
   readonly tools: string[];
   readonly toolSpecs: FunctionSpec[];
+  /** Turns taken since it started (or was last reset). */
+  readonly turns: number;
+  /** The front door's state (see SessionOptions.hostState). */
+  readonly hostState?: unknown;
+  /** Replace the front door's state (saved with a non-ephemeral session). */
+  setHostState(state: unknown): void;
   prompt(text: string): Promise<Turn>;
+  /** Guidance for the model's next request within the running turn; NoActiveTurnError when none runs. */
+  steer(text: string): Promise<void>;
+  /** Use this model from the next turn on (a running turn keeps its own); answers the model now in use. */
+  setModel(model: string): Promise<string>;
+  /** Forget the conversation, keep the tools and options; TurnActiveError while a turn runs. */
+  reset(): Promise<void>;
+  /** Stop the running turn, leave the lists and take no new turns (ArchivedSessionError) — for good. */
+  archive(): Promise<void>;
   respondPermission(requestId: string, decision: PermissionDecision): void;
   setTools(tools: HostTool[]): void;
   on(event: 'event', fn: (event: AgentEvent, turnId: string) => void): unknown;
@@ -95,6 +132,12 @@ export interface Engine {
   readonly name: string;
   readonly limits: EngineLimits;
   createSession(options: SessionOptions): Promise<AgentSession>;
+  /** The principal's saved sessions (not ephemeral, not archived), most recently used first. */
+  listSessions(principal?: Principal): Promise<SessionInfo[]>;
+  /** Reopen a saved session with its thread: undefined when the principal has none by that id; ArchivedSessionError when archived. */
+  resumeSession(id: string, options?: ReopenOptions): Promise<AgentSession | undefined>;
+  /** A new session with a copy of this one's thread, options and front-door state (ephemeral when the source is). */
+  forkSession(source: AgentSession, options?: ReopenOptions): Promise<AgentSession>;
   close(): Promise<void>;
 }
 
@@ -113,5 +156,23 @@ export class NotPendingError extends Error {
   constructor(id: string) {
     super(`no pending request ${id}`);
     this.name = 'NotPendingError';
+  }
+}
+
+/** A steer with no turn running to take it. */
+export class NoActiveTurnError extends Error {
+  readonly code = 'no_active_turn';
+  constructor() {
+    super('no turn is running in this session: a steer goes to the running turn; start one with a prompt');
+    this.name = 'NoActiveTurnError';
+  }
+}
+
+/** The session was archived: it takes no new turns. */
+export class ArchivedSessionError extends Error {
+  readonly code = 'archived_session';
+  constructor(id: string) {
+    super(`session ${JSON.stringify(id)} is archived: it takes no new turns (start a new session)`);
+    this.name = 'ArchivedSessionError';
   }
 }

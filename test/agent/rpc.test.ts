@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RpcError } from '../../src/agent/rpc/jsonrpc.js';
 import { findJanBin, JanEngine, resultToRespond, type JanSession } from '../../src/agent/rpc/jan-engine.js';
-import { NotPendingError, TurnActiveError, type AgentEvent } from '../../src/agent/types.js';
+import { NoActiveTurnError, NotPendingError, TurnActiveError, type AgentEvent } from '../../src/agent/types.js';
 import type { HostTool, Principal, ToolCall } from '../../src/tools/types.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { signalGroup, spawnInGroup } from '../helpers/processes.js';
@@ -295,6 +295,64 @@ describe('hearth agent rpc driven by the jan engine', { timeout: 120_000 }, () =
       assert.equal(err.code, -32602);
       assert.match(err.message, /unknown parameter "nonsense"/);
     });
+  });
+
+  it('the jan engine has the kit verbs: model/set, steer, fork, reset, list, resume and archive', async () => {
+    const holder: { session?: JanSession } = {};
+    const steerTool: HostTool = {
+      name: 'steer_tool',
+      description: 'Steers the turn it is called in.',
+      parameters: { type: 'object', properties: {} },
+      capability: 'read',
+      // The kit's steer() from inside a handler: the guidance joins the turn's next request.
+      handler: async () => {
+        await holder.session!.steer('Be brief.');
+        return 'steered';
+      },
+    };
+    const userTexts = (i: number) => model.requests[i].body.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content);
+    model.setScript([toolCallChunks([{ id: 's1', name: 'host__steer_tool', arguments: {} }]), textChunks('Brief.'), textChunks('Forked.'), textChunks('Fresh.')]);
+    const session = await engine.createSession({ tools: [steerTool], permissions: 'host', principal: TESTER, builtins: false, systemPrompt: 'S' });
+    holder.session = session;
+    assert.deepEqual(session.tools, ['host__steer_tool'], 'builtins:false: no home tools');
+    assert.equal(await session.setModel('steer-model'), 'steer-model');
+    assert.equal(session.model, 'steer-model');
+    const first = model.requests.length;
+    assert.deepEqual((await drain(await session.prompt('go'))).result, { stopReason: 'completed' });
+    assert.equal(model.requests[first].body.model, 'steer-model');
+    assert.deepEqual(userTexts(first + 1), ['go', 'Be brief.']);
+    await rejectsWith(session.steer('late'), (err) => assert.ok(err instanceof NoActiveTurnError, String(err)));
+
+    const fork = await engine.forkSession(session);
+    assert.notEqual(fork.id, session.id);
+    assert.deepEqual(fork.tools, ['host__steer_tool']);
+    assert.equal(fork.turns, 1);
+    const forked = model.requests.length;
+    assert.equal((await drain(await fork.prompt('in the fork'))).result.stopReason, 'completed');
+    assert.deepEqual(userTexts(forked), ['go', 'Be brief.', 'in the fork']);
+
+    await session.reset();
+    assert.equal(session.turns, 0);
+    const fresh = model.requests.length;
+    assert.equal((await drain(await session.prompt('fresh'))).result.stopReason, 'completed');
+    assert.deepEqual(userTexts(fresh), ['fresh']);
+
+    const listed = await engine.listSessions();
+    assert.equal(listed.find((s) => s.id === session.id)?.turns, 1);
+    assert.equal(listed.find((s) => s.id === fork.id)?.turns, 2);
+    const reopened = await engine.resumeSession(fork.id, { tools: [steerTool], principal: TESTER });
+    assert.equal(reopened?.id, fork.id);
+    assert.deepEqual(reopened?.tools, ['host__steer_tool']);
+    assert.equal(await engine.resumeSession('no-such-session'), undefined);
+
+    await session.archive();
+    assert.ok(!(await engine.listSessions()).some((s) => s.id === session.id), 'an archived session leaves the list');
+    await assert.rejects(session.prompt('again'), /archived/);
+    await rejectsWith(engine.request('turn/start', { sessionId: session.id, input: 'again' }), (err) => {
+      assert.ok(err instanceof RpcError);
+      assert.equal(err.kind, 'archived_session');
+    });
+    await reopened?.close();
   });
 
   it('close() closes stdin and the runtime exits on its own', async () => {

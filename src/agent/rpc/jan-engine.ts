@@ -17,6 +17,8 @@ import { IMAGE_LIMITS, type HostTool, type Principal, type ToolCall, type ToolRe
 import { DEFAULT_PRINCIPAL } from '../builtin-engine.js';
 import type { ContentPart, FunctionSpec } from '../provider.js';
 import {
+  ArchivedSessionError,
+  NoActiveTurnError,
   NotPendingError,
   TurnActiveError,
   type AgentEvent,
@@ -24,6 +26,8 @@ import {
   type Engine,
   type EngineLimits,
   type PermissionDecision,
+  type ReopenOptions,
+  type SessionInfo,
   type SessionOptions,
   type StopReason,
   type Turn,
@@ -177,6 +181,15 @@ function defaultLimits(): EngineLimits {
   };
 }
 
+/** The runtime's refusals about a session, as the engine-neutral errors where there is one. */
+function asSessionError(err: unknown, sessionId: string): unknown {
+  if (!(err instanceof RpcError)) return err;
+  if (err.kind === 'turn_active' || err.code === ErrorCodes.TURN_ACTIVE) return new TurnActiveError();
+  if (err.kind === 'no_active_turn') return new NoActiveTurnError();
+  if (err.kind === 'archived_session') return new ArchivedSessionError(sessionId);
+  return err;
+}
+
 function toolDeclarations(tools: HostTool[]) {
   return tools.map((t) => ({ name: t.name, description: t.description ?? '', parameters: t.parameters ?? null, capability: t.capability ?? null }));
 }
@@ -327,47 +340,97 @@ export class JanEngine implements Engine {
   async createSession(options: JanSessionOptions = {}): Promise<JanSession> {
     this.assertAlive();
     const tools = options.tools ?? [];
-    let started: SessionStartResult;
     if (options.id) {
       // Resume (the runtime keeps the thread), then hand it this side's tools.
-      const resumed = await this.request<Partial<SessionStartResult>>('session/resume', { sessionId: options.id });
-      const set = await this.request<Partial<SessionStartResult>>('session/tools/set', { sessionId: options.id, tools: toolDeclarations(tools) });
-      started = {
-        sessionId: typeof resumed?.sessionId === 'string' ? resumed.sessionId : options.id,
-        model: typeof resumed?.model === 'string' ? resumed.model : (options.model ?? ''),
+      const resumed = await this.resumeSession(options.id, options);
+      if (!resumed) throw new Error(`the jan runtime has no session ${JSON.stringify(options.id)} to resume`);
+      return resumed;
+    }
+    const params: Record<string, unknown> = {
+      cwd: options.cwd ?? process.cwd(),
+      tools: toolDeclarations(tools),
+      permissions: options.permissions ?? 'jan',
+      ephemeral: options.ephemeral ?? false,
+      builtins: options.builtins ?? true,
+    };
+    if (options.systemPrompt !== undefined) params.systemPrompt = options.systemPrompt;
+    if (options.subagents !== undefined) params.subagents = options.subagents;
+    if (options.model !== undefined) params.model = options.model;
+    const started = await this.request<SessionStartResult>('session/start', params);
+    if (!isPlainObject(started) || typeof started.sessionId !== 'string') throw new Error('the jan runtime answered session/start without a sessionId');
+    return this.adopt(started, tools, options.principal, options.model);
+  }
+
+  /** The runtime's sessions (`session/list`), each with its id and number of turns. */
+  async listSessions(): Promise<SessionInfo[]> {
+    const r = await this.request<{ sessions?: unknown }>('session/list', {});
+    const entries = isPlainObject(r) && Array.isArray(r.sessions) ? r.sessions : [];
+    return entries.filter(isPlainObject).flatMap((e) => {
+      const id = typeof e.id === 'string' ? e.id : typeof e.sessionId === 'string' ? e.sessionId : undefined;
+      if (!id) return [];
+      return [{ id, model: typeof e.model === 'string' ? e.model : '', turns: typeof e.turns === 'number' ? e.turns : 0 }];
+    });
+  }
+
+  /** Reopen a session of the runtime (`session/resume`) and hand it this side's tools; undefined when the runtime knows no such session. */
+  async resumeSession(id: string, options: ReopenOptions = {}): Promise<JanSession | undefined> {
+    let resumed: Partial<SessionStartResult> & { turns?: unknown };
+    try {
+      resumed = await this.request('session/resume', { sessionId: id });
+    } catch (err) {
+      if (err instanceof RpcError && err.kind === 'unknown_session') return undefined;
+      throw asSessionError(err, id);
+    }
+    const tools = options.tools ?? [];
+    this.sessions.get(id)?.runtimeGone('the session was reopened', true);
+    const set = await this.request<Partial<SessionStartResult>>('session/tools/set', { sessionId: id, tools: toolDeclarations(tools) });
+    return this.adopt(
+      {
+        sessionId: typeof resumed?.sessionId === 'string' ? resumed.sessionId : id,
+        model: typeof resumed?.model === 'string' ? resumed.model : '',
         tools: Array.isArray(set?.tools) ? set.tools : [],
         toolSpecs: Array.isArray(set?.toolSpecs) ? set.toolSpecs : [],
-      };
-    } else {
-      const params: Record<string, unknown> = {
-        cwd: options.cwd ?? process.cwd(),
-        tools: toolDeclarations(tools),
-        permissions: options.permissions ?? 'jan',
-        ephemeral: options.ephemeral ?? false,
-        builtins: options.builtins ?? true,
-      };
-      if (options.systemPrompt !== undefined) params.systemPrompt = options.systemPrompt;
-      if (options.subagents !== undefined) params.subagents = options.subagents;
-      if (options.model !== undefined) params.model = options.model;
-      started = await this.request<SessionStartResult>('session/start', params);
-      if (!isPlainObject(started) || typeof started.sessionId !== 'string') throw new Error('the jan runtime answered session/start without a sessionId');
+      },
+      tools,
+      options.principal,
+      undefined,
+      typeof resumed?.turns === 'number' ? resumed.turns : 0,
+    );
+  }
+
+  /** A new session of the runtime with a copy of the source's thread (`session/fork`), given this side's tools (default: the source's). */
+  async forkSession(source: AgentSession, options: ReopenOptions = {}): Promise<JanSession> {
+    let forked: SessionStartResult & { turns?: unknown };
+    try {
+      forked = await this.request('session/fork', { sessionId: source.id });
+    } catch (err) {
+      throw asSessionError(err, source.id);
     }
+    if (!isPlainObject(forked) || typeof forked.sessionId !== 'string') throw new Error('the jan runtime answered session/fork without a sessionId');
+    const tools = options.tools ?? (source instanceof JanSession ? source.hostToolList : []);
+    const set = await this.request<Partial<SessionStartResult>>('session/tools/set', { sessionId: forked.sessionId, tools: toolDeclarations(tools) });
+    return this.adopt(
+      { ...forked, tools: Array.isArray(set?.tools) ? set.tools : forked.tools, toolSpecs: Array.isArray(set?.toolSpecs) ? set.toolSpecs : forked.toolSpecs },
+      tools,
+      options.principal ?? source.principal,
+      source.model,
+      typeof forked.turns === 'number' ? forked.turns : source.turns,
+    );
+  }
+
+  private adopt(started: SessionStartResult, tools: HostTool[], principal: Principal | undefined, model: string | undefined, turns = 0): JanSession {
     const session = new JanSession(this, this.peer, {
       id: started.sessionId,
-      model: typeof started.model === 'string' ? started.model : (options.model ?? ''),
-      principal: options.principal ?? DEFAULT_PRINCIPAL,
+      model: typeof started.model === 'string' ? started.model : (model ?? ''),
+      principal: principal ?? DEFAULT_PRINCIPAL,
       tools,
       names: Array.isArray(started.tools) ? started.tools : tools.map((t) => `host__${t.name}`),
       specs: Array.isArray(started.toolSpecs) ? started.toolSpecs : [],
+      turns,
       log: this.log.child({ session: started.sessionId }),
     });
     this.sessions.set(session.id, session);
     return session;
-  }
-
-  /** The runtime's sessions (`session/list`). */
-  async listSessions(): Promise<unknown> {
-    return this.request('session/list', {});
   }
 
   /** Send a request to the runtime (an RpcError carries its code and data). */
@@ -382,7 +445,7 @@ export class JanEngine implements Engine {
 
   /** @internal */
   forget(session: JanSession): void {
-    this.sessions.delete(session.id);
+    if (this.sessions.get(session.id) === session) this.sessions.delete(session.id);
   }
 
   private onNotification(method: string, params: unknown): void {
@@ -521,6 +584,7 @@ interface JanSessionInit {
   tools: HostTool[];
   names: string[];
   specs: FunctionSpec[];
+  turns: number;
   log: Logger;
 }
 
@@ -531,7 +595,8 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
   tools: string[];
   toolSpecs: FunctionSpec[];
   private hostTools: Map<string, HostTool>;
-  private readonly turns = new Map<string, RemoteTurn>();
+  private readonly running = new Map<string, RemoteTurn>();
+  private turnCount: number;
   private active?: RemoteTurn;
   private starting = false;
   /** Events for a turn whose `turn/start` answer has not arrived yet. */
@@ -552,7 +617,24 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
     this.tools = init.names;
     this.toolSpecs = init.specs;
     this.hostTools = new Map(init.tools.map((t) => [t.name, t]));
+    this.turnCount = init.turns;
     this.log = init.log;
+  }
+
+  get turns(): number {
+    return this.turnCount;
+  }
+
+  /** The front door's state, kept here only (the runtime keeps its own sessions). */
+  hostState?: unknown;
+
+  setHostState(state: unknown): void {
+    this.hostState = state;
+  }
+
+  /** @internal this side's host tools (a fork takes them along). */
+  get hostToolList(): HostTool[] {
+    return [...this.hostTools.values()];
   }
 
   get busy(): boolean {
@@ -577,8 +659,9 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
     } finally {
       this.starting = false;
     }
+    this.turnCount++;
     const turn = new RemoteTurn(turnId, this, new Map(this.hostTools));
-    this.turns.set(turnId, turn);
+    this.running.set(turnId, turn);
     this.active = turn;
     const early = this.early.get(turnId);
     this.early.clear();
@@ -590,7 +673,7 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
 
   /** @internal an `item/*` notification. */
   onItem(turnId: string, event: AgentEvent): void {
-    const turn = this.turns.get(turnId);
+    const turn = this.running.get(turnId);
     if (turn) {
       this.deliver(turn, event);
       return;
@@ -606,7 +689,7 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
 
   /** @internal `turn/completed`. */
   onCompleted(turnId: string, result: TurnResult): void {
-    const turn = this.turns.get(turnId);
+    const turn = this.running.get(turnId);
     if (turn) return this.complete(turn, result);
     if (this.starting) {
       const slot = this.early.get(turnId) ?? { events: [] };
@@ -640,7 +723,7 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
   }
 
   private complete(turn: RemoteTurn, result: TurnResult): void {
-    this.turns.delete(turn.id);
+    this.running.delete(turn.id);
     if (this.active === turn) this.active = undefined;
     this.permissions.clear();
     turn.finish(result);
@@ -716,6 +799,49 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
       .catch((err: unknown) => this.log.error({ err: (err as Error).message }, 'jan: session/tools/set failed'));
   }
 
+  /** Guidance for the model's next request within the running turn (`turn/steer`). */
+  async steer(text: string): Promise<void> {
+    if (this.closed) throw new Error(this.closed);
+    try {
+      await this.peer.request('turn/steer', { sessionId: this.id, input: text });
+    } catch (err) {
+      throw asSessionError(err, this.id);
+    }
+  }
+
+  /** Switch the model from the next turn on (`session/model/set`); answers the model now in use. */
+  async setModel(model: string): Promise<string> {
+    if (this.closed) throw new Error(this.closed);
+    let r: { model?: unknown };
+    try {
+      r = await this.peer.request<{ model?: unknown }>('session/model/set', { sessionId: this.id, model });
+    } catch (err) {
+      throw asSessionError(err, this.id);
+    }
+    this.model = isPlainObject(r) && typeof r.model === 'string' ? r.model : model;
+    return this.model;
+  }
+
+  /** Forget the conversation, keep the tools (`session/reset`). */
+  async reset(): Promise<void> {
+    if (this.closed) throw new Error(this.closed);
+    try {
+      await this.peer.request('session/reset', { sessionId: this.id });
+    } catch (err) {
+      throw asSessionError(err, this.id);
+    }
+    this.turnCount = 0;
+  }
+
+  /** Drop the session for good (`session/archive`): it leaves the lists and takes no new turns. */
+  async archive(): Promise<void> {
+    if (this.closed) throw new Error(this.closed);
+    await this.peer.request('session/archive', { sessionId: this.id });
+    for (const turn of this.running.values()) this.gone(turn, 'the session was archived', true);
+    this.closed = `session ${JSON.stringify(this.id)} is archived: it takes no new turns`;
+    this.engine.forget(this);
+  }
+
   /** The tools as the runtime has them (`session/tools/get`). */
   async getTools(): Promise<{ tools: string[]; toolSpecs: FunctionSpec[] }> {
     const r = await this.peer.request<{ tools: string[]; toolSpecs: FunctionSpec[] }>('session/tools/get', { sessionId: this.id });
@@ -740,8 +866,8 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
   /** @internal the runtime is gone: settle what runs. */
   runtimeGone(message: string, deliberate: boolean): void {
     this.closed = message;
-    for (const turn of this.turns.values()) this.gone(turn, message, deliberate);
-    this.turns.clear();
+    for (const turn of this.running.values()) this.gone(turn, message, deliberate);
+    this.running.clear();
     this.active = undefined;
     this.permissions.clear();
   }
@@ -749,7 +875,7 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
   private gone(turn: RemoteTurn, message: string, deliberate: boolean): void {
     if (turn.done) return;
     if (!deliberate) this.deliver(turn, { type: 'error', code: 'runtime_exited', message });
-    this.turns.delete(turn.id);
+    this.running.delete(turn.id);
     if (this.active === turn) this.active = undefined;
     turn.finish(deliberate ? { stopReason: 'interrupted', error: message } : { stopReason: 'error', error: message });
   }

@@ -14,13 +14,35 @@
 // - The engine's own `tool_request` / `tool_request_cancelled` events are not
 //   forwarded: for the client's tools the handler sends them (exactly once),
 //   and the other tools (the home's) run here, not in the client.
+// - Sessions: `builtins` (default true) brings the home's tools (the
+//   principal's `host__*` tools); false advertises exactly the client's.
+//   A non-ephemeral session is saved by the engine with the client's tool
+//   declarations, so `session/resume` reopens it (after a restart too) with
+//   its thread and tools; `session/fork` copies thread and tools into a new
+//   session; `session/reset` forgets the thread, keeps the tools;
+//   `session/archive` stops its turn, drops it from `session/list` and refuses
+//   new turns; `session/model/set` switches the model from the next turn;
+//   `turn/steer` puts guidance in the running turn's next model request.
+//   A session this connection did not start or resume is an "unknown session"
+//   (-32602, data.kind unknown_session), whoever else may have it.
 import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { silentLogger, type Logger } from '../../log.js';
 import type { Capability, HostTool, ImagePart, Principal, ToolCall, ToolResultObject } from '../../tools/types.js';
 import { createAjv } from '../../util/ajv.js';
 import type { FunctionSpec } from '../provider.js';
-import { NotPendingError, TurnActiveError, type AgentEvent, type AgentSession, type Engine, type PermissionDecision, type Permissions, type Turn } from '../types.js';
+import {
+  ArchivedSessionError,
+  NoActiveTurnError,
+  NotPendingError,
+  TurnActiveError,
+  type AgentEvent,
+  type AgentSession,
+  type Engine,
+  type PermissionDecision,
+  type Permissions,
+  type Turn,
+} from '../types.js';
 import {
   ErrorCodes,
   JsonRpcPeer,
@@ -69,8 +91,13 @@ interface ServedTurn {
 interface Served {
   id: string;
   session: AgentSession;
+  /** The client's tools as declared, and as host tools that ask the client. */
+  declarations: ToolDeclaration[];
   clientTools: HostTool[];
-  turns: number;
+  /** The home's tools come along (the kit's `builtins`). */
+  builtins: boolean;
+  /** Archived on this connection: kept only to say so. */
+  archived: boolean;
   turn?: ServedTurn;
   /** The turn the engine's latest event belonged to (for tool requests made before `turn/start` answered). */
   lastTurnId?: string;
@@ -88,8 +115,11 @@ interface ToolWait {
 
 const TOOL_NAME_RE = /^[A-Za-z0-9_-]{1,58}$/;
 const DECISIONS: PermissionDecision[] = ['allow_once', 'allow_always', 'deny'];
-/** Known methods of the kit's protocol that this server does not offer (the Engine interface has no such operation). */
-const UNSUPPORTED = new Set(['session/resume', 'session/fork', 'session/archive', 'session/reset', 'session/model/set', 'turn/steer']);
+/** What this server keeps with a saved session (SessionOptions.hostState), to reopen it with the same tools. */
+interface RpcHostState {
+  tools: ToolDeclaration[];
+  builtins: boolean;
+}
 const schemaAjv = createAjv();
 
 type Params = Record<string, unknown>;
@@ -243,6 +273,7 @@ export class RpcServer {
   /** The base tools changed (devices came or went): sessions take the new set between turns. */
   refreshBaseTools(): void {
     for (const served of this.sessions.values()) {
+      if (served.archived || !served.builtins) continue;
       if (served.turn) served.staleBase = true;
       else this.applyTools(served);
     }
@@ -250,7 +281,7 @@ export class RpcServer {
 
   private applyTools(served: Served): void {
     served.staleBase = false;
-    served.session.setTools(combine(this.o.baseTools?.(this.o.principal) ?? [], served.clientTools));
+    served.session.setTools(combine(served.builtins ? this.baseTools() : [], served.clientTools));
   }
 
   // ---------------------------------------------------------------- dispatch
@@ -267,9 +298,19 @@ export class RpcServer {
         return this.sessionStart(params);
       case 'session/list':
         objectParams(method, params, []);
-        return {
-          sessions: [...this.sessions.values()].map((s) => ({ sessionId: s.id, model: s.session.model, turns: s.turns, running: !!s.turn })),
-        };
+        return this.sessionList();
+      case 'session/resume':
+        return this.sessionResume(params);
+      case 'session/fork':
+        return this.sessionFork(params);
+      case 'session/archive':
+        return this.sessionArchive(params);
+      case 'session/reset':
+        return this.sessionReset(params);
+      case 'session/model/set':
+        return this.modelSet(params);
+      case 'turn/steer':
+        return this.turnSteer(params);
       case 'session/tools/get': {
         const served = this.served(method, objectParams(method, params, ['sessionId'], ['sessionId']));
         return { tools: served.session.tools, toolSpecs: served.session.toolSpecs };
@@ -279,7 +320,7 @@ export class RpcServer {
       case 'turn/start':
         return this.turnStart(params);
       case 'turn/interrupt': {
-        const served = this.served(method, objectParams(method, params, ['sessionId'], ['sessionId']));
+        const served = this.served(method, objectParams(method, params, ['sessionId'], ['sessionId']), { archived: true });
         const active = served.turn;
         if (active) {
           active.interruptRequested = true;
@@ -292,9 +333,6 @@ export class RpcServer {
       case 'tool/respond':
         return this.toolRespond(params);
       default:
-        if (UNSUPPORTED.has(method)) {
-          throw new RpcError(ErrorCodes.METHOD_NOT_FOUND, `${method} is not supported by ${this.o.name ?? 'hearth'}`, { kind: 'unsupported' });
-        }
         throw new RpcError(ErrorCodes.METHOD_NOT_FOUND, `unknown method ${JSON.stringify(echo(method, 128))}`);
     }
   }
@@ -327,10 +365,12 @@ export class RpcServer {
     };
   }
 
-  private served(method: string, p: Params): Served {
-    if (typeof p.sessionId !== 'string') throw invalidParams(`${method}: sessionId must be a string`, 'invalid_params', { param: 'sessionId' });
-    const served = this.sessions.get(p.sessionId);
-    if (!served) throw invalidParams(`${method}: no session ${JSON.stringify(echo(p.sessionId, 128))} on this connection`, 'unknown_session');
+  /** The session a request names; an archived one only when the method allows it. */
+  private served(method: string, p: Params, allow: { archived?: boolean } = {}): Served {
+    const id = sessionIdOf(method, p);
+    const served = this.sessions.get(id);
+    if (!served) throw unknownSession(method, id);
+    if (served.archived && !allow.archived) throw archivedSession(method, id);
     return served;
   }
 
@@ -352,13 +392,16 @@ export class RpcServer {
     if (p.permissions !== undefined && p.permissions !== 'jan' && p.permissions !== 'host') {
       throw invalidParams(`${method}: permissions must be "jan" or "host"`, 'invalid_params', { param: 'permissions' });
     }
-    const base = this.baseTools();
+    const builtins = (p.builtins as boolean | undefined) ?? true;
+    // Without builtins the session has exactly the client's tools: none of the home's.
+    const base = builtins ? this.baseTools() : [];
     const declared = parseToolDeclarations(p.tools ?? [], new Set(base.map((t) => t.name)));
     const holder: { served?: Served } = {};
     const clientTools = declared.map((d) => this.clientTool(d, holder));
-    const builtins = (p.builtins as boolean | undefined) ?? true;
+    const hostState: RpcHostState = { tools: declared, builtins };
     const session = await this.o.engine.createSession({
       tools: combine(base, clientTools),
+      hostState,
       permissions: (p.permissions as Permissions | undefined) ?? 'jan',
       ...(typeof p.systemPrompt === 'string' ? { systemPrompt: p.systemPrompt } : {}),
       ephemeral: (p.ephemeral as boolean | undefined) ?? false,
@@ -367,6 +410,19 @@ export class RpcServer {
       ...(typeof p.model === 'string' ? { model: p.model } : {}),
       ...(this.o.principal ? { principal: this.o.principal } : {}),
     });
+    const served = await this.adopt(session, declared, builtins, holder, clientTools);
+    this.log.info({ session: session.id, tools: session.tools.length, client: declared.length, builtins }, 'rpc: session started');
+    return { sessionId: session.id, model: session.model, tools: session.tools, toolSpecs: session.toolSpecs as FunctionSpec[], turns: served.session.turns };
+  }
+
+  /** Serve an engine session on this connection (its client tools ask this client). */
+  private async adopt(
+    session: AgentSession,
+    declared: ToolDeclaration[],
+    builtins: boolean,
+    holder: { served?: Served } = {},
+    clientTools = declared.map((d) => this.clientTool(d, holder)),
+  ): Promise<Served> {
     if (this.closing) {
       await session.close();
       throw new RpcError(ErrorCodes.INTERNAL_ERROR, 'the server is shutting down');
@@ -374,8 +430,10 @@ export class RpcServer {
     const served: Served = {
       id: session.id,
       session,
+      declarations: declared,
       clientTools,
-      turns: 0,
+      builtins,
+      archived: false,
       held: null,
       starting: false,
       staleBase: false,
@@ -384,16 +442,144 @@ export class RpcServer {
     holder.served = served;
     session.on('event', served.listener);
     this.sessions.set(session.id, served);
-    this.log.info({ session: session.id, tools: session.tools.length, client: declared.length }, 'rpc: session started');
-    return { sessionId: session.id, model: session.model, tools: session.tools, toolSpecs: session.toolSpecs as FunctionSpec[] };
+    return served;
+  }
+
+  private described(served: Served): Record<string, unknown> {
+    const s = served.session;
+    return { sessionId: s.id, model: s.model, tools: s.tools, toolSpecs: s.toolSpecs as FunctionSpec[], turns: s.turns };
+  }
+
+  /** The sessions here (open on this connection) and this principal's saved ones, each with its id and number of turns. */
+  private async sessionList(): Promise<unknown> {
+    const open = [...this.sessions.values()].filter((s) => !s.archived);
+    const sessions: Array<Record<string, unknown>> = open.map((s) => ({ id: s.id, model: s.session.model, turns: s.session.turns, running: !!s.turn }));
+    const here = new Set(this.sessions.keys());
+    for (const saved of await this.o.engine.listSessions(this.o.principal)) {
+      if (here.has(saved.id)) continue;
+      sessions.push({ id: saved.id, model: saved.model, turns: saved.turns, running: false, ...(saved.updatedAt ? { updatedAt: saved.updatedAt } : {}) });
+    }
+    return { sessions };
+  }
+
+  /** Reopen a saved session (after a restart too): its thread, options and the tools the client declared. */
+  private async sessionResume(params: unknown): Promise<unknown> {
+    const method = 'session/resume';
+    const p = objectParams(method, params, ['sessionId'], ['sessionId']);
+    const id = sessionIdOf(method, p);
+    const here = this.sessions.get(id);
+    if (here) {
+      if (here.archived) throw archivedSession(method, id);
+      return this.described(here);
+    }
+    let session: AgentSession | undefined;
+    try {
+      session = await this.o.engine.resumeSession(id, { ...(this.o.principal ? { principal: this.o.principal } : {}), tools: [] });
+    } catch (err) {
+      if (err instanceof ArchivedSessionError) throw archivedSession(method, id);
+      throw err;
+    }
+    if (!session) throw unknownSession(method, id);
+    // A session opened meanwhile by a concurrent resume keeps the first.
+    const raced = this.sessions.get(id);
+    if (raced) {
+      await session.close();
+      return this.described(raced);
+    }
+    const state = this.readHostState(session);
+    const served = await this.adopt(session, state.tools, state.builtins);
+    this.applyTools(served);
+    this.log.info({ session: id, turns: session.turns }, 'rpc: session resumed');
+    return this.described(served);
+  }
+
+  /** The tools and builtins a saved session was opened with (a state this server cannot read: none of the client's, with the home's). */
+  private readHostState(session: AgentSession): RpcHostState {
+    const raw = session.hostState as Partial<RpcHostState> | undefined | null;
+    const builtins = typeof raw?.builtins === 'boolean' ? raw.builtins : true;
+    try {
+      const taken = new Set((builtins ? this.baseTools() : []).map((t) => t.name));
+      return { tools: raw?.tools === undefined ? [] : parseToolDeclarations(raw.tools, taken), builtins };
+    } catch (err) {
+      this.log.warn({ session: session.id, err }, 'rpc: the saved tools of a session are not usable; it is reopened without them');
+      return { tools: [], builtins };
+    }
+  }
+
+  /** A new session with a copy of the thread, options and tools of another. */
+  private async sessionFork(params: unknown): Promise<unknown> {
+    const method = 'session/fork';
+    const source = this.served(method, objectParams(method, params, ['sessionId'], ['sessionId']));
+    const hostState: RpcHostState = { tools: source.declarations, builtins: source.builtins };
+    const session = await this.o.engine.forkSession(source.session, { ...(this.o.principal ? { principal: this.o.principal } : {}), tools: [], hostState });
+    const served = await this.adopt(session, source.declarations, source.builtins);
+    this.applyTools(served);
+    this.log.info({ session: session.id, from: source.id }, 'rpc: session forked');
+    return this.described(served);
+  }
+
+  /** Drop a session for good: a running turn is stopped; it leaves the lists and takes no new turns. */
+  private async sessionArchive(params: unknown): Promise<unknown> {
+    const method = 'session/archive';
+    const served = this.served(method, objectParams(method, params, ['sessionId'], ['sessionId']), { archived: true });
+    if (!served.archived) {
+      served.archived = true;
+      if (served.turn) served.turn.interruptRequested = true;
+      await served.session.archive();
+      this.log.info({ session: served.id }, 'rpc: session archived');
+    }
+    return { sessionId: served.id, archived: true };
+  }
+
+  /** Forget the conversation; the tools and options stay. Not while a turn runs. */
+  private async sessionReset(params: unknown): Promise<unknown> {
+    const method = 'session/reset';
+    const served = this.served(method, objectParams(method, params, ['sessionId'], ['sessionId']));
+    if (served.turn || served.starting) throw turnActive();
+    try {
+      await served.session.reset();
+    } catch (err) {
+      if (err instanceof TurnActiveError) throw turnActive();
+      throw err;
+    }
+    return { sessionId: served.id, turns: served.session.turns };
+  }
+
+  /** The model of the session's next turns (a running turn keeps its own). */
+  private async modelSet(params: unknown): Promise<unknown> {
+    const method = 'session/model/set';
+    const p = objectParams(method, params, ['sessionId', 'model'], ['sessionId', 'model']);
+    const served = this.served(method, p);
+    if (typeof p.model !== 'string' || !p.model.trim()) throw invalidParams(`${method}: model must be a non-empty string`, 'invalid_params', { param: 'model' });
+    const model = await served.session.setModel(p.model.trim());
+    return { sessionId: served.id, model };
+  }
+
+  /** Guidance for the model's next request within the running turn. */
+  private async turnSteer(params: unknown): Promise<unknown> {
+    const method = 'turn/steer';
+    const p = objectParams(method, params, ['sessionId', 'input'], ['sessionId', 'input']);
+    const served = this.served(method, p);
+    if (typeof p.input !== 'string' || !p.input.trim()) throw invalidParams(`${method}: input must be a non-empty string`, 'invalid_params', { param: 'input' });
+    const active = served.turn;
+    if (!active) throw noActiveTurn(method);
+    try {
+      await served.session.steer(p.input);
+    } catch (err) {
+      if (err instanceof NoActiveTurnError) throw noActiveTurn(method);
+      throw err;
+    }
+    return { sessionId: served.id, turnId: active.id };
   }
 
   private toolsSet(params: unknown): unknown {
     const method = 'session/tools/set';
     const p = objectParams(method, params, ['sessionId', 'tools'], ['sessionId', 'tools']);
     const served = this.served(method, p);
-    const declared = parseToolDeclarations(p.tools, new Set(this.baseTools().map((t) => t.name)));
+    const declared = parseToolDeclarations(p.tools, new Set((served.builtins ? this.baseTools() : []).map((t) => t.name)));
+    served.declarations = declared;
     served.clientTools = declared.map((d) => this.clientTool(d, { served }));
+    served.session.setHostState({ tools: declared, builtins: served.builtins } satisfies RpcHostState);
     this.applyTools(served);
     return { tools: served.session.tools, toolSpecs: served.session.toolSpecs };
   }
@@ -508,13 +694,13 @@ export class RpcServer {
     } catch (err) {
       this.release(served);
       if (err instanceof TurnActiveError) throw turnActive();
+      if (err instanceof ArchivedSessionError) throw archivedSession(method, served.id);
       throw err;
     } finally {
       served.starting = false;
     }
     const active: ServedTurn = { id: turn.id, turn, interruptRequested: false };
     served.turn = active;
-    served.turns++;
     void turn.result().then(
       (r) => this.turnEnded(served, active, r.stopReason, r.error),
       (err: unknown) => this.turnEnded(served, active, 'error', err instanceof Error ? err.message : String(err)),
@@ -572,6 +758,27 @@ export class RpcServer {
     );
     this.log.info({ sessions: all.length }, 'rpc: client gone; sessions closed');
   }
+}
+
+function sessionIdOf(method: string, p: Params): string {
+  if (typeof p.sessionId !== 'string' || !p.sessionId) throw invalidParams(`${method}: sessionId must be a non-empty string`, 'invalid_params', { param: 'sessionId' });
+  return p.sessionId;
+}
+
+function unknownSession(method: string, id: string): RpcError {
+  return invalidParams(`${method}: unknown session ${JSON.stringify(echo(id, 128))} (start it, or resume a saved one, on this connection)`, 'unknown_session', {
+    sessionId: echo(id, 128),
+  });
+}
+
+function archivedSession(method: string, id: string): RpcError {
+  return invalidParams(`${method}: session ${JSON.stringify(echo(id, 128))} is archived: it takes no new turns (start a new session)`, 'archived_session', {
+    sessionId: echo(id, 128),
+  });
+}
+
+function noActiveTurn(method: string): RpcError {
+  return invalidParams(`${method}: no turn is running in this session; a steer goes to the running turn (send turn/start)`, 'no_active_turn');
 }
 
 function turnActive(): RpcError {
