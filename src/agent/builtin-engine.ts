@@ -25,8 +25,8 @@ export interface BuiltinEngineOptions {
   provider: Provider;
   /** Conversation threads are kept here (unless a session is ephemeral). */
   db?: Db;
-  /** The system prompt a session gets when it brings none. */
-  defaultSystemPrompt?: () => string;
+  /** The system prompt a session gets when it brings none (made for its principal: only what it may read). */
+  defaultSystemPrompt?: (principal: Principal) => string;
   /** Tool-call rounds per turn before the turn stops with an error. */
   maxRounds?: number;
   log?: Logger;
@@ -68,7 +68,7 @@ export class BuiltinEngine implements Engine {
     const principal = opts.principal ?? DEFAULT_PRINCIPAL;
     let id = opts.id ?? randomUUID();
     let messages = [] as ReturnType<HistoryStore['load']>;
-    let systemPrompt = opts.systemPrompt ?? this.options.defaultSystemPrompt?.() ?? 'You control a home through the tools you are given.';
+    let systemPrompt = opts.systemPrompt ?? this.options.defaultSystemPrompt?.(principal) ?? 'You control a home through the tools you are given.';
     let ownPrompt = opts.systemPrompt === undefined;
     const model = opts.model ?? provider.defaultModel;
     if (opts.id && this.history && !opts.ephemeral) {

@@ -145,6 +145,18 @@ describe('security: a read deny holds at every surface', () => {
     assert.ok((await owner.listResources()).resources.some((r) => r.uri === 'hearth://entity/front_door.lock'));
   });
 
+  it("the agent's own system prompt names only what the guest may read", async () => {
+    const agent = await home.hearth.agent();
+    const guest = await agent.open({ principal: { id: 'http:guest', roles: ['guest'] }, ephemeral: true });
+    const owner = await agent.open({ principal: { id: 'http:owner', roles: ['owner'] }, ephemeral: true });
+    const prompt = (s: unknown) => (s as { systemPrompt: string }).systemPrompt;
+    assert.match(prompt(owner), /"Entrance": cameras, locks/);
+    assert.doesNotMatch(prompt(guest), /Entrance|locks/);
+    assert.match(prompt(guest), /"Living room":/);
+    await agent.close(guest.id).catch(() => undefined);
+    await agent.close(owner.id).catch(() => undefined);
+  });
+
   it('a Node-RED device node refuses the denied read, and its errors name no tool it may not use', async () => {
     const bridge = new BridgeController(async () => home.hearth as never);
     const guest = new DeviceController(bridge, { nodeId: 'guest-node', roles: ['guest'] });
