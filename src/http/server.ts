@@ -32,10 +32,10 @@ export interface HttpServerOptions {
   mounts?: Mount[];
 }
 
-/** A handler served under `path` (and below it), given the authenticated principal. */
+/** A handler served under `path` (and below it), given the authenticated principal and its token's name. */
 export interface Mount {
   path: string;
-  handle(req: IncomingMessage, res: ServerResponse, principal: Principal): Promise<void> | void;
+  handle(req: IncomingMessage, res: ServerResponse, principal: Principal, token?: string): Promise<void> | void;
   /** Called when the server stops. */
   close?(): Promise<void> | void;
 }
@@ -188,8 +188,8 @@ export class HttpServer {
       checkOrigin(req, this.auth.enabled);
       const mount = this.mounts.find((m) => path === m.path || path.startsWith(`${m.path}/`));
       if (mount) {
-        principal = this.auth.principalOf(req);
-        await mount.handle(req, res, principal);
+        ({ principal, token } = this.auth.authenticate(req));
+        await mount.handle(req, res, principal, token);
         return;
       }
       const candidates = this.routes.filter((r) => r.regex.test(path));

@@ -15,6 +15,9 @@ import { TokenStore } from '../../src/auth/tokens.js';
 import { openDatabase } from '../../src/db/database.js';
 import type { Hearth } from '../../src/hearth.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { McpHttpHandler } from '../../src/mcp/http.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startMosquitto, type TestBroker } from '../helpers/brokers.js';
 import { openHearth } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
@@ -63,6 +66,7 @@ describe('security: event stream backpressure and caps', () => {
   let broker: TestBroker;
   let hearth: Hearth;
   let server: HttpServer;
+  let mcp: McpHttpHandler;
   let publisher: MqttClient;
   let dir: string;
   let token: string;
@@ -81,7 +85,14 @@ describe('security: event stream backpressure and caps', () => {
       'http.events.maxBufferedBytes': String(CAP),
       'http.events.maxStreamsPerToken': String(PER_TOKEN),
     });
-    server = await startHttpServer({ hearth, host: '127.0.0.1', port: 0, log: logs.log.child({ part: 'http' }) });
+    mcp = new McpHttpHandler({ hearth, log: logs.log.child({ part: 'mcp' }) });
+    server = await startHttpServer({
+      hearth,
+      host: '127.0.0.1',
+      port: 0,
+      log: logs.log.child({ part: 'http' }),
+      mounts: [{ path: '/mcp', handle: (req, res, principal, t) => mcp.handle(req, res, principal, t), close: () => mcp.close() }],
+    });
     token = hearth.tokens.create('wall-panel', 'http:panel').secret;
     otherToken = hearth.tokens.create('phone', 'http:phone').secret;
     publisher = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
@@ -181,5 +192,33 @@ describe('security: event stream backpressure and caps', () => {
     assert.equal(keep.ended, false);
     assert.ok(logs.lines.some((l) => /token was revoked/.test(String(l.msg)) && l.token === 'revoked-elsewhere'));
     await keep.cancel();
+  });
+
+  it("ends a revoked token's MCP sessions (and their open streams)", async () => {
+    const here = hearth.tokens.create('mcp-here', 'mcp:here').secret;
+    const elsewhere = hearth.tokens.create('mcp-elsewhere', 'mcp:elsewhere').secret;
+    const kept = hearth.tokens.create('mcp-kept', 'mcp:kept').secret;
+    const clients: Client[] = [];
+    for (const secret of [here, elsewhere, kept]) {
+      const client = new Client({ name: 'revocation-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }));
+      clients.push(client);
+    }
+    try {
+      assert.equal(mcp.sessionCount, 3);
+      hearth.tokens.revoke('mcp-here');
+      await waitFor('the session of the token revoked here ends', () => mcp.sessionCount === 2);
+      const db = openDatabase(hearth.bridge.config.database.path);
+      try {
+        new TokenStore(db).revoke('mcp-elsewhere');
+      } finally {
+        db.close();
+      }
+      await waitFor('the session of the token revoked elsewhere ends', () => mcp.sessionCount === 1);
+      assert.ok((await clients[2].listTools()).tools.length > 0, 'the other session still works');
+      await assert.rejects(clients[1].listTools(), /401|not valid|Session not found|404/);
+    } finally {
+      for (const c of clients) await c.close().catch(() => undefined);
+    }
   });
 });
