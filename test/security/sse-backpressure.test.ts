@@ -23,7 +23,7 @@ import { openHearth } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
 
-const CAP = 64 * 1024;
+const CAP = 256 * 1024;
 const PER_TOKEN = 2;
 
 const DEVICE = `devices:
@@ -115,12 +115,12 @@ describe('security: event stream backpressure and caps', () => {
     const healthy = reader(await open(otherToken));
     await waitFor('two open event streams', () => server.eventStreams().open === 2);
 
-    // ~4 KB per state event; publish in small batches and let the reading client keep up.
-    const filler = 'x'.repeat(4000);
+    // ~8 KB per state event; publish in batches (half the cap) and let the reading client keep up.
+    const filler = 'x'.repeat(8000);
     let n = 0;
     let maxBuffered = 0;
     for (let batch = 0; batch < 400 && server.eventStreams().dropped === 0; batch++) {
-      for (let i = 0; i < 8; i++) await publisher.publishAsync('test/ticker', `${++n}:${filler}`);
+      for (let i = 0; i < 16; i++) await publisher.publishAsync('test/ticker', `${++n}:${filler}`);
       await waitFor(`the reading client got state ${n}`, () => healthy.has(`"value":"${n}:`), 20_000);
       maxBuffered = Math.max(maxBuffered, server.eventStreams().maxBuffered);
       assert.ok(maxBuffered <= CAP, `the server buffered ${maxBuffered} bytes for one stream (cap ${CAP})`);
