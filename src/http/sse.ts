@@ -33,6 +33,8 @@ export interface SseHubOptions {
 export interface StreamOwner {
   principal: string;
   token?: string;
+  /** false: not counted against maxStreamsPerToken (a prompt's stream, which ends with its turn); still ends on revocation. */
+  counted?: boolean;
 }
 
 export class SseStream {
@@ -153,7 +155,7 @@ export class SseHub {
    * the token holds maxStreamsPerToken streams already.
    */
   open(res: ServerResponse, owner?: StreamOwner): SseStream {
-    if (owner?.token !== undefined && (this.byToken.get(owner.token)?.size ?? 0) >= this.maxStreamsPerToken) {
+    if (owner?.token !== undefined && owner.counted !== false && this.countedFor(owner.token) >= this.maxStreamsPerToken) {
       throw new HttpError(
         429,
         'too_many_streams',
@@ -162,6 +164,12 @@ export class SseHub {
       );
     }
     return new SseStream(res, this, owner);
+  }
+
+  private countedFor(token: string): number {
+    let n = 0;
+    for (const s of this.byToken.get(token) ?? []) if (s.owner?.counted !== false) n++;
+    return n;
   }
 
   add(stream: SseStream): void {
