@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { TokenStore } from '../../src/auth/tokens.js';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { openDatabase } from '../../src/db/database.js';
 import type { Hearth } from '../../src/hearth.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
@@ -103,6 +104,22 @@ describe('security: event stream backpressure and caps', () => {
     await hearth?.close();
     await broker?.stop();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('has sane defaults for the caps and refuses a bad setting, naming it', () => {
+    const { config } = loadConfig({ cwd: dir, env: {}, flags: {} });
+    assert.deepEqual(config.http.events, { maxBufferedBytes: 1024 * 1024, maxStreamsPerToken: 8 });
+    for (const [field, value] of [
+      ['http.events.maxBufferedBytes', '12'],
+      ['http.events.maxStreamsPerToken', '0'],
+      ['http.events.maxStreamsPerToken', 'many'],
+    ]) {
+      assert.throws(
+        () => loadConfig({ cwd: dir, env: {}, flags: { [field]: value } }),
+        (err: Error) => err instanceof ConfigError && err.field === field,
+        `${field}=${value}`,
+      );
+    }
   });
 
   it('drops a client that stops reading once its buffer passes the cap, and keeps a reading one', async () => {
