@@ -10,8 +10,10 @@ import { SqliteApprovals } from './policy/approvals.js';
 import { SqlitePolicy } from './policy/engine.js';
 import { generateTools, type ToolShape } from './tools/generator.js';
 import { Pipeline } from './tools/pipeline.js';
+import { ReadAccess } from './tools/read-access.js';
 import { ToolSet } from './tools/tool-set.js';
-import type { GeneratedTool } from './tools/types.js';
+import type { Entity } from './devices/model.js';
+import type { GeneratedTool, Principal } from './tools/types.js';
 import { createEngine } from './agent/factory.js';
 import { SessionManager } from './agent/sessions.js';
 import { TokenStore } from './auth/tokens.js';
@@ -118,6 +120,23 @@ export class Hearth {
 
   private agentPromise?: Promise<SessionManager>;
   private tokenStore?: TokenStore;
+  private readAccess?: ReadAccess;
+
+  /** The one read check (see ReadAccess): every surface that shows state asks it. */
+  get reads(): ReadAccess {
+    this.readAccess ??= new ReadAccess(this.bridge.registry, this.policy, () => this.tools.all());
+    return this.readAccess;
+  }
+
+  /** Why this principal may not read this entity, or undefined when it may. */
+  readDenied(principal: Principal, entity: Entity): string | undefined {
+    return this.reads.denied(principal, entity);
+  }
+
+  /** The entities this principal may read. */
+  visibleEntities(principal: Principal): Entity[] {
+    return this.reads.visible(principal);
+  }
 
   /** The agent (engine + sessions), started on first use. */
   agent(): Promise<SessionManager> {

@@ -25,8 +25,8 @@ export interface BuiltinEngineOptions {
   provider: Provider;
   /** Conversation threads are kept here (unless a session is ephemeral). */
   db?: Db;
-  /** The system prompt a session gets when it brings none. */
-  defaultSystemPrompt?: () => string;
+  /** The system prompt a session gets when it brings none (made for its principal: only what it may read). */
+  defaultSystemPrompt?: (principal: Principal) => string;
   /** Tool-call rounds per turn before the turn stops with an error. */
   maxRounds?: number;
   log?: Logger;
@@ -186,7 +186,7 @@ export class BuiltinEngine implements Engine {
       principal,
       tools: s.tools,
       permissions: s.permissions,
-      systemPrompt: s.given ?? this.options.defaultSystemPrompt?.() ?? 'You control a home through the tools you are given.',
+      systemPrompt: s.given ?? this.options.defaultSystemPrompt?.(s.principal) ?? 'You control a home through the tools you are given.',
       ...(s.given !== undefined ? { givenSystemPrompt: s.given } : {}),
       ephemeral: s.ephemeral,
       history: this.history,

@@ -122,7 +122,7 @@ export class SessionsApi {
   }
 
   private async prompt(r: ApiRequest) {
-    const { params, principal, query, res } = r;
+    const { params, principal, query, res, token } = r;
     const asJson = this.wantsJson(r);
     const withEvents = ['true', '1', 'yes'].includes(query.get('events') ?? '');
     const input = await r.body();
@@ -155,7 +155,8 @@ export class SessionsApi {
       return { text: summary.text, ...summary.result(result), ...(withEvents ? { events: summary.events } : {}) };
     }
 
-    const stream = this.ctx.sse.open(res);
+    // Not counted against the token's event-stream cap, but ended (and so the turn) if the token is revoked.
+    const stream = this.ctx.sse.open(res, { principal: principal.id, token, counted: false });
     for await (const event of turn) {
       summary.add(event);
       stream.send(event.type, event);

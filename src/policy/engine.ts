@@ -383,7 +383,8 @@ export class SqlitePolicy implements PolicyEngine {
 
   /** The decision (without using up any rate-limit budget) and every rule with why it matched or not. */
   preview(request: PolicyRequest): PolicyDecision {
-    return this.explain(request).decision;
+    // Not explain(): previews run per event on every open stream, and explain() describes every rule.
+    return this.evaluate(request, false).decision;
   }
 
   explain(request: PolicyRequest): Explanation {
@@ -429,7 +430,8 @@ export class SqlitePolicy implements PolicyEngine {
    * of the tool, a deny rule without a time window certainly matches (its
    * target covers every entity / kind / area of the tool) and no allow or
    * confirm rule that might match outranks it; or, for actuators, when no
-   * rule could match at all (the default denies). When unsure: yes.
+   * allow or confirm rule could match at all (the default denies; the
+   * built-in confirm rules only escalate an allow). When unsure: yes.
    */
   mayEverUse(principal: Principal, tool: string, meta: ToolUseMeta): boolean {
     this.refresh();
@@ -466,17 +468,18 @@ export class SqlitePolicy implements PolicyEngine {
     for (const action of actions) {
       const isRead = action === 'read' || meta.capability === 'read';
       const applicable = relevant.filter((c) => actionMatches(c, isRead, action));
+      // Only an allow or confirm rule of one's own can let a call through; the built-in
+      // confirm rules never do (they only escalate an allow), and a deny never does.
+      const ways = applicable.filter((c) => c.rule.effect !== 'deny' && !(c.rule.builtin && c.rule.effect === 'confirm') && possible(c));
       let denyAt = -Infinity;
-      let anyPossible = false;
       for (const c of applicable) {
         if (c.rule.effect === 'deny' && !c.timed && certain(c)) denyAt = Math.max(denyAt, c.rule.priority);
-        if (possible(c)) anyPossible = true;
       }
       if (denyAt === -Infinity) {
-        if (isRead || anyPossible) return true;
-        continue; // nothing could ever match: the default denies actuators
+        if (isRead || ways.length) return true;
+        continue; // nothing could ever allow it: the default denies actuators
       }
-      if (applicable.some((c) => c.rule.effect !== 'deny' && c.rule.priority > denyAt && possible(c))) return true;
+      if (ways.some((c) => c.rule.priority > denyAt)) return true;
     }
     return false;
   }

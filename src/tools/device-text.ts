@@ -25,3 +25,12 @@ export function deviceWord(text: string | undefined, max = 24): string {
   const clean = cleanDeviceText(text, 200);
   return clean.length <= max && /^[\p{L}\p{N}°%µ²³\/._-]+$/u.test(clean) ? clean : quoted(clean, 60);
 }
+
+/**
+ * A title made of a device-chosen name (an MCP tool or resource title):
+ * cleaned, quoted and labelled, so a client that shows it to a model shows
+ * it as data (`device name "Porch light"`, `device name "Door cam" (latest frame)`).
+ */
+export function deviceTitle(name: string | undefined, what?: string): string {
+  return `device name ${quoted(name)}${what ? ` (${what})` : ''}`;
+}
