@@ -50,20 +50,63 @@ export function baseToolName(preferred: string, fallback: string): string {
   return base;
 }
 
+/** Names already given, remembered across restarts (src/devices/entity-names.ts). */
+export interface NameMemory {
+  nameOf(key: string): string | undefined;
+  nameTaken(name: string): boolean;
+  /** Returns the name the key holds afterwards; throws when another key took the name meanwhile. */
+  remember(key: string, name: string): string;
+}
+
+function suffixed(base: string, key: string, taken: (name: string) => boolean): string {
+  let name = base;
+  for (let n = 6; taken(name) || !isValidToolName(name); n += 2) {
+    name = fit(base, `_${shortHash(key, n)}`);
+    if (n > 40) throw new Error(`cannot find a unique tool name for ${key}`);
+  }
+  return name;
+}
+
 /**
  * Assign unique names. `wanted` maps a stable key (entity id) to its base
- * name; keys are taken in sorted order, so the first keeps the plain name and
- * later ones get `_<hash of key>`.
+ * name. Without a memory, keys are taken in sorted order, so the first keeps
+ * the plain name and later ones get `_<hash of key>`. With one, a key keeps
+ * the name it was given before, a name once given is never another key's,
+ * and newcomers are named in the order given (device files first, then
+ * discovered entities in the order first seen).
  */
-export function assignNames(wanted: Array<{ key: string; base: string }>, taken: Iterable<string> = []): Map<string, string> {
+export function assignNames(wanted: Array<{ key: string; base: string }>, taken: Iterable<string> = [], memory?: NameMemory): Map<string, string> {
   const used = new Set(taken);
   const out = new Map<string, string>();
-  for (const { key, base } of [...wanted].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) {
-    let name = base;
-    for (let n = 6; used.has(name) || !isValidToolName(name); n += 2) {
-      name = fit(base, `_${shortHash(key, n)}`);
-      if (n > 40) throw new Error(`cannot find a unique tool name for ${key}`);
+  if (!memory) {
+    for (const { key, base } of [...wanted].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) {
+      const name = suffixed(base, key, (n) => used.has(n));
+      used.add(name);
+      out.set(key, name);
     }
+    return out;
+  }
+  for (const { key } of wanted) {
+    const kept = memory.nameOf(key);
+    if (kept && isValidToolName(kept) && !used.has(kept)) {
+      used.add(kept);
+      out.set(key, kept);
+    }
+  }
+  for (const { key, base } of wanted) {
+    if (out.has(key)) continue;
+    let name: string | undefined;
+    for (let attempt = 0; !name; attempt++) {
+      const candidate = suffixed(base, key, (n) => used.has(n) || memory.nameTaken(n));
+      try {
+        name = memory.remember(key, candidate);
+      } catch (err) {
+        // Another process named another entity so a moment ago: try the next suffix.
+        if (attempt > 3) throw err;
+        used.add(candidate);
+      }
+    }
+    if (used.has(name)) name = suffixed(base, key, (n) => used.has(n) || memory.nameTaken(n));
     used.add(name);
     out.set(key, name);
   }
