@@ -13,21 +13,26 @@ export interface EntityMemory {
    * recorded now, in the order given.
    */
   firstSeen(ids: readonly string[]): Map<string, number>;
-  /** The name remembered for a key, if any. */
-  nameOf(key: string): string | undefined;
-  /** Whether some key holds this name. */
-  nameTaken(name: string): boolean;
+  /** The name remembered for a key, and the base it was made from. */
+  nameOf(key: string): RememberedName | undefined;
+  /** The key holding this name, if any. */
+  holderOf(name: string): string | undefined;
   /**
-   * Remember a name for a key that has none; returns the name the key holds
-   * afterwards (another process may have named it first).
+   * Remember a key's name (replacing the one it had: its entity was renamed).
+   * Throws NameTakenError when another key holds the name.
    */
-  remember(key: string, name: string): string;
+  remember(key: string, name: string, base: string): void;
+}
+
+export interface RememberedName {
+  name: string;
+  base: string;
 }
 
 /** For a Hearth without a database (tests, tool statistics): forgets on exit. */
 export class MemoryEntityNames implements EntityMemory {
   protected readonly seq = new Map<string, number>();
-  protected readonly names = new Map<string, string>();
+  protected readonly names = new Map<string, RememberedName>();
   protected readonly holders = new Map<string, string>();
 
   firstSeen(ids: readonly string[]): Map<string, number> {
@@ -45,20 +50,25 @@ export class MemoryEntityNames implements EntityMemory {
     return this.seq.size + 1;
   }
 
-  nameOf(key: string): string | undefined {
+  nameOf(key: string): RememberedName | undefined {
     return this.names.get(key);
   }
 
-  nameTaken(name: string): boolean {
-    return this.holders.has(name);
+  holderOf(name: string): string | undefined {
+    return this.holders.get(name);
   }
 
-  remember(key: string, name: string): string {
-    const held = this.names.get(key);
-    if (held) return held;
-    this.names.set(key, name);
+  remember(key: string, name: string, base: string): void {
+    const holder = this.holders.get(name);
+    if (holder !== undefined && holder !== key) throw new NameTakenError(name);
+    this.keep(key, name, base);
+  }
+
+  protected keep(key: string, name: string, base: string): void {
+    const before = this.names.get(key);
+    if (before && this.holders.get(before.name) === key) this.holders.delete(before.name);
+    this.names.set(key, { name, base });
     this.holders.set(name, key);
-    return name;
   }
 }
 
@@ -72,17 +82,15 @@ export class SqliteEntityNames extends MemoryEntityNames {
 
   constructor(private readonly db: Db, private readonly log?: Logger) {
     super();
-    for (const row of db.prepare('SELECT seq, entity_id, tool_name FROM entity_names').all() as Array<{ seq: number; entity_id: string; tool_name: string | null }>) {
+    const rows = db.prepare('SELECT seq, entity_id, tool_name, tool_base FROM entity_names').all() as Array<{ seq: number; entity_id: string; tool_name: string | null; tool_base: string | null }>;
+    for (const row of rows) {
       this.seq.set(row.entity_id, row.seq);
-      if (row.tool_name) {
-        this.names.set(row.entity_id, row.tool_name);
-        this.holders.set(row.tool_name, row.entity_id);
-      }
+      if (row.tool_name) super.keep(row.entity_id, row.tool_name, row.tool_base ?? '');
     }
     this.insert = db.prepare('INSERT INTO entity_names (entity_id, first_seen) VALUES (?, ?) ON CONFLICT (entity_id) DO NOTHING');
-    this.byId = db.prepare('SELECT seq, tool_name FROM entity_names WHERE entity_id = ?');
-    this.setName = db.prepare('UPDATE entity_names SET tool_name = ? WHERE entity_id = ? AND tool_name IS NULL');
-    this.nameRow = db.prepare('SELECT entity_id FROM entity_names WHERE tool_name = ?');
+    this.byId = db.prepare('SELECT seq FROM entity_names WHERE entity_id = ?');
+    this.setName = db.prepare('UPDATE entity_names SET tool_name = ?, tool_base = ? WHERE entity_id = ?');
+    this.nameRow = db.prepare('SELECT entity_id, tool_base FROM entity_names WHERE tool_name = ?');
   }
 
   override firstSeen(ids: readonly string[]): Map<string, number> {
@@ -106,34 +114,29 @@ export class SqliteEntityNames extends MemoryEntityNames {
     return Number.MAX_SAFE_INTEGER / 2 + this.seq.size;
   }
 
-  override nameTaken(name: string): boolean {
-    if (super.nameTaken(name)) return true;
+  override holderOf(name: string): string | undefined {
+    const held = super.holderOf(name);
+    if (held !== undefined || !this.writable) return held;
     // Another process (a `hearth call`) may have named an entity since we read the table.
-    const row = this.nameRow.get(name) as { entity_id: string } | undefined;
-    if (!row) return false;
-    this.names.set(row.entity_id, name);
-    this.holders.set(name, row.entity_id);
-    return true;
+    const row = this.nameRow.get(name) as { entity_id: string; tool_base: string | null } | undefined;
+    if (row) super.keep(row.entity_id, name, row.tool_base ?? '');
+    return row?.entity_id;
   }
 
-  override remember(key: string, name: string): string {
-    const held = this.names.get(key);
-    if (held) return held;
+  protected override keep(key: string, name: string, base: string): void {
     if (this.writable) {
       try {
-        const stored = this.db.transaction(() => {
+        this.db.transaction(() => {
           this.insert.run(key, new Date().toISOString());
-          this.setName.run(name, key);
-          return (this.byId.get(key) as { seq: number; tool_name: string | null }).tool_name;
+          this.setName.run(name, base, key);
         })();
-        if (stored) name = stored;
       } catch (err) {
         // A name another process gave to another key meanwhile (UNIQUE), or a read-only database.
         if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new NameTakenError(name);
         this.readOnly(err);
       }
     }
-    return super.remember(key, name);
+    super.keep(key, name, base);
   }
 
   private readOnly(err: unknown): void {

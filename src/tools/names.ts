@@ -52,10 +52,10 @@ export function baseToolName(preferred: string, fallback: string): string {
 
 /** Names already given, remembered across restarts (src/devices/entity-names.ts). */
 export interface NameMemory {
-  nameOf(key: string): string | undefined;
-  nameTaken(name: string): boolean;
-  /** Returns the name the key holds afterwards; throws when another key took the name meanwhile. */
-  remember(key: string, name: string): string;
+  nameOf(key: string): { name: string; base: string } | undefined;
+  holderOf(name: string): string | undefined;
+  /** Throws when another key holds the name (another process may have given it meanwhile). */
+  remember(key: string, name: string, base: string): void;
 }
 
 function suffixed(base: string, key: string, taken: (name: string) => boolean): string {
@@ -86,27 +86,33 @@ export function assignNames(wanted: Array<{ key: string; base: string }>, taken:
     }
     return out;
   }
-  for (const { key } of wanted) {
+  // A key keeps its name while its base is the same (a renamed entity is named anew).
+  for (const { key, base } of wanted) {
     const kept = memory.nameOf(key);
-    if (kept && isValidToolName(kept) && !used.has(kept)) {
-      used.add(kept);
-      out.set(key, kept);
+    if (kept && kept.base === base && isValidToolName(kept.name) && !used.has(kept.name)) {
+      used.add(kept.name);
+      out.set(key, kept.name);
     }
   }
   for (const { key, base } of wanted) {
     if (out.has(key)) continue;
-    let name: string | undefined;
-    for (let attempt = 0; !name; attempt++) {
-      const candidate = suffixed(base, key, (n) => used.has(n) || memory.nameTaken(n));
+    const taken = (n: string) => {
+      if (used.has(n)) return true;
+      const holder = memory.holderOf(n);
+      return holder !== undefined && holder !== key;
+    };
+    let name = suffixed(base, key, taken);
+    for (let attempt = 0; ; attempt++) {
       try {
-        name = memory.remember(key, candidate);
+        memory.remember(key, name, base);
+        break;
       } catch (err) {
-        // Another process named another entity so a moment ago: try the next suffix.
+        // Another process named another entity so a moment ago: take the next suffix.
         if (attempt > 3) throw err;
-        used.add(candidate);
+        used.add(name);
+        name = suffixed(base, key, taken);
       }
     }
-    if (used.has(name)) name = suffixed(base, key, (n) => used.has(n) || memory.nameTaken(n));
     used.add(name);
     out.set(key, name);
   }
