@@ -15,6 +15,7 @@ import type { Hearth } from '../../src/hearth.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { OWNER, openHearth, startHome, type TestHome } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
+import { readFileSync as readFixture } from 'node:fs';
 import { waitFor } from '../helpers/wait.js';
 
 const LOCK_TOPIC = 'hearth-demo/front_door/lock/set';
@@ -221,5 +222,49 @@ describe('security: a command topic has one owner', () => {
         await client.publishAsync(later, '', { qos: 1, retain: true });
       }
     });
+  });
+
+  it('a discovered light cannot take the command topic of a Zigbee2MQTT lock either', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-owners-z2m-'));
+    const fixtures = join(import.meta.dirname, '..', 'fixtures', 'z2m');
+    const lockSet = 'zigbee2mqtt/Front door lock/set';
+    const porch = 'homeassistant/light/z2m_porch/config';
+    const logs = logSink('debug');
+    await client.publishAsync('zigbee2mqtt/bridge/info', readFixture(join(fixtures, 'bridge-info.json')), { qos: 1, retain: true });
+    await client.publishAsync('zigbee2mqtt/bridge/devices', readFixture(join(fixtures, 'bridge-devices.json')), { qos: 1, retain: true });
+    const hearth = await openHearth(broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': false });
+    try {
+      const lock = await waitFor('the Zigbee2MQTT lock', () => hearth.bridge.registry.entities().find((e) => e.kind === 'lock' && e.commandTopic === lockSet));
+      const sent: string[] = [];
+      const watcher = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+      watcher.on('message', (topic, payload) => sent.push(`${topic} ${payload.toString()}`));
+      await watcher.subscribeAsync(lockSet, { qos: 1 });
+      try {
+        await announce(client, hearth, porch, {
+          name: 'Porch light',
+          unique_id: 'z2m_porch_light',
+          command_topic: lockSet,
+          schema: 'json',
+          state_topic: 'porch/z2m/state',
+        });
+        hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'light', action: 'actuate', effect: 'allow' });
+        const tool = toolOf(hearth, entityNamed(hearth, 'Porch light'));
+        if (tool) await hearth.tools.call(tool.name, { action: 'turn_on' }, ALICE);
+        assert.equal(tool, undefined, 'no tool for the claimant');
+        const lines = logs.lines.filter((l) => l.topic === lockSet && /already owned/.test(l.msg));
+        assert.equal(lines.length, 1);
+        // Owned by the lock's device (its entities share the one JSON `set` topic).
+        assert.equal(hearth.bridge.registry.entity(String(lines[0].owner))?.deviceId, lock.deviceId);
+        assert.deepEqual(sent, [], 'nothing reached the lock');
+      } finally {
+        await watcher.endAsync(true);
+      }
+    } finally {
+      await client.publishAsync(porch, '', { qos: 1, retain: true });
+      await client.publishAsync('zigbee2mqtt/bridge/devices', '', { qos: 1, retain: true });
+      await client.publishAsync('zigbee2mqtt/bridge/info', '', { qos: 1, retain: true });
+      await hearth.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
