@@ -2,7 +2,9 @@
 // `host__` prefix must fit the wire's 64), no `__`, no reserved name, unique
 // across the set. A collision gets a suffix derived from the entity id, so the
 // same home yields the same names on every start.
-import { createHash } from 'node:crypto';
+import { shortHash, slug } from '../util/slug.js';
+
+export { shortHash, slug };
 
 export const MAX_TOOL_NAME = 58;
 
@@ -18,22 +20,6 @@ const NAME_RE = /^[A-Za-z0-9_-]{1,58}$/;
 
 export function isValidToolName(name: string): boolean {
   return NAME_RE.test(name) && !name.includes('__') && !RESERVED_NAMES.has(name);
-}
-
-/** Lowercase ASCII slug: accents folded, everything else becomes `_`, no `__`. */
-export function slug(text: string): string {
-  return text
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '_')
-    .replace(/_+/g, '_')
-    .replace(/-+/g, '-')
-    .replace(/^[_-]+|[_-]+$/g, '');
-}
-
-export function shortHash(text: string, length = 6): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, length);
 }
 
 function fit(base: string, suffix: string): string {
