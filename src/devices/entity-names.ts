@@ -78,7 +78,8 @@ export class SqliteEntityNames extends MemoryEntityNames {
   private readonly byId;
   private readonly setName;
   private readonly nameRow;
-  private writable = true;
+  private readonly keyRow;
+  private warned = false;
 
   constructor(private readonly db: Db, private readonly log?: Logger) {
     super();
@@ -91,57 +92,79 @@ export class SqliteEntityNames extends MemoryEntityNames {
     this.byId = db.prepare('SELECT seq FROM entity_names WHERE entity_id = ?');
     this.setName = db.prepare('UPDATE entity_names SET tool_name = ?, tool_base = ? WHERE entity_id = ?');
     this.nameRow = db.prepare('SELECT entity_id, tool_base FROM entity_names WHERE tool_name = ?');
+    this.keyRow = db.prepare('SELECT tool_name, tool_base FROM entity_names WHERE entity_id = ? AND tool_name IS NOT NULL');
   }
 
   override firstSeen(ids: readonly string[]): Map<string, number> {
-    if (!this.writable || ids.every((id) => this.seq.has(id))) return super.firstSeen(ids);
+    if (ids.every((id) => this.seq.has(id))) return super.firstSeen(ids);
     try {
       // One transaction for a burst of newcomers (a thousand discovered at start).
       return this.db.transaction(() => super.firstSeen(ids))();
     } catch (err) {
-      this.readOnly(err);
+      this.notStored(err);
       return super.firstSeen(ids);
     }
   }
 
   protected override record(id: string): number {
-    if (this.writable) {
+    try {
       this.insert.run(id, new Date().toISOString());
+      // Another process may have recorded it first: its number stands.
       const row = this.byId.get(id) as { seq: number } | undefined;
       if (row) return row.seq;
+    } catch (err) {
+      this.notStored(err);
     }
-    // Not stored: after every stored one.
+    // Not stored (a read-only or locked database): ranked after every stored one, for this run.
     return Number.MAX_SAFE_INTEGER / 2 + this.seq.size;
+  }
+
+  override nameOf(key: string): RememberedName | undefined {
+    const known = super.nameOf(key);
+    if (known) return known;
+    // Another process (the daemon, a `hearth call`) may have named it since we read the table.
+    const row = this.safeGet(this.keyRow, key) as { tool_name: string; tool_base: string | null } | undefined;
+    if (!row) return undefined;
+    super.keep(key, row.tool_name, row.tool_base ?? '');
+    return super.nameOf(key);
   }
 
   override holderOf(name: string): string | undefined {
     const held = super.holderOf(name);
-    if (held !== undefined || !this.writable) return held;
-    // Another process (a `hearth call`) may have named an entity since we read the table.
-    const row = this.nameRow.get(name) as { entity_id: string; tool_base: string | null } | undefined;
+    if (held !== undefined) return held;
+    const row = this.safeGet(this.nameRow, name) as { entity_id: string; tool_base: string | null } | undefined;
     if (row) super.keep(row.entity_id, name, row.tool_base ?? '');
     return row?.entity_id;
   }
 
   protected override keep(key: string, name: string, base: string): void {
-    if (this.writable) {
-      try {
-        this.db.transaction(() => {
-          this.insert.run(key, new Date().toISOString());
-          this.setName.run(name, base, key);
-        })();
-      } catch (err) {
-        // A name another process gave to another key meanwhile (UNIQUE), or a read-only database.
-        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new NameTakenError(name);
-        this.readOnly(err);
-      }
+    try {
+      this.db.transaction(() => {
+        this.insert.run(key, new Date().toISOString());
+        this.setName.run(name, base, key);
+      })();
+    } catch (err) {
+      // A name another process gave to another key meanwhile (UNIQUE), or a read-only database.
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new NameTakenError(name);
+      this.notStored(err);
     }
     super.keep(key, name, base);
   }
 
-  private readOnly(err: unknown): void {
-    this.writable = false;
-    this.log?.warn({ err }, 'entity names cannot be stored (read-only database?): names and first-seen order are kept for this run only');
+  private safeGet(statement: { get(arg: string): unknown }, arg: string): unknown {
+    try {
+      return statement.get(arg);
+    } catch (err) {
+      this.notStored(err);
+      return undefined;
+    }
+  }
+
+  /** Said once per run: the run goes on with what it remembers in memory. */
+  private notStored(err: unknown): void {
+    if (this.warned) return;
+    this.warned = true;
+    this.log?.warn({ err }, 'entity names could not be stored (read-only or locked database?): what is not stored is kept for this run only');
   }
 }
 
