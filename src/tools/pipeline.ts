@@ -15,7 +15,6 @@ import type { Entity, EntityKind } from '../devices/model.js';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { EntityState, StateCache } from '../devices/state-cache.js';
 import type { Logger } from '../log.js';
-import type { PublishOptions } from '../mqtt/connection.js';
 import type { ApprovalStore, PolicyDecision, PolicyEngine } from '../policy/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { formatDuration } from '../util/time.js';
@@ -26,9 +25,9 @@ import { ArgumentError, toCommand } from './parameters.js';
 import { stateText } from './state-text.js';
 import type { GeneratedTool, ToolCall, ToolResultObject } from './types.js';
 
+/** The broker connection as the pipeline sees it: whether it is up. Commands leave only through the gate. */
 export interface Publisher {
   readonly connected: boolean;
-  publish(topic: string, payload: string | Buffer, options?: PublishOptions): Promise<void>;
   on(event: 'state', fn: (state: string) => void): unknown;
   off(event: 'state', fn: (state: string) => void): unknown;
 }
