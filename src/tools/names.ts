@@ -1,7 +1,9 @@
 // Tool names under the kit's rules: [A-Za-z0-9_-], at most 58 characters (the
 // `host__` prefix must fit the wire's 64), no `__`, no reserved name, unique
-// across the set. A collision gets a suffix derived from the entity id, so the
-// same home yields the same names on every start.
+// across the set. A collision gets a suffix derived from the entity id. Names
+// once given are remembered (src/devices/entity-names.ts): an entity keeps its
+// name, and a newcomer (say a discovered lock that calls itself "Front door
+// lock") gets a suffixed one, never a name another entity holds.
 import { shortHash, slug } from '../util/slug.js';
 
 export { shortHash, slug };
