@@ -121,6 +121,8 @@ describe('security: a command topic has one owner', () => {
       // Its harmless word still goes under the lock's rules (an owner may lock).
       const off = await home.hearth.tools.call(tool.name, { action: 'turn_off' }, OWNER);
       assert.doesNotMatch(off.text!, /needs approval|not allowed/, off.text);
+      // The porch light's refusal (first test) was said once, not again at this later change of the registry.
+      assert.equal(home.logs.lines.filter((l) => l.topic === LOCK_TOPIC && /already owned/.test(l.msg)).length, 1);
     });
 
     it('the transport refuses a command whose topic is no longer the decided entity\'s: failed, audited, nothing sent', async () => {
