@@ -4,7 +4,9 @@
 import { loadAuditKey } from './audit/key.js';
 import { INTERRUPTED_ERROR, SqliteAuditLog } from './audit/store.js';
 import { Bridge, DEMO_DEVICES, demoEnabled, type BridgeOptions } from './bridge.js';
+import { CommandGate } from './devices/command-gate.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from './devices/defaults.js';
+import { SqliteEntityNames } from './devices/entity-names.js';
 import { openDatabase, type Db } from './db/database.js';
 import { SqliteApprovals } from './policy/approvals.js';
 import { SqlitePolicy } from './policy/engine.js';
@@ -53,11 +55,13 @@ export class Hearth {
         durability: config.audit.durability,
         ...(key ? { key: key.key } : {}),
       });
-      bridge = await Bridge.start({ ...options, offline: options.connect === false });
+      const entityMemory = new SqliteEntityNames(db, log.child({ part: 'devices' }));
+      bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory });
       const pipeline = new Pipeline({
         registry: bridge.registry,
         cache: bridge.cache,
         mqtt: bridge.connection,
+        gate: new CommandGate(bridge.registry, bridge.connection),
         policy,
         approvals,
         audit,
@@ -151,7 +155,8 @@ export class Hearth {
 
   /** The tool set in a given shape, for statistics. */
   toolsInShape(shape: ToolShape): GeneratedTool[] {
-    return generateTools(this.bridge.registry.entities(), { ...this.bridge.config.tools, shape }, this.pipeline.invoke).tools;
+    const registry = this.bridge.registry;
+    return generateTools(registry.ranked(), { ...this.bridge.config.tools, shape, names: registry.memory }, this.pipeline.invoke).tools;
   }
 
   async close(): Promise<void> {

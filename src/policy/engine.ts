@@ -7,7 +7,7 @@
 // A decision: among the rules whose subject, target, action and time window
 // all match, the highest priority wins; at equal priority deny beats confirm
 // beats allow. With no match, reads are allowed and actuators denied.
-import type { Capability, Principal } from '../tools/types.js';
+import type { Capability, Principal } from '../core/principal.js';
 import type { Db } from '../db/database.js';
 import { compileGlob, type Matcher } from './glob.js';
 import {

@@ -1,5 +1,5 @@
 // What the handler pipeline asks the policy, and what it answers.
-import type { Capability, Principal } from '../tools/types.js';
+import type { Capability, Principal } from '../core/principal.js';
 
 export type Effect = 'allow' | 'deny' | 'confirm';
 

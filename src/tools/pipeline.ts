@@ -7,13 +7,14 @@ import { setMaxListeners } from 'node:events';
 import type { ValidateFunction } from 'ajv';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { AuditEntry, AuditLog, AuditRow } from '../audit/types.js';
+import { CommandRefused, type CommandGate } from '../devices/command-gate.js';
 import { encodeCommand, isConfirmedBy, type Command } from '../devices/commands.js';
+import { heldTo } from '../devices/dangerous-words.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../devices/defaults.js';
 import type { Entity, EntityKind } from '../devices/model.js';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { EntityState, StateCache } from '../devices/state-cache.js';
 import type { Logger } from '../log.js';
-import type { PublishOptions } from '../mqtt/connection.js';
 import type { ApprovalStore, PolicyDecision, PolicyEngine } from '../policy/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { formatDuration } from '../util/time.js';
@@ -24,9 +25,9 @@ import { ArgumentError, toCommand } from './parameters.js';
 import { stateText } from './state-text.js';
 import type { GeneratedTool, ToolCall, ToolResultObject } from './types.js';
 
+/** The broker connection as the pipeline sees it: whether it is up. Commands leave only through the gate. */
 export interface Publisher {
   readonly connected: boolean;
-  publish(topic: string, payload: string | Buffer, options?: PublishOptions): Promise<void>;
   on(event: 'state', fn: (state: string) => void): unknown;
   off(event: 'state', fn: (state: string) => void): unknown;
 }
@@ -35,6 +36,8 @@ export interface PipelineDeps {
   registry: DeviceRegistry;
   cache: StateCache;
   mqtt: Publisher;
+  /** Every command goes out through it: only on a command topic of the entity the policy decided on. */
+  gate: CommandGate;
   policy: PolicyEngine;
   audit: AuditLog;
   approvals?: ApprovalStore;
@@ -236,18 +239,21 @@ export class Pipeline {
     // A person said no when asked: the attempt is in the audit, as denied by them, and nothing is sent.
     if (call.refused) return this.rejected(tool, call, args, entity, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused }, command.action);
 
+    // Judged by what it would send: a "light" whose payload is UNLOCK is held to the rules for locks.
+    const held = heldTo(entity, payloadsOf(entity, command));
+    const action = held.action ?? command.action;
     const decision = this.deps.policy.decide({
       principal: call.principal,
       tool: tool.name,
       capability: 'actuator',
-      action: command.action,
+      action,
       entityId: entity.id,
       area: entity.area,
-      kind: entity.kind,
-      deviceClass: entity.deviceClass,
+      kind: held.kind,
+      deviceClass: held.deviceClass,
       args,
     });
-    if (decision.effect === 'deny') return this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, command.action);
+    if (decision.effect === 'deny') return this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, action);
     let approvedBy: string | undefined;
     if (decision.effect === 'confirm') {
       approvedBy = call.approvalId ?? this.deps.approvals?.consume({ principal: call.principal.id, tool: tool.name, args }) ?? undefined;
@@ -256,14 +262,14 @@ export class Pipeline {
         const how = pending
           ? ` Approval ${pending.id} is waiting: a person can grant it with \`hearth approve ${pending.id}\` (or in the web page or a Node-RED flow) within ${Math.round((pending.expiresAt - this.now()) / 60000)} min; then make the same call again.`
           : '';
-        return this.rejected(tool, call, args, entity, `needs approval: ${decision.reason}.${how}`, decision, command.action, pending?.id);
+        return this.rejected(tool, call, args, entity, `needs approval: ${decision.reason}.${how}`, decision, action, pending?.id);
       }
       // An approved call counts against a rate-limited confirm rule.
       if (decision.ruleId !== null) this.deps.policy.recordHit?.(decision.ruleId, call.principal.id);
     }
 
     // Calls to one device never interleave; different devices run in parallel.
-    return this.queueFor(entity.deviceId)(() => this.execute(tool, call, args, entity, command, decision, approvedBy));
+    return this.queueFor(entity.deviceId)(() => this.execute(tool, call, args, entity, command, decision, approvedBy, action));
   }
 
   private queueFor(deviceId: string): LimitFunction {
@@ -283,9 +289,10 @@ export class Pipeline {
     command: Command,
     decision: PolicyDecision,
     approvedBy: string | undefined,
+    action: string,
   ): Promise<ToolResultObject> {
     const name = quoted(entity.name);
-    const base = this.entry(tool, call, args, entity, command.action, decision, approvedBy);
+    const base = this.entry(tool, call, args, entity, action, decision, approvedBy);
     if (call.signal.aborted) {
       this.safeRecord(base, { outcome: 'interrupted', error: 'cancelled before it was sent' });
       return FAIL('cancelled before it was sent; nothing was done');
@@ -303,6 +310,13 @@ export class Pipeline {
       messages = encodeCommand(entity, command);
     } catch (err) {
       return this.failedBeforePublish(base, `cannot build the command: ${(err as Error).message}`);
+    }
+    // The transport's own check, before anything is written or sent (the gate checks again as it sends).
+    const refusal = this.deps.gate.check({ entityId: entity.id, action }, messages);
+    if (refusal) {
+      this.deps.log.warn({ entity: entity.id, topics: messages.map((m) => m.topic), requestId: call.requestId }, refusal);
+      const id = this.safeRecord(base, { outcome: 'denied', error: refusal });
+      return FAIL(`${refusal}; nothing was sent.`, { auditId: id });
     }
 
     // Fail closed: no audit row, no command.
@@ -323,11 +337,12 @@ export class Pipeline {
     // Listen before publishing so a fast echo is not missed.
     const echo = command.action === 'press' ? undefined : this.awaitEcho(entity, command, timeoutMs, call.signal);
     try {
-      for (const m of messages) await this.deps.mqtt.publish(m.topic, m.payload, { qos: 1, retain: false, expirySeconds: Math.ceil(timeoutMs / 1000) });
+      await this.deps.gate.publish({ entityId: entity.id, action }, messages, { qos: 1, retain: false, expirySeconds: Math.ceil(timeoutMs / 1000) });
     } catch (err) {
       echo?.cancel();
-      const error = `could not send the command: ${(err as Error).message}`;
-      this.safeFinish(auditId, { outcome: 'failed', error, latencyMs: performance.now() - started });
+      const refused = err instanceof CommandRefused;
+      const error = refused ? `${err.message}; nothing was sent` : `could not send the command: ${(err as Error).message}`;
+      this.safeFinish(auditId, { outcome: refused ? 'denied' : 'failed', error, latencyMs: performance.now() - started });
       return FAIL(`failed: ${error}`, { auditId, topics: messages.map((m) => m.topic) });
     }
     const details: Record<string, unknown> = {
@@ -489,6 +504,15 @@ export class Pipeline {
     return row.outcome === 'confirmed' || row.outcome === 'unconfirmed' || row.outcome === 'pending'
       ? { text, details: { auditId: row.id, duplicate: true } }
       : FAIL(text, { auditId: row.id, duplicate: true });
+  }
+}
+
+/** What a command would send, for judging it (empty when it cannot be built: execute() says why). */
+function payloadsOf(entity: Entity, command: Command): string[] {
+  try {
+    return encodeCommand(entity, command).map((m) => m.payload);
+  } catch {
+    return [];
   }
 }
 

@@ -3,7 +3,9 @@
 // gets the validated arguments and a call context, and returns a string or a
 // result object whose `details` never reach the model.
 
-export type Capability = 'read' | 'actuator';
+import type { Capability, Principal } from '../core/principal.js';
+
+export type { Capability };
 
 export interface ImagePart {
   /** Base64 data URL (`data:image/jpeg;base64,...`). */
@@ -23,11 +25,8 @@ export interface ToolResultObject {
 
 export type ToolResult = string | ToolResultObject;
 
-/** Who is asking: `voice:kitchen`, `chat:alice`, `flow:<node id>`, `mcp:<token>`, `cli:<user>`. */
-export interface Principal {
-  id: string;
-  roles: string[];
-}
+/** Who is asking (src/core/principal.ts). */
+export type { Principal };
 
 export interface ToolCall {
   requestId: string;

@@ -14,7 +14,7 @@ import { MAX_STATE_BYTES, PayloadError } from '../../decode.js';
 import { readJsonPath } from '../../json-path.js';
 import type { ColorMode } from '../../color.js';
 import { ACTUATOR_KINDS, type AttributeSource, type CommandRender, type Availability, type AvailabilitySource, type Entity, type EntityKind, type PayloadTransform, type PayloadView, type Range } from '../../model.js';
-import { actionsOf } from '../../../tools/parameters.js';
+import { actionsOf } from '../../actions.js';
 import type { Json } from './abbreviations.js';
 import { compileTemplate, renderStripped, TemplateError, type CompiledTemplate } from './templates.js';
 

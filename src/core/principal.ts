@@ -1,0 +1,11 @@
+// Who is asking, and what kind of tool a call uses: shared by the policy, the
+// audit, the tools and every front door, so it lives below all of them.
+
+/** Who is asking: `voice:kitchen`, `chat:alice`, `flow:<node id>`, `mcp:<token>`, `cli:<user>`. */
+export interface Principal {
+  id: string;
+  roles: string[];
+}
+
+/** A tool reads the home or acts on it. */
+export type Capability = 'read' | 'actuator';
