@@ -71,6 +71,10 @@ export class BuiltinEngine implements Engine {
     let systemPrompt = opts.systemPrompt ?? this.options.defaultSystemPrompt?.() ?? 'You control a home through the tools you are given.';
     let ownPrompt = opts.systemPrompt === undefined;
     const model = opts.model ?? provider.defaultModel;
+    // An id that is or was another principal's stays theirs, whether this session is ephemeral or not.
+    const live = opts.id ? this.sessions.get(opts.id) : undefined;
+    if (opts.id && live && live.principal.id !== principal.id) throw new Error(`session ${opts.id} belongs to another principal`);
+    if (opts.id && this.history && this.history.claim(opts.id, principal.id) !== principal.id) throw new Error(`session ${opts.id} belongs to another principal`);
     if (opts.id && this.history && !opts.ephemeral) {
       const saved = this.history.get(opts.id);
       if (saved) {
@@ -84,6 +88,7 @@ export class BuiltinEngine implements Engine {
     }
     if (!opts.ephemeral && this.history) this.history.create(id, principal.id, model, opts.systemPrompt ?? null);
     if (opts.ephemeral && !opts.id) id = `ephemeral-${id}`;
+    if (!opts.id) this.history?.claim(id, principal.id);
     const memory = opts.ephemeral ? undefined : this.memory;
     const sessionId = id;
     const recall =

@@ -20,6 +20,7 @@ export class HistoryStore {
   private readonly session;
   private readonly list;
   private readonly maxSeq;
+  private readonly claimTx: { immediate(id: string, principal: string): string };
 
   constructor(private readonly db: Db) {
     this.insertSession = db.prepare(
@@ -31,6 +32,25 @@ export class HistoryStore {
     this.session = db.prepare('SELECT * FROM sessions WHERE id = ?');
     this.list = db.prepare('SELECT * FROM sessions WHERE principal = ? ORDER BY updated_at DESC LIMIT ?');
     this.maxSeq = db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM session_messages WHERE session_id = ?');
+    const claim = db.prepare('INSERT OR IGNORE INTO session_claims (id, principal) VALUES (?, ?)');
+    const claimant = db.prepare('SELECT principal FROM session_claims WHERE id = ?').pluck();
+    const saved = db.prepare('SELECT principal FROM sessions WHERE id = ?').pluck();
+    this.claimTx = db.transaction((id: string, principal: string): string => {
+      // A saved thread's principal first (sessions older than the claims table), then the claim.
+      const owner = (saved.get(id) as string | undefined) ?? (claimant.get(id) as string | undefined);
+      if (owner !== undefined) return owner;
+      claim.run(id, principal);
+      return principal;
+    });
+  }
+
+  /**
+   * Claim a session id for a principal, ephemeral sessions too; returns the
+   * principal the id belongs to (another one's: the caller must refuse).
+   * An id once used stays with its principal, so nobody can take it over.
+   */
+  claim(id: string, principal: string): string {
+    return this.claimTx.immediate(id, principal);
   }
 
   create(id: string, principal: string, model: string, systemPrompt: string | null): void {
