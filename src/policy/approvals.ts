@@ -332,7 +332,7 @@ export function settleConfirm(
     const pending = gate.approvals?.request({ ...binding, reason: decision.reason });
     const now = (gate.now ?? Date.now)();
     const how = pending
-      ? ` Approval ${pending.id} is waiting: a person who may approve (${approvers}) can grant it with \`hearth approve ${pending.id}\` (or in the web page or a Node-RED flow) within ${Math.max(1, Math.round((pending.expiresAt - now) / 60000))} min; then make the same call again.`
+      ? ` Approval ${pending.id} is waiting: a person can grant it with \`hearth approve ${pending.id}\` (or in the web page or a Node-RED flow) within ${Math.max(1, Math.round((pending.expiresAt - now) / 60000))} min (approvers: ${approvers}); then make the same call again.`
       : ` Only ${approvers} may approve it.`;
     return { ok: false, text: `needs approval: ${decision.reason}.${refusedAnswer}${how}`, decision, ...(pending ? { approvalId: pending.id } : {}) };
   }
