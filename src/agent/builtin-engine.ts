@@ -88,7 +88,6 @@ export class BuiltinEngine implements Engine {
     }
     if (!opts.ephemeral && this.history) this.history.create(id, principal.id, model, opts.systemPrompt ?? null);
     if (opts.ephemeral && !opts.id) id = `ephemeral-${id}`;
-    if (!opts.id) this.history?.claim(id, principal.id);
     const memory = opts.ephemeral ? undefined : this.memory;
     const sessionId = id;
     const recall =
