@@ -324,7 +324,8 @@ export class SqlitePolicy implements PolicyEngine {
     ].join('\u0000');
     let list = this.cache.get(key);
     if (!list) {
-      list = this.rules.filter((c) => subjectMatches(c, req.principal.id, roles) && targetMatches(c, req) && actionMatches(c, isRead, req.action));
+      // Approve rules name approvers; they never decide a call (not even one whose action argument says `approve`).
+      list = this.rules.filter((c) => !c.approves && subjectMatches(c, req.principal.id, roles) && targetMatches(c, req) && actionMatches(c, isRead, req.action));
       if (this.cache.size >= CACHE_MAX) this.cache.clear();
       this.cache.set(key, list);
     }
@@ -464,7 +465,9 @@ export class SqlitePolicy implements PolicyEngine {
     for (const c of this.rules) {
       const r = c.rule;
       let why: string | null = null;
-      if (!subjectMatches(c, request.principal.id, roles)) {
+      if (c.approves) {
+        why = 'an approve rule: it names who may grant approvals and decides no call';
+      } else if (!subjectMatches(c, request.principal.id, roles)) {
         why = `subject ${r.subject} does not match ${request.principal.id} (roles: ${roles.join(', ') || 'none'})`;
       } else if (!targetMatches(c, request)) {
         const v = targetValue(r.targetType, request);
@@ -529,7 +532,7 @@ export class SqlitePolicy implements PolicyEngine {
       const vs = values(c.rule.targetType);
       return vs === null || vs.length === 0 || vs.some((v) => c.target(v));
     };
-    const relevant = this.rules.filter((c) => subjectMatches(c, principal.id, roles));
+    const relevant = this.rules.filter((c) => !c.approves && subjectMatches(c, principal.id, roles));
     for (const action of actions) {
       const isRead = action === 'read' || meta.capability === 'read';
       const applicable = relevant.filter((c) => actionMatches(c, isRead, action));

@@ -34,6 +34,10 @@ describe('security: approvers', () => {
     assert.equal(policy.mayApprove({ id: 'chat:parent', roles: [] }, lock), true, 'stored roles count');
     assert.equal(policy.mayApprove({ id: 'chat:parent', roles: [] }, garage), false);
     assert.deepEqual(policy.approversFor(lock), ['role:owner', 'role:adult']);
+    // An approve rule decides no call, not even a flow tool's call whose action argument is `approve`.
+    policy.add({ subject: 'role:adult', targetType: 'tool', target: 'announce', action: 'approve', effect: 'allow' });
+    const call = { principal: { id: 'chat:parent', roles: [] }, tool: 'announce', capability: 'actuator' as const, action: 'approve', args: { action: 'approve' } };
+    assert.equal(policy.decide(call).effect, 'deny');
     assert.throws(() => policy.add({ subject: 'role:adult', targetType: 'any', action: 'approve|unlock', effect: 'allow' }), PolicyRuleError);
     assert.throws(() => policy.add({ subject: 'role:adult', targetType: 'any', action: 'approve', effect: 'confirm' }), PolicyRuleError);
   });
