@@ -70,6 +70,10 @@ export class BuiltinEngine implements Engine {
     let turns = 0;
     let given = opts.systemPrompt;
     const model = opts.model ?? this.options.provider.defaultModel;
+    // An id that is or was another principal's stays theirs, whether this session is ephemeral or not.
+    const live = opts.id ? this.sessions.get(opts.id) : undefined;
+    if (opts.id && live && live.principal.id !== principal.id) throw new Error(`session ${opts.id} belongs to another principal`);
+    if (opts.id && this.history && this.history.claim(opts.id, principal.id) !== principal.id) throw new Error(`session ${opts.id} belongs to another principal`);
     if (opts.id && this.history && !opts.ephemeral) {
       const saved = this.history.get(opts.id);
       if (saved) {

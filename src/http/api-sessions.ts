@@ -180,7 +180,8 @@ export class SessionsApi {
     const decision = oneOf(input, 'decision', ['allow_once', 'allow_always', 'deny'] as const, true);
     const session = await this.session(params.id, principal);
     try {
-      session.respondPermission(params.requestId, decision);
+      // The answer is this principal's: it approves a confirm rule only if this principal may grant approvals.
+      session.respondPermission(params.requestId, decision, principal);
     } catch (err) {
       if (err instanceof NotPendingError || (err as { code?: string }).code === 'not_pending') {
         throw new HttpError(404, 'not_pending', `no pending permission request ${params.requestId} in session ${session.id}`);

@@ -15,9 +15,11 @@ import type { Entity, EntityKind } from '../devices/model.js';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { EntityState, StateCache } from '../devices/state-cache.js';
 import type { Logger } from '../log.js';
-import type { ApprovalStore, PolicyDecision, PolicyEngine } from '../policy/types.js';
+import { canonicalJson, settleConfirm } from '../policy/approvals.js';
+import type { ApprovalStore, PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { formatDuration } from '../util/time.js';
+import { argumentBoundsProblem, argumentSummary } from './argument-bounds.js';
 import { quoted } from './device-text.js';
 import { groupedToolFor, type ToolTarget } from './generator.js';
 import { fitImage, type ImageLimits } from './images.js';
@@ -93,6 +95,12 @@ export class Pipeline {
   };
 
   private async run(tool: GeneratedTool, target: ToolTarget, rawArgs: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> {
+    // Before anything recursive (clone, validation, hashing) touches them; the audit keeps only a summary.
+    const outOfBounds = argumentBoundsProblem(rawArgs);
+    if (outOfBounds) {
+      const entity = target.type === 'actuate' && target.entityId ? this.deps.registry.entity(target.entityId) : undefined;
+      return this.rejected(tool, call, argumentSummary(rawArgs), entity, `invalid arguments: ${outOfBounds}`);
+    }
     const args = rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? structuredClone(rawArgs) : (rawArgs as never);
     const validate = this.validator(tool);
     if (!validate(args)) {
@@ -234,7 +242,7 @@ export class Pipeline {
 
     // A retried request id is one actuation: answer from the row already written.
     const earlier = this.safeByRequestId(call.requestId);
-    if (earlier) return this.fromEarlierRow(earlier);
+    if (earlier) return this.fromEarlierRow(earlier, tool, args, call, entity);
 
     // A person said no when asked: the attempt is in the audit, as denied by them, and nothing is sent.
     if (call.refused) return this.rejected(tool, call, args, entity, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused }, command.action);
@@ -242,7 +250,7 @@ export class Pipeline {
     // Judged by what it would send: a "light" whose payload is UNLOCK is held to the rules for locks.
     const held = heldTo(entity, payloadsOf(entity, command));
     const action = held.action ?? command.action;
-    const decision = this.deps.policy.decide({
+    const request: PolicyRequest = {
       principal: call.principal,
       tool: tool.name,
       capability: 'actuator',
@@ -252,20 +260,16 @@ export class Pipeline {
       kind: held.kind,
       deviceClass: held.deviceClass,
       args,
-    });
+    };
+    const decision = this.deps.policy.decide(request);
     if (decision.effect === 'deny') return this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, action);
     let approvedBy: string | undefined;
     if (decision.effect === 'confirm') {
-      approvedBy = call.approvalId ?? this.deps.approvals?.consume({ principal: call.principal.id, tool: tool.name, args }) ?? undefined;
-      if (!approvedBy) {
-        const pending = this.deps.approvals?.request({ principal: call.principal.id, tool: tool.name, args, reason: decision.reason });
-        const how = pending
-          ? ` Approval ${pending.id} is waiting: a person can grant it with \`hearth approve ${pending.id}\` (or in the web page or a Node-RED flow) within ${Math.round((pending.expiresAt - this.now()) / 60000)} min; then make the same call again.`
-          : '';
-        return this.rejected(tool, call, args, entity, `needs approval: ${decision.reason}.${how}`, decision, action, pending?.id);
-      }
-      // An approved call counts against a rate-limited confirm rule.
-      if (decision.ruleId !== null) this.deps.policy.recordHit?.(decision.ruleId, call.principal.id);
+      // Whose yes counts, and the hold when there is none: decided in the policy layer, the same for every door.
+      const answer = call.approvalId ? { note: call.approvalId, by: call.approvedBy ?? call.principal } : undefined;
+      const settled = settleConfirm({ policy: this.deps.policy, approvals: this.deps.approvals, now: this.now }, request, decision, answer);
+      if (!settled.ok) return this.rejected(tool, call, args, entity, settled.text, settled.decision, action, settled.approvalId);
+      approvedBy = settled.approvedBy;
     }
 
     // Calls to one device never interleave; different devices run in parallel.
@@ -326,7 +330,7 @@ export class Pipeline {
     } catch (err) {
       // The same request id raced in twice: one actuation only.
       const earlier = (err as { code?: string }).code === 'AUDIT_DUPLICATE' ? this.safeByRequestId(call.requestId) : undefined;
-      if (earlier) return this.fromEarlierRow(earlier);
+      if (earlier) return this.fromEarlierRow(earlier, tool, args, call, entity);
       this.deps.log.error({ err: (err as Error).message, tool: tool.name }, 'audit unavailable; call refused');
       return FAIL(`refused: the audit log cannot be written (${(err as Error).message}); nothing was sent`);
     }
@@ -499,7 +503,17 @@ export class Pipeline {
     }
   }
 
-  private fromEarlierRow(row: AuditRow): ToolResultObject {
+  private fromEarlierRow(row: AuditRow, tool: GeneratedTool, args: Record<string, unknown>, call: ToolCall, entity?: Entity): ToolResultObject {
+    // An idempotency key names one call: the same key with another call is a mistake (or a probe), never a retry.
+    const same = row.tool === tool.name && row.principal === call.principal.id && (!entity || row.entityId === entity.id) && canonicalJson(row.args) === canonicalJson(args);
+    if (!same) {
+      const shown = canonicalJson(row.args);
+      const earlier = row.principal === call.principal.id ? ` (audit #${row.id}: ${row.tool} ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown})` : '';
+      return FAIL(
+        `refused: request id ${row.requestId} was already used for another call${earlier}; a retry must repeat the same tool and arguments, and a new call needs a new request id. Nothing was sent.`,
+        { duplicate: true, mismatch: true },
+      );
+    }
     const text = `${row.outcome === 'pending' ? 'still running' : row.outcome}: request ${row.requestId} was already handled (audit #${row.id}); it was not sent again.`;
     return row.outcome === 'confirmed' || row.outcome === 'unconfirmed' || row.outcome === 'pending'
       ? { text, details: { auditId: row.id, duplicate: true } }

@@ -37,8 +37,15 @@ export interface ToolCall {
   session: string | null;
   signal: AbortSignal;
   principal: Principal;
-  /** Set when an approval for exactly this call was granted (confirm rules). */
+  /**
+   * A person's yes to exactly this call, given in band (a session's
+   * allow_once), in words for the audit. It satisfies a confirm rule only
+   * when `approvedBy` (default: the caller's principal) may grant approvals
+   * (PolicyEngine.mayApprove); otherwise the call is held as an approval.
+   */
   approvalId?: string;
+  /** Who gave approvalId, when the door knows it was not the caller's principal. */
+  approvedBy?: Principal;
   /**
    * A person refused this call when asked (why, in words). A handler with
    * `recordsRefusals` writes the refused attempt to the audit and does nothing.
