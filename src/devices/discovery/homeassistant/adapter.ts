@@ -15,6 +15,7 @@ import { EventEmitter } from 'node:events';
 import type { HearthConfig } from '../../../config/schema.js';
 import type { Logger } from '../../../log.js';
 import type { ConnectionState } from '../../../mqtt/connection.js';
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../util/bounded-json.js';
 import type { Device, Entity } from '../../model.js';
 import { SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
 import { isObject, replaceAllAbbreviations, replaceTopicBase, TOPIC_BASE, type Json } from './abbreviations.js';
@@ -28,7 +29,7 @@ export const MAX_CONFIG_BYTES = 256 * 1024;
 /** Most discovered components kept (a runaway publisher cannot grow the registry without bound). */
 export const MAX_COMPONENTS = 20_000;
 /** Deepest JSON nesting accepted in a config (real ones use four levels; Home Assistant's parser stops at 1024). */
-export const MAX_JSON_DEPTH = 64;
+export { MAX_JSON_DEPTH };
 const FLUSH_QUIET_MS = 20;
 const FLUSH_MAX_WAIT_MS = 150;
 const MAX_LOGGED = 10_000;
@@ -91,23 +92,7 @@ export function cleanText(text: unknown, max = 100): string | undefined {
   return clean.length > max ? clean.slice(0, max).trimEnd() : clean;
 }
 
-/** How deep `[` and `{` nest in JSON text (strings skipped), without parsing it. */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) max = depth;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return max;
-}
+export { jsonDepth } from '../../../util/bounded-json.js';
 
 function shortHash(text: string, length = 6): string {
   return createHash('sha256').update(text).digest('hex').slice(0, length);
@@ -320,16 +305,13 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   }
 
   private parseObject(topic: string, text: string, hash?: string): Json | undefined {
-    const depth = jsonDepth(text);
-    if (depth > MAX_JSON_DEPTH) {
-      this.reject(topic, `Unable to parse JSON: nested deeper than ${MAX_JSON_DEPTH} levels`, hash);
-      return undefined;
-    }
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseBoundedJson(text, { maxChars: MAX_CONFIG_BYTES, maxDepth: MAX_JSON_DEPTH });
     } catch (err) {
-      this.reject(topic, `Unable to parse JSON: ${err instanceof RangeError ? 'nested too deeply' : JSON.stringify(text.slice(0, 40))}`, hash);
+      if (!(err instanceof JsonLimitError)) throw err;
+      const why = err.reason === 'too_deep' ? `nested deeper than ${MAX_JSON_DEPTH} levels` : err.reason === 'oversized' ? err.message : JSON.stringify(text.slice(0, 40));
+      this.reject(topic, `Unable to parse JSON: ${why}`, hash);
       return undefined;
     }
     if (!isObject(value)) {
@@ -638,9 +620,14 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     this.flushTimer = undefined;
     if (!this.stopped && this.ctx && this.dirty.size) {
       for (const deviceId of this.dirty) {
-        const device = this.buildDevice(deviceId);
-        if (device) this.devices.set(deviceId, device);
-        else this.devices.delete(deviceId);
+        // This runs from a timer: nothing may escape it; a device that cannot be built keeps its last form.
+        try {
+          const device = this.buildDevice(deviceId);
+          if (device) this.devices.set(deviceId, device);
+          else this.devices.delete(deviceId);
+        } catch (err) {
+          this.log?.error({ err, device: deviceId }, `could not build the discovered device ${deviceId}`);
+        }
       }
       this.dirty.clear();
       this.stats.flushes++;
@@ -648,7 +635,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       try {
         this.ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homeassistant, devices);
       } catch (err) {
-        this.log?.error({ err: (err as Error).message }, 'could not update the device registry from Home Assistant discovery');
+        this.log?.error({ err }, 'could not update the device registry from Home Assistant discovery');
       }
       const entities = devices.reduce((n, d) => n + d.entities.length, 0);
       const changes = { added: this.added, removed: this.removedSinceFlush };
