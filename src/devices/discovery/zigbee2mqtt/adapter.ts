@@ -15,10 +15,10 @@ import { groupSkips, type Skip } from './skips.js';
 import type { Z2mDevice } from './types.js';
 
 export const SOURCE_NAME = 'zigbee2mqtt';
-/** Largest bridge/devices list read (a few hundred devices take a megabyte or two). */
-export const MAX_DEVICES_LIST_BYTES = 8 * 1024 * 1024;
+/** Largest bridge/devices list read (a few hundred devices take a megabyte or two; a list of every model zigbee-herdsman-converters knows, 11 MB). */
+export const MAX_DEVICES_LIST_BYTES = 32 * 1024 * 1024;
 /** Most entries of bridge/devices read; the rest are skipped. */
-export const MAX_DEVICES = 2_000;
+export const MAX_DEVICES = 10_000;
 /** Largest bridge/info read. */
 export const MAX_INFO_BYTES = 1024 * 1024;
 
