@@ -2,13 +2,11 @@
 // instructions: control characters go, length is capped, and they reach the
 // model only inside quotes.
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
+import { cleanUntrustedText } from '../util/untrusted-text.js';
 
 /** Strip control and invisible formatting characters, collapse whitespace, cap length. */
 export function cleanDeviceText(text: string | undefined, max = 60): string {
-  if (!text) return '';
-  const clean = text.replace(CONTROL, ' ').replace(/\s+/g, ' ').trim();
-  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
+  return cleanUntrustedText(text, max);
 }
 
 /** A device string as quoted data. */

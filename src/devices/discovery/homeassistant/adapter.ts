@@ -16,6 +16,9 @@ import type { HearthConfig } from '../../../config/schema.js';
 import type { Logger } from '../../../log.js';
 import type { ConnectionState } from '../../../mqtt/connection.js';
 import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../util/bounded-json.js';
+import { INVISIBLE } from '../../../util/untrusted-text.js';
+import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
+import { admitDiscovered } from '../../discovered.js';
 import type { Device, Entity } from '../../model.js';
 import { SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
 import { isObject, replaceAllAbbreviations, replaceTopicBase, TOPIC_BASE, type Json } from './abbreviations.js';
@@ -82,7 +85,6 @@ export interface HomeAssistantEvents {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
 
 /** Device-provided text as stored: no control or invisible characters, one line, capped. */
 export function cleanText(text: unknown, max = 100): string | undefined {
@@ -167,6 +169,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   /** Last payload text per topic, to skip identical re-announcements. */
   private readonly lastText = new Map<string, string>();
   private readonly logged = new Set<string>();
+  private readonly refusals = new PerKeyThrottle();
   private readonly dirty = new Set<string>();
   private flushTimer?: NodeJS.Timeout;
   private firstPending = 0;
@@ -633,7 +636,11 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       this.stats.flushes++;
       const devices = [...this.devices.values()];
       try {
-        this.ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homeassistant, devices);
+        const admitted = admitDiscovered(devices);
+        for (const r of admitted.refused) {
+          if (this.refusals.take(r.what) !== undefined) this.log?.warn({ device: r.what, reason: r.reason }, `Home Assistant discovery: refused ${r.what}: ${r.reason}`);
+        }
+        this.ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homeassistant, admitted.devices);
       } catch (err) {
         this.log?.error({ err }, 'could not update the device registry from Home Assistant discovery');
       }

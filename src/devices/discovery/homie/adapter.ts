@@ -6,6 +6,7 @@
 // emptied `$homie` and `$state` (Homie 4), removes the device.
 import type { HearthConfig } from '../../../config/schema.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
+import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
 import { MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
 import { groupSkips, type Skip } from '../zigbee2mqtt/skips.js';
@@ -203,7 +204,11 @@ export class HomieAdapter implements DiscoveryAdapter {
     const signature = JSON.stringify(devices);
     if (signature === this.signature) return;
     this.signature = signature;
-    this.ctx!.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homie, devices);
+    const admitted = admitDiscovered(devices);
+    for (const r of admitted.refused) {
+      if (this.refusals.take(r.what) !== undefined) this.ctx!.log.warn({ device: r.what, reason: r.reason }, `homie: refused ${r.what}: ${r.reason}`);
+    }
+    this.ctx!.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homie, admitted.devices);
   }
 }
 

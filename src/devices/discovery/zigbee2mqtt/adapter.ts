@@ -7,6 +7,7 @@
 import type { HearthConfig } from '../../../config/schema.js';
 import { JsonLimitError, parseBoundedJson } from '../../../util/bounded-json.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
+import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
 import { MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
 import { convertDevice, type ConvertedDevice, type Z2mOptions } from './device.js';
@@ -182,7 +183,11 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     const signature = JSON.stringify(devices);
     if (signature !== this.signature) {
       this.signature = signature;
-      ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, devices);
+      const admitted = admitDiscovered(devices);
+      for (const r of admitted.refused) {
+        if (this.refusals.take(r.what) !== undefined) ctx.log.warn({ device: r.what, reason: r.reason }, `zigbee2mqtt: refused ${r.what}: ${r.reason}`);
+      }
+      ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, admitted.devices);
     }
     this.refresher?.consider(
       converted
