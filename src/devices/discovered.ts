@@ -17,6 +17,8 @@ export const MAX_AREA_CHARS = 60;
 export const MAX_MAKER_CHARS = 80;
 export const MAX_ALIASES = 8;
 export const MAX_WORD_CHARS = 40;
+/** Most entities one discovered device may bring (real ones have a few dozen). */
+export const MAX_ENTITIES_PER_DEVICE = 256;
 
 export interface Refusal {
   /** The device id, or `<device id>.<key>` for an entity, as announced (cleaned for the log). */
@@ -58,6 +60,10 @@ export function admitDiscovered(devices: Device[]): { devices: Device[]; refused
   for (const device of devices) {
     if (!DEVICE_ID_RE.test(device.id)) {
       refused.push({ what: forLog(device.id), reason: 'device id is not [a-z0-9_-], 1-64 characters' });
+      continue;
+    }
+    if (device.entities.length > MAX_ENTITIES_PER_DEVICE) {
+      refused.push({ what: forLog(device.id), reason: `${device.entities.length} entities, more than the ${MAX_ENTITIES_PER_DEVICE} a device may have` });
       continue;
     }
     const entities: Entity[] = [];

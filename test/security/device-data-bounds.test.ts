@@ -7,11 +7,29 @@
 // demo home with its simulator, and a real SQLite file.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { crc32, deflateSync } from 'node:zlib';
 import mqtt, { type MqttClient } from 'mqtt';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { actuatorTool, OWNER, startHome, type TestHome } from '../helpers/home.js';
 import type { LogLine } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
+
+/** A PNG of a few dozen bytes whose header declares `width` x `height` pixels (only the first row of data follows). */
+function pngDeclaring(width: number, height: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(1 + width * 3))), chunk('IEND', Buffer.alloc(0))]);
+}
 
 /** `{"<key>": [[[[...]]]]}`, `levels` deep: about 2 bytes a level. */
 const deep = (levels: number, key = 'temperature') => `{"${key}": ${'['.repeat(levels)}${']'.repeat(levels)}}`;
@@ -130,6 +148,18 @@ describe('one device message never stops the bridge', () => {
     const many = await logLine('the 300-property device skipped', 'homie/5/manyprops/$description', /skipped Homie 5 device "manyprops"/);
     assert.equal(many.reason, 'too_many_entities');
     assert.equal(home.hearth.bridge.registry.device('manyprops'), undefined);
+    await lampStillWorks();
+  });
+
+  it('a camera frame that declares a huge picture fails its tool call with the limit, before any decoding', async () => {
+    await send('homeassistant/camera/bomb_cam/config', JSON.stringify({ name: 'Bomb camera', unique_id: 'bomb_cam', topic: 'bomb/cam' }), true);
+    const camera = await waitFor('the camera discovered', () => home.hearth.bridge.registry.entities().find((e) => e.stateTopic === 'bomb/cam'));
+    const tool = await waitFor('its tool', () => home.hearth.tools.all().find((t) => t.meta.entityIds.length === 1 && t.meta.entityIds[0] === camera.id));
+    await pub.publishAsync('bomb/cam', pngDeclaring(7000, 7000), { qos: 1 });
+    await waitFor('the frame kept', () => home.hearth.bridge.cache.get(camera.id)?.frame);
+    const result = await home.hearth.tools.call(tool.name, {}, OWNER);
+    const text = typeof result === 'string' ? result : (result.text ?? result.error ?? '');
+    assert.match(text, /declares 7000x7000 pixels, over the 40000000-pixel limit/);
     await lampStillWorks();
   });
 });

@@ -6,8 +6,7 @@ import type { Logger } from '../../log.js';
 import type { MqttConnection } from '../../mqtt/connection.js';
 import type { DeviceRegistry } from '../registry.js';
 
-/** Most entities one discovered device may bring (real ones have a few dozen); a device with more is skipped. */
-export const MAX_ENTITIES_PER_DEVICE = 256;
+export { MAX_ENTITIES_PER_DEVICE } from '../discovered.js';
 
 /** Lower wins when two sources declare the same device id. */
 export const SOURCE_PRIORITY = {
