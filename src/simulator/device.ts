@@ -203,7 +203,14 @@ export class SimulatedDevice implements BehaviourHost {
         (err: unknown) => this.log.warn({ err: String(err) }, 'publishing the initial state failed'),
       );
     });
-    client.on('message', (topic, payload) => this.onCommand(topic, payload));
+    client.on('message', (topic, payload) => {
+      // Anyone may publish on a command topic: a command the simulator cannot follow is logged, never thrown.
+      try {
+        this.onCommand(topic, payload);
+      } catch (err) {
+        this.log.warn({ err, topic }, 'command ignored: it could not be applied');
+      }
+    });
     client.on('error', (err) => this.log.warn({ err: err.message }, 'mqtt error'));
     client.on('offline', () => this.log.debug({ main }, 'disconnected'));
     return { client, availability, ready, abandon: rejectReady };
