@@ -7,6 +7,7 @@ import { stateJson } from '../cli/format.js';
 import type { Entity } from '../devices/model.js';
 import type { Hearth } from '../hearth.js';
 import type { Principal } from '../tools/types.js';
+import { quoted } from '../tools/device-text.js';
 
 /** MCP's "resource not found" error code. */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -75,12 +76,12 @@ export function listResources(hearth: Hearth, principal: Principal): Resource[] 
   const out: Resource[] = [];
   for (const entity of hearth.bridge.registry.entities()) {
     if (readDenied(hearth, principal, entity)) continue;
-    const where = entity.area ? ` in ${entity.area}` : '';
+    const where = entity.area ? ` in ${quoted(entity.area, 40)}` : '';
     out.push({
       uri: entityUri(entity.id),
       name: entity.id,
       title: entity.name,
-      description: `Current state of the ${entity.kind.replace(/_/g, ' ')} "${entity.name}"${where}, as JSON.`,
+      description: `Current state of the ${entity.kind.replace(/_/g, ' ')} ${quoted(entity.name)}${where}, as JSON.`,
       mimeType: 'application/json',
     });
     if (entity.kind === 'camera') {
@@ -89,7 +90,7 @@ export function listResources(hearth: Hearth, principal: Principal): Resource[] 
         uri: frameUri(entity.id),
         name: `${entity.id}/frame`,
         title: `${entity.name}: latest frame`,
-        description: `The latest frame of the camera "${entity.name}"${where}.`,
+        description: `The latest frame of the camera ${quoted(entity.name)}${where}.`,
         mimeType: frame?.contentType ?? 'image/jpeg',
         ...(frame ? { size: frame.bytes.length } : {}),
       });
@@ -107,7 +108,7 @@ export function readResource(hearth: Hearth, principal: Principal, uri: string):
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(stateJson(target.entity, state), null, 2) }] };
   }
   if (!state?.frame) {
-    throw new McpError(RESOURCE_NOT_FOUND, `the camera "${target.entity.name}" has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`, { uri });
+    throw new McpError(RESOURCE_NOT_FOUND, `the camera ${quoted(target.entity.name)} has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`, { uri });
   }
   return { contents: [{ uri, mimeType: state.frame.contentType, blob: state.frame.bytes.toString('base64') }] };
 }
