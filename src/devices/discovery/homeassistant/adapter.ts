@@ -96,6 +96,10 @@ export function cleanText(text: unknown, max = 100): string | undefined {
 
 export { jsonDepth } from '../../../util/bounded-json.js';
 
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64');
+}
+
 function shortHash(text: string, length = 6): string {
   return createHash('sha256').update(text).digest('hex').slice(0, length);
 }
@@ -166,7 +170,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   private readonly rawByDeviceId = new Map<string, string>();
   private readonly devices = new Map<string, Device>();
   private readonly entityIdByHash = new Map<string, string>();
-  /** Last payload text per topic, to skip identical re-announcements. */
+  /** A digest of the last payload per topic, to skip identical re-announcements (the text itself could be 256 KiB a topic). */
   private readonly lastText = new Map<string, string>();
   private readonly logged = new Set<string>();
   private readonly refusals = new PerKeyThrottle();
@@ -299,7 +303,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       this.reject(topic, 'config is not UTF-8 text');
       return;
     }
-    if (text !== '' && this.lastText.get(topic) === text) {
+    if (text !== '' && this.lastText.get(topic) === digest(text)) {
       this.emit('processed', { topic, outcome: 'ignore', reason: 'same config as before' });
       return;
     }
@@ -350,7 +354,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
         return;
       }
     }
-    if (this.process(topic, platform, hash, config)) this.lastText.set(topic, text);
+    if (this.process(topic, platform, hash, config)) this.lastText.set(topic, digest(text));
   }
 
   private onDevice(topic: string, objectId: string, nodeId: string | undefined, text: string): void {
@@ -400,7 +404,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       for (const [key, value] of Object.entries(device.shared)) if (!(key in config)) config[key] = value;
       ok = this.process(topic, platform, hash, config, { deviceTopic, componentId }) && ok;
     }
-    if (ok) this.lastText.set(topic, text);
+    if (ok) this.lastText.set(topic, digest(text));
   }
 
   /** Validate and keep one component. Returns whether it was accepted. */
