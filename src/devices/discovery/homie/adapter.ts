@@ -11,7 +11,7 @@ import type { Device } from '../../model.js';
 import { MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
 import { groupSkips, type Skip } from '../zigbee2mqtt/skips.js';
 import { homieToDevice, type ConvertedHomie } from './device.js';
-import { HomieV4Tree, v4Filters } from './v4.js';
+import { HomieLimitError, HomieV4Tree, MAX_V4_DEVICES, v4Filters } from './v4.js';
 import { MAX_DESCRIPTION_BYTES, parseDescription, v5Filters } from './v5.js';
 
 export const SOURCE_NAME = 'homie';
@@ -79,7 +79,10 @@ export class HomieAdapter implements DiscoveryAdapter {
         const [, dev, attr] = levels;
         if (attr !== '$state' && attr !== '$description') return;
         let entry = this.v5.get(dev);
-        if (!entry) this.v5.set(dev, (entry = {}));
+        if (!entry) {
+          if (this.v5.size >= MAX_V4_DEVICES) throw new HomieLimitError(`more than ${MAX_V4_DEVICES} Homie 5 devices`);
+          this.v5.set(dev, (entry = {}));
+        }
         if (attr === '$description') entry.description = text.trim() || undefined;
         else entry.state = text.trim() || undefined;
         // An empty $state removes the device.
@@ -90,7 +93,8 @@ export class HomieAdapter implements DiscoveryAdapter {
       const dev = this.v4.apply(levels, text);
       if (dev) this.markDirty(`4:${dev}`);
     } catch (err) {
-      this.refuse(topic, err instanceof RangeError ? 'it is nested too deeply' : 'it could not be handled', err);
+      if (err instanceof HomieLimitError) this.refuse(topic, err.message);
+      else this.refuse(topic, err instanceof RangeError ? 'it is nested too deeply' : 'it could not be handled', err);
     }
   }
 
