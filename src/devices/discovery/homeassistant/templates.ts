@@ -43,8 +43,10 @@ export const MAX_OUTPUT = 256 * 1024;
 export const MAX_VALUE_CHARS = 256 * 1024;
 /** Most items any intermediate list may hold. */
 export const MAX_LIST_ITEMS = 65_536;
-/** Characters and items one render may produce or walk in all (a few milliseconds of work). */
-export const MAX_WORK = 8_000_000;
+/** Characters and items one render may produce or walk in all (tens of milliseconds of work at most). */
+export const MAX_WORK = 4_000_000;
+/** What one comparison of two values costs against MAX_WORK: it takes about as long as copying 200 characters. */
+const COMPARE_COST = 200;
 const MAX_RANGE = 10_000;
 
 // ---------------------------------------------------------------------------
@@ -213,7 +215,7 @@ function* mapLazy<T, U>(items: Iterable<T>, fn: (x: T) => U): Generator<U> {
 }
 
 export function pyEquals(a: unknown, b: unknown): boolean {
-  charge(1);
+  charge(COMPARE_COST);
   if (isUndef(a) || isUndef(b)) return isUndef(a) && isUndef(b);
   if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
   const numLike = (x: unknown) => typeof x === 'number' || typeof x === 'boolean';
@@ -229,6 +231,7 @@ export function pyEquals(a: unknown, b: unknown): boolean {
 }
 
 function compare(a: unknown, b: unknown, op: string): boolean {
+  charge(COMPARE_COST);
   const numLike = (x: unknown) => typeof x === 'number' || typeof x === 'boolean';
   let c: number;
   if (numLike(a) && numLike(b)) c = Number(a) - Number(b);
@@ -1085,9 +1088,8 @@ const FILTERS: Record<string, Fn> = {
   sum: (v) => iterate(v).reduce<number>((acc, x) => acc + floatFilter(x, NO_DEFAULT, 'sum'), 0),
   reverse: (v) => (typeof v === 'string' ? [...iterate(v)].reverse().join('') : [...iterate(v)].reverse()),
   sort: (v, a, k) => {
-    const list = iterate(v);
-    charge(list.length * Math.ceil(Math.log2(list.length + 1)));
-    const items = [...list].sort((x, y) => (compare(x, y, '<') ? -1 : compare(y, x, '<') ? 1 : 0));
+    // Each comparison is charged as it happens.
+    const items = [...iterate(v)].sort((x, y) => (compare(x, y, '<') ? -1 : compare(y, x, '<') ? 1 : 0));
     return truthy(arg(a, k, 0, 'reverse', false)) ? items.reverse() : items;
   },
   unique: (v) => {
