@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import { applyTransform, decodeFrame, Message, normalizeValue, PayloadError, scalar, type Frame, type StateValue } from './decode.js';
 import { readJsonPath } from './json-path.js';
 import type { AvailabilitySource, Device, Entity } from './model.js';
+import { PerKeyThrottle } from '../util/per-key-throttle.js';
 
 export interface EntityState {
   entityId: string;
@@ -59,6 +60,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   private availabilityBySource = new Map<string, Map<string, boolean>>();
   private lastLogged = new Map<string, number>();
   private suppressed = new Map<string, number>();
+  private readonly listenerErrors = new PerKeyThrottle(LOG_EVERY_MS);
   private readonly onMessage = (topic: string, payload: Buffer, retained: boolean) => this.handle(topic, payload, retained);
 
   constructor(
@@ -148,8 +150,9 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
       try {
         this.emit('change', this.states.get(entity.id)!, entity);
       } catch (err) {
-        // A listener's bug is not the payload's fault: the state is kept, the error logged.
-        this.reportMalformed(topic, entity, new PayloadError('failed', `a state listener failed: ${describeError(err)}`), err);
+        // A listener's bug is not the payload's fault: the new state stands, the error is logged.
+        const suppressed = this.listenerErrors.take(topic);
+        if (suppressed !== undefined) this.log.error({ err, topic, entity: entity.id, ...(suppressed ? { suppressed } : {}) }, 'a state listener failed');
       }
     }
   }
