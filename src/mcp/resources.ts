@@ -91,7 +91,7 @@ export function readResource(hearth: Hearth, principal: Principal, uri: string):
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(stateJson(target.entity, state), null, 2) }] };
   }
   if (!state?.frame) {
-    throw new McpError(RESOURCE_NOT_FOUND, `the camera "${target.entity.name}" has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`, { uri });
+    throw new McpError(RESOURCE_NOT_FOUND, `the camera ${quoted(target.entity.name)} has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`, { uri });
   }
   return { contents: [{ uri, mimeType: state.frame.contentType, blob: state.frame.bytes.toString('base64') }] };
 }

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Db } from '../db/database.js';
-import type { Principal } from '../tools/types.js';
+import type { Principal } from '../core/principal.js';
 import type { ApprovalStore, ApprovalTarget, PolicyDecision, PolicyEngine, PolicyRequest } from './types.js';
 
 export type ApprovalStatus = 'pending' | 'granted' | 'denied' | 'used' | 'expired';
