@@ -326,11 +326,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
    * pending until markInterrupted at the next start).
    */
   finish(id: number, completion: AuditCompletion): void {
+    this.flushOutcomes();
     this.appendOutcomes([{ id, completion: normalizeCompletion(completion), followUp: false }]);
   }
 
   /** Append a reconciliation of an unconfirmed or interrupted call (a late report). Throws like finish(). */
   followUp(id: number, completion: AuditCompletion): void {
+    this.flushOutcomes();
     this.appendOutcomes([{ id, completion: normalizeCompletion(completion), followUp: true }]);
   }
 
@@ -384,6 +386,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** On start: pending calls begun more than olderThanMs ago get an `interrupted` outcome. Returns how many. */
   markInterrupted(olderThanMs: number): number {
+    this.flushOutcomes();
     const cutoff = new Date(this.now().getTime() - Math.max(0, olderThanMs)).toISOString();
     const rows = this.write(() => this.interruptTx.immediate(cutoff));
     this.committed();
@@ -568,6 +571,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** The digest of the table now. Counts only the rows added since the last one. */
   digest(): Digest {
+    this.flushOutcomes();
     const at = this.now().toISOString();
     const last = this.stmt.last.get();
     if (!last) return { count: 0, lastId: 0, lastHash: GENESIS_HASH, at };
@@ -580,23 +584,28 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   }
 
   // ------------------------------------------------------------ reading
+  // Every read first commits the outcomes finishLater() queued: this process reads its own writes.
 
   byRequestId(requestId: string): StoredAuditRow | undefined {
+    this.flushOutcomes();
     const r = this.stmt.byRequest.get(requestId);
     return r && fromDb(r);
   }
 
   get(id: number): StoredAuditRow | undefined {
+    this.flushOutcomes();
     const r = this.stmt.byId.get(id);
     return r && fromDb(r);
   }
 
   /** The last n rows, oldest first. */
   tail(n = 20): StoredAuditRow[] {
+    this.flushOutcomes();
     return this.stmt.tail.all(Math.max(0, Math.floor(n))).map(fromDb);
   }
 
   list(filter: AuditListFilter = {}): StoredAuditRow[] {
+    this.flushOutcomes();
     const where: string[] = [];
     const params: unknown[] = [];
     const key: string[] = [];
@@ -627,11 +636,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** The log (or the part since a time) as JSON lines or CSV records, read a page at a time. */
   export(format: ExportFormat, options: ExportOptions = {}): Generator<string> {
+    this.flushOutcomes();
     return exportLines((afterId, since, until, limit) => this.stmt.page.all(afterId, since, until, limit), format, options);
   }
 
   /** Verify the chain (and the configured digest file, unless another is given). */
   verify(options: VerifyOptions = {}): VerifyResult {
+    this.flushOutcomes();
     return verify(this.db, { digestFile: options.digestFile ?? this.digestFile, key: options.key ?? this.key });
   }
 }

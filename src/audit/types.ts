@@ -55,6 +55,12 @@ export interface AuditLog {
    * (`confirmed`, or `failed` for a contrary report). Throws AUDIT_NOT_PENDING when the call is in no such state.
    */
   followUp(id: number, completion: AuditCompletion): void;
+  /**
+   * The outcome of a pending call, off the caller's path (issue 18): appended with other outcomes in one
+   * transaction on the next turn of the event loop; a crash before that leaves the call pending (marked
+   * interrupted at the next start). Errors are the store's to log. Optional: finish() is used without it.
+   */
+  finishLater?(id: number, completion: AuditCompletion): void;
   /** One finished row at once (denied or failed before publishing). */
   record(entry: AuditEntry, completion: AuditCompletion): number;
   /** The row already written for this request id (idempotent retries), if any. */
