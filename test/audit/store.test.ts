@@ -113,10 +113,10 @@ describe('SqliteAuditLog', () => {
     assert.equal(caught?.code, 'AUDIT_DUPLICATE');
     assert.equal(caught?.existingId, id);
     assert.equal(codeOf(() => audit.record(entry({ requestId: 'same' }), { outcome: 'denied' })), 'AUDIT_DUPLICATE');
-    assert.equal((db.prepare('SELECT count(*) AS n FROM audit').get() as { n: number }).n, 1);
-    // The refused attempts left no trace in the chain.
+    assert.equal((db.prepare('SELECT count(*) AS n FROM audit_entry').get() as { n: number }).n, 1);
+    // The refused attempts left no trace in the chain: the outcome is the next entry, then the next call.
     audit.finish(id, { outcome: 'confirmed' });
-    assert.equal(audit.record(entry(), { outcome: 'failed', error: 'no broker' }), id + 1);
+    assert.equal(audit.record(entry(), { outcome: 'failed', error: 'no broker' }), id + 2);
     assert.equal(audit.verify().ok, true);
   });
 
@@ -149,7 +149,8 @@ describe('SqliteAuditLog', () => {
     assert.equal(audit.markInterrupted(0), 0);
     assert.equal(codeOf(() => audit.finish(old, { outcome: 'confirmed' })), 'AUDIT_NOT_PENDING');
     const v = audit.verify();
-    assert.deepEqual([v.ok, v.rows, v.pending], [true, 3, 0]);
+    // Three calls and three outcome entries.
+    assert.deepEqual([v.ok, v.rows, v.pending], [true, 6, 0]);
   });
 
   it('fails closed on a read-only connection (AUDIT_UNAVAILABLE)', () => {
@@ -243,7 +244,8 @@ describe('SqliteAuditLog', () => {
     assert.equal(audit2.get(pending)!.outcome, 'interrupted');
     audit2.record(entry(), { outcome: 'denied' });
     const v = audit2.verify();
-    assert.deepEqual([v.ok, v.rows, v.lastId], [true, 3, 3]);
+    // Entries: the recorded call, the pending one, its interrupted outcome, the denied call.
+    assert.deepEqual([v.ok, v.rows, v.lastId], [true, 4, 4]);
   });
 
   it('stores what it hashes: odd text verifies', () => {
