@@ -1,0 +1,122 @@
+// Issue 15, finding 10: the audit says only what is known. A command that left
+// is never recorded `failed` because the broker connection dropped: it is
+// `unconfirmed` (the device may have acted), and a matching report that comes
+// later appends a chained "confirmed late" entry to the call (the call's own
+// entries are never edited). Real brokers (aedes and mosquitto, and an aedes
+// that holds back its acknowledgement), a real SQLite file.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Aedes } from 'aedes';
+import Database from 'better-sqlite3';
+import { brokerKinds, type TestBroker } from '../helpers/brokers.js';
+import { OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { waitFor } from '../helpers/wait.js';
+
+/** The entries the log holds for a call, oldest first (read through a connection of its own). */
+function entriesOf(home: TestHome, callId: number): Array<{ id: number; kind: string; outcome: string | null; error: string | null }> {
+  const raw = new Database(home.hearth.db.name, { readonly: true });
+  try {
+    return raw.prepare('SELECT id, kind, outcome, error FROM audit_entry WHERE id = ? OR call_id = ? ORDER BY id').all(callId, callId) as never;
+  } finally {
+    raw.close();
+  }
+}
+
+async function approvedCall(home: TestHome, tool: string, args: Record<string, unknown>) {
+  const held = await home.hearth.tools.call(tool, args, OWNER);
+  assert.match(held.text!, /^needs approval/);
+  assert.equal(home.hearth.approvals.grant((held.details as { approvalId: string }).approvalId, 'cli:test-person'), true);
+  return home.hearth.tools.call(tool, args, OWNER);
+}
+
+for (const { kind, start } of brokerKinds) {
+  describe(`audit outcomes after a lost broker, on ${kind}`, () => {
+    let broker: TestBroker;
+    let home: TestHome;
+    before(async () => {
+      broker = await start();
+      // The door takes long enough to open that the broker goes away while it moves.
+      home = await startHome(broker, { travelMs: 1500 });
+    });
+    after(async () => {
+      await home?.close();
+      await broker?.stop();
+    });
+
+    it('the broker restarts while the garage opens: unconfirmed (not failed), then a chained "confirmed late" entry', async () => {
+      assert.equal(home.hearth.bridge.cache.get('garage_door.door')?.value, 'closed');
+      const sent = home.commands().length;
+      const opening = approvedCall(home, 'garage_door', { action: 'open' });
+      await waitFor('the open command left', () => home.commands().slice(sent).some((c) => c.topic === 'hearth-demo/garage_door/set'));
+      await broker.restart();
+      const res = await opening;
+      assert.match(res.text!, /^unconfirmed: sent open to "Garage door", then (lost the connection to the MQTT broker|it reported offline)/, res.text);
+      assert.notEqual(res.isError, true);
+      const id = (res.details as { auditId: number }).auditId;
+      // The door opened meanwhile; once the bridge is back it hears so, and the call gets a follow-up.
+      await waitFor('the late confirmation', () => home.hearth.audit.get(id)?.outcome === 'confirmed', 20_000);
+      const row = home.hearth.audit.get(id)!;
+      assert.match(row.error!, /^confirmed late, after \d/);
+      assert.deepEqual(
+        entriesOf(home, id).map((e) => [e.kind, e.outcome]),
+        [
+          ['call', 'pending'],
+          ['outcome', 'unconfirmed'],
+          ['outcome', 'confirmed'],
+        ],
+        'the call, its outcome, and the follow-up: three entries, none edited',
+      );
+      assert.equal(home.hearth.audit.verify().ok, true);
+    });
+  });
+}
+
+describe('a publish the broker never acknowledged', () => {
+  let aedes: Aedes;
+  let server: net.Server;
+  const sockets = new Set<net.Socket>();
+  let home: TestHome;
+  let holding: Array<(err?: Error | null) => void> = [];
+  let hold = false;
+
+  before(async () => {
+    aedes = await Aedes.createBroker();
+    // Hold back a command to the lamp: no PUBACK, and nothing delivered, until released.
+    aedes.authorizePublish = (_client, packet, done) => {
+      if (hold && packet.topic === 'hearth-demo/living_room_lamp/set') holding.push(done);
+      else done(null);
+    };
+    server = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+      aedes.handle(socket);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const broker: TestBroker = { url: `mqtt://127.0.0.1:${port}`, port, kind: 'aedes', stop: async () => {}, restart: async () => {} };
+    home = await startHome(broker);
+  });
+  after(async () => {
+    for (const done of holding) done(new Error('test over'));
+    await home?.close();
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await new Promise<void>((resolve) => aedes.close(() => resolve()));
+  });
+
+  it('the connection drops before the PUBACK: the command may have left, so unconfirmed, not failed', async () => {
+    hold = true;
+    const call = home.hearth.tools.call('living_room_lamp', { action: 'turn_on' }, OWNER);
+    await waitFor('the broker holds the command', () => holding.length === 1);
+    for (const s of sockets) s.destroy();
+    const res = await call;
+    assert.match(res.text!, /^unconfirmed: turn on for "Living room lamp" may have been sent/, res.text);
+    const row = home.hearth.audit.get((res.details as { auditId: number }).auditId)!;
+    assert.equal(row.outcome, 'unconfirmed');
+    assert.match(row.error!, /may have been sent, but the broker did not acknowledge it/);
+    hold = false;
+    for (const done of holding.splice(0)) done(new Error('dropped by the test'));
+    assert.equal(home.hearth.audit.verify().ok, true);
+  });
+});
