@@ -405,8 +405,10 @@ class ChainWalk {
 
 /** The seal a writer must append before its first entry, if rows from before migration 0008 are not sealed yet. */
 export function legacySealNeeded(db: Db): { count: number; lastId: number; sha256: string } | undefined {
-  if (!db.prepare('SELECT 1 FROM audit_entry WHERE v = 1 LIMIT 1').get()) return undefined;
-  if (db.prepare('SELECT 1 FROM audit_entry WHERE v = 2 LIMIT 1').get()) return undefined;
+  // Old rows all come first, and the seal before any new entry: the two ends of the log tell.
+  const first = db.prepare('SELECT v FROM audit_entry ORDER BY id LIMIT 1').get() as { v: number } | undefined;
+  const last = db.prepare('SELECT v FROM audit_entry ORDER BY id DESC LIMIT 1').get() as { v: number } | undefined;
+  if (first?.v !== 1 || last?.v !== 1) return undefined;
   const walk = new ChainWalk();
   for (const r of db.prepare('SELECT * FROM audit_entry ORDER BY id').iterate() as IterableIterator<DbAuditEntry>) walk.check(r), walk.advance(r);
   return walk.unsealed();

@@ -54,6 +54,15 @@ interface Resolved {
   command: Command;
 }
 
+/**
+ * A report that says the command failed (not merely "not yet"): the device's own error state.
+ * Returns what it said, or undefined.
+ */
+function reportsFailure(entity: Entity, command: Command, state: EntityState): string | undefined {
+  if ((command.action === 'lock' || command.action === 'unlock') && state.value === 'jammed') return 'jammed';
+  return undefined;
+}
+
 /** How long after an unconfirmed call a matching report still counts as its late confirmation (at least). */
 const LATE_WINDOW_MS = 5 * 60_000;
 
@@ -388,6 +397,11 @@ export class Pipeline {
           details,
         };
       }
+      case 'failed': {
+        const said = reportsFailure(entity, command, result.state!)!;
+        this.safeFinish(auditId, { outcome: 'failed', latencyMs, echo: echoPayload, error: `the device reported ${said}` });
+        return FAIL(`failed: ${name} reported ${said} after the command. ${stateText(entity, now, this.now())}`, details);
+      }
       // Sent, and then no report could come: what the device did is not known.
       case 'offline':
         this.safeFinish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: 'the device reported offline after the command was sent' });
@@ -448,7 +462,7 @@ export class Pipeline {
   }
 
   private awaitEcho(entity: Entity, command: Command, timeoutMs: number, signal: AbortSignal) {
-    type Outcome = { kind: 'confirmed' | 'timeout' | 'offline' | 'aborted' | 'broker_lost'; state?: EntityState };
+    type Outcome = { kind: 'confirmed' | 'failed' | 'timeout' | 'offline' | 'aborted' | 'broker_lost'; state?: EntityState };
     let cancel = () => {};
     const promise = new Promise<Outcome>((resolve) => {
       const cache = this.deps.cache;
@@ -456,6 +470,7 @@ export class Pipeline {
         if (changed.id !== entity.id) return;
         if (state.available === false) return finish({ kind: 'offline', state });
         if (isConfirmedBy(entity, command, state)) finish({ kind: 'confirmed', state });
+        else if (reportsFailure(entity, command, state)) finish({ kind: 'failed', state });
       };
       const onAbort = () => finish({ kind: 'aborted', state: cache.get(entity.id) });
       // Without the broker no echo can come: say so now rather than at the timeout.

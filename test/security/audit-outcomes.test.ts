@@ -9,6 +9,7 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Aedes } from 'aedes';
 import Database from 'better-sqlite3';
+import mqtt from 'mqtt';
 import { brokerKinds, type TestBroker } from '../helpers/brokers.js';
 import { OWNER, startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
@@ -42,6 +43,24 @@ for (const { kind, start } of brokerKinds) {
     after(async () => {
       await home?.close();
       await broker?.stop();
+    });
+
+    it('a lock that reports jammed after the command: failed, because the device said so', async () => {
+      const reporter = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+      try {
+        const sent = home.commands().length;
+        const unlocking = approvedCall(home, 'front_door_lock', { action: 'unlock' });
+        await waitFor('the unlock command left', () => home.commands().slice(sent).some((c) => c.topic === 'hearth-demo/front_door/lock/set'));
+        await reporter.publishAsync('hearth-demo/front_door/lock', 'JAMMED', { qos: 1 });
+        const res = await unlocking;
+        assert.equal(res.isError, true);
+        assert.match(res.text!, /^failed: "Front door lock" reported jammed after the command/, res.text);
+        const row = home.hearth.audit.get((res.details as { auditId: number }).auditId)!;
+        assert.deepEqual([row.outcome, row.error], ['failed', 'the device reported jammed']);
+      } finally {
+        await reporter.endAsync(true);
+      }
+      await waitFor('the simulated lock settles', () => home.hearth.bridge.cache.get('front_door.lock')?.value === 'unlocked');
     });
 
     it('the broker restarts while the garage opens: unconfirmed (not failed), then a chained "confirmed late" entry', async () => {
