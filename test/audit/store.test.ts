@@ -232,6 +232,36 @@ describe('SqliteAuditLog', () => {
     assert.equal(db.pragma('synchronous', { simple: true }), 2);
   });
 
+  it('finishLater: outcomes leave the path of the caller and are committed together on the next turn; a read commits them first', async () => {
+    const { audit, path } = fresh();
+    const events: StoredAuditRow[] = [];
+    audit.on('row', (r) => events.push(r));
+    const a = audit.begin(entry());
+    const b = audit.begin(entry());
+    audit.finishLater(a, { outcome: 'confirmed', latencyMs: 3 });
+    audit.finishLater(b, { outcome: 'unconfirmed', error: 'no matching state within 3 s' });
+    // Another process sees both calls pending until the commit: what a crash now would leave.
+    const other = new Database(path, { readonly: true });
+    open.push(other);
+    const outcomes = () => (other.prepare('SELECT outcome FROM audit ORDER BY id').all() as Array<{ outcome: string }>).map((r) => r.outcome);
+    assert.deepEqual(outcomes(), ['pending', 'pending']);
+    assert.equal(events.length, 0);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(outcomes(), ['confirmed', 'unconfirmed']);
+    assert.deepEqual(events.map((e) => [e.id, e.outcome]), [[a, 'confirmed'], [b, 'unconfirmed']]);
+    // Reads in this process see their own writes at once.
+    const c = audit.begin(entry());
+    audit.finishLater(c, { outcome: 'confirmed' });
+    assert.equal(audit.get(c)!.outcome, 'confirmed');
+    // A follow-up to the unconfirmed call: one more entry, nothing edited.
+    audit.followUp(b, { outcome: 'confirmed', error: 'confirmed late, after 9 s' });
+    assert.deepEqual([audit.get(b)!.outcome, audit.get(b)!.error], ['confirmed', 'confirmed late, after 9 s']);
+    assert.equal(codeOf(() => audit.followUp(b, { outcome: 'confirmed' })), 'AUDIT_NOT_PENDING');
+    assert.equal(codeOf(() => audit.followUp(c, { outcome: 'confirmed' })), 'AUDIT_NOT_PENDING');
+    const v = audit.verify();
+    assert.deepEqual([v.ok, v.rows, v.pending], [true, 7, 0]);
+  });
+
   it('continues the chain across a restart', () => {
     const { audit, path, db } = fresh();
     audit.record(entry(), { outcome: 'confirmed', latencyMs: 1 });
