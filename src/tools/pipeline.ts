@@ -75,7 +75,9 @@ export class Pipeline {
   private readonly validatorOf = new WeakMap<object, ValidateFunction>();
   private readonly deviceQueues = new Map<string, LimitFunction>();
   /** Per entity: the unconfirmed call still watched for a late report (a newer command ends the watch). */
-  private readonly lateWatches = new Map<string, () => void>();
+  private readonly lateWatches = new Map<string, { report(state: EntityState): void; stop(): void }>();
+  /** One cache listener serves every late watch (installed while there is one). */
+  private readonly onLateReport = (state: EntityState, entity: Entity) => this.lateWatches.get(entity.id)?.report(state);
   private readonly now: () => number;
 
   constructor(private readonly deps: PipelineDeps) {
@@ -322,7 +324,7 @@ export class Pipeline {
       return this.notSent(base, `cannot build the command: ${(err as Error).message}`);
     }
     // A newer command to the entity: a report from now on answers it, not an older unconfirmed one.
-    this.lateWatches.get(entity.id)?.();
+    this.lateWatches.get(entity.id)?.stop();
 
     // Fail closed: no audit row, no command.
     let auditId: number;
@@ -434,14 +436,18 @@ export class Pipeline {
     if (before && was && isConfirmedBy(entity, command, { ...was, value: before.value, attributes: before.attributes })) return;
     const cache = this.deps.cache;
     const windowMs = Math.max(LATE_WINDOW_MS, 10 * (this.deps.timeouts?.[entity.kind] ?? entity.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS[entity.kind]));
-    const stop = () => {
-      clearTimeout(timer);
-      cache.off('change', onChange);
-      if (this.lateWatches.get(entity.id) === stop) this.lateWatches.delete(entity.id);
+    const watch = {
+      stop: () => {
+        clearTimeout(timer);
+        if (this.lateWatches.get(entity.id) !== watch) return;
+        this.lateWatches.delete(entity.id);
+        if (!this.lateWatches.size) cache.off('change', this.onLateReport);
+      },
+      report: (state: EntityState) => onReport(state),
     };
-    const onChange = (state: EntityState, changed: Entity) => {
-      if (changed.id !== entity.id || state.available === false || !isConfirmedBy(entity, command, state)) return;
-      stop();
+    const onReport = (state: EntityState) => {
+      if (state.available === false || !isConfirmedBy(entity, command, state)) return;
+      watch.stop();
       const latencyMs = performance.now() - started;
       try {
         this.deps.audit.followUp(auditId, {
@@ -454,11 +460,11 @@ export class Pipeline {
         this.deps.log.error({ err, auditId }, 'audit: a late confirmation could not be appended');
       }
     };
-    const timer = setTimeout(stop, windowMs);
+    const timer = setTimeout(() => watch.stop(), windowMs);
     timer.unref();
-    this.lateWatches.get(entity.id)?.();
-    this.lateWatches.set(entity.id, stop);
-    cache.on('change', onChange);
+    this.lateWatches.get(entity.id)?.stop();
+    if (!this.lateWatches.size) cache.on('change', this.onLateReport);
+    this.lateWatches.set(entity.id, watch);
   }
 
   private awaitEcho(entity: Entity, command: Command, timeoutMs: number, signal: AbortSignal) {
