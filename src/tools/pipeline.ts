@@ -425,6 +425,30 @@ export class Pipeline {
   }
 
   /**
+   * A call a stopped process left pending, now marked interrupted: if its device later reports the asked
+   * state (a change to it, not the state it shows now, which may predate the call), a follow-up says so.
+   * Returns whether it is watched.
+   */
+  reconcileInterrupted(row: AuditRow): boolean {
+    const entity = row.entityId ? this.deps.registry.entity(row.entityId) : undefined;
+    if (!entity) return false;
+    let command: Command;
+    try {
+      const { entity: _drop, ...rest } = row.args;
+      command = toCommand(entity, rest);
+    } catch {
+      return false;
+    }
+    const now = this.deps.cache.get(entity.id);
+    // Without a state to compare, a report cannot be told from one that predates the call.
+    if (!now || now.value === undefined) return false;
+    // Started where the call was made, so a late confirmation says how long after the call it came.
+    const started = performance.now() - Math.max(0, this.now() - Date.parse(row.at));
+    this.watchLate(row.id, entity, command, started, { value: now.value, attributes: now.attributes });
+    return this.lateWatches.has(entity.id);
+  }
+
+  /**
    * After `unconfirmed` (or a cancelled wait): a report that matches the command within the late window
    * appends a chained follow-up to the call ("confirmed late"). Ends at the first match, at the window's
    * end, or when a newer command is sent to the entity.

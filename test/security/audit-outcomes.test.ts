@@ -10,7 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { Aedes } from 'aedes';
 import Database from 'better-sqlite3';
 import mqtt from 'mqtt';
-import { brokerKinds, type TestBroker } from '../helpers/brokers.js';
+import { SqliteAuditLog } from '../../src/audit/store.js';
+import { brokerKinds, startAedes, type TestBroker } from '../helpers/brokers.js';
 import { OWNER, startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -136,6 +137,51 @@ describe('a publish the broker never acknowledged', () => {
     assert.match(row.error!, /may have been sent, but the broker did not acknowledge it/);
     hold = false;
     for (const done of holding.splice(0)) done(new Error('dropped by the test'));
+    assert.equal(home.hearth.audit.verify().ok, true);
+  });
+});
+
+describe('a call a stopped process left pending', () => {
+  let broker: TestBroker;
+  let home: TestHome;
+  before(async () => {
+    broker = await startAedes();
+    home = await startHome(broker, { travelMs: 300 });
+  });
+  after(async () => {
+    await home?.close();
+    await broker?.stop();
+  });
+
+  it('is marked interrupted at the next sweep, and the door opening later appends a chained "confirmed late"', async () => {
+    // What a `hearth call` killed after publishing leaves: a pending call, begun an hour ago, by another process.
+    const other = new SqliteAuditLog(home.hearth.db, { durability: 'connection', now: () => new Date(Date.now() - 3_600_000) });
+    const id = other.begin({
+      requestId: 'killed-call',
+      principal: 'cli:test-owner',
+      session: null,
+      runId: null,
+      tool: 'garage_door',
+      entityId: 'garage_door.door',
+      action: 'open',
+      args: { action: 'open' },
+      decision: 'confirm',
+      ruleId: null,
+      reason: 'approved',
+    });
+    assert.equal(home.hearth.bridge.cache.get('garage_door.door')?.value, 'closed');
+    assert.equal(home.hearth.sweepPending(), 1);
+    assert.equal(home.hearth.audit.get(id)!.outcome, 'interrupted');
+    // The door was told to open (the command the dead process sent reaches it now) and reports open.
+    const client = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    try {
+      await client.publishAsync('hearth-demo/garage_door/set', 'OPEN', { qos: 1 });
+    } finally {
+      await client.endAsync(true);
+    }
+    await waitFor('the late confirmation', () => home.hearth.audit.get(id)?.outcome === 'confirmed', 10_000);
+    assert.match(home.hearth.audit.get(id)!.error!, /^confirmed late, after 36\d\d s/);
+    assert.deepEqual(entriesOf(home, id).map((e) => [e.kind, e.outcome]), [['call', 'pending'], ['outcome', 'interrupted'], ['outcome', 'confirmed']]);
     assert.equal(home.hearth.audit.verify().ok, true);
   });
 });
