@@ -245,9 +245,9 @@ export type BreakKind =
   | 'deleted'
   /** prev_hash does not link to the row before (rows reordered, replaced, or inserted). */
   | 'linkage'
-  /** The insert-time fields (or `hash`) were edited. */
+  /** A stored field (or `hash`) of an entry was edited (pre-0008 rows: an insert-time field). */
   | 'content'
-  /** The completion fields (or `done_hash`) were edited, or a finished row was made pending. */
+  /** An outcome entry that does not follow from the call it names, a pre-0008 row's completion edited, or those rows no longer matching their seal. */
   | 'outcome'
   /** Fewer rows than the digest says: the tail was cut off. */
   | 'truncated'
@@ -263,9 +263,9 @@ export interface ChainBreak {
 
 export interface VerifyResult {
   ok: boolean;
-  /** Rows in the table (all of them, also past a break). */
+  /** Entries in the log (calls, outcomes, seal; all of them, also past a break). */
   rows: number;
-  /** Rows still pending (in flight, or left by a crash until markInterrupted). */
+  /** Calls still pending (in flight, or left by a crash until markInterrupted). */
   pending: number;
   lastId: number;
   firstBroken?: ChainBreak;

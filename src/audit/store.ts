@@ -58,7 +58,7 @@ export interface AuditLogOptions {
 export type AuditDurability = 'full' | 'grouped' | 'connection';
 
 export interface AuditLogEvents {
-  /** A row was completed (finish, markInterrupted) or recorded: after its commit. */
+  /** A call got an outcome (finish, finishLater, followUp, markInterrupted) or was recorded: after the commit, as readers now see it. */
   row: [row: StoredAuditRow];
 }
 
