@@ -21,6 +21,7 @@ import {
   canonicalJson,
   entryHash,
   legacySealNeeded,
+  readDigest,
   verify,
   wellFormed,
   writeDigestFile,
@@ -30,6 +31,7 @@ import {
   type VerifyResult,
 } from './chain.js';
 import { AuditError, unavailable } from './errors.js';
+import { macMatches } from './key.js';
 import { exportLines, isoBound, MAX_TIME, MIN_TIME, PAGE_SQL, type ExportFormat, type ExportOptions } from './export.js';
 import { fromDb, OUTCOMES, type DbAuditEntry, type DbAuditRow, type StoredAuditRow } from './row.js';
 import type { AuditCompletion, AuditEntry, AuditLog, Outcome } from './types.js';
@@ -128,6 +130,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   private readonly stmt: {
     last: Statement<[], { id: number; hash: string }>;
+    hashOf: Statement<[number], { hash: string }>;
     seq: Statement<[], { seq: number }>;
     byId: Statement<[number], DbAuditRow>;
     byRequest: Statement<[string], DbAuditRow>;
@@ -177,6 +180,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     try {
       this.stmt = {
         last: db.prepare('SELECT id, hash FROM audit_entry ORDER BY id DESC LIMIT 1'),
+        hashOf: db.prepare('SELECT hash FROM audit_entry WHERE id = ?'),
         seq: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'audit_entry'"),
         byId: db.prepare('SELECT * FROM audit WHERE id = ?'),
         byRequest: db.prepare('SELECT * FROM audit WHERE request_id = ?'),
@@ -538,11 +542,45 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.digestTimer.unref();
   }
 
+  /**
+   * The entry the last digest vouched for (read from the file at start, when its signature holds).
+   * A new digest is signed only while that entry still has that hash: whoever rewrites the chain
+   * below it does not get the forgery signed by the next digest.
+   */
+  private anchor?: { lastId: number; lastHash: string };
+  private anchorChecked = false;
+  private anchorBroken = false;
+
+  private loadAnchor(): void {
+    this.anchorChecked = true;
+    if (!this.digestFile) return;
+    try {
+      const d = readDigest(this.digestFile);
+      if (this.key && !macMatches(this.key, d)) return;
+      if (d.lastId > 0) this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
+    } catch {
+      // No digest yet (or unreadable: verify says so); nothing to hold to.
+    }
+  }
+
   private writeDigestOnce(d: Digest): void {
     if (!this.digestFile || d.lastId < this.digestUpTo) return;
+    if (!this.anchorChecked) this.loadAnchor();
+    const a = this.anchor;
+    if (a && a.lastId <= d.lastId && this.stmt.hashOf.get(a.lastId)?.hash !== a.lastHash) {
+      if (!this.anchorBroken) {
+        this.log.error(
+          { digestFile: this.digestFile, anchorId: a.lastId },
+          `audit: entry ${a.lastId} no longer has the hash the last digest vouched for: the log was changed below it. The digest is not rewritten over it: run \`hearth audit verify\`, and restart with a fresh digest file only once the log is accounted for`,
+        );
+      }
+      this.anchorBroken = true;
+      return;
+    }
     try {
       writeDigestFile(this.digestFile, d, this.key);
       this.digestUpTo = d.lastId;
+      if (d.lastId > 0) this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
     } catch (err) {
       this.log.error({ err, digestFile: this.digestFile }, 'audit: cannot write the digest file');
     }

@@ -175,3 +175,36 @@ describe('audit tampering, with the audit key and the digest file', () => {
     assert.match(bad.stderr, /not signed, but there is an audit key/);
   });
 });
+
+describe('audit tampering while Hearth runs, with the audit key and the digest file', () => {
+  let broker: TestBroker;
+  let home: TestHome;
+  let keys: string;
+  let settings: Record<string, string>;
+  before(async () => {
+    broker = await startAedes();
+    keys = mkdtempSync(join(tmpdir(), 'hearth-audit-keys-'));
+    settings = { 'audit.digestFile': join(keys, 'audit.digest.json'), 'audit.keyFile': join(keys, 'audit.key') };
+    home = await startHome(broker, { travelMs: 50, extraSettings: settings });
+  });
+  after(async () => {
+    await home?.close();
+    await broker?.stop();
+    rmSync(keys, { recursive: true, force: true });
+  });
+
+  it('a chain rewritten below the last digest is not signed by the next one', async () => {
+    const id = await unlock(home);
+    home.hearth.audit.flushDigest();
+    const path = home.hearth.db.name;
+    // Every hash from the unlock's outcome on recomputed: the chain alone looks whole.
+    forgeOutcome(path, id, { outcome: 'failed', error: 'jammed' }, true);
+    await lamp(home, 'turn_on');
+    home.hearth.audit.flushDigest();
+    const args = ['audit', 'verify', '--db', path, ...Object.entries(settings).flatMap(([k, v]) => ['--set', `${k}=${v}`])];
+    const res = await runHearth(args, { cwd: home.dir });
+    assert.equal(res.code, 1, `the forgery was signed: ${res.stdout}`);
+    assert.match(res.stderr, /audit chain BROKEN/);
+    assert.ok(home.logs.find(/no longer has the hash the last digest vouched for/).length >= 1);
+  });
+});
