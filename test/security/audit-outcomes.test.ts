@@ -98,14 +98,19 @@ describe('a publish the broker never acknowledged', () => {
   const sockets = new Set<net.Socket>();
   let home: TestHome;
   let holding: Array<(err?: Error | null) => void> = [];
+  let url: string;
+  /** The connection (Hearth's) whose command is held: the one the cases drop. */
+  let holder: { conn: net.Socket } | undefined;
   let hold = false;
 
   before(async () => {
     aedes = await Aedes.createBroker();
     // Hold back a command to the lamp: no PUBACK, and nothing delivered, until released.
-    aedes.authorizePublish = (_client, packet, done) => {
-      if (hold && packet.topic === 'hearth-demo/living_room_lamp/set') holding.push(done);
-      else done(null);
+    aedes.authorizePublish = (client, packet, done) => {
+      if (hold && packet.topic === 'hearth-demo/living_room_lamp/set') {
+        holding.push(done);
+        holder = client as unknown as { conn: net.Socket };
+      } else done(null);
     };
     server = net.createServer((socket) => {
       sockets.add(socket);
@@ -114,7 +119,8 @@ describe('a publish the broker never acknowledged', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as net.AddressInfo).port;
-    const broker: TestBroker = { url: `mqtt://127.0.0.1:${port}`, port, kind: 'aedes', stop: async () => {}, restart: async () => {} };
+    url = `mqtt://127.0.0.1:${port}`;
+    const broker: TestBroker = { url, port, kind: 'aedes', stop: async () => {}, restart: async () => {} };
     home = await startHome(broker);
   });
   after(async () => {
@@ -129,7 +135,7 @@ describe('a publish the broker never acknowledged', () => {
     hold = true;
     const call = home.hearth.tools.call('living_room_lamp', { action: 'turn_on' }, OWNER);
     await waitFor('the broker holds the command', () => holding.length === 1);
-    for (const s of sockets) s.destroy();
+    holder!.conn.destroy();
     const res = await call;
     assert.match(res.text!, /^unconfirmed: turn on for "Living room lamp" may have been sent/, res.text);
     const row = home.hearth.audit.get((res.details as { auditId: number }).auditId)!;
@@ -137,6 +143,30 @@ describe('a publish the broker never acknowledged', () => {
     assert.match(row.error!, /may have been sent, but the broker did not acknowledge it/);
     hold = false;
     for (const done of holding.splice(0)) done(new Error('dropped by the test'));
+    assert.equal(home.hearth.audit.verify().ok, true);
+  });
+  it('a newer command to the device ends the watch: a later report is not taken for the old call', async () => {
+    await waitFor('reconnected after the last case', () => home.hearth.bridge.connection.connected, 10_000);
+    hold = true;
+    const call = home.hearth.tools.call('living_room_lamp', { action: 'turn_on' }, OWNER);
+    await waitFor('the broker holds the command', () => holding.length === 1);
+    holder!.conn.destroy();
+    const res = await call;
+    assert.match(res.text!, /^unconfirmed: /);
+    const id = (res.details as { auditId: number }).auditId;
+    hold = false;
+    for (const done of holding.splice(0)) done(new Error('dropped by the test'));
+    await waitFor('reconnected', () => home.hearth.bridge.connection.connected, 10_000);
+    assert.match((await home.hearth.tools.call('living_room_lamp', { action: 'turn_off' }, OWNER)).text!, /^confirmed/);
+    // Someone else turns the lamp on: that answers no call of Hearth's.
+    const client = await mqtt.connectAsync(url, { protocolVersion: 4 });
+    try {
+      await client.publishAsync('hearth-demo/living_room_lamp/set', 'ON', { qos: 1 });
+    } finally {
+      await client.endAsync(true);
+    }
+    await waitFor('the lamp reports on', () => home.hearth.bridge.cache.get('living_room_lamp.lamp')?.value === 'on');
+    assert.equal(home.hearth.audit.get(id)!.outcome, 'unconfirmed');
     assert.equal(home.hearth.audit.verify().ok, true);
   });
 });
