@@ -177,9 +177,14 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
   const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
   hearth.policy.add({ subject: PRINCIPAL.id, targetType: 'entity', target: 'rt.switch', action: 'actuate', effect: 'allow', note: 'bench' });
   const tool = hearth.tools.all().find((t) => t.capability === 'actuator')!.name;
-  // Where a call's time goes: time the policy decision and the two audit commits in place.
+  // Where a call's time goes: time the policy decision and the audit commits in place. The outcome
+  // commit (appendOutcomes, from finishLater) runs after the result, off the caller's path, for every outcome queued meanwhile.
   const commit = durability === 'full' ? 'commit + fsync' : 'commit to the WAL';
-  const stages: Record<string, number[]> = { 'policy.decide()': [], [`audit.begin() (${commit})`]: [], [`audit.finish() (${commit})`]: [] };
+  const stages: Record<string, number[]> = {
+    'policy.decide()': [],
+    [`audit.begin() (${commit})`]: [],
+    [`audit outcomes, after the result (${commit})`]: [],
+  };
   const timeStage = (obj: object, method: string, label: string) => {
     const target = obj as Record<string, (...a: unknown[]) => unknown>;
     const fn = target[method]!.bind(obj);
@@ -194,7 +199,7 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
   };
   timeStage(hearth.policy, 'decide', 'policy.decide()');
   timeStage(hearth.audit, 'begin', `audit.begin() (${commit})`);
-  timeStage(hearth.audit, 'finish', `audit.finish() (${commit})`);
+  timeStage(hearth.audit, 'appendOutcomes', `audit outcomes, after the result (${commit})`);
   let n = 0;
   let errors = 0;
   return {

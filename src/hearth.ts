@@ -106,6 +106,8 @@ export class Hearth {
       try {
         this.audit.finish(row.id, { outcome: 'interrupted', error: INTERRUPTED_ERROR });
         marked++;
+        // Then a later report of the asked state is appended to it ("confirmed late").
+        this.pipeline.reconcileInterrupted(row);
       } catch (err) {
         this.bridge.log.error({ err: (err as Error).message, auditId: row.id }, 'could not mark a pending audit row interrupted');
       }

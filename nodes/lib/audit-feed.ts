@@ -6,7 +6,7 @@
 import type { SqliteAuditLog } from '../../dist/audit/store.js';
 import type { StoredAuditRow } from '../../dist/audit/row.js';
 
-export const OUTCOMES = ['confirmed', 'unconfirmed', 'failed', 'denied', 'interrupted'] as const;
+export const OUTCOMES = ['confirmed', 'unconfirmed', 'failed', 'not_sent', 'denied', 'interrupted'] as const;
 
 export interface AuditFilter {
   /** Only these outcomes (none: all). */

@@ -1,18 +1,21 @@
-// The audit log's hash chain: canonical JSON, the two hashes of a row, the
-// walk that verifies them, and the digest file that anchors the tail.
+// The audit log's hash chain: canonical JSON, the hash of an entry, the walk
+// that verifies them, and the digest file that anchors the tail.
 //
-//   hash      = sha256(prev_hash + canonical JSON of the insert-time fields)
-//   done_hash = sha256(hash + canonical JSON of the completion fields)
-//
-// prev_hash is the previous row's `hash` (id order), 64 zeros for the first
-// row. Ids are contiguous from 1 (AUTOINCREMENT, never reused), so a deleted
-// row is a gap even when the chain was later continued from the row before it.
-import { hash } from 'node:crypto';
+// The log is append-only (migration 0009): calls, their outcomes and any
+// later reconciliation are separate entries, never edited.
+//   hash = sha256(prev_hash + canonical JSON of every other stored column)
+// prev_hash is the previous entry's `hash` (id order), 64 zeros for the first.
+// Ids are contiguous from 1 (AUTOINCREMENT, never reused), so a deleted entry
+// is a gap even when the chain was later continued from the one before it,
+// and a deleted tail shows as the id sequence running past the last id.
+// Rows written before 0009 (v = 1) keep their old hashes (insert-time fields,
+// plus done_hash over the completion) and are bound by a seal entry.
+import { createHash, hash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Db } from '../db/database.js';
 import { digestMac, macMatches } from './key.js';
-import { OUTCOMES, type DbAuditRow } from './row.js';
+import { OUTCOMES, type DbAuditEntry, type DbAuditRow } from './row.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -77,6 +80,7 @@ export type CompletionFields = Pick<DbAuditRow, 'outcome' | 'error' | 'latency_m
 // crypto.hash: the one-shot form, half the cost of createHash() for a short string.
 const sha256 = (s: string): string => hash('sha256', s, 'hex');
 
+/** The v1 (pre-0009) insert-time fields. */
 export function insertFieldsOf(r: InsertFields): InsertFields {
   return {
     id: r.id,
@@ -99,12 +103,64 @@ export function completionFieldsOf(r: CompletionFields): CompletionFields {
   return { outcome: r.outcome, error: r.error, latency_ms: r.latency_ms, echo: r.echo, completed_at: r.completed_at };
 }
 
+/** v1 rows only: the hash of the insert-time fields. */
 export function rowHash(prevHash: string, fields: InsertFields): string {
   return sha256(prevHash + canonicalJson(insertFieldsOf(fields)));
 }
 
+/** v1 rows only: the seal of the completion fields. */
 export function doneHash(hash: string, completion: CompletionFields): string {
   return sha256(hash + canonicalJson(completionFieldsOf(completion)));
+}
+
+/** The columns an entry's hash covers: every stored column but `hash` itself (`prev_hash` leads the hashed text). */
+export const HASHED_COLUMNS = [
+  'id',
+  'at',
+  'v',
+  'kind',
+  'call_id',
+  'request_id',
+  'principal',
+  'session',
+  'run_id',
+  'tool',
+  'entity_id',
+  'action',
+  'args',
+  'decision',
+  'rule_id',
+  'reason',
+  'outcome',
+  'error',
+  'latency_ms',
+  'echo',
+  'completed_at',
+  'done_hash',
+] as const satisfies ReadonlyArray<keyof DbAuditEntry>;
+
+const KNOWN_COLUMNS = new Set<string>([...HASHED_COLUMNS, 'prev_hash', 'hash']);
+
+/** v2 entries: sha256(prev_hash + canonical JSON of every other stored column). */
+export function entryHash(prevHash: string, e: Omit<DbAuditEntry, 'hash' | 'prev_hash'>): string {
+  const fields: Record<string, unknown> = {};
+  for (const c of HASHED_COLUMNS) fields[c] = e[c] ?? null;
+  return sha256(prevHash + canonicalJson(fields));
+}
+
+/** The seal over the rows written before migration 0009: every stored column of each, in id order. */
+export class LegacySeal {
+  private readonly h = createHash('sha256');
+  count = 0;
+  lastId = 0;
+  add(r: DbAuditEntry): void {
+    this.h.update(`${canonicalJson(r)}\n`);
+    this.count++;
+    this.lastId = r.id;
+  }
+  digest(): { count: number; lastId: number; sha256: string } {
+    return { count: this.count, lastId: this.lastId, sha256: this.h.copy().digest('hex') };
+  }
 }
 
 // ---------------------------------------------------------------- digest
@@ -170,8 +226,8 @@ export function readDigest(path: string): Digest {
 
 /** The digest of the table as it is now (a full count: for tools; the store keeps its own count). */
 export function computeDigest(db: Db, at = new Date()): Digest {
-  const last = db.prepare('SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1').get() as { id: number; hash: string } | undefined;
-  const { n } = db.prepare('SELECT count(*) AS n FROM audit').get() as { n: number };
+  const last = db.prepare('SELECT id, hash FROM audit_entry ORDER BY id DESC LIMIT 1').get() as { id: number; hash: string } | undefined;
+  const { n } = db.prepare('SELECT count(*) AS n FROM audit_entry').get() as { n: number };
   return { count: n, lastId: last?.id ?? 0, lastHash: last?.hash ?? GENESIS_HASH, at: at.toISOString() };
 }
 
@@ -189,9 +245,9 @@ export type BreakKind =
   | 'deleted'
   /** prev_hash does not link to the row before (rows reordered, replaced, or inserted). */
   | 'linkage'
-  /** The insert-time fields (or `hash`) were edited. */
+  /** A stored field (or `hash`) of an entry was edited (pre-0009 rows: an insert-time field). */
   | 'content'
-  /** The completion fields (or `done_hash`) were edited, or a finished row was made pending. */
+  /** An outcome entry that does not follow from the call it names, a pre-0009 row's completion edited, or those rows no longer matching their seal. */
   | 'outcome'
   /** Fewer rows than the digest says: the tail was cut off. */
   | 'truncated'
@@ -207,9 +263,9 @@ export interface ChainBreak {
 
 export interface VerifyResult {
   ok: boolean;
-  /** Rows in the table (all of them, also past a break). */
+  /** Entries in the log (calls, outcomes, seal; all of them, also past a break). */
   rows: number;
-  /** Rows still pending (in flight, or left by a crash until markInterrupted). */
+  /** Calls still pending (in flight, or left by a crash until markInterrupted). */
   pending: number;
   lastId: number;
   firstBroken?: ChainBreak;
@@ -224,8 +280,8 @@ export interface VerifyOptions {
   key?: Buffer;
 }
 
-/** Check one row against the hash of the row before it; returns the break or undefined. */
-export function checkRow(r: DbAuditRow, prevId: number, prevHash: string): ChainBreak | undefined {
+/** The id and linkage of an entry against the one before it (every version). */
+function checkLink(r: DbAuditEntry, prevId: number, prevHash: string): ChainBreak | undefined {
   if (r.id !== prevId + 1) {
     const missing = r.id > prevId + 1 ? prevId + 1 : r.id;
     const what = r.id > prevId + 2 ? `rows ${prevId + 1}..${r.id - 1} are missing` : r.id === prevId + 2 ? `row ${prevId + 1} is missing` : `id ${r.id} is out of sequence`;
@@ -238,23 +294,131 @@ export function checkRow(r: DbAuditRow, prevId: number, prevHash: string): Chain
       reason: `row ${r.id}: prev_hash does not link to ${prevId ? `row ${prevId}` : 'the genesis hash'} (rows deleted, inserted or reordered)`,
     };
   }
-  if (rowHash(r.prev_hash, r) !== r.hash) {
+  return undefined;
+}
+
+/** A row written before migration 0009: insert-time hash plus done_hash, as it was verified then. */
+function checkLegacyRow(r: DbAuditEntry): ChainBreak | undefined {
+  const row = r as unknown as DbAuditRow;
+  if (r.kind !== 'call' || r.call_id !== null || rowHash(r.prev_hash, row) !== r.hash) {
     return { id: r.id, kind: 'content', reason: `row ${r.id}: hash does not match its insert-time fields (edited)` };
   }
   if (r.outcome === 'pending') {
     if (r.done_hash !== null || r.completed_at !== null || r.error !== null || r.latency_ms !== null || r.echo !== null) {
       return { id: r.id, kind: 'outcome', reason: `row ${r.id}: pending, but carries completion fields (edited)` };
     }
-  } else if (!OUTCOMES.includes(r.outcome as never) || r.done_hash === null || doneHash(r.hash, r) !== r.done_hash) {
+  } else if (!OUTCOMES.includes(r.outcome as never) || r.done_hash === null || doneHash(r.hash, row) !== r.done_hash) {
     return { id: r.id, kind: 'outcome', reason: `row ${r.id}: done_hash does not match its outcome fields (edited)` };
   }
   return undefined;
 }
 
+/** Outcomes a call can still move on from: pending (its outcome), unconfirmed and interrupted (a late report). */
+export const OPEN_OUTCOMES: ReadonlySet<string> = new Set(['pending', 'unconfirmed', 'interrupted']);
+/** What a follow-up (reconciliation) entry may say of an unconfirmed or interrupted call. */
+export const FOLLOW_UP_OUTCOMES: ReadonlySet<string> = new Set(['confirmed', 'failed']);
+
+/** Walks the entries in id order, checking each against what came before. */
+class ChainWalk {
+  prevId = 0;
+  prevHash = GENESIS_HASH;
+  rows = 0;
+  private readonly legacy = new LegacySeal();
+  private v2 = false;
+  /** Calls whose outcome can still change, and their outcome now. */
+  readonly open = new Map<number, string>();
+
+  check(r: DbAuditEntry): ChainBreak | undefined {
+    const link = checkLink(r, this.prevId, this.prevHash);
+    if (link) return link;
+    if (r.v === 1) {
+      if (this.v2) return { id: r.id, kind: 'content', reason: `row ${r.id}: a pre-0009 row after the append-only log began (edited)` };
+      const broken = checkLegacyRow(r);
+      if (broken) return broken;
+      this.legacy.add(r);
+      if (OPEN_OUTCOMES.has(r.outcome ?? '')) this.open.set(r.id, r.outcome!);
+      return undefined;
+    }
+    if (r.v !== 2) return { id: r.id, kind: 'content', reason: `row ${r.id}: unknown entry version ${String(r.v)} (edited)` };
+    for (const [k, v] of Object.entries(r)) {
+      if (!KNOWN_COLUMNS.has(k) && v !== null) return { id: r.id, kind: 'content', reason: `row ${r.id}: column ${k} is not covered by the chain (added)` };
+    }
+    if (entryHash(r.prev_hash, r) !== r.hash) return { id: r.id, kind: 'content', reason: `row ${r.id}: hash does not match its stored fields (edited)` };
+    const first = !this.v2;
+    this.v2 = true;
+    if (first && this.legacy.count > 0) {
+      // The rows before the append-only log are bound by a seal entry, written before anything else.
+      if (r.kind !== 'seal') return { id: r.id, kind: 'content', reason: `row ${r.id}: the rows before it (written before migration 0009) are not sealed` };
+      const want = this.legacy.digest();
+      let got: unknown;
+      try {
+        got = JSON.parse(r.args ?? '');
+      } catch {
+        got = undefined;
+      }
+      if (r.call_id !== want.lastId || canonicalJson(got ?? null) !== canonicalJson(want)) {
+        return { id: r.id, kind: 'outcome', reason: `rows 1..${want.lastId} (written before migration 0009) do not match their seal in row ${r.id} (edited)` };
+      }
+      return undefined;
+    }
+    switch (r.kind) {
+      case 'seal':
+        return { id: r.id, kind: 'content', reason: `row ${r.id}: a seal entry out of place (inserted)` };
+      case 'call':
+        if (OPEN_OUTCOMES.has(r.outcome ?? '')) this.open.set(r.id, r.outcome!);
+        return undefined;
+      case 'outcome': {
+        const now = r.call_id === null ? undefined : this.open.get(r.call_id);
+        const outcome = r.outcome ?? '';
+        if (now === undefined) {
+          return { id: r.id, kind: 'outcome', reason: `row ${r.id}: an outcome for call ${String(r.call_id)}, which is not an earlier call awaiting one (inserted or edited)` };
+        }
+        if (outcome === 'pending' || !OUTCOMES.includes(outcome as never) || (now !== 'pending' && !FOLLOW_UP_OUTCOMES.has(outcome))) {
+          return { id: r.id, kind: 'outcome', reason: `row ${r.id}: call ${r.call_id} cannot go from ${now} to ${outcome} (edited)` };
+        }
+        if (OPEN_OUTCOMES.has(outcome)) this.open.set(r.call_id!, outcome);
+        else this.open.delete(r.call_id!);
+        return undefined;
+      }
+      default:
+        return { id: r.id, kind: 'content', reason: `row ${r.id}: unknown entry kind ${String(r.kind)} (edited)` };
+    }
+  }
+
+  advance(r: DbAuditEntry): void {
+    this.rows++;
+    this.prevId = r.id;
+    this.prevHash = r.hash;
+  }
+
+  /** The seal the rows before 0009 need (none: there are none, or they are sealed already). */
+  unsealed(): { count: number; lastId: number; sha256: string } | undefined {
+    return this.v2 || this.legacy.count === 0 ? undefined : this.legacy.digest();
+  }
+
+  get pending(): number {
+    let n = 0;
+    for (const o of this.open.values()) if (o === 'pending') n++;
+    return n;
+  }
+}
+
+/** The seal a writer must append before its first entry, if rows from before migration 0009 are not sealed yet. */
+export function legacySealNeeded(db: Db): { count: number; lastId: number; sha256: string } | undefined {
+  // Old rows all come first, and the seal before any new entry: the two ends of the log tell.
+  const first = db.prepare('SELECT v FROM audit_entry ORDER BY id LIMIT 1').get() as { v: number } | undefined;
+  const last = db.prepare('SELECT v FROM audit_entry ORDER BY id DESC LIMIT 1').get() as { v: number } | undefined;
+  if (first?.v !== 1 || last?.v !== 1) return undefined;
+  const walk = new ChainWalk();
+  for (const r of db.prepare('SELECT * FROM audit_entry ORDER BY id').iterate() as IterableIterator<DbAuditEntry>) walk.check(r), walk.advance(r);
+  return walk.unsealed();
+}
+
 /**
- * Walk the whole chain in id order and name the first broken row. With a
- * digest file, also check that the rows it vouches for are all still there
- * and end in the hash it recorded (a cut-off tail leaves a clean chain).
+ * Walk the whole chain in id order and name the first broken entry. With a
+ * digest file, also check that the entries it vouches for are all still there
+ * and end in the hash it recorded (a cut-off tail leaves a clean chain). The
+ * table's AUTOINCREMENT sequence past the last id also shows a cut tail.
  */
 export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
   // The digest first: it is written after commits, so the rows read next are at least as new as it is.
@@ -276,26 +440,34 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
     }
   }
 
-  let rows = 0;
-  let pending = 0;
-  let prevId = 0;
-  let prevHash = GENESIS_HASH;
+  const walk = new ChainWalk();
   let firstBroken: ChainBreak | undefined;
   let upToDigest = 0;
   let hashAtDigest: string | undefined;
-  // One statement: one consistent snapshot. Synchronous, so the connection is busy only for this call.
-  for (const r of db.prepare('SELECT * FROM audit ORDER BY id').iterate() as IterableIterator<DbAuditRow>) {
-    rows++;
-    if (r.outcome === 'pending') pending++;
-    if (digest && r.id <= digest.lastId) {
-      upToDigest++;
-      if (r.id === digest.lastId) hashAtDigest = r.hash;
+  let seq = 0;
+  // One read transaction: the entries and the sequence from one snapshot. Synchronous, so the connection is busy only for this call.
+  db.transaction(() => {
+    for (const r of db.prepare('SELECT * FROM audit_entry ORDER BY id').iterate() as IterableIterator<DbAuditEntry>) {
+      if (digest && r.id <= digest.lastId) {
+        upToDigest++;
+        if (r.id === digest.lastId) hashAtDigest = r.hash;
+      }
+      const broken = walk.check(r);
+      firstBroken ??= broken;
+      walk.advance(r);
     }
-    if (!firstBroken) firstBroken = checkRow(r, prevId, prevHash);
-    prevId = r.id;
-    prevHash = r.hash;
-  }
+    seq = (db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'audit_entry'").get() as { seq: number } | undefined)?.seq ?? 0;
+  })();
+  const prevId = walk.prevId;
+  const rows = walk.rows;
 
+  if (!firstBroken && seq > prevId) {
+    firstBroken = {
+      id: prevId + 1,
+      kind: 'truncated',
+      reason: `the log ends at row ${prevId}, but its id sequence is at ${seq}: ${seq - prevId === 1 ? `row ${seq} was` : `rows ${prevId + 1}..${seq} were`} cut off the tail`,
+    };
+  }
   if (!firstBroken && digestProblem && rows > 0) firstBroken = { id: 0, kind: 'digest', reason: digestProblem };
   if (!firstBroken && digest) {
     if (prevId < digest.lastId || upToDigest < digest.count) {
@@ -314,5 +486,12 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
       };
     }
   }
-  return { ok: !firstBroken, rows, pending, lastId: prevId, ...(firstBroken ? { firstBroken } : {}), ...(digest ? { digest } : {}) };
+  return {
+    ok: !firstBroken,
+    rows,
+    pending: walk.pending,
+    lastId: prevId,
+    ...(firstBroken ? { firstBroken } : {}),
+    ...(digest ? { digest } : {}),
+  };
 }

@@ -6,6 +6,7 @@ export {
   GENESIS_HASH,
   canonicalJson,
   computeDigest,
+  entryHash,
   readDigest,
   verify,
   writeDigest,
@@ -16,4 +17,4 @@ export {
   type VerifyResult,
 } from './chain.js';
 export { exportAudit, type ExportFormat, type ExportOptions } from './export.js';
-export { AUDIT_COLUMNS, type StoredAuditRow } from './row.js';
+export { AUDIT_COLUMNS, type DbAuditEntry, type StoredAuditRow } from './row.js';

@@ -2,9 +2,9 @@
 // mapping between the two.
 import type { AuditRow, Outcome } from './types.js';
 
-export const OUTCOMES: readonly Outcome[] = ['pending', 'confirmed', 'unconfirmed', 'failed', 'denied', 'interrupted'];
+export const OUTCOMES: readonly Outcome[] = ['pending', 'confirmed', 'unconfirmed', 'failed', 'denied', 'interrupted', 'not_sent'];
 
-/** The columns of the `audit` table, in table order (also the CSV header). */
+/** The columns of the `audit` view (one row per call), in order (also the CSV header). */
 export const AUDIT_COLUMNS = [
   'id',
   'at',
@@ -31,7 +31,7 @@ export const AUDIT_COLUMNS = [
 
 export type AuditColumn = (typeof AUDIT_COLUMNS)[number];
 
-/** A row exactly as better-sqlite3 returns it. */
+/** A row of the `audit` view exactly as better-sqlite3 returns it. */
 export interface DbAuditRow {
   id: number;
   at: string;
@@ -56,6 +56,36 @@ export interface DbAuditRow {
   done_hash: string | null;
 }
 
+/** One entry of the append-only `audit_entry` table (see migrations/0009_audit_entries.sql). */
+export interface DbAuditEntry {
+  id: number;
+  at: string;
+  /** 1: written before migration 0009 (old hashes); 2: every column hashed. */
+  v: number;
+  kind: 'call' | 'outcome' | 'seal';
+  /** outcome: the call it completes; seal: the last row sealed. */
+  call_id: number | null;
+  request_id: string | null;
+  principal: string | null;
+  session: string | null;
+  run_id: string | null;
+  tool: string | null;
+  entity_id: string | null;
+  action: string | null;
+  args: string | null;
+  decision: string | null;
+  rule_id: number | null;
+  reason: string | null;
+  outcome: string | null;
+  error: string | null;
+  latency_ms: number | null;
+  echo: string | null;
+  completed_at: string | null;
+  prev_hash: string;
+  hash: string;
+  done_hash: string | null;
+}
+
 /** A stored row: the interface's AuditRow plus the completion time and its seal. */
 export interface StoredAuditRow extends AuditRow {
   session: string | null;
@@ -68,7 +98,7 @@ export interface StoredAuditRow extends AuditRow {
   completedAt: string | null;
   prevHash: string;
   hash: string;
-  /** sha256(hash + canonical completion); null while pending. */
+  /** The hash of the entry that gave the current outcome (v1 rows: sha256(hash + canonical completion)); null while pending. */
   doneHash: string | null;
 }
 

@@ -1,7 +1,9 @@
-// The audit log in SQLite: one row per actuator call and per denied or failed
-// attempt, hash-chained (see chain.ts). begin() writes a pending row before a
-// command is published and finish() completes it; record() writes a finished
-// row at once. Every write is its own synchronous transaction (or part of a
+// The audit log in SQLite, append-only and hash-chained (see chain.ts and
+// migrations/0009_audit_entries.sql). begin() appends a pending call entry
+// before a command is published; finish() appends the call's outcome as an
+// entry of its own, and followUp() a later reconciliation; record() appends a
+// call finished at once (denied, not sent). Nothing is ever edited. Readers see
+// one row per call with its current outcome (the `audit` view). Every write is its own synchronous transaction (or part of a
 // group()). How a commit reaches the disk is the `durability` option: `full`
 // waits for an fsync in every commit (synchronous=FULL); `grouped` returns once
 // the row is in the write-ahead log (safe from a crash of the process) and
@@ -14,22 +16,24 @@ import type { Db } from '../db/database.js';
 import { WalSync, type WalSyncOptions } from '../db/wal-sync.js';
 import { silentLogger, type Logger } from '../log.js';
 import {
+  FOLLOW_UP_OUTCOMES,
   GENESIS_HASH,
   canonicalJson,
-  doneHash,
-  rowHash,
+  entryHash,
+  legacySealNeeded,
+  readDigest,
   verify,
   wellFormed,
   writeDigestFile,
   type CompletionFields,
   type Digest,
-  type InsertFields,
   type VerifyOptions,
   type VerifyResult,
 } from './chain.js';
 import { AuditError, unavailable } from './errors.js';
+import { macMatches } from './key.js';
 import { exportLines, isoBound, MAX_TIME, MIN_TIME, PAGE_SQL, type ExportFormat, type ExportOptions } from './export.js';
-import { fromDb, OUTCOMES, type DbAuditRow, type StoredAuditRow } from './row.js';
+import { fromDb, OUTCOMES, type DbAuditEntry, type DbAuditRow, type StoredAuditRow } from './row.js';
 import type { AuditCompletion, AuditEntry, AuditLog, Outcome } from './types.js';
 
 export interface AuditLogOptions {
@@ -56,7 +60,7 @@ export interface AuditLogOptions {
 export type AuditDurability = 'full' | 'grouped' | 'connection';
 
 export interface AuditLogEvents {
-  /** A row was completed (finish, markInterrupted) or recorded: after its commit. */
+  /** A call got an outcome (finish, finishLater, followUp, markInterrupted) or was recorded: after the commit, as readers now see it. */
   row: [row: StoredAuditRow];
 }
 
@@ -80,12 +84,38 @@ export interface AuditListFilter {
 
 export const INTERRUPTED_ERROR = 'interrupted: Hearth stopped before the call completed';
 
-type NewRow = Omit<InsertFields, 'id' | 'at'>;
+/** What a caller gives for a call entry (the rest is the store's). */
+type NewRow = Pick<DbAuditRow, 'request_id' | 'principal' | 'session' | 'run_id' | 'tool' | 'entity_id' | 'action' | 'args' | 'decision' | 'rule_id' | 'reason'>;
 type Statement<P extends unknown[], R = unknown> = Database.Statement<P, R>;
 type Completion = Omit<CompletionFields, 'completed_at'>;
+/** An entry before the store numbers and chains it. */
+type Unchained = Omit<DbAuditEntry, 'id' | 'at' | 'prev_hash' | 'hash'>;
 
-const COMPLETE_SQL = `UPDATE audit SET outcome = @outcome, error = @error, latency_ms = @latency_ms, echo = @echo,
-  completed_at = @completed_at, done_hash = @done_hash WHERE id = @id AND outcome = 'pending'`;
+const NO_CALL: Omit<Unchained, 'kind' | 'outcome'> = {
+  v: 2,
+  call_id: null,
+  request_id: null,
+  principal: null,
+  session: null,
+  run_id: null,
+  tool: null,
+  entity_id: null,
+  action: null,
+  args: null,
+  decision: null,
+  rule_id: null,
+  reason: null,
+  error: null,
+  latency_ms: null,
+  echo: null,
+  completed_at: null,
+  done_hash: null,
+};
+
+/** The call as readers see it once an outcome entry is appended (what the `audit` view then returns). */
+function folded(call: DbAuditRow, o: DbAuditEntry): DbAuditRow {
+  return { ...call, outcome: o.outcome!, error: o.error, latency_ms: o.latency_ms, echo: o.echo, completed_at: o.at, done_hash: o.hash };
+}
 
 export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements AuditLog {
   private readonly log: Logger;
@@ -100,11 +130,11 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   private readonly stmt: {
     last: Statement<[], { id: number; hash: string }>;
+    hashOf: Statement<[number], { hash: string }>;
     seq: Statement<[], { seq: number }>;
     byId: Statement<[number], DbAuditRow>;
     byRequest: Statement<[string], DbAuditRow>;
-    insert: Statement<[DbAuditRow]>;
-    complete: Statement<[CompletionFields & { id: number; done_hash: string }]>;
+    insert: Statement<[DbAuditEntry]>;
     pendingBefore: Statement<[string], DbAuditRow>;
     tail: Statement<[number], DbAuditRow>;
     page: Statement<[number, string, string, number], DbAuditRow>;
@@ -112,8 +142,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     countBetween: Statement<[number, number], { n: number }>;
   };
   private readonly listStatements = new Map<string, Statement<unknown[], DbAuditRow>>();
-  private readonly insertTx: Database.Transaction<(row: NewRow, completion: Completion | null) => DbAuditRow>;
-  private readonly finishTx: Database.Transaction<(id: number, completion: Completion) => DbAuditRow>;
+  private readonly appendTx: Database.Transaction<(entry: Unchained, at?: string) => DbAuditEntry>;
+  private readonly callTx: Database.Transaction<(row: NewRow, completion: Completion | null) => DbAuditRow>;
+  private readonly outcomeTx: Database.Transaction<(items: Array<{ id: number; completion: Completion; followUp: boolean }>) => DbAuditRow[]>;
   private readonly interruptTx: Database.Transaction<(cutoff: string) => DbAuditRow[]>;
 
   /** The highest id this store wrote: a table that ends before it lost its tail. */
@@ -122,6 +153,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   private counted?: { n: number; upTo: number };
   /** Completed rows waiting for the commit of the current group(). */
   private queue: DbAuditRow[] | null = null;
+  /** Outcomes given to finishLater(), appended together on the next turn of the event loop. */
+  private laterQueue: Array<{ id: number; completion: Completion }> = [];
+  private laterTimer?: NodeJS.Immediate;
 
   constructor(
     private readonly db: Db,
@@ -145,32 +179,29 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     }
     try {
       this.stmt = {
-        last: db.prepare('SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1'),
-        seq: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'audit'"),
+        last: db.prepare('SELECT id, hash FROM audit_entry ORDER BY id DESC LIMIT 1'),
+        hashOf: db.prepare('SELECT hash FROM audit_entry WHERE id = ?'),
+        seq: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'audit_entry'"),
         byId: db.prepare('SELECT * FROM audit WHERE id = ?'),
         byRequest: db.prepare('SELECT * FROM audit WHERE request_id = ?'),
-        insert: db.prepare(`INSERT INTO audit (id, at, request_id, principal, session, run_id, tool, entity_id, action, args, decision,
-            rule_id, reason, outcome, error, latency_ms, echo, completed_at, prev_hash, hash, done_hash)
-          VALUES (@id, @at, @request_id, @principal, @session, @run_id, @tool, @entity_id, @action, @args, @decision,
-            @rule_id, @reason, @outcome, @error, @latency_ms, @echo, @completed_at, @prev_hash, @hash, @done_hash)`),
-        complete: db.prepare(COMPLETE_SQL),
+        insert: db.prepare(`INSERT INTO audit_entry (id, at, v, kind, call_id, request_id, principal, session, run_id, tool, entity_id, action,
+            args, decision, rule_id, reason, outcome, error, latency_ms, echo, completed_at, prev_hash, hash, done_hash)
+          VALUES (@id, @at, @v, @kind, @call_id, @request_id, @principal, @session, @run_id, @tool, @entity_id, @action,
+            @args, @decision, @rule_id, @reason, @outcome, @error, @latency_ms, @echo, @completed_at, @prev_hash, @hash, @done_hash)`),
         pendingBefore: db.prepare("SELECT * FROM audit WHERE outcome = 'pending' AND at < ? ORDER BY id"),
         tail: db.prepare('SELECT * FROM (SELECT * FROM audit ORDER BY id DESC LIMIT ?) ORDER BY id'),
         page: db.prepare(PAGE_SQL),
-        count: db.prepare('SELECT count(*) AS n FROM audit'),
-        countBetween: db.prepare('SELECT count(*) AS n FROM audit WHERE id > ? AND id <= ?'),
+        count: db.prepare('SELECT count(*) AS n FROM audit_entry'),
+        countBetween: db.prepare('SELECT count(*) AS n FROM audit_entry WHERE id > ? AND id <= ?'),
       };
     } catch (err) {
-      throw new AuditError(`audit log unavailable: cannot prepare its statements (is migration 0002_audit applied?): ${(err as Error).message}`, 'AUDIT_UNAVAILABLE', {
+      throw new AuditError(`audit log unavailable: cannot prepare its statements (are migrations 0002 and 0009 applied?): ${(err as Error).message}`, 'AUDIT_UNAVAILABLE', {
         cause: err,
       });
     }
 
-    this.insertTx = db.transaction((row: NewRow, completion: Completion | null): DbAuditRow => {
-      const dup = this.stmt.byRequest.get(row.request_id);
-      if (dup) {
-        throw new AuditError(`audit: request ${row.request_id} already has row ${dup.id}`, 'AUDIT_DUPLICATE', { existingId: dup.id });
-      }
+    // Every entry goes through here: numbered after the highest id ever used, chained to the last one.
+    this.appendTx = db.transaction((entry: Unchained, at = this.now().toISOString()): DbAuditEntry => {
       const last = this.stmt.last.get();
       const lastId = last?.id ?? 0;
       if (lastId < this.lastWrittenId) {
@@ -181,111 +212,187 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       }
       // AUTOINCREMENT's high-water mark: a deleted tail row's id is not reused, so verify sees the gap.
       const id = Math.max(lastId, this.stmt.seq.get()?.seq ?? 0) + 1;
-      const at = this.now().toISOString();
-      const fields: InsertFields = { ...row, id, at };
-      const prevHash = last?.hash ?? GENESIS_HASH;
-      const hash = rowHash(prevHash, fields);
-      let out: DbAuditRow = {
-        ...fields,
-        outcome: 'pending',
-        error: null,
-        latency_ms: null,
-        echo: null,
-        completed_at: null,
-        prev_hash: prevHash,
-        hash,
-        done_hash: null,
-      };
-      if (completion) {
-        const c: CompletionFields = { ...completion, completed_at: at };
-        out = { ...out, ...c, done_hash: doneHash(hash, c) };
-      }
+      const unhashed = { ...entry, id, at };
+      const prev_hash = last?.hash ?? GENESIS_HASH;
+      const out: DbAuditEntry = { ...unhashed, prev_hash, hash: entryHash(prev_hash, unhashed) };
       this.stmt.insert.run(out);
+      this.lastWrittenId = Math.max(this.lastWrittenId, id);
       return out;
     });
 
-    this.finishTx = db.transaction((id: number, completion: Completion): DbAuditRow => {
-      const r = this.stmt.byId.get(id);
-      if (!r) throw new AuditError(`audit: no row ${id}`, 'AUDIT_NOT_FOUND');
-      if (r.outcome !== 'pending') throw new AuditError(`audit: row ${id} is already ${r.outcome}`, 'AUDIT_NOT_PENDING');
-      const c: CompletionFields = { ...completion, completed_at: this.now().toISOString() };
-      const done_hash = doneHash(r.hash, c);
-      this.stmt.complete.run({ ...c, id, done_hash });
-      return { ...r, ...c, done_hash };
+    this.callTx = db.transaction((row: NewRow, completion: Completion | null): DbAuditRow => {
+      const dup = this.stmt.byRequest.get(row.request_id);
+      if (dup) {
+        throw new AuditError(`audit: request ${row.request_id} already has row ${dup.id}`, 'AUDIT_DUPLICATE', { existingId: dup.id });
+      }
+      // A call finished at once carries its outcome, and its own time as completed_at.
+      const at = this.now().toISOString();
+      const e = this.appendTx(
+        {
+          ...NO_CALL,
+          ...row,
+          kind: 'call',
+          outcome: completion?.outcome ?? 'pending',
+          error: completion?.error ?? null,
+          latency_ms: completion?.latency_ms ?? null,
+          echo: completion?.echo ?? null,
+          completed_at: completion ? at : null,
+        },
+        at,
+      );
+      return { ...(e as unknown as DbAuditRow), done_hash: completion ? e.hash : null };
+    });
+
+    this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] => {
+      const out: DbAuditRow[] = [];
+      for (const { id, completion, followUp } of items) {
+        const call = this.stmt.byId.get(id);
+        if (!call) throw new AuditError(`audit: no call ${id}`, 'AUDIT_NOT_FOUND');
+        if (followUp) {
+          if (call.outcome !== 'unconfirmed' && call.outcome !== 'interrupted') {
+            throw new AuditError(`audit: call ${id} is ${call.outcome}: only an unconfirmed or interrupted call takes a follow-up`, 'AUDIT_NOT_PENDING');
+          }
+          if (!FOLLOW_UP_OUTCOMES.has(completion.outcome)) throw bad(`a follow-up says confirmed or failed, not ${completion.outcome}`);
+        } else if (call.outcome !== 'pending') {
+          throw new AuditError(`audit: call ${id} is already ${call.outcome}`, 'AUDIT_NOT_PENDING');
+        }
+        const e = this.appendTx({ ...NO_CALL, kind: 'outcome', call_id: id, ...completion });
+        out.push(folded(call, e));
+      }
+      return out;
     });
 
     this.interruptTx = db.transaction((cutoff: string): DbAuditRow[] => {
-      const completed_at = this.now().toISOString();
       const out: DbAuditRow[] = [];
-      for (const r of this.stmt.pendingBefore.all(cutoff)) {
-        const c: CompletionFields = { outcome: 'interrupted', error: INTERRUPTED_ERROR, latency_ms: null, echo: null, completed_at };
-        const done_hash = doneHash(r.hash, c);
-        this.stmt.complete.run({ ...c, id: r.id, done_hash });
-        out.push({ ...r, ...c, done_hash });
+      for (const call of this.stmt.pendingBefore.all(cutoff)) {
+        const e = this.appendTx({ ...NO_CALL, kind: 'outcome', call_id: call.id, outcome: 'interrupted', error: INTERRUPTED_ERROR });
+        out.push(folded(call, e));
       }
       return out;
     });
+
+    if (this.durability !== 'connection') this.sealLegacy();
+  }
+
+  /**
+   * Rows written before migration 0009 (v1) had their outcome outside the
+   * chain. The first writer binds them with a seal entry: a hash over every
+   * stored field of each, so any later change to them breaks the chain.
+   */
+  private sealLegacy(): void {
+    try {
+      this.db
+        .transaction(() => {
+          const seal = legacySealNeeded(this.db);
+          if (!seal) return;
+          this.appendTx({
+            ...NO_CALL,
+            kind: 'seal',
+            call_id: seal.lastId,
+            args: canonicalJson(seal),
+            reason: `sealed ${seal.count} rows written before the audit became append-only (migration 0009)`,
+            outcome: null,
+          });
+          this.log.info({ rows: seal.count, upTo: seal.lastId }, 'audit: sealed the rows written before the append-only audit');
+        })
+        .immediate();
+      this.committed();
+    } catch (err) {
+      this.log.error({ err }, 'audit: cannot seal the rows written before the append-only audit; `hearth audit verify` will report them');
+    }
   }
 
   // ------------------------------------------------------------ writing
 
+  /** One write transaction; a rolled-back one leaves no trace in lastWrittenId. Database errors become AUDIT_UNAVAILABLE. */
+  private write<T>(fn: () => T): T {
+    const lastWrittenId = this.lastWrittenId;
+    try {
+      return fn();
+    } catch (err) {
+      if (!this.queue) this.lastWrittenId = lastWrittenId;
+      throw unavailable(err);
+    }
+  }
+
   /** Write a pending row before anything is published; returns its id. Throws AuditError (fail closed). */
   begin(entry: AuditEntry): number {
     const row = normalizeEntry(entry);
-    let r: DbAuditRow;
-    try {
-      r = this.insertTx.immediate(row, null);
-    } catch (err) {
-      throw unavailable(err);
-    }
+    const r = this.write(() => this.callTx.immediate(row, null));
     this.committed();
-    this.lastWrittenId = Math.max(this.lastWrittenId, r.id);
     this.log.debug({ audit: r.id, requestId: r.request_id, principal: r.principal, tool: r.tool, entity: r.entity_id, action: r.action }, 'audit: begin');
     return r.id;
   }
 
   /**
-   * Complete a pending row. Throws AUDIT_NOT_FOUND / AUDIT_NOT_PENDING, or
-   * AUDIT_UNAVAILABLE when the database refuses (the row then stays pending
-   * until markInterrupted at the next start).
+   * Append the outcome of a pending call. Throws AUDIT_NOT_FOUND / AUDIT_NOT_PENDING,
+   * or AUDIT_UNAVAILABLE when the database refuses (the call then stays
+   * pending until markInterrupted at the next start).
    */
   finish(id: number, completion: AuditCompletion): void {
-    const c = normalizeCompletion(completion);
-    let r: DbAuditRow;
-    try {
-      r = this.finishTx.immediate(id, c);
-    } catch (err) {
-      throw unavailable(err);
-    }
-    this.committed();
-    this.completed([r]);
+    this.flushOutcomes();
+    this.appendOutcomes([{ id, completion: normalizeCompletion(completion), followUp: false }]);
   }
 
-  /** Write one finished row at once (denied, or failed before publishing); returns its id. Throws AuditError. */
+  /** Append a reconciliation of an unconfirmed or interrupted call (a late report). Throws like finish(). */
+  followUp(id: number, completion: AuditCompletion): void {
+    this.flushOutcomes();
+    this.appendOutcomes([{ id, completion: normalizeCompletion(completion), followUp: true }]);
+  }
+
+  /**
+   * The outcome off the caller's path (issue 18): queued, and appended with
+   * every other outcome queued meanwhile in one transaction on the next turn
+   * of the event loop. A failure is logged; the call stays pending until the
+   * next start marks it interrupted. flushOutcomes() commits the queue now.
+   */
+  finishLater(id: number, completion: AuditCompletion): void {
+    this.laterQueue.push({ id, completion: normalizeCompletion(completion) });
+    this.laterTimer ??= setImmediate(() => this.flushOutcomes());
+  }
+
+  /** Commit every outcome given to finishLater() (one transaction; one by one if that fails). */
+  flushOutcomes(): void {
+    if (this.laterTimer) clearImmediate(this.laterTimer);
+    this.laterTimer = undefined;
+    const items = this.laterQueue.map((x) => ({ ...x, followUp: false }));
+    this.laterQueue = [];
+    if (!items.length) return;
+    try {
+      this.appendOutcomes(items);
+    } catch {
+      // One bad item must not cost the others their outcome.
+      for (const item of items) {
+        try {
+          this.appendOutcomes([item]);
+        } catch (err) {
+          this.log.error({ err, audit: item.id }, 'audit: the outcome of a call could not be appended; it stays pending until the next start');
+        }
+      }
+    }
+  }
+
+  private appendOutcomes(items: Array<{ id: number; completion: Completion; followUp: boolean }>): void {
+    const rows = this.write(() => this.outcomeTx.immediate(items));
+    this.committed();
+    this.completed(rows);
+  }
+
+  /** Write one finished row at once (denied, or not sent); returns its id. Throws AuditError. */
   record(entry: AuditEntry, completion: AuditCompletion): number {
     const row = normalizeEntry(entry);
     const c = normalizeCompletion(completion);
-    let r: DbAuditRow;
-    try {
-      r = this.insertTx.immediate(row, c);
-    } catch (err) {
-      throw unavailable(err);
-    }
+    const r = this.write(() => this.callTx.immediate(row, c));
     this.committed();
-    this.lastWrittenId = Math.max(this.lastWrittenId, r.id);
     this.completed([r]);
     return r.id;
   }
 
-  /** On start: pending rows begun more than olderThanMs ago become `interrupted`. Returns how many. */
+  /** On start: pending calls begun more than olderThanMs ago get an `interrupted` outcome. Returns how many. */
   markInterrupted(olderThanMs: number): number {
+    this.flushOutcomes();
     const cutoff = new Date(this.now().getTime() - Math.max(0, olderThanMs)).toISOString();
-    let rows: DbAuditRow[];
-    try {
-      rows = this.interruptTx.immediate(cutoff);
-    } catch (err) {
-      throw unavailable(err);
-    }
+    const rows = this.write(() => this.interruptTx.immediate(cutoff));
     this.committed();
     if (rows.length) {
       this.log.warn({ count: rows.length, ids: rows.map((r) => r.id) }, `audit: ${rows.length} call(s) left pending by an earlier run marked interrupted`);
@@ -399,6 +506,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** Make everything written durable, write the digest, and let go of the log file. The database stays open. */
   async close(): Promise<void> {
+    this.flushOutcomes();
     this.flushDigest();
     if (this.syncing) await this.syncing.catch(() => undefined);
     await this.walSync?.close();
@@ -434,11 +542,45 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.digestTimer.unref();
   }
 
+  /**
+   * The entry the last digest vouched for (read from the file at start, when its signature holds).
+   * A new digest is signed only while that entry still has that hash: whoever rewrites the chain
+   * below it does not get the forgery signed by the next digest.
+   */
+  private anchor?: { lastId: number; lastHash: string };
+  private anchorChecked = false;
+  private anchorBroken = false;
+
+  private loadAnchor(): void {
+    this.anchorChecked = true;
+    if (!this.digestFile) return;
+    try {
+      const d = readDigest(this.digestFile);
+      if (this.key && !macMatches(this.key, d)) return;
+      if (d.lastId > 0) this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
+    } catch {
+      // No digest yet (or unreadable: verify says so); nothing to hold to.
+    }
+  }
+
   private writeDigestOnce(d: Digest): void {
     if (!this.digestFile || d.lastId < this.digestUpTo) return;
+    if (!this.anchorChecked) this.loadAnchor();
+    const a = this.anchor;
+    if (a && a.lastId <= d.lastId && this.stmt.hashOf.get(a.lastId)?.hash !== a.lastHash) {
+      if (!this.anchorBroken) {
+        this.log.error(
+          { digestFile: this.digestFile, anchorId: a.lastId },
+          `audit: entry ${a.lastId} no longer has the hash the last digest vouched for: the log was changed below it. The digest is not rewritten over it: run \`hearth audit verify\`, and restart with a fresh digest file only once the log is accounted for`,
+        );
+      }
+      this.anchorBroken = true;
+      return;
+    }
     try {
       writeDigestFile(this.digestFile, d, this.key);
       this.digestUpTo = d.lastId;
+      if (d.lastId > 0) this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
     } catch (err) {
       this.log.error({ err, digestFile: this.digestFile }, 'audit: cannot write the digest file');
     }
@@ -467,6 +609,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** The digest of the table now. Counts only the rows added since the last one. */
   digest(): Digest {
+    this.flushOutcomes();
     const at = this.now().toISOString();
     const last = this.stmt.last.get();
     if (!last) return { count: 0, lastId: 0, lastHash: GENESIS_HASH, at };
@@ -479,23 +622,28 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   }
 
   // ------------------------------------------------------------ reading
+  // Every read first commits the outcomes finishLater() queued: this process reads its own writes.
 
   byRequestId(requestId: string): StoredAuditRow | undefined {
+    this.flushOutcomes();
     const r = this.stmt.byRequest.get(requestId);
     return r && fromDb(r);
   }
 
   get(id: number): StoredAuditRow | undefined {
+    this.flushOutcomes();
     const r = this.stmt.byId.get(id);
     return r && fromDb(r);
   }
 
   /** The last n rows, oldest first. */
   tail(n = 20): StoredAuditRow[] {
+    this.flushOutcomes();
     return this.stmt.tail.all(Math.max(0, Math.floor(n))).map(fromDb);
   }
 
   list(filter: AuditListFilter = {}): StoredAuditRow[] {
+    this.flushOutcomes();
     const where: string[] = [];
     const params: unknown[] = [];
     const key: string[] = [];
@@ -526,11 +674,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** The log (or the part since a time) as JSON lines or CSV records, read a page at a time. */
   export(format: ExportFormat, options: ExportOptions = {}): Generator<string> {
+    this.flushOutcomes();
     return exportLines((afterId, since, until, limit) => this.stmt.page.all(afterId, since, until, limit), format, options);
   }
 
   /** Verify the chain (and the configured digest file, unless another is given). */
   verify(options: VerifyOptions = {}): VerifyResult {
+    this.flushOutcomes();
     return verify(this.db, { digestFile: options.digestFile ?? this.digestFile, key: options.key ?? this.key });
   }
 }

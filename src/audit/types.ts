@@ -1,6 +1,18 @@
 // What the handler pipeline writes to the audit log.
 
-export type Outcome = 'pending' | 'confirmed' | 'unconfirmed' | 'failed' | 'denied' | 'interrupted';
+/**
+ * What is known of a call:
+ * - pending: written before publishing; no outcome yet (in flight, or left by a crash);
+ * - not_sent: nothing left this process (broker down, device offline, cancelled, refused by the transport);
+ * - unconfirmed: sent (or maybe sent), and no matching report came in time: also when the broker
+ *   connection was lost or the device reported offline after sending;
+ * - confirmed: the device reported the asked state;
+ * - failed: the device reported an error or a contrary state, or the call failed before it could be sent
+ *   for a reason of its own (bad arguments);
+ * - denied: refused by the policy, or by a person;
+ * - interrupted: cancelled while waiting, or found pending at start (the process stopped).
+ */
+export type Outcome = 'pending' | 'confirmed' | 'unconfirmed' | 'failed' | 'denied' | 'interrupted' | 'not_sent';
 
 export interface AuditEntry {
   requestId: string;
@@ -36,8 +48,19 @@ export interface AuditRow extends AuditEntry, Omit<AuditCompletion, 'outcome'> {
 export interface AuditLog {
   /** Write a pending row before anything is published. Throws if it cannot (the call then fails closed). */
   begin(entry: AuditEntry): number;
-  /** Complete a pending row. */
+  /** Append the outcome of a pending call (an entry of its own; the call's entry is never edited). */
   finish(id: number, completion: AuditCompletion): void;
+  /**
+   * Append a reconciliation of an unconfirmed or interrupted call: a report that came later
+   * (`confirmed`, or `failed` for a contrary report). Throws AUDIT_NOT_PENDING when the call is in no such state.
+   */
+  followUp(id: number, completion: AuditCompletion): void;
+  /**
+   * The outcome of a pending call, off the caller's path (issue 18): appended with other outcomes in one
+   * transaction on the next turn of the event loop; a crash before that leaves the call pending (marked
+   * interrupted at the next start). Errors are the store's to log. Optional: finish() is used without it.
+   */
+  finishLater?(id: number, completion: AuditCompletion): void;
   /** One finished row at once (denied or failed before publishing). */
   record(entry: AuditEntry, completion: AuditCompletion): number;
   /** The row already written for this request id (idempotent retries), if any. */

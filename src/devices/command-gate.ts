@@ -49,9 +49,13 @@ export class CommandGate {
   }
 
   /** Send every message, or none: throws CommandRefused before sending when any is refused. */
-  async publish(decided: DecidedCommand, messages: readonly OutgoingMessage[], options: PublishOptions): Promise<void> {
+  /** `progress.handedOver` counts the messages the transport took, so a failure can say whether any may have left. */
+  async publish(decided: DecidedCommand, messages: readonly OutgoingMessage[], options: PublishOptions, progress = { handedOver: 0 }): Promise<void> {
     const refusal = this.check(decided, messages);
     if (refusal) throw new CommandRefused(refusal);
-    for (const m of messages) await this.transport.publish(m.topic, m.payload, options);
+    for (const m of messages) {
+      await this.transport.publish(m.topic, m.payload, options);
+      progress.handedOver++;
+    }
   }
 }

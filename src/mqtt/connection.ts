@@ -17,6 +17,13 @@ export class MqttError extends Error {
     message: string,
     /** BROKER_DOWN, BAD_TOPIC, PUBLISH_FAILED, CLOSED */
     readonly code: string,
+    /**
+     * publish(): whether the message may have left. `no`: refused before it was handed to MQTT.js.
+     * `unknown`: handed over while connected, and the connection closed before the broker's PUBACK:
+     * the bytes may or may not have reached the broker (this wrapper drops the message rather than let
+     * MQTT.js resend it on reconnect, so nothing leaves later).
+     */
+    readonly sent?: 'no' | 'unknown',
   ) {
     super(message);
     this.name = 'MqttError';
@@ -213,11 +220,11 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
    */
   publish(topic: string, payload: string | Buffer, options: PublishOptions = {}): Promise<void> {
     if (!isPublishableTopic(topic)) {
-      return Promise.reject(new MqttError(`refusing to publish to topic ${JSON.stringify(topic)}`, 'BAD_TOPIC'));
+      return Promise.reject(new MqttError(`refusing to publish to topic ${JSON.stringify(topic)}`, 'BAD_TOPIC', 'no'));
     }
-    if (this.current === 'closed') return Promise.reject(new MqttError('MQTT connection is closed', 'CLOSED'));
+    if (this.current === 'closed') return Promise.reject(new MqttError('MQTT connection is closed', 'CLOSED', 'no'));
     if (!this.client.connected) {
-      return Promise.reject(new MqttError(`MQTT broker ${redact(this.options.url)} is not connected`, 'BROKER_DOWN'));
+      return Promise.reject(new MqttError(`MQTT broker ${redact(this.options.url)} is not connected`, 'BROKER_DOWN', 'no'));
     }
     const opts: IClientPublishOptions = { qos: options.qos ?? 0, retain: options.retain ?? false };
     if (options.expirySeconds && this.options.protocolVersion === 5) {
@@ -225,7 +232,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     }
     return new Promise((resolve, reject) => {
       this.client.publish(topic, payload, opts, (err) => {
-        if (err) reject(new MqttError(`publish to ${topic} failed: ${err.message}`, this.client.connected ? 'PUBLISH_FAILED' : 'BROKER_DOWN'));
+        if (err) reject(new MqttError(`publish to ${topic} failed: ${err.message}`, this.client.connected ? 'PUBLISH_FAILED' : 'BROKER_DOWN', 'unknown'));
         else resolve();
       });
     });

@@ -1,7 +1,10 @@
 // The one handler pipeline every tool call goes through, from every front door:
 //   validate -> resolve entity -> policy -> serialize per device -> audit(pending)
 //   -> publish (QoS 1) -> await the matching state echo -> audit(outcome) -> result
-// A result says `confirmed` only when the device reported the asked state.
+// A result says `confirmed` only when the device reported the asked state;
+// the audit says only what is known (see Outcome in src/audit/types.ts): a
+// command that may have left is never `failed` or `not_sent`, and a report
+// that comes after `unconfirmed` is appended as a follow-up ("confirmed late").
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { ValidateFunction } from 'ajv';
@@ -56,6 +59,18 @@ interface Resolved {
   command: Command;
 }
 
+/**
+ * A report that says the command failed (not merely "not yet"): the device's own error state.
+ * Returns what it said, or undefined.
+ */
+function reportsFailure(entity: Entity, command: Command, state: EntityState): string | undefined {
+  if ((command.action === 'lock' || command.action === 'unlock') && state.value === 'jammed') return 'jammed';
+  return undefined;
+}
+
+/** How long after an unconfirmed call a matching report still counts as its late confirmation (at least). */
+const LATE_WINDOW_MS = 5 * 60_000;
+
 const FAIL = (text: string, details: Record<string, unknown> = {}): ToolResultObject => ({ text, isError: true, details });
 
 export class Pipeline {
@@ -64,6 +79,10 @@ export class Pipeline {
   /** The same, by schema object: no JSON.stringify on every call. */
   private readonly validatorOf = new WeakMap<object, ValidateFunction>();
   private readonly deviceQueues = new Map<string, LimitFunction>();
+  /** Per entity: the unconfirmed call still watched for a late report (a newer command ends the watch). */
+  private readonly lateWatches = new Map<string, { report(state: EntityState): void; stop(): void }>();
+  /** One cache listener serves every late watch (installed while there is one). */
+  private readonly onLateReport = (state: EntityState, entity: Entity) => this.lateWatches.get(entity.id)?.report(state);
   private readonly now: () => number;
 
   constructor(private readonly deps: PipelineDeps) {
@@ -298,22 +317,22 @@ export class Pipeline {
     const name = quoted(entity.name);
     const base = this.entry(tool, call, args, entity, action, decision, approvedBy);
     if (call.signal.aborted) {
-      this.safeRecord(base, { outcome: 'interrupted', error: 'cancelled before it was sent' });
+      this.safeRecord(base, { outcome: 'not_sent', error: 'cancelled before it was sent' });
       return FAIL('cancelled before it was sent; nothing was done');
     }
     // Without the broker, what we know of availability is stale: that is the first thing to say.
     if (!this.deps.mqtt.connected) {
-      return this.failedBeforePublish(base, 'the MQTT broker is not connected; nothing was sent');
+      return this.notSent(base, 'the MQTT broker is not connected; nothing was sent');
     }
     const state = this.deps.cache.get(entity.id);
     if (state?.available === false) {
-      return this.failedBeforePublish(base, `${name} is offline (its availability topic says so); nothing was sent`);
+      return this.notSent(base, `${name} is offline (its availability topic says so); nothing was sent`);
     }
     let messages;
     try {
       messages = encodeCommand(entity, command);
     } catch (err) {
-      return this.failedBeforePublish(base, `cannot build the command: ${(err as Error).message}`);
+      return this.notSent(base, `cannot build the command: ${(err as Error).message}`);
     }
     // The transport's own check, before anything is written or sent (the gate checks again as it sends).
     const refusal = this.deps.gate.check({ entityId: entity.id, action }, messages);
@@ -322,6 +341,8 @@ export class Pipeline {
       const id = this.safeRecord(base, { outcome: 'denied', error: refusal });
       return FAIL(`${refusal}; nothing was sent.`, { auditId: id });
     }
+    // A newer command to the entity: a report from now on answers it, not an older unconfirmed one.
+    this.lateWatches.get(entity.id)?.stop();
 
     // Fail closed: no audit row, no command.
     let auditId: number;
@@ -340,14 +361,31 @@ export class Pipeline {
     const timeoutMs = this.deps.timeouts?.[entity.kind] ?? entity.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS[entity.kind];
     // Listen before publishing so a fast echo is not missed.
     const echo = command.action === 'press' ? undefined : this.awaitEcho(entity, command, timeoutMs, call.signal);
+    const progress = { handedOver: 0 };
     try {
-      await this.deps.gate.publish({ entityId: entity.id, action }, messages, { qos: 1, retain: false, expirySeconds: Math.ceil(timeoutMs / 1000) });
+      await this.deps.gate.publish({ entityId: entity.id, action }, messages, { qos: 1, retain: false, expirySeconds: Math.ceil(timeoutMs / 1000) }, progress);
     } catch (err) {
       echo?.cancel();
-      const refused = err instanceof CommandRefused;
-      const error = refused ? `${err.message}; nothing was sent` : `could not send the command: ${(err as Error).message}`;
-      this.safeFinish(auditId, { outcome: refused ? 'denied' : 'failed', error, latencyMs: performance.now() - started });
-      return FAIL(`failed: ${error}`, { auditId, topics: messages.map((m) => m.topic) });
+      const latencyMs = performance.now() - started;
+      if (err instanceof CommandRefused) {
+        const error = `${err.message}; nothing was sent`;
+        this.safeFinish(auditId, { outcome: 'denied', error, latencyMs });
+        return FAIL(`refused: ${error}`, { auditId, topics: messages.map((m) => m.topic) });
+      }
+      // Refused before MQTT.js had it: nothing left. Otherwise the connection closed before the broker's
+      // acknowledgement: the command may have reached the device, and only a report can tell.
+      if (progress.handedOver === 0 && (err as { sent?: string }).sent === 'no') {
+        const error = `could not send the command: ${(err as Error).message}`;
+        this.safeFinish(auditId, { outcome: 'not_sent', error, latencyMs });
+        return FAIL(`failed: ${error}; nothing was sent`, { auditId, topics: messages.map((m) => m.topic) });
+      }
+      const error = `the command may have been sent, but the broker did not acknowledge it: ${(err as Error).message}`;
+      this.safeFinish(auditId, { outcome: 'unconfirmed', error, latencyMs });
+      this.watchLate(auditId, entity, command, started, before);
+      return {
+        text: `unconfirmed: ${command.action.replace(/_/g, ' ')} for ${name} may have been sent (the broker connection dropped before it acknowledged the command); it may have taken effect. Check its state before trying again.`,
+        details: { auditId, topics: messages.map((m) => m.topic) },
+      };
     }
     const details: Record<string, unknown> = {
       auditId,
@@ -375,26 +413,106 @@ export class Pipeline {
         const already = before && isConfirmedBy(entity, command, { ...now!, value: before.value, attributes: before.attributes });
         const note = already ? ' It already reported that state before the command, and did not report again.' : '';
         this.safeFinish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: `no matching state within ${formatDuration(timeoutMs)}` });
+        this.watchLate(auditId, entity, command, started, before);
         return {
           text: `unconfirmed: sent ${command.action.replace(/_/g, ' ')} to ${name}, but it did not report the new state within ${formatDuration(timeoutMs)}.${note} Last state seen: ${stateText(entity, now, this.now())}`,
           details,
         };
       }
+      case 'failed': {
+        const said = reportsFailure(entity, command, result.state!)!;
+        this.safeFinish(auditId, { outcome: 'failed', latencyMs, echo: echoPayload, error: `the device reported ${said}` });
+        return FAIL(`failed: ${name} reported ${said} after the command. ${stateText(entity, now, this.now())}`, details);
+      }
+      // Sent, and then no report could come: what the device did is not known.
       case 'offline':
-        this.safeFinish(auditId, { outcome: 'failed', latencyMs, echo: echoPayload, error: 'device went offline' });
-        return FAIL(`failed: ${name} went offline after the command was sent.`, details);
+        this.safeFinish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: 'the device reported offline after the command was sent' });
+        this.watchLate(auditId, entity, command, started, before);
+        return { text: `unconfirmed: sent ${command.action.replace(/_/g, ' ')} to ${name}, then it reported offline before confirming; it may have taken effect.`, details };
       case 'broker_lost':
-        this.safeFinish(auditId, { outcome: 'failed', latencyMs, echo: echoPayload, error: 'lost the broker connection while waiting for the device' });
-        return FAIL(`failed: lost the connection to the MQTT broker while waiting for ${name}; the command had been sent and may have taken effect.`, details);
+        this.safeFinish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: 'lost the broker connection while waiting for the device' });
+        this.watchLate(auditId, entity, command, started, before);
+        return {
+          text: `unconfirmed: sent ${command.action.replace(/_/g, ' ')} to ${name}, then lost the connection to the MQTT broker while waiting for it to confirm; it may have taken effect.`,
+          details,
+        };
       case 'aborted':
         // The command was sent: it may still happen; nothing is undone.
         this.safeFinish(auditId, { outcome: 'interrupted', latencyMs, echo: echoPayload, error: 'cancelled while waiting for the device' });
+        this.watchLate(auditId, entity, command, started, before);
         return FAIL(`cancelled while waiting for ${name} to confirm; the command had already been sent and may still take effect.`, details);
     }
   }
 
+  /**
+   * A call a stopped process left pending, now marked interrupted: if its device later reports the asked
+   * state (a change to it, not the state it shows now, which may predate the call), a follow-up says so.
+   * Returns whether it is watched.
+   */
+  reconcileInterrupted(row: AuditRow): boolean {
+    const entity = row.entityId ? this.deps.registry.entity(row.entityId) : undefined;
+    if (!entity) return false;
+    let command: Command;
+    try {
+      const { entity: _drop, ...rest } = row.args;
+      command = toCommand(entity, rest);
+    } catch {
+      return false;
+    }
+    const now = this.deps.cache.get(entity.id);
+    // Without a state to compare, a report cannot be told from one that predates the call.
+    if (!now || now.value === undefined) return false;
+    // Started where the call was made, so a late confirmation says how long after the call it came.
+    const started = performance.now() - Math.max(0, this.now() - Date.parse(row.at));
+    this.watchLate(row.id, entity, command, started, { value: now.value, attributes: now.attributes });
+    return this.lateWatches.has(entity.id);
+  }
+
+  /**
+   * After `unconfirmed` (or a cancelled wait): a report that matches the command within the late window
+   * appends a chained follow-up to the call ("confirmed late"). Ends at the first match, at the window's
+   * end, or when a newer command is sent to the entity.
+   */
+  private watchLate(auditId: number, entity: Entity, command: Command, started: number, before: Pick<EntityState, 'value' | 'attributes'> | undefined): void {
+    if (command.action === 'press') return;
+    // It already showed the asked state before the command: a report of it later proves nothing.
+    const was = this.deps.cache.get(entity.id);
+    if (before && was && isConfirmedBy(entity, command, { ...was, value: before.value, attributes: before.attributes })) return;
+    const cache = this.deps.cache;
+    const windowMs = Math.max(LATE_WINDOW_MS, 10 * (this.deps.timeouts?.[entity.kind] ?? entity.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS[entity.kind]));
+    const watch = {
+      stop: () => {
+        clearTimeout(timer);
+        if (this.lateWatches.get(entity.id) !== watch) return;
+        this.lateWatches.delete(entity.id);
+        if (!this.lateWatches.size) cache.off('change', this.onLateReport);
+      },
+      report: (state: EntityState) => onReport(state),
+    };
+    const onReport = (state: EntityState) => {
+      if (state.available === false || !isConfirmedBy(entity, command, state)) return;
+      watch.stop();
+      const latencyMs = performance.now() - started;
+      try {
+        this.deps.audit.followUp(auditId, {
+          outcome: 'confirmed',
+          latencyMs,
+          echo: JSON.stringify({ value: state.value, attributes: state.attributes }),
+          error: `confirmed late, after ${formatDuration(latencyMs)}`,
+        });
+      } catch (err) {
+        this.deps.log.error({ err, auditId }, 'audit: a late confirmation could not be appended');
+      }
+    };
+    const timer = setTimeout(() => watch.stop(), windowMs);
+    timer.unref();
+    this.lateWatches.get(entity.id)?.stop();
+    if (!this.lateWatches.size) cache.on('change', this.onLateReport);
+    this.lateWatches.set(entity.id, watch);
+  }
+
   private awaitEcho(entity: Entity, command: Command, timeoutMs: number, signal: AbortSignal) {
-    type Outcome = { kind: 'confirmed' | 'timeout' | 'offline' | 'aborted' | 'broker_lost'; state?: EntityState };
+    type Outcome = { kind: 'confirmed' | 'failed' | 'timeout' | 'offline' | 'aborted' | 'broker_lost'; state?: EntityState };
     let cancel = () => {};
     const promise = new Promise<Outcome>((resolve) => {
       const cache = this.deps.cache;
@@ -402,6 +520,7 @@ export class Pipeline {
         if (changed.id !== entity.id) return;
         if (state.available === false) return finish({ kind: 'offline', state });
         if (isConfirmedBy(entity, command, state)) finish({ kind: 'confirmed', state });
+        else if (reportsFailure(entity, command, state)) finish({ kind: 'failed', state });
       };
       const onAbort = () => finish({ kind: 'aborted', state: cache.get(entity.id) });
       // Without the broker no echo can come: say so now rather than at the timeout.
@@ -450,8 +569,9 @@ export class Pipeline {
     };
   }
 
-  private failedBeforePublish(entry: AuditEntry, error: string): ToolResultObject {
-    const id = this.safeRecord(entry, { outcome: 'failed', error });
+  /** Nothing left this process: the call is recorded `not_sent`. */
+  private notSent(entry: AuditEntry, error: string): ToolResultObject {
+    const id = this.safeRecord(entry, { outcome: 'not_sent', error });
     return FAIL(`failed: ${error}.`, { auditId: id });
   }
 
@@ -481,17 +601,18 @@ export class Pipeline {
     try {
       return this.deps.audit.record(entry, completion);
     } catch (err) {
-      this.deps.log.error({ err: (err as Error).message, requestId: entry.requestId }, 'audit row could not be written');
+      this.deps.log.error({ err, requestId: entry.requestId }, 'audit row could not be written');
       return undefined;
     }
   }
 
-  /** The command is out: a failed completion leaves the row pending for the next start to mark interrupted. */
+  /** The command is out: its outcome is appended (off the caller's path where the store can); a failed append leaves the call pending for the next start to mark interrupted. */
   private safeFinish(id: number, completion: Parameters<AuditLog['finish']>[1]): void {
     try {
-      this.deps.audit.finish(id, completion);
+      if (this.deps.audit.finishLater) this.deps.audit.finishLater(id, completion);
+      else this.deps.audit.finish(id, completion);
     } catch (err) {
-      this.deps.log.error({ err: (err as Error).message, auditId: id }, 'audit row could not be completed');
+      this.deps.log.error({ err, auditId: id }, 'audit: the outcome of a call could not be appended; it stays pending until the next start marks it interrupted');
     }
   }
 

@@ -1,6 +1,6 @@
-// Tamper evidence: verify() names the first broken row after edits, deletions
-// and reordering made through another connection, and the digest file catches
-// a cut-off tail.
+// Tamper evidence: verify() names the first broken entry after edits, deletions
+// and reordering made through another connection; the id sequence and the
+// digest file catch a cut-off tail.
 import assert from 'node:assert/strict';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -32,15 +32,20 @@ function entry(i: number): AuditEntry {
 }
 
 let n = 0;
-/** A log of `rows` rows (a mix of finished, recorded and, at `pendingAt`, pending) and a raw connection to tamper with. */
-function build(rows = 6, options: { digest?: boolean; pendingAt?: number } = {}) {
+/**
+ * A log of `calls` calls and a raw connection to tamper with. Odd calls are begun and finished (two
+ * entries: the call, then its outcome), even ones recorded denied at once (one entry); the call at
+ * `pendingAt` is only begun. build(6) holds entries 1..9: calls 1(1, outcome 2), 2(3), 3(4, outcome 5),
+ * 4(6), 5(7, outcome 8), 6(9).
+ */
+function build(calls = 6, options: { digest?: boolean; pendingAt?: number } = {}) {
   const dir = join(root, `db${++n}`);
   const path = join(dir, 'hearth.db');
   const db = openDatabase(path);
   open.push(db);
   const digestFile = options.digest ? join(dir, 'audit.digest.json') : undefined;
   const audit = new SqliteAuditLog(db, { digestFile });
-  for (let i = 1; i <= rows; i++) {
+  for (let i = 1; i <= calls; i++) {
     if (i === options.pendingAt) audit.begin(entry(i));
     else if (i % 2) audit.finish(audit.begin(entry(i)), { outcome: 'confirmed', latencyMs: 100 + i, echo: `{"state":"${i}"}` });
     else audit.record(entry(i), { outcome: 'denied', error: 'denied by rule' });
@@ -52,18 +57,27 @@ function build(rows = 6, options: { digest?: boolean; pendingAt?: number } = {})
   return { db, raw, audit, path, digestFile };
 }
 
+const entries = (raw: Database.Database) => raw.prepare('SELECT id, prev_hash, hash FROM audit_entry ORDER BY id').all() as Array<{ id: number; prev_hash: string; hash: string }>;
+
 describe('audit chain', () => {
   it('canonical JSON sorts keys at every depth, without whitespace', () => {
     assert.equal(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: undefined }], c: 'x' }, u: undefined }), '{"a":{"c":"x","d":[3,{"z":1}]},"b":1}');
     assert.equal(canonicalJson([undefined, NaN, new Date(0)]), '[null,null,"1970-01-01T00:00:00.000Z"]');
   });
 
-  it('verifies a clean chain (finished, recorded and pending rows)', () => {
-    const { db, audit } = build(7, { pendingAt: 4 });
+  it('verifies a clean chain (finished, recorded and pending calls)', () => {
+    const { db, raw, audit } = build(7, { pendingAt: 4 });
     const v = verify(db);
-    assert.deepEqual(v, { ok: true, rows: 7, pending: 1, lastId: 7 });
-    assert.equal(audit.get(1)!.prevHash, GENESIS_HASH);
-    for (let id = 2; id <= 7; id++) assert.equal(audit.get(id)!.prevHash, audit.get(id - 1)!.hash);
+    assert.deepEqual(v, { ok: true, rows: 11, pending: 1, lastId: 11 });
+    const all = entries(raw);
+    assert.equal(all[0].prev_hash, GENESIS_HASH);
+    for (let i = 1; i < all.length; i++) assert.equal(all[i].prev_hash, all[i - 1].hash);
+    // Readers see one row per call, with its outcome folded in.
+    assert.deepEqual(
+      audit.list({ limit: 100 }).map((r) => [r.id, r.outcome]),
+      [[1, 'confirmed'], [3, 'denied'], [4, 'confirmed'], [6, 'pending'], [7, 'confirmed'], [9, 'denied'], [10, 'confirmed']],
+    );
+    assert.equal(audit.get(4)!.doneHash, all[4].hash, "a finished call's doneHash is its outcome entry's hash");
   });
 
   it('an empty log verifies', () => {
@@ -71,115 +85,135 @@ describe('audit chain', () => {
     assert.deepEqual(verify(db), { ok: true, rows: 0, pending: 0, lastId: 0 });
   });
 
-  it('names the row whose args were edited', () => {
+  it('names the entry whose args were edited', () => {
     const { raw, db } = build();
-    raw.prepare(`UPDATE audit SET args = '{"code":9999,"note":"call 3"}' WHERE id = 3`).run();
+    raw.prepare(`UPDATE audit_entry SET args = '{"code":9999,"note":"call 3"}' WHERE id = 4`).run();
     const v = verify(db);
     assert.equal(v.ok, false);
-    assert.equal(v.rows, 6);
-    assert.equal(v.firstBroken?.id, 3);
+    assert.equal(v.rows, 9);
+    assert.equal(v.firstBroken?.id, 4);
     assert.equal(v.firstBroken?.kind, 'content');
-    assert.match(v.firstBroken!.reason, /row 3: hash does not match/);
+    assert.match(v.firstBroken!.reason, /row 4: hash does not match its stored fields/);
   });
 
-  it('names the first of several edited rows', () => {
+  it('names the first of several edited entries', () => {
     const { raw, db } = build();
-    raw.prepare(`UPDATE audit SET principal = 'cli:mallory' WHERE id = 5`).run();
-    raw.prepare(`UPDATE audit SET outcome = 'failed' WHERE id = 2`).run();
+    raw.prepare(`UPDATE audit_entry SET principal = 'cli:mallory' WHERE id = 6`).run();
+    raw.prepare(`UPDATE audit_entry SET outcome = 'failed' WHERE id = 2`).run();
     assert.deepEqual(verify(db).firstBroken?.id, 2);
   });
 
   for (const [what, sql] of [
-    ['outcome', `UPDATE audit SET outcome = 'failed' WHERE id = 3`],
-    ['error', `UPDATE audit SET error = 'nothing to see' WHERE id = 3`],
-    ['echo', `UPDATE audit SET echo = '{"state":"locked"}' WHERE id = 3`],
-    ['latency', `UPDATE audit SET latency_ms = 1 WHERE id = 3`],
-    ['a finished row made pending', `UPDATE audit SET outcome = 'pending' WHERE id = 3`],
+    ['outcome', `UPDATE audit_entry SET outcome = 'failed' WHERE id = 5`],
+    ['error', `UPDATE audit_entry SET error = 'nothing to see' WHERE id = 5`],
+    ['echo', `UPDATE audit_entry SET echo = '{"state":"locked"}' WHERE id = 5`],
+    ['latency', `UPDATE audit_entry SET latency_ms = 1 WHERE id = 5`],
+    ['call it belongs to', `UPDATE audit_entry SET call_id = 1 WHERE id = 5`],
+    ['outcome time', `UPDATE audit_entry SET at = '2020-01-01T00:00:00.000Z' WHERE id = 5`],
   ] as const) {
-    it(`names the row whose ${what} was edited`, () => {
+    it(`names the outcome entry whose ${what} was edited`, () => {
       const { raw, db } = build();
       raw.prepare(sql).run();
       const v = verify(db);
       assert.equal(v.ok, false);
-      assert.deepEqual([v.firstBroken?.id, v.firstBroken?.kind], [3, 'outcome']);
+      assert.deepEqual([v.firstBroken?.id, v.firstBroken?.kind], [5, 'content']);
     });
   }
 
-  it('names the hash that was edited to match edited content (the next row no longer links)', () => {
+  it('a finished call made pending again (its outcome entry deleted) is a gap', () => {
+    const { raw, db, audit } = build();
+    raw.prepare('DELETE FROM audit_entry WHERE id = 5').run();
+    assert.equal(audit.get(4)!.outcome, 'pending');
+    assert.deepEqual([verify(db).firstBroken?.id, verify(db).firstBroken?.kind], [5, 'deleted']);
+  });
+
+  it('names the hash that was edited to match edited content (the next entry no longer links)', () => {
     const { raw, db } = build();
-    raw.prepare(`UPDATE audit SET hash = '${'a'.repeat(64)}' WHERE id = 4`).run();
+    raw.prepare(`UPDATE audit_entry SET hash = '${'a'.repeat(64)}' WHERE id = 4`).run();
     const v = verify(db);
     assert.deepEqual([v.firstBroken?.id, v.firstBroken?.kind], [4, 'content']);
   });
 
-  it('names a deleted middle row', () => {
+  it('names a deleted middle entry', () => {
     const { raw, db } = build();
-    raw.prepare('DELETE FROM audit WHERE id = 3').run();
+    raw.prepare('DELETE FROM audit_entry WHERE id = 3').run();
     const v = verify(db);
     assert.equal(v.ok, false);
-    assert.equal(v.rows, 5);
+    assert.equal(v.rows, 8);
     assert.deepEqual([v.firstBroken?.id, v.firstBroken?.kind], [3, 'deleted']);
     assert.match(v.firstBroken!.reason, /row 3 is missing: row 4 follows row 2/);
   });
 
-  it('names a deleted first row', () => {
+  it('names a deleted first entry', () => {
     const { raw, db } = build();
-    raw.prepare('DELETE FROM audit WHERE id = 1').run();
+    raw.prepare('DELETE FROM audit_entry WHERE id = 1').run();
     assert.deepEqual(verify(db).firstBroken?.id, 1);
   });
 
-  it('names a deleted middle row even when the rows after it were renumbered', () => {
+  it('names a deleted middle entry even when the entries after it were renumbered', () => {
     const { raw, db } = build();
     raw.transaction(() => {
-      raw.prepare('DELETE FROM audit WHERE id = 3').run();
-      for (let id = 4; id <= 6; id++) raw.prepare('UPDATE audit SET id = ? WHERE id = ?').run(id - 1, id);
+      raw.prepare('DELETE FROM audit_entry WHERE id = 3').run();
+      for (let id = 4; id <= 9; id++) raw.prepare('UPDATE audit_entry SET id = ? WHERE id = ?').run(id - 1, id);
     })();
     const v = verify(db);
     assert.deepEqual([v.firstBroken?.id, v.firstBroken?.kind], [3, 'linkage']);
   });
 
-  it('names reordered rows', () => {
+  it('names reordered entries', () => {
     const { raw, db } = build();
     raw.transaction(() => {
-      raw.prepare('UPDATE audit SET id = 100 WHERE id = 3').run();
-      raw.prepare('UPDATE audit SET id = 3 WHERE id = 4').run();
-      raw.prepare('UPDATE audit SET id = 4 WHERE id = 100').run();
+      raw.prepare('UPDATE audit_entry SET id = 100 WHERE id = 3').run();
+      raw.prepare('UPDATE audit_entry SET id = 3 WHERE id = 4').run();
+      raw.prepare('UPDATE audit_entry SET id = 4 WHERE id = 100').run();
     })();
     const v = verify(db);
     assert.deepEqual([v.firstBroken?.id, v.firstBroken?.kind], [3, 'linkage']);
   });
 
-  it('a deleted tail row: clean without a digest, truncation with one', () => {
+  it('a deleted tail: the id sequence shows it; with the sequence lowered too, only the digest does', () => {
     const { raw, db, digestFile } = build(6, { digest: true });
     assert.deepEqual(readDigest(digestFile!), { ...computeDigest(db), at: readDigest(digestFile!).at });
-    assert.equal(readDigest(digestFile!).count, 6);
+    assert.equal(readDigest(digestFile!).count, 9);
     assert.equal(verify(db, { digestFile }).ok, true);
 
-    raw.prepare('DELETE FROM audit WHERE id >= 5').run();
-    assert.equal(verify(db).ok, true, 'without the digest a cut tail is invisible');
-    const v = verify(db, { digestFile });
+    raw.prepare('DELETE FROM audit_entry WHERE id >= 8').run();
+    let v = verify(db);
+    assert.deepEqual([v.ok, v.firstBroken?.id, v.firstBroken?.kind], [false, 8, 'truncated']);
+    assert.match(v.firstBroken!.reason, /the log ends at row 7, but its id sequence is at 9: rows 8\.\.9 were cut off the tail/);
+
+    raw.prepare("UPDATE sqlite_sequence SET seq = 7 WHERE name = 'audit_entry'").run();
+    assert.equal(verify(db).ok, true, 'without the digest a cut tail whose sequence was lowered too is invisible');
+    v = verify(db, { digestFile });
     assert.equal(v.ok, false);
-    assert.equal(v.rows, 4);
-    assert.deepEqual([v.firstBroken?.id, v.firstBroken?.kind], [5, 'truncated']);
-    assert.match(v.firstBroken!.reason, /digest .* vouches for 6 rows up to id 6/);
+    assert.equal(v.rows, 7);
+    assert.deepEqual([v.firstBroken?.id, v.firstBroken?.kind], [8, 'truncated']);
+    assert.match(v.firstBroken!.reason, /digest .* vouches for 9 rows up to id 9/);
   });
 
-  it('a deleted tail row leaves a gap once the log goes on (ids are not reused)', () => {
+  it('a deleted tail entry leaves a gap once the log goes on (ids are not reused)', () => {
     const { raw, db, audit } = build(6);
-    raw.prepare('DELETE FROM audit WHERE id = 6').run();
+    raw.prepare('DELETE FROM audit_entry WHERE id = 9').run();
     const id = audit.record(entry(7), { outcome: 'denied' });
-    assert.equal(id, 7);
+    assert.equal(id, 10);
     const v = verify(db);
-    assert.deepEqual([v.firstBroken?.id, v.firstBroken?.kind], [6, 'deleted']);
+    assert.deepEqual([v.firstBroken?.id, v.firstBroken?.kind], [9, 'deleted']);
+  });
+
+  it('an outcome for a call that is not awaiting one is refused', () => {
+    const { audit } = build(2);
+    assert.throws(() => audit.finish(1, { outcome: 'failed' }), { code: 'AUDIT_NOT_PENDING' });
+    assert.throws(() => audit.followUp(1, { outcome: 'confirmed' }), { code: 'AUDIT_NOT_PENDING' });
+    assert.throws(() => audit.finish(2, { outcome: 'failed' }), { code: 'AUDIT_NOT_FOUND' }, 'entry 2 is an outcome, not a call');
   });
 
   it('a rewritten chain differs from the digest', () => {
     const { raw, db, digestFile } = build(4, { digest: true });
-    // Rewrite row 4's hash "consistently" (a forger recomputing the tail): the digest still holds the old one.
+    // Rewrite the last entry's hash "consistently" (a forger recomputing the tail): the digest still holds the old one.
     const d = readDigest(digestFile!);
     writeFileSync(digestFile!, JSON.stringify({ ...d, lastHash: 'b'.repeat(64) }));
     const v = verify(db, { digestFile });
-    assert.deepEqual([v.firstBroken?.id, v.firstBroken?.kind], [4, 'digest']);
+    assert.deepEqual([v.firstBroken?.id, v.firstBroken?.kind], [6, 'digest']);
     raw.close();
   });
 
@@ -191,15 +225,15 @@ describe('audit chain', () => {
     assert.match(verify(db, { digestFile }).firstBroken!.reason, /not an audit digest/);
   });
 
-  it('rows written after the digest are fine; the digest is replaced atomically', () => {
+  it('entries written after the digest are fine; the digest is replaced atomically', () => {
     const { db, audit, digestFile } = build(3, { digest: true });
     audit.begin(entry(4)); // pending: no digest write
-    assert.equal(readDigest(digestFile!).lastId, 3);
+    assert.equal(readDigest(digestFile!).lastId, 5);
     assert.equal(verify(db, { digestFile }).ok, true);
     audit.record(entry(5), { outcome: 'denied' });
-    assert.equal(readDigest(digestFile!).lastId, 3, 'the digest lags by at most 200 ms');
+    assert.equal(readDigest(digestFile!).lastId, 5, 'the digest lags by at most 200 ms');
     audit.flushDigest();
-    assert.deepEqual([readDigest(digestFile!).count, readDigest(digestFile!).lastId], [5, 5]);
+    assert.deepEqual([readDigest(digestFile!).count, readDigest(digestFile!).lastId], [7, 7]);
     assert.deepEqual(readdirSync(dirname(digestFile!)).filter((f) => f.includes('digest')), ['audit.digest.json'], 'no temporary file left');
     // The standalone writer agrees with the store's incremental count.
     const other = join(dirname(digestFile!), 'other.json');

@@ -106,9 +106,11 @@ describe('audit.durability grouped', () => {
   it('close() puts every row on disk and writes the digest', async () => {
     const { audit, digestFile, flushes } = grouped();
     const id = audit.begin(entry());
-    audit.finish(id, { outcome: 'confirmed', latencyMs: 1 });
+    // The outcome off the caller's path: still queued when close() comes, and committed by it.
+    audit.finishLater(id, { outcome: 'confirmed', latencyMs: 1 });
     await audit.close();
     assert.ok(flushes.length >= 1);
-    assert.equal(readDigest(digestFile).lastId, id);
+    assert.equal(readDigest(digestFile).lastId, id + 1, 'the digest vouches for the outcome entry too');
+    assert.equal(audit.get(id)!.outcome, 'confirmed');
   });
 });

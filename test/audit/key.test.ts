@@ -7,9 +7,9 @@ import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { computeDigest, doneHash, GENESIS_HASH, readDigest, rowHash, writeDigestFile } from '../../src/audit/chain.js';
+import { computeDigest, entryHash, GENESIS_HASH, readDigest, writeDigestFile } from '../../src/audit/chain.js';
 import { loadAuditKey } from '../../src/audit/key.js';
-import type { DbAuditRow } from '../../src/audit/row.js';
+import type { DbAuditEntry } from '../../src/audit/row.js';
 import { SqliteAuditLog } from '../../src/audit/store.js';
 import { openDatabase } from '../../src/db/database.js';
 import { runHearth } from '../helpers/cli.js';
@@ -32,17 +32,17 @@ function keyedLog(rows = 4) {
   return { dir, path, db, audit, key, created, keyFile, digestFile };
 }
 
-/** What a forger with the database can do: change row 2's arguments and recompute every hash after it. */
+/** What a forger with the database can do: change the second call's arguments and recompute every hash after it. */
 function rewriteChain(path: string): void {
   const raw = new Database(path);
   try {
-    const rows = raw.prepare('SELECT * FROM audit ORDER BY id').all() as DbAuditRow[];
+    const rows = raw.prepare('SELECT * FROM audit_entry ORDER BY id').all() as DbAuditEntry[];
     let prev = GENESIS_HASH;
-    const update = raw.prepare('UPDATE audit SET args = ?, prev_hash = ?, hash = ?, done_hash = ? WHERE id = ?');
+    const update = raw.prepare('UPDATE audit_entry SET args = ?, prev_hash = ?, hash = ? WHERE id = ?');
     for (const r of rows) {
-      const args = r.id === 2 ? '{"step":99}' : r.args;
-      const hash = rowHash(prev, { ...r, args });
-      update.run(args, prev, hash, r.done_hash === null ? null : doneHash(hash, r), r.id);
+      const args = r.id === 3 ? '{"step":99}' : r.args;
+      const hash = entryHash(prev, { ...r, args });
+      update.run(args, prev, hash, r.id);
       prev = hash;
     }
   } finally {
@@ -87,7 +87,8 @@ describe('the audit key', () => {
     const args = ['audit', 'verify', '--db', path, '--set', `audit.digestFile=${digestFile}`, '--set', `audit.keyFile=${keyFile}`];
     const good = await runHearth(args, { cwd: dir });
     assert.equal(good.code, 0, good.stderr);
-    assert.match(good.stdout, /chain verified: 3 rows, ids 1\.\.3; digest .* matches \(3 rows up to id 3, .*signed with the audit key\)/);
+    // Three calls, each with its outcome entry.
+    assert.match(good.stdout, /chain verified: 6 rows, ids 1\.\.6; digest .* matches \(6 rows up to id 6, .*signed with the audit key\)/);
     rewriteChain(path);
     writeDigestFile(digestFile, computeDigest(db));
     const forged = await runHearth(args, { cwd: dir });

@@ -113,10 +113,10 @@ describe('SqliteAuditLog', () => {
     assert.equal(caught?.code, 'AUDIT_DUPLICATE');
     assert.equal(caught?.existingId, id);
     assert.equal(codeOf(() => audit.record(entry({ requestId: 'same' }), { outcome: 'denied' })), 'AUDIT_DUPLICATE');
-    assert.equal((db.prepare('SELECT count(*) AS n FROM audit').get() as { n: number }).n, 1);
-    // The refused attempts left no trace in the chain.
+    assert.equal((db.prepare('SELECT count(*) AS n FROM audit_entry').get() as { n: number }).n, 1);
+    // The refused attempts left no trace in the chain: the outcome is the next entry, then the next call.
     audit.finish(id, { outcome: 'confirmed' });
-    assert.equal(audit.record(entry(), { outcome: 'failed', error: 'no broker' }), id + 1);
+    assert.equal(audit.record(entry(), { outcome: 'failed', error: 'no broker' }), id + 2);
     assert.equal(audit.verify().ok, true);
   });
 
@@ -149,7 +149,8 @@ describe('SqliteAuditLog', () => {
     assert.equal(audit.markInterrupted(0), 0);
     assert.equal(codeOf(() => audit.finish(old, { outcome: 'confirmed' })), 'AUDIT_NOT_PENDING');
     const v = audit.verify();
-    assert.deepEqual([v.ok, v.rows, v.pending], [true, 3, 0]);
+    // Three calls and three outcome entries.
+    assert.deepEqual([v.ok, v.rows, v.pending], [true, 6, 0]);
   });
 
   it('fails closed on a read-only connection (AUDIT_UNAVAILABLE)', () => {
@@ -231,6 +232,36 @@ describe('SqliteAuditLog', () => {
     assert.equal(db.pragma('synchronous', { simple: true }), 2);
   });
 
+  it('finishLater: outcomes leave the path of the caller and are committed together on the next turn; a read commits them first', async () => {
+    const { audit, path } = fresh();
+    const events: StoredAuditRow[] = [];
+    audit.on('row', (r) => events.push(r));
+    const a = audit.begin(entry());
+    const b = audit.begin(entry());
+    audit.finishLater(a, { outcome: 'confirmed', latencyMs: 3 });
+    audit.finishLater(b, { outcome: 'unconfirmed', error: 'no matching state within 3 s' });
+    // Another process sees both calls pending until the commit: what a crash now would leave.
+    const other = new Database(path, { readonly: true });
+    open.push(other);
+    const outcomes = () => (other.prepare('SELECT outcome FROM audit ORDER BY id').all() as Array<{ outcome: string }>).map((r) => r.outcome);
+    assert.deepEqual(outcomes(), ['pending', 'pending']);
+    assert.equal(events.length, 0);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(outcomes(), ['confirmed', 'unconfirmed']);
+    assert.deepEqual(events.map((e) => [e.id, e.outcome]), [[a, 'confirmed'], [b, 'unconfirmed']]);
+    // Reads in this process see their own writes at once.
+    const c = audit.begin(entry());
+    audit.finishLater(c, { outcome: 'confirmed' });
+    assert.equal(audit.get(c)!.outcome, 'confirmed');
+    // A follow-up to the unconfirmed call: one more entry, nothing edited.
+    audit.followUp(b, { outcome: 'confirmed', error: 'confirmed late, after 9 s' });
+    assert.deepEqual([audit.get(b)!.outcome, audit.get(b)!.error], ['confirmed', 'confirmed late, after 9 s']);
+    assert.equal(codeOf(() => audit.followUp(b, { outcome: 'confirmed' })), 'AUDIT_NOT_PENDING');
+    assert.equal(codeOf(() => audit.followUp(c, { outcome: 'confirmed' })), 'AUDIT_NOT_PENDING');
+    const v = audit.verify();
+    assert.deepEqual([v.ok, v.rows, v.pending], [true, 7, 0]);
+  });
+
   it('continues the chain across a restart', () => {
     const { audit, path, db } = fresh();
     audit.record(entry(), { outcome: 'confirmed', latencyMs: 1 });
@@ -243,7 +274,8 @@ describe('SqliteAuditLog', () => {
     assert.equal(audit2.get(pending)!.outcome, 'interrupted');
     audit2.record(entry(), { outcome: 'denied' });
     const v = audit2.verify();
-    assert.deepEqual([v.ok, v.rows, v.lastId], [true, 3, 3]);
+    // Entries: the recorded call, the pending one, its interrupted outcome, the denied call.
+    assert.deepEqual([v.ok, v.rows, v.lastId], [true, 4, 4]);
   });
 
   it('stores what it hashes: odd text verifies', () => {

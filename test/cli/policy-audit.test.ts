@@ -295,12 +295,12 @@ describe('approvals and the audit log, with a running bridge', () => {
     assert.ok(existsSync(dbFile));
     const raw = new Database(dbFile);
     try {
-      assert.equal(raw.prepare(`UPDATE audit SET args='{"action":"close"}' WHERE id=1`).run().changes, 1);
+      assert.equal(raw.prepare(`UPDATE audit_entry SET args='{"action":"close"}' WHERE id=1`).run().changes, 1);
     } finally {
       raw.close();
     }
     const { code, stdout, stderr } = await runHearth(withDb('audit', 'verify'), { cwd: dir });
     assert.equal(code, 1, stdout);
-    assert.match(stderr, /audit chain BROKEN at row 1 \(content\): row 1: hash does not match/);
+    assert.match(stderr, /audit chain BROKEN at row 1 \(content\): row 1: hash does not match its stored fields/);
   });
 });

@@ -18,7 +18,9 @@ describe('migrations', () => {
     assert.equal(db.pragma('user_version', { simple: true }), latest);
     assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
     const tables = (db.prepare("select name from sqlite_master where type='table'").all() as Array<{ name: string }>).map((r) => r.name);
-    for (const t of ['policy_rules', 'principals', 'approvals', 'audit']) assert.ok(tables.includes(t), t);
+    for (const t of ['policy_rules', 'principals', 'approvals', 'audit_entry']) assert.ok(tables.includes(t), t);
+    // The audit readers see: one row per call (migration 0009).
+    assert.ok(db.prepare("select 1 from sqlite_master where type = 'view' and name = 'audit'").get());
     assert.ok((db.prepare('select count(*) n from policy_rules where builtin = 1').get() as { n: number }).n >= 5);
     db.close();
   });

@@ -187,7 +187,7 @@ describe('Home Assistant command templates rendered per call', () => {
     assert.equal(result.isError, true);
     assert.match(result.text!, /^failed: cannot build the command: .*command template cannot render 30/, result.text);
     assert.deepEqual(received.filter((m) => m.topic === 'tpl/vent/set'), []);
-    assert.equal(hearth.audit.tail(1)[0]!.outcome, 'failed');
+    assert.equal(hearth.audit.tail(1)[0]!.outcome, 'not_sent', 'nothing left this process');
   });
 
   test('a template outside what Hearth can evaluate leaves the setting read-only, with a log line naming it', () => {

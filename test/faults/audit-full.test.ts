@@ -101,7 +101,7 @@ describe('audit write failure: a full database', () => {
   });
 
   it('unwritable between the pending row and its completion: the command went out, the row stays pending for the next start', async () => {
-    // (A full file still takes the completion, an in-place update; a read-only one does not.)
+    // (The outcome is an entry appended after the call's: a read-only file refuses it.)
     const audit = home.hearth.audit;
     const begin = audit.begin.bind(audit);
     audit.begin = (entry) => {
@@ -113,7 +113,7 @@ describe('audit write failure: a full database', () => {
       const res = await home.hearth.tools.call('living_room_lamp', { action: 'turn_off' }, OWNER);
       assert.match(res.text!, /^confirmed: /, 'the device did it, and the result says so');
       assert.equal(audit.tail(1)[0]!.outcome, 'pending', 'the completion could not be written');
-      assert.ok(home.logs.find(/audit row could not be completed/).length >= 1);
+      assert.ok(home.logs.find(/the outcome of a call could not be appended; it stays pending/).length >= 1);
     } finally {
       audit.begin = begin;
       home.hearth.db.pragma('query_only = OFF');
