@@ -34,6 +34,12 @@ export interface BridgeOptions {
   connectWaitMs?: number;
   /** Do not connect to any broker (device files only). */
   offline?: boolean;
+  /**
+   * false: publish nothing of our own accord (the Home Assistant birth message,
+   * Zigbee2MQTT state requests). Those are the daemon's; a command that only reads
+   * must leave the user's broker alone. Commands a caller asked for still go out.
+   */
+  announce?: boolean;
 }
 
 /** Whether the demo home is on: explicitly, or by default with the embedded broker. */
@@ -58,6 +64,22 @@ export function brokerUrl(config: HearthConfig, embedded?: EmbeddedBroker): stri
   if (embedded) return embedded.url;
   const host = config.mqtt.embedded.host === '0.0.0.0' ? '127.0.0.1' : config.mqtt.embedded.host;
   return `mqtt://${host}:${config.mqtt.embedded.port}`;
+}
+
+/** The connection as discovery sees it when it may not announce: every publish is dropped. */
+function listenOnly(connection: MqttConnection, log: Logger): MqttConnection {
+  return new Proxy(connection, {
+    get(target, prop) {
+      if (prop === 'publish') {
+        return (topic: string) => {
+          log.debug({ topic }, 'not published: this command only reads');
+          return Promise.resolve();
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 export class Bridge {
@@ -117,7 +139,8 @@ export class Bridge {
       bridge.loadDevices();
       if (!options.offline) {
         bridge.adapters = createAdapters(config);
-        for (const adapter of bridge.adapters) adapter.start({ connection, registry: bridge.registry, log: log.child({ part: adapter.name }), config });
+        const seen = options.announce === false ? listenOnly(connection, log) : connection;
+        for (const adapter of bridge.adapters) adapter.start({ connection: seen, registry: bridge.registry, log: log.child({ part: adapter.name }), config });
       }
       if (!options.offline) {
         await connection.waitConnected(options.connectWaitMs ?? 5000).catch((err: MqttError) => {

@@ -31,8 +31,8 @@ export function registerAgentRpc(program: Command): void {
       console.log = console.error;
       console.info = console.error;
       console.debug = console.error;
-      const loaded = configOrExit(flags);
-      const log = loggerFor(loaded, flags.logLevel ?? 'warn');
+      const loaded = await configOrExit(flags);
+      const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
       const pkg = JSON.parse(readFileSync(`${PACKAGE_ROOT}/package.json`, 'utf8')) as { version: string };
       const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000 });
       let engine: Awaited<ReturnType<typeof createEngine>> | undefined;

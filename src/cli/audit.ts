@@ -30,8 +30,8 @@ interface Opened {
 }
 
 /** Open the database only (reading; a missing file is an error rather than a new empty log). */
-function openAudit(flags: CommonFlags): Opened {
-  const { config } = configOrExit(flags);
+async function openAudit(flags: CommonFlags): Promise<Opened> {
+  const { config } = await configOrExit(flags);
   const path = config.database.path;
   if (path !== ':memory:' && !existsSync(path)) {
     throw new CliFailure(`no database at ${path}: nothing has been recorded there (start the bridge with \`hearth start\`, or pass --db <file>)`, 1);
@@ -44,7 +44,7 @@ function openAudit(flags: CommonFlags): Opened {
 
 async function withAudit(flags: CommonFlags, body: (o: Opened) => Promise<void> | void): Promise<void> {
   await guarded(async () => {
-    const opened = openAudit(flags);
+    const opened = await openAudit(flags);
     try {
       await body(opened);
     } finally {

@@ -47,8 +47,8 @@ export function registerChat(program: Command): void {
     .option('--ephemeral', 'keep no history of this conversation')
     .option('--session <id>', 'resume an earlier conversation')
     .action(async (flags: CommonFlags & { as?: string; ask?: boolean; ephemeral?: boolean; session?: string }) => {
-      const loaded = configOrExit(flags);
-      const log = loggerFor(loaded, flags.logLevel ?? 'warn');
+      const loaded = await configOrExit(flags);
+      const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
       const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000 });
       const tty = !!process.stdout.isTTY;
       const out = (s: string) => process.stdout.write(s);

@@ -20,8 +20,8 @@ export function registerMcp(program: Command): void {
         'Example client config: {"command": "node", "args": ["/path/to/hearth/dist/cli/main.js", "mcp"], "env": {"HEARTH_DATABASE_PATH": "/path/to/hearth.db"}}',
     )
     .action(async (flags: CommonFlags & { as?: string; role?: string[] }) => {
-      const loaded = configOrExit(flags);
-      const log = loggerFor(loaded, flags.logLevel ?? 'warn');
+      const loaded = await configOrExit(flags);
+      const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
       const as = flags.as ?? (process.env.HEARTH_PRINCIPAL?.trim() || undefined);
       const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000 });
       // Edited device files reach the client as tools/list_changed.

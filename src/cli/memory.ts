@@ -11,8 +11,8 @@ import { CliFailure, guarded, wholeNumber } from './policy.js';
 
 /** Open the memory, or undefined when there is no database file yet (nothing remembered). */
 async function withMemory(flags: CommonFlags, body: (memory: MemoryStore | undefined, path: string) => void): Promise<void> {
-  await guarded(() => {
-    const { config } = configOrExit(flags);
+  await guarded(async () => {
+    const { config } = await configOrExit(flags);
     const path = config.database.path;
     if (path !== ':memory:' && !existsSync(path)) {
       body(undefined, path);

@@ -1,7 +1,9 @@
 // The settings every command takes, and turning them into the one config.
+// Config loading (ajv, yaml) and the logger (pino) are imported when a command runs,
+// so a command that only asks the daemon stays quick to start.
 import { Command, Option } from 'commander';
-import { ConfigError, loadConfig, parseSetFlags, type LoadedConfig } from '../config/load.js';
-import { createLogger, type Logger } from '../log.js';
+import type { LoadedConfig } from '../config/load.js';
+import type { Logger } from '../log.js';
 
 export interface CommonFlags {
   config?: string;
@@ -12,6 +14,7 @@ export interface CommonFlags {
   demo?: boolean;
   logLevel?: string;
   set?: string[];
+  verbose?: boolean;
 }
 
 export function withConfigOptions(cmd: Command): Command {
@@ -24,10 +27,12 @@ export function withConfigOptions(cmd: Command): Command {
     .option('--demo', 'load the demo home and run its simulator')
     .option('--no-demo', 'do not load the demo home')
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'silent']))
-    .option('--set <key=value...>', 'any setting by its path, e.g. --set tools.shape=grouped');
+    .option('--set <key=value...>', 'any setting by its path, e.g. --set tools.shape=grouped')
+    .option('--verbose', 'say how the command reached the home (the running daemon, or on its own)');
 }
 
-export function configFromFlags(flags: CommonFlags, overrides: Record<string, string | boolean> = {}): LoadedConfig {
+export async function configFromFlags(flags: CommonFlags, overrides: Record<string, string | boolean> = {}): Promise<LoadedConfig> {
+  const { loadConfig, parseSetFlags } = await import('../config/load.js');
   const set: Record<string, string | string[] | boolean> = { ...parseSetFlags(flags.set ?? []) };
   if (flags.mqttUrl) set['mqtt.url'] = flags.mqttUrl;
   if (flags.brokerPort) set['mqtt.embedded.port'] = flags.brokerPort;
@@ -39,9 +44,10 @@ export function configFromFlags(flags: CommonFlags, overrides: Record<string, st
 }
 
 /** Load the config or stop with the file, field and problem. */
-export function configOrExit(flags: CommonFlags, overrides?: Record<string, string | boolean>): LoadedConfig {
+export async function configOrExit(flags: CommonFlags, overrides?: Record<string, string | boolean>): Promise<LoadedConfig> {
+  const { ConfigError } = await import('../config/load.js');
   try {
-    return configFromFlags(flags, overrides);
+    return await configFromFlags(flags, overrides);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`hearth: configuration error: ${err.message}\n`);
@@ -51,6 +57,7 @@ export function configOrExit(flags: CommonFlags, overrides?: Record<string, stri
   }
 }
 
-export function loggerFor(loaded: LoadedConfig, levelOverride?: string): Logger {
+export async function loggerFor(loaded: LoadedConfig, levelOverride?: string): Promise<Logger> {
+  const { createLogger } = await import('../log.js');
   return createLogger({ level: levelOverride ?? loaded.config.log.level, pretty: loaded.config.log.pretty });
 }

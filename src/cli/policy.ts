@@ -11,33 +11,11 @@ import type { GeneratedTool } from '../tools/types.js';
 import { cliPrincipal } from './principal.js';
 import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
+import { CliFailure, guarded } from './failure.js';
+
+export { CliFailure, guarded };
 
 // ---------------------------------------------------------------- shared CLI helpers
-
-/** Bad input (exit 2 by default) or a thing that is not there (exit 1): printed as `hearth: <message>`. */
-export class CliFailure extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 2,
-  ) {
-    super(message);
-    this.name = 'CliFailure';
-  }
-}
-
-/** Run a command body; a CliFailure becomes a message on stderr and an exit code (anything else goes to main). */
-export async function guarded(body: () => Promise<void> | void): Promise<void> {
-  try {
-    await body();
-  } catch (err) {
-    if (err instanceof CliFailure) {
-      process.stderr.write(`hearth: ${err.message}\n`);
-      process.exitCode = err.exitCode;
-      return;
-    }
-    throw err;
-  }
-}
 
 /** A whole number from an option, or a failure naming the option. */
 export function wholeNumber(flag: string, raw: string, { min = -Infinity, max = Infinity } = {}): number {
@@ -63,8 +41,8 @@ export function jsonObjectArg(name: string, raw: string | undefined): Record<str
 }
 
 async function withHearth(flags: CommonFlags, body: (hearth: Hearth) => Promise<void> | void): Promise<void> {
-  const loaded = configOrExit(flags);
-  const log = loggerFor(loaded, flags.logLevel ?? 'warn');
+  const loaded = await configOrExit(flags);
+  const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
   // Rules and tools come from the database and the device files: no broker needed.
   const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
   try {

@@ -13,8 +13,8 @@ import { CliFailure, guarded } from './policy.js';
 const PRINCIPAL_RE = /^(voice|chat|flow|mcp|cli|http|agent):[A-Za-z0-9_.@:-]{1,100}$/;
 
 async function withStore(flags: CommonFlags, body: (tokens: TokenStore, policy: SqlitePolicy, db: Db) => void): Promise<void> {
-  await guarded(() => {
-    const { config } = configOrExit(flags);
+  await guarded(async () => {
+    const { config } = await configOrExit(flags);
     const db = openDatabase(config.database.path);
     try {
       body(new TokenStore(db), new SqlitePolicy(db), db);

@@ -1,0 +1,96 @@
+// What the control endpoint answers: each method runs the same function the
+// command runs on its own (src/cli/<command>.ts), on the daemon's one Hearth.
+import { PassThrough } from 'node:stream';
+import type { Socket } from 'node:net';
+import type { Hearth } from '../hearth.js';
+import type { Logger } from '../log.js';
+import { ControlError, INVALID_PARAMS } from './protocol.js';
+import type { ControlMethod, ControlStream } from './control-server.js';
+
+type Params = Record<string, unknown>;
+
+/** Params are checked here, so a bad request gets an answer naming the field, not a crash. */
+function allowed(method: string, params: Params, fields: Record<string, 'string' | 'boolean' | 'object' | 'string[]'>, required: string[] = []): void {
+  for (const key of Object.keys(params)) {
+    if (!(key in fields)) throw new ControlError(INVALID_PARAMS, `${method}: unknown param "${key}" (known: ${Object.keys(fields).join(', ') || 'none'})`);
+  }
+  for (const key of required) {
+    if (params[key] === undefined) throw new ControlError(INVALID_PARAMS, `${method}: param "${key}" is required`);
+  }
+  for (const [key, type] of Object.entries(fields)) {
+    const v = params[key];
+    if (v === undefined || v === null) continue;
+    const ok =
+      type === 'string[]'
+        ? Array.isArray(v) && v.every((x) => typeof x === 'string')
+        : type === 'object'
+          ? typeof v === 'object' && !Array.isArray(v)
+          : typeof v === type;
+    if (!ok) throw new ControlError(INVALID_PARAMS, `${method}: param "${key}" must be ${type === 'string[]' ? 'an array of strings' : `a${type === 'object' ? 'n' : ''} ${type}`}`);
+  }
+}
+
+/** Drop nulls a JSON client may send for "not given". */
+function given<T extends Params>(params: Params): T {
+  return Object.fromEntries(Object.entries(params).filter(([, v]) => v !== null && v !== undefined)) as T;
+}
+
+export function controlMethods(hearth: Hearth, info: { version: string }): Record<string, ControlMethod> {
+  return {
+    hello: () => ({ name: 'hearth', version: info.version, pid: process.pid, database: hearth.bridge.config.database.path }),
+    devices: async (params) => {
+      allowed('devices', params, { json: 'boolean' });
+      const { devicesOutput } = await import('../cli/devices.js');
+      return devicesOutput(hearth.bridge, given(params));
+    },
+    tools: async (params) => {
+      allowed('tools', params, { json: 'boolean', stats: 'boolean', as: 'string' });
+      const { toolsOutput } = await import('../cli/tools.js');
+      return toolsOutput(hearth, given(params));
+    },
+    call: async (params) => {
+      allowed('call', params, { tool: 'string', args: 'object', as: 'string', role: 'string[]', json: 'boolean', imageOut: 'string' }, ['tool']);
+      const { callOutput } = await import('../cli/call.js');
+      const p = given<{ tool: string; args?: Record<string, unknown> }>(params);
+      return callOutput(hearth, { ...p, args: p.args ?? {} });
+    },
+    approvals: async (params) => {
+      allowed('approvals', params, { all: 'boolean', json: 'boolean' });
+      const { approvalsOutput } = await import('../cli/approvals.js');
+      return approvalsOutput(hearth.approvals, given(params));
+    },
+    approve: async (params) => {
+      allowed('approve', params, { id: 'string', by: 'string', verb: 'string' }, ['id']);
+      const { decideOutput } = await import('../cli/approvals.js');
+      return decideOutput(hearth.approvals, { ...given<{ id: string; by?: string }>(params), verb: 'approve' });
+    },
+    deny: async (params) => {
+      allowed('deny', params, { id: 'string', by: 'string', verb: 'string' }, ['id']);
+      const { decideOutput } = await import('../cli/approvals.js');
+      return decideOutput(hearth.approvals, { ...given<{ id: string; by?: string }>(params), verb: 'deny' });
+    },
+  };
+}
+
+/** `hearth mcp` through the daemon: the connection becomes an MCP stdio session for the caller's principal. */
+export function controlStreams(hearth: Hearth, log: Logger): Record<string, ControlStream> {
+  return {
+    mcp: async (params: Params) => {
+      allowed('mcp', params, { as: 'string', role: 'string[]' });
+      const p = given<{ as?: string; role?: string[] }>(params);
+      const { cliPrincipal } = await import('../cli/principal.js');
+      const { serveStdio } = await import('../mcp/stdio.js');
+      const principal = cliPrincipal(hearth, p.as, p.role);
+      // Roles are looked up at each request, so `hearth policy` changes apply without a restart.
+      const who = () => (p.as && !p.role ? cliPrincipal(hearth, p.as) : principal);
+      return async (socket: Socket, leftover: Buffer) => {
+      const input = new PassThrough();
+      if (leftover.length) input.write(leftover);
+      socket.pipe(input);
+      const serving = await serveStdio({ hearth, principal: who, log: log.child({ part: 'mcp', principal: principal.id }), stdin: input, stdout: socket });
+      socket.once('close', () => void serving.close());
+      void serving.closed.then(() => socket.end());
+      };
+    },
+  };
+}
