@@ -142,7 +142,8 @@ export class Bridge {
         const seen = options.announce === false ? listenOnly(connection, log) : connection;
         for (const adapter of bridge.adapters) adapter.start({ connection: seen, registry: bridge.registry, log: log.child({ part: adapter.name }), config });
       }
-      if (!options.offline) {
+      // connectWaitMs 0: go on at once (the connection keeps trying in the background).
+      if (!options.offline && options.connectWaitMs !== 0) {
         await connection.waitConnected(options.connectWaitMs ?? 5000).catch((err: MqttError) => {
           log.warn({ err: err.message }, 'broker not reachable yet; still trying');
         });

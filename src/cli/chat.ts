@@ -49,7 +49,7 @@ export function registerChat(program: Command): void {
     .action(async (flags: CommonFlags & { as?: string; ask?: boolean; ephemeral?: boolean; session?: string }) => {
       const loaded = await configOrExit(flags);
       const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
-      const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000 });
+      const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
       const tty = !!process.stdout.isTTY;
       const out = (s: string) => process.stdout.write(s);
       const rl = createInterface({ input: process.stdin, terminal: !!process.stdin.isTTY });

@@ -15,6 +15,7 @@ export interface CommonFlags {
   logLevel?: string;
   set?: string[];
   verbose?: boolean;
+  standalone?: boolean;
 }
 
 export function withConfigOptions(cmd: Command): Command {
@@ -28,7 +29,8 @@ export function withConfigOptions(cmd: Command): Command {
     .option('--no-demo', 'do not load the demo home')
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'silent']))
     .option('--set <key=value...>', 'any setting by its path, e.g. --set tools.shape=grouped')
-    .option('--verbose', 'say how the command reached the home (the running daemon, or on its own)');
+    .option('--verbose', 'say how the command reached the home (the running daemon, or on its own)')
+    .option('--standalone', 'do not ask a running daemon: open the database and broker from this process');
 }
 
 export async function configFromFlags(flags: CommonFlags, overrides: Record<string, string | boolean> = {}): Promise<LoadedConfig> {

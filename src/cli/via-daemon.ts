@@ -7,10 +7,15 @@ import type { CommandOutput } from '../daemon/protocol.js';
 
 export interface ReachFlags {
   verbose?: boolean;
+  standalone?: boolean;
 }
 
 /** The daemon's client, or undefined after saying why the command runs on its own. */
 export async function reachDaemon(dbPath: string, flags: ReachFlags): Promise<ControlClient | undefined> {
+  if (flags.standalone) {
+    if (flags.verbose) process.stderr.write(`hearth: running standalone (--standalone), not asking a daemon for ${dbPath}\n`);
+    return undefined;
+  }
   const { ControlClient, EndpointRefused } = await import('../daemon/control-client.js');
   try {
     const client = await ControlClient.connect(dbPath);

@@ -117,10 +117,16 @@ export class ControlServer {
     let buffered = Buffer.alloc(0);
     let line = 0;
     let busy = Promise.resolve();
+    const tooLong = () => {
+      this.reply(socket, null, undefined, new ControlError(INVALID_REQUEST, `request line ${line + 1} is longer than ${MAX_LINE_BYTES} bytes; closing`));
+      socket.off('data', onData);
+      socket.end();
+    };
     const onData = (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
       let nl: number;
       while ((nl = buffered.indexOf(0x0a)) >= 0) {
+        if (nl > MAX_LINE_BYTES) return tooLong();
         const text = buffered.subarray(0, nl).toString('utf8');
         buffered = buffered.subarray(nl + 1);
         line++;
@@ -167,11 +173,7 @@ export class ControlServer {
           await this.dispatch(socket, request);
         });
       }
-      if (buffered.length > MAX_LINE_BYTES) {
-        this.reply(socket, null, undefined, new ControlError(INVALID_REQUEST, `request line ${line + 1} is longer than ${MAX_LINE_BYTES} bytes; closing`));
-        socket.off('data', onData);
-        socket.end();
-      }
+      if (buffered.length > MAX_LINE_BYTES) tooLong();
     };
     socket.on('data', onData);
   }
