@@ -213,14 +213,25 @@ export class Bridge {
     return this.watcher.folders;
   }
 
-  /** Resolves when every entity has a value (or a frame), or after `timeoutMs`. */
-  async settle(timeoutMs: number): Promise<number> {
+  /**
+   * Resolves when every entity has a value (or a frame), or after `timeoutMs`.
+   * quietMs: also wait until discovery has added nothing for that long (a fresh
+   * connection learns discovered devices from retained messages that come in a burst).
+   */
+  async settle(timeoutMs: number, { quietMs = 0 } = {}): Promise<number> {
     const pending = () => this.registry.entities().filter((e) => {
       const s = this.cache.get(e.id);
       return !s || (s.value === undefined && !s.frame && Object.keys(s.attributes).length === 0);
     }).length;
+    let lastChange = Date.now();
+    const changed = () => (lastChange = Date.now());
+    this.registry.on('changed', changed);
     const deadline = Date.now() + timeoutMs;
-    while (pending() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    try {
+      while ((pending() > 0 || Date.now() - lastChange < quietMs) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      this.registry.off('changed', changed);
+    }
     return this.registry.entities().length - pending();
   }
 

@@ -26,7 +26,8 @@ export function registerDevices(program: Command): void {
           if (!bridge.connection.connected) {
             return { stdout: '', stderr: `hearth: cannot reach the broker at ${bridge.connection.options.url}: is \`hearth start\` running?\n`, exitCode: 1 };
           }
-          await bridge.settle(Number(flags.wait) || 3000);
+          // Discovered devices arrive as retained messages after connecting: wait for them to stop coming too.
+          await bridge.settle(Number(flags.wait) || 3000, { quietMs: 500 });
           return devicesOutput(bridge, params);
         } finally {
           await bridge.close();
