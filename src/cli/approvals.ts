@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { CommandOutput } from '../daemon/protocol.js';
 import type { Db } from '../db/database.js';
 import type { Approval, SqliteApprovals } from '../policy/approvals.js';
-import { configOrExit, withConfigOptions, type CommonFlags } from './options.js';
+import { databasePathOrExit, withConfigOptions, type CommonFlags } from './options.js';
 import { CliFailure } from './failure.js';
 import { answer } from './via-daemon.js';
 
@@ -164,9 +164,9 @@ export async function approvalsOutput(approvals: SqliteApprovals, params: Approv
 }
 
 async function decide(verb: 'approve' | 'deny', id: string, flags: CommonFlags & { by?: string }): Promise<void> {
-  const { config } = await configOrExit(flags);
+  const path = await databasePathOrExit(flags);
   const params: DecideParams = { verb, id, by: flags.by };
-  await answer(config.database.path, flags, verb, { ...params }, () => withApprovals(config.database.path, (approvals) => decideOutput(approvals, params)));
+  await answer(path, flags, verb, { ...params }, () => withApprovals(path, (approvals) => decideOutput(approvals, params)));
 }
 
 export function registerApprovals(program: Command): void {
@@ -175,9 +175,9 @@ export function registerApprovals(program: Command): void {
     .option('--all', 'also granted, denied, used and expired ones (the latest 100)')
     .option('--json', 'print JSON')
     .action(async (flags: CommonFlags & ApprovalsParams) => {
-      const { config } = await configOrExit(flags);
+      const path = await databasePathOrExit(flags);
       const params: ApprovalsParams = { all: flags.all, json: flags.json };
-      await answer(config.database.path, flags, 'approvals', { ...params }, () => withApprovals(config.database.path, (approvals) => approvalsOutput(approvals, params)));
+      await answer(path, flags, 'approvals', { ...params }, () => withApprovals(path, (approvals) => approvalsOutput(approvals, params)));
     });
 
   withConfigOptions(program.command('approve'))

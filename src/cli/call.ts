@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { CommandOutput } from '../daemon/protocol.js';
 import type { Hearth } from '../hearth.js';
-import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { answer } from './via-daemon.js';
 
 export interface CallParams {
@@ -36,14 +36,14 @@ export function registerCall(program: Command): void {
         process.stderr.write('hearth: the arguments must be a JSON object, e.g. \'{"action":"turn_on"}\'\n');
         process.exit(2);
       }
-      const loaded = await configOrExit(flags);
       const params: CallParams = { tool: toolName, args, as: flags.as, role: flags.role, json: flags.json, imageOut: flags.imageOut };
       await answer(
-        loaded.config.database.path,
+        await databasePathOrExit(flags),
         flags,
         'call',
         { ...params },
         async () => {
+          const loaded = await configOrExit(flags);
           const { Hearth } = await import('../hearth.js');
           const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
           // It publishes the command it was asked for, and nothing else (the birth message is the daemon's).

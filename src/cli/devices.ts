@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { Bridge } from '../bridge.js';
 import type { CommandOutput } from '../daemon/protocol.js';
-import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { answer } from './via-daemon.js';
 
 export interface DevicesParams {
@@ -15,9 +15,9 @@ export function registerDevices(program: Command): void {
     .option('--json', 'print JSON')
     .option('--wait <ms>', 'without a daemon: how long to wait for state to arrive', '3000')
     .action(async (flags: CommonFlags & { json?: boolean; wait: string }) => {
-      const loaded = await configOrExit(flags);
       const params: DevicesParams = { json: flags.json };
-      await answer(loaded.config.database.path, flags, 'devices', { ...params }, async () => {
+      await answer(await databasePathOrExit(flags), flags, 'devices', { ...params }, async () => {
+        const loaded = await configOrExit(flags);
         const { Bridge } = await import('../bridge.js');
         const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
         // A command that only reads announces nothing on the user's broker.

@@ -4,7 +4,7 @@
 // `hearth start`) and shares its database (policy, approvals, audit).
 import type { Command } from 'commander';
 import type { ControlClient } from '../daemon/control-client.js';
-import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { reachDaemon } from './via-daemon.js';
 
 export function registerMcp(program: Command): void {
@@ -19,10 +19,10 @@ export function registerMcp(program: Command): void {
         'Example client config: {"command": "node", "args": ["/path/to/hearth/dist/cli/main.js", "mcp"], "env": {"HEARTH_DATABASE_PATH": "/path/to/hearth.db"}}',
     )
     .action(async (flags: CommonFlags & { as?: string; role?: string[] }) => {
-      const loaded = await configOrExit(flags);
       const as = flags.as ?? (process.env.HEARTH_PRINCIPAL?.trim() || undefined);
-      const client = await reachDaemon(loaded.config.database.path, flags);
+      const client = await reachDaemon(await databasePathOrExit(flags), flags);
       if (client) return relay(client, { as, role: flags.role }, !flags.as);
+      const loaded = await configOrExit(flags);
       const { Hearth } = await import('../hearth.js');
       const { serveStdio } = await import('../mcp/stdio.js');
       const { cliPrincipal } = await import('./principal.js');

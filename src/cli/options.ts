@@ -1,6 +1,8 @@
 // The settings every command takes, and turning them into the one config.
 // Config loading (ajv, yaml) and the logger (pino) are imported when a command runs,
 // so a command that only asks the daemon stays quick to start.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { LoadedConfig } from '../config/load.js';
 import type { Logger } from '../log.js';
@@ -62,4 +64,34 @@ export async function configOrExit(flags: CommonFlags, overrides?: Record<string
 export async function loggerFor(loaded: LoadedConfig, levelOverride?: string): Promise<Logger> {
   const { createLogger } = await import('../log.js');
   return createLogger({ level: levelOverride ?? loaded.config.log.level, pretty: loaded.config.log.pretty });
+}
+
+/**
+ * The database path loadConfig would give (flags over HEARTH_DATABASE_PATH over the
+ * config file over ./hearth.db), found without loading the config machinery (ajv):
+ * enough to find the daemon. undefined when only a full load can tell (--set, or a
+ * config file that does not read cleanly); the full load then also reports the problem.
+ */
+export async function databasePath(flags: CommonFlags, env = process.env, cwd = process.cwd()): Promise<string | undefined> {
+  const abs = (p: string, base: string) => (p === ':memory:' || isAbsolute(p) ? p : resolve(base, p));
+  if (flags.set?.length) return undefined;
+  if (flags.db) return abs(flags.db, cwd);
+  if (env.HEARTH_DATABASE_PATH) return abs(env.HEARTH_DATABASE_PATH, cwd);
+  const explicit = flags.config ?? env.HEARTH_CONFIG;
+  const file = resolve(cwd, explicit ?? 'hearth.yaml');
+  if (!existsSync(file)) return explicit ? undefined : abs('hearth.db', cwd);
+  try {
+    const { parse } = await import('yaml');
+    const parsed = parse(readFileSync(file, 'utf8')) as { database?: { path?: unknown } } | null;
+    const path = parsed?.database?.path;
+    if (path === undefined) return abs('hearth.db', cwd);
+    return typeof path === 'string' && path ? abs(path, dirname(file)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The database path, quickly when it can be, else from the whole config (stopping on a config error). */
+export async function databasePathOrExit(flags: CommonFlags): Promise<string> {
+  return (await databasePath(flags)) ?? (await configOrExit(flags)).config.database.path;
 }

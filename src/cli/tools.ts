@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { CommandOutput } from '../daemon/protocol.js';
 import type { Hearth } from '../hearth.js';
-import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { answer } from './via-daemon.js';
 
 export interface ToolsParams {
@@ -18,9 +18,9 @@ export function registerTools(program: Command): void {
     .option('--stats', 'print the size of the tool set in estimated tokens, for both shapes')
     .option('--as <principal>', 'only the tools this principal may use (e.g. chat:alice)')
     .action(async (flags: CommonFlags & ToolsParams) => {
-      const loaded = await configOrExit(flags);
       const params: ToolsParams = { json: flags.json, stats: flags.stats, as: flags.as };
-      await answer(loaded.config.database.path, flags, 'tools', { ...params }, async () => {
+      await answer(await databasePathOrExit(flags), flags, 'tools', { ...params }, async () => {
+        const loaded = await configOrExit(flags);
         const { Hearth } = await import('../hearth.js');
         const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
         // Tools come from the device files; no broker is needed to list them.
