@@ -3,11 +3,30 @@
 // Either way it prints the same CommandOutput, made by the same function.
 import { writeFileSync } from 'node:fs';
 import type { ControlClient } from '../daemon/control-client.js';
+import type { HomeShape } from '../daemon/methods.js';
 import type { CommandOutput } from '../daemon/protocol.js';
+import type { CommonFlags } from './options.js';
 
-export interface ReachFlags {
-  verbose?: boolean;
-  standalone?: boolean;
+export type ReachFlags = CommonFlags;
+
+/** Flags that choose a home (devices, broker, demo): given, they must match the daemon's. */
+const shapesHome = (f: CommonFlags) => !!(f.devices || f.mqttUrl || f.brokerPort || f.demo !== undefined || f.config || f.set?.length);
+
+/** Why the daemon's home is not the one these flags ask for, or undefined when it is. */
+async function otherHome(flags: CommonFlags, theirs: HomeShape): Promise<string | undefined> {
+  const { configOrExit } = await import('./options.js');
+  const { brokerUrl, demoEnabled, devicePaths } = await import('../bridge.js');
+  const { redact } = await import('../mqtt/connection.js');
+  const { config } = await configOrExit(flags);
+  const mine: HomeShape = { devices: devicePaths(config, process.cwd()), broker: redact(brokerUrl(config)), demo: demoEnabled(config) };
+  // Only what the flags asked for is compared (a config file or --set may ask for anything).
+  const all = !!(flags.config || flags.set?.length);
+  if ((all || flags.mqttUrl || flags.brokerPort) && mine.broker !== theirs.broker) return `its broker is ${theirs.broker}, not ${mine.broker}`;
+  if ((all || flags.demo !== undefined) && mine.demo !== theirs.demo) return `its demo home is ${theirs.demo ? 'on' : 'off'}`;
+  if ((all || flags.devices) && JSON.stringify(mine.devices) !== JSON.stringify(theirs.devices)) {
+    return `it reads devices from ${theirs.devices.join(', ') || 'no files'}, not ${mine.devices.join(', ') || 'no files'}`;
+  }
+  return undefined;
 }
 
 /** The daemon's client, or undefined after saying why the command runs on its own. */
@@ -19,6 +38,15 @@ export async function reachDaemon(dbPath: string, flags: ReachFlags): Promise<Co
   const { ControlClient, EndpointRefused } = await import('../daemon/control-client.js');
   try {
     const client = await ControlClient.connect(dbPath);
+    if (client && shapesHome(flags)) {
+      const hello = await client.call<{ home: HomeShape }>('hello');
+      const why = await otherHome(flags, hello.home);
+      if (why) {
+        client.close();
+        process.stderr.write(`hearth: the daemon for ${dbPath} runs another home (${why}); running standalone\n`);
+        return undefined;
+      }
+    }
     if (client) {
       if (flags.verbose) process.stderr.write(`hearth: using the running daemon (${client.address}) for ${dbPath}\n`);
       return client;

@@ -2,12 +2,25 @@
 // command runs on its own (src/cli/<command>.ts), on the daemon's one Hearth.
 import { PassThrough } from 'node:stream';
 import type { Socket } from 'node:net';
+import { demoEnabled, type Bridge } from '../bridge.js';
 import type { Hearth } from '../hearth.js';
+import { redact } from '../mqtt/connection.js';
 import type { Logger } from '../log.js';
 import { ControlError, INVALID_PARAMS } from './protocol.js';
 import type { ControlMethod, ControlStream } from './control-server.js';
 
 type Params = Record<string, unknown>;
+
+/** What makes a home this one: where its devices come from and which broker. A client that asks for another runs on its own. */
+export interface HomeShape {
+  devices: string[];
+  broker: string;
+  demo: boolean;
+}
+
+export function homeOf(bridge: Bridge): HomeShape {
+  return { devices: bridge.paths, broker: redact(bridge.connection.options.url), demo: demoEnabled(bridge.config) };
+}
 
 /** Params are checked here, so a bad request gets an answer naming the field, not a crash. */
 function allowed(method: string, params: Params, fields: Record<string, 'string' | 'boolean' | 'object' | 'string[]'>, required: string[] = []): void {
@@ -37,7 +50,7 @@ function given<T extends Params>(params: Params): T {
 
 export function controlMethods(hearth: Hearth, info: { version: string }): Record<string, ControlMethod> {
   return {
-    hello: () => ({ name: 'hearth', version: info.version, pid: process.pid, database: hearth.bridge.config.database.path }),
+    hello: () => ({ name: 'hearth', version: info.version, pid: process.pid, database: hearth.bridge.config.database.path, home: homeOf(hearth.bridge) }),
     devices: async (params) => {
       allowed('devices', params, { json: 'boolean' });
       const { devicesOutput } = await import('../cli/devices.js');

@@ -1,7 +1,7 @@
 // One running Hearth, every command a client of it: the same answers through the
 // daemon's control socket as from a command on its own (--standalone), on one database.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -140,6 +140,15 @@ describe('commands with and without the daemon', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('a command that asks for another home (other device files) is not answered by this daemon, and says so', async () => {
+    const empty = join(dir, 'no-devices');
+    mkdirSync(empty, { recursive: true });
+    const r = await runGroup(['tools', '--db', db, '--devices', empty, '--no-demo'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /the daemon for .*h\.db runs another home \(its demo home is on\); running standalone/);
+    assert.match(r.stdout, /^1 tools/);
   });
 
   it('without a daemon, a command says in one line that it runs on its own', async () => {
