@@ -9,7 +9,7 @@ import type { CommandOutput } from '../daemon/protocol.js';
 import type { Db } from '../db/database.js';
 import type { Approval, SqliteApprovals } from '../policy/approvals.js';
 import { databasePathOrExit, withConfigOptions, type CommonFlags } from './options.js';
-import { CliFailure } from './failure.js';
+import { CliFailure, failed } from './failure.js';
 import { answer } from './via-daemon.js';
 
 /** `cli:<os user>`, as `hearth call` names the person at this terminal. */
@@ -46,12 +46,6 @@ async function withApprovals(path: string, body: (approvals: SqliteApprovals, db
   } finally {
     db.close();
   }
-}
-
-/** A CliFailure as the command prints it. */
-export function failed(err: unknown): CommandOutput {
-  if (!(err instanceof CliFailure)) throw err;
-  return { stdout: '', stderr: `hearth: ${err.message}\n`, exitCode: err.exitCode };
 }
 
 function argsText(a: Approval): string {

@@ -7,7 +7,7 @@ import { MemoryStore, clip, type MemoryEntry } from '../agent/memory.js';
 import { openDatabase } from '../db/database.js';
 import { configOrExit, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
-import { CliFailure, guarded, wholeNumber } from './policy.js';
+import { CliFailure, guarded, wholeNumber } from './failure.js';
 
 /** Open the memory, or undefined when there is no database file yet (nothing remembered). */
 async function withMemory(flags: CommonFlags, body: (memory: MemoryStore | undefined, path: string) => void): Promise<void> {

@@ -8,7 +8,7 @@ import { SqlitePolicy } from '../policy/engine.js';
 import { PolicyRuleError } from '../policy/rules.js';
 import { configOrExit, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
-import { CliFailure, guarded } from './policy.js';
+import { CliFailure, guarded } from './failure.js';
 
 const PRINCIPAL_RE = /^(voice|chat|flow|mcp|cli|http|agent):[A-Za-z0-9_.@:-]{1,100}$/;
 

@@ -82,6 +82,21 @@ export function controlMethods(hearth: Hearth, info: { version: string }): Recor
       const { decideOutput } = await import('../cli/approvals.js');
       return decideOutput(hearth.approvals, { ...given<{ id: string; by?: string }>(params), verb: 'deny' });
     },
+    'audit.tail': async (params) => {
+      allowed('audit.tail', params, { lines: 'string', json: 'boolean', principal: 'string', entity: 'string', outcome: 'string', since: 'string' });
+      const { tailOutput } = await import('../cli/audit.js');
+      const { OUTCOMES } = await import('../audit/row.js');
+      if (params.outcome !== undefined && !(OUTCOMES as readonly unknown[]).includes(params.outcome)) {
+        throw new ControlError(INVALID_PARAMS, `audit.tail: param "outcome" must be one of ${OUTCOMES.join(', ')}`);
+      }
+      const p = given<{ lines?: string; outcome?: never }>(params);
+      return tailOutput(hearth.audit, hearth.bridge.config.database.path, { ...p, lines: p.lines ?? '20' });
+    },
+    'policy.test': async (params) => {
+      allowed('policy.test', params, { principal: 'string', tool: 'string', args: 'string', role: 'string[]', at: 'string', json: 'boolean' }, ['principal', 'tool']);
+      const { policyTestOutput } = await import('../cli/policy.js');
+      return policyTestOutput(hearth, given<{ principal: string; tool: string }>(params));
+    },
   };
 }
 

@@ -120,6 +120,23 @@ describe('commands with and without the daemon', () => {
     assert.equal(badId[0].stderr.replace(/^hearth: using the running daemon.*\n/m, ''), badId[1].stderr);
   });
 
+  it('`hearth policy test` and `hearth audit tail`: word for word the same, bad input included', async () => {
+    for (const args of [
+      ['policy', 'test', 'chat:alice', 'front_door_lock', '{"action":"unlock"}'],
+      ['policy', 'test', 'chat:alice', 'front_door_lock', '{"action":'],
+      ['audit', 'tail', '-n', '5'],
+      ['audit', 'tail', '--json', '--entity', 'living_room_lamp.lamp'],
+      ['audit', 'tail', '-n', '0'],
+    ]) {
+      const a = await viaDaemon(args);
+      const b = await standalone(args);
+      assert.equal(a.code, b.code, args.join(' '));
+      assert.equal(a.stdout, b.stdout, args.join(' '));
+      assert.equal(a.stderr.replace(/^hearth: using the running daemon.*\n/m, ''), b.stderr, args.join(' '));
+      assert.match(a.stderr, /using the running daemon/);
+    }
+  });
+
   it('`hearth mcp` through the daemon lists the same tools as `hearth tools --json`', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
