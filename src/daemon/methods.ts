@@ -49,6 +49,17 @@ function given<T extends Params>(params: Params): T {
 }
 
 export function controlMethods(hearth: Hearth, info: { version: string }): Record<string, ControlMethod> {
+  const token = async (method: 'token.create' | 'token.list' | 'token.revoke', params: Params) => {
+    const { tokenOutput } = await import('../cli/token.js');
+    return tokenOutput({ tokens: hearth.tokens, policy: hearth.policy, db: hearth.db }, method, given(params));
+  };
+  let memoryStore: import('../agent/memory.js').MemoryStore | undefined;
+  const memory = async (method: 'memory.list' | 'memory.forget', params: Params) => {
+    const { MemoryStore } = await import('../agent/memory.js');
+    const { memoryOutput } = await import('../cli/memory.js');
+    memoryStore ??= new MemoryStore(hearth.db);
+    return memoryOutput(memoryStore, method, given(params));
+  };
   return {
     hello: () => ({ name: 'hearth', version: info.version, pid: process.pid, database: hearth.bridge.config.database.path, home: homeOf(hearth.bridge) }),
     devices: async (params) => {
@@ -91,6 +102,26 @@ export function controlMethods(hearth: Hearth, info: { version: string }): Recor
       }
       const p = given<{ lines?: string; outcome?: never }>(params);
       return tailOutput(hearth.audit, hearth.bridge.config.database.path, { ...p, lines: p.lines ?? '20' });
+    },
+    'token.create': async (params) => {
+      allowed('token.create', params, { name: 'string', role: 'string[]', principal: 'string', json: 'boolean' }, ['name']);
+      return token('token.create', params);
+    },
+    'token.list': async (params) => {
+      allowed('token.list', params, { json: 'boolean' });
+      return token('token.list', params);
+    },
+    'token.revoke': async (params) => {
+      allowed('token.revoke', params, { name: 'string' }, ['name']);
+      return token('token.revoke', params);
+    },
+    'memory.list': async (params) => {
+      allowed('memory.list', params, { principal: 'string', limit: 'string', json: 'boolean' });
+      return memory('memory.list', params);
+    },
+    'memory.forget': async (params) => {
+      allowed('memory.forget', params, { principal: 'string', id: 'string', all: 'boolean', json: 'boolean' });
+      return memory('memory.forget', params);
     },
     'policy.test': async (params) => {
       allowed('policy.test', params, { principal: 'string', tool: 'string', args: 'string', role: 'string[]', at: 'string', json: 'boolean' }, ['principal', 'tool']);

@@ -137,6 +137,25 @@ describe('commands with and without the daemon', () => {
     }
   });
 
+  it('`hearth token` and `hearth memory`: one database, the same answers', async () => {
+    const made = await viaDaemon(['token', 'create', 'tablet', '--role', 'owner', '--json']);
+    assert.equal(made.code, 0, made.stderr);
+    assert.match(made.stderr, /using the running daemon/);
+    assert.equal((JSON.parse(made.stdout) as { principal: string }).principal, 'mcp:tablet');
+    for (const args of [['token', 'list', '--json'], ['token', 'list'], ['token', 'create', 'tablet'], ['memory', 'list'], ['memory', 'forget'], ['memory', 'forget', '--id', '99']]) {
+      const a = await viaDaemon(args);
+      const b = await standalone(args);
+      assert.equal(a.code, b.code, args.join(' '));
+      assert.equal(a.stdout, b.stdout, args.join(' '));
+      assert.equal(a.stderr.replace(/^hearth: using the running daemon.*\n/m, ''), b.stderr, args.join(' '));
+    }
+    const revoked = await standalone(['token', 'revoke', 'tablet']);
+    assert.match(revoked.stdout, /^revoked token tablet/);
+    const again = await viaDaemon(['token', 'revoke', 'tablet']);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /token tablet was already revoked/);
+  });
+
   it('`hearth mcp` through the daemon lists the same tools as `hearth tools --json`', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
