@@ -17,14 +17,19 @@ async function otherHome(flags: CommonFlags, theirs: HomeShape): Promise<string 
   const { configOrExit } = await import('./options.js');
   const { brokerUrl, demoEnabled, devicePaths } = await import('../bridge.js');
   const { redact } = await import('../mqtt/connection.js');
+  const { sectionDigests } = await import('../daemon/methods.js');
   const { config } = await configOrExit(flags);
-  const mine: HomeShape = { devices: devicePaths(config, process.cwd()), broker: redact(brokerUrl(config)), demo: demoEnabled(config) };
+  const mine: HomeShape = { devices: devicePaths(config, process.cwd()), broker: redact(brokerUrl(config)), demo: demoEnabled(config), sections: sectionDigests(config) };
   // Only what the flags asked for is compared (a config file or --set may ask for anything).
   const all = !!(flags.config || flags.set?.length);
   if ((all || flags.mqttUrl || flags.brokerPort) && mine.broker !== theirs.broker) return `its broker is ${theirs.broker}, not ${mine.broker}`;
   if ((all || flags.demo !== undefined) && mine.demo !== theirs.demo) return `its demo home is ${theirs.demo ? 'on' : 'off'}`;
   if ((all || flags.devices) && JSON.stringify(mine.devices) !== JSON.stringify(theirs.devices)) {
     return `it reads devices from ${theirs.devices.join(', ') || 'no files'}, not ${mine.devices.join(', ') || 'no files'}`;
+  }
+  if (all) {
+    const differ = Object.keys(mine.sections).filter((k) => mine.sections[k] !== theirs.sections?.[k]);
+    if (differ.length) return `its ${differ.join(', ')} settings differ from these`;
   }
   return undefined;
 }

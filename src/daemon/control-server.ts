@@ -49,7 +49,7 @@ export class ControlServer {
     if (endpoint.socket) {
       await ControlServer.clearStale(endpoint.socket, log);
       const holder: { server?: ControlServer } = {};
-      const server = createServer((s) => holder.server!.serve(s));
+      const server = createServer({ allowHalfOpen: true }, (s) => holder.server!.serve(s));
       // Made 0600 from the start: no moment where another user could connect.
       // (The bind happens inside listen(), synchronously, so the umask is put back at once.)
       const umask = process.umask(0o177);
@@ -69,7 +69,7 @@ export class ControlServer {
     }
     const token = randomBytes(24).toString('hex');
     const holder: { server?: ControlServer } = {};
-    const server = createServer((s) => holder.server!.serve(s));
+    const server = createServer({ allowHalfOpen: true }, (s) => holder.server!.serve(s));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => resolve());
@@ -117,6 +117,10 @@ export class ControlServer {
     let buffered = Buffer.alloc(0);
     let line = 0;
     let busy = Promise.resolve();
+    let streaming = false;
+    // The client sent its last request: answer what is pending, then close our side too
+    // (a stream closes it itself when it is done).
+    socket.once('end', () => void busy.then(() => (streaming ? undefined : socket.end())));
     const tooLong = () => {
       this.reply(socket, null, undefined, new ControlError(INVALID_REQUEST, `request line ${line + 1} is longer than ${MAX_LINE_BYTES} bytes; closing`));
       socket.off('data', onData);
@@ -140,6 +144,7 @@ export class ControlServer {
         if (stream) {
           // The rest of the connection belongs to the stream (answers still go in order).
           socket.off('data', onData);
+          streaming = true;
           const leftover = buffered;
           busy = busy.then(async () => {
             if (!authed) {

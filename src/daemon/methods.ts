@@ -1,6 +1,8 @@
 // What the control endpoint answers: each method runs the same function the
 // command runs on its own (src/cli/<command>.ts), on the daemon's one Hearth.
+import { createHash } from 'node:crypto';
 import { PassThrough } from 'node:stream';
+import type { HearthConfig } from '../config/schema.js';
 import type { Socket } from 'node:net';
 import { demoEnabled, type Bridge } from '../bridge.js';
 import type { Hearth } from '../hearth.js';
@@ -16,10 +18,31 @@ export interface HomeShape {
   devices: string[];
   broker: string;
   demo: boolean;
+  /** A digest of each setting section that changes answers (no secrets leave the daemon). */
+  sections: Record<string, string>;
+}
+
+/** The setting sections besides broker, devices and demo whose values change what a command answers. */
+export const ANSWER_SECTIONS = ['discovery', 'audit', 'tools', 'agent'] as const;
+
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+export function sectionDigests(config: HearthConfig): Record<string, string> {
+  return Object.fromEntries(ANSWER_SECTIONS.map((k) => [k, createHash('sha256').update(canonical(config[k])).digest('hex').slice(0, 16)]));
 }
 
 export function homeOf(bridge: Bridge): HomeShape {
-  return { devices: bridge.paths, broker: redact(bridge.connection.options.url), demo: demoEnabled(bridge.config) };
+  return { devices: bridge.paths, broker: redact(bridge.connection.options.url), demo: demoEnabled(bridge.config), sections: sectionDigests(bridge.config) };
 }
 
 /** Params are checked here, so a bad request gets an answer naming the field, not a crash. */
@@ -149,6 +172,23 @@ export function controlStreams(hearth: Hearth, log: Logger): Record<string, Cont
       const serving = await serveStdio({ hearth, principal: who, log: log.child({ part: 'mcp', principal: principal.id }), stdin: input, stdout: socket });
       socket.once('close', () => void serving.close());
       void serving.closed.then(() => socket.end());
+      };
+    },
+    chat: async (params: Params) => {
+      allowed('chat', params, { as: 'string', ask: 'boolean', ephemeral: 'boolean', session: 'string', tty: 'boolean' });
+      const p = given<{ as?: string }>(params);
+      const { cliPrincipal } = await import('../cli/principal.js');
+      const { runChat } = await import('../cli/chat.js');
+      cliPrincipal(hearth, p.as); // a bad --as is the answer, before the chat starts
+      return async (socket: Socket, leftover: Buffer) => {
+        const input = new PassThrough();
+        if (leftover.length) input.write(leftover);
+        socket.pipe(input);
+        let interrupt: (() => void) | undefined;
+        // The person left (Ctrl+C ends the client): stop the turn, end the chat.
+        socket.once('close', () => interrupt?.());
+        await runChat(hearth, p, { input, output: socket, terminal: false, onInterrupt: (h) => (interrupt = h) });
+        socket.end();
       };
     },
   };

@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { freePort } from '../helpers/brokers.js';
 import { HEARTH } from '../helpers/cli.js';
-import { runGroup, startDaemon, type GroupProcess } from '../helpers/daemon.js';
+import { runGroup, spawnGroup, startDaemon, type GroupProcess } from '../helpers/daemon.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-daemon-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -185,6 +185,24 @@ describe('commands with and without the daemon', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /the daemon for .*h\.db runs another home \(its demo home is on\); running standalone/);
     assert.match(r.stdout, /^1 tools/);
+  });
+
+  it('`hearth chat` through the daemon: the turn runs there, lines travel over the socket', async () => {
+    const c = spawnGroup(['chat', '--db', db, '--verbose'], { cwd: dir, stdin: 'turn off the living room lamp\nis the front door locked?\n' });
+    const code = await c.exited;
+    assert.equal(code, 0, c.stderr());
+    assert.match(c.stderr(), /using the running daemon/);
+    assert.match(c.stdout(), /Hearth chat as cli:\S+ with the offline intent model/);
+    assert.match(c.stdout(), /→ living_room_lamp \{"action":"turn_off"\}/);
+    assert.match(c.stdout(), /← confirmed: "Living room lamp"/);
+    assert.match(c.stdout(), /the front door lock is locked/);
+  });
+
+  it('settings that change answers (--set tools.shape=grouped) are not the daemon\'s: the command runs on its own and says why', async () => {
+    const r = await runGroup(['tools', '--db', db, '--broker-port', String(port), '--set', 'tools.shape=grouped'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /runs another home \(its tools settings differ from these\); running standalone/);
+    assert.match(r.stdout, /\(grouped\)/);
   });
 
   it('without a daemon, a command says in one line that it runs on its own', async () => {
