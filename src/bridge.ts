@@ -12,8 +12,9 @@ import { DeviceRegistry } from './devices/registry.js';
 import { StateCache } from './devices/state-cache.js';
 import type { Logger } from './log.js';
 import { MqttConnection, MqttError } from './mqtt/connection.js';
-import { startEmbeddedBroker, type EmbeddedBroker } from './mqtt/embedded-broker.js';
-import { startSimulator, type Simulator } from './simulator/simulator.js';
+// The embedded broker (aedes) and the simulator (sharp) are loaded only by what runs them (`hearth start`).
+import type { EmbeddedBroker } from './mqtt/embedded-broker.js';
+import type { Simulator } from './simulator/simulator.js';
 import { SOURCE_PRIORITY, type DiscoveryAdapter } from './devices/discovery/adapter.js';
 import { createAdapters } from './devices/discovery/index.js';
 
@@ -112,7 +113,7 @@ export class Bridge {
     const cwd = options.cwd ?? process.cwd();
     const broker =
       !config.mqtt.url && options.embedBroker && !options.offline
-        ? await startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }))
+        ? await (await import('./mqtt/embedded-broker.js')).startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }))
         : undefined;
     const url = brokerUrl(config, broker);
     const connection = new MqttConnection(
@@ -149,6 +150,7 @@ export class Bridge {
         });
       }
       if (options.simulate && demoEnabled(config)) {
+        const { startSimulator } = await import('./simulator/simulator.js');
         bridge.simulator = await startSimulator({
           url,
           devices: bridge.registry.devices().filter((d) => d.source.startsWith(DEMO_DEVICES)),

@@ -30,8 +30,8 @@ export interface GroupProcess {
   stop(): Promise<number | null>;
 }
 
-export function spawnGroup(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string | 'pipe' } = {}): GroupProcess {
-  const child = spawn(process.execPath, [HEARTH, ...args], {
+export function spawnGroup(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string | 'pipe'; nodeArgs?: string[] } = {}): GroupProcess {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), HEARTH, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, HEARTH_LOG_PRETTY: 'false', ...options.env },
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
@@ -92,7 +92,7 @@ export function spawnGroup(args: string[], options: { cwd?: string; env?: NodeJS
 }
 
 /** Run a command to completion in its own group (killed after timeoutMs). */
-export async function runGroup(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
+export async function runGroup(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; nodeArgs?: string[] } = {}) {
   const p = spawnGroup(args, options);
   const timer = setTimeout(() => killGroup(p.child, 'SIGKILL'), options.timeoutMs ?? 60_000);
   const code = await p.exited;
