@@ -3,10 +3,11 @@
 // beside the database, mode 0600 in a file owned by the user; or loopback TCP
 // with a token from a 0600 descriptor file where sockets are unavailable.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../log.js';
-import { checkPrivate, EndpointRefused, type Endpoint } from './endpoint.js';
+import { checkPrivate, EndpointRefused, readDescriptor, type Endpoint } from './endpoint.js';
 import {
   ControlError,
   INTERNAL_ERROR,
@@ -47,6 +48,7 @@ export class ControlServer {
   static async start(options: ControlServerOptions): Promise<ControlServer> {
     const { endpoint, log } = options;
     if (endpoint.socket) {
+      ControlServer.checkFolder(endpoint.socket, log);
       await ControlServer.clearStale(endpoint.socket, log);
       const holder: { server?: ControlServer } = {};
       const server = createServer({ allowHalfOpen: true }, (s) => holder.server!.serve(s));
@@ -67,6 +69,7 @@ export class ControlServer {
       holder.server = new ControlServer(server, options, endpoint.socket, undefined);
       return holder.server;
     }
+    await ControlServer.clearStaleDescriptor(endpoint.descriptor, log);
     const token = randomBytes(24).toString('hex');
     const holder: { server?: ControlServer } = {};
     const server = createServer({ allowHalfOpen: true }, (s) => holder.server!.serve(s));
@@ -105,6 +108,49 @@ export class ControlServer {
     });
     if (answered) throw new ControlServerError(`another hearth daemon is already running for this database (its control socket ${path} answers)`);
     rmSync(path, { force: true });
+  }
+
+  /** A descriptor whose daemon still runs (its pid alive, its port answering) means this database has one. */
+  private static async clearStaleDescriptor(path: string, log: Logger): Promise<void> {
+    let d;
+    try {
+      d = readDescriptor(path);
+    } catch (err) {
+      log.warn({ err }, 'control descriptor: an untrusted file was in the way; replacing it');
+      rmSync(path, { force: true });
+      return;
+    }
+    if (!d) return;
+    let alive = false;
+    try {
+      process.kill(d.pid, 0);
+      alive = d.pid !== process.pid;
+    } catch {
+      // no such process
+    }
+    const answers = alive && (await new Promise<boolean>((resolve) => {
+      const probe = createConnection(d.port, '127.0.0.1');
+      probe.once('connect', () => {
+        probe.destroy();
+        resolve(true);
+      });
+      probe.once('error', () => resolve(false));
+    }));
+    if (answers) throw new ControlServerError(`another hearth daemon (pid ${d.pid}) is already running for this database (see ${path})`);
+    rmSync(path, { force: true });
+  }
+
+  /** Others able to write the folder could replace the socket; clients check its owner and mode, but say so. */
+  private static checkFolder(path: string, log: Logger): void {
+    try {
+      const st = statSync(dirname(path));
+      const uid = process.getuid?.();
+      if ((uid !== undefined && st.uid !== uid) || ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0)) {
+        log.warn({ folder: dirname(path) }, 'control socket: its folder is not yours alone; commands still check the socket\'s owner and mode before using it');
+      }
+    } catch {
+      // the folder was just created by the database; nothing to say
+    }
   }
 
   private readonly sockets = new Set<Socket>();

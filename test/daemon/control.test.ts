@@ -1,7 +1,7 @@
 // The daemon's control socket as a client meets it: private (0600, ours), clear
 // answers to bad input, one daemon per database, and no trust in a file that is not private.
 import assert from 'node:assert/strict';
-import { chmodSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -148,6 +148,59 @@ describe('a file in the way of the control socket', () => {
       assert.match(r.stderr, /using the running daemon/);
     } finally {
       await daemon.stop();
+    }
+  });
+});
+
+describe('where a Unix socket cannot be made (a path over the socket limit): loopback TCP with a token', () => {
+  const deep = join(dir, 'a-folder-name-long-enough-that-the-socket-path-no-longer-fits-in-sun-path'.repeat(2));
+  const db = join(deep, 'h.db');
+  let daemon: GroupProcess;
+
+  before(async () => {
+    mkdirSync(deep, { recursive: true });
+    daemon = await startDaemon(['--broker-port', String(await freePort()), '--http-port', '0', '--db', db], { cwd: dir });
+  });
+  after(async () => {
+    await daemon?.stop();
+  });
+
+  it('writes a 0600 descriptor beside the database, and commands use it', async () => {
+    const st = lstatSync(`${db}.control`);
+    assert.equal(st.mode & 0o777, 0o600);
+    const { port } = JSON.parse(readFileSync(`${db}.control`, 'utf8')) as { port: number };
+    assert.match(daemon.stdout(), new RegExp(`control +127\\.0\\.0\\.1:${port}`));
+    const r = await runGroup(['approvals', '--db', db, '--verbose'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`using the running daemon \\(127\\.0\\.0\\.1:${port}\\)`));
+  });
+
+  it('is the only daemon for its database here too', async () => {
+    const second = await runGroup(['start', '--broker-port', String(await freePort()), '--http-port', '0', '--db', db], { cwd: dir });
+    assert.equal(second.code, 3, second.stderr);
+    assert.match(second.stderr, /another hearth daemon \(pid \d+\) is already running for this database/);
+  });
+
+  it('refuses a caller without the token, and one with a wrong token', async () => {
+    const { port } = JSON.parse(readFileSync(`${db}.control`, 'utf8')) as { port: number };
+    for (const first of ['{"jsonrpc":"2.0","id":1,"method":"devices"}', '{"jsonrpc":"2.0","id":1,"method":"hello","params":{"token":"guess"}}']) {
+      const socket = createConnection(port, '127.0.0.1');
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', () => resolve());
+        socket.once('error', reject);
+      });
+      socket.setEncoding('utf8');
+      let text = '';
+      const answered = new Promise<void>((resolve) => socket.on('data', (d: string) => {
+        text += d;
+        if (text.includes('\n')) resolve();
+      }));
+      socket.write(`${first}\n`);
+      await answered;
+      socket.destroy();
+      const answer = JSON.parse(text.split('\n')[0]) as { error?: { code: number; message: string } };
+      assert.equal(answer.error?.code, -32001, text);
+      assert.match(answer.error!.message, /token/);
     }
   });
 });
