@@ -140,7 +140,7 @@ export function registerStart(program: Command): void {
         `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ''}; token: hearth token create <name> --role owner)`,
         `  database  ${where(loaded.config.database.path)} (policy, approvals, audit: ${hearth.audit.digest().count} rows` +
           `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : ', CHAIN BROKEN: hearth audit verify'})`,
-        `  control   ${control ? `${control.address} (hearth devices, tools, call, approvals and mcp ask this process)` : 'none: commands run on their own'}`,
+        `  control   ${control ? `${control.address} (hearth devices, tools, call, chat, mcp, ... ask this process)` : 'none: commands run on their own'}`,
         tryLine(clientFlags(loaded, flags), demoEnabled(loaded.config)),
         '',
       ].filter((l) => l !== '');

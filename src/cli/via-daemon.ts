@@ -74,16 +74,20 @@ export async function answer(
   options: { imageOut?: string } = {},
 ): Promise<CommandOutput> {
   const client = await reachDaemon(dbPath, flags);
-  let out: CommandOutput;
+  let out: CommandOutput | undefined;
   if (client) {
+    const { ControlError, METHOD_NOT_FOUND } = await import('../daemon/protocol.js');
     try {
       out = await client.call<CommandOutput>(method, params);
+    } catch (err) {
+      // A daemon of an older version: this command runs on its own rather than fail.
+      if (!(err instanceof ControlError && err.code === METHOD_NOT_FOUND)) throw err;
+      process.stderr.write(`hearth: the running daemon does not answer \`${method}\` (an older version?); running standalone\n`);
     } finally {
       client.close();
     }
-  } else {
-    out = await standalone();
   }
+  out ??= await standalone();
   print(out, options.imageOut);
   return out;
 }
