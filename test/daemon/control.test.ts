@@ -1,7 +1,7 @@
 // The daemon's control socket as a client meets it: private (0600, ours), clear
 // answers to bad input, one daemon per database, and no trust in a file that is not private.
 import assert from 'node:assert/strict';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -118,6 +118,17 @@ describe('the control socket of a running daemon', () => {
     const c = await rawClient(sock);
     assert.equal((await c.send('{"jsonrpc":"2.0","id":1,"method":"hello"}')).result?.name, 'hearth');
     c.socket.destroy();
+  });
+
+  it('a command will not use a socket another user owns (root can make one here by chown)', { skip: process.getuid?.() !== 0 ? 'needs root to chown the socket to another user' : false }, async () => {
+    chownSync(sock, 65534, 65534);
+    try {
+      const r = await runGroup(['approvals', '--db', db], { cwd: dir });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /not using the control endpoint: .*h\.db\.sock belongs to uid 65534, not to you \(uid 0\); running standalone/);
+    } finally {
+      chownSync(sock, 0, 0);
+    }
   });
 
   it('a command will not use a socket others could open: it says why and runs standalone', async () => {
