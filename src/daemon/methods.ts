@@ -187,7 +187,13 @@ export function controlStreams(hearth: Hearth, log: Logger): Record<string, Cont
         let interrupt: (() => void) | undefined;
         // The person left (Ctrl+C ends the client): stop the turn, end the chat.
         socket.once('close', () => interrupt?.());
-        await runChat(hearth, p, { input, output: socket, terminal: false, onInterrupt: (h) => (interrupt = h) });
+        try {
+          await runChat(hearth, p, { input, output: socket, terminal: false, onInterrupt: (h) => (interrupt = h) });
+        } catch (err) {
+          // Said to the person, as the command on its own would.
+          log.warn({ err }, 'chat over the control socket failed');
+          if (socket.writable) socket.write(`hearth: ${(err as Error).message}\n`);
+        }
         socket.end();
       };
     },
