@@ -13,8 +13,9 @@ import { DeviceRegistry, FILE_SOURCE } from './devices/registry.js';
 import { StateCache } from './devices/state-cache.js';
 import type { Logger } from './log.js';
 import { MqttConnection, MqttError } from './mqtt/connection.js';
-import { startEmbeddedBroker, type EmbeddedBroker } from './mqtt/embedded-broker.js';
-import { startSimulator, type Simulator } from './simulator/simulator.js';
+// The embedded broker (aedes) and the simulator (sharp) are loaded only by what runs them (`hearth start`).
+import type { EmbeddedBroker } from './mqtt/embedded-broker.js';
+import type { Simulator } from './simulator/simulator.js';
 import { SOURCE_PRIORITY, type DiscoveryAdapter } from './devices/discovery/adapter.js';
 import { createAdapters } from './devices/discovery/index.js';
 
@@ -37,6 +38,12 @@ export interface BridgeOptions {
   offline?: boolean;
   /** Remembers the order discovered entities were first seen (the assembly gives SQLite's); in memory otherwise. */
   entityMemory?: EntityMemory;
+  /**
+   * false: publish nothing of our own accord (the Home Assistant birth message,
+   * Zigbee2MQTT state requests). Those are the daemon's; a command that only reads
+   * must leave the user's broker alone. Commands a caller asked for still go out.
+   */
+  announce?: boolean;
 }
 
 /** Whether the demo home is on: explicitly, or by default with the embedded broker. */
@@ -61,6 +68,22 @@ export function brokerUrl(config: HearthConfig, embedded?: EmbeddedBroker): stri
   if (embedded) return embedded.url;
   const host = config.mqtt.embedded.host === '0.0.0.0' ? '127.0.0.1' : config.mqtt.embedded.host;
   return `mqtt://${host}:${config.mqtt.embedded.port}`;
+}
+
+/** The connection as discovery sees it when it may not announce: every publish is dropped. */
+function listenOnly(connection: MqttConnection, log: Logger): MqttConnection {
+  return new Proxy(connection, {
+    get(target, prop) {
+      if (prop === 'publish') {
+        return (topic: string) => {
+          log.debug({ topic }, 'not published: this command only reads');
+          return Promise.resolve();
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 export class Bridge {
@@ -95,7 +118,7 @@ export class Bridge {
     const cwd = options.cwd ?? process.cwd();
     const broker =
       !config.mqtt.url && options.embedBroker && !options.offline
-        ? await startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }))
+        ? await (await import('./mqtt/embedded-broker.js')).startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }))
         : undefined;
     const url = brokerUrl(config, broker);
     const connection = new MqttConnection(
@@ -122,14 +145,17 @@ export class Bridge {
       bridge.loadDevices();
       if (!options.offline) {
         bridge.adapters = createAdapters(config);
-        for (const adapter of bridge.adapters) adapter.start({ connection, registry: bridge.registry, log: log.child({ part: adapter.name }), config });
+        const seen = options.announce === false ? listenOnly(connection, log) : connection;
+        for (const adapter of bridge.adapters) adapter.start({ connection: seen, registry: bridge.registry, log: log.child({ part: adapter.name }), config });
       }
-      if (!options.offline) {
+      // connectWaitMs 0: go on at once (the connection keeps trying in the background).
+      if (!options.offline && options.connectWaitMs !== 0) {
         await connection.waitConnected(options.connectWaitMs ?? 5000).catch((err: MqttError) => {
           log.warn({ err: err.message }, 'broker not reachable yet; still trying');
         });
       }
       if (options.simulate && demoEnabled(config)) {
+        const { startSimulator } = await import('./simulator/simulator.js');
         bridge.simulator = await startSimulator({
           url,
           devices: bridge.registry.devices().filter((d) => d.source.startsWith(DEMO_DEVICES)),
@@ -194,14 +220,25 @@ export class Bridge {
     return this.watcher.folders;
   }
 
-  /** Resolves when every entity has a value (or a frame), or after `timeoutMs`. */
-  async settle(timeoutMs: number): Promise<number> {
+  /**
+   * Resolves when every entity has a value (or a frame), or after `timeoutMs`.
+   * quietMs: also wait until discovery has added nothing for that long (a fresh
+   * connection learns discovered devices from retained messages that come in a burst).
+   */
+  async settle(timeoutMs: number, { quietMs = 0 } = {}): Promise<number> {
     const pending = () => this.registry.entities().filter((e) => {
       const s = this.cache.get(e.id);
       return !s || (s.value === undefined && !s.frame && Object.keys(s.attributes).length === 0);
     }).length;
+    let lastChange = Date.now();
+    const changed = () => (lastChange = Date.now());
+    this.registry.on('changed', changed);
     const deadline = Date.now() + timeoutMs;
-    while (pending() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    try {
+      while ((pending() > 0 || Date.now() - lastChange < quietMs) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      this.registry.off('changed', changed);
+    }
     return this.registry.entities().length - pending();
   }
 

@@ -16,8 +16,8 @@ import { ReadAccess } from './tools/read-access.js';
 import { ToolSet } from './tools/tool-set.js';
 import type { Entity } from './devices/model.js';
 import type { GeneratedTool, Principal } from './tools/types.js';
-import { createEngine } from './agent/factory.js';
-import { SessionManager } from './agent/sessions.js';
+// The agent engine is loaded on first use (chat, agent rpc, HTTP sessions), not by every command.
+import type { SessionManager } from './agent/sessions.js';
 import { TokenStore } from './auth/tokens.js';
 
 export interface HearthOptions extends BridgeOptions {
@@ -146,7 +146,10 @@ export class Hearth {
 
   /** The agent (engine + sessions), started on first use. */
   agent(): Promise<SessionManager> {
-    this.agentPromise ??= createEngine(this).then((engine) => new SessionManager(engine, this.tools));
+    this.agentPromise ??= (async () => {
+      const [{ createEngine }, { SessionManager }] = await Promise.all([import('./agent/factory.js'), import('./agent/sessions.js')]);
+      return new SessionManager(await createEngine(this), this.tools);
+    })();
     return this.agentPromise;
   }
 

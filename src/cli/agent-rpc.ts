@@ -31,14 +31,16 @@ export function registerAgentRpc(program: Command): void {
       console.log = console.error;
       console.info = console.error;
       console.debug = console.error;
-      const loaded = configOrExit(flags);
-      const log = loggerFor(loaded, flags.logLevel ?? 'warn');
+      const loaded = await configOrExit(flags);
+      const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
       const pkg = JSON.parse(readFileSync(`${PACKAGE_ROOT}/package.json`, 'utf8')) as { version: string };
-      const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000 });
+      // Serve at once: a client must not wait for a broker that may be down. Home tools
+      // report the broker as down (nothing sent) until the connection, retried in the background, is up.
+      const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 0, announce: false });
       let engine: Awaited<ReturnType<typeof createEngine>> | undefined;
       try {
         if (!hearth.bridge.connection.connected) {
-          log.warn({ url: hearth.bridge.connection.options.url }, 'the broker is not reachable yet; home tools will fail until it is');
+          log.warn({ url: hearth.bridge.connection.options.url }, 'not connected to the broker yet; home tools report it as down until it connects');
         }
         const fromEnv = flags.as === undefined ? process.env.HEARTH_PRINCIPAL?.trim() || undefined : undefined;
         let principal;

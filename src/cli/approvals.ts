@@ -5,11 +5,12 @@
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
-import { openDatabase, type Db } from '../db/database.js';
-import { approvalJson, SqliteApprovals, type Approval } from '../policy/approvals.js';
-import { configOrExit, withConfigOptions, type CommonFlags } from './options.js';
-import { table } from './format.js';
-import { CliFailure, guarded } from './policy.js';
+import type { CommandOutput } from '../daemon/protocol.js';
+import type { Db } from '../db/database.js';
+import type { Approval, SqliteApprovals } from '../policy/approvals.js';
+import { databasePathOrExit, withConfigOptions, type CommonFlags } from './options.js';
+import { CliFailure, failed } from './failure.js';
+import { answer } from './via-daemon.js';
 
 /** `cli:<os user>`, as `hearth call` names the person at this terminal. */
 export function cliUser(): string {
@@ -32,20 +33,19 @@ export function inWords(ms: number): string {
   return `${h} h${m % 60 ? ` ${m % 60} min` : ''}`;
 }
 
-async function withApprovals(flags: CommonFlags, body: (approvals: SqliteApprovals, db: Db) => void): Promise<void> {
-  await guarded(() => {
-    const { config } = configOrExit(flags);
-    const path = config.database.path;
-    if (path !== ':memory:' && !existsSync(path)) {
-      throw new CliFailure(`no database at ${path}: no approvals have been requested there (pass --db <file> to use the bridge's database)`, 1);
-    }
-    const db = openDatabase(path);
-    try {
-      body(new SqliteApprovals(db), db);
-    } finally {
-      db.close();
-    }
-  });
+/** Without a daemon: open the database's approvals for one command. */
+async function withApprovals(path: string, body: (approvals: SqliteApprovals, db: Db) => Promise<CommandOutput>): Promise<CommandOutput> {
+  if (path !== ':memory:' && !existsSync(path)) {
+    return failed(new CliFailure(`no database at ${path}: no approvals have been requested there (pass --db <file> to use the bridge's database)`, 1));
+  }
+  const { openDatabase } = await import('../db/database.js');
+  const { SqliteApprovals } = await import('../policy/approvals.js');
+  const db = openDatabase(path);
+  try {
+    return await body(new SqliteApprovals(db), db);
+  } finally {
+    db.close();
+  }
 }
 
 function argsText(a: Approval): string {
@@ -98,10 +98,18 @@ function notDecidable(a: Approval): string {
   }
 }
 
-function decide(verb: 'approve' | 'deny', rawId: string, flags: CommonFlags & { by?: string }): Promise<void> {
-  return withApprovals(flags, (approvals) => {
-    const id = checkId(rawId);
-    const by = checkBy(flags.by);
+export interface DecideParams {
+  verb: 'approve' | 'deny';
+  id: string;
+  by?: string;
+}
+
+/** `hearth approve` / `hearth deny`: decide one pending approval; what the command prints. */
+export async function decideOutput(approvals: SqliteApprovals, params: DecideParams): Promise<CommandOutput> {
+  try {
+    const { verb } = params;
+    const id = checkId(params.id);
+    const by = checkBy(params.by);
     const before = approvals.get(id);
     if (!before) throw new CliFailure(`no approval ${id}; pending ones: hearth approvals`, 1);
     if (before.status !== 'pending') throw new CliFailure(notDecidable(before), 1);
@@ -109,12 +117,50 @@ function decide(verb: 'approve' | 'deny', rawId: string, flags: CommonFlags & { 
     const after = approvals.get(id)!;
     if (!ok) throw new CliFailure(notDecidable(after), 1);
     const call = `${after.principal}: ${after.tool} ${JSON.stringify(after.args)}`;
-    process.stdout.write(
-      verb === 'approve'
-        ? `approved ${id} (${call}) as ${by}; it goes through when ${after.principal} makes the same call again within ${inWords(after.expiresAt - Date.now())}\n`
-        : `denied ${id} (${call}) as ${by}\n`,
-    );
-  });
+    return {
+      stdout:
+        verb === 'approve'
+          ? `approved ${id} (${call}) as ${by}; it goes through when ${after.principal} makes the same call again within ${inWords(after.expiresAt - Date.now())}\n`
+          : `denied ${id} (${call}) as ${by}\n`,
+    };
+  } catch (err) {
+    return failed(err);
+  }
+}
+
+export interface ApprovalsParams {
+  all?: boolean;
+  json?: boolean;
+}
+
+/** `hearth approvals`: what the command prints. */
+export async function approvalsOutput(approvals: SqliteApprovals, params: ApprovalsParams): Promise<CommandOutput> {
+  const { approvalJson } = await import('../policy/approvals.js');
+  const { table } = await import('./format.js');
+  const now = Date.now();
+  const list = approvals.list(params.all ? {} : { status: 'pending' });
+  if (params.json) return { stdout: `${JSON.stringify(list.map((a) => approvalJson(a, now)), null, 2)}\n` };
+  if (!list.length) return { stdout: params.all ? 'no approvals have been requested\n' : 'no approvals are pending\n' };
+  const rows = [['ID', 'PRINCIPAL', 'TOOL', 'ARGS', ...(params.all ? ['STATUS'] : []), params.all ? 'STATE' : 'EXPIRES IN', 'REASON']];
+  for (const a of list) {
+    rows.push([
+      a.id,
+      a.principal,
+      a.tool,
+      argsText(a),
+      ...(params.all ? [a.status] : []),
+      params.all ? statusText(a, now) : inWords(a.expiresAt - now),
+      a.reason,
+    ]);
+  }
+  const tip = params.all ? '' : '\ngrant one: hearth approve <id>   refuse it: hearth deny <id>\n';
+  return { stdout: `${table(rows)}\n${tip}` };
+}
+
+async function decide(verb: 'approve' | 'deny', id: string, flags: CommonFlags & { by?: string }): Promise<void> {
+  const path = await databasePathOrExit(flags);
+  const params: DecideParams = { verb, id, by: flags.by };
+  await answer(path, flags, verb, { ...params }, () => withApprovals(path, (approvals) => decideOutput(approvals, params)));
 }
 
 export function registerApprovals(program: Command): void {
@@ -122,34 +168,11 @@ export function registerApprovals(program: Command): void {
     .description('calls waiting for a person to approve them (held by `confirm` rules: unlocking, opening the garage, ...)')
     .option('--all', 'also granted, denied, used and expired ones (the latest 100)')
     .option('--json', 'print JSON')
-    .action((flags: CommonFlags & { all?: boolean; json?: boolean }) =>
-      withApprovals(flags, (approvals) => {
-        const now = Date.now();
-        const list = approvals.list(flags.all ? {} : { status: 'pending' });
-        if (flags.json) {
-          process.stdout.write(`${JSON.stringify(list.map((a) => approvalJson(a, now)), null, 2)}\n`);
-          return;
-        }
-        if (!list.length) {
-          process.stdout.write(flags.all ? 'no approvals have been requested\n' : 'no approvals are pending\n');
-          return;
-        }
-        const rows = [['ID', 'PRINCIPAL', 'TOOL', 'ARGS', ...(flags.all ? ['STATUS'] : []), flags.all ? 'STATE' : 'EXPIRES IN', 'REASON']];
-        for (const a of list) {
-          rows.push([
-            a.id,
-            a.principal,
-            a.tool,
-            argsText(a),
-            ...(flags.all ? [a.status] : []),
-            flags.all ? statusText(a, now) : inWords(a.expiresAt - now),
-            a.reason,
-          ]);
-        }
-        const tip = flags.all ? '' : '\ngrant one: hearth approve <id>   refuse it: hearth deny <id>\n';
-        process.stdout.write(`${table(rows)}\n${tip}`);
-      }),
-    );
+    .action(async (flags: CommonFlags & ApprovalsParams) => {
+      const path = await databasePathOrExit(flags);
+      const params: ApprovalsParams = { all: flags.all, json: flags.json };
+      await answer(path, flags, 'approvals', { ...params }, () => withApprovals(path, (approvals) => approvalsOutput(approvals, params)));
+    });
 
   withConfigOptions(program.command('approve'))
     .description('grant a pending approval: the caller then makes the same call again and it goes through (once)')

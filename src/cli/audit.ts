@@ -14,9 +14,11 @@ import type { ExportFormat } from '../audit/export.js';
 import type { Outcome } from '../audit/types.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { formatDuration } from '../util/time.js';
-import { configOrExit, withConfigOptions, type CommonFlags } from './options.js';
+import { configOrExit, databasePathOrExit, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
-import { CliFailure, guarded, wholeNumber } from './policy.js';
+import type { CommandOutput } from '../daemon/protocol.js';
+import { CliFailure, failed, guarded, wholeNumber } from './failure.js';
+import { answer } from './via-daemon.js';
 
 export const FOLLOW_POLL_MS = 500;
 
@@ -30,8 +32,8 @@ interface Opened {
 }
 
 /** Open the database only (reading; a missing file is an error rather than a new empty log). */
-function openAudit(flags: CommonFlags): Opened {
-  const { config } = configOrExit(flags);
+async function openAudit(flags: CommonFlags): Promise<Opened> {
+  const { config } = await configOrExit(flags);
   const path = config.database.path;
   if (path !== ':memory:' && !existsSync(path)) {
     throw new CliFailure(`no database at ${path}: nothing has been recorded there (start the bridge with \`hearth start\`, or pass --db <file>)`, 1);
@@ -44,7 +46,7 @@ function openAudit(flags: CommonFlags): Opened {
 
 async function withAudit(flags: CommonFlags, body: (o: Opened) => Promise<void> | void): Promise<void> {
   await guarded(async () => {
-    const opened = openAudit(flags);
+    const opened = await openAudit(flags);
     try {
       await body(opened);
     } finally {
@@ -113,29 +115,44 @@ interface TailFlags extends CommonFlags {
   since?: string;
 }
 
-async function tail(o: Opened, flags: TailFlags): Promise<void> {
-  const n = wholeNumber('-n', flags.lines, { min: 1, max: 10_000 });
-  const filter: AuditListFilter = {
+export interface TailParams {
+  lines: string;
+  json?: boolean;
+  principal?: string;
+  entity?: string;
+  outcome?: Outcome;
+  since?: string;
+}
+
+function tailFilter(flags: TailParams): AuditListFilter {
+  return {
     ...(flags.principal ? { principal: flags.principal } : {}),
     ...(flags.entity ? { entityId: flags.entity } : {}),
     ...(flags.outcome ? { outcome: flags.outcome } : {}),
     ...(flags.since ? { since: parseTime('--since', flags.since) } : {}),
   };
+}
+
+/** What `hearth audit tail` (without -f) prints, from an audit log (the daemon's or the command's own). */
+export function tailOutput(store: SqliteAuditLog, path: string, flags: TailParams): CommandOutput {
+  try {
+    const n = wholeNumber('-n', flags.lines, { min: 1, max: 10_000 });
+    const filter = tailFilter(flags);
+    const rows = store.list({ ...filter, order: 'desc', limit: n }).reverse();
+    if (flags.json) return { stdout: `${JSON.stringify(rows, null, 2)}\n` };
+    if (!rows.length) return { stdout: `no audit rows${Object.keys(filter).length ? ' match' : ' yet'} (${path})\n` };
+    return { stdout: `${table([HEADER, ...rows.map(rowCells)])}\n` };
+  } catch (err) {
+    return failed(err);
+  }
+}
+
+/** `hearth audit tail -f`: print the latest rows, then new ones as they come, until stopped. */
+async function follow(o: Opened, flags: TailFlags): Promise<void> {
+  const n = wholeNumber('-n', flags.lines, { min: 1, max: 10_000 });
+  const filter = tailFilter(flags);
   const rows = o.store.list({ ...filter, order: 'desc', limit: n }).reverse();
   const out = (s: string) => process.stdout.write(s);
-
-  if (!flags.follow) {
-    if (flags.json) {
-      out(`${JSON.stringify(rows, null, 2)}\n`);
-      return;
-    }
-    if (!rows.length) {
-      out(`no audit rows${Object.keys(filter).length ? ' match' : ' yet'} (${o.path})\n`);
-      return;
-    }
-    out(`${table([HEADER, ...rows.map(rowCells)])}\n`);
-    return;
-  }
 
   // Follow: print what is there, then poll for rows with a higher id; a row
   // shown while pending is shown again once it completes.
@@ -325,7 +342,24 @@ export function registerAudit(program: Command): void {
     .option('--entity <id>', 'only this entity (exact id)')
     .addOption(new Option('--outcome <outcome>', 'only this outcome').choices([...OUTCOMES]))
     .option('--since <time>', 'only rows at or after this time (ISO 8601, or ago: 30m, 2h, 7d)')
-    .action((flags: TailFlags) => withAudit(flags, (o) => tail(o, flags)));
+    .action(async (flags: TailFlags) => {
+      // -f polls the database from this process; a one-off tail asks the daemon when one runs.
+      if (flags.follow) return withAudit(flags, (o) => follow(o, flags));
+      const path = await databasePathOrExit(flags);
+      const params: TailParams = { lines: flags.lines, json: flags.json, principal: flags.principal, entity: flags.entity, outcome: flags.outcome, since: flags.since };
+      await answer(path, flags, 'audit.tail', { ...params }, async () => {
+        try {
+          const o = await openAudit(flags);
+          try {
+            return tailOutput(o.store, o.path, params);
+          } finally {
+            o.db.close();
+          }
+        } catch (err) {
+          return failed(err);
+        }
+      });
+    });
 
   withConfigOptions(audit.command('show'))
     .description('every field of one audit row, hashes included')

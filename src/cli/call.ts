@@ -1,9 +1,19 @@
 // `hearth call <tool> '<json args>' --as <principal>`: one call through the same pipeline as every front door.
-import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { Hearth } from '../hearth.js';
-import { cliPrincipal } from './principal.js';
-import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import type { CommandOutput } from '../daemon/protocol.js';
+import type { Hearth } from '../hearth.js';
+import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { answer } from './via-daemon.js';
+
+export interface CallParams {
+  tool: string;
+  args: Record<string, unknown>;
+  as?: string;
+  role?: string[];
+  json?: boolean;
+  /** Only named in the text: the client saves the image itself. */
+  imageOut?: string;
+}
 
 export function registerCall(program: Command): void {
   withConfigOptions(program.command('call'))
@@ -26,34 +36,53 @@ export function registerCall(program: Command): void {
         process.stderr.write('hearth: the arguments must be a JSON object, e.g. \'{"action":"turn_on"}\'\n');
         process.exit(2);
       }
-      const loaded = configOrExit(flags);
-      const log = loggerFor(loaded, flags.logLevel ?? 'warn');
-      const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000 });
-      try {
-        const principal = cliPrincipal(hearth, flags.as, flags.role);
-        if (!hearth.tools.get(toolName)) {
-          process.stderr.write(`hearth: no tool ${JSON.stringify(toolName)}; known: ${hearth.tools.all().map((t) => t.name).join(', ')}\n`);
-          process.exitCode = 2;
-          return;
-        }
-        // Let retained state arrive first, so the result can say what changed.
-        if (hearth.bridge.connection.connected) await hearth.bridge.settle(1500);
-        else process.stderr.write(`hearth: cannot reach the broker at ${hearth.bridge.connection.options.url}: is \`hearth start\` running?\n`);
-        const result = await hearth.tools.call(toolName, args, principal);
-        if (flags.imageOut && result.images?.[0]) {
-          writeFileSync(flags.imageOut, Buffer.from(result.images[0].url.split(',')[1], 'base64'));
-        }
-        if (flags.json) {
-          process.stdout.write(`${JSON.stringify({ ...result, images: result.images?.map((i) => ({ mimeType: i.mimeType, bytes: i.bytes })) }, null, 2)}\n`);
-        } else {
-          process.stdout.write(`${result.text ?? ''}\n`);
-          for (const img of result.images ?? []) {
-            process.stdout.write(`[image ${img.mimeType}, ${Math.round(img.bytes / 1024)} KiB${flags.imageOut ? ` saved to ${flags.imageOut}` : '; --image-out <file> saves it'}]\n`);
+      const params: CallParams = { tool: toolName, args, as: flags.as, role: flags.role, json: flags.json, imageOut: flags.imageOut };
+      await answer(
+        await databasePathOrExit(flags),
+        flags,
+        'call',
+        { ...params },
+        async () => {
+          const loaded = await configOrExit(flags);
+          const { Hearth } = await import('../hearth.js');
+          const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
+          // It publishes the command it was asked for, and nothing else (the birth message is the daemon's).
+          const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
+          try {
+            let stderr = '';
+            if (hearth.tools.get(toolName)) {
+              // Let retained state arrive first, so the result can say what changed.
+              if (hearth.bridge.connection.connected) await hearth.bridge.settle(1500);
+              else stderr = `hearth: cannot reach the broker at ${hearth.bridge.connection.options.url}: is \`hearth start\` running?\n`;
+            }
+            const out = await callOutput(hearth, params);
+            return { ...out, stderr: stderr + (out.stderr ?? '') };
+          } finally {
+            await hearth.close();
           }
-        }
-        process.exitCode = result.isError ? 1 : 0;
-      } finally {
-        await hearth.close();
-      }
+        },
+        { imageOut: flags.imageOut },
+      );
     });
+}
+
+/** One call and what `hearth call` prints about it, from a Hearth (the daemon's or the command's own). */
+export async function callOutput(hearth: Hearth, params: CallParams): Promise<CommandOutput> {
+  const { cliPrincipal } = await import('./principal.js');
+  const principal = cliPrincipal(hearth, params.as, params.role);
+  if (!hearth.tools.get(params.tool)) {
+    return { stdout: '', stderr: `hearth: no tool ${JSON.stringify(params.tool)}; known: ${hearth.tools.all().map((t) => t.name).join(', ')}\n`, exitCode: 2 };
+  }
+  const result = await hearth.tools.call(params.tool, params.args, principal);
+  const image = result.images?.[0] ? result.images[0].url.split(',')[1] : undefined;
+  let stdout: string;
+  if (params.json) {
+    stdout = `${JSON.stringify({ ...result, images: result.images?.map((i) => ({ mimeType: i.mimeType, bytes: i.bytes })) }, null, 2)}\n`;
+  } else {
+    stdout = `${result.text ?? ''}\n`;
+    for (const img of result.images ?? []) {
+      stdout += `[image ${img.mimeType}, ${Math.round(img.bytes / 1024)} KiB${params.imageOut ? ` saved to ${params.imageOut}` : '; --image-out <file> saves it'}]\n`;
+    }
+  }
+  return { stdout, exitCode: result.isError ? 1 : 0, ...(image && params.imageOut ? { image } : {}) };
 }

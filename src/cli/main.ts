@@ -1,21 +1,8 @@
 #!/usr/bin/env node
-// The `hearth` command. One file per subcommand beside this one.
+// The `hearth` command. One file per subcommand beside this one, each imported only
+// when it is the one asked for: `hearth --version` loads nothing of the app, and a
+// command that asks the running daemon loads little more than its own file.
 import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
-import { PACKAGE_ROOT } from '../bridge.js';
-import { registerAgentRpc } from './agent-rpc.js';
-import { registerApprovals } from './approvals.js';
-import { registerAudit } from './audit.js';
-import { registerCall } from './call.js';
-import { registerChat } from './chat.js';
-import { registerDevices } from './devices.js';
-import { registerMcp } from './mcp.js';
-import { registerMemory } from './memory.js';
-import { registerPolicy } from './policy.js';
-import { registerSimulate } from './simulate.js';
-import { registerStart } from './start.js';
-import { registerTools } from './tools.js';
-import { registerToken } from './token.js';
 
 // `hearth audit tail -f | head`: the reader went away. Stop quietly, as other command-line tools do.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -23,28 +10,48 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-const pkg = JSON.parse(readFileSync(`${PACKAGE_ROOT}/package.json`, 'utf8')) as { version: string };
+const version = () => (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-const program = new Command('hearth')
-  .description('Hearth: MQTT devices as host tools for an agent, with policy and audit')
-  .version(pkg.version)
-  .showHelpAfterError();
+type Register = (program: import('commander').Command) => void;
+/** Subcommand name -> its module's register function. */
+const COMMANDS: Record<string, () => Promise<Register[]>> = {
+  start: async () => [(await import('./start.js')).registerStart],
+  devices: async () => [(await import('./devices.js')).registerDevices],
+  simulate: async () => [(await import('./simulate.js')).registerSimulate],
+  tools: async () => [(await import('./tools.js')).registerTools],
+  call: async () => [(await import('./call.js')).registerCall],
+  chat: async () => [(await import('./chat.js')).registerChat],
+  agent: async () => [(await import('./agent-rpc.js')).registerAgentRpc],
+  policy: async () => [(await import('./policy.js')).registerPolicy],
+  audit: async () => [(await import('./audit.js')).registerAudit],
+  approvals: async () => [(await import('./approvals.js')).registerApprovals],
+  approve: async () => [(await import('./approvals.js')).registerApprovals],
+  deny: async () => [(await import('./approvals.js')).registerApprovals],
+  token: async () => [(await import('./token.js')).registerToken],
+  mcp: async () => [(await import('./mcp.js')).registerMcp],
+  memory: async () => [(await import('./memory.js')).registerMemory],
+};
+/** The order `hearth --help` lists them in. */
+const ORDER = ['start', 'devices', 'simulate', 'tools', 'call', 'chat', 'agent', 'policy', 'audit', 'approvals', 'token', 'mcp', 'memory'];
 
-registerStart(program);
-registerDevices(program);
-registerSimulate(program);
-registerTools(program);
-registerCall(program);
-registerChat(program);
-registerAgentRpc(program);
-registerPolicy(program);
-registerAudit(program);
-registerApprovals(program);
-registerToken(program);
-registerMcp(program);
-registerMemory(program);
+async function main(argv: string[]): Promise<void> {
+  const first = argv[2];
+  if (argv.length === 3 && (first === '--version' || first === '-V')) {
+    process.stdout.write(`${version()}\n`);
+    return;
+  }
+  const { Command } = await import('commander');
+  const program = new Command('hearth')
+    .description('Hearth: MQTT devices as host tools for an agent, with policy and audit')
+    .version(version())
+    .showHelpAfterError();
+  // One command's module when one is named; every module for help and mistakes.
+  const names = first && COMMANDS[first] ? [first] : ORDER;
+  for (const name of names) for (const register of await COMMANDS[name]()) register(program);
+  await program.parseAsync(argv);
+}
 
-program.parseAsync(process.argv).catch((err: unknown) => {
+main(process.argv).catch((err: unknown) => {
   process.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

@@ -3,10 +3,9 @@
 // to the configured broker (by default the embedded one of a running
 // `hearth start`) and shares its database (policy, approvals, audit).
 import type { Command } from 'commander';
-import { Hearth } from '../hearth.js';
-import { serveStdio } from '../mcp/stdio.js';
-import { cliPrincipal } from './principal.js';
-import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import type { ControlClient } from '../daemon/control-client.js';
+import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { reachDaemon } from './via-daemon.js';
 
 export function registerMcp(program: Command): void {
   withConfigOptions(program.command('mcp'))
@@ -16,14 +15,19 @@ export function registerMcp(program: Command): void {
     .addHelpText(
       'after',
       '\nstdout carries the protocol only; logs go to stderr (--log-level, default warn).\n' +
-        'Run `hearth start` first: `hearth mcp` talks to its broker and database.\n' +
+        'With `hearth start` running for the same database, the session is served by that daemon; without one it runs on its own.\n' +
         'Example client config: {"command": "node", "args": ["/path/to/hearth/dist/cli/main.js", "mcp"], "env": {"HEARTH_DATABASE_PATH": "/path/to/hearth.db"}}',
     )
     .action(async (flags: CommonFlags & { as?: string; role?: string[] }) => {
-      const loaded = configOrExit(flags);
-      const log = loggerFor(loaded, flags.logLevel ?? 'warn');
       const as = flags.as ?? (process.env.HEARTH_PRINCIPAL?.trim() || undefined);
-      const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000 });
+      const client = await reachDaemon(await databasePathOrExit(flags), flags);
+      if (client) return relay(client, { as, role: flags.role }, !flags.as);
+      const loaded = await configOrExit(flags);
+      const { Hearth } = await import('../hearth.js');
+      const { serveStdio } = await import('../mcp/stdio.js');
+      const { cliPrincipal } = await import('./principal.js');
+      const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
+      const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
       // Edited device files reach the client as tools/list_changed.
       if (loaded.config.devices.watch) hearth.bridge.watchDevices();
       let principal;
@@ -53,4 +57,24 @@ export function registerMcp(program: Command): void {
       process.once('SIGTERM', () => void stop('SIGTERM'));
       void serving.closed.then(() => stop('client closed stdin'));
     });
+}
+
+/** The daemon serves the MCP session; this process only carries stdin and stdout over its socket. */
+async function relay(client: ControlClient, params: { as?: string; role?: string[] }, asFromEnv: boolean): Promise<void> {
+  let stream;
+  try {
+    stream = await client.stream('mcp', { ...(params.as ? { as: params.as } : {}), ...(params.role ? { role: params.role } : {}) });
+  } catch (err) {
+    client.close();
+    process.stderr.write(`hearth: ${(err as Error).message}${params.as && asFromEnv ? ' (from HEARTH_PRINCIPAL)' : ''}\n`);
+    process.exit(2);
+  }
+  const { socket, leftover } = stream;
+  if (leftover) process.stdout.write(leftover);
+  process.stdin.pipe(socket);
+  socket.pipe(process.stdout);
+  const done = () => process.exit(0);
+  socket.once('close', done);
+  socket.once('error', done);
+  process.stdin.once('end', () => socket.end());
 }

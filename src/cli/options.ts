@@ -1,7 +1,11 @@
 // The settings every command takes, and turning them into the one config.
+// Config loading (ajv, yaml) and the logger (pino) are imported when a command runs,
+// so a command that only asks the daemon stays quick to start.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { ConfigError, loadConfig, parseSetFlags, type LoadedConfig } from '../config/load.js';
-import { createLogger, type Logger } from '../log.js';
+import type { LoadedConfig } from '../config/load.js';
+import type { Logger } from '../log.js';
 
 export interface CommonFlags {
   config?: string;
@@ -12,6 +16,8 @@ export interface CommonFlags {
   demo?: boolean;
   logLevel?: string;
   set?: string[];
+  verbose?: boolean;
+  standalone?: boolean;
 }
 
 export function withConfigOptions(cmd: Command): Command {
@@ -24,10 +30,13 @@ export function withConfigOptions(cmd: Command): Command {
     .option('--demo', 'load the demo home and run its simulator')
     .option('--no-demo', 'do not load the demo home')
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'silent']))
-    .option('--set <key=value...>', 'any setting by its path, e.g. --set tools.shape=grouped');
+    .option('--set <key=value...>', 'any setting by its path, e.g. --set tools.shape=grouped')
+    .option('--verbose', 'say how the command reached the home (the running daemon, or on its own)')
+    .option('--standalone', 'do not ask a running daemon: open the database and broker from this process');
 }
 
-export function configFromFlags(flags: CommonFlags, overrides: Record<string, string | boolean> = {}): LoadedConfig {
+export async function configFromFlags(flags: CommonFlags, overrides: Record<string, string | boolean> = {}): Promise<LoadedConfig> {
+  const { loadConfig, parseSetFlags } = await import('../config/load.js');
   const set: Record<string, string | string[] | boolean> = { ...parseSetFlags(flags.set ?? []) };
   if (flags.mqttUrl) set['mqtt.url'] = flags.mqttUrl;
   if (flags.brokerPort) set['mqtt.embedded.port'] = flags.brokerPort;
@@ -39,9 +48,10 @@ export function configFromFlags(flags: CommonFlags, overrides: Record<string, st
 }
 
 /** Load the config or stop with the file, field and problem. */
-export function configOrExit(flags: CommonFlags, overrides?: Record<string, string | boolean>): LoadedConfig {
+export async function configOrExit(flags: CommonFlags, overrides?: Record<string, string | boolean>): Promise<LoadedConfig> {
+  const { ConfigError } = await import('../config/load.js');
   try {
-    return configFromFlags(flags, overrides);
+    return await configFromFlags(flags, overrides);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`hearth: configuration error: ${err.message}\n`);
@@ -51,6 +61,37 @@ export function configOrExit(flags: CommonFlags, overrides?: Record<string, stri
   }
 }
 
-export function loggerFor(loaded: LoadedConfig, levelOverride?: string): Logger {
+export async function loggerFor(loaded: LoadedConfig, levelOverride?: string): Promise<Logger> {
+  const { createLogger } = await import('../log.js');
   return createLogger({ level: levelOverride ?? loaded.config.log.level, pretty: loaded.config.log.pretty });
+}
+
+/**
+ * The database path loadConfig would give (flags over HEARTH_DATABASE_PATH over the
+ * config file over ./hearth.db), found without loading the config machinery (ajv):
+ * enough to find the daemon. undefined when only a full load can tell (--set, or a
+ * config file that does not read cleanly); the full load then also reports the problem.
+ */
+export async function databasePath(flags: CommonFlags, env = process.env, cwd = process.cwd()): Promise<string | undefined> {
+  const abs = (p: string, base: string) => (p === ':memory:' || isAbsolute(p) ? p : resolve(base, p));
+  if (flags.set?.length) return undefined;
+  if (flags.db) return abs(flags.db, cwd);
+  if (env.HEARTH_DATABASE_PATH) return abs(env.HEARTH_DATABASE_PATH, cwd);
+  const explicit = flags.config ?? env.HEARTH_CONFIG;
+  const file = resolve(cwd, explicit ?? 'hearth.yaml');
+  if (!existsSync(file)) return explicit ? undefined : abs('hearth.db', cwd);
+  try {
+    const { parse } = await import('yaml');
+    const parsed = parse(readFileSync(file, 'utf8')) as { database?: { path?: unknown } } | null;
+    const path = parsed?.database?.path;
+    if (path === undefined) return abs('hearth.db', cwd);
+    return typeof path === 'string' && path ? abs(path, dirname(file)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The database path, quickly when it can be, else from the whole config (stopping on a config error). */
+export async function databasePathOrExit(flags: CommonFlags): Promise<string> {
+  return (await databasePath(flags)) ?? (await configOrExit(flags)).config.database.path;
 }

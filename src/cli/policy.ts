@@ -9,45 +9,15 @@ import type { Effect, PolicyRequest } from '../policy/types.js';
 import { ArgumentError, actionsOf, toCommand } from '../tools/parameters.js';
 import type { GeneratedTool } from '../tools/types.js';
 import { cliPrincipal } from './principal.js';
-import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
+import type { CommandOutput } from '../daemon/protocol.js';
+import { CliFailure, failed, guarded, wholeNumber } from './failure.js';
+import { answer } from './via-daemon.js';
+
+export { CliFailure, guarded, wholeNumber };
 
 // ---------------------------------------------------------------- shared CLI helpers
-
-/** Bad input (exit 2 by default) or a thing that is not there (exit 1): printed as `hearth: <message>`. */
-export class CliFailure extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 2,
-  ) {
-    super(message);
-    this.name = 'CliFailure';
-  }
-}
-
-/** Run a command body; a CliFailure becomes a message on stderr and an exit code (anything else goes to main). */
-export async function guarded(body: () => Promise<void> | void): Promise<void> {
-  try {
-    await body();
-  } catch (err) {
-    if (err instanceof CliFailure) {
-      process.stderr.write(`hearth: ${err.message}\n`);
-      process.exitCode = err.exitCode;
-      return;
-    }
-    throw err;
-  }
-}
-
-/** A whole number from an option, or a failure naming the option. */
-export function wholeNumber(flag: string, raw: string, { min = -Infinity, max = Infinity } = {}): number {
-  if (!/^[-+]?\d+$/.test(raw.trim())) throw new CliFailure(`${flag} ${JSON.stringify(raw)}: must be a whole number`);
-  const n = Number(raw);
-  if (n < min || n > max) {
-    throw new CliFailure(`${flag} ${raw}: must be ${max === Infinity ? `at least ${min}` : `between ${min} and ${max}`}`);
-  }
-  return n;
-}
 
 /** Parse JSON arguments given on the command line (an object). */
 export function jsonObjectArg(name: string, raw: string | undefined): Record<string, unknown> | undefined {
@@ -63,8 +33,8 @@ export function jsonObjectArg(name: string, raw: string | undefined): Record<str
 }
 
 async function withHearth(flags: CommonFlags, body: (hearth: Hearth) => Promise<void> | void): Promise<void> {
-  const loaded = configOrExit(flags);
-  const log = loggerFor(loaded, flags.logLevel ?? 'warn');
+  const loaded = await configOrExit(flags);
+  const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
   // Rules and tools come from the database and the device files: no broker needed.
   const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
   try {
@@ -299,7 +269,7 @@ export function requestFor(hearth: Hearth, tool: GeneratedTool, args: Record<str
   return { request, entity, notes };
 }
 
-function printExplanation(ex: Explanation, req: PolicyRequest, notes: string[], at: Date | undefined): void {
+function explanationText(ex: Explanation, req: PolicyRequest, notes: string[], at: Date | undefined): string {
   const d = ex.decision;
   const what = req.capability === 'read' ? 'read' : req.action;
   const on = req.entityId
@@ -320,7 +290,7 @@ function printExplanation(ex: Explanation, req: PolicyRequest, notes: string[], 
   for (const c of ex.rules) {
     rows.push([c.decided ? '=>' : c.matched ? '+' : '', `#${c.rule.id}`, c.rule.effect, String(c.rule.priority), c.description, c.why]);
   }
-  process.stdout.write(`${lines.join('\n')}\n${table(rows)}\n  (=> decided, + matched)\n`);
+  return `${lines.join('\n')}\n${table(rows)}\n  (=> decided, + matched)\n`;
 }
 
 function parseAt(raw: string): Date {
@@ -423,40 +393,19 @@ Give --action actuate (all commands) or --action read to narrow it.`,
     .option('--role <roles...>', "roles the principal has for this test, besides its stored ones (default: stored roles; cli:<you> gets owner as with `hearth call`)")
     .option('--at <time>', 'decide as at this local time (for time windows), e.g. 2025-06-01T23:30')
     .option('--json', 'print the explanation as JSON')
-    .action((principalId: string, toolName: string, rawArgs: string | undefined, flags: CommonFlags & { role?: string[]; at?: string; json?: boolean }) =>
-      withHearth(flags, (hearth) => {
-        checkPrincipal(hearth, principalId);
-        const args = jsonObjectArg('[args]', rawArgs);
-        const tool = hearth.tools.get(toolName);
-        if (!tool) throw new CliFailure(`no tool ${JSON.stringify(toolName)}; known: ${hearth.tools.all().map((t) => t.name).join(', ')}`);
-        const at = flags.at !== undefined ? parseAt(flags.at) : undefined;
-        // As `hearth call` does: the person at this terminal is an owner unless roles are given.
-        const me = cliPrincipal(hearth).id;
-        const roles = flags.role ?? (principalId === me ? ['owner'] : []);
-        const { request, notes } = requestFor(hearth, tool, args, { id: principalId, roles });
-        if (principalId === me && !flags.role) notes.push(`${me} is you: \`hearth call\` without --as gives you the role owner`);
-        if (at) request.at = at;
-        const ex = hearth.policy.explain(request);
-        if (flags.json) {
-          const { args: _a, principal, ...rest } = request;
-          process.stdout.write(
-            `${JSON.stringify(
-              {
-                request: { ...rest, principal: principal.id, args: args ?? {}, at: (at ?? new Date()).toISOString() },
-                decision: ex.decision,
-                roles: ex.roles,
-                notes,
-                rules: ex.rules.map((c) => ({ id: c.rule.id, effect: c.rule.effect, priority: c.rule.priority, builtin: c.rule.builtin, description: c.description, matched: c.matched, decided: c.decided, why: c.why })),
-              },
-              null,
-              2,
-            )}\n`,
-          );
-          return;
+    .action(async (principalId: string, toolName: string, rawArgs: string | undefined, flags: CommonFlags & { role?: string[]; at?: string; json?: boolean }) => {
+      const params: PolicyTestParams = { principal: principalId, tool: toolName, args: rawArgs, role: flags.role, at: flags.at, json: flags.json };
+      await answer(await databasePathOrExit(flags), flags, 'policy.test', { ...params }, async () => {
+        const loaded = await configOrExit(flags);
+        const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
+        const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
+        try {
+          return await policyTestOutput(hearth, params);
+        } finally {
+          await hearth.close();
         }
-        printExplanation(ex, request, notes, at);
-      }),
-    );
+      });
+    });
 
   withConfigOptions(policy.command('roles'))
     .description("show or set a principal's roles (rules can name roles: role:owner); without a principal: every principal with stored roles")
@@ -495,4 +444,53 @@ Give --action actuate (all commands) or --action read to narrow it.`,
         process.stdout.write(`${principalId}: ${now.length ? `roles ${now.join(', ')}` : 'no stored roles'}${roles.length ? ' (set)' : ''}\n`);
       }),
     );
+}
+
+export interface PolicyTestParams {
+  principal: string;
+  tool: string;
+  /** The call's arguments as JSON text, as typed. */
+  args?: string;
+  role?: string[];
+  at?: string;
+  json?: boolean;
+}
+
+/** What `hearth policy test` prints, from a Hearth (the daemon's or the command's own). */
+export async function policyTestOutput(hearth: Hearth, p: PolicyTestParams): Promise<CommandOutput> {
+  try {
+    return { stdout: explain(hearth, p) };
+  } catch (err) {
+    return failed(err);
+  }
+}
+
+function explain(hearth: Hearth, p: PolicyTestParams): string {
+  checkPrincipal(hearth, p.principal);
+  const args = jsonObjectArg('[args]', p.args);
+  const tool = hearth.tools.get(p.tool);
+  if (!tool) throw new CliFailure(`no tool ${JSON.stringify(p.tool)}; known: ${hearth.tools.all().map((t) => t.name).join(', ')}`);
+  const at = p.at !== undefined ? parseAt(p.at) : undefined;
+  // As `hearth call` does: the person at this terminal is an owner unless roles are given.
+  const me = cliPrincipal(hearth).id;
+  const roles = p.role ?? (p.principal === me ? ['owner'] : []);
+  const { request, notes } = requestFor(hearth, tool, args, { id: p.principal, roles });
+  if (p.principal === me && !p.role) notes.push(`${me} is you: \`hearth call\` without --as gives you the role owner`);
+  if (at) request.at = at;
+  const ex = hearth.policy.explain(request);
+  if (p.json) {
+    const { args: _a, principal, ...rest } = request;
+    return `${JSON.stringify(
+      {
+        request: { ...rest, principal: principal.id, args: args ?? {}, at: (at ?? new Date()).toISOString() },
+        decision: ex.decision,
+        roles: ex.roles,
+        notes,
+        rules: ex.rules.map((c) => ({ id: c.rule.id, effect: c.rule.effect, priority: c.rule.priority, builtin: c.rule.builtin, description: c.description, matched: c.matched, decided: c.decided, why: c.why })),
+      },
+      null,
+      2,
+    )}\n`;
+  }
+  return explanationText(ex, request, notes, at);
 }

@@ -10,8 +10,8 @@ export function registerSimulate(program: Command): void {
     .description('simulate devices from device files on a broker (default: the demo home)')
     .option('--only <ids...>', 'simulate only these device ids')
     .action(async (flags: CommonFlags & { only?: string[] }) => {
-      const loaded = configOrExit(flags);
-      const log = loggerFor(loaded);
+      const loaded = await configOrExit(flags);
+      const log = await loggerFor(loaded);
       const { devices, problems } = loadDeviceFiles(flags.devices ? loaded.config.devices.paths ?? [] : [DEMO_DEVICES]);
       for (const p of problems) log.error({ file: p.file }, `device file skipped: ${p.path}: ${p.message}`);
       const chosen = flags.only ? devices.filter((d) => flags.only!.includes(d.id)) : devices;

@@ -1,24 +1,49 @@
 // `hearth start`: the whole bridge, on the embedded default when nothing is configured.
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { DEMO_DEVICES, demoEnabled } from '../bridge.js';
+import { DEMO_DEVICES, PACKAGE_ROOT, demoEnabled } from '../bridge.js';
 import { DatabaseError } from '../db/database.js';
 import { Hearth } from '../hearth.js';
 import { BrokerStartError } from '../mqtt/embedded-broker.js';
 import { redact } from '../mqtt/connection.js';
 import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
-import { ConfigError } from '../config/load.js';
+import { ConfigError, type LoadedConfig } from '../config/load.js';
 import { HttpStartError, startHttpServer, type HttpServer } from '../http/server.js';
 import { McpHttpHandler } from '../mcp/http.js';
+import { ControlServer, ControlServerError } from '../daemon/control-server.js';
+import { endpointFor } from '../daemon/endpoint.js';
+import { controlMethods, controlStreams } from '../daemon/methods.js';
 import { formatState, table } from './format.js';
-import { relative } from 'node:path';
+import { relative, resolve } from 'node:path';
+
+type StartFlags = CommonFlags & { simulator: boolean; httpPort?: string };
+
+/**
+ * The flags a client command needs to find this daemon (its database) and, on its
+ * own, this broker: so the banner's "try" line works when pasted.
+ */
+export function clientFlags(loaded: LoadedConfig, flags: StartFlags, cwd = process.cwd()): string {
+  const out: string[] = [];
+  const quote = (s: string) => (/^[\w./:@=+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  const where = (p: string) => {
+    const rel = relative(cwd, p);
+    return rel && !rel.startsWith('..') ? rel : p;
+  };
+  if (flags.config) out.push('-c', quote(where(resolve(cwd, flags.config))));
+  else if (loaded.config.database.path !== resolve(cwd, 'hearth.db')) out.push('--db', quote(where(loaded.config.database.path)));
+  if (!flags.config && !loaded.config.mqtt.url && loaded.config.mqtt.embedded.port !== 1883) out.push('--broker-port', String(loaded.config.mqtt.embedded.port));
+  if (!flags.config && loaded.config.mqtt.url) out.push('--mqtt-url', quote(redact(loaded.config.mqtt.url)));
+  return out.length ? ` ${out.join(' ')}` : '';
+}
 
 export function registerStart(program: Command): void {
   withConfigOptions(program.command('start'))
     .description('start the bridge (embedded broker and demo home when no broker is configured)')
     .option('--no-simulator', 'load the demo home but do not simulate it (run `hearth simulate` yourself)')
-    .action(async (flags: CommonFlags & { simulator: boolean }) => {
-      const loaded = configOrExit(flags);
-      const log = loggerFor(loaded);
+    .option('--http-port <port>', 'port of the web page, API and MCP endpoint (default 8080; 0 picks a free one)')
+    .action(async (flags: StartFlags) => {
+      const loaded = await configOrExit(flags, flags.httpPort !== undefined ? { 'http.port': flags.httpPort } : {});
+      const log = await loggerFor(loaded);
       let hearth: Hearth;
       try {
         hearth = await Hearth.open({ config: loaded.config, log, embedBroker: true, simulate: flags.simulator });
@@ -59,9 +84,33 @@ export function registerStart(program: Command): void {
         process.stderr.write(`hearth: ${err.message}\n`);
         process.exit(3);
       }
+      // The control endpoint: `hearth devices`, `call`, `mcp`... ask this process instead of building their own.
+      let control: ControlServer | undefined;
+      const endpoint = endpointFor(loaded.config.database.path);
+      if (endpoint) {
+        try {
+          const pkg = JSON.parse(readFileSync(`${PACKAGE_ROOT}/package.json`, 'utf8')) as { version: string };
+          control = await ControlServer.start({
+            endpoint,
+            methods: controlMethods(hearth, pkg),
+            streams: controlStreams(hearth, log.child({ part: 'control' })),
+            log: log.child({ part: 'control' }),
+          });
+          log.info({ address: control.address }, 'control endpoint listening');
+        } catch (err) {
+          if (err instanceof ControlServerError) {
+            await http.close();
+            await hearth.close();
+            process.stderr.write(`hearth: ${err.message}\n`);
+            process.exit(3);
+          }
+          log.warn({ err }, 'control endpoint not started: commands will run on their own');
+        }
+      }
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping');
         stopApprovalWatch();
+        await control?.close();
         await http.close();
         await hearth.close();
         process.exit(0);
@@ -91,7 +140,8 @@ export function registerStart(program: Command): void {
         `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ''}; token: hearth token create <name> --role owner)`,
         `  database  ${where(loaded.config.database.path)} (policy, approvals, audit: ${hearth.audit.digest().count} rows` +
           `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : ', CHAIN BROKEN: hearth audit verify'})`,
-        `  try       hearth devices  ·  hearth tools  ·  ${demoEnabled(loaded.config) ? `hearth call living_room_lamp '{"action":"turn_on"}'` : `hearth call <tool> '<json args>'`}  ·  hearth audit tail`,
+        `  control   ${control ? `${control.address} (hearth devices, tools, call, chat, mcp, ... ask this process)` : 'none: commands run on their own'}`,
+        tryLine(clientFlags(loaded, flags), demoEnabled(loaded.config)),
         '',
       ].filter((l) => l !== '');
       const rows = [['ENTITY', 'KIND', 'AREA', 'STATE']];
@@ -101,4 +151,8 @@ export function registerStart(program: Command): void {
         log.debug({ entity: entity.id, value: state.value, attributes: state.attributes, available: state.available }, 'state');
       });
     });
+}
+
+function tryLine(f: string, demo: boolean): string {
+  return `  try       hearth devices${f}  ·  hearth tools${f}  ·  ${demo ? `hearth call${f} living_room_lamp '{"action":"turn_on"}'` : `hearth call${f} <tool> '<json args>'`}  ·  hearth audit tail${f}`;
 }

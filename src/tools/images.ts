@@ -1,6 +1,6 @@
 // Camera frames fitted to what a model accepts: the kit's 5 MiB per image,
 // and a longest side that vision models take without resampling.
-import sharp from 'sharp';
+// sharp (a native image library) is loaded on the first frame, not by every command that builds a pipeline.
 import { IMAGE_LIMITS } from './types.js';
 
 export interface ImageLimits {
@@ -28,6 +28,7 @@ export interface FittedImage {
 
 export async function fitImage(bytes: Buffer, mimeType: string, limits: Partial<ImageLimits> = {}): Promise<FittedImage> {
   const { maxImageBytes, maxDimension } = { ...DEFAULT_IMAGE_LIMITS, ...limits };
+  const { default: sharp } = await import('sharp');
   const meta = await sharp(bytes).metadata();
   const width = meta.width ?? 0;
   const height = meta.height ?? 0;

@@ -35,7 +35,8 @@ for (const durability of ['full', 'grouped'] as const) {
     const bridge = spawnHearth(['start', ...args], { cwd: dir, env });
     try {
       await bridge.waitForOutput('Press Ctrl+C to stop.', 20_000);
-      const caller = spawnHearth(['call', 'garage_door', '{"action":"close"}', '--mqtt-url', `mqtt://127.0.0.1:${port}`, ...args.slice(0, 3), '--db', dbPath], { cwd: dir, env });
+      // --standalone: the call runs in this process (not in the daemon), so killing it kills the call.
+      const caller = spawnHearth(['call', 'garage_door', '{"action":"close"}', '--standalone', '--mqtt-url', `mqtt://127.0.0.1:${port}`, ...args.slice(0, 3), '--db', dbPath], { cwd: dir, env });
       const row = await waitFor('a pending audit row', () => audit.tail(5).find((r) => r.tool === 'garage_door' && r.outcome === 'pending'), 15_000);
       caller.child.kill('SIGKILL');
       await caller.exited;

@@ -1,0 +1,42 @@
+// How a command fails in words: a message on stderr and an exit code.
+import type { CommandOutput } from '../daemon/protocol.js';
+/** Bad input (exit 2 by default) or a thing that is not there (exit 1): printed as `hearth: <message>`. */
+export class CliFailure extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 2,
+  ) {
+    super(message);
+    this.name = 'CliFailure';
+  }
+}
+
+/** Run a command body; a CliFailure becomes a message on stderr and an exit code (anything else goes to main). */
+export async function guarded(body: () => Promise<void> | void): Promise<void> {
+  try {
+    await body();
+  } catch (err) {
+    if (err instanceof CliFailure) {
+      process.stderr.write(`hearth: ${err.message}\n`);
+      process.exitCode = err.exitCode;
+      return;
+    }
+    throw err;
+  }
+}
+
+/** A CliFailure as the command prints it (anything else is rethrown). */
+export function failed(err: unknown): CommandOutput {
+  if (!(err instanceof CliFailure)) throw err;
+  return { stdout: '', stderr: `hearth: ${err.message}\n`, exitCode: err.exitCode };
+}
+
+/** A whole number from an option, or a failure naming the option. */
+export function wholeNumber(flag: string, raw: string, { min = -Infinity, max = Infinity } = {}): number {
+  if (!/^[-+]?\d+$/.test(raw.trim())) throw new CliFailure(`${flag} ${JSON.stringify(raw)}: must be a whole number`);
+  const n = Number(raw);
+  if (n < min || n > max) {
+    throw new CliFailure(`${flag} ${raw}: must be ${max === Infinity ? `at least ${min}` : `between ${min} and ${max}`}`);
+  }
+  return n;
+}

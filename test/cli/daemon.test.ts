@@ -1,0 +1,213 @@
+// One running Hearth, every command a client of it: the same answers through the
+// daemon's control socket as from a command on its own (--standalone), on one database.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { freePort } from '../helpers/brokers.js';
+import { HEARTH } from '../helpers/cli.js';
+import { runGroup, spawnGroup, startDaemon, type GroupProcess } from '../helpers/daemon.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'hearth-daemon-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+type EntityJson = { id: string; kind: string; name: string; area: string | null; unit: string | null; value: unknown; attributes: Record<string, unknown>; available: boolean | null };
+
+describe('commands with and without the daemon', () => {
+  const db = join(dir, 'h.db');
+  let port: number;
+  let daemon: GroupProcess;
+  /** Through the daemon (the default when one runs), and on its own. */
+  const viaDaemon = (args: string[]) => runGroup([...args, '--db', db, '--verbose'], { cwd: dir });
+  const standalone = (args: string[]) => runGroup([...args, '--db', db, '--broker-port', String(port), '--standalone'], { cwd: dir });
+
+  before(async () => {
+    port = await freePort();
+    daemon = await startDaemon(['--broker-port', String(port), '--http-port', '0', '--db', db], { cwd: dir });
+  });
+  after(async () => {
+    await daemon?.stop();
+  });
+
+  it('the banner says where the control socket is, and its "try" line carries the flags the daemon needs', () => {
+    assert.match(daemon.stdout(), /control +\S+h\.db\.sock/);
+    assert.match(daemon.stdout(), new RegExp(`try +hearth devices --db h\\.db --broker-port ${port} +·`));
+    assert.match(daemon.stdout(), /http +http:\/\/127\.0\.0\.1:\d+/);
+  });
+
+  it('`hearth devices --json`: the same devices, entities and (for what only commands change) states', async () => {
+    const a = await viaDaemon(['devices', '--json']);
+    const b = await standalone(['devices', '--json']);
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(b.code, 0, b.stderr);
+    assert.match(a.stderr, /using the running daemon \(.*h\.db\.sock\)/);
+    const shape = (out: string) =>
+      (JSON.parse(out) as Array<{ id: string; entities: EntityJson[] }>).map((d) => ({
+        id: d.id,
+        entities: d.entities.map((e) => ({
+          id: e.id,
+          kind: e.kind,
+          name: e.name,
+          area: e.area,
+          unit: e.unit,
+          available: e.available,
+          // Sensors drift between the two runs; what only a command changes must agree.
+          ...(['sensor', 'binary_sensor', 'camera'].includes(e.kind) ? {} : { value: e.value, attributes: { ...e.attributes, current_temperature: 'drifts' } }),
+        })),
+      }));
+    assert.deepEqual(shape(a.stdout), shape(b.stdout));
+    assert.equal(shape(a.stdout).length, 7);
+  });
+
+  it('`hearth tools` and `hearth tools --json`: word for word the same', async () => {
+    for (const args of [['tools'], ['tools', '--json'], ['tools', '--as', 'chat:guest']]) {
+      const a = await viaDaemon(args);
+      const b = await standalone(args);
+      assert.equal(a.code, 0, a.stderr);
+      assert.equal(a.stdout, b.stdout, args.join(' '));
+    }
+  });
+
+  it('`hearth call`: the same refusals word for word, and a real call confirmed either way', async () => {
+    for (const [tool, args] of [['front_door_lock', '{"action":"explode"}'], ['no_such_tool', '{}']]) {
+      const a = await viaDaemon(['call', tool, args]);
+      const b = await standalone(['call', tool, args]);
+      assert.equal(a.code, b.code, `${tool}: exit codes`);
+      assert.notEqual(a.code, 0);
+      assert.equal(a.stdout, b.stdout);
+      assert.equal(a.stderr.replace(/^hearth: using the running daemon.*\n/m, ''), b.stderr);
+    }
+    const on = await viaDaemon(['call', 'living_room_lamp', '{"action":"turn_on"}']);
+    assert.equal(on.code, 0, on.stderr);
+    assert.match(on.stdout, /^confirmed: "Living room lamp" .*: on/);
+    const off = await standalone(['call', 'living_room_lamp', '{"action":"turn_off"}']);
+    assert.equal(off.code, 0, off.stderr);
+    assert.match(off.stdout, /^confirmed: "Living room lamp" .*: off/);
+    // Both went through the one pipeline into the one audit log.
+    const tail = await runGroup(['audit', 'tail', '--db', db], { cwd: dir });
+    assert.match(tail.stdout, /living_room_lamp[^\n]*turn_on[\s\S]*living_room_lamp[^\n]*turn_off/);
+  });
+
+  it('`hearth approvals`, `approve`, `deny`: the same list and the same answers', async () => {
+    const held = await viaDaemon(['call', 'front_door_lock', '{"action":"unlock"}']);
+    assert.match(held.stdout, /approval/i);
+    const heldToo = await viaDaemon(['call', 'garage_door', '{"action":"open"}']);
+    assert.match(heldToo.stdout, /approval/i);
+    const strip = (out: string) => (JSON.parse(out) as Array<Record<string, unknown>>).map(({ expiresInMs: _e, ...rest }) => rest);
+    const a = await viaDaemon(['approvals', '--json']);
+    const b = await standalone(['approvals', '--json']);
+    assert.equal(a.code, 0, a.stderr);
+    assert.deepEqual(strip(a.stdout), strip(b.stdout));
+    const [first, second] = strip(a.stdout) as Array<{ id: string; tool: string }>;
+    assert.ok(first && second, 'two pending approvals');
+    const granted = await viaDaemon(['approve', first.id]);
+    assert.equal(granted.code, 0, granted.stderr);
+    assert.match(granted.stdout, new RegExp(`^approved ${first.id} `));
+    // Asked again, both paths refuse it alike.
+    const againD = await viaDaemon(['approve', first.id]);
+    const againS = await standalone(['approve', first.id]);
+    assert.equal(againD.code, 1);
+    assert.equal(againS.code, 1);
+    assert.match(againS.stderr, /was already granted by cli:/);
+    assert.equal(againD.stderr.replace(/^hearth: using the running daemon.*\n/m, ''), againS.stderr);
+    const denied = await standalone(['deny', second.id]);
+    assert.match(denied.stdout, new RegExp(`^denied ${second.id} `));
+    const badId = [await viaDaemon(['deny', 'not-an-id']), await standalone(['deny', 'not-an-id'])];
+    assert.equal(badId[0].code, 2);
+    assert.equal(badId[0].stderr.replace(/^hearth: using the running daemon.*\n/m, ''), badId[1].stderr);
+  });
+
+  it('`hearth policy test` and `hearth audit tail`: word for word the same, bad input included', async () => {
+    for (const args of [
+      ['policy', 'test', 'chat:alice', 'front_door_lock', '{"action":"unlock"}'],
+      ['policy', 'test', 'chat:alice', 'front_door_lock', '{"action":'],
+      ['audit', 'tail', '-n', '5'],
+      ['audit', 'tail', '--json', '--entity', 'living_room_lamp.lamp'],
+      ['audit', 'tail', '-n', '0'],
+    ]) {
+      const a = await viaDaemon(args);
+      const b = await standalone(args);
+      assert.equal(a.code, b.code, args.join(' '));
+      assert.equal(a.stdout, b.stdout, args.join(' '));
+      assert.equal(a.stderr.replace(/^hearth: using the running daemon.*\n/m, ''), b.stderr, args.join(' '));
+      assert.match(a.stderr, /using the running daemon/);
+    }
+  });
+
+  it('`hearth token` and `hearth memory`: one database, the same answers', async () => {
+    const made = await viaDaemon(['token', 'create', 'tablet', '--role', 'owner', '--json']);
+    assert.equal(made.code, 0, made.stderr);
+    assert.match(made.stderr, /using the running daemon/);
+    assert.equal((JSON.parse(made.stdout) as { principal: string }).principal, 'mcp:tablet');
+    for (const args of [['token', 'list', '--json'], ['token', 'list'], ['token', 'create', 'tablet'], ['memory', 'list'], ['memory', 'forget'], ['memory', 'forget', '--id', '99']]) {
+      const a = await viaDaemon(args);
+      const b = await standalone(args);
+      assert.equal(a.code, b.code, args.join(' '));
+      assert.equal(a.stdout, b.stdout, args.join(' '));
+      assert.equal(a.stderr.replace(/^hearth: using the running daemon.*\n/m, ''), b.stderr, args.join(' '));
+    }
+    const revoked = await standalone(['token', 'revoke', 'tablet']);
+    assert.match(revoked.stdout, /^revoked token tablet/);
+    const again = await viaDaemon(['token', 'revoke', 'tablet']);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /token tablet was already revoked/);
+  });
+
+  it('`hearth mcp` through the daemon lists the same tools as `hearth tools --json`', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [HEARTH, 'mcp', '--db', db, '--verbose'],
+      cwd: dir,
+      env: { ...(process.env as Record<string, string>), HEARTH_LOG_PRETTY: 'false' },
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (d: Buffer) => (stderr += d));
+    const client = new Client({ name: 'daemon-test', version: '1.0.0' });
+    try {
+      await client.connect(transport);
+      const { tools } = await client.listTools();
+      const cli = JSON.parse((await viaDaemon(['tools', '--json'])).stdout) as Array<{ function: { name: string } }>;
+      assert.deepEqual(tools.map((t) => t.name).sort(), cli.map((t) => t.function.name.replace(/^host__/, '')).sort());
+      assert.match(stderr, /using the running daemon/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a command that asks for another home (other device files) is not answered by this daemon, and says so', async () => {
+    const empty = join(dir, 'no-devices');
+    mkdirSync(empty, { recursive: true });
+    const r = await runGroup(['tools', '--db', db, '--devices', empty, '--no-demo'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /the daemon for .*h\.db runs another home \(its demo home is on\); running standalone/);
+    assert.match(r.stdout, /^1 tools/);
+  });
+
+  it('`hearth chat` through the daemon: the turn runs there, lines travel over the socket', async () => {
+    const c = spawnGroup(['chat', '--db', db, '--verbose'], { cwd: dir, stdin: 'turn off the living room lamp\nis the front door locked?\n' });
+    const code = await c.exited;
+    assert.equal(code, 0, c.stderr());
+    assert.match(c.stderr(), /using the running daemon/);
+    assert.match(c.stdout(), /Hearth chat as cli:\S+ with the offline intent model/);
+    assert.match(c.stdout(), /→ living_room_lamp \{"action":"turn_off"\}/);
+    assert.match(c.stdout(), /← confirmed: "Living room lamp"/);
+    assert.match(c.stdout(), /the front door lock is locked/);
+  });
+
+  it('settings that change answers (--set tools.shape=grouped) are not the daemon\'s: the command runs on its own and says why', async () => {
+    const r = await runGroup(['tools', '--db', db, '--broker-port', String(port), '--set', 'tools.shape=grouped'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /runs another home \(its tools settings differ from these\); running standalone/);
+    assert.match(r.stdout, /\(grouped\)/);
+  });
+
+  it('without a daemon, a command says in one line that it runs on its own', async () => {
+    const other = join(dir, 'other.db');
+    const r = await runGroup(['approvals', '--db', other], { cwd: dir });
+    assert.equal(r.stderr.split('\n')[0], `hearth: no daemon running for ${other}; running standalone (start one with \`hearth start\`)`);
+  });
+});
