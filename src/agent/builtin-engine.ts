@@ -94,6 +94,7 @@ export class BuiltinEngine implements Engine {
       provider,
       model,
       principal,
+      area: opts.area,
       tools: opts.tools ?? [],
       permissions: opts.permissions ?? 'jan',
       systemPrompt,

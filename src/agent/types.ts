@@ -67,6 +67,8 @@ export interface SessionOptions {
   principal?: Principal;
   /** Resume a saved session by id. */
   id?: string;
+  /** The area the session speaks from (a kitchen satellite): "turn on the lights in here". */
+  area?: string;
 }
 
 export interface AgentSession {
