@@ -460,7 +460,11 @@ function planRead(c: Captures, home: Home): Planned | Reply | null {
   // "how is everything", "what is everything in the kitchen".
   if (t.kind?.id === 'everything' && !c.state) return t.floor && !t.area ? readAreas(t.entities, home) : readArea(t.area, home);
   let entities = t.entities;
-  if (c.state && !t.named) {
+  if (c.state && t.named) {
+    // "is the front door locked": of the front door's entities, the lock.
+    const fitting = entities.filter((e) => stateApplies(e, c.state!));
+    if (fitting.length) entities = fitting;
+  } else if (c.state) {
     const fitting = entities.filter((e) => stateApplies(e, c.state!));
     if (fitting.length) entities = fitting;
     else if (!t.areaOnly) return { type: 'not_found', what: `${t.kind?.id ?? 'device'} that can be ${c.state}`, area: t.area ?? t.floor, rank: 1 };

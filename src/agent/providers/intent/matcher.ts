@@ -367,7 +367,8 @@ function matchSeq(nodes: Node[], i: number, pos: number, caps: Captures, tokens:
 /** How much a match is worth: naming a device beats describing one; wildcards lose. */
 function scoreOf(c: Captures): number {
   let s = 0;
-  for (const n of c.names) s += 4 + n.said.split(' ').length;
+  // One longer name beats the same words read as several names.
+  if (c.names.length) s += 4 + 2 * c.names.reduce((n, x) => n + x.said.split(' ').length, 0) - 3 * (c.names.length - 1);
   if (c.any !== undefined) s -= 100;
   return s;
 }

@@ -54,8 +54,10 @@ export class Normalizer {
     this.drop = new Set(data.skipWords);
     const split = (p: string) => this.clean(p).split(' ').filter(Boolean);
     this.contractions = data.contractions.map(([re, to]) => [new RegExp(re, 'g'), to]);
-    this.leading = data.leading.map(split).filter((p) => p.length);
-    this.trailing = data.trailing.map(split).filter((p) => p.length);
+    // Longest first: "right now" before "now".
+    const longest = (a: string[], b: string[]) => b.length - a.length;
+    this.leading = data.leading.map(split).filter((p) => p.length).sort(longest);
+    this.trailing = data.trailing.map(split).filter((p) => p.length).sort(longest);
   }
 
   /** Singular form of a word; `plural` says whether it changed. */

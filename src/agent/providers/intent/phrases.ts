@@ -42,6 +42,17 @@ export class PhraseIndex<T> {
     list.push({ keys, value });
   }
 
+  /** Is this exact phrase (as keys) in the list? */
+  has(keys: string[]): boolean {
+    return !!this.byFirst.get(keys[0])?.some((p) => p.keys.length === keys.length && p.keys.every((k, i) => k === keys[i]));
+  }
+
+  /** Add a phrase only when no phrase with the same words is there already (a weaker name). */
+  addWeak(keys: string[], value: T): void {
+    if (!keys.length || keys.length > MAX_PHRASE_WORDS || this.has(keys)) return;
+    this.put(keys, value);
+  }
+
   /** First tokens of every phrase. */
   firsts(): Iterable<string> {
     return this.byFirst.keys();

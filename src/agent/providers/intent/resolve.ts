@@ -68,10 +68,12 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
     for (const n of c.names) {
       const named = n.value.map((id) => v.byId.get(id)).filter((e): e is Entity => !!e);
       let found = sortEntities(named.filter(inArea));
-      // "the front door's battery": the entity of that kind on the named device.
-      if (c.kind && found.length && !found.some((e) => c.kind!.value.match(v.classEntity.get(e.id)!, purpose))) {
+      // "the kitchen sensor's battery": the named ones of that kind, else the entity of that kind on the named device.
+      if (c.kind && found.length && c.kind.value.id !== 'everything') {
+        const fits = (e: Entity) => c.kind!.value.match(v.classEntity.get(e.id)!, purpose);
         const devices = new Set(found.map((e) => e.deviceId));
-        const same = v.entities.filter((e) => devices.has(e.deviceId) && c.kind!.value.match(v.classEntity.get(e.id)!, purpose));
+        const narrowed = found.filter(fits);
+        const same = narrowed.length ? narrowed : v.entities.filter((e) => devices.has(e.deviceId) && fits(e));
         if (same.length) found = sortEntities(same);
       }
       if (!found.length) return { type: 'not_found', what: n.said, area: label, rank: 1 };
@@ -85,6 +87,12 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
     let entities = v.entities.filter((e) => inArea(e) && kind.match(info(e), purpose));
     if (!entities.length && purpose === 'read' && kind.fallback) entities = v.entities.filter((e) => inArea(e) && kind.fallback!(info(e)));
     if (!entities.length) return { type: 'not_found', what: c.kind.said, area: label, rank: 1 };
+    // "the ceiling fan": of the fans, the ones whose names say "ceiling fan".
+    const said = c.kind.said.split(' ');
+    if (said.length > 1) {
+      const closer = entities.filter((e) => said.every((w) => info(e).words.has(w)));
+      if (closer.length) entities = closer;
+    }
     return { entities: sortEntities(entities), plural, named: false, areaOnly: false, implicit: false, ...at, kind };
   }
   if (area || floor) {

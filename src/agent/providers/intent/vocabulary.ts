@@ -28,9 +28,9 @@ export interface Vocabulary {
 
 const unionIds = (a: string[], b: string[]) => [...new Set([...a, ...b])];
 
-/** Floor of an entity: its own, or "Upstairs / Bedroom" style areas are not guessed. */
+/** The floor of an entity's area, when its device file names one. */
 export function floorOf(e: Entity): string | undefined {
-  return (e as Entity & { floor?: string }).floor;
+  return e.floor;
 }
 
 export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Vocabulary {
@@ -80,6 +80,37 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     }
     return index;
   };
+
+  // Weaker names, only where no real name says the same: the name without its
+  // kind word ("front door" for "Front door lock"), and that with another word
+  // for the same kind ("desk light" for "Desk lamp").
+  const weak = new Map<string, { keys: string[]; ids: string[] }>();
+  const addWeak = (keys: string[], id: string) => {
+    // Never in place of an area or floor ("kitchen" from "Kitchen ceiling light").
+    if (!keys.length || names.has(keys) || areas.has(keys) || floors.has(keys)) return;
+    const k = keys.join(' ');
+    const w = weak.get(k) ?? weak.set(k, { keys, ids: [] }).get(k)!;
+    if (!w.ids.includes(id)) w.ids.push(id);
+  };
+  const kindPhrases = new Map<string, string[][]>();
+  for (const [said, value] of kindWords ? kindWords.phrases() : []) {
+    const list = kindPhrases.get(String(value)) ?? kindPhrases.set(String(value), []).get(String(value))!;
+    list.push(said.split(' '));
+  }
+  for (const e of entities) {
+    for (const text of [e.name, ...e.aliases]) {
+      const k = keys(text);
+      for (const [cls, phrases] of kindPhrases) {
+        for (const p of phrases) {
+          if (k.length <= p.length || !p.every((w, i) => k[k.length - p.length + i] === w)) continue;
+          const stem = k.slice(0, k.length - p.length);
+          addWeak(stem, e.id);
+          for (const other of kindPhrases.get(cls) ?? []) if (other.length === 1 && other.join(' ') !== p.join(' ')) addWeak([...stem, ...other], e.id);
+        }
+      }
+    }
+  }
+  for (const w of weak.values()) names.addWeak(w.keys, w.ids);
 
   const nameWords = new Set<string>([...names.words(), ...areas.words(), ...floors.words()]);
   return {
