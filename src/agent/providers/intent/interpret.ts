@@ -134,7 +134,8 @@ function interpretTokens(tokens: Token[], home: Home, question: boolean): Interp
       continue;
     }
     // A clear question back from a better reading beats acting on a worse one.
-    if (best && best.reply.rank >= 3 && best.match.score > m.score) break;
+    // So does "I can't dim the lamp" (named) over dimming some other light the word "lamp" describes.
+    if (best && best.reply.rank >= 2 && best.match.score > m.score) break;
     return { intent: r.intent ?? m.intent, template: m.template, calls: r.calls, entities: r.entities, asked: r.asked, ask: r.ask };
   }
   if (best) return { intent: best.match.intent, template: best.match.template, calls: [], reply: best.reply, entities: [] };
@@ -420,7 +421,7 @@ function readArea(area: string | undefined, home: Home): Planned | Reply {
   const v = home.vocabulary;
   const entities = area ? v.entities.filter((e) => (e.area ?? '').toLowerCase() === area.toLowerCase()) : v.entities;
   const whole = home.offered.state(area);
-  if (whole) return { calls: [whole], entities: sortEntities(entities) };
+  if (whole) return { calls: [whole], entities: sortEntities(entities), intent: area ? 'HassGetArea' : 'HassGetAll' };
   // No get_state here: read what can be read one by one.
   return readEach(sortEntities(entities), home, undefined);
 }

@@ -368,7 +368,7 @@ function matchSeq(nodes: Node[], i: number, pos: number, caps: Captures, tokens:
 function scoreOf(c: Captures): number {
   let s = 0;
   // One longer name beats the same words read as several names.
-  if (c.names.length) s += 4 + 2 * c.names.reduce((n, x) => n + x.said.split(' ').length, 0) - 3 * (c.names.length - 1);
+  if (c.names.length) s += 4 + 2 * c.names.reduce((n, x) => n + x.said.split(' ').length, 0) - (c.names.length - 1);
   if (c.any !== undefined) s -= 100;
   return s;
 }
