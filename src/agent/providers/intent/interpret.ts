@@ -110,8 +110,12 @@ export function interpret(text: string, home: Home): Interpretation {
     const second = interpretTokens(corrected, home, question);
     if (second.calls.length || (second.reply?.rank ?? 0) > (first.reply?.rank ?? 0)) return { ...second, question };
   }
+  // Something unknown was named: the closest names it might have meant.
   if (first.reply?.type === 'not_understood' && first.reply.unknown) {
     return { ...first, question, reply: { ...first.reply, closest: closestEntities(first.reply.unknown, v) } };
+  }
+  if (first.reply?.type === 'not_found' && first.reply.named) {
+    return { ...first, question, reply: { ...first.reply, closest: closestEntities(first.reply.what, v) } };
   }
   return { ...first, question };
 }
@@ -135,7 +139,7 @@ function interpretTokens(tokens: Token[], home: Home, question: boolean): Interp
     }
     // A clear question back from a better reading beats acting on a worse one.
     // So does "I can't dim the lamp" (named) over dimming some other light the word "lamp" describes.
-    if (best && best.reply.rank >= 2 && best.match.score > m.score) break;
+    if (best && best.match.score > m.score && (best.reply.rank >= 3 || (best.reply.rank === 2 && best.match.intent === m.intent))) break;
     return { intent: r.intent ?? m.intent, template: m.template, calls: r.calls, entities: r.entities, asked: r.asked, ask: r.ask };
   }
   if (best) return { intent: best.match.intent, template: best.match.template, calls: [], reply: best.reply, entities: [] };
@@ -146,7 +150,7 @@ function plan(m: Match, home: Home): Planned | Reply | null {
   const c = m.captures;
   switch (m.intent) {
     case 'UnknownDevice':
-      return { type: 'not_understood', unknown: c.any && !knowsAny(c.any, home.vocabulary) ? c.any : undefined, rank: 0 };
+      return { type: 'not_understood', unknown: c.any && !isKnownPhrase(c.any, home.vocabulary) ? c.any : undefined, rank: 0 };
     case 'HassGetAll':
       return readArea(undefined, home);
     case 'HassGetArea': {
@@ -164,11 +168,11 @@ function plan(m: Match, home: Home): Planned | Reply | null {
   }
 }
 
-/** Did the unknown words contain a known name (then the sentence, not the device, was the problem)? */
-function knowsAny(words: string, v: Vocabulary): boolean {
+/** Are the unknown words exactly a known name or area (then the sentence, not the device, was the problem)? */
+function isKnownPhrase(words: string, v: Vocabulary): boolean {
   const tokens = v.lang.normalizer.tokenize(words);
-  for (let i = 0; i < tokens.length; i++) if (v.names.match(tokens, i).length || v.areas.match(tokens, i).length) return true;
-  return false;
+  const whole = (hits: Array<{ end: number }>) => hits.some((h) => h.end === tokens.length);
+  return tokens.length > 0 && (whole(v.names.match(tokens, 0)) || whole(v.areas.match(tokens, 0)));
 }
 
 // ------------------------------------------------------------------ commands
@@ -232,9 +236,11 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
   const kinds = INTENT_KINDS[intent] ?? [];
   if (!kinds.includes(e.kind)) {
     // A switch called "lamp" found by the word "light" cannot dim.
-    if ((intent === 'HassLightSet' || intent === 'HassSetLevel' || intent === 'HassLightStep') && e.kind === 'switch' && t.kind?.id === 'light') {
+    const lightSwitch = e.kind === 'switch' && (t.kind?.id === 'light' || (t.named && !!home.vocabulary.classEntity.get(e.id)?.named.has('light')));
+    if ((intent === 'HassLightSet' || intent === 'HassSetLevel' || intent === 'HassLightStep') && lightSwitch) {
       return { type: 'unsupported', entity: e, verb: 'dim', rank: 2 };
     }
+    if (intent === 'HassLightSetColor' && lightSwitch) return { type: 'unsupported', entity: e, verb: VERB[intent], rank: 2 };
     return null;
   }
   const actions = actionsOf(e);
@@ -357,7 +363,8 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
   }
   if (!ok.length) {
     if (refusals.length && (refusals.length === 1 || t.named)) return refusals.sort((a, b) => b.rank - a.rank)[0];
-    if (t.named && t.entities.length === 1) return { type: 'unsupported', entity: t.entities[0], verb: VERB[intent], rank: 2 };
+    // A kind this intent never acts on: a weak refusal, any other reading of the words goes first.
+    if (t.named && t.entities.length === 1) return { type: 'unsupported', entity: t.entities[0], verb: VERB[intent], rank: 1 };
     return { type: 'not_found', what: NOUN[intent] ?? 'device', area: t.area, rank: 1 };
   }
   // Several, said in the singular, or of different kinds for a bare number: ask which.

@@ -12,8 +12,8 @@ export type Purpose = 'command' | 'read';
 /** An answer instead of tool calls. `rank` orders competing readings of one utterance. */
 export type Reply =
   | { type: 'not_understood'; unknown?: string; closest?: Entity[]; rank: 0 }
-  | { type: 'not_found'; what: string; area?: string; closest?: Entity[]; rank: 1 }
-  | { type: 'unsupported'; entity: Entity; verb: string; rank: 2 }
+  | { type: 'not_found'; what: string; area?: string; closest?: Entity[]; named?: boolean; rank: 1 }
+  | { type: 'unsupported'; entity: Entity; verb: string; rank: 1 | 2 }
   | { type: 'ambiguous'; candidates: Entity[]; rank: 3 }
   | { type: 'which_area'; rank: 3 }
   | { type: 'not_here'; entities: Entity[]; verb: string; rank: 3 }
@@ -74,9 +74,11 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
         const devices = new Set(found.map((e) => e.deviceId));
         const narrowed = found.filter(fits);
         const same = narrowed.length ? narrowed : v.entities.filter((e) => devices.has(e.deviceId) && fits(e));
-        if (same.length) found = sortEntities(same);
+        // "the desk fan" is not the desk lamp.
+        if (!same.length) return { type: 'not_found', what: `${n.said} ${c.kind.said}`, area: label, named: true, rank: 1 };
+        found = sortEntities(same);
       }
-      if (!found.length) return { type: 'not_found', what: n.said, area: label, rank: 1 };
+      if (!found.length) return { type: 'not_found', what: n.said, area: label, named: true, rank: 1 };
       perName.push({ found, plural: n.plural || !!c.all });
     }
     return { entities: sortEntities(perName.flatMap((p) => p.found)), plural, named: true, areaOnly: false, implicit: false, ...at, kind: c.kind?.value, perName };
@@ -87,9 +89,9 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
     let entities = v.entities.filter((e) => inArea(e) && kind.match(info(e), purpose));
     if (!entities.length && purpose === 'read' && kind.fallback) entities = v.entities.filter((e) => inArea(e) && kind.fallback!(info(e)));
     if (!entities.length) return { type: 'not_found', what: c.kind.said, area: label, rank: 1 };
-    // "the ceiling fan": of the fans, the ones whose names say "ceiling fan".
+    // "the ceiling fan": of the fans, the ones whose names say "ceiling fan" (one was meant).
     const said = c.kind.said.split(' ');
-    if (said.length > 1) {
+    if (!plural && said.length > 1) {
       const closer = entities.filter((e) => said.every((w) => info(e).words.has(w)));
       if (closer.length) entities = closer;
     }

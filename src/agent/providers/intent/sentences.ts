@@ -69,7 +69,7 @@ export const KIND_CLASSES: KindClass[] = [
   { id: 'cover', match: (e) => e.kind === 'cover' && !dc(e, 'garage', 'door', 'gate', 'window') },
   { id: 'blind', match: (e) => e.kind === 'cover' && (dc(e, 'blind', 'shade', 'shutter', 'awning') || named(e, 'blind')) },
   { id: 'curtain', match: (e) => e.kind === 'cover' && (dc(e, 'curtain') || named(e, 'curtain')) },
-  { id: 'shade', match: (e) => e.kind === 'cover' && (dc(e, 'shade', 'blind') || named(e, 'shade', 'blind')) },
+  { id: 'shade', match: (e) => e.kind === 'cover' && (dc(e, 'shade') || named(e, 'shade')) },
   { id: 'shutter', match: (e) => e.kind === 'cover' && (dc(e, 'shutter') || named(e, 'shutter')) },
   { id: 'awning', match: (e) => e.kind === 'cover' && (dc(e, 'awning') || named(e, 'awning')) },
   {

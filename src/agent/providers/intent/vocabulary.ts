@@ -104,6 +104,8 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
         for (const p of phrases) {
           if (k.length <= p.length || !p.every((w, i) => k[k.length - p.length + i] === w)) continue;
           const stem = k.slice(0, k.length - p.length);
+          // "kitchen" + "light" is the kitchen's lights, not this one.
+          if (areas.has(stem) || floors.has(stem)) continue;
           addWeak(stem, e.id);
           for (const other of kindPhrases.get(cls) ?? []) if (other.length === 1 && other.join(' ') !== p.join(' ')) addWeak([...stem, ...other], e.id);
         }
