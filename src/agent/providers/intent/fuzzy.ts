@@ -9,24 +9,26 @@ import type { Token } from './normalize.js';
 import { sortEntities } from './resolve.js';
 import type { Vocabulary } from './vocabulary.js';
 
-/** Edit distance with transpositions, giving up above `max`. */
+/** Edit distance with transpositions (optimal string alignment), giving up above `max`. */
 export function distance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
-  const prev2: number[] = new Array(b.length + 1).fill(0);
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const w = b.length + 1;
+  let prev2 = new Uint8Array(w);
+  let prev = new Uint8Array(w);
+  let cur = new Uint8Array(w);
+  for (let j = 0; j < w; j++) prev[j] = j;
   for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
+    cur[0] = i;
     let best = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+    for (let j = 1; j < w; j++) {
+      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
       let d = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost);
       if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2] + 1);
-      cur.push(d);
-      best = Math.min(best, d);
+      cur[j] = d;
+      if (d < best) best = d;
     }
     if (best > max) return max + 1;
-    prev2.splice(0, prev2.length, ...prev);
-    prev = cur;
+    [prev2, prev, cur] = [prev, cur, prev2];
   }
   return prev[b.length];
 }
@@ -71,21 +73,17 @@ export function correctNames(tokens: Token[], v: Vocabulary): Token[] | undefine
 export function closestEntities(said: string, v: Vocabulary, limit = 3): Entity[] {
   const words = v.lang.normalizer.keys(said).filter((w) => !v.lang.words.has(w) || v.nameWords.has(w));
   if (!words.length) return [];
-  const scored: Array<{ e: Entity; score: number }> = [];
-  for (const e of v.entities) {
-    const own = [...(v.classEntity.get(e.id)?.words ?? [])];
-    let score = 0;
-    for (const w of words) {
-      let best = 0;
-      for (const o of own) {
-        if (o === w) best = Math.max(best, 3);
-        else if (distance(w, o, 2) <= allowed(w)) best = Math.max(best, 2);
-        else if (o.length >= 4 && w.length >= 4 && (o.startsWith(w.slice(0, 4)) || w.startsWith(o.slice(0, 4)))) best = Math.max(best, 1);
-      }
-      score += best;
+  // How close each said word is to each name word, once per name word; then only the entities those words name.
+  const scores = new Map<Entity, number[]>();
+  for (const [o, named] of v.byWord) {
+    const c = words.map((w) => (o === w ? 3 : distance(w, o, 2) <= allowed(w) ? 2 : o.length >= 4 && w.length >= 4 && (o.startsWith(w.slice(0, 4)) || w.startsWith(o.slice(0, 4))) ? 1 : 0));
+    if (!c.some((x) => x > 0)) continue;
+    for (const e of named) {
+      const best = scores.get(e) ?? scores.set(e, words.map(() => 0)).get(e)!;
+      for (let i = 0; i < c.length; i++) if (c[i] > best[i]) best[i] = c[i];
     }
-    if (score > 0) scored.push({ e, score });
   }
+  const scored = [...scores].map(([e, best]) => ({ e, score: best.reduce((a, b) => a + b, 0) }));
   scored.sort((a, b) => b.score - a.score || a.e.name.localeCompare(b.e.name));
   const top = scored.length ? scored[0].score : 0;
   return sortEntities(scored.filter((s) => s.score >= Math.max(1, top - 1)).slice(0, limit).map((s) => s.e));

@@ -66,6 +66,8 @@ export interface MatchContext {
 }
 
 interface CompiledTemplate {
+  /** Words every match must contain (a sentence is skipped when one is missing). */
+  required: string[];
   intent: IntentId;
   source: string;
   origin: Origin;
@@ -132,7 +134,12 @@ class TemplateParser {
       const rule = this.rules.get(inner);
       if (!rule) throw new TemplateError(`unknown expansion rule <${inner}>`);
       if (this.depth > 10) throw new TemplateError(`expansion rule <${inner}> expands into itself`);
-      return new TemplateParser(rule.template, this.lang, this.rules, this.depth + 1).parse();
+      // A rule parses to the same nodes everywhere: parsed once, shared.
+      const cached = this.lang.ruleNodes.get(inner);
+      if (cached) return cached;
+      const nodes = new TemplateParser(rule.template, this.lang, this.rules, this.depth + 1).parse();
+      this.lang.ruleNodes.set(inner, nodes);
+      return nodes;
     }
     // A run of plain words, normalised like an utterance.
     let end = this.i;
@@ -165,6 +172,8 @@ export class CompiledLanguage {
   readonly lists = new Map<string, PhraseIndex<unknown>>();
   /** Every word a sentence or list may say (never "corrected" as a typo). */
   readonly words = new Set<string>();
+  /** Expansion rules, parsed once. */
+  readonly ruleNodes = new Map<string, Node[]>();
   private readonly byFirst = new Map<string, CompiledTemplate[]>();
   private readonly open: CompiledTemplate[] = [];
   private readonly data: LanguageData;
@@ -192,7 +201,7 @@ export class CompiledLanguage {
       for (const s of block.sentences) {
         try {
           const nodes = new TemplateParser(s.text, this, data.rules).parse();
-          const tpl: CompiledTemplate = { intent: block.intent, source: s.text, origin: s.origin, nodes, order: order++, slots: block.slots, requiresArea: block.requiresContext.includes('area') };
+          const tpl: CompiledTemplate = { required: [...requiredWords(nodes)], intent: block.intent, source: s.text, origin: s.origin, nodes, order: order++, slots: block.slots, requiresArea: block.requiresContext.includes('area') };
           this.templates.push(tpl);
           this.collectWords(nodes);
           const first = firstWords(nodes);
@@ -234,6 +243,23 @@ export class CompiledLanguage {
     if (!keyed.length) return this.open;
     return [...keyed, ...this.open].sort((a, b) => a.order - b.order);
   }
+}
+
+/** Words on every path through the nodes. */
+function requiredWords(nodes: Node[]): Set<string> {
+  const out = new Set<string>();
+  for (const n of nodes) {
+    if (n.t === 'word') out.add(n.w);
+    else if (n.t === 'alt' && !n.optional && n.options.length) {
+      let common: Set<string> | undefined;
+      for (const o of n.options) {
+        const r = requiredWords(o);
+        common = common ? new Set([...common].filter((w) => r.has(w))) : r;
+      }
+      for (const w of common ?? []) out.add(w);
+    }
+  }
+  return out;
 }
 
 /** Words a node list can start with; undefined when it can start with a slot or be empty. */
@@ -308,6 +334,15 @@ function setSlot(slot: string, value: unknown, hit?: PhraseHit<unknown>): (c: Ca
   }
 }
 
+/** Slot hits per utterance, by slot node and position: many sentences ask the same. */
+type HitCache = Map<Extract<Node, { t: 'slot' }>, SlotHit[][]>;
+
+function cachedSlotHits(node: Extract<Node, { t: 'slot' }>, tokens: Token[], pos: number, v: Vocabulary, lang: CompiledLanguage, cache: HitCache): SlotHit[] {
+  let byPos = cache.get(node);
+  if (!byPos) cache.set(node, (byPos = []));
+  return (byPos[pos] ??= slotHits(node, tokens, pos, v, lang));
+}
+
 function slotHits(node: Extract<Node, { t: 'slot' }>, tokens: Token[], pos: number, v: Vocabulary, lang: CompiledLanguage): SlotHit[] {
   const src = node.source;
   switch (src.type) {
@@ -344,24 +379,34 @@ function slotHits(node: Extract<Node, { t: 'slot' }>, tokens: Token[], pos: numb
 
 type Cont = (pos: number, caps: Captures) => void;
 
-function matchSeq(nodes: Node[], i: number, pos: number, caps: Captures, tokens: Token[], v: Vocabulary, lang: CompiledLanguage, k: Cont, budget: { n: number }): void {
-  if (--budget.n < 0) return;
+interface Run {
+  tokens: Token[];
+  v: Vocabulary;
+  lang: CompiledLanguage;
+  cache: HitCache;
+  budget: number;
+}
+
+function matchSeq(nodes: Node[], i: number, pos: number, caps: Captures, run: Run, k: Cont): void {
+  if (--run.budget < 0) return;
   if (i === nodes.length) return k(pos, caps);
   const node = nodes[i];
+  const tokens = run.tokens;
   if (node.t === 'word') {
-    if (pos < tokens.length && tokens[pos].w === node.w) matchSeq(nodes, i + 1, pos + 1, caps, tokens, v, lang, k, budget);
+    if (pos < tokens.length && tokens[pos].w === node.w) matchSeq(nodes, i + 1, pos + 1, caps, run, k);
     return;
   }
+  if (pos > tokens.length) return;
   if (node.t === 'slot') {
-    for (const hit of slotHits(node, tokens, pos, v, lang)) {
+    for (const hit of cachedSlotHits(node, tokens, pos, run.v, run.lang, run.cache)) {
       const next = hit.set(caps);
-      if (next) matchSeq(nodes, i + 1, hit.end, next, tokens, v, lang, k, budget);
+      if (next) matchSeq(nodes, i + 1, hit.end, next, run, k);
     }
     return;
   }
-  const rest: Cont = (p, c) => matchSeq(nodes, i + 1, p, c, tokens, v, lang, k, budget);
-  for (const option of node.options) matchSeq(option, 0, pos, caps, tokens, v, lang, rest, budget);
-  if (node.optional) matchSeq(nodes, i + 1, pos, caps, tokens, v, lang, k, budget);
+  const rest: Cont = (p, c) => matchSeq(nodes, i + 1, p, c, run, k);
+  for (const option of node.options) matchSeq(option, 0, pos, caps, run, rest);
+  if (node.optional) matchSeq(nodes, i + 1, pos, caps, run, k);
 }
 
 /** How much a match is worth: naming a device beats describing one; wildcards lose. */
@@ -389,11 +434,15 @@ export function matchAll(tokens: Token[], v: Vocabulary, lang: CompiledLanguage,
   const out: Match[] = [];
   if (!tokens.length) return out;
   const seen = new Set<string>();
-  for (const tpl of lang.candidates(tokens[0])) {
-    if (tpl.requiresArea && !context.area) continue;
-    const budget = { n: 20000 };
+  const said = new Set(tokens.map((t) => t.w));
+  const cache: HitCache = new Map();
+  const deferred: CompiledTemplate[] = [];
+  const each = (tpl: CompiledTemplate) => {
+    if (tpl.requiresArea && !context.area) return;
+    if (!tpl.required.every((w) => said.has(w))) return;
+    const run: Run = { tokens, v, lang, cache, budget: 20000 };
     const start: Captures = { names: [], other: {} };
-    matchSeq(tpl.nodes, 0, 0, start, tokens, v, lang, (pos, caps) => {
+    matchSeq(tpl.nodes, 0, 0, start, run, (pos, caps) => {
       if (pos !== tokens.length) return;
       let c = withFixed(caps, tpl.slots);
       if (tpl.requiresArea && !c.area) c = { ...c, area: { end: 0, value: context.area!, plural: false, said: context.area! } };
@@ -401,8 +450,14 @@ export function matchAll(tokens: Token[], v: Vocabulary, lang: CompiledLanguage,
       if (seen.has(key)) return;
       seen.add(key);
       out.push({ intent: tpl.intent, captures: c, order: tpl.order, score: scoreOf(c), template: tpl.source, origin: tpl.origin });
-    }, budget);
+    });
+  };
+  for (const tpl of lang.candidates(tokens[0])) {
+    // Sentences for unknown devices only matter when nothing else matched.
+    if (tpl.intent === 'UnknownDevice') deferred.push(tpl);
+    else each(tpl);
   }
+  if (!out.length) for (const tpl of deferred) each(tpl);
   return out.sort((a, b) => b.score - a.score || a.order - b.order);
 }
 

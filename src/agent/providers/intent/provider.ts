@@ -34,7 +34,7 @@ export class IntentProvider implements Provider {
   readonly defaultModel = 'hearth-intent';
   readonly vision = false;
 
-  private cached?: { signature: string; vocabulary: Vocabulary };
+  private cached?: { signature: string; vocabulary: Vocabulary; entities: Entity[]; current: Vocabulary };
   readonly sentences: SentenceSet;
 
   constructor(private readonly options: IntentProviderOptions) {
@@ -45,10 +45,29 @@ export class IntentProvider implements Provider {
   private vocabulary(): Vocabulary {
     const entities = this.options.entities();
     const lang = this.sentences.current();
+    const c = this.cached;
+    // The same entity objects as last time (pointer compares only): nothing to redo.
+    if (c && c.vocabulary.lang === lang && c.entities.length === entities.length && c.entities.every((e, i) => e === entities[i])) return c.current;
     const signature = vocabularySignature(entities);
-    if (!this.cached || this.cached.signature !== signature || this.cached.vocabulary.lang !== lang) this.cached = { signature, vocabulary: buildVocabulary(entities, lang) };
+    const vocabulary = c && c.signature === signature && c.vocabulary.lang === lang ? c.vocabulary : buildVocabulary(entities, lang);
     // Ranges and options may change without a rename: always act on the current objects.
-    return { ...this.cached.vocabulary, entities, byId: new Map(entities.map((e) => [e.id, e])) };
+    const current = { ...vocabulary, entities, byId: new Map(entities.map((e) => [e.id, e])) };
+    this.cached = { signature, vocabulary, entities, current };
+    return current;
+  }
+
+  private examplesCache?: { vocabulary: Vocabulary; byTools: Map<string, string[]> };
+
+  /** Example phrasings for this home and these tools (worked out once per home and tool list). */
+  private examplesFor(vocabulary: Vocabulary, offered: OfferedTools, toolNames: string[]): string[] {
+    if (this.examplesCache?.vocabulary !== vocabulary) this.examplesCache = { vocabulary, byTools: new Map() };
+    const key = toolNames.join('\u0000');
+    let list = this.examplesCache.byTools.get(key);
+    if (!list) {
+      if (this.examplesCache.byTools.size > 32) this.examplesCache.byTools.clear();
+      this.examplesCache.byTools.set(key, (list = examples(vocabulary.entities, offered)));
+    }
+    return list;
   }
 
   /** Understand one utterance against the home and the offered tool names (for tests and diagnostics). */
@@ -57,7 +76,7 @@ export class IntentProvider implements Provider {
     const offered = new OfferedTools(toolNames, this.options.tools());
     const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered, context, state: this.options.state });
     if (result.reply) {
-      const hints = ['not_understood', 'not_found'].includes(result.reply.type) ? examples(vocabulary.entities, offered) : [];
+      const hints = ['not_understood', 'not_found'].includes(result.reply.type) && !('closest' in result.reply && result.reply.closest?.length) ? this.examplesFor(vocabulary, offered, toolNames) : [];
       return { ...result, text: replyText(result.reply, hints) };
     }
     return result;

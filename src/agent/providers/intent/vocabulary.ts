@@ -24,6 +24,8 @@ export interface Vocabulary {
   floorOf: Map<string, string>;
   /** Words of names and areas: what a typo may be corrected to. */
   nameWords: Set<string>;
+  /** Each word of a name or alias -> the entities whose names say it. */
+  byWord: Map<string, Entity[]>;
 }
 
 const unionIds = (a: string[], b: string[]) => [...new Set([...a, ...b])];
@@ -45,6 +47,7 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
   const areaNames = new Set<string>();
   const floorByArea = new Map<string, string>();
   const kindWords = lang.list('kind');
+  const byWord = new Map<string, Entity[]>();
   for (const e of entities) {
     byId.set(e.id, e);
     const words = new Set<string>();
@@ -55,6 +58,7 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
       for (let i = 0; kindWords && i < tokens.length; i++) for (const h of kindWords.match(tokens, i)) named.add(String(h.value));
     }
     classes.set(e.id, { kind: e.kind, deviceClass: e.deviceClass, words, named });
+    for (const w of words) (byWord.get(w) ?? byWord.set(w, []).get(w)!).push(e);
     names.add(e.name, [e.id], true);
     for (const alias of e.aliases) names.add(alias, [e.id], true);
     if (e.area) {
@@ -128,6 +132,7 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     areaNames: [...areaNames],
     floorOf: floorByArea,
     nameWords,
+    byWord,
   };
 }
 
