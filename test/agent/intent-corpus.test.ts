@@ -106,7 +106,7 @@ describe('intent model: the utterance corpus', () => {
         else failures.push(`${JSON.stringify(entry.say)}${entry.area ? ` (in ${entry.area})` : ''}: want ${entry.intent ?? ''} ${JSON.stringify(want)}, got ${r.intent ?? ''} ${got.length ? JSON.stringify(got) : JSON.stringify(r.text)}`);
       }
       const report = [...byIntent].sort().map(([k, t]) => `${k} ${t.ok}/${t.all} (${((100 * t.ok) / t.all).toFixed(0)}%)`);
-      console.log(`# ${file}: ${corpus.utterances.length - failures.length}/${corpus.utterances.length}; by intent: ${report.join(', ')}`);
+      console.log(`${file}: ${corpus.utterances.length - failures.length}/${corpus.utterances.length}; by intent: ${report.join(', ')}`);
       assert.deepEqual(failures, [], `${failures.length} of ${corpus.utterances.length} sentences wrong:\n${failures.join('\n')}`);
     });
   }

@@ -408,7 +408,8 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
       seen.set(line.id, { line, e: ctx.entity(line.id) });
     }
   }
-  if (!seen.size) return undefined;
+  // One device: the plain yes/no sentence says it better.
+  if (seen.size <= 1) return undefined;
   const matching = [...seen.values()].filter(({ line, e }) => !line.noState && logicalState(e, line) === asked);
   const names = matching.map(({ line, e }) => (e ? theName(e) : theName({ name: line.name, id: line.id })));
   const shown = names.length > 8 ? [...names.slice(0, 8), `${names.length - 8} more`] : names;
