@@ -80,6 +80,16 @@ lists:
     assert.deepEqual(calls(p, 'turn on the kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
   });
 
+  it('the example in examples/sentences loads clean and does what it says', () => {
+    const p = model(new SentenceSet({ userDir: new URL('../../examples/sentences', import.meta.url).pathname }));
+    assert.deepEqual(p.sentences.problems, []);
+    assert.deepEqual(calls(p, 'illuminate the kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
+    assert.deepEqual(calls(p, 'let there be light in the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
+    assert.deepEqual(calls(p, 'lights please', 'Living room'), [['control_switches', { entity: 'living_room_lamp.lamp', action: 'turn_on' }]]);
+    assert.deepEqual(calls(p, 'good night kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_off' }]]);
+    assert.deepEqual(calls(p, 'kitchen light to cinema'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 38 }]]);
+  });
+
   it('a bad file is reported with file, line and reason; the rest keeps working', () => {
     const dir = folder({
       'broken.yaml': 'intents:\n  HassTurnOn:\n    data: [\n      - sentences: x\n',
