@@ -47,6 +47,11 @@ export class PhraseIndex<T> {
     return !!this.byFirst.get(keys[0])?.some((p) => p.keys.length === keys.length && p.keys.every((k, i) => k === keys[i]));
   }
 
+  /** The value of this exact phrase (as keys), if it is in the list. */
+  get(keys: string[]): T | undefined {
+    return this.byFirst.get(keys[0])?.find((p) => p.keys.length === keys.length && p.keys.every((k, i) => k === keys[i]))?.value;
+  }
+
   /** Add a phrase only when no phrase with the same words is there already (a weaker name). */
   addWeak(keys: string[], value: T): void {
     if (!keys.length || keys.length > MAX_PHRASE_WORDS || this.has(keys)) return;

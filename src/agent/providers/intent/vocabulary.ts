@@ -2,7 +2,7 @@
 // climate modes and fan presets (with the language's synonyms for them).
 // Rebuilt only when the entities change (names, aliases, areas, kinds), so
 // matching stays a few map look-ups per word.
-import type { Entity } from '../../../devices/model.js';
+import { isActuator, type Entity } from '../../../devices/model.js';
 import type { CompiledLanguage } from './matcher.js';
 import { PhraseIndex } from './phrases.js';
 import type { ClassEntity } from './sentences.js';
@@ -90,8 +90,9 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
   // for the same kind ("desk light" for "Desk lamp").
   const weak = new Map<string, { keys: string[]; ids: string[] }>();
   const addWeak = (keys: string[], id: string) => {
-    // Never in place of an area or floor ("kitchen" from "Kitchen ceiling light").
-    if (!keys.length || names.has(keys) || areas.has(keys) || floors.has(keys)) return;
+    // Never in place of an area or floor ("kitchen" from "Kitchen ceiling light"); beside
+    // a real name it adds ("garage side door" is the sensor and, by its name, the lock).
+    if (!keys.length || areas.has(keys) || floors.has(keys)) return;
     const k = keys.join(' ');
     const w = weak.get(k) ?? weak.set(k, { keys, ids: [] }).get(k)!;
     if (!w.ids.includes(id)) w.ids.push(id);
@@ -112,11 +113,28 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
           if (areas.has(stem) || floors.has(stem)) continue;
           addWeak(stem, e.id);
           for (const other of kindPhrases.get(cls) ?? []) if (other.length === 1 && other.join(' ') !== p.join(' ')) addWeak([...stem, ...other], e.id);
+          // "reading lights" for "Reading corner lights": one word of a longer stem with the kind word.
+          if (stem.length > 1) for (const w of stem) if (!lang.words.has(w) && !stem.some((_, i) => i < stem.length - 1 && (areas.has(stem.slice(0, i + 1)) || floors.has(stem.slice(0, i + 1))) && stem.slice(0, i + 1).includes(w))) addWeak([w, ...p], e.id);
         }
       }
     }
   }
-  for (const w of weak.values()) names.addWeak(w.keys, w.ids);
+  // Beside a real name only when that name is a sensor's: then the weak one reaches the actuator.
+  for (const w of weak.values()) {
+    const real = names.get(w.keys);
+    if (real && real.some((id) => { const e = byId.get(id); return !!e && isActuator(e); })) continue;
+    names.add(w.keys.join(' '), w.ids);
+  }
+  // Floors by their other words ("downstairs" for the ground floor), from the language's `floor` list.
+  const floorWords = lang.list('floor');
+  if (floorWords) {
+    const byKey = new Map<string, string>();
+    for (const f of floors.values()) byKey.set(keys(f).join(' '), f);
+    for (const [said, meant] of floorWords.phrases()) {
+      const floor = byKey.get(keys(String(meant)).join(' '));
+      if (floor) floors.add(said, floor);
+    }
+  }
 
   const nameWords = new Set<string>([...names.words(), ...areas.words(), ...floors.words()]);
   return {
