@@ -98,6 +98,7 @@ export function replyText(reply: Reply, hints: string[]): string {
       return `Sorry, I could not find ${withArticle(what)}${reply.area ? ` in ${theArea(reply.area)}` : ''}.${tryThis}`;
     }
     case 'unsupported':
+      if (reply.why) return `Sorry, I can't ${reply.verb} ${theName(reply.entity)}: ${reply.why}.`;
       return `Sorry, I can't ${reply.verb} ${theName(reply.entity)}. ${whatItDoes(reply.entity)}`.trim();
     case 'ambiguous': {
       const names = reply.candidates.map((e) => theName(e));

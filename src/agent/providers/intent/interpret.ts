@@ -266,7 +266,7 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       // Toggle needs to know the state now; unknown is not guessed.
       if (state?.value === 'on') return { action: 'turn_off' };
       if (state?.value === 'off') return { action: 'turn_on' };
-      return { type: 'unsupported', entity: e, verb: 'toggle (its state is not known yet)', rank: 2 };
+      return { type: 'unsupported', entity: e, verb: 'toggle', why: 'its state is not known yet; say on or off', rank: 2 };
     }
     case 'HassLightSetColor': {
       const color = c.color ?? (n?.unit === 'kelvin' || (n && n.value >= 1000 && n.value <= 12000 && !n.unit) ? kelvinToHex(n.value) : undefined);
@@ -309,7 +309,7 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       const r = e.ranges.temperature;
       if (!r || !actions.includes('set_temperature')) return unsupported('change the temperature of');
       const target = state?.attributes.temperature ?? state?.attributes.target_temperature;
-      if (typeof target !== 'number') return { type: 'unsupported', entity: e, verb: 'change the temperature of (its setting is not known yet; say a number)', rank: 2 };
+      if (typeof target !== 'number') return { type: 'unsupported', entity: e, verb: 'change the temperature of', why: 'its setting is not known yet; say the temperature you want', rank: 2 };
       const by = n?.value ?? CLIMATE_STEP;
       return temperatureStep(e, target + (c.direction === 'down' ? -by : by));
     }

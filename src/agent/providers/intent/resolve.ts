@@ -13,7 +13,7 @@ export type Purpose = 'command' | 'read';
 export type Reply =
   | { type: 'not_understood'; unknown?: string; closest?: Entity[]; rank: 0 }
   | { type: 'not_found'; what: string; area?: string; closest?: Entity[]; named?: boolean; rank: 1 }
-  | { type: 'unsupported'; entity: Entity; verb: string; rank: 1 | 2 }
+  | { type: 'unsupported'; entity: Entity; verb: string; why?: string; rank: 1 | 2 }
   | { type: 'ambiguous'; candidates: Entity[]; rank: 3 }
   | { type: 'which_area'; rank: 3 }
   | { type: 'not_here'; entities: Entity[]; verb: string; rank: 3 }
