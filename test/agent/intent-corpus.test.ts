@@ -13,7 +13,7 @@ import { loadDeviceFiles } from '../../src/devices/loader.js';
 import type { Entity } from '../../src/devices/model.js';
 import type { EntityState } from '../../src/devices/state-cache.js';
 import { generateTools, toolSpecs } from '../../src/tools/generator.js';
-import { generatedHome } from '../helpers/big-home.js';
+import { demoExtras, generatedHome } from '../helpers/big-home.js';
 
 const DIR = new URL('../fixtures/utterances/', import.meta.url).pathname;
 
@@ -29,15 +29,16 @@ interface Entry {
 }
 
 interface Corpus {
-  home: 'demo' | 'generated';
+  /** demo-plus: the demo home with one ceiling fan and one water valve (test/helpers/big-home.ts). */
+  home: 'demo' | 'demo-plus' | 'generated';
   states?: Record<string, { value?: string | number; attributes?: Record<string, string | number> }>;
   utterances: Entry[];
 }
 
 function homeOf(name: Corpus['home']): Entity[] {
   if (name === 'generated') return generatedHome();
-  const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]);
-  return demo.devices.flatMap((d) => d.entities);
+  const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
+  return name === 'demo-plus' ? [...demo, ...demoExtras()] : demo;
 }
 
 const value = (v: string): unknown => (/^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v);

@@ -122,3 +122,38 @@ export function generatedHomeOf(n: number): Entity[] {
   const one = generatedHome(1).length;
   return generatedHome(Math.ceil(n / one)).slice(0, Math.max(n, 0));
 }
+
+/** What the demo home lacks for the issue's examples: one ceiling fan and one water valve. */
+export function demoExtras(): Entity[] {
+  const parsed = parseDeviceFile(
+    'demo-extras.yaml',
+    `devices:
+  - id: ceiling_fan
+    name: Ceiling fan
+    area: Living room
+    entities:
+      fan:
+        kind: fan
+        name: Ceiling fan
+        state_topic: extra/fan
+        command_topic: extra/fan/set
+        attributes:
+          percentage: { topic: extra/fan/percentage }
+        command_topics:
+          percentage: extra/fan/percentage/set
+  - id: water_valve
+    name: Water valve
+    area: Kitchen
+    entities:
+      valve:
+        kind: valve
+        name: Water valve
+        aliases: [main water]
+        device_class: water
+        state_topic: extra/valve
+        command_topic: extra/valve/set
+`,
+  );
+  if (!('devices' in parsed)) throw new Error(`the demo extras do not load: ${JSON.stringify(parsed)}`);
+  return parsed.devices.flatMap((d) => d.entities);
+}

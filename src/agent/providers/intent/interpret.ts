@@ -414,13 +414,13 @@ function stateApplies(e: Entity, state: string): boolean {
     case 'opening':
     case 'closing':
     case 'stopped':
-      return e.kind === 'cover' || (e.kind === 'binary_sensor' && ['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? ''));
+      return e.kind === 'cover' || e.kind === 'valve' || (e.kind === 'binary_sensor' && ['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? ''));
     case 'heating':
     case 'cooling':
     case 'idle':
       return e.kind === 'climate';
     default:
-      return e.kind === 'switch' || e.kind === 'light' || e.kind === 'binary_sensor' || e.kind === 'climate';
+      return e.kind === 'switch' || e.kind === 'light' || e.kind === 'fan' || e.kind === 'binary_sensor' || e.kind === 'climate';
   }
 }
 
