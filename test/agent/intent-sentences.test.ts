@@ -90,6 +90,33 @@ lists:
     assert.deepEqual(calls(p, 'kitchen light to cinema'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 38 }]]);
   });
 
+  it("takes Home Assistant's own custom-sentence files as they are (domain slot, number lists)", () => {
+    const dir = folder({
+      'ha.yaml': `language: "en"
+intents:
+  HassTurnOn:
+    data:
+      - sentences:
+          - "wake up [the] {area}"
+        slots:
+          domain: light
+  HassLightSet:
+    data:
+      - sentences:
+          - "{name} glow {brightness}[%| percent]"
+  HassClimateSetTemperature:
+    data:
+      - sentences:
+          - "cosy {temperature} [degrees]"
+`,
+    });
+    const p = model(new SentenceSet({ userDir: dir }));
+    assert.deepEqual(p.sentences.problems, []);
+    assert.deepEqual(calls(p, 'wake up the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
+    assert.deepEqual(calls(p, 'kitchen light glow 40%'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 102 }]]);
+    assert.deepEqual(calls(p, 'cosy 21 degrees'), [['control_climate', { entity: 'thermostat.climate', action: 'set_temperature', temperature: 21 }]]);
+  });
+
   it('a bad file is reported with file, line and reason; the rest keeps working', () => {
     const dir = folder({
       'broken.yaml': 'intents:\n  HassTurnOn:\n    data: [\n      - sentences: x\n',

@@ -11,6 +11,9 @@ import { PhraseIndex, type PhraseHit } from './phrases.js';
 import { kindClass, type IntentId, type KindClass } from './sentences.js';
 import type { Vocabulary } from './vocabulary.js';
 
+/** Home Assistant domains -> Hearth kind classes. */
+const DOMAIN_KIND: Record<string, string> = { binary_sensor: 'sensor', media_player: 'switch', input_boolean: 'switch', scene: 'button', script: 'button' };
+
 /** Lists the home fills (names, areas...) rather than the sentence data. */
 const HOME_LISTS = new Set(['name', 'area', 'floor', 'mode', 'preset', 'number']);
 
@@ -314,6 +317,16 @@ function setSlot(slot: string, value: unknown, hit?: PhraseHit<unknown>): (c: Ca
     case 'number':
       if (typeof value === 'number') return once('number', { value, unit: 'percent' });
       return once('number', value as NumberValue);
+    // Home Assistant's slot names for numbers: a percentage, or a temperature.
+    case 'brightness':
+    case 'position':
+    case 'percentage':
+      return once('number', { value: typeof value === 'number' ? value : (value as NumberValue).value, unit: 'percent' });
+    case 'temperature':
+      return once('number', { value: typeof value === 'number' ? value : (value as NumberValue).value, unit: 'degree' });
+    // Home Assistant's `domain` slot ("slots: {domain: light}") names a kind of device.
+    case 'domain':
+      return (c) => (c.kind ? c : { ...c, kind: { end: 0, value: kindClass(DOMAIN_KIND[String(value)] ?? String(value)), plural: true, said: String(value) } });
     case 'kind':
       return once('kind', { ...hit!, value: kindClass(String(value)) });
     case 'all':
@@ -423,6 +436,7 @@ function withFixed(c: Captures, slots: Record<string, unknown>): Captures {
   let out = c;
   for (const [slot, value] of Object.entries(slots)) {
     if (slot === 'kind') out = out.kind ? out : { ...out, kind: { end: 0, value: kindClass(String(value)), plural: true, said: String(value) } };
+    else if (slot === 'domain') out = setSlot(slot, value)(out) ?? out;
     else if (slot === 'name' || slot === 'area' || slot === 'floor') continue;
     else out = setSlot(slot, value)(out) ?? out;
   }
