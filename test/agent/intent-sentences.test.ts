@@ -13,6 +13,8 @@ import type { ChatMessage, ProviderEvent } from '../../src/agent/provider.js';
 import { loadDeviceFiles } from '../../src/devices/loader.js';
 import { generateTools, toolSpecs } from '../../src/tools/generator.js';
 import { stateText } from '../../src/tools/state-text.js';
+import { startAedes } from '../helpers/brokers.js';
+import { OWNER, startHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
 
 const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
@@ -208,5 +210,27 @@ describe('intent model: questions', () => {
     assert.equal(await ask('which lights are on', states), 'The kitchen light is on.');
     assert.equal(await ask('how many lights are on', states), '1 of 2 is on: the kitchen light.');
     assert.equal(await ask('are there any lights on', { 'kitchen_light.light': 'off', 'living_room_lamp.lamp': 'off' }), 'No, none of the 2 I checked are on.');
+  });
+});
+
+describe('intent sentences: named in hearth.yaml', () => {
+  it("a user's folder reaches the agent of a running Hearth, and a folder that is not there stops it naming the setting", async () => {
+    const dir = folder({ 'mine.yaml': 'intents:\n  HassTurnOff:\n    data:\n      - sentences: ["lights out [in] <target>"]\n' });
+    const broker = await startAedes();
+    const home = await startHome(broker, { extraSettings: { 'intent.sentences': dir } });
+    const broken = await startHome(broker, { extraSettings: { 'intent.sentences': join(dir, 'missing') } });
+    try {
+      const agent = await home.hearth.agent();
+      const session = await agent.open({ principal: OWNER, permissions: 'host' });
+      for await (const _ of await session.prompt('turn on the kitchen light')) void _;
+      await waitFor('the kitchen light is on', () => home.sim.state('kitchen_light.light').value === 'on');
+      for await (const _ of await session.prompt('lights out in the kitchen light')) void _;
+      await waitFor('the kitchen light is off', () => home.sim.state('kitchen_light.light').value === 'off');
+      await assert.rejects(broken.hearth.agent(), /intent\.sentences: .*missing is not a folder/);
+    } finally {
+      await broken.close();
+      await home.close();
+      await broker.stop();
+    }
   });
 });
