@@ -277,6 +277,14 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
       return hasBrightness(e) ? brightnessStep(e, n.value) : unsupported('dim');
     case 'HassLightStep': {
+      if (e.kind === 'fan') {
+        // "turn the fan up": its speed, a step at a time.
+        if (!actions.includes('set_percentage')) return unsupported(c.direction === 'down' ? 'slow down' : 'speed up');
+        const now = state?.value === 'off' ? 0 : typeof state?.attributes.percentage === 'number' ? state.attributes.percentage : undefined;
+        if (now === undefined) return { type: 'unsupported', entity: e, verb: c.direction === 'down' ? 'slow down' : 'speed up', why: 'its speed is not known yet; say a percentage', rank: 2 };
+        const to = Math.min(100, Math.max(0, now + (c.direction === 'down' ? -1 : 1) * (n?.value ?? LIGHT_STEP)));
+        return percentStep(e, to, 'set_percentage', 'percentage', 'speed', 'set the speed of');
+      }
       if (!hasBrightness(e)) return unsupported(c.direction === 'down' ? 'dim' : 'brighten');
       if (n && (n.unit === 'degree' || n.unit === 'kelvin')) return null;
       const by = n?.value ?? LIGHT_STEP;
@@ -392,6 +400,7 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
 
 /** "set X to 21" is a climate, light or cover intent once the entity is known. */
 function specificIntent(intent: IntentId, step: Step): IntentId {
+  if (intent === 'HassLightStep' && step.action === 'set_percentage') return 'HassFanSetSpeed';
   if (intent !== 'HassSetLevel') return intent;
   if (step.action === 'set_temperature') return 'HassClimateSetTemperature';
   if (step.action === 'set_position') return 'HassSetPosition';

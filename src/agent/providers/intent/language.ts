@@ -190,6 +190,7 @@ function readNormalize(r: FileReader, node: YamlNode | null, out: LanguageData):
       case 'plural_keep': n.pluralKeep = words(); break;
       case 'units': n.units = numbers(); break;
       case 'tens': n.tens = numbers(); break;
+      case 'fractions': n.fractions = numbers(); break;
       case 'hundred': n.hundred = String(value); break;
       case 'point': n.point = String(value); break;
       case 'and': n.and = String(value); break;

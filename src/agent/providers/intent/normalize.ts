@@ -31,6 +31,8 @@ export interface NormalizeData {
   hundred?: string;
   point?: string;
   and?: string;
+  /** Words after a number that add a fraction ("and a half": 0.5). */
+  fractions: Record<string, number>;
   /** Words that are not numbers when alone ("oh"). */
   notAlone: string[];
   /** Plural endings: keep words ending so, else the first rule whose suffix fits. */
@@ -41,7 +43,7 @@ export interface NormalizeData {
 }
 
 export const EMPTY_NORMALIZE: NormalizeData = {
-  skipWords: [], leading: [], trailing: [], contractions: [], units: {}, tens: {}, notAlone: [], pluralKeep: [], pluralRules: [], misspellings: {},
+  skipWords: [], leading: [], trailing: [], contractions: [], units: {}, tens: {}, fractions: {}, notAlone: [], pluralKeep: [], pluralRules: [], misspellings: {},
 };
 
 export class Normalizer {
@@ -127,6 +129,15 @@ export class Normalizer {
         j++;
       }
       value = Number(`${value}.${digits}`);
+    }
+    // "nineteen and a half".
+    for (const [phrase, add] of Object.entries(this.data.fractions)) {
+      const p = phrase.split(' ');
+      if (p.every((w, k) => words[j + k] === w)) {
+        value += add;
+        j += p.length;
+        break;
+      }
     }
     return { value, next: j };
   }

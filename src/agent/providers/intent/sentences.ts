@@ -119,7 +119,7 @@ export const INTENT_KINDS: Partial<Record<IntentId, EntityKind[]>> = {
   HassTurnOff: ['switch', 'light', 'climate', 'fan', 'valve'],
   HassToggle: ['switch', 'light', 'fan'],
   HassLightSet: ['light'],
-  HassLightStep: ['light'],
+  HassLightStep: ['light', 'fan'],
   HassLightSetColor: ['light'],
   HassSetLevel: ['light', 'climate', 'cover', 'valve', 'number', 'fan'],
   HassClimateSetTemperature: ['climate'],
