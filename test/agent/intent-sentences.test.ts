@@ -174,7 +174,7 @@ colours: 3
 
 describe('intent model: questions', () => {
   it('tells questions from commands', () => {
-    for (const q of ['is the light on?', 'Are the lights on', 'what lights are on right now', 'how many locks are open', 'who is at the door', 'any windows open?', 'hey, is anyone in the office', 'do I have any lights on'])
+    for (const q of ['is the light on?', 'Are the lights on', 'what lights are on right now', 'how many locks are open', 'who is at the door', 'any windows open?', 'hey, is anyone in the office', 'do I have any lights on', 'could you tell me if the lamp is on'])
       assert.equal(isQuestion(q), true, q);
     for (const c of ['turn on the light', 'Can you turn on the light?', 'could you please lock the front door', 'lights off', 'open the garage', 'set the thermostat to 21'])
       assert.equal(isQuestion(c), false, c);
