@@ -379,7 +379,8 @@ function slotHits(node: Extract<Node, { t: 'slot' }>, tokens: Token[], pos: numb
           // A sentence may name several devices: every name is kept.
           return v.names.match(tokens, pos).map((h) => ({ end: h.end, set: (c: Captures) => (c.names.some((n) => n.said === h.said) ? undefined : { ...c, names: [...c.names, h] }) }));
         case 'area':
-          return v.areas.match(tokens, pos).map((h) => ({ end: h.end, set: once('area', h) }));
+          // {area:area2} fills a slot of another name with the area.
+          return v.areas.match(tokens, pos).map((h) => ({ end: h.end, set: node.slot === 'area' ? once('area', h) : setSlot(node.slot, h.value) }));
         case 'floor':
           return v.floors.match(tokens, pos).map((h) => ({ end: h.end, set: once('floor', h) }));
         case 'mode':

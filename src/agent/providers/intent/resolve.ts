@@ -57,10 +57,12 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
   if (isReply(where)) return where;
   const area = where;
   const floor = c.floor?.value;
+  // "the kitchen and living room lights": a second area.
+  const areas = [area, typeof c.other.area2 === 'string' ? c.other.area2 : undefined].filter((a): a is string => !!a).map((a) => a.toLowerCase());
   const inArea = (e: Entity) =>
-    (!area || (e.area ?? '').toLowerCase() === area.toLowerCase()) && (!floor || (!!e.area && v.floorOf.get(e.area.toLowerCase())?.toLowerCase() === floor.toLowerCase()));
+    (!areas.length || areas.includes((e.area ?? '').toLowerCase())) && (!floor || (!!e.area && v.floorOf.get(e.area.toLowerCase())?.toLowerCase() === floor.toLowerCase()));
   const whole = c.other.whole !== undefined;
-  const plural = !!c.all || whole || !!floor || !!c.kind?.plural || c.names.some((n) => n.plural) || c.names.length > 1 || c.kind?.value.id === 'everything';
+  const plural = !!c.all || whole || areas.length > 1 || !!floor || !!c.kind?.plural || c.names.some((n) => n.plural) || c.names.length > 1 || c.kind?.value.id === 'everything';
   const label = area ?? floor;
   const at = { area, floor };
   if (c.names.length) {
