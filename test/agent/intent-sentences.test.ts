@@ -106,6 +106,7 @@ intents:
     data:
       - sentences:
           - "{name} glow {brightness}[%| percent]"
+          - "<turn> <name> to <brightness> [bright(ness|er)]"
   HassClimateSetTemperature:
     data:
       - sentences:
@@ -116,6 +117,7 @@ intents:
     assert.deepEqual(p.sentences.problems, []);
     assert.deepEqual(calls(p, 'wake up the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
     assert.deepEqual(calls(p, 'kitchen light glow 40%'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 102 }]]);
+    assert.deepEqual(calls(p, 'turn the kitchen light to 40 percent brighter'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 102 }]]);
     assert.deepEqual(calls(p, 'cosy 21 degrees'), [['control_climate', { entity: 'thermostat.climate', action: 'set_temperature', temperature: 21 }]]);
   });
 

@@ -82,15 +82,44 @@ interface CompiledTemplate {
 
 class TemplateError extends Error {}
 
+/**
+ * Hassil lets a group sit inside a word: `light[s]`, `turn(ed|ing)`, `(un)lock`.
+ * Tokens are whole words, so such a word becomes a group of whole words first.
+ */
+export function expandWordGroups(src: string): string {
+  let out = src;
+  for (let i = 0; i < 8; i++) {
+    const next = out
+      .replace(/([\p{L}\p{N}'-]+)([([])([^()[\]{}<>]*)([)\]])/gu, (m, word: string, open: string, inner: string, close: string) => {
+        if ((open === '(') !== (close === ')')) return m;
+        const parts = inner.split('|').map((p) => p.trim());
+        if (open === '[') parts.push('');
+        return `(${[...new Set(parts.map((p) => word + p))].join(' | ')})`;
+      })
+      .replace(/([([])([^()[\]{}<>]*)([)\]])([\p{L}\p{N}'-]+)/gu, (m, open: string, inner: string, close: string, word: string) => {
+        if ((open === '(') !== (close === ')')) return m;
+        const parts = inner.split('|').map((p) => p.trim());
+        if (open === '[') parts.push('');
+        return `(${[...new Set(parts.map((p) => p + word))].join(' | ')})`;
+      });
+    if (next === out) break;
+    out = next;
+  }
+  return out;
+}
+
 class TemplateParser {
   private i = 0;
+  private readonly src: string;
 
   constructor(
-    private readonly src: string,
+    src: string,
     private readonly lang: CompiledLanguage,
     private readonly rules: LanguageData['rules'],
     private readonly depth = 0,
-  ) {}
+  ) {
+    this.src = expandWordGroups(src);
+  }
 
   parse(): Node[] {
     const seq = this.alternatives(null);
