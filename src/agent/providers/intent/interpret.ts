@@ -187,7 +187,10 @@ function brightnessStep(e: Entity, percent: number): Step | Reply {
   return { action: 'turn_on', extra: { brightness: scaleToRange(percent, e.ranges.brightness ?? { min: 0, max: 255 }) } };
 }
 
-function temperatureStep(e: Entity, value: number): Step | Reply {
+function temperatureStep(e: Entity, said: number, unit?: string): Step | Reply {
+  // "68 fahrenheit" to a thermostat that works in Celsius.
+  const celsius = /c/i.test(e.unit ?? '°C') && !/f/i.test(e.unit ?? '');
+  const value = unit === 'fahrenheit' && celsius ? Math.round(((said - 32) * 5) / 9 * 10) / 10 : said;
   const r = e.ranges.temperature;
   if (!r) return { type: 'unsupported', entity: e, verb: 'set the temperature of', rank: 2 };
   if (value < r.min || value > r.max) return { type: 'out_of_range', entity: e, what: 'temperature', min: r.min, max: r.max, unit: e.unit ?? '', rank: 3 };
@@ -269,9 +272,17 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       return { type: 'unsupported', entity: e, verb: 'toggle', why: 'its state is not known yet; say on or off', rank: 2 };
     }
     case 'HassLightSetColor': {
-      const color = c.color ?? (n?.unit === 'kelvin' || (n && n.value >= 1000 && n.value <= 12000 && !n.unit) ? kelvinToHex(n.value) : undefined);
+      const kelvin = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit));
+      const color = c.color ?? (kelvin ? kelvinToHex(n!.value) : undefined);
       if (!color) return null;
-      return hasColor(e) ? { action: 'turn_on', extra: { color } } : unsupported();
+      if (!hasColor(e)) return unsupported();
+      // "pink at 50%": the colour and the brightness in one call.
+      if (c.color && n && n.unit !== 'degree' && n.unit !== 'kelvin' && hasBrightness(e)) {
+        const b = brightnessStep(e, n.value);
+        if (isReply(b)) return b;
+        if (b.action === 'turn_on') return { action: 'turn_on', extra: { color, ...b.extra } };
+      }
+      return { action: 'turn_on', extra: { color } };
     }
     case 'HassLightSet':
       if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
@@ -295,7 +306,7 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     }
     case 'HassSetLevel': {
       if (!n || n.unit === 'kelvin') return null;
-      if (e.kind === 'climate') return n.unit === 'percent' ? null : temperatureStep(e, n.value);
+      if (e.kind === 'climate') return n.unit === 'percent' ? null : temperatureStep(e, n.value, n.unit);
       if (n.unit === 'degree') return null;
       if (e.kind === 'light') return hasBrightness(e) ? brightnessStep(e, n.value) : unsupported('dim');
       if (e.kind === 'cover' || e.kind === 'valve') return percentStep(e, n.value, 'set_position', 'position', 'position', 'move');
@@ -312,7 +323,7 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       return { action: 'set_preset_mode', extra: { preset_mode: c.preset } };
     case 'HassClimateSetTemperature':
       if (!n || n.unit === 'percent' || n.unit === 'kelvin') return null;
-      return temperatureStep(e, n.value);
+      return temperatureStep(e, n.value, n.unit);
     case 'HassClimateStep': {
       const r = e.ranges.temperature;
       if (!r || !actions.includes('set_temperature')) return unsupported('change the temperature of');
