@@ -104,6 +104,11 @@ export function interpret(text: string, home: Home): Interpretation {
   const question = isQuestionTokens(tokens, v.lang);
   const first = interpretTokens(tokens, home, question);
   if (first.calls.length || tokens.length > MAX_TOKENS) return { ...first, question };
+  // Two commands in one ("turn the lamp on and the kitchen light off"): each half on its own.
+  if (!question) {
+    const both = splitCommands(tokens, home);
+    if (both) return { ...both, question };
+  }
   // Nothing done: a word that is no word of the sentences may be a misheard or mistyped name.
   const corrected = correctNames(tokens, v);
   if (corrected) {
@@ -118,6 +123,22 @@ export function interpret(text: string, home: Home): Interpretation {
     return { ...first, question, reply: { ...first.reply, closest: closestEntities(first.reply.what, v) } };
   }
   return { ...first, question };
+}
+
+/** Commands joined by a joining word, when each half is a command on its own. */
+function splitCommands(tokens: Token[], home: Home): Interpretation | undefined {
+  const joins = home.vocabulary.lang.list('join');
+  if (!joins) return undefined;
+  for (let i = 1; i < tokens.length - 1; i++) {
+    const hit = joins.match(tokens, i)[0];
+    if (!hit) continue;
+    const left = interpretTokens(tokens.slice(0, i), home, false);
+    if (!left.calls.length) continue;
+    const right = interpretTokens(tokens.slice(hit.end), home, false);
+    if (!right.calls.length) continue;
+    return { intent: left.intent, template: left.template, calls: [...left.calls, ...right.calls].slice(0, MAX_COMMANDS), entities: [...left.entities, ...right.entities] };
+  }
+  return undefined;
 }
 
 function interpretTokens(tokens: Token[], home: Home, question: boolean): Interpretation {
