@@ -52,9 +52,9 @@ export class PhraseIndex<T> {
     return this.byFirst.get(keys[0])?.find((p) => p.keys.length === keys.length && p.keys.every((k, i) => k === keys[i]))?.value;
   }
 
-  /** Add a phrase only when no phrase with the same words is there already (a weaker name). */
-  addWeak(keys: string[], value: T): void {
-    if (!keys.length || keys.length > MAX_PHRASE_WORDS || this.has(keys)) return;
+  /** Add a phrase already in tokens (merged with the same phrase's value). */
+  addKeys(keys: string[], value: T): void {
+    if (!keys.length || keys.length > MAX_PHRASE_WORDS) return;
     this.put(keys, value);
   }
 

@@ -123,7 +123,7 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
   for (const w of weak.values()) {
     const real = names.get(w.keys);
     if (real && real.some((id) => { const e = byId.get(id); return !!e && isActuator(e); })) continue;
-    names.add(w.keys.join(' '), w.ids);
+    names.addKeys(w.keys, w.ids);
   }
   // Floors by their other words ("downstairs" for the ground floor), from the language's `floor` list.
   const floorWords = lang.list('floor');
