@@ -37,12 +37,28 @@ export function createProvider(hearth: Hearth): Provider {
   const sentences = intent.sentences || intent.language !== 'en'
     ? new SentenceSet({ language: intent.language, userDir: intent.sentences, watch: !!intent.sentences, log })
     : SentenceSet.shipped();
-  return new IntentProvider({
+  const provider = new IntentProvider({
     entities: () => hearth.bridge.registry.entities(),
     tools: () => hearth.tools.all(),
     state: (id) => hearth.bridge.cache.get(id),
     sentences,
   });
+  // A voice satellite should not wait for the vocabulary of a big home: build it when the devices change.
+  let pending: NodeJS.Immediate | undefined;
+  hearth.bridge.registry.on('changed', () => {
+    if (pending) return;
+    pending = setImmediate(() => {
+      pending = undefined;
+      try {
+        provider.warm();
+      } catch (err) {
+        log.warn({ err }, 'could not prepare the intent vocabulary');
+      }
+    });
+    pending.unref?.();
+  });
+  provider.warm();
+  return provider;
 }
 
 export async function createEngine(hearth: Hearth): Promise<Engine> {

@@ -70,6 +70,11 @@ export class IntentProvider implements Provider {
     return list;
   }
 
+  /** Build the home's vocabulary now (after the devices changed), so the next utterance does not wait for it. */
+  warm(): void {
+    this.vocabulary();
+  }
+
   /** Understand one utterance against the home and the offered tool names (for tests and diagnostics). */
   understand(text: string, toolNames: string[], context: MatchContext = {}): Interpretation & { text?: string } {
     const vocabulary = this.vocabulary();
