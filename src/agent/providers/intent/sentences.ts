@@ -110,9 +110,6 @@ export function kindClass(id: string): KindClass {
   return { id, match: (x) => (x.kind === 'sensor' || x.kind === 'binary_sensor' || x.kind === 'cover') && x.deviceClass === id };
 }
 
-/** State values the `{state}` list may name, and the entities each makes sense for. */
-export const STATE_VALUES = ['on', 'off', 'open', 'closed', 'opening', 'closing', 'stopped', 'locked', 'unlocked', 'jammed', 'heating', 'cooling', 'idle'] as const;
-
 /** Which kinds each intent acts on. */
 export const INTENT_KINDS: Partial<Record<IntentId, EntityKind[]>> = {
   HassTurnOn: ['switch', 'light', 'climate', 'fan', 'valve'],
