@@ -98,7 +98,7 @@ export class BuiltinEngine implements Engine {
       });
     }
     if (opts.ephemeral && !opts.id) id = `ephemeral-${id}`;
-    return this.build({ id, principal, model, given, messages, turns, permissions, subagents, ephemeral: opts.ephemeral ?? false, tools: opts.tools ?? [], hostState: opts.hostState });
+    return this.build({ id, principal, model, given, messages, turns, permissions, subagents, ephemeral: opts.ephemeral ?? false, tools: opts.tools ?? [], hostState: opts.hostState, area: opts.area });
   }
 
   async listSessions(principal: Principal = DEFAULT_PRINCIPAL): Promise<SessionInfo[]> {
@@ -123,6 +123,7 @@ export class BuiltinEngine implements Engine {
       subagents,
       ephemeral: false,
       tools: options.tools ?? [],
+      area: options.area,
       hostState: saved.hostState ?? undefined,
     });
   }
@@ -161,6 +162,7 @@ export class BuiltinEngine implements Engine {
       subagents: from.hasSubagents,
       ephemeral,
       tools: options.tools ?? [],
+      area: options.area,
       hostState,
     });
   }
@@ -178,6 +180,7 @@ export class BuiltinEngine implements Engine {
     ephemeral: boolean;
     tools: HostTool[];
     hostState: unknown;
+    area?: string;
   }): BuiltinSession {
     const memory = s.ephemeral ? undefined : this.memory;
     const { id, principal } = s;
@@ -188,6 +191,7 @@ export class BuiltinEngine implements Engine {
       provider: this.options.provider,
       model: s.model,
       principal,
+      area: s.area,
       tools: s.tools,
       permissions: s.permissions,
       systemPrompt: s.given ?? this.options.defaultSystemPrompt?.(s.principal) ?? 'You control a home through the tools you are given.',

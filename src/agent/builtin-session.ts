@@ -36,6 +36,7 @@ import type { HostTool, Principal, ToolCall, ToolResultObject } from '../tools/t
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import type { HistoryStore } from './history.js';
 import type { MemoryStore } from './memory.js';
+import { isQuestion } from './providers/intent/question.js';
 import { ProviderError, type ChatMessage, type ContentPart, type FunctionSpec, type Provider, type ToolCallRequest } from './provider.js';
 import { ChildRun, isSubagentTool, Subagents, subagentSystemPrompt, type ChildOutcome, type SubagentLimits } from './subagents.js';
 import { TurnHandle } from './turn.js';
@@ -92,6 +93,8 @@ export interface BuiltinSessionOptions {
   subagents?: SubagentLimits;
   /** Completed turns' answers are kept here (never for an ephemeral session). */
   memory?: MemoryStore;
+  /** The area the session speaks from ("in here"). */
+  area?: string;
   /** The memory section for the engine's own prompt, chosen with the first prompt's words ('' for none). */
   recall?: (query: string) => string;
   /** What the opener gave as the system prompt (undefined: the engine's own, `systemPrompt`). */
@@ -129,6 +132,8 @@ interface LoopRun {
   specs: FunctionSpec[];
   /** The subagent tools, on a parent turn of a session that has them. */
   subagents?: { manager: Subagents; turnId: string; tools: HostTool[] };
+  /** The person's message was a question: actuator calls are held, whatever the model makes of it. */
+  question?: boolean;
   beforeRound?(): void;
   /** The model answered without tools: true for another round. */
   afterAnswer?(): Promise<boolean>;
@@ -371,6 +376,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       signal: turn.signal,
       emit: (event) => turn.emit(event),
       system: this.systemPromptFor(text),
+      question: isQuestion(text),
       history: this.thread,
       added,
       byName,
@@ -517,7 +523,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       let text = '';
       let done: { finishReason: string; toolCalls: ToolCallRequest[] } | undefined;
       try {
-        for await (const ev of this.o.provider.stream({ model: run.model, messages, tools: run.specs, signal })) {
+        for await (const ev of this.o.provider.stream({ model: run.model, messages, tools: run.specs, signal, context: { area: this.o.area } })) {
           if (signal.aborted) break;
           switch (ev.type) {
             case 'token':
@@ -659,6 +665,15 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     if (run.signal.aborted) return { text: 'interrupted before it started', isError: true };
 
     const requestId = randomUUID();
+    // "Is the light on?" is answered by reading: a model that turns it into turn_on is held here.
+    if (run.question && tool.capability !== 'read') {
+      const refused = 'the person asked a question, and a question is answered by reading, not by changing anything';
+      if (tool.recordsRefusals) {
+        const ctx: ToolCall = { requestId, toolName: tool.name, runId: run.runId, session: this.id, signal: run.signal, principal: this.principal, refused };
+        await Promise.resolve(tool.handler(args, ctx)).catch(() => undefined);
+      }
+      return { text: `not done: held for confirmation: ${refused}. Answer the question; if the person wants this done, they will ask for it.`, isError: true };
+    }
     let approvalId: string | undefined;
     let approvedBy: Principal | undefined;
     if (tool.capability !== 'read' && this.o.permissions === 'jan' && !this.alwaysAllowed.has(tool.name)) {

@@ -4,7 +4,9 @@
 import type { Hearth } from '../hearth.js';
 import { BuiltinEngine } from './builtin-engine.js';
 import type { Provider } from './provider.js';
-import { IntentProvider } from './providers/intent/index.js';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { IntentProvider, SentenceSet, SHIPPED_SENTENCES } from './providers/intent/index.js';
 import { OpenAIProvider } from './providers/openai.js';
 import { homeSystemPrompt } from './system-prompt.js';
 import type { Engine } from './types.js';
@@ -22,7 +24,41 @@ export function createProvider(hearth: Hearth): Provider {
     });
   }
   // The tools a request offers are this home's generated tools (a principal's subset of them).
-  return new IntentProvider({ entities: () => hearth.bridge.registry.entities(), tools: () => hearth.tools.all() });
+  const intent = hearth.bridge.config.intent;
+  const log = hearth.bridge.log.child({ part: 'intent' });
+  // A folder that is not there is a broken config; a bad file in one is reported and skipped.
+  if (!existsSync(join(SHIPPED_SENTENCES, intent.language))) {
+    throw new Error(`intent.language: Hearth ships no sentences for "${intent.language}" (no folder ${join(SHIPPED_SENTENCES, intent.language)})`);
+  }
+  if (intent.sentences && !(existsSync(intent.sentences) && statSync(intent.sentences).isDirectory())) {
+    throw new Error(`intent.sentences: ${intent.sentences} is not a folder`);
+  }
+  // The shipped sentences compile once per process; a user's folder is watched for changes.
+  const sentences = intent.sentences || intent.language !== 'en'
+    ? new SentenceSet({ language: intent.language, userDir: intent.sentences, watch: !!intent.sentences, log })
+    : SentenceSet.shipped();
+  const provider = new IntentProvider({
+    entities: () => hearth.bridge.registry.entities(),
+    tools: () => hearth.tools.all(),
+    state: (id) => hearth.bridge.cache.get(id),
+    sentences,
+  });
+  // A voice satellite should not wait for the vocabulary of a big home: build it when the devices change.
+  let pending: NodeJS.Immediate | undefined;
+  hearth.bridge.registry.on('changed', () => {
+    if (pending) return;
+    pending = setImmediate(() => {
+      pending = undefined;
+      try {
+        provider.warm();
+      } catch (err) {
+        log.warn({ err }, 'could not prepare the intent vocabulary');
+      }
+    });
+    pending.unref?.();
+  });
+  provider.warm();
+  return provider;
 }
 
 export async function createEngine(hearth: Hearth): Promise<Engine> {

@@ -73,6 +73,8 @@ export interface SessionOptions {
    * and given back on resume and fork.
    */
   hostState?: unknown;
+  /** The area the session speaks from (a kitchen satellite): "turn on the lights in here". */
+  area?: string;
 }
 
 /** A saved session as a list shows it. */
@@ -90,6 +92,8 @@ export interface ReopenOptions {
   tools?: HostTool[];
   /** For a fork: the front door's state of the new session (default: the source's). */
   hostState?: unknown;
+  /** The area the reopened session speaks from (not saved with it: a satellite says it each time). */
+  area?: string;
 }
 
 export interface AgentSession {

@@ -114,7 +114,7 @@ function check(layer: Obj, source: string, nameOf: (path: string) => string): vo
 }
 
 /** Paths in a file are relative to the file; elsewhere to the working directory. */
-const PATH_SETTINGS = [['devices', 'paths'], ['database', 'path'], ['audit', 'digestFile'], ['audit', 'keyFile'], ['mqtt', 'ca'], ['mqtt', 'cert'], ['mqtt', 'key']];
+const PATH_SETTINGS = [['intent', 'sentences'], ['devices', 'paths'], ['database', 'path'], ['audit', 'digestFile'], ['audit', 'keyFile'], ['mqtt', 'ca'], ['mqtt', 'cert'], ['mqtt', 'key']];
 
 function resolvePaths(layer: Obj, base: string): void {
   for (const path of PATH_SETTINGS) {

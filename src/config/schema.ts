@@ -206,6 +206,24 @@ export const configSchema = {
       },
       default: {},
     },
+    intent: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        language: {
+          type: 'string',
+          pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$',
+          default: 'en',
+          description: 'The folder of shipped sentences (sentences/<language>/) the offline model understands.',
+        },
+        sentences: {
+          type: 'string',
+          minLength: 1,
+          description: 'A folder of your own sentence files (Home Assistant custom-sentence YAML): added to the shipped ones, reloaded when they change.',
+        },
+      },
+      default: {},
+    },
     log: {
       type: 'object',
       additionalProperties: false,
@@ -256,5 +274,6 @@ export interface HearthConfig {
     timeoutMs: number;
     janBin?: string;
   };
+  intent: { language: string; sentences?: string };
   log: { level: string; pretty: 'auto' | boolean };
 }

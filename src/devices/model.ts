@@ -102,6 +102,8 @@ export interface Entity {
   name: string;
   aliases: string[];
   area?: string;
+  /** The floor its area is on ("Upstairs"), for "upstairs lights off". */
+  floor?: string;
   deviceId: string;
   deviceClass?: string;
   unit?: string;
@@ -164,6 +166,7 @@ export interface Device {
   id: string;
   name: string;
   area?: string;
+  floor?: string;
   manufacturer?: string;
   model?: string;
   /** Where it came from: a file path or a discovery source. */

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BuiltinEngine } from '../../src/agent/builtin-engine.js';
+import { IntentProvider } from '../../src/agent/providers/intent/index.js';
 import { OpenAIProvider } from '../../src/agent/providers/openai.js';
 import { SessionManager } from '../../src/agent/sessions.js';
 import type { AgentEvent, Turn } from '../../src/agent/types.js';
@@ -249,5 +250,49 @@ describe('builtin engine with an OpenAI-compatible model', () => {
     home.hearth.bridge.registry.setSource('test-engine', 5, extra.devices);
     assert.ok(session.tools.includes('host__attic_temperature'));
     home.hearth.bridge.registry.setSource('test-engine', 5, []);
+  });
+
+  it('a question never actuates: a model that turns "is the lamp off?" into turn_off is held, and says so', async () => {
+    const session = await sessions.open({ principal: OWNER, permissions: 'host' });
+    server.setScript([toolCallChunks([{ id: 'q0', name: 'host__living_room_lamp', arguments: { action: 'turn_on' } }]), textChunks('On.')]);
+    await drain(await session.prompt('turn on the living room lamp'));
+    await waitFor('the lamp is on', () => home.sim.state('living_room_lamp.lamp').value === 'on');
+
+    server.setScript([toolCallChunks([{ id: 'q1', name: 'host__living_room_lamp', arguments: { action: 'turn_off' } }]), textChunks('It is on.')]);
+    const events = await drain(await session.prompt('Is the living room lamp off?'));
+    const result = events.find((e) => e.type === 'tool_result') as Extract<AgentEvent, { type: 'tool_result' }>;
+    assert.match(result.content, /^not done: held for confirmation: the person asked a question/);
+    assert.ok(!events.some((e) => e.type === 'tool_request'), 'the actuator was never called');
+    assert.equal(home.sim.state('living_room_lamp.lamp').value, 'on');
+    // The refused attempt is on the audit log, as a refusal.
+    const row = home.hearth.audit.tail(1)[0];
+    assert.equal(row.session, session.id);
+    assert.match(JSON.stringify(row), /asked a question/);
+
+    // Said as a command, the same call goes through.
+    server.setScript([toolCallChunks([{ id: 'q2', name: 'host__living_room_lamp', arguments: { action: 'turn_off' } }]), textChunks('Off.')]);
+    await drain(await session.prompt('turn off the living room lamp'));
+    await waitFor('the lamp is off', () => home.sim.state('living_room_lamp.lamp').value === 'off');
+  });
+
+  it('a session may speak from an area: the offline model reads "in here" as that area, and asks without one', async () => {
+    const intent = await BuiltinEngine.start({
+      provider: new IntentProvider({ entities: () => home.hearth.bridge.registry.entities(), tools: () => home.hearth.tools.all() }),
+      db: home.hearth.db,
+      maxRounds: 4,
+    });
+    try {
+      const kitchen = await intent.createSession({ tools: home.hearth.tools.forPrincipal(OWNER), principal: OWNER, permissions: 'host', ephemeral: true, area: 'Kitchen' });
+      const events = await drain(await kitchen.prompt('turn off the lights in here'));
+      const call = events.find((e) => e.type === 'tool_call') as Extract<AgentEvent, { type: 'tool_call' }>;
+      assert.equal(call.name, 'host__kitchen_light');
+      await waitFor('the kitchen light is off', () => home.sim.state('kitchen_light.light').value === 'off');
+      const nowhere = await intent.createSession({ tools: home.hearth.tools.forPrincipal(OWNER), principal: OWNER, permissions: 'host', ephemeral: true });
+      const asked = await drain(await nowhere.prompt('turn off the lights in here'));
+      assert.ok(!asked.some((e) => e.type === 'tool_call'));
+      assert.match(asked.filter((e) => e.type === 'token').map((e) => (e as { text: string }).text).join(''), /^Which area do you mean\?/);
+    } finally {
+      await intent.close();
+    }
   });
 });

@@ -650,32 +650,3 @@ describe('intent model: answers from results', () => {
     assert.match(r.text, /^Done: the Attic plug .*… is on\.$/);
   });
 });
-
-// ------------------------------------------------------------------ speed
-
-describe('intent model: speed', () => {
-  it('takes well under 1 ms per utterance in a 50-entity home', () => {
-    const lines: string[] = [];
-    const kinds = ['light', 'switch', 'sensor', 'binary_sensor', 'cover', 'lock'];
-    const rooms = ['Bedroom', 'Office', 'Bathroom', 'Study', 'Porch', 'Attic', 'Cellar'];
-    for (let i = 0; lines.length < 41; i++) {
-      const kind = kinds[i % kinds.length];
-      const room = rooms[i % rooms.length];
-      const extra = kind === 'sensor' ? ', device_class: temperature, unit: "°C"' : kind === 'binary_sensor' ? ', device_class: motion' : `, command_topic: big/${i}/set`;
-      lines.push(`      e${i}: { kind: ${kind}, name: "${room} ${kind.replace('_', ' ')} ${i}", area: "${room}", state_topic: big/${i}${extra} }`);
-    }
-    const parsed = parseDeviceFile('big.yaml', `devices:\n  - id: big\n    entities:\n${lines.join('\n')}\n`);
-    assert.ok('devices' in parsed, JSON.stringify(parsed));
-    const home = [...demoEntities, ...parsed.devices.flatMap((d) => d.entities)];
-    assert.equal(home.length, 50);
-    const { provider, specs } = build(home, 'grouped');
-    const names = specs.map((s) => s.function.name);
-    const utterances = [...PHRASINGS.map(([u]) => u), 'bake me a cake', 'turn on the toaster', 'turn off the lights in the office', 'what is the temperature in the study'];
-    for (const u of utterances) provider.understand(u, names); // warm up
-    const rounds = 5;
-    const started = performance.now();
-    for (let i = 0; i < rounds; i++) for (const u of utterances) provider.understand(u, names);
-    const perUtterance = (performance.now() - started) / (rounds * utterances.length);
-    assert.ok(perUtterance < 1, `${perUtterance.toFixed(3)} ms per utterance`);
-  });
-});

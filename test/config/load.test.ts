@@ -53,6 +53,16 @@ describe('config', () => {
     assert.deepEqual(withFlags.config.devices.paths, [join(sub, 'a'), join(sub, 'b')]);
   });
 
+  it("reads the offline model's sentence folder relative to the file, and refuses a bad language name", () => {
+    const sub = mkdtempSync(join(dir, 'intent-'));
+    writeFileSync(join(sub, 'hearth.yaml'), 'intent:\n  sentences: my-sentences\n');
+    const { config } = loadConfig({ cwd: dir, flags: {}, env: {}, file: join(sub, 'hearth.yaml') });
+    assert.equal(config.intent.sentences, join(sub, 'my-sentences'));
+    assert.equal(config.intent.language, 'en');
+    const err = errorOf(() => loadConfig({ cwd: dir, env: { HEARTH_INTENT_LANGUAGE: '../etc' } }));
+    assert.match(err.message, /HEARTH_INTENT_LANGUAGE: must match pattern/);
+  });
+
   it('names the file and field of a wrong value', () => {
     const file = write('bad-port.yaml', 'mqtt:\n  embedded:\n    port: seventeen\n');
     const err = errorOf(() => loadConfig({ cwd: dir, file, env: {} }));

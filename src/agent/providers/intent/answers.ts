@@ -85,13 +85,20 @@ export function replyText(reply: Reply, hints: string[]): string {
   switch (reply.type) {
     case 'not_understood': {
       const unknown = reply.unknown ? spoken(reply.unknown, 40) : '';
+      const closest = reply.closest?.length ? ` The closest I know: ${listOr(reply.closest.map((e) => theName(e)))}.` : '';
+      if (unknown && closest) return `Sorry, I don't know a device called "${unknown}". Nothing was done.${closest}`;
       return `Sorry, I did not understand that.${unknown ? ` I don't know a device called "${unknown}".` : ''}${tryThis}`;
     }
+    case 'which_area':
+      return 'Which area do you mean? I do not know where you are: say the room, like "turn on the lights in the kitchen".';
+    case 'question':
+      return 'That sounds like a question, so I changed nothing. Say it as a command (like "turn on the kitchen light") if you want it done.';
     case 'not_found': {
       const what = spoken(reply.what, 60);
       return `Sorry, I could not find ${withArticle(what)}${reply.area ? ` in ${theArea(reply.area)}` : ''}.${tryThis}`;
     }
     case 'unsupported':
+      if (reply.why) return `Sorry, I can't ${reply.verb} ${theName(reply.entity)}: ${reply.why}.`;
       return `Sorry, I can't ${reply.verb} ${theName(reply.entity)}. ${whatItDoes(reply.entity)}`.trim();
     case 'ambiguous': {
       const names = reply.candidates.map((e) => theName(e));
@@ -128,6 +135,10 @@ export interface AnswerContext {
   tool(name: string): GeneratedTool | undefined;
   /** A state word the question asked about ("locked"), for yes/no. */
   asked?: string;
+  /** A question over several devices: which ones are in the asked state, how many, or whether any. */
+  ask?: 'which' | 'count' | 'any';
+  /** The entities the question was about (a whole-area read may return more). */
+  subjects?: string[];
 }
 
 const GERUND: Record<string, string> = {
@@ -384,8 +395,39 @@ export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
   return `That did not work: ${resultText(text, 300)}.`;
 }
 
+/** "Which lights are on?", "how many locks are open?", "is any door unlocked?": one sentence over every read. */
+function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | undefined {
+  const asked = ctx.asked;
+  if (!ctx.ask || !asked) return undefined;
+  const wanted = ctx.subjects ? new Set(ctx.subjects) : undefined;
+  const seen = new Map<string, { line: StateLine; e: Entity | undefined }>();
+  for (const call of calls) {
+    if (outcomeOf(call.result).outcome !== 'other') return undefined;
+    for (const l of call.result.split('\n')) {
+      const line = parseStateLine(l);
+      if (!line || (wanted && !wanted.has(line.id))) continue;
+      seen.set(line.id, { line, e: ctx.entity(line.id) });
+    }
+  }
+  // One device: the plain yes/no sentence says it better.
+  if (seen.size <= 1) return undefined;
+  const matching = [...seen.values()].filter(({ line, e }) => !line.noState && logicalState(e, line) === asked);
+  const names = matching.map(({ line, e }) => (e ? theName(e) : theName({ name: line.name, id: line.id })));
+  const shown = names.length > 8 ? [...names.slice(0, 8), `${names.length - 8} more`] : names;
+  const unknown = [...seen.values()].filter(({ line }) => line.noState).length;
+  const note = unknown ? ` (${unknown} ${unknown === 1 ? 'has' : 'have'} not reported yet)` : '';
+  const word = spoken(asked, 20);
+  if (!names.length) return `${ctx.ask === 'any' ? 'No, none' : 'None'} of the ${seen.size} I checked ${seen.size === 1 ? 'is' : 'are'} ${word}${note}.`;
+  const verb = names.length === 1 ? 'is' : 'are';
+  if (ctx.ask === 'count') return `${names.length} of ${seen.size} ${verb} ${word}: ${listOr(shown, 'and')}${note}.`;
+  if (ctx.ask === 'any') return `Yes: ${listOr(shown, 'and')} ${verb} ${word}${note}.`;
+  return `${sentence(listOr(shown, 'and'))} ${verb} ${word}${note}.`;
+}
+
 /** The whole second-round answer. */
 export function composeAnswer(calls: AnsweredCall[], ctx: AnswerContext): string {
+  const summary = summaryAnswer(calls, ctx);
+  if (summary) return summary;
   const parts = calls.map((c) => answerFor(c, { ...ctx, asked: calls.length === 1 ? ctx.asked : undefined }));
   return parts.join(' ') || 'Done.';
 }

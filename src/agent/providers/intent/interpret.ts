@@ -2,17 +2,24 @@
 // entities and then to calls on the offered tools; the best-scoring reading that
 // yields calls wins, else the most useful reply (ambiguity, "cannot here", ...).
 import type { Entity } from '../../../devices/model.js';
+import type { EntityState } from '../../../devices/state-cache.js';
 import { actionsOf, hasColor } from '../../../tools/parameters.js';
-import { matchAll, type Captures, type Match } from './matcher.js';
-import { tokenize } from './normalize.js';
+import { correctNames, closestEntities } from './fuzzy.js';
+import { matchAll, type Captures, type Match, type MatchContext } from './matcher.js';
+import type { Token } from './normalize.js';
+import { isQuestionTokens } from './question.js';
 import { isReply, resolveTarget, sortEntities, type Reply, type Target } from './resolve.js';
-import { INTENT_KINDS, type IntentId } from './sentences.js';
+import { INTENT_KINDS, READ_INTENTS, type IntentId } from './sentences.js';
 import { scaleToRange, snap, type OfferedTools, type PlannedCall } from './tools.js';
 import type { Vocabulary } from './vocabulary.js';
 
 export interface Home {
   vocabulary: Vocabulary;
   offered: OfferedTools;
+  /** The speaker's context (the area a session speaks from). */
+  context?: MatchContext;
+  /** Current states, for relative changes ("brighter", "two degrees warmer", "toggle"). */
+  state?: (id: string) => EntityState | undefined;
 }
 
 export interface Interpretation {
@@ -25,18 +32,27 @@ export interface Interpretation {
   entities: Entity[];
   /** A state word asked about ("is it locked?"), for a yes/no answer. */
   asked?: string;
+  /** The text was a question: answered by reads alone. */
+  question?: boolean;
+  /** How a question over several devices is answered: which ones, how many, or whether any. */
+  ask?: 'which' | 'count' | 'any';
 }
 
 const MAX_TOKENS = 40;
 const MAX_COMMANDS = 20;
-const MAX_READS = 10;
+const MAX_READS = 24;
 const MAX_CAMERAS = 3;
 
 /** What each intent does, for messages ("I can't <verb> the camera"). */
 export const VERB: Record<IntentId, string> = {
   HassTurnOn: 'turn on',
   HassTurnOff: 'turn off',
+  HassToggle: 'toggle',
   HassLightSet: 'dim',
+  HassLightStep: 'dim',
+  HassClimateStep: 'change the temperature of',
+  HassFanSetSpeed: 'set the speed of',
+  HassFanSetPreset: 'set the preset of',
   HassLightSetColor: 'change the colour of',
   HassSetLevel: 'set',
   HassClimateSetTemperature: 'set the temperature of',
@@ -59,28 +75,81 @@ export const VERB: Record<IntentId, string> = {
 const NOUN: Partial<Record<IntentId, string>> = {
   HassTurnOn: 'light or switch',
   HassTurnOff: 'light or switch',
+  HassToggle: 'light or switch',
   HassLightSet: 'dimmable light',
+  HassLightStep: 'dimmable light',
+  HassClimateStep: 'thermostat',
+  HassFanSetSpeed: 'fan',
+  HassFanSetPreset: 'fan',
   HassLightSetColor: 'colour light',
   HassSetLevel: 'light, thermostat or cover',
   HassClimateSetTemperature: 'thermostat',
   HassClimateSetMode: 'thermostat',
-  HassOpenCover: 'door, blind or cover',
-  HassCloseCover: 'door, blind or cover',
-  HassStopCover: 'door, blind or cover',
-  HassSetPosition: 'door, blind or cover',
+  HassOpenCover: 'door, blind, cover or valve',
+  HassCloseCover: 'door, blind, cover or valve',
+  HassStopCover: 'door, blind, cover or valve',
+  HassSetPosition: 'door, blind, cover or valve',
   HassLock: 'lock',
   HassUnlock: 'lock',
   HassPress: 'button',
   HassCameraImage: 'camera',
 };
 
-type Planned = { calls: PlannedCall[]; entities: Entity[]; asked?: string; intent?: IntentId };
+type Planned = { calls: PlannedCall[]; entities: Entity[]; asked?: string; intent?: IntentId; ask?: Interpretation['ask'] };
 type Step = { action?: string; extra?: Record<string, unknown> };
 
 export function interpret(text: string, home: Home): Interpretation {
-  const tokens = tokenize(text, true);
+  const v = home.vocabulary;
+  const tokens = v.lang.normalizer.tokenize(text, true);
+  const question = isQuestionTokens(tokens, v.lang);
+  const first = interpretTokens(tokens, home, question);
+  if (first.calls.length || tokens.length > MAX_TOKENS) return { ...first, question };
+  // Two commands in one ("turn the lamp on and the kitchen light off"): each half on its own.
+  if (!question) {
+    const both = splitCommands(tokens, home);
+    if (both) return { ...both, question };
+  }
+  // Nothing done: a word that is no word of the sentences may be a misheard or mistyped name.
+  const corrected = correctNames(tokens, v);
+  if (corrected) {
+    const second = interpretTokens(corrected, home, question);
+    if (second.calls.length || (second.reply?.rank ?? 0) > (first.reply?.rank ?? 0)) return { ...second, question };
+  }
+  // Something unknown was named: the closest names it might have meant.
+  if (first.reply?.type === 'not_understood' && first.reply.unknown) {
+    return { ...first, question, reply: { ...first.reply, closest: closestEntities(first.reply.unknown, v) } };
+  }
+  if (first.reply?.type === 'not_found' && first.reply.named) {
+    return { ...first, question, reply: { ...first.reply, closest: closestEntities(first.reply.what, v) } };
+  }
+  return { ...first, question };
+}
+
+/** Commands joined by a joining word, when each half is a command on its own. */
+function splitCommands(tokens: Token[], home: Home): Interpretation | undefined {
+  const joins = home.vocabulary.lang.list('join');
+  if (!joins) return undefined;
+  for (let i = 1; i < tokens.length - 1; i++) {
+    const hit = joins.match(tokens, i)[0];
+    if (!hit) continue;
+    const left = interpretTokens(tokens.slice(0, i), home, false);
+    if (!left.calls.length) continue;
+    const right = interpretTokens(tokens.slice(hit.end), home, false);
+    if (!right.calls.length) continue;
+    return { intent: left.intent, template: left.template, calls: [...left.calls, ...right.calls].slice(0, MAX_COMMANDS), entities: [...left.entities, ...right.entities] };
+  }
+  return undefined;
+}
+
+function interpretTokens(tokens: Token[], home: Home, question: boolean): Interpretation {
   // Commands and questions are short; a long text is not one.
-  const matches = tokens.length <= MAX_TOKENS ? matchAll(tokens, home.vocabulary) : [];
+  let matches = tokens.length <= MAX_TOKENS ? matchAll(tokens, home.vocabulary, home.vocabulary.lang, home.context) : [];
+  // A question is answered by reads alone, whatever a sentence of a command would make of it.
+  if (question) {
+    const reads = matches.filter((m) => READ_INTENTS.has(m.intent));
+    if (!reads.length && matches.some((m) => m.intent !== 'UnknownDevice')) return { calls: [], reply: { type: 'question', rank: 3 }, entities: [] };
+    matches = reads;
+  }
   let best: { reply: Reply; match: Match } | undefined;
   for (const m of matches) {
     const r = plan(m, home);
@@ -90,8 +159,9 @@ export function interpret(text: string, home: Home): Interpretation {
       continue;
     }
     // A clear question back from a better reading beats acting on a worse one.
-    if (best && best.reply.rank >= 3 && best.match.score > m.score) break;
-    return { intent: r.intent ?? m.intent, template: m.template, calls: r.calls, entities: r.entities, asked: r.asked };
+    // So does "I can't dim the lamp" (named) over dimming some other light the word "lamp" describes.
+    if (best && best.match.score > m.score && (best.reply.rank >= 3 || (best.reply.rank === 2 && best.match.intent === m.intent))) break;
+    return { intent: r.intent ?? m.intent, template: m.template, calls: r.calls, entities: r.entities, asked: r.asked, ask: r.ask };
   }
   if (best) return { intent: best.match.intent, template: best.match.template, calls: [], reply: best.reply, entities: [] };
   return { calls: [], reply: { type: 'not_understood', rank: 0 }, entities: [] };
@@ -101,11 +171,15 @@ function plan(m: Match, home: Home): Planned | Reply | null {
   const c = m.captures;
   switch (m.intent) {
     case 'UnknownDevice':
-      return { type: 'not_understood', unknown: c.any && !knowsAny(c.any, home.vocabulary) ? c.any : undefined, rank: 0 };
+      return { type: 'not_understood', unknown: c.any && !isKnownPhrase(c.any, home.vocabulary) ? c.any : undefined, rank: 0 };
     case 'HassGetAll':
       return readArea(undefined, home);
-    case 'HassGetArea':
-      return c.area ? readArea(c.area.value, home) : null;
+    case 'HassGetArea': {
+      const t = resolveTarget(c, home.vocabulary, 'read', home.context);
+      if (isReply(t)) return t;
+      if (t.floor && !t.area) return readAreas(t.entities, home);
+      return t.area ? readArea(t.area, home) : null;
+    }
     case 'HassGetState':
       return planRead(c, home);
     case 'HassCameraImage':
@@ -115,11 +189,11 @@ function plan(m: Match, home: Home): Planned | Reply | null {
   }
 }
 
-/** Did the unknown words contain a known name (then the sentence, not the device, was the problem)? */
-function knowsAny(words: string, v: Vocabulary): boolean {
-  const tokens = tokenize(words);
-  for (let i = 0; i < tokens.length; i++) if (v.names.match(tokens, i).length || v.areas.match(tokens, i).length) return true;
-  return false;
+/** Are the unknown words exactly a known name or area (then the sentence, not the device, was the problem)? */
+function isKnownPhrase(words: string, v: Vocabulary): boolean {
+  const tokens = v.lang.normalizer.tokenize(words);
+  const whole = (hits: Array<{ end: number }>) => hits.some((h) => h.end === tokens.length);
+  return tokens.length > 0 && (whole(v.names.match(tokens, 0)) || whole(v.areas.match(tokens, 0)));
 }
 
 // ------------------------------------------------------------------ commands
@@ -134,7 +208,10 @@ function brightnessStep(e: Entity, percent: number): Step | Reply {
   return { action: 'turn_on', extra: { brightness: scaleToRange(percent, e.ranges.brightness ?? { min: 0, max: 255 }) } };
 }
 
-function temperatureStep(e: Entity, value: number): Step | Reply {
+function temperatureStep(e: Entity, said: number, unit?: string): Step | Reply {
+  // "68 fahrenheit" to a thermostat that works in Celsius.
+  const celsius = /c/i.test(e.unit ?? '°C') && !/f/i.test(e.unit ?? '');
+  const value = unit === 'fahrenheit' && celsius ? Math.round(((said - 32) * 5) / 9 * 10) / 10 : said;
   const r = e.ranges.temperature;
   if (!r) return { type: 'unsupported', entity: e, verb: 'set the temperature of', rank: 2 };
   if (value < r.min || value > r.max) return { type: 'out_of_range', entity: e, what: 'temperature', min: r.min, max: r.max, unit: e.unit ?? '', rank: 3 };
@@ -146,52 +223,136 @@ function preferredOnMode(e: Entity): string | undefined {
   return ['heat', 'auto', 'heat_cool', 'cool'].find((m) => modes.includes(m)) ?? modes.find((m) => m !== 'off');
 }
 
+/** A level (percent) on a cover, valve or fan. */
+function percentStep(e: Entity, percent: number, action: 'set_position' | 'set_percentage', range: string, what: string, verb: string): Step | Reply {
+  if (!actionsOf(e).includes(action)) return { type: 'unsupported', entity: e, verb, rank: 2 };
+  if (percent < 0 || percent > 100) return { type: 'out_of_range', entity: e, what, min: 0, max: 100, unit: '%', rank: 3 };
+  if (action === 'set_percentage' && percent === 0) return { action: 'turn_off' };
+  return { action, extra: { [range]: scaleToRange(percent, e.ranges[range] ?? { min: 0, max: 100 }) } };
+}
+
+/** Kelvin -> an RGB hex colour (Tanner Helland's fit of the Planckian locus). */
+export function kelvinToHex(kelvin: number): string {
+  const t = Math.min(40000, Math.max(1000, kelvin)) / 100;
+  const clamp = (v: number) => Math.round(Math.min(255, Math.max(0, v)));
+  const r = t <= 66 ? 255 : clamp(329.698727446 * (t - 60) ** -0.1332047592);
+  const g = t <= 66 ? clamp(99.4708025861 * Math.log(t) - 161.1195681661) : clamp(288.1221695283 * (t - 60) ** -0.0755148492);
+  const b = t >= 66 ? 255 : t <= 19 ? 0 : clamp(138.5177312231 * Math.log(t - 10) - 305.0447927307);
+  return `#${[r, g, b].map((x) => x.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** Current brightness as a percent (undefined when unknown); 0 when off. */
+function brightnessNow(e: Entity, state: EntityState | undefined): number | undefined {
+  if (!state || state.value === undefined) return undefined;
+  if (state.value === 'off') return 0;
+  const b = state.attributes.brightness;
+  const r = e.ranges.brightness ?? { min: 0, max: 255 };
+  return typeof b === 'number' ? Math.round(((b - r.min) / (r.max - r.min || 1)) * 100) : 100;
+}
+
+/** How far "brighter" / "dimmer" goes without a number. */
+const LIGHT_STEP = 25;
+/** How far "warmer" / "turn up the heating" goes without a number. */
+const CLIMATE_STEP = 1;
+
 /** What to do to one entity for this intent; null when the intent does not apply to its kind. */
-function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target): Step | Reply | null {
+function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home): Step | Reply | null {
   const kinds = INTENT_KINDS[intent] ?? [];
   if (!kinds.includes(e.kind)) {
     // A switch called "lamp" found by the word "light" cannot dim.
-    if ((intent === 'HassLightSet' || intent === 'HassSetLevel') && e.kind === 'switch' && t.kind?.id === 'light') {
+    const lightSwitch = e.kind === 'switch' && (t.kind?.id === 'light' || (t.named && !!home.vocabulary.classEntity.get(e.id)?.named.has('light')));
+    if ((intent === 'HassLightSet' || intent === 'HassSetLevel' || intent === 'HassLightStep') && lightSwitch) {
       return { type: 'unsupported', entity: e, verb: 'dim', rank: 2 };
     }
+    if (intent === 'HassLightSetColor' && lightSwitch) return { type: 'unsupported', entity: e, verb: VERB[intent], rank: 2 };
     return null;
   }
   const actions = actionsOf(e);
   const unsupported = (verb = VERB[intent]): Reply => ({ type: 'unsupported', entity: e, verb, rank: 2 });
   const n = c.number;
+  const state = home.state?.(e.id);
   switch (intent) {
     case 'HassTurnOn':
     case 'HassTurnOff': {
       const on = intent === 'HassTurnOn';
+      if (e.kind === 'valve') {
+        if (!t.named && t.kind?.id !== 'valve') return null;
+        const action = on ? 'open' : 'close';
+        return actions.includes(action) ? { action } : unsupported();
+      }
       if (e.kind !== 'climate') return { action: on ? 'turn_on' : 'turn_off' };
       // Thermostats: only when named or asked for as heating; "everything" leaves them alone.
       if (!t.named && t.kind?.id !== 'climate') return null;
       const mode = on ? preferredOnMode(e) : (e.options.mode ?? []).includes('off') ? 'off' : undefined;
       return mode && actions.includes('set_mode') ? { action: 'set_mode', extra: { mode } } : unsupported();
     }
-    case 'HassLightSetColor':
-      if (!c.color) return null;
-      return hasColor(e) ? { action: 'turn_on', extra: { color: c.color } } : unsupported();
+    case 'HassToggle': {
+      // Toggle needs to know the state now; unknown is not guessed.
+      if (state?.value === 'on') return { action: 'turn_off' };
+      if (state?.value === 'off') return { action: 'turn_on' };
+      return { type: 'unsupported', entity: e, verb: 'toggle', why: 'its state is not known yet; say on or off', rank: 2 };
+    }
+    case 'HassLightSetColor': {
+      const kelvin = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit));
+      const color = c.color ?? (kelvin ? kelvinToHex(n!.value) : undefined);
+      if (!color) return null;
+      if (!hasColor(e)) return unsupported();
+      // "pink at 50%": the colour and the brightness in one call.
+      if (c.color && n && n.unit !== 'degree' && n.unit !== 'kelvin' && hasBrightness(e)) {
+        const b = brightnessStep(e, n.value);
+        if (isReply(b)) return b;
+        if (b.action === 'turn_on') return { action: 'turn_on', extra: { color, ...b.extra } };
+      }
+      return { action: 'turn_on', extra: { color } };
+    }
     case 'HassLightSet':
-      if (!n || n.unit === 'degree') return null;
+      if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
       return hasBrightness(e) ? brightnessStep(e, n.value) : unsupported('dim');
+    case 'HassLightStep': {
+      if (e.kind === 'fan') {
+        // "turn the fan up": its speed, a step at a time.
+        if (!actions.includes('set_percentage')) return unsupported(c.direction === 'down' ? 'slow down' : 'speed up');
+        const now = state?.value === 'off' ? 0 : typeof state?.attributes.percentage === 'number' ? state.attributes.percentage : undefined;
+        if (now === undefined) return { type: 'unsupported', entity: e, verb: c.direction === 'down' ? 'slow down' : 'speed up', why: 'its speed is not known yet; say a percentage', rank: 2 };
+        const to = Math.min(100, Math.max(0, now + (c.direction === 'down' ? -1 : 1) * (n?.value ?? LIGHT_STEP)));
+        return percentStep(e, to, 'set_percentage', 'percentage', 'speed', 'set the speed of');
+      }
+      if (!hasBrightness(e)) return unsupported(c.direction === 'down' ? 'dim' : 'brighten');
+      if (n && (n.unit === 'degree' || n.unit === 'kelvin')) return null;
+      const by = n?.value ?? LIGHT_STEP;
+      const now = brightnessNow(e, state);
+      const from = now ?? (c.direction === 'down' ? 100 : 0);
+      const to = Math.min(100, Math.max(c.direction === 'down' ? 1 : 0, from + (c.direction === 'down' ? -by : by)));
+      return brightnessStep(e, to);
+    }
     case 'HassSetLevel': {
-      if (!n) return null;
-      if (e.kind === 'climate') return n.unit === 'percent' ? null : temperatureStep(e, n.value);
+      if (!n || n.unit === 'kelvin') return null;
+      if (e.kind === 'climate') return n.unit === 'percent' ? null : temperatureStep(e, n.value, n.unit);
       if (n.unit === 'degree') return null;
       if (e.kind === 'light') return hasBrightness(e) ? brightnessStep(e, n.value) : unsupported('dim');
-      if (e.kind === 'cover') {
-        if (!actions.includes('set_position')) return unsupported('move');
-        if (n.value < 0 || n.value > 100) return { type: 'out_of_range', entity: e, what: 'position', min: 0, max: 100, unit: '%', rank: 3 };
-        return { action: 'set_position', extra: { position: scaleToRange(n.value, e.ranges.position ?? { min: 0, max: 100 }) } };
-      }
+      if (e.kind === 'cover' || e.kind === 'valve') return percentStep(e, n.value, 'set_position', 'position', 'position', 'move');
+      if (e.kind === 'fan') return percentStep(e, n.value, 'set_percentage', 'percentage', 'speed', 'set the speed of');
       const r = e.ranges.value ?? { min: 0, max: 100 };
       if (n.value < r.min || n.value > r.max) return { type: 'out_of_range', entity: e, what: 'value', min: r.min, max: r.max, unit: e.unit ?? '', rank: 3 };
       return { extra: { value: snap(n.value, r) } };
     }
+    case 'HassFanSetSpeed':
+      if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
+      return percentStep(e, n.value, 'set_percentage', 'percentage', 'speed', 'set the speed of');
+    case 'HassFanSetPreset':
+      if (!c.preset || !(e.options.preset_mode ?? []).includes(c.preset) || !actions.includes('set_preset_mode')) return unsupported(`set to ${c.preset ?? 'that preset'}`);
+      return { action: 'set_preset_mode', extra: { preset_mode: c.preset } };
     case 'HassClimateSetTemperature':
-      if (!n || n.unit === 'percent') return null;
-      return temperatureStep(e, n.value);
+      if (!n || n.unit === 'percent' || n.unit === 'kelvin') return null;
+      return temperatureStep(e, n.value, n.unit);
+    case 'HassClimateStep': {
+      const r = e.ranges.temperature;
+      if (!r || !actions.includes('set_temperature')) return unsupported('change the temperature of');
+      const target = state?.attributes.temperature ?? state?.attributes.target_temperature;
+      if (typeof target !== 'number') return { type: 'unsupported', entity: e, verb: 'change the temperature of', why: 'its setting is not known yet; say the temperature you want', rank: 2 };
+      const by = n?.value ?? CLIMATE_STEP;
+      return temperatureStep(e, target + (c.direction === 'down' ? -by : by));
+    }
     case 'HassClimateSetMode': {
       const mode = c.mode;
       if (!mode || !(e.options.mode ?? []).includes(mode) || !actions.includes('set_mode')) return unsupported(`set to ${mode?.replace(/_/g, ' ') ?? 'that mode'}`);
@@ -203,12 +364,9 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target): Step | Re
       return actions.includes('close') ? { action: 'close' } : unsupported();
     case 'HassStopCover':
       return actions.includes('stop') ? { action: 'stop' } : unsupported();
-    case 'HassSetPosition': {
-      if (!n || n.unit === 'degree') return null;
-      if (!actions.includes('set_position')) return unsupported();
-      if (n.value < 0 || n.value > 100) return { type: 'out_of_range', entity: e, what: 'position', min: 0, max: 100, unit: '%', rank: 3 };
-      return { action: 'set_position', extra: { position: scaleToRange(n.value, e.ranges.position ?? { min: 0, max: 100 }) } };
-    }
+    case 'HassSetPosition':
+      if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
+      return percentStep(e, n.value, 'set_position', 'position', 'position', 'move');
     case 'HassLock':
       return { action: 'lock' };
     case 'HassUnlock':
@@ -222,34 +380,43 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target): Step | Re
 
 function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply | null {
   const v = home.vocabulary;
-  const resolved = resolveTarget(c, v, 'command');
+  const resolved = resolveTarget(c, v, 'command', home.context);
   if (isReply(resolved)) return resolved;
   let t = resolved;
+  const climate = intent === 'HassClimateSetTemperature' || intent === 'HassClimateSetMode' || intent === 'HassClimateStep';
   if (t.implicit) {
     // Only a few commands have an obvious target when none is said.
-    if (intent === 'HassClimateSetTemperature' || intent === 'HassClimateSetMode') t = { ...t, entities: t.entities.filter((e) => e.kind === 'climate') };
+    if (climate) t = { ...t, entities: t.entities.filter((e) => e.kind === 'climate') };
     else if (intent === 'HassLock') t = { ...t, entities: t.entities.filter((e) => e.kind === 'lock'), plural: true };
     else return null;
   }
   // "make it 22 degrees in the living room": the area narrows, it is not the target.
-  if (t.areaOnly && (intent === 'HassClimateSetTemperature' || intent === 'HassClimateSetMode')) t = { ...t, plural: false };
+  if (t.areaOnly && climate) t = { ...t, plural: false };
 
   const ok: Array<{ e: Entity; step: Step }> = [];
   const refusals: Reply[] = [];
   for (const e of t.entities) {
-    const step = stepFor(intent, e, c, t);
+    const step = stepFor(intent, e, c, t, home);
     if (!step) continue;
     if (isReply(step)) refusals.push(step);
     else ok.push({ e, step });
   }
   if (!ok.length) {
     if (refusals.length && (refusals.length === 1 || t.named)) return refusals.sort((a, b) => b.rank - a.rank)[0];
-    if (t.named && t.entities.length === 1) return { type: 'unsupported', entity: t.entities[0], verb: VERB[intent], rank: 2 };
+    // A kind this intent never acts on: a weak refusal, any other reading of the words goes first.
+    if (t.named && t.entities.length === 1) return { type: 'unsupported', entity: t.entities[0], verb: VERB[intent], rank: 1 };
     return { type: 'not_found', what: NOUN[intent] ?? 'device', area: t.area, rank: 1 };
   }
   // Several, said in the singular, or of different kinds for a bare number: ask which.
   const mixed = intent === 'HassSetLevel' && new Set(ok.map((o) => o.e.kind)).size > 1;
   if (ok.length > 1 && (!t.plural || mixed)) return { type: 'ambiguous', candidates: ok.map((o) => o.e), rank: 3 };
+  // Several names ("the hall light and the porch light"): each must be one device.
+  if (t.perName && t.perName.length > 1) {
+    for (const { found, plural } of t.perName) {
+      const acted = found.filter((e) => ok.some((o) => o.e === e));
+      if (acted.length > 1 && !plural) return { type: 'ambiguous', candidates: acted, rank: 3 };
+    }
+  }
 
   const calls: PlannedCall[] = [];
   const entities: Entity[] = [];
@@ -265,9 +432,11 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
 
 /** "set X to 21" is a climate, light or cover intent once the entity is known. */
 function specificIntent(intent: IntentId, step: Step): IntentId {
+  if (intent === 'HassLightStep' && step.action === 'set_percentage') return 'HassFanSetSpeed';
   if (intent !== 'HassSetLevel') return intent;
   if (step.action === 'set_temperature') return 'HassClimateSetTemperature';
   if (step.action === 'set_position') return 'HassSetPosition';
+  if (step.action === 'set_percentage') return 'HassFanSetSpeed';
   if (step.action === 'turn_on' || step.action === 'turn_off') return 'HassLightSet';
   return intent;
 }
@@ -286,13 +455,13 @@ function stateApplies(e: Entity, state: string): boolean {
     case 'opening':
     case 'closing':
     case 'stopped':
-      return e.kind === 'cover' || (e.kind === 'binary_sensor' && ['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? ''));
+      return e.kind === 'cover' || e.kind === 'valve' || (e.kind === 'binary_sensor' && ['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? ''));
     case 'heating':
     case 'cooling':
     case 'idle':
       return e.kind === 'climate';
     default:
-      return e.kind === 'switch' || e.kind === 'light' || e.kind === 'binary_sensor' || e.kind === 'climate';
+      return e.kind === 'switch' || e.kind === 'light' || e.kind === 'fan' || e.kind === 'binary_sensor' || e.kind === 'climate';
   }
 }
 
@@ -300,8 +469,16 @@ function readArea(area: string | undefined, home: Home): Planned | Reply {
   const v = home.vocabulary;
   const entities = area ? v.entities.filter((e) => (e.area ?? '').toLowerCase() === area.toLowerCase()) : v.entities;
   const whole = home.offered.state(area);
-  if (whole) return { calls: [whole], entities: sortEntities(entities) };
+  if (whole) return { calls: [whole], entities: sortEntities(entities), intent: area ? 'HassGetArea' : 'HassGetAll' };
   // No get_state here: read what can be read one by one.
+  return readEach(sortEntities(entities), home, undefined);
+}
+
+/** Every area of these entities, one get_state each (a floor). */
+function readAreas(entities: Entity[], home: Home): Planned | Reply {
+  const areas = [...new Set(entities.map((e) => e.area).filter((a): a is string => !!a))].sort();
+  const calls = areas.map((a) => home.offered.state(a)).filter((c): c is PlannedCall => !!c);
+  if (calls.length === areas.length && calls.length && calls.length <= MAX_READS) return { calls, entities: sortEntities(entities) };
   return readEach(sortEntities(entities), home, undefined);
 }
 
@@ -319,33 +496,49 @@ function readEach(entities: Entity[], home: Home, asked: string | undefined): Pl
   return { calls, entities: done, asked, intent: done.every((e) => e.kind === 'camera') ? 'HassCameraImage' : undefined };
 }
 
+function askOf(c: Captures): Interpretation['ask'] {
+  const a = c.other.ask;
+  return a === 'which' || a === 'count' || a === 'any' ? a : undefined;
+}
+
 function planRead(c: Captures, home: Home): Planned | Reply | null {
-  const t = resolveTarget(c, home.vocabulary, 'read');
+  const t = resolveTarget(c, home.vocabulary, 'read', home.context);
   if (isReply(t)) return t;
   if (t.implicit) return null;
+  const ask = askOf(c);
   // "how is everything", "what is everything in the kitchen".
-  if (t.kind?.id === 'everything' && !c.state) return readArea(t.area, home);
+  if (t.kind?.id === 'everything' && !c.state) return t.floor && !t.area ? readAreas(t.entities, home) : readArea(t.area, home);
   let entities = t.entities;
-  if (c.state && !t.named) {
+  if (c.state && t.named) {
+    // "is the front door locked": of the front door's entities, the lock.
     const fitting = entities.filter((e) => stateApplies(e, c.state!));
     if (fitting.length) entities = fitting;
-    else if (!t.areaOnly) return { type: 'not_found', what: `${t.kind?.id ?? 'device'} that can be ${c.state}`, area: t.area, rank: 1 };
+  } else if (c.state) {
+    const fitting = entities.filter((e) => stateApplies(e, c.state!));
+    if (fitting.length) entities = fitting;
+    else if (!t.areaOnly) return { type: 'not_found', what: `${t.kind?.id ?? 'device'} that can be ${c.state}`, area: t.area ?? t.floor, rank: 1 };
   }
-  if (t.areaOnly && (!c.state || entities.length > MAX_READS)) return readArea(t.area, home);
+  if (t.areaOnly && (!c.state || entities.length > MAX_READS)) return t.floor && !t.area ? readAreas(entities, home) : readArea(t.area, home);
+  const asked = c.state ?? (t.kind?.id === 'motion' ? 'on' : undefined);
   if (entities.length > MAX_READS) {
+    if (t.floor && !t.area) {
+      const r = readAreas(entities, home);
+      return isReply(r) ? r : { ...r, entities, asked, ask };
+    }
     const whole = home.offered.state(t.area);
-    if (whole) return { calls: [whole], entities, asked: c.state };
+    if (whole) return { calls: [whole], entities, asked, ask };
   }
   // "is there motion in the hallway" asks whether it is on.
-  return readEach(entities, home, c.state ?? (t.kind?.id === 'motion' ? 'on' : undefined));
+  const r = readEach(entities, home, asked);
+  return isReply(r) ? r : { ...r, ask };
 }
 
 function planCamera(c: Captures, home: Home): Planned | Reply | null {
   const v = home.vocabulary;
   const cameras = v.entities.filter((e) => e.kind === 'camera');
   let found: Entity[];
-  if (c.name) {
-    const t = resolveTarget(c, v, 'read');
+  if (c.names.length) {
+    const t = resolveTarget(c, v, 'read', home.context);
     if (isReply(t)) return t;
     found = t.entities.filter((e) => e.kind === 'camera');
     // "who is at the front door": the camera on the same device, else in the same area.
@@ -353,7 +546,7 @@ function planCamera(c: Captures, home: Home): Planned | Reply | null {
     if (!found.length) found = cameras.filter((cam) => t.entities.some((e) => e.area && e.area === cam.area));
     if (!found.length) return t.entities.length === 1 ? { type: 'unsupported', entity: t.entities[0], verb: 'look through', rank: 2 } : { type: 'not_found', what: 'camera', rank: 1 };
   } else if (c.kind) {
-    const t = resolveTarget(c, v, 'read');
+    const t = resolveTarget(c, v, 'read', home.context);
     if (isReply(t)) return t;
     found = t.entities.filter((e) => e.kind === 'camera');
   } else if (c.hint) {

@@ -3,11 +3,15 @@
 // (like Home Assistant's hassil), resolved to calls on the tools the request
 // offers. Round 1 turns the user's words into tool calls (or a reply); round 2
 // turns the tool results into a plain-sentence answer.
+import type { Logger } from 'pino';
 import type { Entity } from '../../../devices/model.js';
+import type { EntityState } from '../../../devices/state-cache.js';
 import type { GeneratedTool } from '../../../tools/types.js';
 import { ProviderError, type ChatMessage, type Provider, type ProviderEvent, type ProviderRequest, type ToolCallRequest, type Usage } from '../../provider.js';
 import { chunkWords, composeAnswer, examples, replyText, type AnsweredCall } from './answers.js';
 import { interpret, type Interpretation } from './interpret.js';
+import { SentenceSet } from './sentence-set.js';
+import type { MatchContext } from './matcher.js';
 import { OfferedTools, TOOL_PREFIX } from './tools.js';
 import { buildVocabulary, vocabularySignature, type Vocabulary } from './vocabulary.js';
 
@@ -16,6 +20,10 @@ export interface IntentProviderOptions {
   entities: () => Entity[];
   /** The generated tools now, to look up a request's tools by name. */
   tools: () => GeneratedTool[];
+  /** Current states, for "brighter", "two degrees warmer", "toggle". */
+  state?: (id: string) => EntityState | undefined;
+  /** The sentence data: the shipped language plus a user's folder (default: shipped English). */
+  sentences?: SentenceSet;
 }
 
 /** Longest user text looked at (a pasted essay is not a command). */
@@ -26,26 +34,54 @@ export class IntentProvider implements Provider {
   readonly defaultModel = 'hearth-intent';
   readonly vision = false;
 
-  private cached?: { signature: string; vocabulary: Vocabulary };
+  private cached?: { signature: string; vocabulary: Vocabulary; entities: Entity[]; current: Vocabulary };
+  readonly sentences: SentenceSet;
 
-  constructor(private readonly options: IntentProviderOptions) {}
+  constructor(private readonly options: IntentProviderOptions) {
+    this.sentences = options.sentences ?? SentenceSet.shipped();
+  }
 
-  /** The slot lists for the home as it is now (rebuilt only when names, areas or kinds changed). */
+  /** The slot lists for the home as it is now (rebuilt only when names, areas, kinds or the sentences changed). */
   private vocabulary(): Vocabulary {
     const entities = this.options.entities();
+    const lang = this.sentences.current();
+    const c = this.cached;
+    // The same entity objects as last time (pointer compares only): nothing to redo.
+    if (c && c.vocabulary.lang === lang && c.entities.length === entities.length && c.entities.every((e, i) => e === entities[i])) return c.current;
     const signature = vocabularySignature(entities);
-    if (!this.cached || this.cached.signature !== signature) this.cached = { signature, vocabulary: buildVocabulary(entities) };
+    const vocabulary = c && c.signature === signature && c.vocabulary.lang === lang ? c.vocabulary : buildVocabulary(entities, lang);
     // Ranges and options may change without a rename: always act on the current objects.
-    return { ...this.cached.vocabulary, entities, byId: new Map(entities.map((e) => [e.id, e])) };
+    const current = { ...vocabulary, entities, byId: new Map(entities.map((e) => [e.id, e])) };
+    this.cached = { signature, vocabulary, entities, current };
+    return current;
+  }
+
+  private examplesCache?: { vocabulary: Vocabulary; byTools: Map<string, string[]> };
+
+  /** Example phrasings for this home and these tools (worked out once per home and tool list). */
+  private examplesFor(vocabulary: Vocabulary, offered: OfferedTools, toolNames: string[]): string[] {
+    if (this.examplesCache?.vocabulary !== vocabulary) this.examplesCache = { vocabulary, byTools: new Map() };
+    const key = toolNames.join('\u0000');
+    let list = this.examplesCache.byTools.get(key);
+    if (!list) {
+      if (this.examplesCache.byTools.size > 32) this.examplesCache.byTools.clear();
+      this.examplesCache.byTools.set(key, (list = examples(vocabulary.entities, offered)));
+    }
+    return list;
+  }
+
+  /** Build the home's vocabulary now (after the devices changed), so the next utterance does not wait for it. */
+  warm(): void {
+    this.vocabulary();
   }
 
   /** Understand one utterance against the home and the offered tool names (for tests and diagnostics). */
-  understand(text: string, toolNames: string[]): Interpretation & { text?: string } {
+  understand(text: string, toolNames: string[], context: MatchContext = {}): Interpretation & { text?: string } {
     const vocabulary = this.vocabulary();
     const offered = new OfferedTools(toolNames, this.options.tools());
-    const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered });
+    const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered, context, state: this.options.state });
     if (result.reply) {
-      const hints = ['not_understood', 'not_found'].includes(result.reply.type) ? examples(vocabulary.entities, offered) : [];
+      const hints = ['not_understood', 'not_found'].includes(result.reply.type) && !('closest' in result.reply && result.reply.closest?.length) ? this.examplesFor(vocabulary, offered, toolNames) : [];
       return { ...result, text: replyText(result.reply, hints) };
     }
     return result;
@@ -61,14 +97,15 @@ export class IntentProvider implements Provider {
     const last = messages[messages.length - 1];
     const prompt = Math.ceil(messages.reduce((n, m) => n + textOf(m).length, 0) / 4);
 
+    const context: MatchContext = { area: request.context?.area };
     if (last?.role === 'tool') {
-      const text = this.secondRound(messages, toolNames);
+      const text = this.secondRound(messages, toolNames, context);
       yield* this.say(text, prompt);
       return;
     }
     const user = [...messages].reverse().find((m) => m.role === 'user');
     const utterance = user ? textOf(user) : '';
-    const understood = this.understand(utterance, toolNames);
+    const understood = this.understand(utterance, toolNames, context);
     if (!understood.calls.length) {
       yield* this.say(understood.text ?? 'Sorry, I did not understand that.', prompt);
       return;
@@ -89,7 +126,7 @@ export class IntentProvider implements Provider {
   }
 
   /** The answer to the tool results that end the conversation. */
-  private secondRound(messages: ChatMessage[], toolNames: string[]): string {
+  private secondRound(messages: ChatMessage[], toolNames: string[], context: MatchContext): string {
     let i = messages.length;
     while (i > 0 && messages[i - 1].role === 'tool') i--;
     const results = messages.slice(i) as Array<Extract<ChatMessage, { role: 'tool' }>>;
@@ -105,10 +142,16 @@ export class IntentProvider implements Provider {
     if (!answered.length) return 'I got an answer I cannot match to anything I asked for.';
     // The question decides yes/no ("is the front door locked?").
     const user = [...messages.slice(0, i)].reverse().find((m) => m.role === 'user');
-    const asked = user ? this.understand(textOf(user), toolNames).asked : undefined;
+    const understood = user ? this.understand(textOf(user), toolNames, context) : undefined;
     const tools = new Map(this.options.tools().map((t) => [t.name, t]));
     const entities = new Map(this.options.entities().map((e) => [e.id, e]));
-    return composeAnswer(answered, { entity: (id) => entities.get(id), tool: (name) => tools.get(name), asked });
+    return composeAnswer(answered, {
+      entity: (id) => entities.get(id),
+      tool: (name) => tools.get(name),
+      asked: understood?.asked,
+      ask: understood?.ask,
+      subjects: understood?.entities.map((e) => e.id),
+    });
   }
 
   private async *say(text: string, prompt: number): AsyncIterable<ProviderEvent> {

@@ -1,8 +1,9 @@
 // From what the slots captured to the entities meant: by name or alias
-// (narrowed by an area when one was said), by kind or measurement in an area,
-// by area alone, or - for intents with an obvious target - implicitly.
+// (narrowed by an area or floor when one was said), by kind or measurement in
+// an area, floor or the whole home, by area alone, or - for intents with an
+// obvious target - implicitly. "Here" is the speaker's area.
 import type { Entity } from '../../../devices/model.js';
-import type { Captures } from './matcher.js';
+import type { Captures, MatchContext } from './matcher.js';
 import type { KindClass } from './sentences.js';
 import type { Vocabulary } from './vocabulary.js';
 
@@ -10,12 +11,14 @@ export type Purpose = 'command' | 'read';
 
 /** An answer instead of tool calls. `rank` orders competing readings of one utterance. */
 export type Reply =
-  | { type: 'not_understood'; unknown?: string; rank: 0 }
-  | { type: 'not_found'; what: string; area?: string; rank: 1 }
-  | { type: 'unsupported'; entity: Entity; verb: string; rank: 2 }
+  | { type: 'not_understood'; unknown?: string; closest?: Entity[]; rank: 0 }
+  | { type: 'not_found'; what: string; area?: string; closest?: Entity[]; named?: boolean; rank: 1 }
+  | { type: 'unsupported'; entity: Entity; verb: string; why?: string; rank: 1 | 2 }
   | { type: 'ambiguous'; candidates: Entity[]; rank: 3 }
+  | { type: 'which_area'; rank: 3 }
   | { type: 'not_here'; entities: Entity[]; verb: string; rank: 3 }
-  | { type: 'out_of_range'; entity: Entity; what: string; min: number; max: number; unit: string; rank: 3 };
+  | { type: 'out_of_range'; entity: Entity; what: string; min: number; max: number; unit: string; rank: 3 }
+  | { type: 'question'; rank: 3 };
 
 export interface Target {
   entities: Entity[];
@@ -28,7 +31,11 @@ export interface Target {
   /** No target words at all ("make it 22 degrees"). */
   implicit: boolean;
   area?: string;
+  /** A floor said ("upstairs"). */
+  floor?: string;
   kind?: KindClass;
+  /** Each name said, with what it found (several names: each must be one device). */
+  perName?: Array<{ found: Entity[]; plural: boolean }>;
 }
 
 const byName = (a: Entity, b: Entity) => a.name.localeCompare(b.name) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -37,31 +44,67 @@ export function sortEntities(list: Entity[]): Entity[] {
   return [...new Set(list)].sort(byName);
 }
 
+/** The area meant: said, or "here" (the speaker's area). */
+export function areaOf(c: Captures, context: MatchContext): string | undefined | Reply {
+  if (c.area) return c.area.value;
+  if (c.here) return context.area ?? { type: 'which_area', rank: 3 };
+  return undefined;
+}
+
 /** The entities a match points at, before the intent filters them. */
-export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose): Target | Reply {
-  const area = c.area?.value;
-  const inArea = (e: Entity) => !area || (e.area ?? '').toLowerCase() === area.toLowerCase();
-  const plural = !!c.all || !!c.kind?.plural || !!c.name?.plural || c.kind?.value.id === 'everything';
-  if (c.name) {
-    const named = c.name.value.map((id) => v.byId.get(id)).filter((e): e is Entity => !!e);
-    const entities = sortEntities(named.filter(inArea));
-    if (!entities.length) return { type: 'not_found', what: c.name.said, area, rank: 1 };
-    return { entities, plural, named: true, areaOnly: false, implicit: false, area, kind: c.kind?.value };
+export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, context: MatchContext = {}): Target | Reply {
+  const where = areaOf(c, context);
+  if (isReply(where)) return where;
+  const area = where;
+  const floor = c.floor?.value;
+  // "the kitchen and living room lights": a second area.
+  const areas = [area, typeof c.other.area2 === 'string' ? c.other.area2 : undefined].filter((a): a is string => !!a).map((a) => a.toLowerCase());
+  const inArea = (e: Entity) =>
+    (!areas.length || areas.includes((e.area ?? '').toLowerCase())) && (!floor || (!!e.area && v.floorOf.get(e.area.toLowerCase())?.toLowerCase() === floor.toLowerCase()));
+  const whole = c.other.whole !== undefined;
+  const plural = !!c.all || whole || areas.length > 1 || !!floor || !!c.kind?.plural || c.names.some((n) => n.plural) || c.names.length > 1 || c.kind?.value.id === 'everything';
+  const label = area ?? floor;
+  const at = { area, floor };
+  if (c.names.length) {
+    const perName: Array<{ found: Entity[]; plural: boolean }> = [];
+    for (const n of c.names) {
+      const named = n.value.map((id) => v.byId.get(id)).filter((e): e is Entity => !!e);
+      let found = sortEntities(named.filter(inArea));
+      // "the kitchen sensor's battery": the named ones of that kind, else the entity of that kind on the named device.
+      if (c.kind && found.length && c.kind.value.id !== 'everything') {
+        const fits = (e: Entity) => c.kind!.value.match(v.classEntity.get(e.id)!, purpose);
+        const devices = new Set(found.map((e) => e.deviceId));
+        const narrowed = found.filter(fits);
+        const same = narrowed.length ? narrowed : v.entities.filter((e) => devices.has(e.deviceId) && fits(e));
+        // "the desk fan" is not the desk lamp.
+        if (!same.length) return { type: 'not_found', what: `${n.said} ${c.kind.said}`, area: label, named: true, rank: 1 };
+        found = sortEntities(same);
+      }
+      if (!found.length) return { type: 'not_found', what: n.said, area: label, named: true, rank: 1 };
+      perName.push({ found, plural: n.plural || !!c.all });
+    }
+    return { entities: sortEntities(perName.flatMap((p) => p.found)), plural, named: true, areaOnly: false, implicit: false, ...at, kind: c.kind?.value, perName };
   }
   if (c.kind) {
     const kind = c.kind.value;
-    const info = (e: Entity) => v.classEntity.get(e.id);
-    let entities = v.entities.filter((e) => inArea(e) && kind.match(info(e)!, purpose));
-    if (!entities.length && purpose === 'read' && kind.fallback) entities = v.entities.filter((e) => inArea(e) && kind.fallback!(info(e)!));
-    if (!entities.length) return { type: 'not_found', what: c.kind.said, area, rank: 1 };
-    return { entities: sortEntities(entities), plural, named: false, areaOnly: false, implicit: false, area, kind };
+    const info = (e: Entity) => v.classEntity.get(e.id)!;
+    let entities = v.entities.filter((e) => inArea(e) && kind.match(info(e), purpose));
+    if (!entities.length && purpose === 'read' && kind.fallback) entities = v.entities.filter((e) => inArea(e) && kind.fallback!(info(e)));
+    if (!entities.length) return { type: 'not_found', what: c.kind.said, area: label, rank: 1 };
+    // "the ceiling fan": of the fans, the ones whose names say "ceiling fan" (one was meant).
+    const said = c.kind.said.split(' ');
+    if (!plural && said.length > 1) {
+      const closer = entities.filter((e) => said.every((w) => info(e).words.has(w)));
+      if (closer.length) entities = closer;
+    }
+    return { entities: sortEntities(entities), plural, named: false, areaOnly: false, implicit: false, ...at, kind };
   }
-  if (area) {
+  if (area || floor) {
     const entities = v.entities.filter(inArea);
-    if (!entities.length) return { type: 'not_found', what: 'device', area, rank: 1 };
-    return { entities: sortEntities(entities), plural: true, named: false, areaOnly: true, implicit: false, area };
+    if (!entities.length) return { type: 'not_found', what: 'device', area: label, rank: 1 };
+    return { entities: sortEntities(entities), plural: true, named: false, areaOnly: true, implicit: false, ...at };
   }
-  return { entities: sortEntities(v.entities), plural: !!c.all, named: false, areaOnly: false, implicit: true };
+  return { entities: sortEntities(v.entities), plural: !!c.all || whole, named: false, areaOnly: false, implicit: true };
 }
 
 export function isReply(x: unknown): x is Reply {

@@ -1,160 +1,169 @@
-// Slot lists filled from the home: entity names and aliases, areas, kind words,
-// climate modes. Rebuilt only when the entities change (names, aliases, areas,
-// kinds), so matching stays a few map look-ups per word.
-import { COLOR_NAMES } from '../../../devices/color.js';
-import type { Entity } from '../../../devices/model.js';
-import { phraseKeys, type Token } from './normalize.js';
-import { ALL_WORDS, FEEL_WORDS, HINT_WORDS, KIND_CLASSES, MODE_SYNONYMS, STATE_WORDS, type ClassEntity, type KindClass } from './sentences.js';
-
-/** Longer names are reachable by area and kind, not by saying them. */
-const MAX_PHRASE_WORDS = 10;
-
-export interface PhraseHit<T> {
-  end: number;
-  value: T;
-  /** The phrase's last word was said as a plural. */
-  plural: boolean;
-  /** The words as said (normalised), for messages. */
-  said: string;
-}
-
-/** Phrases by their first word; a phrase maps to one value (values merged by the caller). */
-export class PhraseIndex<T> {
-  private byFirst = new Map<string, Array<{ keys: string[]; value: T }>>();
-
-  constructor(private readonly merge?: (a: T, b: T) => T) {}
-
-  add(text: string, value: T, joinedVariant = false): void {
-    const keys = phraseKeys(text);
-    if (!keys.length || keys.length > MAX_PHRASE_WORDS) return;
-    this.put(keys, value);
-    // "livingroom" for "living room".
-    if (joinedVariant && keys.length > 1 && keys.every((k) => /^[a-z]+$/.test(k))) this.put([keys.join('')], value);
-  }
-
-  private put(keys: string[], value: T): void {
-    let list = this.byFirst.get(keys[0]);
-    if (!list) this.byFirst.set(keys[0], (list = []));
-    const same = list.find((p) => p.keys.length === keys.length && p.keys.every((k, i) => k === keys[i]));
-    if (same) {
-      if (this.merge) same.value = this.merge(same.value, value);
-      return;
-    }
-    list.push({ keys, value });
-  }
-
-  match(tokens: Token[], pos: number): PhraseHit<T>[] {
-    const list = pos < tokens.length ? this.byFirst.get(tokens[pos].w) : undefined;
-    if (!list) return [];
-    const out: PhraseHit<T>[] = [];
-    for (const p of list) {
-      if (pos + p.keys.length > tokens.length) continue;
-      let ok = true;
-      for (let i = 1; i < p.keys.length; i++) {
-        if (tokens[pos + i].w !== p.keys[i]) {
-          ok = false;
-          break;
-        }
-      }
-      if (ok) {
-        const end = pos + p.keys.length;
-        out.push({ end, value: p.value, plural: tokens[end - 1].plural, said: p.keys.join(' ') });
-      }
-    }
-    return out;
-  }
-}
+// Slot lists filled from the home: entity names and aliases, areas, floors,
+// climate modes and fan presets (with the language's synonyms for them).
+// Rebuilt only when the entities change (names, aliases, areas, kinds), so
+// matching stays a few map look-ups per word.
+import { isActuator, type Entity } from '../../../devices/model.js';
+import type { CompiledLanguage } from './matcher.js';
+import { PhraseIndex } from './phrases.js';
+import type { ClassEntity } from './sentences.js';
 
 export interface Vocabulary {
+  lang: CompiledLanguage;
   entities: Entity[];
   byId: Map<string, Entity>;
   classEntity: Map<string, ClassEntity>;
   names: PhraseIndex<string[]>;
   areas: PhraseIndex<string>;
-  kinds: PhraseIndex<KindClass>;
-  feel: PhraseIndex<KindClass>;
-  presence: PhraseIndex<KindClass>;
-  all: PhraseIndex<true>;
+  /** Floor name -> the areas on it. */
+  floors: PhraseIndex<string>;
   modes: PhraseIndex<string>;
-  states: PhraseIndex<string>;
-  hints: PhraseIndex<string>;
-  colors: PhraseIndex<string>;
+  presets: PhraseIndex<string>;
   /** Every area, as the registry spells it. */
   areaNames: string[];
+  /** Area (lowercased) -> its floor. */
+  floorOf: Map<string, string>;
+  /** Words of names and areas: what a typo may be corrected to. */
+  nameWords: Set<string>;
+  /** Each word of a name or alias -> the entities whose names say it. */
+  byWord: Map<string, Entity[]>;
 }
 
 const unionIds = (a: string[], b: string[]) => [...new Set([...a, ...b])];
 
-function classEntity(e: Entity): ClassEntity {
-  const words = new Set<string>();
-  for (const text of [e.name, ...e.aliases]) for (const k of phraseKeys(text)) words.add(k);
-  return { kind: e.kind, deviceClass: e.deviceClass, words };
+/** The floor of an entity's area, when its device file names one. */
+export function floorOf(e: Entity): string | undefined {
+  return e.floor;
 }
 
-export function buildVocabulary(entities: Entity[]): Vocabulary {
-  const names = new PhraseIndex<string[]>(unionIds);
-  const areas = new PhraseIndex<string>((a) => a);
+export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Vocabulary {
+  const keys = (t: string) => lang.normalizer.keys(t);
+  const names = new PhraseIndex<string[]>(keys, unionIds);
+  const areas = new PhraseIndex<string>(keys, (a) => a);
+  const floors = new PhraseIndex<string>(keys, (a) => a);
   const byId = new Map<string, Entity>();
   const classes = new Map<string, ClassEntity>();
   const modeOptions = new Set<string>();
+  const presetOptions = new Set<string>();
   const areaNames = new Set<string>();
+  const floorByArea = new Map<string, string>();
+  const kindWords = lang.list('kind');
+  const byWord = new Map<string, Entity[]>();
   for (const e of entities) {
     byId.set(e.id, e);
-    classes.set(e.id, classEntity(e));
+    const words = new Set<string>();
+    const named = new Set<string>();
+    for (const text of [e.name, ...e.aliases]) {
+      const tokens = lang.normalizer.tokenize(text);
+      for (const t of tokens) words.add(t.w);
+      for (let i = 0; kindWords && i < tokens.length; i++) for (const h of kindWords.match(tokens, i)) named.add(String(h.value));
+    }
+    classes.set(e.id, { kind: e.kind, deviceClass: e.deviceClass, words, named });
+    for (const w of words) (byWord.get(w) ?? byWord.set(w, []).get(w)!).push(e);
     names.add(e.name, [e.id], true);
     for (const alias of e.aliases) names.add(alias, [e.id], true);
     if (e.area) {
       areas.add(e.area, e.area, true);
       areaNames.add(e.area);
+      const floor = floorOf(e);
+      if (floor) {
+        floors.add(floor, floor, true);
+        floorByArea.set(e.area.toLowerCase(), floor);
+      }
     }
     if (e.kind === 'climate') for (const m of e.options.mode ?? []) modeOptions.add(m);
+    if (e.kind === 'fan') for (const m of e.options.preset_mode ?? []) presetOptions.add(m);
   }
 
-  const kinds = new PhraseIndex<KindClass>((a) => a);
-  for (const c of KIND_CLASSES) for (const w of c.words) kinds.add(w, c);
-  // Any device class the home uses is a word too ("smoke", "moisture").
-  const known = new Set(KIND_CLASSES.map((c) => c.id));
+  // A home option is said as written ("heat_cool" as "heat cool"), or by a synonym in the data.
+  const options = (offered: Set<string>, synonyms: string) => {
+    const index = new PhraseIndex<string>(keys, (a) => a);
+    for (const m of offered) index.add(m.replace(/_/g, ' '), m);
+    const data = lang.list(synonyms);
+    if (data) {
+      for (const [said, value] of dataEntries(data)) if (offered.has(String(value))) index.add(said, String(value));
+    }
+    return index;
+  };
+
+  // Weaker names, only where no real name says the same: the name without its
+  // kind word ("front door" for "Front door lock"), and that with another word
+  // for the same kind ("desk light" for "Desk lamp").
+  const weak = new Map<string, { keys: string[]; ids: string[] }>();
+  const addWeak = (keys: string[], id: string) => {
+    // Never in place of an area or floor ("kitchen" from "Kitchen ceiling light"); beside
+    // a real name it adds ("garage side door" is the sensor and, by its name, the lock).
+    if (!keys.length || areas.has(keys) || floors.has(keys)) return;
+    const k = keys.join(' ');
+    const w = weak.get(k) ?? weak.set(k, { keys, ids: [] }).get(k)!;
+    if (!w.ids.includes(id)) w.ids.push(id);
+  };
+  const kindPhrases = new Map<string, string[][]>();
+  for (const [said, value] of kindWords ? kindWords.phrases() : []) {
+    const list = kindPhrases.get(String(value)) ?? kindPhrases.set(String(value), []).get(String(value))!;
+    list.push(said.split(' '));
+  }
   for (const e of entities) {
-    const d = e.deviceClass;
-    if (!d || known.has(d) || !/^[a-z_]{2,30}$/.test(d)) continue;
-    known.add(d);
-    kinds.add(d.replace(/_/g, ' '), {
-      id: d,
-      words: [d],
-      match: (x) => (x.kind === 'sensor' || x.kind === 'binary_sensor' || x.kind === 'cover') && x.deviceClass === d,
-    });
+    for (const text of [e.name, ...e.aliases]) {
+      const k = keys(text);
+      for (const [cls, phrases] of kindPhrases) {
+        for (const p of phrases) {
+          if (k.length <= p.length || !p.every((w, i) => k[k.length - p.length + i] === w)) continue;
+          const stem = k.slice(0, k.length - p.length);
+          // "kitchen" + "light" is the kitchen's lights, not this one.
+          if (areas.has(stem) || floors.has(stem)) continue;
+          addWeak(stem, e.id);
+          for (const other of kindPhrases.get(cls) ?? []) if (other.length === 1 && other.join(' ') !== p.join(' ')) addWeak([...stem, ...other], e.id);
+          // "reading lights" for "Reading corner lights": one word of a longer stem with the kind word.
+          if (stem.length > 1) for (const w of stem) if (!stem.some((_, i) => i < stem.length - 1 && (areas.has(stem.slice(0, i + 1)) || floors.has(stem.slice(0, i + 1))) && stem.slice(0, i + 1).includes(w))) addWeak([w, ...p], e.id);
+        }
+      }
+    }
+  }
+  // Beside a real name only when that name is a sensor's: then the weak one reaches the actuator.
+  for (const w of weak.values()) {
+    const real = names.get(w.keys);
+    if (real && real.some((id) => { const e = byId.get(id); return !!e && isActuator(e); })) continue;
+    names.addKeys(w.keys, w.ids);
+  }
+  // Floors by their other words ("downstairs" for the ground floor), from the language's `floor` list.
+  const floorWords = lang.list('floor');
+  if (floorWords) {
+    const byKey = new Map<string, string>();
+    for (const f of floors.values()) byKey.set(keys(f).join(' '), f);
+    for (const [said, meant] of floorWords.phrases()) {
+      const floor = byKey.get(keys(String(meant)).join(' '));
+      if (floor) floors.add(said, floor);
+    }
   }
 
-  const classById = new Map(KIND_CLASSES.map((c) => [c.id, c]));
-  const feel = new PhraseIndex<KindClass>((a) => a);
-  for (const [w, id] of Object.entries(FEEL_WORDS)) feel.add(w, classById.get(id)!);
-  const presence = new PhraseIndex<KindClass>((a) => a);
-  for (const w of ['anyone', 'anybody', 'someone', 'somebody', 'people', 'person', 'anything moving', 'movement', 'motion']) presence.add(w, classById.get('motion')!);
+  const nameWords = new Set<string>([...names.words(), ...areas.words(), ...floors.words()]);
+  return {
+    lang,
+    entities,
+    byId,
+    classEntity: classes,
+    names,
+    areas,
+    floors,
+    modes: options(modeOptions, 'mode'),
+    presets: options(presetOptions, 'preset'),
+    areaNames: [...areaNames],
+    floorOf: floorByArea,
+    nameWords,
+    byWord,
+  };
+}
 
-  const all = new PhraseIndex<true>();
-  for (const w of ALL_WORDS) all.add(w, true);
-
-  const modes = new PhraseIndex<string>((a) => a);
-  for (const m of modeOptions) modes.add(m.replace(/_/g, ' '), m);
-  for (const [w, m] of Object.entries(MODE_SYNONYMS)) if (modeOptions.has(m)) modes.add(w, m);
-
-  const states = new PhraseIndex<string>((a) => a);
-  for (const [w, s] of Object.entries(STATE_WORDS)) states.add(w, s);
-
-  const hints = new PhraseIndex<string>((a) => a);
-  for (const w of HINT_WORDS) hints.add(w, w);
-
-  const colors = new PhraseIndex<string>((a) => a);
-  for (const name of Object.keys(COLOR_NAMES)) colors.add(name, name);
-
-  return { entities, byId, classEntity: classes, names, areas, kinds, feel, presence, all, modes, states, hints, colors, areaNames: [...areaNames] };
+/** The phrases of a data list with their values. */
+function* dataEntries(index: PhraseIndex<unknown>): Iterable<[string, unknown]> {
+  for (const phrase of index.phrases()) yield phrase;
 }
 
 /** What decides whether the vocabulary must be rebuilt. */
 export function vocabularySignature(entities: Entity[]): string {
   let s = '';
   for (const e of entities) {
-    s += `${e.id}\u0001${e.kind}\u0001${e.name}\u0001${e.aliases.join('\u0002')}\u0001${e.area ?? ''}\u0001${e.deviceClass ?? ''}\u0001${(e.options.mode ?? []).join(',')}\u0000`;
+    s += `${e.id}\u0001${e.kind}\u0001${e.name}\u0001${e.aliases.join('\u0002')}\u0001${e.area ?? ''}\u0001${floorOf(e) ?? ''}\u0001${e.deviceClass ?? ''}\u0001${(e.options.mode ?? []).join(',')}\u0001${(e.options.preset_mode ?? []).join(',')}\u0000`;
   }
   return s;
 }

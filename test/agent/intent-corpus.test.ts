@@ -1,0 +1,114 @@
+// The offline model measured on its corpus: every sentence in
+// test/fixtures/utterances/*.yaml, on the demo home or the larger generated
+// home, must produce exactly the tool calls written next to it (grouped tool
+// shape, so calls name their entities), or a reply matching the one written.
+// Accuracy is reported per intent; the corpus must pass whole.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { IntentProvider } from '../../src/agent/providers/intent/provider.js';
+import { loadDeviceFiles } from '../../src/devices/loader.js';
+import type { Entity } from '../../src/devices/model.js';
+import type { EntityState } from '../../src/devices/state-cache.js';
+import { generateTools, toolSpecs } from '../../src/tools/generator.js';
+import { demoExtras, generatedHome } from '../helpers/big-home.js';
+
+const DIR = new URL('../fixtures/utterances/', import.meta.url).pathname;
+
+interface Entry {
+  say: string;
+  intent?: string;
+  /** `<entity> <action> [k=v...]`, `read <entity>`, `area <Area>`, `home`, `camera <entity>`. */
+  calls?: string[];
+  /** A regular expression the reply must match (and no call is made). */
+  reply?: string;
+  /** The area the session speaks from. */
+  area?: string;
+}
+
+interface Corpus {
+  /** demo-plus: the demo home with one ceiling fan and one water valve (test/helpers/big-home.ts). */
+  home: 'demo' | 'demo-plus' | 'generated';
+  states?: Record<string, { value?: string | number; attributes?: Record<string, string | number> }>;
+  utterances: Entry[];
+}
+
+function homeOf(name: Corpus['home']): Entity[] {
+  if (name === 'generated') return generatedHome();
+  const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
+  return name === 'demo-plus' ? [...demo, ...demoExtras()] : demo;
+}
+
+const value = (v: string): unknown => (/^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v);
+
+/** A written call -> [tool, args] on the grouped tools of this home. */
+function expected(spec: string, entities: Map<string, Entity>, tools: ReturnType<typeof generateTools>['tools']): [string, Record<string, unknown>] {
+  const [head, ...rest] = spec.trim().split(/\s+/);
+  if (head === 'home') return ['get_state', {}];
+  if (head === 'area') return ['get_state', { area: rest.join(' ') }];
+  if (head === 'read') return ['get_state', { entity: rest[0] }];
+  if (head === 'camera') return ['get_camera_image', { camera: rest[0] }];
+  const e = entities.get(head);
+  if (!e) throw new Error(`corpus names an unknown entity ${head}`);
+  const [action, ...pairs] = rest;
+  const tool = tools.find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(head) && (t.meta.actions.length === 0 || t.meta.actions.includes(action)));
+  if (!tool) throw new Error(`no actuator tool for ${head} ${action}`);
+  const args: Record<string, unknown> = { entity: head, action };
+  for (const p of pairs) {
+    const [k, ...v] = p.split('=');
+    // `+` stands for a space ("color=sky+blue").
+    args[k] = value(v.join('=').replace(/\+/g, ' '));
+  }
+  return [tool.name, args];
+}
+
+const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();
+
+describe('intent model: the utterance corpus', () => {
+  it('has several hundred sentences on both homes', () => {
+    const corpora = files.map((f) => parse(readFileSync(join(DIR, f), 'utf8')) as Corpus);
+    const total = corpora.reduce((n, c) => n + c.utterances.length, 0);
+    assert.ok(total >= 300, `${total} sentences`);
+    assert.ok(corpora.some((c) => c.home === 'demo') && corpora.some((c) => c.home === 'generated'));
+  });
+
+  for (const file of files) {
+    it(`${file}: every sentence gives its calls`, () => {
+      const corpus = parse(readFileSync(join(DIR, file), 'utf8')) as Corpus;
+      const entities = homeOf(corpus.home);
+      const byId = new Map(entities.map((e) => [e.id, e]));
+      const { tools } = generateTools(entities, { shape: 'grouped', groupAbove: 0 }, async () => ({}));
+      const states = new Map<string, EntityState>(
+        Object.entries(corpus.states ?? {}).map(([id, s]) => [id, { entityId: id, value: s.value, attributes: s.attributes ?? {}, available: true } as EntityState]),
+      );
+      const provider = new IntentProvider({ entities: () => entities, tools: () => tools, state: (id) => states.get(id) });
+      const names = toolSpecs(tools).map((s) => s.function.name);
+
+      const byIntent = new Map<string, { ok: number; all: number }>();
+      const failures: string[] = [];
+      for (const entry of corpus.utterances) {
+        const r = provider.understand(entry.say, names, { area: entry.area });
+        const label = entry.intent ?? (entry.reply ? 'reply' : '?');
+        const tally = byIntent.get(label) ?? byIntent.set(label, { ok: 0, all: 0 }).get(label)!;
+        tally.all++;
+        const got = r.calls.map((c) => [c.tool, c.args]);
+        let ok: boolean;
+        let want: unknown;
+        if (entry.reply) {
+          want = `reply /${entry.reply}/`;
+          ok = r.calls.length === 0 && new RegExp(entry.reply, 'i').test(r.text ?? '');
+        } else {
+          want = (entry.calls ?? []).map((c) => expected(c, byId, tools));
+          ok = JSON.stringify(got) === JSON.stringify(want) && (!entry.intent || r.intent === entry.intent);
+        }
+        if (ok) tally.ok++;
+        else failures.push(`${JSON.stringify(entry.say)}${entry.area ? ` (in ${entry.area})` : ''}: want ${entry.intent ?? ''} ${JSON.stringify(want)}, got ${r.intent ?? ''} ${got.length ? JSON.stringify(got) : JSON.stringify(r.text)}`);
+      }
+      const report = [...byIntent].sort().map(([k, t]) => `${k} ${t.ok}/${t.all} (${((100 * t.ok) / t.all).toFixed(0)}%)`);
+      console.log(`${file}: ${corpus.utterances.length - failures.length}/${corpus.utterances.length}; by intent: ${report.join(', ')}`);
+      assert.deepEqual(failures, [], `${failures.length} of ${corpus.utterances.length} sentences wrong:\n${failures.join('\n')}`);
+    });
+  }
+});

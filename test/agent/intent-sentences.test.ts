@@ -1,0 +1,238 @@
+// The offline model's sentences are data: the shipped language compiles
+// clean; a user's folder adds sentences and overrides lists; a bad file is
+// reported with file, line and reason while everything else keeps working; the
+// folder is reloaded when it changes. Also: the question classifier other
+// engines use, and one-sentence answers to which / how many / any questions.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { isQuestion, IntentProvider, SentenceSet } from '../../src/agent/providers/intent/index.js';
+import type { ChatMessage, ProviderEvent } from '../../src/agent/provider.js';
+import { loadDeviceFiles } from '../../src/devices/loader.js';
+import { generateTools, toolSpecs } from '../../src/tools/generator.js';
+import { stateText } from '../../src/tools/state-text.js';
+import { startAedes } from '../helpers/brokers.js';
+import { OWNER, startHome } from '../helpers/home.js';
+import { waitFor } from '../helpers/wait.js';
+
+const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
+const { tools } = generateTools(demo, { shape: 'grouped', groupAbove: 40 }, async () => ({}));
+const names = toolSpecs(tools).map((s) => s.function.name);
+const dirs: string[] = [];
+const sets: SentenceSet[] = [];
+after(() => {
+  for (const s of sets) s.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function folder(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-sentences-'));
+  dirs.push(dir);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+function model(sentences: SentenceSet): IntentProvider {
+  sets.push(sentences);
+  return new IntentProvider({ entities: () => demo, tools: () => tools, sentences });
+}
+
+const calls = (p: IntentProvider, text: string, area?: string) => p.understand(text, names, { area }).calls.map((c) => [c.tool, c.args]);
+
+describe('intent sentences: data, not code', () => {
+  it('the shipped English compiles without a problem', () => {
+    const shipped = SentenceSet.shipped();
+    assert.deepEqual(shipped.problems, []);
+    assert.ok(shipped.current().templates.length > 150);
+  });
+
+  it("a user's folder adds sentences, overrides lists and may require the speaker's area", () => {
+    const dir = folder({
+      'mine.yaml': `language: en
+intents:
+  HassTurnOn:
+    data:
+      - sentences:
+          - "illuminate <target>"
+      - sentences:
+          - "lights up"
+        slots:
+          kind: light
+        requires_context:
+          area:
+            slot: true
+lists:
+  level:
+    values:
+      - in: "(blast|max)"
+        out: 100
+`,
+    });
+    const p = model(new SentenceSet({ userDir: dir }));
+    assert.deepEqual(p.sentences.problems, []);
+    assert.deepEqual(calls(p, 'illuminate the kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
+    assert.deepEqual(calls(p, 'kitchen light to blast'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 254 }]]);
+    // The list was replaced: "full" was a shipped level word and is not one any more.
+    assert.deepEqual(calls(p, 'kitchen light at full'), []);
+    assert.deepEqual(calls(p, 'lights up', 'Kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
+    assert.deepEqual(calls(p, 'lights up'), [], 'needs the area it is said in');
+    // The shipped sentences still work beside the user's.
+    assert.deepEqual(calls(p, 'turn on the kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
+  });
+
+  it('the example in examples/sentences loads clean and does what it says', () => {
+    const p = model(new SentenceSet({ userDir: new URL('../../examples/sentences', import.meta.url).pathname }));
+    assert.deepEqual(p.sentences.problems, []);
+    assert.deepEqual(calls(p, 'illuminate the kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
+    assert.deepEqual(calls(p, 'let there be light in the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
+    assert.deepEqual(calls(p, 'lights please', 'Living room'), [['control_switches', { entity: 'living_room_lamp.lamp', action: 'turn_on' }]]);
+    assert.deepEqual(calls(p, 'good night kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_off' }]]);
+    assert.deepEqual(calls(p, 'kitchen light to cinema'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 38 }]]);
+  });
+
+  it("takes Home Assistant's own custom-sentence files as they are (domain slot, number lists)", () => {
+    const dir = folder({
+      'ha.yaml': `language: "en"
+intents:
+  HassTurnOn:
+    data:
+      - sentences:
+          - "wake up [the] {area}"
+        slots:
+          domain: light
+  HassLightSet:
+    data:
+      - sentences:
+          - "{name} glow {brightness}[%| percent]"
+          - "<turn> <name> to <brightness> [bright(ness|er)]"
+  HassClimateSetTemperature:
+    data:
+      - sentences:
+          - "cosy {temperature} [degrees]"
+`,
+    });
+    const p = model(new SentenceSet({ userDir: dir }));
+    assert.deepEqual(p.sentences.problems, []);
+    assert.deepEqual(calls(p, 'wake up the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
+    assert.deepEqual(calls(p, 'kitchen light glow 40%'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 102 }]]);
+    assert.deepEqual(calls(p, 'turn the kitchen light to 40 percent brighter'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 102 }]]);
+    assert.deepEqual(calls(p, 'cosy 21 degrees'), [['control_climate', { entity: 'thermostat.climate', action: 'set_temperature', temperature: 21 }]]);
+  });
+
+  it('a bad file is reported with file, line and reason; the rest keeps working', () => {
+    const dir = folder({
+      'broken.yaml': 'intents:\n  HassTurnOn:\n    data: [\n      - sentences: x\n',
+      'mixed.yaml': `intents:
+  HassTurnOn:
+    data:
+      - sentences:
+          - "glow (up <target>"
+          - "shine <target>"
+          - "beam {colour_words} <target>"
+  HassMakeCoffee:
+    data:
+      - sentences: ["brew"]
+lists:
+  broken_list:
+    nothing: here
+colours: 3
+`,
+    });
+    const p = model(new SentenceSet({ userDir: dir }));
+    const problems = p.sentences.problems.map((x) => ({ ...x, file: x.file.replace(`${dir}/`, '') }));
+    const find = (file: string, re: RegExp) => problems.find((x) => x.file === file && re.test(x.reason));
+    assert.ok(find('broken.yaml', /./), JSON.stringify(problems));
+    assert.equal(find('mixed.yaml', /glow \(up <target>.*missing "\)"/)?.line, 5);
+    assert.equal(find('mixed.yaml', /unknown list \{colour_words\}/)?.line, 7);
+    assert.equal(find('mixed.yaml', /unknown intent "HassMakeCoffee"/)?.line, 8);
+    assert.equal(find('mixed.yaml', /list broken_list needs "values", "range" or "wildcard"/)?.line, 13);
+    assert.equal(find('mixed.yaml', /"colours" is not a sentence-file section/)?.line, 14);
+    // The good sentence of the bad file, and everything shipped, still work.
+    assert.deepEqual(calls(p, 'shine the kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
+    assert.deepEqual(calls(p, 'lock the front door'), [['control_locks', { entity: 'front_door.lock', action: 'lock' }]]);
+    assert.deepEqual(calls(p, 'brew'), []);
+  });
+
+  it('a missing folder is a problem, not a crash', () => {
+    const set = new SentenceSet({ userDir: join(tmpdir(), 'hearth-no-such-sentences-folder') });
+    sets.push(set);
+    assert.match(set.problems[0].reason, /cannot read the sentence folder/);
+  });
+
+  it('reloads when a file in the folder changes, and keeps the good sentences when a change is bad', async () => {
+    const dir = folder({});
+    const p = model(new SentenceSet({ userDir: dir, watch: true }));
+    assert.deepEqual(calls(p, 'radiate the kitchen light'), []);
+    writeFileSync(join(dir, 'new.yaml'), 'intents:\n  HassTurnOn:\n    data:\n      - sentences: ["radiate <target>"]\n');
+    await waitFor('the new sentence', () => calls(p, 'radiate the kitchen light').length > 0);
+    writeFileSync(join(dir, 'new.yaml'), 'intents:\n  HassTurnOn:\n    data:\n      - sentences: ["radiate (<target>"]\n');
+    await waitFor('the problem', () => p.sentences.problems.some((x) => x.file.endsWith('new.yaml') && x.line === 4));
+    assert.deepEqual(calls(p, 'radiate the kitchen light'), []);
+    assert.deepEqual(calls(p, 'turn on the kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
+  });
+});
+
+describe('intent model: questions', () => {
+  it('tells questions from commands', () => {
+    for (const q of ['is the light on?', 'Are the lights on', 'what lights are on right now', 'how many locks are open', 'who is at the door', 'any windows open?', 'hey, is anyone in the office', 'do I have any lights on', 'could you tell me if the lamp is on'])
+      assert.equal(isQuestion(q), true, q);
+    for (const c of ['turn on the light', 'Can you turn on the light?', 'could you please lock the front door', 'lights off', 'open the garage', 'set the thermostat to 21'])
+      assert.equal(isQuestion(c), false, c);
+  });
+
+  it('a question is answered by reads alone, whatever a sentence would make of it', () => {
+    const dir = folder({ 'odd.yaml': 'intents:\n  HassTurnOn:\n    data:\n      - sentences: ["is it time for <target>", "time for <target>"]\n' });
+    const p = model(new SentenceSet({ userDir: dir }));
+    assert.equal(calls(p, 'time for the kitchen light').length, 1, 'the sentence works as a command');
+    const r = p.understand('is it time for the kitchen light', names);
+    assert.equal(r.calls.length, 0);
+    assert.equal(r.question, true);
+    assert.match(r.text ?? '', /sounds like a question, so I changed nothing/);
+  });
+
+  it('answers which / how many / any in one sentence', async () => {
+    const p = model(SentenceSet.shipped());
+    const at = Date.now();
+    const line = (id: string, value: string) => stateText(demo.find((e) => e.id === id)!, { entityId: id, value, attributes: {}, updatedAt: at - 1000, available: true }, at);
+    const ask = async (text: string, states: Record<string, string>) => {
+      const first = p.understand(text, names);
+      const raw = first.calls.map((c, i) => ({ id: `c${i}`, name: `host__${c.tool}`, arguments: JSON.stringify(c.args) }));
+      const messages: ChatMessage[] = [
+        { role: 'user', content: text },
+        { role: 'assistant', content: null, tool_calls: raw },
+        ...first.calls.map((c, i) => ({ role: 'tool' as const, tool_call_id: `c${i}`, content: line(String(c.args.entity), states[String(c.args.entity)]) })),
+      ];
+      let out = '';
+      for await (const e of p.stream({ model: 'hearth-intent', messages, tools: toolSpecs(tools), signal: new AbortController().signal }) as AsyncIterable<ProviderEvent>) if (e.type === 'token') out += e.text;
+      return out;
+    };
+    const states = { 'kitchen_light.light': 'on', 'living_room_lamp.lamp': 'off' };
+    assert.equal(await ask('which lights are on', states), 'The kitchen light is on.');
+    assert.equal(await ask('how many lights are on', states), '1 of 2 is on: the kitchen light.');
+    assert.equal(await ask('are there any lights on', { 'kitchen_light.light': 'off', 'living_room_lamp.lamp': 'off' }), 'No, none of the 2 I checked are on.');
+  });
+});
+
+describe('intent sentences: named in hearth.yaml', () => {
+  it("a user's folder reaches the agent of a running Hearth, and a folder that is not there stops it naming the setting", async () => {
+    const dir = folder({ 'mine.yaml': 'intents:\n  HassTurnOff:\n    data:\n      - sentences: ["lights out [in] <target>"]\n' });
+    const broker = await startAedes();
+    const home = await startHome(broker, { extraSettings: { 'intent.sentences': dir } });
+    const broken = await startHome(broker, { extraSettings: { 'intent.sentences': join(dir, 'missing') } });
+    try {
+      const agent = await home.hearth.agent();
+      const session = await agent.open({ principal: OWNER, permissions: 'host' });
+      for await (const _ of await session.prompt('turn on the kitchen light')) void _;
+      await waitFor('the kitchen light is on', () => home.sim.state('kitchen_light.light').value === 'on');
+      for await (const _ of await session.prompt('lights out in the kitchen light')) void _;
+      await waitFor('the kitchen light is off', () => home.sim.state('kitchen_light.light').value === 'off');
+      await assert.rejects(broken.hearth.agent(), /intent\.sentences: .*missing is not a folder/);
+    } finally {
+      await broken.close();
+      await home.close();
+      await broker.stop();
+    }
+  });
+});
