@@ -19,6 +19,7 @@ import { HistoryStore } from './history.js';
 import { MemoryStore, memorySection } from './memory.js';
 import type { ChatMessage, Provider } from './provider.js';
 import { DEFAULT_SUBAGENT_LIMITS, type SubagentLimits } from './subagents.js';
+import { speakerAreaLine } from './system-prompt.js';
 import { ArchivedSessionError, type AgentSession, type Engine, type EngineLimits, type Permissions, type ReopenOptions, type SessionInfo, type SessionOptions } from './types.js';
 
 export interface BuiltinEngineOptions {
@@ -64,7 +65,9 @@ export class BuiltinEngine implements Engine {
   }
 
   async createSession(opts: SessionOptions = {}): Promise<BuiltinSession> {
-    const principal = opts.principal ?? DEFAULT_PRINCIPAL;
+    // The session's area is its principal's too, so every tool call (policy from_area, audit) carries it.
+    const area = opts.area ?? opts.principal?.area;
+    const principal = area ? { ...(opts.principal ?? DEFAULT_PRINCIPAL), area } : (opts.principal ?? DEFAULT_PRINCIPAL);
     let id = opts.id ?? randomUUID();
     let messages: ChatMessage[] = [];
     let turns = 0;
@@ -94,7 +97,7 @@ export class BuiltinEngine implements Engine {
       });
     }
     if (opts.ephemeral && !opts.id) id = `ephemeral-${id}`;
-    return this.build({ id, principal, model, given, messages, turns, permissions, subagents, ephemeral: opts.ephemeral ?? false, tools: opts.tools ?? [], hostState: opts.hostState });
+    return this.build({ id, principal, model, given, messages, turns, permissions, subagents, ephemeral: opts.ephemeral ?? false, tools: opts.tools ?? [], hostState: opts.hostState, area });
   }
 
   async listSessions(principal: Principal = DEFAULT_PRINCIPAL): Promise<SessionInfo[]> {
@@ -174,6 +177,7 @@ export class BuiltinEngine implements Engine {
     ephemeral: boolean;
     tools: HostTool[];
     hostState: unknown;
+    area?: string;
   }): BuiltinSession {
     const memory = s.ephemeral ? undefined : this.memory;
     const { id, principal } = s;
@@ -186,7 +190,11 @@ export class BuiltinEngine implements Engine {
       principal,
       tools: s.tools,
       permissions: s.permissions,
-      systemPrompt: s.given ?? this.options.defaultSystemPrompt?.() ?? 'You control a home through the tools you are given.',
+      // An LLM learns where the person speaks from in the engine's own prompt (a given prompt is sent byte for byte).
+      systemPrompt:
+        s.given ??
+        [this.options.defaultSystemPrompt?.() ?? 'You control a home through the tools you are given.', ...(s.area ? [speakerAreaLine(s.area)] : [])].join('\n'),
+      ...(s.area ? { area: s.area } : {}),
       ...(s.given !== undefined ? { givenSystemPrompt: s.given } : {}),
       ephemeral: s.ephemeral,
       history: this.history,

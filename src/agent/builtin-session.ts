@@ -91,6 +91,8 @@ export interface BuiltinSessionOptions {
   subagents?: SubagentLimits;
   /** Completed turns' answers are kept here (never for an ephemeral session). */
   memory?: MemoryStore;
+  /** The area the session speaks from ("in here"). */
+  area?: string;
   /** The memory section for the engine's own prompt, chosen with the first prompt's words ('' for none). */
   recall?: (query: string) => string;
   /** What the opener gave as the system prompt (undefined: the engine's own, `systemPrompt`). */
@@ -516,7 +518,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       let text = '';
       let done: { finishReason: string; toolCalls: ToolCallRequest[] } | undefined;
       try {
-        for await (const ev of this.o.provider.stream({ model: run.model, messages, tools: run.specs, signal })) {
+        for await (const ev of this.o.provider.stream({ model: run.model, messages, tools: run.specs, signal, ...(this.o.area ? { context: { area: this.o.area } } : {}) })) {
           if (signal.aborted) break;
           switch (ev.type) {
             case 'token':

@@ -28,6 +28,8 @@ export interface ProviderRequest {
   messages: ChatMessage[];
   tools: FunctionSpec[];
   signal: AbortSignal;
+  /** Where the speaker is (a voice satellite's or wall tablet's area): "in here" means it. */
+  context?: { area?: string };
 }
 
 export type ProviderEvent =

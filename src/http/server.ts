@@ -10,6 +10,7 @@ import { auditRoutes } from './api-audit.js';
 import { deviceRoutes } from './api-devices.js';
 import { eventRoutes } from './api-events.js';
 import { frameRoutes } from './api-frames.js';
+import { openAiErrorBody, openAiRoutes } from './api-openai.js';
 import { policyRoutes } from './api-policy.js';
 import { SessionsApi } from './api-sessions.js';
 import { ANONYMOUS, Authenticator, checkAuthSetting, checkOrigin } from './auth.js';
@@ -100,6 +101,7 @@ export class HttpServer {
       ...frameRoutes(ctx),
       ...auditRoutes(ctx),
       ...policyRoutes(ctx),
+      ...openAiRoutes(ctx),
       ...pageRoutes(ctx),
     ].map(compile);
   }
@@ -176,7 +178,7 @@ export class HttpServer {
       }
       const candidates = this.routes.filter((r) => r.regex.test(path));
       const open = candidates.length > 0 && candidates.every((r) => r.auth === false);
-      if (path.startsWith('/api/') && !open) principal = this.auth.principalOf(req);
+      if ((path.startsWith('/api/') || path.startsWith('/v1/')) && !open) principal = this.auth.principalOf(req);
       if (!candidates.length) throw notFound(`no such endpoint: ${req.method} ${path}${path.startsWith('/api/') ? '' : ' (the API lives under /api/, e.g. GET /api/health)'}`);
       const route = candidates.find((r) => r.method === req.method);
       if (!route) {
@@ -223,7 +225,9 @@ export class HttpServer {
     // Do not leave an unread upload behind (a 413 mid-stream, an early 401).
     if (!req.readableEnded) req.resume();
     const error = known ?? new HttpError(500, 'internal', `internal error: ${err instanceof Error ? err.message : String(err)}`);
-    sendJson(res, error.status, error.toJSON(), error.headers);
+    // The OpenAI-compatible endpoint answers errors as OpenAI clients read them.
+    const openAi = (req.url ?? '').startsWith('/v1/');
+    sendJson(res, error.status, openAi ? openAiErrorBody(error) : error.toJSON(), error.headers);
   }
 }
 

@@ -27,6 +27,8 @@ export type ToolResult = string | ToolResultObject;
 export interface Principal {
   id: string;
   roles: string[];
+  /** Where it speaks from (a kitchen satellite, a hallway tablet's token): policy rules may name it (from_area). */
+  area?: string;
 }
 
 export interface ToolCall {
