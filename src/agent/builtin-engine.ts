@@ -123,6 +123,7 @@ export class BuiltinEngine implements Engine {
       ephemeral: false,
       tools: options.tools ?? [],
       hostState: saved.hostState ?? undefined,
+      ...(principal.area ? { area: principal.area } : {}),
     });
   }
 

@@ -97,8 +97,9 @@ export function targetText(rule: Pick<PolicyRule, 'targetType' | 'target'>): str
   return rule.targetType === 'any' ? 'any' : `${rule.targetType}:${rule.target}`;
 }
 
-export function whenText(rule: Pick<PolicyRule, 'window' | 'days'>): string {
+export function whenText(rule: Pick<PolicyRule, 'window' | 'days'> & { fromArea?: string | null }): string {
   const parts: string[] = [];
+  if (rule.fromArea) parts.push(`from ${rule.fromArea}`);
   if (rule.window) parts.push(`${rule.window.start}-${rule.window.end}`);
   if (rule.days) parts.push(rule.days.join(','));
   return parts.join(' ') || 'always';
@@ -119,6 +120,7 @@ export function ruleCommand(rule: PolicyRule): string {
   if (rule.window) parts.push('--window', `${rule.window.start}-${rule.window.end}`);
   if (rule.days) parts.push('--days', rule.days.join(','));
   if (rule.maxCalls !== null) parts.push('--max-calls', String(rule.maxCalls), '--per', String(rule.perSeconds));
+  if (rule.fromArea) parts.push('--from-area', shq(rule.fromArea));
   if (rule.note) parts.push('--note', shq(rule.note));
   return parts.join(' ');
 }
@@ -143,6 +145,7 @@ interface AddFlags extends CommonFlags {
   maxCalls?: string;
   per?: string;
   note?: string;
+  fromArea?: string;
   json?: boolean;
 }
 
@@ -170,6 +173,8 @@ function flagForField(field: string, targetFlag: string | undefined, flags: AddF
       return show('--per', flags.per);
     case 'note':
       return '--note';
+    case 'fromArea':
+      return show('--from-area', flags.fromArea);
     default:
       return field;
   }
@@ -206,6 +211,7 @@ function addRule(hearth: Hearth, effect: Effect, subject: string, flags: AddFlag
     ...(flags.maxCalls !== undefined ? { maxCalls: wholeNumber('--max-calls', flags.maxCalls, { min: 1 }) } : {}),
     ...(flags.per !== undefined ? { perSeconds: wholeNumber('--per', flags.per, { min: 1 }) } : {}),
     ...(flags.note !== undefined ? { note: flags.note } : {}),
+    ...(flags.fromArea !== undefined ? { fromArea: flags.fromArea } : {}),
   };
   let rule: PolicyRule;
   try {
@@ -383,6 +389,7 @@ export function registerPolicy(program: Command): void {
       .option('--max-calls <n>', 'rate limit: at most n calls ... (with --per; allow and confirm rules)')
       .option('--per <seconds>', '... per this many seconds, per principal')
       .option('--note <text>', 'why the rule is there (shown in decisions and the audit log)')
+      .option('--from-area <area>', "only calls made from this area: the caller's (a satellite's or a token's --area), not the device's (e.g. Hallway)")
       .option('--json', 'print the new rule as JSON')
       .addHelpText(
         'after',
@@ -392,7 +399,9 @@ One target option at most; with none the rule covers every tool. The default
   hearth policy allow role:owner --kind light
 means "owners may read and operate the lights", and
   hearth policy deny chat:kid --area Garage --window 21:00-07:00
-means "the kid may not touch anything in the garage at night".
+means "the kid may not touch anything in the garage at night", and
+  hearth policy allow 'voice:*' --device-class garage --action open --priority 101 --from-area Hallway
+means "the garage opens by voice only from the hallway satellite".
 Give --action actuate (all commands) or --action read to narrow it.`,
       )
       .action((subject: string, flags: AddFlags) => withHearth(flags, (hearth) => addRule(hearth, effect, subject, flags)));

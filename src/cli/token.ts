@@ -34,8 +34,9 @@ export function registerToken(program: Command): void {
     .argument('<name>', 'a name for the token (letters, digits, _ . -), e.g. kitchen-tablet')
     .option('--role <roles...>', 'roles of its principal, stored in the policy table (e.g. owner)')
     .option('--principal <id>', 'the principal it acts as (default mcp:<name>), e.g. http:alice')
+    .option('--area <area>', 'where the device holding it speaks from (e.g. Kitchen): "in here" means it, and policy rules may name it (--from-area)')
     .option('--json', 'print JSON')
-    .action((name: string, flags: CommonFlags & { role?: string[]; principal?: string; json?: boolean }) =>
+    .action((name: string, flags: CommonFlags & { role?: string[]; principal?: string; area?: string; json?: boolean }) =>
       withStore(flags, (tokens, policy, db) => {
         if (flags.principal !== undefined && !PRINCIPAL_RE.test(flags.principal)) {
           throw new CliFailure(`--principal ${JSON.stringify(flags.principal)}: a principal looks like http:alice, voice:kitchen, mcp:<name> or cli:<user>`);
@@ -44,7 +45,7 @@ export function registerToken(program: Command): void {
         try {
           // Both or neither: a token whose roles could not be stored is not made.
           created = db.transaction(() => {
-            const made = tokens.create(name, flags.principal);
+            const made = tokens.create(name, flags.principal, flags.area);
             if (flags.role) policy.setRoles(made.info.principal, flags.role);
             return made;
           })();
@@ -60,7 +61,7 @@ export function registerToken(program: Command): void {
           return;
         }
         process.stdout.write(
-          `created token ${info.name} for ${info.principal} (roles: ${roles.length ? roles.join(', ') : 'none'})\n\n` +
+          `created token ${info.name} for ${info.principal} (roles: ${roles.length ? roles.join(', ') : 'none'}${info.area ? `; area ${info.area}` : ''})\n\n` +
             `  ${secret}\n\n` +
             'This secret is not shown again: copy it now. Send it as `Authorization: Bearer <secret>`.\n' +
             (roles.length ? '' : `Note: ${info.principal} has no roles, so the policy lets it act on nothing; give it some with --role (e.g. --role owner).\n`),
@@ -82,9 +83,9 @@ export function registerToken(program: Command): void {
           process.stdout.write('no tokens; create one: hearth token create <name> --role owner\n');
           return;
         }
-        const rows = [['NAME', 'PRINCIPAL', 'ROLES', 'CREATED', 'LAST USED', 'STATUS']];
+        const rows = [['NAME', 'PRINCIPAL', 'ROLES', 'AREA', 'CREATED', 'LAST USED', 'STATUS']];
         for (const t of list) {
-          rows.push([t.name, t.principal, t.roles.join(',') || '-', t.createdAt, t.lastUsedAt ?? 'never', t.revokedAt ? `revoked ${t.revokedAt}` : 'active']);
+          rows.push([t.name, t.principal, t.roles.join(',') || '-', t.area ?? '-', t.createdAt, t.lastUsedAt ?? 'never', t.revokedAt ? `revoked ${t.revokedAt}` : 'active']);
         }
         process.stdout.write(`${table(rows)}\n`);
       }),
