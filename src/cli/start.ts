@@ -9,6 +9,7 @@ import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './
 import { ConfigError } from '../config/load.js';
 import { HttpStartError, startHttpServer, type HttpServer } from '../http/server.js';
 import { McpHttpHandler } from '../mcp/http.js';
+import { startWyomingFromConfig, type WyomingServer } from '../wyoming/server.js';
 import { formatState, table } from './format.js';
 import { relative } from 'node:path';
 
@@ -59,9 +60,20 @@ export function registerStart(program: Command): void {
         process.stderr.write(`hearth: ${err.message}\n`);
         process.exit(3);
       }
+      // The Wyoming conversation service for voice satellites, when wyoming.port is set.
+      let wyoming: WyomingServer | undefined;
+      try {
+        wyoming = await startWyomingFromConfig(hearth, loaded.config, log.child({ part: 'wyoming' }));
+      } catch (err) {
+        await http.close();
+        await hearth.close();
+        process.stderr.write(`hearth: ${err instanceof ConfigError ? `configuration error: ${err.message}` : (err as Error).message}\n`);
+        process.exit(err instanceof ConfigError ? 2 : 3);
+      }
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping');
         stopApprovalWatch();
+        await wyoming?.close();
         await http.close();
         await hearth.close();
         process.exit(0);
@@ -89,6 +101,7 @@ export function registerStart(program: Command): void {
         `  state     ${reporting}/${entities.length} entities reporting`,
         `  tools     ${hearth.tools.all().length} host tools (${hearth.tools.shape}): hearth tools`,
         `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ''}; token: hearth token create <name> --role owner)`,
+        wyoming ? `  wyoming   ${wyoming.host}:${wyoming.port} (voice satellites: ${loaded.config.wyoming.satellites.map((s) => `voice:${s.name}`).join(', ') || 'none configured'})` : '',
         `  database  ${where(loaded.config.database.path)} (policy, approvals, audit: ${hearth.audit.digest().count} rows` +
           `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : ', CHAIN BROKEN: hearth audit verify'})`,
         `  try       hearth devices  ·  hearth tools  ·  ${demoEnabled(loaded.config) ? `hearth call living_room_lamp '{"action":"turn_on"}'` : `hearth call <tool> '<json args>'`}  ·  hearth audit tail`,
