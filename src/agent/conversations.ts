@@ -7,7 +7,10 @@
 // A conversation is keyed by the caller's own key (a chat id, a Home
 // Assistant conversation id) within its principal: the same key reopens the
 // same saved session, another principal's same key is another session.
-// Without a key the turn runs in a fresh ephemeral session, closed after it.
+// Without a key the turn runs in a fresh ephemeral session. Either way the
+// session is closed after its turn: a keyed one is saved and reopened from the
+// database by its next turn, so conversations that never come back (a voice
+// pipeline makes a new id for each exchange) do not pile up in memory.
 import { createHash } from 'node:crypto';
 import type { Hearth } from '../hearth.js';
 import type { Principal } from '../tools/types.js';
@@ -82,9 +85,17 @@ export class Conversations {
   /** Run one turn and answer in words. Throws TurnActiveError while the conversation's last turn still runs. */
   async turn(request: ConversationTurn): Promise<ConversationAnswer> {
     const agent = await this.agent();
-    const { session, ephemeral } = await this.session(request.principal, request.key);
+    let { session, ephemeral } = await this.session(request.principal, request.key);
     try {
-      const turn = await agent.prompt(session, request.text);
+      let turn;
+      try {
+        turn = await agent.prompt(session, request.text);
+      } catch (err) {
+        // The conversation's previous turn closed this session object just now: reopen it from the database.
+        if (!/the session is closed/.test((err as Error).message)) throw err;
+        ({ session, ephemeral } = await this.session(request.principal, request.key));
+        turn = await agent.prompt(session, request.text);
+      }
       const onAbort = () => turn.interrupt();
       request.signal?.addEventListener('abort', onAbort, { once: true });
       if (request.signal?.aborted) turn.interrupt();
@@ -102,7 +113,7 @@ export class Conversations {
       const text = [summary.text, approvalText].filter(Boolean).join(' ');
       return { text, approvalText, summary, result, sessionId: session.id, ephemeral };
     } finally {
-      if (ephemeral) await agent.close(session.id);
+      await agent.close(session.id);
     }
   }
 }

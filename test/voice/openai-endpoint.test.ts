@@ -150,8 +150,9 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
     const sa = hearthOf(a.choices[0].message).session;
     assert.ok(sa);
     assert.equal(hearthOf(b.choices[0].message).session, sa);
-    const agent = await home.hearth.agent();
-    assert.equal(agent.get(sa)?.turns, 2);
+    // Saved, and continued: two turns in one thread.
+    const saved = (await (await home.hearth.agent()).engine.listSessions({ id: 'http:tablet', roles: [] })).find((s) => s.id === sa);
+    assert.equal(saved?.turns, 2);
 
     const byUser = await client.chat.completions.create({ model: 'hearth', user: 'kitchen-chat-1', messages: [{ role: 'user', content: 'hello' }] });
     assert.equal(hearthOf(byUser.choices[0].message).session, sa, 'the user field keys the same conversation');
