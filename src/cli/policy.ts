@@ -246,7 +246,7 @@ interface TestRequest {
 }
 
 /** Turn a tool and its arguments into the request the handler pipeline would put to the policy. */
-export function requestFor(hearth: Hearth, tool: GeneratedTool, args: Record<string, unknown> | undefined, principal: { id: string; roles: string[] }): TestRequest {
+export function requestFor(hearth: Hearth, tool: GeneratedTool, args: Record<string, unknown> | undefined, principal: { id: string; roles: string[]; area?: string }): TestRequest {
   const registry = hearth.bridge.registry;
   const notes: string[] = [];
   const a = args ?? {};
@@ -431,8 +431,9 @@ Give --action actuate (all commands) or --action read to narrow it.`,
     .argument('[args]', `the call's arguments as JSON: the action comes from them ('{"action":"unlock"}'); for grouped tools also the entity`)
     .option('--role <roles...>', "roles the principal has for this test, besides its stored ones (default: stored roles; cli:<you> gets owner as with `hearth call`)")
     .option('--at <time>', 'decide as at this local time (for time windows), e.g. 2025-06-01T23:30')
+    .option('--from-area <area>', 'the area the call comes from (a satellite\'s or a token\'s), for --from-area rules')
     .option('--json', 'print the explanation as JSON')
-    .action((principalId: string, toolName: string, rawArgs: string | undefined, flags: CommonFlags & { role?: string[]; at?: string; json?: boolean }) =>
+    .action((principalId: string, toolName: string, rawArgs: string | undefined, flags: CommonFlags & { role?: string[]; at?: string; fromArea?: string; json?: boolean }) =>
       withHearth(flags, (hearth) => {
         checkPrincipal(hearth, principalId);
         const args = jsonObjectArg('[args]', rawArgs);
@@ -442,7 +443,7 @@ Give --action actuate (all commands) or --action read to narrow it.`,
         // As `hearth call` does: the person at this terminal is an owner unless roles are given.
         const me = cliPrincipal(hearth).id;
         const roles = flags.role ?? (principalId === me ? ['owner'] : []);
-        const { request, notes } = requestFor(hearth, tool, args, { id: principalId, roles });
+        const { request, notes } = requestFor(hearth, tool, args, { id: principalId, roles, ...(flags.fromArea ? { area: flags.fromArea } : {}) });
         if (principalId === me && !flags.role) notes.push(`${me} is you: \`hearth call\` without --as gives you the role owner`);
         if (at) request.at = at;
         const ex = hearth.policy.explain(request);

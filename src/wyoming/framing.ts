@@ -26,7 +26,8 @@ export interface FrameLimits {
 export const DEFAULT_FRAME_LIMITS: FrameLimits = {
   maxHeaderBytes: 64 * 1024,
   maxDataBytes: 1024 * 1024,
-  maxPayloadBytes: 4 * 1024 * 1024,
+  // Audio chunks are a few KiB; Hearth reads no payload, so a big one is only memory spent.
+  maxPayloadBytes: 1024 * 1024,
 };
 
 export class FrameError extends Error {

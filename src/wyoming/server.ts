@@ -29,12 +29,15 @@ export interface WyomingServerOptions {
   turnTimeoutMs?: number;
   limits?: FrameLimits;
   maxConnections?: number;
+  /** Close a connection silent for this long. Default 5 min. */
+  idleMs?: number;
   log?: Logger;
 }
 
 const ATTRIBUTION = { name: 'Hearth', url: 'https://github.com/hearth-home/hearth' };
 const MAX_TEXT = 2000;
 const MAX_KEY = 200;
+const IDLE_MS = 5 * 60_000;
 
 /** `::ffff:127.0.0.1` -> `127.0.0.1`. */
 function plainAddress(address: string | undefined): string {
@@ -135,6 +138,11 @@ export class WyomingServer {
       return;
     }
     socket.setNoDelay(true);
+    // A connection that says nothing for this long gives its slot back.
+    socket.setTimeout(this.options.idleMs ?? IDLE_MS, () => {
+      this.log.debug({ address }, 'Wyoming: idle connection closed');
+      socket.destroy();
+    });
     const conn: Connection = { socket, address, queue: Promise.resolve(), closed: false };
     this.connections.add(conn);
     const reader = new FrameReader(this.options.limits ?? DEFAULT_FRAME_LIMITS);
@@ -144,8 +152,9 @@ export class WyomingServer {
       try {
         events = reader.push(chunk);
       } catch (err) {
-        if (!(err instanceof FrameError)) throw err;
-        this.log.warn({ err, address }, 'Wyoming: bad frame; connection closed');
+        // Nothing a peer sends may take the process down: whatever it was, this connection ends.
+        if (err instanceof FrameError) this.log.warn({ err, address }, 'Wyoming: bad frame; connection closed');
+        else this.log.error({ err, address }, 'Wyoming: reading a frame failed; connection closed');
         conn.closed = true;
         socket.destroy();
         return;

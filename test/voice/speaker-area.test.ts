@@ -72,6 +72,12 @@ describe('speaker area: tokens, --from-area rules, the model context', () => {
       assert.match(added.stdout, /from area Hallway/);
       const listed = await cli('policy', 'list');
       assert.match(listed.stdout, /from Hallway/);
+      const testHall = await cli('policy', 'test', 'http:hall-tablet', 'garage_door', '{"action":"open"}', '--from-area', 'Hallway', '--json');
+      assert.equal(testHall.code, 0, testHall.stderr);
+      assert.equal(JSON.parse(testHall.stdout).decision.effect, 'allow');
+      const testKitchen = await cli('policy', 'test', 'http:kitchen-tablet', 'garage_door', '{"action":"open"}', '--from-area', 'Kitchen');
+      assert.match(testKitchen.stdout, /^deny:/);
+      assert.match(testKitchen.stdout, /the call comes from area Kitchen, not Hallway/);
       const badRule = await cli('policy', 'allow', 'role:family', '--kind', 'light', '--from-area', '');
       assert.equal(badRule.code, 2);
       assert.match(badRule.stderr, /--from-area/);

@@ -169,6 +169,18 @@ describe('Wyoming service (offline model, demo home)', () => {
     assert.equal((await fine.next()).type, 'info');
   });
 
+  it('an idle connection is closed, giving its slot back', async () => {
+    const quick = await WyomingServer.start({ hearth: home.hearth, port: 0, satellites: SATELLITES, idleMs: 300, log: home.logs.log.child({ part: 'wyoming' }) });
+    try {
+      const c = await client(quick);
+      c.send('describe');
+      assert.equal((await c.next()).type, 'info');
+      await c.waitClosed();
+    } finally {
+      await quick.close();
+    }
+  });
+
   it('with streaming on: info says so, and the answer comes as handled-start, chunks, handled-stop', async () => {
     const streaming = await WyomingServer.start({ hearth: home.hearth, port: 0, satellites: SATELLITES, streaming: true, log: home.logs.log.child({ part: 'wyoming' }) });
     try {
