@@ -8,7 +8,8 @@ import type { HearthConfig } from './config/schema.js';
 import { loadDeviceFiles, type DeviceFileProblem } from './devices/loader.js';
 import type { Device } from './devices/model.js';
 import { DeviceFileWatcher } from './devices/watcher.js';
-import { DeviceRegistry } from './devices/registry.js';
+import type { EntityMemory } from './devices/entity-names.js';
+import { DeviceRegistry, FILE_SOURCE } from './devices/registry.js';
 import { StateCache } from './devices/state-cache.js';
 import type { Logger } from './log.js';
 import { MqttConnection, MqttError } from './mqtt/connection.js';
@@ -34,6 +35,8 @@ export interface BridgeOptions {
   connectWaitMs?: number;
   /** Do not connect to any broker (device files only). */
   offline?: boolean;
+  /** Remembers the order discovered entities were first seen (the assembly gives SQLite's); in memory otherwise. */
+  entityMemory?: EntityMemory;
 }
 
 /** Whether the demo home is on: explicitly, or by default with the embedded broker. */
@@ -61,7 +64,7 @@ export function brokerUrl(config: HearthConfig, embedded?: EmbeddedBroker): stri
 }
 
 export class Bridge {
-  readonly registry = new DeviceRegistry();
+  readonly registry: DeviceRegistry;
   readonly cache: StateCache;
   deviceProblems: DeviceFileProblem[] = [];
   deviceFiles: string[] = [];
@@ -77,7 +80,9 @@ export class Bridge {
     readonly connection: MqttConnection,
     readonly broker: EmbeddedBroker | undefined,
     readonly paths: string[],
+    entityMemory?: EntityMemory,
   ) {
+    this.registry = new DeviceRegistry({ log: log.child({ part: 'devices' }), memory: entityMemory });
     this.cache = new StateCache(connection, log.child({ part: 'state' }));
     this.registry.on('changed', (devices) => this.cache.setDevices(devices));
   }
@@ -112,7 +117,7 @@ export class Bridge {
       },
       log.child({ part: 'mqtt' }),
     );
-    const bridge = new Bridge(config, log, connection, broker, devicePaths(config, cwd));
+    const bridge = new Bridge(config, log, connection, broker, devicePaths(config, cwd), options.entityMemory);
     try {
       bridge.loadDevices();
       if (!options.offline) {
@@ -166,7 +171,7 @@ export class Bridge {
     this.lastGood = good;
     const previous = this.fileDeviceIds;
     this.fileDeviceIds = new Set(devices.map((d) => d.id));
-    this.registry.setSource('files', SOURCE_PRIORITY.files, devices);
+    this.registry.setSource(FILE_SOURCE, SOURCE_PRIORITY.files, devices);
     return { added: [...this.fileDeviceIds].filter((id) => !previous.has(id)), removed: [...previous].filter((id) => !this.fileDeviceIds.has(id)) };
   }
 

@@ -4,14 +4,18 @@
 import { loadAuditKey } from './audit/key.js';
 import { INTERRUPTED_ERROR, SqliteAuditLog } from './audit/store.js';
 import { Bridge, DEMO_DEVICES, demoEnabled, type BridgeOptions } from './bridge.js';
+import { CommandGate } from './devices/command-gate.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from './devices/defaults.js';
+import { SqliteEntityNames } from './devices/entity-names.js';
 import { openDatabase, type Db } from './db/database.js';
 import { SqliteApprovals } from './policy/approvals.js';
 import { SqlitePolicy } from './policy/engine.js';
 import { generateTools, type ToolShape } from './tools/generator.js';
 import { Pipeline } from './tools/pipeline.js';
+import { ReadAccess } from './tools/read-access.js';
 import { ToolSet } from './tools/tool-set.js';
-import type { GeneratedTool } from './tools/types.js';
+import type { Entity } from './devices/model.js';
+import type { GeneratedTool, Principal } from './tools/types.js';
 import { createEngine } from './agent/factory.js';
 import { SessionManager } from './agent/sessions.js';
 import { TokenStore } from './auth/tokens.js';
@@ -51,11 +55,13 @@ export class Hearth {
         durability: config.audit.durability,
         ...(key ? { key: key.key } : {}),
       });
-      bridge = await Bridge.start({ ...options, offline: options.connect === false });
+      const entityMemory = new SqliteEntityNames(db, log.child({ part: 'devices' }));
+      bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory });
       const pipeline = new Pipeline({
         registry: bridge.registry,
         cache: bridge.cache,
         mqtt: bridge.connection,
+        gate: new CommandGate(bridge.registry, bridge.connection),
         policy,
         approvals,
         audit,
@@ -118,6 +124,23 @@ export class Hearth {
 
   private agentPromise?: Promise<SessionManager>;
   private tokenStore?: TokenStore;
+  private readAccess?: ReadAccess;
+
+  /** The one read check (see ReadAccess): every surface that shows state asks it. */
+  get reads(): ReadAccess {
+    this.readAccess ??= new ReadAccess(this.bridge.registry, this.policy, () => this.tools.all());
+    return this.readAccess;
+  }
+
+  /** Why this principal may not read this entity, or undefined when it may. */
+  readDenied(principal: Principal, entity: Entity): string | undefined {
+    return this.reads.denied(principal, entity);
+  }
+
+  /** The entities this principal may read. */
+  visibleEntities(principal: Principal): Entity[] {
+    return this.reads.visible(principal);
+  }
 
   /** The agent (engine + sessions), started on first use. */
   agent(): Promise<SessionManager> {
@@ -132,7 +155,8 @@ export class Hearth {
 
   /** The tool set in a given shape, for statistics. */
   toolsInShape(shape: ToolShape): GeneratedTool[] {
-    return generateTools(this.bridge.registry.entities(), { ...this.bridge.config.tools, shape }, this.pipeline.invoke).tools;
+    const registry = this.bridge.registry;
+    return generateTools(registry.ranked(), { ...this.bridge.config.tools, shape, names: registry.memory }, this.pipeline.invoke).tools;
   }
 
   async close(): Promise<void> {

@@ -20,9 +20,10 @@ export function redactUrl(url: string): string {
   return url.replace(/\/\/[^/?#]*@/, '//***@');
 }
 
-// Secrets never reach a log line, whoever logs a config, options or headers object:
+// Secrets never reach a log line, whoever logs a config, options or headers object (a token's NAME is not
+// secret and stays; its secret travels in an authorization header or a `secret` field):
 // these keys at the top and up to two levels down are censored, and URLs lose their credentials.
-const SECRET_KEYS = ['password', 'token', 'apiKey', 'api_key', 'secret', 'authorization', 'cookie', 'credentials', 'accessToken', 'access_token'];
+const SECRET_KEYS = ['password', 'apiKey', 'api_key', 'secret', 'authorization', 'cookie', 'credentials', 'accessToken', 'access_token'];
 const URL_KEYS = ['url', 'broker', 'baseUrl', 'base_url'];
 const deep = (keys: string[]) => keys.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]);
 export const REDACT = {

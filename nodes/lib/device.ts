@@ -79,17 +79,8 @@ export class DeviceController {
     const entity = hearth.bridge.registry.entity(entityId);
     if (!entity) throw new DeviceError(`unknown entity ${JSON.stringify(entityId)}; hearth devices lists them`, 'unknown_entity');
     const principal = this.principal;
-    const decision = hearth.policy.decide({
-      principal,
-      tool: 'get_state',
-      capability: 'read',
-      action: 'read',
-      entityId: entity.id,
-      area: entity.area,
-      kind: entity.kind,
-      deviceClass: entity.deviceClass,
-      args: { entity: entity.id },
-    });
+    // The one read check every surface asks (Hearth.reads), so a deny holds here as in the API and MCP.
+    const decision = hearth.reads.decision(principal, entity);
     if (decision.effect !== 'allow') {
       let auditId: number | undefined;
       try {
@@ -121,7 +112,9 @@ export class DeviceController {
   async call(toolName: string, args: Record<string, unknown>): Promise<CallOutcome> {
     const hearth = await this.bridge.ready();
     if (!hearth.tools.get(toolName)) {
-      throw new DeviceError(`unknown tool ${JSON.stringify(toolName)}; known: ${hearth.tools.all().map((t) => t.name).join(', ')}`, 'unknown_tool');
+      // Name only the tools this node could use: the others are none of its business.
+      const known = hearth.tools.forPrincipal(this.principal).map((t) => t.name);
+      throw new DeviceError(`unknown tool ${JSON.stringify(toolName)}; known: ${known.join(', ') || '(none this node may use)'}`, 'unknown_tool');
     }
     if (!args || typeof args !== 'object' || Array.isArray(args)) throw new DeviceError('the arguments must be an object, e.g. {"action":"turn_on"}', 'bad_args');
     let result = await hearth.tools.call(toolName, args, this.principal);

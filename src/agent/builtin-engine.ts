@@ -26,8 +26,8 @@ export interface BuiltinEngineOptions {
   provider: Provider;
   /** Conversation threads are kept here (unless a session is ephemeral). */
   db?: Db;
-  /** The system prompt a session gets when it brings none. */
-  defaultSystemPrompt?: () => string;
+  /** The system prompt a session gets when it brings none (made for its principal: only what it may read). */
+  defaultSystemPrompt?: (principal: Principal) => string;
   /** Tool-call rounds per turn before the turn stops with an error. */
   maxRounds?: number;
   log?: Logger;
@@ -73,6 +73,10 @@ export class BuiltinEngine implements Engine {
     let turns = 0;
     let given = opts.systemPrompt;
     const model = opts.model ?? this.options.provider.defaultModel;
+    // An id that is or was another principal's stays theirs, whether this session is ephemeral or not.
+    const live = opts.id ? this.sessions.get(opts.id) : undefined;
+    if (opts.id && live && live.principal.id !== principal.id) throw new Error(`session ${opts.id} belongs to another principal`);
+    if (opts.id && this.history && this.history.claim(opts.id, principal.id) !== principal.id) throw new Error(`session ${opts.id} belongs to another principal`);
     if (opts.id && this.history && !opts.ephemeral) {
       const saved = this.history.get(opts.id);
       if (saved) {
@@ -194,7 +198,7 @@ export class BuiltinEngine implements Engine {
       // An LLM learns where the person speaks from in the engine's own prompt (a given prompt is sent byte for byte).
       systemPrompt:
         s.given ??
-        [this.options.defaultSystemPrompt?.() ?? 'You control a home through the tools you are given.', ...(s.area ? [speakerAreaLine(s.area)] : [])].join('\n'),
+        [this.options.defaultSystemPrompt?.(s.principal) ?? 'You control a home through the tools you are given.', ...(s.area ? [speakerAreaLine(s.area)] : [])].join('\n'),
       ...(s.area ? { area: s.area } : {}),
       ...(s.given !== undefined ? { givenSystemPrompt: s.given } : {}),
       ephemeral: s.ephemeral,

@@ -30,6 +30,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { ValidateFunction } from 'ajv';
 import type { Logger } from '../log.js';
+import { argumentBoundsProblem } from '../tools/argument-bounds.js';
 import { normalizeResult } from '../tools/tool-set.js';
 import type { HostTool, Principal, ToolCall, ToolResultObject } from '../tools/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
@@ -105,7 +106,7 @@ export interface BuiltinSessionOptions {
 
 interface PendingPermission {
   /** 'unavailable': the turn it was asked on ended unanswered (a child's request). */
-  resolve: (decision: PermissionDecision | 'unavailable') => void;
+  resolve: (decision: PermissionDecision | 'unavailable', by?: Principal) => void;
   toolName: string;
   runId: string | null;
 }
@@ -307,12 +308,12 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     await this.close();
   }
 
-  respondPermission(requestId: string, decision: PermissionDecision): void {
+  respondPermission(requestId: string, decision: PermissionDecision, by?: Principal): void {
     const wait = this.permissionWaits.get(requestId);
     if (!wait) throw new NotPendingError(requestId);
     this.permissionWaits.delete(requestId);
     if (decision === 'allow_always') this.alwaysAllowed.add(wait.toolName);
-    wait.resolve(decision);
+    wait.resolve(decision, by);
   }
 
   /** Requests waiting for a person (for front doors that list them). */
@@ -650,9 +651,10 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       return { text: `unknown tool ${JSON.stringify(call.name.slice(0, 80))}; the tools are: ${names.join(', ')}`, isError: true };
     }
     if (!args) return notObject();
-    // The engine checks shape before the handler, as the kit does.
+    // The engine checks shape before the handler, as the kit does; arguments over the bounds
+    // (thousands of levels deep) go straight to the handler, which refuses and audits them.
     const validate = validatorFor(tool);
-    if (!validate(args)) {
+    if (!argumentBoundsProblem(args) && !validate(args)) {
       const problems = schemaProblems(validate.errors, args).map((p) => `${p.path === '(top level)' ? 'arguments' : `"${p.path}"`} ${p.message}`);
       return { text: `invalid arguments: ${problems.join('; ')}`, isError: true };
     }
@@ -660,8 +662,9 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
 
     const requestId = randomUUID();
     let approvalId: string | undefined;
+    let approvedBy: Principal | undefined;
     if (tool.capability !== 'read' && this.o.permissions === 'jan' && !this.alwaysAllowed.has(tool.name)) {
-      const decision = await this.askPermission(run, requestId, tool, args);
+      const { decision, by } = await this.askPermission(run, requestId, tool, args);
       if (decision === 'interrupted') return { text: 'interrupted while waiting for permission', isError: true };
       if (decision === 'deny' || decision === 'unavailable') {
         const refused = decision === 'deny' ? 'a person denied permission for this action when asked' : "this needed a person's permission, and nobody answered before the main turn ended";
@@ -672,8 +675,10 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
         }
         return { text: decision === 'deny' ? 'not done: the person denied permission for this action' : `not done: ${refused}`, isError: true };
       }
-      // Only an explicit answer for this very call approves a confirm rule; allow_always just stops the asking.
+      // Only an explicit answer for this very call can approve a confirm rule (allow_always just stops
+      // the asking), and only when who answered may grant approvals: the pipeline asks the policy.
       approvalId = `session ${this.id} permission ${requestId} (${decision})`;
+      approvedBy = by;
     }
 
     const callAbort = new AbortController();
@@ -688,6 +693,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       signal: callAbort.signal,
       principal: this.principal,
       ...(approvalId ? { approvalId } : {}),
+      ...(approvedBy ? { approvedBy } : {}),
     };
     try {
       const raw = await Promise.race([
@@ -709,21 +715,26 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     }
   }
 
-  private askPermission(run: LoopRun, requestId: string, tool: HostTool, args: Record<string, unknown>): Promise<PermissionDecision | 'interrupted' | 'unavailable'> {
+  private askPermission(
+    run: LoopRun,
+    requestId: string,
+    tool: HostTool,
+    args: Record<string, unknown>,
+  ): Promise<{ decision: PermissionDecision | 'interrupted' | 'unavailable'; by?: Principal }> {
     // A child asks on the parent's running turn; when none runs, nobody can answer.
-    if (run.runId !== null && !this.busy) return Promise.resolve('unavailable');
+    if (run.runId !== null && !this.busy) return Promise.resolve({ decision: 'unavailable' });
     return new Promise((resolve) => {
       const onAbort = () => {
         this.permissionWaits.delete(requestId);
-        resolve('interrupted');
+        resolve({ decision: 'interrupted' });
       };
       run.signal.addEventListener('abort', onAbort, { once: true });
       this.permissionWaits.set(requestId, {
         toolName: tool.name,
         runId: run.runId,
-        resolve: (d) => {
+        resolve: (d, by) => {
           run.signal.removeEventListener('abort', onAbort);
-          resolve(d);
+          resolve({ decision: d, ...(by ? { by } : {}) });
         },
       });
       run.emit({

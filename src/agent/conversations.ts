@@ -45,20 +45,38 @@ export function conversationSessionId(principalId: string, key: string): string 
   return `conv-${createHash('sha256').update(`${principalId}\u0000${key}`).digest('hex').slice(0, 32)}`;
 }
 
+/** `role:owner` -> "someone with the owner role"; a principal stays itself; `*` is anyone. */
+function approverWords(subject: string): string {
+  if (subject === '*') return 'anyone';
+  if (subject.startsWith('role:')) return `someone with the ${subject.slice(5)} role`;
+  return subject;
+}
+
 /**
- * Words for calls a confirm rule held: who must approve (a principal with the
- * owner role, whichever door they use) and how, and that the person asks again
- * once it is granted. Plain words: a voice satellite speaks them.
+ * Words for calls a confirm rule held: who may approve (the policy's
+ * approvers for that call: owners, and whoever an approve rule names) and
+ * how, and that the person asks again once it is granted. Plain words: a
+ * voice satellite speaks them.
  */
 export function heldApprovalText(hearth: Hearth, approvalIds: readonly string[], now = Date.now()): string {
   if (!approvalIds.length) return '';
+  const who = new Set<string>();
   const parts = approvalIds.map((id) => {
     const a = hearth.approvals.get(id);
-    const minutes = a ? Math.max(1, Math.round((a.expiresAt - now) / 60000)) : undefined;
-    return `approval ${id}${a ? ` (${a.tool})` : ''}${minutes ? `, open for ${minutes} min` : ''}`;
+    if (!a) {
+      who.add('role:owner');
+      return `approval ${id}`;
+    }
+    const request = hearth.tools.policyRequest(a.tool, a.args, hearth.policy.principal(a.principal));
+    const target = request
+      ? { tool: request.tool, capability: request.capability, action: request.action, ...(request.entityId ? { entityId: request.entityId } : {}), ...(request.area ? { area: request.area } : {}), ...(request.kind ? { kind: request.kind } : {}), ...(request.deviceClass ? { deviceClass: request.deviceClass } : {}) }
+      : { tool: a.tool };
+    for (const s of hearth.policy.approversFor(target)) who.add(s);
+    const minutes = Math.max(1, Math.round((a.expiresAt - now) / 60000));
+    return `approval ${id} (${a.tool}), open for ${minutes} min`;
   });
   return (
-    `This waits for a person: someone with the owner role must grant ${parts.join(' and ')}, ` +
+    `This waits for a person: ${[...who].map(approverWords).join(' or ')} must grant ${parts.join(' and ')}, ` +
     `with "hearth approve <id>" or under Approvals on Hearth's web page. Once it is granted, ask me again.`
   );
 }

@@ -37,7 +37,8 @@ export async function createEngine(hearth: Hearth): Promise<Engine> {
     provider: createProvider(hearth),
     db: hearth.db,
     maxRounds: agent.maxRounds,
-    defaultSystemPrompt: () => homeSystemPrompt(hearth.bridge.registry.entities()),
+    // Only what the session's principal may read: a read deny holds in the prompt too.
+    defaultSystemPrompt: (principal) => homeSystemPrompt(hearth.visibleEntities(principal)),
     log: hearth.bridge.log.child({ part: 'agent' }),
   });
 }

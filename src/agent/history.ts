@@ -51,6 +51,7 @@ export class HistoryStore {
   private readonly updateModel;
   private readonly markArchived;
   private readonly updateHostState;
+  private readonly claimTx: { immediate(id: string, principal: string): string };
 
   constructor(private readonly db: Db) {
     this.insertSession = db.prepare(
@@ -68,6 +69,25 @@ export class HistoryStore {
     this.updateModel = db.prepare('UPDATE sessions SET model = ?, updated_at = ? WHERE id = ?');
     this.updateHostState = db.prepare('UPDATE sessions SET host_state = ? WHERE id = ?');
     this.markArchived = db.prepare('UPDATE sessions SET archived_at = ?, updated_at = ? WHERE id = ? AND archived_at IS NULL');
+    const claim = db.prepare('INSERT OR IGNORE INTO session_claims (id, principal) VALUES (?, ?)');
+    const claimant = db.prepare('SELECT principal FROM session_claims WHERE id = ?').pluck();
+    const saved = db.prepare('SELECT principal FROM sessions WHERE id = ?').pluck();
+    this.claimTx = db.transaction((id: string, principal: string): string => {
+      // A saved thread's principal first (sessions older than the claims table), then the claim.
+      const owner = (saved.get(id) as string | undefined) ?? (claimant.get(id) as string | undefined);
+      if (owner !== undefined) return owner;
+      claim.run(id, principal);
+      return principal;
+    });
+  }
+
+  /**
+   * Claim a session id for a principal, ephemeral sessions too; returns the
+   * principal the id belongs to (another one's: the caller must refuse).
+   * An id once used stays with its principal, so nobody can take it over.
+   */
+  claim(id: string, principal: string): string {
+    return this.claimTx.immediate(id, principal);
   }
 
   /** Save a new session (a fork with its source's messages), in one transaction. Nothing happens when the id exists. */

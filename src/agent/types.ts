@@ -116,7 +116,12 @@ export interface AgentSession {
   reset(): Promise<void>;
   /** Stop the running turn, leave the lists and take no new turns (ArchivedSessionError) — for good. */
   archive(): Promise<void>;
-  respondPermission(requestId: string, decision: PermissionDecision): void;
+  /**
+   * Answer a permission_request. `by`: who answered, when the door knows it is
+   * not the session's principal. An allow_once satisfies a confirm rule only
+   * when that principal (default: the session's) may grant approvals.
+   */
+  respondPermission(requestId: string, decision: PermissionDecision, by?: Principal): void;
   setTools(tools: HostTool[]): void;
   on(event: 'event', fn: (event: AgentEvent, turnId: string) => void): unknown;
   off(event: 'event', fn: (event: AgentEvent, turnId: string) => void): unknown;

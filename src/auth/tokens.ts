@@ -1,6 +1,7 @@
 // Bearer tokens: created once (the secret is shown only then), stored as a
 // SHA-256 hash, each mapped to a principal whose roles live in the policy table.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import type { Db } from '../db/database.js';
 
 export interface TokenInfo {
@@ -23,7 +24,12 @@ function hash(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
-export class TokenStore {
+/** `revoked`: a token was revoked through this store (open streams of it end at once). */
+export interface TokenEvents {
+  revoked: [name: string];
+}
+
+export class TokenStore extends EventEmitter<TokenEvents> {
   private readonly insert;
   private readonly byHash;
   private readonly byName;
@@ -31,7 +37,12 @@ export class TokenStore {
   private readonly revokeStmt;
   private readonly listStmt;
 
+  private readonly activeStmt;
+
   constructor(db: Db) {
+    super();
+    this.setMaxListeners(0);
+    this.activeStmt = db.prepare('SELECT revoked_at FROM tokens WHERE name = ?').pluck();
     this.insert = db.prepare('INSERT INTO tokens (name, principal, hash, created_at, area) VALUES (?, ?, ?, ?, ?)');
     this.byHash = db.prepare('SELECT * FROM tokens WHERE hash = ?');
     this.byName = db.prepare('SELECT * FROM tokens WHERE name = ?');
@@ -62,7 +73,15 @@ export class TokenStore {
   }
 
   revoke(name: string): boolean {
-    return this.revokeStmt.run(new Date().toISOString(), name).changes > 0;
+    const revoked = this.revokeStmt.run(new Date().toISOString(), name).changes > 0;
+    if (revoked) this.emit('revoked', name);
+    return revoked;
+  }
+
+  /** Is the named token there and not revoked (another process may have revoked it)? */
+  isActive(name: string): boolean {
+    const revokedAt = this.activeStmt.get(name) as string | null | undefined;
+    return revokedAt === null;
   }
 
   info(name: string): TokenInfo | undefined {

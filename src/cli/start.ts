@@ -47,7 +47,7 @@ export function registerStart(program: Command): void {
           ...httpConfig,
           log: log.child({ part: 'http' }),
           // MCP over Streamable HTTP, behind the same token and Origin checks as the API.
-          mounts: mcpPath ? [{ path: mcpPath, handle: (req, res, principal) => mcp.handle(req, res, principal), close: () => mcp.close() }] : [],
+          mounts: mcpPath ? [{ path: mcpPath, handle: (req, res, principal, token) => mcp.handle(req, res, principal, token), close: () => mcp.close() }] : [],
         });
       } catch (err) {
         if (err instanceof ConfigError) {

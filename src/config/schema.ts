@@ -144,6 +144,27 @@ export const configSchema = {
           default: true,
           description: 'Require a bearer token (hearth token create). false is allowed only on a loopback http.host.',
         },
+        events: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            maxBufferedBytes: {
+              type: 'integer',
+              minimum: 4096,
+              maximum: 268435456,
+              default: 1048576,
+              description: 'An event stream (GET /api/events, prompt streams) whose client stops reading is dropped once this many bytes wait for it.',
+            },
+            maxStreamsPerToken: {
+              type: 'integer',
+              minimum: 1,
+              maximum: 1000,
+              default: 8,
+              description: 'Open event streams one token may hold; one more is refused with 429.',
+            },
+          },
+          default: {},
+        },
       },
       default: {},
     },
@@ -253,7 +274,7 @@ export interface HearthConfig {
   demo?: boolean;
   database: { path: string };
   audit: { digestFile?: string; keyFile?: string; durability: 'full' | 'grouped' };
-  http: { host: string; port: number; auth: boolean; mcpPath: string };
+  http: { host: string; port: number; auth: boolean; mcpPath: string; events: { maxBufferedBytes: number; maxStreamsPerToken: number } };
   wyoming: { host: string; port?: number; streaming: boolean; turnTimeoutMs: number; satellites: WyomingSatellite[] };
   tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };
   agent: {

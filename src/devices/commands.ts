@@ -3,6 +3,8 @@
 // Also: which state counts as the device confirming a command.
 import type { EntityState } from './state-cache.js';
 import { readJsonPath, writeJsonPath } from './json-path.js';
+import { JsonLimitError, parseBoundedJson } from '../util/bounded-json.js';
+import { MAX_STATE_BYTES } from './decode.js';
 import { COLOR_ATTRIBUTES, colorAttributes, colorMatches, parseColor, rgbHex, rgbOfAttributes } from './color.js';
 import type { Entity } from './model.js';
 
@@ -218,8 +220,9 @@ export function decodeCommand(entity: Entity, topic: string, payload: string): C
   let body: unknown;
   if (entity.commandFormat === 'json') {
     try {
-      body = JSON.parse(payload);
-    } catch {
+      body = parseBoundedJson(payload, { maxChars: MAX_STATE_BYTES });
+    } catch (err) {
+      if (err instanceof JsonLimitError && err.reason !== 'not_json') throw new CommandError(`command is ${err.message}`);
       throw new CommandError(`command is not JSON: ${payload.slice(0, 40)}`);
     }
     main = readJsonPath(body, entity.valuePath ?? 'state');

@@ -1,12 +1,13 @@
 // Turning an MQTT payload into an entity's state. Anything that does not fit
 // becomes a PayloadError with a reason; the cache logs it and keeps the old state.
+import { JsonLimitError, parseBoundedJson, stringifyBounded } from '../util/bounded-json.js';
 import { MAX_FRAME_BYTES, sniffImageType, type ImageType } from './image.js';
 import { readJsonPath } from './json-path.js';
 import type { Entity, PayloadTransform } from './model.js';
 
 export type StateValue = string | number | boolean | null;
 
-export type PayloadProblem = 'oversized' | 'binary' | 'not_json' | 'bad_value' | 'not_image';
+export type PayloadProblem = 'oversized' | 'binary' | 'not_json' | 'too_deep' | 'bad_value' | 'not_image' | 'failed';
 
 export class PayloadError extends Error {
   constructor(
@@ -20,6 +21,8 @@ export class PayloadError extends Error {
 
 /** Largest state payload that is not a camera frame. */
 export const MAX_STATE_BYTES = 256 * 1024;
+/** Longest text a structured (object or list) value is kept as. */
+export const MAX_VALUE_TEXT = 1024;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 // Control characters other than tab, newline and carriage return mark binary data.
@@ -54,10 +57,15 @@ export class Message {
   json(): unknown {
     if (!this.jsonCache) {
       try {
-        this.jsonCache = { value: JSON.parse(this.text()) };
+        this.jsonCache = { value: parseBoundedJson(this.text(), { maxChars: MAX_STATE_BYTES }) };
       } catch (err) {
         this.jsonCache = {
-          error: err instanceof PayloadError ? err : new PayloadError('not_json', `payload is not JSON: ${preview(this.payload)}`),
+          error:
+            err instanceof PayloadError
+              ? err
+              : err instanceof JsonLimitError && err.reason !== 'not_json'
+                ? new PayloadError(err.reason, `payload is ${err.message}`)
+                : new PayloadError('not_json', `payload is not JSON: ${preview(this.payload)}`),
         };
       }
     }
@@ -77,7 +85,7 @@ export function applyTransform(transform: PayloadTransform, message: Message): u
     return transform(message);
   } catch (err) {
     if (err instanceof PayloadError) throw err;
-    throw new PayloadError('bad_value', `could not read the payload: ${(err as Error)?.message ?? String(err)}`);
+    throw new PayloadError('bad_value', `could not read the payload: ${err instanceof RangeError ? 'it is nested too deeply' : ((err as Error)?.message ?? String(err))}`);
   }
 }
 
@@ -94,7 +102,7 @@ const NO_VALUE = new Set(['', 'unknown', 'unavailable', 'none', 'null']);
 /** A raw value (from text or JSON) as the entity's logical state. */
 export function normalizeValue(entity: Entity, raw: unknown): StateValue {
   if (raw === null || raw === undefined) return null;
-  if (typeof raw === 'object') return JSON.stringify(raw).slice(0, 1024);
+  if (typeof raw === 'object') return stringifyBounded(raw, MAX_VALUE_TEXT);
   if (VOCABULARY_KINDS.has(entity.kind)) {
     if (typeof raw === 'boolean' && ON_OFF_KINDS.has(entity.kind)) return raw ? 'on' : 'off';
     const text = String(raw).trim();
@@ -116,7 +124,7 @@ export function scalar(raw: unknown): StateValue {
   if (raw === null || raw === undefined) return null;
   if (typeof raw === 'number') return Number.isFinite(raw) ? raw : null;
   if (typeof raw === 'boolean') return raw;
-  if (typeof raw === 'object') return JSON.stringify(raw).slice(0, 1024);
+  if (typeof raw === 'object') return stringifyBounded(raw, MAX_VALUE_TEXT);
   const text = String(raw).trim();
   if (NO_VALUE.has(text.toLowerCase())) return null;
   if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) return Number(text);

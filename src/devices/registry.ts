@@ -1,19 +1,46 @@
 // Every device the bridge knows, from every source. Device files win over
 // discovery: a device declared in devices/ replaces a discovered one with the
-// same id. Listeners hear about each change once, with the whole new set.
+// same id. Every command topic has one owner (topic-owners.ts): an entity that
+// claims a topic another device owns is left out, with one log line naming
+// both. Entities rank device files first, then discovered ones in the order
+// first seen (remembered across restarts when the assembly gives a store).
+// Listeners hear about each change once, with the whole new set.
 import { EventEmitter } from 'node:events';
+import type { Logger } from '../log.js';
+import { commandTopicsOf } from './commands.js';
+import { MemoryEntityNames, type EntityMemory } from './entity-names.js';
 import type { Device, Entity } from './model.js';
+import { assignTopicOwners, type TopicClaim, type TopicRefusal } from './topic-owners.js';
 
 export interface RegistryEvents {
   changed: [devices: Device[]];
+}
+
+/** The source name of device files (src/bridge.ts): they outrank every discovered source. */
+export const FILE_SOURCE = 'files';
+
+export interface RegistryOptions {
+  log?: Logger;
+  /** First-seen order of discovered entities; in memory when not given. */
+  memory?: EntityMemory;
 }
 
 export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   /** source name -> (priority, devices by id); a lower priority number wins. */
   private sources = new Map<string, { priority: number; devices: Map<string, Device> }>();
   private merged: Device[] = [];
+  private rankedEntities: Entity[] = [];
   private entityIndex = new Map<string, Entity>();
   private deviceIndex = new Map<string, Device>();
+  private refusals = new Map<string, TopicRefusal>();
+  private readonly log?: Logger;
+  readonly memory: EntityMemory;
+
+  constructor(options: RegistryOptions = {}) {
+    super();
+    this.log = options.log;
+    this.memory = options.memory ?? new MemoryEntityNames();
+  }
 
   /** Replace everything one source knows. */
   setSource(name: string, priority: number, devices: Device[]): void {
@@ -31,17 +58,50 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   }
 
   private rebuild(): void {
-    const byId = new Map<string, { priority: number; device: Device }>();
-    for (const { priority, devices } of this.sources.values()) {
+    const byId = new Map<string, { priority: number; device: Device; source: string }>();
+    for (const [source, { priority, devices }] of this.sources) {
       for (const device of devices.values()) {
         const held = byId.get(device.id);
-        if (!held || priority < held.priority) byId.set(device.id, { priority, device });
+        if (!held || priority < held.priority) byId.set(device.id, { priority, device, source });
       }
     }
-    this.merged = [...byId.values()].map((v) => v.device).sort((a, b) => a.id.localeCompare(b.id));
+    const chosen = [...byId.values()];
+    const byEntityId = (a: TopicClaim, b: TopicClaim) => (a.entity.id < b.entity.id ? -1 : a.entity.id > b.entity.id ? 1 : 0);
+    const claims = chosen.flatMap(({ device, source }) => device.entities.map((entity) => ({ entity, source })));
+    const files = claims.filter((c) => c.source === FILE_SOURCE).sort(byEntityId);
+    const found = claims.filter((c) => c.source !== FILE_SOURCE).sort(byEntityId);
+    // Newcomers in one batch are recorded in id order: the only order there is.
+    const seen = this.memory.firstSeen(found.map((c) => c.entity.id));
+    found.sort((a, b) => seen.get(a.entity.id)! - seen.get(b.entity.id)! || byEntityId(a, b));
+    const { refused } = assignTopicOwners([...files, ...found]);
+    this.report(refused);
+
+    this.merged = chosen
+      .map(({ device }) => {
+        if (!device.entities.some((e) => refused.has(e.id))) return device;
+        const entities = device.entities.filter((e) => !refused.has(e.id));
+        return entities.length ? { ...device, entities } : undefined;
+      })
+      .filter((d): d is Device => !!d)
+      .sort((a, b) => a.id.localeCompare(b.id));
+    this.rankedEntities = [...files, ...found].map((c) => c.entity).filter((e) => !refused.has(e.id));
     this.deviceIndex = new Map(this.merged.map((d) => [d.id, d]));
     this.entityIndex = new Map(this.merged.flatMap((d) => d.entities.map((e) => [e.id, e] as const)));
     this.emit('changed', this.merged);
+  }
+
+  /** One line per refused claim, when it is first refused (not on every rebuild). */
+  private report(refused: Map<string, TopicRefusal>): void {
+    const key = (r: TopicRefusal) => `${r.refused.id}\u0000${r.topic}\u0000${r.owner.id}`;
+    const before = new Set([...this.refusals.values()].map(key));
+    for (const r of refused.values()) {
+      if (before.has(key(r))) continue;
+      this.log?.warn(
+        { topic: r.topic, owner: r.owner.id, refused: r.refused.id },
+        `command topic ${r.topic} is already owned by ${r.owner.id} (${JSON.stringify(r.owner.name)}); ${r.refused.id} (${JSON.stringify(r.refused.name)}, ${r.refused.kind}) is refused and gets no tool`,
+      );
+    }
+    this.refusals = refused;
   }
 
   devices(): Device[] {
@@ -52,11 +112,27 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     return [...this.entityIndex.values()];
   }
 
+  /** The entities in rank order: device files first (by id), then discovered ones in the order first seen. */
+  ranked(): Entity[] {
+    return this.rankedEntities;
+  }
+
   device(id: string): Device | undefined {
     return this.deviceIndex.get(id);
   }
 
   entity(id: string): Entity | undefined {
     return this.entityIndex.get(id);
+  }
+
+  /** Whether this entity, as the registry has it now, takes commands on this topic. */
+  commandsOn(entityId: string, topic: string): boolean {
+    const entity = this.entityIndex.get(entityId);
+    return !!entity && commandTopicsOf(entity).includes(topic);
+  }
+
+  /** Entities refused for claiming a command topic another device owns. */
+  refusedClaims(): TopicRefusal[] {
+    return [...this.refusals.values()];
   }
 }

@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import { applyTransform, decodeFrame, Message, normalizeValue, PayloadError, scalar, type Frame, type StateValue } from './decode.js';
 import { readJsonPath } from './json-path.js';
 import type { AvailabilitySource, Device, Entity } from './model.js';
+import { PerKeyThrottle } from '../util/per-key-throttle.js';
 
 export interface EntityState {
   entityId: string;
@@ -59,6 +60,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   private availabilityBySource = new Map<string, Map<string, boolean>>();
   private lastLogged = new Map<string, number>();
   private suppressed = new Map<string, number>();
+  private readonly listenerErrors = new PerKeyThrottle(LOG_EVERY_MS);
   private readonly onMessage = (topic: string, payload: Buffer, retained: boolean) => this.handle(topic, payload, retained);
 
   constructor(
@@ -126,7 +128,11 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     return [...this.routes.keys()];
   }
 
-  /** Feed one message (the MQTT connection calls this; tests may too). */
+  /**
+   * Feed one message (the MQTT connection calls this; tests may too). Never
+   * throws: whatever goes wrong with one payload is logged (once a minute per
+   * topic) and the entity keeps its previous state.
+   */
   handle(topic: string, payload: Buffer, retained = false): void {
     const routes = this.routes.get(topic);
     if (!routes) return;
@@ -136,11 +142,19 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
       try {
         if (this.apply(route, message, retained)) changed.add(route.entity);
       } catch (err) {
-        if (!(err instanceof PayloadError)) throw err;
-        this.reportMalformed(topic, route.entity, err);
+        if (err instanceof PayloadError) this.reportMalformed(topic, route.entity, err);
+        else this.reportMalformed(topic, route.entity, new PayloadError('failed', `could not use the payload: ${describeError(err)}`), err);
       }
     }
-    for (const entity of changed) this.emit('change', this.states.get(entity.id)!, entity);
+    for (const entity of changed) {
+      try {
+        this.emit('change', this.states.get(entity.id)!, entity);
+      } catch (err) {
+        // A listener's bug is not the payload's fault: the new state stands, the error is logged.
+        const suppressed = this.listenerErrors.take(topic);
+        if (suppressed !== undefined) this.log.error({ err, topic, entity: entity.id, ...(suppressed ? { suppressed } : {}) }, 'a state listener failed');
+      }
+    }
   }
 
   private apply(route: Route, message: Message, retained: boolean): boolean {
@@ -208,8 +222,12 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     return changed;
   }
 
-  private reportMalformed(topic: string, entity: Entity, err: PayloadError): void {
-    this.emit('malformed', topic, entity.id, err);
+  private reportMalformed(topic: string, entity: Entity, err: PayloadError, cause?: unknown): void {
+    try {
+      this.emit('malformed', topic, entity.id, err);
+    } catch (listenerErr) {
+      cause ??= listenerErr;
+    }
     const now = this.now();
     const last = this.lastLogged.get(topic);
     if (last !== undefined && now - last < LOG_EVERY_MS) {
@@ -220,7 +238,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     this.suppressed.delete(topic);
     this.lastLogged.set(topic, now);
     this.log.warn(
-      { topic, entity: entity.id, reason: err.reason, ...(suppressed ? { suppressed } : {}) },
+      { topic, entity: entity.id, reason: err.reason, ...(suppressed ? { suppressed } : {}), ...(cause ? { err: cause } : {}) },
       `skipped a payload: ${err.message}`,
     );
   }
@@ -228,4 +246,9 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   close(): void {
     this.source.off('message', this.onMessage);
   }
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof RangeError) return 'it is nested too deeply';
+  return err instanceof Error ? err.message : String(err);
 }

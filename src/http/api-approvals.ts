@@ -1,7 +1,10 @@
 // Calls a `confirm` rule holds (unlocking, opening the garage): list them and
-// decide them. Owners see and decide every approval; anyone else sees only
-// the ones their own calls asked for, and decides none.
+// decide them. Who may decide one is the policy's one approver check
+// (owners, or a subject an `approve` rule names for the call's target);
+// anyone else sees only the ones their own calls asked for, and decides none.
+import type { Hearth } from '../hearth.js';
 import { approvalJson, type Approval, type ApprovalStatus } from '../policy/approvals.js';
+import type { ApprovalTarget } from '../policy/types.js';
 import type { Principal } from '../tools/types.js';
 import { oneOf, onlyFields } from './body.js';
 import { badField, forbidden, HttpError, notFound } from './errors.js';
@@ -9,9 +12,20 @@ import { isOwner, type ApiContext, type Route } from './route.js';
 
 const STATUSES: readonly ApprovalStatus[] = ['pending', 'granted', 'denied', 'used', 'expired'];
 
+/** What the held call acts on, as the approver check needs it. */
+function targetOf(hearth: Hearth, a: Approval): ApprovalTarget {
+  const e = a.entityId ? hearth.bridge.registry.entity(a.entityId) : undefined;
+  return { tool: a.tool, ...(a.entityId ? { entityId: a.entityId } : {}), ...(e ? { area: e.area, kind: e.kind, deviceClass: e.deviceClass } : {}) };
+}
+
+/** May this principal grant or deny this approval? The policy decides (the same check as a session's allow_once). */
+export function decidesApproval(hearth: Hearth, principal: Principal, a: Approval): boolean {
+  return hearth.policy.mayApprove(principal, targetOf(hearth, a));
+}
+
 /** Whether a principal may see an approval. */
-export function seesApproval(principal: Principal, a: Approval): boolean {
-  return isOwner(principal) || a.principal === principal.id;
+export function seesApproval(principal: Principal, a: Approval, hearth?: Hearth): boolean {
+  return isOwner(principal) || a.principal === principal.id || (!!hearth && decidesApproval(hearth, principal, a));
 }
 
 function notDecidable(a: Approval): string {
@@ -43,7 +57,7 @@ export function approvalRoutes({ hearth }: ApiContext): Route[] {
         const now = Date.now();
         return approvals
           .list({ status: raw === 'all' ? undefined : (raw as ApprovalStatus), limit: Number(rawLimit) })
-          .filter((a) => seesApproval(principal, a))
+          .filter((a) => seesApproval(principal, a, hearth))
           .map((a) => approvalJson(a, now));
       },
     },
@@ -52,7 +66,7 @@ export function approvalRoutes({ hearth }: ApiContext): Route[] {
       path: '/api/approvals/:id',
       handler: ({ params, principal }) => {
         const a = approvals.get(params.id);
-        if (!a || !seesApproval(principal, a)) throw notFound(`no approval ${params.id}`);
+        if (!a || !seesApproval(principal, a, hearth)) throw notFound(`no approval ${params.id}`);
         return approvalJson(a);
       },
     },
@@ -63,12 +77,14 @@ export function approvalRoutes({ hearth }: ApiContext): Route[] {
         const input = await body();
         onlyFields(input, ['decision']);
         const decision = oneOf(input, 'decision', ['grant', 'deny'] as const, true);
-        // Refused whether or not the approval exists: a non-owner learns nothing from the answer.
-        if (!isOwner(principal)) {
-          throw forbidden(`only an owner may ${decision} approvals; ${principal.id} has ${principal.roles.length ? `the roles ${principal.roles.join(', ')}` : 'no roles'}`);
-        }
         const before = approvals.get(params.id);
-        if (!before) throw notFound(`no approval ${params.id}; pending ones: GET /api/approvals?status=pending`);
+        // Refused the same way whether or not the approval exists: a non-approver learns nothing from the answer.
+        if (!before || !decidesApproval(hearth, principal, before)) {
+          if (!before && isOwner(principal)) throw notFound(`no approval ${params.id}; pending ones: GET /api/approvals?status=pending`);
+          throw forbidden(
+            `only an owner, or a role an approve rule names, may ${decision} this approval; ${principal.id} has ${principal.roles.length ? `the roles ${principal.roles.join(', ')}` : 'no roles'}`,
+          );
+        }
         if (before.status !== 'pending') throw new HttpError(409, 'not_pending', notDecidable(before), { status: before.status });
         const by = `http:${principal.id}`;
         const ok = decision === 'grant' ? approvals.grant(before.id, by) : approvals.deny(before.id, by);

@@ -8,6 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import { OUTCOMES } from '../audit/row.js';
 import type { Outcome } from '../audit/types.js';
+import { parseTimeFilter } from '../util/time.js';
 import { badField, forbidden, notFound } from './errors.js';
 import { isOwner, type ApiContext, type Route } from './route.js';
 
@@ -20,13 +21,21 @@ function intParam(query: URLSearchParams, name: string, min: number, max: number
   return Number(raw);
 }
 
-/** An ISO 8601 time (or anything Date parses unambiguously), normalised to the stored form. */
+/** A time filter (ISO 8601 or epoch ms, 2000 to 9999), normalised to the stored form; else a 400 naming it. */
 function timeParam(query: URLSearchParams, name: string): string | undefined {
   const raw = query.get(name);
   if (raw === null || raw === '') return undefined;
-  const t = /^\d{1,15}$/.test(raw) ? Number(raw) : Date.parse(raw);
-  if (!Number.isFinite(t)) throw badField(name, `must be a time such as 2025-01-31T18:00:00Z (or epoch milliseconds), got ${JSON.stringify(raw.slice(0, 60))}`);
-  return new Date(t).toISOString();
+  const t = parseTimeFilter(raw);
+  if (t instanceof Error) throw badField(name, t.message);
+  return t;
+}
+
+/** since and until, checked together. */
+function timeRange(query: URLSearchParams): { since?: string; until?: string } {
+  const since = timeParam(query, 'since');
+  const until = timeParam(query, 'until');
+  if (since && until && until < since) throw badField('until', `${until} is before since (${since})`);
+  return { since, until };
 }
 
 function stringParam(query: URLSearchParams, name: string, max = 200): string | undefined {
@@ -71,8 +80,7 @@ export function auditRoutes({ hearth }: ApiContext): Route[] {
           if (who !== undefined && who !== principal.id) throw forbidden(`only an owner may read another principal's audit rows; ${principal.id} sees its own`);
           who = principal.id;
         }
-        const since = timeParam(query, 'since');
-        const until = timeParam(query, 'until');
+        const { since, until } = timeRange(query);
         return audit.list({
           principal: who,
           entityId: stringParam(query, 'entity'),
@@ -103,8 +111,7 @@ export function auditRoutes({ hearth }: ApiContext): Route[] {
         const format = stringParam(query, 'format', 10) ?? 'jsonl';
         if (format !== 'jsonl' && format !== 'csv') throw badField('format', `must be jsonl or csv, got ${JSON.stringify(format)}`);
         if (!isOwner(principal)) throw forbidden(`only an owner may export the audit log; ${principal.id} can list its own rows with GET /api/audit`);
-        const since = timeParam(query, 'since');
-        const until = timeParam(query, 'until');
+        const { since, until } = timeRange(query);
         // Checked (and the first page read) before any header is sent, so a problem is still a JSON error.
         const lines = audit.export(format, { since, until });
         const stamp = new Date().toISOString().replace(/[:.]/g, '-');

@@ -1,6 +1,9 @@
-// GET /api/devices: every entity with its live state (the `hearth devices
-// --json` shape per entity, plus its device); GET /api/health: no token needed.
+// GET /api/devices: the entities the caller may read, each with its live
+// state (the `hearth devices --json` shape, plus its device). GET /api/health
+// needs no token and then says only that the server is up; with a token it
+// adds the broker's state and how many of the caller's entities report.
 import { stateJson } from '../cli/format.js';
+import { ANONYMOUS } from './auth.js';
 import { Reply, type ApiContext, type Route } from './route.js';
 
 export function deviceRoutes({ hearth }: ApiContext): Route[] {
@@ -10,8 +13,10 @@ export function deviceRoutes({ hearth }: ApiContext): Route[] {
       method: 'GET',
       path: '/api/health',
       auth: false,
-      handler: () => {
-        const entities = bridge.registry.entities();
+      handler: ({ principal }) => {
+        // Versions, counts and the broker's state are for callers with a token.
+        if (principal.id === ANONYMOUS.id) return { ok: true };
+        const entities = hearth.visibleEntities(principal);
         const reporting = entities.filter((e) => {
           const s = bridge.cache.get(e.id);
           return s && (s.value !== undefined || s.frame);
@@ -24,9 +29,9 @@ export function deviceRoutes({ hearth }: ApiContext): Route[] {
     {
       method: 'GET',
       path: '/api/devices',
-      handler: () => {
+      handler: ({ principal }) => {
         const now = Date.now();
-        return bridge.registry.entities().map((e) => ({ ...stateJson(e, bridge.cache.get(e.id), now), device: e.deviceId }));
+        return hearth.visibleEntities(principal).map((e) => ({ ...stateJson(e, bridge.cache.get(e.id), now), device: e.deviceId }));
       },
     },
   ];

@@ -1,7 +1,10 @@
 // GET /api/events: one event stream for live pages: `state` (an entity's
 // state changed, stateJson shape), `audit` (a call was recorded) and
-// `approval` (one was requested or decided). Owners see every audit row and
-// approval; anyone else only their own.
+// `approval` (one was requested or decided). State goes only to callers the
+// one read check (Hearth.readDenied) lets read the entity, asked per event so
+// a new rule holds at once. Owners see every audit row and approval; anyone
+// else only their own. The hub drops a client that stops reading, caps
+// streams per token and ends a revoked token's streams (sse.ts).
 import { stateJson } from '../cli/format.js';
 import type { StoredAuditRow } from '../audit/row.js';
 import type { EntityState } from '../devices/state-cache.js';
@@ -16,9 +19,11 @@ export function eventRoutes({ hearth, sse }: ApiContext): Route[] {
     {
       method: 'GET',
       path: '/api/events',
-      handler: ({ res, principal }) => {
-        const stream = sse.open(res);
-        const onState = (state: EntityState, entity: Entity) => stream.send('state', stateJson(entity, state));
+      handler: ({ res, principal, token }) => {
+        const stream = sse.open(res, { principal: principal.id, token });
+        const onState = (state: EntityState, entity: Entity) => {
+          if (!hearth.readDenied(principal, entity)) stream.send('state', stateJson(entity, state));
+        };
         const onAudit = (row: StoredAuditRow) => {
           if (isOwner(principal) || row.principal === principal.id) stream.send('audit', row);
         };
@@ -37,7 +42,7 @@ export function eventRoutes({ hearth, sse }: ApiContext): Route[] {
           hearth.approvals.off('requested', requested);
           hearth.approvals.off('decided', decided);
         });
-        stream.send('ready', { principal: principal.id, entities: hearth.bridge.registry.entities().length });
+        stream.send('ready', { principal: principal.id, entities: hearth.visibleEntities(principal).length });
       },
     },
   ];

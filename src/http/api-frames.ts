@@ -1,8 +1,7 @@
 // GET /api/devices/:id/frame: a camera's latest frame, as the camera sent it
 // (PNG, JPEG, GIF or WebP: the state cache takes nothing else). It needs the
 // token like every /api route (the page fetches it into a blob: URL), and the
-// policy's read permission for the camera, asked as MCP resources ask it.
-import { readDenied } from '../mcp/resources.js';
+// one read check (Hearth.readDenied) every surface asks.
 import { forbidden, HttpError, notFound } from './errors.js';
 import type { ApiContext, Route } from './route.js';
 
@@ -15,7 +14,7 @@ export function frameRoutes({ hearth }: ApiContext): Route[] {
         const entity = hearth.bridge.registry.entity(params.id);
         if (!entity) throw notFound(`no entity ${JSON.stringify(params.id.slice(0, 100))}; GET /api/devices lists them`);
         if (entity.kind !== 'camera') throw notFound(`${entity.id} is a ${entity.kind}, not a camera; it has no frame`);
-        const denied = readDenied(hearth, principal, entity);
+        const denied = hearth.readDenied(principal, entity);
         if (denied) throw forbidden(`not allowed to read ${entity.id}: ${denied}`);
         const state = hearth.bridge.cache.get(entity.id);
         if (!state?.frame) {

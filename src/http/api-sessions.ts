@@ -122,7 +122,7 @@ export class SessionsApi {
   }
 
   private async prompt(r: ApiRequest) {
-    const { params, principal, query, res } = r;
+    const { params, principal, query, res, token } = r;
     const asJson = this.wantsJson(r);
     const withEvents = ['true', '1', 'yes'].includes(query.get('events') ?? '');
     const input = await r.body();
@@ -155,7 +155,8 @@ export class SessionsApi {
       return { text: summary.text, ...summary.result(result), ...(withEvents ? { events: summary.events } : {}) };
     }
 
-    const stream = this.ctx.sse.open(res);
+    // Not counted against the token's event-stream cap, but ended (and so the turn) if the token is revoked.
+    const stream = this.ctx.sse.open(res, { principal: principal.id, token, counted: false });
     for await (const event of turn) {
       summary.add(event);
       stream.send(event.type, event);
@@ -179,7 +180,8 @@ export class SessionsApi {
     const decision = oneOf(input, 'decision', ['allow_once', 'allow_always', 'deny'] as const, true);
     const session = await this.session(params.id, principal);
     try {
-      session.respondPermission(params.requestId, decision);
+      // The answer is this principal's: it approves a confirm rule only if this principal may grant approvals.
+      session.respondPermission(params.requestId, decision, principal);
     } catch (err) {
       if (err instanceof NotPendingError || (err as { code?: string }).code === 'not_pending') {
         throw new HttpError(404, 'not_pending', `no pending permission request ${params.requestId} in session ${session.id}`);

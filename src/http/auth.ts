@@ -76,16 +76,21 @@ export class Authenticator {
 
   /** The principal of a request, or a 401. */
   principalOf(req: IncomingMessage): Principal {
+    return this.authenticate(req).principal;
+  }
+
+  /** The principal of a request and the name of the token it came with (none when auth is off), or a 401. */
+  authenticate(req: IncomingMessage): { principal: Principal; token?: string } {
     const header = req.headers.authorization;
     if (header === undefined || header.trim() === '') {
-      if (!this.enabled) return { ...LOCAL_PRINCIPAL, roles: [...LOCAL_PRINCIPAL.roles] };
+      if (!this.enabled) return { principal: { ...LOCAL_PRINCIPAL, roles: [...LOCAL_PRINCIPAL.roles] } };
       throw unauthorized(`this API needs a token: ${TOKEN_HINT}`);
     }
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!m) throw unauthorized(`the Authorization header must be \`Bearer <token>\`: ${TOKEN_HINT}`);
     const info = this.hearth.tokens.verify(m[1]);
     if (!info) throw unauthorized('the bearer token is not valid (unknown or revoked); `hearth token list` shows the tokens');
-    return { id: info.principal, roles: this.hearth.policy.rolesOf(info.principal), ...(info.area ? { area: info.area } : {}) };
+    return { principal: { id: info.principal, roles: this.hearth.policy.rolesOf(info.principal), ...(info.area ? { area: info.area } : {}) }, token: info.name };
   }
 }
 

@@ -13,6 +13,8 @@ export interface ApiRequest {
   query: URLSearchParams;
   /** Who is asking (for routes without auth: an anonymous principal). */
   principal: Principal;
+  /** The name of the bearer token the request came with (undefined without one, or with auth off). */
+  token?: string;
   /** The body as a JSON object ({} when empty), size-capped; throws HttpError. */
   body(): Promise<Record<string, unknown>>;
 }

@@ -33,10 +33,10 @@ export interface HttpServerOptions {
   mounts?: Mount[];
 }
 
-/** A handler served under `path` (and below it), given the authenticated principal. */
+/** A handler served under `path` (and below it), given the authenticated principal and its token's name. */
 export interface Mount {
   path: string;
-  handle(req: IncomingMessage, res: ServerResponse, principal: Principal): Promise<void> | void;
+  handle(req: IncomingMessage, res: ServerResponse, principal: Principal, token?: string): Promise<void> | void;
   /** Called when the server stops. */
   close?(): Promise<void> | void;
 }
@@ -72,7 +72,7 @@ function compile(route: Route): Compiled {
 export class HttpServer {
   private readonly routes: Compiled[];
   private readonly auth: Authenticator;
-  private readonly sse = new SseHub();
+  private readonly sse: SseHub;
   private readonly sessions: SessionsApi;
   private readonly log: Logger;
   private readonly bodyLimit: number;
@@ -91,6 +91,14 @@ export class HttpServer {
     this.bodyLimit = options.bodyLimit ?? BODY_LIMIT;
     this.mounts = options.mounts ?? [];
     this.auth = new Authenticator(hearth, options.auth ?? true);
+    const events = hearth.bridge.config.http.events;
+    this.sse = new SseHub({
+      maxBufferedBytes: events.maxBufferedBytes,
+      maxStreamsPerToken: events.maxStreamsPerToken,
+      tokenActive: (name) => hearth.tokens.isActive(name),
+      log: this.log.child({ part: 'events' }),
+    });
+    hearth.tokens.on('revoked', this.onRevoked);
     const ctx: ApiContext = { hearth, log: this.log, sse: this.sse };
     this.sessions = new SessionsApi(ctx);
     this.routes = [
@@ -137,6 +145,14 @@ export class HttpServer {
     return `http://${this.host.includes(':') ? `[${this.host}]` : this.host}:${this.port}`;
   }
 
+  /** A token revoked in this process: its open streams end now. */
+  private readonly onRevoked = (name: string) => this.sse.closeToken(name);
+
+  /** Open event streams, the most bytes waiting for one, slow clients dropped (for tests and status). */
+  eventStreams(): { open: number; maxBuffered: number; dropped: number } {
+    return this.sse.stats();
+  }
+
   get authEnabled(): boolean {
     return this.auth.enabled;
   }
@@ -146,6 +162,7 @@ export class HttpServer {
     this.closing ??= (async () => {
       const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
       this.sessions.interruptAll();
+      this.hearth.tokens.off('revoked', this.onRevoked);
       this.sse.closeAll();
       await Promise.all(this.mounts.map(async (m) => m.close?.())).catch((err: Error) => this.log.warn({ err: err.message }, 'closing a mounted handler failed'));
       this.server.closeIdleConnections();
@@ -160,6 +177,7 @@ export class HttpServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
     let principal: Principal | undefined;
+    let token: string | undefined;
     let path = (req.url ?? '/').split('?')[0];
     try {
       let url: URL;
@@ -172,13 +190,15 @@ export class HttpServer {
       checkOrigin(req, this.auth.enabled);
       const mount = this.mounts.find((m) => path === m.path || path.startsWith(`${m.path}/`));
       if (mount) {
-        principal = this.auth.principalOf(req);
-        await mount.handle(req, res, principal);
+        ({ principal, token } = this.auth.authenticate(req));
+        await mount.handle(req, res, principal, token);
         return;
       }
       const candidates = this.routes.filter((r) => r.regex.test(path));
       const open = candidates.length > 0 && candidates.every((r) => r.auth === false);
-      if ((path.startsWith('/api/') || path.startsWith('/v1/')) && !open) principal = this.auth.principalOf(req);
+      // An open route (health) still learns who asks when a token comes along (or auth is off).
+      const guarded = path.startsWith('/api/') || path.startsWith('/v1/');
+      if (guarded && (!open || req.headers.authorization !== undefined || !this.auth.enabled)) ({ principal, token } = this.auth.authenticate(req));
       if (!candidates.length) throw notFound(`no such endpoint: ${req.method} ${path}${path.startsWith('/api/') ? '' : ' (the API lives under /api/, e.g. GET /api/health)'}`);
       const route = candidates.find((r) => r.method === req.method);
       if (!route) {
@@ -201,6 +221,7 @@ export class HttpServer {
         params,
         query: url.searchParams,
         principal: principal ?? ANONYMOUS,
+        token,
         body: () => (body ??= readJsonObject(req, this.bodyLimit)),
       });
       if (res.headersSent || res.destroyed) return;

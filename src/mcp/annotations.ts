@@ -4,6 +4,7 @@
 // nothing more. Hints only: the policy, not the client, decides.
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { DeviceRegistry } from '../devices/registry.js';
+import { deviceTitle } from '../tools/device-text.js';
 import type { GeneratedTool } from '../tools/types.js';
 
 /** Actions that can let someone in or let something out. */
@@ -60,10 +61,10 @@ export function toolAnnotations(tool: GeneratedTool, registry?: DeviceRegistry):
   };
 }
 
-/** A per-entity tool is titled by its entity's name. */
+/** A per-entity tool is titled by its entity's name, cleaned and marked as device data. */
 function toolTitle(tool: GeneratedTool, registry?: DeviceRegistry): string | undefined {
   if (!registry || tool.meta.entityIds.length !== 1) return undefined;
   const entity = registry.entity(tool.meta.entityIds[0]);
   if (!entity) return undefined;
-  return tool.capability === 'read' && entity.kind === 'climate' ? `${entity.name} (reading)` : entity.name;
+  return deviceTitle(entity.name, tool.capability === 'read' && entity.kind === 'climate' ? 'reading' : undefined);
 }

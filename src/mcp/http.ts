@@ -41,6 +41,8 @@ interface Entry {
   transport: StreamableHTTPServerTransport;
   mcp: HearthMcpSession;
   principal: Principal;
+  /** The bearer token the session was opened with (none when auth is off): its revocation ends the session. */
+  token?: string;
   lastSeen: number;
   /** Responses still streaming (the GET notification stream, SSE replies). */
   open: number;
@@ -66,6 +68,7 @@ export class McpHttpHandler {
   private readonly maxPerPrincipal: number;
   private readonly sensorUpdateMs?: number;
   private readonly sweeper: NodeJS.Timeout;
+  private tokenTimer?: NodeJS.Timeout;
   private closing?: Promise<void>;
 
   constructor(options: McpHttpOptions) {
@@ -77,6 +80,34 @@ export class McpHttpHandler {
     this.sensorUpdateMs = options.sensorUpdateMs;
     this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(1000, this.idleMs / 2)));
     this.sweeper.unref();
+    this.hearth.tokens.on('revoked', this.onRevoked);
+  }
+
+  /** A token revoked in this process: its sessions (and their open streams) end now. */
+  private readonly onRevoked = (name: string) => this.closeToken(name);
+
+  private closeToken(name: string): void {
+    for (const entry of [...this.sessions.values()]) {
+      if (entry.token !== name) continue;
+      this.log.info({ session: entry.id?.slice(0, 12), principal: entry.principal.id, token: name }, 'MCP session closed: its token was revoked');
+      void entry.transport.close();
+    }
+  }
+
+  /** Revoked by another process (the CLI): checked every second while a session with a token is open. */
+  private checkTokens(): void {
+    const tokens = new Set([...this.sessions.values()].map((e) => e.token).filter((t): t is string => t !== undefined));
+    if (!tokens.size && this.tokenTimer) {
+      clearInterval(this.tokenTimer);
+      this.tokenTimer = undefined;
+    }
+    for (const name of tokens) {
+      try {
+        if (!this.hearth.tokens.isActive(name)) this.closeToken(name);
+      } catch (err) {
+        this.log.warn({ err, token: name }, 'could not check an MCP session token; the session stays open');
+      }
+    }
   }
 
   get sessionCount(): number {
@@ -87,7 +118,7 @@ export class McpHttpHandler {
    * Serve one request to the MCP endpoint for an authenticated principal.
    * Never throws: problems are answered as JSON-RPC errors with an HTTP status.
    */
-  async handle(req: IncomingMessage, res: ServerResponse, principal: Principal): Promise<void> {
+  async handle(req: IncomingMessage, res: ServerResponse, principal: Principal, token?: string): Promise<void> {
     try {
       if (this.closing) throw new McpHttpFailure(503, -32000, 'Hearth is shutting down');
       const method = req.method ?? 'GET';
@@ -111,13 +142,13 @@ export class McpHttpHandler {
       if (method !== 'POST' || !isInitialize(body)) {
         throw new McpHttpFailure(400, -32000, `Bad Request: no ${SESSION_HEADER} header; the first request must be initialize`);
       }
-      await this.open(req, res, principal, body);
+      await this.open(req, res, principal, body, token);
     } catch (err) {
       this.fail(res, err);
     }
   }
 
-  private async open(req: IncomingMessage, res: ServerResponse, principal: Principal, body: unknown): Promise<void> {
+  private async open(req: IncomingMessage, res: ServerResponse, principal: Principal, body: unknown, token?: string): Promise<void> {
     this.makeRoomFor(principal.id);
     // eslint-disable-next-line prefer-const
     let entry: Entry;
@@ -135,7 +166,11 @@ export class McpHttpHandler {
       session: () => (entry.id ? `mcp:${entry.id.slice(0, 12)}` : null),
       sensorUpdateMs: this.sensorUpdateMs,
     });
-    entry = { transport, mcp, principal, lastSeen: Date.now(), open: 0 };
+    entry = { transport, mcp, principal, token, lastSeen: Date.now(), open: 0 };
+    if (token !== undefined && !this.tokenTimer) {
+      this.tokenTimer = setInterval(() => this.checkTokens(), 1000);
+      this.tokenTimer.unref();
+    }
     mcp.server.onclose = () => {
       if (entry.id && this.sessions.get(entry.id) === entry) this.sessions.delete(entry.id);
       void mcp.close();
@@ -231,6 +266,8 @@ export class McpHttpHandler {
   close(): Promise<void> {
     this.closing ??= (async () => {
       clearInterval(this.sweeper);
+      if (this.tokenTimer) clearInterval(this.tokenTimer);
+      this.hearth.tokens.off('revoked', this.onRevoked);
       const entries = [...this.sessions.values()];
       this.sessions.clear();
       await Promise.all(entries.map((e) => e.transport.close().catch(() => undefined)));
@@ -300,8 +337,8 @@ export function mcpHttpListener(options: McpHttpListenerOptions): McpHttpListene
     try {
       checkOrigin(req, auth.enabled);
       if (url.pathname !== path && url.pathname !== `${path}/`) throw new HttpError(404, 'not_found', `no such endpoint: ${url.pathname}; MCP is served at ${path}`);
-      const principal = auth.principalOf(req);
-      void handler.handle(req, res, principal);
+      const { principal, token } = auth.authenticate(req);
+      void handler.handle(req, res, principal, token);
     } catch (err) {
       if (!req.readableEnded) req.resume();
       if (err instanceof HttpError) {

@@ -6,6 +6,8 @@ import { ErrorCode, McpError, type ReadResourceResult, type Resource, type Resou
 import { stateJson } from '../cli/format.js';
 import type { Entity } from '../devices/model.js';
 import type { Hearth } from '../hearth.js';
+import { DATA_NOTE } from '../tools/descriptions.js';
+import { deviceTitle, quoted } from '../tools/device-text.js';
 import type { Principal } from '../tools/types.js';
 
 /** MCP's "resource not found" error code. */
@@ -48,39 +50,21 @@ export function parseResourceUri(hearth: Hearth, uri: string): ResourceTarget {
   return { type: m[3] ? 'frame' : 'entity', entity };
 }
 
-/**
- * The policy's answer to "may this principal read this entity?", asked as the
- * read tool for it (so tool rules apply to resources too); undefined = allowed.
- */
+/** The one read check (Hearth.readDenied): undefined = allowed, else the policy's reason. */
 export function readDenied(hearth: Hearth, principal: Principal, entity: Entity): string | undefined {
-  const tools = hearth.tools.all().filter((t) => t.capability === 'read' && t.meta.entityIds.includes(entity.id));
-  const tool = tools.find((t) => t.meta.entityIds.length === 1) ?? tools.find((t) => t.name !== 'get_state' && t.name !== 'find_entities') ?? tools[0];
-  const request = {
-    principal,
-    tool: tool?.name ?? 'get_state',
-    capability: 'read' as const,
-    action: 'read',
-    entityId: entity.id,
-    area: entity.area,
-    kind: entity.kind,
-    deviceClass: entity.deviceClass,
-    args: {},
-  };
-  const policy = hearth.policy;
-  const decision = policy.preview ? policy.preview(request) : policy.decide(request);
-  return decision.effect === 'allow' ? undefined : decision.reason;
+  return hearth.readDenied(principal, entity);
 }
 
 export function listResources(hearth: Hearth, principal: Principal): Resource[] {
   const out: Resource[] = [];
-  for (const entity of hearth.bridge.registry.entities()) {
-    if (readDenied(hearth, principal, entity)) continue;
-    const where = entity.area ? ` in ${entity.area}` : '';
+  for (const entity of hearth.visibleEntities(principal)) {
+    // Names and areas are device data: cleaned, quoted, and said to be data.
+    const where = entity.area ? ` in area ${quoted(entity.area, 40)}` : '';
     out.push({
       uri: entityUri(entity.id),
       name: entity.id,
-      title: entity.name,
-      description: `Current state of the ${entity.kind.replace(/_/g, ' ')} "${entity.name}"${where}, as JSON.`,
+      title: deviceTitle(entity.name),
+      description: `Current state of the ${entity.kind.replace(/_/g, ' ')} ${quoted(entity.name)}${where}, as JSON. ${DATA_NOTE}`,
       mimeType: 'application/json',
     });
     if (entity.kind === 'camera') {
@@ -88,8 +72,8 @@ export function listResources(hearth: Hearth, principal: Principal): Resource[] 
       out.push({
         uri: frameUri(entity.id),
         name: `${entity.id}/frame`,
-        title: `${entity.name}: latest frame`,
-        description: `The latest frame of the camera "${entity.name}"${where}.`,
+        title: deviceTitle(entity.name, 'latest frame'),
+        description: `The latest frame of the camera ${quoted(entity.name)}${where}. ${DATA_NOTE}`,
         mimeType: frame?.contentType ?? 'image/jpeg',
         ...(frame ? { size: frame.bytes.length } : {}),
       });
@@ -107,7 +91,7 @@ export function readResource(hearth: Hearth, principal: Principal, uri: string):
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(stateJson(target.entity, state), null, 2) }] };
   }
   if (!state?.frame) {
-    throw new McpError(RESOURCE_NOT_FOUND, `the camera "${target.entity.name}" has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`, { uri });
+    throw new McpError(RESOURCE_NOT_FOUND, `the camera ${quoted(target.entity.name)} has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`, { uri });
   }
   return { contents: [{ uri, mimeType: state.frame.contentType, blob: state.frame.bytes.toString('base64') }] };
 }

@@ -220,6 +220,10 @@ export class HearthMcpSession {
   /** @internal */
   readonly onStateChange = (_state: EntityState, entity: Entity) => {
     if (this.closed || !this.subscriptions.size) return;
+    if (!this.subscriptions.has(entityUri(entity.id)) && !this.subscriptions.has(frameUri(entity.id))) return;
+    // A rule made since the subscription may deny the read now: then no word of a change.
+    const principal = this.safePrincipal();
+    if (!principal || this.hearth.readDenied(principal, entity)) return;
     // Actuators are told at once; sensors and cameras at most once a second.
     const throttled = !isActuator(entity);
     for (const uri of entity.kind === 'camera' ? [entityUri(entity.id), frameUri(entity.id)] : [entityUri(entity.id)]) {

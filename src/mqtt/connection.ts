@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import mqtt, { type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
 import { redactUrl, type Logger } from '../log.js';
+import { PerKeyThrottle } from '../util/per-key-throttle.js';
 import { isPublishableTopic } from './topic.js';
 
 export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'closed';
@@ -59,6 +60,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   private delay: number;
   private current: ConnectionState = 'connecting';
   private lastError = '';
+  private readonly handlerErrors = new PerKeyThrottle();
 
   constructor(
     readonly options: ConnectionOptions,
@@ -95,7 +97,27 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       if (err.message !== this.lastError) this.log.error({ err: err.message, url: redact(options.url) }, 'MQTT error');
       this.lastError = err.message;
     });
-    this.client.on('message', (topic, payload, packet) => this.emit('message', topic, payload, packet.retain));
+    this.client.on('message', (topic, payload, packet) => this.dispatch(topic, payload, packet.retain));
+  }
+
+  /**
+   * Hand one received message to every listener, each on its own: a listener
+   * that throws is logged (once a minute per topic) and the next still runs,
+   * so no payload can stop the bridge or starve another part of its messages.
+   */
+  private dispatch(topic: string, payload: Buffer, retained: boolean): void {
+    for (const listener of this.rawListeners('message') as Array<(t: string, p: Buffer, r: boolean) => void>) {
+      try {
+        listener.call(this, topic, payload, retained);
+      } catch (err) {
+        const suppressed = this.handlerErrors.take(topic);
+        if (suppressed === undefined) continue;
+        this.log.error(
+          { err, topic, bytes: payload.length, ...(suppressed ? { suppressed } : {}) },
+          `skipped a message on ${topic.slice(0, 200)}: ${err instanceof RangeError ? 'it is nested too deeply' : 'its handler failed'}`,
+        );
+      }
+    }
   }
 
   get state(): ConnectionState {

@@ -1,10 +1,13 @@
 // Approvals for `confirm` rules: a pending request bound to one exact call
-// (principal + tool + sha256 of the canonical JSON of its arguments), granted
-// or denied by a person, used up by the one call it was for, expiring.
+// (principal + the entity it acts on + sha256 of the canonical JSON of its
+// arguments; the tool name only for calls on no entity, since a tool name can
+// move to another entity), granted or denied by a person, used up by the one
+// call it was for, expiring.
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Db } from '../db/database.js';
-import type { ApprovalStore } from './types.js';
+import type { Principal } from '../core/principal.js';
+import type { ApprovalStore, ApprovalTarget, PolicyDecision, PolicyEngine, PolicyRequest } from './types.js';
 
 export type ApprovalStatus = 'pending' | 'granted' | 'denied' | 'used' | 'expired';
 
@@ -12,6 +15,8 @@ export interface Approval {
   id: string;
   principal: string;
   tool: string;
+  /** The entity the call acts on (what the approval is bound to), or null for a call on no entity. */
+  entityId: string | null;
   args: Record<string, unknown>;
   argsHash: string;
   reason: string;
@@ -65,6 +70,7 @@ interface ApprovalRow {
   id: string;
   principal: string;
   tool: string;
+  entity_id: string | null;
   args_hash: string;
   args: string;
   reason: string;
@@ -81,6 +87,7 @@ function fromRow(r: ApprovalRow): Approval {
     id: r.id,
     principal: r.principal,
     tool: r.tool,
+    entityId: r.entity_id ?? null,
     args: JSON.parse(r.args) as Record<string, unknown>,
     argsHash: r.args_hash,
     reason: r.reason,
@@ -123,13 +130,15 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
     if (!(this.ttlMs > 0) || !(this.grantTtlMs > 0)) throw new RangeError('approval ttlMs and grantTtlMs must be positive');
     this.now = options.now ?? Date.now;
     this.stmts = {
+      // The same call: same principal, entity (or, on no entity, tool) and arguments.
       findPending: db.prepare(
-        `SELECT * FROM approvals WHERE principal = ? AND tool = ? AND args_hash = ? AND status = 'pending' AND expires_at > ?
+        `SELECT * FROM approvals WHERE principal = @principal AND entity_id IS @entity AND (@entity IS NOT NULL OR tool = @tool)
+           AND args_hash = @hash AND status = 'pending' AND expires_at > @now
          ORDER BY created_at DESC LIMIT 1`,
       ),
       insert: db.prepare(
-        `INSERT INTO approvals (id, principal, tool, args_hash, args, reason, status, created_at, expires_at)
-         VALUES (@id, @principal, @tool, @argsHash, @args, @reason, 'pending', @createdAt, @expiresAt)`,
+        `INSERT INTO approvals (id, principal, tool, entity_id, args_hash, args, reason, status, created_at, expires_at)
+         VALUES (@id, @principal, @tool, @entity, @argsHash, @args, @reason, 'pending', @createdAt, @expiresAt)`,
       ),
       get: db.prepare('SELECT * FROM approvals WHERE id = ?'),
       decide: db.prepare(
@@ -139,7 +148,8 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
       consume: db.prepare(
         `UPDATE approvals SET status = 'used', used_at = @now
          WHERE id = (SELECT id FROM approvals
-                     WHERE principal = @principal AND tool = @tool AND args_hash = @hash AND status = 'granted' AND expires_at > @now
+                     WHERE principal = @principal AND entity_id IS @entity AND (@entity IS NOT NULL OR tool = @tool)
+                       AND args_hash = @hash AND status = 'granted' AND expires_at > @now
                      ORDER BY decided_at LIMIT 1)
          RETURNING id`,
       ).pluck(),
@@ -154,18 +164,19 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
     return this.stmts.expire.run(this.now()).changes;
   }
 
-  request(call: { principal: string; tool: string; args: Record<string, unknown>; reason: string }): { id: string; expiresAt: number } {
+  request(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown>; reason: string }): { id: string; expiresAt: number } {
     const now = this.now();
     const canonical = canonicalJson(call.args ?? {});
     const hash = createHash('sha256').update(canonical).digest('hex');
+    const entity = call.entityId ?? null;
     const created = this.db.transaction((): Approval | { id: string; expiresAt: number } => {
-      const existing = this.stmts.findPending.get(call.principal, call.tool, hash, now) as ApprovalRow | undefined;
+      const existing = this.stmts.findPending.get({ principal: call.principal, entity, tool: call.tool, hash, now }) as ApprovalRow | undefined;
       if (existing) return { id: existing.id, expiresAt: existing.expires_at };
       this.stmts.expire.run(now);
       for (let attempt = 0; ; attempt++) {
         const id = randomBytes(6).toString('hex');
         try {
-          this.stmts.insert.run({ id, principal: call.principal, tool: call.tool, argsHash: hash, args: canonical, reason: call.reason ?? '', createdAt: now, expiresAt: now + this.ttlMs });
+          this.stmts.insert.run({ id, principal: call.principal, tool: call.tool, entity, argsHash: hash, args: canonical, reason: call.reason ?? '', createdAt: now, expiresAt: now + this.ttlMs });
           return fromRow(this.stmts.get.get(id) as ApprovalRow);
         } catch (err) {
           if (attempt < 3 && (err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') continue;
@@ -198,8 +209,8 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
   }
 
   /** Use up a granted, unexpired approval for exactly this call (single use); its id, or null. */
-  consume(call: { principal: string; tool: string; args: Record<string, unknown> }): string | null {
-    const id = this.stmts.consume.get({ principal: call.principal, tool: call.tool, hash: argsHash(call.args ?? {}), now: this.now() }) as string | undefined;
+  consume(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown> }): string | null {
+    const id = this.stmts.consume.get({ principal: call.principal, entity: call.entityId ?? null, tool: call.tool, hash: argsHash(call.args ?? {}), now: this.now() }) as string | undefined;
     return id ?? null;
   }
 
@@ -263,4 +274,74 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
       this.off('decided', note);
     };
   }
+}
+
+// ---------------------------------------------------------------- confirm rules, at every door
+
+/** A person's answer given in band, for this very call (a session's allow_once). */
+export interface InBandAnswer {
+  /** In words, for the audit: `session s1 permission r7 (allow_once)`. */
+  note: string;
+  /** Who answered: the session's principal, or the person the door knows answered. */
+  by: Principal;
+}
+
+export type ConfirmOutcome =
+  | { ok: true; approvedBy: string }
+  | { ok: false; text: string; approvalId?: string; decision: PolicyDecision };
+
+function targetOf(request: PolicyRequest): ApprovalTarget {
+  return {
+    tool: request.tool,
+    capability: request.capability,
+    action: request.action,
+    ...(request.entityId !== undefined ? { entityId: request.entityId } : {}),
+    ...(request.area !== undefined ? { area: request.area } : {}),
+    ...(request.kind !== undefined ? { kind: request.kind } : {}),
+    ...(request.deviceClass !== undefined ? { deviceClass: request.deviceClass } : {}),
+  };
+}
+
+/**
+ * The one place a `confirm` decision is satisfied, for every door (sessions
+ * over HTTP, rpc, chat, Node-RED; MCP; `hearth call`; flow tools).
+ * Satisfied by: an in-band answer from a principal who may grant approvals
+ * (policy.mayApprove), or a stored approval granted by one, for this exact
+ * call (principal, entity, arguments). Otherwise the call is held as an
+ * approval, and the text says who may approve it and how. An approved call
+ * then counts against its rate-limited rule (decision.limitedBy), atomically.
+ */
+export function settleConfirm(
+  gate: { policy: PolicyEngine; approvals?: ApprovalStore; now?: () => number },
+  request: PolicyRequest,
+  decision: PolicyDecision,
+  answer?: InBandAnswer,
+): ConfirmOutcome {
+  const target = targetOf(request);
+  const approvers = (gate.policy.approversFor?.(target) ?? ['role:owner']).join(', ');
+  let approvedBy: string | undefined;
+  let refusedAnswer = '';
+  if (answer) {
+    // Fail closed: an engine that cannot say who approves takes no in-band answer.
+    if (gate.policy.mayApprove?.(answer.by, target)) approvedBy = answer.by.id === request.principal.id ? answer.note : `${answer.note} by ${answer.by.id}`;
+    else refusedAnswer = ` The answer given (${answer.note}) does not count: ${answer.by.id} may not approve this call (approvers: ${approvers}).`;
+  }
+  const binding = { principal: request.principal.id, tool: request.tool, entityId: request.entityId ?? null, args: request.args };
+  approvedBy ??= gate.approvals?.consume(binding) ?? undefined;
+  if (!approvedBy) {
+    const pending = gate.approvals?.request({ ...binding, reason: decision.reason });
+    const now = (gate.now ?? Date.now)();
+    const how = pending
+      ? ` Approval ${pending.id} is waiting: a person can grant it with \`hearth approve ${pending.id}\` (or in the web page or a Node-RED flow) within ${Math.max(1, Math.round((pending.expiresAt - now) / 60000))} min (approvers: ${approvers}); then make the same call again.`
+      : ` Only ${approvers} may approve it.`;
+    return { ok: false, text: `needs approval: ${decision.reason}.${refusedAnswer}${how}`, decision, ...(pending ? { approvalId: pending.id } : {}) };
+  }
+  if (decision.limitedBy !== undefined && gate.policy.takeHit && !gate.policy.takeHit(decision.limitedBy, request)) {
+    return {
+      ok: false,
+      text: `not allowed: rate limit of rule #${decision.limitedBy} reached before this approved call could run`,
+      decision: { effect: 'deny', ruleId: decision.limitedBy, reason: `rate limit (rule #${decision.limitedBy})` },
+    };
+  }
+  return { ok: true, approvedBy };
 }

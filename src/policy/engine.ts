@@ -7,10 +7,12 @@
 // A decision: among the rules whose subject, target, action and time window
 // all match, the highest priority wins; at equal priority deny beats confirm
 // beats allow. With no match, reads are allowed and actuators denied.
-import type { Capability, Principal } from '../tools/types.js';
+import type { Capability, Principal } from '../core/principal.js';
 import type { Db } from '../db/database.js';
 import { compileGlob, type Matcher } from './glob.js';
+import { argsHash } from './approvals.js';
 import {
+  APPROVE_ACTION,
   DAY_NAMES,
   EFFECT_VERB,
   describeRule,
@@ -22,7 +24,7 @@ import {
   type RuleRow,
   type TargetType,
 } from './rules.js';
-import type { Effect, PolicyDecision, PolicyEngine, PolicyRequest } from './types.js';
+import type { ApprovalTarget, Effect, PolicyDecision, PolicyEngine, PolicyRequest } from './types.js';
 
 export { PolicyRuleError, type NewRule, type PolicyRule, type TargetType } from './rules.js';
 
@@ -81,6 +83,8 @@ interface Compiled {
   /** The caller's area a from_area rule asks for; null: from anywhere. */
   fromArea: Matcher | null;
   rateLimited: boolean;
+  /** An `approve` rule: says who may grant approvals, never decides a call. */
+  approves: boolean;
   decision: PolicyDecision;
 }
 
@@ -139,6 +143,7 @@ function compile(rule: PolicyRule): Compiled {
     timed: rule.window !== null || rule.days !== null,
     fromArea: rule.fromArea ? compileGlob(rule.fromArea, true) : null,
     rateLimited: rule.maxCalls !== null && rule.effect !== 'deny',
+    approves: rule.action === APPROVE_ACTION,
     decision: Object.freeze({
       effect: rule.effect,
       ruleId: rule.id,
@@ -218,7 +223,8 @@ export class SqlitePolicy implements PolicyEngine {
   private readonly timeFormat: Intl.DateTimeFormat | null;
 
   private readonly stmts;
-  private readonly hitTx: (ruleId: number, principal: string, at: number, before: number) => void;
+  /** Count and record in one BEGIN IMMEDIATE transaction: true when the call fit the budget (and was counted). */
+  private readonly hitTx: { immediate(rule: PolicyRule, principal: string, at: number, entityId: string | null, hash: string | null): boolean };
 
   constructor(
     private readonly db: Db,
@@ -233,8 +239,9 @@ export class SqlitePolicy implements PolicyEngine {
       rules: db.prepare('SELECT * FROM policy_rules ORDER BY id'),
       rule: db.prepare('SELECT * FROM policy_rules WHERE id = ?'),
       principals: db.prepare('SELECT id, roles FROM principals'),
-      countHits: db.prepare('SELECT COUNT(*) FROM rule_hits WHERE rule_id = ? AND principal = ? AND at > ? AND at <= ?').pluck(),
-      addHit: db.prepare('INSERT INTO rule_hits (rule_id, principal, at) VALUES (?, ?, ?)'),
+      // No upper bound: a hit another process stamped a moment "later" than this call's clock still counts.
+      countHits: db.prepare('SELECT COUNT(*) FROM rule_hits WHERE rule_id = ? AND principal = ? AND at > ?').pluck(),
+      addHit: db.prepare('INSERT INTO rule_hits (rule_id, principal, at, entity_id, args_hash) VALUES (?, ?, ?, ?, ?)'),
       pruneHits: db.prepare('DELETE FROM rule_hits WHERE rule_id = ? AND principal = ? AND at <= ?'),
       insertRule: db.prepare(
         `INSERT INTO policy_rules (subject, target_type, target, action, effect, priority, window_start, window_end, days, max_calls, per_seconds, note, from_area, builtin)
@@ -247,9 +254,15 @@ export class SqlitePolicy implements PolicyEngine {
       ),
       deletePrincipal: db.prepare('DELETE FROM principals WHERE id = ?'),
     };
-    this.hitTx = db.transaction((ruleId: number, principal: string, at: number, before: number) => {
-      this.stmts.addHit.run(ruleId, principal, at);
-      this.stmts.pruneHits.run(ruleId, principal, before);
+    // Across processes (several `hearth call`s, the daemon) the count and the insert must be one
+    // write transaction taken up front: a deferred one would let two of them count the same budget.
+    this.hitTx = db.transaction((rule: PolicyRule, principal: string, at: number, entityId: string | null, hash: string | null): boolean => {
+      const since = at - rule.perSeconds! * 1000;
+      const used = this.stmts.countHits.get(rule.id, principal, since) as number;
+      if (used >= rule.maxCalls!) return false;
+      this.stmts.addHit.run(rule.id, principal, at, entityId, hash);
+      this.stmts.pruneHits.run(rule.id, principal, since);
+      return true;
     });
     this.refresh();
   }
@@ -321,7 +334,8 @@ export class SqlitePolicy implements PolicyEngine {
     ].join('\u0000');
     let list = this.cache.get(key);
     if (!list) {
-      list = this.rules.filter((c) => subjectMatches(c, req.principal.id, roles) && fromAreaMatches(c, req.principal) && targetMatches(c, req) && actionMatches(c, isRead, req.action));
+      // Approve rules name approvers; they never decide a call (not even one whose action argument says `approve`).
+      list = this.rules.filter((c) => !c.approves && subjectMatches(c, req.principal.id, roles) && fromAreaMatches(c, req.principal) && targetMatches(c, req) && actionMatches(c, isRead, req.action));
       if (this.cache.size >= CACHE_MAX) this.cache.clear();
       this.cache.set(key, list);
     }
@@ -351,22 +365,31 @@ export class SqlitePolicy implements PolicyEngine {
       break;
     }
     if (!winner) return { decision: { ...(isReadRequest(req) ? DEFAULT_READ : DEFAULT_ACTUATE) }, decidedBy: null, roles };
+    // An allow below the built-in confirm rule's priority still needs a person (an allow above it waives it).
+    const escalated = !!escalation && winner.rule.effect === 'allow';
+    const needsPerson = escalated || winner.rule.effect === 'confirm';
     if (winner.rateLimited) {
       const now = at.getTime();
       const rule = winner.rule;
-      const since = now - rule.perSeconds! * 1000;
-      const used = this.stmts.countHits.get(rule.id, req.principal.id, since, now) as number;
-      if (used >= rule.maxCalls!) {
-        return {
-          decision: { effect: 'deny', ruleId: rule.id, reason: `rate limit: ${rule.maxCalls} calls per ${rule.perSeconds} s (rule #${rule.id})` },
-          decidedBy: winner,
-          roles,
-        };
+      const overBudget = (): { decision: PolicyDecision; decidedBy: Compiled; roles: string[] } => ({
+        decision: { effect: 'deny', ruleId: rule.id, reason: `rate limit: ${rule.maxCalls} calls per ${rule.perSeconds} s (rule #${rule.id})` },
+        decidedBy: winner,
+        roles,
+      });
+      if (record && !needsPerson) {
+        // Decided and counted in one transaction, or not at all.
+        if (!this.hitTx.immediate(rule, req.principal.id, now, req.entityId ?? null, argsHash(req.args ?? {}))) return overBudget();
+      } else {
+        // Asking is free: a call held for a person counts (takeHit) only when it runs.
+        const used = this.stmts.countHits.get(rule.id, req.principal.id, now - rule.perSeconds! * 1000) as number;
+        if (used >= rule.maxCalls!) return overBudget();
       }
-      if (record && rule.effect === 'allow' && !escalation) this.recordHitAt(rule, req.principal.id, now);
+      if (needsPerson) {
+        const base = escalated ? escalation!.decision : winner.decision;
+        return { decision: { ...base, limitedBy: rule.id }, decidedBy: escalated ? escalation : winner, roles };
+      }
     }
-    // An allow below the built-in confirm rule's priority still needs a person (an allow above it waives it).
-    if (escalation && winner.rule.effect === 'allow') return { decision: { ...escalation.decision }, decidedBy: escalation, roles };
+    if (escalated) return { decision: { ...escalation!.decision }, decidedBy: escalation, roles };
     return { decision: { ...winner.decision }, decidedBy: winner, roles };
   }
 
@@ -383,17 +406,63 @@ export class SqlitePolicy implements PolicyEngine {
     this.refresh();
     const c = this.byId.get(ruleId);
     if (!c || !c.rateLimited) return;
-    this.recordHitAt(c.rule, principalId, at.getTime());
+    this.hitTx.immediate(c.rule, principalId, at.getTime(), null, null);
   }
 
-  private recordHitAt(rule: PolicyRule, principalId: string, now: number): void {
-    // One commit, not two: with synchronous=FULL each commit waits for the disk.
-    this.hitTx(rule.id, principalId, now, now - rule.perSeconds! * 1000);
+  /**
+   * An approved call (decision.limitedBy) is about to run: count it against
+   * that rule, counting and recording in one transaction. False when the
+   * budget was spent meanwhile (by another process, say): the call must not run.
+   */
+  takeHit(ruleId: number, request: PolicyRequest): boolean {
+    this.refresh();
+    const c = this.byId.get(ruleId);
+    if (!c || !c.rateLimited) return true;
+    return this.hitTx.immediate(c.rule, request.principal.id, (request.at ?? new Date()).getTime(), request.entityId ?? null, argsHash(request.args ?? {}));
+  }
+
+  // ---- approvers -------------------------------------------------------
+
+  /** The approve rules that could apply to a call on this target, in precedence order. */
+  private approveRules(target: ApprovalTarget, at: Date): Compiled[] {
+    const req = { ...target, principal: { id: '', roles: [] }, capability: target.capability ?? 'actuator', action: target.action ?? 'actuate', args: {} } as PolicyRequest;
+    let time: { minute: number; weekday: number } | null = null;
+    return this.rules.filter((c) => {
+      if (!c.approves || !targetMatches(c, req)) return false;
+      if (!c.timed) return true;
+      time ??= this.localTime(at);
+      return inTime(c, time.minute, time.weekday);
+    });
+  }
+
+  /**
+   * May this principal grant approvals for a call on this target? Owners may;
+   * otherwise the first `approve` rule (by precedence) whose subject and
+   * target match decides: allow yes, deny no; none: no. `*` in a rule's action
+   * never means `approve`: being allowed to act is not being allowed to approve.
+   */
+  mayApprove(principal: Principal, target: ApprovalTarget, at: Date = new Date()): boolean {
+    this.refresh();
+    const roles = this.rolesFor(principal);
+    if (roles.includes('owner')) return true;
+    for (const c of this.approveRules(target, at)) {
+      if (subjectMatches(c, principal.id, roles)) return c.rule.effect === 'allow';
+    }
+    return false;
+  }
+
+  /** Who may approve a call on this target, for answers: `role:owner` and the subjects of allowing approve rules. */
+  approversFor(target: ApprovalTarget, at: Date = new Date()): string[] {
+    this.refresh();
+    const out = new Set<string>(['role:owner']);
+    for (const c of this.approveRules(target, at)) if (c.rule.effect === 'allow') for (const s of c.rule.subject.split('|')) out.add(s);
+    return [...out];
   }
 
   /** The decision (without using up any rate-limit budget) and every rule with why it matched or not. */
   preview(request: PolicyRequest): PolicyDecision {
-    return this.explain(request).decision;
+    // Not explain(): previews run per event on every open stream, and explain() describes every rule.
+    return this.evaluate(request, false).decision;
   }
 
   explain(request: PolicyRequest): Explanation {
@@ -407,7 +476,9 @@ export class SqlitePolicy implements PolicyEngine {
     for (const c of this.rules) {
       const r = c.rule;
       let why: string | null = null;
-      if (!subjectMatches(c, request.principal.id, roles)) {
+      if (c.approves) {
+        why = 'an approve rule: it names who may grant approvals and decides no call';
+      } else if (!subjectMatches(c, request.principal.id, roles)) {
         why = `subject ${r.subject} does not match ${request.principal.id} (roles: ${roles.join(', ') || 'none'})`;
       } else if (!fromAreaMatches(c, request.principal)) {
         why = request.principal.area ? `the call comes from area ${request.principal.area}, not ${r.fromArea}` : `the call comes from no area (the rule wants ${r.fromArea})`;
@@ -441,7 +512,8 @@ export class SqlitePolicy implements PolicyEngine {
    * of the tool, a deny rule without a time window certainly matches (its
    * target covers every entity / kind / area of the tool) and no allow or
    * confirm rule that might match outranks it; or, for actuators, when no
-   * rule could match at all (the default denies). When unsure: yes.
+   * allow or confirm rule could match at all (the default denies; the
+   * built-in confirm rules only escalate an allow). When unsure: yes.
    */
   mayEverUse(principal: Principal, tool: string, meta: ToolUseMeta): boolean {
     this.refresh();
@@ -474,21 +546,22 @@ export class SqlitePolicy implements PolicyEngine {
       const vs = values(c.rule.targetType);
       return vs === null || vs.length === 0 || vs.some((v) => c.target(v));
     };
-    const relevant = this.rules.filter((c) => subjectMatches(c, principal.id, roles) && fromAreaMatches(c, principal));
+    const relevant = this.rules.filter((c) => !c.approves && subjectMatches(c, principal.id, roles) && fromAreaMatches(c, principal));
     for (const action of actions) {
       const isRead = action === 'read' || meta.capability === 'read';
       const applicable = relevant.filter((c) => actionMatches(c, isRead, action));
+      // Only an allow or confirm rule of one's own can let a call through; the built-in
+      // confirm rules never do (they only escalate an allow), and a deny never does.
+      const ways = applicable.filter((c) => c.rule.effect !== 'deny' && !(c.rule.builtin && c.rule.effect === 'confirm') && possible(c));
       let denyAt = -Infinity;
-      let anyPossible = false;
       for (const c of applicable) {
         if (c.rule.effect === 'deny' && !c.timed && certain(c)) denyAt = Math.max(denyAt, c.rule.priority);
-        if (possible(c)) anyPossible = true;
       }
       if (denyAt === -Infinity) {
-        if (isRead || anyPossible) return true;
-        continue; // nothing could ever match: the default denies actuators
+        if (isRead || ways.length) return true;
+        continue; // nothing could ever allow it: the default denies actuators
       }
-      if (applicable.some((c) => c.rule.effect !== 'deny' && c.rule.priority > denyAt && possible(c))) return true;
+      if (ways.some((c) => c.rule.priority > denyAt)) return true;
     }
     return false;
   }

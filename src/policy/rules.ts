@@ -17,6 +17,13 @@ export const KNOWN_ACTIONS = [
   'arm_home', 'arm_away', 'arm_night', 'arm_vacation', 'disarm', 'trigger',
 ];
 
+/**
+ * Not a device action: an `allow` rule whose action names `approve` (literally,
+ * never through a glob such as `*`) lets its subject grant approvals for the
+ * calls its target covers. Owners always may.
+ */
+export const APPROVE_ACTION = 'approve';
+
 export interface TimeWindow {
   /** `HH:MM`, local time; a window whose end is before its start wraps midnight. */
   start: string;
@@ -144,8 +151,8 @@ function validateAction(value: unknown): string {
     if (!/^[a-z0-9_*?]+$/.test(a)) {
       throw new PolicyRuleError('action', `${show(a)} is not read, actuate, an action name (${KNOWN_ACTIONS.slice(0, 13).join(', ')}) or a glob of one`);
     }
-    if (!/[*?]/.test(a) && a !== 'read' && a !== 'actuate' && !KNOWN_ACTIONS.includes(a)) {
-      throw new PolicyRuleError('action', `unknown action ${show(a)}: use read, actuate, * or one of ${KNOWN_ACTIONS.join(', ')}`);
+    if (!/[*?]/.test(a) && a !== 'read' && a !== 'actuate' && a !== APPROVE_ACTION && !KNOWN_ACTIONS.includes(a)) {
+      throw new PolicyRuleError('action', `unknown action ${show(a)}: use read, actuate, approve, * or one of ${KNOWN_ACTIONS.join(', ')}`);
     }
   }
   return alts.join('|');
@@ -255,6 +262,11 @@ export function validateRule(input: NewRule): ValidRule {
   const maxCalls = hasMax ? positiveInt('maxCalls', input.maxCalls) : null;
   const perSeconds = hasPer ? positiveInt('perSeconds', input.perSeconds) : null;
   if (maxCalls !== null && input.effect === 'deny') throw new PolicyRuleError('maxCalls', 'a rate limit only makes sense on an allow or confirm rule');
+  if (action.split('|').includes(APPROVE_ACTION)) {
+    if (action !== APPROVE_ACTION) throw new PolicyRuleError('action', 'approve cannot be combined with other actions: give the approvers their own rule');
+    if (input.effect === 'confirm') throw new PolicyRuleError('effect', 'an approve rule allows or denies granting approvals; it cannot itself need confirmation');
+    if (maxCalls !== null) throw new PolicyRuleError('maxCalls', 'an approve rule cannot be rate-limited');
+  }
   let note: string | null = null;
   if (input.note !== undefined && input.note !== null) {
     if (typeof input.note !== 'string') throw new PolicyRuleError('note', `must be text, got ${show(input.note)}`);

@@ -1,5 +1,5 @@
 // What the handler pipeline asks the policy, and what it answers.
-import type { Capability, Principal } from '../tools/types.js';
+import type { Capability, Principal } from '../core/principal.js';
 
 export type Effect = 'allow' | 'deny' | 'confirm';
 
@@ -26,6 +26,23 @@ export interface PolicyDecision {
   ruleId: number | null;
   /** One sentence a person (and a model) can read: which rule and why. */
   reason: string;
+  /**
+   * A `confirm` whose call, once approved, counts against this rate-limited
+   * rule (the rule that allowed it, when a built-in confirm rule escalated the
+   * allow; or the confirm rule itself). Take it with takeHit() when the call runs.
+   */
+  limitedBy?: number;
+}
+
+/** What a call acts on, for who-may-approve questions. */
+export interface ApprovalTarget {
+  tool: string;
+  entityId?: string;
+  area?: string;
+  kind?: string;
+  deviceClass?: string;
+  capability?: Capability;
+  action?: string;
 }
 
 export interface PolicyEngine {
@@ -40,18 +57,32 @@ export interface PolicyEngine {
    */
   /** The decision for a request without recording anything (no rate-limit hit). */
   preview?(request: PolicyRequest): PolicyDecision;
-  /** Count a call against a rate-limited rule (after an approved confirm). */
-  recordHit?(ruleId: number, principalId: string): void;
+  /**
+   * Count an approved call against a rate-limited rule (decision.limitedBy),
+   * counting and recording in one transaction: false when the budget is spent.
+   */
+  takeHit?(ruleId: number, request: PolicyRequest): boolean;
+  /**
+   * The one approver check: may this principal grant approvals for a call on
+   * this target? Owners may; so may a subject an `allow ... approve` rule
+   * names for that target. Every door that takes a person's yes asks this.
+   */
+  mayApprove?(principal: Principal, target: ApprovalTarget): boolean;
+  /** Who may approve a call on this target, in words (`role:owner`, `role:adult`, ...). */
+  approversFor?(target: ApprovalTarget): string[];
   mayEverUse(principal: Principal, tool: string, meta: { capability: Capability; kinds: string[]; entityIds: string[]; areas: string[]; actions: string[]; deviceClasses: string[] }): boolean;
 }
 
 /** The approval store for `confirm` rules: bound to one exact call, single use, expiring. */
 export interface ApprovalStore {
-  /** Record that a call is waiting for approval; returns its id (stable for the same call while pending). */
-  request(call: { principal: string; tool: string; args: Record<string, unknown>; reason: string }): { id: string; expiresAt: number };
+  /**
+   * Record that a call is waiting for approval; returns its id (stable for the same call while pending).
+   * Bound to the entity and the exact arguments (the tool name only when entityId is null).
+   */
+  request(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown>; reason: string }): { id: string; expiresAt: number };
   /** Grant a pending approval (by a person via CLI, HTTP or Node-RED). */
   grant(id: string, by: string): boolean;
   deny(id: string, by: string): boolean;
   /** Use up a granted approval for exactly this call; returns its id or null. */
-  consume(call: { principal: string; tool: string; args: Record<string, unknown> }): string | null;
+  consume(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown> }): string | null;
 }

@@ -206,7 +206,14 @@ export class SimulatedDevice implements BehaviourHost {
         (err: unknown) => this.log.warn({ err: String(err) }, 'publishing the initial state failed'),
       );
     });
-    client.on('message', (topic, payload) => this.onCommand(topic, payload));
+    client.on('message', (topic, payload) => {
+      // Anyone may publish on a command topic: a command the simulator cannot follow is logged, never thrown.
+      try {
+        this.onCommand(topic, payload);
+      } catch (err) {
+        this.log.warn({ err, topic }, 'command ignored: it could not be applied');
+      }
+    });
     const linkName = `${this.id}${main ? '' : ':will'}`;
     const outage = this.options.outage;
     client.on('error', (err) => (outage ? outage.lost(linkName, err) : this.log.warn({ err }, 'mqtt error')));

@@ -2,14 +2,10 @@
 // instructions: control characters go, length is capped, and they reach the
 // model only inside quotes.
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
+// Cleaning lives with the devices (discovery uses it too); quoting for a model lives here.
+import { cleanDeviceText } from '../devices/device-text.js';
 
-/** Strip control and invisible formatting characters, collapse whitespace, cap length. */
-export function cleanDeviceText(text: string | undefined, max = 60): string {
-  if (!text) return '';
-  const clean = text.replace(CONTROL, ' ').replace(/\s+/g, ' ').trim();
-  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
-}
+export { cleanDeviceText };
 
 /** A device string as quoted data. */
 export function quoted(text: string | undefined, max = 60): string {
@@ -24,4 +20,13 @@ export function quoted(text: string | undefined, max = 60): string {
 export function deviceWord(text: string | undefined, max = 24): string {
   const clean = cleanDeviceText(text, 200);
   return clean.length <= max && /^[\p{L}\p{N}°%µ²³\/._-]+$/u.test(clean) ? clean : quoted(clean, 60);
+}
+
+/**
+ * A title made of a device-chosen name (an MCP tool or resource title):
+ * cleaned, quoted and labelled, so a client that shows it to a model shows
+ * it as data (`device name "Porch light"`, `device name "Door cam" (latest frame)`).
+ */
+export function deviceTitle(name: string | undefined, what?: string): string {
+  return `device name ${quoted(name)}${what ? ` (${what})` : ''}`;
 }

@@ -11,8 +11,10 @@ import { EventEmitter } from 'node:events';
 import type { ValidateFunction } from 'ajv';
 import type { AuditEntry, AuditLog, AuditRow } from '../audit/types.js';
 import type { Logger } from '../log.js';
-import type { ApprovalStore, PolicyDecision, PolicyEngine } from '../policy/types.js';
+import { canonicalJson, settleConfirm } from '../policy/approvals.js';
+import type { ApprovalStore, PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
+import { argumentBoundsProblem, argumentSummary } from './argument-bounds.js';
 import { isValidToolName, MAX_TOOL_NAME, RESERVED_NAMES } from './names.js';
 import type { Capability, GeneratedTool, JsonSchema, ToolCall, ToolHandler, ToolResult, ToolResultObject } from './types.js';
 
@@ -164,7 +166,11 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps)
     return FAIL(text, { auditId, source: def.source, ...(decision ? { decision: decision.effect, ruleId: decision.ruleId } : {}), ...(approvalId ? { approvalId } : {}) });
   };
 
-  const fromEarlierRow = (row: AuditRow): ToolResultObject => {
+  const fromEarlierRow = (row: AuditRow, call: ToolCall, args: Record<string, unknown>): ToolResultObject => {
+    // The same request id with another call is never a retry (as for device tools).
+    if (row.tool !== def.name || row.principal !== call.principal.id || canonicalJson(row.args) !== canonicalJson(args)) {
+      return FAIL(`refused: request id ${row.requestId} was already used for another call; a retry must repeat the same tool and arguments, and a new call needs a new request id. Nothing was run.`, { duplicate: true, mismatch: true });
+    }
     const text = `${row.outcome === 'pending' ? 'still running' : row.outcome}: request ${row.requestId} was already handled (audit #${row.id}); it was not run again.`;
     return row.outcome === 'confirmed' || row.outcome === 'unconfirmed' || row.outcome === 'pending'
       ? { text, details: { auditId: row.id, duplicate: true } }
@@ -194,6 +200,8 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps)
   };
 
   async function run(rawArgs: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> {
+    const outOfBounds = argumentBoundsProblem(rawArgs);
+    if (outOfBounds) return rejected(call, argumentSummary(rawArgs), 'actuate', `invalid arguments: ${outOfBounds}`);
     const args: Record<string, unknown> =
       rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? structuredClone(rawArgs) : ({ value: rawArgs } as Record<string, unknown>);
     const action = externalAction(def.capability, args);
@@ -207,23 +215,20 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps)
 
     if (def.capability === 'actuator') {
       const earlier = byRequestId(call.requestId);
-      if (earlier) return fromEarlierRow(earlier);
+      if (earlier) return fromEarlierRow(earlier, call, args);
     }
-    const decision = deps.policy.decide({ principal: call.principal, tool: def.name, capability: def.capability, action, args });
+    const request: PolicyRequest = { principal: call.principal, tool: def.name, capability: def.capability, action, args };
+    const decision = deps.policy.decide(request);
     if (decision.effect === 'deny' || (decision.effect === 'confirm' && def.capability === 'read')) {
       return rejected(call, args, action, `not allowed: ${decision.reason}`, decision);
     }
     let approvedBy: string | undefined;
     if (decision.effect === 'confirm') {
-      approvedBy = call.approvalId ?? deps.approvals?.consume({ principal: call.principal.id, tool: def.name, args }) ?? undefined;
-      if (!approvedBy) {
-        const pending = deps.approvals?.request({ principal: call.principal.id, tool: def.name, args, reason: decision.reason });
-        const how = pending
-          ? ` Approval ${pending.id} is waiting: a person can grant it with \`hearth approve ${pending.id}\` (or in the web page or a Node-RED flow); then make the same call again.`
-          : '';
-        return rejected(call, args, action, `needs approval: ${decision.reason}.${how}`, decision, pending?.id);
-      }
-      if (decision.ruleId !== null) deps.policy.recordHit?.(decision.ruleId, call.principal.id);
+      // The same approver check and hold as device tools (policy/approvals.ts).
+      const answer = call.approvalId ? { note: call.approvalId, by: call.approvedBy ?? call.principal } : undefined;
+      const settled = settleConfirm({ policy: deps.policy, approvals: deps.approvals }, request, decision, answer);
+      if (!settled.ok) return rejected(call, args, action, settled.text, settled.decision, settled.approvalId);
+      approvedBy = settled.approvedBy;
     }
 
     if (def.capability === 'read') {
@@ -241,7 +246,7 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps)
       auditId = deps.audit.begin(base);
     } catch (err) {
       const earlier = (err as { code?: string }).code === 'AUDIT_DUPLICATE' ? byRequestId(call.requestId) : undefined;
-      if (earlier) return fromEarlierRow(earlier);
+      if (earlier) return fromEarlierRow(earlier, call, args);
       deps.log.error({ err: (err as Error).message, tool: def.name }, 'audit unavailable; call refused');
       return FAIL(`refused: the audit log cannot be written (${(err as Error).message}); nothing was run`);
     }

@@ -4,7 +4,7 @@
 // home of hundreds of entities stays within a model's tool budget.
 import { ACTUATOR_KINDS, type Entity, type EntityKind } from '../devices/model.js';
 import { actuatorDescription, cameraDescription, DATA_NOTE, readDescription } from './descriptions.js';
-import { assignNames, baseToolName } from './names.js';
+import { assignNames, baseToolName, type NameMemory } from './names.js';
 import { actionsOf, actuatorProperties } from './parameters.js';
 import type { GeneratedTool, JsonSchema, ToolCall, ToolResultObject } from './types.js';
 
@@ -26,6 +26,11 @@ export interface GenerateOptions {
   groupAbove: number;
   /** Above this many entities of a kind, grouped tools take a free `entity` string instead of an enum. */
   enumLimit?: number;
+  /**
+   * Names given before (SQLite, across restarts). With it, `entities` come in
+   * rank order (DeviceRegistry.ranked()) and a name once given stays with its entity.
+   */
+  names?: NameMemory;
 }
 
 const GROUPED_NAMES: Record<string, string> = {
@@ -119,13 +124,13 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
 
   if (shape === 'per-entity') {
     const wanted: Array<{ key: string; base: string }> = [];
-    for (const e of sorted) {
+    for (const e of options.names ? entities : sorted) {
       if (ACTUATOR_KINDS.has(e.kind) || e.kind === 'sensor' || e.kind === 'binary_sensor' || e.kind === 'camera') {
         wanted.push({ key: e.id, base: baseToolName(e.name, e.id) });
       }
       if (e.kind === 'climate') wanted.push({ key: `${e.id}#reading`, base: baseToolName(`${e.name} reading`, `${e.id}_reading`) });
     }
-    const names = assignNames(wanted, ['get_state', 'find_entities', 'get_camera_image']);
+    const names = assignNames(wanted, ['get_state', 'find_entities', 'get_camera_image'], options.names);
     for (const e of sorted) {
       const name = names.get(e.id);
       if (!name) continue;

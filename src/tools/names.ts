@@ -1,8 +1,12 @@
 // Tool names under the kit's rules: [A-Za-z0-9_-], at most 58 characters (the
 // `host__` prefix must fit the wire's 64), no `__`, no reserved name, unique
-// across the set. A collision gets a suffix derived from the entity id, so the
-// same home yields the same names on every start.
-import { createHash } from 'node:crypto';
+// across the set. A collision gets a suffix derived from the entity id. Names
+// once given are remembered (src/devices/entity-names.ts): an entity keeps its
+// name, and a newcomer (say a discovered lock that calls itself "Front door
+// lock") gets a suffixed one, never a name another entity holds.
+import { shortHash, slug } from '../util/slug.js';
+
+export { shortHash, slug };
 
 export const MAX_TOOL_NAME = 58;
 
@@ -20,22 +24,6 @@ export function isValidToolName(name: string): boolean {
   return NAME_RE.test(name) && !name.includes('__') && !RESERVED_NAMES.has(name);
 }
 
-/** Lowercase ASCII slug: accents folded, everything else becomes `_`, no `__`. */
-export function slug(text: string): string {
-  return text
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '_')
-    .replace(/_+/g, '_')
-    .replace(/-+/g, '-')
-    .replace(/^[_-]+|[_-]+$/g, '');
-}
-
-export function shortHash(text: string, length = 6): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, length);
-}
-
 function fit(base: string, suffix: string): string {
   const room = MAX_TOOL_NAME - suffix.length;
   return `${base.slice(0, room).replace(/[_-]+$/, '')}${suffix}`;
@@ -50,19 +38,68 @@ export function baseToolName(preferred: string, fallback: string): string {
   return base;
 }
 
+/** Names already given, remembered across restarts (src/devices/entity-names.ts). */
+export interface NameMemory {
+  nameOf(key: string): { name: string; base: string } | undefined;
+  holderOf(name: string): string | undefined;
+  /** Throws when another key holds the name (another process may have given it meanwhile). */
+  remember(key: string, name: string, base: string): void;
+}
+
+function suffixed(base: string, key: string, taken: (name: string) => boolean): string {
+  let name = base;
+  for (let n = 6; taken(name) || !isValidToolName(name); n += 2) {
+    name = fit(base, `_${shortHash(key, n)}`);
+    if (n > 40) throw new Error(`cannot find a unique tool name for ${key}`);
+  }
+  return name;
+}
+
 /**
  * Assign unique names. `wanted` maps a stable key (entity id) to its base
- * name; keys are taken in sorted order, so the first keeps the plain name and
- * later ones get `_<hash of key>`.
+ * name. Without a memory, keys are taken in sorted order, so the first keeps
+ * the plain name and later ones get `_<hash of key>`. With one, a key keeps
+ * the name it was given before, a name once given is never another key's,
+ * and newcomers are named in the order given (device files first, then
+ * discovered entities in the order first seen).
  */
-export function assignNames(wanted: Array<{ key: string; base: string }>, taken: Iterable<string> = []): Map<string, string> {
+export function assignNames(wanted: Array<{ key: string; base: string }>, taken: Iterable<string> = [], memory?: NameMemory): Map<string, string> {
   const used = new Set(taken);
   const out = new Map<string, string>();
-  for (const { key, base } of [...wanted].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) {
-    let name = base;
-    for (let n = 6; used.has(name) || !isValidToolName(name); n += 2) {
-      name = fit(base, `_${shortHash(key, n)}`);
-      if (n > 40) throw new Error(`cannot find a unique tool name for ${key}`);
+  if (!memory) {
+    for (const { key, base } of [...wanted].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) {
+      const name = suffixed(base, key, (n) => used.has(n));
+      used.add(name);
+      out.set(key, name);
+    }
+    return out;
+  }
+  // A key keeps its name while its base is the same (a renamed entity is named anew).
+  for (const { key, base } of wanted) {
+    const kept = memory.nameOf(key);
+    if (kept && kept.base === base && isValidToolName(kept.name) && !used.has(kept.name)) {
+      used.add(kept.name);
+      out.set(key, kept.name);
+    }
+  }
+  for (const { key, base } of wanted) {
+    if (out.has(key)) continue;
+    const taken = (n: string) => {
+      if (used.has(n)) return true;
+      const holder = memory.holderOf(n);
+      return holder !== undefined && holder !== key;
+    };
+    let name = suffixed(base, key, taken);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        memory.remember(key, name, base);
+        break;
+      } catch (err) {
+        // Another process named another entity so a moment ago: take the next suffix.
+        if (attempt > 3) throw err;
+        used.add(name);
+        name = suffixed(base, key, taken);
+      }
     }
     used.add(name);
     out.set(key, name);

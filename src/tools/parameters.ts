@@ -1,7 +1,8 @@
 // The JSON Schema of an actuator tool's arguments, from the device's real
 // ranges and options, and turning validated arguments into a logical command.
 import { COLOR_NAMES, parseColor } from '../devices/color.js';
-import { ACTIONS_BY_KIND, type Command } from '../devices/commands.js';
+import { actionsOf, hasPosition } from '../devices/actions.js';
+import type { Command } from '../devices/commands.js';
 import type { Entity, Range } from '../devices/model.js';
 import { deviceWord } from './device-text.js';
 import type { JsonSchema } from './types.js';
@@ -15,11 +16,6 @@ function numberSchema(range: Range, description: string): JsonSchema {
     ...(range.step && range.step !== 1 ? { multipleOf: range.step } : {}),
     description,
   };
-}
-
-/** Does this cover take a position? */
-function hasPosition(entity: Entity): boolean {
-  return 'position' in entity.commandTopics || ('position' in entity.attributes && entity.commandFormat === 'json');
 }
 
 /** A light that takes colours: a colour mode, and JSON commands or a topic for that mode. */
@@ -38,22 +34,8 @@ function hasBrightness(entity: Entity): boolean {
   return entity.kind === 'light' && ('brightness' in entity.ranges || 'brightness' in entity.attributes);
 }
 
-const WORD_ACTIONS = new Set(['arm_home', 'arm_away', 'arm_night', 'disarm']);
-
-/** The actions this entity really offers. */
-export function actionsOf(entity: Entity): string[] {
-  const all = ACTIONS_BY_KIND[entity.kind] ?? [];
-  return all.filter((a) => {
-    if (a === 'set_position') return hasPosition(entity);
-    if (a === 'set_mode') return (entity.options.mode?.length ?? 0) > 0;
-    if (a === 'set_temperature') return 'temperature' in entity.ranges;
-    if (a === 'stop') return entity.payloads.stop !== undefined;
-    if (a === 'set_percentage') return 'percentage' in entity.ranges || 'percentage' in entity.commandTopics || 'percentage' in entity.attributes;
-    if (a === 'set_preset_mode') return (entity.options.preset_mode?.length ?? 0) > 0;
-    if (WORD_ACTIONS.has(a)) return entity.payloads[a] !== undefined;
-    return true;
-  });
-}
+/** The actions this entity really offers (src/devices/actions.ts). */
+export { actionsOf };
 
 /** Properties (other than `entity`) an actuator tool for this entity takes. */
 export function actuatorProperties(entity: Entity): { properties: Record<string, JsonSchema>; required: string[] } {

@@ -7,16 +7,19 @@ import { setMaxListeners } from 'node:events';
 import type { ValidateFunction } from 'ajv';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { AuditEntry, AuditLog, AuditRow } from '../audit/types.js';
+import { CommandRefused, type CommandGate } from '../devices/command-gate.js';
 import { encodeCommand, isConfirmedBy, type Command } from '../devices/commands.js';
+import { heldTo } from '../devices/dangerous-words.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../devices/defaults.js';
 import type { Entity, EntityKind } from '../devices/model.js';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { EntityState, StateCache } from '../devices/state-cache.js';
 import type { Logger } from '../log.js';
-import type { PublishOptions } from '../mqtt/connection.js';
-import type { ApprovalStore, PolicyDecision, PolicyEngine } from '../policy/types.js';
+import { canonicalJson, settleConfirm } from '../policy/approvals.js';
+import type { ApprovalStore, PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { formatDuration } from '../util/time.js';
+import { argumentBoundsProblem, argumentSummary } from './argument-bounds.js';
 import { quoted } from './device-text.js';
 import { groupedToolFor, type ToolTarget } from './generator.js';
 import { fitImage, type ImageLimits } from './images.js';
@@ -24,9 +27,9 @@ import { ArgumentError, toCommand } from './parameters.js';
 import { stateText } from './state-text.js';
 import type { GeneratedTool, ToolCall, ToolResultObject } from './types.js';
 
+/** The broker connection as the pipeline sees it: whether it is up. Commands leave only through the gate. */
 export interface Publisher {
   readonly connected: boolean;
-  publish(topic: string, payload: string | Buffer, options?: PublishOptions): Promise<void>;
   on(event: 'state', fn: (state: string) => void): unknown;
   off(event: 'state', fn: (state: string) => void): unknown;
 }
@@ -35,6 +38,8 @@ export interface PipelineDeps {
   registry: DeviceRegistry;
   cache: StateCache;
   mqtt: Publisher;
+  /** Every command goes out through it: only on a command topic of the entity the policy decided on. */
+  gate: CommandGate;
   policy: PolicyEngine;
   audit: AuditLog;
   approvals?: ApprovalStore;
@@ -90,6 +95,12 @@ export class Pipeline {
   };
 
   private async run(tool: GeneratedTool, target: ToolTarget, rawArgs: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> {
+    // Before anything recursive (clone, validation, hashing) touches them; the audit keeps only a summary.
+    const outOfBounds = argumentBoundsProblem(rawArgs);
+    if (outOfBounds) {
+      const entity = target.type === 'actuate' && target.entityId ? this.deps.registry.entity(target.entityId) : undefined;
+      return this.rejected(tool, call, argumentSummary(rawArgs), entity, `invalid arguments: ${outOfBounds}`);
+    }
     const args = rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? structuredClone(rawArgs) : (rawArgs as never);
     const validate = this.validator(tool);
     if (!validate(args)) {
@@ -231,39 +242,38 @@ export class Pipeline {
 
     // A retried request id is one actuation: answer from the row already written.
     const earlier = this.safeByRequestId(call.requestId);
-    if (earlier) return this.fromEarlierRow(earlier);
+    if (earlier) return this.fromEarlierRow(earlier, tool, args, call, entity);
 
     // A person said no when asked: the attempt is in the audit, as denied by them, and nothing is sent.
     if (call.refused) return this.rejected(tool, call, args, entity, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused }, command.action);
 
-    const decision = this.deps.policy.decide({
+    // Judged by what it would send: a "light" whose payload is UNLOCK is held to the rules for locks.
+    const held = heldTo(entity, payloadsOf(entity, command));
+    const action = held.action ?? command.action;
+    const request: PolicyRequest = {
       principal: call.principal,
       tool: tool.name,
       capability: 'actuator',
-      action: command.action,
+      action,
       entityId: entity.id,
       area: entity.area,
-      kind: entity.kind,
-      deviceClass: entity.deviceClass,
+      kind: held.kind,
+      deviceClass: held.deviceClass,
       args,
-    });
-    if (decision.effect === 'deny') return this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, command.action);
+    };
+    const decision = this.deps.policy.decide(request);
+    if (decision.effect === 'deny') return this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, action);
     let approvedBy: string | undefined;
     if (decision.effect === 'confirm') {
-      approvedBy = call.approvalId ?? this.deps.approvals?.consume({ principal: call.principal.id, tool: tool.name, args }) ?? undefined;
-      if (!approvedBy) {
-        const pending = this.deps.approvals?.request({ principal: call.principal.id, tool: tool.name, args, reason: decision.reason });
-        const how = pending
-          ? ` Approval ${pending.id} is waiting: a person can grant it with \`hearth approve ${pending.id}\` (or in the web page or a Node-RED flow) within ${Math.round((pending.expiresAt - this.now()) / 60000)} min; then make the same call again.`
-          : '';
-        return this.rejected(tool, call, args, entity, `needs approval: ${decision.reason}.${how}`, decision, command.action, pending?.id);
-      }
-      // An approved call counts against a rate-limited confirm rule.
-      if (decision.ruleId !== null) this.deps.policy.recordHit?.(decision.ruleId, call.principal.id);
+      // Whose yes counts, and the hold when there is none: decided in the policy layer, the same for every door.
+      const answer = call.approvalId ? { note: call.approvalId, by: call.approvedBy ?? call.principal } : undefined;
+      const settled = settleConfirm({ policy: this.deps.policy, approvals: this.deps.approvals, now: this.now }, request, decision, answer);
+      if (!settled.ok) return this.rejected(tool, call, args, entity, settled.text, settled.decision, action, settled.approvalId);
+      approvedBy = settled.approvedBy;
     }
 
     // Calls to one device never interleave; different devices run in parallel.
-    return this.queueFor(entity.deviceId)(() => this.execute(tool, call, args, entity, command, decision, approvedBy));
+    return this.queueFor(entity.deviceId)(() => this.execute(tool, call, args, entity, command, decision, approvedBy, action));
   }
 
   private queueFor(deviceId: string): LimitFunction {
@@ -283,9 +293,10 @@ export class Pipeline {
     command: Command,
     decision: PolicyDecision,
     approvedBy: string | undefined,
+    action: string,
   ): Promise<ToolResultObject> {
     const name = quoted(entity.name);
-    const base = this.entry(tool, call, args, entity, command.action, decision, approvedBy);
+    const base = this.entry(tool, call, args, entity, action, decision, approvedBy);
     if (call.signal.aborted) {
       this.safeRecord(base, { outcome: 'interrupted', error: 'cancelled before it was sent' });
       return FAIL('cancelled before it was sent; nothing was done');
@@ -304,6 +315,13 @@ export class Pipeline {
     } catch (err) {
       return this.failedBeforePublish(base, `cannot build the command: ${(err as Error).message}`);
     }
+    // The transport's own check, before anything is written or sent (the gate checks again as it sends).
+    const refusal = this.deps.gate.check({ entityId: entity.id, action }, messages);
+    if (refusal) {
+      this.deps.log.warn({ entity: entity.id, topics: messages.map((m) => m.topic), requestId: call.requestId }, refusal);
+      const id = this.safeRecord(base, { outcome: 'denied', error: refusal });
+      return FAIL(`${refusal}; nothing was sent.`, { auditId: id });
+    }
 
     // Fail closed: no audit row, no command.
     let auditId: number;
@@ -312,7 +330,7 @@ export class Pipeline {
     } catch (err) {
       // The same request id raced in twice: one actuation only.
       const earlier = (err as { code?: string }).code === 'AUDIT_DUPLICATE' ? this.safeByRequestId(call.requestId) : undefined;
-      if (earlier) return this.fromEarlierRow(earlier);
+      if (earlier) return this.fromEarlierRow(earlier, tool, args, call, entity);
       this.deps.log.error({ err: (err as Error).message, tool: tool.name }, 'audit unavailable; call refused');
       return FAIL(`refused: the audit log cannot be written (${(err as Error).message}); nothing was sent`);
     }
@@ -323,11 +341,12 @@ export class Pipeline {
     // Listen before publishing so a fast echo is not missed.
     const echo = command.action === 'press' ? undefined : this.awaitEcho(entity, command, timeoutMs, call.signal);
     try {
-      for (const m of messages) await this.deps.mqtt.publish(m.topic, m.payload, { qos: 1, retain: false, expirySeconds: Math.ceil(timeoutMs / 1000) });
+      await this.deps.gate.publish({ entityId: entity.id, action }, messages, { qos: 1, retain: false, expirySeconds: Math.ceil(timeoutMs / 1000) });
     } catch (err) {
       echo?.cancel();
-      const error = `could not send the command: ${(err as Error).message}`;
-      this.safeFinish(auditId, { outcome: 'failed', error, latencyMs: performance.now() - started });
+      const refused = err instanceof CommandRefused;
+      const error = refused ? `${err.message}; nothing was sent` : `could not send the command: ${(err as Error).message}`;
+      this.safeFinish(auditId, { outcome: refused ? 'denied' : 'failed', error, latencyMs: performance.now() - started });
       return FAIL(`failed: ${error}`, { auditId, topics: messages.map((m) => m.topic) });
     }
     const details: Record<string, unknown> = {
@@ -485,11 +504,30 @@ export class Pipeline {
     }
   }
 
-  private fromEarlierRow(row: AuditRow): ToolResultObject {
+  private fromEarlierRow(row: AuditRow, tool: GeneratedTool, args: Record<string, unknown>, call: ToolCall, entity?: Entity): ToolResultObject {
+    // An idempotency key names one call: the same key with another call is a mistake (or a probe), never a retry.
+    const same = row.tool === tool.name && row.principal === call.principal.id && (!entity || row.entityId === entity.id) && canonicalJson(row.args) === canonicalJson(args);
+    if (!same) {
+      const shown = canonicalJson(row.args);
+      const earlier = row.principal === call.principal.id ? ` (audit #${row.id}: ${row.tool} ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown})` : '';
+      return FAIL(
+        `refused: request id ${row.requestId} was already used for another call${earlier}; a retry must repeat the same tool and arguments, and a new call needs a new request id. Nothing was sent.`,
+        { duplicate: true, mismatch: true },
+      );
+    }
     const text = `${row.outcome === 'pending' ? 'still running' : row.outcome}: request ${row.requestId} was already handled (audit #${row.id}); it was not sent again.`;
     return row.outcome === 'confirmed' || row.outcome === 'unconfirmed' || row.outcome === 'pending'
       ? { text, details: { auditId: row.id, duplicate: true } }
       : FAIL(text, { auditId: row.id, duplicate: true });
+  }
+}
+
+/** What a command would send, for judging it (empty when it cannot be built: execute() says why). */
+function payloadsOf(entity: Entity, command: Command): string[] {
+  try {
+    return encodeCommand(entity, command).map((m) => m.payload);
+  } catch {
+    return [];
   }
 }
 

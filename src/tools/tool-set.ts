@@ -1,7 +1,10 @@
 // The live tool set: regenerated when devices appear, change or vanish, and
 // announced so sessions can take the new set between turns (the kit's setTools).
 import { EventEmitter } from 'node:events';
+import { encodeCommand } from '../devices/commands.js';
+import { heldTo } from '../devices/dangerous-words.js';
 import type { DeviceRegistry } from '../devices/registry.js';
+import { toCommand } from './parameters.js';
 import type { PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { generateTools, toolSpecs, type GenerateOptions, type ToolShape } from './generator.js';
 import { ExternalTools } from './external-tools.js';
@@ -34,7 +37,8 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
   }
 
   private rebuild(): void {
-    const built = generateTools(this.registry.entities(), this.options, this.pipeline.invoke);
+    // Ranked, with the names given before: a newcomer never takes an existing tool name.
+    const built = generateTools(this.registry.ranked(), { ...this.options, names: this.registry.memory }, this.pipeline.invoke);
     this.generatedNames = new Set(built.tools.map((t) => t.name));
     // A device tool that comes to share a flow tool's name wins; the flow tool is left out.
     const tools = [...built.tools, ...this.external.all().filter((t) => !this.generatedNames.has(t.name))];
@@ -94,8 +98,22 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
     const entityId = tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : String(args.entity ?? args.camera ?? '');
     const entity = this.registry.entity(entityId);
     const IMPLIED: Record<string, string> = { number: 'set_value', select: 'select_option', button: 'press' };
-    const action =
+    let action =
       tool.capability === 'read' ? 'read' : typeof args.action === 'string' ? args.action : (IMPLIED[entity?.kind ?? ''] ?? 'actuate');
+    // As the pipeline judges it: by what the command would send (dangerous-words.ts).
+    let held: { kind: string; deviceClass?: string } | undefined = entity ? { kind: entity.kind, deviceClass: entity.deviceClass } : undefined;
+    if (entity && tool.capability === 'actuator') {
+      const { entity: _drop, ...rest } = args;
+      let payloads: string[] = [];
+      try {
+        payloads = encodeCommand(entity, toCommand(entity, rest)).map((m) => m.payload);
+      } catch {
+        // Bad arguments: the pipeline says so when called.
+      }
+      const judged = heldTo(entity, payloads);
+      held = judged;
+      action = judged.action ?? action;
+    }
     return {
       principal,
       tool: tool.name,
@@ -103,8 +121,8 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
       action,
       entityId: entity?.id,
       area: entity?.area,
-      kind: entity?.kind,
-      deviceClass: entity?.deviceClass,
+      kind: held?.kind,
+      deviceClass: held?.deviceClass,
       args,
       ...(at ? { at } : {}),
     };

@@ -3,7 +3,9 @@
 // gets the validated arguments and a call context, and returns a string or a
 // result object whose `details` never reach the model.
 
-export type Capability = 'read' | 'actuator';
+import type { Capability, Principal } from '../core/principal.js';
+
+export type { Capability };
 
 export interface ImagePart {
   /** Base64 data URL (`data:image/jpeg;base64,...`). */
@@ -23,13 +25,8 @@ export interface ToolResultObject {
 
 export type ToolResult = string | ToolResultObject;
 
-/** Who is asking: `voice:kitchen`, `chat:alice`, `flow:<node id>`, `mcp:<token>`, `cli:<user>`. */
-export interface Principal {
-  id: string;
-  roles: string[];
-  /** Where it speaks from (a kitchen satellite, a hallway tablet's token): policy rules may name it (from_area). */
-  area?: string;
-}
+/** Who is asking (src/core/principal.ts). */
+export type { Principal };
 
 export interface ToolCall {
   requestId: string;
@@ -40,8 +37,15 @@ export interface ToolCall {
   session: string | null;
   signal: AbortSignal;
   principal: Principal;
-  /** Set when an approval for exactly this call was granted (confirm rules). */
+  /**
+   * A person's yes to exactly this call, given in band (a session's
+   * allow_once), in words for the audit. It satisfies a confirm rule only
+   * when `approvedBy` (default: the caller's principal) may grant approvals
+   * (PolicyEngine.mayApprove); otherwise the call is held as an approval.
+   */
   approvalId?: string;
+  /** Who gave approvalId, when the door knows it was not the caller's principal. */
+  approvedBy?: Principal;
   /**
    * A person refused this call when asked (why, in words). A handler with
    * `recordsRefusals` writes the refused attempt to the audit and does nothing.

@@ -155,7 +155,11 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
   });
 
   it('mirrors state from zigbee2mqtt/<friendly_name>', async () => {
-    await waitFor('light state', () => state(`${ID.light}.light`)?.value === 'on');
+    // Retained states arrive in any order: wait for every one asserted below.
+    await waitFor('retained states', () =>
+      state(`${ID.light}.light`)?.value === 'on' &&
+      [`${ID.heater}.climate`, `${ID.blind}.cover`, `${ID.lock}.lock`, `${ID.lock}.battery_low`, `${ID.sensor}.temperature`].every((id) => state(id)?.value !== undefined),
+    );
     assert.equal(state(`${ID.light}.light`)!.attributes.brightness, 180);
     assert.equal(state(`${ID.light}.light`)!.attributes.color_temp, 370);
     const heater = state(`${ID.heater}.climate`)!;

@@ -55,7 +55,8 @@ describe('duplicate request ids', () => {
     await sleep(200);
     assert.equal(home.commands().length - before, 1, 'one command in all');
     assert.equal(rowsFor('dup-cross-1').length, 1, 'one audit row');
-    assert.equal([a, b].filter((r) => /already handled/.test(r.text!)).length, 1);
+    // The other is another call under the same id: refused as such, never answered from the first one's row.
+    assert.equal([a, b].filter((r) => /^refused: request id dup-cross-1 was already used for another call/.test(r.text!)).length, 1);
   });
 
   it('a copy after a refusal stays refused, even from a principal who could act', async () => {
@@ -65,7 +66,10 @@ describe('duplicate request ids', () => {
     assert.match(denied.text!, /^not allowed: /);
     const again = await send('living_room_lamp', { action: 'turn_on' }, 'dup-denied-1', OWNER);
     assert.equal(again.isError, true);
-    assert.match(again.text!, /^denied: request dup-denied-1 was already handled/);
+    // Another principal's copy is another call: refused, not answered from the guest's row.
+    assert.match(again.text!, /^refused: request id dup-denied-1 was already used for another call/);
+    const retry = await send('living_room_lamp', { action: 'turn_on' }, 'dup-denied-1', guest);
+    assert.match(retry.text!, /^denied: request dup-denied-1 was already handled/);
     const alsoBad = await send('living_room_lamp', { action: 'explode' }, 'dup-denied-1', OWNER);
     assert.equal(alsoBad.isError, true);
     assert.equal(rowsFor('dup-denied-1').length, 1, 'one audit row: the refusal');

@@ -26,7 +26,7 @@ import { sleep, waitFor } from '../helpers/wait.js';
 const SEED = fuzzSeed(0x5eed_0001);
 const STATE_MESSAGES = 6000;
 const DISCOVERY_MESSAGES = 3000;
-const PAYLOAD_REASONS = new Set(['oversized', 'binary', 'not_json', 'bad_value', 'not_image']);
+const PAYLOAD_REASONS = new Set(['oversized', 'binary', 'not_json', 'too_deep', 'bad_value', 'not_image']);
 
 /** Valid discovery messages to mutate: the Home Assistant fixture cases, plus a few of each convention. */
 function discoverySeeds(): Array<{ topic: string; payload: string }> {

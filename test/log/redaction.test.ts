@@ -82,7 +82,7 @@ describe('log redaction', () => {
     const { log, lines } = logSink('debug');
     log.info({ config: { mqtt: { url: 'mqtt://u:pw-in-url@h:1883', password: 'pw-field' }, agent: { apiKey: API_KEY } } }, 'config');
     log.info({ headers: { authorization: 'Bearer tok-secret-1', cookie: 'hearth_session=tok-secret-2' } }, 'request');
-    log.info({ token: 'tok-secret-3', url: 'mqtts://a:pw-in-url-2@h' }, 'token');
+    log.info({ secret: 'tok-secret-3', url: 'mqtts://a:pw-in-url-2@h' }, 'token');
     const text = JSON.stringify(lines);
     for (const secret of ['pw-in-url', 'pw-field', API_KEY, 'tok-secret-1', 'tok-secret-2', 'tok-secret-3', 'pw-in-url-2']) {
       assert.ok(!text.includes(secret), `${secret} is in the log`);

@@ -73,7 +73,7 @@ describe('MCP over Streamable HTTP', () => {
     assert.equal(tools.length, 11);
     assert.ok(tools.every((t) => !t.name.startsWith('host__')));
     assert.deepEqual(byName.get('living_room_lamp')?.annotations, {
-      title: 'Living room lamp',
+      title: 'device name "Living room lamp"',
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: true,
@@ -290,7 +290,7 @@ describe('MCP over Streamable HTTP', () => {
     const lamp = resources.find((r) => r.uri === 'hearth://entity/living_room_lamp.lamp');
     assert.ok(lamp);
     assert.equal(lamp.mimeType, 'application/json');
-    assert.equal(lamp.title, 'Living room lamp');
+    assert.equal(lamp.title, 'device name "Living room lamp"');
     const frame = resources.find((r) => r.uri === 'hearth://camera/front_door.camera/frame');
     assert.ok(frame);
     assert.equal(frame.mimeType, 'image/jpeg');

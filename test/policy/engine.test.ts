@@ -306,7 +306,11 @@ describe('mayEverUse', () => {
     const alice = { id: 'chat:alice', roles: [] };
     assert.equal(policy.mayEverUse(alice, 'living_room_lamp', lampMeta), false);
     const lockMeta = { capability: 'actuator' as const, kinds: ['lock'], entityIds: ['front_door.lock'], areas: ['Hall'], actions: ['lock', 'unlock'], deviceClasses: [] };
-    assert.equal(policy.mayEverUse(alice, 'front_door_lock', lockMeta), true, 'unlock with confirmation');
+    // The built-in unlock confirm only escalates an allow: with none, the lock is never usable (issue 15).
+    assert.equal(policy.mayEverUse(alice, 'front_door_lock', lockMeta), false, 'a built-in confirm is no way in');
+    const lockRule = policy.add({ subject: 'chat:alice', targetType: 'kind', target: 'lock', action: 'lock', effect: 'allow' });
+    assert.equal(policy.mayEverUse(alice, 'front_door_lock', lockMeta), true, 'an allow for one of its actions offers it');
+    policy.remove(lockRule.id);
     // A deny that covers only some of a grouped tool's kinds does not hide it.
     policy.add({ subject: 'chat:alice', targetType: 'any', action: 'actuate', effect: 'allow' });
     policy.add({ subject: 'chat:alice', targetType: 'kind', target: 'light', action: 'actuate', effect: 'deny', priority: 5 });

@@ -85,17 +85,17 @@ describe('speaker area: tokens, --from-area rules, the model context', () => {
       const ask = (token: string, text: string) =>
         new OpenAI({ apiKey: token, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 }).chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: text }] });
 
+      // From the kitchen the policy can never allow it, so the garage is not among the kitchen tablet's tools at all.
+      const offered = (area: string) => home.hearth.tools.forPrincipal({ id: 'http:x', roles: ['family'], area }).map((t) => t.name);
+      assert.ok(offered('Hallway').includes('garage_door'));
+      assert.ok(!offered('Kitchen').includes('garage_door'));
       const commandsBefore = home.commands().length;
       const fromKitchen = await ask(kitchen, 'open the garage door');
       const k = ext(fromKitchen.choices[0].message);
-      assert.equal(k.tool_calls.length, 1, JSON.stringify(k));
-      assert.equal(k.tool_calls[0].is_error, true);
-      assert.match(k.tool_calls[0].result, /not allowed/);
+      assert.deepEqual(k.tool_calls, [], JSON.stringify(k));
+      assert.equal(k.area, 'Kitchen');
       assert.equal(home.commands().length, commandsBefore, 'nothing was sent from the kitchen');
-      const kRow = home.hearth.audit.get(k.audit_ids[0])!;
-      assert.equal(kRow.principal, 'http:kitchen-tablet');
-      assert.equal(kRow.decision, 'deny');
-      assert.match(kRow.reason, /\[from area "Kitchen"\]/);
+      assert.equal(home.hearth.bridge.cache.get('garage_door.door')?.value, 'closed');
 
       const fromHallway = await ask(hallway, 'open the garage door');
       const h = ext(fromHallway.choices[0].message);

@@ -6,6 +6,8 @@ import type { Logger } from '../../log.js';
 import type { MqttConnection } from '../../mqtt/connection.js';
 import type { DeviceRegistry } from '../registry.js';
 
+export { MAX_ENTITIES_PER_DEVICE } from '../discovered.js';
+
 /** Lower wins when two sources declare the same device id. */
 export const SOURCE_PRIORITY = {
   files: 0,

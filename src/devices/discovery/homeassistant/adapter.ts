@@ -15,6 +15,10 @@ import { EventEmitter } from 'node:events';
 import type { HearthConfig } from '../../../config/schema.js';
 import type { Logger } from '../../../log.js';
 import type { ConnectionState } from '../../../mqtt/connection.js';
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../util/bounded-json.js';
+import { INVISIBLE } from '../../../util/untrusted-text.js';
+import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
+import { admitDiscovered } from '../../discovered.js';
 import type { Device, Entity } from '../../model.js';
 import { SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
 import { isObject, replaceAllAbbreviations, replaceTopicBase, TOPIC_BASE, type Json } from './abbreviations.js';
@@ -28,7 +32,7 @@ export const MAX_CONFIG_BYTES = 256 * 1024;
 /** Most discovered components kept (a runaway publisher cannot grow the registry without bound). */
 export const MAX_COMPONENTS = 20_000;
 /** Deepest JSON nesting accepted in a config (real ones use four levels; Home Assistant's parser stops at 1024). */
-export const MAX_JSON_DEPTH = 64;
+export { MAX_JSON_DEPTH };
 const FLUSH_QUIET_MS = 20;
 const FLUSH_MAX_WAIT_MS = 150;
 const MAX_LOGGED = 10_000;
@@ -81,7 +85,6 @@ export interface HomeAssistantEvents {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
 
 /** Device-provided text as stored: no control or invisible characters, one line, capped. */
 export function cleanText(text: unknown, max = 100): string | undefined {
@@ -91,22 +94,10 @@ export function cleanText(text: unknown, max = 100): string | undefined {
   return clean.length > max ? clean.slice(0, max).trimEnd() : clean;
 }
 
-/** How deep `[` and `{` nest in JSON text (strings skipped), without parsing it. */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) max = depth;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return max;
+export { jsonDepth } from '../../../util/bounded-json.js';
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64');
 }
 
 function shortHash(text: string, length = 6): string {
@@ -179,9 +170,10 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   private readonly rawByDeviceId = new Map<string, string>();
   private readonly devices = new Map<string, Device>();
   private readonly entityIdByHash = new Map<string, string>();
-  /** Last payload text per topic, to skip identical re-announcements. */
+  /** A digest of the last payload per topic, to skip identical re-announcements (the text itself could be 256 KiB a topic). */
   private readonly lastText = new Map<string, string>();
   private readonly logged = new Set<string>();
+  private readonly refusals = new PerKeyThrottle();
   private readonly dirty = new Set<string>();
   private flushTimer?: NodeJS.Timeout;
   private firstPending = 0;
@@ -311,7 +303,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       this.reject(topic, 'config is not UTF-8 text');
       return;
     }
-    if (text !== '' && this.lastText.get(topic) === text) {
+    if (text !== '' && this.lastText.get(topic) === digest(text)) {
       this.emit('processed', { topic, outcome: 'ignore', reason: 'same config as before' });
       return;
     }
@@ -320,16 +312,13 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   }
 
   private parseObject(topic: string, text: string, hash?: string): Json | undefined {
-    const depth = jsonDepth(text);
-    if (depth > MAX_JSON_DEPTH) {
-      this.reject(topic, `Unable to parse JSON: nested deeper than ${MAX_JSON_DEPTH} levels`, hash);
-      return undefined;
-    }
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseBoundedJson(text, { maxChars: MAX_CONFIG_BYTES, maxDepth: MAX_JSON_DEPTH });
     } catch (err) {
-      this.reject(topic, `Unable to parse JSON: ${err instanceof RangeError ? 'nested too deeply' : JSON.stringify(text.slice(0, 40))}`, hash);
+      if (!(err instanceof JsonLimitError)) throw err;
+      const why = err.reason === 'too_deep' ? `nested deeper than ${MAX_JSON_DEPTH} levels` : err.reason === 'oversized' ? err.message : JSON.stringify(text.slice(0, 40));
+      this.reject(topic, `Unable to parse JSON: ${why}`, hash);
       return undefined;
     }
     if (!isObject(value)) {
@@ -365,7 +354,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
         return;
       }
     }
-    if (this.process(topic, platform, hash, config)) this.lastText.set(topic, text);
+    if (this.process(topic, platform, hash, config)) this.lastText.set(topic, digest(text));
   }
 
   private onDevice(topic: string, objectId: string, nodeId: string | undefined, text: string): void {
@@ -415,7 +404,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       for (const [key, value] of Object.entries(device.shared)) if (!(key in config)) config[key] = value;
       ok = this.process(topic, platform, hash, config, { deviceTopic, componentId }) && ok;
     }
-    if (ok) this.lastText.set(topic, text);
+    if (ok) this.lastText.set(topic, digest(text));
   }
 
   /** Validate and keep one component. Returns whether it was accepted. */
@@ -638,17 +627,26 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     this.flushTimer = undefined;
     if (!this.stopped && this.ctx && this.dirty.size) {
       for (const deviceId of this.dirty) {
-        const device = this.buildDevice(deviceId);
-        if (device) this.devices.set(deviceId, device);
-        else this.devices.delete(deviceId);
+        // This runs from a timer: nothing may escape it; a device that cannot be built keeps its last form.
+        try {
+          const device = this.buildDevice(deviceId);
+          if (device) this.devices.set(deviceId, device);
+          else this.devices.delete(deviceId);
+        } catch (err) {
+          this.log?.error({ err, device: deviceId }, `could not build the discovered device ${deviceId}`);
+        }
       }
       this.dirty.clear();
       this.stats.flushes++;
       const devices = [...this.devices.values()];
       try {
-        this.ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homeassistant, devices);
+        const admitted = admitDiscovered(devices);
+        for (const r of admitted.refused) {
+          if (this.refusals.take(r.what) !== undefined) this.log?.warn({ device: r.what, reason: r.reason }, `Home Assistant discovery: refused ${r.what}: ${r.reason}`);
+        }
+        this.ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homeassistant, admitted.devices);
       } catch (err) {
-        this.log?.error({ err: (err as Error).message }, 'could not update the device registry from Home Assistant discovery');
+        this.log?.error({ err }, 'could not update the device registry from Home Assistant discovery');
       }
       const entities = devices.reduce((n, d) => n + d.entities.length, 0);
       const changes = { added: this.added, removed: this.removedSinceFlush };

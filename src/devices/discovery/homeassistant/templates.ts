@@ -8,10 +8,16 @@
 //
 // Anything outside that subset fails at compile time with a TemplateError that
 // names the construct, so the adapter can log one clear line instead of
-// guessing. Evaluation is bounded (steps, output size, depth) and reads only
-// own properties of data, so a hostile template or payload cannot reach
-// JavaScript internals or hang the bridge. No regular expressions, no time,
-// no access to Home Assistant state.
+// guessing. Evaluation is bounded and reads only own properties of data, so a
+// hostile template or payload cannot reach JavaScript internals or hang the
+// bridge: a step budget (every statement, expression and loop iteration), a
+// size budget on every intermediate value (string length, list length), and a
+// work budget (characters and items produced or walked, summed over the whole
+// render) so that `~`, `+`, `*` and filters cannot build giant strings. A
+// render over budget fails with a RenderError that says which. No regular
+// expressions, no time, no access to Home Assistant state.
+
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../util/bounded-json.js';
 
 export class TemplateError extends Error {
   constructor(message: string) {
@@ -29,9 +35,58 @@ export class RenderError extends Error {
 
 export const MAX_TEMPLATE_CHARS = 16 * 1024;
 const MAX_DEPTH = 48;
-const MAX_STEPS = 200_000;
-const MAX_OUTPUT = 256 * 1024;
+/** Statements, expressions and loop iterations one render may take. */
+export const MAX_STEPS = 200_000;
+/** Longest text one render may output. */
+export const MAX_OUTPUT = 256 * 1024;
+/** Longest string any intermediate value may be (a whole state payload fits). */
+export const MAX_VALUE_CHARS = 256 * 1024;
+/** Most items any intermediate list may hold. */
+export const MAX_LIST_ITEMS = 65_536;
+/** Characters and items one render may produce or walk in all (tens of milliseconds of work at most). */
+export const MAX_WORK = 4_000_000;
+/** What one comparison of two values costs against MAX_WORK: it takes about as long as copying 200 characters. */
+const COMPARE_COST = 200;
 const MAX_RANGE = 10_000;
+
+// ---------------------------------------------------------------------------
+// Budgets
+// ---------------------------------------------------------------------------
+
+/** The work budget of the render in progress (renders are synchronous, so one at a time). */
+let work: { used: number } | undefined;
+
+/** Count `units` of work (characters or items made or walked) against the render's budget. */
+function charge(units: number): void {
+  if (!work) return;
+  work.used += units;
+  if (work.used > MAX_WORK) throw new RenderError(`template needs too much work (over ${MAX_WORK} characters and items)`);
+}
+
+/** A string about to be made of `length` characters: refused when over the size budget, else charged. */
+function allowChars(length: number, what: string): void {
+  if (length > MAX_VALUE_CHARS) throw new RenderError(`${what} would be too long: ${length} characters, over the ${MAX_VALUE_CHARS}-character limit`);
+  charge(length);
+}
+
+/** A list about to hold `length` items: refused when over the size budget, else charged. */
+function allowItems(length: number, what: string): void {
+  if (length > MAX_LIST_ITEMS) throw new RenderError(`${what} would be too long: ${length} items, over the ${MAX_LIST_ITEMS}-item limit`);
+  charge(length);
+}
+
+/** Join parts into one string within the size budget, refusing as soon as it would pass it. */
+function joinBounded(parts: Iterable<string>, sep: string, what: string): string {
+  const out: string[] = [];
+  let length = 0;
+  for (const part of parts) {
+    length += part.length + (out.length ? sep.length : 0);
+    allowChars(length, what);
+    out.push(part);
+  }
+  charge(length);
+  return out.join(sep);
+}
 
 // ---------------------------------------------------------------------------
 // Values
@@ -103,6 +158,7 @@ function pyNumber(n: number): string {
 }
 
 function pyStringRepr(s: string): string {
+  allowChars(s.length + 2, 'a string repr');
   const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
   let out = '';
   for (const ch of s) {
@@ -118,6 +174,7 @@ function pyStringRepr(s: string): string {
 }
 
 function bytesRepr(b: Buffer): string {
+  allowChars(b.length + 3, 'a bytes repr');
   let out = '';
   for (const byte of b) {
     if (byte === 0x5c) out += '\\\\';
@@ -145,14 +202,20 @@ export function pyStr(v: unknown, inner = false): string {
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (typeof v === 'number') return pyNumber(v);
   if (Buffer.isBuffer(v)) return bytesRepr(v);
-  if (Array.isArray(v)) return `[${v.map((x) => pyRepr(x)).join(', ')}]`;
+  if (Array.isArray(v)) return `[${joinBounded(mapLazy(v, (x) => pyRepr(x)), ', ', 'a list as text')}]`;
   if (v instanceof Method) return `<built-in method ${v.name}>`;
   if (v instanceof Loop) return '<LoopContext>';
-  if (isDict(v)) return `{${Object.keys(v).map((k) => `${pyRepr(keyValue(k))}: ${pyRepr(v[k])}`).join(', ')}}`;
+  if (isDict(v)) return `{${joinBounded(mapLazy(Object.keys(v), (k) => `${pyRepr(keyValue(k))}: ${pyRepr(v[k])}`), ', ', 'a dict as text')}}`;
   return String(v);
 }
 
+/** Items mapped one at a time, so a joiner can stop before the rest are made. */
+function* mapLazy<T, U>(items: Iterable<T>, fn: (x: T) => U): Generator<U> {
+  for (const x of items) yield fn(x);
+}
+
 export function pyEquals(a: unknown, b: unknown): boolean {
+  charge(COMPARE_COST);
   if (isUndef(a) || isUndef(b)) return isUndef(a) && isUndef(b);
   if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
   const numLike = (x: unknown) => typeof x === 'number' || typeof x === 'boolean';
@@ -168,6 +231,7 @@ export function pyEquals(a: unknown, b: unknown): boolean {
 }
 
 function compare(a: unknown, b: unknown, op: string): boolean {
+  charge(COMPARE_COST);
   const numLike = (x: unknown) => typeof x === 'number' || typeof x === 'boolean';
   let c: number;
   if (numLike(a) && numLike(b)) c = Number(a) - Number(b);
@@ -249,10 +313,18 @@ function length(v: unknown): number {
 }
 
 function iterate(v: unknown): unknown[] {
-  if (Array.isArray(v)) return v;
+  if (Array.isArray(v)) {
+    charge(v.length);
+    return v;
+  }
+  if (typeof v === 'string' || Buffer.isBuffer(v)) allowItems(v.length, 'the sequence');
   if (typeof v === 'string') return [...v];
   if (Buffer.isBuffer(v)) return [...v];
-  if (isDict(v)) return Object.keys(v).map(keyValue);
+  if (isDict(v)) {
+    const keys = Object.keys(v);
+    allowItems(keys.length, 'the keys');
+    return keys.map(keyValue);
+  }
   if (isUndef(v)) return [];
   throw new RenderError(`'${typeName(v)}' object is not iterable`);
 }
@@ -267,12 +339,15 @@ function jsonDump(v: unknown, compact: boolean, sortKeys = false): string {
     if (x === null || x === undefined || isUndef(x)) return 'null';
     if (typeof x === 'boolean') return x ? 'true' : 'false';
     if (typeof x === 'number') return Number.isFinite(x) ? String(x) : Number.isNaN(x) ? 'NaN' : x > 0 ? 'Infinity' : '-Infinity';
-    if (typeof x === 'string') return JSON.stringify(x);
-    if (Array.isArray(x)) return `[${x.map(enc).join(sep[0])}]`;
+    if (typeof x === 'string') {
+      allowChars(x.length + 2, 'the JSON text');
+      return JSON.stringify(x);
+    }
+    if (Array.isArray(x)) return `[${joinBounded(mapLazy(x, enc), sep[0], 'the JSON text')}]`;
     if (isDict(x)) {
       const keys = Object.keys(x);
       if (sortKeys) keys.sort();
-      return `{${keys.map((k) => `${JSON.stringify(pyStr(keyValue(k)))}${sep[1]}${enc(x[k])}`).join(sep[0])}}`;
+      return `{${joinBounded(mapLazy(keys, (k) => `${JSON.stringify(pyStr(keyValue(k)))}${sep[1]}${enc(x[k])}`), sep[0], 'the JSON text')}}`;
     }
     throw new RenderError(`Object of type ${typeName(x)} is not JSON serializable`);
   };
@@ -955,6 +1030,7 @@ const FILTERS: Record<string, Fn> = {
   },
   capitalize: (v) => {
     const s = pyStr(v);
+    charge(s.length);
     return s.charAt(0).toUpperCase() + s.slice(1).toLowerCase();
   },
   count: (v) => length(v),
@@ -981,11 +1057,11 @@ const FILTERS: Record<string, Fn> = {
     if (d !== NO_DEFAULT) return d;
     throw new RenderError(`int got invalid input '${pyStr(v)}' and no default was specified`);
   },
-  join: (v, a, k) => iterate(v).map((x) => pyStr(x)).join(pyStr(arg(a, k, 0, 'd', ''))),
+  join: (v, a, k) => joinBounded(mapLazy(iterate(v), (x) => pyStr(x)), pyStr(arg(a, k, 0, 'd', '')), 'the joined text'),
   list: (v) => [...iterate(v)],
-  lower: (v) => pyStr(v).toLowerCase(),
-  upper: (v) => pyStr(v).toUpperCase(),
-  title: (v) => pyStr(v).replace(/\w\S*/g, (w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase()),
+  lower: (v) => charged(pyStr(v)).toLowerCase(),
+  upper: (v) => charged(pyStr(v)).toUpperCase(),
+  title: (v) => charged(pyStr(v)).replace(/\w\S*/g, (w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase()),
   trim: (v, a) => (a.length ? stripChars(pyStr(v), pyStr(a[0]), 'both') : pyStr(v).trim()),
   string: (v) => pyStr(v),
   replace: (v, a) => {
@@ -1010,14 +1086,18 @@ const FILTERS: Record<string, Fn> = {
   max: (v) => minMax(iterate(v), 1),
   min: (v) => minMax(iterate(v), -1),
   sum: (v) => iterate(v).reduce<number>((acc, x) => acc + floatFilter(x, NO_DEFAULT, 'sum'), 0),
-  reverse: (v) => (typeof v === 'string' ? [...v].reverse().join('') : [...iterate(v)].reverse()),
+  reverse: (v) => (typeof v === 'string' ? [...iterate(v)].reverse().join('') : [...iterate(v)].reverse()),
   sort: (v, a, k) => {
+    // Each comparison is charged as it happens.
     const items = [...iterate(v)].sort((x, y) => (compare(x, y, '<') ? -1 : compare(y, x, '<') ? 1 : 0));
     return truthy(arg(a, k, 0, 'reverse', false)) ? items.reverse() : items;
   },
   unique: (v) => {
     const out: unknown[] = [];
-    for (const x of iterate(v)) if (!out.some((y) => pyEquals(x, y))) out.push(x);
+    for (const x of iterate(v)) {
+      charge(out.length);
+      if (!out.some((y) => pyEquals(x, y))) out.push(x);
+    }
     return out;
   },
   tojson: (v) =>
@@ -1029,8 +1109,9 @@ const FILTERS: Record<string, Fn> = {
   to_json: (v, a, k) => jsonDump(v, true, truthy(arg(a, k, 2, 'sort_keys', false))),
   from_json: (v) => {
     try {
-      return JSON.parse(pyStr(v)) as unknown;
-    } catch {
+      return parseBoundedJson(charged(pyStr(v)), { maxChars: MAX_VALUE_CHARS, maxDepth: MAX_JSON_DEPTH });
+    } catch (err) {
+      if (err instanceof JsonLimitError && err.reason !== 'not_json') throw new RenderError(`from_json got ${err.message}`);
       throw new RenderError(`from_json got invalid JSON '${pyStr(v).slice(0, 40)}'`);
     }
   },
@@ -1057,6 +1138,12 @@ FILTERS.d = FILTERS.default;
 FILTERS.e = (v) => pyStr(v);
 FILTERS.strip = FILTERS.trim;
 
+/** A string whose length is charged to the budget (for filters that walk it once). */
+function charged(s: string): string {
+  charge(s.length);
+  return s;
+}
+
 function toIntStrict(v: unknown): number {
   const n = toInt(v);
   if (n === undefined) throw new RenderError(`'${pyStr(v)}' is not an integer`);
@@ -1079,12 +1166,19 @@ function minMax(items: unknown[], sign: 1 | -1): unknown {
 }
 
 function replaceCount(s: string, from: string, to: string, count: number): string {
-  if (count < 0) return from === '' ? s : s.split(from).join(to);
+  charge(s.length);
+  if (count < 0) {
+    if (from === '') return s;
+    const parts = s.split(from);
+    allowChars(s.length + (parts.length - 1) * (to.length - from.length), 'the replaced text');
+    return parts.join(to);
+  }
   let out = s;
   let at = 0;
   for (let n = 0; n < count; n++) {
     const i = out.indexOf(from, at);
     if (i < 0) break;
+    allowChars(out.length + to.length - from.length, 'the replaced text');
     out = out.slice(0, i) + to + out.slice(i + from.length);
     at = i + to.length;
   }
@@ -1194,6 +1288,7 @@ const FUNCTIONS: Record<string, (args: unknown[], kwargs: Record<string, unknown
       out.push(x);
       if (out.length > MAX_RANGE) throw new RenderError(`range() longer than ${MAX_RANGE}`);
     }
+    charge(out.length);
     return out;
   },
   dict: (_a, k) => {
@@ -1206,6 +1301,7 @@ const FUNCTIONS: Record<string, (args: unknown[], kwargs: Record<string, unknown
 function contains(container: unknown, item: unknown): boolean {
   if (typeof container === 'string') {
     if (typeof item !== 'string') throw new RenderError(`'in <string>' requires string as left operand, not ${typeName(item)}`);
+    charge(container.length);
     return container.includes(item);
   }
   if (Array.isArray(container)) return container.some((x) => pyEquals(x, item));
@@ -1218,6 +1314,7 @@ function contains(container: unknown, item: unknown): boolean {
 function callMethod(m: Method, args: unknown[]): unknown {
   const self = m.self;
   if (typeof self === 'string') {
+    charge(self.length);
     switch (m.name) {
       case 'lower':
         return self.toLowerCase();
@@ -1233,6 +1330,7 @@ function callMethod(m: Method, args: unknown[]): unknown {
         const sep = args.length && args[0] !== null ? pyStr(args[0]) : undefined;
         const max = args.length > 1 ? Number(args[1]) : -1;
         let parts = sep === undefined ? self.trim().split(/\s+/).filter(Boolean) : self.split(sep);
+        allowItems(parts.length, 'the split');
         if (max >= 0 && parts.length > max + 1) parts = [...parts.slice(0, max), parts.slice(max).join(sep ?? ' ')];
         return parts;
       }
@@ -1254,7 +1352,7 @@ function callMethod(m: Method, args: unknown[]): unknown {
       case 'find':
         return self.indexOf(pyStr(args[0]));
       case 'join':
-        return iterate(args[0]).map((x) => pyStr(x)).join(self);
+        return joinBounded(mapLazy(iterate(args[0]), (x) => pyStr(x)), self, 'the joined text');
     }
   } else if (isDict(self)) {
     switch (m.name) {
@@ -1263,13 +1361,20 @@ function callMethod(m: Method, args: unknown[]): unknown {
         return own(self, k) ? self[k] : args.length > 1 ? args[1] : null;
       }
       case 'keys':
-        return Object.keys(self).map(keyValue);
-      case 'values':
-        return Object.values(self);
-      case 'items':
-        return Object.keys(self).map((k) => [keyValue(k), self[k]]);
+        return iterate(self);
+      case 'values': {
+        const keys = Object.keys(self);
+        allowItems(keys.length, 'the values');
+        return keys.map((k) => self[k]);
+      }
+      case 'items': {
+        const keys = Object.keys(self);
+        allowItems(keys.length * 2, 'the items');
+        return keys.map((k) => [keyValue(k), self[k]]);
+      }
     }
   } else if (Array.isArray(self)) {
+    charge(self.length);
     switch (m.name) {
       case 'index': {
         const i = self.findIndex((x) => pyEquals(x, args[0]));
@@ -1360,6 +1465,7 @@ class Evaluator {
           }
           const inner = scope.child();
           for (let i = 0; i < items.length; i++) {
+            this.step();
             const item = items[i];
             if (s.targets.length === 1) inner.set(s.targets[0], item);
             else {
@@ -1409,6 +1515,7 @@ class Evaluator {
         if (step !== 1) throw new RenderError('slices with a step are not supported');
         if (typeof obj === 'string' || Array.isArray(obj) || Buffer.isBuffer(obj)) {
           const r = obj.slice(start ?? 0, stop);
+          charge(r.length);
           return r;
         }
         throw new RenderError(`'${typeName(obj)}' object is not subscriptable`);
@@ -1476,17 +1583,28 @@ class Evaluator {
         return contains(b, a);
       case 'not in':
         return !contains(b, a);
-      case '~':
-        return pyStr(a) + pyStr(b);
+      case '~': {
+        const [x, y] = [pyStr(a), pyStr(b)];
+        allowChars(x.length + y.length, "the result of '~'");
+        return x + y;
+      }
     }
     const numA = typeof a === 'number' || typeof a === 'boolean' ? Number(a) : undefined;
     const numB = typeof b === 'number' || typeof b === 'boolean' ? Number(b) : undefined;
     if (e.op === '+') {
       if (numA !== undefined && numB !== undefined) return numA + numB;
-      if (typeof a === 'string' && typeof b === 'string') return a + b;
-      if (Array.isArray(a) && Array.isArray(b)) return [...a, ...b];
+      if (typeof a === 'string' && typeof b === 'string') {
+        allowChars(a.length + b.length, "the result of '+'");
+        return a + b;
+      }
+      if (Array.isArray(a) && Array.isArray(b)) {
+        allowItems(a.length + b.length, "the result of '+'");
+        return [...a, ...b];
+      }
     } else if (e.op === '*' && ((typeof a === 'string' && numB !== undefined) || (Array.isArray(a) && numB !== undefined))) {
-      if (numB! * length(a) > MAX_OUTPUT) throw new RenderError('repetition too long');
+      const times = Math.max(0, Math.trunc(numB!));
+      if (typeof a === 'string') allowChars(times * a.length, "the result of '*'");
+      else allowItems(times * length(a), "the result of '*'");
       return typeof a === 'string' ? a.repeat(Math.max(0, numB!)) : Array.from({ length: Math.max(0, numB!) }, () => a).flat();
     } else if (numA !== undefined && numB !== undefined) {
       switch (e.op) {
@@ -1629,13 +1747,17 @@ export function compileTemplate(source: string): CompiledTemplate {
       simple: simpleForm(stmts),
       render(vars: Record<string, unknown>): string {
         const ev = new Evaluator();
+        const outer = work;
+        work = { used: 0 };
         try {
           ev.run(stmts, new Scope(undefined, vars));
         } catch (err) {
           if (err instanceof RenderError) throw err;
           if (err instanceof LoopControl) throw new RenderError(`{% ${err.kind} %} outside a loop`);
-          if (err instanceof RangeError) throw new RenderError('template is nested too deeply');
+          if (err instanceof RangeError) throw new RenderError(/string length/i.test(err.message) ? 'template made a string too long' : 'template is nested too deeply');
           throw new RenderError((err as Error).message);
+        } finally {
+          work = outer;
         }
         return ev.result();
       },

@@ -12,9 +12,10 @@
 import { DEFAULT_CONFIRM_TIMEOUT_MS, DEFAULT_STATES } from '../../defaults.js';
 import { MAX_STATE_BYTES, PayloadError } from '../../decode.js';
 import { readJsonPath } from '../../json-path.js';
+import { JsonLimitError, parseBoundedJson } from '../../../util/bounded-json.js';
 import type { ColorMode } from '../../color.js';
 import { ACTUATOR_KINDS, type AttributeSource, type CommandRender, type Availability, type AvailabilitySource, type Entity, type EntityKind, type PayloadTransform, type PayloadView, type Range } from '../../model.js';
-import { actionsOf } from '../../../tools/parameters.js';
+import { actionsOf } from '../../actions.js';
 import type { Json } from './abbreviations.js';
 import { compileTemplate, renderStripped, TemplateError, type CompiledTemplate } from './templates.js';
 
@@ -114,9 +115,11 @@ export function templateTransform(template: CompiledTemplate, encoding: string):
     let valueJson: unknown;
     if (wantsJson) {
       try {
-        valueJson = JSON.parse(typeof value === 'string' ? value : value.toString('utf8'));
-      } catch {
-        valueJson = undefined;
+        valueJson = parseBoundedJson(typeof value === 'string' ? value : value.toString('utf8'), { maxChars: MAX_STATE_BYTES });
+      } catch (err) {
+        // Not JSON: value_json is undefined, as in Home Assistant; too deep or too big: refused.
+        if (!(err instanceof JsonLimitError) || err.reason === 'not_json') valueJson = undefined;
+        else throw new PayloadError(err.reason, `payload is ${err.message}`);
       }
     }
     try {

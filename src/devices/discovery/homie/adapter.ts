@@ -5,14 +5,18 @@
 // device's availability (device.ts); an emptied `$state` (Homie 5), or
 // emptied `$homie` and `$state` (Homie 4), removes the device.
 import type { HearthConfig } from '../../../config/schema.js';
+import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
+import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
-import { SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
+import { MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
 import { groupSkips, type Skip } from '../zigbee2mqtt/skips.js';
 import { homieToDevice, type ConvertedHomie } from './device.js';
-import { HomieV4Tree, v4Filters } from './v4.js';
-import { parseDescription, v5Filters } from './v5.js';
+import { HomieLimitError, HomieV4Tree, MAX_V4_DEVICES, v4Filters } from './v4.js';
+import { MAX_DESCRIPTION_BYTES, parseDescription, v5Filters } from './v5.js';
 
 export const SOURCE_NAME = 'homie';
+/** Largest Homie 4 attribute payload read (`$properties` of a big node is a few hundred bytes). */
+export const MAX_ATTRIBUTE_BYTES = 16 * 1024;
 
 export interface HomieAdapterOptions {
   prefix: string;
@@ -35,6 +39,7 @@ export class HomieAdapter implements DiscoveryAdapter {
   private timer?: NodeJS.Timeout;
   private signature = '';
   private readonly logged = new Map<string, string>();
+  private readonly refusals = new PerKeyThrottle();
   private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
 
   constructor(private readonly options: HomieAdapterOptions) {
@@ -63,13 +68,21 @@ export class HomieAdapter implements DiscoveryAdapter {
     const levels = topic.slice(this.prefix.length + 1).split('/');
     if (!levels[levels.length - 1].startsWith('$')) return;
     try {
+      const limit = levels[0] === '5' ? MAX_DESCRIPTION_BYTES : MAX_ATTRIBUTE_BYTES;
+      if (payload.length > limit) {
+        this.refuse(topic, `${payload.length} bytes is over the ${limit}-byte limit`);
+        return;
+      }
       const text = payload.toString('utf8');
       if (levels[0] === '5') {
         if (levels.length !== 3) return;
         const [, dev, attr] = levels;
         if (attr !== '$state' && attr !== '$description') return;
         let entry = this.v5.get(dev);
-        if (!entry) this.v5.set(dev, (entry = {}));
+        if (!entry) {
+          if (this.v5.size >= MAX_V4_DEVICES) throw new HomieLimitError(`more than ${MAX_V4_DEVICES} Homie 5 devices`);
+          this.v5.set(dev, (entry = {}));
+        }
         if (attr === '$description') entry.description = text.trim() || undefined;
         else entry.state = text.trim() || undefined;
         // An empty $state removes the device.
@@ -80,8 +93,16 @@ export class HomieAdapter implements DiscoveryAdapter {
       const dev = this.v4.apply(levels, text);
       if (dev) this.markDirty(`4:${dev}`);
     } catch (err) {
-      this.ctx.log.error({ err: (err as Error).message, topic }, 'homie: could not handle a message');
+      if (err instanceof HomieLimitError) this.refuse(topic, err.message);
+      else this.refuse(topic, err instanceof RangeError ? 'it is nested too deeply' : 'it could not be handled', err);
     }
+  }
+
+  /** A message that was not used: one line per topic a minute, with the reason; what is known so far is kept. */
+  private refuse(topic: string, reason: string, err?: unknown): void {
+    const suppressed = this.refusals.take(topic);
+    if (suppressed === undefined) return;
+    this.ctx?.log[err ? 'error' : 'warn']({ topic, reason, ...(err ? { err } : {}), ...(suppressed ? { suppressed } : {}) }, `homie: skipped ${topic}: ${reason}`);
   }
 
   private markDirty(key: string): void {
@@ -97,9 +118,26 @@ export class HomieAdapter implements DiscoveryAdapter {
   /** Rebuild every device touched since the last flush. Exposed for tests. */
   flush(): void {
     if (!this.ctx) return;
-    for (const key of this.dirty) this.convert(key);
+    // This runs from a timer: nothing may escape it.
+    for (const key of this.dirty) {
+      try {
+        this.convert(key);
+      } catch (err) {
+        this.converted.delete(key);
+        this.refuse(this.describeTopic(key), err instanceof RangeError ? 'it is nested too deeply' : 'it could not be converted', err);
+      }
+    }
     this.dirty.clear();
-    this.publish();
+    try {
+      this.publish();
+    } catch (err) {
+      this.ctx.log.error({ err }, 'homie: could not update the device registry');
+    }
+  }
+
+  /** The topic that describes a device (`4:<id>` / `5:<id>`), for log lines. */
+  private describeTopic(key: string): string {
+    return key[0] === '5' ? `${this.prefix}/5/${key.slice(2)}/$description` : `${this.prefix}/${key.slice(2)}/$homie`;
   }
 
   private convert(key: string): void {
@@ -126,6 +164,10 @@ export class HomieAdapter implements DiscoveryAdapter {
       ? homieToDevice(result.description, { base })
       : { skipped: result.skipped };
     if (result.description) converted.skipped.unshift(...result.skipped);
+    if (converted.device && converted.device.entities.length > MAX_ENTITIES_PER_DEVICE) {
+      converted.skipped.unshift({ what: dev, reason: 'too_many_entities', detail: `it has ${converted.device.entities.length} properties with tools, more than the ${MAX_ENTITIES_PER_DEVICE} a device may have` });
+      converted.device = undefined;
+    }
     this.converted.set(key, converted);
     this.report(key, dev, converted);
   }
@@ -141,7 +183,7 @@ export class HomieAdapter implements DiscoveryAdapter {
       const s = c.skipped.find((x) => !x.partial) ?? c.skipped[0];
       // Incomplete devices are normal during the retained burst: only a debug line.
       const level = s?.reason === 'incomplete' ? 'debug' : 'info';
-      log[level]({ device: dev, reason: s?.reason, skipped: groupSkips(c.skipped) }, `homie: skipped ${label}: ${s?.detail ?? 'no reason'}`);
+      log[level]({ device: dev, topic: this.describeTopic(key), reason: s?.reason, skipped: groupSkips(c.skipped) }, `homie: skipped ${label}: ${s?.detail ?? 'no reason'}`);
       return;
     }
     log[first ? 'info' : 'debug']({ device: c.device.id, entities: c.device.entities.length }, `homie: ${first ? 'found' : 'updated'} ${label} with ${c.device.entities.length} entities`);
@@ -166,7 +208,11 @@ export class HomieAdapter implements DiscoveryAdapter {
     const signature = JSON.stringify(devices);
     if (signature === this.signature) return;
     this.signature = signature;
-    this.ctx!.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homie, devices);
+    const admitted = admitDiscovered(devices);
+    for (const r of admitted.refused) {
+      if (this.refusals.take(r.what) !== undefined) this.ctx!.log.warn({ device: r.what, reason: r.reason }, `homie: refused ${r.what}: ${r.reason}`);
+    }
+    this.ctx!.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homie, admitted.devices);
   }
 }
 

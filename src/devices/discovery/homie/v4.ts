@@ -11,6 +11,13 @@ const DEVICE_ATTRS = new Set(['$homie', '$name', '$state', '$nodes']);
 const NODE_ATTRS = new Set(['$name', '$type', '$properties']);
 const PROPERTY_ATTRS = new Set(['$name', '$datatype', '$format', '$settable', '$retained', '$unit']);
 const ID_RE = /^[a-z0-9][a-z0-9-]*$/i;
+/** Most Homie 4 devices, nodes per device and properties per node remembered: attribute topics are anyone's to invent. */
+export const MAX_V4_DEVICES = 2_000;
+export const MAX_V4_NODES = 256;
+export const MAX_V4_PROPERTIES = 256;
+
+/** An attribute that would grow the tree past a limit; the message is refused. */
+export class HomieLimitError extends Error {}
 
 interface RawNode {
   attrs: Map<string, string>;
@@ -48,6 +55,7 @@ export class HomieV4Tree {
     let d = this.devices.get(dev);
     if (!d) {
       if (!value) return undefined;
+      if (this.devices.size >= MAX_V4_DEVICES) throw new HomieLimitError(`more than ${MAX_V4_DEVICES} Homie 4 devices`);
       this.devices.set(dev, (d = { attrs: new Map(), nodes: new Map() }));
     }
     if (levels.length === 2) {
@@ -56,14 +64,20 @@ export class HomieV4Tree {
     } else {
       const nodeId = levels[1];
       let n = d.nodes.get(nodeId);
-      if (!n) d.nodes.set(nodeId, (n = { attrs: new Map(), props: new Map() }));
+      if (!n) {
+        if (d.nodes.size >= MAX_V4_NODES) throw new HomieLimitError(`device ${dev} has more than ${MAX_V4_NODES} nodes`);
+        d.nodes.set(nodeId, (n = { attrs: new Map(), props: new Map() }));
+      }
       if (levels.length === 3) {
         if (!NODE_ATTRS.has(attr)) return undefined;
         setOrClear(n.attrs, attr, value);
       } else {
         if (!PROPERTY_ATTRS.has(attr)) return undefined;
         let p = n.props.get(levels[2]);
-        if (!p) n.props.set(levels[2], (p = new Map()));
+        if (!p) {
+          if (n.props.size >= MAX_V4_PROPERTIES) throw new HomieLimitError(`node ${dev}/${nodeId} has more than ${MAX_V4_PROPERTIES} properties`);
+          n.props.set(levels[2], (p = new Map()));
+        }
         setOrClear(p, attr, value);
       }
     }

@@ -1,10 +1,13 @@
 // Homie 5 devices: <prefix>/5/<device>/$state and one retained JSON
 // `$description` with the nodes and their properties (objects keyed by id;
 // arrays of objects with an `id` are read too).
+import { JsonLimitError, parseBoundedJson } from '../../../util/bounded-json.js';
 import type { Skip } from '../zigbee2mqtt/skips.js';
 import type { HomieDescription, HomieNode, HomieProperty } from './types.js';
 
 const ID_RE = /^[a-z0-9][a-z0-9-]*$/i;
+/** Largest `$description` read (a device with a hundred properties needs a few KiB). */
+export const MAX_DESCRIPTION_BYTES = 256 * 1024;
 
 export function v5Filters(prefix: string): string[] {
   return [`${prefix}/5/+/$state`, `${prefix}/5/+/$description`];
@@ -25,9 +28,11 @@ export function parseDescription(dev: string, payload: string): { description?: 
   const skipped: Skip[] = [];
   let doc: unknown;
   try {
-    doc = JSON.parse(payload);
-  } catch {
-    skipped.push({ what: dev, reason: 'malformed', detail: '$description is not JSON' });
+    doc = parseBoundedJson(payload, { maxChars: MAX_DESCRIPTION_BYTES });
+  } catch (err) {
+    if (!(err instanceof JsonLimitError)) throw err;
+    const detail = err.reason === 'not_json' ? '$description is not JSON' : `$description is ${err.message}`;
+    skipped.push({ what: dev, reason: err.reason === 'not_json' ? 'malformed' : err.reason, detail });
     return { skipped };
   }
   if (!isObj(doc)) {

@@ -5,14 +5,23 @@
 // removed. <prefix>/bridge/info says whether device availability is on; both
 // availability payload forms (`{"state":"online"}` and plain `online`) are read.
 import type { HearthConfig } from '../../../config/schema.js';
+import { JsonLimitError, parseBoundedJson } from '../../../util/bounded-json.js';
+import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
+import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
-import { SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
+import { MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
 import { convertDevice, type ConvertedDevice, type Z2mOptions } from './device.js';
 import { Refresher } from './refresh.js';
 import { groupSkips, type Skip } from './skips.js';
 import type { Z2mDevice } from './types.js';
 
 export const SOURCE_NAME = 'zigbee2mqtt';
+/** Largest bridge/devices list read (a few hundred devices take a megabyte or two; a list of every model zigbee-herdsman-converters knows, 11 MB). */
+export const MAX_DEVICES_LIST_BYTES = 32 * 1024 * 1024;
+/** Most entries of bridge/devices read; the rest are skipped. */
+export const MAX_DEVICES = 10_000;
+/** Largest bridge/info read. */
+export const MAX_INFO_BYTES = 1024 * 1024;
 
 type Listener = (topic: string, payload: Buffer) => void;
 
@@ -37,6 +46,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   private last = new Map<string, { name?: string; skips: string }>();
   private signature = '';
   private baseTopics = new Set<string>();
+  private readonly refusals = new PerKeyThrottle();
   private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
 
   constructor(private readonly options: Zigbee2mqttAdapterOptions) {
@@ -68,8 +78,18 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       else if (topic === this.infoTopic) this.onInfo(payload);
       else if (this.baseTopics.has(topic)) this.refresher?.noteMessage(topic);
     } catch (err) {
-      this.ctx.log.error({ err: (err as Error).message, topic }, 'zigbee2mqtt: could not handle a message');
+      this.refuse(topic, err instanceof RangeError ? 'it is nested too deeply' : 'it could not be handled', err);
     }
+  }
+
+  /** A message that was not used: one line per topic a minute, with the reason; what is known so far is kept. */
+  private refuse(topic: string, reason: string, err?: unknown): void {
+    const suppressed = this.refusals.take(topic);
+    if (suppressed === undefined) return;
+    this.ctx!.log[err ? 'error' : 'warn'](
+      { topic, reason, ...(err ? { err } : {}), ...(suppressed ? { suppressed } : {}) },
+      `zigbee2mqtt: skipped ${topic}: ${reason}; keeping the devices known so far`,
+    );
   }
 
   private onDevices(payload: Buffer): void {
@@ -80,16 +100,31 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     } else {
       let list: unknown;
       try {
-        list = JSON.parse(text);
-      } catch {
-        this.ctx!.log.warn({ topic: this.devicesTopic, bytes: payload.length }, 'zigbee2mqtt: bridge/devices is not JSON; keeping the devices known so far');
+        list = parseBoundedJson(text, { maxChars: MAX_DEVICES_LIST_BYTES });
+      } catch (err) {
+        if (!(err instanceof JsonLimitError)) throw err;
+        this.refuse(this.devicesTopic, err.reason === 'not_json' ? 'bridge/devices is not JSON' : `bridge/devices is ${err.message}`);
         return;
       }
       if (!Array.isArray(list)) {
-        this.ctx!.log.warn({ topic: this.devicesTopic }, 'zigbee2mqtt: bridge/devices is not a list; keeping the devices known so far');
+        this.refuse(this.devicesTopic, 'bridge/devices is not a list');
         return;
       }
+      if (list.length > MAX_DEVICES) {
+        this.refuse(this.devicesTopic, `bridge/devices lists ${list.length} devices; only the first ${MAX_DEVICES} are read`);
+        list = list.slice(0, MAX_DEVICES);
+      }
+      const before = this.entries;
       this.entries = list as Z2mDevice[];
+      try {
+        this.rebuild();
+      } catch (err) {
+        // A list that cannot be converted must not replace the one that could.
+        this.entries = before;
+        throw err;
+      }
+      this.haveList = true;
+      return;
     }
     this.haveList = true;
     this.rebuild();
@@ -98,8 +133,10 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   private onInfo(payload: Buffer): void {
     let info: { config?: Record<string, any> } | undefined;
     try {
-      info = JSON.parse(payload.toString('utf8'));
-    } catch {
+      info = parseBoundedJson(payload.toString('utf8'), { maxChars: MAX_INFO_BYTES }) as typeof info;
+    } catch (err) {
+      if (!(err instanceof JsonLimitError)) throw err;
+      if (err.reason !== 'not_json') this.refuse(this.infoTopic, `bridge/info is ${err.message}`);
       return;
     }
     const config = info?.config;
@@ -127,6 +164,10 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     const seen = new Map<string, ConvertedDevice>();
     for (const entry of this.entries) {
       const c = convertDevice(entry, options);
+      if (c.device && c.device.entities.length > MAX_ENTITIES_PER_DEVICE) {
+        c.skipped.unshift({ what: c.friendlyName ?? c.ieee, reason: 'too_many_entities', detail: `it exposes ${c.device.entities.length} entities, more than the ${MAX_ENTITIES_PER_DEVICE} a device may have` });
+        c.device = undefined;
+      }
       if (c.device && seen.has(c.device.id)) {
         c.skipped.unshift({ what: c.friendlyName ?? c.ieee, reason: 'duplicate_device', detail: `IEEE address ${c.ieee} is listed twice; the first entry was used` });
         c.device = undefined;
@@ -142,7 +183,11 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     const signature = JSON.stringify(devices);
     if (signature !== this.signature) {
       this.signature = signature;
-      ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, devices);
+      const admitted = admitDiscovered(devices);
+      for (const r of admitted.refused) {
+        if (this.refusals.take(r.what) !== undefined) ctx.log.warn({ device: r.what, reason: r.reason }, `zigbee2mqtt: refused ${r.what}: ${r.reason}`);
+      }
+      ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, admitted.devices);
     }
     this.refresher?.consider(
       converted

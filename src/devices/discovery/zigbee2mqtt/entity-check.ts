@@ -3,7 +3,7 @@
 // action". A discovery adapter drops an entity that fails, with the reason.
 import { parseJsonPath } from '../../json-path.js';
 import { ACTUATOR_KINDS, ENTITY_KINDS, type Entity, type Range } from '../../model.js';
-import { actionsOf } from '../../../tools/parameters.js';
+import { actionsOf } from '../../actions.js';
 import { DEVICE_ID_RE, isExactTopic, KEY_RE } from './naming.js';
 
 const SENSOR_KINDS = new Set(['sensor', 'binary_sensor', 'camera']);

@@ -1,8 +1,8 @@
 // Keys, names, JSON paths and topics for discovered entities (shared by the
 // Zigbee2MQTT and Homie adapters). Device-provided strings are data: control
 // characters go and lengths are capped before they reach the model.
-import { cleanDeviceText } from '../../../tools/device-text.js';
-import { shortHash, slug } from '../../../tools/names.js';
+import { shortHash, slug } from '../../../util/slug.js';
+import { cleanDeviceText } from '../../device-text.js';
 
 /** Entity keys follow the device-file rule. */
 export const KEY_RE = /^[a-z0-9][a-z0-9_]{0,63}$/;

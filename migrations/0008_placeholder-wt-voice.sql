@@ -1,3 +1,0 @@
--- Placeholder on branch wt/voice only: migration numbers must not have gaps, and this
--- branch was given 0010. Another branch owns 0008; the lead drops this file at merge.
-SELECT 1;

@@ -1,0 +1,13 @@
+// Who is asking, and what kind of tool a call uses: shared by the policy, the
+// audit, the tools and every front door, so it lives below all of them.
+
+/** Who is asking: `voice:kitchen`, `chat:alice`, `flow:<node id>`, `mcp:<token>`, `cli:<user>`. */
+export interface Principal {
+  id: string;
+  roles: string[];
+  /** Where it speaks from (a kitchen satellite, a hallway tablet's token): policy rules may name it (from_area). */
+  area?: string;
+}
+
+/** A tool reads the home or acts on it. */
+export type Capability = 'read' | 'actuator';

@@ -1,0 +1,57 @@
+// The one place a command leaves for a device. A command may be published
+// only on a command topic of the entity the policy decided on, as the
+// registry has that entity now (topics are owned: topic-owners.ts), and a
+// dangerous word in its payload (dangerous-words.ts) must be the action the
+// policy decided on. Whatever builds the payloads (generator, templates, a
+// stale entity from before a reload) is not trusted to get that right: a
+// refused command sends nothing at all.
+import type { PublishOptions } from '../mqtt/connection.js';
+import type { OutgoingMessage } from './commands.js';
+import { dangerousWordIn } from './dangerous-words.js';
+import type { DeviceRegistry } from './registry.js';
+
+/** Where the gate sends what it lets through: the MQTT connection. */
+export interface CommandTransport {
+  publish(topic: string, payload: string | Buffer, options?: PublishOptions): Promise<void>;
+}
+
+/** What the policy decided on. */
+export interface DecidedCommand {
+  entityId: string;
+  /** The action the policy judged (`unlock` for a "light" whose payload is UNLOCK). */
+  action: string;
+}
+
+export class CommandRefused extends Error {
+  readonly code = 'COMMAND_REFUSED';
+}
+
+export class CommandGate {
+  constructor(
+    private readonly registry: DeviceRegistry,
+    private readonly transport: CommandTransport,
+  ) {}
+
+  /** Why these messages may not be sent for this decision, or undefined when they may. */
+  check(decided: DecidedCommand, messages: readonly OutgoingMessage[]): string | undefined {
+    if (!messages.length) return 'there is nothing to send';
+    for (const m of messages) {
+      if (!this.registry.commandsOn(decided.entityId, m.topic)) {
+        const owner = this.registry.entities().find((e) => e.id !== decided.entityId && this.registry.commandsOn(e.id, m.topic));
+        return `refused at the transport: ${m.topic} is not a command topic of ${decided.entityId}${owner ? ` (it belongs to ${owner.id})` : ''}`;
+      }
+      const word = dangerousWordIn(m.payload);
+      if (word && word.action !== decided.action) {
+        return `refused at the transport: the payload on ${m.topic} says ${word.word}, but the policy judged ${decided.action}`;
+      }
+    }
+    return undefined;
+  }
+
+  /** Send every message, or none: throws CommandRefused before sending when any is refused. */
+  async publish(decided: DecidedCommand, messages: readonly OutgoingMessage[], options: PublishOptions): Promise<void> {
+    const refusal = this.check(decided, messages);
+    if (refusal) throw new CommandRefused(refusal);
+    for (const m of messages) await this.transport.publish(m.topic, m.payload, options);
+  }
+}

@@ -1,0 +1,85 @@
+// The one gate every discovered device passes before it reaches the
+// registry. The adapters build ids and names from what devices announced;
+// whatever an adapter did, here ids must be in the device-file character set
+// (they reach a model unquoted: `front_door.lock`), and every name, area,
+// alias, unit and device class is cleaned and capped (they reach a model as
+// quoted device data). A device or entity whose id breaks the rules is
+// refused, with the reason, rather than repaired into something else.
+import { cleanUntrustedText } from '../util/untrusted-text.js';
+import type { Device, Entity } from './model.js';
+
+/** Device ids, as in device files. */
+export const DEVICE_ID_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** Entity keys, as in device files. */
+export const ENTITY_KEY_RE = /^[a-z0-9][a-z0-9_]{0,63}$/;
+export const MAX_NAME_CHARS = 120;
+export const MAX_AREA_CHARS = 60;
+export const MAX_MAKER_CHARS = 80;
+export const MAX_ALIASES = 8;
+export const MAX_WORD_CHARS = 40;
+/** Most entities one discovered device may bring (real ones have a few dozen). */
+export const MAX_ENTITIES_PER_DEVICE = 256;
+
+export interface Refusal {
+  /** The device id, or `<device id>.<key>` for an entity, as announced (cleaned for the log). */
+  what: string;
+  reason: string;
+}
+
+const forLog = (text: string) => cleanUntrustedText(text, 80);
+
+function optional(text: string | undefined, max: number): string | undefined {
+  return cleanUntrustedText(text, max) || undefined;
+}
+
+function admitEntity(device: Device, entity: Entity): Entity | Refusal {
+  if (!ENTITY_KEY_RE.test(entity.key)) return { what: forLog(entity.id), reason: `entity key ${JSON.stringify(forLog(entity.key))} is not [a-z0-9_], 1-64 characters` };
+  if (entity.id !== `${device.id}.${entity.key}` || entity.deviceId !== device.id) {
+    return { what: forLog(entity.id), reason: `entity id must be "${device.id}.${entity.key}"` };
+  }
+  const area = optional(entity.area, MAX_AREA_CHARS);
+  const unit = optional(entity.unit, MAX_WORD_CHARS);
+  const deviceClass = optional(entity.deviceClass, MAX_WORD_CHARS);
+  const icon = optional(entity.icon, MAX_WORD_CHARS);
+  const admitted: Entity = {
+    ...entity,
+    name: cleanUntrustedText(entity.name, MAX_NAME_CHARS) || entity.key.replace(/_/g, ' '),
+    aliases: entity.aliases.map((a) => cleanUntrustedText(a, MAX_AREA_CHARS)).filter(Boolean).slice(0, MAX_ALIASES),
+  };
+  for (const [field, value] of [['area', area], ['unit', unit], ['deviceClass', deviceClass], ['icon', icon]] as const) {
+    if (value === undefined) delete admitted[field];
+    else admitted[field] = value;
+  }
+  return admitted;
+}
+
+/** The devices as the registry may hold them, and what was refused and why. */
+export function admitDiscovered(devices: Device[]): { devices: Device[]; refused: Refusal[] } {
+  const admitted: Device[] = [];
+  const refused: Refusal[] = [];
+  for (const device of devices) {
+    if (!DEVICE_ID_RE.test(device.id)) {
+      refused.push({ what: forLog(device.id), reason: 'device id is not [a-z0-9_-], 1-64 characters' });
+      continue;
+    }
+    if (device.entities.length > MAX_ENTITIES_PER_DEVICE) {
+      refused.push({ what: forLog(device.id), reason: `${device.entities.length} entities, more than the ${MAX_ENTITIES_PER_DEVICE} a device may have` });
+      continue;
+    }
+    const entities: Entity[] = [];
+    for (const entity of device.entities) {
+      const e = admitEntity(device, entity);
+      if ('reason' in e) refused.push(e);
+      else entities.push(e);
+    }
+    if (!entities.length) continue;
+    const out: Device = { ...device, name: cleanUntrustedText(device.name, MAX_NAME_CHARS) || device.id, entities };
+    for (const [field, max] of [['area', MAX_AREA_CHARS], ['manufacturer', MAX_MAKER_CHARS], ['model', MAX_MAKER_CHARS]] as const) {
+      const value = optional(device[field], max);
+      if (value === undefined) delete out[field];
+      else out[field] = value;
+    }
+    admitted.push(out);
+  }
+  return { devices: admitted, refused };
+}

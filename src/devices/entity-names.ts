@@ -1,0 +1,176 @@
+// What Hearth remembers of every entity it has known: the order in which it
+// was first seen and the name it was given. A newcomer (a discovered device
+// announced later, or again after a restart) must not take either from an
+// older entity: the registry ranks contested command topics by first sight,
+// and the tool generator never hands a remembered name to another entity.
+// Kept in SQLite (migration 0006) by the assembly; in memory otherwise.
+import type { Db } from '../db/database.js';
+import type { Logger } from '../log.js';
+
+export interface EntityMemory {
+  /**
+   * The first-seen rank of each id (lower: seen earlier); ids never seen are
+   * recorded now, in the order given.
+   */
+  firstSeen(ids: readonly string[]): Map<string, number>;
+  /** The name remembered for a key, and the base it was made from. */
+  nameOf(key: string): RememberedName | undefined;
+  /** The key holding this name, if any. */
+  holderOf(name: string): string | undefined;
+  /**
+   * Remember a key's name (replacing the one it had: its entity was renamed).
+   * Throws NameTakenError when another key holds the name.
+   */
+  remember(key: string, name: string, base: string): void;
+}
+
+export interface RememberedName {
+  name: string;
+  base: string;
+}
+
+/** For a Hearth without a database (tests, tool statistics): forgets on exit. */
+export class MemoryEntityNames implements EntityMemory {
+  protected readonly seq = new Map<string, number>();
+  protected readonly names = new Map<string, RememberedName>();
+  protected readonly holders = new Map<string, string>();
+
+  firstSeen(ids: readonly string[]): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const id of ids) {
+      let n = this.seq.get(id);
+      if (n === undefined) this.seq.set(id, (n = this.record(id)));
+      out.set(id, n);
+    }
+    return out;
+  }
+
+  /** Store a newly seen id; returns its rank. */
+  protected record(_id: string): number {
+    return this.seq.size + 1;
+  }
+
+  nameOf(key: string): RememberedName | undefined {
+    return this.names.get(key);
+  }
+
+  holderOf(name: string): string | undefined {
+    return this.holders.get(name);
+  }
+
+  remember(key: string, name: string, base: string): void {
+    const holder = this.holders.get(name);
+    if (holder !== undefined && holder !== key) throw new NameTakenError(name);
+    this.keep(key, name, base);
+  }
+
+  protected keep(key: string, name: string, base: string): void {
+    const before = this.names.get(key);
+    if (before && this.holders.get(before.name) === key) this.holders.delete(before.name);
+    this.names.set(key, { name, base });
+    this.holders.set(name, key);
+  }
+}
+
+/** The same, in the entity_names table: read once at start, new entries written through. */
+export class SqliteEntityNames extends MemoryEntityNames {
+  private readonly insert;
+  private readonly byId;
+  private readonly setName;
+  private readonly nameRow;
+  private readonly keyRow;
+  private warned = false;
+
+  constructor(private readonly db: Db, private readonly log?: Logger) {
+    super();
+    const rows = db.prepare('SELECT seq, entity_id, tool_name, tool_base FROM entity_names').all() as Array<{ seq: number; entity_id: string; tool_name: string | null; tool_base: string | null }>;
+    for (const row of rows) {
+      this.seq.set(row.entity_id, row.seq);
+      if (row.tool_name) super.keep(row.entity_id, row.tool_name, row.tool_base ?? '');
+    }
+    this.insert = db.prepare('INSERT INTO entity_names (entity_id, first_seen) VALUES (?, ?) ON CONFLICT (entity_id) DO NOTHING');
+    this.byId = db.prepare('SELECT seq FROM entity_names WHERE entity_id = ?');
+    this.setName = db.prepare('UPDATE entity_names SET tool_name = ?, tool_base = ? WHERE entity_id = ?');
+    this.nameRow = db.prepare('SELECT entity_id, tool_base FROM entity_names WHERE tool_name = ?');
+    this.keyRow = db.prepare('SELECT tool_name, tool_base FROM entity_names WHERE entity_id = ? AND tool_name IS NOT NULL');
+  }
+
+  override firstSeen(ids: readonly string[]): Map<string, number> {
+    if (ids.every((id) => this.seq.has(id))) return super.firstSeen(ids);
+    try {
+      // One transaction for a burst of newcomers (a thousand discovered at start).
+      return this.db.transaction(() => super.firstSeen(ids))();
+    } catch (err) {
+      this.notStored(err);
+      return super.firstSeen(ids);
+    }
+  }
+
+  protected override record(id: string): number {
+    try {
+      this.insert.run(id, new Date().toISOString());
+      // Another process may have recorded it first: its number stands.
+      const row = this.byId.get(id) as { seq: number } | undefined;
+      if (row) return row.seq;
+    } catch (err) {
+      this.notStored(err);
+    }
+    // Not stored (a read-only or locked database): ranked after every stored one, for this run.
+    return Number.MAX_SAFE_INTEGER / 2 + this.seq.size;
+  }
+
+  override nameOf(key: string): RememberedName | undefined {
+    const known = super.nameOf(key);
+    if (known) return known;
+    // Another process (the daemon, a `hearth call`) may have named it since we read the table.
+    const row = this.safeGet(this.keyRow, key) as { tool_name: string; tool_base: string | null } | undefined;
+    if (!row) return undefined;
+    super.keep(key, row.tool_name, row.tool_base ?? '');
+    return super.nameOf(key);
+  }
+
+  override holderOf(name: string): string | undefined {
+    const held = super.holderOf(name);
+    if (held !== undefined) return held;
+    const row = this.safeGet(this.nameRow, name) as { entity_id: string; tool_base: string | null } | undefined;
+    if (row) super.keep(row.entity_id, name, row.tool_base ?? '');
+    return row?.entity_id;
+  }
+
+  protected override keep(key: string, name: string, base: string): void {
+    try {
+      this.db.transaction(() => {
+        this.insert.run(key, new Date().toISOString());
+        this.setName.run(name, base, key);
+      })();
+    } catch (err) {
+      // A name another process gave to another key meanwhile (UNIQUE), or a read-only database.
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new NameTakenError(name);
+      this.notStored(err);
+    }
+    super.keep(key, name, base);
+  }
+
+  private safeGet(statement: { get(arg: string): unknown }, arg: string): unknown {
+    try {
+      return statement.get(arg);
+    } catch (err) {
+      this.notStored(err);
+      return undefined;
+    }
+  }
+
+  /** Said once per run: the run goes on with what it remembers in memory. */
+  private notStored(err: unknown): void {
+    if (this.warned) return;
+    this.warned = true;
+    this.log?.warn({ err }, 'entity names could not be stored (read-only or locked database?): what is not stored is kept for this run only');
+  }
+}
+
+/** Another process gave this name to another entity a moment ago: pick another. */
+export class NameTakenError extends Error {
+  constructor(readonly toolName: string) {
+    super(`tool name ${toolName} is already held by another entity`);
+  }
+}

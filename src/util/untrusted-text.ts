@@ -1,0 +1,18 @@
+// Text chosen by whoever publishes on the broker (device names, areas, units)
+// is data, not instructions. Before it is stored or shown to a model it loses
+// every character that is invisible or changes how text reads: controls,
+// format characters (bidi overrides, zero-width characters, the Unicode "tag"
+// characters that can spell hidden instructions), private-use characters,
+// line and paragraph separators and variation selectors; whitespace runs
+// become one space and the length is capped.
+
+export const INVISIBLE = /[\p{Cc}\p{Cf}\p{Co}\p{Zl}\p{Zp}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;
+
+/** One clean line of at most `max` characters (cut text ends in `…`); '' when nothing is left. */
+export function cleanUntrustedText(text: string | undefined, max: number): string {
+  if (!text) return '';
+  const clean = text.replace(INVISIBLE, ' ').replace(/\s+/g, ' ').trim();
+  if (clean.length <= max) return clean;
+  // Cut on a code point boundary, never inside a surrogate pair.
+  return `${Array.from(clean).slice(0, max - 1).join('')}…`;
+}

@@ -1,0 +1,45 @@
+// Low item of issue 15: an idempotency key (request id) reused with a
+// different tool or different arguments must be refused with a clear error,
+// never answered `confirmed` from the earlier row without acting. A real demo
+// home (aedes, simulator, SQLite file).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { OWNER, startHome, type TestHome } from '../helpers/home.js';
+
+describe('security: a reused request id with another call is refused', () => {
+  let broker: TestBroker;
+  let home: TestHome;
+  before(async () => {
+    broker = await startAedes();
+    home = await startHome(broker, { travelMs: 50 });
+  });
+  after(async () => {
+    await home?.close();
+    await broker?.stop();
+  });
+
+  it('same tool and arguments: answered from the first call, not sent again; other arguments or tool: refused, nothing sent', async () => {
+    const requestId = 'kitchen-retry-1';
+    const first = await home.hearth.tools.call('kitchen_light', { action: 'turn_on' }, OWNER, { requestId });
+    assert.match(first.text!, /^confirmed/, first.text);
+    const sent = home.commands().length;
+
+    // A true retry (keys in another order too): the same actuation, answered from the audit row.
+    const retry = await home.hearth.tools.call('kitchen_light', { action: 'turn_on' }, OWNER, { requestId });
+    assert.equal(retry.isError, undefined);
+    assert.match(retry.text!, /already handled/);
+
+    const otherArgs = await home.hearth.tools.call('kitchen_light', { action: 'turn_off' }, OWNER, { requestId });
+    assert.equal(otherArgs.isError, true, otherArgs.text);
+    assert.match(otherArgs.text!, /request id kitchen-retry-1 was already used for another call/);
+    assert.match(otherArgs.text!, /kitchen_light/);
+
+    const otherTool = await home.hearth.tools.call('living_room_lamp', { action: 'turn_on' }, OWNER, { requestId });
+    assert.equal(otherTool.isError, true, otherTool.text);
+    assert.match(otherTool.text!, /already used for another call/);
+
+    assert.equal(home.commands().length, sent, 'nothing was sent for the mismatched calls');
+    assert.equal(home.hearth.bridge.cache.get('kitchen_light.light')?.value, 'on');
+  });
+});

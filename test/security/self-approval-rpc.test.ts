@@ -1,0 +1,116 @@
+// Finding 3 of issue 15, door 2: `hearth agent rpc` over stdio. The rpc
+// process acts for a principal that may operate locks but may not grant
+// approvals; answering its own permission_request with allow_once must not
+// unlock the door. A real second process (the built dist) on the same broker
+// and SQLite file as an in-process demo home (simulator), driven with raw
+// JSON-RPC lines; the builtin offline model.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { HEARTH } from '../helpers/cli.js';
+import { startHome, type TestHome } from '../helpers/home.js';
+import { waitFor } from '../helpers/wait.js';
+
+interface Rpc {
+  child: ChildProcessWithoutNullStreams;
+  lines: Array<Record<string, any>>;
+  send(msg: unknown): void;
+  wait(what: string, probe: (m: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
+  kill(): void;
+}
+
+function startRpc(args: string[], env: Record<string, string>): Rpc {
+  // Its own process group, so the whole group is killed at the end however the test ends.
+  const child = spawn(process.execPath, [HEARTH, 'agent', 'rpc', ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, HEARTH_LOG_PRETTY: 'false', ...env },
+    detached: true,
+  });
+  const lines: Array<Record<string, any>> = [];
+  let buf = '';
+  let err = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d: string) => {
+    buf += d;
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) !== -1) {
+      lines.push(JSON.parse(buf.slice(0, nl)) as Record<string, any>);
+      buf = buf.slice(nl + 1);
+    }
+  });
+  child.stderr.on('data', (d) => (err += d));
+  const kill = () => {
+    if (child.exitCode === null && child.signalCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.once('exit', kill);
+  return {
+    child,
+    lines,
+    send: (msg) => child.stdin.write(`${JSON.stringify(msg)}\n`),
+    wait: (what, probe, timeoutMs = 20_000) => waitFor(`${what}\nstderr: ${err.slice(-1500)}`, () => lines.find(probe), timeoutMs),
+    kill,
+  };
+}
+
+describe('security: a session cannot approve its own held unlock (hearth agent rpc door)', { timeout: 120_000 }, () => {
+  let broker: TestBroker;
+  let home: TestHome;
+  let rpc: Rpc;
+
+  before(async () => {
+    assert.ok(existsSync(HEARTH), `build first: ${HEARTH} is missing (npx tsc -p tsconfig.json)`);
+    broker = await startAedes();
+    home = await startHome(broker);
+    // chat:locksmith may operate locks, so the built-in rule holds unlock for a person; it is no approver.
+    home.hearth.policy.setRoles('chat:locksmith', ['family']);
+    home.hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', note: 'test: family operates locks' });
+    rpc = startRpc(
+      ['--mqtt-url', broker.url, '--no-demo', '--devices', join(home.dir, 'devices'), '--db', join(home.dir, 'hearth.db'), '--log-level', 'warn', '--set', 'mqtt.protocolVersion=4', '--set', 'tools.shape=per-entity'],
+      { HEARTH_PRINCIPAL: 'chat:locksmith' },
+    );
+    rpc.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientInfo: { name: 'security-test', version: '0' } } });
+    await rpc.wait('initialize', (m) => m.id === 1);
+    rpc.send({ jsonrpc: '2.0', method: 'initialized' });
+  });
+  after(async () => {
+    rpc?.kill();
+    await home?.close();
+    await broker?.stop();
+  });
+
+  it("an allow_once from the session's own non-approver principal holds the unlock as an approval; nothing is sent", async () => {
+    assert.equal(home.hearth.bridge.cache.get('front_door.lock')?.value, 'locked');
+    const before = home.commands().length;
+    rpc.send({ jsonrpc: '2.0', id: 2, method: 'session/start', params: { cwd: home.dir, permissions: 'jan', ephemeral: true, tools: [] } });
+    const started = await rpc.wait('session/start', (m) => m.id === 2);
+    assert.ok(started.result, JSON.stringify(started));
+    const sessionId = started.result.sessionId as string;
+    assert.ok((started.result.tools as string[]).includes('host__front_door_lock'), JSON.stringify(started.result.tools));
+    // The rpc process's bridge must know the lock's state before the model looks.
+    rpc.send({ jsonrpc: '2.0', id: 3, method: 'turn/start', params: { sessionId, input: 'unlock the front door' } });
+    assert.ok((await rpc.wait('turn/start', (m) => m.id === 3)).result);
+    const ask = await rpc.wait('item/permission_request', (m) => m.method === 'item/permission_request');
+    assert.equal(ask.params.event.tool_name, 'host__front_door_lock');
+    rpc.send({ jsonrpc: '2.0', id: 4, method: 'permission/respond', params: { requestId: ask.params.event.request_id, decision: 'allow_once' } });
+    assert.deepEqual((await rpc.wait('permission/respond', (m) => m.id === 4)).result, {});
+    const result = await rpc.wait('item/tool_result', (m) => m.method === 'item/tool_result');
+    await rpc.wait('turn/completed', (m) => m.method === 'turn/completed');
+    assert.equal(result.params.event.is_error, true, result.params.event.content);
+    assert.match(result.params.event.content, /needs approval/);
+    assert.match(result.params.event.content, /chat:locksmith may not approve/);
+    assert.match(result.params.event.content, /hearth approve [0-9a-f]+/);
+    assert.equal(home.commands().length, before, 'no command was published');
+    assert.equal(home.hearth.bridge.cache.get('front_door.lock')?.value, 'locked');
+    const held = home.hearth.approvals.list({ status: 'pending' }).find((a) => a.principal === 'chat:locksmith');
+    assert.ok(held, 'the call is held as an approval for an approver');
+  });
+});
