@@ -19,6 +19,7 @@ import { HistoryStore } from './history.js';
 import { MemoryStore, memorySection } from './memory.js';
 import type { ChatMessage, Provider } from './provider.js';
 import { DEFAULT_SUBAGENT_LIMITS, type SubagentLimits } from './subagents.js';
+import { speakerAreaLine } from './system-prompt.js';
 import { ArchivedSessionError, type AgentSession, type Engine, type EngineLimits, type Permissions, type ReopenOptions, type SessionInfo, type SessionOptions } from './types.js';
 
 export interface BuiltinEngineOptions {
@@ -64,7 +65,9 @@ export class BuiltinEngine implements Engine {
   }
 
   async createSession(opts: SessionOptions = {}): Promise<BuiltinSession> {
-    const principal = opts.principal ?? DEFAULT_PRINCIPAL;
+    // The session's area is its principal's too, so every tool call (policy from_area, audit) carries it.
+    const area = opts.area ?? opts.principal?.area;
+    const principal = area ? { ...(opts.principal ?? DEFAULT_PRINCIPAL), area } : (opts.principal ?? DEFAULT_PRINCIPAL);
     let id = opts.id ?? randomUUID();
     let messages: ChatMessage[] = [];
     let turns = 0;
@@ -98,7 +101,7 @@ export class BuiltinEngine implements Engine {
       });
     }
     if (opts.ephemeral && !opts.id) id = `ephemeral-${id}`;
-    return this.build({ id, principal, model, given, messages, turns, permissions, subagents, ephemeral: opts.ephemeral ?? false, tools: opts.tools ?? [], hostState: opts.hostState, area: opts.area });
+    return this.build({ id, principal, model, given, messages, turns, permissions, subagents, ephemeral: opts.ephemeral ?? false, tools: opts.tools ?? [], hostState: opts.hostState, area });
   }
 
   async listSessions(principal: Principal = DEFAULT_PRINCIPAL): Promise<SessionInfo[]> {
@@ -125,6 +128,7 @@ export class BuiltinEngine implements Engine {
       tools: options.tools ?? [],
       area: options.area,
       hostState: saved.hostState ?? undefined,
+      ...(principal.area ? { area: principal.area } : {}),
     });
   }
 
@@ -194,7 +198,11 @@ export class BuiltinEngine implements Engine {
       area: s.area,
       tools: s.tools,
       permissions: s.permissions,
-      systemPrompt: s.given ?? this.options.defaultSystemPrompt?.(s.principal) ?? 'You control a home through the tools you are given.',
+      // An LLM learns where the person speaks from in the engine's own prompt (a given prompt is sent byte for byte).
+      systemPrompt:
+        s.given ??
+        [this.options.defaultSystemPrompt?.(s.principal) ?? 'You control a home through the tools you are given.', ...(s.area ? [speakerAreaLine(s.area)] : [])].join('\n'),
+      ...(s.area ? { area: s.area } : {}),
       ...(s.given !== undefined ? { givenSystemPrompt: s.given } : {}),
       ephemeral: s.ephemeral,
       history: this.history,

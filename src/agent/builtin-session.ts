@@ -523,7 +523,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       let text = '';
       let done: { finishReason: string; toolCalls: ToolCallRequest[] } | undefined;
       try {
-        for await (const ev of this.o.provider.stream({ model: run.model, messages, tools: run.specs, signal, context: { area: this.o.area } })) {
+        for await (const ev of this.o.provider.stream({ model: run.model, messages, tools: run.specs, signal, ...(this.o.area ? { context: { area: this.o.area } } : {}) })) {
           if (signal.aborted) break;
           switch (ev.type) {
             case 'token':

@@ -73,7 +73,10 @@ export class SessionManager extends EventEmitter<SessionManagerEvents> {
   async close(id: string): Promise<void> {
     const s = this.sessions.get(id);
     this.sessions.delete(id);
-    await s?.close();
+    // An engine that keeps its own map of sessions forgets this one too (else every closed session stays in memory).
+    const engine = this.engine as Partial<{ closeSession(id: string): Promise<void> }>;
+    if (s && typeof engine.closeSession === 'function') await engine.closeSession(id);
+    else await s?.close();
   }
 
   async closeAll(): Promise<void> {

@@ -17,6 +17,11 @@ const KIND_WORDS: Record<string, string> = {
   button: 'buttons',
 };
 
+/** The line an LLM gets when the session speaks from an area (a satellite, a wall tablet). */
+export function speakerAreaLine(area: string): string {
+  return `The person is speaking from the area ${JSON.stringify(cleanDeviceText(area, 64))}: "here" and "in here" mean that area, unless they name another.`;
+}
+
 export function homeSystemPrompt(entities: Entity[]): string {
   const byArea = new Map<string, Set<string>>();
   for (const e of entities) {

@@ -67,14 +67,14 @@ export interface SessionOptions {
   principal?: Principal;
   /** Resume a saved session by id. */
   id?: string;
+  /** The area the session speaks from (a kitchen satellite): "turn on the lights in here". */
+  area?: string;
   /**
    * What the front door that opens the session keeps with it (JSON; the rpc
    * server: the client's declared tools). Saved with a non-ephemeral session
    * and given back on resume and fork.
    */
   hostState?: unknown;
-  /** The area the session speaks from (a kitchen satellite): "turn on the lights in here". */
-  area?: string;
 }
 
 /** A saved session as a list shows it. */

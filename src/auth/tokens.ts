@@ -7,6 +7,8 @@ import type { Db } from '../db/database.js';
 export interface TokenInfo {
   name: string;
   principal: string;
+  /** Where the device holding it speaks from ("in here"; from_area rules), or null. */
+  area: string | null;
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
@@ -15,6 +17,8 @@ export interface TokenInfo {
 export class TokenError extends Error {}
 
 const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+/** An area as device files name them: letters, digits, spaces and a few marks. */
+export const AREA_RE = /^[\p{L}\p{N}][\p{L}\p{N} _.'-]{0,63}$/u;
 
 function hash(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
@@ -39,7 +43,7 @@ export class TokenStore extends EventEmitter<TokenEvents> {
     super();
     this.setMaxListeners(0);
     this.activeStmt = db.prepare('SELECT revoked_at FROM tokens WHERE name = ?').pluck();
-    this.insert = db.prepare('INSERT INTO tokens (name, principal, hash, created_at) VALUES (?, ?, ?, ?)');
+    this.insert = db.prepare('INSERT INTO tokens (name, principal, hash, created_at, area) VALUES (?, ?, ?, ?, ?)');
     this.byHash = db.prepare('SELECT * FROM tokens WHERE hash = ?');
     this.byName = db.prepare('SELECT * FROM tokens WHERE name = ?');
     this.used = db.prepare('UPDATE tokens SET last_used_at = ? WHERE name = ?');
@@ -48,11 +52,12 @@ export class TokenStore extends EventEmitter<TokenEvents> {
   }
 
   /** Create a token; returns the secret, which is never stored or shown again. */
-  create(name: string, principal = `mcp:${name}`): { secret: string; info: TokenInfo } {
+  create(name: string, principal = `mcp:${name}`, area?: string): { secret: string; info: TokenInfo } {
     if (!NAME_RE.test(name)) throw new TokenError(`token name ${JSON.stringify(name)}: use letters, digits, _ . - (at most 64)`);
+    if (area !== undefined && !AREA_RE.test(area.trim())) throw new TokenError(`area ${JSON.stringify(area)}: an area name has 1 to 64 letters, digits, spaces, _ . ' - (e.g. Kitchen, Living room)`);
     if (this.byName.get(name)) throw new TokenError(`a token named ${JSON.stringify(name)} exists already (revoke it first)`);
     const secret = `hearth_${randomBytes(24).toString('base64url')}`;
-    this.insert.run(name, principal, hash(secret), new Date().toISOString());
+    this.insert.run(name, principal, hash(secret), new Date().toISOString(), area?.trim() ?? null);
     return { secret, info: this.info(name)! };
   }
 
@@ -93,6 +98,7 @@ function toInfo(row: Record<string, string | null>): TokenInfo {
   return {
     name: String(row.name),
     principal: String(row.principal),
+    area: row.area ?? null,
     createdAt: String(row.created_at),
     lastUsedAt: row.last_used_at ?? null,
     revokedAt: row.revoked_at ?? null,

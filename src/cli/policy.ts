@@ -67,8 +67,9 @@ export function targetText(rule: Pick<PolicyRule, 'targetType' | 'target'>): str
   return rule.targetType === 'any' ? 'any' : `${rule.targetType}:${rule.target}`;
 }
 
-export function whenText(rule: Pick<PolicyRule, 'window' | 'days'>): string {
+export function whenText(rule: Pick<PolicyRule, 'window' | 'days'> & { fromArea?: string | null }): string {
   const parts: string[] = [];
+  if (rule.fromArea) parts.push(`from ${rule.fromArea}`);
   if (rule.window) parts.push(`${rule.window.start}-${rule.window.end}`);
   if (rule.days) parts.push(rule.days.join(','));
   return parts.join(' ') || 'always';
@@ -89,6 +90,7 @@ export function ruleCommand(rule: PolicyRule): string {
   if (rule.window) parts.push('--window', `${rule.window.start}-${rule.window.end}`);
   if (rule.days) parts.push('--days', rule.days.join(','));
   if (rule.maxCalls !== null) parts.push('--max-calls', String(rule.maxCalls), '--per', String(rule.perSeconds));
+  if (rule.fromArea) parts.push('--from-area', shq(rule.fromArea));
   if (rule.note) parts.push('--note', shq(rule.note));
   return parts.join(' ');
 }
@@ -113,6 +115,7 @@ interface AddFlags extends CommonFlags {
   maxCalls?: string;
   per?: string;
   note?: string;
+  fromArea?: string;
   json?: boolean;
 }
 
@@ -140,6 +143,8 @@ function flagForField(field: string, targetFlag: string | undefined, flags: AddF
       return show('--per', flags.per);
     case 'note':
       return '--note';
+    case 'fromArea':
+      return show('--from-area', flags.fromArea);
     default:
       return field;
   }
@@ -176,6 +181,7 @@ function addRule(hearth: Hearth, effect: Effect, subject: string, flags: AddFlag
     ...(flags.maxCalls !== undefined ? { maxCalls: wholeNumber('--max-calls', flags.maxCalls, { min: 1 }) } : {}),
     ...(flags.per !== undefined ? { perSeconds: wholeNumber('--per', flags.per, { min: 1 }) } : {}),
     ...(flags.note !== undefined ? { note: flags.note } : {}),
+    ...(flags.fromArea !== undefined ? { fromArea: flags.fromArea } : {}),
   };
   let rule: PolicyRule;
   try {
@@ -210,7 +216,7 @@ interface TestRequest {
 }
 
 /** Turn a tool and its arguments into the request the handler pipeline would put to the policy. */
-export function requestFor(hearth: Hearth, tool: GeneratedTool, args: Record<string, unknown> | undefined, principal: { id: string; roles: string[] }): TestRequest {
+export function requestFor(hearth: Hearth, tool: GeneratedTool, args: Record<string, unknown> | undefined, principal: { id: string; roles: string[]; area?: string }): TestRequest {
   const registry = hearth.bridge.registry;
   const notes: string[] = [];
   const a = args ?? {};
@@ -353,6 +359,7 @@ export function registerPolicy(program: Command): void {
       .option('--max-calls <n>', 'rate limit: at most n calls ... (with --per; allow and confirm rules)')
       .option('--per <seconds>', '... per this many seconds, per principal')
       .option('--note <text>', 'why the rule is there (shown in decisions and the audit log)')
+      .option('--from-area <area>', "only calls made from this area: the caller's (a satellite's or a token's --area), not the device's (e.g. Hallway)")
       .option('--json', 'print the new rule as JSON')
       .addHelpText(
         'after',
@@ -362,7 +369,9 @@ One target option at most; with none the rule covers every tool. The default
   hearth policy allow role:owner --kind light
 means "owners may read and operate the lights", and
   hearth policy deny chat:kid --area Garage --window 21:00-07:00
-means "the kid may not touch anything in the garage at night".
+means "the kid may not touch anything in the garage at night", and
+  hearth policy allow 'voice:*' --device-class garage --action open --priority 101 --from-area Hallway
+means "the garage opens by voice only from the hallway satellite".
 Give --action actuate (all commands) or --action read to narrow it.`,
       )
       .action((subject: string, flags: AddFlags) => withHearth(flags, (hearth) => addRule(hearth, effect, subject, flags)));
@@ -392,9 +401,10 @@ Give --action actuate (all commands) or --action read to narrow it.`,
     .argument('[args]', `the call's arguments as JSON: the action comes from them ('{"action":"unlock"}'); for grouped tools also the entity`)
     .option('--role <roles...>', "roles the principal has for this test, besides its stored ones (default: stored roles; cli:<you> gets owner as with `hearth call`)")
     .option('--at <time>', 'decide as at this local time (for time windows), e.g. 2025-06-01T23:30')
+    .option('--from-area <area>', 'the area the call comes from (a satellite\'s or a token\'s), for --from-area rules')
     .option('--json', 'print the explanation as JSON')
-    .action(async (principalId: string, toolName: string, rawArgs: string | undefined, flags: CommonFlags & { role?: string[]; at?: string; json?: boolean }) => {
-      const params: PolicyTestParams = { principal: principalId, tool: toolName, args: rawArgs, role: flags.role, at: flags.at, json: flags.json };
+    .action(async (principalId: string, toolName: string, rawArgs: string | undefined, flags: CommonFlags & { role?: string[]; at?: string; fromArea?: string; json?: boolean }) => {
+      const params: PolicyTestParams = { principal: principalId, tool: toolName, args: rawArgs, role: flags.role, at: flags.at, fromArea: flags.fromArea, json: flags.json };
       await answer(await databasePathOrExit(flags), flags, 'policy.test', { ...params }, async () => {
         const loaded = await configOrExit(flags);
         const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
@@ -453,6 +463,8 @@ export interface PolicyTestParams {
   args?: string;
   role?: string[];
   at?: string;
+  /** The area the call comes from (a satellite's, a token's), for rules with --from-area. */
+  fromArea?: string;
   json?: boolean;
 }
 
@@ -474,7 +486,7 @@ function explain(hearth: Hearth, p: PolicyTestParams): string {
   // As `hearth call` does: the person at this terminal is an owner unless roles are given.
   const me = cliPrincipal(hearth).id;
   const roles = p.role ?? (p.principal === me ? ['owner'] : []);
-  const { request, notes } = requestFor(hearth, tool, args, { id: p.principal, roles });
+  const { request, notes } = requestFor(hearth, tool, args, { id: p.principal, roles, ...(p.fromArea ? { area: p.fromArea } : {}) });
   if (p.principal === me && !p.role) notes.push(`${me} is you: \`hearth call\` without --as gives you the role owner`);
   if (at) request.at = at;
   const ex = hearth.policy.explain(request);

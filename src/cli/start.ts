@@ -13,6 +13,7 @@ import { McpHttpHandler } from '../mcp/http.js';
 import { ControlServer, ControlServerError } from '../daemon/control-server.js';
 import { endpointFor } from '../daemon/endpoint.js';
 import { controlMethods, controlStreams } from '../daemon/methods.js';
+import { startWyomingFromConfig, type WyomingServer } from '../wyoming/server.js';
 import { formatState, table } from './format.js';
 import { relative, resolve } from 'node:path';
 
@@ -107,10 +108,22 @@ export function registerStart(program: Command): void {
           log.warn({ err }, 'control endpoint not started: commands will run on their own');
         }
       }
+      // The Wyoming conversation service for voice satellites, when wyoming.port is set.
+      let wyoming: WyomingServer | undefined;
+      try {
+        wyoming = await startWyomingFromConfig(hearth, loaded.config, log.child({ part: 'wyoming' }));
+      } catch (err) {
+        await http.close();
+        await hearth.close();
+        process.stderr.write(`hearth: ${err instanceof ConfigError ? `configuration error: ${err.message}` : (err as Error).message}\n`);
+        await control?.close();
+        process.exit(err instanceof ConfigError ? 2 : 3);
+      }
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping');
         stopApprovalWatch();
         await control?.close();
+        await wyoming?.close();
         await http.close();
         await hearth.close();
         process.exit(0);
@@ -138,6 +151,7 @@ export function registerStart(program: Command): void {
         `  state     ${reporting}/${entities.length} entities reporting`,
         `  tools     ${hearth.tools.all().length} host tools (${hearth.tools.shape}): hearth tools`,
         `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ''}; token: hearth token create <name> --role owner)`,
+        wyoming ? `  wyoming   ${wyoming.host}:${wyoming.port} (voice satellites: ${loaded.config.wyoming.satellites.map((s) => `voice:${s.name}`).join(', ') || 'none configured'})` : '',
         `  database  ${where(loaded.config.database.path)} (policy, approvals, audit: ${hearth.audit.digest().count} rows` +
           `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : ', CHAIN BROKEN: hearth audit verify'})`,
         `  control   ${control ? `${control.address} (hearth devices, tools, call, chat, mcp, ... ask this process)` : 'none: commands run on their own'}`,

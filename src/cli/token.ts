@@ -47,7 +47,7 @@ async function withStore(flags: CommonFlags, method: TokenMethod, params: Record
 }
 
 type Out = (s: string) => void;
-type CreateParams = { name: string; role?: string[]; principal?: string; json?: boolean };
+type CreateParams = { name: string; role?: string[]; principal?: string; area?: string; json?: boolean };
 export type TokenMethod = 'token.create' | 'token.list' | 'token.revoke';
 
 const TOKEN_BODIES: Record<TokenMethod, (ctx: TokenContext, params: never, out: Out) => Promise<void> | void> = {
@@ -62,7 +62,7 @@ const TOKEN_BODIES: Record<TokenMethod, (ctx: TokenContext, params: never, out: 
     try {
       // Both or neither: a token whose roles could not be stored is not made.
       created = db.transaction(() => {
-        const made = tokens.create(name, flags.principal);
+        const made = tokens.create(name, flags.principal, flags.area);
         if (flags.role) policy.setRoles(made.info.principal, flags.role);
         return made;
       })();
@@ -78,7 +78,7 @@ const TOKEN_BODIES: Record<TokenMethod, (ctx: TokenContext, params: never, out: 
       return;
     }
     out(
-      `created token ${info.name} for ${info.principal} (roles: ${roles.length ? roles.join(', ') : 'none'})\n\n` +
+      `created token ${info.name} for ${info.principal} (roles: ${roles.length ? roles.join(', ') : 'none'}${info.area ? `; area ${info.area}` : ''})\n\n` +
         `  ${secret}\n\n` +
         'This secret is not shown again: copy it now. Send it as `Authorization: Bearer <secret>`.\n' +
         (roles.length ? '' : `Note: ${info.principal} has no roles, so the policy lets it act on nothing; give it some with --role (e.g. --role owner).\n`),
@@ -94,9 +94,9 @@ const TOKEN_BODIES: Record<TokenMethod, (ctx: TokenContext, params: never, out: 
       out('no tokens; create one: hearth token create <name> --role owner\n');
       return;
     }
-    const rows = [['NAME', 'PRINCIPAL', 'ROLES', 'CREATED', 'LAST USED', 'STATUS']];
+    const rows = [['NAME', 'PRINCIPAL', 'ROLES', 'AREA', 'CREATED', 'LAST USED', 'STATUS']];
     for (const t of list) {
-      rows.push([t.name, t.principal, t.roles.join(',') || '-', t.createdAt, t.lastUsedAt ?? 'never', t.revokedAt ? `revoked ${t.revokedAt}` : 'active']);
+      rows.push([t.name, t.principal, t.roles.join(',') || '-', t.area ?? '-', t.createdAt, t.lastUsedAt ?? 'never', t.revokedAt ? `revoked ${t.revokedAt}` : 'active']);
     }
     out(`${table(rows)}\n`);
   },
@@ -119,9 +119,10 @@ export function registerToken(program: Command): void {
     .argument('<name>', 'a name for the token (letters, digits, _ . -), e.g. kitchen-tablet')
     .option('--role <roles...>', 'roles of its principal, stored in the policy table (e.g. owner)')
     .option('--principal <id>', 'the principal it acts as (default mcp:<name>), e.g. http:alice')
+    .option('--area <area>', 'where the device holding it speaks from (e.g. Kitchen): "in here" means it, and policy rules may name it (--from-area)')
     .option('--json', 'print JSON')
-    .action((name: string, flags: CommonFlags & { role?: string[]; principal?: string; json?: boolean }) =>
-      withStore(flags, 'token.create', { name, role: flags.role, principal: flags.principal, json: flags.json }),
+    .action((name: string, flags: CommonFlags & { role?: string[]; principal?: string; area?: string; json?: boolean }) =>
+      withStore(flags, 'token.create', { name, role: flags.role, principal: flags.principal, area: flags.area, json: flags.json }),
     );
 
   withConfigOptions(token.command('list'))

@@ -168,6 +168,37 @@ export const configSchema = {
       },
       default: {},
     },
+    wyoming: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'A Wyoming conversation service for voice satellites (Home Assistant voice pipelines): off unless port is set.',
+      properties: {
+        host: { type: 'string', default: '127.0.0.1', description: 'Where to listen; 0.0.0.0 for satellites and Home Assistant on other machines.' },
+        port: { type: 'integer', minimum: 0, maximum: 65535, description: 'Serve Wyoming on this TCP port (10700 is usual). Absent: off.' },
+        streaming: {
+          type: 'boolean',
+          default: false,
+          description: 'Advertise supports_handled_streaming and answer with handled-start/-chunk/-stop. Off by default: Home Assistant reads only handled/not-handled.',
+        },
+        turnTimeoutMs: { type: 'integer', minimum: 1000, maximum: 600000, default: 30000, description: 'A turn still running after this is interrupted and answered not-handled.' },
+        satellites: {
+          type: 'array',
+          default: [],
+          description: 'Who may talk to Hearth over Wyoming: each is the principal voice:<name>, recognised by its address, speaking from its area.',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'address'],
+            properties: {
+              name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' },
+              address: { type: 'string', pattern: '^[0-9A-Fa-f:.]{2,45}$', description: 'The IP address its connections come from (Home Assistant\'s, for satellites it relays).' },
+              area: { type: 'string', minLength: 1, maxLength: 64 },
+            },
+          },
+        },
+      },
+      default: {},
+    },
     tools: {
       type: 'object',
       additionalProperties: false,
@@ -262,6 +293,7 @@ export interface HearthConfig {
   database: { path: string };
   audit: { digestFile?: string; keyFile?: string; durability: 'full' | 'grouped' };
   http: { host: string; port: number; auth: boolean; mcpPath: string; events: { maxBufferedBytes: number; maxStreamsPerToken: number } };
+  wyoming: { host: string; port?: number; streaming: boolean; turnTimeoutMs: number; satellites: WyomingSatellite[] };
   tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };
   agent: {
     engine: 'builtin' | 'jan';
@@ -276,4 +308,11 @@ export interface HearthConfig {
   };
   intent: { language: string; sentences?: string };
   log: { level: string; pretty: 'auto' | boolean };
+}
+
+/** A voice satellite allowed to use the Wyoming service (config `wyoming.satellites`). */
+export interface WyomingSatellite {
+  name: string;
+  address: string;
+  area?: string;
 }

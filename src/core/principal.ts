@@ -5,6 +5,8 @@
 export interface Principal {
   id: string;
   roles: string[];
+  /** Where it speaks from (a kitchen satellite, a hallway tablet's token): policy rules may name it (from_area). */
+  area?: string;
 }
 
 /** A tool reads the home or acts on it. */

@@ -127,7 +127,7 @@ export function controlMethods(hearth: Hearth, info: { version: string }): Recor
       return tailOutput(hearth.audit, hearth.bridge.config.database.path, { ...p, lines: p.lines ?? '20' });
     },
     'token.create': async (params) => {
-      allowed('token.create', params, { name: 'string', role: 'string[]', principal: 'string', json: 'boolean' }, ['name']);
+      allowed('token.create', params, { name: 'string', role: 'string[]', principal: 'string', area: 'string', json: 'boolean' }, ['name']);
       return token('token.create', params);
     },
     'token.list': async (params) => {
@@ -147,7 +147,7 @@ export function controlMethods(hearth: Hearth, info: { version: string }): Recor
       return memory('memory.forget', params);
     },
     'policy.test': async (params) => {
-      allowed('policy.test', params, { principal: 'string', tool: 'string', args: 'string', role: 'string[]', at: 'string', json: 'boolean' }, ['principal', 'tool']);
+      allowed('policy.test', params, { principal: 'string', tool: 'string', args: 'string', role: 'string[]', at: 'string', fromArea: 'string', json: 'boolean' }, ['principal', 'tool']);
       const { policyTestOutput } = await import('../cli/policy.js');
       return policyTestOutput(hearth, given<{ principal: string; tool: string }>(params));
     },

@@ -10,6 +10,7 @@ import { auditRoutes } from './api-audit.js';
 import { deviceRoutes } from './api-devices.js';
 import { eventRoutes } from './api-events.js';
 import { frameRoutes } from './api-frames.js';
+import { openAiErrorBody, openAiRoutes } from './api-openai.js';
 import { policyRoutes } from './api-policy.js';
 import { SessionsApi } from './api-sessions.js';
 import { ANONYMOUS, Authenticator, checkAuthSetting, checkOrigin } from './auth.js';
@@ -108,6 +109,7 @@ export class HttpServer {
       ...frameRoutes(ctx),
       ...auditRoutes(ctx),
       ...policyRoutes(ctx),
+      ...openAiRoutes(ctx),
       ...pageRoutes(ctx),
     ].map(compile);
   }
@@ -195,7 +197,8 @@ export class HttpServer {
       const candidates = this.routes.filter((r) => r.regex.test(path));
       const open = candidates.length > 0 && candidates.every((r) => r.auth === false);
       // An open route (health) still learns who asks when a token comes along (or auth is off).
-      if (path.startsWith('/api/') && (!open || req.headers.authorization !== undefined || !this.auth.enabled)) ({ principal, token } = this.auth.authenticate(req));
+      const guarded = path.startsWith('/api/') || path.startsWith('/v1/');
+      if (guarded && (!open || req.headers.authorization !== undefined || !this.auth.enabled)) ({ principal, token } = this.auth.authenticate(req));
       if (!candidates.length) throw notFound(`no such endpoint: ${req.method} ${path}${path.startsWith('/api/') ? '' : ' (the API lives under /api/, e.g. GET /api/health)'}`);
       const route = candidates.find((r) => r.method === req.method);
       if (!route) {
@@ -243,7 +246,9 @@ export class HttpServer {
     // Do not leave an unread upload behind (a 413 mid-stream, an early 401).
     if (!req.readableEnded) req.resume();
     const error = known ?? new HttpError(500, 'internal', `internal error: ${err instanceof Error ? err.message : String(err)}`);
-    sendJson(res, error.status, error.toJSON(), error.headers);
+    // The OpenAI-compatible endpoint answers errors as OpenAI clients read them.
+    const openAi = (req.url ?? '').startsWith('/v1/');
+    sendJson(res, error.status, openAi ? openAiErrorBody(error) : error.toJSON(), error.headers);
   }
 }
 

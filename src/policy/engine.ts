@@ -80,6 +80,8 @@ interface Compiled {
   /** Bit per weekday (bit 0 = Sunday), 127 = every day. */
   dayMask: number;
   timed: boolean;
+  /** The caller's area a from_area rule asks for; null: from anywhere. */
+  fromArea: Matcher | null;
   rateLimited: boolean;
   /** An `approve` rule: says who may grant approvals, never decides a call. */
   approves: boolean;
@@ -139,6 +141,7 @@ function compile(rule: PolicyRule): Compiled {
     end: rule.window ? minutes(rule.window.end) : -1,
     dayMask,
     timed: rule.window !== null || rule.days !== null,
+    fromArea: rule.fromArea ? compileGlob(rule.fromArea, true) : null,
     rateLimited: rule.maxCalls !== null && rule.effect !== 'deny',
     approves: rule.action === APPROVE_ACTION,
     decision: Object.freeze({
@@ -178,6 +181,12 @@ function targetMatches(c: Compiled, req: PolicyRequest): boolean {
   if (c.rule.targetType === 'any') return true;
   const v = targetValue(c.rule.targetType, req);
   return v !== undefined && v !== '' && c.target(v);
+}
+
+/** A from_area rule matches only calls whose principal speaks from that area. */
+function fromAreaMatches(c: Compiled, principal: Principal): boolean {
+  if (!c.fromArea) return true;
+  return !!principal.area && c.fromArea(principal.area);
 }
 
 function actionMatches(c: Compiled, isRead: boolean, action: string): boolean {
@@ -235,8 +244,8 @@ export class SqlitePolicy implements PolicyEngine {
       addHit: db.prepare('INSERT INTO rule_hits (rule_id, principal, at, entity_id, args_hash) VALUES (?, ?, ?, ?, ?)'),
       pruneHits: db.prepare('DELETE FROM rule_hits WHERE rule_id = ? AND principal = ? AND at <= ?'),
       insertRule: db.prepare(
-        `INSERT INTO policy_rules (subject, target_type, target, action, effect, priority, window_start, window_end, days, max_calls, per_seconds, note, builtin)
-         VALUES (@subject, @targetType, @target, @action, @effect, @priority, @windowStart, @windowEnd, @days, @maxCalls, @perSeconds, @note, 0)`,
+        `INSERT INTO policy_rules (subject, target_type, target, action, effect, priority, window_start, window_end, days, max_calls, per_seconds, note, from_area, builtin)
+         VALUES (@subject, @targetType, @target, @action, @effect, @priority, @windowStart, @windowEnd, @days, @maxCalls, @perSeconds, @note, @fromArea, 0)`,
       ),
       deleteRule: db.prepare('DELETE FROM policy_rules WHERE id = ?'),
       setRoles: db.prepare(
@@ -313,6 +322,7 @@ export class SqlitePolicy implements PolicyEngine {
     const isRead = isReadRequest(req);
     const key = [
       req.principal.id,
+      req.principal.area ?? '',
       roles.length > 1 ? [...roles].sort().join(',') : roles.join(','),
       req.tool,
       req.capability,
@@ -325,7 +335,7 @@ export class SqlitePolicy implements PolicyEngine {
     let list = this.cache.get(key);
     if (!list) {
       // Approve rules name approvers; they never decide a call (not even one whose action argument says `approve`).
-      list = this.rules.filter((c) => !c.approves && subjectMatches(c, req.principal.id, roles) && targetMatches(c, req) && actionMatches(c, isRead, req.action));
+      list = this.rules.filter((c) => !c.approves && subjectMatches(c, req.principal.id, roles) && fromAreaMatches(c, req.principal) && targetMatches(c, req) && actionMatches(c, isRead, req.action));
       if (this.cache.size >= CACHE_MAX) this.cache.clear();
       this.cache.set(key, list);
     }
@@ -470,6 +480,8 @@ export class SqlitePolicy implements PolicyEngine {
         why = 'an approve rule: it names who may grant approvals and decides no call';
       } else if (!subjectMatches(c, request.principal.id, roles)) {
         why = `subject ${r.subject} does not match ${request.principal.id} (roles: ${roles.join(', ') || 'none'})`;
+      } else if (!fromAreaMatches(c, request.principal)) {
+        why = request.principal.area ? `the call comes from area ${request.principal.area}, not ${r.fromArea}` : `the call comes from no area (the rule wants ${r.fromArea})`;
       } else if (!targetMatches(c, request)) {
         const v = targetValue(r.targetType, request);
         const word = r.targetType.replace('_', ' ');
@@ -534,7 +546,7 @@ export class SqlitePolicy implements PolicyEngine {
       const vs = values(c.rule.targetType);
       return vs === null || vs.length === 0 || vs.some((v) => c.target(v));
     };
-    const relevant = this.rules.filter((c) => !c.approves && subjectMatches(c, principal.id, roles));
+    const relevant = this.rules.filter((c) => !c.approves && subjectMatches(c, principal.id, roles) && fromAreaMatches(c, principal));
     for (const action of actions) {
       const isRead = action === 'read' || meta.capability === 'read';
       const applicable = relevant.filter((c) => actionMatches(c, isRead, action));
@@ -581,6 +593,7 @@ export class SqlitePolicy implements PolicyEngine {
       maxCalls: v.maxCalls,
       perSeconds: v.perSeconds,
       note: v.note,
+      fromArea: v.fromArea,
     });
     bumpLocal(this.db);
     return this.get(Number(info.lastInsertRowid))!;

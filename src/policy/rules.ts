@@ -44,6 +44,8 @@ export interface PolicyRule {
   maxCalls: number | null;
   perSeconds: number | null;
   note: string | null;
+  /** Only calls made from this area (the caller's, e.g. a satellite's; a glob, case-insensitive); null = from anywhere. */
+  fromArea: string | null;
   createdAt: string;
   builtin: boolean;
 }
@@ -64,6 +66,8 @@ export interface NewRule {
   maxCalls?: number | null;
   perSeconds?: number | null;
   note?: string | null;
+  /** `Hallway`: the rule matches only calls made from that area (the caller's area, not the device's). */
+  fromArea?: string | null;
 }
 
 export class PolicyRuleError extends Error {
@@ -88,6 +92,7 @@ export interface RuleRow {
   max_calls: number | null;
   per_seconds: number | null;
   note: string | null;
+  from_area?: string | null;
   created_at: string;
   builtin: number;
 }
@@ -106,6 +111,7 @@ export function ruleFromRow(row: RuleRow): PolicyRule {
     maxCalls: row.max_calls,
     perSeconds: row.per_seconds,
     note: row.note,
+    fromArea: row.from_area ?? null,
     createdAt: row.created_at,
     builtin: row.builtin === 1,
   };
@@ -234,7 +240,7 @@ export type ValidRule = Omit<PolicyRule, 'id' | 'createdAt' | 'builtin'>;
 /** Check and normalise a new rule; throws PolicyRuleError naming the first bad field. */
 export function validateRule(input: NewRule): ValidRule {
   if (typeof input !== 'object' || input === null) throw new PolicyRuleError('rule', 'must be an object');
-  const known = new Set(['subject', 'targetType', 'target', 'action', 'effect', 'priority', 'window', 'days', 'maxCalls', 'perSeconds', 'note']);
+  const known = new Set(['subject', 'targetType', 'target', 'action', 'effect', 'priority', 'window', 'days', 'maxCalls', 'perSeconds', 'note', 'fromArea']);
   for (const k of Object.keys(input)) if (!known.has(k)) throw new PolicyRuleError(k, `is not a rule field (fields: ${[...known].join(', ')})`);
   const subject = validateSubject(input.subject);
   const targetType = input.targetType === 'device-class' ? 'device_class' : input.targetType;
@@ -267,7 +273,8 @@ export function validateRule(input: NewRule): ValidRule {
     if (input.note.length > 500) throw new PolicyRuleError('note', 'is longer than 500 characters');
     note = input.note.trim() || null;
   }
-  return { subject, targetType: targetType as TargetType, target, action, effect: input.effect as Effect, priority, window, days, maxCalls, perSeconds, note };
+  const fromArea = input.fromArea === undefined || input.fromArea === null ? null : pattern('fromArea', input.fromArea, 'area name or glob');
+  return { subject, targetType: targetType as TargetType, target, action, effect: input.effect as Effect, priority, window, days, maxCalls, perSeconds, note, fromArea };
 }
 
 const TARGET_WORD: Record<TargetType, string> = {
@@ -288,10 +295,11 @@ function actionPhrase(action: string): string {
 }
 
 /** `role:owner may actuate kind light between 22:00 and 06:00 on mon,tue, at most 3 calls per 60 s`. */
-export function describeRule(rule: Omit<PolicyRule, 'id' | 'createdAt' | 'builtin'>): string {
+export function describeRule(rule: Omit<PolicyRule, 'id' | 'createdAt' | 'builtin' | 'fromArea'> & { fromArea?: string | null }): string {
   const verb = rule.effect === 'allow' ? 'may' : rule.effect === 'deny' ? 'may not' : 'must confirm to';
   const target = rule.targetType === 'any' ? 'anything' : `${TARGET_WORD[rule.targetType]} ${rule.target}`;
   let s = `${rule.subject} ${verb} ${actionPhrase(rule.action)} ${target}`;
+  if (rule.fromArea) s += ` from area ${rule.fromArea}`;
   if (rule.window) s += ` between ${rule.window.start} and ${rule.window.end}`;
   if (rule.days) s += ` on ${rule.days.join(',')}`;
   if (rule.maxCalls !== null) s += `, at most ${rule.maxCalls} calls per ${rule.perSeconds} s`;

@@ -565,7 +565,8 @@ export class Pipeline {
       args,
       decision: decision?.effect ?? 'none',
       ruleId: decision?.ruleId ?? null,
-      reason: (decision?.reason ?? '') + (approvedBy ? ` (approved: ${approvedBy})` : ''),
+      // Where the caller spoke from is part of the record (the audit has no column of its own for it).
+      reason: (decision?.reason ?? '') + (approvedBy ? ` (approved: ${approvedBy})` : '') + (call.principal.area ? ` [from area ${JSON.stringify(call.principal.area)}]` : ''),
     };
   }
 

@@ -392,6 +392,7 @@ describe('rule management', () => {
       maxCalls: 5,
       perSeconds: 3600,
       note: 'school run',
+      fromArea: null,
       createdAt: 'string',
       builtin: false,
     });
