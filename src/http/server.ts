@@ -7,6 +7,8 @@ import { silentLogger, type Logger } from '../log.js';
 import type { Principal } from '../tools/types.js';
 import { approvalRoutes } from './api-approvals.js';
 import { auditRoutes } from './api-audit.js';
+import { controlRoutes } from './api-controls.js';
+import { historyRoutes } from './api-history.js';
 import { deviceRoutes } from './api-devices.js';
 import { eventRoutes } from './api-events.js';
 import { frameRoutes } from './api-frames.js';
@@ -108,6 +110,8 @@ export class HttpServer {
       ...frameRoutes(ctx),
       ...auditRoutes(ctx),
       ...policyRoutes(ctx),
+      ...historyRoutes(ctx),
+      ...controlRoutes(ctx),
       ...pageRoutes(ctx),
     ].map(compile);
   }
