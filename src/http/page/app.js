@@ -290,7 +290,9 @@ function start() {
 // ------------------------------------------------------------------ routing
 
 function route() {
-  const [name, arg] = location.hash.replace(/^#/, '').split('/');
+  const [path, qs] = location.hash.replace(/^#/, '').split('?');
+  const [name, arg] = path.split('/');
+  if (name === 'audit') fillAuditFilters(new URLSearchParams(qs ?? ''));
   const view = VIEWS.includes(name) ? name : 'chat';
   state.view = view;
   for (const v of VIEWS) $(`#view-${v}`).hidden = v !== view;
@@ -1424,11 +1426,15 @@ function approvalCard(a) {
 
 function setupAudit() {
   const form = $('#audit-filters');
+  // Filters live in the address (#audit?outcome=denied&entity=...): a reload or a shared link keeps them.
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    void loadAudit();
+    const q = auditQuery();
+    const target = `#audit${q.size ? `?${q}` : ''}`;
+    if (location.hash !== target) location.hash = target;
+    else void loadAudit();
   });
-  form.addEventListener('reset', () => setTimeout(() => void loadAudit(), 0));
+  form.addEventListener('reset', () => setTimeout(() => (location.hash = '#audit'), 0));
   $('#audit-more').addEventListener('click', () => void loadAudit({ older: true }));
   $('#export-jsonl').addEventListener('click', () => void exportAudit('jsonl'));
   $('#export-csv').addEventListener('click', () => void exportAudit('csv'));
@@ -1446,6 +1452,27 @@ function auditQuery() {
     if (v) q.set(name, new Date(v).toISOString());
   }
   return q;
+}
+
+let auditFilterKey = null;
+/** Put the address's filters into the form; a change of filters reloads the rows. */
+function fillAuditFilters(q) {
+  const form = $('#audit-filters');
+  for (const name of ['principal', 'entity', 'outcome']) form.elements[name].value = q.get(name) ?? '';
+  for (const name of ['since', 'until']) {
+    const v = q.get(name);
+    const d = v ? new Date(v) : null;
+    form.elements[name].value = d && !Number.isNaN(d.getTime()) ? new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16) : '';
+  }
+  const key = auditQuery().toString();
+  if (auditFilterKey !== null && key !== auditFilterKey) state.audit.loaded = false;
+  auditFilterKey = key;
+}
+
+/** The badge a row deserves: a call held for approval is waiting, not denied. */
+function rowOutcome(r) {
+  if (r.outcome === 'denied' && r.decision === 'confirm') return 'waiting';
+  return r.outcome;
 }
 
 function rowMatches(row, q) {
@@ -1518,17 +1545,19 @@ async function verifyAudit() {
 }
 
 function auditRow(r) {
+  const e = r.entityId ? state.devices.get(r.entityId) : undefined;
+  const outcome = rowOutcome(r);
   const tr = h(
     'tr',
-    { dataset: { id: String(r.id), outcome: r.outcome, entity: r.entityId ?? '' }, tabindex: '0', 'aria-label': `Audit row ${r.id}: ${r.tool} ${r.action} ${r.outcome}` },
-    h('td', { 'data-label': '#' }, h('a', { href: `#audit/${r.id}` }, String(r.id))),
-    h('td', { 'data-label': 'Time' }, fmtTime(r.at)),
-    h('td', { 'data-label': 'Principal' }, r.principal),
-    h('td', { 'data-label': 'Tool' }, r.tool),
-    h('td', { 'data-label': 'Entity' }, r.entityId ?? ''),
-    h('td', { 'data-label': 'Action' }, r.action),
-    h('td', { 'data-label': 'Outcome' }, outcomeBadge(r.outcome)),
-    h('td', { 'data-label': 'Decision' }, `${r.decision}${r.ruleId !== null ? ` (#${r.ruleId})` : ''}`),
+    { dataset: { id: String(r.id), outcome, entity: r.entityId ?? '' }, tabindex: '0', 'aria-label': `Audit row ${r.id}, ${fmtDateTime(r.at)}: ${r.principal} ${r.action} ${e?.name ?? r.entityId ?? r.tool}, ${outcome}` },
+    h('td', { 'data-label': '#', class: 'c-id' }, h('a', { href: `#audit/${r.id}` }, String(r.id))),
+    h('td', { 'data-label': 'Time', class: 'c-time' }, h('time', { datetime: r.at, title: fmtDateTime(r.at) }, fmtDateTime(r.at))),
+    h('td', { 'data-label': 'Principal', class: 'c-who' }, r.principal),
+    h('td', { 'data-label': 'Tool', class: 'c-tool' }, r.tool),
+    h('td', { 'data-label': 'Entity', class: 'c-entity', title: r.entityId ?? '' }, e?.name ?? r.entityId ?? ''),
+    h('td', { 'data-label': 'Action', class: 'c-action' }, r.action.replace(/_/g, ' ')),
+    h('td', { 'data-label': 'Outcome', class: 'c-outcome' }, outcomeBadge(outcome)),
+    h('td', { 'data-label': 'Decision', class: 'c-decision' }, `${r.decision}${r.ruleId !== null ? ` (#${r.ruleId})` : ''}`),
   );
   const open = () => {
     location.hash = `#audit/${r.id}`;
@@ -1558,11 +1587,11 @@ async function showAuditRow(id) {
   const field = (label, value, cls) => [h('dt', {}, label), h('dd', { class: cls }, value ?? '—')];
   box.hidden = false;
   box.replaceChildren(
-    h('header', {}, h('h3', {}, `Audit row #${row.id}`), outcomeBadge(row.outcome), h('a', { href: '#audit', class: 'close', 'aria-label': 'Close the row' }, '×')),
+    h('header', {}, h('h3', {}, `Audit row #${row.id}`), outcomeBadge(rowOutcome(row)), h('a', { href: '#audit', class: 'close', 'aria-label': 'Close the row' }, '×')),
     h(
       'dl',
       {},
-      field('Time', `${fmtTime(row.at)}${row.completedAt ? ` → ${fmtTime(row.completedAt)}` : ''}`),
+      field('Time', `${fmtDateTime(row.at)}${row.completedAt ? ` → ${fmtDateTime(row.completedAt)}` : ''}`),
       field('Principal', row.principal),
       field('Session', row.session),
       field('Tool', row.tool),
@@ -1575,7 +1604,21 @@ async function showAuditRow(id) {
       field('Latency', row.latencyMs !== null ? `${row.latencyMs} ms` : null),
       field('Echo', row.echo, 'mono'),
       field('Request', row.requestId, 'mono'),
-      field('Hash', row.hash, 'mono'),
+    ),
+    // The chain proof: this row's hash covers the previous row's, so a changed or missing row breaks every later link.
+    h(
+      'details',
+      { class: 'proof', open: true },
+      h('summary', {}, 'Chain proof'),
+      h(
+        'dl',
+        {},
+        field('Previous hash', row.prevHash, 'mono'),
+        field('Row hash', row.hash, 'mono'),
+        row.doneHash ? field('Outcome hash', row.doneHash, 'mono') : [],
+        field('Chain', $('#verify-status').textContent),
+      ),
+      h('p', { class: 'muted' }, 'Check it yourself: ', h('code', {}, 'hearth audit verify')),
     ),
   );
   box.focus({ preventScroll: true });
