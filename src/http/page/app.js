@@ -583,7 +583,7 @@ function entityCard(e) {
     h(
       'p',
       { class: 'control-status', role: 'status', 'aria-live': 'polite' },
-      status ? [outcomeBadge(status.outcome), ' ', h('span', { class: 'status-text' }, status.text)] : null,
+      status ? statusParts(status) : null,
     ),
   );
   card.append(
@@ -768,11 +768,15 @@ function callControlById(id, args, label) {
   if (e) void callControl(e, args, label);
 }
 
-function setControlStatus(id, outcome, text) {
-  state.controlStatus.set(id, { outcome, text, at: Date.now() });
+function setControlStatus(id, outcome, text, full = text) {
+  state.controlStatus.set(id, { outcome, text, full, at: Date.now() });
   const card = document.querySelector(`.entity[data-entity="${CSS.escape(id)}"]`);
   const el = card?.querySelector('.control-status');
-  if (el) el.replaceChildren(outcomeBadge(outcome), ' ', h('span', { class: 'status-text' }, text));
+  if (el) el.replaceChildren(...statusParts(state.controlStatus.get(id)));
+}
+
+function statusParts(status) {
+  return [outcomeBadge(status.outcome), ' ', h('span', { class: 'status-text', title: status.full }, status.text)];
 }
 
 /** Run one control through the pipeline as this principal; the result shows as in chat. */
@@ -780,8 +784,14 @@ async function callControl(e, args, label) {
   setControlStatus(e.id, 'running', `${label}…`);
   try {
     const r = await api('POST', `/api/devices/${encodeURIComponent(e.id)}/call`, { args });
-    const words = r.outcome === 'waiting' ? `${label}: waiting for approval (${r.approvalId}); an approver sees it now` : `${label}: ${r.text}`;
-    setControlStatus(e.id, r.outcome, words);
+    // Short on the card (the whole result on hover), as a chat tool card shows it.
+    const why = r.text.replace(/^(confirmed|unconfirmed|failed|not allowed|needs approval|not done):\s*/i, '');
+    const words =
+      r.outcome === 'waiting' ? `${label}: waiting for approval; an approver sees it now`
+      : r.outcome === 'confirmed' ? label
+      : r.outcome === 'unconfirmed' ? `${label}: sent, the device did not report back in time`
+      : `${label}: ${why.length > 160 ? `${why.slice(0, 159)}…` : why}`;
+    setControlStatus(e.id, r.outcome, words, r.text);
     if (r.outcome === 'waiting' && r.approvalId) state.waiting.set(r.approvalId, { id: e.id, args, label });
   } catch (err) {
     setControlStatus(e.id, 'failed', `${label}: ${err.message}`);
