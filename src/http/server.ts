@@ -13,6 +13,7 @@ import { deviceRoutes } from './api-devices.js';
 import { eventRoutes } from './api-events.js';
 import { frameRoutes } from './api-frames.js';
 import { policyRoutes } from './api-policy.js';
+import { policyEditRoutes } from './api-policy-edit.js';
 import { SessionsApi } from './api-sessions.js';
 import { ANONYMOUS, Authenticator, checkAuthSetting, checkOrigin } from './auth.js';
 import { BODY_LIMIT, readJsonObject } from './body.js';
@@ -110,6 +111,7 @@ export class HttpServer {
       ...frameRoutes(ctx),
       ...auditRoutes(ctx),
       ...policyRoutes(ctx),
+      ...policyEditRoutes(ctx),
       ...historyRoutes(ctx),
       ...controlRoutes(ctx),
       ...pageRoutes(ctx),

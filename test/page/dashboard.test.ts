@@ -261,6 +261,31 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await shot(page, 'dash-05-audit-desktop');
   });
 
+  it('policy: an owner adds a rule with the CLI command shown, moves it up, and removes it', async () => {
+    page.on('dialog', (d) => void d.accept());
+    await page.click('nav.tabs a[data-view="policy"]');
+    await page.locator('#policy-add:not([hidden])').waitFor();
+    assert.doesNotMatch((await page.textContent('#view-policy .view-head')) ?? '', /policy add/, 'no verb the CLI does not have');
+    await page.selectOption('#policy-add select[name="effect"]', 'deny');
+    await page.fill('#policy-add input[name="subject"]', 'role:guest');
+    await page.selectOption('#policy-add select[name="targetType"]', 'area');
+    await page.fill('#policy-add input[name="target"]', 'Garage');
+    await page.fill('#policy-add input[name="action"]', 'actuate');
+    assert.equal(await page.textContent('#policy-add-cli'), 'hearth policy deny role:guest --area Garage --action actuate');
+    await page.click('#policy-add button[type=submit]');
+    const row = page.locator('#policy-rules tr', { hasText: 'hearth policy deny role:guest --area Garage --action actuate' });
+    await row.waitFor();
+    const id = await row.getAttribute('data-rule');
+    const before = Number(await row.locator('td[data-label="Priority"]').textContent());
+    await row.locator('button', { hasText: '↑' }).click();
+    await page.waitForFunction(([rid, p]) => Number(document.querySelector(`#policy-rules tr[data-rule="${rid}"] td[data-label="Priority"]`)?.textContent) > Number(p), [id, before] as const);
+    await shot(page, 'dash-09-policy');
+    await page.locator(`#policy-rules tr[data-rule="${id}"] button[data-remove]`).click();
+    await page.locator(`#policy-rules tr[data-rule="${id}"]`).waitFor({ state: 'detached' });
+    const rules = (await api('/api/policy/rules')).json.rules as any[];
+    assert.ok(!rules.some((r) => String(r.id) === id), 'the rule is gone');
+  });
+
   it('phone: devices and a compact audit', async () => {
     const phone = await open(ownerToken, PHONE, 'owner-phone');
     await phone.click('nav.tabs a[data-view="devices"]');

@@ -26,13 +26,13 @@ describe('entity history and the page controls', () => {
   let ownerToken: string;
   let guestToken: string;
 
-  async function api(path: string, options: { token?: string | null; body?: unknown } = {}) {
+  async function api(path: string, options: { token?: string | null; body?: unknown; method?: string } = {}) {
     const headers: Record<string, string> = {};
     const token = options.token === undefined ? ownerToken : options.token;
     if (token) headers.authorization = `Bearer ${token}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(`${server.url}${path}`, {
-      method: options.body !== undefined ? 'POST' : 'GET',
+      method: options.method ?? (options.body !== undefined ? 'POST' : 'GET'),
       headers,
       body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
       signal: AbortSignal.timeout(20_000),
@@ -181,5 +181,43 @@ describe('entity history and the page controls', () => {
     assert.equal(guest.json.controls[LAMP].actions.turn_on.may, false);
     assert.match(guest.json.controls[LAMP].actions.turn_on.why, /no policy rule lets http:guest/);
     assert.ok(!(TEMP in guest.json.controls), 'a read-denied entity is not listed');
+  });
+
+  it('lets an owner add, reorder and remove policy rules with the CLI\'s words; bad input is a 400 naming the field', async () => {
+    for (const [body, field] of [
+      [{ subject: 'role:guest' }, 'effect'],
+      [{ effect: 'maybe', subject: 'role:guest' }, 'effect'],
+      [{ effect: 'deny' }, 'subject'],
+      [{ effect: 'deny', subject: 'role:guest', colour: 'red' }, 'colour'],
+      [{ effect: 'deny', subject: 'role:guest', targetType: 'planet', target: 'x' }, 'targetType'],
+    ] as const) {
+      const res = await api('/api/policy/rules', { body });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.json.error.field, field, res.text);
+    }
+    const added = await api('/api/policy/rules', { body: { effect: 'deny', subject: 'role:guest', targetType: 'entity', target: LAMP, action: 'actuate', priority: 5, note: 'page test' } });
+    assert.equal(added.status, 200, added.text);
+    assert.equal(added.json.command, `hearth policy deny role:guest --entity ${LAMP} --action actuate --priority 5 --note 'page test'`);
+    const listed = await api('/api/policy/rules');
+    assert.ok(listed.json.rules.some((r: any) => r.id === added.json.id && r.command === added.json.command), 'the list shows each rule\'s command');
+    const moved = await api(`/api/policy/rules/${added.json.id}/priority`, { body: { priority: 7 } });
+    assert.equal(moved.status, 200, moved.text);
+    assert.equal(moved.json.id, added.json.id, 'the rule keeps its id');
+    assert.equal(moved.json.priority, 7);
+    assert.equal((await api(`/api/policy/rules/${added.json.id}/priority`, { body: { priority: 'high' } })).json.error.field, 'priority');
+    assert.equal((await api('/api/policy/rules/abc', { method: 'DELETE' })).status, 400);
+    const removed = await api(`/api/policy/rules/${added.json.id}`, { method: 'DELETE' });
+    assert.equal(removed.status, 200, removed.text);
+    assert.equal((await api(`/api/policy/rules/${added.json.id}`, { method: 'DELETE' })).status, 404);
+  });
+
+  it('refuses policy edits from a caller who is not an owner', async () => {
+    const add = await api('/api/policy/rules', { token: guestToken, body: { effect: 'allow', subject: 'role:guest' } });
+    assert.equal(add.status, 403, add.text);
+    const someRule = home.hearth.policy.list()[0];
+    assert.equal((await api(`/api/policy/rules/${someRule.id}`, { token: guestToken, method: 'DELETE' })).status, 403);
+    assert.equal((await api(`/api/policy/rules/${someRule.id}/priority`, { token: guestToken, body: { priority: 1 } })).status, 403);
+    assert.ok(home.hearth.policy.get(someRule.id), 'the rule is still there');
+    assert.equal((await api('/api/policy/rules', { token: null, body: { effect: 'allow', subject: '*' } })).status, 401);
   });
 });

@@ -232,6 +232,7 @@ async function boot() {
   setupAudit();
   setupPolicy();
   setupHistory();
+  setupPolicyEdit();
   $('#login-form').addEventListener('submit', onLogin);
   $('#logout').addEventListener('click', () => signedOut('Signed out.'));
   window.addEventListener('hashchange', route);
@@ -1710,8 +1711,9 @@ async function loadPolicy() {
     state.policyLoaded = true;
     state.tools = p.tools;
     const rules = [...p.rules].sort((a, b) => b.priority - a.priority || EFFECT_RANK[a.effect] - EFFECT_RANK[b.effect] || a.id - b.id);
+    $('#policy-add').hidden = false;
     $('#policy-rules').replaceChildren(
-      ...rules.map((r) =>
+      ...rules.map((r, i) =>
         h(
           'tr',
           { dataset: { rule: String(r.id) } },
@@ -1720,6 +1722,14 @@ async function loadPolicy() {
           h('td', { 'data-label': 'Priority' }, String(r.priority)),
           h('td', { 'data-label': 'Rule' }, r.description),
           h('td', { 'data-label': 'Note' }, r.builtin && !/^built-in/.test(r.note ?? '') ? `${r.note ? `${r.note} · ` : ''}built-in` : (r.note ?? '')),
+          h('td', { 'data-label': 'CLI' }, h('code', { class: 'cli' }, r.command ?? '')),
+          h(
+            'td',
+            { 'data-label': 'Change', class: 'rule-actions' },
+            h('button', { type: 'button', class: 'small', 'aria-label': `Move rule ${r.id} up (raise its priority)`, disabled: i === 0, onclick: () => moveRule(r, rules[i - 1], +1) }, '↑'),
+            h('button', { type: 'button', class: 'small', 'aria-label': `Move rule ${r.id} down (lower its priority)`, disabled: i === rules.length - 1, onclick: () => moveRule(r, rules[i + 1], -1) }, '↓'),
+            h('button', { type: 'button', class: 'small deny', 'aria-label': `Remove rule ${r.id}`, dataset: { remove: String(r.id) }, onclick: () => removeRule(r) }, 'Remove'),
+          ),
         ),
       ),
     );
@@ -1744,6 +1754,72 @@ async function loadPolicy() {
       }
     }
   }
+}
+
+/** Past the neighbour: one above its priority (up) or one below (down). */
+async function moveRule(rule, neighbour, dir) {
+  const priority = dir > 0 ? Math.max(rule.priority + 1, neighbour.priority + 1) : Math.min(rule.priority - 1, neighbour.priority - 1);
+  try {
+    await api('POST', `/api/policy/rules/${rule.id}/priority`, { priority });
+    toast(`Rule #${rule.id} now has priority ${priority}`);
+  } catch (err) {
+    toast(`Could not move rule #${rule.id}: ${err.message}`);
+  }
+  reloadPolicy();
+}
+
+async function removeRule(rule) {
+  if (!confirm(`Remove rule #${rule.id}: ${rule.description}?\n(the same as: hearth policy remove ${rule.id})`)) return;
+  try {
+    await api('DELETE', `/api/policy/rules/${rule.id}`);
+    toast(`Removed rule #${rule.id}. To add it again: ${rule.command}`);
+  } catch (err) {
+    toast(`Could not remove rule #${rule.id}: ${err.message}`);
+  }
+  reloadPolicy();
+}
+
+function reloadPolicy() {
+  state.policyLoaded = false;
+  void loadPolicy();
+}
+
+const TARGET_FLAG = { tool: '--tool', entity: '--entity', area: '--area', kind: '--kind', device_class: '--device-class', capability: '--capability' };
+const shq = (s) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The add form as a rule body, and the CLI command that would add the same rule. */
+function policyForm() {
+  const f = $('#policy-add').elements;
+  const body = { effect: f.effect.value, subject: f.subject.value.trim(), targetType: f.targetType.value, action: f.action.value.trim() || '*', priority: Number(f.priority.value || 0) };
+  if (body.targetType !== 'any') body.target = f.target.value.trim();
+  if (f.note.value.trim()) body.note = f.note.value.trim();
+  const parts = ['hearth', 'policy', body.effect, shq(body.subject || '<subject>')];
+  if (body.targetType !== 'any') parts.push(TARGET_FLAG[body.targetType], shq(body.target || '<target>'));
+  if (body.action !== '*') parts.push('--action', shq(body.action));
+  if (body.priority) parts.push('--priority', String(body.priority));
+  if (body.note) parts.push('--note', shq(body.note));
+  return { body, command: parts.join(' ') };
+}
+
+function setupPolicyEdit() {
+  const form = $('#policy-add');
+  const preview = () => ($('#policy-add-cli').textContent = policyForm().command);
+  form.addEventListener('input', preview);
+  form.addEventListener('change', preview);
+  preview();
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const err = $('#policy-add-error');
+    err.textContent = '';
+    try {
+      const r = await api('POST', '/api/policy/rules', policyForm().body);
+      toast(`Added rule #${r.id}: ${r.description}`);
+      form.elements.note.value = '';
+      reloadPolicy();
+    } catch (e) {
+      err.textContent = e.message;
+    }
+  });
 }
 
 function fillTools(tools) {
