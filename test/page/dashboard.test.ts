@@ -286,6 +286,24 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     assert.ok(!rules.some((r) => String(r.id) === id), 'the rule is gone');
   });
 
+  it('keyboard and dark mode: a toggle works from the keyboard, the page follows the system\'s dark scheme', async () => {
+    await page.click('nav.tabs a[data-view="devices"]');
+    const toggle = card('living_room_lamp.lamp').locator('button.toggle');
+    await toggle.waitFor();
+    const was = await toggle.getAttribute('aria-checked');
+    await toggle.focus();
+    await page.keyboard.press('Enter');
+    await outcome('living_room_lamp.lamp', /confirmed/);
+    await card('living_room_lamp.lamp').locator(`button.toggle[aria-checked="${was === 'true' ? 'false' : 'true'}"]`).waitFor();
+    assert.equal(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.control), 'toggle', 'the keyboard focus stays on the toggle when the card is redrawn');
+    assert.match((await toggle.getAttribute('aria-label')) ?? '', /^Living room lamp: (on|off)$/, 'a screen reader hears what it switches');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(bg, 'rgb(22, 21, 20)', 'the dark background');
+    await shot(page, 'dash-10-devices-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
   it('phone: devices and a compact audit', async () => {
     const phone = await open(ownerToken, PHONE, 'owner-phone');
     await phone.click('nav.tabs a[data-view="devices"]');
