@@ -526,6 +526,7 @@ function mainValue(e, ctl) {
     return t.charAt(0).toUpperCase() + t.slice(1);
   };
   if (e.kind === 'camera') return e.frame ? 'Live picture' : 'No picture yet';
+  if (e.kind === 'button') return e.updatedAt ? 'Pressed' : 'Button';
   if (e.value === null || e.value === undefined) return '—';
   if (e.kind === 'binary_sensor') {
     const words = { motion: ['Motion', 'Clear'], occupancy: ['Motion', 'Clear'], door: ['Open', 'Closed'], window: ['Open', 'Closed'], garage_door: ['Open', 'Closed'] }[e.deviceClass] ?? ['On', 'Off'];
@@ -592,7 +593,7 @@ function entityCard(e) {
       'footer',
       {},
       e.updatedAt ? h('span', { class: 'updated' }, e.retained ? 'reported before start' : relTime(e.updatedAt)) : h('span', {}, ''),
-      isCamera ? null : h('button', { type: 'button', class: 'link', dataset: { control: 'history' }, 'aria-label': `History of ${e.name}`, onclick: () => openHistory(e.id) }, 'History'),
+      isCamera || e.kind === 'button' ? null : h('button', { type: 'button', class: 'link', dataset: { control: 'history' }, 'aria-label': `History of ${e.name}`, onclick: () => openHistory(e.id) }, 'History'),
     ),
     h(
       'details',
