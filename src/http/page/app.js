@@ -365,7 +365,7 @@ function onLiveEvent(event, data) {
       onControlApproval(data);
       renderApprovals();
       if (data.event === 'requested' && data.status === 'pending' && state.view !== 'approvals') {
-        toast(`Approval needed: ${data.tool} ${JSON.stringify(data.args)} (see Approvals)`, data.id);
+        toast(`Approval needed: ${approvalWords(data)} for ${data.principal} (see Approvals)`, data.id);
       } else if (data.status !== 'pending') {
         untoast(data.id);
       }
@@ -515,7 +515,13 @@ function colorName(rgb) {
   return best;
 }
 
-const COLOR_KEYS = new Set(['color_x', 'color_y', 'hue', 'saturation', 'red', 'green', 'blue']);
+const COLOR_KEYS = new Set(['color_x', 'color_y', 'hue', 'saturation', 'red', 'green', 'blue', 'color_temp']);
+
+/** 2700 K reads as "warm white · 2,700 K". */
+function kelvinWords(k) {
+  const word = k < 3000 ? 'warm white' : k < 4500 ? 'neutral white' : 'cool white';
+  return `${word} · ${Math.round(k / 50) * 50} K`;
+}
 
 /** The card's big value, in words a person reads: "On · 76%", "21.4 °C", "Open · 40%". */
 function mainValue(e, ctl) {
@@ -568,6 +574,9 @@ function entityCard(e) {
       rgb && e.value === 'on' ? h('span', { class: 'swatch', style: { background: hex(rgb) }, title: hex(rgb), 'aria-hidden': 'true' }) : null,
       rgb && e.value === 'on' ? h('span', { class: 'color-name' }, colorName(rgb)) : null,
     ),
+    e.kind === 'light' && typeof e.attributes?.color_temp === 'number' && e.attributes.color_temp > 0 && e.value === 'on'
+      ? h('p', { class: 'sub', title: `${e.attributes.color_temp} mired` }, `Colour temperature ${kelvinWords(1e6 / e.attributes.color_temp)}`)
+      : null,
     e.kind === 'climate' && typeof e.attributes?.temperature === 'number'
       ? h('p', { class: 'sub' }, `Target ${withUnit(e.attributes.temperature)} · ${fmtValue(e.value)}${e.attributes.action ? ` · ${fmtValue(e.attributes.action)}` : ''}`)
       : null,
@@ -1400,14 +1409,29 @@ function renderApprovals() {
   $('#approvals-done').replaceChildren(...(done.length ? done.map(approvalCard) : [h('p', { class: 'muted' }, 'None yet.')]));
 }
 
+/** "Unlock Front door lock": what a held call would do, in words, when the page knows the device. */
+function approvalWords(a) {
+  const id = typeof a.args?.entity === 'string' ? a.args.entity : [...state.controls].find(([, c]) => c.tool === toolLabel(a.tool))?.[0];
+  const e = id ? state.devices.get(id) : undefined;
+  const action = String(a.args?.action ?? a.args?.option ?? 'use').replace(/_/g, ' ');
+  return e ? `${action.charAt(0).toUpperCase()}${action.slice(1)} ${e.name}` : toolLabel(a.tool);
+}
+
 function approvalCard(a) {
   const pending = a.status === 'pending';
   const el = h(
     'article',
-    { class: `card approval status-${a.status}`, dataset: { approval: a.id } },
-    h('header', {}, h('strong', {}, a.tool), ' ', h('span', { class: `outcome approval-${a.status}` }, a.status)),
+    { class: `card approval status-${a.status}`, dataset: { approval: a.id }, 'aria-label': `Approval: ${approvalWords(a)}, ${a.status}` },
+    h('header', {}, h('strong', {}, approvalWords(a)), ' ', h('span', { class: `outcome approval-${a.status}` }, a.status)),
     h('pre', { class: 'args' }, pretty(a.args)),
-    h('p', { class: 'muted' }, `${a.principal} · ${fmtTime(a.createdAt)}${pending ? ` · expires ${fmtTime(a.expiresAt)}` : a.decidedBy ? ` · by ${a.decidedBy}` : ''}`),
+    h(
+      'p',
+      { class: 'muted' },
+      h('code', {}, toolLabel(a.tool)),
+      ` · ${a.principal} · `,
+      relTime(a.createdAt),
+      pending ? ` · expires ${fmtTime(a.expiresAt)}` : a.decidedBy ? ` · by ${a.decidedBy}` : '',
+    ),
     h('p', { class: 'reason' }, a.reason),
   );
   if (pending) {
