@@ -63,8 +63,11 @@ export class Hearth {
       const history = new HistoryStore(db, config.history?.retentionDays, config.history?.maxRows);
       bridge = await Bridge.start({ ...options, offline: options.connect === false });
       const recorder = options.recordHistory ? new HistoryRecorder(history, bridge.cache, log.child({ part: 'history' })) : undefined;
+      // The read check lives on the Hearth made below; the pipeline asks it late.
+      let made: Hearth | undefined;
       const pipeline = new Pipeline({
         history,
+        readDenied: (principal, entity) => made?.readDenied(principal, entity),
         registry: bridge.registry,
         cache: bridge.cache,
         mqtt: bridge.connection,
@@ -75,6 +78,7 @@ export class Hearth {
       });
       const tools = new ToolSet(bridge.registry, pipeline, policy, config.tools);
       const hearth = new Hearth(bridge, db, policy, approvals, audit, pipeline, tools, history, recorder);
+      made = hearth;
       if (demoEnabled(config)) hearth.seedDemoRule();
       return hearth;
     } catch (err) {

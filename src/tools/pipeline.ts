@@ -44,6 +44,12 @@ export interface PipelineDeps {
   imageLimits?: Partial<ImageLimits>;
   /** The history table, for get_history (absent: the tool says history is off). */
   history?: HistoryStore;
+  /**
+   * The one read check every surface asks (Hearth.readDenied): get_history
+   * also answers to it, so a rule on an entity's own read tool hides its
+   * history from the agent as it hides its state from the page.
+   */
+  readDenied?: (principal: ToolCall['principal'], entity: Entity) => string | undefined;
   /** Override confirmation timeouts by kind (tests, slow homes). */
   timeouts?: Partial<Record<EntityKind, number>>;
   now?: () => number;
@@ -113,6 +119,8 @@ export class Pipeline {
         if (!entity) return FAIL(`unknown entity ${quoted(String(args.entity ?? ''))}; use find_entities or get_state to list them`);
         const denied = this.checkRead(tool, call, args, entity);
         if (denied) return denied;
+        const hidden = this.deps.readDenied?.(call.principal, entity);
+        if (hidden) return FAIL(`not allowed: ${hidden}`);
         if (!this.deps.history) return FAIL('history is not recorded by this Hearth');
         return historyAnswer(this.deps.history, entity, args, this.now());
       }

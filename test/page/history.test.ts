@@ -135,6 +135,17 @@ describe('entity history and the page controls', () => {
     assert.ok(guest.isError, 'a read-denied entity has no history for the guest');
     assert.match(guest.text ?? '', /not allowed/);
     assert.doesNotMatch(guest.text ?? '', /31\.99/);
+    // A rule on the humidity sensor's own read tool hides it from the page: its history too.
+    const humidityTool = home.hearth.tools.all().find((t) => t.capability === 'read' && t.meta.entityIds.length === 1 && t.meta.entityIds[0] === 'living_room_climate.humidity')!;
+    const rule = home.hearth.policy.add({ subject: 'role:guest', targetType: 'tool', target: humidityTool.name, action: 'read', effect: 'deny', priority: 10 });
+    try {
+      const hidden = await home.hearth.tools.call('get_history', { entity: 'living_room_climate.humidity' }, GUEST);
+      assert.ok(hidden.isError, hidden.text);
+      assert.match(hidden.text ?? '', /not allowed/);
+      assert.equal((await api('/api/history?entity=living_room_climate.humidity', { token: guestToken })).status, 403);
+    } finally {
+      home.hearth.policy.remove(rule.id);
+    }
     const bad = await home.hearth.tools.call('get_history', { entity: TEMP, since: 'last tuesday' }, { id: 'cli:owner', roles: ['owner'] });
     assert.ok(bad.isError);
     assert.match(bad.text ?? '', /since: must be an ISO 8601 time/);
