@@ -231,4 +231,13 @@ describe('entity history and the page controls', () => {
     assert.ok(home.hearth.policy.get(someRule.id), 'the rule is still there');
     assert.equal((await api('/api/policy/rules', { token: null, body: { effect: 'allow', subject: '*' } })).status, 401);
   });
+
+  it('serves the chart library from its own package, with no token and no CDN', async () => {
+    for (const [path, type, mark] of [['/vendor/uPlot.iife.min.js', 'text/javascript', 'uPlot'], ['/vendor/uPlot.min.css', 'text/css', '.uplot']] as const) {
+      const res = await fetch(`${server.url}${path}`, { signal: AbortSignal.timeout(10_000) });
+      assert.equal(res.status, 200, path);
+      assert.match(res.headers.get('content-type') ?? '', new RegExp(type));
+      assert.ok((await res.text()).includes(mark), `${path} is the library`);
+    }
+  });
 });
