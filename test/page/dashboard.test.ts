@@ -257,6 +257,9 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     assert.ok(outcomes.length && outcomes.every((o) => o === 'confirmed'), outcomes.join(','));
     await page.locator('#audit-rows tr a').first().click();
     await page.locator('#audit-detail .proof').waitFor();
+    assert.match(await page.evaluate(() => location.hash), /^#audit\/\d+\?outcome=confirmed$/, 'opening a row keeps the filters');
+    assert.equal(await page.inputValue('#audit-filters select[name="outcome"]'), 'confirmed');
+    assert.equal(await page.locator('#audit-rows tr[data-outcome="waiting"]').count(), 0, 'the filtered list stays filtered');
     assert.match((await page.locator('#audit-detail .proof').textContent()) ?? '', /Row hash/);
     await shot(page, 'dash-05-audit-desktop');
   });

@@ -1505,6 +1505,12 @@ function fillAuditFilters(q) {
   auditFilterKey = key;
 }
 
+/** The address of the audit view (a row's, when given) with the filters kept. */
+function auditHash(id) {
+  const q = auditQuery();
+  return `#audit${id ? `/${id}` : ''}${q.size ? `?${q}` : ''}`;
+}
+
 /** The badge a row deserves: a call held for approval is waiting, not denied. */
 function rowOutcome(r) {
   if (r.outcome === 'denied' && r.decision === 'confirm') return 'waiting';
@@ -1586,7 +1592,7 @@ function auditRow(r) {
   const tr = h(
     'tr',
     { dataset: { id: String(r.id), outcome, entity: r.entityId ?? '' }, tabindex: '0', 'aria-label': `Audit row ${r.id}, ${fmtDateTime(r.at)}: ${r.principal} ${r.action} ${e?.name ?? r.entityId ?? r.tool}, ${outcome}` },
-    h('td', { 'data-label': '#', class: 'c-id' }, h('a', { href: `#audit/${r.id}` }, String(r.id))),
+    h('td', { 'data-label': '#', class: 'c-id' }, h('a', { href: auditHash(r.id) }, String(r.id))),
     h('td', { 'data-label': 'Time', class: 'c-time' }, h('time', { datetime: r.at, title: fmtDateTime(r.at) }, fmtDateTime(r.at))),
     h('td', { 'data-label': 'Principal', class: 'c-who' }, r.principal),
     h('td', { 'data-label': 'Tool', class: 'c-tool' }, r.tool),
@@ -1596,7 +1602,7 @@ function auditRow(r) {
     h('td', { 'data-label': 'Decision', class: 'c-decision' }, `${r.decision}${r.ruleId !== null ? ` (#${r.ruleId})` : ''}`),
   );
   const open = () => {
-    location.hash = `#audit/${r.id}`;
+    location.hash = auditHash(r.id);
   };
   tr.addEventListener('click', (ev) => {
     if (ev.target.closest('a')) return;
@@ -1623,7 +1629,7 @@ async function showAuditRow(id) {
   const field = (label, value, cls) => [h('dt', {}, label), h('dd', { class: cls }, value ?? '—')];
   box.hidden = false;
   box.replaceChildren(
-    h('header', {}, h('h3', {}, `Audit row #${row.id}`), outcomeBadge(rowOutcome(row)), h('a', { href: '#audit', class: 'close', 'aria-label': 'Close the row' }, '×')),
+    h('header', {}, h('h3', {}, `Audit row #${row.id}`), outcomeBadge(rowOutcome(row)), h('a', { href: auditHash(), class: 'close', 'aria-label': 'Close the row' }, '×')),
     h(
       'dl',
       {},
