@@ -669,6 +669,8 @@ function controlsFor(e, ctl) {
     const input = h('input', { type: 'range', min, max, step, value, disabled: off, 'aria-label': `${label} of ${e.name}`, dataset: { control } });
     input.addEventListener('input', () => (out.textContent = `${input.value}${unit}`));
     input.addEventListener('pointerdown', () => (state.dragging = e.id));
+    // A press that moved nothing fires no change: let the card be redrawn again anyway.
+    for (const ev of ['pointerup', 'pointercancel', 'blur']) input.addEventListener(ev, () => setTimeout(() => state.dragging === e.id && (state.dragging = null), 0));
     input.addEventListener('change', () => {
       state.dragging = null;
       callControl(e, toArgs(Number(input.value)), `${label} ${input.value}${unit}`);
