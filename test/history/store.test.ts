@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { openDatabase } from '../../src/db/database.js';
 import { HistoryStore } from '../../src/history/store.js';
 import { parseRange } from '../../src/history/query.js';
@@ -59,5 +60,20 @@ describe('history store', () => {
     assert.throws(() => parseRange({ since: 'soon' }, NOW), /since: must be an ISO 8601 time/);
     assert.throws(() => parseRange({ points: '1' }, NOW), /points: must be a whole number from 2 to 2000/);
     assert.throws(() => parseRange({ since: '-1h', until: '-2h' }, NOW), /since: must be before until/);
+  });
+
+  it('takes its settings from history.retentionDays and history.maxRows (10 days by default); a bad one stops start-up naming it', () => {
+    const flags = { demo: false, 'database.path': ':memory:' };
+    assert.deepEqual(loadConfig({ cwd: dir, env: {}, flags }).config.history, { retentionDays: 10, maxRows: 5_000_000 });
+    assert.equal(loadConfig({ cwd: dir, env: {}, flags: { ...flags, 'history.retentionDays': '3' } }).config.history.retentionDays, 3);
+    for (const [key, value] of [['history.retentionDays', '0'], ['history.maxRows', '10']]) {
+      try {
+        loadConfig({ cwd: dir, env: {}, flags: { ...flags, [key]: value } });
+        assert.fail(`${key}=${value} was accepted`);
+      } catch (err) {
+        assert.ok(err instanceof ConfigError, String(err));
+        assert.match((err as Error).message, new RegExp(key.split('.')[1]!));
+      }
+    }
   });
 });
