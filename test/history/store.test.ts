@@ -54,6 +54,29 @@ describe('history store', () => {
     db.close();
   });
 
+  it('draws a week from five-minute summaries that agree with the rows, ends included', () => {
+    const db = openDatabase(join(dir, 'week.db'));
+    const store = new HistoryStore(db);
+    const rows = [];
+    for (let i = 0; i < 7 * 24 * 60; i++) rows.push({ entityId: 'w.t', ts: NOW - 7 * DAY + i * 60_000 + 7_000, num: 15 + ((i * 7) % 100) / 10 });
+    store.write(rows);
+    // A range that starts and ends inside five-minute summaries.
+    const since = NOW - 7 * DAY + 123_456;
+    const until = NOW - 98_765;
+    const inRange = rows.filter((r) => r.ts >= since && r.ts <= until);
+    const week = store.series('w.t', since, until, 500);
+    assert.ok(week.bucketMs! >= 20 * 60_000, 'wide buckets');
+    assert.ok(week.points.length <= 501, `${week.points.length} points`);
+    assert.equal(week.rows, inRange.length, 'every reading in the range is counted once');
+    assert.equal(Math.min(...week.points.map((p) => p.min!)), Math.min(...inRange.map((r) => r.num)));
+    assert.equal(Math.max(...week.points.map((p) => p.max!)), Math.max(...inRange.map((r) => r.num)));
+    const mean = inRange.reduce((t, r) => t + r.num, 0) / inRange.length;
+    const drawn = week.points.reduce((t, p) => t + (p.value as number) * p.count!, 0) / week.rows;
+    assert.ok(Math.abs(mean - drawn) < 0.01, `the average agrees: ${mean} vs ${drawn}`);
+    assert.ok(week.points.every((p, i) => i === 0 || p.ts > week.points[i - 1]!.ts), 'points in time order');
+    db.close();
+  });
+
   it('reads ranges as times, epoch milliseconds or offsets back from now, and names the field at fault', () => {
     assert.deepEqual(parseRange({ since: '-2h', points: '100' }, NOW), { since: NOW - 2 * 3_600_000, until: NOW, points: 100 });
     assert.equal(parseRange({ since: '2026-06-01T00:00:00Z' }, NOW).since, Date.UTC(2026, 5, 1));
