@@ -1815,6 +1815,8 @@ async function removeRule(rule) {
 function reloadPolicy() {
   state.policyLoaded = false;
   void loadPolicy();
+  // What this owner may do may have changed too: the cards follow.
+  void loadControls().then(renderDevices);
 }
 
 const TARGET_FLAG = { tool: '--tool', entity: '--entity', area: '--area', kind: '--kind', device_class: '--device-class', capability: '--capability' };
