@@ -260,6 +260,8 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     assert.match(await page.evaluate(() => location.hash), /^#audit\/\d+\?outcome=confirmed$/, 'opening a row keeps the filters');
     assert.equal(await page.inputValue('#audit-filters select[name="outcome"]'), 'confirmed');
     assert.equal(await page.locator('#audit-rows tr[data-outcome="waiting"]').count(), 0, 'the filtered list stays filtered');
+    await page.locator('#audit-rows td.c-entity', { hasText: 'Front door lock' }).first().waitFor();
+    assert.equal(await page.locator('#audit-rows td.c-entity', { hasText: 'front_door.lock' }).count(), 0, 'names, not ids, after a reload too');
     assert.match((await page.locator('#audit-detail .proof').textContent()) ?? '', /Row hash/);
     await shot(page, 'dash-05-audit-desktop');
   });

@@ -386,6 +386,11 @@ async function loadDevices() {
       state.devices.set(e.id, { ...known, ...e });
     }
     state.devicesLoaded = true;
+    // Audit rows drawn before the devices arrived read ids: give them their names.
+    for (const td of document.querySelectorAll('#audit-rows td.c-entity')) {
+      const e = state.devices.get(td.title);
+      if (e) td.textContent = e.name;
+    }
     const entities = $('#entity-list');
     entities.replaceChildren(...[...state.devices.keys()].sort().map((id) => h('option', { value: id })));
     renderDevices();
@@ -1639,7 +1644,7 @@ async function showAuditRow(id) {
       field('Principal', row.principal),
       field('Session', row.session),
       field('Tool', row.tool),
-      field('Entity', row.entityId),
+      field('Entity', row.entityId ? (state.devices.get(row.entityId) ? `${state.devices.get(row.entityId).name} (${row.entityId})` : row.entityId) : null),
       field('Action', row.action),
       field('Arguments', h('pre', {}, pretty(row.args))),
       field('Decision', `${row.decision}${row.ruleId !== null ? ` by rule #${row.ruleId}` : ''}`),
