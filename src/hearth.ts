@@ -18,11 +18,15 @@ import type { Entity } from './devices/model.js';
 import type { GeneratedTool, Principal } from './tools/types.js';
 // The agent engine is loaded on first use (chat, agent rpc, HTTP sessions), not by every command.
 import type { SessionManager } from './agent/sessions.js';
+import { HistoryRecorder } from './history/recorder.js';
+import { HistoryStore } from './history/store.js';
 import { TokenStore } from './auth/tokens.js';
 
 export interface HearthOptions extends BridgeOptions {
   /** false: do not connect to a broker at all (listing tools from device files). */
   connect?: boolean;
+  /** Record entity history (the long-running daemon: `hearth start`); other processes only read it. */
+  recordHistory?: boolean;
 }
 
 export const DEMO_RULE_NOTE = 'demo home: owners may control the simulated devices';
@@ -36,6 +40,9 @@ export class Hearth {
     readonly audit: SqliteAuditLog,
     readonly pipeline: Pipeline,
     readonly tools: ToolSet,
+    /** Entity history (charts, get_history): read through the same read check as state. */
+    readonly history: HistoryStore,
+    private readonly recorder?: HistoryRecorder,
   ) {}
 
   static async open(options: HearthOptions): Promise<Hearth> {
@@ -56,8 +63,14 @@ export class Hearth {
         ...(key ? { key: key.key } : {}),
       });
       const entityMemory = new SqliteEntityNames(db, log.child({ part: 'devices' }));
+      const history = new HistoryStore(db, config.history?.retentionDays, config.history?.maxRows);
       bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory });
+      const recorder = options.recordHistory ? new HistoryRecorder(history, bridge.cache, log.child({ part: 'history' })) : undefined;
+      // The read check lives on the Hearth made below; the pipeline asks it late.
+      let made: Hearth | undefined;
       const pipeline = new Pipeline({
+        history,
+        readDenied: (principal, entity) => made?.readDenied(principal, entity),
         registry: bridge.registry,
         cache: bridge.cache,
         mqtt: bridge.connection,
@@ -68,7 +81,8 @@ export class Hearth {
         log: log.child({ part: 'pipeline' }),
       });
       const tools = new ToolSet(bridge.registry, pipeline, policy, config.tools);
-      const hearth = new Hearth(bridge, db, policy, approvals, audit, pipeline, tools);
+      const hearth = new Hearth(bridge, db, policy, approvals, audit, pipeline, tools, history, recorder);
+      made = hearth;
       if (demoEnabled(config)) hearth.seedDemoRule();
       return hearth;
     } catch (err) {
@@ -139,6 +153,11 @@ export class Hearth {
     return this.reads.denied(principal, entity);
   }
 
+  /** The history recorder, when this process records (tests read its counters). */
+  get historyRecorder(): HistoryRecorder | undefined {
+    return this.recorder;
+  }
+
   /** The entities this principal may read. */
   visibleEntities(principal: Principal): Entity[] {
     return this.reads.visible(principal);
@@ -170,6 +189,7 @@ export class Hearth {
       await agent?.closeAll();
       await agent?.engine.close();
     }
+    this.recorder?.close();
     await this.bridge.close();
     await this.audit.close();
     this.db.close();

@@ -47,7 +47,7 @@ export function registerStart(program: Command): void {
       const log = await loggerFor(loaded);
       let hearth: Hearth;
       try {
-        hearth = await Hearth.open({ config: loaded.config, log, embedBroker: true, simulate: flags.simulator });
+        hearth = await Hearth.open({ config: loaded.config, log, embedBroker: true, simulate: flags.simulator, recordHistory: true });
       } catch (err) {
         if (err instanceof BrokerStartError || err instanceof DatabaseError) {
           process.stderr.write(`hearth: ${err.message}\n`);

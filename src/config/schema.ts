@@ -127,6 +127,15 @@ export const configSchema = {
       },
       default: {},
     },
+    history: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        retentionDays: { type: 'number', exclusiveMinimum: 0, maximum: 3650, default: 10, description: 'Keep entity history (the page\'s charts, get_history) this many days.' },
+        maxRows: { type: 'integer', minimum: 1000, default: 5000000, description: 'At most this many history rows; the oldest go first.' },
+      },
+      default: {},
+    },
     http: {
       type: 'object',
       additionalProperties: false,
@@ -292,6 +301,7 @@ export interface HearthConfig {
   demo?: boolean;
   database: { path: string };
   audit: { digestFile?: string; keyFile?: string; durability: 'full' | 'grouped' };
+  history: { retentionDays: number; maxRows: number };
   http: { host: string; port: number; auth: boolean; mcpPath: string; events: { maxBufferedBytes: number; maxStreamsPerToken: number } };
   wyoming: { host: string; port?: number; streaming: boolean; turnTimeoutMs: number; satellites: WyomingSatellite[] };
   tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };

@@ -5,6 +5,7 @@
 //                            anything or using up a rate limit.
 // Anyone may test their own calls (the page asks before it auto-allows an
 // action); testing another principal, and reading the rules, is for owners.
+import { ruleCommand } from '../cli/policy.js';
 import type { Principal } from '../tools/types.js';
 import { onlyFields, optionalString, requiredString } from './body.js';
 import { badField, forbidden, notFound } from './errors.js';
@@ -21,7 +22,7 @@ export function policyRoutes({ hearth }: ApiContext): Route[] {
       handler: ({ principal }) => {
         if (!isOwner(principal)) throw forbidden(`only an owner may read the policy table; ${principal.id} can test its own calls with POST /api/policy/test`);
         return {
-          rules: policy.list().map((r) => ({ ...r, description: policy.describe(r) })),
+          rules: policy.list().map((r) => ({ ...r, description: policy.describe(r), command: ruleCommand(r) })),
           principals: policy.listPrincipals(),
           tools: hearth.tools.all().map((t) => ({ name: t.name, capability: t.capability, entities: t.meta.entityIds, actions: t.meta.actions })),
         };

@@ -4,6 +4,7 @@
 // read from the package root, so `node dist/...` and tsx serve the same files.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { PACKAGE_ROOT } from '../bridge.js';
 import { notFound } from './errors.js';
@@ -11,13 +12,23 @@ import type { ApiContext, Route } from './route.js';
 
 export const PAGE_DIR = resolve(PACKAGE_ROOT, 'src', 'http', 'page');
 
-const FILES: Record<string, { file: string; type: string }> = {
+const FILES: Record<string, { file: string; type: string; module?: boolean }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
   '/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
+  // The chart library, from its own package (resolved like an import, so an installed Hearth finds it): no CDN, works offline.
+  '/vendor/uPlot.iife.min.js': { file: 'uplot/dist/uPlot.iife.min.js', type: 'text/javascript; charset=utf-8', module: true },
+  '/vendor/uPlot.min.css': { file: 'uplot/dist/uPlot.min.css', type: 'text/css; charset=utf-8', module: true },
 };
+
+const requireFromHere = createRequire(import.meta.url);
+
+/** A file of an installed package, or the reason it cannot be found. */
+function packageFile(spec: string): string {
+  return requireFromHere.resolve(spec);
+}
 
 /** Everything from this origin, nothing from anywhere else; camera frames arrive as blob: URLs. */
 export const PAGE_CSP = [
@@ -41,19 +52,20 @@ interface Loaded {
 
 export function pageRoutes(_ctx: ApiContext, dir = PAGE_DIR): Route[] {
   // Read on every request (they are small): an edited file shows on the next reload, with no build step.
-  const load = async (file: string): Promise<Loaded> => {
-    const body = await readFile(resolve(dir, file));
+  const load = async (file: string, module?: boolean): Promise<Loaded> => {
+    const body = await readFile(module ? packageFile(file) : resolve(dir, file));
     return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
   };
-  return Object.entries(FILES).map(([path, { file, type }]): Route => ({
+  return Object.entries(FILES).map(([path, { file, type, module }]): Route => ({
     method: 'GET' as const,
     path,
     auth: false,
     handler: async ({ req, res }) => {
       let loaded: Loaded;
       try {
-        loaded = await load(file);
+        loaded = await load(file, module);
       } catch (err) {
+        if (module) throw notFound(`the chart library file ${file} is missing (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reinstall hearth-bridge so its dependency uplot is installed`);
         throw notFound(`the web page file ${file} is missing from ${dir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reinstall hearth-bridge`);
       }
       const headers: Record<string, string | number> = {

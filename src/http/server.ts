@@ -7,11 +7,14 @@ import { silentLogger, type Logger } from '../log.js';
 import type { Principal } from '../tools/types.js';
 import { approvalRoutes } from './api-approvals.js';
 import { auditRoutes } from './api-audit.js';
+import { controlRoutes } from './api-controls.js';
+import { historyRoutes } from './api-history.js';
 import { deviceRoutes } from './api-devices.js';
 import { eventRoutes } from './api-events.js';
 import { frameRoutes } from './api-frames.js';
 import { openAiErrorBody, openAiRoutes } from './api-openai.js';
 import { policyRoutes } from './api-policy.js';
+import { policyEditRoutes } from './api-policy-edit.js';
 import { SessionsApi } from './api-sessions.js';
 import { ANONYMOUS, Authenticator, checkAuthSetting, checkOrigin } from './auth.js';
 import { BODY_LIMIT, readJsonObject } from './body.js';
@@ -110,6 +113,9 @@ export class HttpServer {
       ...auditRoutes(ctx),
       ...policyRoutes(ctx),
       ...openAiRoutes(ctx),
+      ...policyEditRoutes(ctx),
+      ...historyRoutes(ctx),
+      ...controlRoutes(ctx),
       ...pageRoutes(ctx),
     ].map(compile);
   }

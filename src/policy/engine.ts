@@ -248,6 +248,7 @@ export class SqlitePolicy implements PolicyEngine {
          VALUES (@subject, @targetType, @target, @action, @effect, @priority, @windowStart, @windowEnd, @days, @maxCalls, @perSeconds, @note, @fromArea, 0)`,
       ),
       deleteRule: db.prepare('DELETE FROM policy_rules WHERE id = ?'),
+      setPriority: db.prepare('UPDATE policy_rules SET priority = ? WHERE id = ?'),
       setRoles: db.prepare(
         `INSERT INTO principals (id, roles) VALUES (?, ?)
          ON CONFLICT (id) DO UPDATE SET roles = excluded.roles, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
@@ -606,6 +607,17 @@ export class SqlitePolicy implements PolicyEngine {
     this.stmts.deleteRule.run(id);
     bumpLocal(this.db);
     return { removed: true, builtin: rule.builtin, rule };
+  }
+
+  /** Move a rule up or down the order (the page's reorder); the rule keeps its id. */
+  setPriority(id: number, priority: number): PolicyRule | undefined {
+    const rule = this.get(id);
+    if (!rule) return undefined;
+    const { subject, targetType, target, action, effect, window, days, maxCalls, perSeconds, note } = rule;
+    validateRule({ subject, targetType, target, action, effect, priority, window, days, maxCalls, perSeconds, note });
+    this.stmts.setPriority.run(priority, id);
+    bumpLocal(this.db);
+    return this.get(id);
   }
 
   describe(rule: PolicyRule): string {

@@ -16,6 +16,7 @@ export type ToolTarget =
   | { type: 'camera'; entityId?: string }
   | { type: 'state' }
   | { type: 'find' }
+  | { type: 'history' }
   | { type: 'actuate'; entityId?: string; kinds: EntityKind[] };
 
 export type Invoke = (tool: GeneratedTool, target: ToolTarget, args: Record<string, unknown>, call: ToolCall) => Promise<ToolResultObject>;
@@ -122,6 +123,28 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     { entityIds: sorted.map((e) => e.id), kinds: [...new Set(sorted.map((e) => e.kind))], actions: [] },
   );
 
+  // Both shapes: an entity's recorded history (src/history), same read check as get_state.
+  make(
+    'get_history',
+    'Get the recorded history of one entity: when a door, light or motion sensor changed (newest first), or a sensor\'s low, high, ' +
+      'average and samples over a time range. Use it for "when did ... last ...?" and "how warm was it this morning?". ' +
+      'Times are UTC. ' +
+      DATA_NOTE,
+    objectSchema(
+      {
+        entity: sorted.length <= enumLimit
+          ? { type: 'string', enum: sorted.map((e) => e.id), description: 'One entity id.' }
+          : { type: 'string', minLength: 1, maxLength: 200, description: 'One entity id (see find_entities).' },
+        since: { type: 'string', maxLength: 40, description: 'Start: an ISO 8601 time (UTC unless an offset is given) or an offset back from now such as -3h, 90m, 7d. Default: 24 hours ago.' },
+        until: { type: 'string', maxLength: 40, description: 'End, in the same forms. Default: now.' },
+      },
+      ['entity'],
+    ),
+    'read',
+    { type: 'history' },
+    { entityIds: sorted.map((e) => e.id), kinds: [...new Set(sorted.map((e) => e.kind))], actions: [] },
+  );
+
   if (shape === 'per-entity') {
     const wanted: Array<{ key: string; base: string }> = [];
     for (const e of options.names ? entities : sorted) {
@@ -130,7 +153,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       }
       if (e.kind === 'climate') wanted.push({ key: `${e.id}#reading`, base: baseToolName(`${e.name} reading`, `${e.id}_reading`) });
     }
-    const names = assignNames(wanted, ['get_state', 'find_entities', 'get_camera_image'], options.names);
+    const names = assignNames(wanted, ['get_state', 'get_history', 'find_entities', 'get_camera_image'], options.names);
     for (const e of sorted) {
       const name = names.get(e.id);
       if (!name) continue;

@@ -17,6 +17,7 @@ import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../devices/defaults.js';
 import type { Entity, EntityKind } from '../devices/model.js';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { EntityState, StateCache } from '../devices/state-cache.js';
+import type { HistoryStore } from '../history/store.js';
 import type { Logger } from '../log.js';
 import { canonicalJson, settleConfirm } from '../policy/approvals.js';
 import type { ApprovalStore, PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
@@ -27,6 +28,7 @@ import { quoted } from './device-text.js';
 import { groupedToolFor, type ToolTarget } from './generator.js';
 import { fitImage, type ImageLimits } from './images.js';
 import { ArgumentError, toCommand } from './parameters.js';
+import { historyAnswer } from './history-text.js';
 import { stateText } from './state-text.js';
 import type { GeneratedTool, ToolCall, ToolResultObject } from './types.js';
 
@@ -48,6 +50,14 @@ export interface PipelineDeps {
   approvals?: ApprovalStore;
   log: Logger;
   imageLimits?: Partial<ImageLimits>;
+  /** The history table, for get_history (absent: the tool says history is off). */
+  history?: HistoryStore;
+  /**
+   * The one read check every surface asks (Hearth.readDenied): get_history
+   * also answers to it, so a rule on an entity's own read tool hides its
+   * history from the agent as it hides its state from the page.
+   */
+  readDenied?: (principal: ToolCall['principal'], entity: Entity) => string | undefined;
   /** Override confirmation timeouts by kind (tests, slow homes). */
   timeouts?: Partial<Record<EntityKind, number>>;
   now?: () => number;
@@ -134,6 +144,16 @@ export class Pipeline {
         return this.readState(tool, call, args);
       case 'find':
         return this.find(tool, call, args);
+      case 'history': {
+        const entity = this.deps.registry.entity(String(args.entity ?? ''));
+        if (!entity) return FAIL(`unknown entity ${quoted(String(args.entity ?? ''))}; use find_entities or get_state to list them`);
+        const denied = this.checkRead(tool, call, args, entity);
+        if (denied) return denied;
+        const hidden = this.deps.readDenied?.(call.principal, entity);
+        if (hidden) return FAIL(`not allowed: ${hidden}`);
+        if (!this.deps.history) return FAIL('history is not recorded by this Hearth');
+        return historyAnswer(this.deps.history, entity, args, this.now());
+      }
       case 'read':
       case 'camera': {
         const id = target.entityId ?? String(args.camera ?? args.entity ?? '');

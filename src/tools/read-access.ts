@@ -63,7 +63,7 @@ export class ReadAccess {
         if (t.capability !== 'read') continue;
         for (const id of t.meta.entityIds) {
           if (t.meta.entityIds.length === 1) own.set(id, t.name);
-          else if (t.name !== 'get_state' && t.name !== 'find_entities' && !grouped.has(id)) grouped.set(id, t.name);
+          else if (t.name !== 'get_state' && t.name !== 'get_history' && t.name !== 'find_entities' && !grouped.has(id)) grouped.set(id, t.name);
         }
       }
       this.readToolOf = new Map([...grouped, ...own]);

@@ -20,7 +20,7 @@ import { isValidToolName } from '../../src/tools/names.js';
 import { createAjv } from '../../src/util/ajv.js';
 import { logSink } from '../helpers/log-sink.js';
 
-const FIXED_TOOLS = new Set(['get_state', 'find_entities', 'get_camera_image']);
+const FIXED_TOOLS = new Set(['get_state', 'get_history', 'find_entities', 'get_camera_image']);
 const OPTIONS = { prefix: 'zigbee2mqtt', deviceAvailability: true };
 const noInvoke: Invoke = async () => ({ text: '' });
 

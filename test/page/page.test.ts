@@ -160,7 +160,7 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await go('devices');
     const lamp = page.locator('[data-entity="living_room_lamp.lamp"] .value');
     await lamp.waitFor();
-    assert.equal((await lamp.textContent())?.trim(), 'off');
+    assert.equal((await lamp.textContent())?.trim(), 'Off', 'the value reads as a word, capitalised');
     assert.equal(await page.locator('.entity').count(), 9);
     const areas = await page.locator('.area > h3').allTextContents();
     assert.ok(areas.includes('Living room') && areas.includes('Garage'), areas.join(', '));
@@ -200,7 +200,7 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
 
   it('devices: the lamp is on, delivered live (no second snapshot)', async () => {
     await go('devices');
-    await page.locator('[data-entity="living_room_lamp.lamp"] .value', { hasText: /^on$/ }).waitFor({ timeout: 5000 });
+    await page.locator('[data-entity="living_room_lamp.lamp"] .value', { hasText: /^On\b/ }).waitFor({ timeout: 5000 });
     assert.equal(deviceSnapshots, 1, 'the page fetched /api/devices again instead of taking the state event');
     await shot('04-devices-lamp-on');
   });
@@ -229,7 +229,7 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     const garageRow = page.locator('#audit-rows tr[data-entity="garage_door.door"][data-outcome="confirmed"]');
     await lampRow.waitFor();
     await garageRow.waitFor();
-    assert.match((await lampRow.textContent()) ?? '', /turn_on/);
+    assert.match((await lampRow.textContent()) ?? '', /turn.on/);
     assert.match((await garageRow.textContent()) ?? '', /open/);
     assert.match((await garageRow.textContent()) ?? '', /mcp:web/);
     await page.locator('#verify-status', { hasText: /chain verified/i }).waitFor();
@@ -277,7 +277,7 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     assert.match(again.toolCalls[0]?.result ?? '', /^confirmed/, JSON.stringify(again));
     await page.locator('#approvals-done .approval.status-used', { hasText: 'front_door_lock' }).waitFor();
     await go('devices');
-    await page.locator('[data-entity="front_door.lock"] .value', { hasText: /^unlocked$/ }).waitFor();
+    await page.locator('[data-entity="front_door.lock"] .value', { hasText: /^Unlocked$/ }).waitFor();
     await go('approvals');
     await shot('10-approvals-decided');
   });
@@ -337,9 +337,9 @@ describe('the web page without auth (loopback, http.auth false)', () => {
     assert.ok(await page.locator('#login').isHidden());
     await page.locator('#whoami', { hasText: 'http:local' }).waitFor();
     assert.ok(await page.locator('#logout').isHidden(), 'nothing to sign out of');
-    await page.locator('[data-entity="kitchen_light.light"] .value', { hasText: /^off$/ }).waitFor();
+    await page.locator('[data-entity="kitchen_light.light"] .value', { hasText: /^Off$/ }).waitFor();
     await home.hearth.tools.call('kitchen_light', { action: 'turn_on' }, OWNER);
-    await page.locator('[data-entity="kitchen_light.light"] .value', { hasText: /^on$/ }).waitFor();
+    await page.locator('[data-entity="kitchen_light.light"] .value', { hasText: /^On\b/ }).waitFor();
     await page.screenshot({ path: join(ARTIFACTS, '13-phone-no-auth-devices.png'), fullPage: true });
   });
 });

@@ -35,11 +35,11 @@ describe('tool set shapes', () => {
     const entities = bigHome(660)[0].entities;
     const grouped = generateTools(entities, { shape: 'auto', groupAbove: 40 }, noop);
     assert.equal(grouped.shape, 'grouped');
-    assert.deepEqual(grouped.tools.map((t) => t.name).sort(), ['control_covers', 'control_lights', 'control_locks', 'control_switches', 'find_entities', 'get_state']);
+    assert.deepEqual(grouped.tools.map((t) => t.name).sort(), ['control_covers', 'control_lights', 'control_locks', 'control_switches', 'find_entities', 'get_history', 'get_state']);
     const tokens = estimateTokens(toolSpecs(grouped.tools));
     assert.ok(tokens < 8000, `grouped specs are ~${tokens} tokens`);
     const perEntity = generateTools(entities, { shape: 'per-entity', groupAbove: 40 }, noop);
-    assert.equal(perEntity.tools.length, 661);
+    assert.equal(perEntity.tools.length, 662, "660 entity tools, get_state and get_history");
     assert.ok(estimateTokens(toolSpecs(perEntity.tools)) > 10 * tokens, 'per-entity would blow the budget');
     // Above the enum limit the entity argument is a free id checked at call time.
     const lights = grouped.tools.find((t) => t.name === 'control_lights')!;
@@ -62,7 +62,7 @@ describe('tool set on a running home', () => {
   it('grouped tools act through the entity argument and check each device', async () => {
     const call = (tool: string, args: Record<string, unknown>) => home.hearth.tools.call(tool, args, OWNER);
     assert.deepEqual(home.hearth.tools.all().map((t) => t.name).sort(), [
-      'control_climate', 'control_covers', 'control_lights', 'control_locks', 'control_switches', 'find_entities', 'get_camera_image', 'get_state',
+      'control_climate', 'control_covers', 'control_lights', 'control_locks', 'control_switches', 'find_entities', 'get_camera_image', 'get_history', 'get_state',
     ]);
     assert.match((await call('control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 30 })).text!, /^confirmed: .*brightness 30 of 254/);
     const wrongKind = await call('control_lights', { entity: 'living_room_lamp.lamp', action: 'turn_on' });
@@ -95,7 +95,7 @@ describe('tool set on a running home', () => {
   it('leaves out the tools a principal may never use', () => {
     home.hearth.policy.add({ subject: 'role:guest', targetType: 'any', target: '*', action: 'actuate', effect: 'deny', priority: 1000 });
     const guestTools = home.hearth.tools.forPrincipal({ id: 'chat:visitor', roles: ['guest'] }).map((t) => t.name).sort();
-    assert.deepEqual(guestTools, ['find_entities', 'get_camera_image', 'get_state']);
+    assert.deepEqual(guestTools, ['find_entities', 'get_camera_image', 'get_history', 'get_state']);
     assert.equal(home.hearth.tools.forPrincipal(OWNER).length, home.hearth.tools.all().length);
   });
 });

@@ -32,6 +32,15 @@ const state = {
   tools: null,
   /** entity id -> {url, at, pending} for camera frames. */
   frames: new Map(),
+  /** entity id -> what this principal may do with it (GET /api/controls). */
+  controls: new Map(),
+  /** entity id -> the last control result shown on its card. */
+  controlStatus: new Map(),
+  /** approval id -> the held control call waiting for it. */
+  waiting: new Map(),
+  /** The entity whose slider is being dragged (its card is not redrawn under the finger). */
+  dragging: null,
+  uplot: null,
 };
 
 // ------------------------------------------------------------------ helpers
@@ -46,6 +55,8 @@ function h(tag, attrs = {}, ...children) {
     if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
     else if (k === 'class') el.className = v;
     else if (k === 'dataset') Object.assign(el.dataset, v);
+    // Through the CSSOM: the page's CSP allows no inline style attributes.
+    else if (k === 'style' && typeof v === 'object') for (const [p, val] of Object.entries(v)) el.style.setProperty(p, val);
     else if (k === 'text') el.textContent = v;
     else el.setAttribute(k, v === true ? '' : String(v));
   }
@@ -220,6 +231,8 @@ async function boot() {
   setupChat();
   setupAudit();
   setupPolicy();
+  setupHistory();
+  setupPolicyEdit();
   $('#login-form').addEventListener('submit', onLogin);
   $('#logout').addEventListener('click', () => signedOut('Signed out.'));
   window.addEventListener('hashchange', route);
@@ -278,7 +291,9 @@ function start() {
 // ------------------------------------------------------------------ routing
 
 function route() {
-  const [name, arg] = location.hash.replace(/^#/, '').split('/');
+  const [path, qs] = location.hash.replace(/^#/, '').split('?');
+  const [name, arg] = path.split('/');
+  if (name === 'audit') fillAuditFilters(new URLSearchParams(qs ?? ''));
   const view = VIEWS.includes(name) ? name : 'chat';
   state.view = view;
   for (const v of VIEWS) $(`#view-${v}`).hidden = v !== view;
@@ -347,9 +362,10 @@ function onLiveEvent(event, data) {
       break;
     case 'approval':
       state.approvals.set(data.id, data);
+      onControlApproval(data);
       renderApprovals();
       if (data.event === 'requested' && data.status === 'pending' && state.view !== 'approvals') {
-        toast(`Approval needed: ${data.tool} ${JSON.stringify(data.args)} (see Approvals)`, data.id);
+        toast(`Approval needed: ${approvalWords(data)} for ${data.principal} (see Approvals)`, data.id);
       } else if (data.status !== 'pending') {
         untoast(data.id);
       }
@@ -361,6 +377,7 @@ function onLiveEvent(event, data) {
 
 async function loadDevices() {
   try {
+    await loadControls();
     const list = await api('GET', '/api/devices');
     for (const e of list) {
       const known = state.devices.get(e.id);
@@ -369,6 +386,11 @@ async function loadDevices() {
       state.devices.set(e.id, { ...known, ...e });
     }
     state.devicesLoaded = true;
+    // Audit rows drawn before the devices arrived read ids: give them their names.
+    for (const td of document.querySelectorAll('#audit-rows td.c-entity')) {
+      const e = state.devices.get(td.title);
+      if (e) td.textContent = e.name;
+    }
     const entities = $('#entity-list');
     entities.replaceChildren(...[...state.devices.keys()].sort().map((id) => h('option', { value: id })));
     renderDevices();
@@ -382,9 +404,17 @@ function applyState(s) {
   const merged = { ...known, ...s, device: known?.device ?? s.device };
   state.devices.set(s.id, merged);
   if (!state.devicesLoaded) return;
+  if (state.dragging === s.id) return;
   const card = document.querySelector(`.entity[data-entity="${CSS.escape(s.id)}"]`);
-  if (card) card.replaceWith(entityCard(merged));
-  else renderDevices();
+  if (card) {
+    // Keep the keyboard where it was: the same control in the new card gets the focus back.
+    const focused = card.contains(document.activeElement) ? document.activeElement?.dataset?.control : undefined;
+    const open = card.querySelector('details.more')?.open;
+    const fresh = entityCard(merged);
+    if (open) fresh.querySelector('details.more').open = true;
+    card.replaceWith(fresh);
+    if (focused) fresh.querySelector(`[data-control="${CSS.escape(focused)}"]`)?.focus();
+  } else renderDevices();
 }
 
 function renderDevices() {
@@ -418,25 +448,490 @@ function availability(e) {
   return h('span', { class: 'avail unknown', title: 'availability not reported yet' }, 'unknown');
 }
 
+// ------------------------------------------------------------------ values people read
+
+/** "3 min ago" (the exact date and time go in the title). */
+function fmtAgo(iso) {
+  if (!iso) return '';
+  const ms = Date.now() - new Date(iso).getTime();
+  if (ms < 5000) return 'just now';
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s ago`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min ago`;
+  const hr = Math.round(m / 60);
+  if (hr < 48) return `${hr} h ago`;
+  return `${Math.round(hr / 24)} days ago`;
+}
+
+/** Date and time, always both (an audit row from last week is not "10:42"). */
+function fmtDateTime(iso) {
+  if (!iso) return '';
+  return new Date(iso).toLocaleString([], { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+/** A <time> that reads as "3 min ago" with the full date on hover; kept fresh by a timer. */
+function relTime(iso) {
+  return h('time', { datetime: iso, title: fmtDateTime(iso), dataset: { rel: iso } }, fmtAgo(iso));
+}
+
+setInterval(() => {
+  for (const t of document.querySelectorAll('time[data-rel]')) t.textContent = fmtAgo(t.dataset.rel);
+}, 15_000);
+
+const COLOR_WORDS = {
+  red: [255, 0, 0], orange: [255, 140, 0], amber: [255, 191, 0], yellow: [255, 255, 0], lime: [191, 255, 0], green: [0, 255, 0],
+  teal: [0, 128, 128], cyan: [0, 255, 255], 'sky blue': [135, 206, 235], blue: [0, 0, 255], indigo: [75, 0, 130], violet: [143, 0, 255],
+  purple: [128, 0, 128], magenta: [255, 0, 255], pink: [255, 105, 180], coral: [255, 127, 80], white: [255, 255, 255],
+};
+/** Swatches offered on a colour light (names the light takes). */
+const SWATCHES = ['white', 'amber', 'red', 'orange', 'yellow', 'green', 'cyan', 'blue', 'purple', 'pink'];
+
+const gamma = (v) => (v <= 0.0031308 ? 12.92 * v : 1.055 * v ** (1 / 2.4) - 0.055);
+/** The colour a light reports (xy, hue/saturation or RGB) as [r, g, b], or null. */
+function lightRgb(a) {
+  const n = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  const x = n(a.color_x), y = n(a.color_y);
+  if (x !== undefined && y !== undefined && y > 0) {
+    const X = x / y, Z = (1 - x - y) / y;
+    const lin = [3.2406 * X - 1.5372 - 0.4986 * Z, -0.9689 * X + 1.8758 + 0.0415 * Z, 0.0557 * X - 0.204 + 1.057 * Z].map((v) => Math.max(0, v));
+    const max = Math.max(...lin) || 1;
+    return lin.map((v) => Math.round(gamma(v / max) * 255));
+  }
+  const hue = n(a.hue), sat = n(a.saturation);
+  if (hue !== undefined && sat !== undefined) {
+    const s = Math.min(100, Math.max(0, sat)) / 100;
+    const f = (k0) => {
+      const k = (k0 + (((hue % 360) + 360) % 360) / 60) % 6;
+      return Math.round(255 * (1 - s * Math.max(0, Math.min(k, 4 - k, 1))));
+    };
+    return [f(5), f(3), f(1)];
+  }
+  if ([a.red, a.green, a.blue].every((v) => n(v) !== undefined)) return [a.red, a.green, a.blue];
+  return null;
+}
+const hex = (rgb) => `#${rgb.map((v) => Math.round(v).toString(16).padStart(2, '0')).join('')}`;
+function colorName(rgb) {
+  let best = '', bestD = Infinity;
+  for (const [name, c] of Object.entries(COLOR_WORDS)) {
+    const d = (rgb[0] - c[0]) ** 2 + (rgb[1] - c[1]) ** 2 + (rgb[2] - c[2]) ** 2;
+    if (d < bestD) [best, bestD] = [name, d];
+  }
+  return best;
+}
+
+const COLOR_KEYS = new Set(['color_x', 'color_y', 'hue', 'saturation', 'red', 'green', 'blue', 'color_temp']);
+
+/** 2700 K reads as "warm white · 2,700 K". */
+function kelvinWords(k) {
+  const word = k < 3000 ? 'warm white' : k < 4500 ? 'neutral white' : 'cool white';
+  return `${word} · ${Math.round(k / 50) * 50} K`;
+}
+
+/** The card's big value, in words a person reads: "On · 76%", "21.4 °C", "Open · 40%". */
+function mainValue(e, ctl) {
+  const withUnit = (v) => `${fmtValue(v)}${e.unit && typeof v === 'number' ? ` ${e.unit}` : ''}`;
+  const a = e.attributes ?? {};
+  const cap = (v) => {
+    const t = fmtValue(v).replace(/_/g, ' ');
+    return t.charAt(0).toUpperCase() + t.slice(1);
+  };
+  if (e.kind === 'camera') return e.frame ? 'Live picture' : 'No picture yet';
+  if (e.kind === 'button') return e.updatedAt ? 'Pressed' : 'Button';
+  if (e.value === null || e.value === undefined) return '—';
+  if (e.kind === 'binary_sensor') {
+    const words = { motion: ['Motion', 'Clear'], occupancy: ['Motion', 'Clear'], door: ['Open', 'Closed'], window: ['Open', 'Closed'], garage_door: ['Open', 'Closed'] }[e.deviceClass] ?? ['On', 'Off'];
+    return e.value === 'on' ? words[0] : e.value === 'off' ? words[1] : cap(e.value);
+  }
+  if (e.kind === 'light' && e.value === 'on' && typeof a.brightness === 'number') {
+    const max = ctl?.properties?.brightness?.maximum ?? 255;
+    return `On · ${Math.round((a.brightness / max) * 100)}%`;
+  }
+  if ((e.kind === 'cover' || e.kind === 'valve') && typeof a.position === 'number') return `${cap(e.value)} · ${a.position}%`;
+  if (e.kind === 'fan' && e.value === 'on' && typeof a.percentage === 'number') return `On · ${a.percentage}%`;
+  if (e.kind === 'climate') return typeof a.current_temperature === 'number' ? withUnit(a.current_temperature) : cap(e.value);
+  return typeof e.value === 'number' ? withUnit(e.value) : cap(e.value);
+}
+
+/** Attributes left for the details (the ones the value and controls already show are out). */
+function detailAttrs(e) {
+  const shown = new Set(COLOR_KEYS);
+  if (e.kind === 'light') shown.add('brightness');
+  if (e.kind === 'climate') shown.add('current_temperature');
+  return Object.entries(e.attributes ?? {}).filter(([k, v]) => v !== null && !(shown.has(k) && e.kind === 'light'));
+}
+
 function entityCard(e) {
-  const attrs = Object.entries(e.attributes ?? {});
+  const ctl = state.controls.get(e.id);
   const isCamera = e.kind === 'camera';
   const withUnit = (v) => `${fmtValue(v)}${e.unit && typeof v === 'number' ? ` ${e.unit}` : ''}`;
-  const value = isCamera ? (e.frame ? `${e.frame.contentType} frame` : 'no frame yet') : withUnit(e.value);
+  const rgb = e.kind === 'light' ? lightRgb(e.attributes ?? {}) : null;
+  const attrs = detailAttrs(e);
+  const headingId = `card-${e.id.replace(/[^A-Za-z0-9_-]/g, '_')}`;
   const card = h(
     'article',
-    { class: `entity kind-${e.kind}${e.available === false ? ' is-offline' : ''}`, dataset: { entity: e.id } },
-    h('header', {}, h('h4', {}, e.name), availability(e)),
-    h('p', { class: 'value', dataset: { value: isCamera ? '' : String(e.value ?? '') } }, value),
-    attrs.length ? h('dl', { class: 'attrs' }, attrs.flatMap(([k, v]) => [h('dt', {}, k.replace(/_/g, ' ')), h('dd', {}, /temperature/.test(k) ? withUnit(v) : fmtValue(v))])) : null,
-    h('p', { class: 'meta' }, `${e.kind.replace(/_/g, ' ')}${e.deviceClass ? ` · ${e.deviceClass}` : ''} · `, h('code', {}, e.id), e.updatedAt ? ` · ${fmtTime(e.updatedAt)}` : ''),
+    { class: `entity kind-${e.kind}${e.available === false ? ' is-offline' : ''}${e.value === 'on' ? ' is-on' : ''}`, dataset: { entity: e.id }, 'aria-labelledby': headingId },
+    h('header', {}, h('h4', { id: headingId, title: e.id }, e.name), availability(e)),
+    h(
+      'p',
+      { class: 'value', dataset: { value: isCamera ? '' : String(e.value ?? '') } },
+      mainValue(e, ctl),
+      rgb && e.value === 'on' ? h('span', { class: 'swatch', style: { background: hex(rgb) }, title: hex(rgb), 'aria-hidden': 'true' }) : null,
+      rgb && e.value === 'on' ? h('span', { class: 'color-name' }, colorName(rgb)) : null,
+    ),
+    e.kind === 'light' && typeof e.attributes?.color_temp === 'number' && e.attributes.color_temp > 0 && e.value === 'on'
+      ? h('p', { class: 'sub', title: `${e.attributes.color_temp} mired` }, `Colour temperature ${kelvinWords(1e6 / e.attributes.color_temp)}`)
+      : null,
+    e.kind === 'climate' && typeof e.attributes?.temperature === 'number'
+      ? h('p', { class: 'sub' }, `Target ${withUnit(e.attributes.temperature)} · ${fmtValue(e.value)}${e.attributes.action ? ` · ${fmtValue(e.attributes.action)}` : ''}`)
+      : null,
   );
   if (isCamera) {
-    const img = h('img', { class: 'frame', alt: `Latest frame from ${e.name}`, width: 320, height: 180 });
+    const img = h('img', { class: 'frame', alt: `Latest picture from ${e.name}`, width: 320, height: 180 });
     card.append(img);
     showFrame(e.id, img, e.updatedAt);
+    card.append(h('div', { class: 'controls' }, h('button', { type: 'button', class: 'small', dataset: { control: 'snapshot' }, onclick: () => snapshot(e) }, 'Save snapshot')));
   }
+  const controls = controlsFor(e, ctl);
+  if (controls) card.append(controls);
+  const status = state.controlStatus.get(e.id);
+  card.append(
+    h(
+      'p',
+      { class: 'control-status', role: 'status', 'aria-live': 'polite' },
+      status ? statusParts(status) : null,
+    ),
+  );
+  card.append(
+    h(
+      'footer',
+      {},
+      e.updatedAt ? h('span', { class: 'updated' }, e.retained ? 'reported before start' : relTime(e.updatedAt)) : h('span', {}, ''),
+      isCamera || e.kind === 'button' ? null : h('button', { type: 'button', class: 'link', dataset: { control: 'history' }, 'aria-label': `History of ${e.name}`, onclick: () => openHistory(e.id) }, 'History'),
+    ),
+    h(
+      'details',
+      { class: 'more' },
+      h('summary', {}, 'Details'),
+      attrs.length ? h('dl', { class: 'attrs' }, attrs.flatMap(([k, v]) => [h('dt', {}, k.replace(/_/g, ' ')), h('dd', {}, /temperature/.test(k) ? withUnit(v) : fmtValue(v))])) : null,
+      h('p', { class: 'meta' }, `${e.kind.replace(/_/g, ' ')}${e.deviceClass ? ` · ${e.deviceClass}` : ''} · `, h('code', {}, e.id), e.updatedAt ? ` · ${fmtDateTime(e.updatedAt)}` : ''),
+    ),
+  );
   return card;
+}
+
+async function snapshot(e) {
+  try {
+    const { blob, headers } = await fetchBlob(`/api/devices/${encodeURIComponent(e.id)}/frame`);
+    const at = (headers.get('x-frame-at') ?? new Date().toISOString()).replace(/[:.]/g, '-');
+    const ext = (blob.type.split('/')[1] ?? 'jpg').replace('jpeg', 'jpg');
+    const url = URL.createObjectURL(blob);
+    const a = h('a', { href: url, download: `${e.id}-${at}.${ext}`, hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    toast(`Saved a snapshot of ${e.name}`);
+  } catch (err) {
+    toast(`No snapshot from ${e.name}: ${err.message}`);
+  }
+}
+
+// ------------------------------------------------------------------ controls
+
+async function loadControls() {
+  try {
+    const r = await api('GET', '/api/controls');
+    state.controls = new Map(Object.entries(r.controls));
+  } catch (err) {
+    if (err.status !== 401) console.warn('controls', err);
+  }
+}
+
+/** The controls of one card: only those the policy could ever let this principal use; the rest are named with the reason. */
+function controlsFor(e, ctl) {
+  if (!ctl) return null;
+  const may = (a) => ctl.actions[a]?.may === true;
+  const props = ctl.properties ?? {};
+  const off = e.available === false;
+  const box = h('div', { class: 'controls', role: 'group', 'aria-label': `Controls for ${e.name}` });
+  const button = (label, args, attrs = {}) =>
+    h('button', { type: 'button', class: 'small', disabled: off, dataset: { control: args.action ?? label.toLowerCase() }, onclick: () => callControl(e, args, label), ...attrs }, label);
+  const toggle = (onAction = 'turn_on', offAction = 'turn_off') => {
+    const isOn = e.value === 'on';
+    const next = isOn ? offAction : onAction;
+    if (!may(next)) return null;
+    return h(
+      'button',
+      { type: 'button', class: `toggle${isOn ? ' on' : ''}`, role: 'switch', 'aria-checked': String(isOn), 'aria-label': `${e.name}: ${isOn ? 'on' : 'off'}`, disabled: off, dataset: { control: 'toggle' }, onclick: () => callControl(e, { action: next }, isOn ? 'Turn off' : 'Turn on') },
+      h('span', { class: 'knob', 'aria-hidden': 'true' }),
+      isOn ? 'On' : 'Off',
+    );
+  };
+  /** A slider that calls once on release (not on every step). */
+  const slider = (label, control, { min, max, step = 1, value, unit = '' }, toArgs) => {
+    const out = h('output', {}, `${value}${unit}`);
+    const input = h('input', { type: 'range', min, max, step, value, disabled: off, 'aria-label': `${label} of ${e.name}`, dataset: { control } });
+    input.addEventListener('input', () => (out.textContent = `${input.value}${unit}`));
+    input.addEventListener('pointerdown', () => (state.dragging = e.id));
+    // A press that moved nothing fires no change: let the card be redrawn again anyway.
+    for (const ev of ['pointerup', 'pointercancel', 'blur']) input.addEventListener(ev, () => setTimeout(() => state.dragging === e.id && (state.dragging = null), 0));
+    input.addEventListener('change', () => {
+      state.dragging = null;
+      callControl(e, toArgs(Number(input.value)), `${label} ${input.value}${unit}`);
+    });
+    return h('label', { class: 'slider' }, h('span', {}, label), input, out);
+  };
+  switch (e.kind) {
+    case 'switch':
+      box.append(toggle() ?? '');
+      break;
+    case 'light': {
+      box.append(toggle() ?? '');
+      if (props.brightness && may('turn_on')) {
+        const max = props.brightness.maximum ?? 255;
+        const b = typeof e.attributes?.brightness === 'number' && e.value === 'on' ? Math.round((e.attributes.brightness / max) * 100) : 0;
+        box.append(slider('Brightness', 'brightness', { min: 1, max: 100, value: b, unit: '%' }, (pct) => ({ action: 'turn_on', brightness: Math.max(props.brightness.minimum ?? 1, Math.round((pct / 100) * max)) })));
+      }
+      if (props.color && may('turn_on')) {
+        const rgb = lightRgb(e.attributes ?? {});
+        const swatches = h('div', { class: 'swatches', role: 'group', 'aria-label': `Colour of ${e.name}` });
+        for (const name of SWATCHES) {
+          swatches.append(h('button', { type: 'button', class: 'swatch-btn', style: { background: hex(COLOR_WORDS[name] ?? [255, 244, 229]) }, title: name, 'aria-label': `Colour ${name}`, disabled: off, dataset: { control: `color-${name.replace(/ /g, '-')}` }, onclick: () => callControl(e, { action: 'turn_on', color: name }, `Colour ${name}`) }));
+        }
+        const picker = h('input', { type: 'color', value: rgb ? hex(rgb) : '#ffffff', 'aria-label': `Pick any colour for ${e.name}`, disabled: off, dataset: { control: 'color-picker' } });
+        picker.addEventListener('change', () => callControl(e, { action: 'turn_on', color: picker.value }, `Colour ${picker.value}`));
+        swatches.append(picker);
+        box.append(swatches);
+      }
+      break;
+    }
+    case 'fan': {
+      box.append(toggle() ?? '');
+      if (props.percentage && may('set_percentage')) {
+        box.append(slider('Speed', 'speed', { min: props.percentage.minimum ?? 0, max: props.percentage.maximum ?? 100, value: e.attributes?.percentage ?? 0, unit: '%' }, (v) => ({ action: 'set_percentage', percentage: v })));
+      }
+      if (props.preset_mode?.enum && may('set_preset_mode')) box.append(choice('Preset', 'preset', props.preset_mode.enum, e.attributes?.preset_mode, (v) => ({ action: 'set_preset_mode', preset_mode: v })));
+      break;
+    }
+    case 'climate': {
+      const t = props.temperature;
+      if (t && may('set_temperature')) {
+        const step = t.multipleOf ?? 0.5;
+        const cur = typeof e.attributes?.temperature === 'number' ? e.attributes.temperature : (t.minimum + t.maximum) / 2;
+        const set = (v) => callControl(e, { action: 'set_temperature', temperature: Math.min(t.maximum, Math.max(t.minimum, Math.round(v / step) * step)) }, `Target ${v}`);
+        box.append(
+          h(
+            'div',
+            { class: 'stepper', role: 'group', 'aria-label': `Target temperature of ${e.name}` },
+            h('button', { type: 'button', class: 'small', 'aria-label': 'Lower the target', disabled: off || cur <= t.minimum, dataset: { control: 'target-down' }, onclick: () => set(cur - step) }, '−'),
+            h('span', { class: 'target' }, `${fmtValue(cur)}${e.unit ? ` ${e.unit}` : ''}`),
+            h('button', { type: 'button', class: 'small', 'aria-label': 'Raise the target', disabled: off || cur >= t.maximum, dataset: { control: 'target-up' }, onclick: () => set(cur + step) }, '+'),
+          ),
+        );
+      }
+      if (props.mode?.enum && may('set_mode')) box.append(choice('Mode', 'mode', props.mode.enum, e.value, (v) => ({ action: 'set_mode', mode: v })));
+      break;
+    }
+    case 'cover':
+    case 'valve': {
+      const row = h('div', { class: 'buttons' });
+      for (const [a, label] of [['open', 'Open'], ['stop', 'Stop'], ['close', 'Close']]) if (ctl.actions[a] && may(a)) row.append(button(label, { action: a }));
+      box.append(row);
+      if (props.position && may('set_position')) {
+        box.append(slider('Position', 'position', { min: props.position.minimum ?? 0, max: props.position.maximum ?? 100, value: e.attributes?.position ?? 0, unit: '%' }, (v) => ({ action: 'set_position', position: v })));
+      }
+      break;
+    }
+    case 'lock': {
+      const row = h('div', { class: 'buttons' });
+      for (const [a, label] of [['lock', 'Lock'], ['unlock', 'Unlock'], ['open', 'Open']]) if (ctl.actions[a] && may(a)) row.append(button(label, { action: a }));
+      box.append(row);
+      break;
+    }
+    case 'select':
+      if (props.option?.enum && may('select_option')) box.append(choice('Option', 'option', props.option.enum, e.value, (v) => ({ option: v })));
+      break;
+    case 'number':
+      if (props.value && may('set_value')) {
+        const input = h('input', { type: 'number', min: props.value.minimum, max: props.value.maximum, step: props.value.multipleOf ?? 'any', value: e.value ?? '', 'aria-label': `New value for ${e.name}`, disabled: off, dataset: { control: 'number' } });
+        box.append(h('div', { class: 'buttons' }, input, h('button', { type: 'button', class: 'small', disabled: off, dataset: { control: 'set-number' }, onclick: () => callControl(e, { value: Number(input.value) }, `Set ${input.value}`) }, 'Set')));
+      }
+      break;
+    case 'button':
+      if (may('press')) box.append(button('Press', {}, { dataset: { control: 'press' } }));
+      break;
+    default: {
+      const row = h('div', { class: 'buttons' });
+      for (const a of Object.keys(ctl.actions)) if (may(a)) row.append(button(a.replace(/_/g, ' '), { action: a }));
+      box.append(row);
+    }
+  }
+  const cannot = Object.entries(ctl.actions).filter(([, v]) => !v.may);
+  if (cannot.length) {
+    box.append(h('p', { class: 'cannot', dataset: { cannot: cannot.map(([a]) => a).join(' ') } }, cannot.length === Object.keys(ctl.actions).length ? 'View only: ' : `Not for you: ${cannot.map(([a]) => a.replace(/_/g, ' ')).join(', ')}. `, cannot[0][1].why ?? ''));
+  }
+  if (off) box.append(h('p', { class: 'cannot' }, 'Offline: nothing can be sent until it is back.'));
+  return box.childElementCount ? box : null;
+}
+
+function choice(label, control, options, current, toArgs) {
+  const id = `${control}-${Math.random().toString(36).slice(2, 8)}`;
+  const select = h('select', { id, dataset: { control } }, options.map((o) => h('option', { value: o, selected: o === current }, String(o).replace(/_/g, ' '))));
+  return h('label', { class: 'choice', for: id }, h('span', {}, label), select, h('button', { type: 'button', class: 'small', dataset: { control: `${control}-set` }, onclick: () => callControlById(select.closest('.entity')?.dataset.entity, toArgs(select.value), `${label} ${select.value}`) }, 'Set'));
+}
+
+function callControlById(id, args, label) {
+  const e = state.devices.get(id);
+  if (e) void callControl(e, args, label);
+}
+
+function setControlStatus(id, outcome, text, full = text) {
+  state.controlStatus.set(id, { outcome, text, full, at: Date.now() });
+  const card = document.querySelector(`.entity[data-entity="${CSS.escape(id)}"]`);
+  const el = card?.querySelector('.control-status');
+  if (el) el.replaceChildren(...statusParts(state.controlStatus.get(id)));
+}
+
+function statusParts(status) {
+  return [outcomeBadge(status.outcome), ' ', h('span', { class: 'status-text', title: status.full }, status.text)];
+}
+
+/** Run one control through the pipeline as this principal; the result shows as in chat. */
+async function callControl(e, args, label) {
+  setControlStatus(e.id, 'running', `${label}…`);
+  try {
+    const r = await api('POST', `/api/devices/${encodeURIComponent(e.id)}/call`, { args });
+    // Short on the card (the whole result on hover), as a chat tool card shows it.
+    const why = r.text.replace(/^(confirmed|unconfirmed|failed|not allowed|needs approval|not done):\s*/i, '');
+    const words =
+      r.outcome === 'waiting' ? `${label}: waiting for approval; an approver sees it now`
+      : r.outcome === 'confirmed' ? label
+      : r.outcome === 'unconfirmed' ? `${label}: sent, the device did not report back in time`
+      : `${label}: ${why.length > 160 ? `${why.slice(0, 159)}…` : why}`;
+    setControlStatus(e.id, r.outcome, words, r.text);
+    if (r.outcome === 'waiting' && r.approvalId) state.waiting.set(r.approvalId, { id: e.id, args, label });
+  } catch (err) {
+    setControlStatus(e.id, 'failed', `${label}: ${err.message}`);
+  }
+}
+
+/** A held control whose approval was decided: granted runs the same call again (it uses the approval up). */
+function onControlApproval(a) {
+  const w = state.waiting.get(a.id);
+  if (!w || a.status === 'pending') return;
+  state.waiting.delete(a.id);
+  const e = state.devices.get(w.id);
+  if (a.status === 'granted' && e) void callControl(e, w.args, w.label);
+  else setControlStatus(w.id, 'denied', `${w.label}: ${a.status} by ${a.decidedBy ?? 'an approver'}`);
+}
+
+// ------------------------------------------------------------------ history charts
+
+const RANGES = { '1h': ['1 h', 3_600_000], '24h': ['24 h', 86_400_000], '7d': ['7 d', 7 * 86_400_000] };
+
+function loadUplot() {
+  state.uplot ??= new Promise((resolve, reject) => {
+    document.head.append(h('link', { rel: 'stylesheet', href: '/vendor/uPlot.min.css' }));
+    const s = h('script', { src: '/vendor/uPlot.iife.min.js' });
+    s.addEventListener('load', () => resolve(window.uPlot));
+    s.addEventListener('error', () => {
+      state.uplot = null;
+      reject(new Error('the chart library did not load'));
+    });
+    document.head.append(s);
+  });
+  return state.uplot;
+}
+
+function openHistory(id, range = '24h') {
+  const e = state.devices.get(id);
+  if (!e) return;
+  const dlg = $('#history');
+  dlg.dataset.entity = id;
+  $('#history-title').textContent = `History: ${e.name}`;
+  $('#history-title').title = id;
+  for (const b of dlg.querySelectorAll('[data-range]')) b.setAttribute('aria-pressed', String(b.dataset.range === range));
+  if (!dlg.open) dlg.showModal();
+  void drawHistory(e, range);
+}
+
+async function drawHistory(e, range) {
+  const box = $('#history-chart');
+  box.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  const width = Math.max(280, Math.min(box.clientWidth || 800, 1100));
+  const points = Math.min(2000, Math.max(50, Math.round(width / 2)));
+  let data;
+  try {
+    data = await api('GET', `/api/history?${new URLSearchParams({ entity: e.id, since: `-${range}`, points: String(points) })}`);
+  } catch (err) {
+    box.replaceChildren(h('p', { class: 'error' }, `No history: ${err.message}`));
+    return;
+  }
+  box.dataset.points = String(data.points.length);
+  box.dataset.type = data.type;
+  box.dataset.range = range;
+  const all = data.before ? [{ ...data.before, ts: data.since }, ...data.points] : data.points;
+  if (!all.length) {
+    box.replaceChildren(h('p', { class: 'muted' }, `Nothing recorded in the last ${RANGES[range][0]} (history keeps ${data.retentionDays} days of changes).`));
+    return;
+  }
+  const summary = h('p', { class: 'sr-only' });
+  if (data.type === 'number') {
+    const values = all.map((p) => p.value);
+    summary.textContent = `${all.length} points, low ${Math.min(...values)}, high ${Math.max(...values)}${data.unit ? ` ${data.unit}` : ''}.`;
+    box.replaceChildren(summary);
+    let uPlot;
+    try {
+      uPlot = await loadUplot();
+    } catch (err) {
+      box.append(h('p', { class: 'error' }, err.message));
+      return;
+    }
+    const xs = all.map((p) => p.ts / 1000);
+    xs.push(data.until / 1000);
+    const ys = [...values, values[values.length - 1]];
+    const series = [{}, { label: `${e.name}${data.unit ? ` (${data.unit})` : ''}`, stroke: 'var(--chart)', width: 2, points: { show: all.length < 60 } }];
+    const cols = [xs, ys];
+    if (data.bucketMs) {
+      cols.push([...all.map((p) => p.min ?? p.value), null], [...all.map((p) => p.max ?? p.value), null]);
+      series.push({ label: 'low', stroke: 'var(--chart-soft)', width: 1 }, { label: 'high', stroke: 'var(--chart-soft)', width: 1 });
+    }
+    const css = getComputedStyle(document.documentElement);
+    for (const s of series.slice(1)) s.stroke = css.getPropertyValue(s.stroke.slice(4, -1)).trim() || '#b4521e';
+    const axis = { stroke: css.getPropertyValue('--muted').trim(), grid: { stroke: css.getPropertyValue('--line').trim() } };
+    const plot = new uPlot({ width, height: 260, series, axes: [axis, axis], scales: { x: { time: true, min: data.since / 1000, max: data.until / 1000 } } }, cols, box);
+    plot.root.setAttribute('role', 'img');
+    plot.root.setAttribute('aria-label', `Line chart of ${e.name} over the last ${RANGES[range][0]}`);
+    return;
+  }
+  // States: a timeline of who-held-when, as segments across the range.
+  const span = data.until - data.since;
+  const bar = h('div', { class: 'timeline', role: 'img', 'aria-label': `Timeline of ${e.name} over the last ${RANGES[range][0]}` });
+  const legend = new Map();
+  all.forEach((p, i) => {
+    const from = Math.max(p.ts, data.since);
+    const to = i + 1 < all.length ? all[i + 1].ts : data.until;
+    const word = fmtValue(p.value);
+    const cls = /^(on|open|unlocked|heat|cool|auto|opening)$/.test(word) ? 'seg-on' : /^(off|closed|locked|stopped)$/.test(word) ? 'seg-off' : 'seg-other';
+    legend.set(word, cls);
+    bar.append(h('span', { class: `seg ${cls}`, style: { left: `${((from - data.since) / span) * 100}%`, width: `${Math.max(0.15, ((to - from) / span) * 100)}%` }, title: `${word}: ${fmtDateTime(new Date(from).toISOString())} – ${fmtDateTime(new Date(to).toISOString())}`, dataset: { state: word } }));
+  });
+  const changes = data.points.length;
+  summary.textContent = `${changes} changes; now ${fmtValue(all[all.length - 1].value)}.`;
+  box.replaceChildren(
+    summary,
+    bar,
+    h('div', { class: 'timeline-axis', 'aria-hidden': 'true' }, h('span', {}, fmtDateTime(new Date(data.since).toISOString())), h('span', {}, 'now')),
+    h('p', { class: 'legend' }, [...legend].map(([w, cls]) => h('span', {}, h('span', { class: `seg-key ${cls}` }), w))),
+    h('ol', { class: 'changes' }, data.points.slice(-8).reverse().map((p) => h('li', {}, h('time', { datetime: new Date(p.ts).toISOString(), title: fmtDateTime(new Date(p.ts).toISOString()) }, fmtAgo(new Date(p.ts).toISOString())), ` ${fmtValue(p.value)}`))),
+  );
+}
+
+function setupHistory() {
+  const dlg = $('#history');
+  for (const b of dlg.querySelectorAll('[data-range]')) b.addEventListener('click', () => openHistory(dlg.dataset.entity, b.dataset.range));
+  $('#history-close').addEventListener('click', () => dlg.close());
 }
 
 /** Put the camera's latest frame into img (fetched with the token, shown as a blob: URL). */
@@ -921,14 +1416,29 @@ function renderApprovals() {
   $('#approvals-done').replaceChildren(...(done.length ? done.map(approvalCard) : [h('p', { class: 'muted' }, 'None yet.')]));
 }
 
+/** "Unlock Front door lock": what a held call would do, in words, when the page knows the device. */
+function approvalWords(a) {
+  const id = typeof a.args?.entity === 'string' ? a.args.entity : [...state.controls].find(([, c]) => c.tool === toolLabel(a.tool))?.[0];
+  const e = id ? state.devices.get(id) : undefined;
+  const action = String(a.args?.action ?? a.args?.option ?? 'use').replace(/_/g, ' ');
+  return e ? `${action.charAt(0).toUpperCase()}${action.slice(1)} ${e.name}` : toolLabel(a.tool);
+}
+
 function approvalCard(a) {
   const pending = a.status === 'pending';
   const el = h(
     'article',
-    { class: `card approval status-${a.status}`, dataset: { approval: a.id } },
-    h('header', {}, h('strong', {}, a.tool), ' ', h('span', { class: `outcome approval-${a.status}` }, a.status)),
+    { class: `card approval status-${a.status}`, dataset: { approval: a.id }, 'aria-label': `Approval: ${approvalWords(a)}, ${a.status}` },
+    h('header', {}, h('strong', {}, approvalWords(a)), ' ', h('span', { class: `outcome approval-${a.status}` }, a.status)),
     h('pre', { class: 'args' }, pretty(a.args)),
-    h('p', { class: 'muted' }, `${a.principal} · ${fmtTime(a.createdAt)}${pending ? ` · expires ${fmtTime(a.expiresAt)}` : a.decidedBy ? ` · by ${a.decidedBy}` : ''}`),
+    h(
+      'p',
+      { class: 'muted' },
+      h('code', {}, toolLabel(a.tool)),
+      ` · ${a.principal} · `,
+      relTime(a.createdAt),
+      pending ? ` · expires ${fmtTime(a.expiresAt)}` : a.decidedBy ? ` · by ${a.decidedBy}` : '',
+    ),
     h('p', { class: 'reason' }, a.reason),
   );
   if (pending) {
@@ -959,11 +1469,15 @@ function approvalCard(a) {
 
 function setupAudit() {
   const form = $('#audit-filters');
+  // Filters live in the address (#audit?outcome=denied&entity=...): a reload or a shared link keeps them.
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    void loadAudit();
+    const q = auditQuery();
+    const target = `#audit${q.size ? `?${q}` : ''}`;
+    if (location.hash !== target) location.hash = target;
+    else void loadAudit();
   });
-  form.addEventListener('reset', () => setTimeout(() => void loadAudit(), 0));
+  form.addEventListener('reset', () => setTimeout(() => (location.hash = '#audit'), 0));
   $('#audit-more').addEventListener('click', () => void loadAudit({ older: true }));
   $('#export-jsonl').addEventListener('click', () => void exportAudit('jsonl'));
   $('#export-csv').addEventListener('click', () => void exportAudit('csv'));
@@ -981,6 +1495,33 @@ function auditQuery() {
     if (v) q.set(name, new Date(v).toISOString());
   }
   return q;
+}
+
+let auditFilterKey = null;
+/** Put the address's filters into the form; a change of filters reloads the rows. */
+function fillAuditFilters(q) {
+  const form = $('#audit-filters');
+  for (const name of ['principal', 'entity', 'outcome']) form.elements[name].value = q.get(name) ?? '';
+  for (const name of ['since', 'until']) {
+    const v = q.get(name);
+    const d = v ? new Date(v) : null;
+    form.elements[name].value = d && !Number.isNaN(d.getTime()) ? new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16) : '';
+  }
+  const key = auditQuery().toString();
+  if (auditFilterKey !== null && key !== auditFilterKey) state.audit.loaded = false;
+  auditFilterKey = key;
+}
+
+/** The address of the audit view (a row's, when given) with the filters kept. */
+function auditHash(id) {
+  const q = auditQuery();
+  return `#audit${id ? `/${id}` : ''}${q.size ? `?${q}` : ''}`;
+}
+
+/** The badge a row deserves: a call held for approval is waiting, not denied. */
+function rowOutcome(r) {
+  if (r.outcome === 'denied' && r.decision === 'confirm') return 'waiting';
+  return r.outcome;
 }
 
 function rowMatches(row, q) {
@@ -1053,20 +1594,22 @@ async function verifyAudit() {
 }
 
 function auditRow(r) {
+  const e = r.entityId ? state.devices.get(r.entityId) : undefined;
+  const outcome = rowOutcome(r);
   const tr = h(
     'tr',
-    { dataset: { id: String(r.id), outcome: r.outcome, entity: r.entityId ?? '' }, tabindex: '0', 'aria-label': `Audit row ${r.id}: ${r.tool} ${r.action} ${r.outcome}` },
-    h('td', { 'data-label': '#' }, h('a', { href: `#audit/${r.id}` }, String(r.id))),
-    h('td', { 'data-label': 'Time' }, fmtTime(r.at)),
-    h('td', { 'data-label': 'Principal' }, r.principal),
-    h('td', { 'data-label': 'Tool' }, r.tool),
-    h('td', { 'data-label': 'Entity' }, r.entityId ?? ''),
-    h('td', { 'data-label': 'Action' }, r.action),
-    h('td', { 'data-label': 'Outcome' }, outcomeBadge(r.outcome)),
-    h('td', { 'data-label': 'Decision' }, `${r.decision}${r.ruleId !== null ? ` (#${r.ruleId})` : ''}`),
+    { dataset: { id: String(r.id), outcome, entity: r.entityId ?? '' }, tabindex: '0', 'aria-label': `Audit row ${r.id}, ${fmtDateTime(r.at)}: ${r.principal} ${r.action} ${e?.name ?? r.entityId ?? r.tool}, ${outcome}` },
+    h('td', { 'data-label': '#', class: 'c-id' }, h('a', { href: auditHash(r.id) }, String(r.id))),
+    h('td', { 'data-label': 'Time', class: 'c-time' }, h('time', { datetime: r.at, title: fmtDateTime(r.at) }, fmtDateTime(r.at))),
+    h('td', { 'data-label': 'Principal', class: 'c-who' }, r.principal),
+    h('td', { 'data-label': 'Tool', class: 'c-tool' }, r.tool),
+    h('td', { 'data-label': 'Entity', class: 'c-entity', title: r.entityId ?? '' }, e?.name ?? r.entityId ?? ''),
+    h('td', { 'data-label': 'Action', class: 'c-action' }, r.action.replace(/_/g, ' ')),
+    h('td', { 'data-label': 'Outcome', class: 'c-outcome' }, outcomeBadge(outcome)),
+    h('td', { 'data-label': 'Decision', class: 'c-decision' }, `${r.decision}${r.ruleId !== null ? ` (#${r.ruleId})` : ''}`),
   );
   const open = () => {
-    location.hash = `#audit/${r.id}`;
+    location.hash = auditHash(r.id);
   };
   tr.addEventListener('click', (ev) => {
     if (ev.target.closest('a')) return;
@@ -1093,15 +1636,15 @@ async function showAuditRow(id) {
   const field = (label, value, cls) => [h('dt', {}, label), h('dd', { class: cls }, value ?? '—')];
   box.hidden = false;
   box.replaceChildren(
-    h('header', {}, h('h3', {}, `Audit row #${row.id}`), outcomeBadge(row.outcome), h('a', { href: '#audit', class: 'close', 'aria-label': 'Close the row' }, '×')),
+    h('header', {}, h('h3', {}, `Audit row #${row.id}`), outcomeBadge(rowOutcome(row)), h('a', { href: auditHash(), class: 'close', 'aria-label': 'Close the row' }, '×')),
     h(
       'dl',
       {},
-      field('Time', `${fmtTime(row.at)}${row.completedAt ? ` → ${fmtTime(row.completedAt)}` : ''}`),
+      field('Time', `${fmtDateTime(row.at)}${row.completedAt ? ` → ${fmtDateTime(row.completedAt)}` : ''}`),
       field('Principal', row.principal),
       field('Session', row.session),
       field('Tool', row.tool),
-      field('Entity', row.entityId),
+      field('Entity', row.entityId ? (state.devices.get(row.entityId) ? `${state.devices.get(row.entityId).name} (${row.entityId})` : row.entityId) : null),
       field('Action', row.action),
       field('Arguments', h('pre', {}, pretty(row.args))),
       field('Decision', `${row.decision}${row.ruleId !== null ? ` by rule #${row.ruleId}` : ''}`),
@@ -1110,7 +1653,21 @@ async function showAuditRow(id) {
       field('Latency', row.latencyMs !== null ? `${row.latencyMs} ms` : null),
       field('Echo', row.echo, 'mono'),
       field('Request', row.requestId, 'mono'),
-      field('Hash', row.hash, 'mono'),
+    ),
+    // The chain proof: this row's hash covers the previous row's, so a changed or missing row breaks every later link.
+    h(
+      'details',
+      { class: 'proof', open: true },
+      h('summary', {}, 'Chain proof'),
+      h(
+        'dl',
+        {},
+        field('Previous hash', row.prevHash, 'mono'),
+        field('Row hash', row.hash, 'mono'),
+        row.doneHash ? field('Outcome hash', row.doneHash, 'mono') : [],
+        field('Chain', $('#verify-status').textContent),
+      ),
+      h('p', { class: 'muted' }, 'Check it yourself: ', h('code', {}, 'hearth audit verify')),
     ),
   );
   box.focus({ preventScroll: true });
@@ -1192,8 +1749,9 @@ async function loadPolicy() {
     state.policyLoaded = true;
     state.tools = p.tools;
     const rules = [...p.rules].sort((a, b) => b.priority - a.priority || EFFECT_RANK[a.effect] - EFFECT_RANK[b.effect] || a.id - b.id);
+    $('#policy-add').hidden = false;
     $('#policy-rules').replaceChildren(
-      ...rules.map((r) =>
+      ...rules.map((r, i) =>
         h(
           'tr',
           { dataset: { rule: String(r.id) } },
@@ -1202,6 +1760,14 @@ async function loadPolicy() {
           h('td', { 'data-label': 'Priority' }, String(r.priority)),
           h('td', { 'data-label': 'Rule' }, r.description),
           h('td', { 'data-label': 'Note' }, r.builtin && !/^built-in/.test(r.note ?? '') ? `${r.note ? `${r.note} · ` : ''}built-in` : (r.note ?? '')),
+          h('td', { 'data-label': 'CLI' }, h('code', { class: 'cli' }, r.command ?? '')),
+          h(
+            'td',
+            { 'data-label': 'Change', class: 'rule-actions' },
+            h('button', { type: 'button', class: 'small', 'aria-label': `Move rule ${r.id} up (raise its priority)`, disabled: i === 0, onclick: () => moveRule(r, rules[i - 1], +1) }, '↑'),
+            h('button', { type: 'button', class: 'small', 'aria-label': `Move rule ${r.id} down (lower its priority)`, disabled: i === rules.length - 1, onclick: () => moveRule(r, rules[i + 1], -1) }, '↓'),
+            h('button', { type: 'button', class: 'small deny', 'aria-label': `Remove rule ${r.id}`, dataset: { remove: String(r.id) }, onclick: () => removeRule(r) }, 'Remove'),
+          ),
         ),
       ),
     );
@@ -1226,6 +1792,74 @@ async function loadPolicy() {
       }
     }
   }
+}
+
+/** Past the neighbour: one above its priority (up) or one below (down). */
+async function moveRule(rule, neighbour, dir) {
+  const priority = dir > 0 ? Math.max(rule.priority + 1, neighbour.priority + 1) : Math.min(rule.priority - 1, neighbour.priority - 1);
+  try {
+    await api('POST', `/api/policy/rules/${rule.id}/priority`, { priority });
+    toast(`Rule #${rule.id} now has priority ${priority}`);
+  } catch (err) {
+    toast(`Could not move rule #${rule.id}: ${err.message}`);
+  }
+  reloadPolicy();
+}
+
+async function removeRule(rule) {
+  if (!confirm(`Remove rule #${rule.id}: ${rule.description}?\n(the same as: hearth policy remove ${rule.id})`)) return;
+  try {
+    await api('DELETE', `/api/policy/rules/${rule.id}`);
+    toast(`Removed rule #${rule.id}. To add it again: ${rule.command}`);
+  } catch (err) {
+    toast(`Could not remove rule #${rule.id}: ${err.message}`);
+  }
+  reloadPolicy();
+}
+
+function reloadPolicy() {
+  state.policyLoaded = false;
+  void loadPolicy();
+  // What this owner may do may have changed too: the cards follow.
+  void loadControls().then(renderDevices);
+}
+
+const TARGET_FLAG = { tool: '--tool', entity: '--entity', area: '--area', kind: '--kind', device_class: '--device-class', capability: '--capability' };
+const shq = (s) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The add form as a rule body, and the CLI command that would add the same rule. */
+function policyForm() {
+  const f = $('#policy-add').elements;
+  const body = { effect: f.effect.value, subject: f.subject.value.trim(), targetType: f.targetType.value, action: f.action.value.trim() || '*', priority: Number(f.priority.value || 0) };
+  if (body.targetType !== 'any') body.target = f.target.value.trim();
+  if (f.note.value.trim()) body.note = f.note.value.trim();
+  const parts = ['hearth', 'policy', body.effect, shq(body.subject || '<subject>')];
+  if (body.targetType !== 'any') parts.push(TARGET_FLAG[body.targetType], shq(body.target || '<target>'));
+  if (body.action !== '*') parts.push('--action', shq(body.action));
+  if (body.priority) parts.push('--priority', String(body.priority));
+  if (body.note) parts.push('--note', shq(body.note));
+  return { body, command: parts.join(' ') };
+}
+
+function setupPolicyEdit() {
+  const form = $('#policy-add');
+  const preview = () => ($('#policy-add-cli').textContent = policyForm().command);
+  form.addEventListener('input', preview);
+  form.addEventListener('change', preview);
+  preview();
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const err = $('#policy-add-error');
+    err.textContent = '';
+    try {
+      const r = await api('POST', '/api/policy/rules', policyForm().body);
+      toast(`Added rule #${r.id}: ${r.description}`);
+      form.elements.note.value = '';
+      reloadPolicy();
+    } catch (e) {
+      err.textContent = e.message;
+    }
+  });
 }
 
 function fillTools(tools) {

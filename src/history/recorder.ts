@@ -1,0 +1,99 @@
+// Feeds the history table from the state cache's change events. Rows wait in
+// memory and go to SQLite in one transaction per batch (when `batchSize`
+// rows are waiting or `flushMs` after the first), never one per message: a
+// home of 2,000 chatty sensors costs a write per second, not 2,000.
+// Only live changes of an entity's main value are kept: a retained message
+// is the broker's old copy with an unknown time, and an unchanged value adds
+// nothing a chart or an answer would show.
+import type { Entity } from '../devices/model.js';
+import type { EntityState } from '../devices/state-cache.js';
+import type { Logger } from '../log.js';
+import type { HistoryRow, HistoryStore } from './store.js';
+
+export interface ChangeSource {
+  on(event: 'change', fn: (state: EntityState, entity: Entity) => void): unknown;
+  off(event: 'change', fn: (state: EntityState, entity: Entity) => void): unknown;
+}
+
+export interface RecorderOptions {
+  batchSize?: number;
+  flushMs?: number;
+  /** How often old rows are pruned. */
+  pruneEveryMs?: number;
+  now?: () => number;
+}
+
+export class HistoryRecorder {
+  private pending: HistoryRow[] = [];
+  private timer?: NodeJS.Timeout;
+  private pruneTimer?: NodeJS.Timeout;
+  private last = new Map<string, string | number | null>();
+  private readonly batchSize: number;
+  private readonly flushMs: number;
+  private readonly now: () => number;
+  private readonly onChange = (state: EntityState, entity: Entity) => this.record(state, entity);
+
+  constructor(
+    private readonly store: HistoryStore,
+    private readonly source: ChangeSource,
+    private readonly log: Logger,
+    options: RecorderOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? 1000;
+    this.flushMs = options.flushMs ?? 1000;
+    this.now = options.now ?? Date.now;
+    source.on('change', this.onChange);
+    this.safePrune();
+    this.pruneTimer = setInterval(() => this.safePrune(), options.pruneEveryMs ?? 10 * 60_000);
+    this.pruneTimer.unref();
+  }
+
+  private record(state: EntityState, entity: Entity): void {
+    if (entity.kind === 'camera' || state.retained || state.value === undefined) return;
+    const value = state.value;
+    const key = typeof value === 'number' ? value : value === null ? null : String(value);
+    if (this.last.has(entity.id) && this.last.get(entity.id) === key) return;
+    this.last.set(entity.id, key);
+    this.pending.push(typeof key === 'number' ? { entityId: entity.id, ts: state.updatedAt ?? this.now(), num: key } : { entityId: entity.id, ts: state.updatedAt ?? this.now(), state: key });
+    if (this.pending.length >= this.batchSize) this.flush();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => this.flush(), this.flushMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Write what is waiting, in one transaction. */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const rows = this.pending;
+    if (!rows.length) return;
+    this.pending = [];
+    try {
+      this.store.write(rows);
+    } catch (err) {
+      // History is a convenience: a full disk must not stop the home; the rows are dropped, said once per batch.
+      this.log.error({ err, rows: rows.length }, 'history: could not write a batch; those rows are lost');
+    }
+  }
+
+  private safePrune(): void {
+    try {
+      const gone = this.store.prune(this.now());
+      if (gone) this.log.debug({ pruned: gone }, 'history: pruned old rows');
+    } catch (err) {
+      this.log.error({ err }, 'history: pruning failed');
+    }
+  }
+
+  /** Rows waiting for the next batch. */
+  get waiting(): number {
+    return this.pending.length;
+  }
+
+  close(): void {
+    this.source.off('change', this.onChange);
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    this.flush();
+  }
+}

@@ -1,0 +1,89 @@
+// The page's device controls, through the one pipeline as the signed-in
+// principal (policy, approvals and audit apply as for the agent):
+//   GET  /api/controls            per readable entity with an actuator tool:
+//                                 its tool, arguments and, per action, whether
+//                                 the policy could ever let this caller do it
+//                                 and, if not, why
+//   POST /api/devices/:id/call    {args}: run the entity's actuator tool; the
+//                                 answer says confirmed, unconfirmed, waiting
+//                                 (held for approval), denied or failed
+import type { Entity } from '../devices/model.js';
+import type { GeneratedTool, Principal, ToolResultObject } from '../tools/types.js';
+import { onlyFields } from './body.js';
+import { badField, forbidden, notFound } from './errors.js';
+import type { ApiContext, Route } from './route.js';
+
+export type CallOutcome = 'confirmed' | 'unconfirmed' | 'waiting' | 'denied' | 'failed';
+
+/** What a tool result means, in the words the page's badges use (as in chat). */
+export function outcomeOf(result: ToolResultObject): CallOutcome {
+  const text = result.text ?? result.error ?? '';
+  if (result.details?.approvalId) return 'waiting';
+  if (!result.isError) return text.startsWith('unconfirmed') ? 'unconfirmed' : 'confirmed';
+  if (result.details?.decision === 'deny' || text.startsWith('not allowed') || text.startsWith('not done')) return 'denied';
+  return 'failed';
+}
+
+export function controlRoutes({ hearth }: ApiContext): Route[] {
+  const toolFor = (entity: Entity): GeneratedTool | undefined =>
+    hearth.tools.all().find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(entity.id));
+  const mayEver = (principal: Principal, tool: GeneratedTool, entity: Entity, action: string): boolean =>
+    hearth.policy.mayEverUse(principal, tool.name, {
+      capability: 'actuator',
+      kinds: [entity.kind],
+      entityIds: [entity.id],
+      areas: entity.area ? [entity.area] : [],
+      actions: [action],
+      deviceClasses: entity.deviceClass ? [entity.deviceClass] : [],
+    });
+  return [
+    {
+      method: 'GET',
+      path: '/api/controls',
+      handler: ({ principal }) => {
+        const out: Record<string, unknown> = {};
+        for (const entity of hearth.visibleEntities(principal)) {
+          const tool = toolFor(entity);
+          if (!tool) continue;
+          const props = { ...((tool.parameters.properties as Record<string, Record<string, unknown>>) ?? {}) };
+          delete props.entity;
+          const actions = (props.action?.enum as string[] | undefined) ?? tool.meta.actions;
+          const allowed: Record<string, { may: boolean; why?: string }> = {};
+          for (const a of actions.length ? actions : ['actuate']) {
+            const may = mayEver(principal, tool, entity, a);
+            allowed[a] = may ? { may } : { may, why: `no policy rule lets ${principal.id} ${a.replace(/_/g, ' ')} ${entity.name}; an owner can add one (hearth policy allow ...)` };
+          }
+          out[entity.id] = { tool: tool.name, properties: props, actions: allowed };
+        }
+        return { principal: principal.id, controls: out };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/devices/:id/call',
+      handler: async ({ params, principal, body }) => {
+        const input = await body();
+        onlyFields(input, ['args']);
+        const args = input.args;
+        if (args === undefined || args === null || typeof args !== 'object' || Array.isArray(args)) throw badField('args', 'must be a JSON object of the call arguments, e.g. {"action": "turn_on"}');
+        const entity = hearth.bridge.registry.entity(params.id);
+        if (!entity) throw notFound(`no entity ${JSON.stringify(params.id.slice(0, 100))}; GET /api/devices lists them`);
+        const denied = hearth.readDenied(principal, entity);
+        if (denied) throw forbidden(`not allowed to read ${entity.id}: ${denied}`);
+        const tool = toolFor(entity);
+        if (!tool) throw badField('id', `${entity.id} is a ${entity.kind}: it has nothing to control`);
+        const callArgs = tool.meta.entityIds.length > 1 ? { ...(args as Record<string, unknown>), entity: entity.id } : (args as Record<string, unknown>);
+        const result = await hearth.tools.call(tool.name, callArgs, principal, { session: null });
+        const details = result.details ?? {};
+        return {
+          entity: entity.id,
+          tool: tool.name,
+          outcome: outcomeOf(result),
+          text: result.text ?? result.error ?? '',
+          auditId: details.auditId ?? null,
+          approvalId: details.approvalId ?? null,
+        };
+      },
+    },
+  ];
+}
