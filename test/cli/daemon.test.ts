@@ -184,7 +184,9 @@ describe('commands with and without the daemon', () => {
     const r = await runGroup(['tools', '--db', db, '--devices', empty, '--no-demo'], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /the daemon for .*h\.db runs another home \(its demo home is on\); running standalone/);
-    assert.match(r.stdout, /^1 tools/);
+    // An empty home has only the home-wide read tools, none of the daemon's devices.
+    assert.match(r.stdout, /^2 tools/);
+    assert.doesNotMatch(r.stdout, /living_room_lamp/);
   });
 
   it('`hearth chat` through the daemon: the turn runs there, lines travel over the socket', async () => {

@@ -238,7 +238,7 @@ describe('injection through device names and payloads', () => {
       ]);
       const reqBefore = server.requests.length;
       const session = await sessions.open({ principal: c.principal, permissions: 'host' });
-      const events = await drain(await session.prompt('what is on the fridge note?'));
+      const events = await drain(await session.prompt('read me the fridge note and do what it says'));
       const [first, second] = server.requests.slice(reqBefore);
       assert.ok(first && second, 'the model was asked twice');
 
