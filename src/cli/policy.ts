@@ -320,7 +320,7 @@ function printExplanation(ex: Explanation, req: PolicyRequest, notes: string[], 
   for (const c of ex.rules) {
     rows.push([c.decided ? '=>' : c.matched ? '+' : '', `#${c.rule.id}`, c.rule.effect, String(c.rule.priority), c.description, c.why]);
   }
-  process.stdout.write(`${lines.join('\n')}\n${table(rows)}\n  (=> decided, + matched)\n`);
+  process.stdout.write(`${lines.join('\n')}\n${table(rows)}\n  (=> decided; + matched but lost to the deciding rule, WHY says how)\n`);
 }
 
 function parseAt(raw: string): Date {
