@@ -5,6 +5,8 @@
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
+import { loadAuditKey } from '../audit/key.js';
+import { SqliteAuditLog } from '../audit/store.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { approvalJson, SqliteApprovals, type Approval } from '../policy/approvals.js';
 import { configOrExit, withConfigOptions, type CommonFlags } from './options.js';
@@ -33,16 +35,20 @@ export function inWords(ms: number): string {
 }
 
 async function withApprovals(flags: CommonFlags, body: (approvals: SqliteApprovals, db: Db) => void): Promise<void> {
-  await guarded(() => {
+  await guarded(async () => {
     const { config } = configOrExit(flags);
     const path = config.database.path;
     if (path !== ':memory:' && !existsSync(path)) {
       throw new CliFailure(`no database at ${path}: no approvals have been requested there (pass --db <file> to use the bridge's database)`, 1);
     }
     const db = openDatabase(path);
+    // A refusal is an audit row: written here as the bridge writes its rows (digest, key).
+    const key = config.audit.keyFile ? loadAuditKey(config.audit.keyFile).key : undefined;
+    const audit = new SqliteAuditLog(db, { digestFile: config.audit.digestFile, durability: config.audit.durability, ...(key ? { key } : {}) });
     try {
-      body(new SqliteApprovals(db), db);
+      body(new SqliteApprovals(db, { audit }), db);
     } finally {
+      await audit.close();
       db.close();
     }
   });

@@ -205,9 +205,16 @@ describe('approvals and the audit log, with a running bridge', () => {
     assert.equal(held.code, 1);
     const id = /Approval ([0-9a-f]{12}) is waiting/.exec(held.stdout)?.[1];
     assert.ok(id, held.stdout);
-    const denied = await runHearth(withDb('deny', id), { cwd: dir });
+    const denied = await runHearth(withDb('deny', id, '--by', 'test:parent'), { cwd: dir });
     assert.equal(denied.code, 0, denied.stderr);
     assert.match(denied.stdout, new RegExp(`^denied ${id} `));
+    // The refusal is an audit row: who refused, the held call, denied.
+    const refusal = (await tailJson('-n', '5')).find((r) => r.action === 'deny_approval');
+    assert.ok(refusal, 'no audit row for the refusal');
+    assert.deepEqual(
+      [refusal.principal, refusal.tool, refusal.args, refusal.decision, refusal.outcome],
+      ['test:parent', 'front_door_lock', { action: 'unlock' }, 'deny', 'denied'],
+    );
     const list = await runHearth(withDb('approvals'), { cwd: dir });
     assert.doesNotMatch(list.stdout, new RegExp(id));
     const unknown = await runHearth(withDb('approve', 'abcdef123456'), { cwd: dir });
