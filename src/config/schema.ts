@@ -139,6 +139,13 @@ export const configSchema = {
           default: '/mcp',
           description: 'Where MCP over Streamable HTTP is served; empty turns it off.',
         },
+        trustedOrigins: {
+          type: 'array',
+          items: { type: 'string', pattern: '^https?://[^/\\s?#]+$' },
+          default: [],
+          description:
+            'Origins besides http://<host> whose pages may use the API, e.g. https://home.example.org behind a TLS reverse proxy (scheme://host[:port], no path).',
+        },
         auth: {
           type: 'boolean',
           default: true,
@@ -243,7 +250,7 @@ export interface HearthConfig {
   demo?: boolean;
   database: { path: string };
   audit: { digestFile?: string; keyFile?: string; durability: 'full' | 'grouped' };
-  http: { host: string; port: number; auth: boolean; mcpPath: string; events: { maxBufferedBytes: number; maxStreamsPerToken: number } };
+  http: { host: string; port: number; auth: boolean; mcpPath: string; trustedOrigins: string[]; events: { maxBufferedBytes: number; maxStreamsPerToken: number } };
   tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };
   agent: {
     engine: 'builtin' | 'jan';
