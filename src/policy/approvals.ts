@@ -207,9 +207,10 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
     const changed = this.stmts.decide.run({ id, by, now, status, until: status === 'granted' ? now + this.grantTtlMs : 0 }).changes > 0;
     if (!changed) return false;
     const decided = this.get(id)!;
-    // A grant leaves its row when the call runs; a refusal is the end of the call, so it is the row.
-    if (status === 'denied' && this.audit) this.recordRefusal(decided, by);
     this.emit('decided', decided);
+    // A grant leaves its row when the call runs; a refusal is the end of the call, so it is the row.
+    // (A failed write throws to the door that refused: the refusal stands, the person hears the row is missing.)
+    if (status === 'denied' && this.audit) this.recordRefusal(decided, by);
     return true;
   }
 
