@@ -56,6 +56,9 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     }
     // Family may work the front door lock (unlocking still needs an approver), and approve nothing.
     home.hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', priority: 10 });
+    // Family may switch the kitchen light but not read it: a result links no resource it could not read.
+    home.hearth.policy.add({ subject: 'role:family', targetType: 'entity', target: 'kitchen_light.light', action: 'actuate', effect: 'allow', priority: 10 });
+    home.hearth.policy.add({ subject: 'role:family', targetType: 'entity', target: 'kitchen_light.light', action: 'read', effect: 'deny', priority: 10 });
     // Guests may not read the living-room lamp.
     home.hearth.policy.add({ subject: 'role:guest', targetType: 'entity', target: 'living_room_lamp.lamp', action: 'read', effect: 'deny', priority: 10 });
     listener = mcpHttpListener({ hearth: home.hearth });
@@ -130,6 +133,12 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     const state = JSON.parse((read.contents[0] as { text: string }).text) as { id: string; value: unknown };
     assert.equal(state.id, 'living_room_lamp.lamp');
     await call(client, 'living_room_lamp', { action: 'turn_off' });
+
+    const { client: family } = await connect('family');
+    const kitchen = await call(family, 'kitchen_light', { action: 'turn_on' });
+    assert.ok(!kitchen.isError, textOf(kitchen));
+    assert.equal(kitchen.content.some((c) => c.type === 'resource_link'), false, 'no link to a resource the caller may not read');
+    await assert.rejects(family.readResource({ uri: 'hearth://entity/kitchen_light.light' }), /not allowed/);
   });
 
   it('a client without elicitation gets the held result naming the approval (nothing is asked)', async () => {
@@ -154,7 +163,7 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     assert.match(textOf(held), new RegExp(`does not count: mcp:family may not approve this call; approval ${approvalId} still waits`));
     assert.equal(home.hearth.approvals.get(approvalId)?.status, 'pending');
     assert.equal(lockState(), before);
-    assert.ok(!home.hearth.audit.tail(5).some((r) => r.principal === 'mcp:family' && r.outcome === 'confirmed'));
+    assert.ok(!home.hearth.audit.tail(5).some((r) => r.principal === 'mcp:family' && r.tool === 'front_door_lock' && r.outcome === 'confirmed'));
     assert.ok(home.hearth.approvals.deny(approvalId, 'cli:test'));
   });
 
