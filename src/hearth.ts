@@ -52,16 +52,16 @@ export class Hearth {
     let audit: SqliteAuditLog | undefined;
     try {
       const policy = new SqlitePolicy(db);
-      const approvals = new SqliteApprovals(db);
       const key = config.audit.keyFile ? loadAuditKey(config.audit.keyFile, { create: true }) : undefined;
       if (key?.created) log.info({ keyFile: config.audit.keyFile }, 'audit: made a new audit key; keep it, and a copy, away from the database');
-      if (key && !config.audit.digestFile) log.warn('audit.keyFile signs the digest file, but audit.digestFile is not set: nothing is signed');
+      if (key && !config.audit.digestFile) log.warn('audit.key_file signs the digest file, but audit.digest_file is not set: nothing is signed');
       audit = new SqliteAuditLog(db, {
         log: log.child({ part: 'audit' }),
         digestFile: config.audit.digestFile,
         durability: config.audit.durability,
         ...(key ? { key: key.key } : {}),
       });
+      const approvals = new SqliteApprovals(db, { audit });
       const entityMemory = new SqliteEntityNames(db, log.child({ part: 'devices' }));
       const history = new HistoryStore(db, config.history?.retentionDays, config.history?.maxRows);
       bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory });

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { CommandOutput } from '../daemon/protocol.js';
 import type { Db } from '../db/database.js';
 import type { Approval, SqliteApprovals } from '../policy/approvals.js';
-import { databasePathOrExit, withConfigOptions, type CommonFlags } from './options.js';
+import { configOrExit, databasePathOrExit, withConfigOptions, type CommonFlags } from './options.js';
 import { CliFailure, failed } from './failure.js';
 import { answer } from './via-daemon.js';
 
@@ -33,17 +33,30 @@ export function inWords(ms: number): string {
   return `${h} h${m % 60 ? ` ${m % 60} min` : ''}`;
 }
 
-/** Without a daemon: open the database's approvals for one command. */
-async function withApprovals(path: string, body: (approvals: SqliteApprovals, db: Db) => Promise<CommandOutput>): Promise<CommandOutput> {
+/** Without a daemon: open the database's approvals for one command, with the audit log a refusal is written to. */
+async function withApprovals(
+  flags: CommonFlags,
+  path: string,
+  body: (approvals: SqliteApprovals, db: Db) => Promise<CommandOutput>,
+): Promise<CommandOutput> {
   if (path !== ':memory:' && !existsSync(path)) {
     return failed(new CliFailure(`no database at ${path}: no approvals have been requested there (pass --db <file> to use the bridge's database)`, 1));
   }
-  const { openDatabase } = await import('../db/database.js');
-  const { SqliteApprovals } = await import('../policy/approvals.js');
+  const { config } = await configOrExit(flags);
+  const [{ openDatabase }, { SqliteApprovals }, { SqliteAuditLog }, { loadAuditKey }] = await Promise.all([
+    import('../db/database.js'),
+    import('../policy/approvals.js'),
+    import('../audit/store.js'),
+    import('../audit/key.js'),
+  ]);
   const db = openDatabase(path);
+  // A refusal is an audit row: written here as the bridge writes its rows (digest, key).
+  const key = config.audit.keyFile ? loadAuditKey(config.audit.keyFile).key : undefined;
+  const audit = new SqliteAuditLog(db, { digestFile: config.audit.digestFile, durability: config.audit.durability, ...(key ? { key } : {}) });
   try {
-    return await body(new SqliteApprovals(db), db);
+    return await body(new SqliteApprovals(db, { audit }), db);
   } finally {
+    await audit.close();
     db.close();
   }
 }
@@ -160,7 +173,7 @@ export async function approvalsOutput(approvals: SqliteApprovals, params: Approv
 async function decide(verb: 'approve' | 'deny', id: string, flags: CommonFlags & { by?: string }): Promise<void> {
   const path = await databasePathOrExit(flags);
   const params: DecideParams = { verb, id, by: flags.by };
-  await answer(path, flags, verb, { ...params }, () => withApprovals(path, (approvals) => decideOutput(approvals, params)));
+  await answer(path, flags, verb, { ...params }, () => withApprovals(flags, path, (approvals) => decideOutput(approvals, params)));
 }
 
 export function registerApprovals(program: Command): void {
@@ -171,7 +184,7 @@ export function registerApprovals(program: Command): void {
     .action(async (flags: CommonFlags & ApprovalsParams) => {
       const path = await databasePathOrExit(flags);
       const params: ApprovalsParams = { all: flags.all, json: flags.json };
-      await answer(path, flags, 'approvals', { ...params }, () => withApprovals(path, (approvals) => approvalsOutput(approvals, params)));
+      await answer(path, flags, 'approvals', { ...params }, () => withApprovals(flags, path, (approvals) => approvalsOutput(approvals, params)));
     });
 
   withConfigOptions(program.command('approve'))

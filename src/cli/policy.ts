@@ -296,7 +296,7 @@ function explanationText(ex: Explanation, req: PolicyRequest, notes: string[], a
   for (const c of ex.rules) {
     rows.push([c.decided ? '=>' : c.matched ? '+' : '', `#${c.rule.id}`, c.rule.effect, String(c.rule.priority), c.description, c.why]);
   }
-  return `${lines.join('\n')}\n${table(rows)}\n  (=> decided, + matched)\n`;
+  return `${lines.join('\n')}\n${table(rows)}\n  (=> decided; + matched but lost to the deciding rule, WHY says how)\n`;
 }
 
 function parseAt(raw: string): Date {

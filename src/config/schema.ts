@@ -148,6 +148,13 @@ export const configSchema = {
           default: '/mcp',
           description: 'Where MCP over Streamable HTTP is served; empty turns it off.',
         },
+        trustedOrigins: {
+          type: 'array',
+          items: { type: 'string', pattern: '^https?://[^/\\s?#]+$' },
+          default: [],
+          description:
+            'Origins besides http://<host> whose pages may use the API, e.g. https://home.example.org behind a TLS reverse proxy (scheme://host[:port], no path).',
+        },
         auth: {
           type: 'boolean',
           default: true,
@@ -302,7 +309,7 @@ export interface HearthConfig {
   database: { path: string };
   audit: { digestFile?: string; keyFile?: string; durability: 'full' | 'grouped' };
   history: { retentionDays: number; maxRows: number };
-  http: { host: string; port: number; auth: boolean; mcpPath: string; events: { maxBufferedBytes: number; maxStreamsPerToken: number } };
+  http: { host: string; port: number; auth: boolean; mcpPath: string; trustedOrigins: string[]; events: { maxBufferedBytes: number; maxStreamsPerToken: number } };
   wyoming: { host: string; port?: number; streaming: boolean; turnTimeoutMs: number; satellites: WyomingSatellite[] };
   tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };
   agent: {

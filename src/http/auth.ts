@@ -50,15 +50,20 @@ function hostName(header: string): string {
  * pass; `Sec-Fetch-Site` catches the no-cors requests that carry no Origin.
  * Without auth, the Host must be a loopback name too (DNS rebinding).
  */
-export function checkOrigin(req: IncomingMessage, authOn: boolean): void {
+export function checkOrigin(req: IncomingMessage, authOn: boolean, trustedOrigins: readonly string[] = []): void {
   const host = req.headers.host ?? '';
   if (!authOn && !isLoopbackHost(hostName(host))) {
     throw forbidden(`Host ${JSON.stringify(host)} is refused: without http.auth only loopback host names are served`, 'forbidden_host');
   }
   const origin = req.headers.origin;
   if (origin !== undefined) {
-    if (origin.toLowerCase() !== `http://${host}`.toLowerCase()) {
-      throw forbidden(`requests from origin ${JSON.stringify(origin)} are refused: only same-origin pages and non-browser clients may use this API`, 'forbidden_origin');
+    const asked = origin.toLowerCase();
+    // The page's own origin, or one the owner trusts (http.trusted_origins: the page behind a TLS reverse proxy).
+    if (asked !== `http://${host}`.toLowerCase() && !trustedOrigins.some((o) => o.toLowerCase() === asked)) {
+      throw forbidden(
+        `requests from origin ${JSON.stringify(origin)} are refused: only same-origin pages, origins listed in http.trusted_origins and non-browser clients may use this API`,
+        'forbidden_origin',
+      );
     }
     return;
   }

@@ -193,7 +193,7 @@ export class HttpServer {
         throw new HttpError(400, 'bad_request', 'the request target is not a valid URL path');
       }
       path = url.pathname;
-      checkOrigin(req, this.auth.enabled);
+      checkOrigin(req, this.auth.enabled, this.hearth.bridge.config.http.trustedOrigins);
       const mount = this.mounts.find((m) => path === m.path || path.startsWith(`${m.path}/`));
       if (mount) {
         ({ principal, token } = this.auth.authenticate(req));

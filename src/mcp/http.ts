@@ -335,7 +335,7 @@ export function mcpHttpListener(options: McpHttpListenerOptions): McpHttpListene
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     try {
-      checkOrigin(req, auth.enabled);
+      checkOrigin(req, auth.enabled, options.hearth.bridge.config.http.trustedOrigins);
       if (url.pathname !== path && url.pathname !== `${path}/`) throw new HttpError(404, 'not_found', `no such endpoint: ${url.pathname}; MCP is served at ${path}`);
       const { principal, token } = auth.authenticate(req);
       void handler.handle(req, res, principal, token);

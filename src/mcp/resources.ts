@@ -2,7 +2,7 @@
 // state as JSON (the shape `hearth devices --json` prints), and a camera's
 // latest frame is a blob at `hearth://camera/<id>/frame`. Reading one asks the
 // policy the same question a read tool would (without using a rate limit).
-import { ErrorCode, McpError, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CompleteRequest, type CompleteResult, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { stateJson } from '../cli/format.js';
 import type { Entity } from '../devices/model.js';
 import type { Hearth } from '../hearth.js';
@@ -94,4 +94,31 @@ export function readResource(hearth: Hearth, principal: Principal, uri: string):
     throw new McpError(RESOURCE_NOT_FOUND, `the camera ${quoted(target.entity.name)} has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`, { uri });
   }
   return { contents: [{ uri, mimeType: state.frame.contentType, blob: state.frame.bytes.toString('base64') }] };
+}
+
+/** The most values one completion answer carries (the spec's limit). */
+export const MAX_COMPLETIONS = 100;
+
+/**
+ * Completions for the `{id}` of a resource template: the ids of the entities
+ * this principal may read (cameras only, for frames) that begin with what was
+ * typed (or, failing that, contain it), case-insensitively.
+ */
+export function completeResourceId(hearth: Hearth, principal: Principal, params: CompleteRequest['params']): CompleteResult['completion'] {
+  const { ref, argument } = params;
+  if (ref.type !== 'ref/resource') throw new McpError(ErrorCode.InvalidParams, 'Hearth has no prompts; completions are for the {id} of its resource templates');
+  const template = RESOURCE_TEMPLATES.find((t) => t.uriTemplate === ref.uri);
+  if (!template) {
+    throw new McpError(ErrorCode.InvalidParams, `no resource template ${JSON.stringify(ref.uri.slice(0, 200))}; the templates are ${RESOURCE_TEMPLATES.map((t) => t.uriTemplate).join(' and ')}`);
+  }
+  if (argument.name !== 'id') throw new McpError(ErrorCode.InvalidParams, `the template ${template.uriTemplate} has one argument, id, not ${JSON.stringify(argument.name.slice(0, 40))}`);
+  const typed = argument.value.toLowerCase();
+  const ids = hearth
+    .visibleEntities(principal)
+    .filter((e) => template.name !== 'camera-frame' || e.kind === 'camera')
+    .map((e) => e.id)
+    .sort();
+  const starts = ids.filter((id) => id.toLowerCase().startsWith(typed));
+  const values = starts.length ? starts : ids.filter((id) => id.toLowerCase().includes(typed));
+  return { values: values.slice(0, MAX_COMPLETIONS), total: values.length, hasMore: values.length > MAX_COMPLETIONS };
 }

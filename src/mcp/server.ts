@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -27,8 +28,10 @@ import type { Hearth } from '../hearth.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { GeneratedTool, Principal } from '../tools/types.js';
 import { toolAnnotations } from './annotations.js';
-import { entityUri, frameUri, listResources, parseResourceUri, readDenied, readResource, RESOURCE_TEMPLATES } from './resources.js';
+import { askForApproval, canElicit } from './elicit-approval.js';
+import { completeResourceId, entityUri, frameUri, listResources, parseResourceUri, readDenied, readResource, RESOURCE_TEMPLATES } from './resources.js';
 import { idempotencyKeyOf, toCallToolResult } from './results.js';
+import { enrich, isDeviceRead, READ_OUTPUT_SCHEMA, toolTitleOf } from './structured.js';
 
 export const MCP_SERVER_NAME = 'hearth';
 
@@ -65,8 +68,10 @@ export interface McpSessionOptions {
 export function toMcpTool(tool: GeneratedTool, hearth: Hearth): Tool {
   return {
     name: tool.name,
+    title: toolTitleOf(tool, hearth),
     description: tool.description,
     inputSchema: tool.parameters as Tool['inputSchema'],
+    ...(isDeviceRead(tool, hearth) ? { outputSchema: READ_OUTPUT_SCHEMA as unknown as Tool['outputSchema'] } : {}),
     annotations: toolAnnotations(tool, hearth.bridge.registry),
   };
 }
@@ -98,6 +103,7 @@ export class HearthMcpSession {
         capabilities: {
           tools: { listChanged: true },
           resources: { subscribe: true, listChanged: true },
+          completions: {},
         },
         instructions: MCP_INSTRUCTIONS,
       },
@@ -142,12 +148,24 @@ export class HearthMcpSession {
       // A fresh id per call; a client-supplied key makes a retried request one actuation.
       const requestId = key ? `mcp:${principal.id}:${key}` : `mcp:${randomUUID()}`;
       const started = performance.now();
-      const result = await hearth.tools.call(name, args, principal, { requestId, signal: extra.signal, session: this.sessionLabel() });
+      let result = await hearth.tools.call(name, args, principal, { requestId, signal: extra.signal, session: this.sessionLabel() });
+      // Held by a confirm rule: ask the person at the client, when it can be asked.
+      const approvalId = result.details?.approvalId;
+      if (result.isError && typeof approvalId === 'string' && canElicit(server)) {
+        const answer = await askForApproval({ server, hearth, principal, approvalId, log: this.log, relatedRequestId: extra.requestId, signal: extra.signal });
+        if (answer.kind === 'granted') {
+          result = await hearth.tools.call(name, args, principal, { requestId: `${requestId}:approved`, signal: extra.signal, session: this.sessionLabel() });
+        } else if (answer.kind === 'refused') {
+          result = { ...result, text: answer.note, details: { ...result.details, approvalId: undefined } };
+        } else if (answer.note) {
+          result = { ...result, text: `${result.text ?? result.error ?? ''}${answer.note}` };
+        }
+      }
       this.log.info(
         { tool: name, principal: principal.id, requestId, isError: !!result.isError, ms: Math.round(performance.now() - started), session: this.sessionLabel() },
         'MCP tool call',
       );
-      return toCallToolResult(result);
+      return enrich(toCallToolResult(result), result, hearth.tools.get(name)!, args, hearth, principal);
     });
 
     server.setRequestHandler(ListResourcesRequestSchema, () => {
@@ -157,6 +175,8 @@ export class HearthMcpSession {
     });
 
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+
+    server.setRequestHandler(CompleteRequestSchema, (request) => ({ completion: completeResourceId(hearth, this.principal(), request.params) }));
 
     server.setRequestHandler(ReadResourceRequestSchema, (request) => readResource(hearth, this.principal(), request.params.uri));
 

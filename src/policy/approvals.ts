@@ -5,6 +5,7 @@
 // call it was for, expiring.
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import type { AuditLog } from '../audit/types.js';
 import type { Db } from '../db/database.js';
 import type { Principal } from '../core/principal.js';
 import type { ApprovalStore, ApprovalTarget, PolicyDecision, PolicyEngine, PolicyRequest } from './types.js';
@@ -36,7 +37,15 @@ export interface ApprovalsOptions {
   grantTtlMs?: number;
   /** Clock (tests). */
   now?: () => number;
+  /**
+   * Where a person's refusal is written (one denied row: who refused, the held
+   * call). Every door decides through deny() here, so none can skip the row.
+   */
+  audit?: Pick<AuditLog, 'record'>;
 }
+
+/** The audit action of a refused approval (the row's tool, entity and arguments are the held call's). */
+export const APPROVAL_DENIED_ACTION = 'deny_approval';
 
 export interface ApprovalEvents {
   requested: [Approval];
@@ -118,6 +127,7 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
   readonly ttlMs: number;
   readonly grantTtlMs: number;
   private readonly now: () => number;
+  private readonly audit?: Pick<AuditLog, 'record'>;
   private readonly stmts;
 
   constructor(
@@ -129,6 +139,7 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
     this.grantTtlMs = options.grantTtlMs ?? this.ttlMs;
     if (!(this.ttlMs > 0) || !(this.grantTtlMs > 0)) throw new RangeError('approval ttlMs and grantTtlMs must be positive');
     this.now = options.now ?? Date.now;
+    this.audit = options.audit;
     this.stmts = {
       // The same call: same principal, entity (or, on no entity, tool) and arguments.
       findPending: db.prepare(
@@ -194,8 +205,32 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
   private decide(id: string, by: string, status: 'granted' | 'denied'): boolean {
     const now = this.now();
     const changed = this.stmts.decide.run({ id, by, now, status, until: status === 'granted' ? now + this.grantTtlMs : 0 }).changes > 0;
-    if (changed) this.emit('decided', this.get(id)!);
-    return changed;
+    if (!changed) return false;
+    const decided = this.get(id)!;
+    this.emit('decided', decided);
+    // A grant leaves its row when the call runs; a refusal is the end of the call, so it is the row.
+    // (A failed write throws to the door that refused: the refusal stands, the person hears the row is missing.)
+    if (status === 'denied' && this.audit) this.recordRefusal(decided, by);
+    return true;
+  }
+
+  private recordRefusal(a: Approval, by: string): void {
+    this.audit!.record(
+      {
+        requestId: `approval:${a.id}:denied`,
+        principal: by,
+        session: null,
+        runId: null,
+        tool: a.tool,
+        entityId: a.entityId,
+        action: APPROVAL_DENIED_ACTION,
+        args: a.args,
+        decision: 'deny',
+        ruleId: null,
+        reason: `${by} refused approval ${a.id}, asked by ${a.principal}${a.reason ? ` (${a.reason})` : ''}`,
+      },
+      { outcome: 'denied', error: null },
+    );
   }
 
   /** Grant a pending, unexpired approval. */
@@ -203,7 +238,7 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
     return this.decide(id, by, 'granted');
   }
 
-  /** Deny a pending, unexpired approval. */
+  /** Deny a pending, unexpired approval (written to the audit log as a denied row by `by`, when it has one; a failed write throws). */
   deny(id: string, by: string): boolean {
     return this.decide(id, by, 'denied');
   }

@@ -107,6 +107,26 @@ function minutes(hhmm: string): number {
   return Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 }
 
+/** Why a rule that matches did not decide: it lost to the deciding rule, or (built-in confirm) had no allow to escalate. */
+function lostTo(c: Compiled, decidedBy: Compiled | null, winner: Compiled | null): string {
+  const r = c.rule;
+  const escalates = r.builtin && r.effect === 'confirm';
+  if (!winner) return escalates ? 'matches, but a built-in confirm rule only asks a person about a call a rule allows; no rule does, so the default decides' : 'matches, but the default decides';
+  if (c === winner) {
+    const e = decidedBy!.rule;
+    return `matches and would allow, but built-in rule #${e.id} (priority ${e.priority}, confirm) comes first and asks a person; it decides`;
+  }
+  const w = winner.rule;
+  // Ahead of the winner: only a built-in confirm rule that had no allow to turn into a question.
+  if (byPrecedence(c, winner) < 0 && escalates) {
+    return `matches, but a built-in confirm rule only turns an allow into a request for approval; rule #${w.id} (priority ${w.priority}, ${w.effect}) decides`;
+  }
+  const then = decidedBy && decidedBy !== winner ? `; built-in rule #${decidedBy.rule.id} then asks a person` : '';
+  if (w.priority > r.priority) return `matches, but rule #${w.id} decides: its priority ${w.priority} is higher than ${r.priority}${then}`;
+  if (w.effect !== r.effect) return `matches, but rule #${w.id} decides: same priority ${r.priority}, and ${w.effect} wins over ${r.effect} (deny > confirm > allow)${then}`;
+  return `matches, but rule #${w.id} decides: same priority ${r.priority} and effect ${r.effect}, and #${w.id} is the older rule (lower id)${then}`;
+}
+
 function compile(rule: PolicyRule): Compiled {
   const subjectIds: Matcher[] = [];
   const subjectRoles: Matcher[] = [];
@@ -343,7 +363,7 @@ export class SqlitePolicy implements PolicyEngine {
     return list;
   }
 
-  private evaluate(req: PolicyRequest, record: boolean): { decision: PolicyDecision; decidedBy: Compiled | null; roles: string[] } {
+  private evaluate(req: PolicyRequest, record: boolean): { decision: PolicyDecision; decidedBy: Compiled | null; roles: string[]; winner?: Compiled | null } {
     this.refresh();
     const roles = this.rolesFor(req.principal);
     const list = this.candidates(req, roles);
@@ -372,10 +392,11 @@ export class SqlitePolicy implements PolicyEngine {
     if (winner.rateLimited) {
       const now = at.getTime();
       const rule = winner.rule;
-      const overBudget = (): { decision: PolicyDecision; decidedBy: Compiled; roles: string[] } => ({
+      const overBudget = (): { decision: PolicyDecision; decidedBy: Compiled; roles: string[]; winner: Compiled } => ({
         decision: { effect: 'deny', ruleId: rule.id, reason: `rate limit: ${rule.maxCalls} calls per ${rule.perSeconds} s (rule #${rule.id})` },
         decidedBy: winner,
         roles,
+        winner,
       });
       if (record && !needsPerson) {
         // Decided and counted in one transaction, or not at all.
@@ -387,11 +408,11 @@ export class SqlitePolicy implements PolicyEngine {
       }
       if (needsPerson) {
         const base = escalated ? escalation!.decision : winner.decision;
-        return { decision: { ...base, limitedBy: rule.id }, decidedBy: escalated ? escalation : winner, roles };
+        return { decision: { ...base, limitedBy: rule.id }, decidedBy: escalated ? escalation : winner, roles, winner };
       }
     }
-    if (escalated) return { decision: { ...escalation!.decision }, decidedBy: escalation, roles };
-    return { decision: { ...winner.decision }, decidedBy: winner, roles };
+    if (escalated) return { decision: { ...escalation!.decision }, decidedBy: escalation, roles, winner };
+    return { decision: { ...winner.decision }, decidedBy: winner, roles, winner };
   }
 
   decide(request: PolicyRequest): PolicyDecision {
@@ -467,12 +488,11 @@ export class SqlitePolicy implements PolicyEngine {
   }
 
   explain(request: PolicyRequest): Explanation {
-    const { decision, decidedBy, roles } = this.evaluate(request, false);
+    const { decision, decidedBy, winner, roles } = this.evaluate(request, false);
     const isRead = isReadRequest(request);
     const at = request.at ?? new Date();
     const time = this.localTime(at);
     const clock = `${String(Math.floor(time.minute / 60)).padStart(2, '0')}:${String(time.minute % 60).padStart(2, '0')} ${DAY_NAMES[time.weekday]}`;
-    let firstMatch: PolicyRule | undefined;
     const rules: RuleConsideration[] = [];
     for (const c of this.rules) {
       const r = c.rule;
@@ -493,15 +513,13 @@ export class SqlitePolicy implements PolicyEngine {
         why = `not in force at ${clock} (${r.window ? `${r.window.start}-${r.window.end}` : 'all day'}${r.days ? ` on ${r.days.join(',')}` : ''})`;
       }
       const matched = why === null;
-      if (matched && !firstMatch) firstMatch = c.rule;
       const decided = matched && decidedBy === c;
-      if (matched) {
-        if (decided) {
-          why = decision.effect === 'deny' && c.rule.effect !== 'deny' ? `matches, but ${decision.reason}` : 'matches and decides';
-        } else {
-          const top = firstMatch!;
-          why = `matches, but rule #${top.id} (priority ${top.priority}, ${top.effect}) takes precedence`;
-        }
+      if (decided) {
+        if (decision.effect === 'deny' && c.rule.effect !== 'deny') why = `matches, but ${decision.reason}`;
+        else if (c !== winner && winner) why = `matches and decides: rule #${winner.rule.id} allows the call, and this built-in rule still asks a person (an allow above priority ${r.priority} waives it)`;
+        else why = 'matches and decides';
+      } else if (matched) {
+        why = lostTo(c, decidedBy, winner ?? null);
       }
       rules.push({ rule: r, description: describeRule(r), matched, decided, why: why! });
     }

@@ -163,7 +163,7 @@ export class Pipeline {
         }
         const denied = this.checkRead(tool, call, args, entity);
         if (denied) return denied;
-        return target.type === 'camera' ? this.readCamera(entity) : { text: stateText(entity, this.deps.cache.get(entity.id), this.now()) };
+        return target.type === 'camera' ? this.readCamera(entity) : { text: stateText(entity, this.deps.cache.get(entity.id), this.now()), details: { entities: [entity.id] } };
       }
       case 'actuate':
         return this.actuate(tool, target, args, call);
@@ -204,6 +204,7 @@ export class Pipeline {
       }
     }
     const lines: string[] = [];
+    const shown: string[] = [];
     let hidden = 0;
     for (const e of entities) {
       if (this.checkRead(tool, call, args, e)) {
@@ -211,11 +212,13 @@ export class Pipeline {
         continue;
       }
       lines.push(stateText(e, this.deps.cache.get(e.id), this.now()));
+      shown.push(e.id);
     }
     if (!lines.length) return FAIL('not allowed to read these entities');
     const MAX = 200;
     const more = lines.length > MAX ? `\n(${lines.length - MAX} more; ask by area or entity)` : '';
-    return { text: lines.slice(0, MAX).join('\n') + more + (hidden ? `\n(${hidden} entities not shown: not allowed)` : '') };
+    // details.entities: what was read, for doors that return structured content (MCP).
+    return { text: lines.slice(0, MAX).join('\n') + more + (hidden ? `\n(${hidden} entities not shown: not allowed)` : ''), details: { entities: shown.slice(0, MAX) } };
   }
 
   private find(tool: GeneratedTool, call: ToolCall, args: Record<string, unknown>): ToolResultObject {
@@ -233,8 +236,9 @@ export class Pipeline {
     }
     scored.sort((a, b) => b.score - a.score || a.e.id.localeCompare(b.e.id));
     const rows = scored.slice(0, limit).filter(({ e }) => !this.checkRead(tool, call, args, e));
-    if (!rows.length) return { text: 'no matching entities' };
+    if (!rows.length) return { text: 'no matching entities', details: { entities: [] } };
     return {
+      details: { entities: rows.map(({ e }) => e.id) },
       text: rows
         .map(({ e }) => `${e.id}: ${quoted(e.name)}, ${e.kind}${e.area ? `, area ${quoted(e.area, 40)}` : ''}; use ${groupedToolFor(e.kind)}`)
         .join('\n') + (scored.length > limit ? `\n(${scored.length - limit} more; narrow the search)` : ''),
@@ -253,7 +257,7 @@ export class Pipeline {
         `Latest frame from the camera ${quoted(entity.name)}${entity.area ? ` (area ${quoted(entity.area, 40)})` : ''}, ${state.retained ? 'taken before Hearth subscribed (kept by the broker; age unknown)' : `taken ${formatDuration(age)} ago`}` +
         `${image.resized ? `, scaled to ${image.width}x${image.height}` : ''}${state.available === false ? '; the camera is OFFLINE, so this frame may be old' : ''}.`,
       images: [{ url: `data:${image.mimeType};base64,${image.bytes.toString('base64')}`, mimeType: image.mimeType, bytes: image.bytes.length }],
-      details: { entity: entity.id, frameAt: state.retained ? null : new Date(state.frame.at).toISOString(), originalBytes: state.frame.bytes.length, bytes: image.bytes.length },
+      details: { entity: entity.id, entities: [entity.id], frameAt: state.retained ? null : new Date(state.frame.at).toISOString(), originalBytes: state.frame.bytes.length, bytes: image.bytes.length },
     };
   }
 

@@ -53,8 +53,8 @@ describe('hearth policy (database and device files only, no broker)', () => {
     assert.match(stdout, /^deny: chat:kid calling kitchen_light, action turn_on on kitchen_light\.light/);
     assert.match(stdout, new RegExp(`decided by +rule #${ruleId}: chat:kid may not do anything to kind light`));
     assert.match(stdout, new RegExp(`=> +#${ruleId} +deny .*matches and decides`));
-    // The built-in default deny matched too, but lost on priority.
-    assert.match(stdout, /\+ +#2 +deny +-100 .*takes precedence/);
+    // The built-in default deny matched too, but lost on priority to the rule that decided.
+    assert.match(stdout, new RegExp(`\\+ +#2 +deny +-100 .*matches, but rule #${ruleId} decides: its priority -?\\d+ is higher than -100`));
 
     const json = await run('policy', 'test', 'chat:kid', 'kitchen_light', '{"action":"turn_on"}', '--json');
     assert.equal(json.code, 0, json.stderr);
@@ -205,9 +205,16 @@ describe('approvals and the audit log, with a running bridge', () => {
     assert.equal(held.code, 1);
     const id = /Approval ([0-9a-f]{12}) is waiting/.exec(held.stdout)?.[1];
     assert.ok(id, held.stdout);
-    const denied = await runHearth(withDb('deny', id), { cwd: dir });
+    const denied = await runHearth(withDb('deny', id, '--by', 'test:parent'), { cwd: dir });
     assert.equal(denied.code, 0, denied.stderr);
     assert.match(denied.stdout, new RegExp(`^denied ${id} `));
+    // The refusal is an audit row: who refused, the held call, denied.
+    const refusal = (await tailJson('-n', '5')).find((r) => r.action === 'deny_approval');
+    assert.ok(refusal, 'no audit row for the refusal');
+    assert.deepEqual(
+      [refusal.principal, refusal.tool, refusal.args, refusal.decision, refusal.outcome],
+      ['test:parent', 'front_door_lock', { action: 'unlock' }, 'deny', 'denied'],
+    );
     const list = await runHearth(withDb('approvals'), { cwd: dir });
     assert.doesNotMatch(list.stdout, new RegExp(id));
     const unknown = await runHearth(withDb('approve', 'abcdef123456'), { cwd: dir });

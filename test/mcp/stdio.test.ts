@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type ClientCapabilities,
+} from '@modelcontextprotocol/sdk/types.js';
 import { freePort } from '../helpers/brokers.js';
 import { HEARTH, runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { sleep, waitFor } from '../helpers/wait.js';
@@ -25,7 +31,7 @@ describe('hearth mcp over stdio', () => {
   const common = () => ['--broker-port', String(port), '--db', db];
   const opened: Array<{ client: Client; transport: StdioClientTransport; stderr: () => string; errors: Error[] }> = [];
 
-  async function open(extraArgs: string[] = [], env: Record<string, string> = {}) {
+  async function open(extraArgs: string[] = [], env: Record<string, string> = {}, capabilities: ClientCapabilities = {}) {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [HEARTH, 'mcp', ...common(), ...extraArgs],
@@ -36,7 +42,7 @@ describe('hearth mcp over stdio', () => {
     let stderr = '';
     transport.stderr?.on('data', (d: Buffer) => (stderr += d));
     const errors: Error[] = [];
-    const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+    const client = new Client({ name: 'stdio-test', version: '1.0.0' }, { capabilities });
     client.onerror = (err) => errors.push(err);
     const entry = { client, transport, stderr: () => stderr, errors };
     opened.push(entry);
@@ -141,6 +147,35 @@ describe('hearth mcp over stdio', () => {
     // Used once: the next open needs a new approval.
     const close = await call(client, 'garage_door', { action: 'close' });
     assert.match(textOf(close), /^confirmed/);
+  });
+
+  it('titles, structured reads, resource links, completions, and an approval asked in the client (elicitation)', async () => {
+    const { client } = await open([], {}, { elicitation: {} });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (req) => {
+      asked.push(String(req.params.message));
+      return { action: 'accept', content: { approve: true } };
+    });
+    const { tools } = await client.listTools();
+    const getState = tools.find((t) => t.name === 'get_state')!;
+    assert.equal(getState.title, 'Get state');
+    assert.equal(getState.outputSchema?.type, 'object');
+    const state = await call(client, 'get_state', { entity: 'garage_door.door' });
+    assert.deepEqual((state.structuredContent as { entities: Array<{ id: string }> }).entities.map((e) => e.id), ['garage_door.door']);
+    const ids = await client.complete({ ref: { type: 'ref/resource', uri: 'hearth://entity/{id}' }, argument: { name: 'id', value: 'garage' } });
+    assert.deepEqual(ids.completion.values, ['garage_door.door']);
+
+    // The person at the client is the owner: their yes grants the approval, and the garage opens.
+    const open_ = await call(client, 'garage_door', { action: 'open' });
+    assert.equal(asked.length, 1);
+    assert.match(asked[0], /asks to run garage_door/);
+    assert.ok(!open_.isError, textOf(open_));
+    assert.match(textOf(open_), /^confirmed: "Garage door" .*open/);
+    assert.ok(open_.content.some((c) => c.type === 'resource_link' && c.uri === 'hearth://entity/garage_door.door'));
+    const audit = await runHearth(['audit', 'tail', '-n', '1', '--json', ...common()], { cwd: dir });
+    assert.match(audit.stdout, /"outcome": "confirmed"/);
+    assert.match(audit.stdout, /"reason": ".*\(approved: [0-9a-f]+\)"/);
+    assert.match(textOf(await call(client, 'garage_door', { action: 'close' })), /^confirmed/);
   });
 
   it('serves resources and sends updates for a subscribed entity', async () => {

@@ -2,7 +2,8 @@
 // call, single use, expiring.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { SqliteApprovals, argsHash, canonicalJson, type Approval } from '../../src/policy/approvals.js';
+import { SqliteAuditLog } from '../../src/audit/store.js';
+import { APPROVAL_DENIED_ACTION, SqliteApprovals, argsHash, canonicalJson, type Approval } from '../../src/policy/approvals.js';
 import { tempDb, type TempDb } from './helpers.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -26,6 +27,33 @@ describe('canonical JSON', () => {
     assert.equal(argsHash({ x: 1, y: 2 }), argsHash({ y: 2, x: 1 }));
     assert.notEqual(argsHash({ x: 1 }), argsHash({ x: '1' }));
     assert.match(argsHash({}), /^[0-9a-f]{64}$/);
+  });
+});
+
+describe('a refusal is an audit row', () => {
+  it('deny writes one denied row naming who refused and the held call; a grant or a late deny writes none', async () => {
+    const audit = new SqliteAuditLog(t.db);
+    try {
+      const audited = new SqliteApprovals(t.db, { now: () => clock, audit });
+      const held = audited.request({ ...call, entityId: 'front_door.lock', reason: 'rule #3 requires confirmation' });
+      const other = audited.request({ ...call, args: { action: 'lock' }, entityId: 'front_door.lock', reason: 'rule #9' });
+      assert.equal(audited.grant(other.id, 'http:olivia'), true);
+      assert.equal(audit.list({}).length, 0, 'a grant is not a row of its own (the call that uses it is)');
+      assert.equal(audited.deny(held.id, 'cli:olivia'), true);
+      const rows = audit.list({});
+      assert.equal(rows.length, 1);
+      const [row] = rows;
+      assert.deepEqual(
+        [row.principal, row.tool, row.entityId, row.action, row.args, row.decision, row.outcome],
+        ['cli:olivia', 'front_door_lock', 'front_door.lock', APPROVAL_DENIED_ACTION, call.args, 'deny', 'denied'],
+      );
+      assert.match(row.reason, new RegExp(`^cli:olivia refused approval ${held.id}, asked by chat:alice \\(rule #3 requires confirmation\\)$`));
+      assert.equal(audited.deny(held.id, 'cli:olivia'), false);
+      assert.equal(audit.list({}).length, 1, 'a deny that changes nothing writes nothing');
+      assert.equal(audit.verify().ok, true);
+    } finally {
+      await audit.close();
+    }
   });
 });
 

@@ -407,9 +407,9 @@ describe('rule management', () => {
     assert.equal(ex.rules.length, 6);
     const why = Object.fromEntries(ex.rules.map((r) => [r.rule.id, r]));
     assert.equal(why[3].decided, true);
-    assert.equal(why[3].why, 'matches and decides');
+    assert.match(why[3].why, new RegExp(`^matches and decides: rule #${owner.id} allows the call, and this built-in rule still asks a person`));
     assert.equal(why[owner.id].matched, true);
-    assert.match(why[owner.id].why, /^matches, but rule #3 \(priority 100, confirm\) takes precedence$/);
+    assert.match(why[owner.id].why, /^matches and would allow, but built-in rule #3 \(priority 100, confirm\) comes first and asks a person; it decides$/);
     assert.match(why[1].why, /action unlock does not match read/);
     assert.match(why[4].why, /the call has no device class/);
     assert.match(why[5].why, /kind lock does not match alarm_control_panel/);
@@ -418,6 +418,42 @@ describe('rule management', () => {
     const ex2 = policy.explain(req({ who: 'chat:bob', at: localAt('wed', '12:00') }));
     assert.match(ex2.rules.find((r) => r.rule.subject === 'chat:bob')!.why, /not in force at 12:00 wed \(22:00-06:00\)/);
     assert.match(ex2.rules.find((r) => r.rule.id === 3)!.why, /subject|kind/);
+  });
+});
+
+describe('explain names the deciding rule and why each other candidate lost', () => {
+  it('a deny below the built-in confirm rule decides; the confirm rule is not said to take precedence', () => {
+    // The report of issue 20: "#3 matches, but rule #3 (priority 100, confirm) takes precedence" when another rule decides.
+    const deny = policy.add({ subject: 'chat:olivia', targetType: 'kind', target: 'lock', action: 'unlock', effect: 'deny', priority: 50 });
+    const tieAllow = policy.add({ subject: '*', targetType: 'entity', target: 'front_door.*', action: 'actuate', effect: 'allow', priority: 50 });
+    const lower = policy.add({ subject: 'role:owner', targetType: 'any', action: 'actuate', effect: 'allow', priority: 10 });
+    const tieDeny = policy.add({ subject: '*', targetType: 'area', target: 'Hall', action: 'unlock', effect: 'deny', priority: 50 });
+    const other = policy.add({ subject: 'chat:bob', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', priority: 300 });
+    const ex = policy.explain(lockReq({ who: 'chat:olivia', roles: ['owner'], at: localAt('wed', '12:00') }));
+    assert.equal(ex.decision.effect, 'deny');
+    assert.equal(ex.decision.ruleId, deny.id);
+    const why = Object.fromEntries(ex.rules.map((r) => [r.rule.id, r]));
+    assert.deepEqual(ex.rules.filter((r) => r.decided).map((r) => r.rule.id), [deny.id]);
+    assert.equal(why[deny.id].why, 'matches and decides');
+    assert.equal(why[3].matched, true);
+    assert.doesNotMatch(why[3].why, /rule #3/);
+    assert.equal(why[3].why, `matches, but a built-in confirm rule only turns an allow into a request for approval; rule #${deny.id} (priority 50, deny) decides`);
+    assert.equal(why[tieDeny.id].why, `matches, but rule #${deny.id} decides: same priority 50 and effect deny, and #${deny.id} is the older rule (lower id)`);
+    assert.equal(why[tieAllow.id].why, `matches, but rule #${deny.id} decides: same priority 50, and deny wins over allow (deny > confirm > allow)`);
+    assert.equal(why[lower.id].why, `matches, but rule #${deny.id} decides: its priority 50 is higher than 10`);
+    assert.equal(why[2].why, `matches, but rule #${deny.id} decides: its priority 50 is higher than -100`);
+    assert.equal(why[other.id].matched, false);
+    assert.equal(why[other.id].why, 'subject chat:bob does not match chat:olivia (roles: owner)');
+    // Every rule that matched and did not decide names the rule that did.
+    for (const r of ex.rules.filter((r) => r.matched && !r.decided)) assert.match(r.why, new RegExp(`rule #${deny.id} `));
+  });
+
+  it('with nothing allowing the unlock, the built-in confirm rule says the default decides', () => {
+    for (const r of policy.list()) if (r.action === 'actuate') policy.remove(r.id);
+    const ex = policy.explain(lockReq({ at: localAt('wed', '12:00') }));
+    assert.equal(ex.decision.effect, 'deny');
+    assert.equal(ex.decision.ruleId, null);
+    assert.equal(ex.rules.find((r) => r.rule.id === 3)!.why, 'matches, but a built-in confirm rule only asks a person about a call a rule allows; no rule does, so the default decides');
   });
 });
 

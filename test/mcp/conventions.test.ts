@@ -1,0 +1,219 @@
+// MCP as the current SDK and spec expect it, with the SDK's own client over
+// Streamable HTTP on the demo home (real broker, simulator, SQLite): tool
+// titles, read tools' output schema and structured content, resource links
+// from actuator results, approvals asked through elicitation (an approver's
+// yes unlocks, a non-approver's does not, a client without elicitation gets
+// the held result), and completions for the resource templates' {id}.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Ajv } from 'ajv';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { mcpHttpListener, type McpHttpListener } from '../../src/mcp/http.js';
+import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { startHome, type TestHome } from '../helpers/home.js';
+import { waitFor } from '../helpers/wait.js';
+
+type Content = CallToolResult['content'][number];
+const textOf = (r: CallToolResult) => r.content.filter((c): c is Extract<Content, { type: 'text' }> => c.type === 'text').map((c) => c.text).join('\n');
+
+describe('MCP conventions (titles, structured content, resource links, elicitation, completions)', () => {
+  let broker: TestBroker;
+  let home: TestHome;
+  let http: Server;
+  let listener: McpHttpListener;
+  let url: URL;
+  const secrets: Record<string, string> = {};
+  const clients: Client[] = [];
+
+  /** A client; with `answer`, it declares elicitation and answers every question so, recording them. */
+  async function connect(who: string, answer?: (req: ElicitRequest) => ElicitResult): Promise<{ client: Client; asked: ElicitRequest['params'][] }> {
+    const asked: ElicitRequest['params'][] = [];
+    const client = new Client({ name: `test-${who}`, version: '1.0.0' }, answer ? { capabilities: { elicitation: {} } } : {});
+    if (answer) {
+      client.setRequestHandler(ElicitRequestSchema, (req) => {
+        asked.push(req.params);
+        return answer(req);
+      });
+    }
+    const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${secrets[who]}` } } });
+    await client.connect(transport);
+    clients.push(client);
+    return { client, asked };
+  }
+  const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 30_000 })) as CallToolResult;
+  const lockState = () => home.hearth.bridge.cache.get('front_door.lock')?.value;
+
+  before(async () => {
+    broker = await startAedes();
+    home = await startHome(broker);
+    for (const [name, roles] of [['owner', ['owner']], ['family', ['family']], ['guest', ['guest']]] as const) {
+      secrets[name] = home.hearth.tokens.create(name).secret;
+      home.hearth.policy.setRoles(`mcp:${name}`, [...roles]);
+    }
+    // Family may work the front door lock (unlocking still needs an approver), and approve nothing.
+    home.hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', priority: 10 });
+    // Family may switch the kitchen light but not read it: a result links no resource it could not read.
+    home.hearth.policy.add({ subject: 'role:family', targetType: 'entity', target: 'kitchen_light.light', action: 'actuate', effect: 'allow', priority: 10 });
+    home.hearth.policy.add({ subject: 'role:family', targetType: 'entity', target: 'kitchen_light.light', action: 'read', effect: 'deny', priority: 10 });
+    // Guests may not read the living-room lamp.
+    home.hearth.policy.add({ subject: 'role:guest', targetType: 'entity', target: 'living_room_lamp.lamp', action: 'read', effect: 'deny', priority: 10 });
+    listener = mcpHttpListener({ hearth: home.hearth });
+    http = createServer(listener);
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
+    await waitFor('the front door lock reports its state', () => lockState() !== undefined, 10_000);
+  });
+  after(async () => {
+    for (const c of clients) await c.close().catch(() => undefined);
+    await listener?.handler.close();
+    http?.closeAllConnections();
+    await new Promise((r) => http?.close(r));
+    await home?.close();
+    await broker?.stop();
+  });
+
+  it('every tool has a title; device read tools declare an output schema, actuators none', async () => {
+    const { client } = await connect('owner');
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    assert.ok(tools.every((t) => typeof t.title === 'string' && t.title.length > 0), tools.filter((t) => !t.title).map((t) => t.name).join());
+    assert.equal(byName.get('get_state')?.title, 'Get state');
+    assert.equal(byName.get('living_room_lamp')?.title, 'device name "Living room lamp"');
+    for (const name of ['get_state', 'living_room_temperature', 'front_door_camera']) {
+      assert.equal(byName.get(name)?.outputSchema?.type, 'object', name);
+    }
+    for (const name of ['living_room_lamp', 'front_door_lock', 'garage_door']) assert.equal(byName.get(name)?.outputSchema, undefined, name);
+  });
+
+  it('read tools return structuredContent beside the text, valid against their output schema', async () => {
+    const { client } = await connect('owner');
+    const { tools } = await client.listTools(); // the SDK client checks results against these schemas too
+    const ajv = new Ajv({ strict: false });
+    for (const [name, args, ids] of [
+      ['get_state', { area: 'Living room' }, ['living_room_lamp.lamp']],
+      ['living_room_temperature', {}, null],
+      ['front_door_camera', {}, ['front_door.camera']],
+    ] as const) {
+      const result = await call(client, name, args);
+      assert.ok(!result.isError, textOf(result));
+      assert.ok(textOf(result).length > 0, `${name} keeps its text`);
+      const validate = ajv.compile(tools.find((t) => t.name === name)!.outputSchema!);
+      assert.ok(validate(result.structuredContent), `${name}: ${ajv.errorsText(validate.errors)}`);
+      const entities = (result.structuredContent as { entities: Array<{ id: string; kind: string }> }).entities;
+      assert.ok(entities.length > 0, name);
+      if (ids) for (const id of ids) assert.ok(entities.some((e) => e.id === id), `${name} has ${id}: ${entities.map((e) => e.id).join()}`);
+    }
+    const temperature = (await call(client, 'living_room_temperature')).structuredContent as { entities: Array<{ kind: string; value: unknown }> };
+    assert.equal(temperature.entities.length, 1);
+    assert.equal(temperature.entities[0].kind, 'sensor');
+  });
+
+  it('a guest gets no structured state of an entity it may not read', async () => {
+    const { client } = await connect('guest');
+    const result = await call(client, 'get_state', { area: 'Living room' });
+    assert.ok(!result.isError, textOf(result));
+    const ids = (result.structuredContent as { entities: Array<{ id: string }> }).entities.map((e) => e.id);
+    assert.ok(ids.length > 0);
+    assert.ok(!ids.includes('living_room_lamp.lamp'), ids.join());
+  });
+
+  it("an actuator's result links the entity's resource, which the client can read", async () => {
+    const { client } = await connect('owner');
+    const on = await call(client, 'living_room_lamp', { action: 'turn_on' });
+    assert.ok(!on.isError, textOf(on));
+    assert.match(textOf(on), /^confirmed/);
+    const link = on.content.find((c) => c.type === 'resource_link');
+    assert.ok(link && link.type === 'resource_link', JSON.stringify(on.content));
+    assert.equal(link.uri, 'hearth://entity/living_room_lamp.lamp');
+    const read = await client.readResource({ uri: link.uri });
+    const state = JSON.parse((read.contents[0] as { text: string }).text) as { id: string; value: unknown };
+    assert.equal(state.id, 'living_room_lamp.lamp');
+    await call(client, 'living_room_lamp', { action: 'turn_off' });
+
+    const { client: family } = await connect('family');
+    const kitchen = await call(family, 'kitchen_light', { action: 'turn_on' });
+    assert.ok(!kitchen.isError, textOf(kitchen));
+    assert.equal(kitchen.content.some((c) => c.type === 'resource_link'), false, 'no link to a resource the caller may not read');
+    await assert.rejects(family.readResource({ uri: 'hearth://entity/kitchen_light.light' }), /not allowed/);
+  });
+
+  it('a client without elicitation gets the held result naming the approval (nothing is asked)', async () => {
+    const { client } = await connect('owner');
+    const held = await call(client, 'front_door_lock', { action: 'unlock' });
+    assert.equal(held.isError, true);
+    const approvalId = String(held._meta?.['hearth/approvalId']);
+    assert.match(textOf(held), new RegExp(`^needs approval: .*Approval ${approvalId} is waiting`));
+    assert.equal(home.hearth.approvals.get(approvalId)?.status, 'pending');
+    assert.equal(held.content.some((c) => c.type === 'resource_link'), false, 'a held call links nothing');
+    assert.ok(home.hearth.approvals.deny(approvalId, 'cli:test'));
+  });
+
+  it('a non-approver saying yes in the client leaves the call held: nothing unlocks', async () => {
+    const before = lockState();
+    const { client, asked } = await connect('family', () => ({ action: 'accept', content: { approve: true } }));
+    const held = await call(client, 'front_door_lock', { action: 'unlock' });
+    assert.equal(asked.length, 1, 'the client was asked once');
+    assert.match(String(asked[0].message), /mcp:family asks to run front_door_lock/);
+    assert.equal(held.isError, true);
+    const approvalId = String(held._meta?.['hearth/approvalId']);
+    assert.match(textOf(held), new RegExp(`does not count: mcp:family may not approve this call; approval ${approvalId} still waits`));
+    assert.equal(home.hearth.approvals.get(approvalId)?.status, 'pending');
+    assert.equal(lockState(), before);
+    assert.ok(!home.hearth.audit.tail(5).some((r) => r.principal === 'mcp:family' && r.tool === 'front_door_lock' && r.outcome === 'confirmed'));
+    assert.ok(home.hearth.approvals.deny(approvalId, 'cli:test'));
+  });
+
+  it("an approver's yes in the client grants the approval: the unlock runs once, audited", async () => {
+    const { client, asked } = await connect('owner', () => ({ action: 'accept', content: { approve: true } }));
+    const done = await call(client, 'front_door_lock', { action: 'unlock' });
+    assert.equal(asked.length, 1);
+    assert.ok(!done.isError, textOf(done));
+    assert.match(textOf(done), /^confirmed: .*unlocked/i);
+    const row = home.hearth.audit.tail(1)[0];
+    assert.deepEqual([row.principal, row.tool, row.outcome], ['mcp:owner', 'front_door_lock', 'confirmed']);
+    const approvalId = /approved: ([0-9a-f]+)/.exec(row.reason)?.[1];
+    assert.ok(approvalId, row.reason);
+    const approval = home.hearth.approvals.get(approvalId)!;
+    assert.deepEqual([approval.status, approval.decidedBy], ['used', 'mcp:owner']);
+    assert.match(String(asked[0].message), new RegExp(`approval ${approvalId}`));
+    const lock = await call(client, 'front_door_lock', { action: 'lock' });
+    assert.match(textOf(lock), /^confirmed/);
+    assert.equal(asked.length, 1, 'locking asks nobody');
+  });
+
+  it("an approver's no in the client refuses the call: the approval is denied, and the refusal is an audit row", async () => {
+    const { client } = await connect('owner', () => ({ action: 'accept', content: { approve: false } }));
+    const refused = await call(client, 'front_door_lock', { action: 'unlock' });
+    assert.equal(refused.isError, true);
+    const m = /^not done: mcp:owner refused approval ([0-9a-f]+) in the client\.$/.exec(textOf(refused));
+    assert.ok(m, textOf(refused));
+    assert.equal(home.hearth.approvals.get(m[1])?.status, 'denied');
+    const row = home.hearth.audit.tail(1)[0];
+    assert.deepEqual([row.principal, row.tool, row.action, row.outcome], ['mcp:owner', 'front_door_lock', 'deny_approval', 'denied']);
+  });
+
+  it('completes the {id} of the resource templates with what the principal may read', async () => {
+    const { client } = await connect('owner');
+    assert.deepEqual(client.getServerCapabilities()?.completions, {});
+    const entity = await client.complete({ ref: { type: 'ref/resource', uri: 'hearth://entity/{id}' }, argument: { name: 'id', value: 'living' } });
+    assert.ok(entity.completion.values.includes('living_room_lamp.lamp'), entity.completion.values.join());
+    assert.ok(entity.completion.values.every((v) => v.startsWith('living')));
+    const frames = await client.complete({ ref: { type: 'ref/resource', uri: 'hearth://camera/{id}/frame' }, argument: { name: 'id', value: '' } });
+    assert.deepEqual(frames.completion.values, ['front_door.camera']);
+
+    const { client: guest } = await connect('guest');
+    const forGuest = await guest.complete({ ref: { type: 'ref/resource', uri: 'hearth://entity/{id}' }, argument: { name: 'id', value: 'living_room' } });
+    assert.ok(forGuest.completion.values.length > 0);
+    assert.ok(!forGuest.completion.values.includes('living_room_lamp.lamp'), 'no completion for an entity the guest may not read');
+
+    await assert.rejects(
+      client.complete({ ref: { type: 'ref/resource', uri: 'hearth://nothing/{id}' }, argument: { name: 'id', value: '' } }),
+      /no resource template "hearth:\/\/nothing\/\{id\}"; the templates are hearth:\/\/entity\/\{id\} and/,
+    );
+    await assert.rejects(client.complete({ ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'id', value: '' } }), /Hearth has no prompts/);
+  });
+});
