@@ -161,7 +161,7 @@ describe('Home Assistant discovery: components', () => {
       const entity = entityOf(h, c.topic);
       assert.ok(entity, `${c.name} has an entity`);
       for (const [key, want] of Object.entries(c.expect)) {
-        const got = key === 'area' ? entity.area : (entity as unknown as Record<string, unknown>)[key];
+        const got: unknown = key === 'area' ? entity.area : (entity as unknown as Record<string, unknown>)[key];
         assert.deepEqual(got, want, `${c.name}: ${key}`);
       }
     });

@@ -187,11 +187,11 @@ describe('hearth mcp over stdio', () => {
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
     const uri = 'hearth://entity/living_room_lamp.lamp';
     await client.subscribeResource({ uri });
-    const before = JSON.parse((await client.readResource({ uri })).contents[0].text as string) as { value: string };
+    const before = JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text) as { value: string };
     const action = before.value === 'on' ? 'turn_off' : 'turn_on';
     assert.match(textOf(await call(client, 'living_room_lamp', { action })), /^confirmed/);
     await waitFor('resources/updated', () => updated.includes(uri), 5000);
-    const after = JSON.parse((await client.readResource({ uri })).contents[0].text as string) as { value: string };
+    const after = JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text) as { value: string };
     assert.equal(after.value, action === 'turn_on' ? 'on' : 'off');
   });
 

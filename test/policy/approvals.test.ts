@@ -11,7 +11,7 @@ let t: TempDb;
 let clock: number;
 let approvals: SqliteApprovals;
 
-const call = { principal: 'chat:alice', tool: 'front_door_lock', args: { action: 'unlock', options: { b: 2, a: 1 } } };
+const call: { principal: string; tool: string; args: Record<string, unknown> } = { principal: 'chat:alice', tool: 'front_door_lock', args: { action: 'unlock', options: { b: 2, a: 1 } } };
 const ask = (over: Partial<typeof call> = {}) => approvals.request({ ...call, ...over, reason: 'rule #3 requires confirmation' });
 
 beforeEach(() => {

@@ -49,7 +49,7 @@ function forgeOutcome(path: string, callId: number, change: { outcome: string; e
     const update = raw.prepare('UPDATE audit_entry SET outcome = ?, error = ?, prev_hash = ?, hash = ? WHERE id = ?');
     let prev = o.prev_hash;
     for (const r of rechainAfter ? rows : rows.slice(0, 1)) {
-      const forged = r.id === o.id ? { ...r, ...change, prev_hash: prev } : { ...r, prev_hash: prev };
+      const forged: Row = r.id === o.id ? { ...r, ...change, prev_hash: prev } : { ...r, prev_hash: prev };
       const hash = hashes.entryHash!(prev, forged);
       update.run(forged.outcome, forged.error, prev, hash, r.id);
       prev = hash;
