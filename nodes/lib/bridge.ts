@@ -9,7 +9,27 @@ import type { HearthConfig } from '../../dist/config/schema.js';
 import { Hearth } from '../../dist/hearth.js';
 import type { Logger } from '../../dist/log.js';
 import { externalToolsOf, type ExternalTools } from '../../dist/tools/external-tools.js';
+import { stateJson } from '../../dist/cli/format.js';
+import type { EntityState } from '../../dist/devices/state-cache.js';
+import type { Entity } from '../../dist/devices/model.js';
+import type { Principal } from '../../dist/tools/types.js';
 import { ApprovalHub } from './approvals.js';
+import type { StateFeed, StateJson } from './state.js';
+
+/** An embedded Hearth's states as this principal may read them: the one read check, asked per event. */
+export function hearthStateFeed(hearth: Hearth, principal: Principal): StateFeed {
+  const cache = hearth.bridge.cache;
+  return {
+    snapshot: async () => hearth.visibleEntities(principal).map((e) => stateJson(e, cache.get(e.id)) as StateJson),
+    subscribe: (fn) => {
+      const on = (state: EntityState, entity: Entity) => {
+        if (!hearth.readDenied(principal, entity)) fn(stateJson(entity, state) as StateJson);
+      };
+      cache.on('change', on);
+      return () => cache.off('change', on);
+    },
+  };
+}
 
 export const DEFAULT_BROKER_URL = 'mqtt://127.0.0.1:1883';
 
@@ -161,6 +181,11 @@ export class BridgeController extends EventEmitter<BridgeEvents> {
   /** Synchronous peek: is a hearth-approval node listening on this bridge? */
   get hasApprovers(): boolean {
     return this.hub?.hasApprovers ?? false;
+  }
+
+  /** States as this principal may read them. */
+  async stateFeed(principal: Principal): Promise<StateFeed> {
+    return hearthStateFeed(await this.ready(), principal);
   }
 
   /** Flow-declared tools of this bridge. */
