@@ -3,6 +3,7 @@
 import { DeviceController, DeviceError } from './lib/device.js';
 import { errorOf, list, num, str, t, type NodeMessage, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
 import { bridgeOrSayWhy, showBridgeState } from './lib/shell.js';
+import { migrate } from './lib/versions.js';
 
 /** The arguments of a call: msg.payload when it is an object, {action: payload} for a word, else the node's. */
 export function argsOf(payload: unknown, configured: Record<string, unknown>): Record<string, unknown> {
@@ -12,8 +13,11 @@ export function argsOf(payload: unknown, configured: Record<string, unknown>): R
 }
 
 export default function (RED: RedApi): void {
-  function HearthDevice(this: RedNode, def: RedNodeDef) {
-    RED.nodes.createNode(this, def);
+  function HearthDevice(this: RedNode, saved: RedNodeDef) {
+    RED.nodes.createNode(this, saved);
+    const def = migrate(saved);
+    // Version 0 flows read the result text from msg.payload: they keep it there.
+    const textPayload = str(def, 'output') === 'text';
     const node = this;
     const bridge = bridgeOrSayWhy(RED, node, def, 'input');
     if (!bridge) return;
@@ -54,14 +58,19 @@ export default function (RED: RedApi): void {
           if (!tool) throw new Error(t(RED, 'hearth-device.errors.noTool', 'no tool: set one in the node or in msg.tool'));
           node.status({ fill: 'blue', shape: 'dot', text: tool });
           const out = await controller.call(tool, argsOf(msg.payload, configuredArgs));
-          msg.payload = out.result.text ?? '';
+          msg.text = out.result.text ?? '';
+          msg.payload = textPayload ? msg.text : await controller.summarize(out.result, out.approvalId);
           msg.result = { ...out.result, ...(out.auditId !== undefined ? { auditId: out.auditId } : {}), ...(out.approvalId ? { approvalId: out.approvalId } : {}) };
           node.status({ fill: 'green', shape: 'dot', text: (out.result.text ?? 'done').slice(0, 50) });
         }
         send(msg);
         done();
       } catch (err) {
-        if (err instanceof DeviceError && err.result) msg.result = err.result;
+        if (err instanceof DeviceError && err.result) {
+          msg.result = err.result;
+          msg.text = err.result.text ?? err.message;
+          if (!textPayload && mode === 'call') msg.payload = await controller.summarize(err.result).catch(() => msg.payload);
+        }
         node.status({ fill: 'red', shape: 'ring', text: errorOf(err).message.slice(0, 60) });
         done(errorOf(err));
       } finally {

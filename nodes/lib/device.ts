@@ -8,6 +8,7 @@ import type { EntityState } from '../../dist/devices/state-cache.js';
 import type { Hearth } from '../../dist/hearth.js';
 import type { Principal, ToolResultObject } from '../../dist/tools/types.js';
 import type { BridgeController } from './bridge.js';
+import { stateJson } from '../../dist/cli/format.js';
 
 export class DeviceError extends Error {
   constructor(
@@ -44,6 +45,28 @@ export interface CallOutcome {
   auditId?: number;
   /** Set when a confirm rule held the call and a person decided. */
   approvalId?: string;
+}
+
+/** What a call did, as data for the next node (hearth-device's msg.payload from version 1). */
+export interface CallSummary {
+  /** The audit row's outcome (confirmed, unconfirmed, failed, denied, interrupted), or ok/held/failed for a call without one. */
+  outcome: string;
+  /** The entity the call acted on, or null (a flow tool). */
+  entity: string | null;
+  /** Its state after the call, as this node may read it (null: none, or not readable). */
+  state: Record<string, unknown> | null;
+  auditId: number | null;
+  approvalId: string | null;
+}
+
+/** The outcome word of a result without an audit row to ask. */
+export function outcomeOfText(result: ToolResultObject): string {
+  const text = result.text ?? '';
+  const word = /^(confirmed|unconfirmed|failed|cancelled|denied)\b/.exec(text)?.[1];
+  if (word) return word === 'cancelled' ? 'interrupted' : word;
+  if (/^not allowed/.test(text)) return 'denied';
+  if (typeof result.details?.approvalId === 'string') return 'held';
+  return result.isError ? 'failed' : 'ok';
 }
 
 function entityInfo(e: Entity): ReadOutcome['entity'] {
@@ -131,6 +154,24 @@ export class DeviceController {
     const auditId = typeof result.details?.auditId === 'number' ? result.details.auditId : undefined;
     if (result.isError) throw new DeviceError(result.text ?? 'failed', 'failed', result);
     return { result, ...(auditId !== undefined ? { auditId } : {}), ...(approvalId ? { approvalId } : {}) };
+  }
+
+  /** The data of a call's result: outcome from its audit row, the entity's state now if this node may read it. */
+  async summarize(result: ToolResultObject, approvalId?: string): Promise<CallSummary> {
+    const hearth = await this.bridge.ready();
+    const auditId = typeof result.details?.auditId === 'number' ? result.details.auditId : null;
+    const row = auditId !== null ? hearth.audit.get(auditId) : undefined;
+    const entityId = typeof result.details?.entity === 'string' ? result.details.entity : (row?.entityId ?? null);
+    const entity = entityId ? hearth.bridge.registry.entity(entityId) : undefined;
+    const readable = entity && !hearth.readDenied(this.principal, entity);
+    const held = typeof result.details?.approvalId === 'string' ? result.details.approvalId : undefined;
+    return {
+      outcome: row && row.outcome !== 'pending' ? row.outcome : outcomeOfText(result),
+      entity: entityId,
+      state: readable ? (stateJson(entity, hearth.bridge.cache.get(entity.id)) as Record<string, unknown>) : null,
+      auditId,
+      approvalId: approvalId ?? held ?? null,
+    };
   }
 
   /** Resolves with the approval's status once it is no longer pending (or `timeout`). */
