@@ -11,6 +11,7 @@ import { deviceRoutes } from './api-devices.js';
 import { eventRoutes } from './api-events.js';
 import { frameRoutes } from './api-frames.js';
 import { policyRoutes } from './api-policy.js';
+import { toolRoutes } from './api-tools.js';
 import { SessionsApi } from './api-sessions.js';
 import { ANONYMOUS, Authenticator, checkAuthSetting, checkOrigin } from './auth.js';
 import { BODY_LIMIT, readJsonObject } from './body.js';
@@ -108,6 +109,7 @@ export class HttpServer {
       ...frameRoutes(ctx),
       ...auditRoutes(ctx),
       ...policyRoutes(ctx),
+      ...toolRoutes(ctx),
       ...pageRoutes(ctx),
     ].map(compile);
   }
