@@ -4,7 +4,7 @@
 // comes out of the second output.
 import { DECISIONS, type ApprovalOutcome, type ApprovalRequest, type Decision } from './lib/approvals.js';
 import { bool, errorOf, t, type NodeMessage, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
-import { bridgeOrSayWhy, bridgeStatus, showBridgeState } from './lib/shell.js';
+import { bridgeOrSayWhy, bridgeStatus, showBridgeState, saysNeedsEmbedded } from './lib/shell.js';
 
 const ALIASES: Record<string, Decision> = {
   allow_once: 'allow_once',
@@ -40,6 +40,7 @@ export default function (RED: RedApi): void {
     const node = this;
     const bridge = bridgeOrSayWhy(RED, node, def, 'input');
     if (!bridge) return;
+    if (saysNeedsEmbedded(RED, node, bridge, 'input')) return;
     const sendDecided = bool(def, 'sendDecided', true);
     let hubRef: { pending(): ApprovalRequest[] } | undefined;
     const waitingNow = () => hubRef?.pending().length ?? 0;

@@ -2,7 +2,7 @@
 // outcome, principal, entity, tool), for alerts and logbooks.
 import { AuditFeed, rowFilter } from './lib/audit-feed.js';
 import { list, str, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
-import { bridgeOrSayWhy, showBridgeState } from './lib/shell.js';
+import { bridgeOrSayWhy, showBridgeState, saysNeedsEmbedded } from './lib/shell.js';
 
 export default function (RED: RedApi): void {
   function HearthAudit(this: RedNode, def: RedNodeDef) {
@@ -10,6 +10,7 @@ export default function (RED: RedApi): void {
     const node = this;
     const bridge = bridgeOrSayWhy(RED, node, def, 'once');
     if (!bridge) return;
+    if (saysNeedsEmbedded(RED, node, bridge, 'once')) return;
     const accept = rowFilter({
       outcomes: list(str(def, 'outcomes')),
       principal: str(def, 'principal') || undefined,

@@ -36,6 +36,7 @@ function flow() {
     { id: 'lamp', type: 'hearth-device', z: 'f1', version: 1, bridge: 'bridge', mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', wires: [['out']] },
     { id: 'door', type: 'hearth-device', z: 'f1', version: 1, bridge: 'bridge', mode: 'call', tool: 'front_door_lock', args: '{"action":"unlock"}', approvalWait: 60, wires: [['out']] },
     { id: 'out', type: 'helper', z: 'f1' },
+    { id: 'sess', type: 'hearth-session', z: 'f1', bridge: 'bridge', principal: 'chat:x', wires: [[], [], []] },
     { id: 'catcher', type: 'catch', z: 'f1', scope: null, uncaught: false, wires: [['caught']] },
     { id: 'caught', type: 'helper', z: 'f1' },
   ];
@@ -111,6 +112,16 @@ describe('hearth-bridge connected to a running daemon', () => {
     assert.equal(msg.payload.outcome, 'confirmed');
     assert.equal(msg.payload.approvalId, list[0].id);
     assert.equal(msg.payload.state.value, 'unlocked');
+  });
+
+  it('a node that needs an embedded Hearth says so, red, instead of doing nothing', async () => {
+    await load(flow(), { bridge: { token } });
+    const s = await waitForStatus('sess', (x) => x.fill === 'red');
+    assert.match(s.text ?? '', /embedded/);
+    const caught = collect('caught');
+    node('sess').receive({ payload: 'hello' });
+    await waitFor('the refusal', () => caught.length >= 1, 10_000);
+    assert.match(caught[0].error.message, /needs a Hearth embedded in Node-RED/);
   });
 
   it('a refused token turns every node red with the reason', async () => {
