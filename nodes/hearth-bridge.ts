@@ -98,6 +98,20 @@ export default async function (RED: RedApi): Promise<void> {
       );
     });
   }
+  // The editor's pickers: GET hearth/bridges/<id>/catalog, for users with hearth.read (or *) when adminAuth is on.
+  const { catalogOf } = await import('./lib/catalog.js');
+  RED.httpAdmin?.get('/hearth/bridges/:id/catalog', RED.auth?.needsPermission('hearth.read') ?? ((_q, _s, next) => next()), (req, res) => {
+    const node = RED.nodes.getNode(req.params.id) as HearthBridgeNode | null;
+    if (!node || node.type !== 'hearth-bridge') {
+      res.status(404).json({ error: `no deployed hearth-bridge ${JSON.stringify(req.params.id)}: deploy it first, then the pickers fill in` });
+      return;
+    }
+    catalogOf(node.controller).then(
+      (catalog) => res.json(catalog),
+      (err: Error) => res.status(503).json({ error: `the bridge cannot answer yet: ${err.message}` }),
+    );
+  });
+
   RED.nodes.registerType('hearth-bridge', HearthBridge, {
     credentials: {
       token: { type: 'password' },

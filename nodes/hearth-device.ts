@@ -24,15 +24,33 @@ export default function (RED: RedApi): void {
     const mode = str(def, 'mode') === 'read' ? 'read' : 'call';
     let configuredArgs: Record<string, unknown> = {};
     let argsProblem: string | undefined;
-    try {
-      const raw = str(def, 'args');
-      const parsed: unknown = raw ? JSON.parse(raw) : {};
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('must be a JSON object');
-      configuredArgs = parsed as Record<string, unknown>;
-    } catch (err) {
-      argsProblem = `${t(RED, 'hearth-device.errors.args', 'the arguments setting is not a JSON object')}: ${errorOf(err).message}`;
-      node.error(argsProblem);
+    // Arguments: JSON (the default, and every flow from before typed inputs), or msg/flow/global/JSONata per message.
+    const argsType = str(def, 'argsType') || 'json';
+    if (argsType === 'json') {
+      try {
+        const raw = str(def, 'args');
+        const parsed: unknown = raw ? JSON.parse(raw) : {};
+        if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('must be a JSON object');
+        configuredArgs = parsed as Record<string, unknown>;
+      } catch (err) {
+        argsProblem = `${t(RED, 'hearth-device.errors.args', 'the arguments setting is not a JSON object')}: ${errorOf(err).message}`;
+        node.error(argsProblem);
+      }
     }
+    const argsFor = (msg: NodeMessage): Promise<Record<string, unknown>> => {
+      if (argsType === 'json') return Promise.resolve(configuredArgs);
+      return new Promise((resolve, reject) => {
+        const evaluate = RED.util.evaluateNodeProperty;
+        if (!evaluate) return reject(new Error('this Node-RED cannot evaluate typed inputs'));
+        evaluate(str(def, 'args'), argsType, node, msg, (err, value) => {
+          if (err) return reject(new Error(`arguments (${argsType} ${str(def, 'args')}): ${err.message}`));
+          if (!value || typeof value !== 'object' || Array.isArray(value)) {
+            return reject(new Error(`arguments (${argsType} ${str(def, 'args')}) must be an object, got ${JSON.stringify(value)?.slice(0, 60)}`));
+          }
+          resolve(value as Record<string, unknown>);
+        });
+      });
+    };
     const controller = new DeviceController(bridge, {
       nodeId: node.id,
       roles: list(str(def, 'roles')),
@@ -57,7 +75,7 @@ export default function (RED: RedApi): void {
           const tool = typeof msg.tool === 'string' && msg.tool ? msg.tool : str(def, 'tool');
           if (!tool) throw new Error(t(RED, 'hearth-device.errors.noTool', 'no tool: set one in the node or in msg.tool'));
           node.status({ fill: 'blue', shape: 'dot', text: tool });
-          const out = await controller.call(tool, argsOf(msg.payload, configuredArgs));
+          const out = await controller.call(tool, argsType === 'json' ? argsOf(msg.payload, configuredArgs) : await argsFor(msg));
           msg.text = out.result.text ?? '';
           msg.payload = textPayload ? msg.text : await controller.summarize(out.result, out.approvalId);
           msg.result = { ...out.result, ...(out.auditId !== undefined ? { auditId: out.auditId } : {}), ...(out.approvalId ? { approvalId: out.approvalId } : {}) };

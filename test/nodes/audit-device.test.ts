@@ -18,6 +18,8 @@ function flow() {
     { id: 'dev-call', type: 'hearth-device', z: 'f1', bridge: 'bridge', mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', roles: 'owner', wires: [['out']] },
     { id: 'dev-v1', type: 'hearth-device', z: 'f1', bridge: 'bridge', version: 1, mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', roles: 'owner', wires: [['out']] },
     { id: 'dev-v1-guest', type: 'hearth-device', z: 'f1', bridge: 'bridge', version: 1, mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', wires: [['out']] },
+    { id: 'dev-typed', type: 'hearth-device', z: 'f1', bridge: 'bridge', version: 1, mode: 'call', tool: 'living_room_lamp', argsType: 'jsonata', args: '{"action": payload.on ? "turn_on" : "turn_off"}', roles: 'owner', wires: [['out']] },
+    { id: 'dev-msg', type: 'hearth-device', z: 'f1', bridge: 'bridge', version: 1, mode: 'call', tool: 'living_room_lamp', argsType: 'msg', args: 'lampArgs', roles: 'owner', wires: [['out']] },
     { id: 'dev-guest', type: 'hearth-device', z: 'f1', bridge: 'bridge', mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', roles: '', wires: [['out']] },
     { id: 'dev-door', type: 'hearth-device', z: 'f1', bridge: 'bridge', mode: 'call', tool: 'front_door_lock', args: '{"action":"unlock"}', roles: 'owner', approvalWait: 10, wires: [['out']] },
     { id: 'out', type: 'helper', z: 'f1' },
@@ -96,6 +98,22 @@ describe('hearth-device', () => {
     assert.equal(caught[0].payload.outcome, 'denied');
     assert.equal(caught[0].payload.entity, 'living_room_lamp.lamp');
     assert.match(caught[0].text, /not allowed/);
+    assert.equal(lamp(), 'off');
+  });
+
+  it('arguments from a typed input: JSONata on the message, or a msg property; a bad one is named', async () => {
+    await load(flow());
+    await waitForStatus('dev-typed', (s) => /connected/.test(s.text ?? ''));
+    let out = nextMessage('out', 10_000);
+    node('dev-typed').receive({ payload: { on: true } });
+    assert.equal((await out).payload.state.value, 'on');
+    out = nextMessage('out', 10_000);
+    node('dev-msg').receive({ lampArgs: { action: 'turn_off' } });
+    assert.equal((await out).payload.state.value, 'off');
+    const caught = collect('caught');
+    node('dev-msg').receive({ lampArgs: 'turn_on' });
+    await waitFor('bad arguments caught', () => caught.length >= 1, 5000);
+    assert.match(caught[0].error.message, /arguments \(msg lampArgs\) must be an object, got "turn_on"/);
     assert.equal(lamp(), 'off');
   });
 
