@@ -5,10 +5,17 @@ import { errorOf, list, num, str, t, type NodeMessage, type RedApi, type RedNode
 import { bridgeOrSayWhy, showBridgeState } from './lib/shell.js';
 import { migrate } from './lib/versions.js';
 
-/** The arguments of a call: msg.payload when it is an object, {action: payload} for a word, else the node's. */
-export function argsOf(payload: unknown, configured: Record<string, unknown>): Record<string, unknown> {
+/**
+ * The arguments of a call: msg.payload when it is an object, {action: payload}
+ * for a word that is one of the tool's actions (`turn_off`), else the node's.
+ * A state word from a hearth-state node (`on`, `unlocked`) is not an action:
+ * the configured arguments hold. Without the tool's actions (unknown), any word.
+ */
+export function argsOf(payload: unknown, configured: Record<string, unknown>, actions?: readonly string[]): Record<string, unknown> {
   if (payload && typeof payload === 'object' && !Array.isArray(payload)) return payload as Record<string, unknown>;
-  if (typeof payload === 'string' && /^[a-z_]{1,40}$/.test(payload.trim())) return { ...configured, action: payload.trim() };
+  if (typeof payload === 'string' && /^[a-z_]{1,40}$/.test(payload.trim()) && (!actions || actions.includes(payload.trim()))) {
+    return { ...configured, action: payload.trim() };
+  }
   return configured;
 }
 
@@ -75,7 +82,7 @@ export default function (RED: RedApi): void {
           const tool = typeof msg.tool === 'string' && msg.tool ? msg.tool : str(def, 'tool');
           if (!tool) throw new Error(t(RED, 'hearth-device.errors.noTool', 'no tool: set one in the node or in msg.tool'));
           node.status({ fill: 'blue', shape: 'dot', text: tool });
-          const out = await controller.call(tool, argsType === 'json' ? argsOf(msg.payload, configuredArgs) : await argsFor(msg));
+          const out = await controller.call(tool, argsType === 'json' ? argsOf(msg.payload, configuredArgs, textPayload ? undefined : await controller.actionsOf(tool)) : await argsFor(msg));
           msg.text = out.result.text ?? '';
           msg.payload = textPayload ? msg.text : await controller.summarize(out.result, out.approvalId);
           msg.result = { ...out.result, ...(out.auditId !== undefined ? { auditId: out.auditId } : {}), ...(out.approvalId ? { approvalId: out.approvalId } : {}) };

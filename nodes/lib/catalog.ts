@@ -10,11 +10,13 @@ export interface Catalog {
   kinds: string[];
   tools: Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
   principals: string[];
+  /** Is the bridge connected now (a daemon's event stream open, an embedded broker connection up)? */
+  connected: boolean;
 }
 
-function finish(entities: Catalog['entities'], tools: Catalog['tools'], principals: string[]): Catalog {
+function finish(entities: Catalog['entities'], tools: Catalog['tools'], principals: string[], connected: boolean): Catalog {
   const uniq = (xs: Array<string | null>) => [...new Set(xs.filter((x): x is string => !!x))].sort();
-  return { entities, areas: uniq(entities.map((e) => e.area)), kinds: uniq(entities.map((e) => e.kind)), tools, principals: uniq(principals) };
+  return { entities, areas: uniq(entities.map((e) => e.area)), kinds: uniq(entities.map((e) => e.kind)), tools, principals: uniq(principals), connected };
 }
 
 export async function catalogOf(bridge: BridgeController): Promise<Catalog> {
@@ -30,6 +32,7 @@ export async function catalogOf(bridge: BridgeController): Promise<Catalog> {
       states.map((s) => ({ id: s.id, name: s.name, kind: s.kind, area: s.area ?? null })),
       tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
       principals,
+      bridge.state === 'connected',
     );
   }
   const hearth = await bridge.ready();
@@ -37,5 +40,6 @@ export async function catalogOf(bridge: BridgeController): Promise<Catalog> {
     hearth.bridge.registry.entities().map((e) => ({ id: e.id, name: e.name, kind: e.kind, area: e.area ?? null })),
     hearth.tools.all().map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
     hearth.policy.listPrincipals().map((p) => p.id),
+    bridge.state === 'connected',
   );
 }

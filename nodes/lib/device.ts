@@ -8,7 +8,7 @@ import type { EntityState } from '../../dist/devices/state-cache.js';
 import type { Hearth } from '../../dist/hearth.js';
 import type { Principal, ToolResultObject } from '../../dist/tools/types.js';
 import type { BridgeController } from './bridge.js';
-import { DaemonError, type DaemonClient } from './daemon.js';
+import { DaemonError, type DaemonClient, type RemoteTool } from './daemon.js';
 import { stateJson } from '../../dist/cli/format.js';
 
 export class DeviceError extends Error {
@@ -158,6 +158,26 @@ export class DeviceController {
     if (result.isError) throw new DeviceError(result.text ?? 'failed', 'failed', result);
     return { result, ...(auditId !== undefined ? { auditId } : {}), ...(approvalId ? { approvalId } : {}) };
   }
+
+  /** The actions a tool takes (`turn_on`, `unlock`), or undefined when it is not known here. */
+  async actionsOf(toolName: string): Promise<string[] | undefined> {
+    try {
+      if (this.bridge.daemon) {
+        this.remoteTools ??= this.bridge.daemon.tools();
+        const tools = await this.remoteTools.catch((err: Error) => {
+          this.remoteTools = undefined;
+          throw err;
+        });
+        return tools.find((t) => t.name === toolName)?.actions;
+      }
+      const hearth = await this.bridge.ready();
+      return hearth.tools.get(toolName)?.meta.actions;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private remoteTools?: Promise<RemoteTool[]>;
 
   /** The data of a call's result: outcome from its audit row, the entity's state now if this node may read it. */
   async summarize(result: ToolResultObject, approvalId?: string): Promise<CallSummary> {

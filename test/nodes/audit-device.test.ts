@@ -85,6 +85,18 @@ describe('hearth-device', () => {
     assert.equal(msg.payload.approvalId, null);
     assert.equal(demo.home.hearth.audit.get(msg.payload.auditId)!.principal, 'flow:dev-v1');
     assert.match(msg.text, /^confirmed: /);
+    // A state word (from a hearth-state node) is not an action: the configured arguments hold.
+    out = nextMessage('out', 10_000);
+    node('dev-v1').receive({ payload: 'off' });
+    msg = await out;
+    assert.equal(msg.payload.state.value, 'on');
+    out = nextMessage('out', 10_000);
+    node('dev-v1').receive({ payload: 'turn_off' });
+    msg = await out;
+    assert.equal(msg.payload.state.value, 'off');
+    out = nextMessage('out', 10_000);
+    node('dev-v1').receive({ payload: 'turn_on' });
+    await out;
     // The flow from before `version`: msg.payload is still the sentence (and msg.text has it too).
     out = nextMessage('out', 10_000);
     node('dev-call').receive({ payload: 'turn_off' });
