@@ -319,4 +319,105 @@ describe('example flows against the demo home, deployed through the admin API', 
     assert.deepEqual([r.json.tools].flat(), ['announce']);
     await waitFor('spoken on hearth/announce', () => last.get('hearth/announce') === 'dinner is ready', 10_000);
   });
+
+  it("the editor: each node's form open, pickers filled from the bridge, photographed into test/artifacts/node-red/", async () => {
+    const bridge = localize([JSON.parse(JSON.stringify(example('motion-light.json').find((n) => n.type === 'hearth-bridge')))])[0];
+    bridge.id = 'gallery.bridge';
+    const z = 'gallery.tab';
+    const at = (i: number) => ({ x: 200 + (i % 3) * 260, y: 80 + Math.floor(i / 3) * 80 });
+    const nodes: Flow = [
+      { id: 'gallery.state', type: 'hearth-state', name: '', version: 1, entity: 'hallway_motion.*', to: 'on', for: 0, ignoreUnavailable: true, wires: [[]] },
+      { id: 'gallery.current', type: 'hearth-current-state', name: '', version: 1, entity: 'living_room_climate.temperature', op: 'above', value: '24', wires: [[], []] },
+      { id: 'gallery.device', type: 'hearth-device', name: '', version: 1, output: 'data', mode: 'call', tool: 'kitchen_light', argsType: 'json', args: '{"action":"turn_on"}', approvalWait: 0, wires: [[]] },
+      { id: 'gallery.session', type: 'hearth-session', name: '', principal: 'chat:dashboard', roles: 'owner', ask: 'confirm', wires: [[], []] },
+      { id: 'gallery.approval', type: 'hearth-approval', name: '', sendDecided: true, wires: [[], []] },
+      { id: 'gallery.tool', type: 'hearth-tool', name: '', toolName: 'announce', description: 'Say a sentence on the house speakers.', parameters: '{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}', capability: 'actuator', timeout: 10, wires: [[], []] },
+      { id: 'gallery.result', type: 'hearth-tool-result', name: '', wires: [] },
+      { id: 'gallery.audit', type: 'hearth-audit', name: '', outcomes: 'denied', wires: [[]] },
+    ].map((n, i) => ({ ...n, z, ...(n.type === 'hearth-tool-result' ? {} : { bridge: 'gallery.bridge' }), ...at(i) }));
+    await deploy([{ id: z, type: 'tab', label: 'Hearth nodes' }, bridge, ...nodes]);
+    await bridgeConnected('gallery.bridge');
+
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium-headless-shell', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`http://127.0.0.1:${redPort}/?access_token=${adminToken}`);
+      await page.waitForFunction(() => {
+        const RED = (window as any).RED;
+        return !!RED?.nodes?.node?.('gallery.state') && !!RED.workspaces?.active?.();
+      }, null, { timeout: 60_000 });
+      await page.evaluate(() => (window as any).RED.workspaces.show('gallery.tab'));
+      await page.screenshot({ path: join(ARTIFACTS, 'palette-and-flow.png') });
+      const shots: string[] = [];
+      // A tray slides in: wait until the element is inside the window and has stopped moving.
+      const settled = (selector: string) =>
+        page.waitForFunction(
+          (sel) => {
+            const el = document.querySelector(sel);
+            if (!el) return false;
+            const r = el.getBoundingClientRect();
+            const w = window as any;
+            const key = `${r.left},${r.top}`;
+            const same = w.__lastRect === key;
+            w.__lastRect = key;
+            return same && r.right <= window.innerWidth && r.left >= 0;
+          },
+          selector,
+          { timeout: 20_000, polling: 100 },
+        );
+      for (const n of nodes) {
+        await page.evaluate((id) => {
+          const RED = (window as any).RED;
+          RED.editor.edit(RED.nodes.node(id));
+        }, n.id);
+        await page.waitForSelector('.red-ui-tray #dialog-form', { state: 'visible', timeout: 20_000 });
+        if (n.type === 'hearth-device') {
+          // The tool's argument schema, from the bridge's catalog.
+          await page.waitForFunction(() => /"action"/.test(document.getElementById('hearth-device-schema')?.textContent ?? ''), null, { timeout: 20_000 });
+        }
+        if (n.type === 'hearth-state') {
+          // The entity picker completes from the bridge (its catalog fetched first, as a user's first keystroke would).
+          await page.evaluate(() => new Promise((ok) => (window as any).hearthCatalog('gallery.bridge', ok)));
+          await page.fill('#node-input-entity', '');
+          await page.type('#node-input-entity', 'hallway');
+          await page.waitForSelector('.red-ui-autoComplete-container :text("hallway_motion.occupancy")', { timeout: 20_000 }).catch(async (err) => {
+            await page.screenshot({ path: join(ARTIFACTS, 'debug-picker.png') });
+            const probe = await page.evaluate(async () => {
+              const w = window as any;
+              const r = await new Promise((ok) => w.hearthCatalog(w.$('#node-input-bridge').val(), (c: unknown, problem: string) => ok({ c: !!c, problem, bridge: w.$('#node-input-bridge').val(), pickers: typeof w.hearthPickers, ac: !!w.$('#node-input-entity').data('nodered-autoComplete') })));
+              return JSON.stringify(r);
+            });
+            throw new Error(`${err.message}\n${probe}`);
+          });
+        }
+        await settled('#node-input-name');
+        const file = join(ARTIFACTS, `${n.type}.png`);
+        await page.screenshot({ path: file });
+        shots.push(file);
+        await page.evaluate(() => (window as any).RED.tray.close());
+        await page.waitForSelector('.red-ui-tray #dialog-form', { state: 'detached', timeout: 20_000 });
+      }
+      // The bridge's form, as a user opens it: the pencil beside a node's bridge.
+      await page.evaluate(() => {
+        const RED = (window as any).RED;
+        RED.editor.edit(RED.nodes.node('gallery.device'));
+      });
+      await page.waitForSelector('#node-input-btn-bridge-edit', { state: 'visible', timeout: 20_000 });
+      await settled('#node-input-btn-bridge-edit');
+      await page.click('#node-input-btn-bridge-edit');
+      await page.waitForSelector('#node-config-input-mode', { state: 'visible', timeout: 20_000 });
+      await settled('#node-config-input-mode');
+      assert.equal(await page.inputValue('#node-config-input-mode'), 'daemon');
+      await page.screenshot({ path: join(ARTIFACTS, 'hearth-bridge.png') });
+      shots.push(join(ARTIFACTS, 'hearth-bridge.png'));
+      for (const f of shots) assert.ok(readFileSync(f).length > 10_000, `${f} is a real screenshot`);
+      assert.deepEqual(errors, [], 'no script errors in the editor');
+    } finally {
+      await browser.close();
+    }
+  });
 });
