@@ -123,7 +123,8 @@ describe('the trigger controller on the real state cache', () => {
     };
     const fired: StateChange[] = [];
     const trigger = new StateTrigger({ entity: 'living_room_lamp.lamp', to: 'on', forMs: 60_000 }, (c) => fired.push(c), clock);
-    await trigger.start(hearthStateFeed(demo.home.hearth, OWNER));
+    // The test home is src/, the nodes are built on dist/: the same class from two builds.
+    await trigger.start(hearthStateFeed(demo.home.hearth as unknown as Parameters<typeof hearthStateFeed>[0], OWNER));
     assert.equal(trigger.following, 1);
     await setLamp('turn_on');
     await waitFor('a wait for the value to hold', () => trigger.waiting === 1);
