@@ -4,7 +4,7 @@
 // comes out of the second output.
 import { DECISIONS, type ApprovalOutcome, type ApprovalRequest, type Decision } from './lib/approvals.js';
 import { bool, errorOf, t, type NodeMessage, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
-import { bridgeOrSayWhy, bridgeStatus, showBridgeState, saysNeedsEmbedded } from './lib/shell.js';
+import { bridgeOrSayWhy, bridgeStatus, showBridgeState } from './lib/shell.js';
 
 const ALIASES: Record<string, Decision> = {
   allow_once: 'allow_once',
@@ -40,7 +40,6 @@ export default function (RED: RedApi): void {
     const node = this;
     const bridge = bridgeOrSayWhy(RED, node, def, 'input');
     if (!bridge) return;
-    if (saysNeedsEmbedded(RED, node, bridge, 'input')) return;
     const sendDecided = bool(def, 'sendDecided', true);
     let hubRef: { pending(): ApprovalRequest[] } | undefined;
     const waitingNow = () => hubRef?.pending().length ?? 0;
@@ -66,7 +65,7 @@ export default function (RED: RedApi): void {
       }
     };
 
-    const hubReady = bridge.approvals().then(
+    const hubReady = bridge.approvalHub().then(
       (hub) => {
         if (closed) return hub;
         hubRef = hub;
@@ -94,7 +93,7 @@ export default function (RED: RedApi): void {
         }
         const d = decisionOf(msg);
         if (typeof d === 'string') return done(new Error(d));
-        const outcome = hub.decide(d.id, d.decision, by);
+        const outcome = await hub.decide(d.id, d.decision, by);
         const { request, ...rest } = outcome;
         msg.payload = { ...rest, tool: request?.tool, principal: request?.principal, args: request?.args };
         msg.requestId = d.id;

@@ -14,6 +14,7 @@ import type { EntityState } from '../../dist/devices/state-cache.js';
 import type { Entity } from '../../dist/devices/model.js';
 import type { Principal } from '../../dist/tools/types.js';
 import { ApprovalHub } from './approvals.js';
+import { RemoteApprovalHub } from './remote-approvals.js';
 import type { StateFeed, StateJson } from './state.js';
 import { DaemonClient, type DaemonSettings, type DaemonState } from './daemon.js';
 
@@ -130,7 +131,7 @@ export class BridgeController extends EventEmitter<BridgeEvents> {
       const daemon = source;
       this.daemon = daemon;
       this.opening = Promise.reject(
-        new Error('this node needs a Hearth embedded in Node-RED (bridge mode: embedded); connected to a daemon, use hearth-state, hearth-current-state and hearth-device'),
+        new Error('this node needs a Hearth embedded in Node-RED (bridge mode: embedded); connected to a daemon, use hearth-state, hearth-current-state, hearth-device and hearth-approval'),
       );
       this.opening.catch(() => undefined);
       daemon.on('state', (state, detail) => {
@@ -213,15 +214,26 @@ export class BridgeController extends EventEmitter<BridgeEvents> {
     }
   }
 
-  /** The approvals hub (available once ready). */
+  /** The approvals hub of the embedded Hearth (sessions ask permission through it; available once ready). */
   async approvals(): Promise<ApprovalHub> {
     await this.ready();
     return this.hub!;
   }
 
+  /** What hearth-approval nodes show and decide: the embedded hub, or the daemon's holds on a daemon bridge. */
+  async approvalHub(): Promise<ApprovalHub | RemoteApprovalHub> {
+    if (this.daemon) {
+      this.remoteHub ??= new RemoteApprovalHub(this.daemon);
+      return this.remoteHub;
+    }
+    return this.approvals();
+  }
+
+  private remoteHub?: RemoteApprovalHub;
+
   /** Synchronous peek: is a hearth-approval node listening on this bridge? */
   get hasApprovers(): boolean {
-    return this.hub?.hasApprovers ?? false;
+    return this.hub?.hasApprovers ?? this.remoteHub?.hasApprovers ?? false;
   }
 
   /** States as this principal may read them. */
@@ -242,6 +254,7 @@ export class BridgeController extends EventEmitter<BridgeEvents> {
     this.closed = true;
     this.setState('closed');
     this.daemon?.close();
+    this.remoteHub?.close();
     this.hub?.close();
     const hearth = this.hearth ?? (await this.opening.catch(() => undefined));
     if (!hearth) return;

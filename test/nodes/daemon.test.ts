@@ -36,6 +36,10 @@ function flow() {
     { id: 'lamp', type: 'hearth-device', z: 'f1', version: 1, bridge: 'bridge', mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', wires: [['out']] },
     { id: 'door', type: 'hearth-device', z: 'f1', version: 1, bridge: 'bridge', mode: 'call', tool: 'front_door_lock', args: '{"action":"unlock"}', approvalWait: 60, wires: [['out']] },
     { id: 'out', type: 'helper', z: 'f1' },
+    { id: 'doorlock', type: 'hearth-device', z: 'f1', version: 1, bridge: 'bridge', mode: 'call', tool: 'front_door_lock', args: '{"action":"lock"}', wires: [['out']] },
+    { id: 'ap', type: 'hearth-approval', z: 'f1', bridge: 'bridge', sendDecided: true, wires: [['requests'], ['decisions']] },
+    { id: 'requests', type: 'helper', z: 'f1' },
+    { id: 'decisions', type: 'helper', z: 'f1' },
     { id: 'sess', type: 'hearth-session', z: 'f1', bridge: 'bridge', principal: 'chat:x', wires: [[], [], []] },
     { id: 'catcher', type: 'catch', z: 'f1', scope: null, uncaught: false, wires: [['caught']] },
     { id: 'caught', type: 'helper', z: 'f1' },
@@ -58,6 +62,7 @@ before(async () => {
 });
 
 after(async () => {
+  if (hearth && hearth.child.exitCode !== null) process.stderr.write(`hearth start exited early:\n${hearth.stderr().slice(-3000)}\n`);
   await hearth?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -96,6 +101,8 @@ describe('hearth-bridge connected to a running daemon', () => {
     await load(flow(), { bridge: { token } });
     await waitForStatus('door', (s) => /connected/.test(s.text ?? ''));
     const out = nextMessage('out', 60_000);
+    const requested = nextMessage('requests', 20_000, (m) => m.topic === 'requested' && m.payload.tool === 'front_door_lock');
+    const decidedElsewhere = nextMessage('requests', 30_000, (m) => m.topic === 'decided');
     node('door').receive({});
     // The CLI sees the request the Node-RED node made: one database, one approvals table.
     let list: Array<{ id: string; principal: string; tool: string }> = [];
@@ -107,11 +114,46 @@ describe('hearth-bridge connected to a running daemon', () => {
     assert.equal(list.length, 1, 'one request waits');
     assert.equal(list[0].principal, 'http:node-red');
     assert.equal(list[0].tool, 'front_door_lock');
+    // The approval node on the daemon bridge shows the same request, and the CLI's decision.
+    assert.equal((await requested).payload.id, list[0].id);
     await cli(['approve', list[0].id]);
+    const decided = await decidedElsewhere;
+    assert.equal(decided.requestId, list[0].id);
+    // Granted, or already used by the node's call made again: both say the CLI decided.
+    assert.ok(['granted', 'used'].includes(decided.payload.status), decided.payload.status);
+    assert.match(String(decided.payload.by), /^cli:/);
     const msg = await out;
     assert.equal(msg.payload.outcome, 'confirmed');
     assert.equal(msg.payload.approvalId, list[0].id);
     assert.equal(msg.payload.state.value, 'unlocked');
+  });
+
+  it('a hearth-approval node on the daemon bridge decides a held unlock over the API; the CLI sees it decided', async () => {
+    await load(flow(), { bridge: { token } });
+    await waitForStatus('doorlock', (s) => /connected/.test(s.text ?? ''));
+    let out = nextMessage('out', 30_000);
+    node('doorlock').receive({});
+    assert.equal((await out).payload.state.value, 'locked');
+    out = nextMessage('out', 60_000);
+    const requested = nextMessage('requests', 20_000, (m) => m.topic === 'requested' && m.payload.args.action === 'unlock');
+    node('door').receive({});
+    const req = await requested;
+    const decision = nextMessage('decisions', 20_000);
+    node('ap').receive({ payload: 'allow_once', requestId: req.requestId });
+    const d = await decision;
+    assert.equal(d.payload.status, 'allow_once');
+    const msg = await out;
+    assert.equal(msg.payload.outcome, 'confirmed');
+    assert.equal(msg.payload.approvalId, req.requestId);
+    const all = JSON.parse(await cli(['approvals', '--all', '--json'])) as Array<{ id: string; status: string; decidedBy: string }>;
+    const row = all.find((a) => a.id === req.requestId)!;
+    assert.equal(row.status, 'used');
+    assert.equal(row.decidedBy, 'http:http:node-red');
+    // A decision for nothing pending is named.
+    const caught = collect('caught');
+    node('ap').receive({ payload: 'deny', requestId: 'no-such-approval' });
+    await waitFor('the refusal', () => caught.length >= 1, 10_000);
+    assert.match(caught[0].error.message, /no pending approval or permission request "no-such-approval"/);
   });
 
   it('a node that needs an embedded Hearth says so, red, instead of doing nothing', async () => {
