@@ -40,6 +40,8 @@ function flow() {
     { id: 'ap', type: 'hearth-approval', z: 'f1', bridge: 'bridge', sendDecided: true, wires: [['requests'], ['decisions']] },
     { id: 'requests', type: 'helper', z: 'f1' },
     { id: 'decisions', type: 'helper', z: 'f1' },
+    { id: 'au', type: 'hearth-audit', z: 'f1', bridge: 'bridge', tool: 'living_room_lamp', wires: [['rows']] },
+    { id: 'rows', type: 'helper', z: 'f1' },
     { id: 'sess', type: 'hearth-session', z: 'f1', bridge: 'bridge', principal: 'chat:x', wires: [[], [], []] },
     { id: 'catcher', type: 'catch', z: 'f1', scope: null, uncaught: false, wires: [['caught']] },
     { id: 'caught', type: 'helper', z: 'f1' },
@@ -78,8 +80,12 @@ describe('hearth-bridge connected to a running daemon', () => {
     await waitForStatus('lamp', (s) => /connected/.test(s.text ?? ''));
     const changed = nextMessage('changes', 15_000, (m) => m.payload === 'on');
     const out = nextMessage('out', 15_000);
+    const audited = nextMessage('rows', 15_000);
     node('lamp').receive({});
     const msg = await out;
+    const row = (await audited).payload;
+    assert.equal(row.id, msg.payload.auditId, 'hearth-audit on the daemon bridge shows the daemon\'s row');
+    assert.equal(row.outcome, 'confirmed');
     assert.equal(msg.payload.outcome, 'confirmed');
     assert.equal(msg.payload.entity, 'living_room_lamp.lamp');
     assert.equal(msg.payload.state.value, 'on');
