@@ -62,6 +62,7 @@ export default function (RED: RedApi): void {
       nodeId: node.id,
       roles: list(str(def, 'roles')),
       approvalWaitMs: Math.max(0, num(def, 'approvalWait', 0)) * 1000,
+      onHeld: (id) => node.status({ fill: 'yellow', shape: 'ring', text: `${t(RED, 'hearth-device.status.waiting', 'waiting for approval')} ${id.slice(0, 12)}` }),
     });
     let busy = 0;
     const unsubscribe = showBridgeState(RED, node, bridge, () => busy > 0);

@@ -28,6 +28,8 @@ export interface DeviceSettings {
   roles?: string[];
   /** When a confirm rule holds a call: wait this long for a decision and then make the call (0: fail at once). */
   approvalWaitMs?: number;
+  /** Told when a call waits for a person's decision (the node shows it). */
+  onHeld?: (approvalId: string) => void;
 }
 
 export interface ReadOutcome {
@@ -146,6 +148,7 @@ export class DeviceController {
     let result = await hearth.tools.call(toolName, args, this.principal);
     let approvalId = typeof result.details?.approvalId === 'string' ? result.details.approvalId : undefined;
     if (result.isError && approvalId && (this.settings.approvalWaitMs ?? 0) > 0) {
+      this.settings.onHeld?.(approvalId);
       const status = await this.waitForDecision(hearth, approvalId, this.settings.approvalWaitMs!);
       if (status !== 'granted') {
         throw new DeviceError(`approval ${approvalId} was ${status}; nothing was done`, `approval_${status}`, result);
@@ -260,6 +263,7 @@ export class DeviceController {
     let result = await once();
     let approvalId = typeof result.details?.approvalId === 'string' ? result.details.approvalId : undefined;
     if (result.isError && approvalId && (this.settings.approvalWaitMs ?? 0) > 0) {
+      this.settings.onHeld?.(approvalId);
       const status = await this.waitForRemoteDecision(daemon, approvalId, this.settings.approvalWaitMs!);
       if (status !== 'granted') throw new DeviceError(`approval ${approvalId} was ${status}; nothing was done`, `approval_${status}`, result);
       result = await once();

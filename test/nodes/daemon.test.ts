@@ -120,6 +120,7 @@ describe('hearth-bridge connected to a running daemon', () => {
     assert.equal(list.length, 1, 'one request waits');
     assert.equal(list[0].principal, 'http:node-red');
     assert.equal(list[0].tool, 'front_door_lock');
+    await waitForStatus('door', (st) => st.fill === 'yellow' && /waiting for approval/.test(st.text ?? ''));
     // The approval node on the daemon bridge shows the same request, and the CLI's decision.
     assert.equal((await requested).payload.id, list[0].id);
     await cli(['approve', list[0].id]);
