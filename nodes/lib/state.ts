@@ -133,15 +133,25 @@ export class StateTrigger {
 
   /** Start from the feed's snapshot (so the first change has an old state), then follow its changes. */
   async start(feed: StateFeed): Promise<void> {
-    // Subscribe first: a change during the snapshot is not lost (the snapshot does not overwrite a newer change).
-    this.unsubscribe = feed.subscribe((s) => this.onState(s));
-    for (const s of await feed.snapshot()) {
+    // Subscribe first and hold what arrives during the snapshot: it is compared with the snapshot afterwards,
+    // so a change in that moment still fires (or is seen as no change when the snapshot already has it).
+    const early: StateJson[] = [];
+    let snapshotting = true;
+    this.unsubscribe = feed.subscribe((s) => (snapshotting ? early.push(s) : this.onState(s)));
+    let snapshot: StateJson[];
+    try {
+      snapshot = await feed.snapshot();
+    } finally {
+      snapshotting = false;
+    }
+    for (const s of snapshot) {
       if (this.stopped || !this.accept(s) || this.known.has(s.id)) continue;
       this.known.set(s.id, { state: s, since: s.updatedAt ? Date.parse(s.updatedAt) : null });
       if (this.settings.outputInitially && s.value !== null && this.passes(null, s)) {
         this.fire({ entity: entityOf(s), newState: s, oldState: null, ageMs: 0, oldForMs: null, initial: true });
       }
     }
+    for (const s of early) this.onState(s);
   }
 
   /** How many entities this trigger follows now. */
