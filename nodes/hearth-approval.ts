@@ -65,7 +65,7 @@ export default function (RED: RedApi): void {
       }
     };
 
-    const hubReady = bridge.approvals().then(
+    const hubReady = bridge.approvalHub().then(
       (hub) => {
         if (closed) return hub;
         hubRef = hub;
@@ -93,7 +93,7 @@ export default function (RED: RedApi): void {
         }
         const d = decisionOf(msg);
         if (typeof d === 'string') return done(new Error(d));
-        const outcome = hub.decide(d.id, d.decision, by);
+        const outcome = await hub.decide(d.id, d.decision, by);
         const { request, ...rest } = outcome;
         msg.payload = { ...rest, tool: request?.tool, principal: request?.principal, args: request?.args };
         msg.requestId = d.id;

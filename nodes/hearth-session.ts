@@ -2,7 +2,7 @@
 // what the turn did, the second every event of the turn as it happens.
 import { SessionController, type Activity, type AskMode } from './lib/session.js';
 import { errorOf, list, str, bool, t, type NodeMessage, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
-import { bridgeOrSayWhy, showBridgeState } from './lib/shell.js';
+import { bridgeOrSayWhy, showBridgeState, saysNeedsEmbedded } from './lib/shell.js';
 
 export default function (RED: RedApi): void {
   function HearthSession(this: RedNode, def: RedNodeDef) {
@@ -10,6 +10,7 @@ export default function (RED: RedApi): void {
     const node = this;
     const bridge = bridgeOrSayWhy(RED, node, def, 'input');
     if (!bridge) return;
+    if (saysNeedsEmbedded(RED, node, bridge, 'input')) return;
     const ask = str(def, 'ask');
     let activity: Activity = { turns: 0, waiting: 0 };
     const showActivity = (a: Activity) => {

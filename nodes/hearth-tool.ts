@@ -4,7 +4,7 @@
 // (timeout, interrupted turn) come out of the second output.
 import type { FlowToolController } from './lib/flow-tools.js';
 import { errorOf, num, str, t, type NodeMessage, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
-import { bridgeOrSayWhy, showBridgeState } from './lib/shell.js';
+import { bridgeOrSayWhy, showBridgeState, saysNeedsEmbedded } from './lib/shell.js';
 
 // Hearth (dist/) is imported when the node set loads: see hearth-bridge.ts.
 export default async function (RED: RedApi): Promise<void> {
@@ -14,6 +14,7 @@ export default async function (RED: RedApi): Promise<void> {
     const node = this;
     const bridge = bridgeOrSayWhy(RED, node, def, 'once');
     if (!bridge) return;
+    if (saysNeedsEmbedded(RED, node, bridge, 'once')) return;
     let waiting = 0;
     let controller: FlowToolController;
     try {

@@ -9,7 +9,29 @@ import type { HearthConfig } from '../../dist/config/schema.js';
 import { Hearth } from '../../dist/hearth.js';
 import type { Logger } from '../../dist/log.js';
 import { externalToolsOf, type ExternalTools } from '../../dist/tools/external-tools.js';
+import { stateJson } from '../../dist/cli/format.js';
+import type { EntityState } from '../../dist/devices/state-cache.js';
+import type { Entity } from '../../dist/devices/model.js';
+import type { Principal } from '../../dist/tools/types.js';
 import { ApprovalHub } from './approvals.js';
+import { RemoteApprovalHub } from './remote-approvals.js';
+import type { StateFeed, StateJson } from './state.js';
+import { DaemonClient, type DaemonSettings, type DaemonState } from './daemon.js';
+
+/** An embedded Hearth's states as this principal may read them: the one read check, asked per event. */
+export function hearthStateFeed(hearth: Hearth, principal: Principal): StateFeed {
+  const cache = hearth.bridge.cache;
+  return {
+    snapshot: async () => hearth.visibleEntities(principal).map((e) => stateJson(e, cache.get(e.id)) as StateJson),
+    subscribe: (fn) => {
+      const on = (state: EntityState, entity: Entity) => {
+        if (!hearth.readDenied(principal, entity)) fn(stateJson(entity, state) as StateJson);
+      };
+      cache.on('change', on);
+      return () => cache.off('change', on);
+    },
+  };
+}
 
 export const DEFAULT_BROKER_URL = 'mqtt://127.0.0.1:1883';
 
@@ -20,6 +42,8 @@ export interface BridgeSettings {
   embedded?: boolean;
   username?: string;
   password?: string;
+  /** TLS for mqtts:// / wss:// (paths to PEM files), e.g. from a Node-RED tls-config node. */
+  tls?: { ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean };
   /** A hearth.yaml to start from (the node's settings override it). */
   configFile?: string;
   devicePaths?: string[];
@@ -58,8 +82,14 @@ export function bridgeConfig(s: BridgeSettings): HearthConfig {
   }
   if (s.username) flags['mqtt.username'] = s.username;
   if (s.password) flags['mqtt.password'] = s.password;
+  if (s.tls?.ca) flags['mqtt.ca'] = s.tls.ca;
+  if (s.tls?.cert) flags['mqtt.cert'] = s.tls.cert;
+  if (s.tls?.key) flags['mqtt.key'] = s.tls.key;
+  if (s.tls?.rejectUnauthorized !== undefined) flags['mqtt.rejectUnauthorized'] = s.tls.rejectUnauthorized;
   if (s.devicePaths?.length) flags['devices.paths'] = s.devicePaths.map((p) => (isAbsolute(p) ? p : resolve(s.cwd, p)));
+  // A broker of one's own has its own devices: the demo home only when asked for (or on the embedded broker).
   if (s.demo !== undefined) flags.demo = s.demo;
+  else if (!s.embedded) flags.demo = false;
   flags['database.path'] = s.databasePath?.trim() ? resolve(s.cwd, s.databasePath.trim()) : resolve(s.cwd, 'hearth.db');
   if (s.engine) flags['agent.engine'] = s.engine;
   if (s.provider) flags['agent.provider'] = s.provider;
@@ -75,18 +105,44 @@ export interface BridgeEvents {
   state: [state: BridgeState, detail?: string];
 }
 
+/** What a daemon's connection state shows as on the nodes. */
+const FROM_DAEMON: Record<DaemonState, BridgeState> = {
+  connecting: 'starting',
+  connected: 'connected',
+  disconnected: 'disconnected',
+  error: 'error',
+  closed: 'closed',
+};
+
 export class BridgeController extends EventEmitter<BridgeEvents> {
   private readonly opening: Promise<Hearth>;
+  /** Set when the bridge talks to a running daemon (mode: daemon) instead of embedding Hearth. */
+  readonly daemon?: DaemonClient;
   private hearth?: Hearth;
   private current: BridgeState = 'starting';
   private problem?: string;
   private hub?: ApprovalHub;
   private closed = false;
 
-  constructor(open: () => Promise<Hearth>) {
+  constructor(source: (() => Promise<Hearth>) | DaemonClient) {
     super();
     this.setMaxListeners(0);
-    this.opening = open();
+    if (source instanceof DaemonClient) {
+      const daemon = source;
+      this.daemon = daemon;
+      this.opening = Promise.reject(
+        new Error('this node needs a Hearth embedded in Node-RED (bridge mode: embedded); connected to a daemon, use hearth-state, hearth-current-state, hearth-device, hearth-approval and hearth-audit'),
+      );
+      this.opening.catch(() => undefined);
+      daemon.on('state', (state, detail) => {
+        if (this.closed && state !== 'closed') return;
+        if (state === 'error') this.problem = detail;
+        this.setState(FROM_DAEMON[state], detail);
+      });
+      daemon.connect();
+      return;
+    }
+    this.opening = source();
     this.opening.then(
       (hearth) => {
         // Closed while opening: close() closes it.
@@ -122,6 +178,11 @@ export class BridgeController extends EventEmitter<BridgeEvents> {
     });
   }
 
+  /** Connect to a running daemon over its HTTP API with a token. */
+  static connect(settings: DaemonSettings): BridgeController {
+    return new BridgeController(new DaemonClient(settings));
+  }
+
   private readonly onConnection = (state: string) => {
     if (this.closed) return;
     this.setState(state === 'connected' ? 'connected' : 'disconnected');
@@ -145,6 +206,7 @@ export class BridgeController extends EventEmitter<BridgeEvents> {
   /** The shared Hearth, once open; rejects when it could not open or the bridge closed. */
   async ready(): Promise<Hearth> {
     if (this.closed) throw new Error('the hearth-bridge was closed (redeployed)');
+    if (this.daemon) return this.opening;
     try {
       return await this.opening;
     } catch (err) {
@@ -152,15 +214,33 @@ export class BridgeController extends EventEmitter<BridgeEvents> {
     }
   }
 
-  /** The approvals hub (available once ready). */
+  /** The approvals hub of the embedded Hearth (sessions ask permission through it; available once ready). */
   async approvals(): Promise<ApprovalHub> {
     await this.ready();
     return this.hub!;
   }
 
+  /** What hearth-approval nodes show and decide: the embedded hub, or the daemon's holds on a daemon bridge. */
+  async approvalHub(): Promise<ApprovalHub | RemoteApprovalHub> {
+    if (this.daemon) {
+      this.remoteHub ??= new RemoteApprovalHub(this.daemon);
+      return this.remoteHub;
+    }
+    return this.approvals();
+  }
+
+  private remoteHub?: RemoteApprovalHub;
+
   /** Synchronous peek: is a hearth-approval node listening on this bridge? */
   get hasApprovers(): boolean {
-    return this.hub?.hasApprovers ?? false;
+    return this.hub?.hasApprovers ?? this.remoteHub?.hasApprovers ?? false;
+  }
+
+  /** States as this principal may read them. */
+  async stateFeed(principal: Principal): Promise<StateFeed> {
+    // A daemon shows the token's principal what it may read; the node's own principal is the embedded case.
+    if (this.daemon) return this.daemon.stateFeed();
+    return hearthStateFeed(await this.ready(), principal);
   }
 
   /** Flow-declared tools of this bridge. */
@@ -173,6 +253,8 @@ export class BridgeController extends EventEmitter<BridgeEvents> {
     if (this.closed) return;
     this.closed = true;
     this.setState('closed');
+    this.daemon?.close();
+    this.remoteHub?.close();
     this.hub?.close();
     const hearth = this.hearth ?? (await this.opening.catch(() => undefined));
     if (!hearth) return;

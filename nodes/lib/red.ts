@@ -50,6 +50,16 @@ export interface RedLog {
   trace(msg: unknown): void;
 }
 
+export interface AdminRequest {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+}
+
+export interface AdminResponse {
+  status(code: number): AdminResponse;
+  json(body: unknown): void;
+}
+
 export interface RedApi {
   nodes: {
     createNode(node: object, def: RedNodeDef): void;
@@ -61,6 +71,14 @@ export interface RedApi {
   settings: { userDir?: string; [key: string]: unknown };
   util: {
     cloneMessage<T>(msg: T): T;
+    evaluateNodeProperty?(value: string, type: string, node: RedNode, msg: NodeMessage, callback: (err: Error | null, value: unknown) => void): unknown;
+  };
+  /** The editor's HTTP admin app (express); absent in some test runtimes. */
+  httpAdmin?: {
+    get(path: string, ...handlers: Array<(req: AdminRequest, res: AdminResponse, next: () => void) => void>): void;
+  };
+  auth?: {
+    needsPermission(permission: string): (req: AdminRequest, res: AdminResponse, next: () => void) => void;
   };
   _(key: string, substitutions?: Record<string, unknown>): string;
 }

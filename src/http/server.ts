@@ -15,6 +15,7 @@ import { frameRoutes } from './api-frames.js';
 import { openAiErrorBody, openAiRoutes } from './api-openai.js';
 import { policyRoutes } from './api-policy.js';
 import { policyEditRoutes } from './api-policy-edit.js';
+import { toolRoutes } from './api-tools.js';
 import { SessionsApi } from './api-sessions.js';
 import { ANONYMOUS, Authenticator, checkAuthSetting, checkOrigin } from './auth.js';
 import { BODY_LIMIT, readJsonObject } from './body.js';
@@ -116,6 +117,7 @@ export class HttpServer {
       ...policyEditRoutes(ctx),
       ...historyRoutes(ctx),
       ...controlRoutes(ctx),
+      ...toolRoutes(ctx),
       ...pageRoutes(ctx),
     ].map(compile);
   }

@@ -16,6 +16,10 @@ function flow() {
     bridgeDef(demo.home),
     { id: 'dev-read', type: 'hearth-device', z: 'f1', bridge: 'bridge', mode: 'read', entity: 'living_room_lamp.lamp', wires: [['out']] },
     { id: 'dev-call', type: 'hearth-device', z: 'f1', bridge: 'bridge', mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', roles: 'owner', wires: [['out']] },
+    { id: 'dev-v1', type: 'hearth-device', z: 'f1', bridge: 'bridge', version: 1, mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', roles: 'owner', wires: [['out']] },
+    { id: 'dev-v1-guest', type: 'hearth-device', z: 'f1', bridge: 'bridge', version: 1, mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', wires: [['out']] },
+    { id: 'dev-typed', type: 'hearth-device', z: 'f1', bridge: 'bridge', version: 1, mode: 'call', tool: 'living_room_lamp', argsType: 'jsonata', args: '{"action": payload.on ? "turn_on" : "turn_off"}', roles: 'owner', wires: [['out']] },
+    { id: 'dev-msg', type: 'hearth-device', z: 'f1', bridge: 'bridge', version: 1, mode: 'call', tool: 'living_room_lamp', argsType: 'msg', args: 'lampArgs', roles: 'owner', wires: [['out']] },
     { id: 'dev-guest', type: 'hearth-device', z: 'f1', bridge: 'bridge', mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', roles: '', wires: [['out']] },
     { id: 'dev-door', type: 'hearth-device', z: 'f1', bridge: 'bridge', mode: 'call', tool: 'front_door_lock', args: '{"action":"unlock"}', roles: 'owner', approvalWait: 10, wires: [['out']] },
     { id: 'out', type: 'helper', z: 'f1' },
@@ -66,6 +70,62 @@ describe('hearth-device', () => {
     out = nextMessage('out', 10_000);
     node('dev-call').receive({ payload: 'turn_off' });
     await out;
+    assert.equal(lamp(), 'off');
+  });
+
+  it('version 1 sends {outcome, entity, state, auditId, approvalId} in msg.payload and the sentence in msg.text; a version 0 node keeps the text', async () => {
+    await load(flow());
+    await waitForStatus('dev-v1', (s) => /connected/.test(s.text ?? ''));
+    let out = nextMessage('out', 10_000);
+    node('dev-v1').receive({ payload: 'turn_on' });
+    let msg = await out;
+    assert.equal(msg.payload.outcome, 'confirmed');
+    assert.equal(msg.payload.entity, 'living_room_lamp.lamp');
+    assert.equal(msg.payload.state.value, 'on');
+    assert.equal(msg.payload.approvalId, null);
+    assert.equal(demo.home.hearth.audit.get(msg.payload.auditId)!.principal, 'flow:dev-v1');
+    assert.match(msg.text, /^confirmed: /);
+    // A state word (from a hearth-state node) is not an action: the configured arguments hold.
+    out = nextMessage('out', 10_000);
+    node('dev-v1').receive({ payload: 'off' });
+    msg = await out;
+    assert.equal(msg.payload.state.value, 'on');
+    out = nextMessage('out', 10_000);
+    node('dev-v1').receive({ payload: 'turn_off' });
+    msg = await out;
+    assert.equal(msg.payload.state.value, 'off');
+    out = nextMessage('out', 10_000);
+    node('dev-v1').receive({ payload: 'turn_on' });
+    await out;
+    // The flow from before `version`: msg.payload is still the sentence (and msg.text has it too).
+    out = nextMessage('out', 10_000);
+    node('dev-call').receive({ payload: 'turn_off' });
+    msg = await out;
+    assert.match(msg.payload, /^confirmed: /);
+    assert.equal(msg.text, msg.payload);
+    // A refusal: the Catch node gets the data too.
+    const caught = collect('caught');
+    node('dev-v1-guest').receive({});
+    await waitFor('refusal caught', () => caught.length >= 1, 5000);
+    assert.equal(caught[0].payload.outcome, 'denied');
+    assert.equal(caught[0].payload.entity, 'living_room_lamp.lamp');
+    assert.match(caught[0].text, /not allowed/);
+    assert.equal(lamp(), 'off');
+  });
+
+  it('arguments from a typed input: JSONata on the message, or a msg property; a bad one is named', async () => {
+    await load(flow());
+    await waitForStatus('dev-typed', (s) => /connected/.test(s.text ?? ''));
+    let out = nextMessage('out', 10_000);
+    node('dev-typed').receive({ payload: { on: true } });
+    assert.equal((await out).payload.state.value, 'on');
+    out = nextMessage('out', 10_000);
+    node('dev-msg').receive({ lampArgs: { action: 'turn_off' } });
+    assert.equal((await out).payload.state.value, 'off');
+    const caught = collect('caught');
+    node('dev-msg').receive({ lampArgs: 'turn_on' });
+    await waitFor('bad arguments caught', () => caught.length >= 1, 5000);
+    assert.match(caught[0].error.message, /arguments \(msg lampArgs\) must be an object, got "turn_on"/);
     assert.equal(lamp(), 'off');
   });
 

@@ -20,7 +20,8 @@ import { waitFor } from '../helpers/wait.js';
 
 const require = createRequire(import.meta.url);
 const NODE_RED = join(require.resolve('node-red/package.json'), '..', 'red.js');
-const EXAMPLE = join(ROOT, 'examples', 'hearth-chat.json');
+// A flow saved before the nodes had a `version` (its bridge has no mode): it must still run embedded, as it did.
+const EXAMPLE = join(ROOT, 'test', 'nodes', 'fixtures', 'flow-before-version-1.json');
 const SECRET_PASSWORD = 'nr-broker-password-1234';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-nr-it-'));
@@ -159,7 +160,7 @@ describe('Node-RED integration', () => {
     assert.equal(r.status, 200, r.text);
     const sets = (r.json as Array<{ module: string; types: string[]; enabled: boolean; err?: string }>).filter((s) => s.module === 'hearth-bridge');
     const types = sets.flatMap((s) => s.types).sort();
-    assert.deepEqual(types, ['hearth-approval', 'hearth-audit', 'hearth-bridge', 'hearth-device', 'hearth-session', 'hearth-tool', 'hearth-tool-result']);
+    assert.deepEqual(types, ['hearth-approval', 'hearth-audit', 'hearth-bridge', 'hearth-current-state', 'hearth-device', 'hearth-session', 'hearth-state', 'hearth-tool', 'hearth-tool-result']);
     for (const s of sets) assert.equal(s.err, undefined, `${s.types.join(',')}: ${s.err}`);
     // The editor gets each node's template, its help (from locales/en-US) and its message catalog.
     const html = await http('GET', '/nodes', undefined, { accept: 'text/html' });
@@ -175,9 +176,18 @@ describe('Node-RED integration', () => {
     // The example flow is offered under Import > Examples.
     const examples = await http('GET', '/library/examples/flows/hearth-bridge/hearth-chat', undefined, { accept: 'application/json' });
     assert.equal(examples.status, 200, examples.text);
+    for (const name of ['chat-dashboard', 'late-door-unlock', 'motion-light', 'flow-tool']) {
+      const ex = await http('GET', `/library/examples/flows/hearth-bridge/${name}`, undefined, { accept: 'application/json' });
+      assert.equal(ex.status, 200, `${name}: ${ex.text}`);
+    }
+    // Every node's form and help have a version and document their outputs.
+    for (const t of types.filter((x) => x !== 'hearth-tool-result')) {
+      const help = new RegExp(`data-help-name="${t}"(?:(?!data-help-name)[\\s\\S])*?<h3>Outputs</h3>`);
+      if (t !== 'hearth-bridge') assert.match(html.text, help, `${t} help documents its outputs`);
+    }
   });
 
-  it('deploys the example flow through the admin API; a prompt over HTTP turns the lamp on; the audit row is in the database', async () => {
+  it('deploys a flow from before version 1 (migrated: its bridge stays embedded) through the admin API; a prompt over HTTP turns the lamp on; the audit row is in the database', async () => {
     const flow = JSON.parse(readFileSync(EXAMPLE, 'utf8')) as Array<Record<string, unknown>>;
     const bridge = flow.find((n) => n.type === 'hearth-bridge')!;
     bridge.broker = `mqtt://127.0.0.1:${brokerPort}`;

@@ -13,11 +13,13 @@ import bridgeNode from '../../nodes/hearth-bridge.js';
 import deviceNode from '../../nodes/hearth-device.js';
 import sessionNode from '../../nodes/hearth-session.js';
 import toolNode from '../../nodes/hearth-tool.js';
+import stateNode from '../../nodes/hearth-state.js';
+import currentStateNode from '../../nodes/hearth-current-state.js';
 
 helper.init(createRequire(import.meta.url).resolve('node-red'));
 
 export { helper };
-export const ALL_NODES = [bridgeNode, sessionNode, approvalNode, toolNode, auditNode, deviceNode];
+export const ALL_NODES = [bridgeNode, sessionNode, approvalNode, toolNode, auditNode, deviceNode, stateNode, currentStateNode];
 
 type FlowNode = Record<string, unknown> & { id: string; type: string };
 

@@ -1,0 +1,423 @@
+// The example flows as a user runs them: `hearth start` (the demo home, its
+// database, a token for Node-RED, a confirm rule made with the CLI); this
+// package npm-installed into a Node-RED user directory; a real Node-RED 4.1
+// with adminAuth on. Each example is deployed through the admin API (POST
+// /flows, with an admin's token) and does what it says on real MQTT. The
+// editor-only catalog endpoint refuses a caller without hearth.read. The
+// editor, with each node's form open, is photographed into
+// test/artifacts/node-red/. Every process is in its own group, stopped at the end.
+import assert from 'node:assert/strict';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import mqtt, { type MqttClient } from 'mqtt';
+import { freePort } from '../helpers/brokers.js';
+import { ROOT, runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
+import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer } from '../helpers/openai-server.js';
+import { signalGroup, spawnInGroup } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
+
+const require = createRequire(import.meta.url);
+const NODE_RED = join(require.resolve('node-red/package.json'), '..', 'red.js');
+const bcrypt = require('bcryptjs') as { hashSync(pw: string, rounds: number): string };
+const ARTIFACTS = join(ROOT, 'test', 'artifacts', 'node-red');
+
+const dir = mkdtempSync(join(tmpdir(), 'hearth-nr-examples-'));
+const userDir = join(dir, 'node-red');
+const dbPath = join(dir, 'hearth.db');
+let hearth: Spawned | undefined;
+let red: ChildProcess | undefined;
+let redLog = '';
+let watcher: MqttClient | undefined;
+let model: OpenAIServer | undefined;
+let brokerPort = 0;
+let redPort = 0;
+let daemonUrl = '';
+let daemonToken = '';
+let adminToken = '';
+let viewerToken = '';
+const seen: Array<{ topic: string; payload: string }> = [];
+const last = new Map<string, string>();
+
+type Flow = Array<Record<string, any>>;
+
+async function cli(args: string[], db = dbPath) {
+  const r = await runHearth([...args, '--db', db], { cwd: dir });
+  assert.equal(r.code, 0, `hearth ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+async function http(method: string, path: string, opts: { body?: unknown; token?: string | null; form?: Record<string, string>; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...opts.headers };
+  const token = opts.token === undefined ? adminToken : opts.token;
+  if (token) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined;
+  if (opts.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(opts.form).toString();
+  } else if (opts.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(opts.body);
+  }
+  const res = await fetch(`http://127.0.0.1:${redPort}${path}`, { method, headers, body, signal: AbortSignal.timeout(30_000) });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, text, json };
+}
+
+function example(name: string): Flow {
+  return JSON.parse(readFileSync(join(ROOT, 'examples', name), 'utf8')) as Flow;
+}
+
+/** Point an example at this test's daemon, broker and token. */
+function localize(flow: Flow): Flow {
+  for (const n of flow) {
+    if (n.type === 'hearth-bridge') {
+      if (n.mode === 'daemon') {
+        n.daemonUrl = daemonUrl;
+        n.credentials = { token: daemonToken };
+      } else {
+        n.broker = `mqtt://127.0.0.1:${brokerPort}`;
+      }
+    }
+    if (n.type === 'mqtt-broker') n.port = String(brokerPort);
+  }
+  return flow;
+}
+
+async function deploy(flow: Flow): Promise<void> {
+  const r = await http('POST', '/flows', { body: flow, headers: { 'Node-RED-Deployment-Type': 'full' } });
+  assert.equal(r.status, 204, r.text);
+}
+
+/** Waits for a route the deployed flow serves (http-in routes exist once the flow has started). */
+async function route(method: string, path: string, body?: unknown) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const r = await http(method, path, { body, token: null });
+    if (r.status !== 404 || Date.now() > deadline) return r;
+    await new Promise((ok) => setTimeout(ok, 200));
+  }
+}
+
+async function daemonApi(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${daemonUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${daemonToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
+  });
+  return { status: res.status, json: (await res.json()) as any };
+}
+
+async function stateOf(entity: string): Promise<unknown> {
+  const r = await daemonApi('GET', '/api/devices');
+  return (r.json as Array<{ id: string; value: unknown }>).find((e) => e.id === entity)?.value;
+}
+
+/** The bridge's catalog once the bridge is deployed and connected (its event stream open). */
+async function bridgeConnected(id: string) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const r = await http('GET', `/hearth/bridges/${id}/catalog`);
+    if (r.status === 200 && r.json.connected) return r;
+    if (Date.now() > deadline) throw new Error(`bridge ${id} never connected: ${r.status} ${r.text}\n${redLog.slice(-2000)}`);
+    await new Promise((ok) => setTimeout(ok, 200));
+  }
+}
+
+async function pendingApprovals(match: (a: any) => boolean): Promise<any[]> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const list = (JSON.parse(await cli(['approvals', '--json'])) as any[]).filter(match);
+    if (list.length || Date.now() > deadline) return list;
+    await new Promise((ok) => setTimeout(ok, 300));
+  }
+}
+
+before(async () => {
+  for (const f of ['nodes/hearth-state.js', 'nodes/lib/daemon.js', 'dist/http/api-tools.js']) assert.ok(existsSync(join(ROOT, f)), `${f} is missing: run npm run build first`);
+  // The daemon's database: a token for Node-RED (an owner) and a rule that a re-lock by Node-RED asks a person first.
+  daemonToken = JSON.parse(await cli(['token', 'create', 'node-red', '--principal', 'http:node-red', '--role', 'owner', '--json'])).secret;
+  await cli(['policy', 'confirm', 'http:node-red', '--tool', 'front_door_lock', '--action', 'lock', '--note', 'test: a person approves the re-lock']);
+  brokerPort = await freePort();
+  hearth = spawnHearth(['start', '--broker-port', String(brokerPort), '--db', dbPath, '--set', 'http.port=0', '--log-level', 'warn'], { cwd: dir });
+  await hearth.waitForOutput('Press Ctrl+C to stop.', 30_000);
+  daemonUrl = /http\s+(http:\/\/\S+)/.exec(hearth.stdout())![1].replace(/\/$/, '');
+  watcher = await mqtt.connectAsync(`mqtt://127.0.0.1:${brokerPort}`, { protocolVersion: 4, reconnectPeriod: 200 });
+  watcher.on('message', (topic, payload) => {
+    const text = payload.toString('utf8');
+    seen.push({ topic, payload: text });
+    last.set(topic, text);
+  });
+  await watcher.subscribeAsync(['hearth/#', 'hearth-demo/kitchen_light', 'hearth-demo/front_door/lock', 'hearth-demo/living_room_lamp/state'], { qos: 1 });
+  model = await startOpenAIServer();
+
+  mkdirSync(userDir, { recursive: true });
+  writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', private: true, version: '0.0.1' }, null, 2));
+  const installed = spawnSync('npm', ['install', ROOT, '--no-audit', '--no-fund', '--offline', '--install-links=false', '--loglevel=error'], {
+    cwd: userDir,
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
+  assert.equal(installed.status, 0, `npm install failed:\n${installed.stdout}\n${installed.stderr}`);
+
+  redPort = await freePort();
+  const settings = join(dir, 'settings.cjs');
+  writeFileSync(
+    settings,
+    `module.exports = {
+  uiHost: '127.0.0.1',
+  uiPort: ${redPort},
+  flowFile: 'flows.json',
+  credentialSecret: 'hearth-examples-test-secret',
+  adminAuth: {
+    type: 'credentials',
+    users: [
+      { username: 'admin', password: ${JSON.stringify(bcrypt.hashSync('admin-pw-1234', 4))}, permissions: '*' },
+      { username: 'viewer', password: ${JSON.stringify(bcrypt.hashSync('viewer-pw-1234', 4))}, permissions: ['flows.read'] },
+    ],
+  },
+  telemetry: { enabled: false },
+  diagnostics: { enabled: false },
+  editorTheme: { tours: false, projects: { enabled: false } },
+  logging: { console: { level: 'info', metrics: false, audit: false } },
+};
+`,
+  );
+  red = spawnInGroup(process.execPath, [NODE_RED, '-u', userDir, '-p', String(redPort), '-s', settings], {
+    cwd: dir,
+    env: { ...process.env, NODE_RED_DISABLE_TELEMETRY: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  red.stdout!.on('data', (d) => (redLog += d));
+  red.stderr!.on('data', (d) => (redLog += d));
+  await waitFor('node-red started', () => red!.exitCode !== null || /Started flows|Starting flows/.test(redLog), 60_000);
+  assert.equal(red.exitCode, null, `node-red exited:\n${redLog}`);
+  const login = async (username: string, password: string, scope: string) => {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const r = await http('POST', '/auth/token', { token: null, form: { client_id: 'node-red-admin', grant_type: 'password', scope, username, password } }).catch(() => undefined);
+      if (r?.status === 200) return r.json.access_token as string;
+      if (r && r.status !== 404 && r.status < 500) throw new Error(`no token for ${username}: ${r.status} ${r.text}`);
+      if (Date.now() > deadline) throw new Error(`no token for ${username}: ${r?.status} ${r?.text}\n${redLog}`);
+      await new Promise((ok) => setTimeout(ok, 200));
+    }
+  };
+  adminToken = await login('admin', 'admin-pw-1234', '*');
+  viewerToken = await login('viewer', 'viewer-pw-1234', 'flows.read');
+});
+
+after(async () => {
+  if (red && red.exitCode === null) {
+    const exited = new Promise((r) => red!.once('exit', r));
+    signalGroup(red, 'SIGTERM');
+    const timer = setTimeout(() => red && signalGroup(red, 'SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await watcher?.endAsync(true).catch(() => undefined);
+  await model?.close();
+  await hearth?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('example flows against the demo home, deployed through the admin API', () => {
+  it('motion: the hall light goes on when motion is seen, off after the set time without motion; the pickers answer admins only', async () => {
+    const flow = localize(example('motion-light.json'));
+    // Two minutes is the example's; the test waits one second of no motion.
+    flow.find((n) => n.id === 'hearth.motion.none')!.for = 1;
+    await deploy(flow);
+
+    // The editor's catalog: an admin gets the bridge's entities and tools; no token, or no hearth.read, is refused.
+    const path = '/hearth/bridges/hearth.motion.bridge/catalog';
+    const catalog = await bridgeConnected('hearth.motion.bridge');
+    assert.ok(catalog.json.entities.some((e: { id: string }) => e.id === 'hallway_motion.occupancy'));
+    assert.ok(catalog.json.tools.some((t: { name: string; parameters: { type: string } }) => t.name === 'kitchen_light' && t.parameters.type === 'object'));
+    assert.ok(catalog.json.areas.includes('Hallway'));
+    assert.ok(catalog.json.principals.includes('http:node-red'));
+    assert.equal((await http('GET', path, { token: null })).status, 401);
+    assert.ok([401, 403].includes((await http('GET', path, { token: viewerToken })).status), 'a user without hearth.read is refused');
+    assert.equal((await http('GET', '/hearth/bridges/nope/catalog')).status, 404);
+
+    await daemonApi('POST', '/api/tools/kitchen_light/call', { args: { action: 'turn_off' } });
+    assert.equal(await stateOf('kitchen_light.light'), 'off');
+    // Motion on the broker (a PIR reports), again until the flow (which subscribes as it starts) answers.
+    const lightOn = async () => (await stateOf('kitchen_light.light')) === 'on';
+    const until = Date.now() + 30_000;
+    while (!(await lightOn()) && Date.now() < until) {
+      await watcher!.publishAsync('hearth-demo/hallway_motion', JSON.stringify({ occupancy: false }));
+      await watcher!.publishAsync('hearth-demo/hallway_motion', JSON.stringify({ occupancy: true }));
+      await new Promise((ok) => setTimeout(ok, 500));
+    }
+    assert.ok(await lightOn(), `the light went on with motion\n${redLog.slice(-2000)}`);
+    await watcher!.publishAsync('hearth-demo/hallway_motion', JSON.stringify({ occupancy: false }));
+    const offBy = Date.now() + 30_000;
+    while ((await stateOf('kitchen_light.light')) !== 'off' && Date.now() < offBy) await new Promise((ok) => setTimeout(ok, 200));
+    assert.equal(await stateOf('kitchen_light.light'), 'off', 'the light went off once no motion held');
+  });
+
+  it('late unlock: the front door unlocks "after 22:00": a notice on MQTT, and the re-lock waits for `hearth approve`', async () => {
+    const flow = localize(example('late-door-unlock.json'));
+    // Every minute of the day is late for this test.
+    flow.find((n) => n.id === 'hearth.late.tab')!.env = [
+      { name: 'LATE_FROM', value: '00:00', type: 'str' },
+      { name: 'LATE_TO', value: '24:00', type: 'str' },
+    ];
+    await deploy(flow);
+    assert.equal(await stateOf('front_door.lock'), 'locked');
+    await bridgeConnected('hearth.late.bridge');
+    // Someone unlocks the door (an owner over the daemon's API; the built-in confirm rule asks, the CLI approves).
+    const held = await daemonApi('POST', '/api/tools/front_door_lock/call', { args: { action: 'unlock' } });
+    assert.equal(held.status, 200);
+    const unlockId = held.json.details.approvalId as string;
+    assert.equal(typeof unlockId, 'string', JSON.stringify(held.json));
+    await cli(['approve', unlockId]);
+    const unlocked = await daemonApi('POST', '/api/tools/front_door_lock/call', { args: { action: 'unlock' } });
+    assert.match(unlocked.json.text, /^confirmed/, JSON.stringify(unlocked.json));
+
+    await waitFor('the notice on hearth/notify', () => seen.some((m) => m.topic === 'hearth/notify' && /Front door unlocked at/.test(m.payload)), 20_000);
+    const relock = await pendingApprovals((a) => a.principal === 'http:node-red' && a.tool === 'front_door_lock' && a.args.action === 'lock');
+    assert.equal(relock.length, 1, 'the re-lock waits for a person');
+    assert.equal(await stateOf('front_door.lock'), 'unlocked');
+    await cli(['approve', relock[0].id]);
+    const lockedBy = Date.now() + 20_000;
+    while ((await stateOf('front_door.lock')) !== 'locked' && Date.now() < lockedBy) await new Promise((ok) => setTimeout(ok, 200));
+    assert.equal(await stateOf('front_door.lock'), 'locked');
+  });
+
+  it('chat: a text typed on the flow\'s page is answered by a session; the lamp goes on', async () => {
+    await deploy(localize(example('chat-dashboard.json')));
+    const page = await route('GET', '/hearth/dashboard');
+    assert.equal(page.status, 200);
+    assert.match(page.text, /<input id="text"/);
+    const r = await route('POST', '/hearth/dashboard/say', { text: 'turn on the living room lamp', session: 'test' });
+    assert.equal(r.status, 200, `${r.text}\n${redLog.slice(-2000)}`);
+    assert.match(r.json.answer, /lamp/i);
+    await waitFor('the lamp reports ON', () => last.get('hearth-demo/living_room_lamp/state') === 'ON', 10_000);
+  });
+
+  it('flow tool: the agent calls `announce`, the flow speaks it on MQTT and answers', async () => {
+    const flow = localize(example('flow-tool.json'));
+    const bridge = flow.find((n) => n.type === 'hearth-bridge')!;
+    Object.assign(bridge, { provider: 'openai', baseUrl: model!.url, model: 'test-model' });
+    await cli(['policy', 'allow', 'role:owner', '--tool', 'announce', '--note', 'test: owners may announce'], join(userDir, 'hearth.db'));
+    model!.setScript([toolCallChunks([{ id: 'c1', name: 'host__announce', arguments: { text: 'dinner is ready' } }]), textChunks('I announced it.')]);
+    await deploy(flow);
+    const r = await route('POST', '/hearth/agent', { text: 'tell everyone dinner is ready' });
+    assert.equal(r.status, 200, `${r.text}\n${redLog.slice(-2000)}`);
+    assert.equal(r.json.answer, 'I announced it.');
+    assert.deepEqual([r.json.tools].flat(), ['announce']);
+    await waitFor('spoken on hearth/announce', () => last.get('hearth/announce') === 'dinner is ready', 10_000);
+  });
+
+  it("the editor: each node's form open, pickers filled from the bridge, photographed into test/artifacts/node-red/", async () => {
+    const bridge = localize([JSON.parse(JSON.stringify(example('motion-light.json').find((n) => n.type === 'hearth-bridge')))])[0];
+    bridge.id = 'gallery.bridge';
+    const z = 'gallery.tab';
+    const at = (i: number) => ({ x: 200 + (i % 3) * 260, y: 80 + Math.floor(i / 3) * 80 });
+    const nodes: Flow = [
+      { id: 'gallery.state', type: 'hearth-state', name: '', version: 1, entity: 'hallway_motion.*', to: 'on', for: 0, ignoreUnavailable: true, wires: [[]] },
+      { id: 'gallery.current', type: 'hearth-current-state', name: '', version: 1, entity: 'living_room_climate.temperature', op: 'above', value: '24', wires: [[], []] },
+      { id: 'gallery.device', type: 'hearth-device', name: '', version: 1, output: 'data', mode: 'call', tool: 'kitchen_light', argsType: 'json', args: '{"action":"turn_on"}', approvalWait: 0, wires: [[]] },
+      { id: 'gallery.session', type: 'hearth-session', name: '', principal: 'chat:dashboard', roles: 'owner', ask: 'confirm', wires: [[], []] },
+      { id: 'gallery.approval', type: 'hearth-approval', name: '', sendDecided: true, wires: [[], []] },
+      { id: 'gallery.tool', type: 'hearth-tool', name: '', toolName: 'announce', description: 'Say a sentence on the house speakers.', parameters: '{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}', capability: 'actuator', timeout: 10, wires: [[], []] },
+      { id: 'gallery.result', type: 'hearth-tool-result', name: '', wires: [] },
+      { id: 'gallery.audit', type: 'hearth-audit', name: '', outcomes: 'denied', wires: [[]] },
+    ].map((n, i) => ({ ...n, z, ...(n.type === 'hearth-tool-result' ? {} : { bridge: 'gallery.bridge' }), ...at(i) }));
+    await deploy([{ id: z, type: 'tab', label: 'Hearth nodes' }, bridge, ...nodes]);
+    await bridgeConnected('gallery.bridge');
+
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium-headless-shell', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`http://127.0.0.1:${redPort}/?access_token=${adminToken}`);
+      await page.waitForFunction(() => {
+        const RED = (window as any).RED;
+        return !!RED?.nodes?.node?.('gallery.state') && !!RED.workspaces?.active?.();
+      }, null, { timeout: 60_000 });
+      await page.evaluate(() => (window as any).RED.workspaces.show('gallery.tab'));
+      await page.screenshot({ path: join(ARTIFACTS, 'palette-and-flow.png') });
+      const shots: string[] = [];
+      // A tray slides in: wait until the element is inside the window and has stopped moving.
+      const settled = (selector: string) =>
+        page.waitForFunction(
+          (sel) => {
+            const el = document.querySelector(sel);
+            if (!el) return false;
+            const r = el.getBoundingClientRect();
+            const w = window as any;
+            const key = `${r.left},${r.top}`;
+            const same = w.__lastRect === key;
+            w.__lastRect = key;
+            return same && r.right <= window.innerWidth && r.left >= 0;
+          },
+          selector,
+          { timeout: 20_000, polling: 100 },
+        );
+      for (const n of nodes) {
+        await page.evaluate((id) => {
+          const RED = (window as any).RED;
+          RED.editor.edit(RED.nodes.node(id));
+        }, n.id);
+        await page.waitForSelector('.red-ui-tray #dialog-form', { state: 'visible', timeout: 20_000 });
+        if (n.type === 'hearth-device') {
+          // The tool's argument schema, from the bridge's catalog.
+          await page.waitForFunction(() => /"action"/.test(document.getElementById('hearth-device-schema')?.textContent ?? ''), null, { timeout: 20_000 });
+        }
+        if (n.type === 'hearth-state') {
+          // The entity picker completes from the bridge (its catalog fetched first, as a user's first keystroke would).
+          await page.evaluate(() => new Promise((ok) => (window as any).hearthCatalog('gallery.bridge', ok)));
+          await page.fill('#node-input-entity', '');
+          await page.type('#node-input-entity', 'hallway');
+          await page.waitForSelector('.red-ui-autoComplete-container :text("hallway_motion.occupancy")', { timeout: 20_000 }).catch(async (err) => {
+            await page.screenshot({ path: join(ARTIFACTS, 'debug-picker.png') });
+            const probe = await page.evaluate(async () => {
+              const w = window as any;
+              const r = await new Promise((ok) => w.hearthCatalog(w.$('#node-input-bridge').val(), (c: unknown, problem: string) => ok({ c: !!c, problem, bridge: w.$('#node-input-bridge').val(), pickers: typeof w.hearthPickers, ac: !!w.$('#node-input-entity').data('nodered-autoComplete') })));
+              return JSON.stringify(r);
+            });
+            throw new Error(`${err.message}\n${probe}`);
+          });
+        }
+        await settled('#node-input-name');
+        const file = join(ARTIFACTS, `${n.type}.png`);
+        await page.screenshot({ path: file });
+        shots.push(file);
+        await page.evaluate(() => (window as any).RED.tray.close());
+        await page.waitForSelector('.red-ui-tray #dialog-form', { state: 'detached', timeout: 20_000 });
+      }
+      // The bridge's form, as a user opens it: the pencil beside a node's bridge.
+      await page.evaluate(() => {
+        const RED = (window as any).RED;
+        RED.editor.edit(RED.nodes.node('gallery.device'));
+      });
+      await page.waitForSelector('#node-input-btn-bridge-edit', { state: 'visible', timeout: 20_000 });
+      await settled('#node-input-btn-bridge-edit');
+      await page.click('#node-input-btn-bridge-edit');
+      await page.waitForSelector('#node-config-input-mode', { state: 'visible', timeout: 20_000 });
+      await settled('#node-config-input-mode');
+      assert.equal(await page.inputValue('#node-config-input-mode'), 'daemon');
+      await page.screenshot({ path: join(ARTIFACTS, 'hearth-bridge.png') });
+      shots.push(join(ARTIFACTS, 'hearth-bridge.png'));
+      for (const f of shots) assert.ok(readFileSync(f).length > 10_000, `${f} is a real screenshot`);
+      assert.deepEqual(errors, [], 'no script errors in the editor');
+    } finally {
+      await browser.close();
+    }
+  });
+});
