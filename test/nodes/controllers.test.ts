@@ -96,8 +96,8 @@ describe('external (flow) tools', () => {
   });
 
   it('joins the tool set (attached from outside until ToolSet has it), refuses a taken name, and leaves again', () => {
-    const tools = externalToolsOf(home.hearth.tools, home.hearth.policy);
-    assert.equal(externalToolsOf(home.hearth.tools, home.hearth.policy), tools, 'one per tool set');
+    const tools = externalToolsOf(home.hearth.tools);
+    assert.equal(externalToolsOf(home.hearth.tools), tools, 'one per tool set');
     let changed = 0;
     const onChanged = () => changed++;
     home.hearth.tools.on('changed', onChanged);
@@ -176,7 +176,8 @@ describe('ApprovalHub', () => {
     const path = join(dir, 'hub.db');
     const mine = openDatabase(path);
     const theirs = openDatabase(path);
-    const hub = new ApprovalHub(new SqliteApprovals(mine), { pollMs: 50, permissionTtlMs: 200 });
+    // The nodes are built against the package's dist/; the store from src/ is the same class at run time.
+    const hub = new ApprovalHub(new SqliteApprovals(mine) as unknown as ConstructorParameters<typeof ApprovalHub>[0], { pollMs: 50, permissionTtlMs: 200 });
     const other = new SqliteApprovals(theirs);
     const requested: string[] = [];
     const decided: string[] = [];
@@ -224,7 +225,7 @@ describe('AuditFeed', () => {
     const entry = (id: string) => ({ requestId: id, principal: 'chat:a', session: null, runId: null, tool: 'lamp', entityId: 'lamp.x', action: 'turn_on', args: {}, decision: 'allow', ruleId: null, reason: '' });
     a.record(entry('before'), { outcome: 'confirmed' });
     const seen: number[] = [];
-    const feed = new AuditFeed(a, (row) => seen.push(row.id), { pollMs: 30 });
+    const feed = new AuditFeed(a as unknown as ConstructorParameters<typeof AuditFeed>[0], (row) => seen.push(row.id), { pollMs: 30 });
     feed.start();
     try {
       const r1 = a.record(entry('r1'), { outcome: 'denied', error: 'no' });
