@@ -31,6 +31,12 @@ export function failed(err: unknown): CommandOutput {
   return { stdout: '', stderr: `hearth: ${err.message}\n`, exitCode: err.exitCode };
 }
 
+/** A repeatable option's values in the order given (`--devices a --devices b`): a collector, not a variadic
+ * option, so the positional arguments after it stay positional. Undefined when not given, so "not given" differs from "none". */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
 /** A whole number from an option, or a failure naming the option. */
 export function wholeNumber(flag: string, raw: string, { min = -Infinity, max = Infinity } = {}): number {
   if (!/^[-+]?\d+$/.test(raw.trim())) throw new CliFailure(`${flag} ${JSON.stringify(raw)}: must be a whole number`);
