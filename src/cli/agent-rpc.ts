@@ -13,6 +13,7 @@ import { Hearth } from '../hearth.js';
 import { cliPrincipal } from './principal.js';
 import { CliFailure, collect } from './failure.js';
 import { asOption, configOrExit, loggerFor, principalFlag, withConfigOptions, type CommonFlags } from './options.js';
+import { errorOf } from '../util/error.js';
 
 type Flags = CommonFlags & { role?: string[] };
 
@@ -70,7 +71,7 @@ export function registerAgentRpc(program: Command): void {
         process.off('SIGTERM', stop);
         process.off('SIGINT', stop);
       } finally {
-        await engine?.close().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'closing the engine failed'));
+        await engine?.close().catch((err: unknown) => log.warn({ err: errorOf(err) }, 'closing the engine failed'));
         await hearth.close();
       }
       // Let the last lines out, then leave (a reconnecting client or timer must not keep us).
