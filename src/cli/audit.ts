@@ -17,7 +17,7 @@ import { formatDuration } from '../util/time.js';
 import { configOrExit, databasePathOrExit, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
 import type { CommandOutput } from '../daemon/protocol.js';
-import { CliFailure, failed, guarded, wholeNumber } from './failure.js';
+import { CliFailure, failed, wholeNumber } from './failure.js';
 import { answer } from './via-daemon.js';
 
 export const FOLLOW_POLL_MS = 500;
@@ -45,14 +45,12 @@ async function openAudit(flags: CommonFlags): Promise<Opened> {
 }
 
 async function withAudit(flags: CommonFlags, body: (o: Opened) => Promise<void> | void): Promise<void> {
-  await guarded(async () => {
-    const opened = await openAudit(flags);
-    try {
-      await body(opened);
-    } finally {
-      opened.db.close();
-    }
-  });
+  const opened = await openAudit(flags);
+  try {
+    await body(opened);
+  } finally {
+    opened.db.close();
+  }
 }
 
 /** `2025-06-01T18:00`, `2025-06-01`, or a time ago: `90s`, `15m`, `2h`, `7d`. */
@@ -105,12 +103,14 @@ function padRow(cells: string[], widths: number[]): string {
 }
 
 /** Least and most width of each column but the last (ERROR, which runs to the end of the line) when following. */
-const FOLLOW_MIN = [19, 3, 14, 14, 18, 8, 10, 11, 7];
-const FOLLOW_MAX = [19, 8, 28, 28, 32, 12, 18, 11, 8];
+const FOLLOW_MIN = [19, 4, 16, 20, 24, 8, 10, 11, 7];
+const FOLLOW_MAX = [19, 8, 32, 32, 40, 16, 20, 11, 8];
+/** How many recent rows size the columns when following (their names are likely to come again). */
+const FOLLOW_SAMPLE = 200;
 
 /**
- * The widths `tail -f` uses for the whole run, computed once: the rows shown first may widen a column up to its
- * most, rows that come later are cut to fit (the table cannot widen what is already printed).
+ * The widths `tail -f` uses for the whole run, computed once: recent rows may widen a column up to its most,
+ * rows that come later are cut to fit (the table cannot widen what is already printed).
  */
 function followWidths(first: string[][]): number[] {
   return HEADER.slice(0, -1).map((h, i) =>
@@ -173,7 +173,7 @@ async function follow(o: Opened, flags: TailFlags): Promise<void> {
 
   // Follow: print what is there, then poll for rows with a higher id; a row
   // shown while pending is shown again once it completes.
-  const widths = followWidths(rows.map(rowCells));
+  const widths = followWidths([...o.store.list({ order: 'desc', limit: FOLLOW_SAMPLE }), ...rows].map(rowCells));
   const show = (r: StoredAuditRow) => out(flags.json ? `${JSON.stringify(r)}\n` : `${padRow(rowCells(r), widths)}\n`);
   if (!flags.json) out(`${padRow(HEADER, widths)}\n`);
   const pending = new Set<number>();

@@ -1,6 +1,10 @@
 // How a command fails in words: a message on stderr and an exit code.
 import type { CommandOutput } from '../daemon/protocol.js';
-/** Bad input (exit 2 by default) or a thing that is not there (exit 1): printed as `hearth: <message>`. */
+/**
+ * Bad input (exit 2 by default) or a thing that is not there (exit 1). Thrown in the command's own process, it
+ * reaches main, which stops through commander's `error()` with `hearth: <message>` and this exit code; an output
+ * function (run by the daemon too) turns it into a CommandOutput with failed().
+ */
 export class CliFailure extends Error {
   constructor(
     message: string,
@@ -8,20 +12,6 @@ export class CliFailure extends Error {
   ) {
     super(message);
     this.name = 'CliFailure';
-  }
-}
-
-/** Run a command body; a CliFailure becomes a message on stderr and an exit code (anything else goes to main). */
-export async function guarded(body: () => Promise<void> | void): Promise<void> {
-  try {
-    await body();
-  } catch (err) {
-    if (err instanceof CliFailure) {
-      process.stderr.write(`hearth: ${err.message}\n`);
-      process.exitCode = err.exitCode;
-      return;
-    }
-    throw err;
   }
 }
 

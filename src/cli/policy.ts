@@ -12,10 +12,10 @@ import { cliPrincipal } from './principal.js';
 import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
 import type { CommandOutput } from '../daemon/protocol.js';
-import { CliFailure, collect, failed, guarded, wholeNumber } from './failure.js';
+import { CliFailure, collect, failed, wholeNumber } from './failure.js';
 import { answer } from './via-daemon.js';
 
-export { CliFailure, guarded, wholeNumber };
+export { CliFailure, wholeNumber };
 
 // ---------------------------------------------------------------- shared CLI helpers
 
@@ -38,7 +38,7 @@ async function withHearth(flags: CommonFlags, body: (hearth: Hearth) => Promise<
   // Rules and tools come from the database and the device files: no broker needed.
   const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
   try {
-    await guarded(() => body(hearth));
+    await body(hearth);
   } finally {
     await hearth.close();
   }
