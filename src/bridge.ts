@@ -151,7 +151,7 @@ export class Bridge {
       // connectWaitMs 0: go on at once (the connection keeps trying in the background).
       if (!options.offline && options.connectWaitMs !== 0) {
         await connection.waitConnected(options.connectWaitMs ?? 5000).catch((err: MqttError) => {
-          log.warn({ err: err.message }, 'broker not reachable yet; still trying');
+          log.warn({ err }, 'broker not reachable yet; still trying');
         });
       }
       if (options.simulate && demoEnabled(config)) {

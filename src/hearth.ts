@@ -21,6 +21,7 @@ import type { SessionManager } from './agent/sessions.js';
 import { HistoryRecorder } from './history/recorder.js';
 import { HistoryStore } from './history/store.js';
 import { TokenStore } from './auth/tokens.js';
+import { errorOf } from './util/error.js';
 
 export interface HearthOptions extends BridgeOptions {
   /** false: do not connect to a broker at all (listing tools from device files). */
@@ -123,7 +124,7 @@ export class Hearth {
         // Then a later report of the asked state is appended to it ("confirmed late").
         this.pipeline.reconcileInterrupted(row);
       } catch (err) {
-        this.bridge.log.error({ err: (err as Error).message, auditId: row.id }, 'could not mark a pending audit row interrupted');
+        this.bridge.log.error({ err: errorOf(err), auditId: row.id }, 'could not mark a pending audit row interrupted');
       }
     }
     if (marked) this.bridge.log.warn({ interrupted: marked }, 'audit: calls left pending by a stopped process marked interrupted');

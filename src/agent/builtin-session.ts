@@ -52,6 +52,7 @@ import {
   type Permissions,
   type StopReason,
 } from './types.js';
+import { errorOf } from '../util/error.js';
 
 export const HOST_PREFIX = 'host__';
 
@@ -341,7 +342,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
         try {
           section = this.o.recall(firstPrompt);
         } catch (err) {
-          this.o.log.warn({ err: (err as Error).message, session: this.id }, 'could not recall memory');
+          this.o.log.warn({ err: errorOf(err), session: this.id }, 'could not recall memory');
         }
       }
       this.resolvedPrompt = section ? `${this.o.systemPrompt}\n\n${section}` : this.o.systemPrompt;
@@ -434,7 +435,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       try {
         this.o.history.append(this.id, ctx.model, added);
       } catch (err) {
-        this.o.log.error({ err: (err as Error).message, session: this.id }, 'could not save the conversation');
+        this.o.log.error({ err: errorOf(err), session: this.id }, 'could not save the conversation');
       }
     }
     if (result.stopReason === 'completed' && !this.o.ephemeral && this.o.memory) {
@@ -442,7 +443,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       try {
         if (answer) this.o.memory.save(this.principal.id, this.id, text, answer);
       } catch (err) {
-        this.o.log.error({ err: (err as Error).message, session: this.id }, 'could not save to memory');
+        this.o.log.error({ err: errorOf(err), session: this.id }, 'could not save to memory');
       }
     }
     // Unanswered requests end with the turn they were asked on: the parent's own are denied
@@ -467,7 +468,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       this.emit('event', event, turnId);
     } catch (err) {
       // A listener's failure is not the child's (as on a turn).
-      this.o.log.warn({ err: (err as Error).message, session: this.id }, 'a session listener failed');
+      this.o.log.warn({ err: errorOf(err), session: this.id }, 'a session listener failed');
     }
   }
 

@@ -484,7 +484,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.walSync = undefined;
     this.durability = 'full';
     this.log.error(
-      { err: err.message, wal: ws.walPath },
+      { err, wal: ws.walPath },
       'audit: fsync of the write-ahead log failed; rows since the last good fsync may not be on disk. Every audit commit now waits for the disk (synchronous=FULL)',
     );
     try {

@@ -11,9 +11,11 @@ import { RpcServer } from '../agent/rpc/server.js';
 import { PACKAGE_ROOT } from '../bridge.js';
 import { Hearth } from '../hearth.js';
 import { cliPrincipal } from './principal.js';
-import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { CliFailure, collect } from './failure.js';
+import { asOption, configOrExit, loggerFor, principalFlag, withConfigOptions, type CommonFlags } from './options.js';
+import { errorOf } from '../util/error.js';
 
-type Flags = CommonFlags & { as?: string; role?: string[] };
+type Flags = CommonFlags & { role?: string[] };
 
 export function registerAgentRpc(program: Command): void {
   const agent =
@@ -24,9 +26,9 @@ export function registerAgentRpc(program: Command): void {
       "serve the agent on stdin/stdout with the Jan kit's runtime protocol v1 (what `jan cli agent rpc` speaks); " +
         "sessions get the principal's home tools plus the client's own tools",
     )
-    .option('--as <principal>', 'who the sessions act for (default: env HEARTH_PRINCIPAL, else cli:<your user>, an owner)')
-    .option('--role <roles...>', 'roles of that principal (default: its stored roles)')
-    .action(async (flags: Flags) => {
+    .addOption(asOption('who the sessions act for (default: cli:<your user>, an owner)'))
+    .option('--role <role>', 'a role of that principal (repeat for more; default: its stored roles)', collect)
+    .action(async (flags: Flags, cmd: Command) => {
       // Nothing but the protocol may reach stdout.
       console.log = console.error;
       console.info = console.error;
@@ -42,13 +44,12 @@ export function registerAgentRpc(program: Command): void {
         if (!hearth.bridge.connection.connected) {
           log.warn({ url: hearth.bridge.connection.options.url }, 'not connected to the broker yet; home tools report it as down until it connects');
         }
-        const fromEnv = flags.as === undefined ? process.env.HEARTH_PRINCIPAL?.trim() || undefined : undefined;
+        const { as, fromEnv } = principalFlag(cmd);
         let principal;
         try {
-          principal = cliPrincipal(hearth, flags.as ?? fromEnv, flags.role);
+          principal = cliPrincipal(hearth, as, flags.role);
         } catch (err) {
-          if (fromEnv) throw new Error(`HEARTH_PRINCIPAL ${(err as Error).message.replace(/^--as /, '')}`);
-          throw err;
+          throw new CliFailure(fromEnv ? `HEARTH_PRINCIPAL ${(err as Error).message.replace(/^--as /, '')}` : (err as Error).message, 1);
         }
         engine = await createEngine(hearth);
         const server = new RpcServer({
@@ -70,7 +71,7 @@ export function registerAgentRpc(program: Command): void {
         process.off('SIGTERM', stop);
         process.off('SIGINT', stop);
       } finally {
-        await engine?.close().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'closing the engine failed'));
+        await engine?.close().catch((err: unknown) => log.warn({ err: errorOf(err) }, 'closing the engine failed'));
         await hearth.close();
       }
       // Let the last lines out, then leave (a reconnecting client or timer must not keep us).

@@ -17,7 +17,7 @@ import { formatDuration } from '../util/time.js';
 import { configOrExit, databasePathOrExit, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
 import type { CommandOutput } from '../daemon/protocol.js';
-import { CliFailure, failed, guarded, wholeNumber } from './failure.js';
+import { CliFailure, failed, wholeNumber } from './failure.js';
 import { answer } from './via-daemon.js';
 
 export const FOLLOW_POLL_MS = 500;
@@ -45,14 +45,12 @@ async function openAudit(flags: CommonFlags): Promise<Opened> {
 }
 
 async function withAudit(flags: CommonFlags, body: (o: Opened) => Promise<void> | void): Promise<void> {
-  await guarded(async () => {
-    const opened = await openAudit(flags);
-    try {
-      await body(opened);
-    } finally {
-      opened.db.close();
-    }
-  });
+  const opened = await openAudit(flags);
+  try {
+    await body(opened);
+  } finally {
+    opened.db.close();
+  }
 }
 
 /** `2025-06-01T18:00`, `2025-06-01`, or a time ago: `90s`, `15m`, `2h`, `7d`. */
@@ -99,8 +97,25 @@ function rowCells(r: StoredAuditRow): string[] {
   ];
 }
 
+/** Fixed-width columns: a cell longer than its column is cut with …, so every line keeps the header's column starts. */
 function padRow(cells: string[], widths: number[]): string {
-  return cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
+  return cells.map((c, i) => (i === cells.length - 1 ? c : clip(c, widths[i]).padEnd(widths[i]))).join('  ');
+}
+
+/** Least and most width of each column but the last (ERROR, which runs to the end of the line) when following. */
+const FOLLOW_MIN = [19, 4, 16, 20, 24, 8, 10, 11, 7];
+const FOLLOW_MAX = [19, 8, 32, 32, 40, 16, 20, 11, 8];
+/** How many recent rows size the columns when following (their names are likely to come again). */
+const FOLLOW_SAMPLE = 200;
+
+/**
+ * The widths `tail -f` uses for the whole run, computed once: recent rows may widen a column up to its most,
+ * rows that come later are cut to fit (the table cannot widen what is already printed).
+ */
+function followWidths(first: string[][]): number[] {
+  return HEADER.slice(0, -1).map((h, i) =>
+    Math.min(FOLLOW_MAX[i], Math.max(h.length, FOLLOW_MIN[i], ...first.map((cells) => (cells[i] ?? '').length))),
+  );
 }
 
 // ---------------------------------------------------------------- tail
@@ -151,16 +166,16 @@ export function tailOutput(store: SqliteAuditLog, path: string, flags: TailParam
 async function follow(o: Opened, flags: TailFlags): Promise<void> {
   const n = wholeNumber('-n', flags.lines, { min: 1, max: 10_000 });
   const filter = tailFilter(flags);
-  const rows = o.store.list({ ...filter, order: 'desc', limit: n }).reverse();
+  // The newest id first, then the rows up to it: a row written meanwhile comes with the first poll, not never.
+  let last = o.store.list({ order: 'desc', limit: 1 })[0]?.id ?? 0;
+  const rows = o.store.list({ ...filter, order: 'desc', limit: n }).filter((r) => r.id <= last).reverse();
   const out = (s: string) => process.stdout.write(s);
 
   // Follow: print what is there, then poll for rows with a higher id; a row
   // shown while pending is shown again once it completes.
-  const widths = HEADER.map((h, i) => Math.max(h.length, [8, 3, 14, 14, 18, 8, 10, 11, 7][i] ?? 0, ...rows.map((r) => (rowCells(r)[i] ?? '').length)));
-  widths[0] = Math.max(widths[0], 19);
+  const widths = followWidths([...o.store.list({ order: 'desc', limit: FOLLOW_SAMPLE }), ...rows].map(rowCells));
   const show = (r: StoredAuditRow) => out(flags.json ? `${JSON.stringify(r)}\n` : `${padRow(rowCells(r), widths)}\n`);
   if (!flags.json) out(`${padRow(HEADER, widths)}\n`);
-  let last = o.store.list({ order: 'desc', limit: 1 })[0]?.id ?? 0;
   const pending = new Set<number>();
   for (const r of rows) {
     show(r);

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { CommandOutput } from '../daemon/protocol.js';
 import type { Hearth } from '../hearth.js';
+import { CliFailure, collect } from './failure.js';
 import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { answer } from './via-daemon.js';
 
@@ -21,7 +22,7 @@ export function registerCall(program: Command): void {
     .argument('<tool>', 'tool name, as `hearth tools` lists it')
     .argument('[args]', 'arguments as JSON', '{}')
     .option('--as <principal>', 'who is calling (default: cli:<your user>, an owner)')
-    .option('--role <roles...>', 'roles of the principal for this call (default: its stored roles)')
+    .option('--role <role>', 'a role of the principal for this call (repeat for more; default: its stored roles)', collect)
     .option('--image-out <file>', 'save an image result to this file')
     .option('--json', 'print the whole result as JSON (details included)')
     .action(async (toolName: string, rawArgs: string, flags: CommonFlags & { as?: string; role?: string[]; imageOut?: string; json?: boolean }) => {
@@ -29,12 +30,10 @@ export function registerCall(program: Command): void {
       try {
         args = JSON.parse(rawArgs) as Record<string, unknown>;
       } catch (err) {
-        process.stderr.write(`hearth: the arguments are not JSON: ${(err as Error).message}\n  example: hearth call living_room_lamp '{"action":"turn_on"}'\n`);
-        process.exit(2);
+        throw new CliFailure(`the arguments are not JSON: ${(err as Error).message}\n  example: hearth call living_room_lamp '{"action":"turn_on"}'`);
       }
       if (!args || typeof args !== 'object' || Array.isArray(args)) {
-        process.stderr.write('hearth: the arguments must be a JSON object, e.g. \'{"action":"turn_on"}\'\n');
-        process.exit(2);
+        throw new CliFailure('the arguments must be a JSON object, e.g. \'{"action":"turn_on"}\'');
       }
       const params: CallParams = { tool: toolName, args, as: flags.as, role: flags.role, json: flags.json, imageOut: flags.imageOut };
       await answer(

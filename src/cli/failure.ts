@@ -1,6 +1,10 @@
 // How a command fails in words: a message on stderr and an exit code.
 import type { CommandOutput } from '../daemon/protocol.js';
-/** Bad input (exit 2 by default) or a thing that is not there (exit 1): printed as `hearth: <message>`. */
+/**
+ * Bad input (exit 2 by default) or a thing that is not there (exit 1). Thrown in the command's own process, it
+ * reaches main, which stops through commander's `error()` with `hearth: <message>` and this exit code; an output
+ * function (run by the daemon too) turns it into a CommandOutput with failed().
+ */
 export class CliFailure extends Error {
   constructor(
     message: string,
@@ -11,24 +15,16 @@ export class CliFailure extends Error {
   }
 }
 
-/** Run a command body; a CliFailure becomes a message on stderr and an exit code (anything else goes to main). */
-export async function guarded(body: () => Promise<void> | void): Promise<void> {
-  try {
-    await body();
-  } catch (err) {
-    if (err instanceof CliFailure) {
-      process.stderr.write(`hearth: ${err.message}\n`);
-      process.exitCode = err.exitCode;
-      return;
-    }
-    throw err;
-  }
-}
-
 /** A CliFailure as the command prints it (anything else is rethrown). */
 export function failed(err: unknown): CommandOutput {
   if (!(err instanceof CliFailure)) throw err;
   return { stdout: '', stderr: `hearth: ${err.message}\n`, exitCode: err.exitCode };
+}
+
+/** A repeatable option's values in the order given (`--devices a --devices b`): a collector, not a variadic
+ * option, so the positional arguments after it stay positional. Undefined when not given, so "not given" differs from "none". */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 /** A whole number from an option, or a failure naming the option. */

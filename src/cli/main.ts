@@ -41,14 +41,28 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const { Command } = await import('commander');
+  const { CliFailure } = await import('./failure.js');
+  let running: import('commander').Command | undefined;
   const program = new Command('hearth')
     .description('Hearth: MQTT devices as host tools for an agent, with policy and audit')
     .version(version())
-    .showHelpAfterError();
+    .showHelpAfterError()
+    .hook('preAction', (_program, action) => {
+      running = action;
+    });
   // One command's module when one is named; every module for help and mistakes.
   const names = first && COMMANDS[first] ? [first] : ORDER;
   for (const name of names) for (const register of await COMMANDS[name]()) register(program);
-  await program.parseAsync(argv);
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (!(err instanceof CliFailure)) throw err;
+    // Bad input stops the way commander stops on its own mistakes, with our exit code. The message already
+    // names the option and gives an example, so the whole help is not printed after it.
+    const command = running ?? program;
+    command.showHelpAfterError(false);
+    command.error(`hearth: ${err.message}`, { exitCode: err.exitCode, code: 'hearth.failure' });
+  }
 }
 
 main(process.argv).catch((err: unknown) => {

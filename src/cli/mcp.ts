@@ -4,24 +4,25 @@
 // `hearth start`) and shares its database (policy, approvals, audit).
 import type { Command } from 'commander';
 import type { ControlClient } from '../daemon/control-client.js';
-import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { CliFailure, collect } from './failure.js';
+import { asOption, configOrExit, databasePathOrExit, loggerFor, principalFlag, withConfigOptions, type CommonFlags } from './options.js';
 import { reachDaemon } from './via-daemon.js';
 
 export function registerMcp(program: Command): void {
   withConfigOptions(program.command('mcp'))
     .description('serve the host tools over MCP on stdin/stdout (for Jan Desktop, Claude Desktop, any MCP client)')
-    .option('--as <principal>', 'who the MCP client acts as (default: env HEARTH_PRINCIPAL, else cli:<your user>, an owner)')
-    .option('--role <roles...>', 'roles of the principal (default: its stored roles)')
+    .addOption(asOption('who the MCP client acts as (default: cli:<your user>, an owner)'))
+    .option('--role <role>', 'a role of the principal (repeat for more; default: its stored roles)', collect)
     .addHelpText(
       'after',
       '\nstdout carries the protocol only; logs go to stderr (--log-level, default warn).\n' +
         'With `hearth start` running for the same database, the session is served by that daemon; without one it runs on its own.\n' +
         'Example client config: {"command": "node", "args": ["/path/to/hearth/dist/cli/main.js", "mcp"], "env": {"HEARTH_DATABASE_PATH": "/path/to/hearth.db"}}',
     )
-    .action(async (flags: CommonFlags & { as?: string; role?: string[] }) => {
-      const as = flags.as ?? (process.env.HEARTH_PRINCIPAL?.trim() || undefined);
+    .action(async (flags: CommonFlags & { role?: string[] }, cmd: Command) => {
+      const { as, fromEnv } = principalFlag(cmd);
       const client = await reachDaemon(await databasePathOrExit(flags), flags);
-      if (client) return relay(client, { as, role: flags.role }, !flags.as);
+      if (client) return relay(client, { as, role: flags.role }, fromEnv);
       const loaded = await configOrExit(flags);
       const { Hearth } = await import('../hearth.js');
       const { serveStdio } = await import('../mcp/stdio.js');
@@ -35,8 +36,7 @@ export function registerMcp(program: Command): void {
         principal = cliPrincipal(hearth, as, flags.role);
       } catch (err) {
         await hearth.close();
-        process.stderr.write(`hearth: ${(err as Error).message}${flags.as ? '' : ' (from HEARTH_PRINCIPAL)'}\n`);
-        process.exit(2);
+        throw new CliFailure(`${(err as Error).message}${fromEnv ? ' (from HEARTH_PRINCIPAL)' : ''}`);
       }
       // Roles are looked up at each request, so `hearth policy` changes apply without a restart.
       const who = () => (as && !flags.role ? cliPrincipal(hearth, as) : principal);
@@ -66,8 +66,7 @@ async function relay(client: ControlClient, params: { as?: string; role?: string
     stream = await client.stream('mcp', { ...(params.as ? { as: params.as } : {}), ...(params.role ? { role: params.role } : {}) });
   } catch (err) {
     client.close();
-    process.stderr.write(`hearth: ${(err as Error).message}${params.as && asFromEnv ? ' (from HEARTH_PRINCIPAL)' : ''}\n`);
-    process.exit(2);
+    throw new CliFailure(`${(err as Error).message}${params.as && asFromEnv ? ' (from HEARTH_PRINCIPAL)' : ''}`);
   }
   const { socket, leftover } = stream;
   if (leftover) process.stdout.write(leftover);

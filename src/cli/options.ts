@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { Command, Option } from 'commander';
+import { CliFailure, collect } from './failure.js';
 import type { LoadedConfig } from '../config/load.js';
 import type { Logger } from '../log.js';
 
@@ -22,17 +23,31 @@ export interface CommonFlags {
 
 export function withConfigOptions(cmd: Command): Command {
   return cmd
-    .option('-c, --config <file>', 'config file (default: ./hearth.yaml when present; env HEARTH_CONFIG)')
-    .option('--mqtt-url <url>', 'broker URL: mqtt://, mqtts://, ws://, wss:// (none: the embedded broker)')
-    .option('--broker-port <port>', 'port of the embedded broker (default 1883)')
-    .option('--devices <paths...>', 'device files or folders of *.yaml')
-    .option('--db <file>', 'SQLite database file (default ./hearth.db)')
+    // Only HEARTH_CONFIG is read through commander: the HEARTH_* variables of settings are read by
+    // loadConfig, so an error names the variable and --set still wins over them.
+    .addOption(new Option('-c, --config <file>', 'config file (default: ./hearth.yaml when present)').env('HEARTH_CONFIG'))
+    .option('--mqtt-url <url>', 'broker URL: mqtt://, mqtts://, ws://, wss:// (none: the embedded broker; env HEARTH_MQTT_URL)')
+    .option('--broker-port <port>', 'port of the embedded broker (default 1883; env HEARTH_MQTT_EMBEDDED_PORT)')
+    .option('--devices <path>', 'a device file or folder of *.yaml (repeat for more; env HEARTH_DEVICES_PATHS)', collect)
+    .option('--db <file>', 'SQLite database file (default ./hearth.db; env HEARTH_DATABASE_PATH)')
     .option('--demo', 'load the demo home and run its simulator')
     .option('--no-demo', 'do not load the demo home')
-    .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'silent']))
-    .option('--set <key=value...>', 'any setting by its path, e.g. --set tools.shape=grouped')
+    .addOption(new Option('--log-level <level>', 'log level (env HEARTH_LOG_LEVEL)').choices(['trace', 'debug', 'info', 'warn', 'error', 'silent']))
+    .option('--set <key=value>', 'any setting by its path, e.g. --set tools.shape=grouped (repeat for more)', collect)
     .option('--verbose', 'say how the command reached the home (the running daemon, or on its own)')
     .option('--standalone', 'do not ask a running daemon: open the database and broker from this process');
+}
+
+/** `--as <principal>`, read from HEARTH_PRINCIPAL when not given (commander's .env()). */
+export function asOption(description: string): Option {
+  return new Option('--as <principal>', description).env('HEARTH_PRINCIPAL');
+}
+
+/** The principal of --as (from HEARTH_PRINCIPAL: trimmed, empty meaning none) and whether it came from there. */
+export function principalFlag(cmd: Command): { as?: string; fromEnv: boolean } {
+  const raw = cmd.getOptionValue('as') as string | undefined;
+  const fromEnv = cmd.getOptionValueSource('as') === 'env';
+  return { as: fromEnv ? raw?.trim() || undefined : raw, fromEnv: fromEnv && !!raw?.trim() };
 }
 
 export async function configFromFlags(flags: CommonFlags, overrides: Record<string, string | boolean> = {}): Promise<LoadedConfig> {
@@ -47,16 +62,13 @@ export async function configFromFlags(flags: CommonFlags, overrides: Record<stri
   return loadConfig({ file: flags.config, flags: { ...set, ...overrides } });
 }
 
-/** Load the config or stop with the file, field and problem. */
+/** Load the config, or fail (exit 2) with the file, field and problem. */
 export async function configOrExit(flags: CommonFlags, overrides?: Record<string, string | boolean>): Promise<LoadedConfig> {
   const { ConfigError } = await import('../config/load.js');
   try {
     return await configFromFlags(flags, overrides);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`hearth: configuration error: ${err.message}\n`);
-      process.exit(2);
-    }
+    if (err instanceof ConfigError) throw new CliFailure(`configuration error: ${err.message}`, 2);
     throw err;
   }
 }

@@ -12,10 +12,10 @@ import { cliPrincipal } from './principal.js';
 import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
 import type { CommandOutput } from '../daemon/protocol.js';
-import { CliFailure, failed, guarded, wholeNumber } from './failure.js';
+import { CliFailure, collect, failed, wholeNumber } from './failure.js';
 import { answer } from './via-daemon.js';
 
-export { CliFailure, guarded, wholeNumber };
+export { CliFailure, wholeNumber };
 
 // ---------------------------------------------------------------- shared CLI helpers
 
@@ -38,7 +38,7 @@ async function withHearth(flags: CommonFlags, body: (hearth: Hearth) => Promise<
   // Rules and tools come from the database and the device files: no broker needed.
   const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
   try {
-    await guarded(() => body(hearth));
+    await body(hearth);
   } finally {
     await hearth.close();
   }
@@ -399,7 +399,7 @@ Give --action actuate (all commands) or --action read to narrow it.`,
     .argument('<principal>', 'who calls: chat:alice, voice:kitchen, cli:<user>, ...')
     .argument('<tool>', 'tool name, as `hearth tools` lists it')
     .argument('[args]', `the call's arguments as JSON: the action comes from them ('{"action":"unlock"}'); for grouped tools also the entity`)
-    .option('--role <roles...>', "roles the principal has for this test, besides its stored ones (default: stored roles; cli:<you> gets owner as with `hearth call`)")
+    .option('--role <role>', "a role the principal has for this test, besides its stored ones; repeat for more (default: stored roles; cli:<you> gets owner as with `hearth call`)", collect)
     .option('--at <time>', 'decide as at this local time (for time windows), e.g. 2025-06-01T23:30')
     .option('--from-area <area>', 'the area the call comes from (a satellite\'s or a token\'s), for --from-area rules')
     .option('--json', 'print the explanation as JSON')

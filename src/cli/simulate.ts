@@ -3,12 +3,13 @@ import type { Command } from 'commander';
 import { DEMO_DEVICES, brokerUrl } from '../bridge.js';
 import { loadDeviceFiles } from '../devices/loader.js';
 import { startSimulator } from '../simulator/simulator.js';
+import { CliFailure, collect } from './failure.js';
 import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 
 export function registerSimulate(program: Command): void {
   withConfigOptions(program.command('simulate'))
     .description('simulate devices from device files on a broker (default: the demo home)')
-    .option('--only <ids...>', 'simulate only these device ids')
+    .option('--only <id>', 'simulate only this device id (repeat for more)', collect)
     .action(async (flags: CommonFlags & { only?: string[] }) => {
       const loaded = await configOrExit(flags);
       const log = await loggerFor(loaded);
@@ -17,8 +18,7 @@ export function registerSimulate(program: Command): void {
       const chosen = flags.only ? devices.filter((d) => flags.only!.includes(d.id)) : devices;
       const unknown = (flags.only ?? []).filter((id) => !devices.some((d) => d.id === id));
       if (unknown.length) {
-        process.stderr.write(`hearth: no such device to simulate: ${unknown.join(', ')} (known: ${devices.map((d) => d.id).join(', ')})\n`);
-        process.exit(2);
+        throw new CliFailure(`--only: no such device to simulate: ${unknown.join(', ')} (known: ${devices.map((d) => d.id).join(', ')})`);
       }
       const url = brokerUrl(loaded.config);
       const sim = await startSimulator({ url, devices: chosen, log });

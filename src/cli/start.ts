@@ -6,6 +6,7 @@ import { DatabaseError } from '../db/database.js';
 import { Hearth } from '../hearth.js';
 import { BrokerStartError } from '../mqtt/embedded-broker.js';
 import { redact } from '../mqtt/connection.js';
+import { CliFailure } from './failure.js';
 import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { ConfigError, type LoadedConfig } from '../config/load.js';
 import { HttpStartError, startHttpServer, type HttpServer } from '../http/server.js';
@@ -49,10 +50,7 @@ export function registerStart(program: Command): void {
       try {
         hearth = await Hearth.open({ config: loaded.config, log, embedBroker: true, simulate: flags.simulator, recordHistory: true });
       } catch (err) {
-        if (err instanceof BrokerStartError || err instanceof DatabaseError) {
-          process.stderr.write(`hearth: ${err.message}\n`);
-          process.exit(3);
-        }
+        if (err instanceof BrokerStartError || err instanceof DatabaseError) throw new CliFailure(err.message, 3);
         throw err;
       }
       const bridge = hearth.bridge;
@@ -75,15 +73,9 @@ export function registerStart(program: Command): void {
           mounts: mcpPath ? [{ path: mcpPath, handle: (req, res, principal, token) => mcp.handle(req, res, principal, token), close: () => mcp.close() }] : [],
         });
       } catch (err) {
-        if (err instanceof ConfigError) {
-          await hearth.close();
-          process.stderr.write(`hearth: configuration error: ${err.message}\n`);
-          process.exit(2);
-        }
-        if (!(err instanceof HttpStartError)) throw err;
+        if (!(err instanceof ConfigError) && !(err instanceof HttpStartError)) throw err;
         await hearth.close();
-        process.stderr.write(`hearth: ${err.message}\n`);
-        process.exit(3);
+        throw err instanceof ConfigError ? new CliFailure(`configuration error: ${err.message}`, 2) : new CliFailure(err.message, 3);
       }
       // The control endpoint: `hearth devices`, `call`, `mcp`... ask this process instead of building their own.
       let control: ControlServer | undefined;
@@ -102,8 +94,7 @@ export function registerStart(program: Command): void {
           if (err instanceof ControlServerError) {
             await http.close();
             await hearth.close();
-            process.stderr.write(`hearth: ${err.message}\n`);
-            process.exit(3);
+            throw new CliFailure(err.message, 3);
           }
           log.warn({ err }, 'control endpoint not started: commands will run on their own');
         }
@@ -115,9 +106,8 @@ export function registerStart(program: Command): void {
       } catch (err) {
         await http.close();
         await hearth.close();
-        process.stderr.write(`hearth: ${err instanceof ConfigError ? `configuration error: ${err.message}` : (err as Error).message}\n`);
         await control?.close();
-        process.exit(err instanceof ConfigError ? 2 : 3);
+        throw err instanceof ConfigError ? new CliFailure(`configuration error: ${err.message}`, 2) : new CliFailure((err as Error).message, 3);
       }
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping');

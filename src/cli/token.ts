@@ -8,7 +8,7 @@ import type { SqlitePolicy } from '../policy/engine.js';
 import type { CommandOutput } from '../daemon/protocol.js';
 import { databasePathOrExit, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
-import { CliFailure, failed } from './failure.js';
+import { CliFailure, collect, failed } from './failure.js';
 import { answer } from './via-daemon.js';
 
 const PRINCIPAL_RE = /^(voice|chat|flow|mcp|cli|http|agent):[A-Za-z0-9_.@:-]{1,100}$/;
@@ -117,7 +117,7 @@ export function registerToken(program: Command): void {
   withConfigOptions(token.command('create'))
     .description('create a token; prints its secret once')
     .argument('<name>', 'a name for the token (letters, digits, _ . -), e.g. kitchen-tablet')
-    .option('--role <roles...>', 'roles of its principal, stored in the policy table (e.g. owner)')
+    .option('--role <role>', 'a role of its principal, stored in the policy table, e.g. owner (repeat for more)', collect)
     .option('--principal <id>', 'the principal it acts as (default mcp:<name>), e.g. http:alice')
     .option('--area <area>', 'where the device holding it speaks from (e.g. Kitchen): "in here" means it, and policy rules may name it (--from-area)')
     .option('--json', 'print JSON')

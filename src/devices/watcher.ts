@@ -6,6 +6,7 @@
 import { type FSWatcher, statSync, watch } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
 import type { Logger } from '../log.js';
+import { errorOf } from '../util/error.js';
 
 const YAML = new Set(['.yaml', '.yml']);
 
@@ -40,10 +41,10 @@ export class DeviceFileWatcher {
           // No name: the platform did not say which file; reload to be safe.
           if (!file || (names === 'all' ? YAML.has(extname(file)) : names.has(file))) this.schedule();
         });
-        w.on('error', (err) => this.log.warn({ err: err.message, folder }, 'stopped watching device files here; restart Hearth after editing them'));
+        w.on('error', (err) => this.log.warn({ err, folder }, 'stopped watching device files here; restart Hearth after editing them'));
         this.watchers.push(w);
       } catch (err) {
-        this.log.warn({ err: (err as Error).message, folder }, 'cannot watch device files here; restart Hearth after editing them');
+        this.log.warn({ err: errorOf(err), folder }, 'cannot watch device files here; restart Hearth after editing them');
       }
     }
   }

@@ -23,6 +23,7 @@ import { HttpError, notFound } from './errors.js';
 import { pageRoutes } from './page.js';
 import { Reply, sendJson, type ApiContext, type Route } from './route.js';
 import { SseHub } from './sse.js';
+import { errorOf } from '../util/error.js';
 
 export interface HttpServerOptions {
   hearth: Hearth;
@@ -144,7 +145,7 @@ export class HttpServer {
       });
     });
     http.port = (server.address() as AddressInfo).port;
-    server.on('error', (err) => http.log.error({ err: err.message }, 'HTTP server error'));
+    server.on('error', (err) => http.log.error({ err }, 'HTTP server error'));
     http.log.info({ url: http.url, auth: http.auth.enabled }, 'HTTP API listening');
     return http;
   }
@@ -172,7 +173,7 @@ export class HttpServer {
       this.sessions.interruptAll();
       this.hearth.tokens.off('revoked', this.onRevoked);
       this.sse.closeAll();
-      await Promise.all(this.mounts.map(async (m) => m.close?.())).catch((err: Error) => this.log.warn({ err: err.message }, 'closing a mounted handler failed'));
+      await Promise.all(this.mounts.map(async (m) => m.close?.())).catch((err: unknown) => this.log.warn({ err: errorOf(err) }, 'closing a mounted handler failed'));
       this.server.closeIdleConnections();
       const force = setTimeout(() => this.server.closeAllConnections(), 2000);
       force.unref();
@@ -245,7 +246,7 @@ export class HttpServer {
 
   private fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
     const known = err instanceof HttpError ? err : undefined;
-    if (!known) this.log.error({ err: err instanceof Error ? err.stack ?? err.message : String(err), method: req.method, path: req.url }, 'HTTP handler failed');
+    if (!known) this.log.error({ err: errorOf(err), method: req.method, path: req.url }, 'HTTP handler failed');
     if (res.headersSent || res.destroyed) {
       // Mid-stream, or the client is gone: nothing better than ending it.
       res.end();

@@ -101,7 +101,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     this.client.on('connect', (connack) => this.onConnect(connack.sessionPresent));
     this.client.on('close', () => this.onClose());
     this.client.on('error', (err) => {
-      if (err.message !== this.lastError) this.log.error({ err: err.message, url: redact(options.url) }, 'MQTT error');
+      if (err.message !== this.lastError) this.log.error({ err, url: redact(options.url) }, 'MQTT error');
       this.lastError = err.message;
     });
     this.client.on('message', (topic, payload, packet) => this.dispatch(topic, payload, packet.retain));
@@ -209,7 +209,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     // Brokers cap packet sizes; subscribe in batches.
     for (let i = 0; i < topics.length; i += 500) {
       this.client.subscribe(topics.slice(i, i + 500), { qos: 0 }, (err) => {
-        if (err) this.log.error({ err: err.message }, 'MQTT subscribe failed');
+        if (err) this.log.error({ err }, 'MQTT subscribe failed');
       });
     }
   }

@@ -8,6 +8,7 @@ import { readJsonPath } from '../devices/json-path.js';
 import type { Entity, Range } from '../devices/model.js';
 import type { Logger } from '../log.js';
 import { drawCameraFrame } from './camera-frame.js';
+import { errorOf } from '../util/error.js';
 
 /** What a behaviour may ask of its device. */
 export interface BehaviourHost {
@@ -691,7 +692,7 @@ export class CameraBehaviour extends Behaviour {
   override start(): void {
     this.timers.every(this.hint('interval_ms', 5000), () => {
       if (this.drawing) return;
-      this.frame().catch((err: unknown) => this.host.log.warn({ entity: this.entity.id, err: String(err) }, 'camera frame failed'));
+      this.frame().catch((err: unknown) => this.host.log.warn({ entity: this.entity.id, err: errorOf(err) }, 'camera frame failed'));
     });
   }
 

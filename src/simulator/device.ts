@@ -11,6 +11,7 @@ import { isActuator, type Device, type Entity } from '../devices/model.js';
 import type { Logger } from '../log.js';
 import { createBehaviour, type Behaviour, type BehaviourHost } from './behaviours.js';
 import type { OutageLog } from './outage.js';
+import { errorOf } from '../util/error.js';
 
 export interface DeviceLinkOptions {
   url: string;
@@ -142,7 +143,7 @@ export class SimulatedDevice implements BehaviourHost {
       links.map(async ({ client, availability }) => {
         if (client.connected && availability) {
           await withTimeout(client.publishAsync(availability.topic, availability.offline, { qos: 1, retain: true }), CLOSE_WAIT_MS, 'offline').catch(
-            (err: unknown) => this.log.debug({ err: String(err) }, 'could not publish offline'),
+            (err: unknown) => this.log.debug({ err: errorOf(err) }, 'could not publish offline'),
           );
         }
         await withTimeout(client.endAsync(!client.connected), CLOSE_WAIT_MS, 'disconnect').catch(
@@ -203,7 +204,7 @@ export class SimulatedDevice implements BehaviourHost {
           }
           resolveReady();
         },
-        (err: unknown) => this.log.warn({ err: String(err) }, 'publishing the initial state failed'),
+        (err: unknown) => this.log.warn({ err: errorOf(err) }, 'publishing the initial state failed'),
       );
     });
     client.on('message', (topic, payload) => {
@@ -277,7 +278,7 @@ export class SimulatedDevice implements BehaviourHost {
     if (!client?.connected) return Promise.resolve();
     return client.publishAsync(topic, payload, { qos: 1, retain: true }).then(
       () => undefined,
-      (err: unknown) => this.log.debug({ topic, err: String(err) }, 'publish failed'),
+      (err: unknown) => this.log.debug({ topic, err: errorOf(err) }, 'publish failed'),
     );
   }
 

@@ -17,6 +17,7 @@ import { createAjv, schemaProblems } from '../util/ajv.js';
 import { argumentBoundsProblem, argumentSummary } from './argument-bounds.js';
 import { isValidToolName, MAX_TOOL_NAME, RESERVED_NAMES } from './names.js';
 import type { Capability, GeneratedTool, JsonSchema, ToolCall, ToolHandler, ToolResult, ToolResultObject } from './types.js';
+import { errorOf } from '../util/error.js';
 
 export const DEFAULT_EXTERNAL_TIMEOUT_MS = 30_000;
 const MAX_DESCRIPTION = 2000;
@@ -152,7 +153,7 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps)
     try {
       return deps.audit.record(e, { outcome, error });
     } catch (err) {
-      deps.log.error({ err: (err as Error).message, requestId: e.requestId }, 'audit row could not be written');
+      deps.log.error({ err: errorOf(err), requestId: e.requestId }, 'audit row could not be written');
       return undefined;
     }
   };
@@ -247,7 +248,7 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps)
     } catch (err) {
       const earlier = (err as { code?: string }).code === 'AUDIT_DUPLICATE' ? byRequestId(call.requestId) : undefined;
       if (earlier) return fromEarlierRow(earlier, call, args);
-      deps.log.error({ err: (err as Error).message, tool: def.name }, 'audit unavailable; call refused');
+      deps.log.error({ err: errorOf(err), tool: def.name }, 'audit unavailable; call refused');
       return FAIL(`refused: the audit log cannot be written (${(err as Error).message}); nothing was run`);
     }
     const started = performance.now();
@@ -258,7 +259,7 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps)
       try {
         deps.audit.finish(auditId, { outcome, error, latencyMs, echo });
       } catch (err) {
-        deps.log.error({ err: (err as Error).message, auditId }, 'audit row could not be completed');
+        deps.log.error({ err: errorOf(err), auditId }, 'audit row could not be completed');
       }
     };
     switch (r.kind) {

@@ -31,6 +31,7 @@ import { ArgumentError, toCommand } from './parameters.js';
 import { historyAnswer } from './history-text.js';
 import { stateText } from './state-text.js';
 import type { GeneratedTool, ToolCall, ToolResultObject } from './types.js';
+import { errorOf } from '../util/error.js';
 
 /** The broker connection as the pipeline sees it: whether it is up. Commands leave only through the gate. */
 export interface Publisher {
@@ -376,7 +377,7 @@ export class Pipeline {
       // The same request id raced in twice: one actuation only.
       const earlier = (err as { code?: string }).code === 'AUDIT_DUPLICATE' ? this.safeByRequestId(call.requestId) : undefined;
       if (earlier) return this.fromEarlierRow(earlier, tool, args, call, entity);
-      this.deps.log.error({ err: (err as Error).message, tool: tool.name }, 'audit unavailable; call refused');
+      this.deps.log.error({ err: errorOf(err), tool: tool.name }, 'audit unavailable; call refused');
       return FAIL(`refused: the audit log cannot be written (${(err as Error).message}); nothing was sent`);
     }
 

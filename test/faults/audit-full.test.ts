@@ -87,7 +87,13 @@ describe('audit write failure: a full database', () => {
       await sleep(150);
       assert.equal(home.commands().length, sent, 'nothing published');
       assert.equal(home.hearth.audit.tail(1)[0]?.id ?? 0, rows, 'no row could be written');
-      assert.ok(home.logs.find(/audit unavailable; call refused/).length >= 1, 'the refusal is logged');
+      const [refusal] = home.logs.find(/audit unavailable; call refused/);
+      assert.ok(refusal, 'the refusal is logged');
+      // With the error itself (pino's serializer): its type, message and where it was thrown.
+      const err = refusal.err as { type?: string; message?: string; stack?: string };
+      assert.ok(err.type && err.type !== 'Object', `err is ${JSON.stringify(refusal.err)}`);
+      assert.match(err.message ?? '', /full/i);
+      assert.match(err.stack ?? '', /\n +at /);
     } finally {
       unfill();
     }

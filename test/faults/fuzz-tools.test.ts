@@ -236,7 +236,7 @@ describe(`fuzzed tool calls (seed ${hexSeed(SEED)})`, () => {
 
     for (const topic of own.slice(ownBefore)) assert.ok(commandTopics.has(topic), `the bridge published only to command topics, not ${JSON.stringify(topic)}`);
     for (const m of seen.slice(seenBefore)) assert.ok(isPublishableTopic(m.topic), `no wildcard on the broker: ${JSON.stringify(m.topic)}`);
-    assert.deepEqual(logs.lines.filter((l) => l.level >= 50).map((l) => `${l.msg}: ${String(l.err).slice(0, 200)}`), [], 'nothing went wrong inside (no unexpected throw, every audit row written)');
+    assert.deepEqual(logs.lines.filter((l) => l.level >= 50).map((l) => `${l.msg}: ${String((l.err as { message?: string } | undefined)?.message).slice(0, 200)}`), [], 'nothing went wrong inside (no unexpected throw, every audit row written)');
     assert.deepEqual(rejections, [], 'no unhandled rejection');
   });
 

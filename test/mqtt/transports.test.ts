@@ -99,7 +99,7 @@ describe('MqttConnection over mosquitto transports', { timeout: 60_000 }, () => 
       assert.match(err.message, /Not authorized|Bad username or password/i);
       const logged = o.lines.filter((l) => l.msg === 'MQTT error');
       assert.equal(logged.length, 1, `one MQTT error line expected:\n${o.text()}`);
-      assert.match(String(logged[0].err), /Not authorized|Bad username or password/i);
+      assert.match((logged[0].err as { message: string }).message, /Not authorized|Bad username or password/i);
       assert.equal(logged[0].url, broker.urls.mqtt);
       assert.ok(!o.text().includes(WRONG_PASSWORD), `password in the log:\n${o.text()}`);
       assert.ok(!err.message.includes(WRONG_PASSWORD));
@@ -158,7 +158,7 @@ describe('MqttConnection over mosquitto transports', { timeout: 60_000 }, () => 
       assert.match(err.message, certProblem);
       const logged = o.lines.filter((l) => l.msg === 'MQTT error');
       assert.ok(logged.length >= 1, o.text());
-      assert.match(String(logged[0].err), certProblem);
+      assert.match((logged[0].err as { message: string }).message, certProblem);
     });
 
     it('connects without `ca` when rejectUnauthorized is false', async () => {

@@ -34,6 +34,7 @@ import {
   type TurnResult,
 } from '../types.js';
 import { ErrorCodes, JsonRpcPeer, MAX_LINE_BYTES, PROTOCOL_VERSION, RpcError } from './jsonrpc.js';
+import { errorOf } from '../../util/error.js';
 
 export interface JanEngineOptions {
   /** The runtime's executable (`jan`, or `node` with args naming a script). */
@@ -273,7 +274,7 @@ export class JanEngine implements Engine {
       child.once('spawn', () => resolve());
       child.once('error', (err) => reject(new Error(`could not start the jan runtime ${JSON.stringify(options.bin)}: ${err.message}`)));
     });
-    child.on('error', (err) => log.warn({ err: err.message }, 'jan runtime process error'));
+    child.on('error', (err) => log.warn({ err }, 'jan runtime process error'));
     try {
       await spawned;
     } catch (err) {
@@ -704,7 +705,7 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
     try {
       this.emit('event', event, turn.id);
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'jan: an event listener failed');
+      this.log.warn({ err: errorOf(err) }, 'jan: an event listener failed');
     }
     switch (event.type) {
       case 'tool_request':
@@ -762,11 +763,11 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
       if (err instanceof RpcError && err.kind === 'line_too_long') {
         await this.peer
           .request('tool/respond', { requestId, content: 'the result was too large to send to the runtime', isError: true })
-          .catch((e: unknown) => this.log.warn({ err: (e as Error).message }, 'jan: tool/respond failed'));
+          .catch((e: unknown) => this.log.warn({ err: errorOf(e) }, 'jan: tool/respond failed'));
       } else if (err instanceof RpcError && err.kind === 'not_pending') {
         this.log.debug({ requestId }, 'jan: the runtime no longer waited for this answer');
       } else {
-        this.log.warn({ requestId, err: (err as Error).message }, 'jan: tool/respond failed');
+        this.log.warn({ requestId, err: errorOf(err) }, 'jan: tool/respond failed');
       }
     }
   }
@@ -774,7 +775,7 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
   /** @internal */
   interruptTurn(turn: RemoteTurn): void {
     if (this.closed || this.active !== turn) return;
-    this.peer.request('turn/interrupt', { sessionId: this.id }).catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'jan: turn/interrupt failed'));
+    this.peer.request('turn/interrupt', { sessionId: this.id }).catch((err: unknown) => this.log.warn({ err: errorOf(err) }, 'jan: turn/interrupt failed'));
   }
 
   respondPermission(requestId: string, decision: PermissionDecision): void {
@@ -782,7 +783,7 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
     this.permissions.delete(requestId);
     this.peer.request('permission/respond', { requestId, decision }).catch((err: unknown) => {
       if (err instanceof RpcError && err.kind === 'not_pending') this.log.debug({ requestId }, 'jan: permission no longer pending');
-      else this.log.warn({ requestId, err: (err as Error).message }, 'jan: permission/respond failed');
+      else this.log.warn({ requestId, err: errorOf(err) }, 'jan: permission/respond failed');
     });
   }
 
@@ -796,7 +797,7 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
         if (Array.isArray(r?.tools)) this.tools = r.tools;
         if (Array.isArray(r?.toolSpecs)) this.toolSpecs = r.toolSpecs;
       })
-      .catch((err: unknown) => this.log.error({ err: (err as Error).message }, 'jan: session/tools/set failed'));
+      .catch((err: unknown) => this.log.error({ err: errorOf(err) }, 'jan: session/tools/set failed'));
   }
 
   /** Guidance for the model's next request within the running turn (`turn/steer`). */

@@ -6,6 +6,7 @@
 // never buffered without bound; a line that is not JSON gets -32700.
 import type { Readable, Writable } from 'node:stream';
 import { silentLogger, type Logger } from '../../log.js';
+import { errorOf } from '../../util/error.js';
 
 export const PROTOCOL_VERSION = 1;
 /** Longest line either end accepts (the kit's `max_line_bytes`). */
@@ -211,7 +212,7 @@ export class JsonRpcPeer {
       end: () => this.close('the other side closed the connection'),
     });
     o.output.on('error', (err) => {
-      this.log.debug({ err: err.message }, 'rpc: output failed');
+      this.log.debug({ err }, 'rpc: output failed');
       this.close(`cannot write to the other side: ${err.message}`);
     });
   }
@@ -265,7 +266,7 @@ export class JsonRpcPeer {
     try {
       line = JSON.stringify(message);
     } catch (err) {
-      this.log.error({ err: (err as Error).message }, 'rpc: could not serialize a message');
+      this.log.error({ err: errorOf(err) }, 'rpc: could not serialize a message');
       return;
     }
     this.writeLine(line);
@@ -276,7 +277,7 @@ export class JsonRpcPeer {
     try {
       this.o.output.write(`${line}\n`);
     } catch (err) {
-      this.log.debug({ err: (err as Error).message }, 'rpc: write failed');
+      this.log.debug({ err: errorOf(err) }, 'rpc: write failed');
     }
   }
 
@@ -381,7 +382,7 @@ export class JsonRpcPeer {
     try {
       this.o.onNotification?.(method, params);
     } catch (err) {
-      this.log.error({ method, err: (err as Error).message }, 'rpc: a notification handler failed');
+      this.log.error({ method, err: errorOf(err) }, 'rpc: a notification handler failed');
     }
   }
 }

@@ -54,6 +54,7 @@ import {
   echo,
   invalidParams,
 } from './jsonrpc.js';
+import { errorOf } from '../../util/error.js';
 
 export interface RpcServerOptions {
   engine: Engine;
@@ -750,7 +751,7 @@ export class RpcServer {
         try {
           await served.session.close();
         } catch (err) {
-          this.log.warn({ session: served.id, err: (err as Error).message }, 'rpc: closing a session failed');
+          this.log.warn({ session: served.id, err: errorOf(err) }, 'rpc: closing a session failed');
         }
         served.session.off('event', served.listener);
         this.sessions.delete(served.id);

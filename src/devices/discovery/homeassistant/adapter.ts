@@ -25,6 +25,7 @@ import { isObject, replaceAllAbbreviations, replaceTopicBase, TOPIC_BASE, type J
 import { Invalid, migrateFlag, origin as validateOrigin, validateComponent, validateDevicePayload, type DeviceBlock } from './schema.js';
 import { deviceClassName, toEntity, type Conversion, type NameSpec } from './to-entity.js';
 import { birthTopic, DEVICE_COMPONENT, discoverySubscriptions, parseDiscoveryTopic, SUPPORTED_COMPONENTS, validPrefix } from './topics.js';
+import { errorOf } from '../../../util/error.js';
 
 export const SOURCE_NAME = 'homeassistant';
 /** Largest discovery config accepted. */
@@ -255,7 +256,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       if (this.stopped) return;
       connection.publish(topic, 'online', { qos: 0, retain: false }).then(
         () => this.log?.debug({ topic }, 'published the Home Assistant birth message'),
-        (err: Error) => this.log?.warn({ topic, err: err.message }, 'could not publish the Home Assistant birth message'),
+        (err: unknown) => this.log?.warn({ topic, err: errorOf(err) }, 'could not publish the Home Assistant birth message'),
       );
     };
     // Wait for the broker to confirm the discovery subscriptions, so answers to the birth message are not missed.

@@ -5,6 +5,7 @@
 // never for battery devices (a read would wait for a sleeping radio), and
 // spaced out so a big network is not flooded.
 import type { Logger } from '../../../log.js';
+import { errorOf } from '../../../util/error.js';
 
 export interface RefreshTarget {
   deviceId: string;
@@ -81,7 +82,7 @@ export class Refresher {
       const body = JSON.stringify(Object.fromEntries(next.properties.map((p) => [p, ''])));
       this.mqtt.publish(`${next.baseTopic}/get`, body, { qos: 0, retain: false }).then(
         () => this.log.debug({ topic: `${next.baseTopic}/get`, properties: next.properties }, 'zigbee2mqtt: asked a device for its state'),
-        (err: Error) => this.log.debug({ err: err.message, topic: `${next.baseTopic}/get` }, 'zigbee2mqtt: could not ask a device for its state'),
+        (err: unknown) => this.log.debug({ err: errorOf(err), topic: `${next.baseTopic}/get` }, 'zigbee2mqtt: could not ask a device for its state'),
       );
     }
     this.later(this.gapMs, () => {
