@@ -18,6 +18,7 @@ import { Authenticator, checkOrigin } from '../http/auth.js';
 import { HttpError } from '../http/errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { Principal } from '../tools/types.js';
+import { errorOf } from '../util/error.js';
 import { HearthMcpSession } from './server.js';
 
 export const MCP_HTTP_PATH = '/mcp';
@@ -252,7 +253,7 @@ export class McpHttpHandler {
 
   private fail(res: ServerResponse, err: unknown): void {
     const known = err instanceof McpHttpFailure ? err : undefined;
-    if (!known) this.log.error({ err: err instanceof Error ? err.stack ?? err.message : String(err) }, 'MCP HTTP request failed');
+    if (!known) this.log.error({ err: errorOf(err) }, 'MCP HTTP request failed');
     if (res.headersSent) {
       res.end();
       return;

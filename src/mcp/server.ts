@@ -113,7 +113,7 @@ export class HearthMcpSession {
       const client = this.server.getClientVersion();
       this.log.info({ client: client ? `${client.name} ${client.version}` : 'unknown', principal: this.safePrincipal()?.id, session: this.sessionLabel() }, 'MCP client connected');
     };
-    this.server.onerror = (err) => this.log.debug({ err: err.message }, 'MCP protocol error');
+    this.server.onerror = (err) => this.log.debug({ err }, 'MCP protocol error');
     this.toolsSignature = this.signatureOfTools();
     this.resourcesSignature = this.signatureOfResources();
     this.handlers();
@@ -224,7 +224,7 @@ export class HearthMcpSession {
     if (signature === this.toolsSignature) return;
     this.toolsSignature = signature;
     if (!this.ready) return;
-    this.server.sendToolListChanged().catch((err: Error) => this.log.debug({ err: err.message }, 'could not send tools/list_changed'));
+    this.server.sendToolListChanged().catch((err: Error) => this.log.debug({ err }, 'could not send tools/list_changed'));
   };
 
   /** @internal */
@@ -234,7 +234,7 @@ export class HearthMcpSession {
     if (signature === this.resourcesSignature) return;
     this.resourcesSignature = signature;
     if (!this.ready) return;
-    this.server.sendResourceListChanged().catch((err: Error) => this.log.debug({ err: err.message }, 'could not send resources/list_changed'));
+    this.server.sendResourceListChanged().catch((err: Error) => this.log.debug({ err }, 'could not send resources/list_changed'));
   };
 
   /** @internal */
@@ -275,7 +275,7 @@ export class HearthMcpSession {
 
   private sendUpdated(uri: string): void {
     if (this.closed || !this.ready || !this.subscriptions.has(uri)) return;
-    this.server.sendResourceUpdated({ uri }).catch((err: Error) => this.log.debug({ err: err.message, uri }, 'could not send resources/updated'));
+    this.server.sendResourceUpdated({ uri }).catch((err: Error) => this.log.debug({ err, uri }, 'could not send resources/updated'));
   }
 
   get subscribed(): ReadonlySet<string> {

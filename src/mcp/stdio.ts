@@ -40,7 +40,7 @@ export async function serveStdio(options: StdioOptions): Promise<StdioServing> {
   stdin.once('close', () => void close());
   // A client that went away while we answer: stop, do not crash on EPIPE.
   stdout.on('error', (err: NodeJS.ErrnoException) => {
-    options.log?.debug({ err: err.message }, 'stdout closed');
+    options.log?.debug({ err }, 'stdout closed');
     void close();
   });
   await session.server.connect(transport);
