@@ -5,13 +5,14 @@
 // real SQLite file, so a session outlives the process that started it.
 // Needs the built dist (`npx tsc -p tsconfig.json`).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt from 'mqtt';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { spawnInGroup } from '../helpers/processes.js';
 import { HEARTH, runHearth } from '../helpers/cli.js';
 import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer, type RecordedRequest } from '../helpers/openai-server.js';
 import { sleep, waitFor } from '../helpers/wait.js';
@@ -75,7 +76,7 @@ class Runtime {
   }
 
   static async start(db: string, broker: TestBroker, model: OpenAIServer, principal = 'cli:rpc-owner'): Promise<Runtime> {
-    const child = spawn(
+    const child = spawnInGroup(
       process.execPath,
       [
         HEARTH, 'agent', 'rpc',
@@ -90,8 +91,8 @@ class Runtime {
         '--set', 'agent.timeoutMs=10000',
         '--log-level', 'warn',
       ],
-      { stdio: ['pipe', 'pipe', 'pipe'], cwd: dir, detached: true, env: { ...process.env, HEARTH_LOG_PRETTY: 'false', HEARTH_PRINCIPAL: principal } },
-    );
+      { stdio: ['pipe', 'pipe', 'pipe'], cwd: dir, env: { ...process.env, HEARTH_LOG_PRETTY: 'false', HEARTH_PRINCIPAL: principal } },
+    ) as ChildProcessWithoutNullStreams;
     const rt = new Runtime(child);
     const init = await rt.call('initialize', { protocolVersion: 1, clientInfo: { name: 'rpc-protocol-test', version: '1' } });
     assert.equal(init.protocolVersion, 1);

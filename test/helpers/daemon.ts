@@ -1,23 +1,10 @@
 // Processes a daemon test starts: each `hearth` runs in its own process group
-// (detached), and the whole group is killed when the test ends, however it ends
-// (after hook, or this process exiting).
-import { spawn, type ChildProcess } from 'node:child_process';
+// (processes.ts), killed when the test ends, however it ends.
+import type { ChildProcess } from 'node:child_process';
 import { HEARTH, ROOT } from './cli.js';
+import { signalGroup, spawnInGroup } from './processes.js';
 
-const groups = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of groups) killGroup(child, 'SIGKILL', true);
-});
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals, evenIfLeaderExited = false): void {
-  if (child.pid === undefined) return;
-  if (!evenIfLeaderExited && (child.exitCode !== null || child.signalCode !== null)) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // already gone
-  }
-}
+const killGroup = (child: ChildProcess, signal: NodeJS.Signals) => signalGroup(child, signal);
 
 export interface GroupProcess {
   child: ChildProcess;
@@ -31,13 +18,11 @@ export interface GroupProcess {
 }
 
 export function spawnGroup(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string | 'pipe'; nodeArgs?: string[] } = {}): GroupProcess {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), HEARTH, ...args], {
+  const child = spawnInGroup(process.execPath, [...(options.nodeArgs ?? []), HEARTH, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, HEARTH_LOG_PRETTY: 'false', ...options.env },
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    detached: true,
   });
-  groups.add(child);
   if (typeof options.stdin === 'string' && options.stdin !== 'pipe') child.stdin!.end(options.stdin);
   let out = '';
   let err = '';
@@ -48,11 +33,6 @@ export function spawnGroup(args: string[], options: { cwd?: string; env?: NodeJS
       resolve(code);
     }),
   );
-  // The group may outlive its leader (a child it started): kill it once the leader is gone too.
-  void exited.then(() => {
-    killGroup(child, 'SIGKILL', true);
-    groups.delete(child);
-  });
   return {
     child,
     stdout: () => out,

@@ -5,11 +5,12 @@
 // and SQLite file as an in-process demo home (simulator), driven with raw
 // JSON-RPC lines; the builtin offline model.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { spawnInGroup } from '../helpers/processes.js';
 import { HEARTH } from '../helpers/cli.js';
 import { startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
@@ -24,11 +25,10 @@ interface Rpc {
 
 function startRpc(args: string[], env: Record<string, string>): Rpc {
   // Its own process group, so the whole group is killed at the end however the test ends.
-  const child = spawn(process.execPath, [HEARTH, 'agent', 'rpc', ...args], {
+  const child = spawnInGroup(process.execPath, [HEARTH, 'agent', 'rpc', ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, HEARTH_LOG_PRETTY: 'false', ...env },
-    detached: true,
-  });
+  }) as ChildProcessWithoutNullStreams;
   const lines: Array<Record<string, any>> = [];
   let buf = '';
   let err = '';
