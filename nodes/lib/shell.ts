@@ -75,7 +75,7 @@ export function saysNeedsEmbedded(RED: RedApi, node: RedNode, bridge: BridgeCont
   const text = t(
     RED,
     'common.errors.needsEmbedded',
-    'this node needs a Hearth embedded in Node-RED: set the bridge to "embedded here" (connected to a daemon: state, current state, device, approval, audit)',
+    'this node needs a Hearth embedded in Node-RED: set the bridge to "embedded here" (connected to a daemon: state, current state, device, session, approval, audit)',
   );
   node.status({ fill: 'red', shape: 'ring', text: t(RED, 'common.status.needsEmbedded', 'needs an embedded bridge') });
   if (on === 'input') node.on('input', (_msg, _send, done) => done(new Error(text)));
