@@ -19,6 +19,7 @@ const dbPath = join(dir, 'hearth.db');
 let daemon: GroupProcess | undefined;
 let httpUrl = '';
 let token = '';
+let guestToken = '';
 
 function flow() {
   return [
@@ -48,6 +49,12 @@ before(async () => {
   const created = await runGroup(['token', 'create', 'node-red', '--principal', 'http:node-red', '--role', 'owner', '--json', '--db', dbPath], { cwd: dir });
   assert.equal(created.code, 0, created.stderr);
   token = JSON.parse(created.stdout).secret;
+  // A principal who may unlock only with a person's yes, and who may not grant approvals itself.
+  const guest = await runGroup(['token', 'create', 'guest', '--principal', 'http:guest', '--json', '--db', dbPath], { cwd: dir });
+  assert.equal(guest.code, 0, guest.stderr);
+  guestToken = JSON.parse(guest.stdout).secret;
+  const rule = await runGroup(['policy', 'confirm', 'http:guest', '--tool', 'front_door_lock', '--action', 'unlock', '--note', 'test: a guest unlocks with a yes', '--db', dbPath], { cwd: dir });
+  assert.equal(rule.code, 0, rule.stderr);
   const brokerPort = await freePort();
   daemon = await startDaemon(['--broker-port', String(brokerPort), '--db', dbPath, '--set', 'http.port=0', '--log-level', 'warn'], { cwd: dir });
   httpUrl = /http\s+(http:\/\/\S+)/.exec(daemon.stdout())![1].replace(/\/$/, '');
@@ -105,6 +112,22 @@ describe('hearth-session on a bridge connected to a daemon', () => {
     assert.ok(call && !call.isError, `the unlock went through: ${JSON.stringify(msg.result.toolCalls)}`);
     await waitFor('the unlock\'s row confirmed', () => auditRow(call.auditId)?.outcome === 'confirmed', 20_000);
     assert.deepEqual(auditRow(call.auditId), { principal: 'http:node-red', outcome: 'confirmed', tool: 'front_door_lock', action: 'unlock' });
+  });
+
+  it('a yes through the approval node does not satisfy a confirm rule when the token\'s principal may not approve (the daemon decides)', async () => {
+    await load(flow(), { bridge: { token: guestToken } });
+    await waitForStatus('sess', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
+    const requested = nextMessage('requests', 60_000, (m) => m.topic === 'requested' && m.payload.kind === 'permission');
+    const answer = nextMessage('answers', 90_000);
+    node('sess').receive({ payload: 'unlock the front door', topic: 'guest' });
+    const req = await requested;
+    assert.equal(req.payload.principal, 'http:guest');
+    node('ap').receive({ payload: 'allow_once', requestId: req.requestId });
+    const msg = await answer;
+    const call = msg.result.toolCalls.find((c: { name: string }) => c.name === 'front_door_lock');
+    assert.ok(call?.isError, `the unlock was not done: ${JSON.stringify(msg.result.toolCalls)}`);
+    assert.match(call.result, /does not count: http:guest may not approve/);
+    assert.equal(msg.result.approvalIds.length, 1, 'held for an approver instead');
   });
 
   it('a held unlock without an approval node is not done, and says so', async () => {
