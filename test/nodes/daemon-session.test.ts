@@ -130,6 +130,21 @@ describe('hearth-session on a bridge connected to a daemon', () => {
     assert.equal(msg.result.approvalIds.length, 1, 'held for an approver instead');
   });
 
+  it('msg.interrupt stops a turn waiting for approval in the daemon; the request is withdrawn', async () => {
+    await load(flow(), { bridge: { token } });
+    await waitForStatus('sess', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
+    const requested = nextMessage('requests', 60_000, (m) => m.topic === 'requested' && m.payload.kind === 'permission');
+    const answer = nextMessage('answers', 60_000);
+    node('sess').receive({ payload: 'unlock the front door', topic: 'interrupted' });
+    const req = await requested;
+    const withdrawn = nextMessage('requests', 30_000, (m) => m.topic === 'decided' && m.requestId === req.requestId);
+    node('sess').receive({ interrupt: true, topic: 'interrupted' });
+    const msg = await answer;
+    assert.equal(msg.result.stopReason, 'interrupted');
+    assert.equal((await withdrawn).payload.status, 'cancelled');
+    await waitForStatus('sess', (s) => /interrupted/.test(s.text ?? ''));
+  });
+
   it('a held unlock without an approval node is not done, and says so', async () => {
     await load(flow().filter((n) => n.id !== 'ap'), { bridge: { token } });
     await waitForStatus('sess', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
