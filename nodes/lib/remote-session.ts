@@ -20,6 +20,7 @@ interface RemoteSlot {
   queued: number;
   /** Set while a turn of this session runs: stops it. */
   interrupt?: () => void;
+  lastUsed: number;
 }
 
 const path = (id: string) => `/api/sessions/${encodeURIComponent(id)}`;
@@ -91,8 +92,9 @@ export class RemoteSessionController {
     const sessionId = this.naming.sessionIdOf(req.session, req.topic);
     let slot = this.remoteSlots.get(sessionId);
     if (!slot) {
-      slot = { sessionId, queue: Promise.resolve(), queued: 0 };
+      slot = { sessionId, queue: Promise.resolve(), queued: 0, lastUsed: Date.now() };
       this.remoteSlots.set(sessionId, slot);
+      await this.evict();
     }
     const s = slot;
     s.queued++;
@@ -107,8 +109,27 @@ export class RemoteSessionController {
         () => (s.interrupt = undefined),
       );
     });
-    s.queue = mine.catch(() => undefined).finally(() => s.queued--);
+    s.queue = mine.catch(() => undefined).finally(() => {
+      s.queued--;
+      s.lastUsed = Date.now();
+    });
     return mine;
+  }
+
+  /** The daemon stopped (or the connection broke) while a turn ran. */
+  private wentAway(detail: string): SessionError {
+    return new SessionError(`the hearth daemon at ${this.daemon.base} went away during the turn (${detail}); what was done is in its audit log`, 'daemon');
+  }
+
+  /** Close the least recently used idle sessions in the daemon beyond the node's limit, as the embedded node does. */
+  private async evict(): Promise<void> {
+    const max = this.remoteSettings.maxSessions ?? 100;
+    if (this.remoteSlots.size <= max) return;
+    const idle = [...this.remoteSlots.values()].filter((s) => s.queued === 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const s of idle.slice(0, this.remoteSlots.size - max)) {
+      this.remoteSlots.delete(s.sessionId);
+      await this.daemon.request('DELETE', path(s.sessionId)).catch(() => undefined);
+    }
   }
 
   private async run(sessionId: string, principalId: string, text: string, started: (stop: () => void) => void, ended: (stop: () => void) => void): Promise<TurnOutcome> {
@@ -171,10 +192,10 @@ export class RemoteSessionController {
     else if (failure !== undefined || result === undefined) {
       const err =
         failure === undefined
-          ? new SessionError('the hearth daemon ended the turn without a result (did it stop?)', 'daemon')
+          ? this.wentAway("its answer ended before the turn's result")
           : failure instanceof DaemonError
             ? new SessionError(failure.message, failure.status === 401 || failure.status === 403 ? 'refused' : 'daemon')
-            : failure;
+            : this.wentAway((failure as Error).message);
       this.activityNow('error', (err as Error).message);
       throw err;
     }

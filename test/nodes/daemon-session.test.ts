@@ -176,14 +176,20 @@ describe('hearth-session on a bridge connected to a daemon', () => {
   });
 
   // Last: it stops the daemon.
-  it('a daemon that stopped reaches a Catch node saying it did not answer', async () => {
+  it('a daemon that stops mid-turn, and one that is gone, reach a Catch node in words', async () => {
     await load(flow(), { bridge: { token } });
     await waitForStatus('sess', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
-    await daemon!.stop();
     const caught = collect('caught');
+    const requested = nextMessage('requests', 60_000, (m) => m.topic === 'requested' && m.payload.kind === 'permission');
+    node('sess').receive({ payload: 'unlock the front door', topic: 'stopping' });
+    await requested;
+    await daemon!.stop();
+    await waitFor('the broken turn', () => caught.length >= 1, 20_000);
+    assert.match(caught[0].error.message, /went away during the turn/);
+    await waitForStatus('sess', (s) => s.fill === 'red');
     node('sess').receive({ payload: 'turn on the living room lamp' });
-    await waitFor('the failure', () => caught.length >= 1, 20_000);
-    assert.match(caught[0].error.message, /did not answer.*hearth start/);
-    assert.ok(caught[0].error.message.includes(httpUrl), 'names the URL');
+    await waitFor('the failure', () => caught.length >= 2, 20_000);
+    assert.match(caught[1].error.message, /did not answer.*hearth start/);
+    assert.ok(caught[1].error.message.includes(httpUrl), 'names the URL');
   });
 });
