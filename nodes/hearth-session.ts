@@ -1,8 +1,10 @@
 // hearth-session: msg.payload is a prompt, the first output the answer with
 // what the turn did, the second every event of the turn as it happens.
-import { SessionController, type Activity, type AskMode } from './lib/session.js';
+import type { AgentEvent } from '../dist/agent/types.js';
+import { SessionController, type Activity, type AskMode, type EventInfo, type SessionSettings } from './lib/session.js';
 import { errorOf, list, str, bool, t, type NodeMessage, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
-import { bridgeOrSayWhy, showBridgeState, saysNeedsEmbedded } from './lib/shell.js';
+import { RemoteSessionController } from './lib/remote-session.js';
+import { bridgeOrSayWhy, showBridgeState } from './lib/shell.js';
 
 export default function (RED: RedApi): void {
   function HearthSession(this: RedNode, def: RedNodeDef) {
@@ -10,7 +12,6 @@ export default function (RED: RedApi): void {
     const node = this;
     const bridge = bridgeOrSayWhy(RED, node, def, 'input');
     if (!bridge) return;
-    if (saysNeedsEmbedded(RED, node, bridge, 'input')) return;
     const ask = str(def, 'ask');
     let activity: Activity = { turns: 0, waiting: 0 };
     const showActivity = (a: Activity) => {
@@ -21,24 +22,26 @@ export default function (RED: RedApi): void {
       else if (a.last === 'interrupted') node.status({ fill: 'grey', shape: 'ring', text: t(RED, 'hearth-session.status.interrupted', 'interrupted') });
       else if (a.last === 'error') node.status({ fill: 'red', shape: 'ring', text: `${t(RED, 'hearth-session.status.error', 'error')}: ${(a.error ?? '').slice(0, 50)}` });
     };
-    const controller = new SessionController(
-      bridge,
-      {
-        nodeId: node.id,
-        principal: str(def, 'principal') || undefined,
-        roles: list(str(def, 'roles')),
-        ephemeral: bool(def, 'ephemeral'),
-        systemPrompt: str(def, 'systemPrompt') || undefined,
-        ask: (['confirm', 'always', 'never'] as const).includes(ask as AskMode) ? (ask as AskMode) : 'confirm',
+    const settings: SessionSettings & { roles: string[] } = {
+      nodeId: node.id,
+      principal: str(def, 'principal') || undefined,
+      roles: list(str(def, 'roles')),
+      ephemeral: bool(def, 'ephemeral'),
+      systemPrompt: str(def, 'systemPrompt') || undefined,
+      ask: (['confirm', 'always', 'never'] as const).includes(ask as AskMode) ? (ask as AskMode) : 'confirm',
+    };
+    const hooks = {
+      event: (event: AgentEvent, info: EventInfo) => {
+        node.send([null, { payload: event, topic: event.type, session: info.sessionId, turnId: info.turnId, principal: info.principal }]);
       },
-      {
-        event: (event, info) => {
-          node.send([null, { payload: event, topic: event.type, session: info.sessionId, turnId: info.turnId, principal: info.principal }]);
-        },
-        activity: showActivity,
-        warn: (text) => node.warn(text),
-      },
-    );
+      activity: showActivity,
+      warn: (text: string) => node.warn(text),
+    };
+    // On a daemon bridge the turns run in the daemon as the token's principal (its policy, approvals, audit).
+    const controller = bridge.daemon ? new RemoteSessionController(bridge, bridge.daemon, settings, hooks) : new SessionController(bridge, settings, hooks);
+    if (bridge.daemon && (settings.principal || settings.roles.length)) {
+      node.warn(t(RED, 'hearth-session.errors.daemonPrincipal', 'connected to a daemon, the session runs as the token\'s principal: the principal and roles set here are not used'));
+    }
     const unsubscribe = showBridgeState(RED, node, bridge, () => activity.turns > 0 || activity.waiting > 0);
 
     node.on('input', async (msg: NodeMessage, send, done) => {

@@ -53,6 +53,23 @@ export interface RemoteApproval {
   [key: string]: unknown;
 }
 
+/** One SSE block as its event name and JSON data; undefined for comments and what is not JSON. */
+function parseSse(block: string): { event: string; data: unknown } | undefined {
+  let event = 'message';
+  const data: string[] = [];
+  for (const line of block.split('\n')) {
+    if (line.startsWith(':')) continue;
+    if (line.startsWith('event: ')) event = line.slice(7);
+    else if (line.startsWith('data: ')) data.push(line.slice(6));
+  }
+  if (!data.length) return undefined;
+  try {
+    return { event, data: JSON.parse(data.join('\n')) };
+  } catch {
+    return undefined; // not ours to read
+  }
+}
+
 export type DaemonState = 'connecting' | 'connected' | 'disconnected' | 'error' | 'closed';
 
 export interface DaemonEvents {
@@ -99,14 +116,41 @@ export class DaemonClient extends EventEmitter<DaemonEvents> {
     this.emit('state', state, detail);
   }
 
+  /** fetch, with a daemon that does not answer said in words (the URL and the cause). */
+  private async send(method: string, path: string, init: { body?: unknown; accept: string; signal?: AbortSignal }): Promise<Response> {
+    try {
+      return await fetch(`${this.base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${this.settings.token}`, accept: init.accept, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        signal: init.signal ?? AbortSignal.timeout(60_000),
+      });
+    } catch (err) {
+      if (init.signal?.aborted) throw err;
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (err as Error).message;
+      throw new DaemonError(`the hearth daemon at ${this.base} did not answer (${why}): is \`hearth start\` running?`, 0);
+    }
+  }
+
+  /** A non-2xx answer as an error naming the request and the server's message (a refused token said so). */
+  private async failure(method: string, path: string, res: Response): Promise<DaemonError> {
+    const text = await res.text().catch(() => '');
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    const message = (json as { error?: { message?: string } } | undefined)?.error?.message ?? (text.slice(0, 200) || res.statusText);
+    const refused = res.status === 401 ? ' (the daemon refused the token: create one with `hearth token create node-red --role owner`)' : '';
+    return new DaemonError(`hearth daemon ${method} ${path}: ${res.status} ${message}${refused}`, res.status, json);
+  }
+
   /** A JSON request; a non-2xx answer rejects with the server's message. */
-  async request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${this.base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${this.settings.token}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(60_000),
-    });
+  async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+    const res = await this.send(method, path, { body, accept: 'application/json' });
+    if (!res.ok) throw await this.failure(method, path, res);
     const text = await res.text();
     let json: unknown;
     try {
@@ -114,11 +158,27 @@ export class DaemonClient extends EventEmitter<DaemonEvents> {
     } catch {
       json = undefined;
     }
-    if (!res.ok) {
-      const message = (json as { error?: { message?: string } } | undefined)?.error?.message ?? (text.slice(0, 200) || res.statusText);
-      throw new DaemonError(`hearth daemon ${method} ${path}: ${res.status} ${message}`, res.status, json);
-    }
     return json as T;
+  }
+
+  /**
+   * A POST answered as an event stream: every SSE event to `onEvent` (name and
+   * parsed data) until the daemon ends the stream; aborting `signal` drops it.
+   */
+  async stream(path: string, body: unknown, onEvent: (event: string, data: unknown) => void, signal?: AbortSignal): Promise<void> {
+    const res = await this.send('POST', path, { body, accept: 'text/event-stream', signal: signal ?? new AbortController().signal });
+    if (!res.ok) throw await this.failure('POST', path, res);
+    if (!res.body) throw new DaemonError(`hearth daemon POST ${path}: an empty answer`, res.status);
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const parsed = parseSse(buffer.slice(0, end));
+        buffer = buffer.slice(end + 2);
+        if (parsed) onEvent(parsed.event, parsed.data);
+      }
+    }
   }
 
   /** Open the event stream (again after a drop). */
@@ -171,20 +231,10 @@ export class DaemonClient extends EventEmitter<DaemonEvents> {
   }
 
   private dispatch(block: string): void {
-    let event = 'message';
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith(':')) continue;
-      if (line.startsWith('event: ')) event = line.slice(7);
-      else if (line.startsWith('data: ')) data.push(line.slice(6));
-    }
-    if (!data.length) return;
-    let payload: any;
-    try {
-      payload = JSON.parse(data.join('\n'));
-    } catch {
-      return; // not ours to read
-    }
+    const parsed = parseSse(block);
+    if (!parsed) return;
+    const { event } = parsed;
+    const payload = parsed.data as any;
     switch (event) {
       case 'ready':
         this.principal = payload.principal;

@@ -66,8 +66,8 @@ export function bridgeOrSayWhy(RED: RedApi, node: RedNode, def: RedNodeDef, on: 
 }
 
 /**
- * Nodes that need a Hearth in this process (sessions, flow tools, approvals,
- * the audit feed) say so on a bridge connected to a daemon: a red status and
+ * Nodes that need a Hearth in this process (flow tools: a daemon cannot call
+ * into Node-RED) say so on a bridge connected to a daemon: a red status and
  * one error, instead of a green dot that does nothing. True when it said so.
  */
 export function saysNeedsEmbedded(RED: RedApi, node: RedNode, bridge: BridgeController, on: 'input' | 'once'): boolean {
@@ -75,7 +75,7 @@ export function saysNeedsEmbedded(RED: RedApi, node: RedNode, bridge: BridgeCont
   const text = t(
     RED,
     'common.errors.needsEmbedded',
-    'this node needs a Hearth embedded in Node-RED: set the bridge to "embedded here" (connected to a daemon: state, current state, device, approval, audit)',
+    'this node needs a Hearth embedded in Node-RED: set the bridge to "embedded here" (connected to a daemon: state, current state, device, session, approval, audit)',
   );
   node.status({ fill: 'red', shape: 'ring', text: t(RED, 'common.status.needsEmbedded', 'needs an embedded bridge') });
   if (on === 'input') node.on('input', (_msg, _send, done) => done(new Error(text)));

@@ -42,7 +42,7 @@ function flow() {
     { id: 'decisions', type: 'helper', z: 'f1' },
     { id: 'au', type: 'hearth-audit', z: 'f1', bridge: 'bridge', tool: 'living_room_lamp', wires: [['rows']] },
     { id: 'rows', type: 'helper', z: 'f1' },
-    { id: 'sess', type: 'hearth-session', z: 'f1', bridge: 'bridge', principal: 'chat:x', wires: [[], [], []] },
+    { id: 'ftool', type: 'hearth-tool', z: 'f1', bridge: 'bridge', toolName: 'announce', description: 'say something', wires: [[]] },
     { id: 'catcher', type: 'catch', z: 'f1', scope: null, uncaught: false, wires: [['caught']] },
     { id: 'caught', type: 'helper', z: 'f1' },
   ];
@@ -165,12 +165,9 @@ describe('hearth-bridge connected to a running daemon', () => {
 
   it('a node that needs an embedded Hearth says so, red, instead of doing nothing', async () => {
     await load(flow(), { bridge: { token } });
-    const s = await waitForStatus('sess', (x) => x.fill === 'red');
+    // A flow-defined tool needs the agent to call into this Node-RED: only an embedded Hearth can.
+    const s = await waitForStatus('ftool', (x) => x.fill === 'red');
     assert.match(s.text ?? '', /embedded/);
-    const caught = collect('caught');
-    node('sess').receive({ payload: 'hello' });
-    await waitFor('the refusal', () => caught.length >= 1, 10_000);
-    assert.match(caught[0].error.message, /needs a Hearth embedded in Node-RED/);
   });
 
   it('a refused token turns every node red with the reason', async () => {

@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import mqtt, { type MqttClient } from 'mqtt';
 import { freePort } from '../helpers/brokers.js';
 import { ROOT, runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
@@ -295,8 +296,10 @@ describe('example flows against the demo home, deployed through the admin API', 
     assert.equal(await stateOf('front_door.lock'), 'locked');
   });
 
-  it('chat: a text typed on the flow\'s page is answered by a session; the lamp goes on', async () => {
-    await deploy(localize(example('chat-dashboard.json')));
+  it('chat: a text typed on the flow\'s page is answered by a session in the daemon; the lamp goes on, audited as the token\'s principal', async () => {
+    const flow = localize(example('chat-dashboard.json'));
+    assert.equal(flow.find((n) => n.type === 'hearth-bridge')!.mode, 'daemon', 'the example uses the running daemon');
+    await deploy(flow);
     const page = await route('GET', '/hearth/dashboard');
     assert.equal(page.status, 200);
     assert.match(page.text, /<input id="text"/);
@@ -304,6 +307,14 @@ describe('example flows against the demo home, deployed through the admin API', 
     assert.equal(r.status, 200, `${r.text}\n${redLog.slice(-2000)}`);
     assert.match(r.json.answer, /lamp/i);
     await waitFor('the lamp reports ON', () => last.get('hearth-demo/living_room_lamp/state') === 'ON', 10_000);
+    // One database: the session's call is in the daemon's audit log, as the bridge token's principal.
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      const rows = db.prepare("SELECT principal, tool, action FROM audit WHERE session = 'test'").all();
+      assert.deepEqual(rows, [{ principal: 'http:node-red', tool: 'living_room_lamp', action: 'turn_on' }]);
+    } finally {
+      db.close();
+    }
   });
 
   it('flow tool: the agent calls `announce`, the flow speaks it on MQTT and answers', async () => {
