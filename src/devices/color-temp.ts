@@ -9,6 +9,8 @@ export interface ColorTempSupport {
   minKelvin: number;
   maxKelvin: number;
   unit: 'kelvin' | 'mired';
+  /** A mired light's own range, when it declares one: a kelvin converted to mireds is kept within it. */
+  mireds?: { min: number; max: number };
 }
 
 /** How far (in mireds) a reported colour temperature may be from the asked one and still confirm it. */
@@ -17,14 +19,21 @@ export const COLOR_TEMP_TOLERANCE_MIRED = 6;
 export const kelvinToMired = (kelvin: number): number => Math.round(1e6 / kelvin);
 export const miredToKelvin = (mired: number): number => Math.round(1e6 / mired);
 
-/** A range in mireds (either order) as kelvin, warmest first. */
-export function kelvinRangeOfMireds(a: number, b: number): { minKelvin: number; maxKelvin: number } {
-  return { minKelvin: miredToKelvin(Math.max(a, b)), maxKelvin: miredToKelvin(Math.min(a, b)) };
+/**
+ * A light's range in mireds as the kelvin people say: to the nearest 10 K, so
+ * 370 mireds reads 2700 K, not 2703 (the mireds are kept, to clamp to).
+ */
+export function kelvinRangeOfMireds(a: number, b: number): { minKelvin: number; maxKelvin: number; mireds: { min: number; max: number } } {
+  const [min, max] = [Math.min(a, b), Math.max(a, b)];
+  const tens = (k: number) => Math.round(k / 10) * 10;
+  return { minKelvin: tens(1e6 / max), maxKelvin: tens(1e6 / min), mireds: { min, max } };
 }
 
 /** Kelvin -> the number the light takes. */
 export function toDeviceColorTemp(support: ColorTempSupport, kelvin: number): number {
-  return support.unit === 'mired' ? kelvinToMired(kelvin) : Math.round(kelvin);
+  if (support.unit === 'kelvin') return Math.round(kelvin);
+  const mired = kelvinToMired(kelvin);
+  return support.mireds ? Math.min(support.mireds.max, Math.max(support.mireds.min, mired)) : mired;
 }
 
 /** What a light reports -> kelvin; undefined for nothing usable (0 or not a number). */
