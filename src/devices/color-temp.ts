@@ -69,7 +69,7 @@ export function colorTempWord(kelvin: number): string {
   return 'daylight';
 }
 
-/** A kelvin within the light's range, or the reason it is not: "2000 to 6500 K". */
+/** The light's range as people read it: "2000 to 6500 K". */
 export function colorTempRangeText(support: ColorTempSupport): string {
   return `${support.minKelvin} to ${support.maxKelvin} K`;
 }

@@ -168,7 +168,7 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
         const kelvin = Number(args.color_temp);
         const ct = entity.colorTemp!;
         if (!Number.isFinite(kelvin) || kelvin < ct.minKelvin || kelvin > ct.maxKelvin) {
-          throw new ArgumentError(`"color_temp" must be between ${colorTempRangeText(ct)} for this light (got ${String(args.color_temp)})`);
+          throw new ArgumentError(`"color_temp" must be from ${colorTempRangeText(ct)} for this light (got ${String(args.color_temp)})`);
         }
         cmd.color_temp = Math.round(kelvin);
       }
