@@ -187,4 +187,15 @@ describe('colour temperature on a real broker', () => {
     assert.equal(row.args.color_temp, 9000);
     assert.match(row.error!, /must be <= 4000/);
   });
+
+  it('a caller without a rule is denied a colour temperature, recorded, and nothing is sent', async () => {
+    const before = sets.length;
+    const res = await hearth.tools.call(tool(STUDIO).name, { action: 'turn_on', color_temp: 3000 }, { id: 'cli:visitor', roles: ['guest'] });
+    assert.equal(res.isError, true);
+    assert.match(res.text!, /not allowed/);
+    assert.equal(sets.length, before);
+    const row = hearth.audit.tail(1)[0]!;
+    assert.equal(row.outcome, 'denied');
+    assert.equal(row.args.color_temp, 3000);
+  });
 });
