@@ -527,7 +527,8 @@ const kelvinOf = (v) => (v > 1000 ? v : 1e6 / v);
 
 /** 2700 K reads as "warm white · 2,700 K". */
 function kelvinWords(k) {
-  const word = k < 3000 ? 'warm white' : k < 4500 ? 'neutral white' : 'cool white';
+  // The words the state text uses (src/devices/color-temp.ts).
+  const word = k < 2300 ? 'candlelight' : k < 3500 ? 'warm white' : k < 4500 ? 'neutral white' : k < 5700 ? 'cool white' : 'daylight';
   return `${word} · ${Math.round(k / 50) * 50} K`;
 }
 
