@@ -6,10 +6,11 @@ import { readJsonPath, writeJsonPath } from './json-path.js';
 import { JsonLimitError, parseBoundedJson } from '../util/bounded-json.js';
 import { MAX_STATE_BYTES } from './decode.js';
 import { COLOR_ATTRIBUTES, colorAttributes, colorMatches, parseColor, rgbHex, rgbOfAttributes } from './color.js';
+import { colorTempMatches, fromDeviceColorTemp, toDeviceColorTemp } from './color-temp.js';
 import type { Entity } from './model.js';
 
 export type Command =
-  | { action: 'turn_on'; brightness?: number; color?: string }
+  | { action: 'turn_on'; brightness?: number; color?: string; /** Kelvin, whatever the light speaks. */ color_temp?: number }
   | { action: 'turn_off' }
   | { action: 'open' }
   | { action: 'close' }
@@ -83,6 +84,11 @@ function changes(entity: Entity, cmd: Command): Changes {
   switch (cmd.action) {
     case 'turn_on': {
       if (cmd.brightness !== undefined) attrs.brightness = cmd.brightness;
+      if (cmd.color_temp !== undefined) {
+        // In the light's unit, at its attribute's path or on its own topic (through its template).
+        if (!entity.colorTemp) throw new CommandError(`${entity.id} takes no colour temperature`);
+        attrs.color_temp = toDeviceColorTemp(entity.colorTemp, cmd.color_temp);
+      }
       if (cmd.color !== undefined) {
         const mode = entity.colorModes?.[0];
         if (!mode || (entity.commandFormat !== 'json' && !entity.commandTopics[mode])) throw new CommandError(`${entity.id} takes no colour`);
@@ -203,6 +209,12 @@ function num(v: unknown, what: string): number {
   return n;
 }
 
+function colorTempOf(entity: Entity, value: number): number {
+  const kelvin = entity.colorTemp ? fromDeviceColorTemp(entity.colorTemp, value) : undefined;
+  if (kelvin === undefined) throw new CommandError(`color_temp ${value} is not a colour temperature ${entity.id} takes`);
+  return kelvin;
+}
+
 /** What a device makes of a message on one of its command topics (the inverse of encodeCommand). */
 export function decodeCommand(entity: Entity, topic: string, payload: string): Command {
   for (const [name, t] of Object.entries(entity.commandTopics)) {
@@ -211,6 +223,7 @@ export function decodeCommand(entity: Entity, topic: string, payload: string): C
     if (name === 'temperature') return { action: 'set_temperature', temperature: num(payload, 'temperature') };
     if (name === 'position') return { action: 'set_position', position: num(payload, 'position') };
     if (name === 'brightness') return { action: 'turn_on', brightness: num(payload, 'brightness') };
+    if (name === 'color_temp') return { action: 'turn_on', color_temp: colorTempOf(entity, num(payload, 'color_temp')) };
     if (name === 'percentage') return { action: 'set_percentage', percentage: num(payload, 'percentage') };
     if (name === 'preset_mode') return { action: 'set_preset_mode', preset_mode: payload };
     throw new CommandError(`no command is known for ${name}`);
@@ -251,6 +264,7 @@ export function decodeCommand(entity: Entity, topic: string, payload: string): C
   if (action === 'turn_on') {
     const cmd: Extract<Command, { action: 'turn_on' }> = { action };
     if (attr('brightness') !== undefined) cmd.brightness = num(attr('brightness'), 'brightness');
+    if (entity.colorTemp && attr('color_temp') !== undefined) cmd.color_temp = colorTempOf(entity, num(attr('color_temp'), 'color_temp'));
     if (entity.colorModes?.length && body !== undefined) {
       const rgb = rgbOfAttributes(Object.fromEntries([...COLOR_ATTRIBUTES].map((k) => [k, attr(k)])));
       if (rgb) cmd.color = rgbHex(rgb);
@@ -268,6 +282,10 @@ export function isConfirmedBy(entity: Entity, cmd: Command, state: EntityState):
       // Brightness 0 is off on most lights (Zigbee2MQTT, HA).
       if (cmd.brightness === 0) return state.value === 'off';
       if (state.value !== 'on' || (cmd.brightness !== undefined && state.attributes.brightness !== cmd.brightness)) return false;
+      if (cmd.color_temp !== undefined) {
+        // Within a few mireds: a bulb steps its own way. A light that reports none is confirmed by being on.
+        return !entity.colorTemp || colorTempMatches(entity.colorTemp, cmd.color_temp, state.attributes.color_temp) !== false;
+      }
       if (cmd.color === undefined) return true;
       const rgb = parseColor(cmd.color);
       // A light that reports no colour at all is confirmed by being on.

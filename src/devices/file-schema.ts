@@ -93,6 +93,16 @@ const entity = {
       ],
     },
     color_modes: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['xy', 'hs', 'rgb'] } },
+    color_temp: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['min_kelvin', 'max_kelvin'],
+      properties: {
+        min_kelvin: { type: 'integer', minimum: 1000, maximum: 20000 },
+        max_kelvin: { type: 'integer', minimum: 1000, maximum: 20000 },
+        unit: { enum: ['kelvin', 'mired'] },
+      },
+    },
     image_encoding: { enum: ['raw', 'b64'] },
     confirm_timeout_ms: { type: 'integer', minimum: 100, maximum: 600000 },
     availability,

@@ -151,6 +151,18 @@ function toDevice(raw: Raw, file: string, where: string, problems: DeviceFilePro
       const missing = need.filter((n) => !attributes[n]);
       if (missing.length) problems.push({ file, path: `${at}.attributes`, message: `color_modes ${colorModes[0]} needs attributes ${missing.join(', ')} (where the colour is in the state and the command)` });
     }
+    // Colour temperature: kelvin or mireds at the color_temp attribute's path, or on a topic of its own.
+    const ct = e.color_temp as { min_kelvin: number; max_kelvin: number; unit?: 'kelvin' | 'mired' } | undefined;
+    if (ct) {
+      if (kind !== 'light') problems.push({ file, path: `${at}.color_temp`, message: 'only a light takes a colour temperature' });
+      if (ct.min_kelvin >= ct.max_kelvin) problems.push({ file, path: `${at}.color_temp.min_kelvin`, message: `min_kelvin ${ct.min_kelvin} must be below max_kelvin ${ct.max_kelvin}` });
+      const ownTopic = !!(e.command_topics as Record<string, string> | undefined)?.color_temp;
+      if (!ownTopic && e.command_format !== 'json') {
+        problems.push({ file, path: `${at}.color_temp`, message: 'a colour temperature needs command_format: json or command_topics.color_temp' });
+      } else if (!ownTopic && !attributes.color_temp) {
+        problems.push({ file, path: `${at}.attributes`, message: 'color_temp needs attribute color_temp (where the colour temperature is in the state and the command)' });
+      }
+    }
     device.entities.push({
       id: `${raw.id}.${key}`,
       key,
@@ -174,6 +186,7 @@ function toDevice(raw: Raw, file: string, where: string, problems: DeviceFilePro
       ranges,
       options,
       ...(colorModes ? { colorModes: [...colorModes] } : {}),
+      ...(ct ? { colorTemp: { minKelvin: ct.min_kelvin, maxKelvin: ct.max_kelvin, unit: ct.unit ?? 'kelvin' } } : {}),
       imageEncoding: kind === 'camera' ? (e.image_encoding ?? 'raw') : undefined,
       confirmTimeoutMs: e.confirm_timeout_ms,
       availability: toAvailability(e.availability) ?? device.availability,

@@ -1,6 +1,7 @@
 // The device model every source (device files, discovery adapters) produces
 // and everything downstream (state cache, tool generator, simulator) reads.
 import type { ColorMode } from './color.js';
+import type { ColorTempSupport } from './color-temp.js';
 
 export const ENTITY_KINDS = [
   'sensor',
@@ -150,6 +151,13 @@ export interface Entity {
    * as `x,y` / `h,s` / `r,g,b`, or through `commandTemplates` of that mode.
    */
   colorModes?: ColorMode[];
+  /**
+   * White by colour temperature: the light's range in kelvin and the unit it
+   * speaks. The attribute `color_temp` (state and JSON command, at its path)
+   * or `commandTopics.color_temp` (through `commandTemplates.color_temp`)
+   * carries it in that unit; tools and people speak kelvin.
+   */
+  colorTemp?: ColorTempSupport;
 
   /** Camera: how frames are encoded on the wire. */
   imageEncoding?: 'raw' | 'b64';

@@ -3,6 +3,7 @@
 // ones it accepts. A behaviour knows nothing about MQTT; its device (see
 // device.ts) turns `wire()` into payloads and hands it decoded commands.
 import { colorAttributes, parseColor, type Rgb } from '../devices/color.js';
+import { toDeviceColorTemp } from '../devices/color-temp.js';
 import type { Command } from '../devices/commands.js';
 import { readJsonPath } from '../devices/json-path.js';
 import type { Entity, Range } from '../devices/model.js';
@@ -172,6 +173,10 @@ export class LightBehaviour extends SwitchBehaviour {
   private readonly range: Range;
   /** A colour light's colour (white to begin with), reported in its first colour mode. */
   private color?: Rgb;
+  /** A white light's colour temperature, in the unit the light speaks (mireds for a Zigbee-like bulb). */
+  private colorTemp?: number;
+  /** Which the light shows: its colour (`xy`, `hs`, `rgb`) or its colour temperature (`color_temp`). */
+  private colorMode?: string;
 
   constructor(entity: Entity, host: BehaviourHost) {
     super(entity, host);
@@ -179,11 +184,19 @@ export class LightBehaviour extends SwitchBehaviour {
     const initial = toNumber(this.initialAttr('brightness')) ?? this.hint('brightness', 128);
     this.brightness = clamp(initial, Math.max(1, this.range.min), this.range.max);
     if (entity.colorModes?.length) this.color = parseColor(String(this.sim.color ?? 'white')) ?? { r: 255, g: 255, b: 255 };
+    this.colorMode = entity.colorModes?.[0];
+    if (entity.colorTemp) {
+      this.colorTemp = toDeviceColorTemp(entity.colorTemp, this.hint('color_temp_kelvin', 2700));
+      if (!this.colorMode || this.sim.color === undefined) this.colorMode = 'color_temp';
+    }
   }
 
-  private colorAttributes(): Record<string, number> {
+  private colorAttributes(): Record<string, number | string> {
     const mode = this.entity.colorModes?.[0];
-    return mode && this.color ? colorAttributes(mode, this.color) : {};
+    const out: Record<string, number | string> = mode && this.color ? colorAttributes(mode, this.color) : {};
+    if (this.colorTemp !== undefined) out.color_temp = this.colorTemp;
+    if (this.colorMode && 'color_mode' in this.entity.attributes) out.color_mode = this.colorMode;
+    return out;
   }
 
   override snapshot(): Record<string, unknown> {
@@ -196,6 +209,12 @@ export class LightBehaviour extends SwitchBehaviour {
 
   override reject(cmd: Command): string | undefined {
     if (cmd.action === 'turn_on' && cmd.brightness !== undefined) return outside('brightness', cmd.brightness, this.range);
+    const ct = this.entity.colorTemp;
+    if (cmd.action === 'turn_on' && cmd.color_temp !== undefined && ct) {
+      // In the light's own unit, so a kelvin that came through mireds and back is not off by its rounding.
+      const ends = [toDeviceColorTemp(ct, ct.minKelvin), toDeviceColorTemp(ct, ct.maxKelvin)];
+      return outside('color_temp', toDeviceColorTemp(ct, cmd.color_temp), { min: Math.min(...ends), max: Math.max(...ends) });
+    }
     return undefined;
   }
 
@@ -205,7 +224,14 @@ export class LightBehaviour extends SwitchBehaviour {
       else {
         this.on = true;
         if (cmd.brightness !== undefined) this.brightness = cmd.brightness;
-        if (cmd.color !== undefined && this.color) this.color = parseColor(cmd.color) ?? this.color;
+        if (cmd.color !== undefined && this.color) {
+          this.color = parseColor(cmd.color) ?? this.color;
+          this.colorMode = this.entity.colorModes?.[0];
+        }
+        if (cmd.color_temp !== undefined && this.entity.colorTemp) {
+          this.colorTemp = toDeviceColorTemp(this.entity.colorTemp, cmd.color_temp);
+          this.colorMode = 'color_temp';
+        }
       }
     } else if (cmd.action === 'turn_off') this.on = false;
     this.publish();

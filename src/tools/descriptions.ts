@@ -2,7 +2,7 @@
 // unit. Device names appear only quoted and cleaned.
 import type { Entity } from '../devices/model.js';
 import { deviceWord, quoted } from './device-text.js';
-import { actionsOf, hasColor } from './parameters.js';
+import { actionsOf, hasColor, hasColorTemp } from './parameters.js';
 
 const NOUN: Record<string, string> = {
   sensor: 'sensor',
@@ -50,6 +50,7 @@ export function actuatorDescription(entity: Entity): string {
   const extra: string[] = [];
   if (entity.kind === 'light' && entity.ranges.brightness) extra.push(`brightness ${entity.ranges.brightness.min}-${entity.ranges.brightness.max}`);
   if (hasColor(entity)) extra.push('colour by name or #rrggbb');
+  if (hasColorTemp(entity)) extra.push(`colour temperature ${entity.colorTemp!.minKelvin}-${entity.colorTemp!.maxKelvin} K`);
   if (entity.kind === 'climate' && entity.ranges.temperature) {
     extra.push(`temperature ${entity.ranges.temperature.min}-${entity.ranges.temperature.max}${entity.unit ? ` ${deviceWord(entity.unit, 16)}` : ''}`);
   }

@@ -1,6 +1,7 @@
 // The JSON Schema of an actuator tool's arguments, from the device's real
 // ranges and options, and turning validated arguments into a logical command.
 import { COLOR_NAMES, parseColor } from '../devices/color.js';
+import { COLOR_TEMP_WORDS, colorTempRangeText } from '../devices/color-temp.js';
 import { actionsOf, hasPosition } from '../devices/actions.js';
 import type { Command } from '../devices/commands.js';
 import type { Entity, Range } from '../devices/model.js';
@@ -30,6 +31,20 @@ export const COLOR_SCHEMA: JsonSchema = {
   description: `A colour, only with turn_on: a name (${Object.keys(COLOR_NAMES).join(', ')}) or #rrggbb.`,
 };
 
+/** A light that takes a colour temperature (in kelvin, whatever it speaks). */
+export function hasColorTemp(entity: Entity): boolean {
+  return entity.kind === 'light' && !!entity.colorTemp;
+}
+
+function colorTempSchema(entity: Entity): JsonSchema {
+  const { minKelvin, maxKelvin } = entity.colorTemp!;
+  const words = Object.entries(COLOR_TEMP_WORDS).map(([w, k]) => `${w} ${k}`).join(', ');
+  return numberSchema(
+    { min: minKelvin, max: maxKelvin, step: 1 },
+    `Colour temperature of white light in kelvin, ${minKelvin} to ${maxKelvin} on this light (${words}); only with turn_on, not with color.`,
+  );
+}
+
 function hasBrightness(entity: Entity): boolean {
   return entity.kind === 'light' && ('brightness' in entity.ranges || 'brightness' in entity.attributes);
 }
@@ -51,6 +66,7 @@ export function actuatorProperties(entity: Entity): { properties: Record<string,
         props.brightness = numberSchema(r, `Brightness on this light's own scale, ${r.min} to ${r.max}; only with turn_on.`);
       }
       if (hasColor(entity)) props.color = COLOR_SCHEMA;
+      if (hasColorTemp(entity)) props.color_temp = colorTempSchema(entity);
       return { properties: props, required: ['action'] };
     }
     case 'fan': {
@@ -134,7 +150,7 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
   };
   switch (action) {
     case 'turn_on': {
-      stray(['brightness', 'color']);
+      stray(['brightness', 'color', 'color_temp']);
       const cmd: Extract<Command, { action: 'turn_on' }> = { action };
       if (args.brightness !== undefined) {
         if (!hasBrightness(entity)) throw new ArgumentError('this device has no brightness');
@@ -145,6 +161,16 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
         const color = String(args.color).trim().toLowerCase();
         if (!parseColor(color)) throw new ArgumentError(`unknown colour ${JSON.stringify(args.color)}: use a name (${Object.keys(COLOR_NAMES).slice(0, 8).join(', ')}, ...) or #rrggbb`);
         cmd.color = color;
+      }
+      if (args.color_temp !== undefined) {
+        if (!hasColorTemp(entity)) throw new ArgumentError('this light takes no colour temperature');
+        if (cmd.color !== undefined) throw new ArgumentError('give "color" or "color_temp", not both');
+        const kelvin = Number(args.color_temp);
+        const ct = entity.colorTemp!;
+        if (!Number.isFinite(kelvin) || kelvin < ct.minKelvin || kelvin > ct.maxKelvin) {
+          throw new ArgumentError(`"color_temp" must be from ${colorTempRangeText(ct)} for this light (got ${String(args.color_temp)})`);
+        }
+        cmd.color_temp = Math.round(kelvin);
       }
       return cmd;
     }

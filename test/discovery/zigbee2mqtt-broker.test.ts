@@ -119,7 +119,9 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
     assert.equal(hearth.bridge.registry.device(ID.light)!.name, 'Living room light');
     assert.equal(hearth.bridge.registry.device(ID.light)!.manufacturer, 'IKEA');
     assert.equal(kinds(ID.light).light, 'light');
-    assert.equal(kinds(ID.light).color_temp, 'number');
+    // The light's color_temp is set through the light (in kelvin), not as a number of its own.
+    assert.equal(kinds(ID.light).color_temp, undefined);
+    assert.equal(kinds(ID.light).color_temp_startup, 'number');
     assert.equal(kinds(ID.light).power_on_behavior, 'select');
     assert.equal(kinds(ID.light).identify, 'button');
     assert.equal(kinds(ID.switch).switch_left, 'switch');
@@ -139,6 +141,7 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
     assert.equal(light.commandTopic, 'zigbee2mqtt/Living room light/set');
     assert.equal(light.commandFormat, 'json');
     assert.deepEqual(light.ranges.brightness, { min: 0, max: 254, step: 1 });
+    assert.deepEqual(light.colorTemp, { minKelvin: 2200, maxKelvin: 4000, unit: 'mired', mireds: { min: 250, max: 454 } });
     const sw = hearth.bridge.registry.entity(`${ID.switch}.switch_left`)!;
     assert.equal(sw.valuePath, 'state_left');
     assert.equal(sw.name, 'Hall switch left');
@@ -207,6 +210,9 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
     const on = await call(light, { action: 'turn_on', brightness: 100 });
     assert.match(on.text!, /^confirmed: .*on, brightness 100 of 254/);
     assert.deepEqual(fake.sets('zigbee2mqtt/Living room light').at(-1), '{"state":"ON","brightness":100}');
+    const warm = await call(light, { action: 'turn_on', color_temp: 2700 });
+    assert.match(warm.text!, /^confirmed: .*colour temperature about 2700 K \(warm white\)/, warm.text);
+    assert.deepEqual(fake.sets('zigbee2mqtt/Living room light').at(-1), '{"state":"ON","color_temp":370}');
     assert.match((await call(light, { action: 'turn_off' })).text!, /^confirmed: .*off/);
     assert.equal(fake.sets('zigbee2mqtt/Living room light').at(-1), '{"state":"OFF"}');
 

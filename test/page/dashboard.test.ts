@@ -151,7 +151,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await card('living_room_lamp.lamp').locator('button.toggle[aria-checked="true"]').waitFor();
   });
 
-  it('light: brightness as a percentage, a colour swatch with its name', async () => {
+  it('light: brightness as a percentage, a colour swatch with its name, a colour-temperature slider in kelvin', async () => {
     const light = card('kitchen_light.light');
     if ((await light.locator('button.toggle').getAttribute('aria-checked')) !== 'true') {
       await light.locator('button.toggle').click();
@@ -166,6 +166,12 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     assert.ok(brokerState('hearth-demo/kitchen_light')?.color, 'the light reports a colour');
     const rows = (await api('/api/audit?entity=kitchen_light.light&limit=1')).json;
     assert.deepEqual(rows[0].args, { action: 'turn_on', color: 'red' });
+    // The kitchen light takes colour temperature too: a slider in kelvin, sent as mireds, read back in words.
+    await light.locator('input[data-control="color-temp"]').fill('2700');
+    await waitFor('370 mireds on the broker', () => brokerState('hearth-demo/kitchen_light')?.color_temp === 370, 10_000);
+    await light.locator('.sub', { hasText: 'Colour temperature warm white · 2700 K' }).waitFor({ timeout: 20_000 });
+    const ct = (await api('/api/audit?entity=kitchen_light.light&limit=1')).json;
+    assert.deepEqual(ct[0].args, { action: 'turn_on', color_temp: 2700 });
   });
 
   it('thermostat: target up and a new mode', async () => {

@@ -209,26 +209,33 @@ for (const { kind, start } of brokerKinds) {
 
     it('dims the kitchen light, keeping brightness and colour across off and on', async () => {
       const white = { x: 0.3127, y: 0.329 };
+      // It starts as a warm white by colour temperature (370 mireds, 2700 K).
+      const warm = { color: white, color_temp: 370, color_mode: 'color_temp' };
       let mark = observer!.mark();
       await observer!.send(kitchen, { action: 'turn_on', brightness: 100 });
       const on = await observer!.waitFor('kitchen ON 100', (m) => m.topic === kitchen.stateTopic, mark);
-      assert.deepEqual(json(on), { state: 'ON', brightness: 100, color: white });
+      assert.deepEqual(json(on), { state: 'ON', brightness: 100, ...warm });
 
       mark = observer!.mark();
       await observer!.send(kitchen, { action: 'turn_off' });
       const off = await observer!.waitFor('kitchen OFF', (m) => m.topic === kitchen.stateTopic, mark);
-      assert.deepEqual(json(off), { state: 'OFF', brightness: 100, color: white });
+      assert.deepEqual(json(off), { state: 'OFF', brightness: 100, ...warm });
 
       mark = observer!.mark();
       await observer!.send(kitchen, { action: 'turn_on' });
       const again = await observer!.waitFor('kitchen ON again', (m) => m.topic === kitchen.stateTopic, mark);
-      assert.deepEqual(json(again), { state: 'ON', brightness: 100, color: white });
+      assert.deepEqual(json(again), { state: 'ON', brightness: 100, ...warm });
 
       // A colour arrives as CIE xy and is reported back the same.
       mark = observer!.mark();
       await observer!.send(kitchen, { action: 'turn_on', color: 'red' });
       const red = await observer!.waitFor('kitchen red', (m) => m.topic === kitchen.stateTopic, mark);
-      assert.deepEqual(json(red), { state: 'ON', brightness: 100, color: { x: 0.6401, y: 0.33 } });
+      assert.deepEqual(json(red), { state: 'ON', brightness: 100, color: { x: 0.6401, y: 0.33 }, color_temp: 370, color_mode: 'xy' });
+      // A colour temperature arrives as mireds, and puts the light back in colour-temperature mode.
+      mark = observer!.mark();
+      await observer!.send(kitchen, { action: 'turn_on', color_temp: 5000 });
+      const cool = await observer!.waitFor('kitchen cool white', (m) => m.topic === kitchen.stateTopic, mark);
+      assert.deepEqual(json(cool), { state: 'ON', brightness: 100, color: { x: 0.6401, y: 0.33 }, color_temp: 200, color_mode: 'color_temp' });
       mark = observer!.mark();
       await observer!.send(kitchen, { action: 'turn_on', color: 'white' });
       await observer!.waitFor('kitchen white', (m) => m.topic === kitchen.stateTopic, mark);

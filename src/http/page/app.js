@@ -522,9 +522,13 @@ function colorName(rgb) {
 
 const COLOR_KEYS = new Set(['color_x', 'color_y', 'hue', 'saturation', 'red', 'green', 'blue', 'color_temp']);
 
+/** A reported color_temp as kelvin: lights speak mireds (100-1000) or kelvin (1000 and up). */
+const kelvinOf = (v) => (v > 1000 ? v : 1e6 / v);
+
 /** 2700 K reads as "warm white · 2,700 K". */
 function kelvinWords(k) {
-  const word = k < 3000 ? 'warm white' : k < 4500 ? 'neutral white' : 'cool white';
+  // The words the state text uses (src/devices/color-temp.ts).
+  const word = k < 2300 ? 'candlelight' : k < 3500 ? 'warm white' : k < 4500 ? 'neutral white' : k < 5700 ? 'cool white' : 'daylight';
   return `${word} · ${Math.round(k / 50) * 50} K`;
 }
 
@@ -579,8 +583,8 @@ function entityCard(e) {
       rgb && e.value === 'on' ? h('span', { class: 'swatch', style: { background: hex(rgb) }, title: hex(rgb), 'aria-hidden': 'true' }) : null,
       rgb && e.value === 'on' ? h('span', { class: 'color-name' }, colorName(rgb)) : null,
     ),
-    e.kind === 'light' && typeof e.attributes?.color_temp === 'number' && e.attributes.color_temp > 0 && e.value === 'on'
-      ? h('p', { class: 'sub', title: `${e.attributes.color_temp} mired` }, `Colour temperature ${kelvinWords(1e6 / e.attributes.color_temp)}`)
+    e.kind === 'light' && typeof e.attributes?.color_temp === 'number' && e.attributes.color_temp > 0 && e.value === 'on' && (e.attributes.color_mode ?? 'color_temp') === 'color_temp'
+      ? h('p', { class: 'sub', title: `${e.attributes.color_temp} ${e.attributes.color_temp > 1000 ? 'K' : 'mired'}` }, `Colour temperature ${kelvinWords(kelvinOf(e.attributes.color_temp))}`)
       : null,
     e.kind === 'climate' && typeof e.attributes?.temperature === 'number'
       ? h('p', { class: 'sub' }, `Target ${withUnit(e.attributes.temperature)} · ${fmtValue(e.value)}${e.attributes.action ? ` · ${fmtValue(e.attributes.action)}` : ''}`)
@@ -692,6 +696,11 @@ function controlsFor(e, ctl) {
         const max = props.brightness.maximum ?? 255;
         const b = typeof e.attributes?.brightness === 'number' && e.value === 'on' ? Math.round((e.attributes.brightness / max) * 100) : 0;
         box.append(slider('Brightness', 'brightness', { min: 1, max: 100, value: b, unit: '%' }, (pct) => ({ action: 'turn_on', brightness: Math.max(props.brightness.minimum ?? 1, Math.round((pct / 100) * max)) })));
+      }
+      if (props.color_temp && may('turn_on')) {
+        const { minimum: min, maximum: max } = props.color_temp;
+        const now = typeof e.attributes?.color_temp === 'number' && e.attributes.color_temp > 0 ? Math.round(kelvinOf(e.attributes.color_temp)) : Math.round((min + max) / 2);
+        box.append(slider('Colour temperature', 'color-temp', { min, max, step: 10, value: Math.min(max, Math.max(min, now)), unit: ' K' }, (k) => ({ action: 'turn_on', color_temp: Math.min(max, Math.max(min, k)) })));
       }
       if (props.color && may('turn_on')) {
         const rgb = lightRgb(e.attributes ?? {});

@@ -3,7 +3,7 @@
 // yields calls wins, else the most useful reply (ambiguity, "cannot here", ...).
 import type { Entity } from '../../../devices/model.js';
 import type { EntityState } from '../../../devices/state-cache.js';
-import { actionsOf, hasColor } from '../../../tools/parameters.js';
+import { actionsOf, hasColor, hasColorTemp } from '../../../tools/parameters.js';
 import { correctNames, closestEntities } from './fuzzy.js';
 import { matchAll, type Captures, type Match, type MatchContext } from './matcher.js';
 import type { Token } from './normalize.js';
@@ -241,6 +241,28 @@ export function kelvinToHex(kelvin: number): string {
   return `#${[r, g, b].map((x) => x.toString(16).padStart(2, '0')).join('')}`;
 }
 
+/**
+ * The white words' colours (sentences/en/_common.yaml, slot `color`) as the
+ * colour temperature they mean, for a light that takes colour temperature.
+ */
+const WHITE_KELVIN: Readonly<Record<string, number>> = { '#ffb46b': 2700, '#ffe4ce': 4000, '#f5f3ff': 5000, '#fffefa': 6500 };
+
+/** Colour-temperature routing: "warm white", "daylight", "2700 kelvin" on a light that takes colour temperature. */
+function colorTempStep(e: Entity, c: Captures): Step | Reply | undefined {
+  if (!hasColorTemp(e)) return undefined;
+  const { minKelvin: min, maxKelvin: max } = e.colorTemp!;
+  const n = c.number;
+  const said = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit)) ? n.value : undefined;
+  if (said !== undefined) {
+    if (said < min || said > max) return { type: 'out_of_range', entity: e, what: 'colour temperature', min, max, unit: 'K', rank: 3 };
+    return { action: 'turn_on', extra: { color_temp: Math.round(said) } };
+  }
+  const white = c.color ? WHITE_KELVIN[c.color] : undefined;
+  // A word asks for the warmest or coolest the light has when its own white is beyond it.
+  if (white !== undefined) return { action: 'turn_on', extra: { color_temp: Math.min(max, Math.max(min, white)) } };
+  return undefined;
+}
+
 /** Current brightness as a percent (undefined when unknown); 0 when off. */
 function brightnessNow(e: Entity, state: EntityState | undefined): number | undefined {
   if (!state || state.value === undefined) return undefined;
@@ -293,6 +315,8 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       return { type: 'unsupported', entity: e, verb: 'toggle', why: 'its state is not known yet; say on or off', rank: 2 };
     }
     case 'HassLightSetColor': {
+      const white = colorTempStep(e, c);
+      if (white) return white;
       const kelvin = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit));
       const color = c.color ?? (kelvin ? kelvinToHex(n!.value) : undefined);
       if (!color) return null;

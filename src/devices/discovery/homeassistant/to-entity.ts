@@ -14,6 +14,7 @@ import { MAX_STATE_BYTES, PayloadError } from '../../decode.js';
 import { readJsonPath } from '../../json-path.js';
 import { JsonLimitError, parseBoundedJson } from '../../../util/bounded-json.js';
 import type { ColorMode } from '../../color.js';
+import { type ColorTempSupport, kelvinRangeOfMireds } from '../../color-temp.js';
 import { ACTUATOR_KINDS, type AttributeSource, type CommandRender, type Availability, type AvailabilitySource, type Entity, type EntityKind, type PayloadTransform, type PayloadView, type Range } from '../../model.js';
 import { actionsOf } from '../../actions.js';
 import type { Json } from './abbreviations.js';
@@ -201,6 +202,21 @@ const COLOR_TOPICS = [
   { mode: 'rgb', command: 'rgb_command_topic', template: 'rgb_command_template', state: 'rgb_state_topic', value: 'rgb_value_template', vars: ['red', 'green', 'blue'], attrs: ['red', 'green', 'blue'] },
 ] as const;
 
+/**
+ * A light's colour temperature as Home Assistant declares it: mireds unless
+ * color_temp_kelvin; the range from min/max_kelvin, else min/max_mireds, else
+ * HA's own defaults (2000-6535 K, 153-500 mireds).
+ */
+function colorTempSupport(config: Json): ColorTempSupport | undefined {
+  const unit = config.color_temp_kelvin === true ? 'kelvin' : 'mired';
+  const [minK, maxK, minM, maxM] = [config.min_kelvin, config.max_kelvin, config.min_mireds, config.max_mireds].map((v) => (typeof v === 'number' ? v : undefined));
+  let range: { minKelvin: number; maxKelvin: number };
+  if (minK !== undefined || maxK !== undefined) range = { minKelvin: minK ?? 2000, maxKelvin: maxK ?? 6535 };
+  else if (minM !== undefined || maxM !== undefined) range = kelvinRangeOfMireds(minM ?? 153, maxM ?? 500);
+  else range = unit === 'kelvin' ? { minKelvin: 2000, maxKelvin: 6535 } : kelvinRangeOfMireds(153, 500);
+  return range.minKelvin < range.maxKelvin ? { ...range, unit } : undefined;
+}
+
 /** One number of a comma-separated reading ("255,0,0", after its template). */
 function csvPart(r: Reading, index: number): PayloadTransform {
   return (message) => {
@@ -387,7 +403,12 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
           draft.body.attributes.brightness = { path: 'brightness' };
         }
         if (modes.length) draft.body.attributes.color_mode = { path: 'color_mode' };
-        if (modes.includes('color_temp')) draft.body.attributes.color_temp = { path: 'color_temp' };
+        if (modes.includes('color_temp')) {
+          draft.body.attributes.color_temp = { path: 'color_temp' };
+          const ct = colorTempSupport(config);
+          if (ct) draft.body.colorTemp = ct;
+          else notes.info('its colour temperature range is empty; Hearth reads the colour temperature but does not set it');
+        }
         if (modes.includes('hs')) Object.assign(draft.body.attributes, { hue: { path: 'color.h' }, saturation: { path: 'color.s' } });
         if (modes.includes('xy')) Object.assign(draft.body.attributes, { color_x: { path: 'color.x' }, color_y: { path: 'color.y' } });
         if (modes.some((m) => m.startsWith('rgb'))) Object.assign(draft.body.attributes, { red: { path: 'color.r' }, green: { path: 'color.g' }, blue: { path: 'color.b' } });
@@ -444,6 +465,18 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
         }
         if (colorModes.length) draft.body.colorModes = colorModes;
         draft.attr('color_temp', read(config.color_temp_state_topic, config.color_temp_value_template, 'color_temp'));
+        const ctTopic = str(config.color_temp_command_topic);
+        if (ctTopic) {
+          const render = perCall(config.color_temp_command_template, 'color_temp_command', notes);
+          const ct = colorTempSupport(config);
+          if (render === undefined || !ct) {
+            notes.info('the colour temperature is not offered');
+          } else {
+            draft.command('color_temp', ctTopic, render);
+            draft.body.colorTemp = ct;
+          }
+        }
+        draft.attr('color_mode', read(config.color_mode_state_topic, config.color_mode_value_template, 'color_mode'));
         draft.attr('effect', read(config.effect_state_topic, config.effect_value_template, 'effect'));
         if (config.on_command_type !== 'last' && draft.body.commandTopics.brightness) {
           notes.info(`on_command_type ${String(config.on_command_type)}: Hearth sends the brightness first, then payload_on`);

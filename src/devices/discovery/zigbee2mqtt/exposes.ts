@@ -14,6 +14,7 @@
 import { DEFAULT_STATES } from '../../defaults.js';
 import { readJsonPath } from '../../json-path.js';
 import type { ColorMode } from '../../color.js';
+import { type ColorTempSupport, kelvinRangeOfMireds } from '../../color-temp.js';
 import type { Availability, Entity, EntityKind, PayloadTransform, Range } from '../../model.js';
 import { entityProblem } from './entity-check.js';
 import { cleanName, jsonKeyPath, KeyAllocator, keyOf, labelOf } from './naming.js';
@@ -427,10 +428,21 @@ class Builder {
       ranges.brightness = rangeOf(brightness, 1) ?? { min: 0, max: 254, step: 1 };
       taken.push(brightness);
     }
-    // Colour temperature is read here; setting it is its own number entity (below).
+    // Colour temperature, in mireds ({"color_temp": 370}), is set through the light itself; read-only it is only read.
     const colorTemp = find('color_temp');
     const ctPath = colorTemp?.property ? jsonKeyPath(colorTemp.property) : undefined;
-    if (colorTemp && readable(colorTemp) && ctPath) attributes.color_temp = { path: ctPath };
+    let colorTempSupport: ColorTempSupport | undefined;
+    if (colorTemp && colorTemp.type === 'numeric' && ctPath) {
+      if (readable(colorTemp)) attributes.color_temp = { path: ctPath };
+      const mireds = rangeOf(colorTemp, 1);
+      if (settable(colorTemp) && mireds && mireds.min > 0 && !this.properties.has(colorTemp.property!)) {
+        attributes.color_temp = { path: ctPath };
+        // Zigbee2MQTT says mired; a converter that says kelvin gets kelvin.
+        const kelvin = colorTemp.unit === 'K' || colorTemp.unit === 'kelvin';
+        colorTempSupport = kelvin ? { minKelvin: mireds.min, maxKelvin: mireds.max, unit: 'kelvin' } : { ...kelvinRangeOfMireds(mireds.min, mireds.max), unit: 'mired' };
+        taken.push(colorTemp);
+      }
+    }
     // Zigbee2MQTT reports and takes {"color": {"x", "y"}} (color_xy) and {"color": {"hue", "saturation"}} (color_hs).
     const colors = (expose.features ?? []).filter((f) => f.type === 'composite' && (f.name === 'color_xy' || f.name === 'color_hs'));
     const colorModes: ColorMode[] = [];
@@ -444,6 +456,8 @@ class Builder {
     }
     // xy first: it is what a Zigbee light does natively.
     colorModes.sort((a, b) => (a === 'xy' ? -1 : b === 'xy' ? 1 : 0));
+    // Which of colour and colour temperature the light shows now ("xy", "hs", "color_temp").
+    if (colorTempSupport && colorModes.length) attributes.color_mode = { path: 'color_mode' };
     const ok = this.commit(expose, used, taken, 'light', {
       stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
       valuePath: state.path,
@@ -452,6 +466,7 @@ class Builder {
       states: { on: state.on, off: state.off },
       ranges,
       ...(colorModes.length ? { colorModes } : {}),
+      ...(colorTempSupport ? { colorTemp: colorTempSupport } : {}),
     }, taken);
     if (ok) for (const c of colors) used.add(c);
     return ok;
