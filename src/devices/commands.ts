@@ -293,10 +293,13 @@ export function isConfirmedBy(entity: Entity, cmd: Command, state: EntityState):
     }
     case 'turn_off':
       return state.value === 'off';
-    // With a position, only the end position proves fully open or closed ("open" also means partly open).
+    // With a position, only the end position proves fully open or closed ("open" also means partly open);
+    // a cover that still says it is moving has not arrived, whatever position it reported on the way.
     case 'open':
+      if (state.value === 'opening' || state.value === 'closing') return false;
       return typeof state.attributes.position === 'number' ? state.attributes.position === (entity.ranges.position?.max ?? 100) : state.value === 'open';
     case 'close':
+      if (state.value === 'opening' || state.value === 'closing') return false;
       return typeof state.attributes.position === 'number' ? state.attributes.position === (entity.ranges.position?.min ?? 0) : state.value === 'closed';
     case 'stop':
       return state.value !== 'opening' && state.value !== 'closing';
