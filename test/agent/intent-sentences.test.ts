@@ -155,6 +155,33 @@ colours: 3
     assert.deepEqual(calls(p, 'brew'), []);
   });
 
+  it("replies are data: a user's responses replace the shipped ones; a bad template names file, line and reason", () => {
+    const dir = folder({
+      'replies.yaml': `responses:
+  not_understood: "Hmm, no idea."
+  unknown_device: "No {unknown} here, nothing changed."
+  closest: "Maybe {nmes}?"
+  try_this: "Try {examples"
+  summary_which:
+    one: "only {names}"
+  make_coffee: "brewing"
+`,
+    });
+    const p = model(new SentenceSet({ userDir: dir }));
+    const problems = p.sentences.problems.map((x) => ({ ...x, file: x.file.replace(`${dir}/`, '') }));
+    const find = (re: RegExp) => problems.find((x) => x.file === 'replies.yaml' && re.test(x.reason));
+    assert.equal(find(/response closest: unknown slot \{nmes\} \(this response has: \{names\}\)/)?.line, 4, JSON.stringify(problems));
+    assert.equal(find(/response try_this: unbalanced/)?.line, 5);
+    assert.equal(find(/response summary_which: plural variants need at least "other"/)?.line, 7);
+    assert.equal(find(/unknown response "make_coffee"/)?.line, 8);
+    assert.equal(problems.length, 4, JSON.stringify(problems));
+    // The good overrides are said; the bad ones keep the shipped wording.
+    assert.equal(p.understand('bake me a cake', names).text?.startsWith('Hmm, no idea. You can say things like "'), true);
+    assert.equal(p.understand('desk lamp 30%', names).text, 'No desk lamp here, nothing changed. The closest I know: the living room lamp.');
+    // Shipped English is untouched by another set's overrides.
+    assert.equal(model(SentenceSet.shipped()).understand('desk lamp 30%', names).text, 'Sorry, I don\'t know a device called "desk lamp". Nothing was done. The closest I know: the living room lamp.');
+  });
+
   it('a missing folder is a problem, not a crash', () => {
     const set = new SentenceSet({ userDir: join(tmpdir(), 'hearth-no-such-sentences-folder') });
     sets.push(set);

@@ -7,7 +7,8 @@ import type { GeneratedTool } from '../../../tools/types.js';
 import type { Reply } from './resolve.js';
 import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from './results.js';
 import { FALLBACK_EXAMPLES } from './sentences.js';
-import { listOr, resultText, sentence, spoken, theArea, theName } from './names.js';
+import { resultText, sentence, spoken, theArea, theName } from './names.js';
+import type { Responses } from './responses.js';
 import type { OfferedTools } from './tools.js';
 
 // ------------------------------------------------------------------ replies
@@ -28,11 +29,11 @@ const PARTICIPLE: Record<string, string> = {
   press: 'pressed',
 };
 
-function whatItDoes(e: Entity): string {
+function whatItDoes(e: Entity, r: Responses): string {
   if (e.kind === 'camera') return 'I can show you its latest picture.';
   if (e.kind === 'sensor' || e.kind === 'binary_sensor') return 'I can tell you what it reports.';
   const can = actionsOf(e).map((a) => PARTICIPLE[a]).filter(Boolean);
-  return can.length ? `It can be ${listOr(can)}.` : '';
+  return can.length ? `It can be ${r.list(can)}.` : '';
 }
 
 function withArticle(what: string): string {
@@ -76,46 +77,42 @@ export function examples(entities: Entity[], offered: OfferedTools): string[] {
   return out;
 }
 
-function quoteList(items: string[]): string {
-  return listOr(items.map((x) => `"${x}"`));
-}
-
-export function replyText(reply: Reply, hints: string[]): string {
-  const tryThis = hints.length ? ` You can say things like ${quoteList(hints)}.` : '';
+export function replyText(reply: Reply, hints: string[], r: Responses): string {
+  const tryThis = hints.length ? ` ${r.say('try_this', { examples: r.list(hints.map((x) => r.say('quoted', { text: x }))) })}` : '';
   switch (reply.type) {
     case 'not_understood': {
       const unknown = reply.unknown ? spoken(reply.unknown, 40) : '';
-      const closest = reply.closest?.length ? ` The closest I know: ${listOr(reply.closest.map((e) => theName(e)))}.` : '';
-      if (unknown && closest) return `Sorry, I don't know a device called "${unknown}". Nothing was done.${closest}`;
-      return `Sorry, I did not understand that.${unknown ? ` I don't know a device called "${unknown}".` : ''}${tryThis}`;
+      const closest = reply.closest?.length ? ` ${r.say('closest', { names: r.list(reply.closest.map((e) => theName(e))) })}` : '';
+      if (unknown && closest) return `${r.say('unknown_device', { unknown })}${closest}`;
+      return `${r.say('not_understood')}${unknown ? ` ${r.say('not_understood_unknown', { unknown })}` : ''}${tryThis}`;
     }
     case 'which_area':
-      return 'Which area do you mean? I do not know where you are: say the room, like "turn on the lights in the kitchen".';
+      return r.say('which_area');
     case 'question':
-      return 'That sounds like a question, so I changed nothing. Say it as a command (like "turn on the kitchen light") if you want it done.';
+      return r.say('question');
     case 'not_found': {
-      const what = spoken(reply.what, 60);
-      return `Sorry, I could not find ${withArticle(what)}${reply.area ? ` in ${theArea(reply.area)}` : ''}.${tryThis}`;
+      const what = withArticle(spoken(reply.what, 60));
+      return `${reply.area ? r.say('not_found_in_area', { what, area: theArea(reply.area) }) : r.say('not_found', { what })}${tryThis}`;
     }
     case 'unsupported':
-      if (reply.why) return `Sorry, I can't ${reply.verb} ${theName(reply.entity)}: ${reply.why}.`;
-      return `Sorry, I can't ${reply.verb} ${theName(reply.entity)}. ${whatItDoes(reply.entity)}`.trim();
+      if (reply.why) return r.say('unsupported_why', { verb: reply.verb, name: theName(reply.entity), why: reply.why });
+      return `${r.say('unsupported', { verb: reply.verb, name: theName(reply.entity) })} ${whatItDoes(reply.entity, r)}`.trim();
     case 'ambiguous': {
       const names = reply.candidates.map((e) => theName(e));
       const dup = new Set(names.filter((n, i) => names.indexOf(n) !== i));
-      const labels = reply.candidates.map((e, i) => (dup.has(names[i]) && e.area ? `${names[i]} in ${theArea(e.area)}` : names[i]));
+      const labels = reply.candidates.map((e, i) => (dup.has(names[i]) && e.area ? r.say('in_area', { name: names[i], area: theArea(e.area) }) : names[i]));
       const shown = labels.slice(0, 6);
       const more = labels.length - shown.length;
-      return `Which one do you mean: ${more > 0 ? `${shown.join(', ')}, or one of ${more} more` : listOr(shown)}? Say its name, or say "all" to use every one.`;
+      return r.say('ambiguous', { choices: more > 0 ? r.say('ambiguous_more', { shown: shown.join(r.say('list_separator')), count: more }) : r.list(shown) });
     }
     case 'not_here': {
-      const names = reply.entities.slice(0, 3).map((e) => theName(e));
-      const more = reply.entities.length > 3 ? ` and ${reply.entities.length - 3} more` : '';
-      return `Sorry, I cannot do that here: I have no tool to ${reply.verb} ${listOr(names, 'or')}${more} in this conversation.`;
+      const names = r.list(reply.entities.slice(0, 3).map((e) => theName(e)));
+      if (reply.entities.length > 3) return r.say('not_here_more', { verb: reply.verb, names, count: reply.entities.length - 3 });
+      return r.say('not_here', { verb: reply.verb, names });
     }
     case 'out_of_range': {
       const unit = reply.unit === '%' ? '%' : reply.unit ? ` ${spoken(reply.unit, 8)}` : '';
-      return `Sorry, ${theName(reply.entity)} takes a ${reply.what} from ${reply.min} to ${reply.max}${unit}.`;
+      return r.say('out_of_range', { name: theName(reply.entity), what: reply.what, min: reply.min, max: reply.max, unit });
     }
   }
 }
@@ -139,6 +136,8 @@ export interface AnswerContext {
   ask?: 'which' | 'count' | 'any';
   /** The entities the question was about (a whole-area read may return more). */
   subjects?: string[];
+  /** What the model says in this language. */
+  responses: Responses;
 }
 
 const GERUND: Record<string, string> = {
@@ -347,9 +346,10 @@ function readSentences(result: string, ctx: AnswerContext, asked: string | undef
     }
     const more = lines[i].match(/^\((\d+) more\b/);
     const hidden = lines[i].match(/^\((\d+) entities not shown: not allowed\)/);
-    if (more) out.push(`There are ${more[1]} more; ask about one area or device.`);
-    else if (hidden) out.push(`${hidden[1]} more ${hidden[1] === '1' ? 'device is' : 'devices are'} not shown: you are not allowed to read them.`);
-    else if (lines[i] === 'no matching entities') out.push('I found no matching devices.');
+    const r = ctx.responses;
+    if (more) out.push(r.say('read_more', { count: Number(more[1]) }));
+    else if (hidden) out.push(r.say('read_hidden', { count: Number(hidden[1]) }));
+    else if (lines[i] === 'no matching entities') out.push(r.say('read_none'));
     else out.push(`${sentence(resultText(lines[i], 200))}.`);
   }
   return out.join(' ');
@@ -361,38 +361,39 @@ export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
   const fallbackName = entityId ? theName({ name: entityId, id: entityId }) : area ? `the devices in ${theArea(area)}` : 'the home';
   const name = entity ? theName(entity) : fallbackName;
   const { outcome, rest } = outcomeOf(call.result);
+  const r = ctx.responses;
   const phrase = action === 'read' && !entityId ? (area ? `read the devices in ${theArea(area)}` : 'read the state of the home') : actionPhrase(action, call.args, entity, fallbackName);
   switch (outcome) {
     case 'confirmed':
-      if (/^pressed\b/.test(rest)) return `Done: ${name} was pressed.`;
+      if (/^pressed\b/.test(rest)) return r.say('done_pressed', { name });
       return doneSentence(action, call.args, parseStateLine(rest), entity);
     case 'unconfirmed':
-      return `I sent it, but ${name} has not confirmed yet.`;
+      return r.say('unconfirmed', { name });
     case 'needs_approval':
-      return `${gerund(phrase)} needs approval: ${resultText(rest, 600)}.`;
+      return r.say('needs_approval', { action: gerund(phrase), reason: resultText(rest, 600) });
     case 'not_allowed':
-      return rest ? `You are not allowed to ${phrase}: ${resultText(rest, 300)}.` : `You are not allowed to ${phrase}.`;
+      return rest ? r.say('not_allowed_why', { action: phrase, reason: resultText(rest, 300) }) : r.say('not_allowed', { action: phrase });
     case 'failed':
-      return `That did not work: ${resultText(rest, 300)}.`;
+      return r.say('failed', { reason: resultText(rest, 300) });
     case 'duplicate':
-      return 'That request was already handled; it was not sent again.';
+      return r.say('duplicate');
     case 'other':
       break;
   }
   const text = call.result.trim();
   if (camera || /^Latest frame from the camera /.test(text)) {
     if (/^Latest frame from the camera /.test(text)) {
-      const offline = /OFFLINE/.test(text) ? ' The camera is offline, so the picture may be old.' : '';
-      return `Here is the latest frame from ${name}.${offline}`;
+      const offline = /OFFLINE/.test(text) ? ` ${r.say('camera_offline')}` : '';
+      return `${r.say('camera_frame', { name })}${offline}`;
     }
-    if (/has not sent a frame yet/.test(text)) return `${sentence(name)} has not sent a picture yet.`;
+    if (/has not sent a frame yet/.test(text)) return sentence(r.say('camera_no_picture', { name }));
   }
   if (action === 'read' || action === 'camera') {
     if (parseStateLine(text.split('\n')[0] ?? '') || /^\(\d+ /.test(text) || text === 'no matching entities') return readSentences(text, ctx, ctx.asked);
   }
-  if (!text) return `${sentence(name)} gave no answer.`;
+  if (!text) return sentence(r.say('no_answer', { name }));
   if (/^(not done|interrupted|cancelled)\b/.test(text)) return `${sentence(resultText(text, 300))}.`;
-  return `That did not work: ${resultText(text, 300)}.`;
+  return r.say('failed', { reason: resultText(text, 300) });
 }
 
 /** "Which lights are on?", "how many locks are open?", "is any door unlocked?": one sentence over every read. */
@@ -412,16 +413,17 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
   // One device: the plain yes/no sentence says it better.
   if (seen.size <= 1) return undefined;
   const matching = [...seen.values()].filter(({ line, e }) => !line.noState && logicalState(e, line) === asked);
+  const r = ctx.responses;
   const names = matching.map(({ line, e }) => (e ? theName(e) : theName({ name: line.name, id: line.id })));
   const shown = names.length > 8 ? [...names.slice(0, 8), `${names.length - 8} more`] : names;
   const unknown = [...seen.values()].filter(({ line }) => line.noState).length;
-  const note = unknown ? ` (${unknown} ${unknown === 1 ? 'has' : 'have'} not reported yet)` : '';
-  const word = spoken(asked, 20);
-  if (!names.length) return `${ctx.ask === 'any' ? 'No, none' : 'None'} of the ${seen.size} I checked ${seen.size === 1 ? 'is' : 'are'} ${word}${note}.`;
-  const verb = names.length === 1 ? 'is' : 'are';
-  if (ctx.ask === 'count') return `${names.length} of ${seen.size} ${verb} ${word}: ${listOr(shown, 'and')}${note}.`;
-  if (ctx.ask === 'any') return `Yes: ${listOr(shown, 'and')} ${verb} ${word}${note}.`;
-  return `${sentence(listOr(shown, 'and'))} ${verb} ${word}${note}.`;
+  const note = unknown ? r.say('summary_not_reported', { count: unknown }) : '';
+  const state = spoken(asked, 20);
+  if (!names.length) return r.say(ctx.ask === 'any' ? 'summary_none_any' : 'summary_none', { count: seen.size, state, note });
+  const slots = { count: names.length, checked: seen.size, state, names: r.list(shown, 'and'), note };
+  if (ctx.ask === 'count') return r.say('summary_count', slots);
+  if (ctx.ask === 'any') return r.say('summary_any', slots);
+  return sentence(r.say('summary_which', slots));
 }
 
 /** The whole second-round answer. */
@@ -429,7 +431,7 @@ export function composeAnswer(calls: AnsweredCall[], ctx: AnswerContext): string
   const summary = summaryAnswer(calls, ctx);
   if (summary) return summary;
   const parts = calls.map((c) => answerFor(c, { ...ctx, asked: calls.length === 1 ? ctx.asked : undefined }));
-  return parts.join(' ') || 'Done.';
+  return parts.join(' ') || ctx.responses.say('done');
 }
 
 /** Answer text as a few words per token event. */

@@ -82,7 +82,7 @@ export class IntentProvider implements Provider {
     const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered, context, state: this.options.state });
     if (result.reply) {
       const hints = ['not_understood', 'not_found'].includes(result.reply.type) && !('closest' in result.reply && result.reply.closest?.length) ? this.examplesFor(vocabulary, offered, toolNames) : [];
-      return { ...result, text: replyText(result.reply, hints) };
+      return { ...result, text: replyText(result.reply, hints, vocabulary.lang.responses) };
     }
     return result;
   }
@@ -107,7 +107,7 @@ export class IntentProvider implements Provider {
     const utterance = user ? textOf(user) : '';
     const understood = this.understand(utterance, toolNames, context);
     if (!understood.calls.length) {
-      yield* this.say(understood.text ?? 'Sorry, I did not understand that.', prompt);
+      yield* this.say(understood.text ?? this.sentences.current().responses.say('not_understood'), prompt);
       return;
     }
     // Ids unique within the conversation: after every call already in it.
@@ -139,7 +139,8 @@ export class IntentProvider implements Provider {
       if (!call) continue;
       answered.push({ tool: call.name.startsWith(TOOL_PREFIX) ? call.name.slice(TOOL_PREFIX.length) : call.name, args: parseArgs(call.arguments), result: contentText(r.content) });
     }
-    if (!answered.length) return 'I got an answer I cannot match to anything I asked for.';
+    const responses = this.sentences.current().responses;
+    if (!answered.length) return responses.say('no_reply_match');
     // The question decides yes/no ("is the front door locked?").
     const user = [...messages.slice(0, i)].reverse().find((m) => m.role === 'user');
     const understood = user ? this.understand(textOf(user), toolNames, context) : undefined;
@@ -151,6 +152,7 @@ export class IntentProvider implements Provider {
       asked: understood?.asked,
       ask: understood?.ask,
       subjects: understood?.entities.map((e) => e.id),
+      responses,
     });
   }
 
