@@ -8,6 +8,7 @@ import type { Reply } from './resolve.js';
 import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from './results.js';
 import { FALLBACK_EXAMPLES } from './sentences.js';
 import { resultText, sentence, spoken, theArea, theName } from './names.js';
+import { HISTORY_TOOL, historySentence, type HistoryAsk } from './history.js';
 import type { Responses } from './responses.js';
 import type { OfferedTools } from './tools.js';
 
@@ -133,7 +134,7 @@ export interface AnswerContext {
   /** A state word the question asked about ("locked"), for yes/no. */
   asked?: string;
   /** A question over several devices: which ones are in the asked state, how many, or whether any. */
-  ask?: 'which' | 'count' | 'any';
+  ask?: 'which' | 'count' | 'any' | HistoryAsk;
   /** The entities the question was about (a whole-area read may return more). */
   subjects?: string[];
   /** What the model says in this language. */
@@ -381,6 +382,10 @@ export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
       break;
   }
   const text = call.result.trim();
+  if (call.tool === HISTORY_TOOL) {
+    const said = historySentence(text, { entity, name, asked: ctx.asked, ask: ctx.ask === 'last' || ctx.ask === 'at' || ctx.ask === 'range' ? ctx.ask : undefined, responses: r });
+    if (said) return sentence(said);
+  }
   if (camera || /^Latest frame from the camera /.test(text)) {
     if (/^Latest frame from the camera /.test(text)) {
       const offline = /OFFLINE/.test(text) ? ` ${r.say('camera_offline')}` : '';
@@ -399,7 +404,7 @@ export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
 /** "Which lights are on?", "how many locks are open?", "is any door unlocked?": one sentence over every read. */
 function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | undefined {
   const asked = ctx.asked;
-  if (!ctx.ask || !asked) return undefined;
+  if (!asked || (ctx.ask !== 'which' && ctx.ask !== 'count' && ctx.ask !== 'any')) return undefined;
   const wanted = ctx.subjects ? new Set(ctx.subjects) : undefined;
   const seen = new Map<string, { line: StateLine; e: Entity | undefined }>();
   for (const call of calls) {

@@ -7,6 +7,7 @@ import { actionsOf, hasColor } from '../../../tools/parameters.js';
 import { correctNames, closestEntities } from './fuzzy.js';
 import { matchAll, type Captures, type Match, type MatchContext } from './matcher.js';
 import type { Token } from './normalize.js';
+import { planHistory, type HistoryAsk } from './history.js';
 import { isQuestionTokens } from './question.js';
 import { isReply, resolveTarget, sortEntities, type Reply, type Target } from './resolve.js';
 import { INTENT_KINDS, READ_INTENTS, type IntentId } from './sentences.js';
@@ -20,6 +21,8 @@ export interface Home {
   context?: MatchContext;
   /** Current states, for relative changes ("brighter", "two degrees warmer", "toggle"). */
   state?: (id: string) => EntityState | undefined;
+  /** The time now (history windows: "this morning", "at 8"). */
+  now?: () => number;
 }
 
 export interface Interpretation {
@@ -35,7 +38,7 @@ export interface Interpretation {
   /** The text was a question: answered by reads alone. */
   question?: boolean;
   /** How a question over several devices is answered: which ones, how many, or whether any. */
-  ask?: 'which' | 'count' | 'any';
+  ask?: 'which' | 'count' | 'any' | HistoryAsk;
 }
 
 const MAX_TOKENS = 40;
@@ -68,6 +71,7 @@ export const VERB: Record<IntentId, string> = {
   HassGetArea: 'read',
   HassGetAll: 'read',
   HassCameraImage: 'look through',
+  HassGetHistory: 'read the history of',
   UnknownDevice: 'use',
 };
 
@@ -184,6 +188,8 @@ function plan(m: Match, home: Home): Planned | Reply | null {
       return planRead(c, home);
     case 'HassCameraImage':
       return planCamera(c, home);
+    case 'HassGetHistory':
+      return planHistory(c, home.vocabulary, home.offered, home.context ?? {}, home.now?.() ?? Date.now());
     default:
       return planCommand(m.intent, c, home);
   }
@@ -496,7 +502,7 @@ function readEach(entities: Entity[], home: Home, asked: string | undefined): Pl
   return { calls, entities: done, asked, intent: done.every((e) => e.kind === 'camera') ? 'HassCameraImage' : undefined };
 }
 
-function askOf(c: Captures): Interpretation['ask'] {
+function askOf(c: Captures): 'which' | 'count' | 'any' | undefined {
   const a = c.other.ask;
   return a === 'which' || a === 'count' || a === 'any' ? a : undefined;
 }

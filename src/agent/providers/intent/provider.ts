@@ -22,6 +22,8 @@ export interface IntentProviderOptions {
   tools: () => GeneratedTool[];
   /** Current states, for "brighter", "two degrees warmer", "toggle". */
   state?: (id: string) => EntityState | undefined;
+  /** The time now, for history windows ("this morning"); default the clock. */
+  now?: () => number;
   /** The sentence data: the shipped language plus a user's folder (default: shipped English). */
   sentences?: SentenceSet;
 }
@@ -79,7 +81,7 @@ export class IntentProvider implements Provider {
   understand(text: string, toolNames: string[], context: MatchContext = {}): Interpretation & { text?: string } {
     const vocabulary = this.vocabulary();
     const offered = new OfferedTools(toolNames, this.options.tools());
-    const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered, context, state: this.options.state });
+    const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered, context, state: this.options.state, now: this.options.now });
     if (result.reply) {
       const hints = ['not_understood', 'not_found'].includes(result.reply.type) && !('closest' in result.reply && result.reply.closest?.length) ? this.examplesFor(vocabulary, offered, toolNames) : [];
       return { ...result, text: replyText(result.reply, hints, vocabulary.lang.responses) };

@@ -77,13 +77,13 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   summary_which: ['count', 'state', 'names', 'note'],
   summary_not_reported: ['count'],
   // history: "when did the front door last open?", "how warm was it this morning?"
-  history_last: ['name', 'state', 'when'],
+  history_last: ['name', 'state', 'time', 'age'],
+  history_last_motion: ['name', 'time', 'age'],
   history_not_since: ['name', 'state', 'since'],
-  history_value_at: ['name', 'value', 'when'],
-  history_value_before: ['name', 'value', 'when'],
+  history_value_at: ['name', 'value', 'time', 'age'],
+  history_value_before: ['name', 'value', 'time', 'age'],
   history_range: ['name', 'low', 'high', 'average', 'count'],
   history_none: ['name'],
-  history_off: [],
 };
 
 const PLACEHOLDER = /\{([^{}]*)\}/g;
