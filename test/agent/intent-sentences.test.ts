@@ -242,6 +242,32 @@ describe('intent model: questions', () => {
   });
 });
 
+describe('intent model: answers from the responses data', () => {
+  const p = new IntentProvider({ entities: () => demo, tools: () => tools });
+  const round2 = async (text: string, result: string) => {
+    const first = p.understand(text, names);
+    const raw = first.calls.map((c, i) => ({ id: `c${i}`, name: `host__${c.tool}`, arguments: JSON.stringify(c.args) }));
+    const messages: ChatMessage[] = [
+      { role: 'user', content: text },
+      { role: 'assistant', content: null, tool_calls: raw },
+      ...first.calls.map((_, i) => ({ role: 'tool' as const, tool_call_id: `c${i}`, content: result })),
+    ];
+    let out = '';
+    for await (const e of p.stream({ model: 'hearth-intent', messages, tools: toolSpecs(tools), signal: new AbortController().signal }) as AsyncIterable<ProviderEvent>) if (e.type === 'token') out += e.text;
+    return out;
+  };
+
+  it('held, refused, failed and unconfirmed calls are said as before the move to data', async () => {
+    assert.equal(await round2('unlock the front door', 'needs approval: Approval 1a2b is waiting for an owner.'), 'Unlocking the front door lock needs approval: Approval 1a2b is waiting for an owner.');
+    assert.equal(await round2('set the kitchen light to 30%', 'not allowed: guests may not dim lights.'), 'You are not allowed to set the kitchen light to 30%: guests may not dim lights.');
+    assert.equal(await round2('open the garage door', 'not allowed'), 'You are not allowed to open the garage door.');
+    assert.equal(await round2('what is on in the kitchen', 'not allowed: reading the kitchen is off limits'), 'You are not allowed to read the devices in the kitchen: reading the kitchen is off limits.');
+    assert.equal(await round2('turn on the lamp', 'failed: the broker is unreachable'), 'That did not work: the broker is unreachable.');
+    assert.equal(await round2('turn on the lamp', 'unconfirmed: sent, no state came back'), 'I sent it, but the living room lamp has not confirmed yet.');
+    assert.equal(await round2('set the thermostat to 21', 'needs approval: held.'), 'Setting the thermostat to 21 °C needs approval: held.');
+  });
+});
+
 describe('intent sentences: named in hearth.yaml', () => {
   it("a user's folder reaches the agent of a running Hearth, and a folder that is not there stops it naming the setting", async () => {
     const dir = folder({ 'mine.yaml': 'intents:\n  HassTurnOff:\n    data:\n      - sentences: ["lights out [in] <target>"]\n' });

@@ -9,7 +9,7 @@ import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from '.
 import { FALLBACK_EXAMPLES } from './sentences.js';
 import { resultText, sentence, spoken, theArea, theName } from './names.js';
 import { HISTORY_TOOL, historySentence, type HistoryAsk } from './history.js';
-import type { Responses } from './responses.js';
+import type { Responses, Slots } from './responses.js';
 import type { OfferedTools } from './tools.js';
 
 // ------------------------------------------------------------------ replies
@@ -141,20 +141,6 @@ export interface AnswerContext {
   responses: Responses;
 }
 
-const GERUND: Record<string, string> = {
-  turn: 'Turning',
-  set: 'Setting',
-  open: 'Opening',
-  close: 'Closing',
-  stop: 'Stopping',
-  move: 'Moving',
-  lock: 'Locking',
-  unlock: 'Unlocking',
-  press: 'Pressing',
-  read: 'Reading',
-  look: 'Looking',
-  use: 'Using',
-};
 
 function percentOf(value: number, e: Entity | undefined, max?: number): number {
   const r = e?.ranges.brightness ?? { min: 0, max: max ?? 255 };
@@ -166,44 +152,39 @@ function unitOf(e: Entity | undefined): string {
   return u ? (u === '%' ? '%' : ` ${u}`) : '';
 }
 
-/** "open the garage door", "set the kitchen light to 30%" */
-function actionPhrase(action: string | undefined, args: Record<string, unknown>, e: Entity | undefined, fallbackName: string): string {
+/** "open the garage door", "set the kitchen light to 30%"; as `doing`: "Opening the garage door". */
+function actionPhrase(action: string | undefined, args: Record<string, unknown>, e: Entity | undefined, fallbackName: string, r: Responses, form: 'do' | 'doing' = 'do'): string {
   const name = e ? theName(e) : fallbackName;
+  const say = (what: string, slots: Slots = {}) => r.say(`${form}_${what}`, { name, ...slots });
   const num = (k: string) => (typeof args[k] === 'number' ? (args[k] as number) : undefined);
   switch (action) {
     case 'turn_on': {
       const b = num('brightness');
-      return b !== undefined ? `set ${name} to ${percentOf(b, e)}%` : `turn on ${name}`;
+      return b !== undefined ? say('set_to', { value: `${percentOf(b, e)}%` }) : say('turn_on');
     }
     case 'turn_off':
-      return `turn off ${name}`;
+      return say('turn_off');
     case 'set_position':
-      return `move ${name} to ${num('position') ?? '?'}%`;
+      return say('move_to', { value: `${num('position') ?? '?'}%` });
     case 'set_mode':
-      return args.mode === 'off' ? `turn off ${name}` : `set ${name} to ${spoken(String(args.mode ?? ''), 20).replace(/_/g, ' ')}`;
+      return args.mode === 'off' ? say('turn_off') : say('set_to', { value: spoken(String(args.mode ?? ''), 20).replace(/_/g, ' ') });
     case 'set_temperature':
-      return `set ${name} to ${num('temperature') ?? '?'}${unitOf(e)}`;
+      return say('set_to', { value: `${num('temperature') ?? '?'}${unitOf(e)}` });
     case 'set_value':
-      return `set ${name} to ${num('value') ?? '?'}${unitOf(e)}`;
+      return say('set_to', { value: `${num('value') ?? '?'}${unitOf(e)}` });
     case 'select_option':
-      return `set ${name} to ${spoken(String(args.option ?? ''), 30)}`;
+      return say('set_to', { value: spoken(String(args.option ?? ''), 30) });
     case 'open':
     case 'close':
     case 'stop':
     case 'lock':
     case 'unlock':
     case 'press':
-      return `${action} ${name}`;
     case 'camera':
-      return `look through ${name}`;
+      return say(action);
     default:
-      return `read ${name}`;
+      return say('read');
   }
-}
-
-function gerund(phrase: string): string {
-  const [verb, ...rest] = phrase.split(' ');
-  return [GERUND[verb] ?? sentence(verb), ...rest].join(' ');
 }
 
 /** The logical state of a line in question vocabulary: `on`, `open`, `locked`... */
@@ -287,35 +268,35 @@ function clean(value: string): string {
   return spoken(unquote(value), 80).replace(/\.$/, '');
 }
 
-function doneSentence(action: string | undefined, args: Record<string, unknown>, line: StateLine | undefined, e: Entity | undefined): string {
-  if (!line || line.noState) return `Done: ${actionPhrase(action, args, e, 'the device')}.`;
+function doneSentence(action: string | undefined, args: Record<string, unknown>, line: StateLine | undefined, e: Entity | undefined, r: Responses): string {
+  if (!line || line.noState) return r.say('done_action', { action: actionPhrase(action, args, e, r.say('the_device'), r) });
   const name = e ? theName(e) : theName({ name: line.name, id: line.id });
   const main = clean(line.parts[0] ?? '');
   switch (action) {
     case 'turn_on': {
       const color = args.color !== undefined ? line.parts.map((p) => /^colour about ([a-z]+(?: [a-z]+)*)/.exec(p)?.[1]).find(Boolean) : undefined;
-      if (color) return `Done: ${name} is ${color}.`;
+      if (color) return r.say('done_state', { name, state: color });
       const b = attribute(line.parts, 'brightness')?.match(/^(-?[\d.]+) of ([\d.]+)$/);
       const pct = b ? percentOf(Number(b[1]), e, Number(b[2])) : undefined;
-      if (pct !== undefined && args.brightness !== undefined) return `Done: ${name} is at ${pct}%.`;
-      if (pct !== undefined && main === 'on') return `Done: ${name} is on at ${pct}%.`;
-      return `Done: ${name} is ${main}.`;
+      if (pct !== undefined && args.brightness !== undefined) return r.say('done_at', { name, value: `${pct}%` });
+      if (pct !== undefined && main === 'on') return r.say('done_on_at', { name, value: `${pct}%` });
+      return r.say('done_state', { name, state: main });
     }
     case 'set_position': {
       const pos = attribute(line.parts, 'position');
-      return `Done: ${name} is ${pos ? `at ${clean(pos)}` : main}.`;
+      return pos ? r.say('done_at', { name, value: clean(pos) }) : r.say('done_state', { name, state: main });
     }
     case 'set_temperature': {
       const target = attribute(line.parts, 'target temperature');
-      return `Done: ${name} is set to ${target ? clean(target) : `${args.temperature}${unitOf(e)}`}.`;
+      return r.say('done_set_to', { name, value: target ? clean(target) : `${args.temperature}${unitOf(e)}` });
     }
     case 'set_mode': {
       const mode = attribute(line.parts, 'mode') ?? String(args.mode ?? '');
-      return mode === 'off' ? `Done: ${name} is off.` : `Done: ${name} is set to ${clean(mode.replace(/_/g, ' '))}.`;
+      return mode === 'off' ? r.say('done_state', { name, state: mode }) : r.say('done_set_to', { name, value: clean(mode.replace(/_/g, ' ')) });
     }
     default: {
       const s = stateSentence(line, e);
-      return `Done: ${s[0].toLowerCase()}${s.slice(1)}`;
+      return r.say('done_read', { sentence: `${s[0].toLowerCase()}${s.slice(1)}` });
     }
   }
 }
@@ -327,7 +308,8 @@ function subjectOf(call: AnsweredCall, ctx: AnswerContext): { entity?: Entity; e
   const fromArgs = typeof a.entity === 'string' ? a.entity : typeof a.camera === 'string' ? a.camera : undefined;
   const single = tool && tool.name !== 'get_state' && tool.name !== 'find_entities' && tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : undefined;
   const entityId = fromArgs ?? single;
-  const camera = !!tool?.meta.kinds.includes('camera') && tool.capability === 'read';
+  // get_state and get_history cover cameras too, but only a camera tool looks through one.
+  const camera = !!tool?.meta.kinds.includes('camera') && tool.capability === 'read' && tool.name !== 'get_state' && tool.name !== HISTORY_TOOL && tool.name !== 'find_entities';
   let action = typeof a.action === 'string' ? a.action : undefined;
   if (!action && tool?.capability === 'actuator' && tool.meta.actions.length === 1) action = tool.meta.actions[0];
   if (!action && tool?.capability === 'read') action = camera ? 'camera' : 'read';
@@ -359,21 +341,22 @@ function readSentences(result: string, ctx: AnswerContext, asked: string | undef
 /** One sentence (or a few) for one tool result. */
 export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
   const { entity, entityId, area, action, camera } = subjectOf(call, ctx);
-  const fallbackName = entityId ? theName({ name: entityId, id: entityId }) : area ? `the devices in ${theArea(area)}` : 'the home';
+  const r = ctx.responses;
+  const fallbackName = entityId ? theName({ name: entityId, id: entityId }) : area ? r.say('devices_in', { area: theArea(area) }) : r.say('the_home');
   const name = entity ? theName(entity) : fallbackName;
   const { outcome, rest } = outcomeOf(call.result);
-  const r = ctx.responses;
-  const phrase = action === 'read' && !entityId ? (area ? `read the devices in ${theArea(area)}` : 'read the state of the home') : actionPhrase(action, call.args, entity, fallbackName);
+  const phrase = (form: 'do' | 'doing') =>
+    action === 'read' && !entityId ? (area ? r.say(`${form}_read_area`, { area: theArea(area) }) : r.say(`${form}_read_home`)) : actionPhrase(action, call.args, entity, fallbackName, r, form);
   switch (outcome) {
     case 'confirmed':
       if (/^pressed\b/.test(rest)) return r.say('done_pressed', { name });
-      return doneSentence(action, call.args, parseStateLine(rest), entity);
+      return doneSentence(action, call.args, parseStateLine(rest), entity, r);
     case 'unconfirmed':
       return r.say('unconfirmed', { name });
     case 'needs_approval':
-      return r.say('needs_approval', { action: gerund(phrase), reason: resultText(rest, 600) });
+      return r.say('needs_approval', { action: phrase('doing'), reason: resultText(rest, 600) });
     case 'not_allowed':
-      return rest ? r.say('not_allowed_why', { action: phrase, reason: resultText(rest, 300) }) : r.say('not_allowed', { action: phrase });
+      return rest ? r.say('not_allowed_why', { action: phrase('do'), reason: resultText(rest, 300) }) : r.say('not_allowed', { action: phrase('do') });
     case 'failed':
       return r.say('failed', { reason: resultText(rest, 300) });
     case 'duplicate':

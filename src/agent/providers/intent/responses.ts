@@ -54,6 +54,15 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   out_of_range: ['name', 'what', 'min', 'max', 'unit'],
   // round 2: answers from tool results
   done: [],
+  done_action: ['action'],
+  done_state: ['name', 'state'],
+  done_at: ['name', 'value'],
+  done_on_at: ['name', 'value'],
+  done_set_to: ['name', 'value'],
+  done_read: ['sentence'],
+  the_device: [],
+  the_home: [],
+  devices_in: ['area'],
   done_pressed: ['name'],
   unconfirmed: ['name'],
   needs_approval: ['action', 'reason'],
@@ -148,6 +157,15 @@ export function readResponses(
   }
 }
 
+// What a call does, said two ways: `do_*` ("open the garage door") and `doing_*` ("Opening the garage door").
+for (const form of ['do', 'doing']) {
+  for (const a of ['turn_on', 'turn_off', 'open', 'close', 'stop', 'lock', 'unlock', 'press', 'camera', 'read']) RESPONSE_SLOTS[`${form}_${a}`] = ['name'];
+  RESPONSE_SLOTS[`${form}_set_to`] = ['name', 'value'];
+  RESPONSE_SLOTS[`${form}_move_to`] = ['name', 'value'];
+  RESPONSE_SLOTS[`${form}_read_area`] = ['area'];
+  RESPONSE_SLOTS[`${form}_read_home`] = [];
+}
+
 export type Slots = Record<string, string | number | undefined>;
 
 /** The responses in use: fills templates; a response missing from the data says its own key (and is a load problem). */
@@ -159,7 +177,7 @@ export class Responses {
     return Object.keys(RESPONSE_SLOTS).filter((k) => !this.data.has(k));
   }
 
-  say(key: keyof typeof RESPONSE_SLOTS, slots: Slots = {}): string {
+  say(key: string, slots: Slots = {}): string {
     const r = this.data.get(key);
     if (!r) return `[${key}]`;
     const count = typeof slots.count === 'number' ? slots.count : undefined;
