@@ -211,55 +211,59 @@ const SAME_VOCABULARY = [
   ['heating', 'cooling', 'idle', 'off'],
 ];
 
-function yesNo(asked: string | undefined, actual: string | undefined): string {
-  if (!asked || !actual) return '';
-  if (!SAME_VOCABULARY.some((v) => v.includes(asked) && v.includes(actual))) return '';
-  return asked === actual ? 'Yes, ' : 'No, ';
+function yesNo(asked: string | undefined, actual: string | undefined): 'yes' | 'no' | undefined {
+  if (!asked || !actual) return undefined;
+  if (!SAME_VOCABULARY.some((v) => v.includes(asked) && v.includes(actual))) return undefined;
+  return asked === actual ? 'yes' : 'no';
 }
 
 /** A state line as a sentence: "The front door lock is locked." */
-export function stateSentence(line: StateLine, e: Entity | undefined, asked?: string): string {
+export function stateSentence(line: StateLine, e: Entity | undefined, r: Responses, asked?: string): string {
   const name = e ? theName(e) : theName({ name: line.name, id: line.id });
   const main = line.parts[0] ?? '';
-  const offline = line.offline ? ` ${sentence(name)} is offline, so this may be out of date.` : '';
-  const prefix = yesNo(asked, line.noState ? undefined : logicalState(e, line));
-  const say = (body: string) => (prefix ? `${prefix}${body}` : sentence(body));
-  if (line.noState) return `${sentence(name)} has not reported its state yet.${offline}`;
+  const offline = line.offline ? ` ${sentence(r.say('state_offline', { name }))}` : '';
+  const answer = yesNo(asked, line.noState ? undefined : logicalState(e, line));
+  const say = (body: string) => (answer ? r.say(answer === 'yes' ? 'answer_yes' : 'answer_no', { answer: body }) : sentence(body));
+  if (line.noState) return `${sentence(r.say('state_not_reported', { name }))}${offline}`;
+  const is = (state: string) => r.say('state_is', { name, state });
   const kind = e?.kind;
   let body: string;
   if (kind === 'light' || kind === 'switch') {
     const b = attribute(line.parts, 'brightness');
     const m = b?.match(/^(-?[\d.]+) of ([\d.]+)$/);
-    body = main === 'on' && m ? `${name} is on at ${percentOf(Number(m[1]), e, Number(m[2]))}%` : `${name} is ${clean(main)}`;
+    body = main === 'on' && m ? r.say('state_on_at', { name, value: `${percentOf(Number(m[1]), e, Number(m[2]))}%` }) : is(clean(main));
   } else if (kind === 'cover') {
     const pos = attribute(line.parts, 'position');
-    body = pos && !['open', 'closed'].includes(main) ? `${name} is ${clean(main)} at ${clean(pos)}` : `${name} is ${clean(main)}`;
+    body = pos && !['open', 'closed'].includes(main) ? r.say('state_at', { name, state: clean(main), value: clean(pos) }) : is(clean(main));
   } else if (kind === 'lock') {
-    body = `${name} is ${clean(main)}`;
+    body = is(clean(main));
   } else if (kind === 'climate') {
     const mode = attribute(line.parts, 'mode') ?? '';
     const target = attribute(line.parts, 'target temperature');
     const current = attribute(line.parts, 'current temperature');
     const activity = attribute(line.parts, 'activity');
-    const now = current ? `; it is ${clean(current)} now` : '';
-    const doing = activity && activity !== 'off' && activity !== mode ? ` and ${clean(activity)}` : '';
-    body = mode === 'off' ? `${name} is off${now}` : `${name} is set to ${clean(mode.replace(/_/g, ' ')) || 'an unknown mode'}${target ? ` at ${clean(target)}` : ''}${doing}${now}`;
+    const now = current ? r.say('climate_now', { value: clean(current) }) : '';
+    const doing = activity && activity !== 'off' && activity !== mode ? r.say('climate_doing', { activity: clean(activity) }) : '';
+    body =
+      mode === 'off'
+        ? r.say('climate_off', { name, now })
+        : r.say('climate_set', { name, mode: clean(mode.replace(/_/g, ' ')) || r.say('climate_unknown_mode'), target: target ? r.say('climate_target', { value: clean(target) }) : '', doing, now });
   } else if (kind === 'binary_sensor') {
     const v = main.split(' ').pop();
     const dc = e?.deviceClass ?? '';
     const on = v === 'on';
-    if (v !== 'on' && v !== 'off') body = `${name} reports ${clean(main)}`;
-    else if (['motion', 'occupancy', 'presence'].includes(dc)) body = on ? `${name} detects motion` : `${name} detects no motion`;
-    else if (['door', 'window', 'garage_door', 'opening'].includes(dc)) body = `${name} is ${on ? 'open' : 'closed'}`;
-    else if (dc === 'moisture') body = `${name} is ${on ? 'wet' : 'dry'}`;
-    else if (['smoke', 'gas', 'carbon_monoxide', 'problem', 'safety', 'tamper'].includes(dc)) body = `${name} ${on ? `detects ${dc.replace(/_/g, ' ')}` : 'is clear'}`;
-    else body = `${name} is ${v}`;
+    if (v !== 'on' && v !== 'off') body = r.say('state_reports', { name, value: clean(main) });
+    else if (['motion', 'occupancy', 'presence'].includes(dc)) body = r.say(on ? 'state_motion' : 'state_no_motion', { name });
+    else if (['door', 'window', 'garage_door', 'opening'].includes(dc)) body = is(r.say(on ? 'word_open' : 'word_closed'));
+    else if (dc === 'moisture') body = is(r.say(on ? 'word_wet' : 'word_dry'));
+    else if (['smoke', 'gas', 'carbon_monoxide', 'problem', 'safety', 'tamper'].includes(dc)) body = on ? r.say('state_detects', { name, what: dc.replace(/_/g, ' ') }) : r.say('state_clear', { name });
+    else body = is(v);
   } else if (kind === 'camera') {
-    body = main.startsWith('latest frame') ? `${name} has a picture ready` : `${name} has not sent a picture yet`;
+    body = r.say(main.startsWith('latest frame') ? 'state_picture_ready' : 'state_no_picture', { name });
   } else if (kind === 'sensor' || !kind) {
-    body = line.parts.length === 1 ? `${name} is ${clean(main)}` : `${name}: ${line.parts.map(clean).join(', ')}`;
+    body = line.parts.length === 1 ? is(clean(main)) : r.say('state_parts', { name, parts: line.parts.map(clean).join(r.say('list_separator')) });
   } else {
-    body = `${name} is ${line.parts.map(clean).join(', ')}`;
+    body = is(line.parts.map(clean).join(r.say('list_separator')));
   }
   return `${say(body)}.${offline}`;
 }
@@ -295,7 +299,7 @@ function doneSentence(action: string | undefined, args: Record<string, unknown>,
       return mode === 'off' ? r.say('done_state', { name, state: mode }) : r.say('done_set_to', { name, value: clean(mode.replace(/_/g, ' ')) });
     }
     default: {
-      const s = stateSentence(line, e);
+      const s = stateSentence(line, e, r);
       return r.say('done_read', { sentence: `${s[0].toLowerCase()}${s.slice(1)}` });
     }
   }
@@ -324,7 +328,7 @@ function readSentences(result: string, ctx: AnswerContext, asked: string | undef
   for (let i = 0; i < lines.length; i++) {
     const s = states[i];
     if (s) {
-      out.push(stateSentence(s, ctx.entity(s.id), single ? asked : undefined));
+      out.push(stateSentence(s, ctx.entity(s.id), ctx.responses, single ? asked : undefined));
       continue;
     }
     const more = lines[i].match(/^\((\d+) more\b/);
