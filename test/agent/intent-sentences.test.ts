@@ -90,6 +90,7 @@ lists:
     assert.deepEqual(calls(p, 'lights please', 'Living room'), [['control_switches', { entity: 'living_room_lamp.lamp', action: 'turn_on' }]]);
     assert.deepEqual(calls(p, 'good night kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_off' }]]);
     assert.deepEqual(calls(p, 'kitchen light to cinema'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 38 }]]);
+    assert.equal(p.understand('desk lamp 30%', names).text, 'I don\'t know anything called "desk lamp", so I left everything as it was. The closest I know: the living room lamp.');
   });
 
   it("takes Home Assistant's own custom-sentence files as they are (domain slot, number lists)", () => {
