@@ -96,8 +96,11 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
       return `${reply.area ? r.say('not_found_in_area', { what, area: theArea(reply.area) }) : r.say('not_found', { what })}${tryThis}`;
     }
     case 'unsupported':
-      if (reply.why) return r.say('unsupported_why', { verb: reply.verb, name: theName(reply.entity), why: reply.why });
-      return `${r.say('unsupported', { verb: reply.verb, name: theName(reply.entity) })} ${whatItDoes(reply.entity, r)}`.trim();
+    {
+      const verb = r.say(`verb_${reply.verb}`, { value: reply.value });
+      if (reply.why) return r.say('unsupported_why', { verb, name: theName(reply.entity), why: r.say(`why_${reply.why}`) });
+      return `${r.say('unsupported', { verb, name: theName(reply.entity) })} ${whatItDoes(reply.entity, r)}`.trim();
+    }
     case 'ambiguous': {
       const names = reply.candidates.map((e) => theName(e));
       const dup = new Set(names.filter((n, i) => names.indexOf(n) !== i));
@@ -108,12 +111,13 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
     }
     case 'not_here': {
       const names = r.list(reply.entities.slice(0, 3).map((e) => theName(e)));
-      if (reply.entities.length > 3) return r.say('not_here_more', { verb: reply.verb, names, count: reply.entities.length - 3 });
-      return r.say('not_here', { verb: reply.verb, names });
+      const verb = r.say(`verb_${reply.verb}`);
+      if (reply.entities.length > 3) return r.say('not_here_more', { verb, names, count: reply.entities.length - 3 });
+      return r.say('not_here', { verb, names });
     }
     case 'out_of_range': {
       const unit = reply.unit === '%' ? '%' : reply.unit ? ` ${spoken(reply.unit, 8)}` : '';
-      return r.say('out_of_range', { name: theName(reply.entity), what: reply.what, min: reply.min, max: reply.max, unit });
+      return r.say('out_of_range', { name: theName(reply.entity), what: r.say(`quantity_${reply.what}`), min: reply.min, max: reply.max, unit });
     }
   }
 }

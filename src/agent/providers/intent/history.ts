@@ -110,7 +110,7 @@ export function planHistory(c: Captures, v: Vocabulary, offered: OfferedTools, c
   if (candidates.length > 1) return { type: 'ambiguous', candidates, rank: 3 };
   const e = candidates[0];
   const tool = offered.get(HISTORY_TOOL);
-  if (!tool?.meta.entityIds.includes(e.id)) return { type: 'not_here', entities: [e], verb: 'read the history of', rank: 3 };
+  if (!tool?.meta.entityIds.includes(e.id)) return { type: 'not_here', entities: [e], verb: 'read_history', rank: 3 };
   const window = ask === 'last' ? { since: LAST_LOOKBACK } : windowOf(c.other.period, hour, now);
   return { calls: [{ tool: tool.name, args: { entity: e.id, ...window } }], entities: [e], asked: stateFor(e, c.state), ask };
 }

@@ -46,20 +46,23 @@ const MAX_COMMANDS = 20;
 const MAX_READS = 24;
 const MAX_CAMERAS = 3;
 
-/** What each intent does, for messages ("I can't <verb> the camera"). */
+/**
+ * What each intent does, for messages ("I can't <verb> the camera"): a key of
+ * the language's `verb_*` responses.
+ */
 export const VERB: Record<IntentId, string> = {
-  HassTurnOn: 'turn on',
-  HassTurnOff: 'turn off',
+  HassTurnOn: 'turn_on',
+  HassTurnOff: 'turn_off',
   HassToggle: 'toggle',
   HassLightSet: 'dim',
   HassLightStep: 'dim',
-  HassClimateStep: 'change the temperature of',
-  HassFanSetSpeed: 'set the speed of',
-  HassFanSetPreset: 'set the preset of',
-  HassLightSetColor: 'change the colour of',
+  HassClimateStep: 'change_temperature',
+  HassFanSetSpeed: 'set_speed',
+  HassFanSetPreset: 'set_preset',
+  HassLightSetColor: 'change_colour',
   HassSetLevel: 'set',
-  HassClimateSetTemperature: 'set the temperature of',
-  HassClimateSetMode: 'change the mode of',
+  HassClimateSetTemperature: 'set_temperature',
+  HassClimateSetMode: 'change_mode',
   HassOpenCover: 'open',
   HassCloseCover: 'close',
   HassStopCover: 'stop',
@@ -70,8 +73,8 @@ export const VERB: Record<IntentId, string> = {
   HassGetState: 'read',
   HassGetArea: 'read',
   HassGetAll: 'read',
-  HassCameraImage: 'look through',
-  HassGetHistory: 'read the history of',
+  HassCameraImage: 'look_through',
+  HassGetHistory: 'read_history',
   UnknownDevice: 'use',
 };
 
@@ -219,7 +222,7 @@ function temperatureStep(e: Entity, said: number, unit?: string): Step | Reply {
   const celsius = /c/i.test(e.unit ?? '°C') && !/f/i.test(e.unit ?? '');
   const value = unit === 'fahrenheit' && celsius ? Math.round(((said - 32) * 5) / 9 * 10) / 10 : said;
   const r = e.ranges.temperature;
-  if (!r) return { type: 'unsupported', entity: e, verb: 'set the temperature of', rank: 2 };
+  if (!r) return { type: 'unsupported', entity: e, verb: 'set_temperature', rank: 2 };
   if (value < r.min || value > r.max) return { type: 'out_of_range', entity: e, what: 'temperature', min: r.min, max: r.max, unit: e.unit ?? '', rank: 3 };
   return { action: 'set_temperature', extra: { temperature: snap(value, r) } };
 }
@@ -274,7 +277,7 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     return null;
   }
   const actions = actionsOf(e);
-  const unsupported = (verb = VERB[intent]): Reply => ({ type: 'unsupported', entity: e, verb, rank: 2 });
+  const unsupported = (verb = VERB[intent], value?: string): Reply => ({ type: 'unsupported', entity: e, verb, value, rank: 2 });
   const n = c.number;
   const state = home.state?.(e.id);
   switch (intent) {
@@ -296,7 +299,7 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       // Toggle needs to know the state now; unknown is not guessed.
       if (state?.value === 'on') return { action: 'turn_off' };
       if (state?.value === 'off') return { action: 'turn_on' };
-      return { type: 'unsupported', entity: e, verb: 'toggle', why: 'its state is not known yet; say on or off', rank: 2 };
+      return { type: 'unsupported', entity: e, verb: 'toggle', why: 'state_unknown', rank: 2 };
     }
     case 'HassLightSetColor': {
       const kelvin = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit));
@@ -317,11 +320,11 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     case 'HassLightStep': {
       if (e.kind === 'fan') {
         // "turn the fan up": its speed, a step at a time.
-        if (!actions.includes('set_percentage')) return unsupported(c.direction === 'down' ? 'slow down' : 'speed up');
+        if (!actions.includes('set_percentage')) return unsupported(c.direction === 'down' ? 'slow_down' : 'speed_up');
         const now = state?.value === 'off' ? 0 : typeof state?.attributes.percentage === 'number' ? state.attributes.percentage : undefined;
-        if (now === undefined) return { type: 'unsupported', entity: e, verb: c.direction === 'down' ? 'slow down' : 'speed up', why: 'its speed is not known yet; say a percentage', rank: 2 };
+        if (now === undefined) return { type: 'unsupported', entity: e, verb: c.direction === 'down' ? 'slow_down' : 'speed_up', why: 'speed_unknown', rank: 2 };
         const to = Math.min(100, Math.max(0, now + (c.direction === 'down' ? -1 : 1) * (n?.value ?? LIGHT_STEP)));
-        return percentStep(e, to, 'set_percentage', 'percentage', 'speed', 'set the speed of');
+        return percentStep(e, to, 'set_percentage', 'percentage', 'speed', 'set_speed');
       }
       if (!hasBrightness(e)) return unsupported(c.direction === 'down' ? 'dim' : 'brighten');
       if (n && (n.unit === 'degree' || n.unit === 'kelvin')) return null;
@@ -337,31 +340,31 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       if (n.unit === 'degree') return null;
       if (e.kind === 'light') return hasBrightness(e) ? brightnessStep(e, n.value) : unsupported('dim');
       if (e.kind === 'cover' || e.kind === 'valve') return percentStep(e, n.value, 'set_position', 'position', 'position', 'move');
-      if (e.kind === 'fan') return percentStep(e, n.value, 'set_percentage', 'percentage', 'speed', 'set the speed of');
+      if (e.kind === 'fan') return percentStep(e, n.value, 'set_percentage', 'percentage', 'speed', 'set_speed');
       const r = e.ranges.value ?? { min: 0, max: 100 };
       if (n.value < r.min || n.value > r.max) return { type: 'out_of_range', entity: e, what: 'value', min: r.min, max: r.max, unit: e.unit ?? '', rank: 3 };
       return { extra: { value: snap(n.value, r) } };
     }
     case 'HassFanSetSpeed':
       if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
-      return percentStep(e, n.value, 'set_percentage', 'percentage', 'speed', 'set the speed of');
+      return percentStep(e, n.value, 'set_percentage', 'percentage', 'speed', 'set_speed');
     case 'HassFanSetPreset':
-      if (!c.preset || !(e.options.preset_mode ?? []).includes(c.preset) || !actions.includes('set_preset_mode')) return unsupported(`set to ${c.preset ?? 'that preset'}`);
+      if (!c.preset || !(e.options.preset_mode ?? []).includes(c.preset) || !actions.includes('set_preset_mode')) return c.preset ? unsupported('set_to', c.preset) : unsupported('set_to_preset');
       return { action: 'set_preset_mode', extra: { preset_mode: c.preset } };
     case 'HassClimateSetTemperature':
       if (!n || n.unit === 'percent' || n.unit === 'kelvin') return null;
       return temperatureStep(e, n.value, n.unit);
     case 'HassClimateStep': {
       const r = e.ranges.temperature;
-      if (!r || !actions.includes('set_temperature')) return unsupported('change the temperature of');
+      if (!r || !actions.includes('set_temperature')) return unsupported('change_temperature');
       const target = state?.attributes.temperature ?? state?.attributes.target_temperature;
-      if (typeof target !== 'number') return { type: 'unsupported', entity: e, verb: 'change the temperature of', why: 'its setting is not known yet; say the temperature you want', rank: 2 };
+      if (typeof target !== 'number') return { type: 'unsupported', entity: e, verb: 'change_temperature', why: 'setting_unknown', rank: 2 };
       const by = n?.value ?? CLIMATE_STEP;
       return temperatureStep(e, target + (c.direction === 'down' ? -by : by));
     }
     case 'HassClimateSetMode': {
       const mode = c.mode;
-      if (!mode || !(e.options.mode ?? []).includes(mode) || !actions.includes('set_mode')) return unsupported(`set to ${mode?.replace(/_/g, ' ') ?? 'that mode'}`);
+      if (!mode || !(e.options.mode ?? []).includes(mode) || !actions.includes('set_mode')) return mode ? unsupported('set_to', mode.replace(/_/g, ' ')) : unsupported('set_to_mode');
       return { action: 'set_mode', extra: { mode } };
     }
     case 'HassOpenCover':
@@ -550,7 +553,7 @@ function planCamera(c: Captures, home: Home): Planned | Reply | null {
     // "who is at the front door": the camera on the same device, else in the same area.
     if (!found.length) found = cameras.filter((cam) => t.entities.some((e) => e.deviceId === cam.deviceId));
     if (!found.length) found = cameras.filter((cam) => t.entities.some((e) => e.area && e.area === cam.area));
-    if (!found.length) return t.entities.length === 1 ? { type: 'unsupported', entity: t.entities[0], verb: 'look through', rank: 2 } : { type: 'not_found', what: 'camera', rank: 1 };
+    if (!found.length) return t.entities.length === 1 ? { type: 'unsupported', entity: t.entities[0], verb: 'look_through', rank: 2 } : { type: 'not_found', what: 'camera', rank: 1 };
   } else if (c.kind) {
     const t = resolveTarget(c, v, 'read', home.context);
     if (isReply(t)) return t;
@@ -579,6 +582,6 @@ function planCamera(c: Captures, home: Home): Planned | Reply | null {
     calls.push(call);
     done.push(cam);
   }
-  if (!calls.length) return { type: 'not_here', entities: found, verb: 'look through', rank: 3 };
+  if (!calls.length) return { type: 'not_here', entities: found, verb: 'look_through', rank: 3 };
   return { calls, entities: done };
 }

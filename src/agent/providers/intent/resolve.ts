@@ -13,10 +13,12 @@ export type Purpose = 'command' | 'read';
 export type Reply =
   | { type: 'not_understood'; unknown?: string; closest?: Entity[]; rank: 0 }
   | { type: 'not_found'; what: string; area?: string; closest?: Entity[]; named?: boolean; rank: 1 }
-  | { type: 'unsupported'; entity: Entity; verb: string; why?: string; rank: 1 | 2 }
+  /** `verb` and `why` are keys of the language's `verb_*` and `why_*` responses; `value` fills a verb's {value}. */
+  | { type: 'unsupported'; entity: Entity; verb: string; value?: string; why?: string; rank: 1 | 2 }
   | { type: 'ambiguous'; candidates: Entity[]; rank: 3 }
   | { type: 'which_area'; rank: 3 }
   | { type: 'not_here'; entities: Entity[]; verb: string; rank: 3 }
+  /** `what`: a key of the language's `quantity_*` responses. */
   | { type: 'out_of_range'; entity: Entity; what: string; min: number; max: number; unit: string; rank: 3 }
   | { type: 'question'; rank: 3 };
 

@@ -192,6 +192,12 @@ for (const form of ['do', 'doing']) {
   RESPONSE_SLOTS[`${form}_read_home`] = [];
 }
 
+// What a refused command would have done ("Sorry, I can't <verb> the lamp"), why not, and what was out of range.
+for (const v of ['turn_on', 'turn_off', 'toggle', 'dim', 'brighten', 'change_temperature', 'set_speed', 'set_preset', 'change_colour', 'set', 'set_temperature', 'change_mode', 'open', 'close', 'stop', 'move', 'lock', 'unlock', 'press', 'read', 'look_through', 'read_history', 'use', 'slow_down', 'speed_up', 'set_to_preset', 'set_to_mode']) RESPONSE_SLOTS[`verb_${v}`] = [];
+RESPONSE_SLOTS.verb_set_to = ['value'];
+for (const w of ['state_unknown', 'speed_unknown', 'setting_unknown']) RESPONSE_SLOTS[`why_${w}`] = [];
+for (const q of ['brightness', 'temperature', 'value', 'position', 'speed']) RESPONSE_SLOTS[`quantity_${q}`] = [];
+
 export type Slots = Record<string, string | number | undefined>;
 
 /** The responses in use: fills templates; a response missing from the data says its own key (and is a load problem). */
