@@ -258,6 +258,16 @@ describe('intent model: answers from the responses data', () => {
     return out;
   };
 
+  it('refusals are said as before the move to data', () => {
+    const say = (text: string) => p.understand(text, names).text;
+    assert.equal(say('dim the lamp'), "Sorry, I can't dim the living room lamp. It can be turned on or turned off.");
+    assert.equal(say('dim the front door camera'), "Sorry, I can't dim the front door camera. I can show you its latest picture.");
+    assert.equal(say('toggle the lamp'), "Sorry, I can't toggle the living room lamp: its state is not known yet; say on or off.");
+    assert.equal(say('set the thermostat to 35'), 'Sorry, the thermostat takes a temperature from 7 to 30 °C.');
+    assert.equal(say('when did the front door last open'), undefined, 'a history question is a call, not a reply');
+    assert.equal(p.understand('when did the front door last open', names.filter((n) => n !== 'host__get_history')).text, 'Sorry, I cannot do that here: I have no tool to read the history of the front door lock in this conversation.');
+  });
+
   it('held, refused, failed and unconfirmed calls are said as before the move to data', async () => {
     assert.equal(await round2('unlock the front door', 'needs approval: Approval 1a2b is waiting for an owner.'), 'Unlocking the front door lock needs approval: Approval 1a2b is waiting for an owner.');
     assert.equal(await round2('set the kitchen light to 30%', 'not allowed: guests may not dim lights.'), 'You are not allowed to set the kitchen light to 30%: guests may not dim lights.');

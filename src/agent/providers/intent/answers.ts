@@ -14,27 +14,14 @@ import type { OfferedTools } from './tools.js';
 
 // ------------------------------------------------------------------ replies
 
-const PARTICIPLE: Record<string, string> = {
-  turn_on: 'turned on',
-  turn_off: 'turned off',
-  open: 'opened',
-  close: 'closed',
-  stop: 'stopped',
-  set_position: 'moved to a position',
-  lock: 'locked',
-  unlock: 'unlocked',
-  set_mode: 'set to a mode',
-  set_temperature: 'set to a temperature',
-  set_value: 'set to a value',
-  select_option: 'set to an option',
-  press: 'pressed',
-};
+/** Actions that have a `done_<action>` participle ("turned on") in the responses. */
+const PARTICIPLES = new Set(['turn_on', 'turn_off', 'open', 'close', 'stop', 'set_position', 'lock', 'unlock', 'set_mode', 'set_temperature', 'set_value', 'select_option', 'press']);
 
 function whatItDoes(e: Entity, r: Responses): string {
-  if (e.kind === 'camera') return 'I can show you its latest picture.';
-  if (e.kind === 'sensor' || e.kind === 'binary_sensor') return 'I can tell you what it reports.';
-  const can = actionsOf(e).map((a) => PARTICIPLE[a]).filter(Boolean);
-  return can.length ? `It can be ${r.list(can)}.` : '';
+  if (e.kind === 'camera') return r.say('can_camera');
+  if (e.kind === 'sensor' || e.kind === 'binary_sensor') return r.say('can_read');
+  const can = actionsOf(e).filter((a) => PARTICIPLES.has(a)).map((a) => r.say(`participle_${a}`));
+  return can.length ? r.say('can_be', { actions: r.list(can) }) : '';
 }
 
 function withArticle(what: string): string {

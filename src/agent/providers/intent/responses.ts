@@ -198,6 +198,12 @@ RESPONSE_SLOTS.verb_set_to = ['value'];
 for (const w of ['state_unknown', 'speed_unknown', 'setting_unknown']) RESPONSE_SLOTS[`why_${w}`] = [];
 for (const q of ['brightness', 'temperature', 'value', 'position', 'speed']) RESPONSE_SLOTS[`quantity_${q}`] = [];
 
+// What a device can do instead, after a refusal: "It can be turned on or turned off."
+RESPONSE_SLOTS.can_be = ['actions'];
+RESPONSE_SLOTS.can_camera = [];
+RESPONSE_SLOTS.can_read = [];
+for (const a of ['turn_on', 'turn_off', 'open', 'close', 'stop', 'set_position', 'lock', 'unlock', 'set_mode', 'set_temperature', 'set_value', 'select_option', 'press']) RESPONSE_SLOTS[`participle_${a}`] = [];
+
 export type Slots = Record<string, string | number | undefined>;
 
 /** The responses in use: fills templates; a response missing from the data says its own key (and is a load problem). */
