@@ -6,7 +6,6 @@ import { actionsOf } from '../../../tools/parameters.js';
 import type { GeneratedTool } from '../../../tools/types.js';
 import type { Reply } from './resolve.js';
 import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from './results.js';
-import { FALLBACK_EXAMPLES } from './sentences.js';
 import { resultText, sentence, spoken, theArea, theName } from './names.js';
 import { HISTORY_TOOL, historySentence, type HistoryAsk } from './history.js';
 import type { Responses, Slots } from './responses.js';
@@ -29,7 +28,7 @@ function withArticle(what: string): string {
 }
 
 /** Up to three phrasings this home and these tools really support. */
-export function examples(entities: Entity[], offered: OfferedTools): string[] {
+export function examples(entities: Entity[], offered: OfferedTools, r: Responses): string[] {
   const sorted = [...entities].sort((a, b) => (a.id < b.id ? -1 : 1));
   const usable = (e: Entity) => {
     const words = spoken(e.name).split(' ').length;
@@ -41,26 +40,27 @@ export function examples(entities: Entity[], offered: OfferedTools): string[] {
   };
   const first = (pred: (e: Entity) => boolean) => sorted.find((e) => usable(e) && pred(e));
   const light = first((e) => (e.kind === 'light' || e.kind === 'switch') && !!offered.actuator(e, 'turn_on'));
-  if (light) add(`turn on ${theName(light)}`);
+  if (light) add(r.say('example_turn_on', { name: theName(r, light) }));
   const lock = first((e) => e.kind === 'lock' && !!offered.read(e));
   if (lock) {
     // "is the front door locked?" reads better than "is the front door lock locked?".
     const said = (x: Entity) => [x.name, ...x.aliases].map((n) => n.trim().toLowerCase());
     const unique = lock.aliases.find((a) => !/\block\b/i.test(a) && /^[\w' -]+$/.test(a) && a.split(' ').length <= 4 && !sorted.some((o) => o !== lock && said(o).includes(a.trim().toLowerCase())));
-    add(`is ${unique ? theName({ name: unique, id: lock.id }) : theName(lock)} locked?`);
+    add(r.say('example_locked', { name: unique ? theName(r, { name: unique, id: lock.id }) : theName(r, lock) }));
   }
   const climate = first((e) => e.kind === 'climate' && !!offered.actuator(e, 'set_temperature'));
-  if (climate) add(`set ${theName(climate)} to 21`);
+  if (climate) add(r.say('example_set_temperature', { name: theName(r, climate) }));
   const temp = first((e) => e.kind === 'sensor' && e.deviceClass === 'temperature' && !!e.area && !!offered.read(e));
-  if (temp && temp.area && /^[\w' -]+$/.test(spoken(temp.area))) add(`what is the temperature in ${theArea(temp.area)}?`);
+  if (temp && temp.area && /^[\w' -]+$/.test(spoken(temp.area))) add(r.say('example_temperature', { area: theArea(r, temp.area) }));
   const cover = first((e) => e.kind === 'cover' && !!offered.actuator(e, 'open'));
-  if (cover) add(`open ${theName(cover)}`);
+  if (cover) add(r.say('example_open', { name: theName(r, cover) }));
   const camera = first((e) => e.kind === 'camera' && !!offered.camera(e));
-  if (camera) add(`what does ${theName(camera)} see?`);
-  for (const x of FALLBACK_EXAMPLES) if (out.length < 2) add(x);
-  if (out.length < 3 && out[0] && !out[0].includes('<')) {
+  if (camera) add(r.say('example_camera', { name: theName(r, camera) }));
+  for (const k of ['example_placeholder_1', 'example_placeholder_2', 'example_placeholder_3']) if (out.length < 2) add(r.say(k));
+  const placeholder = new Set(['example_placeholder_1', 'example_placeholder_2', 'example_placeholder_3'].map((k) => r.say(k)));
+  if (out.length < 3 && out[0] && !placeholder.has(out[0])) {
     const read = first((e) => !!e.area && !!offered.state(e.area));
-    if (read?.area && /^[\w' -]+$/.test(spoken(read.area))) add(`what is on in ${theArea(read.area)}?`);
+    if (read?.area && /^[\w' -]+$/.test(spoken(read.area))) add(r.say('example_area', { area: theArea(r, read.area) }));
   }
   return out;
 }
@@ -70,7 +70,7 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
   switch (reply.type) {
     case 'not_understood': {
       const unknown = reply.unknown ? spoken(reply.unknown, 40) : '';
-      const closest = reply.closest?.length ? ` ${r.say('closest', { names: r.list(reply.closest.map((e) => theName(e))) })}` : '';
+      const closest = reply.closest?.length ? ` ${r.say('closest', { names: r.list(reply.closest.map((e) => theName(r, e))) })}` : '';
       if (unknown && closest) return `${r.say('unknown_device', { unknown })}${closest}`;
       return `${r.say('not_understood')}${unknown ? ` ${r.say('not_understood_unknown', { unknown })}` : ''}${tryThis}`;
     }
@@ -80,31 +80,31 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
       return r.say('question');
     case 'not_found': {
       const what = withArticle(spoken(reply.what, 60));
-      return `${reply.area ? r.say('not_found_in_area', { what, area: theArea(reply.area) }) : r.say('not_found', { what })}${tryThis}`;
+      return `${reply.area ? r.say('not_found_in_area', { what, area: theArea(r, reply.area) }) : r.say('not_found', { what })}${tryThis}`;
     }
     case 'unsupported':
     {
       const verb = r.say(`verb_${reply.verb}`, { value: reply.value });
-      if (reply.why) return r.say('unsupported_why', { verb, name: theName(reply.entity), why: r.say(`why_${reply.why}`) });
-      return `${r.say('unsupported', { verb, name: theName(reply.entity) })} ${whatItDoes(reply.entity, r)}`.trim();
+      if (reply.why) return r.say('unsupported_why', { verb, name: theName(r, reply.entity), why: r.say(`why_${reply.why}`) });
+      return `${r.say('unsupported', { verb, name: theName(r, reply.entity) })} ${whatItDoes(reply.entity, r)}`.trim();
     }
     case 'ambiguous': {
-      const names = reply.candidates.map((e) => theName(e));
+      const names = reply.candidates.map((e) => theName(r, e));
       const dup = new Set(names.filter((n, i) => names.indexOf(n) !== i));
-      const labels = reply.candidates.map((e, i) => (dup.has(names[i]) && e.area ? r.say('in_area', { name: names[i], area: theArea(e.area) }) : names[i]));
+      const labels = reply.candidates.map((e, i) => (dup.has(names[i]) && e.area ? r.say('in_area', { name: names[i], area: theArea(r, e.area) }) : names[i]));
       const shown = labels.slice(0, 6);
       const more = labels.length - shown.length;
       return r.say('ambiguous', { choices: more > 0 ? r.say('ambiguous_more', { shown: shown.join(r.say('list_separator')), count: more }) : r.list(shown) });
     }
     case 'not_here': {
-      const names = r.list(reply.entities.slice(0, 3).map((e) => theName(e)));
+      const names = r.list(reply.entities.slice(0, 3).map((e) => theName(r, e)));
       const verb = r.say(`verb_${reply.verb}`);
       if (reply.entities.length > 3) return r.say('not_here_more', { verb, names, count: reply.entities.length - 3 });
       return r.say('not_here', { verb, names });
     }
     case 'out_of_range': {
       const unit = reply.unit === '%' ? '%' : reply.unit ? ` ${spoken(reply.unit, 8)}` : '';
-      return r.say('out_of_range', { name: theName(reply.entity), what: r.say(`quantity_${reply.what}`), min: reply.min, max: reply.max, unit });
+      return r.say('out_of_range', { name: theName(r, reply.entity), what: r.say(`quantity_${reply.what}`), min: reply.min, max: reply.max, unit });
     }
   }
 }
@@ -145,7 +145,7 @@ function unitOf(e: Entity | undefined): string {
 
 /** "open the garage door", "set the kitchen light to 30%"; as `doing`: "Opening the garage door". */
 function actionPhrase(action: string | undefined, args: Record<string, unknown>, e: Entity | undefined, fallbackName: string, r: Responses, form: 'do' | 'doing' = 'do'): string {
-  const name = e ? theName(e) : fallbackName;
+  const name = e ? theName(r, e) : fallbackName;
   const say = (what: string, slots: Slots = {}) => r.say(`${form}_${what}`, { name, ...slots });
   const num = (k: string) => (typeof args[k] === 'number' ? (args[k] as number) : undefined);
   switch (action) {
@@ -210,7 +210,7 @@ function yesNo(asked: string | undefined, actual: string | undefined): 'yes' | '
 
 /** A state line as a sentence: "The front door lock is locked." */
 export function stateSentence(line: StateLine, e: Entity | undefined, r: Responses, asked?: string): string {
-  const name = e ? theName(e) : theName({ name: line.name, id: line.id });
+  const name = e ? theName(r, e) : theName(r, { name: line.name, id: line.id });
   const main = line.parts[0] ?? '';
   const offline = line.offline ? ` ${sentence(r.say('state_offline', { name }))}` : '';
   const answer = yesNo(asked, line.noState ? undefined : logicalState(e, line));
@@ -265,7 +265,7 @@ function clean(value: string): string {
 
 function doneSentence(action: string | undefined, args: Record<string, unknown>, line: StateLine | undefined, e: Entity | undefined, r: Responses): string {
   if (!line || line.noState) return r.say('done_action', { action: actionPhrase(action, args, e, r.say('the_device'), r) });
-  const name = e ? theName(e) : theName({ name: line.name, id: line.id });
+  const name = e ? theName(r, e) : theName(r, { name: line.name, id: line.id });
   const main = clean(line.parts[0] ?? '');
   switch (action) {
     case 'turn_on': {
@@ -337,11 +337,11 @@ function readSentences(result: string, ctx: AnswerContext, asked: string | undef
 export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
   const { entity, entityId, area, action, camera } = subjectOf(call, ctx);
   const r = ctx.responses;
-  const fallbackName = entityId ? theName({ name: entityId, id: entityId }) : area ? r.say('devices_in', { area: theArea(area) }) : r.say('the_home');
-  const name = entity ? theName(entity) : fallbackName;
+  const fallbackName = entityId ? theName(r, { name: entityId, id: entityId }) : area ? r.say('devices_in', { area: theArea(r, area) }) : r.say('the_home');
+  const name = entity ? theName(r, entity) : fallbackName;
   const { outcome, rest } = outcomeOf(call.result);
   const phrase = (form: 'do' | 'doing') =>
-    action === 'read' && !entityId ? (area ? r.say(`${form}_read_area`, { area: theArea(area) }) : r.say(`${form}_read_home`)) : actionPhrase(action, call.args, entity, fallbackName, r, form);
+    action === 'read' && !entityId ? (area ? r.say(`${form}_read_area`, { area: theArea(r, area) }) : r.say(`${form}_read_home`)) : actionPhrase(action, call.args, entity, fallbackName, r, form);
   switch (outcome) {
     case 'confirmed':
       if (/^pressed\b/.test(rest)) return r.say('done_pressed', { name });
@@ -397,8 +397,8 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
   if (seen.size <= 1) return undefined;
   const matching = [...seen.values()].filter(({ line, e }) => !line.noState && logicalState(e, line) === asked);
   const r = ctx.responses;
-  const names = matching.map(({ line, e }) => (e ? theName(e) : theName({ name: line.name, id: line.id })));
-  const shown = names.length > 8 ? [...names.slice(0, 8), `${names.length - 8} more`] : names;
+  const names = matching.map(({ line, e }) => (e ? theName(r, e) : theName(r, { name: line.name, id: line.id })));
+  const shown = names.length > 8 ? [...names.slice(0, 8), r.say('n_more', { count: names.length - 8 })] : names;
   const unknown = [...seen.values()].filter(({ line }) => line.noState).length;
   const note = unknown ? r.say('summary_not_reported', { count: unknown }) : '';
   const state = spoken(asked, 20);

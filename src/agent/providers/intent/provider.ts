@@ -67,7 +67,7 @@ export class IntentProvider implements Provider {
     let list = this.examplesCache.byTools.get(key);
     if (!list) {
       if (this.examplesCache.byTools.size > 32) this.examplesCache.byTools.clear();
-      this.examplesCache.byTools.set(key, (list = examples(vocabulary.entities, offered)));
+      this.examplesCache.byTools.set(key, (list = examples(vocabulary.entities, offered, vocabulary.lang.responses)));
     }
     return list;
   }

@@ -204,6 +204,15 @@ RESPONSE_SLOTS.can_camera = [];
 RESPONSE_SLOTS.can_read = [];
 for (const a of ['turn_on', 'turn_off', 'open', 'close', 'stop', 'set_position', 'lock', 'unlock', 'set_mode', 'set_temperature', 'set_value', 'select_option', 'press']) RESPONSE_SLOTS[`participle_${a}`] = [];
 
+// Names and examples: "the kitchen light"; phrasings this home supports, offered after "not understood".
+RESPONSE_SLOTS.the_name = ['name'];
+RESPONSE_SLOTS.name_articles = [];
+RESPONSE_SLOTS.word_device = [];
+RESPONSE_SLOTS.n_more = ['count'];
+for (const k of ['example_turn_on', 'example_locked', 'example_set_temperature', 'example_open', 'example_camera']) RESPONSE_SLOTS[k] = ['name'];
+for (const k of ['example_temperature', 'example_area']) RESPONSE_SLOTS[k] = ['area'];
+for (const k of ['example_placeholder_1', 'example_placeholder_2', 'example_placeholder_3']) RESPONSE_SLOTS[k] = [];
+
 export type Slots = Record<string, string | number | undefined>;
 
 /** The responses in use: fills templates; a response missing from the data says its own key (and is a load problem). */

@@ -134,6 +134,3 @@ export const INTENT_KINDS: Partial<Record<IntentId, EntityKind[]>> = {
   HassPress: ['button'],
   HassCameraImage: ['camera'],
 };
-
-/** Placeholders, offered only when the home itself gives fewer than two examples. */
-export const FALLBACK_EXAMPLES = ['turn on the <device>', 'is the <device> on?', 'what is on in the <room>?'];
