@@ -23,8 +23,11 @@ function whatItDoes(e: Entity, r: Responses): string {
   return can.length ? r.say('can_be', { actions: r.list(can) }) : '';
 }
 
-function withArticle(what: string): string {
-  return /^[aeiou]/i.test(what) ? `an ${what}` : `a ${what}`;
+/** "a toaster", "an oven": the `indefinite_vowel` form before the language's `indefinite_vowels`. */
+function withArticle(r: Responses, what: string): string {
+  const lower = what.toLowerCase();
+  const vowel = r.say('indefinite_vowels').toLowerCase().split(/\s+/).some((v) => v && lower.startsWith(v));
+  return r.say(vowel ? 'indefinite_vowel' : 'indefinite', { what });
 }
 
 /** Up to three phrasings this home and these tools really support. */
@@ -79,7 +82,7 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
     case 'question':
       return r.say('question');
     case 'not_found': {
-      const what = withArticle(spoken(reply.what, 60));
+      const what = reply.noun ? r.say(`noun_${reply.noun}`, { kind: spoken(reply.what || r.say('word_device'), 40), state: reply.state }) : withArticle(r, spoken(reply.what, 60));
       return `${reply.area ? r.say('not_found_in_area', { what, area: theArea(r, reply.area) }) : r.say('not_found', { what })}${tryThis}`;
     }
     case 'unsupported':

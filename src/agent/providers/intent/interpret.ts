@@ -78,24 +78,24 @@ export const VERB: Record<IntentId, string> = {
   UnknownDevice: 'use',
 };
 
-/** What each command intent acts on, for "I could not find a ...". */
+/** What each command intent acts on, for "I could not find a ...": a key of the language's `noun_*` responses. */
 const NOUN: Partial<Record<IntentId, string>> = {
-  HassTurnOn: 'light or switch',
-  HassTurnOff: 'light or switch',
-  HassToggle: 'light or switch',
-  HassLightSet: 'dimmable light',
-  HassLightStep: 'dimmable light',
+  HassTurnOn: 'light_or_switch',
+  HassTurnOff: 'light_or_switch',
+  HassToggle: 'light_or_switch',
+  HassLightSet: 'dimmable_light',
+  HassLightStep: 'dimmable_light',
   HassClimateStep: 'thermostat',
   HassFanSetSpeed: 'fan',
   HassFanSetPreset: 'fan',
-  HassLightSetColor: 'colour light',
-  HassSetLevel: 'light, thermostat or cover',
+  HassLightSetColor: 'colour_light',
+  HassSetLevel: 'light_thermostat_or_cover',
   HassClimateSetTemperature: 'thermostat',
   HassClimateSetMode: 'thermostat',
-  HassOpenCover: 'door, blind, cover or valve',
-  HassCloseCover: 'door, blind, cover or valve',
-  HassStopCover: 'door, blind, cover or valve',
-  HassSetPosition: 'door, blind, cover or valve',
+  HassOpenCover: 'cover_or_valve',
+  HassCloseCover: 'cover_or_valve',
+  HassStopCover: 'cover_or_valve',
+  HassSetPosition: 'cover_or_valve',
   HassLock: 'lock',
   HassUnlock: 'lock',
   HassPress: 'button',
@@ -414,7 +414,7 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
     if (refusals.length && (refusals.length === 1 || t.named)) return refusals.sort((a, b) => b.rank - a.rank)[0];
     // A kind this intent never acts on: a weak refusal, any other reading of the words goes first.
     if (t.named && t.entities.length === 1) return { type: 'unsupported', entity: t.entities[0], verb: VERB[intent], rank: 1 };
-    return { type: 'not_found', what: NOUN[intent] ?? 'device', area: t.area, rank: 1 };
+    return { type: 'not_found', what: '', noun: NOUN[intent] ?? 'device', area: t.area, rank: 1 };
   }
   // Several, said in the singular, or of different kinds for a bare number: ask which.
   const mixed = intent === 'HassSetLevel' && new Set(ok.map((o) => o.e.kind)).size > 1;
@@ -525,7 +525,7 @@ function planRead(c: Captures, home: Home): Planned | Reply | null {
   } else if (c.state) {
     const fitting = entities.filter((e) => stateApplies(e, c.state!));
     if (fitting.length) entities = fitting;
-    else if (!t.areaOnly) return { type: 'not_found', what: `${t.kind?.id ?? 'device'} that can be ${c.state}`, area: t.area ?? t.floor, rank: 1 };
+    else if (!t.areaOnly) return { type: 'not_found', what: t.kind?.id ?? '', noun: 'that_can_be', state: c.state, area: t.area ?? t.floor, rank: 1 };
   }
   if (t.areaOnly && (!c.state || entities.length > MAX_READS)) return t.floor && !t.area ? readAreas(entities, home) : readArea(t.area, home);
   const asked = c.state ?? (t.kind?.id === 'motion' ? 'on' : undefined);
@@ -553,7 +553,7 @@ function planCamera(c: Captures, home: Home): Planned | Reply | null {
     // "who is at the front door": the camera on the same device, else in the same area.
     if (!found.length) found = cameras.filter((cam) => t.entities.some((e) => e.deviceId === cam.deviceId));
     if (!found.length) found = cameras.filter((cam) => t.entities.some((e) => e.area && e.area === cam.area));
-    if (!found.length) return t.entities.length === 1 ? { type: 'unsupported', entity: t.entities[0], verb: 'look_through', rank: 2 } : { type: 'not_found', what: 'camera', rank: 1 };
+    if (!found.length) return t.entities.length === 1 ? { type: 'unsupported', entity: t.entities[0], verb: 'look_through', rank: 2 } : { type: 'not_found', what: '', noun: 'camera', rank: 1 };
   } else if (c.kind) {
     const t = resolveTarget(c, v, 'read', home.context);
     if (isReply(t)) return t;
@@ -572,7 +572,7 @@ function planCamera(c: Captures, home: Home): Planned | Reply | null {
   } else {
     found = cameras;
   }
-  if (!found.length) return { type: 'not_found', what: 'camera', area: c.area?.value, rank: 1 };
+  if (!found.length) return { type: 'not_found', what: '', noun: 'camera', area: c.area?.value, rank: 1 };
   const calls: PlannedCall[] = [];
   const done: Entity[] = [];
   for (const cam of sortEntities(found)) {

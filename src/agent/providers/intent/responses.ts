@@ -213,6 +213,13 @@ for (const k of ['example_turn_on', 'example_locked', 'example_set_temperature',
 for (const k of ['example_temperature', 'example_area']) RESPONSE_SLOTS[k] = ['area'];
 for (const k of ['example_placeholder_1', 'example_placeholder_2', 'example_placeholder_3']) RESPONSE_SLOTS[k] = [];
 
+// "Sorry, I could not find <a noun>": a word said gets an indefinite article; a noun Hearth names is whole.
+RESPONSE_SLOTS.indefinite = ['what'];
+RESPONSE_SLOTS.indefinite_vowel = ['what'];
+RESPONSE_SLOTS.indefinite_vowels = [];
+for (const n of ['device', 'camera', 'light_or_switch', 'dimmable_light', 'thermostat', 'fan', 'colour_light', 'light_thermostat_or_cover', 'cover_or_valve', 'lock', 'button']) RESPONSE_SLOTS[`noun_${n}`] = [];
+RESPONSE_SLOTS.noun_that_can_be = ['kind', 'state'];
+
 export type Slots = Record<string, string | number | undefined>;
 
 /** The responses in use: fills templates; a response missing from the data says its own key (and is a load problem). */
