@@ -54,7 +54,7 @@ export function examples(entities: Entity[], offered: OfferedTools, r: Responses
   const climate = first((e) => e.kind === 'climate' && !!offered.actuator(e, 'set_temperature'));
   if (climate) add(r.say('example_set_temperature', { name: theName(r, climate) }));
   const temp = first((e) => e.kind === 'sensor' && e.deviceClass === 'temperature' && !!e.area && !!offered.read(e));
-  if (temp && temp.area && /^[\w' -]+$/.test(spoken(temp.area))) add(r.say('example_temperature', { area: theArea(r, temp.area) }));
+  if (temp?.area && /^[\w' -]+$/.test(spoken(temp.area))) add(r.say('example_temperature', { area: theArea(r, temp.area) }));
   const cover = first((e) => e.kind === 'cover' && !!offered.actuator(e, 'open'));
   if (cover) add(r.say('example_open', { name: theName(r, cover) }));
   const camera = first((e) => e.kind === 'camera' && !!offered.camera(e));

@@ -3,7 +3,6 @@
 // (like Home Assistant's hassil), resolved to calls on the tools the request
 // offers. Round 1 turns the user's words into tool calls (or a reply); round 2
 // turns the tool results into a plain-sentence answer.
-import type { Logger } from 'pino';
 import type { Entity } from '../../../devices/model.js';
 import type { EntityState } from '../../../devices/state-cache.js';
 import type { GeneratedTool } from '../../../tools/types.js';
