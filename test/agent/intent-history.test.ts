@@ -58,7 +58,7 @@ async function ask(text: string): Promise<{ calls: Array<[string, Record<string,
     { role: 'assistant', content: null, tool_calls: raw },
     ...first.calls.map((c, i) => {
       const entity = demo.find((e) => e.id === c.args.entity)!;
-      return { role: 'tool' as const, tool_call_id: `c${i}`, content: historyAnswer(store, entity, c.args, NOW).text };
+      return { role: 'tool' as const, tool_call_id: `c${i}`, content: historyAnswer(store, entity, c.args, NOW).text ?? '' };
     }),
   ];
   let answer = '';
