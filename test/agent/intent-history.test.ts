@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import OpenAI from 'openai';
 import type { ChatMessage, ProviderEvent } from '../../src/agent/provider.js';
 import { IntentProvider } from '../../src/agent/providers/intent/index.js';
 import { openDatabase } from '../../src/db/database.js';
@@ -15,6 +16,9 @@ import { loadDeviceFiles } from '../../src/devices/loader.js';
 import { HistoryStore } from '../../src/history/store.js';
 import { generateTools, toolSpecs } from '../../src/tools/generator.js';
 import { historyAnswer } from '../../src/tools/history-text.js';
+import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { startHome, type TestHome } from '../helpers/home.js';
 
 const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
 const { tools } = generateTools(demo, { shape: 'grouped', groupAbove: 40 }, async () => ({}));
@@ -114,5 +118,49 @@ describe('intent model: history questions', () => {
     const without = model.understand('when did the front door last open', names.filter((n) => n !== 'host__get_history'));
     assert.deepEqual(without.calls, []);
     assert.match(without.text ?? '', /no tool to read the history of the front door lock/);
+  });
+});
+
+describe('history questions through a running Hearth (HTTP chat, the real get_history on its database)', () => {
+  let broker: TestBroker;
+  let home: TestHome;
+  let server: HttpServer;
+  let owner: OpenAI;
+  let guest: OpenAI;
+  const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 });
+  const ask = async (c: OpenAI, text: string) => (await c.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: text }] })).choices[0]!.message.content ?? '';
+
+  before(async () => {
+    broker = await startAedes();
+    home = await startHome(broker);
+    server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
+    owner = client(home.hearth.tokens.create('owner-phone', 'http:owner-phone').secret);
+    guest = client(home.hearth.tokens.create('guest-phone', 'http:guest-phone').secret);
+    home.hearth.policy.setRoles('http:owner-phone', ['owner']);
+    home.hearth.policy.setRoles('http:guest-phone', ['guest']);
+    home.hearth.policy.add({ subject: 'role:guest', targetType: 'entity', target: 'hallway_motion.occupancy', action: 'read', effect: 'deny', priority: 10, note: 'test: guests may not watch the hallway' });
+    const now = Date.now();
+    home.hearth.history.write([
+      { entityId: 'hallway_motion.occupancy', ts: now - 3 * 3_600_000, state: 'on' },
+      { entityId: 'hallway_motion.occupancy', ts: now - 3 * 3_600_000 + 60_000, state: 'off' },
+    ]);
+  });
+  after(async () => {
+    await server?.close();
+    await home?.close();
+    await broker?.stop();
+  });
+
+  it('"when was the hallway motion last seen" is answered from the recorded history, and nothing is actuated', async () => {
+    const before = home.hearth.audit.list({ limit: 1 })[0]?.id ?? 0;
+    const answer = await ask(owner, 'when was the hallway motion last seen');
+    assert.match(answer, /^The hallway motion last saw motion 3 h ago \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)\.$/);
+    assert.equal(home.hearth.audit.list({ limit: 1 })[0]?.id ?? 0, before, 'a read is not an action');
+  });
+
+  it('a caller who may not read the sensor is not told its history', async () => {
+    const answer = await ask(guest, 'when was the hallway motion last seen');
+    assert.doesNotMatch(answer, /saw motion|\d+ h ago/);
+    assert.match(answer, /not allowed|cannot|don't know/i);
   });
 });
