@@ -105,7 +105,13 @@ export function planHistory(c: Captures, v: Vocabulary, offered: OfferedTools, c
   // "at 8 pm", "at 3 in the afternoon".
   const hour = said !== undefined && c.other.pm === true && said < 12 ? said + 12 : said;
   const ask: HistoryAsk = c.other.history === 'last' ? 'last' : hour !== undefined ? 'at' : 'range';
-  const candidates = sortEntities(pick(t.entities, ask === 'last' ? c.state : undefined));
+  let candidates = sortEntities(pick(t.entities, ask === 'last' ? c.state : undefined));
+  // "how warm was it this morning" on the bedroom's satellite: the bedroom's.
+  const here = context.area?.toLowerCase();
+  if (candidates.length > 1 && here && !t.area && !t.floor) {
+    const local = candidates.filter((e) => e.area?.toLowerCase() === here);
+    if (local.length) candidates = local;
+  }
   if (!candidates.length) return null;
   if (candidates.length > 1) return { type: 'ambiguous', candidates, rank: 3 };
   const e = candidates[0];
