@@ -166,6 +166,9 @@ colours: 3
   summary_which:
     one: "only {names}"
   make_coffee: "brewing"
+  intents:
+    HassTurnOn:
+      default: "Turned on {{ slots.name }}"
 `,
     });
     const p = model(new SentenceSet({ userDir: dir }));
@@ -175,7 +178,8 @@ colours: 3
     assert.equal(find(/response try_this: unbalanced/)?.line, 5);
     assert.equal(find(/response summary_which: plural variants need at least "other"/)?.line, 7);
     assert.equal(find(/unknown response "make_coffee"/)?.line, 8);
-    assert.equal(problems.length, 4, JSON.stringify(problems));
+    assert.equal(find(/Home Assistant's per-intent responses .* are not used/)?.line, 9);
+    assert.equal(problems.length, 5, JSON.stringify(problems));
     // The good overrides are said; the bad ones keep the shipped wording.
     assert.equal(p.understand('bake me a cake', names).text?.startsWith('Hmm, no idea. You can say things like "'), true);
     assert.equal(p.understand('desk lamp 30%', names).text, 'No desk lamp here, nothing changed. The closest I know: the living room lamp.');

@@ -152,8 +152,13 @@ export function readResponses(
     const keyNode = pair.key as YamlNode | null;
     const key = String(isScalar(keyNode) ? keyNode.value : keyNode);
     const value = pair.value as YamlNode | null;
+    if (key === 'intents') {
+      problem(keyNode, 'Home Assistant\'s per-intent responses ("responses: intents:") are not used: reword Hearth\'s responses by name (the names are in the shipped responses.yaml)');
+      continue;
+    }
     if (!(key in RESPONSE_SLOTS)) {
-      problem(keyNode, `unknown response "${key}" (known: ${Object.keys(RESPONSE_SLOTS).join(', ')})`);
+      const near = Object.keys(RESPONSE_SLOTS).filter((k) => k.startsWith(key.split('_')[0])).slice(0, 8);
+      problem(keyNode, `unknown response "${key}"${near.length ? ` (similar: ${near.join(', ')})` : ''}; the names are in the shipped responses.yaml`);
       continue;
     }
     const variants: ResponseData['variants'] = {};
