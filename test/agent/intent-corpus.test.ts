@@ -20,7 +20,7 @@ const DIR = new URL('../fixtures/utterances/', import.meta.url).pathname;
 interface Entry {
   say: string;
   intent?: string;
-  /** `<entity> <action> [k=v...]`, `read <entity>`, `area <Area>`, `home`, `camera <entity>`. */
+  /** `<entity> <action> [k=v...]`, `read <entity>`, `area <Area>`, `home`, `camera <entity>`, `history <entity> [k=v|k=~...]` (`~`: any time). */
   calls?: string[];
   /** A regular expression the reply must match (and no call is made). */
   reply?: string;
@@ -50,6 +50,14 @@ function expected(spec: string, entities: Map<string, Entity>, tools: ReturnType
   if (head === 'area') return ['get_state', { area: rest.join(' ') }];
   if (head === 'read') return ['get_state', { entity: rest[0] }];
   if (head === 'camera') return ['get_camera_image', { camera: rest[0] }];
+  if (head === 'history') {
+    const args: Record<string, unknown> = { entity: rest[0] };
+    for (const p of rest.slice(1)) {
+      const [k, ...v] = p.split('=');
+      args[k] = v.join('=');
+    }
+    return ['get_history', args];
+  }
   const e = entities.get(head);
   if (!e) throw new Error(`corpus names an unknown entity ${head}`);
   const [action, ...pairs] = rest;
@@ -93,7 +101,14 @@ describe('intent model: the utterance corpus', () => {
         const label = entry.intent ?? (entry.reply ? 'reply' : '?');
         const tally = byIntent.get(label) ?? byIntent.set(label, { ok: 0, all: 0 }).get(label)!;
         tally.all++;
-        const got = r.calls.map((c) => [c.tool, c.args]);
+        // A history window depends on the clock: `~` in the corpus stands for any time given.
+        const anyTime = (c: { tool: string; args: Record<string, unknown> }, i: number) => {
+          const spec = entry.calls?.[i] ?? '';
+          const args = { ...c.args };
+          for (const k of ['since', 'until']) if (spec.includes(` ${k}=~`) && typeof args[k] === 'string') args[k] = '~';
+          return args;
+        };
+        const got = r.calls.map((c, i) => [c.tool, anyTime(c, i)]);
         let ok: boolean;
         let want: unknown;
         if (entry.reply) {

@@ -90,6 +90,7 @@ lists:
     assert.deepEqual(calls(p, 'lights please', 'Living room'), [['control_switches', { entity: 'living_room_lamp.lamp', action: 'turn_on' }]]);
     assert.deepEqual(calls(p, 'good night kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_off' }]]);
     assert.deepEqual(calls(p, 'kitchen light to cinema'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 38 }]]);
+    assert.equal(p.understand('desk lamp 30%', names).text, 'I don\'t know anything called "desk lamp", so I left everything as it was. The closest I know: the living room lamp.');
   });
 
   it("takes Home Assistant's own custom-sentence files as they are (domain slot, number lists)", () => {
@@ -155,6 +156,37 @@ colours: 3
     assert.deepEqual(calls(p, 'brew'), []);
   });
 
+  it("replies are data: a user's responses replace the shipped ones; a bad template names file, line and reason", () => {
+    const dir = folder({
+      'replies.yaml': `responses:
+  not_understood: "Hmm, no idea."
+  unknown_device: "No {unknown} here, nothing changed."
+  closest: "Maybe {nmes}?"
+  try_this: "Try {examples"
+  summary_which:
+    one: "only {names}"
+  make_coffee: "brewing"
+  intents:
+    HassTurnOn:
+      default: "Turned on {{ slots.name }}"
+`,
+    });
+    const p = model(new SentenceSet({ userDir: dir }));
+    const problems = p.sentences.problems.map((x) => ({ ...x, file: x.file.replace(`${dir}/`, '') }));
+    const find = (re: RegExp) => problems.find((x) => x.file === 'replies.yaml' && re.test(x.reason));
+    assert.equal(find(/response closest: unknown slot \{nmes\} \(this response has: \{names\}\)/)?.line, 4, JSON.stringify(problems));
+    assert.equal(find(/response try_this: unbalanced/)?.line, 5);
+    assert.equal(find(/response summary_which: plural variants need at least "other"/)?.line, 7);
+    assert.equal(find(/unknown response "make_coffee"/)?.line, 8);
+    assert.equal(find(/Home Assistant's per-intent responses .* are not used/)?.line, 9);
+    assert.equal(problems.length, 5, JSON.stringify(problems));
+    // The good overrides are said; the bad ones keep the shipped wording.
+    assert.equal(p.understand('bake me a cake', names).text?.startsWith('Hmm, no idea. You can say things like "'), true);
+    assert.equal(p.understand('desk lamp 30%', names).text, 'No desk lamp here, nothing changed. The closest I know: the living room lamp.');
+    // Shipped English is untouched by another set's overrides.
+    assert.equal(model(SentenceSet.shipped()).understand('desk lamp 30%', names).text, 'Sorry, I don\'t know a device called "desk lamp". Nothing was done. The closest I know: the living room lamp.');
+  });
+
   it('a missing folder is a problem, not a crash', () => {
     const set = new SentenceSet({ userDir: join(tmpdir(), 'hearth-no-such-sentences-folder') });
     sets.push(set);
@@ -212,6 +244,42 @@ describe('intent model: questions', () => {
     assert.equal(await ask('which lights are on', states), 'The kitchen light is on.');
     assert.equal(await ask('how many lights are on', states), '1 of 2 is on: the kitchen light.');
     assert.equal(await ask('are there any lights on', { 'kitchen_light.light': 'off', 'living_room_lamp.lamp': 'off' }), 'No, none of the 2 I checked are on.');
+  });
+});
+
+describe('intent model: answers from the responses data', () => {
+  const p = new IntentProvider({ entities: () => demo, tools: () => tools });
+  const round2 = async (text: string, result: string) => {
+    const first = p.understand(text, names);
+    const raw = first.calls.map((c, i) => ({ id: `c${i}`, name: `host__${c.tool}`, arguments: JSON.stringify(c.args) }));
+    const messages: ChatMessage[] = [
+      { role: 'user', content: text },
+      { role: 'assistant', content: null, tool_calls: raw },
+      ...first.calls.map((_, i) => ({ role: 'tool' as const, tool_call_id: `c${i}`, content: result })),
+    ];
+    let out = '';
+    for await (const e of p.stream({ model: 'hearth-intent', messages, tools: toolSpecs(tools), signal: new AbortController().signal }) as AsyncIterable<ProviderEvent>) if (e.type === 'token') out += e.text;
+    return out;
+  };
+
+  it('refusals are said as before the move to data', () => {
+    const say = (text: string) => p.understand(text, names).text;
+    assert.equal(say('dim the lamp'), "Sorry, I can't dim the living room lamp. It can be turned on or turned off.");
+    assert.equal(say('dim the front door camera'), "Sorry, I can't dim the front door camera. I can show you its latest picture.");
+    assert.equal(say('toggle the lamp'), "Sorry, I can't toggle the living room lamp: its state is not known yet; say on or off.");
+    assert.equal(say('set the thermostat to 35'), 'Sorry, the thermostat takes a temperature from 7 to 30 °C.');
+    assert.equal(say('when did the front door last open'), undefined, 'a history question is a call, not a reply');
+    assert.equal(p.understand('when did the front door last open', names.filter((n) => n !== 'host__get_history')).text, 'Sorry, I cannot do that here: I have no tool to read the history of the front door lock in this conversation.');
+  });
+
+  it('held, refused, failed and unconfirmed calls are said as before the move to data', async () => {
+    assert.equal(await round2('unlock the front door', 'needs approval: Approval 1a2b is waiting for an owner.'), 'Unlocking the front door lock needs approval: Approval 1a2b is waiting for an owner.');
+    assert.equal(await round2('set the kitchen light to 30%', 'not allowed: guests may not dim lights.'), 'You are not allowed to set the kitchen light to 30%: guests may not dim lights.');
+    assert.equal(await round2('open the garage door', 'not allowed'), 'You are not allowed to open the garage door.');
+    assert.equal(await round2('what is on in the kitchen', 'not allowed: reading the kitchen is off limits'), 'You are not allowed to read the devices in the kitchen: reading the kitchen is off limits.');
+    assert.equal(await round2('turn on the lamp', 'failed: the broker is unreachable'), 'That did not work: the broker is unreachable.');
+    assert.equal(await round2('turn on the lamp', 'unconfirmed: sent, no state came back'), 'I sent it, but the living room lamp has not confirmed yet.');
+    assert.equal(await round2('set the thermostat to 21', 'needs approval: held.'), 'Setting the thermostat to 21 °C needs approval: held.');
   });
 });
 

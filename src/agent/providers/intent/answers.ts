@@ -6,41 +6,32 @@ import { actionsOf } from '../../../tools/parameters.js';
 import type { GeneratedTool } from '../../../tools/types.js';
 import type { Reply } from './resolve.js';
 import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from './results.js';
-import { FALLBACK_EXAMPLES } from './sentences.js';
-import { listOr, resultText, sentence, spoken, theArea, theName } from './names.js';
+import { resultText, sentence, spoken, theArea, theName } from './names.js';
+import { HISTORY_TOOL, historySentence, type HistoryAsk } from './history.js';
+import type { Responses, Slots } from './responses.js';
 import type { OfferedTools } from './tools.js';
 
 // ------------------------------------------------------------------ replies
 
-const PARTICIPLE: Record<string, string> = {
-  turn_on: 'turned on',
-  turn_off: 'turned off',
-  open: 'opened',
-  close: 'closed',
-  stop: 'stopped',
-  set_position: 'moved to a position',
-  lock: 'locked',
-  unlock: 'unlocked',
-  set_mode: 'set to a mode',
-  set_temperature: 'set to a temperature',
-  set_value: 'set to a value',
-  select_option: 'set to an option',
-  press: 'pressed',
-};
+/** Actions that have a `done_<action>` participle ("turned on") in the responses. */
+const PARTICIPLES = new Set(['turn_on', 'turn_off', 'open', 'close', 'stop', 'set_position', 'lock', 'unlock', 'set_mode', 'set_temperature', 'set_value', 'select_option', 'press']);
 
-function whatItDoes(e: Entity): string {
-  if (e.kind === 'camera') return 'I can show you its latest picture.';
-  if (e.kind === 'sensor' || e.kind === 'binary_sensor') return 'I can tell you what it reports.';
-  const can = actionsOf(e).map((a) => PARTICIPLE[a]).filter(Boolean);
-  return can.length ? `It can be ${listOr(can)}.` : '';
+function whatItDoes(e: Entity, r: Responses): string {
+  if (e.kind === 'camera') return r.say('can_camera');
+  if (e.kind === 'sensor' || e.kind === 'binary_sensor') return r.say('can_read');
+  const can = actionsOf(e).filter((a) => PARTICIPLES.has(a)).map((a) => r.say(`participle_${a}`));
+  return can.length ? r.say('can_be', { actions: r.list(can) }) : '';
 }
 
-function withArticle(what: string): string {
-  return /^[aeiou]/i.test(what) ? `an ${what}` : `a ${what}`;
+/** "a toaster", "an oven": the `indefinite_vowel` form before the language's `indefinite_vowels`. */
+function withArticle(r: Responses, what: string): string {
+  const lower = what.toLowerCase();
+  const vowel = r.say('indefinite_vowels').toLowerCase().split(/\s+/).some((v) => v && lower.startsWith(v));
+  return r.say(vowel ? 'indefinite_vowel' : 'indefinite', { what });
 }
 
 /** Up to three phrasings this home and these tools really support. */
-export function examples(entities: Entity[], offered: OfferedTools): string[] {
+export function examples(entities: Entity[], offered: OfferedTools, r: Responses): string[] {
   const sorted = [...entities].sort((a, b) => (a.id < b.id ? -1 : 1));
   const usable = (e: Entity) => {
     const words = spoken(e.name).split(' ').length;
@@ -52,70 +43,71 @@ export function examples(entities: Entity[], offered: OfferedTools): string[] {
   };
   const first = (pred: (e: Entity) => boolean) => sorted.find((e) => usable(e) && pred(e));
   const light = first((e) => (e.kind === 'light' || e.kind === 'switch') && !!offered.actuator(e, 'turn_on'));
-  if (light) add(`turn on ${theName(light)}`);
+  if (light) add(r.say('example_turn_on', { name: theName(r, light) }));
   const lock = first((e) => e.kind === 'lock' && !!offered.read(e));
   if (lock) {
     // "is the front door locked?" reads better than "is the front door lock locked?".
     const said = (x: Entity) => [x.name, ...x.aliases].map((n) => n.trim().toLowerCase());
     const unique = lock.aliases.find((a) => !/\block\b/i.test(a) && /^[\w' -]+$/.test(a) && a.split(' ').length <= 4 && !sorted.some((o) => o !== lock && said(o).includes(a.trim().toLowerCase())));
-    add(`is ${unique ? theName({ name: unique, id: lock.id }) : theName(lock)} locked?`);
+    add(r.say('example_locked', { name: unique ? theName(r, { name: unique, id: lock.id }) : theName(r, lock) }));
   }
   const climate = first((e) => e.kind === 'climate' && !!offered.actuator(e, 'set_temperature'));
-  if (climate) add(`set ${theName(climate)} to 21`);
+  if (climate) add(r.say('example_set_temperature', { name: theName(r, climate) }));
   const temp = first((e) => e.kind === 'sensor' && e.deviceClass === 'temperature' && !!e.area && !!offered.read(e));
-  if (temp && temp.area && /^[\w' -]+$/.test(spoken(temp.area))) add(`what is the temperature in ${theArea(temp.area)}?`);
+  if (temp?.area && /^[\w' -]+$/.test(spoken(temp.area))) add(r.say('example_temperature', { area: theArea(r, temp.area) }));
   const cover = first((e) => e.kind === 'cover' && !!offered.actuator(e, 'open'));
-  if (cover) add(`open ${theName(cover)}`);
+  if (cover) add(r.say('example_open', { name: theName(r, cover) }));
   const camera = first((e) => e.kind === 'camera' && !!offered.camera(e));
-  if (camera) add(`what does ${theName(camera)} see?`);
-  for (const x of FALLBACK_EXAMPLES) if (out.length < 2) add(x);
-  if (out.length < 3 && out[0] && !out[0].includes('<')) {
+  if (camera) add(r.say('example_camera', { name: theName(r, camera) }));
+  for (const k of ['example_placeholder_1', 'example_placeholder_2', 'example_placeholder_3']) if (out.length < 2) add(r.say(k));
+  const placeholder = new Set(['example_placeholder_1', 'example_placeholder_2', 'example_placeholder_3'].map((k) => r.say(k)));
+  if (out.length < 3 && out[0] && !placeholder.has(out[0])) {
     const read = first((e) => !!e.area && !!offered.state(e.area));
-    if (read?.area && /^[\w' -]+$/.test(spoken(read.area))) add(`what is on in ${theArea(read.area)}?`);
+    if (read?.area && /^[\w' -]+$/.test(spoken(read.area))) add(r.say('example_area', { area: theArea(r, read.area) }));
   }
   return out;
 }
 
-function quoteList(items: string[]): string {
-  return listOr(items.map((x) => `"${x}"`));
-}
-
-export function replyText(reply: Reply, hints: string[]): string {
-  const tryThis = hints.length ? ` You can say things like ${quoteList(hints)}.` : '';
+export function replyText(reply: Reply, hints: string[], r: Responses): string {
+  const tryThis = hints.length ? ` ${r.say('try_this', { examples: r.list(hints.map((x) => r.say('quoted', { text: x }))) })}` : '';
   switch (reply.type) {
     case 'not_understood': {
       const unknown = reply.unknown ? spoken(reply.unknown, 40) : '';
-      const closest = reply.closest?.length ? ` The closest I know: ${listOr(reply.closest.map((e) => theName(e)))}.` : '';
-      if (unknown && closest) return `Sorry, I don't know a device called "${unknown}". Nothing was done.${closest}`;
-      return `Sorry, I did not understand that.${unknown ? ` I don't know a device called "${unknown}".` : ''}${tryThis}`;
+      const closest = reply.closest?.length ? ` ${r.say('closest', { names: r.list(reply.closest.map((e) => theName(r, e))) })}` : '';
+      if (unknown && closest) return `${r.say('unknown_device', { unknown })}${closest}`;
+      return `${r.say('not_understood')}${unknown ? ` ${r.say('not_understood_unknown', { unknown })}` : ''}${tryThis}`;
     }
     case 'which_area':
-      return 'Which area do you mean? I do not know where you are: say the room, like "turn on the lights in the kitchen".';
+      return r.say('which_area');
     case 'question':
-      return 'That sounds like a question, so I changed nothing. Say it as a command (like "turn on the kitchen light") if you want it done.';
+      return r.say('question');
     case 'not_found': {
-      const what = spoken(reply.what, 60);
-      return `Sorry, I could not find ${withArticle(what)}${reply.area ? ` in ${theArea(reply.area)}` : ''}.${tryThis}`;
+      const what = reply.noun ? r.say(`noun_${reply.noun}`, { kind: spoken(reply.what || r.say('word_device'), 40), state: reply.state }) : withArticle(r, spoken(reply.what, 60));
+      return `${reply.area ? r.say('not_found_in_area', { what, area: theArea(r, reply.area) }) : r.say('not_found', { what })}${tryThis}`;
     }
     case 'unsupported':
-      if (reply.why) return `Sorry, I can't ${reply.verb} ${theName(reply.entity)}: ${reply.why}.`;
-      return `Sorry, I can't ${reply.verb} ${theName(reply.entity)}. ${whatItDoes(reply.entity)}`.trim();
+    {
+      const verb = r.say(`verb_${reply.verb}`, { value: reply.value });
+      if (reply.why) return r.say('unsupported_why', { verb, name: theName(r, reply.entity), why: r.say(`why_${reply.why}`) });
+      return `${r.say('unsupported', { verb, name: theName(r, reply.entity) })} ${whatItDoes(reply.entity, r)}`.trim();
+    }
     case 'ambiguous': {
-      const names = reply.candidates.map((e) => theName(e));
+      const names = reply.candidates.map((e) => theName(r, e));
       const dup = new Set(names.filter((n, i) => names.indexOf(n) !== i));
-      const labels = reply.candidates.map((e, i) => (dup.has(names[i]) && e.area ? `${names[i]} in ${theArea(e.area)}` : names[i]));
+      const labels = reply.candidates.map((e, i) => (dup.has(names[i]) && e.area ? r.say('in_area', { name: names[i], area: theArea(r, e.area) }) : names[i]));
       const shown = labels.slice(0, 6);
       const more = labels.length - shown.length;
-      return `Which one do you mean: ${more > 0 ? `${shown.join(', ')}, or one of ${more} more` : listOr(shown)}? Say its name, or say "all" to use every one.`;
+      return r.say('ambiguous', { choices: more > 0 ? r.say('ambiguous_more', { shown: shown.join(r.say('list_separator')), count: more }) : r.list(shown) });
     }
     case 'not_here': {
-      const names = reply.entities.slice(0, 3).map((e) => theName(e));
-      const more = reply.entities.length > 3 ? ` and ${reply.entities.length - 3} more` : '';
-      return `Sorry, I cannot do that here: I have no tool to ${reply.verb} ${listOr(names, 'or')}${more} in this conversation.`;
+      const names = r.list(reply.entities.slice(0, 3).map((e) => theName(r, e)));
+      const verb = r.say(`verb_${reply.verb}`);
+      if (reply.entities.length > 3) return r.say('not_here_more', { verb, names, count: reply.entities.length - 3 });
+      return r.say('not_here', { verb, names });
     }
     case 'out_of_range': {
       const unit = reply.unit === '%' ? '%' : reply.unit ? ` ${spoken(reply.unit, 8)}` : '';
-      return `Sorry, ${theName(reply.entity)} takes a ${reply.what} from ${reply.min} to ${reply.max}${unit}.`;
+      return r.say('out_of_range', { name: theName(r, reply.entity), what: r.say(`quantity_${reply.what}`), min: reply.min, max: reply.max, unit });
     }
   }
 }
@@ -136,25 +128,13 @@ export interface AnswerContext {
   /** A state word the question asked about ("locked"), for yes/no. */
   asked?: string;
   /** A question over several devices: which ones are in the asked state, how many, or whether any. */
-  ask?: 'which' | 'count' | 'any';
+  ask?: 'which' | 'count' | 'any' | HistoryAsk;
   /** The entities the question was about (a whole-area read may return more). */
   subjects?: string[];
+  /** What the model says in this language. */
+  responses: Responses;
 }
 
-const GERUND: Record<string, string> = {
-  turn: 'Turning',
-  set: 'Setting',
-  open: 'Opening',
-  close: 'Closing',
-  stop: 'Stopping',
-  move: 'Moving',
-  lock: 'Locking',
-  unlock: 'Unlocking',
-  press: 'Pressing',
-  read: 'Reading',
-  look: 'Looking',
-  use: 'Using',
-};
 
 function percentOf(value: number, e: Entity | undefined, max?: number): number {
   const r = e?.ranges.brightness ?? { min: 0, max: max ?? 255 };
@@ -166,44 +146,39 @@ function unitOf(e: Entity | undefined): string {
   return u ? (u === '%' ? '%' : ` ${u}`) : '';
 }
 
-/** "open the garage door", "set the kitchen light to 30%" */
-function actionPhrase(action: string | undefined, args: Record<string, unknown>, e: Entity | undefined, fallbackName: string): string {
-  const name = e ? theName(e) : fallbackName;
+/** "open the garage door", "set the kitchen light to 30%"; as `doing`: "Opening the garage door". */
+function actionPhrase(action: string | undefined, args: Record<string, unknown>, e: Entity | undefined, fallbackName: string, r: Responses, form: 'do' | 'doing' = 'do'): string {
+  const name = e ? theName(r, e) : fallbackName;
+  const say = (what: string, slots: Slots = {}) => r.say(`${form}_${what}`, { name, ...slots });
   const num = (k: string) => (typeof args[k] === 'number' ? (args[k] as number) : undefined);
   switch (action) {
     case 'turn_on': {
       const b = num('brightness');
-      return b !== undefined ? `set ${name} to ${percentOf(b, e)}%` : `turn on ${name}`;
+      return b !== undefined ? say('set_to', { value: `${percentOf(b, e)}%` }) : say('turn_on');
     }
     case 'turn_off':
-      return `turn off ${name}`;
+      return say('turn_off');
     case 'set_position':
-      return `move ${name} to ${num('position') ?? '?'}%`;
+      return say('move_to', { value: `${num('position') ?? '?'}%` });
     case 'set_mode':
-      return args.mode === 'off' ? `turn off ${name}` : `set ${name} to ${spoken(String(args.mode ?? ''), 20).replace(/_/g, ' ')}`;
+      return args.mode === 'off' ? say('turn_off') : say('set_to', { value: spoken(String(args.mode ?? ''), 20).replace(/_/g, ' ') });
     case 'set_temperature':
-      return `set ${name} to ${num('temperature') ?? '?'}${unitOf(e)}`;
+      return say('set_to', { value: `${num('temperature') ?? '?'}${unitOf(e)}` });
     case 'set_value':
-      return `set ${name} to ${num('value') ?? '?'}${unitOf(e)}`;
+      return say('set_to', { value: `${num('value') ?? '?'}${unitOf(e)}` });
     case 'select_option':
-      return `set ${name} to ${spoken(String(args.option ?? ''), 30)}`;
+      return say('set_to', { value: spoken(String(args.option ?? ''), 30) });
     case 'open':
     case 'close':
     case 'stop':
     case 'lock':
     case 'unlock':
     case 'press':
-      return `${action} ${name}`;
     case 'camera':
-      return `look through ${name}`;
+      return say(action);
     default:
-      return `read ${name}`;
+      return say('read');
   }
-}
-
-function gerund(phrase: string): string {
-  const [verb, ...rest] = phrase.split(' ');
-  return [GERUND[verb] ?? sentence(verb), ...rest].join(' ');
 }
 
 /** The logical state of a line in question vocabulary: `on`, `open`, `locked`... */
@@ -230,55 +205,59 @@ const SAME_VOCABULARY = [
   ['heating', 'cooling', 'idle', 'off'],
 ];
 
-function yesNo(asked: string | undefined, actual: string | undefined): string {
-  if (!asked || !actual) return '';
-  if (!SAME_VOCABULARY.some((v) => v.includes(asked) && v.includes(actual))) return '';
-  return asked === actual ? 'Yes, ' : 'No, ';
+function yesNo(asked: string | undefined, actual: string | undefined): 'yes' | 'no' | undefined {
+  if (!asked || !actual) return undefined;
+  if (!SAME_VOCABULARY.some((v) => v.includes(asked) && v.includes(actual))) return undefined;
+  return asked === actual ? 'yes' : 'no';
 }
 
 /** A state line as a sentence: "The front door lock is locked." */
-export function stateSentence(line: StateLine, e: Entity | undefined, asked?: string): string {
-  const name = e ? theName(e) : theName({ name: line.name, id: line.id });
+export function stateSentence(line: StateLine, e: Entity | undefined, r: Responses, asked?: string): string {
+  const name = e ? theName(r, e) : theName(r, { name: line.name, id: line.id });
   const main = line.parts[0] ?? '';
-  const offline = line.offline ? ` ${sentence(name)} is offline, so this may be out of date.` : '';
-  const prefix = yesNo(asked, line.noState ? undefined : logicalState(e, line));
-  const say = (body: string) => (prefix ? `${prefix}${body}` : sentence(body));
-  if (line.noState) return `${sentence(name)} has not reported its state yet.${offline}`;
+  const offline = line.offline ? ` ${sentence(r.say('state_offline', { name }))}` : '';
+  const answer = yesNo(asked, line.noState ? undefined : logicalState(e, line));
+  const say = (body: string) => (answer ? r.say(answer === 'yes' ? 'answer_yes' : 'answer_no', { answer: body }) : sentence(body));
+  if (line.noState) return `${sentence(r.say('state_not_reported', { name }))}${offline}`;
+  const is = (state: string) => r.say('state_is', { name, state });
   const kind = e?.kind;
   let body: string;
   if (kind === 'light' || kind === 'switch') {
     const b = attribute(line.parts, 'brightness');
     const m = b?.match(/^(-?[\d.]+) of ([\d.]+)$/);
-    body = main === 'on' && m ? `${name} is on at ${percentOf(Number(m[1]), e, Number(m[2]))}%` : `${name} is ${clean(main)}`;
+    body = main === 'on' && m ? r.say('state_on_at', { name, value: `${percentOf(Number(m[1]), e, Number(m[2]))}%` }) : is(clean(main));
   } else if (kind === 'cover') {
     const pos = attribute(line.parts, 'position');
-    body = pos && !['open', 'closed'].includes(main) ? `${name} is ${clean(main)} at ${clean(pos)}` : `${name} is ${clean(main)}`;
+    body = pos && !['open', 'closed'].includes(main) ? r.say('state_at', { name, state: clean(main), value: clean(pos) }) : is(clean(main));
   } else if (kind === 'lock') {
-    body = `${name} is ${clean(main)}`;
+    body = is(clean(main));
   } else if (kind === 'climate') {
     const mode = attribute(line.parts, 'mode') ?? '';
     const target = attribute(line.parts, 'target temperature');
     const current = attribute(line.parts, 'current temperature');
     const activity = attribute(line.parts, 'activity');
-    const now = current ? `; it is ${clean(current)} now` : '';
-    const doing = activity && activity !== 'off' && activity !== mode ? ` and ${clean(activity)}` : '';
-    body = mode === 'off' ? `${name} is off${now}` : `${name} is set to ${clean(mode.replace(/_/g, ' ')) || 'an unknown mode'}${target ? ` at ${clean(target)}` : ''}${doing}${now}`;
+    const now = current ? r.say('climate_now', { value: clean(current) }) : '';
+    const doing = activity && activity !== 'off' && activity !== mode ? r.say('climate_doing', { activity: clean(activity) }) : '';
+    body =
+      mode === 'off'
+        ? r.say('climate_off', { name, now })
+        : r.say('climate_set', { name, mode: clean(mode.replace(/_/g, ' ')) || r.say('climate_unknown_mode'), target: target ? r.say('climate_target', { value: clean(target) }) : '', doing, now });
   } else if (kind === 'binary_sensor') {
     const v = main.split(' ').pop();
     const dc = e?.deviceClass ?? '';
     const on = v === 'on';
-    if (v !== 'on' && v !== 'off') body = `${name} reports ${clean(main)}`;
-    else if (['motion', 'occupancy', 'presence'].includes(dc)) body = on ? `${name} detects motion` : `${name} detects no motion`;
-    else if (['door', 'window', 'garage_door', 'opening'].includes(dc)) body = `${name} is ${on ? 'open' : 'closed'}`;
-    else if (dc === 'moisture') body = `${name} is ${on ? 'wet' : 'dry'}`;
-    else if (['smoke', 'gas', 'carbon_monoxide', 'problem', 'safety', 'tamper'].includes(dc)) body = `${name} ${on ? `detects ${dc.replace(/_/g, ' ')}` : 'is clear'}`;
-    else body = `${name} is ${v}`;
+    if (v !== 'on' && v !== 'off') body = r.say('state_reports', { name, value: clean(main) });
+    else if (['motion', 'occupancy', 'presence'].includes(dc)) body = r.say(on ? 'state_motion' : 'state_no_motion', { name });
+    else if (['door', 'window', 'garage_door', 'opening'].includes(dc)) body = is(r.say(on ? 'word_open' : 'word_closed'));
+    else if (dc === 'moisture') body = is(r.say(on ? 'word_wet' : 'word_dry'));
+    else if (['smoke', 'gas', 'carbon_monoxide', 'problem', 'safety', 'tamper'].includes(dc)) body = on ? r.say('state_detects', { name, what: dc.replace(/_/g, ' ') }) : r.say('state_clear', { name });
+    else body = is(v);
   } else if (kind === 'camera') {
-    body = main.startsWith('latest frame') ? `${name} has a picture ready` : `${name} has not sent a picture yet`;
+    body = r.say(main.startsWith('latest frame') ? 'state_picture_ready' : 'state_no_picture', { name });
   } else if (kind === 'sensor' || !kind) {
-    body = line.parts.length === 1 ? `${name} is ${clean(main)}` : `${name}: ${line.parts.map(clean).join(', ')}`;
+    body = line.parts.length === 1 ? is(clean(main)) : r.say('state_parts', { name, parts: line.parts.map(clean).join(r.say('list_separator')) });
   } else {
-    body = `${name} is ${line.parts.map(clean).join(', ')}`;
+    body = is(line.parts.map(clean).join(r.say('list_separator')));
   }
   return `${say(body)}.${offline}`;
 }
@@ -287,35 +266,35 @@ function clean(value: string): string {
   return spoken(unquote(value), 80).replace(/\.$/, '');
 }
 
-function doneSentence(action: string | undefined, args: Record<string, unknown>, line: StateLine | undefined, e: Entity | undefined): string {
-  if (!line || line.noState) return `Done: ${actionPhrase(action, args, e, 'the device')}.`;
-  const name = e ? theName(e) : theName({ name: line.name, id: line.id });
+function doneSentence(action: string | undefined, args: Record<string, unknown>, line: StateLine | undefined, e: Entity | undefined, r: Responses): string {
+  if (!line || line.noState) return r.say('done_action', { action: actionPhrase(action, args, e, r.say('the_device'), r) });
+  const name = e ? theName(r, e) : theName(r, { name: line.name, id: line.id });
   const main = clean(line.parts[0] ?? '');
   switch (action) {
     case 'turn_on': {
       const color = args.color !== undefined ? line.parts.map((p) => /^colour about ([a-z]+(?: [a-z]+)*)/.exec(p)?.[1]).find(Boolean) : undefined;
-      if (color) return `Done: ${name} is ${color}.`;
+      if (color) return r.say('done_state', { name, state: color });
       const b = attribute(line.parts, 'brightness')?.match(/^(-?[\d.]+) of ([\d.]+)$/);
       const pct = b ? percentOf(Number(b[1]), e, Number(b[2])) : undefined;
-      if (pct !== undefined && args.brightness !== undefined) return `Done: ${name} is at ${pct}%.`;
-      if (pct !== undefined && main === 'on') return `Done: ${name} is on at ${pct}%.`;
-      return `Done: ${name} is ${main}.`;
+      if (pct !== undefined && args.brightness !== undefined) return r.say('done_at', { name, value: `${pct}%` });
+      if (pct !== undefined && main === 'on') return r.say('done_on_at', { name, value: `${pct}%` });
+      return r.say('done_state', { name, state: main });
     }
     case 'set_position': {
       const pos = attribute(line.parts, 'position');
-      return `Done: ${name} is ${pos ? `at ${clean(pos)}` : main}.`;
+      return pos ? r.say('done_at', { name, value: clean(pos) }) : r.say('done_state', { name, state: main });
     }
     case 'set_temperature': {
       const target = attribute(line.parts, 'target temperature');
-      return `Done: ${name} is set to ${target ? clean(target) : `${args.temperature}${unitOf(e)}`}.`;
+      return r.say('done_set_to', { name, value: target ? clean(target) : `${args.temperature}${unitOf(e)}` });
     }
     case 'set_mode': {
       const mode = attribute(line.parts, 'mode') ?? String(args.mode ?? '');
-      return mode === 'off' ? `Done: ${name} is off.` : `Done: ${name} is set to ${clean(mode.replace(/_/g, ' '))}.`;
+      return mode === 'off' ? r.say('done_state', { name, state: mode }) : r.say('done_set_to', { name, value: clean(mode.replace(/_/g, ' ')) });
     }
     default: {
-      const s = stateSentence(line, e);
-      return `Done: ${s[0].toLowerCase()}${s.slice(1)}`;
+      const s = stateSentence(line, e, r);
+      return r.say('done_read', { sentence: `${s[0].toLowerCase()}${s.slice(1)}` });
     }
   }
 }
@@ -327,7 +306,8 @@ function subjectOf(call: AnsweredCall, ctx: AnswerContext): { entity?: Entity; e
   const fromArgs = typeof a.entity === 'string' ? a.entity : typeof a.camera === 'string' ? a.camera : undefined;
   const single = tool && tool.name !== 'get_state' && tool.name !== 'find_entities' && tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : undefined;
   const entityId = fromArgs ?? single;
-  const camera = !!tool?.meta.kinds.includes('camera') && tool.capability === 'read';
+  // get_state and get_history cover cameras too, but only a camera tool looks through one.
+  const camera = !!tool?.meta.kinds.includes('camera') && tool.capability === 'read' && tool.name !== 'get_state' && tool.name !== HISTORY_TOOL && tool.name !== 'find_entities';
   let action = typeof a.action === 'string' ? a.action : undefined;
   if (!action && tool?.capability === 'actuator' && tool.meta.actions.length === 1) action = tool.meta.actions[0];
   if (!action && tool?.capability === 'read') action = camera ? 'camera' : 'read';
@@ -342,14 +322,15 @@ function readSentences(result: string, ctx: AnswerContext, asked: string | undef
   for (let i = 0; i < lines.length; i++) {
     const s = states[i];
     if (s) {
-      out.push(stateSentence(s, ctx.entity(s.id), single ? asked : undefined));
+      out.push(stateSentence(s, ctx.entity(s.id), ctx.responses, single ? asked : undefined));
       continue;
     }
     const more = lines[i].match(/^\((\d+) more\b/);
     const hidden = lines[i].match(/^\((\d+) entities not shown: not allowed\)/);
-    if (more) out.push(`There are ${more[1]} more; ask about one area or device.`);
-    else if (hidden) out.push(`${hidden[1]} more ${hidden[1] === '1' ? 'device is' : 'devices are'} not shown: you are not allowed to read them.`);
-    else if (lines[i] === 'no matching entities') out.push('I found no matching devices.');
+    const r = ctx.responses;
+    if (more) out.push(r.say('read_more', { count: Number(more[1]) }));
+    else if (hidden) out.push(r.say('read_hidden', { count: Number(hidden[1]) }));
+    else if (lines[i] === 'no matching entities') out.push(r.say('read_none'));
     else out.push(`${sentence(resultText(lines[i], 200))}.`);
   }
   return out.join(' ');
@@ -358,47 +339,53 @@ function readSentences(result: string, ctx: AnswerContext, asked: string | undef
 /** One sentence (or a few) for one tool result. */
 export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
   const { entity, entityId, area, action, camera } = subjectOf(call, ctx);
-  const fallbackName = entityId ? theName({ name: entityId, id: entityId }) : area ? `the devices in ${theArea(area)}` : 'the home';
-  const name = entity ? theName(entity) : fallbackName;
+  const r = ctx.responses;
+  const fallbackName = entityId ? theName(r, { name: entityId, id: entityId }) : area ? r.say('devices_in', { area: theArea(r, area) }) : r.say('the_home');
+  const name = entity ? theName(r, entity) : fallbackName;
   const { outcome, rest } = outcomeOf(call.result);
-  const phrase = action === 'read' && !entityId ? (area ? `read the devices in ${theArea(area)}` : 'read the state of the home') : actionPhrase(action, call.args, entity, fallbackName);
+  const phrase = (form: 'do' | 'doing') =>
+    action === 'read' && !entityId ? (area ? r.say(`${form}_read_area`, { area: theArea(r, area) }) : r.say(`${form}_read_home`)) : actionPhrase(action, call.args, entity, fallbackName, r, form);
   switch (outcome) {
     case 'confirmed':
-      if (/^pressed\b/.test(rest)) return `Done: ${name} was pressed.`;
-      return doneSentence(action, call.args, parseStateLine(rest), entity);
+      if (/^pressed\b/.test(rest)) return r.say('done_pressed', { name });
+      return doneSentence(action, call.args, parseStateLine(rest), entity, r);
     case 'unconfirmed':
-      return `I sent it, but ${name} has not confirmed yet.`;
+      return r.say('unconfirmed', { name });
     case 'needs_approval':
-      return `${gerund(phrase)} needs approval: ${resultText(rest, 600)}.`;
+      return r.say('needs_approval', { action: phrase('doing'), reason: resultText(rest, 600) });
     case 'not_allowed':
-      return rest ? `You are not allowed to ${phrase}: ${resultText(rest, 300)}.` : `You are not allowed to ${phrase}.`;
+      return rest ? r.say('not_allowed_why', { action: phrase('do'), reason: resultText(rest, 300) }) : r.say('not_allowed', { action: phrase('do') });
     case 'failed':
-      return `That did not work: ${resultText(rest, 300)}.`;
+      return r.say('failed', { reason: resultText(rest, 300) });
     case 'duplicate':
-      return 'That request was already handled; it was not sent again.';
+      return r.say('duplicate');
     case 'other':
       break;
   }
   const text = call.result.trim();
+  if (call.tool === HISTORY_TOOL) {
+    const said = historySentence(text, { entity, name, asked: ctx.asked, ask: ctx.ask === 'last' || ctx.ask === 'at' || ctx.ask === 'range' ? ctx.ask : undefined, responses: r });
+    if (said) return sentence(said);
+  }
   if (camera || /^Latest frame from the camera /.test(text)) {
     if (/^Latest frame from the camera /.test(text)) {
-      const offline = /OFFLINE/.test(text) ? ' The camera is offline, so the picture may be old.' : '';
-      return `Here is the latest frame from ${name}.${offline}`;
+      const offline = /OFFLINE/.test(text) ? ` ${r.say('camera_offline')}` : '';
+      return `${r.say('camera_frame', { name })}${offline}`;
     }
-    if (/has not sent a frame yet/.test(text)) return `${sentence(name)} has not sent a picture yet.`;
+    if (/has not sent a frame yet/.test(text)) return sentence(r.say('camera_no_picture', { name }));
   }
   if (action === 'read' || action === 'camera') {
     if (parseStateLine(text.split('\n')[0] ?? '') || /^\(\d+ /.test(text) || text === 'no matching entities') return readSentences(text, ctx, ctx.asked);
   }
-  if (!text) return `${sentence(name)} gave no answer.`;
+  if (!text) return sentence(r.say('no_answer', { name }));
   if (/^(not done|interrupted|cancelled)\b/.test(text)) return `${sentence(resultText(text, 300))}.`;
-  return `That did not work: ${resultText(text, 300)}.`;
+  return r.say('failed', { reason: resultText(text, 300) });
 }
 
 /** "Which lights are on?", "how many locks are open?", "is any door unlocked?": one sentence over every read. */
 function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | undefined {
   const asked = ctx.asked;
-  if (!ctx.ask || !asked) return undefined;
+  if (!asked || (ctx.ask !== 'which' && ctx.ask !== 'count' && ctx.ask !== 'any')) return undefined;
   const wanted = ctx.subjects ? new Set(ctx.subjects) : undefined;
   const seen = new Map<string, { line: StateLine; e: Entity | undefined }>();
   for (const call of calls) {
@@ -412,16 +399,17 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
   // One device: the plain yes/no sentence says it better.
   if (seen.size <= 1) return undefined;
   const matching = [...seen.values()].filter(({ line, e }) => !line.noState && logicalState(e, line) === asked);
-  const names = matching.map(({ line, e }) => (e ? theName(e) : theName({ name: line.name, id: line.id })));
-  const shown = names.length > 8 ? [...names.slice(0, 8), `${names.length - 8} more`] : names;
+  const r = ctx.responses;
+  const names = matching.map(({ line, e }) => (e ? theName(r, e) : theName(r, { name: line.name, id: line.id })));
+  const shown = names.length > 8 ? [...names.slice(0, 8), r.say('n_more', { count: names.length - 8 })] : names;
   const unknown = [...seen.values()].filter(({ line }) => line.noState).length;
-  const note = unknown ? ` (${unknown} ${unknown === 1 ? 'has' : 'have'} not reported yet)` : '';
-  const word = spoken(asked, 20);
-  if (!names.length) return `${ctx.ask === 'any' ? 'No, none' : 'None'} of the ${seen.size} I checked ${seen.size === 1 ? 'is' : 'are'} ${word}${note}.`;
-  const verb = names.length === 1 ? 'is' : 'are';
-  if (ctx.ask === 'count') return `${names.length} of ${seen.size} ${verb} ${word}: ${listOr(shown, 'and')}${note}.`;
-  if (ctx.ask === 'any') return `Yes: ${listOr(shown, 'and')} ${verb} ${word}${note}.`;
-  return `${sentence(listOr(shown, 'and'))} ${verb} ${word}${note}.`;
+  const note = unknown ? r.say('summary_not_reported', { count: unknown }) : '';
+  const state = spoken(asked, 20);
+  if (!names.length) return r.say(ctx.ask === 'any' ? 'summary_none_any' : 'summary_none', { count: seen.size, state, note });
+  const slots = { count: names.length, checked: seen.size, state, names: r.list(shown, 'and'), note };
+  if (ctx.ask === 'count') return r.say('summary_count', slots);
+  if (ctx.ask === 'any') return r.say('summary_any', slots);
+  return sentence(r.say('summary_which', slots));
 }
 
 /** The whole second-round answer. */
@@ -429,7 +417,7 @@ export function composeAnswer(calls: AnsweredCall[], ctx: AnswerContext): string
   const summary = summaryAnswer(calls, ctx);
   if (summary) return summary;
   const parts = calls.map((c) => answerFor(c, { ...ctx, asked: calls.length === 1 ? ctx.asked : undefined }));
-  return parts.join(' ') || 'Done.';
+  return parts.join(' ') || ctx.responses.say('done');
 }
 
 /** Answer text as a few words per token event. */

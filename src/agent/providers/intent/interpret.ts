@@ -7,6 +7,7 @@ import { actionsOf, hasColor, hasColorTemp } from '../../../tools/parameters.js'
 import { correctNames, closestEntities } from './fuzzy.js';
 import { matchAll, type Captures, type Match, type MatchContext } from './matcher.js';
 import type { Token } from './normalize.js';
+import { planHistory, type HistoryAsk } from './history.js';
 import { isQuestionTokens } from './question.js';
 import { isReply, resolveTarget, sortEntities, type Reply, type Target } from './resolve.js';
 import { INTENT_KINDS, READ_INTENTS, type IntentId } from './sentences.js';
@@ -20,6 +21,8 @@ export interface Home {
   context?: MatchContext;
   /** Current states, for relative changes ("brighter", "two degrees warmer", "toggle"). */
   state?: (id: string) => EntityState | undefined;
+  /** The time now (history windows: "this morning", "at 8"). */
+  now?: () => number;
 }
 
 export interface Interpretation {
@@ -35,7 +38,7 @@ export interface Interpretation {
   /** The text was a question: answered by reads alone. */
   question?: boolean;
   /** How a question over several devices is answered: which ones, how many, or whether any. */
-  ask?: 'which' | 'count' | 'any';
+  ask?: 'which' | 'count' | 'any' | HistoryAsk;
 }
 
 const MAX_TOKENS = 40;
@@ -43,20 +46,23 @@ const MAX_COMMANDS = 20;
 const MAX_READS = 24;
 const MAX_CAMERAS = 3;
 
-/** What each intent does, for messages ("I can't <verb> the camera"). */
+/**
+ * What each intent does, for messages ("I can't <verb> the camera"): a key of
+ * the language's `verb_*` responses.
+ */
 export const VERB: Record<IntentId, string> = {
-  HassTurnOn: 'turn on',
-  HassTurnOff: 'turn off',
+  HassTurnOn: 'turn_on',
+  HassTurnOff: 'turn_off',
   HassToggle: 'toggle',
   HassLightSet: 'dim',
   HassLightStep: 'dim',
-  HassClimateStep: 'change the temperature of',
-  HassFanSetSpeed: 'set the speed of',
-  HassFanSetPreset: 'set the preset of',
-  HassLightSetColor: 'change the colour of',
+  HassClimateStep: 'change_temperature',
+  HassFanSetSpeed: 'set_speed',
+  HassFanSetPreset: 'set_preset',
+  HassLightSetColor: 'change_colour',
   HassSetLevel: 'set',
-  HassClimateSetTemperature: 'set the temperature of',
-  HassClimateSetMode: 'change the mode of',
+  HassClimateSetTemperature: 'set_temperature',
+  HassClimateSetMode: 'change_mode',
   HassOpenCover: 'open',
   HassCloseCover: 'close',
   HassStopCover: 'stop',
@@ -67,28 +73,29 @@ export const VERB: Record<IntentId, string> = {
   HassGetState: 'read',
   HassGetArea: 'read',
   HassGetAll: 'read',
-  HassCameraImage: 'look through',
+  HassCameraImage: 'look_through',
+  HassGetHistory: 'read_history',
   UnknownDevice: 'use',
 };
 
-/** What each command intent acts on, for "I could not find a ...". */
+/** What each command intent acts on, for "I could not find a ...": a key of the language's `noun_*` responses. */
 const NOUN: Partial<Record<IntentId, string>> = {
-  HassTurnOn: 'light or switch',
-  HassTurnOff: 'light or switch',
-  HassToggle: 'light or switch',
-  HassLightSet: 'dimmable light',
-  HassLightStep: 'dimmable light',
+  HassTurnOn: 'light_or_switch',
+  HassTurnOff: 'light_or_switch',
+  HassToggle: 'light_or_switch',
+  HassLightSet: 'dimmable_light',
+  HassLightStep: 'dimmable_light',
   HassClimateStep: 'thermostat',
   HassFanSetSpeed: 'fan',
   HassFanSetPreset: 'fan',
-  HassLightSetColor: 'colour light',
-  HassSetLevel: 'light, thermostat or cover',
+  HassLightSetColor: 'colour_light',
+  HassSetLevel: 'light_thermostat_or_cover',
   HassClimateSetTemperature: 'thermostat',
   HassClimateSetMode: 'thermostat',
-  HassOpenCover: 'door, blind, cover or valve',
-  HassCloseCover: 'door, blind, cover or valve',
-  HassStopCover: 'door, blind, cover or valve',
-  HassSetPosition: 'door, blind, cover or valve',
+  HassOpenCover: 'cover_or_valve',
+  HassCloseCover: 'cover_or_valve',
+  HassStopCover: 'cover_or_valve',
+  HassSetPosition: 'cover_or_valve',
   HassLock: 'lock',
   HassUnlock: 'lock',
   HassPress: 'button',
@@ -184,6 +191,8 @@ function plan(m: Match, home: Home): Planned | Reply | null {
       return planRead(c, home);
     case 'HassCameraImage':
       return planCamera(c, home);
+    case 'HassGetHistory':
+      return planHistory(c, home.vocabulary, home.offered, home.context ?? {}, home.now?.() ?? Date.now());
     default:
       return planCommand(m.intent, c, home);
   }
@@ -213,7 +222,7 @@ function temperatureStep(e: Entity, said: number, unit?: string): Step | Reply {
   const celsius = /c/i.test(e.unit ?? '°C') && !/f/i.test(e.unit ?? '');
   const value = unit === 'fahrenheit' && celsius ? Math.round(((said - 32) * 5) / 9 * 10) / 10 : said;
   const r = e.ranges.temperature;
-  if (!r) return { type: 'unsupported', entity: e, verb: 'set the temperature of', rank: 2 };
+  if (!r) return { type: 'unsupported', entity: e, verb: 'set_temperature', rank: 2 };
   if (value < r.min || value > r.max) return { type: 'out_of_range', entity: e, what: 'temperature', min: r.min, max: r.max, unit: e.unit ?? '', rank: 3 };
   return { action: 'set_temperature', extra: { temperature: snap(value, r) } };
 }
@@ -290,7 +299,7 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     return null;
   }
   const actions = actionsOf(e);
-  const unsupported = (verb = VERB[intent]): Reply => ({ type: 'unsupported', entity: e, verb, rank: 2 });
+  const unsupported = (verb = VERB[intent], value?: string): Reply => ({ type: 'unsupported', entity: e, verb, value, rank: 2 });
   const n = c.number;
   const state = home.state?.(e.id);
   switch (intent) {
@@ -312,7 +321,7 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       // Toggle needs to know the state now; unknown is not guessed.
       if (state?.value === 'on') return { action: 'turn_off' };
       if (state?.value === 'off') return { action: 'turn_on' };
-      return { type: 'unsupported', entity: e, verb: 'toggle', why: 'its state is not known yet; say on or off', rank: 2 };
+      return { type: 'unsupported', entity: e, verb: 'toggle', why: 'state_unknown', rank: 2 };
     }
     case 'HassLightSetColor': {
       const white = colorTempStep(e, c);
@@ -335,11 +344,11 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     case 'HassLightStep': {
       if (e.kind === 'fan') {
         // "turn the fan up": its speed, a step at a time.
-        if (!actions.includes('set_percentage')) return unsupported(c.direction === 'down' ? 'slow down' : 'speed up');
+        if (!actions.includes('set_percentage')) return unsupported(c.direction === 'down' ? 'slow_down' : 'speed_up');
         const now = state?.value === 'off' ? 0 : typeof state?.attributes.percentage === 'number' ? state.attributes.percentage : undefined;
-        if (now === undefined) return { type: 'unsupported', entity: e, verb: c.direction === 'down' ? 'slow down' : 'speed up', why: 'its speed is not known yet; say a percentage', rank: 2 };
+        if (now === undefined) return { type: 'unsupported', entity: e, verb: c.direction === 'down' ? 'slow_down' : 'speed_up', why: 'speed_unknown', rank: 2 };
         const to = Math.min(100, Math.max(0, now + (c.direction === 'down' ? -1 : 1) * (n?.value ?? LIGHT_STEP)));
-        return percentStep(e, to, 'set_percentage', 'percentage', 'speed', 'set the speed of');
+        return percentStep(e, to, 'set_percentage', 'percentage', 'speed', 'set_speed');
       }
       if (!hasBrightness(e)) return unsupported(c.direction === 'down' ? 'dim' : 'brighten');
       if (n && (n.unit === 'degree' || n.unit === 'kelvin')) return null;
@@ -355,31 +364,31 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       if (n.unit === 'degree') return null;
       if (e.kind === 'light') return hasBrightness(e) ? brightnessStep(e, n.value) : unsupported('dim');
       if (e.kind === 'cover' || e.kind === 'valve') return percentStep(e, n.value, 'set_position', 'position', 'position', 'move');
-      if (e.kind === 'fan') return percentStep(e, n.value, 'set_percentage', 'percentage', 'speed', 'set the speed of');
+      if (e.kind === 'fan') return percentStep(e, n.value, 'set_percentage', 'percentage', 'speed', 'set_speed');
       const r = e.ranges.value ?? { min: 0, max: 100 };
       if (n.value < r.min || n.value > r.max) return { type: 'out_of_range', entity: e, what: 'value', min: r.min, max: r.max, unit: e.unit ?? '', rank: 3 };
       return { extra: { value: snap(n.value, r) } };
     }
     case 'HassFanSetSpeed':
       if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
-      return percentStep(e, n.value, 'set_percentage', 'percentage', 'speed', 'set the speed of');
+      return percentStep(e, n.value, 'set_percentage', 'percentage', 'speed', 'set_speed');
     case 'HassFanSetPreset':
-      if (!c.preset || !(e.options.preset_mode ?? []).includes(c.preset) || !actions.includes('set_preset_mode')) return unsupported(`set to ${c.preset ?? 'that preset'}`);
+      if (!c.preset || !(e.options.preset_mode ?? []).includes(c.preset) || !actions.includes('set_preset_mode')) return c.preset ? unsupported('set_to', c.preset) : unsupported('set_to_preset');
       return { action: 'set_preset_mode', extra: { preset_mode: c.preset } };
     case 'HassClimateSetTemperature':
       if (!n || n.unit === 'percent' || n.unit === 'kelvin') return null;
       return temperatureStep(e, n.value, n.unit);
     case 'HassClimateStep': {
       const r = e.ranges.temperature;
-      if (!r || !actions.includes('set_temperature')) return unsupported('change the temperature of');
+      if (!r || !actions.includes('set_temperature')) return unsupported('change_temperature');
       const target = state?.attributes.temperature ?? state?.attributes.target_temperature;
-      if (typeof target !== 'number') return { type: 'unsupported', entity: e, verb: 'change the temperature of', why: 'its setting is not known yet; say the temperature you want', rank: 2 };
+      if (typeof target !== 'number') return { type: 'unsupported', entity: e, verb: 'change_temperature', why: 'setting_unknown', rank: 2 };
       const by = n?.value ?? CLIMATE_STEP;
       return temperatureStep(e, target + (c.direction === 'down' ? -by : by));
     }
     case 'HassClimateSetMode': {
       const mode = c.mode;
-      if (!mode || !(e.options.mode ?? []).includes(mode) || !actions.includes('set_mode')) return unsupported(`set to ${mode?.replace(/_/g, ' ') ?? 'that mode'}`);
+      if (!mode || !(e.options.mode ?? []).includes(mode) || !actions.includes('set_mode')) return mode ? unsupported('set_to', mode.replace(/_/g, ' ')) : unsupported('set_to_mode');
       return { action: 'set_mode', extra: { mode } };
     }
     case 'HassOpenCover':
@@ -429,7 +438,7 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
     if (refusals.length && (refusals.length === 1 || t.named)) return refusals.sort((a, b) => b.rank - a.rank)[0];
     // A kind this intent never acts on: a weak refusal, any other reading of the words goes first.
     if (t.named && t.entities.length === 1) return { type: 'unsupported', entity: t.entities[0], verb: VERB[intent], rank: 1 };
-    return { type: 'not_found', what: NOUN[intent] ?? 'device', area: t.area, rank: 1 };
+    return { type: 'not_found', what: '', noun: NOUN[intent] ?? 'device', area: t.area, rank: 1 };
   }
   // Several, said in the singular, or of different kinds for a bare number: ask which.
   const mixed = intent === 'HassSetLevel' && new Set(ok.map((o) => o.e.kind)).size > 1;
@@ -520,7 +529,7 @@ function readEach(entities: Entity[], home: Home, asked: string | undefined): Pl
   return { calls, entities: done, asked, intent: done.every((e) => e.kind === 'camera') ? 'HassCameraImage' : undefined };
 }
 
-function askOf(c: Captures): Interpretation['ask'] {
+function askOf(c: Captures): 'which' | 'count' | 'any' | undefined {
   const a = c.other.ask;
   return a === 'which' || a === 'count' || a === 'any' ? a : undefined;
 }
@@ -540,7 +549,7 @@ function planRead(c: Captures, home: Home): Planned | Reply | null {
   } else if (c.state) {
     const fitting = entities.filter((e) => stateApplies(e, c.state!));
     if (fitting.length) entities = fitting;
-    else if (!t.areaOnly) return { type: 'not_found', what: `${t.kind?.id ?? 'device'} that can be ${c.state}`, area: t.area ?? t.floor, rank: 1 };
+    else if (!t.areaOnly) return { type: 'not_found', what: t.kind?.id ?? '', noun: 'that_can_be', state: c.state, area: t.area ?? t.floor, rank: 1 };
   }
   if (t.areaOnly && (!c.state || entities.length > MAX_READS)) return t.floor && !t.area ? readAreas(entities, home) : readArea(t.area, home);
   const asked = c.state ?? (t.kind?.id === 'motion' ? 'on' : undefined);
@@ -568,7 +577,7 @@ function planCamera(c: Captures, home: Home): Planned | Reply | null {
     // "who is at the front door": the camera on the same device, else in the same area.
     if (!found.length) found = cameras.filter((cam) => t.entities.some((e) => e.deviceId === cam.deviceId));
     if (!found.length) found = cameras.filter((cam) => t.entities.some((e) => e.area && e.area === cam.area));
-    if (!found.length) return t.entities.length === 1 ? { type: 'unsupported', entity: t.entities[0], verb: 'look through', rank: 2 } : { type: 'not_found', what: 'camera', rank: 1 };
+    if (!found.length) return t.entities.length === 1 ? { type: 'unsupported', entity: t.entities[0], verb: 'look_through', rank: 2 } : { type: 'not_found', what: '', noun: 'camera', rank: 1 };
   } else if (c.kind) {
     const t = resolveTarget(c, v, 'read', home.context);
     if (isReply(t)) return t;
@@ -587,7 +596,7 @@ function planCamera(c: Captures, home: Home): Planned | Reply | null {
   } else {
     found = cameras;
   }
-  if (!found.length) return { type: 'not_found', what: 'camera', area: c.area?.value, rank: 1 };
+  if (!found.length) return { type: 'not_found', what: '', noun: 'camera', area: c.area?.value, rank: 1 };
   const calls: PlannedCall[] = [];
   const done: Entity[] = [];
   for (const cam of sortEntities(found)) {
@@ -597,6 +606,6 @@ function planCamera(c: Captures, home: Home): Planned | Reply | null {
     calls.push(call);
     done.push(cam);
   }
-  if (!calls.length) return { type: 'not_here', entities: found, verb: 'look through', rank: 3 };
+  if (!calls.length) return { type: 'not_here', entities: found, verb: 'look_through', rank: 3 };
   return { calls, entities: done };
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { EMPTY_NORMALIZE, type NormalizeData } from './normalize.js';
+import { readResponses, type ResponseData } from './responses.js';
 import { INTENT_IDS, type IntentId } from './sentences.js';
 
 /** The sentence folders shipped with Hearth: <package>/sentences/<language>/. */
@@ -45,6 +46,8 @@ export interface LanguageData {
   lists: Map<string, ListData>;
   rules: Map<string, { template: string; origin: Origin }>;
   normalize: NormalizeData;
+  /** What the model says, by response key (a user's file replaces a key). */
+  responses: Map<string, ResponseData>;
   problems: Problem[];
   files: string[];
 }
@@ -245,6 +248,7 @@ export function readSentenceFile(file: string, text: string, out: LanguageData):
     else if (k === 'intents') readIntents(r, v, out);
     else if (k === 'lists') readLists(r, v, out);
     else if (k === 'normalize') readNormalize(r, v, out);
+    else if (k === 'responses') readResponses(v, file, (n) => r.line(n), out.responses, out.problems);
     else if (k === 'skip_words') out.normalize.skipWords.push(...r.strings(v, 'skip_words').map((s) => s.text.toLowerCase()));
     else if (k === 'expansion_rules') {
       for (const [name, tpl, rkey] of r.entries(v)) {
@@ -271,7 +275,7 @@ function filesOf(dir: string, problems: Problem[]): string[] {
 
 /** Every file of the folders, in order (shipped first, then the user's). */
 export function loadLanguage(dirs: string[]): LanguageData {
-  const out: LanguageData = { data: [], lists: new Map(), rules: new Map(), normalize: structuredClone(EMPTY_NORMALIZE), problems: [], files: [] };
+  const out: LanguageData = { data: [], lists: new Map(), rules: new Map(), responses: new Map(), normalize: structuredClone(EMPTY_NORMALIZE), problems: [], files: [] };
   for (const dir of dirs) {
     for (const file of filesOf(dir, out.problems)) {
       out.files.push(file);

@@ -7,6 +7,7 @@
 // sentences that could begin the way it does.
 import type { LanguageData, Origin, Problem } from './language.js';
 import { Normalizer, type Token } from './normalize.js';
+import { Responses } from './responses.js';
 import { PhraseIndex, type PhraseHit } from './phrases.js';
 import { kindClass, type IntentId, type KindClass } from './sentences.js';
 import type { Vocabulary } from './vocabulary.js';
@@ -200,6 +201,8 @@ export class CompiledLanguage {
   readonly normalizer: Normalizer;
   readonly templates: CompiledTemplate[] = [];
   readonly problems: Problem[];
+  /** What the model says in this language. */
+  readonly responses: Responses;
   /** Data lists by name, compiled to phrase indexes. */
   readonly lists = new Map<string, PhraseIndex<unknown>>();
   /** Every word a sentence or list may say (never "corrected" as a typo). */
@@ -214,6 +217,9 @@ export class CompiledLanguage {
     this.data = data;
     this.problems = [...data.problems];
     this.normalizer = new Normalizer(data.normalize);
+    this.responses = new Responses(data.responses);
+    const missing = this.responses.missing();
+    if (missing.length) this.problems.push({ file: data.files[0] ?? 'sentences', line: 1, reason: `responses missing (the model would say their names instead): ${missing.join(', ')}` });
     const keys = (t: string) => this.normalizer.keys(t);
     for (const [name, list] of data.lists) {
       if (list.type !== 'values') continue;

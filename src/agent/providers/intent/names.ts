@@ -4,6 +4,7 @@
 // light") reads as "the kitchen light"; anything else keeps its spelling.
 import { cleanDeviceText } from '../../../tools/device-text.js';
 import type { Entity } from '../../../devices/model.js';
+import type { Responses } from './responses.js';
 
 export const MAX_NAME = 48;
 
@@ -14,15 +15,21 @@ export function spoken(text: string | undefined, max = MAX_NAME): string {
   return clean || 'device';
 }
 
-/** "the kitchen light" (no second article if the name has one). */
-export function theName(entity: Pick<Entity, 'name' | 'id'> | undefined, fallback = 'device'): string {
-  const name = spoken(entity?.name || entity?.id || fallback);
-  return /^(the|my|our)\s/i.test(name) ? name : `the ${name}`;
+/** Does the name already start with one of the language's `name_articles` ("the", "my")? */
+function hasArticle(r: Responses, name: string): boolean {
+  const first = name.split(/\s/, 1)[0].toLowerCase();
+  return name.includes(' ') && r.say('name_articles').toLowerCase().split(/\s+/).includes(first);
 }
 
-export function theArea(area: string): string {
+/** "the kitchen light" (the `the_name` response; no second article if the name has one). */
+export function theName(r: Responses, entity: Pick<Entity, 'name' | 'id'> | undefined): string {
+  const name = spoken(entity?.name || entity?.id || r.say('word_device'));
+  return hasArticle(r, name) ? name : r.say('the_name', { name });
+}
+
+export function theArea(r: Responses, area: string): string {
   const name = spoken(area, 40);
-  return /^(the|my|our)\s/i.test(name) ? name : `the ${name}`;
+  return hasArticle(r, name) ? name : r.say('the_name', { name });
 }
 
 /** First letter up. */
@@ -30,7 +37,7 @@ export function sentence(text: string): string {
   return text ? text[0].toUpperCase() + text.slice(1) : text;
 }
 
-/** "a, b or c" */
+/** "a, b or c" (plain; answers use the language's Responses.list) */
 export function listOr(items: string[], word = 'or'): string {
   if (items.length <= 1) return items.join('');
   return `${items.slice(0, -1).join(', ')} ${word} ${items[items.length - 1]}`;

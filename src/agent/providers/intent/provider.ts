@@ -3,7 +3,6 @@
 // (like Home Assistant's hassil), resolved to calls on the tools the request
 // offers. Round 1 turns the user's words into tool calls (or a reply); round 2
 // turns the tool results into a plain-sentence answer.
-import type { Logger } from 'pino';
 import type { Entity } from '../../../devices/model.js';
 import type { EntityState } from '../../../devices/state-cache.js';
 import type { GeneratedTool } from '../../../tools/types.js';
@@ -22,6 +21,8 @@ export interface IntentProviderOptions {
   tools: () => GeneratedTool[];
   /** Current states, for "brighter", "two degrees warmer", "toggle". */
   state?: (id: string) => EntityState | undefined;
+  /** The time now, for history windows ("this morning"); default the clock. */
+  now?: () => number;
   /** The sentence data: the shipped language plus a user's folder (default: shipped English). */
   sentences?: SentenceSet;
 }
@@ -65,7 +66,7 @@ export class IntentProvider implements Provider {
     let list = this.examplesCache.byTools.get(key);
     if (!list) {
       if (this.examplesCache.byTools.size > 32) this.examplesCache.byTools.clear();
-      this.examplesCache.byTools.set(key, (list = examples(vocabulary.entities, offered)));
+      this.examplesCache.byTools.set(key, (list = examples(vocabulary.entities, offered, vocabulary.lang.responses)));
     }
     return list;
   }
@@ -79,10 +80,10 @@ export class IntentProvider implements Provider {
   understand(text: string, toolNames: string[], context: MatchContext = {}): Interpretation & { text?: string } {
     const vocabulary = this.vocabulary();
     const offered = new OfferedTools(toolNames, this.options.tools());
-    const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered, context, state: this.options.state });
+    const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered, context, state: this.options.state, now: this.options.now });
     if (result.reply) {
       const hints = ['not_understood', 'not_found'].includes(result.reply.type) && !('closest' in result.reply && result.reply.closest?.length) ? this.examplesFor(vocabulary, offered, toolNames) : [];
-      return { ...result, text: replyText(result.reply, hints) };
+      return { ...result, text: replyText(result.reply, hints, vocabulary.lang.responses) };
     }
     return result;
   }
@@ -107,7 +108,7 @@ export class IntentProvider implements Provider {
     const utterance = user ? textOf(user) : '';
     const understood = this.understand(utterance, toolNames, context);
     if (!understood.calls.length) {
-      yield* this.say(understood.text ?? 'Sorry, I did not understand that.', prompt);
+      yield* this.say(understood.text ?? this.sentences.current().responses.say('not_understood'), prompt);
       return;
     }
     // Ids unique within the conversation: after every call already in it.
@@ -139,7 +140,8 @@ export class IntentProvider implements Provider {
       if (!call) continue;
       answered.push({ tool: call.name.startsWith(TOOL_PREFIX) ? call.name.slice(TOOL_PREFIX.length) : call.name, args: parseArgs(call.arguments), result: contentText(r.content) });
     }
-    if (!answered.length) return 'I got an answer I cannot match to anything I asked for.';
+    const responses = this.sentences.current().responses;
+    if (!answered.length) return responses.say('no_reply_match');
     // The question decides yes/no ("is the front door locked?").
     const user = [...messages.slice(0, i)].reverse().find((m) => m.role === 'user');
     const understood = user ? this.understand(textOf(user), toolNames, context) : undefined;
@@ -151,6 +153,7 @@ export class IntentProvider implements Provider {
       asked: understood?.asked,
       ask: understood?.ask,
       subjects: understood?.entities.map((e) => e.id),
+      responses,
     });
   }
 

@@ -12,11 +12,14 @@ export type Purpose = 'command' | 'read';
 /** An answer instead of tool calls. `rank` orders competing readings of one utterance. */
 export type Reply =
   | { type: 'not_understood'; unknown?: string; closest?: Entity[]; rank: 0 }
-  | { type: 'not_found'; what: string; area?: string; closest?: Entity[]; named?: boolean; rank: 1 }
-  | { type: 'unsupported'; entity: Entity; verb: string; why?: string; rank: 1 | 2 }
+  /** `what`: the words said; or `noun`, a key of the language's `noun_*` responses (filled with `what` as {kind} and `state`). */
+  | { type: 'not_found'; what: string; noun?: string; state?: string; area?: string; closest?: Entity[]; named?: boolean; rank: 1 }
+  /** `verb` and `why` are keys of the language's `verb_*` and `why_*` responses; `value` fills a verb's {value}. */
+  | { type: 'unsupported'; entity: Entity; verb: string; value?: string; why?: string; rank: 1 | 2 }
   | { type: 'ambiguous'; candidates: Entity[]; rank: 3 }
   | { type: 'which_area'; rank: 3 }
   | { type: 'not_here'; entities: Entity[]; verb: string; rank: 3 }
+  /** `what`: a key of the language's `quantity_*` responses. */
   | { type: 'out_of_range'; entity: Entity; what: string; min: number; max: number; unit: string; rank: 3 }
   | { type: 'question'; rank: 3 };
 
@@ -101,7 +104,7 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
   }
   if (area || floor) {
     const entities = v.entities.filter(inArea);
-    if (!entities.length) return { type: 'not_found', what: 'device', area: label, rank: 1 };
+    if (!entities.length) return { type: 'not_found', what: '', noun: 'device', area: label, rank: 1 };
     return { entities: sortEntities(entities), plural: true, named: false, areaOnly: true, implicit: false, ...at };
   }
   return { entities: sortEntities(v.entities), plural: !!c.all || whole, named: false, areaOnly: false, implicit: true };

@@ -29,12 +29,13 @@ export const INTENT_IDS = [
   'HassGetArea',
   'HassGetAll',
   'HassCameraImage',
+  'HassGetHistory',
   'UnknownDevice',
 ] as const;
 export type IntentId = (typeof INTENT_IDS)[number];
 
 /** Intents that only read: a question is answered by these alone. */
-export const READ_INTENTS: ReadonlySet<IntentId> = new Set(['HassGetState', 'HassGetArea', 'HassGetAll', 'HassCameraImage', 'UnknownDevice']);
+export const READ_INTENTS: ReadonlySet<IntentId> = new Set(['HassGetState', 'HassGetArea', 'HassGetAll', 'HassCameraImage', 'HassGetHistory', 'UnknownDevice']);
 
 /** A kind of device or a measurement a `{kind}` value names. */
 export interface KindClass {
@@ -133,6 +134,3 @@ export const INTENT_KINDS: Partial<Record<IntentId, EntityKind[]>> = {
   HassPress: ['button'],
   HassCameraImage: ['camera'],
 };
-
-/** Placeholders, offered only when the home itself gives fewer than two examples. */
-export const FALLBACK_EXAMPLES = ['turn on the <device>', 'is the <device> on?', 'what is on in the <room>?'];

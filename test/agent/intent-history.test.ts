@@ -1,0 +1,166 @@
+// History questions on the offline model: "when did the front door last
+// open?", "how warm was it this morning?" become one get_history call with the
+// right entity and window, and the tool's real answer (a real history table on
+// a SQLite file, read by the tool's own text builder) comes back as a sentence.
+// Commands never reach the history tool, and a session without it is told so.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import OpenAI from 'openai';
+import type { ChatMessage, ProviderEvent } from '../../src/agent/provider.js';
+import { IntentProvider } from '../../src/agent/providers/intent/index.js';
+import { openDatabase } from '../../src/db/database.js';
+import { loadDeviceFiles } from '../../src/devices/loader.js';
+import { HistoryStore } from '../../src/history/store.js';
+import { generateTools, toolSpecs } from '../../src/tools/generator.js';
+import { historyAnswer } from '../../src/tools/history-text.js';
+import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { startHome, type TestHome } from '../helpers/home.js';
+
+const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
+const { tools } = generateTools(demo, { shape: 'grouped', groupAbove: 40 }, async () => ({}));
+const names = toolSpecs(tools).map((s) => s.function.name);
+const dir = mkdtempSync(join(tmpdir(), 'hearth-intent-history-'));
+const db = openDatabase(join(dir, 'hearth.db'));
+after(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// Local times: "this morning" and "at 8" are the speaker's hours.
+const at = (h: number, m = 0, day = 0) => new Date(2026, 5, 1 + day, h, m).getTime();
+const NOW = at(14, 30);
+const utc = (ts: number) => `${new Date(ts).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+const store = new HistoryStore(db);
+store.write([
+  { entityId: 'front_door.lock', ts: at(7, 10), state: 'unlocked' },
+  { entityId: 'front_door.lock', ts: at(7, 15), state: 'locked' },
+  { entityId: 'front_door.lock', ts: at(11, 40), state: 'unlocked' },
+  { entityId: 'front_door.lock', ts: at(11, 42), state: 'locked' },
+  { entityId: 'hallway_motion.occupancy', ts: at(12, 5), state: 'on' },
+  { entityId: 'hallway_motion.occupancy', ts: at(12, 7), state: 'off' },
+  { entityId: 'living_room_climate.temperature', ts: at(5, 0), num: 18 },
+  { entityId: 'living_room_climate.temperature', ts: at(7, 0), num: 18.5 },
+  { entityId: 'living_room_climate.temperature', ts: at(7, 50), num: 19.2 },
+  { entityId: 'living_room_climate.temperature', ts: at(10, 0), num: 21 },
+  { entityId: 'living_room_climate.temperature', ts: at(13, 0), num: 23 },
+]);
+
+const model = new IntentProvider({ entities: () => demo, tools: () => tools, now: () => NOW });
+
+/** Round 1, the tool run on the real table, round 2: the calls and the spoken answer. */
+async function ask(text: string): Promise<{ calls: Array<[string, Record<string, unknown>]>; answer: string }> {
+  const first = model.understand(text, names);
+  const calls = first.calls.map((c) => [c.tool, c.args] as [string, Record<string, unknown>]);
+  const raw = first.calls.map((c, i) => ({ id: `c${i}`, name: `host__${c.tool}`, arguments: JSON.stringify(c.args) }));
+  const messages: ChatMessage[] = [
+    { role: 'user', content: text },
+    { role: 'assistant', content: null, tool_calls: raw },
+    ...first.calls.map((c, i) => {
+      const entity = demo.find((e) => e.id === c.args.entity)!;
+      return { role: 'tool' as const, tool_call_id: `c${i}`, content: historyAnswer(store, entity, c.args, NOW).text ?? '' };
+    }),
+  ];
+  let answer = '';
+  for await (const e of model.stream({ model: 'hearth-intent', messages, tools: toolSpecs(tools), signal: new AbortController().signal }) as AsyncIterable<ProviderEvent>) if (e.type === 'token') answer += e.text;
+  return { calls, answer };
+}
+
+describe('intent model: history questions', () => {
+  it('"when did the front door last open": the lock\'s history, answered with its last unlock', async () => {
+    const r = await ask('when did the front door last open');
+    assert.deepEqual(r.calls, [['get_history', { entity: 'front_door.lock', since: '-365d' }]]);
+    assert.equal(r.answer, `The front door lock was last unlocked 3 h ago (${utc(at(11, 40))}).`);
+  });
+
+  it('"when was the hallway motion last seen": the last time it saw motion', async () => {
+    const r = await ask('when was the hallway motion last seen');
+    assert.deepEqual(r.calls, [['get_history', { entity: 'hallway_motion.occupancy', since: '-365d' }]]);
+    assert.equal(r.answer, `The hallway motion last saw motion 2 h ago (${utc(at(12, 5))}).`);
+  });
+
+  it('"how warm was it this morning": the temperature sensor from 6 to 12, answered with its range', async () => {
+    const r = await ask('how warm was it this morning');
+    assert.equal(r.calls.length, 1);
+    const [tool, args] = r.calls[0];
+    assert.equal(tool, 'get_history');
+    assert.equal(args.entity, 'living_room_climate.temperature');
+    assert.equal(Date.parse(String(args.since)), at(6));
+    assert.equal(Date.parse(String(args.until)), at(12));
+    assert.equal(r.answer, 'The living room temperature was between 18.5 °C and 21 °C, 19.57 °C on average (3 readings).');
+  });
+
+  it('"what was the living room temperature at 8": the reading before 8', async () => {
+    const r = await ask('what was the living room temperature at 8');
+    const [tool, args] = r.calls[0];
+    assert.equal(tool, 'get_history');
+    assert.equal(args.entity, 'living_room_climate.temperature');
+    assert.equal(Date.parse(String(args.since)), at(7));
+    assert.equal(Date.parse(String(args.until)), at(8));
+    assert.match(r.answer, new RegExp(`^The living room temperature was 19\\.2 °C at ${utc(at(7, 50))} \\(\\d+ h ago\\)\\.$`));
+  });
+
+  it('an hour still to come today means yesterday\'s; nothing recorded then says so', async () => {
+    const r = await ask('what was the living room temperature at 9 pm');
+    const [, args] = r.calls[0];
+    assert.equal(Date.parse(String(args.until)), at(21, 0, -1));
+    assert.equal(r.answer, 'The living room temperature has no recorded history for that time.');
+  });
+
+  it('a history question is a question: it never actuates, and without the history tool it is told, not guessed', () => {
+    const q = model.understand('when did the kitchen light last turn on', names);
+    assert.equal(q.question, true);
+    assert.deepEqual(q.calls.map((c) => c.tool), ['get_history']);
+    const without = model.understand('when did the front door last open', names.filter((n) => n !== 'host__get_history'));
+    assert.deepEqual(without.calls, []);
+    assert.match(without.text ?? '', /no tool to read the history of the front door lock/);
+  });
+});
+
+describe('history questions through a running Hearth (HTTP chat, the real get_history on its database)', () => {
+  let broker: TestBroker;
+  let home: TestHome;
+  let server: HttpServer;
+  let owner: OpenAI;
+  let guest: OpenAI;
+  const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 });
+  const ask = async (c: OpenAI, text: string) => (await c.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: text }] })).choices[0]!.message.content ?? '';
+
+  before(async () => {
+    broker = await startAedes();
+    home = await startHome(broker);
+    server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
+    owner = client(home.hearth.tokens.create('owner-phone', 'http:owner-phone').secret);
+    guest = client(home.hearth.tokens.create('guest-phone', 'http:guest-phone').secret);
+    home.hearth.policy.setRoles('http:owner-phone', ['owner']);
+    home.hearth.policy.setRoles('http:guest-phone', ['guest']);
+    home.hearth.policy.add({ subject: 'role:guest', targetType: 'entity', target: 'hallway_motion.occupancy', action: 'read', effect: 'deny', priority: 10, note: 'test: guests may not watch the hallway' });
+    const now = Date.now();
+    home.hearth.history.write([
+      { entityId: 'hallway_motion.occupancy', ts: now - 3 * 3_600_000, state: 'on' },
+      { entityId: 'hallway_motion.occupancy', ts: now - 3 * 3_600_000 + 60_000, state: 'off' },
+    ]);
+  });
+  after(async () => {
+    await server?.close();
+    await home?.close();
+    await broker?.stop();
+  });
+
+  it('"when was the hallway motion last seen" is answered from the recorded history, and nothing is actuated', async () => {
+    const before = home.hearth.audit.list({ limit: 1 })[0]?.id ?? 0;
+    const answer = await ask(owner, 'when was the hallway motion last seen');
+    assert.match(answer, /^The hallway motion last saw motion 3 h ago \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)\.$/);
+    assert.equal(home.hearth.audit.list({ limit: 1 })[0]?.id ?? 0, before, 'a read is not an action');
+  });
+
+  it('a caller who may not read the sensor is not told its history', async () => {
+    const answer = await ask(guest, 'when was the hallway motion last seen');
+    assert.doesNotMatch(answer, /saw motion|\d+ h ago/);
+    assert.match(answer, /not allowed|cannot|don't know/i);
+  });
+});
