@@ -263,7 +263,7 @@ function colorTempStep(e: Entity, c: Captures): Step | Reply | undefined {
   const n = c.number;
   const said = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit)) ? n.value : undefined;
   if (said !== undefined) {
-    if (said < min || said > max) return { type: 'out_of_range', entity: e, what: 'colour temperature', min, max, unit: 'K', rank: 3 };
+    if (said < min || said > max) return { type: 'out_of_range', entity: e, what: 'color_temp', min, max, unit: 'K', rank: 3 };
     return { action: 'turn_on', extra: { color_temp: Math.round(said) } };
   }
   const white = c.color ? WHITE_KELVIN[c.color] : undefined;

@@ -201,7 +201,7 @@ for (const form of ['do', 'doing']) {
 for (const v of ['turn_on', 'turn_off', 'toggle', 'dim', 'brighten', 'change_temperature', 'set_speed', 'set_preset', 'change_colour', 'set', 'set_temperature', 'change_mode', 'open', 'close', 'stop', 'move', 'lock', 'unlock', 'press', 'read', 'look_through', 'read_history', 'use', 'slow_down', 'speed_up', 'set_to_preset', 'set_to_mode']) RESPONSE_SLOTS[`verb_${v}`] = [];
 RESPONSE_SLOTS.verb_set_to = ['value'];
 for (const w of ['state_unknown', 'speed_unknown', 'setting_unknown']) RESPONSE_SLOTS[`why_${w}`] = [];
-for (const q of ['brightness', 'temperature', 'value', 'position', 'speed']) RESPONSE_SLOTS[`quantity_${q}`] = [];
+for (const q of ['brightness', 'temperature', 'value', 'position', 'speed', 'color_temp']) RESPONSE_SLOTS[`quantity_${q}`] = [];
 
 // What a device can do instead, after a refusal: "It can be turned on or turned off."
 RESPONSE_SLOTS.can_be = ['actions'];
