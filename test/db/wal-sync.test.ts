@@ -75,7 +75,8 @@ describe('WalSync', () => {
     }
     assert.ok(later.every((p) => p === later[0]), 'one shared promise for every caller that waited');
     void later[0]!.then(() => order.push('later'));
-    await new Promise((r) => setTimeout(r, 20));
+    // Released only once it has started: on a busy machine opening the WAL can take a while.
+    await waitFor('the first fsync started', () => gated.started.length >= 1);
     assert.equal(gated.started.length, 1, 'the second fsync waits for the first');
     gated.release();
     await first;
@@ -113,7 +114,9 @@ describe('WalSync', () => {
     let synced = false;
     void ws.sync().then(() => (synced = true));
     const closed = ws.close();
-    setTimeout(() => gated.release(), 20);
+    await waitFor('the fsync started', () => gated.started.length === 1);
+    assert.equal(synced, false, 'close() is still waiting for it');
+    gated.release();
     await closed;
     assert.equal(synced, true);
     await assert.rejects(ws.sync(), /closed/);

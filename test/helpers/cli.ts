@@ -33,7 +33,7 @@ export function spawnHearth(args: string[], options: { cwd?: string; env?: NodeJ
     stdout: () => out,
     stderr: () => err,
     exited,
-    waitForOutput(text, timeoutMs = 15_000) {
+    waitForOutput(text, timeoutMs = 60_000) {
       const has = () => (typeof text === 'string' ? out.includes(text) : text.test(out));
       return new Promise((resolve, reject) => {
         if (has()) return resolve();
@@ -67,7 +67,7 @@ export function spawnHearth(args: string[], options: { cwd?: string; env?: NodeJ
 /** Run a command to completion. */
 export async function runHearth(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
   const p = spawnHearth(args, options);
-  const timer = setTimeout(() => signalGroup(p.child, 'SIGKILL'), options.timeoutMs ?? 30_000);
+  const timer = setTimeout(() => signalGroup(p.child, 'SIGKILL'), options.timeoutMs ?? 120_000);
   const code = await p.exited;
   clearTimeout(timer);
   return { code, stdout: p.stdout(), stderr: p.stderr() };

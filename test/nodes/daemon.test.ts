@@ -112,7 +112,7 @@ describe('hearth-bridge connected to a running daemon', () => {
     node('door').receive({});
     // The CLI sees the request the Node-RED node made: one database, one approvals table.
     let list: Array<{ id: string; principal: string; tool: string }> = [];
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000;
     while (!list.length && Date.now() < deadline) {
       list = JSON.parse(await cli(['approvals', '--json']));
       if (!list.length) await new Promise((r) => setTimeout(r, 200));

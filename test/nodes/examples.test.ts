@@ -101,7 +101,7 @@ async function deploy(flow: Flow): Promise<void> {
 
 /** Waits for a route the deployed flow serves (http-in routes exist once the flow has started). */
 async function route(method: string, path: string, body?: unknown) {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const r = await http(method, path, { body, token: null });
     if (r.status !== 404 || Date.now() > deadline) return r;
@@ -126,7 +126,7 @@ async function stateOf(entity: string): Promise<unknown> {
 
 /** The bridge's catalog once the bridge is deployed and connected (its event stream open). */
 async function bridgeConnected(id: string) {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 90_000; // a hang guard: a deploy on a busy machine takes a while
   for (;;) {
     const r = await http('GET', `/hearth/bridges/${id}/catalog`);
     if (r.status === 200 && r.json.connected) return r;
@@ -136,7 +136,7 @@ async function bridgeConnected(id: string) {
 }
 
 async function pendingApprovals(match: (a: any) => boolean): Promise<any[]> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const list = (JSON.parse(await cli(['approvals', '--json'])) as any[]).filter(match);
     if (list.length || Date.now() > deadline) return list;
@@ -205,7 +205,7 @@ before(async () => {
   await waitFor('node-red started', () => red!.exitCode !== null || /Started flows|Starting flows/.test(redLog), 60_000);
   assert.equal(red.exitCode, null, `node-red exited:\n${redLog}`);
   const login = async (username: string, password: string, scope: string) => {
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000;
     for (;;) {
       const r = await http('POST', '/auth/token', { token: null, form: { client_id: 'node-red-admin', grant_type: 'password', scope, username, password } }).catch(() => undefined);
       if (r?.status === 200) return r.json.access_token as string;
@@ -254,7 +254,7 @@ describe('example flows against the demo home, deployed through the admin API', 
     assert.equal(await stateOf('kitchen_light.light'), 'off');
     // Motion on the broker (a PIR reports), again until the flow (which subscribes as it starts) answers.
     const lightOn = async () => (await stateOf('kitchen_light.light')) === 'on';
-    const until = Date.now() + 30_000;
+    const until = Date.now() + 60_000;
     while (!(await lightOn()) && Date.now() < until) {
       await watcher!.publishAsync('hearth-demo/hallway_motion', JSON.stringify({ occupancy: false }));
       await watcher!.publishAsync('hearth-demo/hallway_motion', JSON.stringify({ occupancy: true }));
@@ -262,7 +262,7 @@ describe('example flows against the demo home, deployed through the admin API', 
     }
     assert.ok(await lightOn(), `the light went on with motion\n${redLog.slice(-2000)}`);
     await watcher!.publishAsync('hearth-demo/hallway_motion', JSON.stringify({ occupancy: false }));
-    const offBy = Date.now() + 30_000;
+    const offBy = Date.now() + 60_000;
     while ((await stateOf('kitchen_light.light')) !== 'off' && Date.now() < offBy) await new Promise((ok) => setTimeout(ok, 200));
     assert.equal(await stateOf('kitchen_light.light'), 'off', 'the light went off once no motion held');
   });
@@ -291,7 +291,7 @@ describe('example flows against the demo home, deployed through the admin API', 
     assert.equal(relock.length, 1, 'the re-lock waits for a person');
     assert.equal(await stateOf('front_door.lock'), 'unlocked');
     await cli(['approve', relock[0].id]);
-    const lockedBy = Date.now() + 20_000;
+    const lockedBy = Date.now() + 60_000;
     while ((await stateOf('front_door.lock')) !== 'locked' && Date.now() < lockedBy) await new Promise((ok) => setTimeout(ok, 200));
     assert.equal(await stateOf('front_door.lock'), 'locked');
   });

@@ -125,7 +125,7 @@ before(async () => {
     });
     red.stdout!.on('data', (d) => (redLog += d));
     red.stderr!.on('data', (d) => (redLog += d));
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 60_000;
     for (;;) {
       if (red.exitCode !== null) throw new Error(`node-red exited (${red.exitCode}):\n${redLog}`);
       try {
@@ -134,7 +134,7 @@ before(async () => {
       } catch {
         // not listening yet
       }
-      if (Date.now() > deadline) throw new Error(`node-red did not come up within 30 s:\n${redLog}`);
+      if (Date.now() > deadline) throw new Error(`node-red did not come up within 60 s:\n${redLog}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   });
@@ -205,7 +205,7 @@ describe('Node-RED integration', () => {
     assert.equal(retained.get('hearth-demo/living_room_lamp/state'), 'OFF');
     // The http-in route exists once the flow has started.
     const r = await timed('first prompt', async () => {
-      const deadline = Date.now() + 15_000;
+      const deadline = Date.now() + 60_000;
       for (;;) {
         const res = await http('POST', '/hearth/chat', { text: 'turn on the living room lamp' });
         if (res.status !== 404 || Date.now() > deadline) return res;
@@ -239,7 +239,7 @@ describe('Node-RED integration', () => {
     assert.match(retained.get('hearth-demo/front_door/lock') ?? '', /^locked$/i);
     const chat = http('POST', '/hearth/chat', { text: 'unlock the front door', session: 'door' }, {}, 30_000);
     let pending: Array<{ id: string; tool: string; kind: string; args: Record<string, unknown> }> = [];
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + 60_000;
     while (!pending.length && Date.now() < deadline) {
       const list = await http('GET', '/hearth/approvals');
       assert.equal(list.status, 200, list.text);
