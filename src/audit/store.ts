@@ -5,11 +5,22 @@
 // call finished at once (denied, not sent). Nothing is ever edited. Readers see
 // one row per call with its current outcome (the `audit` view). Every write is its own synchronous transaction (or part of a
 // group()). How a commit reaches the disk is the `durability` option: `full`
-// waits for an fsync in every commit (synchronous=FULL); `grouped` returns once
-// the row is in the write-ahead log (safe from a crash of the process) and
-// fsyncs on the thread pool, one fsync for every commit made meanwhile, while
-// the caller publishes. A write that fails throws AUDIT_UNAVAILABLE: the
-// caller fails closed.
+// makes every row durable before the caller goes on (synchronous=FULL
+// semantics); `grouped` returns once the row is in the write-ahead log (safe
+// from a crash of the process) and fsyncs on the thread pool while the caller
+// publishes. A write that fails throws AUDIT_UNAVAILABLE: the caller fails closed.
+//
+// Group commit (issue 18), `full` on a WAL file: the connection runs at
+// synchronous=NORMAL and the store fdatasyncs the write-ahead log itself.
+// beginDurable(), the pipeline's one unavoidable write, commits a lone caller's
+// pending row at once and awaits its fsync on the thread pool; callers arriving
+// while that commit's fsync runs are queued and share the next commit and the
+// next fsync. Nobody is resolved before the fsync covering its own row is done.
+// The synchronous writes (begin, record, finish, ...) fsync on this thread
+// before they return, as synchronous=FULL would. Outcomes from finishLater()
+// are fsynced lazily (the next pending row's fsync covers them, or a timer):
+// a power cut may lose an outcome, never a pending row, and a lost outcome
+// leaves the call pending, marked interrupted at the next start.
 import { EventEmitter } from 'node:events';
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database.js';
@@ -125,6 +136,14 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   /** What commits do now: a failed grouped fsync falls back to `full`. */
   durability: AuditDurability;
   private walSync?: WalSync;
+  /** Pending rows waiting for the next group commit (beginDurable). */
+  private beginQueue: Array<{ row: NewRow; resolve: (id: number) => void; reject: (err: unknown) => void }> = [];
+  private groupRunning = false;
+  /** Commits made by beginDurable: one per group of pending rows (tests read it; timings are not needed). */
+  pendingCommits = 0;
+  /** The lazy fsync for outcomes (full durability on a WAL file). */
+  private lazySyncTimer?: NodeJS.Timeout;
+  private readonly beginTx: Database.Transaction<(rows: NewRow[]) => Array<{ id?: number; err?: unknown }>>;
   /** The fsync covering the newest commit (grouped), until it is done. */
   private syncing?: Promise<void>;
 
@@ -167,12 +186,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     if (options.digestFile) this.digestFile = options.digestFile;
     this.key = options.key;
     this.durability = options.durability ?? 'full';
-    // No write-ahead log to fsync (in memory, or not WAL): each commit syncs itself.
-    if (this.durability === 'grouped' && (db.memory || String(db.pragma('journal_mode', { simple: true })) !== 'wal')) this.durability = 'full';
-    if (this.durability === 'grouped') this.walSync = new WalSync(db.name, options.walSync);
+    // No write-ahead log to fsync (in memory, or not WAL): each commit syncs itself (synchronous=FULL).
+    const wal = !db.memory && String(db.pragma('journal_mode', { simple: true })) === 'wal';
+    if (this.durability === 'grouped' && !wal) this.durability = 'full';
+    if (this.durability !== 'connection' && wal) this.walSync = new WalSync(db.name, options.walSync);
     if (this.durability !== 'connection') {
       try {
-        db.pragma(`synchronous = ${this.durability === 'full' ? 'FULL' : 'NORMAL'}`);
+        db.pragma(`synchronous = ${this.walSync ? 'NORMAL' : 'FULL'}`);
       } catch (err) {
         this.log.warn({ err }, `audit: cannot set synchronous on the database connection`);
       }
@@ -262,6 +282,17 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       return out;
     });
 
+    // One commit for every pending row of a group; each row in a savepoint of its own, so a duplicate fails alone.
+    this.beginTx = db.transaction((rows: NewRow[]) =>
+      rows.map((row) => {
+        try {
+          return { id: this.callTx(row, null).id };
+        } catch (err) {
+          return { err };
+        }
+      }),
+    );
+
     this.interruptTx = db.transaction((cutoff: string): DbAuditRow[] => {
       const out: DbAuditRow[] = [];
       for (const call of this.stmt.pendingBefore.all(cutoff)) {
@@ -317,11 +348,97 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** Write a pending row before anything is published; returns its id. Throws AuditError (fail closed). */
   begin(entry: AuditEntry): number {
-    const row = normalizeEntry(entry);
+    return this.beginRow(normalizeEntry(entry));
+  }
+
+  private beginRow(row: NewRow): number {
     const r = this.write(() => this.callTx.immediate(row, null));
     this.committed();
     this.log.debug({ audit: r.id, requestId: r.request_id, principal: r.principal, tool: r.tool, entity: r.entity_id, action: r.action }, 'audit: begin');
     return r.id;
+  }
+
+  /**
+   * begin() with group commit: resolves with the row's id once the row is on disk (with `full`
+   * durability), so the caller may publish. A lone caller's row is committed at once and pays one
+   * fsync; rows arriving while that fsync runs share the next commit and fsync. Rejects with an
+   * AuditError like begin() throws (fail closed); a row whose fsync failed gets a `not_sent` outcome.
+   * With `grouped` durability it resolves after the commit, as begin() returns.
+   */
+  beginDurable(entry: AuditEntry): Promise<number> {
+    let row: NewRow;
+    try {
+      row = normalizeEntry(entry);
+      if (this.durability !== 'full' || !this.walSync) return Promise.resolve(this.beginRow(row));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise<number>((resolve, reject) => {
+      this.beginQueue.push({ row, resolve, reject });
+      if (!this.groupRunning) void this.runGroups();
+    });
+  }
+
+  /** Commit the queued pending rows together, await their fsync, repeat while more arrived meanwhile. */
+  private async runGroups(): Promise<void> {
+    this.groupRunning = true;
+    try {
+      while (this.beginQueue.length) {
+        const batch = this.beginQueue;
+        this.beginQueue = [];
+        const ws = this.walSync;
+        if (!ws || this.durability !== 'full') {
+          // The fsync failed meanwhile: every commit syncs itself now.
+          for (const b of batch) {
+            try {
+              b.resolve(this.beginRow(b.row));
+            } catch (err) {
+              b.reject(err);
+            }
+          }
+          continue;
+        }
+        let results: Array<{ id?: number; err?: unknown }>;
+        try {
+          results = this.write(() => this.beginTx.immediate(batch.map((b) => b.row)));
+        } catch (err) {
+          for (const b of batch) b.reject(err);
+          continue;
+        }
+        this.pendingCommits++;
+        // This fsync covers every outcome committed before it.
+        if (this.lazySyncTimer) clearTimeout(this.lazySyncTimer);
+        this.lazySyncTimer = undefined;
+        try {
+          await this.startSync(ws);
+        } catch (err) {
+          const ids = results.filter((r) => r.id !== undefined).map((r) => r.id!);
+          this.notDurable(ids, err);
+          batch.forEach((b, i) => b.reject(results[i]!.err !== undefined ? rethrown(results[i]!.err) : unavailable(err)));
+          continue;
+        }
+        batch.forEach((b, i) => {
+          const r = results[i]!;
+          if (r.id === undefined) return b.reject(rethrown(r.err));
+          this.log.debug({ audit: r.id, requestId: b.row.request_id, principal: b.row.principal, tool: b.row.tool, entity: b.row.entity_id, action: b.row.action, group: batch.length }, 'audit: begin');
+          b.resolve(r.id);
+        });
+      }
+    } finally {
+      this.groupRunning = false;
+    }
+  }
+
+  /** Pending rows whose fsync failed: nothing will be published for them; say so in the log (now synchronous=FULL). */
+  private notDurable(ids: number[], err: unknown): void {
+    if (!ids.length) return;
+    try {
+      this.appendOutcomes(
+        ids.map((id) => ({ id, completion: { outcome: 'not_sent' as const, error: `the audit row could not be made durable (${(err as Error).message}); nothing was sent`, latency_ms: null, echo: null }, followUp: false })),
+      );
+    } catch (e) {
+      this.log.error({ err: e, ids }, 'audit: calls whose row could not be made durable stay pending until the next start');
+    }
   }
 
   /**
@@ -359,12 +476,12 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.laterQueue = [];
     if (!items.length) return;
     try {
-      this.appendOutcomes(items);
+      this.appendOutcomes(items, true);
     } catch {
       // One bad item must not cost the others their outcome.
       for (const item of items) {
         try {
-          this.appendOutcomes([item]);
+          this.appendOutcomes([item], true);
         } catch (err) {
           this.log.error({ err, audit: item.id }, 'audit: the outcome of a call could not be appended; it stays pending until the next start');
         }
@@ -372,9 +489,10 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     }
   }
 
-  private appendOutcomes(items: Array<{ id: number; completion: Completion; followUp: boolean }>): void {
+  private appendOutcomes(items: Array<{ id: number; completion: Completion; followUp: boolean }>, lazy = false): void {
     const rows = this.write(() => this.outcomeTx.immediate(items));
-    this.committed();
+    if (lazy) this.committedLazily();
+    else this.committed();
     this.completed(rows);
   }
 
@@ -460,7 +578,11 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   // ------------------------------------------------------------ durability
 
-  /** After a commit. Grouped: start (or join) the fsync that puts it on disk. */
+  /**
+   * After a commit. Full: fsync the write-ahead log on this thread before going on (what
+   * synchronous=FULL does; a failed fsync throws AUDIT_UNAVAILABLE). Grouped: start (or join)
+   * the fsync that puts it on disk.
+   */
   private committed(): void {
     const ws = this.walSync;
     if (!ws) {
@@ -468,6 +590,33 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       this.syncing = undefined;
       return;
     }
+    if (this.durability === 'full') {
+      if (this.lazySyncTimer) clearTimeout(this.lazySyncTimer);
+      this.lazySyncTimer = undefined;
+      try {
+        ws.syncNow();
+      } catch (err) {
+        this.syncFailed(ws, err as Error);
+        throw unavailable(err);
+      }
+      return;
+    }
+    void this.startSync(ws).catch(() => undefined);
+  }
+
+  /** After an outcome's commit (finishLater): full durability fsyncs it soon, off every caller's path. */
+  private committedLazily(): void {
+    const ws = this.walSync;
+    if (!ws || this.durability !== 'full') return this.committed();
+    this.lazySyncTimer ??= setTimeout(() => {
+      this.lazySyncTimer = undefined;
+      void this.startSync(ws).catch(() => undefined);
+    }, LAZY_SYNC_MS);
+    this.lazySyncTimer.unref();
+  }
+
+  /** Start (or join) an fsync on the thread pool covering every commit made so far. */
+  private startSync(ws: WalSync): Promise<void> {
     const p = ws.sync();
     this.syncing = p;
     p.then(
@@ -476,6 +625,12 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       },
       (err: Error) => this.syncFailed(ws, err),
     );
+    return p;
+  }
+
+  /** fsyncs of the write-ahead log done so far (0 when each commit syncs itself). */
+  get fsyncs(): number {
+    return this.walSync?.flushes ?? 0;
   }
 
   /** A failed fsync: say so, and make every later commit wait for the disk (a broken disk then fails calls closed). */
@@ -484,7 +639,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.walSync = undefined;
     this.durability = 'full';
     this.log.error(
-      { err: err.message, wal: ws.walPath },
+      { err, wal: ws.walPath },
       'audit: fsync of the write-ahead log failed; rows since the last good fsync may not be on disk. Every audit commit now waits for the disk (synchronous=FULL)',
     );
     try {
@@ -501,12 +656,23 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
    * that fsync failed.
    */
   durable(): Promise<void> {
+    if (this.lazySyncTimer && this.walSync) {
+      clearTimeout(this.lazySyncTimer);
+      this.lazySyncTimer = undefined;
+      return this.startSync(this.walSync);
+    }
     return this.syncing ?? Promise.resolve();
   }
 
   /** Make everything written durable, write the digest, and let go of the log file. The database stays open. */
   async close(): Promise<void> {
     this.flushOutcomes();
+    while (this.groupRunning || this.beginQueue.length) await (this.syncing ?? new Promise((r) => setImmediate(r))).catch(() => undefined);
+    if (this.lazySyncTimer) {
+      clearTimeout(this.lazySyncTimer);
+      this.lazySyncTimer = undefined;
+      if (this.walSync) void this.startSync(this.walSync).catch(() => undefined);
+    }
     this.flushDigest();
     if (this.syncing) await this.syncing.catch(() => undefined);
     await this.walSync?.close();
@@ -686,6 +852,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 }
 
 // ------------------------------------------------------------ input
+
+/** How long an outcome committed off the caller's path may wait for an fsync of its own (the next pending row's fsync usually covers it first). */
+const LAZY_SYNC_MS = 50;
+
+function rethrown(err: unknown): unknown {
+  return err instanceof AuditError || !isDbError(err) ? err : unavailable(err);
+}
 
 function isDbError(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;

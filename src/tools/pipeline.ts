@@ -344,16 +344,20 @@ export class Pipeline {
     // A newer command to the entity: a report from now on answers it, not an older unconfirmed one.
     this.lateWatches.get(entity.id)?.stop();
 
-    // Fail closed: no audit row, no command.
+    // Fail closed: no durable audit row, no command. Concurrent calls' rows share one commit and fsync.
     let auditId: number;
     try {
-      auditId = this.deps.audit.begin(base);
+      auditId = this.deps.audit.beginDurable ? await this.deps.audit.beginDurable(base) : this.deps.audit.begin(base);
     } catch (err) {
       // The same request id raced in twice: one actuation only.
       const earlier = (err as { code?: string }).code === 'AUDIT_DUPLICATE' ? this.safeByRequestId(call.requestId) : undefined;
       if (earlier) return this.fromEarlierRow(earlier, tool, args, call, entity);
-      this.deps.log.error({ err: (err as Error).message, tool: tool.name }, 'audit unavailable; call refused');
+      this.deps.log.error({ err, tool: tool.name }, 'audit unavailable; call refused');
       return FAIL(`refused: the audit log cannot be written (${(err as Error).message}); nothing was sent`);
+    }
+    if (call.signal.aborted) {
+      this.safeFinish(auditId, { outcome: 'not_sent', error: 'cancelled before it was sent' });
+      return FAIL('cancelled before it was sent; nothing was done', { auditId });
     }
 
     const started = performance.now();
