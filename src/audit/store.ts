@@ -791,8 +791,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   // Every read first commits the outcomes finishLater() queued: this process reads its own writes.
 
   byRequestId(requestId: string): StoredAuditRow | undefined {
-    this.flushOutcomes();
-    const r = this.stmt.byRequest.get(requestId);
+    // Every call asks this first (idempotent retries), and a new request has no row: no outcome of
+    // its own can be queued, so the queue is committed only when there is a row to read it into.
+    let r = this.stmt.byRequest.get(requestId);
+    if (r && this.laterQueue.length) {
+      this.flushOutcomes();
+      r = this.stmt.byRequest.get(requestId);
+    }
     return r && fromDb(r);
   }
 
