@@ -126,6 +126,8 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
   while (!ready()) await new Promise((r) => setTimeout(r, 20));
   const secondsToMirror = secondsSince(t0);
   const mirrored = memoryMiB();
+  // Where the bytes go: BENCH_MEMORY_SNAPSHOT=dir writes a heap snapshot of each bridge variant (bench/lib/heap-types.ts sums it by type).
+  if (process.env.BENCH_MEMORY_SNAPSHOT) (await import('node:v8')).writeHeapSnapshot(join(process.env.BENCH_MEMORY_SNAPSHOT, `${variant}.heapsnapshot`));
   const report: ChildReport = {
     variant,
     start,
