@@ -71,6 +71,30 @@ export function loadDeviceFiles(paths: string[]): LoadResult {
 
 type Raw = Record<string, any>;
 
+const NO_ALIASES: string[] = Object.freeze([]) as unknown as string[];
+/** Equal small parts of entities (payloads, states, ranges... mostly the kind's defaults), one frozen copy each. */
+const SHARED = new Map<string, object>();
+
+/** The one frozen copy of this value: 10,000 entities of a few kinds need a few dozen such objects, not 60,000. */
+function shared<T extends object>(value: T): T {
+  // Infinity, NaN and undefined are told apart from null and from a missing key.
+  const key = JSON.stringify(value, (_k, v: unknown) => (v === undefined ? '\u0000undefined' : typeof v === 'number' && !Number.isFinite(v) ? `\u0000${v}` : v));
+  let one = SHARED.get(key);
+  if (!one) {
+    one = deepFreeze(value);
+    if (SHARED.size < 10_000) SHARED.set(key, one);
+  }
+  return one as T;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 /** Files below this size are parsed whole. */
 const CHUNK_ABOVE = 64 * 1024;
 
@@ -207,7 +231,7 @@ function toDevice(raw: Raw, file: string, where: string, problems: DeviceFilePro
       key,
       kind,
       name: e.name ?? (Object.keys(raw.entities).length === 1 ? device.name : `${device.name} ${key.replace(/_/g, ' ')}`),
-      aliases: e.aliases ?? [],
+      aliases: e.aliases ?? NO_ALIASES,
       area: e.area ?? raw.area,
       floor: e.floor ?? raw.floor,
       deviceId: raw.id,
@@ -216,14 +240,14 @@ function toDevice(raw: Raw, file: string, where: string, problems: DeviceFilePro
       icon: e.icon,
       stateTopic: e.state_topic,
       valuePath: e.value_path,
-      attributes,
+      attributes: shared(attributes),
       commandTopic: e.command_topic,
       commandFormat: e.command_format ?? 'plain',
-      commandTopics: e.command_topics ?? {},
-      payloads: { ...DEFAULT_PAYLOADS[kind], ...asStrings(e.payloads) },
-      states: { ...DEFAULT_STATES[kind], ...asStrings(e.states) },
-      ranges,
-      options,
+      commandTopics: shared(e.command_topics ?? {}),
+      payloads: shared({ ...DEFAULT_PAYLOADS[kind], ...asStrings(e.payloads) }),
+      states: shared({ ...DEFAULT_STATES[kind], ...asStrings(e.states) }),
+      ranges: shared(ranges),
+      options: shared(options),
       ...(colorModes ? { colorModes: [...colorModes] } : {}),
       imageEncoding: kind === 'camera' ? (e.image_encoding ?? 'raw') : undefined,
       confirmTimeoutMs: e.confirm_timeout_ms,

@@ -205,21 +205,27 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         `availability ${JSON.stringify(word.slice(0, 40))} is neither ${JSON.stringify(source.payloadAvailable)} nor ${JSON.stringify(source.payloadNotAvailable)}`,
       );
     }
-    let perSource = this.availabilityBySource.get(entity.id);
-    if (!perSource) this.availabilityBySource.set(entity.id, (perSource = new Map()));
-    perSource.set(source.topic, online);
     const availability = entity.availability!;
     let available: boolean | null;
-    if (availability.mode === 'latest') available = online;
-    else if (availability.mode === 'any') available = [...perSource.values()].some(Boolean);
+    // One source (nearly every device): it alone says, whatever the mode; no per-entity map of sources to keep.
+    if (availability.mode === 'latest' || availability.sources.length <= 1) available = online;
     else {
-      const known = availability.sources.map((s) => perSource!.get(s.topic));
-      available = known.includes(false) ? false : known.includes(undefined) ? null : true;
+      let perSource = this.availabilityBySource.get(entity.id);
+      if (!perSource) this.availabilityBySource.set(entity.id, (perSource = new Map()));
+      perSource.set(source.topic, online);
+      available = this.combined(availability, perSource);
     }
     const changed = available !== state.available;
     state.available = available;
     state.availabilityAt = at;
     return changed;
+  }
+
+  /** Several sources: `any` is online when one says so, `all` when every one does (unknown until each has spoken). */
+  private combined(availability: NonNullable<Entity['availability']>, perSource: Map<string, boolean>): boolean | null {
+    if (availability.mode === 'any') return [...perSource.values()].some(Boolean);
+    const known = availability.sources.map((s) => perSource.get(s.topic));
+    return known.includes(false) ? false : known.includes(undefined) ? null : true;
   }
 
   private reportMalformed(topic: string, entity: Entity, err: PayloadError, cause?: unknown): void {
