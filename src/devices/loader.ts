@@ -141,7 +141,8 @@ export function parseDevicesInChunks(text: string): { devices: unknown[] } | und
       return undefined;
     }
     if (!Array.isArray(one) || one.length !== 1) return undefined;
-    devices.push(one[0]);
+    // The parser's strings are slices of the chunk's text and would keep all of it alive: copy them out.
+    devices.push(structuredClone(one[0]));
   }
   return { devices };
 }
