@@ -190,13 +190,13 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
         });
         return;
       }
-      this.apply(converted);
+      this.apply(converted, entries.length > CONVERT_SLICE, generation);
     };
     step();
   }
 
   /** The converted list, checked for duplicates and sizes, to the registry (and the state refresher). */
-  private apply(list: ConvertedDevice[]): void {
+  private apply(list: ConvertedDevice[], long: boolean, generation: number): void {
     const ctx = this.ctx!;
     const devices: Device[] = [];
     const converted: ConvertedDevice[] = [];
@@ -220,12 +220,17 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     this.baseTopics = new Set(converted.filter((c) => c.device && c.baseTopic).map((c) => c.baseTopic!));
     const signature = JSON.stringify(devices);
     if (signature !== this.signature) {
-      this.signature = signature;
       const admitted = admitDiscovered(devices);
       for (const r of admitted.refused) {
         if (this.refusals.take(r.what) !== undefined) ctx.log.warn({ device: r.what, reason: r.reason }, `zigbee2mqtt: refused ${r.what}: ${r.reason}`);
       }
-      ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, admitted.devices);
+      const hand = () => {
+        this.signature = signature;
+        ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, admitted.devices);
+      };
+      // A long list: the registry (and the tool set after it) take their turn of the event loop of their own.
+      if (long) setImmediate(() => generation === this.generation && this.ctx && hand());
+      else hand();
     }
     this.refresher?.consider(
       converted
