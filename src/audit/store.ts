@@ -153,6 +153,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     seq: Statement<[], { seq: number }>;
     byId: Statement<[number], DbAuditRow>;
     byRequest: Statement<[string], DbAuditRow>;
+    requestTaken: Statement<[string], { id: number }>;
     insert: Statement<[DbAuditEntry]>;
     pendingBefore: Statement<[string], DbAuditRow>;
     tail: Statement<[number], DbAuditRow>;
@@ -204,6 +205,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         seq: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'audit_entry'"),
         byId: db.prepare('SELECT * FROM audit WHERE id = ?'),
         byRequest: db.prepare('SELECT * FROM audit WHERE request_id = ?'),
+        // The unique index alone, without folding outcomes in: every call asks it, and a new request has no row.
+        requestTaken: db.prepare("SELECT id FROM audit_entry WHERE request_id = ? AND kind = 'call'"),
         insert: db.prepare(`INSERT INTO audit_entry (id, at, v, kind, call_id, request_id, principal, session, run_id, tool, entity_id, action,
             args, decision, rule_id, reason, outcome, error, latency_ms, echo, completed_at, prev_hash, hash, done_hash)
           VALUES (@id, @at, @v, @kind, @call_id, @request_id, @principal, @session, @run_id, @tool, @entity_id, @action,
@@ -241,7 +244,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     });
 
     this.callTx = db.transaction((row: NewRow, completion: Completion | null): DbAuditRow => {
-      const dup = this.stmt.byRequest.get(row.request_id);
+      const dup = this.stmt.requestTaken.get(row.request_id);
       if (dup) {
         throw new AuditError(`audit: request ${row.request_id} already has row ${dup.id}`, 'AUDIT_DUPLICATE', { existingId: dup.id });
       }
@@ -793,11 +796,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   byRequestId(requestId: string): StoredAuditRow | undefined {
     // Every call asks this first (idempotent retries), and a new request has no row: no outcome of
     // its own can be queued, so the queue is committed only when there is a row to read it into.
-    let r = this.stmt.byRequest.get(requestId);
-    if (r && this.laterQueue.length) {
-      this.flushOutcomes();
-      r = this.stmt.byRequest.get(requestId);
-    }
+    if (!this.stmt.requestTaken.get(requestId)) return undefined;
+    this.flushOutcomes();
+    const r = this.stmt.byRequest.get(requestId);
     return r && fromDb(r);
   }
 
