@@ -162,7 +162,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     countBetween: Statement<[number, number], { n: number }>;
   };
   private readonly listStatements = new Map<string, Statement<unknown[], DbAuditRow>>();
-  private readonly appendTx: Database.Transaction<(entry: Unchained, at?: string) => DbAuditEntry>;
+  /** The chain's last entry while a multi-entry transaction writes (it holds the write lock: no one else appends meanwhile). */
+  private tip?: { id: number; hash: string; seq: number };
   private readonly callTx: Database.Transaction<(row: NewRow, completion: Completion | null) => DbAuditRow>;
   private readonly outcomeTx: Database.Transaction<(items: Array<{ id: number; completion: Completion; followUp: boolean }>) => DbAuditRow[]>;
   private readonly interruptTx: Database.Transaction<(cutoff: string) => DbAuditRow[]>;
@@ -224,49 +225,10 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     }
 
     // Every entry goes through here: numbered after the highest id ever used, chained to the last one.
-    this.appendTx = db.transaction((entry: Unchained, at = this.now().toISOString()): DbAuditEntry => {
-      const last = this.stmt.last.get();
-      const lastId = last?.id ?? 0;
-      if (lastId < this.lastWrittenId) {
-        this.log.error(
-          { lastId, lastWrittenId: this.lastWrittenId },
-          `audit: the log ends at row ${lastId}, but this process wrote up to row ${this.lastWrittenId}: rows were deleted`,
-        );
-      }
-      // AUTOINCREMENT's high-water mark: a deleted tail row's id is not reused, so verify sees the gap.
-      const id = Math.max(lastId, this.stmt.seq.get()?.seq ?? 0) + 1;
-      const unhashed = { ...entry, id, at };
-      const prev_hash = last?.hash ?? GENESIS_HASH;
-      const out: DbAuditEntry = { ...unhashed, prev_hash, hash: entryHash(prev_hash, unhashed) };
-      this.stmt.insert.run(out);
-      this.lastWrittenId = Math.max(this.lastWrittenId, id);
-      return out;
-    });
+    // Every entry goes through append() (always inside a transaction).
+    this.callTx = db.transaction((row: NewRow, completion: Completion | null): DbAuditRow => this.callRow(row, completion));
 
-    this.callTx = db.transaction((row: NewRow, completion: Completion | null): DbAuditRow => {
-      const dup = this.stmt.requestTaken.get(row.request_id);
-      if (dup) {
-        throw new AuditError(`audit: request ${row.request_id} already has row ${dup.id}`, 'AUDIT_DUPLICATE', { existingId: dup.id });
-      }
-      // A call finished at once carries its outcome, and its own time as completed_at.
-      const at = this.now().toISOString();
-      const e = this.appendTx(
-        {
-          ...NO_CALL,
-          ...row,
-          kind: 'call',
-          outcome: completion?.outcome ?? 'pending',
-          error: completion?.error ?? null,
-          latency_ms: completion?.latency_ms ?? null,
-          echo: completion?.echo ?? null,
-          completed_at: completion ? at : null,
-        },
-        at,
-      );
-      return { ...(e as unknown as DbAuditRow), done_hash: completion ? e.hash : null };
-    });
-
-    this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] => {
+    this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] => this.withTip(() => {
       const out: DbAuditRow[] = [];
       for (const { id, completion, followUp } of items) {
         const call = this.stmt.byId.get(id);
@@ -279,33 +241,92 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         } else if (call.outcome !== 'pending') {
           throw new AuditError(`audit: call ${id} is already ${call.outcome}`, 'AUDIT_NOT_PENDING');
         }
-        const e = this.appendTx({ ...NO_CALL, kind: 'outcome', call_id: id, ...completion });
+        const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: id, ...completion });
         out.push(folded(call, e));
       }
       return out;
-    });
+    }));
 
-    // One commit for every pending row of a group; each row in a savepoint of its own, so a duplicate fails alone.
+    // One commit for every pending row of a group. A duplicate is found before anything of its row is written, and one INSERT fails whole: no savepoint needed.
     this.beginTx = db.transaction((rows: NewRow[]) =>
-      rows.map((row) => {
-        try {
-          return { id: this.callTx(row, null).id };
-        } catch (err) {
-          return { err };
-        }
-      }),
+      this.withTip(() =>
+        rows.map((row) => {
+          try {
+            return { id: this.callRow(row, null).id };
+          } catch (err) {
+            return { err };
+          }
+        }),
+      ),
     );
 
     this.interruptTx = db.transaction((cutoff: string): DbAuditRow[] => {
       const out: DbAuditRow[] = [];
       for (const call of this.stmt.pendingBefore.all(cutoff)) {
-        const e = this.appendTx({ ...NO_CALL, kind: 'outcome', call_id: call.id, outcome: 'interrupted', error: INTERRUPTED_ERROR });
+        const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: call.id, outcome: 'interrupted', error: INTERRUPTED_ERROR });
         out.push(folded(call, e));
       }
       return out;
     });
 
     if (this.durability !== 'connection') this.sealLegacy();
+  }
+
+  /** Number and chain one entry after the highest id ever used; inside a transaction. */
+  private append(entry: Unchained, at = this.now().toISOString()): DbAuditEntry {
+    const tip = this.tip;
+    const last = tip ?? this.stmt.last.get();
+    const lastId = last?.id ?? 0;
+    if (lastId < this.lastWrittenId) {
+      this.log.error(
+        { lastId, lastWrittenId: this.lastWrittenId },
+        `audit: the log ends at row ${lastId}, but this process wrote up to row ${this.lastWrittenId}: rows were deleted`,
+      );
+    }
+    // AUTOINCREMENT's high-water mark: a deleted tail row's id is not reused, so verify sees the gap.
+    const id = Math.max(lastId, tip ? tip.seq : (this.stmt.seq.get()?.seq ?? 0)) + 1;
+    const unhashed = { ...entry, id, at };
+    const prev_hash = last?.hash ?? GENESIS_HASH;
+    const out: DbAuditEntry = { ...unhashed, prev_hash, hash: entryHash(prev_hash, unhashed) };
+    this.stmt.insert.run(out);
+    this.lastWrittenId = Math.max(this.lastWrittenId, id);
+    if (tip) this.tip = { id, hash: out.hash, seq: id };
+    return out;
+  }
+
+  /** A call entry (pending, or finished at once); inside a transaction. Throws AUDIT_DUPLICATE before writing anything. */
+  private callRow(row: NewRow, completion: Completion | null): DbAuditRow {
+    const dup = this.stmt.requestTaken.get(row.request_id);
+    if (dup) {
+      throw new AuditError(`audit: request ${row.request_id} already has row ${dup.id}`, 'AUDIT_DUPLICATE', { existingId: dup.id });
+    }
+    // A call finished at once carries its outcome, and its own time as completed_at.
+    const at = this.now().toISOString();
+    const e = this.append(
+      {
+        ...NO_CALL,
+        ...row,
+        kind: 'call',
+        outcome: completion?.outcome ?? 'pending',
+        error: completion?.error ?? null,
+        latency_ms: completion?.latency_ms ?? null,
+        echo: completion?.echo ?? null,
+        completed_at: completion ? at : null,
+      },
+      at,
+    );
+    return { ...(e as unknown as DbAuditRow), done_hash: completion ? e.hash : null };
+  }
+
+  /** Run fn with the chain's tip kept in memory between its entries (one read of the tail per transaction, not per entry). */
+  private withTip<T>(fn: () => T): T {
+    const last = this.stmt.last.get();
+    this.tip = { id: last?.id ?? 0, hash: last?.hash ?? GENESIS_HASH, seq: Math.max(last?.id ?? 0, this.stmt.seq.get()?.seq ?? 0) };
+    try {
+      return fn();
+    } finally {
+      this.tip = undefined;
+    }
   }
 
   /**
@@ -319,7 +340,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         .transaction(() => {
           const seal = legacySealNeeded(this.db);
           if (!seal) return;
-          this.appendTx({
+          this.append({
             ...NO_CALL,
             kind: 'seal',
             call_id: seal.lastId,
