@@ -137,23 +137,33 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     const routes = this.routes.get(topic);
     if (!routes) return;
     const message = new Message(topic, payload);
-    const changed = new Set<Entity>();
-    for (const route of routes) {
-      try {
-        if (this.apply(route, message, retained)) changed.add(route.entity);
-      } catch (err) {
-        if (err instanceof PayloadError) this.reportMalformed(topic, route.entity, err);
-        else this.reportMalformed(topic, route.entity, new PayloadError('failed', `could not use the payload: ${describeError(err)}`), err);
-      }
+    // Most topics feed one entity: no set of changed entities to build for them.
+    if (routes.length === 1) {
+      if (this.applySafely(routes[0]!, message, retained)) this.changed(topic, routes[0]!.entity);
+      return;
     }
-    for (const entity of changed) {
-      try {
-        this.emit('change', this.states.get(entity.id)!, entity);
-      } catch (err) {
-        // A listener's bug is not the payload's fault: the new state stands, the error is logged.
-        const suppressed = this.listenerErrors.take(topic);
-        if (suppressed !== undefined) this.log.error({ err, topic, entity: entity.id, ...(suppressed ? { suppressed } : {}) }, 'a state listener failed');
-      }
+    const changed = new Set<Entity>();
+    for (const route of routes) if (this.applySafely(route, message, retained)) changed.add(route.entity);
+    for (const entity of changed) this.changed(topic, entity);
+  }
+
+  private applySafely(route: Route, message: Message, retained: boolean): boolean {
+    try {
+      return this.apply(route, message, retained);
+    } catch (err) {
+      if (err instanceof PayloadError) this.reportMalformed(message.topic, route.entity, err);
+      else this.reportMalformed(message.topic, route.entity, new PayloadError('failed', `could not use the payload: ${describeError(err)}`), err);
+      return false;
+    }
+  }
+
+  private changed(topic: string, entity: Entity): void {
+    try {
+      this.emit('change', this.states.get(entity.id)!, entity);
+    } catch (err) {
+      // A listener's bug is not the payload's fault: the new state stands, the error is logged.
+      const suppressed = this.listenerErrors.take(topic);
+      if (suppressed !== undefined) this.log.error({ err, topic, entity: entity.id, ...(suppressed ? { suppressed } : {}) }, 'a state listener failed');
     }
   }
 
