@@ -192,7 +192,7 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
   const tool = hearth.tools.all().find((t) => t.capability === 'actuator')!.name;
   // Where a call's time goes: time the policy decision and the audit commits in place. The outcome
   // commit (appendOutcomes, from finishLater) runs after the result, off the caller's path, for every outcome queued meanwhile.
-  const commit = durability === 'full' ? 'commit + fsync on the thread pool, awaited' : 'commit to the WAL';
+  const commit = durability === 'full' ? 'one commit + one fsync for the rows of the turn, awaited' : 'commit to the WAL';
   const stages: Record<string, number[]> = {
     'policy.decide()': [],
     [`audit.beginDurable() (${commit})`]: [],

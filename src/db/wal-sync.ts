@@ -15,6 +15,8 @@ import { fdatasyncSync, openSync, closeSync } from 'node:fs';
 export interface WalSyncOptions {
   /** The fsync itself (default: fdatasync of the handle). Tests wrap it to count or fail flushes. */
   datasync?: (handle: FileHandle) => Promise<void>;
+  /** The fsync on this thread (default: fdatasync of the descriptor). Tests wrap it to count, fail or hold it. */
+  datasyncNow?: (fd: number) => void;
 }
 
 export class WalSync {
@@ -59,7 +61,8 @@ export class WalSync {
   syncNow(): void {
     // A descriptor kept open: an open() and close() per commit would cost as much as the commit.
     this.fd ??= openSync(this.walPath, 'r');
-    fdatasyncSync(this.fd);
+    if (this.options.datasyncNow) this.options.datasyncNow(this.fd);
+    else fdatasyncSync(this.fd);
     this.flushes++;
   }
 

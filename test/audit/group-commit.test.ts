@@ -1,12 +1,11 @@
 // Group commit of pending rows (issue 18), audit.durability full on real SQLite
 // files: a caller is resolved (and may publish) only once the fsync covering its
-// own row is done; callers arriving while an fsync runs share the next commit
-// and the next fsync; a failed fsync fails every waiting caller closed. Counted
-// with the store's commit counter and the fsyncs, never with timings.
+// own row is done; callers arriving in one turn of the event loop share one
+// commit and one fsync; a failed fsync fails every caller of its group closed.
+// Counted with the store's commit counter and the fsyncs, never with timings.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import type { FileHandle } from 'node:fs/promises';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { fdatasyncSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
@@ -28,119 +27,105 @@ import { auditEntry, tempDatabases } from './support.js';
 const { root, open } = tempDatabases('hearth-audit-group-');
 let n = 0;
 
-/** A store whose fsyncs are real, counted, and each held until the test releases it. */
-function heldStore() {
+/** A store whose fsyncs (on this thread) are real and logged, and fail when told to. */
+function store() {
   const path = join(root, `db${++n}`, 'hearth.db');
   const db = openDatabase(path);
   open.push(db);
   const events: string[] = [];
-  const waiting: Array<() => void> = [];
   let fail: Error | undefined;
   const audit = new SqliteAuditLog(db, {
     walSync: {
-      datasync: async (h: FileHandle) => {
-        events.push('fsync started');
-        await new Promise<void>((r) => waiting.push(r));
+      datasyncNow: (fd: number) => {
         if (fail) throw fail;
-        await h.datasync();
-        events.push('fsync done');
+        fdatasyncSync(fd);
+        events.push('fsync');
       },
     },
   });
-  const rows = () => (new Database(path, { readonly: true }).prepare('SELECT count(*) AS n FROM audit').get() as { n: number }).n;
-  return {
-    db,
-    audit,
-    events,
-    rows,
-    fsyncsHeld: () => waiting.length,
-    release: () => waiting.shift()?.(),
-    failNext: (err: Error) => (fail = err),
+  const rows = () => {
+    const reader = new Database(path, { readonly: true });
+    try {
+      return (reader.prepare('SELECT count(*) AS n FROM audit').get() as { n: number }).n;
+    } finally {
+      reader.close();
+    }
   };
+  return { db, audit, events, rows, failNext: (err: Error) => (fail = err) };
 }
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
 
 describe('group commit of pending rows (audit.durability full)', () => {
   it('a lone caller pays one commit and one fsync, and is resolved only after that fsync', async () => {
-    const s = heldStore();
+    const s = store();
     assert.equal(s.audit.durability, 'full');
     const fsyncs = s.audit.fsyncs;
-    const p = s.audit.beginDurable(auditEntry()).then((id) => (s.events.push('resolved'), id));
-    // Committed at once (another connection sees it), not yet resolved: its fsync is held.
-    assert.equal(s.audit.pendingCommits, 1);
-    assert.equal(s.rows(), 1);
-    await waitFor('the fsync to start', () => s.fsyncsHeld() === 1);
-    assert.deepEqual(s.events, ['fsync started']);
-    s.release();
-    const id = await p;
-    assert.deepEqual(s.events, ['fsync started', 'fsync done', 'resolved']);
+    const commits = s.audit.pendingCommits;
+    s.events.length = 0;
+    const id = await s.audit.beginDurable(auditEntry()).then((id) => (s.events.push('resolved'), id));
+    assert.deepEqual(s.events, ['fsync', 'resolved']);
+    assert.equal(s.audit.pendingCommits, commits + 1);
     assert.equal(s.audit.fsyncs, fsyncs + 1);
     assert.equal(s.audit.get(id)!.outcome, 'pending');
   });
 
-  it('callers arriving while an fsync runs share the next commit and the next fsync', async () => {
-    const s = heldStore();
+  it('callers arriving in the same turn share one commit and one fsync; a later caller gets its own', async () => {
+    const s = store();
     const fsyncs = s.audit.fsyncs;
-    const first = s.audit.beginDurable(auditEntry());
-    await waitFor('the first fsync to start', () => s.fsyncsHeld() === 1);
+    const commits = s.audit.pendingCommits;
     const resolved: number[] = [];
-    const rest = Array.from({ length: 6 }, () => s.audit.beginDurable(auditEntry()).then((id) => (resolved.push(id), id)));
-    // Queued, not committed: they wait for the running fsync to end.
-    assert.equal(s.audit.pendingCommits, 1);
-    assert.equal(s.rows(), 1);
-    s.release();
-    const firstId = await first;
-    await waitFor('the second group to commit', () => s.audit.pendingCommits === 2 && s.fsyncsHeld() === 1);
-    assert.equal(s.rows(), 7, 'the six rows went in together');
-    assert.deepEqual(resolved, [], 'none of the six is resolved before its own fsync');
-    s.release();
-    const ids = await Promise.all(rest);
-    assert.equal(s.audit.pendingCommits, 2, 'seven callers, two commits');
-    assert.equal(s.audit.fsyncs, fsyncs + 2, 'and two fsyncs');
+    const seven = Array.from({ length: 7 }, () => s.audit.beginDurable(auditEntry()).then((id) => (resolved.push(id), id)));
+    // Queued until the end of the turn: nothing committed, nobody resolved.
+    assert.equal(s.rows(), 0);
+    assert.deepEqual(resolved, []);
+    const ids = await Promise.all(seven);
+    assert.equal(s.audit.pendingCommits, commits + 1, 'seven callers, one commit');
+    assert.equal(s.audit.fsyncs, fsyncs + 1, 'and one fsync');
+    assert.equal(s.rows(), 7);
     assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'rows keep the order the callers came in');
-    assert.equal(new Set([firstId, ...ids]).size, 7);
+    assert.equal(new Set(ids).size, 7);
+    await turn();
+    await s.audit.beginDurable(auditEntry());
+    assert.equal(s.audit.pendingCommits, commits + 2);
+    assert.equal(s.audit.fsyncs, fsyncs + 2);
     assert.equal(s.audit.verify().ok, true);
   });
 
   it('a duplicate request id in a group fails alone; the others are written', async () => {
-    const s = heldStore();
+    const s = store();
     const first = s.audit.beginDurable(auditEntry({ requestId: 'dup-1' }));
-    await waitFor('the first fsync to start', () => s.fsyncsHeld() === 1);
     const ok = s.audit.beginDurable(auditEntry());
     const dup = s.audit.beginDurable(auditEntry({ requestId: 'dup-1' }));
-    s.release();
     await first;
-    await waitFor('the second fsync', () => s.fsyncsHeld() === 1);
-    s.release();
     await assert.rejects(dup, (err: { code?: string }) => err.code === 'AUDIT_DUPLICATE');
     assert.equal(s.audit.get(await ok)!.outcome, 'pending');
     assert.equal(s.rows(), 2);
   });
 
   it('a failed fsync fails every caller of its group closed and records their rows not_sent', async () => {
-    const s = heldStore();
-    const a = s.audit.beginDurable(auditEntry());
-    await waitFor('the fsync to start', () => s.fsyncsHeld() === 1);
+    const s = store();
     s.failNext(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
-    s.release();
-    await assert.rejects(a, (err: { code?: string; message: string }) => err.code === 'AUDIT_UNAVAILABLE' && /EIO/.test(err.message));
-    const row = s.audit.tail(1)[0]!;
-    assert.equal(row.outcome, 'not_sent');
-    assert.match(row.error!, /could not be made durable/);
-    // Every later write waits for the disk on this thread (synchronous=FULL), and callers still get their row.
+    const a = s.audit.beginDurable(auditEntry());
+    const b = s.audit.beginDurable(auditEntry());
+    for (const p of [a, b]) await assert.rejects(p, (err: { code?: string; message: string }) => err.code === 'AUDIT_UNAVAILABLE' && /EIO/.test(err.message));
+    const rows = s.audit.tail(2);
+    assert.deepEqual(rows.map((r) => r.outcome), ['not_sent', 'not_sent']);
+    assert.match(rows[0]!.error!, /could not be made durable/);
+    // Every later write waits for the disk on its own (synchronous=FULL), and callers still get their row.
     assert.equal(s.db.pragma('synchronous', { simple: true }), 2);
     const id = await s.audit.beginDurable(auditEntry());
     assert.equal(s.audit.get(id)!.outcome, 'pending');
   });
 
   it('synchronous writes (begin, record, finish) are fsynced before they return', () => {
-    const s = heldStore();
+    const s = store();
     const before = s.audit.fsyncs;
     const id = s.audit.begin(auditEntry());
     assert.equal(s.audit.fsyncs, before + 1);
     s.audit.finish(id, { outcome: 'confirmed', latencyMs: 1 });
     s.audit.record(auditEntry(), { outcome: 'denied', error: 'no rule' });
     assert.equal(s.audit.fsyncs, before + 3);
-    assert.equal(s.fsyncsHeld(), 0, 'none of them waited on the thread pool');
   });
 });
 
@@ -182,14 +167,10 @@ describe('group commit through the pipeline (aedes)', () => {
     const policy = new SqlitePolicy(db);
     policy.add({ subject: 'role:owner', targetType: 'any', target: '*', action: 'actuate', effect: 'allow' });
     const order: string[] = [];
-    let release = () => {};
-    const held = new Promise<void>((r) => (release = r));
     const audit = new SqliteAuditLog(db, {
       walSync: {
-        datasync: async (h) => {
-          order.push('fsync started');
-          await held;
-          await h.datasync();
+        datasyncNow: (fd) => {
+          fdatasyncSync(fd);
           order.push('fsync done');
         },
       },
@@ -201,16 +182,10 @@ describe('group commit through the pipeline (aedes)', () => {
       const pipeline = new Pipeline({ registry: bridge.registry, cache: bridge.cache, mqtt: bridge.connection, gate: new CommandGate(bridge.registry, bridge.connection), policy, audit, log: silentLogger });
       const tools = new ToolSet(bridge.registry, pipeline, policy, config.tools);
       const tool = tools.all().find((t) => t.capability === 'actuator')!.name;
-      const result = tools.call(tool, { action: 'turn_on' }, OWNER);
-      await waitFor('the fsync of the pending row', () => order.includes('fsync started'));
-      assert.equal(audit.tail(1)[0]!.outcome, 'pending', 'the row is committed');
-      // A round trip through the broker after the row was committed: had the command left, it would be here first.
-      await watcher.client.publishAsync('gc/lamp/probe', 'x', { qos: 1 });
-      assert.deepEqual(watcher.got, [], 'nothing published while the fsync is held');
-      release();
-      const r = await result;
+      order.length = 0;
+      const r = await tools.call(tool, { action: 'turn_on' }, OWNER);
       assert.match(r.text!, /^confirmed/);
-      assert.deepEqual(order.slice(0, 3), ['fsync started', 'fsync done', 'published']);
+      assert.deepEqual(order.slice(0, 2), ['fsync done', 'published'], 'the command left after the fsync of its row');
       await waitFor('the outcome', () => audit.tail(1)[0]!.outcome === 'confirmed');
     } finally {
       await watcher.client.endAsync(true);
@@ -241,11 +216,12 @@ const { config } = loadConfig({ cwd: ${JSON.stringify(dir)}, env: {}, flags: ${J
 const db = openDatabase(config.database.path);
 const policy = new SqlitePolicy(db);
 policy.add({ subject: 'role:owner', targetType: 'any', target: '*', action: 'actuate', effect: 'allow' });
-const audit = new SqliteAuditLog(db, { walSync: { datasync: async () => { console.log('fsync-held'); await new Promise(() => setInterval(() => {}, 1000)); } } });
+import { fdatasyncSync, writeSync } from 'node:fs';\nlet hold = false;\nconst audit = new SqliteAuditLog(db, { walSync: { datasyncNow: (fd) => { if (!hold) return fdatasyncSync(fd); writeSync(1, 'fsync-held\\n'); for (;;); } } });
 const bridge = await Bridge.start({ config, log: silentLogger, connectWaitMs: 5000 });
 const pipeline = new Pipeline({ registry: bridge.registry, cache: bridge.cache, mqtt: bridge.connection, gate: new CommandGate(bridge.registry, bridge.connection), policy, audit, log: silentLogger });
 const tools = new ToolSet(bridge.registry, pipeline, policy, config.tools);
 const tool = tools.all().find((t) => t.capability === 'actuator').name;
+hold = true;
 console.log('result', (await tools.call(tool, { action: 'turn_on' }, { id: 'cli:test-owner', roles: ['owner'] })).text);
 `,
     );
