@@ -144,9 +144,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   pendingCommits = 0;
   /** The lazy fsync for outcomes (full durability on a WAL file). */
   private lazySyncTimer?: NodeJS.Timeout;
-  private readonly beginTx: Database.Transaction<
-    (outcomes: Array<{ id: number; completion: Completion }>, rows: NewRow[]) => { done: DbAuditRow[]; failed: Array<{ id: number; err: unknown }>; results: Array<{ id?: number; err?: unknown }> }
-  >;
+  private readonly beginTx: Database.Transaction<(rows: NewRow[]) => Array<{ id?: number; err?: unknown }>>;
   /** The fsync covering the newest commit (grouped), until it is done. */
   private syncing?: Promise<void>;
 
@@ -231,31 +229,36 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     // Every entry goes through append() (always inside a transaction).
     this.callTx = db.transaction((row: NewRow, completion: Completion | null): DbAuditRow => this.callRow(row, completion));
 
-    this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] =>
-      this.withTip(() => items.map(({ id, completion, followUp }) => this.outcomeRow(id, completion, followUp))),
-    );
-    // One commit for every pending row of a group. A duplicate is found before anything of its row is written, and one INSERT fails whole: no savepoint needed.
-    // The outcomes queued by finishLater() ride along (one commit less); each fails alone, like a duplicate.
-    this.beginTx = db.transaction((outcomes: Array<{ id: number; completion: Completion }>, rows: NewRow[]) =>
-      this.withTip(() => {
-        const done: DbAuditRow[] = [];
-        const failed: Array<{ id: number; err: unknown }> = [];
-        for (const o of outcomes) {
-          try {
-            done.push(this.outcomeRow(o.id, o.completion, false));
-          } catch (err) {
-            failed.push({ id: o.id, err });
+    this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] => this.withTip(() => {
+      const out: DbAuditRow[] = [];
+      for (const { id, completion, followUp } of items) {
+        const call = this.stmt.byId.get(id);
+        if (!call) throw new AuditError(`audit: no call ${id}`, 'AUDIT_NOT_FOUND');
+        if (followUp) {
+          if (call.outcome !== 'unconfirmed' && call.outcome !== 'interrupted') {
+            throw new AuditError(`audit: call ${id} is ${call.outcome}: only an unconfirmed or interrupted call takes a follow-up`, 'AUDIT_NOT_PENDING');
           }
+          if (!FOLLOW_UP_OUTCOMES.has(completion.outcome)) throw bad(`a follow-up says confirmed or failed, not ${completion.outcome}`);
+        } else if (call.outcome !== 'pending') {
+          throw new AuditError(`audit: call ${id} is already ${call.outcome}`, 'AUDIT_NOT_PENDING');
         }
-        const results = rows.map((row) => {
+        const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: id, ...completion });
+        out.push(folded(call, e));
+      }
+      return out;
+    }));
+
+    // One commit for every pending row of a group. A duplicate is found before anything of its row is written, and one INSERT fails whole: no savepoint needed.
+    this.beginTx = db.transaction((rows: NewRow[]) =>
+      this.withTip(() =>
+        rows.map((row) => {
           try {
-            return { id: this.callRow(row, null).id } as { id?: number; err?: unknown };
+            return { id: this.callRow(row, null).id };
           } catch (err) {
             return { err };
           }
-        });
-        return { done, failed, results };
-      }),
+        }),
+      ),
     );
 
     this.interruptTx = db.transaction((cutoff: string): DbAuditRow[] => {
@@ -314,22 +317,6 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       at,
     );
     return { ...(e as unknown as DbAuditRow), done_hash: completion ? e.hash : null };
-  }
-
-  /** One outcome entry for a call; inside a transaction. Throws (AUDIT_NOT_FOUND, AUDIT_NOT_PENDING, bad entry) before writing anything. */
-  private outcomeRow(id: number, completion: Completion, followUp: boolean): DbAuditRow {
-    const call = this.stmt.byId.get(id);
-    if (!call) throw new AuditError(`audit: no call ${id}`, 'AUDIT_NOT_FOUND');
-    if (followUp) {
-      if (call.outcome !== 'unconfirmed' && call.outcome !== 'interrupted') {
-        throw new AuditError(`audit: call ${id} is ${call.outcome}: only an unconfirmed or interrupted call takes a follow-up`, 'AUDIT_NOT_PENDING');
-      }
-      if (!FOLLOW_UP_OUTCOMES.has(completion.outcome)) throw bad(`a follow-up says confirmed or failed, not ${completion.outcome}`);
-    } else if (call.outcome !== 'pending') {
-      throw new AuditError(`audit: call ${id} is already ${call.outcome}`, 'AUDIT_NOT_PENDING');
-    }
-    const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: id, ...completion });
-    return folded(call, e);
   }
 
   /** Run fn with the chain's tip kept in memory between its entries (one read of the tail per transaction, not per entry). */
@@ -417,9 +404,11 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       if (!this.groupScheduled) {
         this.groupScheduled = true;
         setImmediate(() => this.runGroup());
-        // Outcomes queued earlier ride along in the group's commit instead of a commit of their own on this caller's path.
-        if (this.laterTimer) clearImmediate(this.laterTimer);
-        this.laterTimer = undefined;
+        // Outcomes queued earlier wait behind the pending rows: they are on no caller's path, these are.
+        if (this.laterTimer) {
+          clearImmediate(this.laterTimer);
+          this.laterTimer = setImmediate(() => this.flushOutcomes());
+        }
       }
     });
   }
@@ -446,23 +435,11 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       }
       return;
     }
-    // Outcomes waiting for their commit go in the same one.
-    const outcomes = this.laterQueue;
-    this.laterQueue = [];
-    if (this.laterTimer) clearImmediate(this.laterTimer);
-    this.laterTimer = undefined;
     let results: Array<{ id?: number; err?: unknown }>;
-    let done: DbAuditRow[];
     try {
-      const r = this.write(() => this.beginTx.immediate(outcomes, batch.map((b) => b.row)));
-      results = r.results;
-      done = r.done;
-      for (const f of r.failed) this.log.error({ err: f.err, audit: f.id }, 'audit: the outcome of a call could not be appended; it stays pending until the next start');
+      results = this.write(() => this.beginTx.immediate(batch.map((b) => b.row)));
     } catch (err) {
       for (const b of batch) b.reject(err);
-      // The outcomes get their own commit, one by one if need be.
-      this.laterQueue.unshift(...outcomes);
-      this.flushOutcomes();
       return;
     }
     this.pendingCommits++;
@@ -473,12 +450,10 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       ws.syncNow();
     } catch (err) {
       this.syncFailed(ws, err as Error);
-      if (done.length) this.completed(done);
       this.notDurable(results.filter((r) => r.id !== undefined).map((r) => r.id!), err);
       batch.forEach((b, i) => b.reject(results[i]!.err !== undefined ? rethrown(results[i]!.err) : unavailable(err)));
       return;
     }
-    if (done.length) this.completed(done);
     batch.forEach((b, i) => {
       const r = results[i]!;
       if (r.id === undefined) return b.reject(rethrown(r.err));
