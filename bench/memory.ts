@@ -91,6 +91,7 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
   const { Hearth } = await import('../src/hearth.js');
   const { silentLogger } = await import('../src/log.js');
   const start = memoryMiB();
+  if (process.env.BENCH_MEMORY_SNAPSHOT && variant !== 'baseline') (await import('node:v8')).writeHeapSnapshot(join(process.env.BENCH_MEMORY_SNAPSHOT, `${variant}-start.heapsnapshot`));
   const topics = [...new Set(retainedMessages().map(([t]) => t))];
   const t0 = nowNs();
   if (variant === 'baseline') {
@@ -118,6 +119,7 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
     },
   });
   const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
+  if (process.env.BENCH_MEMORY_PHASES) console.error(`    .. ${variant}: opened (device file, SQLite, tools), before the retained state: ${JSON.stringify(memoryMiB())}`);
   const entities = hearth.bridge.registry.entities();
   const ready = () => entities.every((e) => {
     const s = hearth.bridge.cache.get(e.id);
@@ -126,6 +128,8 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
   while (!ready()) await new Promise((r) => setTimeout(r, 20));
   const secondsToMirror = secondsSince(t0);
   const mirrored = memoryMiB();
+  // Where the bytes go: BENCH_MEMORY_SNAPSHOT=dir writes a heap snapshot of each bridge variant (bench/lib/heap-types.ts sums it by type).
+  if (process.env.BENCH_MEMORY_SNAPSHOT) (await import('node:v8')).writeHeapSnapshot(join(process.env.BENCH_MEMORY_SNAPSHOT, `${variant}.heapsnapshot`));
   const report: ChildReport = {
     variant,
     start,
@@ -166,7 +170,7 @@ async function parent(): Promise<void> {
     const reports: ChildReport[] = [];
     for (const variant of ['baseline', 'bridge', 'bridge-per-entity'] as const) {
       const a = nowNs();
-      const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', variant, broker.url, tmp.path], {
+      const r = spawnSync(process.execPath, [...(process.env.BENCH_MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', fileURLToPath(import.meta.url), '--child', variant, broker.url, tmp.path], {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'inherit'],
         timeout: 120_000,
@@ -205,6 +209,10 @@ async function parent(): Promise<void> {
     );
     const bridge = reports[1]!;
     console.log(`\n  resident size with ${bridge.entities.toLocaleString('en-US')} entities mirrored: ${fmt(bridge.mirrored.rss, 1)} MiB RSS (${fmt(growth(bridge).rss, 1)} MiB over the process at start, ${ratio(growth(bridge).rss, bg.rss)} the raw mirror's growth)`);
+    const memRatio = growth(bridge).rss / bg.rss;
+    console.log(
+      `TARGET memory, ${bridge.entities.toLocaleString('en-US')} entities mirrored (default tools): RSS growth <= 2x the raw mirror's: ${memRatio <= 2 ? 'MET' : 'NOT MET'} (${ratio(growth(bridge).rss, bg.rss)}; ${fmt((growth(bridge).rss * 1024) / bridge.entities, 2)} KiB per entity against ${fmt((bg.rss * 1024) / base.entities, 2)})`,
+    );
     const file = writeResults('memory', {
       bench: 'memory',
       startedAt,

@@ -736,7 +736,7 @@ try {
     verify,
     targets,
   });
-  console.log(`targets: ${targets.map((t) => `${t.name}: ${t.met ? 'MET' : 'NOT MET'}`).join('; ')}`);
+  for (const t of targets) console.log(`TARGET policy-audit ${t.name}: ${t.met ? 'MET' : 'NOT MET'} (${t.value.toLocaleString('en-US')} ${t.unit})`);
   console.log(`results: ${file} (${secondsSince(t0).toFixed(1)} s)`);
 } finally {
   tmp.cleanup();

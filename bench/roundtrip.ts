@@ -58,7 +58,8 @@ const WARMUP = envInt('BENCH_RT_WARMUP', 300);
 /** mosquitto's default configuration stalls every round trip (~40 ms): a few calls show it. */
 const NAGLE_CALLS = envInt('BENCH_RT_NAGLE_CALLS', 100);
 const BATCH = 250;
-const TARGET_RATIO_P50 = 1.5;
+/** bridge p50 against (raw round trip p50 + one raw durable commit p50): the floor of a write-ahead-audited actuation (issue 18). */
+const TARGET_RATIO_P50 = 1.3;
 const TARGET_P99_MS = 5;
 const STALL_MS = 20;
 
@@ -86,6 +87,16 @@ interface BrokerResult {
   label: string;
   raw: Summary;
   commits: Summary;
+  /** One raw durable commit alone (timed inside the raw+commit round trips). */
+  commitOnly: Summary;
+  /** raw p50 + commitOnly p50: the floor. */
+  floorP50: number;
+  /** bridge p50 / floorP50 (full, grouped). */
+  ratioP50VsFloor: number;
+  ratioP50VsFloorGrouped: number;
+  /** Pending-row commits and fsyncs per measured call (full): 1 and 1 for a lone caller. */
+  commitsPerCall: number;
+  fsyncsPerCall: number;
   /** audit.durability: full (the default). */
   bridge: Summary;
   bridgeEcho: Summary;
@@ -117,14 +128,16 @@ async function rawSide(url: string) {
   await client.subscribeAsync('bench/rt/raw/state', { qos: 0 });
   let n = 0;
   return {
-    /** One round trip, in ms: PUBACK and echo both in; with `commit`, one durable INSERT before and one after. */
-    async once(commit?: () => void): Promise<number> {
+    /** One round trip, in ms: PUBACK and echo both in; with `commit`, one durable INSERT before publishing (its own ms go to `commitMs`). */
+    async once(commit?: () => void, commitMs?: number[]): Promise<number> {
       const payload = n++ % 2 ? 'OFF' : 'ON';
       const a = nowNs();
-      commit?.();
+      if (commit) {
+        commit();
+        commitMs?.push(Number(nowNs() - a) / 1e6);
+      }
       const echoed = new Promise<void>((resolve) => (waiting = { payload, resolve }));
       await Promise.all([client.publishAsync('bench/rt/raw/set', payload, { qos: 1 }), echoed]);
-      commit?.();
       return Number(nowNs() - a) / 1e6;
     },
     close: () => client.endAsync(true),
@@ -179,27 +192,33 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
   const tool = hearth.tools.all().find((t) => t.capability === 'actuator')!.name;
   // Where a call's time goes: time the policy decision and the audit commits in place. The outcome
   // commit (appendOutcomes, from finishLater) runs after the result, off the caller's path, for every outcome queued meanwhile.
-  const commit = durability === 'full' ? 'commit + fsync' : 'commit to the WAL';
+  const commit = durability === 'full' ? 'one commit + one fsync for the rows of the turn, awaited' : 'commit to the WAL';
   const stages: Record<string, number[]> = {
     'policy.decide()': [],
-    [`audit.begin() (${commit})`]: [],
-    [`audit outcomes, after the result (${commit})`]: [],
+    [`audit.beginDurable() (${commit})`]: [],
+    [`audit outcomes, after the result (commit to the WAL)`]: [],
   };
   const timeStage = (obj: object, method: string, label: string) => {
     const target = obj as Record<string, (...a: unknown[]) => unknown>;
     const fn = target[method]!.bind(obj);
     target[method] = (...a: unknown[]) => {
       const s0 = nowNs();
+      const took = () => stages[label]!.push(Number(nowNs() - s0) / 1e6);
+      let out: unknown;
       try {
-        return fn(...a);
-      } finally {
-        stages[label]!.push(Number(nowNs() - s0) / 1e6);
+        out = fn(...a);
+      } catch (err) {
+        took();
+        throw err;
       }
+      if (out instanceof Promise) out.then(took, took);
+      else took();
+      return out;
     };
   };
   timeStage(hearth.policy, 'decide', 'policy.decide()');
-  timeStage(hearth.audit, 'begin', `audit.begin() (${commit})`);
-  timeStage(hearth.audit, 'appendOutcomes', `audit outcomes, after the result (${commit})`);
+  timeStage(hearth.audit, 'beginDurable', `audit.beginDurable() (${commit})`);
+  timeStage(hearth.audit, 'appendOutcomes', `audit outcomes, after the result (commit to the WAL)`);
   let n = 0;
   let errors = 0;
   return {
@@ -209,6 +228,8 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
     get errors() {
       return errors;
     },
+    /** pendingCommits and fsyncs when measuring began. */
+    start: { commits: 0, fsyncs: 0 },
     /** One call, in ms, and the bridge's own publish -> echo time (from the result). */
     async once(): Promise<[number, number]> {
       const action = n++ % 2 ? 'turn_off' : 'turn_on';
@@ -251,6 +272,7 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
       }
       const rawMs: number[] = [];
       const commitMs: number[] = [];
+      const commitOnlyMs: number[] = [];
       const bridgeMs: number[] = [];
       const echoMs: number[] = [];
       const groupedMs: number[] = [];
@@ -258,7 +280,8 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
       for (let done = 0; done < calls; done += BATCH) {
         const k = Math.min(BATCH, calls - done);
         for (let i = 0; i < k; i++) rawMs.push(await raw.once());
-        for (let i = 0; i < k; i++) commitMs.push(await raw.once(commits.commit));
+        for (let i = 0; i < k; i++) commitMs.push(await raw.once(commits.commit, commitOnlyMs));
+        if (done === 0) (bridge.start = { commits: bridge.hearth.audit.pendingCommits, fsyncs: bridge.hearth.audit.fsyncs });
         for (let i = 0; i < k; i++) {
           const [ms, inner] = await bridge.once();
           bridgeMs.push(ms);
@@ -277,6 +300,12 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
         label: broker.label,
         raw: summarize(rawMs),
         commits: summarize(commitMs),
+        commitOnly: summarize(commitOnlyMs),
+        floorP50: 0,
+        ratioP50VsFloor: 0,
+        ratioP50VsFloorGrouped: 0,
+        commitsPerCall: (bridge.hearth.audit.pendingCommits - bridge.start.commits) / bridgeMs.length,
+        fsyncsPerCall: (bridge.hearth.audit.fsyncs - bridge.start.fsyncs) / bridgeMs.length,
         bridge: summarize(bridgeMs),
         bridgeEcho: summarize(echoMs.filter(Number.isFinite)),
         bridgeGrouped: summarize(groupedMs),
@@ -297,6 +326,9 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
       r.ratioP50Grouped = r.bridgeGrouped.p50 / r.raw.p50;
       r.ratioP99 = r.bridge.p99 / r.raw.p99;
       r.ratioP50VsParts = r.bridge.p50 / r.commits.p50;
+      r.floorP50 = r.raw.p50 + r.commitOnly.p50;
+      r.ratioP50VsFloor = r.bridge.p50 / r.floorP50;
+      r.ratioP50VsFloorGrouped = r.bridgeGrouped.p50 / r.floorP50;
       const parts = r.commits.p50;
       const row = (name: string, s: Summary, stalls: number | string, vs = true) => [
         name,
@@ -313,16 +345,18 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
       ];
       console.log('');
       table(
-        ['round trip (ms)', 'calls', 'p50', 'p90', 'p99', 'max', `>${STALL_MS} ms`, 'p50 vs raw', 'p99 vs raw', 'p50 vs raw+commits', 'p99 vs raw+commits'],
+        ['round trip (ms)', 'calls', 'p50', 'p90', 'p99', 'max', `>${STALL_MS} ms`, 'p50 vs raw', 'p99 vs raw', 'p50 vs raw+commit', 'p99 vs raw+commit'],
         [
           row('baseline: raw mqtt.js publish -> echo', r.raw, r.stalls.raw, false),
-          row('baseline: commit, publish -> echo, commit', r.commits, commitMs.filter((x) => x > STALL_MS).length, false),
+          row('baseline: one raw durable commit alone', r.commitOnly, '', false),
+          row('baseline: durable commit, then publish -> echo', r.commits, commitMs.filter((x) => x > STALL_MS).length, false),
           row('bridge, audit.durability full: tools.call -> confirmed', r.bridge, r.stalls.bridge),
           row('  of which publish -> echo in the bridge', r.bridgeEcho, ''),
           row('bridge, audit.durability grouped', r.bridgeGrouped, r.stalls.bridgeGrouped),
         ],
       );
-      console.log(`  raw+commits = a durable INSERT (better-sqlite3, synchronous=FULL, same disk), the raw round trip, a second INSERT: what a bridge with full durability cannot avoid`);
+      console.log(`  raw+commit = a durable INSERT (better-sqlite3, synchronous=FULL, same disk), then the raw round trip: what a write-ahead-audited actuation cannot avoid`);
+      console.log(`  floor = raw p50 ${fmt(r.raw.p50, 3)} + one durable commit p50 ${fmt(r.commitOnly.p50, 3)} = ${fmt(r.floorP50, 3)} ms; pending-row commits per call ${fmt(r.commitsPerCall, 2)}, fsyncs per call ${fmt(r.fsyncsPerCall, 2)}`);
       const where = (label: string, stages: Record<string, number>, total: number) => {
         const known = Object.values(stages).reduce((a, b) => a + b, 0) + r.bridgeEcho.p50;
         console.log(
@@ -333,7 +367,7 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
       where('full', stageP50, r.bridge.p50);
       where('grouped', stageP50Grouped, r.bridgeGrouped.p50);
       const verdict = (label: string, s: Summary) =>
-        `${label}: p50 <= ${TARGET_RATIO_P50}x raw -> ${s.p50 / r.raw.p50 <= TARGET_RATIO_P50 ? 'MET' : 'NOT MET'} (${ratio(s.p50, r.raw.p50)}), ` +
+        `${label}: p50 <= ${TARGET_RATIO_P50}x (raw + one commit) -> ${s.p50 / r.floorP50 <= TARGET_RATIO_P50 ? 'MET' : 'NOT MET'} (${ratio(s.p50, r.floorP50)}), ` +
         `p99 < ${TARGET_P99_MS} ms -> ${s.p99 < TARGET_P99_MS ? 'MET' : 'NOT MET'} (${fmt(s.p99, 3)} ms)`;
       console.log(`  targets: ${verdict('full', r.bridge)}; ${verdict('grouped', r.bridgeGrouped)}${r.errors ? `; ${r.errors} calls not confirmed` : ''}\n`);
       return r;
@@ -359,14 +393,15 @@ try {
   const round = (x: number, k: number) => Math.round(x * k) / k;
   const targets = results.map((r) => ({
     broker: r.broker,
-    ratioP50: round(r.ratioP50, 100),
-    ratioP50VsRawPlusCommits: round(r.ratioP50VsParts, 100),
-    ratioP50Met: r.ratioP50 <= TARGET_RATIO_P50,
+    ratioP50VsRaw: round(r.ratioP50, 100),
+    floorP50Ms: round(r.floorP50, 1000),
+    ratioP50: round(r.ratioP50VsFloor, 100),
+    ratioP50Met: r.ratioP50VsFloor <= TARGET_RATIO_P50,
     bridgeP99Ms: round(r.bridge.p99, 1000),
     bridgeP99Met: r.bridge.p99 < TARGET_P99_MS,
     grouped: {
-      ratioP50: round(r.ratioP50Grouped, 100),
-      ratioP50Met: r.ratioP50Grouped <= TARGET_RATIO_P50,
+      ratioP50: round(r.ratioP50VsFloorGrouped, 100),
+      ratioP50Met: r.ratioP50VsFloorGrouped <= TARGET_RATIO_P50,
       bridgeP99Ms: round(r.bridgeGrouped.p99, 1000),
       bridgeP99Met: r.bridgeGrouped.p99 < TARGET_P99_MS,
     },
@@ -383,14 +418,16 @@ try {
   });
   console.log('summary (bridge / raw):');
   table(
-    ['broker', 'raw p50', 'raw+commits p50', 'bridge p50', 'vs raw', 'vs raw+commits', 'raw p99', 'raw+commits p99', 'bridge p99', 'vs raw', 'grouped p50', 'vs raw', 'grouped p99'],
+    ['broker', 'raw p50', 'commit p50', 'floor p50', 'bridge p50', 'vs raw', 'vs floor', 'target', 'raw p99', 'raw+commit p99', 'bridge p99', 'vs raw', 'grouped p50', 'vs raw', 'grouped p99'],
     results.map((r) => [
       r.broker,
       fmt(r.raw.p50, 3),
-      fmt(r.commits.p50, 3),
+      fmt(r.commitOnly.p50, 3),
+      fmt(r.floorP50, 3),
       fmt(r.bridge.p50, 3),
       ratio(r.bridge.p50, r.raw.p50),
-      ratio(r.ratioP50VsParts, 1),
+      ratio(r.ratioP50VsFloor, 1),
+      r.broker === 'mosquitto-nagle' ? '(Nagle)' : r.ratioP50VsFloor <= TARGET_RATIO_P50 && r.bridge.p99 < TARGET_P99_MS ? 'MET' : 'NOT MET',
       fmt(r.raw.p99, 3),
       fmt(r.commits.p99, 3),
       fmt(r.bridge.p99, 3),
@@ -403,9 +440,16 @@ try {
   const t = targets[0]!;
   const yes = (b: boolean) => (b ? 'MET' : 'NOT MET');
   console.log(
-    `\ntargets (${main.broker}): full: p50 ratio <= ${TARGET_RATIO_P50}x: ${yes(t.ratioP50Met)}, p99 < ${TARGET_P99_MS} ms: ${yes(t.bridgeP99Met)}; ` +
-      `grouped: p50 ratio: ${yes(t.grouped.ratioP50Met)}, p99: ${yes(t.grouped.bridgeP99Met)}`,
+    targets
+      .filter((x) => x.broker !== 'mosquitto-nagle')
+      .map(
+        (x) =>
+          `TARGET round trip ${x.broker}, audit.durability full: p50 <= ${TARGET_RATIO_P50}x (raw + one durable commit): ${yes(x.ratioP50Met)} (${x.ratioP50}x); p99 < ${TARGET_P99_MS} ms: ${yes(x.bridgeP99Met)} (${x.bridgeP99Ms} ms)`,
+      )
+      .join('\n'),
   );
+  void t;
+  void main;
   console.log(`results: ${file} (${secondsSince(t0).toFixed(1)} s)`);
 } finally {
   tmp.cleanup();

@@ -5,11 +5,23 @@
 // call finished at once (denied, not sent). Nothing is ever edited. Readers see
 // one row per call with its current outcome (the `audit` view). Every write is its own synchronous transaction (or part of a
 // group()). How a commit reaches the disk is the `durability` option: `full`
-// waits for an fsync in every commit (synchronous=FULL); `grouped` returns once
-// the row is in the write-ahead log (safe from a crash of the process) and
-// fsyncs on the thread pool, one fsync for every commit made meanwhile, while
-// the caller publishes. A write that fails throws AUDIT_UNAVAILABLE: the
-// caller fails closed.
+// makes every row durable before the caller goes on (synchronous=FULL
+// semantics); `grouped` returns once the row is in the write-ahead log (safe
+// from a crash of the process) and fsyncs on the thread pool while the caller
+// publishes. A write that fails throws AUDIT_UNAVAILABLE: the caller fails closed.
+//
+// Group commit (issue 18), `full` on a WAL file: the connection runs at
+// synchronous=NORMAL and the store fdatasyncs the write-ahead log itself.
+// beginDurable(), the pipeline's one unavoidable write, queues the pending row;
+// at the end of the turn every row queued in it is committed in one
+// transaction and fdatasynced once on this thread (a lone caller: one commit,
+// one fsync, as synchronous=FULL would do). Nobody is resolved before the
+// fsync covering its own row is done.
+// The synchronous writes (begin, record, finish, ...) fsync on this thread
+// before they return, as synchronous=FULL would. Outcomes from finishLater()
+// are fsynced lazily (the next pending row's fsync covers them, or a timer):
+// a power cut may lose an outcome, never a pending row, and a lost outcome
+// leaves the call pending, marked interrupted at the next start.
 import { EventEmitter } from 'node:events';
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database.js';
@@ -125,6 +137,14 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   /** What commits do now: a failed grouped fsync falls back to `full`. */
   durability: AuditDurability;
   private walSync?: WalSync;
+  /** Pending rows waiting for the next group commit (beginDurable). */
+  private beginQueue: Array<{ row: NewRow; resolve: (id: number) => void; reject: (err: unknown) => void }> = [];
+  private groupScheduled = false;
+  /** Commits made by beginDurable: one per group of pending rows (tests read it; timings are not needed). */
+  pendingCommits = 0;
+  /** The lazy fsync for outcomes (full durability on a WAL file). */
+  private lazySyncTimer?: NodeJS.Timeout;
+  private readonly beginTx: Database.Transaction<(rows: NewRow[]) => Array<{ id?: number; err?: unknown }>>;
   /** The fsync covering the newest commit (grouped), until it is done. */
   private syncing?: Promise<void>;
 
@@ -134,6 +154,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     seq: Statement<[], { seq: number }>;
     byId: Statement<[number], DbAuditRow>;
     byRequest: Statement<[string], DbAuditRow>;
+    requestTaken: Statement<[string], { id: number }>;
     insert: Statement<[DbAuditEntry]>;
     pendingBefore: Statement<[string], DbAuditRow>;
     tail: Statement<[number], DbAuditRow>;
@@ -142,7 +163,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     countBetween: Statement<[number, number], { n: number }>;
   };
   private readonly listStatements = new Map<string, Statement<unknown[], DbAuditRow>>();
-  private readonly appendTx: Database.Transaction<(entry: Unchained, at?: string) => DbAuditEntry>;
+  /** The chain's last entry while a multi-entry transaction writes (it holds the write lock: no one else appends meanwhile). */
+  private tip?: { id: number; hash: string; seq: number };
   private readonly callTx: Database.Transaction<(row: NewRow, completion: Completion | null) => DbAuditRow>;
   private readonly outcomeTx: Database.Transaction<(items: Array<{ id: number; completion: Completion; followUp: boolean }>) => DbAuditRow[]>;
   private readonly interruptTx: Database.Transaction<(cutoff: string) => DbAuditRow[]>;
@@ -167,12 +189,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     if (options.digestFile) this.digestFile = options.digestFile;
     this.key = options.key;
     this.durability = options.durability ?? 'full';
-    // No write-ahead log to fsync (in memory, or not WAL): each commit syncs itself.
-    if (this.durability === 'grouped' && (db.memory || String(db.pragma('journal_mode', { simple: true })) !== 'wal')) this.durability = 'full';
-    if (this.durability === 'grouped') this.walSync = new WalSync(db.name, options.walSync);
+    // No write-ahead log to fsync (in memory, or not WAL): each commit syncs itself (synchronous=FULL).
+    const wal = !db.memory && String(db.pragma('journal_mode', { simple: true })) === 'wal';
+    if (this.durability === 'grouped' && !wal) this.durability = 'full';
+    if (this.durability !== 'connection' && wal) this.walSync = new WalSync(db.name, options.walSync);
     if (this.durability !== 'connection') {
       try {
-        db.pragma(`synchronous = ${this.durability === 'full' ? 'FULL' : 'NORMAL'}`);
+        db.pragma(`synchronous = ${this.walSync ? 'NORMAL' : 'FULL'}`);
       } catch (err) {
         this.log.warn({ err }, `audit: cannot set synchronous on the database connection`);
       }
@@ -184,6 +207,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         seq: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'audit_entry'"),
         byId: db.prepare('SELECT * FROM audit WHERE id = ?'),
         byRequest: db.prepare('SELECT * FROM audit WHERE request_id = ?'),
+        // The unique index alone, without folding outcomes in: every call asks it, and a new request has no row.
+        requestTaken: db.prepare("SELECT id FROM audit_entry WHERE request_id = ? AND kind = 'call'"),
         insert: db.prepare(`INSERT INTO audit_entry (id, at, v, kind, call_id, request_id, principal, session, run_id, tool, entity_id, action,
             args, decision, rule_id, reason, outcome, error, latency_ms, echo, completed_at, prev_hash, hash, done_hash)
           VALUES (@id, @at, @v, @kind, @call_id, @request_id, @principal, @session, @run_id, @tool, @entity_id, @action,
@@ -201,49 +226,10 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     }
 
     // Every entry goes through here: numbered after the highest id ever used, chained to the last one.
-    this.appendTx = db.transaction((entry: Unchained, at = this.now().toISOString()): DbAuditEntry => {
-      const last = this.stmt.last.get();
-      const lastId = last?.id ?? 0;
-      if (lastId < this.lastWrittenId) {
-        this.log.error(
-          { lastId, lastWrittenId: this.lastWrittenId },
-          `audit: the log ends at row ${lastId}, but this process wrote up to row ${this.lastWrittenId}: rows were deleted`,
-        );
-      }
-      // AUTOINCREMENT's high-water mark: a deleted tail row's id is not reused, so verify sees the gap.
-      const id = Math.max(lastId, this.stmt.seq.get()?.seq ?? 0) + 1;
-      const unhashed = { ...entry, id, at };
-      const prev_hash = last?.hash ?? GENESIS_HASH;
-      const out: DbAuditEntry = { ...unhashed, prev_hash, hash: entryHash(prev_hash, unhashed) };
-      this.stmt.insert.run(out);
-      this.lastWrittenId = Math.max(this.lastWrittenId, id);
-      return out;
-    });
+    // Every entry goes through append() (always inside a transaction).
+    this.callTx = db.transaction((row: NewRow, completion: Completion | null): DbAuditRow => this.callRow(row, completion));
 
-    this.callTx = db.transaction((row: NewRow, completion: Completion | null): DbAuditRow => {
-      const dup = this.stmt.byRequest.get(row.request_id);
-      if (dup) {
-        throw new AuditError(`audit: request ${row.request_id} already has row ${dup.id}`, 'AUDIT_DUPLICATE', { existingId: dup.id });
-      }
-      // A call finished at once carries its outcome, and its own time as completed_at.
-      const at = this.now().toISOString();
-      const e = this.appendTx(
-        {
-          ...NO_CALL,
-          ...row,
-          kind: 'call',
-          outcome: completion?.outcome ?? 'pending',
-          error: completion?.error ?? null,
-          latency_ms: completion?.latency_ms ?? null,
-          echo: completion?.echo ?? null,
-          completed_at: completion ? at : null,
-        },
-        at,
-      );
-      return { ...(e as unknown as DbAuditRow), done_hash: completion ? e.hash : null };
-    });
-
-    this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] => {
+    this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] => this.withTip(() => {
       const out: DbAuditRow[] = [];
       for (const { id, completion, followUp } of items) {
         const call = this.stmt.byId.get(id);
@@ -256,22 +242,92 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         } else if (call.outcome !== 'pending') {
           throw new AuditError(`audit: call ${id} is already ${call.outcome}`, 'AUDIT_NOT_PENDING');
         }
-        const e = this.appendTx({ ...NO_CALL, kind: 'outcome', call_id: id, ...completion });
+        const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: id, ...completion });
         out.push(folded(call, e));
       }
       return out;
-    });
+    }));
+
+    // One commit for every pending row of a group. A duplicate is found before anything of its row is written, and one INSERT fails whole: no savepoint needed.
+    this.beginTx = db.transaction((rows: NewRow[]) =>
+      this.withTip(() =>
+        rows.map((row) => {
+          try {
+            return { id: this.callRow(row, null).id };
+          } catch (err) {
+            return { err };
+          }
+        }),
+      ),
+    );
 
     this.interruptTx = db.transaction((cutoff: string): DbAuditRow[] => {
       const out: DbAuditRow[] = [];
       for (const call of this.stmt.pendingBefore.all(cutoff)) {
-        const e = this.appendTx({ ...NO_CALL, kind: 'outcome', call_id: call.id, outcome: 'interrupted', error: INTERRUPTED_ERROR });
+        const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: call.id, outcome: 'interrupted', error: INTERRUPTED_ERROR });
         out.push(folded(call, e));
       }
       return out;
     });
 
     if (this.durability !== 'connection') this.sealLegacy();
+  }
+
+  /** Number and chain one entry after the highest id ever used; inside a transaction. */
+  private append(entry: Unchained, at = this.now().toISOString()): DbAuditEntry {
+    const tip = this.tip;
+    const last = tip ?? this.stmt.last.get();
+    const lastId = last?.id ?? 0;
+    if (lastId < this.lastWrittenId) {
+      this.log.error(
+        { lastId, lastWrittenId: this.lastWrittenId },
+        `audit: the log ends at row ${lastId}, but this process wrote up to row ${this.lastWrittenId}: rows were deleted`,
+      );
+    }
+    // AUTOINCREMENT's high-water mark: a deleted tail row's id is not reused, so verify sees the gap.
+    const id = Math.max(lastId, tip ? tip.seq : (this.stmt.seq.get()?.seq ?? 0)) + 1;
+    const unhashed = { ...entry, id, at };
+    const prev_hash = last?.hash ?? GENESIS_HASH;
+    const out: DbAuditEntry = { ...unhashed, prev_hash, hash: entryHash(prev_hash, unhashed) };
+    this.stmt.insert.run(out);
+    this.lastWrittenId = Math.max(this.lastWrittenId, id);
+    if (tip) this.tip = { id, hash: out.hash, seq: id };
+    return out;
+  }
+
+  /** A call entry (pending, or finished at once); inside a transaction. Throws AUDIT_DUPLICATE before writing anything. */
+  private callRow(row: NewRow, completion: Completion | null): DbAuditRow {
+    const dup = this.stmt.requestTaken.get(row.request_id);
+    if (dup) {
+      throw new AuditError(`audit: request ${row.request_id} already has row ${dup.id}`, 'AUDIT_DUPLICATE', { existingId: dup.id });
+    }
+    // A call finished at once carries its outcome, and its own time as completed_at.
+    const at = this.now().toISOString();
+    const e = this.append(
+      {
+        ...NO_CALL,
+        ...row,
+        kind: 'call',
+        outcome: completion?.outcome ?? 'pending',
+        error: completion?.error ?? null,
+        latency_ms: completion?.latency_ms ?? null,
+        echo: completion?.echo ?? null,
+        completed_at: completion ? at : null,
+      },
+      at,
+    );
+    return { ...(e as unknown as DbAuditRow), done_hash: completion ? e.hash : null };
+  }
+
+  /** Run fn with the chain's tip kept in memory between its entries (one read of the tail per transaction, not per entry). */
+  private withTip<T>(fn: () => T): T {
+    const last = this.stmt.last.get();
+    this.tip = { id: last?.id ?? 0, hash: last?.hash ?? GENESIS_HASH, seq: Math.max(last?.id ?? 0, this.stmt.seq.get()?.seq ?? 0) };
+    try {
+      return fn();
+    } finally {
+      this.tip = undefined;
+    }
   }
 
   /**
@@ -285,7 +341,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         .transaction(() => {
           const seal = legacySealNeeded(this.db);
           if (!seal) return;
-          this.appendTx({
+          this.append({
             ...NO_CALL,
             kind: 'seal',
             call_id: seal.lastId,
@@ -317,11 +373,105 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** Write a pending row before anything is published; returns its id. Throws AuditError (fail closed). */
   begin(entry: AuditEntry): number {
-    const row = normalizeEntry(entry);
+    return this.beginRow(normalizeEntry(entry));
+  }
+
+  private beginRow(row: NewRow): number {
     const r = this.write(() => this.callTx.immediate(row, null));
     this.committed();
     this.log.debug({ audit: r.id, requestId: r.request_id, principal: r.principal, tool: r.tool, entity: r.entity_id, action: r.action }, 'audit: begin');
     return r.id;
+  }
+
+  /**
+   * begin() with group commit: resolves with the row's id once the row is on disk (with `full`
+   * durability), so the caller may publish. The rows that arrive in one turn of the event loop share
+   * one commit and one fsync (a lone caller pays exactly one of each). Rejects with an
+   * AuditError like begin() throws (fail closed); a row whose fsync failed gets a `not_sent` outcome.
+   * With `grouped` durability it resolves after the commit, as begin() returns.
+   */
+  beginDurable(entry: AuditEntry): Promise<number> {
+    let row: NewRow;
+    try {
+      row = normalizeEntry(entry);
+      if (this.durability !== 'full' || !this.walSync) return Promise.resolve(this.beginRow(row));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise<number>((resolve, reject) => {
+      this.beginQueue.push({ row, resolve, reject });
+      // Every caller of this turn joins the group (a scene's calls arrive together).
+      if (!this.groupScheduled) {
+        this.groupScheduled = true;
+        setImmediate(() => this.runGroup());
+        // Outcomes queued earlier wait behind the pending rows: they are on no caller's path, these are.
+        if (this.laterTimer) {
+          clearImmediate(this.laterTimer);
+          this.laterTimer = setImmediate(() => this.flushOutcomes());
+        }
+      }
+    });
+  }
+
+  /**
+   * The pending rows that arrived in this turn of the event loop, in one commit and one fdatasync
+   * of the write-ahead log on this thread (measured here: a thread-pool fsync and its wake-ups cost
+   * 2-3x a synchronous=FULL commit for a lone caller). Callers are resolved after it, in order.
+   */
+  private runGroup(): void {
+    this.groupScheduled = false;
+    const batch = this.beginQueue;
+    this.beginQueue = [];
+    if (!batch.length) return;
+    const ws = this.walSync;
+    if (!ws || this.durability !== 'full') {
+      // The fsync failed earlier: every commit syncs itself now.
+      for (const b of batch) {
+        try {
+          b.resolve(this.beginRow(b.row));
+        } catch (err) {
+          b.reject(err);
+        }
+      }
+      return;
+    }
+    let results: Array<{ id?: number; err?: unknown }>;
+    try {
+      results = this.write(() => this.beginTx.immediate(batch.map((b) => b.row)));
+    } catch (err) {
+      for (const b of batch) b.reject(err);
+      return;
+    }
+    this.pendingCommits++;
+    // This fsync covers every outcome committed before it.
+    if (this.lazySyncTimer) clearTimeout(this.lazySyncTimer);
+    this.lazySyncTimer = undefined;
+    try {
+      ws.syncNow();
+    } catch (err) {
+      this.syncFailed(ws, err as Error);
+      this.notDurable(results.filter((r) => r.id !== undefined).map((r) => r.id!), err);
+      batch.forEach((b, i) => b.reject(results[i]!.err !== undefined ? rethrown(results[i]!.err) : unavailable(err)));
+      return;
+    }
+    batch.forEach((b, i) => {
+      const r = results[i]!;
+      if (r.id === undefined) return b.reject(rethrown(r.err));
+      this.log.debug({ audit: r.id, requestId: b.row.request_id, principal: b.row.principal, tool: b.row.tool, entity: b.row.entity_id, action: b.row.action, group: batch.length }, 'audit: begin');
+      b.resolve(r.id);
+    });
+  }
+
+  /** Pending rows whose fsync failed: nothing will be published for them; say so in the log (now synchronous=FULL). */
+  private notDurable(ids: number[], err: unknown): void {
+    if (!ids.length) return;
+    try {
+      this.appendOutcomes(
+        ids.map((id) => ({ id, completion: { outcome: 'not_sent' as const, error: `the audit row could not be made durable (${(err as Error).message}); nothing was sent`, latency_ms: null, echo: null }, followUp: false })),
+      );
+    } catch (e) {
+      this.log.error({ err: e, ids }, 'audit: calls whose row could not be made durable stay pending until the next start');
+    }
   }
 
   /**
@@ -359,12 +509,12 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.laterQueue = [];
     if (!items.length) return;
     try {
-      this.appendOutcomes(items);
+      this.appendOutcomes(items, true);
     } catch {
       // One bad item must not cost the others their outcome.
       for (const item of items) {
         try {
-          this.appendOutcomes([item]);
+          this.appendOutcomes([item], true);
         } catch (err) {
           this.log.error({ err, audit: item.id }, 'audit: the outcome of a call could not be appended; it stays pending until the next start');
         }
@@ -372,9 +522,10 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     }
   }
 
-  private appendOutcomes(items: Array<{ id: number; completion: Completion; followUp: boolean }>): void {
+  private appendOutcomes(items: Array<{ id: number; completion: Completion; followUp: boolean }>, lazy = false): void {
     const rows = this.write(() => this.outcomeTx.immediate(items));
-    this.committed();
+    if (lazy) this.committedLazily();
+    else this.committed();
     this.completed(rows);
   }
 
@@ -460,7 +611,11 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   // ------------------------------------------------------------ durability
 
-  /** After a commit. Grouped: start (or join) the fsync that puts it on disk. */
+  /**
+   * After a commit. Full: fsync the write-ahead log on this thread before going on (what
+   * synchronous=FULL does; a failed fsync throws AUDIT_UNAVAILABLE). Grouped: start (or join)
+   * the fsync that puts it on disk.
+   */
   private committed(): void {
     const ws = this.walSync;
     if (!ws) {
@@ -468,6 +623,33 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       this.syncing = undefined;
       return;
     }
+    if (this.durability === 'full') {
+      if (this.lazySyncTimer) clearTimeout(this.lazySyncTimer);
+      this.lazySyncTimer = undefined;
+      try {
+        ws.syncNow();
+      } catch (err) {
+        this.syncFailed(ws, err as Error);
+        throw unavailable(err);
+      }
+      return;
+    }
+    void this.startSync(ws).catch(() => undefined);
+  }
+
+  /** After an outcome's commit (finishLater): full durability fsyncs it soon, off every caller's path. */
+  private committedLazily(): void {
+    const ws = this.walSync;
+    if (!ws || this.durability !== 'full') return this.committed();
+    this.lazySyncTimer ??= setTimeout(() => {
+      this.lazySyncTimer = undefined;
+      void this.startSync(ws).catch(() => undefined);
+    }, LAZY_SYNC_MS);
+    this.lazySyncTimer.unref();
+  }
+
+  /** Start (or join) an fsync on the thread pool covering every commit made so far. */
+  private startSync(ws: WalSync): Promise<void> {
     const p = ws.sync();
     this.syncing = p;
     p.then(
@@ -476,6 +658,12 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       },
       (err: Error) => this.syncFailed(ws, err),
     );
+    return p;
+  }
+
+  /** fsyncs of the write-ahead log done so far (0 when each commit syncs itself). */
+  get fsyncs(): number {
+    return this.walSync?.flushes ?? 0;
   }
 
   /** A failed fsync: say so, and make every later commit wait for the disk (a broken disk then fails calls closed). */
@@ -501,12 +689,23 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
    * that fsync failed.
    */
   durable(): Promise<void> {
+    if (this.lazySyncTimer && this.walSync) {
+      clearTimeout(this.lazySyncTimer);
+      this.lazySyncTimer = undefined;
+      return this.startSync(this.walSync);
+    }
     return this.syncing ?? Promise.resolve();
   }
 
   /** Make everything written durable, write the digest, and let go of the log file. The database stays open. */
   async close(): Promise<void> {
     this.flushOutcomes();
+    this.runGroup();
+    if (this.lazySyncTimer) {
+      clearTimeout(this.lazySyncTimer);
+      this.lazySyncTimer = undefined;
+      if (this.walSync) void this.startSync(this.walSync).catch(() => undefined);
+    }
     this.flushDigest();
     if (this.syncing) await this.syncing.catch(() => undefined);
     await this.walSync?.close();
@@ -625,6 +824,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   // Every read first commits the outcomes finishLater() queued: this process reads its own writes.
 
   byRequestId(requestId: string): StoredAuditRow | undefined {
+    // Every call asks this first (idempotent retries), and a new request has no row: no outcome of
+    // its own can be queued, so the queue is committed only when there is a row to read it into.
+    if (!this.stmt.requestTaken.get(requestId)) return undefined;
     this.flushOutcomes();
     const r = this.stmt.byRequest.get(requestId);
     return r && fromDb(r);
@@ -686,6 +888,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 }
 
 // ------------------------------------------------------------ input
+
+/** How long an outcome committed off the caller's path may wait for an fsync of its own (the next pending row's fsync usually covers it first). */
+const LAZY_SYNC_MS = 50;
+
+function rethrown(err: unknown): unknown {
+  return err instanceof AuditError || !isDbError(err) ? err : unavailable(err);
+}
 
 function isDbError(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;

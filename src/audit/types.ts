@@ -61,6 +61,12 @@ export interface AuditLog {
    * interrupted at the next start). Errors are the store's to log. Optional: finish() is used without it.
    */
   finishLater?(id: number, completion: AuditCompletion): void;
+  /**
+   * begin() with group commit (issue 18): resolves with the id once the pending row is durable, so the
+   * caller may publish; concurrent callers share one commit and one fsync. Rejects like begin() throws.
+   * Optional: begin() is used without it.
+   */
+  beginDurable?(entry: AuditEntry): Promise<number>;
   /** One finished row at once (denied or failed before publishing). */
   record(entry: AuditEntry, completion: AuditCompletion): number;
   /** The row already written for this request id (idempotent retries), if any. */

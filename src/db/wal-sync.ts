@@ -15,6 +15,8 @@ import { fdatasyncSync, openSync, closeSync } from 'node:fs';
 export interface WalSyncOptions {
   /** The fsync itself (default: fdatasync of the handle). Tests wrap it to count or fail flushes. */
   datasync?: (handle: FileHandle) => Promise<void>;
+  /** The fsync on this thread (default: fdatasync of the descriptor). Tests wrap it to count, fail or hold it. */
+  datasyncNow?: (fd: number) => void;
 }
 
 export class WalSync {
@@ -23,6 +25,7 @@ export class WalSync {
   /** The next one, shared by every sync() asked for while `running` runs. */
   private queued?: Promise<void>;
   private handle?: FileHandle;
+  private fd?: number;
   private closed = false;
   /** fsyncs done (for tests and stats). */
   flushes = 0;
@@ -54,15 +57,13 @@ export class WalSync {
     return queued;
   }
 
-  /** The fsync now, on the main thread (shutdown). */
+  /** The fsync now, on the main thread (shutdown, and each synchronous write of a `full` audit). */
   syncNow(): void {
-    const fd = openSync(this.walPath, 'r');
-    try {
-      fdatasyncSync(fd);
-      this.flushes++;
-    } finally {
-      closeSync(fd);
-    }
+    // A descriptor kept open: an open() and close() per commit would cost as much as the commit.
+    this.fd ??= openSync(this.walPath, 'r');
+    if (this.options.datasyncNow) this.options.datasyncNow(this.fd);
+    else fdatasyncSync(this.fd);
+    this.flushes++;
   }
 
   /** Wait for the fsyncs asked for so far, then release the file. */
@@ -72,6 +73,8 @@ export class WalSync {
     await pending?.catch(() => undefined);
     const h = this.handle;
     this.handle = undefined;
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
     await h?.close().catch(() => undefined);
   }
 

@@ -137,23 +137,33 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     const routes = this.routes.get(topic);
     if (!routes) return;
     const message = new Message(topic, payload);
-    const changed = new Set<Entity>();
-    for (const route of routes) {
-      try {
-        if (this.apply(route, message, retained)) changed.add(route.entity);
-      } catch (err) {
-        if (err instanceof PayloadError) this.reportMalformed(topic, route.entity, err);
-        else this.reportMalformed(topic, route.entity, new PayloadError('failed', `could not use the payload: ${describeError(err)}`), err);
-      }
+    // Most topics feed one entity: no set of changed entities to build for them.
+    if (routes.length === 1) {
+      if (this.applySafely(routes[0]!, message, retained)) this.changed(topic, routes[0]!.entity);
+      return;
     }
-    for (const entity of changed) {
-      try {
-        this.emit('change', this.states.get(entity.id)!, entity);
-      } catch (err) {
-        // A listener's bug is not the payload's fault: the new state stands, the error is logged.
-        const suppressed = this.listenerErrors.take(topic);
-        if (suppressed !== undefined) this.log.error({ err, topic, entity: entity.id, ...(suppressed ? { suppressed } : {}) }, 'a state listener failed');
-      }
+    const changed = new Set<Entity>();
+    for (const route of routes) if (this.applySafely(route, message, retained)) changed.add(route.entity);
+    for (const entity of changed) this.changed(topic, entity);
+  }
+
+  private applySafely(route: Route, message: Message, retained: boolean): boolean {
+    try {
+      return this.apply(route, message, retained);
+    } catch (err) {
+      if (err instanceof PayloadError) this.reportMalformed(message.topic, route.entity, err);
+      else this.reportMalformed(message.topic, route.entity, new PayloadError('failed', `could not use the payload: ${describeError(err)}`), err);
+      return false;
+    }
+  }
+
+  private changed(topic: string, entity: Entity): void {
+    try {
+      this.emit('change', this.states.get(entity.id)!, entity);
+    } catch (err) {
+      // A listener's bug is not the payload's fault: the new state stands, the error is logged.
+      const suppressed = this.listenerErrors.take(topic);
+      if (suppressed !== undefined) this.log.error({ err, topic, entity: entity.id, ...(suppressed ? { suppressed } : {}) }, 'a state listener failed');
     }
   }
 
@@ -205,21 +215,27 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         `availability ${JSON.stringify(word.slice(0, 40))} is neither ${JSON.stringify(source.payloadAvailable)} nor ${JSON.stringify(source.payloadNotAvailable)}`,
       );
     }
-    let perSource = this.availabilityBySource.get(entity.id);
-    if (!perSource) this.availabilityBySource.set(entity.id, (perSource = new Map()));
-    perSource.set(source.topic, online);
     const availability = entity.availability!;
     let available: boolean | null;
-    if (availability.mode === 'latest') available = online;
-    else if (availability.mode === 'any') available = [...perSource.values()].some(Boolean);
+    // One source (nearly every device): it alone says, whatever the mode; no per-entity map of sources to keep.
+    if (availability.mode === 'latest' || availability.sources.length <= 1) available = online;
     else {
-      const known = availability.sources.map((s) => perSource!.get(s.topic));
-      available = known.includes(false) ? false : known.includes(undefined) ? null : true;
+      let perSource = this.availabilityBySource.get(entity.id);
+      if (!perSource) this.availabilityBySource.set(entity.id, (perSource = new Map()));
+      perSource.set(source.topic, online);
+      available = this.combined(availability, perSource);
     }
     const changed = available !== state.available;
     state.available = available;
     state.availabilityAt = at;
     return changed;
+  }
+
+  /** Several sources: `any` is online when one says so, `all` when every one does (unknown until each has spoken). */
+  private combined(availability: NonNullable<Entity['availability']>, perSource: Map<string, boolean>): boolean | null {
+    if (availability.mode === 'any') return [...perSource.values()].some(Boolean);
+    const known = availability.sources.map((s) => perSource.get(s.topic));
+    return known.includes(false) ? false : known.includes(undefined) ? null : true;
   }
 
   private reportMalformed(topic: string, entity: Entity, err: PayloadError, cause?: unknown): void {

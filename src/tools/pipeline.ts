@@ -64,6 +64,12 @@ export interface PipelineDeps {
   now?: () => number;
 }
 
+/** A call waiting for its device's report. */
+interface EchoWaiter {
+  change(state: EntityState): void;
+  broker(): void;
+}
+
 /** What the caller asked for, resolved to an entity and a command. */
 interface Resolved {
   entity: Entity;
@@ -369,16 +375,20 @@ export class Pipeline {
     // A newer command to the entity: a report from now on answers it, not an older unconfirmed one.
     this.lateWatches.get(entity.id)?.stop();
 
-    // Fail closed: no audit row, no command.
+    // Fail closed: no durable audit row, no command. Concurrent calls' rows share one commit and fsync.
     let auditId: number;
     try {
-      auditId = this.deps.audit.begin(base);
+      auditId = this.deps.audit.beginDurable ? await this.deps.audit.beginDurable(base) : this.deps.audit.begin(base);
     } catch (err) {
       // The same request id raced in twice: one actuation only.
       const earlier = (err as { code?: string }).code === 'AUDIT_DUPLICATE' ? this.safeByRequestId(call.requestId) : undefined;
       if (earlier) return this.fromEarlierRow(earlier, tool, args, call, entity);
       this.deps.log.error({ err: errorOf(err), tool: tool.name }, 'audit unavailable; call refused');
       return FAIL(`refused: the audit log cannot be written (${(err as Error).message}); nothing was sent`);
+    }
+    if (call.signal.aborted) {
+      this.safeFinish(auditId, { outcome: 'not_sent', error: 'cancelled before it was sent' });
+      return FAIL('cancelled before it was sent; nothing was done', { auditId });
     }
 
     const started = performance.now();
@@ -536,33 +546,57 @@ export class Pipeline {
     this.lateWatches.set(entity.id, watch);
   }
 
+  /** Calls waiting for their device's report, by entity: one cache listener and one broker listener serve them all (a scene has 50). */
+  private readonly echoWaiters = new Map<string, Set<EchoWaiter>>();
+  private echoCount = 0;
+  private readonly onEchoChange = (state: EntityState, changed: Entity) => {
+    const waiters = this.echoWaiters.get(changed.id);
+    if (waiters) for (const w of [...waiters]) w.change(state);
+  };
+  private readonly onEchoBroker = (s: string) => {
+    if (s === 'connected') return;
+    for (const waiters of [...this.echoWaiters.values()]) for (const w of [...waiters]) w.broker();
+  };
+
   private awaitEcho(entity: Entity, command: Command, timeoutMs: number, signal: AbortSignal) {
     type Outcome = { kind: 'confirmed' | 'failed' | 'timeout' | 'offline' | 'aborted' | 'broker_lost'; state?: EntityState };
     let cancel = () => {};
     const promise = new Promise<Outcome>((resolve) => {
       const cache = this.deps.cache;
-      const onChange = (state: EntityState, changed: Entity) => {
-        if (changed.id !== entity.id) return;
-        if (state.available === false) return finish({ kind: 'offline', state });
-        if (isConfirmedBy(entity, command, state)) finish({ kind: 'confirmed', state });
-        else if (reportsFailure(entity, command, state)) finish({ kind: 'failed', state });
+      let done = false;
+      const waiter: EchoWaiter = {
+        change: (state: EntityState) => {
+          if (state.available === false) return finish({ kind: 'offline', state });
+          if (isConfirmedBy(entity, command, state)) finish({ kind: 'confirmed', state });
+          else if (reportsFailure(entity, command, state)) finish({ kind: 'failed', state });
+        },
+        // Without the broker no echo can come: say so now rather than at the timeout.
+        broker: () => finish({ kind: 'broker_lost', state: cache.get(entity.id) }),
       };
       const onAbort = () => finish({ kind: 'aborted', state: cache.get(entity.id) });
-      // Without the broker no echo can come: say so now rather than at the timeout.
-      const onBroker = (s: string) => {
-        if (s !== 'connected') finish({ kind: 'broker_lost', state: cache.get(entity.id) });
-      };
       const timer = setTimeout(() => finish({ kind: 'timeout', state: cache.get(entity.id) }), timeoutMs);
       const finish = (o: Outcome) => {
+        if (done) return;
+        done = true;
         clearTimeout(timer);
-        cache.off('change', onChange);
-        this.deps.mqtt.off('state', onBroker);
+        const set = this.echoWaiters.get(entity.id);
+        set?.delete(waiter);
+        if (set && !set.size) this.echoWaiters.delete(entity.id);
+        if (--this.echoCount === 0) {
+          cache.off('change', this.onEchoChange);
+          this.deps.mqtt.off('state', this.onEchoBroker);
+        }
         signal.removeEventListener('abort', onAbort);
         resolve(o);
       };
       cancel = () => finish({ kind: 'aborted' });
-      cache.on('change', onChange);
-      this.deps.mqtt.on('state', onBroker);
+      if (this.echoCount++ === 0) {
+        cache.on('change', this.onEchoChange);
+        this.deps.mqtt.on('state', this.onEchoBroker);
+      }
+      let set = this.echoWaiters.get(entity.id);
+      if (!set) this.echoWaiters.set(entity.id, (set = new Set()));
+      set.add(waiter);
       signal.addEventListener('abort', onAbort, { once: true });
     });
     return { promise, cancel: () => cancel() };

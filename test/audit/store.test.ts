@@ -226,10 +226,13 @@ describe('SqliteAuditLog', () => {
     assert.equal(audit.tail(5).length, 0);
   });
 
-  it('commits with synchronous=FULL on a WAL database', () => {
-    const { db } = fresh();
+  it('on a WAL database, fsyncs the write-ahead log itself before a write returns (synchronous=FULL semantics, group commit possible)', () => {
+    const { db, audit } = fresh();
     assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
-    assert.equal(db.pragma('synchronous', { simple: true }), 2);
+    assert.equal(db.pragma('synchronous', { simple: true }), 1, 'NORMAL: the store does the fsync');
+    const before = audit.fsyncs;
+    audit.begin(entry());
+    assert.equal(audit.fsyncs, before + 1, 'one fsync before begin() returned');
   });
 
   it('finishLater: outcomes leave the path of the caller and are committed together on the next turn; a read commits them first', async () => {

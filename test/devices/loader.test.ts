@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
-import { loadDeviceFiles } from '../../src/devices/loader.js';
+import { parse as parseYaml } from 'yaml';
+import { loadDeviceFiles, parseDeviceFile, parseDevicesInChunks } from '../../src/devices/loader.js';
 import { ENTITY_KINDS } from '../../src/devices/model.js';
 
 const DEMO = fileURLToPath(new URL('../../devices/demo', import.meta.url));
@@ -100,5 +101,38 @@ describe('device files', () => {
     assert.deepEqual(problems, []);
     assert.deepEqual(devices[0].entities.map((e) => e.kind).sort(), [...ENTITY_KINDS].sort());
     assert.deepEqual(devices[0].entities.find((e) => e.kind === 'select')!.options, { value: ['a', 'b'] });
+  });
+
+  it('parses a big file device by device into what the whole-file parse gives, and falls back to it for anything else', () => {
+    const devices = Array.from({ length: 600 }, (_, d) =>
+      [
+        `  # device ${d}`,
+        `  - id: big${d}`,
+        `    name: "Lamp ${d} # not a comment"`,
+        `    area: Room ${d % 7}`,
+        '    entities:',
+        `      light: { kind: switch, state_topic: big/${d}/state, command_topic: big/${d}/set }`,
+        '      note:',
+        '        kind: sensor',
+        `        state_topic: big/${d}/note`,
+        '        value_template: |',
+        '          # kept: text of a block scalar',
+        '',
+        `          {{ value }}`,
+      ].join('\n'),
+    );
+    const text = `# a home\ndevices:\n${devices.join('\n')}\n`;
+    assert.ok(text.length > 64 * 1024);
+    const chunked = parseDevicesInChunks(text);
+    assert.ok(chunked, 'the plain shape is parsed in chunks');
+    assert.deepEqual(chunked, parseYaml(text));
+    // An alias to another item's anchor, or another top-level key: the whole file is parsed.
+    const aliased = text.replace('  - id: big0\n', '  - id: big0\n    x: &shared { a: 1 }\n').replace('  - id: big1\n', '  - id: big1\n    y: *shared\n');
+    assert.equal(parseDevicesInChunks(aliased), undefined);
+    assert.equal(parseDevicesInChunks(`${text}other: 1\n`), undefined);
+    // A bad device in a big file is still reported by its path.
+    const bad = parseDeviceFile('big.yaml', text.replace('kind: switch, state_topic: big/5/state', 'kind: toaster, state_topic: big/5/state'));
+    assert.ok('problems' in bad);
+    assert.match(JSON.stringify(bad.problems), /devices\[5\]|devices\/5/);
   });
 });

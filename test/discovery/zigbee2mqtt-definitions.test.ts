@@ -18,6 +18,7 @@ import type { MqttConnection } from '../../src/mqtt/connection.js';
 import { generateTools, type Invoke } from '../../src/tools/generator.js';
 import { isValidToolName } from '../../src/tools/names.js';
 import { createAjv } from '../../src/util/ajv.js';
+import { waitFor } from '../helpers/wait.js';
 import { logSink } from '../helpers/log-sink.js';
 
 const FIXED_TOOLS = new Set(['get_state', 'get_history', 'find_entities', 'get_camera_image']);
@@ -248,6 +249,9 @@ describe('Zigbee2MQTT: every zigbee-herdsman-converters definition', () => {
     const adapter = new Zigbee2mqttAdapter({ prefix: 'zigbee2mqtt', refreshAfterMs: 0 });
     adapter.start({ connection, registry, log: logs.log, config: {} as never });
     connection.emit('message', 'zigbee2mqtt/bridge/devices', Buffer.from(JSON.stringify(entries)), true);
+    // A list this long is converted a slice at a time, the event loop free in between (CONVERT_SLICE).
+    assert.equal(registry.devices().length, 0, 'not converted in one go');
+    await waitFor('every device in the registry', () => registry.devices().length > 0, 60_000);
     adapter.stop();
     assert.equal(registry.devices().length, devices);
     assert.equal(registry.entities().length, all.length);

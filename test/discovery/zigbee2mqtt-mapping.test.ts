@@ -4,13 +4,14 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { describe, it } from 'node:test';
 import { encodeCommand } from '../../src/devices/commands.js';
-import { Zigbee2mqttAdapter } from '../../src/devices/discovery/zigbee2mqtt/adapter.js';
+import { CONVERT_SLICE, Zigbee2mqttAdapter } from '../../src/devices/discovery/zigbee2mqtt/adapter.js';
 import { availabilityWord, convertDevice } from '../../src/devices/discovery/zigbee2mqtt/device.js';
 import { Message, normalizeValue } from '../../src/devices/decode.js';
 import type { Z2mExpose } from '../../src/devices/discovery/zigbee2mqtt/types.js';
 import { DeviceRegistry } from '../../src/devices/registry.js';
 import type { MqttConnection } from '../../src/mqtt/connection.js';
 import { logSink } from '../helpers/log-sink.js';
+import { waitFor } from '../helpers/wait.js';
 
 const OPTIONS = { prefix: 'zigbee2mqtt', deviceAvailability: true };
 const IEEE = '0x00158d0001a2b3c4';
@@ -191,6 +192,30 @@ describe('Zigbee2MQTT adapter', () => {
     friendly_name: name,
     power_source: power,
     definition: { exposes: [{ type: 'light', features: [binary('state', 7)] }] },
+  });
+
+  it('converts a long list a slice at a time, other messages handled in between; a newer list supersedes one still converting', async () => {
+    const { registry, send, connection, adapter } = setup();
+    const ieee = (i: number) => `0x${(0x00124b0000000000 + i).toString(16).padStart(16, '0')}`;
+    const long = Array.from({ length: CONVERT_SLICE * 3 }, (_, i) => entry(ieee(i), `Lamp ${i}`));
+    send('z2m/bridge/devices', long);
+    assert.equal(registry.devices().length, 0, 'not converted in one go');
+    // The event loop is free between slices: a message sent now is handled before the list is done.
+    let heard = -1;
+    connection.on('message', () => (heard = registry.devices().length));
+    await new Promise((r) => setImmediate(r));
+    send('z2m/other', 'x');
+    assert.equal(heard, 0);
+    await waitFor('the long list', () => registry.devices().length === long.length);
+    // A long list, then at once a short one: the short one is what the registry ends with.
+    send('z2m/bridge/devices', long.map((e, i) => ({ ...e, friendly_name: `Renamed ${i}` })));
+    send('z2m/bridge/devices', [entry(ieee(7), 'Only lamp')]);
+    assert.equal(registry.devices().length, 1);
+    await new Promise((r) => setTimeout(r, 0));
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(registry.devices().length, 1);
+    assert.equal(registry.devices()[0]!.name, 'Only lamp');
+    adapter.stop();
   });
 
   it('subscribes to bridge/devices and bridge/info under its prefix', () => {

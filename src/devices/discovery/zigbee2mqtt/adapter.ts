@@ -22,6 +22,12 @@ export const MAX_DEVICES_LIST_BYTES = 32 * 1024 * 1024;
 export const MAX_DEVICES = 10_000;
 /** Largest bridge/info read. */
 export const MAX_INFO_BYTES = 1024 * 1024;
+/**
+ * Devices converted per turn of the event loop. A list of 2,000 devices (10,000 entities) takes
+ * ~50 ms to convert on this machine; in slices, calls, echoes and other messages go on in between.
+ * A list no longer than this is converted at once.
+ */
+export const CONVERT_SLICE = 250;
 
 type Listener = (topic: string, payload: Buffer) => void;
 
@@ -45,6 +51,8 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   /** Last conversion by device id (or IEEE address for skipped entries), for change logging. */
   private last = new Map<string, { name?: string; skips: string }>();
   private signature = '';
+  /** The newest rebuild: a slow one still converting is dropped when a newer list (or bridge/info) comes. */
+  private generation = 0;
   private baseTopics = new Set<string>();
   private readonly refusals = new PerKeyThrottle();
   private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
@@ -117,7 +125,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       const before = this.entries;
       this.entries = list as Z2mDevice[];
       try {
-        this.rebuild();
+        this.rebuild(before);
       } catch (err) {
         // A list that cannot be converted must not replace the one that could.
         this.entries = before;
@@ -155,15 +163,45 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     return { prefix: this.prefix, deviceAvailability: this.deviceAvailability };
   }
 
-  /** Convert the whole list and hand the registry the result in one go. */
-  private rebuild(): void {
-    const ctx = this.ctx!;
+  /**
+   * Convert the whole list and hand the registry the result in one go. A long list is converted
+   * CONVERT_SLICE devices per turn of the event loop (no stall of the home while 10,000 entities
+   * are read); a newer rebuild started meanwhile supersedes it.
+   */
+  private rebuild(before?: Z2mDevice[]): void {
+    const generation = ++this.generation;
     const options = this.zOptions();
+    const entries = this.entries;
+    const converted: ConvertedDevice[] = [];
+    let i = 0;
+    const step = (): void => {
+      if (generation !== this.generation || !this.ctx) return;
+      const end = entries.length <= CONVERT_SLICE ? entries.length : Math.min(entries.length, i + CONVERT_SLICE);
+      for (; i < end; i++) converted.push(convertDevice(entries[i]!, options));
+      if (i < entries.length) {
+        setImmediate(() => {
+          try {
+            step();
+          } catch (err) {
+            // As for a list converted at once: the devices known so far stay.
+            if (generation === this.generation && before && this.entries === entries) this.entries = before;
+            this.refuse(this.devicesTopic, 'it could not be handled', err);
+          }
+        });
+        return;
+      }
+      this.apply(converted, entries.length > CONVERT_SLICE, generation);
+    };
+    step();
+  }
+
+  /** The converted list, checked for duplicates and sizes, to the registry (and the state refresher). */
+  private apply(list: ConvertedDevice[], long: boolean, generation: number): void {
+    const ctx = this.ctx!;
     const devices: Device[] = [];
     const converted: ConvertedDevice[] = [];
     const seen = new Map<string, ConvertedDevice>();
-    for (const entry of this.entries) {
-      const c = convertDevice(entry, options);
+    for (const c of list) {
       if (c.device && c.device.entities.length > MAX_ENTITIES_PER_DEVICE) {
         c.skipped.unshift({ what: c.friendlyName ?? c.ieee, reason: 'too_many_entities', detail: `it exposes ${c.device.entities.length} entities, more than the ${MAX_ENTITIES_PER_DEVICE} a device may have` });
         c.device = undefined;
@@ -182,12 +220,17 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     this.baseTopics = new Set(converted.filter((c) => c.device && c.baseTopic).map((c) => c.baseTopic!));
     const signature = JSON.stringify(devices);
     if (signature !== this.signature) {
-      this.signature = signature;
       const admitted = admitDiscovered(devices);
       for (const r of admitted.refused) {
         if (this.refusals.take(r.what) !== undefined) ctx.log.warn({ device: r.what, reason: r.reason }, `zigbee2mqtt: refused ${r.what}: ${r.reason}`);
       }
-      ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, admitted.devices);
+      const hand = () => {
+        this.signature = signature;
+        ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, admitted.devices);
+      };
+      // A long list: the registry (and the tool set after it) take their turn of the event loop of their own.
+      if (long) setImmediate(() => generation === this.generation && this.ctx && hand());
+      else hand();
     }
     this.refresher?.consider(
       converted

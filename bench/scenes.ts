@@ -1,0 +1,237 @@
+// Benchmark: a scene, "all lights off", on 50 lights of 50 devices, issued at
+// once through the pipeline (one tool call per light), against raw mqtt.js
+// publishing the same 50 commands and waiting for the 50 echoes, in the same run.
+//
+//   bridge: 50 x hearth.tools.call(light_n, {action}) at once -> validate -> policy
+//           -> pending rows (group commit: calls arriving together share one commit
+//           and one fsync) -> 50 publishes (QoS 1) -> 50 echoes -> 50 confirmed results
+//   raw:    50 x mqtt.js publish (QoS 1) at once -> the 50 echoes are in
+//
+// Every call must come back confirmed with its own audit row; per-device order
+// is checked by sending each light "on" then "off" in one burst (100 calls):
+// the device (an echo client in its own process) must see on before off for
+// every light, and the audit rows of each light must be in that order.
+// There is no grouped "area" actuation tool (tools act on one entity each; the
+// grouped shape takes one entity id per call), so the scene is 50 calls.
+//
+// Knobs: BENCH_SCENE_ROUNDS (30), BENCH_SCENE_LIGHTS (50), BENCH_TMPDIR.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import mqtt from 'mqtt';
+import { loadConfig } from '../src/config/load.js';
+import { Hearth } from '../src/hearth.js';
+import { silentLogger } from '../src/log.js';
+import type { Principal } from '../src/tools/types.js';
+import { envInt, fmt, machine, median, nodeHelper, nowNs, ratio, secondsSince, startBroker, summarize, table, tempDir, writeResults, type BrokerKind } from './lib/harness.js';
+
+const ROUNDS = envInt('BENCH_SCENE_ROUNDS', 30);
+const LIGHTS = envInt('BENCH_SCENE_LIGHTS', 50);
+const TARGET = 1.5;
+const PRINCIPAL: Principal = { id: 'chat:bench', roles: [] };
+const tmp = tempDir('hearth-bench-scene');
+const startedAt = new Date().toISOString();
+const t0 = nowNs();
+
+console.log(`scenes: Node ${process.version}, ${machine().cpus} cores; "all lights off" on ${LIGHTS} lights of ${LIGHTS} devices, ${ROUNDS} rounds\n`);
+
+/** The devices: every command is echoed on its state topic at once; the order seen per light is reported on request. */
+const ECHO_CODE = `
+import mqtt from 'mqtt';
+const c = await mqtt.connectAsync(process.env.URL, { protocolVersion: 4 });
+c.stream.setNoDelay(true);
+const seen = new Map();
+c.on('message', (topic, payload) => {
+  const dev = topic.split('/')[2];
+  if (dev.startsWith('l')) { const s = seen.get(dev) ?? []; s.push(payload.toString()); seen.set(dev, s); }
+  c.publish(topic.slice(0, -4) + '/state', payload, { qos: 0, retain: true });
+});
+await c.subscribeAsync('bench/sc/+/set', { qos: 1 });
+console.log('ready');
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (d) => {
+  if (d.includes('order')) { console.log('order ' + JSON.stringify(Object.fromEntries(seen))); seen.clear(); }
+});
+process.stdin.on('end', () => process.exit(0));
+`;
+
+async function rawSide(url: string) {
+  const client = await mqtt.connectAsync(url, { protocolVersion: 4, clientId: `bench-scene-raw-${process.pid}` });
+  (client.stream as Socket).setNoDelay(true);
+  let waiting: { left: Set<string>; payload: string; resolve: () => void } | undefined;
+  client.on('message', (topic, payload) => {
+    if (!waiting || payload.toString() !== waiting.payload) return;
+    waiting.left.delete(topic);
+    if (!waiting.left.size) waiting.resolve();
+  });
+  await client.subscribeAsync('bench/sc/+/state', { qos: 0 });
+  let n = 0;
+  return {
+    /** 50 commands at once; ms until every PUBACK and every echo is in. */
+    async scene(): Promise<number> {
+      const payload = n++ % 2 ? 'OFF' : 'ON';
+      const a = nowNs();
+      const left = new Set(Array.from({ length: LIGHTS }, (_, i) => `bench/sc/r${i}/state`));
+      const echoed = new Promise<void>((resolve) => (waiting = { left, payload, resolve }));
+      await Promise.all([...Array.from({ length: LIGHTS }, (_, i) => client.publishAsync(`bench/sc/r${i}/set`, payload, { qos: 1 })), echoed]);
+      waiting = undefined;
+      return Number(nowNs() - a) / 1e6;
+    },
+    close: () => client.endAsync(true),
+  };
+}
+
+async function bridgeSide(url: string, dir: string) {
+  mkdirSync(join(dir, 'devices'), { recursive: true });
+  const lines = ['devices:'];
+  for (let i = 0; i < LIGHTS; i++) {
+    lines.push(`  - id: l${i}`, `    name: Light ${i}`, `    area: Area ${i % 5}`, '    entities:', `      light: { kind: switch, state_topic: bench/sc/l${i}/state, command_topic: bench/sc/l${i}/set }`);
+  }
+  writeFileSync(join(dir, 'devices', 'lights.yaml'), lines.join('\n') + '\n');
+  const { config } = loadConfig({
+    cwd: dir,
+    env: {},
+    flags: { 'mqtt.url': url, 'mqtt.protocolVersion': '4', 'devices.paths': [join(dir, 'devices')], demo: false, 'database.path': join(dir, 'hearth.db'), 'tools.shape': 'per-entity' },
+  });
+  const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
+  hearth.policy.add({ subject: PRINCIPAL.id, targetType: 'any', target: '*', action: 'actuate', effect: 'allow', note: 'bench' });
+  const tools = Array.from({ length: LIGHTS }, (_, i) => hearth.tools.all().find((t) => t.capability === 'actuator' && t.name.includes(`light_${i}`) && t.name.match(new RegExp(`light_${i}(\\b|_|$)`)))!.name);
+  let errors = 0;
+  const check = (text: string | undefined) => {
+    if (text?.startsWith('confirmed')) return;
+    errors++;
+    if (errors <= 3) console.log(`    ! call not confirmed: ${text}`);
+  };
+  let n = 0;
+  return {
+    hearth,
+    tools,
+    get errors() {
+      return errors;
+    },
+    /** The scene: one call per light, all at once; ms until all are confirmed, and the audit ids. */
+    async scene(): Promise<{ ms: number; ids: number[] }> {
+      const action = n++ % 2 ? 'turn_off' : 'turn_on';
+      const a = nowNs();
+      const results = await Promise.all(tools.map((tool) => hearth.tools.call(tool, { action }, PRINCIPAL)));
+      const ms = Number(nowNs() - a) / 1e6;
+      results.forEach((r) => check(r.text));
+      return { ms, ids: results.map((r) => Number(r.details?.auditId)) };
+    },
+    /** On then off for every light in one burst (100 calls): order per device. */
+    async onOff(): Promise<Array<{ tool: string; ids: number[] }>> {
+      const calls = tools.flatMap((tool) => [hearth.tools.call(tool, { action: 'turn_on' }, PRINCIPAL), hearth.tools.call(tool, { action: 'turn_off' }, PRINCIPAL)]);
+      const results = await Promise.all(calls);
+      results.forEach((r) => check(r.text));
+      return tools.map((tool, i) => ({ tool, ids: [Number(results[2 * i]!.details?.auditId), Number(results[2 * i + 1]!.details?.auditId)] }));
+    },
+  };
+}
+
+async function benchBroker(kind: BrokerKind) {
+  const broker = await startBroker(kind);
+  if (!broker) {
+    console.log(`  ${kind}: not installed, skipped\n`);
+    return undefined;
+  }
+  console.log(`  broker: ${broker.label}`);
+  const echo = nodeHelper(ECHO_CODE, { URL: broker.url });
+  try {
+    await echo.line(/^ready$/, 15_000);
+    const raw = await rawSide(broker.url);
+    const bridge = await bridgeSide(broker.url, join(tmp.path, kind));
+    const audit = bridge.hearth.audit;
+    try {
+      for (let i = 0; i < 4; i++) {
+        await raw.scene();
+        await bridge.scene();
+      }
+      const rawMs: number[] = [];
+      const bridgeMs: number[] = [];
+      const c0 = { commits: audit.pendingCommits, fsyncs: audit.fsyncs };
+      let rowsMissing = 0;
+      for (let r = 0; r < ROUNDS; r++) {
+        // Alternate which goes first, so both see the same noise.
+        if (r % 2) rawMs.push(await raw.scene());
+        const { ms, ids } = await bridge.scene();
+        bridgeMs.push(ms);
+        if (!(r % 2)) rawMs.push(await raw.scene());
+        for (const id of ids) {
+          const row = Number.isFinite(id) ? audit.get(id) : undefined;
+          if (!row || row.outcome !== 'confirmed') rowsMissing++;
+        }
+      }
+      const commitsPerScene = (audit.pendingCommits - c0.commits) / ROUNDS;
+      const fsyncsPerScene = (audit.fsyncs - c0.fsyncs) / ROUNDS;
+      // Per-device order: on, then off, for every light, at the device and in the audit.
+      echo.send('order\n');
+      await echo.line(/^order /, 5000); // drop the scenes' record
+      const order = await bridge.onOff();
+      echo.send('order\n');
+      const seen = JSON.parse((await echo.line(/^order /, 5000)).slice(6)) as Record<string, string[]>;
+      let reordered = 0;
+      order.forEach(({ ids }, i) => {
+        const s = seen[`l${i}`] ?? [];
+        if (s.join(',') !== 'ON,OFF') reordered++;
+        const rows = ids.map((id) => audit.get(id));
+        if (!(rows[0] && rows[1] && rows[0].id < rows[1].id && rows[0].args.action === 'turn_on' && rows[1].args.action === 'turn_off')) reordered++;
+      });
+      const raw50 = summarize(rawMs);
+      const br = summarize(bridgeMs);
+      const r = {
+        broker: kind,
+        label: broker.label,
+        raw: raw50,
+        bridge: br,
+        ratioP50: br.p50 / raw50.p50,
+        medianRatio: median(bridgeMs.map((b, i) => b / rawMs[i]!)),
+        commitsPerScene,
+        fsyncsPerScene,
+        rowsMissing,
+        reordered,
+        errors: bridge.errors,
+      };
+      console.log('');
+      table(
+        ['"all lights off", 50 lights (ms)', 'rounds', 'p50', 'p90', 'max', 'vs raw (p50)'],
+        [
+          ['baseline: raw mqtt.js, 50 publishes -> 50 echoes', String(raw50.count), fmt(raw50.p50, 2), fmt(raw50.p90, 2), fmt(raw50.max, 2), ''],
+          ['bridge: 50 tool calls at once -> 50 confirmed', String(br.count), fmt(br.p50, 2), fmt(br.p90, 2), fmt(br.max, 2), ratio(br.p50, raw50.p50)],
+        ],
+      );
+      console.log(
+        `  pending-row commits per scene ${fmt(commitsPerScene, 1)}, fsyncs per scene ${fmt(fsyncsPerScene, 1)} (for ${LIGHTS} calls); ` +
+          `rows missing or not confirmed ${rowsMissing}; lights out of order (device or audit) ${reordered}; calls not confirmed ${bridge.errors}`,
+      );
+      const met = r.ratioP50 <= TARGET && !rowsMissing && !reordered && !r.errors;
+      console.log(`TARGET scene ${kind}: all ${LIGHTS} confirmed <= ${TARGET}x raw, every row, order kept: ${met ? 'MET' : 'NOT MET'} (${ratio(br.p50, raw50.p50)})\n`);
+      return { ...r, met };
+    } finally {
+      await raw.close().catch(() => undefined);
+      await bridge.hearth.close().catch(() => undefined);
+    }
+  } finally {
+    await echo.stop();
+    await broker.stop();
+  }
+}
+
+try {
+  const results = [];
+  for (const kind of ['aedes', 'mosquitto'] as const) {
+    const r = await benchBroker(kind);
+    if (r) results.push(r);
+  }
+  const file = writeResults('scenes', {
+    bench: 'scenes',
+    startedAt,
+    seconds: Math.round(secondsSince(t0) * 10) / 10,
+    machine: machine(),
+    config: { rounds: ROUNDS, lights: LIGHTS, target: TARGET },
+    note: 'ms from issuing 50 calls (or 50 raw publishes) at once until all 50 are confirmed (or echoed). No grouped area actuation tool exists: the scene is one call per light.',
+    results,
+  });
+  console.log(`results: ${file} (${secondsSince(t0).toFixed(1)} s)`);
+} finally {
+  tmp.cleanup();
+}
