@@ -24,7 +24,9 @@ const tmp = tempDir('hearth-bench-bighome');
 const startedAt = new Date().toISOString();
 const t0 = nowNs();
 
-console.log(`bighomes: Node ${process.version}, ${machine().cpus} cores; a Zigbee2MQTT bridge/devices list of ${DEVICES.toLocaleString('en-US')} devices arriving at a running Hearth, ${ROUNDS} rounds\n`);
+console.log(
+  `bighomes: Node ${process.version}, ${machine().cpus} cores; a Zigbee2MQTT bridge/devices list of ${DEVICES.toLocaleString('en-US')} devices arriving at a running Hearth, ${ROUNDS} rounds\n`,
+);
 
 const numeric = (name: string, unit: string) => ({ type: 'numeric', name, property: name, access: 1, unit, label: name });
 function devicesList(round: number): unknown[] {
@@ -32,9 +34,18 @@ function devicesList(round: number): unknown[] {
   for (let d = 0; d < DEVICES; d++) {
     const sensor = d % 2 === 0;
     const exposes = sensor
-      ? [numeric('temperature', '°C'), numeric('humidity', '%'), numeric('pressure', 'hPa'), numeric('battery', '%'), { type: 'binary', name: 'occupancy', property: 'occupancy', access: 1, value_on: true, value_off: false }]
+      ? [
+          numeric('temperature', '°C'),
+          numeric('humidity', '%'),
+          numeric('pressure', 'hPa'),
+          numeric('battery', '%'),
+          { type: 'binary', name: 'occupancy', property: 'occupancy', access: 1, value_on: true, value_off: false },
+        ]
       : [
-          { type: 'switch', features: [{ type: 'binary', name: 'state', property: 'state', access: 7, value_on: 'ON', value_off: 'OFF', value_toggle: 'TOGGLE' }] },
+          {
+            type: 'switch',
+            features: [{ type: 'binary', name: 'state', property: 'state', access: 7, value_on: 'ON', value_off: 'OFF', value_toggle: 'TOGGLE' }],
+          },
           numeric('power', 'W'),
           numeric('energy', 'kWh'),
           numeric('voltage', 'V'),
@@ -68,7 +79,8 @@ async function run() {
   });
   const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
   const pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
-  const rows: Array<{ round: number; entities: number; tools: number; bytes: number; parseMs: number; toToolsMs: number; delayP99: number; delayMax: number }> = [];
+  const rows: Array<{ round: number; entities: number; tools: number; bytes: number; parseMs: number; toToolsMs: number; delayP99: number; delayMax: number }> =
+    [];
   try {
     for (let round = 0; round <= ROUNDS; round++) {
       const text = JSON.stringify(devicesList(round));
@@ -126,13 +138,35 @@ async function run() {
   const maxStall = Math.max(...rows.map((r) => r.delayMax));
   console.log('');
   table(
-    ['bridge/devices arrives (median of rounds)', 'devices', 'entities', 'tools', 'payload MiB', 'ms', 'vs JSON.parse', 'loop delay p99 ms', 'loop delay max ms'],
+    [
+      'bridge/devices arrives (median of rounds)',
+      'devices',
+      'entities',
+      'tools',
+      'payload MiB',
+      'ms',
+      'vs JSON.parse',
+      'loop delay p99 ms',
+      'loop delay max ms',
+    ],
     [
       ['baseline: JSON.parse of the list', DEVICES.toLocaleString('en-US'), '', '', fmt(rows[0]!.bytes / 2 ** 20, 1), fmt(med('parseMs'), 1), '', '', ''],
-      ['Hearth: arrival -> tool set regenerated', DEVICES.toLocaleString('en-US'), rows[0]!.entities.toLocaleString('en-US'), String(rows[0]!.tools), '', fmt(med('toToolsMs'), 0), ratio(med('toToolsMs'), med('parseMs')), fmt(med('delayP99'), 1), fmt(maxStall, 1)],
+      [
+        'Hearth: arrival -> tool set regenerated',
+        DEVICES.toLocaleString('en-US'),
+        rows[0]!.entities.toLocaleString('en-US'),
+        String(rows[0]!.tools),
+        '',
+        fmt(med('toToolsMs'), 0),
+        ratio(med('toToolsMs'), med('parseMs')),
+        fmt(med('delayP99'), 1),
+        fmt(maxStall, 1),
+      ],
     ],
   );
-  console.log(`TARGET big home, ${rows[0]!.entities.toLocaleString('en-US')} discovered entities: no event-loop stall over ${STALL_TARGET_MS} ms: ${maxStall <= STALL_TARGET_MS ? 'MET' : 'NOT MET'} (max ${fmt(maxStall, 1)} ms, p99 ${fmt(med('delayP99'), 1)} ms; ${fmt(med('toToolsMs'), 0)} ms to the tools)`);
+  console.log(
+    `TARGET big home, ${rows[0]!.entities.toLocaleString('en-US')} discovered entities: no event-loop stall over ${STALL_TARGET_MS} ms: ${maxStall <= STALL_TARGET_MS ? 'MET' : 'NOT MET'} (max ${fmt(maxStall, 1)} ms, p99 ${fmt(med('delayP99'), 1)} ms; ${fmt(med('toToolsMs'), 0)} ms to the tools)`,
+  );
   const file = writeResults('bighomes', {
     bench: 'bighomes',
     startedAt,

@@ -78,7 +78,11 @@ async function main(): Promise<void> {
         runs: RUNS,
         target: 3,
       },
-      { name: 'hearth devices --standalone', args: () => [HEARTH, 'devices', '--db', db, '--broker-port', String(port), '--standalone', '--wait', '1000'], runs: Math.min(RUNS, 3) },
+      {
+        name: 'hearth devices --standalone',
+        args: () => [HEARTH, 'devices', '--db', db, '--broker-port', String(port), '--standalone', '--wait', '1000'],
+        runs: Math.min(RUNS, 3),
+      },
     ];
     const samples = new Map<string, number[]>(variants.map((v) => [v.name, []]));
     // One warm-up each (disk cache), not counted.
@@ -93,8 +97,20 @@ async function main(): Promise<void> {
     for (const v of variants) {
       const m = median(samples.get(v.name)!);
       const r = m / base;
-      rows.push([v.name, fmt(m), fmt(Math.min(...samples.get(v.name)!)), ratio(m, base), v.target ? `<= ${v.target}x: ${r <= v.target ? 'MET' : 'NOT MET'}` : '']);
-      results[v.name] = { medianMs: m, minMs: Math.min(...samples.get(v.name)!), runs: samples.get(v.name)!.length, ratio: r, ...(v.target ? { target: v.target, met: r <= v.target } : {}) };
+      rows.push([
+        v.name,
+        fmt(m),
+        fmt(Math.min(...samples.get(v.name)!)),
+        ratio(m, base),
+        v.target ? `<= ${v.target}x: ${r <= v.target ? 'MET' : 'NOT MET'}` : '',
+      ]);
+      results[v.name] = {
+        medianMs: m,
+        minMs: Math.min(...samples.get(v.name)!),
+        runs: samples.get(v.name)!.length,
+        ratio: r,
+        ...(v.target ? { target: v.target, met: r <= v.target } : {}),
+      };
       if (v.target) verdicts.push(`${v.name}: ${r <= v.target ? 'MET' : 'NOT MET'} (${ratio(m, base)})`);
     }
     table(['command', 'median ms', 'min ms', 'vs node -e 0', 'target'], rows);

@@ -73,7 +73,9 @@ function size(path: string): number {
   return total;
 }
 
-console.log(`history: ${TOPICS.toLocaleString('en-US')} topics x ${SECONDS.toLocaleString('en-US')} s = ${MESSAGES.toLocaleString('en-US')} messages (simulated time)`);
+console.log(
+  `history: ${TOPICS.toLocaleString('en-US')} topics x ${SECONDS.toLocaleString('en-US')} s = ${MESSAGES.toLocaleString('en-US')} messages (simulated time)`,
+);
 
 // -------------------------------------------------------------- baseline: raw batched inserts
 const base = fresh('baseline');
@@ -104,7 +106,12 @@ base.db.close();
 const rec = fresh('recorder');
 const store = new HistoryStore(rec.db, 10, 50_000_000);
 const source = new EventEmitter<{ change: [EntityState, Entity] }>();
-const recorder = new HistoryRecorder(store, source, silentLogger, { batchSize: BATCH, flushMs: 60_000, pruneEveryMs: 3_600_000, now: () => START + SECONDS * 1000 });
+const recorder = new HistoryRecorder(store, source, silentLogger, {
+  batchSize: BATCH,
+  flushMs: 60_000,
+  pruneEveryMs: 3_600_000,
+  now: () => START + SECONDS * 1000,
+});
 const state: EntityState = { entityId: '', attributes: {}, available: true };
 p = progress('recorder', MESSAGES);
 t0 = nowNs();
@@ -161,7 +168,8 @@ const weekId = 'week.temperature';
 // Through the store, as the recorder writes (rows and five-minute summaries), in batches.
 for (let s = 0; s < WEEK; s += BATCH) {
   const batch = [];
-  for (let t = s; t < Math.min(WEEK, s + BATCH); t++) batch.push({ entityId: weekId, ts: START + SECONDS * 1000 - WEEK * 1000 + t * 1000, num: 20 + Math.sin(t / 3600) * 3 });
+  for (let t = s; t < Math.min(WEEK, s + BATCH); t++)
+    batch.push({ entityId: weekId, ts: START + SECONDS * 1000 - WEEK * 1000 + t * 1000, num: 20 + Math.sin(t / 3600) * 3 });
   store.write(batch);
 }
 const until = START + SECONDS * 1000;
@@ -192,17 +200,47 @@ console.log('\nwrite cost per message');
 table(
   ['writer', 'messages', 'transactions', 'µs/message', 'vs baseline'],
   [
-    ['baseline: raw inserts, 1,000 per transaction', MESSAGES.toLocaleString('en-US'), Math.ceil(MESSAGES / BATCH).toLocaleString('en-US'), fmt(perMsgUs(baselineS, MESSAGES), 2), '1x'],
-    ['recorder (batched)', MESSAGES.toLocaleString('en-US'), transactions.toLocaleString('en-US'), fmt(perMsgUs(recorderS, MESSAGES), 2), ratio(recorderS / MESSAGES, baselineS / MESSAGES)],
-    [`raw inserts, 1,000 per transaction (first ${slice.toLocaleString('en-US')})`, slice.toLocaleString('en-US'), Math.ceil(slice / BATCH).toLocaleString('en-US'), fmt(perMsgUs(sliceBatchedS, slice), 2), ratio(sliceBatchedS / slice, baselineS / MESSAGES)],
-    [`one transaction per message (same first ${slice.toLocaleString('en-US')})`, slice.toLocaleString('en-US'), slice.toLocaleString('en-US'), fmt(perMsgUs(perMessageS, slice), 2), `${ratio(perMessageS, sliceBatchedS)} of batched`],
+    [
+      'baseline: raw inserts, 1,000 per transaction',
+      MESSAGES.toLocaleString('en-US'),
+      Math.ceil(MESSAGES / BATCH).toLocaleString('en-US'),
+      fmt(perMsgUs(baselineS, MESSAGES), 2),
+      '1x',
+    ],
+    [
+      'recorder (batched)',
+      MESSAGES.toLocaleString('en-US'),
+      transactions.toLocaleString('en-US'),
+      fmt(perMsgUs(recorderS, MESSAGES), 2),
+      ratio(recorderS / MESSAGES, baselineS / MESSAGES),
+    ],
+    [
+      `raw inserts, 1,000 per transaction (first ${slice.toLocaleString('en-US')})`,
+      slice.toLocaleString('en-US'),
+      Math.ceil(slice / BATCH).toLocaleString('en-US'),
+      fmt(perMsgUs(sliceBatchedS, slice), 2),
+      ratio(sliceBatchedS / slice, baselineS / MESSAGES),
+    ],
+    [
+      `one transaction per message (same first ${slice.toLocaleString('en-US')})`,
+      slice.toLocaleString('en-US'),
+      slice.toLocaleString('en-US'),
+      fmt(perMsgUs(perMessageS, slice), 2),
+      `${ratio(perMessageS, sliceBatchedS)} of batched`,
+    ],
   ],
 );
 console.log('\ndatabase growth');
 table(
   ['database', 'rows', 'MiB', 'bytes/row', 'MiB per simulated hour'],
   [
-    ['baseline', MESSAGES.toLocaleString('en-US'), fmt(baselineBytes / 2 ** 20), fmt(baselineBytes / MESSAGES), fmt(baselineBytes / 2 ** 20 / (SECONDS / 3600))],
+    [
+      'baseline',
+      MESSAGES.toLocaleString('en-US'),
+      fmt(baselineBytes / 2 ** 20),
+      fmt(baselineBytes / MESSAGES),
+      fmt(baselineBytes / 2 ** 20 / (SECONDS / 3600)),
+    ],
     ['recorder', rows.toLocaleString('en-US'), fmt(recorderBytes / 2 ** 20), fmt(recorderBytes / rows), fmt(recorderBytes / 2 ** 20 / (SECONDS / 3600))],
   ],
 );

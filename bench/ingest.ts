@@ -373,10 +373,14 @@ const file = writeResults('ingest', {
   seconds: Math.round(secondsSince(t0) * 10) / 10,
   machine: machine(),
   config: { topics: TOPICS, perTopic: PER_TOPIC, messagesPerRun: EXPECTED, rounds: ROUNDS, qos: 0 },
-  note: 'Rates are messages/s from the first to the last message a subscriber received, median of rounds; CPU is the subscriber process (user + system) per message. lost counts gaps in a topic\'s sequence plus messages that never arrived; reordered counts steps back. Broker and publisher run in their own processes; each subscriber is alone on the broker during its run.',
+  note: "Rates are messages/s from the first to the last message a subscriber received, median of rounds; CPU is the subscriber process (user + system) per message. lost counts gaps in a topic's sequence plus messages that never arrived; reordered counts steps back. Broker and publisher run in their own processes; each subscriber is alone on the broker during its run.",
   inProcess: cpu,
   results: results.map(({ runs, ...r }) => ({ ...r, runs })),
-  targets: results.map((r) => ({ broker: r.broker, ratio: Math.round(r.ratio * 100) / 100, met: r.ratio >= TARGET_RATIO && r.cache.lost + r.cache.missing + r.cache.reordered === 0 })),
+  targets: results.map((r) => ({
+    broker: r.broker,
+    ratio: Math.round(r.ratio * 100) / 100,
+    met: r.ratio >= TARGET_RATIO && r.cache.lost + r.cache.missing + r.cache.reordered === 0,
+  })),
 });
 console.log('summary (StateCache / raw subscriber):');
 table(

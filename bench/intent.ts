@@ -56,7 +56,9 @@ function ms(t0: bigint): number {
 const entities = generatedHomeOf(N);
 const { tools } = generateTools(entities, { shape: 'grouped', groupAbove: 40 }, async () => ({}));
 const names = toolSpecs(tools).map((s) => s.function.name);
-console.log(`intent: Node ${process.version}, ${machine().cpus} cores; a home of ${entities.length.toLocaleString('en-US')} entities; ${UTTERANCES.length} utterances x ${ROUNDS} rounds\n`);
+console.log(
+  `intent: Node ${process.version}, ${machine().cpus} cores; a home of ${entities.length.toLocaleString('en-US')} entities; ${UTTERANCES.length} utterances x ${ROUNDS} rounds\n`,
+);
 
 // One-off costs.
 let t = nowNs();
@@ -77,10 +79,11 @@ function regexScan(text: string): string[] {
 }
 
 // Warm up both, then interleave them so both see the same machine.
-for (let i = 0; i < 3; i++) for (const u of UTTERANCES) {
-  provider.understand(u, names);
-  regexScan(u);
-}
+for (let i = 0; i < 3; i++)
+  for (const u of UTTERANCES) {
+    provider.understand(u, names);
+    regexScan(u);
+  }
 const model: number[] = [];
 const regex: number[] = [];
 const perUtterance = new Map<string, number[]>();
@@ -110,8 +113,14 @@ table(
   ],
 );
 console.log('');
-const slowest = [...perUtterance].map(([u, xs]) => [u, summarize(xs).p50] as const).sort((a, b) => b[1] - a[1]).slice(0, 5);
-table(['slowest utterances', 'p50 ms'], slowest.map(([u, p]) => [u, fmt(p, 3)]));
+const slowest = [...perUtterance]
+  .map(([u, xs]) => [u, summarize(xs).p50] as const)
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, 5);
+table(
+  ['slowest utterances', 'p50 ms'],
+  slowest.map(([u, p]) => [u, fmt(p, 3)]),
+);
 console.log(`\n  compile the shipped sentences: ${fmt(compileMs, 1)} ms (once per process); first utterance (builds the vocabulary): ${fmt(firstMs, 1)} ms`);
 console.log(`  ${understood} of ${UTTERANCES.length} utterances gave tool calls (the rest are questions back, refusals or not understood)`);
 

@@ -48,7 +48,13 @@ function homeFile(): string {
   const lines = ['devices:'];
   for (let d = 0; d < DEVICES; d++) {
     const env = d % 2 === 0;
-    lines.push(`  - id: m${d}`, `    name: ${env ? 'Sensor' : 'Plug'} ${d}`, `    area: Room ${d % 97}`, `    availability: { topic: mem/${d}/availability, path: state }`, '    entities:');
+    lines.push(
+      `  - id: m${d}`,
+      `    name: ${env ? 'Sensor' : 'Plug'} ${d}`,
+      `    area: Room ${d % 97}`,
+      `    availability: { topic: mem/${d}/availability, path: state }`,
+      '    entities:',
+    );
     if (env) {
       lines.push(
         `      temperature: { kind: sensor, device_class: temperature, unit: "°C", state_topic: mem/${d}, value_path: temperature }`,
@@ -75,7 +81,18 @@ function retainedMessages(): Array<[string, string]> {
   for (let d = 0; d < DEVICES; d++) {
     out.push([`mem/${d}/availability`, JSON.stringify({ state: 'online' })]);
     if (d % 2 === 0) {
-      out.push([`mem/${d}`, JSON.stringify({ temperature: 20 + (d % 50) / 10, humidity: 40 + (d % 30), pressure: 1013 - (d % 20), battery: 100 - (d % 60), occupancy: d % 3 === 0, linkquality: 80 + (d % 100), voltage: 3000 })]);
+      out.push([
+        `mem/${d}`,
+        JSON.stringify({
+          temperature: 20 + (d % 50) / 10,
+          humidity: 40 + (d % 30),
+          pressure: 1013 - (d % 20),
+          battery: 100 - (d % 60),
+          occupancy: d % 3 === 0,
+          linkquality: 80 + (d % 100),
+          voltage: 3000,
+        }),
+      ]);
     } else {
       out.push([`mem/${d}/relay`, d % 4 === 1 ? 'ON' : 'OFF']);
       out.push([`mem/${d}/energy`, JSON.stringify({ power: (d % 300) + 0.5, energy: d / 10, voltage: 229.8, current: 0.42 })]);
@@ -91,7 +108,8 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
   const { Hearth } = await import('../src/hearth.js');
   const { silentLogger } = await import('../src/log.js');
   const start = memoryMiB();
-  if (process.env.BENCH_MEMORY_SNAPSHOT && variant !== 'baseline') (await import('node:v8')).writeHeapSnapshot(join(process.env.BENCH_MEMORY_SNAPSHOT, `${variant}-start.heapsnapshot`));
+  if (process.env.BENCH_MEMORY_SNAPSHOT && variant !== 'baseline')
+    (await import('node:v8')).writeHeapSnapshot(join(process.env.BENCH_MEMORY_SNAPSHOT, `${variant}-start.heapsnapshot`));
   const topics = [...new Set(retainedMessages().map(([t]) => t))];
   const t0 = nowNs();
   if (variant === 'baseline') {
@@ -119,12 +137,14 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
     },
   });
   const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
-  if (process.env.BENCH_MEMORY_PHASES) console.error(`    .. ${variant}: opened (device file, SQLite, tools), before the retained state: ${JSON.stringify(memoryMiB())}`);
+  if (process.env.BENCH_MEMORY_PHASES)
+    console.error(`    .. ${variant}: opened (device file, SQLite, tools), before the retained state: ${JSON.stringify(memoryMiB())}`);
   const entities = hearth.bridge.registry.entities();
-  const ready = () => entities.every((e) => {
-    const s = hearth.bridge.cache.get(e.id);
-    return s && s.value !== undefined && s.available === true;
-  });
+  const ready = () =>
+    entities.every((e) => {
+      const s = hearth.bridge.cache.get(e.id);
+      return s && s.value !== undefined && s.available === true;
+    });
   while (!ready()) await new Promise((r) => setTimeout(r, 20));
   const secondsToMirror = secondsSince(t0);
   const mirrored = memoryMiB();
@@ -150,7 +170,9 @@ async function parent(): Promise<void> {
   const tmp = tempDir('hearth-bench-memory');
   const startedAt = new Date().toISOString();
   const t0 = nowNs();
-  console.log(`memory: Node ${process.version}, ${machine().cpus} cores; ${ENTITIES.toLocaleString('en-US')} entities on ${DEVICES.toLocaleString('en-US')} devices, each variant in its own process\n`);
+  console.log(
+    `memory: Node ${process.version}, ${machine().cpus} cores; ${ENTITIES.toLocaleString('en-US')} entities on ${DEVICES.toLocaleString('en-US')} devices, each variant in its own process\n`,
+  );
   // mosquitto replays thousands of retained messages at once; aedes looks each subscription up one by one (slow, but it works).
   const broker = (await startBroker('mosquitto')) ?? (await startBroker('aedes'));
   if (!broker) throw new Error('no broker started');
@@ -165,16 +187,31 @@ async function parent(): Promise<void> {
       else pub.publish(topic, payload, { qos: 0, retain: true });
     }
     await pub.endAsync();
-    console.log(`  broker: ${broker.label}, holding ${messages.length.toLocaleString('en-US')} retained messages on ${new Set(messages.map(([t]) => t)).size.toLocaleString('en-US')} topics`);
+    console.log(
+      `  broker: ${broker.label}, holding ${messages.length.toLocaleString('en-US')} retained messages on ${new Set(messages.map(([t]) => t)).size.toLocaleString('en-US')} topics`,
+    );
 
     const reports: ChildReport[] = [];
     for (const variant of ['baseline', 'bridge', 'bridge-per-entity'] as const) {
       const a = nowNs();
-      const r = spawnSync(process.execPath, [...(process.env.BENCH_MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', fileURLToPath(import.meta.url), '--child', variant, broker.url, tmp.path], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'inherit'],
-        timeout: 120_000,
-      });
+      const r = spawnSync(
+        process.execPath,
+        [
+          ...(process.env.BENCH_MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+          '--import',
+          'tsx',
+          fileURLToPath(import.meta.url),
+          '--child',
+          variant,
+          broker.url,
+          tmp.path,
+        ],
+        {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'inherit'],
+          timeout: 120_000,
+        },
+      );
       const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
       if (r.status !== 0 || !line) throw new Error(`variant ${variant} failed (status ${r.status}): ${r.stdout.slice(-500)}`);
       reports.push(JSON.parse(line) as ChildReport);
@@ -186,12 +223,30 @@ async function parent(): Promise<void> {
     const bg = growth(base);
     console.log('');
     table(
-      ['process (MiB, after a full GC)', 'entities', 'topics', 'tools', 'RSS at start', 'RSS mirrored', 'RSS growth', 'vs baseline', 'heap growth', 'vs baseline', 'external+buffers', 'KiB/entity (RSS)', 's to mirror'],
+      [
+        'process (MiB, after a full GC)',
+        'entities',
+        'topics',
+        'tools',
+        'RSS at start',
+        'RSS mirrored',
+        'RSS growth',
+        'vs baseline',
+        'heap growth',
+        'vs baseline',
+        'external+buffers',
+        'KiB/entity (RSS)',
+        's to mirror',
+      ],
       reports.map((r) => {
         const g = growth(r);
         const first = r === base;
         return [
-          r.variant === 'baseline' ? 'baseline: raw mqtt.js, last payload per topic' : r.variant === 'bridge' ? `bridge (tools ${r.shape})` : `bridge, tools ${r.shape}`,
+          r.variant === 'baseline'
+            ? 'baseline: raw mqtt.js, last payload per topic'
+            : r.variant === 'bridge'
+              ? `bridge (tools ${r.shape})`
+              : `bridge, tools ${r.shape}`,
           r.entities.toLocaleString('en-US'),
           r.topics.toLocaleString('en-US'),
           r.tools === undefined ? '' : r.tools.toLocaleString('en-US'),
@@ -208,7 +263,9 @@ async function parent(): Promise<void> {
       }),
     );
     const bridge = reports[1]!;
-    console.log(`\n  resident size with ${bridge.entities.toLocaleString('en-US')} entities mirrored: ${fmt(bridge.mirrored.rss, 1)} MiB RSS (${fmt(growth(bridge).rss, 1)} MiB over the process at start, ${ratio(growth(bridge).rss, bg.rss)} the raw mirror's growth)`);
+    console.log(
+      `\n  resident size with ${bridge.entities.toLocaleString('en-US')} entities mirrored: ${fmt(bridge.mirrored.rss, 1)} MiB RSS (${fmt(growth(bridge).rss, 1)} MiB over the process at start, ${ratio(growth(bridge).rss, bg.rss)} the raw mirror's growth)`,
+    );
     const memRatio = growth(bridge).rss / bg.rss;
     console.log(
       `TARGET memory, ${bridge.entities.toLocaleString('en-US')} entities mirrored (default tools): RSS growth <= 2x the raw mirror's: ${memRatio <= 2 ? 'MET' : 'NOT MET'} (${ratio(growth(bridge).rss, bg.rss)}; ${fmt((growth(bridge).rss * 1024) / bridge.entities, 2)} KiB per entity against ${fmt((bg.rss * 1024) / base.entities, 2)})`,

@@ -131,11 +131,30 @@ const PRINCIPALS: { id: string; roles: string[]; stored: boolean }[] = [
 /** Hand-written rules: the shapes a household would write. The rest are generated. */
 const HAND_RULES: NewRule[] = [
   { subject: 'role:owner', targetType: 'any', action: 'actuate', effect: 'allow', priority: 10 },
-  { subject: 'role:owner', targetType: 'kind', target: 'lock', action: 'unlock', effect: 'allow', priority: 150, window: '08:00-22:00', note: 'owners unlock by day without confirming' },
+  {
+    subject: 'role:owner',
+    targetType: 'kind',
+    target: 'lock',
+    action: 'unlock',
+    effect: 'allow',
+    priority: 150,
+    window: '08:00-22:00',
+    note: 'owners unlock by day without confirming',
+  },
   { subject: 'role:adult', targetType: 'kind', target: 'light|switch|climate|number|select|button', action: 'actuate', effect: 'allow', priority: 5 },
   { subject: 'role:adult', targetType: 'kind', target: 'cover', action: 'open|close|stop|set_position', effect: 'allow', priority: 5 },
   { subject: 'role:adult', targetType: 'kind', target: 'lock', action: 'lock', effect: 'allow', priority: 5 },
-  { subject: 'role:adult', targetType: 'area', target: 'Office', action: 'actuate', effect: 'deny', priority: 20, window: '09:00-17:00', days: 'mon-fri', note: 'work hours' },
+  {
+    subject: 'role:adult',
+    targetType: 'area',
+    target: 'Office',
+    action: 'actuate',
+    effect: 'deny',
+    priority: 20,
+    window: '09:00-17:00',
+    days: 'mon-fri',
+    note: 'work hours',
+  },
   { subject: 'role:child', targetType: 'area', target: 'Kids Room', action: 'turn_on|turn_off', effect: 'allow', priority: 5, window: '07:00-20:30' },
   { subject: 'role:child', targetType: 'any', action: 'actuate', effect: 'deny', priority: 50, window: '21:00-07:00', note: 'bedtime' },
   { subject: 'role:child', targetType: 'kind', target: 'lock|cover', action: '*', effect: 'deny', priority: 60 },
@@ -151,7 +170,16 @@ const HAND_RULES: NewRule[] = [
   { subject: 'flow:*', targetType: 'capability', target: 'actuator', action: 'unlock|open', effect: 'deny', priority: 120 },
   { subject: 'mcp:*', targetType: 'any', action: 'actuate', effect: 'confirm', priority: 20 },
   { subject: 'mcp:*', targetType: 'capability', target: 'read', action: 'read', effect: 'allow', priority: 0, maxCalls: 100, perSeconds: 3600 },
-  { subject: '*', targetType: 'device_class', target: 'garage', action: 'close', effect: 'allow', priority: 30, window: '22:00-06:00', note: 'anyone may close the garage at night' },
+  {
+    subject: '*',
+    targetType: 'device_class',
+    target: 'garage',
+    action: 'close',
+    effect: 'allow',
+    priority: 30,
+    window: '22:00-06:00',
+    note: 'anyone may close the garage at night',
+  },
   { subject: '*', targetType: 'tool', target: 'control_locks', action: 'lock', effect: 'allow', priority: 30 },
   { subject: 'chat:alice|cli:*', targetType: 'tool', target: 'control_*', action: '*', effect: 'allow', priority: 12 },
   { subject: '*', targetType: 'entity', target: '*_button_*', action: 'press', effect: 'allow', priority: 1 },
@@ -293,7 +321,9 @@ function benchPolicy(): PolicyResult {
   // --- baseline: a prepared SELECT by primary key on a 100-row table (real WAL file).
   const raw = new Database(join(tmp.path, 'baseline-select.db'));
   raw.pragma('journal_mode = WAL');
-  raw.exec('CREATE TABLE rules (id INTEGER PRIMARY KEY, subject TEXT NOT NULL, target TEXT NOT NULL, action TEXT NOT NULL, effect TEXT NOT NULL, priority INTEGER NOT NULL)');
+  raw.exec(
+    'CREATE TABLE rules (id INTEGER PRIMARY KEY, subject TEXT NOT NULL, target TEXT NOT NULL, action TEXT NOT NULL, effect TEXT NOT NULL, priority INTEGER NOT NULL)',
+  );
   const ins = raw.prepare('INSERT INTO rules (id, subject, target, action, effect, priority) VALUES (?, ?, ?, ?, ?, ?)');
   raw.transaction(() => {
     for (let i = 1; i <= 100; i++) ins.run(i, `chat:user${i}`, `entity_${i}`, 'turn_on|turn_off', i % 3 ? 'allow' : 'deny', i % 10);
@@ -381,7 +411,11 @@ function benchPolicy(): PolicyResult {
     base ? ratio(s.p50, base.p50) : '',
     base ? ratio(s.p99, base.p99) : '',
   ];
-  console.log(`  ${seen.size.toLocaleString('en-US')} distinct requests; decisions: ${Object.entries(m.effects).map(([k, v]) => `${k} ${v}`).join(', ')}\n`);
+  console.log(
+    `  ${seen.size.toLocaleString('en-US')} distinct requests; decisions: ${Object.entries(m.effects)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}\n`,
+  );
   table(
     ['latency (µs)', 'calls', 'p50', 'p99', 'max', 'p50 vs base', 'p99 vs base'],
     [
@@ -459,7 +493,9 @@ function benchAudit(): { audit: AuditResult; stores: { audit: SqliteAuditLog; di
   const normalDb: Db = openDatabase(join(tmp.path, 'audit-normal.db'));
   const normal = new SqliteAuditLog(normalDb, { durability: 'connection' });
   normalDb.pragma('synchronous = NORMAL');
-  console.log(`  synchronous on the audit connection: ${auditDb.pragma('synchronous', { simple: true })} (2 = FULL); journal_mode ${auditDb.pragma('journal_mode', { simple: true })}`);
+  console.log(
+    `  synchronous on the audit connection: ${auditDb.pragma('synchronous', { simple: true })} (2 = FULL); journal_mode ${auditDb.pragma('journal_mode', { simple: true })}`,
+  );
 
   const timed = (label: string, fn: (i: number) => void, step = 1) => {
     const lat = new Float64Array(Math.ceil(N / step));
@@ -526,7 +562,7 @@ function benchAudit(): { audit: AuditResult; stores: { audit: SqliteAuditLog; di
       }),
     ),
     {
-      name: 'finish() joins the next call\'s begin()',
+      name: "finish() joins the next call's begin()",
       commits: '1',
       run: (round) => {
         // What a store that commits a completion with the next write would do (one group per call).

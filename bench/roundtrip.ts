@@ -68,7 +68,9 @@ const startedAt = new Date().toISOString();
 const t0 = nowNs();
 const PRINCIPAL: Principal = { id: 'chat:bench', roles: [] };
 
-console.log(`roundtrip: Node ${process.version}, ${machine().cpus} cores; ${CALLS.toLocaleString('en-US')} round trips per side per broker (+${WARMUP} warm-up)\n`);
+console.log(
+  `roundtrip: Node ${process.version}, ${machine().cpus} cores; ${CALLS.toLocaleString('en-US')} round trips per side per broker (+${WARMUP} warm-up)\n`,
+);
 
 /** The device: republishes every command on its state topic, at once, QoS 0. */
 const ECHO_CODE = `
@@ -281,7 +283,7 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
         const k = Math.min(BATCH, calls - done);
         for (let i = 0; i < k; i++) rawMs.push(await raw.once());
         for (let i = 0; i < k; i++) commitMs.push(await raw.once(commits.commit, commitOnlyMs));
-        if (done === 0) (bridge.start = { commits: bridge.hearth.audit.pendingCommits, fsyncs: bridge.hearth.audit.fsyncs });
+        if (done === 0) bridge.start = { commits: bridge.hearth.audit.pendingCommits, fsyncs: bridge.hearth.audit.fsyncs };
         for (let i = 0; i < k; i++) {
           const [ms, inner] = await bridge.once();
           bridgeMs.push(ms);
@@ -355,12 +357,18 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
           row('bridge, audit.durability grouped', r.bridgeGrouped, r.stalls.bridgeGrouped),
         ],
       );
-      console.log(`  raw+commit = a durable INSERT (better-sqlite3, synchronous=FULL, same disk), then the raw round trip: what a write-ahead-audited actuation cannot avoid`);
-      console.log(`  floor = raw p50 ${fmt(r.raw.p50, 3)} + one durable commit p50 ${fmt(r.commitOnly.p50, 3)} = ${fmt(r.floorP50, 3)} ms; pending-row commits per call ${fmt(r.commitsPerCall, 2)}, fsyncs per call ${fmt(r.fsyncsPerCall, 2)}`);
+      console.log(
+        `  raw+commit = a durable INSERT (better-sqlite3, synchronous=FULL, same disk), then the raw round trip: what a write-ahead-audited actuation cannot avoid`,
+      );
+      console.log(
+        `  floor = raw p50 ${fmt(r.raw.p50, 3)} + one durable commit p50 ${fmt(r.commitOnly.p50, 3)} = ${fmt(r.floorP50, 3)} ms; pending-row commits per call ${fmt(r.commitsPerCall, 2)}, fsyncs per call ${fmt(r.fsyncsPerCall, 2)}`,
+      );
       const where = (label: string, stages: Record<string, number>, total: number) => {
         const known = Object.values(stages).reduce((a, b) => a + b, 0) + r.bridgeEcho.p50;
         console.log(
-          `  where a call goes, ${label} (p50 ms): ${Object.entries(stages).map(([k, v]) => `${k} ${fmt(v, 3)}`).join(', ')}, ` +
+          `  where a call goes, ${label} (p50 ms): ${Object.entries(stages)
+            .map(([k, v]) => `${k} ${fmt(v, 3)}`)
+            .join(', ')}, ` +
             `publish -> echo ~${fmt(r.bridgeEcho.p50, 3)}, the rest (validation, queue, state text, event loop) ~${fmt(Math.max(0, total - known), 3)}`,
         );
       };
@@ -418,7 +426,23 @@ try {
   });
   console.log('summary (bridge / raw):');
   table(
-    ['broker', 'raw p50', 'commit p50', 'floor p50', 'bridge p50', 'vs raw', 'vs floor', 'target', 'raw p99', 'raw+commit p99', 'bridge p99', 'vs raw', 'grouped p50', 'vs raw', 'grouped p99'],
+    [
+      'broker',
+      'raw p50',
+      'commit p50',
+      'floor p50',
+      'bridge p50',
+      'vs raw',
+      'vs floor',
+      'target',
+      'raw p99',
+      'raw+commit p99',
+      'bridge p99',
+      'vs raw',
+      'grouped p50',
+      'vs raw',
+      'grouped p99',
+    ],
     results.map((r) => [
       r.broker,
       fmt(r.raw.p50, 3),

@@ -23,7 +23,22 @@ import { loadConfig } from '../src/config/load.js';
 import { Hearth } from '../src/hearth.js';
 import { silentLogger } from '../src/log.js';
 import type { Principal } from '../src/tools/types.js';
-import { envInt, fmt, machine, median, nodeHelper, nowNs, ratio, secondsSince, startBroker, summarize, table, tempDir, writeResults, type BrokerKind } from './lib/harness.js';
+import {
+  envInt,
+  fmt,
+  machine,
+  median,
+  nodeHelper,
+  nowNs,
+  ratio,
+  secondsSince,
+  startBroker,
+  summarize,
+  table,
+  tempDir,
+  writeResults,
+  type BrokerKind,
+} from './lib/harness.js';
 
 const ROUNDS = envInt('BENCH_SCENE_ROUNDS', 30);
 const LIGHTS = envInt('BENCH_SCENE_LIGHTS', 50);
@@ -85,17 +100,34 @@ async function bridgeSide(url: string, dir: string) {
   mkdirSync(join(dir, 'devices'), { recursive: true });
   const lines = ['devices:'];
   for (let i = 0; i < LIGHTS; i++) {
-    lines.push(`  - id: l${i}`, `    name: Light ${i}`, `    area: Area ${i % 5}`, '    entities:', `      light: { kind: switch, state_topic: bench/sc/l${i}/state, command_topic: bench/sc/l${i}/set }`);
+    lines.push(
+      `  - id: l${i}`,
+      `    name: Light ${i}`,
+      `    area: Area ${i % 5}`,
+      '    entities:',
+      `      light: { kind: switch, state_topic: bench/sc/l${i}/state, command_topic: bench/sc/l${i}/set }`,
+    );
   }
   writeFileSync(join(dir, 'devices', 'lights.yaml'), lines.join('\n') + '\n');
   const { config } = loadConfig({
     cwd: dir,
     env: {},
-    flags: { 'mqtt.url': url, 'mqtt.protocolVersion': '4', 'devices.paths': [join(dir, 'devices')], demo: false, 'database.path': join(dir, 'hearth.db'), 'tools.shape': 'per-entity' },
+    flags: {
+      'mqtt.url': url,
+      'mqtt.protocolVersion': '4',
+      'devices.paths': [join(dir, 'devices')],
+      demo: false,
+      'database.path': join(dir, 'hearth.db'),
+      'tools.shape': 'per-entity',
+    },
   });
   const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
   hearth.policy.add({ subject: PRINCIPAL.id, targetType: 'any', target: '*', action: 'actuate', effect: 'allow', note: 'bench' });
-  const tools = Array.from({ length: LIGHTS }, (_, i) => hearth.tools.all().find((t) => t.capability === 'actuator' && t.name.includes(`light_${i}`) && t.name.match(new RegExp(`light_${i}(\\b|_|$)`)))!.name);
+  const tools = Array.from(
+    { length: LIGHTS },
+    (_, i) =>
+      hearth.tools.all().find((t) => t.capability === 'actuator' && t.name.includes(`light_${i}`) && t.name.match(new RegExp(`light_${i}(\\b|_|$)`)))!.name,
+  );
   let errors = 0;
   const check = (text: string | undefined) => {
     if (text?.startsWith('confirmed')) return;
@@ -120,7 +152,10 @@ async function bridgeSide(url: string, dir: string) {
     },
     /** On then off for every light in one burst (100 calls): order per device. */
     async onOff(): Promise<Array<{ tool: string; ids: number[] }>> {
-      const calls = tools.flatMap((tool) => [hearth.tools.call(tool, { action: 'turn_on' }, PRINCIPAL), hearth.tools.call(tool, { action: 'turn_off' }, PRINCIPAL)]);
+      const calls = tools.flatMap((tool) => [
+        hearth.tools.call(tool, { action: 'turn_on' }, PRINCIPAL),
+        hearth.tools.call(tool, { action: 'turn_off' }, PRINCIPAL),
+      ]);
       const results = await Promise.all(calls);
       results.forEach((r) => check(r.text));
       return tools.map((tool, i) => ({ tool, ids: [Number(results[2 * i]!.details?.auditId), Number(results[2 * i + 1]!.details?.auditId)] }));
@@ -204,7 +239,9 @@ async function benchBroker(kind: BrokerKind) {
           `rows missing or not confirmed ${rowsMissing}; lights out of order (device or audit) ${reordered}; calls not confirmed ${bridge.errors}`,
       );
       const met = r.ratioP50 <= TARGET && !rowsMissing && !reordered && !r.errors;
-      console.log(`TARGET scene ${kind}: all ${LIGHTS} confirmed <= ${TARGET}x raw, every row, order kept: ${met ? 'MET' : 'NOT MET'} (${ratio(br.p50, raw50.p50)})\n`);
+      console.log(
+        `TARGET scene ${kind}: all ${LIGHTS} confirmed <= ${TARGET}x raw, every row, order kept: ${met ? 'MET' : 'NOT MET'} (${ratio(br.p50, raw50.p50)})\n`,
+      );
       return { ...r, met };
     } finally {
       await raw.close().catch(() => undefined);

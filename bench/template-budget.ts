@@ -18,11 +18,11 @@ const list = Array.from({ length: 20_000 }, (_, i) => ({ a: i, b: [i, i] }));
 const payload = JSON.stringify(list);
 
 const TEMPLATES: Record<string, string> = {
-  'doubling with ~': "{% set s = value %}{% for i in range(40) %}{% set s = s ~ s %}{% endfor %}{{ s | length }}",
-  'doubling with +': "{% set s = value %}{% for i in range(40) %}{% set s = s + s %}{% endfor %}{{ s | length }}",
+  'doubling with ~': '{% set s = value %}{% for i in range(40) %}{% set s = s ~ s %}{% endfor %}{{ s | length }}',
+  'doubling with +': '{% set s = value %}{% for i in range(40) %}{% set s = s + s %}{% endfor %}{{ s | length }}',
   'replace growth': "{{ value | replace('a', value) | length }}",
   'join of copies': "{{ ([value] * 60000) | join('') | length }}",
-  'tojson of copies': "{{ ([value] * 60000) | tojson | length }}",
+  'tojson of copies': '{{ ([value] * 60000) | tojson | length }}',
   'replace in a loop': "{% for i in range(10000) %}{% set x = value | replace('a', 'b') %}{% endfor %}x",
   'nested empty loops': '{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}x',
   'unique of a long list': '{% set l = range(10000) | list %}{{ (l + l + l) | unique | length }}',

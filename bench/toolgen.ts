@@ -24,29 +24,40 @@ import { ToolSet } from '../src/tools/tool-set.js';
 import type { GeneratedTool } from '../src/tools/types.js';
 import { envInt, fmt, gcNow, machine, median, nowNs, progress, ratio, secondsSince, table, tempDir, writeResults } from './lib/harness.js';
 
-const SIZES = (process.env.BENCH_TOOLGEN_SIZES ?? '1000,10000').split(',').map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0);
+const SIZES = (process.env.BENCH_TOOLGEN_SIZES ?? '1000,10000')
+  .split(',')
+  .map((s) => Number(s.trim()))
+  .filter((n) => Number.isInteger(n) && n > 0);
 const REPEAT = envInt('BENCH_TOOLGEN_REPEAT', 5);
 const SHAPES: ToolShape[] = ['per-entity', 'grouped'];
 const tmp = tempDir('hearth-bench-toolgen');
 const startedAt = new Date().toISOString();
 const t0 = nowNs();
 
-console.log(`toolgen: Node ${process.version}, ${machine().cpus} cores; homes of ${SIZES.map((n) => n.toLocaleString('en-US')).join(' and ')} entities; times are the median of ${REPEAT}\n`);
+console.log(
+  `toolgen: Node ${process.version}, ${machine().cpus} cores; homes of ${SIZES.map((n) => n.toLocaleString('en-US')).join(' and ')} entities; times are the median of ${REPEAT}\n`,
+);
 
 /** One device's worth of entities, cycling through every kind (cameras and alarm panels are rarer). */
 const KINDS: Array<(d: number, k: string) => string> = [
-  (d, k) => `${k}: { kind: sensor, name: "Room ${d % 97} temperature ${d}", device_class: temperature, unit: "°C", state_topic: h/${d}/env, value_path: temperature }`,
+  (d, k) =>
+    `${k}: { kind: sensor, name: "Room ${d % 97} temperature ${d}", device_class: temperature, unit: "°C", state_topic: h/${d}/env, value_path: temperature }`,
   (d, k) => `${k}: { kind: sensor, name: "Room ${d % 97} humidity ${d}", device_class: humidity, unit: "%", state_topic: h/${d}/env, value_path: humidity }`,
   (d, k) => `${k}: { kind: binary_sensor, name: "Room ${d % 97} motion ${d}", device_class: motion, state_topic: h/${d}/env, value_path: occupancy }`,
   (d, k) => `${k}: { kind: switch, name: "Room ${d % 97} plug ${d}", state_topic: h/${d}/plug, command_topic: h/${d}/plug/set }`,
-  (d, k) => `${k}: { kind: light, name: "Room ${d % 97} light ${d}", state_topic: h/${d}/light, value_path: state, attributes: { brightness: brightness }, command_topic: h/${d}/light/set, command_format: json, ranges: { brightness: { min: 0, max: 254 } } }`,
-  (d, k) => `${k}: { kind: cover, name: "Room ${d % 97} blind ${d}", device_class: blind, state_topic: h/${d}/blind, attributes: { position: { topic: h/${d}/blind/position } }, command_topic: h/${d}/blind/set, command_topics: { position: h/${d}/blind/position/set } }`,
+  (d, k) =>
+    `${k}: { kind: light, name: "Room ${d % 97} light ${d}", state_topic: h/${d}/light, value_path: state, attributes: { brightness: brightness }, command_topic: h/${d}/light/set, command_format: json, ranges: { brightness: { min: 0, max: 254 } } }`,
+  (d, k) =>
+    `${k}: { kind: cover, name: "Room ${d % 97} blind ${d}", device_class: blind, state_topic: h/${d}/blind, attributes: { position: { topic: h/${d}/blind/position } }, command_topic: h/${d}/blind/set, command_topics: { position: h/${d}/blind/position/set } }`,
   (d, k) => `${k}: { kind: lock, name: "Room ${d % 97} lock ${d}", state_topic: h/${d}/lock, command_topic: h/${d}/lock/set }`,
-  (d, k) => `${k}: { kind: climate, name: "Room ${d % 97} thermostat ${d}", unit: "°C", state_topic: h/${d}/tstat, value_path: mode, attributes: { temperature: target, current_temperature: current }, command_topics: { mode: h/${d}/tstat/mode/set, temperature: h/${d}/tstat/temp/set }, options: { mode: ["off", heat, cool, auto] }, ranges: { temperature: { min: 7, max: 30, step: 0.5 } } }`,
+  (d, k) =>
+    `${k}: { kind: climate, name: "Room ${d % 97} thermostat ${d}", unit: "°C", state_topic: h/${d}/tstat, value_path: mode, attributes: { temperature: target, current_temperature: current }, command_topics: { mode: h/${d}/tstat/mode/set, temperature: h/${d}/tstat/temp/set }, options: { mode: ["off", heat, cool, auto] }, ranges: { temperature: { min: 7, max: 30, step: 0.5 } } }`,
   (d, k) => `${k}: { kind: number, name: "Room ${d % 97} dimmer level ${d}", state_topic: h/${d}/level, command_topic: h/${d}/level/set, min: 0, max: 100 }`,
-  (d, k) => `${k}: { kind: select, name: "Room ${d % 97} scene ${d}", state_topic: h/${d}/scene, command_topic: h/${d}/scene/set, options: [calm, bright, movie, night] }`,
+  (d, k) =>
+    `${k}: { kind: select, name: "Room ${d % 97} scene ${d}", state_topic: h/${d}/scene, command_topic: h/${d}/scene/set, options: [calm, bright, movie, night] }`,
   (d, k) => `${k}: { kind: button, name: "Room ${d % 97} bell ${d}", command_topic: h/${d}/bell }`,
-  (d, k) => `${k}: { kind: fan, name: "Room ${d % 97} fan ${d}", state_topic: h/${d}/fan, value_path: state, attributes: { percentage: percentage }, command_topic: h/${d}/fan/set, command_format: json }`,
+  (d, k) =>
+    `${k}: { kind: fan, name: "Room ${d % 97} fan ${d}", state_topic: h/${d}/fan, value_path: state, attributes: { percentage: percentage }, command_topic: h/${d}/fan/set, command_format: json }`,
   (d, k) => `${k}: { kind: valve, name: "Room ${d % 97} valve ${d}", state_topic: h/${d}/valve, command_topic: h/${d}/valve/set }`,
 ];
 
@@ -59,7 +70,8 @@ function home(n: number): { entities: Entity[]; devices: Device[]; kinds: Record
     for (let k = 0; k < perDevice && made < n; k++, made++) {
       const i = made % 100 === 99 ? -1 : made % 500 === 498 ? -2 : made;
       if (i === -1) lines.push(`      e${k}: { kind: camera, name: "Room ${d % 97} camera ${d}", state_topic: h/${d}/cam }`);
-      else if (i === -2) lines.push(`      e${k}: { kind: alarm_control_panel, name: "Alarm ${d}", state_topic: h/${d}/alarm, command_topic: h/${d}/alarm/set }`);
+      else if (i === -2)
+        lines.push(`      e${k}: { kind: alarm_control_panel, name: "Alarm ${d}", state_topic: h/${d}/alarm, command_topic: h/${d}/alarm/set }`);
       else lines.push(`      ${KINDS[made % KINDS.length]!(d, `e${k}`)}`);
     }
   }
@@ -124,7 +136,11 @@ function benchSize(n: number): SizeResult {
   const parseStart = nowNs();
   const { entities, devices, kinds } = home(n);
   const parseMs = Number(nowNs() - parseStart) / 1e6;
-  console.log(`${n.toLocaleString('en-US')} entities (${devices.length.toLocaleString('en-US')} devices; ${Object.entries(kinds).map(([k, v]) => `${v} ${k}`).join(', ')}); device file parsed in ${fmt(parseMs, 0)} ms`);
+  console.log(
+    `${n.toLocaleString('en-US')} entities (${devices.length.toLocaleString('en-US')} devices; ${Object.entries(kinds)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', ')}); device file parsed in ${fmt(parseMs, 0)} ms`,
+  );
 
   const baselineMs = timeMs(() => JSON.parse(JSON.stringify(entities)));
   const entityHeapMiB = retainedMiB(() => JSON.parse(JSON.stringify(entities)));
@@ -184,9 +200,35 @@ function benchSize(n: number): SizeResult {
   db.close();
 
   table(
-    ['', 'tools', 'generate ms', 'vs baseline', 'toolSpecs ms', 'live rebuild ms', 'heap MiB', 'specs tokens', 'tokens/entity', 'vs entity JSON', 'forPrincipal ms (owner/guest)', 'offered (owner/guest)'],
     [
-      ['baseline: JSON round trip of the entities', '', fmt(baselineMs, 2), '', '', '', fmt(entityHeapMiB, 1), entityJsonTokens.toLocaleString('en-US'), fmt(entityJsonTokens / n, 1), '', '', ''],
+      '',
+      'tools',
+      'generate ms',
+      'vs baseline',
+      'toolSpecs ms',
+      'live rebuild ms',
+      'heap MiB',
+      'specs tokens',
+      'tokens/entity',
+      'vs entity JSON',
+      'forPrincipal ms (owner/guest)',
+      'offered (owner/guest)',
+    ],
+    [
+      [
+        'baseline: JSON round trip of the entities',
+        '',
+        fmt(baselineMs, 2),
+        '',
+        '',
+        '',
+        fmt(entityHeapMiB, 1),
+        entityJsonTokens.toLocaleString('en-US'),
+        fmt(entityJsonTokens / n, 1),
+        '',
+        '',
+        '',
+      ],
       ...shapes.map((s) => [
         s.shape,
         s.tools.toLocaleString('en-US'),
@@ -203,7 +245,9 @@ function benchSize(n: number): SizeResult {
       ]),
     ],
   );
-  console.log('  (heap: what the tool set keeps after a full GC; live rebuild: registry.setSource with a ToolSet listening, which regenerates and compares spec signatures)\n');
+  console.log(
+    '  (heap: what the tool set keeps after a full GC; live rebuild: registry.setSource with a ToolSet listening, which regenerates and compares spec signatures)\n',
+  );
   return { entities: n, kinds, parseMs, baselineMs, entityHeapMiB, entityJsonTokens, shapes };
 }
 
@@ -222,7 +266,15 @@ try {
   table(
     ['entities', 'shape', 'tools', 'generate + specs ms', 'vs baseline', 'heap MiB', 'tokens'],
     results.flatMap((r) =>
-      r.shapes.map((s) => [r.entities.toLocaleString('en-US'), s.shape, s.tools.toLocaleString('en-US'), fmt(s.generateMs + s.specsMs, 1), ratio(s.generateMs + s.specsMs, r.baselineMs), fmt(s.heapMiB, 1), s.tokens.toLocaleString('en-US')]),
+      r.shapes.map((s) => [
+        r.entities.toLocaleString('en-US'),
+        s.shape,
+        s.tools.toLocaleString('en-US'),
+        fmt(s.generateMs + s.specsMs, 1),
+        ratio(s.generateMs + s.specsMs, r.baselineMs),
+        fmt(s.heapMiB, 1),
+        s.tokens.toLocaleString('en-US'),
+      ]),
     ),
   );
   console.log(`results: ${file} (${secondsSince(t0).toFixed(1)} s)`);

@@ -95,7 +95,14 @@ async function main(): Promise<void> {
   const { config } = loadConfig({
     cwd: tmp.path,
     env: {},
-    flags: { 'mqtt.url': broker.url, 'mqtt.protocolVersion': '4', 'devices.paths': [devices], demo: false, 'database.path': join(tmp.path, 'hearth.db'), 'tools.shape': 'per-entity' },
+    flags: {
+      'mqtt.url': broker.url,
+      'mqtt.protocolVersion': '4',
+      'devices.paths': [devices],
+      demo: false,
+      'database.path': join(tmp.path, 'hearth.db'),
+      'tools.shape': 'per-entity',
+    },
   });
   const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
   const sim = await startSimulator({ url: broker.url, devices: hearth.bridge.registry.devices(), log: silentLogger });
@@ -136,12 +143,15 @@ async function main(): Promise<void> {
       return [label, String(sum.count), fmt(sum.p50, 3), fmt(sum.p90, 3), fmt(p95(s), 3), fmt(sum.p99, 3), fmt(sum.max, 3)];
     };
     console.log('\n  transcript -> handled, ms');
-    table(['side', 'n', 'p50', 'p90', 'p95', 'p99', 'max'], [
-      row('raw TCP echo (baseline)', samples.echo),
-      row('Hearth over Wyoming, all', samples.voice),
-      row('  actuations (confirmed)', samples.actuate),
-      row('  questions (reads)', samples.question),
-    ]);
+    table(
+      ['side', 'n', 'p50', 'p90', 'p95', 'p99', 'max'],
+      [
+        row('raw TCP echo (baseline)', samples.echo),
+        row('Hearth over Wyoming, all', samples.voice),
+        row('  actuations (confirmed)', samples.actuate),
+        row('  questions (reads)', samples.question),
+      ],
+    );
     const voiceP95 = p95(samples.voice);
     const echoP95 = p95(samples.echo);
     console.log(

@@ -62,7 +62,8 @@ export default function (RED: RedApi): void {
       nodeId: node.id,
       roles: list(str(def, 'roles')),
       approvalWaitMs: Math.max(0, num(def, 'approvalWait', 0)) * 1000,
-      onHeld: (id) => node.status({ fill: 'yellow', shape: 'ring', text: `${t(RED, 'hearth-device.status.waiting', 'waiting for approval')} ${id.slice(0, 12)}` }),
+      onHeld: (id) =>
+        node.status({ fill: 'yellow', shape: 'ring', text: `${t(RED, 'hearth-device.status.waiting', 'waiting for approval')} ${id.slice(0, 12)}` }),
     });
     let busy = 0;
     const unsubscribe = showBridgeState(RED, node, bridge, () => busy > 0);
@@ -83,10 +84,17 @@ export default function (RED: RedApi): void {
           const tool = typeof msg.tool === 'string' && msg.tool ? msg.tool : str(def, 'tool');
           if (!tool) throw new Error(t(RED, 'hearth-device.errors.noTool', 'no tool: set one in the node or in msg.tool'));
           node.status({ fill: 'blue', shape: 'dot', text: tool });
-          const out = await controller.call(tool, argsType === 'json' ? argsOf(msg.payload, configuredArgs, textPayload ? undefined : await controller.actionsOf(tool)) : await argsFor(msg));
+          const out = await controller.call(
+            tool,
+            argsType === 'json' ? argsOf(msg.payload, configuredArgs, textPayload ? undefined : await controller.actionsOf(tool)) : await argsFor(msg),
+          );
           msg.text = out.result.text ?? '';
           msg.payload = textPayload ? msg.text : await controller.summarize(out.result, out.approvalId);
-          msg.result = { ...out.result, ...(out.auditId !== undefined ? { auditId: out.auditId } : {}), ...(out.approvalId ? { approvalId: out.approvalId } : {}) };
+          msg.result = {
+            ...out.result,
+            ...(out.auditId !== undefined ? { auditId: out.auditId } : {}),
+            ...(out.approvalId ? { approvalId: out.approvalId } : {}),
+          };
           node.status({ fill: 'green', shape: 'dot', text: (out.result.text ?? 'done').slice(0, 50) });
         }
         send(msg);

@@ -17,10 +17,12 @@ export default function (RED: RedApi): void {
     const showActivity = (a: Activity) => {
       activity = a;
       if (a.waiting > 0) node.status({ fill: 'yellow', shape: 'ring', text: t(RED, 'hearth-session.status.waiting', 'waiting for approval') });
-      else if (a.turns > 0) node.status({ fill: 'blue', shape: 'dot', text: t(RED, 'hearth-session.status.thinking', 'thinking') + (a.turns > 1 ? ` (${a.turns})` : '') });
+      else if (a.turns > 0)
+        node.status({ fill: 'blue', shape: 'dot', text: t(RED, 'hearth-session.status.thinking', 'thinking') + (a.turns > 1 ? ` (${a.turns})` : '') });
       else if (a.last === 'done') node.status({ fill: 'green', shape: 'dot', text: t(RED, 'hearth-session.status.done', 'done') });
       else if (a.last === 'interrupted') node.status({ fill: 'grey', shape: 'ring', text: t(RED, 'hearth-session.status.interrupted', 'interrupted') });
-      else if (a.last === 'error') node.status({ fill: 'red', shape: 'ring', text: `${t(RED, 'hearth-session.status.error', 'error')}: ${(a.error ?? '').slice(0, 50)}` });
+      else if (a.last === 'error')
+        node.status({ fill: 'red', shape: 'ring', text: `${t(RED, 'hearth-session.status.error', 'error')}: ${(a.error ?? '').slice(0, 50)}` });
     };
     const settings: SessionSettings & { roles: string[] } = {
       nodeId: node.id,
@@ -40,7 +42,13 @@ export default function (RED: RedApi): void {
     // On a daemon bridge the turns run in the daemon as the token's principal (its policy, approvals, audit).
     const controller = bridge.daemon ? new RemoteSessionController(bridge, bridge.daemon, settings, hooks) : new SessionController(bridge, settings, hooks);
     if (bridge.daemon && (settings.principal || settings.roles.length)) {
-      node.warn(t(RED, 'hearth-session.errors.daemonPrincipal', 'connected to a daemon, the session runs as the token\'s principal: the principal and roles set here are not used'));
+      node.warn(
+        t(
+          RED,
+          'hearth-session.errors.daemonPrincipal',
+          "connected to a daemon, the session runs as the token's principal: the principal and roles set here are not used",
+        ),
+      );
     }
     const unsubscribe = showBridgeState(RED, node, bridge, () => activity.turns > 0 || activity.waiting > 0);
 

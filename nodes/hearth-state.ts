@@ -42,17 +42,20 @@ export default function (RED: RedApi): void {
     );
     const unsubscribe = showBridgeState(RED, node, bridge, () => lastFired !== undefined);
     let closed = false;
-    bridge.stateFeed(principal).then(
-      (feed) => (closed ? undefined : trigger.start(feed)),
-      (err: Error) => node.error(err.message),
-    ).then(
-      () => {
-        if (!closed && trigger.following === 0) {
-          node.status({ fill: 'yellow', shape: 'ring', text: t(RED, 'hearth-state.status.none', 'no entity this node may read matches') });
-        }
-      },
-      (err: unknown) => node.error(errorOf(err).message),
-    );
+    bridge
+      .stateFeed(principal)
+      .then(
+        (feed) => (closed ? undefined : trigger.start(feed)),
+        (err: Error) => node.error(err.message),
+      )
+      .then(
+        () => {
+          if (!closed && trigger.following === 0) {
+            node.status({ fill: 'yellow', shape: 'ring', text: t(RED, 'hearth-state.status.none', 'no entity this node may read matches') });
+          }
+        },
+        (err: unknown) => node.error(errorOf(err).message),
+      );
     node.on('close', (_removed, done) => {
       closed = true;
       unsubscribe();

@@ -75,11 +75,18 @@ export default async function (RED: RedApi): Promise<void> {
     node.on('input', (msg: NodeMessage, _send, done) => {
       const call = msg.toolCall as { id?: unknown } | undefined;
       const id = typeof call?.id === 'string' ? call.id : typeof msg.callId === 'string' ? msg.callId : undefined;
-      if (!id) return done(new Error(t(RED, 'hearth-tool.errors.noCall', 'msg.toolCall.id is missing: answer the message a hearth-tool node sent (keep msg.toolCall)')));
+      if (!id)
+        return done(
+          new Error(t(RED, 'hearth-tool.errors.noCall', 'msg.toolCall.id is missing: answer the message a hearth-tool node sent (keep msg.toolCall)')),
+        );
       try {
         const result = resultFrom(msg.payload, msg.error);
         answerCall(id, result);
-        node.status({ fill: result.isError ? 'red' : 'green', shape: 'dot', text: result.isError ? t(RED, 'hearth-tool.status.failed', 'answered: failed') : t(RED, 'hearth-tool.status.answered', 'answered') });
+        node.status({
+          fill: result.isError ? 'red' : 'green',
+          shape: 'dot',
+          text: result.isError ? t(RED, 'hearth-tool.status.failed', 'answered: failed') : t(RED, 'hearth-tool.status.answered', 'answered'),
+        });
         done();
       } catch (err) {
         node.status({ fill: 'red', shape: 'ring', text: t(RED, 'hearth-tool.status.late', 'no such call') });

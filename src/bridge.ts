@@ -118,7 +118,11 @@ export class Bridge {
     const cwd = options.cwd ?? process.cwd();
     const broker =
       !config.mqtt.url && options.embedBroker && !options.offline
-        ? await (await import('./mqtt/embedded-broker.js')).startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }))
+        ? await (await import('./mqtt/embedded-broker.js')).startEmbeddedBroker(
+            config.mqtt.embedded.host,
+            config.mqtt.embedded.port,
+            log.child({ part: 'broker' }),
+          )
         : undefined;
     const url = brokerUrl(config, broker);
     const connection = new MqttConnection(
@@ -183,7 +187,10 @@ export class Bridge {
     const broken = new Set(result.problems.map((p) => p.file));
     for (const p of result.problems) {
       const kept = this.lastGood.has(p.file) && result.files.includes(p.file);
-      this.log.error({ file: p.file, path: p.path }, `device file ${kept ? 'has a problem (its last good version stays in use)' : 'skipped'}: ${p.path}: ${p.message}`);
+      this.log.error(
+        { file: p.file, path: p.path },
+        `device file ${kept ? 'has a problem (its last good version stays in use)' : 'skipped'}: ${p.path}: ${p.message}`,
+      );
     }
     const good = new Map<string, Device[]>();
     for (const d of result.devices) good.set(d.source, [...(good.get(d.source) ?? []), d]);
@@ -226,10 +233,11 @@ export class Bridge {
    * connection learns discovered devices from retained messages that come in a burst).
    */
   async settle(timeoutMs: number, { quietMs = 0 } = {}): Promise<number> {
-    const pending = () => this.registry.entities().filter((e) => {
-      const s = this.cache.get(e.id);
-      return !s || (s.value === undefined && !s.frame && Object.keys(s.attributes).length === 0);
-    }).length;
+    const pending = () =>
+      this.registry.entities().filter((e) => {
+        const s = this.cache.get(e.id);
+        return !s || (s.value === undefined && !s.frame && Object.keys(s.attributes).length === 0);
+      }).length;
     let lastChange = Date.now();
     const changed = () => (lastChange = Date.now());
     this.registry.on('changed', changed);

@@ -101,9 +101,20 @@ export class Hearth {
    */
   private seedDemoRule(): void {
     if (this.policy.list().some((r) => r.note === DEMO_RULE_NOTE)) return;
-    const ids = this.bridge.registry.devices().filter((d) => d.source.startsWith(DEMO_DEVICES)).map((d) => `${d.id}.*`);
+    const ids = this.bridge.registry
+      .devices()
+      .filter((d) => d.source.startsWith(DEMO_DEVICES))
+      .map((d) => `${d.id}.*`);
     if (!ids.length) return;
-    this.policy.add({ subject: 'role:owner', targetType: 'entity', target: ids.join('|'), action: 'actuate', effect: 'allow', priority: 0, note: DEMO_RULE_NOTE });
+    this.policy.add({
+      subject: 'role:owner',
+      targetType: 'entity',
+      target: ids.join('|'),
+      action: 'actuate',
+      effect: 'allow',
+      priority: 0,
+      note: DEMO_RULE_NOTE,
+    });
   }
 
   /**

@@ -29,11 +29,12 @@ if (!files.length) {
 // ends, passes, fails, times out or is interrupted, is killed here.
 const groupsDir = mkdtempSync(join(tmpdir(), 'hearth-test-groups-'));
 // A per-test bound is a safety net against a hang, not a speed assertion: generous, so a busy machine passes.
-const runner = spawn(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-timeout=300000', '--test-concurrency=2', ...files],
-  { cwd: root, stdio: 'inherit', detached: true, env: { ...process.env, HEARTH_LOG_PRETTY: 'false', HEARTH_TEST_GROUPS_DIR: groupsDir } },
-);
+const runner = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-timeout=300000', '--test-concurrency=2', ...files], {
+  cwd: root,
+  stdio: 'inherit',
+  detached: true,
+  env: { ...process.env, HEARTH_LOG_PRETTY: 'false', HEARTH_TEST_GROUPS_DIR: groupsDir },
+});
 
 function killGroup(pgid, signal) {
   try {

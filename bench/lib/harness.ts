@@ -175,7 +175,12 @@ process.once('exit', () => {
 
 /** mosquitto's path, or undefined when it is not installed (Debian puts it in /usr/sbin). */
 export function mosquittoPath(): string | undefined {
-  for (const p of [process.env.MOSQUITTO_BIN, ...(process.env.PATH ?? '').split(':').map((d) => `${d}/mosquitto`), '/usr/sbin/mosquitto', '/usr/local/sbin/mosquitto']) {
+  for (const p of [
+    process.env.MOSQUITTO_BIN,
+    ...(process.env.PATH ?? '').split(':').map((d) => `${d}/mosquitto`),
+    '/usr/sbin/mosquitto',
+    '/usr/local/sbin/mosquitto',
+  ]) {
     if (!p) continue;
     try {
       accessSync(p, fsConstants.X_OK);

@@ -19,7 +19,12 @@ export function heapByType(file: string): Array<{ type: string; count: number; b
   for (let i = 0; i < s.nodes.length; i += width) {
     const type = types[s.nodes[i + iType]!]!;
     // Objects by constructor; strings, code, arrays and the rest by their node type.
-    const key = type === 'object' || type === 'closure' ? `${type} ${s.strings[s.nodes[i + iName]!]}` : type === 'native' ? `native ${s.strings[s.nodes[i + iName]!]}` : type;
+    const key =
+      type === 'object' || type === 'closure'
+        ? `${type} ${s.strings[s.nodes[i + iName]!]}`
+        : type === 'native'
+          ? `native ${s.strings[s.nodes[i + iName]!]}`
+          : type;
     const e = sums.get(key) ?? { count: 0, bytes: 0 };
     e.count++;
     e.bytes += s.nodes[i + iSize]!;

@@ -126,7 +126,12 @@ export class ApprovalHub extends EventEmitter<ApprovalHubEvents> {
   /** A session asks a person before an action; `respond` answers the session. */
   askPermission(request: Omit<ApprovalRequest, 'kind' | 'createdAt' | 'expiresAt'>, respond: (decision: Decision) => void): ApprovalRequest {
     const now = Date.now();
-    const full: ApprovalRequest = { ...request, kind: 'permission', createdAt: new Date(now).toISOString(), expiresAt: new Date(now + this.permissionTtlMs).toISOString() };
+    const full: ApprovalRequest = {
+      ...request,
+      kind: 'permission',
+      createdAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + this.permissionTtlMs).toISOString(),
+    };
     const timer = setTimeout(() => this.finishPermission(full.id, 'deny', 'expired', null), this.permissionTtlMs);
     timer.unref();
     this.permissions.set(full.id, { request: full, respond, timer });
@@ -189,7 +194,13 @@ export class ApprovalHub extends EventEmitter<ApprovalHubEvents> {
   private released(a: Approval): void {
     const request = this.holds.get(a.id) ?? fromApproval(a);
     this.holds.delete(a.id);
-    this.emit('decided', { id: a.id, kind: 'confirm', status: a.status === 'granted' ? 'granted' : a.status === 'denied' ? 'denied' : a.status, by: a.decidedBy, request });
+    this.emit('decided', {
+      id: a.id,
+      kind: 'confirm',
+      status: a.status === 'granted' ? 'granted' : a.status === 'denied' ? 'denied' : a.status,
+      by: a.decidedBy,
+      request,
+    });
   }
 
   /** Holds of other processes, and holds that expired or were decided elsewhere. */
@@ -207,7 +218,13 @@ export class ApprovalHub extends EventEmitter<ApprovalHubEvents> {
       if (ids.has(id)) continue;
       this.holds.delete(id);
       const now = this.approvals.get(id);
-      this.emit('decided', { id, kind: 'confirm', status: now?.status === 'granted' ? 'granted' : now?.status === 'denied' ? 'denied' : (now?.status ?? 'expired'), by: now?.decidedBy ?? null, request });
+      this.emit('decided', {
+        id,
+        kind: 'confirm',
+        status: now?.status === 'granted' ? 'granted' : now?.status === 'denied' ? 'denied' : (now?.status ?? 'expired'),
+        by: now?.decidedBy ?? null,
+        request,
+      });
     }
   }
 

@@ -22,7 +22,16 @@ export interface AuditFilter {
 function glob(pattern: string | undefined): ((v: string | null) => boolean) | undefined {
   const p = pattern?.trim();
   if (!p) return undefined;
-  const alternatives = p.split('|').map((alt) => new RegExp(`^${alt.trim().replace(/[.+?^${}()[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`, 'i'));
+  const alternatives = p.split('|').map(
+    (alt) =>
+      new RegExp(
+        `^${alt
+          .trim()
+          .replace(/[.+?^${}()[\]\\]/g, '\\$&')
+          .replace(/\*/g, '.*')}$`,
+        'i',
+      ),
+  );
   return (v) => v !== null && alternatives.some((re) => re.test(v));
 }
 

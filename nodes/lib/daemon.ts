@@ -121,7 +121,11 @@ export class DaemonClient extends EventEmitter<DaemonEvents> {
     try {
       return await fetch(`${this.base}${path}`, {
         method,
-        headers: { authorization: `Bearer ${this.settings.token}`, accept: init.accept, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${this.settings.token}`,
+          accept: init.accept,
+          ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
         body: init.body === undefined ? undefined : JSON.stringify(init.body),
         signal: init.signal ?? AbortSignal.timeout(60_000),
       });

@@ -144,7 +144,8 @@ export class DeviceController {
       const known = hearth.tools.forPrincipal(this.principal).map((t) => t.name);
       throw new DeviceError(`unknown tool ${JSON.stringify(toolName)}; known: ${known.join(', ') || '(none this node may use)'}`, 'unknown_tool');
     }
-    if (!args || typeof args !== 'object' || Array.isArray(args)) throw new DeviceError('the arguments must be an object, e.g. {"action":"turn_on"}', 'bad_args');
+    if (!args || typeof args !== 'object' || Array.isArray(args))
+      throw new DeviceError('the arguments must be an object, e.g. {"action":"turn_on"}', 'bad_args');
     let result = await hearth.tools.call(toolName, args, this.principal);
     let approvalId = typeof result.details?.approvalId === 'string' ? result.details.approvalId : undefined;
     if (result.isError && approvalId && (this.settings.approvalWaitMs ?? 0) > 0) {
@@ -242,7 +243,11 @@ export class DeviceController {
   // The daemon's side: the token's principal reads and calls; the daemon's policy and audit decide and record.
   private async readRemote(daemon: DaemonClient, entityId: string): Promise<ReadOutcome> {
     const s = (await daemon.stateFeed().snapshot()).find((e) => e.id === entityId);
-    if (!s) throw new DeviceError(`unknown entity ${JSON.stringify(entityId)}, or one ${daemon.principal ?? 'the token'} may not read; hearth devices lists them`, 'unknown_entity');
+    if (!s)
+      throw new DeviceError(
+        `unknown entity ${JSON.stringify(entityId)}, or one ${daemon.principal ?? 'the token'} may not read; hearth devices lists them`,
+        'unknown_entity',
+      );
     return {
       entity: { id: s.id, name: s.name, kind: s.kind, area: s.area ?? null, unit: s.unit ?? null },
       state: { value: s.value, attributes: s.attributes, available: s.available, updatedAt: s.updatedAt },
@@ -250,12 +255,14 @@ export class DeviceController {
   }
 
   private async callRemote(daemon: DaemonClient, toolName: string, args: Record<string, unknown>): Promise<CallOutcome> {
-    if (!args || typeof args !== 'object' || Array.isArray(args)) throw new DeviceError('the arguments must be an object, e.g. {"action":"turn_on"}', 'bad_args');
+    if (!args || typeof args !== 'object' || Array.isArray(args))
+      throw new DeviceError('the arguments must be an object, e.g. {"action":"turn_on"}', 'bad_args');
     const once = async (): Promise<ToolResultObject> => {
       try {
         return await daemon.callTool(toolName, args);
       } catch (err) {
-        if (err instanceof DaemonError && err.status === 404) throw new DeviceError(`unknown tool ${JSON.stringify(toolName)}; GET /api/tools (or hearth tools) lists them`, 'unknown_tool');
+        if (err instanceof DaemonError && err.status === 404)
+          throw new DeviceError(`unknown tool ${JSON.stringify(toolName)}; GET /api/tools (or hearth tools) lists them`, 'unknown_tool');
         if (err instanceof DaemonError && err.status === 403) throw new DeviceError(`not allowed: ${err.message}`, 'denied');
         throw err;
       }

@@ -58,7 +58,12 @@ export class UnknownCallError extends Error {
 /** Turn what a flow answered into a tool result: a string, or {text, details, isError}, or anything as JSON. */
 export function resultFrom(payload: unknown, error?: unknown): ToolResultObject {
   if (error !== undefined && error !== null && error !== false && error !== '') {
-    const text = typeof error === 'string' ? error : typeof (error as { message?: unknown }).message === 'string' ? (error as { message: string }).message : JSON.stringify(error);
+    const text =
+      typeof error === 'string'
+        ? error
+        : typeof (error as { message?: unknown }).message === 'string'
+          ? (error as { message: string }).message
+          : JSON.stringify(error);
     return { text: `failed: ${text}`, isError: true };
   }
   if (typeof payload === 'string') return { text: payload };
@@ -118,7 +123,12 @@ export class FlowToolController {
         timeoutMs: this.timeoutMs,
         handler: (args, call) => this.handle(args, call),
       },
-      { policy: hearth.policy, audit: hearth.audit, approvals: hearth.approvals, log: hearth.bridge.log.child({ part: 'flow-tool', tool: this.settings.name }) },
+      {
+        policy: hearth.policy,
+        audit: hearth.audit,
+        approvals: hearth.approvals,
+        log: hearth.bridge.log.child({ part: 'flow-tool', tool: this.settings.name }),
+      },
     );
     const external = await this.bridge.externalTools();
     if (this.closed) return;

@@ -63,7 +63,11 @@ export interface AdminResponse {
 export interface RedApi {
   nodes: {
     createNode(node: object, def: RedNodeDef): void;
-    registerType<N extends RedNode>(type: string, ctor: (this: N, def: RedNodeDef) => void, options?: { credentials?: Record<string, { type: 'text' | 'password' }> }): void;
+    registerType<N extends RedNode>(
+      type: string,
+      ctor: (this: N, def: RedNodeDef) => void,
+      options?: { credentials?: Record<string, { type: 'text' | 'password' }> },
+    ): void;
     getNode(id: string): unknown;
     eachNode(fn: (def: RedNodeDef) => void): void;
   };

@@ -91,7 +91,12 @@ export class RemoteApprovalHub extends EventEmitter<ApprovalHubEvents> {
   /** A daemon session of this bridge asks a person before an action; `respond` answers the session. */
   askPermission(request: Omit<ApprovalRequest, 'kind' | 'createdAt' | 'expiresAt'>, respond: (decision: Decision) => void): ApprovalRequest {
     const now = Date.now();
-    const full: ApprovalRequest = { ...request, kind: 'permission', createdAt: new Date(now).toISOString(), expiresAt: new Date(now + this.permissionTtlMs).toISOString() };
+    const full: ApprovalRequest = {
+      ...request,
+      kind: 'permission',
+      createdAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + this.permissionTtlMs).toISOString(),
+    };
     const timer = setTimeout(() => this.finishPermission(full.id, 'deny', 'expired', null), this.permissionTtlMs);
     timer.unref();
     this.permissions.set(full.id, { request: full, respond, timer });

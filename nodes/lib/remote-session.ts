@@ -12,7 +12,16 @@ import type { AgentEvent, Permissions, TurnResult } from '../../dist/agent/types
 import type { BridgeController } from './bridge.js';
 import { DaemonError, type DaemonClient } from './daemon.js';
 import type { RemoteApprovalHub } from './remote-approvals.js';
-import { SessionController, SessionError, TurnSummary, type EventInfo, type PromptRequest, type SessionHooks, type SessionSettings, type TurnOutcome } from './session.js';
+import {
+  SessionController,
+  SessionError,
+  TurnSummary,
+  type EventInfo,
+  type PromptRequest,
+  type SessionHooks,
+  type SessionSettings,
+  type TurnOutcome,
+} from './session.js';
 
 interface RemoteSlot {
   sessionId: string;
@@ -57,7 +66,10 @@ export class RemoteSessionController {
     if (raw === undefined || raw === null || raw === '') return own ?? '';
     const asked = this.naming.principalOf(raw).id;
     if (own && asked !== own) {
-      throw new SessionError(`on a bridge connected to a daemon, sessions run as the token's principal (${own}); msg.principal ${JSON.stringify(asked)} cannot change that (use a token of that principal)`, 'bad_principal');
+      throw new SessionError(
+        `on a bridge connected to a daemon, sessions run as the token's principal (${own}); msg.principal ${JSON.stringify(asked)} cannot change that (use a token of that principal)`,
+        'bad_principal',
+      );
     }
     return asked;
   }
@@ -83,7 +95,13 @@ export class RemoteSessionController {
     if (this.remoteSettings.ephemeral) {
       const opened = await this.daemon.request<{ id: string }>('POST', '/api/sessions', this.openBody({ ephemeral: true }));
       try {
-        return await this.run(opened.id, principal, text, (stop) => this.running.add(stop), (stop) => this.running.delete(stop));
+        return await this.run(
+          opened.id,
+          principal,
+          text,
+          (stop) => this.running.add(stop),
+          (stop) => this.running.delete(stop),
+        );
       } finally {
         await this.daemon.request('DELETE', path(opened.id)).catch(() => undefined);
       }
@@ -109,10 +127,12 @@ export class RemoteSessionController {
         () => (s.interrupt = undefined),
       );
     });
-    s.queue = mine.catch(() => undefined).finally(() => {
-      s.queued--;
-      s.lastUsed = Date.now();
-    });
+    s.queue = mine
+      .catch(() => undefined)
+      .finally(() => {
+        s.queued--;
+        s.lastUsed = Date.now();
+      });
     return mine;
   }
 
@@ -132,7 +152,13 @@ export class RemoteSessionController {
     }
   }
 
-  private async run(sessionId: string, principalId: string, text: string, started: (stop: () => void) => void, ended: (stop: () => void) => void): Promise<TurnOutcome> {
+  private async run(
+    sessionId: string,
+    principalId: string,
+    text: string,
+    started: (stop: () => void) => void,
+    ended: (stop: () => void) => void,
+  ): Promise<TurnOutcome> {
     const turnId = randomUUID();
     const abort = new AbortController();
     const stop = () => {
@@ -233,7 +259,9 @@ export class RemoteSessionController {
     const preview =
       this.askMode === 'always'
         ? undefined
-        : await this.daemon.request<{ decision?: { effect?: string; reason?: string } }>('POST', '/api/policy/test', { tool: name, args: event.args ?? {} }).catch(() => undefined);
+        : await this.daemon
+            .request<{ decision?: { effect?: string; reason?: string } }>('POST', '/api/policy/test', { tool: name, args: event.args ?? {} })
+            .catch(() => undefined);
     const effect = preview?.decision?.effect;
     const reason = preview?.decision?.reason;
     const needsPerson = this.askMode === 'always' || (effect !== 'allow' && effect !== 'deny');

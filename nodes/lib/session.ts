@@ -40,7 +40,6 @@ export interface PromptRequest {
   topic?: unknown;
 }
 
-
 export interface TurnOutcome {
   text: string;
   sessionId: string;
@@ -195,11 +194,13 @@ export class SessionController {
       const session = await agent.open({ principal, permissions: this.permissions(), id: sessionId, ...this.systemPrompt() });
       return this.run(hearth, agent, session, text, (turn) => (s.turn = turn));
     });
-    s.queue = mine.catch(() => undefined).finally(() => {
-      s.queued--;
-      s.turn = undefined;
-      s.lastUsed = Date.now();
-    });
+    s.queue = mine
+      .catch(() => undefined)
+      .finally(() => {
+        s.queued--;
+        s.turn = undefined;
+        s.lastUsed = Date.now();
+      });
     return mine;
   }
 

@@ -20,7 +20,16 @@ import { MemoryStore, memorySection } from './memory.js';
 import type { ChatMessage, Provider } from './provider.js';
 import { DEFAULT_SUBAGENT_LIMITS, type SubagentLimits } from './subagents.js';
 import { speakerAreaLine } from './system-prompt.js';
-import { ArchivedSessionError, type AgentSession, type Engine, type EngineLimits, type Permissions, type ReopenOptions, type SessionInfo, type SessionOptions } from './types.js';
+import {
+  ArchivedSessionError,
+  type AgentSession,
+  type Engine,
+  type EngineLimits,
+  type Permissions,
+  type ReopenOptions,
+  type SessionInfo,
+  type SessionOptions,
+} from './types.js';
 
 export interface BuiltinEngineOptions {
   provider: Provider;
@@ -76,7 +85,8 @@ export class BuiltinEngine implements Engine {
     // An id that is or was another principal's stays theirs, whether this session is ephemeral or not.
     const live = opts.id ? this.sessions.get(opts.id) : undefined;
     if (opts.id && live && live.principal.id !== principal.id) throw new Error(`session ${opts.id} belongs to another principal`);
-    if (opts.id && this.history && this.history.claim(opts.id, principal.id) !== principal.id) throw new Error(`session ${opts.id} belongs to another principal`);
+    if (opts.id && this.history && this.history.claim(opts.id, principal.id) !== principal.id)
+      throw new Error(`session ${opts.id} belongs to another principal`);
     if (opts.id && this.history && !opts.ephemeral) {
       const saved = this.history.get(opts.id);
       if (saved) {
@@ -101,7 +111,20 @@ export class BuiltinEngine implements Engine {
       });
     }
     if (opts.ephemeral && !opts.id) id = `ephemeral-${id}`;
-    return this.build({ id, principal, model, given, messages, turns, permissions, subagents, ephemeral: opts.ephemeral ?? false, tools: opts.tools ?? [], hostState: opts.hostState, area });
+    return this.build({
+      id,
+      principal,
+      model,
+      given,
+      messages,
+      turns,
+      permissions,
+      subagents,
+      ephemeral: opts.ephemeral ?? false,
+      tools: opts.tools ?? [],
+      hostState: opts.hostState,
+      area,
+    });
   }
 
   async listSessions(principal: Principal = DEFAULT_PRINCIPAL): Promise<SessionInfo[]> {
@@ -188,8 +211,7 @@ export class BuiltinEngine implements Engine {
   }): BuiltinSession {
     const memory = s.ephemeral ? undefined : this.memory;
     const { id, principal } = s;
-    const recall =
-      memory && s.given === undefined ? (query: string) => memorySection(memory.recall(principal.id, { query, excludeSession: id })) : undefined;
+    const recall = memory && s.given === undefined ? (query: string) => memorySection(memory.recall(principal.id, { query, excludeSession: id })) : undefined;
     const session = new BuiltinSession({
       id,
       provider: this.options.provider,
@@ -201,7 +223,10 @@ export class BuiltinEngine implements Engine {
       // An LLM learns where the person speaks from in the engine's own prompt (a given prompt is sent byte for byte).
       systemPrompt:
         s.given ??
-        [this.options.defaultSystemPrompt?.(s.principal) ?? 'You control a home through the tools you are given.', ...(s.area ? [speakerAreaLine(s.area)] : [])].join('\n'),
+        [
+          this.options.defaultSystemPrompt?.(s.principal) ?? 'You control a home through the tools you are given.',
+          ...(s.area ? [speakerAreaLine(s.area)] : []),
+        ].join('\n'),
       ...(s.area ? { area: s.area } : {}),
       ...(s.given !== undefined ? { givenSystemPrompt: s.given } : {}),
       ephemeral: s.ephemeral,

@@ -524,7 +524,13 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       let text = '';
       let done: { finishReason: string; toolCalls: ToolCallRequest[] } | undefined;
       try {
-        for await (const ev of this.o.provider.stream({ model: run.model, messages, tools: run.specs, signal, ...(this.o.area ? { context: { area: this.o.area } } : {}) })) {
+        for await (const ev of this.o.provider.stream({
+          model: run.model,
+          messages,
+          tools: run.specs,
+          signal,
+          ...(this.o.area ? { context: { area: this.o.area } } : {}),
+        })) {
           if (signal.aborted) break;
           switch (ev.type) {
             case 'token':
@@ -681,7 +687,10 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       const { decision, by } = await this.askPermission(run, requestId, tool, args);
       if (decision === 'interrupted') return { text: 'interrupted while waiting for permission', isError: true };
       if (decision === 'deny' || decision === 'unavailable') {
-        const refused = decision === 'deny' ? 'a person denied permission for this action when asked' : "this needed a person's permission, and nobody answered before the main turn ended";
+        const refused =
+          decision === 'deny'
+            ? 'a person denied permission for this action when asked'
+            : "this needed a person's permission, and nobody answered before the main turn ended";
         // Audited tools record the refused attempt (and do nothing else); the answer is the same either way.
         if (tool.recordsRefusals) {
           const ctx: ToolCall = { requestId, toolName: tool.name, runId: run.runId, session: this.id, signal: run.signal, principal: this.principal, refused };

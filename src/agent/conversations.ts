@@ -69,7 +69,15 @@ export function heldApprovalText(hearth: Hearth, approvalIds: readonly string[],
     }
     const request = hearth.tools.policyRequest(a.tool, a.args, hearth.policy.principal(a.principal));
     const target = request
-      ? { tool: request.tool, capability: request.capability, action: request.action, ...(request.entityId ? { entityId: request.entityId } : {}), ...(request.area ? { area: request.area } : {}), ...(request.kind ? { kind: request.kind } : {}), ...(request.deviceClass ? { deviceClass: request.deviceClass } : {}) }
+      ? {
+          tool: request.tool,
+          capability: request.capability,
+          action: request.action,
+          ...(request.entityId ? { entityId: request.entityId } : {}),
+          ...(request.area ? { area: request.area } : {}),
+          ...(request.kind ? { kind: request.kind } : {}),
+          ...(request.deviceClass ? { deviceClass: request.deviceClass } : {}),
+        }
       : { tool: a.tool };
     for (const s of hearth.policy.approversFor(target)) who.add(s);
     const minutes = Math.max(1, Math.round((a.expiresAt - now) / 60000));

@@ -34,9 +34,10 @@ export function createProvider(hearth: Hearth): Provider {
     throw new Error(`intent.sentences: ${intent.sentences} is not a folder`);
   }
   // The shipped sentences compile once per process; a user's folder is watched for changes.
-  const sentences = intent.sentences || intent.language !== 'en'
-    ? new SentenceSet({ language: intent.language, userDir: intent.sentences, watch: !!intent.sentences, log })
-    : SentenceSet.shipped();
+  const sentences =
+    intent.sentences || intent.language !== 'en'
+      ? new SentenceSet({ language: intent.language, userDir: intent.sentences, watch: !!intent.sentences, log })
+      : SentenceSet.shipped();
   const provider = new IntentProvider({
     entities: () => hearth.bridge.registry.entities(),
     tools: () => hearth.tools.all(),

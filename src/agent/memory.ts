@@ -45,14 +45,18 @@ export interface RecallOptions {
 export function clip(text: string, n: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   if (flat.length <= n) return flat;
-  return `${Array.from(flat).slice(0, n - 1).join('').trimEnd()}…`;
+  return `${Array.from(flat)
+    .slice(0, n - 1)
+    .join('')
+    .trimEnd()}…`;
 }
 
 const STOP_WORDS = new Set(
-  ('the and for are but not you your with this that what which who whom whose when where why how all any can could did does ' +
+  (
+    'the and for are but not you your with this that what which who whom whose when where why how all any can could did does ' +
     'doing done from have has had her him his its just more most now off once only other our out over own same she should some ' +
-    'such than then there these they those too under very was were will would yes into about again been being both each few here please tell')
-    .split(' '),
+    'such than then there these they those too under very was were will would yes into about again been being both each few here please tell'
+  ).split(' '),
 );
 
 function words(text: string): Set<string> {

@@ -354,7 +354,10 @@ export class Subagents {
   private message(runId: string, message: string): ToolResultObject {
     const run = this.runs.get(runId);
     if (!run) return fail(`no subagent with run_id ${JSON.stringify(clip(runId, 64))}; list_subagents shows them`);
-    if (!run.active) return fail(`subagent ${JSON.stringify(run.name)} (${run.runId}) has already ${run.status === 'stopped' ? 'been stopped' : run.status}; it reads no more messages`);
+    if (!run.active)
+      return fail(
+        `subagent ${JSON.stringify(run.name)} (${run.runId}) has already ${run.status === 'stopped' ? 'been stopped' : run.status}; it reads no more messages`,
+      );
     if (run.inbox.length >= MAX_INBOX) return fail(`subagent ${JSON.stringify(run.name)} has ${MAX_INBOX} unread messages already`);
     run.inbox.push(message);
     return { text: `message sent to subagent ${JSON.stringify(run.name)} (${run.runId}); it reads it before its next step` };

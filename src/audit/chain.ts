@@ -284,7 +284,12 @@ export interface VerifyOptions {
 function checkLink(r: DbAuditEntry, prevId: number, prevHash: string): ChainBreak | undefined {
   if (r.id !== prevId + 1) {
     const missing = r.id > prevId + 1 ? prevId + 1 : r.id;
-    const what = r.id > prevId + 2 ? `rows ${prevId + 1}..${r.id - 1} are missing` : r.id === prevId + 2 ? `row ${prevId + 1} is missing` : `id ${r.id} is out of sequence`;
+    const what =
+      r.id > prevId + 2
+        ? `rows ${prevId + 1}..${r.id - 1} are missing`
+        : r.id === prevId + 2
+          ? `row ${prevId + 1} is missing`
+          : `id ${r.id} is out of sequence`;
     return { id: missing, kind: 'deleted', reason: `${what}: row ${r.id} follows ${prevId ? `row ${prevId}` : 'the start of the log'} (deleted rows)` };
   }
   if (r.prev_hash !== prevHash) {
@@ -371,7 +376,11 @@ class ChainWalk {
         const now = r.call_id === null ? undefined : this.open.get(r.call_id);
         const outcome = r.outcome ?? '';
         if (now === undefined) {
-          return { id: r.id, kind: 'outcome', reason: `row ${r.id}: an outcome for call ${String(r.call_id)}, which is not an earlier call awaiting one (inserted or edited)` };
+          return {
+            id: r.id,
+            kind: 'outcome',
+            reason: `row ${r.id}: an outcome for call ${String(r.call_id)}, which is not an earlier call awaiting one (inserted or edited)`,
+          };
         }
         if (outcome === 'pending' || !OUTCOMES.includes(outcome as never) || (now !== 'pending' && !FOLLOW_UP_OUTCOMES.has(outcome))) {
           return { id: r.id, kind: 'outcome', reason: `row ${r.id}: call ${r.call_id} cannot go from ${now} to ${outcome} (edited)` };
@@ -477,7 +486,11 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
         reason: `the log ends at row ${prevId} with ${upToDigest} rows up to id ${digest.lastId}, but the digest of ${digest.at} vouches for ${digest.count} rows up to id ${digest.lastId} (rows cut off the tail)`,
       };
     } else if (upToDigest > digest.count) {
-      firstBroken = { id: digest.lastId, kind: 'digest', reason: `${upToDigest} rows up to id ${digest.lastId}, but the digest of ${digest.at} says ${digest.count} (rows inserted)` };
+      firstBroken = {
+        id: digest.lastId,
+        kind: 'digest',
+        reason: `${upToDigest} rows up to id ${digest.lastId}, but the digest of ${digest.at} says ${digest.count} (rows inserted)`,
+      };
     } else if (hashAtDigest !== digest.lastHash) {
       firstBroken = {
         id: digest.lastId,

@@ -97,7 +97,10 @@ export interface AuditListFilter {
 export const INTERRUPTED_ERROR = 'interrupted: Hearth stopped before the call completed';
 
 /** What a caller gives for a call entry (the rest is the store's). */
-type NewRow = Pick<DbAuditRow, 'request_id' | 'principal' | 'session' | 'run_id' | 'tool' | 'entity_id' | 'action' | 'args' | 'decision' | 'rule_id' | 'reason'>;
+type NewRow = Pick<
+  DbAuditRow,
+  'request_id' | 'principal' | 'session' | 'run_id' | 'tool' | 'entity_id' | 'action' | 'args' | 'decision' | 'rule_id' | 'reason'
+>;
 type Statement<P extends unknown[], R = unknown> = Database.Statement<P, R>;
 type Completion = Omit<CompletionFields, 'completed_at'>;
 /** An entry before the store numbers and chains it. */
@@ -220,33 +223,39 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         countBetween: db.prepare('SELECT count(*) AS n FROM audit_entry WHERE id > ? AND id <= ?'),
       };
     } catch (err) {
-      throw new AuditError(`audit log unavailable: cannot prepare its statements (are migrations 0002 and 0009 applied?): ${(err as Error).message}`, 'AUDIT_UNAVAILABLE', {
-        cause: err,
-      });
+      throw new AuditError(
+        `audit log unavailable: cannot prepare its statements (are migrations 0002 and 0009 applied?): ${(err as Error).message}`,
+        'AUDIT_UNAVAILABLE',
+        {
+          cause: err,
+        },
+      );
     }
 
     // Every entry goes through here: numbered after the highest id ever used, chained to the last one.
     // Every entry goes through append() (always inside a transaction).
     this.callTx = db.transaction((row: NewRow, completion: Completion | null): DbAuditRow => this.callRow(row, completion));
 
-    this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] => this.withTip(() => {
-      const out: DbAuditRow[] = [];
-      for (const { id, completion, followUp } of items) {
-        const call = this.stmt.byId.get(id);
-        if (!call) throw new AuditError(`audit: no call ${id}`, 'AUDIT_NOT_FOUND');
-        if (followUp) {
-          if (call.outcome !== 'unconfirmed' && call.outcome !== 'interrupted') {
-            throw new AuditError(`audit: call ${id} is ${call.outcome}: only an unconfirmed or interrupted call takes a follow-up`, 'AUDIT_NOT_PENDING');
+    this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] =>
+      this.withTip(() => {
+        const out: DbAuditRow[] = [];
+        for (const { id, completion, followUp } of items) {
+          const call = this.stmt.byId.get(id);
+          if (!call) throw new AuditError(`audit: no call ${id}`, 'AUDIT_NOT_FOUND');
+          if (followUp) {
+            if (call.outcome !== 'unconfirmed' && call.outcome !== 'interrupted') {
+              throw new AuditError(`audit: call ${id} is ${call.outcome}: only an unconfirmed or interrupted call takes a follow-up`, 'AUDIT_NOT_PENDING');
+            }
+            if (!FOLLOW_UP_OUTCOMES.has(completion.outcome)) throw bad(`a follow-up says confirmed or failed, not ${completion.outcome}`);
+          } else if (call.outcome !== 'pending') {
+            throw new AuditError(`audit: call ${id} is already ${call.outcome}`, 'AUDIT_NOT_PENDING');
           }
-          if (!FOLLOW_UP_OUTCOMES.has(completion.outcome)) throw bad(`a follow-up says confirmed or failed, not ${completion.outcome}`);
-        } else if (call.outcome !== 'pending') {
-          throw new AuditError(`audit: call ${id} is already ${call.outcome}`, 'AUDIT_NOT_PENDING');
+          const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: id, ...completion });
+          out.push(folded(call, e));
         }
-        const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: id, ...completion });
-        out.push(folded(call, e));
-      }
-      return out;
-    }));
+        return out;
+      }),
+    );
 
     // One commit for every pending row of a group. A duplicate is found before anything of its row is written, and one INSERT fails whole: no savepoint needed.
     this.beginTx = db.transaction((rows: NewRow[]) =>
@@ -450,14 +459,28 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       ws.syncNow();
     } catch (err) {
       this.syncFailed(ws, err as Error);
-      this.notDurable(results.filter((r) => r.id !== undefined).map((r) => r.id!), err);
+      this.notDurable(
+        results.filter((r) => r.id !== undefined).map((r) => r.id!),
+        err,
+      );
       batch.forEach((b, i) => b.reject(results[i]!.err !== undefined ? rethrown(results[i]!.err) : unavailable(err)));
       return;
     }
     batch.forEach((b, i) => {
       const r = results[i]!;
       if (r.id === undefined) return b.reject(rethrown(r.err));
-      this.log.debug({ audit: r.id, requestId: b.row.request_id, principal: b.row.principal, tool: b.row.tool, entity: b.row.entity_id, action: b.row.action, group: batch.length }, 'audit: begin');
+      this.log.debug(
+        {
+          audit: r.id,
+          requestId: b.row.request_id,
+          principal: b.row.principal,
+          tool: b.row.tool,
+          entity: b.row.entity_id,
+          action: b.row.action,
+          group: batch.length,
+        },
+        'audit: begin',
+      );
       b.resolve(r.id);
     });
   }
@@ -467,7 +490,16 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     if (!ids.length) return;
     try {
       this.appendOutcomes(
-        ids.map((id) => ({ id, completion: { outcome: 'not_sent' as const, error: `the audit row could not be made durable (${(err as Error).message}); nothing was sent`, latency_ms: null, echo: null }, followUp: false })),
+        ids.map((id) => ({
+          id,
+          completion: {
+            outcome: 'not_sent' as const,
+            error: `the audit row could not be made durable (${(err as Error).message}); nothing was sent`,
+            latency_ms: null,
+            echo: null,
+          },
+          followUp: false,
+        })),
       );
     } catch (e) {
       this.log.error({ err: e, ids }, 'audit: calls whose row could not be made durable stay pending until the next start');

@@ -54,7 +54,8 @@ export class TokenStore extends EventEmitter<TokenEvents> {
   /** Create a token; returns the secret, which is never stored or shown again. */
   create(name: string, principal = `mcp:${name}`, area?: string): { secret: string; info: TokenInfo } {
     if (!NAME_RE.test(name)) throw new TokenError(`token name ${JSON.stringify(name)}: use letters, digits, _ . - (at most 64)`);
-    if (area !== undefined && !AREA_RE.test(area.trim())) throw new TokenError(`area ${JSON.stringify(area)}: an area name has 1 to 64 letters, digits, spaces, _ . ' - (e.g. Kitchen, Living room)`);
+    if (area !== undefined && !AREA_RE.test(area.trim()))
+      throw new TokenError(`area ${JSON.stringify(area)}: an area name has 1 to 64 letters, digits, spaces, _ . ' - (e.g. Kitchen, Living room)`);
     if (this.byName.get(name)) throw new TokenError(`a token named ${JSON.stringify(name)} exists already (revoke it first)`);
     const secret = `hearth_${randomBytes(24).toString('base64url')}`;
     this.insert.run(name, principal, hash(secret), new Date().toISOString(), area?.trim() ?? null);

@@ -34,11 +34,7 @@ export function inWords(ms: number): string {
 }
 
 /** Without a daemon: open the database's approvals for one command, with the audit log a refusal is written to. */
-async function withApprovals(
-  flags: CommonFlags,
-  path: string,
-  body: (approvals: SqliteApprovals, db: Db) => Promise<CommandOutput>,
-): Promise<CommandOutput> {
+async function withApprovals(flags: CommonFlags, path: string, body: (approvals: SqliteApprovals, db: Db) => Promise<CommandOutput>): Promise<CommandOutput> {
   if (path !== ':memory:' && !existsSync(path)) {
     return failed(new CliFailure(`no database at ${path}: no approvals have been requested there (pass --db <file> to use the bridge's database)`, 1));
   }
@@ -81,7 +77,6 @@ function statusText(a: Approval, now: number): string {
   }
 }
 
-
 function checkId(raw: string): string {
   const id = raw.trim();
   if (!/^[0-9a-f]{6,64}$/i.test(id)) throw new CliFailure(`<id> ${JSON.stringify(raw)}: an approval id looks like 3f9a1c2b7e44 (see hearth approvals)`);
@@ -91,7 +86,8 @@ function checkId(raw: string): string {
 function checkBy(raw: string | undefined): string {
   if (raw === undefined) return cliUser();
   const by = raw.trim();
-  if (!by || by.length > 100 || /[\u0000-\u001f]/.test(by)) throw new CliFailure(`--by ${JSON.stringify(raw)}: must be a name of 1 to 100 printable characters`);
+  if (!by || by.length > 100 || /[\u0000-\u001f]/.test(by))
+    throw new CliFailure(`--by ${JSON.stringify(raw)}: must be a name of 1 to 100 printable characters`);
   return by;
 }
 
@@ -152,7 +148,14 @@ export async function approvalsOutput(approvals: SqliteApprovals, params: Approv
   const { table } = await import('./format.js');
   const now = Date.now();
   const list = approvals.list(params.all ? {} : { status: 'pending' });
-  if (params.json) return { stdout: `${JSON.stringify(list.map((a) => approvalJson(a, now)), null, 2)}\n` };
+  if (params.json)
+    return {
+      stdout: `${JSON.stringify(
+        list.map((a) => approvalJson(a, now)),
+        null,
+        2,
+      )}\n`,
+    };
   if (!list.length) return { stdout: params.all ? 'no approvals have been requested\n' : 'no approvals are pending\n' };
   const rows = [['ID', 'PRINCIPAL', 'TOOL', 'ARGS', ...(params.all ? ['STATUS'] : []), params.all ? 'STATE' : 'EXPIRES IN', 'REASON']];
   for (const a of list) {

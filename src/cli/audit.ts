@@ -41,7 +41,13 @@ async function openAudit(flags: CommonFlags): Promise<Opened> {
   const db = openDatabase(path);
   // A reader: leave the connection's sync setting alone.
   const store = new SqliteAuditLog(db, { durability: 'connection' });
-  return { db, store, path, ...(config.audit.digestFile ? { digestFile: config.audit.digestFile } : {}), ...(config.audit.keyFile ? { keyFile: config.audit.keyFile } : {}) };
+  return {
+    db,
+    store,
+    path,
+    ...(config.audit.digestFile ? { digestFile: config.audit.digestFile } : {}),
+    ...(config.audit.keyFile ? { keyFile: config.audit.keyFile } : {}),
+  };
 }
 
 async function withAudit(flags: CommonFlags, body: (o: Opened) => Promise<void> | void): Promise<void> {
@@ -62,7 +68,9 @@ export function parseTime(flag: string, raw: string, now = Date.now()): Date {
   }
   const d = new Date(raw);
   if (!raw.trim() || Number.isNaN(d.getTime())) {
-    throw new CliFailure(`${flag} ${JSON.stringify(raw)}: not a time; use ISO 8601 (2025-06-01, 2025-06-01T18:00, 2025-06-01T16:00Z) or a time ago (30m, 2h, 7d)`);
+    throw new CliFailure(
+      `${flag} ${JSON.stringify(raw)}: not a time; use ISO 8601 (2025-06-01, 2025-06-01T18:00, 2025-06-01T16:00Z) or a time ago (30m, 2h, 7d)`,
+    );
   }
   return d;
 }
@@ -113,9 +121,7 @@ const FOLLOW_SAMPLE = 200;
  * rows that come later are cut to fit (the table cannot widen what is already printed).
  */
 function followWidths(first: string[][]): number[] {
-  return HEADER.slice(0, -1).map((h, i) =>
-    Math.min(FOLLOW_MAX[i], Math.max(h.length, FOLLOW_MIN[i], ...first.map((cells) => (cells[i] ?? '').length))),
-  );
+  return HEADER.slice(0, -1).map((h, i) => Math.min(FOLLOW_MAX[i], Math.max(h.length, FOLLOW_MIN[i], ...first.map((cells) => (cells[i] ?? '').length))));
 }
 
 // ---------------------------------------------------------------- tail
@@ -168,7 +174,10 @@ async function follow(o: Opened, flags: TailFlags): Promise<void> {
   const filter = tailFilter(flags);
   // The newest id first, then the rows up to it: a row written meanwhile comes with the first poll, not never.
   let last = o.store.list({ order: 'desc', limit: 1 })[0]?.id ?? 0;
-  const rows = o.store.list({ ...filter, order: 'desc', limit: n }).filter((r) => r.id <= last).reverse();
+  const rows = o.store
+    .list({ ...filter, order: 'desc', limit: n })
+    .filter((r) => r.id <= last)
+    .reverse();
   const out = (s: string) => process.stdout.write(s);
 
   // Follow: print what is there, then poll for rows with a higher id; a row
@@ -336,11 +345,17 @@ export function verifyText(result: VerifyResult, digestFile: string | undefined,
           ? ''
           : 'no digest file: a cut-off tail cannot be detected (set audit.digestFile)',
     ].filter(Boolean);
-    return { ok: true, text: `chain verified: ${result.rows} rows${result.rows ? `, ids 1..${result.lastId}` : ''}${extra.length ? `; ${extra.join('; ')}` : ''}` };
+    return {
+      ok: true,
+      text: `chain verified: ${result.rows} rows${result.rows ? `, ids 1..${result.lastId}` : ''}${extra.length ? `; ${extra.join('; ')}` : ''}`,
+    };
   }
   const b = result.firstBroken!;
   const where = b.id > 0 ? `row ${b.id}` : 'the digest';
-  return { ok: false, text: `audit chain BROKEN at ${where} (${b.kind}): ${b.reason}\n  ${result.rows} rows in the log; nothing from ${where} on can be trusted as recorded` };
+  return {
+    ok: false,
+    text: `audit chain BROKEN at ${where} (${b.kind}): ${b.reason}\n  ${result.rows} rows in the log; nothing from ${where} on can be trusted as recorded`,
+  };
 }
 
 // ---------------------------------------------------------------- registering
@@ -361,7 +376,14 @@ export function registerAudit(program: Command): void {
       // -f polls the database from this process; a one-off tail asks the daemon when one runs.
       if (flags.follow) return withAudit(flags, (o) => follow(o, flags));
       const path = await databasePathOrExit(flags);
-      const params: TailParams = { lines: flags.lines, json: flags.json, principal: flags.principal, entity: flags.entity, outcome: flags.outcome, since: flags.since };
+      const params: TailParams = {
+        lines: flags.lines,
+        json: flags.json,
+        principal: flags.principal,
+        entity: flags.entity,
+        outcome: flags.outcome,
+        since: flags.since,
+      };
       await answer(path, flags, 'audit.tail', { ...params }, async () => {
         try {
           const o = await openAudit(flags);
@@ -394,7 +416,11 @@ export function registerAudit(program: Command): void {
 
   withConfigOptions(audit.command('export'))
     .description('the whole log (or a time range) as JSON lines or CSV, streamed')
-    .addOption(new Option('--format <format>', 'jsonl: one row per line, args as an object; csv: the table columns, args as JSON text').choices(['jsonl', 'csv']).default('jsonl'))
+    .addOption(
+      new Option('--format <format>', 'jsonl: one row per line, args as an object; csv: the table columns, args as JSON text')
+        .choices(['jsonl', 'csv'])
+        .default('jsonl'),
+    )
     .option('--since <time>', 'rows at or after this time (ISO 8601, or ago: 30m, 2h, 7d)')
     .option('--until <time>', 'rows before this time')
     .option('--out <file>', 'write here instead of stdout')

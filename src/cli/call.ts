@@ -70,7 +70,14 @@ export async function callOutput(hearth: Hearth, params: CallParams): Promise<Co
   const { cliPrincipal } = await import('./principal.js');
   const principal = cliPrincipal(hearth, params.as, params.role);
   if (!hearth.tools.get(params.tool)) {
-    return { stdout: '', stderr: `hearth: no tool ${JSON.stringify(params.tool)}; known: ${hearth.tools.all().map((t) => t.name).join(', ')}\n`, exitCode: 2 };
+    return {
+      stdout: '',
+      stderr: `hearth: no tool ${JSON.stringify(params.tool)}; known: ${hearth.tools
+        .all()
+        .map((t) => t.name)
+        .join(', ')}\n`,
+      exitCode: 2,
+    };
   }
   const result = await hearth.tools.call(params.tool, params.args, principal);
   const image = result.images?.[0] ? result.images[0].url.split(',')[1] : undefined;

@@ -76,7 +76,9 @@ export async function devicesOutput(bridge: Bridge, params: DevicesParams): Prom
 async function nothingFound(bridge: Bridge): Promise<string> {
   const { demoEnabled } = await import('../bridge.js');
   const d = bridge.config.discovery;
-  const files = bridge.paths.length ? `device files in ${bridge.paths.join(', ')} (${bridge.deviceFiles.length} read${bridge.deviceProblems.length ? `, ${bridge.deviceProblems.length} with problems` : ''})` : 'device files (none: no --devices and no ./devices folder)';
+  const files = bridge.paths.length
+    ? `device files in ${bridge.paths.join(', ')} (${bridge.deviceFiles.length} read${bridge.deviceProblems.length ? `, ${bridge.deviceProblems.length} with problems` : ''})`
+    : 'device files (none: no --devices and no ./devices folder)';
   const sources = [
     files,
     d.homeassistant.enabled ? `Home Assistant discovery (${d.homeassistant.prefix}/#)` : 'Home Assistant discovery (off)',

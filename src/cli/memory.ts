@@ -66,7 +66,7 @@ export function registerMemory(program: Command): void {
     );
 
   withConfigOptions(memory.command('forget'))
-    .description('forget remembered answers: one (--id), a principal\'s (--principal), or all (--all)')
+    .description("forget remembered answers: one (--id), a principal's (--principal), or all (--all)")
     .option('--principal <id>', "forget everything this principal's sessions answered")
     .option('--id <n>', 'forget one entry (its ID in `hearth memory list`)')
     .option('--all', 'forget everything')
@@ -91,7 +91,14 @@ async function list(store: MemoryStore | undefined, flags: ListParams, out: Out)
   }
   const rows = [['ID', 'WHEN', 'PRINCIPAL', 'SESSION', 'ASKED', 'ANSWER']];
   for (const e of entries) {
-    rows.push([String(e.id), e.createdAt.slice(0, 19).replace('T', ' '), e.principal, e.sessionId ? clip(e.sessionId, 13) : '-', clip(e.prompt, 40) || '-', clip(e.text, 80)]);
+    rows.push([
+      String(e.id),
+      e.createdAt.slice(0, 19).replace('T', ' '),
+      e.principal,
+      e.sessionId ? clip(e.sessionId, 13) : '-',
+      clip(e.prompt, 40) || '-',
+      clip(e.text, 80),
+    ]);
   }
   out(`${table(rows)}\n`);
 }

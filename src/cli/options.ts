@@ -22,20 +22,22 @@ export interface CommonFlags {
 }
 
 export function withConfigOptions(cmd: Command): Command {
-  return cmd
-    // Only HEARTH_CONFIG is read through commander: the HEARTH_* variables of settings are read by
-    // loadConfig, so an error names the variable and --set still wins over them.
-    .addOption(new Option('-c, --config <file>', 'config file (default: ./hearth.yaml when present)').env('HEARTH_CONFIG'))
-    .option('--mqtt-url <url>', 'broker URL: mqtt://, mqtts://, ws://, wss:// (none: the embedded broker; env HEARTH_MQTT_URL)')
-    .option('--broker-port <port>', 'port of the embedded broker (default 1883; env HEARTH_MQTT_EMBEDDED_PORT)')
-    .option('--devices <path>', 'a device file or folder of *.yaml (repeat for more; env HEARTH_DEVICES_PATHS)', collect)
-    .option('--db <file>', 'SQLite database file (default ./hearth.db; env HEARTH_DATABASE_PATH)')
-    .option('--demo', 'load the demo home and run its simulator')
-    .option('--no-demo', 'do not load the demo home')
-    .addOption(new Option('--log-level <level>', 'log level (env HEARTH_LOG_LEVEL)').choices(['trace', 'debug', 'info', 'warn', 'error', 'silent']))
-    .option('--set <key=value>', 'any setting by its path, e.g. --set tools.shape=grouped (repeat for more)', collect)
-    .option('--verbose', 'say how the command reached the home (the running daemon, or on its own)')
-    .option('--standalone', 'do not ask a running daemon: open the database and broker from this process');
+  return (
+    cmd
+      // Only HEARTH_CONFIG is read through commander: the HEARTH_* variables of settings are read by
+      // loadConfig, so an error names the variable and --set still wins over them.
+      .addOption(new Option('-c, --config <file>', 'config file (default: ./hearth.yaml when present)').env('HEARTH_CONFIG'))
+      .option('--mqtt-url <url>', 'broker URL: mqtt://, mqtts://, ws://, wss:// (none: the embedded broker; env HEARTH_MQTT_URL)')
+      .option('--broker-port <port>', 'port of the embedded broker (default 1883; env HEARTH_MQTT_EMBEDDED_PORT)')
+      .option('--devices <path>', 'a device file or folder of *.yaml (repeat for more; env HEARTH_DEVICES_PATHS)', collect)
+      .option('--db <file>', 'SQLite database file (default ./hearth.db; env HEARTH_DATABASE_PATH)')
+      .option('--demo', 'load the demo home and run its simulator')
+      .option('--no-demo', 'do not load the demo home')
+      .addOption(new Option('--log-level <level>', 'log level (env HEARTH_LOG_LEVEL)').choices(['trace', 'debug', 'info', 'warn', 'error', 'silent']))
+      .option('--set <key=value>', 'any setting by its path, e.g. --set tools.shape=grouped (repeat for more)', collect)
+      .option('--verbose', 'say how the command reached the home (the running daemon, or on its own)')
+      .option('--standalone', 'do not ask a running daemon: open the database and broker from this process')
+  );
 }
 
 /** `--as <principal>`, read from HEARTH_PRINCIPAL when not given (commander's .env()). */

@@ -195,12 +195,16 @@ function addRule(hearth: Hearth, effect: Effect, subject: string, flags: AddFlag
     return;
   }
   const lines = [`added rule #${rule.id}: ${hearth.policy.describe(rule)}${rule.note ? ` (${rule.note})` : ''}`];
-  lines.push(`  ${targetText(rule)}, action ${rule.action}, ${rule.effect}, priority ${rule.priority}, ${whenText(rule)}${rule.maxCalls !== null ? `, ${rateText(rule)}` : ''}`);
+  lines.push(
+    `  ${targetText(rule)}, action ${rule.action}, ${rule.effect}, priority ${rule.priority}, ${whenText(rule)}${rule.maxCalls !== null ? `, ${rateText(rule)}` : ''}`,
+  );
   const builtinConfirm = hearth.policy.list().filter((r) => r.builtin && r.effect === 'confirm');
   if (effect === 'allow' && rule.priority <= 100 && builtinConfirm.length && CONFIRMED_ACTIONS.test(rule.action)) {
     const top = Math.max(...builtinConfirm.map((r) => r.priority));
     if (rule.priority <= top) {
-      lines.push(`  note: the built-in confirm rules (priority ${top}: unlocking, opening garage doors/doors/gates, disarming) still ask a person first; --priority ${top + 1} overrides them`);
+      lines.push(
+        `  note: the built-in confirm rules (priority ${top}: unlocking, opening garage doors/doors/gates, disarming) still ask a person first; --priority ${top + 1} overrides them`,
+      );
     }
   }
   lines.push(`  undo: hearth policy remove ${rule.id}`);
@@ -216,7 +220,12 @@ interface TestRequest {
 }
 
 /** Turn a tool and its arguments into the request the handler pipeline would put to the policy. */
-export function requestFor(hearth: Hearth, tool: GeneratedTool, args: Record<string, unknown> | undefined, principal: { id: string; roles: string[]; area?: string }): TestRequest {
+export function requestFor(
+  hearth: Hearth,
+  tool: GeneratedTool,
+  args: Record<string, unknown> | undefined,
+  principal: { id: string; roles: string[]; area?: string },
+): TestRequest {
   const registry = hearth.bridge.registry;
   const notes: string[] = [];
   const a = args ?? {};
@@ -236,7 +245,9 @@ export function requestFor(hearth: Hearth, tool: GeneratedTool, args: Record<str
       }
       entity = registry.entity(id);
     } else if (tool.capability === 'actuator') {
-      throw new CliFailure(`${tool.name} takes the entity as an argument: say which in the args, e.g. '{"entity":"${tool.meta.entityIds[0] ?? 'some.entity'}","action":"${tool.meta.actions[0] ?? 'turn_on'}"}'`);
+      throw new CliFailure(
+        `${tool.name} takes the entity as an argument: say which in the args, e.g. '{"entity":"${tool.meta.entityIds[0] ?? 'some.entity'}","action":"${tool.meta.actions[0] ?? 'turn_on'}"}'`,
+      );
     } else {
       notes.push(`${tool.name} without an entity: the pipeline checks each entity it reads on its own; give '{"entity":"<id>"}' to test one`);
     }
@@ -248,7 +259,9 @@ export function requestFor(hearth: Hearth, tool: GeneratedTool, args: Record<str
     const { entity: _e, ...rest } = a;
     if (!Object.keys(rest).length) {
       action = offered[0] ?? 'actuate';
-      notes.push(`no arguments given: testing ${tool.name}'s first action, ${action} (of ${offered.join(', ')}); pass e.g. '{"action":"${offered[offered.length - 1] ?? action}"}' for another`);
+      notes.push(
+        `no arguments given: testing ${tool.name}'s first action, ${action} (of ${offered.join(', ')}); pass e.g. '{"action":"${offered[offered.length - 1] ?? action}"}' for another`,
+      );
     } else {
       try {
         action = toCommand(entity, rest).action;
@@ -269,7 +282,14 @@ export function requestFor(hearth: Hearth, tool: GeneratedTool, args: Record<str
     tool: tool.name,
     capability: tool.capability,
     action,
-    ...(entity ? { entityId: entity.id, ...(entity.area ? { area: entity.area } : {}), kind: entity.kind, ...(entity.deviceClass ? { deviceClass: entity.deviceClass } : {}) } : {}),
+    ...(entity
+      ? {
+          entityId: entity.id,
+          ...(entity.area ? { area: entity.area } : {}),
+          kind: entity.kind,
+          ...(entity.deviceClass ? { deviceClass: entity.deviceClass } : {}),
+        }
+      : {}),
     args: a,
   };
   return { request, entity, notes };
@@ -319,12 +339,29 @@ export function registerPolicy(program: Command): void {
       withHearth(flags, (hearth) => {
         const rules = hearth.policy.list();
         if (flags.json) {
-          process.stdout.write(`${JSON.stringify(rules.map((r) => ruleJson(hearth, r)), null, 2)}\n`);
+          process.stdout.write(
+            `${JSON.stringify(
+              rules.map((r) => ruleJson(hearth, r)),
+              null,
+              2,
+            )}\n`,
+          );
           return;
         }
         const rows = [['ID', 'SUBJECT', 'TARGET', 'ACTION', 'EFFECT', 'PRIO', 'WHEN', 'RATE', 'BUILTIN', 'NOTE']];
         for (const r of rules) {
-          rows.push([String(r.id), r.subject, targetText(r), r.action, r.effect, String(r.priority), whenText(r), rateText(r), r.builtin ? 'yes' : '', r.note ?? '']);
+          rows.push([
+            String(r.id),
+            r.subject,
+            targetText(r),
+            r.action,
+            r.effect,
+            String(r.priority),
+            whenText(r),
+            rateText(r),
+            r.builtin ? 'yes' : '',
+            r.note ?? '',
+          ]);
         }
         process.stdout.write(
           `${rules.length} rules. Among the rules that match a call the highest priority wins; at equal priority deny > confirm > allow.\n` +
@@ -399,23 +436,42 @@ Give --action actuate (all commands) or --action read to narrow it.`,
     .argument('<principal>', 'who calls: chat:alice, voice:kitchen, cli:<user>, ...')
     .argument('<tool>', 'tool name, as `hearth tools` lists it')
     .argument('[args]', `the call's arguments as JSON: the action comes from them ('{"action":"unlock"}'); for grouped tools also the entity`)
-    .option('--role <role>', "a role the principal has for this test, besides its stored ones; repeat for more (default: stored roles; cli:<you> gets owner as with `hearth call`)", collect)
+    .option(
+      '--role <role>',
+      'a role the principal has for this test, besides its stored ones; repeat for more (default: stored roles; cli:<you> gets owner as with `hearth call`)',
+      collect,
+    )
     .option('--at <time>', 'decide as at this local time (for time windows), e.g. 2025-06-01T23:30')
-    .option('--from-area <area>', 'the area the call comes from (a satellite\'s or a token\'s), for --from-area rules')
+    .option('--from-area <area>', "the area the call comes from (a satellite's or a token's), for --from-area rules")
     .option('--json', 'print the explanation as JSON')
-    .action(async (principalId: string, toolName: string, rawArgs: string | undefined, flags: CommonFlags & { role?: string[]; at?: string; fromArea?: string; json?: boolean }) => {
-      const params: PolicyTestParams = { principal: principalId, tool: toolName, args: rawArgs, role: flags.role, at: flags.at, fromArea: flags.fromArea, json: flags.json };
-      await answer(await databasePathOrExit(flags), flags, 'policy.test', { ...params }, async () => {
-        const loaded = await configOrExit(flags);
-        const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
-        const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
-        try {
-          return await policyTestOutput(hearth, params);
-        } finally {
-          await hearth.close();
-        }
-      });
-    });
+    .action(
+      async (
+        principalId: string,
+        toolName: string,
+        rawArgs: string | undefined,
+        flags: CommonFlags & { role?: string[]; at?: string; fromArea?: string; json?: boolean },
+      ) => {
+        const params: PolicyTestParams = {
+          principal: principalId,
+          tool: toolName,
+          args: rawArgs,
+          role: flags.role,
+          at: flags.at,
+          fromArea: flags.fromArea,
+          json: flags.json,
+        };
+        await answer(await databasePathOrExit(flags), flags, 'policy.test', { ...params }, async () => {
+          const loaded = await configOrExit(flags);
+          const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
+          const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
+          try {
+            return await policyTestOutput(hearth, params);
+          } finally {
+            await hearth.close();
+          }
+        });
+      },
+    );
 
   withConfigOptions(policy.command('roles'))
     .description("show or set a principal's roles (rules can name roles: role:owner); without a principal: every principal with stored roles")
@@ -481,7 +537,13 @@ function explain(hearth: Hearth, p: PolicyTestParams): string {
   checkPrincipal(hearth, p.principal);
   const args = jsonObjectArg('[args]', p.args);
   const tool = hearth.tools.get(p.tool);
-  if (!tool) throw new CliFailure(`no tool ${JSON.stringify(p.tool)}; known: ${hearth.tools.all().map((t) => t.name).join(', ')}`);
+  if (!tool)
+    throw new CliFailure(
+      `no tool ${JSON.stringify(p.tool)}; known: ${hearth.tools
+        .all()
+        .map((t) => t.name)
+        .join(', ')}`,
+    );
   const at = p.at !== undefined ? parseAt(p.at) : undefined;
   // As `hearth call` does: the person at this terminal is an owner unless roles are given.
   const me = cliPrincipal(hearth).id;
@@ -498,7 +560,16 @@ function explain(hearth: Hearth, p: PolicyTestParams): string {
         decision: ex.decision,
         roles: ex.roles,
         notes,
-        rules: ex.rules.map((c) => ({ id: c.rule.id, effect: c.rule.effect, priority: c.rule.priority, builtin: c.rule.builtin, description: c.description, matched: c.matched, decided: c.decided, why: c.why })),
+        rules: ex.rules.map((c) => ({
+          id: c.rule.id,
+          effect: c.rule.effect,
+          priority: c.rule.priority,
+          builtin: c.rule.builtin,
+          description: c.description,
+          matched: c.matched,
+          decided: c.decided,
+          why: c.why,
+        })),
       },
       null,
       2,

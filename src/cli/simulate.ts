@@ -13,7 +13,7 @@ export function registerSimulate(program: Command): void {
     .action(async (flags: CommonFlags & { only?: string[] }) => {
       const loaded = await configOrExit(flags);
       const log = await loggerFor(loaded);
-      const { devices, problems } = loadDeviceFiles(flags.devices ? loaded.config.devices.paths ?? [] : [DEMO_DEVICES]);
+      const { devices, problems } = loadDeviceFiles(flags.devices ? (loaded.config.devices.paths ?? []) : [DEMO_DEVICES]);
       for (const p of problems) log.error({ file: p.file }, `device file skipped: ${p.path}: ${p.message}`);
       const chosen = flags.only ? devices.filter((d) => flags.only!.includes(d.id)) : devices;
       const unknown = (flags.only ?? []).filter((id) => !devices.some((d) => d.id === id));

@@ -33,7 +33,8 @@ export function clientFlags(loaded: LoadedConfig, flags: StartFlags, cwd = proce
   };
   if (flags.config) out.push('-c', quote(where(resolve(cwd, flags.config))));
   else if (loaded.config.database.path !== resolve(cwd, 'hearth.db')) out.push('--db', quote(where(loaded.config.database.path)));
-  if (!flags.config && !loaded.config.mqtt.url && loaded.config.mqtt.embedded.port !== 1883) out.push('--broker-port', String(loaded.config.mqtt.embedded.port));
+  if (!flags.config && !loaded.config.mqtt.url && loaded.config.mqtt.embedded.port !== 1883)
+    out.push('--broker-port', String(loaded.config.mqtt.embedded.port));
   if (!flags.config && loaded.config.mqtt.url) out.push('--mqtt-url', quote(redact(loaded.config.mqtt.url)));
   return out.length ? ` ${out.join(' ')}` : '';
 }
@@ -141,7 +142,9 @@ export function registerStart(program: Command): void {
         `  state     ${reporting}/${entities.length} entities reporting`,
         `  tools     ${hearth.tools.all().length} host tools (${hearth.tools.shape}): hearth tools`,
         `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ''}; token: hearth token create <name> --role owner)`,
-        wyoming ? `  wyoming   ${wyoming.host}:${wyoming.port} (voice satellites: ${loaded.config.wyoming.satellites.map((s) => `voice:${s.name}`).join(', ') || 'none configured'})` : '',
+        wyoming
+          ? `  wyoming   ${wyoming.host}:${wyoming.port} (voice satellites: ${loaded.config.wyoming.satellites.map((s) => `voice:${s.name}`).join(', ') || 'none configured'})`
+          : '',
         `  database  ${where(loaded.config.database.path)} (policy, approvals, audit: ${hearth.audit.digest().count} rows` +
           `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : ', CHAIN BROKEN: hearth audit verify'})`,
         `  control   ${control ? `${control.address} (hearth devices, tools, call, chat, mcp, ... ask this process)` : 'none: commands run on their own'}`,

@@ -96,7 +96,15 @@ const TOKEN_BODIES: Record<TokenMethod, (ctx: TokenContext, params: never, out: 
     }
     const rows = [['NAME', 'PRINCIPAL', 'ROLES', 'AREA', 'CREATED', 'LAST USED', 'STATUS']];
     for (const t of list) {
-      rows.push([t.name, t.principal, t.roles.join(',') || '-', t.area ?? '-', t.createdAt, t.lastUsedAt ?? 'never', t.revokedAt ? `revoked ${t.revokedAt}` : 'active']);
+      rows.push([
+        t.name,
+        t.principal,
+        t.roles.join(',') || '-',
+        t.area ?? '-',
+        t.createdAt,
+        t.lastUsedAt ?? 'never',
+        t.revokedAt ? `revoked ${t.revokedAt}` : 'active',
+      ]);
     }
     out(`${table(rows)}\n`);
   },
@@ -110,9 +118,7 @@ const TOKEN_BODIES: Record<TokenMethod, (ctx: TokenContext, params: never, out: 
 };
 
 export function registerToken(program: Command): void {
-  const token = program
-    .command('token')
-    .description('bearer tokens for the HTTP API: create (the secret is shown once), list, revoke');
+  const token = program.command('token').description('bearer tokens for the HTTP API: create (the secret is shown once), list, revoke');
 
   withConfigOptions(token.command('create'))
     .description('create a token; prints its secret once')
@@ -128,14 +134,10 @@ export function registerToken(program: Command): void {
   withConfigOptions(token.command('list'))
     .description('list tokens (never their secrets)')
     .option('--json', 'print JSON')
-    .action((flags: CommonFlags & { json?: boolean }) =>
-      withStore(flags, 'token.list', { json: flags.json }),
-    );
+    .action((flags: CommonFlags & { json?: boolean }) => withStore(flags, 'token.list', { json: flags.json }));
 
   withConfigOptions(token.command('revoke'))
     .description('revoke a token: requests with it are refused from now on')
     .argument('<name>', 'the token name, as `hearth token list` shows it')
-    .action((name: string, flags: CommonFlags) =>
-      withStore(flags, 'token.revoke', { name }),
-    );
+    .action((name: string, flags: CommonFlags) => withStore(flags, 'token.revoke', { name }));
 }

@@ -19,7 +19,12 @@ async function otherHome(flags: CommonFlags, theirs: HomeShape): Promise<string 
   const { redact } = await import('../mqtt/connection.js');
   const { sectionDigests } = await import('../daemon/methods.js');
   const { config } = await configOrExit(flags);
-  const mine: HomeShape = { devices: devicePaths(config, process.cwd()), broker: redact(brokerUrl(config)), demo: demoEnabled(config), sections: sectionDigests(config) };
+  const mine: HomeShape = {
+    devices: devicePaths(config, process.cwd()),
+    broker: redact(brokerUrl(config)),
+    demo: demoEnabled(config),
+    sections: sectionDigests(config),
+  };
   // Only what the flags asked for is compared (a config file or --set may ask for anything).
   const all = !!(flags.config || flags.set?.length);
   if ((all || flags.mqttUrl || flags.brokerPort) && mine.broker !== theirs.broker) return `its broker is ${theirs.broker}, not ${mine.broker}`;

@@ -98,7 +98,10 @@ function coerce(raw: string, schema: Obj): Json {
   if (type === 'array') {
     const text = raw.trim();
     if (text.startsWith('[')) return JSON.parse(text) as Json;
-    return text.split(',').map((s) => s.trim()).filter(Boolean);
+    return text
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   }
   if (type === 'integer' || type === 'number') return /^-?\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : raw;
   if (type === 'boolean') return parseBool(raw);
@@ -139,10 +142,7 @@ function merge(base: Obj, over: Obj): Obj {
   const out: Obj = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];
-    out[k] =
-      v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
-        ? merge(b as Obj, v as Obj)
-        : v;
+    out[k] = v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b) ? merge(b as Obj, v as Obj) : v;
   }
   return out;
 }
@@ -154,14 +154,28 @@ function check(layer: Obj, source: string, nameOf: (path: string) => string): vo
 }
 
 /** Paths in a file are relative to the file; elsewhere to the working directory. */
-const PATH_SETTINGS = [['intent', 'sentences'], ['devices', 'paths'], ['database', 'path'], ['audit', 'digestFile'], ['audit', 'keyFile'], ['mqtt', 'ca'], ['mqtt', 'cert'], ['mqtt', 'key']];
+const PATH_SETTINGS = [
+  ['intent', 'sentences'],
+  ['devices', 'paths'],
+  ['database', 'path'],
+  ['audit', 'digestFile'],
+  ['audit', 'keyFile'],
+  ['mqtt', 'ca'],
+  ['mqtt', 'cert'],
+  ['mqtt', 'key'],
+];
 
 function resolvePaths(layer: Obj, base: string): void {
   for (const path of PATH_SETTINGS) {
     const value = getPath(layer, path);
     const abs = (p: string) => (p === ':memory:' || isAbsolute(p) ? p : resolve(base, p));
     if (typeof value === 'string') setPath(layer, path, abs(value));
-    else if (Array.isArray(value)) setPath(layer, path, value.map((p) => (typeof p === 'string' ? abs(p) : p)));
+    else if (Array.isArray(value))
+      setPath(
+        layer,
+        path,
+        value.map((p) => (typeof p === 'string' ? abs(p) : p)),
+      );
   }
 }
 
@@ -184,7 +198,11 @@ function fromSnakeCase(layer: unknown, schema: Obj, path: string[], aliases: Arr
       aliases.push({ old: [...path, key].map(snakeName).slice(0, -1).concat(key).join('.'), now: [...path, key].map(snakeName).join('.') });
     }
     if (field in out) {
-      throw new ConfigError(source, [...path, field].map(snakeName).join('.'), `is given twice (as ${snakeName(field)} and ${field}); keep ${snakeName(field)}`);
+      throw new ConfigError(
+        source,
+        [...path, field].map(snakeName).join('.'),
+        `is given twice (as ${snakeName(field)} and ${field}); keep ${snakeName(field)}`,
+      );
     }
     out[field] = props[field] ? fromSnakeCase(value, props[field] as Obj, [...path, field], aliases, source) : value;
   }
@@ -224,9 +242,11 @@ function resolveSecrets(layer: Obj, configFile: string): void {
     if (node instanceof SecretRef) {
       const field = path.join('.');
       const all = load(node.name, field);
-      if (!node.name || !(node.name in all)) throw new ConfigError(secretsFile, node.name || '(empty name)', `no such secret (${field} in ${configFile} asks for it)`);
+      if (!node.name || !(node.name in all))
+        throw new ConfigError(secretsFile, node.name || '(empty name)', `no such secret (${field} in ${configFile} asks for it)`);
       const value = all[node.name];
-      if (value === null || typeof value === 'object') throw new ConfigError(secretsFile, node.name, `must be a string, number or boolean (for ${field} in ${configFile})`);
+      if (value === null || typeof value === 'object')
+        throw new ConfigError(secretsFile, node.name, `must be a string, number or boolean (for ${field} in ${configFile})`);
       return value;
     }
     if (Array.isArray(node)) return node.map((v, i) => walk(v, [...path, String(i)]));
@@ -344,8 +364,7 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   for (const [dotted, raw] of Object.entries(options.flags ?? {})) {
     const leaf = configLeaves.find((l) => l.path.join('.') === dotted || yamlPath(l.path.join('.')) === dotted);
     if (!leaf) throw new ConfigError('command line', dotted, 'is not a known setting');
-    const value =
-      typeof raw === 'string' ? coerce(raw, leaf.schema) : Array.isArray(raw) ? raw : (raw as Json);
+    const value = typeof raw === 'string' ? coerce(raw, leaf.schema) : Array.isArray(raw) ? raw : (raw as Json);
     setPath(fromFlags, leaf.path, value);
     flagByPath.set(leaf.path.join('.'), dotted);
   }

@@ -110,12 +110,14 @@ export const configSchema = {
         digestFile: {
           type: 'string',
           minLength: 1,
-          description: 'Write the audit digest (row count + last hash) here after each call, ideally somewhere the database is not, so truncation is detectable.',
+          description:
+            'Write the audit digest (row count + last hash) here after each call, ideally somewhere the database is not, so truncation is detectable.',
         },
         keyFile: {
           type: 'string',
           minLength: 1,
-          description: 'A secret key (made on first start when missing) that signs the digest file, so a rewritten log cannot come with a matching digest. Keep it, and a copy, away from the database.',
+          description:
+            'A secret key (made on first start when missing) that signs the digest file, so a rewritten log cannot come with a matching digest. Keep it, and a copy, away from the database.',
         },
         durability: {
           type: 'string',
@@ -131,7 +133,13 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        retentionDays: { type: 'number', exclusiveMinimum: 0, maximum: 3650, default: 10, description: 'Keep entity history (the page\'s charts, get_history) this many days.' },
+        retentionDays: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: 3650,
+          default: 10,
+          description: "Keep entity history (the page's charts, get_history) this many days.",
+        },
         maxRows: { type: 'integer', minimum: 1000, default: 5000000, description: 'At most this many history rows; the oldest go first.' },
       },
       default: {},
@@ -194,9 +202,16 @@ export const configSchema = {
         streaming: {
           type: 'boolean',
           default: false,
-          description: 'Advertise supports_handled_streaming and answer with handled-start/-chunk/-stop. Off by default: Home Assistant reads only handled/not-handled.',
+          description:
+            'Advertise supports_handled_streaming and answer with handled-start/-chunk/-stop. Off by default: Home Assistant reads only handled/not-handled.',
         },
-        turnTimeoutMs: { type: 'integer', minimum: 1000, maximum: 600000, default: 30000, description: 'A turn still running after this is interrupted and answered not-handled.' },
+        turnTimeoutMs: {
+          type: 'integer',
+          minimum: 1000,
+          maximum: 600000,
+          default: 30000,
+          description: 'A turn still running after this is interrupted and answered not-handled.',
+        },
         satellites: {
           type: 'array',
           default: [],
@@ -207,7 +222,11 @@ export const configSchema = {
             required: ['name', 'address'],
             properties: {
               name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' },
-              address: { type: 'string', pattern: '^[0-9A-Fa-f:.]{2,45}$', description: 'The IP address its connections come from (Home Assistant\'s, for satellites it relays).' },
+              address: {
+                type: 'string',
+                pattern: '^[0-9A-Fa-f:.]{2,45}$',
+                description: "The IP address its connections come from (Home Assistant's, for satellites it relays).",
+              },
               area: { type: 'string', minLength: 1, maxLength: 64 },
             },
           },
@@ -309,7 +328,14 @@ export interface HearthConfig {
   database: { path: string };
   audit: { digestFile?: string; keyFile?: string; durability: 'full' | 'grouped' };
   history: { retentionDays: number; maxRows: number };
-  http: { host: string; port: number; auth: boolean; mcpPath: string; trustedOrigins: string[]; events: { maxBufferedBytes: number; maxStreamsPerToken: number } };
+  http: {
+    host: string;
+    port: number;
+    auth: boolean;
+    mcpPath: string;
+    trustedOrigins: string[];
+    events: { maxBufferedBytes: number; maxStreamsPerToken: number };
+  };
   wyoming: { host: string; port?: number; streaming: boolean; turnTimeoutMs: number; satellites: WyomingSatellite[] };
   tools: { shape: 'auto' | 'per-entity' | 'grouped'; groupAbove: number };
   agent: {

@@ -128,14 +128,16 @@ export class ControlServer {
     } catch {
       // no such process
     }
-    const answers = alive && (await new Promise<boolean>((resolve) => {
-      const probe = createConnection(d.port, '127.0.0.1');
-      probe.once('connect', () => {
-        probe.destroy();
-        resolve(true);
-      });
-      probe.once('error', () => resolve(false));
-    }));
+    const answers =
+      alive &&
+      (await new Promise<boolean>((resolve) => {
+        const probe = createConnection(d.port, '127.0.0.1');
+        probe.once('connect', () => {
+          probe.destroy();
+          resolve(true);
+        });
+        probe.once('error', () => resolve(false));
+      }));
     if (answers) throw new ControlServerError(`another hearth daemon (pid ${d.pid}) is already running for this database (see ${path})`);
     rmSync(path, { force: true });
   }
@@ -146,7 +148,7 @@ export class ControlServer {
       const st = statSync(dirname(path));
       const uid = process.getuid?.();
       if ((uid !== undefined && st.uid !== uid) || ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0)) {
-        log.warn({ folder: dirname(path) }, 'control socket: its folder is not yours alone; commands still check the socket\'s owner and mode before using it');
+        log.warn({ folder: dirname(path) }, "control socket: its folder is not yours alone; commands still check the socket's owner and mode before using it");
       }
     } catch {
       // the folder was just created by the database; nothing to say
@@ -236,7 +238,8 @@ export class ControlServer {
     } catch (err) {
       return { error: new ControlError(PARSE_ERROR, `line ${line} is not JSON: ${(err as Error).message}`) };
     }
-    if (!v || typeof v !== 'object' || Array.isArray(v)) return { error: new ControlError(INVALID_REQUEST, `line ${line}: a request is a JSON object {"jsonrpc":"2.0","id":1,"method":"...","params":{}}`) };
+    if (!v || typeof v !== 'object' || Array.isArray(v))
+      return { error: new ControlError(INVALID_REQUEST, `line ${line}: a request is a JSON object {"jsonrpc":"2.0","id":1,"method":"...","params":{}}`) };
     const r = v as Record<string, unknown>;
     const id = typeof r.id === 'string' || typeof r.id === 'number' ? r.id : null;
     if (r.jsonrpc !== '2.0') return { id, error: new ControlError(INVALID_REQUEST, `line ${line}: "jsonrpc" must be "2.0"`) };
@@ -251,7 +254,12 @@ export class ControlServer {
     const method = this.options.methods[request.method];
     if (!method) {
       const known = [...Object.keys(this.options.methods), ...Object.keys(this.options.streams ?? {})].sort().join(', ');
-      return this.reply(socket, request.id ?? null, undefined, new ControlError(METHOD_NOT_FOUND, `no method ${JSON.stringify(request.method)}; known: ${known}`));
+      return this.reply(
+        socket,
+        request.id ?? null,
+        undefined,
+        new ControlError(METHOD_NOT_FOUND, `no method ${JSON.stringify(request.method)}; known: ${known}`),
+      );
     }
     try {
       this.reply(socket, request.id ?? null, (await method(request.params ?? {})) ?? null);

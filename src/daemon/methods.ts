@@ -62,7 +62,11 @@ function allowed(method: string, params: Params, fields: Record<string, 'string'
         : type === 'object'
           ? typeof v === 'object' && !Array.isArray(v)
           : typeof v === type;
-    if (!ok) throw new ControlError(INVALID_PARAMS, `${method}: param "${key}" must be ${type === 'string[]' ? 'an array of strings' : `a${type === 'object' ? 'n' : ''} ${type}`}`);
+    if (!ok)
+      throw new ControlError(
+        INVALID_PARAMS,
+        `${method}: param "${key}" must be ${type === 'string[]' ? 'an array of strings' : `a${type === 'object' ? 'n' : ''} ${type}`}`,
+      );
   }
 }
 
@@ -147,7 +151,12 @@ export function controlMethods(hearth: Hearth, info: { version: string }): Recor
       return memory('memory.forget', params);
     },
     'policy.test': async (params) => {
-      allowed('policy.test', params, { principal: 'string', tool: 'string', args: 'string', role: 'string[]', at: 'string', fromArea: 'string', json: 'boolean' }, ['principal', 'tool']);
+      allowed(
+        'policy.test',
+        params,
+        { principal: 'string', tool: 'string', args: 'string', role: 'string[]', at: 'string', fromArea: 'string', json: 'boolean' },
+        ['principal', 'tool'],
+      );
       const { policyTestOutput } = await import('../cli/policy.js');
       return policyTestOutput(hearth, given<{ principal: string; tool: string }>(params));
     },
@@ -166,12 +175,12 @@ export function controlStreams(hearth: Hearth, log: Logger): Record<string, Cont
       // Roles are looked up at each request, so `hearth policy` changes apply without a restart.
       const who = () => (p.as && !p.role ? cliPrincipal(hearth, p.as) : principal);
       return async (socket: Socket, leftover: Buffer) => {
-      const input = new PassThrough();
-      if (leftover.length) input.write(leftover);
-      socket.pipe(input);
-      const serving = await serveStdio({ hearth, principal: who, log: log.child({ part: 'mcp', principal: principal.id }), stdin: input, stdout: socket });
-      socket.once('close', () => void serving.close());
-      void serving.closed.then(() => socket.end());
+        const input = new PassThrough();
+        if (leftover.length) input.write(leftover);
+        socket.pipe(input);
+        const serving = await serveStdio({ hearth, principal: who, log: log.child({ part: 'mcp', principal: principal.id }), stdin: input, stdout: socket });
+        socket.once('close', () => void serving.close());
+        void serving.closed.then(() => socket.end());
       };
     },
     chat: async (params: Params) => {

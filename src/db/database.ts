@@ -11,7 +11,10 @@ export type Db = Database.Database;
 export const MIGRATIONS_DIR = resolve(fileURLToPath(new URL('../../migrations', import.meta.url)));
 
 export class DatabaseError extends Error {
-  constructor(message: string, readonly code: string) {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
     super(message);
     this.name = 'DatabaseError';
   }
@@ -31,7 +34,8 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
     out.push({ version: Number(m[1]), name: m[2], sql: readFileSync(join(dir, file), 'utf8') });
   }
   out.forEach((m, i) => {
-    if (m.version !== i + 1) throw new DatabaseError(`migrations must be numbered 0001, 0002, ... without gaps: found ${m.version} at position ${i + 1}`, 'BAD_MIGRATIONS');
+    if (m.version !== i + 1)
+      throw new DatabaseError(`migrations must be numbered 0001, 0002, ... without gaps: found ${m.version} at position ${i + 1}`, 'BAD_MIGRATIONS');
   });
   return out;
 }

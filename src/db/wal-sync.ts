@@ -46,13 +46,15 @@ export class WalSync {
     if (this.queued) return this.queued;
     if (!this.running) return this.start();
     // The running fsync may have started before this caller's commit: it needs the next one.
-    const queued = this.running.then(
-      () => undefined,
-      () => undefined,
-    ).then(() => {
-      this.queued = undefined;
-      return this.start();
-    });
+    const queued = this.running
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        this.queued = undefined;
+        return this.start();
+      });
     this.queued = queued;
     return queued;
   }

@@ -10,7 +10,7 @@ import { colorTempMatches, fromDeviceColorTemp, toDeviceColorTemp } from './colo
 import type { Entity } from './model.js';
 
 export type Command =
-  | { action: 'turn_on'; brightness?: number; color?: string; /** Kelvin, whatever the light speaks. */ color_temp?: number }
+  | { action: 'turn_on'; brightness?: number; color?: string /** Kelvin, whatever the light speaks. */; color_temp?: number }
   | { action: 'turn_off' }
   | { action: 'open' }
   | { action: 'close' }
@@ -133,7 +133,9 @@ function render(entity: Entity, slot: string, value: string | number): string {
   try {
     return template(value);
   } catch (err) {
-    throw new CommandError(`${entity.id}'s ${slot === 'value' ? '' : `${slot} `}command template cannot render ${JSON.stringify(value)}: ${(err as Error).message}`);
+    throw new CommandError(
+      `${entity.id}'s ${slot === 'value' ? '' : `${slot} `}command template cannot render ${JSON.stringify(value)}: ${(err as Error).message}`,
+    );
   }
 }
 

@@ -85,7 +85,10 @@ export function applyTransform(transform: PayloadTransform, message: Message): u
     return transform(message);
   } catch (err) {
     if (err instanceof PayloadError) throw err;
-    throw new PayloadError('bad_value', `could not read the payload: ${err instanceof RangeError ? 'it is nested too deeply' : ((err as Error)?.message ?? String(err))}`);
+    throw new PayloadError(
+      'bad_value',
+      `could not read the payload: ${err instanceof RangeError ? 'it is nested too deeply' : ((err as Error)?.message ?? String(err))}`,
+    );
   }
 }
 

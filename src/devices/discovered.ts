@@ -33,7 +33,8 @@ function optional(text: string | undefined, max: number): string | undefined {
 }
 
 function admitEntity(device: Device, entity: Entity): Entity | Refusal {
-  if (!ENTITY_KEY_RE.test(entity.key)) return { what: forLog(entity.id), reason: `entity key ${JSON.stringify(forLog(entity.key))} is not [a-z0-9_], 1-64 characters` };
+  if (!ENTITY_KEY_RE.test(entity.key))
+    return { what: forLog(entity.id), reason: `entity key ${JSON.stringify(forLog(entity.key))} is not [a-z0-9_], 1-64 characters` };
   if (entity.id !== `${device.id}.${entity.key}` || entity.deviceId !== device.id) {
     return { what: forLog(entity.id), reason: `entity id must be "${device.id}.${entity.key}"` };
   }
@@ -44,9 +45,17 @@ function admitEntity(device: Device, entity: Entity): Entity | Refusal {
   const admitted: Entity = {
     ...entity,
     name: cleanUntrustedText(entity.name, MAX_NAME_CHARS) || entity.key.replace(/_/g, ' '),
-    aliases: entity.aliases.map((a) => cleanUntrustedText(a, MAX_AREA_CHARS)).filter(Boolean).slice(0, MAX_ALIASES),
+    aliases: entity.aliases
+      .map((a) => cleanUntrustedText(a, MAX_AREA_CHARS))
+      .filter(Boolean)
+      .slice(0, MAX_ALIASES),
   };
-  for (const [field, value] of [['area', area], ['unit', unit], ['deviceClass', deviceClass], ['icon', icon]] as const) {
+  for (const [field, value] of [
+    ['area', area],
+    ['unit', unit],
+    ['deviceClass', deviceClass],
+    ['icon', icon],
+  ] as const) {
     if (value === undefined) delete admitted[field];
     else admitted[field] = value;
   }
@@ -74,7 +83,11 @@ export function admitDiscovered(devices: Device[]): { devices: Device[]; refused
     }
     if (!entities.length) continue;
     const out: Device = { ...device, name: cleanUntrustedText(device.name, MAX_NAME_CHARS) || device.id, entities };
-    for (const [field, max] of [['area', MAX_AREA_CHARS], ['manufacturer', MAX_MAKER_CHARS], ['model', MAX_MAKER_CHARS]] as const) {
+    for (const [field, max] of [
+      ['area', MAX_AREA_CHARS],
+      ['manufacturer', MAX_MAKER_CHARS],
+      ['model', MAX_MAKER_CHARS],
+    ] as const) {
       const value = optional(device[field], max);
       if (value === undefined) delete out[field];
       else out[field] = value;

@@ -81,9 +81,17 @@ export class SqliteEntityNames extends MemoryEntityNames {
   private readonly keyRow;
   private warned = false;
 
-  constructor(private readonly db: Db, private readonly log?: Logger) {
+  constructor(
+    private readonly db: Db,
+    private readonly log?: Logger,
+  ) {
     super();
-    const rows = db.prepare('SELECT seq, entity_id, tool_name, tool_base FROM entity_names').all() as Array<{ seq: number; entity_id: string; tool_name: string | null; tool_base: string | null }>;
+    const rows = db.prepare('SELECT seq, entity_id, tool_name, tool_base FROM entity_names').all() as Array<{
+      seq: number;
+      entity_id: string;
+      tool_name: string | null;
+      tool_base: string | null;
+    }>;
     for (const row of rows) {
       this.seq.set(row.entity_id, row.seq);
       if (row.tool_name) super.keep(row.entity_id, row.tool_name, row.tool_base ?? '');

@@ -78,7 +78,9 @@ const SHARED = new Map<string, object>();
 /** The one frozen copy of this value: 10,000 entities of a few kinds need a few dozen such objects, not 60,000. */
 function shared<T extends object>(value: T): T {
   // Infinity, NaN and undefined are told apart from null and from a missing key.
-  const key = JSON.stringify(value, (_k, v: unknown) => (v === undefined ? '\u0000undefined' : typeof v === 'number' && !Number.isFinite(v) ? `\u0000${v}` : v));
+  const key = JSON.stringify(value, (_k, v: unknown) =>
+    v === undefined ? '\u0000undefined' : typeof v === 'number' && !Number.isFinite(v) ? `\u0000${v}` : v,
+  );
   let one = SHARED.get(key);
   if (!one) {
     one = deepFreeze(value);
@@ -178,8 +180,7 @@ function toAvailability(raw: unknown): Availability | undefined {
   return { sources: (raw as Raw).sources.map(source), mode: (raw as Raw).mode ?? 'all' };
 }
 
-const asStrings = (m: Record<string, unknown> | undefined) =>
-  Object.fromEntries(Object.entries(m ?? {}).map(([k, v]) => [k, String(v)]));
+const asStrings = (m: Record<string, unknown> | undefined) => Object.fromEntries(Object.entries(m ?? {}).map(([k, v]) => [k, String(v)]));
 
 function toDevice(raw: Raw, file: string, where: string, problems: DeviceFileProblem[]): Device {
   const device: Device = {
@@ -225,18 +226,28 @@ function toDevice(raw: Raw, file: string, where: string, problems: DeviceFilePro
       }
       const need = { xy: ['color_x', 'color_y'], hs: ['hue', 'saturation'], rgb: ['red', 'green', 'blue'] }[colorModes[0]!];
       const missing = need.filter((n) => !attributes[n]);
-      if (missing.length) problems.push({ file, path: `${at}.attributes`, message: `color_modes ${colorModes[0]} needs attributes ${missing.join(', ')} (where the colour is in the state and the command)` });
+      if (missing.length)
+        problems.push({
+          file,
+          path: `${at}.attributes`,
+          message: `color_modes ${colorModes[0]} needs attributes ${missing.join(', ')} (where the colour is in the state and the command)`,
+        });
     }
     // Colour temperature: kelvin or mireds at the color_temp attribute's path, or on a topic of its own.
     const ct = e.color_temp as { min_kelvin: number; max_kelvin: number; unit?: 'kelvin' | 'mired' } | undefined;
     if (ct) {
       if (kind !== 'light') problems.push({ file, path: `${at}.color_temp`, message: 'only a light takes a colour temperature' });
-      if (ct.min_kelvin >= ct.max_kelvin) problems.push({ file, path: `${at}.color_temp.min_kelvin`, message: `min_kelvin ${ct.min_kelvin} must be below max_kelvin ${ct.max_kelvin}` });
+      if (ct.min_kelvin >= ct.max_kelvin)
+        problems.push({ file, path: `${at}.color_temp.min_kelvin`, message: `min_kelvin ${ct.min_kelvin} must be below max_kelvin ${ct.max_kelvin}` });
       const ownTopic = !!(e.command_topics as Record<string, string> | undefined)?.color_temp;
       if (!ownTopic && e.command_format !== 'json') {
         problems.push({ file, path: `${at}.color_temp`, message: 'a colour temperature needs command_format: json or command_topics.color_temp' });
       } else if (!ownTopic && !attributes.color_temp) {
-        problems.push({ file, path: `${at}.attributes`, message: 'color_temp needs attribute color_temp (where the colour temperature is in the state and the command)' });
+        problems.push({
+          file,
+          path: `${at}.attributes`,
+          message: 'color_temp needs attribute color_temp (where the colour temperature is in the state and the command)',
+        });
       }
     }
     device.entities.push({

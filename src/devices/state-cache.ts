@@ -208,7 +208,8 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     let online: boolean;
     if (word === source.payloadAvailable) online = true;
     else if (word === source.payloadNotAvailable) online = false;
-    else if (word === '') return false; // a cleared retained availability message
+    else if (word === '')
+      return false; // a cleared retained availability message
     else {
       throw new PayloadError(
         'bad_value',

@@ -45,7 +45,8 @@ export function parseRange(input: { since?: string | null; until?: string | null
   let points = DEFAULT_POINTS;
   if (input.points !== undefined && input.points !== null && input.points !== '') {
     const n = typeof input.points === 'number' ? input.points : /^\d{1,6}$/.test(input.points.trim()) ? Number(input.points) : NaN;
-    if (!Number.isInteger(n) || n < 2 || n > MAX_POINTS) throw new RangeError('points', `must be a whole number from 2 to ${MAX_POINTS}, got ${JSON.stringify(String(input.points).slice(0, 40))}`);
+    if (!Number.isInteger(n) || n < 2 || n > MAX_POINTS)
+      throw new RangeError('points', `must be a whole number from 2 to ${MAX_POINTS}, got ${JSON.stringify(String(input.points).slice(0, 40))}`);
     points = n;
   }
   return { since, until, points };

@@ -54,7 +54,11 @@ export class HistoryRecorder {
     const key = typeof value === 'number' ? value : value === null ? null : String(value);
     if (this.last.has(entity.id) && this.last.get(entity.id) === key) return;
     this.last.set(entity.id, key);
-    this.pending.push(typeof key === 'number' ? { entityId: entity.id, ts: state.updatedAt ?? this.now(), num: key } : { entityId: entity.id, ts: state.updatedAt ?? this.now(), state: key });
+    this.pending.push(
+      typeof key === 'number'
+        ? { entityId: entity.id, ts: state.updatedAt ?? this.now(), num: key }
+        : { entityId: entity.id, ts: state.updatedAt ?? this.now(), state: key },
+    );
     if (this.pending.length >= this.batchSize) this.flush();
     else if (!this.timer) {
       this.timer = setTimeout(() => this.flush(), this.flushMs);

@@ -140,7 +140,8 @@ export class HistoryStore {
       return { ...base, points: raw, bucketMs: null, rows: raw.length };
     }
     const width = Math.max(1, Math.ceil((until - since + 1) / points));
-    const rowsIn = (from: number, to: number) => (from > to ? [] : (this.numBuckets.all({ entity: entityId, origin: since, since: from, until: to, width }) as Bucket[]));
+    const rowsIn = (from: number, to: number) =>
+      from > to ? [] : (this.numBuckets.all({ entity: entityId, origin: since, since: from, until: to, width }) as Bucket[]);
     if (numeric) {
       let parts: Bucket[];
       if (width >= 4 * ROLLUP_MS) {

@@ -51,7 +51,8 @@ export function approvalRoutes({ hearth }: ApiContext): Route[] {
       path: '/api/approvals',
       handler: ({ query, principal }) => {
         const raw = query.get('status') ?? 'pending';
-        if (raw !== 'all' && !STATUSES.includes(raw as ApprovalStatus)) throw badField('status', `must be all or one of ${STATUSES.join(', ')}, got ${JSON.stringify(raw)}`);
+        if (raw !== 'all' && !STATUSES.includes(raw as ApprovalStatus))
+          throw badField('status', `must be all or one of ${STATUSES.join(', ')}, got ${JSON.stringify(raw)}`);
         const rawLimit = query.get('limit') ?? '100';
         if (!/^\d{1,4}$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > 1000) throw badField('limit', 'must be a whole number from 1 to 1000');
         const now = Date.now();

@@ -17,7 +17,8 @@ const INT_RE = /^\d{1,15}$/;
 function intParam(query: URLSearchParams, name: string, min: number, max: number): number | undefined {
   const raw = query.get(name);
   if (raw === null || raw === '') return undefined;
-  if (!INT_RE.test(raw) || Number(raw) < min || Number(raw) > max) throw badField(name, `must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw.slice(0, 40))}`);
+  if (!INT_RE.test(raw) || Number(raw) < min || Number(raw) > max)
+    throw badField(name, `must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw.slice(0, 40))}`);
   return Number(raw);
 }
 
@@ -72,7 +73,8 @@ export function auditRoutes({ hearth }: ApiContext): Route[] {
       path: '/api/audit',
       handler: ({ query, principal }) => {
         const outcomeRaw = stringParam(query, 'outcome', 40);
-        if (outcomeRaw !== undefined && !OUTCOMES.includes(outcomeRaw as Outcome)) throw badField('outcome', `must be one of ${OUTCOMES.join(', ')}, got ${JSON.stringify(outcomeRaw)}`);
+        if (outcomeRaw !== undefined && !OUTCOMES.includes(outcomeRaw as Outcome))
+          throw badField('outcome', `must be one of ${OUTCOMES.join(', ')}, got ${JSON.stringify(outcomeRaw)}`);
         const order = stringParam(query, 'order', 10) ?? 'desc';
         if (order !== 'asc' && order !== 'desc') throw badField('order', `must be asc or desc, got ${JSON.stringify(order)}`);
         let who = stringParam(query, 'principal');

@@ -51,7 +51,9 @@ export function controlRoutes({ hearth }: ApiContext): Route[] {
           const allowed: Record<string, { may: boolean; why?: string }> = {};
           for (const a of actions.length ? actions : ['actuate']) {
             const may = mayEver(principal, tool, entity, a);
-            allowed[a] = may ? { may } : { may, why: `no policy rule lets ${principal.id} ${a.replace(/_/g, ' ')} ${entity.name}; an owner can add one (hearth policy allow ...)` };
+            allowed[a] = may
+              ? { may }
+              : { may, why: `no policy rule lets ${principal.id} ${a.replace(/_/g, ' ')} ${entity.name}; an owner can add one (hearth policy allow ...)` };
           }
           out[entity.id] = { tool: tool.name, properties: props, actions: allowed };
         }
@@ -65,7 +67,8 @@ export function controlRoutes({ hearth }: ApiContext): Route[] {
         const input = await body();
         onlyFields(input, ['args']);
         const args = input.args;
-        if (args === undefined || args === null || typeof args !== 'object' || Array.isArray(args)) throw badField('args', 'must be a JSON object of the call arguments, e.g. {"action": "turn_on"}');
+        if (args === undefined || args === null || typeof args !== 'object' || Array.isArray(args))
+          throw badField('args', 'must be a JSON object of the call arguments, e.g. {"action": "turn_on"}');
         const entity = hearth.bridge.registry.entity(params.id);
         if (!entity) throw notFound(`no entity ${JSON.stringify(params.id.slice(0, 100))}; GET /api/devices lists them`);
         const denied = hearth.readDenied(principal, entity);

@@ -18,7 +18,11 @@ export function frameRoutes({ hearth }: ApiContext): Route[] {
         if (denied) throw forbidden(`not allowed to read ${entity.id}: ${denied}`);
         const state = hearth.bridge.cache.get(entity.id);
         if (!state?.frame) {
-          throw new HttpError(404, 'no_frame', `the camera ${JSON.stringify(entity.name)} has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`);
+          throw new HttpError(
+            404,
+            'no_frame',
+            `the camera ${JSON.stringify(entity.name)} has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`,
+          );
         }
         const frame = state.frame;
         const etag = `"${frame.at.toString(36)}-${frame.bytes.length.toString(36)}"`;

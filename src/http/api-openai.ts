@@ -31,7 +31,17 @@ const DONE = '[DONE]';
 
 /** An OpenAI-shaped 4xx/5xx. */
 export function openAiError(status: number, message: string, param: string | null = null, code: string | null = null, type?: string): HttpError {
-  const kind = type ?? (status === 401 ? 'authentication_error' : status === 403 ? 'permission_error' : status === 404 ? 'not_found_error' : status >= 500 ? 'server_error' : 'invalid_request_error');
+  const kind =
+    type ??
+    (status === 401
+      ? 'authentication_error'
+      : status === 403
+        ? 'permission_error'
+        : status === 404
+          ? 'not_found_error'
+          : status >= 500
+            ? 'server_error'
+            : 'invalid_request_error');
   return new HttpError(status, code ?? kind, message, { type: kind, param });
 }
 
@@ -92,7 +102,8 @@ interface ChatRequest {
 export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
   const model = body.model === undefined || body.model === null ? OPENAI_MODEL : body.model;
   if (typeof model !== 'string' || model === '') throw bad('model', `must be a model name (${OPENAI_MODEL}), got ${show(model)}`);
-  if (model !== OPENAI_MODEL) throw openAiError(404, `The model ${show(model)} does not exist: Hearth serves one model, "${OPENAI_MODEL}" (GET /v1/models)`, 'model', 'model_not_found');
+  if (model !== OPENAI_MODEL)
+    throw openAiError(404, `The model ${show(model)} does not exist: Hearth serves one model, "${OPENAI_MODEL}" (GET /v1/models)`, 'model', 'model_not_found');
   const messages = body.messages;
   if (messages === undefined || messages === null) throw bad('messages', 'is required: a list of {role, content} with at least one user message');
   if (!Array.isArray(messages)) throw bad('messages', `must be a list of {role, content}, got ${show(messages)}`);
@@ -102,7 +113,8 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
   messages.forEach((m, i) => {
     if (!m || typeof m !== 'object' || Array.isArray(m)) throw bad(`messages[${i}]`, `must be an object {role, content}, got ${show(m)}`);
     const msg = m as Record<string, unknown>;
-    if (typeof msg.role !== 'string' || !ROLES.includes(msg.role)) throw bad(`messages[${i}].role`, `must be one of ${ROLES.join(', ')}, got ${show(msg.role)}`);
+    if (typeof msg.role !== 'string' || !ROLES.includes(msg.role))
+      throw bad(`messages[${i}].role`, `must be one of ${ROLES.join(', ')}, got ${show(msg.role)}`);
     const text = contentText(msg.content, `messages[${i}].content`);
     if (msg.role === 'user') last = text;
   });
@@ -184,12 +196,19 @@ export function openAiRoutes(ctx: ApiContext): Route[] {
     });
     const run = async (onEvent?: (e: AgentEvent) => void): Promise<ConversationAnswer> => {
       try {
-        return await conversations.turn({ principal: r.principal, ...(key !== undefined ? { key } : {}), text: chat.text, signal: abort.signal, ...(onEvent ? { onEvent } : {}) });
+        return await conversations.turn({
+          principal: r.principal,
+          ...(key !== undefined ? { key } : {}),
+          text: chat.text,
+          signal: abort.signal,
+          ...(onEvent ? { onEvent } : {}),
+        });
       } catch (err) {
         const code = (err as { code?: string }).code;
         if (code === 'turn_active') throw openAiError(409, 'a turn of this conversation is still running: wait for its answer', null, 'conversation_busy');
         if (code === 'archived_session') throw openAiError(409, (err as Error).message, null, 'conversation_archived');
-        if (/belongs to another principal/.test((err as Error).message)) throw openAiError(403, 'this conversation belongs to another principal', null, 'conversation_forbidden');
+        if (/belongs to another principal/.test((err as Error).message))
+          throw openAiError(403, 'this conversation belongs to another principal', null, 'conversation_forbidden');
         throw err;
       }
     };
@@ -230,7 +249,12 @@ export function openAiRoutes(ctx: ApiContext): Route[] {
     const start = () => {
       if (started) return;
       started = true;
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
       res.socket?.setNoDelay(true);
       write(chunk({ role: 'assistant', content: '' }));
     };
@@ -277,7 +301,8 @@ export function openAiRoutes(ctx: ApiContext): Route[] {
       method: 'GET',
       path: '/v1/models/:id',
       handler: ({ params }) => {
-        if (params.id !== OPENAI_MODEL) throw openAiError(404, `The model ${show(params.id)} does not exist: Hearth serves one model, "${OPENAI_MODEL}"`, 'model', 'model_not_found');
+        if (params.id !== OPENAI_MODEL)
+          throw openAiError(404, `The model ${show(params.id)} does not exist: Hearth serves one model, "${OPENAI_MODEL}"`, 'model', 'model_not_found');
         return models().data[0];
       },
     },

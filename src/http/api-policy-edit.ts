@@ -66,7 +66,8 @@ export function policyEditRoutes({ hearth }: ApiContext): Route[] {
         const id = ruleId(params.id);
         const input = await body();
         onlyFields(input, ['priority']);
-        if (typeof input.priority !== 'number' || !Number.isInteger(input.priority)) throw badField('priority', `must be a whole number, got ${JSON.stringify(input.priority)}`);
+        if (typeof input.priority !== 'number' || !Number.isInteger(input.priority))
+          throw badField('priority', `must be a whole number, got ${JSON.stringify(input.priority)}`);
         const rule = checked(() => policy.setPriority(id, input.priority as number));
         if (!rule) throw notFound(`no rule #${id}; GET /api/policy/rules lists them`);
         return shown(rule);

@@ -62,7 +62,15 @@ export function policyRoutes({ hearth }: ApiContext): Route[] {
           decision: explained.decision,
           // Every rule only for owners: the table is theirs to read.
           rules: isOwner(principal)
-            ? explained.rules.map((c) => ({ id: c.rule.id, effect: c.rule.effect, priority: c.rule.priority, description: c.description, matched: c.matched, decided: c.decided, why: c.why }))
+            ? explained.rules.map((c) => ({
+                id: c.rule.id,
+                effect: c.rule.effect,
+                priority: c.rule.priority,
+                description: c.description,
+                matched: c.matched,
+                decided: c.decided,
+                why: c.why,
+              }))
             : undefined,
         };
       },

@@ -95,7 +95,10 @@ export class Authenticator {
     if (!m) throw unauthorized(`the Authorization header must be \`Bearer <token>\`: ${TOKEN_HINT}`);
     const info = this.hearth.tokens.verify(m[1]);
     if (!info) throw unauthorized('the bearer token is not valid (unknown or revoked); `hearth token list` shows the tokens');
-    return { principal: { id: info.principal, roles: this.hearth.policy.rolesOf(info.principal), ...(info.area ? { area: info.area } : {}) }, token: info.name };
+    return {
+      principal: { id: info.principal, roles: this.hearth.policy.rolesOf(info.principal), ...(info.area ? { area: info.area } : {}) },
+      token: info.name,
+    };
   }
 }
 

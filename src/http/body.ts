@@ -42,7 +42,10 @@ export async function readJsonObject(req: IncomingMessage, limit = BODY_LIMIT): 
   if (over) throw tooLarge(limit);
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return {};
-  const type = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
   if (type && type !== 'application/json' && !type.endsWith('+json')) {
     throw new HttpError(415, 'unsupported_media_type', `the request body must be JSON (Content-Type: application/json), not ${type}`);
   }
@@ -53,7 +56,11 @@ export async function readJsonObject(req: IncomingMessage, limit = BODY_LIMIT): 
     throw new HttpError(400, 'bad_json', `the request body is not valid JSON: ${(err as Error).message}`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new HttpError(400, 'bad_request', `the request body must be a JSON object, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+    throw new HttpError(
+      400,
+      'bad_request',
+      `the request body must be a JSON object, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`,
+    );
   }
   return value as Record<string, unknown>;
 }

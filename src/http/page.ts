@@ -56,36 +56,43 @@ export function pageRoutes(_ctx: ApiContext, dir = PAGE_DIR): Route[] {
     const body = await readFile(module ? packageFile(file) : resolve(dir, file));
     return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
   };
-  return Object.entries(FILES).map(([path, { file, type, module }]): Route => ({
-    method: 'GET' as const,
-    path,
-    auth: false,
-    handler: async ({ req, res }) => {
-      let loaded: Loaded;
-      try {
-        loaded = await load(file, module);
-      } catch (err) {
-        if (module) throw notFound(`the chart library file ${file} is missing (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reinstall hearth-bridge so its dependency uplot is installed`);
-        throw notFound(`the web page file ${file} is missing from ${dir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reinstall hearth-bridge`);
-      }
-      const headers: Record<string, string | number> = {
-        'cache-control': 'no-cache',
-        etag: loaded.etag,
-        'x-content-type-options': 'nosniff',
-        'referrer-policy': 'no-referrer',
-        'content-security-policy': PAGE_CSP,
-        'x-frame-options': 'DENY',
-        'cross-origin-opener-policy': 'same-origin',
-        'permissions-policy': 'camera=(), geolocation=(), microphone=(self)',
-      };
-      if (req.headers['if-none-match'] === loaded.etag) {
-        res.writeHead(304, headers);
-        res.end();
+  return Object.entries(FILES).map(
+    ([path, { file, type, module }]): Route => ({
+      method: 'GET' as const,
+      path,
+      auth: false,
+      handler: async ({ req, res }) => {
+        let loaded: Loaded;
+        try {
+          loaded = await load(file, module);
+        } catch (err) {
+          if (module)
+            throw notFound(
+              `the chart library file ${file} is missing (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reinstall hearth-bridge so its dependency uplot is installed`,
+            );
+          throw notFound(
+            `the web page file ${file} is missing from ${dir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reinstall hearth-bridge`,
+          );
+        }
+        const headers: Record<string, string | number> = {
+          'cache-control': 'no-cache',
+          etag: loaded.etag,
+          'x-content-type-options': 'nosniff',
+          'referrer-policy': 'no-referrer',
+          'content-security-policy': PAGE_CSP,
+          'x-frame-options': 'DENY',
+          'cross-origin-opener-policy': 'same-origin',
+          'permissions-policy': 'camera=(), geolocation=(), microphone=(self)',
+        };
+        if (req.headers['if-none-match'] === loaded.etag) {
+          res.writeHead(304, headers);
+          res.end();
+          return undefined;
+        }
+        res.writeHead(200, { ...headers, 'content-type': type, 'content-length': loaded.body.length });
+        res.end(loaded.body);
         return undefined;
-      }
-      res.writeHead(200, { ...headers, 'content-type': type, 'content-length': loaded.body.length });
-      res.end(loaded.body);
-      return undefined;
-    },
-  }));
+      },
+    }),
+  );
 }

@@ -48,7 +48,10 @@ export interface Mount {
 
 /** The port is taken, or the address cannot be bound. */
 export class HttpStartError extends Error {
-  constructor(message: string, readonly code: string) {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
     super(message);
     this.name = 'HttpStartError';
   }
@@ -133,8 +136,10 @@ export class HttpServer {
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) => {
         const where = `${host}:${options.port ?? 8080}`;
-        if (err.code === 'EADDRINUSE') reject(new HttpStartError(`the HTTP port ${where} is already in use: set http.port (e.g. --set http.port=8081)`, err.code));
-        else if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') reject(new HttpStartError(`cannot listen on ${where}: no such local address (check http.host)`, err.code));
+        if (err.code === 'EADDRINUSE')
+          reject(new HttpStartError(`the HTTP port ${where} is already in use: set http.port (e.g. --set http.port=8081)`, err.code));
+        else if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND')
+          reject(new HttpStartError(`cannot listen on ${where}: no such local address (check http.host)`, err.code));
         else if (err.code === 'EACCES') reject(new HttpStartError(`not allowed to listen on ${where}: pick a port above 1023 (http.port)`, err.code));
         else reject(err);
       };
@@ -173,7 +178,9 @@ export class HttpServer {
       this.sessions.interruptAll();
       this.hearth.tokens.off('revoked', this.onRevoked);
       this.sse.closeAll();
-      await Promise.all(this.mounts.map(async (m) => m.close?.())).catch((err: unknown) => this.log.warn({ err: errorOf(err) }, 'closing a mounted handler failed'));
+      await Promise.all(this.mounts.map(async (m) => m.close?.())).catch((err: unknown) =>
+        this.log.warn({ err: errorOf(err) }, 'closing a mounted handler failed'),
+      );
       this.server.closeIdleConnections();
       const force = setTimeout(() => this.server.closeAllConnections(), 2000);
       force.unref();
@@ -208,7 +215,8 @@ export class HttpServer {
       // An open route (health) still learns who asks when a token comes along (or auth is off).
       const guarded = path.startsWith('/api/') || path.startsWith('/v1/');
       if (guarded && (!open || req.headers.authorization !== undefined || !this.auth.enabled)) ({ principal, token } = this.auth.authenticate(req));
-      if (!candidates.length) throw notFound(`no such endpoint: ${req.method} ${path}${path.startsWith('/api/') ? '' : ' (the API lives under /api/, e.g. GET /api/health)'}`);
+      if (!candidates.length)
+        throw notFound(`no such endpoint: ${req.method} ${path}${path.startsWith('/api/') ? '' : ' (the API lives under /api/, e.g. GET /api/health)'}`);
       const route = candidates.find((r) => r.method === req.method);
       if (!route) {
         const allow = [...new Set(candidates.map((r) => r.method))].join(', ');

@@ -179,7 +179,8 @@ export class McpHttpHandler {
     };
     await mcp.server.connect(transport);
     await this.serve(entry, req, res, body);
-    if (!entry.id) await mcp.close(); // initialize was refused: nothing to keep
+    if (!entry.id)
+      await mcp.close(); // initialize was refused: nothing to keep
     else this.log.info({ session: entry.id.slice(0, 12), principal: principal.id }, 'MCP session opened');
   }
 
@@ -337,7 +338,8 @@ export function mcpHttpListener(options: McpHttpListenerOptions): McpHttpListene
     const url = new URL(req.url ?? '/', 'http://localhost');
     try {
       checkOrigin(req, auth.enabled, options.hearth.bridge.config.http.trustedOrigins);
-      if (url.pathname !== path && url.pathname !== `${path}/`) throw new HttpError(404, 'not_found', `no such endpoint: ${url.pathname}; MCP is served at ${path}`);
+      if (url.pathname !== path && url.pathname !== `${path}/`)
+        throw new HttpError(404, 'not_found', `no such endpoint: ${url.pathname}; MCP is served at ${path}`);
       const { principal, token } = auth.authenticate(req);
       void handler.handle(req, res, principal, token);
     } catch (err) {

@@ -2,7 +2,15 @@
 // state as JSON (the shape `hearth devices --json` prints), and a camera's
 // latest frame is a blob at `hearth://camera/<id>/frame`. Reading one asks the
 // policy the same question a read tool would (without using a rate limit).
-import { ErrorCode, McpError, type CompleteRequest, type CompleteResult, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  type CompleteRequest,
+  type CompleteResult,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+} from '@modelcontextprotocol/sdk/types.js';
 import { stateJson } from '../cli/format.js';
 import type { Entity } from '../devices/model.js';
 import type { Hearth } from '../hearth.js';
@@ -37,7 +45,12 @@ export const RESOURCE_TEMPLATES: ResourceTemplate[] = [
 /** The URI -> an entity, or a resource-not-found error. */
 export function parseResourceUri(hearth: Hearth, uri: string): ResourceTarget {
   const m = /^hearth:\/\/(entity)\/([^/?#]+)$|^hearth:\/\/(camera)\/([^/?#]+)\/frame$/.exec(uri);
-  if (!m) throw new McpError(RESOURCE_NOT_FOUND, `unknown resource ${JSON.stringify(uri.slice(0, 200))}: Hearth serves hearth://entity/<id> and hearth://camera/<id>/frame`, { uri });
+  if (!m)
+    throw new McpError(
+      RESOURCE_NOT_FOUND,
+      `unknown resource ${JSON.stringify(uri.slice(0, 200))}: Hearth serves hearth://entity/<id> and hearth://camera/<id>/frame`,
+      { uri },
+    );
   let id: string;
   try {
     id = decodeURIComponent(m[2] ?? m[4]);
@@ -91,7 +104,11 @@ export function readResource(hearth: Hearth, principal: Principal, uri: string):
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(stateJson(target.entity, state), null, 2) }] };
   }
   if (!state?.frame) {
-    throw new McpError(RESOURCE_NOT_FOUND, `the camera ${quoted(target.entity.name)} has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`, { uri });
+    throw new McpError(
+      RESOURCE_NOT_FOUND,
+      `the camera ${quoted(target.entity.name)} has not sent a frame yet${state?.available === false ? ' and is offline' : ''}`,
+      { uri },
+    );
   }
   return { contents: [{ uri, mimeType: state.frame.contentType, blob: state.frame.bytes.toString('base64') }] };
 }
@@ -109,9 +126,13 @@ export function completeResourceId(hearth: Hearth, principal: Principal, params:
   if (ref.type !== 'ref/resource') throw new McpError(ErrorCode.InvalidParams, 'Hearth has no prompts; completions are for the {id} of its resource templates');
   const template = RESOURCE_TEMPLATES.find((t) => t.uriTemplate === ref.uri);
   if (!template) {
-    throw new McpError(ErrorCode.InvalidParams, `no resource template ${JSON.stringify(ref.uri.slice(0, 200))}; the templates are ${RESOURCE_TEMPLATES.map((t) => t.uriTemplate).join(' and ')}`);
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `no resource template ${JSON.stringify(ref.uri.slice(0, 200))}; the templates are ${RESOURCE_TEMPLATES.map((t) => t.uriTemplate).join(' and ')}`,
+    );
   }
-  if (argument.name !== 'id') throw new McpError(ErrorCode.InvalidParams, `the template ${template.uriTemplate} has one argument, id, not ${JSON.stringify(argument.name.slice(0, 40))}`);
+  if (argument.name !== 'id')
+    throw new McpError(ErrorCode.InvalidParams, `the template ${template.uriTemplate} has one argument, id, not ${JSON.stringify(argument.name.slice(0, 40))}`);
   const typed = argument.value.toLowerCase();
   const ids = hearth
     .visibleEntities(principal)

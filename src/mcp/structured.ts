@@ -58,12 +58,26 @@ export function toolTitleOf(tool: GeneratedTool, hearth: Hearth): string {
 
 /** The entity an actuator call acted on (or meant to). */
 function actedOn(tool: GeneratedTool, args: Record<string, unknown>, result: ToolResultObject, hearth: Hearth): Entity | undefined {
-  const id = typeof result.details?.entity === 'string' ? result.details.entity : tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : typeof args.entity === 'string' ? args.entity : undefined;
+  const id =
+    typeof result.details?.entity === 'string'
+      ? result.details.entity
+      : tool.meta.entityIds.length === 1
+        ? tool.meta.entityIds[0]
+        : typeof args.entity === 'string'
+          ? args.entity
+          : undefined;
   return id ? hearth.bridge.registry.entity(id) : undefined;
 }
 
 /** Add structuredContent (device reads) or a resource_link (actuators) to a call's MCP result. */
-export function enrich(result: CallToolResult, from: ToolResultObject, tool: GeneratedTool, args: Record<string, unknown>, hearth: Hearth, principal: Principal): CallToolResult {
+export function enrich(
+  result: CallToolResult,
+  from: ToolResultObject,
+  tool: GeneratedTool,
+  args: Record<string, unknown>,
+  hearth: Hearth,
+  principal: Principal,
+): CallToolResult {
   if (result.isError) return result;
   if (isDeviceRead(tool, hearth)) {
     const ids = Array.isArray(from.details?.entities) ? (from.details.entities as unknown[]).filter((id): id is string => typeof id === 'string') : [];

@@ -174,8 +174,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
         this.off('state', onState);
         reject(
           new MqttError(
-            `could not connect to ${redact(this.options.url)} within ${timeoutMs} ms` +
-              (this.lastError ? `: ${this.lastError}` : ''),
+            `could not connect to ${redact(this.options.url)} within ${timeoutMs} ms` + (this.lastError ? `: ${this.lastError}` : ''),
             'BROKER_DOWN',
           ),
         );

@@ -5,7 +5,10 @@ import { Aedes } from 'aedes';
 import type { Logger } from '../log.js';
 
 export class BrokerStartError extends Error {
-  constructor(message: string, readonly code?: string) {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
     super(message);
     this.name = 'BrokerStartError';
   }

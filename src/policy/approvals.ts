@@ -156,14 +156,16 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
         `UPDATE approvals SET status = @status, decided_by = @by, decided_at = @now, expires_at = MAX(expires_at, @until)
          WHERE id = @id AND status = 'pending' AND expires_at > @now`,
       ),
-      consume: db.prepare(
-        `UPDATE approvals SET status = 'used', used_at = @now
+      consume: db
+        .prepare(
+          `UPDATE approvals SET status = 'used', used_at = @now
          WHERE id = (SELECT id FROM approvals
                      WHERE principal = @principal AND entity_id IS @entity AND (@entity IS NOT NULL OR tool = @tool)
                        AND args_hash = @hash AND status = 'granted' AND expires_at > @now
                      ORDER BY decided_at LIMIT 1)
          RETURNING id`,
-      ).pluck(),
+        )
+        .pluck(),
       expire: db.prepare(`UPDATE approvals SET status = 'expired' WHERE status IN ('pending', 'granted') AND expires_at <= ?`),
       listAll: db.prepare('SELECT * FROM approvals ORDER BY created_at DESC, id LIMIT ?'),
       listStatus: db.prepare('SELECT * FROM approvals WHERE status = ? ORDER BY created_at DESC, id LIMIT ?'),
@@ -175,26 +177,41 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
     return this.stmts.expire.run(this.now()).changes;
   }
 
-  request(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown>; reason: string }): { id: string; expiresAt: number } {
+  request(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown>; reason: string }): {
+    id: string;
+    expiresAt: number;
+  } {
     const now = this.now();
     const canonical = canonicalJson(call.args ?? {});
     const hash = createHash('sha256').update(canonical).digest('hex');
     const entity = call.entityId ?? null;
-    const created = this.db.transaction((): Approval | { id: string; expiresAt: number } => {
-      const existing = this.stmts.findPending.get({ principal: call.principal, entity, tool: call.tool, hash, now }) as ApprovalRow | undefined;
-      if (existing) return { id: existing.id, expiresAt: existing.expires_at };
-      this.stmts.expire.run(now);
-      for (let attempt = 0; ; attempt++) {
-        const id = randomBytes(6).toString('hex');
-        try {
-          this.stmts.insert.run({ id, principal: call.principal, tool: call.tool, entity, argsHash: hash, args: canonical, reason: call.reason ?? '', createdAt: now, expiresAt: now + this.ttlMs });
-          return fromRow(this.stmts.get.get(id) as ApprovalRow);
-        } catch (err) {
-          if (attempt < 3 && (err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') continue;
-          throw err;
+    const created = this.db
+      .transaction((): Approval | { id: string; expiresAt: number } => {
+        const existing = this.stmts.findPending.get({ principal: call.principal, entity, tool: call.tool, hash, now }) as ApprovalRow | undefined;
+        if (existing) return { id: existing.id, expiresAt: existing.expires_at };
+        this.stmts.expire.run(now);
+        for (let attempt = 0; ; attempt++) {
+          const id = randomBytes(6).toString('hex');
+          try {
+            this.stmts.insert.run({
+              id,
+              principal: call.principal,
+              tool: call.tool,
+              entity,
+              argsHash: hash,
+              args: canonical,
+              reason: call.reason ?? '',
+              createdAt: now,
+              expiresAt: now + this.ttlMs,
+            });
+            return fromRow(this.stmts.get.get(id) as ApprovalRow);
+          } catch (err) {
+            if (attempt < 3 && (err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') continue;
+            throw err;
+          }
         }
-      }
-    }).immediate();
+      })
+      .immediate();
     if ('status' in created) {
       this.emit('requested', created);
       return { id: created.id, expiresAt: created.expiresAt };
@@ -245,7 +262,13 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
 
   /** Use up a granted, unexpired approval for exactly this call (single use); its id, or null. */
   consume(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown> }): string | null {
-    const id = this.stmts.consume.get({ principal: call.principal, entity: call.entityId ?? null, tool: call.tool, hash: argsHash(call.args ?? {}), now: this.now() }) as string | undefined;
+    const id = this.stmts.consume.get({
+      principal: call.principal,
+      entity: call.entityId ?? null,
+      tool: call.tool,
+      hash: argsHash(call.args ?? {}),
+      now: this.now(),
+    }) as string | undefined;
     return id ?? null;
   }
 
@@ -321,9 +344,7 @@ export interface InBandAnswer {
   by: Principal;
 }
 
-export type ConfirmOutcome =
-  | { ok: true; approvedBy: string }
-  | { ok: false; text: string; approvalId?: string; decision: PolicyDecision };
+export type ConfirmOutcome = { ok: true; approvedBy: string } | { ok: false; text: string; approvalId?: string; decision: PolicyDecision };
 
 function targetOf(request: PolicyRequest): ApprovalTarget {
   return {

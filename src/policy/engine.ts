@@ -111,7 +111,10 @@ function minutes(hhmm: string): number {
 function lostTo(c: Compiled, decidedBy: Compiled | null, winner: Compiled | null): string {
   const r = c.rule;
   const escalates = r.builtin && r.effect === 'confirm';
-  if (!winner) return escalates ? 'matches, but a built-in confirm rule only asks a person about a call a rule allows; no rule does, so the default decides' : 'matches, but the default decides';
+  if (!winner)
+    return escalates
+      ? 'matches, but a built-in confirm rule only asks a person about a call a rule allows; no rule does, so the default decides'
+      : 'matches, but the default decides';
   if (c === winner) {
     const e = decidedBy!.rule;
     return `matches and would allow, but built-in rule #${e.id} (priority ${e.priority}, confirm) comes first and asks a person; it decides`;
@@ -123,7 +126,8 @@ function lostTo(c: Compiled, decidedBy: Compiled | null, winner: Compiled | null
   }
   const then = decidedBy && decidedBy !== winner ? `; built-in rule #${decidedBy.rule.id} then asks a person` : '';
   if (w.priority > r.priority) return `matches, but rule #${w.id} decides: its priority ${w.priority} is higher than ${r.priority}${then}`;
-  if (w.effect !== r.effect) return `matches, but rule #${w.id} decides: same priority ${r.priority}, and ${w.effect} wins over ${r.effect} (deny > confirm > allow)${then}`;
+  if (w.effect !== r.effect)
+    return `matches, but rule #${w.id} decides: same priority ${r.priority}, and ${w.effect} wins over ${r.effect} (deny > confirm > allow)${then}`;
   return `matches, but rule #${w.id} decides: same priority ${r.priority} and effect ${r.effect}, and #${w.id} is the older rule (lower id)${then}`;
 }
 
@@ -356,7 +360,14 @@ export class SqlitePolicy implements PolicyEngine {
     let list = this.cache.get(key);
     if (!list) {
       // Approve rules name approvers; they never decide a call (not even one whose action argument says `approve`).
-      list = this.rules.filter((c) => !c.approves && subjectMatches(c, req.principal.id, roles) && fromAreaMatches(c, req.principal) && targetMatches(c, req) && actionMatches(c, isRead, req.action));
+      list = this.rules.filter(
+        (c) =>
+          !c.approves &&
+          subjectMatches(c, req.principal.id, roles) &&
+          fromAreaMatches(c, req.principal) &&
+          targetMatches(c, req) &&
+          actionMatches(c, isRead, req.action),
+      );
       if (this.cache.size >= CACHE_MAX) this.cache.clear();
       this.cache.set(key, list);
     }
@@ -447,7 +458,13 @@ export class SqlitePolicy implements PolicyEngine {
 
   /** The approve rules that could apply to a call on this target, in precedence order. */
   private approveRules(target: ApprovalTarget, at: Date): Compiled[] {
-    const req = { ...target, principal: { id: '', roles: [] }, capability: target.capability ?? 'actuator', action: target.action ?? 'actuate', args: {} } as PolicyRequest;
+    const req = {
+      ...target,
+      principal: { id: '', roles: [] },
+      capability: target.capability ?? 'actuator',
+      action: target.action ?? 'actuate',
+      args: {},
+    } as PolicyRequest;
     let time: { minute: number; weekday: number } | null = null;
     return this.rules.filter((c) => {
       if (!c.approves || !targetMatches(c, req)) return false;
@@ -502,7 +519,9 @@ export class SqlitePolicy implements PolicyEngine {
       } else if (!subjectMatches(c, request.principal.id, roles)) {
         why = `subject ${r.subject} does not match ${request.principal.id} (roles: ${roles.join(', ') || 'none'})`;
       } else if (!fromAreaMatches(c, request.principal)) {
-        why = request.principal.area ? `the call comes from area ${request.principal.area}, not ${r.fromArea}` : `the call comes from no area (the rule wants ${r.fromArea})`;
+        why = request.principal.area
+          ? `the call comes from area ${request.principal.area}, not ${r.fromArea}`
+          : `the call comes from no area (the rule wants ${r.fromArea})`;
       } else if (!targetMatches(c, request)) {
         const v = targetValue(r.targetType, request);
         const word = r.targetType.replace('_', ' ');
@@ -516,7 +535,8 @@ export class SqlitePolicy implements PolicyEngine {
       const decided = matched && decidedBy === c;
       if (decided) {
         if (decision.effect === 'deny' && c.rule.effect !== 'deny') why = `matches, but ${decision.reason}`;
-        else if (c !== winner && winner) why = `matches and decides: rule #${winner.rule.id} allows the call, and this built-in rule still asks a person (an allow above priority ${r.priority} waives it)`;
+        else if (c !== winner && winner)
+          why = `matches and decides: rule #${winner.rule.id} allows the call, and this built-in rule still asks a person (an allow above priority ${r.priority} waives it)`;
         else why = 'matches and decides';
       } else if (matched) {
         why = lostTo(c, decidedBy, winner ?? null);
@@ -645,7 +665,8 @@ export class SqlitePolicy implements PolicyEngine {
   // ---- principals ------------------------------------------------------
 
   setRoles(id: string, roles: string[]): void {
-    if (typeof id !== 'string' || !/^[^\s*?|]+$/.test(id)) throw new PolicyRuleError('principal', `must be an id like chat:alice without spaces or wildcards, got ${JSON.stringify(id)}`);
+    if (typeof id !== 'string' || !/^[^\s*?|]+$/.test(id))
+      throw new PolicyRuleError('principal', `must be an id like chat:alice without spaces or wildcards, got ${JSON.stringify(id)}`);
     if (!Array.isArray(roles)) throw new PolicyRuleError('roles', 'must be a list of role names');
     for (const r of roles) {
       if (typeof r !== 'string' || !ROLE_RE.test(r)) throw new PolicyRuleError('roles', `${JSON.stringify(r)} is not a role name (letters, digits, _ . -)`);

@@ -12,9 +12,25 @@ export type DayName = (typeof DAY_NAMES)[number];
 
 /** Actions devices understand (src/devices/commands.ts), plus the alarm panel's. */
 export const KNOWN_ACTIONS = [
-  'turn_on', 'turn_off', 'open', 'close', 'stop', 'set_position', 'lock', 'unlock',
-  'set_mode', 'set_temperature', 'set_value', 'select_option', 'press',
-  'arm_home', 'arm_away', 'arm_night', 'arm_vacation', 'disarm', 'trigger',
+  'turn_on',
+  'turn_off',
+  'open',
+  'close',
+  'stop',
+  'set_position',
+  'lock',
+  'unlock',
+  'set_mode',
+  'set_temperature',
+  'set_value',
+  'select_option',
+  'press',
+  'arm_home',
+  'arm_away',
+  'arm_night',
+  'arm_vacation',
+  'disarm',
+  'trigger',
 ];
 
 /**
@@ -71,7 +87,10 @@ export interface NewRule {
 }
 
 export class PolicyRuleError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(`${field}: ${message}`);
     this.name = 'PolicyRuleError';
   }
@@ -107,7 +126,12 @@ export function ruleFromRow(row: RuleRow): PolicyRule {
     effect: row.effect as Effect,
     priority: row.priority,
     window: row.window_start !== null && row.window_end !== null ? { start: row.window_start, end: row.window_end } : null,
-    days: row.days ? (row.days.split(',').map((d) => d.trim().toLowerCase()).filter(Boolean) as DayName[]) : null,
+    days: row.days
+      ? (row.days
+          .split(',')
+          .map((d) => d.trim().toLowerCase())
+          .filter(Boolean) as DayName[])
+      : null,
     maxCalls: row.max_calls,
     perSeconds: row.per_seconds,
     note: row.note,
@@ -264,7 +288,8 @@ export function validateRule(input: NewRule): ValidRule {
   if (maxCalls !== null && input.effect === 'deny') throw new PolicyRuleError('maxCalls', 'a rate limit only makes sense on an allow or confirm rule');
   if (action.split('|').includes(APPROVE_ACTION)) {
     if (action !== APPROVE_ACTION) throw new PolicyRuleError('action', 'approve cannot be combined with other actions: give the approvers their own rule');
-    if (input.effect === 'confirm') throw new PolicyRuleError('effect', 'an approve rule allows or denies granting approvals; it cannot itself need confirmation');
+    if (input.effect === 'confirm')
+      throw new PolicyRuleError('effect', 'an approve rule allows or denies granting approvals; it cannot itself need confirmation');
     if (maxCalls !== null) throw new PolicyRuleError('maxCalls', 'an approve rule cannot be rate-limited');
   }
   let note: string | null = null;
@@ -274,7 +299,20 @@ export function validateRule(input: NewRule): ValidRule {
     note = input.note.trim() || null;
   }
   const fromArea = input.fromArea === undefined || input.fromArea === null ? null : pattern('fromArea', input.fromArea, 'area name or glob');
-  return { subject, targetType: targetType as TargetType, target, action, effect: input.effect as Effect, priority, window, days, maxCalls, perSeconds, note, fromArea };
+  return {
+    subject,
+    targetType: targetType as TargetType,
+    target,
+    action,
+    effect: input.effect as Effect,
+    priority,
+    window,
+    days,
+    maxCalls,
+    perSeconds,
+    note,
+    fromArea,
+  };
 }
 
 const TARGET_WORD: Record<TargetType, string> = {

@@ -70,7 +70,11 @@ export interface PolicyEngine {
   mayApprove?(principal: Principal, target: ApprovalTarget): boolean;
   /** Who may approve a call on this target, in words (`role:owner`, `role:adult`, ...). */
   approversFor?(target: ApprovalTarget): string[];
-  mayEverUse(principal: Principal, tool: string, meta: { capability: Capability; kinds: string[]; entityIds: string[]; areas: string[]; actions: string[]; deviceClasses: string[] }): boolean;
+  mayEverUse(
+    principal: Principal,
+    tool: string,
+    meta: { capability: Capability; kinds: string[]; entityIds: string[]; areas: string[]; actions: string[]; deviceClasses: string[] },
+  ): boolean;
 }
 
 /** The approval store for `confirm` rules: bound to one exact call, single use, expiring. */
@@ -79,7 +83,10 @@ export interface ApprovalStore {
    * Record that a call is waiting for approval; returns its id (stable for the same call while pending).
    * Bound to the entity and the exact arguments (the tool name only when entityId is null).
    */
-  request(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown>; reason: string }): { id: string; expiresAt: number };
+  request(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown>; reason: string }): {
+    id: string;
+    expiresAt: number;
+  };
   /** Grant a pending approval (by a person via CLI, HTTP or Node-RED). */
   grant(id: string, by: string): boolean;
   deny(id: string, by: string): boolean;

@@ -220,7 +220,8 @@ export class LightBehaviour extends SwitchBehaviour {
 
   override apply(cmd: Command): void {
     if (cmd.action === 'turn_on') {
-      if (cmd.brightness === 0) this.on = false; // brightness 0 is off; the last brightness is kept for the next turn_on
+      if (cmd.brightness === 0)
+        this.on = false; // brightness 0 is off; the last brightness is kept for the next turn_on
       else {
         this.on = true;
         if (cmd.brightness !== undefined) this.brightness = cmd.brightness;
@@ -260,7 +261,8 @@ export class FanBehaviour extends SwitchBehaviour {
 
   override reject(cmd: Command): string | undefined {
     if (cmd.action === 'set_percentage') return outside('percentage', cmd.percentage, this.entity.ranges.percentage ?? { min: 0, max: 100 });
-    if (cmd.action === 'set_preset_mode' && !(this.entity.options.preset_mode ?? []).includes(cmd.preset_mode)) return `preset ${cmd.preset_mode} is not offered`;
+    if (cmd.action === 'set_preset_mode' && !(this.entity.options.preset_mode ?? []).includes(cmd.preset_mode))
+      return `preset ${cmd.preset_mode} is not offered`;
     return undefined;
   }
 
@@ -645,7 +647,7 @@ export class SensorBehaviour extends Behaviour {
     const n = toNumber(raw);
     if (n !== undefined) this.value = this.round(n);
     else if (raw !== undefined && raw !== null) this.value = String(raw);
-    else this.value = min !== undefined && max !== undefined ? this.round((min + max) / 2) : min ?? max ?? 0;
+    else this.value = min !== undefined && max !== undefined ? this.round((min + max) / 2) : (min ?? max ?? 0);
   }
 
   snapshot(): Record<string, unknown> {

@@ -70,16 +70,7 @@ export function textWidth(text: string, scale: number): number {
  * top-left corner at (x, y). Pixels outside the image are clipped.
  * Returns the x coordinate just past the last character.
  */
-export function drawText(
-  buf: Uint8Array,
-  width: number,
-  height: number,
-  x: number,
-  y: number,
-  text: string,
-  scale: number,
-  rgb: Rgb,
-): number {
+export function drawText(buf: Uint8Array, width: number, height: number, x: number, y: number, text: string, scale: number, rgb: Rgb): number {
   const s = Math.max(1, Math.floor(scale));
   const [r, g, b] = rgb;
   let penX = Math.round(x);

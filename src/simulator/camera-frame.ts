@@ -52,7 +52,9 @@ export async function drawCameraFrame(at: Date, options: FrameOptions = {}): Pro
   const labelX = width - pad * 2 - textWidth(label, scale);
   drawText(buf, width, height, labelX, barTop + pad, label, scale, WHITE);
 
-  return sharp(buf, { raw: { width, height, channels: 3 } }).jpeg({ quality }).toBuffer();
+  return sharp(buf, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality })
+    .toBuffer();
 }
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC. */

@@ -297,9 +297,7 @@ export class SimulatedDevice implements BehaviourHost {
         this.log.warn({ entity: entity.id, topic, payload: text.slice(0, 200), reason }, 'command ignored');
         continue;
       }
-      const problem = ACTIONS_BY_KIND[entity.kind]?.includes(cmd.action)
-        ? behaviour.reject(cmd)
-        : `${entity.kind} cannot ${cmd.action}`;
+      const problem = ACTIONS_BY_KIND[entity.kind]?.includes(cmd.action) ? behaviour.reject(cmd) : `${entity.kind} cannot ${cmd.action}`;
       if (problem) {
         this.log.warn({ entity: entity.id, topic, command: cmd, reason: problem }, 'command ignored');
         continue;

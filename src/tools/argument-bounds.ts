@@ -49,10 +49,14 @@ export function argumentSummary(args: unknown): Record<string, unknown> {
     const v = (args as Record<string, unknown>)[k];
     out[k.slice(0, 64)] =
       typeof v === 'string'
-        ? v.length > 100 ? `${v.slice(0, 100)}… (${v.length} characters)` : v
+        ? v.length > 100
+          ? `${v.slice(0, 100)}… (${v.length} characters)`
+          : v
         : v === null || typeof v === 'number' || typeof v === 'boolean'
           ? v
-          : Array.isArray(v) ? `(a list of ${v.length})` : '(an object)';
+          : Array.isArray(v)
+            ? `(a list of ${v.length})`
+            : '(an object)';
   }
   return out;
 }

@@ -74,15 +74,14 @@ function normalize(result: ToolResult): ToolResultObject {
 /** Check a tool definition; throws ExternalToolError naming the problem. */
 export function checkExternalToolDef(def: Omit<ExternalToolDef, 'handler' | 'source'>): ValidateFunction {
   if (typeof def.name !== 'string' || !isValidToolName(def.name)) {
-    const why = RESERVED_NAMES.has(def.name)
-      ? 'is a reserved name'
-      : `must be 1 to ${MAX_TOOL_NAME} letters, digits, _ or -, without "__"`;
+    const why = RESERVED_NAMES.has(def.name) ? 'is a reserved name' : `must be 1 to ${MAX_TOOL_NAME} letters, digits, _ or -, without "__"`;
     throw new ExternalToolError(`tool name ${JSON.stringify(def.name)} ${why}`, 'bad_name');
   }
   if (typeof def.description !== 'string' || !def.description.trim()) {
     throw new ExternalToolError(`tool ${def.name}: a description is required (the model reads it to know when to call the tool)`, 'bad_tool');
   }
-  if (def.description.length > MAX_DESCRIPTION) throw new ExternalToolError(`tool ${def.name}: the description is longer than ${MAX_DESCRIPTION} characters`, 'bad_tool');
+  if (def.description.length > MAX_DESCRIPTION)
+    throw new ExternalToolError(`tool ${def.name}: the description is longer than ${MAX_DESCRIPTION} characters`, 'bad_tool');
   if (def.capability !== 'read' && def.capability !== 'actuator') {
     throw new ExternalToolError(`tool ${def.name}: capability must be read or actuator, got ${JSON.stringify(def.capability)}`, 'bad_tool');
   }
@@ -159,18 +158,33 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps)
   };
 
   /** Refused before running: actuators always leave a row, reads only when the policy refused them. */
-  const rejected = (call: ToolCall, args: Record<string, unknown>, action: string, text: string, decision?: PolicyDecision, approvalId?: string): ToolResultObject => {
+  const rejected = (
+    call: ToolCall,
+    args: Record<string, unknown>,
+    action: string,
+    text: string,
+    decision?: PolicyDecision,
+    approvalId?: string,
+  ): ToolResultObject => {
     let auditId: number | undefined;
     if ((def.capability === 'actuator' || decision) && !byRequestId(call.requestId)) {
       auditId = record(entry(call, args, action, decision), decision ? 'denied' : 'failed', text);
     }
-    return FAIL(text, { auditId, source: def.source, ...(decision ? { decision: decision.effect, ruleId: decision.ruleId } : {}), ...(approvalId ? { approvalId } : {}) });
+    return FAIL(text, {
+      auditId,
+      source: def.source,
+      ...(decision ? { decision: decision.effect, ruleId: decision.ruleId } : {}),
+      ...(approvalId ? { approvalId } : {}),
+    });
   };
 
   const fromEarlierRow = (row: AuditRow, call: ToolCall, args: Record<string, unknown>): ToolResultObject => {
     // The same request id with another call is never a retry (as for device tools).
     if (row.tool !== def.name || row.principal !== call.principal.id || canonicalJson(row.args) !== canonicalJson(args)) {
-      return FAIL(`refused: request id ${row.requestId} was already used for another call; a retry must repeat the same tool and arguments, and a new call needs a new request id. Nothing was run.`, { duplicate: true, mismatch: true });
+      return FAIL(
+        `refused: request id ${row.requestId} was already used for another call; a retry must repeat the same tool and arguments, and a new call needs a new request id. Nothing was run.`,
+        { duplicate: true, mismatch: true },
+      );
     }
     const text = `${row.outcome === 'pending' ? 'still running' : row.outcome}: request ${row.requestId} was already handled (audit #${row.id}); it was not run again.`;
     return row.outcome === 'confirmed' || row.outcome === 'unconfirmed' || row.outcome === 'pending'
@@ -179,7 +193,10 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps)
   };
 
   /** The handler, bounded by the timeout and the call's signal. */
-  const invoke = async (args: Record<string, unknown>, call: ToolCall): Promise<{ kind: 'ok' | 'timeout' | 'aborted' | 'threw'; result?: ToolResultObject; error?: string }> => {
+  const invoke = async (
+    args: Record<string, unknown>,
+    call: ToolCall,
+  ): Promise<{ kind: 'ok' | 'timeout' | 'aborted' | 'threw'; result?: ToolResultObject; error?: string }> => {
     const controller = new AbortController();
     const onAbort = () => controller.abort(call.signal.reason);
     call.signal.addEventListener('abort', onAbort, { once: true });
@@ -207,9 +224,12 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps)
       rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? structuredClone(rawArgs) : ({ value: rawArgs } as Record<string, unknown>);
     const action = externalAction(def.capability, args);
     if (!rawArgs || typeof rawArgs !== 'object' || Array.isArray(rawArgs) || !validate(args)) {
-      const problems = rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs)
-        ? schemaProblems(validate.errors, args).map((p) => `${p.path === '(top level)' ? 'arguments' : `"${p.path}"`} ${p.message}`).join('; ')
-        : 'arguments must be a JSON object';
+      const problems =
+        rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs)
+          ? schemaProblems(validate.errors, args)
+              .map((p) => `${p.path === '(top level)' ? 'arguments' : `"${p.path}"`} ${p.message}`)
+              .join('; ')
+          : 'arguments must be a JSON object';
       return rejected(call, args, action, `invalid arguments: ${problems}`);
     }
     if (call.signal.aborted) return FAIL('cancelled before it started; nothing was done');

@@ -111,9 +111,10 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       DATA_NOTE,
     objectSchema(
       {
-        entity: sorted.length <= enumLimit
-          ? { type: 'string', enum: sorted.map((e) => e.id), description: 'One entity id.' }
-          : { type: 'string', minLength: 1, maxLength: 200, description: 'One entity id (see find_entities).' },
+        entity:
+          sorted.length <= enumLimit
+            ? { type: 'string', enum: sorted.map((e) => e.id), description: 'One entity id.' }
+            : { type: 'string', minLength: 1, maxLength: 200, description: 'One entity id (see find_entities).' },
         area: { type: 'string', minLength: 1, maxLength: 100, description: 'All entities in this area.' },
       },
       [],
@@ -126,16 +127,21 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
   // Both shapes: an entity's recorded history (src/history), same read check as get_state.
   make(
     'get_history',
-    'Get the recorded history of one entity: when a door, light or motion sensor changed (newest first), or a sensor\'s low, high, ' +
+    "Get the recorded history of one entity: when a door, light or motion sensor changed (newest first), or a sensor's low, high, " +
       'average and samples over a time range. Use it for "when did ... last ...?" and "how warm was it this morning?". ' +
       'Times are UTC. ' +
       DATA_NOTE,
     objectSchema(
       {
-        entity: sorted.length <= enumLimit
-          ? { type: 'string', enum: sorted.map((e) => e.id), description: 'One entity id.' }
-          : { type: 'string', minLength: 1, maxLength: 200, description: 'One entity id (see find_entities).' },
-        since: { type: 'string', maxLength: 40, description: 'Start: an ISO 8601 time (UTC unless an offset is given) or an offset back from now such as -3h, 90m, 7d. Default: 24 hours ago.' },
+        entity:
+          sorted.length <= enumLimit
+            ? { type: 'string', enum: sorted.map((e) => e.id), description: 'One entity id.' }
+            : { type: 'string', minLength: 1, maxLength: 200, description: 'One entity id (see find_entities).' },
+        since: {
+          type: 'string',
+          maxLength: 40,
+          description: 'Start: an ISO 8601 time (UTC unless an offset is given) or an offset back from now such as -3h, 90m, 7d. Default: 24 hours ago.',
+        },
         until: { type: 'string', maxLength: 40, description: 'End, in the same forms. Default: now.' },
       },
       ['entity'],
@@ -164,10 +170,17 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
         make(name, readDescription(e), EMPTY, 'read', { type: 'read', entityId: e.id }, meta);
       } else {
         const { properties, required } = actuatorProperties(e);
-        make(name, actuatorDescription(e), objectSchema(properties, required), 'actuator', { type: 'actuate', entityId: e.id, kinds: [e.kind] }, {
-          ...meta,
-          actions: actionsOf(e),
-        });
+        make(
+          name,
+          actuatorDescription(e),
+          objectSchema(properties, required),
+          'actuator',
+          { type: 'actuate', entityId: e.id, kinds: [e.kind] },
+          {
+            ...meta,
+            actions: actionsOf(e),
+          },
+        );
         if (e.kind === 'climate') {
           make(names.get(`${e.id}#reading`)!, readDescription(e), EMPTY, 'read', { type: 'read', entityId: e.id }, meta);
         }
@@ -179,7 +192,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
   // Grouped: find_entities, one camera tool, one control tool per actuator kind.
   make(
     'find_entities',
-    'Search the home\'s devices by words of their name, by area or by kind. Returns matching entity ids with name, area, kind ' +
+    "Search the home's devices by words of their name, by area or by kind. Returns matching entity ids with name, area, kind " +
       'and which tool controls them. Use it before acting on a device whose id you do not know. ' +
       DATA_NOTE,
     objectSchema(
@@ -235,24 +248,26 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       for (const a of actionsOf(e)) actions.add(a);
     }
     const required = ['entity', ...(props.action ? ['action'] : []), ...(kind === 'number' ? ['value'] : kind === 'select' ? ['option'] : [])];
-    const noun = {
-      switch: 'switches',
-      light: 'lights',
-      cover: 'covers (blinds, garage doors, gates)',
-      lock: 'locks',
-      climate: 'thermostats',
-      number: 'numeric settings',
-      select: 'option settings',
-      button: 'buttons',
-      fan: 'fans',
-      valve: 'valves',
-      alarm_control_panel: 'alarm panels',
-    }[kind as string] ?? kind;
+    const noun =
+      {
+        switch: 'switches',
+        light: 'lights',
+        cover: 'covers (blinds, garage doors, gates)',
+        lock: 'locks',
+        climate: 'thermostats',
+        number: 'numeric settings',
+        select: 'option settings',
+        button: 'buttons',
+        fan: 'fans',
+        valve: 'valves',
+        alarm_control_panel: 'alarm panels',
+      }[kind as string] ?? kind;
     make(
       groupedToolFor(kind),
       `Control ${noun}: ${[...actions].join(', ')}. ` +
         'Returns "confirmed" only when the device reports the new state, "unconfirmed" if it did not in time, or an error. ' +
-        'Find entity ids with find_entities; read state with get_state. ' + DATA_NOTE,
+        'Find entity ids with find_entities; read state with get_state. ' +
+        DATA_NOTE,
       objectSchema({ entity: entityArg(list, enumLimit, kind), ...props }, required),
       'actuator',
       { type: 'actuate', kinds: [kind] },

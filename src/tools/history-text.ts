@@ -25,7 +25,10 @@ function shown(entity: Entity, value: HistoryPoint['value']): string {
 export function historyAnswer(store: HistoryStore, entity: Entity, args: Record<string, unknown>, now = Date.now()): ToolResultObject {
   let range;
   try {
-    range = parseRange({ since: typeof args.since === 'string' ? args.since : undefined, until: typeof args.until === 'string' ? args.until : undefined, points: SAMPLES * 4 }, now);
+    range = parseRange(
+      { since: typeof args.since === 'string' ? args.since : undefined, until: typeof args.until === 'string' ? args.until : undefined, points: SAMPLES * 4 },
+      now,
+    );
   } catch (err) {
     if (err instanceof RangeError) return { text: `invalid arguments: ${err.message}`, isError: true };
     throw err;
@@ -35,18 +38,26 @@ export function historyAnswer(store: HistoryStore, entity: Entity, args: Record<
   const series = store.series(entity.id, since, until, SAMPLES * 4);
   if (!series.rows) {
     const before = series.before ? ` It was ${shown(entity, series.before.value)} since ${when(series.before.ts, now)}.` : '';
-    return { text: `${head}: no changes recorded.${before} (History keeps ${store.retentionDays} days of live changes.)`, details: { entity: entity.id, rows: 0 } };
+    return {
+      text: `${head}: no changes recorded.${before} (History keeps ${store.retentionDays} days of live changes.)`,
+      details: { entity: entity.id, rows: 0 },
+    };
   }
   if (series.type === 'number') {
     const raw = store.latest(entity.id, since, until, 100_000);
-    let lo = raw[0], hi = raw[0], sum = 0;
+    let lo = raw[0],
+      hi = raw[0],
+      sum = 0;
     for (const p of raw) {
       if ((p.value as number) < (lo.value as number)) lo = p;
       if ((p.value as number) > (hi.value as number)) hi = p;
       sum += p.value as number;
     }
     const step = Math.max(1, Math.ceil(raw.length / SAMPLES));
-    const samples = raw.filter((_, i) => i % step === 0).reverse().map((p) => `${when(p.ts, now)}: ${shown(entity, p.value)}`);
+    const samples = raw
+      .filter((_, i) => i % step === 0)
+      .reverse()
+      .map((p) => `${when(p.ts, now)}: ${shown(entity, p.value)}`);
     return {
       text:
         `${head}: ${raw.length} readings; low ${shown(entity, lo.value)} at ${when(lo.ts, now)}, high ${shown(entity, hi.value)} at ${when(hi.ts, now)}, ` +

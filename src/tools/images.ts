@@ -42,7 +42,10 @@ export async function fitImage(bytes: Buffer, mimeType: string, limits: Partial<
   // Shrink until it fits: each round takes the long side down by a quarter.
   let side = Math.min(maxDimension, Math.max(width, height));
   for (let round = 0; round < 12; round++) {
-    const out = await sharp(bytes, { limitInputPixels: MAX_FRAME_PIXELS }).resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer({ resolveWithObject: true });
+    const out = await sharp(bytes, { limitInputPixels: MAX_FRAME_PIXELS })
+      .resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true })
+      .jpeg({ quality: 80 })
+      .toBuffer({ resolveWithObject: true });
     if (out.data.length <= maxImageBytes) {
       return { bytes: out.data, mimeType: 'image/jpeg', width: out.info.width, height: out.info.height, resized: true };
     }

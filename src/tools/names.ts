@@ -12,10 +12,31 @@ export const MAX_TOOL_NAME = 58;
 
 /** Built-in tool names of the kit's runtime, and Hearth's own fixed tools. */
 export const RESERVED_NAMES = new Set([
-  'shell', 'bash', 'read_file', 'write_file', 'edit_file', 'list_files', 'list_dir', 'grep', 'glob', 'search',
-  'web_search', 'web_fetch', 'fetch', 'todo_write', 'todo_read', 'think', 'memory',
-  'dispatch_subagent', 'list_subagents', 'message_subagent', 'stop_subagent',
-  'get_state', 'get_history', 'find_entities', 'get_camera_image',
+  'shell',
+  'bash',
+  'read_file',
+  'write_file',
+  'edit_file',
+  'list_files',
+  'list_dir',
+  'grep',
+  'glob',
+  'search',
+  'web_search',
+  'web_fetch',
+  'fetch',
+  'todo_write',
+  'todo_read',
+  'think',
+  'memory',
+  'dispatch_subagent',
+  'list_subagents',
+  'message_subagent',
+  'stop_subagent',
+  'get_state',
+  'get_history',
+  'find_entities',
+  'get_camera_image',
 ]);
 
 const NAME_RE = /^[A-Za-z0-9_-]{1,58}$/;

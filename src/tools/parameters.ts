@@ -38,7 +38,9 @@ export function hasColorTemp(entity: Entity): boolean {
 
 function colorTempSchema(entity: Entity): JsonSchema {
   const { minKelvin, maxKelvin } = entity.colorTemp!;
-  const words = Object.entries(COLOR_TEMP_WORDS).map(([w, k]) => `${w} ${k}`).join(', ');
+  const words = Object.entries(COLOR_TEMP_WORDS)
+    .map(([w, k]) => `${w} ${k}`)
+    .join(', ');
   return numberSchema(
     { min: minKelvin, max: maxKelvin, step: 1 },
     `Colour temperature of white light in kelvin, ${minKelvin} to ${maxKelvin} on this light (${words}); only with turn_on, not with color.`,
@@ -100,7 +102,10 @@ export function actuatorProperties(entity: Entity): { properties: Record<string,
     }
     case 'number': {
       const r = entity.ranges.value ?? { min: 0, max: 100 };
-      return { properties: { value: numberSchema(r, `New value${entity.unit ? ` in ${deviceWord(entity.unit, 16)}` : ''}, ${r.min} to ${r.max}.`) }, required: ['value'] };
+      return {
+        properties: { value: numberSchema(r, `New value${entity.unit ? ` in ${deviceWord(entity.unit, 16)}` : ''}, ${r.min} to ${r.max}.`) },
+        required: ['value'],
+      };
     }
     case 'select':
       return { properties: { option: { enum: entity.options.value ?? [] } }, required: ['option'] };
@@ -159,7 +164,10 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
       if (args.color !== undefined) {
         if (!hasColor(entity)) throw new ArgumentError('this light takes no colour');
         const color = String(args.color).trim().toLowerCase();
-        if (!parseColor(color)) throw new ArgumentError(`unknown colour ${JSON.stringify(args.color)}: use a name (${Object.keys(COLOR_NAMES).slice(0, 8).join(', ')}, ...) or #rrggbb`);
+        if (!parseColor(color))
+          throw new ArgumentError(
+            `unknown colour ${JSON.stringify(args.color)}: use a name (${Object.keys(COLOR_NAMES).slice(0, 8).join(', ')}, ...) or #rrggbb`,
+          );
         cmd.color = color;
       }
       if (args.color_temp !== undefined) {

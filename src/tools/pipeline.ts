@@ -170,7 +170,9 @@ export class Pipeline {
         }
         const denied = this.checkRead(tool, call, args, entity);
         if (denied) return denied;
-        return target.type === 'camera' ? this.readCamera(entity) : { text: stateText(entity, this.deps.cache.get(entity.id), this.now()), details: { entities: [entity.id] } };
+        return target.type === 'camera'
+          ? this.readCamera(entity)
+          : { text: stateText(entity, this.deps.cache.get(entity.id), this.now()), details: { entities: [entity.id] } };
       }
       case 'actuate':
         return this.actuate(tool, target, args, call);
@@ -206,7 +208,14 @@ export class Pipeline {
       const area = args.area.trim().toLowerCase();
       entities = entities.filter((e) => (e.area ?? '').toLowerCase() === area);
       if (!entities.length) {
-        const areas = [...new Set(this.deps.registry.entities().map((e) => e.area).filter(Boolean))] as string[];
+        const areas = [
+          ...new Set(
+            this.deps.registry
+              .entities()
+              .map((e) => e.area)
+              .filter(Boolean),
+          ),
+        ] as string[];
         return FAIL(`no entities in area ${quoted(args.area)}; areas are ${areas.map((a) => quoted(a)).join(', ')}`);
       }
     }
@@ -225,11 +234,17 @@ export class Pipeline {
     const MAX = 200;
     const more = lines.length > MAX ? `\n(${lines.length - MAX} more; ask by area or entity)` : '';
     // details.entities: what was read, for doors that return structured content (MCP).
-    return { text: lines.slice(0, MAX).join('\n') + more + (hidden ? `\n(${hidden} entities not shown: not allowed)` : ''), details: { entities: shown.slice(0, MAX) } };
+    return {
+      text: lines.slice(0, MAX).join('\n') + more + (hidden ? `\n(${hidden} entities not shown: not allowed)` : ''),
+      details: { entities: shown.slice(0, MAX) },
+    };
   }
 
   private find(tool: GeneratedTool, call: ToolCall, args: Record<string, unknown>): ToolResultObject {
-    const words = String(args.query ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+    const words = String(args.query ?? '')
+      .toLowerCase()
+      .split(/\s+/)
+      .filter(Boolean);
     const area = typeof args.area === 'string' ? args.area.toLowerCase() : undefined;
     const limit = Number(args.limit ?? 20);
     const scored: Array<{ e: Entity; score: number }> = [];
@@ -246,9 +261,9 @@ export class Pipeline {
     if (!rows.length) return { text: 'no matching entities', details: { entities: [] } };
     return {
       details: { entities: rows.map(({ e }) => e.id) },
-      text: rows
-        .map(({ e }) => `${e.id}: ${quoted(e.name)}, ${e.kind}${e.area ? `, area ${quoted(e.area, 40)}` : ''}; use ${groupedToolFor(e.kind)}`)
-        .join('\n') + (scored.length > limit ? `\n(${scored.length - limit} more; narrow the search)` : ''),
+      text:
+        rows.map(({ e }) => `${e.id}: ${quoted(e.name)}, ${e.kind}${e.area ? `, area ${quoted(e.area, 40)}` : ''}; use ${groupedToolFor(e.kind)}`).join('\n') +
+        (scored.length > limit ? `\n(${scored.length - limit} more; narrow the search)` : ''),
     };
   }
 
@@ -264,7 +279,13 @@ export class Pipeline {
         `Latest frame from the camera ${quoted(entity.name)}${entity.area ? ` (area ${quoted(entity.area, 40)})` : ''}, ${state.retained ? 'taken before Hearth subscribed (kept by the broker; age unknown)' : `taken ${formatDuration(age)} ago`}` +
         `${image.resized ? `, scaled to ${image.width}x${image.height}` : ''}${state.available === false ? '; the camera is OFFLINE, so this frame may be old' : ''}.`,
       images: [{ url: `data:${image.mimeType};base64,${image.bytes.toString('base64')}`, mimeType: image.mimeType, bytes: image.bytes.length }],
-      details: { entity: entity.id, entities: [entity.id], frameAt: state.retained ? null : new Date(state.frame.at).toISOString(), originalBytes: state.frame.bytes.length, bytes: image.bytes.length },
+      details: {
+        entity: entity.id,
+        entities: [entity.id],
+        frameAt: state.retained ? null : new Date(state.frame.at).toISOString(),
+        originalBytes: state.frame.bytes.length,
+        bytes: image.bytes.length,
+      },
     };
   }
 
@@ -284,7 +305,12 @@ export class Pipeline {
     }
   }
 
-  private async actuate(tool: GeneratedTool, target: Extract<ToolTarget, { type: 'actuate' }>, args: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> {
+  private async actuate(
+    tool: GeneratedTool,
+    target: Extract<ToolTarget, { type: 'actuate' }>,
+    args: Record<string, unknown>,
+    call: ToolCall,
+  ): Promise<ToolResultObject> {
     const resolved = this.resolveActuation(target, args);
     const entityHint = target.entityId ? this.deps.registry.entity(target.entityId) : undefined;
     if (typeof resolved === 'string') return this.rejected(tool, call, args, entityHint, resolved);
@@ -295,7 +321,8 @@ export class Pipeline {
     if (earlier) return this.fromEarlierRow(earlier, tool, args, call, entity);
 
     // A person said no when asked: the attempt is in the audit, as denied by them, and nothing is sent.
-    if (call.refused) return this.rejected(tool, call, args, entity, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused }, command.action);
+    if (call.refused)
+      return this.rejected(tool, call, args, entity, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused }, command.action);
 
     // Judged by what it would send: a "light" whose payload is UNLOCK is held to the rules for locks.
     const held = heldTo(entity, payloadsOf(entity, command));
@@ -463,7 +490,10 @@ export class Pipeline {
       case 'offline':
         this.safeFinish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: 'the device reported offline after the command was sent' });
         this.watchLate(auditId, entity, command, started, before);
-        return { text: `unconfirmed: sent ${command.action.replace(/_/g, ' ')} to ${name}, then it reported offline before confirming; it may have taken effect.`, details };
+        return {
+          text: `unconfirmed: sent ${command.action.replace(/_/g, ' ')} to ${name}, then it reported offline before confirming; it may have taken effect.`,
+          details,
+        };
       case 'broker_lost':
         this.safeFinish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: 'lost the broker connection while waiting for the device' });
         this.watchLate(auditId, entity, command, started, before);
@@ -625,7 +655,10 @@ export class Pipeline {
       decision: decision?.effect ?? 'none',
       ruleId: decision?.ruleId ?? null,
       // Where the caller spoke from is part of the record (the audit has no column of its own for it).
-      reason: (decision?.reason ?? '') + (approvedBy ? ` (approved: ${approvedBy})` : '') + (call.principal.area ? ` [from area ${JSON.stringify(call.principal.area)}]` : ''),
+      reason:
+        (decision?.reason ?? '') +
+        (approvedBy ? ` (approved: ${approvedBy})` : '') +
+        (call.principal.area ? ` [from area ${JSON.stringify(call.principal.area)}]` : ''),
     };
   }
 
@@ -649,7 +682,14 @@ export class Pipeline {
     let auditId: number | undefined;
     // Reads that fail validation are not worth a row; every refused actuation is.
     if (tool.capability === 'actuator' || decision) {
-      const entry = this.entry(tool, call, (args && typeof args === 'object' && !Array.isArray(args) ? args : { value: args }) as Record<string, unknown>, entity, action ?? (tool.capability === 'read' ? 'read' : 'actuate'), decision);
+      const entry = this.entry(
+        tool,
+        call,
+        (args && typeof args === 'object' && !Array.isArray(args) ? args : { value: args }) as Record<string, unknown>,
+        entity,
+        action ?? (tool.capability === 'read' ? 'read' : 'actuate'),
+        decision,
+      );
       if (!this.safeByRequestId(call.requestId)) {
         auditId = this.safeRecord(entry, { outcome: decision ? 'denied' : 'failed', error: text });
       }
@@ -672,7 +712,10 @@ export class Pipeline {
       if (this.deps.audit.finishLater) this.deps.audit.finishLater(id, completion);
       else this.deps.audit.finish(id, completion);
     } catch (err) {
-      this.deps.log.error({ err, auditId: id }, 'audit: the outcome of a call could not be appended; it stays pending until the next start marks it interrupted');
+      this.deps.log.error(
+        { err, auditId: id },
+        'audit: the outcome of a call could not be appended; it stays pending until the next start marks it interrupted',
+      );
     }
   }
 
@@ -686,7 +729,11 @@ export class Pipeline {
 
   private fromEarlierRow(row: AuditRow, tool: GeneratedTool, args: Record<string, unknown>, call: ToolCall, entity?: Entity): ToolResultObject {
     // An idempotency key names one call: the same key with another call is a mistake (or a probe), never a retry.
-    const same = row.tool === tool.name && row.principal === call.principal.id && (!entity || row.entityId === entity.id) && canonicalJson(row.args) === canonicalJson(args);
+    const same =
+      row.tool === tool.name &&
+      row.principal === call.principal.id &&
+      (!entity || row.entityId === entity.id) &&
+      canonicalJson(row.args) === canonicalJson(args);
     if (!same) {
       const shown = canonicalJson(row.args);
       const earlier = row.principal === call.principal.id ? ` (audit #${row.id}: ${row.tool} ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown})` : '';

@@ -20,7 +20,10 @@ function valueText(entity: Entity, value: unknown, key?: string): string {
   if (value === null || value === undefined) return 'unknown';
   if (typeof value === 'string') {
     // Logical states are our words; anything else the device said is quoted data.
-    const own = /^(on|off|open|closed|opening|closing|stopped|locked|unlocked|locking|unlocking|jammed|disarmed|armed_[a-z_]+|arming|disarming|pending|triggered)$/.test(value);
+    const own =
+      /^(on|off|open|closed|opening|closing|stopped|locked|unlocked|locking|unlocking|jammed|disarmed|armed_[a-z_]+|arming|disarming|pending|triggered)$/.test(
+        value,
+      );
     if (own) return value;
     // A thermostat's modes and activities are device words: bare when one token, quoted otherwise.
     return entity.kind === 'climate' && (!key || key === 'action') ? deviceWord(value) : quoted(value, 80);
@@ -44,7 +47,10 @@ export function stateText(entity: Entity, state: EntityState | undefined, now = 
   if (entity.kind === 'camera') {
     parts.push(state.frame ? `latest frame ${Math.round(state.frame.bytes.length / 1024)} KiB ${state.frame.contentType}` : 'no frame yet');
   } else {
-    const main = entity.kind === 'binary_sensor' && entity.deviceClass ? `${deviceWord(entity.deviceClass)} ${valueText(entity, state.value)}` : valueText(entity, state.value);
+    const main =
+      entity.kind === 'binary_sensor' && entity.deviceClass
+        ? `${deviceWord(entity.deviceClass)} ${valueText(entity, state.value)}`
+        : valueText(entity, state.value);
     if (state.value !== undefined) parts.push(entity.kind === 'climate' ? `mode ${main}` : main);
     // A light shows a colour or a white by colour temperature (its color_mode says which, when it reports one):
     // that one reads as words, and the other's left-over numbers are not read out.

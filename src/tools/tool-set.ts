@@ -98,8 +98,7 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
     const entityId = tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : String(args.entity ?? args.camera ?? '');
     const entity = this.registry.entity(entityId);
     const IMPLIED: Record<string, string> = { number: 'set_value', select: 'select_option', button: 'press' };
-    let action =
-      tool.capability === 'read' ? 'read' : typeof args.action === 'string' ? args.action : (IMPLIED[entity?.kind ?? ''] ?? 'actuate');
+    let action = tool.capability === 'read' ? 'read' : typeof args.action === 'string' ? args.action : (IMPLIED[entity?.kind ?? ''] ?? 'actuate');
     // As the pipeline judges it: by what the command would send (dangerous-words.ts).
     let held: { kind: string; deviceClass?: string } | undefined = entity ? { kind: entity.kind, deviceClass: entity.deviceClass } : undefined;
     if (entity && tool.capability === 'actuator') {

@@ -53,9 +53,7 @@ export function schemaProblems(errors: ErrorObject[] | null | undefined, data?: 
         break;
       }
       case 'enum':
-        message = `must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues
-          .map((v) => JSON.stringify(v))
-          .join(', ')}`;
+        message = `must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
         break;
       case 'if':
       case 'anyOf':

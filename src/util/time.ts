@@ -33,14 +33,16 @@ export function parseTimeFilter(raw: string): string | Error {
   if (/^\d+$/.test(text)) {
     const ms = text.length > 16 ? Infinity : Number(text);
     if (ms < 1e11 && ms >= 1e8) return new Error(`must be epoch milliseconds; ${shown} looks like seconds (multiply by 1000)`);
-    if (!(ms >= TIME_FILTER_MIN && ms <= TIME_FILTER_MAX)) return new Error(`must be epoch milliseconds ${range} (${TIME_FILTER_MIN} to ${TIME_FILTER_MAX}), got ${shown}`);
+    if (!(ms >= TIME_FILTER_MIN && ms <= TIME_FILTER_MAX))
+      return new Error(`must be epoch milliseconds ${range} (${TIME_FILTER_MIN} to ${TIME_FILTER_MAX}), got ${shown}`);
     return new Date(ms).toISOString();
   }
   const m = ISO_RE.exec(text);
   if (!m) return new Error(`must be an ISO 8601 time such as 2025-01-31T18:00:00Z (or epoch milliseconds), got ${shown}`);
   const [, y, mo, d, h, mi, , zone] = m;
   const date = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
-  if (date.getUTCFullYear() !== Number(y) || date.getUTCMonth() !== Number(mo) - 1 || date.getUTCDate() !== Number(d)) return new Error(`${shown} is not a date`);
+  if (date.getUTCFullYear() !== Number(y) || date.getUTCMonth() !== Number(mo) - 1 || date.getUTCDate() !== Number(d))
+    return new Error(`${shown} is not a date`);
   if (h !== undefined && (Number(h) > 23 || Number(mi) > 59)) return new Error(`${shown} is not a time of day`);
   const local = text.replace(' ', 'T');
   const withZone = h === undefined ? `${y}-${mo}-${d}T00:00:00Z` : zone ? local.replace(/([+-]\d{2})(\d{2})$/, '$1:$2') : `${local}Z`;

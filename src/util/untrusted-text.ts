@@ -14,5 +14,7 @@ export function cleanUntrustedText(text: string | undefined, max: number): strin
   const clean = text.replace(INVISIBLE, ' ').replace(/\s+/g, ' ').trim();
   if (clean.length <= max) return clean;
   // Cut on a code point boundary, never inside a surrogate pair.
-  return `${Array.from(clean).slice(0, max - 1).join('')}…`;
+  return `${Array.from(clean)
+    .slice(0, max - 1)
+    .join('')}…`;
 }

@@ -86,7 +86,8 @@ export class FrameReader {
         if (!this.pending) {
           const nl = this.buffer.indexOf(0x0a);
           if (nl < 0) {
-            if (this.buffer.length > this.limits.maxHeaderBytes) throw new FrameError(`header line longer than ${this.limits.maxHeaderBytes} bytes without a newline`);
+            if (this.buffer.length > this.limits.maxHeaderBytes)
+              throw new FrameError(`header line longer than ${this.limits.maxHeaderBytes} bytes without a newline`);
             return out;
           }
           if (nl > this.limits.maxHeaderBytes) throw new FrameError(`header line of ${nl} bytes is over the limit of ${this.limits.maxHeaderBytes}`);
@@ -94,9 +95,11 @@ export class FrameReader {
           this.buffer = this.buffer.subarray(nl + 1);
           if (line === '') continue;
           const header = jsonObject(line, 'the header line');
-          if (typeof header.type !== 'string' || header.type === '' || header.type.length > 100) throw new FrameError('the header has no event type (a non-empty "type" string)');
+          if (typeof header.type !== 'string' || header.type === '' || header.type.length > 100)
+            throw new FrameError('the header has no event type (a non-empty "type" string)');
           const inline = header.data;
-          if (inline !== undefined && inline !== null && (typeof inline !== 'object' || Array.isArray(inline))) throw new FrameError('the header\'s "data" must be a JSON object');
+          if (inline !== undefined && inline !== null && (typeof inline !== 'object' || Array.isArray(inline)))
+            throw new FrameError('the header\'s "data" must be a JSON object');
           this.pending = {
             type: header.type,
             data: { ...((inline as Record<string, unknown> | undefined) ?? {}) },

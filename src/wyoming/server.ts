@@ -49,7 +49,8 @@ function plainAddress(address: string | undefined): string {
 export function checkSatellites(satellites: WyomingSatellite[]): void {
   const seen = new Set<string>();
   satellites.forEach((s, i) => {
-    if (seen.has(s.name.toLowerCase())) throw new ConfigError('config', `wyoming.satellites[${i}].name`, `${JSON.stringify(s.name)} is listed twice: each satellite needs a name of its own`);
+    if (seen.has(s.name.toLowerCase()))
+      throw new ConfigError('config', `wyoming.satellites[${i}].name`, `${JSON.stringify(s.name)} is listed twice: each satellite needs a name of its own`);
     seen.add(s.name.toLowerCase());
   });
 }
@@ -160,7 +161,9 @@ export class WyomingServer {
         return;
       }
       for (const event of events) {
-        conn.queue = conn.queue.then(() => this.handle(conn, event)).catch((err: unknown) => this.log.error({ err, address, type: event.type }, 'Wyoming: handling an event failed'));
+        conn.queue = conn.queue
+          .then(() => this.handle(conn, event))
+          .catch((err: unknown) => this.log.error({ err, address, type: event.type }, 'Wyoming: handling an event failed'));
       }
     });
     socket.on('error', (err) => this.log.debug({ err, address }, 'Wyoming: connection error'));
@@ -237,7 +240,10 @@ export class WyomingServer {
     const satellite = this.satelliteFor(conn, context);
     if (!satellite) {
       this.log.warn({ address: conn.address }, 'Wyoming: a transcript from an address that is no configured satellite (wyoming.satellites); refused');
-      return notHandled(`This device is not one of Hearth's satellites, so I cannot act for it. Add its address ${conn.address} to wyoming.satellites.`, 'unknown satellite');
+      return notHandled(
+        `This device is not one of Hearth's satellites, so I cannot act for it. Add its address ${conn.address} to wyoming.satellites.`,
+        'unknown satellite',
+      );
     }
     const id = `voice:${satellite.name}`;
     const principal: Principal = { id, roles: this.options.hearth.policy.rolesOf(id), ...(satellite.area ? { area: satellite.area } : {}) };
@@ -285,7 +291,10 @@ export class WyomingServer {
         if (streamStarted) return this.stopStream(conn, ` Something went wrong: ${why}`);
         return notHandled(`Sorry, I could not do that: ${why}`, `turn ${answer.result.stopReason}: ${why}`);
       }
-      this.log.info({ satellite: satellite.name, area: satellite.area, ms, calls: answer.summary.toolCalls.length, auditIds: answer.summary.auditIds }, 'Wyoming: handled');
+      this.log.info(
+        { satellite: satellite.name, area: satellite.area, ms, calls: answer.summary.toolCalls.length, auditIds: answer.summary.auditIds },
+        'Wyoming: handled',
+      );
       if (streaming && streamStarted) {
         return this.stopStream(conn, streamed.trim() && answer.approvalText ? ` ${answer.approvalText}` : streamed.trim() ? '' : answer.text);
       }

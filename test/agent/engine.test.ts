@@ -53,10 +53,17 @@ describe('builtin engine with an OpenAI-compatible model', () => {
     const events = await drain(turn);
     assert.deepEqual(await turn.result(), { stopReason: 'completed' });
     const types = events.map((e) => e.type);
-    for (const t of ['step', 'tool_call_started', 'tool_call', 'tool_request', 'tool_result', 'tool_details', 'token', 'done']) assert.ok(types.includes(t as never), t);
+    for (const t of ['step', 'tool_call_started', 'tool_call', 'tool_request', 'tool_result', 'tool_details', 'token', 'done'])
+      assert.ok(types.includes(t as never), t);
     const result = events.find((e) => e.type === 'tool_result') as Extract<AgentEvent, { type: 'tool_result' }>;
     assert.match(result.content, /^confirmed: "Living room lamp"/);
-    assert.equal(events.filter((e) => e.type === 'token').map((e) => (e as { text: string }).text).join(''), 'The lamp is on.');
+    assert.equal(
+      events
+        .filter((e) => e.type === 'token')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+      'The lamp is on.',
+    );
     assert.equal(home.sim.state('living_room_lamp.lamp').value, 'on');
 
     const [first, second] = server.requests.slice(before);
@@ -211,7 +218,14 @@ describe('builtin engine with an OpenAI-compatible model', () => {
     const events = await drain(turn);
     assert.equal((await turn.result()).stopReason, 'completed');
     const results = events.filter((e) => e.type === 'tool_result') as Array<{ id: string; content: string; is_error: boolean }>;
-    assert.deepEqual(results.map((r) => [r.id, r.is_error]), [['a', true], ['b', true], ['c', true]]);
+    assert.deepEqual(
+      results.map((r) => [r.id, r.is_error]),
+      [
+        ['a', true],
+        ['b', true],
+        ['c', true],
+      ],
+    );
     assert.match(results[0].content, /not a JSON object/);
     assert.match(results[1].content, /unknown tool "host__toaster"/);
     assert.match(results[2].content, /"temperature" must be <= 30/);
@@ -245,7 +259,10 @@ describe('builtin engine with an OpenAI-compatible model', () => {
     assert.ok(session.tools.every((t) => !['host__living_room_lamp', 'host__garage_door'].includes(t)));
     assert.ok(session.tools.includes('host__get_state'));
     const { parseDeviceFile } = await import('../../src/devices/loader.js');
-    const extra = parseDeviceFile('x.yaml', 'devices:\n  - id: attic\n    entities:\n      temp: { kind: sensor, name: Attic temperature, state_topic: attic/t }\n');
+    const extra = parseDeviceFile(
+      'x.yaml',
+      'devices:\n  - id: attic\n    entities:\n      temp: { kind: sensor, name: Attic temperature, state_topic: attic/t }\n',
+    );
     assert.ok('devices' in extra);
     home.hearth.bridge.registry.setSource('test-engine', 5, extra.devices);
     assert.ok(session.tools.includes('host__attic_temperature'));
@@ -282,7 +299,13 @@ describe('builtin engine with an OpenAI-compatible model', () => {
       maxRounds: 4,
     });
     try {
-      const kitchen = await intent.createSession({ tools: home.hearth.tools.forPrincipal(OWNER), principal: OWNER, permissions: 'host', ephemeral: true, area: 'Kitchen' });
+      const kitchen = await intent.createSession({
+        tools: home.hearth.tools.forPrincipal(OWNER),
+        principal: OWNER,
+        permissions: 'host',
+        ephemeral: true,
+        area: 'Kitchen',
+      });
       const events = await drain(await kitchen.prompt('turn off the lights in here'));
       const call = events.find((e) => e.type === 'tool_call') as Extract<AgentEvent, { type: 'tool_call' }>;
       assert.equal(call.name, 'host__kitchen_light');
@@ -290,7 +313,13 @@ describe('builtin engine with an OpenAI-compatible model', () => {
       const nowhere = await intent.createSession({ tools: home.hearth.tools.forPrincipal(OWNER), principal: OWNER, permissions: 'host', ephemeral: true });
       const asked = await drain(await nowhere.prompt('turn off the lights in here'));
       assert.ok(!asked.some((e) => e.type === 'tool_call'));
-      assert.match(asked.filter((e) => e.type === 'token').map((e) => (e as { text: string }).text).join(''), /^Which area do you mean\?/);
+      assert.match(
+        asked
+          .filter((e) => e.type === 'token')
+          .map((e) => (e as { text: string }).text)
+          .join(''),
+        /^Which area do you mean\?/,
+      );
     } finally {
       await intent.close();
     }

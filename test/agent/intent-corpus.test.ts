@@ -61,7 +61,9 @@ function expected(spec: string, entities: Map<string, Entity>, tools: ReturnType
   const e = entities.get(head);
   if (!e) throw new Error(`corpus names an unknown entity ${head}`);
   const [action, ...pairs] = rest;
-  const tool = tools.find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(head) && (t.meta.actions.length === 0 || t.meta.actions.includes(action)));
+  const tool = tools.find(
+    (t) => t.capability === 'actuator' && t.meta.entityIds.includes(head) && (t.meta.actions.length === 0 || t.meta.actions.includes(action)),
+  );
   if (!tool) throw new Error(`no actuator tool for ${head} ${action}`);
   const args: Record<string, unknown> = { entity: head, action };
   for (const p of pairs) {
@@ -72,7 +74,9 @@ function expected(spec: string, entities: Map<string, Entity>, tools: ReturnType
   return [tool.name, args];
 }
 
-const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
 
 describe('intent model: the utterance corpus', () => {
   it('has several hundred sentences on both homes', () => {
@@ -89,7 +93,10 @@ describe('intent model: the utterance corpus', () => {
       const byId = new Map(entities.map((e) => [e.id, e]));
       const { tools } = generateTools(entities, { shape: 'grouped', groupAbove: 0 }, async () => ({}));
       const states = new Map<string, EntityState>(
-        Object.entries(corpus.states ?? {}).map(([id, s]) => [id, { entityId: id, value: s.value, attributes: s.attributes ?? {}, available: true } as EntityState]),
+        Object.entries(corpus.states ?? {}).map(([id, s]) => [
+          id,
+          { entityId: id, value: s.value, attributes: s.attributes ?? {}, available: true } as EntityState,
+        ]),
       );
       const provider = new IntentProvider({ entities: () => entities, tools: () => tools, state: (id) => states.get(id) });
       const names = toolSpecs(tools).map((s) => s.function.name);
@@ -119,7 +126,10 @@ describe('intent model: the utterance corpus', () => {
           ok = JSON.stringify(got) === JSON.stringify(want) && (!entry.intent || r.intent === entry.intent);
         }
         if (ok) tally.ok++;
-        else failures.push(`${JSON.stringify(entry.say)}${entry.area ? ` (in ${entry.area})` : ''}: want ${entry.intent ?? ''} ${JSON.stringify(want)}, got ${r.intent ?? ''} ${got.length ? JSON.stringify(got) : JSON.stringify(r.text)}`);
+        else
+          failures.push(
+            `${JSON.stringify(entry.say)}${entry.area ? ` (in ${entry.area})` : ''}: want ${entry.intent ?? ''} ${JSON.stringify(want)}, got ${r.intent ?? ''} ${got.length ? JSON.stringify(got) : JSON.stringify(r.text)}`,
+          );
       }
       const report = [...byIntent].sort().map(([k, t]) => `${k} ${t.ok}/${t.all} (${((100 * t.ok) / t.all).toFixed(0)}%)`);
       console.log(`${file}: ${corpus.utterances.length - failures.length}/${corpus.utterances.length}; by intent: ${report.join(', ')}`);

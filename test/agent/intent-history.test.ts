@@ -66,7 +66,13 @@ async function ask(text: string): Promise<{ calls: Array<[string, Record<string,
     }),
   ];
   let answer = '';
-  for await (const e of model.stream({ model: 'hearth-intent', messages, tools: toolSpecs(tools), signal: new AbortController().signal }) as AsyncIterable<ProviderEvent>) if (e.type === 'token') answer += e.text;
+  for await (const e of model.stream({
+    model: 'hearth-intent',
+    messages,
+    tools: toolSpecs(tools),
+    signal: new AbortController().signal,
+  }) as AsyncIterable<ProviderEvent>)
+    if (e.type === 'token') answer += e.text;
   return { calls, answer };
 }
 
@@ -104,7 +110,7 @@ describe('intent model: history questions', () => {
     assert.match(r.answer, new RegExp(`^The living room temperature was 19\\.2 °C at ${utc(at(7, 50))} \\(\\d+ h ago\\)\\.$`));
   });
 
-  it('an hour still to come today means yesterday\'s; nothing recorded then says so', async () => {
+  it("an hour still to come today means yesterday's; nothing recorded then says so", async () => {
     const r = await ask('what was the living room temperature at 9 pm');
     const [, args] = r.calls[0];
     assert.equal(Date.parse(String(args.until)), at(21, 0, -1));
@@ -114,8 +120,14 @@ describe('intent model: history questions', () => {
   it('a history question is a question: it never actuates, and without the history tool it is told, not guessed', () => {
     const q = model.understand('when did the kitchen light last turn on', names);
     assert.equal(q.question, true);
-    assert.deepEqual(q.calls.map((c) => c.tool), ['get_history']);
-    const without = model.understand('when did the front door last open', names.filter((n) => n !== 'host__get_history'));
+    assert.deepEqual(
+      q.calls.map((c) => c.tool),
+      ['get_history'],
+    );
+    const without = model.understand(
+      'when did the front door last open',
+      names.filter((n) => n !== 'host__get_history'),
+    );
     assert.deepEqual(without.calls, []);
     assert.match(without.text ?? '', /no tool to read the history of the front door lock/);
   });
@@ -128,7 +140,8 @@ describe('history questions through a running Hearth (HTTP chat, the real get_hi
   let owner: OpenAI;
   let guest: OpenAI;
   const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 });
-  const ask = async (c: OpenAI, text: string) => (await c.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: text }] })).choices[0]!.message.content ?? '';
+  const ask = async (c: OpenAI, text: string) =>
+    (await c.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: text }] })).choices[0]!.message.content ?? '';
 
   before(async () => {
     broker = await startAedes();
@@ -138,7 +151,15 @@ describe('history questions through a running Hearth (HTTP chat, the real get_hi
     guest = client(home.hearth.tokens.create('guest-phone', 'http:guest-phone').secret);
     home.hearth.policy.setRoles('http:owner-phone', ['owner']);
     home.hearth.policy.setRoles('http:guest-phone', ['guest']);
-    home.hearth.policy.add({ subject: 'role:guest', targetType: 'entity', target: 'hallway_motion.occupancy', action: 'read', effect: 'deny', priority: 10, note: 'test: guests may not watch the hallway' });
+    home.hearth.policy.add({
+      subject: 'role:guest',
+      targetType: 'entity',
+      target: 'hallway_motion.occupancy',
+      action: 'read',
+      effect: 'deny',
+      priority: 10,
+      note: 'test: guests may not watch the hallway',
+    });
     const now = Date.now();
     home.hearth.history.write([
       { entityId: 'hallway_motion.occupancy', ts: now - 3 * 3_600_000, state: 'on' },

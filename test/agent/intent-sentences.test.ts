@@ -90,7 +90,10 @@ lists:
     assert.deepEqual(calls(p, 'lights please', 'Living room'), [['control_switches', { entity: 'living_room_lamp.lamp', action: 'turn_on' }]]);
     assert.deepEqual(calls(p, 'good night kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_off' }]]);
     assert.deepEqual(calls(p, 'kitchen light to cinema'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 38 }]]);
-    assert.equal(p.understand('desk lamp 30%', names).text, 'I don\'t know anything called "desk lamp", so I left everything as it was. The closest I know: the living room lamp.');
+    assert.equal(
+      p.understand('desk lamp 30%', names).text,
+      'I don\'t know anything called "desk lamp", so I left everything as it was. The closest I know: the living room lamp.',
+    );
   });
 
   it("takes Home Assistant's own custom-sentence files as they are (domain slot, number lists)", () => {
@@ -118,7 +121,9 @@ intents:
     assert.deepEqual(p.sentences.problems, []);
     assert.deepEqual(calls(p, 'wake up the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
     assert.deepEqual(calls(p, 'kitchen light glow 40%'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 102 }]]);
-    assert.deepEqual(calls(p, 'turn the kitchen light to 40 percent brighter'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 102 }]]);
+    assert.deepEqual(calls(p, 'turn the kitchen light to 40 percent brighter'), [
+      ['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 102 }],
+    ]);
     assert.deepEqual(calls(p, 'cosy 21 degrees'), [['control_climate', { entity: 'thermostat.climate', action: 'set_temperature', temperature: 21 }]]);
   });
 
@@ -184,7 +189,10 @@ colours: 3
     assert.equal(p.understand('bake me a cake', names).text?.startsWith('Hmm, no idea. You can say things like "'), true);
     assert.equal(p.understand('desk lamp 30%', names).text, 'No desk lamp here, nothing changed. The closest I know: the living room lamp.');
     // Shipped English is untouched by another set's overrides.
-    assert.equal(model(SentenceSet.shipped()).understand('desk lamp 30%', names).text, 'Sorry, I don\'t know a device called "desk lamp". Nothing was done. The closest I know: the living room lamp.');
+    assert.equal(
+      model(SentenceSet.shipped()).understand('desk lamp 30%', names).text,
+      'Sorry, I don\'t know a device called "desk lamp". Nothing was done. The closest I know: the living room lamp.',
+    );
   });
 
   it('a missing folder is a problem, not a crash', () => {
@@ -208,9 +216,26 @@ colours: 3
 
 describe('intent model: questions', () => {
   it('tells questions from commands', () => {
-    for (const q of ['is the light on?', 'Are the lights on', 'what lights are on right now', 'how many locks are open', 'who is at the door', 'any windows open?', 'hey, is anyone in the office', 'do I have any lights on', 'could you tell me if the lamp is on'])
+    for (const q of [
+      'is the light on?',
+      'Are the lights on',
+      'what lights are on right now',
+      'how many locks are open',
+      'who is at the door',
+      'any windows open?',
+      'hey, is anyone in the office',
+      'do I have any lights on',
+      'could you tell me if the lamp is on',
+    ])
       assert.equal(isQuestion(q), true, q);
-    for (const c of ['turn on the light', 'Can you turn on the light?', 'could you please lock the front door', 'lights off', 'open the garage', 'set the thermostat to 21'])
+    for (const c of [
+      'turn on the light',
+      'Can you turn on the light?',
+      'could you please lock the front door',
+      'lights off',
+      'open the garage',
+      'set the thermostat to 21',
+    ])
       assert.equal(isQuestion(c), false, c);
   });
 
@@ -227,7 +252,8 @@ describe('intent model: questions', () => {
   it('answers which / how many / any in one sentence', async () => {
     const p = model(SentenceSet.shipped());
     const at = Date.now();
-    const line = (id: string, value: string) => stateText(demo.find((e) => e.id === id)!, { entityId: id, value, attributes: {}, updatedAt: at - 1000, available: true }, at);
+    const line = (id: string, value: string) =>
+      stateText(demo.find((e) => e.id === id)!, { entityId: id, value, attributes: {}, updatedAt: at - 1000, available: true }, at);
     const ask = async (text: string, states: Record<string, string>) => {
       const first = p.understand(text, names);
       const raw = first.calls.map((c, i) => ({ id: `c${i}`, name: `host__${c.tool}`, arguments: JSON.stringify(c.args) }));
@@ -237,7 +263,13 @@ describe('intent model: questions', () => {
         ...first.calls.map((c, i) => ({ role: 'tool' as const, tool_call_id: `c${i}`, content: line(String(c.args.entity), states[String(c.args.entity)]) })),
       ];
       let out = '';
-      for await (const e of p.stream({ model: 'hearth-intent', messages, tools: toolSpecs(tools), signal: new AbortController().signal }) as AsyncIterable<ProviderEvent>) if (e.type === 'token') out += e.text;
+      for await (const e of p.stream({
+        model: 'hearth-intent',
+        messages,
+        tools: toolSpecs(tools),
+        signal: new AbortController().signal,
+      }) as AsyncIterable<ProviderEvent>)
+        if (e.type === 'token') out += e.text;
       return out;
     };
     const states = { 'kitchen_light.light': 'on', 'living_room_lamp.lamp': 'off' };
@@ -258,7 +290,13 @@ describe('intent model: answers from the responses data', () => {
       ...first.calls.map((_, i) => ({ role: 'tool' as const, tool_call_id: `c${i}`, content: result })),
     ];
     let out = '';
-    for await (const e of p.stream({ model: 'hearth-intent', messages, tools: toolSpecs(tools), signal: new AbortController().signal }) as AsyncIterable<ProviderEvent>) if (e.type === 'token') out += e.text;
+    for await (const e of p.stream({
+      model: 'hearth-intent',
+      messages,
+      tools: toolSpecs(tools),
+      signal: new AbortController().signal,
+    }) as AsyncIterable<ProviderEvent>)
+      if (e.type === 'token') out += e.text;
     return out;
   };
 
@@ -269,14 +307,29 @@ describe('intent model: answers from the responses data', () => {
     assert.equal(say('toggle the lamp'), "Sorry, I can't toggle the living room lamp: its state is not known yet; say on or off.");
     assert.equal(say('set the thermostat to 35'), 'Sorry, the thermostat takes a temperature from 7 to 30 °C.');
     assert.equal(say('when did the front door last open'), undefined, 'a history question is a call, not a reply');
-    assert.equal(p.understand('when did the front door last open', names.filter((n) => n !== 'host__get_history')).text, 'Sorry, I cannot do that here: I have no tool to read the history of the front door lock in this conversation.');
+    assert.equal(
+      p.understand(
+        'when did the front door last open',
+        names.filter((n) => n !== 'host__get_history'),
+      ).text,
+      'Sorry, I cannot do that here: I have no tool to read the history of the front door lock in this conversation.',
+    );
   });
 
   it('held, refused, failed and unconfirmed calls are said as before the move to data', async () => {
-    assert.equal(await round2('unlock the front door', 'needs approval: Approval 1a2b is waiting for an owner.'), 'Unlocking the front door lock needs approval: Approval 1a2b is waiting for an owner.');
-    assert.equal(await round2('set the kitchen light to 30%', 'not allowed: guests may not dim lights.'), 'You are not allowed to set the kitchen light to 30%: guests may not dim lights.');
+    assert.equal(
+      await round2('unlock the front door', 'needs approval: Approval 1a2b is waiting for an owner.'),
+      'Unlocking the front door lock needs approval: Approval 1a2b is waiting for an owner.',
+    );
+    assert.equal(
+      await round2('set the kitchen light to 30%', 'not allowed: guests may not dim lights.'),
+      'You are not allowed to set the kitchen light to 30%: guests may not dim lights.',
+    );
     assert.equal(await round2('open the garage door', 'not allowed'), 'You are not allowed to open the garage door.');
-    assert.equal(await round2('what is on in the kitchen', 'not allowed: reading the kitchen is off limits'), 'You are not allowed to read the devices in the kitchen: reading the kitchen is off limits.');
+    assert.equal(
+      await round2('what is on in the kitchen', 'not allowed: reading the kitchen is off limits'),
+      'You are not allowed to read the devices in the kitchen: reading the kitchen is off limits.',
+    );
     assert.equal(await round2('turn on the lamp', 'failed: the broker is unreachable'), 'That did not work: the broker is unreachable.');
     assert.equal(await round2('turn on the lamp', 'unconfirmed: sent, no state came back'), 'I sent it, but the living room lamp has not confirmed yet.');
     assert.equal(await round2('set the thermostat to 21', 'needs approval: held.'), 'Setting the thermostat to 21 °C needs approval: held.');

@@ -231,7 +231,10 @@ describe('intent model: phrasings to tool calls', () => {
       r.events.map((e) => e.type),
       ['tool_call_started', 'tool_call_args_delta', 'tool_call_started', 'tool_call_args_delta', 'done'],
     );
-    assert.deepEqual(r.raw.map((c) => c.id), ['intent_1', 'intent_2']);
+    assert.deepEqual(
+      r.raw.map((c) => c.id),
+      ['intent_1', 'intent_2'],
+    );
     for (const call of r.raw) {
       const started = r.events.find((e) => e.type === 'tool_call_started' && e.id === call.id);
       const delta = r.events.find((e) => e.type === 'tool_call_args_delta' && e.id === call.id);
@@ -252,8 +255,14 @@ describe('intent model: phrasings to tool calls', () => {
       { role: 'user', content: [{ type: 'text', text: 'lock the front door' }] },
     ];
     const r = await run(provider, history, tools);
-    assert.deepEqual(r.raw.map((c) => c.id), ['intent_2']);
-    assert.deepEqual(r.calls.map((c) => [c.tool, c.args]), [['front_door_lock', { action: 'lock' }]]);
+    assert.deepEqual(
+      r.raw.map((c) => c.id),
+      ['intent_2'],
+    );
+    assert.deepEqual(
+      r.calls.map((c) => [c.tool, c.args]),
+      [['front_door_lock', { action: 'lock' }]],
+    );
   });
 
   it('is deterministic', async () => {
@@ -272,7 +281,13 @@ describe('intent model: phrasings to tool calls', () => {
     ac.abort();
     await assert.rejects(
       async () => {
-        for await (const _ of provider.stream({ model: 'x', messages: [{ role: 'user', content: 'turn on the kitchen light' }], tools: toolSpecs(tools), signal: ac.signal })) void _;
+        for await (const _ of provider.stream({
+          model: 'x',
+          messages: [{ role: 'user', content: 'turn on the kitchen light' }],
+          tools: toolSpecs(tools),
+          signal: ac.signal,
+        }))
+          void _;
       },
       (err: Error & { code?: string }) => err.name === 'ProviderError' && err.code === 'aborted',
     );
@@ -307,7 +322,14 @@ describe('intent model: what it does not understand', () => {
       const r = await say(provider, 'bake me a cake', tools);
       const examples = [...r.text.matchAll(/"([^"]+)"/g)].map((m) => m[1]);
       assert.equal(examples.length, 3);
-      for (const ex of examples) assert.ok(provider.understand(ex, specs.map((s) => s.function.name)).calls.length > 0, ex);
+      for (const ex of examples)
+        assert.ok(
+          provider.understand(
+            ex,
+            specs.map((s) => s.function.name),
+          ).calls.length > 0,
+          ex,
+        );
     });
   }
 
@@ -386,30 +408,42 @@ describe('intent model: ambiguity', () => {
 
   it('acts on all of them when the phrase is plural or says "all"', async () => {
     const r = await say(per.provider, 'turn on the lights in the kitchen', per.tools);
-    assert.deepEqual(r.calls.map((c) => [c.tool, c.args]), [
-      ['kitchen_light', { action: 'turn_on' }],
-      ['kitchen_spot', { action: 'turn_on' }],
-    ]);
+    assert.deepEqual(
+      r.calls.map((c) => [c.tool, c.args]),
+      [
+        ['kitchen_light', { action: 'turn_on' }],
+        ['kitchen_spot', { action: 'turn_on' }],
+      ],
+    );
     const g = await say(grouped.provider, 'turn off the lamps', grouped.tools);
-    assert.deepEqual(g.calls.map((c) => [c.tool, c.args]), [
-      ['control_switches', { entity: 'bedroom_lamp.lamp', action: 'turn_off' }],
-      ['control_switches', { entity: 'living_room_lamp.lamp', action: 'turn_off' }],
-    ]);
+    assert.deepEqual(
+      g.calls.map((c) => [c.tool, c.args]),
+      [
+        ['control_switches', { entity: 'bedroom_lamp.lamp', action: 'turn_off' }],
+        ['control_switches', { entity: 'living_room_lamp.lamp', action: 'turn_off' }],
+      ],
+    );
     const all = await say(grouped.provider, 'turn on all lights in the kitchen', grouped.tools);
     assert.equal(all.calls.length, 2);
   });
 
   it('an area narrows a shared alias down to one', async () => {
     const r = await say(per.provider, 'turn off the lamp in the bedroom', per.tools);
-    assert.deepEqual(r.calls.map((c) => [c.tool, c.args]), [['bedroom_lamp', { action: 'turn_off' }]]);
+    assert.deepEqual(
+      r.calls.map((c) => [c.tool, c.args]),
+      [['bedroom_lamp', { action: 'turn_off' }]],
+    );
   });
 
   it('reads every match rather than asking', async () => {
     const r = await say(grouped.provider, 'is the lamp on?', grouped.tools);
-    assert.deepEqual(r.calls.map((c) => [c.tool, c.args]), [
-      ['get_state', { entity: 'bedroom_lamp.lamp' }],
-      ['get_state', { entity: 'living_room_lamp.lamp' }],
-    ]);
+    assert.deepEqual(
+      r.calls.map((c) => [c.tool, c.args]),
+      [
+        ['get_state', { entity: 'bedroom_lamp.lamp' }],
+        ['get_state', { entity: 'living_room_lamp.lamp' }],
+      ],
+    );
   });
 });
 
@@ -436,28 +470,47 @@ describe('intent model: only offered tools', () => {
 
   it('says it cannot do that here when the device has no offered tool', async () => {
     const per = build(demoEntities, 'per-entity');
-    const r = await say(per.provider, 'lock the front door', per.tools.filter((t) => t.name !== 'front_door_lock'));
+    const r = await say(
+      per.provider,
+      'lock the front door',
+      per.tools.filter((t) => t.name !== 'front_door_lock'),
+    );
     assert.equal(r.calls.length, 0);
     assert.equal(r.finishReason, 'stop');
     assert.equal(r.text, 'Sorry, I cannot do that here: I have no tool to lock the front door lock in this conversation.');
 
     const grouped = build(demoEntities, 'grouped');
-    const g = await say(grouped.provider, 'open the garage', grouped.tools.filter((t) => t.name !== 'control_covers'));
+    const g = await say(
+      grouped.provider,
+      'open the garage',
+      grouped.tools.filter((t) => t.name !== 'control_covers'),
+    );
     assert.equal(g.calls.length, 0);
     assert.match(g.text, /^Sorry, I cannot do that here: I have no tool to open the garage door/);
 
-    const reads = await say(per.provider, 'is the front door locked?', per.tools.filter((t) => t.name !== 'get_state'));
+    const reads = await say(
+      per.provider,
+      'is the front door locked?',
+      per.tools.filter((t) => t.name !== 'get_state'),
+    );
     assert.equal(reads.calls.length, 0);
     assert.match(reads.text, /cannot do that here: I have no tool to read the front door lock/);
   });
 
   it('uses a per-entity read tool when get_state is not offered', async () => {
     const per = build(demoEntities, 'per-entity');
-    const r = await say(per.provider, "what's on in the living room", per.tools.filter((t) => t.name !== 'get_state'));
-    assert.deepEqual(r.calls.map((c) => [c.tool, c.args]), [
-      ['living_room_humidity', {}],
-      ['living_room_temperature', {}],
-    ]);
+    const r = await say(
+      per.provider,
+      "what's on in the living room",
+      per.tools.filter((t) => t.name !== 'get_state'),
+    );
+    assert.deepEqual(
+      r.calls.map((c) => [c.tool, c.args]),
+      [
+        ['living_room_humidity', {}],
+        ['living_room_temperature', {}],
+      ],
+    );
   });
 
   it('ignores tools in the request that the home did not generate', async () => {
@@ -496,9 +549,13 @@ describe('intent model: answers from results', () => {
   for (const shape of SHAPES) {
     describe(shape, () => {
       it('confirmed commands', async () => {
-        const dim = await answer(shape, 'dim the kitchen to 30 percent', [`confirmed: ${line(KITCHEN, 'on', { brightness: 76 })} (reported 120 ms after the command)`]);
+        const dim = await answer(shape, 'dim the kitchen to 30 percent', [
+          `confirmed: ${line(KITCHEN, 'on', { brightness: 76 })} (reported 120 ms after the command)`,
+        ]);
         assert.equal(dim.text, 'Done: the kitchen light is at 30%.');
-        const blue = await answer(shape, 'turn the kitchen light sky blue', [`confirmed: ${line(KITCHEN, 'on', { brightness: 76, color_x: 0.2796, color_y: 0.3084 })} (reported 90 ms after the command)`]);
+        const blue = await answer(shape, 'turn the kitchen light sky blue', [
+          `confirmed: ${line(KITCHEN, 'on', { brightness: 76, color_x: 0.2796, color_y: 0.3084 })} (reported 90 ms after the command)`,
+        ]);
         assert.equal(blue.text, 'Done: the kitchen light is sky blue.');
         const lamp = await answer(shape, 'turn on the lamp', [`confirmed: ${line(LAMP, 'on')} (reported 80 ms after the command)`]);
         assert.equal(lamp.text, 'Done: the living room lamp is on.');
@@ -510,7 +567,9 @@ describe('intent model: answers from results', () => {
         assert.equal(thermo.text, 'Done: the thermostat is set to 21 °C.');
         const off = await answer(shape, 'turn the heating off', [`confirmed: ${line(THERMO, 'off', { temperature: 21 })} (reported 1.0 s after the command)`]);
         assert.equal(off.text, 'Done: the thermostat is off.');
-        const garage = await answer(shape, 'close the garage door', [`confirmed: ${line(GARAGE, 'closed', { position: 0 })} (reported 5.0 s after the command)`]);
+        const garage = await answer(shape, 'close the garage door', [
+          `confirmed: ${line(GARAGE, 'closed', { position: 0 })} (reported 5.0 s after the command)`,
+        ]);
         assert.equal(garage.text, 'Done: the garage door is closed.');
       });
 
@@ -539,7 +598,9 @@ describe('intent model: answers from results', () => {
       it('failed', async () => {
         const r = await answer(shape, 'turn off the kitchen light', ['failed: the MQTT broker is not connected; nothing was sent.']);
         assert.equal(r.text, 'That did not work: the MQTT broker is not connected; nothing was sent.');
-        const offline = await answer(shape, 'lock the front door', ['failed: "Front door lock" is offline (its availability topic says so); nothing was sent.']);
+        const offline = await answer(shape, 'lock the front door', [
+          'failed: "Front door lock" is offline (its availability topic says so); nothing was sent.',
+        ]);
         assert.match(offline.text, /^That did not work: "Front door lock" is offline/);
       });
 
@@ -558,7 +619,9 @@ describe('intent model: answers from results', () => {
         assert.equal(garage.text, 'No, the garage door is closed.');
         const motion = await answer(shape, 'is there motion in the hallway', [line('hallway_motion.occupancy', 'off')]);
         assert.equal(motion.text, 'No, the hallway motion detects no motion.');
-        const thermo = await answer(shape, 'what is the thermostat set to', [line(THERMO, 'heat', { temperature: 20.5, current_temperature: 19.8, action: 'heating' })]);
+        const thermo = await answer(shape, 'what is the thermostat set to', [
+          line(THERMO, 'heat', { temperature: 20.5, current_temperature: 19.8, action: 'heating' }),
+        ]);
         assert.equal(thermo.text, 'The thermostat is set to heat at 20.5 °C and heating; it is 19.8 °C now.');
         const silent = await answer(shape, 'is the kitchen light on?', [line(KITCHEN, undefined, {}, null)]);
         assert.equal(silent.text, 'The kitchen light has not reported its state yet.');
@@ -576,7 +639,9 @@ describe('intent model: answers from results', () => {
       });
 
       it('cameras', async () => {
-        const r = await answer(shape, 'what does the front door camera see', ['Latest frame from the camera "Front door camera" (area "Entrance"), taken 2.1 s ago.']);
+        const r = await answer(shape, 'what does the front door camera see', [
+          'Latest frame from the camera "Front door camera" (area "Entrance"), taken 2.1 s ago.',
+        ]);
         assert.equal(r.text, 'Here is the latest frame from the front door camera.');
         const none = await answer(shape, 'who is at the door', ['"Front door camera" has not sent a frame yet']);
         assert.equal(none.text, 'The front door camera has not sent a picture yet.');
@@ -601,7 +666,7 @@ describe('intent model: answers from results', () => {
     });
   }
 
-  it('a camera result with the engine\'s image note, and images sent after the results, are still round 2', async () => {
+  it("a camera result with the engine's image note, and images sent after the results, are still round 2", async () => {
     const { tools, provider } = build(demoEntities, 'grouped');
     const call: ToolCallRequest = { id: 'intent_1', name: 'host__get_camera_image', arguments: '{"camera":"front_door.camera"}' };
     const r = await run(
@@ -609,8 +674,19 @@ describe('intent model: answers from results', () => {
       [
         { role: 'user', content: 'who is at the door' },
         { role: 'assistant', content: null, tool_calls: [call] },
-        { role: 'tool', tool_call_id: 'intent_1', content: 'Latest frame from the camera "Front door camera" (area "Entrance"), taken 1.0 s ago; the camera is OFFLINE, so this frame may be old. (An image was returned, but this model does not take images.)' },
-        { role: 'user', content: [{ type: 'text', text: 'Image(s) returned by host__get_camera_image (call intent_1):' }, { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,AAAA' } }] },
+        {
+          role: 'tool',
+          tool_call_id: 'intent_1',
+          content:
+            'Latest frame from the camera "Front door camera" (area "Entrance"), taken 1.0 s ago; the camera is OFFLINE, so this frame may be old. (An image was returned, but this model does not take images.)',
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Image(s) returned by host__get_camera_image (call intent_1):' },
+            { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,AAAA' } },
+          ],
+        },
       ],
       tools,
     );

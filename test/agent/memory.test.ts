@@ -122,7 +122,10 @@ describe('project memory and system prompts', () => {
     assert.equal(request.body.messages[0].content, custom, 'exactly the given text: no memory, no home, nothing appended');
     assert.ok(request.rawBody.includes(JSON.stringify(custom).slice(1, -1)));
     assert.equal(session.systemPrompt, custom);
-    assert.ok(engine.memory!.list({ principal: ALICE.id }).some((e) => e.text === 'Arm parked at the charging dock.'), 'still saved to memory');
+    assert.ok(
+      engine.memory!.list({ principal: ALICE.id }).some((e) => e.text === 'Arm parked at the charging dock.'),
+      'still saved to memory',
+    );
 
     // A resumed session with its own prompt keeps it, still without memory.
     server.setScript([textChunks('Still parked.')]);
@@ -165,7 +168,10 @@ describe('project memory and system prompts', () => {
     const listed = await runHearth(['memory', 'list', '--json', ...db], { cwd: dir });
     assert.equal(listed.code, 0, listed.stderr);
     const all = JSON.parse(listed.stdout) as Array<{ id: number; principal: string; text: string }>;
-    assert.deepEqual(all.map((e) => e.text), ['All lights are off.', 'Yes, the garage door is closed.', 'On the hallway hook.']);
+    assert.deepEqual(
+      all.map((e) => e.text),
+      ['All lights are off.', 'Yes, the garage door is closed.', 'On the hallway hook.'],
+    );
 
     const table = await runHearth(['memory', 'list', '--principal', 'cli:alice', ...db], { cwd: dir });
     assert.match(table.stdout, /^ID\s+WHEN\s+PRINCIPAL/);
@@ -185,7 +191,10 @@ describe('project memory and system prompts', () => {
     const bob = await runHearth(['memory', 'forget', '--principal', 'chat:bob', '--json', ...db], { cwd: dir });
     assert.deepEqual(JSON.parse(bob.stdout), { forgotten: 1 });
     const left = JSON.parse((await runHearth(['memory', 'list', '--json', ...db], { cwd: dir })).stdout) as Array<{ text: string }>;
-    assert.deepEqual(left.map((e) => e.text), ['Yes, the garage door is closed.']);
+    assert.deepEqual(
+      left.map((e) => e.text),
+      ['Yes, the garage door is closed.'],
+    );
 
     const everything = await runHearth(['memory', 'forget', '--all', ...db], { cwd: dir });
     assert.match(everything.stdout, /forgot 1 entry/);

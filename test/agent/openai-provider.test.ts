@@ -152,7 +152,10 @@ describe('ToolCallAccumulator', () => {
     ]);
     assert.equal(events.filter((e) => e.type === 'tool_call_started').length, 2);
     // finish() is repeatable and stable
-    assert.deepEqual(acc.finish().map((c) => c.id), ['call_0', 'call_1']);
+    assert.deepEqual(
+      acc.finish().map((c) => c.id),
+      ['call_0', 'call_1'],
+    );
   });
 
   it('missing index is 0 with the same id rules', () => {
@@ -255,12 +258,7 @@ describe('SseParser', () => {
 
   it('parses LF, CRLF and lone CR; ignores comments; strips one optional space', () => {
     const p = new SseParser();
-    const events = [
-      ...p.push(': keepalive\r\n\r\ndata: {"a":1}\r\n\r\n'),
-      ...p.push('data:{"b":2}\n\n'),
-      ...p.push('data: {"c":3}\r\r'),
-      ...p.end(),
-    ];
+    const events = [...p.push(': keepalive\r\n\r\ndata: {"a":1}\r\n\r\n'), ...p.push('data:{"b":2}\n\n'), ...p.push('data: {"c":3}\r\r'), ...p.end()];
     assert.deepEqual(
       events.map((e) => e.data),
       ['{"a":1}', '{"b":2}', '{"c":3}'],
@@ -282,7 +280,10 @@ describe('SseParser', () => {
 
   it('joins multi-line data per the spec, but splits JSON events sent without blank lines', () => {
     const p = new SseParser();
-    assert.deepEqual(p.push('data: {"a":\ndata: 1}\n\n').map((e) => e.data), ['{"a":\n1}']);
+    assert.deepEqual(
+      p.push('data: {"a":\ndata: 1}\n\n').map((e) => e.data),
+      ['{"a":\n1}'],
+    );
     const q = new SseParser();
     const got = [...q.push('data: {"a":1}\ndata: {"b":2}\ndata: [DONE]\n'), ...q.end()];
     assert.deepEqual(
@@ -317,7 +318,9 @@ describe('OpenAIProvider', () => {
     new OpenAIProvider({ baseUrl: server.url, model: 'test-model', timeoutMs: 5000, ...extra });
 
   describe('recorded provider streams (test/fixtures/openai)', () => {
-    const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
+    const files = readdirSync(FIXTURES)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     it('has the fixtures', () => {
       for (const name of [
         'ollama-parallel.json',
@@ -544,13 +547,10 @@ describe('OpenAIProvider', () => {
 
   it('standard tool-call chunks from the builder round-trip, with text first', async () => {
     server.setScript(() =>
-      toolCallChunks(
-        [
-          { name: 'host__lamp_set', arguments: { state: 'ON', brightness: 40 } },
-          { name: 'host__list_devices' },
-        ],
-        { text: 'On it.', usage: { prompt_tokens: 10, completion_tokens: 5 } },
-      ),
+      toolCallChunks([{ name: 'host__lamp_set', arguments: { state: 'ON', brightness: 40 } }, { name: 'host__list_devices' }], {
+        text: 'On it.',
+        usage: { prompt_tokens: 10, completion_tokens: 5 },
+      }),
     );
     const got = await collect(provider());
     assert.equal(got.text, 'On it.');
@@ -579,11 +579,18 @@ describe('OpenAIProvider', () => {
   });
 
   it('a connection cut mid-stream ends cleanly with what arrived; cut before any data is `empty_response`', async () => {
-    server.setScript(() => ({ chunks: toolCallChunks([{ name: 'host__lamp_set', arguments: { state: 'ON' } }], { finishReason: null }), done: false, destroy: true }));
+    server.setScript(() => ({
+      chunks: toolCallChunks([{ name: 'host__lamp_set', arguments: { state: 'ON' } }], { finishReason: null }),
+      done: false,
+      destroy: true,
+    }));
     const sink = logSink('warn');
     const got = await collect(provider({ log: sink.log }));
     assert.equal(sink.find(/ended abruptly/).length, 1, 'the cut was seen as a cut');
-    assert.deepEqual(got.done.toolCalls.map((c) => [c.name, c.arguments]), [['host__lamp_set', '{"state":"ON"}']]);
+    assert.deepEqual(
+      got.done.toolCalls.map((c) => [c.name, c.arguments]),
+      [['host__lamp_set', '{"state":"ON"}']],
+    );
     assert.equal(got.done.finishReason, 'tool_calls');
     server.setScript(() => ({ chunks: [], done: false, destroy: true }));
     await expectProviderError(collect(provider()), 'empty_response');
@@ -659,6 +666,9 @@ describe('OpenAIProvider', () => {
     assert.equal(p.defaultModel, 'm');
     assert.equal(p.timeoutMs, 120_000);
     assert.deepEqual(usageChunk({ prompt_tokens: 1, completion_tokens: 2 }).usage, { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
-    assert.throws(() => new OpenAIProvider({ model: 'm', baseUrl: 'not a url' }), (e: unknown) => e instanceof ProviderError && e.code === 'bad_config');
+    assert.throws(
+      () => new OpenAIProvider({ model: 'm', baseUrl: 'not a url' }),
+      (e: unknown) => e instanceof ProviderError && e.code === 'bad_config',
+    );
   });
 });

@@ -79,17 +79,28 @@ class Runtime {
     const child = spawnInGroup(
       process.execPath,
       [
-        HEARTH, 'agent', 'rpc',
-        '--mqtt-url', broker.url,
+        HEARTH,
+        'agent',
+        'rpc',
+        '--mqtt-url',
+        broker.url,
         '--no-demo',
-        '--devices', devices,
-        '--db', db,
-        '--set', 'agent.provider=openai',
-        '--set', 'agent.model=test-model',
-        '--set', `agent.baseUrl=${model.url}`,
-        '--set', 'agent.maxRounds=4',
-        '--set', 'agent.timeoutMs=10000',
-        '--log-level', 'warn',
+        '--devices',
+        devices,
+        '--db',
+        db,
+        '--set',
+        'agent.provider=openai',
+        '--set',
+        'agent.model=test-model',
+        '--set',
+        `agent.baseUrl=${model.url}`,
+        '--set',
+        'agent.maxRounds=4',
+        '--set',
+        'agent.timeoutMs=10000',
+        '--log-level',
+        'warn',
       ],
       { stdio: ['pipe', 'pipe', 'pipe'], cwd: dir, env: { ...process.env, HEARTH_LOG_PRETTY: 'false', HEARTH_PRINCIPAL: principal } },
     ) as ChildProcessWithoutNullStreams;
@@ -144,7 +155,10 @@ class Runtime {
   }
 
   tokens(turnId: string): string {
-    return this.lines.filter((m) => m.method === 'item/token' && m.params.turnId === turnId).map((m) => m.params.event.text).join('');
+    return this.lines
+      .filter((m) => m.method === 'item/token' && m.params.turnId === turnId)
+      .map((m) => m.params.event.text)
+      .join('');
   }
 
   /** Close stdin and wait for a clean exit (the group is killed if it does not come). */
@@ -211,7 +225,9 @@ describe('hearth agent rpc speaks the kit protocol (PROTOCOL.md)', { timeout: 18
     const rt = await start(join(dir, 'builtins.db'));
     const bare = await rt.call('session/start', { cwd: dir, ephemeral: true, builtins: false, tools: [CLOCK] });
     assert.deepEqual(bare.tools, ['host__get_time']);
-    assert.deepEqual(bare.toolSpecs, [{ type: 'function', function: { name: 'host__get_time', description: CLOCK.description, parameters: CLOCK.parameters } }]);
+    assert.deepEqual(bare.toolSpecs, [
+      { type: 'function', function: { name: 'host__get_time', description: CLOCK.description, parameters: CLOCK.parameters } },
+    ]);
     assert.deepEqual((await rt.call('session/tools/get', { sessionId: bare.sessionId })).tools, ['host__get_time']);
     const before = model.requests.length;
     await rt.turn(bare.sessionId, 'what time is it?');
@@ -233,7 +249,20 @@ describe('hearth agent rpc speaks the kit protocol (PROTOCOL.md)', { timeout: 18
     model.setScript(parrot);
     const file = join(dir, 'devices.db');
     // Actuators are denied unless a rule allows them: allow this principal the switches.
-    const allowed = await runHearth(['policy', 'allow', 'cli:rpc-owner', '--kind', 'switch', '--db', file, '--mqtt-url', broker.url, '--no-demo', '--devices', devices]);
+    const allowed = await runHearth([
+      'policy',
+      'allow',
+      'cli:rpc-owner',
+      '--kind',
+      'switch',
+      '--db',
+      file,
+      '--mqtt-url',
+      broker.url,
+      '--no-demo',
+      '--devices',
+      devices,
+    ]);
     assert.equal(allowed.code, 0, allowed.stderr);
     const rt = await start(file);
     const full = await rt.call('session/start', { cwd: dir, ephemeral: true, tools: [CLOCK] });
@@ -253,7 +282,10 @@ describe('hearth agent rpc speaks the kit protocol (PROTOCOL.md)', { timeout: 18
         await sleep(50);
         grown = (await rt.call('session/tools/get', { sessionId: full.sessionId })).tools;
       }
-      assert.ok(grown.some((n) => /porch/.test(n)), grown.join(','));
+      assert.ok(
+        grown.some((n) => /porch/.test(n)),
+        grown.join(','),
+      );
       assert.deepEqual((await rt.call('session/tools/get', { sessionId: bare.sessionId })).tools, ['host__get_time']);
       const before = model.requests.length;
       await rt.turn(bare.sessionId, 'anything new?');
@@ -413,7 +445,10 @@ describe('hearth agent rpc speaks the kit protocol (PROTOCOL.md)', { timeout: 18
     assert.equal((await rt.call('session/list', {})).sessions.find((s: Msg) => s.id === sessionId).turns, 0);
     const before = model.requests.length;
     await rt.turn(sessionId, 'fresh start');
-    assert.deepEqual(model.requests[before].body.messages.map((m: Msg) => m.content), ['S', 'fresh start']);
+    assert.deepEqual(
+      model.requests[before].body.messages.map((m: Msg) => m.content),
+      ['S', 'fresh start'],
+    );
     assert.deepEqual(toolNames(model.requests[before]), ['host__get_time']);
 
     model.setScript([{ hang: true }]);
@@ -433,7 +468,10 @@ describe('hearth agent rpc speaks the kit protocol (PROTOCOL.md)', { timeout: 18
     assert.equal((await later.call('session/resume', { sessionId })).turns, 0);
     const after = model.requests.length;
     await later.turn(sessionId, 'after restart');
-    assert.deepEqual(model.requests[after].body.messages.map((m: Msg) => m.content), ['S', 'after restart']);
+    assert.deepEqual(
+      model.requests[after].body.messages.map((m: Msg) => m.content),
+      ['S', 'after restart'],
+    );
     assert.equal(await later.stop(), 0);
   });
 
@@ -492,7 +530,10 @@ describe('hearth agent rpc speaks the kit protocol (PROTOCOL.md)', { timeout: 18
     await rt.call('session/model/set', { sessionId, model: 'third-model' });
     await rt.call('tool/respond', { requestId: ask.params.event.request_id, content: '12:00' });
     await rt.completed(turnId);
-    assert.deepEqual(model.requests.slice(before).map((r) => r.body.model), ['bigger-model', 'bigger-model']);
+    assert.deepEqual(
+      model.requests.slice(before).map((r) => r.body.model),
+      ['bigger-model', 'bigger-model'],
+    );
     before = model.requests.length;
     await rt.turn(sessionId, 'three');
     assert.equal(model.requests[before].body.model, 'third-model');
@@ -505,7 +546,7 @@ describe('hearth agent rpc speaks the kit protocol (PROTOCOL.md)', { timeout: 18
     assert.equal(await rt.stop(), 0);
   });
 
-  it('two sessions running at once never see each other\'s events', async () => {
+  it("two sessions running at once never see each other's events", async () => {
     // Each answer names the session's own words; a tool call goes to the session that owns the tool.
     model.setScript((body) => {
       const text = lastUserText(body);
@@ -516,7 +557,10 @@ describe('hearth agent rpc speaks the kit protocol (PROTOCOL.md)', { timeout: 18
     const rt = await start(join(dir, 'two.db'));
     const a = await rt.call('session/start', { cwd: dir, ephemeral: true, builtins: false, tools: [] });
     const b = await rt.call('session/start', { cwd: dir, ephemeral: true, builtins: false, permissions: 'host', tools: [CLOCK] });
-    const [ta, tb] = await Promise.all([rt.call('turn/start', { sessionId: a.sessionId, input: 'alpha' }), rt.call('turn/start', { sessionId: b.sessionId, input: 'beta' })]);
+    const [ta, tb] = await Promise.all([
+      rt.call('turn/start', { sessionId: a.sessionId, input: 'alpha' }),
+      rt.call('turn/start', { sessionId: b.sessionId, input: 'beta' }),
+    ]);
     const ask = await rt.wait('beta tool request', (m) => m.method === 'item/tool_request');
     assert.equal(ask.params.sessionId, b.sessionId);
     assert.equal(ask.params.turnId, tb.turnId);

@@ -28,7 +28,6 @@ const dir = mkdtempSync(join(tmpdir(), 'hearth-rpc-'));
 const devices = join(dir, 'devices');
 mkdirSync(devices);
 
-
 async function rejectsWith<T>(p: Promise<T>, check: (err: unknown) => void): Promise<void> {
   try {
     await p;
@@ -44,17 +43,28 @@ describe('hearth agent rpc driven by the jan engine', { timeout: 120_000 }, () =
   let model: OpenAIServer;
   let engine: JanEngine;
   const rpcArgs = () => [
-    HEARTH, 'agent', 'rpc',
-    '--mqtt-url', broker.url,
+    HEARTH,
+    'agent',
+    'rpc',
+    '--mqtt-url',
+    broker.url,
     '--no-demo',
-    '--devices', devices,
-    '--db', join(dir, 'hearth.db'),
-    '--set', 'agent.provider=openai',
-    '--set', 'agent.model=test',
-    '--set', `agent.baseUrl=${model.url}`,
-    '--set', 'agent.maxRounds=4',
-    '--set', 'agent.timeoutMs=10000',
-    '--log-level', 'warn',
+    '--devices',
+    devices,
+    '--db',
+    join(dir, 'hearth.db'),
+    '--set',
+    'agent.provider=openai',
+    '--set',
+    'agent.model=test',
+    '--set',
+    `agent.baseUrl=${model.url}`,
+    '--set',
+    'agent.maxRounds=4',
+    '--set',
+    'agent.timeoutMs=10000',
+    '--log-level',
+    'warn',
   ];
 
   const echoCalls: Array<{ args: Record<string, unknown>; call: ToolCall }> = [];
@@ -73,7 +83,10 @@ describe('hearth agent rpc driven by the jan engine', { timeout: 120_000 }, () =
     description: 'Take a picture.',
     parameters: { type: 'object', properties: {} },
     capability: 'read',
-    handler: () => ({ text: 'one frame', images: [{ url: `data:image/png;base64,${PNG_1PX}`, mimeType: 'image/png', bytes: Buffer.from(PNG_1PX, 'base64').length }] }),
+    handler: () => ({
+      text: 'one frame',
+      images: [{ url: `data:image/png;base64,${PNG_1PX}`, mimeType: 'image/png', bytes: Buffer.from(PNG_1PX, 'base64').length }],
+    }),
   };
   let pressed = 0;
   const pressTool: HostTool = {
@@ -108,7 +121,12 @@ describe('hearth agent rpc driven by the jan engine', { timeout: 120_000 }, () =
     assert.ok(existsSync(HEARTH), `build first: ${HEARTH} is missing (npx tsc -p tsconfig.json)`);
     broker = await startAedes();
     model = await startOpenAIServer();
-    engine = await JanEngine.start({ bin: process.execPath, args: rpcArgs(), env: { HEARTH_LOG_PRETTY: 'false', HEARTH_PRINCIPAL: 'cli:rpc-owner' }, cwd: dir });
+    engine = await JanEngine.start({
+      bin: process.execPath,
+      args: rpcArgs(),
+      env: { HEARTH_LOG_PRETTY: 'false', HEARTH_PRINCIPAL: 'cli:rpc-owner' },
+      cwd: dir,
+    });
   });
   after(async () => {
     await engine?.close({ force: true });
@@ -162,9 +180,18 @@ describe('hearth agent rpc driven by the jan engine', { timeout: 120_000 }, () =
     assert.equal(request.run_id, null);
     assert.equal(of(events, 'tool_request').length, 1, 'one tool_request per call');
     assert.equal(of(events, 'tool_result')[0].content, 'echo: hi');
-    assert.equal(of(events, 'token').map((e) => e.text).join(''), 'It said hi.');
+    assert.equal(
+      of(events, 'token')
+        .map((e) => e.text)
+        .join(''),
+      'It said hi.',
+    );
     assert.equal(of(events, 'done').length, 1);
-    assert.deepEqual(seen, events.map((e) => e.type), 'session listeners see the same events');
+    assert.deepEqual(
+      seen,
+      events.map((e) => e.type),
+      'session listeners see the same events',
+    );
 
     const last = echoCalls.at(-1)!;
     assert.deepEqual(last.args, { text: 'hi' });
@@ -195,7 +222,9 @@ describe('hearth agent rpc driven by the jan engine', { timeout: 120_000 }, () =
     const user = second.body.messages.at(-1);
     assert.equal(user.role, 'user');
     assert.ok(
-      user.content.some((p: { type: string; image_url?: { url: string } }) => p.type === 'image_url' && p.image_url!.url === `data:image/png;base64,${PNG_1PX}`),
+      user.content.some(
+        (p: { type: string; image_url?: { url: string } }) => p.type === 'image_url' && p.image_url!.url === `data:image/png;base64,${PNG_1PX}`,
+      ),
       JSON.stringify(user.content).slice(0, 300),
     );
     await session.close();
@@ -272,7 +301,13 @@ describe('hearth agent rpc driven by the jan engine', { timeout: 120_000 }, () =
       [[{ ...base, name: 'bad name' }], /bad name.*A-Z a-z 0-9/],
       [[{ ...base, name: 'a__b' }], /must not contain "__"/],
       [[{ ...base, name: 'x'.repeat(59) }], /1 to 58/],
-      [[{ ...base, name: 'twice' }, { ...base, name: 'twice' }], /declared twice/],
+      [
+        [
+          { ...base, name: 'twice' },
+          { ...base, name: 'twice' },
+        ],
+        /declared twice/,
+      ],
       [[{ ...base, name: 'get_state' }], /taken by one of this home's tools/],
       [[{ ...base, name: 'arr', parameters: { type: 'array' } }], /must describe an object/],
       [[{ ...base, name: 'cap', capability: 'write' as never }], /capability/],
@@ -310,8 +345,14 @@ describe('hearth agent rpc driven by the jan engine', { timeout: 120_000 }, () =
         return 'steered';
       },
     };
-    const userTexts = (i: number) => model.requests[i].body.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content);
-    model.setScript([toolCallChunks([{ id: 's1', name: 'host__steer_tool', arguments: {} }]), textChunks('Brief.'), textChunks('Forked.'), textChunks('Fresh.')]);
+    const userTexts = (i: number) =>
+      model.requests[i].body.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content);
+    model.setScript([
+      toolCallChunks([{ id: 's1', name: 'host__steer_tool', arguments: {} }]),
+      textChunks('Brief.'),
+      textChunks('Forked.'),
+      textChunks('Fresh.'),
+    ]);
     const session = await engine.createSession({ tools: [steerTool], permissions: 'host', principal: TESTER, builtins: false, systemPrompt: 'S' });
     holder.session = session;
     assert.deepEqual(session.tools, ['host__steer_tool'], 'builtins:false: no home tools');
@@ -401,7 +442,11 @@ interface RawClient {
 }
 
 function rawClient(args: string[]): RawClient {
-  const child = spawnInGroup(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, HEARTH_LOG_PRETTY: 'false' }, cwd: dir }) as ChildProcessWithoutNullStreams;
+  const child = spawnInGroup(process.execPath, args, {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, HEARTH_LOG_PRETTY: 'false' },
+    cwd: dir,
+  }) as ChildProcessWithoutNullStreams;
   const lines: Array<Record<string, any>> = [];
   let buf = '';
   let err = '';
@@ -439,8 +484,24 @@ describe('hearth agent rpc at the raw protocol level', { timeout: 120_000 }, () 
     broker = await startAedes();
     model = await startOpenAIServer();
     c = rawClient([
-      HEARTH, 'agent', 'rpc', '--mqtt-url', broker.url, '--no-demo', '--devices', devices, '--db', join(dir, 'raw.db'),
-      '--set', 'agent.provider=openai', '--set', 'agent.model=test', '--set', `agent.baseUrl=${model.url}`, '--log-level', 'warn',
+      HEARTH,
+      'agent',
+      'rpc',
+      '--mqtt-url',
+      broker.url,
+      '--no-demo',
+      '--devices',
+      devices,
+      '--db',
+      join(dir, 'raw.db'),
+      '--set',
+      'agent.provider=openai',
+      '--set',
+      'agent.model=test',
+      '--set',
+      `agent.baseUrl=${model.url}`,
+      '--log-level',
+      'warn',
     ]);
   });
   after(async () => {
@@ -477,7 +538,12 @@ describe('hearth agent rpc at the raw protocol level', { timeout: 120_000 }, () 
       jsonrpc: '2.0',
       id: 10,
       method: 'session/start',
-      params: { cwd: dir, permissions: 'host', ephemeral: true, tools: [{ name: 'echo_tool', description: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } }, capability: 'read' }] },
+      params: {
+        cwd: dir,
+        permissions: 'host',
+        ephemeral: true,
+        tools: [{ name: 'echo_tool', description: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } }, capability: 'read' }],
+      },
     });
     const started = await c.wait('session/start', (m) => m.id === 10);
     const sessionId = started.result.sessionId as string;
@@ -564,7 +630,10 @@ describe('jan engine helpers', () => {
     assert.deepEqual(resultToRespond({ text: 'x', details: [1, 2] as never }), { content: 'x', isError: false, details: { value: [1, 2] } });
     const url = `data:image/png;base64,${PNG_1PX}`;
     assert.deepEqual(resultToRespond({ text: 'pic', images: [{ url, mimeType: 'image/png', bytes: 70 }] }), {
-      content: [{ type: 'text', text: 'pic' }, { type: 'image_url', image_url: { url } }],
+      content: [
+        { type: 'text', text: 'pic' },
+        { type: 'image_url', image_url: { url } },
+      ],
       isError: false,
     });
     const tooBig = resultToRespond({ text: 'pic', images: [{ url, mimeType: 'image/png', bytes: 6 * 1024 * 1024 }] });

@@ -34,7 +34,6 @@ const toolNames = (r: RecordedRequest) => ((r.body.tools ?? []) as Array<{ funct
 /** The run id a dispatch_subagent result names. */
 const runIdIn = (text: string) => /run_id (run_[0-9a-f]+)/.exec(text)?.[1];
 
-
 describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
   let broker: TestBroker;
   let home: TestHome;
@@ -95,7 +94,10 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
     assert.deepEqual(started.map((e) => e.name).sort(), ['humidity', 'temperature']);
     const ends = of(events, 'subagent_end');
     assert.equal(ends.length, 2);
-    assert.ok(ends.every((e) => e.error === undefined), JSON.stringify(ends));
+    assert.ok(
+      ends.every((e) => e.error === undefined),
+      JSON.stringify(ends),
+    );
     assert.deepEqual(new Set(ends.map((e) => e.run_id)), new Set(started.map((e) => e.run_id)));
     // The children's calls come unwrapped, with their run ids; the rest of their events wrapped.
     const requests = of(events, 'tool_request');
@@ -118,9 +120,21 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
     const final = parent[parent.length - 1].body;
     const got = notices(final);
     assert.equal(got.length, 2);
-    assert.ok(got.some((n) => /subagent "temperature" \(run_[0-9a-f]+\) finished: Reading: .*Living room temperature/.test(n)), got.join('\n'));
-    assert.ok(got.some((n) => /subagent "humidity" \(run_[0-9a-f]+\) finished: Reading: .*Living room humidity/.test(n)), got.join('\n'));
-    assert.equal(of(events, 'token').map((e) => e.text).join('').endsWith('Both sensors are read.'), true);
+    assert.ok(
+      got.some((n) => /subagent "temperature" \(run_[0-9a-f]+\) finished: Reading: .*Living room temperature/.test(n)),
+      got.join('\n'),
+    );
+    assert.ok(
+      got.some((n) => /subagent "humidity" \(run_[0-9a-f]+\) finished: Reading: .*Living room humidity/.test(n)),
+      got.join('\n'),
+    );
+    assert.equal(
+      of(events, 'token')
+        .map((e) => e.text)
+        .join('')
+        .endsWith('Both sensors are read.'),
+      true,
+    );
   });
 
   it('run ids reach the audit rows; in "jan" mode a child asks permission on the parent turn', async () => {
@@ -188,18 +202,29 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
             { id: 'x3', name: 'host__whoami', arguments: {} },
           ]);
         }
-        return textChunks(toolMessages(body).map((m) => String(m.content).split(';')[0]).join(' | '));
+        return textChunks(
+          toolMessages(body)
+            .map((m) => String(m.content).split(';')[0])
+            .join(' | '),
+        );
       }
       if (!toolMessages(body).length) return toolCallChunks([{ id: 'd1', name: 'dispatch_subagent', arguments: { task: 'Turn on the living room lamp.' } }]);
       return textChunks(notices(body).length ? 'It could not.' : 'Asked a helper.');
     });
-    const session = await engine.createSession({ tools: [...home.hearth.tools.forPrincipal(guest), whoami], principal: guest, permissions: 'host', ephemeral: true });
+    const session = await engine.createSession({
+      tools: [...home.hearth.tools.forPrincipal(guest), whoami],
+      principal: guest,
+      permissions: 'host',
+      ephemeral: true,
+    });
     assert.ok(!session.tools.includes('host__living_room_lamp'), 'the guest has no lamp tool');
     const sent = home.commands().length;
     const before = server.requests.length;
     const { events, result } = await drainLong(await session.prompt('turn on the lamp'));
     assert.equal(result.stopReason, 'completed');
-    const childResults = of(events, 'subagent').map((e) => e.event).filter((e): e is Extract<AgentEvent, { type: 'tool_result' }> => e.type === 'tool_result');
+    const childResults = of(events, 'subagent')
+      .map((e) => e.event)
+      .filter((e): e is Extract<AgentEvent, { type: 'tool_result' }> => e.type === 'tool_result');
     assert.match(childResults.find((r) => r.id === 'x1')!.content, /^unknown tool "host__living_room_lamp"/);
     assert.equal(childResults.find((r) => r.id === 'x1')!.is_error, true);
     assert.match(childResults.find((r) => r.id === 'x2')!.content, /^unknown tool "dispatch_subagent"/, 'no grandchildren');
@@ -247,7 +272,10 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
     assert.ok(runId);
     assert.equal(signal!.aborted, true, 'the handler saw its signal abort');
     const cancelled = of(events, 'tool_request_cancelled');
-    assert.deepEqual(cancelled.map((c) => c.request_id), [requestId]);
+    assert.deepEqual(
+      cancelled.map((c) => c.request_id),
+      [requestId],
+    );
     assert.deepEqual(of(events, 'subagent_end'), [{ type: 'subagent_end', run_id: runId, name: 'scanner', error: 'stopped' }]);
     const stopResult = of(events, 'tool_result').find((r) => r.id === 'st1')!;
     assert.match(stopResult.content, /^stopped subagent "scanner"/);
@@ -359,7 +387,10 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
       assert.match(listed, /"one": running/);
       assert.match(listed, /"two": queued/);
       const final = server.requests.at(-1)!.body;
-      assert.ok(notices(final).some((n) => /"one" .* finished: done \(say banana\)/.test(n)), notices(final).join('\n'));
+      assert.ok(
+        notices(final).some((n) => /"one" .* finished: done \(say banana\)/.test(n)),
+        notices(final).join('\n'),
+      );
     } finally {
       await small.close();
     }
@@ -381,7 +412,8 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
         },
       };
       server.setScript((body) => {
-        if (isChild(body)) return toolMessages(body).length ? textChunks('slow job finished') : toolCallChunks([{ id: 'h', name: 'host__hold', arguments: {} }]);
+        if (isChild(body))
+          return toolMessages(body).length ? textChunks('slow job finished') : toolCallChunks([{ id: 'h', name: 'host__hold', arguments: {} }]);
         if (!toolMessages(body).length && last(body).content === 'start a slow job') {
           return toolCallChunks([{ id: 'd1', name: 'dispatch_subagent', arguments: { task: 'slow', name: 'slow' } }]);
         }

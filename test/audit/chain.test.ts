@@ -57,7 +57,8 @@ function build(calls = 6, options: { digest?: boolean; pendingAt?: number } = {}
   return { db, raw, audit, path, digestFile };
 }
 
-const entries = (raw: Database.Database) => raw.prepare('SELECT id, prev_hash, hash FROM audit_entry ORDER BY id').all() as Array<{ id: number; prev_hash: string; hash: string }>;
+const entries = (raw: Database.Database) =>
+  raw.prepare('SELECT id, prev_hash, hash FROM audit_entry ORDER BY id').all() as Array<{ id: number; prev_hash: string; hash: string }>;
 
 describe('audit chain', () => {
   it('canonical JSON sorts keys at every depth, without whitespace', () => {
@@ -75,7 +76,15 @@ describe('audit chain', () => {
     // Readers see one row per call, with its outcome folded in.
     assert.deepEqual(
       audit.list({ limit: 100 }).map((r) => [r.id, r.outcome]),
-      [[1, 'confirmed'], [3, 'denied'], [4, 'confirmed'], [6, 'pending'], [7, 'confirmed'], [9, 'denied'], [10, 'confirmed']],
+      [
+        [1, 'confirmed'],
+        [3, 'denied'],
+        [4, 'confirmed'],
+        [6, 'pending'],
+        [7, 'confirmed'],
+        [9, 'denied'],
+        [10, 'confirmed'],
+      ],
     );
     assert.equal(audit.get(4)!.doneHash, all[4].hash, "a finished call's doneHash is its outcome entry's hash");
   });
@@ -234,7 +243,11 @@ describe('audit chain', () => {
     assert.equal(readDigest(digestFile!).lastId, 5, 'the digest lags by at most 200 ms');
     audit.flushDigest();
     assert.deepEqual([readDigest(digestFile!).count, readDigest(digestFile!).lastId], [7, 7]);
-    assert.deepEqual(readdirSync(dirname(digestFile!)).filter((f) => f.includes('digest')), ['audit.digest.json'], 'no temporary file left');
+    assert.deepEqual(
+      readdirSync(dirname(digestFile!)).filter((f) => f.includes('digest')),
+      ['audit.digest.json'],
+      'no temporary file left',
+    );
     // The standalone writer agrees with the store's incremental count.
     const other = join(dirname(digestFile!), 'other.json');
     assert.deepEqual({ ...writeDigest(db, other), at: '' }, { ...readDigest(digestFile!), at: '' });

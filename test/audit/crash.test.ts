@@ -36,7 +36,10 @@ for (const durability of ['full', 'grouped'] as const) {
     try {
       await bridge.waitForOutput('Press Ctrl+C to stop.', 20_000);
       // --standalone: the call runs in this process (not in the daemon), so killing it kills the call.
-      const caller = spawnHearth(['call', 'garage_door', '{"action":"close"}', '--standalone', '--mqtt-url', `mqtt://127.0.0.1:${port}`, ...args.slice(0, 3), '--db', dbPath], { cwd: dir, env });
+      const caller = spawnHearth(
+        ['call', 'garage_door', '{"action":"close"}', '--standalone', '--mqtt-url', `mqtt://127.0.0.1:${port}`, ...args.slice(0, 3), '--db', dbPath],
+        { cwd: dir, env },
+      );
       const row = await waitFor('a pending audit row', () => audit.tail(5).find((r) => r.tool === 'garage_door' && r.outcome === 'pending'), 15_000);
       caller.child.kill('SIGKILL');
       await caller.exited;

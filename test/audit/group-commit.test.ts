@@ -83,7 +83,11 @@ describe('group commit of pending rows (audit.durability full)', () => {
     assert.equal(s.audit.pendingCommits, commits + 1, 'seven callers, one commit');
     assert.equal(s.audit.fsyncs, fsyncs + 1, 'and one fsync');
     assert.equal(s.rows(), 7);
-    assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'rows keep the order the callers came in');
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => a - b),
+      'rows keep the order the callers came in',
+    );
     assert.equal(new Set(ids).size, 7);
     await turn();
     await s.audit.beginDurable(auditEntry());
@@ -110,7 +114,10 @@ describe('group commit of pending rows (audit.durability full)', () => {
     const b = s.audit.beginDurable(auditEntry());
     for (const p of [a, b]) await assert.rejects(p, (err: { code?: string; message: string }) => err.code === 'AUDIT_UNAVAILABLE' && /EIO/.test(err.message));
     const rows = s.audit.tail(2);
-    assert.deepEqual(rows.map((r) => r.outcome), ['not_sent', 'not_sent']);
+    assert.deepEqual(
+      rows.map((r) => r.outcome),
+      ['not_sent', 'not_sent'],
+    );
     assert.match(rows[0]!.error!, /could not be made durable/);
     // Every later write waits for the disk on its own (synchronous=FULL), and callers still get their row.
     assert.equal(s.db.pragma('synchronous', { simple: true }), 2);
@@ -131,13 +138,27 @@ describe('group commit of pending rows (audit.durability full)', () => {
 
 // ------------------------------------------------------------ through the pipeline, with a real broker
 
-const DEVICES = ['devices:', '  - id: lamp', '    name: Lamp', '    entities:', '      light: { kind: switch, state_topic: gc/lamp/state, command_topic: gc/lamp/set }', ''].join('\n');
+const DEVICES = [
+  'devices:',
+  '  - id: lamp',
+  '    name: Lamp',
+  '    entities:',
+  '      light: { kind: switch, state_topic: gc/lamp/state, command_topic: gc/lamp/set }',
+  '',
+].join('\n');
 
 function homeDir(name: string, url: string) {
   const dir = join(root, name);
   mkdirSync(join(dir, 'devices'), { recursive: true });
   writeFileSync(join(dir, 'devices', 'lamp.yaml'), DEVICES);
-  const flags = { 'mqtt.url': url, 'mqtt.protocolVersion': '4', 'devices.paths': [join(dir, 'devices')], demo: false, 'database.path': join(dir, 'hearth.db'), 'tools.shape': 'per-entity' };
+  const flags = {
+    'mqtt.url': url,
+    'mqtt.protocolVersion': '4',
+    'devices.paths': [join(dir, 'devices')],
+    demo: false,
+    'database.path': join(dir, 'hearth.db'),
+    'tools.shape': 'per-entity',
+  };
   return { dir, flags, dbPath: join(dir, 'hearth.db') };
 }
 
@@ -179,7 +200,15 @@ describe('group commit through the pipeline (aedes)', () => {
     const watcher = await lampWatcher(broker.url, true);
     try {
       watcher.client.on('message', (t) => t === 'gc/lamp/set' && order.push('published'));
-      const pipeline = new Pipeline({ registry: bridge.registry, cache: bridge.cache, mqtt: bridge.connection, gate: new CommandGate(bridge.registry, bridge.connection), policy, audit, log: silentLogger });
+      const pipeline = new Pipeline({
+        registry: bridge.registry,
+        cache: bridge.cache,
+        mqtt: bridge.connection,
+        gate: new CommandGate(bridge.registry, bridge.connection),
+        policy,
+        audit,
+        log: silentLogger,
+      });
       const tools = new ToolSet(bridge.registry, pipeline, policy, config.tools);
       const tool = tools.all().find((t) => t.capability === 'actuator')!.name;
       order.length = 0;

@@ -26,7 +26,21 @@ function oldDatabase(rows: number, options: { cutTail?: boolean } = {}): string 
     @entity_id, @action, @args, @decision, @rule_id, @reason, @outcome, @error, @latency_ms, @echo, @completed_at, @prev_hash, @hash, @done_hash)`);
   for (let id = 1; id <= rows; id++) {
     const at = `2026-01-01T00:00:0${id}.000Z`;
-    const fields = { id, at, request_id: `old-${id}`, principal: 'chat:alice', session: null, run_id: null, tool: 'front_door_lock', entity_id: 'front_door.lock', action: 'unlock', args: '{}', decision: 'allow', rule_id: null, reason: 'owner' };
+    const fields = {
+      id,
+      at,
+      request_id: `old-${id}`,
+      principal: 'chat:alice',
+      session: null,
+      run_id: null,
+      tool: 'front_door_lock',
+      entity_id: 'front_door.lock',
+      action: 'unlock',
+      args: '{}',
+      decision: 'allow',
+      rule_id: null,
+      reason: 'owner',
+    };
     const hash = rowHash(prev, fields);
     const completion = id === 2 ? null : { outcome: 'confirmed', error: null, latency_ms: 40, echo: '{"value":"unlocked"}', completed_at: at };
     const row: DbAuditRow = {
@@ -51,7 +65,14 @@ describe('migration 0009 (append-only audit)', () => {
     open.push(db);
     const reader = new SqliteAuditLog(db, { durability: 'connection' });
     assert.deepEqual(verify(db), { ok: true, rows: 3, pending: 1, lastId: 3 });
-    assert.deepEqual(reader.list().map((r) => [r.id, r.outcome]), [[1, 'confirmed'], [2, 'pending'], [3, 'confirmed']]);
+    assert.deepEqual(
+      reader.list().map((r) => [r.id, r.outcome]),
+      [
+        [1, 'confirmed'],
+        [2, 'pending'],
+        [3, 'confirmed'],
+      ],
+    );
 
     const writer = new SqliteAuditLog(db);
     const seal = db.prepare("SELECT * FROM audit_entry WHERE kind = 'seal'").all() as Array<{ id: number; call_id: number; args: string }>;
@@ -61,8 +82,31 @@ describe('migration 0009 (append-only audit)', () => {
     assert.equal((db.prepare("SELECT count(*) AS n FROM audit_entry WHERE kind = 'seal'").get() as { n: number }).n, 1);
     // The old pending call takes its outcome as a new entry; new calls follow.
     assert.equal(writer.markInterrupted(0), 1);
-    writer.record({ requestId: 'new-1', principal: 'chat:bob', session: null, runId: null, tool: 'x', entityId: null, action: 'turn_on', args: {}, decision: 'deny', ruleId: null, reason: 'no' }, { outcome: 'denied' });
-    assert.deepEqual(writer.list().map((r) => [r.id, r.outcome]), [[1, 'confirmed'], [2, 'interrupted'], [3, 'confirmed'], [6, 'denied']]);
+    writer.record(
+      {
+        requestId: 'new-1',
+        principal: 'chat:bob',
+        session: null,
+        runId: null,
+        tool: 'x',
+        entityId: null,
+        action: 'turn_on',
+        args: {},
+        decision: 'deny',
+        ruleId: null,
+        reason: 'no',
+      },
+      { outcome: 'denied' },
+    );
+    assert.deepEqual(
+      writer.list().map((r) => [r.id, r.outcome]),
+      [
+        [1, 'confirmed'],
+        [2, 'interrupted'],
+        [3, 'confirmed'],
+        [6, 'denied'],
+      ],
+    );
     assert.deepEqual(verify(db), { ok: true, rows: 6, pending: 0, lastId: 6 });
   });
 

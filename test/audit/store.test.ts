@@ -77,9 +77,18 @@ describe('SqliteAuditLog', () => {
     assert.equal(lines[0].outcome, 'confirmed');
     assert.equal(lines[0].latencyMs, 42);
 
-    assert.equal(codeOf(() => audit.finish(id, { outcome: 'failed' })), 'AUDIT_NOT_PENDING');
-    assert.equal(codeOf(() => audit.finish(9999, { outcome: 'failed' })), 'AUDIT_NOT_FOUND');
-    assert.equal(codeOf(() => audit.finish(id, { outcome: 'pending' as never })), 'AUDIT_BAD_ENTRY');
+    assert.equal(
+      codeOf(() => audit.finish(id, { outcome: 'failed' })),
+      'AUDIT_NOT_PENDING',
+    );
+    assert.equal(
+      codeOf(() => audit.finish(9999, { outcome: 'failed' })),
+      'AUDIT_NOT_FOUND',
+    );
+    assert.equal(
+      codeOf(() => audit.finish(id, { outcome: 'pending' as never })),
+      'AUDIT_BAD_ENTRY',
+    );
     assert.equal(audit.verify().ok, true);
   });
 
@@ -112,7 +121,10 @@ describe('SqliteAuditLog', () => {
     }
     assert.equal(caught?.code, 'AUDIT_DUPLICATE');
     assert.equal(caught?.existingId, id);
-    assert.equal(codeOf(() => audit.record(entry({ requestId: 'same' }), { outcome: 'denied' })), 'AUDIT_DUPLICATE');
+    assert.equal(
+      codeOf(() => audit.record(entry({ requestId: 'same' }), { outcome: 'denied' })),
+      'AUDIT_DUPLICATE',
+    );
     assert.equal((db.prepare('SELECT count(*) AS n FROM audit_entry').get() as { n: number }).n, 1);
     // The refused attempts left no trace in the chain: the outcome is the next entry, then the next call.
     audit.finish(id, { outcome: 'confirmed' });
@@ -147,7 +159,10 @@ describe('SqliteAuditLog', () => {
     assert.equal(audit.markInterrupted(0), 1);
     assert.equal(audit.get(recent)!.outcome, 'interrupted');
     assert.equal(audit.markInterrupted(0), 0);
-    assert.equal(codeOf(() => audit.finish(old, { outcome: 'confirmed' })), 'AUDIT_NOT_PENDING');
+    assert.equal(
+      codeOf(() => audit.finish(old, { outcome: 'confirmed' })),
+      'AUDIT_NOT_PENDING',
+    );
     const v = audit.verify();
     // Three calls and three outcome entries.
     assert.deepEqual([v.ok, v.rows, v.pending], [true, 6, 0]);
@@ -170,8 +185,14 @@ describe('SqliteAuditLog', () => {
     assert.equal(caught.code, 'AUDIT_UNAVAILABLE');
     assert.equal(caught.sqliteCode, 'SQLITE_READONLY');
     assert.match(caught.message, /^audit log unavailable: .*readonly/);
-    assert.equal(codeOf(() => roAudit.record(entry(), { outcome: 'denied' })), 'AUDIT_UNAVAILABLE');
-    assert.equal(codeOf(() => roAudit.finish(first, { outcome: 'confirmed' })), 'AUDIT_UNAVAILABLE');
+    assert.equal(
+      codeOf(() => roAudit.record(entry(), { outcome: 'denied' })),
+      'AUDIT_UNAVAILABLE',
+    );
+    assert.equal(
+      codeOf(() => roAudit.finish(first, { outcome: 'confirmed' })),
+      'AUDIT_UNAVAILABLE',
+    );
     // Reading still works.
     assert.equal(roAudit.get(first)?.outcome, 'pending');
 
@@ -179,12 +200,18 @@ describe('SqliteAuditLog', () => {
     open.push(q);
     q.pragma('query_only = ON');
     const qAudit = new SqliteAuditLog(q);
-    assert.equal(codeOf(() => qAudit.begin(entry())), 'AUDIT_UNAVAILABLE');
+    assert.equal(
+      codeOf(() => qAudit.begin(entry())),
+      'AUDIT_UNAVAILABLE',
+    );
 
     const closed = new Database(path);
     const closedAudit = new SqliteAuditLog(closed);
     closed.close();
-    assert.equal(codeOf(() => closedAudit.begin(entry())), 'AUDIT_UNAVAILABLE');
+    assert.equal(
+      codeOf(() => closedAudit.begin(entry())),
+      'AUDIT_UNAVAILABLE',
+    );
 
     assert.equal(audit.tail(10).length, 1, 'nothing was written');
   });
@@ -219,10 +246,22 @@ describe('SqliteAuditLog', () => {
     const { audit } = fresh();
     const circular: Record<string, unknown> = {};
     circular.self = circular;
-    assert.equal(codeOf(() => audit.begin(entry({ args: circular }))), 'AUDIT_BAD_ENTRY');
-    assert.equal(codeOf(() => audit.begin(entry({ args: { n: 10n } }))), 'AUDIT_BAD_ENTRY');
-    assert.equal(codeOf(() => audit.begin(entry({ requestId: '' }))), 'AUDIT_BAD_ENTRY');
-    assert.equal(codeOf(() => audit.begin(entry({ principal: 5 as never }))), 'AUDIT_BAD_ENTRY');
+    assert.equal(
+      codeOf(() => audit.begin(entry({ args: circular }))),
+      'AUDIT_BAD_ENTRY',
+    );
+    assert.equal(
+      codeOf(() => audit.begin(entry({ args: { n: 10n } }))),
+      'AUDIT_BAD_ENTRY',
+    );
+    assert.equal(
+      codeOf(() => audit.begin(entry({ requestId: '' }))),
+      'AUDIT_BAD_ENTRY',
+    );
+    assert.equal(
+      codeOf(() => audit.begin(entry({ principal: 5 as never }))),
+      'AUDIT_BAD_ENTRY',
+    );
     assert.equal(audit.tail(5).length, 0);
   });
 
@@ -251,7 +290,13 @@ describe('SqliteAuditLog', () => {
     assert.equal(events.length, 0);
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual(outcomes(), ['confirmed', 'unconfirmed']);
-    assert.deepEqual(events.map((e) => [e.id, e.outcome]), [[a, 'confirmed'], [b, 'unconfirmed']]);
+    assert.deepEqual(
+      events.map((e) => [e.id, e.outcome]),
+      [
+        [a, 'confirmed'],
+        [b, 'unconfirmed'],
+      ],
+    );
     // Reads in this process see their own writes at once.
     const c = audit.begin(entry());
     audit.finishLater(c, { outcome: 'confirmed' });
@@ -259,8 +304,14 @@ describe('SqliteAuditLog', () => {
     // A follow-up to the unconfirmed call: one more entry, nothing edited.
     audit.followUp(b, { outcome: 'confirmed', error: 'confirmed late, after 9 s' });
     assert.deepEqual([audit.get(b)!.outcome, audit.get(b)!.error], ['confirmed', 'confirmed late, after 9 s']);
-    assert.equal(codeOf(() => audit.followUp(b, { outcome: 'confirmed' })), 'AUDIT_NOT_PENDING');
-    assert.equal(codeOf(() => audit.followUp(c, { outcome: 'confirmed' })), 'AUDIT_NOT_PENDING');
+    assert.equal(
+      codeOf(() => audit.followUp(b, { outcome: 'confirmed' })),
+      'AUDIT_NOT_PENDING',
+    );
+    assert.equal(
+      codeOf(() => audit.followUp(c, { outcome: 'confirmed' })),
+      'AUDIT_NOT_PENDING',
+    );
     const v = audit.verify();
     assert.deepEqual([v.ok, v.rows, v.pending], [true, 7, 0]);
   });
@@ -283,7 +334,7 @@ describe('SqliteAuditLog', () => {
 
   it('stores what it hashes: odd text verifies', () => {
     const { audit } = fresh();
-    const id = audit.record(entry({ reason: 'lone \uD800 surrogate, NUL \u0000 and ünïcødé 🔒', args: { 'ключ': '\uDC00', z: [1, null, 'x'] } }), {
+    const id = audit.record(entry({ reason: 'lone \uD800 surrogate, NUL \u0000 and ünïcødé 🔒', args: { ключ: '\uDC00', z: [1, null, 'x'] } }), {
       outcome: 'failed',
       error: 'e\r\n"quoted"',
       echo: '\uD83D',
@@ -338,7 +389,10 @@ describe('SqliteAuditLog', () => {
     // Paging forward and backward.
     const p1 = audit.list({ limit: 4 });
     const p2 = audit.list({ limit: 4, afterId: p1[p1.length - 1].id });
-    assert.deepEqual([...p1, ...p2].map((r) => r.id), ids.slice(0, 8));
+    assert.deepEqual(
+      [...p1, ...p2].map((r) => r.id),
+      ids.slice(0, 8),
+    );
     assert.deepEqual(
       audit.list({ order: 'desc', limit: 2, beforeId: ids[5] }).map((r) => r.id),
       [ids[4], ids[3]],

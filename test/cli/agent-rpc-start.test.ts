@@ -28,7 +28,23 @@ describe('hearth agent rpc with an unreachable broker', () => {
     );
     const port = await freePort();
     const rpc = spawnGroup(
-      ['agent', 'rpc', '--mqtt-url', `mqtt://127.0.0.1:${port}`, '--set', 'mqtt.reconnectMinMs=100', '--set', 'mqtt.reconnectMaxMs=200', '--no-demo', '--devices', devices, '--db', join(dir, 'h.db'), '--log-level', 'info'],
+      [
+        'agent',
+        'rpc',
+        '--mqtt-url',
+        `mqtt://127.0.0.1:${port}`,
+        '--set',
+        'mqtt.reconnectMinMs=100',
+        '--set',
+        'mqtt.reconnectMaxMs=200',
+        '--no-demo',
+        '--devices',
+        devices,
+        '--db',
+        join(dir, 'h.db'),
+        '--log-level',
+        'info',
+      ],
       { cwd: dir, stdin: 'pipe' },
     );
     try {

@@ -37,7 +37,10 @@ it('a followed row with long cells starts each column where the header does, cut
     const header = lines.find((l) => l.startsWith('TIME'))!;
     const row = lines.find((l) => l.includes('denied by rule 12'))!;
     const starts = COLUMNS.map((c) => header.indexOf(c));
-    assert.ok(starts.every((s, i) => i === 0 || s > starts[i - 1]), header);
+    assert.ok(
+      starts.every((s, i) => i === 0 || s > starts[i - 1]),
+      header,
+    );
     // Every column of the row begins at the header's offset: two spaces before it, a cell from it on.
     for (const [i, start] of starts.entries()) {
       if (i > 0) assert.equal(row.slice(start - 2, start), '  ', `before ${COLUMNS[i]} in\n${header}\n${row}`);
@@ -45,7 +48,11 @@ it('a followed row with long cells starts each column where the header does, cut
     }
     const cell = (name: string) => row.slice(starts[COLUMNS.indexOf(name)], starts[COLUMNS.indexOf(name) + 1]).trimEnd();
     // The long cells are cut to their column, keeping their beginning.
-    for (const [name, full] of [['PRINCIPAL', principal], ['TOOL', tool], ['ENTITY', entity]]) {
+    for (const [name, full] of [
+      ['PRINCIPAL', principal],
+      ['TOOL', tool],
+      ['ENTITY', entity],
+    ]) {
       const shown = cell(name);
       assert.ok(shown.endsWith('…') && shown.length > 5 && full.startsWith(shown.slice(0, -1)), `${name}: ${shown}`);
     }

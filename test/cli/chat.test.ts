@@ -42,7 +42,9 @@ describe('hearth chat', () => {
     assert.match(stdout, /Done: the living room lamp is on\./);
     assert.match(stdout, /Yes, the front door lock is locked\./);
     const devices = await runHearth(['devices', '--json', '--broker-port', String(port)], { cwd: dir });
-    const lamp = (JSON.parse(devices.stdout) as Array<{ entities: Array<{ id: string; value: unknown }> }>).flatMap((d) => d.entities).find((e) => e.id === 'living_room_lamp.lamp');
+    const lamp = (JSON.parse(devices.stdout) as Array<{ entities: Array<{ id: string; value: unknown }> }>)
+      .flatMap((d) => d.entities)
+      .find((e) => e.id === 'living_room_lamp.lamp');
     assert.equal(lamp?.value, 'on');
     const tail = await runHearth(['audit', 'tail', '--json', '--db', join(dir, 'h.db')], { cwd: dir });
     const rows = JSON.parse(tail.stdout) as Array<{ tool: string; action: string; outcome: string; session: string | null }>;
@@ -56,7 +58,9 @@ describe('hearth chat', () => {
     assert.match(stdout, /\? garage_door \{"action":"open"\} needs your approval \(rule #\d+/);
     assert.match(stdout, /← failed: not done: the person denied permission/);
     const devices = await runHearth(['devices', '--json', '--broker-port', String(port)], { cwd: dir });
-    const garage = (JSON.parse(devices.stdout) as Array<{ entities: Array<{ id: string; value: unknown }> }>).flatMap((d) => d.entities).find((e) => e.id === 'garage_door.door');
+    const garage = (JSON.parse(devices.stdout) as Array<{ entities: Array<{ id: string; value: unknown }> }>)
+      .flatMap((d) => d.entities)
+      .find((e) => e.id === 'garage_door.door');
     assert.equal(garage?.value, 'closed');
     // The refused attempt is in the audit, as denied by the person asked, with the chat's session.
     const audit = await runHearth(['audit', 'tail', '-n', '1', '--json', ...common()], { cwd: dir });
@@ -84,7 +88,17 @@ describe('hearth chat', () => {
     });
     try {
       const { stdout, stderr } = await chat(
-        [...common(), '--set', 'agent.provider=openai', '--set', `agent.baseUrl=${server.url}`, '--set', 'agent.model=test-model', '--set', 'agent.apiKey=sk-local'],
+        [
+          ...common(),
+          '--set',
+          'agent.provider=openai',
+          '--set',
+          `agent.baseUrl=${server.url}`,
+          '--set',
+          'agent.model=test-model',
+          '--set',
+          'agent.apiKey=sk-local',
+        ],
         'switch the lamp off please\n',
       );
       assert.match(stdout, /with test-model at http:\/\/127\.0\.0\.1/, stderr);

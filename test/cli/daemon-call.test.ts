@@ -28,17 +28,23 @@ it('a client killed mid-call: the daemon finishes the call and its audit row', a
   const db = openDatabase(dbPath);
   new SqlitePolicy(db).add({ subject: 'role:owner', targetType: 'kind', target: 'cover', action: 'close', effect: 'allow' });
   const audit = new SqliteAuditLog(db);
-  const daemon = await startDaemon(['--no-demo', '--devices', devices, '--broker-port', String(await freePort()), '--db', dbPath, '--http-port', '0'], { cwd: dir });
+  const daemon = await startDaemon(['--no-demo', '--devices', devices, '--broker-port', String(await freePort()), '--db', dbPath, '--http-port', '0'], {
+    cwd: dir,
+  });
   try {
     const caller = spawnGroup(['call', 'garage_door', '{"action":"close"}', '--db', dbPath, '--verbose'], { cwd: dir });
     const row = await waitFor('a pending audit row', () => audit.tail(5).find((r) => r.tool === 'garage_door' && r.outcome === 'pending'), 15_000);
     await caller.waitFor('using the running daemon', 'stderr');
     caller.child.kill('SIGKILL');
     await caller.exited;
-    const done = await waitFor('the row finished by the daemon', () => {
-      const r = audit.get(row.id);
-      return r && r.outcome !== 'pending' ? r : undefined;
-    }, 30_000);
+    const done = await waitFor(
+      'the row finished by the daemon',
+      () => {
+        const r = audit.get(row.id);
+        return r && r.outcome !== 'pending' ? r : undefined;
+      },
+      30_000,
+    );
     assert.equal(done.outcome, 'unconfirmed');
     assert.equal(audit.verify().ok, true);
   } finally {

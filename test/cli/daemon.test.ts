@@ -14,7 +14,16 @@ import { runGroup, spawnGroup, startDaemon, type GroupProcess } from '../helpers
 const dir = mkdtempSync(join(tmpdir(), 'hearth-daemon-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-type EntityJson = { id: string; kind: string; name: string; area: string | null; unit: string | null; value: unknown; attributes: Record<string, unknown>; available: boolean | null };
+type EntityJson = {
+  id: string;
+  kind: string;
+  name: string;
+  area: string | null;
+  unit: string | null;
+  value: unknown;
+  attributes: Record<string, unknown>;
+  available: boolean | null;
+};
 
 describe('commands with and without the daemon', () => {
   const db = join(dir, 'h.db');
@@ -72,7 +81,10 @@ describe('commands with and without the daemon', () => {
   });
 
   it('`hearth call`: the same refusals word for word, and a real call confirmed either way', async () => {
-    for (const [tool, args] of [['front_door_lock', '{"action":"explode"}'], ['no_such_tool', '{}']]) {
+    for (const [tool, args] of [
+      ['front_door_lock', '{"action":"explode"}'],
+      ['no_such_tool', '{}'],
+    ]) {
       const a = await viaDaemon(['call', tool, args]);
       const b = await standalone(['call', tool, args]);
       assert.equal(a.code, b.code, `${tool}: exit codes`);
@@ -142,7 +154,14 @@ describe('commands with and without the daemon', () => {
     assert.equal(made.code, 0, made.stderr);
     assert.match(made.stderr, /using the running daemon/);
     assert.equal((JSON.parse(made.stdout) as { principal: string }).principal, 'mcp:tablet');
-    for (const args of [['token', 'list', '--json'], ['token', 'list'], ['token', 'create', 'tablet'], ['memory', 'list'], ['memory', 'forget'], ['memory', 'forget', '--id', '99']]) {
+    for (const args of [
+      ['token', 'list', '--json'],
+      ['token', 'list'],
+      ['token', 'create', 'tablet'],
+      ['memory', 'list'],
+      ['memory', 'forget'],
+      ['memory', 'forget', '--id', '99'],
+    ]) {
       const a = await viaDaemon(args);
       const b = await standalone(args);
       assert.equal(a.code, b.code, args.join(' '));
@@ -200,7 +219,7 @@ describe('commands with and without the daemon', () => {
     assert.match(c.stdout(), /the front door lock is locked/);
   });
 
-  it('settings that change answers (--set tools.shape=grouped) are not the daemon\'s: the command runs on its own and says why', async () => {
+  it("settings that change answers (--set tools.shape=grouped) are not the daemon's: the command runs on its own and says why", async () => {
     const r = await runGroup(['tools', '--db', db, '--broker-port', String(port), '--set', 'tools.shape=grouped'], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /runs another home \(its tools settings differ from these\); running standalone/);

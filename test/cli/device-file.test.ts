@@ -43,11 +43,16 @@ describe('a device file broken while the daemon runs', () => {
   });
 
   it('the daemon still has the desk lamp (its HTTP API lists it)', async () => {
-    const token = JSON.parse((await runGroup(['token', 'create', 'checker', '--role', 'owner', '--json', ...common], { cwd: dir })).stdout) as { secret: string };
+    const token = JSON.parse((await runGroup(['token', 'create', 'checker', '--role', 'owner', '--json', ...common], { cwd: dir })).stdout) as {
+      secret: string;
+    };
     const res = await fetch(`${http}/api/devices`, { headers: { authorization: `Bearer ${token.secret}` } });
     assert.equal(res.status, 200);
     const entities = (await res.json()) as Array<{ id: string }>;
-    assert.deepEqual(entities.map((e) => e.id), ['desk.lamp']);
+    assert.deepEqual(
+      entities.map((e) => e.id),
+      ['desk.lamp'],
+    );
   });
 
   it('and so do `hearth tools` and `hearth call` asked afterwards: the daemon answers, not the broken file', async () => {
@@ -58,7 +63,10 @@ describe('a device file broken while the daemon runs', () => {
     assert.doesNotMatch(call.stderr, /no tool/);
     assert.match(call.stdout, /invalid arguments: "action" must be one of "turn_on", "turn_off"/);
     const listed = await runGroup(['devices', '--json', ...common], { cwd: dir });
-    assert.deepEqual((JSON.parse(listed.stdout) as Array<{ id: string }>).map((d) => d.id), ['desk']);
+    assert.deepEqual(
+      (JSON.parse(listed.stdout) as Array<{ id: string }>).map((d) => d.id),
+      ['desk'],
+    );
   });
 
   it('on its own, a command reads the broken file: the difference the daemon removes', async () => {

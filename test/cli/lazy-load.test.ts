@@ -44,15 +44,19 @@ describe('what a command loads', () => {
     assert.deepEqual(ours, []);
   });
 
-  for (const args of [
-    ['devices', '--no-demo', '--wait', '100'],
-    ['approve', 'abcdef123456'],
-    ['approvals'],
-  ]) {
+  for (const args of [['devices', '--no-demo', '--wait', '100'], ['approve', 'abcdef123456'], ['approvals']]) {
     it(`\`hearth ${args[0]}\` on its own loads no MCP SDK, sharp, Node-RED helpers, agent engine or embedded broker`, async () => {
       const r = await loaded([...args, '--mqtt-url', broker.url, '--db', join(dir, 'h.db')]);
-      assert.ok(r.modules.some((m) => m.includes('/dist/cli/')), 'the log saw the command');
-      for (const heavy of HEAVY) assert.deepEqual(r.modules.filter((m) => heavy.test(m)), [], `${args[0]} loaded ${heavy}`);
+      assert.ok(
+        r.modules.some((m) => m.includes('/dist/cli/')),
+        'the log saw the command',
+      );
+      for (const heavy of HEAVY)
+        assert.deepEqual(
+          r.modules.filter((m) => heavy.test(m)),
+          [],
+          `${args[0]} loaded ${heavy}`,
+        );
     });
   }
 });

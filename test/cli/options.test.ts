@@ -79,7 +79,7 @@ describe('repeatable options', () => {
     assert.match(unknown.stderr, /command line: a: is not a known setting/);
   });
 
-  it('bad arguments of a command exit 2 naming them; a missing one is commander\'s exit 1', async () => {
+  it("bad arguments of a command exit 2 naming them; a missing one is commander's exit 1", async () => {
     const notJson = await runHearth(['call', '--devices', desk, 'desk_lamp', '{action', ...home()], { cwd: dir });
     assert.equal(notJson.code, 2);
     assert.match(notJson.stderr, /^hearth: the arguments are not JSON/);

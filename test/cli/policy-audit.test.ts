@@ -78,7 +78,10 @@ describe('hearth policy (database and device files only, no broker)', () => {
       rule && { subject: rule.subject, targetType: rule.targetType, target: rule.target, action: rule.action, effect: rule.effect, builtin: rule.builtin },
       { subject: 'chat:kid', targetType: 'kind', target: 'light', action: '*', effect: 'deny', builtin: false },
     );
-    assert.ok(rules.some((r) => r.builtin && r.effect === 'confirm'), 'built-in rules are listed');
+    assert.ok(
+      rules.some((r) => r.builtin && r.effect === 'confirm'),
+      'built-in rules are listed',
+    );
     const text = await run('policy', 'list');
     assert.match(text.stdout, new RegExp(`^${ruleId} +chat:kid +kind:light +\\* +deny +0 +always +- `, 'm'));
   });
@@ -178,7 +181,10 @@ describe('approvals and the audit log, with a running bridge', () => {
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, new RegExp(`^${approvalId} +cli:\\S+ +garage_door +\\{"action":"open"\\} +\\d+ min`, 'm'));
     const json = JSON.parse((await runHearth(withDb('approvals', '--json'), { cwd: dir })).stdout) as Array<{ id: string; status: string; args: unknown }>;
-    assert.deepEqual(json.map((a) => [a.id, a.status, a.args]), [[approvalId, 'pending', { action: 'open' }]]);
+    assert.deepEqual(
+      json.map((a) => [a.id, a.status, a.args]),
+      [[approvalId, 'pending', { action: 'open' }]],
+    );
   });
 
   it('`hearth approve` grants it; the same call then goes through and is confirmed', async () => {
@@ -193,8 +199,15 @@ describe('approvals and the audit log, with a running bridge', () => {
     assert.equal(second.code, 0, `${second.stdout}\n${second.stderr}`);
     assert.match(second.stdout, /^confirmed/);
 
-    const all = JSON.parse((await runHearth(withDb('approvals', '--all', '--json'), { cwd: dir })).stdout) as Array<{ id: string; status: string; decidedBy: string }>;
-    assert.deepEqual(all.find((a) => a.id === approvalId) && [all.find((a) => a.id === approvalId)!.status, all.find((a) => a.id === approvalId)!.decidedBy], ['used', 'test:parent']);
+    const all = JSON.parse((await runHearth(withDb('approvals', '--all', '--json'), { cwd: dir })).stdout) as Array<{
+      id: string;
+      status: string;
+      decidedBy: string;
+    }>;
+    assert.deepEqual(all.find((a) => a.id === approvalId) && [all.find((a) => a.id === approvalId)!.status, all.find((a) => a.id === approvalId)!.decidedBy], [
+      'used',
+      'test:parent',
+    ]);
     const used = await runHearth(withDb('deny', approvalId), { cwd: dir });
     assert.equal(used.code, 1);
     assert.match(used.stderr, /has been used/);
@@ -233,7 +246,10 @@ describe('approvals and the audit log, with a running bridge', () => {
     );
     assert.ok(rows[0].id < rows[1].id);
     const filtered = await tailJson('--entity', 'garage_door.door', '--outcome', 'confirmed');
-    assert.deepEqual(filtered.map((r) => r.id), [rows[1].id]);
+    assert.deepEqual(
+      filtered.map((r) => r.id),
+      [rows[1].id],
+    );
 
     const text = await runHearth(withDb('audit', 'tail', '-n', '5'), { cwd: dir });
     assert.equal(text.code, 0, text.stderr);
@@ -254,7 +270,7 @@ describe('approvals and the audit log, with a running bridge', () => {
   });
 
   it('`audit show` prints every field of a row; an unknown id is an error', async () => {
-    const [denied] = (await tailJson('--entity', 'garage_door.door', '--outcome', 'denied'));
+    const [denied] = await tailJson('--entity', 'garage_door.door', '--outcome', 'denied');
     const show = await runHearth(withDb('audit', 'show', String(denied.id)), { cwd: dir });
     assert.equal(show.code, 0, show.stderr);
     for (const field of ['request id', 'principal', 'args', 'decision', 'rule', 'reason', 'outcome', 'prev hash', 'hash', 'done hash']) {
@@ -272,8 +288,14 @@ describe('approvals and the audit log, with a running bridge', () => {
     const all = await tailJson('-n', '1000');
     const jsonl = await runHearth(withDb('audit', 'export', '--format', 'jsonl'), { cwd: dir });
     assert.equal(jsonl.code, 0, jsonl.stderr);
-    const lines = jsonl.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as AuditRowJson);
-    assert.deepEqual(lines.map((r) => r.id), all.map((r) => r.id));
+    const lines = jsonl.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AuditRowJson);
+    assert.deepEqual(
+      lines.map((r) => r.id),
+      all.map((r) => r.id),
+    );
 
     const out = join(dir, 'audit.csv');
     const csv = await runHearth(withDb('audit', 'export', '--format', 'csv', '--out', out), { cwd: dir });

@@ -48,13 +48,20 @@ describe('read-only commands on a real broker (mosquitto)', () => {
     const r = await runGroup(['devices', ...flags()], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^0 devices, 0 entities/);
-    assert.match(r.stdout, /No devices found\. Looked at: device files \(none: no --devices and no \.\/devices folder\); Home Assistant discovery \(homeassistant\/#\); Zigbee2MQTT \(zigbee2mqtt\/bridge\/devices\); Homie \(homie\/#\)\./);
+    assert.match(
+      r.stdout,
+      /No devices found\. Looked at: device files \(none: no --devices and no \.\/devices folder\); Home Assistant discovery \(homeassistant\/#\); Zigbee2MQTT \(zigbee2mqtt\/bridge\/devices\); Homie \(homie\/#\)\./,
+    );
     assert.match(r.stdout, /The demo home is off \(--demo turns it on/);
   });
 
   it('`hearth devices`, `tools`, `approvals`, `policy test` publish nothing, not even the birth message', async () => {
     // A discovered device, so discovery is live during the commands.
-    await watcher.publishAsync('homeassistant/switch/porch/config', JSON.stringify({ name: 'Porch light', unique_id: 'porch', command_topic: 'porch/set', state_topic: 'porch/state' }), { retain: true, qos: 1 });
+    await watcher.publishAsync(
+      'homeassistant/switch/porch/config',
+      JSON.stringify({ name: 'Porch light', unique_id: 'porch', command_topic: 'porch/set', state_topic: 'porch/state' }),
+      { retain: true, qos: 1 },
+    );
     await watcher.publishAsync('porch/state', 'ON', { retain: true, qos: 1 });
     await drain();
     live.length = 0;

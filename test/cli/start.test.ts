@@ -52,7 +52,10 @@ describe('hearth start (embedded default)', () => {
   it('`hearth devices --json` lists every demo entity with its state', async () => {
     const { code, stdout, stderr } = await runHearth(['devices', '--json', '--broker-port', String(port)], { cwd: dir });
     assert.equal(code, 0, stderr);
-    const devices = JSON.parse(stdout) as Array<{ id: string; entities: Array<{ id: string; value: unknown; available: boolean; updatedAt: string; frame?: { contentType: string } }> }>;
+    const devices = JSON.parse(stdout) as Array<{
+      id: string;
+      entities: Array<{ id: string; value: unknown; available: boolean; updatedAt: string; frame?: { contentType: string } }>;
+    }>;
     const entities = devices.flatMap((d) => d.entities);
     assert.deepEqual(entities.map((e) => e.id).sort(), DEMO_ENTITIES);
     for (const e of entities) {
@@ -100,7 +103,10 @@ describe('hearth start refuses to start on bad setup', () => {
     const httpPort = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
     try {
       const brokerPort = await freePort();
-      const { code, stderr, stdout } = await runHearth(['start', '--broker-port', String(brokerPort), '--db', join(dir, 'y.db'), '--set', `http.port=${httpPort}`], { cwd: dir });
+      const { code, stderr, stdout } = await runHearth(
+        ['start', '--broker-port', String(brokerPort), '--db', join(dir, 'y.db'), '--set', `http.port=${httpPort}`],
+        { cwd: dir },
+      );
       assert.equal(code, 3);
       assert.match(stderr, new RegExp(`the HTTP port 127\\.0\\.0\\.1:${httpPort} is already in use: set http\\.port`));
       assert.doesNotMatch(stdout, /Press Ctrl\+C/);

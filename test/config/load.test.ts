@@ -48,7 +48,11 @@ describe('config', () => {
     assert.equal(withEnv.config.mqtt.keepalive, 20);
     assert.equal(withEnv.config.tools.groupAbove, 7);
 
-    const withFlags = loadConfig({ cwd: sub, env: { HEARTH_MQTT_URL: 'mqtt://env:1883' }, flags: { 'mqtt.url': 'ws://flag:9001', 'devices.paths': ['a', 'b'] } });
+    const withFlags = loadConfig({
+      cwd: sub,
+      env: { HEARTH_MQTT_URL: 'mqtt://env:1883' },
+      flags: { 'mqtt.url': 'ws://flag:9001', 'devices.paths': ['a', 'b'] },
+    });
     assert.equal(withFlags.config.mqtt.url, 'ws://flag:9001');
     assert.deepEqual(withFlags.config.devices.paths, [join(sub, 'a'), join(sub, 'b')]);
   });

@@ -123,7 +123,10 @@ describe('hearth.yaml in snake_case', () => {
     const dir = folder({});
     assert.equal(load(dir, {}, { 'tools.group_above': '5' }).config.tools.groupAbove, 5);
     assert.equal(load(dir, {}, { 'tools.groupAbove': '6' }).config.tools.groupAbove, 6);
-    assert.deepEqual(load(dir, { HEARTH_HTTP_TRUSTED_ORIGINS: 'https://a.example,https://b.example:8443' }).config.http.trustedOrigins, ['https://a.example', 'https://b.example:8443']);
+    assert.deepEqual(load(dir, { HEARTH_HTTP_TRUSTED_ORIGINS: 'https://a.example,https://b.example:8443' }).config.http.trustedOrigins, [
+      'https://a.example',
+      'https://b.example:8443',
+    ]);
     const bad = errorOf(() => load(dir, { HEARTH_HTTP_TRUSTED_ORIGINS: 'https://a.example/page' }));
     assert.equal(bad.field, 'HEARTH_HTTP_TRUSTED_ORIGINS');
   });
@@ -156,7 +159,7 @@ describe('!secret and *_file', () => {
   it('<secret>_file reads the value from a file (trailing newline dropped), in the file, the environment and --set', () => {
     const dir = folder({
       'hearth.yaml': 'mqtt:\n  url: mqtt://broker.lan\n  password_file: run/mqtt_password\n',
-      'llm_key': 'sk-from-env-file\n',
+      llm_key: 'sk-from-env-file\n',
     });
     mkdirSync(join(dir, 'run'));
     writeFileSync(join(dir, 'run', 'mqtt_password'), 'line one stays  \n');

@@ -41,9 +41,12 @@ async function rawClient(path: string) {
       const index = answers.length;
       socket.write(`${line}\n`);
       while (answers.length <= index) {
-        await Promise.race([new Promise<void>((r) => waiters.push(r)), closed.then(() => {
-          if (answers.length <= index) throw new Error(`connection closed before an answer to ${line.slice(0, 60)}`);
-        })]);
+        await Promise.race([
+          new Promise<void>((r) => waiters.push(r)),
+          closed.then(() => {
+            if (answers.length <= index) throw new Error(`connection closed before an answer to ${line.slice(0, 60)}`);
+          }),
+        ]);
       }
       return answers[index];
     },
@@ -120,7 +123,9 @@ describe('the control socket of a running daemon', () => {
     c.socket.destroy();
   });
 
-  it('a command will not use a socket another user owns (root can make one here by chown)', { skip: process.getuid?.() !== 0 ? 'needs root to chown the socket to another user' : false }, async () => {
+  it('a command will not use a socket another user owns (root can make one here by chown)', {
+    skip: process.getuid?.() !== 0 ? 'needs root to chown the socket to another user' : false,
+  }, async () => {
     chownSync(sock, 65534, 65534);
     try {
       const r = await runGroup(['approvals', '--db', db], { cwd: dir });
@@ -202,10 +207,12 @@ describe('where a Unix socket cannot be made (a path over the socket limit): loo
       });
       socket.setEncoding('utf8');
       let text = '';
-      const answered = new Promise<void>((resolve) => socket.on('data', (d: string) => {
-        text += d;
-        if (text.includes('\n')) resolve();
-      }));
+      const answered = new Promise<void>((resolve) =>
+        socket.on('data', (d: string) => {
+          text += d;
+          if (text.includes('\n')) resolve();
+        }),
+      );
       socket.write(`${first}\n`);
       await answered;
       socket.destroy();

@@ -30,7 +30,11 @@ describe('migrations', () => {
       const path = join(dir, `v${from}.db`);
       const old = openDatabase(path, { upTo: from });
       assert.equal(old.pragma('user_version', { simple: true }), from);
-      old.prepare("insert into policy_rules (subject, target_type, target, action, effect, priority, note, created_at, builtin) values ('chat:kept', 'any', '*', 'read', 'allow', 5, 'kept', '2026-01-01T00:00:00Z', 0)").run();
+      old
+        .prepare(
+          "insert into policy_rules (subject, target_type, target, action, effect, priority, note, created_at, builtin) values ('chat:kept', 'any', '*', 'read', 'allow', 5, 'kept', '2026-01-01T00:00:00Z', 0)",
+        )
+        .run();
       old.close();
       const db = openDatabase(path);
       assert.equal(db.pragma('user_version', { simple: true }), latest);
@@ -45,12 +49,15 @@ describe('migrations', () => {
     const raw = new Database(path);
     raw.pragma(`user_version = ${latest + 3}`);
     raw.close();
-    assert.throws(() => openDatabase(path), (err: DatabaseError) => {
-      assert.equal(err.code, 'TOO_NEW');
-      assert.match(err.message, new RegExp(`schema version ${latest + 3}, but this Hearth knows only up to ${latest}`));
-      assert.match(err.message, /Upgrade Hearth/);
-      return true;
-    });
+    assert.throws(
+      () => openDatabase(path),
+      (err: DatabaseError) => {
+        assert.equal(err.code, 'TOO_NEW');
+        assert.match(err.message, new RegExp(`schema version ${latest + 3}, but this Hearth knows only up to ${latest}`));
+        assert.match(err.message, /Upgrade Hearth/);
+        return true;
+      },
+    );
   });
 
   it('stops `hearth start` on a newer database with the same message', async () => {

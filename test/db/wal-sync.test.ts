@@ -73,7 +73,10 @@ describe('WalSync', () => {
       write();
       later.push(ws.sync());
     }
-    assert.ok(later.every((p) => p === later[0]), 'one shared promise for every caller that waited');
+    assert.ok(
+      later.every((p) => p === later[0]),
+      'one shared promise for every caller that waited',
+    );
     void later[0]!.then(() => order.push('later'));
     // Released only once it has started: on a busy machine opening the WAL can take a while.
     await waitFor('the first fsync started', () => gated.started.length >= 1);

@@ -24,7 +24,13 @@ const bulb = (over: Partial<Entity> = {}): Entity => ({
   deviceId: 'desk',
   stateTopic: 'z/desk',
   valuePath: 'state',
-  attributes: { brightness: { path: 'brightness' }, color_temp: { path: 'color_temp' }, color_x: { path: 'color.x' }, color_y: { path: 'color.y' }, color_mode: { path: 'color_mode' } },
+  attributes: {
+    brightness: { path: 'brightness' },
+    color_temp: { path: 'color_temp' },
+    color_x: { path: 'color.x' },
+    color_y: { path: 'color.y' },
+    color_mode: { path: 'color_mode' },
+  },
   commandTopic: 'z/desk/set',
   commandFormat: 'json',
   commandTopics: {},
@@ -42,7 +48,7 @@ describe('colour temperature', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-ct-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('converts kelvin to the light\'s unit and back, keeping mireds within the light\'s own range', () => {
+  it("converts kelvin to the light's unit and back, keeping mireds within the light's own range", () => {
     assert.equal(toDeviceColorTemp(MIRED, 2700), 370);
     assert.equal(toDeviceColorTemp(MIRED, 2200), 454, '455 mireds is past the bulb: its warmest instead');
     assert.equal(toDeviceColorTemp({ minKelvin: 2000, maxKelvin: 6500, unit: 'kelvin' }, 2700.4), 2700);
@@ -79,7 +85,10 @@ describe('colour temperature', () => {
 
   it('refuses arguments out of range naming the range, with a colour, or on a light without it', () => {
     assert.deepEqual(toCommand(bulb(), { action: 'turn_on', color_temp: 3000 }), { action: 'turn_on', color_temp: 3000 });
-    assert.throws(() => toCommand(bulb(), { action: 'turn_on', color_temp: 6500 }), (e: Error) => e instanceof ArgumentError && /"color_temp" must be from 2200 to 4000 K for this light \(got 6500\)/.test(e.message));
+    assert.throws(
+      () => toCommand(bulb(), { action: 'turn_on', color_temp: 6500 }),
+      (e: Error) => e instanceof ArgumentError && /"color_temp" must be from 2200 to 4000 K for this light \(got 6500\)/.test(e.message),
+    );
     assert.throws(() => toCommand(bulb(), { action: 'turn_on', color_temp: 3000, color: 'red' }), /give "color" or "color_temp", not both/);
     assert.throws(() => toCommand(bulb({ colorTemp: undefined }), { action: 'turn_on', color_temp: 3000 }), /this light takes no colour temperature/);
     assert.throws(() => toCommand(bulb(), { action: 'turn_on', color_temp: 'warm' }), /"color_temp" must be from/);
@@ -102,7 +111,10 @@ describe('colour temperature', () => {
       writeFileSync(join(dir, name), text);
       return loadDeviceFiles([join(dir, name)]);
     };
-    const ok = load('ok.yaml', light('        command_format: json\n        attributes: { color_temp: ct }\n        color_temp: { min_kelvin: 2700, max_kelvin: 6500, unit: mired }\n'));
+    const ok = load(
+      'ok.yaml',
+      light('        command_format: json\n        attributes: { color_temp: ct }\n        color_temp: { min_kelvin: 2700, max_kelvin: 6500, unit: mired }\n'),
+    );
     assert.deepEqual(ok.problems, []);
     assert.deepEqual(ok.devices[0]!.entities[0]!.colorTemp, { minKelvin: 2700, maxKelvin: 6500, unit: 'mired' });
     const own = load('own.yaml', light('        command_topics: { color_temp: l/ct }\n        color_temp: { min_kelvin: 2700, max_kelvin: 6500 }\n'));
@@ -115,10 +127,17 @@ describe('colour temperature', () => {
     assert.deepEqual(problems('attr.yaml', '        command_format: json\n        color_temp: { min_kelvin: 2700, max_kelvin: 6500 }\n'), [
       'devices[0].entities.light.attributes: color_temp needs attribute color_temp (where the colour temperature is in the state and the command)',
     ]);
-    assert.deepEqual(problems('order.yaml', '        command_format: json\n        attributes: { color_temp: ct }\n        color_temp: { min_kelvin: 6500, max_kelvin: 2700 }\n'), [
-      'devices[0].entities.light.color_temp.min_kelvin: min_kelvin 6500 must be below max_kelvin 2700',
-    ]);
-    const unit = problems('unit.yaml', '        command_format: json\n        attributes: { color_temp: ct }\n        color_temp: { min_kelvin: 2700, max_kelvin: 6500, unit: kelvins }\n');
+    assert.deepEqual(
+      problems(
+        'order.yaml',
+        '        command_format: json\n        attributes: { color_temp: ct }\n        color_temp: { min_kelvin: 6500, max_kelvin: 2700 }\n',
+      ),
+      ['devices[0].entities.light.color_temp.min_kelvin: min_kelvin 6500 must be below max_kelvin 2700'],
+    );
+    const unit = problems(
+      'unit.yaml',
+      '        command_format: json\n        attributes: { color_temp: ct }\n        color_temp: { min_kelvin: 2700, max_kelvin: 6500, unit: kelvins }\n',
+    );
     assert.equal(unit.length, 1);
     assert.match(unit[0]!, /color_temp\.unit/);
   });

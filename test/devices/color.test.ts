@@ -68,13 +68,18 @@ describe('colours', () => {
     assert.deepEqual(cmd, { action: 'turn_on', brightness: 100, color: 'red' });
     assert.deepEqual(encodeCommand(lamp, cmd), [{ topic: 'z/study/set', payload: '{"state":"ON","brightness":100,"color":{"x":0.6401,"y":0.33}}' }]);
     const hs = light({ colorModes: ['hs'], attributes: { hue: { path: 'color.hue' }, saturation: { path: 'color.saturation' } } });
-    assert.deepEqual(encodeCommand(hs, { action: 'turn_on', color: 'blue' }), [{ topic: 'z/study/set', payload: '{"state":"ON","color":{"hue":240,"saturation":100}}' }]);
+    assert.deepEqual(encodeCommand(hs, { action: 'turn_on', color: 'blue' }), [
+      { topic: 'z/study/set', payload: '{"state":"ON","color":{"hue":240,"saturation":100}}' },
+    ]);
     assert.equal(isConfirmedBy(lamp, cmd, on({ brightness: 100, color_x: 0.6915, color_y: 0.3083 })), true);
     assert.equal(isConfirmedBy(lamp, cmd, on({ brightness: 100, color_x: 0.3127, color_y: 0.329 })), false, 'still white');
   });
 
   it('refuses an unknown colour, and a colour for a light without one, with the reason', () => {
-    assert.throws(() => toCommand(light(), { action: 'turn_on', color: 'octarine' }), (e: Error) => e instanceof ArgumentError && /unknown colour "octarine": use a name \(red, /.test(e.message));
+    assert.throws(
+      () => toCommand(light(), { action: 'turn_on', color: 'octarine' }),
+      (e: Error) => e instanceof ArgumentError && /unknown colour "octarine": use a name \(red, /.test(e.message),
+    );
     assert.throws(() => toCommand(light({ colorModes: undefined }), { action: 'turn_on', color: 'red' }), /this light takes no colour/);
     assert.throws(() => toCommand(light(), { action: 'turn_off', color: 'red' }), /turn_off does not take "color"/);
   });

@@ -45,18 +45,33 @@ describe('device files', () => {
     write('no-command.yaml', 'devices:\n  - id: heater\n    entities:\n      relay: { kind: switch, state_topic: h/state }\n');
     write('wildcard.yaml', 'devices:\n  - id: wild\n    entities:\n      relay: { kind: switch, command_topic: "w/+/set" }\n');
     write('broken.yml', 'devices: [\n');
-    write('range.yaml', 'devices:\n  - id: dimmer\n    entities:\n      light: { kind: light, command_topic: d/set, ranges: { brightness: { min: 10, max: 5 } } }\n');
+    write(
+      'range.yaml',
+      'devices:\n  - id: dimmer\n    entities:\n      light: { kind: light, command_topic: d/set, ranges: { brightness: { min: 10, max: 5 } } }\n',
+    );
     write('notes.txt', 'not a device file');
     const { devices, problems, files } = loadDeviceFiles([dir]);
-    assert.deepEqual(devices.map((d) => d.id), ['plug']);
+    assert.deepEqual(
+      devices.map((d) => d.id),
+      ['plug'],
+    );
     assert.equal(files.length, 6, 'only .yaml/.yml files are read');
     const by = (name: string) => problems.filter((p) => p.file === join(dir, name));
-    assert.deepEqual(by('bad-kind.yaml').map((p) => p.path), ['devices[0].entities.door.kind']);
+    assert.deepEqual(
+      by('bad-kind.yaml').map((p) => p.path),
+      ['devices[0].entities.door.kind'],
+    );
     assert.match(by('bad-kind.yaml')[0].message, /must be one of "sensor"/);
-    assert.deepEqual(by('no-command.yaml').map((p) => `${p.path}: ${p.message}`), ['devices[0].entities.relay.command_topic: is required']);
+    assert.deepEqual(
+      by('no-command.yaml').map((p) => `${p.path}: ${p.message}`),
+      ['devices[0].entities.relay.command_topic: is required'],
+    );
     assert.equal(by('wildcard.yaml')[0].path, 'devices[0].entities.relay.command_topic');
     assert.match(by('broken.yml')[0].message, /not valid YAML/);
-    assert.deepEqual(by('range.yaml').map((p) => `${p.path}: ${p.message}`), ['devices[0].entities.light.ranges.brightness: min 10 must be below max 5']);
+    assert.deepEqual(
+      by('range.yaml').map((p) => `${p.path}: ${p.message}`),
+      ['devices[0].entities.light.ranges.brightness: min 10 must be below max 5'],
+    );
   });
 
   it('refuses a device id declared twice, naming the first file', () => {
@@ -71,31 +86,41 @@ describe('device files', () => {
 
   it('says so when a listed path does not exist', () => {
     const { problems } = loadDeviceFiles([join(dir, 'missing')]);
-    assert.deepEqual(problems.map((p) => p.message), ['does not exist']);
+    assert.deepEqual(
+      problems.map((p) => p.message),
+      ['does not exist'],
+    );
   });
 
   it('takes colour modes on JSON lights, and says what a colour light is missing', () => {
     const light = (extra: string) =>
       `devices:\n  - id: bulb\n    entities:\n      light:\n        kind: light\n        state_topic: b/state\n        command_topic: b/set\n${extra}`;
-    write('colour-ok.yaml', light('        command_format: json\n        color_modes: [hs, xy]\n        attributes: { hue: color.hue, saturation: color.saturation }\n'));
+    write(
+      'colour-ok.yaml',
+      light('        command_format: json\n        color_modes: [hs, xy]\n        attributes: { hue: color.hue, saturation: color.saturation }\n'),
+    );
     const ok = loadDeviceFiles([join(dir, 'colour-ok.yaml')]);
     assert.deepEqual(ok.problems, []);
     assert.deepEqual(ok.devices[0]!.entities[0]!.colorModes, ['hs', 'xy']);
     write('colour-plain.yaml', light('        color_modes: [xy]\n        attributes: { color_x: color.x, color_y: color.y }\n'));
-    assert.deepEqual(loadDeviceFiles([join(dir, 'colour-plain.yaml')]).problems.map((p) => `${p.path}: ${p.message}`), [
-      'devices[0].entities.light.color_modes: only a light with command_format: json takes colours',
-    ]);
+    assert.deepEqual(
+      loadDeviceFiles([join(dir, 'colour-plain.yaml')]).problems.map((p) => `${p.path}: ${p.message}`),
+      ['devices[0].entities.light.color_modes: only a light with command_format: json takes colours'],
+    );
     write('colour-attrs.yaml', light('        command_format: json\n        color_modes: [xy]\n'));
-    assert.deepEqual(loadDeviceFiles([join(dir, 'colour-attrs.yaml')]).problems.map((p) => `${p.path}: ${p.message}`), [
-      'devices[0].entities.light.attributes: color_modes xy needs attributes color_x, color_y (where the colour is in the state and the command)',
-    ]);
+    assert.deepEqual(
+      loadDeviceFiles([join(dir, 'colour-attrs.yaml')]).problems.map((p) => `${p.path}: ${p.message}`),
+      ['devices[0].entities.light.attributes: color_modes xy needs attributes color_x, color_y (where the colour is in the state and the command)'],
+    );
     write('colour-bad.yaml', light('        command_format: json\n        color_modes: [cmyk]\n'));
     assert.match(loadDeviceFiles([join(dir, 'colour-bad.yaml')]).problems[0]!.message, /must be equal to one of the allowed values|must be one of/);
   });
 
   it('accepts every entity kind the model knows', () => {
     const sub = mkdtempSync(join(dir, 'kinds-'));
-    const lines = ENTITY_KINDS.map((k) => `      ${k}: { kind: ${k}, state_topic: all/${k}, command_topic: all/${k}/set${k === 'select' ? ', options: [a, b]' : ''} }`);
+    const lines = ENTITY_KINDS.map(
+      (k) => `      ${k}: { kind: ${k}, state_topic: all/${k}, command_topic: all/${k}/set${k === 'select' ? ', options: [a, b]' : ''} }`,
+    );
     writeFileSync(join(sub, 'all.yaml'), `devices:\n  - id: all\n    entities:\n${lines.join('\n')}\n`);
     const { devices, problems } = loadDeviceFiles([sub]);
     assert.deepEqual(problems, []);

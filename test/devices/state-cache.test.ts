@@ -84,8 +84,7 @@ for (const { kind, start } of brokerKinds) {
       return { connection, cache, sink };
     }
 
-    const publish = (topic: string, payload: string | Buffer, retain = true) =>
-      pub.publishAsync(topic, payload, { qos: 1, retain });
+    const publish = (topic: string, payload: string | Buffer, retain = true) => pub.publishAsync(topic, payload, { qos: 1, retain });
 
     before(async () => {
       broker = await start();
@@ -147,10 +146,7 @@ for (const { kind, start } of brokerKinds) {
       await sleep(100);
       const jpeg = await drawCameraFrame(new Date('2026-12-02T10:00:00Z'));
       await publish('t/cam/raw', jpeg, false);
-      const png = Buffer.from(
-        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
-        'base64',
-      );
+      const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
       await publish('t/cam/b64', png.toString('base64'), false);
       const raw = await waitFor('raw frame', () => cache.get('cam.raw')?.frame);
       assert.equal(raw.contentType, 'image/jpeg');

@@ -37,13 +37,21 @@ describe('device files reloaded while running', () => {
   const devices = join(dir, 'devices');
   const logs = logSink('debug');
   let hearth: Hearth;
-  const names = () => hearth.bridge.registry.entities().map((e) => e.name).sort();
+  const names = () =>
+    hearth.bridge.registry
+      .entities()
+      .map((e) => e.name)
+      .sort();
   const tools = () => hearth.tools.all().map((t) => t.name);
 
   before(async () => {
     mkdirSync(devices);
     writeFileSync(join(devices, 'desk.yaml'), fan('Desk fan'));
-    const { config } = loadConfig({ cwd: dir, env: {}, flags: { 'devices.paths': [devices], demo: false, 'database.path': join(dir, 'hearth.db'), 'tools.shape': 'per-entity' } });
+    const { config } = loadConfig({
+      cwd: dir,
+      env: {},
+      flags: { 'devices.paths': [devices], demo: false, 'database.path': join(dir, 'hearth.db'), 'tools.shape': 'per-entity' },
+    });
     hearth = await Hearth.open({ config, log: logs.log, connect: false });
     assert.equal(hearth.bridge.watchDevices(), 1, 'one folder watched');
   });

@@ -34,7 +34,10 @@ describe('colour lights on a real broker', () => {
     const bulb = await z2mEntry('9290022166', '0x0017880100aabbcc', 'Sofa bulb');
     await device.publishAsync('zigbee2mqtt/bridge/state', JSON.stringify({ state: 'online' }), { retain: true, qos: 1 });
     await device.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify([bulb]), { retain: true, qos: 1 });
-    await device.publishAsync('zigbee2mqtt/Sofa bulb', JSON.stringify({ state: 'OFF', brightness: 254, color: { x: 0.3127, y: 0.329 }, color_mode: 'xy' }), { retain: true, qos: 1 });
+    await device.publishAsync('zigbee2mqtt/Sofa bulb', JSON.stringify({ state: 'OFF', brightness: 254, color: { x: 0.3127, y: 0.329 }, color_mode: 'xy' }), {
+      retain: true,
+      qos: 1,
+    });
     await device.publishAsync(
       'homeassistant/light/shelf_strip/config',
       JSON.stringify({
@@ -54,7 +57,14 @@ describe('colour lights on a real broker', () => {
     const plainLight = (id: string, name: string, colour: Record<string, string>) =>
       device.publishAsync(
         `homeassistant/light/${id}/config`,
-        JSON.stringify({ name, unique_id: id, device: { identifiers: [`${id}_dev`], name }, command_topic: `${id}/set`, state_topic: `${id}/state`, ...colour }),
+        JSON.stringify({
+          name,
+          unique_id: id,
+          device: { identifiers: [`${id}_dev`], name },
+          command_topic: `${id}/set`,
+          state_topic: `${id}/state`,
+          ...colour,
+        }),
         { retain: true, qos: 1 },
       );
     await plainLight('desk_strip', 'Desk strip', {

@@ -44,7 +44,8 @@ describe('colour temperature on a real broker', () => {
   const PORCH = 'porch_ct_dev.porch_ct';
   const TASMOTA = 'led1_dev.led1';
 
-  const retain = (topic: string, payload: unknown) => device.publishAsync(topic, typeof payload === 'string' ? payload : JSON.stringify(payload), { retain: true, qos: 1 });
+  const retain = (topic: string, payload: unknown) =>
+    device.publishAsync(topic, typeof payload === 'string' ? payload : JSON.stringify(payload), { retain: true, qos: 1 });
   const haLight = (id: string, name: string, fields: Record<string, unknown>) =>
     retain(`homeassistant/light/${id}/config`, { name, unique_id: id, device: { identifiers: [`${id}_dev`], name }, ...fields });
 
@@ -56,8 +57,23 @@ describe('colour temperature on a real broker', () => {
     await retain('zigbee2mqtt/bridge/state', { state: 'online' });
     await retain('zigbee2mqtt/bridge/devices', [bulb]);
     // Home Assistant lights: JSON in mireds (HA's default unit), JSON in kelvin, and a Tasmota-like default-schema light.
-    await haLight('hall_lamp', 'Hall lamp', { schema: 'json', command_topic: 'hall/lamp/set', state_topic: 'hall/lamp', supported_color_modes: ['color_temp'], min_mireds: 153, max_mireds: 370 });
-    await haLight('porch_ct', 'Porch light', { schema: 'json', command_topic: 'porch/ct/set', state_topic: 'porch/ct', supported_color_modes: ['color_temp'], color_temp_kelvin: true, min_kelvin: 2200, max_kelvin: 5000 });
+    await haLight('hall_lamp', 'Hall lamp', {
+      schema: 'json',
+      command_topic: 'hall/lamp/set',
+      state_topic: 'hall/lamp',
+      supported_color_modes: ['color_temp'],
+      min_mireds: 153,
+      max_mireds: 370,
+    });
+    await haLight('porch_ct', 'Porch light', {
+      schema: 'json',
+      command_topic: 'porch/ct/set',
+      state_topic: 'porch/ct',
+      supported_color_modes: ['color_temp'],
+      color_temp_kelvin: true,
+      min_kelvin: 2200,
+      max_kelvin: 5000,
+    });
     await haLight('led1', 'Led1', {
       command_topic: 'cmnd/led1/POWER',
       state_topic: 'stat/led1/RESULT',
@@ -114,7 +130,8 @@ describe('colour temperature on a real broker', () => {
 
   const tool = (entityId: string) => actuatorTool(hearth, entityId);
   const call = (entityId: string, args: Record<string, unknown>) => hearth.tools.call(tool(entityId).name, args, OWNER);
-  const ctSchema = (entityId: string) => (tool(entityId).parameters.properties as Record<string, { type?: string; minimum?: number; maximum?: number; description?: string }>).color_temp;
+  const ctSchema = (entityId: string) =>
+    (tool(entityId).parameters.properties as Record<string, { type?: string; minimum?: number; maximum?: number; description?: string }>).color_temp;
 
   it('offers color_temp in kelvin with each light its own range', () => {
     assert.deepEqual([ctSchema(STUDIO)?.minimum, ctSchema(STUDIO)?.maximum], [2700, 6500]);
@@ -130,7 +147,13 @@ describe('colour temperature on a real broker', () => {
 
   it('folds the Zigbee2MQTT color_temp into the light: no separate number entity for it', () => {
     const entities = hearth.bridge.registry.device('zigbee2mqtt_0x000b57fffec6a5b2')!.entities;
-    assert.deepEqual(entities.filter((e) => /color_temp/.test(e.key)).map((e) => `${e.key}:${e.kind}`).filter((k) => k.startsWith('color_temp:')), []);
+    assert.deepEqual(
+      entities
+        .filter((e) => /color_temp/.test(e.key))
+        .map((e) => `${e.key}:${e.kind}`)
+        .filter((k) => k.startsWith('color_temp:')),
+      [],
+    );
     assert.equal(hearth.bridge.registry.entity(BULB)!.colorTemp?.unit, 'mired');
   });
 

@@ -121,11 +121,13 @@ describe('Home Assistant command templates rendered per call', () => {
       if (topic === 'tpl/boiler/set') device.publish('tpl/boiler/state', JSON.stringify({ flow: (JSON.parse(text) as { flow: number }).flow }));
       else if (topic === 'tpl/trv/target/set') device.publish('tpl/trv/target', JSON.stringify(JSON.parse(text)));
       else if (topic === 'tpl/trv/mode/set') device.publish('tpl/trv/mode', text);
-      else if (topic === 'tpl/fan/set/fan_mode' && fanWords.includes(text)) device.publish('tpl/fan', JSON.stringify({ fan_state: text === 'off' ? 'OFF' : 'ON', fan_mode: text }));
+      else if (topic === 'tpl/fan/set/fan_mode' && fanWords.includes(text))
+        device.publish('tpl/fan', JSON.stringify({ fan_state: text === 'off' ? 'OFF' : 'ON', fan_mode: text }));
       else if (topic === 'tpl/bridge/request/options') {
         const level = (JSON.parse(text) as { options: { advanced: { log_level: string } } }).options.advanced.log_level;
         device.publish('tpl/bridge/info', JSON.stringify({ log_level: level.toUpperCase() }));
-      } else if (topic === 'tpl/blind/position/set') device.publish('tpl/blind/position', JSON.stringify({ position: (JSON.parse(text) as { position: number }).position }));
+      } else if (topic === 'tpl/blind/position/set')
+        device.publish('tpl/blind/position', JSON.stringify({ position: (JSON.parse(text) as { position: number }).position }));
     });
     await device.subscribeAsync('tpl/#');
     for (const [topic, body] of Object.entries(CONFIGS)) await device.publishAsync(topic, JSON.stringify(body), { qos: 1 });
@@ -186,7 +188,10 @@ describe('Home Assistant command templates rendered per call', () => {
     const result = await hearth.tools.call(toolFor('Vent flap').name, { value: 30 }, OWNER);
     assert.equal(result.isError, true);
     assert.match(result.text!, /^failed: cannot build the command: .*command template cannot render 30/, result.text);
-    assert.deepEqual(received.filter((m) => m.topic === 'tpl/vent/set'), []);
+    assert.deepEqual(
+      received.filter((m) => m.topic === 'tpl/vent/set'),
+      [],
+    );
     assert.equal(hearth.audit.tail(1)[0]!.outcome, 'not_sent', 'nothing left this process');
   });
 

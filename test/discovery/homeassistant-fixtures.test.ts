@@ -49,7 +49,9 @@ interface StateCase {
   step?: number;
 }
 
-const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(FIXTURES)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 const cases = new Map<string, Case>(
   files.filter((f) => !f.startsWith('state-')).map((f) => [f, { file: f, ...JSON.parse(readFileSync(join(FIXTURES, f), 'utf8')) } as Case]),
 );
@@ -154,7 +156,8 @@ function snapshot(h: Harness): string {
 const caseTopicItems = (h: Harness, c: Case) => h.adapter.items().filter((i) => i.topic === c.topic || i.topic.startsWith(`${c.topic} (component `));
 
 /** Log lines about a topic (including a device payload's components). */
-const linesAbout = (h: Harness, topic: string): LogLine[] => h.logs.lines.filter((l) => typeof l.topic === 'string' && (l.topic === topic || l.topic.startsWith(`${topic} (component `)));
+const linesAbout = (h: Harness, topic: string): LogLine[] =>
+  h.logs.lines.filter((l) => typeof l.topic === 'string' && (l.topic === topic || l.topic.startsWith(`${topic} (component `)));
 
 async function replayRequires(h: Harness, c: Case, seen = new Set<string>()): Promise<void> {
   for (const r of c.requires ?? []) {
@@ -164,7 +167,10 @@ async function replayRequires(h: Harness, c: Case, seen = new Set<string>()): Pr
     assert.ok(req, `required case ${r} exists`);
     await replayRequires(h, req, seen);
     const events = await send(h, req.topic, wire(req.payload));
-    assert.ok(events.some((e) => e.outcome === 'accept'), `required case ${r} is accepted`);
+    assert.ok(
+      events.some((e) => e.outcome === 'accept'),
+      `required case ${r} is accepted`,
+    );
   }
 }
 
@@ -322,7 +328,8 @@ describe('Home Assistant discovery fixtures', { concurrency: 4 }, () => {
     test(`state messages of ${caseFile} (${steps.length})`, async () => {
       const done = new Set(stateResults.map((r) => r.file));
       await checkStates(caseFile, steps).catch((err: Error) => {
-        for (const step of steps) if (!stateResults.some((r) => r.file === step.file)) stateResults.push({ file: step.file, ok: false, detail: `threw: ${err.message}` });
+        for (const step of steps)
+          if (!stateResults.some((r) => r.file === step.file)) stateResults.push({ file: step.file, ok: false, detail: `threw: ${err.message}` });
       });
       const mine = stateResults.filter((r) => steps.some((st) => st.file === r.file) && !done.has(r.file) && !r.ok);
       assert.deepEqual(mine, [], mine.map((r) => `${r.file}: ${r.detail}`).join('\n'));

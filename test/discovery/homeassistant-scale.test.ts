@@ -25,10 +25,61 @@ function configs(i: number): Array<{ topic: string; payload: string }> {
   const origin = { name: 'Zigbee2MQTT', sw: '2.1.0' };
   const base = { availability, device, origin, state_topic: `zigbee2mqtt/${name}` };
   const list = [
-    { platform: 'sensor', object: 'temperature', payload: { ...base, device_class: 'temperature', unit_of_measurement: '°C', state_class: 'measurement', value_template: '{{ value_json.temperature }}', object_id: `${name}_temperature`, unique_id: `${ieee}_temperature` } },
-    { platform: 'sensor', object: 'humidity', payload: { ...base, device_class: 'humidity', unit_of_measurement: '%', value_template: '{{ value_json.humidity }}', object_id: `${name}_humidity`, unique_id: `${ieee}_humidity` } },
-    { platform: 'switch', object: 'relay', payload: { ...base, name: 'Relay', command_topic: `zigbee2mqtt/${name}/set`, value_template: '{{ value_json.state_relay }}', payload_on: 'ON', payload_off: 'OFF', object_id: `${name}_relay`, unique_id: `${ieee}_relay` } },
-    { platform: 'light', object: 'light', payload: { ...base, name: null, schema: 'json', brightness: true, brightness_scale: 254, command_topic: `zigbee2mqtt/${name}_bulb/set`, state_topic: `zigbee2mqtt/${name}_bulb`, supported_color_modes: ['color_temp'], object_id: `${name}_bulb`, unique_id: `${ieee}_light` } },
+    {
+      platform: 'sensor',
+      object: 'temperature',
+      payload: {
+        ...base,
+        device_class: 'temperature',
+        unit_of_measurement: '°C',
+        state_class: 'measurement',
+        value_template: '{{ value_json.temperature }}',
+        object_id: `${name}_temperature`,
+        unique_id: `${ieee}_temperature`,
+      },
+    },
+    {
+      platform: 'sensor',
+      object: 'humidity',
+      payload: {
+        ...base,
+        device_class: 'humidity',
+        unit_of_measurement: '%',
+        value_template: '{{ value_json.humidity }}',
+        object_id: `${name}_humidity`,
+        unique_id: `${ieee}_humidity`,
+      },
+    },
+    {
+      platform: 'switch',
+      object: 'relay',
+      payload: {
+        ...base,
+        name: 'Relay',
+        command_topic: `zigbee2mqtt/${name}/set`,
+        value_template: '{{ value_json.state_relay }}',
+        payload_on: 'ON',
+        payload_off: 'OFF',
+        object_id: `${name}_relay`,
+        unique_id: `${ieee}_relay`,
+      },
+    },
+    {
+      platform: 'light',
+      object: 'light',
+      payload: {
+        ...base,
+        name: null,
+        schema: 'json',
+        brightness: true,
+        brightness_scale: 254,
+        command_topic: `zigbee2mqtt/${name}_bulb/set`,
+        state_topic: `zigbee2mqtt/${name}_bulb`,
+        supported_color_modes: ['color_temp'],
+        object_id: `${name}_bulb`,
+        unique_id: `${ieee}_light`,
+      },
+    },
   ];
   return list.map((c) => ({ topic: `homeassistant/${c.platform}/${ieee}/${c.object}/config`, payload: JSON.stringify(c.payload) }));
 }

@@ -86,8 +86,19 @@ describe('value templates', () => {
 
 describe('discovery topics', () => {
   test('per component, with and without node_id, device-based, and a multi-level prefix', () => {
-    assert.deepEqual(parseDiscoveryTopic('homeassistant', 'homeassistant/binary_sensor/bla/config'), { kind: 'discovery', component: 'binary_sensor', objectId: 'bla', discoveryId: 'bla' });
-    assert.deepEqual(parseDiscoveryTopic('homeassistant', 'homeassistant/sensor/node-1/obj_1/config'), { kind: 'discovery', component: 'sensor', nodeId: 'node-1', objectId: 'obj_1', discoveryId: 'node-1 obj_1' });
+    assert.deepEqual(parseDiscoveryTopic('homeassistant', 'homeassistant/binary_sensor/bla/config'), {
+      kind: 'discovery',
+      component: 'binary_sensor',
+      objectId: 'bla',
+      discoveryId: 'bla',
+    });
+    assert.deepEqual(parseDiscoveryTopic('homeassistant', 'homeassistant/sensor/node-1/obj_1/config'), {
+      kind: 'discovery',
+      component: 'sensor',
+      nodeId: 'node-1',
+      objectId: 'obj_1',
+      discoveryId: 'node-1 obj_1',
+    });
     assert.equal(parseDiscoveryTopic('homeassistant', 'homeassistant/device/0AFFD2/config').kind, 'discovery');
     assert.equal(parseDiscoveryTopic('my_home/homeassistant/register', 'my_home/homeassistant/register/binary_sensor/node1/object1/config').kind, 'discovery');
     assert.equal(parseDiscoveryTopic('homeassistant', 'homeassistant/binary_sensor/rörkrökare/config').kind, 'illegal');
@@ -100,7 +111,13 @@ describe('schema coercion, as Home Assistant does it', () => {
   test('numbers from strings, strings from booleans, ints from floats, booleans from words', () => {
     const climate = validateComponent('climate', { max_temp: '35', min_temp: '5', temp_step: 0.5, mode_command_topic: 'a/b' });
     assert.deepEqual([climate.max_temp, climate.min_temp, climate.temp_step], [35, 5, 0.5]);
-    const bs = validateComponent('binary_sensor', { state_topic: 's', payload_on: true, payload_off: false, expire_after: 51840.0, enabled_by_default: 'true' });
+    const bs = validateComponent('binary_sensor', {
+      state_topic: 's',
+      payload_on: true,
+      payload_off: false,
+      expire_after: 51840.0,
+      enabled_by_default: 'true',
+    });
     assert.deepEqual([bs.payload_on, bs.payload_off, bs.expire_after, bs.enabled_by_default], ['True', 'False', 51840, true]);
     const button = validateComponent('button', { command_topic: 'c', payload_press: '' });
     assert.equal(button.payload_press, '', 'an empty payload is kept');
@@ -109,8 +126,14 @@ describe('schema coercion, as Home Assistant does it', () => {
   test('unknown keys are dropped from configs, refused inside device and origin', () => {
     const s = validateComponent('sensor', { state_topic: 's', frobnicate: 1 });
     assert.ok(!('frobnicate' in s));
-    assert.throws(() => validateComponent('sensor', { state_topic: 's', device: { identifiers: ['x'], frob: 1 } }), (err: Invalid) => /extra keys not allowed @ data\['device'\]\['frob'\]/.test(err.describe()));
-    assert.throws(() => validateComponent('sensor', { state_topic: 's', origin: { sw_version: '1' } }), (err: Invalid) => /required key not provided @ data\['origin'\]\['name'\]/.test(err.describe()));
+    assert.throws(
+      () => validateComponent('sensor', { state_topic: 's', device: { identifiers: ['x'], frob: 1 } }),
+      (err: Invalid) => /extra keys not allowed @ data\['device'\]\['frob'\]/.test(err.describe()),
+    );
+    assert.throws(
+      () => validateComponent('sensor', { state_topic: 's', origin: { sw_version: '1' } }),
+      (err: Invalid) => /required key not provided @ data\['origin'\]\['name'\]/.test(err.describe()),
+    );
   });
 
   test('cross-field checks', () => {
@@ -118,7 +141,10 @@ describe('schema coercion, as Home Assistant does it', () => {
     assert.throws(() => validateComponent('number', { command_topic: 'c', min: 10, max: 5 }), /'max' must be > 'min'/);
     assert.throws(() => validateComponent('light', { command_topic: 'c', schema: 'fancy' }), /must be one of/);
     assert.throws(() => validateComponent('light', { command_topic: 'c', schema: 'template' }), /required key not provided/);
-    assert.throws(() => validateComponent('valve', { command_topic: 'c', reports_position: true, payload_open: 'O' }), /not allowed if the valve reports a position/);
+    assert.throws(
+      () => validateComponent('valve', { command_topic: 'c', reports_position: true, payload_open: 'O' }),
+      /not allowed if the valve reports a position/,
+    );
     assert.throws(() => validateComponent('switch', { command_topic: 'c', availability_topic: 'a', availability: [{ topic: 'b' }] }), /exclusion/);
   });
 

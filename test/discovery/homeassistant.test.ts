@@ -98,7 +98,11 @@ async function open(options: { prefix?: string; files?: Record<string, string> }
 }
 
 /** Publish, then wait until the bridge has handled it, the registry has it and new subscriptions are live. */
-async function send(h: { adapter: HomeAssistantDiscovery; bridge: Bridge; prefix: string; sync: number }, topic: string, payload: Buffer | string): Promise<ProcessedEvent[]> {
+async function send(
+  h: { adapter: HomeAssistantDiscovery; bridge: Bridge; prefix: string; sync: number },
+  topic: string,
+  payload: Buffer | string,
+): Promise<ProcessedEvent[]> {
   const events: ProcessedEvent[] = [];
   const sentinel = `${h.prefix}/sensor/hearth_sync_${++h.sync}/config`;
   const done = new Promise<void>((resolve, reject) => {
@@ -155,7 +159,10 @@ describe('Home Assistant discovery: components', () => {
       if (c.expect.noTool) {
         assert.ok(item.noTool, 'no tool');
         assert.match(item.noTool, new RegExp(c.expect.noTool), item.noTool);
-        assert.ok(h.logs.lines.some((l) => l.topic === c.topic && l.level === 20 && /no tool/.test(l.msg)), 'the reason is logged at debug level');
+        assert.ok(
+          h.logs.lines.some((l) => l.topic === c.topic && l.level === 20 && /no tool/.test(l.msg)),
+          'the reason is logged at debug level',
+        );
         return;
       }
       const entity = entityOf(h, c.topic);
@@ -169,14 +176,32 @@ describe('Home Assistant discovery: components', () => {
 
   test('every kind Hearth has is covered, and each discovered actuator becomes a tool', async () => {
     const kinds = new Set(h.bridge.registry.entities().map((e) => e.kind));
-    for (const k of ['sensor', 'binary_sensor', 'camera', 'switch', 'light', 'cover', 'lock', 'climate', 'number', 'select', 'button', 'fan', 'valve', 'alarm_control_panel']) {
+    for (const k of [
+      'sensor',
+      'binary_sensor',
+      'camera',
+      'switch',
+      'light',
+      'cover',
+      'lock',
+      'climate',
+      'number',
+      'select',
+      'button',
+      'fan',
+      'valve',
+      'alarm_control_panel',
+    ]) {
       assert.ok(kinds.has(k as Entity['kind']), `a ${k} was discovered`);
     }
     const hearthDir = mkdtempSync(join(tmpdir(), 'hearth-ha-tools-'));
     const { generateTools } = await import('../../src/tools/generator.js');
     const built = generateTools(h.bridge.registry.entities(), { shape: 'per-entity', groupAbove: 1000 }, async () => ({ text: '' }));
     for (const e of h.bridge.registry.entities()) {
-      assert.ok(built.tools.some((t) => t.meta.entityIds.includes(e.id)), `${e.id} has a tool`);
+      assert.ok(
+        built.tools.some((t) => t.meta.entityIds.includes(e.id)),
+        `${e.id} has a tool`,
+      );
     }
     rmSync(hearthDir, { recursive: true, force: true });
   });
@@ -224,23 +249,53 @@ describe('Home Assistant discovery: abbreviations and ~', () => {
 
   test('an abbreviated component config, with ~ at both ends and abbreviated availability, device and origin', async () => {
     const events = await announce(h, fx.component);
-    assert.deepEqual(events.map((e) => e.outcome), ['accept']);
+    assert.deepEqual(
+      events.map((e) => e.outcome),
+      ['accept'],
+    );
     const want = fx.component.expect;
     const entity = h.bridge.registry.entity(want.entityId)!;
     assert.ok(entity, want.entityId);
     const device = h.bridge.registry.device(want.deviceId)!;
     assert.deepEqual(
-      { name: entity.name, area: entity.area, icon: entity.icon, commandTopic: entity.commandTopic, stateTopic: entity.stateTopic, commandTopics: entity.commandTopics, payloads: entity.payloads },
-      { name: want.name, area: want.area, icon: want.icon, commandTopic: want.commandTopic, stateTopic: want.stateTopic, commandTopics: want.commandTopics, payloads: want.payloads },
+      {
+        name: entity.name,
+        area: entity.area,
+        icon: entity.icon,
+        commandTopic: entity.commandTopic,
+        stateTopic: entity.stateTopic,
+        commandTopics: entity.commandTopics,
+        payloads: entity.payloads,
+      },
+      {
+        name: want.name,
+        area: want.area,
+        icon: want.icon,
+        commandTopic: want.commandTopic,
+        stateTopic: want.stateTopic,
+        commandTopics: want.commandTopics,
+        payloads: want.payloads,
+      },
     );
     assert.deepEqual({ topic: entity.attributes.brightness.topic, path: entity.attributes.brightness.path }, want.brightness);
-    assert.deepEqual({ manufacturer: device.manufacturer, model: device.model, area: device.area }, { manufacturer: want.manufacturer, model: want.model, area: want.area });
+    assert.deepEqual(
+      { manufacturer: device.manufacturer, model: device.model, area: device.area },
+      { manufacturer: want.manufacturer, model: want.model, area: want.area },
+    );
     assert.equal(entity.availability?.mode, want.availability.mode);
     assert.deepEqual(
-      entity.availability?.sources.map((s) => ({ topic: s.topic, ...(s.path ? { path: s.path } : {}), payloadAvailable: s.payloadAvailable, payloadNotAvailable: s.payloadNotAvailable })),
+      entity.availability?.sources.map((s) => ({
+        topic: s.topic,
+        ...(s.path ? { path: s.path } : {}),
+        payloadAvailable: s.payloadAvailable,
+        payloadNotAvailable: s.payloadNotAvailable,
+      })),
       want.availability.sources,
     );
-    assert.ok(h.logs.lines.some((l) => /on_command_type first/.test(l.msg)), 'the on_command_type difference is noted');
+    assert.ok(
+      h.logs.lines.some((l) => /on_command_type first/.test(l.msg)),
+      'the on_command_type difference is noted',
+    );
   });
 
   test('an abbreviated device-based config: p, cmps, shared state and availability topics, ~ inside a component', async () => {
@@ -260,8 +315,10 @@ describe('Home Assistant discovery: abbreviations and ~', () => {
     assert.equal(h.bridge.cache.get('abbr-dev-2.multi_relay')?.value, 'on');
   });
 
-  test('HA\'s whole abbreviation table expands, for configs, devices and origins', async () => {
-    const { ABBREVIATIONS, DEVICE_ABBREVIATIONS, ORIGIN_ABBREVIATIONS, replaceAllAbbreviations } = await import('../../src/devices/discovery/homeassistant/abbreviations.js');
+  test("HA's whole abbreviation table expands, for configs, devices and origins", async () => {
+    const { ABBREVIATIONS, DEVICE_ABBREVIATIONS, ORIGIN_ABBREVIATIONS, replaceAllAbbreviations } = await import(
+      '../../src/devices/discovery/homeassistant/abbreviations.js'
+    );
     const config: Record<string, unknown> = {};
     for (const short of Object.keys(ABBREVIATIONS)) config[short] = short;
     config.dev = Object.fromEntries(Object.keys(DEVICE_ABBREVIATIONS).map((k) => [k, k]));
@@ -276,7 +333,23 @@ describe('Home Assistant discovery: abbreviations and ~', () => {
     assert.deepEqual(config.device, Object.fromEntries(Object.entries(DEVICE_ABBREVIATIONS).map(([k, v]) => [v, k])));
     assert.deepEqual(config.origin, { name: 'name', sw_version: 'sw', support_url: 'url' });
     assert.deepEqual(config.availability, [{ topic: 'a', payload_available: 'up', payload_not_available: 'down', value_template: '{{ value }}' }]);
-    for (const key of ['stat_t', 'cmd_t', 'avty_t', 'json_attr_t', 'uniq_id', 'obj_id', 'dev_cla', 'unit_of_meas', 'val_tpl', 'pl_on', 'pl_off', 'p', 'cmps', 'o', 'migr_discvry']) {
+    for (const key of [
+      'stat_t',
+      'cmd_t',
+      'avty_t',
+      'json_attr_t',
+      'uniq_id',
+      'obj_id',
+      'dev_cla',
+      'unit_of_meas',
+      'val_tpl',
+      'pl_on',
+      'pl_off',
+      'p',
+      'cmps',
+      'o',
+      'migr_discvry',
+    ]) {
       assert.ok(key in ABBREVIATIONS, `${key} is in the table`);
     }
     assert.ok(Object.keys(ABBREVIATIONS).length > 250, 'the full table');
@@ -284,9 +357,24 @@ describe('Home Assistant discovery: abbreviations and ~', () => {
 
   test('~ is only expanded at the start or end of *topic values', async () => {
     const { replaceTopicBase } = await import('../../src/devices/discovery/homeassistant/abbreviations.js');
-    const config: Record<string, unknown> = { '~': 'base', state_topic: '~/s', command_topic: 'c/~', topic: '~', name: '~/not a topic', json_attributes_topic: 'a/~/b', availability: { topic: '~/avail' } };
+    const config: Record<string, unknown> = {
+      '~': 'base',
+      state_topic: '~/s',
+      command_topic: 'c/~',
+      topic: '~',
+      name: '~/not a topic',
+      json_attributes_topic: 'a/~/b',
+      availability: { topic: '~/avail' },
+    };
     replaceTopicBase(config);
-    assert.deepEqual(config, { state_topic: 'base/s', command_topic: 'c/base', topic: 'base', name: '~/not a topic', json_attributes_topic: 'a/~/b', availability: { topic: 'base/avail' } });
+    assert.deepEqual(config, {
+      state_topic: 'base/s',
+      command_topic: 'c/base',
+      topic: 'base',
+      name: '~/not a topic',
+      json_attributes_topic: 'a/~/b',
+      availability: { topic: 'base/avail' },
+    });
   });
 });
 
@@ -299,25 +387,41 @@ describe('Home Assistant discovery: removal, updates, availability, collisions',
 
   test('an empty payload removes; an update changes the entity in place', async () => {
     const topic = 'homeassistant/switch/porch_light/config';
-    await announce(h, { topic, payload: { name: 'Porch light', unique_id: 'porch_light', command_topic: 'porch/light/set', state_topic: 'porch/light/state' } });
+    await announce(h, {
+      topic,
+      payload: { name: 'Porch light', unique_id: 'porch_light', command_topic: 'porch/light/set', state_topic: 'porch/light/state' },
+    });
     const first = entityOf(h, topic)!;
     assert.equal(first.name, 'Porch light');
     assert.ok(h.bridge.connection.subscriptions.has('porch/light/state'));
     await send(h, 'porch/light/state', 'ON');
     assert.equal(h.bridge.cache.get(first.id)?.value, 'on');
 
-    await announce(h, { topic, payload: { name: 'Porch lantern', unique_id: 'porch_light', command_topic: 'porch/light/set', state_topic: 'porch/lantern/state' } });
+    await announce(h, {
+      topic,
+      payload: { name: 'Porch lantern', unique_id: 'porch_light', command_topic: 'porch/light/set', state_topic: 'porch/lantern/state' },
+    });
     const updated = entityOf(h, topic)!;
     assert.equal(updated.id, first.id, 'same entity id');
     assert.equal(updated.name, 'Porch lantern');
     assert.ok(!h.bridge.connection.subscriptions.has('porch/light/state'), 'the old state topic is dropped');
     assert.ok(h.bridge.connection.subscriptions.has('porch/lantern/state'));
 
-    const again = await announce(h, { topic, payload: { name: 'Porch lantern', unique_id: 'porch_light', command_topic: 'porch/light/set', state_topic: 'porch/lantern/state' } });
-    assert.deepEqual(again.map((e) => e.outcome), ['ignore'], 'an identical re-announcement is a no-op');
+    const again = await announce(h, {
+      topic,
+      payload: { name: 'Porch lantern', unique_id: 'porch_light', command_topic: 'porch/light/set', state_topic: 'porch/lantern/state' },
+    });
+    assert.deepEqual(
+      again.map((e) => e.outcome),
+      ['ignore'],
+      'an identical re-announcement is a no-op',
+    );
 
     const removed = await send(h, topic, '');
-    assert.deepEqual(removed.map((e) => e.outcome), ['remove']);
+    assert.deepEqual(
+      removed.map((e) => e.outcome),
+      ['remove'],
+    );
     assert.equal(h.bridge.registry.entity(first.id), undefined);
     assert.ok(!h.bridge.connection.subscriptions.has('porch/lantern/state'));
   });
@@ -335,13 +439,17 @@ describe('Home Assistant discovery: removal, updates, availability, collisions',
     const fx = fixture<{ configs: Array<Message & { id: string }>; steps: Array<Message & { expect: Record<string, string> }> }>('availability.json');
     for (const c of fx.configs) await announce(h, c);
     const byId = Object.fromEntries(fx.configs.map((c) => [c.id, entityOf(h, c.topic)!]));
-    assert.deepEqual(
-      Object.fromEntries(Object.entries(byId).map(([id, e]) => [id, e.availability?.mode])),
-      { all: 'all', any: 'any', latest: 'latest', single: 'latest', templated: 'latest' },
-    );
+    assert.deepEqual(Object.fromEntries(Object.entries(byId).map(([id, e]) => [id, e.availability?.mode])), {
+      all: 'all',
+      any: 'any',
+      latest: 'latest',
+      single: 'latest',
+      templated: 'latest',
+    });
     for (const [i, step] of fx.steps.entries()) {
       await send(h, step.topic, wire(step.payload));
-      for (const [id, want] of Object.entries(step.expect)) assert.equal(availability(h, byId[id]), want, `step ${i + 1} (${step.topic} ${String(step.payload)}): ${id}`);
+      for (const [id, want] of Object.entries(step.expect))
+        assert.equal(availability(h, byId[id]), want, `step ${i + 1} (${step.topic} ${String(step.payload)}): ${id}`);
     }
   });
 
@@ -361,9 +469,18 @@ describe('Home Assistant discovery: removal, updates, availability, collisions',
   });
 
   test('entity names as Home Assistant builds them', async () => {
-    await announce(h, { topic: 'homeassistant/sensor/naming/a/config', payload: { unique_id: 'n_a', state_topic: 'n/a', device_class: 'humidity', device: { identifiers: ['naming'], name: 'Bathroom' } } });
-    await announce(h, { topic: 'homeassistant/switch/naming/b/config', payload: { unique_id: 'n_b', name: null, command_topic: 'n/b/set', device: { identifiers: ['naming'] } } });
-    await announce(h, { topic: 'homeassistant/sensor/naming/c/config', payload: { unique_id: 'n_c', name: 'Bathroom fan speed', state_topic: 'n/c', device: { identifiers: ['naming'] } } });
+    await announce(h, {
+      topic: 'homeassistant/sensor/naming/a/config',
+      payload: { unique_id: 'n_a', state_topic: 'n/a', device_class: 'humidity', device: { identifiers: ['naming'], name: 'Bathroom' } },
+    });
+    await announce(h, {
+      topic: 'homeassistant/switch/naming/b/config',
+      payload: { unique_id: 'n_b', name: null, command_topic: 'n/b/set', device: { identifiers: ['naming'] } },
+    });
+    await announce(h, {
+      topic: 'homeassistant/sensor/naming/c/config',
+      payload: { unique_id: 'n_c', name: 'Bathroom fan speed', state_topic: 'n/c', device: { identifiers: ['naming'] } },
+    });
     await announce(h, { topic: 'homeassistant/sensor/naming/d/config', payload: { unique_id: 'n_d', state_topic: 'n/d' } });
     assert.equal(entityOf(h, 'homeassistant/sensor/naming/a/config')?.name, 'Bathroom Humidity');
     assert.equal(entityOf(h, 'homeassistant/switch/naming/b/config')?.name, 'Bathroom');
@@ -402,14 +519,24 @@ describe('Home Assistant discovery: hostile payloads', () => {
       if (c.expect === 'reject') {
         assert.equal(h.bridge.registry.entities().length, before, 'nothing appears');
         assert.match(events[0].reason!, new RegExp(c.reason!));
-        assert.ok(h.logs.lines.some((l) => l.topic === c.topic && /ignored/.test(l.msg)), 'the reason is logged');
+        assert.ok(
+          h.logs.lines.some((l) => l.topic === c.topic && /ignored/.test(l.msg)),
+          'the reason is logged',
+        );
       }
-      if (c.log) assert.ok(h.logs.lines.some((l) => l.topic === c.topic && new RegExp(c.log!).test(l.msg)), `logs "${c.log}"`);
+      if (c.log)
+        assert.ok(
+          h.logs.lines.some((l) => l.topic === c.topic && new RegExp(c.log!).test(l.msg)),
+          `logs "${c.log}"`,
+        );
       if (c.stateLog) {
         const started = Date.now();
         await send(h, (c.payload as { state_topic: string }).state_topic, 'x');
         assert.ok(Date.now() - started < 3000, 'a runaway template is cut short');
-        assert.ok(h.logs.lines.some((l) => new RegExp(c.stateLog!).test(l.msg)), `logs "${c.stateLog}"`);
+        assert.ok(
+          h.logs.lines.some((l) => new RegExp(c.stateLog!).test(l.msg)),
+          `logs "${c.stateLog}"`,
+        );
       }
     });
   }
@@ -465,7 +592,10 @@ describe('Home Assistant discovery: prefix, birth message and device files', () 
     const h = await open({ prefix: 'my_home/ha' });
     try {
       await waitFor('the birth message', () => seen.find((m) => m.topic === 'my_home/ha/status'), 3000);
-      assert.deepEqual(seen.filter((m) => m.topic === 'my_home/ha/status'), [{ topic: 'my_home/ha/status', payload: 'online', retain: false }]);
+      assert.deepEqual(
+        seen.filter((m) => m.topic === 'my_home/ha/status'),
+        [{ topic: 'my_home/ha/status', payload: 'online', retain: false }],
+      );
       assert.equal(seen.filter((m) => m.topic === 'homeassistant/status').length, 0, 'only on the configured prefix');
       // A device that answers the birth message by announcing itself is discovered.
       const device = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
@@ -511,7 +641,10 @@ describe('Home Assistant discovery: prefix, birth message and device files', () 
       const device = h.bridge.registry.device('zigbee2mqtt_0x00124b0022334455')!;
       assert.equal(device.name, 'Desk lamp (from file)');
       assert.ok(device.source.endsWith('lamp.yaml'));
-      assert.deepEqual(device.entities.map((e) => e.id), ['zigbee2mqtt_0x00124b0022334455.lamp']);
+      assert.deepEqual(
+        device.entities.map((e) => e.id),
+        ['zigbee2mqtt_0x00124b0022334455.lamp'],
+      );
       assert.equal(h.bridge.registry.entity('zigbee2mqtt_0x00124b0022334455.desk_lamp'), undefined);
     } finally {
       await h.close();
@@ -521,9 +654,16 @@ describe('Home Assistant discovery: prefix, birth message and device files', () 
   test('with discovery turned off nothing is subscribed or published', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hearth-ha-off-'));
     mkdirSync(join(dir, 'devices'));
-    const bridge = await Bridge.start({ config: settings(dir, 'homeassistant', { 'discovery.homeassistant.enabled': 'false' }), log: logSink('warn').log, connectWaitMs: 5000 });
+    const bridge = await Bridge.start({
+      config: settings(dir, 'homeassistant', { 'discovery.homeassistant.enabled': 'false' }),
+      log: logSink('warn').log,
+      connectWaitMs: 5000,
+    });
     try {
-      assert.equal(bridge.adapters.find((a) => a.name === 'homeassistant'), undefined);
+      assert.equal(
+        bridge.adapters.find((a) => a.name === 'homeassistant'),
+        undefined,
+      );
       assert.ok(![...bridge.connection.subscriptions].some((t) => t.startsWith('homeassistant/')));
     } finally {
       await bridge.close();
@@ -556,7 +696,10 @@ describe('Home Assistant discovery: a discovered lamp through the pipeline', () 
       received.push({ topic, payload: text });
       if (topic === 'zigbee2mqtt/desk_lamp/set') {
         const cmd = JSON.parse(text) as { state?: string; brightness?: number };
-        device.publish('zigbee2mqtt/desk_lamp', JSON.stringify({ state: cmd.state ?? 'ON', ...(cmd.brightness !== undefined ? { brightness: cmd.brightness } : {}) }));
+        device.publish(
+          'zigbee2mqtt/desk_lamp',
+          JSON.stringify({ state: cmd.state ?? 'ON', ...(cmd.brightness !== undefined ? { brightness: cmd.brightness } : {}) }),
+        );
       } else if (topic === 'hall/dimmer/switch') {
         dimmerOn = text;
         device.publish('hall/dimmer/status', dimmerOn);
@@ -587,7 +730,7 @@ describe('Home Assistant discovery: a discovered lamp through the pipeline', () 
     assert.ok(tool, 'the discovered lamp is a tool');
     assert.equal(tool.name, 'desk_lamp');
     const props = tool.parameters.properties as Record<string, { maximum?: number }>;
-    assert.equal(props.brightness.maximum, 254, 'brightness on the lamp\'s own scale');
+    assert.equal(props.brightness.maximum, 254, "brightness on the lamp's own scale");
     received.length = 0;
     const result = await hearth.tools.call(tool.name, { action: 'turn_on', brightness: 128 }, OWNER);
     assert.match(result.text!, /^confirmed/, result.text);
@@ -603,10 +746,7 @@ describe('Home Assistant discovery: a discovered lamp through the pipeline', () 
     received.length = 0;
     const result = await hearth.tools.call(tool.name, { action: 'turn_on', brightness: 60 }, OWNER);
     assert.match(result.text!, /^confirmed/, result.text);
-    assert.deepEqual(
-      received.map((m) => `${m.topic} ${m.payload}`).sort(),
-      ['hall/dimmer/brightness/set 60', 'hall/dimmer/switch ON'],
-    );
+    assert.deepEqual(received.map((m) => `${m.topic} ${m.payload}`).sort(), ['hall/dimmer/brightness/set 60', 'hall/dimmer/switch ON']);
   });
 
   test('arming is allowed, disarming a discovered alarm needs a person to confirm', async () => {

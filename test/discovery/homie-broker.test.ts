@@ -176,7 +176,15 @@ describe('Homie discovery on a real broker', () => {
   });
 
   it('$state decides availability: ready is available; lost, disconnected, init and sleeping are not', async () => {
-    for (const [word, available] of [['lost', false], ['ready', true], ['disconnected', false], ['ready', true], ['init', false], ['sleeping', false], ['ready', true]] as const) {
+    for (const [word, available] of [
+      ['lost', false],
+      ['ready', true],
+      ['disconnected', false],
+      ['ready', true],
+      ['init', false],
+      ['sleeping', false],
+      ['ready', true],
+    ] as const) {
       await retain('homie/kitchen-light/$state', word);
       await waitFor(`kitchen light ${word}`, () => state('kitchen-light.light_power')?.available === available);
     }
@@ -192,11 +200,17 @@ describe('Homie discovery on a real broker', () => {
 
   it('a device file with the same id wins', () => {
     const file = join(dir, 'kitchen.yaml');
-    writeFileSync(file, 'devices:\n  - id: kitchen-light\n    name: Kitchen (file)\n    entities:\n      lamp:\n        kind: switch\n        state_topic: homie/kitchen-light/light/power\n        command_topic: homie/kitchen-light/light/power/set\n        payloads: { on: "true", off: "false" }\n        states: { on: "true", off: "false" }\n');
+    writeFileSync(
+      file,
+      'devices:\n  - id: kitchen-light\n    name: Kitchen (file)\n    entities:\n      lamp:\n        kind: switch\n        state_topic: homie/kitchen-light/light/power\n        command_topic: homie/kitchen-light/light/power/set\n        payloads: { on: "true", off: "false" }\n        states: { on: "true", off: "false" }\n',
+    );
     (hearth.bridge as unknown as { paths: string[] }).paths.push(file);
     hearth.bridge.loadDevices();
     assert.equal(hearth.bridge.registry.device('kitchen-light')!.source, file);
-    assert.deepEqual(hearth.bridge.registry.device('kitchen-light')!.entities.map((e) => e.key), ['lamp']);
+    assert.deepEqual(
+      hearth.bridge.registry.device('kitchen-light')!.entities.map((e) => e.key),
+      ['lamp'],
+    );
   });
 
   it('removes devices whose topics are cleared', async () => {

@@ -24,7 +24,16 @@ describe('Homie formats', () => {
 
   it('$state words: ready (and alert) are available, every other word is not', () => {
     const word = (w: string) => stateWord(new Message('homie/d/$state', Buffer.from(w)));
-    assert.deepEqual(['ready', 'alert', 'lost', 'disconnected', 'init', 'sleeping', ' ready\n', ''].map(word), ['ready', 'ready', 'lost', 'lost', 'lost', 'lost', 'ready', '']);
+    assert.deepEqual(['ready', 'alert', 'lost', 'disconnected', 'init', 'sleeping', ' ready\n', ''].map(word), [
+      'ready',
+      'ready',
+      'lost',
+      'lost',
+      'lost',
+      'lost',
+      'ready',
+      '',
+    ]);
   });
 });
 
@@ -43,8 +52,17 @@ describe('Homie 4 attribute tree', () => {
     put('5/x/$state', 'ready');
     assert.equal(put('dev/node/p', '3'), undefined, 'values are not attributes');
     const { description, skipped } = tree.describe('dev');
-    assert.deepEqual(skipped.map((s) => s.reason), ['node_array']);
-    assert.deepEqual(description!.nodes[0].properties.map((p) => [p.id, p.datatype, p.settable, p.format]), [['p', 'integer', true, '1:9'], ['q', undefined, false, undefined]]);
+    assert.deepEqual(
+      skipped.map((s) => s.reason),
+      ['node_array'],
+    );
+    assert.deepEqual(
+      description!.nodes[0].properties.map((p) => [p.id, p.datatype, p.settable, p.format]),
+      [
+        ['p', 'integer', true, '1:9'],
+        ['q', undefined, false, undefined],
+      ],
+    );
     assert.deepEqual(tree.ids(), ['dev'], 'Homie 5 namespace is not a v4 device');
     put('dev/$homie', '');
     assert.ok(tree.has('dev'));
@@ -62,8 +80,14 @@ describe('Homie 4 attribute tree', () => {
 
 describe('Homie 5 description', () => {
   it('reads nodes and properties as objects or as arrays with ids', () => {
-    const asObject = parseDescription('d', JSON.stringify({ homie: '5.0', name: 'D', nodes: { n: { properties: { p: { datatype: 'boolean', settable: true } } } } }));
-    const asArray = parseDescription('d', JSON.stringify({ homie: '5.0', name: 'D', nodes: [{ id: 'n', properties: [{ id: 'p', datatype: 'boolean', settable: true }] }] }));
+    const asObject = parseDescription(
+      'd',
+      JSON.stringify({ homie: '5.0', name: 'D', nodes: { n: { properties: { p: { datatype: 'boolean', settable: true } } } } }),
+    );
+    const asArray = parseDescription(
+      'd',
+      JSON.stringify({ homie: '5.0', name: 'D', nodes: [{ id: 'n', properties: [{ id: 'p', datatype: 'boolean', settable: true }] }] }),
+    );
     assert.deepEqual(asObject.description, asArray.description);
     assert.equal(asObject.description!.nodes[0].properties[0].settable, true);
     assert.equal(parseDescription('d', '{').skipped[0].reason, 'malformed');
@@ -85,8 +109,22 @@ describe('Homie 5 description', () => {
     ];
     const c = homieToDevice({ version: 5, id: 'dev', name: 'Dev', nodes: [{ id: 'n', properties: props }] }, { base: 'homie/5' });
     const kinds = Object.fromEntries(c.device!.entities.map((e) => [e.key, e.kind]));
-    assert.deepEqual(kinds, { n_sw: 'switch', n_bell: 'binary_sensor', n_go: 'button', n_level: 'number', n_free: 'sensor', n_text: 'sensor', n_when: 'sensor', n_none: 'sensor' });
-    assert.deepEqual(Object.fromEntries(c.skipped.map((s) => [s.what, s.reason])), { 'n/free': 'no_range', 'n/text': 'text_command', 'n/odd': 'unknown_datatype', 'n/none': 'empty_enum' });
+    assert.deepEqual(kinds, {
+      n_sw: 'switch',
+      n_bell: 'binary_sensor',
+      n_go: 'button',
+      n_level: 'number',
+      n_free: 'sensor',
+      n_text: 'sensor',
+      n_when: 'sensor',
+      n_none: 'sensor',
+    });
+    assert.deepEqual(Object.fromEntries(c.skipped.map((s) => [s.what, s.reason])), {
+      'n/free': 'no_range',
+      'n/text': 'text_command',
+      'n/odd': 'unknown_datatype',
+      'n/none': 'empty_enum',
+    });
     const sw = c.device!.entities[0];
     assert.deepEqual(encodeCommand(sw, { action: 'turn_on' }), [{ topic: 'homie/5/dev/n/sw/set', payload: 'true' }]);
     assert.deepEqual(sw.attributes, { target: { topic: 'homie/5/dev/n/sw/$target' } });
@@ -102,19 +140,35 @@ describe('Homie 5 description', () => {
         name: 'House',
         nodes: [
           { id: 'kitchen', name: 'Kitchen', properties: [{ id: 'temp', name: 'Temperature', datatype: 'float', settable: false, retained: true }] },
-          { id: 'hall', name: 'Hall', properties: [{ id: 'temp', name: 'Temperature', datatype: 'float', settable: false, retained: true }, { id: 'door', name: 'Door', datatype: 'boolean', settable: false, retained: true }] },
+          {
+            id: 'hall',
+            name: 'Hall',
+            properties: [
+              { id: 'temp', name: 'Temperature', datatype: 'float', settable: false, retained: true },
+              { id: 'door', name: 'Door', datatype: 'boolean', settable: false, retained: true },
+            ],
+          },
         ],
       },
       { base: 'homie' },
     );
-    assert.deepEqual(c.device!.entities.map((e) => e.name), ['House Kitchen Temperature', 'House Hall Temperature', 'House Door']);
+    assert.deepEqual(
+      c.device!.entities.map((e) => e.name),
+      ['House Kitchen Temperature', 'House Hall Temperature', 'House Door'],
+    );
     assert.equal(c.device!.entities[0].attributes.target, undefined, 'no $target before Homie 5');
   });
 });
 
 describe('Homie adapter', () => {
   it('subscribes to the attribute topics and rebuilds once a burst settles', () => {
-    const connection = Object.assign(new EventEmitter(), { subscribed: [] as string[], subscribe(t: string[]) { this.subscribed.push(...t); }, unsubscribe() {} });
+    const connection = Object.assign(new EventEmitter(), {
+      subscribed: [] as string[],
+      subscribe(t: string[]) {
+        this.subscribed.push(...t);
+      },
+      unsubscribe() {},
+    });
     const registry = new DeviceRegistry();
     const logs = logSink('debug');
     const adapter = new HomieAdapter({ prefix: 'homie', settleMs: 10_000 });

@@ -85,7 +85,13 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
   const entitiesOf = (deviceId: string) => hearth.bridge.registry.device(deviceId)?.entities ?? [];
   const toolFor = (entityId: string) => {
     const tool = hearth.tools.all().find((t) => t.capability === 'actuator' && t.meta.entityIds.length === 1 && t.meta.entityIds[0] === entityId);
-    assert.ok(tool, `no actuator tool for ${entityId}: ${hearth.tools.all().map((t) => t.name).join(', ')}`);
+    assert.ok(
+      tool,
+      `no actuator tool for ${entityId}: ${hearth.tools
+        .all()
+        .map((t) => t.name)
+        .join(', ')}`,
+    );
     return tool.name;
   };
   const call = (entityId: string, args: Record<string, unknown>) => hearth.tools.call(toolFor(entityId), args, OWNER);
@@ -151,17 +157,27 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
 
     // The coordinator and the half-interviewed device are skipped, each with a logged reason.
     const skipped = logs.find(/^zigbee2mqtt: skipped /);
-    assert.ok(skipped.some((l) => l.reason === 'coordinator'), JSON.stringify(skipped));
-    assert.ok(skipped.some((l) => l.reason === 'no_definition' && /interview/.test(l.msg)), JSON.stringify(skipped));
+    assert.ok(
+      skipped.some((l) => l.reason === 'coordinator'),
+      JSON.stringify(skipped),
+    );
+    assert.ok(
+      skipped.some((l) => l.reason === 'no_definition' && /interview/.test(l.msg)),
+      JSON.stringify(skipped),
+    );
     // And the exposes with no tool of their own are listed per device.
     assert.ok(logs.find(/exposes of "Living room light" have no tool/).length === 1);
   });
 
   it('mirrors state from zigbee2mqtt/<friendly_name>', async () => {
     // Retained states arrive in any order: wait for every one asserted below.
-    await waitFor('retained states', () =>
-      state(`${ID.light}.light`)?.value === 'on' &&
-      [`${ID.heater}.climate`, `${ID.blind}.cover`, `${ID.lock}.lock`, `${ID.lock}.battery_low`, `${ID.sensor}.temperature`].every((id) => state(id)?.value !== undefined),
+    await waitFor(
+      'retained states',
+      () =>
+        state(`${ID.light}.light`)?.value === 'on' &&
+        [`${ID.heater}.climate`, `${ID.blind}.cover`, `${ID.lock}.lock`, `${ID.lock}.battery_low`, `${ID.sensor}.temperature`].every(
+          (id) => state(id)?.value !== undefined,
+        ),
     );
     assert.equal(state(`${ID.light}.light`)!.attributes.brightness, 180);
     assert.equal(state(`${ID.light}.light`)!.attributes.color_temp, 370);
@@ -311,7 +327,10 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
     const device = hearth.bridge.registry.device(ID.blind)!;
     assert.equal(device.source, file);
     assert.equal(device.name, 'Blind from a file');
-    assert.deepEqual(device.entities.map((e) => e.key), ['blind']);
+    assert.deepEqual(
+      device.entities.map((e) => e.key),
+      ['blind'],
+    );
     // A later bridge/devices does not take it back.
     await publishRetained('zigbee2mqtt/bridge/devices', DEVICES);
     await waitFor('sensor back', () => hearth.bridge.registry.device(ID.sensor));

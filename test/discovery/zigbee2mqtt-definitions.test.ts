@@ -123,7 +123,15 @@ describe('Zigbee2MQTT: every zigbee-herdsman-converters definition', () => {
       checked.add(full);
       assert.ok(ajv.validateSchema(schema as object), `not a valid JSON Schema: ${ajv.errorsText(ajv.errors)}: ${full.slice(0, 200)}`);
       const shape = JSON.stringify(schema, (k, v) =>
-        k === 'description' ? undefined : k === 'enum' && Array.isArray(v) ? `enum of ${v.length}` : typeof v === 'number' ? (Number.isInteger(v) ? 1 : 0.5) : v,
+        k === 'description'
+          ? undefined
+          : k === 'enum' && Array.isArray(v)
+            ? `enum of ${v.length}`
+            : typeof v === 'number'
+              ? Number.isInteger(v)
+                ? 1
+                : 0.5
+              : v,
       );
       if (!compiled.has(shape)) compiled.set(shape, ajv.compile(schema as object));
     };
@@ -181,7 +189,10 @@ describe('Zigbee2MQTT: every zigbee-herdsman-converters definition', () => {
       const device = c.device;
       // The same invariants a device file is held to: it validates as one and, for a sample, loads as one.
       const doc = asDeviceFile(device);
-      assert.ok(validateFile(JSON.parse(JSON.stringify(doc))), `${entry.friendly_name}: not a valid device file: ${JSON.stringify(validateFile.errors?.slice(0, 3))}`);
+      assert.ok(
+        validateFile(JSON.parse(JSON.stringify(doc))),
+        `${entry.friendly_name}: not a valid device file: ${JSON.stringify(validateFile.errors?.slice(0, 3))}`,
+      );
       for (const e of device.entities) kinds[e.kind] = (kinds[e.kind] ?? 0) + 1;
       all.push(...device.entities);
       // Every tenth device, and the first with each new mix of kinds, goes through the loader itself.

@@ -107,8 +107,14 @@ describe('Zigbee2MQTT mapping', () => {
       { type: 'numeric', name: 'a.b', property: 'a.b', access: 1 },
     ]);
     const got = c.device!.entities.map((e) => [e.key, e.valuePath]);
-    assert.deepEqual(got, [['ntc_status', 'ntc status'], ['dimmingspeedupremote', 'dimmingSpeedUpRemote'], ['a_b', "['a.b']"]]);
-    assert.deepEqual(encodeCommand(c.device!.entities[1], { action: 'set_value', value: 5 }), [{ topic: 'zigbee2mqtt/Dev/set', payload: '{"dimmingSpeedUpRemote":5}' }]);
+    assert.deepEqual(got, [
+      ['ntc_status', 'ntc status'],
+      ['dimmingspeedupremote', 'dimmingSpeedUpRemote'],
+      ['a_b', "['a.b']"],
+    ]);
+    assert.deepEqual(encodeCommand(c.device!.entities[1], { action: 'set_value', value: 5 }), [
+      { topic: 'zigbee2mqtt/Dev/set', payload: '{"dimmingSpeedUpRemote":5}' },
+    ]);
   });
 
   it('a fan takes presets from fan_mode and speed as a percentage; without an on/off state it is generic', () => {
@@ -126,13 +132,19 @@ describe('Zigbee2MQTT mapping', () => {
     assert.equal(fan.kind, 'fan');
     assert.deepEqual(fan.attributes, { preset_mode: { path: 'fan_mode' }, percentage: { path: 'speed' } });
     assert.deepEqual(fan.ranges.percentage, { min: 1, max: 254, step: 1 });
-    assert.deepEqual(encodeCommand(fan, { action: 'set_preset_mode', preset_mode: 'auto' }), [{ topic: 'zigbee2mqtt/Dev/set', payload: '{"fan_mode":"auto"}' }]);
+    assert.deepEqual(encodeCommand(fan, { action: 'set_preset_mode', preset_mode: 'auto' }), [
+      { topic: 'zigbee2mqtt/Dev/set', payload: '{"fan_mode":"auto"}' },
+    ]);
     const bare = convert([{ type: 'fan', features: [{ type: 'enum', name: 'mode', property: 'fan_mode', access: 7, values: ['low', 'high'] }] }]);
-    assert.deepEqual(bare.device!.entities.map((e) => [e.key, e.kind]), [['fan_mode', 'select']]);
+    assert.deepEqual(
+      bare.device!.entities.map((e) => [e.key, e.kind]),
+      [['fan_mode', 'select']],
+    );
   });
 
   it('a cover without STOP offers no stop; a climate without system_mode still sets its temperature', () => {
-    const cover = convert([{ type: 'cover', features: [{ type: 'enum', name: 'state', property: 'state', access: 3, values: ['OPEN', 'CLOSE'] }] }]).device!.entities[0];
+    const cover = convert([{ type: 'cover', features: [{ type: 'enum', name: 'state', property: 'state', access: 3, values: ['OPEN', 'CLOSE'] }] }]).device!
+      .entities[0];
     assert.deepEqual(cover.payloads, { open: 'OPEN', close: 'CLOSE' });
     const trv = convert([
       {
@@ -144,9 +156,17 @@ describe('Zigbee2MQTT mapping', () => {
         ],
       },
     ]).device!.entities;
-    assert.deepEqual(trv.map((e) => [e.key, e.kind]), [['climate', 'climate'], ['preset', 'select']]);
+    assert.deepEqual(
+      trv.map((e) => [e.key, e.kind]),
+      [
+        ['climate', 'climate'],
+        ['preset', 'select'],
+      ],
+    );
     assert.deepEqual(trv[0].ranges.temperature, { min: 5, max: 30, step: 0.5 });
-    assert.deepEqual(encodeCommand(trv[0], { action: 'set_temperature', temperature: 19.5 }), [{ topic: 'zigbee2mqtt/Dev/set', payload: '{"current_heating_setpoint":19.5}' }]);
+    assert.deepEqual(encodeCommand(trv[0], { action: 'set_temperature', temperature: 19.5 }), [
+      { topic: 'zigbee2mqtt/Dev/set', payload: '{"current_heating_setpoint":19.5}' },
+    ]);
   });
 
   it('skips whole devices with the reason', () => {
@@ -184,7 +204,8 @@ describe('Zigbee2MQTT adapter', () => {
     const registry = new DeviceRegistry();
     const adapter = new Zigbee2mqttAdapter({ prefix: 'z2m/', refreshAfterMs: 30 });
     adapter.start({ connection: connection as unknown as MqttConnection, registry, log: logs.log, config: {} as never });
-    const send = (topic: string, payload: unknown) => connection.emit('message', topic, Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)), true);
+    const send = (topic: string, payload: unknown) =>
+      connection.emit('message', topic, Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)), true);
     return { logs, connection, registry, adapter, send, published };
   };
   const entry = (ieee: string, name: string, power = 'Mains (single phase)') => ({
@@ -208,7 +229,10 @@ describe('Zigbee2MQTT adapter', () => {
     assert.equal(heard, 0);
     await waitFor('the long list', () => registry.devices().length === long.length);
     // A long list, then at once a short one: the short one is what the registry ends with.
-    send('z2m/bridge/devices', long.map((e, i) => ({ ...e, friendly_name: `Renamed ${i}` })));
+    send(
+      'z2m/bridge/devices',
+      long.map((e, i) => ({ ...e, friendly_name: `Renamed ${i}` })),
+    );
     send('z2m/bridge/devices', [entry(ieee(7), 'Only lamp')]);
     assert.equal(registry.devices().length, 1);
     await new Promise((r) => setTimeout(r, 0));
@@ -228,11 +252,20 @@ describe('Zigbee2MQTT adapter', () => {
     const { registry, send, adapter } = setup();
     send('z2m/bridge/devices', [entry('0x0000000000000001', 'A')]);
     const sources = () => registry.devices()[0].availability!.sources;
-    assert.deepEqual(sources().map((s) => s.topic), ['z2m/bridge/state', 'z2m/A/availability']);
+    assert.deepEqual(
+      sources().map((s) => s.topic),
+      ['z2m/bridge/state', 'z2m/A/availability'],
+    );
     send('z2m/bridge/info', { version: '2.0.0', config: { availability: { enabled: false } } });
-    assert.deepEqual(sources().map((s) => s.topic), ['z2m/bridge/state']);
+    assert.deepEqual(
+      sources().map((s) => s.topic),
+      ['z2m/bridge/state'],
+    );
     send('z2m/bridge/info', { version: '1.35.1', config: { availability: true } });
-    assert.deepEqual(sources().map((s) => s.topic), ['z2m/bridge/state', 'z2m/A/availability']);
+    assert.deepEqual(
+      sources().map((s) => s.topic),
+      ['z2m/bridge/state', 'z2m/A/availability'],
+    );
     const word = (payload: string) => availabilityWord(new Message('t', Buffer.from(payload)));
     assert.equal(word('{"state":"online"}'), 'online');
     assert.equal(word('offline'), 'offline');

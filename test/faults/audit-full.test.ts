@@ -51,7 +51,19 @@ describe('audit write failure: a full database', () => {
       assert.ok(i < 1000, 'the audit table never filled up');
       try {
         home.hearth.audit.record(
-          { requestId: `filler-${Date.now()}-${i}`, principal: 'test:filler', session: null, runId: null, tool: 'filler', entityId: null, action: 'read', args: {}, decision: 'none', ruleId: null, reason: 'filling the database' },
+          {
+            requestId: `filler-${Date.now()}-${i}`,
+            principal: 'test:filler',
+            session: null,
+            runId: null,
+            tool: 'filler',
+            entityId: null,
+            action: 'read',
+            args: {},
+            decision: 'none',
+            ruleId: null,
+            reason: 'filling the database',
+          },
           { outcome: 'failed', error: 'filler row' },
         );
       } catch (err) {

@@ -52,7 +52,10 @@ for (const { kind, start } of brokerKinds) {
       await waitFor('reconnected', () => states.includes('reconnecting') && connection.connected, 15_000);
       await waitFor('every topic subscribed again', () => topics.every((t) => subscribed.includes(t)), 5000);
       // The broker replays what it kept; the cache is rebuilt from it.
-      const stateTopics = home.hearth.bridge.registry.entities().map((e) => e.stateTopic).filter((t): t is string => !!t);
+      const stateTopics = home.hearth.bridge.registry
+        .entities()
+        .map((e) => e.stateTopic)
+        .filter((t): t is string => !!t);
       await waitFor('retained state replayed', () => stateTopics.every((t) => retained.has(t)), 10_000);
       connection.off('message', onMessage);
       await waitFor('the simulator is back', () => cache.get('living_room_lamp.lamp')?.available === true, 10_000);
@@ -64,8 +67,15 @@ for (const { kind, start } of brokerKinds) {
       assert.match(off.text!, /^confirmed: .*: off;/);
       assert.equal(home.sim.state('living_room_lamp.lamp').value, 'off');
       await sleep(300);
-      const lamp = home.commands().slice(sentBefore).filter((c) => c.topic === 'hearth-demo/living_room_lamp/set');
-      assert.deepEqual(lamp.map((c) => c.payload), ['OFF'], 'exactly the one command, nothing left over from before the restart');
+      const lamp = home
+        .commands()
+        .slice(sentBefore)
+        .filter((c) => c.topic === 'hearth-demo/living_room_lamp/set');
+      assert.deepEqual(
+        lamp.map((c) => c.payload),
+        ['OFF'],
+        'exactly the one command, nothing left over from before the restart',
+      );
     });
   });
 }

@@ -84,12 +84,19 @@ function discoverySeeds(): Array<{ topic: string; payload: string }> {
     { topic: 'homie/fuzzdev/light/power', payload: 'true' },
     {
       topic: 'homie/5/fuzzdev5/$description',
-      payload: JSON.stringify({ homie: '5.0', version: 1, name: 'Fuzz 5', nodes: { light: { name: 'Light', properties: { power: { datatype: 'boolean', settable: true } } } } }),
+      payload: JSON.stringify({
+        homie: '5.0',
+        version: 1,
+        name: 'Fuzz 5',
+        nodes: { light: { name: 'Light', properties: { power: { datatype: 'boolean', settable: true } } } },
+      }),
     },
     { topic: 'homie/5/fuzzdev5/$state', payload: 'ready' },
   ];
   const cases = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'ha-discovery');
-  for (const f of readdirSync(cases).filter((n) => /^(core|docs|shelly|esphome|emsesp|omg)-.*\.json$/.test(n)).sort()) {
+  for (const f of readdirSync(cases)
+    .filter((n) => /^(core|docs|shelly|esphome|emsesp|omg)-.*\.json$/.test(n))
+    .sort()) {
     const c = JSON.parse(readFileSync(join(cases, f), 'utf8')) as { topic: string; payload: unknown };
     if (typeof c.topic === 'string') out.push({ topic: c.topic, payload: typeof c.payload === 'string' ? c.payload : JSON.stringify(c.payload) });
   }
@@ -150,10 +157,14 @@ describe(`fuzzed MQTT payloads (seed ${hexSeed(SEED)})`, () => {
     // Everything sent has been handled once a marker sent after it is mirrored.
     await fuzzer.publishAsync('hearth-demo/living_room_lamp/availability', 'online', { qos: 1, retain: true });
     await fuzzer.publishAsync('hearth-demo/living_room_lamp/state', 'OFF', { qos: 1, retain: true });
-    await waitFor('the lamp state after the fuzz', () => {
-      const s = home.hearth.bridge.cache.get('living_room_lamp.lamp');
-      return s?.value === 'off' && s.available === true;
-    }, 10_000);
+    await waitFor(
+      'the lamp state after the fuzz',
+      () => {
+        const s = home.hearth.bridge.cache.get('living_room_lamp.lamp');
+        return s?.value === 'off' && s.available === true;
+      },
+      10_000,
+    );
 
     assert.ok(home.hearth.bridge.connection.connected, 'still connected');
     assert.ok(malformed.length > STATE_MESSAGES / 10, `garbage was noticed (${malformed.length} skipped payloads)`);
@@ -169,12 +180,22 @@ describe(`fuzzed MQTT payloads (seed ${hexSeed(SEED)})`, () => {
     for (const line of home.logs.find(/^skipped a payload/)) {
       assert.ok(typeof line.topic === 'string' && PAYLOAD_REASONS.has(String(line.reason)), JSON.stringify(line));
     }
-    assert.deepEqual(home.logs.lines.filter((l) => l.level >= 50).slice(errorsBefore).map((l) => l.msg), [], 'no error logged');
+    assert.deepEqual(
+      home.logs.lines
+        .filter((l) => l.level >= 50)
+        .slice(errorsBefore)
+        .map((l) => l.msg),
+      [],
+      'no error logged',
+    );
     // The bridge published nothing: no command, no wildcard.
     assert.deepEqual(own.slice(ownBefore), [], 'the bridge published nothing');
     const fromBroker = home.seen.slice(seenBefore);
     assert.ok(!fromBroker.some((m) => commandTopics.has(m.topic)), 'no command reached a device');
-    assert.ok(fromBroker.every((m) => isPublishableTopic(m.topic)), 'no wildcard topic on the broker');
+    assert.ok(
+      fromBroker.every((m) => isPublishableTopic(m.topic)),
+      'no wildcard topic on the broker',
+    );
     assert.deepEqual(rejections, [], 'no unhandled rejection');
 
     // Still mirroring, still acting: put every availability back, then a real call.
@@ -220,7 +241,9 @@ describe(`fuzzed MQTT payloads (seed ${hexSeed(SEED)})`, () => {
     assert.deepEqual(rejections, [], 'no unhandled rejection');
     // Whatever discovery made of it, the device set stays sane: exact topics only, valid unique tool names.
     const entities = home.hearth.bridge.registry.entities();
-    t.diagnostic(`${ADAPTERS.length} discovery adapters; ${entities.length - 9} entities discovered from the fuzz; the bridge published ${own.length - ownBefore} messages`);
+    t.diagnostic(
+      `${ADAPTERS.length} discovery adapters; ${entities.length - 9} entities discovered from the fuzz; the bridge published ${own.length - ownBefore} messages`,
+    );
     for (const e of entities) {
       for (const t of [...stateTopicsOf(e), ...commandTopicsOf(e), ...(e.availability?.sources.map((s) => s.topic) ?? [])]) {
         assert.ok(!/[#+\u0000]/.test(t) && t.length > 0, `entity ${e.id} has an exact topic, not ${JSON.stringify(t.slice(0, 80))}`);
@@ -228,17 +251,24 @@ describe(`fuzzed MQTT payloads (seed ${hexSeed(SEED)})`, () => {
     }
     const names = home.hearth.tools.all().map((t) => t.name);
     assert.equal(new Set(names).size, names.length, 'tool names are unique');
-    for (const n of names) assert.ok(isValidToolName(n) || ['get_state', 'get_history', 'find_entities', 'get_camera_image'].includes(n), `tool name ${JSON.stringify(n)}`);
+    for (const n of names)
+      assert.ok(isValidToolName(n) || ['get_state', 'get_history', 'find_entities', 'get_camera_image'].includes(n), `tool name ${JSON.stringify(n)}`);
     // The bridge itself published only discovery housekeeping (the HA birth message, Zigbee2MQTT bridge requests and
     // `<device>/get` state reads), never a wildcard or a device command.
     const mine = own.slice(ownBefore);
     for (const t of mine) {
       assert.ok(isPublishableTopic(t), `no wildcard: ${JSON.stringify(t)}`);
-      assert.ok(/^homeassistant\/status$|^zigbee2mqtt\/bridge\/request\/|^zigbee2mqtt\/.+\/get$/.test(t), `unexpected publish by the bridge to ${JSON.stringify(t)}`);
+      assert.ok(
+        /^homeassistant\/status$|^zigbee2mqtt\/bridge\/request\/|^zigbee2mqtt\/.+\/get$/.test(t),
+        `unexpected publish by the bridge to ${JSON.stringify(t)}`,
+      );
     }
     const fromBroker = home.seen.slice(seenBefore);
     assert.ok(!fromBroker.some((m) => commandTopicsBefore.has(m.topic)), 'no command reached a device');
-    assert.ok(fromBroker.every((m) => isPublishableTopic(m.topic)), 'no wildcard topic on the broker');
+    assert.ok(
+      fromBroker.every((m) => isPublishableTopic(m.topic)),
+      'no wildcard topic on the broker',
+    );
     // Still acting after it all.
     const res = await home.hearth.tools.call('living_room_lamp', { action: 'turn_off' }, OWNER);
     assert.match(res.text!, /^confirmed/, res.text);

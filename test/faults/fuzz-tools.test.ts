@@ -88,7 +88,8 @@ devices:
 `;
 
 /** Ways a refusal may begin: each names what was wrong. */
-const REASON = /^(invalid arguments: |unknown (tool|entity|camera) |not allowed|needs approval: |failed: |refused: |no entities in area |"[^"]*" is an? [a-z_]+, not an? |"[^"]*" has not sent a frame yet|cancelled )/;
+const REASON =
+  /^(invalid arguments: |unknown (tool|entity|camera) |not allowed|needs approval: |failed: |refused: |no entities in area |"[^"]*" is an? [a-z_]+, not an? |"[^"]*" has not sent a frame yet|cancelled )/;
 
 interface Outcome {
   tool: GeneratedTool;
@@ -230,13 +231,20 @@ describe(`fuzzed tool calls (seed ${hexSeed(SEED)})`, () => {
     const rows = hearth.audit.list({ afterId: rowsBefore, limit: 10_000 });
     assert.equal(rows.length, actuatorCalls, 'exactly one audit row per actuator call (reads by an owner are not audited)');
     assert.equal(new Set(rows.map((r) => r.requestId)).size, rows.length);
-    assert.ok(rows.every((r) => r.outcome !== 'pending'), 'every row completed');
+    assert.ok(
+      rows.every((r) => r.outcome !== 'pending'),
+      'every row completed',
+    );
     for (const r of rows.filter((x) => x.outcome === 'failed' || x.outcome === 'denied')) assert.ok(String(r.error ?? '').length > 5, `row ${r.id} says why`);
     assert.equal(hearth.audit.verify().ok, true, 'the chain verifies');
 
     for (const topic of own.slice(ownBefore)) assert.ok(commandTopics.has(topic), `the bridge published only to command topics, not ${JSON.stringify(topic)}`);
     for (const m of seen.slice(seenBefore)) assert.ok(isPublishableTopic(m.topic), `no wildcard on the broker: ${JSON.stringify(m.topic)}`);
-    assert.deepEqual(logs.lines.filter((l) => l.level >= 50).map((l) => `${l.msg}: ${String((l.err as { message?: string } | undefined)?.message).slice(0, 200)}`), [], 'nothing went wrong inside (no unexpected throw, every audit row written)');
+    assert.deepEqual(
+      logs.lines.filter((l) => l.level >= 50).map((l) => `${l.msg}: ${String((l.err as { message?: string } | undefined)?.message).slice(0, 200)}`),
+      [],
+      'nothing went wrong inside (no unexpected throw, every audit row written)',
+    );
     assert.deepEqual(rejections, [], 'no unhandled rejection');
   });
 

@@ -65,7 +65,9 @@ for (const durability of ['full', 'grouped'] as const) {
     /** plan[s][t][k] = [device, value]: what session s asks in turn t, call k. The value is unique across the run. */
     const fz = new Fuzz(SEED);
     const plan = Array.from({ length: SESSIONS }, (_, s) =>
-      Array.from({ length: TURNS }, (_, t) => Array.from({ length: CALLS_PER_TURN }, (_, k) => [fz.int(0, DEVICES - 1), s * 1000 + t * CALLS_PER_TURN + k] as const)),
+      Array.from({ length: TURNS }, (_, t) =>
+        Array.from({ length: CALLS_PER_TURN }, (_, k) => [fz.int(0, DEVICES - 1), s * 1000 + t * CALLS_PER_TURN + k] as const),
+      ),
     );
 
     before(async () => {
@@ -76,7 +78,14 @@ for (const durability of ['full', 'grouped'] as const) {
       const { config } = loadConfig({
         cwd: dir,
         env: {},
-        flags: { 'mqtt.url': broker.url, 'devices.paths': [join(dir, 'devices')], demo: false, 'database.path': join(dir, 'h.db'), 'tools.shape': 'per-entity', 'audit.durability': durability },
+        flags: {
+          'mqtt.url': broker.url,
+          'devices.paths': [join(dir, 'devices')],
+          demo: false,
+          'database.path': join(dir, 'h.db'),
+          'tools.shape': 'per-entity',
+          'audit.durability': durability,
+        },
       });
       hearth = await Hearth.open({ config, log: logs.log });
       hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'number', action: 'actuate', effect: 'allow' });
@@ -151,13 +160,20 @@ for (const durability of ['full', 'grouped'] as const) {
       assert.deepEqual(failures, [], 'every turn completed');
       assert.equal(results.length, TOTAL, 'a result for every call');
       const notConfirmed = results.filter((r) => !/^confirmed: /.test(r.content));
-      assert.deepEqual(notConfirmed.slice(0, 5).map((r) => r.content), [], `every call confirmed (${notConfirmed.length} not)`);
+      assert.deepEqual(
+        notConfirmed.slice(0, 5).map((r) => r.content),
+        [],
+        `every call confirmed (${notConfirmed.length} not)`,
+      );
 
       // Exactly one audit row per call, each confirmed, each naming its session and principal.
       const rows = hearth.audit.list({ afterId: rowsBefore, limit: 10_000 });
       assert.equal(rows.length, TOTAL, 'one audit row per call');
       assert.equal(new Set(rows.map((r) => r.requestId)).size, TOTAL, 'distinct request ids');
-      assert.ok(rows.every((r) => r.outcome === 'confirmed'), 'every row confirmed');
+      assert.ok(
+        rows.every((r) => r.outcome === 'confirmed'),
+        'every row confirmed',
+      );
       const bySession = new Map<string, number>();
       for (const r of rows) bySession.set(r.session ?? '', (bySession.get(r.session ?? '') ?? 0) + 1);
       for (const [s, id] of sessionIds.entries()) assert.equal(bySession.get(id), TURNS * CALLS_PER_TURN, `session ${s} has all its rows`);
@@ -176,19 +192,31 @@ for (const durability of ['full', 'grouped'] as const) {
         // A session's calls to this device went out in the order the session made them.
         const perSession = new Map<number, number[]>();
         for (const v of onBroker) perSession.set(Math.floor(v / 1000), [...(perSession.get(Math.floor(v / 1000)) ?? []), v]);
-        for (const [s, values] of perSession) assert.deepEqual(values, [...values].sort((a, b) => a - b), `device ${d}, session ${s}: in order`);
+        for (const [s, values] of perSession)
+          assert.deepEqual(
+            values,
+            [...values].sort((a, b) => a - b),
+            `device ${d}, session ${s}: in order`,
+          );
         const stream = mine.filter((m) => m.topic === `load/${d}/set` || m.topic === `load/${d}/state`);
         for (let i = 0, lastSet = -1; i < stream.length; i++) {
           if (!stream[i]!.topic.endsWith('/set')) continue;
           if (lastSet >= 0) {
             const between = stream.slice(lastSet + 1, i);
-            assert.ok(between.some((m) => m.topic.endsWith('/state') && m.payload === stream[lastSet]!.payload), `device ${d}: the echo of ${stream[lastSet]!.payload} came before the next command`);
+            assert.ok(
+              between.some((m) => m.topic.endsWith('/state') && m.payload === stream[lastSet]!.payload),
+              `device ${d}: the echo of ${stream[lastSet]!.payload} came before the next command`,
+            );
           }
           lastSet = i;
         }
       }
       assert.equal(hearth.audit.verify().ok, true, 'the chain verifies');
-      assert.deepEqual(logs.lines.filter((l) => l.level >= 50).map((l) => l.msg), [], 'nothing logged as an error');
+      assert.deepEqual(
+        logs.lines.filter((l) => l.level >= 50).map((l) => l.msg),
+        [],
+        'nothing logged as an error',
+      );
       assert.deepEqual(rejections, [], 'no unhandled rejection');
     });
   });

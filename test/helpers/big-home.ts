@@ -24,20 +24,119 @@ interface Room {
 }
 
 const ROOMS: Room[] = [
-  { area: 'Kitchen', floor: 'Ground floor', lights: [{ name: 'Kitchen ceiling light', color: true }, { name: 'Kitchen island lights' }, { name: 'Under cabinet lights', plain: true }], valve: 'Kitchen water valve', covers: [{ name: 'Kitchen blind', dc: 'blind' }], sensors: true, motion: true },
-  { area: 'Living room', floor: 'Ground floor', lights: [{ name: 'Living room ceiling light', color: true }, { name: 'Reading corner lights' }, { name: 'TV backlight', color: true }, { name: 'Floor lamp', plain: true }], fan: 'Living room ceiling fan', covers: [{ name: 'Living room curtains', dc: 'curtain' }, { name: 'Patio shade', dc: 'shade' }], climate: true, sensors: true, motion: true, contact: { name: 'Patio door sensor', dc: 'door' } },
-  { area: 'Dining room', floor: 'Ground floor', lights: [{ name: 'Dining table pendant', aliases: ['chandelier'] }, { name: 'Dining wall lights' }], covers: [{ name: 'Dining room blinds', dc: 'blind' }] },
-  { area: 'Hallway', floor: 'Ground floor', lights: [{ name: 'Hall light' }, { name: 'Porch light', plain: true }], motion: true, lock: 'Front door lock', camera: 'Front door camera', contact: { name: 'Front door sensor', dc: 'door' } },
-  { area: 'Office', floor: 'Upstairs', lights: [{ name: 'Desk lamp' }, { name: 'Office ceiling light' }], fan: 'Office fan', covers: [{ name: 'Office blind', dc: 'blind' }], climate: true, sensors: true, motion: true, contact: { name: 'Office window', dc: 'window' } },
-  { area: 'Bedroom', floor: 'Upstairs', lights: [{ name: 'Bedroom lamp', color: true }, { name: 'Bedroom ceiling light' }, { name: 'Bedside lamp' }], fan: 'Bedroom ceiling fan', covers: [{ name: 'Bedroom curtains', dc: 'curtain' }, { name: 'Bedroom shutter', dc: 'shutter' }], climate: true, sensors: true, motion: true, contact: { name: 'Bedroom window', dc: 'window' } },
-  { area: 'Bathroom', floor: 'Upstairs', lights: [{ name: 'Bathroom mirror light' }, { name: 'Bathroom ceiling light' }], fan: 'Bathroom extractor fan', valve: 'Bathroom water valve', sensors: true, motion: true },
-  { area: 'Kids room', floor: 'Upstairs', lights: [{ name: 'Night light', color: true }, { name: 'Kids room ceiling light' }], covers: [{ name: 'Kids room blind', dc: 'blind' }], sensors: true },
-  { area: 'Garage', floor: 'Outside', lights: [{ name: 'Garage light', plain: true }], covers: [{ name: 'Garage door', dc: 'garage', aliases: ['garage'] }], camera: 'Driveway camera', contact: { name: 'Garage side door', dc: 'door' }, lock: 'Garage side door lock' },
-  { area: 'Garden', floor: 'Outside', lights: [{ name: 'Garden lights' }, { name: 'Path lights', plain: true }], valve: 'Sprinkler valve', covers: [{ name: 'Front gate', dc: 'gate' }, { name: 'Terrace awning', dc: 'awning' }], sensors: true, camera: 'Garden camera' },
+  {
+    area: 'Kitchen',
+    floor: 'Ground floor',
+    lights: [{ name: 'Kitchen ceiling light', color: true }, { name: 'Kitchen island lights' }, { name: 'Under cabinet lights', plain: true }],
+    valve: 'Kitchen water valve',
+    covers: [{ name: 'Kitchen blind', dc: 'blind' }],
+    sensors: true,
+    motion: true,
+  },
+  {
+    area: 'Living room',
+    floor: 'Ground floor',
+    lights: [
+      { name: 'Living room ceiling light', color: true },
+      { name: 'Reading corner lights' },
+      { name: 'TV backlight', color: true },
+      { name: 'Floor lamp', plain: true },
+    ],
+    fan: 'Living room ceiling fan',
+    covers: [
+      { name: 'Living room curtains', dc: 'curtain' },
+      { name: 'Patio shade', dc: 'shade' },
+    ],
+    climate: true,
+    sensors: true,
+    motion: true,
+    contact: { name: 'Patio door sensor', dc: 'door' },
+  },
+  {
+    area: 'Dining room',
+    floor: 'Ground floor',
+    lights: [{ name: 'Dining table pendant', aliases: ['chandelier'] }, { name: 'Dining wall lights' }],
+    covers: [{ name: 'Dining room blinds', dc: 'blind' }],
+  },
+  {
+    area: 'Hallway',
+    floor: 'Ground floor',
+    lights: [{ name: 'Hall light' }, { name: 'Porch light', plain: true }],
+    motion: true,
+    lock: 'Front door lock',
+    camera: 'Front door camera',
+    contact: { name: 'Front door sensor', dc: 'door' },
+  },
+  {
+    area: 'Office',
+    floor: 'Upstairs',
+    lights: [{ name: 'Desk lamp' }, { name: 'Office ceiling light' }],
+    fan: 'Office fan',
+    covers: [{ name: 'Office blind', dc: 'blind' }],
+    climate: true,
+    sensors: true,
+    motion: true,
+    contact: { name: 'Office window', dc: 'window' },
+  },
+  {
+    area: 'Bedroom',
+    floor: 'Upstairs',
+    lights: [{ name: 'Bedroom lamp', color: true }, { name: 'Bedroom ceiling light' }, { name: 'Bedside lamp' }],
+    fan: 'Bedroom ceiling fan',
+    covers: [
+      { name: 'Bedroom curtains', dc: 'curtain' },
+      { name: 'Bedroom shutter', dc: 'shutter' },
+    ],
+    climate: true,
+    sensors: true,
+    motion: true,
+    contact: { name: 'Bedroom window', dc: 'window' },
+  },
+  {
+    area: 'Bathroom',
+    floor: 'Upstairs',
+    lights: [{ name: 'Bathroom mirror light' }, { name: 'Bathroom ceiling light' }],
+    fan: 'Bathroom extractor fan',
+    valve: 'Bathroom water valve',
+    sensors: true,
+    motion: true,
+  },
+  {
+    area: 'Kids room',
+    floor: 'Upstairs',
+    lights: [{ name: 'Night light', color: true }, { name: 'Kids room ceiling light' }],
+    covers: [{ name: 'Kids room blind', dc: 'blind' }],
+    sensors: true,
+  },
+  {
+    area: 'Garage',
+    floor: 'Outside',
+    lights: [{ name: 'Garage light', plain: true }],
+    covers: [{ name: 'Garage door', dc: 'garage', aliases: ['garage'] }],
+    camera: 'Driveway camera',
+    contact: { name: 'Garage side door', dc: 'door' },
+    lock: 'Garage side door lock',
+  },
+  {
+    area: 'Garden',
+    floor: 'Outside',
+    lights: [{ name: 'Garden lights' }, { name: 'Path lights', plain: true }],
+    valve: 'Sprinkler valve',
+    covers: [
+      { name: 'Front gate', dc: 'gate' },
+      { name: 'Terrace awning', dc: 'awning' },
+    ],
+    sensors: true,
+    camera: 'Garden camera',
+  },
 ];
 
 const q = (s: string) => JSON.stringify(s);
-const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+const slug = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '');
 
 function roomYaml(r: Room, suffix: string): string {
   const out: string[] = [];
@@ -54,25 +153,35 @@ function roomYaml(r: Room, suffix: string): string {
       device(n, [`      main:\n        kind: switch\n        name: ${q(n)}${aliases}\n        state_topic: ${t(n)}\n        command_topic: ${t(n)}/set`]);
     } else {
       const color = l.color ? `\n          color_x: color.x\n          color_y: color.y\n        color_modes: [xy]` : '';
-      device(n, [`      main:\n        kind: light\n        name: ${q(n)}${aliases}\n        state_topic: ${t(n)}\n        value_path: state\n        command_topic: ${t(n)}/set\n        command_format: json\n        attributes:\n          brightness: brightness${color}\n        ranges:\n          brightness: { min: 0, max: 254, step: 1 }`]);
+      device(n, [
+        `      main:\n        kind: light\n        name: ${q(n)}${aliases}\n        state_topic: ${t(n)}\n        value_path: state\n        command_topic: ${t(n)}/set\n        command_format: json\n        attributes:\n          brightness: brightness${color}\n        ranges:\n          brightness: { min: 0, max: 254, step: 1 }`,
+      ]);
     }
   }
   if (r.fan) {
     const n = name(r.fan);
-    device(n, [`      main:\n        kind: fan\n        name: ${q(n)}\n        state_topic: ${t(n)}\n        command_topic: ${t(n)}/set\n        attributes:\n          percentage: { topic: ${t(n)}/percentage }\n          preset_mode: { topic: ${t(n)}/preset }\n        command_topics:\n          percentage: ${t(n)}/percentage/set\n          preset_mode: ${t(n)}/preset/set\n        options:\n          preset_mode: [low, medium, high, breeze]`]);
+    device(n, [
+      `      main:\n        kind: fan\n        name: ${q(n)}\n        state_topic: ${t(n)}\n        command_topic: ${t(n)}/set\n        attributes:\n          percentage: { topic: ${t(n)}/percentage }\n          preset_mode: { topic: ${t(n)}/preset }\n        command_topics:\n          percentage: ${t(n)}/percentage/set\n          preset_mode: ${t(n)}/preset/set\n        options:\n          preset_mode: [low, medium, high, breeze]`,
+    ]);
   }
   if (r.valve) {
     const n = name(r.valve);
-    device(n, [`      main:\n        kind: valve\n        name: ${q(n)}\n        device_class: water\n        state_topic: ${t(n)}\n        command_topic: ${t(n)}/set`]);
+    device(n, [
+      `      main:\n        kind: valve\n        name: ${q(n)}\n        device_class: water\n        state_topic: ${t(n)}\n        command_topic: ${t(n)}/set`,
+    ]);
   }
   for (const c of r.covers ?? []) {
     const n = name(c.name);
     const aliases = c.aliases ? `\n        aliases: [${c.aliases.map((a) => q(suffix ? `${a} ${suffix}` : a)).join(', ')}]` : '';
-    device(n, [`      main:\n        kind: cover\n        name: ${q(n)}${aliases}\n        device_class: ${c.dc}\n        state_topic: ${t(n)}\n        command_topic: ${t(n)}/set\n        attributes:\n          position: { topic: ${t(n)}/position }\n        command_topics:\n          position: ${t(n)}/position/set`]);
+    device(n, [
+      `      main:\n        kind: cover\n        name: ${q(n)}${aliases}\n        device_class: ${c.dc}\n        state_topic: ${t(n)}\n        command_topic: ${t(n)}/set\n        attributes:\n          position: { topic: ${t(n)}/position }\n        command_topics:\n          position: ${t(n)}/position/set`,
+    ]);
   }
   if (r.climate) {
     const n = name(`${r.area} thermostat`);
-    device(n, [`      main:\n        kind: climate\n        name: ${q(n)}\n        unit: °C\n        state_topic: ${t(n)}\n        value_path: mode\n        attributes:\n          temperature: target\n          current_temperature: current\n        command_topics:\n          mode: ${t(n)}/mode/set\n          temperature: ${t(n)}/temperature/set\n        options:\n          mode: ['off', heat, cool, auto]\n        ranges:\n          temperature: { min: 7, max: 30, step: 0.5 }`]);
+    device(n, [
+      `      main:\n        kind: climate\n        name: ${q(n)}\n        unit: °C\n        state_topic: ${t(n)}\n        value_path: mode\n        attributes:\n          temperature: target\n          current_temperature: current\n        command_topics:\n          mode: ${t(n)}/mode/set\n          temperature: ${t(n)}/temperature/set\n        options:\n          mode: ['off', heat, cool, auto]\n        ranges:\n          temperature: { min: 7, max: 30, step: 0.5 }`,
+    ]);
   }
   if (r.sensors) {
     const n = name(`${r.area} sensor`);

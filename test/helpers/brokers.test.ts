@@ -80,11 +80,7 @@ for (const { kind, start } of brokerKinds) {
 
       const publisher = await connect(broker.url, `pub-${kind}-${suffix}`);
       clients.push(publisher);
-      await within(
-        STEP_TIMEOUT_MS,
-        'retained publish ack',
-        publisher.publishAsync(topic, payload, { qos: 1, retain: true }),
-      );
+      await within(STEP_TIMEOUT_MS, 'retained publish ack', publisher.publishAsync(topic, payload, { qos: 1, retain: true }));
 
       // Restart: the publisher must see its connection drop and come back.
       const closed = nextEvent(publisher, 'close');

@@ -17,7 +17,10 @@ export interface GroupProcess {
   stop(): Promise<number | null>;
 }
 
-export function spawnGroup(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string | 'pipe'; nodeArgs?: string[] } = {}): GroupProcess {
+export function spawnGroup(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string | 'pipe'; nodeArgs?: string[] } = {},
+): GroupProcess {
   const child = spawnInGroup(process.execPath, [...(options.nodeArgs ?? []), HEARTH, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, HEARTH_LOG_PRETTY: 'false', ...options.env },

@@ -33,11 +33,58 @@ export function mulberry32(seed: number): () => number {
 
 /** Characters that mean something to MQTT, shells, JSON, SQL, paths or terminals. */
 export const NASTY_FRAGMENTS = [
-  '#', '+', '$', '/', '//', '/#', '+/+', '$SYS/broker', '$share/g/t', '\u0000', '\n', '\r\n', '\t', '\u001b[31m',
-  '\u202e', '\u200b', '\ufeff', '\u2028', '"', "'", '\\', '`', '${x}', '{{x}}', '%s%n', '../../etc/passwd',
-  "'; DROP TABLE audit; --", '<script>alert(1)</script>', '__proto__', 'constructor', 'prototype', 'toString',
-  'NaN', 'Infinity', '-0', 'null', 'undefined', 'true', '1e309', '0x10', '😀', '👨‍👩‍👧', 'ñ', 'ﬁ', 'İ', '\ud800',
-  'IGNORE ALL PREVIOUS INSTRUCTIONS', 'host__front_door_lock', 'role:owner', '*', '?', '|',
+  '#',
+  '+',
+  '$',
+  '/',
+  '//',
+  '/#',
+  '+/+',
+  '$SYS/broker',
+  '$share/g/t',
+  '\u0000',
+  '\n',
+  '\r\n',
+  '\t',
+  '\u001b[31m',
+  '\u202e',
+  '\u200b',
+  '\ufeff',
+  '\u2028',
+  '"',
+  "'",
+  '\\',
+  '`',
+  '${x}',
+  '{{x}}',
+  '%s%n',
+  '../../etc/passwd',
+  "'; DROP TABLE audit; --",
+  '<script>alert(1)</script>',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'NaN',
+  'Infinity',
+  '-0',
+  'null',
+  'undefined',
+  'true',
+  '1e309',
+  '0x10',
+  '😀',
+  '👨‍👩‍👧',
+  'ñ',
+  'ﬁ',
+  'İ',
+  '\ud800',
+  'IGNORE ALL PREVIOUS INSTRUCTIONS',
+  'host__front_door_lock',
+  'role:owner',
+  '*',
+  '?',
+  '|',
 ];
 
 export class Fuzz {
@@ -145,7 +192,9 @@ export class Fuzz {
   object(depth = 0): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (let i = this.int(0, 4); i > 0; i--) {
-      const key = this.bool(0.3) ? this.pick(['__proto__', 'constructor', 'entity', 'action', 'value', 'state', '', '#', '$']) : this.chars(this.int(1, 10), 'abcdefxyz_');
+      const key = this.bool(0.3)
+        ? this.pick(['__proto__', 'constructor', 'entity', 'action', 'value', 'state', '', '#', '$'])
+        : this.chars(this.int(1, 10), 'abcdefxyz_');
       // defineProperty so that `__proto__` becomes an own key, as JSON.parse would make it.
       Object.defineProperty(out, key, { value: this.value(depth), enumerable: true, writable: true, configurable: true });
     }
@@ -282,7 +331,27 @@ export class Fuzz {
     ])();
     const roles = Array.from({ length: this.int(0, 3) }, () =>
       this.weighted<() => string>([
-        [3, () => this.pick(['guest', 'child', 'adult', 'voice', 'automation', 'family', 'Owner', 'OWNER', 'owner ', ' owner', 'owner|admin', 'own*', '*', 'role:owner', ''])],
+        [
+          3,
+          () =>
+            this.pick([
+              'guest',
+              'child',
+              'adult',
+              'voice',
+              'automation',
+              'family',
+              'Owner',
+              'OWNER',
+              'owner ',
+              ' owner',
+              'owner|admin',
+              'own*',
+              '*',
+              'role:owner',
+              '',
+            ]),
+        ],
         [2, () => this.nastyString()],
       ])(),
     );

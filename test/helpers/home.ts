@@ -20,7 +20,13 @@ export const OWNER: Principal = { id: 'cli:test-owner', roles: ['owner'] };
 /** The actuator tool that acts on this entity (per-entity tools), or a failed assertion naming what there is. */
 export function actuatorTool(hearth: Hearth, entityId: string): GeneratedTool {
   const tool = hearth.tools.all().find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(entityId));
-  if (!tool) throw new Error(`no actuator tool for ${entityId}; tools: ${hearth.tools.all().map((t) => t.name).join(', ')}`);
+  if (!tool)
+    throw new Error(
+      `no actuator tool for ${entityId}; tools: ${hearth.tools
+        .all()
+        .map((t) => t.name)
+        .join(', ')}`,
+    );
   return tool;
 }
 
@@ -77,13 +83,19 @@ export async function startHome(broker: TestBroker, options: HomeOptions = {}): 
     writeFileSync(join(devices, f), text);
   }
   const logs = logSink('debug');
-  const hearth = await openHearth(broker.url, dir, logs.log, {
-    'mqtt.protocolVersion': '4',
-    'mqtt.reconnectMaxMs': '300',
-    'devices.paths': [devices],
-    'tools.shape': options.shape ?? 'per-entity',
-    ...options.extraSettings,
-  }, options.ownerMayAct !== false);
+  const hearth = await openHearth(
+    broker.url,
+    dir,
+    logs.log,
+    {
+      'mqtt.protocolVersion': '4',
+      'mqtt.reconnectMaxMs': '300',
+      'devices.paths': [devices],
+      'tools.shape': options.shape ?? 'per-entity',
+      ...options.extraSettings,
+    },
+    options.ownerMayAct !== false,
+  );
   const sim = await startSimulator({ url: broker.url, devices: hearth.bridge.registry.devices(), log: logs.log.child({ part: 'sim' }) });
   await hearth.bridge.settle(5000);
   const seen: TestHome['seen'] = [];
@@ -92,10 +104,15 @@ export async function startHome(broker: TestBroker, options: HomeOptions = {}): 
     if (!packet.retain && !topic.startsWith('$')) seen.push({ topic, payload: payload.toString('utf8') });
   });
   await watcher.subscribeAsync('#', { qos: 1 });
-  await waitFor('every entity has state', () => hearth.bridge.registry.entities().every((e) => {
-    const s = hearth.bridge.cache.get(e.id);
-    return s && (s.value !== undefined || s.frame);
-  }), 5000);
+  await waitFor(
+    'every entity has state',
+    () =>
+      hearth.bridge.registry.entities().every((e) => {
+        const s = hearth.bridge.cache.get(e.id);
+        return s && (s.value !== undefined || s.frame);
+      }),
+    5000,
+  );
   return {
     hearth,
     sim,

@@ -70,10 +70,21 @@ export function makePki(dir: string): Pki {
   run(
     openssl,
     [
-      'req', '-x509', ...ecKey, '-keyout', p('ca.key'), '-out', p('ca.crt'), '-days', '1',
-      '-subj', '/CN=Hearth Test CA',
-      '-addext', 'basicConstraints=critical,CA:TRUE',
-      '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+      'req',
+      '-x509',
+      ...ecKey,
+      '-keyout',
+      p('ca.key'),
+      '-out',
+      p('ca.crt'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=Hearth Test CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
     ],
     dir,
   );
@@ -83,8 +94,22 @@ export function makePki(dir: string): Pki {
     run(
       openssl,
       [
-        'x509', '-req', '-in', p(`${name}.csr`), '-CA', p('ca.crt'), '-CAkey', p('ca.key'), '-CAcreateserial',
-        '-out', p(`${name}.crt`), '-days', '1', '-sha256', '-extfile', p(`${name}.ext`),
+        'x509',
+        '-req',
+        '-in',
+        p(`${name}.csr`),
+        '-CA',
+        p('ca.crt'),
+        '-CAkey',
+        p('ca.key'),
+        '-CAcreateserial',
+        '-out',
+        p(`${name}.crt`),
+        '-days',
+        '1',
+        '-sha256',
+        '-extfile',
+        p(`${name}.ext`),
       ],
       dir,
     );
@@ -126,9 +151,7 @@ async function distinctFreePorts(n: number): Promise<number[]> {
  * - tls:  MQTT over TLS (server cert signed by the throwaway CA), anonymous
  * - mtls: MQTT over TLS with `require_certificate true` (client cert from the same CA)
  */
-export async function startMultiListenerMosquitto(
-  opts: { username?: string; password?: string } = {},
-): Promise<MultiListenerMosquitto> {
+export async function startMultiListenerMosquitto(opts: { username?: string; password?: string } = {}): Promise<MultiListenerMosquitto> {
   const mosquitto = requireBin('mosquitto');
   const mosquittoPasswd = requireBin('mosquitto_passwd');
   const username = opts.username ?? 'hearth';

@@ -32,7 +32,14 @@ export function tryConnect(port: number, timeoutMs = 250): Promise<boolean> {
 
 /** An executable by name on PATH or in the sbin folders Debian uses (often not on PATH). */
 export function findBin(name: string, envOverride?: string): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean), '/usr/sbin', '/usr/local/sbin', '/usr/bin', '/opt/homebrew/sbin', '/opt/homebrew/bin'];
+  const dirs = [
+    ...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean),
+    '/usr/sbin',
+    '/usr/local/sbin',
+    '/usr/bin',
+    '/opt/homebrew/sbin',
+    '/opt/homebrew/bin',
+  ];
   const candidates = [...(envOverride ? [envOverride] : []), ...dirs.map((d) => path.join(d, name))];
   for (const file of candidates) {
     try {

@@ -258,7 +258,10 @@ export function chunk(delta: Record<string, unknown>, finishReason: string | nul
 }
 
 /** The final usage-only chunk sent with `stream_options.include_usage`. */
-export function usageChunk(usage: { prompt_tokens: number; completion_tokens: number; total_tokens?: number; cached_tokens?: number }, options: ChunkOptions = {}) {
+export function usageChunk(
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens?: number; cached_tokens?: number },
+  options: ChunkOptions = {},
+) {
   const u: Record<string, unknown> = {
     prompt_tokens: usage.prompt_tokens,
     completion_tokens: usage.completion_tokens,

@@ -25,11 +25,18 @@ describe('history store', () => {
       { entityId: 'a.t', ts: NOW - 9 * DAY, num: 2 },
     ]);
     assert.equal(store.prune(NOW), 1, 'the 11-day-old row goes');
-    assert.deepEqual(store.latest('a.t', 0, NOW, 10).map((p) => p.value), [2]);
+    assert.deepEqual(
+      store.latest('a.t', 0, NOW, 10).map((p) => p.value),
+      [2],
+    );
     store.write(Array.from({ length: 1500 }, (_, i) => ({ entityId: 'b.t', ts: NOW - 1500 + i, num: i })));
     store.prune(NOW);
     assert.equal(store.count(), 1000, 'no more rows than the cap');
-    assert.deepEqual(store.latest('b.t', 0, NOW, 1).map((p) => p.value), [1499], 'the newest rows stay');
+    assert.deepEqual(
+      store.latest('b.t', 0, NOW, 1).map((p) => p.value),
+      [1499],
+      'the newest rows stay',
+    );
     db.close();
   });
 
@@ -45,7 +52,11 @@ describe('history store', () => {
     assert.ok(temp.points.length <= 10, `${temp.points.length} buckets`);
     assert.equal(Math.min(...temp.points.map((p) => p.min!)), 0);
     assert.equal(Math.max(...temp.points.map((p) => p.max!)), 99);
-    assert.equal(temp.points.reduce((n, p) => n + (p.count ?? 0), 0), 1000, 'every row is in some bucket');
+    assert.equal(
+      temp.points.reduce((n, p) => n + (p.count ?? 0), 0),
+      1000,
+      'every row is in some bucket',
+    );
     const door = store.series('door.d', NOW - DAY, NOW, 5);
     assert.equal(door.type, 'state');
     assert.equal(door.points.at(-1)!.value, 'on', 'the last bucket ends with the last state (row 299 is on)');
@@ -73,7 +84,10 @@ describe('history store', () => {
     const mean = inRange.reduce((t, r) => t + r.num, 0) / inRange.length;
     const drawn = week.points.reduce((t, p) => t + (p.value as number) * p.count!, 0) / week.rows;
     assert.ok(Math.abs(mean - drawn) < 0.01, `the average agrees: ${mean} vs ${drawn}`);
-    assert.ok(week.points.every((p, i) => i === 0 || p.ts > week.points[i - 1]!.ts), 'points in time order');
+    assert.ok(
+      week.points.every((p, i) => i === 0 || p.ts > week.points[i - 1]!.ts),
+      'points in time order',
+    );
     db.close();
   });
 
@@ -89,7 +103,10 @@ describe('history store', () => {
     const flags = { demo: false, 'database.path': ':memory:' };
     assert.deepEqual(loadConfig({ cwd: dir, env: {}, flags }).config.history, { retentionDays: 10, maxRows: 5_000_000 });
     assert.equal(loadConfig({ cwd: dir, env: {}, flags: { ...flags, 'history.retentionDays': '3' } }).config.history.retentionDays, 3);
-    for (const [key, value] of [['history.retentionDays', '0'], ['history.maxRows', '10']]) {
+    for (const [key, value] of [
+      ['history.retentionDays', '0'],
+      ['history.maxRows', '10'],
+    ]) {
       try {
         loadConfig({ cwd: dir, env: {}, flags: { ...flags, [key]: value } });
         assert.fail(`${key}=${value} was accepted`);

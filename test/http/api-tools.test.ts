@@ -19,7 +19,12 @@ describe('HTTP tools API', () => {
     const headers: Record<string, string> = {};
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined || raw !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${server.url}${path}`, { method, headers, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)), signal: AbortSignal.timeout(15_000) });
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers,
+      body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+      signal: AbortSignal.timeout(15_000),
+    });
     const text = await res.text();
     let json: any;
     try {

@@ -51,7 +51,9 @@ function sseReader(res: Response) {
         let timer: NodeJS.Timeout | undefined;
         const chunk = await Promise.race([
           reader.read(),
-          new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no event within ${timeoutMs} ms; seen: ${seen.map((e) => e.event).join(', ')}`)), left))),
+          new Promise<never>(
+            (_, reject) => (timer = setTimeout(() => reject(new Error(`no event within ${timeoutMs} ms; seen: ${seen.map((e) => e.event).join(', ')}`)), left)),
+          ),
         ]).finally(() => clearTimeout(timer));
         if (chunk.done) return null;
         buffer += decoder.decode(chunk.value, { stream: true });
@@ -88,7 +90,11 @@ describe('HTTP API', () => {
   let ownerToken: string;
   let guestToken: string;
 
-  async function api(method: string, path: string, options: { token?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) {
+  async function api(
+    method: string,
+    path: string,
+    options: { token?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  ) {
     const headers: Record<string, string> = { ...options.headers };
     const token = options.token === undefined ? ownerToken : options.token;
     if (token) headers.authorization = `Bearer ${token}`;
@@ -510,7 +516,9 @@ describe('HTTP API settings', () => {
     const server = await startHttpServer({
       hearth: home.hearth,
       port: 0,
-      mounts: [{ path: '/mcp', handle: (req, res, principal) => void res.end(JSON.stringify({ path: req.url, principal })), close: () => void (closed = true) }],
+      mounts: [
+        { path: '/mcp', handle: (req, res, principal) => void res.end(JSON.stringify({ path: req.url, principal })), close: () => void (closed = true) },
+      ],
     });
     try {
       assert.equal((await fetch(`${server.url}/mcp`)).status, 401);

@@ -33,7 +33,10 @@ describe('hearth token with hearth start', () => {
     fetch(`http://127.0.0.1:${httpPort}${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(10_000) });
 
   it('prints where the API listens', () => {
-    assert.match(bridge.stdout(), new RegExp(`http +http://127\\.0\\.0\\.1:${httpPort}  \\(web page and API, MCP at /mcp; token: hearth token create <name> --role owner\\)`));
+    assert.match(
+      bridge.stdout(),
+      new RegExp(`http +http://127\\.0\\.0\\.1:${httpPort}  \\(web page and API, MCP at /mcp; token: hearth token create <name> --role owner\\)`),
+    );
   });
 
   it('creates a token whose secret (shown once) works against the running bridge; list never shows it; revoke ends it', async () => {
@@ -106,7 +109,10 @@ describe('hearth token with hearth start', () => {
     try {
       const { tools } = await client.listTools();
       assert.ok(tools.some((t) => t.name === 'living_room_lamp'));
-      const res = (await client.callTool({ name: 'living_room_lamp', arguments: { action: 'turn_off' } })) as { content: Array<{ text: string }>; isError?: boolean };
+      const res = (await client.callTool({ name: 'living_room_lamp', arguments: { action: 'turn_off' } })) as {
+        content: Array<{ text: string }>;
+        isError?: boolean;
+      };
       assert.equal(res.isError ?? false, false);
       assert.match(res.content[0].text, /^confirmed/);
       const tail = await runHearth(['audit', 'tail', '--json', '--db', db], { cwd: dir });
@@ -120,7 +126,10 @@ describe('hearth token with hearth start', () => {
   it("streams an approval that another process's call asked for, at once", async () => {
     const created = await runHearth(['token', 'create', 'watcher', '--role', 'owner', '--db', db], { cwd: dir });
     const secret = /hearth_[A-Za-z0-9_-]+/.exec(created.stdout)![0];
-    const events = await fetch(`http://127.0.0.1:${httpPort}/api/events`, { headers: { authorization: `Bearer ${secret}` }, signal: AbortSignal.timeout(20_000) });
+    const events = await fetch(`http://127.0.0.1:${httpPort}/api/events`, {
+      headers: { authorization: `Bearer ${secret}` },
+      signal: AbortSignal.timeout(20_000),
+    });
     assert.equal(events.status, 200);
     const reader = events.body!.getReader();
     let seen = '';

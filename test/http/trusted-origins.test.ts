@@ -50,7 +50,11 @@ describe('http.trusted_origins', () => {
     assert.equal((await from(base, '/api/health', 'http://home.example.org')).status, 403);
 
     // MCP is behind the same check: a trusted page gets as far as the token check.
-    const post = { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' };
+    const post = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    };
     assert.equal((await from(base, '/mcp', 'https://home.example.org', post)).status, 401);
     assert.equal((await from(base, '/mcp', 'https://evil.example.org', post)).status, 403);
   });

@@ -18,7 +18,11 @@ import { startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
 
 type Content = CallToolResult['content'][number];
-const textOf = (r: CallToolResult) => r.content.filter((c): c is Extract<Content, { type: 'text' }> => c.type === 'text').map((c) => c.text).join('\n');
+const textOf = (r: CallToolResult) =>
+  r.content
+    .filter((c): c is Extract<Content, { type: 'text' }> => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
 
 describe('MCP conventions (titles, structured content, resource links, elicitation, completions)', () => {
   let broker: TestBroker;
@@ -44,13 +48,18 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     clients.push(client);
     return { client, asked };
   }
-  const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 30_000 })) as CallToolResult;
+  const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args }, undefined, { timeout: 30_000 })) as CallToolResult;
   const lockState = () => home.hearth.bridge.cache.get('front_door.lock')?.value;
 
   before(async () => {
     broker = await startAedes();
     home = await startHome(broker);
-    for (const [name, roles] of [['owner', ['owner']], ['family', ['family']], ['guest', ['guest']]] as const) {
+    for (const [name, roles] of [
+      ['owner', ['owner']],
+      ['family', ['family']],
+      ['guest', ['guest']],
+    ] as const) {
       secrets[name] = home.hearth.tokens.create(name).secret;
       home.hearth.policy.setRoles(`mcp:${name}`, [...roles]);
     }
@@ -80,7 +89,13 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     const { client } = await connect('owner');
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    assert.ok(tools.every((t) => typeof t.title === 'string' && t.title.length > 0), tools.filter((t) => !t.title).map((t) => t.name).join());
+    assert.ok(
+      tools.every((t) => typeof t.title === 'string' && t.title.length > 0),
+      tools
+        .filter((t) => !t.title)
+        .map((t) => t.name)
+        .join(),
+    );
     assert.equal(byName.get('get_state')?.title, 'Get state');
     assert.equal(byName.get('living_room_lamp')?.title, 'device name "Living room lamp"');
     for (const name of ['get_state', 'living_room_temperature', 'front_door_camera']) {
@@ -105,7 +120,12 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
       assert.ok(validate(result.structuredContent), `${name}: ${ajv.errorsText(validate.errors)}`);
       const entities = (result.structuredContent as { entities: Array<{ id: string; kind: string }> }).entities;
       assert.ok(entities.length > 0, name);
-      if (ids) for (const id of ids) assert.ok(entities.some((e) => e.id === id), `${name} has ${id}: ${entities.map((e) => e.id).join()}`);
+      if (ids)
+        for (const id of ids)
+          assert.ok(
+            entities.some((e) => e.id === id),
+            `${name} has ${id}: ${entities.map((e) => e.id).join()}`,
+          );
     }
     const temperature = (await call(client, 'living_room_temperature')).structuredContent as { entities: Array<{ kind: string; value: unknown }> };
     assert.equal(temperature.entities.length, 1);
@@ -137,7 +157,11 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     const { client: family } = await connect('family');
     const kitchen = await call(family, 'kitchen_light', { action: 'turn_on' });
     assert.ok(!kitchen.isError, textOf(kitchen));
-    assert.equal(kitchen.content.some((c) => c.type === 'resource_link'), false, 'no link to a resource the caller may not read');
+    assert.equal(
+      kitchen.content.some((c) => c.type === 'resource_link'),
+      false,
+      'no link to a resource the caller may not read',
+    );
     await assert.rejects(family.readResource({ uri: 'hearth://entity/kitchen_light.light' }), /not allowed/);
   });
 
@@ -148,7 +172,11 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     const approvalId = String(held._meta?.['hearth/approvalId']);
     assert.match(textOf(held), new RegExp(`^needs approval: .*Approval ${approvalId} is waiting`));
     assert.equal(home.hearth.approvals.get(approvalId)?.status, 'pending');
-    assert.equal(held.content.some((c) => c.type === 'resource_link'), false, 'a held call links nothing');
+    assert.equal(
+      held.content.some((c) => c.type === 'resource_link'),
+      false,
+      'a held call links nothing',
+    );
     assert.ok(home.hearth.approvals.deny(approvalId, 'cli:test'));
   });
 

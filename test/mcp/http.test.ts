@@ -20,7 +20,11 @@ import { startHome, type TestHome } from '../helpers/home.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
 type Content = CallToolResult['content'][number];
-const textOf = (r: CallToolResult) => r.content.filter((c): c is Extract<Content, { type: 'text' }> => c.type === 'text').map((c) => c.text).join('\n');
+const textOf = (r: CallToolResult) =>
+  r.content
+    .filter((c): c is Extract<Content, { type: 'text' }> => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
 
 describe('MCP over Streamable HTTP', () => {
   let broker: TestBroker;
@@ -64,13 +68,13 @@ describe('MCP over Streamable HTTP', () => {
     await broker?.stop();
   });
 
-  it('lists the principal\'s tools with annotations', async () => {
+  it("lists the principal's tools with annotations", async () => {
     const client = await connect(ownerSecret);
     assert.equal(client.getServerVersion()?.name, 'hearth');
     assert.deepEqual(client.getServerCapabilities()?.tools, { listChanged: true });
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    assert.equal(tools.length, 12, "10 device tools, get_state and get_history");
+    assert.equal(tools.length, 12, '10 device tools, get_state and get_history');
     assert.ok(tools.every((t) => !t.name.startsWith('host__')));
     assert.deepEqual(byName.get('living_room_lamp')?.annotations, {
       title: 'device name "Living room lamp"',
@@ -174,17 +178,30 @@ describe('MCP over Streamable HTTP', () => {
   it('a client idempotency key makes a retried call one actuation', async () => {
     const client = await connect(ownerSecret);
     const key = `k-${Date.now()}`;
-    const first = (await client.callTool({ name: 'living_room_lamp', arguments: { action: 'turn_on' }, _meta: { 'hearth/idempotencyKey': key } })) as CallToolResult;
+    const first = (await client.callTool({
+      name: 'living_room_lamp',
+      arguments: { action: 'turn_on' },
+      _meta: { 'hearth/idempotencyKey': key },
+    })) as CallToolResult;
     assert.match(textOf(first), /^confirmed/);
     const sent = home.commands().length;
-    const retry = (await client.callTool({ name: 'living_room_lamp', arguments: { action: 'turn_on' }, _meta: { 'hearth/idempotencyKey': key } })) as CallToolResult;
+    const retry = (await client.callTool({
+      name: 'living_room_lamp',
+      arguments: { action: 'turn_on' },
+      _meta: { 'hearth/idempotencyKey': key },
+    })) as CallToolResult;
     assert.match(textOf(retry), /already handled .*not sent again/);
     await sleep(100);
     assert.equal(home.commands().length, sent);
   });
 
   it('refuses a missing or bad token (401) and a foreign Origin (403)', async () => {
-    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const none = await fetch(url, { method: 'POST', headers, body: init });
     assert.equal(none.status, 401);
@@ -192,7 +209,11 @@ describe('MCP over Streamable HTTP', () => {
     assert.match(((await none.json()) as { error: { message: string } }).error.message, /needs a token: create one with `hearth token create/);
     const bad = await fetch(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer hearth_not-a-real-token' }, body: init });
     assert.equal(bad.status, 401);
-    const foreign = await fetch(url, { method: 'POST', headers: { ...headers, authorization: `Bearer ${ownerSecret}`, origin: 'https://evil.example' }, body: init });
+    const foreign = await fetch(url, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${ownerSecret}`, origin: 'https://evil.example' },
+      body: init,
+    });
     assert.equal(foreign.status, 403);
     assert.match(((await foreign.json()) as { error: { code: string } }).error.code, /forbidden_origin/);
     // The SDK client reports the 401 too.
@@ -225,7 +246,12 @@ describe('MCP over Streamable HTTP', () => {
     assert.match(await res.text(), /belongs to another principal/);
     const gone = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${ownerSecret}`, 'mcp-session-id': 'no-such-session' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${ownerSecret}`,
+        'mcp-session-id': 'no-such-session',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
     });
     assert.equal(gone.status, 404);

@@ -19,7 +19,11 @@ import { HEARTH, runHearth, spawnHearth, type Spawned } from '../helpers/cli.js'
 import { sleep, waitFor } from '../helpers/wait.js';
 
 type Content = CallToolResult['content'][number];
-const textOf = (r: CallToolResult) => r.content.filter((c): c is Extract<Content, { type: 'text' }> => c.type === 'text').map((c) => c.text).join('\n');
+const textOf = (r: CallToolResult) =>
+  r.content
+    .filter((c): c is Extract<Content, { type: 'text' }> => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-mcp-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -49,7 +53,8 @@ describe('hearth mcp over stdio', () => {
     await client.connect(transport);
     return entry;
   }
-  const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 30_000 })) as CallToolResult;
+  const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args }, undefined, { timeout: 30_000 })) as CallToolResult;
 
   before(async () => {
     port = await freePort();
@@ -67,7 +72,7 @@ describe('hearth mcp over stdio', () => {
     assert.match(client.getInstructions() ?? '', /approval/);
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    assert.equal(tools.length, 12, "10 device tools, get_state and get_history");
+    assert.equal(tools.length, 12, '10 device tools, get_state and get_history');
     assert.equal(byName.get('get_state')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('living_room_lamp')?.annotations?.readOnlyHint, false);
     assert.equal(byName.get('living_room_lamp')?.annotations?.idempotentHint, true);
@@ -123,7 +128,13 @@ describe('hearth mcp over stdio', () => {
   });
 
   it('refuses a malformed --as before speaking MCP', async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [HEARTH, 'mcp', ...common(), '--as', 'root'], cwd: dir, env: process.env as Record<string, string>, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [HEARTH, 'mcp', ...common(), '--as', 'root'],
+      cwd: dir,
+      env: process.env as Record<string, string>,
+      stderr: 'pipe',
+    });
     let stderr = '';
     transport.stderr?.on('data', (d: Buffer) => (stderr += d));
     const client = new Client({ name: 'bad', version: '1' });
@@ -161,7 +172,10 @@ describe('hearth mcp over stdio', () => {
     assert.equal(getState.title, 'Get state');
     assert.equal(getState.outputSchema?.type, 'object');
     const state = await call(client, 'get_state', { entity: 'garage_door.door' });
-    assert.deepEqual((state.structuredContent as { entities: Array<{ id: string }> }).entities.map((e) => e.id), ['garage_door.door']);
+    assert.deepEqual(
+      (state.structuredContent as { entities: Array<{ id: string }> }).entities.map((e) => e.id),
+      ['garage_door.door'],
+    );
     const ids = await client.complete({ ref: { type: 'ref/resource', uri: 'hearth://entity/{id}' }, argument: { name: 'id', value: 'garage' } });
     assert.deepEqual(ids.completion.values, ['garage_door.door']);
 
@@ -222,14 +236,18 @@ describe('hearth mcp over stdio', () => {
     const pid = transport.pid!;
     assert.ok(pid > 0);
     await client.close();
-    await waitFor('hearth mcp exited', () => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 5000);
+    await waitFor(
+      'hearth mcp exited',
+      () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      5000,
+    );
     await sleep(10);
   });
 });

@@ -29,10 +29,7 @@ interface Opened {
 
 function connect(options: ConnectionOptions): Opened {
   const sink = logSink('debug');
-  const conn = new MqttConnection(
-    { clientId: `hearth-transport-${process.pid}-${++seq}`, reconnectMinMs: 100, reconnectMaxMs: 400, ...options },
-    sink.log,
-  );
+  const conn = new MqttConnection({ clientId: `hearth-transport-${process.pid}-${++seq}`, reconnectMinMs: 100, reconnectMaxMs: 400, ...options }, sink.log);
   open.push(conn);
   return { conn, lines: sink.lines, text: () => sink.lines.map((l) => JSON.stringify(l)).join('\n') };
 }
@@ -179,7 +176,10 @@ describe('MqttConnection over mosquitto transports', { timeout: 60_000 }, () => 
       // TLS 1.3: the handshake "completes" on the client, then the server's
       // alert arrives; older stacks see a reset instead.
       assert.match(err.message, /certificate required|handshake failure|ECONNRESET|EPIPE|socket hang up/i);
-      assert.ok(o.lines.some((l) => l.msg === 'MQTT error'), o.text());
+      assert.ok(
+        o.lines.some((l) => l.msg === 'MQTT error'),
+        o.text(),
+      );
     });
   });
 

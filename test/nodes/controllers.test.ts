@@ -91,7 +91,10 @@ describe('external (flow) tools', () => {
     assert.throws(() => createExternalTool({ ...base, name: 'a__b' }, deps()), ExternalToolError);
     assert.throws(() => createExternalTool({ ...base, name: 'get_state' }, deps()), /reserved/);
     assert.throws(() => createExternalTool({ ...base, name: 'ok', parameters: { type: 'string' } }, deps()), /type object/);
-    assert.throws(() => createExternalTool({ ...base, name: 'ok', parameters: { type: 'object', properties: { a: { type: 'nonsense' } } } }, deps()), /not a valid JSON Schema/);
+    assert.throws(
+      () => createExternalTool({ ...base, name: 'ok', parameters: { type: 'object', properties: { a: { type: 'nonsense' } } } }, deps()),
+      /not a valid JSON Schema/,
+    );
     assert.throws(() => createExternalTool({ ...base, name: 'ok', description: ' ' }, deps()), /description/);
   });
 
@@ -101,7 +104,10 @@ describe('external (flow) tools', () => {
     let changed = 0;
     const onChanged = () => changed++;
     home.hearth.tools.on('changed', onChanged);
-    const tool = createExternalTool({ name: 'weather', description: 'The weather outside.', parameters: { type: 'object' }, capability: 'read', handler: () => 'sunny', source: 'test' }, deps());
+    const tool = createExternalTool(
+      { name: 'weather', description: 'The weather outside.', parameters: { type: 'object' }, capability: 'read', handler: () => 'sunny', source: 'test' },
+      deps(),
+    );
     const remove = tools.add(tool);
     assert.equal(home.hearth.tools.get('weather'), tool);
     assert.equal(home.hearth.tools.get('host__weather'), tool);
@@ -116,13 +122,32 @@ describe('external (flow) tools', () => {
   });
 
   it('an actuator under a confirm rule: held with an approval, runs once granted, audited with who approved', async () => {
-    home.hearth.policy.add({ subject: 'role:owner', targetType: 'tool', target: 'open_gate', action: 'actuate', effect: 'confirm', priority: 50, note: 'test: the gate needs a person' });
+    home.hearth.policy.add({
+      subject: 'role:owner',
+      targetType: 'tool',
+      target: 'open_gate',
+      action: 'actuate',
+      effect: 'confirm',
+      priority: 50,
+      note: 'test: the gate needs a person',
+    });
     let runs = 0;
     const tool = createExternalTool(
-      { name: 'open_gate', description: 'Open the gate.', parameters: { type: 'object', properties: { seconds: { type: 'integer', default: 10 } } }, capability: 'actuator', handler: () => (runs++, 'gate open'), source: 'flow:n1' },
+      {
+        name: 'open_gate',
+        description: 'Open the gate.',
+        parameters: { type: 'object', properties: { seconds: { type: 'integer', default: 10 } } },
+        capability: 'actuator',
+        handler: () => (runs++, 'gate open'),
+        source: 'flow:n1',
+      },
       deps(),
     );
-    const direct = (await tool.handler({}, newCall(owner, 'open_gate'))) as { text: string; isError: boolean; details: { approvalId: string; auditId: number } };
+    const direct = (await tool.handler({}, newCall(owner, 'open_gate'))) as {
+      text: string;
+      isError: boolean;
+      details: { approvalId: string; auditId: number };
+    };
     assert.equal(direct.isError, true);
     assert.match(direct.text, /needs approval: .*the gate needs a person/);
     assert.equal(runs, 0);
@@ -145,12 +170,27 @@ describe('external (flow) tools', () => {
 
   it('a handler that throws is a failed call with a failed row; an aborted call is interrupted', async () => {
     home.hearth.policy.add({ subject: 'role:owner', targetType: 'tool', target: 'flaky|slow', action: 'actuate', effect: 'allow' });
-    const flaky = createExternalTool({ name: 'flaky', description: 'x', parameters: { type: 'object' }, capability: 'actuator', handler: () => { throw new Error('speaker offline'); }, source: 't' }, deps());
+    const flaky = createExternalTool(
+      {
+        name: 'flaky',
+        description: 'x',
+        parameters: { type: 'object' },
+        capability: 'actuator',
+        handler: () => {
+          throw new Error('speaker offline');
+        },
+        source: 't',
+      },
+      deps(),
+    );
     const r = (await flaky.handler({}, newCall(owner, 'flaky'))) as { text: string; isError: boolean; details: { auditId: number } };
     assert.equal(r.isError, true);
     assert.match(r.text, /speaker offline/);
     assert.equal(home.hearth.audit.get(r.details.auditId)!.outcome, 'failed');
-    const slow = createExternalTool({ name: 'slow', description: 'x', parameters: { type: 'object' }, capability: 'actuator', handler: () => new Promise(() => {}), source: 't' }, deps());
+    const slow = createExternalTool(
+      { name: 'slow', description: 'x', parameters: { type: 'object' }, capability: 'actuator', handler: () => new Promise(() => {}), source: 't' },
+      deps(),
+    );
     const abort = new AbortController();
     const pending = slow.handler({}, newCall(owner, 'slow', { signal: abort.signal }));
     setTimeout(() => abort.abort(new Error('interrupted')), 50);
@@ -200,8 +240,12 @@ describe('ApprovalHub', () => {
       assert.equal(other.get(b.id)?.decidedBy, 'flow:n');
 
       const answers: string[] = [];
-      hub.askPermission({ id: 'p1', principal: 'chat:a', tool: 'kitchen_light', args: {}, reason: 'r', session: 's', offersAlways: true }, (d) => answers.push(d));
-      hub.askPermission({ id: 'p2', principal: 'chat:a', tool: 'kitchen_light', args: {}, reason: 'r', session: 's', offersAlways: true }, (d) => answers.push(d));
+      hub.askPermission({ id: 'p1', principal: 'chat:a', tool: 'kitchen_light', args: {}, reason: 'r', session: 's', offersAlways: true }, (d) =>
+        answers.push(d),
+      );
+      hub.askPermission({ id: 'p2', principal: 'chat:a', tool: 'kitchen_light', args: {}, reason: 'r', session: 's', offersAlways: true }, (d) =>
+        answers.push(d),
+      );
       assert.equal(hub.decide('p1', 'allow_once', 'flow:n').status, 'allow_once');
       await waitFor('p2 expires as deny', () => answers.length === 2, 2000);
       assert.deepEqual(answers, ['allow_once', 'deny']);
@@ -222,7 +266,19 @@ describe('AuditFeed', () => {
     const path = join(dir, 'feed.db');
     const a = new SqliteAuditLog(openDatabase(path));
     const b = new SqliteAuditLog(openDatabase(path));
-    const entry = (id: string) => ({ requestId: id, principal: 'chat:a', session: null, runId: null, tool: 'lamp', entityId: 'lamp.x', action: 'turn_on', args: {}, decision: 'allow', ruleId: null, reason: '' });
+    const entry = (id: string) => ({
+      requestId: id,
+      principal: 'chat:a',
+      session: null,
+      runId: null,
+      tool: 'lamp',
+      entityId: 'lamp.x',
+      action: 'turn_on',
+      args: {},
+      decision: 'allow',
+      ruleId: null,
+      reason: '',
+    });
     a.record(entry('before'), { outcome: 'confirmed' });
     const seen: number[] = [];
     const feed = new AuditFeed(a as unknown as ConstructorParameters<typeof AuditFeed>[0], (row) => seen.push(row.id), { pollMs: 30 });

@@ -53,7 +53,10 @@ before(async () => {
   const guest = await runGroup(['token', 'create', 'guest', '--principal', 'http:guest', '--json', '--db', dbPath], { cwd: dir });
   assert.equal(guest.code, 0, guest.stderr);
   guestToken = JSON.parse(guest.stdout).secret;
-  const rule = await runGroup(['policy', 'confirm', 'http:guest', '--tool', 'front_door_lock', '--action', 'unlock', '--note', 'test: a guest unlocks with a yes', '--db', dbPath], { cwd: dir });
+  const rule = await runGroup(
+    ['policy', 'confirm', 'http:guest', '--tool', 'front_door_lock', '--action', 'unlock', '--note', 'test: a guest unlocks with a yes', '--db', dbPath],
+    { cwd: dir },
+  );
   assert.equal(rule.code, 0, rule.stderr);
   const brokerPort = await freePort();
   daemon = await startDaemon(['--broker-port', String(brokerPort), '--db', dbPath, '--set', 'http.port=0', '--log-level', 'warn'], { cwd: dir });
@@ -70,7 +73,7 @@ afterEach(async () => {
 });
 
 describe('hearth-session on a bridge connected to a daemon', () => {
-  it('answers a prompt by switching the lamp in the daemon, audited as the token\'s principal', async () => {
+  it("answers a prompt by switching the lamp in the daemon, audited as the token's principal", async () => {
     await load(flow(), { bridge: { token } });
     await waitForStatus('sess', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
     const events = collect('events');
@@ -85,7 +88,7 @@ describe('hearth-session on a bridge connected to a daemon', () => {
     const call = msg.result.toolCalls.find((c: { name: string }) => c.name === 'living_room_lamp');
     assert.ok(call, `the lamp was called: ${JSON.stringify(msg.result.toolCalls)}`);
     assert.equal(msg.result.auditIds.length, 1);
-    await waitFor('the lamp\'s row confirmed', () => auditRow(msg.result.auditIds[0])?.outcome === 'confirmed', 20_000);
+    await waitFor("the lamp's row confirmed", () => auditRow(msg.result.auditIds[0])?.outcome === 'confirmed', 20_000);
     assert.deepEqual(auditRow(msg.result.auditIds[0]), { principal: 'http:node-red', outcome: 'confirmed', tool: 'living_room_lamp', action: 'turn_on' });
     await waitFor('the events output saw the turn end', () => events.some((e) => e.topic === 'done'), 10_000);
     assert.ok(events.some((e) => e.topic === 'tool_call' && e.session === msg.session && e.principal === 'http:node-red'));
@@ -110,11 +113,11 @@ describe('hearth-session on a bridge connected to a daemon', () => {
     assert.equal(msg.result.stopReason, 'completed');
     const call = msg.result.toolCalls.find((c: { name: string }) => c.name === 'front_door_lock');
     assert.ok(call && !call.isError, `the unlock went through: ${JSON.stringify(msg.result.toolCalls)}`);
-    await waitFor('the unlock\'s row confirmed', () => auditRow(call.auditId)?.outcome === 'confirmed', 20_000);
+    await waitFor("the unlock's row confirmed", () => auditRow(call.auditId)?.outcome === 'confirmed', 20_000);
     assert.deepEqual(auditRow(call.auditId), { principal: 'http:node-red', outcome: 'confirmed', tool: 'front_door_lock', action: 'unlock' });
   });
 
-  it('a yes through the approval node does not satisfy a confirm rule when the token\'s principal may not approve (the daemon decides)', async () => {
+  it("a yes through the approval node does not satisfy a confirm rule when the token's principal may not approve (the daemon decides)", async () => {
     await load(flow(), { bridge: { token: guestToken } });
     await waitForStatus('sess', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
     const requested = nextMessage('requests', 60_000, (m) => m.topic === 'requested' && m.payload.kind === 'permission');
@@ -146,7 +149,10 @@ describe('hearth-session on a bridge connected to a daemon', () => {
   });
 
   it('a held unlock without an approval node is not done, and says so', async () => {
-    await load(flow().filter((n) => n.id !== 'ap'), { bridge: { token } });
+    await load(
+      flow().filter((n) => n.id !== 'ap'),
+      { bridge: { token } },
+    );
     await waitForStatus('sess', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
     const answer = nextMessage('answers', 60_000);
     node('sess').receive({ payload: 'unlock the front door', topic: 'no-approver' });
@@ -156,7 +162,7 @@ describe('hearth-session on a bridge connected to a daemon', () => {
     assert.equal(msg.result.approvalIds.length, 1, 'the hold has an approval id to grant later');
   });
 
-  it('a msg.principal other than the token\'s is refused in words', async () => {
+  it("a msg.principal other than the token's is refused in words", async () => {
     await load(flow(), { bridge: { token } });
     await waitForStatus('sess', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
     const caught = collect('caught');

@@ -30,13 +30,54 @@ function flow() {
     bridge(),
     { id: 'st', type: 'hearth-state', z: 'f1', version: 1, bridge: 'bridge', entity: 'living_room_lamp.lamp', wires: [['changes']] },
     { id: 'changes', type: 'helper', z: 'f1' },
-    { id: 'cs', type: 'hearth-current-state', z: 'f1', version: 1, bridge: 'bridge', entity: 'front_door.lock', op: 'is', value: 'locked', wires: [['yes'], ['no']] },
+    {
+      id: 'cs',
+      type: 'hearth-current-state',
+      z: 'f1',
+      version: 1,
+      bridge: 'bridge',
+      entity: 'front_door.lock',
+      op: 'is',
+      value: 'locked',
+      wires: [['yes'], ['no']],
+    },
     { id: 'yes', type: 'helper', z: 'f1' },
     { id: 'no', type: 'helper', z: 'f1' },
-    { id: 'lamp', type: 'hearth-device', z: 'f1', version: 1, bridge: 'bridge', mode: 'call', tool: 'living_room_lamp', args: '{"action":"turn_on"}', wires: [['out']] },
-    { id: 'door', type: 'hearth-device', z: 'f1', version: 1, bridge: 'bridge', mode: 'call', tool: 'front_door_lock', args: '{"action":"unlock"}', approvalWait: 60, wires: [['out']] },
+    {
+      id: 'lamp',
+      type: 'hearth-device',
+      z: 'f1',
+      version: 1,
+      bridge: 'bridge',
+      mode: 'call',
+      tool: 'living_room_lamp',
+      args: '{"action":"turn_on"}',
+      wires: [['out']],
+    },
+    {
+      id: 'door',
+      type: 'hearth-device',
+      z: 'f1',
+      version: 1,
+      bridge: 'bridge',
+      mode: 'call',
+      tool: 'front_door_lock',
+      args: '{"action":"unlock"}',
+      approvalWait: 60,
+      wires: [['out']],
+    },
     { id: 'out', type: 'helper', z: 'f1' },
-    { id: 'doorlock', type: 'hearth-device', z: 'f1', version: 1, bridge: 'bridge', mode: 'call', tool: 'front_door_lock', args: '{"action":"lock"}', wires: [['out']] },
+    {
+      id: 'doorlock',
+      type: 'hearth-device',
+      z: 'f1',
+      version: 1,
+      bridge: 'bridge',
+      mode: 'call',
+      tool: 'front_door_lock',
+      args: '{"action":"lock"}',
+      wires: [['out']],
+    },
     { id: 'ap', type: 'hearth-approval', z: 'f1', bridge: 'bridge', sendDecided: true, wires: [['requests'], ['decisions']] },
     { id: 'requests', type: 'helper', z: 'f1' },
     { id: 'decisions', type: 'helper', z: 'f1' },
@@ -74,7 +115,7 @@ afterEach(async () => {
 });
 
 describe('hearth-bridge connected to a running daemon', () => {
-  it('state changes arrive through the daemon; a device call is the token principal in the daemon\'s audit log', async () => {
+  it("state changes arrive through the daemon; a device call is the token principal in the daemon's audit log", async () => {
     await load(flow(), { bridge: { token } });
     await waitForStatus('st', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
     await waitForStatus('lamp', (s) => /connected/.test(s.text ?? ''));
@@ -84,7 +125,7 @@ describe('hearth-bridge connected to a running daemon', () => {
     node('lamp').receive({});
     const msg = await out;
     const row = (await audited).payload;
-    assert.equal(row.id, msg.payload.auditId, 'hearth-audit on the daemon bridge shows the daemon\'s row');
+    assert.equal(row.id, msg.payload.auditId, "hearth-audit on the daemon bridge shows the daemon's row");
     assert.equal(row.outcome, 'confirmed');
     assert.equal(msg.payload.outcome, 'confirmed');
     assert.equal(msg.payload.entity, 'living_room_lamp.lamp');

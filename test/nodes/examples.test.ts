@@ -51,7 +51,11 @@ async function cli(args: string[], db = dbPath) {
   return r.stdout;
 }
 
-async function http(method: string, path: string, opts: { body?: unknown; token?: string | null; form?: Record<string, string>; headers?: Record<string, string> } = {}) {
+async function http(
+  method: string,
+  path: string,
+  opts: { body?: unknown; token?: string | null; form?: Record<string, string>; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { ...opts.headers };
   const token = opts.token === undefined ? adminToken : opts.token;
   if (token) headers.authorization = `Bearer ${token}`;
@@ -145,7 +149,8 @@ async function pendingApprovals(match: (a: any) => boolean): Promise<any[]> {
 }
 
 before(async () => {
-  for (const f of ['nodes/hearth-state.js', 'nodes/lib/daemon.js', 'dist/http/api-tools.js']) assert.ok(existsSync(join(ROOT, f)), `${f} is missing: run npm run build first`);
+  for (const f of ['nodes/hearth-state.js', 'nodes/lib/daemon.js', 'dist/http/api-tools.js'])
+    assert.ok(existsSync(join(ROOT, f)), `${f} is missing: run npm run build first`);
   // The daemon's database: a token for Node-RED (an owner) and a rule that a re-lock by Node-RED asks a person first.
   daemonToken = JSON.parse(await cli(['token', 'create', 'node-red', '--principal', 'http:node-red', '--role', 'owner', '--json'])).secret;
   await cli(['policy', 'confirm', 'http:node-red', '--tool', 'front_door_lock', '--action', 'lock', '--note', 'test: a person approves the re-lock']);
@@ -207,7 +212,10 @@ before(async () => {
   const login = async (username: string, password: string, scope: string) => {
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const r = await http('POST', '/auth/token', { token: null, form: { client_id: 'node-red-admin', grant_type: 'password', scope, username, password } }).catch(() => undefined);
+      const r = await http('POST', '/auth/token', {
+        token: null,
+        form: { client_id: 'node-red-admin', grant_type: 'password', scope, username, password },
+      }).catch(() => undefined);
       if (r?.status === 200) return r.json.access_token as string;
       if (r && r.status !== 404 && r.status < 500) throw new Error(`no token for ${username}: ${r.status} ${r.text}`);
       if (Date.now() > deadline) throw new Error(`no token for ${username}: ${r?.status} ${r?.text}\n${redLog}`);
@@ -296,7 +304,7 @@ describe('example flows against the demo home, deployed through the admin API', 
     assert.equal(await stateOf('front_door.lock'), 'locked');
   });
 
-  it('chat: a text typed on the flow\'s page is answered by a session in the daemon; the lamp goes on, audited as the token\'s principal', async () => {
+  it("chat: a text typed on the flow's page is answered by a session in the daemon; the lamp goes on, audited as the token's principal", async () => {
     const flow = localize(example('chat-dashboard.json'));
     assert.equal(flow.find((n) => n.type === 'hearth-bridge')!.mode, 'daemon', 'the example uses the running daemon');
     await deploy(flow);
@@ -338,11 +346,42 @@ describe('example flows against the demo home, deployed through the admin API', 
     const at = (i: number) => ({ x: 200 + (i % 3) * 260, y: 80 + Math.floor(i / 3) * 80 });
     const nodes: Flow = [
       { id: 'gallery.state', type: 'hearth-state', name: '', version: 1, entity: 'hallway_motion.*', to: 'on', for: 0, ignoreUnavailable: true, wires: [[]] },
-      { id: 'gallery.current', type: 'hearth-current-state', name: '', version: 1, entity: 'living_room_climate.temperature', op: 'above', value: '24', wires: [[], []] },
-      { id: 'gallery.device', type: 'hearth-device', name: '', version: 1, output: 'data', mode: 'call', tool: 'kitchen_light', argsType: 'json', args: '{"action":"turn_on"}', approvalWait: 0, wires: [[]] },
+      {
+        id: 'gallery.current',
+        type: 'hearth-current-state',
+        name: '',
+        version: 1,
+        entity: 'living_room_climate.temperature',
+        op: 'above',
+        value: '24',
+        wires: [[], []],
+      },
+      {
+        id: 'gallery.device',
+        type: 'hearth-device',
+        name: '',
+        version: 1,
+        output: 'data',
+        mode: 'call',
+        tool: 'kitchen_light',
+        argsType: 'json',
+        args: '{"action":"turn_on"}',
+        approvalWait: 0,
+        wires: [[]],
+      },
       { id: 'gallery.session', type: 'hearth-session', name: '', principal: 'chat:dashboard', roles: 'owner', ask: 'confirm', wires: [[], []] },
       { id: 'gallery.approval', type: 'hearth-approval', name: '', sendDecided: true, wires: [[], []] },
-      { id: 'gallery.tool', type: 'hearth-tool', name: '', toolName: 'announce', description: 'Say a sentence on the house speakers.', parameters: '{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}', capability: 'actuator', timeout: 10, wires: [[], []] },
+      {
+        id: 'gallery.tool',
+        type: 'hearth-tool',
+        name: '',
+        toolName: 'announce',
+        description: 'Say a sentence on the house speakers.',
+        parameters: '{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}',
+        capability: 'actuator',
+        timeout: 10,
+        wires: [[], []],
+      },
       { id: 'gallery.result', type: 'hearth-tool-result', name: '', wires: [] },
       { id: 'gallery.audit', type: 'hearth-audit', name: '', outcomes: 'denied', wires: [[]] },
     ].map((n, i) => ({ ...n, z, ...(n.type === 'hearth-tool-result' ? {} : { bridge: 'gallery.bridge' }), ...at(i) }));
@@ -351,16 +390,23 @@ describe('example flows against the demo home, deployed through the admin API', 
 
     mkdirSync(ARTIFACTS, { recursive: true });
     const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium-headless-shell', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium-headless-shell',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
       await page.goto(`http://127.0.0.1:${redPort}/?access_token=${adminToken}`);
-      await page.waitForFunction(() => {
-        const RED = (window as any).RED;
-        return !!RED?.nodes?.node?.('gallery.state') && !!RED.workspaces?.active?.();
-      }, null, { timeout: 60_000 });
+      await page.waitForFunction(
+        () => {
+          const RED = (window as any).RED;
+          return !!RED?.nodes?.node?.('gallery.state') && !!RED.workspaces?.active?.();
+        },
+        null,
+        { timeout: 60_000 },
+      );
       await page.evaluate(() => (window as any).RED.workspaces.show('gallery.tab'));
       await page.screenshot({ path: join(ARTIFACTS, 'palette-and-flow.png') });
       const shots: string[] = [];
@@ -399,7 +445,17 @@ describe('example flows against the demo home, deployed through the admin API', 
             await page.screenshot({ path: join(ARTIFACTS, 'debug-picker.png') });
             const probe = await page.evaluate(async () => {
               const w = window as any;
-              const r = await new Promise((ok) => w.hearthCatalog(w.$('#node-input-bridge').val(), (c: unknown, problem: string) => ok({ c: !!c, problem, bridge: w.$('#node-input-bridge').val(), pickers: typeof w.hearthPickers, ac: !!w.$('#node-input-entity').data('nodered-autoComplete') })));
+              const r = await new Promise((ok) =>
+                w.hearthCatalog(w.$('#node-input-bridge').val(), (c: unknown, problem: string) =>
+                  ok({
+                    c: !!c,
+                    problem,
+                    bridge: w.$('#node-input-bridge').val(),
+                    pickers: typeof w.hearthPickers,
+                    ac: !!w.$('#node-input-entity').data('nodered-autoComplete'),
+                  }),
+                ),
+              );
               return JSON.stringify(r);
             });
             throw new Error(`${err.message}\n${probe}`);

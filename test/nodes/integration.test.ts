@@ -160,7 +160,17 @@ describe('Node-RED integration', () => {
     assert.equal(r.status, 200, r.text);
     const sets = (r.json as Array<{ module: string; types: string[]; enabled: boolean; err?: string }>).filter((s) => s.module === 'hearth-bridge');
     const types = sets.flatMap((s) => s.types).sort();
-    assert.deepEqual(types, ['hearth-approval', 'hearth-audit', 'hearth-bridge', 'hearth-current-state', 'hearth-device', 'hearth-session', 'hearth-state', 'hearth-tool', 'hearth-tool-result']);
+    assert.deepEqual(types, [
+      'hearth-approval',
+      'hearth-audit',
+      'hearth-bridge',
+      'hearth-current-state',
+      'hearth-device',
+      'hearth-session',
+      'hearth-state',
+      'hearth-tool',
+      'hearth-tool-result',
+    ]);
     for (const s of sets) assert.equal(s.err, undefined, `${s.types.join(',')}: ${s.err}`);
     // The editor gets each node's template, its help (from locales/en-US) and its message catalog.
     const html = await http('GET', '/nodes', undefined, { accept: 'text/html' });
@@ -216,7 +226,10 @@ describe('Node-RED integration', () => {
     assert.match(r.json.answer, /lamp/i);
     assert.equal(r.json.result.stopReason, 'completed');
     assert.equal(r.json.result.principal, 'chat:phone');
-    assert.deepEqual(r.json.result.toolCalls.map((c: { name: string }) => c.name), ['living_room_lamp']);
+    assert.deepEqual(
+      r.json.result.toolCalls.map((c: { name: string }) => c.name),
+      ['living_room_lamp'],
+    );
     await waitFor('the lamp reports ON', () => retained.get('hearth-demo/living_room_lamp/state') === 'ON', 5000);
 
     const [auditId] = r.json.result.auditIds as number[];

@@ -13,7 +13,19 @@ const lock = () => demo.home.hearth.bridge.cache.get('front_door.lock')?.value;
 function flow(session: Record<string, unknown> = {}, extra: Array<Record<string, unknown> & { id: string; type: string }> = []) {
   return [
     bridgeDef(demo.home),
-    { id: 's1', type: 'hearth-session', z: 'f1', bridge: 'bridge', principal: 'chat:tester', roles: 'owner', ask: 'confirm', ephemeral: false, systemPrompt: '', wires: [['answer'], ['events']], ...session },
+    {
+      id: 's1',
+      type: 'hearth-session',
+      z: 'f1',
+      bridge: 'bridge',
+      principal: 'chat:tester',
+      roles: 'owner',
+      ask: 'confirm',
+      ephemeral: false,
+      systemPrompt: '',
+      wires: [['answer'], ['events']],
+      ...session,
+    },
     { id: 'answer', type: 'helper', z: 'f1' },
     { id: 'events', type: 'helper', z: 'f1' },
     { id: 'catcher', type: 'catch', z: 'f1', scope: null, uncaught: false, wires: [['caught']] },
@@ -40,7 +52,10 @@ describe('hearth-session', () => {
     assert.equal(msg.result.principal, 'chat:tester');
     assert.equal(msg.topic, 'living-room');
     assert.match(msg.session, /^flow-s1-living-room$/);
-    assert.deepEqual(msg.result.toolCalls.map((c: { name: string }) => c.name), ['living_room_lamp']);
+    assert.deepEqual(
+      msg.result.toolCalls.map((c: { name: string }) => c.name),
+      ['living_room_lamp'],
+    );
     assert.equal(msg.result.auditIds.length, 1);
     const row = demo.home.hearth.audit.get(msg.result.auditIds[0]);
     assert.ok(row, 'the audit row exists');
@@ -50,8 +65,12 @@ describe('hearth-session', () => {
     assert.equal(row.session, msg.session);
 
     const types = events.map((e) => e.topic);
-    for (const t of ['step', 'tool_call', 'tool_request', 'tool_result', 'token', 'done']) assert.ok(types.includes(t), `event ${t} streamed (${types.join(',')})`);
-    const tokens = events.filter((e) => e.topic === 'token').map((e) => e.payload.text).join('');
+    for (const t of ['step', 'tool_call', 'tool_request', 'tool_result', 'token', 'done'])
+      assert.ok(types.includes(t), `event ${t} streamed (${types.join(',')})`);
+    const tokens = events
+      .filter((e) => e.topic === 'token')
+      .map((e) => e.payload.text)
+      .join('');
     assert.ok(tokens.length > 0);
     assert.ok(events.every((e) => e.session === msg.session && e.turnId === msg.result.turnId));
     await waitForStatus('s1', (s) => s.fill === 'green' && /done/.test(s.text ?? ''));
@@ -59,10 +78,12 @@ describe('hearth-session', () => {
   });
 
   it('keeps one session per msg.session / msg.topic between messages; ephemeral sessions are new each time', async () => {
-    await load(flow({}, [
-      { id: 's2', type: 'hearth-session', z: 'f1', bridge: 'bridge', principal: 'chat:tester', roles: 'owner', ephemeral: true, wires: [['answer2'], []] },
-      { id: 'answer2', type: 'helper', z: 'f1' },
-    ]));
+    await load(
+      flow({}, [
+        { id: 's2', type: 'hearth-session', z: 'f1', bridge: 'bridge', principal: 'chat:tester', roles: 'owner', ephemeral: true, wires: [['answer2'], []] },
+        { id: 'answer2', type: 'helper', z: 'f1' },
+      ]),
+    );
     const ask = async (id: string, out: string, msg: Msg) => {
       const next = nextMessage(out, 15_000);
       node(id).receive(msg);

@@ -36,8 +36,26 @@ function flow() {
     { id: 'st-for', type: 'hearth-state', z: 'f1', bridge: 'bridge', entity: 'living_room_lamp.lamp', from: 'off', to: 'on', for: 1, wires: [['held']] },
     { id: 'held', type: 'helper', z: 'f1' },
     { id: 'cs-on', type: 'hearth-current-state', z: 'f1', bridge: 'bridge', entity: 'living_room_lamp.lamp', op: 'is', value: 'on', wires: [['yes'], ['no']] },
-    { id: 'cs-warm', type: 'hearth-current-state', z: 'f1', bridge: 'bridge', entity: 'living_room_climate.temperature', op: 'above', value: '-100', wires: [['yes'], ['no']] },
-    { id: 'cs-bad', type: 'hearth-current-state', z: 'f1', bridge: 'bridge', entity: 'living_room_climate.temperature', op: 'below', value: 'warm', wires: [['yes'], ['no']] },
+    {
+      id: 'cs-warm',
+      type: 'hearth-current-state',
+      z: 'f1',
+      bridge: 'bridge',
+      entity: 'living_room_climate.temperature',
+      op: 'above',
+      value: '-100',
+      wires: [['yes'], ['no']],
+    },
+    {
+      id: 'cs-bad',
+      type: 'hearth-current-state',
+      z: 'f1',
+      bridge: 'bridge',
+      entity: 'living_room_climate.temperature',
+      op: 'below',
+      value: 'warm',
+      wires: [['yes'], ['no']],
+    },
     { id: 'yes', type: 'helper', z: 'f1' },
     { id: 'no', type: 'helper', z: 'f1' },
     { id: 'catcher', type: 'catch', z: 'f1', scope: null, uncaught: false, wires: [['caught']] },
@@ -48,7 +66,14 @@ function flow() {
 describe('hearth-state', () => {
   before(async () => {
     // flow:st-denied may read nothing of the lamp: the one read check must keep it silent.
-    demo.home.hearth.policy.add({ subject: 'flow:st-denied', targetType: 'entity', target: 'living_room_lamp.lamp', action: 'read', effect: 'deny', note: 'test: a node that may not read the lamp' });
+    demo.home.hearth.policy.add({
+      subject: 'flow:st-denied',
+      targetType: 'entity',
+      target: 'living_room_lamp.lamp',
+      action: 'read',
+      effect: 'deny',
+      note: 'test: a node that may not read the lamp',
+    });
     await setLamp('turn_off');
   });
 
@@ -72,7 +97,11 @@ describe('hearth-state', () => {
     const off = nextMessage('any', 10_000, (m) => m.payload === 'off');
     await setLamp('turn_off');
     await off;
-    assert.deepEqual(any.map((m) => m.payload), ['on', 'off'], 'the area+kind node saw both changes');
+    assert.deepEqual(
+      any.map((m) => m.payload),
+      ['on', 'off'],
+      'the area+kind node saw both changes',
+    );
     assert.equal(on.length, 1, 'to=on did not fire for off');
     assert.equal(denied.length, 0, 'a node that may not read the lamp never fires');
   });
@@ -104,7 +133,11 @@ describe('hearth-state', () => {
       await client.endAsync();
     }
     assert.ok(any.length >= 3);
-    assert.deepEqual(avail.map((m) => m.payload), ['off'], 'ignoreUnavailable skipped the offline and online changes');
+    assert.deepEqual(
+      avail.map((m) => m.payload),
+      ['off'],
+      'ignoreUnavailable skipped the offline and online changes',
+    );
   });
 });
 

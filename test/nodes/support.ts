@@ -86,7 +86,11 @@ export function nextMessage(id: string, timeoutMs = 10_000, accept: (m: Msg) => 
 }
 
 /** Resolves with the first status (the current one included) that passes `accept`. */
-export function waitForStatus(id: string, accept: (s: { fill?: string; shape?: string; text?: string }) => boolean, timeoutMs = 10_000): Promise<{ fill?: string; shape?: string; text?: string }> {
+export function waitForStatus(
+  id: string,
+  accept: (s: { fill?: string; shape?: string; text?: string }) => boolean,
+  timeoutMs = 10_000,
+): Promise<{ fill?: string; shape?: string; text?: string }> {
   const n = node(id);
   const statuses: Array<{ fill?: string; shape?: string; text?: string }> = [];
   return new Promise((resolve, reject) => {

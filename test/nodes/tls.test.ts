@@ -31,12 +31,35 @@ afterEach(async () => {
 });
 
 function bridge(extra: Record<string, unknown>) {
-  return { id: 'bridge', type: 'hearth-bridge', version: 1, mode: 'embedded', broker: broker.urls.mtls, demo: 'false', devices: '', database: join(dir, 'hearth.db'), logLevel: 'error', ...extra };
+  return {
+    id: 'bridge',
+    type: 'hearth-bridge',
+    version: 1,
+    mode: 'embedded',
+    broker: broker.urls.mtls,
+    demo: 'false',
+    devices: '',
+    database: join(dir, 'hearth.db'),
+    logLevel: 'error',
+    ...extra,
+  };
 }
 
 describe('hearth-bridge TLS from a tls-config node', () => {
-  it('connects to a broker that requires a client certificate, with the tls-config node\'s CA, certificate and key', async () => {
-    const tls = { id: 'tls', type: 'tls-config', name: 'home CA', cert: broker.pki.clientCert, key: broker.pki.clientKey, ca: broker.pki.ca, certname: '', keyname: '', caname: '', servername: '', verifyservercert: true };
+  it("connects to a broker that requires a client certificate, with the tls-config node's CA, certificate and key", async () => {
+    const tls = {
+      id: 'tls',
+      type: 'tls-config',
+      name: 'home CA',
+      cert: broker.pki.clientCert,
+      key: broker.pki.clientKey,
+      ca: broker.pki.ca,
+      certname: '',
+      keyname: '',
+      caname: '',
+      servername: '',
+      verifyservercert: true,
+    };
     await helper.load([tlsNode, ...ALL_NODES], [tls, bridge({ tls: 'tls' })], {});
     const controller = node('bridge').controller;
     await waitFor('the bridge connected over mutual TLS', () => controller.state === 'connected' || controller.state === 'error', 15_000);

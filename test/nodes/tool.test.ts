@@ -17,7 +17,14 @@ before(async () => {
   broker = await startAedes();
   home = await startHome(broker, { travelMs: 200 });
   model = await startOpenAIServer();
-  home.hearth.policy.add({ subject: 'role:owner', targetType: 'tool', target: 'announce', action: 'actuate', effect: 'allow', note: 'test: owners may announce' });
+  home.hearth.policy.add({
+    subject: 'role:owner',
+    targetType: 'tool',
+    target: 'announce',
+    action: 'actuate',
+    effect: 'allow',
+    note: 'test: owners may announce',
+  });
 });
 after(async () => {
   await model?.close();
@@ -169,15 +176,41 @@ describe('hearth-tool', () => {
     assert.equal((await cancelled).payload.reason, 'interrupted');
     const out = await answer;
     assert.equal(out.result.stopReason, 'interrupted');
-    await waitFor('row interrupted', () => home.hearth.audit.list({ principal: 'chat:tester', order: 'desc', limit: 1 })[0]?.outcome === 'interrupted' || undefined, 5000);
+    await waitFor(
+      'row interrupted',
+      () => home.hearth.audit.list({ principal: 'chat:tester', order: 'desc', limit: 1 })[0]?.outcome === 'interrupted' || undefined,
+      5000,
+    );
     await waitForStatus('s1', (s) => /interrupted/.test(s.text ?? ''));
   });
 
   it('a bad definition is reported at deploy; a name a device tool has is refused', async () => {
     await load([
       ...flow({ toolName: 'bad__name' }),
-      { id: 't2', type: 'hearth-tool', z: 'f1', bridge: 'bridge', toolName: 'living_room_lamp', description: 'clash', parameters: '{"type":"object"}', capability: 'read', timeout: 5, wires: [[], []] },
-      { id: 't3', type: 'hearth-tool', z: 'f1', bridge: 'bridge', toolName: 'weather', description: 'x', parameters: '{"type":"array"}', capability: 'read', timeout: 5, wires: [[], []] },
+      {
+        id: 't2',
+        type: 'hearth-tool',
+        z: 'f1',
+        bridge: 'bridge',
+        toolName: 'living_room_lamp',
+        description: 'clash',
+        parameters: '{"type":"object"}',
+        capability: 'read',
+        timeout: 5,
+        wires: [[], []],
+      },
+      {
+        id: 't3',
+        type: 'hearth-tool',
+        z: 'f1',
+        bridge: 'bridge',
+        toolName: 'weather',
+        description: 'x',
+        parameters: '{"type":"array"}',
+        capability: 'read',
+        timeout: 5,
+        wires: [[], []],
+      },
     ]);
     await waitForStatus('t1', (s) => s.fill === 'red' && /tool name "bad__name"/.test(s.text ?? ''));
     await waitForStatus('t2', (s) => s.fill === 'red' && /already named living_room_lamp/.test(s.text ?? ''));

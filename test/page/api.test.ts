@@ -50,8 +50,23 @@ describe('web page API routes', () => {
     home.hearth.policy.setRoles('http:owner', ['owner']);
     guestToken = home.hearth.tokens.create('guest-tablet', 'http:guest').secret;
     home.hearth.policy.setRoles('http:guest', ['guest']);
-    home.hearth.policy.add({ subject: 'role:guest', targetType: 'entity', target: 'kitchen_light.light', action: 'actuate', effect: 'allow', note: 'test: guests may switch the kitchen light' });
-    home.hearth.policy.add({ subject: 'role:guest', targetType: 'entity', target: 'front_door.camera', action: 'read', effect: 'deny', priority: 10, note: 'test: guests may not look' });
+    home.hearth.policy.add({
+      subject: 'role:guest',
+      targetType: 'entity',
+      target: 'kitchen_light.light',
+      action: 'actuate',
+      effect: 'allow',
+      note: 'test: guests may switch the kitchen light',
+    });
+    home.hearth.policy.add({
+      subject: 'role:guest',
+      targetType: 'entity',
+      target: 'front_door.camera',
+      action: 'read',
+      effect: 'deny',
+      priority: 10,
+      note: 'test: guests may not look',
+    });
     // Three rows: the owner's lamp (confirmed), the guest's kitchen light (confirmed), the guest's lock (denied).
     const owner = { id: 'http:owner', roles: ['owner'] };
     const guest = { id: 'http:guest', roles: ['guest'] };
@@ -79,7 +94,10 @@ describe('web page API routes', () => {
       assert.equal(all.json.length, 3);
       assert.ok(all.json[0].id > all.json[2].id, 'newest first');
       const asc = await api('/api/audit?order=asc');
-      assert.deepEqual(asc.json.map((r: { id: number }) => r.id), [...all.json.map((r: { id: number }) => r.id)].reverse());
+      assert.deepEqual(
+        asc.json.map((r: { id: number }) => r.id),
+        [...all.json.map((r: { id: number }) => r.id)].reverse(),
+      );
 
       const guest = await api('/api/audit?principal=http:guest');
       assert.equal(guest.json.length, 2);
@@ -89,7 +107,10 @@ describe('web page API routes', () => {
       assert.equal(lamp.json[0].action, 'turn_on');
       assert.deepEqual(lamp.json[0].args, { action: 'turn_on' });
       const denied = await api('/api/audit?outcome=denied');
-      assert.deepEqual(denied.json.map((r: { entityId: string }) => r.entityId), ['front_door.lock']);
+      assert.deepEqual(
+        denied.json.map((r: { entityId: string }) => r.entityId),
+        ['front_door.lock'],
+      );
 
       const future = await api(`/api/audit?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
       assert.deepEqual(future.json, []);
@@ -105,7 +126,10 @@ describe('web page API routes', () => {
       assert.equal(after.json.length, 1);
       assert.equal(after.json[0].id, second);
       const older = await api(`/api/audit?beforeId=${second}`);
-      assert.deepEqual(older.json.map((r: { id: number }) => r.id), [first]);
+      assert.deepEqual(
+        older.json.map((r: { id: number }) => r.id),
+        [first],
+      );
     });
 
     it('gives anyone else only their own rows; asking for another principal is refused', async () => {
@@ -161,9 +185,15 @@ describe('web page API routes', () => {
       assert.equal(jsonl.status, 200);
       assert.match(jsonl.headers.get('content-type') ?? '', /^application\/x-ndjson/);
       assert.match(jsonl.headers.get('content-disposition') ?? '', /^attachment; filename="hearth-audit-.+\.jsonl"$/);
-      const lines = jsonl.text.trimEnd().split('\n').map((l) => JSON.parse(l));
+      const lines = jsonl.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       assert.equal(lines.length, 3);
-      assert.deepEqual(lines.map((l) => l.id), home.hearth.audit.list({ limit: 10 }).map((r) => r.id));
+      assert.deepEqual(
+        lines.map((l) => l.id),
+        home.hearth.audit.list({ limit: 10 }).map((r) => r.id),
+      );
 
       const csv = await api('/api/audit/export?format=csv');
       assert.equal(csv.status, 200);

@@ -20,7 +20,9 @@ import { logSink } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ARTIFACTS = join(ROOT, 'test', 'artifacts', 'page');
-const CHROMIUM = [process.env.HEARTH_CHROMIUM, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].filter((p): p is string => !!p).find((p) => existsSync(p));
+const CHROMIUM = [process.env.HEARTH_CHROMIUM, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium']
+  .filter((p): p is string => !!p)
+  .find((p) => existsSync(p));
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run'];
 
 const FILE = `
@@ -71,16 +73,28 @@ describe('card controls for fans, selects, numbers and buttons (headless Chromiu
   const seen: Array<{ topic: string; payload: string }> = [];
   const dir = mkdtempSync(join(tmpdir(), 'hearth-controls-'));
   const card = (id: string) => page.locator(`.entity[data-entity="${id}"]`);
-  const confirmed = (id: string) => card(id).locator('.control-status .outcome', { hasText: /^confirmed$/ }).waitFor({ timeout: 15_000 });
+  const confirmed = (id: string) =>
+    card(id)
+      .locator('.control-status .outcome', { hasText: /^confirmed$/ })
+      .waitFor({ timeout: 15_000 });
   const audited = (entity: string, action: string) =>
-    waitFor(`${action} on ${entity} in the audit`, () => hearth.audit.list({ limit: 50 }).find((r) => r.entityId === entity && r.action === action && r.principal === 'http:owner' && r.outcome === 'confirmed'), 10_000);
+    waitFor(
+      `${action} on ${entity} in the audit`,
+      () =>
+        hearth.audit.list({ limit: 50 }).find((r) => r.entityId === entity && r.action === action && r.principal === 'http:owner' && r.outcome === 'confirmed'),
+      10_000,
+    );
 
   before(async () => {
     assert.ok(CHROMIUM, 'Chromium is not installed');
     mkdirSync(ARTIFACTS, { recursive: true });
     broker = await startAedes();
     writeFileSync(join(dir, 'kinds.yaml'), FILE);
-    const { config } = loadConfig({ cwd: dir, env: {}, flags: { 'mqtt.url': broker.url, 'devices.paths': [dir], demo: false, 'database.path': join(dir, 'h.db') } });
+    const { config } = loadConfig({
+      cwd: dir,
+      env: {},
+      flags: { 'mqtt.url': broker.url, 'devices.paths': [dir], demo: false, 'database.path': join(dir, 'h.db') },
+    });
     const logs = logSink('warn');
     hearth = await Hearth.open({ config, log: logs.log, recordHistory: true });
     hearth.policy.add({ subject: 'role:owner', targetType: 'any', target: '*', action: 'actuate', effect: 'allow' });
@@ -92,7 +106,13 @@ describe('card controls for fans, selects, numbers and buttons (headless Chromiu
     watcher = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
     watcher.on('message', (topic, payload) => seen.push({ topic, payload: payload.toString('utf8') }));
     await watcher.subscribeAsync('t/#', { qos: 0 });
-    context = await chromium.launchPersistentContext(join(dir, 'profile'), { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 }, timeout: 30_000 });
+    context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      viewport: { width: 1280, height: 900 },
+      timeout: 30_000,
+    });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(15_000);
     await page.goto(`${server.url}/#devices`);
@@ -126,15 +146,24 @@ describe('card controls for fans, selects, numbers and buttons (headless Chromiu
     await card('heater.program').locator('select[data-control="option"]').selectOption('away');
     await card('heater.program').locator('button[data-control="option-set"]').click();
     await confirmed('heater.program');
-    assert.ok(seen.some((m) => m.topic === 't/program/set' && m.payload === 'away'), 'the option was sent');
+    assert.ok(
+      seen.some((m) => m.topic === 't/program/set' && m.payload === 'away'),
+      'the option was sent',
+    );
     await audited('heater.program', 'select_option');
     await card('heater.limit').locator('input[data-control="number"]').fill('24');
     await card('heater.limit').locator('button[data-control="set-number"]').click();
     await confirmed('heater.limit');
-    assert.ok(seen.some((m) => m.topic === 't/limit/set' && m.payload === '24'), 'the value was sent');
+    assert.ok(
+      seen.some((m) => m.topic === 't/limit/set' && m.payload === '24'),
+      'the value was sent',
+    );
     await card('heater.reset').locator('button[data-control="press"]').click();
     await confirmed('heater.reset');
-    assert.ok(seen.some((m) => m.topic === 't/reset/set'), 'the press was sent');
+    assert.ok(
+      seen.some((m) => m.topic === 't/reset/set'),
+      'the press was sent',
+    );
     await audited('heater.reset', 'press');
     await page.screenshot({ path: join(ARTIFACTS, 'dash-11-more-kinds.png'), fullPage: true });
   });

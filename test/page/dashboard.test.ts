@@ -17,8 +17,19 @@ import { ROOT, runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ARTIFACTS = join(ROOT, 'test', 'artifacts', 'page');
-const CHROMIUM = [process.env.HEARTH_CHROMIUM, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].filter((p): p is string => !!p).find((p) => existsSync(p));
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'];
+const CHROMIUM = [process.env.HEARTH_CHROMIUM, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium']
+  .filter((p): p is string => !!p)
+  .find((p) => existsSync(p));
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const DESKTOP = { width: 1440, height: 900 };
 const PHONE = { width: 390, height: 844 };
 
@@ -57,7 +68,13 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
   };
 
   async function open(token: string, viewport: { width: number; height: number }, name: string): Promise<Page> {
-    const context = await chromium.launchPersistentContext(join(dir, `profile-${name}`), { executablePath: CHROMIUM, headless: true, args: ARGS, viewport, timeout: 30_000 });
+    const context = await chromium.launchPersistentContext(join(dir, `profile-${name}`), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      viewport,
+      timeout: 30_000,
+    });
     contexts.push(context);
     const p = context.pages()[0] ?? (await context.newPage());
     p.setDefaultTimeout(15_000);
@@ -116,7 +133,9 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     const guest = await runHearth(['token', 'create', 'visitor', '--role', 'guest', '--db', db, '--json'], { cwd: dir });
     assert.equal(guest.code, 0, guest.stderr);
     guestToken = JSON.parse(guest.stdout).secret;
-    const deny = await runHearth(['policy', 'deny', 'role:guest', '--entity', 'front_door.camera', '--action', 'read', '--priority', '50', '--db', db], { cwd: dir });
+    const deny = await runHearth(['policy', 'deny', 'role:guest', '--entity', 'front_door.camera', '--action', 'read', '--priority', '50', '--db', db], {
+      cwd: dir,
+    });
     assert.equal(deny.code, 0, deny.stderr);
     watcher = await mqtt.connectAsync(`mqtt://127.0.0.1:${brokerPort}`, { protocolVersion: 4 });
     watcher.on('message', (topic, payload) => last.set(topic, payload.toString('utf8')));
@@ -208,7 +227,10 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await outcome('garage_door.door', /confirmed/);
     await waitFor('closed on the broker', () => brokerState('hearth-demo/garage_door/state') === 'closed', 25_000);
     const audit = (await api('/api/audit?entity=garage_door.door&limit=10')).json as any[];
-    assert.ok(audit.some((r) => r.action === 'open' && r.outcome === 'confirmed') && audit.some((r) => r.action === 'close' && r.outcome === 'confirmed'), JSON.stringify(audit.map((r) => [r.action, r.outcome])));
+    assert.ok(
+      audit.some((r) => r.action === 'open' && r.outcome === 'confirmed') && audit.some((r) => r.action === 'close' && r.outcome === 'confirmed'),
+      JSON.stringify(audit.map((r) => [r.action, r.outcome])),
+    );
   });
 
   it('lock: an unlock held for approval shows as waiting, the approver sees it at once, and granting it unlocks', async () => {
@@ -240,7 +262,9 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     assert.equal(await chart.getAttribute('data-type'), 'number');
     assert.ok(Number(await chart.getAttribute('data-points')) >= 1);
     await page.click('#history [data-range="7d"]');
-    await page.waitForFunction(() => document.querySelector('#history-chart')?.getAttribute('data-range') === '7d' && !!document.querySelector('#history-chart .uplot canvas'));
+    await page.waitForFunction(
+      () => document.querySelector('#history-chart')?.getAttribute('data-range') === '7d' && !!document.querySelector('#history-chart .uplot canvas'),
+    );
     await shot(page, 'dash-04-history-chart');
     await page.click('#history-close');
   });
@@ -289,7 +313,10 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     const id = await row.getAttribute('data-rule');
     const before = Number(await row.locator('td[data-label="Priority"]').textContent());
     await row.locator('button', { hasText: '↑' }).click();
-    await page.waitForFunction(([rid, p]) => Number(document.querySelector(`#policy-rules tr[data-rule="${rid}"] td[data-label="Priority"]`)?.textContent) > Number(p), [id, before] as const);
+    await page.waitForFunction(
+      ([rid, p]) => Number(document.querySelector(`#policy-rules tr[data-rule="${rid}"] td[data-label="Priority"]`)?.textContent) > Number(p),
+      [id, before] as const,
+    );
     await shot(page, 'dash-09-policy');
     await page.locator(`#policy-rules tr[data-rule="${id}"] button[data-remove]`).click();
     await page.locator(`#policy-rules tr[data-rule="${id}"]`).waitFor({ state: 'detached' });
@@ -297,7 +324,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     assert.ok(!rules.some((r) => String(r.id) === id), 'the rule is gone');
   });
 
-  it('keyboard and dark mode: a toggle works from the keyboard, the page follows the system\'s dark scheme', async () => {
+  it("keyboard and dark mode: a toggle works from the keyboard, the page follows the system's dark scheme", async () => {
     await page.click('nav.tabs a[data-view="devices"]');
     const toggle = card('living_room_lamp.lamp').locator('button.toggle');
     await toggle.waitFor();
@@ -305,8 +332,14 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await toggle.focus();
     await page.keyboard.press('Enter');
     await outcome('living_room_lamp.lamp', /confirmed/);
-    await card('living_room_lamp.lamp').locator(`button.toggle[aria-checked="${was === 'true' ? 'false' : 'true'}"]`).waitFor();
-    assert.equal(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.control), 'toggle', 'the keyboard focus stays on the toggle when the card is redrawn');
+    await card('living_room_lamp.lamp')
+      .locator(`button.toggle[aria-checked="${was === 'true' ? 'false' : 'true'}"]`)
+      .waitFor();
+    assert.equal(
+      await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.control),
+      'toggle',
+      'the keyboard focus stays on the toggle when the card is redrawn',
+    );
     assert.match((await toggle.getAttribute('aria-label')) ?? '', /^Living room lamp: (on|off)$/, 'a screen reader hears what it switches');
     await page.emulateMedia({ colorScheme: 'dark' });
     const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
@@ -322,7 +355,10 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await shot(phone, 'dash-06-devices-phone');
     await phone.click('nav.tabs a[data-view="audit"]');
     await phone.locator('#audit-rows tr').first().waitFor();
-    const height = await phone.locator('#audit-rows tr').first().evaluate((r) => r.getBoundingClientRect().height);
+    const height = await phone
+      .locator('#audit-rows tr')
+      .first()
+      .evaluate((r) => r.getBoundingClientRect().height);
     assert.ok(height < 90, `an audit row on a phone is compact: ${height} px`);
     await shot(phone, 'dash-07-audit-phone');
   });
@@ -331,7 +367,11 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     const g = await open(guestToken, DESKTOP, 'guest');
     await g.click('nav.tabs a[data-view="devices"]');
     await g.locator('.entity[data-entity="living_room_lamp.lamp"]').waitFor();
-    assert.equal(await g.locator('.entity button.toggle, .entity input[type="range"], .entity button[data-control="unlock"]').count(), 0, 'no control the guest may never use');
+    assert.equal(
+      await g.locator('.entity button.toggle, .entity input[type="range"], .entity button[data-control="unlock"]').count(),
+      0,
+      'no control the guest may never use',
+    );
     assert.match((await g.locator('.entity[data-entity="living_room_lamp.lamp"] .cannot').textContent()) ?? '', /View only: no policy rule lets mcp:visitor/);
     // Events: both streams open; once the owner's has carried a camera frame and the guest's has
     // carried two more states after that moment, the guest's stream had its chance to leak it.
@@ -339,12 +379,12 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     const guestIds: string[] = [];
     const streams = [stream(ownerToken, ownerIds), stream(guestToken, guestIds)];
     try {
-      const mark = await waitFor('a camera frame on the owner\'s stream', () => (ownerIds.includes('front_door.camera') ? guestIds.length : undefined), 20_000);
-      await waitFor('two more states on the guest\'s stream', () => guestIds.length >= mark + 2, 20_000);
+      const mark = await waitFor("a camera frame on the owner's stream", () => (ownerIds.includes('front_door.camera') ? guestIds.length : undefined), 20_000);
+      await waitFor("two more states on the guest's stream", () => guestIds.length >= mark + 2, 20_000);
     } finally {
       for (const s of streams) s.abort();
     }
-    assert.ok(!guestIds.includes('front_door.camera'), 'the guest\'s event stream never carries the camera');
+    assert.ok(!guestIds.includes('front_door.camera'), "the guest's event stream never carries the camera");
     assert.equal(await g.locator('[data-entity="front_door.camera"]').count(), 0, 'no camera card');
     assert.equal(await g.locator('#entity-list option[value="front_door.camera"]').count(), 0, 'not in the entity list');
     assert.equal((await api('/api/history?entity=front_door.camera', guestToken)).status, 403);

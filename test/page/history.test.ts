@@ -51,7 +51,15 @@ describe('entity history and the page controls', () => {
     home.hearth.policy.setRoles('http:owner', ['owner']);
     guestToken = home.hearth.tokens.create('guest-tablet', GUEST.id).secret;
     home.hearth.policy.setRoles(GUEST.id, ['guest']);
-    home.hearth.policy.add({ subject: 'role:guest', targetType: 'entity', target: TEMP, action: 'read', effect: 'deny', priority: 10, note: 'test: guests may not read the temperature' });
+    home.hearth.policy.add({
+      subject: 'role:guest',
+      targetType: 'entity',
+      target: TEMP,
+      action: 'read',
+      effect: 'deny',
+      priority: 10,
+      note: 'test: guests may not read the temperature',
+    });
     client = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
   });
   after(async () => {
@@ -77,7 +85,7 @@ describe('entity history and the page controls', () => {
     assert.equal(home.hearth.history.count(), home.hearth.history.stats.rows, 'every counted row is in the table');
   });
 
-  it('serves an entity\'s history, raw for short ranges and bucketed (min/max/avg) when asked for fewer points', async () => {
+  it("serves an entity's history, raw for short ranges and bucketed (min/max/avg) when asked for fewer points", async () => {
     const raw = await api(`/api/history?entity=${TEMP}&since=-1h`);
     assert.equal(raw.status, 200, raw.text);
     assert.equal(raw.json.type, 'number');
@@ -136,7 +144,9 @@ describe('entity history and the page controls', () => {
     assert.match(guest.text ?? '', /not allowed/);
     assert.doesNotMatch(guest.text ?? '', /31\.99/);
     // A rule on the humidity sensor's own read tool hides it from the page: its history too.
-    const humidityTool = home.hearth.tools.all().find((t) => t.capability === 'read' && t.meta.entityIds.length === 1 && t.meta.entityIds[0] === 'living_room_climate.humidity')!;
+    const humidityTool = home.hearth.tools
+      .all()
+      .find((t) => t.capability === 'read' && t.meta.entityIds.length === 1 && t.meta.entityIds[0] === 'living_room_climate.humidity')!;
     const rule = home.hearth.policy.add({ subject: 'role:guest', targetType: 'tool', target: humidityTool.name, action: 'read', effect: 'deny', priority: 10 });
     try {
       const hidden = await home.hearth.tools.call('get_history', { entity: 'living_room_climate.humidity' }, GUEST);
@@ -155,7 +165,10 @@ describe('entity history and the page controls', () => {
     const res = await api(`/api/devices/${LAMP}/call`, { body: { args: { action: 'turn_on' } } });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json.outcome, 'confirmed', res.text);
-    assert.ok(home.commands().some((m) => m.topic === 'hearth-demo/living_room_lamp/set' && /ON/i.test(m.payload)), 'the command was on the broker');
+    assert.ok(
+      home.commands().some((m) => m.topic === 'hearth-demo/living_room_lamp/set' && /ON/i.test(m.payload)),
+      'the command was on the broker',
+    );
     const row = home.hearth.audit.list({ principal: 'http:owner', limit: 10 }).find((r) => r.id === res.json.auditId);
     assert.ok(row, `audit row ${res.json.auditId} is the owner's`);
     assert.equal(row.outcome, 'confirmed');
@@ -170,7 +183,11 @@ describe('entity history and the page controls', () => {
   });
 
   it('answers a bad control call with a 400 naming the field, and a caller who may not with denied or 403', async () => {
-    for (const [body, field] of [[{}, 'args'], [{ args: [] }, 'args'], [{ args: { action: 'on' }, extra: 1 }, 'extra']] as const) {
+    for (const [body, field] of [
+      [{}, 'args'],
+      [{ args: [] }, 'args'],
+      [{ args: { action: 'on' }, extra: 1 }, 'extra'],
+    ] as const) {
       const res = await api(`/api/devices/${LAMP}/call`, { body });
       assert.equal(res.status, 400, res.text);
       assert.equal(res.json.error.field, field);
@@ -194,7 +211,7 @@ describe('entity history and the page controls', () => {
     assert.ok(!(TEMP in guest.json.controls), 'a read-denied entity is not listed');
   });
 
-  it('lets an owner add, reorder and remove policy rules with the CLI\'s words; bad input is a 400 naming the field', async () => {
+  it("lets an owner add, reorder and remove policy rules with the CLI's words; bad input is a 400 naming the field", async () => {
     for (const [body, field] of [
       [{ subject: 'role:guest' }, 'effect'],
       [{ effect: 'maybe', subject: 'role:guest' }, 'effect'],
@@ -206,11 +223,16 @@ describe('entity history and the page controls', () => {
       assert.equal(res.status, 400, res.text);
       assert.equal(res.json.error.field, field, res.text);
     }
-    const added = await api('/api/policy/rules', { body: { effect: 'deny', subject: 'role:guest', targetType: 'entity', target: LAMP, action: 'actuate', priority: 5, note: 'page test' } });
+    const added = await api('/api/policy/rules', {
+      body: { effect: 'deny', subject: 'role:guest', targetType: 'entity', target: LAMP, action: 'actuate', priority: 5, note: 'page test' },
+    });
     assert.equal(added.status, 200, added.text);
     assert.equal(added.json.command, `hearth policy deny role:guest --entity ${LAMP} --action actuate --priority 5 --note 'page test'`);
     const listed = await api('/api/policy/rules');
-    assert.ok(listed.json.rules.some((r: any) => r.id === added.json.id && r.command === added.json.command), 'the list shows each rule\'s command');
+    assert.ok(
+      listed.json.rules.some((r: any) => r.id === added.json.id && r.command === added.json.command),
+      "the list shows each rule's command",
+    );
     const moved = await api(`/api/policy/rules/${added.json.id}/priority`, { body: { priority: 7 } });
     assert.equal(moved.status, 200, moved.text);
     assert.equal(moved.json.id, added.json.id, 'the rule keeps its id');
@@ -233,7 +255,10 @@ describe('entity history and the page controls', () => {
   });
 
   it('serves the chart library from its own package, with no token and no CDN', async () => {
-    for (const [path, type, mark] of [['/vendor/uPlot.iife.min.js', 'text/javascript', 'uPlot'], ['/vendor/uPlot.min.css', 'text/css', '.uplot']] as const) {
+    for (const [path, type, mark] of [
+      ['/vendor/uPlot.iife.min.js', 'text/javascript', 'uPlot'],
+      ['/vendor/uPlot.min.css', 'text/css', '.uplot'],
+    ] as const) {
       const res = await fetch(`${server.url}${path}`, { signal: AbortSignal.timeout(10_000) });
       assert.equal(res.status, 200, path);
       assert.match(res.headers.get('content-type') ?? '', new RegExp(type));

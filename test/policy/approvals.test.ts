@@ -11,7 +11,11 @@ let t: TempDb;
 let clock: number;
 let approvals: SqliteApprovals;
 
-const call: { principal: string; tool: string; args: Record<string, unknown> } = { principal: 'chat:alice', tool: 'front_door_lock', args: { action: 'unlock', options: { b: 2, a: 1 } } };
+const call: { principal: string; tool: string; args: Record<string, unknown> } = {
+  principal: 'chat:alice',
+  tool: 'front_door_lock',
+  args: { action: 'unlock', options: { b: 2, a: 1 } },
+};
 const ask = (over: Partial<typeof call> = {}) => approvals.request({ ...call, ...over, reason: 'rule #3 requires confirmation' });
 
 beforeEach(() => {
@@ -70,7 +74,10 @@ describe('approvals', () => {
     assert.deepEqual(seen[0].args, call.args);
     assert.notEqual(ask({ args: { action: 'lock' } }).id, first.id, 'other args, other approval');
     assert.notEqual(ask({ principal: 'chat:bob' }).id, first.id, 'other principal, other approval');
-    assert.deepEqual(approvals.list({ status: 'pending' }).map((a) => a.status), ['pending', 'pending', 'pending']);
+    assert.deepEqual(
+      approvals.list({ status: 'pending' }).map((a) => a.status),
+      ['pending', 'pending', 'pending'],
+    );
     // Once expired, a new request gets a new id.
     clock += 5 * 60_000;
     const later = ask();

@@ -98,7 +98,12 @@ describe('targets', () => {
     { name: 'kind', rule: { targetType: 'kind', target: 'light' }, hit: {}, miss: { kind: 'switch' } },
     { name: 'device_class', rule: { targetType: 'device_class', target: 'awning' }, hit: { deviceClass: 'awning' }, miss: { deviceClass: 'blind' } },
     { name: 'capability', rule: { targetType: 'capability', target: 'actuator' }, hit: {}, miss: { capability: 'read', action: 'read' } },
-    { name: 'any', rule: { targetType: 'any', target: '*' }, hit: { tool: 'x', entityId: undefined, area: undefined, kind: undefined }, miss: { who: 'chat:alice' } },
+    {
+      name: 'any',
+      rule: { targetType: 'any', target: '*' },
+      hit: { tool: 'x', entityId: undefined, area: undefined, kind: undefined },
+      miss: { who: 'chat:alice' },
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -173,7 +178,15 @@ describe('time', () => {
 
   it('a window that wraps midnight', () => {
     policy.add({ subject: 'chat:alice', targetType: 'any', action: 'actuate', effect: 'allow' });
-    const quiet = policy.add({ subject: 'chat:alice', targetType: 'kind', target: 'light', action: 'actuate', effect: 'deny', priority: 1, window: { start: '22:00', end: '06:00' } });
+    const quiet = policy.add({
+      subject: 'chat:alice',
+      targetType: 'kind',
+      target: 'light',
+      action: 'actuate',
+      effect: 'deny',
+      priority: 1,
+      window: { start: '22:00', end: '06:00' },
+    });
     assert.equal(policy.decide(req({ at: localAt('wed', '21:59') })).effect, 'allow');
     assert.equal(policy.decide(req({ at: localAt('wed', '22:00') })).ruleId, quiet.id);
     assert.equal(policy.decide(req({ at: localAt('wed', '23:30') })).effect, 'deny');
@@ -242,7 +255,16 @@ describe('rate limits', () => {
   });
 
   it('confirm rules check the budget; recordHit counts an approved call', () => {
-    const rule = policy.add({ subject: '*', targetType: 'kind', target: 'lock', action: 'unlock', effect: 'confirm', priority: 150, maxCalls: 1, perSeconds: 60 });
+    const rule = policy.add({
+      subject: '*',
+      targetType: 'kind',
+      target: 'lock',
+      action: 'unlock',
+      effect: 'confirm',
+      priority: 150,
+      maxCalls: 1,
+      perSeconds: 60,
+    });
     const at = localAt('wed', '12:00');
     assert.equal(policy.decide(lockReq({ at })).effect, 'confirm');
     assert.equal(policy.decide(lockReq({ at })).effect, 'confirm', 'asking is free');
@@ -286,7 +308,14 @@ describe('reloading', () => {
 });
 
 describe('mayEverUse', () => {
-  const lampMeta = { capability: 'actuator' as const, kinds: ['light'], entityIds: ['living_room.lamp'], areas: ['Living Room'], actions: ['turn_on', 'turn_off'], deviceClasses: [] };
+  const lampMeta = {
+    capability: 'actuator' as const,
+    kinds: ['light'],
+    entityIds: ['living_room.lamp'],
+    areas: ['Living Room'],
+    actions: ['turn_on', 'turn_off'],
+    deviceClasses: [],
+  };
   const sensorMeta = { capability: 'read' as const, kinds: ['sensor'], entityIds: ['office.temperature'], areas: ['Office'], actions: [], deviceClasses: [] };
   const guest = { id: 'chat:guest', roles: ['guest'] };
 
@@ -298,14 +327,29 @@ describe('mayEverUse', () => {
     assert.equal(policy.mayEverUse(guest, 'office_temperature', sensorMeta), true);
     assert.equal(policy.mayEverUse({ id: 'chat:fam', roles: ['family'] }, 'living_room_lamp', lampMeta), true);
     // A time-windowed allow that outranks the deny could apply some day: keep the tool.
-    policy.add({ subject: 'role:guest', targetType: 'tool', target: 'living_room_lamp', action: 'turn_on', effect: 'allow', priority: 60, window: '18:00-23:00' });
+    policy.add({
+      subject: 'role:guest',
+      targetType: 'tool',
+      target: 'living_room_lamp',
+      action: 'turn_on',
+      effect: 'allow',
+      priority: 60,
+      window: '18:00-23:00',
+    });
     assert.equal(policy.mayEverUse(guest, 'living_room_lamp', lampMeta), true);
   });
 
   it('actuators nothing allows are unusable; an unlock confirm keeps the lock', () => {
     const alice = { id: 'chat:alice', roles: [] };
     assert.equal(policy.mayEverUse(alice, 'living_room_lamp', lampMeta), false);
-    const lockMeta = { capability: 'actuator' as const, kinds: ['lock'], entityIds: ['front_door.lock'], areas: ['Hall'], actions: ['lock', 'unlock'], deviceClasses: [] };
+    const lockMeta = {
+      capability: 'actuator' as const,
+      kinds: ['lock'],
+      entityIds: ['front_door.lock'],
+      areas: ['Hall'],
+      actions: ['lock', 'unlock'],
+      deviceClasses: [],
+    };
     // The built-in unlock confirm only escalates an allow: with none, the lock is never usable (issue 15).
     assert.equal(policy.mayEverUse(alice, 'front_door_lock', lockMeta), false, 'a built-in confirm is no way in');
     const lockRule = policy.add({ subject: 'chat:alice', targetType: 'kind', target: 'lock', action: 'lock', effect: 'allow' });
@@ -379,23 +423,26 @@ describe('rule management', () => {
       perSeconds: 3600,
       note: '  school run ',
     });
-    assert.deepEqual({ ...r, createdAt: typeof r.createdAt, id: typeof r.id }, {
-      id: 'number',
-      subject: 'role:family',
-      targetType: 'device_class',
-      target: 'garage',
-      action: 'open',
-      effect: 'confirm',
-      priority: 7,
-      window: { start: '07:30', end: '09:00' },
-      days: ['mon', 'tue'],
-      maxCalls: 5,
-      perSeconds: 3600,
-      note: 'school run',
-      fromArea: null,
-      createdAt: 'string',
-      builtin: false,
-    });
+    assert.deepEqual(
+      { ...r, createdAt: typeof r.createdAt, id: typeof r.id },
+      {
+        id: 'number',
+        subject: 'role:family',
+        targetType: 'device_class',
+        target: 'garage',
+        action: 'open',
+        effect: 'confirm',
+        priority: 7,
+        window: { start: '07:30', end: '09:00' },
+        days: ['mon', 'tue'],
+        maxCalls: 5,
+        perSeconds: 3600,
+        note: 'school run',
+        fromArea: null,
+        createdAt: 'string',
+        builtin: false,
+      },
+    );
     assert.deepEqual(policy.get(r.id), r);
     assert.equal(policy.describe(r), 'role:family must confirm to open device class garage between 07:30 and 09:00 on mon,tue, at most 5 calls per 3600 s');
   });
@@ -433,11 +480,17 @@ describe('explain names the deciding rule and why each other candidate lost', ()
     assert.equal(ex.decision.effect, 'deny');
     assert.equal(ex.decision.ruleId, deny.id);
     const why = Object.fromEntries(ex.rules.map((r) => [r.rule.id, r]));
-    assert.deepEqual(ex.rules.filter((r) => r.decided).map((r) => r.rule.id), [deny.id]);
+    assert.deepEqual(
+      ex.rules.filter((r) => r.decided).map((r) => r.rule.id),
+      [deny.id],
+    );
     assert.equal(why[deny.id].why, 'matches and decides');
     assert.equal(why[3].matched, true);
     assert.doesNotMatch(why[3].why, /rule #3/);
-    assert.equal(why[3].why, `matches, but a built-in confirm rule only turns an allow into a request for approval; rule #${deny.id} (priority 50, deny) decides`);
+    assert.equal(
+      why[3].why,
+      `matches, but a built-in confirm rule only turns an allow into a request for approval; rule #${deny.id} (priority 50, deny) decides`,
+    );
     assert.equal(why[tieDeny.id].why, `matches, but rule #${deny.id} decides: same priority 50 and effect deny, and #${deny.id} is the older rule (lower id)`);
     assert.equal(why[tieAllow.id].why, `matches, but rule #${deny.id} decides: same priority 50, and deny wins over allow (deny > confirm > allow)`);
     assert.equal(why[lower.id].why, `matches, but rule #${deny.id} decides: its priority 50 is higher than 10`);
@@ -453,7 +506,10 @@ describe('explain names the deciding rule and why each other candidate lost', ()
     const ex = policy.explain(lockReq({ at: localAt('wed', '12:00') }));
     assert.equal(ex.decision.effect, 'deny');
     assert.equal(ex.decision.ruleId, null);
-    assert.equal(ex.rules.find((r) => r.rule.id === 3)!.why, 'matches, but a built-in confirm rule only asks a person about a call a rule allows; no rule does, so the default decides');
+    assert.equal(
+      ex.rules.find((r) => r.rule.id === 3)!.why,
+      'matches, but a built-in confirm rule only asks a person about a call a rule allows; no rule does, so the default decides',
+    );
   });
 });
 
@@ -473,7 +529,13 @@ describe('speed', () => {
     policy.add({ subject: 'role:family', targetType: 'any', action: 'actuate', effect: 'allow', maxCalls: 1000000, perSeconds: 60 });
     const times: number[] = [];
     for (let i = 0; i < 5000; i++) {
-      const r = req({ who: `chat:user${i % 50}`, roles: i % 2 ? ['family'] : [], entityId: `thing_${i % 40}.x`, area: `Room ${i % 30}`, at: new Date(1_700_000_000_000 + i * 1000) });
+      const r = req({
+        who: `chat:user${i % 50}`,
+        roles: i % 2 ? ['family'] : [],
+        entityId: `thing_${i % 40}.x`,
+        area: `Room ${i % 30}`,
+        at: new Date(1_700_000_000_000 + i * 1000),
+      });
       const s = process.hrtime.bigint();
       policy.decide(r);
       times.push(Number(process.hrtime.bigint() - s) / 1e6);

@@ -9,7 +9,15 @@ import { req, tempDb, type TempDb } from './helpers.js';
 describe('policy: from_area', () => {
   let t: TempDb;
   let policy: SqlitePolicy;
-  const garage = { tool: 'garage_door', capability: 'actuator' as const, action: 'open', entityId: 'garage_door.door', area: 'Garage', kind: 'cover', deviceClass: 'garage' };
+  const garage = {
+    tool: 'garage_door',
+    capability: 'actuator' as const,
+    action: 'open',
+    entityId: 'garage_door.door',
+    area: 'Garage',
+    kind: 'cover',
+    deviceClass: 'garage',
+  };
   const from = (area?: string) => req({ ...garage, principal: { id: 'voice:sat', roles: ['family'], ...(area ? { area } : {}) } });
 
   before(() => {
@@ -38,7 +46,14 @@ describe('policy: from_area', () => {
   });
 
   it('leaves a tool out of the tool set only for principals in the area a deny names', () => {
-    const meta = { capability: 'actuator' as const, kinds: ['cover'], entityIds: ['garage_door.door'], areas: ['Garage'], actions: ['open'], deviceClasses: ['garage'] };
+    const meta = {
+      capability: 'actuator' as const,
+      kinds: ['cover'],
+      entityIds: ['garage_door.door'],
+      areas: ['Garage'],
+      actions: ['open'],
+      deviceClasses: ['garage'],
+    };
     const deny = policy.add({ subject: 'role:family', targetType: 'any', action: 'actuate', effect: 'deny', priority: 500, fromArea: 'Kitchen' });
     try {
       assert.equal(policy.mayEverUse({ id: 'voice:sat', roles: ['family'], area: 'Hallway' }, 'garage_door', meta), true);
@@ -50,7 +65,13 @@ describe('policy: from_area', () => {
   });
 
   it('refuses a bad from_area, naming the field', () => {
-    assert.throws(() => policy.add({ subject: '*', targetType: 'any', effect: 'deny', fromArea: '' }), (err: unknown) => err instanceof PolicyRuleError && err.field === 'fromArea');
-    assert.throws(() => policy.add({ subject: '*', targetType: 'any', effect: 'deny', fromArea: 'Hall<way>' }), (err: unknown) => err instanceof PolicyRuleError && err.field === 'fromArea');
+    assert.throws(
+      () => policy.add({ subject: '*', targetType: 'any', effect: 'deny', fromArea: '' }),
+      (err: unknown) => err instanceof PolicyRuleError && err.field === 'fromArea',
+    );
+    assert.throws(
+      () => policy.add({ subject: '*', targetType: 'any', effect: 'deny', fromArea: 'Hall<way>' }),
+      (err: unknown) => err instanceof PolicyRuleError && err.field === 'fromArea',
+    );
   });
 });

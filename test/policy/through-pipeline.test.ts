@@ -34,8 +34,16 @@ describe('policy through the pipeline', () => {
   it('each target type decides: tool, entity, area, kind, capability', async () => {
     const cases: Array<[Parameters<typeof rule>[0], string, Record<string, unknown>]> = [
       [{ subject: 'chat:alice', targetType: 'tool', target: 'living_room_*', action: 'actuate', effect: 'allow' }, 'living_room_lamp', { action: 'turn_on' }],
-      [{ subject: 'role:family', targetType: 'entity', target: 'kitchen_light.light', action: 'turn_on', effect: 'allow' }, 'kitchen_light', { action: 'turn_on' }],
-      [{ subject: 'chat:*', targetType: 'area', target: 'hallway', action: 'actuate', effect: 'allow' }, 'thermostat', { action: 'set_temperature', temperature: 21 }],
+      [
+        { subject: 'role:family', targetType: 'entity', target: 'kitchen_light.light', action: 'turn_on', effect: 'allow' },
+        'kitchen_light',
+        { action: 'turn_on' },
+      ],
+      [
+        { subject: 'chat:*', targetType: 'area', target: 'hallway', action: 'actuate', effect: 'allow' },
+        'thermostat',
+        { action: 'set_temperature', temperature: 21 },
+      ],
       [{ subject: 'role:family', targetType: 'kind', target: 'switch', action: '*', effect: 'allow' }, 'living_room_lamp', { action: 'turn_off' }],
       [{ subject: 'chat:alice', targetType: 'capability', target: 'actuator', action: 'actuate', effect: 'allow' }, 'kitchen_light', { action: 'turn_off' }],
     ];
@@ -66,9 +74,23 @@ describe('policy through the pipeline', () => {
   it('a time window that does not include now leaves the default in force', async () => {
     const now = new Date();
     const hh = (h: number) => String(((h % 24) + 24) % 24).padStart(2, '0');
-    rule({ subject: 'chat:alice', targetType: 'kind', target: 'switch', action: 'actuate', effect: 'allow', window: `${hh(now.getHours() + 2)}:00-${hh(now.getHours() + 3)}:00` });
+    rule({
+      subject: 'chat:alice',
+      targetType: 'kind',
+      target: 'switch',
+      action: 'actuate',
+      effect: 'allow',
+      window: `${hh(now.getHours() + 2)}:00-${hh(now.getHours() + 3)}:00`,
+    });
     assert.match((await call('living_room_lamp', { action: 'turn_on' })).text!, /^not allowed/);
-    rule({ subject: 'chat:alice', targetType: 'kind', target: 'switch', action: 'actuate', effect: 'allow', window: `${hh(now.getHours() - 1)}:00-${hh(now.getHours() + 1)}:59` });
+    rule({
+      subject: 'chat:alice',
+      targetType: 'kind',
+      target: 'switch',
+      action: 'actuate',
+      effect: 'allow',
+      window: `${hh(now.getHours() - 1)}:00-${hh(now.getHours() + 1)}:59`,
+    });
     assert.match((await call('living_room_lamp', { action: 'turn_on' })).text!, /^confirmed/);
   });
 

@@ -32,9 +32,15 @@ describe('security: approvals bind to the entity and the exact arguments', () =>
     // The name moved: `front_door_lock` is now a newcomer's tool.
     assert.equal(approvals.consume({ principal: 'chat:alice', tool: 'front_door_lock', entityId: 'intruder.lock', args: { action: 'unlock' } }), null);
     // Other arguments: not this approval either.
-    assert.equal(approvals.consume({ principal: 'chat:alice', tool: 'front_door_lock', entityId: 'front_door.lock', args: { action: 'unlock', code: '1234' } }), null);
+    assert.equal(
+      approvals.consume({ principal: 'chat:alice', tool: 'front_door_lock', entityId: 'front_door.lock', args: { action: 'unlock', code: '1234' } }),
+      null,
+    );
     // The real lock, under whatever name it has now, with the same arguments: used once.
-    assert.equal(approvals.consume({ principal: 'chat:alice', tool: 'front_door_lock_2f9a', entityId: 'front_door.lock', args: { action: 'unlock' } }), held.id);
+    assert.equal(
+      approvals.consume({ principal: 'chat:alice', tool: 'front_door_lock_2f9a', entityId: 'front_door.lock', args: { action: 'unlock' } }),
+      held.id,
+    );
     assert.equal(approvals.consume({ principal: 'chat:alice', tool: 'front_door_lock_2f9a', entityId: 'front_door.lock', args: { action: 'unlock' } }), null);
   });
 

@@ -36,7 +36,13 @@ describe('security: approvers', () => {
     assert.deepEqual(policy.approversFor(lock), ['role:owner', 'role:adult']);
     // An approve rule decides no call, not even a flow tool's call whose action argument is `approve`.
     policy.add({ subject: 'role:adult', targetType: 'tool', target: 'announce', action: 'approve', effect: 'allow' });
-    const call = { principal: { id: 'chat:parent', roles: [] }, tool: 'announce', capability: 'actuator' as const, action: 'approve', args: { action: 'approve' } };
+    const call = {
+      principal: { id: 'chat:parent', roles: [] },
+      tool: 'announce',
+      capability: 'actuator' as const,
+      action: 'approve',
+      args: { action: 'approve' },
+    };
     assert.equal(policy.decide(call).effect, 'deny');
     assert.throws(() => policy.add({ subject: 'role:adult', targetType: 'any', action: 'approve|unlock', effect: 'allow' }), PolicyRuleError);
     assert.throws(() => policy.add({ subject: 'role:adult', targetType: 'any', action: 'approve', effect: 'confirm' }), PolicyRuleError);
@@ -48,7 +54,10 @@ describe('security: approvers', () => {
     assert.equal(refused.isError, true);
     assert.match(refused.text!, /chat:kid may not approve this call \(approvers: role:owner, role:adult\)/);
     assert.equal(home.hearth.bridge.cache.get('front_door.lock')?.value, 'locked');
-    const ok = await home.hearth.tools.call('front_door_lock', { action: 'unlock' }, kid, { approvalId: 'asked the parent', approvedBy: { id: 'chat:parent', roles: [] } });
+    const ok = await home.hearth.tools.call('front_door_lock', { action: 'unlock' }, kid, {
+      approvalId: 'asked the parent',
+      approvedBy: { id: 'chat:parent', roles: [] },
+    });
     assert.match(ok.text!, /^confirmed/, ok.text);
     await waitFor('unlocked', () => home.hearth.bridge.cache.get('front_door.lock')?.value === 'unlocked');
     assert.match(home.hearth.audit.list({ entityId: 'front_door.lock', order: 'desc', limit: 1 })[0].reason, /approved: asked the parent by chat:parent/);

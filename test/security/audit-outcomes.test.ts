@@ -51,7 +51,12 @@ for (const { kind, start } of brokerKinds) {
       try {
         const sent = home.commands().length;
         const unlocking = approvedCall(home, 'front_door_lock', { action: 'unlock' });
-        await waitFor('the unlock command left', () => home.commands().slice(sent).some((c) => c.topic === 'hearth-demo/front_door/lock/set'));
+        await waitFor('the unlock command left', () =>
+          home
+            .commands()
+            .slice(sent)
+            .some((c) => c.topic === 'hearth-demo/front_door/lock/set'),
+        );
         await reporter.publishAsync('hearth-demo/front_door/lock', 'JAMMED', { qos: 1 });
         const res = await unlocking;
         assert.equal(res.isError, true);
@@ -68,7 +73,12 @@ for (const { kind, start } of brokerKinds) {
       assert.equal(home.hearth.bridge.cache.get('garage_door.door')?.value, 'closed');
       const sent = home.commands().length;
       const opening = approvedCall(home, 'garage_door', { action: 'open' });
-      await waitFor('the open command left', () => home.commands().slice(sent).some((c) => c.topic === 'hearth-demo/garage_door/set'));
+      await waitFor('the open command left', () =>
+        home
+          .commands()
+          .slice(sent)
+          .some((c) => c.topic === 'hearth-demo/garage_door/set'),
+      );
       await broker.restart();
       const res = await opening;
       assert.match(res.text!, /^unconfirmed: sent open to "Garage door", then (lost the connection to the MQTT broker|it reported offline)/, res.text);
@@ -211,7 +221,14 @@ describe('a call a stopped process left pending', () => {
     }
     await waitFor('the late confirmation', () => home.hearth.audit.get(id)?.outcome === 'confirmed', 10_000);
     assert.match(home.hearth.audit.get(id)!.error!, /^confirmed late, after 36\d\d s/);
-    assert.deepEqual(entriesOf(home, id).map((e) => [e.kind, e.outcome]), [['call', 'pending'], ['outcome', 'interrupted'], ['outcome', 'confirmed']]);
+    assert.deepEqual(
+      entriesOf(home, id).map((e) => [e.kind, e.outcome]),
+      [
+        ['call', 'pending'],
+        ['outcome', 'interrupted'],
+        ['outcome', 'confirmed'],
+      ],
+    );
     assert.equal(home.hearth.audit.verify().ok, true);
   });
 });

@@ -41,7 +41,9 @@ function forgeOutcome(path: string, callId: number, change: { outcome: string; e
       // The old layout: the outcome is a column of the call's row, sealed by done_hash alone.
       const r = raw.prepare('SELECT * FROM audit WHERE id = ?').get(callId) as Row;
       const forged = { ...r, ...change };
-      raw.prepare('UPDATE audit SET outcome = ?, error = ?, done_hash = ? WHERE id = ?').run(change.outcome, change.error, hashes.doneHash(r.hash, forged), callId);
+      raw
+        .prepare('UPDATE audit SET outcome = ?, error = ?, done_hash = ? WHERE id = ?')
+        .run(change.outcome, change.error, hashes.doneHash(r.hash, forged), callId);
       return;
     }
     const o = raw.prepare("SELECT * FROM audit_entry WHERE call_id = ? AND kind = 'outcome' ORDER BY id DESC LIMIT 1").get(callId) as Row;
@@ -61,7 +63,9 @@ function forgeOutcome(path: string, callId: number, change: { outcome: string; e
 function revertToPending(path: string, callId: number): void {
   withRaw(path, (raw, appendOnly) => {
     if (!appendOnly) {
-      raw.prepare("UPDATE audit SET outcome = 'pending', error = NULL, latency_ms = NULL, echo = NULL, completed_at = NULL, done_hash = NULL WHERE id = ?").run(callId);
+      raw
+        .prepare("UPDATE audit SET outcome = 'pending', error = NULL, latency_ms = NULL, echo = NULL, completed_at = NULL, done_hash = NULL WHERE id = ?")
+        .run(callId);
       return;
     }
     // Its outcome is an entry of its own: the only way back to pending is to remove it.

@@ -62,10 +62,18 @@ describe('security: a command topic has one owner', () => {
     let home: TestHome;
     before(async () => {
       home = await startHome(broker);
-      home.hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'light', action: 'actuate', effect: 'allow', note: 'test: family switches lights' });
+      home.hearth.policy.add({
+        subject: 'role:family',
+        targetType: 'kind',
+        target: 'light',
+        action: 'actuate',
+        effect: 'allow',
+        note: 'test: family switches lights',
+      });
     });
     after(async () => {
-      for (const t of ['homeassistant/light/porch/config', 'homeassistant/light/porch_words/config']) await client.publishAsync(t, '', { qos: 1, retain: true });
+      for (const t of ['homeassistant/light/porch/config', 'homeassistant/light/porch_words/config'])
+        await client.publishAsync(t, '', { qos: 1, retain: true });
       await home?.close();
     });
 
@@ -83,7 +91,11 @@ describe('security: a command topic has one owner', () => {
       const porch = entityNamed(home.hearth, 'Porch light');
       const tool = toolOf(home.hearth, porch);
       if (tool) await home.hearth.tools.call(tool.name, { action: 'turn_on' }, ALICE);
-      assert.deepEqual(home.seen.filter((m) => m.topic === LOCK_TOPIC), [], 'nothing reached the lock');
+      assert.deepEqual(
+        home.seen.filter((m) => m.topic === LOCK_TOPIC),
+        [],
+        'nothing reached the lock',
+      );
       assert.equal(porch, undefined, 'the porch light is not in the registry');
       assert.equal(tool, undefined, 'no tool for it');
       // One log line names the topic, the owner and the refused claimant.
@@ -117,7 +129,11 @@ describe('security: a command topic has one owner', () => {
       const row = home.hearth.audit.tail(1)[0];
       assert.equal(row.decision, 'confirm');
       assert.equal(row.entityId, lantern.id);
-      assert.deepEqual(home.seen.filter((m) => m.topic === own), [], 'nothing was sent');
+      assert.deepEqual(
+        home.seen.filter((m) => m.topic === own),
+        [],
+        'nothing was sent',
+      );
       // Its harmless word still goes under the lock's rules (an owner may lock).
       const off = await home.hearth.tools.call(tool.name, { action: 'turn_off' }, OWNER);
       assert.doesNotMatch(off.text!, /needs approval|not allowed/, off.text);
@@ -125,7 +141,7 @@ describe('security: a command topic has one owner', () => {
       assert.equal(home.logs.lines.filter((l) => l.topic === LOCK_TOPIC && /already owned/.test(l.msg)).length, 1);
     });
 
-    it('the transport refuses a command whose topic is no longer the decided entity\'s: failed, audited, nothing sent', async () => {
+    it("the transport refuses a command whose topic is no longer the decided entity's: failed, audited, nothing sent", async () => {
       const file = join(home.dir, 'devices', 'living-room.yaml');
       const text = readFileSync(file, 'utf8');
       const old = 'hearth-demo/living_room_lamp/set';
@@ -144,7 +160,11 @@ describe('security: a command topic has one owner', () => {
         assert.notEqual(row.outcome, 'confirmed');
         assert.notEqual(row.outcome, 'pending');
         assert.match(row.error ?? '', /refused/);
-        assert.deepEqual(home.seen.slice(sent).filter((m) => m.topic === old), [], 'nothing published on the old topic');
+        assert.deepEqual(
+          home.seen.slice(sent).filter((m) => m.topic === old),
+          [],
+          'nothing published on the old topic',
+        );
       } finally {
         writeFileSync(file, text);
         home.hearth.bridge.loadDevices();
@@ -169,10 +189,18 @@ describe('security: a command topic has one owner', () => {
       const hearth = await openHearth(broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4', 'devices.paths': [dir] });
       const topic = 'homeassistant/switch/shed_heater/config';
       try {
-        await announce(client, hearth, topic, { name: 'Shed heater', unique_id: 'shed_heater_1', command_topic: 'shed/heater/set', state_topic: 'shed/heater/state' });
+        await announce(client, hearth, topic, {
+          name: 'Shed heater',
+          unique_id: 'shed_heater_1',
+          command_topic: 'shed/heater/set',
+          state_topic: 'shed/heater/state',
+        });
         const discoveredHeater = entityNamed(hearth, 'Shed heater');
         assert.ok(discoveredHeater, 'alone, the discovered switch owns its topic');
-        writeFileSync(join(dir, 'shed.yaml'), 'devices:\n  - id: shed\n    name: Shed\n    entities:\n      heater:\n        kind: switch\n        name: Shed heater (wired)\n        state_topic: shed/heater/state\n        command_topic: shed/heater/set\n');
+        writeFileSync(
+          join(dir, 'shed.yaml'),
+          'devices:\n  - id: shed\n    name: Shed\n    entities:\n      heater:\n        kind: switch\n        name: Shed heater (wired)\n        state_topic: shed/heater/state\n        command_topic: shed/heater/set\n',
+        );
         hearth.bridge.loadDevices();
         assert.equal(hearth.bridge.registry.entity(discoveredHeater.id), undefined, 'the discovered claimant is refused');
         assert.equal(hearth.bridge.registry.entity('shed.heater')?.commandTopic, 'shed/heater/set');

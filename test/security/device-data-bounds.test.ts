@@ -28,7 +28,12 @@ function pngDeclaring(width: number, height: number): Buffer {
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
   ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(1 + width * 3))), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(Buffer.alloc(1 + width * 3))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /** `{"<key>": [[[[...]]]]}`, `levels` deep: about 2 bytes a level. */
@@ -59,8 +64,8 @@ describe('one device message never stops the bridge', () => {
     const tool = actuatorTool(home.hearth, 'living_room_lamp.lamp');
     const off = await home.hearth.tools.call(tool.name, { action: 'turn_off' }, OWNER);
     const on = await home.hearth.tools.call(tool.name, { action: 'turn_on' }, OWNER);
-    assert.match(typeof off === 'string' ? off : off.text ?? '', /^confirmed/);
-    assert.match(typeof on === 'string' ? on : on.text ?? '', /^confirmed/);
+    assert.match(typeof off === 'string' ? off : (off.text ?? ''), /^confirmed/);
+    assert.match(typeof on === 'string' ? on : (on.text ?? ''), /^confirmed/);
   };
 
   it('skips a state payload nested 5,000 deep, logs topic and reason, keeps the old state', async () => {
@@ -84,7 +89,14 @@ describe('one device message never stops the bridge', () => {
   it('Home Assistant: a deep or huge config is refused; a deep state for a discovered sensor is skipped', async () => {
     await send(
       'homeassistant/sensor/attic_t/config',
-      JSON.stringify({ name: 'Attic temperature', unique_id: 'attic_t', state_topic: 'attic/climate', value_template: '{{ value_json.temperature }}', unit_of_measurement: '°C', device_class: 'temperature' }),
+      JSON.stringify({
+        name: 'Attic temperature',
+        unique_id: 'attic_t',
+        state_topic: 'attic/climate',
+        value_template: '{{ value_json.temperature }}',
+        unit_of_measurement: '°C',
+        device_class: 'temperature',
+      }),
       true,
     );
     const attic = await waitFor('the attic sensor discovered', () => home.hearth.bridge.registry.entities().find((e) => e.stateTopic === 'attic/climate'));

@@ -86,7 +86,10 @@ describe('security: HTTP filters, health, offered tools and device text', () => 
     const byEpoch = await get(`/api/audit?since=${hour}`, ownerToken);
     const byOffset = await get(`/api/audit?since=${encodeURIComponent(new Date(hour + 2 * 3_600_000).toISOString().replace('Z', '+02:00'))}`, ownerToken);
     assert.ok(byEpoch.json.length >= 1);
-    assert.deepEqual(byOffset.json.map((r: { id: number }) => r.id), byEpoch.json.map((r: { id: number }) => r.id));
+    assert.deepEqual(
+      byOffset.json.map((r: { id: number }) => r.id),
+      byEpoch.json.map((r: { id: number }) => r.id),
+    );
     const exported = await fetch(`${server.url}/api/audit/export?since=999999999999999`, { headers: { authorization: `Bearer ${ownerToken}` } });
     assert.equal(exported.status, 400);
   });
@@ -106,10 +109,22 @@ describe('security: HTTP filters, health, offered tools and device text', () => 
   it("offers a guest no actuator a rule could never allow, in MCP and the agent's tool list", async () => {
     const guest = await mcpClient(guestToken);
     const { tools } = await guest.listTools();
-    const actuators = home.hearth.tools.all().filter((t) => t.capability === 'actuator').map((t) => t.name);
+    const actuators = home.hearth.tools
+      .all()
+      .filter((t) => t.capability === 'actuator')
+      .map((t) => t.name);
     assert.ok(actuators.includes('front_door_lock'));
-    assert.deepEqual(tools.map((t) => t.name).filter((n) => actuators.includes(n)), []);
-    assert.deepEqual(home.hearth.tools.forPrincipal({ id: 'http:guest', roles: [] }).filter((t) => t.capability === 'actuator').map((t) => t.name), []);
+    assert.deepEqual(
+      tools.map((t) => t.name).filter((n) => actuators.includes(n)),
+      [],
+    );
+    assert.deepEqual(
+      home.hearth.tools
+        .forPrincipal({ id: 'http:guest', roles: [] })
+        .filter((t) => t.capability === 'actuator')
+        .map((t) => t.name),
+      [],
+    );
     // A rule that allows guests the lamp offers the lamp, and only it.
     home.hearth.policy.add({ subject: 'role:guest', targetType: 'entity', target: 'living_room_lamp.*', action: 'actuate', effect: 'allow' });
     const after = (await guest.listTools()).tools.map((t) => t.name).filter((n) => actuators.includes(n));

@@ -54,28 +54,37 @@ describe('security: rate limits hold', { timeout: 120_000 }, () => {
       const barrier = new SharedArrayBuffer(8);
       const flag = new Int32Array(barrier);
       const N = 12;
-      const workers = Array.from({ length: N }, () =>
-        new Worker(WORKER, {
-          eval: true,
-          workerData: {
-            path,
-            barrier,
-            tries: 4,
-            dbModule: new URL('../../dist/db/database.js', import.meta.url).href,
-            policyModule: new URL('../../dist/policy/engine.js', import.meta.url).href,
-          },
-        }),
+      const workers = Array.from(
+        { length: N },
+        () =>
+          new Worker(WORKER, {
+            eval: true,
+            workerData: {
+              path,
+              barrier,
+              tries: 4,
+              dbModule: new URL('../../dist/db/database.js', import.meta.url).href,
+              policyModule: new URL('../../dist/policy/engine.js', import.meta.url).href,
+            },
+          }),
       );
       try {
-        const results = workers.map((w) => new Promise<{ allowed: number; errors: string[] }>((resolve, reject) => {
-          w.once('message', resolve);
-          w.once('error', reject);
-        }));
+        const results = workers.map(
+          (w) =>
+            new Promise<{ allowed: number; errors: string[] }>((resolve, reject) => {
+              w.once('message', resolve);
+              w.once('error', reject);
+            }),
+        );
         await waitFor('every worker at the barrier', () => Atomics.load(flag, 1) === N, 60_000);
         Atomics.store(flag, 0, 1);
         Atomics.notify(flag, 0);
         const all = await Promise.all(results);
-        assert.deepEqual(all.flatMap((r) => r.errors), [], 'no worker failed (a busy database must wait, not fail)');
+        assert.deepEqual(
+          all.flatMap((r) => r.errors),
+          [],
+          'no worker failed (a busy database must wait, not fail)',
+        );
         const allowed = all.reduce((n, r) => n + r.allowed, 0);
         assert.equal(allowed, 5, `a max-5 rule allowed ${allowed} calls`);
         const check = openDatabase(path);
@@ -103,7 +112,16 @@ describe('security: rate limits hold', { timeout: 120_000 }, () => {
 
     it('a max-1 rule on a lock allows one approved unlock, not three', async () => {
       const owner = { id: 'cli:owner', roles: ['owner'] };
-      home.hearth.policy.add({ subject: 'role:owner', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', maxCalls: 1, perSeconds: 3600, note: 'test: one lock action an hour' });
+      home.hearth.policy.add({
+        subject: 'role:owner',
+        targetType: 'kind',
+        target: 'lock',
+        action: 'actuate',
+        effect: 'allow',
+        maxCalls: 1,
+        perSeconds: 3600,
+        note: 'test: one lock action an hour',
+      });
       const outcomes: string[] = [];
       for (let i = 0; i < 3; i++) {
         // The owner answers its own call (an owner may approve): the built-in confirm rule is satisfied.

@@ -38,12 +38,27 @@ describe('security: the web page shows a guest only what it may read', () => {
     server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0 });
     guestToken = home.hearth.tokens.create('guest-tablet', 'http:guest').secret;
     home.hearth.policy.setRoles('http:guest', ['guest']);
-    home.hearth.policy.add({ subject: 'role:guest', targetType: 'entity', target: 'front_door.*', action: 'read', effect: 'deny', note: 'test: guests do not see the front door' });
+    home.hearth.policy.add({
+      subject: 'role:guest',
+      targetType: 'entity',
+      target: 'front_door.*',
+      action: 'read',
+      effect: 'deny',
+      note: 'test: guests do not see the front door',
+    });
     publisher = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
     context = await chromium.launchPersistentContext(profile, {
       executablePath,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       timeout: 30_000,
     });
     page = context.pages()[0] ?? (await context.newPage());

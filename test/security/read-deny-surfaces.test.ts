@@ -86,7 +86,14 @@ describe('security: a read deny holds at every surface', () => {
     home.hearth.policy.setRoles('http:owner', ['owner']);
     guestToken = home.hearth.tokens.create('guest-tablet', 'http:guest').secret;
     home.hearth.policy.setRoles('http:guest', ['guest']);
-    home.hearth.policy.add({ subject: 'role:guest', targetType: 'entity', target: 'front_door.*', action: 'read', effect: 'deny', note: 'test: guests do not see the front door' });
+    home.hearth.policy.add({
+      subject: 'role:guest',
+      targetType: 'entity',
+      target: 'front_door.*',
+      action: 'read',
+      effect: 'deny',
+      note: 'test: guests do not see the front door',
+    });
     publisher = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
   });
   after(async () => {
@@ -102,7 +109,10 @@ describe('security: a read deny holds at every surface', () => {
     assert.equal(guest.status, 200);
     const guestIds = guest.json.map((e: { id: string }) => e.id);
     assert.ok(guestIds.includes('living_room_lamp.lamp'), guestIds.join(', '));
-    assert.deepEqual(guestIds.filter((id: string) => id.startsWith('front_door.')), []);
+    assert.deepEqual(
+      guestIds.filter((id: string) => id.startsWith('front_door.')),
+      [],
+    );
     const owner = await get('/api/devices', ownerToken);
     const ownerIds = owner.json.map((e: { id: string }) => e.id);
     assert.ok(ownerIds.includes('front_door.lock') && ownerIds.includes('front_door.camera'), ownerIds.join(', '));
@@ -126,8 +136,14 @@ describe('security: a read deny holds at every surface', () => {
     await publisher.publishAsync('hearth-demo/living_room_lamp/state', home.hearth.bridge.cache.get('living_room_lamp.lamp')?.value === 'on' ? 'OFF' : 'ON');
     const lampSeen = (s: { events: SseEvent[] }) => s.events.some((e) => e.event === 'state' && e.data.id === 'living_room_lamp.lamp');
     await waitFor('the lamp state on both streams', () => lampSeen(guest) && lampSeen(owner));
-    assert.ok(owner.events.some((e) => e.event === 'state' && e.data.id === 'front_door.lock'), 'the owner sees the lock');
-    assert.deepEqual(guest.events.filter((e) => JSON.stringify(e.data).includes('front_door')), []);
+    assert.ok(
+      owner.events.some((e) => e.event === 'state' && e.data.id === 'front_door.lock'),
+      'the owner sees the lock',
+    );
+    assert.deepEqual(
+      guest.events.filter((e) => JSON.stringify(e.data).includes('front_door')),
+      [],
+    );
     await guest.cancel();
     await owner.cancel();
   });
@@ -136,11 +152,17 @@ describe('security: a read deny holds at every surface', () => {
     const guest = await mcpClient(guestToken);
     const { resources } = await guest.listResources();
     assert.ok(resources.length > 0);
-    assert.deepEqual(resources.filter((r) => r.uri.includes('front_door')), []);
+    assert.deepEqual(
+      resources.filter((r) => r.uri.includes('front_door')),
+      [],
+    );
     await assert.rejects(guest.readResource({ uri: 'hearth://entity/front_door.lock' }), /not allowed/);
     await assert.rejects(guest.subscribeResource({ uri: 'hearth://camera/front_door.camera/frame' }), /not allowed/);
     const { tools } = await guest.listTools();
-    assert.deepEqual(tools.filter((t) => t.name.startsWith('front_door')).map((t) => t.name), []);
+    assert.deepEqual(
+      tools.filter((t) => t.name.startsWith('front_door')).map((t) => t.name),
+      [],
+    );
     const owner = await mcpClient(ownerToken);
     assert.ok((await owner.listResources()).resources.some((r) => r.uri === 'hearth://entity/front_door.lock'));
   });
@@ -160,7 +182,10 @@ describe('security: a read deny holds at every surface', () => {
   it('a Node-RED device node refuses the denied read, and its errors name no tool it may not use', async () => {
     const bridge = new BridgeController(async () => home.hearth as never);
     const guest = new DeviceController(bridge, { nodeId: 'guest-node', roles: ['guest'] });
-    await assert.rejects(guest.read('front_door.lock'), (err: Error & { code?: string }) => err.code === 'denied' && /guests do not see the front door/.test(err.message));
+    await assert.rejects(
+      guest.read('front_door.lock'),
+      (err: Error & { code?: string }) => err.code === 'denied' && /guests do not see the front door/.test(err.message),
+    );
     const lamp = await guest.read('living_room_lamp.lamp');
     assert.equal(lamp.entity.id, 'living_room_lamp.lamp');
     await assert.rejects(guest.call('no_such_tool', {}), (err: Error) => /unknown tool/.test(err.message) && !err.message.includes('front_door'));

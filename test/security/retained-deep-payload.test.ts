@@ -68,7 +68,9 @@ describe('a retained deep payload at start', () => {
     assert.equal(created.code, 0, created.stderr);
     const secret = /hearth_[A-Za-z0-9_-]+/.exec(created.stdout)![0];
     client = new Client({ name: 'security-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${httpPort}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${httpPort}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }),
+    );
     const result = (await client.callTool({ name: 'living_room_lamp', arguments: { action: 'turn_on' } })) as CallToolResult;
     const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
     assert.equal(result.isError ?? false, false, text);

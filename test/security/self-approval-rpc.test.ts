@@ -72,9 +72,30 @@ describe('security: a session cannot approve its own held unlock (hearth agent r
     home = await startHome(broker);
     // chat:locksmith may operate locks, so the built-in rule holds unlock for a person; it is no approver.
     home.hearth.policy.setRoles('chat:locksmith', ['family']);
-    home.hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', note: 'test: family operates locks' });
+    home.hearth.policy.add({
+      subject: 'role:family',
+      targetType: 'kind',
+      target: 'lock',
+      action: 'actuate',
+      effect: 'allow',
+      note: 'test: family operates locks',
+    });
     rpc = startRpc(
-      ['--mqtt-url', broker.url, '--no-demo', '--devices', join(home.dir, 'devices'), '--db', join(home.dir, 'hearth.db'), '--log-level', 'warn', '--set', 'mqtt.protocolVersion=4', '--set', 'tools.shape=per-entity'],
+      [
+        '--mqtt-url',
+        broker.url,
+        '--no-demo',
+        '--devices',
+        join(home.dir, 'devices'),
+        '--db',
+        join(home.dir, 'hearth.db'),
+        '--log-level',
+        'warn',
+        '--set',
+        'mqtt.protocolVersion=4',
+        '--set',
+        'tools.shape=per-entity',
+      ],
       { HEARTH_PRINCIPAL: 'chat:locksmith' },
     );
     rpc.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientInfo: { name: 'security-test', version: '0' } } });

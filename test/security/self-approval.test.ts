@@ -65,7 +65,14 @@ describe('security: a session cannot approve its own held unlock (HTTP door)', (
     // The locksmith may operate locks (so the built-in rule holds unlock for a person), but is no approver.
     locksmithToken = home.hearth.tokens.create('locksmith', 'http:locksmith').secret;
     home.hearth.policy.setRoles('http:locksmith', ['family']);
-    home.hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', note: 'test: family operates locks' });
+    home.hearth.policy.add({
+      subject: 'role:family',
+      targetType: 'kind',
+      target: 'lock',
+      action: 'actuate',
+      effect: 'allow',
+      note: 'test: family operates locks',
+    });
   });
   after(async () => {
     await server?.close();

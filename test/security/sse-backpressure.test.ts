@@ -218,7 +218,9 @@ describe('security: event stream backpressure and caps', () => {
     const clients: Client[] = [];
     for (const secret of [here, elsewhere, kept]) {
       const client = new Client({ name: 'revocation-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }),
+      );
       clients.push(client);
     }
     try {

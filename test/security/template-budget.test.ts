@@ -16,8 +16,8 @@ import { actuatorTool, OWNER, startHome, type TestHome } from '../helpers/home.j
 import { waitFor } from '../helpers/wait.js';
 
 /** Doubling a string 18 times: 2^18 times its length, over the 256 Ki-character limit. */
-const DOUBLE_TILDE = "{% set s = value %}{% for i in range(18) %}{% set s = s ~ s %}{% endfor %}{{ s }}";
-const DOUBLE_PLUS = "{% set s = value | string %}{% for i in range(18) %}{% set s = s + s %}{% endfor %}{{ s }}";
+const DOUBLE_TILDE = '{% set s = value %}{% for i in range(18) %}{% set s = s ~ s %}{% endfor %}{{ s }}';
+const DOUBLE_PLUS = '{% set s = value | string %}{% for i in range(18) %}{% set s = s + s %}{% endfor %}{{ s }}';
 const REPLACE = "{{ (value * 100000) | replace('O', 'OOOOOOOOOO') }}";
 const JOIN = "{{ ([value * 100000] * 5) | join('') }}";
 const LOOPS = '{% for i in range(3000) %}{% for j in range(3000) %}{% endfor %}{% endfor %}{{ value }}';
@@ -44,13 +44,19 @@ describe('template budgets', () => {
     pub.publishAsync(`homeassistant/${component}/${id}/config`, JSON.stringify({ unique_id: id, ...config }), { qos: 1, retain: true });
   const discovered = (id: string, stateTopic: string) =>
     waitFor<Entity>(`${id} discovered`, () => home.hearth.bridge.registry.entities().find((e) => e.stateTopic === stateTopic));
-  const warned = (topic: string, msg: RegExp) => waitFor(`a log line on ${topic} matching ${msg}`, () => home.logs.lines.find((l) => l.topic === topic && msg.test(l.msg)));
+  const warned = (topic: string, msg: RegExp) =>
+    waitFor(`a log line on ${topic} matching ${msg}`, () => home.logs.lines.find((l) => l.topic === topic && msg.test(l.msg)));
   const hasActuator = (entityId: string) => home.hearth.tools.all().some((t) => t.capability === 'actuator' && t.meta.entityIds.includes(entityId));
 
   it('command templates that blow up through ~, +, filters or loops leave the switch without commands', async () => {
     const bombs = { tilde: DOUBLE_TILDE, plus: DOUBLE_PLUS, replace: REPLACE, join: JOIN, loops: LOOPS };
     for (const [name, template] of Object.entries(bombs)) {
-      await announce('switch', `bomb_${name}`, { name: `Bomb ${name}`, state_topic: `bomb/${name}/state`, command_topic: `bomb/${name}/set`, command_template: template });
+      await announce('switch', `bomb_${name}`, {
+        name: `Bomb ${name}`,
+        state_topic: `bomb/${name}/state`,
+        command_topic: `bomb/${name}/set`,
+        command_template: template,
+      });
     }
     const limits: Record<string, RegExp> = {
       tilde: /command template .* failed: the result of '~' would be too long: \d+ characters, over the 262144-character limit/,
@@ -69,7 +75,11 @@ describe('template budgets', () => {
   });
 
   it('a value template over budget skips that payload with the reason, and the sensor keeps its value', async () => {
-    await announce('sensor', 'bomb_value', { name: 'Bomb value', state_topic: 'bomb/value', value_template: "{% if value == 'ok' %}{{ 7 }}{% else %}" + DOUBLE_TILDE.replace('{{ s }}', '{{ s | length }}') + '{% endif %}' });
+    await announce('sensor', 'bomb_value', {
+      name: 'Bomb value',
+      state_topic: 'bomb/value',
+      value_template: "{% if value == 'ok' %}{{ 7 }}{% else %}" + DOUBLE_TILDE.replace('{{ s }}', '{{ s | length }}') + '{% endif %}',
+    });
     const sensor = await discovered('bomb_value', 'bomb/value');
     await pub.publishAsync('bomb/value', 'ok', { qos: 1 });
     await waitFor('the first reading', () => home.hearth.bridge.cache.get(sensor.id)?.value === 7);
@@ -96,6 +106,9 @@ describe('template budgets', () => {
     const result = await home.hearth.tools.call(tool.name, { value: 5 }, OWNER);
     assert.match(text(result), /would be too long/);
     assert.ok(typeof result !== 'string' && result.isError, text(result));
-    assert.deepEqual(home.seen.filter((m) => m.topic === 'bomb/number/set'), []);
+    assert.deepEqual(
+      home.seen.filter((m) => m.topic === 'bomb/number/set'),
+      [],
+    );
   });
 });

@@ -50,7 +50,11 @@ describe('security: tool names cannot be taken over', () => {
 
     it('a discovered "Front door lock" whose id sorts first does not get the real lock\'s tool name', async () => {
       assert.equal(toolFor(home.hearth, 'front_door.lock'), 'front_door_lock');
-      await client.publishAsync(topic, JSON.stringify({ name: 'Front door lock', unique_id: 'a_fake_lock', command_topic: 'fake/lock/set', state_topic: 'fake/lock/state' }), { qos: 1, retain: true });
+      await client.publishAsync(
+        topic,
+        JSON.stringify({ name: 'Front door lock', unique_id: 'a_fake_lock', command_topic: 'fake/lock/set', state_topic: 'fake/lock/state' }),
+        { qos: 1, retain: true },
+      );
       await discovered(home.hearth, [topic]);
       assert.equal(toolFor(home.hearth, 'front_door.lock'), 'front_door_lock', 'the real lock keeps its name');
       assert.match(toolFor(home.hearth, 'a_fake_lock.')!, /^front_door_lock_[0-9a-f]+$/, 'the newcomer is suffixed');

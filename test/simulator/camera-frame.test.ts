@@ -6,11 +6,7 @@ import { drawCameraFrame } from '../../src/simulator/camera-frame.js';
 const AT = new Date('2024-05-17T08:30:15Z');
 
 /** Count pixels whose R, G and B are all above `threshold` in rows [y0, y1) and columns [x0, x1). */
-async function countBright(
-  jpeg: Buffer,
-  region: { x0: number; x1: number; y0: number; y1: number },
-  threshold = 200,
-): Promise<number> {
+async function countBright(jpeg: Buffer, region: { x0: number; x1: number; y0: number; y1: number }, threshold = 200): Promise<number> {
   const { data, info } = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true });
   assert.equal(info.channels, 3);
   let n = 0;

@@ -71,10 +71,14 @@ class Observer {
     const client = mqtt.connect(url, { protocolVersion: 4, clientId: `observer-${process.pid}-${Date.now()}`, reconnectPeriod: 0 });
     const observer = new Observer(client);
     try {
-      await within(STEP_MS, 'the observer to connect', new Promise((resolve, reject) => {
-        client.once('connect', resolve);
-        client.once('error', reject);
-      }));
+      await within(
+        STEP_MS,
+        'the observer to connect',
+        new Promise((resolve, reject) => {
+          client.once('connect', resolve);
+          client.once('error', reject);
+        }),
+      );
       await within(STEP_MS, 'the observer to subscribe', client.subscribeAsync('hearth-demo/#', { qos: 1 }));
     } catch (err) {
       client.end(true);
@@ -270,10 +274,17 @@ for (const { kind, start } of brokerKinds) {
       assert.deepEqual(observer!.since(mark, kitchen.stateTopic), [], 'no echo from the kitchen light');
       assert.deepEqual(observer!.since(mark, lamp.stateTopic), [], 'no echo from the lamp');
       // The thermostat reports on a timer, so only its mode is checked.
-      assert.ok(observer!.since(mark, thermostat.stateTopic).every((m) => json(m)?.mode === 'heat'), 'no party mode');
+      assert.ok(
+        observer!.since(mark, thermostat.stateTopic).every((m) => json(m)?.mode === 'heat'),
+        'no party mode',
+      );
       assert.equal(sim!.state(kitchen.id).brightness, 100);
       assert.equal(sim!.state(thermostat.id).value, 'heat');
-      const ignored = warnings().slice(warned).filter((w) => w.msg === 'command ignored').map((w) => w.entity).sort();
+      const ignored = warnings()
+        .slice(warned)
+        .filter((w) => w.msg === 'command ignored')
+        .map((w) => w.entity)
+        .sort();
       assert.deepEqual(ignored, [kitchen.id, lamp.id, thermostat.id].sort());
     });
 
@@ -282,7 +293,13 @@ for (const { kind, start } of brokerKinds) {
       await sim!.stopDevice('garage_door');
       await observer!.waitFor('garage offline', (m) => m.topic === garageAvailability && m.text === 'offline', mark);
       // No other device dropped out.
-      assert.deepEqual(observer!.since(mark).filter((m) => m.text === 'offline').map((m) => m.topic), [garageAvailability]);
+      assert.deepEqual(
+        observer!
+          .since(mark)
+          .filter((m) => m.text === 'offline')
+          .map((m) => m.topic),
+        [garageAvailability],
+      );
 
       mark = observer!.mark();
       await sim!.startDevice('garage_door');
@@ -301,8 +318,15 @@ for (const { kind, start } of brokerKinds) {
       assert.equal(states[0], 'opening');
       assert.equal(states.at(-1), 'open');
       const positions = observer!.since(mark, positionTopic).map((m) => Number(m.text));
-      assert.ok(positions.some((p) => p > 0 && p < 100), `an intermediate position in ${positions.join(', ')}`);
-      assert.deepEqual(positions, [...positions].sort((a, b) => a - b), 'positions only rise');
+      assert.ok(
+        positions.some((p) => p > 0 && p < 100),
+        `an intermediate position in ${positions.join(', ')}`,
+      );
+      assert.deepEqual(
+        positions,
+        [...positions].sort((a, b) => a - b),
+        'positions only rise',
+      );
       assert.deepEqual(sim!.state(garage.id), { value: 'open', position: 100 });
 
       mark = observer!.mark();

@@ -57,7 +57,11 @@ describe('fan, valve and alarm panel', () => {
   before(async () => {
     broker = await startAedes();
     writeFileSync(join(dir, 'kinds.yaml'), FILE);
-    const { config } = loadConfig({ cwd: dir, env: {}, flags: { 'mqtt.url': broker.url, 'devices.paths': [dir], demo: false, 'database.path': join(dir, 'h.db') } });
+    const { config } = loadConfig({
+      cwd: dir,
+      env: {},
+      flags: { 'mqtt.url': broker.url, 'devices.paths': [dir], demo: false, 'database.path': join(dir, 'h.db') },
+    });
     hearth = await Hearth.open({ config, log: logSink('warn').log });
     hearth.policy.add({ subject: 'role:owner', targetType: 'any', target: '*', action: 'actuate', effect: 'allow' });
     sim = await startSimulator({ url: broker.url, devices: hearth.bridge.registry.devices(), log: logSink('warn').log });
@@ -76,8 +80,18 @@ describe('fan, valve and alarm panel', () => {
     assert.deepEqual(props.action.enum, ['turn_on', 'turn_off', 'set_percentage', 'set_preset_mode']);
     assert.equal(props.percentage.maximum, 100);
     assert.deepEqual(props.preset_mode.enum, ['eco', 'boost']);
-    assert.deepEqual((hearth.tools.get('garden_valve')!.parameters.properties as Record<string, { enum?: string[] }>).action.enum, ['open', 'close', 'stop', 'set_position']);
-    assert.deepEqual((hearth.tools.get('house_alarm')!.parameters.properties as Record<string, { enum?: string[] }>).action.enum, ['arm_home', 'arm_away', 'arm_night', 'disarm']);
+    assert.deepEqual((hearth.tools.get('garden_valve')!.parameters.properties as Record<string, { enum?: string[] }>).action.enum, [
+      'open',
+      'close',
+      'stop',
+      'set_position',
+    ]);
+    assert.deepEqual((hearth.tools.get('house_alarm')!.parameters.properties as Record<string, { enum?: string[] }>).action.enum, [
+      'arm_home',
+      'arm_away',
+      'arm_night',
+      'disarm',
+    ]);
   });
 
   it('a fan takes speed and presets, confirmed by its echo', async () => {

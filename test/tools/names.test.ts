@@ -7,9 +7,7 @@ import { assignNames, baseToolName, isValidToolName, MAX_TOOL_NAME, RESERVED_NAM
 const noInvoke = async () => ({ text: '' });
 
 function homeWithNames(names: string[]) {
-  const entities = names
-    .map((n, i) => `      e${i}: { kind: switch, name: ${JSON.stringify(n)}, state_topic: h/${i}, command_topic: h/${i}/set }`)
-    .join('\n');
+  const entities = names.map((n, i) => `      e${i}: { kind: switch, name: ${JSON.stringify(n)}, state_topic: h/${i}, command_topic: h/${i}/set }`).join('\n');
   const parsed = parseDeviceFile('hostile.yaml', `devices:\n  - id: hostile\n    entities:\n${entities}\n`);
   assert.ok('devices' in parsed, JSON.stringify(parsed));
   return parsed.devices[0].entities;
@@ -68,7 +66,13 @@ describe('tool names', () => {
     assert.equal(names.get('a.x'), 'lamp');
     assert.match(names.get('b.x')!, /^lamp_[0-9a-f]{6}$/);
     assert.notEqual(names.get('b.x'), names.get('c.x'));
-    assert.deepEqual(assignNames([{ key: 'b.x', base: 'lamp' }, { key: 'a.x', base: 'lamp' }]).get('b.x'), names.get('b.x'));
+    assert.deepEqual(
+      assignNames([
+        { key: 'b.x', base: 'lamp' },
+        { key: 'a.x', base: 'lamp' },
+      ]).get('b.x'),
+      names.get('b.x'),
+    );
   });
 
   it('falls back to the id for names with nothing usable, and never emits a reserved name', () => {

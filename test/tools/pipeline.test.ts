@@ -26,7 +26,10 @@ for (const { kind, start } of brokerKinds) {
     it('reads every sensor as text with value, unit, age and availability', async () => {
       const t = await call('living_room_temperature');
       assert.equal(t.isError, undefined);
-      assert.match(t.text!, /^"Living room temperature" \(living_room_climate\.temperature, area "Living room"\): -?\d+(\.\d)? °C; updated (just now|\d+ s ago); online\.$/);
+      assert.match(
+        t.text!,
+        /^"Living room temperature" \(living_room_climate\.temperature, area "Living room"\): -?\d+(\.\d)? °C; updated (just now|\d+ s ago); online\.$/,
+      );
       assert.match((await call('living_room_humidity')).text!, /\d+ %/);
       assert.match((await call('hallway_motion')).text!, /motion (on|off)/);
       assert.match((await call('thermostat_reading')).text!, /mode heat, target temperature 20\.5 °C, current temperature [\d.]+ °C, activity (heating|idle)/);
@@ -45,10 +48,13 @@ for (const { kind, start } of brokerKinds) {
       const off = await call('living_room_lamp', { action: 'turn_off' });
       assert.match(off.text!, /^confirmed: .*: off;/);
       const mine = rows().slice(before);
-      assert.deepEqual(mine.map((r) => [r.tool, r.action, r.outcome]), [
-        ['living_room_lamp', 'turn_on', 'confirmed'],
-        ['living_room_lamp', 'turn_off', 'confirmed'],
-      ]);
+      assert.deepEqual(
+        mine.map((r) => [r.tool, r.action, r.outcome]),
+        [
+          ['living_room_lamp', 'turn_on', 'confirmed'],
+          ['living_room_lamp', 'turn_off', 'confirmed'],
+        ],
+      );
       assert.equal(mine[0].principal, OWNER.id);
       assert.ok(typeof mine[0].latencyMs === 'number');
       assert.match(String(mine[0].echo), /"value":"on"/);
@@ -59,11 +65,27 @@ for (const { kind, start } of brokerKinds) {
     it('acts on every demo actuator: dimmer, thermostat, garage door, lock (with approval)', async () => {
       const dim = await call('kitchen_light', { action: 'turn_on', brightness: 77 });
       assert.match(dim.text!, /^confirmed: .*on, brightness 77 of 254/);
-      assert.deepEqual(JSON.parse(home.commands().filter((c) => c.topic === 'hearth-demo/kitchen_light/set').at(-1)!.payload), { state: 'ON', brightness: 77 });
+      assert.deepEqual(
+        JSON.parse(
+          home
+            .commands()
+            .filter((c) => c.topic === 'hearth-demo/kitchen_light/set')
+            .at(-1)!.payload,
+        ),
+        { state: 'ON', brightness: 77 },
+      );
       // The simulated bulb takes CIE xy, and reports the colour back.
       const blue = await call('kitchen_light', { action: 'turn_on', color: 'Blue' });
       assert.match(blue.text!, /^confirmed: .*on, brightness 77 of 254, colour about blue \(x 0\.1\d+, y 0\.0\d+\)/, blue.text);
-      assert.deepEqual(JSON.parse(home.commands().filter((c) => c.topic === 'hearth-demo/kitchen_light/set').at(-1)!.payload), { state: 'ON', color: { x: 0.15, y: 0.06 } });
+      assert.deepEqual(
+        JSON.parse(
+          home
+            .commands()
+            .filter((c) => c.topic === 'hearth-demo/kitchen_light/set')
+            .at(-1)!.payload,
+        ),
+        { state: 'ON', color: { x: 0.15, y: 0.06 } },
+      );
 
       const temp = await call('thermostat', { action: 'set_temperature', temperature: 22.5 });
       assert.match(temp.text!, /^confirmed: .*target temperature 22\.5 °C/);
@@ -147,18 +169,27 @@ for (const { kind, start } of brokerKinds) {
     it('keeps calls to one device in order and runs different devices in parallel', async () => {
       const before = home.commands().length;
       const actions = ['turn_on', 'turn_off', 'turn_on', 'turn_off', 'turn_on', 'turn_off', 'turn_on', 'turn_off'];
-      const results = await Promise.all([
-        ...actions.map((action) => call('living_room_lamp', { action })),
-        call('kitchen_light', { action: 'turn_off' }),
-      ]);
+      const results = await Promise.all([...actions.map((action) => call('living_room_lamp', { action })), call('kitchen_light', { action: 'turn_off' })]);
       for (const r of results) assert.match(r.text!, /^confirmed/);
-      const lamp = home.commands().slice(before).filter((c) => c.topic === 'hearth-demo/living_room_lamp/set');
-      assert.deepEqual(lamp.map((c) => c.payload), actions.map((a) => (a === 'turn_on' ? 'ON' : 'OFF')));
+      const lamp = home
+        .commands()
+        .slice(before)
+        .filter((c) => c.topic === 'hearth-demo/living_room_lamp/set');
+      assert.deepEqual(
+        lamp.map((c) => c.payload),
+        actions.map((a) => (a === 'turn_on' ? 'ON' : 'OFF')),
+      );
       // Each lamp command waited for the previous echo: a state message sits between two commands.
       const seq = home.seen.filter((m) => m.topic.startsWith('hearth-demo/living_room_lamp/'));
-      const setIdx = seq.map((m, i) => (m.topic.endsWith('/set') ? i : -1)).filter((i) => i >= 0).slice(-actions.length);
+      const setIdx = seq
+        .map((m, i) => (m.topic.endsWith('/set') ? i : -1))
+        .filter((i) => i >= 0)
+        .slice(-actions.length);
       for (let i = 1; i < setIdx.length; i++) {
-        assert.ok(seq.slice(setIdx[i - 1], setIdx[i]).some((m) => m.topic.endsWith('/state')), 'echo before the next command');
+        assert.ok(
+          seq.slice(setIdx[i - 1], setIdx[i]).some((m) => m.topic.endsWith('/state')),
+          'echo before the next command',
+        );
       }
     });
 
@@ -205,7 +236,12 @@ for (const { kind, start } of brokerKinds) {
       // The garage takes a while to close: the broker dies while the bridge waits for it.
       const sent = home.commands().length;
       const closing = call('garage_door', { action: 'close' });
-      await waitFor('close command sent', () => home.commands().slice(sent).some((c) => c.topic === 'hearth-demo/garage_door/set'));
+      await waitFor('close command sent', () =>
+        home
+          .commands()
+          .slice(sent)
+          .some((c) => c.topic === 'hearth-demo/garage_door/set'),
+      );
       await broker.stop();
       const res = await closing;
       // The command had left: what the door did is not known, so the result and the audit say unconfirmed.

@@ -15,7 +15,9 @@ function bigHome(n: number): Device[] {
   for (let i = 0; i < n; i++) {
     const kind = kinds[i % kinds.length];
     const cmd = ['sensor', 'binary_sensor'].includes(kind) ? '' : `, command_topic: big/${i}/set`;
-    lines.push(`      e${i}: { kind: ${kind}, name: "Room ${Math.floor(i / 6)} ${kind} ${i}", area: "Room ${Math.floor(i / 6)}", state_topic: big/${i}${cmd} }`);
+    lines.push(
+      `      e${i}: { kind: ${kind}, name: "Room ${Math.floor(i / 6)} ${kind} ${i}", area: "Room ${Math.floor(i / 6)}", state_topic: big/${i}${cmd} }`,
+    );
   }
   const parsed = parseDeviceFile('big.yaml', `devices:\n  - id: big\n    entities:\n${lines.join('\n')}\n`);
   assert.ok('devices' in parsed);
@@ -35,11 +37,19 @@ describe('tool set shapes', () => {
     const entities = bigHome(660)[0].entities;
     const grouped = generateTools(entities, { shape: 'auto', groupAbove: 40 }, noop);
     assert.equal(grouped.shape, 'grouped');
-    assert.deepEqual(grouped.tools.map((t) => t.name).sort(), ['control_covers', 'control_lights', 'control_locks', 'control_switches', 'find_entities', 'get_history', 'get_state']);
+    assert.deepEqual(grouped.tools.map((t) => t.name).sort(), [
+      'control_covers',
+      'control_lights',
+      'control_locks',
+      'control_switches',
+      'find_entities',
+      'get_history',
+      'get_state',
+    ]);
     const tokens = estimateTokens(toolSpecs(grouped.tools));
     assert.ok(tokens < 8000, `grouped specs are ~${tokens} tokens`);
     const perEntity = generateTools(entities, { shape: 'per-entity', groupAbove: 40 }, noop);
-    assert.equal(perEntity.tools.length, 662, "660 entity tools, get_state and get_history");
+    assert.equal(perEntity.tools.length, 662, '660 entity tools, get_state and get_history');
     assert.ok(estimateTokens(toolSpecs(perEntity.tools)) > 10 * tokens, 'per-entity would blow the budget');
     // Above the enum limit the entity argument is a free id checked at call time.
     const lights = grouped.tools.find((t) => t.name === 'control_lights')!;
@@ -61,10 +71,27 @@ describe('tool set on a running home', () => {
 
   it('grouped tools act through the entity argument and check each device', async () => {
     const call = (tool: string, args: Record<string, unknown>) => home.hearth.tools.call(tool, args, OWNER);
-    assert.deepEqual(home.hearth.tools.all().map((t) => t.name).sort(), [
-      'control_climate', 'control_covers', 'control_lights', 'control_locks', 'control_switches', 'find_entities', 'get_camera_image', 'get_history', 'get_state',
-    ]);
-    assert.match((await call('control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 30 })).text!, /^confirmed: .*brightness 30 of 254/);
+    assert.deepEqual(
+      home.hearth.tools
+        .all()
+        .map((t) => t.name)
+        .sort(),
+      [
+        'control_climate',
+        'control_covers',
+        'control_lights',
+        'control_locks',
+        'control_switches',
+        'find_entities',
+        'get_camera_image',
+        'get_history',
+        'get_state',
+      ],
+    );
+    assert.match(
+      (await call('control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 30 })).text!,
+      /^confirmed: .*brightness 30 of 254/,
+    );
     const wrongKind = await call('control_lights', { entity: 'living_room_lamp.lamp', action: 'turn_on' });
     assert.equal(wrongKind.isError, true);
     assert.match(wrongKind.text!, /"entity" must be one of "kitchen_light\.light"/);
@@ -78,7 +105,10 @@ describe('tool set on a running home', () => {
   it('regenerates when devices appear, change or vanish, and announces only real changes', async () => {
     const events: string[][] = [];
     home.hearth.tools.on('changed', (tools) => events.push(tools.map((t) => t.name)));
-    const extra = parseDeviceFile('extra.yaml', 'devices:\n  - id: fan\n    area: Attic\n    entities:\n      relay: { kind: switch, name: Attic fan, state_topic: fan/state, command_topic: fan/set }\n');
+    const extra = parseDeviceFile(
+      'extra.yaml',
+      'devices:\n  - id: fan\n    area: Attic\n    entities:\n      relay: { kind: switch, name: Attic fan, state_topic: fan/state, command_topic: fan/set }\n',
+    );
     assert.ok('devices' in extra);
     home.hearth.bridge.registry.setSource('test', 5, extra.devices);
     assert.equal(events.length, 1);
@@ -89,12 +119,17 @@ describe('tool set on a running home', () => {
     assert.equal(events.length, 1, 'the same devices again is no change');
     home.hearth.bridge.registry.setSource('test', 5, []);
     assert.equal(events.length, 2);
-    assert.deepEqual((home.hearth.tools.get('control_switches')!.parameters.properties as Record<string, { enum: string[] }>).entity.enum, ['living_room_lamp.lamp']);
+    assert.deepEqual((home.hearth.tools.get('control_switches')!.parameters.properties as Record<string, { enum: string[] }>).entity.enum, [
+      'living_room_lamp.lamp',
+    ]);
   });
 
   it('leaves out the tools a principal may never use', () => {
     home.hearth.policy.add({ subject: 'role:guest', targetType: 'any', target: '*', action: 'actuate', effect: 'deny', priority: 1000 });
-    const guestTools = home.hearth.tools.forPrincipal({ id: 'chat:visitor', roles: ['guest'] }).map((t) => t.name).sort();
+    const guestTools = home.hearth.tools
+      .forPrincipal({ id: 'chat:visitor', roles: ['guest'] })
+      .map((t) => t.name)
+      .sort();
     assert.deepEqual(guestTools, ['find_entities', 'get_camera_image', 'get_history', 'get_state']);
     assert.equal(home.hearth.tools.forPrincipal(OWNER).length, home.hearth.tools.all().length);
   });
@@ -102,13 +137,17 @@ describe('tool set on a running home', () => {
 
 describe('camera images', () => {
   it('fits a large frame under the byte and size limits, and leaves a small one alone', async () => {
-    const big = await sharp({ create: { width: 3000, height: 2000, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } }).jpeg({ quality: 95 }).toBuffer();
+    const big = await sharp({ create: { width: 3000, height: 2000, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+      .jpeg({ quality: 95 })
+      .toBuffer();
     const fitted = await fitImage(big, 'image/jpeg', { maxImageBytes: 200_000, maxDimension: 1024 });
     assert.equal(fitted.resized, true);
     assert.ok(fitted.bytes.length <= 200_000, `${fitted.bytes.length} bytes`);
     const meta = await sharp(fitted.bytes).metadata();
     assert.ok(Math.max(meta.width!, meta.height!) <= 1024);
-    const small = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#204060' } }).png().toBuffer();
+    const small = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#204060' } })
+      .png()
+      .toBuffer();
     const same = await fitImage(small, 'image/png');
     assert.equal(same.resized, false);
     assert.ok(same.bytes.equals(small));

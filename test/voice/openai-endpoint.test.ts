@@ -81,7 +81,11 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
 
   it('streams chat.completion.chunks; the last carries `hearth`; the raw stream ends with data: [DONE]', async () => {
     const want = lamp() === 'on' ? 'off' : 'on';
-    const stream = await client.chat.completions.create({ model: 'hearth', stream: true, messages: [{ role: 'user', content: `turn ${want} the living room lamp` }] });
+    const stream = await client.chat.completions.create({
+      model: 'hearth',
+      stream: true,
+      messages: [{ role: 'user', content: `turn ${want} the living room lamp` }],
+    });
     let text = '';
     const chunks: any[] = [];
     for await (const chunk of stream) {
@@ -102,13 +106,21 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
     const raw = await fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'hearth', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'is the living room lamp on?' }] }),
+      body: JSON.stringify({
+        model: 'hearth',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'is the living room lamp on?' }],
+      }),
     });
     assert.equal(raw.status, 200);
     assert.match(raw.headers.get('content-type') ?? '', /^text\/event-stream/);
     const body = await raw.text();
     assert.match(body, /data: \[DONE\]\n\n$/);
-    const datas = body.split('\n\n').filter((b) => b.startsWith('data: ')).map((b) => b.slice(6));
+    const datas = body
+      .split('\n\n')
+      .filter((b) => b.startsWith('data: '))
+      .map((b) => b.slice(6));
     const usage = JSON.parse(datas[datas.length - 2]);
     assert.deepEqual(usage.choices, []);
     assert.ok(usage.usage.total_tokens > 0);
@@ -120,7 +132,10 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
     const completion = await client.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'is the living room lamp on?' }] });
     const ext = hearthOf(completion.choices[0].message);
     assert.ok(ext.tool_calls.length >= 1);
-    assert.ok(ext.tool_calls.every((c: { name: string; arguments: Record<string, unknown> }) => c.name === 'get_state' || !c.arguments?.action), JSON.stringify(ext.tool_calls));
+    assert.ok(
+      ext.tool_calls.every((c: { name: string; arguments: Record<string, unknown> }) => c.name === 'get_state' || !c.arguments?.action),
+      JSON.stringify(ext.tool_calls),
+    );
     assert.deepEqual(ext.audit_ids, []);
     assert.match(completion.choices[0].message.content ?? '', /lamp/i);
     assert.equal(home.commands().length, commandsBefore, 'no command was published');
@@ -143,7 +158,7 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
     assert.equal(home.hearth.bridge.cache.get('front_door.lock')?.value, 'locked');
   });
 
-  it('keys a conversation by X-Hearth-Conversation or `user`: the same key is the same saved session, another principal\'s same key is not', async () => {
+  it("keys a conversation by X-Hearth-Conversation or `user`: the same key is the same saved session, another principal's same key is not", async () => {
     const keyed = clientFor(ownerToken, { 'x-hearth-conversation': 'kitchen-chat-1' });
     const a = await keyed.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'is the kitchen light on?' }] });
     const b = await keyed.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'is the living room lamp on?' }] });
@@ -156,7 +171,11 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
 
     const byUser = await client.chat.completions.create({ model: 'hearth', user: 'kitchen-chat-1', messages: [{ role: 'user', content: 'hello' }] });
     assert.equal(hearthOf(byUser.choices[0].message).session, sa, 'the user field keys the same conversation');
-    const guest = await clientFor(guestToken).chat.completions.create({ model: 'hearth', user: 'kitchen-chat-1', messages: [{ role: 'user', content: 'hello' }] });
+    const guest = await clientFor(guestToken).chat.completions.create({
+      model: 'hearth',
+      user: 'kitchen-chat-1',
+      messages: [{ role: 'user', content: 'hello' }],
+    });
     const sg = hearthOf(guest.choices[0].message).session;
     assert.ok(sg);
     assert.notEqual(sg, sa);
@@ -164,17 +183,14 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
 
   it('bad input gets OpenAI-shaped errors naming the parameter', async () => {
     const expectError = async (body: unknown, status: number, param: string | null, message: RegExp) => {
-      await assert.rejects(
-        client.chat.completions.create(body as never),
-        (err: any) => {
-          assert.ok(err instanceof OpenAI.APIError, String(err));
-          assert.equal(err.status, status, `${JSON.stringify(body).slice(0, 80)}: ${err.message}`);
-          assert.equal(err.param, param);
-          assert.match(err.message, message);
-          assert.equal(typeof err.type, 'string');
-          return true;
-        },
-      );
+      await assert.rejects(client.chat.completions.create(body as never), (err: any) => {
+        assert.ok(err instanceof OpenAI.APIError, String(err));
+        assert.equal(err.status, status, `${JSON.stringify(body).slice(0, 80)}: ${err.message}`);
+        assert.equal(err.param, param);
+        assert.match(err.message, message);
+        assert.equal(typeof err.type, 'string');
+        return true;
+      });
     };
     await expectError({ model: 'hearth' }, 400, 'messages', /messages: is required/);
     await expectError({ model: 'hearth', messages: [] }, 400, 'messages', /must not be empty/);
@@ -182,7 +198,12 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
     await expectError({ model: 'hearth', messages: [{ role: 'system', content: 'be nice' }] }, 400, 'messages', /no user message/);
     await expectError({ model: 'hearth', messages: [{ role: 'wizard', content: 'hi' }] }, 400, 'messages[0].role', /must be one of/);
     await expectError({ model: 'hearth', messages: [{ role: 'user', content: 42 }] }, 400, 'messages[0].content', /must be a string or a list/);
-    await expectError({ model: 'hearth', messages: [{ role: 'user', content: [{ type: 'text', text: 7 }] }] }, 400, 'messages[0].content[0].text', /must be a string/);
+    await expectError(
+      { model: 'hearth', messages: [{ role: 'user', content: [{ type: 'text', text: 7 }] }] },
+      400,
+      'messages[0].content[0].text',
+      /must be a string/,
+    );
     await expectError({ model: 'hearth', stream: 'yes', messages: [{ role: 'user', content: 'hi' }] }, 400, 'stream', /true or false/);
     await expectError({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, 404, 'model', /Hearth serves one model/);
     await expectError({ model: 'hearth', n: 3, messages: [{ role: 'user', content: 'hi' }] }, 400, 'n', /n must be 1/);
@@ -224,10 +245,13 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
     home.hearth.policy.setRoles('http:doomed', ['owner']);
     assert.equal((await clientFor(doomed).models.list()).data[0].id, 'hearth');
     home.hearth.tokens.revoke('doomed');
-    await assert.rejects(clientFor(doomed).chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'turn on the living room lamp' }] }), (err: any) => {
-      assert.ok(err instanceof OpenAI.AuthenticationError, String(err));
-      assert.match(err.message, /revoked/);
-      return true;
-    });
+    await assert.rejects(
+      clientFor(doomed).chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'turn on the living room lamp' }] }),
+      (err: any) => {
+        assert.ok(err instanceof OpenAI.AuthenticationError, String(err));
+        assert.match(err.message, /revoked/);
+        return true;
+      },
+    );
   });
 });

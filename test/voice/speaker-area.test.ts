@@ -67,7 +67,19 @@ describe('speaker area: tokens, --from-area rules, the model context', () => {
     it('the garage opens from the hallway and not from the kitchen; the audit rows say where each call came from', async () => {
       const hallway = await tokenFor('hall-tablet', 'Hallway');
       const kitchen = await tokenFor('kitchen-tablet', 'Kitchen');
-      const added = await cli('policy', 'allow', 'role:family', '--device-class', 'garage', '--action', 'open|close', '--priority', '101', '--from-area', 'Hallway');
+      const added = await cli(
+        'policy',
+        'allow',
+        'role:family',
+        '--device-class',
+        'garage',
+        '--action',
+        'open|close',
+        '--priority',
+        '101',
+        '--from-area',
+        'Hallway',
+      );
       assert.equal(added.code, 0, added.stderr);
       assert.match(added.stdout, /from area Hallway/);
       const listed = await cli('policy', 'list');
@@ -83,7 +95,10 @@ describe('speaker area: tokens, --from-area rules, the model context', () => {
       assert.match(badRule.stderr, /--from-area/);
 
       const ask = (token: string, text: string) =>
-        new OpenAI({ apiKey: token, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 }).chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: text }] });
+        new OpenAI({ apiKey: token, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 }).chat.completions.create({
+          model: 'hearth',
+          messages: [{ role: 'user', content: text }],
+        });
 
       // From the kitchen the policy can never allow it, so the garage is not among the kitchen tablet's tools at all.
       const offered = (area: string) => home.hearth.tools.forPrincipal({ id: 'http:x', roles: ['family'], area }).map((t) => t.name);
@@ -129,10 +144,7 @@ describe('speaker area: tokens, --from-area rules, the model context', () => {
       const token = home.hearth.tokens.create('kitchen-wall', 'http:kitchen-wall', 'Kitchen').secret;
       home.hearth.policy.setRoles('http:kitchen-wall', ['owner']);
       const want = home.hearth.bridge.cache.get('kitchen_light.light')?.value === 'on' ? 'off' : 'on';
-      model.setScript([
-        toolCallChunks([{ name: 'host__kitchen_light', arguments: { action: `turn_${want}` } }]),
-        textChunks(`The kitchen light is ${want}.`),
-      ]);
+      model.setScript([toolCallChunks([{ name: 'host__kitchen_light', arguments: { action: `turn_${want}` } }]), textChunks(`The kitchen light is ${want}.`)]);
       const before = home.commands().length;
       const completion = await new OpenAI({ apiKey: token, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 }).chat.completions.create({
         model: 'hearth',
@@ -143,7 +155,12 @@ describe('speaker area: tokens, --from-area rules, the model context', () => {
       assert.equal(system.role, 'system');
       assert.match(system.content, /speaking from the area "Kitchen": "here" and "in here" mean that area/);
       assert.equal(model.requests[0].body.messages.at(-1).content, `turn ${want} the lights in here`);
-      await waitFor('a command to the kitchen light', () => home.commands().slice(before).find((c) => c.topic === 'hearth-demo/kitchen_light/set'));
+      await waitFor('a command to the kitchen light', () =>
+        home
+          .commands()
+          .slice(before)
+          .find((c) => c.topic === 'hearth-demo/kitchen_light/set'),
+      );
       await waitFor(`the kitchen light is ${want}`, () => home.hearth.bridge.cache.get('kitchen_light.light')?.value === want);
       const row = home.hearth.audit.get(ext(completion.choices[0].message).audit_ids[0])!;
       assert.equal(row.principal, 'http:kitchen-wall');
@@ -155,7 +172,10 @@ describe('speaker area: tokens, --from-area rules, the model context', () => {
       home.hearth.policy.setRoles('http:no-area', ['owner']);
       model.setScript([textChunks('Hello.')]);
       const n = model.requests.length;
-      await new OpenAI({ apiKey: token, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 }).chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'hi' }] });
+      await new OpenAI({ apiKey: token, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 }).chat.completions.create({
+        model: 'hearth',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       assert.doesNotMatch(model.requests[n].body.messages[0].content, /speaking from the area/);
     });
   });

@@ -50,7 +50,12 @@ export class WyomingTestClient {
     for (;;) {
       const nl = this.buffer.indexOf('\n');
       if (nl < 0) return;
-      const header = JSON.parse(this.buffer.subarray(0, nl).toString('utf8')) as { type: string; data?: Record<string, unknown>; data_length?: number; payload_length?: number };
+      const header = JSON.parse(this.buffer.subarray(0, nl).toString('utf8')) as {
+        type: string;
+        data?: Record<string, unknown>;
+        data_length?: number;
+        payload_length?: number;
+      };
       const dataLength = header.data_length ?? 0;
       const payloadLength = header.payload_length ?? 0;
       const start = nl + 1;
@@ -79,7 +84,8 @@ export class WyomingTestClient {
     for (;;) {
       const i = type ? this.events.findIndex((e) => e.type === type) : this.events.length ? 0 : -1;
       if (i >= 0) return this.events.splice(0, i + 1)[i];
-      if (this.closed) throw new Error(`the connection closed before ${type ?? 'an event'} came; got: ${this.events.map((e) => e.type).join(', ') || 'nothing'}`);
+      if (this.closed)
+        throw new Error(`the connection closed before ${type ?? 'an event'} came; got: ${this.events.map((e) => e.type).join(', ') || 'nothing'}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`no ${type ?? 'event'} within ${timeoutMs} ms; got: ${this.events.map((e) => e.type).join(', ') || 'nothing'}`);
       await new Promise<void>((resolve) => {

@@ -26,7 +26,11 @@ describe('Wyoming framing', () => {
     assert.deepEqual([...events[1].payload!], [1, 2, 3, 4]);
     assert.deepEqual(events[2].data, {});
     assert.deepEqual(events[3].data, { a: 1, b: 2 });
-    const header = JSON.parse(encodeEvent({ type: 'handled', data: { text: 'ok' } }).toString('utf8').split('\n')[0]);
+    const header = JSON.parse(
+      encodeEvent({ type: 'handled', data: { text: 'ok' } })
+        .toString('utf8')
+        .split('\n')[0],
+    );
     assert.equal(header.type, 'handled');
     assert.equal(typeof header.version, 'string');
     assert.equal(header.data_length, Buffer.byteLength('{"text":"ok"}'));
@@ -47,7 +51,10 @@ describe('Wyoming framing', () => {
   for (const [what, bytes, message] of bad) {
     it(`refuses ${what}`, () => {
       const reader = new FrameReader(limits);
-      assert.throws(() => reader.push(Buffer.from(bytes)), (err: unknown) => err instanceof FrameError && message.test(err.message));
+      assert.throws(
+        () => reader.push(Buffer.from(bytes)),
+        (err: unknown) => err instanceof FrameError && message.test(err.message),
+      );
       // Spent: nothing more is read from that stream.
       assert.throws(() => reader.push(Buffer.from('{"type":"describe"}\n')), FrameError);
     });

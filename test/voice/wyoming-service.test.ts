@@ -103,8 +103,25 @@ describe('Wyoming service (offline model, demo home)', () => {
   });
 
   it('a --from-area rule: the garage opens from the hallway satellite, not from the kitchen one', async () => {
-    home.hearth.policy.add({ subject: 'voice:*', targetType: 'device_class', target: 'garage', action: 'open', effect: 'deny', priority: 90, note: 'test: voice may not open the garage' });
-    home.hearth.policy.add({ subject: 'voice:*', targetType: 'device_class', target: 'garage', action: 'open', effect: 'allow', priority: 101, fromArea: 'Hallway', note: 'test: but the hallway satellite may' });
+    home.hearth.policy.add({
+      subject: 'voice:*',
+      targetType: 'device_class',
+      target: 'garage',
+      action: 'open',
+      effect: 'deny',
+      priority: 90,
+      note: 'test: voice may not open the garage',
+    });
+    home.hearth.policy.add({
+      subject: 'voice:*',
+      targetType: 'device_class',
+      target: 'garage',
+      action: 'open',
+      effect: 'allow',
+      priority: 101,
+      fromArea: 'Hallway',
+      note: 'test: but the hallway satellite may',
+    });
     const before = home.commands().length;
     const kitchen = await client();
     kitchen.send('transcript', { text: 'open the garage door', context: { satellite: 'kitchen' } });
@@ -133,7 +150,12 @@ describe('Wyoming service (offline model, demo home)', () => {
     assert.match(String(empty.data.text), /did not hear anything/);
 
     // A service whose only satellite is elsewhere: this address is nobody's.
-    const strict = await WyomingServer.start({ hearth: home.hearth, port: 0, satellites: [{ name: 'garden', address: '10.9.9.9', area: 'Garden' }], log: home.logs.log.child({ part: 'wyoming' }) });
+    const strict = await WyomingServer.start({
+      hearth: home.hearth,
+      port: 0,
+      satellites: [{ name: 'garden', address: '10.9.9.9', area: 'Garden' }],
+      log: home.logs.log.child({ part: 'wyoming' }),
+    });
     try {
       const before = home.commands().length;
       const stranger = await client(strict);
@@ -170,7 +192,13 @@ describe('Wyoming service (offline model, demo home)', () => {
   });
 
   it('an idle connection is closed, giving its slot back', async () => {
-    const quick = await WyomingServer.start({ hearth: home.hearth, port: 0, satellites: SATELLITES, idleMs: 300, log: home.logs.log.child({ part: 'wyoming' }) });
+    const quick = await WyomingServer.start({
+      hearth: home.hearth,
+      port: 0,
+      satellites: SATELLITES,
+      idleMs: 300,
+      log: home.logs.log.child({ part: 'wyoming' }),
+    });
     try {
       const c = await client(quick);
       c.send('describe');
@@ -182,7 +210,13 @@ describe('Wyoming service (offline model, demo home)', () => {
   });
 
   it('with streaming on: info says so, and the answer comes as handled-start, chunks, handled-stop', async () => {
-    const streaming = await WyomingServer.start({ hearth: home.hearth, port: 0, satellites: SATELLITES, streaming: true, log: home.logs.log.child({ part: 'wyoming' }) });
+    const streaming = await WyomingServer.start({
+      hearth: home.hearth,
+      port: 0,
+      satellites: SATELLITES,
+      streaming: true,
+      log: home.logs.log.child({ part: 'wyoming' }),
+    });
     try {
       const c = await client(streaming);
       c.send('describe');
@@ -212,7 +246,11 @@ describe('Wyoming service (offline model, demo home)', () => {
       (err: unknown) => err instanceof ConfigError && /address/.test(err.message),
     );
     assert.throws(
-      () => checkSatellites([{ name: 'a', address: '1.2.3.4' }, { name: 'A', address: '1.2.3.5' }]),
+      () =>
+        checkSatellites([
+          { name: 'a', address: '1.2.3.4' },
+          { name: 'A', address: '1.2.3.5' },
+        ]),
       (err: unknown) => err instanceof ConfigError && /wyoming\.satellites\[1\]\.name/.test(err.message),
     );
     const { config } = loadConfig({ cwd: home.dir, env: {}, flags: { 'wyoming.port': '10700', 'wyoming.satellites': JSON.stringify(SATELLITES) } });

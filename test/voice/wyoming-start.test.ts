@@ -59,7 +59,13 @@ describe('hearth start with wyoming.port', () => {
     assert.match(String(handled.data.text), /lamp/i);
     const read = openDatabase(db, { readonly: true });
     try {
-      const row = await waitFor('the audit row', () => read.prepare("SELECT principal, reason, outcome FROM audit WHERE tool = 'living_room_lamp' ORDER BY id DESC LIMIT 1").get() as { principal: string; reason: string; outcome: string } | undefined);
+      const row = await waitFor(
+        'the audit row',
+        () =>
+          read.prepare("SELECT principal, reason, outcome FROM audit WHERE tool = 'living_room_lamp' ORDER BY id DESC LIMIT 1").get() as
+            | { principal: string; reason: string; outcome: string }
+            | undefined,
+      );
       assert.equal(row.principal, 'voice:kitchen');
       assert.match(row.reason, /\[from area "Kitchen"\]/);
     } finally {

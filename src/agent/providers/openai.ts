@@ -9,15 +9,7 @@
 // and every read of the body are bounded by `timeoutMs` of silence, and the
 // caller's AbortSignal cancels the request at once.
 
-import type {
-  ChatMessage,
-  ContentPart,
-  Provider,
-  ProviderEvent,
-  ProviderRequest,
-  ToolCallRequest,
-  Usage,
-} from '../provider.js';
+import type { ChatMessage, ContentPart, Provider, ProviderEvent, ProviderRequest, ToolCallRequest, Usage } from '../provider.js';
 import { ProviderError } from '../provider.js';
 import { silentLogger, type Logger } from '../../log.js';
 import { SseParser, type SseEvent } from './sse.js';
@@ -327,9 +319,7 @@ class Round {
         const content = nonEmpty(delta.content);
         if (content) out.push({ type: 'token', text: content });
         if (Array.isArray(delta.tool_calls)) {
-          const list = kind === 'message'
-            ? (delta.tool_calls as Record<string, unknown>[]).map((tc, i) => ({ index: i, ...tc }))
-            : delta.tool_calls;
+          const list = kind === 'message' ? (delta.tool_calls as Record<string, unknown>[]).map((tc, i) => ({ index: i, ...tc })) : delta.tool_calls;
           out.push(...this.acc.pushAll(list));
         } else if (delta.function_call && typeof delta.function_call === 'object') {
           // The legacy single-function field.
@@ -405,7 +395,12 @@ export function errorMessageFromBody(text: string): string {
     if (msg) return clip(msg);
   }
   // HTML error pages: keep the text, not the markup.
-  const plain = trimmed.startsWith('<') ? trimmed.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim() : trimmed;
+  const plain = trimmed.startsWith('<')
+    ? trimmed
+        .replace(/<[^>]*>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim()
+    : trimmed;
   return clip(plain);
 }
 
@@ -420,7 +415,9 @@ function messageOf(value: unknown): string | undefined {
   if (typeof o.message === 'string' && o.message) return o.message;
   if (typeof o.detail === 'string' && o.detail) return o.detail;
   if (Array.isArray(o.detail)) {
-    const parts = o.detail.map((d) => messageOf(d) ?? (d && typeof d === 'object' ? (d as { msg?: unknown }).msg : undefined)).filter((x): x is string => typeof x === 'string');
+    const parts = o.detail
+      .map((d) => messageOf(d) ?? (d && typeof d === 'object' ? (d as { msg?: unknown }).msg : undefined))
+      .filter((x): x is string => typeof x === 'string');
     if (parts.length) return parts.join('; ');
   }
   if (typeof o.msg === 'string' && o.msg) return o.msg;
@@ -444,8 +441,7 @@ function normaliseUsage(u: Record<string, unknown>): Usage | undefined {
     total_tokens: num(u.total_tokens) ?? (prompt ?? 0) + (completion ?? 0),
   };
   const details = u.prompt_tokens_details;
-  const cached =
-    details && typeof details === 'object' ? num((details as Record<string, unknown>).cached_tokens) : num(u.cached_tokens);
+  const cached = details && typeof details === 'object' ? num((details as Record<string, unknown>).cached_tokens) : num(u.cached_tokens);
   if (cached !== undefined) usage.cached_tokens = cached;
   return usage;
 }

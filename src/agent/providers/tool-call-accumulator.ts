@@ -32,9 +32,7 @@ export interface ToolCallDelta {
   function?: { name?: string | null; arguments?: unknown } | null;
 }
 
-export type ToolCallEvent =
-  | { type: 'tool_call_started'; id: string; name: string }
-  | { type: 'tool_call_args_delta'; id: string; delta: string };
+export type ToolCallEvent = { type: 'tool_call_started'; id: string; name: string } | { type: 'tool_call_args_delta'; id: string; delta: string };
 
 interface Slot {
   index: number;

@@ -73,9 +73,25 @@ interface SessionStartResult {
 
 /** Wire events an AgentEvent can carry; others (subagent wrappers, provenance, ...) are logged and dropped. */
 const KNOWN_EVENTS = new Set([
-  'token', 'reasoning', 'step', 'tool_call_started', 'tool_call_args_delta', 'tool_call', 'tool_request',
-  'tool_request_cancelled', 'tool_result', 'tool_details', 'permission_request', 'notice', 'turn_usage',
-  'subagent_start', 'subagent_queued', 'subagent', 'subagent_end', 'done', 'error',
+  'token',
+  'reasoning',
+  'step',
+  'tool_call_started',
+  'tool_call_args_delta',
+  'tool_call',
+  'tool_request',
+  'tool_request_cancelled',
+  'tool_result',
+  'tool_details',
+  'permission_request',
+  'notice',
+  'turn_usage',
+  'subagent_start',
+  'subagent_queued',
+  'subagent',
+  'subagent_end',
+  'done',
+  'error',
 ]);
 const STOP_REASONS = new Set<StopReason>(['completed', 'interrupted', 'error']);
 const TAIL_BYTES = 4096;
@@ -146,7 +162,7 @@ export function resultToRespond(raw: ToolResult | unknown, limits: EngineLimits 
     let dropped = 0;
     for (const img of r.images as Array<{ url?: unknown; mimeType?: unknown; bytes?: unknown }>) {
       const url = typeof img?.url === 'string' ? img.url : '';
-      const mime = typeof img?.mimeType === 'string' ? img.mimeType : /^data:([^;,]+)/.exec(url)?.[1] ?? '';
+      const mime = typeof img?.mimeType === 'string' ? img.mimeType : (/^data:([^;,]+)/.exec(url)?.[1] ?? '');
       const bytes = typeof img?.bytes === 'number' ? img.bytes : Buffer.byteLength(url.slice(url.indexOf(',') + 1), 'base64');
       const fits =
         url.startsWith('data:') &&
@@ -308,7 +324,9 @@ export class JanEngine implements Engine {
       throw err instanceof Error && !err.message.includes('stderr') ? new Error(`${err.message}${this.tail()}`) : err;
     });
     if (!isPlainObject(result) || result.protocolVersion !== PROTOCOL_VERSION) {
-      throw new Error(`the jan runtime speaks protocol version ${JSON.stringify((result as InitializeResult | undefined)?.protocolVersion)}; Hearth speaks ${PROTOCOL_VERSION}`);
+      throw new Error(
+        `the jan runtime speaks protocol version ${JSON.stringify((result as InitializeResult | undefined)?.protocolVersion)}; Hearth speaks ${PROTOCOL_VERSION}`,
+      );
     }
     this.protocolVersion = result.protocolVersion;
     this.serverInfo = isPlainObject(result.serverInfo) ? result.serverInfo : {};

@@ -227,7 +227,11 @@ export class JsonRpcPeer {
     const id = this.nextId++;
     const line = JSON.stringify({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) });
     if (Buffer.byteLength(line) + 1 > this.maxOutgoingLineBytes) {
-      return Promise.reject(new RpcError(ErrorCodes.INVALID_REQUEST, `${method}: the request is over the other side's line limit of ${this.maxOutgoingLineBytes} bytes`, { kind: 'line_too_long' }));
+      return Promise.reject(
+        new RpcError(ErrorCodes.INVALID_REQUEST, `${method}: the request is over the other side's line limit of ${this.maxOutgoingLineBytes} bytes`, {
+          kind: 'line_too_long',
+        }),
+      );
     }
     return new Promise<T>((resolve, reject) => {
       const p: Pending = { method, resolve: resolve as (v: unknown) => void, reject };
@@ -327,7 +331,13 @@ export class JsonRpcPeer {
       if (p.timer) clearTimeout(p.timer);
       if ('error' in m && m.error) {
         const e = m.error as { code?: unknown; message?: unknown; data?: unknown };
-        p.reject(new RpcError(typeof e.code === 'number' ? e.code : ErrorCodes.INTERNAL_ERROR, typeof e.message === 'string' ? e.message : `${p.method} failed`, e.data));
+        p.reject(
+          new RpcError(
+            typeof e.code === 'number' ? e.code : ErrorCodes.INTERNAL_ERROR,
+            typeof e.message === 'string' ? e.message : `${p.method} failed`,
+            e.data,
+          ),
+        );
       } else p.resolve(m.result);
       return;
     }

@@ -43,17 +43,7 @@ import {
   type Permissions,
   type Turn,
 } from '../types.js';
-import {
-  ErrorCodes,
-  JsonRpcPeer,
-  MAX_ECHO_BYTES,
-  MAX_LINE_BYTES,
-  PROTOCOL_VERSION,
-  Reply,
-  RpcError,
-  echo,
-  invalidParams,
-} from './jsonrpc.js';
+import { ErrorCodes, JsonRpcPeer, MAX_ECHO_BYTES, MAX_LINE_BYTES, PROTOCOL_VERSION, Reply, RpcError, echo, invalidParams } from './jsonrpc.js';
 import { errorOf } from '../../util/error.js';
 
 export interface RpcServerOptions {
@@ -130,7 +120,10 @@ function objectParams(method: string, params: unknown, allowed: string[], requir
   if (typeof params !== 'object' || Array.isArray(params)) throw invalidParams(`${method}: params must be an object`);
   const p = params as Params;
   for (const key of Object.keys(p)) {
-    if (!allowed.includes(key)) throw invalidParams(`${method}: unknown parameter ${JSON.stringify(echo(key, 64))}; known: ${allowed.join(', ')}`, 'invalid_params', { param: echo(key, 64) });
+    if (!allowed.includes(key))
+      throw invalidParams(`${method}: unknown parameter ${JSON.stringify(echo(key, 64))}; known: ${allowed.join(', ')}`, 'invalid_params', {
+        param: echo(key, 64),
+      });
   }
   for (const key of required) {
     if (p[key] === undefined) throw invalidParams(`${method}: ${key} is required`, 'invalid_params', { param: key });
@@ -290,9 +283,13 @@ export class RpcServer {
   private handle(method: string, params: unknown): unknown {
     if (method === 'initialize') return this.initialize(params);
     if (this.state !== 'ready') {
-      throw new RpcError(ErrorCodes.NOT_INITIALIZED, `not initialized: send initialize and then the initialized notification before ${JSON.stringify(echo(method, 64))}`, {
-        kind: 'not_initialized',
-      });
+      throw new RpcError(
+        ErrorCodes.NOT_INITIALIZED,
+        `not initialized: send initialize and then the initialized notification before ${JSON.stringify(echo(method, 64))}`,
+        {
+          kind: 'not_initialized',
+        },
+      );
     }
     switch (method) {
       case 'session/start':
@@ -342,12 +339,17 @@ export class RpcServer {
     if (this.state !== 'new') throw new RpcError(ErrorCodes.INVALID_REQUEST, 'initialize was already sent on this connection');
     const p = objectParams('initialize', params, ['protocolVersion', 'clientInfo', 'capabilities'], ['protocolVersion']);
     if (p.protocolVersion !== PROTOCOL_VERSION) {
-      throw invalidParams(`initialize: protocolVersion ${JSON.stringify(echo(JSON.stringify(p.protocolVersion) ?? '', 64))} is not supported; this server speaks ${PROTOCOL_VERSION}`, 'unsupported_protocol_version', {
-        supported: [PROTOCOL_VERSION],
-      });
+      throw invalidParams(
+        `initialize: protocolVersion ${JSON.stringify(echo(JSON.stringify(p.protocolVersion) ?? '', 64))} is not supported; this server speaks ${PROTOCOL_VERSION}`,
+        'unsupported_protocol_version',
+        {
+          supported: [PROTOCOL_VERSION],
+        },
+      );
     }
     if (p.clientInfo !== undefined && !isPlainObject(p.clientInfo)) throw invalidParams('initialize: clientInfo must be an object');
-    if (p.capabilities !== undefined && p.capabilities !== null && !isPlainObject(p.capabilities)) throw invalidParams('initialize: capabilities must be an object');
+    if (p.capabilities !== undefined && p.capabilities !== null && !isPlainObject(p.capabilities))
+      throw invalidParams('initialize: capabilities must be an object');
     this.clientInfo = p.clientInfo as RpcServer['clientInfo'];
     this.state = 'initializing';
     const limits = this.o.engine.limits;
@@ -551,7 +553,8 @@ export class RpcServer {
     const method = 'session/model/set';
     const p = objectParams(method, params, ['sessionId', 'model'], ['sessionId', 'model']);
     const served = this.served(method, p);
-    if (typeof p.model !== 'string' || !p.model.trim()) throw invalidParams(`${method}: model must be a non-empty string`, 'invalid_params', { param: 'model' });
+    if (typeof p.model !== 'string' || !p.model.trim())
+      throw invalidParams(`${method}: model must be a non-empty string`, 'invalid_params', { param: 'model' });
     const model = await served.session.setModel(p.model.trim());
     return { sessionId: served.id, model };
   }
@@ -561,7 +564,8 @@ export class RpcServer {
     const method = 'turn/steer';
     const p = objectParams(method, params, ['sessionId', 'input'], ['sessionId', 'input']);
     const served = this.served(method, p);
-    if (typeof p.input !== 'string' || !p.input.trim()) throw invalidParams(`${method}: input must be a non-empty string`, 'invalid_params', { param: 'input' });
+    if (typeof p.input !== 'string' || !p.input.trim())
+      throw invalidParams(`${method}: input must be a non-empty string`, 'invalid_params', { param: 'input' });
     const active = served.turn;
     if (!active) throw noActiveTurn(method);
     try {
@@ -646,7 +650,9 @@ export class RpcServer {
     }
     const wait = this.toolWaits.get(p.requestId);
     if (!wait) {
-      throw invalidParams(`${method}: request ${JSON.stringify(echo(p.requestId, 128))} is not pending (answered, cancelled, or never asked)`, 'not_pending', { requestId: echo(p.requestId, 128) });
+      throw invalidParams(`${method}: request ${JSON.stringify(echo(p.requestId, 128))} is not pending (answered, cancelled, or never asked)`, 'not_pending', {
+        requestId: echo(p.requestId, 128),
+      });
     }
     const result = contentToResult(p.content, (p.isError as boolean | undefined) ?? false, (p.details as Record<string, unknown> | null | undefined) ?? null);
     this.toolWaits.delete(p.requestId);
@@ -661,7 +667,10 @@ export class RpcServer {
     if (!DECISIONS.includes(p.decision as PermissionDecision)) {
       throw invalidParams(`${method}: decision must be one of ${DECISIONS.join(', ')}`, 'invalid_params', { param: 'decision' });
     }
-    const notPending = () => invalidParams(`${method}: permission request ${JSON.stringify(echo(p.requestId as string, 128))} is not pending`, 'not_pending', { requestId: echo(p.requestId as string, 128) });
+    const notPending = () =>
+      invalidParams(`${method}: permission request ${JSON.stringify(echo(p.requestId as string, 128))} is not pending`, 'not_pending', {
+        requestId: echo(p.requestId as string, 128),
+      });
     const owner = this.permissionOwners.get(p.requestId);
     const served = owner ? this.sessions.get(owner) : undefined;
     if (!served) throw notPending();
@@ -762,7 +771,8 @@ export class RpcServer {
 }
 
 function sessionIdOf(method: string, p: Params): string {
-  if (typeof p.sessionId !== 'string' || !p.sessionId) throw invalidParams(`${method}: sessionId must be a non-empty string`, 'invalid_params', { param: 'sessionId' });
+  if (typeof p.sessionId !== 'string' || !p.sessionId)
+    throw invalidParams(`${method}: sessionId must be a non-empty string`, 'invalid_params', { param: 'sessionId' });
   return p.sessionId;
 }
 
@@ -796,7 +806,8 @@ function inputText(input: unknown): string {
     const texts: string[] = [];
     input.forEach((part, i) => {
       if (isPlainObject(part) && part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
-      else if (isPlainObject(part) && part.type === 'image_url') throw invalidParams(`turn/start: input[${i}]: this engine takes text input only`, 'unsupported_input');
+      else if (isPlainObject(part) && part.type === 'image_url')
+        throw invalidParams(`turn/start: input[${i}]: this engine takes text input only`, 'unsupported_input');
       else throw invalidParams(`turn/start: input[${i}] must be a text part`, 'invalid_params', { param: 'input' });
     });
     return texts.join('\n');

@@ -268,7 +268,8 @@ async function onLogin(ev) {
     await probe();
   } catch (err) {
     state.token = null;
-    error.textContent = err.status === 401 ? 'That token was not accepted: check it, or make a new one with hearth token create.' : `Cannot sign in: ${err.message}`;
+    error.textContent =
+      err.status === 401 ? 'That token was not accepted: check it, or make a new one with hearth token create.' : `Cannot sign in: ${err.message}`;
     return;
   }
   sessionStorage.setItem(TOKEN_KEY, token);
@@ -433,7 +434,14 @@ function renderDevices() {
         'section',
         { class: 'area', 'aria-label': area },
         h('h3', {}, area),
-        h('div', { class: 'entities' }, areas.get(area).sort((a, b) => a.name.localeCompare(b.name)).map(entityCard)),
+        h(
+          'div',
+          { class: 'entities' },
+          areas
+            .get(area)
+            .sort((a, b) => a.name.localeCompare(b.name))
+            .map(entityCard),
+        ),
       ),
     ),
   );
@@ -480,9 +488,23 @@ setInterval(() => {
 }, 15_000);
 
 const COLOR_WORDS = {
-  red: [255, 0, 0], orange: [255, 140, 0], amber: [255, 191, 0], yellow: [255, 255, 0], lime: [191, 255, 0], green: [0, 255, 0],
-  teal: [0, 128, 128], cyan: [0, 255, 255], 'sky blue': [135, 206, 235], blue: [0, 0, 255], indigo: [75, 0, 130], violet: [143, 0, 255],
-  purple: [128, 0, 128], magenta: [255, 0, 255], pink: [255, 105, 180], coral: [255, 127, 80], white: [255, 255, 255],
+  red: [255, 0, 0],
+  orange: [255, 140, 0],
+  amber: [255, 191, 0],
+  yellow: [255, 255, 0],
+  lime: [191, 255, 0],
+  green: [0, 255, 0],
+  teal: [0, 128, 128],
+  cyan: [0, 255, 255],
+  'sky blue': [135, 206, 235],
+  blue: [0, 0, 255],
+  indigo: [75, 0, 130],
+  violet: [143, 0, 255],
+  purple: [128, 0, 128],
+  magenta: [255, 0, 255],
+  pink: [255, 105, 180],
+  coral: [255, 127, 80],
+  white: [255, 255, 255],
 };
 /** Swatches offered on a colour light (names the light takes). */
 const SWATCHES = ['white', 'amber', 'red', 'orange', 'yellow', 'green', 'cyan', 'blue', 'purple', 'pink'];
@@ -491,14 +513,17 @@ const gamma = (v) => (v <= 0.0031308 ? 12.92 * v : 1.055 * v ** (1 / 2.4) - 0.05
 /** The colour a light reports (xy, hue/saturation or RGB) as [r, g, b], or null. */
 function lightRgb(a) {
   const n = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-  const x = n(a.color_x), y = n(a.color_y);
+  const x = n(a.color_x),
+    y = n(a.color_y);
   if (x !== undefined && y !== undefined && y > 0) {
-    const X = x / y, Z = (1 - x - y) / y;
+    const X = x / y,
+      Z = (1 - x - y) / y;
     const lin = [3.2406 * X - 1.5372 - 0.4986 * Z, -0.9689 * X + 1.8758 + 0.0415 * Z, 0.0557 * X - 0.204 + 1.057 * Z].map((v) => Math.max(0, v));
     const max = Math.max(...lin) || 1;
     return lin.map((v) => Math.round(gamma(v / max) * 255));
   }
-  const hue = n(a.hue), sat = n(a.saturation);
+  const hue = n(a.hue),
+    sat = n(a.saturation);
   if (hue !== undefined && sat !== undefined) {
     const s = Math.min(100, Math.max(0, sat)) / 100;
     const f = (k0) => {
@@ -512,7 +537,8 @@ function lightRgb(a) {
 }
 const hex = (rgb) => `#${rgb.map((v) => Math.round(v).toString(16).padStart(2, '0')).join('')}`;
 function colorName(rgb) {
-  let best = '', bestD = Infinity;
+  let best = '',
+    bestD = Infinity;
   for (const [name, c] of Object.entries(COLOR_WORDS)) {
     const d = (rgb[0] - c[0]) ** 2 + (rgb[1] - c[1]) ** 2 + (rgb[2] - c[2]) ** 2;
     if (d < bestD) [best, bestD] = [name, d];
@@ -544,7 +570,13 @@ function mainValue(e, ctl) {
   if (e.kind === 'button') return e.updatedAt ? 'Pressed' : 'Button';
   if (e.value === null || e.value === undefined) return '—';
   if (e.kind === 'binary_sensor') {
-    const words = { motion: ['Motion', 'Clear'], occupancy: ['Motion', 'Clear'], door: ['Open', 'Closed'], window: ['Open', 'Closed'], garage_door: ['Open', 'Closed'] }[e.deviceClass] ?? ['On', 'Off'];
+    const words = {
+      motion: ['Motion', 'Clear'],
+      occupancy: ['Motion', 'Clear'],
+      door: ['Open', 'Closed'],
+      window: ['Open', 'Closed'],
+      garage_door: ['Open', 'Closed'],
+    }[e.deviceClass] ?? ['On', 'Off'];
     return e.value === 'on' ? words[0] : e.value === 'off' ? words[1] : cap(e.value);
   }
   if (e.kind === 'light' && e.value === 'on' && typeof a.brightness === 'number') {
@@ -574,7 +606,11 @@ function entityCard(e) {
   const headingId = `card-${e.id.replace(/[^A-Za-z0-9_-]/g, '_')}`;
   const card = h(
     'article',
-    { class: `entity kind-${e.kind}${e.available === false ? ' is-offline' : ''}${e.value === 'on' ? ' is-on' : ''}`, dataset: { entity: e.id }, 'aria-labelledby': headingId },
+    {
+      class: `entity kind-${e.kind}${e.available === false ? ' is-offline' : ''}${e.value === 'on' ? ' is-on' : ''}`,
+      dataset: { entity: e.id },
+      'aria-labelledby': headingId,
+    },
     h('header', {}, h('h4', { id: headingId, title: e.id }, e.name), availability(e)),
     h(
       'p',
@@ -583,42 +619,72 @@ function entityCard(e) {
       rgb && e.value === 'on' ? h('span', { class: 'swatch', style: { background: hex(rgb) }, title: hex(rgb), 'aria-hidden': 'true' }) : null,
       rgb && e.value === 'on' ? h('span', { class: 'color-name' }, colorName(rgb)) : null,
     ),
-    e.kind === 'light' && typeof e.attributes?.color_temp === 'number' && e.attributes.color_temp > 0 && e.value === 'on' && (e.attributes.color_mode ?? 'color_temp') === 'color_temp'
-      ? h('p', { class: 'sub', title: `${e.attributes.color_temp} ${e.attributes.color_temp > 1000 ? 'K' : 'mired'}` }, `Colour temperature ${kelvinWords(kelvinOf(e.attributes.color_temp))}`)
+    e.kind === 'light' &&
+      typeof e.attributes?.color_temp === 'number' &&
+      e.attributes.color_temp > 0 &&
+      e.value === 'on' &&
+      (e.attributes.color_mode ?? 'color_temp') === 'color_temp'
+      ? h(
+          'p',
+          { class: 'sub', title: `${e.attributes.color_temp} ${e.attributes.color_temp > 1000 ? 'K' : 'mired'}` },
+          `Colour temperature ${kelvinWords(kelvinOf(e.attributes.color_temp))}`,
+        )
       : null,
     e.kind === 'climate' && typeof e.attributes?.temperature === 'number'
-      ? h('p', { class: 'sub' }, `Target ${withUnit(e.attributes.temperature)} · ${fmtValue(e.value)}${e.attributes.action ? ` · ${fmtValue(e.attributes.action)}` : ''}`)
+      ? h(
+          'p',
+          { class: 'sub' },
+          `Target ${withUnit(e.attributes.temperature)} · ${fmtValue(e.value)}${e.attributes.action ? ` · ${fmtValue(e.attributes.action)}` : ''}`,
+        )
       : null,
   );
   if (isCamera) {
     const img = h('img', { class: 'frame', alt: `Latest picture from ${e.name}`, width: 320, height: 180 });
     card.append(img);
     showFrame(e.id, img, e.updatedAt);
-    card.append(h('div', { class: 'controls' }, h('button', { type: 'button', class: 'small', dataset: { control: 'snapshot' }, onclick: () => snapshot(e) }, 'Save snapshot')));
+    card.append(
+      h(
+        'div',
+        { class: 'controls' },
+        h('button', { type: 'button', class: 'small', dataset: { control: 'snapshot' }, onclick: () => snapshot(e) }, 'Save snapshot'),
+      ),
+    );
   }
   const controls = controlsFor(e, ctl);
   if (controls) card.append(controls);
   const status = state.controlStatus.get(e.id);
-  card.append(
-    h(
-      'p',
-      { class: 'control-status', role: 'status', 'aria-live': 'polite' },
-      status ? statusParts(status) : null,
-    ),
-  );
+  card.append(h('p', { class: 'control-status', role: 'status', 'aria-live': 'polite' }, status ? statusParts(status) : null));
   card.append(
     h(
       'footer',
       {},
       e.updatedAt ? h('span', { class: 'updated' }, e.retained ? 'reported before start' : relTime(e.updatedAt)) : h('span', {}, ''),
-      isCamera || e.kind === 'button' ? null : h('button', { type: 'button', class: 'link', dataset: { control: 'history' }, 'aria-label': `History of ${e.name}`, onclick: () => openHistory(e.id) }, 'History'),
+      isCamera || e.kind === 'button'
+        ? null
+        : h(
+            'button',
+            { type: 'button', class: 'link', dataset: { control: 'history' }, 'aria-label': `History of ${e.name}`, onclick: () => openHistory(e.id) },
+            'History',
+          ),
     ),
     h(
       'details',
       { class: 'more' },
       h('summary', {}, 'Details'),
-      attrs.length ? h('dl', { class: 'attrs' }, attrs.flatMap(([k, v]) => [h('dt', {}, k.replace(/_/g, ' ')), h('dd', {}, /temperature/.test(k) ? withUnit(v) : fmtValue(v))])) : null,
-      h('p', { class: 'meta' }, `${e.kind.replace(/_/g, ' ')}${e.deviceClass ? ` · ${e.deviceClass}` : ''} · `, h('code', {}, e.id), e.updatedAt ? ` · ${fmtDateTime(e.updatedAt)}` : ''),
+      attrs.length
+        ? h(
+            'dl',
+            { class: 'attrs' },
+            attrs.flatMap(([k, v]) => [h('dt', {}, k.replace(/_/g, ' ')), h('dd', {}, /temperature/.test(k) ? withUnit(v) : fmtValue(v))]),
+          )
+        : null,
+      h(
+        'p',
+        { class: 'meta' },
+        `${e.kind.replace(/_/g, ' ')}${e.deviceClass ? ` · ${e.deviceClass}` : ''} · `,
+        h('code', {}, e.id),
+        e.updatedAt ? ` · ${fmtDateTime(e.updatedAt)}` : '',
+      ),
     ),
   );
   return card;
@@ -660,14 +726,34 @@ function controlsFor(e, ctl) {
   const off = e.available === false;
   const box = h('div', { class: 'controls', role: 'group', 'aria-label': `Controls for ${e.name}` });
   const button = (label, args, attrs = {}) =>
-    h('button', { type: 'button', class: 'small', disabled: off, dataset: { control: args.action ?? label.toLowerCase() }, onclick: () => callControl(e, args, label), ...attrs }, label);
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'small',
+        disabled: off,
+        dataset: { control: args.action ?? label.toLowerCase() },
+        onclick: () => callControl(e, args, label),
+        ...attrs,
+      },
+      label,
+    );
   const toggle = (onAction = 'turn_on', offAction = 'turn_off') => {
     const isOn = e.value === 'on';
     const next = isOn ? offAction : onAction;
     if (!may(next)) return null;
     return h(
       'button',
-      { type: 'button', class: `toggle${isOn ? ' on' : ''}`, role: 'switch', 'aria-checked': String(isOn), 'aria-label': `${e.name}: ${isOn ? 'on' : 'off'}`, disabled: off, dataset: { control: 'toggle' }, onclick: () => callControl(e, { action: next }, isOn ? 'Turn off' : 'Turn on') },
+      {
+        type: 'button',
+        class: `toggle${isOn ? ' on' : ''}`,
+        role: 'switch',
+        'aria-checked': String(isOn),
+        'aria-label': `${e.name}: ${isOn ? 'on' : 'off'}`,
+        disabled: off,
+        dataset: { control: 'toggle' },
+        onclick: () => callControl(e, { action: next }, isOn ? 'Turn off' : 'Turn on'),
+      },
       h('span', { class: 'knob', 'aria-hidden': 'true' }),
       isOn ? 'On' : 'Off',
     );
@@ -679,7 +765,8 @@ function controlsFor(e, ctl) {
     input.addEventListener('input', () => (out.textContent = `${input.value}${unit}`));
     input.addEventListener('pointerdown', () => (state.dragging = e.id));
     // A press that moved nothing fires no change: let the card be redrawn again anyway.
-    for (const ev of ['pointerup', 'pointercancel', 'blur']) input.addEventListener(ev, () => setTimeout(() => state.dragging === e.id && (state.dragging = null), 0));
+    for (const ev of ['pointerup', 'pointercancel', 'blur'])
+      input.addEventListener(ev, () => setTimeout(() => state.dragging === e.id && (state.dragging = null), 0));
     input.addEventListener('change', () => {
       state.dragging = null;
       callControl(e, toArgs(Number(input.value)), `${label} ${input.value}${unit}`);
@@ -695,20 +782,50 @@ function controlsFor(e, ctl) {
       if (props.brightness && may('turn_on')) {
         const max = props.brightness.maximum ?? 255;
         const b = typeof e.attributes?.brightness === 'number' && e.value === 'on' ? Math.round((e.attributes.brightness / max) * 100) : 0;
-        box.append(slider('Brightness', 'brightness', { min: 1, max: 100, value: b, unit: '%' }, (pct) => ({ action: 'turn_on', brightness: Math.max(props.brightness.minimum ?? 1, Math.round((pct / 100) * max)) })));
+        box.append(
+          slider('Brightness', 'brightness', { min: 1, max: 100, value: b, unit: '%' }, (pct) => ({
+            action: 'turn_on',
+            brightness: Math.max(props.brightness.minimum ?? 1, Math.round((pct / 100) * max)),
+          })),
+        );
       }
       if (props.color_temp && may('turn_on')) {
         const { minimum: min, maximum: max } = props.color_temp;
-        const now = typeof e.attributes?.color_temp === 'number' && e.attributes.color_temp > 0 ? Math.round(kelvinOf(e.attributes.color_temp)) : Math.round((min + max) / 2);
-        box.append(slider('Colour temperature', 'color-temp', { min, max, step: 10, value: Math.min(max, Math.max(min, now)), unit: ' K' }, (k) => ({ action: 'turn_on', color_temp: Math.min(max, Math.max(min, k)) })));
+        const now =
+          typeof e.attributes?.color_temp === 'number' && e.attributes.color_temp > 0
+            ? Math.round(kelvinOf(e.attributes.color_temp))
+            : Math.round((min + max) / 2);
+        box.append(
+          slider('Colour temperature', 'color-temp', { min, max, step: 10, value: Math.min(max, Math.max(min, now)), unit: ' K' }, (k) => ({
+            action: 'turn_on',
+            color_temp: Math.min(max, Math.max(min, k)),
+          })),
+        );
       }
       if (props.color && may('turn_on')) {
         const rgb = lightRgb(e.attributes ?? {});
         const swatches = h('div', { class: 'swatches', role: 'group', 'aria-label': `Colour of ${e.name}` });
         for (const name of SWATCHES) {
-          swatches.append(h('button', { type: 'button', class: 'swatch-btn', style: { background: hex(COLOR_WORDS[name] ?? [255, 244, 229]) }, title: name, 'aria-label': `Colour ${name}`, disabled: off, dataset: { control: `color-${name.replace(/ /g, '-')}` }, onclick: () => callControl(e, { action: 'turn_on', color: name }, `Colour ${name}`) }));
+          swatches.append(
+            h('button', {
+              type: 'button',
+              class: 'swatch-btn',
+              style: { background: hex(COLOR_WORDS[name] ?? [255, 244, 229]) },
+              title: name,
+              'aria-label': `Colour ${name}`,
+              disabled: off,
+              dataset: { control: `color-${name.replace(/ /g, '-')}` },
+              onclick: () => callControl(e, { action: 'turn_on', color: name }, `Colour ${name}`),
+            }),
+          );
         }
-        const picker = h('input', { type: 'color', value: rgb ? hex(rgb) : '#ffffff', 'aria-label': `Pick any colour for ${e.name}`, disabled: off, dataset: { control: 'color-picker' } });
+        const picker = h('input', {
+          type: 'color',
+          value: rgb ? hex(rgb) : '#ffffff',
+          'aria-label': `Pick any colour for ${e.name}`,
+          disabled: off,
+          dataset: { control: 'color-picker' },
+        });
         picker.addEventListener('change', () => callControl(e, { action: 'turn_on', color: picker.value }, `Colour ${picker.value}`));
         swatches.append(picker);
         box.append(swatches);
@@ -718,9 +835,17 @@ function controlsFor(e, ctl) {
     case 'fan': {
       box.append(toggle() ?? '');
       if (props.percentage && may('set_percentage')) {
-        box.append(slider('Speed', 'speed', { min: props.percentage.minimum ?? 0, max: props.percentage.maximum ?? 100, value: e.attributes?.percentage ?? 0, unit: '%' }, (v) => ({ action: 'set_percentage', percentage: v })));
+        box.append(
+          slider(
+            'Speed',
+            'speed',
+            { min: props.percentage.minimum ?? 0, max: props.percentage.maximum ?? 100, value: e.attributes?.percentage ?? 0, unit: '%' },
+            (v) => ({ action: 'set_percentage', percentage: v }),
+          ),
+        );
       }
-      if (props.preset_mode?.enum && may('set_preset_mode')) box.append(choice('Preset', 'preset', props.preset_mode.enum, e.attributes?.preset_mode, (v) => ({ action: 'set_preset_mode', preset_mode: v })));
+      if (props.preset_mode?.enum && may('set_preset_mode'))
+        box.append(choice('Preset', 'preset', props.preset_mode.enum, e.attributes?.preset_mode, (v) => ({ action: 'set_preset_mode', preset_mode: v })));
       break;
     }
     case 'climate': {
@@ -728,14 +853,37 @@ function controlsFor(e, ctl) {
       if (t && may('set_temperature')) {
         const step = t.multipleOf ?? 0.5;
         const cur = typeof e.attributes?.temperature === 'number' ? e.attributes.temperature : (t.minimum + t.maximum) / 2;
-        const set = (v) => callControl(e, { action: 'set_temperature', temperature: Math.min(t.maximum, Math.max(t.minimum, Math.round(v / step) * step)) }, `Target ${v}`);
+        const set = (v) =>
+          callControl(e, { action: 'set_temperature', temperature: Math.min(t.maximum, Math.max(t.minimum, Math.round(v / step) * step)) }, `Target ${v}`);
         box.append(
           h(
             'div',
             { class: 'stepper', role: 'group', 'aria-label': `Target temperature of ${e.name}` },
-            h('button', { type: 'button', class: 'small', 'aria-label': 'Lower the target', disabled: off || cur <= t.minimum, dataset: { control: 'target-down' }, onclick: () => set(cur - step) }, '−'),
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'small',
+                'aria-label': 'Lower the target',
+                disabled: off || cur <= t.minimum,
+                dataset: { control: 'target-down' },
+                onclick: () => set(cur - step),
+              },
+              '−',
+            ),
             h('span', { class: 'target' }, `${fmtValue(cur)}${e.unit ? ` ${e.unit}` : ''}`),
-            h('button', { type: 'button', class: 'small', 'aria-label': 'Raise the target', disabled: off || cur >= t.maximum, dataset: { control: 'target-up' }, onclick: () => set(cur + step) }, '+'),
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'small',
+                'aria-label': 'Raise the target',
+                disabled: off || cur >= t.maximum,
+                dataset: { control: 'target-up' },
+                onclick: () => set(cur + step),
+              },
+              '+',
+            ),
           ),
         );
       }
@@ -745,16 +893,33 @@ function controlsFor(e, ctl) {
     case 'cover':
     case 'valve': {
       const row = h('div', { class: 'buttons' });
-      for (const [a, label] of [['open', 'Open'], ['stop', 'Stop'], ['close', 'Close']]) if (ctl.actions[a] && may(a)) row.append(button(label, { action: a }));
+      for (const [a, label] of [
+        ['open', 'Open'],
+        ['stop', 'Stop'],
+        ['close', 'Close'],
+      ])
+        if (ctl.actions[a] && may(a)) row.append(button(label, { action: a }));
       box.append(row);
       if (props.position && may('set_position')) {
-        box.append(slider('Position', 'position', { min: props.position.minimum ?? 0, max: props.position.maximum ?? 100, value: e.attributes?.position ?? 0, unit: '%' }, (v) => ({ action: 'set_position', position: v })));
+        box.append(
+          slider(
+            'Position',
+            'position',
+            { min: props.position.minimum ?? 0, max: props.position.maximum ?? 100, value: e.attributes?.position ?? 0, unit: '%' },
+            (v) => ({ action: 'set_position', position: v }),
+          ),
+        );
       }
       break;
     }
     case 'lock': {
       const row = h('div', { class: 'buttons' });
-      for (const [a, label] of [['lock', 'Lock'], ['unlock', 'Unlock'], ['open', 'Open']]) if (ctl.actions[a] && may(a)) row.append(button(label, { action: a }));
+      for (const [a, label] of [
+        ['lock', 'Lock'],
+        ['unlock', 'Unlock'],
+        ['open', 'Open'],
+      ])
+        if (ctl.actions[a] && may(a)) row.append(button(label, { action: a }));
       box.append(row);
       break;
     }
@@ -763,8 +928,34 @@ function controlsFor(e, ctl) {
       break;
     case 'number':
       if (props.value && may('set_value')) {
-        const input = h('input', { type: 'number', min: props.value.minimum, max: props.value.maximum, step: props.value.multipleOf ?? 'any', value: e.value ?? '', 'aria-label': `New value for ${e.name}`, disabled: off, dataset: { control: 'number' } });
-        box.append(h('div', { class: 'buttons' }, input, h('button', { type: 'button', class: 'small', disabled: off, dataset: { control: 'set-number' }, onclick: () => callControl(e, { value: Number(input.value) }, `Set ${input.value}`) }, 'Set')));
+        const input = h('input', {
+          type: 'number',
+          min: props.value.minimum,
+          max: props.value.maximum,
+          step: props.value.multipleOf ?? 'any',
+          value: e.value ?? '',
+          'aria-label': `New value for ${e.name}`,
+          disabled: off,
+          dataset: { control: 'number' },
+        });
+        box.append(
+          h(
+            'div',
+            { class: 'buttons' },
+            input,
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'small',
+                disabled: off,
+                dataset: { control: 'set-number' },
+                onclick: () => callControl(e, { value: Number(input.value) }, `Set ${input.value}`),
+              },
+              'Set',
+            ),
+          ),
+        );
       }
       break;
     case 'button':
@@ -778,7 +969,14 @@ function controlsFor(e, ctl) {
   }
   const cannot = Object.entries(ctl.actions).filter(([, v]) => !v.may);
   if (cannot.length) {
-    box.append(h('p', { class: 'cannot', dataset: { cannot: cannot.map(([a]) => a).join(' ') } }, cannot.length === Object.keys(ctl.actions).length ? 'View only: ' : `Not for you: ${cannot.map(([a]) => a.replace(/_/g, ' ')).join(', ')}. `, cannot[0][1].why ?? ''));
+    box.append(
+      h(
+        'p',
+        { class: 'cannot', dataset: { cannot: cannot.map(([a]) => a).join(' ') } },
+        cannot.length === Object.keys(ctl.actions).length ? 'View only: ' : `Not for you: ${cannot.map(([a]) => a.replace(/_/g, ' ')).join(', ')}. `,
+        cannot[0][1].why ?? '',
+      ),
+    );
   }
   if (off) box.append(h('p', { class: 'cannot' }, 'Offline: nothing can be sent until it is back.'));
   return box.childElementCount ? box : null;
@@ -786,8 +984,27 @@ function controlsFor(e, ctl) {
 
 function choice(label, control, options, current, toArgs) {
   const id = `${control}-${Math.random().toString(36).slice(2, 8)}`;
-  const select = h('select', { id, dataset: { control } }, options.map((o) => h('option', { value: o, selected: o === current }, String(o).replace(/_/g, ' '))));
-  return h('label', { class: 'choice', for: id }, h('span', {}, label), select, h('button', { type: 'button', class: 'small', dataset: { control: `${control}-set` }, onclick: () => callControlById(select.closest('.entity')?.dataset.entity, toArgs(select.value), `${label} ${select.value}`) }, 'Set'));
+  const select = h(
+    'select',
+    { id, dataset: { control } },
+    options.map((o) => h('option', { value: o, selected: o === current }, String(o).replace(/_/g, ' '))),
+  );
+  return h(
+    'label',
+    { class: 'choice', for: id },
+    h('span', {}, label),
+    select,
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'small',
+        dataset: { control: `${control}-set` },
+        onclick: () => callControlById(select.closest('.entity')?.dataset.entity, toArgs(select.value), `${label} ${select.value}`),
+      },
+      'Set',
+    ),
+  );
 }
 
 function callControlById(id, args, label) {
@@ -814,10 +1031,13 @@ async function callControl(e, args, label) {
     // Short on the card (the whole result on hover), as a chat tool card shows it.
     const why = r.text.replace(/^(confirmed|unconfirmed|failed|not allowed|needs approval|not done):\s*/i, '');
     const words =
-      r.outcome === 'waiting' ? `${label}: waiting for approval; an approver sees it now`
-      : r.outcome === 'confirmed' ? label
-      : r.outcome === 'unconfirmed' ? `${label}: sent, the device did not report back in time`
-      : `${label}: ${why.length > 160 ? `${why.slice(0, 159)}…` : why}`;
+      r.outcome === 'waiting'
+        ? `${label}: waiting for approval; an approver sees it now`
+        : r.outcome === 'confirmed'
+          ? label
+          : r.outcome === 'unconfirmed'
+            ? `${label}: sent, the device did not report back in time`
+            : `${label}: ${why.length > 160 ? `${why.slice(0, 159)}…` : why}`;
     setControlStatus(e.id, r.outcome, words, r.text);
     if (r.outcome === 'waiting' && r.approvalId) state.waiting.set(r.approvalId, { id: e.id, args, label });
   } catch (err) {
@@ -909,7 +1129,11 @@ async function drawHistory(e, range) {
     const css = getComputedStyle(document.documentElement);
     for (const s of series.slice(1)) s.stroke = css.getPropertyValue(s.stroke.slice(4, -1)).trim() || '#b4521e';
     const axis = { stroke: css.getPropertyValue('--muted').trim(), grid: { stroke: css.getPropertyValue('--line').trim() } };
-    const plot = new uPlot({ width, height: 260, series, axes: [axis, axis], scales: { x: { time: true, min: data.since / 1000, max: data.until / 1000 } } }, cols, box);
+    const plot = new uPlot(
+      { width, height: 260, series, axes: [axis, axis], scales: { x: { time: true, min: data.since / 1000, max: data.until / 1000 } } },
+      cols,
+      box,
+    );
     plot.root.setAttribute('role', 'img');
     plot.root.setAttribute('aria-label', `Line chart of ${e.name} over the last ${RANGES[range][0]}`);
     return;
@@ -924,7 +1148,14 @@ async function drawHistory(e, range) {
     const word = fmtValue(p.value);
     const cls = /^(on|open|unlocked|heat|cool|auto|opening)$/.test(word) ? 'seg-on' : /^(off|closed|locked|stopped)$/.test(word) ? 'seg-off' : 'seg-other';
     legend.set(word, cls);
-    bar.append(h('span', { class: `seg ${cls}`, style: { left: `${((from - data.since) / span) * 100}%`, width: `${Math.max(0.15, ((to - from) / span) * 100)}%` }, title: `${word}: ${fmtDateTime(new Date(from).toISOString())} – ${fmtDateTime(new Date(to).toISOString())}`, dataset: { state: word } }));
+    bar.append(
+      h('span', {
+        class: `seg ${cls}`,
+        style: { left: `${((from - data.since) / span) * 100}%`, width: `${Math.max(0.15, ((to - from) / span) * 100)}%` },
+        title: `${word}: ${fmtDateTime(new Date(from).toISOString())} – ${fmtDateTime(new Date(to).toISOString())}`,
+        dataset: { state: word },
+      }),
+    );
   });
   const changes = data.points.length;
   summary.textContent = `${changes} changes; now ${fmtValue(all[all.length - 1].value)}.`;
@@ -932,8 +1163,26 @@ async function drawHistory(e, range) {
     summary,
     bar,
     h('div', { class: 'timeline-axis', 'aria-hidden': 'true' }, h('span', {}, fmtDateTime(new Date(data.since).toISOString())), h('span', {}, 'now')),
-    h('p', { class: 'legend' }, [...legend].map(([w, cls]) => h('span', {}, h('span', { class: `seg-key ${cls}` }), w))),
-    h('ol', { class: 'changes' }, data.points.slice(-8).reverse().map((p) => h('li', {}, h('time', { datetime: new Date(p.ts).toISOString(), title: fmtDateTime(new Date(p.ts).toISOString()) }, fmtAgo(new Date(p.ts).toISOString())), ` ${fmtValue(p.value)}`))),
+    h(
+      'p',
+      { class: 'legend' },
+      [...legend].map(([w, cls]) => h('span', {}, h('span', { class: `seg-key ${cls}` }), w)),
+    ),
+    h(
+      'ol',
+      { class: 'changes' },
+      data.points
+        .slice(-8)
+        .reverse()
+        .map((p) =>
+          h(
+            'li',
+            {},
+            h('time', { datetime: new Date(p.ts).toISOString(), title: fmtDateTime(new Date(p.ts).toISOString()) }, fmtAgo(new Date(p.ts).toISOString())),
+            ` ${fmtValue(p.value)}`,
+          ),
+        ),
+    ),
   );
 }
 
@@ -1253,7 +1502,9 @@ function onTurnEvent(turn, name, ev) {
 
 /** What a tool's result text says happened (the audit row, when there is one, has the last word). */
 function outcomeOf(content, isError) {
-  const t = String(content ?? '').trim().toLowerCase();
+  const t = String(content ?? '')
+    .trim()
+    .toLowerCase();
   if (t.startsWith('confirmed')) return 'confirmed';
   if (t.startsWith('unconfirmed')) return 'unconfirmed';
   if (t.startsWith('not allowed') || t.startsWith('needs approval') || t.startsWith('not done: the person denied')) return 'denied';
@@ -1607,7 +1858,11 @@ function auditRow(r) {
   const outcome = rowOutcome(r);
   const tr = h(
     'tr',
-    { dataset: { id: String(r.id), outcome, entity: r.entityId ?? '' }, tabindex: '0', 'aria-label': `Audit row ${r.id}, ${fmtDateTime(r.at)}: ${r.principal} ${r.action} ${e?.name ?? r.entityId ?? r.tool}, ${outcome}` },
+    {
+      dataset: { id: String(r.id), outcome, entity: r.entityId ?? '' },
+      tabindex: '0',
+      'aria-label': `Audit row ${r.id}, ${fmtDateTime(r.at)}: ${r.principal} ${r.action} ${e?.name ?? r.entityId ?? r.tool}, ${outcome}`,
+    },
     h('td', { 'data-label': '#', class: 'c-id' }, h('a', { href: auditHash(r.id) }, String(r.id))),
     h('td', { 'data-label': 'Time', class: 'c-time' }, h('time', { datetime: r.at, title: fmtDateTime(r.at) }, fmtDateTime(r.at))),
     h('td', { 'data-label': 'Principal', class: 'c-who' }, r.principal),
@@ -1645,7 +1900,13 @@ async function showAuditRow(id) {
   const field = (label, value, cls) => [h('dt', {}, label), h('dd', { class: cls }, value ?? '—')];
   box.hidden = false;
   box.replaceChildren(
-    h('header', {}, h('h3', {}, `Audit row #${row.id}`), outcomeBadge(rowOutcome(row)), h('a', { href: auditHash(), class: 'close', 'aria-label': 'Close the row' }, '×')),
+    h(
+      'header',
+      {},
+      h('h3', {}, `Audit row #${row.id}`),
+      outcomeBadge(rowOutcome(row)),
+      h('a', { href: auditHash(), class: 'close', 'aria-label': 'Close the row' }, '×'),
+    ),
     h(
       'dl',
       {},
@@ -1773,9 +2034,33 @@ async function loadPolicy() {
           h(
             'td',
             { 'data-label': 'Change', class: 'rule-actions' },
-            h('button', { type: 'button', class: 'small', 'aria-label': `Move rule ${r.id} up (raise its priority)`, disabled: i === 0, onclick: () => moveRule(r, rules[i - 1], +1) }, '↑'),
-            h('button', { type: 'button', class: 'small', 'aria-label': `Move rule ${r.id} down (lower its priority)`, disabled: i === rules.length - 1, onclick: () => moveRule(r, rules[i + 1], -1) }, '↓'),
-            h('button', { type: 'button', class: 'small deny', 'aria-label': `Remove rule ${r.id}`, dataset: { remove: String(r.id) }, onclick: () => removeRule(r) }, 'Remove'),
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'small',
+                'aria-label': `Move rule ${r.id} up (raise its priority)`,
+                disabled: i === 0,
+                onclick: () => moveRule(r, rules[i - 1], +1),
+              },
+              '↑',
+            ),
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'small',
+                'aria-label': `Move rule ${r.id} down (lower its priority)`,
+                disabled: i === rules.length - 1,
+                onclick: () => moveRule(r, rules[i + 1], -1),
+              },
+              '↓',
+            ),
+            h(
+              'button',
+              { type: 'button', class: 'small deny', 'aria-label': `Remove rule ${r.id}`, dataset: { remove: String(r.id) }, onclick: () => removeRule(r) },
+              'Remove',
+            ),
           ),
         ),
       ),
@@ -1839,7 +2124,13 @@ const shq = (s) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`
 /** The add form as a rule body, and the CLI command that would add the same rule. */
 function policyForm() {
   const f = $('#policy-add').elements;
-  const body = { effect: f.effect.value, subject: f.subject.value.trim(), targetType: f.targetType.value, action: f.action.value.trim() || '*', priority: Number(f.priority.value || 0) };
+  const body = {
+    effect: f.effect.value,
+    subject: f.subject.value.trim(),
+    targetType: f.targetType.value,
+    action: f.action.value.trim() || '*',
+    priority: Number(f.priority.value || 0),
+  };
   if (body.targetType !== 'any') body.target = f.target.value.trim();
   if (f.note.value.trim()) body.note = f.note.value.trim();
   const parts = ['hearth', 'policy', body.effect, shq(body.subject || '<subject>')];
@@ -1909,7 +2200,18 @@ async function testPolicy() {
               'table',
               { class: 'rules-table considered' },
               h('caption', { class: 'sr-only' }, 'Rules considered'),
-              h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '#'), h('th', { scope: 'col' }, 'Effect'), h('th', { scope: 'col' }, 'Rule'), h('th', { scope: 'col' }, 'Why'))),
+              h(
+                'thead',
+                {},
+                h(
+                  'tr',
+                  {},
+                  h('th', { scope: 'col' }, '#'),
+                  h('th', { scope: 'col' }, 'Effect'),
+                  h('th', { scope: 'col' }, 'Rule'),
+                  h('th', { scope: 'col' }, 'Why'),
+                ),
+              ),
               h(
                 'tbody',
                 {},

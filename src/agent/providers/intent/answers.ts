@@ -14,19 +14,39 @@ import type { OfferedTools } from './tools.js';
 // ------------------------------------------------------------------ replies
 
 /** Actions that have a `done_<action>` participle ("turned on") in the responses. */
-const PARTICIPLES = new Set(['turn_on', 'turn_off', 'open', 'close', 'stop', 'set_position', 'lock', 'unlock', 'set_mode', 'set_temperature', 'set_value', 'select_option', 'press']);
+const PARTICIPLES = new Set([
+  'turn_on',
+  'turn_off',
+  'open',
+  'close',
+  'stop',
+  'set_position',
+  'lock',
+  'unlock',
+  'set_mode',
+  'set_temperature',
+  'set_value',
+  'select_option',
+  'press',
+]);
 
 function whatItDoes(e: Entity, r: Responses): string {
   if (e.kind === 'camera') return r.say('can_camera');
   if (e.kind === 'sensor' || e.kind === 'binary_sensor') return r.say('can_read');
-  const can = actionsOf(e).filter((a) => PARTICIPLES.has(a)).map((a) => r.say(`participle_${a}`));
+  const can = actionsOf(e)
+    .filter((a) => PARTICIPLES.has(a))
+    .map((a) => r.say(`participle_${a}`));
   return can.length ? r.say('can_be', { actions: r.list(can) }) : '';
 }
 
 /** "a toaster", "an oven": the `indefinite_vowel` form before the language's `indefinite_vowels`. */
 function withArticle(r: Responses, what: string): string {
   const lower = what.toLowerCase();
-  const vowel = r.say('indefinite_vowels').toLowerCase().split(/\s+/).some((v) => v && lower.startsWith(v));
+  const vowel = r
+    .say('indefinite_vowels')
+    .toLowerCase()
+    .split(/\s+/)
+    .some((v) => v && lower.startsWith(v));
   return r.say(vowel ? 'indefinite_vowel' : 'indefinite', { what });
 }
 
@@ -48,7 +68,10 @@ export function examples(entities: Entity[], offered: OfferedTools, r: Responses
   if (lock) {
     // "is the front door locked?" reads better than "is the front door lock locked?".
     const said = (x: Entity) => [x.name, ...x.aliases].map((n) => n.trim().toLowerCase());
-    const unique = lock.aliases.find((a) => !/\block\b/i.test(a) && /^[\w' -]+$/.test(a) && a.split(' ').length <= 4 && !sorted.some((o) => o !== lock && said(o).includes(a.trim().toLowerCase())));
+    const unique = lock.aliases.find(
+      (a) =>
+        !/\block\b/i.test(a) && /^[\w' -]+$/.test(a) && a.split(' ').length <= 4 && !sorted.some((o) => o !== lock && said(o).includes(a.trim().toLowerCase())),
+    );
     add(r.say('example_locked', { name: unique ? theName(r, { name: unique, id: lock.id }) : theName(r, lock) }));
   }
   const climate = first((e) => e.kind === 'climate' && !!offered.actuator(e, 'set_temperature'));
@@ -82,11 +105,12 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
     case 'question':
       return r.say('question');
     case 'not_found': {
-      const what = reply.noun ? r.say(`noun_${reply.noun}`, { kind: spoken(reply.what || r.say('word_device'), 40), state: reply.state }) : withArticle(r, spoken(reply.what, 60));
+      const what = reply.noun
+        ? r.say(`noun_${reply.noun}`, { kind: spoken(reply.what || r.say('word_device'), 40), state: reply.state })
+        : withArticle(r, spoken(reply.what, 60));
       return `${reply.area ? r.say('not_found_in_area', { what, area: theArea(r, reply.area) }) : r.say('not_found', { what })}${tryThis}`;
     }
-    case 'unsupported':
-    {
+    case 'unsupported': {
       const verb = r.say(`verb_${reply.verb}`, { value: reply.value });
       if (reply.why) return r.say('unsupported_why', { verb, name: theName(r, reply.entity), why: r.say(`why_${reply.why}`) });
       return `${r.say('unsupported', { verb, name: theName(r, reply.entity) })} ${whatItDoes(reply.entity, r)}`.trim();
@@ -135,7 +159,6 @@ export interface AnswerContext {
   responses: Responses;
 }
 
-
 function percentOf(value: number, e: Entity | undefined, max?: number): number {
   const r = e?.ranges.brightness ?? { min: 0, max: max ?? 255 };
   return Math.round(((value - r.min) / (r.max - r.min || 1)) * 100);
@@ -147,7 +170,14 @@ function unitOf(e: Entity | undefined): string {
 }
 
 /** "open the garage door", "set the kitchen light to 30%"; as `doing`: "Opening the garage door". */
-function actionPhrase(action: string | undefined, args: Record<string, unknown>, e: Entity | undefined, fallbackName: string, r: Responses, form: 'do' | 'doing' = 'do'): string {
+function actionPhrase(
+  action: string | undefined,
+  args: Record<string, unknown>,
+  e: Entity | undefined,
+  fallbackName: string,
+  r: Responses,
+  form: 'do' | 'doing' = 'do',
+): string {
   const name = e ? theName(r, e) : fallbackName;
   const say = (what: string, slots: Slots = {}) => r.say(`${form}_${what}`, { name, ...slots });
   const num = (k: string) => (typeof args[k] === 'number' ? (args[k] as number) : undefined);
@@ -241,7 +271,13 @@ export function stateSentence(line: StateLine, e: Entity | undefined, r: Respons
     body =
       mode === 'off'
         ? r.say('climate_off', { name, now })
-        : r.say('climate_set', { name, mode: clean(mode.replace(/_/g, ' ')) || r.say('climate_unknown_mode'), target: target ? r.say('climate_target', { value: clean(target) }) : '', doing, now });
+        : r.say('climate_set', {
+            name,
+            mode: clean(mode.replace(/_/g, ' ')) || r.say('climate_unknown_mode'),
+            target: target ? r.say('climate_target', { value: clean(target) }) : '',
+            doing,
+            now,
+          });
   } else if (kind === 'binary_sensor') {
     const v = main.split(' ').pop();
     const dc = e?.deviceClass ?? '';
@@ -250,7 +286,8 @@ export function stateSentence(line: StateLine, e: Entity | undefined, r: Respons
     else if (['motion', 'occupancy', 'presence'].includes(dc)) body = r.say(on ? 'state_motion' : 'state_no_motion', { name });
     else if (['door', 'window', 'garage_door', 'opening'].includes(dc)) body = is(r.say(on ? 'word_open' : 'word_closed'));
     else if (dc === 'moisture') body = is(r.say(on ? 'word_wet' : 'word_dry'));
-    else if (['smoke', 'gas', 'carbon_monoxide', 'problem', 'safety', 'tamper'].includes(dc)) body = on ? r.say('state_detects', { name, what: dc.replace(/_/g, ' ') }) : r.say('state_clear', { name });
+    else if (['smoke', 'gas', 'carbon_monoxide', 'problem', 'safety', 'tamper'].includes(dc))
+      body = on ? r.say('state_detects', { name, what: dc.replace(/_/g, ' ') }) : r.say('state_clear', { name });
     else body = is(v);
   } else if (kind === 'camera') {
     body = r.say(main.startsWith('latest frame') ? 'state_picture_ready' : 'state_no_picture', { name });
@@ -307,7 +344,12 @@ function subjectOf(call: AnsweredCall, ctx: AnswerContext): { entity?: Entity; e
   const single = tool && tool.name !== 'get_state' && tool.name !== 'find_entities' && tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : undefined;
   const entityId = fromArgs ?? single;
   // get_state and get_history cover cameras too, but only a camera tool looks through one.
-  const camera = !!tool?.meta.kinds.includes('camera') && tool.capability === 'read' && tool.name !== 'get_state' && tool.name !== HISTORY_TOOL && tool.name !== 'find_entities';
+  const camera =
+    !!tool?.meta.kinds.includes('camera') &&
+    tool.capability === 'read' &&
+    tool.name !== 'get_state' &&
+    tool.name !== HISTORY_TOOL &&
+    tool.name !== 'find_entities';
   let action = typeof a.action === 'string' ? a.action : undefined;
   if (!action && tool?.capability === 'actuator' && tool.meta.actions.length === 1) action = tool.meta.actions[0];
   if (!action && tool?.capability === 'read') action = camera ? 'camera' : 'read';
@@ -315,7 +357,10 @@ function subjectOf(call: AnsweredCall, ctx: AnswerContext): { entity?: Entity; e
 }
 
 function readSentences(result: string, ctx: AnswerContext, asked: string | undefined): string {
-  const lines = result.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = result
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const states = lines.map((l) => parseStateLine(l));
   const single = states.filter(Boolean).length === 1;
   const out: string[] = [];
@@ -344,7 +389,11 @@ export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
   const name = entity ? theName(r, entity) : fallbackName;
   const { outcome, rest } = outcomeOf(call.result);
   const phrase = (form: 'do' | 'doing') =>
-    action === 'read' && !entityId ? (area ? r.say(`${form}_read_area`, { area: theArea(r, area) }) : r.say(`${form}_read_home`)) : actionPhrase(action, call.args, entity, fallbackName, r, form);
+    action === 'read' && !entityId
+      ? area
+        ? r.say(`${form}_read_area`, { area: theArea(r, area) })
+        : r.say(`${form}_read_home`)
+      : actionPhrase(action, call.args, entity, fallbackName, r, form);
   switch (outcome) {
     case 'confirmed':
       if (/^pressed\b/.test(rest)) return r.say('done_pressed', { name });
@@ -364,7 +413,13 @@ export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
   }
   const text = call.result.trim();
   if (call.tool === HISTORY_TOOL) {
-    const said = historySentence(text, { entity, name, asked: ctx.asked, ask: ctx.ask === 'last' || ctx.ask === 'at' || ctx.ask === 'range' ? ctx.ask : undefined, responses: r });
+    const said = historySentence(text, {
+      entity,
+      name,
+      asked: ctx.asked,
+      ask: ctx.ask === 'last' || ctx.ask === 'at' || ctx.ask === 'range' ? ctx.ask : undefined,
+      responses: r,
+    });
     if (said) return sentence(said);
   }
   if (camera || /^Latest frame from the camera /.test(text)) {

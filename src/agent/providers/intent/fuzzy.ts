@@ -76,15 +76,35 @@ export function closestEntities(said: string, v: Vocabulary, limit = 3): Entity[
   // How close each said word is to each name word, once per name word; then only the entities those words name.
   const scores = new Map<Entity, number[]>();
   for (const [o, named] of v.byWord) {
-    const c = words.map((w) => (o === w ? 3 : distance(w, o, 2) <= allowed(w) ? 2 : o.length >= 4 && w.length >= 4 && (o.startsWith(w.slice(0, 4)) || w.startsWith(o.slice(0, 4))) ? 1 : 0));
+    const c = words.map((w) =>
+      o === w
+        ? 3
+        : distance(w, o, 2) <= allowed(w)
+          ? 2
+          : o.length >= 4 && w.length >= 4 && (o.startsWith(w.slice(0, 4)) || w.startsWith(o.slice(0, 4)))
+            ? 1
+            : 0,
+    );
     if (!c.some((x) => x > 0)) continue;
     for (const e of named) {
-      const best = scores.get(e) ?? scores.set(e, words.map(() => 0)).get(e)!;
+      const best =
+        scores.get(e) ??
+        scores
+          .set(
+            e,
+            words.map(() => 0),
+          )
+          .get(e)!;
       for (let i = 0; i < c.length; i++) if (c[i] > best[i]) best[i] = c[i];
     }
   }
   const scored = [...scores].map(([e, best]) => ({ e, score: best.reduce((a, b) => a + b, 0) }));
   scored.sort((a, b) => b.score - a.score || a.e.name.localeCompare(b.e.name));
   const top = scored.length ? scored[0].score : 0;
-  return sortEntities(scored.filter((s) => s.score >= Math.max(1, top - 1)).slice(0, limit).map((s) => s.e));
+  return sortEntities(
+    scored
+      .filter((s) => s.score >= Math.max(1, top - 1))
+      .slice(0, limit)
+      .map((s) => s.e),
+  );
 }

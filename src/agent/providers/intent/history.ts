@@ -85,7 +85,8 @@ function stateFor(e: Entity, asked: string | undefined): string | undefined {
 function pick(entities: Entity[], asked: string | undefined): Entity[] {
   const readable = entities.filter((e) => e.kind !== 'camera' && e.kind !== 'button');
   if (!asked) return readable;
-  const opening = (e: Entity) => e.kind === 'cover' || e.kind === 'valve' || (e.kind === 'binary_sensor' && ['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? ''));
+  const opening = (e: Entity) =>
+    e.kind === 'cover' || e.kind === 'valve' || (e.kind === 'binary_sensor' && ['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? ''));
   if (asked === 'open' || asked === 'closed') {
     // A door's contact sensor says when it opened; its lock says when it was unlocked.
     const sensors = readable.filter(opening);
@@ -144,10 +145,13 @@ export function historySentence(result: string, ctx: HistoryAnswerContext): stri
   if (/: no changes recorded\./.test(head)) {
     const before = /It was (.+?) since (\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\)/.exec(head);
     if (before && ctx.ask !== 'last') return r.say('history_value_before', { name, value: before[1], time: before[2], age: before[3] });
-    if (before && ctx.ask === 'last' && ctx.asked && entity && sameState(entity, ctx.asked, before[1])) return r.say('history_last', { name, state: ctx.asked, time: before[2], age: before[3] });
+    if (before && ctx.ask === 'last' && ctx.asked && entity && sameState(entity, ctx.asked, before[1]))
+      return r.say('history_last', { name, state: ctx.asked, time: before[2], age: before[3] });
     return r.say('history_none', { name });
   }
-  const numbers = /: (\d+) readings?; low (.+?) at .+?, high (.+?) at .+?, average (.+?); latest (.+?) at (\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\)\./.exec(head);
+  const numbers = /: (\d+) readings?; low (.+?) at .+?, high (.+?) at .+?, average (.+?); latest (.+?) at (\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\)\./.exec(
+    head,
+  );
   if (numbers) {
     const count = Number(numbers[1]);
     // "at 8": the reading nearest before; a period: its range.

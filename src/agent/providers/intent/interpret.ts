@@ -143,7 +143,12 @@ function splitCommands(tokens: Token[], home: Home): Interpretation | undefined 
     if (!left.calls.length) continue;
     const right = interpretTokens(tokens.slice(hit.end), home, false);
     if (!right.calls.length) continue;
-    return { intent: left.intent, template: left.template, calls: [...left.calls, ...right.calls].slice(0, MAX_COMMANDS), entities: [...left.entities, ...right.entities] };
+    return {
+      intent: left.intent,
+      template: left.template,
+      calls: [...left.calls, ...right.calls].slice(0, MAX_COMMANDS),
+      entities: [...left.entities, ...right.entities],
+    };
   }
   return undefined;
 }
@@ -220,7 +225,7 @@ function brightnessStep(e: Entity, percent: number): Step | Reply {
 function temperatureStep(e: Entity, said: number, unit?: string): Step | Reply {
   // "68 fahrenheit" to a thermostat that works in Celsius.
   const celsius = /c/i.test(e.unit ?? '°C') && !/f/i.test(e.unit ?? '');
-  const value = unit === 'fahrenheit' && celsius ? Math.round(((said - 32) * 5) / 9 * 10) / 10 : said;
+  const value = unit === 'fahrenheit' && celsius ? Math.round((((said - 32) * 5) / 9) * 10) / 10 : said;
   const r = e.ranges.temperature;
   if (!r) return { type: 'unsupported', entity: e, verb: 'set_temperature', rank: 2 };
   if (value < r.min || value > r.max) return { type: 'out_of_range', entity: e, what: 'temperature', min: r.min, max: r.max, unit: e.unit ?? '', rank: 3 };
@@ -346,7 +351,8 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
         // "turn the fan up": its speed, a step at a time.
         if (!actions.includes('set_percentage')) return unsupported(c.direction === 'down' ? 'slow_down' : 'speed_up');
         const now = state?.value === 'off' ? 0 : typeof state?.attributes.percentage === 'number' ? state.attributes.percentage : undefined;
-        if (now === undefined) return { type: 'unsupported', entity: e, verb: c.direction === 'down' ? 'slow_down' : 'speed_up', why: 'speed_unknown', rank: 2 };
+        if (now === undefined)
+          return { type: 'unsupported', entity: e, verb: c.direction === 'down' ? 'slow_down' : 'speed_up', why: 'speed_unknown', rank: 2 };
         const to = Math.min(100, Math.max(0, now + (c.direction === 'down' ? -1 : 1) * (n?.value ?? LIGHT_STEP)));
         return percentStep(e, to, 'set_percentage', 'percentage', 'speed', 'set_speed');
       }
@@ -373,7 +379,8 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
       return percentStep(e, n.value, 'set_percentage', 'percentage', 'speed', 'set_speed');
     case 'HassFanSetPreset':
-      if (!c.preset || !(e.options.preset_mode ?? []).includes(c.preset) || !actions.includes('set_preset_mode')) return c.preset ? unsupported('set_to', c.preset) : unsupported('set_to_preset');
+      if (!c.preset || !(e.options.preset_mode ?? []).includes(c.preset) || !actions.includes('set_preset_mode'))
+        return c.preset ? unsupported('set_to', c.preset) : unsupported('set_to_preset');
       return { action: 'set_preset_mode', extra: { preset_mode: c.preset } };
     case 'HassClimateSetTemperature':
       if (!n || n.unit === 'percent' || n.unit === 'kelvin') return null;
@@ -388,7 +395,8 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     }
     case 'HassClimateSetMode': {
       const mode = c.mode;
-      if (!mode || !(e.options.mode ?? []).includes(mode) || !actions.includes('set_mode')) return mode ? unsupported('set_to', mode.replace(/_/g, ' ')) : unsupported('set_to_mode');
+      if (!mode || !(e.options.mode ?? []).includes(mode) || !actions.includes('set_mode'))
+        return mode ? unsupported('set_to', mode.replace(/_/g, ' ')) : unsupported('set_to_mode');
       return { action: 'set_mode', extra: { mode } };
     }
     case 'HassOpenCover':
@@ -488,7 +496,9 @@ function stateApplies(e: Entity, state: string): boolean {
     case 'opening':
     case 'closing':
     case 'stopped':
-      return e.kind === 'cover' || e.kind === 'valve' || (e.kind === 'binary_sensor' && ['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? ''));
+      return (
+        e.kind === 'cover' || e.kind === 'valve' || (e.kind === 'binary_sensor' && ['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? ''))
+      );
     case 'heating':
     case 'cooling':
     case 'idle':
@@ -577,7 +587,10 @@ function planCamera(c: Captures, home: Home): Planned | Reply | null {
     // "who is at the front door": the camera on the same device, else in the same area.
     if (!found.length) found = cameras.filter((cam) => t.entities.some((e) => e.deviceId === cam.deviceId));
     if (!found.length) found = cameras.filter((cam) => t.entities.some((e) => e.area && e.area === cam.area));
-    if (!found.length) return t.entities.length === 1 ? { type: 'unsupported', entity: t.entities[0], verb: 'look_through', rank: 2 } : { type: 'not_found', what: '', noun: 'camera', rank: 1 };
+    if (!found.length)
+      return t.entities.length === 1
+        ? { type: 'unsupported', entity: t.entities[0], verb: 'look_through', rank: 2 }
+        : { type: 'not_found', what: '', noun: 'camera', rank: 1 };
   } else if (c.kind) {
     const t = resolveTarget(c, v, 'read', home.context);
     if (isReply(t)) return t;

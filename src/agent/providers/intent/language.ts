@@ -56,7 +56,10 @@ const INTENTS = new Set<string>(INTENT_IDS);
 
 class FileReader {
   readonly lines = new LineCounter();
-  constructor(readonly file: string, private readonly out: LanguageData) {}
+  constructor(
+    readonly file: string,
+    private readonly out: LanguageData,
+  ) {}
 
   line(node: YamlNode | null | undefined): number {
     const at = node?.range?.[0];
@@ -182,25 +185,50 @@ function readNormalize(r: FileReader, node: YamlNode | null, out: LanguageData):
     const words = () => (Array.isArray(value) ? value.map(String) : (r.problem(v, `normalize.${k} must be a list`), []));
     const numbers = () => {
       const o: Record<string, number> = {};
-      if (value && typeof value === 'object' && !Array.isArray(value)) for (const [w, x] of Object.entries(value)) if (typeof x === 'number') o[w] = x;
-      else r.problem(v, `normalize.${k} must map words to numbers`);
+      if (value && typeof value === 'object' && !Array.isArray(value))
+        for (const [w, x] of Object.entries(value))
+          if (typeof x === 'number') o[w] = x;
+          else r.problem(v, `normalize.${k} must map words to numbers`);
       return o;
     };
     switch (k) {
-      case 'leading': n.leading = words(); break;
-      case 'trailing': n.trailing = words(); break;
-      case 'not_alone': n.notAlone = words(); break;
-      case 'plural_keep': n.pluralKeep = words(); break;
-      case 'units': n.units = numbers(); break;
-      case 'tens': n.tens = numbers(); break;
-      case 'fractions': n.fractions = numbers(); break;
-      case 'hundred': n.hundred = String(value); break;
-      case 'point': n.point = String(value); break;
-      case 'and': n.and = String(value); break;
+      case 'leading':
+        n.leading = words();
+        break;
+      case 'trailing':
+        n.trailing = words();
+        break;
+      case 'not_alone':
+        n.notAlone = words();
+        break;
+      case 'plural_keep':
+        n.pluralKeep = words();
+        break;
+      case 'units':
+        n.units = numbers();
+        break;
+      case 'tens':
+        n.tens = numbers();
+        break;
+      case 'fractions':
+        n.fractions = numbers();
+        break;
+      case 'hundred':
+        n.hundred = String(value);
+        break;
+      case 'point':
+        n.point = String(value);
+        break;
+      case 'and':
+        n.and = String(value);
+        break;
       case 'contractions':
         n.contractions = [];
         for (const pair of Array.isArray(value) ? value : []) {
-          if (!Array.isArray(pair) || pair.length !== 2) { r.problem(v, 'normalize.contractions: each entry is [pattern, replacement]'); continue; }
+          if (!Array.isArray(pair) || pair.length !== 2) {
+            r.problem(v, 'normalize.contractions: each entry is [pattern, replacement]');
+            continue;
+          }
           try {
             new RegExp(String(pair[0]));
             n.contractions.push([String(pair[0]), String(pair[1])]);
@@ -213,14 +241,22 @@ function readNormalize(r: FileReader, node: YamlNode | null, out: LanguageData):
         n.pluralRules = [];
         for (const rule of Array.isArray(value) ? value : []) {
           const x = rule as Record<string, unknown>;
-          if (typeof x?.suffix !== 'string') { r.problem(v, 'normalize.plural_rules: each rule needs "suffix"'); continue; }
-          n.pluralRules.push({ suffix: x.suffix, replace: typeof x.replace === 'string' ? x.replace : '', minLength: typeof x.min_length === 'number' ? x.min_length : x.suffix.length + 2 });
+          if (typeof x?.suffix !== 'string') {
+            r.problem(v, 'normalize.plural_rules: each rule needs "suffix"');
+            continue;
+          }
+          n.pluralRules.push({
+            suffix: x.suffix,
+            replace: typeof x.replace === 'string' ? x.replace : '',
+            minLength: typeof x.min_length === 'number' ? x.min_length : x.suffix.length + 2,
+          });
         }
         break;
       case 'misspellings':
         // `word: [wrong, wrong]` in the file; looked up wrong -> word.
         if (value && typeof value === 'object' && !Array.isArray(value)) {
-          for (const [word, wrongs] of Object.entries(value)) for (const w of Array.isArray(wrongs) ? wrongs : [wrongs]) n.misspellings[String(w).toLowerCase()] = word.toLowerCase();
+          for (const [word, wrongs] of Object.entries(value))
+            for (const w of Array.isArray(wrongs) ? wrongs : [wrongs]) n.misspellings[String(w).toLowerCase()] = word.toLowerCase();
         } else r.problem(v, 'normalize.misspellings must map a word to its misspellings');
         break;
       default:
@@ -266,7 +302,10 @@ function filesOf(dir: string, problems: Problem[]): string[] {
       problems.push({ file: dir, line: 1, reason: 'not a folder of sentence files' });
       return [];
     }
-    return readdirSync(dir).filter((f) => /\.ya?ml$/i.test(f)).sort().map((f) => join(dir, f));
+    return readdirSync(dir)
+      .filter((f) => /\.ya?ml$/i.test(f))
+      .sort()
+      .map((f) => join(dir, f));
   } catch (err) {
     problems.push({ file: dir, line: 1, reason: `cannot read the sentence folder: ${(err as Error).message}` });
     return [];
@@ -275,7 +314,15 @@ function filesOf(dir: string, problems: Problem[]): string[] {
 
 /** Every file of the folders, in order (shipped first, then the user's). */
 export function loadLanguage(dirs: string[]): LanguageData {
-  const out: LanguageData = { data: [], lists: new Map(), rules: new Map(), responses: new Map(), normalize: structuredClone(EMPTY_NORMALIZE), problems: [], files: [] };
+  const out: LanguageData = {
+    data: [],
+    lists: new Map(),
+    rules: new Map(),
+    responses: new Map(),
+    normalize: structuredClone(EMPTY_NORMALIZE),
+    problems: [],
+    files: [],
+  };
   for (const dir of dirs) {
     for (const file of filesOf(dir, out.problems)) {
       out.files.push(file);

@@ -219,7 +219,12 @@ export class CompiledLanguage {
     this.normalizer = new Normalizer(data.normalize);
     this.responses = new Responses(data.responses);
     const missing = this.responses.missing();
-    if (missing.length) this.problems.push({ file: data.files[0] ?? 'sentences', line: 1, reason: `responses missing (the model would say their names instead): ${missing.join(', ')}` });
+    if (missing.length)
+      this.problems.push({
+        file: data.files[0] ?? 'sentences',
+        line: 1,
+        reason: `responses missing (the model would say their names instead): ${missing.join(', ')}`,
+      });
     const keys = (t: string) => this.normalizer.keys(t);
     for (const [name, list] of data.lists) {
       if (list.type !== 'values') continue;
@@ -239,7 +244,16 @@ export class CompiledLanguage {
       for (const s of block.sentences) {
         try {
           const nodes = new TemplateParser(s.text, this, data.rules).parse();
-          const tpl: CompiledTemplate = { required: [...requiredWords(nodes)], intent: block.intent, source: s.text, origin: s.origin, nodes, order: order++, slots: block.slots, requiresArea: block.requiresContext.includes('area') };
+          const tpl: CompiledTemplate = {
+            required: [...requiredWords(nodes)],
+            intent: block.intent,
+            source: s.text,
+            origin: s.origin,
+            nodes,
+            order: order++,
+            slots: block.slots,
+            requiresArea: block.requiresContext.includes('area'),
+          };
           this.templates.push(tpl);
           this.collectWords(nodes);
           const first = firstWords(nodes);
@@ -332,7 +346,10 @@ function starts(nodes: Node[]): { words: Set<string>; open: boolean; nullable: b
 
 type SlotHit = { end: number; set: (c: Captures) => Captures | undefined };
 
-const once = <K extends keyof Captures>(key: K, value: Captures[K]) => (c: Captures) => (c[key] !== undefined ? undefined : { ...c, [key]: value });
+const once =
+  <K extends keyof Captures>(key: K, value: Captures[K]) =>
+  (c: Captures) =>
+    c[key] !== undefined ? undefined : { ...c, [key]: value };
 
 function numberHits(tokens: Token[], pos: number, lang: CompiledLanguage, slot: string, range?: { from: number; to: number }): SlotHit[] {
   const t = tokens[pos];
@@ -403,7 +420,10 @@ function slotHits(node: Extract<Node, { t: 'slot' }>, tokens: Token[], pos: numb
     case 'wildcard': {
       const out: SlotHit[] = [];
       for (let end = pos + 1; end <= tokens.length && end - pos <= 8; end++) {
-        const said = tokens.slice(pos, end).map((t) => (t.num !== undefined ? String(t.num) : t.w)).join(' ');
+        const said = tokens
+          .slice(pos, end)
+          .map((t) => (t.num !== undefined ? String(t.num) : t.w))
+          .join(' ');
         out.push({ end, set: setSlot(node.slot === 'any' ? 'any' : node.slot, said) });
       }
       return out;
@@ -412,7 +432,9 @@ function slotHits(node: Extract<Node, { t: 'slot' }>, tokens: Token[], pos: numb
       switch (src.list) {
         case 'name':
           // A sentence may name several devices: every name is kept.
-          return v.names.match(tokens, pos).map((h) => ({ end: h.end, set: (c: Captures) => (c.names.some((n) => n.said === h.said) ? undefined : { ...c, names: [...c.names, h] }) }));
+          return v.names
+            .match(tokens, pos)
+            .map((h) => ({ end: h.end, set: (c: Captures) => (c.names.some((n) => n.said === h.said) ? undefined : { ...c, names: [...c.names, h] }) }));
         case 'area':
           // {area:area2} fills a slot of another name with the area.
           return v.areas.match(tokens, pos).map((h) => ({ end: h.end, set: node.slot === 'area' ? once('area', h) : setSlot(node.slot, h.value) }));

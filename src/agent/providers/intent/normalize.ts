@@ -43,7 +43,17 @@ export interface NormalizeData {
 }
 
 export const EMPTY_NORMALIZE: NormalizeData = {
-  skipWords: [], leading: [], trailing: [], contractions: [], units: {}, tens: {}, fractions: {}, notAlone: [], pluralKeep: [], pluralRules: [], misspellings: {},
+  skipWords: [],
+  leading: [],
+  trailing: [],
+  contractions: [],
+  units: {},
+  tens: {},
+  fractions: {},
+  notAlone: [],
+  pluralKeep: [],
+  pluralRules: [],
+  misspellings: {},
 };
 
 export class Normalizer {
@@ -58,8 +68,14 @@ export class Normalizer {
     this.contractions = data.contractions.map(([re, to]) => [new RegExp(re, 'g'), to]);
     // Longest first: "right now" before "now".
     const longest = (a: string[], b: string[]) => b.length - a.length;
-    this.leading = data.leading.map(split).filter((p) => p.length).sort(longest);
-    this.trailing = data.trailing.map(split).filter((p) => p.length).sort(longest);
+    this.leading = data.leading
+      .map(split)
+      .filter((p) => p.length)
+      .sort(longest);
+    this.trailing = data.trailing
+      .map(split)
+      .filter((p) => p.length)
+      .sort(longest);
   }
 
   /** Singular form of a word; `plural` says whether it changed. */
@@ -74,7 +90,10 @@ export class Normalizer {
 
   /** Lowercase, fold accents, expand contractions and unit signs, drop punctuation. */
   clean(text: string): string {
-    let s = text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+    let s = text
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase();
     s = s.replace(/[\u2018\u2019\u02bc`\u00b4]/g, "'");
     for (const [re, to] of this.contractions ?? []) s = s.replace(re, to);
     s = s

@@ -82,7 +82,10 @@ export class IntentProvider implements Provider {
     const offered = new OfferedTools(toolNames, this.options.tools());
     const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered, context, state: this.options.state, now: this.options.now });
     if (result.reply) {
-      const hints = ['not_understood', 'not_found'].includes(result.reply.type) && !('closest' in result.reply && result.reply.closest?.length) ? this.examplesFor(vocabulary, offered, toolNames) : [];
+      const hints =
+        ['not_understood', 'not_found'].includes(result.reply.type) && !('closest' in result.reply && result.reply.closest?.length)
+          ? this.examplesFor(vocabulary, offered, toolNames)
+          : [];
       return { ...result, text: replyText(result.reply, hints, vocabulary.lang.responses) };
     }
     return result;
@@ -138,7 +141,11 @@ export class IntentProvider implements Provider {
     for (const r of results) {
       const call = byId.get(r.tool_call_id);
       if (!call) continue;
-      answered.push({ tool: call.name.startsWith(TOOL_PREFIX) ? call.name.slice(TOOL_PREFIX.length) : call.name, args: parseArgs(call.arguments), result: contentText(r.content) });
+      answered.push({
+        tool: call.name.startsWith(TOOL_PREFIX) ? call.name.slice(TOOL_PREFIX.length) : call.name,
+        args: parseArgs(call.arguments),
+        result: contentText(r.content),
+      });
     }
     const responses = this.sentences.current().responses;
     if (!answered.length) return responses.say('no_reply_match');

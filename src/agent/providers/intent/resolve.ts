@@ -63,9 +63,18 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
   // "the kitchen and living room lights": a second area.
   const areas = [area, typeof c.other.area2 === 'string' ? c.other.area2 : undefined].filter((a): a is string => !!a).map((a) => a.toLowerCase());
   const inArea = (e: Entity) =>
-    (!areas.length || areas.includes((e.area ?? '').toLowerCase())) && (!floor || (!!e.area && v.floorOf.get(e.area.toLowerCase())?.toLowerCase() === floor.toLowerCase()));
+    (!areas.length || areas.includes((e.area ?? '').toLowerCase())) &&
+    (!floor || (!!e.area && v.floorOf.get(e.area.toLowerCase())?.toLowerCase() === floor.toLowerCase()));
   const whole = c.other.whole !== undefined;
-  const plural = !!c.all || whole || areas.length > 1 || !!floor || !!c.kind?.plural || c.names.some((n) => n.plural) || c.names.length > 1 || c.kind?.value.id === 'everything';
+  const plural =
+    !!c.all ||
+    whole ||
+    areas.length > 1 ||
+    !!floor ||
+    !!c.kind?.plural ||
+    c.names.some((n) => n.plural) ||
+    c.names.length > 1 ||
+    c.kind?.value.id === 'everything';
   const label = area ?? floor;
   const at = { area, floor };
   if (c.names.length) {
@@ -86,7 +95,16 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
       if (!found.length) return { type: 'not_found', what: n.said, area: label, named: true, rank: 1 };
       perName.push({ found, plural: n.plural || !!c.all });
     }
-    return { entities: sortEntities(perName.flatMap((p) => p.found)), plural, named: true, areaOnly: false, implicit: false, ...at, kind: c.kind?.value, perName };
+    return {
+      entities: sortEntities(perName.flatMap((p) => p.found)),
+      plural,
+      named: true,
+      areaOnly: false,
+      implicit: false,
+      ...at,
+      kind: c.kind?.value,
+      perName,
+    };
   }
   if (c.kind) {
     const kind = c.kind.value;

@@ -130,7 +130,8 @@ function templateProblems(key: string, text: string): string[] {
   if (/[{}]/.test(stripped)) out.push(`response ${key}: unbalanced "{" or "}" in ${JSON.stringify(text)}`);
   const allowed = RESPONSE_SLOTS[key] ?? [];
   for (const m of text.matchAll(PLACEHOLDER)) {
-    if (!allowed.includes(m[1])) out.push(`response ${key}: unknown slot {${m[1]}} (this response has: ${allowed.length ? allowed.map((s) => `{${s}}`).join(', ') : 'no slots'})`);
+    if (!allowed.includes(m[1]))
+      out.push(`response ${key}: unknown slot {${m[1]}} (this response has: ${allowed.length ? allowed.map((s) => `{${s}}`).join(', ') : 'no slots'})`);
   }
   return out;
 }
@@ -153,11 +154,16 @@ export function readResponses(
     const key = String(isScalar(keyNode) ? keyNode.value : keyNode);
     const value = pair.value as YamlNode | null;
     if (key === 'intents') {
-      problem(keyNode, 'Home Assistant\'s per-intent responses ("responses: intents:") are not used: reword Hearth\'s responses by name (the names are in the shipped responses.yaml)');
+      problem(
+        keyNode,
+        'Home Assistant\'s per-intent responses ("responses: intents:") are not used: reword Hearth\'s responses by name (the names are in the shipped responses.yaml)',
+      );
       continue;
     }
     if (!(key in RESPONSE_SLOTS)) {
-      const near = Object.keys(RESPONSE_SLOTS).filter((k) => k.startsWith(key.split('_')[0])).slice(0, 8);
+      const near = Object.keys(RESPONSE_SLOTS)
+        .filter((k) => k.startsWith(key.split('_')[0]))
+        .slice(0, 8);
       problem(keyNode, `unknown response "${key}"${near.length ? ` (similar: ${near.join(', ')})` : ''}; the names are in the shipped responses.yaml`);
       continue;
     }
@@ -198,7 +204,36 @@ for (const form of ['do', 'doing']) {
 }
 
 // What a refused command would have done ("Sorry, I can't <verb> the lamp"), why not, and what was out of range.
-for (const v of ['turn_on', 'turn_off', 'toggle', 'dim', 'brighten', 'change_temperature', 'set_speed', 'set_preset', 'change_colour', 'set', 'set_temperature', 'change_mode', 'open', 'close', 'stop', 'move', 'lock', 'unlock', 'press', 'read', 'look_through', 'read_history', 'use', 'slow_down', 'speed_up', 'set_to_preset', 'set_to_mode']) RESPONSE_SLOTS[`verb_${v}`] = [];
+for (const v of [
+  'turn_on',
+  'turn_off',
+  'toggle',
+  'dim',
+  'brighten',
+  'change_temperature',
+  'set_speed',
+  'set_preset',
+  'change_colour',
+  'set',
+  'set_temperature',
+  'change_mode',
+  'open',
+  'close',
+  'stop',
+  'move',
+  'lock',
+  'unlock',
+  'press',
+  'read',
+  'look_through',
+  'read_history',
+  'use',
+  'slow_down',
+  'speed_up',
+  'set_to_preset',
+  'set_to_mode',
+])
+  RESPONSE_SLOTS[`verb_${v}`] = [];
 RESPONSE_SLOTS.verb_set_to = ['value'];
 for (const w of ['state_unknown', 'speed_unknown', 'setting_unknown']) RESPONSE_SLOTS[`why_${w}`] = [];
 for (const q of ['brightness', 'temperature', 'value', 'position', 'speed', 'color_temp']) RESPONSE_SLOTS[`quantity_${q}`] = [];
@@ -207,7 +242,22 @@ for (const q of ['brightness', 'temperature', 'value', 'position', 'speed', 'col
 RESPONSE_SLOTS.can_be = ['actions'];
 RESPONSE_SLOTS.can_camera = [];
 RESPONSE_SLOTS.can_read = [];
-for (const a of ['turn_on', 'turn_off', 'open', 'close', 'stop', 'set_position', 'lock', 'unlock', 'set_mode', 'set_temperature', 'set_value', 'select_option', 'press']) RESPONSE_SLOTS[`participle_${a}`] = [];
+for (const a of [
+  'turn_on',
+  'turn_off',
+  'open',
+  'close',
+  'stop',
+  'set_position',
+  'lock',
+  'unlock',
+  'set_mode',
+  'set_temperature',
+  'set_value',
+  'select_option',
+  'press',
+])
+  RESPONSE_SLOTS[`participle_${a}`] = [];
 
 // Names and examples: "the kitchen light"; phrasings this home supports, offered after "not understood".
 RESPONSE_SLOTS.the_name = ['name'];
@@ -222,7 +272,20 @@ for (const k of ['example_placeholder_1', 'example_placeholder_2', 'example_plac
 RESPONSE_SLOTS.indefinite = ['what'];
 RESPONSE_SLOTS.indefinite_vowel = ['what'];
 RESPONSE_SLOTS.indefinite_vowels = [];
-for (const n of ['device', 'camera', 'light_or_switch', 'dimmable_light', 'thermostat', 'fan', 'colour_light', 'light_thermostat_or_cover', 'cover_or_valve', 'lock', 'button']) RESPONSE_SLOTS[`noun_${n}`] = [];
+for (const n of [
+  'device',
+  'camera',
+  'light_or_switch',
+  'dimmable_light',
+  'thermostat',
+  'fan',
+  'colour_light',
+  'light_thermostat_or_cover',
+  'cover_or_valve',
+  'lock',
+  'button',
+])
+  RESPONSE_SLOTS[`noun_${n}`] = [];
 RESPONSE_SLOTS.noun_that_can_be = ['kind', 'state'];
 
 export type Slots = Record<string, string | number | undefined>;

@@ -18,7 +18,8 @@ export type Outcome = 'confirmed' | 'unconfirmed' | 'needs_approval' | 'not_allo
 /** The outcome a result text states, and the text after its prefix. */
 export function outcomeOf(text: string): { outcome: Outcome; rest: string } {
   const t = text.trim();
-  if (/^(confirmed|unconfirmed|still running|failed|denied|interrupted|cancelled): request \S+ was already handled/.test(t)) return { outcome: 'duplicate', rest: t };
+  if (/^(confirmed|unconfirmed|still running|failed|denied|interrupted|cancelled): request \S+ was already handled/.test(t))
+    return { outcome: 'duplicate', rest: t };
   const prefixes: Array<[string, Outcome]> = [
     ['confirmed:', 'confirmed'],
     ['unconfirmed:', 'unconfirmed'],
@@ -92,7 +93,16 @@ export function parseStateLine(line: string): StateLine | undefined {
   const head = segments[0];
   const offline = segments.slice(1).some((s) => s.startsWith('OFFLINE'));
   if (head === 'no state reported yet') return { name: name.value, id, area, parts: [], noState: true, offline };
-  return { name: name.value, id, area, parts: splitOutside(head, ', ').map((p) => p.trim()).filter(Boolean), noState: false, offline };
+  return {
+    name: name.value,
+    id,
+    area,
+    parts: splitOutside(head, ', ')
+      .map((p) => p.trim())
+      .filter(Boolean),
+    noState: false,
+    offline,
+  };
 }
 
 /** `brightness 180 of 254` -> {label: 'brightness', value: '180 of 254'} for known attribute labels. */

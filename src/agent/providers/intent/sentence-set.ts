@@ -49,7 +49,8 @@ export class SentenceSet {
 
   private compile(): CompiledLanguage {
     const compiled = new CompiledLanguage(loadLanguage(this.dirs()));
-    for (const p of compiled.problems) this.options.log?.warn({ file: p.file, line: p.line, reason: p.reason }, `sentence file problem: ${p.file}:${p.line}: ${p.reason}`);
+    for (const p of compiled.problems)
+      this.options.log?.warn({ file: p.file, line: p.line, reason: p.reason }, `sentence file problem: ${p.file}:${p.line}: ${p.reason}`);
     this.options.log?.info({ sentences: compiled.templates.length, problems: compiled.problems.length }, 'sentences compiled');
     return compiled;
   }

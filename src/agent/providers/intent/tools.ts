@@ -35,7 +35,10 @@ export class OfferedTools {
   /** A control tool for this entity that takes this action (a per-entity tool first). */
   actuator(entity: Entity, action: string | undefined): GeneratedTool | undefined {
     const fits = this.list.filter(
-      (t) => t.capability === 'actuator' && t.meta.entityIds.includes(entity.id) && (action === undefined || t.meta.actions.length === 0 || t.meta.actions.includes(action)),
+      (t) =>
+        t.capability === 'actuator' &&
+        t.meta.entityIds.includes(entity.id) &&
+        (action === undefined || t.meta.actions.length === 0 || t.meta.actions.includes(action)),
     );
     return fits.find((t) => !props(t).has('entity')) ?? fits.find((t) => props(t).has('entity'));
   }
@@ -59,7 +62,9 @@ export class OfferedTools {
   /** Read one entity: its own read tool, else get_state. */
   read(entity: Entity): PlannedCall | undefined {
     if (entity.kind === 'camera') return this.camera(entity);
-    const own = this.list.find((t) => t.capability === 'read' && t.name !== 'get_state' && t.meta.entityIds.length === 1 && t.meta.entityIds[0] === entity.id && props(t).size === 0);
+    const own = this.list.find(
+      (t) => t.capability === 'read' && t.name !== 'get_state' && t.meta.entityIds.length === 1 && t.meta.entityIds[0] === entity.id && props(t).size === 0,
+    );
     if (own) return { tool: own.name, args: {} };
     const state = this.getState();
     return state && state.meta.entityIds.includes(entity.id) ? { tool: state.name, args: { entity: entity.id } } : undefined;

@@ -114,7 +114,14 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
           addWeak(stem, e.id);
           for (const other of kindPhrases.get(cls) ?? []) if (other.length === 1 && other.join(' ') !== p.join(' ')) addWeak([...stem, ...other], e.id);
           // "reading lights" for "Reading corner lights": one word of a longer stem with the kind word.
-          if (stem.length > 1) for (const w of stem) if (!stem.some((_, i) => i < stem.length - 1 && (areas.has(stem.slice(0, i + 1)) || floors.has(stem.slice(0, i + 1))) && stem.slice(0, i + 1).includes(w))) addWeak([w, ...p], e.id);
+          if (stem.length > 1)
+            for (const w of stem)
+              if (
+                !stem.some(
+                  (_, i) => i < stem.length - 1 && (areas.has(stem.slice(0, i + 1)) || floors.has(stem.slice(0, i + 1))) && stem.slice(0, i + 1).includes(w),
+                )
+              )
+                addWeak([w, ...p], e.id);
         }
       }
     }
@@ -122,7 +129,14 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
   // Beside a real name only when that name is a sensor's: then the weak one reaches the actuator.
   for (const w of weak.values()) {
     const real = names.get(w.keys);
-    if (real && real.some((id) => { const e = byId.get(id); return !!e && isActuator(e); })) continue;
+    if (
+      real &&
+      real.some((id) => {
+        const e = byId.get(id);
+        return !!e && isActuator(e);
+      })
+    )
+      continue;
     names.addKeys(w.keys, w.ids);
   }
   // Floors by their other words ("downstairs" for the ground floor), from the language's `floor` list.

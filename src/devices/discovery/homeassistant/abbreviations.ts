@@ -385,7 +385,17 @@ export function replaceTopicBase(payload: Json): void {
   delete payload[TOPIC_BASE];
   // HA formats the base with an f-string: a non-string base becomes its Python text.
   const text =
-    typeof base === 'string' ? base : base === null || base === undefined ? 'None' : typeof base === 'boolean' ? (base ? 'True' : 'False') : typeof base === 'object' ? JSON.stringify(base) : String(base);
+    typeof base === 'string'
+      ? base
+      : base === null || base === undefined
+        ? 'None'
+        : typeof base === 'boolean'
+          ? base
+            ? 'True'
+            : 'False'
+          : typeof base === 'object'
+            ? JSON.stringify(base)
+            : String(base);
   // As HA does: the end check rewrites the ORIGINAL value, so `~/x/~` becomes `~/x/<base>`.
   const expand = (value: string): string => {
     let out = value;

@@ -318,7 +318,12 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       value = parseBoundedJson(text, { maxChars: MAX_CONFIG_BYTES, maxDepth: MAX_JSON_DEPTH });
     } catch (err) {
       if (!(err instanceof JsonLimitError)) throw err;
-      const why = err.reason === 'too_deep' ? `nested deeper than ${MAX_JSON_DEPTH} levels` : err.reason === 'oversized' ? err.message : JSON.stringify(text.slice(0, 40));
+      const why =
+        err.reason === 'too_deep'
+          ? `nested deeper than ${MAX_JSON_DEPTH} levels`
+          : err.reason === 'oversized'
+            ? err.message
+            : JSON.stringify(text.slice(0, 40));
       this.reject(topic, `Unable to parse JSON: ${why}`, hash);
       return undefined;
     }
@@ -643,7 +648,8 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       try {
         const admitted = admitDiscovered(devices);
         for (const r of admitted.refused) {
-          if (this.refusals.take(r.what) !== undefined) this.log?.warn({ device: r.what, reason: r.reason }, `Home Assistant discovery: refused ${r.what}: ${r.reason}`);
+          if (this.refusals.take(r.what) !== undefined)
+            this.log?.warn({ device: r.what, reason: r.reason }, `Home Assistant discovery: refused ${r.what}: ${r.reason}`);
         }
         this.ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homeassistant, admitted.devices);
       } catch (err) {

@@ -334,20 +334,97 @@ const payloadOrNone = (dflt: string | null): Field => ({ v: stringOrNone, defaul
 
 // Device classes Home Assistant knows, per platform.
 export const SENSOR_DEVICE_CLASSES = new Set([
-  'absolute_humidity', 'apparent_power', 'aqi', 'area', 'atmospheric_pressure', 'battery', 'blood_glucose_concentration',
-  'carbon_dioxide', 'carbon_monoxide', 'conductivity', 'current', 'data_rate', 'data_size', 'date', 'distance', 'duration',
-  'energy', 'energy_distance', 'energy_storage', 'enum', 'frequency', 'gas', 'humidity', 'illuminance', 'irradiance',
-  'moisture', 'monetary', 'nitrogen_dioxide', 'nitrogen_monoxide', 'nitrous_oxide', 'ozone', 'ph', 'pm1', 'pm10', 'pm25',
-  'pm4', 'power', 'power_factor', 'precipitation', 'precipitation_intensity', 'pressure', 'reactive_energy',
-  'reactive_power', 'signal_strength', 'sound_pressure', 'speed', 'sulphur_dioxide', 'temperature', 'temperature_delta',
-  'timestamp', 'volatile_organic_compounds', 'volatile_organic_compounds_parts', 'voltage', 'volume', 'volume_flow_rate',
-  'volume_storage', 'water', 'weight', 'wind_direction', 'wind_speed',
+  'absolute_humidity',
+  'apparent_power',
+  'aqi',
+  'area',
+  'atmospheric_pressure',
+  'battery',
+  'blood_glucose_concentration',
+  'carbon_dioxide',
+  'carbon_monoxide',
+  'conductivity',
+  'current',
+  'data_rate',
+  'data_size',
+  'date',
+  'distance',
+  'duration',
+  'energy',
+  'energy_distance',
+  'energy_storage',
+  'enum',
+  'frequency',
+  'gas',
+  'humidity',
+  'illuminance',
+  'irradiance',
+  'moisture',
+  'monetary',
+  'nitrogen_dioxide',
+  'nitrogen_monoxide',
+  'nitrous_oxide',
+  'ozone',
+  'ph',
+  'pm1',
+  'pm10',
+  'pm25',
+  'pm4',
+  'power',
+  'power_factor',
+  'precipitation',
+  'precipitation_intensity',
+  'pressure',
+  'reactive_energy',
+  'reactive_power',
+  'signal_strength',
+  'sound_pressure',
+  'speed',
+  'sulphur_dioxide',
+  'temperature',
+  'temperature_delta',
+  'timestamp',
+  'volatile_organic_compounds',
+  'volatile_organic_compounds_parts',
+  'voltage',
+  'volume',
+  'volume_flow_rate',
+  'volume_storage',
+  'water',
+  'weight',
+  'wind_direction',
+  'wind_speed',
 ]);
 const NUMBER_DEVICE_CLASSES = new Set([...SENSOR_DEVICE_CLASSES].filter((c) => !['date', 'enum', 'timestamp'].includes(c)));
 export const BINARY_SENSOR_DEVICE_CLASSES = new Set([
-  'battery', 'battery_charging', 'carbon_monoxide', 'cold', 'connectivity', 'door', 'garage_door', 'gas', 'heat', 'light',
-  'lock', 'moisture', 'motion', 'moving', 'occupancy', 'opening', 'plug', 'power', 'presence', 'problem', 'running',
-  'safety', 'smoke', 'sound', 'tamper', 'update', 'vibration', 'window',
+  'battery',
+  'battery_charging',
+  'carbon_monoxide',
+  'cold',
+  'connectivity',
+  'door',
+  'garage_door',
+  'gas',
+  'heat',
+  'light',
+  'lock',
+  'moisture',
+  'motion',
+  'moving',
+  'occupancy',
+  'opening',
+  'plug',
+  'power',
+  'presence',
+  'problem',
+  'running',
+  'safety',
+  'smoke',
+  'sound',
+  'tamper',
+  'update',
+  'vibration',
+  'window',
 ]);
 const BUTTON_DEVICE_CLASSES = new Set(['identify', 'restart', 'update']);
 export const COVER_DEVICE_CLASSES = new Set(['awning', 'blind', 'curtain', 'damper', 'door', 'garage', 'gate', 'shade', 'shutter', 'window']);
@@ -664,7 +741,7 @@ export const SCHEMAS: Record<string, PlatformSchema> = {
     },
     checks: [
       (c) => {
-        if (Array.isArray(c.preset_modes) && c.preset_modes.includes('none')) throw new Invalid('preset_modes must not include preset mode \'none\'');
+        if (Array.isArray(c.preset_modes) && c.preset_modes.includes('none')) throw new Invalid("preset_modes must not include preset mode 'none'");
         if (typeof c.min_temp === 'number' && typeof c.max_temp === 'number' && c.min_temp > c.max_temp) throw new Invalid('max_temp must be >= min_temp');
       },
     ],
@@ -870,7 +947,7 @@ export const SCHEMAS: Record<string, PlatformSchema> = {
         const dc = c.device_class as string | null | undefined;
         const unit = c.unit_of_measurement as string | null | undefined;
         if (c.last_reset_value_template !== undefined && c.state_class !== 'total') {
-          throw new Invalid("The option `last_reset_value_template` cannot be used together with state class other than `total`");
+          throw new Invalid('The option `last_reset_value_template` cannot be used together with state class other than `total`');
         }
         if (c.options !== undefined && dc !== 'enum' && dc !== undefined && dc !== null) {
           throw new Invalid('Options are only allowed with device class `enum`');
@@ -912,7 +989,14 @@ export const SCHEMAS: Record<string, PlatformSchema> = {
     },
   },
   tag: {
-    fields: { device, origin, topic: { v: subscribeTopic, required: true }, value_template: template, qos: { v: qos, default: 0 }, encoding: { v: string, default: 'utf-8' } },
+    fields: {
+      device,
+      origin,
+      topic: { v: subscribeTopic, required: true },
+      value_template: template,
+      qos: { v: qos, default: 0 },
+      encoding: { v: string, default: 'utf-8' },
+    },
   },
   text: {
     fields: {
@@ -942,7 +1026,16 @@ export const SCHEMAS: Record<string, PlatformSchema> = {
       device_class: deviceClass(UPDATE_DEVICE_CLASSES),
     },
   },
-  vacuum: { fields: { ...COMMON, command_topic: publishTopic, state_topic: subscribeTopic, send_command_topic: publishTopic, fan_speed_list: listOf(string), supported_features: listOf(string) } },
+  vacuum: {
+    fields: {
+      ...COMMON,
+      command_topic: publishTopic,
+      state_topic: subscribeTopic,
+      send_command_topic: publishTopic,
+      fan_speed_list: listOf(string),
+      supported_features: listOf(string),
+    },
+  },
   valve: {
     fields: {
       ...RW,
@@ -971,7 +1064,15 @@ export const SCHEMAS: Record<string, PlatformSchema> = {
       },
     ],
   },
-  water_heater: { fields: { ...COMMON, mode_command_topic: publishTopic, mode_state_topic: subscribeTopic, temperature_command_topic: publishTopic, temperature_state_topic: subscribeTopic } },
+  water_heater: {
+    fields: {
+      ...COMMON,
+      mode_command_topic: publishTopic,
+      mode_state_topic: subscribeTopic,
+      temperature_command_topic: publishTopic,
+      temperature_state_topic: subscribeTopic,
+    },
+  },
 };
 
 /** The options availability checks share (HA: Exclusive(availability_topic, availability)). */

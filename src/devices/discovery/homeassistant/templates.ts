@@ -108,7 +108,13 @@ class Method {
 
 type Dict = Record<string, unknown>;
 const isDict = (v: unknown): v is Dict =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v) && !(v instanceof Undefined) && !(v instanceof Method) && !(v instanceof Loop);
+  typeof v === 'object' &&
+  v !== null &&
+  !Array.isArray(v) &&
+  !Buffer.isBuffer(v) &&
+  !(v instanceof Undefined) &&
+  !(v instanceof Method) &&
+  !(v instanceof Loop);
 const own = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 
 class Loop {
@@ -120,8 +126,22 @@ class Loop {
 
 const DICT_METHODS = new Set(['get', 'keys', 'values', 'items']);
 const STR_METHODS = new Set([
-  'lower', 'upper', 'strip', 'lstrip', 'rstrip', 'split', 'replace', 'startswith', 'endswith', 'title', 'capitalize',
-  'isdigit', 'isnumeric', 'count', 'find', 'join',
+  'lower',
+  'upper',
+  'strip',
+  'lstrip',
+  'rstrip',
+  'split',
+  'replace',
+  'startswith',
+  'endswith',
+  'title',
+  'capitalize',
+  'isdigit',
+  'isnumeric',
+  'count',
+  'find',
+  'join',
 ]);
 const LIST_METHODS = new Set(['index', 'count']);
 
@@ -202,10 +222,20 @@ export function pyStr(v: unknown, inner = false): string {
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (typeof v === 'number') return pyNumber(v);
   if (Buffer.isBuffer(v)) return bytesRepr(v);
-  if (Array.isArray(v)) return `[${joinBounded(mapLazy(v, (x) => pyRepr(x)), ', ', 'a list as text')}]`;
+  if (Array.isArray(v))
+    return `[${joinBounded(
+      mapLazy(v, (x) => pyRepr(x)),
+      ', ',
+      'a list as text',
+    )}]`;
   if (v instanceof Method) return `<built-in method ${v.name}>`;
   if (v instanceof Loop) return '<LoopContext>';
-  if (isDict(v)) return `{${joinBounded(mapLazy(Object.keys(v), (k) => `${pyRepr(keyValue(k))}: ${pyRepr(v[k])}`), ', ', 'a dict as text')}}`;
+  if (isDict(v))
+    return `{${joinBounded(
+      mapLazy(Object.keys(v), (k) => `${pyRepr(keyValue(k))}: ${pyRepr(v[k])}`),
+      ', ',
+      'a dict as text',
+    )}}`;
   return String(v);
 }
 
@@ -347,7 +377,11 @@ function jsonDump(v: unknown, compact: boolean, sortKeys = false): string {
     if (isDict(x)) {
       const keys = Object.keys(x);
       if (sortKeys) keys.sort();
-      return `{${joinBounded(mapLazy(keys, (k) => `${JSON.stringify(pyStr(keyValue(k)))}${sep[1]}${enc(x[k])}`), sep[0], 'the JSON text')}}`;
+      return `{${joinBounded(
+        mapLazy(keys, (k) => `${JSON.stringify(pyStr(keyValue(k)))}${sep[1]}${enc(x[k])}`),
+        sep[0],
+        'the JSON text',
+      )}}`;
     }
     throw new RenderError(`Object of type ${typeName(x)} is not JSON serializable`);
   };
@@ -358,11 +392,7 @@ function jsonDump(v: unknown, compact: boolean, sortKeys = false): string {
 // Lexer
 // ---------------------------------------------------------------------------
 
-type Tok =
-  | { t: 'name'; v: string }
-  | { t: 'num'; v: number }
-  | { t: 'str'; v: string }
-  | { t: 'op'; v: string };
+type Tok = { t: 'name'; v: string } | { t: 'num'; v: number } | { t: 'str'; v: string } | { t: 'op'; v: string };
 
 type Chunk = { k: 'text'; v: string } | { k: 'var'; toks: Tok[] } | { k: 'block'; toks: Tok[] };
 
@@ -1057,7 +1087,12 @@ const FILTERS: Record<string, Fn> = {
     if (d !== NO_DEFAULT) return d;
     throw new RenderError(`int got invalid input '${pyStr(v)}' and no default was specified`);
   },
-  join: (v, a, k) => joinBounded(mapLazy(iterate(v), (x) => pyStr(x)), pyStr(arg(a, k, 0, 'd', '')), 'the joined text'),
+  join: (v, a, k) =>
+    joinBounded(
+      mapLazy(iterate(v), (x) => pyStr(x)),
+      pyStr(arg(a, k, 0, 'd', '')),
+      'the joined text',
+    ),
   list: (v) => [...iterate(v)],
   lower: (v) => charged(pyStr(v)).toLowerCase(),
   upper: (v) => charged(pyStr(v)).toUpperCase(),
@@ -1100,12 +1135,7 @@ const FILTERS: Record<string, Fn> = {
     }
     return out;
   },
-  tojson: (v) =>
-    jsonDump(v, false)
-      .replace(/</g, '\\u003c')
-      .replace(/>/g, '\\u003e')
-      .replace(/&/g, '\\u0026')
-      .replace(/'/g, '\\u0027'),
+  tojson: (v) => jsonDump(v, false).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026').replace(/'/g, '\\u0027'),
   to_json: (v, a, k) => jsonDump(v, true, truthy(arg(a, k, 2, 'sort_keys', false))),
   from_json: (v) => {
     try {
@@ -1352,7 +1382,11 @@ function callMethod(m: Method, args: unknown[]): unknown {
       case 'find':
         return self.indexOf(pyStr(args[0]));
       case 'join':
-        return joinBounded(mapLazy(iterate(args[0]), (x) => pyStr(x)), self, 'the joined text');
+        return joinBounded(
+          mapLazy(iterate(args[0]), (x) => pyStr(x)),
+          self,
+          'the joined text',
+        );
     }
   } else if (isDict(self)) {
     switch (m.name) {
@@ -1541,7 +1575,10 @@ class Evaluator {
       }
       case 'test': {
         const value = this.eval(e.obj, scope);
-        const r = TESTS[e.name](value, e.args.map((x) => this.eval(x, scope)));
+        const r = TESTS[e.name](
+          value,
+          e.args.map((x) => this.eval(x, scope)),
+        );
         return e.negate ? !r : r;
       }
       case 'unary': {
@@ -1754,7 +1791,8 @@ export function compileTemplate(source: string): CompiledTemplate {
         } catch (err) {
           if (err instanceof RenderError) throw err;
           if (err instanceof LoopControl) throw new RenderError(`{% ${err.kind} %} outside a loop`);
-          if (err instanceof RangeError) throw new RenderError(/string length/i.test(err.message) ? 'template made a string too long' : 'template is nested too deeply');
+          if (err instanceof RangeError)
+            throw new RenderError(/string length/i.test(err.message) ? 'template made a string too long' : 'template is nested too deeply');
           throw new RenderError((err as Error).message);
         } finally {
           work = outer;

@@ -15,7 +15,18 @@ import { readJsonPath } from '../../json-path.js';
 import { JsonLimitError, parseBoundedJson } from '../../../util/bounded-json.js';
 import type { ColorMode } from '../../color.js';
 import { type ColorTempSupport, kelvinRangeOfMireds } from '../../color-temp.js';
-import { ACTUATOR_KINDS, type AttributeSource, type CommandRender, type Availability, type AvailabilitySource, type Entity, type EntityKind, type PayloadTransform, type PayloadView, type Range } from '../../model.js';
+import {
+  ACTUATOR_KINDS,
+  type AttributeSource,
+  type CommandRender,
+  type Availability,
+  type AvailabilitySource,
+  type Entity,
+  type EntityKind,
+  type PayloadTransform,
+  type PayloadView,
+  type Range,
+} from '../../model.js';
 import { actionsOf } from '../../actions.js';
 import type { Json } from './abbreviations.js';
 import { compileTemplate, renderStripped, TemplateError, type CompiledTemplate } from './templates.js';
@@ -197,9 +208,33 @@ function perCall(template: unknown, what: string, notes: Notes, variable?: strin
  * blue), and the state topic, which reports the parts comma-separated.
  */
 const COLOR_TOPICS = [
-  { mode: 'xy', command: 'xy_command_topic', template: 'xy_command_template', state: 'xy_state_topic', value: 'xy_value_template', vars: ['x', 'y'], attrs: ['color_x', 'color_y'] },
-  { mode: 'hs', command: 'hs_command_topic', template: 'hs_command_template', state: 'hs_state_topic', value: 'hs_value_template', vars: ['hue', 'sat'], attrs: ['hue', 'saturation'] },
-  { mode: 'rgb', command: 'rgb_command_topic', template: 'rgb_command_template', state: 'rgb_state_topic', value: 'rgb_value_template', vars: ['red', 'green', 'blue'], attrs: ['red', 'green', 'blue'] },
+  {
+    mode: 'xy',
+    command: 'xy_command_topic',
+    template: 'xy_command_template',
+    state: 'xy_state_topic',
+    value: 'xy_value_template',
+    vars: ['x', 'y'],
+    attrs: ['color_x', 'color_y'],
+  },
+  {
+    mode: 'hs',
+    command: 'hs_command_topic',
+    template: 'hs_command_template',
+    state: 'hs_state_topic',
+    value: 'hs_value_template',
+    vars: ['hue', 'sat'],
+    attrs: ['hue', 'saturation'],
+  },
+  {
+    mode: 'rgb',
+    command: 'rgb_command_topic',
+    template: 'rgb_command_template',
+    state: 'rgb_state_topic',
+    value: 'rgb_value_template',
+    vars: ['red', 'green', 'blue'],
+    attrs: ['red', 'green', 'blue'],
+  },
 ] as const;
 
 /**
@@ -209,7 +244,9 @@ const COLOR_TOPICS = [
  */
 function colorTempSupport(config: Json): ColorTempSupport | undefined {
   const unit = config.color_temp_kelvin === true ? 'kelvin' : 'mired';
-  const [minK, maxK, minM, maxM] = [config.min_kelvin, config.max_kelvin, config.min_mireds, config.max_mireds].map((v) => (typeof v === 'number' ? v : undefined));
+  const [minK, maxK, minM, maxM] = [config.min_kelvin, config.max_kelvin, config.min_mireds, config.max_mireds].map((v) =>
+    typeof v === 'number' ? v : undefined,
+  );
   let range: { minKelvin: number; maxKelvin: number };
   if (minK !== undefined || maxK !== undefined) range = { minKelvin: minK ?? 2000, maxKelvin: maxK ?? 6535 };
   else if (minM !== undefined || maxM !== undefined) range = kelvinRangeOfMireds(minM ?? 153, maxM ?? 500);
@@ -293,7 +330,8 @@ const num = (v: unknown): number | undefined => (typeof v === 'number' && Number
 function availabilityOf(config: Json, encoding: string, notes: Notes): Availability | undefined {
   const entries: Array<{ topic: unknown; on: unknown; off: unknown; template: unknown }> = [];
   if (Array.isArray(config.availability)) {
-    for (const e of config.availability as Json[]) entries.push({ topic: e.topic, on: e.payload_available, off: e.payload_not_available, template: e.value_template });
+    for (const e of config.availability as Json[])
+      entries.push({ topic: e.topic, on: e.payload_available, off: e.payload_not_available, template: e.value_template });
   } else if (typeof config.availability_topic === 'string') {
     entries.push({ topic: config.availability_topic, on: config.payload_available, off: config.payload_not_available, template: config.availability_template });
   }
@@ -411,7 +449,8 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
         }
         if (modes.includes('hs')) Object.assign(draft.body.attributes, { hue: { path: 'color.h' }, saturation: { path: 'color.s' } });
         if (modes.includes('xy')) Object.assign(draft.body.attributes, { color_x: { path: 'color.x' }, color_y: { path: 'color.y' } });
-        if (modes.some((m) => m.startsWith('rgb'))) Object.assign(draft.body.attributes, { red: { path: 'color.r' }, green: { path: 'color.g' }, blue: { path: 'color.b' } });
+        if (modes.some((m) => m.startsWith('rgb')))
+          Object.assign(draft.body.attributes, { red: { path: 'color.r' }, green: { path: 'color.g' }, blue: { path: 'color.b' } });
         // What a colour command may send, best first ({"color": {"x", "y"}}, {"h", "s"}, {"r", "g", "b"}); rgbw/rgbww want a white channel too.
         const colorModes = (['xy', 'hs', 'rgb'] as const).filter((m) => modes.includes(m));
         if (colorModes.length) draft.body.colorModes = [...colorModes];
@@ -489,7 +528,11 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
       const commandTopic = str(config.command_topic);
       if (commandTopic) {
         draft.body.commandTopic = commandTopic;
-        for (const [word, key] of [['open', 'payload_open'], ['close', 'payload_close'], ['stop', 'payload_stop']] as const) {
+        for (const [word, key] of [
+          ['open', 'payload_open'],
+          ['close', 'payload_close'],
+          ['stop', 'payload_stop'],
+        ] as const) {
           if (typeof config[key] === 'string') draft.body.payloads[word] = config[key] as string;
         }
       }
@@ -639,7 +682,12 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     case 'valve': {
       draft = new Draft('valve');
       const commandTopic = str(config.command_topic);
-      draft.body.states = { open: String(config.state_open), opening: String(config.state_opening), closed: String(config.state_closed), closing: String(config.state_closing) };
+      draft.body.states = {
+        open: String(config.state_open),
+        opening: String(config.state_opening),
+        closed: String(config.state_closed),
+        closing: String(config.state_closing),
+      };
       const cmd = (value: unknown, what: string) => rendered(config.command_template, { value }, String(value), what, notes);
       if (config.reports_position) {
         draft.attr('position', read(config.state_topic, config.value_template, 'position'));
@@ -662,7 +710,11 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
         draft.main(read(config.state_topic, config.value_template, 'state'));
         if (commandTopic) {
           draft.body.commandTopic = commandTopic;
-          for (const [word, key] of [['open', 'payload_open'], ['close', 'payload_close'], ['stop', 'payload_stop']] as const) {
+          for (const [word, key] of [
+            ['open', 'payload_open'],
+            ['close', 'payload_close'],
+            ['stop', 'payload_stop'],
+          ] as const) {
             if (typeof config[key] !== 'string') continue;
             const p = cmd(config[key], 'command');
             if (p !== undefined) draft.body.payloads[word] = p;
@@ -691,7 +743,11 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
         const p = rendered(config.command_template, { action: config[key], code: null, value: null }, String(config[key]), 'command', notes);
         if (p !== undefined) draft.body.payloads[action] = p;
       };
-      for (const [action, key] of [['arm_home', 'payload_arm_home'], ['arm_away', 'payload_arm_away'], ['arm_night', 'payload_arm_night']] as const) {
+      for (const [action, key] of [
+        ['arm_home', 'payload_arm_home'],
+        ['arm_away', 'payload_arm_away'],
+        ['arm_night', 'payload_arm_night'],
+      ] as const) {
         if (features.has(action)) word(action, key, code && config.code_arm_required === true);
       }
       word('disarm', 'payload_disarm', code && config.code_disarm_required === true);
@@ -720,11 +776,11 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     nameSpec: {
       name: config.name === null ? null : str(config.name),
       ...(NAMED_BY_DEVICE_CLASS.has(platform) && deviceClass ? { deviceClass } : {}),
-      platformDefault: config.schema === 'json' ? 'MQTT JSON Light' : config.schema === 'template' ? 'MQTT Template Light' : (DEFAULT_NAMES[platform] ?? 'MQTT Entity'),
+      platformDefault:
+        config.schema === 'json' ? 'MQTT JSON Light' : config.schema === 'template' ? 'MQTT Template Light' : (DEFAULT_NAMES[platform] ?? 'MQTT Entity'),
     },
   };
 }
-
 
 /** "temperature" -> "Temperature", "carbon_dioxide" -> "Carbon dioxide" (HA's device class names, in English). */
 export function deviceClassName(deviceClass: string): string {

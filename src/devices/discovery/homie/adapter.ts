@@ -102,7 +102,10 @@ export class HomieAdapter implements DiscoveryAdapter {
   private refuse(topic: string, reason: string, err?: unknown): void {
     const suppressed = this.refusals.take(topic);
     if (suppressed === undefined) return;
-    this.ctx?.log[err ? 'error' : 'warn']({ topic, reason, ...(err ? { err } : {}), ...(suppressed ? { suppressed } : {}) }, `homie: skipped ${topic}: ${reason}`);
+    this.ctx?.log[err ? 'error' : 'warn'](
+      { topic, reason, ...(err ? { err } : {}), ...(suppressed ? { suppressed } : {}) },
+      `homie: skipped ${topic}: ${reason}`,
+    );
   }
 
   private markDirty(key: string): void {
@@ -160,12 +163,14 @@ export class HomieAdapter implements DiscoveryAdapter {
       return;
     }
     const base = version === '5' ? `${this.prefix}/5` : this.prefix;
-    const converted: ConvertedHomie = result.description
-      ? homieToDevice(result.description, { base })
-      : { skipped: result.skipped };
+    const converted: ConvertedHomie = result.description ? homieToDevice(result.description, { base }) : { skipped: result.skipped };
     if (result.description) converted.skipped.unshift(...result.skipped);
     if (converted.device && converted.device.entities.length > MAX_ENTITIES_PER_DEVICE) {
-      converted.skipped.unshift({ what: dev, reason: 'too_many_entities', detail: `it has ${converted.device.entities.length} properties with tools, more than the ${MAX_ENTITIES_PER_DEVICE} a device may have` });
+      converted.skipped.unshift({
+        what: dev,
+        reason: 'too_many_entities',
+        detail: `it has ${converted.device.entities.length} properties with tools, more than the ${MAX_ENTITIES_PER_DEVICE} a device may have`,
+      });
       converted.device = undefined;
     }
     this.converted.set(key, converted);
@@ -183,12 +188,21 @@ export class HomieAdapter implements DiscoveryAdapter {
       const s = c.skipped.find((x) => !x.partial) ?? c.skipped[0];
       // Incomplete devices are normal during the retained burst: only a debug line.
       const level = s?.reason === 'incomplete' ? 'debug' : 'info';
-      log[level]({ device: dev, topic: this.describeTopic(key), reason: s?.reason, skipped: groupSkips(c.skipped) }, `homie: skipped ${label}: ${s?.detail ?? 'no reason'}`);
+      log[level](
+        { device: dev, topic: this.describeTopic(key), reason: s?.reason, skipped: groupSkips(c.skipped) },
+        `homie: skipped ${label}: ${s?.detail ?? 'no reason'}`,
+      );
       return;
     }
-    log[first ? 'info' : 'debug']({ device: c.device.id, entities: c.device.entities.length }, `homie: ${first ? 'found' : 'updated'} ${label} with ${c.device.entities.length} entities`);
+    log[first ? 'info' : 'debug'](
+      { device: c.device.id, entities: c.device.entities.length },
+      `homie: ${first ? 'found' : 'updated'} ${label} with ${c.device.entities.length} entities`,
+    );
     if (c.skipped.length) {
-      log.debug({ device: c.device.id, skipped: c.skipped.map((s) => ({ what: s.what, reason: s.reason, detail: s.detail })) }, `homie: ${c.skipped.length} properties of ${label} have no tool of their own`);
+      log.debug(
+        { device: c.device.id, skipped: c.skipped.map((s) => ({ what: s.what, reason: s.reason, detail: s.detail })) },
+        `homie: ${c.skipped.length} properties of ${label} have no tool of their own`,
+      );
     }
   }
 

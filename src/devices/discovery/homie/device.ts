@@ -63,10 +63,11 @@ export function homieToDevice(desc: HomieDescription, options: HomieDeviceOption
   const keys = new KeyAllocator();
   // Property names shared by two nodes need the node's name to tell them apart.
   const counts = new Map<string, number>();
-  for (const n of desc.nodes) for (const p of n.properties) {
-    const label = labelOf(p.name, p.id).toLowerCase();
-    counts.set(label, (counts.get(label) ?? 0) + 1);
-  }
+  for (const n of desc.nodes)
+    for (const p of n.properties) {
+      const label = labelOf(p.name, p.id).toLowerCase();
+      counts.set(label, (counts.get(label) ?? 0) + 1);
+    }
   const entities: Entity[] = [];
   for (const node of desc.nodes) {
     for (const prop of node.properties) {
@@ -109,7 +110,11 @@ export function homieToDevice(desc: HomieDescription, options: HomieDeviceOption
     }
   }
   if (!entities.length) {
-    skipped.unshift({ what: desc.id, reason: 'no_entities', detail: desc.nodes.length ? 'none of its properties maps to a tool (see the other reasons)' : 'it announces no nodes' });
+    skipped.unshift({
+      what: desc.id,
+      reason: 'no_entities',
+      detail: desc.nodes.length ? 'none of its properties maps to a tool (see the other reasons)' : 'it announces no nodes',
+    });
     return { skipped };
   }
   return {
@@ -120,19 +125,20 @@ export function homieToDevice(desc: HomieDescription, options: HomieDeviceOption
 
 type Mapped = Partial<Entity> & { kind: EntityKind };
 
-function mapProperty(
-  prop: HomieProperty,
-  topic: string,
-  v5: boolean,
-  skip: (reason: string, detail: string, partial?: boolean) => void,
-): Mapped | undefined {
+function mapProperty(prop: HomieProperty, topic: string, v5: boolean, skip: (reason: string, detail: string, partial?: boolean) => void): Mapped | undefined {
   const datatype = (prop.datatype ?? 'string').trim().toLowerCase();
   const unit = prop.unit ? cleanName(prop.unit, 32) || undefined : undefined;
   const set = `${topic}/set`;
   // A non-retained property reports momentary events; settable, it is a trigger.
   const stateless = prop.retained === false;
   const target: Entity['attributes'] = v5 ? { target: { topic: `${topic}/$target` } } : {};
-  const sensor = (extra: Partial<Entity> = {}): Mapped => ({ kind: 'sensor', stateTopic: topic, unit, deviceClass: unit ? UNIT_CLASS[unit] : undefined, ...extra });
+  const sensor = (extra: Partial<Entity> = {}): Mapped => ({
+    kind: 'sensor',
+    stateTopic: topic,
+    unit,
+    deviceClass: unit ? UNIT_CLASS[unit] : undefined,
+    ...extra,
+  });
   const readOnlyToo = (reason: string, why: string): Mapped => {
     skip(reason, `${why}; only its value is offered`, true);
     return sensor();

@@ -17,5 +17,12 @@ export function parseRange(format: string | undefined, integer: boolean): Range 
 /** Distinct non-empty enum values. */
 export function parseEnum(format: string | undefined): string[] {
   if (!format) return [];
-  return [...new Set(format.split(',').map((v) => v.trim()).filter((v) => v.length > 0))];
+  return [
+    ...new Set(
+      format
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v.length > 0),
+    ),
+  ];
 }

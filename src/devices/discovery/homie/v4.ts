@@ -156,5 +156,12 @@ function setOrClear(map: Map<string, string>, key: string, value: string): void 
 
 /** `a,b,c` with ids only (empty and malformed entries dropped). */
 function list(text: string): string[] {
-  return [...new Set(text.split(',').map((s) => s.trim()).filter((s) => ID_RE.test(s.replace(/\[\]$/, ''))))];
+  return [
+    ...new Set(
+      text
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => ID_RE.test(s.replace(/\[\]$/, ''))),
+    ),
+  ];
 }

@@ -155,7 +155,10 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     const enabled = typeof a === 'boolean' ? a : a && typeof a === 'object' ? a.enabled !== false : legacyTimeout;
     if (enabled === this.deviceAvailability) return;
     this.deviceAvailability = enabled;
-    this.ctx!.log.info({ deviceAvailability: enabled }, `zigbee2mqtt: device availability is ${enabled ? 'on' : 'off'}; ${enabled ? 'each device and the bridge' : 'only the bridge'} decide whether a device is online`);
+    this.ctx!.log.info(
+      { deviceAvailability: enabled },
+      `zigbee2mqtt: device availability is ${enabled ? 'on' : 'off'}; ${enabled ? 'each device and the bridge' : 'only the bridge'} decide whether a device is online`,
+    );
     if (this.haveList) this.rebuild();
   }
 
@@ -203,11 +206,19 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     const seen = new Map<string, ConvertedDevice>();
     for (const c of list) {
       if (c.device && c.device.entities.length > MAX_ENTITIES_PER_DEVICE) {
-        c.skipped.unshift({ what: c.friendlyName ?? c.ieee, reason: 'too_many_entities', detail: `it exposes ${c.device.entities.length} entities, more than the ${MAX_ENTITIES_PER_DEVICE} a device may have` });
+        c.skipped.unshift({
+          what: c.friendlyName ?? c.ieee,
+          reason: 'too_many_entities',
+          detail: `it exposes ${c.device.entities.length} entities, more than the ${MAX_ENTITIES_PER_DEVICE} a device may have`,
+        });
         c.device = undefined;
       }
       if (c.device && seen.has(c.device.id)) {
-        c.skipped.unshift({ what: c.friendlyName ?? c.ieee, reason: 'duplicate_device', detail: `IEEE address ${c.ieee} is listed twice; the first entry was used` });
+        c.skipped.unshift({
+          what: c.friendlyName ?? c.ieee,
+          reason: 'duplicate_device',
+          detail: `IEEE address ${c.ieee} is listed twice; the first entry was used`,
+        });
         c.device = undefined;
       }
       if (c.device) {
@@ -257,11 +268,17 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
         const s: Skip | undefined = c.skipped.find((x) => !x.partial) ?? c.skipped[0];
         // The coordinator is in every list and never a device: not worth more than a debug line.
         const level = s?.reason === 'coordinator' ? 'debug' : 'info';
-        log[level]({ device: c.friendlyName, ieee: c.ieee, reason: s?.reason, features: groupSkips(c.skipped) }, `zigbee2mqtt: skipped ${JSON.stringify(c.friendlyName ?? c.ieee)}: ${s?.detail ?? 'no reason'}`);
+        log[level](
+          { device: c.friendlyName, ieee: c.ieee, reason: s?.reason, features: groupSkips(c.skipped) },
+          `zigbee2mqtt: skipped ${JSON.stringify(c.friendlyName ?? c.ieee)}: ${s?.detail ?? 'no reason'}`,
+        );
         continue;
       }
       if (before && before.name !== c.friendlyName) {
-        log.info({ device: c.device.id, from: before.name, to: c.friendlyName }, `zigbee2mqtt: ${JSON.stringify(before.name)} was renamed ${JSON.stringify(c.friendlyName)}`);
+        log.info(
+          { device: c.device.id, from: before.name, to: c.friendlyName },
+          `zigbee2mqtt: ${JSON.stringify(before.name)} was renamed ${JSON.stringify(c.friendlyName)}`,
+        );
       } else if (!before) {
         log.debug({ device: c.device.id, name: c.friendlyName, entities: c.device.entities.length }, `zigbee2mqtt: found ${JSON.stringify(c.friendlyName)}`);
       }

@@ -71,7 +71,8 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
   if (raw.type === 'Coordinator') return skip('coordinator', 'the coordinator is the Zigbee radio itself, not a device to control');
   if (raw.disabled === true) return skip('disabled', 'the device is disabled in Zigbee2MQTT');
   if (!raw.definition || typeof raw.definition !== 'object') {
-    const why = raw.interview_completed === false || raw.interviewing ? 'its interview has not completed' : 'Zigbee2MQTT has no definition for it (unsupported)';
+    const why =
+      raw.interview_completed === false || raw.interviewing ? 'its interview has not completed' : 'Zigbee2MQTT has no definition for it (unsupported)';
     return skip('no_definition', `no exposes: ${why}`);
   }
   if (!friendly || !friendly.trim()) return skip('bad_friendly_name', 'the device has no friendly name to address it by');
@@ -90,7 +91,11 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
   out.baseTopic = baseTopic;
   if (!result.entities.length) {
     // The device-level reason first; the exposes' own reasons follow.
-    out.skipped.unshift({ what, reason: 'no_entities', detail: `none of its ${exposes.length} exposes maps to a tool: ${[...new Set(result.skipped.map((s) => s.reason))].join(', ')}` });
+    out.skipped.unshift({
+      what,
+      reason: 'no_entities',
+      detail: `none of its ${exposes.length} exposes maps to a tool: ${[...new Set(result.skipped.map((s) => s.reason))].join(', ')}`,
+    });
     return out;
   }
   out.device = {

@@ -319,7 +319,9 @@ class Builder {
         this.add(f, 'select', f.property!, this.featureName(f), { stateTopic: this.readTopic(f), valuePath: path, options: { value: values } });
         return;
       }
-      const why = values ? `${f.property} lists no values` : `${f.property} takes non-text values ${JSON.stringify(f.values).slice(0, 60)}, which Hearth would send as text`;
+      const why = values
+        ? `${f.property} lists no values`
+        : `${f.property} takes non-text values ${JSON.stringify(f.values).slice(0, 60)}, which Hearth would send as text`;
       const reason = values ? 'empty_enum' : 'non_string_enum';
       if (!readable(f)) return this.skip(f, reason, why);
       this.skip(f, reason, `${why}; only its state is offered`, true);
@@ -406,12 +408,19 @@ class Builder {
     const stateF = find('state');
     const state = this.onOffState(stateF);
     if (!state || !stateF) return false;
-    return this.commit(expose, used, [stateF], kind, {
-      stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
-      valuePath: state.path,
-      payloads: { on: state.on, off: state.off },
-      states: { on: state.on, off: state.off },
-    }, [stateF]);
+    return this.commit(
+      expose,
+      used,
+      [stateF],
+      kind,
+      {
+        stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
+        valuePath: state.path,
+        payloads: { on: state.on, off: state.off },
+        states: { on: state.on, off: state.off },
+      },
+      [stateF],
+    );
   }
 
   private light(expose: Z2mExpose, find: (...n: string[]) => Z2mExpose | undefined, used: Set<Z2mExpose>): boolean {
@@ -439,7 +448,9 @@ class Builder {
         attributes.color_temp = { path: ctPath };
         // Zigbee2MQTT says mired; a converter that says kelvin gets kelvin.
         const kelvin = colorTemp.unit === 'K' || colorTemp.unit === 'kelvin';
-        colorTempSupport = kelvin ? { minKelvin: mireds.min, maxKelvin: mireds.max, unit: 'kelvin' } : { ...kelvinRangeOfMireds(mireds.min, mireds.max), unit: 'mired' };
+        colorTempSupport = kelvin
+          ? { minKelvin: mireds.min, maxKelvin: mireds.max, unit: 'kelvin' }
+          : { ...kelvinRangeOfMireds(mireds.min, mireds.max), unit: 'mired' };
         taken.push(colorTemp);
       }
     }
@@ -458,16 +469,23 @@ class Builder {
     colorModes.sort((a, b) => (a === 'xy' ? -1 : b === 'xy' ? 1 : 0));
     // Which of colour and colour temperature the light shows now ("xy", "hs", "color_temp").
     if (colorTempSupport && colorModes.length) attributes.color_mode = { path: 'color_mode' };
-    const ok = this.commit(expose, used, taken, 'light', {
-      stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
-      valuePath: state.path,
-      attributes,
-      payloads: { on: state.on, off: state.off },
-      states: { on: state.on, off: state.off },
-      ranges,
-      ...(colorModes.length ? { colorModes } : {}),
-      ...(colorTempSupport ? { colorTemp: colorTempSupport } : {}),
-    }, taken);
+    const ok = this.commit(
+      expose,
+      used,
+      taken,
+      'light',
+      {
+        stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
+        valuePath: state.path,
+        attributes,
+        payloads: { on: state.on, off: state.off },
+        states: { on: state.on, off: state.off },
+        ranges,
+        ...(colorModes.length ? { colorModes } : {}),
+        ...(colorTempSupport ? { colorTemp: colorTempSupport } : {}),
+      },
+      taken,
+    );
     if (ok) for (const c of colors) used.add(c);
     return ok;
   }
@@ -491,15 +509,22 @@ class Builder {
       ranges.position = rangeOf(position, 1) ?? { min: 0, max: 100, step: 1 };
       taken.push(position);
     }
-    return this.commit(expose, used, taken, 'cover', {
-      stateTopic: readable(stateF) || position ? this.ctx.baseTopic : undefined,
-      valuePath: path,
-      attributes,
-      payloads: { open, close, ...(stop ? { stop } : {}) },
-      // Zigbee2MQTT reports OPEN and CLOSE (and STOP on some covers).
-      states: { open, closed: close, ...(stop ? { stopped: stop } : {}) },
-      ranges,
-    }, taken);
+    return this.commit(
+      expose,
+      used,
+      taken,
+      'cover',
+      {
+        stateTopic: readable(stateF) || position ? this.ctx.baseTopic : undefined,
+        valuePath: path,
+        attributes,
+        payloads: { open, close, ...(stop ? { stop } : {}) },
+        // Zigbee2MQTT reports OPEN and CLOSE (and STOP on some covers).
+        states: { open, closed: close, ...(stop ? { stopped: stop } : {}) },
+        ranges,
+      },
+      taken,
+    );
   }
 
   private lock(expose: Z2mExpose, find: (...n: string[]) => Z2mExpose | undefined, used: Set<Z2mExpose>): boolean {
@@ -514,13 +539,20 @@ class Builder {
       attributes.lock_state = { path: lsPath };
       taken.push(lockState);
     }
-    return this.commit(expose, used, taken, 'lock', {
-      stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
-      valuePath: state.path,
-      attributes,
-      payloads: { lock: state.on, unlock: state.off },
-      states: { locked: state.on, unlocked: state.off },
-    }, [stateF]);
+    return this.commit(
+      expose,
+      used,
+      taken,
+      'lock',
+      {
+        stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
+        valuePath: state.path,
+        attributes,
+        payloads: { lock: state.on, unlock: state.off },
+        states: { locked: state.on, unlocked: state.off },
+      },
+      [stateF],
+    );
   }
 
   private climate(expose: Z2mExpose, find: (...n: string[]) => Z2mExpose | undefined, used: Set<Z2mExpose>): boolean {
@@ -560,14 +592,21 @@ class Builder {
       taken.push(action);
     }
     const unit = setpointF?.unit ?? current?.unit;
-    return this.commit(expose, used, taken, 'climate', {
-      stateTopic: this.ctx.baseTopic,
-      valuePath,
-      attributes,
-      ranges,
-      options,
-      unit: unit ? cleanName(unit, 32) : undefined,
-    }, [mode, setpointF].filter((f): f is Z2mExpose => !!f));
+    return this.commit(
+      expose,
+      used,
+      taken,
+      'climate',
+      {
+        stateTopic: this.ctx.baseTopic,
+        valuePath,
+        attributes,
+        ranges,
+        options,
+        unit: unit ? cleanName(unit, 32) : undefined,
+      },
+      [mode, setpointF].filter((f): f is Z2mExpose => !!f),
+    );
   }
 
   private fan(expose: Z2mExpose, find: (...n: string[]) => Z2mExpose | undefined, used: Set<Z2mExpose>): boolean {
@@ -594,15 +633,22 @@ class Builder {
       ranges.percentage = sRange;
       taken.push(speed);
     }
-    return this.commit(expose, used, taken, 'fan', {
-      stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
-      valuePath: state.path,
-      attributes,
-      payloads: { on: state.on, off: state.off },
-      states: { on: state.on, off: state.off },
-      ranges,
-      options,
-    }, taken);
+    return this.commit(
+      expose,
+      used,
+      taken,
+      'fan',
+      {
+        stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
+        valuePath: state.path,
+        attributes,
+        payloads: { on: state.on, off: state.off },
+        states: { on: state.on, off: state.off },
+        ranges,
+        options,
+      },
+      taken,
+    );
   }
 }
 

@@ -18,7 +18,10 @@ export function cleanName(text: string | undefined, max = MAX_NAME): string {
 
 /** A device-file key (`[a-z0-9_]`, at most 64) from any text, or undefined if nothing is left. */
 export function keyOf(text: string): string | undefined {
-  let key = slug(text).replace(/-/g, '_').replace(/_+/g, '_').replace(/^_+|_+$/g, '');
+  let key = slug(text)
+    .replace(/-/g, '_')
+    .replace(/_+/g, '_')
+    .replace(/^_+|_+$/g, '');
   if (!key) return undefined;
   if (key.length > 64) key = `${key.slice(0, 57).replace(/_+$/, '')}_${shortHash(text)}`;
   return KEY_RE.test(key) ? key : undefined;
