@@ -264,6 +264,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
           try {
             return { id: this.callRow(row, null).id };
           } catch (err) {
+            // One row refused (a duplicate request id) leaves the others; a failure SQLite answered by
+            // rolling the whole transaction back (a full disk) fails the group with its own error.
+            if (!db.inTransaction) throw err;
             return { err };
           }
         }),

@@ -98,7 +98,10 @@ describe('intent model: the utterance corpus', () => {
           { entityId: id, value: s.value, attributes: s.attributes ?? {}, available: true } as EntityState,
         ]),
       );
-      const provider = new IntentProvider({ entities: () => entities, tools: () => tools, state: (id) => states.get(id) });
+      // A fixed afternoon: "this morning" and "last night" are whole windows in the past whatever the time of the run.
+      const afternoon = new Date();
+      afternoon.setHours(15, 0, 0, 0);
+      const provider = new IntentProvider({ entities: () => entities, tools: () => tools, state: (id) => states.get(id), now: () => afternoon.getTime() });
       const names = toolSpecs(tools).map((s) => s.function.name);
 
       const byIntent = new Map<string, { ok: number; all: number }>();

@@ -122,8 +122,15 @@ describe('audit write failure: a full database', () => {
     // (The outcome is an entry appended after the call's: a read-only file refuses it.)
     const audit = home.hearth.audit;
     const begin = audit.begin.bind(audit);
+    const beginDurable = audit.beginDurable.bind(audit);
     audit.begin = (entry) => {
       const id = begin(entry);
+      home.hearth.db.pragma('query_only = ON');
+      return id;
+    };
+    // The pipeline's path: the pending row is durable, then the file turns read-only.
+    audit.beginDurable = async (entry) => {
+      const id = await beginDurable(entry);
       home.hearth.db.pragma('query_only = ON');
       return id;
     };
@@ -134,6 +141,7 @@ describe('audit write failure: a full database', () => {
       assert.ok(home.logs.find(/the outcome of a call could not be appended; it stays pending/).length >= 1);
     } finally {
       audit.begin = begin;
+      audit.beginDurable = beginDurable;
       home.hearth.db.pragma('query_only = OFF');
     }
     // What the next start does with it (older than its timeout): interrupted, and the chain still verifies.
