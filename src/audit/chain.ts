@@ -444,7 +444,7 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
     if (digest && options.key && !macMatches(options.key, digest)) {
       digestProblem = digest.mac
         ? `digest file ${options.digestFile} carries a signature the audit key did not make (rewritten, or another key)`
-        : `digest file ${options.digestFile} is not signed, but there is an audit key (rewritten, or written without audit.keyFile)`;
+        : `digest file ${options.digestFile} is not signed, but there is an audit key (rewritten, or written without audit.key_file)`;
       digest = undefined;
     }
   }

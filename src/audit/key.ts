@@ -20,7 +20,7 @@ export class AuditKeyError extends Error {
  */
 export function loadAuditKey(path: string, options: { create?: boolean } = {}): { key: Buffer; created: boolean } {
   if (!existsSync(path)) {
-    if (!options.create) throw new AuditKeyError(`audit.keyFile: ${path} does not exist`);
+    if (!options.create) throw new AuditKeyError(`audit.key_file: ${path} does not exist`);
     mkdirSync(dirname(path), { recursive: true });
     const key = randomBytes(32);
     // wx: never overwrite a key another process made a moment ago.
@@ -28,16 +28,16 @@ export function loadAuditKey(path: string, options: { create?: boolean } = {}): 
       writeFileSync(path, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
       return { key, created: true };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new AuditKeyError(`audit.keyFile: cannot create ${path}: ${(err as Error).message}`);
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new AuditKeyError(`audit.key_file: cannot create ${path}: ${(err as Error).message}`);
     }
   }
   let text: string;
   try {
     text = readFileSync(path, 'utf8').trim();
   } catch (err) {
-    throw new AuditKeyError(`audit.keyFile: cannot read ${path}: ${(err as Error).message}`);
+    throw new AuditKeyError(`audit.key_file: cannot read ${path}: ${(err as Error).message}`);
   }
-  if (!/^[0-9a-f]{64}$/i.test(text)) throw new AuditKeyError(`audit.keyFile: ${path} must hold 64 hex characters (32 random bytes)`);
+  if (!/^[0-9a-f]{64}$/i.test(text)) throw new AuditKeyError(`audit.key_file: ${path} must hold 64 hex characters (32 random bytes)`);
   return { key: Buffer.from(text, 'hex'), created: false };
 }
 

@@ -343,7 +343,7 @@ export function verifyText(result: VerifyResult, digestFile: string | undefined,
         ? `digest ${digestFile} matches (${result.digest.count} rows up to id ${result.digest.lastId}, ${result.digest.at}${keyed ? ', signed with the audit key' : ''})`
         : digestFile
           ? ''
-          : 'no digest file: a cut-off tail cannot be detected (set audit.digestFile)',
+          : 'no digest file: a cut-off tail cannot be detected (set audit.digest_file)',
     ].filter(Boolean);
     return {
       ok: true,

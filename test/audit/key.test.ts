@@ -59,7 +59,7 @@ describe('the audit key', () => {
     assert.equal(again.created, false);
     assert.ok(again.key.equals(key));
     writeFileSync(keyFile, 'not a key\n');
-    assert.throws(() => loadAuditKey(keyFile), /audit\.keyFile: .*audit\.key must hold 64 hex characters/);
+    assert.throws(() => loadAuditKey(keyFile), /audit\.key_file: .*audit\.key must hold 64 hex characters/);
   });
 
   it('signs the digest, and verify accepts the signed digest', () => {
