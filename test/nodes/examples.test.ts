@@ -169,12 +169,18 @@ before(async () => {
 
   mkdirSync(userDir, { recursive: true });
   writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', private: true, version: '0.0.1' }, null, 2));
-  const installed = spawnSync('npm', ['install', ROOT, '--no-audit', '--no-fund', '--offline', '--install-links=false', '--loglevel=error'], {
-    cwd: userDir,
-    encoding: 'utf8',
-    timeout: 120_000,
-    env: { ...process.env, npm_config_update_notifier: 'false' },
-  });
+  // --ignore-scripts: npm test built dist/ already; the package's prepare (tsc) run again by two test files at
+  // once would rewrite dist/ under the other's feet.
+  const installed = spawnSync(
+    'npm',
+    ['install', ROOT, '--no-audit', '--no-fund', '--offline', '--install-links=false', '--ignore-scripts', '--loglevel=error'],
+    {
+      cwd: userDir,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    },
+  );
   assert.equal(installed.status, 0, `npm install failed:\n${installed.stdout}\n${installed.stderr}`);
 
   redPort = await freePort();

@@ -88,7 +88,9 @@ before(async () => {
   mkdirSync(userDir, { recursive: true });
   writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', private: true, version: '0.0.1' }, null, 2));
   await timed('npm install <package folder>', () => {
-    const r = spawnSync('npm', ['install', ROOT, '--no-audit', '--no-fund', '--offline', '--install-links=false', '--loglevel=error'], {
+    // --ignore-scripts: npm test built dist/ already; the package's prepare (tsc) run again by two test files at
+    // once would rewrite dist/ under the other's feet.
+    const r = spawnSync('npm', ['install', ROOT, '--no-audit', '--no-fund', '--offline', '--install-links=false', '--ignore-scripts', '--loglevel=error'], {
       cwd: userDir,
       encoding: 'utf8',
       timeout: 120_000,
