@@ -513,35 +513,4 @@ describe('explain names the deciding rule and why each other candidate lost', ()
   });
 });
 
-describe('speed', () => {
-  it('p99 well under 1 ms with ~100 rules', () => {
-    for (let i = 0; i < 95; i++) {
-      policy.add({
-        subject: i % 3 === 0 ? `chat:user${i}` : i % 3 === 1 ? 'role:family' : 'voice:*',
-        targetType: (['tool', 'entity', 'area', 'kind', 'device_class'] as const)[i % 5],
-        target: i % 2 ? `thing_${i}*` : `Room ${i}`,
-        action: i % 4 ? 'actuate' : 'turn_on',
-        effect: (['allow', 'deny', 'confirm'] as const)[i % 3],
-        priority: i % 7,
-        window: i % 10 === 0 ? '22:00-06:00' : undefined,
-      });
-    }
-    policy.add({ subject: 'role:family', targetType: 'any', action: 'actuate', effect: 'allow', maxCalls: 1000000, perSeconds: 60 });
-    const times: number[] = [];
-    for (let i = 0; i < 5000; i++) {
-      const r = req({
-        who: `chat:user${i % 50}`,
-        roles: i % 2 ? ['family'] : [],
-        entityId: `thing_${i % 40}.x`,
-        area: `Room ${i % 30}`,
-        at: new Date(1_700_000_000_000 + i * 1000),
-      });
-      const s = process.hrtime.bigint();
-      policy.decide(r);
-      times.push(Number(process.hrtime.bigint() - s) / 1e6);
-    }
-    times.sort((a, b) => a - b);
-    const p99 = times[Math.floor(times.length * 0.99)];
-    assert.ok(p99 < 1, `p99 ${p99.toFixed(3)} ms`);
-  });
-});
+// Decision speed is measured in bench/policy-audit.ts against a same-run baseline, never asserted here.
