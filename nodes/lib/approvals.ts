@@ -7,6 +7,7 @@
 // `hearth call`) are found by polling while someone is listening.
 import { EventEmitter } from 'node:events';
 import type { Approval, SqliteApprovals } from '../../dist/policy/approvals.js';
+import { PermissionWaits } from './permission-waits.js';
 
 export type Decision = 'allow_once' | 'allow_always' | 'deny';
 export const DECISIONS: readonly Decision[] = ['allow_once', 'allow_always', 'deny'];
@@ -43,12 +44,6 @@ export class NotPendingError extends Error {
   }
 }
 
-interface PermissionWait {
-  request: ApprovalRequest;
-  respond: (decision: Decision) => void;
-  timer: NodeJS.Timeout;
-}
-
 export interface ApprovalHubEvents {
   requested: [ApprovalRequest];
   decided: [ApprovalOutcome];
@@ -77,7 +72,10 @@ function fromApproval(a: Approval): ApprovalRequest {
 }
 
 export class ApprovalHub extends EventEmitter<ApprovalHubEvents> {
-  private readonly permissions = new Map<string, PermissionWait>();
+  private readonly permissions = new PermissionWaits(() => this.permissionTtlMs, {
+    requested: (r) => this.emit('requested', r),
+    decided: (o) => this.emit('decided', o),
+  });
   private readonly holds = new Map<string, ApprovalRequest>();
   private approvers = 0;
   private pollTimer?: NodeJS.Timeout;
@@ -119,56 +117,27 @@ export class ApprovalHub extends EventEmitter<ApprovalHubEvents> {
 
   /** Everything waiting for a person, oldest first. */
   pending(): ApprovalRequest[] {
-    const all = [...[...this.permissions.values()].map((w) => w.request), ...this.holds.values()];
+    const all = [...this.permissions.requests(), ...this.holds.values()];
     return all.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
   /** A session asks a person before an action; `respond` answers the session. */
   askPermission(request: Omit<ApprovalRequest, 'kind' | 'createdAt' | 'expiresAt'>, respond: (decision: Decision) => void): ApprovalRequest {
-    const now = Date.now();
-    const full: ApprovalRequest = {
-      ...request,
-      kind: 'permission',
-      createdAt: new Date(now).toISOString(),
-      expiresAt: new Date(now + this.permissionTtlMs).toISOString(),
-    };
-    const timer = setTimeout(() => this.finishPermission(full.id, 'deny', 'expired', null), this.permissionTtlMs);
-    timer.unref();
-    this.permissions.set(full.id, { request: full, respond, timer });
-    this.emit('requested', full);
-    return full;
+    return this.permissions.ask(request, respond);
   }
 
   /** The turn ended (or the session closed) before anyone answered. */
   cancelPermission(id: string): void {
-    const wait = this.permissions.get(id);
-    if (!wait) return;
-    clearTimeout(wait.timer);
-    this.permissions.delete(id);
-    this.emit('decided', { id, kind: 'permission', status: 'cancelled', by: null, request: wait.request });
-  }
-
-  private finishPermission(id: string, decision: Decision, status: ApprovalOutcome['status'], by: string | null): boolean {
-    const wait = this.permissions.get(id);
-    if (!wait) return false;
-    clearTimeout(wait.timer);
-    this.permissions.delete(id);
-    try {
-      wait.respond(decision);
-    } catch {
-      // the turn is gone: the answer has no one to go to
-    }
-    this.emit('decided', { id, kind: 'permission', status, by, request: wait.request });
-    return true;
+    this.permissions.cancel(id);
   }
 
   /** Answer a request by id. Throws NotPendingError when there is nothing to answer. */
   decide(id: string, decision: Decision, by: string): ApprovalOutcome {
     if (!DECISIONS.includes(decision)) throw new TypeError(`decision must be one of ${DECISIONS.join(', ')}, got ${JSON.stringify(decision)}`);
-    const wait = this.permissions.get(id);
-    if (wait) {
-      this.finishPermission(id, decision, decision, by);
-      return { id, kind: 'permission', status: decision, by, request: wait.request };
+    const waiting = this.permissions.get(id);
+    if (waiting) {
+      this.permissions.finish(id, decision, decision, by);
+      return { id, kind: 'permission', status: decision, by, request: waiting };
     }
     const before = this.approvals.get(id);
     if (!before) throw new NotPendingError(id);
@@ -245,7 +214,7 @@ export class ApprovalHub extends EventEmitter<ApprovalHubEvents> {
     this.stopPolling();
     this.approvals.off('requested', this.onRequested);
     this.approvals.off('decided', this.onDecided);
-    for (const id of [...this.permissions.keys()]) this.finishPermission(id, 'deny', 'cancelled', null);
+    this.permissions.denyAll('cancelled');
     this.holds.clear();
   }
 }

@@ -9,6 +9,7 @@
 // session, which lets it satisfy a confirm rule only if the token's principal
 // may grant approvals). Same events and answers as ApprovalHub.
 import { EventEmitter } from 'node:events';
+import { PermissionWaits } from './permission-waits.js';
 import { DECISIONS, NotPendingError, type ApprovalHubEvents, type ApprovalOutcome, type ApprovalRequest, type Decision } from './approvals.js';
 import { DaemonError, type DaemonClient, type RemoteApproval } from './daemon.js';
 
@@ -31,15 +32,12 @@ function statusOf(s: string | undefined): ApprovalOutcome['status'] {
   return s === 'granted' || s === 'denied' || s === 'used' || s === 'expired' || s === 'pending' ? s : 'expired';
 }
 
-interface PermissionWait {
-  request: ApprovalRequest;
-  respond: (decision: Decision) => void;
-  timer: NodeJS.Timeout;
-}
-
 export class RemoteApprovalHub extends EventEmitter<ApprovalHubEvents> {
   private readonly holds = new Map<string, ApprovalRequest>();
-  private readonly permissions = new Map<string, PermissionWait>();
+  private readonly permissions = new PermissionWaits(() => this.permissionTtlMs, {
+    requested: (r) => this.emit('requested', r),
+    decided: (o) => this.emit('decided', o),
+  });
   /** How long a permission request waits for a person before it is denied. */
   permissionTtlMs = 5 * 60_000;
   private approvers = 0;
@@ -84,47 +82,18 @@ export class RemoteApprovalHub extends EventEmitter<ApprovalHubEvents> {
   }
 
   pending(): ApprovalRequest[] {
-    const all = [...[...this.permissions.values()].map((w) => w.request), ...this.holds.values()];
+    const all = [...this.permissions.requests(), ...this.holds.values()];
     return all.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
   /** A daemon session of this bridge asks a person before an action; `respond` answers the session. */
   askPermission(request: Omit<ApprovalRequest, 'kind' | 'createdAt' | 'expiresAt'>, respond: (decision: Decision) => void): ApprovalRequest {
-    const now = Date.now();
-    const full: ApprovalRequest = {
-      ...request,
-      kind: 'permission',
-      createdAt: new Date(now).toISOString(),
-      expiresAt: new Date(now + this.permissionTtlMs).toISOString(),
-    };
-    const timer = setTimeout(() => this.finishPermission(full.id, 'deny', 'expired', null), this.permissionTtlMs);
-    timer.unref();
-    this.permissions.set(full.id, { request: full, respond, timer });
-    this.emit('requested', full);
-    return full;
+    return this.permissions.ask(request, respond);
   }
 
   /** The turn ended before anyone answered. */
   cancelPermission(id: string): void {
-    const wait = this.permissions.get(id);
-    if (!wait) return;
-    clearTimeout(wait.timer);
-    this.permissions.delete(id);
-    this.emit('decided', { id, kind: 'permission', status: 'cancelled', by: null, request: wait.request });
-  }
-
-  private finishPermission(id: string, decision: Decision, status: ApprovalOutcome['status'], by: string | null): boolean {
-    const wait = this.permissions.get(id);
-    if (!wait) return false;
-    clearTimeout(wait.timer);
-    this.permissions.delete(id);
-    try {
-      wait.respond(decision);
-    } catch {
-      // the turn is gone
-    }
-    this.emit('decided', { id, kind: 'permission', status, by, request: wait.request });
-    return true;
+    this.permissions.cancel(id);
   }
 
   private hold(request: ApprovalRequest): void {
@@ -160,10 +129,10 @@ export class RemoteApprovalHub extends EventEmitter<ApprovalHubEvents> {
 
   async decide(id: string, decision: Decision, by: string): Promise<ApprovalOutcome> {
     if (!DECISIONS.includes(decision)) throw new TypeError(`decision must be one of ${DECISIONS.join(', ')}, got ${JSON.stringify(decision)}`);
-    const wait = this.permissions.get(id);
-    if (wait) {
-      this.finishPermission(id, decision, decision, by);
-      return { id, kind: 'permission', status: decision, by, request: wait.request };
+    const waiting = this.permissions.get(id);
+    if (waiting) {
+      this.permissions.finish(id, decision, decision, by);
+      return { id, kind: 'permission', status: decision, by, request: waiting };
     }
     let after: RemoteApproval;
     try {
@@ -183,7 +152,7 @@ export class RemoteApprovalHub extends EventEmitter<ApprovalHubEvents> {
     this.closed = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.daemon.off('approval', this.onEvent);
-    for (const id of [...this.permissions.keys()]) this.finishPermission(id, 'deny', 'cancelled', null);
+    this.permissions.denyAll('cancelled');
     this.holds.clear();
   }
 }
