@@ -68,10 +68,10 @@ export function pageRoutes(_ctx: ApiContext, dir = PAGE_DIR): Route[] {
         } catch (err) {
           if (module)
             throw notFound(
-              `the chart library file ${file} is missing (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reinstall hearth-bridge so its dependency uplot is installed`,
+              `the chart library file ${file} is missing (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reinstall @hearth-bridge/hearth so its dependency uplot is installed`,
             );
           throw notFound(
-            `the web page file ${file} is missing from ${dir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reinstall hearth-bridge`,
+            `the web page file ${file} is missing from ${dir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reinstall @hearth-bridge/hearth`,
           );
         }
         const headers: Record<string, string | number> = {

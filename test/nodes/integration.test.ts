@@ -18,6 +18,9 @@ import { signalGroup, spawnInGroup } from '../helpers/processes.js';
 import { ROOT, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 
+/** The package's npm name: scoped, as the Node-RED packaging guide asks of new packages. */
+const PACKAGE = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string }).name;
+
 const require = createRequire(import.meta.url);
 const NODE_RED = join(require.resolve('node-red/package.json'), '..', 'red.js');
 // A flow saved before the nodes had a `version` (its bridge has no mode): it must still run embedded, as it did.
@@ -98,8 +101,12 @@ before(async () => {
     assert.equal(r.status, 0, `npm install failed:\n${r.stdout}\n${r.stderr}`);
   });
   const installed = JSON.parse(readFileSync(join(userDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
-  assert.ok(installed.dependencies?.['hearth-bridge'], 'npm recorded the package in the user directory');
-  assert.ok(existsSync(join(userDir, 'node_modules', 'hearth-bridge', 'nodes', 'hearth-session.js')));
+  assert.ok(installed.dependencies?.[PACKAGE], 'npm recorded the package in the user directory');
+  assert.ok(existsSync(join(userDir, 'node_modules', ...PACKAGE.split('/'), 'nodes', 'hearth-session.js')));
+  // The same install gives the CLI: npm linked its bin.
+  const cli = spawnSync(join(userDir, 'node_modules', '.bin', 'hearth'), ['--version'], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(cli.status, 0, `hearth --version from the installed package failed:\n${cli.stdout}\n${cli.stderr}`);
+  assert.match(cli.stdout, /\d+\.\d+\.\d+/);
 
   // 3. Node-RED on a free loopback port, with a fixed credential secret.
   redPort = await freePort();
@@ -158,7 +165,7 @@ describe('Node-RED integration', () => {
   it('the installed package shows its nodes in the palette', async () => {
     const r = await http('GET', '/nodes', undefined, { accept: 'application/json' });
     assert.equal(r.status, 200, r.text);
-    const sets = (r.json as Array<{ module: string; types: string[]; enabled: boolean; err?: string }>).filter((s) => s.module === 'hearth-bridge');
+    const sets = (r.json as Array<{ module: string; types: string[]; enabled: boolean; err?: string }>).filter((s) => s.module === PACKAGE);
     const types = sets.flatMap((s) => s.types).sort();
     assert.deepEqual(types, [
       'hearth-approval',
@@ -181,13 +188,13 @@ describe('Node-RED integration', () => {
     assert.match(html.text, /<h3>Properties<\/h3>[\s\S]*<h3>Inputs<\/h3>[\s\S]*<h3>Outputs<\/h3>[\s\S]*<h3>Details<\/h3>/);
     const catalogs = await http('GET', '/nodes/messages?lng=en-US', undefined, { accept: 'application/json' });
     assert.equal(catalogs.status, 200, catalogs.text);
-    assert.equal(catalogs.json['hearth-bridge/hearth-session']['hearth-session'].status.thinking, 'thinking');
-    assert.equal(catalogs.json['hearth-bridge/hearth-bridge']['hearth-bridge'].label.broker, 'Broker URL');
+    assert.equal(catalogs.json[`${PACKAGE}/hearth-session`]['hearth-session'].status.thinking, 'thinking');
+    assert.equal(catalogs.json[`${PACKAGE}/hearth-bridge`]['hearth-bridge'].label.broker, 'Broker URL');
     // The example flow is offered under Import > Examples.
-    const examples = await http('GET', '/library/examples/flows/hearth-bridge/hearth-chat', undefined, { accept: 'application/json' });
+    const examples = await http('GET', `/library/examples/flows/${PACKAGE}/hearth-chat`, undefined, { accept: 'application/json' });
     assert.equal(examples.status, 200, examples.text);
     for (const name of ['chat-dashboard', 'late-door-unlock', 'motion-light', 'flow-tool']) {
-      const ex = await http('GET', `/library/examples/flows/hearth-bridge/${name}`, undefined, { accept: 'application/json' });
+      const ex = await http('GET', `/library/examples/flows/${PACKAGE}/${name}`, undefined, { accept: 'application/json' });
       assert.equal(ex.status, 200, `${name}: ${ex.text}`);
     }
     // Every node's form and help have a version and document their outputs.
