@@ -1,7 +1,7 @@
 // How states read to a person at a terminal.
-import { COLOR_ATTRIBUTES, nearestColorName } from '../devices/color.js';
 import type { Entity } from '../devices/model.js';
 import type { EntityState } from '../devices/state-cache.js';
+import { valueParts } from '../tools/state-text.js';
 
 export { formatAge } from '../util/time.js';
 
@@ -10,15 +10,8 @@ export function formatState(entity: Entity, state: EntityState | undefined): str
   if (entity.kind === 'camera') {
     return state.frame ? `${state.frame.contentType} frame, ${Math.round(state.frame.bytes.length / 1024)} KiB` : 'no frame yet';
   }
-  const parts: string[] = [];
-  if (state.value !== undefined && state.value !== null) parts.push(`${state.value}${entity.unit && typeof state.value === 'number' ? ` ${entity.unit}` : ''}`);
-  const color = entity.kind === 'light' ? nearestColorName(state.attributes) : undefined;
-  for (const [k, v] of Object.entries(state.attributes)) {
-    if (v === null || (color && COLOR_ATTRIBUTES.has(k))) continue;
-    const unit = (k === 'temperature' || k === 'current_temperature') && entity.unit ? ` ${entity.unit}` : '';
-    parts.push(`${k.replace(/_/g, ' ')} ${v}${unit}`);
-  }
-  if (color) parts.push(`colour ~${color}`);
+  // The agent's words for the value (colour temperature as kelvin and a name, device text cleaned): one reading everywhere.
+  const parts = valueParts(entity, state);
   return parts.length ? parts.join(', ') : 'unknown';
 }
 

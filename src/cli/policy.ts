@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { Hearth } from '../hearth.js';
 import type { Entity } from '../devices/model.js';
 import { PolicyRuleError, type NewRule, type PolicyRule, type TargetType } from '../policy/rules.js';
+import { ruleCommand, TARGET_FLAG } from '../policy/rule-command.js';
 import type { Explanation } from '../policy/engine.js';
 import type { Effect, PolicyRequest } from '../policy/types.js';
 import { ArgumentError, actionsOf, toCommand } from '../tools/parameters.js';
@@ -54,15 +55,6 @@ function checkPrincipal(hearth: Hearth, id: string): void {
 
 // ---------------------------------------------------------------- rule text
 
-const TARGET_FLAG: Record<Exclude<TargetType, 'any'>, string> = {
-  tool: '--tool',
-  entity: '--entity',
-  area: '--area',
-  kind: '--kind',
-  device_class: '--device-class',
-  capability: '--capability',
-};
-
 export function targetText(rule: Pick<PolicyRule, 'targetType' | 'target'>): string {
   return rule.targetType === 'any' ? 'any' : `${rule.targetType}:${rule.target}`;
 }
@@ -77,22 +69,6 @@ export function whenText(rule: Pick<PolicyRule, 'window' | 'days'> & { fromArea?
 
 export function rateText(rule: Pick<PolicyRule, 'maxCalls' | 'perSeconds'>): string {
   return rule.maxCalls !== null ? `${rule.maxCalls}/${rule.perSeconds}s` : '-';
-}
-
-const shq = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-
-/** The command that adds this rule again (shown when one is removed). */
-export function ruleCommand(rule: PolicyRule): string {
-  const parts = ['hearth', 'policy', rule.effect, shq(rule.subject)];
-  if (rule.targetType !== 'any') parts.push(TARGET_FLAG[rule.targetType], shq(rule.target));
-  if (rule.action !== '*') parts.push('--action', shq(rule.action));
-  if (rule.priority !== 0) parts.push('--priority', String(rule.priority));
-  if (rule.window) parts.push('--window', `${rule.window.start}-${rule.window.end}`);
-  if (rule.days) parts.push('--days', rule.days.join(','));
-  if (rule.maxCalls !== null) parts.push('--max-calls', String(rule.maxCalls), '--per', String(rule.perSeconds));
-  if (rule.fromArea) parts.push('--from-area', shq(rule.fromArea));
-  if (rule.note) parts.push('--note', shq(rule.note));
-  return parts.join(' ');
 }
 
 function ruleJson(hearth: Hearth, rule: PolicyRule) {

@@ -5,7 +5,7 @@
 //   DELETE /api/policy/rules/:id
 //   POST   /api/policy/rules/:id/priority {priority}: move a rule up or down the order
 // Every answer carries the rule's description and the CLI command that adds it.
-import { ruleCommand } from '../cli/policy.js';
+import { ruleCommand } from '../policy/rule-command.js';
 import { PolicyRuleError, type NewRule } from '../policy/rules.js';
 import type { PolicyRule } from '../policy/rules.js';
 import type { Principal } from '../tools/types.js';

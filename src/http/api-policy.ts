@@ -5,7 +5,7 @@
 //                            anything or using up a rate limit.
 // Anyone may test their own calls (the page asks before it auto-allows an
 // action); testing another principal, and reading the rules, is for owners.
-import { ruleCommand } from '../cli/policy.js';
+import { ruleCommand } from '../policy/rule-command.js';
 import type { Principal } from '../tools/types.js';
 import { onlyFields, optionalString, requiredString } from './body.js';
 import { badField, forbidden, notFound } from './errors.js';

@@ -47,31 +47,38 @@ export function stateText(entity: Entity, state: EntityState | undefined, now = 
   if (entity.kind === 'camera') {
     parts.push(state.frame ? `latest frame ${Math.round(state.frame.bytes.length / 1024)} KiB ${state.frame.contentType}` : 'no frame yet');
   } else {
-    const main =
-      entity.kind === 'binary_sensor' && entity.deviceClass
-        ? `${deviceWord(entity.deviceClass)} ${valueText(entity, state.value)}`
-        : valueText(entity, state.value);
-    if (state.value !== undefined) parts.push(entity.kind === 'climate' ? `mode ${main}` : main);
-    // A light shows a colour or a white by colour temperature (its color_mode says which, when it reports one):
-    // that one reads as words, and the other's left-over numbers are not read out.
-    const kelvin = entity.kind === 'light' && entity.colorTemp ? fromDeviceColorTemp(entity.colorTemp, state.attributes.color_temp) : undefined;
-    const mode = entity.kind === 'light' ? state.attributes.color_mode : undefined;
-    const whiteByTemp = kelvin !== undefined && (mode === undefined || mode === 'color_temp');
-    const color = entity.kind === 'light' && mode !== 'color_temp' ? nearestColorName(state.attributes) : undefined;
-    const colorParts: string[] = [];
-    for (const [k, v] of Object.entries(state.attributes)) {
-      if (entity.kind === 'light' && mode !== undefined && k === 'color_mode') continue;
-      if (entity.kind === 'light' && entity.colorTemp && k === 'color_temp' && (whiteByTemp || mode !== undefined)) continue;
-      if (mode === 'color_temp' && COLOR_ATTRIBUTES.has(k)) continue;
-      const text = `${ATTRIBUTE_LABEL[k] ?? k.replace(/_/g, ' ')} ${valueText(entity, v, k)}`;
-      if (color && COLOR_ATTRIBUTES.has(k)) colorParts.push(text);
-      else parts.push(text);
-    }
-    if (color) parts.push(`colour about ${color} (${colorParts.join(', ')})`);
-    if (whiteByTemp) parts.push(`colour temperature about ${Math.round(kelvin! / 100) * 100} K (${colorTempWord(kelvin!)})`);
+    parts.push(...valueParts(entity, state));
   }
   const when = !state.updatedAt ? '' : state.retained ? `; ${RETAINED_AGE}` : `; updated ${formatAge(now - state.updatedAt)}`;
   return `${head}: ${parts.join(', ')}${when}${availabilityText(state)}.`;
+}
+
+/** The value and attributes as words (`on`, `brightness 180 of 254`, `colour temperature about 2700 K (warm white)`): the agent's and the terminal's reading. */
+export function valueParts(entity: Entity, state: EntityState): string[] {
+  const parts: string[] = [];
+  const main =
+    entity.kind === 'binary_sensor' && entity.deviceClass
+      ? `${deviceWord(entity.deviceClass)} ${valueText(entity, state.value)}`
+      : valueText(entity, state.value);
+  if (state.value !== undefined) parts.push(entity.kind === 'climate' ? `mode ${main}` : main);
+  // A light shows a colour or a white by colour temperature (its color_mode says which, when it reports one):
+  // that one reads as words, and the other's left-over numbers are not read out.
+  const kelvin = entity.kind === 'light' && entity.colorTemp ? fromDeviceColorTemp(entity.colorTemp, state.attributes.color_temp) : undefined;
+  const mode = entity.kind === 'light' ? state.attributes.color_mode : undefined;
+  const whiteByTemp = kelvin !== undefined && (mode === undefined || mode === 'color_temp');
+  const color = entity.kind === 'light' && mode !== 'color_temp' ? nearestColorName(state.attributes) : undefined;
+  const colorParts: string[] = [];
+  for (const [k, v] of Object.entries(state.attributes)) {
+    if (entity.kind === 'light' && mode !== undefined && k === 'color_mode') continue;
+    if (entity.kind === 'light' && entity.colorTemp && k === 'color_temp' && (whiteByTemp || mode !== undefined)) continue;
+    if (mode === 'color_temp' && COLOR_ATTRIBUTES.has(k)) continue;
+    const text = `${ATTRIBUTE_LABEL[k] ?? k.replace(/_/g, ' ')} ${valueText(entity, v, k)}`;
+    if (color && COLOR_ATTRIBUTES.has(k)) colorParts.push(text);
+    else parts.push(text);
+  }
+  if (color) parts.push(`colour about ${color} (${colorParts.join(', ')})`);
+  if (whiteByTemp) parts.push(`colour temperature about ${Math.round(kelvin! / 100) * 100} K (${colorTempWord(kelvin!)})`);
+  return parts;
 }
 
 function availabilityText(state: EntityState | undefined): string {

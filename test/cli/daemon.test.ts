@@ -71,6 +71,15 @@ describe('commands with and without the daemon', () => {
     assert.equal(shape(a.stdout).length, 7);
   });
 
+  it('`hearth devices` reads states in words, as the agent does: a white light by its colour temperature, not its raw mireds', async () => {
+    const r = await viaDaemon(['devices']);
+    assert.equal(r.code, 0, r.stderr);
+    const line = r.stdout.split('\n').find((l) => l.includes('kitchen_light'));
+    assert.ok(line, r.stdout);
+    assert.match(line, /colour temperature about \d+ K \(\w[\w ]*\)/);
+    assert.doesNotMatch(line, /color temp \d|color mode/);
+  });
+
   it('`hearth tools` and `hearth tools --json`: word for word the same', async () => {
     for (const args of [['tools'], ['tools', '--json'], ['tools', '--as', 'chat:guest']]) {
       const a = await viaDaemon(args);
