@@ -60,6 +60,9 @@ class Lines {
   }
 }
 
+/** Ctrl+C, carried over the control socket to the daemon's chat. */
+export const INTERRUPT = '\x03';
+
 export function registerChat(program: Command): void {
   withConfigOptions(program.command('chat'))
     .description('chat with the home: type what you want ("turn on the kitchen light"); /quit to leave')
@@ -88,10 +91,18 @@ export function registerChat(program: Command): void {
     });
 }
 
-/** The chat served by the daemon: this process carries the terminal's lines over its socket. Ctrl+C ends it. */
+/**
+ * The chat served by the daemon: this process carries the terminal's lines over its socket. Ctrl+C is
+ * sent on as one ETX byte (a line never holds one): the daemon's chat interrupts the running turn, or ends
+ * the chat when none runs, as a chat on its own does.
+ */
 async function relay(client: ControlClient, params: ChatParams): Promise<void> {
   const { socket, leftover } = await client.stream('chat', { ...params });
   if (leftover) process.stdout.write(leftover);
+  process.on('SIGINT', () => {
+    if (socket.writable) socket.write(INTERRUPT);
+    else process.exit(130);
+  });
   process.stdin.pipe(socket);
   socket.pipe(process.stdout);
   await new Promise<void>((resolve) => {

@@ -191,10 +191,20 @@ export function controlStreams(hearth: Hearth, log: Logger): Record<string, Cont
       cliPrincipal(hearth, p.as); // a bad --as is the answer, before the chat starts
       return async (socket: Socket, leftover: Buffer) => {
         const input = new PassThrough();
-        if (leftover.length) input.write(leftover);
-        socket.pipe(input);
         let interrupt: (() => void) | undefined;
-        // The person left (Ctrl+C ends the client): stop the turn, end the chat.
+        // Lines go to the chat; an ETX byte is the client's Ctrl+C: the chat's own interrupt (the turn, or the chat when idle).
+        const feed = (chunk: Buffer) => {
+          for (let at = chunk.indexOf(3); at !== -1; at = chunk.indexOf(3)) {
+            if (at > 0) input.write(chunk.subarray(0, at));
+            interrupt?.();
+            chunk = chunk.subarray(at + 1);
+          }
+          if (chunk.length) input.write(chunk);
+        };
+        if (leftover.length) feed(leftover);
+        socket.on('data', feed);
+        socket.once('end', () => input.end());
+        // The person left (the client is gone): stop the turn, end the chat.
         socket.once('close', () => interrupt?.());
         try {
           await runChat(hearth, p, { input, output: socket, terminal: false, onInterrupt: (h) => (interrupt = h) });
