@@ -33,16 +33,26 @@ export function jsonObjectArg(name: string, raw: string | undefined): Record<str
   return v as Record<string, unknown>;
 }
 
-async function withHearth(flags: CommonFlags, body: (hearth: Hearth) => Promise<void> | void): Promise<void> {
+/** Run an output function on a Hearth of this command's own (no daemon for this database): rules and tools need no broker. */
+async function onItsOwn(flags: CommonFlags, body: (hearth: Hearth) => Promise<CommandOutput> | CommandOutput): Promise<CommandOutput> {
   const loaded = await configOrExit(flags);
   const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
-  // Rules and tools come from the database and the device files: no broker needed.
   const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
   try {
-    await body(hearth);
+    return await body(hearth);
   } finally {
     await hearth.close();
   }
+}
+
+/** Ask the daemon for this database, or run on a Hearth of the command's own: the same output either way. */
+async function policyCommand(
+  flags: CommonFlags,
+  method: string,
+  params: Record<string, unknown>,
+  body: (hearth: Hearth) => Promise<CommandOutput> | CommandOutput,
+): Promise<void> {
+  await answer(await databasePathOrExit(flags), flags, method, params, () => onItsOwn(flags, body));
 }
 
 function checkPrincipal(hearth: Hearth, id: string): void {
@@ -77,7 +87,8 @@ function ruleJson(hearth: Hearth, rule: PolicyRule) {
 
 // ---------------------------------------------------------------- policy add
 
-interface AddFlags extends CommonFlags {
+/** `hearth policy allow|deny|confirm` options, as sent to the daemon (no config flags). */
+export interface AddParams {
   tool?: string;
   entity?: string;
   area?: string;
@@ -95,8 +106,10 @@ interface AddFlags extends CommonFlags {
   json?: boolean;
 }
 
+type AddFlags = CommonFlags & AddParams;
+
 /** PolicyRuleError fields -> the argument the user typed. */
-function flagForField(field: string, targetFlag: string | undefined, flags: AddFlags): string {
+function flagForField(field: string, targetFlag: string | undefined, flags: AddParams): string {
   const top = field.split('.')[0];
   const show = (flag: string, v: string | undefined) => (v === undefined ? flag : `${flag} ${JSON.stringify(v)}`);
   switch (top) {
@@ -129,7 +142,7 @@ function flagForField(field: string, targetFlag: string | undefined, flags: AddF
 /** Actions the built-in confirm rules hold back even from an `allow`. */
 const CONFIRMED_ACTIONS = /(^|\|)(\*|actuate|unlock|open|set_position|disarm\*?)(\||$)/;
 
-function addRule(hearth: Hearth, effect: Effect, subject: string, flags: AddFlags): void {
+function addRule(hearth: Hearth, effect: Effect, subject: string, flags: AddParams): string {
   const targets = (Object.entries(TARGET_FLAG) as Array<[Exclude<TargetType, 'any'>, string]>)
     .map(([type, flag]) => ({ type, flag, value: flags[type === 'device_class' ? 'deviceClass' : type] }))
     .filter((t) => t.value !== undefined);
@@ -166,10 +179,7 @@ function addRule(hearth: Hearth, effect: Effect, subject: string, flags: AddFlag
     if (err instanceof PolicyRuleError) throw new CliFailure(`${flagForField(err.field, target?.flag, flags)}: ${err.message}`);
     throw err;
   }
-  if (flags.json) {
-    process.stdout.write(`${JSON.stringify(ruleJson(hearth, rule), null, 2)}\n`);
-    return;
-  }
+  if (flags.json) return `${JSON.stringify(ruleJson(hearth, rule), null, 2)}\n`;
   const lines = [`added rule #${rule.id}: ${hearth.policy.describe(rule)}${rule.note ? ` (${rule.note})` : ''}`];
   lines.push(
     `  ${targetText(rule)}, action ${rule.action}, ${rule.effect}, priority ${rule.priority}, ${whenText(rule)}${rule.maxCalls !== null ? `, ${rateText(rule)}` : ''}`,
@@ -184,7 +194,7 @@ function addRule(hearth: Hearth, effect: Effect, subject: string, flags: AddFlag
     }
   }
   lines.push(`  undo: hearth policy remove ${rule.id}`);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }
 
 // ---------------------------------------------------------------- policy test
@@ -312,38 +322,7 @@ export function registerPolicy(program: Command): void {
     .description('list the rules (built-in defaults included)')
     .option('--json', 'print the rules as JSON (with a one-line description each)')
     .action((flags: CommonFlags & { json?: boolean }) =>
-      withHearth(flags, (hearth) => {
-        const rules = hearth.policy.list();
-        if (flags.json) {
-          process.stdout.write(
-            `${JSON.stringify(
-              rules.map((r) => ruleJson(hearth, r)),
-              null,
-              2,
-            )}\n`,
-          );
-          return;
-        }
-        const rows = [['ID', 'SUBJECT', 'TARGET', 'ACTION', 'EFFECT', 'PRIO', 'WHEN', 'RATE', 'BUILTIN', 'NOTE']];
-        for (const r of rules) {
-          rows.push([
-            String(r.id),
-            r.subject,
-            targetText(r),
-            r.action,
-            r.effect,
-            String(r.priority),
-            whenText(r),
-            rateText(r),
-            r.builtin ? 'yes' : '',
-            r.note ?? '',
-          ]);
-        }
-        process.stdout.write(
-          `${rules.length} rules. Among the rules that match a call the highest priority wins; at equal priority deny > confirm > allow.\n` +
-            `With no match reads are allowed and actuators denied. Explain a decision: hearth policy test <principal> <tool> [args]\n\n${table(rows)}\n`,
-        );
-      }),
+      policyCommand(flags, 'policy.list', { json: flags.json }, (hearth) => policyListOutput(hearth, { json: flags.json })),
     );
 
   const EFFECT_HELP: Record<Effect, string> = {
@@ -387,25 +366,17 @@ means "the kid may not touch anything in the garage at night", and
 means "the garage opens by voice only from the hallway satellite".
 Give --action actuate (all commands) or --action read to narrow it.`,
       )
-      .action((subject: string, flags: AddFlags) => withHearth(flags, (hearth) => addRule(hearth, effect, subject, flags)));
+      .action((subject: string, flags: AddFlags) => {
+        const params = addParams(flags);
+        return policyCommand(flags, 'policy.add', { effect, subject, ...params }, (hearth) => policyAddOutput(hearth, effect, subject, params));
+      });
   }
 
   withConfigOptions(policy.command('remove'))
     .alias('rm')
     .description('remove a rule by id (built-in rules too: they do not come back by themselves)')
     .argument('<id>', 'rule id, as `hearth policy list` shows it')
-    .action((rawId: string, flags: CommonFlags) =>
-      withHearth(flags, (hearth) => {
-        const id = wholeNumber('<id>', rawId, { min: 1 });
-        const result = hearth.policy.remove(id);
-        if (!result.removed || !result.rule) throw new CliFailure(`no rule #${id}; see hearth policy list`, 1);
-        const r = result.rule;
-        const lines = [`removed ${r.builtin ? 'built-in ' : ''}rule #${r.id}: ${hearth.policy.describe(r)}${r.note ? ` (${r.note})` : ''}`];
-        if (r.builtin) lines.push(`  it was a built-in default and will not come back by itself; to restore it:\n  ${ruleCommand(r)}`);
-        else lines.push(`  to add it again: ${ruleCommand(r)}`);
-        process.stdout.write(`${lines.join('\n')}\n`);
-      }),
-    );
+    .action((rawId: string, flags: CommonFlags) => policyCommand(flags, 'policy.remove', { id: rawId }, (hearth) => policyRemoveOutput(hearth, { id: rawId })));
 
   withConfigOptions(policy.command('test'))
     .description('explain what the policy decides for one call: the decision, the deciding rule, and why every rule matched or not')
@@ -454,38 +425,126 @@ Give --action actuate (all commands) or --action read to narrow it.`,
     .argument('[principal]', 'chat:alice, voice:kitchen, ...')
     .argument('[roles...]', 'the roles to set (replaces the stored ones)')
     .option('--clear', 'remove every stored role of the principal')
-    .action((principalId: string | undefined, roles: string[], flags: CommonFlags & { clear?: boolean }) =>
-      withHearth(flags, (hearth) => {
-        if (principalId === undefined) {
-          const all = hearth.policy.listPrincipals();
-          if (!all.length) {
-            process.stdout.write('no principal has stored roles; set some with: hearth policy roles chat:alice owner\n');
-            return;
-          }
-          const rows = [['PRINCIPAL', 'ROLES']];
-          for (const p of all) rows.push([p.id, p.roles.join(', ') || '-']);
-          process.stdout.write(`${table(rows)}\n`);
-          return;
-        }
-        checkPrincipal(hearth, principalId);
-        if (flags.clear && roles.length) throw new CliFailure('--clear and roles: give one or the other');
-        if (flags.clear) {
-          hearth.policy.removePrincipal(principalId);
-          process.stdout.write(`${principalId}: roles cleared\n`);
-          return;
-        }
-        if (roles.length) {
-          try {
-            hearth.policy.setRoles(principalId, roles);
-          } catch (err) {
-            if (err instanceof PolicyRuleError) throw new CliFailure(`[roles...]: ${err.message}`);
-            throw err;
-          }
-        }
-        const now = hearth.policy.rolesOf(principalId);
-        process.stdout.write(`${principalId}: ${now.length ? `roles ${now.join(', ')}` : 'no stored roles'}${roles.length ? ' (set)' : ''}\n`);
-      }),
-    );
+    .action((principalId: string | undefined, roles: string[], flags: CommonFlags & { clear?: boolean }) => {
+      const params: RolesParams = { principal: principalId, roles, clear: flags.clear };
+      return policyCommand(flags, 'policy.roles', { ...params }, (hearth) => policyRolesOutput(hearth, params));
+    });
+}
+
+// ---------------------------------------------------------------- outputs (the daemon runs these too)
+
+const ADD_KEYS = [
+  'tool',
+  'entity',
+  'area',
+  'kind',
+  'deviceClass',
+  'capability',
+  'action',
+  'priority',
+  'window',
+  'days',
+  'maxCalls',
+  'per',
+  'note',
+  'fromArea',
+  'json',
+] as const;
+
+/** The add options without the config flags: what the daemon gets. */
+function addParams(flags: AddFlags): AddParams {
+  const out: Record<string, unknown> = {};
+  for (const k of ADD_KEYS) if (flags[k] !== undefined) out[k] = flags[k];
+  return out as unknown as AddParams;
+}
+
+/** What `hearth policy list` prints. */
+export function policyListOutput(hearth: Hearth, p: { json?: boolean }): CommandOutput {
+  const rules = hearth.policy.list();
+  if (p.json)
+    return {
+      stdout: `${JSON.stringify(
+        rules.map((r) => ruleJson(hearth, r)),
+        null,
+        2,
+      )}\n`,
+    };
+  const rows = [['ID', 'SUBJECT', 'TARGET', 'ACTION', 'EFFECT', 'PRIO', 'WHEN', 'RATE', 'BUILTIN', 'NOTE']];
+  for (const r of rules) {
+    rows.push([String(r.id), r.subject, targetText(r), r.action, r.effect, String(r.priority), whenText(r), rateText(r), r.builtin ? 'yes' : '', r.note ?? '']);
+  }
+  return {
+    stdout:
+      `${rules.length} rules. Among the rules that match a call the highest priority wins; at equal priority deny > confirm > allow.\n` +
+      `With no match reads are allowed and actuators denied. Explain a decision: hearth policy test <principal> <tool> [args]\n\n${table(rows)}\n`,
+  };
+}
+
+/** What `hearth policy allow|deny|confirm` prints. */
+export function policyAddOutput(hearth: Hearth, effect: Effect, subject: string, p: AddParams): CommandOutput {
+  try {
+    return { stdout: addRule(hearth, effect, subject, p) };
+  } catch (err) {
+    return failed(err);
+  }
+}
+
+/** What `hearth policy remove` prints. */
+export function policyRemoveOutput(hearth: Hearth, p: { id: string }): CommandOutput {
+  try {
+    const id = wholeNumber('<id>', p.id, { min: 1 });
+    const result = hearth.policy.remove(id);
+    if (!result.removed || !result.rule) throw new CliFailure(`no rule #${id}; see hearth policy list`, 1);
+    const r = result.rule;
+    const lines = [`removed ${r.builtin ? 'built-in ' : ''}rule #${r.id}: ${hearth.policy.describe(r)}${r.note ? ` (${r.note})` : ''}`];
+    if (r.builtin) lines.push(`  it was a built-in default and will not come back by itself; to restore it:\n  ${ruleCommand(r)}`);
+    else lines.push(`  to add it again: ${ruleCommand(r)}`);
+    return { stdout: `${lines.join('\n')}\n` };
+  } catch (err) {
+    return failed(err);
+  }
+}
+
+export interface RolesParams {
+  principal?: string;
+  roles?: string[];
+  clear?: boolean;
+}
+
+/** What `hearth policy roles` prints. */
+export function policyRolesOutput(hearth: Hearth, p: RolesParams): CommandOutput {
+  try {
+    return { stdout: rolesText(hearth, p) };
+  } catch (err) {
+    return failed(err);
+  }
+}
+
+function rolesText(hearth: Hearth, p: RolesParams): string {
+  const roles = p.roles ?? [];
+  if (p.principal === undefined) {
+    const all = hearth.policy.listPrincipals();
+    if (!all.length) return 'no principal has stored roles; set some with: hearth policy roles chat:alice owner\n';
+    const rows = [['PRINCIPAL', 'ROLES']];
+    for (const x of all) rows.push([x.id, x.roles.join(', ') || '-']);
+    return `${table(rows)}\n`;
+  }
+  checkPrincipal(hearth, p.principal);
+  if (p.clear && roles.length) throw new CliFailure('--clear and roles: give one or the other');
+  if (p.clear) {
+    hearth.policy.removePrincipal(p.principal);
+    return `${p.principal}: roles cleared\n`;
+  }
+  if (roles.length) {
+    try {
+      hearth.policy.setRoles(p.principal, roles);
+    } catch (err) {
+      if (err instanceof PolicyRuleError) throw new CliFailure(`[roles...]: ${err.message}`);
+      throw err;
+    }
+  }
+  const now = hearth.policy.rolesOf(p.principal);
+  return `${p.principal}: ${now.length ? `roles ${now.join(', ')}` : 'no stored roles'}${roles.length ? ' (set)' : ''}\n`;
 }
 
 export interface PolicyTestParams {

@@ -150,6 +150,49 @@ export function controlMethods(hearth: Hearth, info: { version: string }): Recor
       allowed('memory.forget', params, { principal: 'string', id: 'string', all: 'boolean', json: 'boolean' });
       return memory('memory.forget', params);
     },
+    'policy.list': async (params) => {
+      allowed('policy.list', params, { json: 'boolean' });
+      const { policyListOutput } = await import('../cli/policy.js');
+      return policyListOutput(hearth, given(params));
+    },
+    'policy.add': async (params) => {
+      const text = {
+        effect: 'string',
+        subject: 'string',
+        tool: 'string',
+        entity: 'string',
+        area: 'string',
+        kind: 'string',
+        deviceClass: 'string',
+        capability: 'string',
+        action: 'string',
+        priority: 'string',
+        window: 'string',
+        days: 'string',
+        maxCalls: 'string',
+        per: 'string',
+        note: 'string',
+        fromArea: 'string',
+        json: 'boolean',
+      } as const;
+      allowed('policy.add', params, text, ['effect', 'subject', 'action']);
+      if (!['allow', 'deny', 'confirm'].includes(params.effect as string)) {
+        throw new ControlError(INVALID_PARAMS, 'policy.add: param "effect" must be one of allow, deny, confirm');
+      }
+      const { policyAddOutput } = await import('../cli/policy.js');
+      const { effect, subject, ...rest } = given<{ effect: 'allow' | 'deny' | 'confirm'; subject: string; action: string }>(params);
+      return policyAddOutput(hearth, effect, subject, rest);
+    },
+    'policy.remove': async (params) => {
+      allowed('policy.remove', params, { id: 'string' }, ['id']);
+      const { policyRemoveOutput } = await import('../cli/policy.js');
+      return policyRemoveOutput(hearth, given<{ id: string }>(params));
+    },
+    'policy.roles': async (params) => {
+      allowed('policy.roles', params, { principal: 'string', roles: 'string[]', clear: 'boolean' });
+      const { policyRolesOutput } = await import('../cli/policy.js');
+      return policyRolesOutput(hearth, given(params));
+    },
     'policy.test': async (params) => {
       allowed(
         'policy.test',

@@ -158,6 +158,46 @@ describe('commands with and without the daemon', () => {
     }
   });
 
+  it('`hearth policy allow|list|roles|remove` run in the daemon: a new rule decides its next call at once; bad input answered the same', async () => {
+    const added = await viaDaemon(['policy', 'deny', 'chat:kid', '--kind', 'light', '--note', 'bedtime', '--json']);
+    assert.equal(added.code, 0, added.stderr);
+    assert.match(added.stderr, /using the running daemon/);
+    const rule = JSON.parse(added.stdout) as { id: number; subject: string; effect: string };
+    assert.equal(rule.effect, 'deny');
+    // The daemon decides with it: its own call refuses, with the rule's note.
+    const refused = await viaDaemon(['call', 'kitchen_light', '{"action":"turn_on"}', '--as', 'chat:kid']);
+    assert.match(refused.stdout + refused.stderr, /bedtime/);
+    // Listed alike through the daemon and on its own (one database).
+    const listA = await viaDaemon(['policy', 'list']);
+    const listB = await standalone(['policy', 'list']);
+    assert.equal(listA.stdout, listB.stdout);
+    assert.match(listA.stdout, new RegExp(`^${rule.id} +chat:kid +kind:light`, 'm'));
+    const roles = await viaDaemon(['policy', 'roles', 'chat:kid', 'guest']);
+    assert.equal(roles.stdout, 'chat:kid: roles guest (set)\n');
+    assert.equal((await standalone(['policy', 'roles'])).stdout, (await viaDaemon(['policy', 'roles'])).stdout);
+    // Bad input: the same words and exit codes either way, and nothing changed.
+    for (const args of [
+      ['policy', 'allow', 'kid', '--kind', 'light'],
+      ['policy', 'allow', 'chat:kid', '--kind', 'light', '--area', 'Kitchen'],
+      ['policy', 'allow', 'chat:kid', '--window', '25:00-26:00'],
+      ['policy', 'remove', '99999'],
+      ['policy', 'remove', 'x'],
+      ['policy', 'roles', 'root', 'owner'],
+    ]) {
+      const a = await viaDaemon(args);
+      const b = await standalone(args);
+      assert.notEqual(a.code, 0, args.join(' '));
+      assert.equal(a.code, b.code, args.join(' '));
+      assert.equal(a.stderr.replace(/^hearth: using the running daemon.*\n/m, ''), b.stderr, args.join(' '));
+    }
+    assert.equal((await viaDaemon(['policy', 'list'])).stdout, listA.stdout, 'no bad input added or removed a rule');
+    const removed = await viaDaemon(['policy', 'remove', String(rule.id)]);
+    assert.match(removed.stdout, new RegExp(`removed rule #${rule.id}: .*\\n  to add it again: hearth policy deny chat:kid --kind light --note bedtime`));
+    const allowedNow = await viaDaemon(['policy', 'test', 'chat:kid', 'kitchen_light', '{"action":"turn_on"}']);
+    assert.doesNotMatch(allowedNow.stdout, /bedtime/);
+    await viaDaemon(['policy', 'roles', 'chat:kid', '--clear']);
+  });
+
   it('`hearth token` and `hearth memory`: one database, the same answers', async () => {
     const made = await viaDaemon(['token', 'create', 'tablet', '--role', 'owner', '--json']);
     assert.equal(made.code, 0, made.stderr);

@@ -97,6 +97,11 @@ describe('the control socket of a running daemon', () => {
       assert.match(extra.error!.message, /devices: unknown param "colour"/);
       const badPrincipal = await c.send('{"jsonrpc":"2.0","id":8,"method":"tools","params":{"as":"root"}}');
       assert.match(badPrincipal.error!.message, /--as "root": a principal looks like/);
+      const badEffect = await c.send('{"jsonrpc":"2.0","id":10,"method":"policy.add","params":{"effect":"maybe","subject":"chat:a","action":"*"}}');
+      assert.equal(badEffect.error?.code, -32602);
+      assert.match(badEffect.error!.message, /policy.add: param "effect" must be one of allow, deny, confirm/);
+      const badRoles = await c.send('{"jsonrpc":"2.0","id":11,"method":"policy.roles","params":{"principal":"chat:a","roles":"owner"}}');
+      assert.match(badRoles.error!.message, /policy.roles: param "roles" must be an array of strings/);
       const hello = await c.send('{"jsonrpc":"2.0","id":9,"method":"hello"}');
       assert.equal(hello.result?.name, 'hearth');
       assert.equal(hello.result?.database, db);
