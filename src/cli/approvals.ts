@@ -91,22 +91,6 @@ function checkBy(raw: string | undefined): string {
   return by;
 }
 
-/** Why an approval cannot be decided now, in words. */
-function notDecidable(a: Approval): string {
-  switch (a.status) {
-    case 'expired':
-      return `approval ${a.id} expired at ${new Date(a.expiresAt).toISOString()} without a decision; the caller can make the call again to ask anew`;
-    case 'granted':
-      return `approval ${a.id} was already granted by ${a.decidedBy ?? '?'}; it is waiting for the caller to make the call again`;
-    case 'used':
-      return `approval ${a.id} was granted by ${a.decidedBy ?? '?'} and has been used`;
-    case 'denied':
-      return `approval ${a.id} was already denied by ${a.decidedBy ?? '?'}`;
-    default:
-      return `approval ${a.id} is no longer pending`;
-  }
-}
-
 export interface DecideParams {
   verb: 'approve' | 'deny';
   id: string;
@@ -116,15 +100,16 @@ export interface DecideParams {
 /** `hearth approve` / `hearth deny`: decide one pending approval; what the command prints. */
 export async function decideOutput(approvals: SqliteApprovals, params: DecideParams): Promise<CommandOutput> {
   try {
+    const { notDecidableText } = await import('../policy/approvals.js');
     const { verb } = params;
     const id = checkId(params.id);
     const by = checkBy(params.by);
     const before = approvals.get(id);
     if (!before) throw new CliFailure(`no approval ${id}; pending ones: hearth approvals`, 1);
-    if (before.status !== 'pending') throw new CliFailure(notDecidable(before), 1);
+    if (before.status !== 'pending') throw new CliFailure(notDecidableText(before), 1);
     const ok = verb === 'approve' ? approvals.grant(id, by) : approvals.deny(id, by);
     const after = approvals.get(id)!;
-    if (!ok) throw new CliFailure(notDecidable(after), 1);
+    if (!ok) throw new CliFailure(notDecidableText(after), 1);
     const call = `${after.principal}: ${after.tool} ${JSON.stringify(after.args)}`;
     return {
       stdout:

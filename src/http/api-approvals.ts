@@ -3,7 +3,7 @@
 // (owners, or a subject an `approve` rule names for the call's target);
 // anyone else sees only the ones their own calls asked for, and decides none.
 import type { Hearth } from '../hearth.js';
-import { approvalJson, type Approval, type ApprovalStatus } from '../policy/approvals.js';
+import { approvalJson, notDecidableText, type Approval, type ApprovalStatus } from '../policy/approvals.js';
 import type { ApprovalTarget } from '../policy/types.js';
 import type { Principal } from '../tools/types.js';
 import { oneOf, onlyFields } from './body.js';
@@ -26,21 +26,6 @@ export function decidesApproval(hearth: Hearth, principal: Principal, a: Approva
 /** Whether a principal may see an approval. */
 export function seesApproval(principal: Principal, a: Approval, hearth?: Hearth): boolean {
   return isOwner(principal) || a.principal === principal.id || (!!hearth && decidesApproval(hearth, principal, a));
-}
-
-function notDecidable(a: Approval): string {
-  switch (a.status) {
-    case 'expired':
-      return `approval ${a.id} expired without a decision; the caller can make the call again to ask anew`;
-    case 'granted':
-      return `approval ${a.id} was already granted by ${a.decidedBy ?? '?'}; it waits for the caller to make the call again`;
-    case 'used':
-      return `approval ${a.id} was granted by ${a.decidedBy ?? '?'} and has been used`;
-    case 'denied':
-      return `approval ${a.id} was already denied by ${a.decidedBy ?? '?'}`;
-    default:
-      return `approval ${a.id} is no longer pending`;
-  }
 }
 
 export function approvalRoutes({ hearth }: ApiContext): Route[] {
@@ -86,11 +71,11 @@ export function approvalRoutes({ hearth }: ApiContext): Route[] {
             `only an owner, or a role an approve rule names, may ${decision} this approval; ${principal.id} has ${principal.roles.length ? `the roles ${principal.roles.join(', ')}` : 'no roles'}`,
           );
         }
-        if (before.status !== 'pending') throw new HttpError(409, 'not_pending', notDecidable(before), { status: before.status });
+        if (before.status !== 'pending') throw new HttpError(409, 'not_pending', notDecidableText(before), { status: before.status });
         const by = `http:${principal.id}`;
         const ok = decision === 'grant' ? approvals.grant(before.id, by) : approvals.deny(before.id, by);
         const after = approvals.get(before.id)!;
-        if (!ok) throw new HttpError(409, 'not_pending', notDecidable(after), { status: after.status });
+        if (!ok) throw new HttpError(409, 'not_pending', notDecidableText(after), { status: after.status });
         return approvalJson(after);
       },
     },

@@ -8,27 +8,12 @@ import type { Reply } from './resolve.js';
 import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from './results.js';
 import { resultText, sentence, spoken, theArea, theName } from './names.js';
 import { HISTORY_TOOL, historySentence, type HistoryAsk } from './history.js';
-import type { Responses, Slots } from './responses.js';
+import { PARTICIPLE_ACTIONS, type Responses, type Slots } from './responses.js';
 import type { OfferedTools } from './tools.js';
 
 // ------------------------------------------------------------------ replies
 
-/** Actions that have a `done_<action>` participle ("turned on") in the responses. */
-const PARTICIPLES = new Set([
-  'turn_on',
-  'turn_off',
-  'open',
-  'close',
-  'stop',
-  'set_position',
-  'lock',
-  'unlock',
-  'set_mode',
-  'set_temperature',
-  'set_value',
-  'select_option',
-  'press',
-]);
+const PARTICIPLES = new Set<string>(PARTICIPLE_ACTIONS);
 
 function whatItDoes(e: Entity, r: Responses): string {
   if (e.kind === 'camera') return r.say('can_camera');

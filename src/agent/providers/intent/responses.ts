@@ -24,6 +24,23 @@ export interface ResponseData {
 type Variant = 'one' | 'other' | 'zero' | 'text';
 const VARIANTS: Variant[] = ['zero', 'one', 'other'];
 
+/** Actions that have a `participle_<action>` response ("turned on"). */
+export const PARTICIPLE_ACTIONS = [
+  'turn_on',
+  'turn_off',
+  'open',
+  'close',
+  'stop',
+  'set_position',
+  'lock',
+  'unlock',
+  'set_mode',
+  'set_temperature',
+  'set_value',
+  'select_option',
+  'press',
+] as const;
+
 /**
  * Every response Hearth says, with the slots its template may use. A key not
  * here is a problem in the file (a typo would otherwise never be said).
@@ -242,22 +259,7 @@ for (const q of ['brightness', 'temperature', 'value', 'position', 'speed', 'col
 RESPONSE_SLOTS.can_be = ['actions'];
 RESPONSE_SLOTS.can_camera = [];
 RESPONSE_SLOTS.can_read = [];
-for (const a of [
-  'turn_on',
-  'turn_off',
-  'open',
-  'close',
-  'stop',
-  'set_position',
-  'lock',
-  'unlock',
-  'set_mode',
-  'set_temperature',
-  'set_value',
-  'select_option',
-  'press',
-])
-  RESPONSE_SLOTS[`participle_${a}`] = [];
+for (const a of PARTICIPLE_ACTIONS) RESPONSE_SLOTS[`participle_${a}`] = [];
 
 // Names and examples: "the kitchen light"; phrasings this home supports, offered after "not understood".
 RESPONSE_SLOTS.the_name = ['name'];
