@@ -363,8 +363,8 @@ export function verifyText(result: VerifyResult, digestFile: string | undefined,
 export function registerAudit(program: Command): void {
   const audit = program.command('audit').description('the audit log of actuator calls and refused attempts: tail, show, export, verify');
 
-  withConfigOptions(audit.command('tail'))
-    .description('the latest audit rows, oldest first (-f: keep printing new ones)')
+  withConfigOptions(audit.command('tail', { isDefault: true }))
+    .description('the latest audit rows, oldest first (-f: keep printing new ones); what `hearth audit` alone does')
     .option('-n, --lines <n>', 'how many rows', '20')
     .option('-f, --follow', 'keep printing new rows (polls the database every 500 ms) until Ctrl+C')
     .option('--json', 'JSON: an array, or with -f one object per line (a row shown pending is printed again when it completes)')

@@ -56,8 +56,8 @@ export function registerMemory(program: Command): void {
     .command('memory')
     .description("the agent's project memory: what earlier conversations answered, recalled by the same principal's later sessions");
 
-  withConfigOptions(memory.command('list'))
-    .description('list remembered answers, newest first')
+  withConfigOptions(memory.command('list', { isDefault: true }))
+    .description('list remembered answers, newest first; what `hearth memory` alone does')
     .option('--principal <id>', 'only this principal (e.g. cli:alice)')
     .option('--limit <n>', 'at most this many (default 50)')
     .option('--json', 'print JSON (full entries)')

@@ -318,8 +318,8 @@ export function registerPolicy(program: Command): void {
     .command('policy')
     .description('the policy table: who may do what to which devices, when and how often (list, allow, deny, confirm, remove, test, roles)');
 
-  withConfigOptions(policy.command('list'))
-    .description('list the rules (built-in defaults included)')
+  withConfigOptions(policy.command('list', { isDefault: true }))
+    .description('list the rules (built-in defaults included); what `hearth policy` alone does')
     .option('--json', 'print the rules as JSON (with a one-line description each)')
     .action((flags: CommonFlags & { json?: boolean }) =>
       policyCommand(flags, 'policy.list', { json: flags.json }, (hearth) => policyListOutput(hearth, { json: flags.json })),

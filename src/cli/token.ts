@@ -131,8 +131,8 @@ export function registerToken(program: Command): void {
       withStore(flags, 'token.create', { name, role: flags.role, principal: flags.principal, area: flags.area, json: flags.json }),
     );
 
-  withConfigOptions(token.command('list'))
-    .description('list tokens (never their secrets)')
+  withConfigOptions(token.command('list', { isDefault: true }))
+    .description('list tokens (never their secrets); what `hearth token` alone does')
     .option('--json', 'print JSON')
     .action((flags: CommonFlags & { json?: boolean }) => withStore(flags, 'token.list', { json: flags.json }));
 

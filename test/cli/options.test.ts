@@ -102,3 +102,20 @@ describe('repeatable options', () => {
     assert.match(flag.stdout, /^hall_lamp +actuator/m);
   });
 });
+
+describe('a command group without its subcommand', () => {
+  const db = join(dir, 'groups.db');
+  it('`hearth policy|audit|token|memory` with options alone run their listing (list, tail), not a usage error', async () => {
+    for (const [group, heading] of [
+      ['policy', /\d+ rules\. Among the rules that match/],
+      ['audit', /no audit rows|TIME +ID +PRINCIPAL/],
+      ['token', /no tokens|NAME +PRINCIPAL/],
+      ['memory', /nothing remembered|ID +WHEN/],
+    ] as const) {
+      const r = await runHearth([group, '--db', db, '--no-demo', '--standalone'], { cwd: dir });
+      assert.equal(r.code, 0, `${group}: ${r.stderr}`);
+      assert.match(r.stdout, heading, group);
+      assert.doesNotMatch(r.stderr, /unknown option/);
+    }
+  });
+});
