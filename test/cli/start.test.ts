@@ -71,7 +71,7 @@ describe('hearth start (embedded default)', () => {
     const { code, stdout } = await runHearth(['devices', '--broker-port', String(port)], { cwd: dir });
     assert.equal(code, 0);
     assert.match(stdout, /7 devices, 9 entities/);
-    assert.match(stdout, /garage_door\.door +cover +Garage +closed, position 0 +yes/);
+    assert.match(stdout, /garage_door\.door +cover +Garage +closed, position 0% +yes/);
   });
 });
 
