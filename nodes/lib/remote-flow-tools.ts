@@ -90,7 +90,12 @@ export class RemoteFlowTool {
       timeoutMs: this.timeoutMs,
     };
     this.daemon
-      .stream('/api/flow-tools/providers', { source: this.settings.source, tools: [definition] }, (event, data) => this.onEvent(event, data, settled), abort.signal)
+      .stream(
+        '/api/flow-tools/providers',
+        { source: this.settings.source, tools: [definition] },
+        (event, data) => this.onEvent(event, data, settled),
+        abort.signal,
+      )
       .then(
         () => this.dropped('the daemon ended the stream', settled),
         (err: Error) => {

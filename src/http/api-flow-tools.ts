@@ -11,7 +11,8 @@
 //   GET /api/flow-tools  -> the caller's providers (an owner sees all).
 //
 // Only owners may provide tools: a tool is a way into every session of the home.
-import { FlowToolProviderError, FlowToolProviders, checkAnswer, checkDefinitions, MAX_SOURCE } from '../tools/flow-tool-providers.js';
+import { checkAnswer, checkDefinitions, type FlowToolProvider, FlowToolProviderError, FlowToolProviders, MAX_SOURCE } from '../tools/flow-tool-providers.js';
+import type { ToolResultObject } from '../tools/types.js';
 import { onlyFields, requiredString } from './body.js';
 import { forbidden, HttpError, notFound } from './errors.js';
 import { isOwner, type ApiContext, type Route } from './route.js';
@@ -40,9 +41,7 @@ export function flowToolRoutes({ hearth, log, sse }: ApiContext): { routes: Rout
       path: '/api/flow-tools/providers',
       handler: async ({ principal, token, body, res }) => {
         if (!isOwner(principal))
-          throw forbidden(
-            `${principal.id} may not provide tools: only a principal with the owner role may (hearth token create node-red --role owner)`,
-          );
+          throw forbidden(`${principal.id} may not provide tools: only a principal with the owner role may (hearth token create node-red --role owner)`);
         const input = await body();
         onlyFields(input, ['source', 'tools']);
         const source = requiredString(input, 'source', {
@@ -50,7 +49,7 @@ export function flowToolRoutes({ hearth, log, sse }: ApiContext): { routes: Rout
           pattern: /^[\w.:/-]+$/,
           hint: 'letters, digits and _ . : / -, e.g. flow:<node id>',
         });
-        let provider;
+        let provider: FlowToolProvider | undefined;
         try {
           const defs = checkDefinitions(input.tools);
           // Registered before the stream opens, so a refusal is still a JSON error; events wait for the stream.
@@ -83,7 +82,7 @@ export function flowToolRoutes({ hearth, log, sse }: ApiContext): { routes: Rout
       path: '/api/flow-tools/calls/:id/result',
       handler: async ({ params, principal, token, body }) => {
         const input = await body();
-        let result;
+        let result: ToolResultObject;
         try {
           result = checkAnswer(input);
         } catch (err) {

@@ -99,7 +99,8 @@ function depthOf(value: unknown): number {
 
 /** Check the definitions a provider sends; throws FlowToolProviderError naming the tool and field. */
 export function checkDefinitions(input: unknown): FlowToolDefinition[] {
-  if (!Array.isArray(input) || input.length === 0) throw new FlowToolProviderError('tools: must be a non-empty list of tool definitions', 'bad_request', 'tools');
+  if (!Array.isArray(input) || input.length === 0)
+    throw new FlowToolProviderError('tools: must be a non-empty list of tool definitions', 'bad_request', 'tools');
   if (input.length > MAX_TOOLS_PER_PROVIDER)
     throw new FlowToolProviderError(`tools: at most ${MAX_TOOLS_PER_PROVIDER} tools per provider, got ${input.length}`, 'too_many', 'tools');
   const names = new Set<string>();
@@ -114,7 +115,8 @@ export function checkDefinitions(input: unknown): FlowToolDefinition[] {
         throw bad(key, 'unknown field; a tool has name, description, parameters, capability, timeoutMs');
     }
     const size = Buffer.byteLength(JSON.stringify(def));
-    if (size > MAX_DEFINITION_BYTES) throw new FlowToolProviderError(`${label}: the definition is ${size} bytes, more than ${MAX_DEFINITION_BYTES}`, 'bad_request', at);
+    if (size > MAX_DEFINITION_BYTES)
+      throw new FlowToolProviderError(`${label}: the definition is ${size} bytes, more than ${MAX_DEFINITION_BYTES}`, 'bad_request', at);
     const parameters = def.parameters ?? { type: 'object', properties: {} };
     if (depthOf(parameters) > MAX_SCHEMA_DEPTH) throw bad('parameters', `the schema is nested more than ${MAX_SCHEMA_DEPTH} levels deep`);
     const timeoutMs = def.timeoutMs ?? DEFAULT_EXTERNAL_TIMEOUT_MS;
@@ -313,7 +315,11 @@ export class FlowToolProviders {
       if (this.deviceTool(def.name))
         throw new FlowToolProviderError(`tools[${i}].name: a device tool is already named ${def.name}; choose another name`, 'name_taken', `tools[${i}].name`);
       if (this.external.get(def.name) && !replaced.some((p) => p.names.includes(def.name)))
-        throw new FlowToolProviderError(`tools[${i}].name: a host tool named ${def.name} is already declared; choose another name`, 'name_taken', `tools[${i}].name`);
+        throw new FlowToolProviderError(
+          `tools[${i}].name: a host tool named ${def.name} is already declared; choose another name`,
+          'name_taken',
+          `tools[${i}].name`,
+        );
     });
     for (const old of replaced) this.drop(old, 'replaced by the same flow reconnecting');
     const provider = new FlowToolProvider(holder, source, send);

@@ -131,7 +131,14 @@ describe('HTTP flow tools API', () => {
     callerToken = home.hearth.tokens.create('caller', 'http:caller').secret;
     guestToken = home.hearth.tokens.create('guest', 'http:guest').secret;
     for (const p of ['http:node-red', 'http:other-red', 'http:caller']) home.hearth.policy.setRoles(p, ['owner']);
-    home.hearth.policy.add({ subject: 'role:owner', targetType: 'tool', target: 'announce', action: 'actuate', effect: 'allow', note: 'test: owners may announce' });
+    home.hearth.policy.add({
+      subject: 'role:owner',
+      targetType: 'tool',
+      target: 'announce',
+      action: 'actuate',
+      effect: 'allow',
+      note: 'test: owners may announce',
+    });
   });
   after(async () => {
     for (const p of open) p.drop();
@@ -149,7 +156,10 @@ describe('HTTP flow tools API', () => {
     assert.equal(listed.description, ANNOUNCE.description);
     assert.deepEqual(listed.parameters.required, ['text']);
     const mine = await api('GET', '/api/flow-tools', providerToken);
-    assert.deepEqual(mine.json.map((p: { tools: string[] }) => p.tools), [['announce']]);
+    assert.deepEqual(
+      mine.json.map((p: { tools: string[] }) => p.tools),
+      [['announce']],
+    );
 
     const calling = api('POST', '/api/tools/announce/call', callerToken, { args: { text: 'dinner is ready' } });
     const call = await provider.next('call');
@@ -227,7 +237,14 @@ describe('HTTP flow tools API', () => {
   });
 
   it('a read deny holds: the flow never sees the call, the refusal is audited', async () => {
-    home.hearth.policy.add({ subject: 'http:caller', targetType: 'tool', target: 'house_note', action: '*', effect: 'deny', note: 'test: no notes for the caller' });
+    home.hearth.policy.add({
+      subject: 'http:caller',
+      targetType: 'tool',
+      target: 'house_note',
+      action: '*',
+      effect: 'deny',
+      note: 'test: no notes for the caller',
+    });
     const provider = await provide(providerToken, {
       source: 'flow:t4',
       tools: [{ name: 'house_note', description: 'Read the note on the fridge.', parameters: { type: 'object', properties: {} }, capability: 'read' }],
@@ -292,7 +309,11 @@ describe('HTTP flow tools API', () => {
       [{ source: 'flow:x', tools: [{ ...ANNOUNCE, capability: 'root' }] }, 'tools[0].capability', /read or actuator/],
       [{ source: 'flow:x', tools: [{ ...ANNOUNCE, timeoutMs: -1 }] }, 'tools[0].timeoutMs', /milliseconds/],
       [{ source: 'flow:x', tools: [{ ...ANNOUNCE, parameters: { type: 'string' } }] }, 'tools[0].parameters', /type object/],
-      [{ source: 'flow:x', tools: [{ ...ANNOUNCE, parameters: { type: 'object', properties: { a: { type: 'nope' } } } }] }, 'tools[0].parameters', /not a valid JSON Schema/],
+      [
+        { source: 'flow:x', tools: [{ ...ANNOUNCE, parameters: { type: 'object', properties: { a: { type: 'nope' } } } }] },
+        'tools[0].parameters',
+        /not a valid JSON Schema/,
+      ],
       [{ source: 'flow:x', tools: [{ ...ANNOUNCE, color: 'red' }] }, 'tools[0].color', /unknown field/],
       [{ source: 'flow:x', tools: [ANNOUNCE, ANNOUNCE] }, 'tools[1].name', /declared twice/],
       [{ source: 'flow:x', tools: [{ ...ANNOUNCE, description: 'x'.repeat(20_000) }] }, 'tools[0]', /more than 16384/],
