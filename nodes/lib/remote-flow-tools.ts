@@ -29,7 +29,17 @@ export async function answerRemoteCall(id: string, result: ToolResultObject): Pr
   if (result.text !== undefined || result.error !== undefined) body.text = result.text ?? result.error;
   if (result.isError || result.error !== undefined) body.isError = true;
   if (result.details) body.details = result.details;
-  await call.owner.daemon.request('POST', `/api/flow-tools/calls/${encodeURIComponent(id)}/result`, body);
+  const path = `/api/flow-tools/calls/${encodeURIComponent(id)}/result`;
+  try {
+    await call.owner.daemon.request('POST', path, body);
+  } catch (err) {
+    // An answer the daemon refused (too large, bad details): the caller learns why now, not at the timeout.
+    if (err instanceof DaemonError && err.status === 400) {
+      const why = err.message.slice(0, 300);
+      await call.owner.daemon.request('POST', path, { text: `failed: the flow's answer was refused: ${why}`, isError: true }).catch(() => undefined);
+    }
+    throw err;
+  }
   return call.info;
 }
 

@@ -9,6 +9,7 @@
 // Nothing here knows about HTTP: the provider is given a `send` for its
 // events and is closed by whoever holds the stream.
 import { randomUUID } from 'node:crypto';
+import type { ValidateFunction } from 'ajv';
 import type { Logger } from '../log.js';
 import { argumentBoundsProblem } from './argument-bounds.js';
 import {
@@ -55,6 +56,8 @@ export interface FlowToolDefinition {
   parameters: JsonSchema;
   capability: Capability;
   timeoutMs: number;
+  /** The arguments' validator, compiled once when the definition was checked. */
+  validate: ValidateFunction;
 }
 
 /** What a provider is sent: a call to run, or a call withdrawn. */
@@ -129,8 +132,9 @@ export function checkDefinitions(input: unknown): FlowToolDefinition[] {
       capability: def.capability as Capability,
       timeoutMs,
     };
+    let validate: ValidateFunction;
     try {
-      checkExternalToolDef(checked);
+      validate = checkExternalToolDef(checked);
     } catch (err) {
       if (!(err instanceof ExternalToolError)) throw err;
       const field = err.code === 'bad_name' ? 'name' : err.code === 'bad_schema' ? 'parameters' : /capability/.test(err.message) ? 'capability' : 'description';
@@ -138,7 +142,7 @@ export function checkDefinitions(input: unknown): FlowToolDefinition[] {
     }
     if (names.has(checked.name)) throw bad('name', `${checked.name} is declared twice in this provider`);
     names.add(checked.name);
-    return checked;
+    return { ...checked, validate };
   });
 }
 
@@ -325,9 +329,11 @@ export class FlowToolProviders {
     const provider = new FlowToolProvider(holder, source, send);
     try {
       for (const def of defs) {
+        const { validate, ...shape } = def;
         const tool = createExternalTool(
-          { ...def, source: provider.label, handler: (args, call) => provider.run(def.name, def.timeoutMs, args, call) },
+          { ...shape, source: provider.label, handler: (args, call) => provider.run(def.name, def.timeoutMs, args, call) },
           { ...this.deps, log: this.log.child({ tool: def.name }) },
+          validate,
         );
         provider.attach(tool, this.external.add(tool));
       }

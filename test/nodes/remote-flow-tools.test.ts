@@ -102,6 +102,24 @@ describe('RemoteFlowTool', () => {
     await waitFor('closed: the daemon removed it', () => !home.hearth.tools.get('chime'));
   });
 
+  it('an answer the daemon refuses (too large) fails the call at once with the reason, and the flow hears of it', async () => {
+    const t = tool(token);
+    try {
+      await t.remote.start();
+      const calling = home.hearth.tools.call('chime', {}, owner);
+      await waitFor('the call reached the flow', () => t.calls.length === 1);
+      await assert.rejects(answerRemoteCall(t.calls[0].info.id, { text: 'x'.repeat(70_000) }), /400 the answer is \d+ bytes, more than 65536/);
+      const result = await calling;
+      assert.equal(result.isError, true);
+      assert.match(result.text!, /failed: the flow's answer was refused: .*more than 65536/);
+      assert.equal(home.hearth.audit.get(result.details!.auditId as number)!.outcome, 'failed');
+    } finally {
+      t.remote.close();
+      t.daemon.close();
+    }
+    await waitFor('closed: the daemon removed it', () => !home.hearth.tools.get('chime'));
+  });
+
   it('a token that may not provide tools is refused once, not retried; nothing is provided', async () => {
     const guest = home.hearth.tokens.create('guest-red', 'http:guest-red').secret;
     const t = tool(guest);
