@@ -1,60 +1,81 @@
 // hearth-tool: a host tool the flow implements. When an agent calls it (after
 // validation, policy and audit), the arguments come out of the first output
 // with msg.toolCall; a hearth-tool-result node answers. Withdrawn calls
-// (timeout, interrupted turn) come out of the second output.
-import type { FlowToolController } from './lib/flow-tools.js';
+// (timeout, interrupted turn, a dropped daemon) come out of the second output.
+// On an embedded bridge the tool joins that Hearth's tools; on a bridge
+// connected to a daemon it is provided to the daemon over a stream
+// (lib/remote-flow-tools.ts), so the daemon's agent, CLI, MCP and page see it.
+import type { FlowToolController, FlowToolHooks, FlowToolSettings } from './lib/flow-tools.js';
+import type { RemoteFlowTool } from './lib/remote-flow-tools.js';
 import { errorOf, num, str, t, type NodeMessage, type RedApi, type RedNode, type RedNodeDef } from './lib/red.js';
-import { bridgeOrSayWhy, showBridgeState, saysNeedsEmbedded } from './lib/shell.js';
+import { bridgeOrSayWhy, showBridgeState } from './lib/shell.js';
 
 // Hearth (dist/) is imported when the node set loads: see hearth-bridge.ts.
 export default async function (RED: RedApi): Promise<void> {
   const { FlowToolController: Controller, answerCall, resultFrom } = await import('./lib/flow-tools.js');
+  const { RemoteFlowTool: Remote, answerRemoteCall, isRemoteCall } = await import('./lib/remote-flow-tools.js');
   function HearthTool(this: RedNode, def: RedNodeDef) {
     RED.nodes.createNode(this, def);
     const node = this;
     const bridge = bridgeOrSayWhy(RED, node, def, 'once');
     if (!bridge) return;
-    if (saysNeedsEmbedded(RED, node, bridge, 'once')) return;
     let waiting = 0;
-    let controller: FlowToolController;
+    let refused: string | undefined;
+    let controller: FlowToolController | RemoteFlowTool;
+    const ready = () => node.status({ fill: 'green', shape: 'dot', text: `${str(def, 'toolName')} ${t(RED, 'hearth-tool.status.ready', 'ready')}` });
     try {
       let parameters: unknown = def.parameters;
       if (typeof parameters === 'string') parameters = parameters.trim() ? JSON.parse(parameters) : { type: 'object', properties: {} };
       const capability = str(def, 'capability') === 'read' ? 'read' : 'actuator';
-      controller = new Controller(
-        bridge,
-        {
-          name: str(def, 'toolName'),
-          description: str(def, 'description'),
-          parameters: (parameters ?? { type: 'object', properties: {} }) as Record<string, unknown>,
-          capability,
-          timeoutMs: Math.max(1, num(def, 'timeout', 30)) * 1000,
-          source: `flow:${node.id}`,
+      const settings: FlowToolSettings = {
+        name: str(def, 'toolName'),
+        description: str(def, 'description'),
+        parameters: (parameters ?? { type: 'object', properties: {} }) as Record<string, unknown>,
+        capability,
+        timeoutMs: Math.max(1, num(def, 'timeout', 30)) * 1000,
+        source: `flow:${node.id}`,
+      };
+      const hooks: FlowToolHooks = {
+        call: (args, call) => node.send([{ topic: call.name, payload: args, toolCall: call }, null]),
+        cancelled: (call, reason) => {
+          if (reason !== 'closed') node.send([null, { topic: 'cancelled', payload: { id: call.id, name: call.name, reason }, toolCall: call }]);
         },
-        {
-          call: (args, call) => node.send([{ topic: call.name, payload: args, toolCall: call }, null]),
-          cancelled: (call, reason) => {
-            if (reason !== 'closed') node.send([null, { topic: 'cancelled', payload: { id: call.id, name: call.name, reason }, toolCall: call }]);
-          },
-          activity: (n) => {
-            waiting = n;
-            if (n > 0) node.status({ fill: 'blue', shape: 'dot', text: `${n} ${t(RED, 'hearth-tool.status.running', 'running')}` });
-            else node.status({ fill: 'green', shape: 'dot', text: `${str(def, 'toolName')} ${t(RED, 'hearth-tool.status.ready', 'ready')}` });
-          },
+        activity: (n) => {
+          waiting = n;
+          if (refused || !controller?.registered) return;
+          if (n > 0) node.status({ fill: 'blue', shape: 'dot', text: `${n} ${t(RED, 'hearth-tool.status.running', 'running')}` });
+          else ready();
         },
-      );
+      };
+      controller = bridge.daemon
+        ? new Remote(bridge.daemon, settings, {
+            ...hooks,
+            state: (state, detail) => {
+              if (state === 'ready') {
+                refused = undefined;
+                ready();
+              } else if (state === 'refused') {
+                // The daemon said no (a token that may not provide tools, a name another flow or a device holds): say why, once.
+                refused = detail ?? 'refused';
+                node.status({ fill: 'red', shape: 'dot', text: refused.slice(0, 60) });
+                node.error(refused);
+              } else if (state === 'retrying') {
+                node.status({ fill: 'yellow', shape: 'ring', text: (detail ?? t(RED, 'common.status.disconnected', 'disconnected')).slice(0, 60) });
+              }
+            },
+          })
+        : new Controller(bridge, settings, hooks);
     } catch (err) {
       const message = errorOf(err).message;
       node.status({ fill: 'red', shape: 'ring', text: message.slice(0, 60) });
       node.error(message);
       return;
     }
-    const unsubscribe = showBridgeState(RED, node, bridge, () => waiting > 0 || !controller.registered);
-    controller.start().then(
+    const tool = controller;
+    const unsubscribe = showBridgeState(RED, node, bridge, () => waiting > 0 || !tool.registered || !!refused);
+    tool.start().then(
       () => {
-        if (controller.registered && bridge.state === 'connected') {
-          node.status({ fill: 'green', shape: 'dot', text: `${str(def, 'toolName')} ${t(RED, 'hearth-tool.status.ready', 'ready')}` });
-        }
+        if (tool.registered && !refused && (bridge.daemon || bridge.state === 'connected')) ready();
       },
       (err: Error) => {
         node.status({ fill: 'red', shape: 'ring', text: err.message.slice(0, 60) });
@@ -63,7 +84,7 @@ export default async function (RED: RedApi): Promise<void> {
     );
     node.on('close', (_removed, done) => {
       unsubscribe();
-      controller.close();
+      tool.close();
       done();
     });
   }
@@ -79,18 +100,31 @@ export default async function (RED: RedApi): Promise<void> {
         return done(
           new Error(t(RED, 'hearth-tool.errors.noCall', 'msg.toolCall.id is missing: answer the message a hearth-tool node sent (keep msg.toolCall)')),
         );
-      try {
-        const result = resultFrom(msg.payload, msg.error);
-        answerCall(id, result);
+      const result = resultFrom(msg.payload, msg.error);
+      const answered = () =>
         node.status({
           fill: result.isError ? 'red' : 'green',
           shape: 'dot',
           text: result.isError ? t(RED, 'hearth-tool.status.failed', 'answered: failed') : t(RED, 'hearth-tool.status.answered', 'answered'),
         });
-        done();
-      } catch (err) {
+      const late = (err: unknown) => {
         node.status({ fill: 'red', shape: 'ring', text: t(RED, 'hearth-tool.status.late', 'no such call') });
         done(errorOf(err));
+      };
+      // A call a daemon sent is answered over HTTP; the daemon says when it no longer waits.
+      if (isRemoteCall(id)) {
+        answerRemoteCall(id, result).then(() => {
+          answered();
+          done();
+        }, late);
+        return;
+      }
+      try {
+        answerCall(id, result);
+        answered();
+        done();
+      } catch (err) {
+        late(err);
       }
     });
   }

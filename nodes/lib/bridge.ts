@@ -131,9 +131,7 @@ export class BridgeController extends EventEmitter<BridgeEvents> {
       const daemon = source;
       this.daemon = daemon;
       this.opening = Promise.reject(
-        new Error(
-          'this node needs a Hearth embedded in Node-RED (bridge mode: embedded); connected to a daemon, use hearth-state, hearth-current-state, hearth-device, hearth-session, hearth-approval and hearth-audit',
-        ),
+        new Error("this needs a Hearth embedded in Node-RED (bridge mode: embedded); connected to a daemon, every hearth node works through the daemon's API"),
       );
       this.opening.catch(() => undefined);
       daemon.on('state', (state, detail) => {

@@ -64,21 +64,3 @@ export function bridgeOrSayWhy(RED: RedApi, node: RedNode, def: RedNodeDef, on: 
   else node.error(err.message);
   return undefined;
 }
-
-/**
- * Nodes that need a Hearth in this process (flow tools: a daemon cannot call
- * into Node-RED) say so on a bridge connected to a daemon: a red status and
- * one error, instead of a green dot that does nothing. True when it said so.
- */
-export function saysNeedsEmbedded(RED: RedApi, node: RedNode, bridge: BridgeController, on: 'input' | 'once'): boolean {
-  if (!bridge.daemon) return false;
-  const text = t(
-    RED,
-    'common.errors.needsEmbedded',
-    'this node needs a Hearth embedded in Node-RED: set the bridge to "embedded here" (connected to a daemon: state, current state, device, session, approval, audit)',
-  );
-  node.status({ fill: 'red', shape: 'ring', text: t(RED, 'common.status.needsEmbedded', 'needs an embedded bridge') });
-  if (on === 'input') node.on('input', (_msg, _send, done) => done(new Error(text)));
-  else node.error(text);
-  return true;
-}

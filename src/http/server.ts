@@ -11,6 +11,7 @@ import { controlRoutes } from './api-controls.js';
 import { historyRoutes } from './api-history.js';
 import { deviceRoutes } from './api-devices.js';
 import { eventRoutes } from './api-events.js';
+import { flowToolRoutes } from './api-flow-tools.js';
 import { frameRoutes } from './api-frames.js';
 import { openAiErrorBody, openAiRoutes } from './api-openai.js';
 import { policyRoutes } from './api-policy.js';
@@ -23,6 +24,7 @@ import { HttpError, notFound } from './errors.js';
 import { pageRoutes } from './page.js';
 import { Reply, sendJson, type ApiContext, type Route } from './route.js';
 import { SseHub } from './sse.js';
+import type { FlowToolProviders } from '../tools/flow-tool-providers.js';
 import { errorOf } from '../util/error.js';
 
 export interface HttpServerOptions {
@@ -82,6 +84,7 @@ export class HttpServer {
   private readonly auth: Authenticator;
   private readonly sse: SseHub;
   private readonly sessions: SessionsApi;
+  private readonly flowTools: FlowToolProviders;
   private readonly log: Logger;
   private readonly bodyLimit: number;
   private readonly mounts: Mount[];
@@ -109,6 +112,8 @@ export class HttpServer {
     hearth.tokens.on('revoked', this.onRevoked);
     const ctx: ApiContext = { hearth, log: this.log, sse: this.sse };
     this.sessions = new SessionsApi(ctx);
+    const flowTools = flowToolRoutes(ctx);
+    this.flowTools = flowTools.providers;
     this.routes = [
       ...deviceRoutes(ctx),
       ...this.sessions.routes(),
@@ -122,6 +127,7 @@ export class HttpServer {
       ...historyRoutes(ctx),
       ...controlRoutes(ctx),
       ...toolRoutes(ctx),
+      ...flowTools.routes,
       ...pageRoutes(ctx),
     ].map(compile);
   }
@@ -178,6 +184,8 @@ export class HttpServer {
       this.sessions.interruptAll();
       this.hearth.tokens.off('revoked', this.onRevoked);
       this.sse.closeAll();
+      // Their streams are gone: their tools go with them, their waiting calls fail.
+      this.flowTools.closeAll();
       await Promise.all(this.mounts.map(async (m) => m.close?.())).catch((err: unknown) =>
         this.log.warn({ err: errorOf(err) }, 'closing a mounted handler failed'),
       );

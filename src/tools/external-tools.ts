@@ -105,9 +105,11 @@ export function externalAction(capability: Capability, args: Record<string, unkn
   return typeof args.action === 'string' && args.action ? args.action : 'actuate';
 }
 
-/** Wrap a handler into a host tool with validation, policy, approvals and audit. */
-export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps): GeneratedTool {
-  const validate = checkExternalToolDef(def);
+/**
+ * Wrap a handler into a host tool with validation, policy, approvals and audit.
+ * `validate`: the arguments' validator when the caller already checked the definition (compiled once).
+ */
+export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps, validate: ValidateFunction = checkExternalToolDef(def)): GeneratedTool {
   const parameters: JsonSchema = { type: 'object', properties: {}, ...def.parameters };
   const timeoutMs = def.timeoutMs ?? DEFAULT_EXTERNAL_TIMEOUT_MS;
   const tool: GeneratedTool = {

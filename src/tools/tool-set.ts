@@ -54,6 +54,11 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
     }
   }
 
+  /** Is this name a generated (device) tool's? A flow tool may not take it. */
+  isDeviceTool(name: string): boolean {
+    return this.generatedNames.has(name);
+  }
+
   get shape(): ToolShape {
     return this.currentShape;
   }

@@ -331,18 +331,70 @@ describe('example flows against the demo home, deployed through the admin API', 
     }
   });
 
-  it('flow tool: the agent calls `announce`, the flow speaks it on MQTT and answers', async () => {
+  it("flow tool: the daemon's agent and `hearth call` reach `announce`; the flow speaks it on MQTT and answers; the daemon audits it", async () => {
     const flow = localize(example('flow-tool.json'));
     const bridge = flow.find((n) => n.type === 'hearth-bridge')!;
-    Object.assign(bridge, { provider: 'openai', baseUrl: model!.url, model: 'test-model' });
-    await cli(['policy', 'allow', 'role:owner', '--tool', 'announce', '--note', 'test: owners may announce'], join(userDir, 'hearth.db'));
-    model!.setScript([toolCallChunks([{ id: 'c1', name: 'host__announce', arguments: { text: 'dinner is ready' } }]), textChunks('I announced it.')]);
-    await deploy(flow);
-    const r = await route('POST', '/hearth/agent', { text: 'tell everyone dinner is ready' });
-    assert.equal(r.status, 200, `${r.text}\n${redLog.slice(-2000)}`);
-    assert.equal(r.json.answer, 'I announced it.');
-    assert.deepEqual([r.json.tools].flat(), ['announce']);
-    await waitFor('spoken on hearth/announce', () => last.get('hearth/announce') === 'dinner is ready', 10_000);
+    assert.equal(bridge.mode, 'daemon', 'the example uses the running daemon');
+    // The daemon's agent picks tools with a language model: a daemon of its own on the same broker, with the scripted model.
+    const agentDb = join(dir, 'agent', 'hearth.db');
+    mkdirSync(join(dir, 'agent'), { recursive: true });
+    const agentToken = JSON.parse(await cli(['token', 'create', 'node-red', '--principal', 'http:node-red', '--role', 'owner', '--json'], agentDb)).secret;
+    await cli(['policy', 'allow', 'role:owner', '--tool', 'announce', '--note', 'test: owners may announce'], agentDb);
+    const agentDaemon = spawnHearth(
+      [
+        'start',
+        '--mqtt-url',
+        `mqtt://127.0.0.1:${brokerPort}`,
+        '--db',
+        agentDb,
+        '--set',
+        'http.port=0',
+        '--set',
+        'agent.provider=openai',
+        '--set',
+        `agent.baseUrl=${model!.url}`,
+        '--set',
+        'agent.model=test-model',
+        '--log-level',
+        'warn',
+      ],
+      { cwd: dir },
+    );
+    try {
+      await agentDaemon.waitForOutput('Press Ctrl+C to stop.', 30_000);
+      const agentUrl = /http\s+(http:\/\/\S+)/.exec(agentDaemon.stdout())![1].replace(/\/$/, '');
+      Object.assign(bridge, { daemonUrl: agentUrl, credentials: { token: agentToken } });
+      const toolsOfDaemon = async () => {
+        const res = await fetch(`${agentUrl}/api/tools`, { headers: { authorization: `Bearer ${agentToken}` }, signal: AbortSignal.timeout(15_000) });
+        return ((await res.json()) as Array<{ name: string }>).map((t) => t.name);
+      };
+      model!.setScript([toolCallChunks([{ id: 'c1', name: 'host__announce', arguments: { text: 'dinner is ready' } }]), textChunks('I announced it.')]);
+      await deploy(flow);
+      await waitFor('the daemon lists announce', async () => (await toolsOfDaemon()).includes('announce'), 60_000);
+      const r = await route('POST', '/hearth/agent', { text: 'tell everyone dinner is ready' });
+      assert.equal(r.status, 200, `${r.text}\n${redLog.slice(-2000)}`);
+      assert.equal(r.json.answer, 'I announced it.');
+      assert.deepEqual([r.json.tools].flat(), ['announce']);
+      await waitFor('spoken on hearth/announce', () => last.get('hearth/announce') === 'dinner is ready', 10_000);
+      // The CLI reaches the same tool through the daemon, as the comment in the flow says.
+      const called = JSON.parse(await cli(['call', 'announce', '{"text":"the door is open"}', '--json'], agentDb));
+      assert.equal(called.text, 'announced: the door is open');
+      await waitFor('spoken again', () => last.get('hearth/announce') === 'the door is open', 10_000);
+      const db = new Database(agentDb, { readonly: true });
+      try {
+        const rows = db.prepare("SELECT principal, outcome FROM audit WHERE tool = 'announce' ORDER BY id").all() as Array<{
+          principal: string;
+          outcome: string;
+        }>;
+        assert.equal(rows.length, 2);
+        assert.deepEqual(rows[0], { principal: 'http:node-red', outcome: 'confirmed' });
+        assert.equal(rows[1].outcome, 'confirmed');
+      } finally {
+        db.close();
+      }
+    } finally {
+      await agentDaemon.stop();
+    }
   });
 
   it("the editor: each node's form open, pickers filled from the bridge, photographed into test/artifacts/node-red/", async () => {

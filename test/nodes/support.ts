@@ -47,12 +47,15 @@ export function bridgeDef(home: TestHome, extra: Record<string, unknown> = {}): 
   };
 }
 
-/** Load a flow; nodes on tab f1 get the tab (without it the runtime starts them twice). */
-export async function load(flow: FlowNode[], credentials: Record<string, Record<string, string>> = {}): Promise<void> {
+/** Load a flow; nodes on tab f1 get the tab (without it the runtime starts them twice). `core`: Node-RED core nodes it also uses. */
+export async function load(flow: FlowNode[], credentials: Record<string, Record<string, string>> = {}, core: unknown[] = []): Promise<void> {
   const tabs = flow.some((n) => n.z === 'f1') && !flow.some((n) => n.id === 'f1') ? [{ id: 'f1', type: 'tab', label: 'test' }] : [];
   loaded = true;
-  await helper.load(ALL_NODES, [...tabs, ...flow], credentials);
+  await helper.load([...ALL_NODES, ...core], [...tabs, ...flow], credentials);
 }
+
+/** Node-RED's own function node, for flows that compute an answer. */
+export const functionNode: unknown = createRequire(import.meta.url)('@node-red/nodes/core/function/10-function.js');
 
 export function node(id: string): any {
   const n = helper.getNode(id);
