@@ -32,6 +32,8 @@ export interface GenerateOptions {
    * rank order (DeviceRegistry.ranked()) and a name once given stays with its entity.
    */
   names?: NameMemory;
+  /** Names other tools hold (tools a flow provides): no device tool is given one, so a newcomer never takes them. */
+  reserved?: Iterable<string>;
 }
 
 const GROUPED_NAMES: Record<string, string> = {
@@ -159,7 +161,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       }
       if (e.kind === 'climate') wanted.push({ key: `${e.id}#reading`, base: baseToolName(`${e.name} reading`, `${e.id}_reading`) });
     }
-    const names = assignNames(wanted, ['get_state', 'get_history', 'find_entities', 'get_camera_image'], options.names);
+    const names = assignNames(wanted, ['get_state', 'get_history', 'find_entities', 'get_camera_image', ...(options.reserved ?? [])], options.names);
     for (const e of sorted) {
       const name = names.get(e.id);
       if (!name) continue;

@@ -21,7 +21,7 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
   private currentShape: ToolShape = 'per-entity';
   private signature = '';
   /** Tools declared by flows (Node-RED hearth-tool): checked, policed and audited like device tools. */
-  readonly external = new ExternalTools((name) => this.generatedNames.has(name));
+  readonly external = new ExternalTools((name) => this.isDeviceTool(name));
   private generatedNames = new Set<string>();
 
   constructor(
@@ -38,10 +38,16 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
 
   private rebuild(): void {
     // Ranked, with the names given before: a newcomer never takes an existing tool name.
-    const built = generateTools(this.registry.ranked(), { ...this.options, names: this.registry.memory }, this.pipeline.invoke);
+    // A flow tool's name is reserved: a device that comes later is named around it, never over it.
+    const external = this.external.all();
+    const built = generateTools(
+      this.registry.ranked(),
+      { ...this.options, names: this.registry.memory, reserved: external.map((t) => t.name) },
+      this.pipeline.invoke,
+    );
     this.generatedNames = new Set(built.tools.map((t) => t.name));
-    // A device tool that comes to share a flow tool's name wins; the flow tool is left out.
-    const tools = [...built.tools, ...this.external.all().filter((t) => !this.generatedNames.has(t.name))];
+    // Grouped tools (control_lights, ...) are not named per entity: one that comes to share a flow tool's name wins.
+    const tools = [...built.tools, ...external.filter((t) => !this.generatedNames.has(t.name))];
     // Only announce a set that really differs (a device re-announcing itself is no change).
     const signature = JSON.stringify(toolSpecs(tools));
     this.current = tools;
@@ -54,9 +60,12 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
     }
   }
 
-  /** Is this name a generated (device) tool's? A flow tool may not take it. */
+  /**
+   * Is this name a device tool's, now or remembered for an entity that is away (offline, not yet
+   * rediscovered)? A flow tool may not take it: the entity gets its name back when it returns.
+   */
   isDeviceTool(name: string): boolean {
-    return this.generatedNames.has(name);
+    return this.generatedNames.has(name) || this.registry.memory.holderOf(name) !== undefined;
   }
 
   get shape(): ToolShape {

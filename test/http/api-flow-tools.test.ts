@@ -7,6 +7,7 @@
 // answering, and names held by a device or another provider are refused.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import mqtt from 'mqtt';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { startHome, type TestHome } from '../helpers/home.js';
@@ -134,7 +135,7 @@ describe('HTTP flow tools API', () => {
     home.hearth.policy.add({
       subject: 'role:owner',
       targetType: 'tool',
-      target: 'announce',
+      target: 'announce|chime',
       action: 'actuate',
       effect: 'allow',
       note: 'test: owners may announce',
@@ -296,6 +297,41 @@ describe('HTTP flow tools API', () => {
     await api('POST', `/api/flow-tools/calls/${call.id}/result`, providerToken, { text: 'the new stream' });
     assert.equal((await calling).json.text, 'the new stream');
     again.drop();
+  });
+
+  it("a device announced later under a flow tool's name is named around it; a name an absent entity keeps is refused", async () => {
+    const provider = await provide(providerToken, { source: 'flow:t9', tools: [{ ...ANNOUNCE, name: 'chime' }] });
+    assert.equal(provider.status, 200, JSON.stringify(provider.json));
+    await provider.next('ready');
+    const topic = 'homeassistant/switch/fake_chime/config';
+    const pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    try {
+      await pub.publishAsync(topic, JSON.stringify({ name: 'Chime', unique_id: 'fake_chime', command_topic: 'fake/chime/set' }), {
+        qos: 1,
+        retain: true,
+      });
+      const deviceTool = await waitFor('the discovered switch has a tool', () =>
+        home.hearth.tools.all().find((t) => t.meta.entityIds.length === 1 && t.meta.entityIds[0].startsWith('fake_chime.')),
+      );
+      assert.match(deviceTool.name, /^chime_[0-9a-f]+$/, 'the newcomer is suffixed');
+      // chime still reaches the flow, not the device's command topic.
+      const calling = api('POST', '/api/tools/chime/call', callerToken, { args: { text: 'still mine' } });
+      const call = await provider.next('call');
+      await api('POST', `/api/flow-tools/calls/${call.id}/result`, providerToken, { text: 'spoken' });
+      assert.equal((await calling).json.text, 'spoken');
+      assert.ok(!home.seen.some((m) => m.topic === 'fake/chime/set'), 'nothing was sent to the device');
+
+      // The device goes away; its name stays its own: a flow may not take it meanwhile.
+      await pub.publishAsync(topic, '', { qos: 1, retain: true });
+      await waitFor('the switch is gone', () => !home.hearth.tools.get(deviceTool.name));
+      const grab = await provide(providerToken, { source: 'flow:t10', tools: [{ ...ANNOUNCE, name: deviceTool.name }] });
+      assert.equal(grab.status, 409, JSON.stringify(grab.json));
+      assert.match(grab.json.error.message, new RegExp(`a device tool is already named ${deviceTool.name}`));
+    } finally {
+      await pub.publishAsync(topic, '', { qos: 1, retain: true });
+      await pub.endAsync(true);
+      provider.drop();
+    }
   });
 
   it('refuses bad definitions and answers, naming the tool and field', async () => {
