@@ -29,6 +29,8 @@ export function flowToolRoutes({ hearth, log, sse }: ApiContext): { routes: Rout
     { policy: hearth.policy, audit: hearth.audit, approvals: hearth.approvals, log: log.child({ part: 'flow-tool' }) },
     (name) => hearth.tools.isDeviceTool(name),
     log.child({ part: 'flow-tools' }),
+    // Without a token (auth off, loopback only) the caller is http:local, an owner.
+    (holder) => holder.token === undefined || hearth.policy.rolesOf(holder.principal).includes('owner'),
   );
   const routes: Route[] = [
     {

@@ -296,6 +296,8 @@ export class FlowToolProviders {
     /** Is this name a generated (device) tool's? */
     private readonly deviceTool: (name: string) => boolean,
     private readonly log: Logger,
+    /** May this holder still provide tools? Asked at every call: a principal that lost the right loses its tools. */
+    private readonly mayProvide: (holder: ProviderHolder) => boolean = () => true,
   ) {}
 
   /**
@@ -331,7 +333,7 @@ export class FlowToolProviders {
       for (const def of defs) {
         const { validate, ...shape } = def;
         const tool = createExternalTool(
-          { ...shape, source: provider.label, handler: (args, call) => provider.run(def.name, def.timeoutMs, args, call) },
+          { ...shape, source: provider.label, handler: (args, call) => this.dispatch(provider, def, args, call) },
           { ...this.deps, log: this.log.child({ tool: def.name }) },
           validate,
         );
@@ -345,6 +347,14 @@ export class FlowToolProviders {
     this.providers.add(provider);
     this.log.info({ provider: provider.id, principal: holder.principal, source, tools: provider.names }, 'flow tools registered');
     return provider;
+  }
+
+  private dispatch(provider: FlowToolProvider, def: FlowToolDefinition, args: Record<string, unknown>, call: ToolCall): Promise<ToolResult> {
+    if (!this.mayProvide(provider.holder)) {
+      this.drop(provider, `${provider.holder.principal} may no longer provide tools`);
+      return Promise.reject(new Error(`${provider.holder.principal}, which provides tool ${def.name}, may no longer provide tools; nothing was run`));
+    }
+    return provider.run(def.name, def.timeoutMs, args, call);
   }
 
   /** The stream of this provider ended: its tools go, its waiting calls fail. */

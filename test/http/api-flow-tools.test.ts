@@ -135,7 +135,7 @@ describe('HTTP flow tools API', () => {
     home.hearth.policy.add({
       subject: 'role:owner',
       targetType: 'tool',
-      target: 'announce|chime',
+      target: 'announce|chime|doorbell',
       action: 'actuate',
       effect: 'allow',
       note: 'test: owners may announce',
@@ -332,6 +332,22 @@ describe('HTTP flow tools API', () => {
       await pub.endAsync(true);
       provider.drop();
     }
+  });
+
+  it('a principal that loses the owner role loses its tools at the next call, which fails without reaching the flow', async () => {
+    const lapsedToken = home.hearth.tokens.create('lapsed-red', 'http:lapsed-red').secret;
+    home.hearth.policy.setRoles('http:lapsed-red', ['owner']);
+    const provider = await provide(lapsedToken, { source: 'flow:t11', tools: [{ ...ANNOUNCE, name: 'doorbell' }] });
+    assert.equal(provider.status, 200, JSON.stringify(provider.json));
+    await provider.next('ready');
+    home.hearth.policy.setRoles('http:lapsed-red', ['guest']);
+    const r = await api('POST', '/api/tools/doorbell/call', callerToken, { args: { text: 'who is there?' } });
+    assert.match(r.json.text, /http:lapsed-red, which provides tool doorbell, may no longer provide tools; nothing was run/);
+    assert.ok(!provider.events.some((e) => e.event === 'call'), 'the flow never got the call');
+    await provider.ended;
+    assert.ok(!(await toolNames(callerToken)).includes('doorbell'));
+    const row = home.hearth.audit.get(r.json.details.auditId)!;
+    assert.equal(row.outcome, 'failed');
   });
 
   it('refuses bad definitions and answers, naming the tool and field', async () => {
