@@ -8,7 +8,7 @@ import { MAX_POINTS } from './store.js';
 export const DEFAULT_POINTS = 500;
 export const DEFAULT_RANGE_MS = 24 * 3_600_000;
 
-export class RangeError extends Error {
+export class HistoryRangeError extends Error {
   constructor(
     readonly field: string,
     message: string,
@@ -27,26 +27,26 @@ export interface HistoryRange {
 const RELATIVE_RE = /^-?(\d{1,6})\s*(s|m|min|h|d|w)$/i;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
-/** An instant from the caller's words, or a RangeError naming the field. */
+/** An instant from the caller's words, or a HistoryRangeError naming the field. */
 export function parseInstant(field: string, raw: string, now: number): number {
   const text = raw.trim();
   if (text === 'now') return now;
   const rel = RELATIVE_RE.exec(text);
   if (rel) return now - Number(rel[1]) * UNIT_MS[rel[2].toLowerCase()];
   const parsed = parseTimeFilter(text);
-  if (parsed instanceof Error) throw new RangeError(field, `${parsed.message}, or an offset back from now such as -24h, 90m or 7d`);
+  if (parsed instanceof Error) throw new HistoryRangeError(field, `${parsed.message}, or an offset back from now such as -24h, 90m or 7d`);
   return Date.parse(parsed);
 }
 
 export function parseRange(input: { since?: string | null; until?: string | null; points?: string | number | null }, now = Date.now()): HistoryRange {
   const until = input.until ? parseInstant('until', input.until, now) : now;
   const since = input.since ? parseInstant('since', input.since, now) : until - DEFAULT_RANGE_MS;
-  if (since >= until) throw new RangeError('since', `must be before until (${new Date(since).toISOString()} is not before ${new Date(until).toISOString()})`);
+  if (since >= until) throw new HistoryRangeError('since', `must be before until (${new Date(since).toISOString()} is not before ${new Date(until).toISOString()})`);
   let points = DEFAULT_POINTS;
   if (input.points !== undefined && input.points !== null && input.points !== '') {
     const n = typeof input.points === 'number' ? input.points : /^\d{1,6}$/.test(input.points.trim()) ? Number(input.points) : NaN;
     if (!Number.isInteger(n) || n < 2 || n > MAX_POINTS)
-      throw new RangeError('points', `must be a whole number from 2 to ${MAX_POINTS}, got ${JSON.stringify(String(input.points).slice(0, 40))}`);
+      throw new HistoryRangeError('points', `must be a whole number from 2 to ${MAX_POINTS}, got ${JSON.stringify(String(input.points).slice(0, 40))}`);
     points = n;
   }
   return { since, until, points };

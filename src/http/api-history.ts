@@ -2,7 +2,7 @@
 // history (src/history), downsampled to about `points` for long ranges, under
 // the one read check every surface asks (Hearth.readDenied): an entity the
 // caller may not read is refused, as on GET /api/devices/:id/frame.
-import { parseRange, RangeError } from '../history/query.js';
+import { HistoryRangeError, parseRange } from '../history/query.js';
 import { badField, forbidden } from './errors.js';
 import type { ApiContext, Route } from './route.js';
 
@@ -22,7 +22,7 @@ export function historyRoutes({ hearth }: ApiContext): Route[] {
         try {
           range = parseRange({ since: query.get('since'), until: query.get('until'), points: query.get('points') });
         } catch (err) {
-          if (err instanceof RangeError) throw badField(err.field, err.message.slice(err.field.length + 2));
+          if (err instanceof HistoryRangeError) throw badField(err.field, err.message.slice(err.field.length + 2));
           throw err;
         }
         const series = hearth.history.series(entity.id, range.since, range.until, range.points);

@@ -3,7 +3,7 @@
 // average with when they happened and a few samples; for states the changes,
 // newest first, so "when did the front door last open?" is its first line.
 import type { Entity } from '../devices/model.js';
-import { parseRange, RangeError } from '../history/query.js';
+import { HistoryRangeError, parseRange } from '../history/query.js';
 import type { HistoryPoint, HistoryStore } from '../history/store.js';
 import { formatAge } from '../util/time.js';
 import { deviceWord, quoted } from './device-text.js';
@@ -30,7 +30,7 @@ export function historyAnswer(store: HistoryStore, entity: Entity, args: Record<
       now,
     );
   } catch (err) {
-    if (err instanceof RangeError) return { text: `invalid arguments: ${err.message}`, isError: true };
+    if (err instanceof HistoryRangeError) return { text: `invalid arguments: ${err.message}`, isError: true };
     throw err;
   }
   const { since, until } = range;

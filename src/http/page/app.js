@@ -8,7 +8,6 @@ const TOKEN_KEY = 'hearth.token';
 const SPEAK_KEY = 'hearth.speak';
 const ASK_KEY = 'hearth.askAll';
 const VIEWS = ['chat', 'devices', 'approvals', 'audit', 'policy'];
-const OUTCOMES = ['confirmed', 'unconfirmed', 'denied', 'failed', 'not_sent', 'interrupted', 'pending'];
 
 const state = {
   token: sessionStorage.getItem(TOKEN_KEY),
