@@ -4,6 +4,7 @@
 // home of hundreds of entities stays within a model's tool budget.
 import { ACTUATOR_KINDS, type Entity, type EntityKind } from '../devices/model.js';
 import { actuatorDescription, cameraDescription, DATA_NOTE, readDescription } from './descriptions.js';
+import { GROUP_ACTIONS, GROUP_DESCRIPTION, GROUP_KINDS, GROUP_TOOL, groupParameters } from './group-call.js';
 import { assignNames, baseToolName, type NameMemory } from './names.js';
 import { actionsOf, actuatorProperties } from './parameters.js';
 import type { GeneratedTool, JsonSchema, ToolCall, ToolResultObject } from './types.js';
@@ -17,7 +18,8 @@ export type ToolTarget =
   | { type: 'state' }
   | { type: 'find' }
   | { type: 'history' }
-  | { type: 'actuate'; entityId?: string; kinds: EntityKind[] };
+  | { type: 'actuate'; entityId?: string; kinds: EntityKind[] }
+  | { type: 'group'; kinds: EntityKind[] };
 
 export type Invoke = (tool: GeneratedTool, target: ToolTarget, args: Record<string, unknown>, call: ToolCall) => Promise<ToolResultObject>;
 
@@ -151,6 +153,25 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     { entityIds: sorted.map((e) => e.id), kinds: [...new Set(sorted.map((e) => e.kind))], actions: [] },
   );
 
+  // Both shapes: many lights, switches or fans on or off in one call ("all lights off").
+  const groupable = sorted.filter((e) => GROUP_KINDS.includes(e.kind));
+  const groupSchema = groupParameters(groupable);
+  if (groupSchema) {
+    const kinds = [...new Set(groupable.map((e) => e.kind))];
+    make(
+      GROUP_TOOL,
+      GROUP_DESCRIPTION + ' ' + DATA_NOTE,
+      groupSchema,
+      'actuator',
+      { type: 'group', kinds },
+      {
+        entityIds: groupable.map((e) => e.id),
+        kinds,
+        actions: [...GROUP_ACTIONS],
+      },
+    );
+  }
+
   if (shape === 'per-entity') {
     const wanted: Array<{ key: string; base: string }> = [];
     for (const e of options.names ? entities : sorted) {
@@ -159,7 +180,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       }
       if (e.kind === 'climate') wanted.push({ key: `${e.id}#reading`, base: baseToolName(`${e.name} reading`, `${e.id}_reading`) });
     }
-    const names = assignNames(wanted, ['get_state', 'get_history', 'find_entities', 'get_camera_image'], options.names);
+    const names = assignNames(wanted, ['get_state', 'get_history', 'find_entities', 'get_camera_image', GROUP_TOOL], options.names);
     for (const e of sorted) {
       const name = names.get(e.id);
       if (!name) continue;
