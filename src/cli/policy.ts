@@ -233,7 +233,9 @@ export function requestFor(
   // Per-entity tools stand for one entity; grouped ones (and get_state) take it as an argument.
   const props = (tool.parameters.properties ?? {}) as Record<string, unknown>;
   const takesEntity = 'entity' in props || 'camera' in props || tool.meta.entityIds.length !== 1;
-  if (!takesEntity) {
+  if (tool.meta.group) {
+    notes.push(`${tool.name} is judged per member entity when it runs; this tests the call as a whole (no one entity)`);
+  } else if (!takesEntity) {
     entity = registry.entity(tool.meta.entityIds[0]);
   } else {
     const id = a.entity ?? a.camera;

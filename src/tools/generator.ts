@@ -153,14 +153,16 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     { entityIds: sorted.map((e) => e.id), kinds: [...new Set(sorted.map((e) => e.kind))], actions: [] },
   );
 
-  // Both shapes: many lights, switches or fans on or off in one call ("all lights off").
-  const groupable = sorted.filter((e) => GROUP_KINDS.includes(e.kind));
-  const groupSchema = groupParameters(groupable);
-  if (groupSchema) {
+  // Both shapes, last (an entity's own tool comes first wherever tools are searched by entity):
+  // many lights, switches or fans on or off in one call ("all lights off").
+  const addGroupTool = () => {
+    const groupable = sorted.filter((e) => GROUP_KINDS.includes(e.kind));
+    const groupSchema = groupParameters(groupable);
+    if (!groupSchema) return;
     const kinds = [...new Set(groupable.map((e) => e.kind))];
     make(
       GROUP_TOOL,
-      GROUP_DESCRIPTION + ' ' + DATA_NOTE,
+      `${GROUP_DESCRIPTION} ${DATA_NOTE}`,
       groupSchema,
       'actuator',
       { type: 'group', kinds },
@@ -168,9 +170,10 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
         entityIds: groupable.map((e) => e.id),
         kinds,
         actions: [...GROUP_ACTIONS],
+        group: true,
       },
     );
-  }
+  };
 
   if (shape === 'per-entity') {
     const wanted: Array<{ key: string; base: string }> = [];
@@ -207,6 +210,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
         }
       }
     }
+    addGroupTool();
     return { shape, tools };
   }
 
@@ -295,6 +299,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       { entityIds: list.map((e) => e.id), kinds: [kind], actions: [...actions] },
     );
   }
+  addGroupTool();
   return { shape, tools };
 }
 

@@ -183,7 +183,7 @@ export function groupResult(args: Record<string, unknown>, members: MemberResult
   const of = `${done.length} of ${members.length} ${noun}`;
   lines.push(
     done.length === members.length
-      ? `${verb} ${members.length === 1 ? `the one ${SINGULAR[noun]}` : `all ${members.length} ${noun}`}${place ? ` ${place}` : ''}: each confirmed by its device.`
+      ? `${verb} ${members.length === 1 ? `the one ${SINGULAR[noun]}` : members.length === 2 ? `both ${noun}` : `all ${members.length} ${noun}`}${place ? ` ${place}` : ''}: each confirmed by its device.`
       : `${verb} ${of}${place ? ` ${place}` : ''} (confirmed by the device)${done.length ? '' : ': none'}.`,
   );
   const unconfirmed = by('unconfirmed');
