@@ -19,7 +19,8 @@ export type ToolTarget =
   | { type: 'find' }
   | { type: 'history' }
   | { type: 'actuate'; entityId?: string; kinds: EntityKind[] }
-  | { type: 'group'; kinds: EntityKind[] };
+  /** ownTools: each member's own control tool, whose rules bind the member in a grouped call too. */
+  | { type: 'group'; kinds: EntityKind[]; ownTools: ReadonlyMap<string, string> };
 
 export type Invoke = (tool: GeneratedTool, target: ToolTarget, args: Record<string, unknown>, call: ToolCall) => Promise<ToolResultObject>;
 
@@ -160,12 +161,14 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     const groupSchema = groupParameters(groupable);
     if (!groupSchema) return;
     const kinds = [...new Set(groupable.map((e) => e.kind))];
+    const ownTools = new Map<string, string>();
+    for (const t of tools) if (t.capability === 'actuator') for (const id of t.meta.entityIds) if (!ownTools.has(id)) ownTools.set(id, t.name);
     make(
       GROUP_TOOL,
       `${GROUP_DESCRIPTION} ${DATA_NOTE}`,
       groupSchema,
       'actuator',
-      { type: 'group', kinds },
+      { type: 'group', kinds, ownTools },
       {
         entityIds: groupable.map((e) => e.id),
         kinds,

@@ -346,6 +346,8 @@ export class Pipeline {
     args: Record<string, unknown>,
     entity: Entity,
     command: Command,
+    /** A grouped call's member: its own tool's rules bind it too (a deny on `kitchen_light` is not waived by control_group). */
+    ownTool?: string,
   ): { ok: true; decision: PolicyDecision; approvedBy?: string; action: string } | { ok: false; result: ToolResultObject } {
     const held = heldTo(entity, payloadsOf(entity, command));
     const action = held.action ?? command.action;
@@ -360,7 +362,13 @@ export class Pipeline {
       deviceClass: held.deviceClass,
       args,
     };
-    const decision = this.deps.policy.decide(request);
+    let decision = this.deps.policy.decide(request);
+    if (ownTool && ownTool !== tool.name && decision.effect !== 'deny') {
+      // The stricter of the two; asked as a preview, so the member uses up no second rate-limit hit.
+      const own = { ...request, tool: ownTool };
+      const asOwn = this.deps.policy.preview ? this.deps.policy.preview(own) : this.deps.policy.decide(own);
+      if (asOwn.effect === 'deny' || (asOwn.effect === 'confirm' && decision.effect === 'allow')) decision = asOwn;
+    }
     if (decision.effect === 'deny') return { ok: false, result: this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, action) };
     let approvedBy: string | undefined;
     if (decision.effect === 'confirm') {
@@ -422,7 +430,7 @@ export class Pipeline {
         results.push(memberOutcome(entity, this.fromEarlierRow(earlier, tool, margs, member, entity)));
         continue;
       }
-      const judged = this.judge(tool, member, margs, entity, command);
+      const judged = this.judge(tool, member, margs, entity, command, target.ownTools.get(entity.id));
       if (!judged.ok) {
         results.push(memberOutcome(entity, judged.result));
         continue;

@@ -181,6 +181,21 @@ for (const { kind, start } of brokerKinds) {
       assert.match((await call({ action: 'turn_off', area: 'kitchen' })).text!, /^Turned off all 3 lights/);
     });
 
+    it("a rule on a member's own tool binds it in a grouped call too", async () => {
+      const own = hearth.tools.all().find((t) => t.capability === 'actuator' && !t.meta.group && t.meta.entityIds.includes('k1.light'))!.name;
+      const deny = hearth.policy.add({ subject: 'role:owner', targetType: 'tool', target: own, action: 'actuate', effect: 'deny', priority: 10 });
+      try {
+        const res = await call({ action: 'turn_on', area: 'Kitchen' });
+        assert.match(res.text!, /^Turned on 2 of 3 lights in "Kitchen"/);
+        assert.match(res.text!, new RegExp(`\\n1 not allowed, nothing sent: "Kitchen ceiling" \\(rule #${deny.id}`));
+        assert.equal(value('k1.light'), 'off');
+        assert.equal(hearth.audit.byRequestId(`grp-${kind}-${n}#k1.light`)!.outcome, 'denied');
+      } finally {
+        hearth.policy.remove(deny.id);
+      }
+      await call({ action: 'turn_off', area: 'Kitchen' });
+    });
+
     it('never acts on or names what the caller may not read', async () => {
       const kid: Principal = { id: 'chat:kid', roles: [] };
       const rules = [
