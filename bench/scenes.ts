@@ -19,6 +19,7 @@
 //
 // Knobs: BENCH_SCENE_ROUNDS (30), BENCH_SCENE_LIGHTS (50), BENCH_TMPDIR.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
@@ -96,6 +97,32 @@ async function rawSide(url: string) {
       return Number(nowNs() - a) / 1e6;
     },
     close: () => client.endAsync(true),
+  };
+}
+
+/**
+ * The floor's other part: one transaction of LIGHTS plain rows at synchronous=FULL in a WAL file on the
+ * same disk (one commit, one fsync), as the scene's pending rows must be on disk before anything is sent.
+ */
+function rawCommits(dir: string) {
+  mkdirSync(dir, { recursive: true });
+  const db = new Database(join(dir, 'baseline-commits.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, at TEXT NOT NULL, payload TEXT NOT NULL)');
+  const insert = db.prepare('INSERT INTO rows (at, payload) VALUES (?, ?)');
+  const row = 'x'.repeat(300);
+  const many = db.transaction(() => {
+    for (let i = 0; i < LIGHTS; i++) insert.run(new Date().toISOString(), row);
+  });
+  return {
+    /** ms for LIGHTS rows in one durable commit. */
+    commit(): number {
+      const a = nowNs();
+      many.immediate();
+      return Number(nowNs() - a) / 1e6;
+    },
+    close: () => db.close(),
   };
 }
 
@@ -208,6 +235,8 @@ async function benchBroker(kind: BrokerKind) {
         await bridge.scene();
         await bridge.groupScene();
       }
+      const commits50 = rawCommits(join(tmp.path, `${kind}-baseline`));
+      const commitMs: number[] = [];
       const rawMs: number[] = [];
       const bridgeMs: number[] = [];
       const groupMs: number[] = [];
@@ -229,7 +258,10 @@ async function benchBroker(kind: BrokerKind) {
       for (let r = 0; r < ROUNDS; r++) {
         // Rotate which goes first, so all three see the same noise.
         const steps = [
-          async () => rawMs.push(await raw.scene()),
+          async () => {
+            rawMs.push(await raw.scene());
+            commitMs.push(commits50.commit());
+          },
           async () => {
             const { ms, ids } = await counted(counts.calls, () => bridge.scene());
             bridgeMs.push(ms);
@@ -265,6 +297,8 @@ async function benchBroker(kind: BrokerKind) {
       };
       const reordered = await orderOf(() => bridge.onOff());
       const groupReordered = await orderOf(() => bridge.groupOnOff());
+      commits50.close();
+      const commit50 = summarize(commitMs);
       const raw50 = summarize(rawMs);
       const br = summarize(bridgeMs);
       const gr = summarize(groupMs);
@@ -272,6 +306,7 @@ async function benchBroker(kind: BrokerKind) {
         broker: kind,
         label: broker.label,
         raw: raw50,
+        commit50,
         bridge: br,
         ratioP50: br.p50 / raw50.p50,
         medianRatio: median(bridgeMs.map((b, i) => b / rawMs[i]!)),
@@ -282,6 +317,9 @@ async function benchBroker(kind: BrokerKind) {
         grouped: {
           ...gr,
           ratioP50: gr.p50 / raw50.p50,
+          /** Against the floor: raw p50 + one durable commit of the scene's rows p50. */
+          floorMs: raw50.p50 + commit50.p50,
+          ratioFloor: gr.p50 / (raw50.p50 + commit50.p50),
           medianRatio: median(groupMs.map((b, i) => b / rawMs[i]!)),
           commitsPerScene: groupCommits,
           fsyncsPerScene: groupFsyncs,
@@ -295,6 +333,14 @@ async function benchBroker(kind: BrokerKind) {
         ['"all lights off", 50 lights (ms)', 'rounds', 'p50', 'p90', 'max', 'vs raw (p50)'],
         [
           ['baseline: raw mqtt.js, 50 publishes -> 50 echoes', String(raw50.count), fmt(raw50.p50, 2), fmt(raw50.p90, 2), fmt(raw50.max, 2), ''],
+          [
+            `baseline: one durable commit of ${LIGHTS} plain rows (FULL, WAL)`,
+            String(commit50.count),
+            fmt(commit50.p50, 2),
+            fmt(commit50.p90, 2),
+            fmt(commit50.max, 2),
+            '',
+          ],
           ['bridge: 50 tool calls at once -> 50 confirmed', String(br.count), fmt(br.p50, 2), fmt(br.p90, 2), fmt(br.max, 2), ratio(br.p50, raw50.p50)],
           [
             'bridge: 1 grouped call (control_group) -> 50 confirmed',
@@ -305,6 +351,9 @@ async function benchBroker(kind: BrokerKind) {
             ratio(gr.p50, raw50.p50),
           ],
         ],
+      );
+      console.log(
+        `  grouped call against its floor (raw p50 + one durable ${LIGHTS}-row commit p50 = ${fmt(raw50.p50 + commit50.p50, 2)} ms): ${ratio(gr.p50, raw50.p50 + commit50.p50)}`,
       );
       console.log(
         `  50 calls: pending-row commits per scene ${fmt(commitsPerScene, 1)}, fsyncs per scene ${fmt(fsyncsPerScene, 1)} (for ${LIGHTS} calls); ` +

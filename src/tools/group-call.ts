@@ -56,7 +56,7 @@ export function groupParameters(members: Entity[]): JsonSchema | undefined {
       type: 'integer',
       minimum: 1,
       maximum: 100,
-      description: "Brightness in percent of each light's own range, only with turn_on; lights that cannot dim are reported, not changed.",
+      description: "Brightness in percent of each light's own range, only with turn_on; a light that cannot dim just turns on.",
     };
   }
   return { type: 'object', properties, required: ['action'], additionalProperties: false };
@@ -74,6 +74,7 @@ const same = (a: string | undefined, b: string) => (a ?? '').trim().toLowerCase(
  * A string is a failed call's reason, naming the argument that was wrong.
  */
 export function selectGroup(args: Record<string, unknown>, visible: Entity[]): Entity[] | string {
+  if (args.brightness_pct !== undefined && args.action !== 'turn_on') return '"brightness_pct" goes only with turn_on';
   const kind = String(args.kind ?? 'light');
   let chosen = kind === 'all' ? visible : visible.filter((e) => e.kind === kind);
   if (!chosen.length) return `"kind": there are no ${PLURAL[kind] ?? kind} here`;
@@ -115,10 +116,10 @@ export function memberArgs(e: Entity, args: Record<string, unknown>): Record<str
   if (!actionsOf(e).includes(action)) return `${quoted(e.name)} cannot ${action.replace(/_/g, ' ')}`;
   const out: Record<string, unknown> = { action };
   if (args.brightness_pct !== undefined) {
-    if (action !== 'turn_on') return '"brightness_pct" goes only with turn_on';
     // "Everything on at 40%": a switch or a fan just turns on.
     if (e.kind !== 'light') return out;
-    if (!hasBrightness(e)) return `${quoted(e.name)} cannot dim`;
+    // As a lone "on at 40%" would do in most homes: a light that cannot dim just turns on.
+    if (!hasBrightness(e)) return out;
     const r = e.ranges.brightness ?? { min: 0, max: 255 };
     const step = r.step && r.step > 0 ? r.step : 1;
     const raw = r.min + (Number(args.brightness_pct) / 100) * (r.max - r.min);
@@ -177,27 +178,31 @@ export function groupResult(args: Record<string, unknown>, members: MemberResult
   const noun = kinds.size === 1 ? (PLURAL[[...kinds][0]!] ?? 'devices') : 'devices';
   const done = members.filter((m) => m.outcome === 'confirmed');
   const by = (o: MemberOutcome) => members.filter((m) => m.outcome === o);
-  const verb = action === 'turn_on' ? 'Turned on' : 'Turned off';
+  const verb = action === 'turn_on' ? 'turned on' : 'turned off';
   const place = where(args);
+  const at = place ? ` ${place}` : '';
   const lines: string[] = [];
-  const of = `${done.length} of ${members.length} ${noun}`;
-  lines.push(
-    done.length === members.length
-      ? `${verb} ${members.length === 1 ? `the one ${SINGULAR[noun]}` : members.length === 2 ? `both ${noun}` : `all ${members.length} ${noun}`}${place ? ` ${place}` : ''}: each confirmed by its device.`
-      : `${verb} ${of}${place ? ` ${place}` : ''} (confirmed by the device)${done.length ? '' : ': none'}.`,
-  );
   const unconfirmed = by('unconfirmed');
+  const approval = by('approval');
+  const denied = by('denied');
+  const already = by('already');
+  const sent = done.length + unconfirmed.length;
+  const all = members.length === 1 ? `the one ${SINGULAR[noun]}` : members.length === 2 ? `both ${noun}` : `all ${members.length} ${noun}`;
+  const none = members.length === 1 ? `the one ${SINGULAR[noun]}${at} was not` : `none of the ${members.length} ${noun}${at} was`;
+  // The first words say the outcome, as a lone call's result does (confirmed:, not allowed:, needs approval:, failed:).
+  if (done.length === members.length) lines.push(`confirmed: ${verb} ${all}${at}, each confirmed by its device.`);
+  else if (sent) lines.push(`partly done: ${verb} ${done.length} of ${members.length} ${noun}${at} (confirmed by the device).`);
+  else if (already.length === members.length) lines.push('already handled: every member was handled before under this request id; nothing was sent again.');
+  else if (approval.length) lines.push(`needs approval: ${none} ${verb} yet; nothing was sent.`);
+  else if (denied.length) lines.push(`not allowed: ${none} ${verb}; nothing was sent.`);
+  else lines.push(`failed: ${none} ${verb}; nothing was sent.`);
   if (unconfirmed.length)
     lines.push(`${unconfirmed.length} unconfirmed (sent, but no report of the new state in time; it may have taken effect): ${names(unconfirmed, false)}.`);
-  const approval = by('approval');
   if (approval.length) lines.push(`${approval.length} need${approval.length === 1 ? 's' : ''} approval, nothing sent: ${names(approval, true)}.`);
-  const denied = by('denied');
   if (denied.length) lines.push(`${denied.length} not allowed, nothing sent: ${names(denied, true)}.`);
   const failed = by('failed');
   if (failed.length) lines.push(`${failed.length} failed: ${names(failed, true)}.`);
-  const already = by('already');
   if (already.length) lines.push(`${already.length} already handled by this request id, not sent again: ${names(already, false)}.`);
-  const sent = done.length + unconfirmed.length;
   return {
     text: lines.join('\n'),
     // A call that sent nothing at all failed, as a lone member call would have.

@@ -586,11 +586,11 @@ describe('intent model: answers from results', () => {
       });
 
       it('a grouped call: how many, and who was held, refused or failed, without the asides', async () => {
-        const all = await answer(shape, 'turn off all the lights', ['Turned off both devices: each confirmed by its device.']);
+        const all = await answer(shape, 'turn off all the lights', ['confirmed: turned off both devices, each confirmed by its device.']);
         assert.equal(all.text, 'Turned off both devices.');
         const some = await answer(shape, 'turn off all the lights', [
           [
-            'Turned off 1 of 2 devices (confirmed by the device).',
+            'partly done: turned off 1 of 2 devices (confirmed by the device).',
             '1 needs approval, nothing sent: "Living room lamp" (needs approval: rule #3 (switch * turn_off) requires confirmation. Approval ap_7 is waiting).',
           ].join('\n'),
         ]);

@@ -99,14 +99,14 @@ for (const { kind, start } of brokerKinds) {
       const commits = hearth.audit.pendingCommits;
       const up = await call({ action: 'turn_on', floor: 'upstairs', brightness_pct: 50 });
       assert.equal(up.isError, undefined, up.text);
-      assert.match(up.text!, /^Turned on all 3 lights on "upstairs": each confirmed by its device\.$/);
+      assert.match(up.text!, /^confirmed: turned on all 3 lights on "upstairs", each confirmed by its device\.$/);
       for (const id of ['b1.light', 'b2.light', 's1.light']) {
         assert.equal(value(id), 'on');
         assert.equal(hearth.bridge.cache.get(id)!.attributes.brightness, 127);
       }
       assert.equal(value('k1.light'), 'off', 'downstairs untouched');
       const off = await call({ action: 'turn_off' });
-      assert.match(off.text!, /^Turned off all 6 lights: each confirmed by its device\.$/);
+      assert.match(off.text!, /^confirmed: turned off all 6 lights, each confirmed by its device\.$/);
       assert.equal(value('plug.switch'), 'off');
       assert.ok(ALL_LIGHTS.every((id) => value(id) === 'off'));
       assert.ok(hearth.audit.pendingCommits - commits <= 4, 'the pending rows of a call share their commits');
@@ -134,7 +134,7 @@ for (const { kind, start } of brokerKinds) {
     it('a retried request id sends nothing again', async () => {
       const sent = n;
       const first = await call({ action: 'turn_on', area: 'Kitchen' });
-      assert.match(first.text!, /^Turned on all 3 lights in "Kitchen"/);
+      assert.match(first.text!, /^confirmed: turned on all 3 lights in "Kitchen"/);
       const again = await hearth.tools.call('control_group', { action: 'turn_on', area: 'Kitchen' }, OWNER, { requestId: `grp-${kind}-${sent + 1}` });
       assert.match(again.text!, /3 already handled by this request id, not sent again/);
       await call({ action: 'turn_off', area: 'kitchen' });
@@ -153,7 +153,7 @@ for (const { kind, start } of brokerKinds) {
       try {
         const res = await call({ action: 'turn_on', area: 'kitchen' });
         assert.equal(res.isError, undefined);
-        assert.match(res.text!, /^Turned on 1 of 3 lights in "kitchen"/);
+        assert.match(res.text!, /^partly done: turned on 1 of 3 lights in "kitchen"/);
         assert.match(res.text!, /\n1 needs approval, nothing sent: "Kitchen pendant" \(.*Approval [0-9a-f]+ is waiting/);
         assert.match(res.text!, new RegExp(`\\n1 not allowed, nothing sent: "Kitchen counter" \\(rule #${deny.id}`));
         assert.equal(value('k1.light'), 'on');
@@ -171,14 +171,14 @@ for (const { kind, start } of brokerKinds) {
           .approvalId!;
         assert.ok(hearth.approvals.grant(approvalId, 'cli:test-person'));
         const again = await call({ action: 'turn_on', area: 'kitchen' });
-        assert.match(again.text!, /^Turned on 2 of 3 lights/);
+        assert.match(again.text!, /^partly done: turned on 2 of 3 lights/);
         assert.equal(value('k3.light'), 'on');
         assert.equal(value('k2.light'), 'off');
       } finally {
         hearth.policy.remove(deny.id);
         hearth.policy.remove(confirm.id);
       }
-      assert.match((await call({ action: 'turn_off', area: 'kitchen' })).text!, /^Turned off all 3 lights/);
+      assert.match((await call({ action: 'turn_off', area: 'kitchen' })).text!, /^confirmed: turned off all 3 lights/);
     });
 
     it("a rule on a member's own tool binds it in a grouped call too", async () => {
@@ -186,7 +186,7 @@ for (const { kind, start } of brokerKinds) {
       const deny = hearth.policy.add({ subject: 'role:owner', targetType: 'tool', target: own, action: 'actuate', effect: 'deny', priority: 10 });
       try {
         const res = await call({ action: 'turn_on', area: 'Kitchen' });
-        assert.match(res.text!, /^Turned on 2 of 3 lights in "Kitchen"/);
+        assert.match(res.text!, /^partly done: turned on 2 of 3 lights in "Kitchen"/);
         assert.match(res.text!, new RegExp(`\\n1 not allowed, nothing sent: "Kitchen ceiling" \\(rule #${deny.id}`));
         assert.equal(value('k1.light'), 'off');
         assert.equal(hearth.audit.byRequestId(`grp-${kind}-${n}#k1.light`)!.outcome, 'denied');
@@ -204,13 +204,21 @@ for (const { kind, start } of brokerKinds) {
       ];
       try {
         const res = await call({ action: 'turn_on', area: 'Bedroom' }, kid);
-        assert.match(res.text!, /^Turned on the one light in "Bedroom": each confirmed by its device\.$/);
+        assert.match(res.text!, /^confirmed: turned on the one light in "Bedroom", each confirmed by its device\.$/);
         assert.doesNotMatch(JSON.stringify(res), /Bedside|b2\.light/);
         assert.equal(value('b2.light'), 'off');
         const named = await call({ action: 'turn_on', entities: ['b1.light', 'b2.light'] }, kid);
         assert.equal(named.isError, true);
         assert.match(named.text!, /^invalid arguments: "entities\[1\]": unknown entity "b2\.light"/);
         await call({ action: 'turn_off', area: 'Bedroom' }, kid);
+        // Nobody allowed anything: the whole call is refused, as a lone call is, and each member has its denied row.
+        const stranger = await call({ action: 'turn_on', area: 'Kitchen' }, { id: 'chat:stranger', roles: [] });
+        assert.equal(stranger.isError, true);
+        assert.match(stranger.text!, /^not allowed: none of the 3 lights in "Kitchen" was turned on; nothing was sent\.\n3 not allowed, nothing sent: /);
+        assert.deepEqual(
+          KITCHEN.map((id) => hearth.audit.byRequestId(`grp-${kind}-${n}#${id}`)?.outcome),
+          ['denied', 'denied', 'denied'],
+        );
       } finally {
         for (const r of rules) hearth.policy.remove(r.id);
       }
@@ -226,7 +234,7 @@ for (const { kind, start } of brokerKinds) {
         [{ action: 'turn_off', entities: ['nope.light'] }, /^invalid arguments: "entities\[0\]": unknown entity "nope\.light"/],
         [{ action: 'turn_off', entities: ['plug.switch'] }, /^invalid arguments: "entities\[0\]": "Kitchen plug" is a switch, not a light/],
         [{ action: 'turn_off', area: 'Study', kind: 'switch' }, /^invalid arguments: no switches match in "Study"/],
-        [{ action: 'turn_off', brightness_pct: 50 }, /"brightness_pct" goes only with turn_on/],
+        [{ action: 'turn_off', brightness_pct: 50 }, /^invalid arguments: "brightness_pct" goes only with turn_on/],
         [{ action: 'turn_off', surprise: 1 }, /^invalid arguments: .*surprise/],
       ];
       const sets = () => hearth.audit.list({ limit: 1000 }).length;

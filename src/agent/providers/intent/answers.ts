@@ -402,7 +402,11 @@ function groupAnswer(text: string): string {
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
-  const said = lines.map((l) => withoutAsides(l.replace(/: each confirmed by its device\.$/, '.')));
+  const said = lines.map((l, i) =>
+    withoutAsides(
+      (i ? l : l.replace(/^(confirmed|partly done|not allowed|needs approval|failed|already handled): /, '')).replace(/, each confirmed by its device\.$/, '.'),
+    ),
+  );
   // Device names come quoted as data; spoken, they are names.
   return said
     .map((l) => l.replace(/"((?:[^"\\]|\\.)*)"/g, (_, name: string) => spoken(unquote(`"${name}"`), 60)))
@@ -413,7 +417,8 @@ function groupAnswer(text: string): string {
 
 /** One sentence (or a few) for one tool result. */
 export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
-  if (ctx.tool(call.tool)?.meta.group && !/^invalid arguments|^not done|^refused/.test(call.result)) return groupAnswer(call.result);
+  if (ctx.tool(call.tool)?.meta.group && /^(confirmed|partly done|not allowed|needs approval|failed|already handled): \S+ (on|off) /.test(call.result))
+    return groupAnswer(call.result);
   const { entity, entityId, area, action, camera } = subjectOf(call, ctx);
   const r = ctx.responses;
   const fallbackName = entityId ? theName(r, { name: entityId, id: entityId }) : area ? r.say('devices_in', { area: theArea(r, area) }) : r.say('the_home');
