@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import mqtt from 'mqtt';
 import type { Hearth } from '../../src/hearth.js';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
 import type { Principal } from '../../src/tools/types.js';
@@ -129,6 +130,32 @@ for (const { kind, start } of brokerKinds) {
         details.members.map((m) => m.outcome),
         Array(6).fill('confirmed'),
       );
+    });
+
+    it('keeps per-device order: two grouped calls at once reach every light, and its rows, in the order they were made', async () => {
+      const watcher = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+      const seen = new Map<string, string[]>();
+      watcher.on('message', (topic, payload) => {
+        const id = topic.split('/')[1]!;
+        seen.set(id, [...(seen.get(id) ?? []), String(JSON.parse(payload.toString()).state)]);
+      });
+      await watcher.subscribeAsync('grp/+/set', { qos: 1 });
+      try {
+        const [on, off] = await Promise.all([call({ action: 'turn_on' }), call({ action: 'turn_off' })]);
+        assert.match(on.text!, /^confirmed: /);
+        assert.match(off.text!, /^confirmed: /);
+        await waitFor('every command seen', () => ALL_LIGHTS.every((id) => (seen.get(id.split('.')[0]!) ?? []).length === 2), 5000);
+        for (const id of ALL_LIGHTS) {
+          assert.deepEqual(seen.get(id.split('.')[0]!), ['ON', 'OFF'], id);
+          const ids = [on, off].map(
+            (r) => (r.details as { members: Array<{ entity: string; auditId: number }> }).members.find((m) => m.entity === id)!.auditId,
+          );
+          assert.ok(ids[0]! < ids[1]!, `${id}: the on row comes before the off row`);
+          assert.equal(value(id), 'off');
+        }
+      } finally {
+        await watcher.endAsync(true);
+      }
     });
 
     it('a retried request id sends nothing again', async () => {
