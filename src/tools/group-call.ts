@@ -17,6 +17,8 @@ export const GROUP_KINDS: readonly EntityKind[] = ['light', 'switch', 'fan'];
 export const GROUP_ACTIONS = ['turn_on', 'turn_off'] as const;
 /** Longest `entities` list; a whole home needs no list. */
 export const GROUP_MAX_LIST = 200;
+/** Most members of one call: its pending rows are one transaction on the event loop, and its result one text. */
+export const GROUP_MAX_MEMBERS = 200;
 /** Members named in a result line before "and N more". */
 const NAMED = 8;
 
@@ -107,6 +109,8 @@ export function selectGroup(args: Record<string, unknown>, visible: Entity[]): E
     chosen = chosen.filter((e) => same(e.floor, floor));
   }
   if (!chosen.length) return `no ${kind === 'all' ? 'devices' : (PLURAL[kind] ?? kind)} match ${where(args) || 'these arguments'}`;
+  if (chosen.length > GROUP_MAX_MEMBERS)
+    return `${chosen.length} ${kind === 'all' ? 'devices' : (PLURAL[kind] ?? kind)} match, more than ${GROUP_MAX_MEMBERS} in one call; narrow it by "area", "floor" or "kind"`;
   return chosen;
 }
 

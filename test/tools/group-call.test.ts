@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt from 'mqtt';
+import type { Entity } from '../../src/devices/model.js';
 import type { Hearth } from '../../src/hearth.js';
+import { GROUP_MAX_MEMBERS, selectGroup } from '../../src/tools/group-call.js';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
 import type { Principal } from '../../src/tools/types.js';
 import { brokerKinds, type TestBroker } from '../helpers/brokers.js';
@@ -56,6 +58,28 @@ function deviceFile(): string {
 
 const KITCHEN = ['k1.light', 'k2.light', 'k3.light'];
 const ALL_LIGHTS = ['b1.light', 'b2.light', 'k1.light', 'k2.light', 'k3.light', 's1.light'];
+
+describe('grouped call: choosing the members', () => {
+  const light = (i: number, area: string): Entity =>
+    ({
+      id: `l${i}.light`,
+      key: 'light',
+      kind: 'light',
+      name: `Light ${i}`,
+      aliases: [],
+      area,
+      deviceId: `l${i}`,
+      attributes: {},
+      ranges: {},
+      options: {},
+    }) as unknown as Entity;
+  it('a call over more than GROUP_MAX_MEMBERS devices is refused, naming how to narrow it', () => {
+    const home = Array.from({ length: GROUP_MAX_MEMBERS + 1 }, (_, i) => light(i, i % 2 ? 'Hall' : 'Barn'));
+    assert.match(String(selectGroup({ action: 'turn_off' }, home)), /^201 lights match, more than 200 in one call; narrow it by "area", "floor" or "kind"$/);
+    const barn = selectGroup({ action: 'turn_off', area: 'barn' }, home);
+    assert.ok(Array.isArray(barn) && barn.length === 101);
+  });
+});
 
 for (const { kind, start } of brokerKinds) {
   describe(`grouped call on ${kind}`, () => {
