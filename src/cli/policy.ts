@@ -256,6 +256,8 @@ export function requestFor(
   }
 
   let action = 'read';
+  // A grouped call is tested with the action it asks (each member is judged again when it runs).
+  if (tool.meta.group) action = typeof a.action === 'string' ? a.action : (tool.meta.actions[0] ?? 'actuate');
   if (tool.capability === 'actuator' && entity) {
     const offered = actionsOf(entity);
     const { entity: _e, ...rest } = a;
