@@ -1,21 +1,25 @@
 // Benchmark: a scene, "all lights off", on 50 lights of 50 devices, issued at
-// once through the pipeline (one tool call per light), against raw mqtt.js
-// publishing the same 50 commands and waiting for the 50 echoes, in the same run.
+// once through the pipeline, two ways (one tool call per light, and one
+// grouped call, control_group), against raw mqtt.js publishing the same 50
+// commands and waiting for the 50 echoes, in the same run.
 //
-//   bridge: 50 x hearth.tools.call(light_n, {action}) at once -> validate -> policy
-//           -> pending rows (group commit: calls arriving together share one commit
-//           and one fsync) -> 50 publishes (QoS 1) -> 50 echoes -> 50 confirmed results
-//   raw:    50 x mqtt.js publish (QoS 1) at once -> the 50 echoes are in
+//   calls:   50 x hearth.tools.call(light_n, {action}) at once -> validate -> policy
+//            -> pending rows (group commit: calls arriving together share one commit
+//            and one fsync) -> 50 publishes (QoS 1) -> 50 echoes -> 50 confirmed results
+//   grouped: 1 x hearth.tools.call('control_group', {action, kind}) -> one validation
+//            -> 50 decisions -> 50 pending rows in one commit -> 50 publishes -> 50 echoes
+//            -> one result (the 50 confirmed outcomes appended in one batch after it)
+//   raw:     50 x mqtt.js publish (QoS 1) at once -> the 50 echoes are in
 //
 // Every call must come back confirmed with its own audit row; per-device order
 // is checked by sending each light "on" then "off" in one burst (100 calls):
 // the device (an echo client in its own process) must see on before off for
 // every light, and the audit rows of each light must be in that order.
-// There is no grouped "area" actuation tool (tools act on one entity each; the
-// grouped shape takes one entity id per call), so the scene is 50 calls.
+// The grouped call's rows are checked the same way: one confirmed row per light.
 //
 // Knobs: BENCH_SCENE_ROUNDS (30), BENCH_SCENE_LIGHTS (50), BENCH_TMPDIR.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
@@ -96,6 +100,32 @@ async function rawSide(url: string) {
   };
 }
 
+/**
+ * The floor's other part: one transaction of LIGHTS plain rows at synchronous=FULL in a WAL file on the
+ * same disk (one commit, one fsync), as the scene's pending rows must be on disk before anything is sent.
+ */
+function rawCommits(dir: string) {
+  mkdirSync(dir, { recursive: true });
+  const db = new Database(join(dir, 'baseline-commits.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, at TEXT NOT NULL, payload TEXT NOT NULL)');
+  const insert = db.prepare('INSERT INTO rows (at, payload) VALUES (?, ?)');
+  const row = 'x'.repeat(300);
+  const many = db.transaction(() => {
+    for (let i = 0; i < LIGHTS; i++) insert.run(new Date().toISOString(), row);
+  });
+  return {
+    /** ms for LIGHTS rows in one durable commit. */
+    commit(): number {
+      const a = nowNs();
+      many.immediate();
+      return Number(nowNs() - a) / 1e6;
+    },
+    close: () => db.close(),
+  };
+}
+
 async function bridgeSide(url: string, dir: string) {
   mkdirSync(join(dir, 'devices'), { recursive: true });
   const lines = ['devices:'];
@@ -135,6 +165,7 @@ async function bridgeSide(url: string, dir: string) {
     if (errors <= 3) console.log(`    ! call not confirmed: ${text}`);
   };
   let n = 0;
+  let g = 0;
   return {
     hearth,
     tools,
@@ -149,6 +180,28 @@ async function bridgeSide(url: string, dir: string) {
       const ms = Number(nowNs() - a) / 1e6;
       results.forEach((r) => check(r.text));
       return { ms, ids: results.map((r) => Number(r.details?.auditId)) };
+    },
+    /** The scene as one grouped call; ms until it returns (all confirmed), and the audit ids of its members. */
+    async groupScene(): Promise<{ ms: number; ids: number[] }> {
+      const action = g++ % 2 ? 'turn_off' : 'turn_on';
+      const a = nowNs();
+      const r = await hearth.tools.call('control_group', { action, kind: 'switch' }, PRINCIPAL);
+      const ms = Number(nowNs() - a) / 1e6;
+      const members = (r.details?.members ?? []) as Array<{ outcome: string; auditId?: number }>;
+      if (members.length !== LIGHTS) check(`grouped call: ${members.length} members, not ${LIGHTS}: ${r.text}`);
+      for (const m of members) check(m.outcome === 'confirmed' ? 'confirmed' : `grouped member ${m.outcome}: ${r.text?.slice(0, 300)}`);
+      return { ms, ids: members.map((m) => Number(m.auditId)) };
+    },
+    /** On then off for every light as two grouped calls at once: order per device. */
+    async groupOnOff(): Promise<Array<{ ids: number[] }>> {
+      const [on, off] = await Promise.all(
+        (['turn_on', 'turn_off'] as const).map((action) => hearth.tools.call('control_group', { action, kind: 'switch' }, PRINCIPAL)),
+      );
+      const byEntity = (r: typeof on) =>
+        new Map(((r!.details?.members ?? []) as Array<{ entity: string; auditId?: number }>).map((m) => [m.entity, m.auditId]));
+      const a = byEntity(on);
+      const b = byEntity(off);
+      return Array.from({ length: LIGHTS }, (_, i) => ({ ids: [Number(a.get(`l${i}.light`)), Number(b.get(`l${i}.light`))] }));
     },
     /** On then off for every light in one burst (100 calls): order per device. */
     async onOff(): Promise<Array<{ tool: string; ids: number[] }>> {
@@ -180,43 +233,80 @@ async function benchBroker(kind: BrokerKind) {
       for (let i = 0; i < 4; i++) {
         await raw.scene();
         await bridge.scene();
+        await bridge.groupScene();
       }
+      const commits50 = rawCommits(join(tmp.path, `${kind}-baseline`));
+      const commitMs: number[] = [];
       const rawMs: number[] = [];
       const bridgeMs: number[] = [];
-      const c0 = { commits: audit.pendingCommits, fsyncs: audit.fsyncs };
+      const groupMs: number[] = [];
+      const counts = { calls: { commits: 0, fsyncs: 0 }, group: { commits: 0, fsyncs: 0 } };
       let rowsMissing = 0;
-      for (let r = 0; r < ROUNDS; r++) {
-        // Alternate which goes first, so both see the same noise.
-        if (r % 2) rawMs.push(await raw.scene());
-        const { ms, ids } = await bridge.scene();
-        bridgeMs.push(ms);
-        if (!(r % 2)) rawMs.push(await raw.scene());
-        for (const id of ids) {
+      let groupRowsMissing = 0;
+      const missing = (ids: number[]) =>
+        ids.filter((id) => {
           const row = Number.isFinite(id) ? audit.get(id) : undefined;
-          if (!row || row.outcome !== 'confirmed') rowsMissing++;
-        }
+          return !row || row.outcome !== 'confirmed';
+        }).length + Math.max(0, LIGHTS - ids.length);
+      const counted = async <T>(into: { commits: number; fsyncs: number }, fn: () => Promise<T>): Promise<T> => {
+        const c0 = { commits: audit.pendingCommits, fsyncs: audit.fsyncs };
+        const out = await fn();
+        into.commits += audit.pendingCommits - c0.commits;
+        into.fsyncs += audit.fsyncs - c0.fsyncs;
+        return out;
+      };
+      for (let r = 0; r < ROUNDS; r++) {
+        // Rotate which goes first, so all three see the same noise.
+        const steps = [
+          async () => {
+            rawMs.push(await raw.scene());
+            commitMs.push(commits50.commit());
+          },
+          async () => {
+            const { ms, ids } = await counted(counts.calls, () => bridge.scene());
+            bridgeMs.push(ms);
+            rowsMissing += missing(ids);
+          },
+          async () => {
+            const { ms, ids } = await counted(counts.group, () => bridge.groupScene());
+            groupMs.push(ms);
+            groupRowsMissing += missing(ids);
+          },
+        ];
+        for (let k = 0; k < steps.length; k++) await steps[(r + k) % steps.length]!();
       }
-      const commitsPerScene = (audit.pendingCommits - c0.commits) / ROUNDS;
-      const fsyncsPerScene = (audit.fsyncs - c0.fsyncs) / ROUNDS;
-      // Per-device order: on, then off, for every light, at the device and in the audit.
-      echo.send('order\n');
-      await echo.line(/^order /, 5000); // drop the scenes' record
-      const order = await bridge.onOff();
-      echo.send('order\n');
-      const seen = JSON.parse((await echo.line(/^order /, 5000)).slice(6)) as Record<string, string[]>;
-      let reordered = 0;
-      order.forEach(({ ids }, i) => {
-        const s = seen[`l${i}`] ?? [];
-        if (s.join(',') !== 'ON,OFF') reordered++;
-        const rows = ids.map((id) => audit.get(id));
-        if (!(rows[0] && rows[1] && rows[0].id < rows[1].id && rows[0].args.action === 'turn_on' && rows[1].args.action === 'turn_off')) reordered++;
-      });
+      const commitsPerScene = counts.calls.commits / ROUNDS;
+      const fsyncsPerScene = counts.calls.fsyncs / ROUNDS;
+      const groupCommits = counts.group.commits / ROUNDS;
+      const groupFsyncs = counts.group.fsyncs / ROUNDS;
+      // Per-device order: on, then off, for every light, at the device and in the audit; the calls, then the grouped calls.
+      const orderOf = async (run: () => Promise<Array<{ ids: number[] }>>) => {
+        echo.send('order\n');
+        await echo.line(/^order /, 5000); // drop the record so far
+        const order = await run();
+        echo.send('order\n');
+        const seen = JSON.parse((await echo.line(/^order /, 5000)).slice(6)) as Record<string, string[]>;
+        let reordered = 0;
+        order.forEach(({ ids }, i) => {
+          const s = seen[`l${i}`] ?? [];
+          if (s.join(',') !== 'ON,OFF') reordered++;
+          const rows = ids.map((id) => audit.get(id));
+          if (!(rows[0] && rows[1] && rows[0].id < rows[1].id && rows[0].args.action === 'turn_on' && rows[1].args.action === 'turn_off')) reordered++;
+        });
+        return reordered;
+      };
+      const reordered = await orderOf(() => bridge.onOff());
+      const groupReordered = await orderOf(() => bridge.groupOnOff());
+      commits50.close();
+      const commit50 = summarize(commitMs);
       const raw50 = summarize(rawMs);
       const br = summarize(bridgeMs);
+      const gr = summarize(groupMs);
       const r = {
         broker: kind,
         label: broker.label,
         raw: raw50,
+        commit50,
         bridge: br,
         ratioP50: br.p50 / raw50.p50,
         medianRatio: median(bridgeMs.map((b, i) => b / rawMs[i]!)),
@@ -224,6 +314,18 @@ async function benchBroker(kind: BrokerKind) {
         fsyncsPerScene,
         rowsMissing,
         reordered,
+        grouped: {
+          ...gr,
+          ratioP50: gr.p50 / raw50.p50,
+          /** Against the floor: raw p50 + one durable commit of the scene's rows p50. */
+          floorMs: raw50.p50 + commit50.p50,
+          ratioFloor: gr.p50 / (raw50.p50 + commit50.p50),
+          medianRatio: median(groupMs.map((b, i) => b / rawMs[i]!)),
+          commitsPerScene: groupCommits,
+          fsyncsPerScene: groupFsyncs,
+          rowsMissing: groupRowsMissing,
+          reordered: groupReordered,
+        },
         errors: bridge.errors,
       };
       console.log('');
@@ -231,18 +333,45 @@ async function benchBroker(kind: BrokerKind) {
         ['"all lights off", 50 lights (ms)', 'rounds', 'p50', 'p90', 'max', 'vs raw (p50)'],
         [
           ['baseline: raw mqtt.js, 50 publishes -> 50 echoes', String(raw50.count), fmt(raw50.p50, 2), fmt(raw50.p90, 2), fmt(raw50.max, 2), ''],
+          [
+            `baseline: one durable commit of ${LIGHTS} plain rows (FULL, WAL)`,
+            String(commit50.count),
+            fmt(commit50.p50, 2),
+            fmt(commit50.p90, 2),
+            fmt(commit50.max, 2),
+            '',
+          ],
           ['bridge: 50 tool calls at once -> 50 confirmed', String(br.count), fmt(br.p50, 2), fmt(br.p90, 2), fmt(br.max, 2), ratio(br.p50, raw50.p50)],
+          [
+            'bridge: 1 grouped call (control_group) -> 50 confirmed',
+            String(gr.count),
+            fmt(gr.p50, 2),
+            fmt(gr.p90, 2),
+            fmt(gr.max, 2),
+            ratio(gr.p50, raw50.p50),
+          ],
         ],
       );
       console.log(
-        `  pending-row commits per scene ${fmt(commitsPerScene, 1)}, fsyncs per scene ${fmt(fsyncsPerScene, 1)} (for ${LIGHTS} calls); ` +
-          `rows missing or not confirmed ${rowsMissing}; lights out of order (device or audit) ${reordered}; calls not confirmed ${bridge.errors}`,
+        `  grouped call against its floor (raw p50 + one durable ${LIGHTS}-row commit p50 = ${fmt(raw50.p50 + commit50.p50, 2)} ms): ${ratio(gr.p50, raw50.p50 + commit50.p50)}`,
+      );
+      console.log(
+        `  50 calls: pending-row commits per scene ${fmt(commitsPerScene, 1)}, fsyncs per scene ${fmt(fsyncsPerScene, 1)} (for ${LIGHTS} calls); ` +
+          `rows missing or not confirmed ${rowsMissing}; lights out of order (device or audit) ${reordered}`,
+      );
+      console.log(
+        `  grouped: pending-row commits per scene ${fmt(groupCommits, 1)}, fsyncs per scene ${fmt(groupFsyncs, 1)} (for ${LIGHTS} members); ` +
+          `rows missing or not confirmed ${groupRowsMissing}; lights out of order (device or audit) ${groupReordered}; calls or members not confirmed ${bridge.errors}`,
       );
       const met = r.ratioP50 <= TARGET && !rowsMissing && !reordered && !r.errors;
       console.log(
-        `TARGET scene ${kind}: all ${LIGHTS} confirmed <= ${TARGET}x raw, every row, order kept: ${met ? 'MET' : 'NOT MET'} (${ratio(br.p50, raw50.p50)})\n`,
+        `TARGET scene ${kind}: all ${LIGHTS} confirmed <= ${TARGET}x raw, every row, order kept: ${met ? 'MET' : 'NOT MET'} (${ratio(br.p50, raw50.p50)})`,
       );
-      return { ...r, met };
+      const groupMet = r.grouped.ratioP50 <= TARGET && !groupRowsMissing && !groupReordered && !r.errors;
+      console.log(
+        `TARGET scene grouped ${kind}: one grouped call, all ${LIGHTS} confirmed <= ${TARGET}x raw, every row, order kept: ${groupMet ? 'MET' : 'NOT MET'} (${ratio(gr.p50, raw50.p50)})\n`,
+      );
+      return { ...r, met, groupMet };
     } finally {
       await raw.close().catch(() => undefined);
       await bridge.hearth.close().catch(() => undefined);
@@ -265,7 +394,7 @@ try {
     seconds: Math.round(secondsSince(t0) * 10) / 10,
     machine: machine(),
     config: { rounds: ROUNDS, lights: LIGHTS, target: TARGET },
-    note: 'ms from issuing 50 calls (or 50 raw publishes) at once until all 50 are confirmed (or echoed). No grouped area actuation tool exists: the scene is one call per light.',
+    note: 'ms from issuing 50 calls, one grouped call (control_group), or 50 raw publishes at once until all 50 are confirmed (or echoed).',
     results,
   });
   console.log(`results: ${file} (${secondsSince(t0).toFixed(1)} s)`);

@@ -219,7 +219,9 @@ export function requestFor(
   // Per-entity tools stand for one entity; grouped ones (and get_state) take it as an argument.
   const props = (tool.parameters.properties ?? {}) as Record<string, unknown>;
   const takesEntity = 'entity' in props || 'camera' in props || tool.meta.entityIds.length !== 1;
-  if (!takesEntity) {
+  if (tool.meta.group) {
+    notes.push(`${tool.name} is judged per member entity when it runs; this tests the call as a whole (no one entity)`);
+  } else if (!takesEntity) {
     entity = registry.entity(tool.meta.entityIds[0]);
   } else {
     const id = a.entity ?? a.camera;
@@ -240,6 +242,8 @@ export function requestFor(
   }
 
   let action = 'read';
+  // A grouped call is tested with the action it asks (each member is judged again when it runs).
+  if (tool.meta.group) action = typeof a.action === 'string' ? a.action : (tool.meta.actions[0] ?? 'actuate');
   if (tool.capability === 'actuator' && entity) {
     const offered = actionsOf(entity);
     const { entity: _e, ...rest } = a;

@@ -41,7 +41,8 @@ export function parseInstant(field: string, raw: string, now: number): number {
 export function parseRange(input: { since?: string | null; until?: string | null; points?: string | number | null }, now = Date.now()): HistoryRange {
   const until = input.until ? parseInstant('until', input.until, now) : now;
   const since = input.since ? parseInstant('since', input.since, now) : until - DEFAULT_RANGE_MS;
-  if (since >= until) throw new HistoryRangeError('since', `must be before until (${new Date(since).toISOString()} is not before ${new Date(until).toISOString()})`);
+  if (since >= until)
+    throw new HistoryRangeError('since', `must be before until (${new Date(since).toISOString()} is not before ${new Date(until).toISOString()})`);
   let points = DEFAULT_POINTS;
   if (input.points !== undefined && input.points !== null && input.points !== '') {
     const n = typeof input.points === 'number' ? input.points : /^\d{1,6}$/.test(input.points.trim()) ? Number(input.points) : NaN;

@@ -26,7 +26,7 @@ export function outcomeOf(result: ToolResultObject): CallOutcome {
 
 export function controlRoutes({ hearth }: ApiContext): Route[] {
   const toolFor = (entity: Entity): GeneratedTool | undefined =>
-    hearth.tools.all().find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(entity.id));
+    hearth.tools.all().find((t) => t.capability === 'actuator' && !t.meta.group && t.meta.entityIds.includes(entity.id));
   const mayEver = (principal: Principal, tool: GeneratedTool, entity: Entity, action: string): boolean =>
     hearth.policy.mayEverUse(principal, tool.name, {
       capability: 'actuator',

@@ -51,7 +51,7 @@ function fromName(name: string): string {
 
 /** A per-entity tool is titled by its entity's name (cleaned, marked as device data); others by their name in words. */
 export function toolTitleOf(tool: GeneratedTool, hearth: Hearth): string {
-  const entity = tool.meta.entityIds.length === 1 ? hearth.bridge.registry.entity(tool.meta.entityIds[0]) : undefined;
+  const entity = tool.meta.entityIds.length === 1 && !tool.meta.group ? hearth.bridge.registry.entity(tool.meta.entityIds[0]) : undefined;
   if (!entity) return fromName(tool.name);
   return deviceTitle(entity.name, tool.capability === 'read' && entity.kind === 'climate' ? 'reading' : undefined);
 }
@@ -61,7 +61,7 @@ function actedOn(tool: GeneratedTool, args: Record<string, unknown>, result: Too
   const id =
     typeof result.details?.entity === 'string'
       ? result.details.entity
-      : tool.meta.entityIds.length === 1
+      : tool.meta.entityIds.length === 1 && !tool.meta.group
         ? tool.meta.entityIds[0]
         : typeof args.entity === 'string'
           ? args.entity

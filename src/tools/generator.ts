@@ -4,6 +4,7 @@
 // home of hundreds of entities stays within a model's tool budget.
 import { ACTUATOR_KINDS, type Entity, type EntityKind } from '../devices/model.js';
 import { actuatorDescription, cameraDescription, DATA_NOTE, readDescription } from './descriptions.js';
+import { GROUP_ACTIONS, GROUP_DESCRIPTION, GROUP_KINDS, GROUP_TOOL, groupParameters } from './group-call.js';
 import { assignNames, baseToolName, type NameMemory } from './names.js';
 import { actionsOf, actuatorProperties } from './parameters.js';
 import type { GeneratedTool, JsonSchema, ToolCall, ToolResultObject } from './types.js';
@@ -17,7 +18,9 @@ export type ToolTarget =
   | { type: 'state' }
   | { type: 'find' }
   | { type: 'history' }
-  | { type: 'actuate'; entityId?: string; kinds: EntityKind[] };
+  | { type: 'actuate'; entityId?: string; kinds: EntityKind[] }
+  /** ownTools: each member's own control tool, whose rules bind the member in a grouped call too. */
+  | { type: 'group'; kinds: EntityKind[]; ownTools: ReadonlyMap<string, string> };
 
 export type Invoke = (tool: GeneratedTool, target: ToolTarget, args: Record<string, unknown>, call: ToolCall) => Promise<ToolResultObject>;
 
@@ -153,6 +156,30 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     { entityIds: sorted.map((e) => e.id), kinds: [...new Set(sorted.map((e) => e.kind))], actions: [] },
   );
 
+  // Both shapes, last (an entity's own tool comes first wherever tools are searched by entity):
+  // many lights, switches or fans on or off in one call ("all lights off").
+  const addGroupTool = () => {
+    const groupable = sorted.filter((e) => GROUP_KINDS.includes(e.kind));
+    const groupSchema = groupParameters(groupable);
+    if (!groupSchema) return;
+    const kinds = [...new Set(groupable.map((e) => e.kind))];
+    const ownTools = new Map<string, string>();
+    for (const t of tools) if (t.capability === 'actuator') for (const id of t.meta.entityIds) if (!ownTools.has(id)) ownTools.set(id, t.name);
+    make(
+      GROUP_TOOL,
+      `${GROUP_DESCRIPTION} ${DATA_NOTE}`,
+      groupSchema,
+      'actuator',
+      { type: 'group', kinds, ownTools },
+      {
+        entityIds: groupable.map((e) => e.id),
+        kinds,
+        actions: [...GROUP_ACTIONS],
+        group: true,
+      },
+    );
+  };
+
   if (shape === 'per-entity') {
     const wanted: Array<{ key: string; base: string }> = [];
     for (const e of options.names ? entities : sorted) {
@@ -161,7 +188,11 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       }
       if (e.kind === 'climate') wanted.push({ key: `${e.id}#reading`, base: baseToolName(`${e.name} reading`, `${e.id}_reading`) });
     }
-    const names = assignNames(wanted, ['get_state', 'get_history', 'find_entities', 'get_camera_image', ...(options.reserved ?? [])], options.names);
+    const names = assignNames(
+      wanted,
+      ['get_state', 'get_history', 'find_entities', 'get_camera_image', GROUP_TOOL, ...(options.reserved ?? [])],
+      options.names,
+    );
     for (const e of sorted) {
       const name = names.get(e.id);
       if (!name) continue;
@@ -188,6 +219,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
         }
       }
     }
+    addGroupTool();
     return { shape, tools };
   }
 
@@ -276,6 +308,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       { entityIds: list.map((e) => e.id), kinds: [kind], actions: [...actions] },
     );
   }
+  addGroupTool();
   return { shape, tools };
 }
 

@@ -26,6 +26,7 @@ import { formatDuration } from '../util/time.js';
 import { argumentBoundsProblem, argumentSummary } from './argument-bounds.js';
 import { quoted } from './device-text.js';
 import { groupedToolFor, type ToolTarget } from './generator.js';
+import { groupResult, memberArgs, memberOutcome, selectGroup, type MemberResult } from './group-call.js';
 import { fitImage, type ImageLimits } from './images.js';
 import { ArgumentError, toCommand } from './parameters.js';
 import { historyAnswer } from './history-text.js';
@@ -145,7 +146,7 @@ export class Pipeline {
     }
     if (call.signal.aborted) return FAIL('cancelled before it started; nothing was done');
     // A refused read has nothing to record; a refused actuation is recorded below, and not run.
-    if (call.refused && target.type !== 'actuate') return FAIL(`not done: ${call.refused}`);
+    if (call.refused && target.type !== 'actuate' && target.type !== 'group') return FAIL(`not done: ${call.refused}`);
     switch (target.type) {
       case 'state':
         return this.readState(tool, call, args);
@@ -176,6 +177,8 @@ export class Pipeline {
       }
       case 'actuate':
         return this.actuate(tool, target, args, call);
+      case 'group':
+        return this.actuateGroup(tool, target, args, call);
     }
   }
 
@@ -324,7 +327,28 @@ export class Pipeline {
     if (call.refused)
       return this.rejected(tool, call, args, entity, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused }, command.action);
 
-    // Judged by what it would send: a "light" whose payload is UNLOCK is held to the rules for locks.
+    const judged = this.judge(tool, call, args, entity, command);
+    if (!judged.ok) return judged.result;
+    const { decision, approvedBy, action } = judged;
+
+    // Calls to one device never interleave; different devices run in parallel.
+    return this.queueFor(entity.deviceId)(() => this.execute(tool, call, args, entity, command, decision, approvedBy, action));
+  }
+
+  /**
+   * The policy on one actuation, judged by what it would send (a "light" whose payload is UNLOCK is held
+   * to the rules for locks): the go-ahead, or the refused call's result (recorded). A confirm rule is
+   * settled here: an in-band yes that counts, an approval granted earlier, or a new approval request.
+   */
+  private judge(
+    tool: GeneratedTool,
+    call: ToolCall,
+    args: Record<string, unknown>,
+    entity: Entity,
+    command: Command,
+    /** A grouped call's member: its own tool's rules bind it too (a deny on `kitchen_light` is not waived by control_group). */
+    ownTool?: string,
+  ): { ok: true; decision: PolicyDecision; approvedBy?: string; action: string } | { ok: false; result: ToolResultObject } {
     const held = heldTo(entity, payloadsOf(entity, command));
     const action = held.action ?? command.action;
     const request: PolicyRequest = {
@@ -338,19 +362,93 @@ export class Pipeline {
       deviceClass: held.deviceClass,
       args,
     };
-    const decision = this.deps.policy.decide(request);
-    if (decision.effect === 'deny') return this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, action);
+    let decision = this.deps.policy.decide(request);
+    if (ownTool && ownTool !== tool.name && decision.effect !== 'deny') {
+      // The stricter of the two; asked as a preview, so the member uses up no second rate-limit hit.
+      const own = { ...request, tool: ownTool };
+      const asOwn = this.deps.policy.preview ? this.deps.policy.preview(own) : this.deps.policy.decide(own);
+      if (asOwn.effect === 'deny' || (asOwn.effect === 'confirm' && decision.effect === 'allow')) decision = asOwn;
+    }
+    if (decision.effect === 'deny') return { ok: false, result: this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, action) };
     let approvedBy: string | undefined;
     if (decision.effect === 'confirm') {
       // Whose yes counts, and the hold when there is none: decided in the policy layer, the same for every door.
       const answer = call.approvalId ? { note: call.approvalId, by: call.approvedBy ?? call.principal } : undefined;
       const settled = settleConfirm({ policy: this.deps.policy, approvals: this.deps.approvals, now: this.now }, request, decision, answer);
-      if (!settled.ok) return this.rejected(tool, call, args, entity, settled.text, settled.decision, action, settled.approvalId);
+      if (!settled.ok) return { ok: false, result: this.rejected(tool, call, args, entity, settled.text, settled.decision, action, settled.approvalId) };
       approvedBy = settled.approvedBy;
     }
+    return { ok: true, decision, approvedBy, action };
+  }
 
-    // Calls to one device never interleave; different devices run in parallel.
-    return this.queueFor(entity.deviceId)(() => this.execute(tool, call, args, entity, command, decision, approvedBy, action));
+  /**
+   * A grouped call ("all lights off"): the members are chosen once among what the caller may see,
+   * each is judged by the policy on its own and gets its own row (request id `<rid>#<entity>`), as
+   * its own call would. The work is shared: one validation, the decisions in one pass, every
+   * pending row in one group commit (they reach the audit in the same turn), all publishes at once,
+   * and the confirmed outcomes appended in one batch after the result. Per-device order holds: the
+   * members go through their device's queue like any call.
+   */
+  private async actuateGroup(
+    tool: GeneratedTool,
+    target: Extract<ToolTarget, { type: 'group' }>,
+    args: Record<string, unknown>,
+    call: ToolCall,
+  ): Promise<ToolResultObject> {
+    // What the caller may not read is not in its group: never acted on, named or counted.
+    const visible = this.deps.registry.entities().filter((e) => target.kinds.includes(e.kind) && !this.deps.readDenied?.(call.principal, e));
+    const chosen = selectGroup(args, visible);
+    if (typeof chosen === 'string') return this.rejected(tool, call, args, undefined, `invalid arguments: ${chosen}`);
+    if (call.refused) return this.rejected(tool, call, args, undefined, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused });
+
+    const results: Array<MemberResult | Promise<MemberResult>> = [];
+    // Confirmed outcomes wait for the whole call and go to the audit together; any other goes at once
+    // (a late report may need to follow it up while the rest still wait).
+    const confirmed: Array<{ id: number; completion: Parameters<AuditLog['finish']>[1] }> = [];
+    const finish = (id: number, completion: Parameters<AuditLog['finish']>[1]) => {
+      if (completion.outcome === 'confirmed') confirmed.push({ id, completion });
+      else this.safeFinish(id, completion);
+    };
+    for (const entity of chosen) {
+      const member: ToolCall = { ...call, requestId: `${call.requestId}#${entity.id}` };
+      const margs = memberArgs(entity, args);
+      if (typeof margs === 'string') {
+        results.push(memberOutcome(entity, this.rejected(tool, member, { entity: entity.id, ...args }, entity, `failed: ${margs}`)));
+        continue;
+      }
+      margs.entity = entity.id;
+      let command: Command;
+      try {
+        command = toCommand(entity, { action: margs.action, ...(margs.brightness !== undefined ? { brightness: margs.brightness } : {}) });
+      } catch (err) {
+        if (!(err instanceof ArgumentError)) throw err;
+        results.push(memberOutcome(entity, this.rejected(tool, member, margs, entity, `invalid arguments: ${err.message}`)));
+        continue;
+      }
+      const earlier = this.safeByRequestId(member.requestId);
+      if (earlier) {
+        results.push(memberOutcome(entity, this.fromEarlierRow(earlier, tool, margs, member, entity)));
+        continue;
+      }
+      const judged = this.judge(tool, member, margs, entity, command, target.ownTools.get(entity.id));
+      if (!judged.ok) {
+        results.push(memberOutcome(entity, judged.result));
+        continue;
+      }
+      const { decision, approvedBy, action } = judged;
+      results.push(
+        this.queueFor(entity.deviceId)(() => this.execute(tool, member, margs, entity, command, decision, approvedBy, action, finish)).then(
+          (r) => memberOutcome(entity, r),
+          (err: unknown) => {
+            this.deps.log.error({ err: errorOf(err), tool: tool.name, requestId: member.requestId }, 'a member of a grouped call failed unexpectedly');
+            return { entity, outcome: 'failed' as const, why: (err as Error).message };
+          },
+        ),
+      );
+    }
+    const members = await Promise.all(results);
+    for (const { id, completion } of confirmed) this.safeFinish(id, completion);
+    return groupResult(args, members);
   }
 
   private queueFor(deviceId: string): LimitFunction {
@@ -371,6 +469,8 @@ export class Pipeline {
     decision: PolicyDecision,
     approvedBy: string | undefined,
     action: string,
+    /** Where the outcome goes (a grouped call batches its members'); default: the audit, off the caller's path. */
+    finish: (id: number, completion: Parameters<AuditLog['finish']>[1]) => void = (id, c) => this.safeFinish(id, c),
   ): Promise<ToolResultObject> {
     const name = quoted(entity.name);
     const base = this.entry(tool, call, args, entity, action, decision, approvedBy);
@@ -414,7 +514,7 @@ export class Pipeline {
       return FAIL(`refused: the audit log cannot be written (${(err as Error).message}); nothing was sent`);
     }
     if (call.signal.aborted) {
-      this.safeFinish(auditId, { outcome: 'not_sent', error: 'cancelled before it was sent' });
+      finish(auditId, { outcome: 'not_sent', error: 'cancelled before it was sent' });
       return FAIL('cancelled before it was sent; nothing was done', { auditId });
     }
 
@@ -431,18 +531,18 @@ export class Pipeline {
       const latencyMs = performance.now() - started;
       if (err instanceof CommandRefused) {
         const error = `${err.message}; nothing was sent`;
-        this.safeFinish(auditId, { outcome: 'denied', error, latencyMs });
+        finish(auditId, { outcome: 'denied', error, latencyMs });
         return FAIL(`refused: ${error}`, { auditId, topics: messages.map((m) => m.topic) });
       }
       // Refused before MQTT.js had it: nothing left. Otherwise the connection closed before the broker's
       // acknowledgement: the command may have reached the device, and only a report can tell.
       if (progress.handedOver === 0 && (err as { sent?: string }).sent === 'no') {
         const error = `could not send the command: ${(err as Error).message}`;
-        this.safeFinish(auditId, { outcome: 'not_sent', error, latencyMs });
+        finish(auditId, { outcome: 'not_sent', error, latencyMs });
         return FAIL(`failed: ${error}; nothing was sent`, { auditId, topics: messages.map((m) => m.topic) });
       }
       const error = `the command may have been sent, but the broker did not acknowledge it: ${(err as Error).message}`;
-      this.safeFinish(auditId, { outcome: 'unconfirmed', error, latencyMs });
+      finish(auditId, { outcome: 'unconfirmed', error, latencyMs });
       this.watchLate(auditId, entity, command, started, before);
       return {
         text: `unconfirmed: ${command.action.replace(/_/g, ' ')} for ${name} may have been sent (the broker connection dropped before it acknowledged the command); it may have taken effect. Check its state before trying again.`,
@@ -459,7 +559,7 @@ export class Pipeline {
     };
     if (!echo) {
       const latencyMs = performance.now() - started;
-      this.safeFinish(auditId, { outcome: 'confirmed', latencyMs });
+      finish(auditId, { outcome: 'confirmed', latencyMs });
       return { text: `confirmed: pressed ${name} (a button has no state to report).`, details: { ...details, latencyMs } };
     }
     const result = await echo.promise;
@@ -469,12 +569,12 @@ export class Pipeline {
     Object.assign(details, { latencyMs, echo: echoPayload, timeoutMs });
     switch (result.kind) {
       case 'confirmed':
-        this.safeFinish(auditId, { outcome: 'confirmed', latencyMs, echo: echoPayload });
+        finish(auditId, { outcome: 'confirmed', latencyMs, echo: echoPayload });
         return { text: `confirmed: ${stateText(entity, now, this.now())} (reported ${formatDuration(latencyMs)} after the command)`, details };
       case 'timeout': {
         const already = before && isConfirmedBy(entity, command, { ...now!, value: before.value, attributes: before.attributes });
         const note = already ? ' It already reported that state before the command, and did not report again.' : '';
-        this.safeFinish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: `no matching state within ${formatDuration(timeoutMs)}` });
+        finish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: `no matching state within ${formatDuration(timeoutMs)}` });
         this.watchLate(auditId, entity, command, started, before);
         return {
           text: `unconfirmed: sent ${command.action.replace(/_/g, ' ')} to ${name}, but it did not report the new state within ${formatDuration(timeoutMs)}.${note} Last state seen: ${stateText(entity, now, this.now())}`,
@@ -483,19 +583,19 @@ export class Pipeline {
       }
       case 'failed': {
         const said = reportsFailure(entity, command, result.state!)!;
-        this.safeFinish(auditId, { outcome: 'failed', latencyMs, echo: echoPayload, error: `the device reported ${said}` });
+        finish(auditId, { outcome: 'failed', latencyMs, echo: echoPayload, error: `the device reported ${said}` });
         return FAIL(`failed: ${name} reported ${said} after the command. ${stateText(entity, now, this.now())}`, details);
       }
       // Sent, and then no report could come: what the device did is not known.
       case 'offline':
-        this.safeFinish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: 'the device reported offline after the command was sent' });
+        finish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: 'the device reported offline after the command was sent' });
         this.watchLate(auditId, entity, command, started, before);
         return {
           text: `unconfirmed: sent ${command.action.replace(/_/g, ' ')} to ${name}, then it reported offline before confirming; it may have taken effect.`,
           details,
         };
       case 'broker_lost':
-        this.safeFinish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: 'lost the broker connection while waiting for the device' });
+        finish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: 'lost the broker connection while waiting for the device' });
         this.watchLate(auditId, entity, command, started, before);
         return {
           text: `unconfirmed: sent ${command.action.replace(/_/g, ' ')} to ${name}, then lost the connection to the MQTT broker while waiting for it to confirm; it may have taken effect.`,
@@ -503,7 +603,7 @@ export class Pipeline {
         };
       case 'aborted':
         // The command was sent: it may still happen; nothing is undone.
-        this.safeFinish(auditId, { outcome: 'interrupted', latencyMs, echo: echoPayload, error: 'cancelled while waiting for the device' });
+        finish(auditId, { outcome: 'interrupted', latencyMs, echo: echoPayload, error: 'cancelled while waiting for the device' });
         this.watchLate(auditId, entity, command, started, before);
         return FAIL(`cancelled while waiting for ${name} to confirm; the command had already been sent and may still take effect.`, details);
     }

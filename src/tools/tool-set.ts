@@ -109,7 +109,8 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
   policyRequest(name: string, args: Record<string, unknown>, principal: Principal, at?: Date): PolicyRequest | undefined {
     const tool = this.get(name);
     if (!tool) return undefined;
-    const entityId = tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : String(args.entity ?? args.camera ?? '');
+    // A grouped call is judged per member when it runs; previewed, it stands for no one entity.
+    const entityId = tool.meta.group ? '' : tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : String(args.entity ?? args.camera ?? '');
     const entity = this.registry.entity(entityId);
     const IMPLIED: Record<string, string> = { number: 'set_value', select: 'select_option', button: 'press' };
     let action = tool.capability === 'read' ? 'read' : typeof args.action === 'string' ? args.action : (IMPLIED[entity?.kind ?? ''] ?? 'actuate');

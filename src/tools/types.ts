@@ -75,6 +75,8 @@ export interface ToolMeta {
   kinds: string[];
   /** Actions it can take (`turn_on`, `unlock`, `open`...), empty for reads. */
   actions: string[];
+  /** A grouped call over many entities (control_group): never "the tool" of any one of them, even with one member. */
+  group?: boolean;
 }
 
 export interface GeneratedTool extends HostTool {

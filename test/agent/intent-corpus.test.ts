@@ -20,7 +20,7 @@ const DIR = new URL('../fixtures/utterances/', import.meta.url).pathname;
 interface Entry {
   say: string;
   intent?: string;
-  /** `<entity> <action> [k=v...]`, `read <entity>`, `area <Area>`, `home`, `camera <entity>`, `history <entity> [k=v|k=~...]` (`~`: any time). */
+  /** `<entity> <action> [k=v...]`, `group <action> [k=v...]`, `read <entity>`, `area <Area>`, `home`, `camera <entity>`, `history <entity> [k=v|k=~...]` (`~`: any time). */
   calls?: string[];
   /** A regular expression the reply must match (and no call is made). */
   reply?: string;
@@ -47,6 +47,17 @@ const value = (v: string): unknown => (/^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v
 function expected(spec: string, entities: Map<string, Entity>, tools: ReturnType<typeof generateTools>['tools']): [string, Record<string, unknown>] {
   const [head, ...rest] = spec.trim().split(/\s+/);
   if (head === 'home') return ['get_state', {}];
+  // `group <action> [kind=...] [area=...|floor=...|entities=a,b]`: one grouped call (control_group).
+  if (head === 'group') {
+    const [action, ...pairs] = rest;
+    const args: Record<string, unknown> = { action };
+    for (const p of pairs) {
+      const [k, ...v] = p.split('=');
+      const text = v.join('=').replace(/\+/g, ' ');
+      args[k] = k === 'entities' ? text.split(',') : text;
+    }
+    return ['control_group', args];
+  }
   if (head === 'area') return ['get_state', { area: rest.join(' ') }];
   if (head === 'read') return ['get_state', { entity: rest[0] }];
   if (head === 'camera') return ['get_camera_image', { camera: rest[0] }];
@@ -62,7 +73,7 @@ function expected(spec: string, entities: Map<string, Entity>, tools: ReturnType
   if (!e) throw new Error(`corpus names an unknown entity ${head}`);
   const [action, ...pairs] = rest;
   const tool = tools.find(
-    (t) => t.capability === 'actuator' && t.meta.entityIds.includes(head) && (t.meta.actions.length === 0 || t.meta.actions.includes(action)),
+    (t) => t.capability === 'actuator' && !t.meta.group && t.meta.entityIds.includes(head) && (t.meta.actions.length === 0 || t.meta.actions.includes(action)),
   );
   if (!tool) throw new Error(`no actuator tool for ${head} ${action}`);
   const args: Record<string, unknown> = { entity: head, action };

@@ -91,6 +91,8 @@ const read = (id: string): Expect => ({
 const camera: Expect = { 'per-entity': [['front_door_camera', {}]], grouped: [['get_camera_image', { camera: 'front_door.camera' }]] };
 const area = (name: string): Expect => ({ 'per-entity': [['get_state', { area: name }]], grouped: [['get_state', { area: name }]] });
 const everything: Expect = { 'per-entity': [['get_state', {}]], grouped: [['get_state', {}]] };
+/** One grouped call (control_group), the same in both shapes. */
+const group = (args: Record<string, unknown>): Expect => ({ 'per-entity': [['control_group', args]], grouped: [['control_group', args]] });
 const both = (...list: Expect[]): Expect => ({ 'per-entity': list.flatMap((e) => e['per-entity']), grouped: list.flatMap((e) => e.grouped) });
 
 const KITCHEN = 'kitchen_light.light';
@@ -116,8 +118,9 @@ const PHRASINGS: Array<[string, Expect]> = [
   ['turn off the floor lamp', act(LAMP, { action: 'turn_off' })],
   ['lamp off', act(LAMP, { action: 'turn_off' })],
   ['turn off the lights in the living room', act(LAMP, { action: 'turn_off' })],
-  ['turn off all the lights', both(act(KITCHEN, { action: 'turn_off' }), act(LAMP, { action: 'turn_off' }))],
-  ['turn off everything', both(act(KITCHEN, { action: 'turn_off' }), act(LAMP, { action: 'turn_off' }))],
+  ['turn off all the lights', group({ action: 'turn_off', kind: 'all' })],
+  ['turn off everything', group({ action: 'turn_off', kind: 'all' })],
+  ['turn off the kitchen light and the lamp', both(act(KITCHEN, { action: 'turn_off' }), act(LAMP, { action: 'turn_off' }))],
   // Brightness, mapped onto the light's own 0..254.
   ['set the kitchen light brightness to 50%', act(KITCHEN, { action: 'turn_on', brightness: 127 })],
   ['set the brightness of the kitchen light to 60 percent', act(KITCHEN, { action: 'turn_on', brightness: 152 })],
@@ -226,7 +229,7 @@ describe('intent model: phrasings to tool calls', () => {
 
   it('streams calls as started + args events, then one done with ids intent_N', async () => {
     const { tools, provider } = build(demoEntities, 'per-entity');
-    const r = await say(provider, 'turn off all the lights', tools);
+    const r = await say(provider, 'turn off the kitchen light and the lamp', tools);
     assert.deepEqual(
       r.events.map((e) => e.type),
       ['tool_call_started', 'tool_call_args_delta', 'tool_call_started', 'tool_call_args_delta', 'done'],
@@ -407,13 +410,11 @@ describe('intent model: ambiguity', () => {
   });
 
   it('acts on all of them when the phrase is plural or says "all"', async () => {
+    // Several at once: one grouped call, said as briefly as picks exactly them.
     const r = await say(per.provider, 'turn on the lights in the kitchen', per.tools);
     assert.deepEqual(
       r.calls.map((c) => [c.tool, c.args]),
-      [
-        ['kitchen_light', { action: 'turn_on' }],
-        ['kitchen_spot', { action: 'turn_on' }],
-      ],
+      [['control_group', { action: 'turn_on', kind: 'light', area: 'Kitchen' }]],
     );
     const g = await say(grouped.provider, 'turn off the lamps', grouped.tools);
     assert.deepEqual(
@@ -422,9 +423,20 @@ describe('intent model: ambiguity', () => {
         ['control_switches', { entity: 'bedroom_lamp.lamp', action: 'turn_off' }],
         ['control_switches', { entity: 'living_room_lamp.lamp', action: 'turn_off' }],
       ],
+      'devices said by name keep a call each',
     );
     const all = await say(grouped.provider, 'turn on all lights in the kitchen', grouped.tools);
-    assert.equal(all.calls.length, 2);
+    assert.deepEqual(all.calls[0]?.args, { action: 'turn_on', kind: 'light', area: 'Kitchen' });
+    // Without the grouped tool offered, a call per device as before.
+    const names = per.tools.filter((t) => t.name !== 'control_group');
+    const each = await say(per.provider, 'turn on the lights in the kitchen', names);
+    assert.deepEqual(
+      each.calls.map((c) => [c.tool, c.args]),
+      [
+        ['kitchen_light', { action: 'turn_on' }],
+        ['kitchen_spot', { action: 'turn_on' }],
+      ],
+    );
   });
 
   it('an area narrows a shared alias down to one', async () => {
@@ -573,6 +585,18 @@ describe('intent model: answers from results', () => {
         assert.equal(garage.text, 'Done: the garage door is closed.');
       });
 
+      it('a grouped call: how many, and who was held, refused or failed, without the asides', async () => {
+        const all = await answer(shape, 'turn off all the lights', ['confirmed: turned off both devices, each confirmed by its device.']);
+        assert.equal(all.text, 'Turned off both devices.');
+        const some = await answer(shape, 'turn off all the lights', [
+          [
+            'partly done: turned off 1 of 2 devices (confirmed by the device).',
+            '1 needs approval, nothing sent: "Living room lamp" (needs approval: rule #3 (switch * turn_off) requires confirmation. Approval ap_7 is waiting).',
+          ].join('\n'),
+        ]);
+        assert.equal(some.text, 'Turned off 1 of 2 devices. 1 needs approval, nothing sent: living room lamp.');
+      });
+
       it('unconfirmed', async () => {
         const r = await answer(shape, 'turn on the kitchen light', [
           `unconfirmed: sent turn on to "Kitchen light", but it did not report the new state within 3.0 s. Last state seen: ${line(KITCHEN, 'off')}`,
@@ -657,7 +681,7 @@ describe('intent model: answers from results', () => {
       });
 
       it('several results, one sentence each', async () => {
-        const r = await answer(shape, 'turn off all the lights', [
+        const r = await answer(shape, 'turn off the kitchen light and the lamp', [
           `confirmed: ${line(KITCHEN, 'off')} (reported 90 ms after the command)`,
           'not allowed: rule #2 (switch * turn_off) denies',
         ]);

@@ -39,6 +39,7 @@ describe('tool set shapes', () => {
     assert.equal(grouped.shape, 'grouped');
     assert.deepEqual(grouped.tools.map((t) => t.name).sort(), [
       'control_covers',
+      'control_group',
       'control_lights',
       'control_locks',
       'control_switches',
@@ -49,7 +50,7 @@ describe('tool set shapes', () => {
     const tokens = estimateTokens(toolSpecs(grouped.tools));
     assert.ok(tokens < 8000, `grouped specs are ~${tokens} tokens`);
     const perEntity = generateTools(entities, { shape: 'per-entity', groupAbove: 40 }, noop);
-    assert.equal(perEntity.tools.length, 662, '660 entity tools, get_state and get_history');
+    assert.equal(perEntity.tools.length, 663, '660 entity tools, get_state, get_history and control_group');
     assert.ok(estimateTokens(toolSpecs(perEntity.tools)) > 10 * tokens, 'per-entity would blow the budget');
     // Above the enum limit the entity argument is a free id checked at call time.
     const lights = grouped.tools.find((t) => t.name === 'control_lights')!;
@@ -79,6 +80,7 @@ describe('tool set on a running home', () => {
       [
         'control_climate',
         'control_covers',
+        'control_group',
         'control_lights',
         'control_locks',
         'control_switches',

@@ -326,7 +326,10 @@ function subjectOf(call: AnsweredCall, ctx: AnswerContext): { entity?: Entity; e
   const tool = ctx.tool(call.tool);
   const a = call.args;
   const fromArgs = typeof a.entity === 'string' ? a.entity : typeof a.camera === 'string' ? a.camera : undefined;
-  const single = tool && tool.name !== 'get_state' && tool.name !== 'find_entities' && tool.meta.entityIds.length === 1 ? tool.meta.entityIds[0] : undefined;
+  const single =
+    tool && !tool.meta.group && tool.name !== 'get_state' && tool.name !== 'find_entities' && tool.meta.entityIds.length === 1
+      ? tool.meta.entityIds[0]
+      : undefined;
   const entityId = fromArgs ?? single;
   // get_state and get_history cover cameras too, but only a camera tool looks through one.
   const camera =
@@ -366,8 +369,41 @@ function readSentences(result: string, ctx: AnswerContext, asked: string | undef
   return out.join(' ');
 }
 
+/** Text without its bracketed asides (nested ones too): "1 failed: "X" (offline)" -> "1 failed: "X"". */
+function withoutAsides(text: string): string {
+  let out = '';
+  let depth = 0;
+  for (const ch of text) {
+    if (ch === '(') depth++;
+    else if (ch === ')' && depth > 0) depth--;
+    else if (!depth) out += ch;
+  }
+  return out.replace(/\s+([.,;:])/g, '$1').replace(/\s{2,}/g, ' ');
+}
+
+/** A grouped call's result (control_group), spoken: how many, and who needs approval, was refused or failed. */
+function groupAnswer(text: string): string {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const said = lines.map((l, i) =>
+    withoutAsides(
+      (i ? l : l.replace(/^(confirmed|partly done|not allowed|needs approval|failed|already handled): /, '')).replace(/, each confirmed by its device\.$/, '.'),
+    ),
+  );
+  // Device names come quoted as data; spoken, they are names.
+  return said
+    .map((l) => l.replace(/"((?:[^"\\]|\\.)*)"/g, (_, name: string) => spoken(unquote(`"${name}"`), 60)))
+    .map((l) => sentence(resultText(l, 400)))
+    .join('. ')
+    .concat('.');
+}
+
 /** One sentence (or a few) for one tool result. */
 export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
+  if (ctx.tool(call.tool)?.meta.group && /^(confirmed|partly done|not allowed|needs approval|failed|already handled): \S+ (on|off) /.test(call.result))
+    return groupAnswer(call.result);
   const { entity, entityId, area, action, camera } = subjectOf(call, ctx);
   const r = ctx.responses;
   const fallbackName = entityId ? theName(r, { name: entityId, id: entityId }) : area ? r.say('devices_in', { area: theArea(r, area) }) : r.say('the_home');

@@ -3,6 +3,7 @@
 // yields calls wins, else the most useful reply (ambiguity, "cannot here", ...).
 import type { Entity } from '../../../devices/model.js';
 import type { EntityState } from '../../../devices/state-cache.js';
+import { GROUP_KINDS, GROUP_MAX_LIST, GROUP_TOOL, selectGroup } from '../../../tools/group-call.js';
 import { actionsOf, hasColor, hasColorTemp } from '../../../tools/parameters.js';
 import { correctNames, closestEntities } from './fuzzy.js';
 import { matchAll, type Captures, type Match, type MatchContext } from './matcher.js';
@@ -459,6 +460,10 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
     }
   }
 
+  // Several lights, switches or fans on or off: one grouped call, when the tool is offered.
+  const grouped = groupCall(intent, ok, t, home);
+  if (grouped) return { calls: [grouped], entities: ok.map((o) => o.e), intent };
+
   const calls: PlannedCall[] = [];
   const entities: Entity[] = [];
   for (const { e, step } of ok.slice(0, MAX_COMMANDS)) {
@@ -469,6 +474,44 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
   }
   if (!calls.length) return { type: 'not_here', entities: ok.map((o) => o.e), verb: VERB[intent], rank: 3 };
   return { calls, entities, intent: specificIntent(intent, ok[0].step) };
+}
+
+/**
+ * "All lights off", "turn on the lights upstairs": the grouped tool over exactly these entities, said
+ * as briefly as picks the same ones (an area, a floor, the whole home, else the list of ids).
+ */
+function groupCall(intent: IntentId, ok: Array<{ e: Entity; step: Step }>, t: Target, home: Home): PlannedCall | undefined {
+  // Devices named one by one ("the lamp and the hall light") keep a call each: each answers in its own words.
+  if ((intent !== 'HassTurnOn' && intent !== 'HassTurnOff') || t.named || ok.length < 2 || ok.length > GROUP_MAX_LIST) return undefined;
+  const tool = home.offered.get(GROUP_TOOL);
+  if (!tool) return undefined;
+  const action = intent === 'HassTurnOn' ? 'turn_on' : 'turn_off';
+  const covered = new Set(tool.meta.entityIds);
+  if (!ok.every(({ e, step }) => step.action === action && !step.extra && GROUP_KINDS.includes(e.kind) && covered.has(e.id))) return undefined;
+  const kinds = new Set(ok.map((o) => o.e.kind));
+  const kind = kinds.size === 1 ? [...kinds][0] : 'all';
+  const wanted = ok
+    .map((o) => o.e.id)
+    .sort()
+    .join('\n');
+  const pool = home.vocabulary.entities.filter((e) => covered.has(e.id));
+  const picks = (args: Record<string, unknown>) => {
+    const got = selectGroup(args, pool);
+    return (
+      typeof got !== 'string' &&
+      got
+        .map((e) => e.id)
+        .sort()
+        .join('\n') === wanted
+    );
+  };
+  const first = ok[0]!.e;
+  const tries: Array<Record<string, unknown>> = [];
+  if (t.area && first.area) tries.push({ action, kind, area: first.area });
+  if (t.floor && first.floor) tries.push({ action, kind, floor: first.floor });
+  tries.push({ action, kind });
+  const args = tries.find(picks) ?? { action, kind, entities: ok.map((o) => o.e.id).sort() };
+  return { tool: tool.name, args };
 }
 
 /** "set X to 21" is a climate, light or cover intent once the entity is known. */

@@ -37,6 +37,7 @@ export class OfferedTools {
     const fits = this.list.filter(
       (t) =>
         t.capability === 'actuator' &&
+        !t.meta.group &&
         t.meta.entityIds.includes(entity.id) &&
         (action === undefined || t.meta.actions.length === 0 || t.meta.actions.includes(action)),
     );
