@@ -42,6 +42,8 @@ function variant(name: string, drop: string[]) {
       const id = audit.begin({
         requestId: `bench-${i}-${process.pid}`,
         principal: `chat:user-${i % 7}`,
+        session: null,
+        runId: null,
         tool: 'control_switch',
         entityId: `switch_${i % 50}.switch`,
         action: i % 2 ? 'turn_off' : 'turn_on',

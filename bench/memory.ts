@@ -113,6 +113,11 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
   const topics = [...new Set(retainedMessages().map(([t]) => t))];
   const t0 = nowNs();
   if (variant === 'baseline') {
+    // Raw mqtt.js as anyone would run it: with its packet writer's default number cache (6 MiB of
+    // Buffers), which importing the bridge's modules above turned off (src/mqtt/packet-numbers.ts).
+    const { createRequire } = await import('node:module');
+    const packet = createRequire(createRequire(import.meta.url).resolve('mqtt'))('mqtt-packet') as { writeToStream: { cacheNumbers: boolean } };
+    packet.writeToStream.cacheNumbers = true;
     const last = new Map<string, Buffer>();
     const client = await mqtt.connectAsync(url, { protocolVersion: 4 });
     (client.stream as Socket).setNoDelay(true);
