@@ -105,7 +105,6 @@ type Statement<P extends unknown[], R = unknown> = Database.Statement<P, R>;
 type Completion = Omit<CompletionFields, 'completed_at'>;
 /** An entry before the store numbers and chains it. */
 type Unchained = Omit<DbAuditEntry, 'id' | 'at' | 'prev_hash' | 'hash'>;
-type OutcomeItem = { id: number; completion: Completion; followUp: boolean };
 
 const NO_CALL: Omit<Unchained, 'kind' | 'outcome'> = {
   v: 2,
@@ -148,9 +147,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   pendingCommits = 0;
   /** The lazy fsync for outcomes (full durability on a WAL file). */
   private lazySyncTimer?: NodeJS.Timeout;
-  private readonly beginTx: Database.Transaction<
-    (rows: NewRow[], outcomes: OutcomeItem[]) => { results: Array<{ id?: number; err?: unknown }>; outcomes: DbAuditRow[] | Error }
-  >;
+  private readonly beginTx: Database.Transaction<(rows: NewRow[]) => Array<{ id?: number; err?: unknown }>>;
   /** The fsync covering the newest commit (grouped), until it is done. */
   private syncing?: Promise<void>;
 
@@ -260,22 +257,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       }),
     );
 
-    // One commit for every pending row of a group, and for the outcomes of earlier calls queued by then
-    // (their own commit would otherwise run while this group's commands travel, and hold up the echoes:
-    // in one transaction an outcome costs its INSERT, ~0.03 ms, instead of a commit of its own, 0.07-0.15).
-    // A duplicate is found before anything of its row is written, and one INSERT fails whole: no savepoint needed.
-    this.beginTx = db.transaction((rows: NewRow[], outcomes: OutcomeItem[]) => {
-      let done: DbAuditRow[] | Error = [];
-      if (outcomes.length) {
-        try {
-          // Nested: a savepoint, so an outcome refused (already finished) leaves the pending rows alone.
-          done = this.outcomeTx(outcomes);
-        } catch (err) {
-          if (!db.inTransaction) throw err;
-          done = err as Error;
-        }
-      }
-      const results = this.withTip(() =>
+    // One commit for every pending row of a group. A duplicate is found before anything of its row is written, and one INSERT fails whole: no savepoint needed.
+    this.beginTx = db.transaction((rows: NewRow[]) =>
+      this.withTip(() =>
         rows.map((row) => {
           try {
             return { id: this.callRow(row, null).id };
@@ -286,9 +270,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
             return { err };
           }
         }),
-      );
-      return { results, outcomes: done };
-    });
+      ),
+    );
 
     this.interruptTx = db.transaction((cutoff: string): DbAuditRow[] => {
       const out: DbAuditRow[] = [];
@@ -464,26 +447,14 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       }
       return;
     }
-    // The outcomes queued so far ride in this commit and its fsync.
-    const later = this.takeLater();
     let results: Array<{ id?: number; err?: unknown }>;
-    let outcomes: DbAuditRow[] | Error;
     try {
-      ({ results, outcomes } = this.write(() =>
-        this.beginTx.immediate(
-          batch.map((b) => b.row),
-          later,
-        ),
-      ));
+      results = this.write(() => this.beginTx.immediate(batch.map((b) => b.row)));
     } catch (err) {
       for (const b of batch) b.reject(err);
-      this.requeueLater(later);
       return;
     }
     this.pendingCommits++;
-    // Off the callers' path: they publish first. A refused outcome goes the one-by-one way.
-    if (outcomes instanceof Error) this.requeueLater(later);
-    else if (outcomes.length) setImmediate(() => this.completed(outcomes));
     // This fsync covers every outcome committed before it.
     if (this.lazySyncTimer) clearTimeout(this.lazySyncTimer);
     this.lazySyncTimer = undefined;
@@ -567,7 +538,10 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** Commit every outcome given to finishLater() (one transaction; one by one if that fails). */
   flushOutcomes(): void {
-    const items = this.takeLater();
+    if (this.laterTimer) clearImmediate(this.laterTimer);
+    this.laterTimer = undefined;
+    const items = this.laterQueue.map((x) => ({ ...x, followUp: false }));
+    this.laterQueue = [];
     if (!items.length) return;
     try {
       this.appendOutcomes(items, true);
@@ -583,23 +557,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     }
   }
 
-  /** Take the outcomes queued by finishLater() (and cancel their flush). */
-  private takeLater(): OutcomeItem[] {
-    if (this.laterTimer) clearImmediate(this.laterTimer);
-    this.laterTimer = undefined;
-    const items = this.laterQueue.map((x) => ({ ...x, followUp: false }));
-    this.laterQueue = [];
-    return items;
-  }
-
-  /** Outcomes a group commit could not take: flushed on their own, one by one if need be. */
-  private requeueLater(items: OutcomeItem[]): void {
-    if (!items.length) return;
-    this.laterQueue.unshift(...items);
-    this.laterTimer ??= setImmediate(() => this.flushOutcomes());
-  }
-
-  private appendOutcomes(items: OutcomeItem[], lazy = false): void {
+  private appendOutcomes(items: Array<{ id: number; completion: Completion; followUp: boolean }>, lazy = false): void {
     const rows = this.write(() => this.outcomeTx.immediate(items));
     if (lazy) this.committedLazily();
     else this.committed();

@@ -125,47 +125,6 @@ describe('group commit of pending rows (audit.durability full)', () => {
     assert.equal(s.audit.get(id)!.outcome, 'pending');
   });
 
-  it('outcomes queued by finishLater ride in the next group: no commit or fsync of their own, read by another connection', async () => {
-    const s = store();
-    const first = await s.audit.beginDurable(auditEntry());
-    s.audit.finishLater(first, { outcome: 'confirmed', latencyMs: 3, echo: '{"value":"on"}' });
-    const commits = s.audit.pendingCommits;
-    const fsyncs = s.audit.fsyncs;
-    const seen: string[] = [];
-    s.audit.on('row', (r) => seen.push(`${r.id}:${r.outcome}`));
-    const second = await s.audit.beginDurable(auditEntry());
-    assert.equal(s.audit.pendingCommits, commits + 1);
-    assert.equal(s.audit.fsyncs, fsyncs + 1, 'one fsync covers the outcome and the pending row');
-    // Another connection sees both without this store flushing anything.
-    const reader = new Database(s.db.name, { readonly: true });
-    try {
-      const rows = reader.prepare('SELECT id, outcome, latency_ms FROM audit WHERE id IN (?, ?) ORDER BY id').all(first, second);
-      assert.deepEqual(rows, [
-        { id: first, outcome: 'confirmed', latency_ms: 3 },
-        { id: second, outcome: 'pending', latency_ms: null },
-      ]);
-    } finally {
-      reader.close();
-    }
-    await waitFor('the row event, after the callers', () => seen.length === 1);
-    assert.deepEqual(seen, [`${first}:confirmed`]);
-    assert.equal(s.audit.verify().ok, true);
-  });
-
-  it('an outcome the group cannot take (its call is already finished) costs the group nothing and is refused alone', async () => {
-    const s = store();
-    const first = await s.audit.beginDurable(auditEntry());
-    s.audit.finish(first, { outcome: 'confirmed', latencyMs: 1 });
-    s.audit.finishLater(first, { outcome: 'failed', latencyMs: 2, error: 'a second outcome' });
-    const other = await s.audit.beginDurable(auditEntry());
-    s.audit.finishLater(other, { outcome: 'confirmed', latencyMs: 1 });
-    await turn();
-    await turn();
-    assert.equal(s.audit.get(first)!.outcome, 'confirmed', 'the refused outcome did not land');
-    assert.equal(s.audit.get(other)!.outcome, 'confirmed');
-    assert.equal(s.audit.verify().ok, true);
-  });
-
   it('synchronous writes (begin, record, finish) are fsynced before they return', () => {
     const s = store();
     const before = s.audit.fsyncs;
