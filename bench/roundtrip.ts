@@ -117,6 +117,8 @@ interface BrokerResult {
   /** p50 ms of the stages timed inside the bridge's calls, per durability. */
   stagesP50: Record<string, number>;
   stagesP50Grouped: Record<string, number>;
+  /** p50 ms of each step of a full call, timed in place (beginDurable, MQTT.js's packet events). */
+  timelineP50?: Record<string, number>;
   errors: number;
 }
 
@@ -238,6 +240,32 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
     };
     audit.finishLater = () => undefined;
   }
+  // The call's timeline, in place: when the pending row was asked for and granted, when MQTT.js wrote the
+  // PUBLISH and parsed the echo (its own packet events), and when the result came back.
+  const ms = () => Number(nowNs()) / 1e6;
+  const mark = { start: 0, begin: 0, begun: 0, sent: 0, echo: 0 };
+  const timeline: Record<string, number[]> = {
+    'validation, policy, queue': [],
+    'beginDurable()': [],
+    'granted -> PUBLISH written': [],
+    'written -> echo parsed': [],
+    'echo -> result': [],
+  };
+  {
+    const audit = hearth.audit as unknown as Record<string, (...a: unknown[]) => Promise<number>>;
+    const begin = audit.beginDurable!.bind(hearth.audit);
+    audit.beginDurable = (...a: unknown[]) => {
+      mark.begin = ms();
+      return begin(...a).then((id) => ((mark.begun = ms()), id));
+    };
+    const client = hearth.bridge.connection.client;
+    client.on('packetsend', (p) => {
+      if (p.cmd === 'publish') mark.sent = ms();
+    });
+    client.on('packetreceive', (p) => {
+      if (p.cmd === 'publish') mark.echo = ms();
+    });
+  }
   timeStage(hearth.policy, 'decide', 'policy.decide()');
   timeStage(hearth.audit, 'beginDurable', `audit.beginDurable() (${commit})`);
   timeStage(hearth.audit, 'appendOutcomes', `audit outcomes, after the result (commit to the WAL)`);
@@ -247,6 +275,7 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
     hearth,
     tool,
     stages,
+    timeline,
     get errors() {
       return errors;
     },
@@ -256,8 +285,16 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
     async once(): Promise<[number, number]> {
       const action = n++ % 2 ? 'turn_off' : 'turn_on';
       const a = nowNs();
+      mark.start = Number(a) / 1e6;
       const res = await hearth.tools.call(tool, { action }, PRINCIPAL);
-      const ms = Number(nowNs() - a) / 1e6;
+      const end = nowNs();
+      const ms = Number(end - a) / 1e6;
+      const t = timeline;
+      t['validation, policy, queue']!.push(mark.begin - mark.start);
+      t['beginDurable()']!.push(mark.begun - mark.begin);
+      t['granted -> PUBLISH written']!.push(mark.sent - mark.begun);
+      t['written -> echo parsed']!.push(mark.echo - mark.sent);
+      t['echo -> result']!.push(Number(end) / 1e6 - mark.echo);
       if (!res.text?.startsWith('confirmed')) {
         errors++;
         if (errors <= 3) console.log(`    ! bridge call not confirmed: ${res.text}`);
@@ -406,6 +443,11 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
       );
       where('full', stageP50, r.bridge.p50);
       where('grouped', stageP50Grouped, r.bridgeGrouped.p50);
+      const tl = Object.entries(bridge.timeline).map(([k, v]) => [k, summarize(v.slice(-calls)).p50] as const);
+      r.timelineP50 = Object.fromEntries(tl);
+      console.log(
+        `  the call's timeline in place, full (p50 ms): ${tl.map(([k, v]) => `${k} ${fmt(v, 3)}`).join(', ')}; raw publish -> echo ${fmt(r.raw.p50, 3)}`,
+      );
       const verdict = (label: string, s: Summary) =>
         `${label}: p50 <= ${TARGET_RATIO_P50}x (raw + one commit) -> ${s.p50 / r.floorP50 <= TARGET_RATIO_P50 ? 'MET' : 'NOT MET'} (${ratio(s.p50, r.floorP50)}), ` +
         `p99 < ${TARGET_P99_MS} ms -> ${s.p99 < TARGET_P99_MS ? 'MET' : 'NOT MET'} (${fmt(s.p99, 3)} ms)`;
