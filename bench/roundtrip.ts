@@ -256,7 +256,10 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
     const begin = audit.beginDurable!.bind(hearth.audit);
     audit.beginDurable = (...a: unknown[]) => {
       mark.begin = ms();
-      return begin(...a).then((id) => ((mark.begun = ms()), id));
+      return begin(...a).then((id) => {
+        mark.begun = ms();
+        return id;
+      });
     };
     const client = hearth.bridge.connection.client;
     client.on('packetsend', (p) => {
