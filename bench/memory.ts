@@ -30,7 +30,7 @@ import { envInt, fmt, machine, memoryMiB, nowNs, ratio, secondsSince, startBroke
 const ENTITIES = envInt('BENCH_MEMORY_ENTITIES', 10_000);
 const PER_DEVICE = 5;
 const DEVICES = Math.ceil(ENTITIES / PER_DEVICE);
-type Variant = 'baseline' | 'bridge' | 'bridge-per-entity';
+type Variant = 'baseline' | 'bridge' | 'bridge-per-entity' | 'baseline-no-number-cache';
 
 interface ChildReport {
   variant: Variant;
@@ -112,7 +112,12 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
     (await import('node:v8')).writeHeapSnapshot(join(process.env.BENCH_MEMORY_SNAPSHOT, `${variant}-start.heapsnapshot`));
   const topics = [...new Set(retainedMessages().map(([t]) => t))];
   const t0 = nowNs();
-  if (variant === 'baseline') {
+  if (variant === 'baseline' || variant === 'baseline-no-number-cache') {
+    // Raw mqtt.js as anyone would run it: with its packet writer's default number cache (6 MiB of
+    // Buffers), which importing the bridge's modules above turned off (src/mqtt/packet-numbers.ts).
+    const { createRequire } = await import('node:module');
+    const packet = createRequire(createRequire(import.meta.url).resolve('mqtt'))('mqtt-packet') as { writeToStream: { cacheNumbers: boolean } };
+    packet.writeToStream.cacheNumbers = variant === 'baseline';
     const last = new Map<string, Buffer>();
     const client = await mqtt.connectAsync(url, { protocolVersion: 4 });
     (client.stream as Socket).setNoDelay(true);
@@ -192,7 +197,8 @@ async function parent(): Promise<void> {
     );
 
     const reports: ChildReport[] = [];
-    for (const variant of ['baseline', 'bridge', 'bridge-per-entity'] as const) {
+    // The last one is for reference only: the raw mirror with the number cache off, as the bridge runs.
+    for (const variant of ['baseline', 'bridge', 'bridge-per-entity', 'baseline-no-number-cache'] as const) {
       const a = nowNs();
       const r = spawnSync(
         process.execPath,
@@ -244,9 +250,11 @@ async function parent(): Promise<void> {
         return [
           r.variant === 'baseline'
             ? 'baseline: raw mqtt.js, last payload per topic'
-            : r.variant === 'bridge'
-              ? `bridge (tools ${r.shape})`
-              : `bridge, tools ${r.shape}`,
+            : r.variant === 'baseline-no-number-cache'
+              ? '(reference) raw mirror, number cache off too'
+              : r.variant === 'bridge'
+                ? `bridge (tools ${r.shape})`
+                : `bridge, tools ${r.shape}`,
           r.entities.toLocaleString('en-US'),
           r.topics.toLocaleString('en-US'),
           r.tools === undefined ? '' : r.tools.toLocaleString('en-US'),
@@ -270,6 +278,12 @@ async function parent(): Promise<void> {
     console.log(
       `TARGET memory, ${bridge.entities.toLocaleString('en-US')} entities mirrored (default tools): RSS growth <= 2x the raw mirror's: ${memRatio <= 2 ? 'MET' : 'NOT MET'} (${ratio(growth(bridge).rss, bg.rss)}; ${fmt((growth(bridge).rss * 1024) / bridge.entities, 2)} KiB per entity against ${fmt((bg.rss * 1024) / base.entities, 2)})`,
     );
+    const ref = reports.find((r) => r.variant === 'baseline-no-number-cache');
+    if (ref) {
+      console.log(
+        `  (reference) against a raw mirror with MQTT.js's number cache off too (${fmt(growth(ref).rss, 1)} MiB growth): ${ratio(growth(bridge).rss, growth(ref).rss)}`,
+      );
+    }
     const file = writeResults('memory', {
       bench: 'memory',
       startedAt,

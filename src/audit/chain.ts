@@ -143,10 +143,20 @@ const KNOWN_COLUMNS = new Set<string>([...HASHED_COLUMNS, 'prev_hash', 'hash']);
 
 /** v2 entries: sha256(prev_hash + canonical JSON of every other stored column). */
 export function entryHash(prevHash: string, e: Omit<DbAuditEntry, 'hash' | 'prev_hash'>): string {
-  const fields: Record<string, unknown> = {};
-  for (const c of HASHED_COLUMNS) fields[c] = e[c] ?? null;
-  return sha256(prevHash + canonicalJson(fields));
+  // The canonical JSON of {column: value ?? null} for every hashed column, written directly: every call
+  // and outcome pays this, and the general encoder (an object, a key sort, a Set) cost 3x as much.
+  let text = prevHash;
+  for (let i = 0; i < SORTED_HASHED.length; i++) {
+    const c = SORTED_HASHED[i]!;
+    const v = e[c] ?? null;
+    text += `${i ? ',' : '{'}${COLUMN_KEY[i]}${typeof v === 'string' ? JSON.stringify(v) : v === null ? 'null' : canonicalJson(v)}`;
+  }
+  return sha256(`${text}}`);
 }
+
+/** The hashed columns in canonicalJson's key order, and their JSON keys. */
+const SORTED_HASHED = [...HASHED_COLUMNS].sort();
+const COLUMN_KEY = SORTED_HASHED.map((c) => `${JSON.stringify(c)}:`);
 
 /** The seal over the rows written before migration 0009: every stored column of each, in id order. */
 export class LegacySeal {

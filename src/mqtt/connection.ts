@@ -8,7 +8,11 @@ import type { Socket } from 'node:net';
 import mqtt, { type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
 import { redactUrl, type Logger } from '../log.js';
 import { PerKeyThrottle } from '../util/per-key-throttle.js';
+import { dropPacketNumberCache } from './packet-numbers.js';
 import { isPublishableTopic } from './topic.js';
+
+// Before the first packet is written (which would fill the cache).
+dropPacketNumberCache();
 
 export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'closed';
 

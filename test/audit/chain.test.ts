@@ -2,11 +2,13 @@
 // and reordering made through another connection; the id sequence and the
 // digest file catch a cut-off tail.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { canonicalJson, computeDigest, GENESIS_HASH, readDigest, verify, writeDigest } from '../../src/audit/chain.js';
+import { canonicalJson, computeDigest, entryHash, GENESIS_HASH, HASHED_COLUMNS, readDigest, verify, writeDigest } from '../../src/audit/chain.js';
+import type { DbAuditEntry } from '../../src/audit/row.js';
 import { SqliteAuditLog } from '../../src/audit/store.js';
 import type { AuditEntry } from '../../src/audit/types.js';
 import { openDatabase } from '../../src/db/database.js';
@@ -64,6 +66,28 @@ describe('audit chain', () => {
   it('canonical JSON sorts keys at every depth, without whitespace', () => {
     assert.equal(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: undefined }], c: 'x' }, u: undefined }), '{"a":{"c":"x","d":[3,{"z":1}]},"b":1}');
     assert.equal(canonicalJson([undefined, NaN, new Date(0)]), '[null,null,"1970-01-01T00:00:00.000Z"]');
+  });
+
+  it("an entry's hash is sha256 of prev_hash and the canonical JSON of every hashed column (null when absent)", () => {
+    const e = {
+      ...Object.fromEntries(HASHED_COLUMNS.map((c) => [c, null])),
+      id: 9,
+      at: '2026-12-03T02:00:00.000Z',
+      v: 2,
+      kind: 'outcome',
+      call_id: 8,
+      reason: 'quotes " and \\ and \u2028 and é',
+      latency_ms: 12.5,
+      rule_id: -0,
+      echo: undefined,
+    } as unknown as DbAuditEntry;
+    const fields = Object.fromEntries(HASHED_COLUMNS.map((c) => [c, e[c] ?? null]));
+    assert.equal(
+      entryHash('ab', e),
+      createHash('sha256')
+        .update(`ab${canonicalJson(fields)}`)
+        .digest('hex'),
+    );
   });
 
   it('verifies a clean chain (finished, recorded and pending calls)', () => {

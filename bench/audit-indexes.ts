@@ -1,0 +1,138 @@
+// Benchmark: what the audit's secondary indexes cost a call (issue 18).
+//
+// Every call entry is written to the table and four b-trees (request id, and the
+// partial principal, entity and time indexes of migration 0009); an outcome to
+// the table, the request-id index (NULL) and its call's index. Dropping the
+// three partial call indexes would leave the readers that filter by principal,
+// entity or time scanning the whole log. This measures what they cost before
+// anyone trades them away: begin() (the pending row's commit and fsync, the
+// caller's one unavoidable write) and an outcome commit, on the shipped schema
+// and on the same schema without those three indexes, interleaved call by call
+// on the same disk, against the raw durable INSERT of roundtrip.ts.
+//
+// Knobs: BENCH_AUDIT_INDEX_CALLS (3000), BENCH_TMPDIR.
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { SqliteAuditLog } from '../src/audit/store.js';
+import { openDatabase } from '../src/db/database.js';
+import { envInt, fmt, machine, nowNs, ratio, secondsSince, summarize, table, tempDir, writeResults } from './lib/harness.js';
+
+const CALLS = envInt('BENCH_AUDIT_INDEX_CALLS', 3000);
+const WARMUP = 200;
+const PARTIAL_INDEXES = ['audit_entry_principal', 'audit_entry_entity', 'audit_entry_at'];
+
+const t0 = nowNs();
+const tmp = tempDir('hearth-bench-audit-indexes');
+console.log(`audit-indexes: Node ${process.version}, ${machine().cpus} cores; ${CALLS.toLocaleString('en-US')} calls per variant, interleaved\n`);
+
+function variant(name: string, drop: string[]) {
+  const db = openDatabase(join(tmp.path, `${name}.db`));
+  for (const index of drop) db.exec(`DROP INDEX ${index}`);
+  const audit = new SqliteAuditLog(db, {});
+  const begin: number[] = [];
+  const outcome: number[] = [];
+  let n = 0;
+  return {
+    name,
+    begin,
+    outcome,
+    once(measure: boolean): void {
+      const i = n++;
+      let a = nowNs();
+      const id = audit.begin({
+        requestId: `bench-${i}-${process.pid}`,
+        principal: `chat:user-${i % 7}`,
+        session: null,
+        runId: null,
+        tool: 'control_switch',
+        entityId: `switch_${i % 50}.switch`,
+        action: i % 2 ? 'turn_off' : 'turn_on',
+        args: { action: i % 2 ? 'turn_off' : 'turn_on' },
+        decision: 'allow',
+        ruleId: 7,
+        reason: 'allowed by rule 7',
+      });
+      if (measure) begin.push(Number(nowNs() - a) / 1e6);
+      audit.finishLater(id, { outcome: 'confirmed', latencyMs: 12, echo: '{"value":"on","attributes":{}}' });
+      a = nowNs();
+      audit.flushOutcomes();
+      if (measure) outcome.push(Number(nowNs() - a) / 1e6);
+    },
+    close: async () => {
+      await audit.close();
+      db.close();
+    },
+  };
+}
+
+const raw = new Database(join(tmp.path, 'raw.db'));
+raw.pragma('journal_mode = WAL');
+raw.pragma('synchronous = FULL');
+raw.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, at TEXT NOT NULL, payload TEXT NOT NULL)');
+const insert = raw.prepare('INSERT INTO rows (at, payload) VALUES (?, ?)');
+const rawMs: number[] = [];
+const payload = 'x'.repeat(300);
+
+const shipped = variant('shipped', []);
+const lean = variant('without-partial-call-indexes', PARTIAL_INDEXES);
+try {
+  for (let i = 0; i < WARMUP + CALLS; i++) {
+    const measure = i >= WARMUP;
+    const a = nowNs();
+    insert.run(new Date().toISOString(), payload);
+    if (measure) rawMs.push(Number(nowNs() - a) / 1e6);
+    // Alternate which goes first, so neither always follows the other's fsync.
+    if (i % 2) {
+      shipped.once(measure);
+      lean.once(measure);
+    } else {
+      lean.once(measure);
+      shipped.once(measure);
+    }
+  }
+  const r = summarize(rawMs);
+  const rows = [shipped, lean].map((v) => ({ name: v.name, begin: summarize(v.begin), outcome: summarize(v.outcome) }));
+  table(
+    ['commit (ms)', 'calls', 'p50', 'p90', 'p99', 'p50 vs raw INSERT'],
+    [
+      ['baseline: raw INSERT, synchronous=FULL (1 b-tree)', r.count.toLocaleString('en-US'), fmt(r.p50, 3), fmt(r.p90, 3), fmt(r.p99, 3), ''],
+      ...rows.flatMap((x) => [
+        [
+          `begin(), ${x.name} (commit + fsync)`,
+          x.begin.count.toLocaleString('en-US'),
+          fmt(x.begin.p50, 3),
+          fmt(x.begin.p90, 3),
+          fmt(x.begin.p99, 3),
+          ratio(x.begin.p50, r.p50),
+        ],
+        [
+          `  outcome, ${x.name} (commit to the WAL)`,
+          x.outcome.count.toLocaleString('en-US'),
+          fmt(x.outcome.p50, 3),
+          fmt(x.outcome.p90, 3),
+          fmt(x.outcome.p99, 3),
+          '',
+        ],
+      ]),
+    ],
+  );
+  const [s, l] = rows as [(typeof rows)[0], (typeof rows)[0]];
+  console.log(
+    `\n  the three partial call indexes cost begin() ${fmt(s.begin.p50 - l.begin.p50, 3)} ms at p50 (${ratio(s.begin.p50, l.begin.p50)}) and an outcome ${fmt(s.outcome.p50 - l.outcome.p50, 3)} ms; begin() is ${fmt(s.begin.p50 - r.p50, 3)} ms over the raw INSERT`,
+  );
+  const file = writeResults('audit-indexes', {
+    bench: 'audit-indexes',
+    seconds: Math.round(secondsSince(t0) * 10) / 10,
+    machine: machine(),
+    config: { calls: CALLS, warmup: WARMUP, dropped: PARTIAL_INDEXES },
+    note: 'Milliseconds. begin() = SqliteAuditLog.begin (one IMMEDIATE transaction, commit, fdatasync of the WAL); outcome = finishLater + flushOutcomes (commit to the WAL, fsynced lazily).',
+    raw: r,
+    variants: rows,
+  });
+  console.log(`results: ${file} (${secondsSince(t0).toFixed(1)} s)`);
+} finally {
+  await shipped.close();
+  await lean.close();
+  raw.close();
+  tmp.cleanup();
+}
