@@ -12,7 +12,7 @@ import type { EntityMemory } from './devices/entity-names.js';
 import { DeviceRegistry, FILE_SOURCE } from './devices/registry.js';
 import { StateCache } from './devices/state-cache.js';
 import type { Logger } from './log.js';
-import { MqttConnection, MqttError } from './mqtt/connection.js';
+import { MqttConnection, type MqttError } from './mqtt/connection.js';
 // The embedded broker (aedes) and the simulator (sharp) are loaded only by what runs them (`hearth start`).
 import type { EmbeddedBroker } from './mqtt/embedded-broker.js';
 import type { Simulator } from './simulator/simulator.js';

@@ -38,7 +38,7 @@ import type { HistoryStore } from './history.js';
 import type { MemoryStore } from './memory.js';
 import { isQuestion } from './providers/intent/question.js';
 import { ProviderError, type ChatMessage, type ContentPart, type FunctionSpec, type Provider, type ToolCallRequest } from './provider.js';
-import { ChildRun, isSubagentTool, Subagents, subagentSystemPrompt, type ChildOutcome, type SubagentLimits } from './subagents.js';
+import { type ChildRun, isSubagentTool, Subagents, subagentSystemPrompt, type ChildOutcome, type SubagentLimits } from './subagents.js';
 import { TurnHandle } from './turn.js';
 import {
   ArchivedSessionError,

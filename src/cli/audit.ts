@@ -6,7 +6,7 @@ import { loadAuditKey } from '../audit/key.js';
 import { createWriteStream, existsSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { verify, type VerifyResult } from '../audit/chain.js';
 import { OUTCOMES, type StoredAuditRow } from '../audit/row.js';
 import { SqliteAuditLog, type AuditListFilter } from '../audit/store.js';

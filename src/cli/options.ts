@@ -3,7 +3,7 @@
 // so a command that only asks the daemon stays quick to start.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { CliFailure, collect } from './failure.js';
 import type { LoadedConfig } from '../config/load.js';
 import type { Logger } from '../log.js';

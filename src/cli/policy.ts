@@ -1,6 +1,6 @@
 // `hearth policy ...`: the rules table (list, allow/deny/confirm, remove),
 // principals' roles, and `policy test`, which explains a decision rule by rule.
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { Hearth } from '../hearth.js';
 import type { Entity } from '../devices/model.js';
 import { PolicyRuleError, type NewRule, type PolicyRule, type TargetType } from '../policy/rules.js';

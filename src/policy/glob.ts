@@ -11,7 +11,7 @@ function globBody(pattern: string): string {
   for (const ch of pattern) {
     if (ch === '*') out += '.*';
     else if (ch === '?') out += '.';
-    else out += ch.replace(/[.+^${}()|[\]\\\/-]/g, '\\$&');
+    else out += ch.replace(/[.+^${}()|[\]\\/-]/g, '\\$&');
   }
   return out;
 }

@@ -144,7 +144,7 @@ export function ruleFromRow(row: RuleRow): PolicyRule {
 const show = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : String(v));
 
 // A pattern: letters, digits and the characters that appear in ids, plus glob characters.
-const PATTERN = /^[\p{L}\p{N}_.:@\/+#*?|' -]+$/u;
+const PATTERN = /^[\p{L}\p{N}_.:@/+#*?|' -]+$/u;
 
 function pattern(field: string, value: unknown, what: string): string {
   if (typeof value !== 'string' || value.trim() === '') throw new PolicyRuleError(field, `must be a non-empty ${what}, got ${show(value)}`);

@@ -41,7 +41,7 @@ export function argumentSummary(args: unknown): Record<string, unknown> {
   if (!args || typeof args !== 'object' || Array.isArray(args)) return out;
   let n = 0;
   for (const k in args) {
-    if (!Object.prototype.hasOwnProperty.call(args, k)) continue;
+    if (!Object.hasOwn(args, k)) continue;
     if (++n > 20) {
       out['(more)'] = 'members left out';
       break;

@@ -19,7 +19,7 @@ export function quoted(text: string | undefined, max = 60): string {
  */
 export function deviceWord(text: string | undefined, max = 24): string {
   const clean = cleanDeviceText(text, 200);
-  return clean.length <= max && /^[\p{L}\p{N}°%µ²³\/._-]+$/u.test(clean) ? clean : quoted(clean, 60);
+  return clean.length <= max && /^[\p{L}\p{N}°%µ²³/._-]+$/u.test(clean) ? clean : quoted(clean, 60);
 }
 
 /**

@@ -97,7 +97,7 @@ export function stringifyBounded(value: unknown, maxChars: number, maxDepth = MA
     let first = true;
     for (const key in v as Record<string, unknown>) {
       if (full()) break;
-      if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
+      if (!Object.hasOwn(v, key)) continue;
       if (!first) put(',');
       first = false;
       put(`${JSON.stringify(key.length > maxChars ? key.slice(0, maxChars) : key)}:`);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { DatabaseError, listMigrations, openDatabase } from '../../src/db/database.js';
+import { type DatabaseError, listMigrations, openDatabase } from '../../src/db/database.js';
 import { runHearth } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-db-'));

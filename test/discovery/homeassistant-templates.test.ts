@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { entityName, jsonDepth, slugDeviceId, slugKey } from '../../src/devices/discovery/homeassistant/adapter.js';
-import { Invalid, migrateFlag, validateComponent } from '../../src/devices/discovery/homeassistant/schema.js';
+import { type Invalid, migrateFlag, validateComponent } from '../../src/devices/discovery/homeassistant/schema.js';
 import { compileTemplate, renderStripped, RenderError, TemplateError } from '../../src/devices/discovery/homeassistant/templates.js';
 import { parseDiscoveryTopic } from '../../src/devices/discovery/homeassistant/topics.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
-import { Hearth } from '../../src/hearth.js';
+import type { Hearth } from '../../src/hearth.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { OWNER, openHearth } from '../helpers/home.js';
 import { z2mEntry } from '../helpers/zigbee2mqtt.js';

@@ -107,7 +107,7 @@ describe('a publish the broker never acknowledged', () => {
   let server: net.Server;
   const sockets = new Set<net.Socket>();
   let home: TestHome;
-  let holding: Array<(err?: Error | null) => void> = [];
+  const holding: Array<(err?: Error | null) => void> = [];
   let url: string;
   /** The connection (Hearth's) whose command is held: the one the cases drop. */
   let holder: { conn: net.Socket } | undefined;

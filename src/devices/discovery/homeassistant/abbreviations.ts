@@ -337,7 +337,7 @@ export function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const own = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+const own = (o: object, k: string) => Object.hasOwn(o, k);
 
 /** Expand the abbreviated keys of one mapping in place (HA: the full key wins the slot, the short one goes). */
 export function replaceAbbreviations(payload: unknown, table: Readonly<Record<string, string>>): void {

@@ -207,7 +207,7 @@ function mapping(fields: Fields, extra: 'remove' | 'prevent', value: unknown, pa
   if (!isObject(value)) throw new Invalid('expected a dictionary', path);
   const out: Json = {};
   for (const key of Object.keys(value)) {
-    if (!Object.prototype.hasOwnProperty.call(fields, key)) {
+    if (!Object.hasOwn(fields, key)) {
       if (extra === 'prevent') throw new Invalid('extra keys not allowed', [...path, key]);
       continue;
     }

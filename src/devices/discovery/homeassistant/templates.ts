@@ -115,7 +115,7 @@ const isDict = (v: unknown): v is Dict =>
   !(v instanceof Undefined) &&
   !(v instanceof Method) &&
   !(v instanceof Loop);
-const own = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+const own = (o: object, k: string) => Object.hasOwn(o, k);
 
 class Loop {
   constructor(
