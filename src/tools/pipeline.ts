@@ -340,19 +340,20 @@ export class Pipeline {
    * to the rules for locks): the go-ahead, or the refused call's result (recorded). A confirm rule is
    * settled here: an in-band yes that counts, an approval granted earlier, or a new approval request.
    */
-  private judge(
+  /** A member's (or a lone call's) policy request and decision; `preview` records nothing and uses up no rate limit. */
+  private decideActuation(
     tool: GeneratedTool,
-    call: ToolCall,
+    principal: ToolCall['principal'],
     args: Record<string, unknown>,
     entity: Entity,
     command: Command,
-    /** A grouped call's member: its own tool's rules bind it too (a deny on `kitchen_light` is not waived by control_group). */
-    ownTool?: string,
-  ): { ok: true; decision: PolicyDecision; approvedBy?: string; action: string } | { ok: false; result: ToolResultObject } {
+    ownTool: string | undefined,
+    preview: boolean,
+  ): { request: PolicyRequest; decision: PolicyDecision; action: string } {
     const held = heldTo(entity, payloadsOf(entity, command));
     const action = held.action ?? command.action;
     const request: PolicyRequest = {
-      principal: call.principal,
+      principal,
       tool: tool.name,
       capability: 'actuator',
       action,
@@ -362,13 +363,26 @@ export class Pipeline {
       deviceClass: held.deviceClass,
       args,
     };
-    let decision = this.deps.policy.decide(request);
+    const ask = (r: PolicyRequest) => (this.deps.policy.preview ? this.deps.policy.preview(r) : this.deps.policy.decide(r));
+    let decision = preview ? ask(request) : this.deps.policy.decide(request);
     if (ownTool && ownTool !== tool.name && decision.effect !== 'deny') {
       // The stricter of the two; asked as a preview, so the member uses up no second rate-limit hit.
-      const own = { ...request, tool: ownTool };
-      const asOwn = this.deps.policy.preview ? this.deps.policy.preview(own) : this.deps.policy.decide(own);
+      const asOwn = ask({ ...request, tool: ownTool });
       if (asOwn.effect === 'deny' || (asOwn.effect === 'confirm' && decision.effect === 'allow')) decision = asOwn;
     }
+    return { request, decision, action };
+  }
+
+  private judge(
+    tool: GeneratedTool,
+    call: ToolCall,
+    args: Record<string, unknown>,
+    entity: Entity,
+    command: Command,
+    /** A grouped call's member: its own tool's rules bind it too (a deny on `kitchen_light` is not waived by control_group). */
+    ownTool?: string,
+  ): { ok: true; decision: PolicyDecision; approvedBy?: string; action: string } | { ok: false; result: ToolResultObject } {
+    const { request, decision, action } = this.decideActuation(tool, call.principal, args, entity, command, ownTool, false);
     if (decision.effect === 'deny') return { ok: false, result: this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, action) };
     let approvedBy: string | undefined;
     if (decision.effect === 'confirm') {
@@ -379,6 +393,41 @@ export class Pipeline {
       approvedBy = settled.approvedBy;
     }
     return { ok: true, decision, approvedBy, action };
+  }
+
+  /**
+   * What a grouped call would be decided before it runs (a chat or a session asking "ask the person
+   * first?"): a member a rule holds for a person makes it `confirm`; else any member allowed makes it
+   * `allow` (the denied ones are skipped and said when it runs); else the first member's deny. Only
+   * what the caller may read counts. Undefined for arguments the call would refuse. Records nothing.
+   */
+  previewGroup(
+    tool: GeneratedTool,
+    args: Record<string, unknown>,
+    principal: ToolCall['principal'],
+    ownToolOf: (entityId: string) => string | undefined,
+  ): PolicyDecision | undefined {
+    const candidates = new Set(tool.meta.entityIds);
+    const visible = this.deps.registry.entities().filter((e) => candidates.has(e.id) && !this.deps.readDenied?.(principal, e));
+    const chosen = selectGroup(args, visible);
+    if (typeof chosen === 'string') return undefined;
+    let allow: PolicyDecision | undefined;
+    let deny: PolicyDecision | undefined;
+    for (const entity of chosen) {
+      const margs = memberArgs(entity, args);
+      if (typeof margs === 'string') continue;
+      let command: Command;
+      try {
+        command = toCommand(entity, { action: margs.action, ...(margs.brightness !== undefined ? { brightness: margs.brightness } : {}) });
+      } catch {
+        continue;
+      }
+      const { decision } = this.decideActuation(tool, principal, { ...margs, entity: entity.id }, entity, command, ownToolOf(entity.id), true);
+      if (decision.effect === 'confirm') return decision;
+      if (decision.effect === 'allow') allow ??= decision;
+      else deny ??= decision;
+    }
+    return allow ?? deny;
   }
 
   /**

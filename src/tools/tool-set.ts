@@ -101,8 +101,16 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
    * rule applies. Unknown tools and bad arguments preview as undefined.
    */
   preview(name: string, args: Record<string, unknown>, principal: Principal): PolicyDecision | undefined {
+    const tool = this.get(name);
+    // A grouped call stands for its members: decided as they would be.
+    if (tool?.meta.group) return this.pipeline.previewGroup(tool, args, principal, (id) => this.ownToolOf(id));
     const request = this.policyRequest(name, args, principal);
     return request && this.policy.preview ? this.policy.preview(request) : undefined;
+  }
+
+  /** An entity's own actuator tool (not the grouped one). */
+  private ownToolOf(entityId: string): string | undefined {
+    return this.current.find((t) => t.capability === 'actuator' && !t.meta.group && t.meta.entityIds.includes(entityId))?.name;
   }
 
   /** The request the pipeline would put to the policy for this call. */

@@ -70,6 +70,28 @@ describe('hearth chat', () => {
     assert.ok(row!.session, 'names the chat session');
   });
 
+  it('"turn off all the lights" is one grouped call an owner makes without being asked; a member a confirm rule holds makes it ask', async () => {
+    const off = await chat(common(), 'turn off all the lights\n');
+    assert.match(off.stdout, /→ control_group \{"action":"turn_off"/);
+    assert.doesNotMatch(off.stdout, /needs your approval/);
+    assert.match(off.stdout, /← confirmed: /);
+    const added = await runHearth(
+      ['policy', 'confirm', 'role:owner', '--entity', 'kitchen_light.light', '--action', 'turn_on', '--priority', '5', '--json', ...common()],
+      {
+        cwd: dir,
+      },
+    );
+    assert.equal(added.code, 0, added.stderr);
+    const rule = JSON.parse(added.stdout) as { id: number };
+    try {
+      const on = await chat(common(), 'turn on all the lights\nn\n');
+      assert.match(on.stdout, /\? control_group \{"action":"turn_on".*\} needs your approval \(rule #\d+/);
+      assert.match(on.stdout, /← failed: not done: the person denied permission/);
+    } finally {
+      await runHearth(['policy', 'remove', String(rule.id), ...common()], { cwd: dir });
+    }
+  });
+
   it('says clearly when it did not understand', async () => {
     const { stdout } = await chat(common(), 'bake me a cake\n');
     assert.match(stdout, /Sorry, I did not understand that\. You can say things like "/);
