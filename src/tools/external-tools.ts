@@ -15,6 +15,8 @@ import { canonicalJson, settleConfirm } from '../policy/approvals.js';
 import type { ApprovalStore, PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { argumentBoundsProblem, argumentSummary } from './argument-bounds.js';
+import { GROUPED_TOOL_NAMES } from './generator.js';
+import { GROUP_TOOL } from './group-call.js';
 import { isValidToolName, MAX_TOOL_NAME, RESERVED_NAMES } from './names.js';
 import type { Capability, GeneratedTool, JsonSchema, ToolCall, ToolHandler, ToolResult, ToolResultObject } from './types.js';
 import { errorOf } from '../util/error.js';
@@ -62,6 +64,10 @@ export class ExternalToolTimeout extends Error {
   }
 }
 
+// Hearth's own tool names in any letter case: a flow tool called control_group (absent while a home has
+// no lights) or Get_State would be taken for Hearth's, by a model and by whoever reads the rules.
+const OWN_NAMES = new Set([...RESERVED_NAMES, GROUP_TOOL, ...GROUPED_TOOL_NAMES].map((n) => n.toLowerCase()));
+
 const FAIL = (text: string, details: Record<string, unknown> = {}): ToolResultObject => ({ text, isError: true, details });
 
 function normalize(result: ToolResult): ToolResultObject {
@@ -77,6 +83,8 @@ export function checkExternalToolDef(def: Omit<ExternalToolDef, 'handler' | 'sou
     const why = RESERVED_NAMES.has(def.name) ? 'is a reserved name' : `must be 1 to ${MAX_TOOL_NAME} letters, digits, _ or -, without "__"`;
     throw new ExternalToolError(`tool name ${JSON.stringify(def.name)} ${why}`, 'bad_name');
   }
+  if (OWN_NAMES.has(def.name.toLowerCase()))
+    throw new ExternalToolError(`tool name ${JSON.stringify(def.name)} is Hearth's own tool's name (in any letter case); choose another name`, 'bad_name');
   if (typeof def.description !== 'string' || !def.description.trim()) {
     throw new ExternalToolError(`tool ${def.name}: a description is required (the model reads it to know when to call the tool)`, 'bad_tool');
   }
