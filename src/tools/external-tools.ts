@@ -16,6 +16,7 @@ import type { ApprovalStore, PolicyDecision, PolicyEngine, PolicyRequest } from 
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { argumentBoundsProblem, argumentSummary } from './argument-bounds.js';
 import { GROUPED_TOOL_NAMES } from './generator.js';
+import { linearRegExp } from './linear-patterns.js';
 import { GROUP_TOOL } from './group-call.js';
 import { isValidToolName, MAX_TOOL_NAME, RESERVED_NAMES } from './names.js';
 import type { Capability, GeneratedTool, JsonSchema, ToolCall, ToolHandler, ToolResult, ToolResultObject } from './types.js';
@@ -101,7 +102,8 @@ export function checkExternalToolDef(def: Omit<ExternalToolDef, 'handler' | 'sou
     throw new ExternalToolError(`tool ${def.name}: parameters must be a JSON Schema of type object`, 'bad_schema');
   }
   try {
-    return createAjv({ useDefaults: true, coerceTypes: false }).compile(p);
+    // A caller's string never meets a pattern that can backtrack for minutes (linear-patterns.ts).
+    return createAjv({ useDefaults: true, coerceTypes: false, unicodeRegExp: false, code: { regExp: linearRegExp } }).compile(p);
   } catch (err) {
     throw new ExternalToolError(`tool ${def.name}: parameters are not a valid JSON Schema: ${(err as Error).message}`, 'bad_schema');
   }
