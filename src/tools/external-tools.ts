@@ -71,11 +71,32 @@ const OWN_NAMES = new Set([...RESERVED_NAMES, GROUP_TOOL, ...GROUPED_TOOL_NAMES]
 
 const FAIL = (text: string, details: Record<string, unknown> = {}): ToolResultObject => ({ text, isError: true, details });
 
-function normalize(result: ToolResult): ToolResultObject {
-  if (typeof result === 'string') return { text: result };
-  if (!result || typeof result !== 'object') return { text: String(result) };
-  if (result.error && !result.isError) return { ...result, text: result.text ?? result.error, isError: true };
-  return result;
+// Details only Hearth writes: doors act on them (an approvalId makes the MCP door ask the person to grant
+// that approval, the page show the call as waiting), so a handler's answer may not carry them.
+const HEARTH_DETAILS = [
+  'approvalId',
+  'auditId',
+  'auditIds',
+  'decision',
+  'ruleId',
+  'duplicate',
+  'mismatch',
+  'group',
+  'members',
+  'entities',
+  'source',
+  'latencyMs',
+];
+
+function normalize(raw: ToolResult): ToolResultObject {
+  let result: ToolResultObject;
+  if (typeof raw === 'string') return { text: raw };
+  if (!raw || typeof raw !== 'object') return { text: String(raw) };
+  if (raw.error && !raw.isError) result = { ...raw, text: raw.text ?? raw.error, isError: true };
+  else result = raw;
+  if (!result.details || !HEARTH_DETAILS.some((k) => Object.hasOwn(result.details!, k))) return result;
+  const details = Object.fromEntries(Object.entries(result.details).filter(([k]) => !HEARTH_DETAILS.includes(k)));
+  return { ...result, details };
 }
 
 /** Check a tool definition; throws ExternalToolError naming the problem. */
