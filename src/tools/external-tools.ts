@@ -21,6 +21,7 @@ import { GROUP_TOOL } from './group-call.js';
 import { isValidToolName, MAX_TOOL_NAME, RESERVED_NAMES } from './names.js';
 import type { Capability, GeneratedTool, JsonSchema, ToolCall, ToolHandler, ToolResult, ToolResultObject } from './types.js';
 import { errorOf } from '../util/error.js';
+import { cleanUntrustedLines } from '../util/untrusted-text.js';
 
 export const DEFAULT_EXTERNAL_TIMEOUT_MS = 30_000;
 const MAX_DESCRIPTION = 2000;
@@ -90,10 +91,12 @@ const HEARTH_DETAILS = [
 
 function normalize(raw: ToolResult): ToolResultObject {
   let result: ToolResultObject;
-  if (typeof raw === 'string') return { text: raw };
-  if (!raw || typeof raw !== 'object') return { text: String(raw) };
+  if (typeof raw === 'string') return { text: cleanUntrustedLines(raw) };
+  if (!raw || typeof raw !== 'object') return { text: cleanUntrustedLines(String(raw)) };
   if (raw.error && !raw.isError) result = { ...raw, text: raw.text ?? raw.error, isError: true };
   else result = raw;
+  // A flow relays what it fetched: escapes, bidi overrides and tag characters never reach a model or a terminal.
+  if (typeof result.text === 'string') result = { ...result, text: cleanUntrustedLines(result.text) };
   if (!result.details || !HEARTH_DETAILS.some((k) => Object.hasOwn(result.details!, k))) return result;
   const details = Object.fromEntries(Object.entries(result.details).filter(([k]) => !HEARTH_DETAILS.includes(k)));
   return { ...result, details };
