@@ -17,6 +17,7 @@ import { createAjv, schemaProblems } from '../util/ajv.js';
 import { argumentBoundsProblem, argumentSummary } from './argument-bounds.js';
 import { GROUPED_TOOL_NAMES } from './generator.js';
 import { linearRegExp } from './linear-patterns.js';
+import { schemaCostProblem } from './schema-cost.js';
 import { GROUP_TOOL } from './group-call.js';
 import { isValidToolName, MAX_TOOL_NAME, RESERVED_NAMES } from './names.js';
 import type { Capability, GeneratedTool, JsonSchema, ToolCall, ToolHandler, ToolResult, ToolResultObject } from './types.js';
@@ -125,6 +126,9 @@ export function checkExternalToolDef(def: Omit<ExternalToolDef, 'handler' | 'sou
   if (!p || typeof p !== 'object' || Array.isArray(p) || (p.type !== undefined && p.type !== 'object')) {
     throw new ExternalToolError(`tool ${def.name}: parameters must be a JSON Schema of type object`, 'bad_schema');
   }
+  // Every caller's arguments meet this schema on the event loop: its work must be bounded (schema-cost.ts).
+  const costly = schemaCostProblem(p);
+  if (costly) throw new ExternalToolError(`tool ${def.name}: parameters: ${costly}`, 'bad_schema');
   try {
     // A caller's string never meets a pattern that can backtrack for minutes (linear-patterns.ts).
     return createAjv({ useDefaults: true, coerceTypes: false, unicodeRegExp: false, code: { regExp: linearRegExp } }).compile(p);
