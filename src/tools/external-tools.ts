@@ -262,8 +262,10 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps,
     if (outOfBounds) return rejected(call, argumentSummary(rawArgs), 'actuate', `invalid arguments: ${outOfBounds}`);
     const args: Record<string, unknown> =
       rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? structuredClone(rawArgs) : ({ value: rawArgs } as Record<string, unknown>);
+    const valid = !!rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) && validate(args);
+    // Read after validation: the schema's defaults are filled in by then, and the policy judges the action the flow will get.
     const action = externalAction(def.capability, args);
-    if (!rawArgs || typeof rawArgs !== 'object' || Array.isArray(rawArgs) || !validate(args)) {
+    if (!valid) {
       const problems =
         rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs)
           ? schemaProblems(validate.errors, args)
