@@ -137,10 +137,15 @@ export function checkExternalToolDef(def: Omit<ExternalToolDef, 'handler' | 'sou
   }
 }
 
-/** The action a policy rule sees: `read`, the `action` argument when there is one, else `actuate` (as ToolSet.preview). */
-export function externalAction(capability: Capability, args: Record<string, unknown>): string {
+/**
+ * The action a policy rule sees: `read` for a read tool; for an actuator the `action` argument when its
+ * schema declares one, else `actuate`. Never `read` for an actuator: the policy lets reads through by
+ * default, and a caller must not make an actuation one by sending `"action": "read"`.
+ */
+export function externalAction(capability: Capability, args: Record<string, unknown>, declaresAction = true): string {
   if (capability === 'read') return 'read';
-  return typeof args.action === 'string' && args.action ? args.action : 'actuate';
+  const action = declaresAction && typeof args.action === 'string' && args.action ? args.action : 'actuate';
+  return action === 'read' ? 'actuate' : action;
 }
 
 /**
@@ -150,6 +155,9 @@ export function externalAction(capability: Capability, args: Record<string, unkn
 export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps, validate: ValidateFunction = checkExternalToolDef(def)): GeneratedTool {
   const parameters: JsonSchema = { type: 'object', properties: {}, ...def.parameters };
   const timeoutMs = def.timeoutMs ?? DEFAULT_EXTERNAL_TIMEOUT_MS;
+  // Only an `action` the schema declares names the action; any other is just an argument.
+  const declared = (def.parameters as { properties?: unknown }).properties;
+  const declaresAction = !!declared && typeof declared === 'object' && Object.hasOwn(declared, 'action');
   const tool: GeneratedTool = {
     name: def.name,
     description: def.description,
@@ -264,7 +272,7 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps,
       rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? structuredClone(rawArgs) : ({ value: rawArgs } as Record<string, unknown>);
     const valid = !!rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) && validate(args);
     // Read after validation: the schema's defaults are filled in by then, and the policy judges the action the flow will get.
-    const action = externalAction(def.capability, args);
+    const action = externalAction(def.capability, args, declaresAction);
     if (!valid) {
       const problems =
         rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs)
