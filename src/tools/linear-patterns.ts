@@ -11,6 +11,9 @@ setFlagsFromString('--enable-experimental-regexp-engine');
 
 /** ajv's `code.regExp`: compiles `pattern` for linear-time matching, or throws naming why not. */
 export function linearRegExp(pattern: string): RegExp {
+  // Without the `u` flag these would silently mean something else (`\p{L}` is "p{L}"): refused, not reinterpreted.
+  if (/\\[pPu]\{/.test(pattern))
+    throw new Error(`pattern ${JSON.stringify(pattern.slice(0, 80))} uses \\p{...} or \\u{...}, which flow tool schemas do not support; use character ranges`);
   try {
     // The linear engine takes no `u` flag; patterns match by UTF-16 code unit.
     return new RegExp(pattern, 'l');

@@ -47,6 +47,15 @@ describe('flow tool schema patterns cannot stall the daemon', () => {
     });
   }
 
+  for (const pattern of ['^\\p{L}+$', '^[^\\u{1F600}]+$']) {
+    it(`refuses ${pattern} rather than read it without Unicode escapes`, () => {
+      assert.throws(
+        () => checkExternalToolDef(def({ type: 'object', properties: { word: { type: 'string', pattern } } })),
+        (err: unknown) => err instanceof ExternalToolError && err.code === 'bad_schema' && /do not support/.test(err.message),
+      );
+    });
+  }
+
   it('keeps ordinary patterns working', () => {
     const validate = checkExternalToolDef(def({ type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]{2}-\\d{3}$' } } }));
     assert.equal(validate({ code: 'AB-123' }), true);
