@@ -373,8 +373,12 @@ export class ExternalTools extends EventEmitter<ExternalToolsEvents> {
 
   /** Add a tool; returns its remover. Throws ExternalToolError on a taken name. */
   add(tool: GeneratedTool): () => void {
-    if (this.tools.has(tool.name)) throw new ExternalToolError(`a tool named ${tool.name} is already declared`, 'name_taken');
-    if (this.taken(tool.name)) throw new ExternalToolError(`a device tool is already named ${tool.name}; choose another name`, 'name_taken');
+    // Names that differ only in letter case read as one tool to a model: taken is taken in any case.
+    const folded = tool.name.toLowerCase();
+    const held = [...this.tools.keys()].find((n) => n.toLowerCase() === folded);
+    if (held) throw new ExternalToolError(`a tool named ${held} is already declared`, 'name_taken');
+    if (this.taken(tool.name) || this.taken(folded))
+      throw new ExternalToolError(`a device tool is already named ${tool.name}; choose another name`, 'name_taken');
     this.tools.set(tool.name, tool);
     this.emit('changed', this.all());
     return () => this.remove(tool);

@@ -10,7 +10,7 @@
 // engine, audit and tool set of a demo home.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { checkExternalToolDef, ExternalToolError } from '../../src/tools/external-tools.js';
+import { checkExternalToolDef, createExternalTool, ExternalToolError } from '../../src/tools/external-tools.js';
 import { checkDefinitions, FlowToolProviderError, FlowToolProviders } from '../../src/tools/flow-tool-providers.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { startHome, type TestHome } from '../helpers/home.js';
@@ -71,5 +71,27 @@ describe('a flow tool cannot take a device tool name in another letter case', ()
     );
     assert.equal(home.hearth.tools.get(upper), undefined);
     providers.closeAll();
+  });
+
+  it("refuses a case variant of another flow's tool, on either path", async () => {
+    const log = pino({ level: 'silent' });
+    const deps = { policy: home.hearth.policy, audit: home.hearth.audit, approvals: home.hearth.approvals, log };
+    const providers = new FlowToolProviders(home.hearth.tools.external, deps, (name) => home.hearth.tools.isDeviceTool(name), log);
+    try {
+      providers.register({ principal: 'http:node-red' }, 'flow:n1', checkDefinitions([def('announce')]), () => true);
+      assert.throws(
+        () => providers.register({ principal: 'http:other-red' }, 'flow:n2', checkDefinitions([def('Announce')]), () => true),
+        (err: unknown) => err instanceof FlowToolProviderError && err.code === 'name_taken',
+      );
+      // An in-process hearth-tool node adds straight to the tool set.
+      const tool = createExternalTool({ ...def('ANNOUNCE'), source: 'flow:n3', handler: () => 'said' }, deps);
+      assert.throws(
+        () => home.hearth.tools.external.add(tool),
+        (err: unknown) => err instanceof ExternalToolError && err.code === 'name_taken',
+      );
+      assert.equal(home.hearth.tools.get('ANNOUNCE'), undefined);
+    } finally {
+      providers.closeAll();
+    }
   });
 });
