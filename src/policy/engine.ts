@@ -98,6 +98,8 @@ function bumpLocal(db: Db): void {
 }
 
 const ROLE_RE = /^[\p{L}\p{N}_.-]+$/u;
+const MAX_ROLES = 32;
+const MAX_ROLE_NAME = 64;
 
 function isReadRequest(req: { action: string; capability: Capability }): boolean {
   return req.action === 'read' || req.capability === 'read';
@@ -668,8 +670,13 @@ export class SqlitePolicy implements PolicyEngine {
     if (typeof id !== 'string' || !/^[^\s*?|]+$/.test(id))
       throw new PolicyRuleError('principal', `must be an id like chat:alice without spaces or wildcards, got ${JSON.stringify(id)}`);
     if (!Array.isArray(roles)) throw new PolicyRuleError('roles', 'must be a list of role names');
+    // Stored per principal and read on every decision and listing: a few short names.
+    if (roles.length > MAX_ROLES) throw new PolicyRuleError('roles', `at most ${MAX_ROLES} roles per principal, got ${roles.length}`);
     for (const r of roles) {
-      if (typeof r !== 'string' || !ROLE_RE.test(r)) throw new PolicyRuleError('roles', `${JSON.stringify(r)} is not a role name (letters, digits, _ . -)`);
+      if (typeof r !== 'string' || r.length > MAX_ROLE_NAME || !ROLE_RE.test(r)) {
+        const shown = typeof r === 'string' && r.length > 60 ? `${JSON.stringify(r.slice(0, 60))}... (${r.length} characters)` : JSON.stringify(r);
+        throw new PolicyRuleError('roles', `${shown} is not a role name (1 to ${MAX_ROLE_NAME} letters, digits, _ . -)`);
+      }
     }
     this.stmts.setRoles.run(id, JSON.stringify([...new Set(roles)]));
     bumpLocal(this.db);

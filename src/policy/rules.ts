@@ -296,6 +296,8 @@ export function validateRule(input: NewRule): ValidRule {
   if (input.note !== undefined && input.note !== null) {
     if (typeof input.note !== 'string') throw new PolicyRuleError('note', `must be text, got ${show(input.note)}`);
     if (input.note.length > 500) throw new PolicyRuleError('note', 'is longer than 500 characters');
+    // One line of plain text: listings print it to terminals and pages, where escapes and newlines would fake output.
+    if (/\p{Cc}/u.test(input.note)) throw new PolicyRuleError('note', 'must be one line of plain text (no control characters or line breaks)');
     note = input.note.trim() || null;
   }
   const fromArea = input.fromArea === undefined || input.fromArea === null ? null : pattern('fromArea', input.fromArea, 'area name or glob');

@@ -15,9 +15,14 @@ import { canonicalJson, settleConfirm } from '../policy/approvals.js';
 import type { ApprovalStore, PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { argumentBoundsProblem, argumentSummary } from './argument-bounds.js';
+import { GROUPED_TOOL_NAMES } from './generator.js';
+import { linearRegExp } from './linear-patterns.js';
+import { schemaCostProblem } from './schema-cost.js';
+import { GROUP_TOOL } from './group-call.js';
 import { isValidToolName, MAX_TOOL_NAME, RESERVED_NAMES } from './names.js';
 import type { Capability, GeneratedTool, JsonSchema, ToolCall, ToolHandler, ToolResult, ToolResultObject } from './types.js';
 import { errorOf } from '../util/error.js';
+import { cleanUntrustedLines } from '../util/untrusted-text.js';
 
 export const DEFAULT_EXTERNAL_TIMEOUT_MS = 30_000;
 const MAX_DESCRIPTION = 2000;
@@ -62,13 +67,40 @@ export class ExternalToolTimeout extends Error {
   }
 }
 
+// Hearth's own tool names in any letter case: a flow tool called control_group (absent while a home has
+// no lights) or Get_State would be taken for Hearth's, by a model and by whoever reads the rules.
+const OWN_NAMES = new Set([...RESERVED_NAMES, GROUP_TOOL, ...GROUPED_TOOL_NAMES].map((n) => n.toLowerCase()));
+
 const FAIL = (text: string, details: Record<string, unknown> = {}): ToolResultObject => ({ text, isError: true, details });
 
-function normalize(result: ToolResult): ToolResultObject {
-  if (typeof result === 'string') return { text: result };
-  if (!result || typeof result !== 'object') return { text: String(result) };
-  if (result.error && !result.isError) return { ...result, text: result.text ?? result.error, isError: true };
-  return result;
+// Details only Hearth writes: doors act on them (an approvalId makes the MCP door ask the person to grant
+// that approval, the page show the call as waiting), so a handler's answer may not carry them.
+const HEARTH_DETAILS = [
+  'approvalId',
+  'auditId',
+  'auditIds',
+  'decision',
+  'ruleId',
+  'duplicate',
+  'mismatch',
+  'group',
+  'members',
+  'entities',
+  'source',
+  'latencyMs',
+];
+
+function normalize(raw: ToolResult): ToolResultObject {
+  let result: ToolResultObject;
+  if (typeof raw === 'string') return { text: cleanUntrustedLines(raw) };
+  if (!raw || typeof raw !== 'object') return { text: cleanUntrustedLines(String(raw)) };
+  if (raw.error && !raw.isError) result = { ...raw, text: raw.text ?? raw.error, isError: true };
+  else result = raw;
+  // A flow relays what it fetched: escapes, bidi overrides and tag characters never reach a model or a terminal.
+  if (typeof result.text === 'string') result = { ...result, text: cleanUntrustedLines(result.text) };
+  if (!result.details || !HEARTH_DETAILS.some((k) => Object.hasOwn(result.details!, k))) return result;
+  const details = Object.fromEntries(Object.entries(result.details).filter(([k]) => !HEARTH_DETAILS.includes(k)));
+  return { ...result, details };
 }
 
 /** Check a tool definition; throws ExternalToolError naming the problem. */
@@ -77,6 +109,8 @@ export function checkExternalToolDef(def: Omit<ExternalToolDef, 'handler' | 'sou
     const why = RESERVED_NAMES.has(def.name) ? 'is a reserved name' : `must be 1 to ${MAX_TOOL_NAME} letters, digits, _ or -, without "__"`;
     throw new ExternalToolError(`tool name ${JSON.stringify(def.name)} ${why}`, 'bad_name');
   }
+  if (OWN_NAMES.has(def.name.toLowerCase()))
+    throw new ExternalToolError(`tool name ${JSON.stringify(def.name)} is Hearth's own tool's name (in any letter case); choose another name`, 'bad_name');
   if (typeof def.description !== 'string' || !def.description.trim()) {
     throw new ExternalToolError(`tool ${def.name}: a description is required (the model reads it to know when to call the tool)`, 'bad_tool');
   }
@@ -92,17 +126,26 @@ export function checkExternalToolDef(def: Omit<ExternalToolDef, 'handler' | 'sou
   if (!p || typeof p !== 'object' || Array.isArray(p) || (p.type !== undefined && p.type !== 'object')) {
     throw new ExternalToolError(`tool ${def.name}: parameters must be a JSON Schema of type object`, 'bad_schema');
   }
+  // Every caller's arguments meet this schema on the event loop: its work must be bounded (schema-cost.ts).
+  const costly = schemaCostProblem(p);
+  if (costly) throw new ExternalToolError(`tool ${def.name}: parameters: ${costly}`, 'bad_schema');
   try {
-    return createAjv({ useDefaults: true, coerceTypes: false }).compile(p);
+    // A caller's string never meets a pattern that can backtrack for minutes (linear-patterns.ts).
+    return createAjv({ useDefaults: true, coerceTypes: false, unicodeRegExp: false, code: { regExp: linearRegExp } }).compile(p);
   } catch (err) {
     throw new ExternalToolError(`tool ${def.name}: parameters are not a valid JSON Schema: ${(err as Error).message}`, 'bad_schema');
   }
 }
 
-/** The action a policy rule sees: `read`, the `action` argument when there is one, else `actuate` (as ToolSet.preview). */
-export function externalAction(capability: Capability, args: Record<string, unknown>): string {
+/**
+ * The action a policy rule sees: `read` for a read tool; for an actuator the `action` argument when its
+ * schema declares one, else `actuate`. Never `read` for an actuator: the policy lets reads through by
+ * default, and a caller must not make an actuation one by sending `"action": "read"`.
+ */
+export function externalAction(capability: Capability, args: Record<string, unknown>, declaresAction = true): string {
   if (capability === 'read') return 'read';
-  return typeof args.action === 'string' && args.action ? args.action : 'actuate';
+  const action = declaresAction && typeof args.action === 'string' && args.action ? args.action : 'actuate';
+  return action === 'read' ? 'actuate' : action;
 }
 
 /**
@@ -112,6 +155,9 @@ export function externalAction(capability: Capability, args: Record<string, unkn
 export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps, validate: ValidateFunction = checkExternalToolDef(def)): GeneratedTool {
   const parameters: JsonSchema = { type: 'object', properties: {}, ...def.parameters };
   const timeoutMs = def.timeoutMs ?? DEFAULT_EXTERNAL_TIMEOUT_MS;
+  // Only an `action` the schema declares names the action; any other is just an argument.
+  const declared = (def.parameters as { properties?: unknown }).properties;
+  const declaresAction = !!declared && typeof declared === 'object' && Object.hasOwn(declared, 'action');
   const tool: GeneratedTool = {
     name: def.name,
     description: def.description,
@@ -224,8 +270,10 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps,
     if (outOfBounds) return rejected(call, argumentSummary(rawArgs), 'actuate', `invalid arguments: ${outOfBounds}`);
     const args: Record<string, unknown> =
       rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? structuredClone(rawArgs) : ({ value: rawArgs } as Record<string, unknown>);
-    const action = externalAction(def.capability, args);
-    if (!rawArgs || typeof rawArgs !== 'object' || Array.isArray(rawArgs) || !validate(args)) {
+    const valid = !!rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) && validate(args);
+    // Read after validation: the schema's defaults are filled in by then, and the policy judges the action the flow will get.
+    const action = externalAction(def.capability, args, declaresAction);
+    if (!valid) {
       const problems =
         rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs)
           ? schemaProblems(validate.errors, args)
@@ -325,8 +373,12 @@ export class ExternalTools extends EventEmitter<ExternalToolsEvents> {
 
   /** Add a tool; returns its remover. Throws ExternalToolError on a taken name. */
   add(tool: GeneratedTool): () => void {
-    if (this.tools.has(tool.name)) throw new ExternalToolError(`a tool named ${tool.name} is already declared`, 'name_taken');
-    if (this.taken(tool.name)) throw new ExternalToolError(`a device tool is already named ${tool.name}; choose another name`, 'name_taken');
+    // Names that differ only in letter case read as one tool to a model: taken is taken in any case.
+    const folded = tool.name.toLowerCase();
+    const held = [...this.tools.keys()].find((n) => n.toLowerCase() === folded);
+    if (held) throw new ExternalToolError(`a tool named ${held} is already declared`, 'name_taken');
+    if (this.taken(tool.name) || this.taken(folded))
+      throw new ExternalToolError(`a device tool is already named ${tool.name}; choose another name`, 'name_taken');
     this.tools.set(tool.name, tool);
     this.emit('changed', this.all());
     return () => this.remove(tool);

@@ -311,14 +311,16 @@ export class FlowToolProviders {
     if (others.filter((p) => same(p.holder, holder)).length >= MAX_PROVIDERS_PER_HOLDER)
       throw new FlowToolProviderError(`${holder.principal} holds ${MAX_PROVIDERS_PER_HOLDER} tool providers already, the most one token may`, 'too_many');
     defs.forEach((def, i) => {
-      const holderOf = others.find((p) => p.names.includes(def.name));
+      // Names differing only in letter case read as one tool to a model: taken is taken in any case.
+      const folded = def.name.toLowerCase();
+      const holderOf = others.find((p) => p.names.some((n) => n.toLowerCase() === folded));
       if (holderOf)
         throw new FlowToolProviderError(
           `tools[${i}].name: ${def.name} is already provided by ${holderOf.label}; choose another name`,
           'name_taken',
           `tools[${i}].name`,
         );
-      if (this.deviceTool(def.name))
+      if (this.deviceTool(def.name) || this.deviceTool(folded))
         throw new FlowToolProviderError(`tools[${i}].name: a device tool is already named ${def.name}; choose another name`, 'name_taken', `tools[${i}].name`);
       if (this.external.get(def.name) && !replaced.some((p) => p.names.includes(def.name)))
         throw new FlowToolProviderError(

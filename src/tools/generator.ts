@@ -53,6 +53,9 @@ const GROUPED_NAMES: Record<string, string> = {
   alarm_control_panel: 'control_alarms',
 };
 
+/** The grouped shape's tool names: Hearth's own, as get_state is. */
+export const GROUPED_TOOL_NAMES: readonly string[] = Object.values(GROUPED_NAMES);
+
 /** In the grouped shape, the tool that serves an entity of this kind. */
 export function groupedToolFor(kind: EntityKind): string {
   if (kind === 'camera') return 'get_camera_image';

@@ -122,6 +122,8 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
     const entity = this.registry.entity(entityId);
     const IMPLIED: Record<string, string> = { number: 'set_value', select: 'select_option', button: 'press' };
     let action = tool.capability === 'read' ? 'read' : typeof args.action === 'string' ? args.action : (IMPLIED[entity?.kind ?? ''] ?? 'actuate');
+    // As the tools judge it: an actuator is never a read, whatever `action` the caller sent (external-tools.ts).
+    if (tool.capability !== 'read' && action === 'read') action = 'actuate';
     // As the pipeline judges it: by what the command would send (dangerous-words.ts).
     let held: { kind: string; deviceClass?: string } | undefined = entity ? { kind: entity.kind, deviceClass: entity.deviceClass } : undefined;
     if (entity && tool.capability === 'actuator') {

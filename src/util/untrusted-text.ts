@@ -18,3 +18,10 @@ export function cleanUntrustedText(text: string | undefined, max: number): strin
     .slice(0, max - 1)
     .join('')}…`;
 }
+
+const INVISIBLE_BUT_LAYOUT = /(?![\n\t])[\p{Cc}\p{Cf}\p{Co}\p{Zl}\p{Zp}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;
+
+/** Text of many lines (a tool's answer): the same characters go, but line breaks and tabs stay. */
+export function cleanUntrustedLines(text: string): string {
+  return text.replace(/\r\n?/g, '\n').replace(INVISIBLE_BUT_LAYOUT, '');
+}
