@@ -31,6 +31,7 @@ export function collect(value: string, previous: string[] | undefined): string[]
 export function wholeNumber(flag: string, raw: string, { min = -Infinity, max = Infinity } = {}): number {
   if (!/^[-+]?\d+$/.test(raw.trim())) throw new CliFailure(`${flag} ${JSON.stringify(raw)}: must be a whole number`);
   const n = Number(raw);
+  if (!Number.isSafeInteger(n)) throw new CliFailure(`${flag} ${raw.slice(0, 40)}${raw.length > 40 ? '…' : ''}: too large a number`);
   if (n < min || n > max) {
     throw new CliFailure(`${flag} ${raw}: must be ${max === Infinity ? `at least ${min}` : `between ${min} and ${max}`}`);
   }

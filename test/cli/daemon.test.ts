@@ -182,6 +182,7 @@ describe('commands with and without the daemon', () => {
       ['policy', 'allow', 'chat:kid', '--window', '25:00-26:00'],
       ['policy', 'remove', '99999'],
       ['policy', 'remove', 'x'],
+      ['policy', 'remove', '9'.repeat(400)],
       ['policy', 'roles', 'root', 'owner'],
     ]) {
       const a = await viaDaemon(args);
@@ -191,6 +192,7 @@ describe('commands with and without the daemon', () => {
       assert.equal(a.stderr.replace(/^hearth: using the running daemon.*\n/m, ''), b.stderr, args.join(' '));
     }
     assert.equal((await viaDaemon(['policy', 'list'])).stdout, listA.stdout, 'no bad input added or removed a rule');
+    assert.match((await viaDaemon(['policy', 'remove', '9'.repeat(400)])).stderr, /<id> 9{40}…: too large a number/);
     const removed = await viaDaemon(['policy', 'remove', String(rule.id)]);
     assert.match(removed.stdout, new RegExp(`removed rule #${rule.id}: .*\\n  to add it again: hearth policy deny chat:kid --kind light --note bedtime`));
     const allowedNow = await viaDaemon(['policy', 'test', 'chat:kid', 'kitchen_light', '{"action":"turn_on"}']);
