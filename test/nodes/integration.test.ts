@@ -17,6 +17,7 @@ import { freePort } from '../helpers/brokers.js';
 import { signalGroup, spawnInGroup } from '../helpers/processes.js';
 import { ROOT, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
+import { npmInstallFolder } from '../helpers/npm-install.js';
 
 /** The package's npm name: scoped, as the Node-RED packaging guide asks of new packages. */
 const PACKAGE = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string }).name;
@@ -90,15 +91,7 @@ before(async () => {
   mkdirSync(userDir, { recursive: true });
   writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', private: true, version: '0.0.1' }, null, 2));
   await timed('npm install <package folder>', () => {
-    // --ignore-scripts: npm test built dist/ already; the package's prepare (tsc) run again by two test files at
-    // once would rewrite dist/ under the other's feet.
-    const r = spawnSync('npm', ['install', ROOT, '--no-audit', '--no-fund', '--offline', '--install-links=false', '--ignore-scripts', '--loglevel=error'], {
-      cwd: userDir,
-      encoding: 'utf8',
-      timeout: 120_000,
-      env: { ...process.env, npm_config_update_notifier: 'false' },
-    });
-    assert.equal(r.status, 0, `npm install failed:\n${r.stdout}\n${r.stderr}`);
+    npmInstallFolder(ROOT, userDir);
   });
   const installed = JSON.parse(readFileSync(join(userDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
   assert.ok(installed.dependencies?.[PACKAGE], 'npm recorded the package in the user directory');
