@@ -72,3 +72,10 @@ export async function runHearth(args: string[], options: { cwd?: string; env?: N
   clearTimeout(timer);
   return { code, stdout: p.stdout(), stderr: p.stderr() };
 }
+
+/** `hearth start` on this database and broker port with its HTTP API on a free port: the daemon a Node-RED bridge connects to. */
+export async function startHearthDaemon(dbPath: string, brokerPort: number, cwd: string): Promise<{ hearth: Spawned; httpUrl: string }> {
+  const hearth = spawnHearth(['start', '--broker-port', String(brokerPort), '--db', dbPath, '--set', 'http.port=0', '--log-level', 'warn'], { cwd });
+  await hearth.waitForOutput('Press Ctrl+C to stop.', 30_000);
+  return { hearth, httpUrl: /http\s+(http:\/\/\S+)/.exec(hearth.stdout())![1].replace(/\/$/, '') };
+}

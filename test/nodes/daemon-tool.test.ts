@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { freePort } from '../helpers/brokers.js';
-import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
+import { runHearth, startHearthDaemon, type Spawned } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { functionNode, load, nextMessage, unload, waitForStatus } from './support.js';
 
@@ -79,10 +79,7 @@ before(async () => {
   viewerToken = JSON.parse(await cli(['token', 'create', 'viewer', '--principal', 'http:viewer', '--json'])).secret;
   await cli(['policy', 'allow', 'role:owner', '--tool', 'announce', '--note', 'test: owners may announce']);
   await cli(['policy', 'allow', 'role:owner', '--tool', 'slow_tool', '--note', 'test: owners may call the slow tool']);
-  const brokerPort = await freePort();
-  hearth = spawnHearth(['start', '--broker-port', String(brokerPort), '--db', dbPath, '--set', 'http.port=0', '--log-level', 'warn'], { cwd: dir });
-  await hearth.waitForOutput('Press Ctrl+C to stop.', 30_000);
-  httpUrl = /http\s+(http:\/\/\S+)/.exec(hearth.stdout())![1].replace(/\/$/, '');
+  ({ hearth, httpUrl } = await startHearthDaemon(dbPath, await freePort(), dir));
 });
 
 after(async () => {

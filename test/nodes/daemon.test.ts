@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { freePort } from '../helpers/brokers.js';
-import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
+import { runHearth, startHearthDaemon, type Spawned } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { collect, load, nextMessage, node, unload, waitForStatus } from './support.js';
 
@@ -98,10 +98,7 @@ async function cli(args: string[]) {
 before(async () => {
   const created = JSON.parse(await cli(['token', 'create', 'node-red', '--principal', 'http:node-red', '--role', 'owner', '--json']));
   token = created.secret;
-  const brokerPort = await freePort();
-  hearth = spawnHearth(['start', '--broker-port', String(brokerPort), '--db', dbPath, '--set', 'http.port=0', '--log-level', 'warn'], { cwd: dir });
-  await hearth.waitForOutput('Press Ctrl+C to stop.', 30_000);
-  httpUrl = /http\s+(http:\/\/\S+)/.exec(hearth.stdout())![1].replace(/\/$/, '');
+  ({ hearth, httpUrl } = await startHearthDaemon(dbPath, await freePort(), dir));
 });
 
 after(async () => {

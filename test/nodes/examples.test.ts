@@ -16,7 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import mqtt, { type MqttClient } from 'mqtt';
 import { freePort } from '../helpers/brokers.js';
-import { ROOT, runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
+import { ROOT, runHearth, spawnHearth, startHearthDaemon, type Spawned } from '../helpers/cli.js';
 import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer } from '../helpers/openai-server.js';
 import { signalGroup, spawnInGroup } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
@@ -156,9 +156,7 @@ before(async () => {
   daemonToken = JSON.parse(await cli(['token', 'create', 'node-red', '--principal', 'http:node-red', '--role', 'owner', '--json'])).secret;
   await cli(['policy', 'confirm', 'http:node-red', '--tool', 'front_door_lock', '--action', 'lock', '--note', 'test: a person approves the re-lock']);
   brokerPort = await freePort();
-  hearth = spawnHearth(['start', '--broker-port', String(brokerPort), '--db', dbPath, '--set', 'http.port=0', '--log-level', 'warn'], { cwd: dir });
-  await hearth.waitForOutput('Press Ctrl+C to stop.', 30_000);
-  daemonUrl = /http\s+(http:\/\/\S+)/.exec(hearth.stdout())![1].replace(/\/$/, '');
+  ({ hearth, httpUrl: daemonUrl } = await startHearthDaemon(dbPath, brokerPort, dir));
   watcher = await mqtt.connectAsync(`mqtt://127.0.0.1:${brokerPort}`, { protocolVersion: 4, reconnectPeriod: 200 });
   watcher.on('message', (topic, payload) => {
     const text = payload.toString('utf8');

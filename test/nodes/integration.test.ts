@@ -15,7 +15,7 @@ import Database from 'better-sqlite3';
 import mqtt, { type MqttClient } from 'mqtt';
 import { freePort } from '../helpers/brokers.js';
 import { signalGroup, spawnInGroup } from '../helpers/processes.js';
-import { ROOT, spawnHearth, type Spawned } from '../helpers/cli.js';
+import { ROOT, startHearthDaemon, type Spawned } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { npmInstallFolder } from '../helpers/npm-install.js';
 
@@ -79,8 +79,7 @@ before(async () => {
   // 1. hearth start: embedded broker, demo home, simulator, the database.
   brokerPort = await freePort();
   await timed('hearth start', async () => {
-    hearth = spawnHearth(['start', '--broker-port', String(brokerPort), '--db', dbPath, '--set', 'http.port=0', '--log-level', 'warn'], { cwd: dir });
-    await hearth.waitForOutput('Press Ctrl+C to stop.', 30_000);
+    ({ hearth } = await startHearthDaemon(dbPath, brokerPort, dir));
   });
   watcher = await mqtt.connectAsync(`mqtt://127.0.0.1:${brokerPort}`, { protocolVersion: 4, reconnectPeriod: 200 });
   watcher.on('message', (topic, payload) => retained.set(topic, payload.toString('utf8')));
