@@ -6,7 +6,10 @@
 // line and paragraph separators and variation selectors; whitespace runs
 // become one space and the length is capped.
 
-export const INVISIBLE = /[\p{Cc}\p{Cf}\p{Co}\p{Zl}\p{Zp}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;
+/** The characters that go, as a character-class body (one list for one line and for many). */
+const HIDDEN = String.raw`\p{Cc}\p{Cf}\p{Co}\p{Zl}\p{Zp}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}`;
+
+export const INVISIBLE = new RegExp(`[${HIDDEN}]`, 'gu');
 
 /** One clean line of at most `max` characters (cut text ends in `…`); '' when nothing is left. */
 export function cleanUntrustedText(text: string | undefined, max: number): string {
@@ -19,7 +22,7 @@ export function cleanUntrustedText(text: string | undefined, max: number): strin
     .join('')}…`;
 }
 
-const INVISIBLE_BUT_LAYOUT = /(?![\n\t])[\p{Cc}\p{Cf}\p{Co}\p{Zl}\p{Zp}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;
+const INVISIBLE_BUT_LAYOUT = new RegExp(String.raw`(?![\n\t])[${HIDDEN}]`, 'gu');
 
 /** Text of many lines (a tool's answer): the same characters go, but line breaks and tabs stay. */
 export function cleanUntrustedLines(text: string): string {
