@@ -239,6 +239,7 @@ export function openAiRoutes(ctx: ApiContext): Route[] {
       `Hearth does not serve the Responses API (${r.req.method} ${r.req.url?.split('?')[0]}); send the conversation to POST /v1/chat/completions`,
       null,
       'unsupported_endpoint',
+      'invalid_request_error',
     );
   };
 
