@@ -111,11 +111,14 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     const { tools } = await client.listTools();
     const problems: string[] = [];
     const walk = (schema: unknown, where: string): void => {
-      if (!schema || typeof schema !== 'object') return problems.push(`${where}: not a schema`) as unknown as void;
+      if (!schema || typeof schema !== 'object') {
+        problems.push(`${where}: not a schema`);
+        return;
+      }
       const s = schema as Record<string, unknown>;
       if (Array.isArray(s.type)) problems.push(`${where}: a type array ${JSON.stringify(s.type)}`);
       if (s.type === undefined && !Array.isArray(s.anyOf)) problems.push(`${where}: no type`);
-      if (Array.isArray(s.anyOf)) s.anyOf.forEach((alt, i) => walk(alt, `${where}.anyOf[${i}]`));
+      if (Array.isArray(s.anyOf)) for (const [i, alt] of s.anyOf.entries()) walk(alt, `${where}.anyOf[${i}]`);
       if (s.properties) for (const [k, v] of Object.entries(s.properties as Record<string, unknown>)) walk(v, `${where}.${k}`);
       if (s.items) walk(s.items, `${where}[]`);
     };
