@@ -158,13 +158,16 @@ function offersPicture(sentence: string): boolean {
  * a picture the model offers gives way to what the camera read can tell.
  */
 export function personAnswer(hearth: Hearth, modelText: string, calls: readonly ToolCallSummary[], approvalIds: readonly string[]): string {
+  const cameras = [
+    ...calls.filter((c) => !c.isError && typeof c.args?.camera === 'string').map((c) => c.args!.camera as string),
+    ...calls.filter((c) => !c.isError && /^Latest frame from the camera /.test(c.result ?? '')).flatMap((c) => cameraOf(hearth, c)),
+  ];
   let said = sentences(modelText);
+  const picture = cameras.length > 0 && said.some(offersPicture);
+  // Nothing to say in Hearth's words: the model's answer as it is (its line breaks too).
+  if (!approvalIds.length && !picture) return modelText;
   if (approvalIds.length) said = said.filter((s) => !aboutApproval(s, approvalIds));
-  const cameras = calls
-    .filter((c) => !c.isError && typeof c.args?.camera === 'string')
-    .map((c) => c.args!.camera as string)
-    .concat(calls.filter((c) => !c.isError && /^Latest frame from the camera /.test(c.result ?? '')).flatMap((c) => cameraOf(hearth, c)));
-  if (cameras.length && said.some(offersPicture)) {
+  if (picture) {
     said = said.filter((s) => !offersPicture(s));
     said.push(...[...new Set(cameras)].map((id) => cameraSentence(hearth, id)));
   }

@@ -72,6 +72,21 @@ describe('OpenAI-compatible endpoint as the openai client expects it (LLM on the
     assert.equal(home.hearth.audit.get(ext.audit_ids[0])?.outcome, 'confirmed');
   });
 
+  it("a model's own words about a held call give way to one sentence for a person; the details stay in `hearth`", async () => {
+    model.setScript([
+      toolCallChunks([{ name: 'host__front_door_lock', arguments: { action: 'unlock' } }]),
+      textChunks(
+        'I could not unlock it yet. It needs approval: an owner must run `hearth approve` with the id from the tool, then ask me to make the same call again.',
+      ),
+    ]);
+    const answer = await client.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'unlock the front door' }] });
+    assert.equal(answer.choices[0].message.content, "I could not unlock it yet. Unlocking the front door lock needs an owner's approval; I've asked.");
+    const ext = (answer.choices[0].message as unknown as { hearth: any }).hearth;
+    assert.equal(ext.approval_ids.length, 1);
+    assert.match(ext.tool_calls[0].result, new RegExp(`hearth approve ${ext.approval_ids[0]}`));
+    assert.equal(home.hearth.bridge.cache.get('front_door.lock')?.value, 'locked');
+  });
+
   it('max_tokens cuts the words (finish_reason "length"), never what the turn does', async () => {
     const want = lamp() === 'on' ? 'off' : 'on';
     model.setScript([
