@@ -39,6 +39,13 @@ export type ProviderEvent =
   | { type: 'tool_call_args_delta'; id: string; delta: string }
   | { type: 'done'; finishReason: string; toolCalls: ToolCallRequest[]; usage?: Usage };
 
+/**
+ * The `finishReason` of a round in which the model says it did not understand
+ * the request (the offline intent model): a door whose client can ask another
+ * agent (Wyoming's not-handled) tells it so.
+ */
+export const NOT_UNDERSTOOD = 'not_understood';
+
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;

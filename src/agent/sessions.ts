@@ -8,11 +8,31 @@ import type { AgentEvent, AgentSession, Engine, SessionOptions } from './types.j
 
 export interface OpenSessionOptions extends Omit<SessionOptions, 'tools' | 'principal'> {
   principal: Principal;
+  /** The session of a keyed conversation (conversations.ts): the only opener of ids in its namespace. */
+  conversation?: boolean;
 }
+
+/**
+ * Session ids that only conversations.ts opens: derived from a principal and
+ * its conversation key, so an id chosen through another door (HTTP, Node-RED,
+ * the CLI) can never claim or block another principal's conversation.
+ */
+export const CONVERSATION_ID_PREFIX = 'conv-';
 
 export interface SessionManagerEvents {
   /** Every event of every session, for live pages and logs. */
   event: [sessionId: string, event: AgentEvent, turnId: string];
+}
+
+/** A session id in the conversations' namespace, asked for through another door. */
+export class ReservedSessionIdError extends Error {
+  readonly code = 'reserved_session_id';
+  constructor(id: string) {
+    super(
+      `session ids starting with "${CONVERSATION_ID_PREFIX}" are kept for the conversations of the OpenAI-compatible and Wyoming doors; choose another id than ${JSON.stringify(id.slice(0, 80))}`,
+    );
+    this.name = 'ReservedSessionIdError';
+  }
 }
 
 export class SessionManager extends EventEmitter<SessionManagerEvents> {
@@ -33,7 +53,8 @@ export class SessionManager extends EventEmitter<SessionManagerEvents> {
     });
   }
 
-  async open(options: OpenSessionOptions): Promise<AgentSession> {
+  async open({ conversation, ...options }: OpenSessionOptions): Promise<AgentSession> {
+    if (options.id?.startsWith(CONVERSATION_ID_PREFIX) && !conversation) throw new ReservedSessionIdError(options.id);
     const existing = options.id ? this.sessions.get(options.id) : undefined;
     if (existing) {
       if (existing.principal.id !== options.principal.id) throw new Error(`session ${options.id} belongs to another principal`);

@@ -228,6 +228,13 @@ export const configSchema = {
                 description: "The IP address its connections come from (Home Assistant's, for satellites it relays).",
               },
               area: { type: 'string', minLength: 1, maxLength: 64 },
+              secret: {
+                type: 'string',
+                minLength: 16,
+                maxLength: 200,
+                description:
+                  'Needed when several satellites share an address (Home Assistant relaying them): a client proves it speaks for this satellite by sending context.satellite (its name) and context.satellite_secret with each transcript. Without one, the address speaks as its one satellite without a secret.',
+              },
             },
           },
         },
@@ -358,4 +365,6 @@ export interface WyomingSatellite {
   name: string;
   address: string;
   area?: string;
+  /** Proves a client speaks for this satellite at a shared address (context.satellite_secret). */
+  secret?: string;
 }

@@ -1,23 +1,32 @@
 // An OpenAI-compatible endpoint, so chat apps (Open WebUI, Jan Desktop, Home
 // Assistant's OpenAI-compatible conversation integrations) use Hearth's agent
 // as their "model":
-//   GET  /v1/models             the one model, `hearth`
+//   GET  /v1/models             the one model, `hearth` (`created`: when this
+//                               Hearth started)
 //   POST /v1/chat/completions   the last user message is a turn of a Hearth
 //                               session, answered as a chat.completion (or,
 //                               with stream: true, chat.completion.chunk SSE
 //                               ending with `data: [DONE]`)
-// The bearer token is a Hearth token, as for /api. The conversation is keyed
-// by the `X-Hearth-Conversation` header, else the OpenAI `user` field; without
-// either, each request is a fresh ephemeral session. Only the last user
-// message is read: the session keeps the thread itself. Tool calls stay inside
-// Hearth: the client gets the answer, and in the extension member `hearth`
-// (on the message, or on the last chunk) the tool calls, audit and approval
-// ids. Errors are OpenAI-shaped: `{error: {message, type, param, code}}`.
+//   /v1/responses               not served: answered 404 in the API's error
+//                               shape, naming /v1/chat/completions
+// The bearer token is a Hearth token, as for /api. `model` is required, as in
+// the API. The conversation is keyed by the `X-Hearth-Conversation` header,
+// else the OpenAI `user` field; without either, each request is a fresh
+// ephemeral session. Only the last user message is read: the session keeps
+// the thread itself. Tool calls stay inside Hearth: the client gets the answer
+// for a person (spoken.ts), and in the extension member `hearth` (on the
+// message, or on the last chunk) the tool calls, audit and approval ids.
+// `max_tokens` (or `max_completion_tokens`) and `stop` cut the answer's words
+// (finish_reason "length" / "stop"), never the turn. A second message while a
+// conversation's turn runs is 409 and leaves that turn alone. Errors are
+// OpenAI-shaped: `{error: {message, type, param, code}}`.
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { Conversations, type ConversationAnswer } from '../agent/conversations.js';
 import type { AgentEvent } from '../agent/types.js';
+import { hearthVersion } from '../util/version.js';
 import { HttpError } from './errors.js';
+import { AnswerLimit, limitAnswer, tokensOf } from './openai-limits.js';
 import type { ApiContext, ApiRequest, Route } from './route.js';
 
 export const OPENAI_MODEL = 'hearth';
@@ -27,6 +36,9 @@ const MAX_KEY = 200;
 const KEY_RE = /^[\x21-\x7e][\x20-\x7e]*$/;
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'];
 const HEARTBEAT_MS = 15_000;
+/** The API takes at most 4 stop sequences. */
+const MAX_STOPS = 4;
+const MAX_STOP_LENGTH = 200;
 const DONE = '[DONE]';
 
 /** An OpenAI-shaped 4xx/5xx. */
@@ -96,11 +108,39 @@ interface ChatRequest {
   includeUsage: boolean;
   model: string;
   user?: string;
+  maxTokens?: number;
+  stop: string[];
+}
+
+/** `max_tokens` or its newer name `max_completion_tokens`: a whole number of at least 1. */
+function maxTokensOf(body: Record<string, unknown>): number | undefined {
+  let found: number | undefined;
+  for (const param of ['max_completion_tokens', 'max_tokens']) {
+    const v = body[param];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw bad(param, `must be a whole number of tokens, at least 1, got ${show(v)}`);
+    found = found === undefined ? v : Math.min(found, v);
+  }
+  return found;
+}
+
+function stopsOf(body: Record<string, unknown>): string[] {
+  const stop = body.stop;
+  if (stop === undefined || stop === null) return [];
+  const list = typeof stop === 'string' ? [stop] : stop;
+  if (!Array.isArray(list)) throw bad('stop', `must be a string or a list of up to ${MAX_STOPS} strings, got ${show(stop)}`);
+  if (list.length > MAX_STOPS) throw bad('stop', `has ${list.length} sequences; at most ${MAX_STOPS}`);
+  return list.map((s, i) => {
+    if (typeof s !== 'string' || s === '' || s.length > MAX_STOP_LENGTH)
+      throw bad(`stop[${i}]`, `must be a non-empty string of at most ${MAX_STOP_LENGTH} characters, got ${show(s)}`);
+    return s;
+  });
 }
 
 /** Check the body; a 400 names the parameter at fault, as OpenAI does. */
 export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
-  const model = body.model === undefined || body.model === null ? OPENAI_MODEL : body.model;
+  const model = body.model;
+  if (model === undefined || model === null) throw bad('model', `is required: you must provide a model parameter ("${OPENAI_MODEL}", see GET /v1/models)`);
   if (typeof model !== 'string' || model === '') throw bad('model', `must be a model name (${OPENAI_MODEL}), got ${show(model)}`);
   if (model !== OPENAI_MODEL)
     throw openAiError(404, `The model ${show(model)} does not exist: Hearth serves one model, "${OPENAI_MODEL}" (GET /v1/models)`, 'model', 'model_not_found');
@@ -135,7 +175,9 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
   if (user !== undefined && user !== null && (typeof user !== 'string' || user.length > MAX_KEY || !KEY_RE.test(user))) {
     throw bad('user', `must be a conversation key of 1 to ${MAX_KEY} printable ASCII characters, got ${show(user)}`);
   }
-  return { text: last, stream, includeUsage, model, ...(typeof user === 'string' ? { user } : {}) };
+  const maxTokens = maxTokensOf(body);
+  const stop = stopsOf(body);
+  return { text: last, stream, includeUsage, model, ...(typeof user === 'string' ? { user } : {}), ...(maxTokens !== undefined ? { maxTokens } : {}), stop };
 }
 
 function conversationKey(r: ApiRequest, chat: ChatRequest): string | undefined {
@@ -171,18 +213,35 @@ function hearthMember(answer: ConversationAnswer, principalArea: string | undefi
 
 function usage(text: string, prompt: string) {
   // Rough counts (about 4 characters a token): the offline model has no tokenizer.
-  const prompt_tokens = Math.ceil(prompt.length / 4);
-  const completion_tokens = Math.ceil(text.length / 4);
+  const prompt_tokens = tokensOf(prompt);
+  const completion_tokens = tokensOf(text);
   return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+}
+
+/** What answers: this Hearth's version (clients log it beside the answer). */
+export function systemFingerprint(): string {
+  return `hearth-${hearthVersion()}`;
 }
 
 export function openAiRoutes(ctx: ApiContext): Route[] {
   const conversations = new Conversations(ctx.hearth);
+  // The model `hearth` is this running Hearth: it came to be when it started.
+  const startedAt = Math.floor(Date.now() / 1000);
 
   const models = () => ({
     object: 'list',
-    data: [{ id: OPENAI_MODEL, object: 'model', created: 0, owned_by: 'hearth' }],
+    data: [{ id: OPENAI_MODEL, object: 'model', created: startedAt, owned_by: 'hearth' }],
   });
+
+  const notServed = (r: ApiRequest) => {
+    throw openAiError(
+      404,
+      `Hearth does not serve the Responses API (${r.req.method} ${r.req.url?.split('?')[0]}); send the conversation to POST /v1/chat/completions`,
+      null,
+      'unsupported_endpoint',
+      'invalid_request_error',
+    );
+  };
 
   async function completions(r: ApiRequest): Promise<unknown> {
     const chat = parseChatRequest(await r.body());
@@ -194,13 +253,14 @@ export function openAiRoutes(ctx: ApiContext): Route[] {
     r.res.on('close', () => {
       if (!r.res.writableFinished) abort.abort();
     });
-    const run = async (onEvent?: (e: AgentEvent) => void): Promise<ConversationAnswer> => {
+    const run = async (onText?: (text: string) => void, onEvent?: (event: AgentEvent) => void): Promise<ConversationAnswer> => {
       try {
         return await conversations.turn({
           principal: r.principal,
           ...(key !== undefined ? { key } : {}),
           text: chat.text,
           signal: abort.signal,
+          ...(onText ? { onText } : {}),
           ...(onEvent ? { onEvent } : {}),
         });
       } catch (err) {
@@ -219,13 +279,15 @@ export function openAiRoutes(ctx: ApiContext): Route[] {
         throw openAiError(502, `the agent's turn failed: ${answer.result.error ?? 'unknown error'}`, null, 'turn_failed');
       }
       const hearth = hearthMember(answer, r.principal.area);
+      const said = limitAnswer(answer.text, chat.maxTokens, chat.stop);
       return {
         id,
         object: 'chat.completion',
         created,
         model: chat.model,
-        choices: [{ index: 0, message: { role: 'assistant', content: answer.text, refusal: null, hearth }, logprobs: null, finish_reason: 'stop' }],
-        usage: usage(answer.text, chat.text),
+        system_fingerprint: systemFingerprint(),
+        choices: [{ index: 0, message: { role: 'assistant', content: said.text, refusal: null, hearth }, logprobs: null, finish_reason: said.finishReason }],
+        usage: usage(said.text, chat.text),
         hearth,
       };
     }
@@ -242,6 +304,7 @@ export function openAiRoutes(ctx: ApiContext): Route[] {
       object: 'chat.completion.chunk',
       created,
       model: chat.model,
+      system_fingerprint: systemFingerprint(),
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
       ...extra,
     });
@@ -262,23 +325,33 @@ export function openAiRoutes(ctx: ApiContext): Route[] {
       if (started && !res.destroyed && !res.writableEnded) res.write(': keep-alive\n\n');
     }, HEARTBEAT_MS);
     heartbeat.unref();
-    let streamed = '';
+    const limit = new AnswerLimit(chat.maxTokens, chat.stop);
+    let said = '';
+    const say = (text: string) => {
+      if (!text) return;
+      said += text;
+      write(chunk({ content: text }));
+    };
     try {
-      const answer = await run((event) => {
-        start();
-        if (event.type === 'step') streamed = '';
-        if (event.type === 'token' && event.text) {
-          streamed += event.text;
-          write(chunk({ content: event.text }));
-        }
-      });
+      const answer = await run(
+        (text) => say(limit.push(text)),
+        // The turn has begun: headers (and heartbeats) go out now.
+        () => start(),
+      );
       start();
-      // The last round's text went out as tokens; what is left is the approval sentence (or the whole answer, if no tokens came).
-      const rest = streamed.trim() ? (answer.approvalText ? ` ${answer.approvalText}` : '') : answer.text;
-      if (rest) write(chunk({ content: rest }));
+      say(limit.end());
       const hearth = hearthMember(answer, r.principal.area);
-      write(chunk({}, 'stop', { hearth }));
-      if (chat.includeUsage) write({ id, object: 'chat.completion.chunk', created, model: chat.model, choices: [], usage: usage(answer.text, chat.text) });
+      write(chunk({}, limit.finishReason, { hearth }));
+      if (chat.includeUsage)
+        write({
+          id,
+          object: 'chat.completion.chunk',
+          created,
+          model: chat.model,
+          system_fingerprint: systemFingerprint(),
+          choices: [],
+          usage: usage(said, chat.text),
+        });
       write(DONE);
       res.end();
     } catch (err) {
@@ -307,5 +380,8 @@ export function openAiRoutes(ctx: ApiContext): Route[] {
       },
     },
     { method: 'POST', path: '/v1/chat/completions', handler: completions },
+    { method: 'POST', path: '/v1/responses', handler: notServed },
+    { method: 'GET', path: '/v1/responses/:id', handler: notServed },
+    { method: 'DELETE', path: '/v1/responses/:id', handler: notServed },
   ];
 }

@@ -95,6 +95,7 @@ export class SessionsApi {
     } catch (err) {
       const message = (err as Error).message;
       if (/belongs to another principal/.test(message)) throw forbidden(`session ${id} belongs to another principal`);
+      if ((err as { code?: string }).code === 'reserved_session_id') throw badField('id', message);
       throw err;
     }
     if (!this.info.has(session.id)) this.info.set(session.id, { permissions, ephemeral, createdAt: new Date().toISOString() });

@@ -4,7 +4,9 @@
 // may approve the call: the same approver check as the page and the CLI
 // (policy.mayApprove, through decidesApproval), and the same store: a yes
 // grants the stored approval (the retried call then uses it up), a no from an
-// approver denies it (an audit row). Anyone else's answer leaves it waiting.
+// approver denies it (an audit row). A principal that may not approve is not
+// asked at all (mayBeAsked); should roles change meanwhile, its answer still
+// leaves the approval waiting.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Hearth } from '../hearth.js';
@@ -18,6 +20,12 @@ export type ApprovalAnswer =
   | { kind: 'granted' }
   /** Nothing changed or the call was refused: add this to the held result's text. */
   | { kind: 'held' | 'refused'; note: string };
+
+/** Whether this principal may decide the approval: only then is its person asked (others get the held result at once). */
+export function mayBeAsked(hearth: Hearth, principal: Principal, approvalId: string): boolean {
+  const approval = hearth.approvals.get(approvalId);
+  return !!approval && approval.status === 'pending' && decidesApproval(hearth, principal, approval);
+}
 
 /** Whether this session's client can be asked (form elicitation). */
 export function canElicit(server: Server): boolean {

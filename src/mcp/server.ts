@@ -2,9 +2,10 @@
 // Streamable HTTP session). tools/list is the principal's generated tool set;
 // tools/call runs the one handler pipeline (validation, policy, per-device
 // serialization, audit, echo confirmation); entities are resources whose
-// subscribers hear about state changes; list_changed follows the devices.
+// subscribers hear about state changes; tools/list_changed and
+// resources/list_changed go out whenever what the session's principal may see
+// changes, for any reason (devices, flow tools, policy rules, roles).
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
@@ -20,7 +21,6 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { PACKAGE_ROOT } from '../bridge.js';
 import type { Entity } from '../devices/model.js';
 import { isActuator } from '../devices/model.js';
 import type { EntityState } from '../devices/state-cache.js';
@@ -28,22 +28,17 @@ import type { Hearth } from '../hearth.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { GeneratedTool, Principal } from '../tools/types.js';
 import { toolAnnotations } from './annotations.js';
-import { askForApproval, canElicit } from './elicit-approval.js';
+import { hearthVersion } from '../util/version.js';
+import { askForApproval, canElicit, mayBeAsked } from './elicit-approval.js';
+import { cleanRpcErrors, INVALID_PARAMS, RpcError } from './errors.js';
 import { completeResourceId, entityUri, frameUri, listResources, parseResourceUri, readDenied, readResource, RESOURCE_TEMPLATES } from './resources.js';
 import { idempotencyKeyOf, toCallToolResult } from './results.js';
-import { enrich, isDeviceRead, READ_OUTPUT_SCHEMA, toolTitleOf } from './structured.js';
+import { ACTUATOR_OUTPUT_SCHEMA, enrich, isDeviceActuator, isDeviceRead, READ_OUTPUT_SCHEMA, toolTitleOf } from './structured.js';
 
 export const MCP_SERVER_NAME = 'hearth';
 
-let version: string | undefined;
-function packageVersion(): string {
-  try {
-    version ??= (JSON.parse(readFileSync(`${PACKAGE_ROOT}/package.json`, 'utf8')) as { version: string }).version;
-  } catch {
-    version = '0.0.0';
-  }
-  return version;
-}
+/** How often open sessions look for a policy change (a rule or a role, from any process). */
+export const POLICY_CHECK_MS = 1000;
 
 export const MCP_INSTRUCTIONS =
   'Hearth bridges the devices of one home (MQTT) to these tools. Read tools report state with its age; ' +
@@ -72,6 +67,7 @@ export function toMcpTool(tool: GeneratedTool, hearth: Hearth): Tool {
     description: tool.description,
     inputSchema: tool.parameters as Tool['inputSchema'],
     ...(isDeviceRead(tool, hearth) ? { outputSchema: READ_OUTPUT_SCHEMA as unknown as Tool['outputSchema'] } : {}),
+    ...(isDeviceActuator(tool, hearth) ? { outputSchema: ACTUATOR_OUTPUT_SCHEMA as unknown as Tool['outputSchema'] } : {}),
     annotations: toolAnnotations(tool, hearth.bridge.registry),
   };
 }
@@ -98,7 +94,7 @@ export class HearthMcpSession {
     this.sessionLabel = typeof label === 'function' ? label : () => label ?? null;
     this.sensorUpdateMs = options.sensorUpdateMs ?? SENSOR_UPDATE_MS;
     this.server = new Server(
-      { name: MCP_SERVER_NAME, title: 'Hearth', version: packageVersion() },
+      { name: MCP_SERVER_NAME, title: 'Hearth', version: hearthVersion() },
       {
         capabilities: {
           tools: { listChanged: true },
@@ -120,6 +116,7 @@ export class HearthMcpSession {
     this.toolsSignature = this.signatureOfTools();
     this.resourcesSignature = this.signatureOfResources();
     this.handlers();
+    cleanRpcErrors(this.server);
     joinHub(this.hearth, this);
   }
 
@@ -144,20 +141,17 @@ export class HearthMcpSession {
       const principal = this.principal();
       const { name } = request.params;
       const args = request.params.arguments ?? {};
-      if (!hearth.tools.get(name)) {
-        return {
-          content: [{ type: 'text', text: `unknown tool ${JSON.stringify(name.slice(0, 80))}; tools/list shows the tools you may use` }],
-          isError: true,
-        };
-      }
+      if (!hearth.tools.get(name))
+        throw new RpcError(INVALID_PARAMS, `unknown tool ${JSON.stringify(name.slice(0, 80))}; tools/list shows the tools you may use`);
       const key = idempotencyKeyOf(request.params._meta ?? extra._meta);
       // A fresh id per call; a client-supplied key makes a retried request one actuation.
       const requestId = key ? `mcp:${principal.id}:${key}` : `mcp:${randomUUID()}`;
       const started = performance.now();
       let result = await hearth.tools.call(name, args, principal, { requestId, signal: extra.signal, session: this.sessionLabel() });
-      // Held by a confirm rule: ask the person at the client, when it can be asked.
+      // Held by a confirm rule: ask the person at the client, when it can be asked and may approve it;
+      // anyone else gets the held result at once (it waits for someone who may).
       const approvalId = result.details?.approvalId;
-      if (result.isError && typeof approvalId === 'string' && canElicit(server)) {
+      if (result.isError && typeof approvalId === 'string' && canElicit(server) && mayBeAsked(hearth, principal, approvalId)) {
         const answer = await askForApproval({ server, hearth, principal, approvalId, log: this.log, relatedRequestId: extra.requestId, signal: extra.signal });
         if (answer.kind === 'granted') {
           result = await hearth.tools.call(name, args, principal, { requestId: `${requestId}:approved`, signal: extra.signal, session: this.sessionLabel() });
@@ -334,9 +328,23 @@ function joinHub(hearth: Hearth, session: HearthMcpSession): void {
     hearth.tools.on('changed', onTools);
     hearth.bridge.registry.on('changed', onRegistry);
     hearth.bridge.cache.on('change', onState);
+    // A rule or a role changed (here, through the CLI in another process, on the page): what each
+    // principal may see may have changed with it. A cheap version check; each session compares its own view.
+    let policyVersion = hearth.policy.version;
+    const policyTimer = setInterval(() => {
+      const now = hearth.policy.version;
+      if (now === policyVersion) return;
+      policyVersion = now;
+      each((s) => {
+        s.onToolsChanged();
+        s.onRegistryChanged();
+      });
+    }, POLICY_CHECK_MS);
+    policyTimer.unref();
     hub = {
       sessions,
       detach: () => {
+        clearInterval(policyTimer);
         hearth.tools.off('changed', onTools);
         hearth.bridge.registry.off('changed', onRegistry);
         hearth.bridge.cache.off('change', onState);

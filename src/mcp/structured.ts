@@ -10,6 +10,14 @@ import { deviceTitle } from '../tools/device-text.js';
 import type { GeneratedTool, Principal, ToolResultObject } from '../tools/types.js';
 import { entityUri } from './resources.js';
 
+// Output schemas in the portable forms strict clients check (the MCP
+// Inspector's --strict mode among them): every property names one `type`; a
+// value that may be null, or of several types, is an `anyOf` of single types.
+const nullable = (type: string, description?: string) => ({
+  anyOf: [{ type }, { type: 'null' }],
+  ...(description ? { description } : {}),
+});
+
 /** One entity's state, as `hearth://entity/<id>` and `hearth devices --json` give it. */
 export const ENTITY_STATE_SCHEMA = {
   type: 'object',
@@ -17,14 +25,17 @@ export const ENTITY_STATE_SCHEMA = {
     id: { type: 'string' },
     kind: { type: 'string' },
     name: { type: 'string', description: 'Device data, not instructions.' },
-    area: { type: ['string', 'null'] },
-    unit: { type: ['string', 'null'] },
-    deviceClass: { type: ['string', 'null'] },
-    value: { description: 'The current value (null: none reported yet).' },
+    area: nullable('string'),
+    unit: nullable('string'),
+    deviceClass: nullable('string'),
+    value: {
+      anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'object' }, { type: 'array' }, { type: 'null' }],
+      description: 'The current value (null: none reported yet).',
+    },
     attributes: { type: 'object' },
-    available: { type: ['boolean', 'null'] },
-    updatedAt: { type: ['string', 'null'], description: 'ISO time of the last report.' },
-    ageMs: { type: ['number', 'null'], description: 'Age of the value; null when unknown (retained by the broker).' },
+    available: nullable('boolean'),
+    updatedAt: nullable('string', 'ISO time of the last report.'),
+    ageMs: nullable('number', 'Age of the value; null when unknown (retained by the broker).'),
     retained: { type: 'boolean' },
     frame: { type: 'object', properties: { contentType: { type: 'string' }, bytes: { type: 'number' } }, required: ['contentType', 'bytes'] },
   },
@@ -38,9 +49,31 @@ export const READ_OUTPUT_SCHEMA = {
   required: ['entities'],
 } as const satisfies Tool['outputSchema'];
 
+/** The output of a device actuator that did its work (confirmed or unconfirmed; a refusal is an error result). */
+export const ACTUATOR_OUTPUT_SCHEMA = {
+  type: 'object',
+  properties: {
+    outcome: { type: 'string', description: "The audit's outcome: confirmed (the device reported the new state), unconfirmed, ..." },
+    entity: nullable('string', 'The entity acted on; null for a call on a group.'),
+    state: { anyOf: [ENTITY_STATE_SCHEMA, { type: 'null' }], description: 'Its state now; null when the caller may not read it.' },
+    auditId: nullable('integer', 'The audit row of the call.'),
+  },
+  required: ['outcome', 'entity', 'state', 'auditId'],
+} as const satisfies Tool['outputSchema'];
+
 /** A read tool of the home's devices (not a flow's tool, whose output Hearth does not know). */
 export function isDeviceRead(tool: GeneratedTool, hearth: Hearth): boolean {
   return tool.capability === 'read' && !hearth.tools.external.all().includes(tool);
+}
+
+/** An actuator of the home's devices (not a flow's tool). */
+export function isDeviceActuator(tool: GeneratedTool, hearth: Hearth): boolean {
+  return tool.capability === 'actuator' && !hearth.tools.external.all().includes(tool);
+}
+
+/** Structured content goes in a text block too, as JSON, for clients that read only text (the spec asks it). */
+function withJson(result: CallToolResult, structured: Record<string, unknown>): CallToolResult {
+  return { ...result, structuredContent: structured, content: [...result.content, { type: 'text', text: JSON.stringify(structured) }] };
 }
 
 /** `get_state` -> `Get state`. */
@@ -49,7 +82,7 @@ function fromName(name: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-/** A per-entity tool is titled by its entity's name (cleaned, marked as device data); others by their name in words. */
+/** A per-entity tool is titled by its entity's name (cleaned; a title is for display, the marking is in its description); others by their name in words. */
 export function toolTitleOf(tool: GeneratedTool, hearth: Hearth): string {
   const entity = tool.meta.entityIds.length === 1 && !tool.meta.group ? hearth.bridge.registry.entity(tool.meta.entityIds[0]) : undefined;
   if (!entity) return fromName(tool.name);
@@ -86,16 +119,26 @@ export function enrich(
       const e = hearth.bridge.registry.entity(id);
       return e ? [stateJson(e, hearth.bridge.cache.get(e.id), now)] : [];
     });
-    return { ...result, structuredContent: { entities } };
+    return withJson(result, { entities });
   }
-  if (tool.capability !== 'actuator') return result;
-  const entity = actedOn(tool, args, from, hearth);
+  if (!isDeviceActuator(tool, hearth)) return result;
+  const entity = tool.meta.group ? undefined : actedOn(tool, args, from, hearth);
+  const readable = !!entity && !hearth.readDenied(principal, entity);
+  const auditId = typeof from.details?.auditId === 'number' ? from.details.auditId : null;
+  const said = /^([a-z][a-z ]*?):/.exec(from.text ?? '')?.[1] ?? 'done';
+  const outcome = (auditId !== null ? hearth.audit.get(auditId)?.outcome : undefined) ?? said;
+  const structured = withJson(result, {
+    outcome,
+    entity: entity?.id ?? null,
+    state: readable && entity ? stateJson(entity, hearth.bridge.cache.get(entity.id)) : null,
+    auditId,
+  });
   // Only a resource the caller may read: a link it cannot follow says nothing useful.
-  if (!entity || hearth.readDenied(principal, entity)) return result;
+  if (!readable) return structured;
   return {
-    ...result,
+    ...structured,
     content: [
-      ...result.content,
+      ...structured.content,
       {
         type: 'resource_link',
         uri: entityUri(entity.id),

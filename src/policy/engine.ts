@@ -35,7 +35,11 @@ export interface ToolUseMeta {
   areas: string[];
   actions: string[];
   deviceClasses: string[];
+  /** The tool acts on no entity (a flow's tool): a rule on an entity, area, kind or device class never matches its calls. */
+  entityless?: boolean;
 }
+
+const ENTITY_TARGETS: ReadonlySet<TargetType> = new Set(['entity', 'area', 'kind', 'device_class']);
 
 export interface RuleConsideration {
   rule: PolicyRule;
@@ -315,6 +319,12 @@ export class SqlitePolicy implements PolicyEngine {
     this.loadedVersion = version;
   }
 
+  /** Moves whenever a rule or a principal's roles change (through any connection): watchers compare it. */
+  get version(): number {
+    this.refresh();
+    return this.loadedVersion;
+  }
+
   private refresh(): void {
     const local = localVersions.get(this.db) ?? 0;
     const data = this.stmts.dataVersion.get() as number;
@@ -584,6 +594,7 @@ export class SqlitePolicy implements PolicyEngine {
       return vs === null || (vs.length > 0 && vs.every((v) => c.target(v)));
     };
     const possible = (c: Compiled): boolean => {
+      if (meta.entityless && ENTITY_TARGETS.has(c.rule.targetType)) return false;
       const vs = values(c.rule.targetType);
       return vs === null || vs.length === 0 || vs.some((v) => c.target(v));
     };

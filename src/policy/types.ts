@@ -73,7 +73,7 @@ export interface PolicyEngine {
   mayEverUse(
     principal: Principal,
     tool: string,
-    meta: { capability: Capability; kinds: string[]; entityIds: string[]; areas: string[]; actions: string[]; deviceClasses: string[] },
+    meta: { capability: Capability; kinds: string[]; entityIds: string[]; areas: string[]; actions: string[]; deviceClasses: string[]; entityless?: boolean },
   ): boolean;
 }
 

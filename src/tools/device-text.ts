@@ -23,10 +23,11 @@ export function deviceWord(text: string | undefined, max = 24): string {
 }
 
 /**
- * A title made of a device-chosen name (an MCP tool or resource title):
- * cleaned, quoted and labelled, so a client that shows it to a model shows
- * it as data (`device name "Porch light"`, `device name "Door cam" (latest frame)`).
+ * A display title made of a device-chosen name (an MCP tool or resource
+ * title): cleaned and capped, and not marked (`Porch light`, `Door cam
+ * (latest frame)`). Titles are for people; the descriptions a model reads
+ * carry the name quoted, as device data.
  */
 export function deviceTitle(name: string | undefined, what?: string): string {
-  return `device name ${quoted(name)}${what ? ` (${what})` : ''}`;
+  return `${cleanDeviceText(name, 60) || 'unnamed device'}${what ? ` (${what})` : ''}`;
 }

@@ -149,6 +149,21 @@ export function externalAction(capability: Capability, args: Record<string, unkn
 }
 
 /**
+ * The actions a call of this tool can be judged as (what decides whom it is offered to): `actuate`,
+ * or the values an `action` argument's enum allows; none (unknown: offered as if any could be allowed)
+ * when the schema declares an `action` of any value.
+ */
+function declaredActions(def: ExternalToolDef, declaresAction: boolean): string[] {
+  if (!declaresAction) return ['actuate'];
+  const schema = (def.parameters as { properties: Record<string, { enum?: unknown; const?: unknown; default?: unknown }> }).properties.action;
+  const values = Array.isArray(schema?.enum) ? schema.enum : schema?.const !== undefined ? [schema.const] : undefined;
+  if (!values) return [];
+  const actions = values.filter((v): v is string => typeof v === 'string' && v !== '').map((v) => (v === 'read' ? 'actuate' : v));
+  // A call without the argument is judged as `actuate` (externalAction), unless a default fills it in.
+  return [...new Set([...actions, ...(typeof schema.default === 'string' ? [] : ['actuate'])])];
+}
+
+/**
  * Wrap a handler into a host tool with validation, policy, approvals and audit.
  * `validate`: the arguments' validator when the caller already checked the definition (compiled once).
  */
@@ -163,7 +178,7 @@ export function createExternalTool(def: ExternalToolDef, deps: ExternalToolDeps,
     description: def.description,
     parameters,
     capability: def.capability,
-    meta: { entityIds: [], kinds: [], actions: def.capability === 'read' ? [] : ['actuate'] },
+    meta: { entityIds: [], kinds: [], actions: def.capability === 'read' ? [] : declaredActions(def, declaresAction) },
     handler: async (rawArgs, call) => {
       try {
         return await run(rawArgs, call);

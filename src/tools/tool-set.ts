@@ -82,9 +82,12 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
 
   /** The tools this principal could ever use: the rest are left out of its sessions. */
   forPrincipal(principal: Principal): GeneratedTool[] {
+    const flows = new Set(this.external.all());
     return this.current.filter((t) => {
       const entities = t.meta.entityIds.map((id) => this.registry.entity(id)).filter((e) => !!e);
       return this.policy.mayEverUse(principal, t.name, {
+        // A flow's tool has no entity: only rules on the tool, its capability or anything can let it through.
+        entityless: flows.has(t),
         capability: t.capability,
         kinds: t.meta.kinds,
         entityIds: t.meta.entityIds,

@@ -13,6 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { mcpHttpListener, type McpHttpListener } from '../../src/mcp/http.js';
+import { createExternalTool } from '../../src/tools/external-tools.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
@@ -97,11 +98,63 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
         .join(),
     );
     assert.equal(byName.get('get_state')?.title, 'Get state');
-    assert.equal(byName.get('living_room_lamp')?.title, 'device name "Living room lamp"');
-    for (const name of ['get_state', 'living_room_temperature', 'front_door_camera']) {
+    // A title is for display: the device's name, cleaned; the description a model reads marks it as data.
+    assert.equal(byName.get('living_room_lamp')?.title, 'Living room lamp');
+    assert.match(byName.get('living_room_lamp')?.description ?? '', /"Living room lamp"/);
+    for (const name of ['get_state', 'living_room_temperature', 'front_door_camera', 'living_room_lamp', 'front_door_lock', 'garage_door']) {
       assert.equal(byName.get(name)?.outputSchema?.type, 'object', name);
     }
-    for (const name of ['living_room_lamp', 'front_door_lock', 'garage_door']) assert.equal(byName.get(name)?.outputSchema, undefined, name);
+  });
+
+  it('output schemas use the portable forms: one type per property, nullable as anyOf', async () => {
+    const { client } = await connect('owner');
+    const { tools } = await client.listTools();
+    const problems: string[] = [];
+    const walk = (schema: unknown, where: string): void => {
+      if (!schema || typeof schema !== 'object') {
+        problems.push(`${where}: not a schema`);
+        return;
+      }
+      const s = schema as Record<string, unknown>;
+      if (Array.isArray(s.type)) problems.push(`${where}: a type array ${JSON.stringify(s.type)}`);
+      if (s.type === undefined && !Array.isArray(s.anyOf)) problems.push(`${where}: no type`);
+      if (Array.isArray(s.anyOf)) for (const [i, alt] of s.anyOf.entries()) walk(alt, `${where}.anyOf[${i}]`);
+      if (s.properties) for (const [k, v] of Object.entries(s.properties as Record<string, unknown>)) walk(v, `${where}.${k}`);
+      if (s.items) walk(s.items, `${where}[]`);
+    };
+    let checked = 0;
+    for (const t of tools) {
+      if (!t.outputSchema) continue;
+      checked++;
+      walk(t.outputSchema, t.name);
+    }
+    assert.ok(checked >= 10, `output schemas checked: ${checked}`);
+    assert.deepEqual(problems, []);
+  });
+
+  it("an actuator's result carries structuredContent (outcome, entity, state, audit id), and the same JSON in a text block", async () => {
+    const { client } = await connect('owner');
+    const { tools } = await client.listTools(); // the SDK client checks results against the output schemas
+    const ajv = new Ajv({ strict: false });
+    const validate = ajv.compile(tools.find((t) => t.name === 'living_room_lamp')!.outputSchema!);
+    const on = await call(client, 'living_room_lamp', { action: 'turn_on' });
+    assert.ok(!on.isError, textOf(on));
+    assert.ok(validate(on.structuredContent), ajv.errorsText(validate.errors));
+    const s = on.structuredContent as { outcome: string; entity: string; state: { value: unknown }; auditId: number };
+    assert.equal(s.outcome, 'confirmed');
+    assert.equal(s.entity, 'living_room_lamp.lamp');
+    assert.equal(s.state.value, 'on');
+    assert.equal(home.hearth.audit.get(s.auditId)?.tool, 'living_room_lamp');
+    const texts = on.content.filter((c) => c.type === 'text').map((c) => (c as { text: string }).text);
+    assert.match(texts[0], /^confirmed/, 'the words come first');
+    assert.deepEqual(JSON.parse(texts.at(-1)!), on.structuredContent);
+
+    // A caller that may not read the entity gets no state of it.
+    const { client: family } = await connect('family');
+    const kitchen = await call(family, 'kitchen_light', { action: 'turn_off' });
+    assert.ok(!kitchen.isError, textOf(kitchen));
+    assert.deepEqual((kitchen.structuredContent as { state: unknown; entity: string }).state, null);
+    await call(client, 'living_room_lamp', { action: 'turn_off' });
   });
 
   it('read tools return structuredContent beside the text, valid against their output schema', async () => {
@@ -180,15 +233,15 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     assert.ok(home.hearth.approvals.deny(approvalId, 'cli:test'));
   });
 
-  it('a non-approver saying yes in the client leaves the call held: nothing unlocks', async () => {
+  it('a principal that may not approve is not asked: it gets the held result at once, and nothing unlocks', async () => {
     const before = lockState();
     const { client, asked } = await connect('family', () => ({ action: 'accept', content: { approve: true } }));
     const held = await call(client, 'front_door_lock', { action: 'unlock' });
-    assert.equal(asked.length, 1, 'the client was asked once');
-    assert.match(String(asked[0].message), /mcp:family asks to run front_door_lock/);
+    assert.equal(asked.length, 0, 'no question for someone whose answer could not count');
     assert.equal(held.isError, true);
     const approvalId = String(held._meta?.['hearth/approvalId']);
-    assert.match(textOf(held), new RegExp(`does not count: mcp:family may not approve this call; approval ${approvalId} still waits`));
+    assert.match(textOf(held), new RegExp(`^needs approval: .*Approval ${approvalId} is waiting`));
+    assert.match(textOf(held), /approvers: role:owner/);
     assert.equal(home.hearth.approvals.get(approvalId)?.status, 'pending');
     assert.equal(lockState(), before);
     assert.ok(!home.hearth.audit.tail(5).some((r) => r.principal === 'mcp:family' && r.tool === 'front_door_lock' && r.outcome === 'confirmed'));
@@ -222,6 +275,49 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     assert.equal(home.hearth.approvals.get(m[1])?.status, 'denied');
     const row = home.hearth.audit.tail(1)[0];
     assert.deepEqual([row.principal, row.tool, row.action, row.outcome], ['mcp:owner', 'front_door_lock', 'deny_approval', 'denied']);
+  });
+
+  it("a flow's tool is offered only to principals whose rules could allow it", async () => {
+    const { hearth } = home;
+    const deps = { policy: hearth.policy, audit: hearth.audit, approvals: hearth.approvals, log: home.logs.log };
+    const announce = createExternalTool(
+      {
+        name: 'announce',
+        description: 'Say something on the house speakers.',
+        parameters: { type: 'object', properties: { text: { type: 'string' } } },
+        capability: 'actuator',
+        source: 'flow:test',
+        handler: () => 'said',
+      },
+      deps,
+    );
+    const chime = createExternalTool(
+      {
+        name: 'chime',
+        description: 'Ring a chime.',
+        parameters: { type: 'object', properties: { action: { type: 'string', enum: ['press'] } }, required: ['action'] },
+        capability: 'actuator',
+        source: 'flow:test',
+        handler: () => 'rang',
+      },
+      deps,
+    );
+    const removals = [hearth.tools.external.add(announce), hearth.tools.external.add(chime)];
+    const rules: number[] = [];
+    try {
+      const names = async (who: string) => (await (await connect(who)).client.listTools()).tools.map((t) => t.name);
+      // Family's rules allow a lock and a light (an entity and a kind): nothing a flow's tool could ever match.
+      assert.ok(!(await names('family')).includes('announce'));
+      assert.ok(!(await names('family')).includes('chime'));
+      assert.ok((await names('owner')).includes('announce'), 'owners may act on anything');
+      rules.push(hearth.policy.add({ subject: 'role:family', targetType: 'tool', target: 'announce', action: 'actuate', effect: 'allow', priority: 10 }).id);
+      rules.push(hearth.policy.add({ subject: 'role:family', targetType: 'any', target: '*', action: 'press', effect: 'allow', priority: 10 }).id);
+      const now = await names('family');
+      assert.ok(now.includes('announce') && now.includes('chime'), now.join());
+    } finally {
+      for (const id of rules) hearth.policy.remove(id);
+      for (const remove of removals) remove();
+    }
   });
 
   it('completes the {id} of the resource templates with what the principal may read', async () => {

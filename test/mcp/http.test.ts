@@ -8,6 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
+  CallToolResultSchema,
+  McpError,
+  ReadResourceResultSchema,
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
@@ -77,7 +80,7 @@ describe('MCP over Streamable HTTP', () => {
     assert.equal(tools.length, 13, '10 device tools, get_state, get_history and control_group');
     assert.ok(tools.every((t) => !t.name.startsWith('host__')));
     assert.deepEqual(byName.get('living_room_lamp')?.annotations, {
-      title: 'device name "Living room lamp"',
+      title: 'Living room lamp',
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: true,
@@ -170,9 +173,32 @@ describe('MCP over Streamable HTTP', () => {
     const missing = await call(client, 'living_room_lamp', {});
     assert.equal(missing.isError, true);
     assert.match(textOf(missing), /invalid arguments: .*action/);
-    const unknown = await call(client, 'toaster', {});
-    assert.equal(unknown.isError, true);
-    assert.match(textOf(unknown), /^unknown tool "toaster"/);
+  });
+
+  it('an unknown tool and malformed params are JSON-RPC errors -32602 with a short message, prefixed once', async () => {
+    const client = await connect(ownerSecret);
+    const rpcError = (code: number, message: RegExp) => (err: unknown) => {
+      assert.ok(err instanceof McpError, String(err));
+      assert.equal(err.code, code, err.message);
+      assert.match(err.message, message);
+      assert.equal(err.message.match(/MCP error/g)?.length, 1, `one prefix: ${err.message}`);
+      assert.ok(err.message.length < 200, `short: ${err.message}`);
+      return true;
+    };
+    await assert.rejects(client.callTool({ name: 'toaster', arguments: {} }), rpcError(-32602, /^MCP error -32602: unknown tool "toaster"; tools\/list shows/));
+    await assert.rejects(
+      client.request({ method: 'tools/call', params: { name: 'living_room_lamp', arguments: 'turn it on' } } as never, CallToolResultSchema),
+      rpcError(-32602, /^MCP error -32602: invalid tools\/call params: arguments: /),
+    );
+    await assert.rejects(
+      client.request({ method: 'tools/call', params: { arguments: {} } } as never, CallToolResultSchema),
+      rpcError(-32602, /^MCP error -32602: invalid tools\/call params: name: /),
+    );
+    await assert.rejects(
+      client.request({ method: 'resources/read', params: { uri: 42 } } as never, ReadResourceResultSchema),
+      rpcError(-32602, /^MCP error -32602: invalid resources\/read params: uri: /),
+    );
+    await assert.rejects(client.readResource({ uri: 'hearth://entity/toaster' }), rpcError(-32002, /^MCP error -32002: no entity "toaster"/));
   });
 
   it('a client idempotency key makes a retried call one actuation', async () => {
@@ -317,7 +343,7 @@ describe('MCP over Streamable HTTP', () => {
     const lamp = resources.find((r) => r.uri === 'hearth://entity/living_room_lamp.lamp');
     assert.ok(lamp);
     assert.equal(lamp.mimeType, 'application/json');
-    assert.equal(lamp.title, 'device name "Living room lamp"');
+    assert.equal(lamp.title, 'Living room lamp');
     const frame = resources.find((r) => r.uri === 'hearth://camera/front_door.camera/frame');
     assert.ok(frame);
     assert.equal(frame.mimeType, 'image/jpeg');

@@ -231,6 +231,23 @@ describe('hearth mcp over stdio', () => {
     assert.ok(changed > 0, 'the client was told the list changed');
   });
 
+  it('announces tools/list_changed when a policy rule made in another process changes what the principal may use', async () => {
+    const { client } = await open([], { HEARTH_PRINCIPAL: 'chat:lodger' });
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+    assert.ok(!(await client.listTools()).tools.some((t) => t.name === 'living_room_lamp'));
+    const allow = await runHearth(['policy', 'allow', 'chat:lodger', '--entity', 'living_room_lamp.lamp', '--json', ...common()], { cwd: dir });
+    assert.equal(allow.code, 0, allow.stderr);
+    const rule = JSON.parse(allow.stdout) as { id: number };
+    await waitFor('tools/list_changed after the rule', () => changed > 0, 10_000);
+    assert.ok((await client.listTools()).tools.some((t) => t.name === 'living_room_lamp'));
+    const seen = changed;
+    const removed = await runHearth(['policy', 'remove', String(rule.id), ...common()], { cwd: dir });
+    assert.equal(removed.code, 0, removed.stderr);
+    await waitFor('tools/list_changed after the removal', () => changed > seen, 10_000);
+    assert.ok(!(await client.listTools()).tools.some((t) => t.name === 'living_room_lamp'));
+  });
+
   it('exits when the client closes', async () => {
     const { client, transport } = await open();
     const pid = transport.pid!;

@@ -142,16 +142,18 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
     assert.equal(home.hearth.audit.digest().count, auditBefore, 'no audit row: nothing was actuated');
   });
 
-  it('an unlock is held for an approver, and the answer says who must approve and how; the lock stays locked', async () => {
+  it('an unlock is held for an approver: the answer is one sentence for a person; the id, rule and CLI line stay in `hearth`; the lock stays locked', async () => {
     const completion = await client.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'unlock the front door' }] });
     const text = completion.choices[0].message.content ?? '';
     const ext = hearthOf(completion.choices[0].message);
     assert.equal(ext.approval_ids.length, 1, JSON.stringify(ext));
     const id = ext.approval_ids[0];
-    assert.match(text, /owner role must grant/);
-    assert.ok(text.includes(id), text);
-    assert.match(text, /hearth approve/);
-    assert.match(text, /Approvals on Hearth's web page/);
+    assert.equal(text, "Unlocking the front door lock needs an owner's approval; I've asked.");
+    assert.ok(!text.includes(id) && !/hearth approve|rule #|same call/.test(text), text);
+    // What a program needs stays in the structured result.
+    assert.equal(ext.tool_calls[0].approval_id, id);
+    assert.match(ext.tool_calls[0].result, /rule #\d+/);
+    assert.match(ext.tool_calls[0].result, new RegExp(`hearth approve ${id}`));
     const approval = home.hearth.approvals.get(id);
     assert.equal(approval?.status, 'pending');
     assert.equal(approval?.principal, 'http:tablet');
@@ -193,6 +195,16 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
       });
     };
     await expectError({ model: 'hearth' }, 400, 'messages', /messages: is required/);
+    await expectError({ messages: [{ role: 'user', content: 'hi' }] }, 400, 'model', /model: is required/);
+    await expectError({ model: 'hearth', max_tokens: 0, messages: [{ role: 'user', content: 'hi' }] }, 400, 'max_tokens', /at least 1/);
+    await expectError(
+      { model: 'hearth', max_completion_tokens: 2.5, messages: [{ role: 'user', content: 'hi' }] },
+      400,
+      'max_completion_tokens',
+      /whole number/,
+    );
+    await expectError({ model: 'hearth', stop: ['a', 'b', 'c', 'd', 'e'], messages: [{ role: 'user', content: 'hi' }] }, 400, 'stop', /at most 4/);
+    await expectError({ model: 'hearth', stop: [''], messages: [{ role: 'user', content: 'hi' }] }, 400, 'stop[0]', /non-empty/);
     await expectError({ model: 'hearth', messages: [] }, 400, 'messages', /must not be empty/);
     await expectError({ model: 'hearth', messages: 'turn on the lamp' }, 400, 'messages', /must be a list/);
     await expectError({ model: 'hearth', messages: [{ role: 'system', content: 'be nice' }] }, 400, 'messages', /no user message/);

@@ -3,9 +3,9 @@
 // bytes of JSON data, then payload_length bytes of payload), independently of
 // src/wyoming/framing.ts so a mistake there is not mirrored here.
 //
-// NOTE: the issue asks for the `wyoming` Python package's client. PyPI is not
-// reachable from this machine (pip download fails) and there is no npm
-// package of it, so it could not be installed; this client stands in for it.
+// The protocol tests drive the service with the real `wyoming` Python package
+// (python-wyoming.ts); this one is for what only raw TCP shows (many idle
+// connections, a chosen source address) and for `hearth start` end to end.
 import { connect, type Socket } from 'node:net';
 
 export interface ClientEvent {
@@ -33,9 +33,10 @@ export class WyomingTestClient {
     socket.on('error', () => undefined);
   }
 
-  static connect(port: number, host = '127.0.0.1'): Promise<WyomingTestClient> {
+  /** `localAddress`: the address the connection comes from (any 127.x.y.z on loopback). */
+  static connect(port: number, host = '127.0.0.1', localAddress?: string): Promise<WyomingTestClient> {
     return new Promise((resolve, reject) => {
-      const socket = connect({ port, host }, () => resolve(new WyomingTestClient(socket)));
+      const socket = connect({ port, host, ...(localAddress ? { localAddress } : {}) }, () => resolve(new WyomingTestClient(socket)));
       socket.once('error', reject);
     });
   }

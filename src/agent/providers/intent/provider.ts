@@ -6,7 +6,16 @@
 import type { Entity } from '../../../devices/model.js';
 import type { EntityState } from '../../../devices/state-cache.js';
 import type { GeneratedTool } from '../../../tools/types.js';
-import { ProviderError, type ChatMessage, type Provider, type ProviderEvent, type ProviderRequest, type ToolCallRequest, type Usage } from '../../provider.js';
+import {
+  NOT_UNDERSTOOD,
+  ProviderError,
+  type ChatMessage,
+  type Provider,
+  type ProviderEvent,
+  type ProviderRequest,
+  type ToolCallRequest,
+  type Usage,
+} from '../../provider.js';
 import { chunkWords, composeAnswer, examples, replyText, type AnsweredCall } from './answers.js';
 import { interpret, type Interpretation } from './interpret.js';
 import { SentenceSet } from './sentence-set.js';
@@ -111,7 +120,10 @@ export class IntentProvider implements Provider {
     const utterance = user ? textOf(user) : '';
     const understood = this.understand(utterance, toolNames, context);
     if (!understood.calls.length) {
-      yield* this.say(understood.text ?? this.sentences.current().responses.say('not_understood'), prompt);
+      // Not understood, or no such device here: a door may let another agent try (Wyoming's not-handled).
+      const lost =
+        !understood.reply || understood.reply.type === 'not_understood' || (understood.reply.type === 'not_found' && !understood.reply.closest?.length);
+      yield* this.say(understood.text ?? this.sentences.current().responses.say('not_understood'), prompt, lost ? NOT_UNDERSTOOD : 'stop');
       return;
     }
     // Ids unique within the conversation: after every call already in it.
@@ -164,9 +176,9 @@ export class IntentProvider implements Provider {
     });
   }
 
-  private async *say(text: string, prompt: number): AsyncIterable<ProviderEvent> {
+  private async *say(text: string, prompt: number, finishReason = 'stop'): AsyncIterable<ProviderEvent> {
     for (const chunk of chunkWords(text)) yield { type: 'token', text: chunk };
-    yield { type: 'done', finishReason: 'stop', toolCalls: [], usage: usage(prompt, Math.ceil(text.length / 4)) };
+    yield { type: 'done', finishReason, toolCalls: [], usage: usage(prompt, Math.ceil(text.length / 4)) };
   }
 }
 
