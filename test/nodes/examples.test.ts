@@ -262,10 +262,26 @@ describe('example flows against the demo home, deployed through the admin API', 
       await new Promise((ok) => setTimeout(ok, 500));
     }
     assert.ok(await lightOn(), `the light went on with motion\n${redLog.slice(-2000)}`);
+    // Motion reports while the light is on command nothing: one audit row per change, not one per report.
+    const turnOns = () => {
+      const db = new Database(dbPath, { readonly: true });
+      try {
+        return (db.prepare("SELECT count(*) AS n FROM audit WHERE tool = 'kitchen_light' AND action = 'turn_on'").get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    const rowsOnceOn = turnOns();
+    for (let i = 0; i < 5; i++) {
+      await watcher!.publishAsync('hearth-demo/hallway_motion', JSON.stringify({ occupancy: false }));
+      await watcher!.publishAsync('hearth-demo/hallway_motion', JSON.stringify({ occupancy: true }));
+    }
     await watcher!.publishAsync('hearth-demo/hallway_motion', JSON.stringify({ occupancy: false }));
     const offBy = Date.now() + 60_000;
     while ((await stateOf('kitchen_light.light')) !== 'off' && Date.now() < offBy) await new Promise((ok) => setTimeout(ok, 200));
     assert.equal(await stateOf('kitchen_light.light'), 'off', 'the light went off once no motion held');
+    // The reports above reached the flow before the last one that turned the light off (one broker, one order).
+    assert.equal(turnOns(), rowsOnceOn, 'the repeated motion reports did not command the light again');
   });
 
   it('late unlock: the front door unlocks "after 22:00": a notice on MQTT, and the re-lock waits for `hearth approve`', async () => {
@@ -287,14 +303,19 @@ describe('example flows against the demo home, deployed through the admin API', 
     const unlocked = await daemonApi('POST', '/api/tools/front_door_lock/call', { args: { action: 'unlock' } });
     assert.match(unlocked.json.text, /^confirmed/, JSON.stringify(unlocked.json));
 
-    await waitFor('the notice on hearth/notify', () => seen.some((m) => m.topic === 'hearth/notify' && /Front door unlocked at/.test(m.payload)), 20_000);
+    const notices = () => seen.filter((m) => m.topic === 'hearth/notify').map((m) => m.payload);
+    await waitFor('the notice on hearth/notify', () => notices().some((n) => /Front door unlocked at/.test(n)), 20_000);
     const relock = await pendingApprovals((a) => a.principal === 'http:node-red' && a.tool === 'front_door_lock' && a.args.action === 'lock');
     assert.equal(relock.length, 1, 'the re-lock waits for a person');
+    // The person is told what waits and how to approve it; nothing says the door is locked while it is not.
+    await waitFor('the held re-lock announced', () => notices().some((n) => n.includes(`hearth approve ${relock[0].id}`)), 20_000);
     assert.equal(await stateOf('front_door.lock'), 'unlocked');
+    assert.ok(!notices().some((n) => /locked again\./.test(n)), notices().join('\n'));
     await cli(['approve', relock[0].id]);
     const lockedBy = Date.now() + 60_000;
     while ((await stateOf('front_door.lock')) !== 'locked' && Date.now() < lockedBy) await new Promise((ok) => setTimeout(ok, 200));
     assert.equal(await stateOf('front_door.lock'), 'locked');
+    await waitFor('the outcome announced', () => notices().includes('Front door locked again.'), 20_000);
   });
 
   it("chat: a text typed on the flow's page is answered by a session in the daemon; the lamp goes on, audited as the token's principal", async () => {
@@ -313,6 +334,51 @@ describe('example flows against the demo home, deployed through the admin API', 
     try {
       const rows = db.prepare("SELECT principal, tool, action FROM audit WHERE session = 'test'").all();
       assert.deepEqual(rows, [{ principal: 'http:node-red', tool: 'living_room_lamp', action: 'turn_on' }]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("chat over HTTP: the session is the daemon's; an unlock waits for a decision over the flow's endpoints; both calls are in the daemon's audit", async () => {
+    const flow = localize(example('hearth-chat.json'));
+    assert.equal(flow.find((n) => n.type === 'hearth-bridge')!.mode, 'daemon', 'the example uses the running daemon');
+    await deploy(flow);
+    await bridgeConnected('hearth.bridge');
+    const r = await route('POST', '/hearth/chat', { text: 'turn on the living room lamp', session: 'chat-example' });
+    assert.equal(r.status, 200, `${r.text}\n${redLog.slice(-2000)}`);
+    assert.match(r.json.answer, /lamp/i);
+    assert.deepEqual(
+      r.json.result.toolCalls.map((c: { name: string }) => c.name),
+      ['living_room_lamp'],
+    );
+
+    assert.equal(await stateOf('front_door.lock'), 'locked');
+    const asked = route('POST', '/hearth/chat', { text: 'unlock the front door', session: 'chat-example' });
+    let pending: any[] = [];
+    await waitFor(
+      "the unlock listed on the flow's endpoint",
+      async () => {
+        pending = (await http('GET', '/hearth/approvals', { token: null })).json ?? [];
+        return pending.some((a) => a.tool === 'front_door_lock');
+      },
+      60_000,
+    );
+    const request = pending.find((a) => a.tool === 'front_door_lock');
+    // A decision for no such request is the caller's error, and decides nothing.
+    assert.equal((await http('POST', '/hearth/approvals/no-such-id', { token: null, body: { decision: 'allow_once' } })).status, 400);
+    assert.equal(await stateOf('front_door.lock'), 'locked');
+    const decided = await http('POST', `/hearth/approvals/${request.id}`, { token: null, body: { decision: 'allow_once' } });
+    assert.equal(decided.status, 200, decided.text);
+    const answered = await asked;
+    assert.equal(answered.status, 200, answered.text);
+    await waitFor('the door unlocked', async () => (await stateOf('front_door.lock')) === 'unlocked', 30_000);
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      const rows = db.prepare("SELECT principal, tool, action, outcome FROM audit WHERE session LIKE '%chat-example%' ORDER BY id").all();
+      assert.deepEqual(rows, [
+        { principal: 'http:node-red', tool: 'living_room_lamp', action: 'turn_on', outcome: 'confirmed' },
+        { principal: 'http:node-red', tool: 'front_door_lock', action: 'unlock', outcome: 'confirmed' },
+      ]);
     } finally {
       db.close();
     }
