@@ -17,7 +17,7 @@ import { MqttConnection, type MqttError } from './mqtt/connection.js';
 import type { EmbeddedBroker } from './mqtt/embedded-broker.js';
 import type { Simulator } from './simulator/simulator.js';
 import { SOURCE_PRIORITY, type DiscoveryAdapter } from './devices/discovery/adapter.js';
-import { createAdapters } from './devices/discovery/index.js';
+import { controlTopics, createAdapters } from './devices/discovery/index.js';
 
 /** The package's own folder (holds devices/demo and migrations/), from src/ or dist/. */
 export const PACKAGE_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -105,7 +105,7 @@ export class Bridge {
     readonly paths: string[],
     entityMemory?: EntityMemory,
   ) {
-    this.registry = new DeviceRegistry({ log: log.child({ part: 'devices' }), memory: entityMemory });
+    this.registry = new DeviceRegistry({ log: log.child({ part: 'devices' }), memory: entityMemory, reserved: controlTopics(config) });
     this.cache = new StateCache(connection, log.child({ part: 'state' }));
     this.registry.on('changed', (devices) => this.cache.setDevices(devices));
   }

@@ -36,6 +36,8 @@ export class CommandGate {
   check(decided: DecidedCommand, messages: readonly OutgoingMessage[]): string | undefined {
     if (!messages.length) return 'there is nothing to send';
     for (const m of messages) {
+      const forbidden = this.registry.commandRefusal(m.topic);
+      if (forbidden) return `refused at the transport: ${m.topic} is ${forbidden}, which Hearth never publishes on`;
       if (!this.registry.commandsOn(decided.entityId, m.topic)) {
         const owner = this.registry.entities().find((e) => e.id !== decided.entityId && this.registry.commandsOn(e.id, m.topic));
         return `refused at the transport: ${m.topic} is not a command topic of ${decided.entityId}${owner ? ` (it belongs to ${owner.id})` : ''}`;

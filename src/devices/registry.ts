@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import { commandTopicsOf } from './commands.js';
 import { MemoryEntityNames, type EntityMemory } from './entity-names.js';
 import type { Device, Entity } from './model.js';
-import { assignTopicOwners, type TopicClaim, type TopicRefusal } from './topic-owners.js';
+import { assignTopicOwners, dollarTopics, readTopicsOf, type ReservedTopics, type TopicClaim, type TopicRefusal } from './topic-owners.js';
 
 export interface RegistryEvents {
   changed: [devices: Device[]];
@@ -23,6 +23,8 @@ export interface RegistryOptions {
   log?: Logger;
   /** First-seen order of discovered entities; in memory when not given. */
   memory?: EntityMemory;
+  /** The sources' control topics (discovery prefixes, bridge topics): never commanded. `$` topics always are. */
+  reserved?: ReservedTopics;
 }
 
 export class DeviceRegistry extends EventEmitter<RegistryEvents> {
@@ -33,12 +35,16 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private entityIndex = new Map<string, Entity>();
   private deviceIndex = new Map<string, Device>();
   private refusals = new Map<string, TopicRefusal>();
+  private readTopics = new Map<string, string>();
+  private readonly reserved: ReservedTopics;
   private readonly log?: Logger;
   readonly memory: EntityMemory;
 
   constructor(options: RegistryOptions = {}) {
     super();
     this.log = options.log;
+    const configured = options.reserved;
+    this.reserved = configured ? (t) => dollarTopics(t) ?? configured(t) : dollarTopics;
     this.memory = options.memory ?? new MemoryEntityNames();
   }
 
@@ -73,7 +79,8 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     // Newcomers in one batch are recorded in id order: the only order there is.
     const seen = this.memory.firstSeen(found.map((c) => c.entity.id));
     found.sort((a, b) => seen.get(a.entity.id)! - seen.get(b.entity.id)! || byEntityId(a, b));
-    const { refused } = assignTopicOwners([...files, ...found]);
+    this.readTopics = readTopicsOf(chosen.map((c) => c.device));
+    const { refused } = assignTopicOwners([...files, ...found], (topic) => this.commandRefusal(topic));
     this.report(refused);
 
     this.merged = chosen
@@ -92,14 +99,21 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
 
   /** One line per refused claim, when it is first refused (not on every rebuild). */
   private report(refused: Map<string, TopicRefusal>): void {
-    const key = (r: TopicRefusal) => `${r.refused.id}\u0000${r.topic}\u0000${r.owner.id}`;
+    const key = (r: TopicRefusal) => `${r.refused.id}\u0000${r.topic}\u0000${r.owner?.id ?? r.reason}`;
     const before = new Set([...this.refusals.values()].map(key));
     for (const r of refused.values()) {
       if (before.has(key(r))) continue;
-      this.log?.warn(
-        { topic: r.topic, owner: r.owner.id, refused: r.refused.id },
-        `command topic ${r.topic} is already owned by ${r.owner.id} (${JSON.stringify(r.owner.name)}); ${r.refused.id} (${JSON.stringify(r.refused.name)}, ${r.refused.kind}) is refused and gets no tool`,
-      );
+      const who = `${r.refused.id} (${JSON.stringify(r.refused.name)}, ${r.refused.kind})`;
+      if (r.owner)
+        this.log?.warn(
+          { topic: r.topic, owner: r.owner.id, refused: r.refused.id },
+          `command topic ${r.topic} is already owned by ${r.owner.id} (${JSON.stringify(r.owner.name)}); ${who} is refused and gets no tool`,
+        );
+      else
+        this.log?.warn(
+          { topic: r.topic, reason: r.reason, refused: r.refused.id },
+          `command topic ${r.topic} is ${r.reason}, which Hearth never publishes on; ${who} is refused and gets no tool`,
+        );
     }
     this.refusals = refused;
   }
@@ -131,7 +145,15 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     return !!entity && commandTopicsOf(entity).includes(topic);
   }
 
-  /** Entities refused for claiming a command topic another device owns. */
+  /**
+   * Why no entity may be commanded on this topic (Hearth reads it, or it is a source's control topic), or
+   * undefined. Checked when entities are admitted and again by the command gate before anything is sent.
+   */
+  commandRefusal(topic: string): string | undefined {
+    return this.readTopics.get(topic) ?? this.reserved(topic);
+  }
+
+  /** Entities refused for claiming a command topic another device owns, or one no entity may command. */
   refusedClaims(): TopicRefusal[] {
     return [...this.refusals.values()];
   }

@@ -6,8 +6,14 @@
 // device from the same source may share it: Zigbee2MQTT devices take every
 // command as JSON on one `set` topic. (What such a sibling sends is still
 // held to the rules of the words it sends: see dangerous-words.ts.)
+//
+// No entity commands a topic Hearth reads (any entity's state, attribute or
+// availability topic) nor a source's control topic (discovery prefixes,
+// Zigbee2MQTT's bridge/#, Homie's $-topics): a switch aimed at the lock's state
+// topic would make Hearth write "unlocked" there; a button aimed at
+// bridge/request/permit_join would make Hearth open the Zigbee network.
 import { commandTopicsOf } from './commands.js';
-import type { Entity } from './model.js';
+import { type Device, type Entity, stateTopicsOf } from './model.js';
 
 export interface TopicClaim {
   entity: Entity;
@@ -17,10 +23,29 @@ export interface TopicClaim {
 
 export interface TopicRefusal {
   topic: string;
-  /** The entity that owns the topic. */
-  owner: Entity;
+  /** The entity that owns the topic (absent when the topic is a control topic or one Hearth reads). */
+  owner?: Entity;
+  /** Why, in words, when there is no owner: "a control topic of zigbee2mqtt", "the state topic of lock.x". */
+  reason?: string;
   /** The entity refused for claiming it. */
   refused: Entity;
+}
+
+/** Why no entity may command this topic, or undefined. Control topics come from the sources' configuration. */
+export type ReservedTopics = (topic: string) => string | undefined;
+
+/** Control topics every source has, whatever the configuration: Homie's and the broker's `$` topics. */
+export const dollarTopics: ReservedTopics = (topic) =>
+  topic.split('/').some((level) => level.startsWith('$')) ? 'a $ control topic (Homie, the broker)' : undefined;
+
+/** Topics Hearth reads, each with what it is: never a command topic. */
+export function readTopicsOf(devices: readonly Device[]): Map<string, string> {
+  const read = new Map<string, string>();
+  for (const d of devices) {
+    for (const s of d.availability?.sources ?? []) if (!read.has(s.topic)) read.set(s.topic, `the availability topic of ${d.id}`);
+    for (const e of d.entities) for (const t of stateTopicsOf(e)) if (!read.has(t)) read.set(t, `the state topic of ${e.id}`);
+  }
+  return read;
 }
 
 export interface TopicOwners {
@@ -30,12 +55,20 @@ export interface TopicOwners {
   refused: Map<string, TopicRefusal>;
 }
 
-/** Give each command topic to its first claimant; `claims` come in rank order. */
-export function assignTopicOwners(claims: readonly TopicClaim[]): TopicOwners {
+/**
+ * Give each command topic to its first claimant; `claims` come in rank order. `forbidden` says why a
+ * topic may not be commanded at all (a topic Hearth reads, a control topic).
+ */
+export function assignTopicOwners(claims: readonly TopicClaim[], forbidden: ReservedTopics = () => undefined): TopicOwners {
   const owners = new Map<string, { claim: TopicClaim }>();
   const refused = new Map<string, TopicRefusal>();
   for (const claim of claims) {
     const topics = commandTopicsOf(claim.entity);
+    const aimed = topics.map((topic) => ({ topic, reason: forbidden(topic) })).find((t) => t.reason);
+    if (aimed) {
+      refused.set(claim.entity.id, { topic: aimed.topic, reason: aimed.reason, refused: claim.entity });
+      continue;
+    }
     const conflict = topics
       .map((topic) => ({ topic, held: owners.get(topic) }))
       .find(({ held }) => held && !(held.claim.entity.deviceId === claim.entity.deviceId && held.claim.source === claim.source));

@@ -60,6 +60,21 @@ const states: StateCase[] = files
   .map((f) => ({ file: f, ...JSON.parse(readFileSync(join(FIXTURES, f), 'utf8')) }) as StateCase)
   .sort((a, b) => a.case.localeCompare(b.case) || (a.step ?? 0) - (b.step ?? 0));
 
+/**
+ * Cases Home Assistant accepts and Hearth refuses on purpose: Hearth never publishes on a topic it reads
+ * (state and command on one topic: the command would be read back as the device's state) nor on a source's
+ * control topic (Zigbee2MQTT's own bridge/request/* entities: permit join, restart, log level).
+ */
+const REFUSED_ON_PURPOSE: Record<string, RegExp> = {
+  'core-alarm_control_panel-2.json': /is the state topic of/,
+  'core-lock-1.json': /is the state topic of/,
+  'core-number-1.json': /is the state topic of/,
+  'core-select-1.json': /is the state topic of/,
+  'z2m-button-1.json': /is a Zigbee2MQTT bridge topic/,
+  'z2m-select-1.json': /is a Zigbee2MQTT bridge topic/,
+  'z2m-switch-2.json': /is a Zigbee2MQTT bridge topic/,
+};
+
 const wire = (payload: unknown): Buffer => Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload), 'utf8');
 
 // ---------------------------------------------------------------------------
@@ -202,6 +217,13 @@ async function checkCase(c: Case): Promise<string | undefined> {
             continue;
           }
           if (!item.entityId) return `${e.hash} has no entity id`;
+          const onPurpose = REFUSED_ON_PURPOSE[c.file];
+          if (onPurpose) {
+            if (h.bridge.registry.entity(item.entityId)) return `${item.entityId} should be refused (it commands a topic Hearth never publishes on)`;
+            const said = h.logs.lines.some((l) => l.refused === item.entityId && onPurpose.test(l.msg) && /never publishes on/.test(l.msg));
+            if (!said) return `no log line says why ${item.entityId} was refused`;
+            continue;
+          }
           const entity = h.bridge.registry.entity(item.entityId);
           if (!entity) return `${item.entityId} is not in the registry`;
           if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(entity.deviceId)) return `device id ${entity.deviceId} breaks the device-file rules`;

@@ -15,3 +15,20 @@ ADAPTERS.push(homeAssistantAdapter);
 export function createAdapters(config: HearthConfig): DiscoveryAdapter[] {
   return ADAPTERS.map((make) => make(config)).filter((a): a is DiscoveryAdapter => !!a);
 }
+
+/**
+ * The control topics of the sources Hearth reads, whether or not their discovery is on: Home Assistant's
+ * discovery configs and birth topic, Zigbee2MQTT's bridge topics. No entity may be commanded on them (the
+ * registry refuses it). Devices may live under the discovery prefix (Home Assistant's own examples put
+ * `~/set` there): only the config and status topics are control topics.
+ */
+export function controlTopics(config: HearthConfig): (topic: string) => string | undefined {
+  const ha = config.discovery.homeassistant.prefix;
+  const z2m = `${config.discovery.zigbee2mqtt.prefix}/bridge`;
+  return (topic) => {
+    if (topic === `${ha}/status` || (topic.startsWith(`${ha}/`) && topic.endsWith('/config')))
+      return `a Home Assistant discovery topic (${ha}/…/config, ${ha}/status)`;
+    if (topic === z2m || topic.startsWith(`${z2m}/`)) return `a Zigbee2MQTT bridge topic (${z2m}/#)`;
+    return undefined;
+  };
+}
