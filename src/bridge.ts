@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
 import type { HearthConfig } from './config/schema.js';
+import { ConfigError } from './config/load.js';
 import { loadDeviceFiles, type DeviceFileProblem } from './devices/loader.js';
 import type { Device } from './devices/model.js';
 import { DeviceFileWatcher } from './devices/watcher.js';
@@ -14,7 +15,10 @@ import { StateCache } from './devices/state-cache.js';
 import type { Logger } from './log.js';
 import { MqttConnection, type MqttError } from './mqtt/connection.js';
 // The embedded broker (aedes) and the simulator (sharp) are loaded only by what runs them (`hearth start`).
+import { BrokerAccess, type BrokerCredential, newHearthCredential } from './mqtt/broker-access.js';
+import { credentialFileFor, readCredential, removeCredential, writeCredential } from './mqtt/broker-credential-file.js';
 import type { EmbeddedBroker } from './mqtt/embedded-broker.js';
+import { isLoopbackHost } from './util/loopback.js';
 import type { Simulator } from './simulator/simulator.js';
 import { SOURCE_PRIORITY, type DiscoveryAdapter } from './devices/discovery/adapter.js';
 import { controlTopics, createAdapters } from './devices/discovery/index.js';
@@ -44,6 +48,29 @@ export interface BridgeOptions {
    * must leave the user's broker alone. Commands a caller asked for still go out.
    */
   announce?: boolean;
+}
+
+/**
+ * Whether the embedded broker lets clients connect without a user name: by default only on a loopback host.
+ * On any other host it must be off (devices use mqtt.embedded.accounts), as the HTTP door refuses to run
+ * without auth off loopback.
+ */
+export function anonymousAllowed(config: HearthConfig): boolean {
+  const { host, allowAnonymous, accounts } = config.mqtt.embedded;
+  const loopback = isLoopbackHost(host);
+  if (allowAnonymous === true && !loopback)
+    throw new ConfigError(
+      'settings',
+      'mqtt.embedded.allowAnonymous',
+      `true is allowed only when mqtt.embedded.host is a loopback address, not ${JSON.stringify(host)}: give devices accounts (mqtt.embedded.accounts) or bind the broker to 127.0.0.1`,
+    );
+  if (!loopback && !accounts.length)
+    throw new ConfigError(
+      'settings',
+      'mqtt.embedded.accounts',
+      `the embedded broker on ${JSON.stringify(host)} is reachable from other machines: give devices accounts (username, password) so that a stranger cannot connect, or bind it to 127.0.0.1`,
+    );
+  return allowAnonymous ?? loopback;
 }
 
 /** Whether the demo home is on: explicitly, or by default with the embedded broker. */
@@ -116,20 +143,35 @@ export class Bridge {
   static async start(options: BridgeOptions): Promise<Bridge> {
     const { config, log } = options;
     const cwd = options.cwd ?? process.cwd();
-    const broker =
-      !config.mqtt.url && options.embedBroker && !options.offline
-        ? await (await import('./mqtt/embedded-broker.js')).startEmbeddedBroker(
-            config.mqtt.embedded.host,
-            config.mqtt.embedded.port,
-            log.child({ part: 'broker' }),
-          )
-        : undefined;
+    const embedding = !config.mqtt.url && options.embedBroker && !options.offline;
+    // Hearth's own credential on the embedded broker: made here when this process runs it, else read from beside
+    // the database when another Hearth process on the same database does (credentialFileFor).
+    const credentialFile = credentialFileFor(config.database.path);
+    let credential: BrokerCredential | undefined;
+    let registryRef: DeviceRegistry | undefined;
+    let broker: EmbeddedBroker | undefined;
+    if (embedding) {
+      const { startEmbeddedBroker } = await import('./mqtt/embedded-broker.js');
+      credential = newHearthCredential();
+      const access = new BrokerAccess({
+        hearth: credential,
+        accounts: config.mqtt.embedded.accounts,
+        allowAnonymous: anonymousAllowed(config),
+        // Until the home is loaded every topic counts as a command topic: only Hearth publishes.
+        isCommandTopic: (topic) => registryRef?.isCommandTopic(topic) ?? true,
+        log: log.child({ part: 'broker' }),
+      });
+      broker = await startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }), access);
+      if (credentialFile) writeCredential(credentialFile, credential);
+    } else if (!config.mqtt.url && config.mqtt.username === undefined && credentialFile) {
+      credential = readCredential(credentialFile);
+    }
     const url = brokerUrl(config, broker);
     const connection = new MqttConnection(
       {
         url,
-        username: config.mqtt.username,
-        password: config.mqtt.password,
+        username: credential?.username ?? config.mqtt.username,
+        password: credential?.password ?? config.mqtt.password,
         clientId: config.mqtt.clientId,
         ca: config.mqtt.ca,
         cert: config.mqtt.cert,
@@ -145,8 +187,13 @@ export class Bridge {
       log.child({ part: 'mqtt' }),
     );
     const bridge = new Bridge(config, log, connection, broker, devicePaths(config, cwd), options.entityMemory);
+    if (embedding && credentialFile && credential) {
+      const written = credential;
+      bridge.onClose = () => removeCredential(credentialFile, written);
+    }
     try {
       bridge.loadDevices();
+      registryRef = bridge.registry;
       if (!options.offline) {
         bridge.adapters = createAdapters(config);
         const seen = options.announce === false ? listenOnly(connection, log) : connection;
@@ -259,5 +306,9 @@ export class Bridge {
     this.cache.close();
     await this.connection.close();
     await this.broker?.close();
+    this.onClose?.();
   }
+
+  /** What closing must also undo (the broker credential file this process wrote). */
+  private onClose?: () => void;
 }

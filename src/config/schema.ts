@@ -32,6 +32,29 @@ export const configSchema = {
           properties: {
             host: { type: 'string', default: '127.0.0.1' },
             port: { type: 'integer', minimum: 0, maximum: 65535, default: 1883 },
+            allowAnonymous: {
+              type: 'boolean',
+              description:
+                'Let clients without a user name connect (they may still never publish on a command topic). Default: true on a loopback host; on any other host it must stay off and devices use accounts.',
+            },
+            accounts: {
+              type: 'array',
+              maxItems: 1000,
+              description: 'Device (or source) credentials for the embedded broker; put passwords in secrets.yaml.',
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['username', 'password'],
+                properties: {
+                  username: { type: 'string', minLength: 1, maxLength: 128, not: { const: 'hearth' } },
+                  password: { type: 'string', minLength: 12, maxLength: 256 },
+                  clientIds: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 128 }, maxItems: 100 },
+                  publish: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 512 }, maxItems: 200 },
+                  subscribe: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 512 }, maxItems: 200 },
+                },
+              },
+              default: [],
+            },
           },
           default: {},
         },
@@ -323,7 +346,12 @@ export interface HearthConfig {
     keepalive: number;
     reconnectMinMs: number;
     reconnectMaxMs: number;
-    embedded: { host: string; port: number };
+    embedded: {
+      host: string;
+      port: number;
+      allowAnonymous?: boolean;
+      accounts: Array<{ username: string; password: string; clientIds?: string[]; publish?: string[]; subscribe?: string[] }>;
+    };
   };
   devices: { paths?: string[]; watch: boolean };
   discovery: {

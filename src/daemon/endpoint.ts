@@ -3,7 +3,10 @@
 // this database" needs no other lookup. Where a Unix socket cannot be made (Windows,
 // a path longer than the socket limit) the daemon listens on loopback TCP instead and
 // writes the port and a secret token to `hearth.db.control` (mode 0600).
-import { lstatSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { checkPrivate, EndpointRefused } from '../util/private-file.js';
+
+export { checkPrivate, EndpointRefused };
 
 /** sun_path is 108 bytes on Linux, 104 on macOS; keep under both. */
 const SOCKET_PATH_MAX = 100;
@@ -20,34 +23,6 @@ export function endpointFor(dbPath: string): Endpoint | undefined {
   const socket = `${dbPath}.sock`;
   const usable = process.platform !== 'win32' && Buffer.byteLength(socket) <= SOCKET_PATH_MAX;
   return { ...(usable ? { socket } : {}), descriptor: `${dbPath}.control` };
-}
-
-export class EndpointRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'EndpointRefused';
-  }
-}
-
-/**
- * A control file (socket or descriptor) another user could have made or could open
- * is not used: it must be ours and readable by us alone. Returns false when there is none.
- */
-export function checkPrivate(path: string, what: 'socket' | 'file'): boolean {
-  let st;
-  try {
-    st = lstatSync(path);
-  } catch {
-    return false;
-  }
-  if (what === 'socket' && !st.isSocket()) throw new EndpointRefused(`${path} is not a socket`);
-  if (what === 'file' && !st.isFile()) throw new EndpointRefused(`${path} is not a regular file`);
-  const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid) throw new EndpointRefused(`${path} belongs to uid ${st.uid}, not to you (uid ${uid})`);
-  if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
-    throw new EndpointRefused(`${path} has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}; only 0600 (yours alone) is trusted`);
-  }
-  return true;
 }
 
 export interface LoopbackDescriptor {

@@ -36,6 +36,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private deviceIndex = new Map<string, Device>();
   private refusals = new Map<string, TopicRefusal>();
   private readTopics = new Map<string, string>();
+  private commandTopics = new Set<string>();
   private readonly reserved: ReservedTopics;
   private readonly log?: Logger;
   readonly memory: EntityMemory;
@@ -80,7 +81,8 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     const seen = this.memory.firstSeen(found.map((c) => c.entity.id));
     found.sort((a, b) => seen.get(a.entity.id)! - seen.get(b.entity.id)! || byEntityId(a, b));
     this.readTopics = readTopicsOf(chosen.map((c) => c.device));
-    const { refused } = assignTopicOwners([...files, ...found], (topic) => this.commandRefusal(topic));
+    const { owners, refused } = assignTopicOwners([...files, ...found], (topic) => this.commandRefusal(topic));
+    this.commandTopics = new Set(owners.keys());
     this.report(refused);
 
     this.merged = chosen
@@ -151,6 +153,11 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
    */
   commandRefusal(topic: string): string | undefined {
     return this.readTopics.get(topic) ?? this.reserved(topic);
+  }
+
+  /** Whether an entity Hearth knows is commanded on this topic (the embedded broker lets only Hearth publish there). */
+  isCommandTopic(topic: string): boolean {
+    return this.commandTopics.has(topic);
   }
 
   /** Entities refused for claiming a command topic another device owns, or one no entity may command. */

@@ -3,28 +3,16 @@
 // everyone is `http:local`, an owner. Browsers from other origins are refused
 // either way, so a web page cannot drive the home through a visitor's browser.
 import type { IncomingMessage } from 'node:http';
-import { isIPv4, isIPv6 } from 'node:net';
 import { ConfigError } from '../config/load.js';
 import type { Hearth } from '../hearth.js';
 import type { Principal } from '../tools/types.js';
+import { isLoopbackHost } from '../util/loopback.js';
 import { forbidden, HttpError } from './errors.js';
 
 export const LOCAL_PRINCIPAL: Readonly<Principal> = Object.freeze({ id: 'http:local', roles: ['owner'] });
 export const ANONYMOUS: Readonly<Principal> = Object.freeze({ id: 'http:anonymous', roles: [] });
 
 const TOKEN_HINT = 'create one with `hearth token create <name> --role owner` and send it as `Authorization: Bearer <token>`';
-
-/** 127.0.0.0/8, ::1 (also as ::ffff:127.x.x.x and in brackets), localhost. */
-export function isLoopbackHost(host: string): boolean {
-  let h = host.trim().toLowerCase();
-  if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
-  if (h.endsWith('.')) h = h.slice(0, -1);
-  if (h === 'localhost' || h.endsWith('.localhost')) return true;
-  if (h.startsWith('::ffff:') && isIPv4(h.slice(7))) h = h.slice(7);
-  if (isIPv4(h)) return h.startsWith('127.');
-  if (isIPv6(h)) return h === '::1' || h === '0:0:0:0:0:0:0:1';
-  return false;
-}
 
 /** `http.auth: false` only where nobody else can connect. */
 export function checkAuthSetting(host: string, auth: boolean): void {

@@ -1,8 +1,10 @@
 // The embedded broker: aedes on a loopback port, for a house with no broker
-// yet and for the demo. aedes speaks MQTT 3.1.1 only.
+// yet and for the demo. aedes speaks MQTT 3.1.1 only. Its hooks are the
+// transport gate (broker-access.ts): only Hearth publishes on command topics.
 import { createServer, type Server, type Socket } from 'node:net';
-import { Aedes } from 'aedes';
+import { Aedes, type AuthenticateError } from 'aedes';
 import type { Logger } from '../log.js';
+import { type BrokerAccess, BrokerAccessError } from './broker-access.js';
 
 export class BrokerStartError extends Error {
   constructor(
@@ -21,8 +23,33 @@ export interface EmbeddedBroker {
   close(): Promise<void>;
 }
 
-export async function startEmbeddedBroker(host: string, port: number, log: Logger): Promise<EmbeddedBroker> {
-  const broker = await Aedes.createBroker();
+export async function startEmbeddedBroker(host: string, port: number, log: Logger, access?: BrokerAccess): Promise<EmbeddedBroker> {
+  const broker = await Aedes.createBroker(
+    access
+      ? {
+          authenticate(client, username, password, done) {
+            try {
+              access.authenticate(client, username, password);
+              done(null, true);
+            } catch (err) {
+              const code = err instanceof BrokerAccessError ? err.returnCode : 5;
+              log.warn({ clientId: client.id, username, returnCode: code }, `broker refused a connection: ${(err as Error).message}`);
+              done(Object.assign(new Error((err as Error).message), { returnCode: code }) as AuthenticateError, false);
+            }
+          },
+          authorizePublish(client, packet, done) {
+            const why = access.publishRefusal(client, packet.topic);
+            if (!why) return done(null);
+            if (client) access.refused(client, packet.topic, why);
+            done(new Error(why));
+          },
+          authorizeSubscribe(client, sub, done) {
+            // A refused filter gets SUBACK 0x80 (failure); the connection stays.
+            done(null, access.maySubscribe(client, sub.topic) ? sub : null);
+          },
+        }
+      : {},
+  );
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
     socket.setNoDelay(true);

@@ -1,0 +1,36 @@
+// Hearth's credential for its own embedded broker, beside the database (`hearth.db.broker`, mode 0600): the
+// daemon that runs the broker writes it, and another Hearth process on the same database (a command, `hearth
+// mcp`) reads it to publish commands as Hearth does. A process on another database has no credential: the
+// broker lets it read, never command.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { checkPrivate } from '../util/private-file.js';
+import type { BrokerCredential } from './broker-access.js';
+
+export function credentialFileFor(dbPath: string): string | undefined {
+  return dbPath === ':memory:' ? undefined : `${dbPath}.broker`;
+}
+
+export function writeCredential(file: string, credential: BrokerCredential): void {
+  writeFileSync(file, `${JSON.stringify({ ...credential, pid: process.pid })}\n`, { mode: 0o600 });
+}
+
+/** The credential in `file`, when there is one that is ours alone and well formed. */
+export function readCredential(file: string): BrokerCredential | undefined {
+  try {
+    if (!checkPrivate(file, 'file')) return undefined;
+    const c = JSON.parse(readFileSync(file, 'utf8')) as Partial<BrokerCredential>;
+    return typeof c.username === 'string' && typeof c.password === 'string' ? { username: c.username, password: c.password } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Remove the file if it is still the one this process wrote. */
+export function removeCredential(file: string, credential: BrokerCredential): void {
+  try {
+    const c = JSON.parse(readFileSync(file, 'utf8')) as Partial<BrokerCredential>;
+    if (c.password === credential.password) rmSync(file, { force: true });
+  } catch {
+    // gone already
+  }
+}
