@@ -16,7 +16,7 @@ import type { Logger } from './log.js';
 import { MqttConnection, type MqttError } from './mqtt/connection.js';
 // The embedded broker (aedes) and the simulator (sharp) are loaded only by what runs them (`hearth start`).
 import { BrokerAccess, type BrokerCredential, newHearthCredential } from './mqtt/broker-access.js';
-import { credentialFileFor, readCredential, removeCredential, writeCredential } from './mqtt/broker-credential-file.js';
+import { credentialFileFor, readCredential, removeCredential, sameBroker, writeCredential } from './mqtt/broker-credential-file.js';
 import type { EmbeddedBroker } from './mqtt/embedded-broker.js';
 import { isLoopbackHost } from './util/loopback.js';
 import type { Simulator } from './simulator/simulator.js';
@@ -162,11 +162,14 @@ export class Bridge {
         log: log.child({ part: 'broker' }),
       });
       broker = await startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }), access);
-      if (credentialFile) writeCredential(credentialFile, credential);
-    } else if (!config.mqtt.url && config.mqtt.username === undefined && credentialFile) {
-      credential = readCredential(credentialFile);
+      if (credentialFile) writeCredential(credentialFile, credential, broker.url);
     }
     const url = brokerUrl(config, broker);
+    if (!embedding && credentialFile) {
+      // A Hearth on the same database and the same broker is Hearth: it shares the policy and the audit.
+      const stored = readCredential(credentialFile);
+      if (stored && sameBroker(stored.url, url)) credential = stored;
+    }
     const connection = new MqttConnection(
       {
         url,

@@ -30,9 +30,10 @@ const COMMANDS: Record<string, () => Promise<Register[]>> = {
   token: async () => [(await import('./token.js')).registerToken],
   mcp: async () => [(await import('./mcp.js')).registerMcp],
   memory: async () => [(await import('./memory.js')).registerMemory],
+  broker: async () => [(await import('./broker.js')).registerBroker],
 };
 /** The order `hearth --help` lists them in. */
-const ORDER = ['start', 'devices', 'simulate', 'tools', 'call', 'chat', 'agent', 'policy', 'audit', 'approvals', 'token', 'mcp', 'memory'];
+const ORDER = ['start', 'devices', 'simulate', 'tools', 'call', 'chat', 'agent', 'policy', 'audit', 'approvals', 'token', 'mcp', 'memory', 'broker'];
 
 async function main(argv: string[]): Promise<void> {
   const first = argv[2];

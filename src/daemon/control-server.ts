@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../log.js';
 import { checkPrivate, EndpointRefused, readDescriptor, type Endpoint } from './endpoint.js';
+import { jsonDepth, MAX_BODY_DEPTH } from '../util/bounded-json.js';
 import {
   ControlError,
   INTERNAL_ERROR,
@@ -232,6 +233,8 @@ export class ControlServer {
   }
 
   private parse(text: string, line: number): RpcRequest | { id?: RpcRequest['id']; error: ControlError } {
+    if (jsonDepth(text, MAX_BODY_DEPTH) > MAX_BODY_DEPTH)
+      return { error: new ControlError(PARSE_ERROR, `line ${line} nests deeper than ${MAX_BODY_DEPTH} levels`) };
     let v: unknown;
     try {
       v = JSON.parse(text);

@@ -2,6 +2,7 @@
 // so a 400 names the field at fault.
 import type { IncomingMessage } from 'node:http';
 import { badField, HttpError } from './errors.js';
+import { jsonDepth, MAX_BODY_DEPTH } from '../util/bounded-json.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -48,6 +49,10 @@ export async function readJsonObject(req: IncomingMessage, limit = BODY_LIMIT): 
     .toLowerCase();
   if (type && type !== 'application/json' && !type.endsWith('+json')) {
     throw new HttpError(415, 'unsupported_media_type', `the request body must be JSON (Content-Type: application/json), not ${type}`);
+  }
+  // Depth first: V8 parses 100,000 levels, but every walk after it would overflow the stack (a 500).
+  if (jsonDepth(text, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
+    throw new HttpError(400, 'too_deep', `the request body nests deeper than ${MAX_BODY_DEPTH} levels`);
   }
   let value: unknown;
   try {

@@ -20,6 +20,7 @@ import { silentLogger, type Logger } from '../log.js';
 import type { Principal } from '../tools/types.js';
 import { errorOf } from '../util/error.js';
 import { HearthMcpSession } from './server.js';
+import { jsonDepth, MAX_BODY_DEPTH } from '../util/bounded-json.js';
 
 export const MCP_HTTP_PATH = '/mcp';
 const SESSION_HEADER = 'mcp-session-id';
@@ -243,6 +244,10 @@ export class McpHttpHandler {
       req.on('end', () => {
         if (failed) return;
         const text = Buffer.concat(chunks).toString('utf8');
+        if (jsonDepth(text, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
+          reject(new McpHttpFailure(400, -32700, `Parse error: the body nests deeper than ${MAX_BODY_DEPTH} levels`));
+          return;
+        }
         try {
           resolve(JSON.parse(text) as unknown);
         } catch (err) {

@@ -10,16 +10,34 @@ export function credentialFileFor(dbPath: string): string | undefined {
   return dbPath === ':memory:' ? undefined : `${dbPath}.broker`;
 }
 
-export function writeCredential(file: string, credential: BrokerCredential): void {
-  writeFileSync(file, `${JSON.stringify({ ...credential, pid: process.pid })}\n`, { mode: 0o600 });
+/** The credential and the broker it is for (the embedded broker's URL). */
+export interface StoredCredential extends BrokerCredential {
+  url: string;
+}
+
+export function writeCredential(file: string, credential: BrokerCredential, url: string): void {
+  writeFileSync(file, `${JSON.stringify({ ...credential, url, pid: process.pid })}\n`, { mode: 0o600 });
+}
+
+/** Whether two broker URLs name the same loopback broker (localhost and 127.0.0.1 are one). */
+export function sameBroker(a: string, b: string): boolean {
+  try {
+    const [x, y] = [new URL(a), new URL(b)];
+    const host = (h: string) => (h === 'localhost' || h === '[::1]' ? '127.0.0.1' : h);
+    return x.protocol === y.protocol && host(x.hostname) === host(y.hostname) && (x.port || '1883') === (y.port || '1883');
+  } catch {
+    return false;
+  }
 }
 
 /** The credential in `file`, when there is one that is ours alone and well formed. */
-export function readCredential(file: string): BrokerCredential | undefined {
+export function readCredential(file: string): StoredCredential | undefined {
   try {
     if (!checkPrivate(file, 'file')) return undefined;
-    const c = JSON.parse(readFileSync(file, 'utf8')) as Partial<BrokerCredential>;
-    return typeof c.username === 'string' && typeof c.password === 'string' ? { username: c.username, password: c.password } : undefined;
+    const c = JSON.parse(readFileSync(file, 'utf8')) as Partial<StoredCredential>;
+    return typeof c.username === 'string' && typeof c.password === 'string' && typeof c.url === 'string'
+      ? { username: c.username, password: c.password, url: c.url }
+      : undefined;
   } catch {
     return undefined;
   }

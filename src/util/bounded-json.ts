@@ -9,6 +9,13 @@
 /** Deepest nesting accepted anywhere in device JSON (real payloads use a handful of levels; Home Assistant's parser stops at 1024). */
 export const MAX_JSON_DEPTH = 64;
 
+/**
+ * Deepest nesting of a request body (HTTP, MCP, the control socket, Wyoming). Deeper than the tools accept, so
+ * that arguments too deep for a tool still reach it and are refused there with an audit row; shallow enough
+ * that no walk over the value can overflow the stack.
+ */
+export const MAX_BODY_DEPTH = 400;
+
 export type JsonProblem = 'oversized' | 'too_deep' | 'not_json';
 
 export class JsonLimitError extends Error {

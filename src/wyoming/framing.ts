@@ -6,6 +6,7 @@
 // Everything a peer sends is bounded here: the header line, the data and the
 // payload have caps, and a frame that breaks them, or is not JSON, is a
 // FrameError (the server closes that connection; the process goes on).
+import { jsonDepth, MAX_BODY_DEPTH } from '../util/bounded-json.js';
 
 /** The protocol version written in headers. */
 export const WYOMING_VERSION = '1.5.3';
@@ -56,6 +57,7 @@ function length(header: Record<string, unknown>, field: string, max: number): nu
 }
 
 function jsonObject(text: string, what: string): Record<string, unknown> {
+  if (jsonDepth(text, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) throw new FrameError(`${what} nests deeper than ${MAX_BODY_DEPTH} levels`);
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -28,6 +28,8 @@ export interface TestBroker {
 
 export interface StartBrokerOptions {
   port?: number;
+  /** mosquitto only: more lines for mosquitto.conf (acl_file, password_file, ...). */
+  config?: string[];
 }
 
 const START_TIMEOUT_MS = 5_000;
@@ -78,6 +80,7 @@ export async function startMosquitto(opts: StartBrokerOptions = {}): Promise<Tes
   // Started as root, mosquitto drops privileges to the `mosquitto` user and
   // then cannot write its db into our 0700 root-owned temp dir.
   if (typeof process.getuid === 'function' && process.getuid() === 0) lines.push('user root');
+  lines.push(...(opts.config ?? []));
   writeFileSync(confFile, lines.join('\n') + '\n');
 
   let child: ChildProcess | undefined;
