@@ -60,7 +60,7 @@ export class Hearth {
         log: log.child({ part: 'audit' }),
         digestFile: config.audit.digestFile,
         durability: config.audit.durability,
-        ...(key ? { key: key.key } : {}),
+        ...(key ? { key: key.key, sequenceFile: `${config.audit.keyFile}.seq` } : {}),
       });
       const approvals = new SqliteApprovals(db, { audit });
       const entityMemory = new SqliteEntityNames(db, log.child({ part: 'devices' }));

@@ -182,15 +182,20 @@ export interface Digest {
   lastHash: string;
   /** When the digest was written (ISO). */
   at: string;
+  /**
+   * The digest's number: each one written gets the next, and the highest is also kept beside the audit key
+   * (`<key file>.seq`), so an older digest put back with the log cut to match is seen as a rollback.
+   */
+  seq?: number;
   /** HMAC-SHA256 of the fields above with the audit key (audit.keyFile), when there is one. */
   mac?: string;
 }
 
 /** Write JSON to `path` atomically: a temporary file, fsync, rename (then fsync the directory, best effort). */
-export function writeFileAtomic(path: string, text: string): void {
+export function writeFileAtomic(path: string, text: string, mode = 0o600): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, 'w', 0o644);
+  const fd = openSync(tmp, 'w', mode);
   try {
     writeSync(fd, text);
     fsyncSync(fd);
@@ -213,6 +218,7 @@ export function writeFileAtomic(path: string, text: string): void {
 /** Write a digest file; signed when there is an audit key. */
 export function writeDigestFile(path: string, digest: Digest, key?: Buffer): void {
   const { mac: _old, ...fields } = digest;
+  if (fields.seq === undefined) delete fields.seq;
   writeFileAtomic(path, `${JSON.stringify(key ? { ...fields, mac: digestMac(key, fields) } : fields)}\n`);
 }
 
@@ -227,11 +233,26 @@ export function readDigest(path: string): Digest {
     typeof d.lastHash !== 'string' ||
     !/^[0-9a-f]{64}$/.test(d.lastHash) ||
     typeof d.at !== 'string' ||
-    (d.mac !== undefined && (typeof d.mac !== 'string' || !/^[0-9a-f]{64}$/.test(d.mac)))
+    (d.mac !== undefined && (typeof d.mac !== 'string' || !/^[0-9a-f]{64}$/.test(d.mac))) ||
+    (d.seq !== undefined && (!Number.isSafeInteger(d.seq) || d.seq < 1))
   ) {
     throw new Error(`${path} is not an audit digest ({count, lastId, lastHash, at})`);
   }
   return d as Digest;
+}
+
+/** The highest digest number written so far (0: none), from the sequence file kept beside the audit key. */
+export function readDigestSequence(path: string): number {
+  try {
+    const n = Number(readFileSync(path, 'utf8').trim());
+    return Number.isSafeInteger(n) && n > 0 ? n : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export function writeDigestSequence(path: string, seq: number): void {
+  writeFileAtomic(path, `${seq}\n`);
 }
 
 /** The digest of the table as it is now (a full count: for tools; the store keeps its own count). */
@@ -281,6 +302,11 @@ export interface VerifyResult {
   firstBroken?: ChainBreak;
   /** The digest checked against, when one was given and readable. */
   digest?: Digest;
+  /**
+   * Entries after the last signed digest: nothing vouches for them (a Hearth writes its digest within a
+   * moment of each call; entries appended by whoever can write the file are never signed).
+   */
+  unvouched?: { from: number; to: number; count: number };
 }
 
 export interface VerifyOptions {
@@ -288,6 +314,8 @@ export interface VerifyOptions {
   digestFile?: string;
   /** The audit key (audit.keyFile): the digest must carry its signature. */
   key?: Buffer;
+  /** The digest sequence file (beside the key): a digest numbered below it was put back (a rollback). */
+  sequenceFile?: string;
 }
 
 /** The id and linkage of an entry against the one before it (every version). */
@@ -457,6 +485,11 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
         : `digest file ${options.digestFile} is not signed, but there is an audit key (rewritten, or written without audit.key_file)`;
       digest = undefined;
     }
+    const highest = options.sequenceFile ? readDigestSequence(options.sequenceFile) : 0;
+    if (digest && highest > (digest.seq ?? 0)) {
+      digestProblem = `digest file ${options.digestFile} is digest #${digest.seq ?? 0} of ${digest.at}, but #${highest} was written since: an older digest was put back (a rollback, with the log cut to match)`;
+      digest = undefined;
+    }
   }
 
   const walk = new ChainWalk();
@@ -509,6 +542,8 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
       };
     }
   }
+  const beyond = digest ? rows - upToDigest : 0;
+  const signed = !!digest && !!options.key;
   return {
     ok: !firstBroken,
     rows,
@@ -516,5 +551,6 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
     lastId: prevId,
     ...(firstBroken ? { firstBroken } : {}),
     ...(digest ? { digest } : {}),
+    ...(signed && beyond > 0 ? { unvouched: { from: digest!.lastId + 1, to: prevId, count: beyond } } : {}),
   };
 }

@@ -2,6 +2,12 @@
 // from begin()/record(): nothing is published that the log could not record.
 
 export type AuditErrorCode =
+  /** `accept` with no digest file configured. */
+  | 'AUDIT_NO_DIGEST'
+  /** `accept --through` an entry that is not there. */
+  | 'AUDIT_NO_ENTRY'
+  /** `accept` over a broken chain. */
+  | 'AUDIT_BROKEN'
   /** The database refused the write (read-only, locked, full, closed...). */
   | 'AUDIT_UNAVAILABLE'
   /** A row already exists for this request id (see byRequestId). */

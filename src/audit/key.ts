@@ -42,11 +42,13 @@ export function loadAuditKey(path: string, options: { create?: boolean } = {}): 
 }
 
 /** The signature of a digest's fields (without `mac`). */
-export function digestMac(key: Buffer, digest: { count: number; lastId: number; lastHash: string; at: string }): string {
-  return createHmac('sha256', key).update(`${digest.count}\n${digest.lastId}\n${digest.lastHash}\n${digest.at}`).digest('hex');
+export function digestMac(key: Buffer, digest: { count: number; lastId: number; lastHash: string; at: string; seq?: number }): string {
+  // The sequence number is signed too (digests before it had none), so a digest cannot be renumbered.
+  const seq = digest.seq === undefined ? '' : `\n${digest.seq}`;
+  return createHmac('sha256', key).update(`${digest.count}\n${digest.lastId}\n${digest.lastHash}\n${digest.at}${seq}`).digest('hex');
 }
 
-export function macMatches(key: Buffer, digest: { count: number; lastId: number; lastHash: string; at: string; mac?: string }): boolean {
+export function macMatches(key: Buffer, digest: { count: number; lastId: number; lastHash: string; at: string; seq?: number; mac?: string }): boolean {
   if (typeof digest.mac !== 'string' || !/^[0-9a-f]{64}$/.test(digest.mac)) return false;
   return timingSafeEqual(Buffer.from(digest.mac, 'hex'), Buffer.from(digestMac(key, digest), 'hex'));
 }

@@ -23,6 +23,7 @@
 // a power cut may lose an outcome, never a pending row, and a lost outcome
 // leaves the call pending, marked interrupted at the next start.
 import { EventEmitter } from 'node:events';
+import { chmodSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database.js';
 import { WalSync, type WalSyncOptions } from '../db/wal-sync.js';
@@ -34,7 +35,9 @@ import {
   entryHash,
   legacySealNeeded,
   readDigest,
+  readDigestSequence,
   verify,
+  writeDigestSequence,
   wellFormed,
   writeDigestFile,
   type CompletionFields,
@@ -67,6 +70,8 @@ export interface AuditLogOptions {
   walSync?: WalSyncOptions;
   /** The audit key (audit.keyFile): digests are signed with it, and verify() requires the signature. */
   key?: Buffer;
+  /** Where the highest digest number is kept (beside the key: `<key file>.seq`), so a rollback is seen. */
+  sequenceFile?: string;
 }
 
 export type AuditDurability = 'full' | 'grouped' | 'connection';
@@ -191,6 +196,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.now = options.now ?? (() => new Date());
     if (options.digestFile) this.digestFile = options.digestFile;
     this.key = options.key;
+    this.sequenceFile = options.sequenceFile;
     this.durability = options.durability ?? 'full';
     // No write-ahead log to fsync (in memory, or not WAL): each commit syncs itself (synchronous=FULL).
     const wal = !db.memory && String(db.pragma('journal_mode', { simple: true })) === 'wal';
@@ -231,6 +237,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         },
       );
     }
+
+    if (this.digestFile && this.durability !== 'connection') this.loadAnchor();
 
     // Every entry goes through here: numbered after the highest id ever used, chained to the last one.
     // Every entry goes through append() (always inside a transaction).
@@ -784,22 +792,64 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   private anchor?: { lastId: number; lastHash: string };
   private anchorChecked = false;
   private anchorBroken = false;
+  private readonly sequenceFile?: string;
+  /** The last digest's number; the next one written gets the one after it. */
+  private digestSeq = 0;
+  /**
+   * Entries found after the last signed digest when this process started: no Hearth vouched for them (a crash
+   * within a digest's moment, or entries appended by whoever can write the file). No digest is signed over
+   * them until an owner accepts them (`hearth audit accept`), which writes a digest that covers them.
+   */
+  private unvouched?: { from: number; to: number };
 
   private loadAnchor(): void {
     this.anchorChecked = true;
     if (!this.digestFile) return;
+    for (const f of [this.digestFile, this.sequenceFile]) if (f) tighten(f, this.log);
+    this.digestSeq = this.sequenceFile ? readDigestSequence(this.sequenceFile) : 0;
+    const lastAtStart = this.stmt.last.get()?.id ?? 0;
     try {
       const d = readDigest(this.digestFile);
-      if (this.key && !macMatches(this.key, d)) return;
-      if (d.lastId > 0) this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
+      this.digestSeq = Math.max(this.digestSeq, d.seq ?? 0);
+      if (this.key && !macMatches(this.key, d)) {
+        if (lastAtStart > 0) this.unvouched = { from: 1, to: lastAtStart };
+      } else {
+        if (d.lastId > 0) this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
+        if (this.key && lastAtStart > d.lastId) this.unvouched = { from: d.lastId + 1, to: lastAtStart };
+      }
     } catch {
       // No digest yet (or unreadable: verify says so); nothing to hold to.
     }
+    if (this.unvouched) {
+      const { from, to } = this.unvouched;
+      this.log.error(
+        { digestFile: this.digestFile, from, to },
+        `audit: entries ${from}..${to} come after the last signed digest: no Hearth vouched for them (a crash just after a call, or entries added to the file). No digest is signed over them until an owner has checked them: \`hearth audit verify\`, then \`hearth audit accept --through ${to}\``,
+      );
+    }
+  }
+
+  /** Whether an owner has accepted the unvouched entries since (a signed digest now covers them). */
+  private acceptedSince(): boolean {
+    if (!this.unvouched || !this.digestFile) return true;
+    try {
+      const d = readDigest(this.digestFile);
+      if ((!this.key || macMatches(this.key, d)) && d.lastId >= this.unvouched.to) {
+        this.unvouched = undefined;
+        this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
+        this.digestSeq = Math.max(this.digestSeq, d.seq ?? 0);
+        return true;
+      }
+    } catch {
+      // still not accepted
+    }
+    return false;
   }
 
   private writeDigestOnce(d: Digest): void {
     if (!this.digestFile || d.lastId < this.digestUpTo) return;
     if (!this.anchorChecked) this.loadAnchor();
+    if (!this.acceptedSince()) return;
     const a = this.anchor;
     if (a && a.lastId <= d.lastId && this.stmt.hashOf.get(a.lastId)?.hash !== a.lastHash) {
       if (!this.anchorBroken) {
@@ -812,7 +862,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       return;
     }
     try {
-      writeDigestFile(this.digestFile, d, this.key);
+      this.writeNumbered(this.digestFile, d);
       this.digestUpTo = d.lastId;
       if (d.lastId > 0) this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
     } catch (err) {
@@ -836,9 +886,44 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   /** Write the tail digest ({count, lastId, lastHash, at}) atomically; default: the configured digestFile. */
   writeDigest(path: string | undefined = this.digestFile): Digest {
     if (!path) throw new Error('audit: no digest file configured');
-    const d = this.digest();
-    writeDigestFile(path, d, this.key);
+    return this.writeNumbered(path, this.digest());
+  }
+
+  /**
+   * An owner has checked the entries up to `throughId` (default: all): write a signed digest that vouches for
+   * them, so that a Hearth signs again. Refused when the chain up to there does not verify.
+   */
+  accept(throughId?: number): Digest {
+    if (!this.digestFile) throw new AuditError('audit: there is no digest file to write (audit.digest_file)', 'AUDIT_NO_DIGEST');
+    const last = this.stmt.last.get();
+    const upTo = throughId ?? last?.id ?? 0;
+    if (!last || upTo > last.id || upTo < 1)
+      throw new AuditError(`audit: there is no entry ${upTo} to accept through (the last is ${last?.id ?? 0})`, 'AUDIT_NO_ENTRY');
+    const check = verify(this.db);
+    if (check.firstBroken && check.firstBroken.id <= upTo && check.firstBroken.kind !== 'digest')
+      throw new AuditError(`audit: entry ${check.firstBroken.id} is broken (${check.firstBroken.reason}): nothing is accepted over it`, 'AUDIT_BROKEN');
+    const hash = this.stmt.hashOf.get(upTo)?.hash;
+    const count = this.stmt.countBetween.get(0, upTo)?.n ?? 0;
+    if (!hash) throw new AuditError(`audit: entry ${upTo} is missing`, 'AUDIT_NO_ENTRY');
+    const d = this.writeNumbered(this.digestFile, { count, lastId: upTo, lastHash: hash, at: this.now().toISOString() });
+    this.unvouched = undefined;
+    this.anchor = { lastId: upTo, lastHash: hash };
+    this.anchorBroken = false;
     return d;
+  }
+
+  /** Give the digest the next number, sign and write it, then raise the number kept beside the key. */
+  private writeNumbered(path: string, d: Digest): Digest {
+    if (this.sequenceFile) this.digestSeq = Math.max(this.digestSeq, readDigestSequence(this.sequenceFile));
+    try {
+      this.digestSeq = Math.max(this.digestSeq, readDigest(path).seq ?? 0);
+    } catch {
+      // the first digest there
+    }
+    const numbered = { ...d, seq: ++this.digestSeq };
+    writeDigestFile(path, numbered, this.key);
+    if (this.sequenceFile) writeDigestSequence(this.sequenceFile, numbered.seq);
+    return numbered;
   }
 
   /** The digest of the table now. Counts only the rows added since the last one. */
@@ -918,11 +1003,24 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   /** Verify the chain (and the configured digest file, unless another is given). */
   verify(options: VerifyOptions = {}): VerifyResult {
     this.flushOutcomes();
-    return verify(this.db, { digestFile: options.digestFile ?? this.digestFile, key: options.key ?? this.key });
+    return verify(this.db, {
+      digestFile: options.digestFile ?? this.digestFile,
+      key: options.key ?? this.key,
+      sequenceFile: options.sequenceFile ?? this.sequenceFile,
+    });
   }
 }
 
 // ------------------------------------------------------------ input
+
+/** Digest and sequence files are the owner's alone (0600); older ones were written 0644. */
+function tighten(path: string, log: Logger): void {
+  try {
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') log.warn({ err, path }, 'audit: cannot make the file private (0600)');
+  }
+}
 
 /** How long an outcome committed off the caller's path may wait for an fsync of its own (the next pending row's fsync usually covers it first). */
 const LAZY_SYNC_MS = 50;

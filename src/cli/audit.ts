@@ -337,17 +337,21 @@ async function exportTo(o: Opened, flags: CommonFlags & { format: ExportFormat; 
 
 export function verifyText(result: VerifyResult, digestFile: string | undefined, keyed = false): { ok: boolean; text: string } {
   if (result.ok) {
+    const u = result.unvouched;
     const extra = [
       result.pending ? `${result.pending} pending` : '',
       result.digest
-        ? `digest ${digestFile} matches (${result.digest.count} rows up to id ${result.digest.lastId}, ${result.digest.at}${keyed ? ', signed with the audit key' : ''})`
+        ? `digest ${digestFile}${result.digest.seq ? ` #${result.digest.seq}` : ''} matches (${result.digest.count} rows up to id ${result.digest.lastId}, ${result.digest.at}${keyed ? ', signed with the audit key' : ''})`
         : digestFile
           ? ''
           : 'no digest file: a cut-off tail cannot be detected (set audit.digest_file)',
     ].filter(Boolean);
+    const notVouched = u
+      ? `\n  ${u.count} ${u.count === 1 ? 'entry' : 'entries'} after the signed digest (ids ${u.from}..${u.to}) ${u.count === 1 ? 'is' : 'are'} NOT vouched for: chained, but no Hearth signed over them yet (a running Hearth does within a moment; after a crash, or if they were added to the file, check them, then \`hearth audit accept --through ${u.to}\`)`
+      : '';
     return {
       ok: true,
-      text: `chain verified: ${result.rows} rows${result.rows ? `, ids 1..${result.lastId}` : ''}${extra.length ? `; ${extra.join('; ')}` : ''}`,
+      text: `chain verified: ${result.rows} rows${result.rows ? `, ids 1..${result.lastId}` : ''}${extra.length ? `; ${extra.join('; ')}` : ''}${notVouched}`,
     };
   }
   const b = result.firstBroken!;
@@ -356,6 +360,27 @@ export function verifyText(result: VerifyResult, digestFile: string | undefined,
     ok: false,
     text: `audit chain BROKEN at ${where} (${b.kind}): ${b.reason}\n  ${result.rows} rows in the log; nothing from ${where} on can be trusted as recorded`,
   };
+}
+
+/** `audit show` and `audit export` print rows as stored: say so when the chain does not verify. */
+function warnUnverified(o: Opened): void {
+  let key: Buffer | undefined;
+  try {
+    key = o.keyFile ? loadAuditKey(o.keyFile).key : undefined;
+  } catch {
+    key = undefined;
+  }
+  const result = verify(o.db, { ...(o.digestFile ? { digestFile: o.digestFile } : {}), ...(key ? { key, sequenceFile: `${o.keyFile}.seq` } : {}) });
+  if (!result.ok) {
+    const b = result.firstBroken!;
+    process.stderr.write(
+      `hearth: warning: the audit chain does not verify (${b.id > 0 ? `row ${b.id}` : 'the digest'}: ${b.reason}); rows are shown as stored\n`,
+    );
+  } else if (result.unvouched) {
+    process.stderr.write(
+      `hearth: warning: entries ${result.unvouched.from}..${result.unvouched.to} are not vouched for by a signed digest (\`hearth audit verify\`)\n`,
+    );
+  }
 }
 
 // ---------------------------------------------------------------- registering
@@ -410,6 +435,7 @@ export function registerAudit(program: Command): void {
           const last = o.store.list({ order: 'desc', limit: 1 })[0];
           throw new CliFailure(`no audit row ${id}: ${last ? `the log has rows up to id ${last.id}` : 'the log is empty'}`, 1);
         }
+        warnUnverified(o);
         process.stdout.write(flags.json ? `${JSON.stringify(row, null, 2)}\n` : `${showRow(row)}\n`);
       }),
     );
@@ -424,7 +450,34 @@ export function registerAudit(program: Command): void {
     .option('--since <time>', 'rows at or after this time (ISO 8601, or ago: 30m, 2h, 7d)')
     .option('--until <time>', 'rows before this time')
     .option('--out <file>', 'write here instead of stdout')
-    .action((flags: CommonFlags & { format: ExportFormat; since?: string; until?: string; out?: string }) => withAudit(flags, (o) => exportTo(o, flags)));
+    .action((flags: CommonFlags & { format: ExportFormat; since?: string; until?: string; out?: string }) =>
+      withAudit(flags, (o) => {
+        warnUnverified(o);
+        return exportTo(o, flags);
+      }),
+    );
+
+  withConfigOptions(audit.command('accept'))
+    .description('vouch for entries no Hearth signed over (after a crash, or once checked): write a signed digest through them')
+    .option('--through <id>', 'the last entry to vouch for (default: the last one)')
+    .action((flags: CommonFlags & { through?: string }) =>
+      withAudit(flags, (o) => {
+        if (!o.digestFile) throw new CliFailure('there is no digest to write: set audit.digest_file (and audit.key_file to sign it)', 2);
+        const key = o.keyFile ? loadAuditKey(o.keyFile).key : undefined;
+        const store = new SqliteAuditLog(o.db, {
+          durability: 'connection',
+          digestFile: o.digestFile,
+          ...(key ? { key, sequenceFile: `${o.keyFile}.seq` } : {}),
+        });
+        const through = flags.through === undefined ? undefined : wholeNumber('--through', flags.through, { min: 1 });
+        try {
+          const d = store.accept(through);
+          process.stdout.write(`vouched for ${d.count} entries up to id ${d.lastId}: digest #${d.seq} written to ${o.digestFile}${key ? ', signed' : ''}\n`);
+        } catch (err) {
+          throw new CliFailure((err as Error).message.replace(/^audit: /, ''), 1);
+        }
+      }),
+    );
 
   withConfigOptions(audit.command('verify'))
     .description('check the hash chain row by row (and the digest file, which catches a cut-off tail); exit 1 naming the first broken row')
@@ -444,7 +497,7 @@ export function registerAudit(program: Command): void {
             throw new CliFailure(`${flags.key ? '--key' : 'audit.keyFile'}: ${(err as Error).message.replace(/^audit\.keyFile: /, '')}`, 2);
           }
         }
-        const result = verify(o.db, { ...(digestFile ? { digestFile } : {}), ...(key ? { key } : {}) });
+        const result = verify(o.db, { ...(digestFile ? { digestFile } : {}), ...(key ? { key, sequenceFile: `${keyFile}.seq` } : {}) });
         const { ok, text } = verifyText(result, digestFile, !!key);
         if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
         else if (ok) process.stdout.write(`${text}\n`);
