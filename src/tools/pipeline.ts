@@ -886,10 +886,16 @@ export class Pipeline {
     if (!same) {
       const shown = canonicalJson(row.args);
       const earlier = row.principal === call.principal.id ? ` (audit #${row.id}: ${row.tool} ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown})` : '';
-      return FAIL(
-        `refused: request id ${row.requestId} was already used for another call${earlier}; a retry must repeat the same tool and arguments, and a new call needs a new request id. Nothing was sent.`,
-        { duplicate: true, mismatch: true },
-      );
+      const text = `refused: request id ${row.requestId} was already used for another call${earlier}; a retry must repeat the same tool and arguments, and a new call needs a new request id. Nothing was sent.`;
+      // Every refused actuator attempt has its row. The key is the earlier call's, so this row gets one of its own
+      // that names it (request ids are unique per call).
+      let auditId: number | undefined;
+      if (tool.capability === 'actuator') {
+        const action = typeof args.action === 'string' ? args.action : 'actuate';
+        const own = { ...call, requestId: `${row.requestId}~reused~${randomUUID()}` };
+        auditId = this.safeRecord(this.entry(tool, own, args, entity, action, undefined), { outcome: 'failed', error: text });
+      }
+      return FAIL(text, { duplicate: true, mismatch: true, ...(auditId ? { auditId } : {}) });
     }
     const text = `${row.outcome === 'pending' ? 'still running' : row.outcome}: request ${row.requestId} was already handled (audit #${row.id}); it was not sent again.`;
     return row.outcome === 'confirmed' || row.outcome === 'unconfirmed' || row.outcome === 'pending'

@@ -40,6 +40,17 @@ describe('security: a reused request id with another call is refused', () => {
     assert.match(otherTool.text!, /already used for another call/);
 
     assert.equal(home.commands().length, sent, 'nothing was sent for the mismatched calls');
+    // Each refused attempt has its own audit row (issue 27), naming the reused key.
+    for (const [r, tool, action] of [
+      [otherArgs, 'kitchen_light', 'turn_off'],
+      [otherTool, 'living_room_lamp', 'turn_on'],
+    ] as const) {
+      const id = r.details?.auditId as number;
+      assert.equal(typeof id, 'number', JSON.stringify(r));
+      const row = home.hearth.audit.get(id)!;
+      assert.deepEqual([row.tool, row.action, row.outcome], [tool, action, 'failed']);
+      assert.match(row.error ?? '', /request id kitchen-retry-1 was already used for another call/);
+    }
     assert.equal(home.hearth.bridge.cache.get('kitchen_light.light')?.value, 'on');
   });
 });
