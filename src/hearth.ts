@@ -82,6 +82,8 @@ export class Hearth {
         log: log.child({ part: 'pipeline' }),
       });
       const tools = new ToolSet(bridge.registry, pipeline, policy, config.tools);
+      const reads = new ReadAccess(bridge.registry, policy, () => tools.all());
+      tools.mayRead = (principal, entity) => !reads.denied(principal, entity);
       const hearth = new Hearth(bridge, db, policy, approvals, audit, pipeline, tools, history, recorder);
       made = hearth;
       if (demoEnabled(config)) hearth.seedDemoRule();

@@ -156,7 +156,7 @@ export class Pipeline {
         const entity = this.deps.registry.entity(String(args.entity ?? ''));
         if (!entity) return FAIL(`unknown entity ${quoted(String(args.entity ?? ''))}; use find_entities or get_state to list them`);
         const denied = this.checkRead(tool, call, args, entity);
-        if (denied) return denied;
+        if (denied) return unknownToCaller(denied, String(args.entity));
         const hidden = this.deps.readDenied?.(call.principal, entity);
         if (hidden) return FAIL(`not allowed: ${hidden}`);
         if (!this.deps.history) return FAIL('history is not recorded by this Hearth');
@@ -170,7 +170,9 @@ export class Pipeline {
           return FAIL(`unknown ${target.type === 'camera' ? 'camera' : 'entity'} ${quoted(id)}; use find_entities or get_state to list them`);
         }
         const denied = this.checkRead(tool, call, args, entity);
-        if (denied) return denied;
+        // An entity's own read tool may say it is not allowed (its name is the caller's already); a tool over
+        // many entities answers as for one that does not exist.
+        if (denied) return target.entityId ? denied : unknownToCaller(denied, id, target.type === 'camera' ? 'camera' : 'entity');
         return target.type === 'camera'
           ? this.readCamera(entity)
           : { text: stateText(entity, this.deps.cache.get(entity.id), this.now()), details: { entities: [entity.id] } };
@@ -201,20 +203,26 @@ export class Pipeline {
   }
 
   private readState(tool: GeneratedTool, call: ToolCall, args: Record<string, unknown>): ToolResultObject {
+    // What this caller may not read is neither named nor counted: to it, such an entity does not exist.
+    const readable = (e: Entity) => !this.deps.readDenied?.(call.principal, e);
     let entities = this.deps.registry.entities();
     if (typeof args.entity === 'string') {
       const one = this.deps.registry.entity(args.entity);
-      if (!one) return FAIL(`unknown entity ${quoted(args.entity)}; use find_entities to search`);
+      if (!one || !readable(one)) {
+        if (one) this.checkRead(tool, call, args, one);
+        return FAIL(`unknown entity ${quoted(args.entity)}; use find_entities to search`);
+      }
       entities = [one];
     }
     if (typeof args.area === 'string') {
       const area = args.area.trim().toLowerCase();
-      entities = entities.filter((e) => (e.area ?? '').toLowerCase() === area);
+      entities = entities.filter((e) => (e.area ?? '').toLowerCase() === area && readable(e));
       if (!entities.length) {
         const areas = [
           ...new Set(
             this.deps.registry
               .entities()
+              .filter(readable)
               .map((e) => e.area)
               .filter(Boolean),
           ),
@@ -224,21 +232,17 @@ export class Pipeline {
     }
     const lines: string[] = [];
     const shown: string[] = [];
-    let hidden = 0;
     for (const e of entities) {
-      if (this.checkRead(tool, call, args, e)) {
-        hidden++;
-        continue;
-      }
+      if (!readable(e) || this.checkRead(tool, call, args, e)) continue;
       lines.push(stateText(e, this.deps.cache.get(e.id), this.now()));
       shown.push(e.id);
     }
-    if (!lines.length) return FAIL('not allowed to read these entities');
+    if (!lines.length) return FAIL('nothing to read here');
     const MAX = 200;
     const more = lines.length > MAX ? `\n(${lines.length - MAX} more; ask by area or entity)` : '';
     // details.entities: what was read, for doors that return structured content (MCP).
     return {
-      text: lines.slice(0, MAX).join('\n') + more + (hidden ? `\n(${hidden} entities not shown: not allowed)` : ''),
+      text: lines.slice(0, MAX).join('\n') + more,
       details: { entities: shown.slice(0, MAX) },
     };
   }
@@ -922,6 +926,11 @@ const NOT_CANCELLABLE = new AbortController().signal;
 setMaxListeners(0, NOT_CANCELLABLE);
 
 /** A fresh call context (CLI, HTTP, tests). */
+/** A refused read of an entity the caller may not read, answered as for one that does not exist (the audit keeps the refusal). */
+function unknownToCaller(denied: ToolResultObject, id: string, what: 'entity' | 'camera' = 'entity'): ToolResultObject {
+  return FAIL(`unknown ${what} ${quoted(id)}; use find_entities or get_state to list them`, denied.details?.auditId ? { auditId: denied.details.auditId } : {});
+}
+
 export function newCall(principal: ToolCall['principal'], toolName: string, extra: Partial<ToolCall> = {}): ToolCall {
   return { requestId: randomUUID(), toolName, runId: null, session: null, signal: NOT_CANCELLABLE, principal, ...extra };
 }

@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import { encodeCommand } from '../devices/commands.js';
 import { heldTo } from '../devices/dangerous-words.js';
 import type { DeviceRegistry } from '../devices/registry.js';
+import type { Entity } from '../devices/model.js';
 import { toCommand } from './parameters.js';
 import type { PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { generateTools, toolSpecs, type GenerateOptions, type ToolShape } from './generator.js';
@@ -80,9 +81,42 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
     return this.byName.get(name.startsWith('host__') ? name.slice(6) : name);
   }
 
+  /**
+   * The read check (ReadAccess), given by the assembly: tools for a principal name only the entities it may
+   * read, so a read-denied entity is never named in an `entity` enum (get_state, get_history, cameras).
+   */
+  mayRead?: (principal: Principal, entity: Entity) => boolean;
+
   /** The tools this principal could ever use: the rest are left out of its sessions. */
   forPrincipal(principal: Principal): GeneratedTool[] {
     const flows = new Set(this.external.all());
+    return this.usable(principal, flows)
+      .map((t) => this.trimmedFor(principal, t))
+      .filter((t): t is GeneratedTool => !!t);
+  }
+
+  /** A read tool over several entities, with those this principal may not read taken out of its schema and meta. */
+  private trimmedFor(principal: Principal, t: GeneratedTool): GeneratedTool | undefined {
+    if (!this.mayRead || t.capability !== 'read' || t.meta.entityIds.length < 2) return t;
+    const readable = t.meta.entityIds.filter((id) => {
+      const e = this.registry.entity(id);
+      return !!e && this.mayRead!(principal, e);
+    });
+    if (readable.length === t.meta.entityIds.length) return t;
+    if (!readable.length) return undefined;
+    const keep = new Set(readable);
+    const all = new Set(t.meta.entityIds);
+    const properties = Object.fromEntries(
+      Object.entries((t.parameters.properties ?? {}) as Record<string, Record<string, unknown>>).map(([name, schema]) =>
+        Array.isArray(schema.enum) && schema.enum.every((v) => all.has(v as string))
+          ? [name, { ...schema, enum: (schema.enum as string[]).filter((v) => keep.has(v)) }]
+          : [name, schema],
+      ),
+    );
+    return { ...t, parameters: { ...t.parameters, properties }, meta: { ...t.meta, entityIds: readable } };
+  }
+
+  private usable(principal: Principal, flows: Set<GeneratedTool>): GeneratedTool[] {
     return this.current.filter((t) => {
       const entities = t.meta.entityIds.map((id) => this.registry.entity(id)).filter((e) => !!e);
       return this.policy.mayEverUse(principal, t.name, {

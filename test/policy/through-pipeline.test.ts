@@ -112,7 +112,10 @@ describe('policy through the pipeline', () => {
     assert.match(res.text!, /^not allowed: rule #\d+/);
     const state = await call('get_state', {});
     assert.ok(!/Front door camera/.test(state.text!), 'left out of get_state');
-    assert.match(state.text!, /\(1 entities not shown: not allowed\)/);
+    // Neither named nor counted: to this caller the camera does not exist (issue 27).
+    assert.doesNotMatch(state.text!, /not shown|not allowed|camera/i);
+    const asked = await call('get_state', { entity: 'front_door.camera' });
+    assert.match(asked.text!, /^unknown entity "front_door\.camera"/);
   });
 
   it('fails closed when the audit log cannot be written: denied with a clear error, nothing published', async () => {

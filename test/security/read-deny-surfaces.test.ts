@@ -163,6 +163,14 @@ describe('security: a read deny holds at every surface', () => {
       tools.filter((t) => t.name.startsWith('front_door')).map((t) => t.name),
       [],
     );
+    // Not named in any tool's schema either: get_state's and get_history's entity enums leave it out (issue 27).
+    const named = tools.filter((t) => JSON.stringify(t.inputSchema).includes('front_door'));
+    assert.deepEqual(
+      named.map((t) => t.name),
+      [],
+    );
+    const getState = tools.find((t) => t.name === 'get_state')!;
+    assert.ok(((getState.inputSchema.properties as any).entity.enum as string[]).includes('kitchen_light.light'), 'what it may read is still there');
     const owner = await mcpClient(ownerToken);
     assert.ok((await owner.listResources()).resources.some((r) => r.uri === 'hearth://entity/front_door.lock'));
   });

@@ -359,10 +359,8 @@ function readSentences(result: string, ctx: AnswerContext, asked: string | undef
       continue;
     }
     const more = lines[i].match(/^\((\d+) more\b/);
-    const hidden = lines[i].match(/^\((\d+) entities not shown: not allowed\)/);
     const r = ctx.responses;
     if (more) out.push(r.say('read_more', { count: Number(more[1]) }));
-    else if (hidden) out.push(r.say('read_hidden', { count: Number(hidden[1]) }));
     else if (lines[i] === 'no matching entities') out.push(r.say('read_none'));
     else out.push(`${sentence(resultText(lines[i], 200))}.`);
   }

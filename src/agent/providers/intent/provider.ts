@@ -86,9 +86,9 @@ export class IntentProvider implements Provider {
   }
 
   /** Understand one utterance against the home and the offered tool names (for tests and diagnostics). */
-  understand(text: string, toolNames: string[], context: MatchContext = {}): Interpretation & { text?: string } {
+  understand(text: string, toolNames: string[], context: MatchContext = {}, schemas?: ReadonlyMap<string, unknown>): Interpretation & { text?: string } {
     const vocabulary = this.vocabulary();
-    const offered = new OfferedTools(toolNames, this.options.tools());
+    const offered = new OfferedTools(toolNames, this.options.tools(), schemas);
     const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered, context, state: this.options.state, now: this.options.now });
     if (result.reply) {
       const hints =
@@ -107,18 +107,20 @@ export class IntentProvider implements Provider {
     while (end > 1 && isImageFollowUp(request.messages[end - 1]) && request.messages[end - 2].role === 'tool') end--;
     const messages = request.messages.slice(0, end);
     const toolNames = request.tools.map((t) => t.function.name);
+    // The session's own tool schemas: a caller's tools name only the entities it may read.
+    const schemas = new Map(request.tools.map((t) => [t.function.name, t.function.parameters as unknown]));
     const last = messages[messages.length - 1];
     const prompt = Math.ceil(messages.reduce((n, m) => n + textOf(m).length, 0) / 4);
 
     const context: MatchContext = { area: request.context?.area };
     if (last?.role === 'tool') {
-      const text = this.secondRound(messages, toolNames, context);
+      const text = this.secondRound(messages, toolNames, context, schemas);
       yield* this.say(text, prompt);
       return;
     }
     const user = [...messages].reverse().find((m) => m.role === 'user');
     const utterance = user ? textOf(user) : '';
-    const understood = this.understand(utterance, toolNames, context);
+    const understood = this.understand(utterance, toolNames, context, schemas);
     if (!understood.calls.length) {
       // Not understood, or no such device here: a door may let another agent try (Wyoming's not-handled).
       const lost =
@@ -142,7 +144,7 @@ export class IntentProvider implements Provider {
   }
 
   /** The answer to the tool results that end the conversation. */
-  private secondRound(messages: ChatMessage[], toolNames: string[], context: MatchContext): string {
+  private secondRound(messages: ChatMessage[], toolNames: string[], context: MatchContext, schemas?: ReadonlyMap<string, unknown>): string {
     let i = messages.length;
     while (i > 0 && messages[i - 1].role === 'tool') i--;
     const results = messages.slice(i) as Array<Extract<ChatMessage, { role: 'tool' }>>;
@@ -163,7 +165,7 @@ export class IntentProvider implements Provider {
     if (!answered.length) return responses.say('no_reply_match');
     // The question decides yes/no ("is the front door locked?").
     const user = [...messages.slice(0, i)].reverse().find((m) => m.role === 'user');
-    const understood = user ? this.understand(textOf(user), toolNames, context) : undefined;
+    const understood = user ? this.understand(textOf(user), toolNames, context, schemas) : undefined;
     const tools = new Map(this.options.tools().map((t) => [t.name, t]));
     const entities = new Map(this.options.entities().map((e) => [e.id, e]));
     return composeAnswer(answered, {

@@ -119,7 +119,6 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   no_answer: ['name'],
   no_reply_match: [],
   read_more: ['count'],
-  read_hidden: ['count'],
   read_none: [],
   // "which lights are on?", "how many ...", "is any ...": `count` picks the variant
   summary_none: ['count', 'state', 'note'],

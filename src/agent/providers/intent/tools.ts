@@ -14,16 +14,29 @@ export interface PlannedCall {
 }
 
 /** The tools a request offers, in the request's order. */
+/**
+ * A tool as the request offers it: where its schema's entity enum names fewer entities than the tool covers
+ * (the caller may not read the rest), only those.
+ */
+function asOffered(tool: GeneratedTool, schema: unknown): GeneratedTool {
+  const props = (schema as { properties?: Record<string, { enum?: unknown[] }> } | undefined)?.properties;
+  const listed = props?.entity?.enum ?? props?.camera?.enum;
+  if (!Array.isArray(listed) || tool.meta.entityIds.length < 2) return tool;
+  const keep = new Set(listed);
+  const entityIds = tool.meta.entityIds.filter((id) => keep.has(id));
+  return entityIds.length === tool.meta.entityIds.length ? tool : { ...tool, meta: { ...tool.meta, entityIds } };
+}
+
 export class OfferedTools {
   readonly list: GeneratedTool[];
   private readonly byName: Map<string, GeneratedTool>;
 
-  constructor(requestNames: string[], all: GeneratedTool[]) {
+  constructor(requestNames: string[], all: GeneratedTool[], schemas?: ReadonlyMap<string, unknown>) {
     const known = new Map(all.map((t) => [t.name, t]));
     this.list = [];
     for (const n of requestNames) {
       const tool = known.get(n.startsWith(TOOL_PREFIX) ? n.slice(TOOL_PREFIX.length) : n);
-      if (tool && !this.list.includes(tool)) this.list.push(tool);
+      if (tool && !this.list.some((t) => t.name === tool.name)) this.list.push(asOffered(tool, schemas?.get(n)));
     }
     this.byName = new Map(this.list.map((t) => [t.name, t]));
   }
