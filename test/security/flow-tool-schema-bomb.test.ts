@@ -50,6 +50,41 @@ describe('flow tool schemas cannot make validation explode', () => {
     refusedAt({ type: 'object', properties: { x: { $dynamicRef: '#meta' } } }, /\$dynamicRef is not supported/);
   });
 
+  it('refuses a nested $id, which makes a $ref mean another subschema to ajv (issue 27)', () => {
+    // 12 levels, each an $id of its own whose "#/$defs/n" means that level's own definitions to ajv.
+    let inner: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 12; i++) {
+      inner = { $id: `level${i}`, $defs: { n: inner }, anyOf: [{ $ref: '#/$defs/n' }, { $ref: '#/$defs/n' }] };
+    }
+    refusedAt({ type: 'object', properties: { x: inner } }, /\$id inside the schema is not supported/);
+    refusedAt({ type: 'object', $defs: { a: { $anchor: 'here', type: 'string' } }, properties: { x: { type: 'string' } } }, /\$anchor inside/);
+  });
+
+  it('refuses items -> $ref -> a 1,000-branch anyOf (1.6 KB, inside every size bound): one validation per element (issue 27)', () => {
+    const wide = { anyOf: Array.from({ length: 1000 }, (_, i) => ({ const: i })) };
+    const schema = { type: 'object', $defs: { w: wide }, properties: { xs: { type: 'array', items: { $ref: '#/$defs/w' } } } };
+    refusedAt(schema, /could take more than [\d,]+ checks .*maxItems/);
+    // The same with the array bounded is a small job, and is kept.
+    const bounded = { ...schema, properties: { xs: { type: 'array', maxItems: 20, items: { $ref: '#/$defs/w' } } } };
+    const validate = checkExternalToolDef(def(bounded));
+    assert.equal(validate({ xs: [1, 999] }), true);
+    assert.equal(validate({ xs: [1000] }), false);
+  });
+
+  it('keeps arrays of objects and lists of strings without maxItems', () => {
+    assert.doesNotThrow(() =>
+      checkExternalToolDef(
+        def({
+          type: 'object',
+          properties: {
+            tags: { type: 'array', items: { type: 'string', maxLength: 40 } },
+            rooms: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, level: { type: 'integer' } } } },
+          },
+        }),
+      ),
+    );
+  });
+
   it('keeps small schemas that share definitions by $ref', () => {
     const validate = checkExternalToolDef(
       def({
