@@ -63,7 +63,10 @@ export class Hearth {
         ...(key ? { key: key.key, sequenceFile: `${config.audit.keyFile}.seq` } : {}),
       });
       const approvals = new SqliteApprovals(db, { audit });
-      const entityMemory = new SqliteEntityNames(db, log.child({ part: 'devices' }));
+      const entityMemory = new SqliteEntityNames(db, log.child({ part: 'devices' }), {
+        days: config.discovery.rememberDays,
+        max: config.discovery.rememberMax,
+      });
       const history = new HistoryStore(db, config.history?.retentionDays, config.history?.maxRows);
       bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory });
       const recorder = options.recordHistory ? new HistoryRecorder(history, bridge.cache, log.child({ part: 'history' })) : undefined;

@@ -82,6 +82,22 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
+        maxEntities: { type: 'integer', minimum: 1, maximum: 20000, default: 5000, description: 'Most entities kept from one discovery source.' },
+        maxEntitiesPerDevice: { type: 'integer', minimum: 1, maximum: 5000, default: 256, description: 'Most entities one discovered device may announce.' },
+        announcementsPerSecond: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: 10000,
+          default: 50,
+          description: 'How many new entities one device may announce per second on average (ten times that at once).',
+        },
+        rememberDays: {
+          type: 'integer',
+          minimum: 1,
+          default: 90,
+          description: 'Forget the name and rank of an entity not seen for this many days (its tool name is then free again).',
+        },
+        rememberMax: { type: 'integer', minimum: 100, default: 20000, description: 'Most entities whose names are remembered; the longest unseen go first.' },
         homeassistant: {
           type: 'object',
           additionalProperties: false,
@@ -355,6 +371,11 @@ export interface HearthConfig {
   };
   devices: { paths?: string[]; watch: boolean };
   discovery: {
+    maxEntities: number;
+    maxEntitiesPerDevice: number;
+    announcementsPerSecond: number;
+    rememberDays: number;
+    rememberMax: number;
     homeassistant: { enabled: boolean; prefix: string; birth: boolean };
     zigbee2mqtt: { enabled: boolean; prefix: string };
     homie: { enabled: boolean; prefix: string };

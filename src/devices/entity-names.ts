@@ -22,7 +22,19 @@ export interface EntityMemory {
    * Throws NameTakenError when another key holds the name.
    */
   remember(key: string, name: string, base: string): void;
+  /** These entities are here now (the registry says so after each change; a store may note it). */
+  seen?(ids: readonly string[]): void;
 }
+
+export interface RememberLimits {
+  /** Forget an entity not seen for this many days. */
+  days: number;
+  /** Remember at most this many; the longest unseen go first. */
+  max: number;
+}
+
+/** How often `seen` writes (an entity present all along needs its mark refreshed now and then, not on every change). */
+const SEEN_EVERY_MS = 60 * 60 * 1000;
 
 export interface RememberedName {
   name: string;
@@ -31,6 +43,10 @@ export interface RememberedName {
 
 /** For a Hearth without a database (tests, tool statistics): forgets on exit. */
 export class MemoryEntityNames implements EntityMemory {
+  seen(_ids: readonly string[]): void {
+    // Nothing to forget in memory: it ends with the process.
+  }
+
   protected readonly seq = new Map<string, number>();
   protected readonly names = new Map<string, RememberedName>();
   protected readonly holders = new Map<string, string>();
@@ -81,11 +97,17 @@ export class SqliteEntityNames extends MemoryEntityNames {
   private readonly keyRow;
   private warned = false;
 
+  private readonly touch;
+  private lastTouch = 0;
+
   constructor(
     private readonly db: Db,
     private readonly log?: Logger,
+    limits: RememberLimits = { days: 90, max: 20_000 },
   ) {
     super();
+    this.forget(limits);
+    this.touch = db.prepare("UPDATE entity_names SET last_seen = ? WHERE entity_id = ? OR entity_id LIKE ? || '#%'");
     const rows = db.prepare('SELECT seq, entity_id, tool_name, tool_base FROM entity_names').all() as Array<{
       seq: number;
       entity_id: string;
@@ -96,11 +118,42 @@ export class SqliteEntityNames extends MemoryEntityNames {
       this.seq.set(row.entity_id, row.seq);
       if (row.tool_name) super.keep(row.entity_id, row.tool_name, row.tool_base ?? '');
     }
-    this.insert = db.prepare('INSERT INTO entity_names (entity_id, first_seen) VALUES (?, ?) ON CONFLICT (entity_id) DO NOTHING');
+    this.insert = db.prepare('INSERT INTO entity_names (entity_id, first_seen, last_seen) VALUES (?, ?, ?) ON CONFLICT (entity_id) DO NOTHING');
     this.byId = db.prepare('SELECT seq FROM entity_names WHERE entity_id = ?');
     this.setName = db.prepare('UPDATE entity_names SET tool_name = ?, tool_base = ? WHERE entity_id = ?');
     this.nameRow = db.prepare('SELECT entity_id, tool_base FROM entity_names WHERE tool_name = ?');
     this.keyRow = db.prepare('SELECT tool_name, tool_base FROM entity_names WHERE entity_id = ? AND tool_name IS NOT NULL');
+  }
+
+  /** Forget what has not been seen for `days`, and the longest unseen beyond `max`. */
+  private forget({ days, max }: RememberLimits): void {
+    try {
+      const before = new Date(Date.now() - days * 86_400_000).toISOString();
+      const old = this.db.prepare('DELETE FROM entity_names WHERE coalesce(last_seen, first_seen) < ?').run(before).changes;
+      const over = this.db
+        .prepare(
+          'DELETE FROM entity_names WHERE seq IN (SELECT seq FROM entity_names ORDER BY coalesce(last_seen, first_seen) DESC, seq DESC LIMIT -1 OFFSET ?)',
+        )
+        .run(max).changes;
+      if (old || over)
+        this.log?.info({ forgotten: old + over, days, max }, `forgot ${old + over} entities not seen for ${days} days or beyond the ${max} remembered`);
+    } catch (err) {
+      this.notStored(err);
+    }
+  }
+
+  override seen(ids: readonly string[]): void {
+    const now = Date.now();
+    if (now - this.lastTouch < SEEN_EVERY_MS) return;
+    this.lastTouch = now;
+    const at = new Date(now).toISOString();
+    try {
+      this.db.transaction(() => {
+        for (const id of ids) this.touch.run(at, id, id);
+      })();
+    } catch (err) {
+      this.notStored(err);
+    }
   }
 
   override firstSeen(ids: readonly string[]): Map<string, number> {
@@ -116,7 +169,8 @@ export class SqliteEntityNames extends MemoryEntityNames {
 
   protected override record(id: string): number {
     try {
-      this.insert.run(id, new Date().toISOString());
+      const at = new Date().toISOString();
+      this.insert.run(id, at, at);
       // Another process may have recorded it first: its number stands.
       const row = this.byId.get(id) as { seq: number } | undefined;
       if (row) return row.seq;
@@ -148,7 +202,8 @@ export class SqliteEntityNames extends MemoryEntityNames {
   protected override keep(key: string, name: string, base: string): void {
     try {
       this.db.transaction(() => {
-        this.insert.run(key, new Date().toISOString());
+        const at = new Date().toISOString();
+        this.insert.run(key, at, at);
         this.setName.run(name, base, key);
       })();
     } catch (err) {

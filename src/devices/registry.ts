@@ -79,6 +79,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     const found = claims.filter((c) => c.source !== FILE_SOURCE).sort(byEntityId);
     // Newcomers in one batch are recorded in id order: the only order there is.
     const seen = this.memory.firstSeen(found.map((c) => c.entity.id));
+    this.memory.seen?.(claims.map((c) => c.entity.id));
     found.sort((a, b) => seen.get(a.entity.id)! - seen.get(b.entity.id)! || byEntityId(a, b));
     this.readTopics = readTopicsOf(chosen.map((c) => c.device));
     const { owners, refused } = assignTopicOwners([...files, ...found], (topic) => this.commandRefusal(topic));

@@ -18,6 +18,7 @@ import type { ConnectionState } from '../../../mqtt/connection.js';
 import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../util/bounded-json.js';
 import { INVISIBLE } from '../../../util/untrusted-text.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
+import { TokenBucket } from '../../../util/token-bucket.js';
 import { admitDiscovered } from '../../discovered.js';
 import type { Device, Entity } from '../../model.js';
 import { SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
@@ -154,7 +155,16 @@ export function entityName(spec: NameSpec, deviceName: string | undefined, fallb
 export interface HomeAssistantOptions {
   prefix: string;
   birth: boolean;
+  /** Most entities kept from this source (discovery.maxEntities). */
+  maxEntities?: number;
+  /** Most entities one device may announce (discovery.maxEntitiesPerDevice). */
+  maxEntitiesPerDevice?: number;
+  /** How many new configs one device may announce per second on average (discovery.announcementsPerSecond); 10x that at once. */
+  announcementsPerSecond?: number;
 }
+
+/** Defaults of the per-source and per-device bounds (a big home has a few thousand entities, a device a few dozen). */
+export const DISCOVERY_LIMITS = { maxEntities: 5000, maxEntitiesPerDevice: 256, announcementsPerSecond: 50 };
 
 export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> implements DiscoveryAdapter {
   readonly name = SOURCE_NAME;
@@ -435,8 +445,9 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       }
     }
     const previous = this.records.get(hash);
-    if (!previous && this.records.size >= MAX_COMPONENTS) {
-      this.reject(where, `more than ${MAX_COMPONENTS} discovered components; ignoring new ones`, hash);
+    const perSource = Math.min(this.options.maxEntities ?? DISCOVERY_LIMITS.maxEntities, MAX_COMPONENTS);
+    if (!previous && this.records.size >= perSource) {
+      this.refuse('source', where, `more than ${perSource} discovered entities from Home Assistant discovery (discovery.maxEntities); ignoring new ones`, hash);
       return false;
     }
     const notes = {
@@ -448,6 +459,24 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     const deviceBlock = validated.device as DeviceBlock | undefined;
     const deviceId = this.deviceIdFor(platform, deviceBlock, uniqueId, discoveryId);
     const keyHint = this.keyHint(validated, uniqueId, via?.componentId ?? discoveryId.split(' ').pop()!);
+    if (!previous) {
+      // One device cannot flood the home: a cap on its entities, and on how fast it announces new ones.
+      const perDevice = this.options.maxEntitiesPerDevice ?? DISCOVERY_LIMITS.maxEntitiesPerDevice;
+      const held = this.byDevice.get(deviceId)?.size ?? 0;
+      if (held >= perDevice) {
+        this.refuse(deviceId, where, `device ${deviceId} already has ${held} discovered entities (discovery.maxEntitiesPerDevice); ignoring new ones`, hash);
+        return false;
+      }
+      if (!this.bucketOf(deviceId).take()) {
+        this.refuse(
+          deviceId,
+          where,
+          `device ${deviceId} announces new entities faster than ${this.rate} per second (discovery.announcementsPerSecond); ignoring them until it slows down`,
+          hash,
+        );
+        return false;
+      }
+    }
 
     if (previous) this.detach(previous);
     const record: Discovered = { hash, platform, topic, deviceTopic: via?.deviceTopic, uniqueId, deviceId, keyHint, conversion };
@@ -504,6 +533,29 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     }
     this.entityIdByHash.delete(record.hash);
     this.dirty.add(record.deviceId);
+  }
+
+  private readonly buckets = new Map<string, TokenBucket>();
+  private get rate(): number {
+    return this.options.announcementsPerSecond ?? DISCOVERY_LIMITS.announcementsPerSecond;
+  }
+
+  private bucketOf(deviceId: string): TokenBucket {
+    let bucket = this.buckets.get(deviceId);
+    if (!bucket) {
+      // Bounded: a publisher inventing device ids gets fresh buckets, but never an unbounded map.
+      if (this.buckets.size >= MAX_COMPONENTS) this.buckets.clear();
+      this.buckets.set(deviceId, (bucket = new TokenBucket(this.rate, this.rate * 10)));
+    }
+    return bucket;
+  }
+
+  /** A refusal by a bound: one log line per device (or for the source) a minute, not one per message. */
+  private refuse(who: string, topic: string, reason: string, hash: string): void {
+    this.stats.rejected++;
+    const quiet = this.refusals.take(`bound ${who}`);
+    if (quiet !== undefined) this.log?.warn({ topic, device: who, suppressed: quiet }, `discovery config ignored: ${reason}`);
+    this.emit('processed', { topic, outcome: 'reject', hash, reason });
   }
 
   private reject(topic: string, reason: string, hash?: string, level: 'warn' | 'debug' | 'error' = 'warn'): void {
@@ -671,5 +723,12 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
 export function homeAssistantAdapter(config: HearthConfig): DiscoveryAdapter | undefined {
   const ha = config.discovery?.homeassistant;
   if (!ha || ha.enabled === false) return undefined;
-  return new HomeAssistantDiscovery({ prefix: ha.prefix ?? 'homeassistant', birth: ha.birth !== false });
+  const d = config.discovery;
+  return new HomeAssistantDiscovery({
+    prefix: ha.prefix ?? 'homeassistant',
+    birth: ha.birth !== false,
+    maxEntities: d.maxEntities,
+    maxEntitiesPerDevice: d.maxEntitiesPerDevice,
+    announcementsPerSecond: d.announcementsPerSecond,
+  });
 }
