@@ -8,7 +8,7 @@ import { DEFAULT_STATES } from './defaults.js';
 
 export type StateValue = string | number | boolean | null;
 
-export type PayloadProblem = 'oversized' | 'binary' | 'not_json' | 'too_deep' | 'bad_value' | 'not_image' | 'failed';
+export type PayloadProblem = 'oversized' | 'binary' | 'not_json' | 'too_deep' | 'bad_value' | 'not_image' | 'failed' | 'over_budget';
 
 export class PayloadError extends Error {
   constructor(

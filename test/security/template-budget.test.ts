@@ -111,4 +111,21 @@ describe('template budgets', () => {
       [],
     );
   });
+  it('a topic that keeps a template at its budget is bounded per second: later payloads are skipped as over_budget, calls go on (issue 27)', async () => {
+    // Each render walks a large payload many times: well inside one render's budget, heavy a hundred times over.
+    await announce('sensor', 'heavy_value', {
+      name: 'Heavy value',
+      state_topic: 'bomb/heavy',
+      value_template: '{% for i in range(12) %}{% set n = value | length %}{% endfor %}{{ value | length }}',
+    });
+    const sensor = await discovered('heavy_value', 'bomb/heavy');
+    const big = 'x'.repeat(240 * 1024);
+    for (let i = 0; i < 150; i++) pub.publish('bomb/heavy', big, { qos: 0 });
+    await pub.publishAsync('bomb/heavy', 'last', { qos: 1 });
+    const line = await warned('bomb/heavy', /template work on bomb\/heavy is over its budget/);
+    assert.equal(line.reason, 'over_budget');
+    assert.equal(typeof home.hearth.bridge.cache.get(sensor.id)?.value, 'number', 'the renders that fit the budget still counted');
+    const lamp = await home.hearth.tools.call(actuatorTool(home.hearth, 'living_room_lamp.lamp').name, { action: 'turn_off' }, OWNER);
+    assert.match(text(lamp), /^confirmed/);
+  });
 });

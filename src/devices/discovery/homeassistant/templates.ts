@@ -55,6 +55,13 @@ const MAX_RANGE = 10_000;
 
 /** The work budget of the render in progress (renders are synchronous, so one at a time). */
 let work: { used: number } | undefined;
+/** What the last render cost (work units plus steps), for budgets across renders (template-work.ts). */
+let lastCost = 0;
+
+/** The cost of the render that finished last (successful or not). */
+export function lastRenderCost(): number {
+  return lastCost;
+}
 
 /** Count `units` of work (characters or items made or walked) against the render's budget. */
 function charge(units: number): void {
@@ -1456,6 +1463,9 @@ class LoopControl {
 
 class Evaluator {
   private steps = 0;
+  get stepsTaken(): number {
+    return this.steps;
+  }
   private out: string[] = [];
   private size = 0;
 
@@ -1795,6 +1805,7 @@ export function compileTemplate(source: string): CompiledTemplate {
             throw new RenderError(/string length/i.test(err.message) ? 'template made a string too long' : 'template is nested too deeply');
           throw new RenderError((err as Error).message);
         } finally {
+          lastCost = (work?.used ?? 0) + ev.stepsTaken;
           work = outer;
         }
         return ev.result();

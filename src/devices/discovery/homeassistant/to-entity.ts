@@ -29,7 +29,8 @@ import {
 } from '../../model.js';
 import { actionsOf } from '../../actions.js';
 import type { Json } from './abbreviations.js';
-import { compileTemplate, renderStripped, TemplateError, type CompiledTemplate } from './templates.js';
+import { chargeRender, mayRender, TEMPLATE_WORK_PER_SECOND } from './template-work.js';
+import { compileTemplate, lastRenderCost, renderStripped, TemplateError, type CompiledTemplate } from './templates.js';
 
 /** An entity without the parts the adapter fills in (id, key, name, device, area). */
 export type EntityBody = Omit<Entity, 'id' | 'key' | 'name' | 'aliases' | 'deviceId' | 'area'>;
@@ -134,10 +135,18 @@ export function templateTransform(template: CompiledTemplate, encoding: string):
         else throw new PayloadError(err.reason, `payload is ${err.message}`);
       }
     }
+    if (!mayRender(message.topic)) {
+      throw new PayloadError(
+        'over_budget',
+        `template work on ${message.topic} is over its budget for now (more than ${TEMPLATE_WORK_PER_SECOND} units a second); skipped`,
+      );
+    }
     try {
       return renderStripped(template, { value, value_json: valueJson });
     } catch (err) {
       throw new PayloadError('bad_value', `template ${short(template.source)} failed: ${(err as Error).message}`);
+    } finally {
+      chargeRender(message.topic, lastRenderCost() + value.length);
     }
   };
 }
