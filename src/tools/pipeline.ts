@@ -157,8 +157,8 @@ export class Pipeline {
         if (!entity) return FAIL(`unknown entity ${quoted(String(args.entity ?? ''))}; use find_entities or get_state to list them`);
         const denied = this.checkRead(tool, call, args, entity);
         if (denied) return unknownToCaller(denied, String(args.entity));
-        const hidden = this.deps.readDenied?.(call.principal, entity);
-        if (hidden) return FAIL(`not allowed: ${hidden}`);
+        if (this.deps.readDenied?.(call.principal, entity))
+          return FAIL(`unknown entity ${quoted(String(args.entity))}; use find_entities or get_state to list them`);
         if (!this.deps.history) return FAIL('history is not recorded by this Hearth');
         return historyAnswer(this.deps.history, entity, args, this.now());
       }

@@ -141,7 +141,8 @@ describe('entity history and the page controls', () => {
     assert.match(temp.text ?? '', /low 30 °C.*high 31\.99 °C/);
     const guest = await home.hearth.tools.call('get_history', { entity: TEMP }, GUEST);
     assert.ok(guest.isError, 'a read-denied entity has no history for the guest');
-    assert.match(guest.text ?? '', /not allowed/);
+    // Answered as for an entity that does not exist: the guest is not told it is there (issue 27).
+    assert.match(guest.text ?? '', /^unknown entity/);
     assert.doesNotMatch(guest.text ?? '', /31\.99/);
     // A rule on the humidity sensor's own read tool hides it from the page: its history too.
     const humidityTool = home.hearth.tools
@@ -151,7 +152,7 @@ describe('entity history and the page controls', () => {
     try {
       const hidden = await home.hearth.tools.call('get_history', { entity: 'living_room_climate.humidity' }, GUEST);
       assert.ok(hidden.isError, hidden.text);
-      assert.match(hidden.text ?? '', /not allowed/);
+      assert.match(hidden.text ?? '', /^unknown entity/);
       assert.equal((await api('/api/history?entity=living_room_climate.humidity', { token: guestToken })).status, 403);
     } finally {
       home.hearth.policy.remove(rule.id);
