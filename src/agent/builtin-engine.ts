@@ -62,6 +62,7 @@ export class BuiltinEngine implements Engine {
 
   private constructor(private readonly options: BuiltinEngineOptions) {
     this.history = options.db ? new HistoryStore(options.db) : undefined;
+    this.history?.expireOld();
     this.memory = options.db && options.memory !== false ? new MemoryStore(options.db) : undefined;
   }
 

@@ -38,6 +38,16 @@ export interface NewSession {
   messages?: readonly ChatMessage[];
 }
 
+export interface SavedSessionLimits {
+  /** Most saved sessions one principal keeps; the least recently used go first. */
+  perPrincipal: number;
+  /** A saved session nobody used for this many days is forgotten. */
+  keepDays: number;
+}
+
+/** A guest cannot fill the database with threads: 2,000 saved sessions of 50 KB prompts were 128 MB. */
+export const SAVED_SESSION_LIMITS: SavedSessionLimits = { perPrincipal: 50, keepDays: 90 };
+
 export class HistoryStore {
   private readonly insertSession;
   private readonly touch;
@@ -47,13 +57,20 @@ export class HistoryStore {
   private readonly list;
   private readonly maxSeq;
   private readonly deleteMessages;
+  private readonly deleteSession;
   private readonly clearTurns;
   private readonly updateModel;
   private readonly markArchived;
   private readonly updateHostState;
   private readonly claimTx: { immediate(id: string, principal: string): string };
 
-  constructor(private readonly db: Db) {
+  private readonly pruneOldest;
+  private readonly expire;
+
+  constructor(
+    private readonly db: Db,
+    private readonly limits: SavedSessionLimits = SAVED_SESSION_LIMITS,
+  ) {
     this.insertSession = db.prepare(
       `INSERT OR IGNORE INTO sessions (id, principal, model, system_prompt, created_at, updated_at, turns, options, host_state, forked_from)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -65,9 +82,13 @@ export class HistoryStore {
     this.list = db.prepare('SELECT * FROM sessions WHERE principal = ? AND archived_at IS NULL ORDER BY updated_at DESC LIMIT ?');
     this.maxSeq = db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM session_messages WHERE session_id = ?');
     this.deleteMessages = db.prepare('DELETE FROM session_messages WHERE session_id = ?');
+    this.deleteSession = db.prepare('DELETE FROM sessions WHERE id = ?');
     this.clearTurns = db.prepare('UPDATE sessions SET turns = 0, updated_at = ? WHERE id = ?');
     this.updateModel = db.prepare('UPDATE sessions SET model = ?, updated_at = ? WHERE id = ?');
     this.updateHostState = db.prepare('UPDATE sessions SET host_state = ? WHERE id = ?');
+    // Sessions and their messages go together (the messages first: the table's foreign key may be off).
+    this.pruneOldest = db.prepare('SELECT id FROM sessions WHERE principal = ? ORDER BY updated_at DESC, id DESC LIMIT -1 OFFSET ?');
+    this.expire = db.prepare('SELECT id FROM sessions WHERE updated_at < ?');
     this.markArchived = db.prepare('UPDATE sessions SET archived_at = ?, updated_at = ? WHERE id = ? AND archived_at IS NULL');
     const claim = db.prepare('INSERT OR IGNORE INTO session_claims (id, principal) VALUES (?, ?)');
     const claimant = db.prepare('SELECT principal FROM session_claims WHERE id = ?').pluck();
@@ -109,7 +130,23 @@ export class HistoryStore {
       if (!added.changes) return;
       let seq = 0;
       for (const m of s.messages ?? []) this.insertMessage.run(s.id, ++seq, JSON.stringify(m));
+      // One principal keeps at most `perPrincipal` saved sessions: the least recently used go.
+      this.drop(this.pruneOldest.pluck().all(s.principal, this.limits.perPrincipal) as string[]);
     })();
+  }
+
+  /** Forget sessions nobody used for `keepDays` (run at start). Returns how many went. */
+  expireOld(now = Date.now()): number {
+    const before = new Date(now - this.limits.keepDays * 86_400_000).toISOString();
+    return this.db.transaction(() => this.drop(this.expire.pluck().all(before) as string[]))();
+  }
+
+  private drop(ids: string[]): number {
+    for (const id of ids) {
+      this.deleteMessages.run(id);
+      this.deleteSession.run(id);
+    }
+    return ids.length;
   }
 
   get(id: string): SessionRecord | undefined {
