@@ -94,7 +94,12 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       })
       .filter((d): d is Device => !!d)
       .sort((a, b) => a.id.localeCompare(b.id));
-    this.rankedEntities = [...files, ...found].map((c) => c.entity).filter((e) => !refused.has(e.id));
+    this.merged = distinctNames(
+      this.merged,
+      [...files, ...found].map((c) => c.entity.id),
+    );
+    const current = new Map(this.merged.flatMap((d) => d.entities.map((e) => [e.id, e] as const)));
+    this.rankedEntities = [...files, ...found].map((c) => current.get(c.entity.id)).filter((e): e is Entity => !!e);
     this.deviceIndex = new Map(this.merged.map((d) => [d.id, d]));
     this.entityIndex = new Map(this.merged.flatMap((d) => d.entities.map((e) => [e.id, e] as const)));
     this.emit('changed', this.merged);
@@ -165,4 +170,31 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   refusedClaims(): TopicRefusal[] {
     return [...this.refusals.values()];
   }
+}
+
+/**
+ * Two entities with one name cannot be told apart (by voice, in a list, by a model): the one ranked first
+ * keeps the name, a later one gets its area added ("Kitchen light (Hallway)") when that tells it apart, else a
+ * number ("Kitchen light 2"). Ranks are kept across restarts, so the names are stable.
+ */
+function distinctNames(devices: Device[], rank: readonly string[]): Device[] {
+  const order = new Map(rank.map((id, i) => [id, i]));
+  const all = devices.flatMap((d) => d.entities).sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+  const key = (name: string) => name.trim().toLowerCase().replace(/\s+/g, ' ');
+  const taken = new Set<string>();
+  const renamed = new Map<string, string>();
+  for (const e of all) {
+    if (!taken.has(key(e.name))) {
+      taken.add(key(e.name));
+      continue;
+    }
+    let name = e.area ? `${e.name} (${e.area})` : '';
+    for (let n = 2; !name || taken.has(key(name)); n++) name = `${e.name} ${n}`;
+    taken.add(key(name));
+    renamed.set(e.id, name);
+  }
+  if (!renamed.size) return devices;
+  return devices.map((d) =>
+    d.entities.some((e) => renamed.has(e.id)) ? { ...d, entities: d.entities.map((e) => (renamed.has(e.id) ? { ...e, name: renamed.get(e.id)! } : e)) } : d,
+  );
 }

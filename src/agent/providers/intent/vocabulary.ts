@@ -47,6 +47,16 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
   const areaNames = new Set<string>();
   const floorByArea = new Map<string, string>();
   const kindWords = lang.list('kind');
+  const allWords = lang.list('all');
+  // A name that is itself a group phrase ("All the lights", "Lights", "Everything") would capture what people
+  // say of a group: it is known only with its kind after it ("All the lights switch").
+  const groupPhrase = (text: string): boolean => {
+    const tokens = lang.normalizer.tokenize(text);
+    if (!tokens.length || !kindWords) return false;
+    const starts = [0, ...(allWords ? allWords.match(tokens, 0).map((h) => h.end) : [])];
+    return starts.some((s) => (s === tokens.length && s > 0) || kindWords.match(tokens, s).some((h) => h.end === tokens.length));
+  };
+  const nameOf = (e: Entity, text: string) => (groupPhrase(text) ? `${text} ${e.kind.replace(/_/g, ' ')}` : text);
   const byWord = new Map<string, Entity[]>();
   for (const e of entities) {
     byId.set(e.id, e);
@@ -55,12 +65,14 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     for (const text of [e.name, ...e.aliases]) {
       const tokens = lang.normalizer.tokenize(text);
       for (const t of tokens) words.add(t.w);
+      // A name that is a group phrase says nothing of what the device is ("All the lights" is a switch).
+      if (groupPhrase(text)) continue;
       for (let i = 0; kindWords && i < tokens.length; i++) for (const h of kindWords.match(tokens, i)) named.add(String(h.value));
     }
     classes.set(e.id, { kind: e.kind, deviceClass: e.deviceClass, words, named });
     for (const w of words) (byWord.get(w) ?? byWord.set(w, []).get(w)!).push(e);
-    names.add(e.name, [e.id], true);
-    for (const alias of e.aliases) names.add(alias, [e.id], true);
+    names.add(nameOf(e, e.name), [e.id], true);
+    for (const alias of e.aliases) names.add(nameOf(e, alias), [e.id], true);
     if (e.area) {
       areas.add(e.area, e.area, true);
       areaNames.add(e.area);
