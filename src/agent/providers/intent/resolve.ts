@@ -111,6 +111,14 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
     const info = (e: Entity) => v.classEntity.get(e.id)!;
     let entities = v.entities.filter((e) => inArea(e) && kind.match(info(e), purpose));
     if (!entities.length && purpose === 'read' && kind.fallback) entities = v.entities.filter((e) => inArea(e) && kind.fallback!(info(e)));
+    // A sentence from a room, with no other place said, means that room: "fans on" from the kitchen
+    // satellite is the kitchen's fans, never every fan in the home.
+    const speaker = !area && !floor && !whole && context.area ? context.area : undefined;
+    if (speaker) {
+      const here = entities.filter((e) => (e.area ?? '').toLowerCase() === speaker.toLowerCase());
+      if (!here.length) return { type: 'not_found', what: c.kind.said, area: speaker, rank: 1 };
+      entities = here;
+    }
     if (!entities.length) return { type: 'not_found', what: c.kind.said, area: label, rank: 1 };
     // "the ceiling fan": of the fans, the ones whose names say "ceiling fan" (one was meant).
     const said = c.kind.said.split(' ');
@@ -118,7 +126,7 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
       const closer = entities.filter((e) => said.every((w) => info(e).words.has(w)));
       if (closer.length) entities = closer;
     }
-    return { entities: sortEntities(entities), plural, named: false, areaOnly: false, implicit: false, ...at, kind };
+    return { entities: sortEntities(entities), plural, named: false, areaOnly: false, implicit: false, ...(speaker ? { area: speaker, floor } : at), kind };
   }
   if (area || floor) {
     const entities = v.entities.filter(inArea);

@@ -77,7 +77,7 @@ export const KIND_CLASSES: KindClass[] = [
     id: 'door',
     match: (e, purpose) =>
       (e.kind === 'cover' && (dc(e, 'door', 'garage', 'gate') || named(e, 'door'))) ||
-      (e.kind === 'lock' && named(e, 'door')) ||
+      e.kind === 'lock' ||
       (purpose === 'read' && e.kind === 'binary_sensor' && dc(e, 'door', 'garage_door', 'opening')),
   },
   { id: 'garage', match: (e) => (e.kind === 'cover' && (dc(e, 'garage') || named(e, 'garage'))) || (e.kind === 'binary_sensor' && dc(e, 'garage_door')) },

@@ -50,13 +50,17 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
   const allWords = lang.list('all');
   // A name that is itself a group phrase ("All the lights", "Lights", "Everything") would capture what people
   // say of a group: it is known only with its kind after it ("All the lights switch").
-  const groupPhrase = (text: string): boolean => {
+  // A device's own name that is only a kind word ("Light A": the "a" is an article) is not a name either:
+  // "lights on" must not switch it. An alias the owner wrote ("lamp") is their word and stays a name.
+  const groupPhrase = (text: string, bareKind = false): boolean => {
     const tokens = lang.normalizer.tokenize(text);
     if (!tokens.length || !kindWords) return false;
-    const starts = [0, ...(allWords ? allWords.match(tokens, 0).map((h) => h.end) : [])];
-    return starts.some((s) => (s === tokens.length && s > 0) || kindWords.match(tokens, s).some((h) => h.end === tokens.length));
+    const afterAll = allWords ? allWords.match(tokens, 0).map((h) => h.end) : [];
+    if (afterAll.some((s) => s === tokens.length || kindWords.match(tokens, s).some((h) => h.end === tokens.length))) return true;
+    // A bare kind said in the plural ("Lights"), or "everything": a group. A singular one ("Lamp") may be a name.
+    return kindWords.match(tokens, 0).some((h) => h.end === tokens.length && (bareKind || h.plural || h.value === 'everything'));
   };
-  const nameOf = (e: Entity, text: string) => (groupPhrase(text) ? `${text} ${e.kind.replace(/_/g, ' ')}` : text);
+  const nameOf = (e: Entity, text: string, own = false) => (groupPhrase(text, own) ? `${text} ${e.kind.replace(/_/g, ' ')}` : text);
   const byWord = new Map<string, Entity[]>();
   for (const e of entities) {
     byId.set(e.id, e);
@@ -71,7 +75,7 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     }
     classes.set(e.id, { kind: e.kind, deviceClass: e.deviceClass, words, named });
     for (const w of words) (byWord.get(w) ?? byWord.set(w, []).get(w)!).push(e);
-    names.add(nameOf(e, e.name), [e.id], true);
+    names.add(nameOf(e, e.name, true), [e.id], true);
     for (const alias of e.aliases) names.add(nameOf(e, alias), [e.id], true);
     if (e.area) {
       areas.add(e.area, e.area, true);
