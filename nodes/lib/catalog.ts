@@ -10,13 +10,29 @@ export interface Catalog {
   kinds: string[];
   tools: Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
   principals: string[];
+  /** Roles the policy knows (principals' roles and the roles its rules name), for roles fields. */
+  roles: string[];
   /** Is the bridge connected now (a daemon's event stream open, an embedded broker connection up)? */
   connected: boolean;
 }
 
-function finish(entities: Catalog['entities'], tools: Catalog['tools'], principals: string[], connected: boolean): Catalog {
-  const uniq = (xs: Array<string | null>) => [...new Set(xs.filter((x): x is string => !!x))].sort();
-  return { entities, areas: uniq(entities.map((e) => e.area)), kinds: uniq(entities.map((e) => e.kind)), tools, principals: uniq(principals), connected };
+type Known = { principals: Array<{ id: string; roles?: string[] }>; rules: Array<{ subject: string }> };
+
+function finish(entities: Catalog['entities'], tools: Catalog['tools'], known: Known, connected: boolean): Catalog {
+  const uniq = (xs: Array<string | null | undefined>) => [...new Set(xs.filter((x): x is string => !!x))].sort();
+  const roles = uniq([
+    ...known.principals.flatMap((p) => p.roles ?? []),
+    ...known.rules.map((r) => (r.subject.startsWith('role:') ? r.subject.slice(5) : undefined)),
+  ]);
+  return {
+    entities,
+    areas: uniq(entities.map((e) => e.area)),
+    kinds: uniq(entities.map((e) => e.kind)),
+    tools,
+    principals: uniq(known.principals.map((p) => p.id)),
+    roles,
+    connected,
+  };
 }
 
 export async function catalogOf(bridge: BridgeController): Promise<Catalog> {
@@ -24,14 +40,14 @@ export async function catalogOf(bridge: BridgeController): Promise<Catalog> {
     const daemon = bridge.daemon;
     const [states, tools] = await Promise.all([daemon.stateFeed().snapshot(), daemon.tools()]);
     // The rules (and so the principals) are for owner tokens; without that, the token's own principal.
-    const principals = await daemon
-      .request<{ principals: Array<{ id: string }> }>('GET', '/api/policy/rules')
-      .then((r) => r.principals.map((p) => p.id))
-      .catch(() => (daemon.principal ? [daemon.principal] : []));
+    const known = await daemon
+      .request<Known>('GET', '/api/policy/rules')
+      .then((r) => ({ principals: r.principals ?? [], rules: r.rules ?? [] }))
+      .catch((): Known => ({ principals: daemon.principal ? [{ id: daemon.principal }] : [], rules: [] }));
     return finish(
       states.map((s) => ({ id: s.id, name: s.name, kind: s.kind, area: s.area ?? null })),
       tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
-      principals,
+      known,
       bridge.state === 'connected',
     );
   }
@@ -39,7 +55,7 @@ export async function catalogOf(bridge: BridgeController): Promise<Catalog> {
   return finish(
     hearth.bridge.registry.entities().map((e) => ({ id: e.id, name: e.name, kind: e.kind, area: e.area ?? null })),
     hearth.tools.all().map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
-    hearth.policy.listPrincipals().map((p) => p.id),
+    { principals: hearth.policy.listPrincipals(), rules: hearth.policy.list() },
     bridge.state === 'connected',
   );
 }

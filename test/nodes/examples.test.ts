@@ -247,6 +247,7 @@ describe('example flows against the demo home, deployed through the admin API', 
     assert.ok(catalog.json.tools.some((t: { name: string; parameters: { type: string } }) => t.name === 'kitchen_light' && t.parameters.type === 'object'));
     assert.ok(catalog.json.areas.includes('Hallway'));
     assert.ok(catalog.json.principals.includes('http:node-red'));
+    assert.ok(catalog.json.roles.includes('owner'), 'roles fields complete from the roles the policy knows');
     assert.equal((await http('GET', path, { token: null })).status, 401);
     assert.ok([401, 403].includes((await http('GET', path, { token: viewerToken })).status), 'a user without hearth.read is refused');
     assert.equal((await http('GET', '/hearth/bridges/nope/catalog')).status, 404);
@@ -581,6 +582,26 @@ describe('example flows against the demo home, deployed through the admin API', 
             });
             throw new Error(`${err.message}\n${probe}`);
           });
+        }
+        if (n.type === 'hearth-session' || n.type === 'hearth-device') {
+          // On a daemon bridge the token decides who calls: the fields it ignores are hidden, and a note says so.
+          assert.equal(await page.isVisible('#node-input-roles'), false, `${n.type}: roles hidden on a daemon bridge`);
+          assert.equal(await page.isVisible('.red-ui-tray .hearth-daemon-note'), true);
+          if (n.type === 'hearth-session') assert.equal(await page.isVisible('#node-input-principal'), false);
+        }
+        if (n.type === 'hearth-audit') {
+          // The audit node's entity field completes from the bridge too.
+          await page.evaluate(() => new Promise((ok) => (window as any).hearthCatalog('gallery.bridge', ok)));
+          for (let attempt = 1; ; attempt++) {
+            await page.fill('#node-input-entity', '');
+            await page.type('#node-input-entity', 'front');
+            try {
+              await page.waitForSelector('.red-ui-autoComplete-container :text("front_door.lock")', { timeout: 10_000 });
+              break;
+            } catch (err) {
+              if (attempt >= 6) throw err;
+            }
+          }
         }
         await settled('#node-input-name');
         const file = join(ARTIFACTS, `${n.type}.png`);
