@@ -33,7 +33,7 @@ const runner = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-tim
   cwd: root,
   stdio: 'inherit',
   detached: true,
-  env: { ...process.env, HEARTH_LOG_PRETTY: 'false', HEARTH_TEST_GROUPS_DIR: groupsDir },
+  env: { ...process.env, HEARTH_LOG_PRETTY: 'false', HEARTH_TEST_GROUPS_DIR: groupsDir, HEARTH_RUNTIME_DIR: join(groupsDir, 'runtime') },
 });
 
 function killGroup(pgid, signal) {

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { CommandOutput } from '../daemon/protocol.js';
 import type { Hearth } from '../hearth.js';
 import { CliFailure, collect } from './failure.js';
-import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { configOrExit, databasePathOrExit, loggerFor, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
 import { answer } from './via-daemon.js';
 
 export interface CallParams {
@@ -43,6 +43,8 @@ export function registerCall(program: Command): void {
         { ...params },
         async () => {
           const loaded = await configOrExit(flags);
+          const { brokerUrl } = await import('../bridge.js');
+          await refuseServedBroker(loaded.config.database.path, brokerUrl(loaded.config));
           const { Hearth } = await import('../hearth.js');
           const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
           // It publishes the command it was asked for, and nothing else (the birth message is the daemon's).

@@ -9,7 +9,7 @@ import { TurnActiveError } from '../agent/types.js';
 import type { ControlClient } from '../daemon/control-client.js';
 import type { Hearth } from '../hearth.js';
 import { cliPrincipal } from './principal.js';
-import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { configOrExit, databasePathOrExit, loggerFor, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
 import { reachDaemon } from './via-daemon.js';
 
 export interface ChatParams {
@@ -75,6 +75,7 @@ export function registerChat(program: Command): void {
       const client = await reachDaemon(await databasePathOrExit(flags), flags);
       if (client) return relay(client, params);
       const loaded = await configOrExit(flags);
+      await refuseServedBroker(loaded.config.database.path, (await import('../bridge.js')).brokerUrl(loaded.config));
       const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
       const { Hearth } = await import('../hearth.js');
       const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000, announce: false });

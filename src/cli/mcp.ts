@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import type { ControlClient } from '../daemon/control-client.js';
 import { CliFailure, collect } from './failure.js';
-import { asOption, configOrExit, databasePathOrExit, loggerFor, principalFlag, withConfigOptions, type CommonFlags } from './options.js';
+import { asOption, configOrExit, databasePathOrExit, loggerFor, principalFlag, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
 import { reachDaemon } from './via-daemon.js';
 
 export function registerMcp(program: Command): void {
@@ -24,6 +24,7 @@ export function registerMcp(program: Command): void {
       const client = await reachDaemon(await databasePathOrExit(flags), flags);
       if (client) return relay(client, { as, role: flags.role }, fromEnv);
       const loaded = await configOrExit(flags);
+      await refuseServedBroker(loaded.config.database.path, (await import('../bridge.js')).brokerUrl(loaded.config));
       const { Hearth } = await import('../hearth.js');
       const { serveStdio } = await import('../mcp/stdio.js');
       const { cliPrincipal } = await import('./principal.js');

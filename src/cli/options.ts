@@ -105,7 +105,46 @@ export async function databasePath(flags: CommonFlags, env = process.env, cwd = 
   }
 }
 
-/** The database path, quickly when it can be, else from the whole config (stopping on a config error). */
-export async function databasePathOrExit(flags: CommonFlags): Promise<string> {
-  return (await databasePath(flags)) ?? (await configOrExit(flags)).config.database.path;
+/**
+ * The database path, quickly when it can be, else from the whole config (stopping on a config error). When
+ * nothing names a database (no --db, HEARTH_DATABASE_PATH, config file or --set) and no daemon runs for
+ * ./hearth.db, the one daemon running for this user is the home, wherever it was started: a command run from
+ * another folder lands in that home's audit, never in a stray ./hearth.db.
+ */
+export async function databasePathOrExit(flags: CommonFlags, env = process.env, cwd = process.cwd()): Promise<string> {
+  const path = (await databasePath(flags, env, cwd)) ?? (await configOrExit(flags)).config.database.path;
+  const named = !!(flags.db || env.HEARTH_DATABASE_PATH || flags.config || env.HEARTH_CONFIG || flags.set?.length || existsSync(resolve(cwd, 'hearth.yaml')));
+  if (named || flags.standalone) return path;
+  const { runningDaemons } = await import('../daemon/running.js');
+  const running = runningDaemons(env);
+  if (running.some((d) => d.db === path)) return path;
+  // --broker-port / --mqtt-url pick among several.
+  const { sameBroker } = await import('../mqtt/broker-credential-file.js');
+  const wanted = flags.mqttUrl ?? (flags.brokerPort ? `mqtt://127.0.0.1:${flags.brokerPort}` : undefined);
+  const candidates = wanted ? running.filter((d) => sameBroker(d.broker, wanted)) : running;
+  if (candidates.length === 1) {
+    if (flags.verbose) process.stderr.write(`hearth: no database named here; using the running daemon's (${candidates[0].db})\n`);
+    return candidates[0].db;
+  }
+  if (candidates.length > 1) {
+    const { CliFailure } = await import('./failure.js');
+    throw new CliFailure(`several Hearth daemons run: ${candidates.map((d) => `${d.db} (broker ${d.broker})`).join('; ')}; say which with --db <file>`, 2);
+  }
+  return path;
+}
+
+/**
+ * A command about to act on its own (no daemon for its database) must not command a broker a running daemon
+ * serves: its rows would land in another audit than that home's. Stops naming the daemon's database.
+ */
+export async function refuseServedBroker(dbPath: string, brokerUrl: string, env = process.env): Promise<void> {
+  const { runningDaemons } = await import('../daemon/running.js');
+  const { sameBroker } = await import('../mqtt/broker-credential-file.js');
+  const served = runningDaemons(env).find((d) => d.db !== dbPath && sameBroker(d.broker, brokerUrl));
+  if (!served) return;
+  const { CliFailure } = await import('./failure.js');
+  throw new CliFailure(
+    `the broker ${served.broker} is served by the Hearth daemon for ${served.db} (pid ${served.pid}); run this with --db ${served.db} so it lands in that home's audit (nothing was sent)`,
+    2,
+  );
 }

@@ -1,5 +1,5 @@
 // `hearth start`: the whole bridge, on the embedded default when nothing is configured.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { DEMO_DEVICES, PACKAGE_ROOT, demoEnabled } from '../bridge.js';
 import { DatabaseError } from '../db/database.js';
@@ -16,7 +16,7 @@ import { endpointFor } from '../daemon/endpoint.js';
 import { controlMethods, controlStreams } from '../daemon/methods.js';
 import { startWyomingFromConfig, type WyomingServer } from '../wyoming/server.js';
 import { formatState, table } from './format.js';
-import { relative, resolve } from 'node:path';
+import { delimiter, join, relative, resolve } from 'node:path';
 
 type StartFlags = CommonFlags & { simulator: boolean; httpPort?: string };
 
@@ -100,6 +100,10 @@ export function registerStart(program: Command): void {
           log.warn({ err }, 'control endpoint not started: commands will run on their own');
         }
       }
+      // Said where this user's commands look, so one run from any folder finds this home (src/daemon/running.ts).
+      const { announceDaemon } = await import('../daemon/running.js');
+      const unannounce = announceDaemon({ db: loaded.config.database.path, broker: redact(bridge.connection.options.url), http: http.url });
+      process.once('exit', unannounce);
       // The Wyoming conversation service for voice satellites, when wyoming.port is set.
       let wyoming: WyomingServer | undefined;
       try {
@@ -113,6 +117,7 @@ export function registerStart(program: Command): void {
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping');
         stopApprovalWatch();
+        unannounce();
         await control?.close();
         await wyoming?.close();
         await http.close();
@@ -160,6 +165,21 @@ export function registerStart(program: Command): void {
     });
 }
 
-function tryLine(f: string, demo: boolean): string {
-  return `  try       hearth devices${f}  ·  hearth tools${f}  ·  ${demo ? `hearth call${f} living_room_lamp '{"action":"turn_on"}'` : `hearth call${f} <tool> '<json args>'`}  ·  hearth audit tail${f}`;
+/**
+ * How to run `hearth` from here, as it will run when pasted: the `hearth` command when it is on PATH (npm link,
+ * or the package installed globally), `npm run hearth --` in the checkout, else node and the script's path.
+ */
+export function hearthCommand(cwd = process.cwd(), path = process.env.PATH ?? ''): string {
+  const onPath = path.split(delimiter).some((dir) => dir && existsSync(join(dir, process.platform === 'win32' ? 'hearth.cmd' : 'hearth')));
+  if (onPath) return 'hearth';
+  if (resolve(cwd) === resolve(PACKAGE_ROOT)) return 'npm run hearth --';
+  return `node ${join(PACKAGE_ROOT, 'dist', 'cli', 'main.js')}`;
+}
+
+function tryLine(f: string, demo: boolean, cmd = hearthCommand()): string {
+  const lines = [
+    `  try       ${cmd} devices${f}  ·  ${cmd} tools${f}  ·  ${demo ? `${cmd} call${f} living_room_lamp '{"action":"turn_on"}'` : `${cmd} call${f} <tool> '<json args>'`}  ·  ${cmd} audit tail${f}`,
+  ];
+  if (cmd !== 'hearth') lines.push(`            (a \`hearth\` command for any folder: run \`npm link\` once in ${PACKAGE_ROOT})`);
+  return lines.join('\n');
 }

@@ -143,7 +143,12 @@ export class HttpServer {
       const onError = (err: NodeJS.ErrnoException) => {
         const where = `${host}:${options.port ?? 8080}`;
         if (err.code === 'EADDRINUSE')
-          reject(new HttpStartError(`the HTTP port ${where} is already in use: set http.port (e.g. --set http.port=8081)`, err.code));
+          reject(
+            new HttpStartError(
+              `the HTTP port ${where} is already in use: pick another with --http-port 8081 (or http.port in hearth.yaml, HEARTH_HTTP_PORT)`,
+              err.code,
+            ),
+          );
         else if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND')
           reject(new HttpStartError(`cannot listen on ${where}: no such local address (check http.host)`, err.code));
         else if (err.code === 'EACCES') reject(new HttpStartError(`not allowed to listen on ${where}: pick a port above 1023 (http.port)`, err.code));

@@ -43,7 +43,9 @@ describe('commands with and without the daemon', () => {
 
   it('the banner says where the control socket is, and its "try" line carries the flags the daemon needs', () => {
     assert.match(daemon.stdout(), /control +\S+h\.db\.sock/);
-    assert.match(daemon.stdout(), new RegExp(`try +hearth devices --db h\\.db --broker-port ${port} +·`));
+    // Not on PATH here, and not in the checkout: the line runs as printed, with node and the script's path.
+    assert.match(daemon.stdout(), new RegExp(`try +node \\S+/dist/cli/main\\.js devices --db h\\.db --broker-port ${port} +·`));
+    assert.match(daemon.stdout(), /a `hearth` command for any folder: run `npm link` once/);
     assert.match(daemon.stdout(), /http +http:\/\/127\.0\.0\.1:\d+/);
   });
 

@@ -108,7 +108,7 @@ describe('hearth start refuses to start on bad setup', () => {
         { cwd: dir },
       );
       assert.equal(code, 3);
-      assert.match(stderr, new RegExp(`the HTTP port 127\\.0\\.0\\.1:${httpPort} is already in use: set http\\.port`));
+      assert.match(stderr, new RegExp(`the HTTP port 127\\.0\\.0\\.1:${httpPort} is already in use: pick another with --http-port`));
       assert.doesNotMatch(stdout, /Press Ctrl\+C/);
     } finally {
       server.close();

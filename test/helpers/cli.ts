@@ -1,7 +1,17 @@
 // Running the real `hearth` command (the built dist/, as `npm start` does).
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { signalGroup, spawnInGroup } from './processes.js';
+
+// Daemons announce themselves in a runtime directory (src/daemon/running.ts): each test file gets its own, so a
+// command run without --db finds this file's daemon, never another file's or the user's.
+// Under the run's own directory when there is one (test/run.mjs removes it), else a temporary one.
+process.env.HEARTH_RUNTIME_DIR = process.env.HEARTH_TEST_GROUPS_DIR
+  ? join(process.env.HEARTH_TEST_GROUPS_DIR, `runtime-${process.pid}`)
+  : mkdtempSync(join(tmpdir(), 'hearth-runtime-'));
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const HEARTH = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));

@@ -503,7 +503,7 @@ describe('HTTP API settings', () => {
   it('says so when the port is taken', async () => {
     const first = await startHttpServer({ hearth: home.hearth, port: 0 });
     try {
-      await assert.rejects(startHttpServer({ hearth: home.hearth, port: first.port }), /already in use: set http\.port/);
+      await assert.rejects(startHttpServer({ hearth: home.hearth, port: first.port }), /already in use: pick another with --http-port 8081 \(or http\.port/);
     } finally {
       await first.close();
     }
