@@ -54,6 +54,12 @@ async function main(argv: string[]): Promise<void> {
   // One command's module when one is named; every module for help and mistakes.
   const names = first && COMMANDS[first] ? [first] : ORDER;
   for (const name of names) for (const register of await COMMANDS[name]()) register(program);
+  const typo = unknownSubcommand(program, argv.slice(2));
+  if (typo) {
+    process.stderr.write(`hearth: ${typo}\n`);
+    process.exitCode = 2;
+    return;
+  }
   try {
     await program.parseAsync(argv);
   } catch (err) {
@@ -70,3 +76,34 @@ main(process.argv).catch((err: unknown) => {
   process.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });
+
+/**
+ * `hearth policy alow ...`, `token craete x`: a word after a group that is none of its commands. Commander would
+ * hand it to the group's default command ("unknown option", "too many arguments for 'list'"); say what is wrong
+ * instead, in one line, with the nearest command. A default command that takes arguments keeps its word unless
+ * the word is a near miss of a command.
+ */
+function unknownSubcommand(program: import('commander').Command, args: string[]): string | undefined {
+  const [first, word] = args;
+  if (!first || !word || word.startsWith('-')) return undefined;
+  const group = program.commands.find((c) => c.name() === first || c.aliases().includes(first));
+  if (!group?.commands.length) return undefined;
+  const names = group.commands.flatMap((c) => [c.name(), ...c.aliases()]);
+  if (names.includes(word)) return undefined;
+  const near = names.filter((n) => distance(n, word) <= 2).sort((a, b) => distance(a, word) - distance(b, word));
+  const fallback = group.commands.find((c) => c.name() === (group as unknown as { _defaultCommandName?: string })._defaultCommandName);
+  if (!near.length && fallback && fallback.registeredArguments.length > 0) return undefined;
+  const list = group.commands.map((c) => c.name()).join(', ');
+  return `unknown command '${first} ${word}'${near.length ? ` (did you mean '${first} ${near[0]}'?)` : ''}; '${first}' has: ${list}`;
+}
+
+/** Edit distance (insert, delete, substitute, swap of neighbours), for near misses of short words. */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.length][b.length];
+}
