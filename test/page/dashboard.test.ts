@@ -200,6 +200,12 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await outcome('thermostat.climate', /confirmed/);
     await waitFor('the target rose by 0.5', () => brokerState('hearth-demo/thermostat')?.target === before + 0.5, 10_000);
     await t.locator('select[data-control="mode"]').selectOption('cool');
+    // A report arriving before "Set" redraws the card: the choice made but not yet Set survives it.
+    const chosen = await t.locator('select[data-control="mode"]').elementHandle();
+    const now = brokerState('hearth-demo/thermostat') as Record<string, number>;
+    await watcher!.publishAsync('hearth-demo/thermostat', JSON.stringify({ ...now, current: (now.current ?? 20) + 0.1 }), { qos: 1 });
+    await chosen!.waitForElementState('hidden', { timeout: 20_000 });
+    assert.equal(await t.locator('select[data-control="mode"]').inputValue(), 'cool');
     await t.locator('button[data-control="mode-set"]').click();
     await waitFor('mode cool on the broker', () => brokerState('hearth-demo/thermostat')?.mode === 'cool', 15_000);
     await outcome('thermostat.climate', /confirmed/);

@@ -410,8 +410,14 @@ function applyState(s) {
     // Keep the keyboard where it was: the same control in the new card gets the focus back.
     const focused = card.contains(document.activeElement) ? document.activeElement?.dataset?.control : undefined;
     const open = card.querySelector('details.more')?.open;
+    // A choice made in a select but not yet Set survives the new state (a report must not undo it).
+    const pending = [...card.querySelectorAll('select[data-control]')].filter((sel) => sel.value !== sel.dataset.shown);
     const fresh = entityCard(merged);
     if (open) fresh.querySelector('details.more').open = true;
+    for (const sel of pending) {
+      const same = fresh.querySelector(`select[data-control="${CSS.escape(sel.dataset.control)}"]`);
+      if (same && [...same.options].some((o) => o.value === sel.value)) same.value = sel.value;
+    }
     card.replaceWith(fresh);
     if (focused) fresh.querySelector(`[data-control="${CSS.escape(focused)}"]`)?.focus();
   } else renderDevices();
@@ -985,7 +991,8 @@ function choice(label, control, options, current, toArgs) {
   const id = `${control}-${Math.random().toString(36).slice(2, 8)}`;
   const select = h(
     'select',
-    { id, dataset: { control } },
+    // `shown`: the device's value when drawn; a different value is the person's choice, not yet Set.
+    { id, dataset: { control, shown: String(current ?? '') } },
     options.map((o) => h('option', { value: o, selected: o === current }, String(o).replace(/_/g, ' '))),
   );
   return h(
