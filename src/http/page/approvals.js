@@ -1,0 +1,75 @@
+// The Approvals view: held calls waiting for a person, and recent decisions.
+import { $, api, fmtTime, h, pretty, relTime, state, toast, toolLabel } from './shared.js';
+
+// ------------------------------------------------------------------ approvals
+
+export async function refreshApprovals() {
+  try {
+    const list = await api('GET', '/api/approvals?status=all&limit=50');
+    for (const a of list) state.approvals.set(a.id, a);
+    renderApprovals();
+  } catch {
+    // shown elsewhere
+  }
+}
+
+export function renderApprovals() {
+  const all = [...state.approvals.values()].sort((a, b) => (b.createdAt > a.createdAt ? 1 : -1));
+  const now = Date.now();
+  const pending = all.filter((a) => a.status === 'pending' && Date.parse(a.expiresAt) > now);
+  const done = all.filter((a) => !pending.includes(a)).slice(0, 20);
+  const badge = $('#approvals-badge');
+  badge.hidden = pending.length === 0;
+  badge.textContent = String(pending.length);
+  $('#approvals-pending').replaceChildren(...(pending.length ? pending.map(approvalCard) : [h('p', { class: 'muted' }, 'Nothing is waiting for approval.')]));
+  $('#approvals-done').replaceChildren(...(done.length ? done.map(approvalCard) : [h('p', { class: 'muted' }, 'None yet.')]));
+}
+
+/** "Unlock Front door lock": what a held call would do, in words, when the page knows the device. */
+export function approvalWords(a) {
+  const id = typeof a.args?.entity === 'string' ? a.args.entity : [...state.controls].find(([, c]) => c.tool === toolLabel(a.tool))?.[0];
+  const e = id ? state.devices.get(id) : undefined;
+  const action = String(a.args?.action ?? a.args?.option ?? 'use').replace(/_/g, ' ');
+  return e ? `${action.charAt(0).toUpperCase()}${action.slice(1)} ${e.name}` : toolLabel(a.tool);
+}
+
+function approvalCard(a) {
+  const pending = a.status === 'pending';
+  const el = h(
+    'article',
+    { class: `card approval status-${a.status}`, dataset: { approval: a.id }, 'aria-label': `Approval: ${approvalWords(a)}, ${a.status}` },
+    h('header', {}, h('strong', {}, approvalWords(a)), ' ', h('span', { class: `outcome approval-${a.status}` }, a.status)),
+    h('pre', { class: 'args' }, pretty(a.args)),
+    h(
+      'p',
+      { class: 'muted' },
+      h('code', {}, toolLabel(a.tool)),
+      ` · ${a.principal} · `,
+      relTime(a.createdAt),
+      pending ? ` · expires ${fmtTime(a.expiresAt)}` : a.decidedBy ? ` · by ${a.decidedBy}` : '',
+    ),
+    h('p', { class: 'reason' }, a.reason),
+  );
+  if (pending) {
+    const decide = async (decision) => {
+      for (const b of el.querySelectorAll('button')) b.disabled = true;
+      try {
+        const updated = await api('POST', `/api/approvals/${encodeURIComponent(a.id)}`, { decision });
+        state.approvals.set(updated.id, updated);
+        renderApprovals();
+      } catch (err) {
+        toast(err.message);
+        for (const b of el.querySelectorAll('button')) b.disabled = false;
+      }
+    };
+    el.append(
+      h(
+        'div',
+        { class: 'buttons' },
+        h('button', { type: 'button', class: 'primary approve', onclick: () => decide('grant') }, 'Approve'),
+        h('button', { type: 'button', class: 'deny', onclick: () => decide('deny') }, 'Deny'),
+      ),
+    );
+  }
+  return el;
+}
