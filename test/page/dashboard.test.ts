@@ -185,12 +185,20 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     assert.ok(brokerState('hearth-demo/kitchen_light')?.color, 'the light reports a colour');
     const rows = (await api('/api/audit?entity=kitchen_light.light&limit=1')).json;
     assert.deepEqual(rows[0].args, { action: 'turn_on', color: 'red' });
-    // The kitchen light takes colour temperature too: a slider in kelvin, sent as mireds, read back in words.
+    // In colour mode no colour-temperature slider (it would read a stale white) and no "color mode" in the details.
+    assert.equal(await light.locator('input[data-control="color-temp"]').count(), 0, 'no kelvin slider in colour mode');
+    assert.doesNotMatch((await light.locator('details.more').textContent()) ?? '', /color mode/);
+    // The kitchen light takes colour temperature too: back to white, then a slider in kelvin, sent as mireds, read back in words.
+    await light.locator('button[data-control="color-temp-mode"]').click();
+    await light.locator('input[data-control="color-temp"]').waitFor({ timeout: 20_000 });
     await light.locator('input[data-control="color-temp"]').fill('2700');
     await waitFor('370 mireds on the broker', () => brokerState('hearth-demo/kitchen_light')?.color_temp === 370, 10_000);
     await light.locator('.sub', { hasText: 'Colour temperature warm white · 2700 K' }).waitFor({ timeout: 20_000 });
     const ct = (await api('/api/audit?entity=kitchen_light.light&limit=1')).json;
     assert.deepEqual(ct[0].args, { action: 'turn_on', color_temp: 2700 });
+    // The slider reads round kelvin (370 mireds is 2700 K, not 2703 K), and the swatch's colour name is gone in white.
+    assert.equal((await light.locator('label.slider:has(input[data-control="color-temp"]) output').textContent())?.trim(), '2700 K');
+    assert.equal(await light.locator('.color-name').count(), 0);
   });
 
   it('thermostat: target up and a new mode', async () => {
@@ -263,6 +271,19 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await page.locator('#history [data-range="1h"][aria-pressed="true"]').waitFor();
     await shot(page, 'dash-03-history-timeline');
     await page.click('#history-close');
+    // A motion sensor's history says what its card says (Motion / Clear), never on/off or a dash.
+    await card('hallway_motion.occupancy').locator('button[data-control="history"]').click();
+    await chart.locator('.timeline .seg').first().waitFor();
+    const legend = (await chart.locator('.legend > span').allTextContents()).map((w) => w.trim());
+    assert.ok(legend.length >= 1 && legend.every((w) => w === 'Motion' || w === 'Clear'), `legend: ${legend.join(', ')}`);
+    const cardSays = (await card('hallway_motion.occupancy').locator('.value').textContent())?.trim();
+    assert.ok(cardSays === 'Motion' || cardSays === 'Clear', `card: ${cardSays}`);
+    assert.doesNotMatch((await chart.locator('.changes').textContent()) ?? '', /\b(on|off)\b|—/);
+    await page.click('#history-close');
+    // A sensor card has a small line of its last 24 h (Home Assistant's sparkline).
+    const spark = card('living_room_climate.temperature').locator('svg.spark polyline');
+    await spark.waitFor({ state: 'attached' });
+    assert.ok(Number(await card('living_room_climate.temperature').locator('svg.spark').getAttribute('data-points')) >= 2);
     await card('living_room_climate.temperature').locator('button[data-control="history"]').click();
     await chart.locator('.uplot canvas').waitFor();
     assert.equal(await chart.getAttribute('data-type'), 'number');
@@ -358,6 +379,10 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     const phone = await open(ownerToken, PHONE, 'owner-phone');
     await phone.click('nav.tabs a[data-view="devices"]');
     await phone.locator('.entity[data-entity="kitchen_light.light"] button.toggle').waitFor();
+    await phone.locator('.entity[data-entity="living_room_climate.temperature"] svg.spark polyline').waitFor({ state: 'attached' });
+    const spark = await phone.locator('.entity[data-entity="living_room_climate.temperature"] svg.spark').boundingBox();
+    assert.ok(spark && spark.width > 100 && spark.x + spark.width <= 390, `the sparkline fits the phone's card: ${JSON.stringify(spark)}`);
+    assert.ok((await phone.evaluate(() => document.documentElement.scrollWidth)) <= 390, 'no sideways scrolling on a phone');
     await shot(phone, 'dash-06-devices-phone');
     await phone.click('nav.tabs a[data-view="audit"]');
     await phone.locator('#audit-rows tr').first().waitFor();

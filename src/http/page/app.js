@@ -6,12 +6,28 @@
 // This module signs in, routes between the views and reads the live events.
 import { approvalWords, refreshApprovals, renderApprovals } from './approvals.js';
 import { fillAuditFilters, onAuditRow, setupAudit, showAudit } from './audit.js';
-import { scrollChat, setupChat } from './chat.js';
+import { onChatApproval, scrollChat, setupChat } from './chat.js';
 import { onControlApproval } from './controls.js';
 import { applyState, loadDevices, renderDevices } from './devices.js';
 import { setupHistory } from './history.js';
 import { loadPolicy, setupPolicy, setupPolicyEdit } from './policy.js';
-import { $, ApiError, TOKEN_KEY, VIEWS, api, authHeaders, readSse, showOnly, signedOut, state, toast, untoast } from './shared.js';
+import {
+  $,
+  ApiError,
+  TOKEN_KEY,
+  VIEWS,
+  api,
+  authHeaders,
+  keepToken,
+  listenToOtherTabs,
+  readSse,
+  showOnly,
+  signedOut,
+  state,
+  toast,
+  tokenFromOtherTabs,
+  untoast,
+} from './shared.js';
 
 /** Does the server take us as we are (token or none)? Seeds the approvals on the way. */
 async function probe() {
@@ -30,7 +46,7 @@ async function boot() {
   $('#logout').addEventListener('click', () => signedOut('Signed out.'));
   window.addEventListener('hashchange', route);
   try {
-    await probe();
+    await probeOrAsk();
     state.authOff = !state.token;
     start();
   } catch (err) {
@@ -44,6 +60,31 @@ async function boot() {
       showOnly('login');
       $('#login-error').textContent = `Cannot reach Hearth: ${err.message}`;
     }
+  }
+  listenToOtherTabs(async (token) => {
+    state.token = token;
+    try {
+      await probe();
+    } catch {
+      state.token = null;
+      return;
+    }
+    sessionStorage.setItem(TOKEN_KEY, token);
+    start();
+  });
+}
+
+/** Probe as we are; with no token of its own, a tab the server refuses asks the page's other open tabs for theirs. */
+async function probeOrAsk() {
+  try {
+    await probe();
+  } catch (err) {
+    if (state.token || !(err instanceof ApiError && err.status === 401)) throw err;
+    const shared = await tokenFromOtherTabs();
+    if (!shared) throw err;
+    state.token = shared;
+    await probe();
+    sessionStorage.setItem(TOKEN_KEY, shared);
   }
 }
 
@@ -65,7 +106,7 @@ async function onLogin(ev) {
       err.status === 401 ? 'That token was not accepted: check it, or make a new one with hearth token create.' : `Cannot sign in: ${err.message}`;
     return;
   }
-  sessionStorage.setItem(TOKEN_KEY, token);
+  keepToken(token);
   start();
 }
 
@@ -157,6 +198,7 @@ function onLiveEvent(event, data) {
     case 'approval':
       state.approvals.set(data.id, data);
       onControlApproval(data);
+      onChatApproval(data);
       renderApprovals();
       if (data.event === 'requested' && data.status === 'pending' && state.view !== 'approvals') {
         toast(`Approval needed: ${approvalWords(data)} for ${data.principal} (see Approvals)`, data.id);

@@ -3,6 +3,7 @@ import { renderApprovals } from './approvals.js';
 import { chatFrame } from './devices.js';
 import { $, ASK_KEY, api, authHeaders, h, pretty, readSse, signedOut, state, toast, toolLabel } from './shared.js';
 import { setupSpeech, speak } from './speech.js';
+import { argsWords, readableResult } from './values.js';
 
 // ------------------------------------------------------------------ chat
 
@@ -119,8 +120,7 @@ function onTurnEvent(turn, name, ev) {
       break;
     case 'tool_call': {
       const card = toolCard(turn, ev.id, ev.name);
-      card.args = ev.args ?? {};
-      card.argsEl.textContent = pretty(ev.args ?? {});
+      showArgs(card, ev.args ?? {});
       setStatus(card, 'running', 'running');
       turn.textEl = null;
       break;
@@ -140,6 +140,7 @@ function onTurnEvent(turn, name, ev) {
       for (const card of turn.cards.values()) {
         if (card.requestId === ev.request_id) {
           card.permEl?.remove();
+          forgetAsk(ev.request_id);
           setStatus(card, 'interrupted', 'cancelled');
         }
       }
@@ -147,8 +148,11 @@ function onTurnEvent(turn, name, ev) {
     case 'tool_result': {
       const card = turn.cards.get(ev.id);
       if (!card) break;
-      card.resultEl.textContent = ev.content;
+      // In words; the exact text (what the model read) on hover.
+      card.resultEl.textContent = readableResult(ev.content);
+      card.resultEl.title = String(ev.content ?? '');
       card.permEl?.remove();
+      if (card.requestId) forgetAsk(card.requestId);
       const outcome = outcomeOf(ev.content, ev.is_error);
       setStatus(card, outcome, outcome);
       break;
@@ -196,7 +200,7 @@ function toolCard(turn, id, name) {
   let card = turn.cards.get(id);
   if (card) return card;
   const status = h('span', { class: 'outcome outcome-pending' }, 'preparing');
-  const argsEl = h('pre', { class: 'args' }, '');
+  const argsEl = h('p', { class: 'args' }, '');
   const resultEl = h('p', { class: 'result' });
   const linkEl = h('span', { class: 'audit-ref' });
   const el = h(
@@ -248,17 +252,19 @@ export function applyRowToCards(row) {
 
 async function permissionCard(turn, ev) {
   const card = cardFor(turn, ev.tool_name, ev.args) ?? toolCard(turn, `perm-${ev.request_id}`, ev.tool_name);
-  if (!card.args) {
-    card.args = ev.args;
-    card.argsEl.textContent = pretty(ev.args);
-  }
+  if (!card.args) showArgs(card, ev.args);
   card.requestId = ev.request_id;
   setStatus(card, 'asking', 'asking…');
-  const respond = async (decision) => {
+  /** `from`: where the answer was given, when not on this card (the Approvals tab). */
+  const respond = async (decision, from) => {
     for (const b of card.permEl?.querySelectorAll('button') ?? []) b.disabled = true;
     try {
       await api('POST', `/api/sessions/${encodeURIComponent(state.sessionId)}/permissions/${encodeURIComponent(ev.request_id)}`, { decision });
+      forgetAsk(ev.request_id);
       card.permEl?.remove();
+      card.permEl = null;
+      // Answered elsewhere: the chat keeps a note of it where the question was (the result may already be in).
+      if (from) card.el.append(h('p', { class: 'notice', dataset: { answered: from } }, `${decision === 'deny' ? 'Denied' : 'Approved'} on the ${from}.`));
       if (decision === 'deny') setStatus(card, 'denied', 'denied');
       else setStatus(card, 'running', decision === 'allow_always' ? 'approved (always)' : 'approved');
     } catch (err) {
@@ -288,7 +294,7 @@ async function permissionCard(turn, ev) {
   card.permEl = h(
     'div',
     { class: 'permission', role: 'group', 'aria-label': `Approve ${toolLabel(ev.tool_name)}?` },
-    h('p', {}, h('strong', {}, `Allow ${toolLabel(ev.tool_name)} `), h('code', {}, JSON.stringify(ev.args)), '?'),
+    h('p', {}, 'Allow ', h('strong', {}, argsWords(toolLabel(ev.tool_name), ev.args)), '?'),
     h('p', { class: 'muted' }, why),
     h(
       'div',
@@ -302,7 +308,32 @@ async function permissionCard(turn, ev) {
   );
   card.el.append(card.permEl);
   card.permEl.querySelector('button.approve').focus({ preventScroll: true });
+  // The question is on the Approvals tab too, until it is answered here or there.
+  state.chatAsks.set(ev.request_id, { id: ev.request_id, tool: toolLabel(ev.tool_name), args: ev.args, why, at: new Date().toISOString(), respond });
+  renderApprovals();
   scrollChat();
+}
+
+/** The arguments in words on the card; the exact JSON on hover. */
+function showArgs(card, args) {
+  card.args = args ?? {};
+  card.argsEl.textContent = argsWords(toolLabel(card.name), card.args);
+  card.argsEl.title = pretty(card.args);
+}
+
+function forgetAsk(requestId) {
+  if (state.chatAsks.delete(requestId)) renderApprovals();
+}
+
+/** An approval held from this chat was decided elsewhere (the Approvals tab, another approver): its notice says so. */
+export function onChatApproval(a) {
+  if (a.status === 'pending') return;
+  for (const box of document.querySelectorAll(`#chat-log .permission[data-approval="${CSS.escape(a.id)}"]`)) {
+    if (!box.querySelector('button:not([disabled])')) continue;
+    box.replaceChildren(
+      h('p', {}, `Approval ${a.status}${a.decidedBy ? ` by ${a.decidedBy}` : ''}${a.status === 'granted' ? ': ask again to make the call.' : '.'}`),
+    );
+  }
 }
 
 /** A call held by a confirm rule outside this chat's permissions: decide its approval here. */

@@ -87,16 +87,30 @@ export function controlsFor(e, ctl) {
       }
       if (props.color_temp && may('turn_on')) {
         const { minimum: min, maximum: max } = props.color_temp;
-        const now =
-          typeof e.attributes?.color_temp === 'number' && e.attributes.color_temp > 0
-            ? Math.round(kelvinOf(e.attributes.color_temp))
-            : Math.round((min + max) / 2);
-        box.append(
-          slider('Colour temperature', 'color-temp', { min, max, step: 10, value: Math.min(max, Math.max(min, now)), unit: ' K' }, (k) => ({
-            action: 'turn_on',
-            color_temp: Math.min(max, Math.max(min, k)),
-          })),
-        );
+        const clamp = (k) => Math.min(max, Math.max(min, k));
+        const mode = e.attributes?.color_mode;
+        if (mode === undefined || mode === 'color_temp') {
+          // Read in round kelvin (370 mireds is "2700 K", not "2703 K").
+          const now =
+            typeof e.attributes?.color_temp === 'number' && e.attributes.color_temp > 0
+              ? Math.round(kelvinOf(e.attributes.color_temp) / 50) * 50
+              : Math.round((min + max) / 100) * 50;
+          box.append(
+            slider('Colour temperature', 'color-temp', { min, max, step: 10, value: clamp(now), unit: ' K' }, (k) => ({
+              action: 'turn_on',
+              color_temp: clamp(k),
+            })),
+          );
+        } else {
+          // In colour mode the slider would read a stale white: one button goes back to white light, then it shows.
+          box.append(
+            button(
+              'White light',
+              { action: 'turn_on', color_temp: clamp(4000) },
+              { dataset: { control: 'color-temp-mode' }, title: 'Back to white light (4000 K), with its colour-temperature slider' },
+            ),
+          );
+        }
       }
       if (props.color && may('turn_on')) {
         const rgb = lightRgb(e.attributes ?? {});

@@ -1,6 +1,6 @@
 // The Devices view: live cards by area, camera frames.
 import { controlsFor, loadControls, statusParts } from './controls.js';
-import { openHistory } from './history.js';
+import { noteSparkValue, openHistory, sparkline, wantsSparkline } from './history.js';
 import { $, api, fetchBlob, fmtDateTime, fmtTime, fmtValue, h, relTime, state, toast } from './shared.js';
 import { colorName, detailAttrs, hex, kelvinOf, kelvinWords, lightRgb, mainValue } from './values.js';
 
@@ -34,6 +34,7 @@ export function applyState(s) {
   const known = state.devices.get(s.id);
   const merged = { ...known, ...s, device: known?.device ?? s.device };
   state.devices.set(s.id, merged);
+  if (s.value !== undefined) noteSparkValue(s.id, s.value);
   if (!state.devicesLoaded) return;
   if (state.dragging === s.id) return;
   const card = document.querySelector(`.entity[data-entity="${CSS.escape(s.id)}"]`);
@@ -97,6 +98,8 @@ function entityCard(e) {
   const isCamera = e.kind === 'camera';
   const withUnit = (v) => `${fmtValue(v)}${e.unit && typeof v === 'number' ? ` ${e.unit}` : ''}`;
   const rgb = e.kind === 'light' ? lightRgb(e.attributes ?? {}) : null;
+  // A white by colour temperature has no colour name (its left-over xy would name a stale one).
+  const showsColour = rgb && e.value === 'on' && e.attributes?.color_mode !== 'color_temp';
   const attrs = detailAttrs(e);
   const headingId = `card-${e.id.replace(/[^A-Za-z0-9_-]/g, '_')}`;
   const card = h(
@@ -111,9 +114,10 @@ function entityCard(e) {
       'p',
       { class: 'value', dataset: { value: isCamera ? '' : String(e.value ?? '') } },
       mainValue(e, ctl),
-      rgb && e.value === 'on' ? h('span', { class: 'swatch', style: { background: hex(rgb) }, title: hex(rgb), 'aria-hidden': 'true' }) : null,
-      rgb && e.value === 'on' ? h('span', { class: 'color-name' }, colorName(rgb)) : null,
+      showsColour ? h('span', { class: 'swatch', style: { background: hex(rgb) }, title: hex(rgb), 'aria-hidden': 'true' }) : null,
+      showsColour ? h('span', { class: 'color-name' }, colorName(rgb)) : null,
     ),
+    wantsSparkline(e) ? sparkline(e) : null,
     e.kind === 'light' &&
       typeof e.attributes?.color_temp === 'number' &&
       e.attributes.color_temp > 0 &&

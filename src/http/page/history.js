@@ -1,5 +1,6 @@
 // A device's history: a line chart for numbers, a timeline for states.
-import { $, api, fmtAgo, fmtDateTime, fmtValue, h, state } from './shared.js';
+import { $, api, fmtAgo, fmtDateTime, h, state } from './shared.js';
+import { stateWord } from './values.js';
 
 // ------------------------------------------------------------------ history charts
 
@@ -91,20 +92,22 @@ async function drawHistory(e, range) {
   all.forEach((p, i) => {
     const from = Math.max(p.ts, data.since);
     const to = i + 1 < all.length ? all[i + 1].ts : data.until;
-    const word = fmtValue(p.value);
-    const cls = /^(on|open|unlocked|heat|cool|auto|opening)$/.test(word) ? 'seg-on' : /^(off|closed|locked|stopped)$/.test(word) ? 'seg-off' : 'seg-other';
+    // The words the card says (Motion/Clear, Open/Closed); the colour by the raw value.
+    const raw = p.value === null || p.value === undefined ? '' : String(p.value);
+    const word = stateWord(e, p.value);
+    const cls = /^(on|open|unlocked|heat|cool|auto|opening)$/.test(raw) ? 'seg-on' : /^(off|closed|locked|stopped)$/.test(raw) ? 'seg-off' : 'seg-other';
     legend.set(word, cls);
     bar.append(
       h('span', {
         class: `seg ${cls}`,
         style: { left: `${((from - data.since) / span) * 100}%`, width: `${Math.max(0.15, ((to - from) / span) * 100)}%` },
         title: `${word}: ${fmtDateTime(new Date(from).toISOString())} – ${fmtDateTime(new Date(to).toISOString())}`,
-        dataset: { state: word },
+        dataset: { state: raw },
       }),
     );
   });
   const changes = data.points.length;
-  summary.textContent = `${changes} changes; now ${fmtValue(all[all.length - 1].value)}.`;
+  summary.textContent = `${changes} changes; now ${stateWord(e, all[all.length - 1].value)}.`;
   box.replaceChildren(
     summary,
     bar,
@@ -125,7 +128,7 @@ async function drawHistory(e, range) {
             'li',
             {},
             h('time', { datetime: new Date(p.ts).toISOString(), title: fmtDateTime(new Date(p.ts).toISOString()) }, fmtAgo(new Date(p.ts).toISOString())),
-            ` ${fmtValue(p.value)}`,
+            ` ${stateWord(e, p.value)}`,
           ),
         ),
     ),
@@ -136,4 +139,66 @@ export function setupHistory() {
   const dlg = $('#history');
   for (const b of dlg.querySelectorAll('[data-range]')) b.addEventListener('click', () => openHistory(dlg.dataset.entity, b.dataset.range));
   $('#history-close').addEventListener('click', () => dlg.close());
+}
+
+// ------------------------------------------------------------------ sparklines
+
+const SPARK_MS = 5 * 60_000;
+const SVG = 'http://www.w3.org/2000/svg';
+
+/** Does a card get a sparkline? A sensor whose value is a number. */
+export const wantsSparkline = (e) => e.kind === 'sensor' && typeof e.value === 'number';
+
+/**
+ * A small line of the last 24 h under a sensor card's value (48 points from /api/history, fetched at most every
+ * 5 min per sensor; the live value is its last point). Empty until the history arrives.
+ */
+export function sparkline(e) {
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('class', 'spark');
+  svg.setAttribute('viewBox', '0 0 100 24');
+  svg.setAttribute('preserveAspectRatio', 'none');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.dataset.spark = e.id;
+  const s = state.sparks.get(e.id);
+  if (s?.values) drawSpark(svg, s.values);
+  if (!s || (!s.loading && Date.now() - s.at > SPARK_MS)) void loadSpark(e.id);
+  return svg;
+}
+
+async function loadSpark(id) {
+  const s = { values: state.sparks.get(id)?.values ?? null, at: Date.now(), loading: true };
+  state.sparks.set(id, s);
+  try {
+    const data = await api('GET', `/api/history?${new URLSearchParams({ entity: id, since: '-24h', points: '48' })}`);
+    const all = data.before ? [data.before, ...data.points] : data.points;
+    s.values = all.map((p) => p.value).filter((v) => typeof v === 'number');
+  } catch {
+    s.values ??= [];
+  } finally {
+    s.loading = false;
+  }
+  noteSparkValue(id, state.devices.get(id)?.value);
+  for (const svg of document.querySelectorAll(`svg.spark[data-spark="${CSS.escape(id)}"]`)) drawSpark(svg, s.values);
+}
+
+/** A live value joins its sensor's line (a new home has no history yet: the line grows as values arrive). */
+export function noteSparkValue(id, value) {
+  const s = state.sparks.get(id);
+  if (!s?.values || typeof value !== 'number') return;
+  s.values.push(value);
+  if (s.values.length > 96) s.values.splice(0, s.values.length - 96);
+}
+
+function drawSpark(svg, raw) {
+  const values = raw.filter((v) => typeof v === 'number' && Number.isFinite(v));
+  svg.replaceChildren();
+  if (values.length < 2) return;
+  const lo = Math.min(...values);
+  const span = Math.max(...values) - lo || 1;
+  const line = document.createElementNS(SVG, 'polyline');
+  line.setAttribute('points', values.map((v, i) => `${((i / (values.length - 1)) * 100).toFixed(1)},${(22 - ((v - lo) / span) * 20).toFixed(1)}`).join(' '));
+  line.setAttribute('vector-effect', 'non-scaling-stroke');
+  svg.append(line);
+  svg.dataset.points = String(values.length);
 }

@@ -31,6 +31,10 @@ export const state = {
   controls: new Map(),
   /** entity id -> the last control result shown on its card. */
   controlStatus: new Map(),
+  /** sensor id -> {values, at, loading}: the last 24 h for its card's sparkline. */
+  sparks: new Map(),
+  /** permission request id -> a question the chat is asking (shown on the Approvals tab too). */
+  chatAsks: new Map(),
   /** approval id -> the held control call waiting for it. */
   waiting: new Map(),
   /** The entity whose slider is being dragged (its card is not redrawn under the finger). */
@@ -203,7 +207,50 @@ export function showOnly(id) {
   for (const el of ['loading', 'login', 'app']) $(`#${el}`).hidden = el !== id;
 }
 
-export function signedOut(message) {
+// The sign-in token lives in this tab's sessionStorage (gone with the tab, never written to disk) and is
+// shared with the page's other open tabs over a BroadcastChannel: a new tab asks and a signed-in tab
+// answers; signing in at one tab signs in the tabs waiting at the form; signing out (or a token the
+// server no longer takes) signs out every tab that uses that token.
+const tabs = typeof BroadcastChannel === 'function' ? new BroadcastChannel('hearth.signin') : null;
+
+/** Keep the token for this tab and give it to the tabs waiting at the sign-in form. */
+export function keepToken(token) {
+  state.token = token;
+  sessionStorage.setItem(TOKEN_KEY, token);
+  tabs?.postMessage({ type: 'token', token });
+}
+
+/** The token of another open tab of this page, or null when none answers soon. */
+export function tokenFromOtherTabs(ms = 500) {
+  if (!tabs) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const done = (token) => {
+      clearTimeout(timer);
+      tabs.removeEventListener('message', on);
+      resolve(token);
+    };
+    const on = (ev) => {
+      if (ev.data?.type === 'token' && typeof ev.data.token === 'string') done(ev.data.token);
+    };
+    const timer = setTimeout(() => done(null), ms);
+    tabs.addEventListener('message', on);
+    tabs.postMessage({ type: 'ask' });
+  });
+}
+
+/** Answer other tabs' asks, sign out with them, and call onToken(token) when one signs in while this one shows the form. */
+export function listenToOtherTabs(onToken) {
+  tabs?.addEventListener('message', (ev) => {
+    const m = ev.data ?? {};
+    if (m.type === 'ask' && state.token) tabs.postMessage({ type: 'token', token: state.token });
+    else if (m.type === 'token' && !state.token && !$('#login').hidden && typeof m.token === 'string') onToken(m.token);
+    else if (m.type === 'signout' && state.token && m.token === state.token) signedOut('Signed out in another tab.', false);
+  });
+}
+
+/** `tell`: the other tabs on the same token sign out too. */
+export function signedOut(message, tell = true) {
+  if (tell && state.token) tabs?.postMessage({ type: 'signout', token: state.token });
   state.token = null;
   sessionStorage.removeItem(TOKEN_KEY);
   state.events?.abort();
