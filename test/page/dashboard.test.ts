@@ -271,7 +271,14 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await page.locator('#history [data-range="1h"][aria-pressed="true"]').waitFor();
     await shot(page, 'dash-03-history-timeline');
     await page.click('#history-close');
-    // A motion sensor's history says what its card says (Motion / Clear), never on/off or a dash.
+    // A motion sensor's history says what its card says (Motion / Clear), never on/off or a dash. The sensor
+    // reports motion and then none (as the device would, on its topic), so there is a change to show.
+    for (const occupancy of [true, false]) await watcher.publishAsync('hearth-demo/hallway_motion', JSON.stringify({ occupancy }));
+    await waitFor(
+      'the motion changes in the history',
+      async () => (await api('/api/history?entity=hallway_motion.occupancy&since=-1h')).json.points.length >= 2,
+      10_000,
+    );
     await card('hallway_motion.occupancy').locator('button[data-control="history"]').click();
     await chart.locator('.timeline .seg').first().waitFor();
     const legend = (await chart.locator('.legend > span').allTextContents()).map((w) => w.trim());

@@ -1,5 +1,5 @@
 // The Approvals view: held calls waiting for a person, and recent decisions.
-import { $, api, fmtTime, h, pretty, relTime, state, toast, toolLabel } from './shared.js';
+import { $, api, decisionButtons, fmtTime, h, pretty, relTime, state, toast, toolLabel } from './shared.js';
 import { argsWords, entityOfCall } from './values.js';
 
 // ------------------------------------------------------------------ approvals
@@ -60,11 +60,9 @@ function askCard(ask) {
     void ask.respond(decision, 'Approvals tab');
   };
   el.append(
-    h(
-      'div',
-      { class: 'buttons' },
-      h('button', { type: 'button', class: 'primary approve', onclick: () => answer('allow_once') }, 'Approve'),
-      h('button', { type: 'button', class: 'deny', onclick: () => answer('deny') }, 'Deny'),
+    decisionButtons(
+      () => answer('allow_once'),
+      () => answer('deny'),
     ),
   );
   return el;
@@ -100,11 +98,9 @@ function approvalCard(a) {
       }
     };
     el.append(
-      h(
-        'div',
-        { class: 'buttons' },
-        h('button', { type: 'button', class: 'primary approve', onclick: () => decide('grant') }, 'Approve'),
-        h('button', { type: 'button', class: 'deny', onclick: () => decide('deny') }, 'Deny'),
+      decisionButtons(
+        () => decide('grant'),
+        () => decide('deny'),
       ),
     );
   }

@@ -1,7 +1,7 @@
 // The chat: a session's turns streamed as events, with a card per tool call.
 import { renderApprovals } from './approvals.js';
 import { chatFrame } from './devices.js';
-import { $, ASK_KEY, api, authHeaders, h, pretty, readSse, signedOut, state, toast, toolLabel } from './shared.js';
+import { $, ASK_KEY, api, authHeaders, decisionButtons, h, pretty, readSse, signedOut, state, toast, toolLabel } from './shared.js';
 import { setupSpeech, speak } from './speech.js';
 import { argsWords, readableResult } from './values.js';
 
@@ -296,11 +296,9 @@ async function permissionCard(turn, ev) {
     { class: 'permission', role: 'group', 'aria-label': `Approve ${toolLabel(ev.tool_name)}?` },
     h('p', {}, 'Allow ', h('strong', {}, argsWords(toolLabel(ev.tool_name), ev.args)), '?'),
     h('p', { class: 'muted' }, why),
-    h(
-      'div',
-      { class: 'buttons' },
-      h('button', { type: 'button', class: 'primary approve', onclick: () => respond('allow_once') }, 'Approve'),
-      h('button', { type: 'button', class: 'deny', onclick: () => respond('deny') }, 'Deny'),
+    decisionButtons(
+      () => respond('allow_once'),
+      () => respond('deny'),
       ev.offers_always && decision?.effect !== 'confirm'
         ? h('button', { type: 'button', class: 'link', onclick: () => respond('allow_always') }, `Always allow ${toolLabel(ev.tool_name)}`)
         : null,
@@ -352,11 +350,9 @@ function approvalInline(card, approvalId) {
   };
   box.append(
     h('p', {}, `Approval ${approvalId} is waiting.`),
-    h(
-      'div',
-      { class: 'buttons' },
-      h('button', { type: 'button', class: 'primary approve', onclick: () => decide('grant') }, 'Approve'),
-      h('button', { type: 'button', class: 'deny', onclick: () => decide('deny') }, 'Deny'),
+    decisionButtons(
+      () => decide('grant'),
+      () => decide('deny'),
     ),
   );
   card.el.append(box);

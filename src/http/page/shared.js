@@ -108,6 +108,17 @@ export function untoast(about) {
   if (!el.hidden && el.dataset.about === about) el.hidden = true;
 }
 
+/** An Approve and a Deny button in a row (and any extra after them). */
+export function decisionButtons(approve, deny, ...extra) {
+  return h(
+    'div',
+    { class: 'buttons' },
+    h('button', { type: 'button', class: 'primary approve', onclick: approve }, 'Approve'),
+    h('button', { type: 'button', class: 'deny', onclick: deny }, 'Deny'),
+    ...extra,
+  );
+}
+
 export function outcomeBadge(outcome) {
   return h('span', { class: `outcome outcome-${outcome}`, dataset: { outcome } }, outcome);
 }
