@@ -154,6 +154,15 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await card('living_room_lamp.lamp').locator('button.toggle').waitFor();
     const columns = await page.evaluate(() => new Set([...document.querySelectorAll('.entity')].map((e) => Math.round(e.getBoundingClientRect().left))).size);
     assert.ok(columns >= 4, `a 1440 px screen shows at least 4 columns of cards, got ${columns}`);
+    // Every area's first card stands under its heading, in the same column (never at the top of the next one alone).
+    const apart = await page.evaluate(() =>
+      [...document.querySelectorAll('.area')].flatMap((area) => {
+        const head = area.querySelector('h3')!.getBoundingClientRect();
+        const first = area.querySelector('.entity')!.getBoundingClientRect();
+        return Math.round(head.left) === Math.round(first.left) && head.bottom <= first.top + 1 ? [] : [area.getAttribute('aria-label')];
+      }),
+    );
+    assert.deepEqual(apart, [], 'areas whose first card is not under their heading');
     assert.equal(await page.locator('.entity h4', { hasText: 'living_room_lamp.lamp' }).count(), 0, 'names, not ids, head the cards');
     assert.equal(await card('living_room_lamp.lamp').locator('h4').getAttribute('title'), 'living_room_lamp.lamp', 'the id is on hover');
     await shot(page, 'dash-01-devices-desktop');

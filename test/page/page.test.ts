@@ -162,7 +162,7 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await lamp.waitFor();
     assert.equal((await lamp.textContent())?.trim(), 'Off', 'the value reads as a word, capitalised');
     assert.equal(await page.locator('.entity').count(), 9);
-    const areas = await page.locator('.area > h3').allTextContents();
+    const areas = await page.locator('.area h3').allTextContents();
     assert.ok(areas.includes('Living room') && areas.includes('Garage'), areas.join(', '));
     // The camera's frame arrives through fetch + a blob: URL (an <img> cannot send the token).
     await page.waitForFunction(() => {

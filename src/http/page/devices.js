@@ -66,21 +66,19 @@ export function renderDevices() {
   }
   const names = [...areas.keys()].sort((a, b) => (a === 'No area') - (b === 'No area') || a.localeCompare(b));
   root.replaceChildren(
-    ...names.map((area) =>
-      h(
+    ...names.map((area) => {
+      const cards = areas
+        .get(area)
+        .sort((a, b) => a.name.localeCompare(b.name))
+        .map(entityCard);
+      // The heading and the first card are one piece: a column never starts with an area's card without its name.
+      return h(
         'section',
         { class: 'area', 'aria-label': area },
-        h('h3', {}, area),
-        h(
-          'div',
-          { class: 'entities' },
-          areas
-            .get(area)
-            .sort((a, b) => a.name.localeCompare(b.name))
-            .map(entityCard),
-        ),
-      ),
-    ),
+        h('div', { class: 'area-start' }, h('h3', {}, area), cards[0]),
+        h('div', { class: 'entities' }, cards.slice(1)),
+      );
+    }),
   );
   const all = [...state.devices.values()];
   const offline = all.filter((e) => e.available === false).length;
