@@ -179,7 +179,11 @@ describe('Node-RED integration', () => {
     for (const t of types) {
       const set = nodeSets.find((x) => x.includes(`hearthEditor.register('${t}'`));
       assert.ok(set, `${t} registers its form with the shared helper`);
-      assert.match(set, /^[\s\S]*?<script src="resources\/@hearth-bridge\/hearth\/hearth-editor\.js"><\/script>\s*<script type="text\/javascript">/, `${t} loads the helper first`);
+      assert.match(
+        set,
+        /^[\s\S]*?<script src="resources\/@hearth-bridge\/hearth\/hearth-editor\.js"><\/script>\s*<script type="text\/javascript">/,
+        `${t} loads the helper first`,
+      );
       assert.match(html.text, new RegExp(`data-help-name="${t}"`), `${t} help`);
     }
     const helper = await fetch(`${base()}/resources/${PACKAGE}/hearth-editor.js`);
