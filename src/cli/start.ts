@@ -13,7 +13,7 @@ import { HttpStartError, startHttpServer, type HttpServer } from '../http/server
 import { McpHttpHandler } from '../mcp/http.js';
 import { ControlServer, ControlServerError } from '../daemon/control-server.js';
 import { endpointFor } from '../daemon/endpoint.js';
-import { controlMethods, controlStreams } from '../daemon/methods.js';
+import { controlMethods, controlStreams } from '../daemon/methods/index.js';
 import { startWyomingFromConfig, type WyomingServer } from '../wyoming/server.js';
 import { formatState, table } from './format.js';
 import { delimiter, join, relative, resolve } from 'node:path';

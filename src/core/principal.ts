@@ -11,3 +11,7 @@ export interface Principal {
 
 /** A tool reads the home or acts on it. */
 export type Capability = 'read' | 'actuator';
+
+/** What a principal id looks like: a door's prefix and a name. */
+export const PRINCIPAL_ID = /^(voice|chat|flow|mcp|cli|http|agent):[A-Za-z0-9_.@:-]{1,100}$/;
+export const PRINCIPAL_EXAMPLES = 'voice:kitchen, chat:alice, flow:<node id>, mcp:<token name> or cli:<user>';

@@ -3,7 +3,8 @@
 // (owners, or a subject an `approve` rule names for the call's target);
 // anyone else sees only the ones their own calls asked for, and decides none.
 import type { Hearth } from '../hearth.js';
-import { approvalJson, notDecidableText, type Approval, type ApprovalStatus } from '../policy/approvals.js';
+import type { Approval, ApprovalStatus } from '../policy/approvals.js';
+import { approvalJson, notDecidableText } from '../present/approval.js';
 import type { ApprovalTarget } from '../policy/types.js';
 import type { Principal } from '../tools/types.js';
 import { oneOf, onlyFields } from './body.js';

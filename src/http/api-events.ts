@@ -5,12 +5,12 @@
 // a new rule holds at once. Owners see every audit row and approval; anyone
 // else only their own. The hub drops a client that stops reading, caps
 // streams per token and ends a revoked token's streams (sse.ts).
-import { stateJson } from '../cli/format.js';
+import { stateJson } from '../present/state.js';
 import type { StoredAuditRow } from '../audit/row.js';
 import type { EntityState } from '../devices/state-cache.js';
 import type { Entity } from '../devices/model.js';
 import type { Approval } from '../policy/approvals.js';
-import { approvalJson } from '../policy/approvals.js';
+import { approvalJson } from '../present/approval.js';
 import { seesApproval } from './api-approvals.js';
 import { isOwner, type ApiContext, type Route } from './route.js';
 

@@ -238,7 +238,7 @@ describe('hearth mcp over stdio', () => {
     assert.ok(!(await client.listTools()).tools.some((t) => t.name === 'living_room_lamp'));
     const allow = await runHearth(['policy', 'allow', 'chat:lodger', '--entity', 'living_room_lamp.lamp', '--json', ...common()], { cwd: dir });
     assert.equal(allow.code, 0, allow.stderr);
-    const rule = JSON.parse(allow.stdout) as { id: number };
+    const { rule } = JSON.parse(allow.stdout) as { rule: { id: number } };
     await waitFor('tools/list_changed after the rule', () => changed > 0, 10_000);
     assert.ok((await client.listTools()).tools.some((t) => t.name === 'living_room_lamp'));
     const seen = changed;
