@@ -5,6 +5,7 @@
 // a new rule holds at once. Owners see every audit row and approval; anyone
 // else only their own. The hub drops a client that stops reading, caps
 // streams per token and ends a revoked token's streams (sse.ts).
+import { auditRowJson } from '../present/audit-row.js';
 import { stateJson } from '../present/state.js';
 import type { StoredAuditRow } from '../audit/row.js';
 import type { EntityState } from '../devices/state-cache.js';
@@ -25,7 +26,7 @@ export function eventRoutes({ hearth, sse }: ApiContext): Route[] {
           if (!hearth.readDenied(principal, entity)) stream.send('state', stateJson(entity, state));
         };
         const onAudit = (row: StoredAuditRow) => {
-          if (isOwner(principal) || row.principal === principal.id) stream.send('audit', row);
+          if (isOwner(principal) || row.principal === principal.id) stream.send('audit', auditRowJson(row));
         };
         const onApproval = (kind: 'requested' | 'decided') => (a: Approval) => {
           if (seesApproval(principal, a)) stream.send('approval', { event: kind, ...approvalJson(a) });

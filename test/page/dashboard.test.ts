@@ -240,8 +240,8 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
   it('cover: opening the garage waits for approval, then opens; close closes', async () => {
     const g = card('garage_door.door');
     await g.locator('button[data-control="open"]').click();
-    await outcome('garage_door.door', /waiting|confirmed/);
-    if (await g.locator('.control-status .outcome', { hasText: 'waiting' }).count()) {
+    await outcome('garage_door.door', /held|confirmed/);
+    if (await g.locator('.control-status .outcome', { hasText: 'held' }).count()) {
       await grant('garage_door');
       await outcome('garage_door.door', /confirmed/);
     }
@@ -256,10 +256,10 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     );
   });
 
-  it('lock: an unlock held for approval shows as waiting, the approver sees it at once, and granting it unlocks', async () => {
+  it('lock: an unlock held for approval shows as held, the approver sees it at once, and granting it unlocks', async () => {
     const l = card('front_door.lock');
     await l.locator('button[data-control="unlock"]').click();
-    await outcome('front_door.lock', /waiting/);
+    await outcome('front_door.lock', /held/);
     await page.locator('#approvals-badge:not([hidden])').waitFor();
     await shot(page, 'dash-02-lock-waiting');
     await grant('front_door_lock');
@@ -318,8 +318,8 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await first.waitFor();
     const time = (await first.locator('.c-time').textContent()) ?? '';
     assert.match(time, /\d{4}/, `the row shows the year: ${time}`);
-    assert.ok((await page.locator('#audit-rows tr[data-outcome="waiting"]').count()) >= 1, 'the held unlock reads waiting');
-    assert.equal(await page.locator('#audit-rows tr[data-outcome="waiting"] .outcome-denied').count(), 0);
+    assert.ok((await page.locator('#audit-rows tr[data-outcome="held"]').count()) >= 1, 'the held unlock reads held');
+    assert.equal(await page.locator('#audit-rows tr[data-outcome="held"] .outcome-denied').count(), 0);
     await page.selectOption('#audit-filters select[name="outcome"]', 'confirmed');
     await page.click('#audit-filters button[type=submit]');
     await page.waitForFunction(() => location.hash.includes('outcome=confirmed'));
@@ -332,7 +332,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await page.locator('#audit-detail .proof').waitFor();
     assert.match(await page.evaluate(() => location.hash), /^#audit\/\d+\?outcome=confirmed$/, 'opening a row keeps the filters');
     assert.equal(await page.inputValue('#audit-filters select[name="outcome"]'), 'confirmed');
-    assert.equal(await page.locator('#audit-rows tr[data-outcome="waiting"]').count(), 0, 'the filtered list stays filtered');
+    assert.equal(await page.locator('#audit-rows tr[data-outcome="held"]').count(), 0, 'the filtered list stays filtered');
     await page.locator('#audit-rows td.c-entity', { hasText: 'Front door lock' }).first().waitFor();
     assert.equal(await page.locator('#audit-rows td.c-entity', { hasText: 'front_door.lock' }).count(), 0, 'names, not ids, after a reload too');
     assert.match((await page.locator('#audit-detail .proof').textContent()) ?? '', /Row hash/);

@@ -56,9 +56,9 @@ function auditHash(id) {
   return `#audit${id ? `/${id}` : ''}${q.size ? `?${q}` : ''}`;
 }
 
-/** The badge a row deserves: a call held for approval is waiting, not denied. */
+/** The badge a row deserves: the audit's word (a call a confirm rule held reads held, waiting for approval). */
 function rowOutcome(r) {
-  if (r.outcome === 'denied' && r.decision === 'confirm') return 'waiting';
+  if (r.outcomeWord) return r.outcomeWord;
   return r.outcome;
 }
 

@@ -342,15 +342,15 @@ async function callControl(e, args, label) {
     // Short on the card (the whole result on hover), as a chat tool card shows it.
     const why = r.text.replace(/^(confirmed|unconfirmed|failed|not allowed|needs approval|not done):\s*/i, '');
     const words =
-      r.outcome === 'waiting'
-        ? `${label}: waiting for approval; an approver sees it now`
+      r.outcome === 'held'
+        ? `${label}: held, waiting for approval; an approver sees it now`
         : r.outcome === 'confirmed'
           ? label
           : r.outcome === 'unconfirmed'
             ? `${label}: sent, the device did not report back in time`
             : `${label}: ${why.length > 160 ? `${why.slice(0, 159)}…` : why}`;
     setControlStatus(e.id, r.outcome, words, r.text);
-    if (r.outcome === 'waiting' && r.approvalId) state.waiting.set(r.approvalId, { id: e.id, args, label });
+    if (r.outcome === 'held' && r.approvalId) state.waiting.set(r.approvalId, { id: e.id, args, label });
   } catch (err) {
     setControlStatus(e.id, 'failed', `${label}: ${err.message}`);
   }

@@ -120,7 +120,8 @@ export function decisionButtons(approve, deny, ...extra) {
 }
 
 export function outcomeBadge(outcome) {
-  return h('span', { class: `outcome outcome-${outcome}`, dataset: { outcome } }, outcome);
+  const title = outcome === 'held' ? 'held by a confirm rule: nothing was sent; waiting for approval' : undefined;
+  return h('span', { class: `outcome outcome-${outcome}`, dataset: { outcome }, ...(title ? { title } : {}) }, outcome);
 }
 
 // ------------------------------------------------------------------ API
