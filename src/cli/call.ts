@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CallAnswer } from '../daemon/schema.js';
 import { CliFailure, collect } from './failure.js';
-import { configOrExit, databasePathOrExit, loggerFor, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
+import { configOrExit, databasePathOrExit, loggerFor, refuseRemoteDaemon, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
 import { ask, printJson } from './via-daemon.js';
 
 export function registerCall(program: Command): void {
@@ -38,8 +38,10 @@ export function registerCall(program: Command): void {
         try {
           if (hearth.tools.get(toolName)) {
             // Let retained state arrive first, so the result can say what changed.
-            if (hearth.bridge.connection.connected) await hearth.bridge.settle(1500);
-            else process.stderr.write(`hearth: cannot reach the broker at ${hearth.bridge.connection.options.url}: is \`hearth start\` running?\n`);
+            if (hearth.bridge.connection.connected) {
+              await refuseRemoteDaemon(hearth.bridge);
+              await hearth.bridge.settle(1500);
+            } else process.stderr.write(`hearth: cannot reach the broker at ${hearth.bridge.connection.options.url}: is \`hearth start\` running?\n`);
           }
           return await call(hearth, checked as never);
         } finally {

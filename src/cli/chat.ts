@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { AgentEvent } from '../agent/types.js';
 import type { Answers, ChatClientMessage, ChatServerMessage } from '../daemon/schema.js';
 import { CliFailure } from './failure.js';
-import { configOrExit, databasePathOrExit, loggerFor, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
+import { configOrExit, databasePathOrExit, loggerFor, refuseRemoteDaemon, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
 import { reachDaemon } from './via-daemon.js';
 
 interface ChatFlags {
@@ -89,6 +89,7 @@ export function registerChat(program: Command): void {
         const { openChat } = await import('../daemon/methods/chat.js');
         const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
         try {
+          await refuseRemoteDaemon(hearth.bridge);
           const chat = await openChat(hearth, checked);
           const toServer = new PassThrough();
           const fromServer = new PassThrough();

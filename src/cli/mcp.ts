@@ -5,7 +5,17 @@
 import type { Command } from 'commander';
 import type { ControlClient } from '../daemon/control-client.js';
 import { CliFailure, collect } from './failure.js';
-import { asOption, configOrExit, databasePathOrExit, loggerFor, principalFlag, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
+import {
+  asOption,
+  configOrExit,
+  databasePathOrExit,
+  loggerFor,
+  principalFlag,
+  refuseRemoteDaemon,
+  refuseServedBroker,
+  withConfigOptions,
+  type CommonFlags,
+} from './options.js';
 import { reachDaemon } from './via-daemon.js';
 
 export function registerMcp(program: Command): void {
@@ -33,6 +43,12 @@ export function registerMcp(program: Command): void {
       const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
       // Edited device files reach the client as tools/list_changed.
       if (loaded.config.devices.watch) hearth.bridge.watchDevices();
+      try {
+        await refuseRemoteDaemon(hearth.bridge);
+      } catch (err) {
+        await hearth.close();
+        throw err;
+      }
       const principal = cliPrincipal(hearth, as, flags.role);
       // Roles are looked up at each request, so `hearth policy` changes apply without a restart.
       const who = () => (as && !flags.role ? cliPrincipal(hearth, as) : principal);
