@@ -35,7 +35,7 @@ export function withConfigOptions(cmd: Command): Command {
       .option('--no-demo', 'do not load the demo home')
       .addOption(new Option('--log-level <level>', 'log level (env HEARTH_LOG_LEVEL)').choices(['trace', 'debug', 'info', 'warn', 'error', 'silent']))
       .option('--set <key=value>', 'any setting by its path, e.g. --set tools.shape=grouped (repeat for more)', collect)
-      .option('--verbose', 'say how the command reached the home (the running daemon, or on its own)')
+      .option('--verbose', 'say how the command reached the home (the running daemon, or on its own), and show errors with their stack traces')
       .option('--standalone', 'do not ask a running daemon: open the database and broker from this process')
   );
 }
@@ -75,9 +75,10 @@ export async function configOrExit(flags: CommonFlags, overrides?: Record<string
   }
 }
 
-export async function loggerFor(loaded: LoadedConfig, levelOverride?: string): Promise<Logger> {
+/** The command's logger; at a terminal, stack traces only with --verbose (any command takes it). */
+export async function loggerFor(loaded: LoadedConfig, levelOverride?: string, verbose = process.argv.includes('--verbose')): Promise<Logger> {
   const { createLogger } = await import('../log.js');
-  return createLogger({ level: levelOverride ?? loaded.config.log.level, pretty: loaded.config.log.pretty });
+  return createLogger({ level: levelOverride ?? loaded.config.log.level, pretty: loaded.config.log.pretty, stacks: verbose });
 }
 
 /**
