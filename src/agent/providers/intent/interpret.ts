@@ -6,7 +6,7 @@ import type { EntityState } from '../../../devices/state-cache.js';
 import { GROUP_KINDS, GROUP_MAX_LIST, GROUP_TOOL, selectGroup } from '../../../tools/group-call.js';
 import { actionsOf, hasColor, hasColorTemp } from '../../../tools/parameters.js';
 import { correctNames, closestEntities } from './fuzzy.js';
-import { matchAll, type Captures, type Match, type MatchContext } from './matcher.js';
+import { matchAll, type Captures, type Match, type MatchContext, type PreviousTurn } from './matcher.js';
 import type { Token } from './normalize.js';
 import { planHistory, type HistoryAsk } from './history.js';
 import { isQuestionTokens } from './question.js';
@@ -40,6 +40,16 @@ export interface Interpretation {
   question?: boolean;
   /** How a question over several devices is answered: which ones, how many, or whether any. */
   ask?: 'which' | 'count' | 'any' | HistoryAsk;
+  /** What the sentence meant, for the session's next one ("and the hallway too"). */
+  captures?: Captures;
+}
+
+export type { PreviousTurn };
+
+/** What a command leaves for the session's next sentence: undefined when it did nothing. */
+export function turnOf(i: Interpretation): PreviousTurn | undefined {
+  if (!i.calls.length || !i.intent || !i.captures || !i.entities.length) return undefined;
+  return { intent: i.intent, captures: i.captures, entities: i.entities };
 }
 
 const MAX_TOKENS = 40;
@@ -174,7 +184,7 @@ function interpretTokens(tokens: Token[], home: Home, question: boolean): Interp
     // A clear question back from a better reading beats acting on a worse one.
     // So does "I can't dim the lamp" (named) over dimming some other light the word "lamp" describes.
     if (best && best.match.score > m.score && (best.reply.rank >= 3 || (best.reply.rank === 2 && best.match.intent === m.intent))) break;
-    return { intent: r.intent ?? m.intent, template: m.template, calls: r.calls, entities: r.entities, asked: r.asked, ask: r.ask };
+    return { intent: r.intent ?? m.intent, template: m.template, calls: r.calls, entities: r.entities, asked: r.asked, ask: r.ask, captures: m.captures };
   }
   if (best) return { intent: best.match.intent, template: best.match.template, calls: [], reply: best.reply, entities: [] };
   return { calls: [], reply: { type: 'not_understood', rank: 0 }, entities: [] };

@@ -5,6 +5,7 @@
 // `<rule>` expansion rules (inlined at compile time). Each sentence is indexed
 // by the words it can start with, so an utterance is only tried against the
 // sentences that could begin the way it does.
+import type { Entity } from '../../../devices/model.js';
 import type { LanguageData, Origin, Problem } from './language.js';
 import { Normalizer, type Token } from './normalize.js';
 import { Responses } from './responses.js';
@@ -67,6 +68,15 @@ export interface Match {
 export interface MatchContext {
   /** The speaker's area, when the session has one. */
   area?: string;
+  /** What the session's last command acted on, for "turn it off", "make it blue", "and the hallway too". */
+  previous?: PreviousTurn;
+}
+
+/** A session's last command: what it meant and what it acted on. */
+export interface PreviousTurn {
+  intent: IntentId;
+  captures: Captures;
+  entities: Entity[];
 }
 
 interface CompiledTemplate {
@@ -394,6 +404,9 @@ function setSlot(slot: string, value: unknown, hit?: PhraseHit<unknown>): (c: Ca
     case 'hint':
     case 'any':
       return once(slot, String(value));
+    // The whole home said twice ("house lights off everywhere") is still the whole home.
+    case 'whole':
+      return (c) => (c.other.whole !== undefined ? c : { ...c, other: { ...c.other, whole: value } });
     default:
       return (c) => (slot in c.other ? undefined : { ...c, other: { ...c.other, [slot]: value } });
   }

@@ -17,7 +17,7 @@ import {
   type Usage,
 } from '../../provider.js';
 import { chunkWords, composeAnswer, examples, replyText, type AnsweredCall } from './answers.js';
-import { interpret, type Interpretation } from './interpret.js';
+import { interpret, turnOf, type Interpretation, type PreviousTurn } from './interpret.js';
 import { SentenceSet } from './sentence-set.js';
 import type { MatchContext } from './matcher.js';
 import { OfferedTools, TOOL_PREFIX } from './tools.js';
@@ -98,6 +98,11 @@ export class IntentProvider implements Provider {
       return { ...result, text: replyText(result.reply, hints, vocabulary.lang.responses) };
     }
     return result;
+  }
+
+  /** What an understood command leaves for the session's next sentence (undefined when it did nothing). */
+  turn(understood: Interpretation): PreviousTurn | undefined {
+    return turnOf(understood);
   }
 
   async *stream(request: ProviderRequest): AsyncIterable<ProviderEvent> {
