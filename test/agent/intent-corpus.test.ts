@@ -101,7 +101,10 @@ function setUp(file: string) {
   const byId = new Map(entities.map((e) => [e.id, e]));
   const { tools } = generateTools(entities, { shape: 'grouped', groupAbove: 0 }, async () => ({}));
   const states = new Map<string, EntityState>(
-    Object.entries(corpus.states ?? {}).map(([id, s]) => [id, { entityId: id, value: s.value, attributes: s.attributes ?? {}, available: true } as EntityState]),
+    Object.entries(corpus.states ?? {}).map(([id, s]) => [
+      id,
+      { entityId: id, value: s.value, attributes: s.attributes ?? {}, available: true } as EntityState,
+    ]),
   );
   // A fixed afternoon: "this morning" and "last night" are whole windows in the past whatever the time of the run.
   const afternoon = new Date();
@@ -177,7 +180,10 @@ describe('intent model: the utterance corpus', () => {
       const members = (tool: string, args: Record<string, unknown>): string[] => {
         if (tool === 'control_group') {
           const t = tools.find((x) => x.name === tool)!;
-          const got = selectGroup(args, entities.filter((e) => t.meta.entityIds.includes(e.id)));
+          const got = selectGroup(
+            args,
+            entities.filter((e) => t.meta.entityIds.includes(e.id)),
+          );
           return typeof got === 'string' ? [`invalid group call: ${got}`] : got.map((e) => e.id);
         }
         const t = tools.find((x) => x.name === tool);

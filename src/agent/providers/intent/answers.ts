@@ -2,7 +2,7 @@
 // understood, which one, cannot here), and the plain-sentence answer composed
 // from tool results in the second round.
 import type { Entity } from '../../../devices/model.js';
-import { actionsOf } from '../../../tools/parameters.js';
+import { actionsOf, hasColor, hasColorTemp } from '../../../tools/parameters.js';
 import type { GeneratedTool } from '../../../tools/types.js';
 import type { Reply } from './resolve.js';
 import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from './results.js';
@@ -21,6 +21,12 @@ function whatItDoes(e: Entity, r: Responses): string {
   const can = actionsOf(e)
     .filter((a) => PARTICIPLES.has(a))
     .map((a) => r.say(`participle_${a}`));
+  // A light's own settings, so a refusal does not describe a dimmable white lamp as only on and off.
+  if (e.kind === 'light') {
+    if ('brightness' in e.ranges || 'brightness' in e.attributes) can.push(r.say('participle_dim'));
+    if (hasColor(e)) can.push(r.say('participle_set_colour'));
+    if (hasColorTemp(e)) can.push(r.say('participle_set_colour_temp'));
+  }
   return can.length ? r.say('can_be', { actions: r.list(can) }) : '';
 }
 

@@ -4,6 +4,7 @@
 import type { Entity } from '../../../devices/model.js';
 import type { EntityState } from '../../../devices/state-cache.js';
 import { GROUP_KINDS, GROUP_MAX_LIST, GROUP_TOOL, selectGroup } from '../../../tools/group-call.js';
+import { fromDeviceColorTemp } from '../../../devices/color-temp.js';
 import { actionsOf, hasColor, hasColorTemp } from '../../../tools/parameters.js';
 import { correctNames, closestEntities } from './fuzzy.js';
 import { matchAll, type Captures, type Match, type MatchContext, type PreviousTurn } from './matcher.js';
@@ -266,14 +267,17 @@ export function kelvinToHex(kelvin: number): string {
   return `#${[r, g, b].map((x) => x.toString(16).padStart(2, '0')).join('')}`;
 }
 
-/**
- * The white words' colours (sentences/en/_common.yaml, slot `color`) as the
- * colour temperature they mean, for a light that takes colour temperature.
- */
-const WHITE_KELVIN: Readonly<Record<string, number>> = { '#ffb46b': 2700, '#ffe4ce': 4000, '#f5f3ff': 5000, '#fffefa': 6500 };
+/** A white said as its colour temperature: the language's `color` list gives it as "<kelvin>K" ("warm white": 2700K). */
+function whiteKelvin(color: string | undefined): number | undefined {
+  const m = color ? /^(\d{4,5})K$/.exec(color) : null;
+  return m ? Number(m[1]) : undefined;
+}
 
-/** Colour-temperature routing: "warm white", "daylight", "2700 kelvin" on a light that takes colour temperature. */
-function colorTempStep(e: Entity, c: Captures): Step | Reply | undefined {
+/** How far "warmer" / "cooler" moves a white light without a number. */
+const KELVIN_STEP = 500;
+
+/** Colour-temperature routing: "warm white", "daylight", "2700 kelvin", "warmer" on a light that takes colour temperature. */
+function colorTempStep(e: Entity, c: Captures, state: EntityState | undefined): Step | Reply | undefined {
   if (!hasColorTemp(e)) return undefined;
   const { minKelvin: min, maxKelvin: max } = e.colorTemp!;
   const n = c.number;
@@ -282,9 +286,16 @@ function colorTempStep(e: Entity, c: Captures): Step | Reply | undefined {
     if (said < min || said > max) return { type: 'out_of_range', entity: e, what: 'color_temp', min, max, unit: 'K', rank: 3 };
     return { action: 'turn_on', extra: { color_temp: Math.round(said) } };
   }
-  const white = c.color ? WHITE_KELVIN[c.color] : undefined;
+  const white = whiteKelvin(c.color);
   // A word asks for the warmest or coolest the light has when its own white is beyond it.
   if (white !== undefined) return { action: 'turn_on', extra: { color_temp: Math.min(max, Math.max(min, white)) } };
+  // "warmer" (direction down: fewer kelvin) or "cooler", from the white it shows now.
+  if (!c.color && !n && c.direction) {
+    const now = state?.value === 'on' ? fromDeviceColorTemp(e.colorTemp!, state.attributes.color_temp) : undefined;
+    if (now === undefined) return { type: 'unsupported', entity: e, verb: 'change_colour_temp', why: 'colour_temp_unknown', rank: 2 };
+    const to = Math.min(max, Math.max(min, now + (c.direction === 'down' ? -KELVIN_STEP : KELVIN_STEP)));
+    return { action: 'turn_on', extra: { color_temp: to } };
+  }
   return undefined;
 }
 
@@ -340,10 +351,11 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       return { type: 'unsupported', entity: e, verb: 'toggle', why: 'state_unknown', rank: 2 };
     }
     case 'HassLightSetColor': {
-      const white = colorTempStep(e, c);
+      const white = colorTempStep(e, c, state);
       if (white) return white;
-      const kelvin = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit));
-      const color = c.color ?? (kelvin ? kelvinToHex(n!.value) : undefined);
+      if (!c.color && !n && c.direction) return unsupported('change_colour_temp');
+      const kelvin = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit)) ? n.value : whiteKelvin(c.color);
+      const color = kelvin !== undefined ? kelvinToHex(kelvin) : c.color;
       if (!color) return null;
       if (!hasColor(e)) return unsupported();
       // "pink at 50%": the colour and the brightness in one call.

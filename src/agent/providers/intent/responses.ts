@@ -248,10 +248,11 @@ for (const v of [
   'speed_up',
   'set_to_preset',
   'set_to_mode',
+  'change_colour_temp',
 ])
   RESPONSE_SLOTS[`verb_${v}`] = [];
 RESPONSE_SLOTS.verb_set_to = ['value'];
-for (const w of ['state_unknown', 'speed_unknown', 'setting_unknown']) RESPONSE_SLOTS[`why_${w}`] = [];
+for (const w of ['state_unknown', 'speed_unknown', 'setting_unknown', 'colour_temp_unknown', 'thermostat_off']) RESPONSE_SLOTS[`why_${w}`] = [];
 for (const q of ['brightness', 'temperature', 'value', 'position', 'speed', 'color_temp']) RESPONSE_SLOTS[`quantity_${q}`] = [];
 
 // What a device can do instead, after a refusal: "It can be turned on or turned off."
@@ -259,6 +260,9 @@ RESPONSE_SLOTS.can_be = ['actions'];
 RESPONSE_SLOTS.can_camera = [];
 RESPONSE_SLOTS.can_read = [];
 for (const a of PARTICIPLE_ACTIONS) RESPONSE_SLOTS[`participle_${a}`] = [];
+// What a light takes besides on and off: "It can be turned on, turned off, dimmed or set to a colour temperature."
+export const LIGHT_PARTICIPLES = ['dim', 'set_colour', 'set_colour_temp'] as const;
+for (const a of LIGHT_PARTICIPLES) RESPONSE_SLOTS[`participle_${a}`] = [];
 
 // Names and examples: "the kitchen light"; phrasings this home supports, offered after "not understood".
 RESPONSE_SLOTS.the_name = ['name'];
