@@ -268,6 +268,40 @@ describe('intent model: phrasings to tool calls', () => {
     );
   });
 
+  it('a follow-up in the conversation acts on what the sentence before it did ("make it blue", "and the lamp too")', async () => {
+    const { tools, provider } = build(demoEntities, 'per-entity');
+    const turn = (text: string, id: string, tool: string, args: string): ChatMessage[] => [
+      { role: 'user', content: text },
+      { role: 'assistant', content: null, tool_calls: [{ id, name: `host__${tool}`, arguments: args }] },
+      { role: 'tool', tool_call_id: id, content: 'confirmed: ...' },
+      { role: 'assistant', content: 'Done.' },
+    ];
+    const first = turn('turn on the kitchen light', 'intent_1', 'kitchen_light', '{"action":"turn_on"}');
+    const blue = await run(provider, [...first, { role: 'user', content: 'make it blue' }], tools);
+    assert.deepEqual(
+      blue.calls.map((c) => [c.tool, c.args]),
+      [['kitchen_light', { action: 'turn_on', color: 'blue' }]],
+    );
+    const off = await run(
+      provider,
+      [...first, ...turn('make it blue', 'intent_2', 'kitchen_light', '{"action":"turn_on","color":"blue"}'), { role: 'user', content: 'turn it off' }],
+      tools,
+    );
+    assert.deepEqual(
+      off.calls.map((c) => [c.tool, c.args]),
+      [['kitchen_light', { action: 'turn_off' }]],
+    );
+    const too = await run(provider, [...first, { role: 'user', content: 'and the living room too' }], tools);
+    assert.deepEqual(
+      too.calls.map((c) => [c.tool, c.args]),
+      [['living_room_lamp', { action: 'turn_on' }]],
+    );
+    // Nothing said before: "it" is not guessed.
+    const alone = await say(provider, 'turn it off', tools);
+    assert.equal(alone.calls.length, 0);
+    assert.match(alone.text, /which device/i);
+  });
+
   it('is deterministic', async () => {
     const { tools, provider } = build(demoEntities, 'grouped');
     for (const [utterance] of PHRASINGS.slice(0, 20)) {

@@ -93,6 +93,8 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
     }
     case 'which_area':
       return r.say('which_area');
+    case 'which_device':
+      return r.say('which_device');
     case 'question':
       return r.say('question');
     case 'not_found': {

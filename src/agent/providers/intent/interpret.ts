@@ -12,7 +12,7 @@ import type { Token } from './normalize.js';
 import { planHistory, type HistoryAsk } from './history.js';
 import { isQuestionTokens } from './question.js';
 import { isReply, resolveTarget, sortEntities, type Reply, type Target } from './resolve.js';
-import { INTENT_KINDS, READ_INTENTS, type IntentId } from './sentences.js';
+import { INTENT_KINDS, KIND_BY_ID, kindClass, READ_INTENTS, type IntentId } from './sentences.js';
 import { scaleToRange, snap, type OfferedTools, type PlannedCall } from './tools.js';
 import type { Vocabulary } from './vocabulary.js';
 
@@ -42,15 +42,15 @@ export interface Interpretation {
   /** How a question over several devices is answered: which ones, how many, or whether any. */
   ask?: 'which' | 'count' | 'any' | HistoryAsk;
   /** What the sentence meant, for the session's next one ("and the hallway too"). */
-  captures?: Captures;
+  meant?: { intent: IntentId; captures: Captures };
 }
 
 export type { PreviousTurn };
 
-/** What a command leaves for the session's next sentence: undefined when it did nothing. */
+/** What a sentence leaves for the session's next one: undefined when it did nothing. */
 export function turnOf(i: Interpretation): PreviousTurn | undefined {
-  if (!i.calls.length || !i.intent || !i.captures || !i.entities.length) return undefined;
-  return { intent: i.intent, captures: i.captures, entities: i.entities };
+  if (!i.calls.length || !i.meant || !i.entities.length) return undefined;
+  return { ...i.meant, entities: i.entities };
 }
 
 const MAX_TOKENS = 40;
@@ -87,6 +87,7 @@ export const VERB: Record<IntentId, string> = {
   HassGetAll: 'read',
   HassCameraImage: 'look_through',
   HassGetHistory: 'read_history',
+  HearthRepeat: 'use',
   UnknownDevice: 'use',
 };
 
@@ -114,7 +115,15 @@ const NOUN: Partial<Record<IntentId, string>> = {
   HassCameraImage: 'camera',
 };
 
-type Planned = { calls: PlannedCall[]; entities: Entity[]; asked?: string; intent?: IntentId; ask?: Interpretation['ask'] };
+type Planned = {
+  calls: PlannedCall[];
+  entities: Entity[];
+  asked?: string;
+  intent?: IntentId;
+  ask?: Interpretation['ask'];
+  /** A repeated sentence: what it meant once repeated. */
+  meant?: Interpretation['meant'];
+};
 type Step = { action?: string; extra?: Record<string, unknown> };
 
 export function interpret(text: string, home: Home): Interpretation {
@@ -160,6 +169,7 @@ function splitCommands(tokens: Token[], home: Home): Interpretation | undefined 
       template: left.template,
       calls: [...left.calls, ...right.calls].slice(0, MAX_COMMANDS),
       entities: [...left.entities, ...right.entities],
+      meant: right.meant,
     };
   }
   return undefined;
@@ -170,7 +180,8 @@ function interpretTokens(tokens: Token[], home: Home, question: boolean): Interp
   let matches = tokens.length <= MAX_TOKENS ? matchAll(tokens, home.vocabulary, home.vocabulary.lang, home.context) : [];
   // A question is answered by reads alone, whatever a sentence of a command would make of it.
   if (question) {
-    const reads = matches.filter((m) => READ_INTENTS.has(m.intent));
+    const previous = home.context?.previous;
+    const reads = matches.filter((m) => READ_INTENTS.has(m.intent) || (m.intent === 'HearthRepeat' && !!previous && READ_INTENTS.has(previous.intent)));
     if (!reads.length && matches.some((m) => m.intent !== 'UnknownDevice')) return { calls: [], reply: { type: 'question', rank: 3 }, entities: [] };
     matches = reads;
   }
@@ -185,7 +196,15 @@ function interpretTokens(tokens: Token[], home: Home, question: boolean): Interp
     // A clear question back from a better reading beats acting on a worse one.
     // So does "I can't dim the lamp" (named) over dimming some other light the word "lamp" describes.
     if (best && best.match.score > m.score && (best.reply.rank >= 3 || (best.reply.rank === 2 && best.match.intent === m.intent))) break;
-    return { intent: r.intent ?? m.intent, template: m.template, calls: r.calls, entities: r.entities, asked: r.asked, ask: r.ask, captures: m.captures };
+    return {
+      intent: r.intent ?? m.intent,
+      template: m.template,
+      calls: r.calls,
+      entities: r.entities,
+      asked: r.asked,
+      ask: r.ask,
+      meant: r.meant ?? { intent: m.intent, captures: m.captures },
+    };
   }
   if (best) return { intent: best.match.intent, template: best.match.template, calls: [], reply: best.reply, entities: [] };
   return { calls: [], reply: { type: 'not_understood', rank: 0 }, entities: [] };
@@ -210,9 +229,47 @@ function plan(m: Match, home: Home): Planned | Reply | null {
       return planCamera(c, home);
     case 'HassGetHistory':
       return planHistory(c, home.vocabulary, home.offered, home.context ?? {}, home.now?.() ?? Date.now());
+    case 'HearthRepeat':
+      return planRepeat(m, home);
     default:
       return planCommand(m.intent, c, home);
   }
+}
+
+/**
+ * "And the hallway too", "same for the bedroom": the session's last sentence on what is said now. Said
+ * without a kind, the kind it was about ("turn on the kitchen light", "and the hallway too": its lights).
+ */
+function planRepeat(m: Match, home: Home): Planned | Reply | null {
+  const previous = home.context?.previous;
+  if (!previous || previous.intent === 'HearthRepeat') return null;
+  const c = m.captures;
+  const before = previous.captures;
+  let kind = c.kind ?? (c.names.length ? undefined : before.kind);
+  if (!kind && !c.names.length) {
+    // The kind every one of them is: by what its name says ("Kitchen window"), else by its own kind.
+    const v = home.vocabulary;
+    const info = previous.entities.map((e) => v.classEntity.get(e.id)).filter((x) => !!x);
+    const ids = [...(info[0]?.named ?? []), previous.entities[0]?.kind ?? ''];
+    const id = ids.find((k) => KIND_BY_ID.has(k) && info.every((x) => KIND_BY_ID.get(k)!.match(x, 'read')));
+    if (id) kind = { end: 0, value: kindClass(id), plural: true, said: id.replace(/_/g, ' ') };
+  }
+  const { area2: _area2, whole: _whole, ...kept } = before.other;
+  const captures: Captures = {
+    ...before,
+    names: c.names,
+    area: c.area,
+    floor: c.floor,
+    here: c.here,
+    all: c.all,
+    reference: false,
+    kind,
+    other: { ...kept, ...c.other },
+  };
+  const again: Match = { ...m, intent: previous.intent, captures };
+  const r = plan(again, home);
+  if (!r || isReply(r)) return r;
+  return { ...r, intent: r.intent ?? previous.intent, meant: { intent: previous.intent, captures } };
 }
 
 /** Are the unknown words exactly a known name or area (then the sentence, not the device, was the problem)? */

@@ -50,6 +50,8 @@ export interface Captures {
   direction?: 'up' | 'down';
   /** "in here": the speaker's area. */
   here?: boolean;
+  /** "it", "them": what the session's last sentence was about. */
+  reference?: boolean;
   any?: string;
   /** Other slots a user's sentences fill. */
   other: Record<string, unknown>;
@@ -395,6 +397,8 @@ function setSlot(slot: string, value: unknown, hit?: PhraseHit<unknown>): (c: Ca
       return once('all', true);
     case 'here':
       return once('here', true);
+    case 'reference':
+      return once('reference', true);
     case 'direction':
       return once('direction', value === 'down' ? 'down' : 'up');
     case 'mode':
@@ -494,8 +498,10 @@ function matchSeq(nodes: Node[], i: number, pos: number, caps: Captures, run: Ru
 }
 
 /** How much a match is worth: naming a device beats describing one; wildcards lose. */
-function scoreOf(c: Captures): number {
+function scoreOf(c: Captures, context: MatchContext): number {
   let s = 0;
+  // "it" in a session that has said what it is: as good as its name.
+  if (c.reference && context.previous) s += 6;
   // One longer name beats the same words read as several names.
   if (c.names.length) s += 4 + 2 * c.names.reduce((n, x) => n + x.said.split(' ').length, 0) - (c.names.length - 1);
   if (c.any !== undefined) s -= 100;
@@ -534,7 +540,9 @@ export function matchAll(tokens: Token[], v: Vocabulary, lang: CompiledLanguage,
       const key = `${tpl.intent}|${captureKey(c)}`;
       if (seen.has(key)) return;
       seen.add(key);
-      out.push({ intent: tpl.intent, captures: c, order: tpl.order, score: scoreOf(c), template: tpl.source, origin: tpl.origin });
+      // A follow-up ("what about the bedroom") in a session that has something to follow beats a reading on its own.
+      const follow = tpl.intent === 'HearthRepeat' && context.previous ? 1 : 0;
+      out.push({ intent: tpl.intent, captures: c, order: tpl.order, score: scoreOf(c, context) + follow, template: tpl.source, origin: tpl.origin });
     });
   };
   for (const tpl of lang.candidates(tokens[0])) {
@@ -561,6 +569,7 @@ function captureKey(c: Captures): string {
     c.hint ?? '',
     c.direction ?? '',
     c.here ? 'here' : '',
+    c.reference ? 'it' : '',
     c.any ?? '',
     JSON.stringify(c.other),
   ].join('|');

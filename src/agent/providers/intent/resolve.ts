@@ -18,6 +18,8 @@ export type Reply =
   | { type: 'unsupported'; entity: Entity; verb: string; value?: string; why?: string; rank: 1 | 2 }
   | { type: 'ambiguous'; candidates: Entity[]; rank: 3 }
   | { type: 'which_area'; rank: 3 }
+  /** "turn it off" with nothing said before it. */
+  | { type: 'which_device'; rank: 1 }
   | { type: 'not_here'; entities: Entity[]; verb: string; rank: 3 }
   /** `what`: a key of the language's `quantity_*` responses. */
   | { type: 'out_of_range'; entity: Entity; what: string; min: number; max: number; unit: string; rank: 3 }
@@ -66,6 +68,13 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
     (!areas.length || areas.includes((e.area ?? '').toLowerCase())) &&
     (!floor || (!!e.area && v.floorOf.get(e.area.toLowerCase())?.toLowerCase() === floor.toLowerCase()));
   const whole = c.other.whole !== undefined;
+  // "it", "them": what the session's last sentence acted on or read.
+  if (c.reference) {
+    const before = context.previous?.entities;
+    if (!before?.length) return { type: 'which_device', rank: 1 };
+    const found = sortEntities(before);
+    return { entities: found, plural: found.length > 1, named: true, areaOnly: false, implicit: false, perName: [{ found, plural: found.length > 1 }] };
+  }
   const plural =
     !!c.all ||
     whole ||

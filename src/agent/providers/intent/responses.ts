@@ -58,6 +58,7 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   closest: ['names'],
   try_this: ['examples'],
   which_area: [],
+  which_device: [],
   question: [],
   not_found: ['what'],
   not_found_in_area: ['what', 'area'],

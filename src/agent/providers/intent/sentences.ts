@@ -30,6 +30,8 @@ export const INTENT_IDS = [
   'HassGetAll',
   'HassCameraImage',
   'HassGetHistory',
+  // "and the hallway too": the session's last sentence again, on what is said now.
+  'HearthRepeat',
   'UnknownDevice',
 ] as const;
 export type IntentId = (typeof INTENT_IDS)[number];
