@@ -153,26 +153,41 @@ export function interpret(text: string, home: Home): Interpretation {
   return { ...first, question };
 }
 
-/** Commands joined by a joining word, when each half is a command on its own. */
-function splitCommands(tokens: Token[], home: Home): Interpretation | undefined {
+/** How many commands one sentence may join ("turn on the lamp, then lock the door and close the blinds"). */
+const MAX_JOINED = 4;
+
+/**
+ * Commands joined by a joining word, when each part is a command on its own. A later part may refer to an
+ * earlier one ("turn on the kitchen light and make it blue").
+ */
+function splitCommands(tokens: Token[], home: Home, depth = 1): Interpretation | undefined {
   const joins = home.vocabulary.lang.list('join');
-  if (!joins) return undefined;
+  if (!joins || depth >= MAX_JOINED) return undefined;
+  // A part understood but refused ("... and make it blue" of a white light): said, and nothing done.
+  let refused: Interpretation | undefined;
   for (let i = 1; i < tokens.length - 1; i++) {
-    const hit = joins.match(tokens, i)[0];
-    if (!hit) continue;
-    const left = interpretTokens(tokens.slice(0, i), home, false);
-    if (!left.calls.length) continue;
-    const right = interpretTokens(tokens.slice(hit.end), home, false);
-    if (!right.calls.length) continue;
-    return {
-      intent: left.intent,
-      template: left.template,
-      calls: [...left.calls, ...right.calls].slice(0, MAX_COMMANDS),
-      entities: [...left.entities, ...right.entities],
-      meant: right.meant,
-    };
+    for (const hit of joins.match(tokens, i)) {
+      if (hit.end >= tokens.length) continue;
+      const left = interpretTokens(tokens.slice(0, i), home, false);
+      if (!left.calls.length) break;
+      const after: Home = { ...home, context: { ...home.context, previous: turnOf(left) ?? home.context?.previous } };
+      const rest = tokens.slice(hit.end);
+      let right = interpretTokens(rest, after, false);
+      if (!right.calls.length) right = splitCommands(rest, after, depth + 1) ?? right;
+      if (!right.calls.length) {
+        if ((right.reply?.rank ?? 0) >= 2 && (right.reply?.rank ?? 0) > (refused?.reply?.rank ?? 0)) refused = right;
+        continue;
+      }
+      return {
+        intent: left.intent,
+        template: left.template,
+        calls: [...left.calls, ...right.calls].slice(0, MAX_COMMANDS),
+        entities: [...left.entities, ...right.entities],
+        meant: right.meant,
+      };
+    }
   }
-  return undefined;
+  return refused;
 }
 
 function interpretTokens(tokens: Token[], home: Home, question: boolean): Interpretation {
