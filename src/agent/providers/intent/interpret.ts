@@ -132,6 +132,14 @@ export function interpret(text: string, home: Home): Interpretation {
   const question = isQuestionTokens(tokens, v.lang);
   const first = interpretTokens(tokens, home, question);
   if (first.calls.length || tokens.length > MAX_TOKENS) return { ...first, question };
+  // "It's cold, turn the heating up to 23": a remark, then what to do.
+  const remark = v.lang.normalizer.afterRemark(tokens);
+  if (remark) {
+    const rest = tokens.slice(remark);
+    const asked = isQuestionTokens(rest, v.lang);
+    const after = interpretTokens(rest, home, asked);
+    if (after.calls.length) return { ...after, question: asked };
+  }
   // Two commands in one ("turn the lamp on and the kitchen light off"): each half on its own.
   if (!question) {
     const both = splitCommands(tokens, home);
