@@ -145,7 +145,7 @@ export interface AnswerContext {
   /** A state word the question asked about ("locked"), for yes/no. */
   asked?: string;
   /** A question over several devices: which ones are in the asked state, how many, or whether any. */
-  ask?: 'which' | 'count' | 'any' | HistoryAsk;
+  ask?: 'which' | 'count' | 'any' | 'all' | HistoryAsk;
   /** The entities the question was about (a whole-area read may return more). */
   subjects?: string[];
   /** What the model says in this language. */
@@ -467,7 +467,7 @@ export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
 /** "Which lights are on?", "how many locks are open?", "is any door unlocked?": one sentence over every read. */
 function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | undefined {
   const asked = ctx.asked;
-  if (!asked || (ctx.ask !== 'which' && ctx.ask !== 'count' && ctx.ask !== 'any')) return undefined;
+  if (!asked || (ctx.ask !== 'which' && ctx.ask !== 'count' && ctx.ask !== 'any' && ctx.ask !== 'all')) return undefined;
   const wanted = ctx.subjects ? new Set(ctx.subjects) : undefined;
   const seen = new Map<string, { line: StateLine; e: Entity | undefined }>();
   for (const call of calls) {
@@ -487,6 +487,14 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
   const unknown = [...seen.values()].filter(({ line }) => line.noState).length;
   const note = unknown ? r.say('summary_not_reported', { count: unknown }) : '';
   const state = spoken(asked, 20);
+  // "Are all the doors locked?": yes, or the ones that are not.
+  if (ctx.ask === 'all') {
+    const known = [...seen.values()].filter(({ line }) => !line.noState);
+    const others = known.filter((x) => !matching.includes(x)).map(({ line, e }) => (e ? theName(r, e) : theName(r, { name: line.name, id: line.id })));
+    if (!others.length) return r.say('summary_all_yes', { count: known.length, state, note });
+    const list = others.length > 8 ? [...others.slice(0, 8), r.say('n_more', { count: others.length - 8 })] : others;
+    return r.say('summary_all_no', { count: others.length, checked: seen.size, state, names: r.list(list, 'and'), note });
+  }
   if (!names.length) return r.say(ctx.ask === 'any' ? 'summary_none_any' : 'summary_none', { count: seen.size, state, note });
   const slots = { count: names.length, checked: seen.size, state, names: r.list(shown, 'and'), note };
   if (ctx.ask === 'count') return r.say('summary_count', slots);

@@ -40,7 +40,7 @@ export interface Interpretation {
   /** The text was a question: answered by reads alone. */
   question?: boolean;
   /** How a question over several devices is answered: which ones, how many, or whether any. */
-  ask?: 'which' | 'count' | 'any' | HistoryAsk;
+  ask?: 'which' | 'count' | 'any' | 'all' | HistoryAsk;
   /** What the sentence meant, for the session's next one ("and the hallway too"). */
   meant?: { intent: IntentId; captures: Captures };
 }
@@ -684,9 +684,9 @@ function readEach(entities: Entity[], home: Home, asked: string | undefined): Pl
   return { calls, entities: done, asked, intent: done.every((e) => e.kind === 'camera') ? 'HassCameraImage' : undefined };
 }
 
-function askOf(c: Captures): 'which' | 'count' | 'any' | undefined {
+function askOf(c: Captures): 'which' | 'count' | 'any' | 'all' | undefined {
   const a = c.other.ask;
-  return a === 'which' || a === 'count' || a === 'any' ? a : undefined;
+  return a === 'which' || a === 'count' || a === 'any' || a === 'all' ? a : undefined;
 }
 
 function planRead(c: Captures, home: Home): Planned | Reply | null {

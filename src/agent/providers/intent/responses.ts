@@ -128,6 +128,8 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   summary_any: ['count', 'state', 'names', 'note'],
   summary_which: ['count', 'state', 'names', 'note'],
   summary_not_reported: ['count'],
+  summary_all_yes: ['count', 'state', 'note'],
+  summary_all_no: ['count', 'checked', 'state', 'names', 'note'],
   // history: "when did the front door last open?", "how warm was it this morning?"
   history_last: ['name', 'state', 'time', 'age'],
   history_last_motion: ['name', 'time', 'age'],
