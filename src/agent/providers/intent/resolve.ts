@@ -98,7 +98,8 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
         const narrowed = found.filter(fits);
         const same = narrowed.length ? narrowed : v.entities.filter((e) => devices.has(e.deviceId) && fits(e));
         // "the desk fan" is not the desk lamp.
-        if (!same.length) return { type: 'not_found', what: `${n.said} ${c.kind.said}`, area: label, named: true, rank: 1 };
+        // Said as one name ("desk fan"): a device this home does not have, with the closest it does.
+        if (!same.length) return { type: 'not_understood', unknown: `${n.said} ${c.kind.said}`, rank: 0 };
         found = sortEntities(same);
       }
       if (!found.length) return { type: 'not_found', what: n.said, area: label, named: true, rank: 1 };
