@@ -662,11 +662,14 @@ function readArea(area: string | undefined, home: Home): Planned | Reply {
   return readEach(sortEntities(entities), home, undefined);
 }
 
-/** Every area of these entities, one get_state each (a floor). */
+/** Every area of these entities, one get_state each (a floor), and those on it without an area one by one. */
 function readAreas(entities: Entity[], home: Home): Planned | Reply {
   const areas = [...new Set(entities.map((e) => e.area).filter((a): a is string => !!a))].sort();
   const calls = areas.map((a) => home.offered.state(a)).filter((c): c is PlannedCall => !!c);
-  if (calls.length === areas.length && calls.length && calls.length <= MAX_READS) return { calls, entities: sortEntities(entities) };
+  const loose = sortEntities(entities.filter((e) => !e.area));
+  const looseCalls = loose.map((e) => home.offered.read(e)).filter((c): c is PlannedCall => !!c);
+  if (calls.length === areas.length && looseCalls.length === loose.length && calls.length + looseCalls.length && calls.length + looseCalls.length <= MAX_READS)
+    return { calls: [...calls, ...looseCalls], entities: sortEntities(entities) };
   return readEach(sortEntities(entities), home, undefined);
 }
 

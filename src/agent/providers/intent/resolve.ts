@@ -66,7 +66,7 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
   const areas = [area, typeof c.other.area2 === 'string' ? c.other.area2 : undefined].filter((a): a is string => !!a).map((a) => a.toLowerCase());
   const inArea = (e: Entity) =>
     (!areas.length || areas.includes((e.area ?? '').toLowerCase())) &&
-    (!floor || (!!e.area && v.floorOf.get(e.area.toLowerCase())?.toLowerCase() === floor.toLowerCase()));
+    (!floor || (e.floor ?? (e.area ? v.floorOf.get(e.area.toLowerCase()) : undefined))?.toLowerCase() === floor.toLowerCase());
   const whole = c.other.whole !== undefined;
   // "it", "them": what the session's last sentence acted on or read.
   if (c.reference) {
