@@ -138,7 +138,7 @@ export function interpret(text: string, home: Home): Interpretation {
     const rest = tokens.slice(remark);
     const asked = isQuestionTokens(rest, v.lang);
     const after = interpretTokens(rest, home, asked);
-    if (after.calls.length) return { ...after, question: asked };
+    if (after.calls.length || (after.reply?.rank ?? 0) > (first.reply?.rank ?? 0)) return { ...after, question: asked };
   }
   // Two commands in one ("turn the lamp on and the kitchen light off"): each half on its own.
   if (!question) {
@@ -491,6 +491,8 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     case 'HassClimateStep': {
       const r = e.ranges.temperature;
       if (!r || !actions.includes('set_temperature')) return unsupported('change_temperature');
+      // Raising the target of a thermostat that is off heats nothing: said, not "done".
+      if (state?.value === 'off') return { type: 'unsupported', entity: e, verb: 'change_temperature', why: 'thermostat_off', rank: 2 };
       const target = state?.attributes.temperature ?? state?.attributes.target_temperature;
       if (typeof target !== 'number') return { type: 'unsupported', entity: e, verb: 'change_temperature', why: 'setting_unknown', rank: 2 };
       const by = n?.value ?? CLIMATE_STEP;

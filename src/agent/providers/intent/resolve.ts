@@ -95,7 +95,9 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
       if (c.kind && found.length && c.kind.value.id !== 'everything') {
         const fits = (e: Entity) => c.kind!.value.match(v.classEntity.get(e.id)!, purpose);
         const devices = new Set(found.map((e) => e.deviceId));
-        const narrowed = found.filter(fits);
+        let narrowed = found.filter(fits);
+        // "how hot is the office thermostat": a measurement of the named device itself (its reading).
+        if (!narrowed.length && purpose === 'read' && c.kind.value.fallback) narrowed = found.filter((e) => c.kind!.value.fallback!(v.classEntity.get(e.id)!));
         const same = narrowed.length ? narrowed : v.entities.filter((e) => devices.has(e.deviceId) && fits(e));
         // "the desk fan" is not the desk lamp.
         // Said as one name ("desk fan"): a device this home does not have, with the closest it does.
@@ -125,7 +127,10 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
     // satellite is the kitchen's fans, never every fan in the home.
     const speaker = !area && !floor && !whole && context.area ? context.area : undefined;
     if (speaker) {
-      const here = entities.filter((e) => (e.area ?? '').toLowerCase() === speaker.toLowerCase());
+      const inSpeaker = (e: Entity) => (e.area ?? '').toLowerCase() === speaker.toLowerCase();
+      let here = entities.filter(inSpeaker);
+      // "what is the temperature?" from the office: its thermostat, not a sensor elsewhere in the home.
+      if (!here.length && purpose === 'read' && kind.fallback) here = v.entities.filter((e) => inSpeaker(e) && kind.fallback!(info(e)));
       if (!here.length) return { type: 'not_found', what: c.kind.said, area: speaker, rank: 1 };
       entities = here;
     }
