@@ -95,6 +95,10 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
       return r.say('which_area');
     case 'which_device':
       return r.say('which_device');
+    case 'out_of_scope': {
+      const key = `out_of_scope_${reply.topic}`;
+      return `${r.say(r.has(key) ? key : 'out_of_scope')}${tryThis}`;
+    }
     case 'question':
       return r.say('question');
     case 'not_found': {

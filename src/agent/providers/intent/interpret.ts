@@ -88,6 +88,7 @@ export const VERB: Record<IntentId, string> = {
   HassCameraImage: 'look_through',
   HassGetHistory: 'read_history',
   HearthRepeat: 'use',
+  HearthOutOfScope: 'use',
   UnknownDevice: 'use',
 };
 
@@ -131,7 +132,8 @@ export function interpret(text: string, home: Home): Interpretation {
   const tokens = v.lang.normalizer.tokenize(text, true);
   const question = isQuestionTokens(tokens, v.lang);
   const first = interpretTokens(tokens, home, question);
-  if (first.calls.length || tokens.length > MAX_TOKENS) return { ...first, question };
+  // Beyond Hearth: said so, never "corrected" into a device ("weather" is not the heater).
+  if (first.calls.length || tokens.length > MAX_TOKENS || first.reply?.type === 'out_of_scope') return { ...first, question };
   // "It's cold, turn the heating up to 23": a remark, then what to do.
   const remark = v.lang.normalizer.afterRemark(tokens);
   if (remark) {
@@ -254,6 +256,8 @@ function plan(m: Match, home: Home): Planned | Reply | null {
       return planHistory(c, home.vocabulary, home.offered, home.context ?? {}, home.now?.() ?? Date.now());
     case 'HearthRepeat':
       return planRepeat(m, home);
+    case 'HearthOutOfScope':
+      return { type: 'out_of_scope', topic: typeof c.other.out_of_scope === 'string' ? c.other.out_of_scope : '', rank: 3 };
     default:
       return planCommand(m.intent, c, home);
   }

@@ -546,8 +546,9 @@ export function matchAll(tokens: Token[], v: Vocabulary, lang: CompiledLanguage,
     });
   };
   for (const tpl of lang.candidates(tokens[0])) {
-    // Sentences for unknown devices only matter when nothing else matched.
-    if (tpl.intent === 'UnknownDevice') deferred.push(tpl);
+    // Sentences for unknown devices and for what Hearth does not do only matter when nothing else matched
+    // (a home's own "Good night" scene is its name).
+    if (tpl.intent === 'UnknownDevice' || tpl.intent === 'HearthOutOfScope') deferred.push(tpl);
     else each(tpl);
   }
   if (!out.length) for (const tpl of deferred) each(tpl);

@@ -92,7 +92,7 @@ export class IntentProvider implements Provider {
     const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered, context, state: this.options.state, now: this.options.now });
     if (result.reply) {
       const hints =
-        ['not_understood', 'not_found'].includes(result.reply.type) && !('closest' in result.reply && result.reply.closest?.length)
+        ['not_understood', 'not_found', 'out_of_scope'].includes(result.reply.type) && !('closest' in result.reply && result.reply.closest?.length)
           ? this.examplesFor(vocabulary, offered, toolNames)
           : [];
       return { ...result, text: replyText(result.reply, hints, vocabulary.lang.responses) };
@@ -129,8 +129,12 @@ export class IntentProvider implements Provider {
     const understood = this.understand(utterance, toolNames, context, schemas);
     if (!understood.calls.length) {
       // Not understood, or no such device here: a door may let another agent try (Wyoming's not-handled).
+      // Beyond Hearth ("what's the weather like?") too: another agent may know.
       const lost =
-        !understood.reply || understood.reply.type === 'not_understood' || (understood.reply.type === 'not_found' && !understood.reply.closest?.length);
+        !understood.reply ||
+        understood.reply.type === 'not_understood' ||
+        understood.reply.type === 'out_of_scope' ||
+        (understood.reply.type === 'not_found' && !understood.reply.closest?.length);
       yield* this.say(understood.text ?? this.sentences.current().responses.say('not_understood'), prompt, lost ? NOT_UNDERSTOOD : 'stop');
       return;
     }

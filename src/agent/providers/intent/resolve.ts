@@ -23,7 +23,9 @@ export type Reply =
   | { type: 'not_here'; entities: Entity[]; verb: string; rank: 3 }
   /** `what`: a key of the language's `quantity_*` responses. */
   | { type: 'out_of_range'; entity: Entity; what: string; min: number; max: number; unit: string; rank: 3 }
-  | { type: 'question'; rank: 3 };
+  | { type: 'question'; rank: 3 }
+  /** Something Hearth does not do ("what's the weather like?"): `topic` picks the `out_of_scope_<topic>` response. */
+  | { type: 'out_of_scope'; topic: string; rank: 3 };
 
 export interface Target {
   entities: Entity[];

@@ -179,7 +179,8 @@ export function readResponses(
       );
       continue;
     }
-    if (!(key in RESPONSE_SLOTS)) {
+    // "out_of_scope_<topic>": what Hearth says to a topic a sentence file names (slots: {out_of_scope: <topic>}).
+    if (!(key in RESPONSE_SLOTS) && !/^out_of_scope_\w+$/.test(key)) {
       const near = Object.keys(RESPONSE_SLOTS)
         .filter((k) => k.startsWith(key.split('_')[0]))
         .slice(0, 8);
@@ -296,6 +297,9 @@ for (const n of [
   RESPONSE_SLOTS[`noun_${n}`] = [];
 RESPONSE_SLOTS.noun_that_can_be = ['kind', 'state'];
 
+// Things Hearth does not do, said so: the shipped topics (a user's sentence files may add others).
+for (const k of ['out_of_scope', 'out_of_scope_weather', 'out_of_scope_scene', 'out_of_scope_timer', 'out_of_scope_media']) RESPONSE_SLOTS[k] = [];
+
 export type Slots = Record<string, string | number | undefined>;
 
 /** The responses in use: fills templates; a response missing from the data says its own key (and is a load problem). */
@@ -305,6 +309,11 @@ export class Responses {
   /** Keys Hearth says that the data does not have. */
   missing(): string[] {
     return Object.keys(RESPONSE_SLOTS).filter((k) => !this.data.has(k));
+  }
+
+  /** Does the data have this response? */
+  has(key: string): boolean {
+    return this.data.has(key);
   }
 
   say(key: string, slots: Slots = {}): string {
