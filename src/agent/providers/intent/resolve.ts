@@ -74,7 +74,11 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
   if (c.reference) {
     const before = context.previous?.entities;
     if (!before?.length) return { type: 'which_device', rank: 1 };
-    const found = sortEntities(before);
+    // "how warm is it" after "turn on the lamp": "it" is the weather's, not the lamp (a kind said must fit).
+    const kind = c.kind && c.kind.value.id !== 'everything' ? c.kind.value : undefined;
+    const fits = (e: Entity) => !kind || kind.match(v.classEntity.get(e.id)!, purpose) || (purpose === 'read' && !!kind.fallback?.(v.classEntity.get(e.id)!));
+    const found = sortEntities(before.filter((e) => v.classEntity.has(e.id) && fits(e)));
+    if (!found.length) return { type: 'which_device', rank: 1 };
     return { entities: found, plural: found.length > 1, named: true, areaOnly: false, implicit: false, perName: [{ found, plural: found.length > 1 }] };
   }
   const plural =
