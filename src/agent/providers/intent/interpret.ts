@@ -176,11 +176,12 @@ function splitCommands(tokens: Token[], home: Home, depth = 1): Interpretation |
   // A part understood but refused ("... and make it blue" of a white light): said, and nothing done.
   let refused: Interpretation | undefined;
   for (let i = 1; i < tokens.length - 1; i++) {
-    for (const hit of joins.match(tokens, i)) {
-      if (hit.end >= tokens.length) continue;
-      const left = interpretTokens(tokens.slice(0, i), home, false);
-      if (!left.calls.length) break;
-      const after: Home = { ...home, context: { ...home.context, previous: turnOf(left) ?? home.context?.previous } };
+    const hits = joins.match(tokens, i).filter((h) => h.end < tokens.length);
+    if (!hits.length) continue;
+    const left = interpretTokens(tokens.slice(0, i), home, false);
+    if (!left.calls.length) continue;
+    const after: Home = { ...home, context: { ...home.context, previous: turnOf(left) ?? home.context?.previous } };
+    for (const hit of hits) {
       const rest = tokens.slice(hit.end);
       let right = interpretTokens(rest, after, false);
       if (!right.calls.length) right = splitCommands(rest, after, depth + 1) ?? right;
