@@ -591,7 +591,8 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
  */
 function groupCall(intent: IntentId, ok: Array<{ e: Entity; step: Step }>, t: Target, home: Home): PlannedCall | undefined {
   // Devices named one by one ("the lamp and the hall light") keep a call each: each answers in its own words.
-  if ((intent !== 'HassTurnOn' && intent !== 'HassTurnOff') || t.named || ok.length < 2 || ok.length > GROUP_MAX_LIST) return undefined;
+  // "Turn them off" after "turn on the lights": one call over them again, as the first was.
+  if ((intent !== 'HassTurnOn' && intent !== 'HassTurnOff') || (t.named && !t.reference) || ok.length < 2 || ok.length > GROUP_MAX_LIST) return undefined;
   const tool = home.offered.get(GROUP_TOOL);
   if (!tool) return undefined;
   const action = intent === 'HassTurnOn' ? 'turn_on' : 'turn_off';

@@ -41,6 +41,8 @@ export interface Target {
   /** A floor said ("upstairs"). */
   floor?: string;
   kind?: KindClass;
+  /** "it", "them": what the session's last sentence was about. */
+  reference?: boolean;
   /** Each name said, with what it found (several names: each must be one device). */
   perName?: Array<{ found: Entity[]; plural: boolean }>;
 }
@@ -79,7 +81,7 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
     const fits = (e: Entity) => !kind || kind.match(v.classEntity.get(e.id)!, purpose) || (purpose === 'read' && !!kind.fallback?.(v.classEntity.get(e.id)!));
     const found = sortEntities(before.filter((e) => v.classEntity.has(e.id) && fits(e)));
     if (!found.length) return { type: 'which_device', rank: 1 };
-    return { entities: found, plural: found.length > 1, named: true, areaOnly: false, implicit: false, perName: [{ found, plural: found.length > 1 }] };
+    return { entities: found, plural: found.length > 1, named: true, reference: true, areaOnly: false, implicit: false };
   }
   const plural =
     !!c.all ||
