@@ -529,6 +529,34 @@ describe('intent model: only offered tools', () => {
     });
   }
 
+  it('a plural acts on all of them or on none: one without a tool here, or too many at once, and nothing is done', async () => {
+    const home = loadDeviceFiles([new URL('../fixtures/homes/floors.yaml', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
+    const per = build(home, 'per-entity');
+    const r = await say(
+      per.provider,
+      'lock all the doors',
+      per.tools.filter((t) => t.name !== 'back_door_lock'),
+    );
+    assert.deepEqual(r.calls, []);
+    assert.equal(r.text, 'Sorry, I cannot do that here: I have no tool to lock the back door lock in this conversation.');
+    const all = await say(per.provider, 'lock all the doors', per.tools);
+    assert.equal(all.calls.length, 3);
+
+    // Twenty-five locks: more than the model changes at once, so none (never the first twenty).
+    const many = parseDeviceFile(
+      'many.yaml',
+      `devices:\n${Array.from({ length: 25 }, (_, i) => `  - id: lock_${i}\n    name: Door ${i}\n    entities:\n      lock: { kind: lock, name: Door ${i} lock, state_topic: m/${i}, command_topic: m/${i}/set }`).join('\n')}\n`,
+    );
+    assert.ok('devices' in many);
+    const big = build(
+      many.devices.flatMap((d) => d.entities),
+      'per-entity',
+    );
+    const lots = await say(big.provider, 'lock all the doors', big.tools);
+    assert.deepEqual(lots.calls, []);
+    assert.match(lots.text, /25 devices, more than I change at once, so I did nothing/);
+  });
+
   it('says it cannot do that here when the device has no offered tool', async () => {
     const per = build(demoEntities, 'per-entity');
     const r = await say(

@@ -95,6 +95,8 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
       return r.say('which_area');
     case 'which_device':
       return r.say('which_device');
+    case 'too_many':
+      return r.say('too_many', { count: reply.count });
     case 'out_of_scope': {
       const key = `out_of_scope_${reply.topic}`;
       return `${r.say(r.has(key) ? key : 'out_of_scope')}${tryThis}`;

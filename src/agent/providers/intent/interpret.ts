@@ -189,10 +189,12 @@ function splitCommands(tokens: Token[], home: Home, depth = 1): Interpretation |
         if ((right.reply?.rank ?? 0) >= 2 && (right.reply?.rank ?? 0) > (refused?.reply?.rank ?? 0)) refused = right;
         continue;
       }
+      if (left.calls.length + right.calls.length > MAX_COMMANDS)
+        return { calls: [], entities: [], reply: { type: 'too_many', count: left.calls.length + right.calls.length, rank: 3 } };
       return {
         intent: left.intent,
         template: left.template,
-        calls: [...left.calls, ...right.calls].slice(0, MAX_COMMANDS),
+        calls: [...left.calls, ...right.calls],
         entities: [...left.entities, ...right.entities],
         meant: right.meant,
       };
@@ -573,15 +575,22 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
   const grouped = groupCall(intent, ok, t, home);
   if (grouped) return { calls: [grouped], entities: ok.map((o) => o.e), intent };
 
+  // All of them or none: more than one sentence may change at once, or some this conversation has no tool for,
+  // and nothing is done (the answer says which).
+  if (ok.length > MAX_COMMANDS) return { type: 'too_many', count: ok.length, rank: 3 };
   const calls: PlannedCall[] = [];
   const entities: Entity[] = [];
-  for (const { e, step } of ok.slice(0, MAX_COMMANDS)) {
+  const missing: Entity[] = [];
+  for (const { e, step } of ok) {
     const call = home.offered.control(e, step.action, step.extra);
-    if (!call) continue;
+    if (!call) {
+      missing.push(e);
+      continue;
+    }
     calls.push(call);
     entities.push(e);
   }
-  if (!calls.length) return { type: 'not_here', entities: ok.map((o) => o.e), verb: VERB[intent], rank: 3 };
+  if (missing.length) return { type: 'not_here', entities: missing, verb: VERB[intent], rank: 3 };
   return { calls, entities, intent: specificIntent(intent, ok[0].step) };
 }
 

@@ -21,6 +21,8 @@ export type Reply =
   /** "turn it off" with nothing said before it. */
   | { type: 'which_device'; rank: 1 }
   | { type: 'not_here'; entities: Entity[]; verb: string; rank: 3 }
+  /** More than one sentence changes at once: nothing is done. */
+  | { type: 'too_many'; count: number; rank: 3 }
   /** `what`: a key of the language's `quantity_*` responses. */
   | { type: 'out_of_range'; entity: Entity; what: string; min: number; max: number; unit: string; rank: 3 }
   | { type: 'question'; rank: 3 }

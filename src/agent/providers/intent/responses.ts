@@ -59,6 +59,7 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   try_this: ['examples'],
   which_area: [],
   which_device: [],
+  too_many: ['count'],
   question: [],
   not_found: ['what'],
   not_found_in_area: ['what', 'area'],
