@@ -4,7 +4,7 @@
 // folder is reloaded when it changes. Also: the question classifier other
 // engines use, and one-sentence answers to which / how many / any questions.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -46,6 +46,17 @@ describe('intent sentences: data, not code', () => {
     const shipped = SentenceSet.shipped();
     assert.deepEqual(shipped.problems, []);
     assert.ok(shipped.current().templates.length > 150);
+  });
+
+  it("the README's example works as written: a phrasing for the whole house and a white of one's own", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const example = /```yaml\n(# sentences\/lights-out\.yaml\n[\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(example, 'the README shows sentences/lights-out.yaml');
+    const p = model(new SentenceSet({ userDir: folder({ 'lights-out.yaml': example }) }));
+    // The demo's lamp is a plug called a lamp: a light to people, so the group is of every kind.
+    assert.deepEqual(calls(p, 'lights out'), [['control_group', { action: 'turn_off', kind: 'all' }]]);
+    assert.deepEqual(calls(p, 'lights out', 'Kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_off' }]]);
+    assert.deepEqual(calls(p, 'reading light in the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', color_temp: 4000 }]]);
   });
 
   it("a user's folder adds sentences, overrides lists and may require the speaker's area", () => {
@@ -276,6 +287,9 @@ describe('intent model: questions', () => {
     assert.equal(await ask('which lights are on', states), 'The kitchen light is on.');
     assert.equal(await ask('how many lights are on', states), '1 of 2 is on: the kitchen light.');
     assert.equal(await ask('are there any lights on', { 'kitchen_light.light': 'off', 'living_room_lamp.lamp': 'off' }), 'No, none of the 2 I checked are on.');
+    // "are all ...": yes, or the ones that are not (a yes/no over each would answer only the first).
+    assert.equal(await ask('are all the lights off', states), 'No: the kitchen light is not off.');
+    assert.equal(await ask('are the lights off', { 'kitchen_light.light': 'off', 'living_room_lamp.lamp': 'off' }), 'Yes, all 2 are off.');
   });
 });
 
