@@ -1,5 +1,5 @@
 // `hearth token create|list|revoke`: bearer tokens for the HTTP API (and MCP).
-// A token names a principal (default mcp:<name>); its roles live in the
+// A token names a principal (default http:<name>); its roles live in the
 // policy table, beside every other principal's. The secret is printed once.
 import type { Command } from 'commander';
 import type { TokenContext } from '../daemon/methods/tokens.js';
@@ -46,7 +46,7 @@ export function registerToken(program: Command): void {
     .description('create a token; prints its secret once')
     .argument('<name>', 'a name for the token (letters, digits, _ . -), e.g. kitchen-tablet')
     .option('--role <role>', 'a role of its principal, stored in the policy table, e.g. owner (repeat for more)', collect)
-    .option('--principal <id>', 'the principal it acts as (default mcp:<name>), e.g. http:alice')
+    .option('--principal <id>', 'the principal it acts as (default http:<name>), e.g. http:alice or voice:kitchen')
     .option('--area <area>', 'where the device holding it speaks from (e.g. Kitchen): "in here" means it, and policy rules may name it (--from-area)')
     .option('--json', "print the daemon's answer (the token, its secret included) as JSON")
     .action(async (name: string, flags: CommonFlags & { role?: string[]; principal?: string; area?: string; json?: boolean }) => {

@@ -73,7 +73,8 @@ export function approvalRoutes({ hearth }: ApiContext): Route[] {
           );
         }
         if (before.status !== 'pending') throw new HttpError(409, 'not_pending', notDecidableText(before), { status: before.status });
-        const by = `http:${principal.id}`;
+        // The principal's own id already says the door (http:anna): recorded as it is.
+        const by = principal.id;
         const ok = decision === 'grant' ? approvals.grant(before.id, by) : approvals.deny(before.id, by);
         const after = approvals.get(before.id)!;
         if (!ok) throw new HttpError(409, 'not_pending', notDecidableText(after), { status: after.status });

@@ -6,6 +6,7 @@
 // else only their own. The hub drops a client that stops reading, caps
 // streams per token and ends a revoked token's streams (sse.ts).
 import { auditRowJson } from '../present/audit-row.js';
+import { principalWords } from '../present/principal.js';
 import { stateJson } from '../present/state.js';
 import type { StoredAuditRow } from '../audit/row.js';
 import type { EntityState } from '../devices/state-cache.js';
@@ -43,7 +44,7 @@ export function eventRoutes({ hearth, sse }: ApiContext): Route[] {
           hearth.approvals.off('requested', requested);
           hearth.approvals.off('decided', decided);
         });
-        stream.send('ready', { principal: principal.id, entities: hearth.visibleEntities(principal).length });
+        stream.send('ready', { principal: principal.id, principalName: principalWords(principal.id), entities: hearth.visibleEntities(principal).length });
       },
     },
   ];

@@ -1,6 +1,7 @@
 // How an approval reads, in words and as JSON (CLI, HTTP API, SSE events, the control protocol).
 import type { Approval } from '../policy/approvals.js';
 import { inWords } from './duration.js';
+import { principalWords } from './principal.js';
 
 export type ApprovalJson = ReturnType<typeof approvalJson>;
 
@@ -13,6 +14,9 @@ export function approvalJson(a: Approval, now = Date.now()) {
     decidedAt: a.decidedAt !== null ? new Date(a.decidedAt).toISOString() : null,
     usedAt: a.usedAt !== null ? new Date(a.usedAt).toISOString() : null,
     expiresInMs: a.status === 'pending' || a.status === 'granted' ? Math.max(0, a.expiresAt - now) : null,
+    /** Who asked and who decided, as a person reads them. */
+    principalName: principalWords(a.principal),
+    decidedByName: a.decidedBy !== null ? principalWords(a.decidedBy) : null,
   };
 }
 

@@ -62,14 +62,17 @@ describe('one home, one audit, from any folder', () => {
     assert.equal(rows().length, 2, 'nothing reached the audit');
   });
 
-  it('another user (who cannot see this user\'s runtime directory) is stopped by the status the daemon left on the broker', async () => {
+  it("another user (who cannot see this user's runtime directory) is stopped by the status the daemon left on the broker", async () => {
     const stray = join(elsewhere, 'other-user.db');
     const other = { HEARTH_RUNTIME_DIR: join(root, 'other-user-runtime') };
-    const r = await runHearth(['call', 'living_room_lamp', '{"action":"turn_on"}', '--db', stray, '--broker-port', String(port)], { cwd: elsewhere, env: other });
+    const r = await runHearth(['call', 'living_room_lamp', '{"action":"turn_on"}', '--db', stray, '--broker-port', String(port)], {
+      cwd: elsewhere,
+      env: other,
+    });
     assert.equal(r.code, 2, r.stdout);
     assert.match(r.stderr, new RegExp(`served by the Hearth daemon for ${db.replace(/[/.]/g, '\\$&')} on \\S+ \\(pid \\d+\\).*nothing was sent`));
     assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
-    assert.equal(rows().length, 2, 'nothing reached the daemon\'s audit');
+    assert.equal(rows().length, 2, "nothing reached the daemon's audit");
     const strayRows = new Database(stray, { readonly: true });
     try {
       assert.deepEqual(strayRows.prepare('SELECT tool, outcome FROM audit').all(), [], 'and nothing was recorded as sent in the stray one');

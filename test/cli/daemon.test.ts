@@ -209,7 +209,7 @@ describe('commands with and without the daemon', () => {
     const made = await viaDaemon(['token', 'create', 'tablet', '--role', 'owner', '--json']);
     assert.equal(made.code, 0, made.stderr);
     assert.match(made.stderr, /using the running daemon/);
-    assert.equal((JSON.parse(made.stdout) as { principal: string }).principal, 'mcp:tablet');
+    assert.equal((JSON.parse(made.stdout) as { principal: string }).principal, 'http:tablet');
     for (const args of [
       ['token', 'list', '--json'],
       ['token', 'list'],

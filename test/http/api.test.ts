@@ -364,7 +364,8 @@ describe('HTTP API', () => {
     const granted = await api('POST', `/api/approvals/${approval.id}`, { body: { decision: 'grant' } });
     assert.equal(granted.status, 200, granted.text);
     assert.equal(granted.json.status, 'granted');
-    assert.equal(granted.json.decidedBy, 'http:http:owner');
+    assert.equal(granted.json.decidedBy, 'http:owner');
+    assert.equal(granted.json.decidedByName, 'owner (token)');
     const twice = await api('POST', `/api/approvals/${approval.id}`, { body: { decision: 'grant' } });
     assert.equal(twice.status, 409);
     assert.equal(twice.json.error.code, 'not_pending');

@@ -46,7 +46,7 @@ describe('hearth token with hearth start', () => {
     assert.equal(created.code, 0, created.stderr);
     const secret = /hearth_[A-Za-z0-9_-]+/.exec(created.stdout)?.[0];
     assert.ok(secret, created.stdout);
-    assert.match(created.stdout, /created token phone for mcp:phone \(roles: owner\)/);
+    assert.match(created.stdout, /created token phone for http:phone \(roles: owner\)/);
     assert.match(created.stdout, /not shown again/);
 
     const devices = await get('/api/devices', secret);
@@ -80,7 +80,7 @@ describe('hearth token with hearth start', () => {
 
     const list = await runHearth(['token', 'list', '--db', db], { cwd: dir });
     assert.equal(list.code, 0, list.stderr);
-    assert.match(list.stdout, /phone +mcp:phone +owner/);
+    assert.match(list.stdout, /phone +http:phone +owner/);
     assert.ok(!list.stdout.includes(secret));
     const json = await runHearth(['token', 'list', '--json', '--db', db], { cwd: dir });
     assert.ok(!json.stdout.includes(secret));
@@ -117,7 +117,7 @@ describe('hearth token with hearth start', () => {
       assert.match(res.content[0].text, /^confirmed/);
       const tail = await runHearth(['audit', 'tail', '--json', '--db', db], { cwd: dir });
       const last = (JSON.parse(tail.stdout) as Array<{ principal: string; tool: string }>).at(-1)!;
-      assert.deepEqual([last.principal, last.tool], ['mcp:jan', 'living_room_lamp']);
+      assert.deepEqual([last.principal, last.tool], ['http:jan', 'living_room_lamp']);
     } finally {
       await client.close();
     }

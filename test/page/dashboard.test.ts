@@ -174,7 +174,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await waitFor('the lamp reports ON on the broker', () => brokerState('hearth-demo/living_room_lamp/state') === 'ON', 10_000);
     const rows = (await api('/api/audit?entity=living_room_lamp.lamp&limit=5')).json;
     assert.equal(rows[0].outcome, 'confirmed');
-    assert.equal(rows[0].principal, 'mcp:web');
+    assert.equal(rows[0].principal, 'http:web');
     assert.equal(rows[0].action, 'turn_on');
     await card('living_room_lamp.lamp').locator('button.toggle[aria-checked="true"]').waitFor();
   });
@@ -396,7 +396,10 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await phone.click('nav.tabs a[data-view="devices"]');
     await phone.locator('.entity[data-entity="kitchen_light.light"] button.toggle').waitFor();
     await phone.locator('.entity[data-entity="living_room_climate.temperature"] svg.spark polyline').waitFor({ state: 'attached' });
-    const spark = await phone.locator('.entity[data-entity="living_room_climate.temperature"] svg.spark').boundingBox();
+    // A state report may redraw the card meanwhile: measure the sparkline once it is laid out.
+    const spark = await waitFor('the sparkline laid out', () =>
+      phone.locator('.entity[data-entity="living_room_climate.temperature"] svg.spark').boundingBox(),
+    );
     assert.ok(spark && spark.width > 100 && spark.x + spark.width <= 390, `the sparkline fits the phone's card: ${JSON.stringify(spark)}`);
     assert.ok((await phone.evaluate(() => document.documentElement.scrollWidth)) <= 390, 'no sideways scrolling on a phone');
     await shot(phone, 'dash-06-devices-phone');
@@ -419,7 +422,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
       0,
       'no control the guest may never use',
     );
-    assert.match((await g.locator('.entity[data-entity="living_room_lamp.lamp"] .cannot').textContent()) ?? '', /View only: no policy rule lets mcp:visitor/);
+    assert.match((await g.locator('.entity[data-entity="living_room_lamp.lamp"] .cannot').textContent()) ?? '', /View only: no policy rule lets http:visitor/);
     // Events: both streams open; once the owner's has carried a camera frame and the guest's has
     // carried two more states after that moment, the guest's stream had its chance to leak it.
     const ownerIds: string[] = [];

@@ -153,7 +153,8 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await page.locator('#app').waitFor({ state: 'visible' });
     signedIn = true;
     await page.locator('#live', { hasText: 'live' }).waitFor();
-    assert.equal(await page.textContent('#whoami'), 'mcp:web');
+    assert.equal(await page.textContent('#whoami'), 'web (token)');
+    assert.equal(await page.getAttribute('#whoami', 'title'), 'http:web');
   });
 
   it('shows every device grouped by area, with the lamp off and the camera frame', async () => {
@@ -249,14 +250,14 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await garageRow.waitFor();
     assert.match((await lampRow.textContent()) ?? '', /turn.on/);
     assert.match((await garageRow.textContent()) ?? '', /open/);
-    assert.match((await garageRow.textContent()) ?? '', /mcp:web/);
+    assert.match((await garageRow.textContent()) ?? '', /http:web/);
     await page.locator('#verify-status', { hasText: /chain verified/i }).waitFor();
     await shot('07-audit');
 
     // The same rows through the API.
     const rows = (await api('/api/audit?limit=10')) as Array<{ entityId: string; action: string; outcome: string; principal: string }>;
-    assert.ok(rows.some((r) => r.entityId === 'living_room_lamp.lamp' && r.action === 'turn_on' && r.outcome === 'confirmed' && r.principal === 'mcp:web'));
-    assert.ok(rows.some((r) => r.entityId === 'garage_door.door' && r.action === 'open' && r.outcome === 'confirmed' && r.principal === 'mcp:web'));
+    assert.ok(rows.some((r) => r.entityId === 'living_room_lamp.lamp' && r.action === 'turn_on' && r.outcome === 'confirmed' && r.principal === 'http:web'));
+    assert.ok(rows.some((r) => r.entityId === 'garage_door.door' && r.action === 'open' && r.outcome === 'confirmed' && r.principal === 'http:web'));
 
     // Filters: only the garage's rows.
     await page.fill('#audit-filters input[name="entity"]', 'garage_door.door');
@@ -329,7 +330,7 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await page.fill('#policy-test textarea[name="args"]', '{"action":"open"}');
     await page.click('#policy-test button[type=submit]');
     await page.locator('#policy-result .effect-confirm').first().waitFor();
-    assert.match((await page.textContent('#policy-result')) ?? '', /mcp:web/);
+    assert.match((await page.textContent('#policy-result')) ?? '', /http:web/);
     await shot('11-policy');
   });
 
@@ -375,7 +376,7 @@ describe('the web page without auth (loopback, http.auth false)', () => {
     await page.goto(`${server.url}/#devices`);
     await page.locator('#app').waitFor({ state: 'visible' });
     assert.ok(await page.locator('#login').isHidden());
-    await page.locator('#whoami', { hasText: 'http:local' }).waitFor();
+    await page.locator('#whoami', { hasText: 'local (no sign-in)' }).waitFor();
     assert.ok(await page.locator('#logout').isHidden(), 'nothing to sign out of');
     await page.locator('[data-entity="kitchen_light.light"] .value', { hasText: /^Off$/ }).waitFor();
     await home.hearth.tools.call('kitchen_light', { action: 'turn_on' }, OWNER);

@@ -180,7 +180,9 @@ function onLiveEvent(event, data) {
   switch (event) {
     case 'ready': {
       state.principal = data.principal;
-      $('#whoami').textContent = data.principal;
+      // The name a person recognises; the id (which rules and the audit use) on hover.
+      $('#whoami').textContent = data.principalName ?? data.principal;
+      $('#whoami').title = data.principal;
       const live = $('#live');
       live.textContent = 'live';
       live.className = 'live on';

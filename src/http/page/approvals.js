@@ -79,9 +79,9 @@ function approvalCard(a) {
       'p',
       { class: 'muted' },
       h('code', {}, toolLabel(a.tool)),
-      ` · ${a.principal} · `,
+      ` · ${a.principalName ?? a.principal} · `,
       relTime(a.createdAt),
-      pending ? ` · expires ${fmtTime(a.expiresAt)}` : a.decidedBy ? ` · by ${a.decidedBy}` : '',
+      pending ? ` · expires ${fmtTime(a.expiresAt)}` : a.decidedBy ? ` · by ${a.decidedByName ?? a.decidedBy}` : '',
     ),
     h('p', { class: 'reason' }, a.reason),
   );

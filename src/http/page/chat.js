@@ -329,7 +329,11 @@ export function onChatApproval(a) {
   for (const box of document.querySelectorAll(`#chat-log .permission[data-approval="${CSS.escape(a.id)}"]`)) {
     if (!box.querySelector('button:not([disabled])')) continue;
     box.replaceChildren(
-      h('p', {}, `Approval ${a.status}${a.decidedBy ? ` by ${a.decidedBy}` : ''}${a.status === 'granted' ? ': ask again to make the call.' : '.'}`),
+      h(
+        'p',
+        {},
+        `Approval ${a.status}${a.decidedBy ? ` by ${a.decidedByName ?? a.decidedBy}` : ''}${a.status === 'granted' ? ': ask again to make the call.' : '.'}`,
+      ),
     );
   }
 }

@@ -363,5 +363,5 @@ export function onControlApproval(a) {
   state.waiting.delete(a.id);
   const e = state.devices.get(w.id);
   if (a.status === 'granted' && e) void callControl(e, w.args, w.label);
-  else setControlStatus(w.id, 'denied', `${w.label}: ${a.status} by ${a.decidedBy ?? 'an approver'}`);
+  else setControlStatus(w.id, 'denied', `${w.label}: ${a.status} by ${a.decidedByName ?? a.decidedBy ?? 'an approver'}`);
 }
