@@ -144,6 +144,12 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
         `UPDATE approvals SET status = @status, decided_by = @by, decided_at = @now, expires_at = MAX(expires_at, @until)
          WHERE id = @id AND status = 'pending' AND expires_at > @now`,
       ),
+      granted: db.prepare(
+        `SELECT id FROM approvals
+         WHERE principal = @principal AND entity_id IS @entity AND (@entity IS NOT NULL OR tool = @tool)
+           AND args_hash = @hash AND status = 'granted' AND expires_at > @now
+         LIMIT 1`,
+      ),
       consume: db
         .prepare(
           `UPDATE approvals SET status = 'used', used_at = @now
@@ -249,6 +255,17 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
   }
 
   /** Use up a granted, unexpired approval for exactly this call (single use); its id, or null. */
+  /** Whether a granted approval waits for exactly this call (without using it up). */
+  isGranted(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown> }): boolean {
+    return !!this.stmts.granted.get({
+      principal: call.principal,
+      entity: call.entityId ?? null,
+      tool: call.tool,
+      hash: argsHash(call.args ?? {}),
+      now: this.now(),
+    });
+  }
+
   consume(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown> }): string | null {
     const id = this.stmts.consume.get({
       principal: call.principal,

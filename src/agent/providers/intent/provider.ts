@@ -150,7 +150,8 @@ export class IntentProvider implements Provider {
       yield { type: 'tool_call_args_delta', id: call.id, delta: call.arguments };
     }
     const completion = Math.ceil(toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0) / 4);
-    yield { type: 'done', finishReason: 'tool_calls', toolCalls, usage: usage(prompt, completion) };
+    // One sentence is one request: its actions are all made or none.
+    yield { type: 'done', finishReason: 'tool_calls', toolCalls, usage: usage(prompt, completion), ...(toolCalls.length > 1 ? { together: true } : {}) };
   }
 
   /**
