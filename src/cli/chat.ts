@@ -123,8 +123,10 @@ async function converse(link: ChatLink, flags: ChatFlags): Promise<number> {
     return r.done ? undefined : (JSON.parse(r.value) as ChatServerMessage);
   };
   let inTurn = false;
+  let interruptAsked = false;
   const onInterrupt = () => {
     if (inTurn) {
+      interruptAsked = true;
       send({ interrupt: true });
       out('\n(interrupted)\n');
     } else rl.close();
@@ -139,6 +141,7 @@ async function converse(link: ChatLink, flags: ChatFlags): Promise<number> {
       if (!text.trim()) continue;
       send({ say: text });
       inTurn = true;
+      interruptAsked = false;
       out(tty ? 'hearth> ' : '');
       let midLine = false;
       for (;;) {
@@ -153,6 +156,8 @@ async function converse(link: ChatLink, flags: ChatFlags): Promise<number> {
         if ('turn' in m) {
           if (midLine) out('\n');
           if (m.turn.stopReason === 'error') out(`(error: ${m.turn.error})\n`);
+          // Ctrl+C after the answer was complete (it crossed the turn's end): it meant the prompt's Ctrl+C.
+          if (interruptAsked && m.turn.stopReason !== 'interrupted') rl.close();
           break;
         }
         if ('event' in m) midLine = m.answered ? midLine : await show(m.event, m.preview, midLine);
