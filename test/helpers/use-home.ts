@@ -1,7 +1,7 @@
 // A test file's demo home (see home.ts) on its own broker, started before the file's tests and closed after
 // them, with a plain MQTT client on the same broker for the test to publish as a device would. A test then
 // says only what it checks: `const home = useHome();` and `home.hearth`, `home.device`, `home.broker` in its tests.
-import { after, before } from 'node:test';
+import { after, afterEach, before, beforeEach } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { startAedes, type TestBroker } from './brokers.js';
 import { type HomeOptions, startHome, type TestHome } from './home.js';
@@ -9,6 +9,8 @@ import { type HomeOptions, startHome, type TestHome } from './home.js';
 export interface UseHomeOptions extends HomeOptions {
   /** Which broker to start (aedes unless told). */
   broker?: () => Promise<TestBroker>;
+  /** A home of its own for each test (beforeEach/afterEach), for tests that break what they are given. */
+  eachTest?: boolean;
 }
 
 export interface HomeInTest extends TestHome {
@@ -25,18 +27,19 @@ export function started<T>(value: T | undefined, what: string): T {
   return value;
 }
 
-/** Starts the home in a before() hook of the enclosing describe (or file) and closes it in an after() hook. */
+/** Starts the home in a before() hook of the enclosing describe (or file) and closes it in an after() hook (or each for each test). */
 export function useHome(options: UseHomeOptions = {}): HomeInTest {
   let broker: TestBroker | undefined;
   let home: TestHome | undefined;
   let device: MqttClient | undefined;
   const cleanups: Array<() => unknown> = [];
-  before(async () => {
+  const [setUp, tearDown] = options.eachTest ? [beforeEach, afterEach] : [before, after];
+  setUp(async () => {
     broker = await (options.broker ?? startAedes)();
     home = await startHome(broker, options);
     device = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
   });
-  after(async () => {
+  tearDown(async () => {
     for (const fn of cleanups.splice(0).reverse()) await fn();
     await device?.endAsync(true).catch(() => undefined);
     await home?.close();
