@@ -14,6 +14,8 @@ export interface TokenFor {
   principal: string;
   /** Roles set for the principal; none set when left out. */
   roles?: string[];
+  /** The area the token's requests speak from. */
+  area?: string;
 }
 
 /** The usual pair: an owner's phone, and a guest's tablet with the guest role. */
@@ -54,7 +56,7 @@ export function useHttpHome<K extends string = never>(options: UseHttpHomeOption
     });
     home.cleanup(() => server?.close());
     for (const [key, t] of Object.entries(options.tokens ?? {}) as Array<[K, TokenFor]>) {
-      secrets.set(key, home.hearth.tokens.create(t.name, t.principal).secret);
+      secrets.set(key, home.hearth.tokens.create(t.name, t.principal, t.area).secret);
       if (t.roles) home.hearth.policy.setRoles(t.principal, t.roles);
     }
   });

@@ -9,6 +9,8 @@ import { type HomeOptions, startHome, type TestHome } from './home.js';
 export interface UseHomeOptions extends HomeOptions {
   /** Which broker to start (aedes unless told). */
   broker?: () => Promise<TestBroker>;
+  /** More settings, read when the home starts (for what is known only then, such as a model's address). */
+  settings?: () => Record<string, string>;
   /** A home of its own for each test (beforeEach/afterEach), for tests that break what they are given. */
   eachTest?: boolean;
 }
@@ -36,7 +38,7 @@ export function useHome(options: UseHomeOptions = {}): HomeInTest {
   const [setUp, tearDown] = options.eachTest ? [beforeEach, afterEach] : [before, after];
   setUp(async () => {
     broker = await (options.broker ?? startAedes)();
-    home = await startHome(broker, options);
+    home = await startHome(broker, options.settings ? { ...options, extraSettings: { ...options.extraSettings, ...options.settings() } } : options);
     device = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
   });
   tearDown(async () => {
