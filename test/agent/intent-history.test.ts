@@ -8,13 +8,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { IntentProvider } from '../../src/agent/providers/intent/index.js';
 import { openDatabase } from '../../src/db/database.js';
 import { HistoryStore } from '../../src/history/store.js';
 import { historyAnswer } from '../../src/tools/history-text.js';
 import { twoRounds, demo, tools, names } from './helpers.js';
 import { useHttpHome } from '../helpers/http-home.js';
+import { ask as askChat, chatClient } from '../helpers/openai-client.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-intent-history-'));
 const db = openDatabase(join(dir, 'hearth.db'));
@@ -120,9 +121,7 @@ describe('history questions through a running Hearth (HTTP chat, the real get_hi
   });
   let owner: OpenAI;
   let guest: OpenAI;
-  const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${home.server.url}/v1`, maxRetries: 0, timeout: 20_000 });
-  const ask = async (c: OpenAI, text: string) =>
-    (await c.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: text }] })).choices[0]!.message.content ?? '';
+  const client = (apiKey: string) => chatClient(home.server.url, apiKey);
 
   before(() => {
     owner = client(home.secret('owner'));
@@ -145,13 +144,13 @@ describe('history questions through a running Hearth (HTTP chat, the real get_hi
 
   it('"when was the hallway motion last seen" is answered from the recorded history, and nothing is actuated', async () => {
     const before = home.hearth.audit.list({ limit: 1 })[0]?.id ?? 0;
-    const answer = await ask(owner, 'when was the hallway motion last seen');
+    const answer = await askChat(owner, 'when was the hallway motion last seen');
     assert.match(answer, /^The hallway motion last saw motion 3 h ago \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)\.$/);
     assert.equal(home.hearth.audit.list({ limit: 1 })[0]?.id ?? 0, before, 'a read is not an action');
   });
 
   it('a caller who may not read the sensor is not told its history', async () => {
-    const answer = await ask(guest, 'when was the hallway motion last seen');
+    const answer = await askChat(guest, 'when was the hallway motion last seen');
     assert.doesNotMatch(answer, /saw motion|\d+ h ago/);
     assert.match(answer, /not allowed|cannot|don't know/i);
   });
