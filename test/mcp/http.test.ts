@@ -226,33 +226,27 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   it('refuses another principal on a session it did not open', async () => {
+    /** A raw tools/list in MCP session `session`, with `secret`. */
+    const listToolsIn = (session: string, secret: string, headers: Record<string, string> = {}) =>
+      fetch(mcp.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${secret}`,
+          'mcp-session-id': session,
+          ...headers,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+      });
     const owner = new StreamableHTTPClientTransport(mcp.url, { requestInit: { headers: { authorization: `Bearer ${ownerSecret}` } } });
     const client = new Client({ name: 'owner', version: '1' });
     await client.connect(owner);
     mcp.track(client);
-    const res = await fetch(mcp.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${guestSecret}`,
-        'mcp-session-id': owner.sessionId!,
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
-    });
+    const res = await listToolsIn(owner.sessionId!, guestSecret, { 'mcp-protocol-version': '2025-06-18' });
     assert.equal(res.status, 403);
     assert.match(await res.text(), /belongs to another principal/);
-    const gone = await fetch(mcp.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${ownerSecret}`,
-        'mcp-session-id': 'no-such-session',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
-    });
+    const gone = await listToolsIn('no-such-session', ownerSecret);
     assert.equal(gone.status, 404);
   });
 

@@ -12,6 +12,15 @@ describe("security: no principal can claim or block another principal's conversa
   const home = useHttpHome({ tokens: { owner: OWNER_AND_GUEST.owner, guest: { name: 'guest-tablet', principal: 'http:guest' } } });
   const call = (method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) =>
     home.api(method, path, { token, body, headers, strictJson: true });
+  /** A chat message in the conversation keyed "family-chat", with `token`. */
+  const familyChat = (token: string) =>
+    call(
+      'POST',
+      '/v1/chat/completions',
+      token,
+      { model: 'hearth', messages: [{ role: 'user', content: 'is the kitchen light on?' }] },
+      { 'x-hearth-conversation': 'family-chat' },
+    );
 
   it("a guest cannot open a session with the id of the owner's chat or of a satellite's voice conversation", async () => {
     for (const [principal, key] of [
@@ -29,23 +38,11 @@ describe("security: no principal can claim or block another principal's conversa
       const agent = await home.hearth.agent();
       await assert.rejects(agent.open({ principal: { id: 'flow:guest', roles: [] }, id }), /kept for the conversations/);
     }
-    const chat = await call(
-      'POST',
-      '/v1/chat/completions',
-      home.secret('owner'),
-      { model: 'hearth', messages: [{ role: 'user', content: 'is the kitchen light on?' }] },
-      { 'x-hearth-conversation': 'family-chat' },
-    );
+    const chat = await familyChat(home.secret('owner'));
     assert.equal(chat.status, 200, chat.text);
     assert.equal(chat.json.hearth.session, conversationSessionId('http:owner', 'family-chat'));
     // The guest's same key is a conversation of its own.
-    const theirs = await call(
-      'POST',
-      '/v1/chat/completions',
-      home.secret('guest'),
-      { model: 'hearth', messages: [{ role: 'user', content: 'is the kitchen light on?' }] },
-      { 'x-hearth-conversation': 'family-chat' },
-    );
+    const theirs = await familyChat(home.secret('guest'));
     assert.equal(theirs.status, 200, theirs.text);
     assert.notEqual(theirs.json.hearth.session, chat.json.hearth.session);
   });
