@@ -42,6 +42,8 @@ export interface HttpHomeInTest<K extends string> extends HomeInTest {
 }
 
 export function useHttpHome<K extends string = never>(options: UseHttpHomeOptions<K> = {}): HttpHomeInTest<K> {
+  // The server and tokens are made once for the file; a home per test would leave them on the first one.
+  if (options.eachTest) throw new Error('useHttpHome: eachTest is not supported');
   const home = useHome(options);
   let server: HttpServer | undefined;
   const secrets = new Map<string, string>();
