@@ -3,6 +3,7 @@
 import { after, before } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { startAedes, type TestBroker } from './brokers.js';
+import { late } from './late.js';
 import { started } from './use-home.js';
 
 export interface BrokerInTest {
@@ -13,21 +14,14 @@ export interface BrokerInTest {
 
 export function useBroker(start: () => Promise<TestBroker> = startAedes): BrokerInTest {
   let broker: TestBroker | undefined;
-  let client: MqttClient | undefined;
+  let running: BrokerInTest | undefined;
   before(async () => {
     broker = await start();
-    client = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    running = { broker, client: await mqtt.connectAsync(broker.url, { protocolVersion: 4 }) };
   });
   after(async () => {
-    await client?.endAsync(true);
+    await running?.client.endAsync(true);
     await broker?.stop();
   });
-  return {
-    get broker() {
-      return started(broker, 'the broker');
-    },
-    get client() {
-      return started(client, 'the MQTT client');
-    },
-  };
+  return late(() => started(running, 'the broker'));
 }

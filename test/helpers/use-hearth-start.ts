@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { freePort } from './brokers.js';
 import { spawnHearth, type Spawned } from './cli.js';
+import { late } from './late.js';
 import { started } from './use-home.js';
 
 export interface StartedHearth {
@@ -17,29 +18,17 @@ export interface StartedHearth {
 
 /** `hearth start --broker-port <free> --db <dir>/h.db --set http.port=<free> ...args`, run in `dir`. */
 export function useHearthStart(dir: string, args: string[] = []): StartedHearth {
-  let bridge: Spawned | undefined;
-  let brokerPort: number | undefined;
-  let httpPort: number | undefined;
-  const db = join(dir, 'h.db');
+  let running: StartedHearth | undefined;
   before(async () => {
-    brokerPort = await freePort();
-    httpPort = await freePort();
-    bridge = spawnHearth(['start', '--broker-port', String(brokerPort), '--db', db, '--set', `http.port=${httpPort}`, ...args], { cwd: dir });
+    const db = join(dir, 'h.db');
+    const brokerPort = await freePort();
+    const httpPort = await freePort();
+    const bridge = spawnHearth(['start', '--broker-port', String(brokerPort), '--db', db, '--set', `http.port=${httpPort}`, ...args], { cwd: dir });
+    running = { bridge, brokerPort, httpPort, db };
     await bridge.waitForOutput('Press Ctrl+C to stop.', 20_000);
   });
   after(async () => {
-    await bridge?.stop();
+    await running?.bridge.stop();
   });
-  return {
-    get bridge() {
-      return started(bridge, 'hearth start');
-    },
-    get brokerPort() {
-      return started(brokerPort, 'hearth start');
-    },
-    get httpPort() {
-      return started(httpPort, 'hearth start');
-    },
-    db,
-  };
+  return late(() => started(running, 'hearth start'));
 }
