@@ -9,17 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isQuestion, IntentProvider, SentenceSet } from '../../src/agent/providers/intent/index.js';
-import type { ChatMessage, ProviderEvent } from '../../src/agent/provider.js';
-import { loadDeviceFiles } from '../../src/devices/loader.js';
-import { generateTools, toolSpecs } from '../../src/tools/generator.js';
 import { stateText } from '../../src/tools/state-text.js';
 import { startAedes } from '../helpers/brokers.js';
 import { OWNER, startHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
+import { twoRounds, demo, tools, names } from './helpers.js';
 
-const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
-const { tools } = generateTools(demo, { shape: 'grouped', groupAbove: 40 }, async () => ({}));
-const names = toolSpecs(tools).map((s) => s.function.name);
 const dirs: string[] = [];
 const sets: SentenceSet[] = [];
 after(() => {
@@ -265,24 +260,8 @@ describe('intent model: questions', () => {
     const at = Date.now();
     const line = (id: string, value: string) =>
       stateText(demo.find((e) => e.id === id)!, { entityId: id, value, attributes: {}, updatedAt: at - 1000, available: true }, at);
-    const ask = async (text: string, states: Record<string, string>) => {
-      const first = p.understand(text, names);
-      const raw = first.calls.map((c, i) => ({ id: `c${i}`, name: `host__${c.tool}`, arguments: JSON.stringify(c.args) }));
-      const messages: ChatMessage[] = [
-        { role: 'user', content: text },
-        { role: 'assistant', content: null, tool_calls: raw },
-        ...first.calls.map((c, i) => ({ role: 'tool' as const, tool_call_id: `c${i}`, content: line(String(c.args.entity), states[String(c.args.entity)]) })),
-      ];
-      let out = '';
-      for await (const e of p.stream({
-        model: 'hearth-intent',
-        messages,
-        tools: toolSpecs(tools),
-        signal: new AbortController().signal,
-      }) as AsyncIterable<ProviderEvent>)
-        if (e.type === 'token') out += e.text;
-      return out;
-    };
+    const ask = async (text: string, states: Record<string, string>) =>
+      (await twoRounds(p, text, (c) => line(String(c.args.entity), states[String(c.args.entity)]))).said;
     const states = { 'kitchen_light.light': 'on', 'living_room_lamp.lamp': 'off' };
     assert.equal(await ask('which lights are on', states), 'The kitchen light is on.');
     assert.equal(await ask('how many lights are on', states), '1 of 2 is on: the kitchen light.');
@@ -295,24 +274,7 @@ describe('intent model: questions', () => {
 
 describe('intent model: answers from the responses data', () => {
   const p = new IntentProvider({ entities: () => demo, tools: () => tools });
-  const round2 = async (text: string, result: string) => {
-    const first = p.understand(text, names);
-    const raw = first.calls.map((c, i) => ({ id: `c${i}`, name: `host__${c.tool}`, arguments: JSON.stringify(c.args) }));
-    const messages: ChatMessage[] = [
-      { role: 'user', content: text },
-      { role: 'assistant', content: null, tool_calls: raw },
-      ...first.calls.map((_, i) => ({ role: 'tool' as const, tool_call_id: `c${i}`, content: result })),
-    ];
-    let out = '';
-    for await (const e of p.stream({
-      model: 'hearth-intent',
-      messages,
-      tools: toolSpecs(tools),
-      signal: new AbortController().signal,
-    }) as AsyncIterable<ProviderEvent>)
-      if (e.type === 'token') out += e.text;
-    return out;
-  };
+  const round2 = async (text: string, result: string) => (await twoRounds(p, text, () => result)).said;
 
   it('refusals are said as before the move to data', () => {
     const say = (text: string) => p.understand(text, names).text;

@@ -17,13 +17,7 @@ import {
 import { freePort } from '../helpers/brokers.js';
 import { HEARTH, runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { sleep, waitFor } from '../helpers/wait.js';
-
-type Content = CallToolResult['content'][number];
-const textOf = (r: CallToolResult) =>
-  r.content
-    .filter((c): c is Extract<Content, { type: 'text' }> => c.type === 'text')
-    .map((c) => c.text)
-    .join('\n');
+import { textOf } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-mcp-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
