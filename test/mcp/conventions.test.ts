@@ -44,7 +44,7 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
       ['guest', ['guest']],
     ] as const) {
       secrets[name] = home.hearth.tokens.create(name).secret;
-      home.hearth.policy.setRoles(`mcp:${name}`, [...roles]);
+      home.hearth.policy.setRoles(`http:${name}`, [...roles]);
     }
     // Family may work the front door lock (unlocking still needs an approver), and approve nothing.
     home.hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', priority: 10 });
@@ -214,7 +214,7 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     assert.match(textOf(held), /approvers: role:owner/);
     assert.equal(home.hearth.approvals.get(approvalId)?.status, 'pending');
     assert.equal(lockState(), before);
-    assert.ok(!home.hearth.audit.tail(5).some((r) => r.principal === 'mcp:family' && r.tool === 'front_door_lock' && r.outcome === 'confirmed'));
+    assert.ok(!home.hearth.audit.tail(5).some((r) => r.principal === 'http:family' && r.tool === 'front_door_lock' && r.outcome === 'confirmed'));
     assert.ok(home.hearth.approvals.deny(approvalId, 'cli:test'));
   });
 
@@ -225,11 +225,11 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     assert.ok(!done.isError, textOf(done));
     assert.match(textOf(done), /^confirmed: .*unlocked/i);
     const row = home.hearth.audit.tail(1)[0];
-    assert.deepEqual([row.principal, row.tool, row.outcome], ['mcp:owner', 'front_door_lock', 'confirmed']);
+    assert.deepEqual([row.principal, row.tool, row.outcome], ['http:owner', 'front_door_lock', 'confirmed']);
     const approvalId = /approved: ([0-9a-f]+)/.exec(row.reason)?.[1];
     assert.ok(approvalId, row.reason);
     const approval = home.hearth.approvals.get(approvalId)!;
-    assert.deepEqual([approval.status, approval.decidedBy], ['used', 'mcp:owner']);
+    assert.deepEqual([approval.status, approval.decidedBy], ['used', 'http:owner']);
     assert.match(String(asked[0].message), new RegExp(`approval ${approvalId}`));
     const lock = await call(client, 'front_door_lock', { action: 'lock' });
     assert.match(textOf(lock), /^confirmed/);
@@ -240,11 +240,11 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     const { client } = await connect('owner', () => ({ action: 'accept', content: { approve: false } }));
     const refused = await call(client, 'front_door_lock', { action: 'unlock' });
     assert.equal(refused.isError, true);
-    const m = /^not done: mcp:owner refused approval ([0-9a-f]+) in the client\.$/.exec(textOf(refused));
+    const m = /^not done: http:owner refused approval ([0-9a-f]+) in the client\.$/.exec(textOf(refused));
     assert.ok(m, textOf(refused));
     assert.equal(home.hearth.approvals.get(m[1])?.status, 'denied');
     const row = home.hearth.audit.tail(1)[0];
-    assert.deepEqual([row.principal, row.tool, row.action, row.outcome], ['mcp:owner', 'front_door_lock', 'deny_approval', 'denied']);
+    assert.deepEqual([row.principal, row.tool, row.action, row.outcome], ['http:owner', 'front_door_lock', 'deny_approval', 'denied']);
   });
 
   it("a flow's tool is offered only to principals whose rules could allow it", async () => {

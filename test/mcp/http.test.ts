@@ -39,9 +39,9 @@ describe('MCP over Streamable HTTP', () => {
 
   before(() => {
     ownerSecret = home.hearth.tokens.create('owner-laptop').secret;
-    home.hearth.policy.setRoles('mcp:owner-laptop', ['owner']);
+    home.hearth.policy.setRoles('http:owner-laptop', ['owner']);
     guestSecret = home.hearth.tokens.create('guest-tablet').secret;
-    home.hearth.policy.setRoles('mcp:guest-tablet', ['guest']);
+    home.hearth.policy.setRoles('http:guest-tablet', ['guest']);
   });
 
   it("lists the principal's tools with annotations", async () => {
@@ -81,7 +81,7 @@ describe('MCP over Streamable HTTP', () => {
     assert.ok(typeof on._meta?.['hearth/auditId'] === 'number');
     assert.equal(JSON.stringify(on).includes('hearth-demo/'), false, 'no topics (details) reach the client');
     const row = home.hearth.audit.tail(1)[0];
-    assert.equal(row.principal, 'mcp:owner-laptop');
+    assert.equal(row.principal, 'http:owner-laptop');
     assert.match(row.requestId, /^mcp:[0-9a-f-]{36}$/);
     assert.match(row.session ?? '', /^mcp:[0-9a-f-]{12}$/);
     assert.equal(row.outcome, 'confirmed');
@@ -114,7 +114,7 @@ describe('MCP over Streamable HTTP', () => {
     assert.equal(denied.isError, true);
     assert.match(textOf(denied), /^not allowed: .*actuators are denied unless a rule allows them/);
     assert.equal(home.hearth.audit.tail(1)[0].outcome, 'denied');
-    assert.equal(home.hearth.audit.tail(1)[0].principal, 'mcp:guest-tablet');
+    assert.equal(home.hearth.audit.tail(1)[0].principal, 'http:guest-tablet');
   });
 
   it('holds a confirm rule for approval; the retried call goes through once granted', async () => {
@@ -219,7 +219,7 @@ describe('MCP over Streamable HTTP', () => {
     await assert.rejects(connect('hearth_wrong'), /401|Unauthorized|not valid/i);
     // Revoked tokens stop working at once.
     const temp = home.hearth.tokens.create('temp').secret;
-    home.hearth.policy.setRoles('mcp:temp', ['owner']);
+    home.hearth.policy.setRoles('http:temp', ['owner']);
     const tempClient = await connect(temp);
     home.hearth.tokens.revoke('temp');
     await assert.rejects(tempClient.listTools(), /401|not valid/i);
