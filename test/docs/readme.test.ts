@@ -179,16 +179,32 @@ describe('README: what `npm start` prints is what the demo prints', () => {
   });
 });
 
-describe('README: the commands it shows', () => {
-  const blocks = codeBlocks(readme).filter((b) => b.lang === 'sh');
-  const commands = blocks
-    .flatMap((b) => b.body.split('\n'))
-    .map((l) => l.replace(/\s+#.*$/, '').trim())
-    .filter((l) => l.startsWith('npm '));
+describe('the commands the README and docs/ show', () => {
+  const texts = [readme, ...pages.map(read)];
+  const shLines = (md: string) =>
+    codeBlocks(md)
+      .filter((b) => b.lang === 'sh')
+      .flatMap((b) => b.body.split('\n'))
+      .map((l) => l.replace(/\s+#.*$/, '').trim());
+  const npmLines = shLines(readme).filter((l) => l.startsWith('npm '));
+
+  /** Every `hearth` command shown, as its words: in sh blocks (`hearth ...`, `npm run hearth -- ...`, `npm start -- ...`) and in inline code. */
+  const hearthCommands = texts.flatMap((md) => {
+    const inline = [...prose(md).matchAll(/`((?:hearth|npm run hearth --|npm start --) [^`]+)`/g)].map((m) => m[1]);
+    return (
+      [...shLines(md), ...inline]
+        .flatMap((l) => l.split(/\s+\/\s+(?=hearth )/))
+        .map((l) => /^(?:hearth|npm run hearth --|npm start --(?= )) ?(.*)$/.exec(l.replace(/\s+[&>].*$/, '')))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => (m[0].startsWith('npm start') ? ['start', ...m[1].split(/\s+/)] : m[1].split(/\s+/)).filter(Boolean))
+        // Placeholders and alternatives (`hearth <command> --help`, `policy allow|deny`) are not commands to run.
+        .filter((words) => words.length > 0 && !/[<|…]/.test(words[0]) && !/[<|…]/.test(words[1] ?? ''))
+    );
+  });
 
   it('uses only the scripts package.json has, and Node as package.json asks', () => {
     const pkg = JSON.parse(read(join(ROOT, 'package.json'))) as { scripts: Record<string, string>; engines: { node: string } };
-    for (const line of commands) {
+    for (const line of npmLines) {
       for (const [, script] of line.matchAll(/npm (?:run )?(start|test|[\w-]+)\b/g)) {
         if (script === 'ci' || script === 'link') continue;
         assert.ok(pkg.scripts[script], `npm script ${script} (in: ${line})`);
@@ -210,20 +226,15 @@ describe('README: the commands it shows', () => {
       }
       return helps.get(key)!;
     };
-    let checked = 0;
-    for (const line of commands) {
-      const m = /^npm (?:start|run hearth) -- (.*)$/.exec(line);
-      if (!m) continue;
-      const words = (line.startsWith('npm start') ? ['start', ...m[1].split(/\s+/)] : m[1].split(/\s+/)).filter(Boolean);
-      const path = [words[0]];
-      if (/^Commands:/m.test(await help(path)) && words[1] && !words[1].startsWith('-')) path.push(words[1]);
+    for (const words of hearthCommands) {
+      const path = words[0].startsWith('-') ? [] : [words[0]];
+      if (path.length && /^Commands:/m.test(await help(path)) && words[1] && !words[1].startsWith('-')) path.push(words[1]);
       const text = await help(path);
-      for (const flag of words.filter((w) => w.startsWith('--'))) {
-        assert.match(text, new RegExp(`(^|[\\s,])${flag}\\b`), `hearth ${path.join(' ')} takes ${flag}`);
+      for (const flag of words.filter((w) => /^--?[a-z]/.test(w)).map((w) => w.split('=')[0])) {
+        assert.match(text, new RegExp(`(^|[\\s,])${flag}\\b`), `hearth ${path.join(' ')} takes ${flag} (in: ${words.join(' ')})`);
       }
-      checked++;
     }
-    assert.ok(checked >= 5, `checked ${checked} commands`);
+    assert.ok(hearthCommands.length >= 30, `checked ${hearthCommands.length} commands`);
   });
 });
 
