@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadConfig } from '../../src/config/load.js';
+import { configLeaves, loadConfig, snakeName } from '../../src/config/load.js';
 import { endpointFor } from '../../src/daemon/endpoint.js';
 import { credentialFileFor } from '../../src/mqtt/broker-credential-file.js';
 import { freePort } from '../helpers/brokers.js';
@@ -235,6 +235,25 @@ describe('the commands the README and docs/ show', () => {
       }
     }
     assert.ok(hearthCommands.length >= 30, `checked ${hearthCommands.length} commands`);
+  });
+});
+
+describe('the settings the README and docs/ name', () => {
+  const leaves = new Map(configLeaves.map((l) => [l.path.map(snakeName).join('.'), l.schema]));
+  const known = new Set([...leaves.keys()].flatMap((p) => p.split('.').map((_, i, a) => a.slice(0, i + 1).join('.'))));
+  const tops = new Set([...leaves.keys()].map((p) => p.split('.')[0]));
+  const named = [README, ...pages].flatMap((file) =>
+    [...prose(read(file)).matchAll(/`([a-z_]+(?:\.[a-zA-Z_]+)+)`(?: \((\d[\d,]*)( MiB)?\))?/g)]
+      .filter((m) => tops.has(m[1].split('.')[0]) && !/\.(ya?ml|md|json|db|ts|js)$/.test(m[1]))
+      .map((m) => ({ file: relative(ROOT, file), key: m[1], value: m[2] && Number(m[2].replace(/,/g, '')) * (m[3] ? 1024 * 1024 : 1) })),
+  );
+
+  it("each is a hearth.yaml key as it is spelt now (snake_case), and a default given in brackets is the code's", () => {
+    assert.ok(named.length >= 20, `found ${named.length} settings`);
+    for (const { file, key, value } of named) {
+      assert.ok(known.has(key), `${file}: \`${key}\` is not a setting of hearth.yaml`);
+      if (value !== undefined) assert.equal(value, leaves.get(key)?.default, `${file}: the default of ${key}`);
+    }
   });
 });
 
