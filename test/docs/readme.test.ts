@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse as parseYaml } from 'yaml';
 import { configLeaves, loadConfig, snakeName } from '../../src/config/load.js';
 import { endpointFor } from '../../src/daemon/endpoint.js';
 import { credentialFileFor } from '../../src/mqtt/broker-credential-file.js';
@@ -162,6 +163,17 @@ describe('README: what `npm start` prints is what the demo prints', () => {
     assert.ok(shown, 'voice-and-chat.md shows the chat starting');
     assert.equal(shown.replace(/cli:\S+/, 'cli:USER'), first.replace(/cli:\S+/, 'cli:USER'), chat.stderr());
     assert.match(first, new RegExp(`; ${tools} tools\\.`));
+  });
+
+  it("the demo camera's frame interval the README states is the demo device file's", () => {
+    const words = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
+    const [, said] = /camera publishes a JPEG frame[^.]*?every (\w+) seconds/.exec(prose(readme).replace(/\s+/g, ' ')) ?? [];
+    assert.ok(said, 'the README says how often the camera publishes');
+    const file = parseYaml(read(join(ROOT, 'devices', 'demo', 'entrance.yaml'))) as {
+      devices: Array<{ entities: Record<string, { kind: string; simulate?: { interval_ms?: number } }> }>;
+    };
+    const camera = file.devices.flatMap((d) => Object.values(d.entities)).find((e) => e.kind === 'camera');
+    assert.equal(words.indexOf(said) * 1000, camera?.simulate?.interval_ms);
   });
 
   it('the reset removes the database and every file Hearth keeps beside it', () => {
