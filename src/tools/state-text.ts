@@ -30,14 +30,18 @@ function valueText(entity: Entity, value: unknown, key?: string): string {
   }
   const unit = entity.unit && (key === undefined || key === 'temperature' || key === 'current_temperature') ? ` ${deviceWord(entity.unit, 16)}` : '';
   if (key === 'position') return `${value}%`;
-  if (key === 'brightness' && entity.ranges.brightness) return `${value} of ${entity.ranges.brightness.max}`;
+  // A percentage for people, and the light's own scale, which its tool takes, for the model.
+  if (key === 'brightness' && entity.ranges.brightness) {
+    const { max } = entity.ranges.brightness;
+    return typeof value === 'number' && max > 0 ? `${Math.round((value / max) * 100)}% (${value} of ${max})` : `${value} of ${max}`;
+  }
   return `${value}${unit}`;
 }
 
 /** What we can say of the age of a retained value: nothing, and why. */
 export const RETAINED_AGE = 'reported before Hearth subscribed (kept by the broker; age unknown)';
 
-/** `"Kitchen light" (kitchen_light.light, area "Kitchen"): on, brightness 180 of 254; updated 3 s ago; online.` */
+/** `"Kitchen light" (kitchen_light.light, area "Kitchen"): on, brightness 71% (180 of 254); updated 3 s ago; online.` */
 export function stateText(entity: Entity, state: EntityState | undefined, now = Date.now()): string {
   const head = `${quoted(entity.name)} (${entity.id}${entity.area ? `, area ${quoted(entity.area, 40)}` : ''})`;
   if (!state || (state.value === undefined && Object.keys(state.attributes).length === 0 && !state.frame)) {
@@ -53,7 +57,7 @@ export function stateText(entity: Entity, state: EntityState | undefined, now = 
   return `${head}: ${parts.join(', ')}${when}${availabilityText(state)}.`;
 }
 
-/** The value and attributes as words (`on`, `brightness 180 of 254`, `colour temperature about 2700 K (warm white)`): the agent's and the terminal's reading. */
+/** The value and attributes as words (`on`, `brightness 71% (180 of 254)`, `colour temperature about 2700 K (warm white)`): the agent's and the terminal's reading. */
 export function valueParts(entity: Entity, state: EntityState): string[] {
   const parts: string[] = [];
   const main =

@@ -89,7 +89,7 @@ describe('builtin engine with an OpenAI-compatible model', () => {
         session.respondPermission(e.request_id, 'allow_once');
       }
     }
-    assert.match((events.find((e) => e.type === 'tool_result') as { content: string }).content, /^confirmed: .*brightness 200/);
+    assert.match((events.find((e) => e.type === 'tool_result') as { content: string }).content, /^confirmed: .*brightness \d+% \(200 of 254\)/);
 
     server.setScript([toolCallChunks([{ id: 'k2', name: 'host__kitchen_light', arguments: { action: 'turn_off' } }]), textChunks('not done')]);
     const turn2 = await session.prompt('kitchen off');

@@ -82,7 +82,7 @@ describe('colour temperature', () => {
 
   it('reads as kelvin and its word in colour-temperature mode, as the colour in colour mode', () => {
     const text = stateText(bulb(), on({ brightness: 254, color_temp: 370, color_mode: 'color_temp', color_x: 0.46, color_y: 0.41 }));
-    assert.match(text, /: on, brightness 254 of 254, colour temperature about 2700 K \(warm white\);/);
+    assert.match(text, /: on, brightness 100% \(254 of 254\), colour temperature about 2700 K \(warm white\);/);
     assert.doesNotMatch(text, /color mode|x 0\.46/);
     const colour = stateText(bulb(), on({ color_temp: 370, color_mode: 'xy', color_x: 0.6401, color_y: 0.33 }));
     assert.match(colour, /: on, colour about red \(x 0\.6401, y 0\.33\)/);

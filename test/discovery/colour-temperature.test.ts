@@ -168,7 +168,7 @@ describe('colour temperature on a real broker', () => {
 
   it('a Zigbee2MQTT bulb gets mireds, and a report 3 mireds off still confirms it', async () => {
     const res = await call(BULB, { action: 'turn_on', color_temp: 2700 });
-    assert.match(res.text!, /^confirmed: .*: on, brightness 254 of 254, colour temperature about 2700 K \(warm white\)/, res.text);
+    assert.match(res.text!, /^confirmed: .*: on, brightness 100% \(254 of 254\), colour temperature about 2700 K \(warm white\)/, res.text);
     assert.deepEqual(sets.at(-1), { topic: 'zigbee2mqtt/Desk bulb/set', text: JSON.stringify({ state: 'ON', color_temp: 370 }) });
     assert.equal(hearth.bridge.cache.get(BULB)!.attributes.color_temp, 373);
     // The warm end: 2200 K is 455 mireds, kept within the bulb's 454.

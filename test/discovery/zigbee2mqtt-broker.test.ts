@@ -224,7 +224,7 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
   it('sends commands as JSON to <device>/set and confirms them from the echo', async () => {
     const light = `${ID.light}.light`;
     const on = await call(light, { action: 'turn_on', brightness: 100 });
-    assert.match(on.text!, /^confirmed: .*on, brightness 100 of 254/);
+    assert.match(on.text!, /^confirmed: .*on, brightness 39% \(100 of 254\)/);
     assert.deepEqual(fake.sets('zigbee2mqtt/Living room light').at(-1), '{"state":"ON","brightness":100}');
     const warm = await call(light, { action: 'turn_on', color_temp: 2700 });
     assert.match(warm.text!, /^confirmed: .*colour temperature about 2700 K \(warm white\)/, warm.text);

@@ -64,7 +64,7 @@ for (const { kind, start } of brokerKinds) {
 
     it('acts on every demo actuator: dimmer, thermostat, garage door, lock (with approval)', async () => {
       const dim = await call('kitchen_light', { action: 'turn_on', brightness: 77 });
-      assert.match(dim.text!, /^confirmed: .*on, brightness 77 of 254/);
+      assert.match(dim.text!, /^confirmed: .*on, brightness 30% \(77 of 254\)/);
       assert.deepEqual(
         JSON.parse(
           home
@@ -76,7 +76,7 @@ for (const { kind, start } of brokerKinds) {
       );
       // The simulated bulb takes CIE xy, and reports the colour back.
       const blue = await call('kitchen_light', { action: 'turn_on', color: 'Blue' });
-      assert.match(blue.text!, /^confirmed: .*on, brightness 77 of 254, colour about blue \(x 0\.1\d+, y 0\.0\d+\)/, blue.text);
+      assert.match(blue.text!, /^confirmed: .*on, brightness 30% \(77 of 254\), colour about blue \(x 0\.1\d+, y 0\.0\d+\)/, blue.text);
       assert.deepEqual(
         JSON.parse(
           home

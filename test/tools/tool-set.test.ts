@@ -83,7 +83,7 @@ describe('tool set on a running home', () => {
     );
     assert.match(
       (await call('control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 30 })).text!,
-      /^confirmed: .*brightness 30 of 254/,
+      /^confirmed: .*brightness 12% \(30 of 254\)/,
     );
     const wrongKind = await call('control_lights', { entity: 'living_room_lamp.lamp', action: 'turn_on' });
     assert.equal(wrongKind.isError, true);

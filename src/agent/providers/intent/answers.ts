@@ -253,7 +253,7 @@ export function stateSentence(line: StateLine, e: Entity | undefined, r: Respons
   let body: string;
   if (kind === 'light' || kind === 'switch') {
     const b = attribute(line.parts, 'brightness');
-    const m = b?.match(/^(-?[\d.]+) of ([\d.]+)$/);
+    const m = b?.match(/(-?[\d.]+) of ([\d.]+)\)?$/);
     body = main === 'on' && m ? r.say('state_on_at', { name, value: `${percentOf(Number(m[1]), e, Number(m[2]))}%` }) : is(clean(main));
   } else if (kind === 'cover') {
     const pos = attribute(line.parts, 'position');
@@ -310,7 +310,7 @@ function doneSentence(action: string | undefined, args: Record<string, unknown>,
     case 'turn_on': {
       const color = args.color !== undefined ? line.parts.map((p) => /^colour about ([a-z]+(?: [a-z]+)*)/.exec(p)?.[1]).find(Boolean) : undefined;
       if (color) return r.say('done_state', { name, state: color });
-      const b = attribute(line.parts, 'brightness')?.match(/^(-?[\d.]+) of ([\d.]+)$/);
+      const b = attribute(line.parts, 'brightness')?.match(/(-?[\d.]+) of ([\d.]+)\)?$/);
       const pct = b ? percentOf(Number(b[1]), e, Number(b[2])) : undefined;
       if (pct !== undefined && args.brightness !== undefined) return r.say('done_at', { name, value: `${pct}%` });
       if (pct !== undefined && main === 'on') return r.say('done_on_at', { name, value: `${pct}%` });
