@@ -1,20 +1,28 @@
--- History as a disk budget (issue 33). Rows name their entity by a small number (history_series) instead of its
--- text id, and carry no index on time: they are appended in time order, so the oldest rows are the lowest rowids
--- and pruning takes them from the front. Five-minute summaries of the numbers are packed per entity and hour in
--- one small row (history_hourly.slots: 12 x [n u16, low f32, high f32, mean f32], little-endian), rolled up from
--- the raw rows once the hour is over; a year of them for 300 entities is ~0.5 GiB instead of ~2.5 as a row per
--- summary. history_meta remembers how far the roll-up has read.
+-- History as a disk budget (issue 33). Raw changes are packed: the recorder appends rows to history_recent (no
+-- index, so a row costs one append), and every five minutes a pass packs each entity's rows into one
+-- history_blocks row (times and values delta-encoded: ~3-5 bytes a change instead of ~50 as an indexed row),
+-- folds the numbers into five-minute summaries (history_hourly.slots: 12 x [n u16, low f32, high f32, mean f32],
+-- little-endian, one row per entity and hour) and deletes the rows it packed. Entities are named by a small
+-- number (history_series). Blocks and summaries are appended in time order, so the oldest are the lowest rowids
+-- and the budget prunes them from the front. history_meta remembers how far the summaries are complete.
 CREATE TABLE history_series (
   id INTEGER PRIMARY KEY,
   entity_id TEXT NOT NULL UNIQUE
 );
-CREATE TABLE history_raw (
+CREATE TABLE history_recent (
   series INTEGER NOT NULL,
   ts INTEGER NOT NULL,
   num REAL,
   state TEXT
 );
-CREATE INDEX history_raw_series_ts ON history_raw (series, ts);
+CREATE TABLE history_blocks (
+  series INTEGER NOT NULL,
+  t0 INTEGER NOT NULL,
+  t1 INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  data BLOB NOT NULL
+);
+CREATE INDEX history_blocks_series_t0 ON history_blocks (series, t0);
 CREATE TABLE history_hourly (
   series INTEGER NOT NULL,
   hour INTEGER NOT NULL,
@@ -26,9 +34,10 @@ CREATE TABLE history_meta (
   value INTEGER NOT NULL
 ) WITHOUT ROWID;
 
+-- The kept rows become recent rows; the first pass packs and summarises them (the old per-row summaries are
+-- not carried over: the rows they summarised are).
 INSERT INTO history_series (entity_id) SELECT entity_id FROM history UNION SELECT entity_id FROM history_rollup;
-INSERT INTO history_raw (series, ts, num, state)
+INSERT INTO history_recent (series, ts, num, state)
   SELECT s.id, h.ts, h.num, h.state FROM history h JOIN history_series s ON s.entity_id = h.entity_id ORDER BY h.ts, h.rowid;
--- The old per-row summaries are not carried over: the store rolls the kept rows up again (from the first hour).
 DROP TABLE history;
 DROP TABLE history_rollup;

@@ -1,10 +1,13 @@
-// Entity history (migration 0013) kept within a disk budget: raw rows (every recorded change) and five-minute
-// summaries of the numbers packed per entity and hour. Raw rows are appended in time order, so the oldest are the
-// lowest rowids; when the database is over its budget the oldest raw rows go first (never those younger than
-// minRawMs, nor any not yet rolled up), then the oldest summaries. Reads downsample a long range into buckets
-// (min/max/avg for numbers, the last state for everything else) so a long chart is a few hundred points whatever
-// the sensor's rate. Statements are prepared once; every write is one synchronous transaction.
+// Entity history (migration 0013) kept within a disk budget. The recorder appends rows to history_recent; every
+// five minutes a pass (rollUp) packs each entity's rows into a block of raw changes (block.ts) and folds the
+// numbers into five-minute summaries packed per entity and hour. Blocks and summaries are appended in time order,
+// so the oldest are the lowest rowids: when the database is over its budget the oldest raw blocks go first (never
+// those younger than minRawMs), then the oldest summaries. Reads downsample a long range into buckets
+// (min/max/avg for numbers, the last state for everything else), from the summaries where the buckets are wide,
+// so a long chart is a few hundred points whatever the sensor's rate. Statements are prepared once; every write
+// is one synchronous transaction.
 import type { Db } from '../db/database.js';
+import { decodeBlock, encodeBlock, type Value } from './block.js';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -18,10 +21,12 @@ export const ROLLUP_MS = 5 * 60_000;
 const SLOTS = HOUR_MS / ROLLUP_MS;
 /** One packed summary: n (u16), low, high, mean (f32), little-endian. */
 const SLOT_BYTES = 14;
-/** An hour is rolled up this long after it ends, so that rows still in the recorder's batch are in it. */
-export const ROLLUP_GRACE_MS = 2 * 60_000;
-/** Raw rows the roll-up reads per call: an hour of a very busy home is millions, read a slice at a time. */
-const ROLLUP_SLICE = 100_000;
+/** Five minutes are packed this long after they end, so that rows still in the recorder's batch are in them. */
+export const ROLLUP_GRACE_MS = 60_000;
+/** Recent rows a pass reads per call (five minutes of a very busy home are 600,000: a slice at a time). */
+const PASS_SLICE = 50_000;
+/** A pass writes what it has read once it holds this many rows, whether or not it has caught up. */
+const PASS_MAX = 1_000_000;
 
 export interface HistoryRow {
   entityId: string;
@@ -72,11 +77,11 @@ export interface HistoryOptions {
 
 /** How far back history reaches, and how much of the budget the database uses. */
 export interface HistoryReach {
-  /** The oldest raw row (every change), or null when there is none. */
+  /** The oldest raw change kept, or null when there is none. */
   rawSince: number | null;
   /** The oldest five-minute summary's start, or null. */
   rollupSince: number | null;
-  /** Summaries cover hours before this (later ones are read from the raw rows). */
+  /** Summaries are complete before this (later changes are read from the raw rows). */
   rolledUntil: number;
   usedBytes: number;
   budgetBytes: number;
@@ -89,8 +94,10 @@ export interface HistoryStats {
   transactions: number;
   /** Rows written. */
   rows: number;
-  /** Raw rows deleted by pruning. */
+  /** Raw changes deleted by pruning. */
   pruned: number;
+  /** Raw blocks written by the passes. */
+  blocks: number;
   /** Hourly summary rows deleted by pruning. */
   prunedRollups: number;
 }
@@ -112,95 +119,94 @@ export function historyOptions(config?: { budgetMb?: number; minRawHours?: numbe
 /** A slot's running summary while an hour is rolled up: n, low, high, sum per slot. */
 type Acc = Float64Array;
 
+/** What a pass has read and not yet written: each entity's rows in the order they came. */
+interface Pass {
+  cursor: number;
+  rows: number;
+  series: Map<number, { ts: number[]; vals: Value[] }>;
+}
+
+interface Readings {
+  ts: number[];
+  vals: Value[];
+}
+
 export class HistoryStore {
   readonly options: HistoryOptions;
   private readonly ids = new Map<string, number>();
   private readonly insert;
   private readonly addSeries;
   private readonly seriesId;
-  private readonly countRange;
-  private readonly rawRange;
-  private readonly numBuckets;
-  private readonly stateBuckets;
-  private readonly lastBefore;
-  private readonly lastRows;
-  private readonly firstRaw;
-  private readonly oldestRaw;
+  private readonly recentRange;
+  private readonly recentBefore;
+  private readonly recentFirst;
+  private readonly blockRange;
+  private readonly blockBefore;
+  private readonly blockFirst;
+  private readonly oldestRecent;
+  private readonly oldestBlock;
   private readonly oldestHourly;
-  private readonly pruneRaw;
+  private readonly pruneBlocks;
   private readonly pruneHourly;
-  private readonly scanRaw;
+  private readonly scanRecent;
+  private readonly firstRecent;
+  private readonly deleteRecent;
+  private readonly putBlock;
   private readonly getHourly;
   private readonly putHourly;
   private readonly hourlyRange;
+  private readonly hourlyAny;
   private readonly getMeta;
   private readonly setMeta;
   private readonly writeBatch;
-  private readonly flushRollup;
-  /** Summaries read but not yet written (an hour read across several slices). */
-  private acc = new Map<number, { series: number; hour: number; slots: Acc }>();
-  /** The raw rowid the summaries on disk have read up to, and the one this pass has read up to. */
-  private scanned: number;
-  private pendingScan: number;
+  private readonly writePass;
+  private pass?: Pass;
+  /** Summaries are complete before this time (ms). */
   private rolled: number;
-  readonly stats: HistoryStats = { transactions: 0, rows: 0, pruned: 0, prunedRollups: 0 };
+  readonly stats: HistoryStats = { transactions: 0, rows: 0, pruned: 0, prunedRollups: 0, blocks: 0 };
 
   constructor(
     private readonly db: Db,
     options: Partial<HistoryOptions> = {},
   ) {
     this.options = { ...historyOptions(), ...options };
-    this.insert = db.prepare('INSERT INTO history_raw (series, ts, num, state) VALUES (?, ?, ?, ?)');
+    this.insert = db.prepare('INSERT INTO history_recent (series, ts, num, state) VALUES (?, ?, ?, ?)');
     this.addSeries = db.prepare('INSERT OR IGNORE INTO history_series (entity_id) VALUES (?)');
     this.seriesId = db.prepare('SELECT id FROM history_series WHERE entity_id = ?').pluck();
-    this.countRange = db.prepare(
-      'SELECT count(*) AS n, count(num) AS nums FROM (SELECT num FROM history_raw WHERE series = ? AND ts >= ? AND ts <= ? LIMIT ?)',
-    );
-    this.rawRange = db.prepare('SELECT ts, num, state FROM history_raw WHERE series = ? AND ts >= ? AND ts <= ? ORDER BY ts, rowid');
-    this.numBuckets = db.prepare(
-      'SELECT CAST((ts - @origin) / @width AS INTEGER) AS b, max(ts) AS ts, min(num) AS min, max(num) AS max, avg(num) AS avg, count(*) AS n ' +
-        'FROM history_raw WHERE series = @series AND ts >= @since AND ts <= @until AND num IS NOT NULL GROUP BY b ORDER BY b',
-    );
-    // SQLite's bare column with max(): the state of the bucket's newest row.
-    this.stateBuckets = db.prepare(
-      'SELECT CAST((ts - @since) / @width AS INTEGER) AS b, max(ts) AS ts, state, count(*) AS n ' +
-        'FROM history_raw WHERE series = @series AND ts >= @since AND ts <= @until GROUP BY b ORDER BY b',
-    );
-    this.lastBefore = db.prepare('SELECT ts, num, state FROM history_raw WHERE series = ? AND ts < ? ORDER BY ts DESC, rowid DESC LIMIT 1');
-    this.lastRows = db.prepare('SELECT ts, num, state FROM history_raw WHERE series = ? AND ts >= ? AND ts <= ? ORDER BY ts DESC, rowid DESC LIMIT ?');
-    this.firstRaw = db.prepare('SELECT ts FROM history_raw WHERE series = ? ORDER BY ts LIMIT 1').pluck();
-    this.oldestRaw = db.prepare('SELECT rowid AS id, ts FROM history_raw ORDER BY rowid LIMIT 1');
+    // history_recent holds the last few minutes and has no index: these scan it.
+    this.recentRange = db.prepare('SELECT ts, num, state FROM history_recent WHERE series = ? AND ts >= ? AND ts <= ? ORDER BY ts, rowid').raw();
+    this.recentBefore = db.prepare('SELECT ts, num, state FROM history_recent WHERE series = ? AND ts < ? ORDER BY ts DESC, rowid DESC LIMIT 1').raw();
+    this.recentFirst = db.prepare('SELECT min(ts) FROM history_recent WHERE series = ?').pluck();
+    // A block never spans more than an hour, so the ones that reach into [a, b] start after a - 1 h.
+    this.blockRange = db.prepare('SELECT t0, n, data FROM history_blocks WHERE series = ? AND t0 >= ? AND t0 <= ? AND t1 >= ? ORDER BY t0, rowid').raw();
+    this.blockBefore = db.prepare('SELECT t0, n, data FROM history_blocks WHERE series = ? AND t0 < ? ORDER BY t0 DESC, rowid DESC LIMIT 1').raw();
+    this.blockFirst = db.prepare('SELECT t0 FROM history_blocks WHERE series = ? ORDER BY t0 LIMIT 1').pluck();
+    this.oldestRecent = db.prepare('SELECT ts FROM history_recent ORDER BY rowid LIMIT 1').pluck();
+    this.oldestBlock = db.prepare('SELECT t0 FROM history_blocks ORDER BY rowid LIMIT 1').pluck();
     this.oldestHourly = db.prepare('SELECT hour FROM history_hourly ORDER BY rowid LIMIT 1').pluck();
-    // The oldest rows go first: a slice from the front (rowid order is time order), and only rows that are old
-    // enough and already summarised.
-    this.pruneRaw = db.prepare(
-      'DELETE FROM history_raw WHERE rowid IN (SELECT rowid FROM history_raw WHERE rowid <= @upto ORDER BY rowid LIMIT @limit) AND ts < @cutoff',
-    );
+    // The oldest go first: a slice from the front (rowid order is time order) of what is old enough.
+    this.pruneBlocks = db
+      .prepare('DELETE FROM history_blocks WHERE rowid IN (SELECT rowid FROM history_blocks ORDER BY rowid LIMIT @limit) AND t1 < @cutoff RETURNING n')
+      .pluck();
     this.pruneHourly = db.prepare(
       'DELETE FROM history_hourly WHERE rowid IN (SELECT rowid FROM history_hourly ORDER BY rowid LIMIT @limit) AND hour < @cutoff',
     );
-    this.scanRaw = db.prepare('SELECT rowid AS id, series, ts, num FROM history_raw WHERE rowid > ? ORDER BY rowid LIMIT ?').raw();
+    this.scanRecent = db.prepare('SELECT rowid, series, ts, num, state FROM history_recent WHERE rowid > ? ORDER BY rowid LIMIT ?').raw();
+    this.firstRecent = db.prepare('SELECT ts FROM history_recent ORDER BY rowid LIMIT 1').pluck();
+    this.deleteRecent = db.prepare('DELETE FROM history_recent WHERE rowid <= ?');
+    this.putBlock = db.prepare('INSERT INTO history_blocks (series, t0, t1, n, data) VALUES (?, ?, ?, ?, ?)');
     this.getHourly = db.prepare('SELECT slots FROM history_hourly WHERE series = ? AND hour = ?').pluck();
     this.putHourly = db.prepare(
       'INSERT INTO history_hourly (series, hour, slots) VALUES (?, ?, ?) ON CONFLICT (series, hour) DO UPDATE SET slots = excluded.slots',
     );
     this.hourlyRange = db.prepare('SELECT hour, slots FROM history_hourly WHERE series = ? AND hour >= ? AND hour <= ? ORDER BY hour');
+    this.hourlyAny = db.prepare('SELECT 1 FROM history_hourly WHERE series = ? AND hour >= ? AND hour <= ? LIMIT 1').pluck();
     this.getMeta = db.prepare('SELECT value FROM history_meta WHERE key = ?').pluck();
     this.setMeta = db.prepare('INSERT INTO history_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
     this.writeBatch = db.transaction((rows: HistoryRow[]) => {
       for (const r of rows) this.insert.run(this.idOf(r.entityId), r.ts, r.num ?? null, r.state ?? null);
     });
-    this.flushRollup = db.transaction((scanned: number, rolled: number) => {
-      for (const { series, hour, slots } of this.acc.values()) {
-        const old = this.getHourly.get(series, hour) as Buffer | undefined;
-        if (old) mergeSlots(slots, old);
-        this.putHourly.run(series, hour, packSlots(slots));
-      }
-      this.setMeta.run('rollup_rowid', scanned);
-      this.setMeta.run('rolled_until', rolled);
-    });
-    this.scanned = (this.getMeta.get('rollup_rowid') as number | undefined) ?? 0;
-    this.pendingScan = this.scanned;
+    this.writePass = db.transaction((pass: Pass, rolled: number) => this.packPass(pass, rolled));
     this.rolled = (this.getMeta.get('rolled_until') as number | undefined) ?? 0;
   }
 
@@ -227,37 +233,86 @@ export class HistoryStore {
   }
 
   /**
-   * Summarise the numbers of every hour that ended (ROLLUP_GRACE_MS ago) into five-minute slots, reading at most
-   * one slice of raw rows; returns true when it caught up (call again while it returns false).
+   * Pack the recent rows of every five minutes that ended (ROLLUP_GRACE_MS ago) into blocks and summaries,
+   * reading one slice of rows per call; returns true when it caught up (call again while it returns false).
    */
   rollUp(now = Date.now()): boolean {
-    const upto = Math.floor((now - ROLLUP_GRACE_MS) / HOUR_MS) * HOUR_MS;
-    if (upto <= this.rolled && !this.acc.size) return true;
-    const rows = this.scanRaw.all(this.pendingScan, ROLLUP_SLICE) as Array<[number, number, number, number | null]>;
-    let done = rows.length < ROLLUP_SLICE;
-    for (const [id, series, ts, num] of rows) {
-      // Rows are appended in time order: the first of an hour not yet over ends this pass.
+    const upto = Math.floor((now - ROLLUP_GRACE_MS) / ROLLUP_MS) * ROLLUP_MS;
+    if (!this.pass) {
+      const first = this.firstRecent.get() as number | undefined;
+      if (first === undefined || first >= upto) {
+        if (upto > this.rolled) this.markRolled(upto);
+        return true;
+      }
+      this.pass = { cursor: 0, rows: 0, series: new Map() };
+    }
+    const pass = this.pass;
+    const rows = this.scanRecent.all(pass.cursor, PASS_SLICE) as Array<[number, number, number, number | null, string | null]>;
+    let done = rows.length < PASS_SLICE;
+    for (const [id, series, ts, num, state] of rows) {
+      // Rows are appended in time order: the first of five minutes not yet over ends this pass.
       if (ts >= upto) {
         done = true;
         break;
       }
-      this.pendingScan = id;
-      if (num === null) continue;
-      const hour = Math.floor(ts / HOUR_MS);
-      const key = series * 4_194_304 + hour;
-      let a = this.acc.get(key);
-      if (!a) {
-        a = { series, hour, slots: emptySlots() };
-        this.acc.set(key, a);
+      pass.cursor = id;
+      pass.rows++;
+      let s = pass.series.get(series);
+      if (!s) {
+        s = { ts: [], vals: [] };
+        pass.series.set(series, s);
       }
-      addToSlot(a.slots, Math.floor((ts - hour * HOUR_MS) / ROLLUP_MS), num);
+      s.ts.push(ts);
+      s.vals.push(num ?? state);
     }
-    if (!done) return false;
-    this.flushRollup(this.pendingScan, Math.max(upto, this.rolled));
-    this.acc.clear();
-    this.scanned = this.pendingScan;
-    this.rolled = Math.max(upto, this.rolled);
-    return true;
+    if (!done && pass.rows < PASS_MAX) return false;
+    this.writePass(pass, done ? Math.max(upto, this.rolled) : this.rolled);
+    this.pass = undefined;
+    if (done) this.rolled = Math.max(upto, this.rolled);
+    return done;
+  }
+
+  private markRolled(upto: number): void {
+    this.setMeta.run('rolled_until', upto);
+    this.rolled = upto;
+  }
+
+  /** One transaction: the pass's blocks, its summaries merged into the hours' rows, and its rows deleted. */
+  private packPass(pass: Pass, rolled: number): void {
+    const blocks: Array<{ series: number; ts: number[]; vals: Value[] }> = [];
+    for (const [series, { ts, vals }] of pass.series) {
+      const order = sortedOrder(ts);
+      const hours = new Map<number, Acc>();
+      let i = 0;
+      while (i < order.length) {
+        // One block per hour at most, so that a range's blocks are found from its start less an hour.
+        const hour = Math.floor(ts[order[i]!]! / HOUR_MS);
+        const block = { series, ts: [] as number[], vals: [] as Value[] };
+        while (i < order.length && Math.floor(ts[order[i]!]! / HOUR_MS) === hour) {
+          const k = order[i++]!;
+          const v = vals[k]!;
+          block.ts.push(ts[k]!);
+          block.vals.push(v);
+          if (typeof v === 'number' && Number.isFinite(v)) {
+            let acc = hours.get(hour);
+            if (!acc) hours.set(hour, (acc = emptySlots()));
+            addToSlot(acc, Math.floor((ts[k]! - hour * HOUR_MS) / ROLLUP_MS), v);
+          }
+        }
+        blocks.push(block);
+      }
+      for (const [hour, acc] of hours) {
+        const old = this.getHourly.get(series, hour) as Buffer | undefined;
+        if (old) mergeSlots(acc, old);
+        this.putHourly.run(series, hour, packSlots(acc));
+      }
+    }
+    // Written oldest first whatever the entity, so that pruning from the front takes the oldest changes.
+    blocks.sort((x, y) => x.ts[0]! - y.ts[0]!);
+    for (const b of blocks) this.putBlock.run(b.series, b.ts[0], b.ts.at(-1), b.ts.length, encodeBlock(b.ts, b.vals));
+    this.stats.blocks += blocks.length;
+    this.deleteRecent.run(pass.cursor);
+    this.setMeta.run('rolled_until', rolled);
   }
 
   /** Bytes of the database's pages in use (what the budget counts). */
@@ -269,26 +324,26 @@ export class HistoryStore {
   }
 
   /**
-   * Keep history within its limits: summaries older than rollupMs and raw rows older than maxRawMs go; then, while
-   * the database is over its budget, the oldest raw rows (not younger than minRawMs, and already summarised), and
-   * only when none of those is left, the oldest summaries.
+   * Keep history within its limits: summaries older than rollupMs and raw changes older than maxRawMs go; then,
+   * while the database is over its budget, the oldest raw blocks (not younger than minRawMs), and only when none
+   * of those is left, the oldest summaries. Recent rows not yet packed stay.
    */
   prune(now = Date.now()): PruneResult {
     const result: PruneResult = { raw: 0, rollups: 0 };
     const rollupCutoff = Math.floor((now - this.options.rollupMs) / HOUR_MS);
     result.rollups += this.deleteHourly(rollupCutoff, Number.POSITIVE_INFINITY);
     const rawFloor = now - this.options.minRawMs;
-    if (this.options.maxRawMs !== undefined) result.raw += this.deleteRaw(Math.min(rawFloor, now - this.options.maxRawMs), Number.POSITIVE_INFINITY);
+    if (this.options.maxRawMs !== undefined) result.raw += this.deleteBlocks(Math.min(rawFloor, now - this.options.maxRawMs), Number.POSITIVE_INFINITY).changes;
     let over = this.usedBytes() - this.options.budgetBytes;
-    // Raw rows first, in slices sized to the excess (~60 bytes a row), measuring again after each.
+    // Raw blocks first, in slices sized to the excess, measuring again after each.
     while (over > 0) {
-      const gone = this.deleteRaw(rawFloor, Math.min(500_000, Math.max(2_000, Math.ceil(over / 60))));
-      if (!gone) break;
-      result.raw += gone;
+      const gone = this.deleteBlocks(rawFloor, Math.min(200_000, Math.max(200, Math.ceil(over / 100))));
+      if (!gone.blocks) break;
+      result.raw += gone.changes;
       over = this.usedBytes() - this.options.budgetBytes;
     }
     while (over > 0) {
-      const gone = this.deleteHourly(Number.POSITIVE_INFINITY, Math.min(100_000, Math.max(500, Math.ceil(over / 200))));
+      const gone = this.deleteHourly(Number.POSITIVE_INFINITY, Math.min(100_000, Math.max(200, Math.ceil(over / 200))));
       if (!gone) break;
       result.rollups += gone;
       over = this.usedBytes() - this.options.budgetBytes;
@@ -298,22 +353,23 @@ export class HistoryStore {
     return result;
   }
 
-  /** Delete up to `limit` of the oldest raw rows older than `cutoff` (all of them when limit is infinite). */
-  private deleteRaw(cutoff: number, limit: number): number {
-    let total = 0;
+  /** Delete up to `limit` of the oldest blocks that end before `cutoff`: how many blocks and changes went. */
+  private deleteBlocks(cutoff: number, limit: number): { blocks: number; changes: number } {
+    const gone = { blocks: 0, changes: 0 };
     for (;;) {
-      const slice = Math.min(limit - total, 200_000);
-      if (slice <= 0) return total;
-      const gone = this.pruneRaw.run({ upto: this.scanned, limit: slice, cutoff }).changes;
-      total += gone;
-      if (gone < slice) return total;
+      const slice = Math.min(limit - gone.blocks, 20_000);
+      if (slice <= 0) return gone;
+      const ns = this.pruneBlocks.all({ limit: slice, cutoff }) as number[];
+      gone.blocks += ns.length;
+      for (const n of ns) gone.changes += n;
+      if (ns.length < slice) return gone;
     }
   }
 
   private deleteHourly(cutoffHour: number, limit: number): number {
     let total = 0;
     for (;;) {
-      const slice = Math.min(limit - total, 100_000);
+      const slice = Math.min(limit - total, 20_000);
       if (slice <= 0) return total;
       const gone = this.pruneHourly.run({ limit: slice, cutoff: Number.isFinite(cutoffHour) ? cutoffHour : Number.MAX_SAFE_INTEGER }).changes;
       total += gone;
@@ -321,12 +377,13 @@ export class HistoryStore {
     }
   }
 
-  /** How far back raw rows and summaries reach, and the budget. */
+  /** How far back raw changes and summaries reach, and the budget. */
   reach(): HistoryReach {
-    const raw = this.oldestRaw.get() as { ts: number } | undefined;
+    const block = this.oldestBlock.get() as number | undefined;
+    const recent = this.oldestRecent.get() as number | undefined;
     const hour = this.oldestHourly.get() as number | undefined;
     return {
-      rawSince: raw?.ts ?? null,
+      rawSince: block ?? recent ?? null,
       rollupSince: hour === undefined ? null : hour * HOUR_MS,
       rolledUntil: this.rolled,
       usedBytes: this.usedBytes(),
@@ -336,55 +393,122 @@ export class HistoryStore {
     };
   }
 
-  /** The rows of one entity in [since, until], downsampled to about `points` when there are more. */
+  /** One entity's raw changes in [a, b], in time order: the packed blocks, then the recent rows. */
+  private readings(id: number, a: number, b: number): Readings {
+    const out: Readings = { ts: [], vals: [] };
+    if (a > b) return out;
+    let sorted = true;
+    for (const [t0, n, data] of this.blockRange.all(id, a - HOUR_MS, b, a) as Array<[number, number, Buffer]>) {
+      const block = decodeBlock(t0, n, data);
+      for (let k = 0; k < n; k++) {
+        const t = block.ts[k]!;
+        if (t < a || t > b) continue;
+        if (out.ts.length && t < out.ts[out.ts.length - 1]!) sorted = false;
+        out.ts.push(t);
+        out.vals.push(block.vals[k]!);
+      }
+    }
+    for (const [t, num, state] of this.recentRange.all(id, a, b) as Array<[number, number | null, string | null]>) {
+      if (out.ts.length && t < out.ts[out.ts.length - 1]!) sorted = false;
+      out.ts.push(t);
+      out.vals.push(num ?? state);
+    }
+    if (sorted) return out;
+    // Late rows packed in a later block: put them in their place.
+    const order = sortedOrder(out.ts);
+    return { ts: order.map((k) => out.ts[k]!), vals: order.map((k) => out.vals[k]!) };
+  }
+
+  /** The last change of one entity before `ts`, or undefined. */
+  private lastBefore(id: number, ts: number): HistoryPoint | undefined {
+    const recent = this.recentBefore.get(id, ts) as [number, number | null, string | null] | undefined;
+    let best: HistoryPoint | undefined = recent ? { ts: recent[0], value: recent[1] ?? recent[2] } : undefined;
+    const block = this.blockBefore.get(id, ts) as [number, number, Buffer] | undefined;
+    if (block) {
+      const { ts: times, vals } = decodeBlock(block[0], block[1], block[2]);
+      for (let k = times.length - 1; k >= 0; k--) {
+        if (times[k]! < ts) {
+          if (!best || times[k]! > best.ts) best = { ts: times[k]!, value: vals[k]! };
+          break;
+        }
+      }
+    }
+    return best;
+  }
+
+  /** The oldest raw change kept of one entity, or null. */
+  private firstRaw(id: number): number | null {
+    const block = this.blockFirst.get(id) as number | undefined;
+    const recent = this.recentFirst.get(id) as number | null | undefined;
+    if (block === undefined) return recent ?? null;
+    return recent === null || recent === undefined ? block : Math.min(block, recent);
+  }
+
+  /** The changes of one entity in [since, until], downsampled to about `points` when there are more. */
   series(entityId: string, since: number, until: number, points: number): HistorySeries {
     const id = this.known(entityId);
     if (id === undefined) return { entityId, since, until, type: 'state', before: null, points: [], bucketMs: null, rows: 0, rawSince: null };
-    // Only as many rows as decide raw or bucketed: a week of readings is not counted one by one.
-    const { n, nums } = this.countRange.get(id, since, until, points + 1) as { n: number; nums: number };
-    const prev = this.lastBefore.get(id, since) as RawRow | undefined;
-    const rawSince = (this.firstRaw.get(id) as number | undefined) ?? null;
-    // The part of the range older than the raw rows can only come from summaries.
-    const olderThanRaw = rawSince === null ? until : Math.min(until, rawSince - 1);
-    const hasOld =
-      since <= olderThanRaw && this.rolled > since && this.hourlyRange.get(id, Math.floor(since / HOUR_MS), Math.floor(olderThanRaw / HOUR_MS)) !== undefined;
-    const numeric = n > 0 ? nums === n : hasOld || (prev?.num !== null && prev?.num !== undefined);
-    const base = { entityId, since, until, type: numeric ? ('number' as const) : ('state' as const), before: prev ? point(prev) : null, rawSince };
-    if (n <= points && !hasOld) {
-      const raw = (this.rawRange.all(id, since, until) as RawRow[]).map(point);
-      return { ...base, points: raw, bucketMs: null, rows: raw.length };
-    }
+    const rawSince = this.firstRaw(id);
+    const prev = this.lastBefore(id, since);
     const width = Math.max(1, Math.ceil((until - since + 1) / points));
-    const rowsIn = (from: number, to: number) =>
-      from > to ? [] : (this.numBuckets.all({ series: id, origin: since, since: from, until: to, width }) as Bucket[]);
-    if (numeric) {
-      let parts: Bucket[] = [];
-      // Whole five-minute summaries inside the range (for wide buckets, or where no raw row is left); the rest,
-      // the partial ones at its ends and the hours not yet summarised, from the rows.
-      const first = Math.ceil(since / ROLLUP_MS);
-      let last = Math.min(Math.floor((until + 1) / ROLLUP_MS), Math.floor(this.rolled / ROLLUP_MS)) - 1;
-      if (width < 4 * ROLLUP_MS) last = Math.min(last, Math.floor((olderThanRaw + 1) / ROLLUP_MS) - 1);
-      if (first <= last) {
-        parts = [...rowsIn(since, first * ROLLUP_MS - 1), ...this.slotBuckets(id, first, last, since, width), ...rowsIn((last + 1) * ROLLUP_MS, until)];
-      } else {
-        parts = rowsIn(since, until);
-      }
-      const merged = new Map<number, { ts: number; min: number; max: number; sum: number; n: number }>();
-      for (const x of parts) {
-        const o = merged.get(x.b);
-        if (!o) merged.set(x.b, { ts: x.ts, min: x.min, max: x.max, sum: x.avg * x.n, n: x.n });
-        else Object.assign(o, { ts: Math.max(o.ts, x.ts), min: Math.min(o.min, x.min), max: Math.max(o.max, x.max), sum: o.sum + x.avg * x.n, n: o.n + x.n });
-      }
-      const buckets = [...merged.entries()].sort((x, y) => x[0] - y[0]).map(([, o]) => o);
-      return {
-        ...base,
-        points: buckets.map((o) => ({ ts: o.ts, value: round(o.sum / o.n), min: o.min, max: o.max, count: o.n })),
-        bucketMs: width,
-        rows: buckets.reduce((t, o) => t + o.n, 0),
-      };
+    // The five-minute summaries to read: whole ones inside the range that are complete, all of them where the
+    // chart's buckets are wide, only those older than the raw changes otherwise. The rest comes from the changes.
+    const olderThanRaw = rawSince === null ? until : Math.min(until, rawSince - 1);
+    const first = Math.ceil(since / ROLLUP_MS);
+    let last = Math.min(Math.floor((until + 1) / ROLLUP_MS), Math.floor(this.rolled / ROLLUP_MS)) - 1;
+    if (width < 4 * ROLLUP_MS) last = Math.min(last, Math.floor((olderThanRaw + 1) / ROLLUP_MS) - 1);
+    const useSlots = first <= last && this.hourlyAny.get(id, Math.floor(first / SLOTS), Math.floor(last / SLOTS)) !== undefined;
+    const base = { entityId, since, until, before: prev ?? null, rawSince };
+    if (useSlots) {
+      const parts = [
+        ...this.numberBuckets(this.readings(id, since, first * ROLLUP_MS - 1), since, width),
+        ...this.slotBuckets(id, first, last, since, width),
+        ...this.numberBuckets(this.readings(id, (last + 1) * ROLLUP_MS, until), since, width),
+      ];
+      return { ...base, type: 'number', ...foldBuckets(parts, width) };
     }
-    const buckets = this.stateBuckets.all({ series: id, since, until, width }) as Array<{ ts: number; state: string | null; n: number }>;
-    return { ...base, points: buckets.map((b) => ({ ts: b.ts, value: b.state, count: b.n })), bucketMs: width, rows: buckets.reduce((t, b) => t + b.n, 0) };
+    const raw = this.readings(id, since, until);
+    const n = raw.ts.length;
+    let numeric = n > 0;
+    for (const v of raw.vals) if (typeof v !== 'number') numeric = false;
+    if (!n) numeric = typeof prev?.value === 'number';
+    const type = numeric ? ('number' as const) : ('state' as const);
+    if (n <= points) return { ...base, type, points: raw.ts.map((ts, k) => ({ ts, value: raw.vals[k]! })), bucketMs: null, rows: n };
+    if (numeric) return { ...base, type, ...foldBuckets(this.numberBuckets(raw, since, width), width) };
+    // Each bucket shows its newest state.
+    const buckets = new Map<number, { ts: number; value: Value; n: number }>();
+    for (let k = 0; k < n; k++) {
+      const b = Math.floor((raw.ts[k]! - since) / width);
+      const o = buckets.get(b);
+      if (!o) buckets.set(b, { ts: raw.ts[k]!, value: raw.vals[k]!, n: 1 });
+      else {
+        o.n++;
+        if (raw.ts[k]! >= o.ts) Object.assign(o, { ts: raw.ts[k]!, value: raw.vals[k]! });
+      }
+    }
+    const ordered = [...buckets.entries()].sort((x, y) => x[0] - y[0]).map(([, o]) => o);
+    return { ...base, type, points: ordered.map((o) => ({ ts: o.ts, value: o.value, count: o.n })), bucketMs: width, rows: n };
+  }
+
+  /** Changes folded into the chart's buckets (numbers only). */
+  private numberBuckets(raw: Readings, origin: number, width: number): Bucket[] {
+    const out = new Map<number, Bucket>();
+    for (let k = 0; k < raw.ts.length; k++) {
+      const v = raw.vals[k];
+      if (typeof v !== 'number') continue;
+      const t = raw.ts[k]!;
+      const b = Math.floor((t - origin) / width);
+      const o = out.get(b);
+      if (!o) out.set(b, { b, ts: t, min: v, max: v, avg: v, n: 1 });
+      else {
+        o.avg = (o.avg * o.n + v) / (o.n + 1);
+        o.n++;
+        if (v < o.min) o.min = v;
+        if (v > o.max) o.max = v;
+        if (t > o.ts) o.ts = t;
+      }
+    }
+    return [...out.values()];
   }
 
   /** The five-minute summaries firstSlot..lastSlot (slot = ts / ROLLUP_MS), folded into the chart's buckets. */
@@ -412,22 +536,49 @@ export class HistoryStore {
     return out;
   }
 
-  /** The newest `limit` rows of one entity in [since, until], newest first (the agent's answers). */
+  /** The newest `limit` changes of one entity in [since, until], newest first (the agent's answers). */
   latest(entityId: string, since: number, until: number, limit: number): HistoryPoint[] {
     const id = this.known(entityId);
     if (id === undefined) return [];
-    return (this.lastRows.all(id, since, until, limit) as RawRow[]).map(point);
+    const raw = this.readings(id, since, until);
+    const out: HistoryPoint[] = [];
+    for (let k = raw.ts.length - 1; k >= 0 && out.length < limit; k--) out.push({ ts: raw.ts[k]!, value: raw.vals[k]! });
+    return out;
   }
 
-  /** Raw rows in the table (tests, the bench). */
+  /** Raw changes kept, packed or recent (tests, the bench). */
   count(): number {
-    return (this.db.prepare('SELECT count(*) AS n FROM history_raw').get() as { n: number }).n;
+    const packed = (this.db.prepare('SELECT coalesce(sum(n), 0) AS n FROM history_blocks').get() as { n: number }).n;
+    return packed + (this.db.prepare('SELECT count(*) AS n FROM history_recent').get() as { n: number }).n;
   }
 
   /** Hourly summary rows (tests, the bench). */
   countRollups(): number {
     return (this.db.prepare('SELECT count(*) AS n FROM history_hourly').get() as { n: number }).n;
   }
+}
+
+/** Indexes of `ts` in time order, ties in the order they came. */
+function sortedOrder(ts: readonly number[]): number[] {
+  const order = ts.map((_, k) => k);
+  let sorted = true;
+  for (let k = 1; k < ts.length; k++) if (ts[k]! < ts[k - 1]!) sorted = false;
+  return sorted ? order : order.sort((x, y) => ts[x]! - ts[y]! || x - y);
+}
+
+function foldBuckets(parts: Bucket[], width: number): { points: HistoryPoint[]; bucketMs: number; rows: number } {
+  const merged = new Map<number, { ts: number; min: number; max: number; sum: number; n: number }>();
+  for (const x of parts) {
+    const o = merged.get(x.b);
+    if (!o) merged.set(x.b, { ts: x.ts, min: x.min, max: x.max, sum: x.avg * x.n, n: x.n });
+    else Object.assign(o, { ts: Math.max(o.ts, x.ts), min: Math.min(o.min, x.min), max: Math.max(o.max, x.max), sum: o.sum + x.avg * x.n, n: o.n + x.n });
+  }
+  const buckets = [...merged.entries()].sort((x, y) => x[0] - y[0]).map(([, o]) => o);
+  return {
+    points: buckets.map((o) => ({ ts: o.ts, value: round(o.sum / o.n), min: o.min, max: o.max, count: o.n })),
+    bucketMs: width,
+    rows: buckets.reduce((t, o) => t + o.n, 0),
+  };
 }
 
 function emptySlots(): Acc {
@@ -489,16 +640,6 @@ interface Bucket {
   max: number;
   avg: number;
   n: number;
-}
-
-interface RawRow {
-  ts: number;
-  num: number | null;
-  state: string | null;
-}
-
-function point(r: RawRow): HistoryPoint {
-  return { ts: r.ts, value: r.num ?? r.state };
 }
 
 function round(n: number): number {

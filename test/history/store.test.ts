@@ -31,51 +31,61 @@ describe('history store', () => {
     while (!big.rollUp(NOW));
     const rows = big.count();
     assert.equal(rows, 86_400);
-    assert.equal(big.countRollups(), 6 * (20 * 24 - 1), 'one summary row per sensor and ended hour (the last ends now, within the grace)');
+    assert.equal(big.countRollups(), 6 * 20 * 24, 'one summary row per sensor and hour');
+    assert.ok(big.stats.blocks >= 6 * 20 * 24, 'the rows were packed into blocks, one per sensor and hour at most');
     assert.deepEqual(big.prune(NOW), { raw: 0, rollups: 0 }, 'within the budget nothing goes');
     let reach = big.reach();
     assert.equal(reach.rawSince, start);
     assert.equal(reach.rollupSince, start);
+    // Summaries older than rollupDays go whatever the budget.
+    const year = new HistoryStore(db, { budgetBytes: 2 ** 40, minRawMs: 2 * DAY, rollupMs: 19 * DAY });
+    assert.deepEqual(year.prune(NOW), { raw: 0, rollups: 6 * 24 });
+    assert.equal(year.reach().rollupSince, NOW - 19 * DAY, 'summaries are kept rollupDays');
 
     // A budget that the raw rows alone are over: the oldest raw rows go, no summary does.
     const used = big.usedBytes();
-    const tight = new HistoryStore(db, { budgetBytes: used - 2 * 2 ** 20, minRawMs: 2 * DAY, rollupMs: 365 * DAY });
+    const tight = new HistoryStore(db, { budgetBytes: used - 64 * 1024, minRawMs: 2 * DAY, rollupMs: 365 * DAY });
     const first = tight.prune(NOW);
     assert.ok(first.raw > 0 && first.rollups === 0, `raw rows went first: ${JSON.stringify(first)}`);
-    assert.ok(tight.usedBytes() <= used - 2 * 2 ** 20, 'within the budget again');
+    assert.ok(tight.usedBytes() <= used - 64 * 1024, 'within the budget again');
     reach = tight.reach();
     assert.ok(reach.rawSince! > start, 'raw history now starts later');
     const oldestLeft = tight.latest('s0.t', 0, NOW, 1_000_000).at(-1)!.ts;
-    assert.ok(oldestLeft - reach.rawSince! <= 120_000, 'what is left is the newest rows, none older kept');
+    assert.ok(oldestLeft - reach.rawSince! <= 3_600_000, 'what is left is the newest changes (whole blocks of an hour at most go)');
     assert.equal(tight.latest('s0.t', 0, NOW, 1_000_000).length, (NOW - oldestLeft) / 120_000, 'and every row after the oldest');
-    assert.equal(reach.rollupSince, start, 'the summaries still reach back 20 days');
+    assert.equal(reach.rollupSince, NOW - 19 * DAY, 'the summaries still reach back 19 days');
     const month = tight.series('s3.t', start, NOW, 200);
     assert.equal(month.type, 'number');
-    assert.ok(month.points[0]!.ts < reach.rawSince!, 'a chart of the whole range still starts at the beginning (from the summaries)');
-    assert.equal(month.rows, rows / 6, 'every reading is counted once, summarised or raw');
-    assert.ok(month.rawSince! >= reach.rawSince! && month.rawSince! - reach.rawSince! <= 120_000, 'the series says where its own raw rows start');
+    assert.ok(month.points[0]!.ts < NOW - 18 * DAY, 'a chart of the whole range still starts 19 days back (from the summaries)');
+    assert.equal(month.rows, ((rows / 6) * 19) / 20, 'every reading of the 19 days is counted once, summarised or raw');
+    assert.ok(month.rawSince! >= reach.rawSince! && month.rawSince! - reach.rawSince! <= 3_600_000, 'the series says where its own raw rows start');
 
-    // A budget nothing fits in: raw rows down to the last two days (never younger), then the oldest summaries.
-    const tiny = new HistoryStore(db, { budgetBytes: 2 ** 20, minRawMs: 2 * DAY, rollupMs: 365 * DAY });
+    // Raw changes older than retentionDays go whatever the budget; raw is then at its floor (two days).
+    const kept = new HistoryStore(db, { budgetBytes: 2 ** 40, minRawMs: 2 * DAY, rollupMs: 365 * DAY, maxRawMs: 2 * DAY });
+    kept.prune(NOW);
+    assert.equal(kept.count(), 6 * ((2 * DAY) / 120_000), 'every change of the last two days is kept');
+    // A budget only half the summaries fit in: no raw change younger than the floor goes, the oldest summaries do.
+    const summaries = db.prepare("SELECT sum(pgsize) AS b FROM dbstat WHERE name LIKE 'history_hourly%'").get() as { b: number };
+    const tiny = new HistoryStore(db, { budgetBytes: kept.usedBytes() - summaries.b / 2, minRawMs: 2 * DAY, rollupMs: 365 * DAY });
     const second = tiny.prune(NOW);
-    assert.ok(second.raw > 0 && second.rollups > 0, JSON.stringify(second));
+    assert.ok(second.raw === 0 && second.rollups > 0, JSON.stringify(second));
     reach = tiny.reach();
-    assert.ok(reach.rawSince! >= NOW - 2 * DAY, 'raw rows older than min_raw_hours are gone');
-    assert.equal(tiny.count(), 6 * ((2 * DAY) / 120_000), 'and every row of the last two days is kept over the budget');
-    assert.ok(reach.rollupSince! > start, 'the oldest summaries went last');
+    assert.equal(reach.rawSince, NOW - 2 * DAY, 'raw changes still reach back min_raw_hours');
+    assert.equal(tiny.count(), 6 * ((2 * DAY) / 120_000), 'and every one of them is kept, over the budget or not');
+    assert.ok(reach.rollupSince! > start && reach.rollupSince! < NOW - 2 * DAY, 'the oldest summaries went last');
     assert.match(
       describeReach(reach, NOW),
-      /^raw changes 2 days \(since .*\), five-minute summaries \d+ (days|h) \(since .*\); database \d+ of 1 MiB budget \(raw kept >= 48 h, summaries <= 365 days\)$/,
+      /^raw changes 2 days \(since 2026-05-30 12:00 UTC\), five-minute summaries \d+ days \(since .*\); database \d+ of \d+ MiB budget \(raw kept >= 48 h, summaries <= 365 days\)$/,
     );
+    const nothing = new HistoryStore(db, { budgetBytes: 1, minRawMs: 2 * DAY, rollupMs: 365 * DAY });
+    nothing.prune(NOW);
+    assert.equal(nothing.count(), 6 * ((2 * DAY) / 120_000), 'a budget nothing fits in keeps min_raw_hours of changes');
+    assert.equal(nothing.reach().rollupSince, null, 'and no summary');
 
-    // Summaries older than rollupDays go whatever the budget.
-    const short = new HistoryStore(db, { budgetBytes: 2 ** 40, minRawMs: 2 * DAY, rollupMs: 3 * DAY });
-    short.prune(NOW);
-    assert.ok(short.reach().rollupSince! >= NOW - 3 * DAY - 3_600_000, 'summaries kept rollupDays');
     db.close();
   });
 
-  it('summarises only ended hours, and rolls late rows into an hour already summarised', () => {
+  it('packs and summarises only five minutes that ended, and folds late rows into summaries already written', () => {
     const db = openDatabase(join(dir, 'rollup.db'));
     const store = new HistoryStore(db);
     const hour = Math.floor(NOW / 3_600_000) * 3_600_000;
@@ -84,16 +94,21 @@ describe('history store', () => {
       { entityId: 'r.t', ts: hour - 3_600_000 + 2_000, num: 20 },
       { entityId: 'r.t', ts: hour + 1_000, num: 99 },
     ]);
-    assert.equal(store.rollUp(hour + 60_000), true);
-    assert.equal(store.countRollups(), 0, 'the last hour is not summarised until the grace after it is over');
-    store.rollUp(hour + 10 * 60_000);
-    assert.equal(store.countRollups(), 1, 'the ended hour is');
+    assert.equal(store.rollUp(hour + 30_000), true);
+    assert.equal(store.countRollups(), 1, 'the ended hour is summarised');
+    assert.equal(store.stats.blocks, 1, 'its two rows are packed; the newest is not, its five minutes are not over');
+    assert.equal(store.count(), 3);
     store.write([{ entityId: 'r.t', ts: hour - 3_600_000 + 3_000, num: 30 }]);
-    store.rollUp(hour + 3_600_000 + 10 * 60_000);
+    store.rollUp(hour + 10 * 60_000);
     // A new store on the same file reads what the last one wrote: the summaries are on disk.
     const again = new HistoryStore(db, { budgetBytes: 2 ** 40, minRawMs: 0, rollupMs: 365 * DAY, maxRawMs: 0 });
-    again.prune(hour + 3_600_000 + 10 * 60_000);
-    assert.equal(again.count(), 0, 'summarised raw rows can go');
+    assert.deepEqual(
+      again.latest('r.t', 0, NOW + DAY, 10).map((p) => p.value),
+      [99, 30, 20, 10],
+      'packed changes read back in time order, the late one in its place',
+    );
+    again.prune(hour + 10 * 60_000);
+    assert.equal(again.count(), 0, 'packed raw changes can go');
     const s = again.series('r.t', hour - 3_600_000, hour + 3_600_000 - 1, 100);
     assert.deepEqual(
       s.points.map((p) => [p.min, p.max, p.value, p.count]),
@@ -101,7 +116,32 @@ describe('history store', () => {
         [10, 30, 20, 3],
         [99, 99, 99, 1],
       ],
-      'the late row is in its hour, the summaries agree with the rows',
+      'the late row is in its five minutes, the summaries agree with the rows',
+    );
+    db.close();
+  });
+
+  it('packs changes so that they read back exactly: decimals, floats, text and null', () => {
+    const db = openDatabase(join(dir, 'exact.db'));
+    const store = new HistoryStore(db);
+    const values = [21.37, -0.5, 1013.25, 0, 1e-7, Math.PI, 123456789.123, -40];
+    const rows = [
+      ...values.map((num, i) => ({ entityId: 'n.t', ts: NOW - DAY + i * 1_000, num })),
+      ...['on', 'off', null, 'a "quoted" état'].map((state, i) => ({ entityId: 'm.t', ts: NOW - DAY + i * 61_000, state })),
+    ];
+    store.write(rows);
+    while (!store.rollUp(NOW));
+    assert.equal(store.stats.blocks, 2);
+    assert.deepEqual(
+      store.latest('n.t', 0, NOW, 100).reverse(),
+      values.map((value, i) => ({ ts: NOW - DAY + i * 1_000, value })),
+    );
+    assert.deepEqual(
+      store
+        .latest('m.t', 0, NOW, 100)
+        .map((p) => p.value)
+        .reverse(),
+      ['on', 'off', null, 'a "quoted" état'],
     );
     db.close();
   });
