@@ -22,7 +22,7 @@ export function encodeBlock(ts: readonly number[], vals: readonly Value[]): Buff
   if (kind === JSON_VALUES) return Buffer.concat([Buffer.from(out), Buffer.from(JSON.stringify(vals), 'utf8')]);
   if (kind === FLOATS) {
     const f = Buffer.alloc(vals.length * 8);
-    vals.forEach((v, i) => f.writeDoubleLE(v as number, i * 8));
+    for (let i = 0; i < vals.length; i++) f.writeDoubleLE(vals[i] as number, i * 8);
     return Buffer.concat([Buffer.from(out), f]);
   }
   const scale = 10 ** kind;
