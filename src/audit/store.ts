@@ -3,7 +3,10 @@
 // before a command is published; finish() appends the call's outcome as an
 // entry of its own, and followUp() a later reconciliation; record() appends a
 // call finished at once (denied, not sent). Nothing is ever edited. Readers see
-// one row per call with its current outcome (the `audit` view). Every write is its own synchronous transaction (or part of a
+// one row per call with its current outcome (the `audit` view). A call entry is written to the log alone, whose
+// only key is the append order (migration 0014): the index readers look calls up by (audit_call_index) follows
+// in the outcome's commit, after the caller has its result, and readers read it with the entries after it
+// (the `audit_call_ids` view). Every write is its own synchronous transaction (or part of a
 // group()). How a commit reaches the disk is the `durability` option: `full`
 // makes every row durable before the caller goes on (synchronous=FULL
 // semantics); `grouped` returns once the row is in the write-ahead log (safe
@@ -163,6 +166,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     byId: Statement<[number], DbAuditRow>;
     byRequest: Statement<[string], DbAuditRow>;
     requestTaken: Statement<[string], { id: number }>;
+    indexCalls: Statement<[]>;
     insert: Statement<[DbAuditEntry]>;
     pendingBefore: Statement<[string], DbAuditRow>;
     tail: Statement<[number], DbAuditRow>;
@@ -215,9 +219,14 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         hashOf: db.prepare('SELECT hash FROM audit_entry WHERE id = ?'),
         seq: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'audit_entry'"),
         byId: db.prepare('SELECT * FROM audit WHERE id = ?'),
-        byRequest: db.prepare('SELECT * FROM audit WHERE request_id = ?'),
-        // The unique index alone, without folding outcomes in: every call asks it, and a new request has no row.
-        requestTaken: db.prepare("SELECT id FROM audit_entry WHERE request_id = ? AND kind = 'call'"),
+        byRequest: db.prepare('SELECT * FROM audit WHERE id = (SELECT id FROM audit_call_ids WHERE request_id = ? LIMIT 1)'),
+        // The call index and the entries after it, without folding outcomes in: every call asks it, and a new
+        // request has no row (migration 0014).
+        requestTaken: db.prepare('SELECT id FROM audit_call_ids WHERE request_id = ? LIMIT 1'),
+        // Copy the calls appended since the index's last one (OR IGNORE: a copy never stops on a bad entry).
+        indexCalls: db.prepare(`INSERT OR IGNORE INTO audit_call_index (id, request_id, principal, entity_id, at)
+          SELECT id, request_id, principal, entity_id, at FROM audit_entry
+          WHERE id > (SELECT coalesce(max(id), 0) FROM audit_call_index) AND kind = 'call' ORDER BY id`),
         insert: db.prepare(`INSERT INTO audit_entry (id, at, v, kind, call_id, request_id, principal, session, run_id, tool, entity_id, action,
             args, decision, rule_id, reason, outcome, error, latency_ms, echo, completed_at, prev_hash, hash, done_hash)
           VALUES (@id, @at, @v, @kind, @call_id, @request_id, @principal, @session, @run_id, @tool, @entity_id, @action,
@@ -230,7 +239,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       };
     } catch (err) {
       throw new AuditError(
-        `audit log unavailable: cannot prepare its statements (are migrations 0002 and 0009 applied?): ${(err as Error).message}`,
+        `audit log unavailable: cannot prepare its statements (are migrations 0002, 0009 and 0014 applied?): ${(err as Error).message}`,
         'AUDIT_UNAVAILABLE',
         {
           cause: err,
@@ -246,6 +255,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
     this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] =>
       this.withTip(() => {
+        // The readers' index follows the log here, after the callers have their results (never in a pending row's commit).
+        this.stmt.indexCalls.run();
         const out: DbAuditRow[] = [];
         for (const { id, completion, followUp } of items) {
           const call = this.stmt.byId.get(id);
@@ -282,6 +293,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     );
 
     this.interruptTx = db.transaction((cutoff: string): DbAuditRow[] => {
+      this.stmt.indexCalls.run();
       const out: DbAuditRow[] = [];
       for (const call of this.stmt.pendingBefore.all(cutoff)) {
         const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: call.id, outcome: 'interrupted', error: INTERRUPTED_ERROR });
@@ -290,7 +302,31 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       return out;
     });
 
-    if (this.durability !== 'connection') this.sealLegacy();
+    if (this.durability !== 'connection') {
+      this.sealLegacy();
+      this.indexCalls();
+    }
+  }
+
+  private indexTimer?: NodeJS.Immediate;
+
+  /**
+   * Bring the readers' call index up to the log (its own transaction, not fsynced: it is derived, and rebuilt
+   * from the log if a power cut loses it). Outcome commits do it on their way; this is for the rest.
+   */
+  indexCalls(): void {
+    if (this.indexTimer) clearImmediate(this.indexTimer);
+    this.indexTimer = undefined;
+    try {
+      this.db.transaction(() => this.stmt.indexCalls.run()).immediate();
+    } catch (err) {
+      this.log.warn({ err }, 'audit: the call index could not follow the log; readers read the entries after it');
+    }
+  }
+
+  /** indexCalls() on the next turn of the event loop (after a call recorded at once). */
+  private scheduleIndex(): void {
+    this.indexTimer ??= setImmediate(() => this.indexCalls());
   }
 
   /** Number and chain one entry after the highest id ever used; inside a transaction. */
@@ -579,6 +615,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     const r = this.write(() => this.callTx.immediate(row, c));
     this.committed();
     this.completed([r]);
+    this.scheduleIndex();
     return r.id;
   }
 
@@ -744,6 +781,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   async close(): Promise<void> {
     this.flushOutcomes();
     this.runGroup();
+    if (this.indexTimer) this.indexCalls();
     if (this.lazySyncTimer) {
       clearTimeout(this.lazySyncTimer);
       this.lazySyncTimer = undefined;
@@ -966,22 +1004,27 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   list(filter: AuditListFilter = {}): StoredAuditRow[] {
     this.flushOutcomes();
+    // Principal, entity and time are looked up in the call index (and the entries after it: audit_call_ids);
+    // the outcome and the id bounds on the calls themselves.
+    const indexed: string[] = [];
     const where: string[] = [];
+    const indexParams: unknown[] = [];
     const params: unknown[] = [];
     const key: string[] = [];
-    const add = (name: string, sql: string, value: unknown) => {
+    const add = (name: string, sql: string, value: unknown, byIndex: boolean) => {
       if (value === undefined || value === null) return;
-      where.push(sql);
-      params.push(value);
+      (byIndex ? indexed : where).push(sql);
+      (byIndex ? indexParams : params).push(value);
       key.push(name);
     };
-    add('principal', 'principal = ?', filter.principal);
-    add('entity', 'entity_id = ?', filter.entityId);
-    add('outcome', 'outcome = ?', filter.outcome);
-    add('since', 'at >= ?', filter.since === undefined ? undefined : isoBound(filter.since, MIN_TIME));
-    add('until', 'at < ?', filter.until === undefined ? undefined : isoBound(filter.until, MAX_TIME));
-    add('after', 'id > ?', filter.afterId);
-    add('before', 'id < ?', filter.beforeId);
+    add('principal', 'principal = ?', filter.principal, true);
+    add('entity', 'entity_id = ?', filter.entityId, true);
+    add('since', 'at >= ?', filter.since === undefined ? undefined : isoBound(filter.since, MIN_TIME), true);
+    add('until', 'at < ?', filter.until === undefined ? undefined : isoBound(filter.until, MAX_TIME), true);
+    add('outcome', 'outcome = ?', filter.outcome, false);
+    add('after', 'id > ?', filter.afterId, false);
+    add('before', 'id < ?', filter.beforeId, false);
+    if (indexed.length) where.unshift(`id IN (SELECT id FROM audit_call_ids WHERE ${indexed.join(' AND ')})`);
     const order = filter.order === 'desc' ? 'DESC' : 'ASC';
     key.push(order);
     const k = key.join(',');
@@ -991,7 +1034,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       this.listStatements.set(k, stmt);
     }
     const limit = Math.min(10_000, Math.max(1, Math.floor(filter.limit ?? 100)));
-    return stmt.all(...params, limit).map(fromDb);
+    return stmt.all(...indexParams, ...params, limit).map(fromDb);
   }
 
   /** The log (or the part since a time) as JSON lines or CSV records, read a page at a time. */

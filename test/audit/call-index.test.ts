@@ -1,0 +1,81 @@
+// Migration 0014: a pending call's commit writes the log alone (its only key is the append order); the index
+// readers look calls up by (request id, principal, entity, time) follows after the caller has its result. Until
+// then the calls after the index are still found, a reused request id is still refused, and an index lost or
+// behind (a power cut, another process) catches up from the log.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { AuditError } from '../../src/audit/errors.js';
+import { SqliteAuditLog } from '../../src/audit/store.js';
+import { verify } from '../../src/audit/chain.js';
+import { openDatabase } from '../../src/db/database.js';
+import { auditEntry, tempDatabases } from './support.js';
+
+const { root, open } = tempDatabases('hearth-audit-index-');
+let n = 0;
+function fresh() {
+  const path = join(root, `db${++n}.db`);
+  const db = openDatabase(path);
+  open.push(db);
+  return { db, path, audit: new SqliteAuditLog(db, {}) };
+}
+
+const indexed = (db: ReturnType<typeof openDatabase>) => (db.prepare('SELECT count(*) AS n FROM audit_call_index').get() as { n: number }).n;
+
+describe('the audit call index (migration 0014)', () => {
+  it('a pending row is committed into the log alone, yet found by request id, principal, entity and time at once', async () => {
+    const { db, audit } = fresh();
+    const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit_entry' AND sql IS NOT NULL").all() as Array<{
+      name: string;
+    }>;
+    assert.deepEqual(
+      indexes.map((i) => i.name),
+      ['audit_entry_outcome_of'],
+      'the log has no index a call entry is written to (the outcome fold index holds outcome entries only)',
+    );
+    const id = await audit.beginDurable(auditEntry({ requestId: 'r-tail', principal: 'chat:bob', entityId: 'hall.light' }));
+    assert.equal(indexed(db), 0, 'the index has not followed yet: the caller did not wait for it');
+    assert.equal(audit.byRequestId('r-tail')?.id, id);
+    assert.deepEqual(
+      audit.list({ principal: 'chat:bob' }).map((r) => r.id),
+      [id],
+    );
+    assert.deepEqual(
+      audit.list({ entityId: 'hall.light', since: new Date(Date.now() - 60_000) }).map((r) => r.id),
+      [id],
+    );
+    assert.throws(
+      () => audit.begin(auditEntry({ requestId: 'r-tail' })),
+      (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE',
+      'a reused request id is refused before the index has it',
+    );
+    audit.finishLater(id, { outcome: 'confirmed', latencyMs: 3, echo: null });
+    audit.flushOutcomes();
+    assert.equal(indexed(db), 1, 'the outcome commit brought the index up to the log');
+    assert.equal(audit.byRequestId('r-tail')?.outcome, 'confirmed');
+    assert.equal(audit.list({ principal: 'chat:bob' }).length, 1, 'each call once, indexed or not');
+    assert.throws(
+      () => audit.begin(auditEntry({ requestId: 'r-tail' })),
+      (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE',
+    );
+    await audit.close();
+  });
+
+  it('an index that lost its tail (or was never written) catches up from the log at the next start; verify is untouched', async () => {
+    const { db, path, audit } = fresh();
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(audit.begin(auditEntry({ principal: `chat:p${i % 2}` })));
+    audit.record(auditEntry({ principal: 'chat:p0', decision: 'deny', reason: 'no' }), { outcome: 'denied' });
+    await audit.close();
+    db.exec('DELETE FROM audit_call_index WHERE id > 2');
+    assert.equal(audit.list({ principal: 'chat:p0' }).length, 4, 'the entries after the index are read from the log');
+    const reopened = openDatabase(path);
+    open.push(reopened);
+    const again = new SqliteAuditLog(reopened, {});
+    assert.equal(indexed(db), 6, 'the next start copied what was missing');
+    assert.equal(again.list({ principal: 'chat:p1' }).length, 2);
+    assert.equal(again.markInterrupted(0), 5, 'the pending calls of the earlier run are marked interrupted');
+    assert.equal(verify(db).ok, true);
+    await again.close();
+  });
+});
