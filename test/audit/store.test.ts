@@ -274,7 +274,7 @@ describe('SqliteAuditLog', () => {
     assert.equal(audit.fsyncs, before + 1, 'one fsync before begin() returned');
   });
 
-  it('finishLater: outcomes leave the path of the caller and are committed together on the next turn; a read commits them first', async () => {
+  it('finishLater: outcomes leave the path of the caller and are committed together once the calls pause; a read commits them first', async () => {
     const { audit, path } = fresh();
     const events: StoredAuditRow[] = [];
     audit.on('row', (r) => events.push(r));
@@ -289,6 +289,9 @@ describe('SqliteAuditLog', () => {
     assert.deepEqual(outcomes(), ['pending', 'pending']);
     assert.equal(events.length, 0);
     await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(outcomes(), ['pending', 'pending'], 'not on the next turn: a command may still be travelling');
+    // Committed (one transaction) once no call has begun or ended for a moment; the events follow the commit.
+    await new Promise((resolve) => audit.on('row', () => events.length === 2 && resolve(undefined)));
     assert.deepEqual(outcomes(), ['confirmed', 'unconfirmed']);
     assert.deepEqual(
       events.map((e) => [e.id, e.outcome]),
