@@ -168,6 +168,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     byId: Statement<[number], DbAuditRow>;
     byRequest: Statement<[string], DbAuditRow>;
     requestTaken: Statement<[string], { id: number }>;
+    requestIndexed: Statement<[string], { id: number }>;
+    indexedUpTo: Statement<[], { id: number }>;
+    lastId: Statement<[], { id: number }>;
     indexCalls: Statement<[]>;
     insert: Statement<[DbAuditEntry]>;
     pendingBefore: Statement<[string], DbAuditRow>;
@@ -230,6 +233,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         // The call index and the entries after it, without folding outcomes in: every call asks it, and a new
         // request has no row (migration 0014).
         requestTaken: db.prepare('SELECT id FROM audit_call_ids WHERE request_id = ? LIMIT 1'),
+        requestIndexed: db.prepare('SELECT id FROM audit_call_index WHERE request_id = ?'),
+        indexedUpTo: db.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_call_index'),
+        lastId: db.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_entry'),
         // Copy the calls appended since the index's last one (OR IGNORE: a copy never stops on a bad entry).
         indexCalls: db.prepare(`INSERT OR IGNORE INTO audit_call_index (id, request_id, principal, entity_id, at)
           SELECT id, request_id, principal, entity_id, at FROM audit_entry
@@ -263,7 +269,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] =>
       this.withTip(() => {
         // The readers' index follows the log here, after the callers have their results (never in a pending row's commit).
-        this.stmt.indexCalls.run();
+        this.copyIndex();
         const out: DbAuditRow[] = [];
         for (const { id, completion, followUp } of items) {
           const call = this.stmt.byId.get(id);
@@ -300,7 +306,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     );
 
     this.interruptTx = db.transaction((cutoff: string): DbAuditRow[] => {
-      this.stmt.indexCalls.run();
+      this.copyIndex();
       const out: DbAuditRow[] = [];
       for (const call of this.stmt.pendingBefore.all(cutoff)) {
         const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: call.id, outcome: 'interrupted', error: INTERRUPTED_ERROR });
@@ -325,10 +331,48 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     if (this.indexTimer) clearImmediate(this.indexTimer);
     this.indexTimer = undefined;
     try {
-      this.db.transaction(() => this.stmt.indexCalls.run()).immediate();
+      this.db.transaction(() => this.copyIndex()).immediate();
     } catch (err) {
       this.log.warn({ err }, 'audit: the call index could not follow the log; readers read the entries after it');
     }
+  }
+
+  /** Inside a transaction: copy the calls after the index into it, and forget this process's entries it now holds. */
+  private copyIndex(): void {
+    this.stmt.indexCalls.run();
+    const upTo = this.stmt.indexedUpTo.get()?.id ?? 0;
+    this.own = { valid: this.own.valid, ids: this.own.ids.filter((id) => id > upTo), calls: new Map([...this.own.calls].filter(([, id]) => id > upTo)) };
+    // Nothing after the index that this process does not know of: its own list answers for the tail again.
+    if ((this.stmt.lastId.get()?.id ?? 0) - upTo === this.own.ids.length) this.own.valid = true;
+  }
+
+  /**
+   * The entries this process appended after the call index (ids, and its calls by request id), so that the
+   * duplicate check and byRequestId() need not scan the tail: when the tail is exactly these entries (no
+   * other writer appended, nothing was rolled back or deleted), they answer for it. Otherwise the tail is read.
+   */
+  private own: { valid: boolean; ids: number[]; calls: Map<string, number> } = { valid: false, ids: [], calls: new Map() };
+
+  /** A transaction rolled back (or may have): the tail is read from the log until an index copy accounts for it. */
+  private forgetOwn(): void {
+    this.own = { valid: false, ids: [], calls: new Map() };
+  }
+
+  /** The call with this request id, if any: the index, then the entries after it. Inside or outside a transaction. */
+  private callWithRequest(requestId: string): number | undefined {
+    const indexed = this.stmt.requestIndexed.get(requestId)?.id;
+    if (indexed !== undefined) return indexed;
+    if (this.own.valid) {
+      const upTo = this.stmt.indexedUpTo.get()?.id ?? 0;
+      const last = this.stmt.lastId.get()?.id ?? 0;
+      let mine = 0;
+      for (let k = this.own.ids.length - 1; k >= 0 && this.own.ids[k]! > upTo; k--) mine++;
+      if (last - upTo === mine) {
+        const id = this.own.calls.get(requestId);
+        return id !== undefined && id > upTo ? id : undefined;
+      }
+    }
+    return this.stmt.requestTaken.get(requestId)?.id;
   }
 
   /** indexCalls() on the next turn of the event loop (after a call recorded at once). */
@@ -353,6 +397,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     const prev_hash = last?.hash ?? GENESIS_HASH;
     const out: DbAuditEntry = { ...unhashed, prev_hash, hash: entryHash(prev_hash, unhashed) };
     this.stmt.insert.run(out);
+    this.own.ids.push(id);
+    if (entry.kind === 'call' && entry.request_id) this.own.calls.set(entry.request_id, id);
     this.lastWrittenId = Math.max(this.lastWrittenId, id);
     if (tip) this.tip = { id, hash: out.hash, seq: id };
     return out;
@@ -360,9 +406,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** A call entry (pending, or finished at once); inside a transaction. Throws AUDIT_DUPLICATE before writing anything. */
   private callRow(row: NewRow, completion: Completion | null): DbAuditRow {
-    const dup = this.stmt.requestTaken.get(row.request_id);
-    if (dup) {
-      throw new AuditError(`audit: request ${row.request_id} already has row ${dup.id}`, 'AUDIT_DUPLICATE', { existingId: dup.id });
+    const dup = this.callWithRequest(row.request_id);
+    if (dup !== undefined) {
+      throw new AuditError(`audit: request ${row.request_id} already has row ${dup}`, 'AUDIT_DUPLICATE', { existingId: dup });
     }
     // A call finished at once carries its outcome, and its own time as completed_at.
     const at = this.now().toISOString();
@@ -417,6 +463,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         .immediate();
       this.committed();
     } catch (err) {
+      this.forgetOwn();
       this.log.error({ err }, 'audit: cannot seal the rows written before the append-only audit; `hearth audit verify` will report them');
     }
   }
@@ -429,6 +476,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     try {
       return fn();
     } catch (err) {
+      this.forgetOwn();
       if (!this.queue) this.lastWrittenId = lastWrittenId;
       throw unavailable(err);
     }
@@ -678,6 +726,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       this.committed();
       done = this.queue;
     } catch (err) {
+      this.forgetOwn();
       this.lastWrittenId = lastWrittenId;
       throw err instanceof AuditError || !isDbError(err) ? err : unavailable(err);
     } finally {
@@ -793,11 +842,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   }
 
   /**
-   * Resolves when every row written so far is on disk: at once with `full`
+   * Resolves when every row given so far (outcomes queued by finishLater included) is on disk: at once with `full`
    * durability, after the running group fsync with `grouped`. Rejects when
    * that fsync failed.
    */
   durable(): Promise<void> {
+    // Outcomes still waiting for a pause in the calls are written first: everything given to the store so far.
+    this.flushOutcomes();
     if (this.lazySyncTimer && this.walSync) {
       clearTimeout(this.lazySyncTimer);
       this.lazySyncTimer = undefined;
@@ -1013,7 +1064,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   byRequestId(requestId: string): StoredAuditRow | undefined {
     // Every call asks this first (idempotent retries), and a new request has no row: no outcome of
     // its own can be queued, so the queue is committed only when there is a row to read it into.
-    if (!this.stmt.requestTaken.get(requestId)) return undefined;
+    if (this.callWithRequest(requestId) === undefined) return undefined;
     this.flushOutcomes();
     const r = this.stmt.byRequest.get(requestId);
     return r && fromDb(r);
@@ -1099,9 +1150,9 @@ const LAZY_SYNC_MS = 50;
 /** Outcomes wait for a pause this long in the calls (none beginning or ending) before they are committed. */
 export const OUTCOME_IDLE_MS = 5;
 /** ... but no longer than this, */
-export const OUTCOME_MAX_WAIT_MS = 250;
+export const OUTCOME_MAX_WAIT_MS = 100;
 /** ... and no more than this many. */
-const OUTCOME_BATCH = 256;
+const OUTCOME_BATCH = 200;
 
 function rethrown(err: unknown): unknown {
   return err instanceof AuditError || !isDbError(err) ? err : unavailable(err);
