@@ -61,6 +61,22 @@ describe('the audit call index (migration 0014)', () => {
     await audit.close();
   });
 
+  it('a request id another process appended after the index is refused too (the tail is read, not guessed)', async () => {
+    const { path, audit: a } = fresh();
+    const otherDb = openDatabase(path);
+    open.push(otherDb);
+    const b = new SqliteAuditLog(otherDb, {});
+    const dup = (fn: () => unknown) => assert.throws(fn, (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE');
+    const first = a.begin(auditEntry({ requestId: 'shared-1' }));
+    dup(() => b.begin(auditEntry({ requestId: 'shared-1' })));
+    const second = b.begin(auditEntry({ requestId: 'shared-2' }));
+    dup(() => a.begin(auditEntry({ requestId: 'shared-2' })));
+    assert.equal(a.byRequestId('shared-2')?.id, second);
+    assert.equal(b.byRequestId('shared-1')?.id, first);
+    await a.close();
+    await b.close();
+  });
+
   it('an index that lost its tail (or was never written) catches up from the log at the next start; verify is untouched', async () => {
     const { db, path, audit } = fresh();
     const ids = [];
