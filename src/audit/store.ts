@@ -168,7 +168,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     byId: Statement<[number], DbAuditRow>;
     byRequest: Statement<[string], DbAuditRow>;
     requestTaken: Statement<[string], { id: number }>;
-    requestIndexed: Statement<[string], { id: number }>;
+    requestLookup: Statement<[string], { indexed: number | null; upTo: number; last: number }>;
     indexedUpTo: Statement<[], { id: number }>;
     lastId: Statement<[], { id: number }>;
     indexCalls: Statement<[]>;
@@ -233,7 +233,10 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         // The call index and the entries after it, without folding outcomes in: every call asks it, and a new
         // request has no row (migration 0014).
         requestTaken: db.prepare('SELECT id FROM audit_call_ids WHERE request_id = ? LIMIT 1'),
-        requestIndexed: db.prepare('SELECT id FROM audit_call_index WHERE request_id = ?'),
+        // One statement: the request in the index, how far the index goes, and the log's last entry.
+        requestLookup: db.prepare(
+          'SELECT (SELECT id FROM audit_call_index WHERE request_id = ?) AS indexed, (SELECT coalesce(max(id), 0) FROM audit_call_index) AS upTo, (SELECT coalesce(max(id), 0) FROM audit_entry) AS last',
+        ),
         indexedUpTo: db.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_call_index'),
         lastId: db.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_entry'),
         // Copy the calls appended since the index's last one (OR IGNORE: a copy never stops on a bad entry).
@@ -360,14 +363,19 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** The call with this request id, if any: the index, then the entries after it. Inside or outside a transaction. */
   private callWithRequest(requestId: string): number | undefined {
-    const indexed = this.stmt.requestIndexed.get(requestId)?.id;
-    if (indexed !== undefined) return indexed;
+    const { indexed, upTo, last } = this.stmt.requestLookup.get(requestId)!;
+    if (indexed !== null) return indexed;
     if (this.own.valid) {
-      const upTo = this.stmt.indexedUpTo.get()?.id ?? 0;
-      const last = this.stmt.lastId.get()?.id ?? 0;
-      let mine = 0;
-      for (let k = this.own.ids.length - 1; k >= 0 && this.own.ids[k]! > upTo; k--) mine++;
-      if (last - upTo === mine) {
+      // own.ids ascend: how many are after the index.
+      const ids = this.own.ids;
+      let lo = 0;
+      let hi = ids.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (ids[mid]! > upTo) hi = mid;
+        else lo = mid + 1;
+      }
+      if (last - upTo === ids.length - lo) {
         const id = this.own.calls.get(requestId);
         return id !== undefined && id > upTo ? id : undefined;
       }
