@@ -104,6 +104,8 @@ interface Measured {
   changes: number;
   seconds: number;
   passSeconds: number;
+  /** The longest single rollUp() call (one slice: the event loop's longest stall from history), ms. */
+  longestStepMs: number;
   blockBytes: number;
   summaryBytes: number;
   summaryRows: number;
@@ -126,6 +128,13 @@ function recorded(home: Home): Measured {
   const p = progress(`${home.name}: recorder`, total);
   let n = 0;
   let passSeconds = 0;
+  let longestStepMs = 0;
+  const step = () => {
+    const ts = nowNs();
+    const done = store.rollUp(now);
+    longestStepMs = Math.max(longestStepMs, secondsSince(ts) * 1000);
+    return done;
+  };
   let nextMinute = START + 60_000;
   const t0 = nowNs();
   for (const m of stream(home)) {
@@ -135,7 +144,7 @@ function recorded(home: Home): Measured {
       now = nextMinute;
       nextMinute += 60_000;
       const tp = nowNs();
-      while (!store.rollUp(now));
+      while (!step());
       passSeconds += secondsSince(tp);
     }
     const entity = entities[m.i]!;
@@ -148,7 +157,7 @@ function recorded(home: Home): Measured {
   recorder.flush();
   now = START + home.seconds * 1000 + 10 * 60_000;
   const tp = nowNs();
-  while (!store.rollUp(now));
+  while (!step());
   passSeconds += secondsSince(tp);
   const seconds = secondsSince(t0);
   p.end();
@@ -158,6 +167,7 @@ function recorded(home: Home): Measured {
     changes: n,
     seconds,
     passSeconds,
+    longestStepMs,
     blockBytes: bytesOf(db, 'history_blocks%'),
     summaryBytes: bytesOf(db, 'history_hourly%'),
     summaryRows: store.countRollups(),
@@ -194,7 +204,7 @@ for (const home of [typical, busy]) {
 
 console.log('\nwrite cost (recorder: batched appends + the five-minute passes that pack and summarise)');
 table(
-  ['home', 'changes', 'baseline changes/s', 'recorder changes/s', 'vs baseline', 'of which passes', 'blocks'],
+  ['home', 'changes', 'baseline changes/s', 'recorder changes/s', 'vs baseline', 'of which passes', 'longest pass step ms', 'blocks'],
   Object.entries(results).map(([name, r]) => [
     name,
     r.rec.changes.toLocaleString('en-US'),
@@ -202,6 +212,7 @@ table(
     fmt(r.rec.changes / r.rec.seconds, 0),
     ratio(r.base.changes / r.base.seconds, r.rec.changes / r.rec.seconds).replace(/x$/, 'x slower'),
     `${fmt((r.rec.passSeconds / r.rec.seconds) * 100, 0)} %`,
+    fmt(r.rec.longestStepMs, 1),
     r.rec.blocks.toLocaleString('en-US'),
   ]),
 );
