@@ -195,6 +195,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   /** Outcomes given to finishLater(), appended together on the next turn of the event loop. */
   private laterQueue: Array<{ id: number; completion: Completion }> = [];
   private laterTimer?: NodeJS.Timeout;
+  private laterImmediate?: NodeJS.Immediate;
   /** When the oldest queued outcome was queued, and when the store last saw a call begin or end (ms). */
   private laterSince = 0;
   private lastActivity = 0;
@@ -633,8 +634,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /**
    * The outcome off the caller's path (issues 18, 33): queued, and appended with every other outcome queued
-   * meanwhile in one transaction once the calls pause (OUTCOME_IDLE_MS without a call beginning or ending), or
-   * when OUTCOME_BATCH are queued or the oldest has waited OUTCOME_MAX_WAIT_MS. Committed on the next turn, it
+   * meanwhile in one transaction on the next turn when no call is starting or travelling; else once the calls
+   * pause (OUTCOME_IDLE_MS without a call beginning or ending, none travelling), or when OUTCOME_BATCH are
+   * queued or the oldest has waited OUTCOME_MAX_WAIT_MS. Committed on the next turn, it
    * ran while the next call's command travelled and delayed its echo (~0.1 ms of a 0.2 ms round trip). A
    * failure is logged; the call stays pending until the next start marks it interrupted. Every read in this
    * process, close() and flushOutcomes() commit the queue first.
@@ -648,8 +650,14 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     if (this.laterQueue.length >= OUTCOME_BATCH) {
       if (this.laterTimer) clearTimeout(this.laterTimer);
       this.laterTimer = setTimeout(() => this.flushOutcomes(), 0);
-    } else if (!this.laterTimer) {
-      this.laterTimer = setTimeout(() => this.outcomesDue(), OUTCOME_IDLE_MS);
+    } else if (!this.laterTimer && !this.laterImmediate) {
+      // On the next turn when no call is starting or travelling (a lone call: its outcome is readable at once,
+      // from any process); else once the calls pause.
+      this.laterImmediate = setImmediate(() => {
+        this.laterImmediate = undefined;
+        if (!this.beginQueue.length && !this.inFlight.size) return this.flushOutcomes();
+        this.laterTimer ??= setTimeout(() => this.outcomesDue(), OUTCOME_IDLE_MS);
+      });
     }
   }
 
@@ -669,6 +677,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   flushOutcomes(): void {
     if (this.laterTimer) clearTimeout(this.laterTimer);
     this.laterTimer = undefined;
+    if (this.laterImmediate) clearImmediate(this.laterImmediate);
+    this.laterImmediate = undefined;
     const items = this.laterQueue.map((x) => ({ ...x, followUp: false }));
     this.laterQueue = [];
     if (!items.length) return;
