@@ -185,7 +185,8 @@ console.log(
     `typical home ${typical.entities} entities x 1 change/min x ${TYPICAL_HOURS} h (simulated time)`,
 );
 
-const results: Record<string, { base: ReturnType<typeof baseline>; rec: Measured; perDay: { raw: number; summaries: number }; keep: Record<string, number> }> = {};
+const results: Record<string, { base: ReturnType<typeof baseline>; rec: Measured; perDay: { raw: number; summaries: number }; keep: Record<string, number> }> =
+  {};
 for (const home of [typical, busy]) {
   const base = baseline(home);
   const rec = recorded(home);
@@ -251,7 +252,8 @@ function chart(label: string, every: number): { label: string; readings: number;
   let readings = 0;
   for (let t = START; t < until; t += HOUR_MS) {
     const batch = [];
-    for (let u = t; u < t + HOUR_MS; u += every * 1000) batch.push({ entityId: 'ten.temperature', ts: u, num: Math.round((20 + Math.sin(u / 3_600_000) * 3) * 100) / 100 });
+    for (let u = t; u < t + HOUR_MS; u += every * 1000)
+      batch.push({ entityId: 'ten.temperature', ts: u, num: Math.round((20 + Math.sin(u / 3_600_000) * 3) * 100) / 100 });
     store.write(batch);
     writePlain(batch);
     readings += batch.length;
@@ -284,7 +286,15 @@ const charts = [chart('1 change/min', 60), chart('1 change/s', 1)];
 console.log('\n10-day chart of one entity, series() with 500 points (median of 21, after 10 warm-up reads)');
 table(
   ['entity', 'changes in 10 days', 'baseline: indexed count(*) ms', '10-day chart ms', 'vs baseline', 'points', 'last 24 h chart ms'],
-  charts.map((c) => [c.label, c.readings.toLocaleString('en-US'), fmt(c.countMs, 2), fmt(c.chartMs, 2), ratio(c.chartMs, c.countMs), String(c.points), fmt(c.dayMs, 2)]),
+  charts.map((c) => [
+    c.label,
+    c.readings.toLocaleString('en-US'),
+    fmt(c.countMs, 2),
+    fmt(c.chartMs, 2),
+    ratio(c.chartMs, c.countMs),
+    String(c.points),
+    fmt(c.dayMs, 2),
+  ]),
 );
 
 const typicalMet = t.keep.rawDaysBesideYear >= 10;
