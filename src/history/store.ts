@@ -658,7 +658,7 @@ export function describeReach(reach: HistoryReach, now = Date.now()): string {
     const span = hours >= 48 ? `${Math.floor(hours / 24)} days` : `${Math.floor(hours)} h`;
     return `${span} (since ${new Date(ts).toISOString().slice(0, 16).replace('T', ' ')} UTC)`;
   };
-  const mib = (b: number) => Math.round(b / 2 ** 20);
+  const mib = (b: number) => (b < 10 * 2 ** 20 ? (b / 2 ** 20).toFixed(1) : String(Math.round(b / 2 ** 20)));
   return (
     `raw changes ${back(reach.rawSince)}, five-minute summaries ${back(reach.rollupSince)}; ` +
     `database ${mib(reach.usedBytes)} of ${mib(reach.budgetBytes)} MiB budget (raw kept >= ${reach.minRawMs / HOUR_MS} h, summaries <= ${Math.round(reach.rollupMs / DAY_MS)} days)`

@@ -75,7 +75,7 @@ describe('history store', () => {
     assert.ok(reach.rollupSince! > start && reach.rollupSince! < NOW - 2 * DAY, 'the oldest summaries went last');
     assert.match(
       describeReach(reach, NOW),
-      /^raw changes 2 days \(since 2026-05-30 12:00 UTC\), five-minute summaries \d+ days \(since .*\); database \d+ of \d+ MiB budget \(raw kept >= 48 h, summaries <= 365 days\)$/,
+      /^raw changes 2 days \(since 2026-05-30 12:00 UTC\), five-minute summaries \d+ days \(since .*\); database [\d.]+ of [\d.]+ MiB budget \(raw kept >= 48 h, summaries <= 365 days\)$/,
     );
     const nothing = new HistoryStore(db, { budgetBytes: 1, minRawMs: 2 * DAY, rollupMs: 365 * DAY });
     nothing.prune(NOW);

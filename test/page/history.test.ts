@@ -96,7 +96,7 @@ describe('entity history and the page controls', () => {
     assert.ok(Date.parse(raw.json.reach.raw) <= raw.json.points[0].ts, `raw reach ${raw.json.reach.raw}`);
     assert.equal(raw.json.reach.rollups, null);
     assert.equal(raw.json.reach.budgetMb, 1024, 'the default budget');
-    assert.match(raw.json.reach.text, /raw changes \d+ h \(since .*\), five-minute summaries none yet; database \d+ of 1024 MiB budget/);
+    assert.match(raw.json.reach.text, /raw changes \d+ h \(since .*\), five-minute summaries none yet; database [\d.]+ of 1024 MiB budget/);
     const few = await api(`/api/history?entity=${TEMP}&since=-1h&points=10`);
     assert.equal(few.status, 200, few.text);
     assert.ok(few.json.bucketMs > 0, 'downsampled');
