@@ -200,7 +200,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   private laterSince = 0;
   private lastActivity = 0;
   /** Calls whose pending row beginDurable() granted and whose outcome has not come: their commands are travelling. */
-  private readonly inFlight = new Set<number>();
+  private readonly inFlight = new Map<number, number>();
 
   constructor(
     private readonly db: Db,
@@ -577,7 +577,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     batch.forEach((b, i) => {
       const r = results[i]!;
       if (r.id === undefined) return b.reject(rethrown(r.err));
-      if (this.inFlight.size < 100_000) this.inFlight.add(r.id);
+      if (this.inFlight.size < 100_000) this.inFlight.set(r.id, performance.now());
       this.log.debug(
         {
           audit: r.id,
@@ -655,10 +655,18 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       // from any process); else once the calls pause.
       this.laterImmediate = setImmediate(() => {
         this.laterImmediate = undefined;
-        if (!this.beginQueue.length && !this.inFlight.size) return this.flushOutcomes();
+        if (!this.beginQueue.length && !this.travelling()) return this.flushOutcomes();
         this.laterTimer ??= setTimeout(() => this.outcomesDue(), OUTCOME_IDLE_MS);
       });
     }
+  }
+
+  /** Whether a command is travelling; one granted longer ago than any confirmation waits was lost (a bug, not a call). */
+  private travelling(): boolean {
+    if (!this.inFlight.size) return false;
+    const stale = performance.now() - IN_FLIGHT_MAX_MS;
+    for (const [id, at] of this.inFlight) if (at < stale) this.inFlight.delete(id);
+    return this.inFlight.size > 0;
   }
 
   /** The outcome timer: commit now if the calls paused or the oldest waited long enough, else look again later. */
@@ -667,7 +675,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     if (!this.laterQueue.length) return;
     const now = performance.now();
     // A pause with a command still travelling is no pause: the commit would delay its echo.
-    const idleAt = Math.max(this.lastActivity + OUTCOME_IDLE_MS, this.inFlight.size ? now + OUTCOME_IDLE_MS : 0);
+    const idleAt = Math.max(this.lastActivity + OUTCOME_IDLE_MS, this.travelling() ? now + OUTCOME_IDLE_MS : 0);
     const deadline = this.laterSince + OUTCOME_MAX_WAIT_MS;
     if (now >= idleAt || now >= deadline) return this.flushOutcomes();
     this.laterTimer = setTimeout(() => this.outcomesDue(), Math.max(1, Math.min(idleAt, deadline) - now));
@@ -1171,6 +1179,8 @@ export const OUTCOME_IDLE_MS = 5;
 export const OUTCOME_MAX_WAIT_MS = 100;
 /** ... and no more than this many. */
 const OUTCOME_BATCH = 200;
+/** A granted call with no outcome after this long is no longer counted as travelling. */
+const IN_FLIGHT_MAX_MS = 5 * 60_000;
 
 function rethrown(err: unknown): unknown {
   return err instanceof AuditError || !isDbError(err) ? err : unavailable(err);
