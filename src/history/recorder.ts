@@ -2,8 +2,8 @@
 // memory and go to SQLite in one transaction per batch (when `batchSize`
 // rows are waiting or `flushMs` after the first), never one per message: a
 // home of 2,000 chatty sensors costs a write per second, not 2,000.
-// Once a minute it summarises the hours that ended (a slice of rows at a time, the event loop free between
-// slices), and every pruneEveryMs it keeps the database within its budget (HistoryStore.prune).
+// Once a minute it packs and summarises the five minutes that ended (HistoryStore.rollUp: a slice of rows per
+// turn of the event loop), and every pruneEveryMs it keeps the database within its budget (HistoryStore.prune).
 // Only live changes of an entity's main value are kept: a retained message
 // is the broker's old copy with an unknown time, and an unchanged value adds
 // nothing a chart or an answer would show.
@@ -22,7 +22,7 @@ export interface RecorderOptions {
   flushMs?: number;
   /** How often the database is brought within its budget. */
   pruneEveryMs?: number;
-  /** How often ended hours are summarised. */
+  /** How often the five minutes that ended are packed and summarised. */
   rollupEveryMs?: number;
   now?: () => number;
 }
@@ -90,7 +90,7 @@ export class HistoryRecorder {
     }
   }
 
-  /** Summarise ended hours, a slice per turn of the event loop, then (when asked) prune to the budget. */
+  /** Pack and summarise what ended, a slice per turn of the event loop, then (when asked) prune to the budget. */
   private maintain(prune: boolean): void {
     if (this.rolling) return;
     this.rolling = true;
