@@ -141,9 +141,7 @@ export class HistoryStore {
   private readonly insert;
   private readonly addSeries;
   private readonly seriesId;
-  private readonly recentRange;
-  private readonly recentBefore;
-  private readonly recentFirst;
+  private readonly recentOfSeries;
   private readonly blockRange;
   private readonly blockBefore;
   private readonly blockFirst;
@@ -177,10 +175,8 @@ export class HistoryStore {
     this.insert = db.prepare('INSERT INTO history_recent (series, ts, num, state) VALUES (?, ?, ?, ?)');
     this.addSeries = db.prepare('INSERT OR IGNORE INTO history_series (entity_id) VALUES (?)');
     this.seriesId = db.prepare('SELECT id FROM history_series WHERE entity_id = ?').pluck();
-    // history_recent holds the last few minutes and has no index: these scan it.
-    this.recentRange = db.prepare('SELECT ts, num, state FROM history_recent WHERE series = ? AND ts >= ? AND ts <= ? ORDER BY ts, rowid').raw();
-    this.recentBefore = db.prepare('SELECT ts, num, state FROM history_recent WHERE series = ? AND ts < ? ORDER BY ts DESC, rowid DESC LIMIT 1').raw();
-    this.recentFirst = db.prepare('SELECT min(ts) FROM history_recent WHERE series = ?').pluck();
+    // history_recent holds the last few minutes and has no index: one scan per read gives an entity's rows there.
+    this.recentOfSeries = db.prepare('SELECT ts, num, state FROM history_recent WHERE series = ? ORDER BY ts, rowid').raw();
     // A block never spans more than an hour, so the ones that reach into [a, b] start after a - 1 h.
     this.blockRange = db.prepare('SELECT t0, n, data FROM history_blocks WHERE series = ? AND t0 >= ? AND t0 <= ? AND t1 >= ? ORDER BY t0, rowid').raw();
     this.blockBefore = db.prepare('SELECT t0, n, data FROM history_blocks WHERE series = ? AND t0 < ? ORDER BY t0 DESC, rowid DESC LIMIT 1').raw();
@@ -397,8 +393,18 @@ export class HistoryStore {
     };
   }
 
+  /** One entity's rows not yet packed, in time order (one scan of history_recent). */
+  private recentOf(id: number): Readings {
+    const out: Readings = { ts: [], vals: [] };
+    for (const [t, num, state] of this.recentOfSeries.all(id) as Array<[number, number | null, string | null]>) {
+      out.ts.push(t);
+      out.vals.push(num ?? state);
+    }
+    return out;
+  }
+
   /** One entity's raw changes in [a, b], in time order: the packed blocks, then the recent rows. */
-  private readings(id: number, a: number, b: number): Readings {
+  private readings(id: number, a: number, b: number, recent: Readings): Readings {
     const out: Readings = { ts: [], vals: [] };
     if (a > b) return out;
     let sorted = true;
@@ -412,10 +418,12 @@ export class HistoryStore {
         out.vals.push(block.vals[k]!);
       }
     }
-    for (const [t, num, state] of this.recentRange.all(id, a, b) as Array<[number, number | null, string | null]>) {
+    for (let k = 0; k < recent.ts.length; k++) {
+      const t = recent.ts[k]!;
+      if (t < a || t > b) continue;
       if (out.ts.length && t < out.ts[out.ts.length - 1]!) sorted = false;
       out.ts.push(t);
-      out.vals.push(num ?? state);
+      out.vals.push(recent.vals[k]!);
     }
     if (sorted) return out;
     // Late rows packed in a later block: put them in their place.
@@ -424,9 +432,9 @@ export class HistoryStore {
   }
 
   /** The last change of one entity before `ts`, or undefined. */
-  private lastBefore(id: number, ts: number): HistoryPoint | undefined {
-    const recent = this.recentBefore.get(id, ts) as [number, number | null, string | null] | undefined;
-    let best: HistoryPoint | undefined = recent ? { ts: recent[0], value: recent[1] ?? recent[2] } : undefined;
+  private lastBefore(id: number, ts: number, recent: Readings): HistoryPoint | undefined {
+    let best: HistoryPoint | undefined;
+    for (let k = recent.ts.length - 1; k >= 0 && !best; k--) if (recent.ts[k]! < ts) best = { ts: recent.ts[k]!, value: recent.vals[k]! };
     const block = this.blockBefore.get(id, ts) as [number, number, Buffer] | undefined;
     if (block) {
       const { ts: times, vals } = decodeBlock(block[0], block[1], block[2]);
@@ -441,19 +449,20 @@ export class HistoryStore {
   }
 
   /** The oldest raw change kept of one entity, or null. */
-  private firstRaw(id: number): number | null {
+  private firstRaw(id: number, recent: Readings): number | null {
     const block = this.blockFirst.get(id) as number | undefined;
-    const recent = this.recentFirst.get(id) as number | null | undefined;
-    if (block === undefined) return recent ?? null;
-    return recent === null || recent === undefined ? block : Math.min(block, recent);
+    const first = recent.ts[0];
+    if (block === undefined) return first ?? null;
+    return first === undefined ? block : Math.min(block, first);
   }
 
   /** The changes of one entity in [since, until], downsampled to about `points` when there are more. */
   series(entityId: string, since: number, until: number, points: number): HistorySeries {
     const id = this.known(entityId);
     if (id === undefined) return { entityId, since, until, type: 'state', before: null, points: [], bucketMs: null, rows: 0, rawSince: null };
-    const rawSince = this.firstRaw(id);
-    const prev = this.lastBefore(id, since);
+    const recent = this.recentOf(id);
+    const rawSince = this.firstRaw(id, recent);
+    const prev = this.lastBefore(id, since, recent);
     const width = Math.max(1, Math.ceil((until - since + 1) / points));
     // The five-minute summaries to read: whole ones inside the range that are complete, all of them where the
     // chart's buckets are wide, only those older than the raw changes otherwise. The rest comes from the changes.
@@ -465,13 +474,13 @@ export class HistoryStore {
     const base = { entityId, since, until, before: prev ?? null, rawSince };
     if (useSlots) {
       const parts = [
-        ...this.numberBuckets(this.readings(id, since, first * ROLLUP_MS - 1), since, width),
+        ...this.numberBuckets(this.readings(id, since, first * ROLLUP_MS - 1, recent), since, width),
         ...this.slotBuckets(id, first, last, since, width),
-        ...this.numberBuckets(this.readings(id, (last + 1) * ROLLUP_MS, until), since, width),
+        ...this.numberBuckets(this.readings(id, (last + 1) * ROLLUP_MS, until, recent), since, width),
       ];
       return { ...base, type: 'number', ...foldBuckets(parts, width) };
     }
-    const raw = this.readings(id, since, until);
+    const raw = this.readings(id, since, until, recent);
     const n = raw.ts.length;
     let numeric = n > 0;
     for (const v of raw.vals) if (typeof v !== 'number') numeric = false;
@@ -544,7 +553,7 @@ export class HistoryStore {
   latest(entityId: string, since: number, until: number, limit: number): HistoryPoint[] {
     const id = this.known(entityId);
     if (id === undefined) return [];
-    const raw = this.readings(id, since, until);
+    const raw = this.readings(id, since, until, this.recentOf(id));
     const out: HistoryPoint[] = [];
     for (let k = raw.ts.length - 1; k >= 0 && out.length < limit; k--) out.push({ ts: raw.ts[k]!, value: raw.vals[k]! });
     return out;
