@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { AuditError } from '../../src/audit/errors.js';
 import { SqliteAuditLog } from '../../src/audit/store.js';
-import { verify } from '../../src/audit/chain.js';
+import { entryHash, verify } from '../../src/audit/chain.js';
 import { openDatabase } from '../../src/db/database.js';
 import { auditEntry, tempDatabases } from './support.js';
 
@@ -93,5 +93,80 @@ describe('the audit call index (migration 0014)', () => {
     assert.equal(again.markInterrupted(0), 5, 'the pending calls of the earlier run are marked interrupted');
     assert.equal(verify(db).ok, true);
     await again.close();
+  });
+
+  it('migration 0014 moves a log written before it: its calls are indexed, ids and the id high-water mark kept', async () => {
+    const path = join(root, `db${++n}.db`);
+    const before = openDatabase(path, { upTo: 13 });
+    // Three entries written at the schema before 0014 (two calls, an outcome), chained; then the tail cut.
+    const none = {
+      v: 2,
+      call_id: null,
+      request_id: null,
+      principal: null,
+      session: null,
+      run_id: null,
+      tool: null,
+      entity_id: null,
+      action: null,
+      args: null,
+      decision: null,
+      rule_id: null,
+      reason: null,
+      outcome: null,
+      error: null,
+      latency_ms: null,
+      echo: null,
+      completed_at: null,
+      done_hash: null,
+    };
+    const call = (id: number, requestId: string, principal: string) => ({
+      ...none,
+      id,
+      at: `2026-06-01T12:00:0${id}.000Z`,
+      kind: 'call',
+      request_id: requestId,
+      principal,
+      tool: 'lamp',
+      entity_id: 'a.lamp',
+      action: 'turn_on',
+      args: '{}',
+      decision: 'allow',
+      reason: 'ok',
+      outcome: 'pending',
+    });
+    const entries = [
+      call(1, 'old-1', 'chat:old'),
+      call(2, 'old-2', 'chat:other'),
+      { ...none, id: 3, at: '2026-06-01T12:00:03.000Z', kind: 'outcome', call_id: 1, outcome: 'confirmed' },
+    ];
+    const insert = before.prepare(
+      `INSERT INTO audit_entry (${[...Object.keys(entries[0]!), 'prev_hash', 'hash'].join(', ')}) VALUES (${[...Object.keys(entries[0]!), 'prev_hash', 'hash'].map((k) => `@${k}`).join(', ')})`,
+    );
+    let prev = '0'.repeat(64);
+    for (const e of entries) {
+      const hash = entryHash(prev, e as never);
+      insert.run({ ...e, prev_hash: prev, hash });
+      prev = hash;
+    }
+    before.exec('DELETE FROM audit_entry WHERE id = 3');
+    before.close();
+    const after = openDatabase(path);
+    open.push(after);
+    assert.deepEqual(after.prepare('SELECT id, request_id FROM audit_call_index ORDER BY id').all(), [
+      { id: 1, request_id: 'old-1' },
+      { id: 2, request_id: 'old-2' },
+    ]);
+    const audit = new SqliteAuditLog(after, {});
+    assert.deepEqual(
+      audit.list({ principal: 'chat:old' }).map((r) => r.id),
+      [1],
+    );
+    assert.throws(
+      () => audit.begin(auditEntry({ requestId: 'old-2' })),
+      (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE',
+    );
+    assert.equal(audit.begin(auditEntry({ requestId: 'new-1' })), 4, 'a new entry is numbered after the cut one (the high-water mark survived)');
+    await audit.close();
   });
 });
