@@ -636,10 +636,10 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
    * The outcome off the caller's path (issues 18, 33): queued, and appended with every other outcome queued
    * meanwhile in one transaction on the next turn when no call is starting or travelling; else once the calls
    * pause (OUTCOME_IDLE_MS without a call beginning or ending, none travelling), or when OUTCOME_BATCH are
-   * queued or the oldest has waited OUTCOME_MAX_WAIT_MS. Committed on the next turn, it
-   * ran while the next call's command travelled and delayed its echo (~0.1 ms of a 0.2 ms round trip). A
-   * failure is logged; the call stays pending until the next start marks it interrupted. Every read in this
-   * process, close() and flushOutcomes() commit the queue first.
+   * queued or the oldest has waited OUTCOME_MAX_WAIT_MS. (Always committed on the next turn, it ran while the
+   * next call's command travelled and delayed its echo: ~0.1 ms of a 0.2 ms round trip.) A failure is logged;
+   * the call stays pending until the next start marks it interrupted. Every read in this process, durable(),
+   * close() and flushOutcomes() commit the queue first.
    */
   finishLater(id: number, completion: AuditCompletion): void {
     const now = performance.now();
