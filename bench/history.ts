@@ -10,7 +10,7 @@
 // index (the least a batched writer can cost on this disk), timed in the same run.
 //
 // Printed: changes/s, bytes per change (packed blocks and their index), bytes per summary (one row per entity and
-// hour), growth per day, and what a 1 GiB budget (history.budgetMb's default) keeps: the typical home must keep
+// hour), growth per day, and what a 1 GiB budget (history.budget_mb's default) keeps: the typical home must keep
 // >= 10 days of raw changes beside a year of five-minute summaries, the busy one >= 24 hours of raw changes.
 // The year is projected from the measured sizes (a year of summaries for 300 entities is 2.6 million rows).
 // Then a 10-day chart of one entity (1 change/min, and 1 change/s), read as the API does (series(), 500 points),
@@ -232,7 +232,7 @@ table(
 );
 const t = results.typical!;
 const b = results.busy!;
-console.log(`\nin a ${BUDGET / MiB} MiB budget (history.budgetMb's default; the rest of the database: ${fmt(t.rec.emptyBytes / MiB, 1)} MiB)`);
+console.log(`\nin a ${BUDGET / MiB} MiB budget (history.budget_mb's default; the rest of the database: ${fmt(t.rec.emptyBytes / MiB, 1)} MiB)`);
 table(
   ['home', 'raw days beside a year of summaries', 'raw hours (summaries of the same hours only)'],
   Object.entries(results).map(([name, r]) => [name, fmt(Math.max(0, r.keep.rawDaysBesideYear), 1), fmt(r.keep.rawHoursAlone, 1)]),
