@@ -514,7 +514,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     let row: NewRow;
     try {
       row = normalizeEntry(entry);
-      if (this.durability !== 'full' || !this.walSync) return Promise.resolve(this.beginRow(row));
+      if (this.durability !== 'full' || !this.walSync) {
+        const id = this.beginRow(row);
+        // Its command travels from now: outcomes queued meanwhile wait (see finishLater).
+        this.lastActivity = performance.now();
+        if (this.inFlight.size < 100_000) this.inFlight.set(id, this.lastActivity);
+        return Promise.resolve(id);
+      }
     } catch (err) {
       return Promise.reject(err);
     }
