@@ -1,14 +1,12 @@
-// Benchmark: what the audit's secondary indexes cost a call (issue 18).
+// Benchmark: what the audit's indexes cost the one durable write of a call (issues 18, 33).
 //
-// Every call entry is written to the table and four b-trees (request id, and the
-// partial principal, entity and time indexes of migration 0009); an outcome to
-// the table, the request-id index (NULL) and its call's index. Dropping the
-// three partial call indexes would leave the readers that filter by principal,
-// entity or time scanning the whole log. This measures what they cost before
-// anyone trades them away: begin() (the pending row's commit and fsync, the
-// caller's one unavoidable write) and an outcome commit, on the shipped schema
-// and on the same schema without those three indexes, interleaved call by call
-// on the same disk, against the raw durable INSERT of roundtrip.ts.
+// Since migration 0014 a pending call entry is written to the log alone (its only key is the append order);
+// the index readers look calls up by (request id, principal, entity, time) is a separate table the outcome's
+// commit brings up to the log, after the caller has its result. This measures begin() (the pending row's commit
+// and fsync, the caller's one unavoidable write) and an outcome commit (which now carries the index's copy), on
+// the shipped schema and on the same store with the indexes of before 0014 put back on the log (the request
+// id's UNIQUE and the partial principal, entity and time indexes: four b-trees more in the pending row's
+// commit), interleaved call by call on the same disk, against a raw durable INSERT (one b-tree).
 //
 // Knobs: BENCH_AUDIT_INDEX_CALLS (3000), BENCH_TMPDIR.
 import { join } from 'node:path';
@@ -19,15 +17,20 @@ import { envInt, fmt, machine, nowNs, ratio, secondsSince, summarize, table, tem
 
 const CALLS = envInt('BENCH_AUDIT_INDEX_CALLS', 3000);
 const WARMUP = 200;
-const PARTIAL_INDEXES = ['audit_entry_principal', 'audit_entry_entity', 'audit_entry_at'];
+const BEFORE_0014 = [
+  'CREATE UNIQUE INDEX audit_entry_request ON audit_entry (request_id)',
+  "CREATE INDEX audit_entry_principal ON audit_entry (principal, id) WHERE kind = 'call'",
+  "CREATE INDEX audit_entry_entity ON audit_entry (entity_id, id) WHERE kind = 'call'",
+  "CREATE INDEX audit_entry_at ON audit_entry (at) WHERE kind = 'call'",
+];
 
 const t0 = nowNs();
 const tmp = tempDir('hearth-bench-audit-indexes');
 console.log(`audit-indexes: Node ${process.version}, ${machine().cpus} cores; ${CALLS.toLocaleString('en-US')} calls per variant, interleaved\n`);
 
-function variant(name: string, drop: string[]) {
+function variant(name: string, create: string[]) {
   const db = openDatabase(join(tmp.path, `${name}.db`));
-  for (const index of drop) db.exec(`DROP INDEX ${index}`);
+  for (const sql of create) db.exec(sql);
   const audit = new SqliteAuditLog(db, {});
   const begin: number[] = [];
   const outcome: number[] = [];
@@ -73,8 +76,8 @@ const insert = raw.prepare('INSERT INTO rows (at, payload) VALUES (?, ?)');
 const rawMs: number[] = [];
 const payload = 'x'.repeat(300);
 
-const shipped = variant('shipped', []);
-const lean = variant('without-partial-call-indexes', PARTIAL_INDEXES);
+const shipped = variant('shipped (0014: the log alone)', []);
+const lean = variant('the indexes of before 0014 on the log', BEFORE_0014);
 try {
   for (let i = 0; i < WARMUP + CALLS; i++) {
     const measure = i >= WARMUP;
@@ -118,13 +121,13 @@ try {
   );
   const [s, l] = rows as [(typeof rows)[0], (typeof rows)[0]];
   console.log(
-    `\n  the three partial call indexes cost begin() ${fmt(s.begin.p50 - l.begin.p50, 3)} ms at p50 (${ratio(s.begin.p50, l.begin.p50)}) and an outcome ${fmt(s.outcome.p50 - l.outcome.p50, 3)} ms; begin() is ${fmt(s.begin.p50 - r.p50, 3)} ms over the raw INSERT`,
+    `\n  the four indexes of before 0014 cost begin() ${fmt(l.begin.p50 - s.begin.p50, 3)} ms at p50 (${ratio(l.begin.p50, s.begin.p50)} the shipped one); an outcome, which now carries the index's copy, ${fmt(s.outcome.p50 - l.outcome.p50, 3)} ms more; begin() is ${fmt(s.begin.p50 - r.p50, 3)} ms over the raw INSERT`,
   );
   const file = writeResults('audit-indexes', {
     bench: 'audit-indexes',
     seconds: Math.round(secondsSince(t0) * 10) / 10,
     machine: machine(),
-    config: { calls: CALLS, warmup: WARMUP, dropped: PARTIAL_INDEXES },
+    config: { calls: CALLS, warmup: WARMUP, before0014: BEFORE_0014 },
     note: 'Milliseconds. begin() = SqliteAuditLog.begin (one IMMEDIATE transaction, commit, fdatasync of the WAL); outcome = finishLater + flushOutcomes (commit to the WAL, fsynced lazily).',
     raw: r,
     variants: rows,

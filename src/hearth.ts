@@ -19,7 +19,7 @@ import type { GeneratedTool, Principal } from './tools/types.js';
 // The agent engine is loaded on first use (chat, agent rpc, HTTP sessions), not by every command.
 import type { SessionManager } from './agent/sessions.js';
 import { HistoryRecorder } from './history/recorder.js';
-import { HistoryStore } from './history/store.js';
+import { HistoryStore, historyOptions } from './history/store.js';
 import { TokenStore } from './auth/tokens.js';
 import { errorOf } from './util/error.js';
 
@@ -67,7 +67,7 @@ export class Hearth {
         days: config.discovery.rememberDays,
         max: config.discovery.rememberMax,
       });
-      const history = new HistoryStore(db, config.history?.retentionDays, config.history?.maxRows);
+      const history = new HistoryStore(db, historyOptions(config.history));
       bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory });
       const recorder = options.recordHistory ? new HistoryRecorder(history, bridge.cache, log.child({ part: 'history' })) : undefined;
       // The read check lives on the Hearth made below; the pipeline asks it late.

@@ -276,6 +276,16 @@ function wrap(child: ChildProcess): Helper {
   };
 }
 
+/**
+ * A CPU-bound neighbour: a Node process spinning on one core until stopped (what a second busy program on
+ * the machine does to a round trip's tail). Resolves once it spins.
+ */
+export async function cpuNeighbour(): Promise<Helper> {
+  const h = nodeHelper(`console.log('spinning'); let x = 0; for (;;) x = (x + Math.random()) % 1e9;`);
+  await h.line(/^spinning$/, 15_000);
+  return h;
+}
+
 const AEDES_CODE = `
 import net from 'node:net';
 import { Aedes } from 'aedes';

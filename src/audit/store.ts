@@ -3,7 +3,10 @@
 // before a command is published; finish() appends the call's outcome as an
 // entry of its own, and followUp() a later reconciliation; record() appends a
 // call finished at once (denied, not sent). Nothing is ever edited. Readers see
-// one row per call with its current outcome (the `audit` view). Every write is its own synchronous transaction (or part of a
+// one row per call with its current outcome (the `audit` view). A call entry is written to the log alone, whose
+// only key is the append order (migration 0014): the index readers look calls up by (audit_call_index) follows
+// in the outcome's commit, after the caller has its result, and readers read it with the entries after it
+// (the `audit_call_ids` view). Every write is its own synchronous transaction (or part of a
 // group()). How a commit reaches the disk is the `durability` option: `full`
 // makes every row durable before the caller goes on (synchronous=FULL
 // semantics); `grouped` returns once the row is in the write-ahead log (safe
@@ -19,8 +22,10 @@
 // fsync covering its own row is done.
 // The synchronous writes (begin, record, finish, ...) fsync on this thread
 // before they return, as synchronous=FULL would. Outcomes from finishLater()
-// are fsynced lazily (the next pending row's fsync covers them, or a timer):
-// a power cut may lose an outcome, never a pending row, and a lost outcome
+// are committed once the calls pause (never while a command travels: that
+// commit delayed its echo), at most OUTCOME_MAX_WAIT_MS later, and fsynced
+// lazily (the next pending row's fsync covers them, or a timer): a crash or a
+// power cut may lose an outcome, never a pending row, and a lost outcome
 // leaves the call pending, marked interrupted at the next start.
 import { EventEmitter } from 'node:events';
 import { chmodSync, statSync } from 'node:fs';
@@ -163,6 +168,10 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     byId: Statement<[number], DbAuditRow>;
     byRequest: Statement<[string], DbAuditRow>;
     requestTaken: Statement<[string], { id: number }>;
+    requestLookup: Statement<[string], { indexed: number | null; upTo: number; last: number }>;
+    indexedUpTo: Statement<[], { id: number }>;
+    lastId: Statement<[], { id: number }>;
+    indexCalls: Statement<[]>;
     insert: Statement<[DbAuditEntry]>;
     pendingBefore: Statement<[string], DbAuditRow>;
     tail: Statement<[number], DbAuditRow>;
@@ -185,7 +194,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   private queue: DbAuditRow[] | null = null;
   /** Outcomes given to finishLater(), appended together on the next turn of the event loop. */
   private laterQueue: Array<{ id: number; completion: Completion }> = [];
-  private laterTimer?: NodeJS.Immediate;
+  private laterTimer?: NodeJS.Timeout;
+  private laterImmediate?: NodeJS.Immediate;
+  /** When the oldest queued outcome was queued, and when the store last saw a call begin or end (ms). */
+  private laterSince = 0;
+  private lastActivity = 0;
+  /** Calls whose pending row beginDurable() granted and whose outcome has not come: their commands are travelling. */
+  private readonly inFlight = new Map<number, number>();
 
   constructor(
     private readonly db: Db,
@@ -215,9 +230,20 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         hashOf: db.prepare('SELECT hash FROM audit_entry WHERE id = ?'),
         seq: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'audit_entry'"),
         byId: db.prepare('SELECT * FROM audit WHERE id = ?'),
-        byRequest: db.prepare('SELECT * FROM audit WHERE request_id = ?'),
-        // The unique index alone, without folding outcomes in: every call asks it, and a new request has no row.
-        requestTaken: db.prepare("SELECT id FROM audit_entry WHERE request_id = ? AND kind = 'call'"),
+        byRequest: db.prepare('SELECT * FROM audit WHERE id = (SELECT id FROM audit_call_ids WHERE request_id = ? LIMIT 1)'),
+        // The call index and the entries after it, without folding outcomes in: every call asks it, and a new
+        // request has no row (migration 0014).
+        requestTaken: db.prepare('SELECT id FROM audit_call_ids WHERE request_id = ? LIMIT 1'),
+        // One statement: the request in the index, how far the index goes, and the log's last entry.
+        requestLookup: db.prepare(
+          'SELECT (SELECT id FROM audit_call_index WHERE request_id = ?) AS indexed, (SELECT coalesce(max(id), 0) FROM audit_call_index) AS upTo, (SELECT coalesce(max(id), 0) FROM audit_entry) AS last',
+        ),
+        indexedUpTo: db.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_call_index'),
+        lastId: db.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_entry'),
+        // Copy the calls appended since the index's last one (OR IGNORE: a copy never stops on a bad entry).
+        indexCalls: db.prepare(`INSERT OR IGNORE INTO audit_call_index (id, request_id, principal, entity_id, at)
+          SELECT id, request_id, principal, entity_id, at FROM audit_entry
+          WHERE id > (SELECT coalesce(max(id), 0) FROM audit_call_index) AND kind = 'call' ORDER BY id`),
         insert: db.prepare(`INSERT INTO audit_entry (id, at, v, kind, call_id, request_id, principal, session, run_id, tool, entity_id, action,
             args, decision, rule_id, reason, outcome, error, latency_ms, echo, completed_at, prev_hash, hash, done_hash)
           VALUES (@id, @at, @v, @kind, @call_id, @request_id, @principal, @session, @run_id, @tool, @entity_id, @action,
@@ -230,7 +256,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       };
     } catch (err) {
       throw new AuditError(
-        `audit log unavailable: cannot prepare its statements (are migrations 0002 and 0009 applied?): ${(err as Error).message}`,
+        `audit log unavailable: cannot prepare its statements (are migrations 0002, 0009 and 0014 applied?): ${(err as Error).message}`,
         'AUDIT_UNAVAILABLE',
         {
           cause: err,
@@ -246,6 +272,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
     this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] =>
       this.withTip(() => {
+        // The readers' index follows the log here, after the callers have their results (never in a pending row's commit).
+        this.copyIndex();
         const out: DbAuditRow[] = [];
         for (const { id, completion, followUp } of items) {
           const call = this.stmt.byId.get(id);
@@ -282,6 +310,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     );
 
     this.interruptTx = db.transaction((cutoff: string): DbAuditRow[] => {
+      this.copyIndex();
       const out: DbAuditRow[] = [];
       for (const call of this.stmt.pendingBefore.all(cutoff)) {
         const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: call.id, outcome: 'interrupted', error: INTERRUPTED_ERROR });
@@ -290,7 +319,74 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       return out;
     });
 
-    if (this.durability !== 'connection') this.sealLegacy();
+    if (this.durability !== 'connection') {
+      this.sealLegacy();
+      this.indexCalls();
+    }
+  }
+
+  private indexTimer?: NodeJS.Immediate;
+
+  /**
+   * Bring the readers' call index up to the log (its own transaction, not fsynced: it is derived, and rebuilt
+   * from the log if a power cut loses it). Outcome commits do it on their way; this is for the rest.
+   */
+  indexCalls(): void {
+    if (this.indexTimer) clearImmediate(this.indexTimer);
+    this.indexTimer = undefined;
+    try {
+      this.db.transaction(() => this.copyIndex()).immediate();
+    } catch (err) {
+      this.log.warn({ err }, 'audit: the call index could not follow the log; readers read the entries after it');
+    }
+  }
+
+  /** Inside a transaction: copy the calls after the index into it, and forget this process's entries it now holds. */
+  private copyIndex(): void {
+    this.stmt.indexCalls.run();
+    const upTo = this.stmt.indexedUpTo.get()?.id ?? 0;
+    this.own = { valid: this.own.valid, ids: this.own.ids.filter((id) => id > upTo), calls: new Map([...this.own.calls].filter(([, id]) => id > upTo)) };
+    // Nothing after the index that this process does not know of: its own list answers for the tail again.
+    if ((this.stmt.lastId.get()?.id ?? 0) - upTo === this.own.ids.length) this.own.valid = true;
+  }
+
+  /**
+   * The entries this process appended after the call index (ids, and its calls by request id), so that the
+   * duplicate check and byRequestId() need not scan the tail: when the tail is exactly these entries (no
+   * other writer appended, nothing was rolled back or deleted), they answer for it. Otherwise the tail is read.
+   */
+  private own: { valid: boolean; ids: number[]; calls: Map<string, number> } = { valid: false, ids: [], calls: new Map() };
+
+  /** A transaction rolled back (or may have): the tail is read from the log until an index copy accounts for it. */
+  private forgetOwn(): void {
+    this.own = { valid: false, ids: [], calls: new Map() };
+  }
+
+  /** The call with this request id, if any: the index, then the entries after it. Inside or outside a transaction. */
+  private callWithRequest(requestId: string): number | undefined {
+    const { indexed, upTo, last } = this.stmt.requestLookup.get(requestId)!;
+    if (indexed !== null) return indexed;
+    if (this.own.valid) {
+      // own.ids ascend: how many are after the index.
+      const ids = this.own.ids;
+      let lo = 0;
+      let hi = ids.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (ids[mid]! > upTo) hi = mid;
+        else lo = mid + 1;
+      }
+      if (last - upTo === ids.length - lo) {
+        const id = this.own.calls.get(requestId);
+        return id !== undefined && id > upTo ? id : undefined;
+      }
+    }
+    return this.stmt.requestTaken.get(requestId)?.id;
+  }
+
+  /** indexCalls() on the next turn of the event loop (after a call recorded at once). */
+  private scheduleIndex(): void {
+    this.indexTimer ??= setImmediate(() => this.indexCalls());
   }
 
   /** Number and chain one entry after the highest id ever used; inside a transaction. */
@@ -310,6 +406,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     const prev_hash = last?.hash ?? GENESIS_HASH;
     const out: DbAuditEntry = { ...unhashed, prev_hash, hash: entryHash(prev_hash, unhashed) };
     this.stmt.insert.run(out);
+    this.own.ids.push(id);
+    if (entry.kind === 'call' && entry.request_id) this.own.calls.set(entry.request_id, id);
     this.lastWrittenId = Math.max(this.lastWrittenId, id);
     if (tip) this.tip = { id, hash: out.hash, seq: id };
     return out;
@@ -317,9 +415,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   /** A call entry (pending, or finished at once); inside a transaction. Throws AUDIT_DUPLICATE before writing anything. */
   private callRow(row: NewRow, completion: Completion | null): DbAuditRow {
-    const dup = this.stmt.requestTaken.get(row.request_id);
-    if (dup) {
-      throw new AuditError(`audit: request ${row.request_id} already has row ${dup.id}`, 'AUDIT_DUPLICATE', { existingId: dup.id });
+    const dup = this.callWithRequest(row.request_id);
+    if (dup !== undefined) {
+      throw new AuditError(`audit: request ${row.request_id} already has row ${dup}`, 'AUDIT_DUPLICATE', { existingId: dup });
     }
     // A call finished at once carries its outcome, and its own time as completed_at.
     const at = this.now().toISOString();
@@ -374,6 +472,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         .immediate();
       this.committed();
     } catch (err) {
+      this.forgetOwn();
       this.log.error({ err }, 'audit: cannot seal the rows written before the append-only audit; `hearth audit verify` will report them');
     }
   }
@@ -386,6 +485,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     try {
       return fn();
     } catch (err) {
+      this.forgetOwn();
       if (!this.queue) this.lastWrittenId = lastWrittenId;
       throw unavailable(err);
     }
@@ -414,7 +514,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     let row: NewRow;
     try {
       row = normalizeEntry(entry);
-      if (this.durability !== 'full' || !this.walSync) return Promise.resolve(this.beginRow(row));
+      if (this.durability !== 'full' || !this.walSync) {
+        const id = this.beginRow(row);
+        // Its command travels from now: outcomes queued meanwhile wait (see finishLater).
+        this.lastActivity = performance.now();
+        if (this.inFlight.size < 100_000) this.inFlight.set(id, this.lastActivity);
+        return Promise.resolve(id);
+      }
     } catch (err) {
       return Promise.reject(err);
     }
@@ -424,12 +530,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       if (!this.groupScheduled) {
         this.groupScheduled = true;
         setImmediate(() => this.runGroup());
-        // Outcomes queued earlier wait behind the pending rows: they are on no caller's path, these are.
-        if (this.laterTimer) {
-          clearImmediate(this.laterTimer);
-          this.laterTimer = setImmediate(() => this.flushOutcomes());
-        }
       }
+      // Outcomes queued earlier wait until the calls pause: this call's command is about to travel.
+      this.lastActivity = performance.now();
     });
   }
 
@@ -483,6 +586,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         b.reject(rethrown(r.err));
         continue;
       }
+      if (this.inFlight.size < 100_000) this.inFlight.set(r.id, performance.now());
       this.log.debug(
         {
           audit: r.id,
@@ -526,6 +630,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
    * pending until markInterrupted at the next start).
    */
   finish(id: number, completion: AuditCompletion): void {
+    this.inFlight.delete(id);
     this.flushOutcomes();
     this.appendOutcomes([{ id, completion: normalizeCompletion(completion), followUp: false }]);
   }
@@ -537,20 +642,60 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   }
 
   /**
-   * The outcome off the caller's path (issue 18): queued, and appended with
-   * every other outcome queued meanwhile in one transaction on the next turn
-   * of the event loop. A failure is logged; the call stays pending until the
-   * next start marks it interrupted. flushOutcomes() commits the queue now.
+   * The outcome off the caller's path (issues 18, 33): queued, and appended with every other outcome queued
+   * meanwhile in one transaction on the next turn when no call is starting or travelling; else once the calls
+   * pause (OUTCOME_IDLE_MS without a call beginning or ending, none travelling), or when OUTCOME_BATCH are
+   * queued or the oldest has waited OUTCOME_MAX_WAIT_MS. (Always committed on the next turn, it ran while the
+   * next call's command travelled and delayed its echo: ~0.1 ms of a 0.2 ms round trip.) A failure is logged;
+   * the call stays pending until the next start marks it interrupted. Every read in this process, durable(),
+   * close() and flushOutcomes() commit the queue first.
    */
   finishLater(id: number, completion: AuditCompletion): void {
+    const now = performance.now();
+    if (!this.laterQueue.length) this.laterSince = now;
     this.laterQueue.push({ id, completion: normalizeCompletion(completion) });
-    this.laterTimer ??= setImmediate(() => this.flushOutcomes());
+    this.inFlight.delete(id);
+    this.lastActivity = now;
+    if (this.laterQueue.length >= OUTCOME_BATCH) {
+      if (this.laterTimer) clearTimeout(this.laterTimer);
+      this.laterTimer = setTimeout(() => this.flushOutcomes(), 0);
+    } else if (!this.laterTimer && !this.laterImmediate) {
+      // On the next turn when no call is starting or travelling (a lone call: its outcome is readable at once,
+      // from any process); else once the calls pause.
+      this.laterImmediate = setImmediate(() => {
+        this.laterImmediate = undefined;
+        if (!this.beginQueue.length && !this.travelling()) return this.flushOutcomes();
+        this.laterTimer ??= setTimeout(() => this.outcomesDue(), OUTCOME_IDLE_MS);
+      });
+    }
+  }
+
+  /** Whether a command is travelling; one granted longer ago than any confirmation waits was lost (a bug, not a call). */
+  private travelling(): boolean {
+    if (!this.inFlight.size) return false;
+    const stale = performance.now() - IN_FLIGHT_MAX_MS;
+    for (const [id, at] of this.inFlight) if (at < stale) this.inFlight.delete(id);
+    return this.inFlight.size > 0;
+  }
+
+  /** The outcome timer: commit now if the calls paused or the oldest waited long enough, else look again later. */
+  private outcomesDue(): void {
+    this.laterTimer = undefined;
+    if (!this.laterQueue.length) return;
+    const now = performance.now();
+    // A pause with a command still travelling is no pause: the commit would delay its echo.
+    const idleAt = Math.max(this.lastActivity + OUTCOME_IDLE_MS, this.travelling() ? now + OUTCOME_IDLE_MS : 0);
+    const deadline = this.laterSince + OUTCOME_MAX_WAIT_MS;
+    if (now >= idleAt || now >= deadline) return this.flushOutcomes();
+    this.laterTimer = setTimeout(() => this.outcomesDue(), Math.max(1, Math.min(idleAt, deadline) - now));
   }
 
   /** Commit every outcome given to finishLater() (one transaction; one by one if that fails). */
   flushOutcomes(): void {
-    if (this.laterTimer) clearImmediate(this.laterTimer);
+    if (this.laterTimer) clearTimeout(this.laterTimer);
     this.laterTimer = undefined;
+    if (this.laterImmediate) clearImmediate(this.laterImmediate);
+    this.laterImmediate = undefined;
     const items = this.laterQueue.map((x) => ({ ...x, followUp: false }));
     this.laterQueue = [];
     if (!items.length) return;
@@ -582,6 +727,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     const r = this.write(() => this.callTx.immediate(row, c));
     this.committed();
     this.completed([r]);
+    this.scheduleIndex();
     return r.id;
   }
 
@@ -615,6 +761,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       this.committed();
       done = this.queue;
     } catch (err) {
+      this.forgetOwn();
       this.lastWrittenId = lastWrittenId;
       throw err instanceof AuditError || !isDbError(err) ? err : unavailable(err);
     } finally {
@@ -730,11 +877,13 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   }
 
   /**
-   * Resolves when every row written so far is on disk: at once with `full`
+   * Resolves when every row given so far (outcomes queued by finishLater included) is on disk: at once with `full`
    * durability, after the running group fsync with `grouped`. Rejects when
    * that fsync failed.
    */
   durable(): Promise<void> {
+    // Outcomes still waiting for a pause in the calls are written first: everything given to the store so far.
+    this.flushOutcomes();
     if (this.lazySyncTimer && this.walSync) {
       clearTimeout(this.lazySyncTimer);
       this.lazySyncTimer = undefined;
@@ -747,6 +896,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   async close(): Promise<void> {
     this.flushOutcomes();
     this.runGroup();
+    if (this.indexTimer) this.indexCalls();
     if (this.lazySyncTimer) {
       clearTimeout(this.lazySyncTimer);
       this.lazySyncTimer = undefined;
@@ -949,7 +1099,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   byRequestId(requestId: string): StoredAuditRow | undefined {
     // Every call asks this first (idempotent retries), and a new request has no row: no outcome of
     // its own can be queued, so the queue is committed only when there is a row to read it into.
-    if (!this.stmt.requestTaken.get(requestId)) return undefined;
+    if (this.callWithRequest(requestId) === undefined) return undefined;
     this.flushOutcomes();
     const r = this.stmt.byRequest.get(requestId);
     return r && fromDb(r);
@@ -969,22 +1119,27 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   list(filter: AuditListFilter = {}): StoredAuditRow[] {
     this.flushOutcomes();
+    // Principal, entity and time are looked up in the call index (and the entries after it: audit_call_ids);
+    // the outcome and the id bounds on the calls themselves.
+    const indexed: string[] = [];
     const where: string[] = [];
+    const indexParams: unknown[] = [];
     const params: unknown[] = [];
     const key: string[] = [];
-    const add = (name: string, sql: string, value: unknown) => {
+    const add = (name: string, sql: string, value: unknown, byIndex: boolean) => {
       if (value === undefined || value === null) return;
-      where.push(sql);
-      params.push(value);
+      (byIndex ? indexed : where).push(sql);
+      (byIndex ? indexParams : params).push(value);
       key.push(name);
     };
-    add('principal', 'principal = ?', filter.principal);
-    add('entity', 'entity_id = ?', filter.entityId);
-    add('outcome', 'outcome = ?', filter.outcome);
-    add('since', 'at >= ?', filter.since === undefined ? undefined : isoBound(filter.since, MIN_TIME));
-    add('until', 'at < ?', filter.until === undefined ? undefined : isoBound(filter.until, MAX_TIME));
-    add('after', 'id > ?', filter.afterId);
-    add('before', 'id < ?', filter.beforeId);
+    add('principal', 'principal = ?', filter.principal, true);
+    add('entity', 'entity_id = ?', filter.entityId, true);
+    add('since', 'at >= ?', filter.since === undefined ? undefined : isoBound(filter.since, MIN_TIME), true);
+    add('until', 'at < ?', filter.until === undefined ? undefined : isoBound(filter.until, MAX_TIME), true);
+    add('outcome', 'outcome = ?', filter.outcome, false);
+    add('after', 'id > ?', filter.afterId, false);
+    add('before', 'id < ?', filter.beforeId, false);
+    if (indexed.length) where.unshift(`id IN (SELECT id FROM audit_call_ids WHERE ${indexed.join(' AND ')})`);
     const order = filter.order === 'desc' ? 'DESC' : 'ASC';
     key.push(order);
     const k = key.join(',');
@@ -994,7 +1149,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       this.listStatements.set(k, stmt);
     }
     const limit = Math.min(10_000, Math.max(1, Math.floor(filter.limit ?? 100)));
-    return stmt.all(...params, limit).map(fromDb);
+    return stmt.all(...indexParams, ...params, limit).map(fromDb);
   }
 
   /** The log (or the part since a time) as JSON lines or CSV records, read a page at a time. */
@@ -1027,6 +1182,14 @@ function tighten(path: string, log: Logger): void {
 
 /** How long an outcome committed off the caller's path may wait for an fsync of its own (the next pending row's fsync usually covers it first). */
 const LAZY_SYNC_MS = 50;
+/** Outcomes wait for a pause this long in the calls (none beginning or ending) before they are committed. */
+export const OUTCOME_IDLE_MS = 5;
+/** ... but no longer than this, */
+export const OUTCOME_MAX_WAIT_MS = 100;
+/** ... and no more than this many. */
+const OUTCOME_BATCH = 200;
+/** A granted call with no outcome after this long is no longer counted as travelling. */
+const IN_FLIGHT_MAX_MS = 5 * 60_000;
 
 function rethrown(err: unknown): unknown {
   return err instanceof AuditError || !isDbError(err) ? err : unavailable(err);

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { DEMO_DEVICES, PACKAGE_ROOT, demoEnabled } from '../bridge.js';
 import { DatabaseError } from '../db/database.js';
 import { Hearth } from '../hearth.js';
+import { describeReach } from '../history/store.js';
 import { BrokerStartError } from '../mqtt/embedded-broker.js';
 import { redact } from '../mqtt/connection.js';
 import { CliFailure } from './failure.js';
@@ -154,6 +155,7 @@ export function registerStart(program: Command): void {
           : '',
         `  database  ${where(loaded.config.database.path)} (policy, approvals, audit: ${hearth.audit.digest().count} rows` +
           `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : ', CHAIN BROKEN: hearth audit verify'})`,
+        `  history   ${describeReach(hearth.history.reach())}`,
         `  control   ${control ? `${control.address} (hearth devices, tools, call, chat, mcp, ... ask this process)` : 'none: commands run on their own'}`,
         tryLine(clientFlags(loaded, flags), demoEnabled(loaded.config)),
         '',

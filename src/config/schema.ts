@@ -172,14 +172,33 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
+        budgetMb: {
+          type: 'number',
+          minimum: 1,
+          default: 1024,
+          description:
+            'The database may use this many MiB; entity history is pruned to stay within it (the oldest raw changes first, then the oldest five-minute summaries).',
+        },
+        minRawHours: {
+          type: 'number',
+          minimum: 0,
+          maximum: 87600,
+          default: 24,
+          description: 'Raw changes younger than this are kept even over the budget.',
+        },
+        rollupDays: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: 3650,
+          default: 365,
+          description: 'Five-minute summaries of numbers (long charts) are kept this many days, within the budget.',
+        },
         retentionDays: {
           type: 'number',
           exclusiveMinimum: 0,
           maximum: 3650,
-          default: 10,
-          description: "Keep entity history (the page's charts, get_history) this many days.",
+          description: 'Raw changes older than this go even within the budget (unset: as long as the budget allows).',
         },
-        maxRows: { type: 'integer', minimum: 1000, default: 5000000, description: 'At most this many history rows; the oldest go first.' },
       },
       default: {},
     },
@@ -383,7 +402,7 @@ export interface HearthConfig {
   demo?: boolean;
   database: { path: string };
   audit: { digestFile?: string; keyFile?: string; durability: 'full' | 'grouped' };
-  history: { retentionDays: number; maxRows: number };
+  history: { budgetMb: number; minRawHours: number; rollupDays: number; retentionDays?: number };
   http: {
     host: string;
     port: number;

@@ -2,6 +2,8 @@
 // memory and go to SQLite in one transaction per batch (when `batchSize`
 // rows are waiting or `flushMs` after the first), never one per message: a
 // home of 2,000 chatty sensors costs a write per second, not 2,000.
+// Once a minute it packs and summarises the five minutes that ended (HistoryStore.rollUp: a slice of rows per
+// turn of the event loop), and every pruneEveryMs it keeps the database within its budget (HistoryStore.prune).
 // Only live changes of an entity's main value are kept: a retained message
 // is the broker's old copy with an unknown time, and an unchanged value adds
 // nothing a chart or an answer would show.
@@ -18,8 +20,10 @@ export interface ChangeSource {
 export interface RecorderOptions {
   batchSize?: number;
   flushMs?: number;
-  /** How often old rows are pruned. */
+  /** How often the database is brought within its budget. */
   pruneEveryMs?: number;
+  /** How often the five minutes that ended are packed and summarised. */
+  rollupEveryMs?: number;
   now?: () => number;
 }
 
@@ -27,6 +31,9 @@ export class HistoryRecorder {
   private pending: HistoryRow[] = [];
   private timer?: NodeJS.Timeout;
   private pruneTimer?: NodeJS.Timeout;
+  private rollupTimer?: NodeJS.Timeout;
+  private rolling = false;
+  private closed = false;
   private last = new Map<string, string | number | null>();
   private readonly batchSize: number;
   private readonly flushMs: number;
@@ -43,9 +50,11 @@ export class HistoryRecorder {
     this.flushMs = options.flushMs ?? 1000;
     this.now = options.now ?? Date.now;
     source.on('change', this.onChange);
-    this.safePrune();
-    this.pruneTimer = setInterval(() => this.safePrune(), options.pruneEveryMs ?? 10 * 60_000);
+    this.maintain(true);
+    this.pruneTimer = setInterval(() => this.maintain(true), options.pruneEveryMs ?? 10 * 60_000);
     this.pruneTimer.unref();
+    this.rollupTimer = setInterval(() => this.maintain(false), options.rollupEveryMs ?? 60_000);
+    this.rollupTimer.unref();
   }
 
   private record(state: EntityState, entity: Entity): void {
@@ -81,13 +90,27 @@ export class HistoryRecorder {
     }
   }
 
-  private safePrune(): void {
-    try {
-      const gone = this.store.prune(this.now());
-      if (gone) this.log.debug({ pruned: gone }, 'history: pruned old rows');
-    } catch (err) {
-      this.log.error({ err }, 'history: pruning failed');
-    }
+  /** Pack and summarise what ended, a slice per turn of the event loop, then (when asked) prune to the budget. */
+  private maintain(prune: boolean): void {
+    if (this.rolling) return;
+    this.rolling = true;
+    const step = () => {
+      if (this.closed) return;
+      try {
+        if (!this.store.rollUp(this.now())) {
+          setImmediate(step);
+          return;
+        }
+        if (prune) {
+          const gone = this.store.prune(this.now());
+          if (gone.raw || gone.rollups) this.log.debug({ pruned: gone.raw, prunedRollups: gone.rollups }, 'history: pruned to the budget');
+        }
+      } catch (err) {
+        this.log.error({ err }, 'history: summarising or pruning failed');
+      }
+      this.rolling = false;
+    };
+    step();
   }
 
   /** Rows waiting for the next batch. */
@@ -97,7 +120,9 @@ export class HistoryRecorder {
 
   close(): void {
     this.source.off('change', this.onChange);
+    this.closed = true;
     if (this.pruneTimer) clearInterval(this.pruneTimer);
+    if (this.rollupTimer) clearInterval(this.rollupTimer);
     this.flush();
   }
 }

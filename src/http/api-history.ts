@@ -1,8 +1,10 @@
 // GET /api/history?entity=&since=&until=&points=: one entity's recorded
 // history (src/history), downsampled to about `points` for long ranges, under
 // the one read check every surface asks (Hearth.readDenied): an entity the
-// caller may not read is refused, as on GET /api/devices/:id/frame.
+// caller may not read is refused, as on GET /api/devices/:id/frame. `reach` says how far back raw changes and
+// five-minute summaries go (the budget prunes the oldest first).
 import { HistoryRangeError, parseRange } from '../history/query.js';
+import { describeReach, type HistoryReach } from '../history/store.js';
 import { badField, forbidden } from './errors.js';
 import type { ApiContext, Route } from './route.js';
 
@@ -26,8 +28,20 @@ export function historyRoutes({ hearth }: ApiContext): Route[] {
           throw err;
         }
         const series = hearth.history.series(entity.id, range.since, range.until, range.points);
-        return { entity: entity.id, name: entity.name, kind: entity.kind, unit: entity.unit ?? null, retentionDays: hearth.history.retentionDays, ...series };
+        return { entity: entity.id, name: entity.name, kind: entity.kind, unit: entity.unit ?? null, ...series, reach: reachOf(hearth.history.reach()) };
       },
     },
   ];
+}
+
+/** How far back history reaches, as times and in words (the page's note under an empty chart). */
+function reachOf(reach: HistoryReach) {
+  const iso = (ts: number | null) => (ts === null ? null : new Date(ts).toISOString());
+  return {
+    raw: iso(reach.rawSince),
+    rollups: iso(reach.rollupSince),
+    usedMb: Math.round(reach.usedBytes / 2 ** 20),
+    budgetMb: Math.round(reach.budgetBytes / 2 ** 20),
+    text: describeReach(reach),
+  };
 }

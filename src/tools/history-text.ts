@@ -4,7 +4,7 @@
 // newest first, so "when did the front door last open?" is its first line.
 import type { Entity } from '../devices/model.js';
 import { HistoryRangeError, parseRange } from '../history/query.js';
-import type { HistoryPoint, HistoryStore } from '../history/store.js';
+import { describeReach, type HistoryPoint, type HistoryStore } from '../history/store.js';
 import { formatAge } from '../util/time.js';
 import { deviceWord, quoted } from './device-text.js';
 import type { ToolResultObject } from './types.js';
@@ -39,7 +39,7 @@ export function historyAnswer(store: HistoryStore, entity: Entity, args: Record<
   if (!series.rows) {
     const before = series.before ? ` It was ${shown(entity, series.before.value)} since ${when(series.before.ts, now)}.` : '';
     return {
-      text: `${head}: no changes recorded.${before} (History keeps ${store.retentionDays} days of live changes.)`,
+      text: `${head}: no changes recorded.${before} (History keeps ${describeReach(store.reach(), now)}.)`,
       details: { entity: entity.id, rows: 0 },
     };
   }

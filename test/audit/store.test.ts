@@ -274,7 +274,7 @@ describe('SqliteAuditLog', () => {
     assert.equal(audit.fsyncs, before + 1, 'one fsync before begin() returned');
   });
 
-  it('finishLater: outcomes leave the path of the caller and are committed together on the next turn; a read commits them first', async () => {
+  it('finishLater: outcomes leave the path of the caller and are committed together on the next turn, or once no command travels; a read commits them first', async () => {
     const { audit, path } = fresh();
     const events: StoredAuditRow[] = [];
     audit.on('row', (r) => events.push(r));
@@ -314,6 +314,19 @@ describe('SqliteAuditLog', () => {
     );
     const v = audit.verify();
     assert.deepEqual([v.ok, v.rows, v.pending], [true, 7, 0]);
+
+    // While another call's command travels (its pending row granted, no outcome yet), an outcome waits: its
+    // commit would delay that call's echo. It goes once no command travels.
+    const travelling = await audit.beginDurable(entry());
+    const d = audit.begin(entry());
+    audit.finishLater(d, { outcome: 'confirmed' });
+    await new Promise((resolve) => setImmediate(resolve));
+    const outcomeOf = (id: number) => (other.prepare('SELECT outcome FROM audit WHERE id = ?').get(id) as { outcome: string }).outcome;
+    assert.equal(outcomeOf(d), 'pending', 'not written while a command travels');
+    const written = new Promise((resolve) => audit.on('row', (r) => r.id === d && resolve(undefined)));
+    audit.finishLater(travelling, { outcome: 'confirmed' });
+    await written;
+    assert.deepEqual([outcomeOf(d), outcomeOf(travelling)], ['confirmed', 'confirmed']);
   });
 
   it('continues the chain across a restart', () => {

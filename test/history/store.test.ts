@@ -1,4 +1,5 @@
-// The history table on a real SQLite file: retention by age and by row count,
+// The history tables on a real SQLite file: a disk budget that prunes the oldest raw rows first and the
+// five-minute summaries last, how far each reaches,
 // and a long range folded into buckets that keep each bucket's low and high
 // (numbers) or its last state (everything else).
 import assert from 'node:assert/strict';
@@ -8,7 +9,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { openDatabase } from '../../src/db/database.js';
-import { HistoryStore } from '../../src/history/store.js';
+import { HistoryStore, describeReach } from '../../src/history/store.js';
 import { parseRange } from '../../src/history/query.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-history-'));
@@ -17,25 +18,130 @@ const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 5, 1, 12);
 
 describe('history store', () => {
-  it('forgets rows older than the retention, and the oldest rows beyond the row cap', () => {
-    const db = openDatabase(join(dir, 'retention.db'));
-    const store = new HistoryStore(db, 10, 1000);
-    store.write([
-      { entityId: 'a.t', ts: NOW - 11 * DAY, num: 1 },
-      { entityId: 'a.t', ts: NOW - 9 * DAY, num: 2 },
-    ]);
-    assert.equal(store.prune(NOW), 1, 'the 11-day-old row goes');
-    assert.deepEqual(
-      store.latest('a.t', 0, NOW, 10).map((p) => p.value),
-      [2],
+  it('keeps the database within its budget: the oldest raw rows go first, summaries last, and says how far each reaches', () => {
+    const db = openDatabase(join(dir, 'budget.db'));
+    const big = new HistoryStore(db, { budgetBytes: 2 ** 40, minRawMs: 2 * DAY, rollupMs: 365 * DAY });
+    // 20 days of 6 sensors, one reading every 2 minutes (86,400 rows), oldest first as the recorder writes them.
+    const start = NOW - 20 * DAY;
+    for (let t = start; t < NOW; t += 6 * 3_600_000) {
+      const batch = [];
+      for (let u = t; u < t + 6 * 3_600_000; u += 120_000) for (let e = 0; e < 6; e++) batch.push({ entityId: `s${e}.t`, ts: u, num: e + (u % 1000) / 100 });
+      big.write(batch);
+    }
+    while (!big.rollUp(NOW));
+    const rows = big.count();
+    assert.equal(rows, 86_400);
+    assert.equal(big.countRollups(), 6 * 20 * 24, 'one summary row per sensor and hour');
+    assert.ok(big.stats.blocks >= 6 * 20 * 24, 'the rows were packed into blocks, one per sensor and hour at most');
+    assert.deepEqual(big.prune(NOW), { raw: 0, rollups: 0 }, 'within the budget nothing goes');
+    let reach = big.reach();
+    assert.equal(reach.rawSince, start);
+    assert.equal(reach.rollupSince, start);
+    // Summaries older than rollupDays go whatever the budget.
+    const year = new HistoryStore(db, { budgetBytes: 2 ** 40, minRawMs: 2 * DAY, rollupMs: 19 * DAY });
+    assert.deepEqual(year.prune(NOW), { raw: 0, rollups: 6 * 24 });
+    assert.equal(year.reach().rollupSince, NOW - 19 * DAY, 'summaries are kept rollupDays');
+
+    // A budget that the raw rows alone are over: the oldest raw rows go, no summary does.
+    const used = big.usedBytes();
+    const tight = new HistoryStore(db, { budgetBytes: used - 64 * 1024, minRawMs: 2 * DAY, rollupMs: 365 * DAY });
+    const first = tight.prune(NOW);
+    assert.ok(first.raw > 0 && first.rollups === 0, `raw rows went first: ${JSON.stringify(first)}`);
+    assert.ok(tight.usedBytes() <= used - 64 * 1024, 'within the budget again');
+    reach = tight.reach();
+    assert.ok(reach.rawSince! > start, 'raw history now starts later');
+    const oldestLeft = tight.latest('s0.t', 0, NOW, 1_000_000).at(-1)!.ts;
+    assert.ok(oldestLeft - reach.rawSince! <= 3_600_000, 'what is left is the newest changes (whole blocks of an hour at most go)');
+    assert.equal(tight.latest('s0.t', 0, NOW, 1_000_000).length, (NOW - oldestLeft) / 120_000, 'and every row after the oldest');
+    assert.equal(reach.rollupSince, NOW - 19 * DAY, 'the summaries still reach back 19 days');
+    const month = tight.series('s3.t', start, NOW, 200);
+    assert.equal(month.type, 'number');
+    assert.ok(month.points[0]!.ts < NOW - 18 * DAY, 'a chart of the whole range still starts 19 days back (from the summaries)');
+    assert.equal(month.rows, ((rows / 6) * 19) / 20, 'every reading of the 19 days is counted once, summarised or raw');
+    assert.ok(month.rawSince! >= reach.rawSince! && month.rawSince! - reach.rawSince! <= 3_600_000, 'the series says where its own raw rows start');
+
+    // Raw changes older than retentionDays go whatever the budget; raw is then at its floor (two days).
+    const kept = new HistoryStore(db, { budgetBytes: 2 ** 40, minRawMs: 2 * DAY, rollupMs: 365 * DAY, maxRawMs: 2 * DAY });
+    kept.prune(NOW);
+    assert.equal(kept.count(), 6 * ((2 * DAY) / 120_000), 'every change of the last two days is kept');
+    // A budget only half the summaries fit in: no raw change younger than the floor goes, the oldest summaries do.
+    const summaries = db.prepare("SELECT sum(pgsize) AS b FROM dbstat WHERE name LIKE 'history_hourly%'").get() as { b: number };
+    const tiny = new HistoryStore(db, { budgetBytes: kept.usedBytes() - summaries.b / 2, minRawMs: 2 * DAY, rollupMs: 365 * DAY });
+    const second = tiny.prune(NOW);
+    assert.ok(second.raw === 0 && second.rollups > 0, JSON.stringify(second));
+    reach = tiny.reach();
+    assert.equal(reach.rawSince, NOW - 2 * DAY, 'raw changes still reach back min_raw_hours');
+    assert.equal(tiny.count(), 6 * ((2 * DAY) / 120_000), 'and every one of them is kept, over the budget or not');
+    assert.ok(reach.rollupSince! > start && reach.rollupSince! < NOW - 2 * DAY, 'the oldest summaries went last');
+    assert.match(
+      describeReach(reach, NOW),
+      /^raw changes 2 days \(since 2026-05-30 12:00 UTC\), five-minute summaries \d+ days \(since .*\); database [\d.]+ of [\d.]+ MiB budget \(raw kept >= 48 h, summaries <= 365 days\)$/,
     );
-    store.write(Array.from({ length: 1500 }, (_, i) => ({ entityId: 'b.t', ts: NOW - 1500 + i, num: i })));
-    store.prune(NOW);
-    assert.equal(store.count(), 1000, 'no more rows than the cap');
+    const nothing = new HistoryStore(db, { budgetBytes: 1, minRawMs: 2 * DAY, rollupMs: 365 * DAY });
+    nothing.prune(NOW);
+    assert.equal(nothing.count(), 6 * ((2 * DAY) / 120_000), 'a budget nothing fits in keeps min_raw_hours of changes');
+    assert.equal(nothing.reach().rollupSince, null, 'and no summary');
+
+    db.close();
+  });
+
+  it('packs and summarises only five minutes that ended, and folds late rows into summaries already written', () => {
+    const db = openDatabase(join(dir, 'rollup.db'));
+    const store = new HistoryStore(db);
+    const hour = Math.floor(NOW / 3_600_000) * 3_600_000;
+    store.write([
+      { entityId: 'r.t', ts: hour - 3_600_000 + 1_000, num: 10 },
+      { entityId: 'r.t', ts: hour - 3_600_000 + 2_000, num: 20 },
+      { entityId: 'r.t', ts: hour + 1_000, num: 99 },
+    ]);
+    assert.equal(store.rollUp(hour + 30_000), true);
+    assert.equal(store.countRollups(), 1, 'the ended hour is summarised');
+    assert.equal(store.stats.blocks, 1, 'its two rows are packed; the newest is not, its five minutes are not over');
+    assert.equal(store.count(), 3);
+    store.write([{ entityId: 'r.t', ts: hour - 3_600_000 + 3_000, num: 30 }]);
+    store.rollUp(hour + 10 * 60_000);
+    // A new store on the same file reads what the last one wrote: the summaries are on disk.
+    const again = new HistoryStore(db, { budgetBytes: 2 ** 40, minRawMs: 0, rollupMs: 365 * DAY, maxRawMs: 0 });
     assert.deepEqual(
-      store.latest('b.t', 0, NOW, 1).map((p) => p.value),
-      [1499],
-      'the newest rows stay',
+      again.latest('r.t', 0, NOW + DAY, 10).map((p) => p.value),
+      [99, 30, 20, 10],
+      'packed changes read back in time order, the late one in its place',
+    );
+    again.prune(hour + 10 * 60_000);
+    assert.equal(again.count(), 0, 'packed raw changes can go');
+    const s = again.series('r.t', hour - 3_600_000, hour + 3_600_000 - 1, 100);
+    assert.deepEqual(
+      s.points.map((p) => [p.min, p.max, p.value, p.count]),
+      [
+        [10, 30, 20, 3],
+        [99, 99, 99, 1],
+      ],
+      'the late row is in its five minutes, the summaries agree with the rows',
+    );
+    db.close();
+  });
+
+  it('packs changes so that they read back exactly: decimals, floats, text and null', () => {
+    const db = openDatabase(join(dir, 'exact.db'));
+    const store = new HistoryStore(db);
+    const values = [21.37, -0.5, 1013.25, 0, 1e-7, Math.PI, 123456789.123, -40];
+    const rows = [
+      ...values.map((num, i) => ({ entityId: 'n.t', ts: NOW - DAY + i * 1_000, num })),
+      ...['on', 'off', null, 'a "quoted" état'].map((state, i) => ({ entityId: 'm.t', ts: NOW - DAY + i * 61_000, state })),
+    ];
+    store.write(rows);
+    while (!store.rollUp(NOW));
+    assert.equal(store.stats.blocks, 2);
+    assert.deepEqual(
+      store.latest('n.t', 0, NOW, 100).reverse(),
+      values.map((value, i) => ({ ts: NOW - DAY + i * 1_000, value })),
+    );
+    assert.deepEqual(
+      store
+        .latest('m.t', 0, NOW, 100)
+        .map((p) => p.value)
+        .reverse(),
+      ['on', 'off', null, 'a "quoted" état'],
     );
     db.close();
   });
@@ -99,13 +205,14 @@ describe('history store', () => {
     assert.throws(() => parseRange({ since: '-1h', until: '-2h' }, NOW), /since: must be before until/);
   });
 
-  it('takes its settings from history.retentionDays and history.maxRows (10 days by default); a bad one stops start-up naming it', () => {
+  it('takes its settings from history.budgetMb, minRawHours and rollupDays (1 GiB, 24 h, a year); a bad one stops start-up naming it', () => {
     const flags = { demo: false, 'database.path': ':memory:' };
-    assert.deepEqual(loadConfig({ cwd: dir, env: {}, flags }).config.history, { retentionDays: 10, maxRows: 5_000_000 });
-    assert.equal(loadConfig({ cwd: dir, env: {}, flags: { ...flags, 'history.retentionDays': '3' } }).config.history.retentionDays, 3);
+    assert.deepEqual(loadConfig({ cwd: dir, env: {}, flags }).config.history, { budgetMb: 1024, minRawHours: 24, rollupDays: 365 });
+    assert.equal(loadConfig({ cwd: dir, env: {}, flags: { ...flags, 'history.budgetMb': '300' } }).config.history.budgetMb, 300);
     for (const [key, value] of [
-      ['history.retentionDays', '0'],
-      ['history.maxRows', '10'],
+      ['history.budgetMb', '0'],
+      ['history.minRawHours', '-1'],
+      ['history.rollupDays', '0'],
     ]) {
       try {
         loadConfig({ cwd: dir, env: {}, flags: { ...flags, [key]: value } });

@@ -92,6 +92,11 @@ describe('entity history and the page controls', () => {
     assert.equal(raw.json.bucketMs, null);
     const values = raw.json.points.map((p: any) => p.value);
     assert.ok(values.includes(30) && values.includes(31.99), 'the published values are in the series');
+    // How far back history goes: raw changes since the first recorded row, no summary yet (no hour has ended).
+    assert.ok(Date.parse(raw.json.reach.raw) <= raw.json.points[0].ts, `raw reach ${raw.json.reach.raw}`);
+    assert.equal(raw.json.reach.rollups, null);
+    assert.equal(raw.json.reach.budgetMb, 1024, 'the default budget');
+    assert.match(raw.json.reach.text, /raw changes \d+ h \(since .*\), five-minute summaries none yet; database [\d.]+ of 1024 MiB budget/);
     const few = await api(`/api/history?entity=${TEMP}&since=-1h&points=10`);
     assert.equal(few.status, 200, few.text);
     assert.ok(few.json.bucketMs > 0, 'downsampled');

@@ -114,6 +114,7 @@ describe('audit tampering, without a key or digest', () => {
   it('a confirmed unlock reverted to pending: verify fails', async () => {
     const id = await unlock(home);
     await lamp(home, 'turn_off');
+    await home.hearth.audit.durable(); // what Hearth has written (outcomes wait for a pause in the calls)
     revertToPending(path(), id);
     assert.equal(home.hearth.audit.get(id)!.outcome, 'pending', 'the forgery shows');
     assert.equal(home.hearth.audit.verify().ok, false);
@@ -121,6 +122,7 @@ describe('audit tampering, without a key or digest', () => {
 
   it('the last entry deleted: verify fails (the id sequence is past it)', async () => {
     const id = await unlock(home);
+    await home.hearth.audit.durable();
     deleteLastRow(path());
     const v = home.hearth.audit.verify();
     assert.equal(v.ok, false, 'a cut tail is detected');

@@ -49,7 +49,9 @@ async function drawHistory(e, range) {
   box.dataset.range = range;
   const all = data.before ? [{ ...data.before, ts: data.since }, ...data.points] : data.points;
   if (!all.length) {
-    box.replaceChildren(h('p', { class: 'muted' }, `Nothing recorded in the last ${RANGES[range][0]} (history keeps ${data.retentionDays} days of changes).`));
+    box.replaceChildren(
+      h('p', { class: 'muted' }, `Nothing recorded in the last ${RANGES[range][0]} (history keeps ${data.reach?.text ?? 'its recent changes'}).`),
+    );
     return;
   }
   const summary = h('p', { class: 'sr-only' });

@@ -1,0 +1,172 @@
+// Migration 0014: a pending call's commit writes the log alone (its only key is the append order); the index
+// readers look calls up by (request id, principal, entity, time) follows after the caller has its result. Until
+// then the calls after the index are still found, a reused request id is still refused, and an index lost or
+// behind (a power cut, another process) catches up from the log.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { AuditError } from '../../src/audit/errors.js';
+import { SqliteAuditLog } from '../../src/audit/store.js';
+import { entryHash, verify } from '../../src/audit/chain.js';
+import { openDatabase } from '../../src/db/database.js';
+import { auditEntry, tempDatabases } from './support.js';
+
+const { root, open } = tempDatabases('hearth-audit-index-');
+let n = 0;
+function fresh() {
+  const path = join(root, `db${++n}.db`);
+  const db = openDatabase(path);
+  open.push(db);
+  return { db, path, audit: new SqliteAuditLog(db, {}) };
+}
+
+const indexed = (db: ReturnType<typeof openDatabase>) => (db.prepare('SELECT count(*) AS n FROM audit_call_index').get() as { n: number }).n;
+
+describe('the audit call index (migration 0014)', () => {
+  it('a pending row is committed into the log alone, yet found by request id, principal, entity and time at once', async () => {
+    const { db, audit } = fresh();
+    const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit_entry' AND sql IS NOT NULL").all() as Array<{
+      name: string;
+    }>;
+    assert.deepEqual(
+      indexes.map((i) => i.name),
+      ['audit_entry_outcome_of'],
+      'the log has no index a call entry is written to (the outcome fold index holds outcome entries only)',
+    );
+    const id = await audit.beginDurable(auditEntry({ requestId: 'r-tail', principal: 'chat:bob', entityId: 'hall.light' }));
+    assert.equal(indexed(db), 0, 'the index has not followed yet: the caller did not wait for it');
+    assert.equal(audit.byRequestId('r-tail')?.id, id);
+    assert.deepEqual(
+      audit.list({ principal: 'chat:bob' }).map((r) => r.id),
+      [id],
+    );
+    assert.deepEqual(
+      audit.list({ entityId: 'hall.light', since: new Date(Date.now() - 60_000) }).map((r) => r.id),
+      [id],
+    );
+    assert.throws(
+      () => audit.begin(auditEntry({ requestId: 'r-tail' })),
+      (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE',
+      'a reused request id is refused before the index has it',
+    );
+    audit.finishLater(id, { outcome: 'confirmed', latencyMs: 3, echo: null });
+    audit.flushOutcomes();
+    assert.equal(indexed(db), 1, 'the outcome commit brought the index up to the log');
+    assert.equal(audit.byRequestId('r-tail')?.outcome, 'confirmed');
+    assert.equal(audit.list({ principal: 'chat:bob' }).length, 1, 'each call once, indexed or not');
+    assert.throws(
+      () => audit.begin(auditEntry({ requestId: 'r-tail' })),
+      (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE',
+    );
+    await audit.close();
+  });
+
+  it('a request id another process appended after the index is refused too (the tail is read, not guessed)', async () => {
+    const { path, audit: a } = fresh();
+    const otherDb = openDatabase(path);
+    open.push(otherDb);
+    const b = new SqliteAuditLog(otherDb, {});
+    const dup = (fn: () => unknown) => assert.throws(fn, (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE');
+    const first = a.begin(auditEntry({ requestId: 'shared-1' }));
+    dup(() => b.begin(auditEntry({ requestId: 'shared-1' })));
+    const second = b.begin(auditEntry({ requestId: 'shared-2' }));
+    dup(() => a.begin(auditEntry({ requestId: 'shared-2' })));
+    assert.equal(a.byRequestId('shared-2')?.id, second);
+    assert.equal(b.byRequestId('shared-1')?.id, first);
+    await a.close();
+    await b.close();
+  });
+
+  it('an index that lost its tail (or was never written) catches up from the log at the next start; verify is untouched', async () => {
+    const { db, path, audit } = fresh();
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(audit.begin(auditEntry({ principal: `chat:p${i % 2}` })));
+    audit.record(auditEntry({ principal: 'chat:p0', decision: 'deny', reason: 'no' }), { outcome: 'denied' });
+    await audit.close();
+    db.exec('DELETE FROM audit_call_index WHERE id > 2');
+    assert.equal(audit.list({ principal: 'chat:p0' }).length, 4, 'the entries after the index are read from the log');
+    const reopened = openDatabase(path);
+    open.push(reopened);
+    const again = new SqliteAuditLog(reopened, {});
+    assert.equal(indexed(db), 6, 'the next start copied what was missing');
+    assert.equal(again.list({ principal: 'chat:p1' }).length, 2);
+    assert.equal(again.markInterrupted(0), 5, 'the pending calls of the earlier run are marked interrupted');
+    assert.equal(verify(db).ok, true);
+    await again.close();
+  });
+
+  it('migration 0014 moves a log written before it: its calls are indexed, ids and the id high-water mark kept', async () => {
+    const path = join(root, `db${++n}.db`);
+    const before = openDatabase(path, { upTo: 13 });
+    // Three entries written at the schema before 0014 (two calls, an outcome), chained; then the tail cut.
+    const none = {
+      v: 2,
+      call_id: null,
+      request_id: null,
+      principal: null,
+      session: null,
+      run_id: null,
+      tool: null,
+      entity_id: null,
+      action: null,
+      args: null,
+      decision: null,
+      rule_id: null,
+      reason: null,
+      outcome: null,
+      error: null,
+      latency_ms: null,
+      echo: null,
+      completed_at: null,
+      done_hash: null,
+    };
+    const call = (id: number, requestId: string, principal: string) => ({
+      ...none,
+      id,
+      at: `2026-06-01T12:00:0${id}.000Z`,
+      kind: 'call',
+      request_id: requestId,
+      principal,
+      tool: 'lamp',
+      entity_id: 'a.lamp',
+      action: 'turn_on',
+      args: '{}',
+      decision: 'allow',
+      reason: 'ok',
+      outcome: 'pending',
+    });
+    const entries = [
+      call(1, 'old-1', 'chat:old'),
+      call(2, 'old-2', 'chat:other'),
+      { ...none, id: 3, at: '2026-06-01T12:00:03.000Z', kind: 'outcome', call_id: 1, outcome: 'confirmed' },
+    ];
+    const insert = before.prepare(
+      `INSERT INTO audit_entry (${[...Object.keys(entries[0]!), 'prev_hash', 'hash'].join(', ')}) VALUES (${[...Object.keys(entries[0]!), 'prev_hash', 'hash'].map((k) => `@${k}`).join(', ')})`,
+    );
+    let prev = '0'.repeat(64);
+    for (const e of entries) {
+      const hash = entryHash(prev, e as never);
+      insert.run({ ...e, prev_hash: prev, hash });
+      prev = hash;
+    }
+    before.exec('DELETE FROM audit_entry WHERE id = 3');
+    before.close();
+    const after = openDatabase(path);
+    open.push(after);
+    assert.deepEqual(after.prepare('SELECT id, request_id FROM audit_call_index ORDER BY id').all(), [
+      { id: 1, request_id: 'old-1' },
+      { id: 2, request_id: 'old-2' },
+    ]);
+    const audit = new SqliteAuditLog(after, {});
+    assert.deepEqual(
+      audit.list({ principal: 'chat:old' }).map((r) => r.id),
+      [1],
+    );
+    assert.throws(
+      () => audit.begin(auditEntry({ requestId: 'old-2' })),
+      (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE',
+    );
+    assert.equal(audit.begin(auditEntry({ requestId: 'new-1' })), 4, 'a new entry is numbered after the cut one (the high-water mark survived)');
+    await audit.close();
+  });
+});
