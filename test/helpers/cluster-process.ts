@@ -47,12 +47,15 @@ export function spawnBroker(name: string, bin: string, args: string[], options: 
     alive,
     async stop() {
       if (!alive()) return;
+      // Waiting for its exit must keep the event loop alive.
+      proc.ref();
       await terminate(proc);
       signalGroup(proc, 'SIGKILL');
     },
     async kill() {
       if (!alive()) return;
       const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+      proc.ref();
       signalGroup(proc, 'SIGKILL');
       await exited;
     },
