@@ -12,8 +12,9 @@ export const configSchema = {
       properties: {
         url: {
           type: 'string',
-          pattern: '^(mqtts?|wss?|tcp|ssl)://',
-          description: 'Broker URL. Absent: start the embedded broker and use it.',
+          pattern: '^(mqtts?|wss?|tcp|ssl)://[^,]+(,\\s*(mqtts?|wss?|tcp|ssl)://[^,]+)*$',
+          description:
+            'Broker URL, or the nodes of one clustered broker comma-separated (mqtt://a:1883,mqtt://b:1883: on a lost connection Hearth moves to the next node). Absent: start the embedded broker and use it.',
         },
         username: { type: 'string' },
         password: { type: 'string' },

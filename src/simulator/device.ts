@@ -9,6 +9,7 @@ import { ACTIONS_BY_KIND, CommandError, commandTopicsOf, decodeCommand, type Com
 import { writeJsonPath } from '../devices/json-path.js';
 import { isActuator, type Device, type Entity } from '../devices/model.js';
 import type { Logger } from '../log.js';
+import { connectTarget } from '../mqtt/broker-nodes.js';
 import { createBehaviour, type Behaviour, type BehaviourHost } from './behaviours.js';
 import type { OutageLog } from './outage.js';
 import { errorOf } from '../util/error.js';
@@ -167,7 +168,10 @@ export class SimulatedDevice implements BehaviourHost {
 
   private link(availability: AvailabilityTopic | undefined, main: boolean, epoch: number): Link {
     const suffix = randomBytes(3).toString('hex');
-    const client = mqtt.connect(this.options.url, {
+    // A clustered broker's node list: a device, too, moves to a live node.
+    const target = connectTarget(this.options.url);
+    const client = mqtt.connect(target.url, {
+      servers: target.servers,
       protocolVersion: this.options.protocolVersion,
       clientId: `hearth-sim-${this.id}${main ? '' : '-will'}-${suffix}`,
       clean: true,

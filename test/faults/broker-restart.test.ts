@@ -8,10 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { brokerKinds, type TestBroker } from '../helpers/brokers.js';
+import { clusterKinds } from '../helpers/cluster-brokers.js';
 import { OWNER, startHome, type TestHome } from '../helpers/home.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
-for (const { kind, start } of brokerKinds) {
+// And on the clustered brokers (#34): NATS (3 nodes) and RabbitMQ.
+for (const { kind, start } of [...brokerKinds, ...clusterKinds]) {
   describe(`broker restart under a running Hearth on ${kind}`, () => {
     let broker: TestBroker;
     let home: TestHome;

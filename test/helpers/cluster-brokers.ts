@@ -15,3 +15,9 @@ export function hearthUrl(broker: TestBroker): string {
   const cluster = broker as Partial<TestCluster>;
   return cluster.nodeList && cluster.nodes && cluster.nodes.length > 1 ? cluster.nodeList(1) : broker.url;
 }
+
+/** A node other than the one Hearth starts on (the last), where a watcher sees what crossed the cluster. */
+export function otherNodeUrl(broker: TestBroker): string {
+  const cluster = broker as Partial<TestCluster>;
+  return cluster.nodes && cluster.nodes.length > 1 ? cluster.nodes[cluster.nodes.length - 1]!.url : broker.url;
+}

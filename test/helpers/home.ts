@@ -12,6 +12,7 @@ import { startSimulator, type Simulator } from '../../src/simulator/simulator.js
 import type { GeneratedTool, Principal } from '../../src/tools/types.js';
 import type { Logger } from '../../src/log.js';
 import type { TestBroker } from './brokers.js';
+import { hearthUrl } from './cluster-brokers.js';
 import { logSink } from './log-sink.js';
 import { waitFor } from './wait.js';
 
@@ -83,8 +84,9 @@ export async function startHome(broker: TestBroker, options: HomeOptions = {}): 
     writeFileSync(join(devices, f), text);
   }
   const logs = logSink('debug');
+  // On a cluster Hearth is given every node beginning with node 1; the devices and the watcher are on node 0.
   const hearth = await openHearth(
-    broker.url,
+    hearthUrl(broker),
     dir,
     logs.log,
     {
