@@ -109,6 +109,11 @@ export class SimulatedDevice implements BehaviourHost {
     }
   }
 
+  /** Whether every link of the device is connected to the broker (a test waits for it after an outage). */
+  get connected(): boolean {
+    return this.links.length > 0 && this.links.every((l) => l.client.connected);
+  }
+
   /** Stop behaving (timers, pending sends) and hand over the links to let go of. */
   private halt(how: 'stopped' | 'closed'): typeof this.links {
     this.running = false;
