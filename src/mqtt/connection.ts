@@ -76,6 +76,10 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   private readonly handlerErrors = new PerKeyThrottle();
   /** The MQTT version in use: 5 as configured, or 4 once a 3.1.1-only broker refused 5. */
   private protocol: 3 | 4 | 5;
+  /** A CONNECT went out on the current socket (its close without a CONNACK then says something). */
+  private connectSent = false;
+  /** MQTT 5 CONNECTs in a row the broker closed the socket on without answering. */
+  private unansweredV5 = 0;
 
   constructor(
     readonly options: ConnectionOptions,
@@ -118,6 +122,9 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       this.lastError = err.message;
     });
     this.client.on('message', (topic, payload, packet) => this.dispatch(topic, payload, packet.retain));
+    this.client.on('packetsend', (packet) => {
+      if (packet.cmd === 'connect') this.connectSent = true;
+    });
   }
 
   /**
@@ -141,14 +148,19 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   }
 
   /**
-   * A 3.1.1-only broker (NATS, RabbitMQ, aedes) refuses an MQTT 5 CONNECT: go on with 3.1.1, whose
-   * only loss here is the message expiry on commands (Hearth's own confirm timeout still bounds every
-   * call), and say so once.
+   * A 3.1.1-only broker refuses an MQTT 5 CONNECT: NATS answers "unacceptable protocol version", RabbitMQ
+   * 3.10 and aedes close the socket without a CONNACK. Either way go on with 3.1.1, whose only loss here is
+   * the message expiry on commands (Hearth's own confirm timeout still bounds every call), and say so once.
    */
   private refusedVersion5(err: Error & { code?: number }): boolean {
     if (this.protocol !== 5) return false;
     // 1: "unacceptable protocol version" (3.1.1 CONNACK); 132 (0x84): "unsupported protocol version" (5).
     if (err.code !== 1 && err.code !== 132 && !/protocol version/i.test(err.message)) return false;
+    this.fallBackTo311();
+    return true;
+  }
+
+  private fallBackTo311(): void {
     this.protocol = 4;
     this.client.options.protocolVersion = 4;
     this.client.options.properties = undefined;
@@ -156,7 +168,6 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       { url: redact(this.options.url) },
       'the broker speaks MQTT 3.1.1 only, not 5: using 3.1.1; commands carry no message expiry (the confirm timeout still bounds each call)',
     );
-    return true;
   }
 
   /** The MQTT version in use (5 falls back to 4 on a 3.1.1-only broker). */
@@ -190,6 +201,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     this.delay = this.options.reconnectMinMs ?? 500;
     this.client.options.reconnectPeriod = this.delay;
     this.lastError = '';
+    this.unansweredV5 = 0;
     const nodes = brokerNodes(this.options.url).length;
     this.log.info({ url: redact(this.options.url), ...(nodes > 1 ? { node: this.node } : {}), sessionPresent }, 'MQTT connected');
     this.setState('connected');
@@ -198,6 +210,8 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   }
 
   private onClose(): void {
+    if (this.protocol === 5 && this.connectSent && this.current !== 'connected' && ++this.unansweredV5 >= 2) this.fallBackTo311();
+    this.connectSent = false;
     // Drop every publish still waiting for its PUBACK: MQTT.js would resend it on reconnect.
     const outgoing = (this.client as unknown as { outgoing: Record<number, unknown> }).outgoing ?? {};
     for (const id of Object.keys(outgoing)) this.client.removeOutgoingMessage(Number(id));
