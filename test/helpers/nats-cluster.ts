@@ -86,7 +86,7 @@ export async function startNatsCluster(opts: StartClusterOptions = {}): Promise<
       `cluster { name: hearth, listen: ${HOST}:${p.route}, routes: [${routes}] }`,
       ...(opts.users?.length ? authorization(opts.users) : []),
     ];
-    writeFileSync(file, lines.join('\n') + '\n');
+    writeFileSync(file, `${lines.join('\n')}\n`);
     return file;
   });
   const procs: Array<BrokerProcess | undefined> = files.map(() => undefined);

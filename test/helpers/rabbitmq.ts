@@ -36,7 +36,12 @@ export function rabbitTopicRegex(filters: string[]): string {
 /** rabbit_password_hashing_sha256: base64(salt ++ sha256(salt ++ password)). */
 function passwordHash(password: string): string {
   const salt = randomBytes(4);
-  return Buffer.concat([salt, createHash('sha256').update(Buffer.concat([salt, Buffer.from(password, 'utf8')])).digest()]).toString('base64');
+  return Buffer.concat([
+    salt,
+    createHash('sha256')
+      .update(Buffer.concat([salt, Buffer.from(password, 'utf8')]))
+      .digest(),
+  ]).toString('base64');
 }
 
 function definitions(users: BrokerUser[]): unknown {
@@ -46,7 +51,13 @@ function definitions(users: BrokerUser[]): unknown {
     // The MQTT plugin declares a queue per client and binds it to amq.topic: resource permissions stay open,
     // the ACL is in the topic permissions (checked on every publish and subscribe).
     permissions: users.map((u) => ({ user: u.username, vhost: '/', configure: '.*', write: '.*', read: '.*' })),
-    topic_permissions: users.map((u) => ({ user: u.username, vhost: '/', exchange: 'amq.topic', write: rabbitTopicRegex(u.publish), read: rabbitTopicRegex(u.subscribe) })),
+    topic_permissions: users.map((u) => ({
+      user: u.username,
+      vhost: '/',
+      exchange: 'amq.topic',
+      write: rabbitTopicRegex(u.publish),
+      read: rabbitTopicRegex(u.subscribe),
+    })),
   };
 }
 
@@ -83,7 +94,7 @@ export async function startRabbitMq(opts: StartRabbitOptions = {}): Promise<Test
   } else {
     lines.push('mqtt.allow_anonymous = true', 'mqtt.default_user = guest', 'mqtt.default_pass = guest');
   }
-  writeFileSync(path.join(dir, 'rabbitmq.conf'), lines.join('\n') + '\n');
+  writeFileSync(path.join(dir, 'rabbitmq.conf'), `${lines.join('\n')}\n`);
   const nodeName = `hearth${process.pid}x${randomBytes(3).toString('hex')}@localhost`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
