@@ -59,7 +59,9 @@ export function natsSubject(filter: string): string {
 function authorization(users: BrokerUser[]): string[] {
   const list = users.map((u) => {
     const pub = u.publish.map((f) => JSON.stringify(natsSubject(f))).join(', ');
-    const sub = u.subscribe.map((f) => JSON.stringify(natsSubject(f))).join(', ');
+    // NATS 2.9 delivers a QoS 1 subscription through a JetStream consumer on $MQTT.sub.<id>: the user must be
+    // allowed to subscribe there too, or every QoS 1 SUBSCRIBE fails.
+    const sub = [...u.subscribe.map((f) => natsSubject(f)), '$MQTT.sub.>'].map((f) => JSON.stringify(f)).join(', ');
     return `    { user: ${JSON.stringify(u.username)}, password: ${JSON.stringify(u.password)}, permissions: { publish: { allow: [${pub}] }, subscribe: { allow: [${sub}] } } }`;
   });
   return ['authorization {', '  users: [', list.join(',\n'), '  ]', '}'];
