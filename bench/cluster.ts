@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { loadConfig } from '../src/config/load.js';
 import { Hearth } from '../src/hearth.js';
-import { silentLogger } from '../src/log.js';
+import { createLogger, silentLogger } from '../src/log.js';
 import type { Principal } from '../src/tools/types.js';
 import { startNatsCluster, type TestCluster } from '../test/helpers/nats-cluster.js';
 import { startRabbitMq } from '../test/helpers/rabbitmq.js';
@@ -36,19 +36,37 @@ const FAILOVERS = envInt('BENCH_CLUSTER_FAILOVERS', 3);
 const ONLY = process.env.BENCH_CLUSTER_ONLY;
 const BATCH = 50;
 const STEADY_MS = 20;
+const GIVE_UP_MS = envInt('BENCH_CLUSTER_GIVE_UP_MS', 60_000);
 const OWNER: Principal = { id: 'cli:bench', roles: ['owner'] };
 const ms = (t: bigint) => Number(nowNs() - t) / 1e6;
 const sleep = (n: number) => new Promise<void>((r) => setTimeout(r, n));
 
 const tmp = tempDir('hearth-bench-cluster');
 const t0 = nowNs();
-console.log(`cluster: Node ${process.version}, ${machine().cpus} cores; ${CALLS} round trips per side, ingest ${TOPICS} topics x ${PER_TOPIC}, ${FAILOVERS} failovers\n`);
+console.log(
+  `cluster: Node ${process.version}, ${machine().cpus} cores; ${CALLS} round trips per side, ingest ${TOPICS} topics x ${PER_TOPIC}, ${FAILOVERS} failovers\n`,
+);
 
 function deviceFile(dir: string): string {
-  const lines = ['devices:', '  - id: bench_switch', '    name: Bench switch', '    entities:', '      switch:', '        kind: switch', '        name: Bench switch'];
+  const lines = [
+    'devices:',
+    '  - id: bench_switch',
+    '    name: Bench switch',
+    '    entities:',
+    '      switch:',
+    '        kind: switch',
+    '        name: Bench switch',
+  ];
   lines.push('        state_topic: bench/rt/hearth/state', '        command_topic: bench/rt/hearth/set');
   for (let i = 0; i < TOPICS; i++) {
-    lines.push(`  - id: bench_sensor_${i}`, `    name: Bench sensor ${i}`, '    entities:', '      value:', '        kind: sensor', `        name: Bench sensor ${i}`);
+    lines.push(
+      `  - id: bench_sensor_${i}`,
+      `    name: Bench sensor ${i}`,
+      '    entities:',
+      '      value:',
+      '        kind: sensor',
+      `        name: Bench sensor ${i}`,
+    );
     lines.push(`        state_topic: bench/in/${i}/state`, '        value_path: v');
   }
   mkdirSync(dir, { recursive: true });
@@ -71,25 +89,34 @@ async function echoDevice(url: string): Promise<MqttClient> {
   return c;
 }
 
-/** A raw round trip: publish QoS 1, resolve on the echo (and the PUBACK). */
-function rawRoundTrip(c: MqttClient, payload: string): Promise<void> {
+/** A raw round trip: publish QoS 1, resolve on the echo (and the PUBACK); with a bound, false when it passes. */
+function rawRoundTrip(c: MqttClient, payload: string, withinMs?: number): Promise<boolean> {
   return new Promise((resolve, reject) => {
     let acked = false;
     let echoed = false;
+    const timer = withinMs
+      ? setTimeout(() => {
+          c.off('message', onMessage);
+          resolve(false);
+        }, withinMs)
+      : undefined;
     const onMessage = (topic: string, p: Buffer) => {
       if (topic !== 'bench/rt/raw/state' || p.toString() !== payload) return;
       echoed = true;
       if (acked) done();
     };
     const done = () => {
+      clearTimeout(timer);
       c.off('message', onMessage);
-      resolve();
+      resolve(true);
     };
     c.on('message', onMessage);
     c.publish('bench/rt/raw/set', payload, { qos: 1 }, (err) => {
       if (err) {
+        clearTimeout(timer);
         c.off('message', onMessage);
-        reject(err);
+        if (withinMs) resolve(false);
+        else reject(err);
         return;
       }
       acked = true;
@@ -116,7 +143,8 @@ async function openHearth(url: string, name: string): Promise<Hearth> {
       'discovery.homie.enabled': 'false',
     },
   });
-  const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 30_000 });
+  const log = process.env.BENCH_DEBUG ? createLogger({ level: 'debug' }) : silentLogger;
+  const hearth = await Hearth.open({ config, log, connectWaitMs: 30_000 });
   hearth.policy.add({ subject: 'role:owner', targetType: 'any', target: '*', action: 'actuate', effect: 'allow', note: 'bench' });
   return hearth;
 }
@@ -201,12 +229,16 @@ async function failoverOnce(cluster: TestCluster, node: () => string | undefined
   if (index < 0) throw new Error('not connected to a node');
   const died = nowNs();
   await cluster.killNode(index);
+  let took = Number.POSITIVE_INFINITY;
   for (;;) {
-    if (await attempt().catch(() => false)) break;
-    if (ms(died) > 120_000) throw new Error('not served again within 120 s');
+    if (await attempt().catch(() => false)) {
+      took = ms(died);
+      break;
+    }
+    // Not served while the node is dead (NATS 2.9 can hold MQTT clients off until it is back): say so, go on.
+    if (ms(died) > GIVE_UP_MS) break;
     await sleep(STEADY_MS);
   }
-  const took = ms(died);
   await cluster.startNode(index);
   return took;
 }
@@ -217,6 +249,7 @@ async function failovers(cluster: TestCluster, hearth: Hearth, nodeList: string)
   const raw = await connect(nodeList.split(',')[0]!, {
     servers: nodeList.split(',').map((u) => ({ host: '127.0.0.1', port: Number(new URL(u).port) })),
   });
+  await raw.subscribeAsync('bench/rt/raw/state', { qos: 0 });
   let n = 0;
   for (let round = 0; round < FAILOVERS; round++) {
     hearthMs.push(
@@ -232,14 +265,12 @@ async function failovers(cluster: TestCluster, hearth: Hearth, nodeList: string)
       await failoverOnce(
         cluster,
         () => (raw.connected ? `127.0.0.1:${raw.options.port}` : undefined),
-        () =>
-          raw.connected
-            ? Promise.race([rawRoundTrip(raw, `f${n++}`).then(() => true), sleep(1000).then(() => false)])
-            : Promise.resolve(false),
+        () => (raw.connected ? rawRoundTrip(raw, `f${n++}`, 1000) : Promise.resolve(false)),
       ),
     );
   }
   await raw.endAsync(true);
+  // JSON has no Infinity: a failover not served within the bound is null there.
   return { rawMs, hearthMs, medianRawMs: median(rawMs), medianHearthMs: median(hearthMs) };
 }
 
@@ -285,19 +316,42 @@ for (const [kind, start] of clusters) {
 console.log('\nround trip (ms; Hearth: call -> QoS 1 publish -> echo -> confirmed -> audit; raw: publish -> PUBACK + echo)');
 table(
   ['cluster', 'nodes', 'raw p50', 'raw p99', 'Hearth p50', 'Hearth p99', 'Hearth/raw p50'],
-  results.map((r) => [r.kind, String(r.nodes), fmt(r.raw.p50, 2), fmt(r.raw.p99, 2), fmt(r.hearth.p50, 2), fmt(r.hearth.p99, 2), ratio(r.hearth.p50, r.raw.p50)]),
+  results.map((r) => [
+    r.kind,
+    String(r.nodes),
+    fmt(r.raw.p50, 2),
+    fmt(r.raw.p99, 2),
+    fmt(r.hearth.p50, 2),
+    fmt(r.hearth.p99, 2),
+    ratio(r.hearth.p50, r.raw.p50),
+  ]),
 );
 console.log('\ningest (QoS 0 state messages, msg/s until the last arrived; Hearth counts decoded state changes)');
 table(
   ['cluster', 'messages', 'raw msg/s', 'Hearth msg/s', 'Hearth/raw', 'Hearth missing'],
-  results.map((r) => [r.kind, String(r.ingest.messages), fmt(r.ingest.rawPerSecond), fmt(r.ingest.hearthPerSecond), ratio(r.ingest.hearthPerSecond, r.ingest.rawPerSecond), String(r.ingest.hearthMissing)]),
+  results.map((r) => [
+    r.kind,
+    String(r.ingest.messages),
+    fmt(r.ingest.rawPerSecond),
+    fmt(r.ingest.hearthPerSecond),
+    ratio(r.ingest.hearthPerSecond, r.ingest.rawPerSecond),
+    String(r.ingest.hearthMissing),
+  ]),
 );
-console.log('\nfailover (ms from the death of the connected node to the first call served again)');
+const shown = (v: number) => (Number.isFinite(v) ? fmt(v, 0) : `>${GIVE_UP_MS}`);
+console.log(`\nfailover (ms from the death of the connected node to the first call served again; given up after ${GIVE_UP_MS} ms)`);
 table(
   ['cluster', 'raw (each)', 'Hearth (each)', 'raw median', 'Hearth median', 'Hearth/raw'],
   results.map((r) =>
     r.failover
-      ? [r.kind, r.failover.rawMs.map((v) => fmt(v, 0)).join(' '), r.failover.hearthMs.map((v) => fmt(v, 0)).join(' '), fmt(r.failover.medianRawMs, 0), fmt(r.failover.medianHearthMs, 0), ratio(r.failover.medianHearthMs, r.failover.medianRawMs)]
+      ? [
+          r.kind,
+          r.failover.rawMs.map((v) => fmt(v, 0)).join(' '),
+          r.failover.hearthMs.map((v) => fmt(v, 0)).join(' '),
+          fmt(r.failover.medianRawMs, 0),
+          fmt(r.failover.medianHearthMs, 0),
+          ratio(r.failover.medianHearthMs, r.failover.medianRawMs),
+        ]
       : [r.kind, 'n/a (one node)', '', '', '', ''],
   ),
 );
