@@ -27,6 +27,14 @@ export const configSchema = {
         keepalive: { type: 'integer', minimum: 0, maximum: 65535, default: 30 },
         reconnectMinMs: { type: 'integer', minimum: 50, default: 500 },
         reconnectMaxMs: { type: 'integer', minimum: 100, default: 30000 },
+        sendWaitMs: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 60000,
+          default: 0,
+          description:
+            'How long a call waits for a lost broker connection to come back (a clustered broker moving to another node) before it answers "the MQTT broker is not connected; nothing was sent". 0: at once.',
+        },
         embedded: {
           type: 'object',
           additionalProperties: false,
@@ -363,6 +371,7 @@ export interface HearthConfig {
     keepalive: number;
     reconnectMinMs: number;
     reconnectMaxMs: number;
+    sendWaitMs: number;
     embedded: {
       host: string;
       port: number;
