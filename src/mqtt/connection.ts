@@ -76,7 +76,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   private readonly handlerErrors = new PerKeyThrottle();
   /** The MQTT version in use: 5 as configured, or 4 once a 3.1.1-only broker refused 5. */
   private protocol: 3 | 4 | 5;
-  /** A CONNECT went out on the current socket (its close without a CONNACK then says something). */
+  /** A CONNECT went out on the current socket and no CONNACK came back (yet). */
   private connectSent = false;
   /** MQTT 5 CONNECTs in a row the broker closed the socket on without answering. */
   private unansweredV5 = 0;
@@ -124,6 +124,10 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     this.client.on('message', (topic, payload, packet) => this.dispatch(topic, payload, packet.retain));
     this.client.on('packetsend', (packet) => {
       if (packet.cmd === 'connect') this.connectSent = true;
+    });
+    // Any CONNACK, even a refusal (a bad password), is an answer: only a close without one says "not 5".
+    this.client.on('packetreceive', (packet) => {
+      if (packet.cmd === 'connack') this.connectSent = false;
     });
   }
 

@@ -68,7 +68,7 @@ class Observer {
     });
   }
 
-  static async connect(url: string, filters = ['hearth-demo/#']): Promise<Observer> {
+  static async connect(url: string, filters = ['hearth-demo/#'], qos: 0 | 1 = 1): Promise<Observer> {
     const client = mqtt.connect(url, { protocolVersion: 4, clientId: `observer-${process.pid}-${Date.now()}`, reconnectPeriod: 0 });
     const observer = new Observer(client);
     try {
@@ -80,7 +80,7 @@ class Observer {
           client.once('error', reject);
         }),
       );
-      await within(STEP_MS, 'the observer to subscribe', client.subscribeAsync(filters, { qos: 1 }));
+      await within(STEP_MS, 'the observer to subscribe', client.subscribeAsync(filters, { qos }));
     } catch (err) {
       client.end(true);
       throw err;
@@ -165,7 +165,9 @@ for (const { kind, start } of [...brokerKinds, ...clusterKinds]) {
       sim = await within(15_000, 'the simulator to start', startSimulator({ url: broker.url, devices, log }));
       // On a cluster the observer is on another node than the devices. RabbitMQ 3.10 replays a retained message
       // only to a subscription that names its topic exactly (none to a wildcard): there it names every topic.
-      observer = await Observer.connect(otherNodeUrl(broker), kind === 'rabbitmq' ? everyTopic(devices) : undefined);
+      // On NATS a QoS 1 subscription is delivered through a JetStream consumer, which a busy machine can hold up
+      // for seconds; the observer takes QoS 0 (core NATS), as Hearth itself subscribes.
+      observer = await Observer.connect(otherNodeUrl(broker), kind === 'rabbitmq' ? everyTopic(devices) : undefined, kind === 'nats' ? 0 : 1);
     });
 
     after(async () => {
