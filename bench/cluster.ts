@@ -346,10 +346,10 @@ table(
     r.failover
       ? [
           r.kind,
-          r.failover.rawMs.map((v) => fmt(v, 0)).join(' '),
-          r.failover.hearthMs.map((v) => fmt(v, 0)).join(' '),
-          fmt(r.failover.medianRawMs, 0),
-          fmt(r.failover.medianHearthMs, 0),
+          r.failover.rawMs.map(shown).join(' '),
+          r.failover.hearthMs.map(shown).join(' '),
+          shown(r.failover.medianRawMs),
+          shown(r.failover.medianHearthMs),
           ratio(r.failover.medianHearthMs, r.failover.medianRawMs),
         ]
       : [r.kind, 'n/a (one node)', '', '', '', ''],
