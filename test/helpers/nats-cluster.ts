@@ -61,7 +61,9 @@ function authorization(users: BrokerUser[]): string[] {
     const pub = u.publish.map((f) => JSON.stringify(natsSubject(f))).join(', ');
     // NATS 2.9 delivers a QoS 1 subscription through a JetStream consumer on $MQTT.sub.<id>: the user must be
     // allowed to subscribe there too, or every QoS 1 SUBSCRIBE fails.
-    const sub = [...u.subscribe.map((f) => natsSubject(f)), '$MQTT.sub.>'].map((f) => JSON.stringify(f)).join(', ');
+    // An MQTT `a/#` also matches `a` itself: NATS subscribes to both `a.>` and `a`, and needs both allowed.
+    const subjects = u.subscribe.flatMap((f) => (f.endsWith('/#') ? [natsSubject(f), natsSubject(f.slice(0, -2))] : [natsSubject(f)]));
+    const sub = [...subjects, '$MQTT.sub.>'].map((f) => JSON.stringify(f)).join(', ');
     return `    { user: ${JSON.stringify(u.username)}, password: ${JSON.stringify(u.password)}, permissions: { publish: { allow: [${pub}] }, subscribe: { allow: [${sub}] } } }`;
   });
   return ['authorization {', '  users: [', list.join(',\n'), '  ]', '}'];
