@@ -1,7 +1,7 @@
 // The running bridge: broker (embedded or not), the MQTT connection, the
 // device registry fed by device files, and the state cache that mirrors them.
 // Every front door is built on one of these.
-import { type DaemonStatus, parseStatus, STATUS_TOPIC, statusPayload } from './mqtt/daemon-status.js';
+import { type DaemonStatus, parseStatus, statusPayload } from './mqtt/daemon-status.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
@@ -165,6 +165,7 @@ export class Bridge {
         allowAnonymous: anonymousAllowed(config),
         // Until the home is loaded every topic counts as a command topic: only Hearth publishes.
         isCommandTopic: (topic) => registryRef?.isCommandTopic(topic) ?? true,
+        statusTopic: config.mqtt.statusTopic,
         log: log.child({ part: 'broker' }),
       });
       broker = await startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }), access);
@@ -195,7 +196,7 @@ export class Bridge {
         ...(options.statusWill
           ? {
               will: {
-                topic: STATUS_TOPIC,
+                topic: config.mqtt.statusTopic,
                 payload: statusPayload({ state: 'offline', database: config.database.path, control: null, http: null, version: '' }),
                 retain: true,
               },
@@ -323,9 +324,9 @@ export class Bridge {
   private statusHeard?: () => void;
 
   private readStatus(): void {
-    this.connection.subscribe([STATUS_TOPIC]);
+    this.connection.subscribe([this.config.mqtt.statusTopic]);
     this.connection.on('message', (topic: string, payload: Buffer) => {
-      if (topic !== STATUS_TOPIC) return;
+      if (topic !== this.config.mqtt.statusTopic) return;
       this.servedBy = payload.length ? parseStatus(payload) : undefined;
       this.statusHeard?.();
     });
@@ -336,8 +337,8 @@ export class Bridge {
   }
 
   private publishStatus(state: 'online' | 'offline'): Promise<void> {
-    return this.connection.publish(STATUS_TOPIC, statusPayload({ state, ...this.said! }), { qos: 1, retain: true }).catch((err: unknown) => {
-      this.log.warn({ err }, `could not say on ${STATUS_TOPIC} that this daemon is ${state}`);
+    return this.connection.publish(this.config.mqtt.statusTopic, statusPayload({ state, ...this.said! }), { qos: 1, retain: true }).catch((err: unknown) => {
+      this.log.warn({ err }, `could not say on ${this.config.mqtt.statusTopic} that this daemon is ${state}`);
     });
   }
 

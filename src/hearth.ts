@@ -78,6 +78,7 @@ export class Hearth {
         registry: bridge.registry,
         cache: bridge.cache,
         mqtt: bridge.connection,
+        sendWaitMs: config.mqtt.sendWaitMs,
         gate: new CommandGate(bridge.registry, bridge.connection),
         policy,
         approvals,

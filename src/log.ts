@@ -26,7 +26,8 @@ function shortErr(err: unknown): unknown {
 export function redactUrl(url: string): string {
   // Up to the LAST '@' of the authority: MQTT.js (url.parse) takes a raw '@' in
   // the password as part of it, so `mqtt://u:p@ss@host` must not leave `ss@` behind.
-  return url.replace(/\/\/[^/?#]*@/, '//***@');
+  // Every node of a comma-separated list (mqtt.url may name several): each authority stops at its '/'.
+  return url.replace(/\/\/[^/?#]*@/g, '//***@');
 }
 
 // Secrets never reach a log line, whoever logs a config, options or headers object (a token's NAME is not

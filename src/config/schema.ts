@@ -12,8 +12,9 @@ export const configSchema = {
       properties: {
         url: {
           type: 'string',
-          pattern: '^(mqtts?|wss?|tcp|ssl)://',
-          description: 'Broker URL. Absent: start the embedded broker and use it.',
+          pattern: '^(mqtts?|wss?|tcp|ssl)://[^,]+(,\\s*(mqtts?|wss?|tcp|ssl)://[^,]+)*$',
+          description:
+            'Broker URL, or the nodes of one clustered broker comma-separated (mqtt://a:1883,mqtt://b:1883: on a lost connection Hearth moves to the next node). Absent: start the embedded broker and use it.',
         },
         username: { type: 'string' },
         password: { type: 'string' },
@@ -24,8 +25,25 @@ export const configSchema = {
         rejectUnauthorized: { type: 'boolean', default: true },
         protocolVersion: { enum: [3, 4, 5], default: 4 },
         keepalive: { type: 'integer', minimum: 0, maximum: 65535, default: 30 },
+        statusTopic: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 200,
+          pattern: '^[^#+]+$',
+          default: 'hearth/status',
+          description:
+            'Where the daemon says (retained) that it serves this broker, for Hearth processes elsewhere. One site of a shared broker puts it under its own topics (site-a/hearth/status).',
+        },
         reconnectMinMs: { type: 'integer', minimum: 50, default: 500 },
         reconnectMaxMs: { type: 'integer', minimum: 100, default: 30000 },
+        sendWaitMs: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 60000,
+          default: 0,
+          description:
+            'How long a call waits for a lost broker connection to come back (a clustered broker moving to another node) before it answers "the MQTT broker is not connected; nothing was sent". 0: at once.',
+        },
         embedded: {
           type: 'object',
           additionalProperties: false,
@@ -379,8 +397,10 @@ export interface HearthConfig {
     rejectUnauthorized: boolean;
     protocolVersion: 3 | 4 | 5;
     keepalive: number;
+    statusTopic: string;
     reconnectMinMs: number;
     reconnectMaxMs: number;
+    sendWaitMs: number;
     embedded: {
       host: string;
       port: number;

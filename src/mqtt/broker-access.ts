@@ -33,6 +33,8 @@ export interface BrokerAccessOptions {
   allowAnonymous: boolean;
   /** Whether a topic is a command topic of an entity Hearth knows (the registry's answer, read on every publish). */
   isCommandTopic(topic: string): boolean;
+  /** mqtt.status_topic: only Hearth says there that it serves this broker. */
+  statusTopic?: string;
   log: Logger;
 }
 
@@ -107,7 +109,8 @@ export class BrokerAccess {
     const role = this.roles.get(client);
     if (!role) return 'not authenticated';
     if (role.kind === 'hearth') return undefined;
-    if (topic === STATUS_TOPIC) return `${topic} is where the Hearth daemon says it serves this broker: only Hearth publishes there`;
+    if (topic === (this.options.statusTopic ?? STATUS_TOPIC))
+      return `${topic} is where the Hearth daemon says it serves this broker: only Hearth publishes there`;
     if (this.options.isCommandTopic(topic)) return `${topic} is a command topic: only Hearth publishes there, after its policy decided`;
     if (role.kind === 'account' && role.account.publish && !role.account.publish.some((f) => topicMatches(f, topic)))
       return `${role.account.username} may not publish on ${topic}`;

@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import mqtt, { type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
 import { redactUrl, type Logger } from '../log.js';
 import { PerKeyThrottle } from '../util/per-key-throttle.js';
+import { brokerNodes, connectTarget } from './broker-nodes.js';
 import { dropPacketNumberCache } from './packet-numbers.js';
 import { isPublishableTopic } from './topic.js';
 
@@ -35,6 +36,7 @@ export class MqttError extends Error {
 }
 
 export interface ConnectionOptions {
+  /** One broker URL, or several nodes of one clustered broker, comma-separated (broker-nodes.ts). */
   url: string;
   username?: string;
   password?: string;
@@ -72,6 +74,12 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   private current: ConnectionState = 'connecting';
   private lastError = '';
   private readonly handlerErrors = new PerKeyThrottle();
+  /** The MQTT version in use: 5 as configured, or 4 once a 3.1.1-only broker refused 5. */
+  private protocol: 3 | 4 | 5;
+  /** A CONNECT went out on the current socket and no CONNACK came back (yet). */
+  private connectSent = false;
+  /** MQTT 5 CONNECTs in a row the broker closed the socket on without answering. */
+  private unansweredV5 = 0;
 
   constructor(
     readonly options: ConnectionOptions,
@@ -79,6 +87,8 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   ) {
     super();
     this.delay = options.reconnectMinMs ?? 500;
+    this.protocol = options.protocolVersion ?? 4;
+    const target = connectTarget(options.url);
     const clientOptions: IClientOptions = {
       username: options.username,
       password: options.password,
@@ -100,15 +110,25 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       key: options.key ? readFileSync(options.key) : undefined,
       will: options.will ? { ...options.will, qos: options.will.qos ?? 1 } : undefined,
       manualConnect: options.manualConnect ?? false,
+      // Several nodes: each reconnect goes to the next one.
+      servers: target.servers,
     };
-    this.client = mqtt.connect(options.url, clientOptions);
+    this.client = mqtt.connect(target.url, clientOptions);
     this.client.on('connect', (connack) => this.onConnect(connack.sessionPresent));
     this.client.on('close', () => this.onClose());
     this.client.on('error', (err) => {
+      if (this.refusedVersion5(err)) return;
       if (err.message !== this.lastError) this.log.error({ err, url: redact(options.url) }, 'MQTT error');
       this.lastError = err.message;
     });
     this.client.on('message', (topic, payload, packet) => this.dispatch(topic, payload, packet.retain));
+    this.client.on('packetsend', (packet) => {
+      if (packet.cmd === 'connect') this.connectSent = true;
+    });
+    // Any CONNACK, even a refusal (a bad password), is an answer: only a close without one says "not 5".
+    this.client.on('packetreceive', (packet) => {
+      if (packet.cmd === 'connack') this.connectSent = false;
+    });
   }
 
   /**
@@ -131,6 +151,40 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     }
   }
 
+  /**
+   * A 3.1.1-only broker refuses an MQTT 5 CONNECT: NATS answers "unacceptable protocol version", RabbitMQ
+   * 3.10 and aedes close the socket without a CONNACK. Either way go on with 3.1.1, whose only loss here is
+   * the message expiry on commands (Hearth's own confirm timeout still bounds every call), and say so once.
+   */
+  private refusedVersion5(err: Error & { code?: number }): boolean {
+    if (this.protocol !== 5) return false;
+    // 1: "unacceptable protocol version" (3.1.1 CONNACK); 132 (0x84): "unsupported protocol version" (5).
+    if (err.code !== 1 && err.code !== 132 && !/protocol version/i.test(err.message)) return false;
+    this.fallBackTo311();
+    return true;
+  }
+
+  private fallBackTo311(): void {
+    this.protocol = 4;
+    this.client.options.protocolVersion = 4;
+    this.client.options.properties = undefined;
+    this.log.warn(
+      { url: redact(this.options.url) },
+      'the broker speaks MQTT 3.1.1 only, not 5: using 3.1.1; commands carry no message expiry (the confirm timeout still bounds each call)',
+    );
+  }
+
+  /** The MQTT version in use (5 falls back to 4 on a 3.1.1-only broker). */
+  get protocolVersion(): 3 | 4 | 5 {
+    return this.protocol;
+  }
+
+  /** The broker node this connection is on (host:port), when connected. */
+  get node(): string | undefined {
+    if (!this.client.connected) return undefined;
+    return `${this.client.options.hostname ?? this.client.options.host}:${this.client.options.port}`;
+  }
+
   get state(): ConnectionState {
     return this.current;
   }
@@ -151,13 +205,17 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     this.delay = this.options.reconnectMinMs ?? 500;
     this.client.options.reconnectPeriod = this.delay;
     this.lastError = '';
-    this.log.info({ url: redact(this.options.url), sessionPresent }, 'MQTT connected');
+    this.unansweredV5 = 0;
+    const nodes = brokerNodes(this.options.url).length;
+    this.log.info({ url: redact(this.options.url), ...(nodes > 1 ? { node: this.node } : {}), sessionPresent }, 'MQTT connected');
     this.setState('connected');
     // Subscribing again replays retained messages, which rebuilds state after an outage.
     if (this.topics.size) this.sendSubscribe([...this.topics]);
   }
 
   private onClose(): void {
+    if (this.protocol === 5 && this.connectSent && this.current !== 'connected' && ++this.unansweredV5 >= 2) this.fallBackTo311();
+    this.connectSent = false;
     // Drop every publish still waiting for its PUBACK: MQTT.js would resend it on reconnect.
     const outgoing = (this.client as unknown as { outgoing: Record<number, unknown> }).outgoing ?? {};
     for (const id of Object.keys(outgoing)) this.client.removeOutgoingMessage(Number(id));
@@ -227,7 +285,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       return Promise.reject(new MqttError(`MQTT broker ${redact(this.options.url)} is not connected`, 'BROKER_DOWN', 'no'));
     }
     const opts: IClientPublishOptions = { qos: options.qos ?? 0, retain: options.retain ?? false };
-    if (options.expirySeconds && this.options.protocolVersion === 5) {
+    if (options.expirySeconds && this.protocol === 5) {
       opts.properties = { messageExpiryInterval: options.expirySeconds };
     }
     return new Promise((resolve, reject) => {

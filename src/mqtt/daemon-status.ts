@@ -6,6 +6,7 @@
 import { hostname } from 'node:os';
 import { parseBoundedJson } from '../util/bounded-json.js';
 
+/** The default of mqtt.status_topic. */
 export const STATUS_TOPIC = 'hearth/status';
 
 export interface DaemonStatus {

@@ -9,6 +9,7 @@ import { ACTIONS_BY_KIND, CommandError, commandTopicsOf, decodeCommand, type Com
 import { writeJsonPath } from '../devices/json-path.js';
 import { isActuator, type Device, type Entity } from '../devices/model.js';
 import type { Logger } from '../log.js';
+import { connectTarget } from '../mqtt/broker-nodes.js';
 import { createBehaviour, type Behaviour, type BehaviourHost } from './behaviours.js';
 import type { OutageLog } from './outage.js';
 import { errorOf } from '../util/error.js';
@@ -108,6 +109,11 @@ export class SimulatedDevice implements BehaviourHost {
     }
   }
 
+  /** Whether every link of the device is connected to the broker (a test waits for it after an outage). */
+  get connected(): boolean {
+    return this.links.length > 0 && this.links.every((l) => l.client.connected);
+  }
+
   /** Stop behaving (timers, pending sends) and hand over the links to let go of. */
   private halt(how: 'stopped' | 'closed'): typeof this.links {
     this.running = false;
@@ -167,7 +173,10 @@ export class SimulatedDevice implements BehaviourHost {
 
   private link(availability: AvailabilityTopic | undefined, main: boolean, epoch: number): Link {
     const suffix = randomBytes(3).toString('hex');
-    const client = mqtt.connect(this.options.url, {
+    // A clustered broker's node list: a device, too, moves to a live node.
+    const target = connectTarget(this.options.url);
+    const client = mqtt.connect(target.url, {
+      servers: target.servers,
       protocolVersion: this.options.protocolVersion,
       clientId: `hearth-sim-${this.id}${main ? '' : '-will'}-${suffix}`,
       clean: true,

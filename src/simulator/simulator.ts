@@ -22,6 +22,8 @@ export interface Simulator {
   stopDevice(id: string): Promise<void>;
   /** Reconnect it; it publishes "online" again and its current state. */
   startDevice(id: string): Promise<void>;
+  /** Whether the device is connected to the broker (after an outage it reconnects by itself). */
+  connected(id: string): boolean;
   /** The simulated device's current internal state, in logical terms (`value` plus attributes). */
   state(entityId: string): Record<string, unknown>;
   /** Clean shutdown of every device: publish offline (retained) then disconnect. */
@@ -74,6 +76,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     async startDevice(id) {
       if (closed) throw new Error('the simulator is closed');
       await get(id).start();
+    },
+    connected(id) {
+      return get(id).connected;
     },
     state(entityId) {
       const d = byEntity.get(entityId);

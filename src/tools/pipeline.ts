@@ -45,6 +45,8 @@ export interface PipelineDeps {
   registry: DeviceRegistry;
   cache: StateCache;
   mqtt: Publisher;
+  /** mqtt.send_wait_ms: how long a call waits for a lost connection to come back before answering not_sent (0: at once). */
+  sendWaitMs?: number;
   /** Every command goes out through it: only on a command topic of the entity the policy decided on. */
   gate: CommandGate;
   policy: PolicyEngine;
@@ -532,7 +534,7 @@ export class Pipeline {
       return FAIL('cancelled before it was sent; nothing was done');
     }
     // Without the broker, what we know of availability is stale: that is the first thing to say.
-    if (!this.deps.mqtt.connected) {
+    if (!this.deps.mqtt.connected && !(await this.brokerBack(call.signal))) {
       return this.notSent(base, 'the MQTT broker is not connected; nothing was sent');
     }
     const state = this.deps.cache.get(entity.id);
@@ -813,6 +815,28 @@ export class Pipeline {
         (approvedBy ? ` (approved: ${approvedBy})` : '') +
         (call.principal.area ? ` [from area ${JSON.stringify(call.principal.area)}]` : ''),
     };
+  }
+
+  /** Whether the broker connection comes back within sendWaitMs (false at once when it is 0, or on cancel). */
+  private brokerBack(signal: AbortSignal): Promise<boolean> {
+    const waitMs = this.deps.sendWaitMs ?? 0;
+    if (waitMs <= 0 || signal.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (back: boolean) => {
+        clearTimeout(timer);
+        this.deps.mqtt.off('state', onState);
+        signal.removeEventListener('abort', onAbort);
+        resolve(back);
+      };
+      const onState = (state: string) => {
+        if (state === 'connected') done(true);
+        else if (state === 'closed') done(false);
+      };
+      const onAbort = () => done(false);
+      const timer = setTimeout(() => done(false), waitMs);
+      this.deps.mqtt.on('state', onState);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   /** Nothing left this process: the call is recorded `not_sent`. */

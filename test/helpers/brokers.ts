@@ -16,7 +16,8 @@ import path from 'node:path';
 import { Aedes } from 'aedes';
 import { findBin, HOST, launchMosquitto, terminate, trackTempDir, tryConnect } from './mosquitto-process.js';
 
-export type BrokerKind = 'aedes' | 'mosquitto';
+/** aedes and mosquitto here; the clustered brokers in nats-cluster.ts and rabbitmq.ts. */
+export type BrokerKind = 'aedes' | 'mosquitto' | 'nats' | 'rabbitmq';
 
 export interface TestBroker {
   url: string;
