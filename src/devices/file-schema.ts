@@ -110,15 +110,39 @@ const entity = {
   },
   allOf: [
     {
-      if: { properties: { kind: { enum: ['sensor', 'binary_sensor', 'camera'] } } },
+      if: { properties: { kind: { enum: ['sensor', 'binary_sensor', 'camera', 'device_tracker', 'event'] } } },
       then: { required: ['state_topic'] },
     },
     {
-      if: { properties: { kind: { enum: ['switch', 'light', 'cover', 'lock', 'number', 'select', 'button', 'fan', 'valve', 'alarm_control_panel'] } } },
+      if: {
+        properties: {
+          kind: {
+            enum: [
+              'switch',
+              'light',
+              'cover',
+              'lock',
+              'number',
+              'select',
+              'button',
+              'fan',
+              'valve',
+              'alarm_control_panel',
+              'scene',
+              'vacuum',
+              'siren',
+              'update',
+              'humidifier',
+              'text',
+              'notify',
+            ],
+          },
+        },
+      },
       then: { required: ['command_topic'] },
     },
     {
-      if: { properties: { kind: { const: 'climate' } } },
+      if: { properties: { kind: { enum: ['climate', 'lawn_mower', 'water_heater'] } } },
       then: { anyOf: [{ required: ['command_topic'] }, { required: ['command_topics'] }] },
     },
     {

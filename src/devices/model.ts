@@ -18,6 +18,17 @@ export const ENTITY_KINDS = [
   'fan',
   'valve',
   'alarm_control_panel',
+  'scene',
+  'vacuum',
+  'lawn_mower',
+  'siren',
+  'device_tracker',
+  'event',
+  'update',
+  'humidifier',
+  'water_heater',
+  'text',
+  'notify',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
@@ -34,6 +45,15 @@ export const ACTUATOR_KINDS: ReadonlySet<EntityKind> = new Set([
   'fan',
   'valve',
   'alarm_control_panel',
+  'scene',
+  'vacuum',
+  'lawn_mower',
+  'siren',
+  'update',
+  'humidifier',
+  'water_heater',
+  'text',
+  'notify',
 ]);
 
 /** A received message as a transform sees it (src/devices/decode.ts Message). */
@@ -60,7 +80,7 @@ export type PayloadTransform = (message: PayloadView) => unknown;
  * of it where the template wants them (a colour's red, green, blue). Throws
  * when it cannot render that value.
  */
-export type CommandRender = (value: string | number, parts?: Record<string, number>) => string;
+export type CommandRender = (value: string | number, parts?: Record<string, string | number>) => string;
 
 export interface AvailabilitySource {
   topic: string;

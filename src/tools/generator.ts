@@ -51,6 +51,15 @@ const GROUPED_NAMES: Record<string, string> = {
   fan: 'control_fans',
   valve: 'control_valves',
   alarm_control_panel: 'control_alarms',
+  scene: 'activate_scenes',
+  vacuum: 'control_vacuums',
+  lawn_mower: 'control_lawn_mowers',
+  siren: 'control_sirens',
+  update: 'install_updates',
+  humidifier: 'control_humidifiers',
+  water_heater: 'control_water_heaters',
+  text: 'set_texts',
+  notify: 'send_messages',
 };
 
 /** The grouped shape's tool names: Hearth's own, as get_state is. */
@@ -66,6 +75,9 @@ export function chooseShape(entityCount: number, options: GenerateOptions): Tool
   if (options.shape !== 'auto') return options.shape;
   return entityCount > options.groupAbove ? 'grouped' : 'per-entity';
 }
+
+/** Kinds only read, each through a tool of its own in the per-entity shape. */
+const READ_KINDS: ReadonlySet<EntityKind> = new Set(['sensor', 'binary_sensor', 'device_tracker', 'event']);
 
 const EMPTY: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
 
@@ -186,7 +198,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
   if (shape === 'per-entity') {
     const wanted: Array<{ key: string; base: string }> = [];
     for (const e of options.names ? entities : sorted) {
-      if (ACTUATOR_KINDS.has(e.kind) || e.kind === 'sensor' || e.kind === 'binary_sensor' || e.kind === 'camera') {
+      if (ACTUATOR_KINDS.has(e.kind) || READ_KINDS.has(e.kind) || e.kind === 'camera') {
         wanted.push({ key: e.id, base: baseToolName(e.name, e.id) });
       }
       if (e.kind === 'climate') wanted.push({ key: `${e.id}#reading`, base: baseToolName(`${e.name} reading`, `${e.id}_reading`) });
@@ -202,7 +214,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       const meta = { entityIds: [e.id], kinds: [e.kind], actions: [] as string[] };
       if (e.kind === 'camera') {
         make(name, cameraDescription(e), EMPTY, 'read', { type: 'camera', entityId: e.id }, meta);
-      } else if (e.kind === 'sensor' || e.kind === 'binary_sensor') {
+      } else if (READ_KINDS.has(e.kind) || !actionsOf(e).length) {
         make(name, readDescription(e), EMPTY, 'read', { type: 'read', entityId: e.id }, meta);
       } else {
         const { properties, required } = actuatorProperties(e);
@@ -258,7 +270,8 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
   }
   const byKind = new Map<EntityKind, Entity[]>();
   for (const e of sorted) {
-    if (!ACTUATOR_KINDS.has(e.kind)) continue;
+    // An actuator with nothing it can be sent (an update without install) is read with get_state.
+    if (!ACTUATOR_KINDS.has(e.kind) || !actionsOf(e).length) continue;
     const list = byKind.get(e.kind);
     if (list) list.push(e);
     else byKind.set(e.kind, [e]);
@@ -284,7 +297,11 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       }
       for (const a of actionsOf(e)) actions.add(a);
     }
-    const required = ['entity', ...(props.action ? ['action'] : []), ...(kind === 'number' ? ['value'] : kind === 'select' ? ['option'] : [])];
+    const required = [
+      'entity',
+      ...(props.action ? ['action'] : []),
+      ...(kind === 'number' ? ['value'] : kind === 'select' ? ['option'] : kind === 'text' ? ['text'] : kind === 'notify' ? ['message'] : []),
+    ];
     const noun =
       {
         switch: 'switches',
@@ -298,6 +315,15 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
         fan: 'fans',
         valve: 'valves',
         alarm_control_panel: 'alarm panels',
+        scene: 'scenes',
+        vacuum: 'robot vacuums',
+        lawn_mower: 'lawn mowers',
+        siren: 'sirens',
+        update: 'firmware updates',
+        humidifier: 'humidifiers',
+        water_heater: 'water heaters',
+        text: 'text displays',
+        notify: 'message targets (displays, speakers)',
       }[kind as string] ?? kind;
     make(
       groupedToolFor(kind),

@@ -12,8 +12,23 @@ const ATTRIBUTE_LABEL: Record<string, string> = {
   brightness: 'brightness',
   position: 'position',
   action: 'activity',
+  battery_level: 'battery',
+  humidity: 'target humidity',
+  current_humidity: 'current humidity',
+  installed_version: 'installed version',
+  latest_version: 'latest version',
+  in_progress: 'installing',
   color_x: 'x',
   color_y: 'y',
+};
+
+/** What the main value is, where the bare value would not say. */
+const MAIN_LABEL: Partial<Record<Entity['kind'], string>> = {
+  climate: 'mode ',
+  water_heater: 'mode ',
+  event: 'last event ',
+  update: 'installed version ',
+  text: 'text ',
 };
 
 function valueText(entity: Entity, value: unknown, key?: string): string {
@@ -21,15 +36,15 @@ function valueText(entity: Entity, value: unknown, key?: string): string {
   if (typeof value === 'string') {
     // Logical states are our words; anything else the device said is quoted data.
     const own =
-      /^(on|off|open|closed|opening|closing|stopped|locked|unlocked|locking|unlocking|jammed|disarmed|armed_[a-z_]+|arming|disarming|pending|triggered)$/.test(
+      /^(on|off|open|closed|opening|closing|stopped|locked|unlocked|locking|unlocking|jammed|disarmed|armed_[a-z_]+|arming|disarming|pending|triggered|cleaning|docked|paused|idle|returning|error|mowing|home|not_home)$/.test(
         value,
-      );
+      ) && (entity.kind !== 'text' && entity.kind !== 'event' && entity.kind !== 'update');
     if (own) return value;
     // A thermostat's modes and activities are device words: bare when one token, quoted otherwise.
     return entity.kind === 'climate' && (!key || key === 'action') ? deviceWord(value) : quoted(value, 80);
   }
   const unit = entity.unit && (key === undefined || key === 'temperature' || key === 'current_temperature') ? ` ${deviceWord(entity.unit, 16)}` : '';
-  if (key === 'position') return `${value}%`;
+  if (key === 'position' || key === 'battery_level' || key === 'humidity' || key === 'current_humidity') return `${value}%`;
   if (key === 'brightness' && entity.ranges.brightness) return `${value} of ${entity.ranges.brightness.max}`;
   return `${value}${unit}`;
 }
@@ -60,7 +75,7 @@ export function valueParts(entity: Entity, state: EntityState): string[] {
     entity.kind === 'binary_sensor' && entity.deviceClass
       ? `${deviceWord(entity.deviceClass)} ${valueText(entity, state.value)}`
       : valueText(entity, state.value);
-  if (state.value !== undefined) parts.push(entity.kind === 'climate' ? `mode ${main}` : main);
+  if (state.value !== undefined) parts.push(`${MAIN_LABEL[entity.kind] ?? ''}${main}`);
   // A light shows a colour or a white by colour temperature (its color_mode says which, when it reports one):
   // that one reads as words, and the other's left-over numbers are not read out.
   const kelvin = entity.kind === 'light' && entity.colorTemp ? fromDeviceColorTemp(entity.colorTemp, state.attributes.color_temp) : undefined;
