@@ -86,8 +86,8 @@ const STATELESS: ReadonlySet<Action> = new Set(['press', 'activate', 'locate', '
 /** Is this command done once sent (nothing the device reports could confirm it)? */
 export function isStateless(entity: Entity, cmd: Command): boolean {
   if (STATELESS.has(cmd.action)) return true;
-  // Home Assistant's optimistic text: no state topic, nothing to read back.
-  return entity.kind === 'text' && !entity.stateTopic;
+  // Home Assistant's optimistic text, Zigbee2MQTT's set-only warning: no state topic, nothing to read back.
+  return (entity.kind === 'text' || entity.kind === 'siren') && !entity.stateTopic;
 }
 
 export class CommandError extends Error {}
@@ -219,7 +219,8 @@ export function encodeCommand(entity: Entity, cmd: Command): OutgoingMessage[] {
   const out: OutgoingMessage[] = [];
   // A word with a topic of its own (a mower's start_mowing, pause and dock topics; a water heater's power topic).
   const powerSlot = (cmd.action === 'turn_on' || cmd.action === 'turn_off') && entity.kind === 'water_heater' ? 'power' : undefined;
-  const wordSlot = word === undefined ? undefined : entity.commandTopics[cmd.action] ? cmd.action : powerSlot && entity.commandTopics[powerSlot] ? powerSlot : undefined;
+  const wordSlot =
+    word === undefined ? undefined : entity.commandTopics[cmd.action] ? cmd.action : powerSlot && entity.commandTopics[powerSlot] ? powerSlot : undefined;
   if (wordSlot) return [{ topic: entity.commandTopics[wordSlot]!, payload: render(entity, wordSlot, word!) }];
   if (color) {
     // Home Assistant's form: "x,y", "h,s" or "r,g,b"; a template gets the parts by name too.

@@ -131,7 +131,6 @@ const entity = {
               'scene',
               'vacuum',
               'siren',
-              'update',
               'humidifier',
               'text',
               'notify',
@@ -140,6 +139,11 @@ const entity = {
         },
       },
       then: { required: ['command_topic'] },
+    },
+    {
+      // An update is read (installed and latest version); installing it needs a command topic.
+      if: { properties: { kind: { const: 'update' } } },
+      then: { anyOf: [{ required: ['command_topic'] }, { required: ['state_topic'] }] },
     },
     {
       if: { properties: { kind: { enum: ['climate', 'lawn_mower', 'water_heater'] } } },

@@ -85,11 +85,29 @@ function objectSchema(properties: Record<string, JsonSchema>, required: string[]
   return { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
 }
 
-function entityArg(entities: Entity[], enumLimit: number, what: string): JsonSchema {
-  const ids = entities.map((e) => e.id);
-  return ids.length <= enumLimit
-    ? { type: 'string', enum: ids, description: `Which ${what} (entity id).` }
-    : { type: 'string', minLength: 1, maxLength: 200, description: `Which ${what}: an entity id from find_entities.` };
+/**
+ * The `entity` argument of a grouped tool: any id, checked when called. Its schema never lists the
+ * entities: a grouped set's size must not grow with the home (find_entities finds the ids).
+ */
+function entityArg(): JsonSchema {
+  return { type: 'string', maxLength: 200 };
+}
+
+/** The colour argument without its list of names (the per-entity tool lists them; any name is checked when called). */
+const GROUPED_COLOR: JsonSchema = { type: 'string', maxLength: 32, description: 'A colour name (red, warm white...) or #rrggbb; only with turn_on.' };
+
+/**
+ * A grouped tool's argument for an option list (a select's options, a mode, a fan speed, a tone): any
+ * word, checked against the entity's own options when called, with an error naming them. Listing the
+ * union of every member's options grew with the home (hundreds of values, most meaningless for any one).
+ */
+function optionArg(description: string | undefined): JsonSchema {
+  const what = description ? `${String(description).replace(/\.$/, '')}: ` : '';
+  return {
+    type: 'string',
+    maxLength: 100,
+    description: `${what}the entity's own (find_entities).`,
+  };
 }
 
 export interface ToolSetBuild {
@@ -132,7 +150,8 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     objectSchema(
       {
         entity:
-          sorted.length <= enumLimit
+          // Grouped: never the list (the schema would grow with the home).
+          shape === 'per-entity' && sorted.length <= enumLimit
             ? { type: 'string', enum: sorted.map((e) => e.id), description: 'One entity id.' }
             : { type: 'string', minLength: 1, maxLength: 200, description: 'One entity id (see find_entities).' },
         area: { type: 'string', minLength: 1, maxLength: 100, description: 'All entities in this area.' },
@@ -154,7 +173,8 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     objectSchema(
       {
         entity:
-          sorted.length <= enumLimit
+          // Grouped: never the list (the schema would grow with the home).
+          shape === 'per-entity' && sorted.length <= enumLimit
             ? { type: 'string', enum: sorted.map((e) => e.id), description: 'One entity id.' }
             : { type: 'string', minLength: 1, maxLength: 200, description: 'One entity id (see find_entities).' },
         since: {
@@ -262,7 +282,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     make(
       'get_camera_image',
       'Look through a camera: returns its latest frame as an image, with the time it was taken. ' + DATA_NOTE,
-      objectSchema({ camera: entityArg(cameras, enumLimit, 'camera') }, ['camera']),
+      objectSchema({ camera: { ...entityArg(), description: 'Camera entity id (find_entities).' } }, ['camera']),
       'read',
       { type: 'camera' },
       { entityIds: cameras.map((e) => e.id), kinds: ['camera'], actions: [] },
@@ -283,7 +303,12 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     for (const e of list) {
       for (const [k, schema] of Object.entries(actuatorProperties(e).properties)) {
         const prev = props[k];
-        if (!prev) props[k] = { ...schema };
+        // Actions are the kind's few verbs; any other list is the entity's own, said by find_entities and get_state.
+        if (k !== 'action' && Array.isArray(schema.enum)) {
+          props[k] ??= optionArg(schema.description as string | undefined);
+          continue;
+        }
+        if (!prev) props[k] = k === 'color' ? GROUPED_COLOR : { ...schema };
         else if (Array.isArray(prev.enum) && Array.isArray(schema.enum)) prev.enum = [...new Set([...(prev.enum as string[]), ...(schema.enum as string[])])];
         else if (typeof prev.minimum === 'number' && typeof schema.minimum === 'number') {
           prev.minimum = Math.min(prev.minimum, schema.minimum);
@@ -291,7 +316,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
           if (prev.type !== schema.type) prev.type = 'number';
           delete prev.multipleOf;
           // Once: merging a further member must not append the note again (it grew with every entity).
-          const note = "; each device's own range applies.";
+          const note = '; per-device range.';
           if (!String(prev.description).endsWith(note)) prev.description = `${String(prev.description).split(',')[0]}${note}`;
         }
       }
@@ -327,11 +352,10 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       }[kind as string] ?? kind;
     make(
       groupedToolFor(kind),
-      `Control ${noun}: ${[...actions].join(', ')}. ` +
-        'Returns "confirmed" only when the device reports the new state, "unconfirmed" if it did not in time, or an error. ' +
-        'Find entity ids with find_entities; read state with get_state. ' +
-        DATA_NOTE,
-      objectSchema({ entity: entityArg(list, enumLimit, kind), ...props }, required),
+      // Short: one of these per kind is in every grouped set, whatever the home. It names no device (the
+      // read tools, which return device data, carry the data note), and its results say what "confirmed" means.
+      `Control ${noun}: ${[...actions].join(', ')}.`,
+      objectSchema({ entity: entityArg(), ...props }, required),
       'actuator',
       { type: 'actuate', kinds: [kind] },
       { entityIds: list.map((e) => e.id), kinds: [kind], actions: [...actions] },

@@ -140,7 +140,7 @@ export function actuatorProperties(entity: Entity): { properties: Record<string,
       if (entity.options.tone?.length) props.tone = { enum: entity.options.tone, description: 'Tone, only with turn_on.' };
       if (takesSirenParameter(entity, 'volume')) props.volume = { type: 'number', minimum: 0, maximum: 1, description: 'Volume 0 to 1, only with turn_on.' };
       if (takesSirenParameter(entity, 'duration')) {
-        props.duration = { type: 'integer', minimum: 1, maximum: MAX_SIREN_SECONDS, description: 'How long to sound, in seconds; only with turn_on.' };
+        props.duration = { type: 'integer', minimum: 1, maximum: MAX_SIREN_SECONDS, description: 'Seconds to sound, only with turn_on.' };
       }
       return { properties: props, required: ['action'] };
     }
@@ -170,7 +170,9 @@ export function actuatorProperties(entity: Entity): { properties: Record<string,
     }
     case 'notify':
       return {
-        properties: { message: { type: 'string', minLength: 1, maxLength: MAX_MESSAGE_CHARS, description: `The message to send, at most ${MAX_MESSAGE_CHARS} characters.` } },
+        properties: {
+          message: { type: 'string', minLength: 1, maxLength: MAX_MESSAGE_CHARS, description: `The message to send, at most ${MAX_MESSAGE_CHARS} characters.` },
+        },
         required: ['message'],
       };
     default:
@@ -223,7 +225,8 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
       const text = need('text', 'set_text');
       if (typeof text !== 'string') throw new ArgumentError('"text" must be a string');
       const r = textLength(entity);
-      if (text.length < r.min || text.length > r.max) throw new ArgumentError(`"text" must be ${r.min} to ${r.max} characters for this device (got ${text.length})`);
+      if (text.length < r.min || text.length > r.max)
+        throw new ArgumentError(`"text" must be ${r.min} to ${r.max} characters for this device (got ${text.length})`);
       if (CONTROL.test(text)) throw new ArgumentError('"text" must not hold control characters');
       return { action: 'set_text', text };
     }

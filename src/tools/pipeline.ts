@@ -87,7 +87,7 @@ function reportsFailure(entity: Entity, command: Command, state: EntityState): s
 }
 
 /** What a call with nothing to confirm it says: done once the broker has it, and why no more can be known. */
-function statelessText(entity: Entity, command: Command, name: string): string {
+function statelessText(command: Command, name: string): string {
   switch (command.action) {
     case 'press':
       return `confirmed: pressed ${name} (a button has no state to report).`;
@@ -293,8 +293,7 @@ export class Pipeline {
             const choices = choicesText(e);
             return `${e.id}: ${quoted(e.name)}, ${e.kind}${e.area ? `, area ${quoted(e.area, 40)}` : ''}; use ${tool}${choices ? `; ${choices}` : ''}`;
           })
-          .join('\n') +
-        (scored.length > limit ? `\n(${scored.length - limit} more; narrow the search)` : ''),
+          .join('\n') + (scored.length > limit ? `\n(${scored.length - limit} more; narrow the search)` : ''),
     };
   }
 
@@ -636,8 +635,11 @@ export class Pipeline {
     };
     if (!echo) {
       const latencyMs = performance.now() - started;
-      const text = statelessText(entity, command, name);
-      finish(auditId, text.startsWith('confirmed') ? { outcome: 'confirmed', latencyMs } : { outcome: 'unconfirmed', latencyMs, error: 'the device reports no state' });
+      const text = statelessText(command, name);
+      finish(
+        auditId,
+        text.startsWith('confirmed') ? { outcome: 'confirmed', latencyMs } : { outcome: 'unconfirmed', latencyMs, error: 'the device reports no state' },
+      );
       return { text, details: { ...details, latencyMs } };
     }
     const result = await echo.promise;

@@ -38,7 +38,10 @@ function valueText(entity: Entity, value: unknown, key?: string): string {
     const own =
       /^(on|off|open|closed|opening|closing|stopped|locked|unlocked|locking|unlocking|jammed|disarmed|armed_[a-z_]+|arming|disarming|pending|triggered|cleaning|docked|paused|idle|returning|error|mowing|home|not_home)$/.test(
         value,
-      ) && (entity.kind !== 'text' && entity.kind !== 'event' && entity.kind !== 'update');
+      ) &&
+      entity.kind !== 'text' &&
+      entity.kind !== 'event' &&
+      entity.kind !== 'update';
     if (own) return value;
     // A thermostat's modes and activities are device words: bare when one token, quoted otherwise.
     return entity.kind === 'climate' && (!key || key === 'action') ? deviceWord(value) : quoted(value, 80);
