@@ -22,6 +22,9 @@ const ATTRIBUTE_LABEL: Record<string, string> = {
   color_y: 'y',
 };
 
+const WORD_KINDS: ReadonlySet<string> = new Set(['vacuum', 'siren', 'humidifier', 'water_heater']);
+const WORD_ATTRIBUTES: ReadonlySet<string> = new Set(['fan_speed', 'tone', 'mode', 'action']);
+
 /** What the main value is, where the bare value would not say. */
 const MAIN_LABEL: Partial<Record<Entity['kind'], string>> = {
   climate: 'mode ',
@@ -44,7 +47,10 @@ function valueText(entity: Entity, value: unknown, key?: string): string {
       entity.kind !== 'update';
     if (own) return value;
     // A thermostat's modes and activities are device words: bare when one token, quoted otherwise.
-    return entity.kind === 'climate' && (!key || key === 'action') ? deviceWord(value) : quoted(value, 80);
+    if (entity.kind === 'climate' && (!key || key === 'action')) return deviceWord(value);
+    // Likewise a vacuum's fan speed, a siren's tone, a humidifier's or water heater's mode.
+    if (key ? WORD_ATTRIBUTES.has(key) && WORD_KINDS.has(entity.kind) : entity.kind === 'water_heater') return deviceWord(value);
+    return quoted(value, 80);
   }
   const unit = entity.unit && (key === undefined || key === 'temperature' || key === 'current_temperature') ? ` ${deviceWord(entity.unit, 16)}` : '';
   if (key === 'position' || key === 'battery_level' || key === 'humidity' || key === 'current_humidity') return `${value}%`;
