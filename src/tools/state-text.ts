@@ -49,7 +49,7 @@ function valueText(entity: Entity, value: unknown, key?: string): string {
     // A thermostat's modes and activities are device words: bare when one token, quoted otherwise.
     if (entity.kind === 'climate' && (!key || key === 'action')) return deviceWord(value);
     // Likewise a vacuum's fan speed, a siren's tone, a humidifier's or water heater's mode.
-    if (key ? WORD_ATTRIBUTES.has(key) && WORD_KINDS.has(entity.kind) : entity.kind === 'water_heater') return deviceWord(value);
+    if (key ? WORD_ATTRIBUTES.has(key) && WORD_KINDS.has(entity.kind) : entity.kind === 'water_heater' || entity.kind === 'event') return deviceWord(value);
     return quoted(value, 80);
   }
   const unit = entity.unit && (key === undefined || key === 'temperature' || key === 'current_temperature') ? ` ${deviceWord(entity.unit, 16)}` : '';
