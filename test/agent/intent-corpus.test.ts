@@ -14,6 +14,7 @@ import type { Entity } from '../../src/devices/model.js';
 import type { EntityState } from '../../src/devices/state-cache.js';
 import { generateTools, toolSpecs } from '../../src/tools/generator.js';
 import { demoExtras, generatedHome } from '../helpers/big-home.js';
+import { newKindsExtras } from '../helpers/new-kinds-home.js';
 
 const DIR = new URL('../fixtures/utterances/', import.meta.url).pathname;
 
@@ -30,7 +31,7 @@ interface Entry {
 
 interface Corpus {
   /** demo-plus: the demo home with one ceiling fan and one water valve (test/helpers/big-home.ts). */
-  home: 'demo' | 'demo-plus' | 'generated';
+  home: 'demo' | 'demo-plus' | 'demo-kinds' | 'generated';
   states?: Record<string, { value?: string | number; attributes?: Record<string, string | number> }>;
   utterances: Entry[];
 }
@@ -38,6 +39,8 @@ interface Corpus {
 function homeOf(name: Corpus['home']): Entity[] {
   if (name === 'generated') return generatedHome();
   const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
+  // demo-kinds: the demo home with a scene, a mower, a humidifier, a water heater and a tracker (#31).
+  if (name === 'demo-kinds') return [...demo, ...newKindsExtras()];
   return name === 'demo-plus' ? [...demo, ...demoExtras()] : demo;
 }
 
@@ -77,6 +80,8 @@ function expected(spec: string, entities: Map<string, Entity>, tools: ReturnType
   );
   if (!tool) throw new Error(`no actuator tool for ${head} ${action}`);
   const args: Record<string, unknown> = { entity: head, action };
+  // A tool without an action argument (a scene's, a button's): the action is the tool's only one.
+  if (!('action' in ((tool.parameters as { properties?: Record<string, unknown> }).properties ?? {}))) delete args.action;
   for (const p of pairs) {
     const [k, ...v] = p.split('=');
     // `+` stands for a space ("color=sky+blue").

@@ -31,6 +31,10 @@ export const INTENT_IDS = [
   'HassCameraImage',
   'HassGetHistory',
   'UnknownDevice',
+  // Kinds of #31: sentence data in sentences/<language>/<kind>.yaml.
+  'HassVacuumReturnToBase',
+  'HassLawnMowerDock',
+  'HassHumidifierSetpoint',
 ] as const;
 export type IntentId = (typeof INTENT_IDS)[number];
 
@@ -99,6 +103,14 @@ export const KIND_CLASSES: KindClass[] = [
   { id: 'energy', match: (e) => e.kind === 'sensor' && dc(e, 'energy') },
   { id: 'sensor', match: (e) => e.kind === 'sensor' || e.kind === 'binary_sensor' },
   { id: 'button', match: (e) => e.kind === 'button' },
+  { id: 'scene', match: (e) => e.kind === 'scene' },
+  { id: 'vacuum', match: (e) => e.kind === 'vacuum' },
+  { id: 'lawn_mower', match: (e) => e.kind === 'lawn_mower' },
+  { id: 'siren', match: (e) => e.kind === 'siren' },
+  { id: 'humidifier', match: (e) => e.kind === 'humidifier' },
+  { id: 'water_heater', match: (e) => e.kind === 'water_heater' },
+  { id: 'tracker', match: (e) => e.kind === 'device_tracker' },
+  { id: 'update', match: (e) => e.kind === 'update' },
   { id: 'everything', match: () => true },
 ];
 
@@ -113,14 +125,14 @@ export function kindClass(id: string): KindClass {
 
 /** Which kinds each intent acts on. */
 export const INTENT_KINDS: Partial<Record<IntentId, EntityKind[]>> = {
-  HassTurnOn: ['switch', 'light', 'climate', 'fan', 'valve'],
-  HassTurnOff: ['switch', 'light', 'climate', 'fan', 'valve'],
+  HassTurnOn: ['switch', 'light', 'climate', 'fan', 'valve', 'scene', 'vacuum', 'lawn_mower', 'siren', 'humidifier', 'water_heater'],
+  HassTurnOff: ['switch', 'light', 'climate', 'fan', 'valve', 'vacuum', 'lawn_mower', 'siren', 'humidifier', 'water_heater'],
   HassToggle: ['switch', 'light', 'fan'],
   HassLightSet: ['light'],
   HassLightStep: ['light', 'fan'],
   HassLightSetColor: ['light'],
   HassSetLevel: ['light', 'climate', 'cover', 'valve', 'number', 'fan'],
-  HassClimateSetTemperature: ['climate'],
+  HassClimateSetTemperature: ['climate', 'water_heater'],
   HassClimateStep: ['climate'],
   HassClimateSetMode: ['climate'],
   HassFanSetSpeed: ['fan'],
@@ -133,4 +145,7 @@ export const INTENT_KINDS: Partial<Record<IntentId, EntityKind[]>> = {
   HassUnlock: ['lock'],
   HassPress: ['button'],
   HassCameraImage: ['camera'],
+  HassVacuumReturnToBase: ['vacuum'],
+  HassLawnMowerDock: ['lawn_mower'],
+  HassHumidifierSetpoint: ['humidifier'],
 };
