@@ -29,6 +29,7 @@ const KIND_WORDS: Record<string, string> = {
   water_heater: 'water heaters',
   text: 'text displays',
   notify: 'message targets',
+  image: 'images',
 };
 
 /** The line an LLM gets when the session speaks from an area (a satellite, a wall tablet). */

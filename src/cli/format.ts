@@ -1,5 +1,5 @@
 // How states read to a person at a terminal.
-import type { Entity } from '../devices/model.js';
+import { type Entity, FRAME_KINDS } from '../devices/model.js';
 import type { EntityState } from '../devices/state-cache.js';
 import { valueParts } from '../tools/state-text.js';
 
@@ -7,7 +7,7 @@ export { formatAge } from '../util/time.js';
 
 export function formatState(entity: Entity, state: EntityState | undefined): string {
   if (!state) return 'unknown';
-  if (entity.kind === 'camera') {
+  if (FRAME_KINDS.has(entity.kind)) {
     return state.frame ? `${state.frame.contentType} frame, ${Math.round(state.frame.bytes.length / 1024)} KiB` : 'no frame yet';
   }
   // The agent's words for the value (colour temperature as kelvin and a name, device text cleaned): one reading everywhere.

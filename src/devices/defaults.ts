@@ -99,4 +99,5 @@ export const DEFAULT_CONFIRM_TIMEOUT_MS: Record<EntityKind, number> = {
   water_heater: 10000,
   text: 3000,
   notify: 2000,
+  image: 2000,
 };

@@ -110,7 +110,7 @@ const entity = {
   },
   allOf: [
     {
-      if: { properties: { kind: { enum: ['sensor', 'binary_sensor', 'camera', 'device_tracker', 'event'] } } },
+      if: { properties: { kind: { enum: ['sensor', 'binary_sensor', 'camera', 'image', 'device_tracker', 'event'] } } },
       then: { required: ['state_topic'] },
     },
     {

@@ -29,6 +29,7 @@ export const ENTITY_KINDS = [
   'water_heater',
   'text',
   'notify',
+  'image',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
@@ -55,6 +56,9 @@ export const ACTUATOR_KINDS: ReadonlySet<EntityKind> = new Set([
   'text',
   'notify',
 ]);
+
+/** Kinds read as frames (get_camera_image), not as a value: a camera, and an image entity (HA's MQTT image). */
+export const FRAME_KINDS: ReadonlySet<EntityKind> = new Set(['camera', 'image']);
 
 /** A received message as a transform sees it (src/devices/decode.ts Message). */
 export interface PayloadView {

@@ -930,6 +930,7 @@ const BY_KIND: Record<Entity['kind'], new (entity: Entity, host: BehaviourHost) 
   water_heater: InertBehaviour,
   text: InertBehaviour,
   notify: InertBehaviour,
+  image: CameraBehaviour,
 };
 
 export function createBehaviour(entity: Entity, host: BehaviourHost): Behaviour {

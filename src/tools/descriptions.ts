@@ -30,6 +30,7 @@ const NOUN: Record<string, string> = {
   water_heater: 'water heater',
   text: 'text display',
   notify: 'message target',
+  image: 'image',
 };
 
 function where(entity: Entity): string {

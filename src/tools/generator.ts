@@ -2,7 +2,7 @@
 // per-entity (a tool per entity, for small homes) or grouped (a few tools per
 // kind of device with an `entity` argument, plus find_entities), so that a
 // home of hundreds of entities stays within a model's tool budget.
-import { ACTUATOR_KINDS, type Entity, type EntityKind } from '../devices/model.js';
+import { ACTUATOR_KINDS, type Entity, type EntityKind, FRAME_KINDS } from '../devices/model.js';
 import { actuatorDescription, cameraDescription, DATA_NOTE, readDescription } from './descriptions.js';
 import { GROUP_ACTIONS, GROUP_DESCRIPTION, GROUP_KINDS, GROUP_TOOL, groupParameters } from './group-call.js';
 import { assignNames, baseToolName, type NameMemory } from './names.js';
@@ -67,7 +67,7 @@ export const GROUPED_TOOL_NAMES: readonly string[] = Object.values(GROUPED_NAMES
 
 /** In the grouped shape, the tool that serves an entity of this kind. */
 export function groupedToolFor(kind: EntityKind): string {
-  if (kind === 'camera') return 'get_camera_image';
+  if (FRAME_KINDS.has(kind)) return 'get_camera_image';
   return GROUPED_NAMES[kind] ?? 'get_state';
 }
 
@@ -218,7 +218,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
   if (shape === 'per-entity') {
     const wanted: Array<{ key: string; base: string }> = [];
     for (const e of options.names ? entities : sorted) {
-      if (ACTUATOR_KINDS.has(e.kind) || READ_KINDS.has(e.kind) || e.kind === 'camera') {
+      if (ACTUATOR_KINDS.has(e.kind) || READ_KINDS.has(e.kind) || FRAME_KINDS.has(e.kind)) {
         wanted.push({ key: e.id, base: baseToolName(e.name, e.id) });
       }
       if (e.kind === 'climate') wanted.push({ key: `${e.id}#reading`, base: baseToolName(`${e.name} reading`, `${e.id}_reading`) });
@@ -232,7 +232,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       const name = names.get(e.id);
       if (!name) continue;
       const meta = { entityIds: [e.id], kinds: [e.kind], actions: [] as string[] };
-      if (e.kind === 'camera') {
+      if (FRAME_KINDS.has(e.kind)) {
         make(name, cameraDescription(e), EMPTY, 'read', { type: 'camera', entityId: e.id }, meta);
       } else if (READ_KINDS.has(e.kind) || !actionsOf(e).length) {
         make(name, readDescription(e), EMPTY, 'read', { type: 'read', entityId: e.id }, meta);
@@ -277,7 +277,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     { type: 'find' },
     { entityIds: sorted.map((e) => e.id), kinds: [...new Set(sorted.map((e) => e.kind))], actions: [] },
   );
-  const cameras = sorted.filter((e) => e.kind === 'camera');
+  const cameras = sorted.filter((e) => FRAME_KINDS.has(e.kind));
   if (cameras.length) {
     make(
       'get_camera_image',
@@ -285,7 +285,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       objectSchema({ camera: { ...entityArg(), description: 'Camera entity id (find_entities).' } }, ['camera']),
       'read',
       { type: 'camera' },
-      { entityIds: cameras.map((e) => e.id), kinds: ['camera'], actions: [] },
+      { entityIds: cameras.map((e) => e.id), kinds: [...new Set(cameras.map((e) => e.kind))], actions: [] },
     );
   }
   const byKind = new Map<EntityKind, Entity[]>();

@@ -14,7 +14,7 @@ import { CommandRefused, type CommandGate } from '../devices/command-gate.js';
 import { encodeCommand, isConfirmedBy, isStateless, type Command } from '../devices/commands.js';
 import { heldTo } from '../devices/dangerous-words.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../devices/defaults.js';
-import { ACTUATOR_KINDS, type Entity, type EntityKind } from '../devices/model.js';
+import { ACTUATOR_KINDS, type Entity, type EntityKind, FRAME_KINDS } from '../devices/model.js';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { EntityState, StateCache } from '../devices/state-cache.js';
 import type { HistoryStore } from '../history/store.js';
@@ -182,7 +182,7 @@ export class Pipeline {
       case 'camera': {
         const id = target.entityId ?? String(args.camera ?? args.entity ?? '');
         const entity = this.deps.registry.entity(id);
-        if (!entity || (target.type === 'camera' && entity.kind !== 'camera')) {
+        if (!entity || (target.type === 'camera' && !FRAME_KINDS.has(entity.kind))) {
           return FAIL(`unknown ${target.type === 'camera' ? 'camera' : 'entity'} ${quoted(id)}; use find_entities or get_state to list them`);
         }
         const denied = this.checkRead(tool, call, args, entity);

@@ -1,7 +1,7 @@
 // An entity's state as the text a model reads. Device strings are quoted data.
 import { COLOR_ATTRIBUTES, nearestColorName } from '../devices/color.js';
 import { colorTempWord, fromDeviceColorTemp } from '../devices/color-temp.js';
-import type { Entity } from '../devices/model.js';
+import { type Entity, FRAME_KINDS } from '../devices/model.js';
 import type { EntityState } from '../devices/state-cache.js';
 import { formatAge } from '../util/time.js';
 import { deviceWord, quoted } from './device-text.js';
@@ -68,7 +68,7 @@ export function stateText(entity: Entity, state: EntityState | undefined, now = 
     return `${head}: no state reported yet${availabilityText(state)}.`;
   }
   const parts: string[] = [];
-  if (entity.kind === 'camera') {
+  if (FRAME_KINDS.has(entity.kind)) {
     parts.push(state.frame ? `latest frame ${Math.round(state.frame.bytes.length / 1024)} KiB ${state.frame.contentType}` : 'no frame yet');
   } else {
     parts.push(...valueParts(entity, state));

@@ -444,7 +444,7 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     }
     case 'image': {
       if (config.image_topic === undefined) return { noTool: 'image by URL (url_topic): Hearth does not fetch images from URLs, so no tool' };
-      draft = new Draft('camera');
+      draft = new Draft('image');
       draft.body.stateTopic = str(config.image_topic);
       draft.body.imageEncoding = config.image_encoding === 'b64' ? 'b64' : 'raw';
       break;

@@ -6,7 +6,7 @@ import { ACTUATOR_KINDS, ENTITY_KINDS, type Entity, type Range } from '../../mod
 import { actionsOf } from '../../actions.js';
 import { DEVICE_ID_RE, isExactTopic, KEY_RE } from './naming.js';
 
-const SENSOR_KINDS = new Set(['sensor', 'binary_sensor', 'camera', 'device_tracker', 'event']);
+const SENSOR_KINDS = new Set(['sensor', 'binary_sensor', 'camera', 'image', 'device_tracker', 'event']);
 
 function rangeProblem(name: string, r: Range): string | undefined {
   if (!Number.isFinite(r.min) || !Number.isFinite(r.max)) return `range ${name} is not finite`;
