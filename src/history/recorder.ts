@@ -52,7 +52,8 @@ export class HistoryRecorder {
     if (FRAME_KINDS.has(entity.kind) || state.retained || state.value === undefined) return;
     const value = state.value;
     const key = typeof value === 'number' ? value : value === null ? null : String(value);
-    if (this.last.has(entity.id) && this.last.get(entity.id) === key) return;
+    // An event is an occurrence each time (the doorbell rang again), not a state that stayed the same.
+    if (entity.kind !== 'event' && this.last.has(entity.id) && this.last.get(entity.id) === key) return;
     this.last.set(entity.id, key);
     this.pending.push(
       typeof key === 'number'

@@ -1,5 +1,5 @@
 // The kinds of #31 the demo home does not have (it has a robot vacuum and a siren): a scene, a lawn
-// mower, a humidifier, a water heater and a presence tracker, as a device file declares them.
+// mower, a humidifier, a water heater, a doorbell's events and a presence tracker, as a device file declares them.
 import { parseDeviceFile } from '../../src/devices/loader.js';
 import type { Entity } from '../../src/devices/model.js';
 
@@ -25,6 +25,11 @@ devices:
     area: Utility room
     entities:
       heater: { kind: water_heater, aliases: [boiler, hot water], unit: "°C", state_topic: k/wh, command_topics: { mode: k/wh/mode, temperature: k/wh/t, power: k/wh/power }, options: { mode: ["off", eco, performance] } }
+  - id: doorbell
+    name: Doorbell
+    area: Entrance
+    entities:
+      button: { kind: event, name: Doorbell, state_topic: k/doorbell, value_path: event_type, options: { event_type: [press] } }
   - id: anna_phone
     name: Anna
     entities:

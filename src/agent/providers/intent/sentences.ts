@@ -89,7 +89,8 @@ export const KIND_CLASSES: KindClass[] = [
   { id: 'gate', match: (e) => (e.kind === 'cover' || e.kind === 'lock') && (dc(e, 'gate') || named(e, 'gate')) },
   { id: 'lock', match: (e) => e.kind === 'lock' },
   { id: 'climate', match: (e) => e.kind === 'climate' },
-  { id: 'camera', match: (e) => e.kind === 'camera' },
+  // A doorbell is a camera word; an event source named one ("Doorbell") is meant too: its history says when it rang.
+  { id: 'camera', match: (e) => e.kind === 'camera' || e.kind === 'image' || (e.kind === 'event' && named(e, 'camera')) },
   {
     id: 'temperature',
     match: (e, purpose) => (purpose === 'command' ? e.kind === 'climate' : e.kind === 'sensor' && dc(e, 'temperature')),
