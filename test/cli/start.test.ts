@@ -45,7 +45,7 @@ describe('hearth start (embedded default)', () => {
     assert.match(out, new RegExp(`broker +embedded at mqtt://127\\.0\\.0\\.1:${port} \\(connected\\)`));
     assert.match(out, /devices +9 devices, 11 entities/);
     assert.match(out, new RegExp(`http +http://127\\.0\\.0\\.1:${httpPort} +\\(web page and API, MCP at /mcp`));
-    assert.match(out, /state +9\/9 entities reporting/);
+    assert.match(out, /state +11\/11 entities reporting/);
     assert.match(out, /living_room_lamp\.lamp +switch +Living room +off/);
     assert.match(out, /front_door\.camera +camera +Entrance +image\/jpeg frame/);
     assert.match(out, /living_room_climate\.temperature +sensor +Living room +\d+(\.\d)? °C/);
