@@ -1,6 +1,7 @@
 // The running bridge: broker (embedded or not), the MQTT connection, the
 // device registry fed by device files, and the state cache that mirrors them.
 // Every front door is built on one of these.
+import { type DaemonStatus, parseStatus, STATUS_TOPIC, statusPayload } from './mqtt/daemon-status.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
@@ -48,6 +49,11 @@ export interface BridgeOptions {
    * must leave the user's broker alone. Commands a caller asked for still go out.
    */
   announce?: boolean;
+  /**
+   * The daemon: leave a last will on hearth/status saying this home's daemon is offline (setStatus says it is
+   * online). Every bridge reads the status (servedBy) whether it says one or not.
+   */
+  statusWill?: boolean;
 }
 
 /**
@@ -186,10 +192,20 @@ export class Bridge {
         reconnectMinMs: config.mqtt.reconnectMinMs,
         reconnectMaxMs: config.mqtt.reconnectMaxMs,
         manualConnect: options.offline,
+        ...(options.statusWill
+          ? {
+              will: {
+                topic: STATUS_TOPIC,
+                payload: statusPayload({ state: 'offline', database: config.database.path, control: null, http: null, version: '' }),
+                retain: true,
+              },
+            }
+          : {}),
       },
       log.child({ part: 'mqtt' }),
     );
     const bridge = new Bridge(config, log, connection, broker, devicePaths(config, cwd), options.entityMemory);
+    if (!options.offline) bridge.readStatus();
     if (embedding && credentialFile && credential) {
       const written = credential;
       bridge.onClose = () => removeCredential(credentialFile, written);
@@ -300,9 +316,58 @@ export class Bridge {
     return this.registry.entities().length - pending();
   }
 
+  /** The daemon that says on this broker that it serves it (retained on hearth/status), if one does. */
+  servedBy: DaemonStatus | undefined;
+  private said?: Omit<DaemonStatus, 'host' | 'pid' | 'at' | 'state'>;
+
+  private statusHeard?: () => void;
+
+  private readStatus(): void {
+    this.connection.subscribe([STATUS_TOPIC]);
+    this.connection.on('message', (topic: string, payload: Buffer) => {
+      if (topic !== STATUS_TOPIC) return;
+      this.servedBy = payload.length ? parseStatus(payload) : undefined;
+      this.statusHeard?.();
+    });
+    // Said again on every (re)connect: a broker that restarted without persistence has forgotten it.
+    this.connection.on('state', (state: string) => {
+      if (state === 'connected' && this.said) void this.publishStatus('online');
+    });
+  }
+
+  private publishStatus(state: 'online' | 'offline'): Promise<void> {
+    return this.connection.publish(STATUS_TOPIC, statusPayload({ state, ...this.said! }), { qos: 1, retain: true }).catch((err: unknown) => {
+      this.log.warn({ err }, `could not say on ${STATUS_TOPIC} that this daemon is ${state}`);
+    });
+  }
+
+  /**
+   * The status a daemon left on the broker, waiting up to waitMs after connecting for the retained message
+   * (none comes when no daemon ever served this broker).
+   */
+  async daemonStatus(waitMs = 750): Promise<DaemonStatus | undefined> {
+    if (this.servedBy || !this.connection.connected) return this.servedBy;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, waitMs);
+      this.statusHeard = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.statusHeard = undefined;
+    return this.servedBy;
+  }
+
+  /** The daemon says on its broker that it serves it, naming where its database, control endpoint and page are. */
+  async setStatus(info: { control: string | null; http: string | null; version: string }): Promise<void> {
+    this.said = { database: this.config.database.path, ...info };
+    if (this.connection.connected) await this.publishStatus('online');
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.said && this.connection.connected) await this.publishStatus('offline');
     this.watcher?.close();
     await this.simulator?.close().catch(() => undefined);
     for (const adapter of this.adapters) adapter.stop();

@@ -11,6 +11,15 @@ export interface LogOptions {
   pretty?: 'auto' | boolean;
   /** Where lines go; tests pass a sink. Default: stderr. */
   destination?: DestinationStream;
+  /** At a terminal (pretty), errors show their stack only when asked (--verbose); JSON lines always carry it. */
+  stacks?: boolean;
+}
+
+/** An error as a person at a terminal reads it: its type, message and code, not the stack. */
+function shortErr(err: unknown): unknown {
+  if (!(err instanceof Error)) return err;
+  const code = (err as { code?: unknown }).code;
+  return { type: err.name, message: err.message, ...(code !== undefined ? { code } : {}) };
 }
 
 /** Credentials in a URL's authority (`mqtt://user:pass@host`) become `***`. */
@@ -38,7 +47,7 @@ export function createLogger(options: LogOptions = {}): Logger {
   const usePretty = options.pretty === 'auto' || options.pretty === undefined ? process.stderr.isTTY : options.pretty;
   if (usePretty) {
     return pino(
-      { level, base: undefined, redact: REDACT },
+      { level, base: undefined, redact: REDACT, ...(options.stacks ? {} : { serializers: { err: shortErr } }) },
       pretty({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' }),
     );
   }

@@ -9,7 +9,7 @@ import type { HearthConfig } from '../../dist/config/schema.js';
 import { Hearth } from '../../dist/hearth.js';
 import type { Logger } from '../../dist/log.js';
 import { externalToolsOf, type ExternalTools } from '../../dist/tools/external-tools.js';
-import { stateJson } from '../../dist/cli/format.js';
+import { stateJson } from '../../dist/present/state.js';
 import type { EntityState } from '../../dist/devices/state-cache.js';
 import type { Entity } from '../../dist/devices/model.js';
 import type { Principal } from '../../dist/tools/types.js';

@@ -9,7 +9,7 @@ import type { Hearth } from '../../dist/hearth.js';
 import type { Principal, ToolResultObject } from '../../dist/tools/types.js';
 import type { BridgeController } from './bridge.js';
 import { DaemonError, type DaemonClient, type RemoteTool } from './daemon.js';
-import { stateJson } from '../../dist/cli/format.js';
+import { stateJson } from '../../dist/present/state.js';
 
 export class DeviceError extends Error {
   constructor(

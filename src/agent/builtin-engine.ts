@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import { silentLogger, type Logger } from '../log.js';
 import { IMAGE_LIMITS, type HostTool, type Principal } from '../tools/types.js';
-import { BuiltinSession } from './builtin-session.js';
+import { BuiltinSession, type BuiltinSessionOptions } from './builtin-session.js';
 import { HistoryStore } from './history.js';
 import { MemoryStore, memorySection } from './memory.js';
 import type { ChatMessage, Provider } from './provider.js';
@@ -44,6 +44,8 @@ export interface BuiltinEngineOptions {
   memory?: boolean;
   /** Limits of subagents (concurrency, per turn, how long a turn waits for them). */
   subagents?: Partial<SubagentLimits>;
+  /** What the policy would decide for a call now (for one request's all-or-none); see BuiltinSessionOptions.decide. */
+  decide?: BuiltinSessionOptions['decide'];
 }
 
 export const DEFAULT_PRINCIPAL: Principal = { id: 'agent:local', roles: [] };
@@ -236,6 +238,7 @@ export class BuiltinEngine implements Engine {
       turns: s.turns,
       ...(s.hostState !== undefined && s.hostState !== null ? { hostState: s.hostState } : {}),
       maxRounds: this.options.maxRounds ?? 8,
+      ...(this.options.decide ? { decide: this.options.decide } : {}),
       limits: this.limits,
       log: (this.options.log ?? silentLogger).child({ session: id }),
       ...(s.subagents ? { subagents: { ...DEFAULT_SUBAGENT_LIMITS, ...this.options.subagents } } : {}),

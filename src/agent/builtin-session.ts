@@ -104,6 +104,8 @@ export interface BuiltinSessionOptions {
   turns?: number;
   /** The front door's state, kept with the session. */
   hostState?: unknown;
+  /** What the policy would decide for a call now, counting an approval already granted for it (no side effects). */
+  decide?: (tool: string, args: Record<string, unknown>, principal: Principal) => { effect: string; reason: string } | undefined;
 }
 
 interface PendingPermission {
@@ -135,6 +137,8 @@ interface LoopRun {
   subagents?: { manager: Subagents; turnId: string; tools: HostTool[] };
   /** The person's message was a question: actuator calls are held, whatever the model makes of it. */
   question?: boolean;
+  /** Calls held back because another action of the same request did not go through (call id -> why). */
+  heldBack: Map<string, string>;
   beforeRound?(): void;
   /** The model answered without tools: true for another round. */
   afterAnswer?(): Promise<boolean>;
@@ -378,6 +382,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       emit: (event) => turn.emit(event),
       system: this.systemPromptFor(text),
       question: isQuestion(text),
+      heldBack: new Map(),
       history: this.thread,
       added,
       byName,
@@ -487,6 +492,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     const ctx: LoopRun = {
       runId: run.runId,
       model: this.currentModel,
+      heldBack: new Map(),
       signal: run.signal,
       emit: (event) => this.emitChild(run, event),
       system: subagentSystemPrompt(run.name, run.task),
@@ -522,7 +528,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       run.emit({ type: 'step', index: round, max: this.o.maxRounds });
       const messages: ChatMessage[] = [{ role: 'system', content: run.system }, ...run.history, ...run.added];
       let text = '';
-      let done: { finishReason: string; toolCalls: ToolCallRequest[] } | undefined;
+      let done: { finishReason: string; toolCalls: ToolCallRequest[]; together?: boolean } | undefined;
       try {
         for await (const ev of this.o.provider.stream({
           model: run.model,
@@ -576,7 +582,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
         run.emit({ type: 'done', stop_reason: done.finishReason });
         return { stopReason: 'completed' };
       }
-      const images = await this.runCalls(run, calls);
+      const images = await this.runCalls(run, calls, !!done.together);
       for (const c of calls) {
         const r = images.results.get(c.id)!;
         run.added.push({ role: 'tool', tool_call_id: c.id, content: r });
@@ -591,8 +597,13 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     }
   }
 
-  /** Run one round's calls: consecutive reads together, everything else one at a time, results in call order. */
-  private async runCalls(run: LoopRun, calls: ToolCallRequest[]) {
+  /**
+   * Run one round's calls: consecutive reads together, everything else one at a time, results in call order.
+   * `together` (one request of a person): the actions are all made or none. A call the policy would refuse or
+   * hold goes first; the others follow only if every one of those went through, else they are held back (each
+   * refusal audited) and the answer says which held them.
+   */
+  private async runCalls(run: LoopRun, calls: ToolCallRequest[], together = false) {
     const results = new Map<string, string>();
     const parts: ContentPart[] = [];
     let imageBytes = 0;
@@ -622,6 +633,32 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       if (outcome.details && typeof outcome.details === 'object') run.emit({ type: 'tool_details', id: call.id, details: outcome.details });
     };
 
+    const actions = calls.filter((c) => run.byName.get(c.name)?.capability === 'actuator');
+    if (together && this.o.decide && actions.length > 1) {
+      const argsOf = (c: ToolCallRequest) => {
+        try {
+          return JSON.parse(c.arguments || '{}') as Record<string, unknown>;
+        } catch {
+          return {};
+        }
+      };
+      const doubtful = actions.filter((c) => this.o.decide!(run.byName.get(c.name)!.name, argsOf(c), this.principal)?.effect !== 'allow');
+      if (doubtful.length) {
+        for (const c of doubtful) await runOne(c);
+        const stopped = doubtful.filter((c) => !results.get(c.id)?.startsWith('confirmed'));
+        if (stopped.length) {
+          const names = stopped.map((c) => c.name.replace(/^host__/, '')).join(', ');
+          for (const c of actions) {
+            if (!doubtful.includes(c))
+              run.heldBack.set(
+                c.id,
+                `held back with the rest of one request: ${names} did not go through (not allowed, or waiting for approval), and these were asked for together`,
+              );
+          }
+        }
+        calls = calls.filter((c) => !doubtful.includes(c));
+      }
+    }
     let reads: ToolCallRequest[] = [];
     const flushReads = async () => {
       await Promise.all(reads.map(runOne));
@@ -672,6 +709,23 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     if (run.signal.aborted) return { text: 'interrupted before it started', isError: true };
 
     const requestId = randomUUID();
+    // One request's other actions did not go through: this one is held back too (all or none).
+    const heldBack = run.heldBack.get(call.id);
+    if (heldBack && tool.capability !== 'read') {
+      if (tool.recordsRefusals) {
+        const ctx: ToolCall = {
+          requestId,
+          toolName: tool.name,
+          runId: run.runId,
+          session: this.id,
+          signal: run.signal,
+          principal: this.principal,
+          refused: heldBack,
+        };
+        await Promise.resolve(tool.handler(args, ctx)).catch(() => undefined);
+      }
+      return { text: `not done: ${heldBack}; nothing was sent.`, isError: true };
+    }
     // "Is the light on?" is answered by reading: a model that turns it into turn_on is held here.
     if (run.question && tool.capability !== 'read') {
       const refused = 'the person asked a question, and a question is answered by reading, not by changing anything';

@@ -76,6 +76,14 @@ export async function createEngine(hearth: Hearth): Promise<Engine> {
     maxRounds: agent.maxRounds,
     // Only what the session's principal may read: a read deny holds in the prompt too.
     defaultSystemPrompt: (principal) => homeSystemPrompt(hearth.visibleEntities(principal)),
+    // One request's actions all or none: what the policy says now, an approval already granted counting as yes.
+    decide: (tool, args, principal) => {
+      const d = hearth.tools.preview(tool, args, principal);
+      if (d?.effect !== 'confirm') return d;
+      const request = hearth.tools.policyRequest(tool, args, principal);
+      const granted = hearth.approvals.isGranted({ principal: principal.id, tool, entityId: request?.entityId || null, args });
+      return granted ? { effect: 'allow', reason: 'an approval was granted for this call' } : d;
+    },
     log: hearth.bridge.log.child({ part: 'agent' }),
   });
 }

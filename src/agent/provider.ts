@@ -37,7 +37,11 @@ export type ProviderEvent =
   | { type: 'reasoning'; text: string }
   | { type: 'tool_call_started'; id: string; name: string }
   | { type: 'tool_call_args_delta'; id: string; delta: string }
-  | { type: 'done'; finishReason: string; toolCalls: ToolCallRequest[]; usage?: Usage };
+  /**
+   * `together`: the calls are one request of a person ("unlock all the doors"): the engine makes all of them or
+   * none (a call the policy would refuse or hold is made first; the rest follow only if it went through).
+   */
+  | { type: 'done'; finishReason: string; toolCalls: ToolCallRequest[]; usage?: Usage; together?: boolean };
 
 /**
  * The `finishReason` of a round in which the model says it did not understand

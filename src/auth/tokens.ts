@@ -52,7 +52,7 @@ export class TokenStore extends EventEmitter<TokenEvents> {
   }
 
   /** Create a token; returns the secret, which is never stored or shown again. */
-  create(name: string, principal = `mcp:${name}`, area?: string): { secret: string; info: TokenInfo } {
+  create(name: string, principal = `http:${name}`, area?: string): { secret: string; info: TokenInfo } {
     if (!NAME_RE.test(name)) throw new TokenError(`token name ${JSON.stringify(name)}: use letters, digits, _ . - (at most 64)`);
     if (area !== undefined && !AREA_RE.test(area.trim()))
       throw new TokenError(`area ${JSON.stringify(area)}: an area name has 1 to 64 letters, digits, spaces, _ . ' - (e.g. Kitchen, Living room)`);

@@ -16,9 +16,9 @@ import { openDatabase, type Db } from '../db/database.js';
 import { formatDuration } from '../util/time.js';
 import { configOrExit, databasePathOrExit, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
-import type { CommandOutput } from '../daemon/protocol.js';
-import { CliFailure, failed, wholeNumber } from './failure.js';
-import { answer } from './via-daemon.js';
+import { auditRowJson, outcomeWord } from '../present/audit-row.js';
+import { CliFailure, wholeNumber } from './failure.js';
+import { ask, printJson } from './via-daemon.js';
 
 export const FOLLOW_POLL_MS = 500;
 
@@ -99,7 +99,7 @@ function rowCells(r: StoredAuditRow): string[] {
     r.entityId ?? '-',
     r.action,
     r.ruleId !== null ? `${r.decision} #${r.ruleId}` : r.decision,
-    r.outcome,
+    outcomeWord(r),
     r.latencyMs !== null ? formatDuration(r.latencyMs) : '-',
     r.error ? clip(r.error.replace(/\s+/g, ' '), 120) : '',
   ];
@@ -136,36 +136,13 @@ interface TailFlags extends CommonFlags {
   since?: string;
 }
 
-export interface TailParams {
-  lines: string;
-  json?: boolean;
-  principal?: string;
-  entity?: string;
-  outcome?: Outcome;
-  since?: string;
-}
-
-function tailFilter(flags: TailParams): AuditListFilter {
+function tailFilter(flags: Pick<TailFlags, 'principal' | 'entity' | 'outcome' | 'since'>): AuditListFilter {
   return {
     ...(flags.principal ? { principal: flags.principal } : {}),
     ...(flags.entity ? { entityId: flags.entity } : {}),
     ...(flags.outcome ? { outcome: flags.outcome } : {}),
     ...(flags.since ? { since: parseTime('--since', flags.since) } : {}),
   };
-}
-
-/** What `hearth audit tail` (without -f) prints, from an audit log (the daemon's or the command's own). */
-export function tailOutput(store: SqliteAuditLog, path: string, flags: TailParams): CommandOutput {
-  try {
-    const n = wholeNumber('-n', flags.lines, { min: 1, max: 10_000 });
-    const filter = tailFilter(flags);
-    const rows = store.list({ ...filter, order: 'desc', limit: n }).reverse();
-    if (flags.json) return { stdout: `${JSON.stringify(rows, null, 2)}\n` };
-    if (!rows.length) return { stdout: `no audit rows${Object.keys(filter).length ? ' match' : ' yet'} (${path})\n` };
-    return { stdout: `${table([HEADER, ...rows.map(rowCells)])}\n` };
-  } catch (err) {
-    return failed(err);
-  }
 }
 
 /** `hearth audit tail -f`: print the latest rows, then new ones as they come, until stopped. */
@@ -183,7 +160,7 @@ async function follow(o: Opened, flags: TailFlags): Promise<void> {
   // Follow: print what is there, then poll for rows with a higher id; a row
   // shown while pending is shown again once it completes.
   const widths = followWidths([...o.store.list({ order: 'desc', limit: FOLLOW_SAMPLE }), ...rows].map(rowCells));
-  const show = (r: StoredAuditRow) => out(flags.json ? `${JSON.stringify(r)}\n` : `${padRow(rowCells(r), widths)}\n`);
+  const show = (r: StoredAuditRow) => out(flags.json ? `${JSON.stringify(auditRowJson(r))}\n` : `${padRow(rowCells(r), widths)}\n`);
   if (!flags.json) out(`${padRow(HEADER, widths)}\n`);
   const pending = new Set<number>();
   for (const r of rows) {
@@ -270,7 +247,7 @@ function showRow(r: StoredAuditRow): string {
     ['decision', r.decision],
     ['rule', r.ruleId !== null ? `#${r.ruleId}` : '- (the default)'],
     ['reason', r.reason || '-'],
-    ['outcome', r.outcome],
+    ['outcome', outcomeWord(r) === r.outcome ? r.outcome : `${outcomeWord(r)} (stored as ${r.outcome}: a confirm rule held it; nothing was sent)`],
     ['error', r.error ?? '-'],
     ['latency', r.latencyMs !== null ? `${r.latencyMs} ms` : '-'],
     ['echo', pretty(r.echo, indent)],
@@ -401,26 +378,26 @@ export function registerAudit(program: Command): void {
       // -f polls the database from this process; a one-off tail asks the daemon when one runs.
       if (flags.follow) return withAudit(flags, (o) => follow(o, flags));
       const path = await databasePathOrExit(flags);
-      const params: TailParams = {
-        lines: flags.lines,
-        json: flags.json,
+      const params = {
+        lines: wholeNumber('-n', flags.lines, { min: 1, max: 10_000 }),
         principal: flags.principal,
         entity: flags.entity,
         outcome: flags.outcome,
-        since: flags.since,
+        since: flags.since !== undefined ? parseTime('--since', flags.since).toISOString() : undefined,
       };
-      await answer(path, flags, 'audit.tail', { ...params }, async () => {
+      const { auditTail } = await import('../daemon/methods/audit.js');
+      const rows = await ask(path, flags, 'audit.tail', params, async (p) => {
+        const o = await openAudit(flags);
         try {
-          const o = await openAudit(flags);
-          try {
-            return tailOutput(o.store, o.path, params);
-          } finally {
-            o.db.close();
-          }
-        } catch (err) {
-          return failed(err);
+          return auditTail(o.store, p);
+        } finally {
+          o.db.close();
         }
       });
+      if (flags.json) return printJson(rows);
+      const filtered = !!(flags.principal || flags.entity || flags.outcome || flags.since);
+      if (!rows.length) return void process.stdout.write(`no audit rows${filtered ? ' match' : ' yet'} (${path})\n`);
+      process.stdout.write(`${table([HEADER, ...rows.map(rowCells)])}\n`);
     });
 
   withConfigOptions(audit.command('show'))

@@ -1,20 +1,10 @@
 // `hearth call <tool> '<json args>' --as <principal>`: one call through the same pipeline as every front door.
+import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { CommandOutput } from '../daemon/protocol.js';
-import type { Hearth } from '../hearth.js';
+import type { CallAnswer } from '../daemon/schema.js';
 import { CliFailure, collect } from './failure.js';
-import { configOrExit, databasePathOrExit, loggerFor, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
-import { answer } from './via-daemon.js';
-
-export interface CallParams {
-  tool: string;
-  args: Record<string, unknown>;
-  as?: string;
-  role?: string[];
-  json?: boolean;
-  /** Only named in the text: the client saves the image itself. */
-  imageOut?: string;
-}
+import { configOrExit, databasePathOrExit, loggerFor, refuseRemoteDaemon, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
+import { ask, printJson } from './via-daemon.js';
 
 export function registerCall(program: Command): void {
   withConfigOptions(program.command('call'))
@@ -24,7 +14,7 @@ export function registerCall(program: Command): void {
     .option('--as <principal>', 'who is calling (default: cli:<your user>, an owner)')
     .option('--role <role>', 'a role of the principal for this call (repeat for more; default: its stored roles)', collect)
     .option('--image-out <file>', 'save an image result to this file')
-    .option('--json', 'print the whole result as JSON (details included)')
+    .option('--json', "print the daemon's answer: text, error, details (audit id, outcome, ...) and images, as JSON")
     .action(async (toolName: string, rawArgs: string, flags: CommonFlags & { as?: string; role?: string[]; imageOut?: string; json?: boolean }) => {
       let args: Record<string, unknown>;
       try {
@@ -35,62 +25,40 @@ export function registerCall(program: Command): void {
       if (!args || typeof args !== 'object' || Array.isArray(args)) {
         throw new CliFailure('the arguments must be a JSON object, e.g. \'{"action":"turn_on"}\'');
       }
-      const params: CallParams = { tool: toolName, args, as: flags.as, role: flags.role, json: flags.json, imageOut: flags.imageOut };
-      await answer(
-        await databasePathOrExit(flags),
-        flags,
-        'call',
-        { ...params },
-        async () => {
-          const loaded = await configOrExit(flags);
-          const { brokerUrl } = await import('../bridge.js');
-          await refuseServedBroker(loaded.config.database.path, brokerUrl(loaded.config));
-          const { Hearth } = await import('../hearth.js');
-          const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
-          // It publishes the command it was asked for, and nothing else (the birth message is the daemon's).
-          const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
-          try {
-            let stderr = '';
-            if (hearth.tools.get(toolName)) {
-              // Let retained state arrive first, so the result can say what changed.
-              if (hearth.bridge.connection.connected) await hearth.bridge.settle(1500);
-              else stderr = `hearth: cannot reach the broker at ${hearth.bridge.connection.options.url}: is \`hearth start\` running?\n`;
-            }
-            const out = await callOutput(hearth, params);
-            return { ...out, stderr: stderr + (out.stderr ?? '') };
-          } finally {
-            await hearth.close();
+      const params = { tool: toolName, args, as: flags.as, role: flags.role, image: !!flags.imageOut };
+      const answer = await ask(await databasePathOrExit(flags), flags, 'call', params, async (checked) => {
+        const loaded = await configOrExit(flags);
+        const { brokerUrl } = await import('../bridge.js');
+        await refuseServedBroker(loaded.config.database.path, brokerUrl(loaded.config));
+        const { Hearth } = await import('../hearth.js');
+        const { call } = await import('../daemon/methods/call.js');
+        const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
+        // It publishes the command it was asked for, and nothing else (the birth message is the daemon's).
+        const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
+        try {
+          if (hearth.tools.get(toolName)) {
+            // Let retained state arrive first, so the result can say what changed.
+            if (hearth.bridge.connection.connected) {
+              await refuseRemoteDaemon(hearth.bridge);
+              await hearth.bridge.settle(1500);
+            } else process.stderr.write(`hearth: cannot reach the broker at ${hearth.bridge.connection.options.url}: is \`hearth start\` running?\n`);
           }
-        },
-        { imageOut: flags.imageOut },
-      );
+          return await call(hearth, checked as never);
+        } finally {
+          await hearth.close();
+        }
+      });
+      if (flags.imageOut && answer.image) writeFileSync(flags.imageOut, Buffer.from(answer.image.data, 'base64'));
+      if (flags.json) printJson(answer);
+      else process.stdout.write(callText(answer, flags.imageOut));
+      if (answer.isError) process.exitCode = 1;
     });
 }
 
-/** One call and what `hearth call` prints about it, from a Hearth (the daemon's or the command's own). */
-export async function callOutput(hearth: Hearth, params: CallParams): Promise<CommandOutput> {
-  const { cliPrincipal } = await import('./principal.js');
-  const principal = cliPrincipal(hearth, params.as, params.role);
-  if (!hearth.tools.get(params.tool)) {
-    return {
-      stdout: '',
-      stderr: `hearth: no tool ${JSON.stringify(params.tool)}; known: ${hearth.tools
-        .all()
-        .map((t) => t.name)
-        .join(', ')}\n`,
-      exitCode: 2,
-    };
+export function callText(a: CallAnswer, imageOut?: string): string {
+  let out = `${a.text ?? ''}\n`;
+  for (const img of a.images) {
+    out += `[image ${img.mimeType}, ${Math.round(img.bytes / 1024)} KiB${imageOut ? ` saved to ${imageOut}` : '; --image-out <file> saves it'}]\n`;
   }
-  const result = await hearth.tools.call(params.tool, params.args, principal);
-  const image = result.images?.[0] ? result.images[0].url.split(',')[1] : undefined;
-  let stdout: string;
-  if (params.json) {
-    stdout = `${JSON.stringify({ ...result, images: result.images?.map((i) => ({ mimeType: i.mimeType, bytes: i.bytes })) }, null, 2)}\n`;
-  } else {
-    stdout = `${result.text ?? ''}\n`;
-    for (const img of result.images ?? []) {
-      stdout += `[image ${img.mimeType}, ${Math.round(img.bytes / 1024)} KiB${params.imageOut ? ` saved to ${params.imageOut}` : '; --image-out <file> saves it'}]\n`;
-    }
-  }
-  return { stdout, exitCode: result.isError ? 1 : 0, ...(image && params.imageOut ? { image } : {}) };
+  return out;
 }

@@ -1,33 +1,21 @@
-// `hearth chat`: talk to the home in a terminal. Answers stream as they come,
-// every tool call is shown, and a person is asked inline whenever a policy
-// confirm rule holds an action (or for every action, with --ask).
+// `hearth chat`: talk to the home in a terminal. Answers stream as they come, every tool call is shown, and a
+// person is asked inline whenever a policy confirm rule holds an action (or for every action, with --ask).
+// The conversation is the daemon's `chat` stream (JSON lines, src/daemon/schema.ts); with no daemon the same
+// stream runs in this process. This file only renders it and carries what the person types.
 import { createInterface, type Interface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { Command } from 'commander';
 import type { AgentEvent } from '../agent/types.js';
-import { TurnActiveError } from '../agent/types.js';
-import type { ControlClient } from '../daemon/control-client.js';
-import type { Hearth } from '../hearth.js';
-import { cliPrincipal } from './principal.js';
-import { configOrExit, databasePathOrExit, loggerFor, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
+import type { Answers, ChatClientMessage, ChatServerMessage } from '../daemon/schema.js';
+import { CliFailure } from './failure.js';
+import { configOrExit, databasePathOrExit, loggerFor, refuseRemoteDaemon, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
 import { reachDaemon } from './via-daemon.js';
 
-export interface ChatParams {
+interface ChatFlags {
   as?: string;
   ask?: boolean;
   ephemeral?: boolean;
   session?: string;
-  /** The person's terminal is a TTY (prompts and dim tool lines). */
-  tty?: boolean;
-}
-
-export interface ChatIo {
-  input: Readable;
-  output: Writable;
-  /** Readline in terminal mode (a local TTY). */
-  terminal: boolean;
-  /** Called with what an interrupt (Ctrl+C) should do. */
-  onInterrupt(handler: () => void): void;
 }
 
 const DIM = (s: string, tty: boolean) => (tty ? `\x1b[2m${s}\x1b[0m` : s);
@@ -60,8 +48,14 @@ class Lines {
   }
 }
 
-/** Ctrl+C, carried over the control socket to the daemon's chat. */
-export const INTERRUPT = '\x03';
+/** The two ends of a chat stream: where the daemon's messages come from and where the person's go. */
+interface ChatLink {
+  hello: Answers['chat'];
+  from: Readable;
+  to: Writable;
+  /** The connection is gone. */
+  closed: Promise<void>;
+}
 
 export function registerChat(program: Command): void {
   withConfigOptions(program.command('chat'))
@@ -70,142 +64,153 @@ export function registerChat(program: Command): void {
     .option('--ask', 'ask before every action, not only those a confirm rule holds')
     .option('--ephemeral', 'keep no history of this conversation')
     .option('--session <id>', 'resume an earlier conversation')
-    .action(async (flags: CommonFlags & ChatParams) => {
-      const params: ChatParams = { as: flags.as, ask: flags.ask, ephemeral: flags.ephemeral, session: flags.session, tty: !!process.stdout.isTTY };
+    .action(async (flags: CommonFlags & ChatFlags) => {
+      const params = { as: flags.as, ask: flags.ask, ephemeral: flags.ephemeral, session: flags.session };
+      const { checkParams } = await import('../daemon/schema.js');
+      const { ControlError } = await import('../daemon/protocol.js');
+      const checked = checkParams('chat', params);
       const client = await reachDaemon(await databasePathOrExit(flags), flags);
-      if (client) return relay(client, params);
-      const loaded = await configOrExit(flags);
-      await refuseServedBroker(loaded.config.database.path, (await import('../bridge.js')).brokerUrl(loaded.config));
-      const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
-      const { Hearth } = await import('../hearth.js');
-      const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
       try {
-        process.exitCode = await runChat(hearth, params, {
-          input: process.stdin,
-          output: process.stdout,
-          terminal: !!process.stdin.isTTY,
-          onInterrupt: (handler) => process.on('SIGINT', handler),
-        });
-      } finally {
-        await hearth.close();
+        if (client) {
+          const { socket, leftover, answer } = await client.stream<Answers['chat']>('chat', checked);
+          const from = new PassThrough();
+          if (leftover) from.write(leftover);
+          socket.pipe(from);
+          const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+          const code = await converse({ hello: answer, from, to: socket, closed }, flags);
+          socket.end();
+          // stdin may still be open (a pipe nobody closes): the chat is over, so is the command.
+          process.exit(code);
+        }
+        const loaded = await configOrExit(flags);
+        await refuseServedBroker(loaded.config.database.path, (await import('../bridge.js')).brokerUrl(loaded.config));
+        const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
+        const { Hearth } = await import('../hearth.js');
+        const { openChat } = await import('../daemon/methods/chat.js');
+        const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
+        try {
+          await refuseRemoteDaemon(hearth.bridge);
+          const chat = await openChat(hearth, checked);
+          const toServer = new PassThrough();
+          const fromServer = new PassThrough();
+          const serving = chat.serve(toServer, fromServer);
+          process.exitCode = await converse({ hello: chat.hello, from: fromServer, to: toServer, closed: serving }, flags);
+          toServer.end();
+          await serving;
+        } finally {
+          await hearth.close();
+          process.stdin.unref();
+        }
+      } catch (err) {
+        if (err instanceof ControlError) throw new CliFailure(err.message.replace(/^as /, '--as '), 1);
+        throw err;
       }
     });
 }
 
-/**
- * The chat served by the daemon: this process carries the terminal's lines over its socket. Ctrl+C is
- * sent on as one ETX byte (a line never holds one): the daemon's chat interrupts the running turn, or ends
- * the chat when none runs, as a chat on its own does.
- */
-async function relay(client: ControlClient, params: ChatParams): Promise<void> {
-  const { socket, leftover } = await client.stream('chat', { ...params });
-  if (leftover) process.stdout.write(leftover);
-  process.on('SIGINT', () => {
-    if (socket.writable) socket.write(INTERRUPT);
-    else process.exit(130);
-  });
-  process.stdin.pipe(socket);
-  socket.pipe(process.stdout);
-  await new Promise<void>((resolve) => {
-    socket.once('close', () => resolve());
-    socket.once('error', () => resolve());
-  });
-  process.exit(process.exitCode ?? 0);
-}
-
-/** One chat on these streams with the Hearth given (the daemon's or the command's own); returns the exit code. */
-export async function runChat(hearth: Hearth, flags: ChatParams, io: ChatIo): Promise<number> {
-  const tty = !!flags.tty;
-  const out = (s: string) => void io.output.write(s);
-  const rl = createInterface({ input: io.input, terminal: io.terminal });
+/** The conversation at this terminal over a chat link; returns the exit code. */
+async function converse(link: ChatLink, flags: ChatFlags): Promise<number> {
+  const tty = !!process.stdout.isTTY;
+  const out = (s: string) => void process.stdout.write(s);
+  const send = (m: ChatClientMessage) => {
+    if (link.to.writable) link.to.write(`${JSON.stringify(m)}\n`);
+  };
+  const rl = createInterface({ input: process.stdin, terminal: !!process.stdin.isTTY });
   const lines = new Lines(rl);
+  const messages = createInterface({ input: link.from, crlfDelay: Infinity })[Symbol.asyncIterator]();
+  const next = async (): Promise<ChatServerMessage | undefined> => {
+    const r = await messages.next();
+    return r.done ? undefined : (JSON.parse(r.value) as ChatServerMessage);
+  };
+  let inTurn = false;
+  let interruptAsked = false;
+  const onInterrupt = () => {
+    if (inTurn) {
+      interruptAsked = true;
+      send({ interrupt: true });
+      out('\n(interrupted)\n');
+    } else rl.close();
+  };
+  process.on('SIGINT', onInterrupt);
   try {
-    if (!hearth.bridge.connection.connected) {
-      out(`hearth: cannot reach the broker at ${hearth.bridge.connection.options.url}: is \`hearth start\` running?\n`);
-      return 1;
-    }
-    const principal = cliPrincipal(hearth, flags.as);
-    const agent = await hearth.agent();
-    const session = await agent.open({ principal, permissions: 'jan', ephemeral: flags.ephemeral, id: flags.session });
-    const engine = hearth.bridge.config.agent;
-    out(
-      `Hearth chat as ${principal.id} with ${engine.provider === 'intent' ? 'the offline intent model' : `${engine.model} at ${engine.baseUrl}`}; ` +
-        `${session.tools.length} tools. /quit to leave.\n`,
-    );
-    let current: Awaited<ReturnType<typeof agent.prompt>> | undefined;
-    io.onInterrupt(() => {
-      if (current) {
-        current.interrupt();
-        out('\n(interrupted)\n');
-      } else {
-        rl.close();
-      }
-    });
+    out(`Hearth chat as ${link.hello.principal} with ${link.hello.engine}; ${link.hello.tools} tools. /quit to leave.\n`);
     for (;;) {
       if (tty) out('\nyou> ');
       const text = await lines.next();
       if (text === undefined || /^\/(quit|exit)$/.test(text.trim())) break;
       if (!text.trim()) continue;
-      try {
-        current = await agent.prompt(session, text);
-      } catch (err) {
-        out(`${err instanceof TurnActiveError ? 'still answering the last message' : (err as Error).message}\n`);
-        continue;
-      }
+      send({ say: text });
+      inTurn = true;
+      interruptAsked = false;
       out(tty ? 'hearth> ' : '');
       let midLine = false;
-      for await (const event of current) {
-        midLine = await show(event, midLine);
-      }
-      const result = await current.result();
-      current = undefined;
-      if (midLine) out('\n');
-      if (result.stopReason === 'error') out(`(error: ${result.error})\n`);
-    }
-    session.id && !flags.ephemeral && out(`${tty ? '\n' : ''}(conversation saved as ${session.id}; --session ${session.id} resumes it)\n`);
-
-    async function show(event: AgentEvent, midLine: boolean): Promise<boolean> {
-      const nl = midLine ? '\n' : '';
-      switch (event.type) {
-        case 'token':
-          out(event.text);
-          return true;
-        case 'tool_call':
-          out(`${nl}${DIM(`  → ${event.name.replace(/^host__/, '')} ${JSON.stringify(event.args ?? {})}`, tty)}\n`);
-          return false;
-        case 'tool_result':
-          out(`${nl}${DIM(`  ← ${event.is_error ? 'failed: ' : ''}${short(event.content.split('\n')[0])}`, tty)}\n`);
-          return false;
-        case 'permission_request': {
-          const name = event.tool_name.replace(/^host__/, '');
-          const decision = hearth.tools.preview(name, event.args, principal);
-          if (!flags.ask && decision?.effect === 'allow') {
-            session.respondPermission(event.request_id, 'allow_once');
-            return midLine;
-          }
-          const why = decision?.effect === 'confirm' ? ` (${decision.reason})` : '';
-          out(`${nl}  ? ${name} ${JSON.stringify(event.args)} needs your approval${why}. Allow? [y]es / [a]lways / [N]o: `);
-          const answer = ((await lines.next()) ?? '').trim().toLowerCase();
-          if (!tty) out(`${answer}\n`);
-          // "always" stops the asking for this tool; a confirm rule still asks each time.
-          session.respondPermission(event.request_id, answer.startsWith('a') ? 'allow_always' : answer.startsWith('y') ? 'allow_once' : 'deny');
-          return false;
+      for (;;) {
+        const m = await next();
+        if (!m) return 1; // the daemon went away
+        if ('problem' in m) {
+          out(`${midLine ? '\n' : ''}${m.problem}\n`);
+          midLine = false;
+          if (m.unsaid) break;
+          continue;
         }
-        case 'subagent_start':
-          out(`${nl}${DIM(`  ⇉ helper ${event.name} started${event.task ? `: ${short(event.task, 100)}` : ''}`, tty)}\n`);
-          return false;
-        case 'subagent_end':
-          out(`${nl}${DIM(`  ⇇ helper ${event.name} ${event.error ? `stopped: ${event.error}` : 'finished'}`, tty)}\n`);
-          return false;
-        case 'error':
-          out(`${nl}(${event.code}: ${event.message})\n`);
-          return false;
-        default:
-          return midLine;
+        if ('turn' in m) {
+          if (midLine) out('\n');
+          if (m.turn.stopReason === 'error') out(`(error: ${m.turn.error})\n`);
+          // Ctrl+C after the answer was complete (it crossed the turn's end): it meant the prompt's Ctrl+C.
+          if (interruptAsked && m.turn.stopReason !== 'interrupted') rl.close();
+          break;
+        }
+        if ('event' in m) midLine = m.answered ? midLine : await show(m.event, m.preview, midLine);
+      }
+      inTurn = false;
+    }
+    send({ bye: true });
+    for (let m = await next(); m; m = await next()) {
+      if ('end' in m && m.end.saved && m.end.session) {
+        out(`${tty ? '\n' : ''}(conversation saved as ${m.end.session}; --session ${m.end.session} resumes it)\n`);
       }
     }
     return 0;
   } finally {
+    process.off('SIGINT', onInterrupt);
     rl.close();
+  }
+
+  async function show(event: AgentEvent, preview: { effect: string; reason: string } | undefined, midLine: boolean): Promise<boolean> {
+    const nl = midLine ? '\n' : '';
+    switch (event.type) {
+      case 'token':
+        out(event.text);
+        return true;
+      case 'tool_call':
+        out(`${nl}${DIM(`  → ${event.name.replace(/^host__/, '')} ${JSON.stringify(event.args ?? {})}`, tty)}\n`);
+        return false;
+      case 'tool_result':
+        out(`${nl}${DIM(`  ← ${event.is_error ? 'failed: ' : ''}${short(event.content.split('\n')[0])}`, tty)}\n`);
+        return false;
+      case 'permission_request': {
+        const name = event.tool_name.replace(/^host__/, '');
+        const why = preview?.effect === 'confirm' ? ` (${preview.reason})` : '';
+        out(`${nl}  ? ${name} ${JSON.stringify(event.args)} needs your approval${why}. Allow? [y]es / [a]lways / [N]o: `);
+        const answer = ((await lines.next()) ?? '').trim().toLowerCase();
+        if (!tty) out(`${answer}\n`);
+        // "always" stops the asking for this tool; a confirm rule still asks each time.
+        send({
+          permission: { requestId: event.request_id, decision: answer.startsWith('a') ? 'allow_always' : answer.startsWith('y') ? 'allow_once' : 'deny' },
+        });
+        return false;
+      }
+      case 'subagent_start':
+        out(`${nl}${DIM(`  ⇉ helper ${event.name} started${event.task ? `: ${short(event.task, 100)}` : ''}`, tty)}\n`);
+        return false;
+      case 'subagent_end':
+        out(`${nl}${DIM(`  ⇇ helper ${event.name} ${event.error ? `stopped: ${event.error}` : 'finished'}`, tty)}\n`);
+        return false;
+      case 'error':
+        out(`${nl}(${event.code}: ${event.message})\n`);
+        return false;
+      default:
+        return midLine;
+    }
   }
 }

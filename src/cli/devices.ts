@@ -1,91 +1,73 @@
 // `hearth devices`: the home's devices, entities and their current state.
 import type { Command } from 'commander';
-import type { Bridge } from '../bridge.js';
-import type { CommandOutput } from '../daemon/protocol.js';
+import type { DeviceJson, SourcesAnswer } from '../daemon/schema.js';
+import { formatAge, table } from './format.js';
 import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
-import { answer } from './via-daemon.js';
-
-export interface DevicesParams {
-  json?: boolean;
-}
+import { ask, printJson } from './via-daemon.js';
 
 export function registerDevices(program: Command): void {
   withConfigOptions(program.command('devices'))
     .description("list devices, entities and their current state (from the running daemon, else from the broker's retained messages)")
-    .option('--json', 'print JSON')
+    .option('--json', "print the daemon's answer: devices with their entities' state, as JSON")
     .option('--wait <ms>', 'without a daemon: how long to wait for state to arrive', '3000')
     .action(async (flags: CommonFlags & { json?: boolean; wait: string }) => {
-      const params: DevicesParams = { json: flags.json };
-      await answer(await databasePathOrExit(flags), flags, 'devices', { ...params }, async () => {
+      const db = await databasePathOrExit(flags);
+      let looked: SourcesAnswer | undefined;
+      const list = await ask(db, flags, 'devices', {}, async () => {
         const loaded = await configOrExit(flags);
         const { Bridge } = await import('../bridge.js');
+        const { devices, sources } = await import('../daemon/methods/devices.js');
+        const { CliFailure } = await import('./failure.js');
         const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
         // A command that only reads announces nothing on the user's broker.
         const bridge = await Bridge.start({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
         try {
           if (!bridge.connection.connected) {
-            return { stdout: '', stderr: `hearth: cannot reach the broker at ${bridge.connection.options.url}: is \`hearth start\` running?\n`, exitCode: 1 };
+            throw new CliFailure(`cannot reach the broker at ${bridge.connection.options.url}: is \`hearth start\` running?`, 1);
           }
           // Discovered devices arrive as retained messages after connecting: wait for them to stop coming too.
           await bridge.settle(Number(flags.wait) || 3000, { quietMs: 500 });
-          return devicesOutput(bridge, params);
+          looked = sources(bridge);
+          return devices(bridge);
         } finally {
           await bridge.close();
         }
       });
+      if (flags.json) return printJson(list);
+      if (!list.length && !looked) looked = await ask(db, flags, 'sources', {}, () => Promise.reject(new Error('unreachable')));
+      process.stdout.write(devicesText(list, looked));
     });
 }
 
-/** What `hearth devices` prints, from a running bridge (the daemon's or the command's own). */
-export async function devicesOutput(bridge: Bridge, params: DevicesParams): Promise<CommandOutput> {
-  const { formatAge, formatState, stateJson, table } = await import('./format.js');
-  const now = Date.now();
-  const devices = bridge.registry.devices();
-  if (params.json) {
-    const out = devices.map((d) => ({
-      id: d.id,
-      name: d.name,
-      area: d.area ?? null,
-      manufacturer: d.manufacturer ?? null,
-      model: d.model ?? null,
-      source: d.source,
-      entities: d.entities.map((e) => stateJson(e, bridge.cache.get(e.id), now)),
-    }));
-    return { stdout: `${JSON.stringify(out, null, 2)}\n` };
-  }
+/** The devices as a table, or where a newcomer with none should look. */
+export function devicesText(list: DeviceJson[], looked?: SourcesAnswer): string {
   const rows = [['ENTITY', 'KIND', 'AREA', 'STATE', 'AVAILABLE', 'UPDATED']];
-  for (const d of devices) {
+  for (const d of list) {
     for (const e of d.entities) {
-      const s = bridge.cache.get(e.id);
       rows.push([
         e.id,
         e.kind,
         e.area ?? '',
-        formatState(e, s),
-        s?.available === null ? '?' : s?.available ? 'yes' : 'no',
-        !s?.updatedAt ? 'never' : s.retained ? 'retained' : formatAge(now - s.updatedAt),
+        e.words,
+        e.available === null ? '?' : e.available ? 'yes' : 'no',
+        !e.updatedAt ? 'never' : e.retained ? 'retained' : formatAge(e.ageMs ?? 0),
       ]);
     }
   }
-  const head = `${devices.length} devices, ${rows.length - 1} entities\n`;
-  if (!devices.length) return { stdout: `${head}\n${await nothingFound(bridge)}\n` };
-  return { stdout: `${head}\n${table(rows)}\n` };
+  const head = `${list.length} devices, ${rows.length - 1} entities\n`;
+  if (!list.length) return `${head}\n${looked ? nothingFound(looked) : 'No devices found.'}\n`;
+  return `${head}\n${table(rows)}\n`;
 }
 
 /** Where a newcomer with no devices should look: the sources read, and the demo being off. */
-async function nothingFound(bridge: Bridge): Promise<string> {
-  const { demoEnabled } = await import('../bridge.js');
-  const d = bridge.config.discovery;
-  const files = bridge.paths.length
-    ? `device files in ${bridge.paths.join(', ')} (${bridge.deviceFiles.length} read${bridge.deviceProblems.length ? `, ${bridge.deviceProblems.length} with problems` : ''})`
+function nothingFound(s: SourcesAnswer): string {
+  const f = s.deviceFiles;
+  const files = f.paths.length
+    ? `device files in ${f.paths.join(', ')} (${f.read} read${f.problems ? `, ${f.problems} with problems` : ''})`
     : 'device files (none: no --devices and no ./devices folder)';
-  const sources = [
-    files,
-    d.homeassistant.enabled ? `Home Assistant discovery (${d.homeassistant.prefix}/#)` : 'Home Assistant discovery (off)',
-    d.zigbee2mqtt.enabled ? `Zigbee2MQTT (${d.zigbee2mqtt.prefix}/bridge/devices)` : 'Zigbee2MQTT (off)',
-    d.homie.enabled ? `Homie (${d.homie.prefix}/#)` : 'Homie (off)',
-  ];
-  const lines = [`No devices found. Looked at: ${sources.join('; ')}.`];
-  if (!demoEnabled(bridge.config)) lines.push('The demo home is off (--demo turns it on; it is on by default only with the embedded broker).');
+  const names = { homeassistant: 'Home Assistant discovery', zigbee2mqtt: 'Zigbee2MQTT', homie: 'Homie' } as const;
+  const found = (Object.keys(names) as Array<keyof typeof names>).map((k) => `${names[k]} (${s.discovery[k].enabled ? s.discovery[k].topic : 'off'})`);
+  const lines = [`No devices found. Looked at: ${[files, ...found].join('; ')}.`];
+  if (!s.demo) lines.push('The demo home is off (--demo turns it on; it is on by default only with the embedded broker).');
   return lines.join('\n');
 }

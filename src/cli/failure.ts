@@ -1,9 +1,8 @@
 // How a command fails in words: a message on stderr and an exit code.
-import type { CommandOutput } from '../daemon/protocol.js';
+
 /**
  * Bad input (exit 2 by default) or a thing that is not there (exit 1). Thrown in the command's own process, it
- * reaches main, which stops through commander's `error()` with `hearth: <message>` and this exit code; an output
- * function (run by the daemon too) turns it into a CommandOutput with failed().
+ * reaches main, which stops with `hearth: <message>` and this exit code.
  */
 export class CliFailure extends Error {
   constructor(
@@ -13,12 +12,6 @@ export class CliFailure extends Error {
     super(message);
     this.name = 'CliFailure';
   }
-}
-
-/** A CliFailure as the command prints it (anything else is rethrown). */
-export function failed(err: unknown): CommandOutput {
-  if (!(err instanceof CliFailure)) throw err;
-  return { stdout: '', stderr: `hearth: ${err.message}\n`, exitCode: err.exitCode };
 }
 
 /** A repeatable option's values in the order given (`--devices a --devices b`): a collector, not a variadic

@@ -54,6 +54,16 @@ async function main(argv: string[]): Promise<void> {
   // One command's module when one is named; every module for help and mistakes.
   const names = first && COMMANDS[first] ? [first] : ORDER;
   for (const name of names) for (const register of await COMMANDS[name]()) register(program);
+  // A mistake in a command's words (a missing argument, an unknown option) is one line, then that command's usage
+  // line, not its whole help.
+  const usageAfterErrors = (cmd: import('commander').Command, path: string) => {
+    for (const sub of cmd.commands) {
+      const full = `${path} ${sub.name()}`;
+      sub.showHelpAfterError(`usage: ${full} ${sub.usage()}\n(${full} --help says more)`);
+      usageAfterErrors(sub, full);
+    }
+  };
+  usageAfterErrors(program, 'hearth');
   const typo = unknownSubcommand(program, argv.slice(2));
   if (typo) {
     process.stderr.write(`hearth: ${typo}\n`);
@@ -73,7 +83,9 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv).catch((err: unknown) => {
-  process.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);
+  // One line; the stack only when asked for.
+  const verbose = process.argv.includes('--verbose');
+  process.stderr.write(`hearth: ${err instanceof Error ? (verbose ? (err.stack ?? err.message) : err.message) : String(err)}\n`);
   process.exit(1);
 });
 

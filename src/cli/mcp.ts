@@ -5,7 +5,17 @@
 import type { Command } from 'commander';
 import type { ControlClient } from '../daemon/control-client.js';
 import { CliFailure, collect } from './failure.js';
-import { asOption, configOrExit, databasePathOrExit, loggerFor, principalFlag, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
+import {
+  asOption,
+  configOrExit,
+  databasePathOrExit,
+  loggerFor,
+  principalFlag,
+  refuseRemoteDaemon,
+  refuseServedBroker,
+  withConfigOptions,
+  type CommonFlags,
+} from './options.js';
 import { reachDaemon } from './via-daemon.js';
 
 export function registerMcp(program: Command): void {
@@ -21,24 +31,25 @@ export function registerMcp(program: Command): void {
     )
     .action(async (flags: CommonFlags & { role?: string[] }, cmd: Command) => {
       const { as, fromEnv } = principalFlag(cmd);
+      const { checkAs, cliPrincipal } = await import('./principal.js');
+      checkAs(as, fromEnv);
       const client = await reachDaemon(await databasePathOrExit(flags), flags);
       if (client) return relay(client, { as, role: flags.role }, fromEnv);
       const loaded = await configOrExit(flags);
       await refuseServedBroker(loaded.config.database.path, (await import('../bridge.js')).brokerUrl(loaded.config));
       const { Hearth } = await import('../hearth.js');
       const { serveStdio } = await import('../mcp/stdio.js');
-      const { cliPrincipal } = await import('./principal.js');
       const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
       const hearth = await Hearth.open({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
       // Edited device files reach the client as tools/list_changed.
       if (loaded.config.devices.watch) hearth.bridge.watchDevices();
-      let principal;
       try {
-        principal = cliPrincipal(hearth, as, flags.role);
+        await refuseRemoteDaemon(hearth.bridge);
       } catch (err) {
         await hearth.close();
-        throw new CliFailure(`${(err as Error).message}${fromEnv ? ' (from HEARTH_PRINCIPAL)' : ''}`);
+        throw err;
       }
+      const principal = cliPrincipal(hearth, as, flags.role);
       // Roles are looked up at each request, so `hearth policy` changes apply without a restart.
       const who = () => (as && !flags.role ? cliPrincipal(hearth, as) : principal);
       if (hearth.bridge.connection.connected) await hearth.bridge.settle(1500);

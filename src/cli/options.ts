@@ -35,7 +35,7 @@ export function withConfigOptions(cmd: Command): Command {
       .option('--no-demo', 'do not load the demo home')
       .addOption(new Option('--log-level <level>', 'log level (env HEARTH_LOG_LEVEL)').choices(['trace', 'debug', 'info', 'warn', 'error', 'silent']))
       .option('--set <key=value>', 'any setting by its path, e.g. --set tools.shape=grouped (repeat for more)', collect)
-      .option('--verbose', 'say how the command reached the home (the running daemon, or on its own)')
+      .option('--verbose', 'say how the command reached the home (the running daemon, or on its own), and show errors with their stack traces')
       .option('--standalone', 'do not ask a running daemon: open the database and broker from this process')
   );
 }
@@ -75,9 +75,10 @@ export async function configOrExit(flags: CommonFlags, overrides?: Record<string
   }
 }
 
-export async function loggerFor(loaded: LoadedConfig, levelOverride?: string): Promise<Logger> {
+/** The command's logger; at a terminal, stack traces only with --verbose (any command takes it). */
+export async function loggerFor(loaded: LoadedConfig, levelOverride?: string, verbose = process.argv.includes('--verbose')): Promise<Logger> {
   const { createLogger } = await import('../log.js');
-  return createLogger({ level: levelOverride ?? loaded.config.log.level, pretty: loaded.config.log.pretty });
+  return createLogger({ level: levelOverride ?? loaded.config.log.level, pretty: loaded.config.log.pretty, stacks: verbose });
 }
 
 /**
@@ -137,6 +138,22 @@ export async function databasePathOrExit(flags: CommonFlags, env = process.env, 
  * A command about to act on its own (no daemon for its database) must not command a broker a running daemon
  * serves: its rows would land in another audit than that home's. Stops naming the daemon's database.
  */
+/**
+ * The same, for a daemon of another user or machine: once connected, a command acting on its own reads the
+ * broker's retained hearth/status, and refuses when a running daemon of another home serves it.
+ */
+export async function refuseRemoteDaemon(bridge: import('../bridge.js').Bridge): Promise<void> {
+  const s = await bridge.daemonStatus();
+  if (!s || s.state !== 'online') return;
+  const { isThisHome } = await import('../mqtt/daemon-status.js');
+  if (isThisHome(s, bridge.config.database.path)) return;
+  const { CliFailure } = await import('./failure.js');
+  throw new CliFailure(
+    `the broker ${bridge.connection.options.url} is served by the Hearth daemon for ${s.database} on ${s.host} (pid ${s.pid}); run the command where that daemon runs, so it lands in that home's audit (nothing was sent)`,
+    2,
+  );
+}
+
 export async function refuseServedBroker(dbPath: string, brokerUrl: string, env = process.env): Promise<void> {
   const { runningDaemons } = await import('../daemon/running.js');
   const { sameBroker } = await import('../mqtt/broker-credential-file.js');

@@ -1,24 +1,17 @@
 // `hearth policy ...`: the rules table (list, allow/deny/confirm, remove),
 // principals' roles, and `policy test`, which explains a decision rule by rule.
+// The daemon answers each with data (src/daemon/methods/policy.ts); this file turns the answers into text.
 import { type Command, Option } from 'commander';
-import { Hearth } from '../hearth.js';
-import type { Entity } from '../devices/model.js';
-import { PolicyRuleError, type NewRule, type PolicyRule, type TargetType } from '../policy/rules.js';
-import { ruleCommand, TARGET_FLAG } from '../policy/rule-command.js';
-import type { Explanation } from '../policy/engine.js';
-import type { Effect, PolicyRequest } from '../policy/types.js';
-import { ArgumentError, actionsOf, toCommand } from '../tools/parameters.js';
-import type { GeneratedTool } from '../tools/types.js';
-import { cliPrincipal } from './principal.js';
+import type { Hearth } from '../hearth.js';
+import type { PolicyRule } from '../policy/rules.js';
+import type { Effect } from '../policy/types.js';
+import type { Answers, MethodName, PolicyTestAnswer } from '../daemon/schema.js';
 import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { table } from './format.js';
-import type { CommandOutput } from '../daemon/protocol.js';
-import { CliFailure, collect, failed, wholeNumber } from './failure.js';
-import { answer } from './via-daemon.js';
+import { CliFailure, collect, wholeNumber } from './failure.js';
+import { ask, printJson } from './via-daemon.js';
 
 export { CliFailure, wholeNumber };
-
-// ---------------------------------------------------------------- shared CLI helpers
 
 /** Parse JSON arguments given on the command line (an object). */
 export function jsonObjectArg(name: string, raw: string | undefined): Record<string, unknown> | undefined {
@@ -33,34 +26,32 @@ export function jsonObjectArg(name: string, raw: string | undefined): Record<str
   return v as Record<string, unknown>;
 }
 
-/** Run an output function on a Hearth of this command's own (no daemon for this database): rules and tools need no broker. */
-async function onItsOwn(flags: CommonFlags, body: (hearth: Hearth) => Promise<CommandOutput> | CommandOutput): Promise<CommandOutput> {
-  const loaded = await configOrExit(flags);
-  const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
-  const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
-  try {
-    return await body(hearth);
-  } finally {
-    await hearth.close();
-  }
-}
-
-/** Ask the daemon for this database, or run on a Hearth of the command's own: the same output either way. */
-async function policyCommand(
+/** Ask the daemon for this database, or run the method on a Hearth of the command's own: rules and tools need no broker. */
+async function policyAsk<M extends MethodName>(
   flags: CommonFlags,
-  method: string,
+  method: M,
   params: Record<string, unknown>,
-  body: (hearth: Hearth) => Promise<CommandOutput> | CommandOutput,
-): Promise<void> {
-  await answer(await databasePathOrExit(flags), flags, method, params, () => onItsOwn(flags, body));
-}
-
-function checkPrincipal(hearth: Hearth, id: string): void {
-  try {
-    cliPrincipal(hearth, id);
-  } catch {
-    throw new CliFailure(`principal ${JSON.stringify(id)}: a principal looks like voice:kitchen, chat:alice, flow:<node id>, mcp:<token name> or cli:<user>`);
-  }
+  run: (hearth: Hearth, p: Record<string, unknown>) => Answers[M],
+  typed: Record<string, string> = {},
+): Promise<Answers[M]> {
+  return ask(
+    await databasePathOrExit(flags),
+    flags,
+    method,
+    params,
+    async (p) => {
+      const loaded = await configOrExit(flags);
+      const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
+      const { Hearth } = await import('../hearth.js');
+      const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
+      try {
+        return run(hearth, p);
+      } finally {
+        await hearth.close();
+      }
+    },
+    typed,
+  );
 }
 
 // ---------------------------------------------------------------- rule text
@@ -81,14 +72,8 @@ export function rateText(rule: Pick<PolicyRule, 'maxCalls' | 'perSeconds'>): str
   return rule.maxCalls !== null ? `${rule.maxCalls}/${rule.perSeconds}s` : '-';
 }
 
-function ruleJson(hearth: Hearth, rule: PolicyRule) {
-  return { ...rule, description: hearth.policy.describe(rule) };
-}
-
-// ---------------------------------------------------------------- policy add
-
-/** `hearth policy allow|deny|confirm` options, as sent to the daemon (no config flags). */
-export interface AddParams {
+/** `hearth policy allow|deny|confirm` options. */
+interface AddFlags extends CommonFlags {
   tool?: string;
   entity?: string;
   area?: string;
@@ -106,213 +91,33 @@ export interface AddParams {
   json?: boolean;
 }
 
-type AddFlags = CommonFlags & AddParams;
-
-/** PolicyRuleError fields -> the argument the user typed. */
-function flagForField(field: string, targetFlag: string | undefined, flags: AddParams): string {
-  const top = field.split('.')[0];
-  const show = (flag: string, v: string | undefined) => (v === undefined ? flag : `${flag} ${JSON.stringify(v)}`);
-  switch (top) {
-    case 'subject':
-      return '<subject>';
-    case 'target':
-    case 'targetType':
-      return targetFlag ?? 'target';
-    case 'action':
-      return show('--action', flags.action);
-    case 'priority':
-      return show('--priority', flags.priority);
-    case 'window':
-      return show('--window', flags.window);
-    case 'days':
-      return show('--days', flags.days);
-    case 'maxCalls':
-      return show('--max-calls', flags.maxCalls);
-    case 'perSeconds':
-      return show('--per', flags.per);
-    case 'note':
-      return '--note';
-    case 'fromArea':
-      return show('--from-area', flags.fromArea);
-    default:
-      return field;
-  }
-}
-
-/** Actions the built-in confirm rules hold back even from an `allow`. */
-const CONFIRMED_ACTIONS = /(^|\|)(\*|actuate|unlock|open|set_position|disarm\*?)(\||$)/;
-
-function addRule(hearth: Hearth, effect: Effect, subject: string, flags: AddParams): string {
-  const targets = (Object.entries(TARGET_FLAG) as Array<[Exclude<TargetType, 'any'>, string]>)
-    .map(([type, flag]) => ({ type, flag, value: flags[type === 'device_class' ? 'deviceClass' : type] }))
-    .filter((t) => t.value !== undefined);
-  if (targets.length > 1) {
-    throw new CliFailure(`give at most one target: ${targets.map((t) => t.flag).join(' and ')} were both given (no target option = any tool)`);
-  }
-  const target = targets[0];
-  for (const alt of subject.split('|').map((a) => a.trim())) {
-    // Principal ids always have a prefix (chat:, voice:, ...): a bare word would never match.
-    if (alt && !alt.includes(':') && !/[*?]/.test(alt)) {
-      throw new CliFailure(
-        `<subject> ${JSON.stringify(alt)}: names no principal; principals look like chat:${alt} or voice:${alt}, a role is role:${alt}, and * is anyone`,
-      );
-    }
-  }
-  const input: NewRule = {
-    subject,
-    targetType: target?.type ?? 'any',
-    ...(target ? { target: target.value } : {}),
-    action: flags.action,
-    effect,
-    ...(flags.priority !== undefined ? { priority: wholeNumber('--priority', flags.priority, { min: -1_000_000, max: 1_000_000 }) } : {}),
-    ...(flags.window !== undefined ? { window: flags.window } : {}),
-    ...(flags.days !== undefined ? { days: flags.days } : {}),
-    ...(flags.maxCalls !== undefined ? { maxCalls: wholeNumber('--max-calls', flags.maxCalls, { min: 1 }) } : {}),
-    ...(flags.per !== undefined ? { perSeconds: wholeNumber('--per', flags.per, { min: 1 }) } : {}),
-    ...(flags.note !== undefined ? { note: flags.note } : {}),
-    ...(flags.fromArea !== undefined ? { fromArea: flags.fromArea } : {}),
-  };
-  let rule: PolicyRule;
-  try {
-    rule = hearth.policy.add(input);
-  } catch (err) {
-    if (err instanceof PolicyRuleError) throw new CliFailure(`${flagForField(err.field, target?.flag, flags)}: ${err.message}`);
-    throw err;
-  }
-  if (flags.json) return `${JSON.stringify(ruleJson(hearth, rule), null, 2)}\n`;
-  const lines = [`added rule #${rule.id}: ${hearth.policy.describe(rule)}${rule.note ? ` (${rule.note})` : ''}`];
-  lines.push(
-    `  ${targetText(rule)}, action ${rule.action}, ${rule.effect}, priority ${rule.priority}, ${whenText(rule)}${rule.maxCalls !== null ? `, ${rateText(rule)}` : ''}`,
-  );
-  const builtinConfirm = hearth.policy.list().filter((r) => r.builtin && r.effect === 'confirm');
-  if (effect === 'allow' && rule.priority <= 100 && builtinConfirm.length && CONFIRMED_ACTIONS.test(rule.action)) {
-    const top = Math.max(...builtinConfirm.map((r) => r.priority));
-    if (rule.priority <= top) {
-      lines.push(
-        `  note: the built-in confirm rules (priority ${top}: unlocking, opening garage doors/doors/gates, disarming) still ask a person first; --priority ${top + 1} overrides them`,
-      );
-    }
-  }
-  lines.push(`  undo: hearth policy remove ${rule.id}`);
-  return `${lines.join('\n')}\n`;
-}
-
-// ---------------------------------------------------------------- policy test
-
-interface TestRequest {
-  request: PolicyRequest;
-  entity?: Entity;
-  notes: string[];
-}
-
-/** Turn a tool and its arguments into the request the handler pipeline would put to the policy. */
-export function requestFor(
-  hearth: Hearth,
-  tool: GeneratedTool,
-  args: Record<string, unknown> | undefined,
-  principal: { id: string; roles: string[]; area?: string },
-): TestRequest {
-  const registry = hearth.bridge.registry;
-  const notes: string[] = [];
-  const a = args ?? {};
-  let entity: Entity | undefined;
-  // Per-entity tools stand for one entity; grouped ones (and get_state) take it as an argument.
-  const props = (tool.parameters.properties ?? {}) as Record<string, unknown>;
-  const takesEntity = 'entity' in props || 'camera' in props || tool.meta.entityIds.length !== 1;
-  if (tool.meta.group) {
-    notes.push(`${tool.name} is judged per member entity when it runs; this tests the call as a whole (no one entity)`);
-  } else if (!takesEntity) {
-    entity = registry.entity(tool.meta.entityIds[0]);
-  } else {
-    const id = a.entity ?? a.camera;
-    if (id !== undefined) {
-      if (typeof id !== 'string' || !tool.meta.entityIds.includes(id)) {
-        throw new CliFailure(
-          `args.${a.entity !== undefined ? 'entity' : 'camera'} ${JSON.stringify(id)}: not an entity ${tool.name} serves; it serves ${tool.meta.entityIds.slice(0, 20).join(', ')}${tool.meta.entityIds.length > 20 ? ', ...' : ''}`,
-        );
-      }
-      entity = registry.entity(id);
-    } else if (tool.capability === 'actuator') {
-      throw new CliFailure(
-        `${tool.name} takes the entity as an argument: say which in the args, e.g. '{"entity":"${tool.meta.entityIds[0] ?? 'some.entity'}","action":"${tool.meta.actions[0] ?? 'turn_on'}"}'`,
-      );
-    } else {
-      notes.push(`${tool.name} without an entity: the pipeline checks each entity it reads on its own; give '{"entity":"<id>"}' to test one`);
-    }
-  }
-
-  let action = 'read';
-  // A grouped call is tested with the action it asks (each member is judged again when it runs).
-  if (tool.meta.group) action = typeof a.action === 'string' ? a.action : (tool.meta.actions[0] ?? 'actuate');
-  if (tool.capability === 'actuator' && entity) {
-    const offered = actionsOf(entity);
-    const { entity: _e, ...rest } = a;
-    if (!Object.keys(rest).length) {
-      action = offered[0] ?? 'actuate';
-      notes.push(
-        `no arguments given: testing ${tool.name}'s first action, ${action} (of ${offered.join(', ')}); pass e.g. '{"action":"${offered[offered.length - 1] ?? action}"}' for another`,
-      );
-    } else {
-      try {
-        action = toCommand(entity, rest).action;
-      } catch (err) {
-        if (!(err instanceof ArgumentError)) throw err;
-        // The policy only looks at the action: test it, but say the call itself would be refused.
-        if (typeof rest.action === 'string' && offered.includes(rest.action)) {
-          action = rest.action;
-          notes.push(`the call itself would be refused before the policy (${err.message}); testing action ${action}`);
-        } else {
-          throw new CliFailure(`args: ${err.message}`);
-        }
-      }
-    }
-  }
-  const request: PolicyRequest = {
-    principal,
-    tool: tool.name,
-    capability: tool.capability,
-    action,
-    ...(entity
-      ? {
-          entityId: entity.id,
-          ...(entity.area ? { area: entity.area } : {}),
-          kind: entity.kind,
-          ...(entity.deviceClass ? { deviceClass: entity.deviceClass } : {}),
-        }
-      : {}),
-    args: a,
-  };
-  return { request, entity, notes };
-}
-
-function explanationText(ex: Explanation, req: PolicyRequest, notes: string[], at: Date | undefined): string {
-  const d = ex.decision;
+function explanationText(a: PolicyTestAnswer): string {
+  const d = a.decision;
+  const req = a.request;
   const what = req.capability === 'read' ? 'read' : req.action;
   const on = req.entityId
     ? ` on ${req.entityId} (kind ${req.kind ?? '-'}${req.area ? `, area ${req.area}` : ''}${req.deviceClass ? `, device class ${req.deviceClass}` : ''})`
     : '';
-  const decidedRule = ex.rules.find((r) => r.decided);
+  const decided = a.rules.find((r) => r.decided);
   const lines = [
-    `${d.effect}: ${req.principal.id} calling ${req.tool}, action ${what}${on}`,
-    `  decided by  ${decidedRule ? `rule #${decidedRule.rule.id}: ${decidedRule.description}${decidedRule.rule.builtin ? ' (built-in)' : ''}` : 'the default (no rule matched)'}`,
+    `${d.effect}: ${req.principal} calling ${req.tool}, action ${what}${on}`,
+    `  decided by  ${decided ? `rule #${decided.id}: ${decided.description}${decided.builtin ? ' (built-in)' : ''}` : 'the default (no rule matched)'}`,
     `  reason      ${d.reason}`,
-    `  roles       ${ex.roles.join(', ') || 'none'}`,
-    ...(at ? [`  at          ${at.toString()}`] : []),
-    ...notes.map((n) => `  note        ${n}`),
+    `  roles       ${a.roles.join(', ') || 'none'}`,
+    ...(req.atGiven ? [`  at          ${new Date(req.at).toString()}`] : []),
+    ...a.notes.map((n) => `  note        ${n}`),
     '',
     'Rules in evaluation order (priority, then deny > confirm > allow, then id):',
   ];
   const rows = [['', 'RULE', 'EFFECT', 'PRIO', 'RULE TEXT', 'WHY']];
-  for (const c of ex.rules) {
-    rows.push([c.decided ? '=>' : c.matched ? '+' : '', `#${c.rule.id}`, c.rule.effect, String(c.rule.priority), c.description, c.why]);
-  }
+  for (const c of a.rules) rows.push([c.decided ? '=>' : c.matched ? '+' : '', `#${c.id}`, c.effect, String(c.priority), c.description, c.why]);
   return `${lines.join('\n')}\n${table(rows)}\n  (=> decided; + matched but lost to the deciding rule, WHY says how)\n`;
 }
 
-function parseAt(raw: string): Date {
+function parseAt(raw: string): string {
   const d = new Date(raw);
   if (Number.isNaN(d.getTime())) throw new CliFailure(`--at ${JSON.stringify(raw)}: not a time; use e.g. 2025-06-01T23:30 (local time)`);
-  return d;
+  return d.toISOString();
 }
 
 // ---------------------------------------------------------------- registering
@@ -325,9 +130,30 @@ export function registerPolicy(program: Command): void {
   withConfigOptions(policy.command('list', { isDefault: true }))
     .description('list the rules (built-in defaults included); what `hearth policy` alone does')
     .option('--json', 'print the rules as JSON (with a one-line description each)')
-    .action((flags: CommonFlags & { json?: boolean }) =>
-      policyCommand(flags, 'policy.list', { json: flags.json }, (hearth) => policyListOutput(hearth, { json: flags.json })),
-    );
+    .action(async (flags: CommonFlags & { json?: boolean }) => {
+      const { listRules } = await import('../daemon/methods/policy.js');
+      const rules = await policyAsk(flags, 'policy.list', {}, listRules);
+      if (flags.json) return printJson(rules);
+      const rows = [['ID', 'SUBJECT', 'TARGET', 'ACTION', 'EFFECT', 'PRIO', 'WHEN', 'RATE', 'BUILTIN', 'NOTE']];
+      for (const r of rules) {
+        rows.push([
+          String(r.id),
+          r.subject,
+          targetText(r),
+          r.action,
+          r.effect,
+          String(r.priority),
+          whenText(r),
+          rateText(r),
+          r.builtin ? 'yes' : '',
+          r.note ?? '',
+        ]);
+      }
+      process.stdout.write(
+        `${rules.length} rules. Among the rules that match a call the highest priority wins; at equal priority deny > confirm > allow.\n` +
+          `With no match reads are allowed and actuators denied. Explain a decision: hearth policy test <principal> <tool> [args]\n\n${table(rows)}\n`,
+      );
+    });
 
   const EFFECT_HELP: Record<Effect, string> = {
     allow: 'add a rule that allows calls (the subject may ...)',
@@ -370,9 +196,38 @@ means "the kid may not touch anything in the garage at night", and
 means "the garage opens by voice only from the hallway satellite".
 Give --action actuate (all commands) or --action read to narrow it.`,
       )
-      .action((subject: string, flags: AddFlags) => {
-        const params = addParams(flags);
-        return policyCommand(flags, 'policy.add', { effect, subject, ...params }, (hearth) => policyAddOutput(hearth, effect, subject, params));
+      .action(async (subject: string, flags: AddFlags) => {
+        const num = (flag: string, raw: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER) =>
+          raw === undefined ? undefined : wholeNumber(flag, raw, { min, max });
+        const params = {
+          effect,
+          subject,
+          tool: flags.tool,
+          entity: flags.entity,
+          area: flags.area,
+          kind: flags.kind,
+          deviceClass: flags.deviceClass,
+          capability: flags.capability,
+          action: flags.action,
+          priority: num('--priority', flags.priority, -1_000_000, 1_000_000),
+          window: flags.window,
+          days: flags.days,
+          maxCalls: num('--max-calls', flags.maxCalls, 1),
+          per: num('--per', flags.per, 1),
+          note: flags.note,
+          fromArea: flags.fromArea,
+        };
+        const { addRule } = await import('../daemon/methods/policy.js');
+        const added = await policyAsk(flags, 'policy.add', params, (h, p) => addRule(h, p as never), { subject: '<subject>' });
+        if (flags.json) return printJson(added);
+        const rule = added.rule;
+        const lines = [`added rule #${rule.id}: ${rule.description}${rule.note ? ` (${rule.note})` : ''}`];
+        lines.push(
+          `  ${targetText(rule)}, action ${rule.action}, ${rule.effect}, priority ${rule.priority}, ${whenText(rule)}${rule.maxCalls !== null ? `, ${rateText(rule)}` : ''}`,
+        );
+        for (const note of added.notes) lines.push(`  note: ${note}`);
+        lines.push(`  undo: ${added.undo}`);
+        process.stdout.write(`${lines.join('\n')}\n`);
       });
   }
 
@@ -380,7 +235,15 @@ Give --action actuate (all commands) or --action read to narrow it.`,
     .alias('rm')
     .description('remove a rule by id (built-in rules too: they do not come back by themselves)')
     .argument('<id>', 'rule id, as `hearth policy list` shows it')
-    .action((rawId: string, flags: CommonFlags) => policyCommand(flags, 'policy.remove', { id: rawId }, (hearth) => policyRemoveOutput(hearth, { id: rawId })));
+    .action(async (rawId: string, flags: CommonFlags) => {
+      const id = wholeNumber('<id>', rawId, { min: 1 });
+      const { removeRule } = await import('../daemon/methods/policy.js');
+      const { rule: r, restore } = await policyAsk(flags, 'policy.remove', { id }, (h, p) => removeRule(h, p as { id: number }), { id: '<id>' });
+      const lines = [`removed ${r.builtin ? 'built-in ' : ''}rule #${r.id}: ${r.description}${r.note ? ` (${r.note})` : ''}`];
+      if (r.builtin) lines.push(`  it was a built-in default and will not come back by itself; to restore it:\n  ${restore}`);
+      else lines.push(`  to add it again: ${restore}`);
+      process.stdout.write(`${lines.join('\n')}\n`);
+    });
 
   withConfigOptions(policy.command('test'))
     .description('explain what the policy decides for one call: the decision, the deciding rule, and why every rule matched or not')
@@ -402,25 +265,22 @@ Give --action actuate (all commands) or --action read to narrow it.`,
         rawArgs: string | undefined,
         flags: CommonFlags & { role?: string[]; at?: string; fromArea?: string; json?: boolean },
       ) => {
-        const params: PolicyTestParams = {
+        const params = {
           principal: principalId,
           tool: toolName,
-          args: rawArgs,
+          args: jsonObjectArg('[args]', rawArgs),
           role: flags.role,
-          at: flags.at,
+          at: flags.at !== undefined ? parseAt(flags.at) : undefined,
           fromArea: flags.fromArea,
-          json: flags.json,
         };
-        await answer(await databasePathOrExit(flags), flags, 'policy.test', { ...params }, async () => {
-          const loaded = await configOrExit(flags);
-          const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
-          const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
-          try {
-            return await policyTestOutput(hearth, params);
-          } finally {
-            await hearth.close();
-          }
+        const { testPolicy } = await import('../daemon/methods/policy.js');
+        const a = await policyAsk(flags, 'policy.test', params, (h, p) => testPolicy(h, p as never), {
+          principal: 'principal',
+          tool: '<tool>',
+          args: '[args]',
         });
+        if (flags.json) return printJson(a);
+        process.stdout.write(explanationText(a));
       },
     );
 
@@ -429,190 +289,20 @@ Give --action actuate (all commands) or --action read to narrow it.`,
     .argument('[principal]', 'chat:alice, voice:kitchen, ...')
     .argument('[roles...]', 'the roles to set (replaces the stored ones)')
     .option('--clear', 'remove every stored role of the principal')
-    .action((principalId: string | undefined, roles: string[], flags: CommonFlags & { clear?: boolean }) => {
-      const params: RolesParams = { principal: principalId, roles, clear: flags.clear };
-      return policyCommand(flags, 'policy.roles', { ...params }, (hearth) => policyRolesOutput(hearth, params));
+    .action(async (principalId: string | undefined, roles: string[], flags: CommonFlags & { clear?: boolean }) => {
+      const { roles: rolesOf } = await import('../daemon/methods/policy.js');
+      const list = await policyAsk(flags, 'policy.roles', { principal: principalId, roles, clear: flags.clear }, rolesOf, {
+        principal: 'principal',
+        roles: '[roles...]',
+      });
+      if (principalId === undefined) {
+        if (!list.length) return void process.stdout.write('no principal has stored roles; set some with: hearth policy roles chat:alice owner\n');
+        const rows = [['PRINCIPAL', 'ROLES']];
+        for (const x of list) rows.push([x.principal, x.roles.join(', ') || '-']);
+        return void process.stdout.write(`${table(rows)}\n`);
+      }
+      const x = list[0];
+      if (x.changed === 'cleared') return void process.stdout.write(`${x.principal}: roles cleared\n`);
+      process.stdout.write(`${x.principal}: ${x.roles.length ? `roles ${x.roles.join(', ')}` : 'no stored roles'}${x.changed === 'set' ? ' (set)' : ''}\n`);
     });
-}
-
-// ---------------------------------------------------------------- outputs (the daemon runs these too)
-
-const ADD_KEYS = [
-  'tool',
-  'entity',
-  'area',
-  'kind',
-  'deviceClass',
-  'capability',
-  'action',
-  'priority',
-  'window',
-  'days',
-  'maxCalls',
-  'per',
-  'note',
-  'fromArea',
-  'json',
-] as const;
-
-/** The add options without the config flags: what the daemon gets. */
-function addParams(flags: AddFlags): AddParams {
-  const out: Record<string, unknown> = {};
-  for (const k of ADD_KEYS) if (flags[k] !== undefined) out[k] = flags[k];
-  return out as unknown as AddParams;
-}
-
-/** What `hearth policy list` prints. */
-export function policyListOutput(hearth: Hearth, p: { json?: boolean }): CommandOutput {
-  const rules = hearth.policy.list();
-  if (p.json)
-    return {
-      stdout: `${JSON.stringify(
-        rules.map((r) => ruleJson(hearth, r)),
-        null,
-        2,
-      )}\n`,
-    };
-  const rows = [['ID', 'SUBJECT', 'TARGET', 'ACTION', 'EFFECT', 'PRIO', 'WHEN', 'RATE', 'BUILTIN', 'NOTE']];
-  for (const r of rules) {
-    rows.push([String(r.id), r.subject, targetText(r), r.action, r.effect, String(r.priority), whenText(r), rateText(r), r.builtin ? 'yes' : '', r.note ?? '']);
-  }
-  return {
-    stdout:
-      `${rules.length} rules. Among the rules that match a call the highest priority wins; at equal priority deny > confirm > allow.\n` +
-      `With no match reads are allowed and actuators denied. Explain a decision: hearth policy test <principal> <tool> [args]\n\n${table(rows)}\n`,
-  };
-}
-
-/** What `hearth policy allow|deny|confirm` prints. */
-export function policyAddOutput(hearth: Hearth, effect: Effect, subject: string, p: AddParams): CommandOutput {
-  try {
-    return { stdout: addRule(hearth, effect, subject, p) };
-  } catch (err) {
-    return failed(err);
-  }
-}
-
-/** What `hearth policy remove` prints. */
-export function policyRemoveOutput(hearth: Hearth, p: { id: string }): CommandOutput {
-  try {
-    const id = wholeNumber('<id>', p.id, { min: 1 });
-    const result = hearth.policy.remove(id);
-    if (!result.removed || !result.rule) throw new CliFailure(`no rule #${id}; see hearth policy list`, 1);
-    const r = result.rule;
-    const lines = [`removed ${r.builtin ? 'built-in ' : ''}rule #${r.id}: ${hearth.policy.describe(r)}${r.note ? ` (${r.note})` : ''}`];
-    if (r.builtin) lines.push(`  it was a built-in default and will not come back by itself; to restore it:\n  ${ruleCommand(r)}`);
-    else lines.push(`  to add it again: ${ruleCommand(r)}`);
-    return { stdout: `${lines.join('\n')}\n` };
-  } catch (err) {
-    return failed(err);
-  }
-}
-
-export interface RolesParams {
-  principal?: string;
-  roles?: string[];
-  clear?: boolean;
-}
-
-/** What `hearth policy roles` prints. */
-export function policyRolesOutput(hearth: Hearth, p: RolesParams): CommandOutput {
-  try {
-    return { stdout: rolesText(hearth, p) };
-  } catch (err) {
-    return failed(err);
-  }
-}
-
-function rolesText(hearth: Hearth, p: RolesParams): string {
-  const roles = p.roles ?? [];
-  if (p.principal === undefined) {
-    const all = hearth.policy.listPrincipals();
-    if (!all.length) return 'no principal has stored roles; set some with: hearth policy roles chat:alice owner\n';
-    const rows = [['PRINCIPAL', 'ROLES']];
-    for (const x of all) rows.push([x.id, x.roles.join(', ') || '-']);
-    return `${table(rows)}\n`;
-  }
-  checkPrincipal(hearth, p.principal);
-  if (p.clear && roles.length) throw new CliFailure('--clear and roles: give one or the other');
-  if (p.clear) {
-    hearth.policy.removePrincipal(p.principal);
-    return `${p.principal}: roles cleared\n`;
-  }
-  if (roles.length) {
-    try {
-      hearth.policy.setRoles(p.principal, roles);
-    } catch (err) {
-      if (err instanceof PolicyRuleError) throw new CliFailure(`[roles...]: ${err.message}`);
-      throw err;
-    }
-  }
-  const now = hearth.policy.rolesOf(p.principal);
-  return `${p.principal}: ${now.length ? `roles ${now.join(', ')}` : 'no stored roles'}${roles.length ? ' (set)' : ''}\n`;
-}
-
-export interface PolicyTestParams {
-  principal: string;
-  tool: string;
-  /** The call's arguments as JSON text, as typed. */
-  args?: string;
-  role?: string[];
-  at?: string;
-  /** The area the call comes from (a satellite's, a token's), for rules with --from-area. */
-  fromArea?: string;
-  json?: boolean;
-}
-
-/** What `hearth policy test` prints, from a Hearth (the daemon's or the command's own). */
-export async function policyTestOutput(hearth: Hearth, p: PolicyTestParams): Promise<CommandOutput> {
-  try {
-    return { stdout: explain(hearth, p) };
-  } catch (err) {
-    return failed(err);
-  }
-}
-
-function explain(hearth: Hearth, p: PolicyTestParams): string {
-  checkPrincipal(hearth, p.principal);
-  const args = jsonObjectArg('[args]', p.args);
-  const tool = hearth.tools.get(p.tool);
-  if (!tool)
-    throw new CliFailure(
-      `no tool ${JSON.stringify(p.tool)}; known: ${hearth.tools
-        .all()
-        .map((t) => t.name)
-        .join(', ')}`,
-    );
-  const at = p.at !== undefined ? parseAt(p.at) : undefined;
-  // As `hearth call` does: the person at this terminal is an owner unless roles are given.
-  const me = cliPrincipal(hearth).id;
-  const roles = p.role ?? (p.principal === me ? ['owner'] : []);
-  const { request, notes } = requestFor(hearth, tool, args, { id: p.principal, roles, ...(p.fromArea ? { area: p.fromArea } : {}) });
-  if (p.principal === me && !p.role) notes.push(`${me} is you: \`hearth call\` without --as gives you the role owner`);
-  if (at) request.at = at;
-  const ex = hearth.policy.explain(request);
-  if (p.json) {
-    const { args: _a, principal, ...rest } = request;
-    return `${JSON.stringify(
-      {
-        request: { ...rest, principal: principal.id, args: args ?? {}, at: (at ?? new Date()).toISOString() },
-        decision: ex.decision,
-        roles: ex.roles,
-        notes,
-        rules: ex.rules.map((c) => ({
-          id: c.rule.id,
-          effect: c.rule.effect,
-          priority: c.rule.priority,
-          builtin: c.rule.builtin,
-          description: c.description,
-          matched: c.matched,
-          decided: c.decided,
-          why: c.why,
-        })),
-      },
-      null,
-      2,
-    )}\n`;
-  }
-  return explanationText(ex, request, notes, at);
 }

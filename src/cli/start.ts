@@ -13,7 +13,7 @@ import { HttpStartError, startHttpServer, type HttpServer } from '../http/server
 import { McpHttpHandler } from '../mcp/http.js';
 import { ControlServer, ControlServerError } from '../daemon/control-server.js';
 import { endpointFor } from '../daemon/endpoint.js';
-import { controlMethods, controlStreams } from '../daemon/methods.js';
+import { controlMethods, controlStreams } from '../daemon/methods/index.js';
 import { startWyomingFromConfig, type WyomingServer } from '../wyoming/server.js';
 import { formatState, table } from './format.js';
 import { delimiter, join, relative, resolve } from 'node:path';
@@ -49,7 +49,7 @@ export function registerStart(program: Command): void {
       const log = await loggerFor(loaded);
       let hearth: Hearth;
       try {
-        hearth = await Hearth.open({ config: loaded.config, log, embedBroker: true, simulate: flags.simulator, recordHistory: true });
+        hearth = await Hearth.open({ config: loaded.config, log, embedBroker: true, simulate: flags.simulator, recordHistory: true, statusWill: true });
       } catch (err) {
         if (err instanceof BrokerStartError || err instanceof DatabaseError) throw new CliFailure(err.message, 3);
         throw err;
@@ -80,10 +80,10 @@ export function registerStart(program: Command): void {
       }
       // The control endpoint: `hearth devices`, `call`, `mcp`... ask this process instead of building their own.
       let control: ControlServer | undefined;
+      const pkg = JSON.parse(readFileSync(`${PACKAGE_ROOT}/package.json`, 'utf8')) as { version: string };
       const endpoint = endpointFor(loaded.config.database.path);
       if (endpoint) {
         try {
-          const pkg = JSON.parse(readFileSync(`${PACKAGE_ROOT}/package.json`, 'utf8')) as { version: string };
           control = await ControlServer.start({
             endpoint,
             methods: controlMethods(hearth, pkg),
@@ -104,6 +104,8 @@ export function registerStart(program: Command): void {
       const { announceDaemon } = await import('../daemon/running.js');
       const unannounce = announceDaemon({ db: loaded.config.database.path, broker: redact(bridge.connection.options.url), http: http.url });
       process.once('exit', unannounce);
+      // And on the broker, for Hearth processes of other users and machines (src/mqtt/daemon-status.ts).
+      await bridge.setStatus({ control: control?.address ?? null, http: http.url ?? null, version: pkg.version });
       // The Wyoming conversation service for voice satellites, when wyoming.port is set.
       let wyoming: WyomingServer | undefined;
       try {

@@ -1,10 +1,9 @@
-// A command asks the running daemon for this database when there is one, and
-// builds a Hearth of its own when there is none (saying so, in one line on stderr).
-// Either way it prints the same CommandOutput, made by the same function.
-import { writeFileSync } from 'node:fs';
+// A command asks the running daemon for this database when there is one, and otherwise runs the same method on a
+// home of its own (saying so, in one line on stderr). Either way it gets the method's answer, as data, checked
+// against the same schema; the command then prints it (as text, or as it is with --json).
 import type { ControlClient } from '../daemon/control-client.js';
-import type { HomeShape } from '../daemon/methods.js';
-import type { CommandOutput } from '../daemon/protocol.js';
+import type { Answers, HomeShape, MethodName } from '../daemon/schema.js';
+import { CliFailure } from './failure.js';
 import type { CommonFlags } from './options.js';
 
 export type ReachFlags = CommonFlags;
@@ -17,7 +16,7 @@ async function otherHome(flags: CommonFlags, theirs: HomeShape): Promise<string 
   const { configOrExit } = await import('./options.js');
   const { brokerUrl, demoEnabled, devicePaths } = await import('../bridge.js');
   const { redact } = await import('../mqtt/connection.js');
-  const { sectionDigests } = await import('../daemon/methods.js');
+  const { sectionDigests } = await import('../daemon/home.js');
   const { config } = await configOrExit(flags);
   const mine: HomeShape = {
     devices: devicePaths(config, process.cwd()),
@@ -46,18 +45,24 @@ export async function reachDaemon(dbPath: string, flags: ReachFlags): Promise<Co
     return undefined;
   }
   const { ControlClient, EndpointRefused } = await import('../daemon/control-client.js');
+  const { PROTOCOL_VERSION } = await import('../daemon/protocol.js');
   try {
     const client = await ControlClient.connect(dbPath);
-    if (client && shapesHome(flags)) {
-      const hello = await client.call<{ home: HomeShape }>('hello');
-      const why = await otherHome(flags, hello.home);
+    if (client) {
+      const hello = await client.call<Answers['hello']>('hello');
+      if (hello.protocol !== PROTOCOL_VERSION) {
+        client.close();
+        throw new CliFailure(
+          `the daemon for ${dbPath} (pid ${hello.pid}, version ${hello.version}) speaks control protocol ${hello.protocol ?? 1}, this hearth speaks ${PROTOCOL_VERSION}: restart it with this version (\`hearth start\`)`,
+          1,
+        );
+      }
+      const why = shapesHome(flags) ? await otherHome(flags, hello.home) : undefined;
       if (why) {
         client.close();
         process.stderr.write(`hearth: the daemon for ${dbPath} runs another home (${why}); running standalone\n`);
         return undefined;
       }
-    }
-    if (client) {
       if (flags.verbose) process.stderr.write(`hearth: using the running daemon (${client.address}) for ${dbPath}\n`);
       return client;
     }
@@ -69,37 +74,49 @@ export async function reachDaemon(dbPath: string, flags: ReachFlags): Promise<Co
   return undefined;
 }
 
-/** Ask the daemon, or run `standalone`; then print the answer. */
-export async function answer(
-  dbPath: string,
-  flags: ReachFlags,
-  method: string,
-  params: Record<string, unknown>,
-  standalone: () => Promise<CommandOutput>,
-  options: { imageOut?: string } = {},
-): Promise<CommandOutput> {
-  const client = await reachDaemon(dbPath, flags);
-  let out: CommandOutput | undefined;
-  if (client) {
-    const { ControlError, METHOD_NOT_FOUND } = await import('../daemon/protocol.js');
-    try {
-      out = await client.call<CommandOutput>(method, params);
-    } catch (err) {
-      // A daemon of an older version: this command runs on its own rather than fail.
-      if (!(err instanceof ControlError && err.code === METHOD_NOT_FOUND)) throw err;
-      process.stderr.write(`hearth: the running daemon does not answer \`${method}\` (an older version?); running standalone\n`);
-    } finally {
-      client.close();
-    }
-  }
-  out ??= await standalone();
-  print(out, options.imageOut);
-  return out;
+const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/**
+ * A method's error as the command line says it: bad input exits 2, anything else 1. A method names the param
+ * that was wrong (`window "25:00": ...`); a person is told the flag or argument they typed.
+ */
+async function asFailure(err: unknown, names: Record<string, string>): Promise<unknown> {
+  const { ControlError, INVALID_PARAMS } = await import('../daemon/protocol.js');
+  if (!(err instanceof ControlError)) return err;
+  let message = err.message;
+  const m = /^(?:[\w.]+: (?=param "))?(?:param "(\w+)"|(\w+))(?= |:)/.exec(message);
+  const param = m?.[1] ?? m?.[2];
+  if (param && names[param]) message = `${names[param]}${message.slice(m![0].length)}`;
+  return new CliFailure(message, err.code === INVALID_PARAMS ? 2 : 1);
 }
 
-export function print(out: CommandOutput, imageOut?: string): void {
-  if (imageOut && out.image) writeFileSync(imageOut, Buffer.from(out.image, 'base64'));
-  if (out.stderr) process.stderr.write(out.stderr);
-  if (out.stdout) process.stdout.write(out.stdout);
-  if (out.exitCode !== undefined) process.exitCode = out.exitCode;
+/**
+ * Ask the daemon, or run `standalone` on a home of the command's own, with the same checked params; the
+ * method's answer either way. A method's error is a CliFailure (one line, its exit code).
+ */
+export async function ask<M extends MethodName>(
+  dbPath: string,
+  flags: ReachFlags,
+  method: M,
+  params: Record<string, unknown>,
+  standalone: (params: Record<string, unknown>) => Promise<Answers[M]> | Answers[M],
+  /** How the params were typed, where not as `--<param>`: `{ id: '<id>' }`. */
+  typed: Record<string, string> = {},
+): Promise<Answers[M]> {
+  const names = { ...Object.fromEntries(Object.keys(params).map((k) => [k, `--${kebab(k)}`])), ...typed };
+  const client = await reachDaemon(dbPath, flags);
+  try {
+    if (client) return await client.call<Answers[M]>(method, params);
+    const { checkParams } = await import('../daemon/schema.js');
+    return await standalone(checkParams(method, params));
+  } catch (err) {
+    throw await asFailure(err, names);
+  } finally {
+    client?.close();
+  }
+}
+
+/** `--json`: the answer as it is. */
+export function printJson(answer: unknown): void {
+  process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
 }

@@ -1,7 +1,7 @@
 // Who is asking, and what kind of tool a call uses: shared by the policy, the
 // audit, the tools and every front door, so it lives below all of them.
 
-/** Who is asking: `voice:kitchen`, `chat:alice`, `flow:<node id>`, `mcp:<token>`, `cli:<user>`. */
+/** Who is asking: `voice:kitchen`, `chat:alice`, `flow:<node id>`, `http:<token name>`, `mcp:<client>`, `cli:<user>`. */
 export interface Principal {
   id: string;
   roles: string[];
@@ -11,3 +11,7 @@ export interface Principal {
 
 /** A tool reads the home or acts on it. */
 export type Capability = 'read' | 'actuator';
+
+/** What a principal id looks like: a door's prefix and a name. */
+export const PRINCIPAL_ID = /^(voice|chat|flow|mcp|cli|http|agent):[A-Za-z0-9_.@:-]{1,100}$/;
+export const PRINCIPAL_EXAMPLES = 'voice:kitchen, chat:alice, flow:<node id>, http:<token name>, mcp:<client> or cli:<user>';

@@ -83,13 +83,13 @@ export class ControlClient {
    * Ask for a stream; once answered, the raw socket carries it (the client stops
    * reading lines). `leftover`: what came after the answer, the stream's first text.
    */
-  async stream(method: string, params: Record<string, unknown> = {}): Promise<{ socket: Socket; leftover: string }> {
-    await this.call(method, params);
+  async stream<A = unknown>(method: string, params: Record<string, unknown> = {}): Promise<{ socket: Socket; leftover: string; answer: A }> {
+    const answer = await this.call<A>(method, params);
     this.socket.off('data', this.onData);
     this.socket.removeAllListeners('close');
     const leftover = this.buffered;
     this.buffered = '';
-    return { socket: this.socket, leftover };
+    return { socket: this.socket, leftover, answer };
   }
 
   close(): void {

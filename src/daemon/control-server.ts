@@ -20,13 +20,14 @@ import {
   UNAUTHORIZED,
   type RpcRequest,
 } from './protocol.js';
+import { checkParams } from './schema.js';
 
 export type ControlMethod = (params: Record<string, unknown>) => Promise<unknown> | unknown;
 /**
- * A method that takes the connection over after answering (MCP over the socket):
- * it checks its params first (a ControlError is the answer), then gets the socket.
+ * A method that takes the connection over after answering (MCP over the socket, the chat): it checks what it
+ * needs first (a ControlError is the answer), answers, then gets the socket.
  */
-export type ControlStream = (params: Record<string, unknown>) => Promise<(socket: Socket, leftover: Buffer) => Promise<void> | void>;
+export type ControlStream = (params: Record<string, unknown>) => Promise<{ answer: unknown; run: (socket: Socket, leftover: Buffer) => Promise<void> | void }>;
 
 export interface ControlServerOptions {
   endpoint: Endpoint;
@@ -200,17 +201,18 @@ export class ControlServer {
               this.reply(socket, request.id ?? null, undefined, new ControlError(UNAUTHORIZED, 'send "hello" with the token first'));
               return void socket.end();
             }
-            let run;
+            let opened;
             try {
-              run = await stream(request.params ?? {});
+              opened = await stream(checkParams(request.method, request.params ?? {}));
             } catch (err) {
-              const e = err instanceof ControlError ? err : new ControlError(INVALID_PARAMS, (err as Error).message);
+              const e = err instanceof ControlError ? err : new ControlError(INTERNAL_ERROR, (err as Error).message);
+              if (!(err instanceof ControlError)) this.options.log.error({ err, method: request.method }, 'control stream failed to open');
               this.reply(socket, request.id ?? null, undefined, e);
               return void socket.end();
             }
-            this.reply(socket, request.id ?? null, { streaming: request.method });
+            this.reply(socket, request.id ?? null, opened.answer);
             try {
-              await run(socket, leftover);
+              await opened.run(socket, leftover);
             } catch (err) {
               this.options.log.warn({ err, method: request.method }, 'control stream failed');
               socket.destroy();
@@ -265,11 +267,10 @@ export class ControlServer {
       );
     }
     try {
-      this.reply(socket, request.id ?? null, (await method(request.params ?? {})) ?? null);
+      this.reply(socket, request.id ?? null, (await method(checkParams(request.method, request.params ?? {}))) ?? null);
     } catch (err) {
       if (err instanceof ControlError) return this.reply(socket, request.id ?? null, undefined, err);
       this.options.log.error({ err, method: request.method }, 'control request failed');
-      // The message as the command would print it on its own.
       this.reply(socket, request.id ?? null, undefined, new ControlError(INTERNAL_ERROR, (err as Error).message));
     }
   }

@@ -3,7 +3,8 @@
 // (owners, or a subject an `approve` rule names for the call's target);
 // anyone else sees only the ones their own calls asked for, and decides none.
 import type { Hearth } from '../hearth.js';
-import { approvalJson, notDecidableText, type Approval, type ApprovalStatus } from '../policy/approvals.js';
+import type { Approval, ApprovalStatus } from '../policy/approvals.js';
+import { approvalJson, notDecidableText } from '../present/approval.js';
 import type { ApprovalTarget } from '../policy/types.js';
 import type { Principal } from '../tools/types.js';
 import { oneOf, onlyFields } from './body.js';
@@ -72,7 +73,8 @@ export function approvalRoutes({ hearth }: ApiContext): Route[] {
           );
         }
         if (before.status !== 'pending') throw new HttpError(409, 'not_pending', notDecidableText(before), { status: before.status });
-        const by = `http:${principal.id}`;
+        // The principal's own id already says the door (http:anna): recorded as it is.
+        const by = principal.id;
         const ok = decision === 'grant' ? approvals.grant(before.id, by) : approvals.deny(before.id, by);
         const after = approvals.get(before.id)!;
         if (!ok) throw new HttpError(409, 'not_pending', notDecidableText(after), { status: after.status });

@@ -5,6 +5,7 @@
 //   GET /api/audit/:id
 // Owners see every row; anyone else only the rows of their own calls (the
 // rule /api/events follows). Verifying and exporting the whole log is for owners.
+import { auditRowJson } from '../present/audit-row.js';
 import type { ServerResponse } from 'node:http';
 import { OUTCOMES } from '../audit/row.js';
 import type { Outcome } from '../audit/types.js';
@@ -83,17 +84,19 @@ export function auditRoutes({ hearth }: ApiContext): Route[] {
           who = principal.id;
         }
         const { since, until } = timeRange(query);
-        return audit.list({
-          principal: who,
-          entityId: stringParam(query, 'entity'),
-          outcome: outcomeRaw as Outcome | undefined,
-          since,
-          until,
-          afterId: intParam(query, 'afterId', 0, Number.MAX_SAFE_INTEGER),
-          beforeId: intParam(query, 'beforeId', 1, Number.MAX_SAFE_INTEGER),
-          limit: intParam(query, 'limit', 1, 1000) ?? 100,
-          order,
-        });
+        return audit
+          .list({
+            principal: who,
+            entityId: stringParam(query, 'entity'),
+            outcome: outcomeRaw as Outcome | undefined,
+            since,
+            until,
+            afterId: intParam(query, 'afterId', 0, Number.MAX_SAFE_INTEGER),
+            beforeId: intParam(query, 'beforeId', 1, Number.MAX_SAFE_INTEGER),
+            limit: intParam(query, 'limit', 1, 1000) ?? 100,
+            order,
+          })
+          .map(auditRowJson);
       },
     },
     {
@@ -135,7 +138,7 @@ export function auditRoutes({ hearth }: ApiContext): Route[] {
         const row = audit.get(Number(params.id));
         // A row of someone else's is "not found" for a non-owner: the answer tells nothing.
         if (!row || (!isOwner(principal) && row.principal !== principal.id)) throw notFound(`no audit row ${params.id}`);
-        return row;
+        return auditRowJson(row);
       },
     },
   ];

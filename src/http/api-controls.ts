@@ -5,7 +5,7 @@
 //                                 the policy could ever let this caller do it
 //                                 and, if not, why
 //   POST /api/devices/:id/call    {args}: run the entity's actuator tool; the
-//                                 answer says confirmed, unconfirmed, waiting
+//                                 answer says confirmed, unconfirmed, held
 //                                 (held for approval), denied or failed
 import type { Entity } from '../devices/model.js';
 import type { GeneratedTool, Principal, ToolResultObject } from '../tools/types.js';
@@ -13,12 +13,13 @@ import { onlyFields } from './body.js';
 import { badField, forbidden, notFound } from './errors.js';
 import type { ApiContext, Route } from './route.js';
 
-export type CallOutcome = 'confirmed' | 'unconfirmed' | 'waiting' | 'denied' | 'failed';
+export type CallOutcome = 'confirmed' | 'unconfirmed' | 'held' | 'denied' | 'failed';
 
 /** What a tool result means, in the words the page's badges use (as in chat). */
 export function outcomeOf(result: ToolResultObject): CallOutcome {
   const text = result.text ?? result.error ?? '';
-  if (result.details?.approvalId) return 'waiting';
+  // Held by a confirm rule: nothing was sent; an approver decides (the audit's word too, src/present/audit-row.ts).
+  if (result.details?.approvalId) return 'held';
   if (!result.isError) return text.startsWith('unconfirmed') ? 'unconfirmed' : 'confirmed';
   if (result.details?.decision === 'deny' || text.startsWith('not allowed') || text.startsWith('not done')) return 'denied';
   return 'failed';

@@ -2,7 +2,7 @@
 // state (the `hearth devices --json` shape, plus its device). GET /api/health
 // needs no token and then says only that the server is up; with a token it
 // adds the broker's state and how many of the caller's entities report.
-import { stateJson } from '../cli/format.js';
+import { stateJson } from '../present/state.js';
 import { ANONYMOUS } from './auth.js';
 import { Reply, type ApiContext, type Route } from './route.js';
 

@@ -5,12 +5,14 @@
 // a new rule holds at once. Owners see every audit row and approval; anyone
 // else only their own. The hub drops a client that stops reading, caps
 // streams per token and ends a revoked token's streams (sse.ts).
-import { stateJson } from '../cli/format.js';
+import { auditRowJson } from '../present/audit-row.js';
+import { principalWords } from '../present/principal.js';
+import { stateJson } from '../present/state.js';
 import type { StoredAuditRow } from '../audit/row.js';
 import type { EntityState } from '../devices/state-cache.js';
 import type { Entity } from '../devices/model.js';
 import type { Approval } from '../policy/approvals.js';
-import { approvalJson } from '../policy/approvals.js';
+import { approvalJson } from '../present/approval.js';
 import { seesApproval } from './api-approvals.js';
 import { isOwner, type ApiContext, type Route } from './route.js';
 
@@ -25,7 +27,7 @@ export function eventRoutes({ hearth, sse }: ApiContext): Route[] {
           if (!hearth.readDenied(principal, entity)) stream.send('state', stateJson(entity, state));
         };
         const onAudit = (row: StoredAuditRow) => {
-          if (isOwner(principal) || row.principal === principal.id) stream.send('audit', row);
+          if (isOwner(principal) || row.principal === principal.id) stream.send('audit', auditRowJson(row));
         };
         const onApproval = (kind: 'requested' | 'decided') => (a: Approval) => {
           if (seesApproval(principal, a)) stream.send('approval', { event: kind, ...approvalJson(a) });
@@ -42,7 +44,7 @@ export function eventRoutes({ hearth, sse }: ApiContext): Route[] {
           hearth.approvals.off('requested', requested);
           hearth.approvals.off('decided', decided);
         });
-        stream.send('ready', { principal: principal.id, entities: hearth.visibleEntities(principal).length });
+        stream.send('ready', { principal: principal.id, principalName: principalWords(principal.id), entities: hearth.visibleEntities(principal).length });
       },
     },
   ];

@@ -1,5 +1,5 @@
-// The web page: plain HTML, CSS and one JS module from src/http/page/ (no
-// build step), served at / by `hearth start`. The files hold no secrets, so
+// The web page: plain HTML, CSS and a few JS modules from src/http/page/ (no
+// build step: the browser loads app.js, which imports the others), served at / by `hearth start`. The files hold no secrets, so
 // they need no token; the page asks for one and sends it to /api/*. They are
 // read from the package root, so `node dist/...` and tsx serve the same files.
 import { createHash } from 'node:crypto';
@@ -12,10 +12,25 @@ import type { ApiContext, Route } from './route.js';
 
 export const PAGE_DIR = resolve(PACKAGE_ROOT, 'src', 'http', 'page');
 
+/** The page's ES modules, by concern; app.js is the entry that index.html loads. */
+export const PAGE_MODULES = [
+  'app.js',
+  'shared.js',
+  'values.js',
+  'devices.js',
+  'controls.js',
+  'history.js',
+  'chat.js',
+  'speech.js',
+  'approvals.js',
+  'audit.js',
+  'policy.js',
+] as const;
+
 const FILES: Record<string, { file: string; type: string; module?: boolean }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
-  '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  ...Object.fromEntries(PAGE_MODULES.map((file) => [`/${file}`, { file, type: 'text/javascript; charset=utf-8' }])),
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
   '/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
   // The chart library, from its own package (resolved like an import, so an installed Hearth finds it): no CDN, works offline.

@@ -11,7 +11,7 @@ import {
   type Resource,
   type ResourceTemplate,
 } from '@modelcontextprotocol/sdk/types.js';
-import { stateJson } from '../cli/format.js';
+import { stateJson } from '../present/state.js';
 import { type Entity, FRAME_KINDS } from '../devices/model.js';
 import type { Hearth } from '../hearth.js';
 import { DATA_NOTE } from '../tools/descriptions.js';

@@ -3,7 +3,7 @@
 // they read as `structuredContent`, and a `resource_link` from an actuator's
 // result to the entity's resource (when the caller may read it).
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { stateJson } from '../cli/format.js';
+import { stateJson } from '../present/state.js';
 import type { Entity } from '../devices/model.js';
 import type { Hearth } from '../hearth.js';
 import { deviceTitle } from '../tools/device-text.js';

@@ -6,6 +6,7 @@
 // - every other client (a device account from the config, or an anonymous client where that is allowed)
 //   may never publish on a command topic of a known entity, and an account with `publish` / `subscribe`
 //   patterns is held to them.
+import { STATUS_TOPIC } from './daemon-status.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../log.js';
 
@@ -106,6 +107,7 @@ export class BrokerAccess {
     const role = this.roles.get(client);
     if (!role) return 'not authenticated';
     if (role.kind === 'hearth') return undefined;
+    if (topic === STATUS_TOPIC) return `${topic} is where the Hearth daemon says it serves this broker: only Hearth publishes there`;
     if (this.options.isCommandTopic(topic)) return `${topic} is a command topic: only Hearth publishes there, after its policy decided`;
     if (role.kind === 'account' && role.account.publish && !role.account.publish.some((f) => topicMatches(f, topic)))
       return `${role.account.username} may not publish on ${topic}`;

@@ -111,34 +111,6 @@ function fromRow(r: ApprovalRow): Approval {
 
 export const DEFAULT_APPROVAL_TTL_MS = 5 * 60_000;
 
-/** Why an approval cannot be decided now, in words: the same answer from every door (CLI, HTTP). */
-export function notDecidableText(a: Approval): string {
-  switch (a.status) {
-    case 'expired':
-      return `approval ${a.id} expired at ${new Date(a.expiresAt).toISOString()} without a decision; the caller can make the call again to ask anew`;
-    case 'granted':
-      return `approval ${a.id} was already granted by ${a.decidedBy ?? '?'}; it waits for the caller to make the call again`;
-    case 'used':
-      return `approval ${a.id} was granted by ${a.decidedBy ?? '?'} and has been used`;
-    case 'denied':
-      return `approval ${a.id} was already denied by ${a.decidedBy ?? '?'}`;
-    default:
-      return `approval ${a.id} is no longer pending`;
-  }
-}
-
-/** An approval as JSON for people and programs (CLI --json, HTTP API, events): ISO times, and how long it still holds. */
-export function approvalJson(a: Approval, now = Date.now()) {
-  return {
-    ...a,
-    createdAt: new Date(a.createdAt).toISOString(),
-    expiresAt: new Date(a.expiresAt).toISOString(),
-    decidedAt: a.decidedAt !== null ? new Date(a.decidedAt).toISOString() : null,
-    usedAt: a.usedAt !== null ? new Date(a.usedAt).toISOString() : null,
-    expiresInMs: a.status === 'pending' || a.status === 'granted' ? Math.max(0, a.expiresAt - now) : null,
-  };
-}
-
 export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements ApprovalStore {
   readonly ttlMs: number;
   readonly grantTtlMs: number;
@@ -171,6 +143,12 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
       decide: db.prepare(
         `UPDATE approvals SET status = @status, decided_by = @by, decided_at = @now, expires_at = MAX(expires_at, @until)
          WHERE id = @id AND status = 'pending' AND expires_at > @now`,
+      ),
+      granted: db.prepare(
+        `SELECT id FROM approvals
+         WHERE principal = @principal AND entity_id IS @entity AND (@entity IS NOT NULL OR tool = @tool)
+           AND args_hash = @hash AND status = 'granted' AND expires_at > @now
+         LIMIT 1`,
       ),
       consume: db
         .prepare(
@@ -277,6 +255,17 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
   }
 
   /** Use up a granted, unexpired approval for exactly this call (single use); its id, or null. */
+  /** Whether a granted approval waits for exactly this call (without using it up). */
+  isGranted(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown> }): boolean {
+    return !!this.stmts.granted.get({
+      principal: call.principal,
+      entity: call.entityId ?? null,
+      tool: call.tool,
+      hash: argsHash(call.args ?? {}),
+      now: this.now(),
+    });
+  }
+
   consume(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown> }): string | null {
     const id = this.stmts.consume.get({
       principal: call.principal,

@@ -1,17 +1,15 @@
 // The builtin engine against a server speaking the OpenAI streaming format,
 // with the real demo home (aedes, simulator, SQLite) behind its tools.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { BuiltinEngine } from '../../src/agent/builtin-engine.js';
 import { IntentProvider } from '../../src/agent/providers/intent/index.js';
-import { OpenAIProvider } from '../../src/agent/providers/openai.js';
-import { SessionManager } from '../../src/agent/sessions.js';
 import type { AgentEvent, Turn } from '../../src/agent/types.js';
-import type { HostTool } from '../../src/tools/types.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
-import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer } from '../helpers/openai-server.js';
+import { OWNER } from '../helpers/home.js';
+import { textChunks, toolCallChunks } from '../helpers/openai-server.js';
 import { waitFor } from '../helpers/wait.js';
+import { useEngineHome } from '../helpers/engine-home.js';
+import { neverAnswers } from './helpers.js';
 
 async function drain(turn: Turn): Promise<AgentEvent[]> {
   const events: AgentEvent[] = [];
@@ -20,30 +18,7 @@ async function drain(turn: Turn): Promise<AgentEvent[]> {
 }
 
 describe('builtin engine with an OpenAI-compatible model', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let server: OpenAIServer;
-  let engine: BuiltinEngine;
-  let sessions: SessionManager;
-
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    server = await startOpenAIServer();
-    engine = await BuiltinEngine.start({
-      provider: new OpenAIProvider({ baseUrl: server.url, apiKey: 'sk-test', model: 'test-model', timeoutMs: 5000 }),
-      db: home.hearth.db,
-      maxRounds: 4,
-      defaultSystemPrompt: () => 'You are a test home.',
-    });
-    sessions = new SessionManager(engine, home.hearth.tools);
-  });
-  after(async () => {
-    await engine?.close();
-    await server?.close();
-    await home?.close();
-    await broker?.stop();
-  });
+  const { home, model: server, engine, sessions } = useEngineHome({ systemPrompt: 'You are a test home.', timeoutMs: 5000 });
 
   it('streams tokens, runs a tool through the pipeline, and sends the result back without details', async () => {
     server.setScript([toolCallChunks([{ id: 'c1', name: 'host__living_room_lamp', arguments: { action: 'turn_on' } }]), textChunks('The lamp is on.')]);
@@ -152,17 +127,7 @@ describe('builtin engine with an OpenAI-compatible model', () => {
   });
 
   it('interrupt settles once, cancels the pending call, and aborts its signal', async () => {
-    let seenSignal: AbortSignal | undefined;
-    const slow: HostTool = {
-      name: 'slow_read',
-      description: 'waits forever',
-      parameters: { type: 'object', properties: {}, additionalProperties: false },
-      capability: 'read',
-      handler: (_args, call) => {
-        seenSignal = call.signal;
-        return new Promise(() => {});
-      },
-    };
+    const { tool: slow, seen } = neverAnswers('slow_read', 'waits forever');
     server.setScript([toolCallChunks([{ id: 's', name: 'host__slow_read', arguments: {} }])]);
     const session = await engine.createSession({ tools: [slow], permissions: 'host', ephemeral: true });
     const turn = await session.prompt('wait');
@@ -170,13 +135,13 @@ describe('builtin engine with an OpenAI-compatible model', () => {
     const reading = (async () => {
       for await (const e of turn) events.push(e);
     })();
-    await waitFor('the call is pending', () => seenSignal);
+    await waitFor('the call is pending', () => seen.signal);
     await assert.rejects(session.prompt('again'), (err: Error & { code: string; retryable: boolean }) => err.code === 'turn_active' && err.retryable);
     turn.interrupt();
     turn.interrupt();
     assert.deepEqual(await turn.result(), { stopReason: 'interrupted' });
     await reading;
-    assert.equal(seenSignal!.aborted, true);
+    assert.equal(seen.signal!.aborted, true);
     assert.ok(events.some((e) => e.type === 'tool_request_cancelled' && e.reason === 'interrupted'));
     // A new turn can start.
     server.setScript([textChunks('hi')]);

@@ -2,16 +2,19 @@
 // test/fixtures/utterances/*.yaml, on the demo home or the larger generated
 // home, must produce exactly the tool calls written next to it (grouped tool
 // shape, so calls name their entities), or a reply matching the one written.
-// Accuracy is reported per intent; the corpus must pass whole.
+// Accuracy is reported per intent; the corpus must pass whole. A second test
+// holds every sentence to acting only on entities its expectation names.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
+import type { PreviousTurn } from '../../src/agent/providers/intent/interpret.js';
 import { IntentProvider } from '../../src/agent/providers/intent/provider.js';
 import { loadDeviceFiles } from '../../src/devices/loader.js';
 import type { Entity } from '../../src/devices/model.js';
 import type { EntityState } from '../../src/devices/state-cache.js';
+import { selectGroup } from '../../src/tools/group-call.js';
 import { generateTools, toolSpecs } from '../../src/tools/generator.js';
 import { demoExtras, generatedHome } from '../helpers/big-home.js';
 import { newKindsExtras } from '../helpers/new-kinds-home.js';
@@ -27,17 +30,24 @@ interface Entry {
   reply?: string;
   /** The area the session speaks from. */
   area?: string;
+  /** What was said before in the same session ("turn on the kitchen light", then "make it blue"). */
+  after?: string[];
 }
 
 interface Corpus {
-  /** demo-plus: the demo home with one ceiling fan and one water valve (test/helpers/big-home.ts). */
-  home: 'demo' | 'demo-plus' | 'demo-kinds' | 'generated';
+  /**
+   * demo-plus: the demo home with one ceiling fan and one water valve (test/helpers/big-home.ts); any other
+   * name is a device file under test/fixtures/homes/.
+   */
+  home: string;
   states?: Record<string, { value?: string | number; attributes?: Record<string, string | number> }>;
   utterances: Entry[];
 }
 
 function homeOf(name: Corpus['home']): Entity[] {
   if (name === 'generated') return generatedHome();
+  if (name !== 'demo' && name !== 'demo-plus' && name !== 'demo-kinds')
+    return loadDeviceFiles([new URL(`../fixtures/homes/${name}.yaml`, import.meta.url).pathname]).devices.flatMap((d) => d.entities);
   const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
   // demo-kinds: the demo home with a scene, a mower, a humidifier, a water heater and a tracker (#31).
   if (name === 'demo-kinds') return [...demo, ...newKindsExtras()];
@@ -90,6 +100,32 @@ function expected(spec: string, entities: Map<string, Entity>, tools: ReturnType
   return [tool.name, args];
 }
 
+function setUp(file: string) {
+  const corpus = parse(readFileSync(join(DIR, file), 'utf8')) as Corpus;
+  const entities = homeOf(corpus.home);
+  const byId = new Map(entities.map((e) => [e.id, e]));
+  const { tools } = generateTools(entities, { shape: 'grouped', groupAbove: 0 }, async () => ({}));
+  const states = new Map<string, EntityState>(
+    Object.entries(corpus.states ?? {}).map(([id, s]) => [
+      id,
+      { entityId: id, value: s.value, attributes: s.attributes ?? {}, available: true } as EntityState,
+    ]),
+  );
+  // A fixed afternoon: "this morning" and "last night" are whole windows in the past whatever the time of the run.
+  const afternoon = new Date();
+  afternoon.setHours(15, 0, 0, 0);
+  const provider = new IntentProvider({ entities: () => entities, tools: () => tools, state: (id) => states.get(id), now: () => afternoon.getTime() });
+  const names = toolSpecs(tools).map((s) => s.function.name);
+  return { corpus, entities, byId, tools, provider, names };
+}
+
+/** One sentence in its session: what was said before it is understood first, each turn after the one before. */
+function say(provider: IntentProvider, names: string[], entry: Entry) {
+  let previous: PreviousTurn | undefined;
+  for (const before of entry.after ?? []) previous = provider.turn(provider.understand(before, names, { area: entry.area, previous }));
+  return provider.understand(entry.say, names, { area: entry.area, previous });
+}
+
 const files = readdirSync(DIR)
   .filter((f) => f.endsWith('.yaml'))
   .sort();
@@ -104,26 +140,11 @@ describe('intent model: the utterance corpus', () => {
 
   for (const file of files) {
     it(`${file}: every sentence gives its calls`, () => {
-      const corpus = parse(readFileSync(join(DIR, file), 'utf8')) as Corpus;
-      const entities = homeOf(corpus.home);
-      const byId = new Map(entities.map((e) => [e.id, e]));
-      const { tools } = generateTools(entities, { shape: 'grouped', groupAbove: 0 }, async () => ({}));
-      const states = new Map<string, EntityState>(
-        Object.entries(corpus.states ?? {}).map(([id, s]) => [
-          id,
-          { entityId: id, value: s.value, attributes: s.attributes ?? {}, available: true } as EntityState,
-        ]),
-      );
-      // A fixed afternoon: "this morning" and "last night" are whole windows in the past whatever the time of the run.
-      const afternoon = new Date();
-      afternoon.setHours(15, 0, 0, 0);
-      const provider = new IntentProvider({ entities: () => entities, tools: () => tools, state: (id) => states.get(id), now: () => afternoon.getTime() });
-      const names = toolSpecs(tools).map((s) => s.function.name);
-
+      const { corpus, byId, tools, provider, names } = setUp(file);
       const byIntent = new Map<string, { ok: number; all: number }>();
       const failures: string[] = [];
       for (const entry of corpus.utterances) {
-        const r = provider.understand(entry.say, names, { area: entry.area });
+        const r = say(provider, names, entry);
         const label = entry.intent ?? (entry.reply ? 'reply' : '?');
         const tally = byIntent.get(label) ?? byIntent.set(label, { ok: 0, all: 0 }).get(label)!;
         tally.all++;
@@ -153,6 +174,36 @@ describe('intent model: the utterance corpus', () => {
       const report = [...byIntent].sort().map(([k, t]) => `${k} ${t.ok}/${t.all} (${((100 * t.ok) / t.all).toFixed(0)}%)`);
       console.log(`${file}: ${corpus.utterances.length - failures.length}/${corpus.utterances.length}; by intent: ${report.join(', ')}`);
       assert.deepEqual(failures, [], `${failures.length} of ${corpus.utterances.length} sentences wrong:\n${failures.join('\n')}`);
+    });
+  }
+
+  // Issue 28: worse than a miss is acting on something else. Whatever the exact calls, no sentence may
+  // touch an entity its expectation does not name (a reply names none); a grouped call counts its members.
+  for (const file of files) {
+    it(`${file}: no sentence acts on an entity its expectation does not name`, () => {
+      const { corpus, entities, byId, tools, provider, names } = setUp(file);
+      const members = (tool: string, args: Record<string, unknown>): string[] => {
+        if (tool === 'control_group') {
+          const t = tools.find((x) => x.name === tool)!;
+          const got = selectGroup(
+            args,
+            entities.filter((e) => t.meta.entityIds.includes(e.id)),
+          );
+          return typeof got === 'string' ? [`invalid group call: ${got}`] : got.map((e) => e.id);
+        }
+        const t = tools.find((x) => x.name === tool);
+        if (t?.capability !== 'actuator') return [];
+        return typeof args.entity === 'string' ? [args.entity] : t.meta.entityIds;
+      };
+      const wrong: string[] = [];
+      for (const entry of corpus.utterances) {
+        const named = new Set((entry.calls ?? []).flatMap((c) => members(...expected(c, byId, tools))));
+        const r = say(provider, names, entry);
+        const acted = r.calls.flatMap((c) => members(c.tool, c.args));
+        const extra = acted.filter((id) => !named.has(id));
+        if (extra.length) wrong.push(`${JSON.stringify(entry.say)}${entry.area ? ` (in ${entry.area})` : ''} acted on ${extra.join(', ')}`);
+      }
+      assert.deepEqual(wrong, []);
     });
   }
 });

@@ -8,21 +8,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import OpenAI from 'openai';
-import type { ChatMessage, ProviderEvent } from '../../src/agent/provider.js';
+import type OpenAI from 'openai';
 import { IntentProvider } from '../../src/agent/providers/intent/index.js';
 import { openDatabase } from '../../src/db/database.js';
-import { loadDeviceFiles } from '../../src/devices/loader.js';
 import { HistoryStore } from '../../src/history/store.js';
-import { generateTools, toolSpecs } from '../../src/tools/generator.js';
 import { historyAnswer } from '../../src/tools/history-text.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
+import { twoRounds, demo, tools, names } from './helpers.js';
+import { useHttpHome } from '../helpers/http-home.js';
+import { ask as askChat, chatClient } from '../helpers/openai-client.js';
 
-const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
-const { tools } = generateTools(demo, { shape: 'grouped', groupAbove: 40 }, async () => ({}));
-const names = toolSpecs(tools).map((s) => s.function.name);
 const dir = mkdtempSync(join(tmpdir(), 'hearth-intent-history-'));
 const db = openDatabase(join(dir, 'hearth.db'));
 after(() => {
@@ -54,26 +48,11 @@ const model = new IntentProvider({ entities: () => demo, tools: () => tools, now
 
 /** Round 1, the tool run on the real table, round 2: the calls and the spoken answer. */
 async function ask(text: string): Promise<{ calls: Array<[string, Record<string, unknown>]>; answer: string }> {
-  const first = model.understand(text, names);
-  const calls = first.calls.map((c) => [c.tool, c.args] as [string, Record<string, unknown>]);
-  const raw = first.calls.map((c, i) => ({ id: `c${i}`, name: `host__${c.tool}`, arguments: JSON.stringify(c.args) }));
-  const messages: ChatMessage[] = [
-    { role: 'user', content: text },
-    { role: 'assistant', content: null, tool_calls: raw },
-    ...first.calls.map((c, i) => {
-      const entity = demo.find((e) => e.id === c.args.entity)!;
-      return { role: 'tool' as const, tool_call_id: `c${i}`, content: historyAnswer(store, entity, c.args, NOW).text ?? '' };
-    }),
-  ];
-  let answer = '';
-  for await (const e of model.stream({
-    model: 'hearth-intent',
-    messages,
-    tools: toolSpecs(tools),
-    signal: new AbortController().signal,
-  }) as AsyncIterable<ProviderEvent>)
-    if (e.type === 'token') answer += e.text;
-  return { calls, answer };
+  const { first, said } = await twoRounds(model, text, (c) => {
+    const entity = demo.find((e) => e.id === c.args.entity)!;
+    return historyAnswer(store, entity, c.args, NOW).text ?? '';
+  });
+  return { calls: first.calls.map((c) => [c.tool, c.args] as [string, Record<string, unknown>]), answer: said };
 }
 
 describe('intent model: history questions', () => {
@@ -134,23 +113,19 @@ describe('intent model: history questions', () => {
 });
 
 describe('history questions through a running Hearth (HTTP chat, the real get_history on its database)', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let server: HttpServer;
+  const home = useHttpHome({
+    tokens: {
+      owner: { name: 'owner-phone', principal: 'http:owner-phone', roles: ['owner'] },
+      guest: { name: 'guest-phone', principal: 'http:guest-phone', roles: ['guest'] },
+    },
+  });
   let owner: OpenAI;
   let guest: OpenAI;
-  const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 });
-  const ask = async (c: OpenAI, text: string) =>
-    (await c.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: text }] })).choices[0]!.message.content ?? '';
+  const client = (apiKey: string) => chatClient(home.server.url, apiKey);
 
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
-    owner = client(home.hearth.tokens.create('owner-phone', 'http:owner-phone').secret);
-    guest = client(home.hearth.tokens.create('guest-phone', 'http:guest-phone').secret);
-    home.hearth.policy.setRoles('http:owner-phone', ['owner']);
-    home.hearth.policy.setRoles('http:guest-phone', ['guest']);
+  before(() => {
+    owner = client(home.secret('owner'));
+    guest = client(home.secret('guest'));
     home.hearth.policy.add({
       subject: 'role:guest',
       targetType: 'entity',
@@ -166,21 +141,16 @@ describe('history questions through a running Hearth (HTTP chat, the real get_hi
       { entityId: 'hallway_motion.occupancy', ts: now - 3 * 3_600_000 + 60_000, state: 'off' },
     ]);
   });
-  after(async () => {
-    await server?.close();
-    await home?.close();
-    await broker?.stop();
-  });
 
   it('"when was the hallway motion last seen" is answered from the recorded history, and nothing is actuated', async () => {
     const before = home.hearth.audit.list({ limit: 1 })[0]?.id ?? 0;
-    const answer = await ask(owner, 'when was the hallway motion last seen');
+    const answer = await askChat(owner, 'when was the hallway motion last seen');
     assert.match(answer, /^The hallway motion last saw motion 3 h ago \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)\.$/);
     assert.equal(home.hearth.audit.list({ limit: 1 })[0]?.id ?? 0, before, 'a read is not an action');
   });
 
   it('a caller who may not read the sensor is not told its history', async () => {
-    const answer = await ask(guest, 'when was the hallway motion last seen');
+    const answer = await askChat(guest, 'when was the hallway motion last seen');
     assert.doesNotMatch(answer, /saw motion|\d+ h ago/);
     assert.match(answer, /not allowed|cannot|don't know/i);
   });

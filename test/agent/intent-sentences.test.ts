@@ -4,22 +4,17 @@
 // folder is reloaded when it changes. Also: the question classifier other
 // engines use, and one-sentence answers to which / how many / any questions.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isQuestion, IntentProvider, SentenceSet } from '../../src/agent/providers/intent/index.js';
-import type { ChatMessage, ProviderEvent } from '../../src/agent/provider.js';
-import { loadDeviceFiles } from '../../src/devices/loader.js';
-import { generateTools, toolSpecs } from '../../src/tools/generator.js';
 import { stateText } from '../../src/tools/state-text.js';
 import { startAedes } from '../helpers/brokers.js';
 import { OWNER, startHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
+import { twoRounds, demo, tools, names } from './helpers.js';
 
-const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
-const { tools } = generateTools(demo, { shape: 'grouped', groupAbove: 40 }, async () => ({}));
-const names = toolSpecs(tools).map((s) => s.function.name);
 const dirs: string[] = [];
 const sets: SentenceSet[] = [];
 after(() => {
@@ -46,6 +41,17 @@ describe('intent sentences: data, not code', () => {
     const shipped = SentenceSet.shipped();
     assert.deepEqual(shipped.problems, []);
     assert.ok(shipped.current().templates.length > 150);
+  });
+
+  it("the README's example works as written: a phrasing for the whole house and a white of one's own", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const example = /```yaml\n(# sentences\/lights-out\.yaml\n[\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(example, 'the README shows sentences/lights-out.yaml');
+    const p = model(new SentenceSet({ userDir: folder({ 'lights-out.yaml': example }) }));
+    // The demo's lamp is a plug called a lamp: a light to people, so the group is of every kind.
+    assert.deepEqual(calls(p, 'lights out'), [['control_group', { action: 'turn_off', kind: 'all' }]]);
+    assert.deepEqual(calls(p, 'lights out', 'Kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_off' }]]);
+    assert.deepEqual(calls(p, 'reading light in the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', color_temp: 4000 }]]);
   });
 
   it("a user's folder adds sentences, overrides lists and may require the speaker's area", () => {
@@ -254,51 +260,21 @@ describe('intent model: questions', () => {
     const at = Date.now();
     const line = (id: string, value: string) =>
       stateText(demo.find((e) => e.id === id)!, { entityId: id, value, attributes: {}, updatedAt: at - 1000, available: true }, at);
-    const ask = async (text: string, states: Record<string, string>) => {
-      const first = p.understand(text, names);
-      const raw = first.calls.map((c, i) => ({ id: `c${i}`, name: `host__${c.tool}`, arguments: JSON.stringify(c.args) }));
-      const messages: ChatMessage[] = [
-        { role: 'user', content: text },
-        { role: 'assistant', content: null, tool_calls: raw },
-        ...first.calls.map((c, i) => ({ role: 'tool' as const, tool_call_id: `c${i}`, content: line(String(c.args.entity), states[String(c.args.entity)]) })),
-      ];
-      let out = '';
-      for await (const e of p.stream({
-        model: 'hearth-intent',
-        messages,
-        tools: toolSpecs(tools),
-        signal: new AbortController().signal,
-      }) as AsyncIterable<ProviderEvent>)
-        if (e.type === 'token') out += e.text;
-      return out;
-    };
+    const ask = async (text: string, states: Record<string, string>) =>
+      (await twoRounds(p, text, (c) => line(String(c.args.entity), states[String(c.args.entity)]))).said;
     const states = { 'kitchen_light.light': 'on', 'living_room_lamp.lamp': 'off' };
     assert.equal(await ask('which lights are on', states), 'The kitchen light is on.');
     assert.equal(await ask('how many lights are on', states), '1 of 2 is on: the kitchen light.');
     assert.equal(await ask('are there any lights on', { 'kitchen_light.light': 'off', 'living_room_lamp.lamp': 'off' }), 'No, none of the 2 I checked are on.');
+    // "are all ...": yes, or the ones that are not (a yes/no over each would answer only the first).
+    assert.equal(await ask('are all the lights off', states), 'No: the kitchen light is not off.');
+    assert.equal(await ask('are the lights off', { 'kitchen_light.light': 'off', 'living_room_lamp.lamp': 'off' }), 'Yes, all 2 are off.');
   });
 });
 
 describe('intent model: answers from the responses data', () => {
   const p = new IntentProvider({ entities: () => demo, tools: () => tools });
-  const round2 = async (text: string, result: string) => {
-    const first = p.understand(text, names);
-    const raw = first.calls.map((c, i) => ({ id: `c${i}`, name: `host__${c.tool}`, arguments: JSON.stringify(c.args) }));
-    const messages: ChatMessage[] = [
-      { role: 'user', content: text },
-      { role: 'assistant', content: null, tool_calls: raw },
-      ...first.calls.map((_, i) => ({ role: 'tool' as const, tool_call_id: `c${i}`, content: result })),
-    ];
-    let out = '';
-    for await (const e of p.stream({
-      model: 'hearth-intent',
-      messages,
-      tools: toolSpecs(tools),
-      signal: new AbortController().signal,
-    }) as AsyncIterable<ProviderEvent>)
-      if (e.type === 'token') out += e.text;
-    return out;
-  };
+  const round2 = async (text: string, result: string) => (await twoRounds(p, text, () => result)).said;
 
   it('refusals are said as before the move to data', () => {
     const say = (text: string) => p.understand(text, names).text;

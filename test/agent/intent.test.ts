@@ -268,6 +268,40 @@ describe('intent model: phrasings to tool calls', () => {
     );
   });
 
+  it('a follow-up in the conversation acts on what the sentence before it did ("make it blue", "and the lamp too")', async () => {
+    const { tools, provider } = build(demoEntities, 'per-entity');
+    const turn = (text: string, id: string, tool: string, args: string): ChatMessage[] => [
+      { role: 'user', content: text },
+      { role: 'assistant', content: null, tool_calls: [{ id, name: `host__${tool}`, arguments: args }] },
+      { role: 'tool', tool_call_id: id, content: 'confirmed: ...' },
+      { role: 'assistant', content: 'Done.' },
+    ];
+    const first = turn('turn on the kitchen light', 'intent_1', 'kitchen_light', '{"action":"turn_on"}');
+    const blue = await run(provider, [...first, { role: 'user', content: 'make it blue' }], tools);
+    assert.deepEqual(
+      blue.calls.map((c) => [c.tool, c.args]),
+      [['kitchen_light', { action: 'turn_on', color: 'blue' }]],
+    );
+    const off = await run(
+      provider,
+      [...first, ...turn('make it blue', 'intent_2', 'kitchen_light', '{"action":"turn_on","color":"blue"}'), { role: 'user', content: 'turn it off' }],
+      tools,
+    );
+    assert.deepEqual(
+      off.calls.map((c) => [c.tool, c.args]),
+      [['kitchen_light', { action: 'turn_off' }]],
+    );
+    const too = await run(provider, [...first, { role: 'user', content: 'and the living room too' }], tools);
+    assert.deepEqual(
+      too.calls.map((c) => [c.tool, c.args]),
+      [['living_room_lamp', { action: 'turn_on' }]],
+    );
+    // Nothing said before: "it" is not guessed.
+    const alone = await say(provider, 'turn it off', tools);
+    assert.equal(alone.calls.length, 0);
+    assert.match(alone.text, /which device/i);
+  });
+
   it('is deterministic', async () => {
     const { tools, provider } = build(demoEntities, 'grouped');
     for (const [utterance] of PHRASINGS.slice(0, 20)) {
@@ -300,9 +334,24 @@ describe('intent model: phrasings to tool calls', () => {
 // ------------------------------------------------------------------ not understood
 
 describe('intent model: what it does not understand', () => {
+  it('says what is beyond it (weather, music, scenes it has none of) and lets another agent try', async () => {
+    const { tools, provider } = build(demoEntities, 'grouped');
+    for (const [utterance, said] of [
+      ["what's the weather like?", /no weather/],
+      ['play some music', /cannot play music/],
+      ['good night', /no scenes .* I can switch, dim, open, lock and set your devices/],
+    ] as const) {
+      const r = await say(provider, utterance, tools);
+      assert.equal(r.calls.length, 0, utterance);
+      assert.equal(r.finishReason, 'not_understood', utterance);
+      assert.match(r.text, said);
+      assert.match(r.text, /You can say things like/);
+    }
+  });
+
   for (const shape of SHAPES) {
     const { tools, provider, specs } = build(demoEntities, shape);
-    for (const utterance of ['bake me a cake', '', 'turn on the toaster', 'what time is it', 'turn on', '21', 'play some music']) {
+    for (const utterance of ['bake me a cake', '', 'turn on the toaster', 'what time is it', 'turn on', '21']) {
       it(`${shape}: ${JSON.stringify(utterance)} -> not understood, with examples, no call`, async () => {
         const r = await say(provider, utterance, tools);
         assert.equal(r.finishReason, 'not_understood', 'a door may let another agent try (Wyoming not-handled)');
@@ -479,6 +528,34 @@ describe('intent model: only offered tools', () => {
       }
     });
   }
+
+  it('a plural acts on all of them or on none: one without a tool here, or too many at once, and nothing is done', async () => {
+    const home = loadDeviceFiles([new URL('../fixtures/homes/floors.yaml', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
+    const per = build(home, 'per-entity');
+    const r = await say(
+      per.provider,
+      'lock all the doors',
+      per.tools.filter((t) => t.name !== 'back_door_lock'),
+    );
+    assert.deepEqual(r.calls, []);
+    assert.equal(r.text, 'Sorry, I cannot do that here: I have no tool to lock the back door lock in this conversation.');
+    const all = await say(per.provider, 'lock all the doors', per.tools);
+    assert.equal(all.calls.length, 3);
+
+    // Twenty-five locks: more than the model changes at once, so none (never the first twenty).
+    const many = parseDeviceFile(
+      'many.yaml',
+      `devices:\n${Array.from({ length: 25 }, (_, i) => `  - id: lock_${i}\n    name: Door ${i}\n    entities:\n      lock: { kind: lock, name: Door ${i} lock, state_topic: m/${i}, command_topic: m/${i}/set }`).join('\n')}\n`,
+    );
+    assert.ok('devices' in many);
+    const big = build(
+      many.devices.flatMap((d) => d.entities),
+      'per-entity',
+    );
+    const lots = await say(big.provider, 'lock all the doors', big.tools);
+    assert.deepEqual(lots.calls, []);
+    assert.match(lots.text, /25 devices, more than I change at once, so I did nothing/);
+  });
 
   it('says it cannot do that here when the device has no offered tool', async () => {
     const per = build(demoEntities, 'per-entity');

@@ -5,17 +5,16 @@
 // real SQLite file, so a session outlives the process that started it.
 // Needs the built dist (`npx tsc -p tsconfig.json`).
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt from 'mqtt';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { spawnInGroup } from '../helpers/processes.js';
 import { HEARTH, runHearth } from '../helpers/cli.js';
 import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer, type RecordedRequest } from '../helpers/openai-server.js';
-import { sleep, waitFor } from '../helpers/wait.js';
+import { sleep } from '../helpers/wait.js';
+import { agentRpcArgs, openAiModel, type RpcProcess, startRpcProcess } from '../helpers/agent-rpc.js';
 
 type Msg = Record<string, any>;
 
@@ -32,79 +31,21 @@ const CLOCK = {
 
 // ------------------------------------------------------------------ a runtime on stdio
 
-const live = new Set<ChildProcessWithoutNullStreams>();
-function killGroup(child: ChildProcessWithoutNullStreams): void {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid!, 'SIGKILL');
-  } catch {
-    child.kill('SIGKILL');
-  }
-}
-process.on('exit', () => {
-  for (const child of live) killGroup(child);
-});
-
 class Runtime {
-  readonly lines: Msg[] = [];
   private nextId = 1;
-  private err = '';
+  readonly lines: Msg[];
   readonly exited: Promise<number | null>;
 
-  constructor(readonly child: ChildProcessWithoutNullStreams) {
-    live.add(child);
-    let buf = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (d: string) => {
-      buf += d;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) !== -1) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        const msg = JSON.parse(line) as Msg;
-        assert.equal(msg.jsonrpc, '2.0', line);
-        this.lines.push(msg);
-      }
-    });
-    child.stderr.on('data', (d) => (this.err = (this.err + String(d)).slice(-4000)));
-    this.exited = new Promise((resolve) =>
-      child.once('exit', (code) => {
-        live.delete(child);
-        resolve(code);
-      }),
-    );
+  constructor(readonly proc: RpcProcess) {
+    this.lines = proc.lines;
+    this.exited = proc.exited;
   }
 
   static async start(db: string, broker: TestBroker, model: OpenAIServer, principal = 'cli:rpc-owner'): Promise<Runtime> {
-    const child = spawnInGroup(
-      process.execPath,
-      [
-        HEARTH,
-        'agent',
-        'rpc',
-        '--mqtt-url',
-        broker.url,
-        '--no-demo',
-        '--devices',
-        devices,
-        '--db',
-        db,
-        '--set',
-        'agent.provider=openai',
-        '--set',
-        'agent.model=test-model',
-        '--set',
-        `agent.baseUrl=${model.url}`,
-        '--set',
-        'agent.maxRounds=4',
-        '--set',
-        'agent.timeoutMs=10000',
-        '--log-level',
-        'warn',
-      ],
-      { stdio: ['pipe', 'pipe', 'pipe'], cwd: dir, env: { ...process.env, HEARTH_LOG_PRETTY: 'false', HEARTH_PRINCIPAL: principal } },
-    ) as ChildProcessWithoutNullStreams;
-    const rt = new Runtime(child);
+    const settings = { ...openAiModel(model.url, 'test-model'), 'agent.maxRounds': '4', 'agent.timeoutMs': '10000' };
+    const rt = new Runtime(
+      startRpcProcess(agentRpcArgs({ mqttUrl: broker.url, devices, db, settings }), { cwd: dir, env: { HEARTH_PRINCIPAL: principal }, protocolOnly: true }),
+    );
     const init = await rt.call('initialize', { protocolVersion: 1, clientInfo: { name: 'rpc-protocol-test', version: '1' } });
     assert.equal(init.protocolVersion, 1);
     rt.notify('initialized');
@@ -112,7 +53,7 @@ class Runtime {
   }
 
   send(msg: Msg): void {
-    this.child.stdin.write(`${JSON.stringify(msg)}\n`);
+    this.proc.send(msg);
   }
 
   notify(method: string, params?: unknown): void {
@@ -141,7 +82,7 @@ class Runtime {
   }
 
   wait(what: string, probe: (m: Msg) => boolean, timeoutMs = 20_000): Promise<Msg> {
-    return waitFor(`${what}\nstderr: ${this.err.slice(-1500)}`, () => this.lines.find(probe), timeoutMs);
+    return this.proc.wait(what, probe, timeoutMs);
   }
 
   completed(turnId: string): Promise<Msg> {
@@ -163,19 +104,19 @@ class Runtime {
 
   /** Close stdin and wait for a clean exit (the group is killed if it does not come). */
   async stop(): Promise<number | null> {
-    this.child.stdin.end();
+    this.proc.child.stdin.end();
     let timer: NodeJS.Timeout | undefined;
     const code = await Promise.race([this.exited, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 15_000)))]);
     clearTimeout(timer);
     if (code === 'timeout') {
-      killGroup(this.child);
-      assert.fail(`hearth agent rpc did not exit after its stdin closed\nstderr: ${this.err.slice(-1500)}`);
+      this.proc.kill();
+      assert.fail(`hearth agent rpc did not exit after its stdin closed\nstderr: ${this.proc.stderr().slice(-1500)}`);
     }
     return code;
   }
 
   kill(): void {
-    killGroup(this.child);
+    this.proc.kill();
   }
 }
 

@@ -5,7 +5,6 @@
 // tool/respond -> the model's next request. Needs the built dist
 // (`npx tsc -p tsconfig.json`).
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,11 +14,11 @@ import { findJanBin, JanEngine, resultToRespond, type JanSession } from '../../s
 import { NoActiveTurnError, NotPendingError, TurnActiveError, type AgentEvent } from '../../src/agent/types.js';
 import type { HostTool, Principal, ToolCall } from '../../src/tools/types.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { signalGroup, spawnInGroup } from '../helpers/processes.js';
 import { HEARTH } from '../helpers/cli.js';
 import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer } from '../helpers/openai-server.js';
 import { waitFor } from '../helpers/wait.js';
 import { drain, of } from '../helpers/turns.js';
+import { agentRpcArgs, openAiModel, type RpcProcess, startRpcProcess } from '../helpers/agent-rpc.js';
 
 const TESTER: Principal = { id: 'chat:rpc-tester', roles: ['owner'] };
 const PNG_1PX = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -42,30 +41,13 @@ describe('hearth agent rpc driven by the jan engine', { timeout: 120_000 }, () =
   let broker: TestBroker;
   let model: OpenAIServer;
   let engine: JanEngine;
-  const rpcArgs = () => [
-    HEARTH,
-    'agent',
-    'rpc',
-    '--mqtt-url',
-    broker.url,
-    '--no-demo',
-    '--devices',
-    devices,
-    '--db',
-    join(dir, 'hearth.db'),
-    '--set',
-    'agent.provider=openai',
-    '--set',
-    'agent.model=test',
-    '--set',
-    `agent.baseUrl=${model.url}`,
-    '--set',
-    'agent.maxRounds=4',
-    '--set',
-    'agent.timeoutMs=10000',
-    '--log-level',
-    'warn',
-  ];
+  const rpcArgs = () =>
+    agentRpcArgs({
+      mqttUrl: broker.url,
+      devices,
+      db: join(dir, 'hearth.db'),
+      settings: { ...openAiModel(model.url), 'agent.maxRounds': '4', 'agent.timeoutMs': '10000' },
+    });
 
   const echoCalls: Array<{ args: Record<string, unknown>; call: ToolCall }> = [];
   const echoTool: HostTool = {
@@ -432,80 +414,23 @@ describe('hearth agent rpc driven by the jan engine', { timeout: 120_000 }, () =
 
 // ---------------------------------------------------------------- raw protocol
 
-interface RawClient {
-  child: ChildProcessWithoutNullStreams;
-  lines: Array<Record<string, any>>;
-  send(msg: unknown): void;
-  writeRaw(text: string | Buffer): Promise<void>;
-  wait(what: string, probe: (m: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
-  stderr(): string;
-}
-
-function rawClient(args: string[]): RawClient {
-  const child = spawnInGroup(process.execPath, args, {
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, HEARTH_LOG_PRETTY: 'false' },
-    cwd: dir,
-  }) as ChildProcessWithoutNullStreams;
-  const lines: Array<Record<string, any>> = [];
-  let buf = '';
-  let err = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d: string) => {
-    buf += d;
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) !== -1) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      // stdout carries the protocol only: every line must be JSON-RPC.
-      const msg = JSON.parse(line) as Record<string, any>;
-      assert.equal(msg.jsonrpc, '2.0', line);
-      lines.push(msg);
-    }
-  });
-  child.stderr.on('data', (d) => (err += d));
-  return {
-    child,
-    lines,
-    send: (msg) => child.stdin.write(`${JSON.stringify(msg)}\n`),
-    writeRaw: (text) => new Promise((resolve) => child.stdin.write(text, () => resolve())),
-    wait: (what, probe, timeoutMs = 15_000) => waitFor(`${what}\nstderr: ${err.slice(-1500)}`, () => lines.find(probe), timeoutMs),
-    stderr: () => err,
-  };
-}
-
 describe('hearth agent rpc at the raw protocol level', { timeout: 120_000 }, () => {
   let broker: TestBroker;
   let model: OpenAIServer;
-  let c: RawClient;
+  let c: RpcProcess;
 
   before(async () => {
     assert.ok(existsSync(HEARTH), `build first: ${HEARTH} is missing`);
     broker = await startAedes();
     model = await startOpenAIServer();
-    c = rawClient([
-      HEARTH,
-      'agent',
-      'rpc',
-      '--mqtt-url',
-      broker.url,
-      '--no-demo',
-      '--devices',
-      devices,
-      '--db',
-      join(dir, 'raw.db'),
-      '--set',
-      'agent.provider=openai',
-      '--set',
-      'agent.model=test',
-      '--set',
-      `agent.baseUrl=${model.url}`,
-      '--log-level',
-      'warn',
-    ]);
+    c = startRpcProcess(agentRpcArgs({ mqttUrl: broker.url, devices, db: join(dir, 'raw.db'), settings: openAiModel(model.url) }), {
+      cwd: dir,
+      protocolOnly: true,
+      waitMs: 15_000,
+    });
   });
   after(async () => {
-    if (c && c.child.exitCode === null && c.child.signalCode === null) signalGroup(c.child, 'SIGKILL');
+    c?.kill();
     await model?.close();
     await broker?.stop();
     rmSync(dir, { recursive: true, force: true });

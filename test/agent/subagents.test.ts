@@ -5,17 +5,16 @@
 // results come back to the parent as runtime notices, and stopping a child or
 // the parent's turn cancels the child's pending call.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { BuiltinEngine } from '../../src/agent/builtin-engine.js';
-import { OpenAIProvider } from '../../src/agent/providers/openai.js';
-import { SessionManager } from '../../src/agent/sessions.js';
 import type { AgentEvent, Turn } from '../../src/agent/types.js';
 import type { HostTool, Principal, ToolCall } from '../../src/tools/types.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
-import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer, type RecordedRequest } from '../helpers/openai-server.js';
+import { OWNER } from '../helpers/home.js';
+import { textChunks, toolCallChunks, type RecordedRequest } from '../helpers/openai-server.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 import { drain, of } from '../helpers/turns.js';
+import { useEngineHome, testProvider } from '../helpers/engine-home.js';
+import { neverAnswers } from './helpers.js';
 
 const drainLong = (turn: Turn, timeoutMs = 20_000) => drain(turn, timeoutMs);
 
@@ -35,26 +34,8 @@ const toolNames = (r: RecordedRequest) => ((r.body.tools ?? []) as Array<{ funct
 const runIdIn = (text: string) => /run_id (run_[0-9a-f]+)/.exec(text)?.[1];
 
 describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let server: OpenAIServer;
-  let engine: BuiltinEngine;
-  let sessions: SessionManager;
-  const provider = () => new OpenAIProvider({ baseUrl: server.url, apiKey: 'sk-test', model: 'test-model', timeoutMs: 10_000 });
-
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    server = await startOpenAIServer();
-    engine = await BuiltinEngine.start({ provider: provider(), db: home.hearth.db, maxRounds: 4, defaultSystemPrompt: () => PARENT_PROMPT });
-    sessions = new SessionManager(engine, home.hearth.tools);
-  });
-  after(async () => {
-    await engine?.close();
-    await server?.close();
-    await home?.close();
-    await broker?.stop();
-  });
+  const { home, model: server, engine, sessions } = useEngineHome({ systemPrompt: PARENT_PROMPT, timeoutMs: 10_000 });
+  const provider = () => testProvider(server.url, 10_000);
 
   it('a parent dispatches two children that read two sensors in parallel; its final request carries both results', async () => {
     let firstRounds = 0;
@@ -240,19 +221,7 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
   });
 
   it('stop_subagent aborts a child’s pending call; the stop is the result, not a notice', async () => {
-    let signal: AbortSignal | undefined;
-    let requestId = '';
-    const slow: HostTool = {
-      name: 'slow_scan',
-      description: 'Scans until cancelled.',
-      parameters: { type: 'object', properties: {}, additionalProperties: false },
-      capability: 'read',
-      handler: (_args, call) => {
-        signal = call.signal;
-        requestId = call.requestId;
-        return new Promise(() => {});
-      },
-    };
+    const { tool: slow, seen } = neverAnswers('slow_scan', 'Scans until cancelled.');
     let runId: string | undefined;
     server.setScript(async (body) => {
       if (isChild(body)) return toolCallChunks([{ id: 's1', name: 'host__slow_scan', arguments: {} }]);
@@ -260,7 +229,7 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
       if (!tools.length) return toolCallChunks([{ id: 'd1', name: 'dispatch_subagent', arguments: { task: 'Scan slowly.', name: 'scanner' } }]);
       if (tools.length === 1) {
         runId = runIdIn(String(tools[0].content));
-        await waitFor('the child’s call', () => signal);
+        await waitFor('the child’s call', () => seen.signal);
         return toolCallChunks([{ id: 'st1', name: 'stop_subagent', arguments: { run_id: runId } }]);
       }
       return textChunks('Stopped the scan.');
@@ -270,11 +239,11 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
     const { events, result } = await drainLong(await session.prompt('scan, then stop'));
     assert.deepEqual(result, { stopReason: 'completed' });
     assert.ok(runId);
-    assert.equal(signal!.aborted, true, 'the handler saw its signal abort');
+    assert.equal(seen.signal!.aborted, true, 'the handler saw its signal abort');
     const cancelled = of(events, 'tool_request_cancelled');
     assert.deepEqual(
       cancelled.map((c) => c.request_id),
-      [requestId],
+      [seen.requestId],
     );
     assert.deepEqual(of(events, 'subagent_end'), [{ type: 'subagent_end', run_id: runId, name: 'scanner', error: 'stopped' }]);
     const stopResult = of(events, 'tool_result').find((r) => r.id === 'st1')!;
@@ -286,17 +255,7 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
   });
 
   it('interrupting the parent turn stops its children and aborts their pending calls', async () => {
-    let signal: AbortSignal | undefined;
-    const slow: HostTool = {
-      name: 'slow_scan',
-      description: 'Scans until cancelled.',
-      parameters: { type: 'object', properties: {}, additionalProperties: false },
-      capability: 'read',
-      handler: (_args, call) => {
-        signal = call.signal;
-        return new Promise(() => {});
-      },
-    };
+    const { tool: slow, seen } = neverAnswers('slow_scan', 'Scans until cancelled.');
     server.setScript((body) => {
       if (isChild(body)) return toolCallChunks([{ id: 's1', name: 'host__slow_scan', arguments: {} }]);
       if (!toolMessages(body).length) return toolCallChunks([{ id: 'd1', name: 'dispatch_subagent', arguments: { task: 'Scan slowly.' } }]);
@@ -305,11 +264,11 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
     const session = await engine.createSession({ tools: [slow], permissions: 'host', ephemeral: true });
     const turn = await session.prompt('scan');
     const done = drainLong(turn);
-    await waitFor('the child’s call', () => signal);
+    await waitFor('the child’s call', () => seen.signal);
     turn.interrupt();
     const { events, result } = await done;
     assert.equal(result.stopReason, 'interrupted');
-    assert.equal(signal!.aborted, true);
+    assert.equal(seen.signal!.aborted, true);
     assert.equal(of(events, 'tool_request_cancelled').length, 1);
     assert.equal(of(events, 'subagent_end')[0]?.error, 'stopped');
     assert.ok(session.subagentRuns().every((r) => !r.active));

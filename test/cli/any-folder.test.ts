@@ -61,4 +61,55 @@ describe('one home, one audit, from any folder', () => {
     assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
     assert.equal(rows().length, 2, 'nothing reached the audit');
   });
+
+  it("another user (who cannot see this user's runtime directory) is stopped by the status the daemon left on the broker", async () => {
+    const stray = join(elsewhere, 'other-user.db');
+    const other = { HEARTH_RUNTIME_DIR: join(root, 'other-user-runtime') };
+    const r = await runHearth(['call', 'living_room_lamp', '{"action":"turn_on"}', '--db', stray, '--broker-port', String(port)], {
+      cwd: elsewhere,
+      env: other,
+    });
+    assert.equal(r.code, 2, r.stdout);
+    assert.match(r.stderr, new RegExp(`served by the Hearth daemon for ${db.replace(/[/.]/g, '\\$&')} on \\S+ \\(pid \\d+\\).*nothing was sent`));
+    assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    assert.equal(rows().length, 2, "nothing reached the daemon's audit");
+    const strayRows = new Database(stray, { readonly: true });
+    try {
+      assert.deepEqual(strayRows.prepare('SELECT tool, outcome FROM audit').all(), [], 'and nothing was recorded as sent in the stray one');
+    } finally {
+      strayRows.close();
+    }
+  });
+
+  it('the status is retained JSON naming the database, the control socket and the page, and only Hearth may publish it', async () => {
+    const mqtt = await import('mqtt');
+    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { reconnectPeriod: 0 });
+    try {
+      const got = new Promise<{ payload: Buffer; retain: boolean }>((resolve) =>
+        client.on('message', (topic, payload, packet) => topic === 'hearth/status' && resolve({ payload, retain: packet.retain })),
+      );
+      await client.subscribeAsync('hearth/status');
+      const status = await got;
+      assert.equal(status.retain, true);
+      const s = JSON.parse(status.payload.toString()) as { state: string; database: string; control: string; http: string };
+      assert.equal(s.state, 'online');
+      assert.equal(s.database, db);
+      assert.equal(s.control, `${db}.sock`);
+      assert.match(s.http, /^http:\/\/127\.0\.0\.1:\d+/);
+      // A device client saying "offline" to let a stray process through: the broker refuses and disconnects it.
+      const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+      client.publish('hearth/status', JSON.stringify({ ...s, state: 'offline' }), { retain: true, qos: 1 });
+      await closed;
+    } finally {
+      client.end(true);
+    }
+    const again = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { reconnectPeriod: 0 });
+    try {
+      const got = new Promise<Buffer>((resolve) => again.on('message', (topic, payload) => topic === 'hearth/status' && resolve(payload)));
+      await again.subscribeAsync('hearth/status');
+      assert.equal((JSON.parse((await got).toString()) as { state: string }).state, 'online', 'the status is unchanged');
+    } finally {
+      again.end(true);
+    }
+  });
 });

@@ -32,7 +32,9 @@ describe('hearth tools and hearth call on the demo home', () => {
   it('`hearth tools --json` lists valid OpenAI function specs with the host__ prefix', async () => {
     const { code, stdout, stderr } = await runHearth(['tools', '--json', ...common()], { cwd: dir });
     assert.equal(code, 0, stderr);
-    const specs = JSON.parse(stdout) as Array<{ type: string; function: { name: string; description: string; parameters: object } }>;
+    // The daemon's answer: each tool with its spec exactly as a model receives it.
+    const answer = JSON.parse(stdout) as { tools: Array<{ spec: { type: string; function: { name: string; description: string; parameters: object } } }> };
+    const specs = answer.tools.map((t) => t.spec);
     assert.ok(specs.length >= 10);
     const ajv = new Ajv({ strict: true });
     for (const s of specs) {

@@ -76,7 +76,7 @@ describe('read-only commands on a real broker (mosquitto)', () => {
     assert.deepEqual(notSentinels(), []);
   });
 
-  it('the daemon sends the birth message once; commands through it add nothing', async () => {
+  it('the daemon sends the birth message and its own status once; commands through it add nothing', async () => {
     live.length = 0;
     const daemon = await startDaemon([...flags(), '--http-port', '0'], { cwd: dir });
     try {
@@ -85,7 +85,12 @@ describe('read-only commands on a real broker (mosquitto)', () => {
       assert.match(r.stderr, /using the running daemon/);
       assert.match(r.stdout, /porch/);
       await drain();
-      assert.deepEqual(notSentinels(), [{ topic: 'homeassistant/status', payload: 'online' }]);
+      const sent = notSentinels();
+      assert.deepEqual(sent[0], { topic: 'homeassistant/status', payload: 'online' });
+      // The daemon's own status on its broker (src/mqtt/daemon-status.ts), once; nothing else.
+      assert.equal(sent.length, 2, JSON.stringify(sent));
+      assert.equal(sent[1].topic, 'hearth/status');
+      assert.equal((JSON.parse(sent[1].payload) as { state: string; database: string }).database, db);
     } finally {
       await daemon.stop();
     }

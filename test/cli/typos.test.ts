@@ -32,4 +32,22 @@ describe('subcommand typos', () => {
     const r = await runHearth(['audit', 'show', '1', '--db', join(dir, 'none.db')], { cwd: dir });
     assert.match(r.stderr, /no database at/);
   });
+
+  for (const [typed, usage] of [
+    [['call'], 'hearth call [options] <tool> [args]'],
+    [['policy', 'allow'], 'hearth policy allow [options] <subject>'],
+    [['token', 'create'], 'hearth token create [options] <name>'],
+    [['devices', '--colour', 'red'], 'hearth devices [options]'],
+  ] as const) {
+    it(`hearth ${typed.join(' ')}: the mistake in one line, then the usage line, not the whole help`, async () => {
+      const r = await runHearth([...typed], { cwd: dir });
+      assert.notEqual(r.code, 0);
+      const lines = r.stderr.trim().split('\n');
+      assert.ok(lines.length <= 3, r.stderr);
+      assert.match(lines[0], /missing required argument|unknown option/);
+      assert.equal(lines[1], `usage: ${usage}`);
+      assert.doesNotMatch(r.stderr, /Options:/);
+      assert.equal(existsSync(join(dir, 'hearth.db')), false, 'no database was made');
+    });
+  }
 });

@@ -10,38 +10,24 @@ import { colorTempMatches, fromDeviceColorTemp, kelvinRangeOfMireds, toDeviceCol
 import { decodeCommand, encodeCommand, isConfirmedBy } from '../../src/devices/commands.js';
 import { loadDeviceFiles } from '../../src/devices/loader.js';
 import type { Entity } from '../../src/devices/model.js';
+import { zigbeeLight } from './helpers.js';
 import type { EntityState } from '../../src/devices/state-cache.js';
 import { ArgumentError, toCommand } from '../../src/tools/parameters.js';
 import { stateText } from '../../src/tools/state-text.js';
 
 const MIRED = { minKelvin: 2200, maxKelvin: 4000, unit: 'mired' as const, mireds: { min: 250, max: 454 } };
-const bulb = (over: Partial<Entity> = {}): Entity => ({
-  id: 'desk.bulb',
-  key: 'bulb',
-  kind: 'light',
-  name: 'Desk bulb',
-  aliases: [],
-  deviceId: 'desk',
-  stateTopic: 'z/desk',
-  valuePath: 'state',
-  attributes: {
-    brightness: { path: 'brightness' },
-    color_temp: { path: 'color_temp' },
-    color_x: { path: 'color.x' },
-    color_y: { path: 'color.y' },
-    color_mode: { path: 'color_mode' },
-  },
-  commandTopic: 'z/desk/set',
-  commandFormat: 'json',
-  commandTopics: {},
-  payloads: { on: 'ON', off: 'OFF' },
-  states: { on: 'ON', off: 'OFF' },
-  ranges: { brightness: { min: 0, max: 254, step: 1 } },
-  options: {},
-  colorModes: ['xy'],
-  colorTemp: MIRED,
-  ...over,
-});
+const bulb = (over: Partial<Entity> = {}) =>
+  zigbeeLight('desk', 'bulb', 'Desk bulb', {
+    attributes: {
+      brightness: { path: 'brightness' },
+      color_temp: { path: 'color_temp' },
+      color_x: { path: 'color.x' },
+      color_y: { path: 'color.y' },
+      color_mode: { path: 'color_mode' },
+    },
+    colorTemp: MIRED,
+    ...over,
+  });
 const on = (attributes: EntityState['attributes']): EntityState => ({ entityId: 'desk.bulb', value: 'on', attributes, available: true });
 
 describe('colour temperature', () => {

@@ -5,29 +5,11 @@ import { describe, it } from 'node:test';
 import { colorMatches, nearestColorName, parseColor, rgbToHs, rgbToXy } from '../../src/devices/color.js';
 import { encodeCommand, isConfirmedBy } from '../../src/devices/commands.js';
 import type { Entity } from '../../src/devices/model.js';
+import { zigbeeLight } from './helpers.js';
 import type { EntityState } from '../../src/devices/state-cache.js';
 import { toCommand, ArgumentError } from '../../src/tools/parameters.js';
 
-const light = (over: Partial<Entity> = {}): Entity => ({
-  id: 'study.lamp',
-  key: 'lamp',
-  kind: 'light',
-  name: 'Study lamp',
-  aliases: [],
-  deviceId: 'study',
-  stateTopic: 'z/study',
-  valuePath: 'state',
-  attributes: { brightness: { path: 'brightness' }, color_x: { path: 'color.x' }, color_y: { path: 'color.y' } },
-  commandTopic: 'z/study/set',
-  commandFormat: 'json',
-  commandTopics: {},
-  payloads: { on: 'ON', off: 'OFF' },
-  states: { on: 'ON', off: 'OFF' },
-  ranges: { brightness: { min: 0, max: 254, step: 1 } },
-  options: {},
-  colorModes: ['xy'],
-  ...over,
-});
+const light = (over: Partial<Entity> = {}) => zigbeeLight('study', 'lamp', 'Study lamp', over);
 const on = (attributes: Record<string, number>): EntityState => ({ entityId: 'study.lamp', value: 'on', attributes, available: true });
 
 describe('colours', () => {

@@ -5,7 +5,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { parseDeviceFile } from '../../src/devices/loader.js';
 import type { Device } from '../../src/devices/model.js';
 import { StateCache } from '../../src/devices/state-cache.js';
-import { stateJson } from '../../src/cli/format.js';
+import { stateJson } from '../../src/present/state.js';
 import { stateText } from '../../src/tools/state-text.js';
 import { MqttConnection } from '../../src/mqtt/connection.js';
 import { drawCameraFrame } from '../../src/simulator/camera-frame.js';

@@ -8,24 +8,14 @@
 // after filling the file to that size: the same SQLITE_FULL error a full
 // disk gives, without filling a disk.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { describe, it } from 'node:test';
+import { OWNER } from '../helpers/home.js';
 import { sleep } from '../helpers/wait.js';
+import { useHome } from '../helpers/use-home.js';
 
 describe('audit write failure: a full database', () => {
-  let broker: TestBroker;
-  let home: TestHome;
+  const home = useHome({ travelMs: 50 });
   let maxPages = 0;
-
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker, { travelMs: 50 });
-  });
-  after(async () => {
-    await home?.close();
-    await broker?.stop();
-  });
 
   const fill = () => {
     const db = home.hearth.db;

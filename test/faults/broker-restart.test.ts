@@ -6,24 +6,15 @@
 // in test/devices/state-cache.test.ts; a call while the broker is down in
 // test/tools/pipeline.test.ts.)
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { brokerKinds, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { describe, it } from 'node:test';
+import { brokerKinds } from '../helpers/brokers.js';
+import { OWNER } from '../helpers/home.js';
 import { sleep, waitFor } from '../helpers/wait.js';
+import { useHome } from '../helpers/use-home.js';
 
 for (const { kind, start } of brokerKinds) {
   describe(`broker restart under a running Hearth on ${kind}`, () => {
-    let broker: TestBroker;
-    let home: TestHome;
-
-    before(async () => {
-      broker = await start();
-      home = await startHome(broker, { travelMs: 50 });
-    });
-    after(async () => {
-      await home?.close();
-      await broker?.stop();
-    });
+    const home = useHome({ broker: start, travelMs: 50 });
 
     it('reconnects, resubscribes, rebuilds from retained messages, and acts again', async () => {
       const connection = home.hearth.bridge.connection;
@@ -48,7 +39,7 @@ for (const { kind, start } of brokerKinds) {
       const states: string[] = [];
       connection.on('state', (s) => states.push(s));
 
-      await broker.restart();
+      await home.broker.restart();
       await waitFor('reconnected', () => states.includes('reconnecting') && connection.connected, 15_000);
       await waitFor('every topic subscribed again', () => topics.every((t) => subscribed.includes(t)), 5000);
       // The broker replays what it kept; the cache is rebuilt from it.

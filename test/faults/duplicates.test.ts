@@ -3,33 +3,23 @@
 // also when the copies arrive at the same time, or for different tools.
 // (A sequential retry is covered in test/tools/pipeline.test.ts.)
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { newCall } from '../../src/tools/pipeline.js';
 import { normalizeResult } from '../../src/tools/tool-set.js';
 import type { Principal, ToolResultObject } from '../../src/tools/types.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { OWNER } from '../helpers/home.js';
 import { sleep, waitFor } from '../helpers/wait.js';
+import { useHome } from '../helpers/use-home.js';
 
 describe('duplicate request ids', () => {
-  let broker: TestBroker;
-  let home: TestHome;
+  // The garage takes a while (0 -> 30 % in about 180 ms), so copies can arrive while it moves.
+  const home = useHome({ travelMs: 600 });
   const send = async (tool: string, args: Record<string, unknown>, requestId: string, principal: Principal = OWNER): Promise<ToolResultObject> => {
     const t = home.hearth.tools.get(tool)!;
     return normalizeResult(await t.handler(args, newCall(principal, t.name, { requestId })));
   };
   const rowsFor = (requestId: string) => home.hearth.audit.list({ limit: 10_000 }).filter((r) => r.requestId === requestId);
   const lampCommands = () => home.commands().filter((c) => c.topic === 'hearth-demo/living_room_lamp/set');
-
-  before(async () => {
-    broker = await startAedes();
-    // The garage takes a while (0 -> 30 % in about 180 ms), so copies can arrive while it moves.
-    home = await startHome(broker, { travelMs: 600 });
-  });
-  after(async () => {
-    await home?.close();
-    await broker?.stop();
-  });
 
   it('ten copies at once: one command, one audit row, the others answered from it', async () => {
     const before = lampCommands().length;

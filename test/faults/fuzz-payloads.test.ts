@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { commandTopicsOf } from '../../src/devices/commands.js';
 import type { PayloadError } from '../../src/devices/decode.js';
@@ -18,10 +18,10 @@ import { ADAPTERS } from '../../src/devices/discovery/index.js';
 import { stateTopicsOf } from '../../src/devices/model.js';
 import { isPublishableTopic } from '../../src/mqtt/topic.js';
 import { isValidToolName } from '../../src/tools/names.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { Fuzz, fuzzSeed, hexSeed } from '../helpers/fuzz.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { OWNER } from '../helpers/home.js';
 import { sleep, waitFor } from '../helpers/wait.js';
+import { useHome } from '../helpers/use-home.js';
 
 const SEED = fuzzSeed(0x5eed_0001);
 const STATE_MESSAGES = 6000;
@@ -107,8 +107,7 @@ function discoverySeeds(): Array<{ topic: string; payload: string }> {
 const publishable = (topic: string) => isPublishableTopic(topic) && Buffer.byteLength(topic) < 1024 && !topic.includes('\ufffd');
 
 describe(`fuzzed MQTT payloads (seed ${hexSeed(SEED)})`, () => {
-  let broker: TestBroker;
-  let home: TestHome;
+  const home = useHome({ travelMs: 50 });
   let fuzzer: MqttClient;
   /** Every topic the bridge's own client published to. */
   const own: string[] = [];
@@ -118,8 +117,10 @@ describe(`fuzzed MQTT payloads (seed ${hexSeed(SEED)})`, () => {
 
   before(async () => {
     process.on('unhandledRejection', onRejection);
-    broker = await startAedes();
-    home = await startHome(broker, { travelMs: 50 });
+    home.cleanup(async () => {
+      process.off('unhandledRejection', onRejection);
+      await fuzzer?.endAsync(true).catch(() => undefined);
+    });
     const client = home.hearth.bridge.connection.client;
     const publish = client.publish.bind(client) as (...a: unknown[]) => unknown;
     (client as unknown as { publish: (...a: unknown[]) => unknown }).publish = (topic: unknown, ...rest: unknown[]) => {
@@ -127,13 +128,7 @@ describe(`fuzzed MQTT payloads (seed ${hexSeed(SEED)})`, () => {
       return publish(topic, ...rest);
     };
     home.hearth.bridge.cache.on('malformed', (topic, entityId, err) => malformed.push({ topic, entityId, err }));
-    fuzzer = await mqtt.connectAsync(broker.url, { protocolVersion: 4, reconnectPeriod: 0 });
-  });
-  after(async () => {
-    process.off('unhandledRejection', onRejection);
-    await fuzzer?.endAsync(true).catch(() => undefined);
-    await home?.close();
-    await broker?.stop();
+    fuzzer = await mqtt.connectAsync(home.broker.url, { protocolVersion: 4, reconnectPeriod: 0 });
   });
 
   it(`${STATE_MESSAGES} random and mutated payloads on state, availability and camera topics: survives, every skip has a reason`, async (t) => {

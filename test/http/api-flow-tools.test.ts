@@ -6,12 +6,10 @@
 // definitions and answers, a principal that may not provide, another token
 // answering, and names held by a device or another provider are refused.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import mqtt from 'mqtt';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
+import { useHttpHome } from '../helpers/http-home.js';
 
 const ANNOUNCE = {
   name: 'announce',
@@ -37,40 +35,22 @@ interface Provider {
 }
 
 describe('HTTP flow tools API', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let server: HttpServer;
-  let providerToken: string;
-  let otherOwnerToken: string;
-  let callerToken: string;
-  let guestToken: string;
+  const home = useHttpHome({
+    tokens: {
+      provider: { name: 'node-red', principal: 'http:node-red', roles: ['owner'] },
+      otherOwner: { name: 'other-red', principal: 'http:other-red', roles: ['owner'] },
+      caller: { name: 'caller', principal: 'http:caller', roles: ['owner'] },
+      guest: { name: 'guest', principal: 'http:guest' },
+    },
+  });
   const open: Provider[] = [];
-
-  async function api(method: string, path: string, token: string | null, body?: unknown) {
-    const headers: Record<string, string> = {};
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${server.url}${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, json, text };
-  }
+  const api = (method: string, path: string, token: string | null, body?: unknown) => home.api(method, path, { token, body, timeoutMs: 30_000 });
 
   async function provide(token: string | null, body: unknown): Promise<Provider> {
     const abort = new AbortController();
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
     if (token) headers.authorization = `Bearer ${token}`;
-    const res = await fetch(`${server.url}/api/flow-tools/providers`, { method: 'POST', headers, body: JSON.stringify(body), signal: abort.signal });
+    const res = await fetch(`${home.server.url}/api/flow-tools/providers`, { method: 'POST', headers, body: JSON.stringify(body), signal: abort.signal });
     const events: ProviderEvent[] = [];
     const waiters: Array<() => void> = [];
     if (res.status !== 200) {
@@ -123,15 +103,11 @@ describe('HTTP flow tools API', () => {
 
   const toolNames = async (token: string) => ((await api('GET', '/api/tools', token)).json as Array<{ name: string }>).map((t) => t.name);
 
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
-    providerToken = home.hearth.tokens.create('node-red', 'http:node-red').secret;
-    otherOwnerToken = home.hearth.tokens.create('other-red', 'http:other-red').secret;
-    callerToken = home.hearth.tokens.create('caller', 'http:caller').secret;
-    guestToken = home.hearth.tokens.create('guest', 'http:guest').secret;
-    for (const p of ['http:node-red', 'http:other-red', 'http:caller']) home.hearth.policy.setRoles(p, ['owner']);
+  before(() => {
+    // Registered after the server's, so the streams are dropped before the server closes.
+    home.cleanup(() => {
+      for (const p of open) p.drop();
+    });
     home.hearth.policy.add({
       subject: 'role:owner',
       targetType: 'tool',
@@ -141,39 +117,36 @@ describe('HTTP flow tools API', () => {
       note: 'test: owners may announce',
     });
   });
-  after(async () => {
-    for (const p of open) p.drop();
-    await server?.close();
-    await home?.close();
-    await broker?.stop();
-  });
 
   it('registers a tool another principal calls through policy and audit; the provider answers by call id', async () => {
-    const provider = await provide(providerToken, { source: 'flow:t1', tools: [ANNOUNCE] });
+    const provider = await provide(home.secret('provider'), { source: 'flow:t1', tools: [ANNOUNCE] });
     assert.equal(provider.status, 200, JSON.stringify(provider.json));
     const ready = await provider.next('ready');
     assert.deepEqual(ready.tools, ['announce']);
-    const listed = (await api('GET', '/api/tools', callerToken)).json.find((t: { name: string }) => t.name === 'announce');
+    const listed = (await api('GET', '/api/tools', home.secret('caller'))).json.find((t: { name: string }) => t.name === 'announce');
     assert.equal(listed.description, ANNOUNCE.description);
     assert.deepEqual(listed.parameters.required, ['text']);
-    const mine = await api('GET', '/api/flow-tools', providerToken);
+    const mine = await api('GET', '/api/flow-tools', home.secret('provider'));
     assert.deepEqual(
       mine.json.map((p: { tools: string[] }) => p.tools),
       [['announce']],
     );
 
-    const calling = api('POST', '/api/tools/announce/call', callerToken, { args: { text: 'dinner is ready' } });
+    const calling = api('POST', '/api/tools/announce/call', home.secret('caller'), { args: { text: 'dinner is ready' } });
     const call = await provider.next('call');
     assert.equal(call.tool, 'announce');
     assert.deepEqual(call.args, { text: 'dinner is ready' });
     assert.equal(call.principal, 'http:caller');
     assert.equal(call.timeoutMs, 20_000);
     // Another token, even an owner's, cannot answer it; nor can the caller.
-    for (const token of [otherOwnerToken, callerToken]) {
+    for (const token of [home.secret('otherOwner'), home.secret('caller')]) {
       const stranger = await api('POST', `/api/flow-tools/calls/${call.id}/result`, token, { text: 'hijacked' });
       assert.equal(stranger.status, 404, stranger.text);
     }
-    const answered = await api('POST', `/api/flow-tools/calls/${call.id}/result`, providerToken, { text: 'spoken on 2 speakers', details: { speakers: 2 } });
+    const answered = await api('POST', `/api/flow-tools/calls/${call.id}/result`, home.secret('provider'), {
+      text: 'spoken on 2 speakers',
+      details: { speakers: 2 },
+    });
     assert.equal(answered.status, 200, answered.text);
     assert.equal(answered.json.tool, 'announce');
     const result = await calling;
@@ -186,25 +159,25 @@ describe('HTTP flow tools API', () => {
     assert.equal(row.principal, 'http:caller');
     assert.match(row.reason, /tool of flow:t1 of http:node-red/);
     // Answered once: a second answer finds nothing.
-    assert.equal((await api('POST', `/api/flow-tools/calls/${call.id}/result`, providerToken, { text: 'again' })).status, 404);
+    assert.equal((await api('POST', `/api/flow-tools/calls/${call.id}/result`, home.secret('provider'), { text: 'again' })).status, 404);
     provider.drop();
-    await waitFor('the tool is gone', async () => !(await toolNames(callerToken)).includes('announce'));
+    await waitFor('the tool is gone', async () => !(await toolNames(home.secret('caller'))).includes('announce'));
   });
 
   it('a withdrawn call is pushed as a cancel: timeout (unconfirmed row) and an interrupted call', async () => {
-    const provider = await provide(providerToken, { source: 'flow:t2', tools: [{ ...ANNOUNCE, timeoutMs: 300 }] });
+    const provider = await provide(home.secret('provider'), { source: 'flow:t2', tools: [{ ...ANNOUNCE, timeoutMs: 300 }] });
     await provider.next('ready');
-    const r = await api('POST', '/api/tools/announce/call', callerToken, { args: { text: 'late' } });
+    const r = await api('POST', '/api/tools/announce/call', home.secret('caller'), { args: { text: 'late' } });
     const call = await provider.next('call');
     const cancel = await provider.next('cancel', (d) => d.id === call.id);
     assert.equal(cancel.reason, 'timeout');
     assert.match(r.json.text, /^unconfirmed: announce did not answer within 300 ms/);
     assert.equal(home.hearth.audit.get(r.json.details.auditId)!.outcome, 'unconfirmed');
-    assert.equal((await api('POST', `/api/flow-tools/calls/${call.id}/result`, providerToken, { text: 'too late' })).status, 404);
+    assert.equal((await api('POST', `/api/flow-tools/calls/${call.id}/result`, home.secret('provider'), { text: 'too late' })).status, 404);
     provider.drop();
     await waitFor('the tool is gone', () => !home.hearth.tools.get('announce'));
 
-    const again = await provide(providerToken, { source: 'flow:t2', tools: [ANNOUNCE] });
+    const again = await provide(home.secret('provider'), { source: 'flow:t2', tools: [ANNOUNCE] });
     await again.next('ready');
     const stop = new AbortController();
     const calling = home.hearth.tools.call('announce', { text: 'stop me' }, { id: 'chat:tester', roles: ['owner'] }, { signal: stop.signal });
@@ -221,9 +194,9 @@ describe('HTTP flow tools API', () => {
   });
 
   it('a dropped stream removes the tools at once and fails the waiting call, audited as failed', async () => {
-    const provider = await provide(providerToken, { source: 'flow:t3', tools: [ANNOUNCE] });
+    const provider = await provide(home.secret('provider'), { source: 'flow:t3', tools: [ANNOUNCE] });
     await provider.next('ready');
-    const calling = api('POST', '/api/tools/announce/call', callerToken, { args: { text: 'never answered' } });
+    const calling = api('POST', '/api/tools/announce/call', home.secret('caller'), { args: { text: 'never answered' } });
     await provider.next('call');
     provider.drop();
     const r = await calling;
@@ -232,8 +205,8 @@ describe('HTTP flow tools API', () => {
     const row = home.hearth.audit.get(r.json.details.auditId)!;
     assert.equal(row.outcome, 'failed');
     assert.match(String(row.error), /disconnected/);
-    assert.ok(!(await toolNames(callerToken)).includes('announce'));
-    const gone = await api('POST', '/api/tools/announce/call', callerToken, { args: { text: 'anyone?' } });
+    assert.ok(!(await toolNames(home.secret('caller'))).includes('announce'));
+    const gone = await api('POST', '/api/tools/announce/call', home.secret('caller'), { args: { text: 'anyone?' } });
     assert.equal(gone.status, 404, gone.text);
   });
 
@@ -246,15 +219,15 @@ describe('HTTP flow tools API', () => {
       effect: 'deny',
       note: 'test: no notes for the caller',
     });
-    const provider = await provide(providerToken, {
+    const provider = await provide(home.secret('provider'), {
       source: 'flow:t4',
       tools: [{ name: 'house_note', description: 'Read the note on the fridge.', parameters: { type: 'object', properties: {} }, capability: 'read' }],
     });
     await provider.next('ready');
-    const r = await api('POST', '/api/tools/house_note/call', callerToken, { args: {} });
+    const r = await api('POST', '/api/tools/house_note/call', home.secret('caller'), { args: {} });
     // A principal the policy never lets use it is not shown it, and is refused before the pipeline.
     assert.equal(r.status, 403, r.text);
-    assert.ok(!(await toolNames(callerToken)).includes('house_note'));
+    assert.ok(!(await toolNames(home.secret('caller'))).includes('house_note'));
     const direct = await home.hearth.tools.call('house_note', {}, { id: 'http:caller', roles: ['owner'] });
     assert.equal(direct.isError, true);
     assert.match(direct.text!, /not allowed/);
@@ -264,47 +237,47 @@ describe('HTTP flow tools API', () => {
   });
 
   it('refuses a principal that may not provide, and no token; nothing is registered', async () => {
-    const guest = await provide(guestToken, { source: 'flow:g', tools: [{ ...ANNOUNCE, name: 'guest_tool' }] });
+    const guest = await provide(home.secret('guest'), { source: 'flow:g', tools: [{ ...ANNOUNCE, name: 'guest_tool' }] });
     assert.equal(guest.status, 403);
     assert.match(guest.json.error.message, /http:guest may not provide tools: only a principal with the owner role/);
     const anonymous = await provide(null, { source: 'flow:g', tools: [{ ...ANNOUNCE, name: 'guest_tool' }] });
     assert.equal(anonymous.status, 401);
     assert.equal(home.hearth.tools.get('guest_tool'), undefined);
-    assert.ok(!(await toolNames(callerToken)).includes('guest_tool'));
+    assert.ok(!(await toolNames(home.secret('caller'))).includes('guest_tool'));
   });
 
   it('refuses a name a device tool or another provider holds (409 naming the holder); the same flow reconnecting takes its own back', async () => {
-    const device = await provide(providerToken, { source: 'flow:d', tools: [{ ...ANNOUNCE, name: 'living_room_lamp' }] });
+    const device = await provide(home.secret('provider'), { source: 'flow:d', tools: [{ ...ANNOUNCE, name: 'living_room_lamp' }] });
     assert.equal(device.status, 409);
     assert.match(device.json.error.message, /a device tool is already named living_room_lamp/);
     assert.equal(home.hearth.tools.get('living_room_lamp')!.meta.entityIds[0], 'living_room_lamp.lamp');
 
-    const first = await provide(providerToken, { source: 'flow:t5', tools: [ANNOUNCE] });
+    const first = await provide(home.secret('provider'), { source: 'flow:t5', tools: [ANNOUNCE] });
     await first.next('ready');
-    const taken = await provide(otherOwnerToken, { source: 'flow:t5', tools: [ANNOUNCE] });
+    const taken = await provide(home.secret('otherOwner'), { source: 'flow:t5', tools: [ANNOUNCE] });
     assert.equal(taken.status, 409);
     assert.equal(taken.json.error.field, 'tools[0].name');
     assert.match(taken.json.error.message, /announce is already provided by flow:t5 of http:node-red/);
-    const sameTokenOtherNode = await provide(providerToken, { source: 'flow:t6', tools: [ANNOUNCE] });
+    const sameTokenOtherNode = await provide(home.secret('provider'), { source: 'flow:t6', tools: [ANNOUNCE] });
     assert.equal(sameTokenOtherNode.status, 409);
     // The same node of the same token (a reconnect before the old stream was seen gone) replaces it; the old stream ends.
-    const again = await provide(providerToken, { source: 'flow:t5', tools: [ANNOUNCE] });
+    const again = await provide(home.secret('provider'), { source: 'flow:t5', tools: [ANNOUNCE] });
     await again.next('ready');
     await first.ended;
     assert.ok(home.hearth.tools.get('announce'));
-    const calling = api('POST', '/api/tools/announce/call', callerToken, { args: { text: 'who answers?' } });
+    const calling = api('POST', '/api/tools/announce/call', home.secret('caller'), { args: { text: 'who answers?' } });
     const call = await again.next('call');
-    await api('POST', `/api/flow-tools/calls/${call.id}/result`, providerToken, { text: 'the new stream' });
+    await api('POST', `/api/flow-tools/calls/${call.id}/result`, home.secret('provider'), { text: 'the new stream' });
     assert.equal((await calling).json.text, 'the new stream');
     again.drop();
   });
 
   it("a device announced later under a flow tool's name is named around it; a name an absent entity keeps is refused", async () => {
-    const provider = await provide(providerToken, { source: 'flow:t9', tools: [{ ...ANNOUNCE, name: 'chime' }] });
+    const provider = await provide(home.secret('provider'), { source: 'flow:t9', tools: [{ ...ANNOUNCE, name: 'chime' }] });
     assert.equal(provider.status, 200, JSON.stringify(provider.json));
     await provider.next('ready');
     const topic = 'homeassistant/switch/fake_chime/config';
-    const pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    const pub = await mqtt.connectAsync(home.broker.url, { protocolVersion: 4 });
     try {
       await pub.publishAsync(topic, JSON.stringify({ name: 'Chime', unique_id: 'fake_chime', command_topic: 'fake/chime/set' }), {
         qos: 1,
@@ -315,16 +288,16 @@ describe('HTTP flow tools API', () => {
       );
       assert.match(deviceTool.name, /^chime_[0-9a-f]+$/, 'the newcomer is suffixed');
       // chime still reaches the flow, not the device's command topic.
-      const calling = api('POST', '/api/tools/chime/call', callerToken, { args: { text: 'still mine' } });
+      const calling = api('POST', '/api/tools/chime/call', home.secret('caller'), { args: { text: 'still mine' } });
       const call = await provider.next('call');
-      await api('POST', `/api/flow-tools/calls/${call.id}/result`, providerToken, { text: 'spoken' });
+      await api('POST', `/api/flow-tools/calls/${call.id}/result`, home.secret('provider'), { text: 'spoken' });
       assert.equal((await calling).json.text, 'spoken');
       assert.ok(!home.seen.some((m) => m.topic === 'fake/chime/set'), 'nothing was sent to the device');
 
       // The device goes away; its name stays its own: a flow may not take it meanwhile.
       await pub.publishAsync(topic, '', { qos: 1, retain: true });
       await waitFor('the switch is gone', () => !home.hearth.tools.get(deviceTool.name));
-      const grab = await provide(providerToken, { source: 'flow:t10', tools: [{ ...ANNOUNCE, name: deviceTool.name }] });
+      const grab = await provide(home.secret('provider'), { source: 'flow:t10', tools: [{ ...ANNOUNCE, name: deviceTool.name }] });
       assert.equal(grab.status, 409, JSON.stringify(grab.json));
       assert.match(grab.json.error.message, new RegExp(`a device tool is already named ${deviceTool.name}`));
     } finally {
@@ -341,11 +314,11 @@ describe('HTTP flow tools API', () => {
     assert.equal(provider.status, 200, JSON.stringify(provider.json));
     await provider.next('ready');
     home.hearth.policy.setRoles('http:lapsed-red', ['guest']);
-    const r = await api('POST', '/api/tools/doorbell/call', callerToken, { args: { text: 'who is there?' } });
+    const r = await api('POST', '/api/tools/doorbell/call', home.secret('caller'), { args: { text: 'who is there?' } });
     assert.match(r.json.text, /http:lapsed-red, which provides tool doorbell, may no longer provide tools; nothing was run/);
     assert.ok(!provider.events.some((e) => e.event === 'call'), 'the flow never got the call');
     await provider.ended;
-    assert.ok(!(await toolNames(callerToken)).includes('doorbell'));
+    assert.ok(!(await toolNames(home.secret('caller'))).includes('doorbell'));
     const row = home.hearth.audit.get(r.json.details.auditId)!;
     assert.equal(row.outcome, 'failed');
   });
@@ -375,17 +348,17 @@ describe('HTTP flow tools API', () => {
     for (let i = 0; i < 20; i++) deep = { type: 'object', properties: { a: deep } };
     cases.push([{ source: 'flow:x', tools: [{ ...ANNOUNCE, parameters: deep }] }, 'tools[0].parameters', /nested more than 16 levels/]);
     for (const [body, field, message] of cases) {
-      const r = await provide(providerToken, body);
+      const r = await provide(home.secret('provider'), body);
       assert.equal(r.status, 400, `${field}: ${JSON.stringify(r.json)}`);
       assert.equal(r.json.error.field, field, JSON.stringify(r.json));
       assert.match(r.json.error.message, message);
     }
-    assert.match((await provide(providerToken, cases[4][0])).json.error.message, /^tools\[0\] \(bad name\)\.name: /);
-    assert.deepEqual((await api('GET', '/api/flow-tools', providerToken)).json, [], 'nothing was registered');
+    assert.match((await provide(home.secret('provider'), cases[4][0])).json.error.message, /^tools\[0\] \(bad name\)\.name: /);
+    assert.deepEqual((await api('GET', '/api/flow-tools', home.secret('provider'))).json, [], 'nothing was registered');
 
-    const provider = await provide(providerToken, { source: 'flow:t7', tools: [ANNOUNCE] });
+    const provider = await provide(home.secret('provider'), { source: 'flow:t7', tools: [ANNOUNCE] });
     await provider.next('ready');
-    const calling = api('POST', '/api/tools/announce/call', callerToken, { args: { text: 'bad answers' } });
+    const calling = api('POST', '/api/tools/announce/call', home.secret('caller'), { args: { text: 'bad answers' } });
     const call = await provider.next('call');
     let nested: Record<string, unknown> = {};
     for (let i = 0; i < 40; i++) nested = { a: nested };
@@ -398,12 +371,12 @@ describe('HTTP flow tools API', () => {
       [{ text: 'ok', result: 1 }, 'result'],
     ];
     for (const [body, field] of answers) {
-      const r = await api('POST', `/api/flow-tools/calls/${call.id}/result`, providerToken, body);
+      const r = await api('POST', `/api/flow-tools/calls/${call.id}/result`, home.secret('provider'), body);
       assert.equal(r.status, 400, r.text);
       assert.equal(r.json.error.field, field, r.text);
     }
     // Still waiting after the bad answers: a good one settles it.
-    await api('POST', `/api/flow-tools/calls/${call.id}/result`, providerToken, { text: 'failed: no speaker', isError: true });
+    await api('POST', `/api/flow-tools/calls/${call.id}/result`, home.secret('provider'), { text: 'failed: no speaker', isError: true });
     const r = await calling;
     assert.equal(r.json.isError, true);
     assert.equal(home.hearth.audit.get(r.json.details.auditId)!.outcome, 'failed');

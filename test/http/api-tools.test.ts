@@ -2,67 +2,33 @@
 // real HTTP server: the token's principal calls through policy and audit; bad
 // bodies, unknown tools, no token and a caller who may not are refused.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
+import { describe, it } from 'node:test';
 import { waitFor } from '../helpers/wait.js';
+import { useHttpHome } from '../helpers/http-home.js';
 
 describe('HTTP tools API', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let server: HttpServer;
-  let ownerToken: string;
-  let guestToken: string;
-
-  async function api(method: string, path: string, token: string | null, body?: unknown, raw?: string) {
-    const headers: Record<string, string> = {};
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined || raw !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${server.url}${path}`, {
-      method,
-      headers,
-      body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
-      signal: AbortSignal.timeout(15_000),
-    });
-    const text = await res.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, json, text };
-  }
-
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
-    ownerToken = home.hearth.tokens.create('nr-owner', 'nodered:owner').secret;
-    home.hearth.policy.setRoles('nodered:owner', ['owner']);
-    guestToken = home.hearth.tokens.create('nr-guest', 'nodered:guest').secret;
+  const home = useHttpHome({
+    tokens: {
+      owner: { name: 'nr-owner', principal: 'nodered:owner', roles: ['owner'] },
+      guest: { name: 'nr-guest', principal: 'nodered:guest' },
+    },
   });
-  after(async () => {
-    await server?.close();
-    await home?.close();
-    await broker?.stop();
-  });
+  const api = (method: string, path: string, token: string | null, body?: unknown, raw?: string) => home.api(method, path, { token, body, raw });
 
   it('lists the tools the caller could use, with their argument schema', async () => {
-    const r = await api('GET', '/api/tools', ownerToken);
+    const r = await api('GET', '/api/tools', home.secret('owner'));
     assert.equal(r.status, 200, r.text);
     const lamp = r.json.find((t: { name: string }) => t.name === 'living_room_lamp');
     assert.ok(lamp, r.text);
     assert.equal(lamp.parameters.type, 'object');
     assert.deepEqual(lamp.entities, ['living_room_lamp.lamp']);
-    const guest = await api('GET', '/api/tools', guestToken);
+    const guest = await api('GET', '/api/tools', home.secret('guest'));
     assert.equal(guest.status, 200);
     assert.ok(!guest.json.some((t: { name: string }) => t.name === 'front_door_lock'), 'a guest is not shown the lock');
   });
 
   it('calls a tool as the token principal: the lamp switches and the audit row names the principal', async () => {
-    const r = await api('POST', '/api/tools/living_room_lamp/call', ownerToken, { args: { action: 'turn_on' } });
+    const r = await api('POST', '/api/tools/living_room_lamp/call', home.secret('owner'), { args: { action: 'turn_on' } });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.isError, false);
     assert.match(r.json.text, /^confirmed: /);
@@ -73,19 +39,19 @@ describe('HTTP tools API', () => {
   });
 
   it('refuses bad input naming the field, an unknown tool, no token, and a caller who may not', async () => {
-    let r = await api('POST', '/api/tools/living_room_lamp/call', ownerToken, { args: ['turn_on'] });
+    let r = await api('POST', '/api/tools/living_room_lamp/call', home.secret('owner'), { args: ['turn_on'] });
     assert.equal(r.status, 400, r.text);
     assert.equal(r.json.error.field, 'args');
-    r = await api('POST', '/api/tools/living_room_lamp/call', ownerToken, { args: {}, extra: 1 });
+    r = await api('POST', '/api/tools/living_room_lamp/call', home.secret('owner'), { args: {}, extra: 1 });
     assert.equal(r.status, 400, r.text);
-    r = await api('POST', '/api/tools/living_room_lamp/call', ownerToken, undefined, '{not json');
+    r = await api('POST', '/api/tools/living_room_lamp/call', home.secret('owner'), undefined, '{not json');
     assert.equal(r.status, 400, r.text);
-    r = await api('POST', '/api/tools/no_such_tool/call', ownerToken, { args: {} });
+    r = await api('POST', '/api/tools/no_such_tool/call', home.secret('owner'), { args: {} });
     assert.equal(r.status, 404, r.text);
     assert.match(r.json.error.message, /no tool "no_such_tool"/);
     r = await api('POST', '/api/tools/living_room_lamp/call', null, { args: { action: 'turn_off' } });
     assert.equal(r.status, 401, r.text);
-    r = await api('POST', '/api/tools/front_door_lock/call', guestToken, { args: { action: 'unlock' } });
+    r = await api('POST', '/api/tools/front_door_lock/call', home.secret('guest'), { args: { action: 'unlock' } });
     assert.equal(r.status, 403, r.text);
     assert.match(r.json.error.message, /nodered:guest may not use front_door_lock/);
     assert.equal(home.hearth.bridge.cache.get('front_door.lock')?.value, 'locked');

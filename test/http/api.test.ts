@@ -1,149 +1,41 @@
 // The HTTP API in-process on a real demo home (aedes, simulator, SQLite) with
 // the offline intent model, driven by a real HTTP client (fetch).
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ConfigError } from '../../src/config/load.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
-
-interface SseEvent {
-  event: string;
-  data: any;
-}
-
-/** Read server-sent events from a fetch response, one at a time, with a deadline per event. */
-function sseReader(res: Response) {
-  assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const seen: SseEvent[] = [];
-  const parse = (block: string): SseEvent | undefined => {
-    let event = 'message';
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith(':')) continue;
-      if (line.startsWith('event: ')) event = line.slice(7);
-      else if (line.startsWith('data: ')) data.push(line.slice(6));
-    }
-    return data.length ? { event, data: JSON.parse(data.join('\n')) } : undefined;
-  };
-  return {
-    seen,
-    /** The next event, or null at the end of the stream. */
-    async next(timeoutMs = 5000): Promise<SseEvent | null> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const end = buffer.indexOf('\n\n');
-        if (end >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const ev = parse(block);
-          if (ev) {
-            seen.push(ev);
-            return ev;
-          }
-          continue;
-        }
-        const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`no event within ${timeoutMs} ms; seen: ${seen.map((e) => e.event).join(', ')}`);
-        let timer: NodeJS.Timeout | undefined;
-        const chunk = await Promise.race([
-          reader.read(),
-          new Promise<never>(
-            (_, reject) => (timer = setTimeout(() => reject(new Error(`no event within ${timeoutMs} ms; seen: ${seen.map((e) => e.event).join(', ')}`)), left)),
-          ),
-        ]).finally(() => clearTimeout(timer));
-        if (chunk.done) return null;
-        buffer += decoder.decode(chunk.value, { stream: true });
-      }
-    },
-    /** Events until one named `name` (included). */
-    async until(name: string, timeoutMs = 5000): Promise<SseEvent> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const ev = await this.next(Math.max(1, deadline - Date.now()));
-        if (!ev) throw new Error(`stream ended before ${name}; seen: ${seen.map((e) => e.event).join(', ')}`);
-        if (ev.event === name) return ev;
-      }
-    },
-    /** Every event to the end of the stream. */
-    async rest(timeoutMs = 10_000): Promise<SseEvent[]> {
-      const deadline = Date.now() + timeoutMs;
-      const out: SseEvent[] = [];
-      for (;;) {
-        const ev = await this.next(Math.max(1, deadline - Date.now()));
-        if (!ev) return out;
-        out.push(ev);
-      }
-    },
-    cancel: () => reader.cancel().catch(() => undefined),
-  };
-}
+import { startHttpServer } from '../../src/http/server.js';
+import { OWNER } from '../helpers/home.js';
+import { useHttpHome, OWNER_AND_GUEST } from '../helpers/http-home.js';
+import { useHome } from '../helpers/use-home.js';
+import { type SseEvent, sseReader } from '../helpers/http-client.js';
 
 describe('HTTP API', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let server: HttpServer;
-  let base: string;
-  let ownerToken: string;
-  let guestToken: string;
+  const home = useHttpHome({ tokens: OWNER_AND_GUEST });
+  const api = (method: string, path: string, options: { token?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) =>
+    home.api(method, path, {
+      token: options.token === undefined ? home.secret('owner') : options.token,
+      body: options.body,
+      raw: options.rawBody,
+      headers: options.headers,
+      timeoutMs: 10_000,
+    });
 
-  async function api(
-    method: string,
-    path: string,
-    options: { token?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
-  ) {
-    const headers: Record<string, string> = { ...options.headers };
-    const token = options.token === undefined ? ownerToken : options.token;
-    if (token) headers.authorization = `Bearer ${token}`;
-    let body: string | undefined = options.rawBody;
-    if (options.body !== undefined) body = JSON.stringify(options.body);
-    if (body !== undefined) headers['content-type'] ??= 'application/json';
-    const res = await fetch(`${base}${path}`, { method, headers, body, signal: AbortSignal.timeout(10_000) });
-    const text = await res.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, json, text, headers: res.headers };
-  }
-
-  async function openSession(body: Record<string, unknown> = {}, token = ownerToken): Promise<string> {
+  async function openSession(body: Record<string, unknown> = {}, token = home.secret('owner')): Promise<string> {
     const r = await api('POST', '/api/sessions', { body, token });
     assert.equal(r.status, 201, r.text);
     return r.json.id as string;
   }
 
   function promptStream(id: string, text: string, options: { token?: string; signal?: AbortSignal } = {}) {
-    return fetch(`${base}/api/sessions/${id}/prompt`, {
+    return fetch(`${home.server.url}/api/sessions/${id}/prompt`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${options.token ?? ownerToken}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      headers: { authorization: `Bearer ${options.token ?? home.secret('owner')}`, 'content-type': 'application/json', accept: 'text/event-stream' },
       body: JSON.stringify({ text }),
       signal: options.signal ?? AbortSignal.timeout(15_000),
     });
   }
 
   const lamp = () => home.hearth.bridge.cache.get('living_room_lamp.lamp')?.value;
-
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
-    base = server.url;
-    ownerToken = home.hearth.tokens.create('owner-phone', 'http:owner').secret;
-    home.hearth.policy.setRoles('http:owner', ['owner']);
-    guestToken = home.hearth.tokens.create('guest-tablet', 'http:guest').secret;
-    home.hearth.policy.setRoles('http:guest', ['guest']);
-  });
-  after(async () => {
-    await server?.close();
-    await home?.close();
-    await broker?.stop();
-  });
 
   it('answers /api/health without a token (only that it is up), with the details for a token', async () => {
     const r = await api('GET', '/api/health', { token: null });
@@ -183,7 +75,7 @@ describe('HTTP API', () => {
     assert.equal(foreignPost.status, 403);
     const crossSite = await api('GET', '/api/devices', { headers: { 'sec-fetch-site': 'cross-site' } });
     assert.equal(crossSite.status, 403);
-    const same = await api('GET', '/api/devices', { headers: { origin: base } });
+    const same = await api('GET', '/api/devices', { headers: { origin: home.server.url } });
     assert.equal(same.status, 200);
   });
 
@@ -234,7 +126,7 @@ describe('HTTP API', () => {
 
     const mine = await api('GET', '/api/sessions');
     assert.ok(mine.json.some((s: { id: string; permissions: string }) => s.id === id && s.permissions === 'host'));
-    const theirs = await api('GET', '/api/sessions', { token: guestToken });
+    const theirs = await api('GET', '/api/sessions', { token: home.secret('guest') });
     assert.ok(!theirs.json.some((s: { id: string }) => s.id === id));
   });
 
@@ -264,12 +156,12 @@ describe('HTTP API', () => {
 
   it('keeps sessions to their principal (403), and 404s an unknown one', async () => {
     const id = await openSession();
-    const other = await api('POST', `/api/sessions/${id}/prompt?stream=false`, { token: guestToken, body: { text: 'turn on the living room lamp' } });
+    const other = await api('POST', `/api/sessions/${id}/prompt?stream=false`, { token: home.secret('guest'), body: { text: 'turn on the living room lamp' } });
     assert.equal(other.status, 403);
     assert.equal(other.json.error.code, 'forbidden');
-    assert.equal((await api('GET', `/api/sessions/${id}`, { token: guestToken })).status, 403);
-    assert.equal((await api('POST', `/api/sessions/${id}/interrupt`, { token: guestToken })).status, 403);
-    const resume = await api('POST', '/api/sessions', { token: guestToken, body: { id } });
+    assert.equal((await api('GET', `/api/sessions/${id}`, { token: home.secret('guest') })).status, 403);
+    assert.equal((await api('POST', `/api/sessions/${id}/interrupt`, { token: home.secret('guest') })).status, 403);
+    const resume = await api('POST', '/api/sessions', { token: home.secret('guest'), body: { id } });
     assert.equal(resume.status, 403);
     const unknown = await api('POST', '/api/sessions/no-such-session/prompt', { body: { text: 'hello' } });
     assert.equal(unknown.status, 404);
@@ -347,11 +239,11 @@ describe('HTTP API', () => {
     assert.equal(approval.status, 'pending');
     assert.equal(approval.args.action, 'open');
 
-    const byGuest = await api('POST', `/api/approvals/${approval.id}`, { token: guestToken, body: { decision: 'grant' } });
+    const byGuest = await api('POST', `/api/approvals/${approval.id}`, { token: home.secret('guest'), body: { decision: 'grant' } });
     assert.equal(byGuest.status, 403);
     assert.match(byGuest.json.error.message, /only an owner/);
     // A guest sees only its own approvals.
-    const guestList = await api('GET', '/api/approvals?status=pending', { token: guestToken });
+    const guestList = await api('GET', '/api/approvals?status=pending', { token: home.secret('guest') });
     assert.deepEqual(guestList.json, []);
 
     const badDecision = await api('POST', `/api/approvals/${approval.id}`, { body: { decision: 'yes' } });
@@ -364,7 +256,8 @@ describe('HTTP API', () => {
     const granted = await api('POST', `/api/approvals/${approval.id}`, { body: { decision: 'grant' } });
     assert.equal(granted.status, 200, granted.text);
     assert.equal(granted.json.status, 'granted');
-    assert.equal(granted.json.decidedBy, 'http:http:owner');
+    assert.equal(granted.json.decidedBy, 'http:owner');
+    assert.equal(granted.json.decidedByName, 'owner (token)');
     const twice = await api('POST', `/api/approvals/${approval.id}`, { body: { decision: 'grant' } });
     assert.equal(twice.status, 409);
     assert.equal(twice.json.error.code, 'not_pending');
@@ -413,7 +306,10 @@ describe('HTTP API', () => {
   });
 
   it('/api/events delivers a state change within a second, and the audit row', async () => {
-    const res = await fetch(`${base}/api/events`, { headers: { authorization: `Bearer ${ownerToken}` }, signal: AbortSignal.timeout(10_000) });
+    const res = await fetch(`${home.server.url}/api/events`, {
+      headers: { authorization: `Bearer ${home.secret('owner')}` },
+      signal: AbortSignal.timeout(10_000),
+    });
     assert.equal(res.status, 200);
     const stream = sseReader(res);
     await stream.until('ready');
@@ -441,7 +337,9 @@ describe('HTTP API', () => {
     await stream.cancel();
 
     // A guest sees states but not the owner's audit rows.
-    const guest = sseReader(await fetch(`${base}/api/events`, { headers: { authorization: `Bearer ${guestToken}` }, signal: AbortSignal.timeout(10_000) }));
+    const guest = sseReader(
+      await fetch(`${home.server.url}/api/events`, { headers: { authorization: `Bearer ${home.secret('guest')}` }, signal: AbortSignal.timeout(10_000) }),
+    );
     await guest.until('ready');
     await home.hearth.tools.call('living_room_lamp', { action: want === 'on' ? 'turn_off' : 'turn_on' }, OWNER);
     await guest.until('state', 2000);
@@ -452,17 +350,7 @@ describe('HTTP API', () => {
 });
 
 describe('HTTP API settings', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-  });
-  after(async () => {
-    await home?.close();
-    await broker?.stop();
-  });
+  const home = useHome();
 
   it('refuses http.auth false on a non-loopback host, with a config error', async () => {
     await assert.rejects(startHttpServer({ hearth: home.hearth, host: '0.0.0.0', port: 0, auth: false }), (err: unknown) => {

@@ -5,48 +5,32 @@
 // yes unlocks, a non-approver's does not, a client without elicitation gets
 // the held result), and completions for the resource templates' {id}.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Ajv } from 'ajv';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { mcpHttpListener, type McpHttpListener } from '../../src/mcp/http.js';
 import { createExternalTool } from '../../src/tools/external-tools.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
-
-type Content = CallToolResult['content'][number];
-const textOf = (r: CallToolResult) =>
-  r.content
-    .filter((c): c is Extract<Content, { type: 'text' }> => c.type === 'text')
-    .map((c) => c.text)
-    .join('\n');
+import { textOf, useMcpHome } from './helpers.js';
 
 describe('MCP conventions (titles, structured content, resource links, elicitation, completions)', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let http: Server;
-  let listener: McpHttpListener;
-  let url: URL;
+  const mcp = useMcpHome();
+  const home = mcp.home;
   const secrets: Record<string, string> = {};
-  const clients: Client[] = [];
 
   /** A client; with `answer`, it declares elicitation and answers every question so, recording them. */
   async function connect(who: string, answer?: (req: ElicitRequest) => ElicitResult): Promise<{ client: Client; asked: ElicitRequest['params'][] }> {
     const asked: ElicitRequest['params'][] = [];
-    const client = new Client({ name: `test-${who}`, version: '1.0.0' }, answer ? { capabilities: { elicitation: {} } } : {});
+    const client = mcp.track(new Client({ name: `test-${who}`, version: '1.0.0' }, answer ? { capabilities: { elicitation: {} } } : {}));
     if (answer) {
       client.setRequestHandler(ElicitRequestSchema, (req) => {
         asked.push(req.params);
         return answer(req);
       });
     }
-    const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${secrets[who]}` } } });
+    const transport = new StreamableHTTPClientTransport(mcp.url, { requestInit: { headers: { authorization: `Bearer ${secrets[who]}` } } });
     await client.connect(transport);
-    clients.push(client);
     return { client, asked };
   }
   const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
@@ -54,15 +38,13 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
   const lockState = () => home.hearth.bridge.cache.get('front_door.lock')?.value;
 
   before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
     for (const [name, roles] of [
       ['owner', ['owner']],
       ['family', ['family']],
       ['guest', ['guest']],
     ] as const) {
       secrets[name] = home.hearth.tokens.create(name).secret;
-      home.hearth.policy.setRoles(`mcp:${name}`, [...roles]);
+      home.hearth.policy.setRoles(`http:${name}`, [...roles]);
     }
     // Family may work the front door lock (unlocking still needs an approver), and approve nothing.
     home.hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', priority: 10 });
@@ -71,19 +53,7 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     home.hearth.policy.add({ subject: 'role:family', targetType: 'entity', target: 'kitchen_light.light', action: 'read', effect: 'deny', priority: 10 });
     // Guests may not read the living-room lamp.
     home.hearth.policy.add({ subject: 'role:guest', targetType: 'entity', target: 'living_room_lamp.lamp', action: 'read', effect: 'deny', priority: 10 });
-    listener = mcpHttpListener({ hearth: home.hearth });
-    http = createServer(listener);
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
     await waitFor('the front door lock reports its state', () => lockState() !== undefined, 10_000);
-  });
-  after(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
-    await listener?.handler.close();
-    http?.closeAllConnections();
-    await new Promise((r) => http?.close(r));
-    await home?.close();
-    await broker?.stop();
   });
 
   it('every tool has a title; device read tools declare an output schema, actuators none', async () => {
@@ -244,7 +214,7 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     assert.match(textOf(held), /approvers: role:owner/);
     assert.equal(home.hearth.approvals.get(approvalId)?.status, 'pending');
     assert.equal(lockState(), before);
-    assert.ok(!home.hearth.audit.tail(5).some((r) => r.principal === 'mcp:family' && r.tool === 'front_door_lock' && r.outcome === 'confirmed'));
+    assert.ok(!home.hearth.audit.tail(5).some((r) => r.principal === 'http:family' && r.tool === 'front_door_lock' && r.outcome === 'confirmed'));
     assert.ok(home.hearth.approvals.deny(approvalId, 'cli:test'));
   });
 
@@ -255,11 +225,11 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     assert.ok(!done.isError, textOf(done));
     assert.match(textOf(done), /^confirmed: .*unlocked/i);
     const row = home.hearth.audit.tail(1)[0];
-    assert.deepEqual([row.principal, row.tool, row.outcome], ['mcp:owner', 'front_door_lock', 'confirmed']);
+    assert.deepEqual([row.principal, row.tool, row.outcome], ['http:owner', 'front_door_lock', 'confirmed']);
     const approvalId = /approved: ([0-9a-f]+)/.exec(row.reason)?.[1];
     assert.ok(approvalId, row.reason);
     const approval = home.hearth.approvals.get(approvalId)!;
-    assert.deepEqual([approval.status, approval.decidedBy], ['used', 'mcp:owner']);
+    assert.deepEqual([approval.status, approval.decidedBy], ['used', 'http:owner']);
     assert.match(String(asked[0].message), new RegExp(`approval ${approvalId}`));
     const lock = await call(client, 'front_door_lock', { action: 'lock' });
     assert.match(textOf(lock), /^confirmed/);
@@ -270,11 +240,11 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     const { client } = await connect('owner', () => ({ action: 'accept', content: { approve: false } }));
     const refused = await call(client, 'front_door_lock', { action: 'unlock' });
     assert.equal(refused.isError, true);
-    const m = /^not done: mcp:owner refused approval ([0-9a-f]+) in the client\.$/.exec(textOf(refused));
+    const m = /^not done: http:owner refused approval ([0-9a-f]+) in the client\.$/.exec(textOf(refused));
     assert.ok(m, textOf(refused));
     assert.equal(home.hearth.approvals.get(m[1])?.status, 'denied');
     const row = home.hearth.audit.tail(1)[0];
-    assert.deepEqual([row.principal, row.tool, row.action, row.outcome], ['mcp:owner', 'front_door_lock', 'deny_approval', 'denied']);
+    assert.deepEqual([row.principal, row.tool, row.action, row.outcome], ['http:owner', 'front_door_lock', 'deny_approval', 'denied']);
   });
 
   it("a flow's tool is offered only to principals whose rules could allow it", async () => {

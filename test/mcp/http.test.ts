@@ -2,9 +2,9 @@
 // mounted on a plain node:http server, on the demo home (real broker,
 // simulator, SQLite).
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -17,58 +17,31 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { parseDeviceFile } from '../../src/devices/loader.js';
-import { closeMcpHttp, handleMcpHttp, mcpHttpListener, type McpHttpListener } from '../../src/mcp/http.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
+import { closeMcpHttp, handleMcpHttp } from '../../src/mcp/http.js';
 import { sleep, waitFor } from '../helpers/wait.js';
-
-type Content = CallToolResult['content'][number];
-const textOf = (r: CallToolResult) =>
-  r.content
-    .filter((c): c is Extract<Content, { type: 'text' }> => c.type === 'text')
-    .map((c) => c.text)
-    .join('\n');
+import { textOf, useMcpHome } from './helpers.js';
 
 describe('MCP over Streamable HTTP', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let http: Server;
-  let listener: McpHttpListener;
-  let url: URL;
+  const mcp = useMcpHome({ sensorUpdateMs: 300 });
+  const home = mcp.home;
   let ownerSecret: string;
   let guestSecret: string;
-  const clients: Client[] = [];
 
   async function connect(secret: string | undefined, name = 'test-client'): Promise<Client> {
-    const client = new Client({ name, version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(url, {
+    const client = mcp.track(new Client({ name, version: '1.0.0' }));
+    const transport = new StreamableHTTPClientTransport(mcp.url, {
       requestInit: { headers: secret ? { authorization: `Bearer ${secret}` } : {} },
     });
     await client.connect(transport);
-    clients.push(client);
     return client;
   }
   const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
 
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
+  before(() => {
     ownerSecret = home.hearth.tokens.create('owner-laptop').secret;
-    home.hearth.policy.setRoles('mcp:owner-laptop', ['owner']);
+    home.hearth.policy.setRoles('http:owner-laptop', ['owner']);
     guestSecret = home.hearth.tokens.create('guest-tablet').secret;
-    home.hearth.policy.setRoles('mcp:guest-tablet', ['guest']);
-    listener = mcpHttpListener({ hearth: home.hearth, sensorUpdateMs: 300 });
-    http = createServer(listener);
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
-  });
-  after(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
-    await listener?.handler.close();
-    http?.closeAllConnections();
-    await new Promise((r) => http?.close(r));
-    await home?.close();
-    await broker?.stop();
+    home.hearth.policy.setRoles('http:guest-tablet', ['guest']);
   });
 
   it("lists the principal's tools with annotations", async () => {
@@ -108,7 +81,7 @@ describe('MCP over Streamable HTTP', () => {
     assert.ok(typeof on._meta?.['hearth/auditId'] === 'number');
     assert.equal(JSON.stringify(on).includes('hearth-demo/'), false, 'no topics (details) reach the client');
     const row = home.hearth.audit.tail(1)[0];
-    assert.equal(row.principal, 'mcp:owner-laptop');
+    assert.equal(row.principal, 'http:owner-laptop');
     assert.match(row.requestId, /^mcp:[0-9a-f-]{36}$/);
     assert.match(row.session ?? '', /^mcp:[0-9a-f-]{12}$/);
     assert.equal(row.outcome, 'confirmed');
@@ -141,7 +114,7 @@ describe('MCP over Streamable HTTP', () => {
     assert.equal(denied.isError, true);
     assert.match(textOf(denied), /^not allowed: .*actuators are denied unless a rule allows them/);
     assert.equal(home.hearth.audit.tail(1)[0].outcome, 'denied');
-    assert.equal(home.hearth.audit.tail(1)[0].principal, 'mcp:guest-tablet');
+    assert.equal(home.hearth.audit.tail(1)[0].principal, 'http:guest-tablet');
   });
 
   it('holds a confirm rule for approval; the retried call goes through once granted', async () => {
@@ -229,13 +202,13 @@ describe('MCP over Streamable HTTP', () => {
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
     });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const none = await fetch(url, { method: 'POST', headers, body: init });
+    const none = await fetch(mcp.url, { method: 'POST', headers, body: init });
     assert.equal(none.status, 401);
     assert.match(none.headers.get('www-authenticate') ?? '', /^Bearer/);
     assert.match(((await none.json()) as { error: { message: string } }).error.message, /needs a token: create one with `hearth token create/);
-    const bad = await fetch(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer hearth_not-a-real-token' }, body: init });
+    const bad = await fetch(mcp.url, { method: 'POST', headers: { ...headers, authorization: 'Bearer hearth_not-a-real-token' }, body: init });
     assert.equal(bad.status, 401);
-    const foreign = await fetch(url, {
+    const foreign = await fetch(mcp.url, {
       method: 'POST',
       headers: { ...headers, authorization: `Bearer ${ownerSecret}`, origin: 'https://evil.example' },
       body: init,
@@ -246,40 +219,34 @@ describe('MCP over Streamable HTTP', () => {
     await assert.rejects(connect('hearth_wrong'), /401|Unauthorized|not valid/i);
     // Revoked tokens stop working at once.
     const temp = home.hearth.tokens.create('temp').secret;
-    home.hearth.policy.setRoles('mcp:temp', ['owner']);
+    home.hearth.policy.setRoles('http:temp', ['owner']);
     const tempClient = await connect(temp);
     home.hearth.tokens.revoke('temp');
     await assert.rejects(tempClient.listTools(), /401|not valid/i);
   });
 
   it('refuses another principal on a session it did not open', async () => {
-    const owner = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${ownerSecret}` } } });
+    /** A raw tools/list in MCP session `session`, with `secret`. */
+    const listToolsIn = (session: string, secret: string, headers: Record<string, string> = {}) =>
+      fetch(mcp.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${secret}`,
+          'mcp-session-id': session,
+          ...headers,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+      });
+    const owner = new StreamableHTTPClientTransport(mcp.url, { requestInit: { headers: { authorization: `Bearer ${ownerSecret}` } } });
     const client = new Client({ name: 'owner', version: '1' });
     await client.connect(owner);
-    clients.push(client);
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${guestSecret}`,
-        'mcp-session-id': owner.sessionId!,
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
-    });
+    mcp.track(client);
+    const res = await listToolsIn(owner.sessionId!, guestSecret, { 'mcp-protocol-version': '2025-06-18' });
     assert.equal(res.status, 403);
     assert.match(await res.text(), /belongs to another principal/);
-    const gone = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${ownerSecret}`,
-        'mcp-session-id': 'no-such-session',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
-    });
+    const gone = await listToolsIn('no-such-session', ownerSecret);
     assert.equal(gone.status, 404);
   });
 
@@ -427,12 +394,12 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   it('closes a session on DELETE', async () => {
-    const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${ownerSecret}` } } });
+    const transport = new StreamableHTTPClientTransport(mcp.url, { requestInit: { headers: { authorization: `Bearer ${ownerSecret}` } } });
     const client = new Client({ name: 'short', version: '1' });
     await client.connect(transport);
-    const count = listener.handler.sessionCount;
+    const count = mcp.listener.handler.sessionCount;
     await transport.terminateSession();
-    await waitFor('session gone', () => listener.handler.sessionCount === count - 1, 3000);
+    await waitFor('session gone', () => mcp.listener.handler.sessionCount === count - 1, 3000);
     await client.close();
   });
 });

@@ -17,13 +17,7 @@ import {
 import { freePort } from '../helpers/brokers.js';
 import { HEARTH, runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { sleep, waitFor } from '../helpers/wait.js';
-
-type Content = CallToolResult['content'][number];
-const textOf = (r: CallToolResult) =>
-  r.content
-    .filter((c): c is Extract<Content, { type: 'text' }> => c.type === 'text')
-    .map((c) => c.text)
-    .join('\n');
+import { textOf } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-mcp-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -238,7 +232,7 @@ describe('hearth mcp over stdio', () => {
     assert.ok(!(await client.listTools()).tools.some((t) => t.name === 'living_room_lamp'));
     const allow = await runHearth(['policy', 'allow', 'chat:lodger', '--entity', 'living_room_lamp.lamp', '--json', ...common()], { cwd: dir });
     assert.equal(allow.code, 0, allow.stderr);
-    const rule = JSON.parse(allow.stdout) as { id: number };
+    const { rule } = JSON.parse(allow.stdout) as { rule: { id: number } };
     await waitFor('tools/list_changed after the rule', () => changed > 0, 10_000);
     assert.ok((await client.listTools()).tools.some((t) => t.name === 'living_room_lamp'));
     const seen = changed;

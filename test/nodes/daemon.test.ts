@@ -193,7 +193,7 @@ describe('hearth-bridge connected to a running daemon', () => {
     const all = JSON.parse(await cli(['approvals', '--all', '--json'])) as Array<{ id: string; status: string; decidedBy: string }>;
     const row = all.find((a) => a.id === req.requestId)!;
     assert.equal(row.status, 'used');
-    assert.equal(row.decidedBy, 'http:http:node-red');
+    assert.equal(row.decidedBy, 'http:node-red');
     // A decision for nothing pending is named.
     const caught = collect('caught');
     node('ap').receive({ payload: 'deny', requestId: 'no-such-approval' });

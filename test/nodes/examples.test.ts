@@ -544,13 +544,27 @@ describe('example flows against the demo home, deployed through the admin API', 
           RED.editor.edit(RED.nodes.node(id));
         }, n.id);
         await page.waitForSelector('.red-ui-tray #dialog-form', { state: 'visible', timeout: 20_000 });
+        // The form is the shared helper's (resources/hearth-editor.js), filled from the node.
+        const form = await page.evaluate((type) => {
+          const w = window as any;
+          return {
+            helper: typeof w.hearthEditor?.register,
+            built: !!document.querySelector(`script[data-template-name="${type}"][data-hearth-form]`),
+            name: !!document.querySelector('#dialog-form #node-input-name'),
+            bridge: (document.querySelector('#dialog-form #node-input-bridge') as HTMLSelectElement | null)?.value ?? null,
+          };
+        }, n.type);
+        assert.deepEqual(form, { helper: 'function', built: true, name: true, bridge: n.type === 'hearth-tool-result' ? null : 'gallery.bridge' }, n.type);
+        if (n.type === 'hearth-state') assert.equal(await page.inputValue('#node-input-entity'), 'hallway_motion.*');
+        if (n.type === 'hearth-current-state') assert.equal(await page.inputValue('#node-input-op'), 'above');
+        if (n.type === 'hearth-audit') assert.equal(await page.isChecked('.hearth-check-outcomes[value="denied"]'), true);
         if (n.type === 'hearth-device') {
           // The tool's argument schema, from the bridge's catalog.
           await page.waitForFunction(() => /"action"/.test(document.getElementById('hearth-device-schema')?.textContent ?? ''), null, { timeout: 20_000 });
         }
         if (n.type === 'hearth-state') {
           // The entity picker completes from the bridge (its catalog fetched first, as a user's first keystroke would).
-          await page.evaluate(() => new Promise((ok) => (window as any).hearthCatalog('gallery.bridge', ok)));
+          await page.evaluate(() => new Promise((ok) => (window as any).hearthEditor.catalog('gallery.bridge', ok)));
           // Typed again when a loaded machine dropped the keystroke the completion listens to (a hang guard, no clock asserted).
           const picked = async () => {
             for (let attempt = 1; ; attempt++) {
@@ -568,12 +582,12 @@ describe('example flows against the demo home, deployed through the admin API', 
             const probe = await page.evaluate(async () => {
               const w = window as any;
               const r = await new Promise((ok) =>
-                w.hearthCatalog(w.$('#node-input-bridge').val(), (c: unknown, problem: string) =>
+                w.hearthEditor.catalog(w.$('#node-input-bridge').val(), (c: unknown, problem: string) =>
                   ok({
                     c: !!c,
                     problem,
                     bridge: w.$('#node-input-bridge').val(),
-                    pickers: typeof w.hearthPickers,
+                    pickers: typeof w.hearthEditor?.pickers,
                     ac: !!w.$('#node-input-entity').data('nodered-autoComplete'),
                   }),
                 ),
@@ -591,7 +605,7 @@ describe('example flows against the demo home, deployed through the admin API', 
         }
         if (n.type === 'hearth-audit') {
           // The audit node's entity field completes from the bridge too.
-          await page.evaluate(() => new Promise((ok) => (window as any).hearthCatalog('gallery.bridge', ok)));
+          await page.evaluate(() => new Promise((ok) => (window as any).hearthEditor.catalog('gallery.bridge', ok)));
           for (let attempt = 1; ; attempt++) {
             await page.fill('#node-input-entity', '');
             await page.type('#node-input-entity', 'front');

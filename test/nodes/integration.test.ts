@@ -171,12 +171,25 @@ describe('Node-RED integration', () => {
       'hearth-tool-result',
     ]);
     for (const s of sets) assert.equal(s.err, undefined, `${s.types.join(',')}: ${s.err}`);
-    // The editor gets each node's template, its help (from locales/en-US) and its message catalog.
+    // The editor gets each node's form, its help (from locales/en-US) and its message catalog. Every node's
+    // file loads the one shared form helper (this package's resources/, served by Node-RED) before it registers.
     const html = await http('GET', '/nodes', undefined, { accept: 'text/html' });
+    const nodeSets = html.text.split(/(?=<!-- --- \[red-module:)/).filter((set) => set.includes(`[red-module:${PACKAGE}/`));
+    assert.equal(nodeSets.length, 8, 'one node set a nodes/*.html file');
     for (const t of types) {
-      assert.match(html.text, new RegExp(`data-template-name="${t}"`), `${t} editor template`);
+      const set = nodeSets.find((x) => x.includes(`hearthEditor.register('${t}'`));
+      assert.ok(set, `${t} registers its form with the shared helper`);
+      assert.match(
+        set,
+        /^[\s\S]*?<script src="resources\/@hearth-bridge\/hearth\/hearth-editor\.js"><\/script>\s*<script type="text\/javascript">/,
+        `${t} loads the helper first`,
+      );
       assert.match(html.text, new RegExp(`data-help-name="${t}"`), `${t} help`);
     }
+    const helper = await fetch(`${base()}/resources/${PACKAGE}/hearth-editor.js`);
+    assert.equal(helper.status, 200);
+    assert.match(helper.headers.get('content-type') ?? '', /javascript/);
+    assert.match(await helper.text(), /window\.hearthEditor = \{/);
     assert.match(html.text, /<h3>Properties<\/h3>[\s\S]*<h3>Inputs<\/h3>[\s\S]*<h3>Outputs<\/h3>[\s\S]*<h3>Details<\/h3>/);
     const catalogs = await http('GET', '/nodes/messages?lng=en-US', undefined, { accept: 'application/json' });
     assert.equal(catalogs.status, 200, catalogs.text);

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { PAGE_DIR } from '../../src/http/page.js';
+import { PAGE_DIR, PAGE_MODULES } from '../../src/http/page.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { ROOT } from '../helpers/cli.js';
 import { startHome, type TestHome } from '../helpers/home.js';
@@ -316,6 +316,22 @@ describe('web page API routes', () => {
       const js = await api('/app.js', { token: null });
       assert.equal(js.status, 200);
       assert.match(js.headers.get('content-type') ?? '', /^text\/javascript/);
+      // Every module app.js imports, directly or not, is served the same way (the browser needs each one).
+      const imported = new Set<string>();
+      const follow = (file: string) => {
+        if (imported.has(file)) return;
+        imported.add(file);
+        for (const m of readFileSync(join(PAGE_DIR, file), 'utf8').matchAll(/ from '\.\/([\w-]+\.js)';/g)) follow(m[1]);
+      };
+      follow('app.js');
+      assert.deepEqual([...imported].sort(), [...PAGE_MODULES].sort(), 'the served modules are those app.js imports');
+      for (const file of imported) {
+        const res = await api(`/${file}`, { token: null });
+        assert.equal(res.status, 200, file);
+        assert.match(res.headers.get('content-type') ?? '', /^text\/javascript/, file);
+        assert.equal(res.headers.get('content-security-policy'), csp, file);
+        assert.ok(readFileSync(join(PAGE_DIR, file), 'utf8').split('\n').length < 400, `${file} stays under 400 lines`);
+      }
       const css = await api('/style.css', { token: null });
       assert.match(css.headers.get('content-type') ?? '', /^text\/css/);
       const icon = await api('/icon.svg', { token: null });
@@ -329,7 +345,7 @@ describe('web page API routes', () => {
     });
 
     it('reference nothing outside this origin', () => {
-      for (const file of ['index.html', 'app.js', 'style.css']) {
+      for (const file of ['index.html', 'style.css', ...PAGE_MODULES]) {
         const text = readFileSync(join(PAGE_DIR, file), 'utf8');
         assert.doesNotMatch(text, /(src|href)=["']https?:|url\(["']?https?:|@import|fetch\(["']https?:/, file);
       }

@@ -154,6 +154,15 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await card('living_room_lamp.lamp').locator('button.toggle').waitFor();
     const columns = await page.evaluate(() => new Set([...document.querySelectorAll('.entity')].map((e) => Math.round(e.getBoundingClientRect().left))).size);
     assert.ok(columns >= 4, `a 1440 px screen shows at least 4 columns of cards, got ${columns}`);
+    // Every area's first card stands under its heading, in the same column (never at the top of the next one alone).
+    const apart = await page.evaluate(() =>
+      [...document.querySelectorAll('.area')].flatMap((area) => {
+        const head = area.querySelector('h3')!.getBoundingClientRect();
+        const first = area.querySelector('.entity')!.getBoundingClientRect();
+        return Math.round(head.left) === Math.round(first.left) && head.bottom <= first.top + 1 ? [] : [area.getAttribute('aria-label')];
+      }),
+    );
+    assert.deepEqual(apart, [], 'areas whose first card is not under their heading');
     assert.equal(await page.locator('.entity h4', { hasText: 'living_room_lamp.lamp' }).count(), 0, 'names, not ids, head the cards');
     assert.equal(await card('living_room_lamp.lamp').locator('h4').getAttribute('title'), 'living_room_lamp.lamp', 'the id is on hover');
     await shot(page, 'dash-01-devices-desktop');
@@ -165,7 +174,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await waitFor('the lamp reports ON on the broker', () => brokerState('hearth-demo/living_room_lamp/state') === 'ON', 10_000);
     const rows = (await api('/api/audit?entity=living_room_lamp.lamp&limit=5')).json;
     assert.equal(rows[0].outcome, 'confirmed');
-    assert.equal(rows[0].principal, 'mcp:web');
+    assert.equal(rows[0].principal, 'http:web');
     assert.equal(rows[0].action, 'turn_on');
     await card('living_room_lamp.lamp').locator('button.toggle[aria-checked="true"]').waitFor();
   });
@@ -185,12 +194,20 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     assert.ok(brokerState('hearth-demo/kitchen_light')?.color, 'the light reports a colour');
     const rows = (await api('/api/audit?entity=kitchen_light.light&limit=1')).json;
     assert.deepEqual(rows[0].args, { action: 'turn_on', color: 'red' });
-    // The kitchen light takes colour temperature too: a slider in kelvin, sent as mireds, read back in words.
+    // In colour mode no colour-temperature slider (it would read a stale white) and no "color mode" in the details.
+    assert.equal(await light.locator('input[data-control="color-temp"]').count(), 0, 'no kelvin slider in colour mode');
+    assert.doesNotMatch((await light.locator('details.more').textContent()) ?? '', /color mode/);
+    // The kitchen light takes colour temperature too: back to white, then a slider in kelvin, sent as mireds, read back in words.
+    await light.locator('button[data-control="color-temp-mode"]').click();
+    await light.locator('input[data-control="color-temp"]').waitFor({ timeout: 20_000 });
     await light.locator('input[data-control="color-temp"]').fill('2700');
     await waitFor('370 mireds on the broker', () => brokerState('hearth-demo/kitchen_light')?.color_temp === 370, 10_000);
     await light.locator('.sub', { hasText: 'Colour temperature warm white · 2700 K' }).waitFor({ timeout: 20_000 });
     const ct = (await api('/api/audit?entity=kitchen_light.light&limit=1')).json;
     assert.deepEqual(ct[0].args, { action: 'turn_on', color_temp: 2700 });
+    // The slider reads round kelvin (370 mireds is 2700 K, not 2703 K), and the swatch's colour name is gone in white.
+    assert.equal((await light.locator('label.slider:has(input[data-control="color-temp"]) output').textContent())?.trim(), '2700 K');
+    assert.equal(await light.locator('.color-name').count(), 0);
   });
 
   it('thermostat: target up and a new mode', async () => {
@@ -223,8 +240,8 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
   it('cover: opening the garage waits for approval, then opens; close closes', async () => {
     const g = card('garage_door.door');
     await g.locator('button[data-control="open"]').click();
-    await outcome('garage_door.door', /waiting|confirmed/);
-    if (await g.locator('.control-status .outcome', { hasText: 'waiting' }).count()) {
+    await outcome('garage_door.door', /held|confirmed/);
+    if (await g.locator('.control-status .outcome', { hasText: 'held' }).count()) {
       await grant('garage_door');
       await outcome('garage_door.door', /confirmed/);
     }
@@ -239,10 +256,10 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     );
   });
 
-  it('lock: an unlock held for approval shows as waiting, the approver sees it at once, and granting it unlocks', async () => {
+  it('lock: an unlock held for approval shows as held, the approver sees it at once, and granting it unlocks', async () => {
     const l = card('front_door.lock');
     await l.locator('button[data-control="unlock"]').click();
-    await outcome('front_door.lock', /waiting/);
+    await outcome('front_door.lock', /held/);
     await page.locator('#approvals-badge:not([hidden])').waitFor();
     await shot(page, 'dash-02-lock-waiting');
     await grant('front_door_lock');
@@ -263,6 +280,26 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await page.locator('#history [data-range="1h"][aria-pressed="true"]').waitFor();
     await shot(page, 'dash-03-history-timeline');
     await page.click('#history-close');
+    // A motion sensor's history says what its card says (Motion / Clear), never on/off or a dash. The sensor
+    // reports motion and then none (as the device would, on its topic), so there is a change to show.
+    for (const occupancy of [true, false]) await watcher.publishAsync('hearth-demo/hallway_motion', JSON.stringify({ occupancy }));
+    await waitFor(
+      'the motion changes in the history',
+      async () => (await api('/api/history?entity=hallway_motion.occupancy&since=-1h')).json.points.length >= 2,
+      10_000,
+    );
+    await card('hallway_motion.occupancy').locator('button[data-control="history"]').click();
+    await chart.locator('.timeline .seg').first().waitFor();
+    const legend = (await chart.locator('.legend > span').allTextContents()).map((w) => w.trim());
+    assert.ok(legend.length >= 1 && legend.every((w) => w === 'Motion' || w === 'Clear'), `legend: ${legend.join(', ')}`);
+    const cardSays = (await card('hallway_motion.occupancy').locator('.value').textContent())?.trim();
+    assert.ok(cardSays === 'Motion' || cardSays === 'Clear', `card: ${cardSays}`);
+    assert.doesNotMatch((await chart.locator('.changes').textContent()) ?? '', /\b(on|off)\b|—/);
+    await page.click('#history-close');
+    // A sensor card has a small line of its last 24 h (Home Assistant's sparkline).
+    const spark = card('living_room_climate.temperature').locator('svg.spark polyline');
+    await spark.waitFor({ state: 'attached' });
+    assert.ok(Number(await card('living_room_climate.temperature').locator('svg.spark').getAttribute('data-points')) >= 2);
     await card('living_room_climate.temperature').locator('button[data-control="history"]').click();
     await chart.locator('.uplot canvas').waitFor();
     assert.equal(await chart.getAttribute('data-type'), 'number');
@@ -281,8 +318,8 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await first.waitFor();
     const time = (await first.locator('.c-time').textContent()) ?? '';
     assert.match(time, /\d{4}/, `the row shows the year: ${time}`);
-    assert.ok((await page.locator('#audit-rows tr[data-outcome="waiting"]').count()) >= 1, 'the held unlock reads waiting');
-    assert.equal(await page.locator('#audit-rows tr[data-outcome="waiting"] .outcome-denied').count(), 0);
+    assert.ok((await page.locator('#audit-rows tr[data-outcome="held"]').count()) >= 1, 'the held unlock reads held');
+    assert.equal(await page.locator('#audit-rows tr[data-outcome="held"] .outcome-denied').count(), 0);
     await page.selectOption('#audit-filters select[name="outcome"]', 'confirmed');
     await page.click('#audit-filters button[type=submit]');
     await page.waitForFunction(() => location.hash.includes('outcome=confirmed'));
@@ -295,7 +332,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await page.locator('#audit-detail .proof').waitFor();
     assert.match(await page.evaluate(() => location.hash), /^#audit\/\d+\?outcome=confirmed$/, 'opening a row keeps the filters');
     assert.equal(await page.inputValue('#audit-filters select[name="outcome"]'), 'confirmed');
-    assert.equal(await page.locator('#audit-rows tr[data-outcome="waiting"]').count(), 0, 'the filtered list stays filtered');
+    assert.equal(await page.locator('#audit-rows tr[data-outcome="held"]').count(), 0, 'the filtered list stays filtered');
     await page.locator('#audit-rows td.c-entity', { hasText: 'Front door lock' }).first().waitFor();
     assert.equal(await page.locator('#audit-rows td.c-entity', { hasText: 'front_door.lock' }).count(), 0, 'names, not ids, after a reload too');
     assert.match((await page.locator('#audit-detail .proof').textContent()) ?? '', /Row hash/);
@@ -358,6 +395,13 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     const phone = await open(ownerToken, PHONE, 'owner-phone');
     await phone.click('nav.tabs a[data-view="devices"]');
     await phone.locator('.entity[data-entity="kitchen_light.light"] button.toggle').waitFor();
+    await phone.locator('.entity[data-entity="living_room_climate.temperature"] svg.spark polyline').waitFor({ state: 'attached' });
+    // A state report may redraw the card meanwhile: measure the sparkline once it is laid out.
+    const spark = await waitFor('the sparkline laid out', () =>
+      phone.locator('.entity[data-entity="living_room_climate.temperature"] svg.spark').boundingBox(),
+    );
+    assert.ok(spark && spark.width > 100 && spark.x + spark.width <= 390, `the sparkline fits the phone's card: ${JSON.stringify(spark)}`);
+    assert.ok((await phone.evaluate(() => document.documentElement.scrollWidth)) <= 390, 'no sideways scrolling on a phone');
     await shot(phone, 'dash-06-devices-phone');
     await phone.click('nav.tabs a[data-view="audit"]');
     await phone.locator('#audit-rows tr').first().waitFor();
@@ -378,7 +422,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
       0,
       'no control the guest may never use',
     );
-    assert.match((await g.locator('.entity[data-entity="living_room_lamp.lamp"] .cannot').textContent()) ?? '', /View only: no policy rule lets mcp:visitor/);
+    assert.match((await g.locator('.entity[data-entity="living_room_lamp.lamp"] .cannot').textContent()) ?? '', /View only: no policy rule lets http:visitor/);
     // Events: both streams open; once the owner's has carried a camera frame and the guest's has
     // carried two more states after that moment, the guest's stream had its chance to leak it.
     const ownerIds: string[] = [];

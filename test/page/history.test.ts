@@ -179,7 +179,7 @@ describe('entity history and the page controls', () => {
   it('shows an unlock held for approval as waiting, not denied', async () => {
     const res = await api('/api/devices/front_door.lock/call', { body: { args: { action: 'unlock' } } });
     assert.equal(res.status, 200, res.text);
-    assert.equal(res.json.outcome, 'waiting', res.text);
+    assert.equal(res.json.outcome, 'held', res.text);
     assert.ok(res.json.approvalId, 'the approval to wait for');
   });
 

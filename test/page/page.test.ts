@@ -153,7 +153,8 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await page.locator('#app').waitFor({ state: 'visible' });
     signedIn = true;
     await page.locator('#live', { hasText: 'live' }).waitFor();
-    assert.equal(await page.textContent('#whoami'), 'mcp:web');
+    assert.equal(await page.textContent('#whoami'), 'web (token)');
+    assert.equal(await page.getAttribute('#whoami', 'title'), 'http:web');
   });
 
   it('shows every device grouped by area, with the lamp off and the camera frame', async () => {
@@ -162,7 +163,7 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await lamp.waitFor();
     assert.equal((await lamp.textContent())?.trim(), 'Off', 'the value reads as a word, capitalised');
     assert.equal(await page.locator('.entity').count(), 11);
-    const areas = await page.locator('.area > h3').allTextContents();
+    const areas = await page.locator('.area h3').allTextContents();
     assert.ok(areas.includes('Living room') && areas.includes('Garage'), areas.join(', '));
     // The camera's frame arrives through fetch + a blob: URL (an <img> cannot send the token).
     await page.waitForFunction(() => {
@@ -177,7 +178,13 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await say('turn on the living room lamp');
     const card = page.locator('.tool-card[data-tool="living_room_lamp"]');
     await card.and(page.locator('[data-outcome="confirmed"]')).waitFor({ timeout: 15_000 });
-    assert.match((await card.locator('.args').textContent()) ?? '', /"action": "turn_on"/);
+    // Words a person reads: the call and its result, not JSON or the model's numbers (the exact text is on hover).
+    assert.match((await card.locator('.args').textContent()) ?? '', /^Turn on Living room lamp/);
+    assert.match((await card.locator('.args').getAttribute('title')) ?? '', /"action": "turn_on"/);
+    const result = (await card.locator('.result').textContent()) ?? '';
+    assert.match(result, /Living room lamp/);
+    assert.doesNotMatch(result, /\bof 25[45]\b|\(x [\d.]+, y|living_room_lamp\.lamp|^confirmed:/, result);
+    assert.match((await card.locator('.result').getAttribute('title')) ?? '', /^confirmed: /);
     assert.equal((await card.locator('.outcome').textContent())?.trim(), 'confirmed');
     assert.match((await card.locator('a.audit-link').getAttribute('href')) ?? '', /^#audit\/\d+$/);
     await page.locator('.msg.assistant .answer').first().waitFor();
@@ -211,7 +218,7 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     const card = page.locator('.tool-card[data-tool="garage_door"]').last();
     const approve = card.locator('.permission button.approve');
     await approve.waitFor({ timeout: 15_000 });
-    assert.match((await card.locator('.permission').textContent()) ?? '', /"action":"open"/);
+    assert.match((await card.locator('.permission').textContent()) ?? '', /Allow Open Garage door\?/);
     assert.match((await card.locator('.permission').textContent()) ?? '', /confirm/i);
     assert.ok(await card.locator('.permission button.deny').isVisible());
     await shot('05-chat-garage-approval');
@@ -223,6 +230,18 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await shot('06-chat-garage-confirmed');
   });
 
+  it('a second tab of the page is signed in by the first (no second token asked)', async () => {
+    const other = await context.newPage();
+    try {
+      await other.goto(base);
+      await other.locator('#live', { hasText: 'live' }).waitFor();
+      assert.equal(await other.isVisible('#login'), false);
+      assert.equal(await other.evaluate(() => sessionStorage.getItem('hearth.token')), token);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('audit: both rows (lamp turn_on and garage open, confirmed) and "chain verified"; a tool card links to its row', async () => {
     await go('audit');
     const lampRow = page.locator('#audit-rows tr[data-entity="living_room_lamp.lamp"][data-outcome="confirmed"]');
@@ -231,14 +250,14 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await garageRow.waitFor();
     assert.match((await lampRow.textContent()) ?? '', /turn.on/);
     assert.match((await garageRow.textContent()) ?? '', /open/);
-    assert.match((await garageRow.textContent()) ?? '', /mcp:web/);
+    assert.match((await garageRow.textContent()) ?? '', /http:web/);
     await page.locator('#verify-status', { hasText: /chain verified/i }).waitFor();
     await shot('07-audit');
 
     // The same rows through the API.
     const rows = (await api('/api/audit?limit=10')) as Array<{ entityId: string; action: string; outcome: string; principal: string }>;
-    assert.ok(rows.some((r) => r.entityId === 'living_room_lamp.lamp' && r.action === 'turn_on' && r.outcome === 'confirmed' && r.principal === 'mcp:web'));
-    assert.ok(rows.some((r) => r.entityId === 'garage_door.door' && r.action === 'open' && r.outcome === 'confirmed' && r.principal === 'mcp:web'));
+    assert.ok(rows.some((r) => r.entityId === 'living_room_lamp.lamp' && r.action === 'turn_on' && r.outcome === 'confirmed' && r.principal === 'http:web'));
+    assert.ok(rows.some((r) => r.entityId === 'garage_door.door' && r.action === 'open' && r.outcome === 'confirmed' && r.principal === 'http:web'));
 
     // Filters: only the garage's rows.
     await page.fill('#audit-filters input[name="entity"]', 'garage_door.door');
@@ -258,6 +277,28 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await shot('08-audit-row');
   });
 
+  it('chat: a question the chat asks is on the Approvals tab too; answered there, the chat keeps a note of it', async () => {
+    await go('chat');
+    // Open is a confirm action (the garage is open already: the call is asked for all the same).
+    await say('open the garage');
+    const card = page.locator('.tool-card[data-tool="garage_door"]').last();
+    await card.locator('.permission button.approve').waitFor({ timeout: 15_000 });
+    assert.equal((await page.textContent('#approvals-badge'))?.trim(), '1', 'the badge counts the question');
+    await go('approvals');
+    const ask = page.locator('#approvals-pending .approval[data-ask]');
+    await ask.waitFor();
+    assert.match((await ask.textContent()) ?? '', /Open Garage door/);
+    assert.match((await ask.textContent()) ?? '', /asked in the chat/);
+    await shot('06b-approvals-chat-question');
+    await ask.locator('button.approve').click();
+    await ask.waitFor({ state: 'detached' });
+    await go('chat');
+    await card.locator('.notice[data-answered]', { hasText: 'Approved on the Approvals tab.' }).waitFor();
+    await card.and(page.locator('[data-outcome="confirmed"]')).waitFor({ timeout: 30_000 });
+    await page.locator('#send:not([disabled])').waitFor({ timeout: 10_000 });
+    await shot('06c-chat-answered-elsewhere');
+  });
+
   it('approvals: a call another client made is held by a confirm rule, shows up live, and Approve grants it', async () => {
     await go('approvals');
     // Another client of the same principal (a voice satellite, say) with host permissions: its unlock is held.
@@ -266,7 +307,7 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     assert.match(held.toolCalls[0]?.result ?? '', /needs approval/, JSON.stringify(held));
     const card = page.locator('#approvals-pending .approval', { hasText: 'front_door_lock' });
     await card.waitFor();
-    assert.match((await card.locator('.args').textContent()) ?? '', /"action": "unlock"/);
+    assert.match((await card.locator('.args').textContent()) ?? '', /^Unlock Front door/);
     assert.equal((await page.textContent('#approvals-badge'))?.trim(), '1');
     await shot('09-approvals-pending');
     await card.locator('button.approve').click();
@@ -289,7 +330,7 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await page.fill('#policy-test textarea[name="args"]', '{"action":"open"}');
     await page.click('#policy-test button[type=submit]');
     await page.locator('#policy-result .effect-confirm').first().waitFor();
-    assert.match((await page.textContent('#policy-result')) ?? '', /mcp:web/);
+    assert.match((await page.textContent('#policy-result')) ?? '', /http:web/);
     await shot('11-policy');
   });
 
@@ -335,7 +376,7 @@ describe('the web page without auth (loopback, http.auth false)', () => {
     await page.goto(`${server.url}/#devices`);
     await page.locator('#app').waitFor({ state: 'visible' });
     assert.ok(await page.locator('#login').isHidden());
-    await page.locator('#whoami', { hasText: 'http:local' }).waitFor();
+    await page.locator('#whoami', { hasText: 'local (no sign-in)' }).waitFor();
     assert.ok(await page.locator('#logout').isHidden(), 'nothing to sign out of');
     await page.locator('[data-entity="kitchen_light.light"] .value', { hasText: /^Off$/ }).waitFor();
     await home.hearth.tools.call('kitchen_light', { action: 'turn_on' }, OWNER);

@@ -3,23 +3,13 @@
 // (even `*`) is not being allowed to approve. The check is the policy's, and
 // every in-band answer goes through it. Real SQLite file, real demo home.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { PolicyRuleError } from '../../src/policy/rules.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
+import { useHome } from '../helpers/use-home.js';
 
 describe('security: approvers', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker, { travelMs: 50 });
-  });
-  after(async () => {
-    await home?.close();
-    await broker?.stop();
-  });
+  const home = useHome({ travelMs: 50 });
 
   const lock = { tool: 'front_door_lock', entityId: 'front_door.lock', kind: 'lock', area: 'Entrance' };
   const garage = { tool: 'garage_door', entityId: 'garage_door.door', kind: 'cover', deviceClass: 'garage' };

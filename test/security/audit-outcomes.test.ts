@@ -11,9 +11,10 @@ import { Aedes } from 'aedes';
 import Database from 'better-sqlite3';
 import mqtt from 'mqtt';
 import { SqliteAuditLog } from '../../src/audit/store.js';
-import { brokerKinds, startAedes, type TestBroker } from '../helpers/brokers.js';
+import { brokerKinds, type TestBroker } from '../helpers/brokers.js';
 import { OWNER, startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
+import { useHome } from '../helpers/use-home.js';
 
 /** The entries the log holds for a call, oldest first (read through a connection of its own). */
 function entriesOf(home: TestHome, callId: number): Array<{ id: number; kind: string; outcome: string | null; error: string | null }> {
@@ -34,20 +35,11 @@ async function approvedCall(home: TestHome, tool: string, args: Record<string, u
 
 for (const { kind, start } of brokerKinds) {
   describe(`audit outcomes after a lost broker, on ${kind}`, () => {
-    let broker: TestBroker;
-    let home: TestHome;
-    before(async () => {
-      broker = await start();
-      // The door takes long enough to open that the broker goes away while it moves.
-      home = await startHome(broker, { travelMs: 1500 });
-    });
-    after(async () => {
-      await home?.close();
-      await broker?.stop();
-    });
+    // The door takes long enough to open that the broker goes away while it moves.
+    const home = useHome({ broker: start, travelMs: 1500 });
 
     it('a lock that reports jammed after the command: failed, because the device said so', async () => {
-      const reporter = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+      const reporter = await mqtt.connectAsync(home.broker.url, { protocolVersion: 4 });
       try {
         const sent = home.commands().length;
         const unlocking = approvedCall(home, 'front_door_lock', { action: 'unlock' });
@@ -79,7 +71,7 @@ for (const { kind, start } of brokerKinds) {
           .slice(sent)
           .some((c) => c.topic === 'hearth-demo/garage_door/set'),
       );
-      await broker.restart();
+      await home.broker.restart();
       const res = await opening;
       assert.match(res.text!, /^unconfirmed: sent open to "Garage door", then (lost the connection to the MQTT broker|it reported offline)/, res.text);
       assert.notEqual(res.isError, true);
@@ -182,16 +174,7 @@ describe('a publish the broker never acknowledged', () => {
 });
 
 describe('a call a stopped process left pending', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker, { travelMs: 300 });
-  });
-  after(async () => {
-    await home?.close();
-    await broker?.stop();
-  });
+  const home = useHome({ travelMs: 300 });
 
   it('is marked interrupted at the next sweep, and the door opening later appends a chained "confirmed late"', async () => {
     // What a `hearth call` killed after publishing leaves: a pending call, begun an hour ago, by another process.
@@ -213,7 +196,7 @@ describe('a call a stopped process left pending', () => {
     assert.equal(home.hearth.sweepPending(), 1);
     assert.equal(home.hearth.audit.get(id)!.outcome, 'interrupted');
     // The door was told to open (the command the dead process sent reaches it now) and reports open.
-    const client = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    const client = await mqtt.connectAsync(home.broker.url, { protocolVersion: 4 });
     try {
       await client.publishAsync('hearth-demo/garage_door/set', 'OPEN', { qos: 1 });
     } finally {

@@ -8,12 +8,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import * as chain from '../../src/audit/chain.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { runHearth } from '../helpers/cli.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { OWNER, type TestHome } from '../helpers/home.js';
+import { useHome } from '../helpers/use-home.js';
 
 type Row = Record<string, unknown> & { id: number; prev_hash: string; hash: string };
 // The hash functions of whichever schema the file has (this test also ran on the code before the fix).
@@ -94,29 +94,19 @@ async function lamp(home: TestHome, action: 'turn_on' | 'turn_off'): Promise<voi
 }
 
 describe('audit tampering, without a key or digest', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let path: string;
   // A home of its own for each case: each breaks its chain.
-  beforeEach(async () => {
-    broker = await startAedes();
-    home = await startHome(broker, { travelMs: 50 });
-    path = home.hearth.db.name;
-  });
-  afterEach(async () => {
-    await home?.close();
-    await broker?.stop();
-  });
+  const home = useHome({ travelMs: 50, eachTest: true });
+  const path = () => home.hearth.db.name;
 
   it('a confirmed unlock rewritten to failed, its hash recomputed: verify fails', async () => {
     const id = await unlock(home);
     await lamp(home, 'turn_on'); // the log goes on after the unlock
     assert.equal(home.hearth.audit.verify().ok, true);
-    forgeOutcome(path, id, { outcome: 'failed', error: 'jammed' });
+    forgeOutcome(path(), id, { outcome: 'failed', error: 'jammed' });
     assert.equal(home.hearth.audit.get(id)!.outcome, 'failed', 'the forgery shows');
     const v = home.hearth.audit.verify();
     assert.equal(v.ok, false, 'the rewritten outcome is detected');
-    const cli = await runHearth(['audit', 'verify', '--db', path], { cwd: home.dir });
+    const cli = await runHearth(['audit', 'verify', '--db', path()], { cwd: home.dir });
     assert.equal(cli.code, 1, cli.stdout);
     assert.match(cli.stderr, /audit chain BROKEN/);
   });
@@ -124,14 +114,14 @@ describe('audit tampering, without a key or digest', () => {
   it('a confirmed unlock reverted to pending: verify fails', async () => {
     const id = await unlock(home);
     await lamp(home, 'turn_off');
-    revertToPending(path, id);
+    revertToPending(path(), id);
     assert.equal(home.hearth.audit.get(id)!.outcome, 'pending', 'the forgery shows');
     assert.equal(home.hearth.audit.verify().ok, false);
   });
 
   it('the last entry deleted: verify fails (the id sequence is past it)', async () => {
     const id = await unlock(home);
-    deleteLastRow(path);
+    deleteLastRow(path());
     const v = home.hearth.audit.verify();
     assert.equal(v.ok, false, 'a cut tail is detected');
     assert.equal(v.firstBroken?.kind, 'truncated');
@@ -140,22 +130,17 @@ describe('audit tampering, without a key or digest', () => {
   });
 });
 
+/** A home whose audit has a key and a digest file, in a directory of their own removed after the tests. */
+function useKeyedHome() {
+  const keys = mkdtempSync(join(tmpdir(), 'hearth-audit-keys-'));
+  const settings = { 'audit.digestFile': join(keys, 'audit.digest.json'), 'audit.keyFile': join(keys, 'audit.key') };
+  const home = useHome({ travelMs: 50, extraSettings: settings });
+  after(() => rmSync(keys, { recursive: true, force: true }));
+  return { home, settings };
+}
+
 describe('audit tampering, with the audit key and the digest file', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let keys: string;
-  let settings: Record<string, string>;
-  before(async () => {
-    broker = await startAedes();
-    keys = mkdtempSync(join(tmpdir(), 'hearth-audit-keys-'));
-    settings = { 'audit.digestFile': join(keys, 'audit.digest.json'), 'audit.keyFile': join(keys, 'audit.key') };
-    home = await startHome(broker, { travelMs: 50, extraSettings: settings });
-  });
-  after(async () => {
-    await home?.close();
-    await broker?.stop();
-    rmSync(keys, { recursive: true, force: true });
-  });
+  const { home, settings } = useKeyedHome();
 
   it('the last call rewritten, every hash after it recomputed and the digest rewritten: verify fails', async () => {
     const id = await unlock(home);
@@ -181,21 +166,7 @@ describe('audit tampering, with the audit key and the digest file', () => {
 });
 
 describe('audit tampering while Hearth runs, with the audit key and the digest file', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let keys: string;
-  let settings: Record<string, string>;
-  before(async () => {
-    broker = await startAedes();
-    keys = mkdtempSync(join(tmpdir(), 'hearth-audit-keys-'));
-    settings = { 'audit.digestFile': join(keys, 'audit.digest.json'), 'audit.keyFile': join(keys, 'audit.key') };
-    home = await startHome(broker, { travelMs: 50, extraSettings: settings });
-  });
-  after(async () => {
-    await home?.close();
-    await broker?.stop();
-    rmSync(keys, { recursive: true, force: true });
-  });
+  const { home, settings } = useKeyedHome();
 
   it('a chain rewritten below the last digest is not signed by the next one', async () => {
     const id = await unlock(home);

@@ -12,11 +12,11 @@ import mqtt, { type MqttClient } from 'mqtt';
 import type { HomeAssistantDiscovery } from '../../src/devices/discovery/homeassistant/adapter.js';
 import type { Entity } from '../../src/devices/model.js';
 import type { Hearth } from '../../src/hearth.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { OWNER, openHearth, startHome, type TestHome } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { readFileSync as readFixture } from 'node:fs';
 import { waitFor } from '../helpers/wait.js';
+import { useBroker } from '../helpers/use-broker.js';
 
 const LOCK_TOPIC = 'hearth-demo/front_door/lock/set';
 const ALICE = { id: 'chat:alice', roles: ['family'] };
@@ -46,22 +46,12 @@ function toolOf(hearth: Hearth, entity: Entity | undefined) {
 }
 
 describe('security: a command topic has one owner', () => {
-  let broker: TestBroker;
-  let client: MqttClient;
-
-  before(async () => {
-    broker = await startAedes();
-    client = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
-  });
-  after(async () => {
-    await client?.endAsync(true);
-    await broker?.stop();
-  });
+  const bus = useBroker();
 
   describe('on the demo home', () => {
     let home: TestHome;
     before(async () => {
-      home = await startHome(broker);
+      home = await startHome(bus.broker);
       home.hearth.policy.add({
         subject: 'role:family',
         targetType: 'kind',
@@ -73,13 +63,13 @@ describe('security: a command topic has one owner', () => {
     });
     after(async () => {
       for (const t of ['homeassistant/light/porch/config', 'homeassistant/light/porch_words/config'])
-        await client.publishAsync(t, '', { qos: 1, retain: true });
+        await bus.client.publishAsync(t, '', { qos: 1, retain: true });
       await home?.close();
     });
 
     it('a discovered "Porch light" on the front door lock\'s command topic is refused, and cannot unlock the door', async () => {
       const topic = 'homeassistant/light/porch/config';
-      await announce(client, home.hearth, topic, {
+      await announce(bus.client, home.hearth, topic, {
         name: 'Porch light',
         unique_id: 'porch_light_1',
         command_topic: LOCK_TOPIC,
@@ -109,7 +99,7 @@ describe('security: a command topic has one owner', () => {
 
     it('a light whose payload is UNLOCK is held to the rules for locks: not allowed for lights, confirmation for owners', async () => {
       const own = 'porch/words/set';
-      await announce(client, home.hearth, 'homeassistant/light/porch_words/config', {
+      await announce(bus.client, home.hearth, 'homeassistant/light/porch_words/config', {
         name: 'Porch lantern',
         unique_id: 'porch_lantern_1',
         command_topic: own,
@@ -186,10 +176,10 @@ describe('security: a command topic has one owner', () => {
     it('a device file outranks a discovered entity that came first', async () => {
       const dir = fresh();
       const logs = logSink('debug');
-      const hearth = await openHearth(broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4', 'devices.paths': [dir] });
+      const hearth = await openHearth(bus.broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4', 'devices.paths': [dir] });
       const topic = 'homeassistant/switch/shed_heater/config';
       try {
-        await announce(client, hearth, topic, {
+        await announce(bus.client, hearth, topic, {
           name: 'Shed heater',
           unique_id: 'shed_heater_1',
           command_topic: 'shed/heater/set',
@@ -209,7 +199,7 @@ describe('security: a command topic has one owner', () => {
         assert.equal(lines[0].owner, 'shed.heater');
         assert.equal(lines[0].refused, discoveredHeater.id);
       } finally {
-        await client.publishAsync(topic, '', { qos: 1, retain: true });
+        await bus.client.publishAsync(topic, '', { qos: 1, retain: true });
         await hearth.close();
       }
     });
@@ -223,10 +213,10 @@ describe('security: a command topic has one owner', () => {
       const configB = { name: 'Gate relay twin', unique_id: 'aa_gate_relay', command_topic: 'gate/relay/set', state_topic: 'gate/relay/state' };
       try {
         const logs = logSink('debug');
-        let hearth = await openHearth(broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4' });
+        let hearth = await openHearth(bus.broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4' });
         try {
-          await announce(client, hearth, first, configA);
-          await announce(client, hearth, later, configB);
+          await announce(bus.client, hearth, first, configA);
+          await announce(bus.client, hearth, later, configB);
           assert.ok(entityNamed(hearth, 'Gate relay'), 'the first owner stays');
           assert.equal(entityNamed(hearth, 'Gate relay twin'), undefined, 'the later claimant is refused');
           assert.equal(logs.lines.filter((l) => l.topic === 'gate/relay/set' && /already owned/.test(l.msg)).length, 1);
@@ -235,7 +225,7 @@ describe('security: a command topic has one owner', () => {
         }
         // Restart: the broker hands both retained configs over at once.
         const again = logSink('debug');
-        hearth = await openHearth(broker.url, dir, again.log, { 'mqtt.protocolVersion': '4' });
+        hearth = await openHearth(bus.broker.url, dir, again.log, { 'mqtt.protocolVersion': '4' });
         try {
           await discovered(hearth, [first, later]);
           assert.ok(entityNamed(hearth, 'Gate relay'), 'the first owner is remembered');
@@ -248,8 +238,8 @@ describe('security: a command topic has one owner', () => {
           await hearth.close();
         }
       } finally {
-        await client.publishAsync(first, '', { qos: 1, retain: true });
-        await client.publishAsync(later, '', { qos: 1, retain: true });
+        await bus.client.publishAsync(first, '', { qos: 1, retain: true });
+        await bus.client.publishAsync(later, '', { qos: 1, retain: true });
       }
     });
   });
@@ -260,17 +250,17 @@ describe('security: a command topic has one owner', () => {
     const lockSet = 'zigbee2mqtt/Front door lock/set';
     const porch = 'homeassistant/light/z2m_porch/config';
     const logs = logSink('debug');
-    await client.publishAsync('zigbee2mqtt/bridge/info', readFixture(join(fixtures, 'bridge-info.json')), { qos: 1, retain: true });
-    await client.publishAsync('zigbee2mqtt/bridge/devices', readFixture(join(fixtures, 'bridge-devices.json')), { qos: 1, retain: true });
-    const hearth = await openHearth(broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': false });
+    await bus.client.publishAsync('zigbee2mqtt/bridge/info', readFixture(join(fixtures, 'bridge-info.json')), { qos: 1, retain: true });
+    await bus.client.publishAsync('zigbee2mqtt/bridge/devices', readFixture(join(fixtures, 'bridge-devices.json')), { qos: 1, retain: true });
+    const hearth = await openHearth(bus.broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': false });
     try {
       const lock = await waitFor('the Zigbee2MQTT lock', () => hearth.bridge.registry.entities().find((e) => e.kind === 'lock' && e.commandTopic === lockSet));
       const sent: string[] = [];
-      const watcher = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+      const watcher = await mqtt.connectAsync(bus.broker.url, { protocolVersion: 4 });
       watcher.on('message', (topic, payload) => sent.push(`${topic} ${payload.toString()}`));
       await watcher.subscribeAsync(lockSet, { qos: 1 });
       try {
-        await announce(client, hearth, porch, {
+        await announce(bus.client, hearth, porch, {
           name: 'Porch light',
           unique_id: 'z2m_porch_light',
           command_topic: lockSet,
@@ -290,9 +280,9 @@ describe('security: a command topic has one owner', () => {
         await watcher.endAsync(true);
       }
     } finally {
-      await client.publishAsync(porch, '', { qos: 1, retain: true });
-      await client.publishAsync('zigbee2mqtt/bridge/devices', '', { qos: 1, retain: true });
-      await client.publishAsync('zigbee2mqtt/bridge/info', '', { qos: 1, retain: true });
+      await bus.client.publishAsync(porch, '', { qos: 1, retain: true });
+      await bus.client.publishAsync('zigbee2mqtt/bridge/devices', '', { qos: 1, retain: true });
+      await bus.client.publishAsync('zigbee2mqtt/bridge/info', '', { qos: 1, retain: true });
       await hearth.close();
       rmSync(dir, { recursive: true, force: true });
     }

@@ -4,43 +4,23 @@
 // only the conversation doors (OpenAI-compatible, Wyoming) open, each for its
 // own principal. Real HTTP server, real SQLite file, the offline model.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { conversationSessionId } from '../../src/agent/conversations.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
+import { useHttpHome, OWNER_AND_GUEST } from '../helpers/http-home.js';
 
 describe("security: no principal can claim or block another principal's conversation", () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let server: HttpServer;
-  let owner: string;
-  let guest: string;
-
-  async function call(method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(`${server.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(15_000),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : undefined, text };
-  }
-
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
-    owner = home.hearth.tokens.create('owner-phone', 'http:owner').secret;
-    home.hearth.policy.setRoles('http:owner', ['owner']);
-    guest = home.hearth.tokens.create('guest-tablet', 'http:guest').secret;
-  });
-  after(async () => {
-    await server?.close();
-    await home?.close();
-    await broker?.stop();
-  });
+  const home = useHttpHome({ tokens: { owner: OWNER_AND_GUEST.owner, guest: { name: 'guest-tablet', principal: 'http:guest' } } });
+  const call = (method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) =>
+    home.api(method, path, { token, body, headers, strictJson: true });
+  /** A chat message in the conversation keyed "family-chat", with `token`. */
+  const familyChat = (token: string) =>
+    call(
+      'POST',
+      '/v1/chat/completions',
+      token,
+      { model: 'hearth', messages: [{ role: 'user', content: 'is the kitchen light on?' }] },
+      { 'x-hearth-conversation': 'family-chat' },
+    );
 
   it("a guest cannot open a session with the id of the owner's chat or of a satellite's voice conversation", async () => {
     for (const [principal, key] of [
@@ -49,7 +29,7 @@ describe("security: no principal can claim or block another principal's conversa
     ]) {
       const id = conversationSessionId(principal, key);
       for (const ephemeral of [false, true]) {
-        const taken = await call('POST', '/api/sessions', guest, { id, ephemeral });
+        const taken = await call('POST', '/api/sessions', home.secret('guest'), { id, ephemeral });
         assert.equal(taken.status, 400, taken.text);
         assert.equal(taken.json.error.field, 'id');
         assert.match(taken.json.error.message, /kept for the conversations/);
@@ -58,23 +38,11 @@ describe("security: no principal can claim or block another principal's conversa
       const agent = await home.hearth.agent();
       await assert.rejects(agent.open({ principal: { id: 'flow:guest', roles: [] }, id }), /kept for the conversations/);
     }
-    const chat = await call(
-      'POST',
-      '/v1/chat/completions',
-      owner,
-      { model: 'hearth', messages: [{ role: 'user', content: 'is the kitchen light on?' }] },
-      { 'x-hearth-conversation': 'family-chat' },
-    );
+    const chat = await familyChat(home.secret('owner'));
     assert.equal(chat.status, 200, chat.text);
     assert.equal(chat.json.hearth.session, conversationSessionId('http:owner', 'family-chat'));
     // The guest's same key is a conversation of its own.
-    const theirs = await call(
-      'POST',
-      '/v1/chat/completions',
-      guest,
-      { model: 'hearth', messages: [{ role: 'user', content: 'is the kitchen light on?' }] },
-      { 'x-hearth-conversation': 'family-chat' },
-    );
+    const theirs = await familyChat(home.secret('guest'));
     assert.equal(theirs.status, 200, theirs.text);
     assert.notEqual(theirs.json.hearth.session, chat.json.hearth.session);
   });

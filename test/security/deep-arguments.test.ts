@@ -2,9 +2,9 @@
 // refused with a reason (not "Maximum call stack size exceeded") and the
 // refusal audited, with a bounded summary of the arguments, not the arguments.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { describe, it } from 'node:test';
+import { OWNER } from '../helpers/home.js';
+import { useHome } from '../helpers/use-home.js';
 
 function nested(depth: number): unknown {
   let v: unknown = 1;
@@ -13,16 +13,7 @@ function nested(depth: number): unknown {
 }
 
 describe('security: deeply nested or huge arguments are refused and audited', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker, { travelMs: 50 });
-  });
-  after(async () => {
-    await home?.close();
-    await broker?.stop();
-  });
+  const home = useHome({ travelMs: 50 });
 
   for (const depth of [3_000, 20_000]) {
     it(`${depth} levels deep: refused with a reason, audited with a bounded summary`, async () => {

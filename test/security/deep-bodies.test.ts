@@ -2,45 +2,19 @@
 // routes. Every body under the size limit gets a 400 (or a JSON-RPC parse error) that names the problem, on
 // every door that parses JSON: the HTTP API and the OpenAI endpoint, MCP over HTTP, and a Wyoming frame.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { mcpHttpHandlerFor } from '../../src/mcp/http.js';
+import { describe, it } from 'node:test';
 import { FrameError, FrameReader } from '../../src/wyoming/framing.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
+import { useHttpHome } from '../helpers/http-home.js';
 
 const deep = (levels: number) => `{"a":${'['.repeat(levels)}1${']'.repeat(levels)}}`;
 
 describe('security: a deep but small JSON body is a 400 naming the problem, never a 500', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let server: HttpServer;
-  let token = '';
-
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    const mcp = mcpHttpHandlerFor(home.hearth);
-    server = await startHttpServer({
-      hearth: home.hearth,
-      host: '127.0.0.1',
-      port: 0,
-      log: home.logs.log.child({ part: 'http' }),
-      mounts: [{ path: '/mcp', handle: (req, res, principal) => void mcp.handle(req, res, principal), close: () => mcp.close() }],
-    });
-    token = home.hearth.tokens.create('deep', 'http:deep').secret;
-    home.hearth.policy.setRoles('http:deep', ['owner']);
-  });
-  after(async () => {
-    await server?.close();
-    await home?.close();
-    await broker?.stop();
-  });
+  const home = useHttpHome({ mcp: true, tokens: { deep: { name: 'deep', principal: 'http:deep', roles: ['owner'] } } });
 
   const post = (path: string, body: string) =>
-    fetch(`${server.url}${path}`, {
+    fetch(`${home.server.url}${path}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: { authorization: `Bearer ${home.secret('deep')}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       body,
       signal: AbortSignal.timeout(30_000),
     });

@@ -4,14 +4,14 @@
 // bridge/request/permit_join. Hearth never publishes on a topic it reads for any entity nor on a source's
 // control topic: such an entity is refused (one log line), and the command gate refuses the topic again.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
+import { describe, it } from 'node:test';
+import type { MqttClient } from 'mqtt';
 import { CommandGate } from '../../src/devices/command-gate.js';
 import type { HomeAssistantDiscovery } from '../../src/devices/discovery/homeassistant/adapter.js';
 import type { Hearth } from '../../src/hearth.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { OWNER } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
+import { useHome } from '../helpers/use-home.js';
 
 const LOCK_STATE = 'hearth-demo/front_door/lock';
 const LOCK_AVAILABILITY = 'hearth-demo/front_door/availability';
@@ -28,25 +28,14 @@ const named = (hearth: Hearth, name: string) => hearth.bridge.registry.entities(
 const toolFor = (hearth: Hearth, name: string) => hearth.tools.all().find((t) => t.meta.entityIds.some((id) => id.startsWith(`${name}.`)));
 
 describe('security: a device commands only topics that are its own', () => {
-  let broker: TestBroker;
-  let client: MqttClient;
-  let home: TestHome;
+  const home = useHome();
   const configs = ['homeassistant/switch/deputy_state/config', 'homeassistant/switch/deputy_avail/config', 'homeassistant/button/deputy_join/config'];
-
-  before(async () => {
-    broker = await startAedes();
-    client = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
-    home = await startHome(broker);
-  });
-  after(async () => {
-    for (const t of configs) await client?.publishAsync(t, '', { qos: 1, retain: true });
-    await home?.close();
-    await client?.endAsync(true);
-    await broker?.stop();
+  home.cleanup(async () => {
+    for (const t of configs) await home.device.publishAsync(t, '', { qos: 1, retain: true });
   });
 
   it("a switch whose command topic is the lock's state topic gets no tool, and the lock's state is untouched", async () => {
-    await announce(client, home.hearth, configs[0], {
+    await announce(home.device, home.hearth, configs[0], {
       name: 'Deputy state',
       unique_id: 'deputy_state_1',
       device: { identifiers: ['deputy_state'], name: 'Deputy state' },
@@ -64,7 +53,7 @@ describe('security: a device commands only topics that are its own', () => {
   });
 
   it("a switch aimed at the lock's availability topic is refused: the lock stays available and can be locked", async () => {
-    await announce(client, home.hearth, configs[1], {
+    await announce(home.device, home.hearth, configs[1], {
       name: 'Deputy availability',
       unique_id: 'deputy_avail_1',
       device: { identifiers: ['deputy_avail'], name: 'Deputy availability' },
@@ -78,7 +67,7 @@ describe('security: a device commands only topics that are its own', () => {
   });
 
   it("a button aimed at Zigbee2MQTT's bridge/request/permit_join is refused; nothing is ever published there", async () => {
-    await announce(client, home.hearth, configs[2], {
+    await announce(home.device, home.hearth, configs[2], {
       name: 'Deputy join',
       unique_id: 'deputy_join_1',
       device: { identifiers: ['deputy_join'], name: 'Deputy join' },

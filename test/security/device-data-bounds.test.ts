@@ -6,13 +6,12 @@
 // kept, and the bridge still acts on a tool call afterwards. A real broker, the
 // demo home with its simulator, and a real SQLite file.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { crc32, deflateSync } from 'node:zlib';
-import mqtt, { type MqttClient } from 'mqtt';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { actuatorTool, OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { actuatorTool, OWNER } from '../helpers/home.js';
 import type { LogLine } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
+import { useHome } from '../helpers/use-home.js';
 
 /** A PNG of a few dozen bytes whose header declares `width` x `height` pixels (only the first row of data follows). */
 function pngDeclaring(width: number, height: number): Buffer {
@@ -40,22 +39,9 @@ function pngDeclaring(width: number, height: number): Buffer {
 const deep = (levels: number, key = 'temperature') => `{"${key}": ${'['.repeat(levels)}${']'.repeat(levels)}}`;
 
 describe('one device message never stops the bridge', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let pub: MqttClient;
+  const home = useHome();
 
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
-  });
-  after(async () => {
-    await pub?.endAsync(true).catch(() => undefined);
-    await home?.close();
-    await broker?.stop();
-  });
-
-  const send = (topic: string, payload: string, retain = false) => pub.publishAsync(topic, payload, { qos: 1, retain });
+  const send = (topic: string, payload: string, retain = false) => home.device.publishAsync(topic, payload, { qos: 1, retain });
   /** The first log line on `topic` whose message matches. */
   const logLine = (what: string, topic: string, msg: RegExp, timeoutMs = 5000) =>
     waitFor<LogLine>(what, () => home.logs.lines.find((l) => l.topic === topic && msg.test(l.msg)), timeoutMs);
@@ -167,7 +153,7 @@ describe('one device message never stops the bridge', () => {
     await send('homeassistant/camera/bomb_cam/config', JSON.stringify({ name: 'Bomb camera', unique_id: 'bomb_cam', topic: 'bomb/cam' }), true);
     const camera = await waitFor('the camera discovered', () => home.hearth.bridge.registry.entities().find((e) => e.stateTopic === 'bomb/cam'));
     const tool = await waitFor('its tool', () => home.hearth.tools.all().find((t) => t.meta.entityIds.length === 1 && t.meta.entityIds[0] === camera.id));
-    await pub.publishAsync('bomb/cam', pngDeclaring(7000, 7000), { qos: 1 });
+    await home.device.publishAsync('bomb/cam', pngDeclaring(7000, 7000), { qos: 1 });
     await waitFor('the frame kept', () => home.hearth.bridge.cache.get(camera.id)?.frame);
     const result = await home.hearth.tools.call(tool.name, {}, OWNER);
     const text = typeof result === 'string' ? result : (result.text ?? result.error ?? '');

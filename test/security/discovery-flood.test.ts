@@ -8,31 +8,18 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
+import { after, describe, it } from 'node:test';
 import { openDatabase } from '../../src/db/database.js';
 import type { HomeAssistantDiscovery } from '../../src/devices/discovery/homeassistant/adapter.js';
 import { SqliteEntityNames } from '../../src/devices/entity-names.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { OWNER } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
+import { useHome } from '../helpers/use-home.js';
 
 const FLOOD = 2000;
 
 describe('security: one device cannot flood discovery', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let flooder: MqttClient;
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    flooder = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
-  });
-  after(async () => {
-    await flooder?.endAsync(true);
-    await home?.close();
-    await broker?.stop();
-  });
+  const home = useHome();
 
   it(`${FLOOD} configs from one device: at most 256 entities kept, one log line per bound, and a call during the flood is answered`, async () => {
     const adapter = home.hearth.bridge.adapters.find((a) => a.name === 'homeassistant') as HomeAssistantDiscovery;
@@ -46,9 +33,9 @@ describe('security: one device cannot flood discovery', () => {
           state_topic: `flood/s${i}`,
           device: { identifiers: ['flood_device'], name: 'Flood' },
         };
-        flooder.publish(`homeassistant/sensor/flood/s${i}/config`, JSON.stringify(config), { qos: 0 });
+        home.device.publish(`homeassistant/sensor/flood/s${i}/config`, JSON.stringify(config), { qos: 0 });
       }
-      await flooder.publishAsync('flood/done', '1', { qos: 1 });
+      await home.device.publishAsync('flood/done', '1', { qos: 1 });
     })();
     // A call made while the configs pour in is served (it waits on nothing the flood holds).
     const r = await home.hearth.tools.call('kitchen_light', { action: 'turn_on' }, OWNER);

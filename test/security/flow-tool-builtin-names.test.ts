@@ -9,11 +9,10 @@
 // FlowToolProviders.register (the daemon's providers), with a real policy
 // engine, audit and tool set of a demo home.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { checkExternalToolDef, createExternalTool, ExternalToolError } from '../../src/tools/external-tools.js';
 import { checkDefinitions, FlowToolProviderError, FlowToolProviders } from '../../src/tools/flow-tool-providers.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
+import { useHome } from '../helpers/use-home.js';
 import pino from 'pino';
 
 const def = (name: string) => ({
@@ -44,16 +43,7 @@ describe('flow tools cannot take a built-in name', () => {
 });
 
 describe('a flow tool cannot take a device tool name in another letter case', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-  });
-  after(async () => {
-    await home?.close();
-    await broker?.stop();
-  });
+  const home = useHome();
 
   it('refuses a case variant of a device tool as name_taken', async () => {
     const device = home.hearth.tools.all().find((t) => t.capability === 'actuator' && t.meta.entityIds.length === 1)?.name;

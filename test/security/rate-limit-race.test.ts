@@ -9,13 +9,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { openDatabase } from '../../src/db/database.js';
 import { SqlitePolicy } from '../../src/policy/engine.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
+import { useHome } from '../helpers/use-home.js';
 
 // Each worker opens its own connection, waits at the barrier, then decides `tries` times.
 const WORKER = `
@@ -99,16 +98,7 @@ describe('security: rate limits hold', { timeout: 120_000 }, () => {
   });
 
   describe('an escalated call counts against the rule that allowed it', () => {
-    let broker: TestBroker;
-    let home: TestHome;
-    before(async () => {
-      broker = await startAedes();
-      home = await startHome(broker, { ownerMayAct: false, travelMs: 50 });
-    });
-    after(async () => {
-      await home?.close();
-      await broker?.stop();
-    });
+    const home = useHome({ ownerMayAct: false, travelMs: 50 });
 
     it('a max-1 rule on a lock allows one approved unlock, not three', async () => {
       const owner = { id: 'cli:owner', roles: ['owner'] };

@@ -9,44 +9,25 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
+import { useHttpHome, OWNER_AND_GUEST } from '../helpers/http-home.js';
+import { GUESTS_DO_NOT_SEE_FRONT_DOOR } from './helpers.js';
 
 const CHROMIUM = [process.env.HEARTH_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-headless-shell', '/usr/lib/chromium/chromium-headless-shell'].filter(
   (p): p is string => !!p,
 );
 
 describe('security: the web page shows a guest only what it may read', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let server: HttpServer;
-  let publisher: MqttClient;
+  const home = useHttpHome({ tokens: { guest: OWNER_AND_GUEST.guest } });
   let context: BrowserContext;
   let page: Page;
-  let guestToken: string;
   const profile = mkdtempSync(join(tmpdir(), 'hearth-page-guest-'));
   const problems: string[] = [];
 
   before(async () => {
     const executablePath = CHROMIUM.find((p) => existsSync(p));
     if (!executablePath) throw new Error(`Chromium is not installed (looked for ${CHROMIUM.join(', ')}); set HEARTH_CHROMIUM`);
-    broker = await startAedes();
-    home = await startHome(broker);
-    server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0 });
-    guestToken = home.hearth.tokens.create('guest-tablet', 'http:guest').secret;
-    home.hearth.policy.setRoles('http:guest', ['guest']);
-    home.hearth.policy.add({
-      subject: 'role:guest',
-      targetType: 'entity',
-      target: 'front_door.*',
-      action: 'read',
-      effect: 'deny',
-      note: 'test: guests do not see the front door',
-    });
-    publisher = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    home.hearth.policy.add(GUESTS_DO_NOT_SEE_FRONT_DOOR);
     context = await chromium.launchPersistentContext(profile, {
       executablePath,
       headless: true,
@@ -61,22 +42,16 @@ describe('security: the web page shows a guest only what it may read', () => {
       ],
       timeout: 30_000,
     });
+    home.cleanup(() => context.close().catch(() => undefined));
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(10_000);
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   });
-  after(async () => {
-    await context?.close().catch(() => undefined);
-    await publisher?.endAsync(true).catch(() => undefined);
-    await server?.close();
-    await home?.close();
-    await broker?.stop();
-    rmSync(profile, { recursive: true, force: true });
-  });
+  after(() => rmSync(profile, { recursive: true, force: true }));
 
   it('lists no front door entity, before or after the lock reports, while the lamp updates live', async () => {
-    await page.goto(server.url);
-    await page.fill('#token', guestToken);
+    await page.goto(home.server.url);
+    await page.fill('#token', home.secret('guest'));
     await page.click('#login-form button[type=submit]');
     await page.locator('#app').waitFor({ state: 'visible' });
     await page.locator('#live', { hasText: 'live' }).waitFor();
@@ -90,8 +65,8 @@ describe('security: the web page shows a guest only what it may read', () => {
     // The lock reports, then the lamp: once the page shows the lamp's change, it would have had the lock's.
     const before = (await lamp.textContent())?.trim();
     const next = before === 'on' ? 'off' : 'on';
-    await publisher.publishAsync('hearth-demo/front_door/lock', 'unlocked');
-    await publisher.publishAsync('hearth-demo/living_room_lamp/state', next.toUpperCase());
+    await home.device.publishAsync('hearth-demo/front_door/lock', 'unlocked');
+    await home.device.publishAsync('hearth-demo/living_room_lamp/state', next.toUpperCase());
     await page.locator('[data-entity="living_room_lamp.lamp"] .value', { hasText: next }).waitFor();
     assert.equal(await page.locator('[data-entity^="front_door"]').count(), 0);
     assert.equal(await page.locator('.entity').count(), visible);

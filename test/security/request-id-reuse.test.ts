@@ -3,21 +3,12 @@
 // never answered `confirmed` from the earlier row without acting. A real demo
 // home (aedes, simulator, SQLite file).
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { describe, it } from 'node:test';
+import { OWNER } from '../helpers/home.js';
+import { useHome } from '../helpers/use-home.js';
 
 describe('security: a reused request id with another call is refused', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker, { travelMs: 50 });
-  });
-  after(async () => {
-    await home?.close();
-    await broker?.stop();
-  });
+  const home = useHome({ travelMs: 50 });
 
   it('same tool and arguments: answered from the first call, not sent again; other arguments or tool: refused, nothing sent', async () => {
     const requestId = 'kitchen-retry-1';

@@ -5,108 +5,37 @@
 // and SQLite file as an in-process demo home (simulator), driven with raw
 // JSON-RPC lines; the builtin offline model.
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { spawnInGroup } from '../helpers/processes.js';
+import { before, describe, it } from 'node:test';
 import { HEARTH } from '../helpers/cli.js';
-import { startHome, type TestHome } from '../helpers/home.js';
-import { waitFor } from '../helpers/wait.js';
-
-interface Rpc {
-  child: ChildProcessWithoutNullStreams;
-  lines: Array<Record<string, any>>;
-  send(msg: unknown): void;
-  wait(what: string, probe: (m: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
-  kill(): void;
-}
-
-function startRpc(args: string[], env: Record<string, string>): Rpc {
-  // Its own process group, so the whole group is killed at the end however the test ends.
-  const child = spawnInGroup(process.execPath, [HEARTH, 'agent', 'rpc', ...args], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, HEARTH_LOG_PRETTY: 'false', ...env },
-  }) as ChildProcessWithoutNullStreams;
-  const lines: Array<Record<string, any>> = [];
-  let buf = '';
-  let err = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d: string) => {
-    buf += d;
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) !== -1) {
-      lines.push(JSON.parse(buf.slice(0, nl)) as Record<string, any>);
-      buf = buf.slice(nl + 1);
-    }
-  });
-  child.stderr.on('data', (d) => (err += d));
-  const kill = () => {
-    if (child.exitCode === null && child.signalCode === null && child.pid) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  };
-  process.once('exit', kill);
-  return {
-    child,
-    lines,
-    send: (msg) => child.stdin.write(`${JSON.stringify(msg)}\n`),
-    wait: (what, probe, timeoutMs = 20_000) => waitFor(`${what}\nstderr: ${err.slice(-1500)}`, () => lines.find(probe), timeoutMs),
-    kill,
-  };
-}
+import { useHome } from '../helpers/use-home.js';
+import { agentRpcArgs, type RpcProcess, startRpcProcess } from '../helpers/agent-rpc.js';
+import { FAMILY_OPERATES_LOCKS } from './helpers.js';
 
 describe('security: a session cannot approve its own held unlock (hearth agent rpc door)', { timeout: 120_000 }, () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let rpc: Rpc;
+  const home = useHome();
+  let rpc: RpcProcess;
 
   before(async () => {
     assert.ok(existsSync(HEARTH), `build first: ${HEARTH} is missing (npx tsc -p tsconfig.json)`);
-    broker = await startAedes();
-    home = await startHome(broker);
     // chat:locksmith may operate locks, so the built-in rule holds unlock for a person; it is no approver.
     home.hearth.policy.setRoles('chat:locksmith', ['family']);
-    home.hearth.policy.add({
-      subject: 'role:family',
-      targetType: 'kind',
-      target: 'lock',
-      action: 'actuate',
-      effect: 'allow',
-      note: 'test: family operates locks',
-    });
-    rpc = startRpc(
-      [
-        '--mqtt-url',
-        broker.url,
-        '--no-demo',
-        '--devices',
-        join(home.dir, 'devices'),
-        '--db',
-        join(home.dir, 'hearth.db'),
-        '--log-level',
-        'warn',
-        '--set',
-        'mqtt.protocolVersion=4',
-        '--set',
-        'tools.shape=per-entity',
-      ],
-      { HEARTH_PRINCIPAL: 'chat:locksmith' },
+    home.hearth.policy.add(FAMILY_OPERATES_LOCKS);
+    rpc = startRpcProcess(
+      agentRpcArgs({
+        mqttUrl: home.broker.url,
+        devices: join(home.dir, 'devices'),
+        db: join(home.dir, 'hearth.db'),
+        settings: { 'mqtt.protocolVersion': '4', 'tools.shape': 'per-entity' },
+      }),
+      { env: { HEARTH_PRINCIPAL: 'chat:locksmith' } },
     );
     rpc.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientInfo: { name: 'security-test', version: '0' } } });
     await rpc.wait('initialize', (m) => m.id === 1);
     rpc.send({ jsonrpc: '2.0', method: 'initialized' });
   });
-  after(async () => {
-    rpc?.kill();
-    await home?.close();
-    await broker?.stop();
-  });
+  home.cleanup(() => rpc?.kill());
 
   it("an allow_once from the session's own non-approver principal holds the unlock as an approval; nothing is sent", async () => {
     assert.equal(home.hearth.bridge.cache.get('front_door.lock')?.value, 'locked');

@@ -5,29 +5,20 @@
 // (aedes, simulator, SQLite file) with the offline intent model. (Door 2,
 // `hearth agent rpc` over stdio, is in self-approval-rpc.test.ts.)
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
+import { before, describe, it } from 'node:test';
 import { waitFor } from '../helpers/wait.js';
+import { useHttpHome, OWNER_AND_GUEST } from '../helpers/http-home.js';
+import { FAMILY_OPERATES_LOCKS } from './helpers.js';
 
 describe('security: a session cannot approve its own held unlock (HTTP door)', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let server: HttpServer;
-  let ownerToken: string;
-  let locksmithToken: string;
-
-  async function api(method: string, path: string, token: string, body?: unknown) {
-    const res = await fetch(`${server.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(15_000),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : undefined, text };
-  }
+  const home = useHttpHome({
+    tokens: {
+      owner: OWNER_AND_GUEST.owner,
+      // The locksmith may operate locks (so the built-in rule holds unlock for a person), but is no approver.
+      locksmith: { name: 'locksmith', principal: 'http:locksmith', roles: ['family'] },
+    },
+  });
+  const api = (method: string, path: string, token: string, body?: unknown) => home.api(method, path, { token, body, strictJson: true });
 
   /** Read SSE events until `name`; returns every event seen. */
   async function eventsUntil(res: Response, name: string, seen: Array<{ event: string; data: any }>, reader = res.body!.getReader()) {
@@ -56,35 +47,15 @@ describe('security: a session cannot approve its own held unlock (HTTP door)', (
 
   const lockState = () => home.hearth.bridge.cache.get('front_door.lock')?.value;
 
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
-    ownerToken = home.hearth.tokens.create('owner-phone', 'http:owner').secret;
-    home.hearth.policy.setRoles('http:owner', ['owner']);
-    // The locksmith may operate locks (so the built-in rule holds unlock for a person), but is no approver.
-    locksmithToken = home.hearth.tokens.create('locksmith', 'http:locksmith').secret;
-    home.hearth.policy.setRoles('http:locksmith', ['family']);
-    home.hearth.policy.add({
-      subject: 'role:family',
-      targetType: 'kind',
-      target: 'lock',
-      action: 'actuate',
-      effect: 'allow',
-      note: 'test: family operates locks',
-    });
-  });
-  after(async () => {
-    await server?.close();
-    await home?.close();
-    await broker?.stop();
+  before(() => {
+    home.hearth.policy.add(FAMILY_OPERATES_LOCKS);
   });
 
   async function unlockTurn(token: string) {
     const opened = await api('POST', '/api/sessions', token, { permissions: 'jan', ephemeral: true });
     assert.equal(opened.status, 201, opened.text);
     const id = opened.json.id as string;
-    const res = await fetch(`${server.url}/api/sessions/${id}/prompt`, {
+    const res = await fetch(`${home.server.url}/api/sessions/${id}/prompt`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
       body: JSON.stringify({ text: 'unlock the front door' }),
@@ -101,8 +72,8 @@ describe('security: a session cannot approve its own held unlock (HTTP door)', (
   it("refuses a non-approver's own allow_once: nothing is sent, the call is held for an approver, and the answer says who and how", async () => {
     assert.equal(lockState(), 'locked');
     const before = home.commands().length;
-    const turn = await unlockTurn(locksmithToken);
-    const answered = await api('POST', `/api/sessions/${turn.id}/permissions/${turn.ask.request_id}`, locksmithToken, { decision: 'allow_once' });
+    const turn = await unlockTurn(home.secret('locksmith'));
+    const answered = await api('POST', `/api/sessions/${turn.id}/permissions/${turn.ask.request_id}`, home.secret('locksmith'), { decision: 'allow_once' });
     assert.equal(answered.status, 200, answered.text);
     await turn.finish();
     const result = turn.seen.find((e) => e.event === 'tool_result')!.data;
@@ -116,11 +87,11 @@ describe('security: a session cannot approve its own held unlock (HTTP door)', (
     assert.equal(lockState(), 'locked');
 
     // The hold is an approval an approver can see and grant; the locksmith still cannot grant it.
-    const pending = await api('GET', '/api/approvals?status=pending', ownerToken);
+    const pending = await api('GET', '/api/approvals?status=pending', home.secret('owner'));
     const approval = pending.json.find((a: { principal: string }) => a.principal === 'http:locksmith');
     assert.ok(approval, pending.text);
     assert.equal(approval.entityId, 'front_door.lock');
-    assert.equal((await api('POST', `/api/approvals/${approval.id}`, locksmithToken, { decision: 'grant' })).status, 403);
+    assert.equal((await api('POST', `/api/approvals/${approval.id}`, home.secret('locksmith'), { decision: 'grant' })).status, 403);
     // The audit says the call was held, not approved.
     const row = home.hearth.audit.list({ entityId: 'front_door.lock', order: 'desc', limit: 1 })[0];
     assert.equal(row.principal, 'http:locksmith');
@@ -128,9 +99,9 @@ describe('security: a session cannot approve its own held unlock (HTTP door)', (
     assert.doesNotMatch(row.reason, /approved/);
 
     // Once an owner grants it, the locksmith's same call goes through, once.
-    assert.equal((await api('POST', `/api/approvals/${approval.id}`, ownerToken, { decision: 'grant' })).status, 200);
-    const again = await unlockTurn(locksmithToken);
-    await api('POST', `/api/sessions/${again.id}/permissions/${again.ask.request_id}`, locksmithToken, { decision: 'allow_once' });
+    assert.equal((await api('POST', `/api/approvals/${approval.id}`, home.secret('owner'), { decision: 'grant' })).status, 200);
+    const again = await unlockTurn(home.secret('locksmith'));
+    await api('POST', `/api/sessions/${again.id}/permissions/${again.ask.request_id}`, home.secret('locksmith'), { decision: 'allow_once' });
     await again.finish();
     assert.match(again.seen.find((e) => e.event === 'tool_result')!.data.content, /^confirmed/);
     await waitFor('the door unlocked', () => lockState() === 'unlocked', 5000);
@@ -141,8 +112,8 @@ describe('security: a session cannot approve its own held unlock (HTTP door)', (
     const { newCall } = await import('../../src/tools/pipeline.js');
     await lock.handler({ action: 'lock' }, newCall({ id: 'http:owner', roles: ['owner'] }, 'front_door_lock'));
     await waitFor('the door locked', () => lockState() === 'locked', 5000);
-    const turn = await unlockTurn(ownerToken);
-    await api('POST', `/api/sessions/${turn.id}/permissions/${turn.ask.request_id}`, ownerToken, { decision: 'allow_once' });
+    const turn = await unlockTurn(home.secret('owner'));
+    await api('POST', `/api/sessions/${turn.id}/permissions/${turn.ask.request_id}`, home.secret('owner'), { decision: 'allow_once' });
     await turn.finish();
     const result = turn.seen.find((e) => e.event === 'tool_result')!.data;
     assert.match(result.content, /^confirmed/, result.content);

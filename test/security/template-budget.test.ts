@@ -8,12 +8,11 @@
 // per-call command template fails that call and publishes nothing. The sizes
 // here are kept small enough that the code before the fix finishes them.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
+import { describe, it } from 'node:test';
 import type { Entity } from '../../src/devices/model.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { actuatorTool, OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { actuatorTool, OWNER } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
+import { useHome } from '../helpers/use-home.js';
 
 /** Doubling a string 18 times: 2^18 times its length, over the 256 Ki-character limit. */
 const DOUBLE_TILDE = '{% set s = value %}{% for i in range(18) %}{% set s = s ~ s %}{% endfor %}{{ s }}';
@@ -25,23 +24,10 @@ const LOOPS = '{% for i in range(3000) %}{% for j in range(3000) %}{% endfor %}{
 const text = (r: unknown) => (typeof r === 'string' ? r : ((r as { text?: string }).text ?? ''));
 
 describe('template budgets', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let pub: MqttClient;
-
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
-  });
-  after(async () => {
-    await pub?.endAsync(true).catch(() => undefined);
-    await home?.close();
-    await broker?.stop();
-  });
+  const home = useHome();
 
   const announce = (component: string, id: string, config: Record<string, unknown>) =>
-    pub.publishAsync(`homeassistant/${component}/${id}/config`, JSON.stringify({ unique_id: id, ...config }), { qos: 1, retain: true });
+    home.device.publishAsync(`homeassistant/${component}/${id}/config`, JSON.stringify({ unique_id: id, ...config }), { qos: 1, retain: true });
   const discovered = (id: string, stateTopic: string) =>
     waitFor<Entity>(`${id} discovered`, () => home.hearth.bridge.registry.entities().find((e) => e.stateTopic === stateTopic));
   const warned = (topic: string, msg: RegExp) =>
@@ -81,9 +67,9 @@ describe('template budgets', () => {
       value_template: "{% if value == 'ok' %}{{ 7 }}{% else %}" + DOUBLE_TILDE.replace('{{ s }}', '{{ s | length }}') + '{% endif %}',
     });
     const sensor = await discovered('bomb_value', 'bomb/value');
-    await pub.publishAsync('bomb/value', 'ok', { qos: 1 });
+    await home.device.publishAsync('bomb/value', 'ok', { qos: 1 });
     await waitFor('the first reading', () => home.hearth.bridge.cache.get(sensor.id)?.value === 7);
-    await pub.publishAsync('bomb/value', 'ab', { qos: 1 });
+    await home.device.publishAsync('bomb/value', 'ab', { qos: 1 });
     const line = await warned('bomb/value', /skipped a payload: template .* failed: the result of '~' would be too long/);
     assert.equal(line.reason, 'bad_value');
     assert.equal(home.hearth.bridge.cache.get(sensor.id)?.value, 7);
@@ -100,7 +86,7 @@ describe('template budgets', () => {
       command_template: DOUBLE_TILDE.replace('range(18)', 'range(20)'),
     });
     const number = await discovered('bomb_number', 'bomb/number');
-    await pub.publishAsync('bomb/number', '1', { qos: 1, retain: true });
+    await home.device.publishAsync('bomb/number', '1', { qos: 1, retain: true });
     await waitFor('the number reading', () => home.hearth.bridge.cache.get(number.id)?.value === 1);
     const tool = actuatorTool(home.hearth, number.id);
     const result = await home.hearth.tools.call(tool.name, { value: 5 }, OWNER);
@@ -120,8 +106,8 @@ describe('template budgets', () => {
     });
     const sensor = await discovered('heavy_value', 'bomb/heavy');
     const big = 'x'.repeat(240 * 1024);
-    for (let i = 0; i < 150; i++) pub.publish('bomb/heavy', big, { qos: 0 });
-    await pub.publishAsync('bomb/heavy', 'last', { qos: 1 });
+    for (let i = 0; i < 150; i++) home.device.publish('bomb/heavy', big, { qos: 0 });
+    await home.device.publishAsync('bomb/heavy', 'last', { qos: 1 });
     const line = await warned('bomb/heavy', /template work on bomb\/heavy is over its budget/);
     assert.equal(line.reason, 'over_budget');
     assert.equal(typeof home.hearth.bridge.cache.get(sensor.id)?.value, 'number', 'the renders that fit the budget still counted');

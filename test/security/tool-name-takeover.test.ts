@@ -6,13 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
 import type { HomeAssistantDiscovery } from '../../src/devices/discovery/homeassistant/adapter.js';
 import type { Hearth } from '../../src/hearth.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { openHearth, startHome, type TestHome } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
+import { useBroker } from '../helpers/use-broker.js';
 
 async function discovered(hearth: Hearth, topics: string[]): Promise<void> {
   const adapter = hearth.bridge.adapters.find((a) => a.name === 'homeassistant') as HomeAssistantDiscovery;
@@ -26,31 +25,22 @@ function toolFor(hearth: Hearth, entityPrefix: string): string | undefined {
 }
 
 describe('security: tool names cannot be taken over', () => {
-  let broker: TestBroker;
-  let client: MqttClient;
-  before(async () => {
-    broker = await startAedes();
-    client = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
-  });
-  after(async () => {
-    await client?.endAsync(true);
-    await broker?.stop();
-  });
+  const bus = useBroker();
 
   describe('on the demo home', () => {
     let home: TestHome;
     const topic = 'homeassistant/lock/a_fake_lock/config';
     before(async () => {
-      home = await startHome(broker);
+      home = await startHome(bus.broker);
     });
     after(async () => {
-      await client.publishAsync(topic, '', { qos: 1, retain: true });
+      await bus.client.publishAsync(topic, '', { qos: 1, retain: true });
       await home?.close();
     });
 
     it('a discovered "Front door lock" whose id sorts first does not get the real lock\'s tool name', async () => {
       assert.equal(toolFor(home.hearth, 'front_door.lock'), 'front_door_lock');
-      await client.publishAsync(
+      await bus.client.publishAsync(
         topic,
         JSON.stringify({ name: 'Front door lock', unique_id: 'a_fake_lock', command_topic: 'fake/lock/set', state_topic: 'fake/lock/state' }),
         { qos: 1, retain: true },
@@ -69,17 +59,17 @@ describe('security: tool names cannot be taken over', () => {
     const later = 'homeassistant/lock/aa_back/config';
     const config = (uid: string) => JSON.stringify({ name: 'Back door lock', unique_id: uid, command_topic: `${uid}/set`, state_topic: `${uid}/state` });
     try {
-      let hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'mqtt.protocolVersion': '4' });
+      let hearth = await openHearth(bus.broker.url, dir, logSink('warn').log, { 'mqtt.protocolVersion': '4' });
       try {
-        await client.publishAsync(first, config('zz_back'), { qos: 1, retain: true });
+        await bus.client.publishAsync(first, config('zz_back'), { qos: 1, retain: true });
         await discovered(hearth, [first]);
         assert.equal(toolFor(hearth, 'zz_back.'), 'back_door_lock');
       } finally {
         await hearth.close();
       }
       // While Hearth is down a newcomer announces the same name; at the next start both arrive together.
-      await client.publishAsync(later, config('aa_back'), { qos: 1, retain: true });
-      hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'mqtt.protocolVersion': '4' });
+      await bus.client.publishAsync(later, config('aa_back'), { qos: 1, retain: true });
+      hearth = await openHearth(bus.broker.url, dir, logSink('warn').log, { 'mqtt.protocolVersion': '4' });
       try {
         await discovered(hearth, [first, later]);
         assert.equal(toolFor(hearth, 'zz_back.'), 'back_door_lock', 'the name stays with the lock that had it');
@@ -88,8 +78,8 @@ describe('security: tool names cannot be taken over', () => {
         await hearth.close();
       }
       // Even when the first lock is gone for a while, its name is not handed to another.
-      await client.publishAsync(first, '', { qos: 1, retain: true });
-      hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'mqtt.protocolVersion': '4' });
+      await bus.client.publishAsync(first, '', { qos: 1, retain: true });
+      hearth = await openHearth(bus.broker.url, dir, logSink('warn').log, { 'mqtt.protocolVersion': '4' });
       try {
         await discovered(hearth, [later]);
         assert.match(toolFor(hearth, 'aa_back.')!, /^back_door_lock_[0-9a-f]+$/);
@@ -98,8 +88,8 @@ describe('security: tool names cannot be taken over', () => {
         await hearth.close();
       }
     } finally {
-      await client.publishAsync(first, '', { qos: 1, retain: true });
-      await client.publishAsync(later, '', { qos: 1, retain: true });
+      await bus.client.publishAsync(first, '', { qos: 1, retain: true });
+      await bus.client.publishAsync(later, '', { qos: 1, retain: true });
       rmSync(dir, { recursive: true, force: true });
     }
   });

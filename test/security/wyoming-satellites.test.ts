@@ -5,16 +5,14 @@
 // loopback addresses (127.0.0.1 is a stranger, 127.0.0.2 a satellite), the
 // demo home on aedes, a real SQLite file.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { WyomingServer } from '../../src/wyoming/server.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
+import { useHome } from '../helpers/use-home.js';
 import { WyomingTestClient } from '../voice/wyoming-client.js';
 
 describe('security: Wyoming satellites', () => {
-  let broker: TestBroker;
-  let home: TestHome;
+  const home = useHome();
   const clients: WyomingTestClient[] = [];
   const servers: WyomingServer[] = [];
   const connect = async (server: WyomingServer, from: string) => {
@@ -23,15 +21,9 @@ describe('security: Wyoming satellites', () => {
     return c;
   };
 
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-  });
-  after(async () => {
+  home.cleanup(async () => {
     for (const c of clients) c.close();
     for (const s of servers) await s.close();
-    await home?.close();
-    await broker?.stop();
   });
 
   it('idle connections from an address that is no satellite cannot shut a satellite out, and are closed within seconds', async () => {

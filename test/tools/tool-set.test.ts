@@ -1,13 +1,13 @@
 // Tool set shapes, regeneration when devices change, principal filtering, image fitting.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { parseDeviceFile } from '../../src/devices/loader.js';
 import type { Device } from '../../src/devices/model.js';
 import { chooseShape, estimateTokens, generateTools, toolSpecs } from '../../src/tools/generator.js';
 import { fitImage } from '../../src/tools/images.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, startHome, type TestHome } from '../helpers/home.js';
+import { OWNER } from '../helpers/home.js';
+import { useHome } from '../helpers/use-home.js';
 
 function bigHome(n: number): Device[] {
   const kinds = ['switch', 'light', 'sensor', 'binary_sensor', 'cover', 'lock'];
@@ -59,16 +59,7 @@ describe('tool set shapes', () => {
 });
 
 describe('tool set on a running home', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker, { shape: 'grouped' });
-  });
-  after(async () => {
-    await home?.close();
-    await broker?.stop();
-  });
+  const home = useHome({ shape: 'grouped' });
 
   it('grouped tools act through the entity argument and check each device', async () => {
     const call = (tool: string, args: Record<string, unknown>) => home.hearth.tools.call(tool, args, OWNER);

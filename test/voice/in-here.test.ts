@@ -1,37 +1,26 @@
 // "In here" through a chat app: the token's area reaches the offline model, which resolves "the lights in
 // here" to that area's lights; a token with no area is asked which area, and nothing is done.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import OpenAI from 'openai';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
+import { before, describe, it } from 'node:test';
+import type OpenAI from 'openai';
 import { waitFor } from '../helpers/wait.js';
+import { useHttpHome } from '../helpers/http-home.js';
+import { chatClient, ask } from '../helpers/openai-client.js';
 
 describe('the speaker area with the offline model over /v1/chat/completions', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let server: HttpServer;
+  const home = useHttpHome({
+    tokens: {
+      kitchen: { name: 'kitchen-tablet', principal: 'http:kitchen-tablet', area: 'Kitchen', roles: ['owner'] },
+      phone: { name: 'phone', principal: 'http:phone', roles: ['owner'] },
+    },
+  });
   let kitchen: OpenAI;
   let nowhere: OpenAI;
-  const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 });
-  const ask = async (c: OpenAI, text: string) =>
-    (await c.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: text }] })).choices[0]!.message.content ?? '';
   const state = (id: string) => home.hearth.bridge.cache.get(id)?.value;
 
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
-    kitchen = client(home.hearth.tokens.create('kitchen-tablet', 'http:kitchen-tablet', 'Kitchen').secret);
-    nowhere = client(home.hearth.tokens.create('phone', 'http:phone').secret);
-    home.hearth.policy.setRoles('http:kitchen-tablet', ['owner']);
-    home.hearth.policy.setRoles('http:phone', ['owner']);
-  });
-  after(async () => {
-    await server?.close();
-    await home?.close();
-    await broker?.stop();
+  before(() => {
+    kitchen = chatClient(home.server.url, home.secret('kitchen'));
+    nowhere = chatClient(home.server.url, home.secret('phone'));
   });
 
   it('"turn on the lights in here" from the kitchen tablet switches the kitchen light, and only it', async () => {

@@ -4,40 +4,24 @@
 // runs, max_tokens and stop, system_fingerprint, a real `created`, and the
 // Responses API's answer. Real HTTP server, demo home on aedes, SQLite.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { hearthVersion } from '../../src/util/version.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
-import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer, type ScriptedResponse } from '../helpers/openai-server.js';
+import { textChunks, toolCallChunks, type ScriptedResponse } from '../helpers/openai-server.js';
 import { waitFor } from '../helpers/wait.js';
+import { useHttpHome } from '../helpers/http-home.js';
+import { chatClient } from '../helpers/openai-client.js';
+import { useModel, agentOnModel } from '../helpers/use-model.js';
 
 describe('OpenAI-compatible endpoint as the openai client expects it (LLM on the wire)', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let model: OpenAIServer;
-  let server: HttpServer;
-  let token: string;
+  const model = useModel();
+  const home = useHttpHome({ settings: () => agentOnModel(model.url), tokens: { tablet: { name: 'tablet', principal: 'http:tablet', roles: ['owner'] } } });
   let client: OpenAI;
   const lamp = () => home.hearth.bridge.cache.get('living_room_lamp.lamp')?.value;
-  const clientFor = (headers: Record<string, string> = {}) =>
-    new OpenAI({ apiKey: token, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000, defaultHeaders: headers });
+  const clientFor = (headers: Record<string, string> = {}) => chatClient(home.server.url, home.secret('tablet'), headers);
 
-  before(async () => {
-    broker = await startAedes();
-    model = await startOpenAIServer();
-    home = await startHome(broker, { extraSettings: { 'agent.provider': 'openai', 'agent.baseUrl': model.url, 'agent.model': 'test-model' } });
-    server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
-    token = home.hearth.tokens.create('tablet', 'http:tablet').secret;
-    home.hearth.policy.setRoles('http:tablet', ['owner']);
+  before(() => {
     client = clientFor();
-  });
-  after(async () => {
-    await server?.close();
-    await home?.close();
-    await model?.close();
-    await broker?.stop();
   });
 
   it("a second message while the conversation's turn runs is 409; the first caller gets its real outcome", async () => {

@@ -2,40 +2,27 @@
 // no one here wrote) against a real HTTP server on the demo home (aedes,
 // simulator, SQLite) with the offline intent model.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
+import { useHttpHome } from '../helpers/http-home.js';
+import { chatClient } from '../helpers/openai-client.js';
 
 describe('OpenAI-compatible endpoint (openai npm client, demo home, offline model)', () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let server: HttpServer;
-  let ownerToken: string;
-  let guestToken: string;
+  const home = useHttpHome({
+    tokens: {
+      owner: { name: 'living-room-tablet', principal: 'http:tablet', area: 'Living room', roles: ['owner'] },
+      guest: { name: 'guest-phone', principal: 'http:guest', roles: ['guest'] },
+    },
+  });
   let client: OpenAI;
 
-  const clientFor = (apiKey: string, headers: Record<string, string> = {}) =>
-    new OpenAI({ apiKey, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000, defaultHeaders: headers });
+  const clientFor = (apiKey: string, headers: Record<string, string> = {}) => chatClient(home.server.url, apiKey, headers);
   const lamp = () => home.hearth.bridge.cache.get('living_room_lamp.lamp')?.value;
   const hearthOf = (message: unknown) => (message as { hearth: any }).hearth;
 
-  before(async () => {
-    broker = await startAedes();
-    home = await startHome(broker);
-    server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
-    ownerToken = home.hearth.tokens.create('living-room-tablet', 'http:tablet', 'Living room').secret;
-    home.hearth.policy.setRoles('http:tablet', ['owner']);
-    guestToken = home.hearth.tokens.create('guest-phone', 'http:guest').secret;
-    home.hearth.policy.setRoles('http:guest', ['guest']);
-    client = clientFor(ownerToken);
-  });
-  after(async () => {
-    await server?.close();
-    await home?.close();
-    await broker?.stop();
+  before(() => {
+    client = clientFor(home.secret('owner'));
   });
 
   it('lists the one model', async () => {
@@ -103,9 +90,9 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
     await waitFor(`the lamp is ${want}`, () => lamp() === want);
 
     // On the wire: SSE data lines only, the bare [DONE] at the end.
-    const raw = await fetch(`${server.url}/v1/chat/completions`, {
+    const raw = await fetch(`${home.server.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${home.secret('owner')}`, 'content-type': 'application/json' },
       body: JSON.stringify({
         model: 'hearth',
         stream: true,
@@ -161,7 +148,7 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
   });
 
   it("keys a conversation by X-Hearth-Conversation or `user`: the same key is the same saved session, another principal's same key is not", async () => {
-    const keyed = clientFor(ownerToken, { 'x-hearth-conversation': 'kitchen-chat-1' });
+    const keyed = clientFor(home.secret('owner'), { 'x-hearth-conversation': 'kitchen-chat-1' });
     const a = await keyed.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'is the kitchen light on?' }] });
     const b = await keyed.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'is the living room lamp on?' }] });
     const sa = hearthOf(a.choices[0].message).session;
@@ -173,7 +160,7 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
 
     const byUser = await client.chat.completions.create({ model: 'hearth', user: 'kitchen-chat-1', messages: [{ role: 'user', content: 'hello' }] });
     assert.equal(hearthOf(byUser.choices[0].message).session, sa, 'the user field keys the same conversation');
-    const guest = await clientFor(guestToken).chat.completions.create({
+    const guest = await clientFor(home.secret('guest')).chat.completions.create({
       model: 'hearth',
       user: 'kitchen-chat-1',
       messages: [{ role: 'user', content: 'hello' }],
@@ -221,9 +208,9 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
     await expectError({ model: 'hearth', n: 3, messages: [{ role: 'user', content: 'hi' }] }, 400, 'n', /n must be 1/);
 
     // A huge body: 413 before any of it is read into a turn.
-    const huge = await fetch(`${server.url}/v1/chat/completions`, {
+    const huge = await fetch(`${home.server.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${home.secret('owner')}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'hearth', messages: [{ role: 'user', content: 'x'.repeat(2 * 1024 * 1024) }] }),
     });
     assert.equal(huge.status, 413);
@@ -232,9 +219,9 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
     assert.equal(hugeBody.error.code, 'body_too_large');
     assert.ok('param' in hugeBody.error);
 
-    const notJson = await fetch(`${server.url}/v1/chat/completions`, {
+    const notJson = await fetch(`${home.server.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${home.secret('owner')}`, 'content-type': 'application/json' },
       body: '{"messages": [',
     });
     assert.equal(notJson.status, 400);
@@ -247,7 +234,7 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
       assert.equal(err.type, 'authentication_error');
       return true;
     });
-    const none = await fetch(`${server.url}/v1/models`);
+    const none = await fetch(`${home.server.url}/v1/models`);
     assert.equal(none.status, 401);
     const noneBody = (await none.json()) as any;
     assert.equal(noneBody.error.type, 'authentication_error');

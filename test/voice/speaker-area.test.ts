@@ -5,47 +5,24 @@
 // area. The CLI is the built one (dist/), on the same SQLite file as the
 // running Hearth, as a person would use it.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { join } from 'node:path';
-import OpenAI from 'openai';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { runHearth } from '../helpers/cli.js';
-import { startHome, type TestHome } from '../helpers/home.js';
-import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer } from '../helpers/openai-server.js';
+import { textChunks, toolCallChunks } from '../helpers/openai-server.js';
 import { waitFor } from '../helpers/wait.js';
+import { useHttpHome } from '../helpers/http-home.js';
+import { chatClient } from '../helpers/openai-client.js';
+import { useModel, agentOnModel } from '../helpers/use-model.js';
 
 const ext = (message: unknown) => (message as { hearth: any }).hearth;
 
 describe('speaker area: tokens, --from-area rules, the model context', () => {
-  // Each home gets a broker of its own: two demo simulators on one broker share the devices' topics.
-  let broker: TestBroker;
-  let broker2: TestBroker;
-
-  before(async () => {
-    broker = await startAedes();
-    broker2 = await startAedes();
-  });
-  after(async () => {
-    await broker?.stop();
-    await broker2?.stop();
-  });
-
+  // Each home gets a broker of its own (useHome starts one): two demo simulators on one broker share the devices' topics.
   describe('--from-area (offline model, CLI-made tokens and rule)', () => {
-    let home: TestHome;
-    let server: HttpServer;
-    let cli: (...args: string[]) => Promise<{ code: number | null; stdout: string; stderr: string }>;
-
-    before(async () => {
-      // No owner-acts rule: the only thing letting anyone open the garage is the --from-area rule below.
-      home = await startHome(broker, { ownerMayAct: false });
-      server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
-      cli = (...args) => runHearth([...args, '--db', join(home.dir, 'hearth.db'), '--no-demo', '--devices', join(home.dir, 'devices')], { cwd: home.dir });
-    });
-    after(async () => {
-      await server?.close();
-      await home?.close();
-    });
+    // No owner-acts rule: the only thing letting anyone open the garage is the --from-area rule below.
+    const home = useHttpHome({ ownerMayAct: false });
+    const cli = (...args: string[]) =>
+      runHearth([...args, '--db', join(home.dir, 'hearth.db'), '--no-demo', '--devices', join(home.dir, 'devices')], { cwd: home.dir });
 
     async function tokenFor(name: string, area: string): Promise<string> {
       const made = await cli('token', 'create', name, '--principal', `http:${name}`, '--role', 'family', '--area', area, '--json');
@@ -95,7 +72,7 @@ describe('speaker area: tokens, --from-area rules, the model context', () => {
       assert.match(badRule.stderr, /--from-area/);
 
       const ask = (token: string, text: string) =>
-        new OpenAI({ apiKey: token, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 }).chat.completions.create({
+        chatClient(home.server.url, token).chat.completions.create({
           model: 'hearth',
           messages: [{ role: 'user', content: text }],
         });
@@ -125,20 +102,8 @@ describe('speaker area: tokens, --from-area rules, the model context', () => {
   });
 
   describe('an LLM gets the area in its context (fake OpenAI server on the wire)', () => {
-    let home: TestHome;
-    let server: HttpServer;
-    let model: OpenAIServer;
-
-    before(async () => {
-      model = await startOpenAIServer();
-      home = await startHome(broker2, { extraSettings: { 'agent.provider': 'openai', 'agent.baseUrl': model.url, 'agent.model': 'test-model' } });
-      server = await startHttpServer({ hearth: home.hearth, host: '127.0.0.1', port: 0, log: home.logs.log.child({ part: 'http' }) });
-    });
-    after(async () => {
-      await server?.close();
-      await home?.close();
-      await model?.close();
-    });
+    const model = useModel();
+    const home = useHttpHome({ settings: () => agentOnModel(model.url) });
 
     it('"turn on the lights in here" from a kitchen token: the model is told the area, its call carries it to the audit', async () => {
       const token = home.hearth.tokens.create('kitchen-wall', 'http:kitchen-wall', 'Kitchen').secret;
@@ -146,7 +111,7 @@ describe('speaker area: tokens, --from-area rules, the model context', () => {
       const want = home.hearth.bridge.cache.get('kitchen_light.light')?.value === 'on' ? 'off' : 'on';
       model.setScript([toolCallChunks([{ name: 'host__kitchen_light', arguments: { action: `turn_${want}` } }]), textChunks(`The kitchen light is ${want}.`)]);
       const before = home.commands().length;
-      const completion = await new OpenAI({ apiKey: token, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 }).chat.completions.create({
+      const completion = await chatClient(home.server.url, token).chat.completions.create({
         model: 'hearth',
         messages: [{ role: 'user', content: `turn ${want} the lights in here` }],
       });
@@ -172,7 +137,7 @@ describe('speaker area: tokens, --from-area rules, the model context', () => {
       home.hearth.policy.setRoles('http:no-area', ['owner']);
       model.setScript([textChunks('Hello.')]);
       const n = model.requests.length;
-      await new OpenAI({ apiKey: token, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 }).chat.completions.create({
+      await chatClient(home.server.url, token).chat.completions.create({
         model: 'hearth',
         messages: [{ role: 'user', content: 'hi' }],
       });

@@ -7,15 +7,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { hearthVersion } from '../../src/util/version.js';
 import { checkSatellites, WyomingServer } from '../../src/wyoming/server.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { startHome, type TestHome } from '../helpers/home.js';
-import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer, type ScriptedResponse } from '../helpers/openai-server.js';
+import { textChunks, toolCallChunks, type ScriptedResponse } from '../helpers/openai-server.js';
 import { waitFor } from '../helpers/wait.js';
-import { PythonWyoming, pythonWyomingMissing, type PythonWyomingClient } from './python-wyoming.js';
+import { useHome } from '../helpers/use-home.js';
+import { useModel, agentOnModel } from '../helpers/use-model.js';
+import { useWyoming } from './helpers.js';
+import { pythonWyomingMissing, type PythonWyomingClient } from './python-wyoming.js';
 
 const missing = pythonWyomingMissing();
 const HALLWAY_SECRET = 'hallway-secret-0123456789';
@@ -26,27 +27,14 @@ const SATELLITES = [
 ];
 
 describe('Wyoming service (Python wyoming client, offline model, demo home)', { skip: missing }, () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let wy: WyomingServer;
-  let py: PythonWyoming;
-  const client = (server = wy): Promise<PythonWyomingClient> => py.connect(server.port);
-  const lamp = () => home.hearth.bridge.cache.get('living_room_lamp.lamp')?.value;
-
-  before(async () => {
-    py = await PythonWyoming.start();
-    broker = await startAedes();
-    home = await startHome(broker);
+  const home = useHome();
+  before(() => {
     home.hearth.policy.setRoles('voice:kitchen', ['owner']);
     home.hearth.policy.setRoles('voice:hallway', ['owner']);
-    wy = await WyomingServer.start({ hearth: home.hearth, port: 0, satellites: SATELLITES, log: home.logs.log.child({ part: 'wyoming' }) });
   });
-  after(async () => {
-    await py?.stop();
-    await wy?.close();
-    await home?.close();
-    await broker?.stop();
-  });
+  const { py, wy } = useWyoming(home, SATELLITES);
+  const client = (server: WyomingServer = wy): Promise<PythonWyomingClient> => py.connect(server.port);
+  const lamp = () => home.hearth.bridge.cache.get('living_room_lamp.lamp')?.value;
 
   it("describe: the library reads a handle program that may control the home, with Hearth's version", async () => {
     const c = await client();
@@ -256,27 +244,10 @@ describe('Wyoming service (Python wyoming client, offline model, demo home)', { 
 });
 
 describe('Wyoming service with an LLM (Python wyoming client, fake OpenAI server on the wire)', { skip: missing }, () => {
-  let broker: TestBroker;
-  let home: TestHome;
-  let model: OpenAIServer;
-  let wy: WyomingServer;
-  let py: PythonWyoming;
-
-  before(async () => {
-    py = await PythonWyoming.start();
-    broker = await startAedes();
-    model = await startOpenAIServer();
-    home = await startHome(broker, { extraSettings: { 'agent.provider': 'openai', 'agent.baseUrl': model.url, 'agent.model': 'test-model' } });
-    home.hearth.policy.setRoles('voice:kitchen', ['owner']);
-    wy = await WyomingServer.start({ hearth: home.hearth, port: 0, satellites: [SATELLITES[0]], log: home.logs.log.child({ part: 'wyoming' }) });
-  });
-  after(async () => {
-    await py?.stop();
-    await wy?.close();
-    await home?.close();
-    await model?.close();
-    await broker?.stop();
-  });
+  const model = useModel();
+  const home = useHome({ settings: () => agentOnModel(model.url) });
+  before(() => home.hearth.policy.setRoles('voice:kitchen', ['owner']));
+  const { py, wy } = useWyoming(home, [SATELLITES[0]]);
 
   it('"turn on the lights in here": the model is told the satellite\'s area; its call lands in the audit with it', async () => {
     const want = home.hearth.bridge.cache.get('kitchen_light.light')?.value === 'on' ? 'off' : 'on';

@@ -2,7 +2,7 @@
 // understood, which one, cannot here), and the plain-sentence answer composed
 // from tool results in the second round.
 import type { Entity } from '../../../devices/model.js';
-import { actionsOf } from '../../../tools/parameters.js';
+import { actionsOf, hasColor, hasColorTemp } from '../../../tools/parameters.js';
 import type { GeneratedTool } from '../../../tools/types.js';
 import type { Reply } from './resolve.js';
 import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from './results.js';
@@ -21,6 +21,12 @@ function whatItDoes(e: Entity, r: Responses): string {
   const can = actionsOf(e)
     .filter((a) => PARTICIPLES.has(a))
     .map((a) => r.say(`participle_${a}`));
+  // A light's own settings, so a refusal does not describe a dimmable white lamp as only on and off.
+  if (e.kind === 'light') {
+    if ('brightness' in e.ranges || 'brightness' in e.attributes) can.push(r.say('participle_dim'));
+    if (hasColor(e)) can.push(r.say('participle_set_colour'));
+    if (hasColorTemp(e)) can.push(r.say('participle_set_colour_temp'));
+  }
   return can.length ? r.say('can_be', { actions: r.list(can) }) : '';
 }
 
@@ -87,6 +93,14 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
     }
     case 'which_area':
       return r.say('which_area');
+    case 'which_device':
+      return r.say('which_device');
+    case 'too_many':
+      return r.say('too_many', { count: reply.count });
+    case 'out_of_scope': {
+      const key = `out_of_scope_${reply.topic}`;
+      return `${r.say(r.has(key) ? key : 'out_of_scope')}${tryThis}`;
+    }
     case 'question':
       return r.say('question');
     case 'not_found': {
@@ -137,7 +151,7 @@ export interface AnswerContext {
   /** A state word the question asked about ("locked"), for yes/no. */
   asked?: string;
   /** A question over several devices: which ones are in the asked state, how many, or whether any. */
-  ask?: 'which' | 'count' | 'any' | HistoryAsk;
+  ask?: 'which' | 'count' | 'any' | 'all' | HistoryAsk;
   /** The entities the question was about (a whole-area read may return more). */
   subjects?: string[];
   /** What the model says in this language. */
@@ -462,7 +476,7 @@ export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
 /** "Which lights are on?", "how many locks are open?", "is any door unlocked?": one sentence over every read. */
 function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | undefined {
   const asked = ctx.asked;
-  if (!asked || (ctx.ask !== 'which' && ctx.ask !== 'count' && ctx.ask !== 'any')) return undefined;
+  if (!asked || (ctx.ask !== 'which' && ctx.ask !== 'count' && ctx.ask !== 'any' && ctx.ask !== 'all')) return undefined;
   const wanted = ctx.subjects ? new Set(ctx.subjects) : undefined;
   const seen = new Map<string, { line: StateLine; e: Entity | undefined }>();
   for (const call of calls) {
@@ -482,6 +496,14 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
   const unknown = [...seen.values()].filter(({ line }) => line.noState).length;
   const note = unknown ? r.say('summary_not_reported', { count: unknown }) : '';
   const state = spoken(asked, 20);
+  // "Are all the doors locked?": yes, or the ones that are not.
+  if (ctx.ask === 'all') {
+    const known = [...seen.values()].filter(({ line }) => !line.noState);
+    const others = known.filter((x) => !matching.includes(x)).map(({ line, e }) => (e ? theName(r, e) : theName(r, { name: line.name, id: line.id })));
+    if (!others.length) return r.say('summary_all_yes', { count: known.length, state, note });
+    const list = others.length > 8 ? [...others.slice(0, 8), r.say('n_more', { count: others.length - 8 })] : others;
+    return r.say('summary_all_no', { count: others.length, checked: seen.size, state, names: r.list(list, 'and'), note });
+  }
   if (!names.length) return r.say(ctx.ask === 'any' ? 'summary_none_any' : 'summary_none', { count: seen.size, state, note });
   const slots = { count: names.length, checked: seen.size, state, names: r.list(shown, 'and'), note };
   if (ctx.ask === 'count') return r.say('summary_count', slots);

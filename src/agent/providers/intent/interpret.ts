@@ -4,14 +4,15 @@
 import type { Entity } from '../../../devices/model.js';
 import type { EntityState } from '../../../devices/state-cache.js';
 import { GROUP_KINDS, GROUP_MAX_LIST, GROUP_TOOL, selectGroup } from '../../../tools/group-call.js';
+import { fromDeviceColorTemp } from '../../../devices/color-temp.js';
 import { actionsOf, hasColor, hasColorTemp } from '../../../tools/parameters.js';
 import { correctNames, closestEntities } from './fuzzy.js';
-import { matchAll, type Captures, type Match, type MatchContext } from './matcher.js';
+import { matchAll, type Captures, type Match, type MatchContext, type PreviousTurn } from './matcher.js';
 import type { Token } from './normalize.js';
 import { planHistory, type HistoryAsk } from './history.js';
 import { isQuestionTokens } from './question.js';
 import { isReply, resolveTarget, sortEntities, type Reply, type Target } from './resolve.js';
-import { INTENT_KINDS, READ_INTENTS, type IntentId } from './sentences.js';
+import { INTENT_KINDS, KIND_BY_ID, kindClass, READ_INTENTS, type IntentId } from './sentences.js';
 import { scaleToRange, snap, type OfferedTools, type PlannedCall } from './tools.js';
 import type { Vocabulary } from './vocabulary.js';
 
@@ -39,7 +40,17 @@ export interface Interpretation {
   /** The text was a question: answered by reads alone. */
   question?: boolean;
   /** How a question over several devices is answered: which ones, how many, or whether any. */
-  ask?: 'which' | 'count' | 'any' | HistoryAsk;
+  ask?: 'which' | 'count' | 'any' | 'all' | HistoryAsk;
+  /** What the sentence meant, for the session's next one ("and the hallway too"). */
+  meant?: { intent: IntentId; captures: Captures };
+}
+
+export type { PreviousTurn };
+
+/** What a sentence leaves for the session's next one: undefined when it did nothing. */
+export function turnOf(i: Interpretation): PreviousTurn | undefined {
+  if (!i.calls.length || !i.meant || !i.entities.length) return undefined;
+  return { ...i.meant, entities: i.entities };
 }
 
 const MAX_TOKENS = 40;
@@ -76,6 +87,8 @@ export const VERB: Record<IntentId, string> = {
   HassGetAll: 'read',
   HassCameraImage: 'look_through',
   HassGetHistory: 'read_history',
+  HearthRepeat: 'use',
+  HearthOutOfScope: 'use',
   UnknownDevice: 'use',
   HassVacuumReturnToBase: 'send_home',
   HassLawnMowerDock: 'send_home',
@@ -106,7 +119,15 @@ const NOUN: Partial<Record<IntentId, string>> = {
   HassCameraImage: 'camera',
 };
 
-type Planned = { calls: PlannedCall[]; entities: Entity[]; asked?: string; intent?: IntentId; ask?: Interpretation['ask'] };
+type Planned = {
+  calls: PlannedCall[];
+  entities: Entity[];
+  asked?: string;
+  intent?: IntentId;
+  ask?: Interpretation['ask'];
+  /** A repeated sentence: what it meant once repeated. */
+  meant?: Interpretation['meant'];
+};
 type Step = { action?: string; extra?: Record<string, unknown> };
 
 export function interpret(text: string, home: Home): Interpretation {
@@ -114,7 +135,16 @@ export function interpret(text: string, home: Home): Interpretation {
   const tokens = v.lang.normalizer.tokenize(text, true);
   const question = isQuestionTokens(tokens, v.lang);
   const first = interpretTokens(tokens, home, question);
-  if (first.calls.length || tokens.length > MAX_TOKENS) return { ...first, question };
+  // Beyond Hearth: said so, never "corrected" into a device ("weather" is not the heater).
+  if (first.calls.length || tokens.length > MAX_TOKENS || first.reply?.type === 'out_of_scope') return { ...first, question };
+  // "It's cold, turn the heating up to 23": a remark, then what to do.
+  const remark = v.lang.normalizer.afterRemark(tokens);
+  if (remark) {
+    const rest = tokens.slice(remark);
+    const asked = isQuestionTokens(rest, v.lang);
+    const after = interpretTokens(rest, home, asked);
+    if (after.calls.length || (after.reply?.rank ?? 0) > (first.reply?.rank ?? 0)) return { ...after, question: asked };
+  }
   // Two commands in one ("turn the lamp on and the kitchen light off"): each half on its own.
   if (!question) {
     const both = splitCommands(tokens, home);
@@ -136,25 +166,44 @@ export function interpret(text: string, home: Home): Interpretation {
   return { ...first, question };
 }
 
-/** Commands joined by a joining word, when each half is a command on its own. */
-function splitCommands(tokens: Token[], home: Home): Interpretation | undefined {
+/** How many commands one sentence may join ("turn on the lamp, then lock the door and close the blinds"). */
+const MAX_JOINED = 4;
+
+/**
+ * Commands joined by a joining word, when each part is a command on its own. A later part may refer to an
+ * earlier one ("turn on the kitchen light and make it blue").
+ */
+function splitCommands(tokens: Token[], home: Home, depth = 1): Interpretation | undefined {
   const joins = home.vocabulary.lang.list('join');
-  if (!joins) return undefined;
+  if (!joins || depth >= MAX_JOINED) return undefined;
+  // A part understood but refused ("... and make it blue" of a white light): said, and nothing done.
+  let refused: Interpretation | undefined;
   for (let i = 1; i < tokens.length - 1; i++) {
-    const hit = joins.match(tokens, i)[0];
-    if (!hit) continue;
+    const hits = joins.match(tokens, i).filter((h) => h.end < tokens.length);
+    if (!hits.length) continue;
     const left = interpretTokens(tokens.slice(0, i), home, false);
     if (!left.calls.length) continue;
-    const right = interpretTokens(tokens.slice(hit.end), home, false);
-    if (!right.calls.length) continue;
-    return {
-      intent: left.intent,
-      template: left.template,
-      calls: [...left.calls, ...right.calls].slice(0, MAX_COMMANDS),
-      entities: [...left.entities, ...right.entities],
-    };
+    const after: Home = { ...home, context: { ...home.context, previous: turnOf(left) ?? home.context?.previous } };
+    for (const hit of hits) {
+      const rest = tokens.slice(hit.end);
+      let right = interpretTokens(rest, after, false);
+      if (!right.calls.length) right = splitCommands(rest, after, depth + 1) ?? right;
+      if (!right.calls.length) {
+        if ((right.reply?.rank ?? 0) >= 2 && (right.reply?.rank ?? 0) > (refused?.reply?.rank ?? 0)) refused = right;
+        continue;
+      }
+      if (left.calls.length + right.calls.length > MAX_COMMANDS)
+        return { calls: [], entities: [], reply: { type: 'too_many', count: left.calls.length + right.calls.length, rank: 3 } };
+      return {
+        intent: left.intent,
+        template: left.template,
+        calls: [...left.calls, ...right.calls],
+        entities: [...left.entities, ...right.entities],
+        meant: right.meant,
+      };
+    }
   }
-  return undefined;
+  return refused;
 }
 
 function interpretTokens(tokens: Token[], home: Home, question: boolean): Interpretation {
@@ -162,7 +211,8 @@ function interpretTokens(tokens: Token[], home: Home, question: boolean): Interp
   let matches = tokens.length <= MAX_TOKENS ? matchAll(tokens, home.vocabulary, home.vocabulary.lang, home.context) : [];
   // A question is answered by reads alone, whatever a sentence of a command would make of it.
   if (question) {
-    const reads = matches.filter((m) => READ_INTENTS.has(m.intent));
+    const previous = home.context?.previous;
+    const reads = matches.filter((m) => READ_INTENTS.has(m.intent) || (m.intent === 'HearthRepeat' && !!previous && READ_INTENTS.has(previous.intent)));
     if (!reads.length && matches.some((m) => m.intent !== 'UnknownDevice')) return { calls: [], reply: { type: 'question', rank: 3 }, entities: [] };
     matches = reads;
   }
@@ -177,7 +227,15 @@ function interpretTokens(tokens: Token[], home: Home, question: boolean): Interp
     // A clear question back from a better reading beats acting on a worse one.
     // So does "I can't dim the lamp" (named) over dimming some other light the word "lamp" describes.
     if (best && best.match.score > m.score && (best.reply.rank >= 3 || (best.reply.rank === 2 && best.match.intent === m.intent))) break;
-    return { intent: r.intent ?? m.intent, template: m.template, calls: r.calls, entities: r.entities, asked: r.asked, ask: r.ask };
+    return {
+      intent: r.intent ?? m.intent,
+      template: m.template,
+      calls: r.calls,
+      entities: r.entities,
+      asked: r.asked,
+      ask: r.ask,
+      meant: r.meant ?? { intent: m.intent, captures: m.captures },
+    };
   }
   if (best) return { intent: best.match.intent, template: best.match.template, calls: [], reply: best.reply, entities: [] };
   return { calls: [], reply: { type: 'not_understood', rank: 0 }, entities: [] };
@@ -202,9 +260,49 @@ function plan(m: Match, home: Home): Planned | Reply | null {
       return planCamera(c, home);
     case 'HassGetHistory':
       return planHistory(c, home.vocabulary, home.offered, home.context ?? {}, home.now?.() ?? Date.now());
+    case 'HearthRepeat':
+      return planRepeat(m, home);
+    case 'HearthOutOfScope':
+      return { type: 'out_of_scope', topic: typeof c.other.out_of_scope === 'string' ? c.other.out_of_scope : '', rank: 3 };
     default:
       return planCommand(m.intent, c, home);
   }
+}
+
+/**
+ * "And the hallway too", "same for the bedroom": the session's last sentence on what is said now. Said
+ * without a kind, the kind it was about ("turn on the kitchen light", "and the hallway too": its lights).
+ */
+function planRepeat(m: Match, home: Home): Planned | Reply | null {
+  const previous = home.context?.previous;
+  if (!previous || previous.intent === 'HearthRepeat') return null;
+  const c = m.captures;
+  const before = previous.captures;
+  let kind = c.kind ?? (c.names.length ? undefined : before.kind);
+  if (!kind && !c.names.length) {
+    // The kind every one of them is: by what its name says ("Kitchen window"), else by its own kind.
+    const v = home.vocabulary;
+    const info = previous.entities.map((e) => v.classEntity.get(e.id)).filter((x) => !!x);
+    const ids = [...(info[0]?.named ?? []), previous.entities[0]?.kind ?? ''];
+    const id = ids.find((k) => KIND_BY_ID.has(k) && info.every((x) => KIND_BY_ID.get(k)!.match(x, 'read')));
+    if (id) kind = { end: 0, value: kindClass(id), plural: true, said: id.replace(/_/g, ' ') };
+  }
+  const { area2: _area2, whole: _whole, ...kept } = before.other;
+  const captures: Captures = {
+    ...before,
+    names: c.names,
+    area: c.area,
+    floor: c.floor,
+    here: c.here,
+    all: c.all,
+    reference: false,
+    kind,
+    other: { ...kept, ...c.other },
+  };
+  const again: Match = { ...m, intent: previous.intent, captures };
+  const r = plan(again, home);
+  if (!r || isReply(r)) return r;
+  return { ...r, intent: r.intent ?? previous.intent, meant: { intent: previous.intent, captures } };
 }
 
 /** Are the unknown words exactly a known name or area (then the sentence, not the device, was the problem)? */
@@ -259,14 +357,17 @@ export function kelvinToHex(kelvin: number): string {
   return `#${[r, g, b].map((x) => x.toString(16).padStart(2, '0')).join('')}`;
 }
 
-/**
- * The white words' colours (sentences/en/_common.yaml, slot `color`) as the
- * colour temperature they mean, for a light that takes colour temperature.
- */
-const WHITE_KELVIN: Readonly<Record<string, number>> = { '#ffb46b': 2700, '#ffe4ce': 4000, '#f5f3ff': 5000, '#fffefa': 6500 };
+/** A white said as its colour temperature: the language's `color` list gives it as "<kelvin>K" ("warm white": 2700K). */
+function whiteKelvin(color: string | undefined): number | undefined {
+  const m = color ? /^(\d{4,5})K$/.exec(color) : null;
+  return m ? Number(m[1]) : undefined;
+}
 
-/** Colour-temperature routing: "warm white", "daylight", "2700 kelvin" on a light that takes colour temperature. */
-function colorTempStep(e: Entity, c: Captures): Step | Reply | undefined {
+/** How far "warmer" / "cooler" moves a white light without a number. */
+const KELVIN_STEP = 500;
+
+/** Colour-temperature routing: "warm white", "daylight", "2700 kelvin", "warmer" on a light that takes colour temperature. */
+function colorTempStep(e: Entity, c: Captures, state: EntityState | undefined): Step | Reply | undefined {
   if (!hasColorTemp(e)) return undefined;
   const { minKelvin: min, maxKelvin: max } = e.colorTemp!;
   const n = c.number;
@@ -275,9 +376,16 @@ function colorTempStep(e: Entity, c: Captures): Step | Reply | undefined {
     if (said < min || said > max) return { type: 'out_of_range', entity: e, what: 'color_temp', min, max, unit: 'K', rank: 3 };
     return { action: 'turn_on', extra: { color_temp: Math.round(said) } };
   }
-  const white = c.color ? WHITE_KELVIN[c.color] : undefined;
+  const white = whiteKelvin(c.color);
   // A word asks for the warmest or coolest the light has when its own white is beyond it.
   if (white !== undefined) return { action: 'turn_on', extra: { color_temp: Math.min(max, Math.max(min, white)) } };
+  // "warmer" (direction down: fewer kelvin) or "cooler", from the white it shows now.
+  if (!c.color && !n && c.direction) {
+    const now = state?.value === 'on' ? fromDeviceColorTemp(e.colorTemp!, state.attributes.color_temp) : undefined;
+    if (now === undefined) return { type: 'unsupported', entity: e, verb: 'change_colour_temp', why: 'colour_temp_unknown', rank: 2 };
+    const to = Math.min(max, Math.max(min, now + (c.direction === 'down' ? -KELVIN_STEP : KELVIN_STEP)));
+    return { action: 'turn_on', extra: { color_temp: to } };
+  }
   return undefined;
 }
 
@@ -349,10 +457,11 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       return { type: 'unsupported', entity: e, verb: 'toggle', why: 'state_unknown', rank: 2 };
     }
     case 'HassLightSetColor': {
-      const white = colorTempStep(e, c);
+      const white = colorTempStep(e, c, state);
       if (white) return white;
-      const kelvin = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit));
-      const color = c.color ?? (kelvin ? kelvinToHex(n!.value) : undefined);
+      if (!c.color && !n && c.direction) return unsupported('change_colour_temp');
+      const kelvin = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit)) ? n.value : whiteKelvin(c.color);
+      const color = kelvin !== undefined ? kelvinToHex(kelvin) : c.color;
       if (!color) return null;
       if (!hasColor(e)) return unsupported();
       // "pink at 50%": the colour and the brightness in one call.
@@ -419,6 +528,8 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     case 'HassClimateStep': {
       const r = e.ranges.temperature;
       if (!r || !actions.includes('set_temperature')) return unsupported('change_temperature');
+      // Raising the target of a thermostat that is off heats nothing: said, not "done".
+      if (state?.value === 'off') return { type: 'unsupported', entity: e, verb: 'change_temperature', why: 'thermostat_off', rank: 2 };
       const target = state?.attributes.temperature ?? state?.attributes.target_temperature;
       if (typeof target !== 'number') return { type: 'unsupported', entity: e, verb: 'change_temperature', why: 'setting_unknown', rank: 2 };
       const by = n?.value ?? CLIMATE_STEP;
@@ -494,15 +605,22 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
   const grouped = groupCall(intent, ok, t, home);
   if (grouped) return { calls: [grouped], entities: ok.map((o) => o.e), intent };
 
+  // All of them or none: more than one sentence may change at once, or some this conversation has no tool for,
+  // and nothing is done (the answer says which).
+  if (ok.length > MAX_COMMANDS) return { type: 'too_many', count: ok.length, rank: 3 };
   const calls: PlannedCall[] = [];
   const entities: Entity[] = [];
-  for (const { e, step } of ok.slice(0, MAX_COMMANDS)) {
+  const missing: Entity[] = [];
+  for (const { e, step } of ok) {
     const call = home.offered.control(e, step.action, step.extra);
-    if (!call) continue;
+    if (!call) {
+      missing.push(e);
+      continue;
+    }
     calls.push(call);
     entities.push(e);
   }
-  if (!calls.length) return { type: 'not_here', entities: ok.map((o) => o.e), verb: VERB[intent], rank: 3 };
+  if (missing.length) return { type: 'not_here', entities: missing, verb: VERB[intent], rank: 3 };
   return { calls, entities, intent: specificIntent(intent, ok[0].step) };
 }
 
@@ -512,7 +630,8 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
  */
 function groupCall(intent: IntentId, ok: Array<{ e: Entity; step: Step }>, t: Target, home: Home): PlannedCall | undefined {
   // Devices named one by one ("the lamp and the hall light") keep a call each: each answers in its own words.
-  if ((intent !== 'HassTurnOn' && intent !== 'HassTurnOff') || t.named || ok.length < 2 || ok.length > GROUP_MAX_LIST) return undefined;
+  // "Turn them off" after "turn on the lights": one call over them again, as the first was.
+  if ((intent !== 'HassTurnOn' && intent !== 'HassTurnOff') || (t.named && !t.reference) || ok.length < 2 || ok.length > GROUP_MAX_LIST) return undefined;
   const tool = home.offered.get(GROUP_TOOL);
   if (!tool) return undefined;
   const action = intent === 'HassTurnOn' ? 'turn_on' : 'turn_off';
@@ -590,11 +709,14 @@ function readArea(area: string | undefined, home: Home): Planned | Reply {
   return readEach(sortEntities(entities), home, undefined);
 }
 
-/** Every area of these entities, one get_state each (a floor). */
+/** Every area of these entities, one get_state each (a floor), and those on it without an area one by one. */
 function readAreas(entities: Entity[], home: Home): Planned | Reply {
   const areas = [...new Set(entities.map((e) => e.area).filter((a): a is string => !!a))].sort();
   const calls = areas.map((a) => home.offered.state(a)).filter((c): c is PlannedCall => !!c);
-  if (calls.length === areas.length && calls.length && calls.length <= MAX_READS) return { calls, entities: sortEntities(entities) };
+  const loose = sortEntities(entities.filter((e) => !e.area));
+  const looseCalls = loose.map((e) => home.offered.read(e)).filter((c): c is PlannedCall => !!c);
+  if (calls.length === areas.length && looseCalls.length === loose.length && calls.length + looseCalls.length && calls.length + looseCalls.length <= MAX_READS)
+    return { calls: [...calls, ...looseCalls], entities: sortEntities(entities) };
   return readEach(sortEntities(entities), home, undefined);
 }
 
@@ -612,9 +734,9 @@ function readEach(entities: Entity[], home: Home, asked: string | undefined): Pl
   return { calls, entities: done, asked, intent: done.every((e) => e.kind === 'camera') ? 'HassCameraImage' : undefined };
 }
 
-function askOf(c: Captures): 'which' | 'count' | 'any' | undefined {
+function askOf(c: Captures): 'which' | 'count' | 'any' | 'all' | undefined {
   const a = c.other.ask;
-  return a === 'which' || a === 'count' || a === 'any' ? a : undefined;
+  return a === 'which' || a === 'count' || a === 'any' || a === 'all' ? a : undefined;
 }
 
 function planRead(c: Captures, home: Home): Planned | Reply | null {

@@ -198,6 +198,9 @@ function readNormalize(r: FileReader, node: YamlNode | null, out: LanguageData):
       case 'trailing':
         n.trailing = words();
         break;
+      case 'remarks':
+        n.remarks = words();
+        break;
       case 'not_alone':
         n.notAlone = words();
         break;

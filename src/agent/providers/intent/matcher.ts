@@ -5,6 +5,7 @@
 // `<rule>` expansion rules (inlined at compile time). Each sentence is indexed
 // by the words it can start with, so an utterance is only tried against the
 // sentences that could begin the way it does.
+import type { Entity } from '../../../devices/model.js';
 import type { LanguageData, Origin, Problem } from './language.js';
 import { Normalizer, type Token } from './normalize.js';
 import { Responses } from './responses.js';
@@ -49,6 +50,8 @@ export interface Captures {
   direction?: 'up' | 'down';
   /** "in here": the speaker's area. */
   here?: boolean;
+  /** "it", "them": what the session's last sentence was about. */
+  reference?: boolean;
   any?: string;
   /** Other slots a user's sentences fill. */
   other: Record<string, unknown>;
@@ -67,6 +70,15 @@ export interface Match {
 export interface MatchContext {
   /** The speaker's area, when the session has one. */
   area?: string;
+  /** What the session's last command acted on, for "turn it off", "make it blue", "and the hallway too". */
+  previous?: PreviousTurn;
+}
+
+/** A session's last command: what it meant and what it acted on. */
+export interface PreviousTurn {
+  intent: IntentId;
+  captures: Captures;
+  entities: Entity[];
 }
 
 interface CompiledTemplate {
@@ -385,6 +397,8 @@ function setSlot(slot: string, value: unknown, hit?: PhraseHit<unknown>): (c: Ca
       return once('all', true);
     case 'here':
       return once('here', true);
+    case 'reference':
+      return once('reference', true);
     case 'direction':
       return once('direction', value === 'down' ? 'down' : 'up');
     case 'mode':
@@ -394,6 +408,9 @@ function setSlot(slot: string, value: unknown, hit?: PhraseHit<unknown>): (c: Ca
     case 'hint':
     case 'any':
       return once(slot, String(value));
+    // The whole home said twice ("house lights off everywhere") is still the whole home.
+    case 'whole':
+      return (c) => (c.other.whole !== undefined ? c : { ...c, other: { ...c.other, whole: value } });
     default:
       return (c) => (slot in c.other ? undefined : { ...c, other: { ...c.other, [slot]: value } });
   }
@@ -481,8 +498,10 @@ function matchSeq(nodes: Node[], i: number, pos: number, caps: Captures, run: Ru
 }
 
 /** How much a match is worth: naming a device beats describing one; wildcards lose. */
-function scoreOf(c: Captures): number {
+function scoreOf(c: Captures, context: MatchContext): number {
   let s = 0;
+  // "it" in a session that has said what it is: as good as its name.
+  if (c.reference && context.previous) s += 6;
   // One longer name beats the same words read as several names.
   if (c.names.length) s += 4 + 2 * c.names.reduce((n, x) => n + x.said.split(' ').length, 0) - (c.names.length - 1);
   if (c.any !== undefined) s -= 100;
@@ -521,12 +540,15 @@ export function matchAll(tokens: Token[], v: Vocabulary, lang: CompiledLanguage,
       const key = `${tpl.intent}|${captureKey(c)}`;
       if (seen.has(key)) return;
       seen.add(key);
-      out.push({ intent: tpl.intent, captures: c, order: tpl.order, score: scoreOf(c), template: tpl.source, origin: tpl.origin });
+      // A follow-up ("what about the bedroom") in a session that has something to follow beats a reading on its own.
+      const follow = tpl.intent === 'HearthRepeat' && context.previous ? 1 : 0;
+      out.push({ intent: tpl.intent, captures: c, order: tpl.order, score: scoreOf(c, context) + follow, template: tpl.source, origin: tpl.origin });
     });
   };
   for (const tpl of lang.candidates(tokens[0])) {
-    // Sentences for unknown devices only matter when nothing else matched.
-    if (tpl.intent === 'UnknownDevice') deferred.push(tpl);
+    // Sentences for unknown devices and for what Hearth does not do only matter when nothing else matched
+    // (a home's own "Good night" scene is its name).
+    if (tpl.intent === 'UnknownDevice' || tpl.intent === 'HearthOutOfScope') deferred.push(tpl);
     else each(tpl);
   }
   if (!out.length) for (const tpl of deferred) each(tpl);
@@ -548,6 +570,7 @@ function captureKey(c: Captures): string {
     c.hint ?? '',
     c.direction ?? '',
     c.here ? 'here' : '',
+    c.reference ? 'it' : '',
     c.any ?? '',
     JSON.stringify(c.other),
   ].join('|');

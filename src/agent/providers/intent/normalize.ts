@@ -23,6 +23,11 @@ export interface NormalizeData {
   /** Polite openings and closings stripped from the ends of an utterance. */
   leading: string[];
   trailing: string[];
+  /**
+   * Remarks that may open a command ("it's cold, turn the heating up to 23"): the rest is tried on its own
+   * when the whole says nothing that can be done.
+   */
+  remarks: string[];
   /** [pattern, replacement] regular expressions applied to the lowercased text. */
   contractions: Array<[string, string]>;
   /** Number words: units (0..19), tens (20..90), and the words for hundred/point/and. */
@@ -46,6 +51,7 @@ export const EMPTY_NORMALIZE: NormalizeData = {
   skipWords: [],
   leading: [],
   trailing: [],
+  remarks: [],
   contractions: [],
   units: {},
   tens: {},
@@ -60,6 +66,7 @@ export class Normalizer {
   private readonly drop: Set<string>;
   private readonly leading: string[][];
   private readonly trailing: string[][];
+  private readonly remarks: Token[][];
   private readonly contractions: Array<[RegExp, string]>;
 
   constructor(readonly data: NormalizeData) {
@@ -72,6 +79,10 @@ export class Normalizer {
       .map(split)
       .filter((p) => p.length)
       .sort(longest);
+    this.remarks = data.remarks
+      .map((p) => this.tokenize(p))
+      .filter((p) => p.length)
+      .sort((a, b) => b.length - a.length);
     this.trailing = data.trailing
       .map(split)
       .filter((p) => p.length)
@@ -205,6 +216,12 @@ export class Normalizer {
       out.push(this.singular(word));
     }
     return out;
+  }
+
+  /** Where the command after an opening remark starts (0: no remark, or nothing after it). */
+  afterRemark(tokens: Token[]): number {
+    for (const r of this.remarks) if (tokens.length > r.length && r.every((t, i) => tokens[i].w === t.w)) return r.length;
+    return 0;
   }
 
   /** Token keys of a phrase (a name, an alias, a template word). */

@@ -17,7 +17,7 @@ import {
   type Usage,
 } from '../../provider.js';
 import { chunkWords, composeAnswer, examples, replyText, type AnsweredCall } from './answers.js';
-import { interpret, type Interpretation } from './interpret.js';
+import { interpret, turnOf, type Interpretation, type PreviousTurn } from './interpret.js';
 import { SentenceSet } from './sentence-set.js';
 import type { MatchContext } from './matcher.js';
 import { OfferedTools, TOOL_PREFIX } from './tools.js';
@@ -92,12 +92,17 @@ export class IntentProvider implements Provider {
     const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered, context, state: this.options.state, now: this.options.now });
     if (result.reply) {
       const hints =
-        ['not_understood', 'not_found'].includes(result.reply.type) && !('closest' in result.reply && result.reply.closest?.length)
+        ['not_understood', 'not_found', 'out_of_scope'].includes(result.reply.type) && !('closest' in result.reply && result.reply.closest?.length)
           ? this.examplesFor(vocabulary, offered, toolNames)
           : [];
       return { ...result, text: replyText(result.reply, hints, vocabulary.lang.responses) };
     }
     return result;
+  }
+
+  /** What an understood command leaves for the session's next sentence (undefined when it did nothing). */
+  turn(understood: Interpretation): PreviousTurn | undefined {
+    return turnOf(understood);
   }
 
   async *stream(request: ProviderRequest): AsyncIterable<ProviderEvent> {
@@ -112,19 +117,24 @@ export class IntentProvider implements Provider {
     const last = messages[messages.length - 1];
     const prompt = Math.ceil(messages.reduce((n, m) => n + textOf(m).length, 0) / 4);
 
-    const context: MatchContext = { area: request.context?.area };
+    const area = request.context?.area;
     if (last?.role === 'tool') {
-      const text = this.secondRound(messages, toolNames, context, schemas);
+      const text = this.secondRound(messages, toolNames, area, schemas);
       yield* this.say(text, prompt);
       return;
     }
-    const user = [...messages].reverse().find((m) => m.role === 'user');
-    const utterance = user ? textOf(user) : '';
+    const at = lastUser(messages, messages.length);
+    const utterance = at >= 0 ? textOf(messages[at]) : '';
+    const context: MatchContext = { area, previous: this.previousTurn(messages, at, toolNames, area, schemas) };
     const understood = this.understand(utterance, toolNames, context, schemas);
     if (!understood.calls.length) {
       // Not understood, or no such device here: a door may let another agent try (Wyoming's not-handled).
+      // Beyond Hearth ("what's the weather like?") too: another agent may know.
       const lost =
-        !understood.reply || understood.reply.type === 'not_understood' || (understood.reply.type === 'not_found' && !understood.reply.closest?.length);
+        !understood.reply ||
+        understood.reply.type === 'not_understood' ||
+        understood.reply.type === 'out_of_scope' ||
+        (understood.reply.type === 'not_found' && !understood.reply.closest?.length);
       yield* this.say(understood.text ?? this.sentences.current().responses.say('not_understood'), prompt, lost ? NOT_UNDERSTOOD : 'stop');
       return;
     }
@@ -140,11 +150,30 @@ export class IntentProvider implements Provider {
       yield { type: 'tool_call_args_delta', id: call.id, delta: call.arguments };
     }
     const completion = Math.ceil(toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0) / 4);
-    yield { type: 'done', finishReason: 'tool_calls', toolCalls, usage: usage(prompt, completion) };
+    // One sentence is one request: its actions are all made or none.
+    yield { type: 'done', finishReason: 'tool_calls', toolCalls, usage: usage(prompt, completion), ...(toolCalls.length > 1 ? { together: true } : {}) };
+  }
+
+  /**
+   * What "it" and "too" refer to: the session's last few sentences before message `before`, understood in
+   * order (each with the one before it), as the last of them left things.
+   */
+  private previousTurn(
+    messages: ChatMessage[],
+    before: number,
+    toolNames: string[],
+    area: string | undefined,
+    schemas?: ReadonlyMap<string, unknown>,
+  ): PreviousTurn | undefined {
+    const said: string[] = [];
+    for (let i = lastUser(messages, before); i >= 0 && said.length < FOLLOW_UP_DEPTH; i = lastUser(messages, i)) said.unshift(textOf(messages[i]));
+    let previous: PreviousTurn | undefined;
+    for (const text of said) previous = turnOf(this.understand(text, toolNames, { area, previous }, schemas)) ?? previous;
+    return previous;
   }
 
   /** The answer to the tool results that end the conversation. */
-  private secondRound(messages: ChatMessage[], toolNames: string[], context: MatchContext, schemas?: ReadonlyMap<string, unknown>): string {
+  private secondRound(messages: ChatMessage[], toolNames: string[], area: string | undefined, schemas?: ReadonlyMap<string, unknown>): string {
     let i = messages.length;
     while (i > 0 && messages[i - 1].role === 'tool') i--;
     const results = messages.slice(i) as Array<Extract<ChatMessage, { role: 'tool' }>>;
@@ -164,8 +193,9 @@ export class IntentProvider implements Provider {
     const responses = this.sentences.current().responses;
     if (!answered.length) return responses.say('no_reply_match');
     // The question decides yes/no ("is the front door locked?").
-    const user = [...messages.slice(0, i)].reverse().find((m) => m.role === 'user');
-    const understood = user ? this.understand(textOf(user), toolNames, context, schemas) : undefined;
+    const at = lastUser(messages, i);
+    const context: MatchContext = { area, previous: at >= 0 ? this.previousTurn(messages, at, toolNames, area, schemas) : undefined };
+    const understood = at >= 0 ? this.understand(textOf(messages[at]), toolNames, context, schemas) : undefined;
     const tools = new Map(this.options.tools().map((t) => [t.name, t]));
     const entities = new Map(this.options.entities().map((e) => [e.id, e]));
     return composeAnswer(answered, {
@@ -182,6 +212,15 @@ export class IntentProvider implements Provider {
     for (const chunk of chunkWords(text)) yield { type: 'token', text: chunk };
     yield { type: 'done', finishReason, toolCalls: [], usage: usage(prompt, Math.ceil(text.length / 4)) };
   }
+}
+
+/** How many earlier sentences of a session are looked at for "it" and "too". */
+const FOLLOW_UP_DEPTH = 3;
+
+/** Index of the last user message (not an image follow-up) before `before`, or -1. */
+function lastUser(messages: ChatMessage[], before: number): number {
+  for (let i = before - 1; i >= 0; i--) if (messages[i].role === 'user' && !isImageFollowUp(messages[i])) return i;
+  return -1;
 }
 
 function isImageFollowUp(m: ChatMessage): boolean {

@@ -18,10 +18,16 @@ export type Reply =
   | { type: 'unsupported'; entity: Entity; verb: string; value?: string; why?: string; rank: 1 | 2 }
   | { type: 'ambiguous'; candidates: Entity[]; rank: 3 }
   | { type: 'which_area'; rank: 3 }
+  /** "turn it off" with nothing said before it. */
+  | { type: 'which_device'; rank: 1 }
   | { type: 'not_here'; entities: Entity[]; verb: string; rank: 3 }
+  /** More than one sentence changes at once: nothing is done. */
+  | { type: 'too_many'; count: number; rank: 3 }
   /** `what`: a key of the language's `quantity_*` responses. */
   | { type: 'out_of_range'; entity: Entity; what: string; min: number; max: number; unit: string; rank: 3 }
-  | { type: 'question'; rank: 3 };
+  | { type: 'question'; rank: 3 }
+  /** Something Hearth does not do ("what's the weather like?"): `topic` picks the `out_of_scope_<topic>` response. */
+  | { type: 'out_of_scope'; topic: string; rank: 3 };
 
 export interface Target {
   entities: Entity[];
@@ -37,6 +43,8 @@ export interface Target {
   /** A floor said ("upstairs"). */
   floor?: string;
   kind?: KindClass;
+  /** "it", "them": what the session's last sentence was about. */
+  reference?: boolean;
   /** Each name said, with what it found (several names: each must be one device). */
   perName?: Array<{ found: Entity[]; plural: boolean }>;
 }
@@ -64,8 +72,19 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
   const areas = [area, typeof c.other.area2 === 'string' ? c.other.area2 : undefined].filter((a): a is string => !!a).map((a) => a.toLowerCase());
   const inArea = (e: Entity) =>
     (!areas.length || areas.includes((e.area ?? '').toLowerCase())) &&
-    (!floor || (!!e.area && v.floorOf.get(e.area.toLowerCase())?.toLowerCase() === floor.toLowerCase()));
+    (!floor || (e.floor ?? (e.area ? v.floorOf.get(e.area.toLowerCase()) : undefined))?.toLowerCase() === floor.toLowerCase());
   const whole = c.other.whole !== undefined;
+  // "it", "them": what the session's last sentence acted on or read.
+  if (c.reference) {
+    const before = context.previous?.entities;
+    if (!before?.length) return { type: 'which_device', rank: 1 };
+    // "how warm is it" after "turn on the lamp": "it" is the weather's, not the lamp (a kind said must fit).
+    const kind = c.kind && c.kind.value.id !== 'everything' ? c.kind.value : undefined;
+    const fits = (e: Entity) => !kind || kind.match(v.classEntity.get(e.id)!, purpose) || (purpose === 'read' && !!kind.fallback?.(v.classEntity.get(e.id)!));
+    const found = sortEntities(before.filter((e) => v.classEntity.has(e.id) && fits(e)));
+    if (!found.length) return { type: 'which_device', rank: 1 };
+    return { entities: found, plural: found.length > 1, named: true, reference: true, areaOnly: false, implicit: false };
+  }
   const plural =
     !!c.all ||
     whole ||
@@ -86,10 +105,13 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
       if (c.kind && found.length && c.kind.value.id !== 'everything') {
         const fits = (e: Entity) => c.kind!.value.match(v.classEntity.get(e.id)!, purpose);
         const devices = new Set(found.map((e) => e.deviceId));
-        const narrowed = found.filter(fits);
+        let narrowed = found.filter(fits);
+        // "how hot is the office thermostat": a measurement of the named device itself (its reading).
+        if (!narrowed.length && purpose === 'read' && c.kind.value.fallback) narrowed = found.filter((e) => c.kind!.value.fallback!(v.classEntity.get(e.id)!));
         const same = narrowed.length ? narrowed : v.entities.filter((e) => devices.has(e.deviceId) && fits(e));
         // "the desk fan" is not the desk lamp.
-        if (!same.length) return { type: 'not_found', what: `${n.said} ${c.kind.said}`, area: label, named: true, rank: 1 };
+        // Said as one name ("desk fan"): a device this home does not have, with the closest it does.
+        if (!same.length) return { type: 'not_understood', unknown: `${n.said} ${c.kind.said}`, rank: 0 };
         found = sortEntities(same);
       }
       if (!found.length) return { type: 'not_found', what: n.said, area: label, named: true, rank: 1 };
@@ -115,7 +137,10 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
     // satellite is the kitchen's fans, never every fan in the home.
     const speaker = !area && !floor && !whole && context.area ? context.area : undefined;
     if (speaker) {
-      const here = entities.filter((e) => (e.area ?? '').toLowerCase() === speaker.toLowerCase());
+      const inSpeaker = (e: Entity) => (e.area ?? '').toLowerCase() === speaker.toLowerCase();
+      let here = entities.filter(inSpeaker);
+      // "what is the temperature?" from the office: its thermostat, not a sensor elsewhere in the home.
+      if (!here.length && purpose === 'read' && kind.fallback) here = v.entities.filter((e) => inSpeaker(e) && kind.fallback!(info(e)));
       if (!here.length) return { type: 'not_found', what: c.kind.said, area: speaker, rank: 1 };
       entities = here;
     }

@@ -58,6 +58,8 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   closest: ['names'],
   try_this: ['examples'],
   which_area: [],
+  which_device: [],
+  too_many: ['count'],
   question: [],
   not_found: ['what'],
   not_found_in_area: ['what', 'area'],
@@ -127,6 +129,8 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   summary_any: ['count', 'state', 'names', 'note'],
   summary_which: ['count', 'state', 'names', 'note'],
   summary_not_reported: ['count'],
+  summary_all_yes: ['count', 'state', 'note'],
+  summary_all_no: ['count', 'checked', 'state', 'names', 'note'],
   // history: "when did the front door last open?", "how warm was it this morning?"
   history_last: ['name', 'state', 'time', 'age'],
   history_last_motion: ['name', 'time', 'age'],
@@ -176,7 +180,8 @@ export function readResponses(
       );
       continue;
     }
-    if (!(key in RESPONSE_SLOTS)) {
+    // "out_of_scope_<topic>": what Hearth says to a topic a sentence file names (slots: {out_of_scope: <topic>}).
+    if (!(key in RESPONSE_SLOTS) && !/^out_of_scope_\w+$/.test(key)) {
       const near = Object.keys(RESPONSE_SLOTS)
         .filter((k) => k.startsWith(key.split('_')[0]))
         .slice(0, 8);
@@ -251,13 +256,14 @@ for (const v of [
   'speed_up',
   'set_to_preset',
   'set_to_mode',
+  'change_colour_temp',
 ])
   RESPONSE_SLOTS[`verb_${v}`] = [];
 RESPONSE_SLOTS.verb_set_to = ['value'];
 // The kinds of #31 (their words are in sentences/<language>/<kind>.yaml).
 for (const v of ['send_home', 'set_humidity']) RESPONSE_SLOTS[`verb_${v}`] = [];
 for (const form of ['do', 'doing']) for (const a of NEW_KIND_ACTIONS) RESPONSE_SLOTS[`${form}_${a}`] = ['name'];
-for (const w of ['state_unknown', 'speed_unknown', 'setting_unknown']) RESPONSE_SLOTS[`why_${w}`] = [];
+for (const w of ['state_unknown', 'speed_unknown', 'setting_unknown', 'colour_temp_unknown', 'thermostat_off']) RESPONSE_SLOTS[`why_${w}`] = [];
 for (const q of ['brightness', 'temperature', 'value', 'position', 'speed', 'color_temp']) RESPONSE_SLOTS[`quantity_${q}`] = [];
 
 // What a device can do instead, after a refusal: "It can be turned on or turned off."
@@ -265,6 +271,9 @@ RESPONSE_SLOTS.can_be = ['actions'];
 RESPONSE_SLOTS.can_camera = [];
 RESPONSE_SLOTS.can_read = [];
 for (const a of PARTICIPLE_ACTIONS) RESPONSE_SLOTS[`participle_${a}`] = [];
+// What a light takes besides on and off: "It can be turned on, turned off, dimmed or set to a colour temperature."
+export const LIGHT_PARTICIPLES = ['dim', 'set_colour', 'set_colour_temp'] as const;
+for (const a of LIGHT_PARTICIPLES) RESPONSE_SLOTS[`participle_${a}`] = [];
 
 // Names and examples: "the kitchen light"; phrasings this home supports, offered after "not understood".
 RESPONSE_SLOTS.the_name = ['name'];
@@ -295,6 +304,9 @@ for (const n of [
   RESPONSE_SLOTS[`noun_${n}`] = [];
 RESPONSE_SLOTS.noun_that_can_be = ['kind', 'state'];
 
+// Things Hearth does not do, said so: the shipped topics (a user's sentence files may add others).
+for (const k of ['out_of_scope', 'out_of_scope_weather', 'out_of_scope_scene', 'out_of_scope_timer', 'out_of_scope_media']) RESPONSE_SLOTS[k] = [];
+
 export type Slots = Record<string, string | number | undefined>;
 
 /** The responses in use: fills templates; a response missing from the data says its own key (and is a load problem). */
@@ -304,6 +316,11 @@ export class Responses {
   /** Keys Hearth says that the data does not have. */
   missing(): string[] {
     return Object.keys(RESPONSE_SLOTS).filter((k) => !this.data.has(k));
+  }
+
+  /** Does the data have this response? */
+  has(key: string): boolean {
+    return this.data.has(key);
   }
 
   say(key: string, slots: Slots = {}): string {

@@ -30,6 +30,10 @@ export const INTENT_IDS = [
   'HassGetAll',
   'HassCameraImage',
   'HassGetHistory',
+  // "and the hallway too": the session's last sentence again, on what is said now.
+  'HearthRepeat',
+  // "What's the weather like?", "good night" in a home without scenes: said to be beyond Hearth, never guessed at.
+  'HearthOutOfScope',
   'UnknownDevice',
   // Kinds of #31: sentence data in sentences/<language>/<kind>.yaml.
   'HassVacuumReturnToBase',
@@ -39,7 +43,15 @@ export const INTENT_IDS = [
 export type IntentId = (typeof INTENT_IDS)[number];
 
 /** Intents that only read: a question is answered by these alone. */
-export const READ_INTENTS: ReadonlySet<IntentId> = new Set(['HassGetState', 'HassGetArea', 'HassGetAll', 'HassCameraImage', 'HassGetHistory', 'UnknownDevice']);
+export const READ_INTENTS: ReadonlySet<IntentId> = new Set([
+  'HassGetState',
+  'HassGetArea',
+  'HassGetAll',
+  'HassCameraImage',
+  'HassGetHistory',
+  'HearthOutOfScope',
+  'UnknownDevice',
+]);
 
 /** A kind of device or a measurement a `{kind}` value names. */
 export interface KindClass {

@@ -77,14 +77,13 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     for (const w of words) (byWord.get(w) ?? byWord.set(w, []).get(w)!).push(e);
     names.add(nameOf(e, e.name, true), [e.id], true);
     for (const alias of e.aliases) names.add(nameOf(e, alias), [e.id], true);
+    const floor = floorOf(e);
+    // A floor is known from any device on it, with an area or without ("the sliding door on the first floor").
+    if (floor) floors.add(floor, floor, true);
     if (e.area) {
       areas.add(e.area, e.area, true);
       areaNames.add(e.area);
-      const floor = floorOf(e);
-      if (floor) {
-        floors.add(floor, floor, true);
-        floorByArea.set(e.area.toLowerCase(), floor);
-      }
+      if (floor) floorByArea.set(e.area.toLowerCase(), floor);
     }
     if (e.kind === 'climate') for (const m of e.options.mode ?? []) modeOptions.add(m);
     if (e.kind === 'fan') for (const m of e.options.preset_mode ?? []) presetOptions.add(m);

@@ -1,0 +1,265 @@
+// The Devices view: live cards by area, camera frames.
+import { controlsFor, loadControls, statusParts } from './controls.js';
+import { noteSparkValue, openHistory, sparkline, wantsSparkline } from './history.js';
+import { $, api, fetchBlob, fmtDateTime, fmtTime, fmtValue, h, relTime, state, toast } from './shared.js';
+import { colorName, detailAttrs, hex, kelvinOf, kelvinWords, lightRgb, mainValue } from './values.js';
+
+// ------------------------------------------------------------------ devices
+
+export async function loadDevices() {
+  try {
+    await loadControls();
+    const list = await api('GET', '/api/devices');
+    for (const e of list) {
+      const known = state.devices.get(e.id);
+      // A state event may have overtaken the snapshot: keep the newer.
+      if (known && known.updatedAt && e.updatedAt && known.updatedAt > e.updatedAt) continue;
+      state.devices.set(e.id, { ...known, ...e });
+    }
+    state.devicesLoaded = true;
+    // Audit rows drawn before the devices arrived read ids: give them their names.
+    for (const td of document.querySelectorAll('#audit-rows td.c-entity')) {
+      const e = state.devices.get(td.title);
+      if (e) td.textContent = e.name;
+    }
+    const entities = $('#entity-list');
+    entities.replaceChildren(...[...state.devices.keys()].sort().map((id) => h('option', { value: id })));
+    renderDevices();
+  } catch (err) {
+    if (err.status !== 401) toast(`Could not load the devices: ${err.message}`);
+  }
+}
+
+export function applyState(s) {
+  const known = state.devices.get(s.id);
+  const merged = { ...known, ...s, device: known?.device ?? s.device };
+  state.devices.set(s.id, merged);
+  if (s.value !== undefined) noteSparkValue(s.id, s.value);
+  if (!state.devicesLoaded) return;
+  if (state.dragging === s.id) return;
+  const card = document.querySelector(`.entity[data-entity="${CSS.escape(s.id)}"]`);
+  if (card) {
+    // Keep the keyboard where it was: the same control in the new card gets the focus back.
+    const focused = card.contains(document.activeElement) ? document.activeElement?.dataset?.control : undefined;
+    const open = card.querySelector('details.more')?.open;
+    // A choice made in a select but not yet Set survives the new state (a report must not undo it).
+    const pending = [...card.querySelectorAll('select[data-control]')].filter((sel) => sel.value !== sel.dataset.shown);
+    const fresh = entityCard(merged);
+    if (open) fresh.querySelector('details.more').open = true;
+    for (const sel of pending) {
+      const same = fresh.querySelector(`select[data-control="${CSS.escape(sel.dataset.control)}"]`);
+      if (same && [...same.options].some((o) => o.value === sel.value)) same.value = sel.value;
+    }
+    card.replaceWith(fresh);
+    if (focused) fresh.querySelector(`[data-control="${CSS.escape(focused)}"]`)?.focus();
+  } else renderDevices();
+}
+
+export function renderDevices() {
+  if (!state.devicesLoaded) return;
+  const root = $('#devices');
+  const areas = new Map();
+  for (const e of state.devices.values()) {
+    const area = e.area ?? 'No area';
+    if (!areas.has(area)) areas.set(area, []);
+    areas.get(area).push(e);
+  }
+  const names = [...areas.keys()].sort((a, b) => (a === 'No area') - (b === 'No area') || a.localeCompare(b));
+  root.replaceChildren(
+    ...names.map((area) => {
+      const cards = areas
+        .get(area)
+        .sort((a, b) => a.name.localeCompare(b.name))
+        .map(entityCard);
+      // The heading and the first card are one piece: a column never starts with an area's card without its name.
+      return h(
+        'section',
+        { class: 'area', 'aria-label': area },
+        h('div', { class: 'area-start' }, h('h3', {}, area), cards[0]),
+        h('div', { class: 'entities' }, cards.slice(1)),
+      );
+    }),
+  );
+  const all = [...state.devices.values()];
+  const offline = all.filter((e) => e.available === false).length;
+  $('#devices-summary').textContent = `${all.length} entities in ${names.length} areas${offline ? `, ${offline} offline` : ', all online'} · live`;
+}
+
+function availability(e) {
+  if (e.available === true) return h('span', { class: 'avail on', title: 'available' }, 'online');
+  if (e.available === false) return h('span', { class: 'avail off', title: 'unavailable' }, 'offline');
+  return h('span', { class: 'avail unknown', title: 'availability not reported yet' }, 'unknown');
+}
+
+function entityCard(e) {
+  const ctl = state.controls.get(e.id);
+  const isCamera = e.kind === 'camera';
+  const withUnit = (v) => `${fmtValue(v)}${e.unit && typeof v === 'number' ? ` ${e.unit}` : ''}`;
+  const rgb = e.kind === 'light' ? lightRgb(e.attributes ?? {}) : null;
+  // A white by colour temperature has no colour name (its left-over xy would name a stale one).
+  const showsColour = rgb && e.value === 'on' && e.attributes?.color_mode !== 'color_temp';
+  const attrs = detailAttrs(e);
+  const headingId = `card-${e.id.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  const card = h(
+    'article',
+    {
+      class: `entity kind-${e.kind}${e.available === false ? ' is-offline' : ''}${e.value === 'on' ? ' is-on' : ''}`,
+      dataset: { entity: e.id },
+      'aria-labelledby': headingId,
+    },
+    h('header', {}, h('h4', { id: headingId, title: e.id }, e.name), availability(e)),
+    h(
+      'p',
+      { class: 'value', dataset: { value: isCamera ? '' : String(e.value ?? '') } },
+      mainValue(e, ctl),
+      showsColour ? h('span', { class: 'swatch', style: { background: hex(rgb) }, title: hex(rgb), 'aria-hidden': 'true' }) : null,
+      showsColour ? h('span', { class: 'color-name' }, colorName(rgb)) : null,
+    ),
+    wantsSparkline(e) ? sparkline(e) : null,
+    e.kind === 'light' &&
+      typeof e.attributes?.color_temp === 'number' &&
+      e.attributes.color_temp > 0 &&
+      e.value === 'on' &&
+      (e.attributes.color_mode ?? 'color_temp') === 'color_temp'
+      ? h(
+          'p',
+          { class: 'sub', title: `${e.attributes.color_temp} ${e.attributes.color_temp > 1000 ? 'K' : 'mired'}` },
+          `Colour temperature ${kelvinWords(kelvinOf(e.attributes.color_temp))}`,
+        )
+      : null,
+    e.kind === 'climate' && typeof e.attributes?.temperature === 'number'
+      ? h(
+          'p',
+          { class: 'sub' },
+          `Target ${withUnit(e.attributes.temperature)} · ${fmtValue(e.value)}${e.attributes.action ? ` · ${fmtValue(e.attributes.action)}` : ''}`,
+        )
+      : null,
+  );
+  if (isCamera) {
+    const img = h('img', { class: 'frame', alt: `Latest picture from ${e.name}`, width: 320, height: 180 });
+    card.append(img);
+    showFrame(e.id, img, e.updatedAt);
+    card.append(
+      h(
+        'div',
+        { class: 'controls' },
+        h('button', { type: 'button', class: 'small', dataset: { control: 'snapshot' }, onclick: () => snapshot(e) }, 'Save snapshot'),
+      ),
+    );
+  }
+  const controls = controlsFor(e, ctl);
+  if (controls) card.append(controls);
+  const status = state.controlStatus.get(e.id);
+  card.append(h('p', { class: 'control-status', role: 'status', 'aria-live': 'polite' }, status ? statusParts(status) : null));
+  card.append(
+    h(
+      'footer',
+      {},
+      e.updatedAt ? h('span', { class: 'updated' }, e.retained ? 'reported before start' : relTime(e.updatedAt)) : h('span', {}, ''),
+      isCamera || e.kind === 'button'
+        ? null
+        : h(
+            'button',
+            { type: 'button', class: 'link', dataset: { control: 'history' }, 'aria-label': `History of ${e.name}`, onclick: () => openHistory(e.id) },
+            'History',
+          ),
+    ),
+    h(
+      'details',
+      { class: 'more' },
+      h('summary', {}, 'Details'),
+      attrs.length
+        ? h(
+            'dl',
+            { class: 'attrs' },
+            attrs.flatMap(([k, v]) => [h('dt', {}, k.replace(/_/g, ' ')), h('dd', {}, /temperature/.test(k) ? withUnit(v) : fmtValue(v))]),
+          )
+        : null,
+      h(
+        'p',
+        { class: 'meta' },
+        `${e.kind.replace(/_/g, ' ')}${e.deviceClass ? ` · ${e.deviceClass}` : ''} · `,
+        h('code', {}, e.id),
+        e.updatedAt ? ` · ${fmtDateTime(e.updatedAt)}` : '',
+      ),
+    ),
+  );
+  return card;
+}
+
+async function snapshot(e) {
+  try {
+    const { blob, headers } = await fetchBlob(`/api/devices/${encodeURIComponent(e.id)}/frame`);
+    const at = (headers.get('x-frame-at') ?? new Date().toISOString()).replace(/[:.]/g, '-');
+    const ext = (blob.type.split('/')[1] ?? 'jpg').replace('jpeg', 'jpg');
+    const url = URL.createObjectURL(blob);
+    const a = h('a', { href: url, download: `${e.id}-${at}.${ext}`, hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    toast(`Saved a snapshot of ${e.name}`);
+  } catch (err) {
+    toast(`No snapshot from ${e.name}: ${err.message}`);
+  }
+}
+
+/** Put the camera's latest frame into img (fetched with the token, shown as a blob: URL). */
+function showFrame(id, img, at) {
+  let f = state.frames.get(id);
+  if (!f) {
+    f = { url: null, at: undefined, busy: false, again: false, want: undefined };
+    state.frames.set(id, f);
+  }
+  img.dataset.camera = id;
+  if (f.url) img.src = f.url;
+  // Only the devices view fetches frames; it re-renders when shown.
+  if ((f.url && f.at === at) || state.view !== 'devices') return;
+  if (f.busy) {
+    f.again = true;
+    f.want = at;
+    return;
+  }
+  void refreshFrame(id, at);
+}
+
+async function refreshFrame(id, at) {
+  const f = state.frames.get(id);
+  f.busy = true;
+  const imgs = () => document.querySelectorAll(`img.frame[data-camera="${CSS.escape(id)}"]`);
+  try {
+    const { blob } = await fetchBlob(`/api/devices/${encodeURIComponent(id)}/frame`);
+    const old = f.url;
+    f.url = URL.createObjectURL(blob);
+    f.at = at;
+    for (const el of imgs()) el.src = f.url;
+    if (old) setTimeout(() => URL.revokeObjectURL(old), 1000);
+  } catch (err) {
+    for (const el of imgs()) el.alt = `No frame: ${err.message}`;
+  } finally {
+    // At most one fetch every 2 s per camera.
+    await new Promise((r) => setTimeout(r, 2000));
+    f.busy = false;
+    if (f.again) {
+      f.again = false;
+      if (f.want !== f.at && state.view === 'devices') void refreshFrame(id, f.want);
+    }
+  }
+}
+
+/** A frame for the chat: its own blob URL, kept with the message. */
+export async function chatFrame(entityId, container) {
+  const e = state.devices.get(entityId);
+  const fig = h('figure', { class: 'chat-frame' });
+  container.append(fig);
+  try {
+    const { blob, headers } = await fetchBlob(`/api/devices/${encodeURIComponent(entityId)}/frame`);
+    const url = URL.createObjectURL(blob);
+    fig.append(
+      h('img', { src: url, alt: `Latest frame from ${e?.name ?? entityId}` }),
+      h('figcaption', {}, `${e?.name ?? entityId}${headers.get('x-frame-at') ? ` · ${fmtTime(headers.get('x-frame-at'))}` : ''}`),
+    );
+  } catch (err) {
+    fig.append(h('figcaption', {}, `No frame from ${entityId}: ${err.message}`));
+  }
+}

@@ -1,0 +1,38 @@
+// How an entity's state reads, in words and as JSON: one reading for the command line, the HTTP API, SSE, MCP
+// and the page's API.
+import { type Entity, FRAME_KINDS } from '../devices/model.js';
+import type { EntityState } from '../devices/state-cache.js';
+import { valueParts } from '../tools/state-text.js';
+
+export { formatAge } from '../util/time.js';
+
+/** The state in words: the agent's own (colour temperature as kelvin and a name, device text cleaned). */
+export function stateWords(entity: Entity, state: EntityState | undefined): string {
+  if (!state) return 'unknown';
+  if (FRAME_KINDS.has(entity.kind)) {
+    return state.frame ? `${state.frame.contentType} frame, ${Math.round(state.frame.bytes.length / 1024)} KiB` : 'no frame yet';
+  }
+  const parts = valueParts(entity, state);
+  return parts.length ? parts.join(', ') : 'unknown';
+}
+
+export type StateJson = ReturnType<typeof stateJson>;
+
+export function stateJson(entity: Entity, state: EntityState | undefined, now = Date.now()) {
+  return {
+    id: entity.id,
+    kind: entity.kind,
+    name: entity.name,
+    area: entity.area ?? null,
+    unit: entity.unit ?? null,
+    deviceClass: entity.deviceClass ?? null,
+    value: state?.value ?? null,
+    attributes: state?.attributes ?? {},
+    available: state?.available ?? null,
+    updatedAt: state?.updatedAt ? new Date(state.updatedAt).toISOString() : null,
+    // A retained value's age is unknown: when it arrived is only when this process subscribed.
+    ageMs: state?.updatedAt && !state.retained ? now - state.updatedAt : null,
+    retained: state?.retained ?? false,
+    ...(state?.frame ? { frame: { contentType: state.frame.contentType, bytes: state.frame.bytes.length } } : {}),
+  };
+}

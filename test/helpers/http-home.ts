@@ -1,0 +1,83 @@
+// A test file's demo home served over a real HTTP server (MCP mounted at /mcp when asked), with bearer tokens
+// made for the principals the test names, all started before the file's tests and closed after them.
+import { before } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { McpHttpHandler } from '../../src/mcp/http.js';
+import { type Reply, request, type RequestOptions } from './http-client.js';
+import { type HomeInTest, started, type UseHomeOptions, useHome } from './use-home.js';
+
+export interface TokenFor {
+  /** The token's name. */
+  name: string;
+  principal: string;
+  /** Roles set for the principal; none set when left out. */
+  roles?: string[];
+  /** The area the token's requests speak from. */
+  area?: string;
+}
+
+/** The usual pair: an owner's phone, and a guest's tablet with the guest role. */
+export const OWNER_AND_GUEST: Record<'owner' | 'guest', TokenFor> = {
+  owner: { name: 'owner-phone', principal: 'http:owner', roles: ['owner'] },
+  guest: { name: 'guest-tablet', principal: 'http:guest', roles: ['guest'] },
+};
+
+export interface UseHttpHomeOptions<K extends string> extends UseHomeOptions {
+  /** Tokens to make once the server is up, by a key the test reads them with (`secret(key)`). */
+  tokens?: Record<K, TokenFor>;
+  /** Mount MCP's streamable HTTP handler at /mcp. */
+  mcp?: boolean;
+}
+
+export interface HttpHomeInTest<K extends string> extends HomeInTest {
+  server: HttpServer;
+  /** The bearer secret of the token made for `key`. */
+  secret(key: K): string;
+  /** A request to the server at `path`; the answer read as text and JSON. */
+  api(method: string, path: string, options?: RequestOptions): Promise<Reply>;
+  /** An MCP client connected to /mcp with `token`, closed with the home. */
+  mcpClient(token: string, name?: string): Promise<Client>;
+}
+
+export function useHttpHome<K extends string = never>(options: UseHttpHomeOptions<K> = {}): HttpHomeInTest<K> {
+  // The server and tokens are made once for the file; a home per test would leave them on the first one.
+  if (options.eachTest) throw new Error('useHttpHome: eachTest is not supported');
+  const home = useHome(options);
+  let server: HttpServer | undefined;
+  const secrets = new Map<string, string>();
+  before(async () => {
+    const mcp = options.mcp ? new McpHttpHandler({ hearth: home.hearth }) : undefined;
+    server = await startHttpServer({
+      hearth: home.hearth,
+      host: '127.0.0.1',
+      port: 0,
+      log: home.logs.log.child({ part: 'http' }),
+      mounts: mcp ? [{ path: '/mcp', handle: (req, res, principal) => mcp.handle(req, res, principal), close: () => mcp.close() }] : [],
+    });
+    home.cleanup(() => server?.close());
+    for (const [key, t] of Object.entries(options.tokens ?? {}) as Array<[K, TokenFor]>) {
+      secrets.set(key, home.hearth.tokens.create(t.name, t.principal, t.area).secret);
+      if (t.roles) home.hearth.policy.setRoles(t.principal, t.roles);
+    }
+  });
+  const url = () => started(server, 'the HTTP server').url;
+  const more = {
+    get server() {
+      return started(server, 'the HTTP server');
+    },
+    secret(key: K) {
+      return started(secrets.get(key), `the token for ${key}`);
+    },
+    api: (method: string, path: string, opts: RequestOptions = {}) => request(`${url()}${path}`, { ...opts, method }),
+    async mcpClient(token: string, name = 'hearth-test') {
+      const client = new Client({ name, version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${url()}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      home.cleanup(() => client.close().catch(() => undefined));
+      return client;
+    },
+  };
+  // Getters stay getters: the home's own are reached through the prototype.
+  return Object.create(home, Object.getOwnPropertyDescriptors(more));
+}
