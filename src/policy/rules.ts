@@ -25,6 +25,8 @@ export const KNOWN_ACTIONS = [
   'set_value',
   'select_option',
   'press',
+  'set_percentage',
+  'set_preset_mode',
   'arm_home',
   'arm_away',
   'arm_night',
