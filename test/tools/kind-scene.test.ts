@@ -31,6 +31,11 @@ describe('scene kind', () => {
     await home.publish('zigbee2mqtt/bridge/state', { state: 'online' });
     await home.publish('zigbee2mqtt/Lounge bulb/availability', { state: 'online' });
     await home.publish('zigbee2mqtt/bridge/devices', [bulb]);
+    // A group's scenes, as Zigbee2MQTT lists them in bridge/groups.
+    await home.publish('zigbee2mqtt/bridge/groups', [
+      { id: 7, friendly_name: 'Lounge lights', members: [{ ieee_address: '0x000b57fffec6a5b2', endpoint: 1 }], scenes: [{ id: 2, name: 'Cosy' }] },
+      { id: 8, friendly_name: 'No scenes', members: [], scenes: [] },
+    ]);
     await waitFor('the scenes', () =>
       ['Scenes Movie time', 'Scenes Dinner', 'Reading'].every((n) => home.hearth.bridge.registry.entities().some((e) => e.name === n)),
     );
@@ -74,6 +79,19 @@ describe('scene kind', () => {
     assert.match(result.text!, /^confirmed: activated the scene/);
     await waitFor('the recall', () => home.received.length > 0);
     assert.deepEqual(home.received, [{ topic: 'zigbee2mqtt/Lounge bulb/set', payload: '{"scene_recall":3}' }]);
+  });
+
+  it("a Zigbee2MQTT group's scene is recalled on the group's set topic; a group without scenes gives nothing", async () => {
+    const cosy = home.entity('Cosy');
+    assert.equal(cosy.deviceId, 'zigbee2mqtt_group_7');
+    assert.equal(
+      home.hearth.bridge.registry.devices().some((d) => d.id === 'zigbee2mqtt_group_8'),
+      false,
+    );
+    home.clear();
+    assert.match((await home.call('Cosy', {})).text!, /^confirmed: activated the scene/);
+    await waitFor('the recall', () => home.received.length > 0);
+    assert.deepEqual(home.received, [{ topic: 'zigbee2mqtt/Lounge lights/set', payload: '{"scene_recall":2}' }]);
   });
 
   it('grouped: one activate_scenes tool whose schema does not list the scenes', async () => {
