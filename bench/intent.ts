@@ -70,8 +70,8 @@ provider.understand('turn on the kitchen ceiling light', names);
 const firstMs = ms(t);
 
 // The baseline: every name and alias as its own regular expression, all tried per utterance.
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const patterns = entities.flatMap((e) => [e.name, ...e.aliases].map((n) => ({ id: e.id, re: new RegExp(`\\b${escape(n)}\\b`, 'i') })));
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const patterns = entities.flatMap((e) => [e.name, ...e.aliases].map((n) => ({ id: e.id, re: new RegExp(`\\b${escapeRe(n)}\\b`, 'i') })));
 function regexScan(text: string): string[] {
   const hits: string[] = [];
   for (const p of patterns) if (p.re.test(text)) hits.push(p.id);

@@ -211,7 +211,7 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
   const stages: Record<string, number[]> = {
     'policy.decide()': [],
     [`audit.beginDurable() (${commit})`]: [],
-    [`audit outcomes, after the result (commit to the WAL)`]: [],
+    'audit outcomes, after the result (commit to the WAL)': [],
   };
   const timeStage = (obj: object, method: string, label: string) => {
     const target = obj as Record<string, (...a: unknown[]) => unknown>;

@@ -138,7 +138,7 @@ async function bridgeSide(url: string, dir: string) {
       `      light: { kind: switch, state_topic: bench/sc/l${i}/state, command_topic: bench/sc/l${i}/set }`,
     );
   }
-  writeFileSync(join(dir, 'devices', 'lights.yaml'), lines.join('\n') + '\n');
+  writeFileSync(join(dir, 'devices', 'lights.yaml'), `${lines.join('\n')}\n`);
   const { config } = loadConfig({
     cwd: dir,
     env: {},
@@ -178,7 +178,7 @@ async function bridgeSide(url: string, dir: string) {
       const a = nowNs();
       const results = await Promise.all(tools.map((tool) => hearth.tools.call(tool, { action }, PRINCIPAL)));
       const ms = Number(nowNs() - a) / 1e6;
-      results.forEach((r) => check(r.text));
+      for (const r of results) check(r.text);
       return { ms, ids: results.map((r) => Number(r.details?.auditId)) };
     },
     /** The scene as one grouped call; ms until it returns (all confirmed), and the audit ids of its members. */
@@ -210,7 +210,7 @@ async function bridgeSide(url: string, dir: string) {
         hearth.tools.call(tool, { action: 'turn_off' }, PRINCIPAL),
       ]);
       const results = await Promise.all(calls);
-      results.forEach((r) => check(r.text));
+      for (const r of results) check(r.text);
       return tools.map((tool, i) => ({ tool, ids: [Number(results[2 * i]!.details?.auditId), Number(results[2 * i + 1]!.details?.auditId)] }));
     },
   };
@@ -246,7 +246,7 @@ async function benchBroker(kind: BrokerKind) {
       const missing = (ids: number[]) =>
         ids.filter((id) => {
           const row = Number.isFinite(id) ? audit.get(id) : undefined;
-          return !row || row.outcome !== 'confirmed';
+          return row?.outcome !== 'confirmed';
         }).length + Math.max(0, LIGHTS - ids.length);
       const counted = async <T>(into: { commits: number; fsyncs: number }, fn: () => Promise<T>): Promise<T> => {
         const c0 = { commits: audit.pendingCommits, fsyncs: audit.fsyncs };

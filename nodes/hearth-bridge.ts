@@ -37,7 +37,7 @@ export default async function (RED: RedApi): Promise<void> {
     const out: { ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean } = { rejectUnauthorized: tls.verifyservercert !== false };
     for (const part of ['ca', 'cert', 'key'] as const) {
       const pem = tls[part];
-      if (!pem || !pem.length) continue;
+      if (!pem?.length) continue;
       const file = join(dir, `${part}.pem`);
       writeFileSync(file, pem, { mode: 0o600 });
       chmodSync(file, 0o600);
@@ -102,7 +102,7 @@ export default async function (RED: RedApi): Promise<void> {
   const { catalogOf } = await import('./lib/catalog.js');
   RED.httpAdmin?.get('/hearth/bridges/:id/catalog', RED.auth?.needsPermission('hearth.read') ?? ((_q, _s, next) => next()), (req, res) => {
     const node = RED.nodes.getNode(req.params.id) as HearthBridgeNode | null;
-    if (!node || node.type !== 'hearth-bridge') {
+    if (node?.type !== 'hearth-bridge') {
       res.status(404).json({ error: `no deployed hearth-bridge ${JSON.stringify(req.params.id)}: deploy it first, then the pickers fill in` });
       return;
     }

@@ -397,7 +397,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
         if (this.steers.length) return true;
         // The model answered: if children this turn dispatched are still at work, wait for them
         // (bounded), then give the model one more round with their notices.
-        if (!children || !children.dispatchedBy(turn.id)) return false;
+        if (!children?.dispatchedBy(turn.id)) return false;
         const mine = children.activeFor(turn.id);
         if (mine.length) {
           deadline ??= Date.now() + children.limits.waitMs;

@@ -321,7 +321,7 @@ export interface VerifyOptions {
 /** The id and linkage of an entry against the one before it (every version). */
 function checkLink(r: DbAuditEntry, prevId: number, prevHash: string): ChainBreak | undefined {
   if (r.id !== prevId + 1) {
-    const missing = r.id > prevId + 1 ? prevId + 1 : r.id;
+    const missing = Math.min(r.id, prevId + 1);
     const what =
       r.id > prevId + 2
         ? `rows ${prevId + 1}..${r.id - 1} are missing`
@@ -457,7 +457,10 @@ export function legacySealNeeded(db: Db): { count: number; lastId: number; sha25
   const last = db.prepare('SELECT v FROM audit_entry ORDER BY id DESC LIMIT 1').get() as { v: number } | undefined;
   if (first?.v !== 1 || last?.v !== 1) return undefined;
   const walk = new ChainWalk();
-  for (const r of db.prepare('SELECT * FROM audit_entry ORDER BY id').iterate() as IterableIterator<DbAuditEntry>) walk.check(r), walk.advance(r);
+  for (const r of db.prepare('SELECT * FROM audit_entry ORDER BY id').iterate() as IterableIterator<DbAuditEntry>) {
+    walk.check(r);
+    walk.advance(r);
+  }
   return walk.unsealed();
 }
 

@@ -474,12 +474,15 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         results.filter((r) => r.id !== undefined).map((r) => r.id!),
         err,
       );
-      batch.forEach((b, i) => b.reject(results[i]!.err !== undefined ? rethrown(results[i]!.err) : unavailable(err)));
+      for (const [i, b] of batch.entries()) b.reject(results[i]!.err !== undefined ? rethrown(results[i]!.err) : unavailable(err));
       return;
     }
-    batch.forEach((b, i) => {
+    for (const [i, b] of batch.entries()) {
       const r = results[i]!;
-      if (r.id === undefined) return b.reject(rethrown(r.err));
+      if (r.id === undefined) {
+        b.reject(rethrown(r.err));
+        continue;
+      }
       this.log.debug(
         {
           audit: r.id,
@@ -493,7 +496,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         'audit: begin',
       );
       b.resolve(r.id);
-    });
+    }
   }
 
   /** Pending rows whose fsync failed: nothing will be published for them; say so in the log (now synchronous=FULL). */

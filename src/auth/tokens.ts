@@ -64,7 +64,7 @@ export class TokenStore extends EventEmitter<TokenEvents> {
 
   /** The principal of a valid token, or undefined. */
   verify(secret: string | undefined): TokenInfo | undefined {
-    if (!secret || !secret.startsWith('hearth_') || secret.length > 200) return undefined;
+    if (!secret?.startsWith('hearth_') || secret.length > 200) return undefined;
     const digest = hash(secret);
     const row = this.byHash.get(digest) as Record<string, string | null> | undefined;
     if (!row || row.revoked_at) return undefined;

@@ -11,6 +11,7 @@ import { RpcServer } from '../agent/rpc/server.js';
 import { PACKAGE_ROOT } from '../bridge.js';
 import { Hearth } from '../hearth.js';
 import { cliPrincipal } from './principal.js';
+import type { Principal } from '../tools/types.js';
 import { CliFailure, collect } from './failure.js';
 import { asOption, configOrExit, loggerFor, principalFlag, withConfigOptions, type CommonFlags } from './options.js';
 import { errorOf } from '../util/error.js';
@@ -45,7 +46,7 @@ export function registerAgentRpc(program: Command): void {
           log.warn({ url: hearth.bridge.connection.options.url }, 'not connected to the broker yet; home tools report it as down until it connects');
         }
         const { as, fromEnv } = principalFlag(cmd);
-        let principal;
+        let principal: Principal;
         try {
           principal = cliPrincipal(hearth, as, flags.role);
         } catch (err) {

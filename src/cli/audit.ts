@@ -172,7 +172,7 @@ async function follow(o: Opened, flags: TailFlags): Promise<void> {
   const poll = () => {
     for (const id of [...pending]) {
       const r = o.store.get(id);
-      if (!r || r.outcome !== 'pending') {
+      if (r?.outcome !== 'pending') {
         pending.delete(id);
         if (r) show(r);
       }

@@ -109,7 +109,7 @@ export function registerChat(program: Command): void {
 }
 
 /** The conversation at this terminal over a chat link; returns the exit code. */
-async function converse(link: ChatLink, flags: ChatFlags): Promise<number> {
+async function converse(link: ChatLink, _flags: ChatFlags): Promise<number> {
   const tty = !!process.stdout.isTTY;
   const out = (s: string) => void process.stdout.write(s);
   const send = (m: ChatClientMessage) => {

@@ -73,7 +73,7 @@ export function registerMcp(program: Command): void {
 
 /** The daemon serves the MCP session; this process only carries stdin and stdout over its socket. */
 async function relay(client: ControlClient, params: { as?: string; role?: string[] }, asFromEnv: boolean): Promise<void> {
-  let stream;
+  let stream: Awaited<ReturnType<ControlClient['stream']>>;
   try {
     stream = await client.stream('mcp', { ...(params.as ? { as: params.as } : {}), ...(params.role ? { role: params.role } : {}) });
   } catch (err) {

@@ -144,7 +144,7 @@ export async function databasePathOrExit(flags: CommonFlags, env = process.env, 
  */
 export async function refuseRemoteDaemon(bridge: import('../bridge.js').Bridge): Promise<void> {
   const s = await bridge.daemonStatus();
-  if (!s || s.state !== 'online') return;
+  if (s?.state !== 'online') return;
   const { isThisHome } = await import('../mqtt/daemon-status.js');
   if (isThisHome(s, bridge.config.database.path)) return;
   const { CliFailure } = await import('./failure.js');

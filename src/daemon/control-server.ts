@@ -114,7 +114,7 @@ export class ControlServer {
 
   /** A descriptor whose daemon still runs (its pid alive, its port answering) means this database has one. */
   private static async clearStaleDescriptor(path: string, log: Logger): Promise<void> {
-    let d;
+    let d: ReturnType<typeof readDescriptor>;
     try {
       d = readDescriptor(path);
     } catch (err) {
@@ -201,7 +201,7 @@ export class ControlServer {
               this.reply(socket, request.id ?? null, undefined, new ControlError(UNAUTHORIZED, 'send "hello" with the token first'));
               return void socket.end();
             }
-            let opened;
+            let opened: Awaited<ReturnType<ControlStream>>;
             try {
               opened = await stream(checkParams(request.method, request.params ?? {}));
             } catch (err) {

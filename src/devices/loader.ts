@@ -30,7 +30,7 @@ export function listDeviceFiles(paths: string[]): { files: string[]; problems: D
   const files: string[] = [];
   const problems: DeviceFileProblem[] = [];
   for (const p of paths) {
-    let st;
+    let st: ReturnType<typeof statSync>;
     try {
       st = statSync(p);
     } catch {

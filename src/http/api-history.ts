@@ -18,7 +18,7 @@ export function historyRoutes({ hearth }: ApiContext): Route[] {
         if (!entity) throw badField('entity', `no entity ${JSON.stringify(id.slice(0, 100))}; GET /api/devices lists them`);
         const denied = hearth.readDenied(principal, entity);
         if (denied) throw forbidden(`not allowed to read ${entity.id}: ${denied}`);
-        let range;
+        let range: ReturnType<typeof parseRange>;
         try {
           range = parseRange({ since: query.get('since'), until: query.get('until'), points: query.get('points') });
         } catch (err) {

@@ -43,7 +43,7 @@ export async function askForApproval(options: {
 }): Promise<ApprovalAnswer> {
   const { server, hearth, principal, approvalId, log } = options;
   const approval = hearth.approvals.get(approvalId);
-  if (!approval || approval.status !== 'pending') return { kind: 'held', note: '' };
+  if (approval?.status !== 'pending') return { kind: 'held', note: '' };
   const entity = approval.entityId ? hearth.bridge.registry.entity(approval.entityId) : undefined;
   const what = entity ? `${approval.tool} on ${quoted(entity.name)} (${entity.id})` : approval.tool;
   const minutes = Math.max(1, Math.round((approval.expiresAt - Date.now()) / 60_000));

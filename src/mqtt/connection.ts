@@ -177,10 +177,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       const timer = setTimeout(() => {
         this.off('state', onState);
         reject(
-          new MqttError(
-            `could not connect to ${redact(this.options.url)} within ${timeoutMs} ms` + (this.lastError ? `: ${this.lastError}` : ''),
-            'BROKER_DOWN',
-          ),
+          new MqttError(`could not connect to ${redact(this.options.url)} within ${timeoutMs} ms${this.lastError ? `: ${this.lastError}` : ''}`, 'BROKER_DOWN'),
         );
       }, timeoutMs);
       const onState = (s: ConnectionState) => {

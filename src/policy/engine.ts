@@ -338,7 +338,7 @@ export class SqlitePolicy implements PolicyEngine {
 
   private rolesFor(principal: Principal): string[] {
     const extra = this.principalRoles.get(principal.id);
-    if (!extra || !extra.length) return principal.roles;
+    if (!extra?.length) return principal.roles;
     return [...new Set([...principal.roles, ...extra])];
   }
 
@@ -450,7 +450,7 @@ export class SqlitePolicy implements PolicyEngine {
   recordHit(ruleId: number, principalId: string, at: Date = new Date()): void {
     this.refresh();
     const c = this.byId.get(ruleId);
-    if (!c || !c.rateLimited) return;
+    if (!c?.rateLimited) return;
     this.hitTx.immediate(c.rule, principalId, at.getTime(), null, null);
   }
 
@@ -462,7 +462,7 @@ export class SqlitePolicy implements PolicyEngine {
   takeHit(ruleId: number, request: PolicyRequest): boolean {
     this.refresh();
     const c = this.byId.get(ruleId);
-    if (!c || !c.rateLimited) return true;
+    if (!c?.rateLimited) return true;
     return this.hitTx.immediate(c.rule, request.principal.id, (request.at ?? new Date()).getTime(), request.entityId ?? null, argsHash(request.args ?? {}));
   }
 

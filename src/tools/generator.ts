@@ -281,7 +281,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
   if (cameras.length) {
     make(
       'get_camera_image',
-      'Look through a camera: returns its latest frame as an image, with the time it was taken. ' + DATA_NOTE,
+      `Look through a camera: returns its latest frame as an image, with the time it was taken. ${DATA_NOTE}`,
       objectSchema({ camera: { ...entityArg(), description: 'Camera entity id (find_entities).' } }, ['camera']),
       'read',
       { type: 'camera' },

@@ -23,7 +23,7 @@ function shown(entity: Entity, value: HistoryPoint['value']): string {
 }
 
 export function historyAnswer(store: HistoryStore, entity: Entity, args: Record<string, unknown>, now = Date.now()): ToolResultObject {
-  let range;
+  let range: ReturnType<typeof parseRange>;
   try {
     range = parseRange(
       { since: typeof args.since === 'string' ? args.since : undefined, until: typeof args.until === 'string' ? args.until : undefined, points: SAMPLES * 4 },

@@ -81,7 +81,7 @@ interface Resolved {
  * A report that says the command failed (not merely "not yet"): the device's own error state.
  * Returns what it said, or undefined.
  */
-function reportsFailure(entity: Entity, command: Command, state: EntityState): string | undefined {
+function reportsFailure(_entity: Entity, command: Command, state: EntityState): string | undefined {
   if ((command.action === 'lock' || command.action === 'unlock') && state.value === 'jammed') return 'jammed';
   return undefined;
 }
@@ -562,7 +562,7 @@ export class Pipeline {
     if (state?.available === false) {
       return this.notSent(base, `${name} is offline (its availability topic says so); nothing was sent`);
     }
-    let messages;
+    let messages: ReturnType<typeof encodeCommand>;
     try {
       messages = encodeCommand(entity, command);
     } catch (err) {

@@ -14,7 +14,7 @@ export class EndpointRefused extends Error {
  * is not used: it must be ours and readable by us alone. Returns false when there is none.
  */
 export function checkPrivate(path: string, what: 'socket' | 'file'): boolean {
-  let st;
+  let st: ReturnType<typeof lstatSync>;
   try {
     st = lstatSync(path);
   } catch {

@@ -43,10 +43,10 @@ describe('intent sentences: data, not code', () => {
     assert.ok(shipped.current().templates.length > 150);
   });
 
-  it("the README's example works as written: a phrasing for the whole house and a white of one's own", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const example = /```yaml\n(# sentences\/lights-out\.yaml\n[\s\S]*?)```/.exec(readme)?.[1];
-    assert.ok(example, 'the README shows sentences/lights-out.yaml');
+  it("docs/sentences.md's example works as written: a phrasing for the whole house and a white of one's own", () => {
+    const doc = readFileSync(new URL('../../docs/sentences.md', import.meta.url), 'utf8');
+    const example = /```yaml\n(# sentences\/lights-out\.yaml\n[\s\S]*?)```/.exec(doc)?.[1];
+    assert.ok(example, 'docs/sentences.md shows sentences/lights-out.yaml');
     const p = model(new SentenceSet({ userDir: folder({ 'lights-out.yaml': example }) }));
     // The demo's lamp is a plug called a lamp: a light to people, so the group is of every kind.
     assert.deepEqual(calls(p, 'lights out'), [['control_group', { action: 'turn_off', kind: 'all' }]]);

@@ -65,7 +65,7 @@ function checkEventConsistency(events: ProviderEvent[], toolCalls: ToolCallReque
   assert.equal(new Set(toolCalls.map((c) => c.id)).size, toolCalls.length, 'ids are unique');
   for (const call of toolCalls) {
     const startAt = events.findIndex((e) => e.type === 'tool_call_started' && e.id === call.id);
-    const deltas = events.filter((e, i) => e.type === 'tool_call_args_delta' && e.id === call.id && (assert.ok(i > startAt, 'delta after start'), true));
+    const deltas = events.filter((e, i) => e.type === 'tool_call_args_delta' && e.id === call.id && assert.ok(i > startAt, 'delta after start') === undefined);
     const joined = deltas.map((d) => (d.type === 'tool_call_args_delta' ? d.delta : '')).join('');
     assert.equal(joined.trim() === '' ? '{}' : joined, call.arguments);
   }

@@ -43,7 +43,13 @@ const entry = auditEntry;
 function held() {
   let release: () => void = () => undefined;
   const gate = new Promise<void>((r) => (release = r));
-  return { release: () => release(), datasync: async (h: FileHandle) => (await gate, h.datasync()) };
+  return {
+    release: () => release(),
+    datasync: async (h: FileHandle) => {
+      await gate;
+      return h.datasync();
+    },
+  };
 }
 
 describe('audit.durability grouped', () => {

@@ -63,7 +63,10 @@ describe('group commit of pending rows (audit.durability full)', () => {
     const fsyncs = s.audit.fsyncs;
     const commits = s.audit.pendingCommits;
     s.events.length = 0;
-    const id = await s.audit.beginDurable(auditEntry()).then((id) => (s.events.push('resolved'), id));
+    const id = await s.audit.beginDurable(auditEntry()).then((id) => {
+      s.events.push('resolved');
+      return id;
+    });
     assert.deepEqual(s.events, ['fsync', 'resolved']);
     assert.equal(s.audit.pendingCommits, commits + 1);
     assert.equal(s.audit.fsyncs, fsyncs + 1);
@@ -75,7 +78,12 @@ describe('group commit of pending rows (audit.durability full)', () => {
     const fsyncs = s.audit.fsyncs;
     const commits = s.audit.pendingCommits;
     const resolved: number[] = [];
-    const seven = Array.from({ length: 7 }, () => s.audit.beginDurable(auditEntry()).then((id) => (resolved.push(id), id)));
+    const seven = Array.from({ length: 7 }, () =>
+      s.audit.beginDurable(auditEntry()).then((id) => {
+        resolved.push(id);
+        return id;
+      }),
+    );
     // Queued until the end of the turn: nothing committed, nobody resolved.
     assert.equal(s.rows(), 0);
     assert.deepEqual(resolved, []);

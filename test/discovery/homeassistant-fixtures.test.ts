@@ -262,7 +262,7 @@ async function checkCase(c: Case): Promise<string | undefined> {
 /** The Home Assistant state string of a Hearth entity. */
 function haState(h: Harness, entity: Entity): string {
   const s = h.bridge.cache.get(entity.id);
-  if (!s || s.available !== true) return 'unavailable';
+  if (s?.available !== true) return 'unavailable';
   if (s.value === undefined || s.value === null) return 'unknown';
   return String(s.value);
 }

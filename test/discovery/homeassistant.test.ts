@@ -18,7 +18,7 @@ import type { Entity } from '../../src/devices/model.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { OWNER } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
-import { sleep, waitFor } from '../helpers/wait.js';
+import { waitFor } from '../helpers/wait.js';
 
 const FIX = fileURLToPath(new URL('../fixtures/ha/', import.meta.url));
 const fixture = <T>(name: string): T => JSON.parse(readFileSync(join(FIX, name), 'utf8')) as T;

@@ -81,7 +81,7 @@ export async function startMosquitto(opts: StartBrokerOptions = {}): Promise<Tes
   // then cannot write its db into our 0700 root-owned temp dir.
   if (typeof process.getuid === 'function' && process.getuid() === 0) lines.push('user root');
   lines.push(...(opts.config ?? []));
-  writeFileSync(confFile, lines.join('\n') + '\n');
+  writeFileSync(confFile, `${lines.join('\n')}\n`);
 
   let child: ChildProcess | undefined;
   let stopped = false;

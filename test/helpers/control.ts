@@ -38,7 +38,7 @@ export async function rawControl(path: string): Promise<RawControl> {
     while ((nl = buffered.indexOf('\n')) >= 0) {
       lines.push(JSON.parse(buffered.slice(0, nl)));
       buffered = buffered.slice(nl + 1);
-      waiters.splice(0).forEach((w) => w());
+      for (const w of waiters.splice(0)) w();
     }
   });
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));

@@ -55,7 +55,7 @@ export const NASTY_FRAGMENTS = [
   "'",
   '\\',
   '`',
-  '${x}',
+  ['$', '{x}'].join(''),
   '{{x}}',
   '%s%n',
   '../../etc/passwd',

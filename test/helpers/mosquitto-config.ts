@@ -200,7 +200,7 @@ export async function startMultiListenerMosquitto(opts: { username?: string; pas
         'require_certificate true',
       ];
       const confFile = path.join(dir, 'mosquitto.conf');
-      writeFileSync(confFile, lines.join('\n') + '\n');
+      writeFileSync(confFile, `${lines.join('\n')}\n`);
       const ports = { mqtt: mqttPort, ws: wsPort, tls: tlsPort, mtls: mtlsPort };
 
       const busy = (await Promise.all(Object.values(ports).map(tryConnect))).some(Boolean);
@@ -209,7 +209,7 @@ export async function startMultiListenerMosquitto(opts: { username?: string; pas
         continue;
       }
 
-      let running;
+      let running: Awaited<ReturnType<typeof launchMosquitto>>;
       try {
         running = await launchMosquitto(mosquitto, confFile, Object.values(ports), START_TIMEOUT_MS);
       } catch (err) {

@@ -138,7 +138,10 @@ describe('external (flow) tools', () => {
         description: 'Open the gate.',
         parameters: { type: 'object', properties: { seconds: { type: 'integer', default: 10 } } },
         capability: 'actuator',
-        handler: () => (runs++, 'gate open'),
+        handler: () => {
+          runs++;
+          return 'gate open';
+        },
         source: 'flow:n1',
       },
       deps(),

@@ -100,7 +100,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
       let buf = '';
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         buf += decoder.decode(chunk, { stream: true });
-        let i;
+        let i: number;
         while ((i = buf.indexOf('\n\n')) >= 0) {
           const block = buf.slice(0, i);
           buf = buf.slice(i + 2);

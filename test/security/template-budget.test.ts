@@ -64,7 +64,7 @@ describe('template budgets', () => {
     await announce('sensor', 'bomb_value', {
       name: 'Bomb value',
       state_topic: 'bomb/value',
-      value_template: "{% if value == 'ok' %}{{ 7 }}{% else %}" + DOUBLE_TILDE.replace('{{ s }}', '{{ s | length }}') + '{% endif %}',
+      value_template: `{% if value == 'ok' %}{{ 7 }}{% else %}${DOUBLE_TILDE.replace('{{ s }}', '{{ s | length }}')}{% endif %}`,
     });
     const sensor = await discovered('bomb_value', 'bomb/value');
     await home.device.publishAsync('bomb/value', 'ok', { qos: 1 });

@@ -13,7 +13,7 @@ export async function loadDevices() {
     for (const e of list) {
       const known = state.devices.get(e.id);
       // A state event may have overtaken the snapshot: keep the newer.
-      if (known && known.updatedAt && e.updatedAt && known.updatedAt > e.updatedAt) continue;
+      if (known?.updatedAt && e.updatedAt && known.updatedAt > e.updatedAt) continue;
       state.devices.set(e.id, { ...known, ...e });
     }
     state.devicesLoaded = true;

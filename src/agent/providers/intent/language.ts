@@ -182,7 +182,11 @@ function readNormalize(r: FileReader, node: YamlNode | null, out: LanguageData):
   const n = out.normalize;
   for (const [k, v] of r.entries(node)) {
     const value = plain(v);
-    const words = () => (Array.isArray(value) ? value.map(String) : (r.problem(v, `normalize.${k} must be a list`), []));
+    const words = (): string[] => {
+      if (Array.isArray(value)) return value.map(String);
+      r.problem(v, `normalize.${k} must be a list`);
+      return [];
+    };
     const numbers = () => {
       const o: Record<string, number> = {};
       if (value && typeof value === 'object' && !Array.isArray(value))

@@ -81,7 +81,7 @@ export class OfferedTools {
     );
     if (own) return { tool: own.name, args: {} };
     const state = this.getState();
-    return state && state.meta.entityIds.includes(entity.id) ? { tool: state.name, args: { entity: entity.id } } : undefined;
+    return state?.meta.entityIds.includes(entity.id) ? { tool: state.name, args: { entity: entity.id } } : undefined;
   }
 
   /** A camera's latest frame. */

@@ -145,8 +145,7 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
   for (const w of weak.values()) {
     const real = names.get(w.keys);
     if (
-      real &&
-      real.some((id) => {
+      real?.some((id) => {
         const e = byId.get(id);
         return !!e && isActuator(e);
       })

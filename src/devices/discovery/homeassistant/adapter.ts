@@ -396,7 +396,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       return;
     }
     replaceAllAbbreviations(payload);
-    let device;
+    let device: ReturnType<typeof validateDevicePayload>;
     try {
       device = validateDevicePayload(payload);
     } catch (err) {

@@ -405,7 +405,7 @@ type Chunk = { k: 'text'; v: string } | { k: 'var'; toks: Tok[] } | { k: 'block'
 
 const OPS = ['**', '//', '==', '!=', '<=', '>=', '+', '-', '*', '/', '%', '~', '<', '>', '(', ')', '[', ']', '{', '}', ',', '.', ':', '|', '='];
 
-function unescape(body: string): string {
+function unescapeString(body: string): string {
   let out = '';
   for (let i = 0; i < body.length; i++) {
     const ch = body[i];
@@ -490,7 +490,7 @@ function lexTag(src: string, pos: number, close: '}}' | '%}'): { toks: Tok[]; en
       let j = i + 1;
       while (j < src.length && src[j] !== ch) j += src[j] === '\\' ? 2 : 1;
       if (j >= src.length) throw new TemplateError('unterminated string');
-      toks.push({ t: 'str', v: unescape(src.slice(i + 1, j)) });
+      toks.push({ t: 'str', v: unescapeString(src.slice(i + 1, j)) });
       i = j + 1;
       continue;
     }
@@ -954,7 +954,7 @@ function parseStatements(chunks: Chunk[], names: Set<string>): Stmt[] {
         continue;
       }
       const head = c.toks[0];
-      if (!head || head.t !== 'name') throw new TemplateError('a block tag needs a keyword');
+      if (head?.t !== 'name') throw new TemplateError('a block tag needs a keyword');
       const kw = head.v;
       if (stops.includes(kw)) return { body, stop: kw, stopToks: c.toks };
       const p = new ExprParser(c.toks.slice(1), names);
@@ -1515,7 +1515,7 @@ class Evaluator {
             else {
               const parts = iterate(item);
               if (parts.length !== s.targets.length) throw new RenderError(`cannot unpack ${parts.length} values into ${s.targets.length}`);
-              s.targets.forEach((t, j) => inner.set(t, parts[j]));
+              for (const [j, t] of s.targets.entries()) inner.set(t, parts[j]);
             }
             inner.set('loop', new Loop(i, items.length));
             try {

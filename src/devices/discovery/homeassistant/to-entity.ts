@@ -535,7 +535,7 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
           draft.command(c.mode, topic, render);
           colorModes.push(c.mode);
           const state = read(config[c.state], config[c.value], `${c.mode} state`);
-          if (state) c.attrs.forEach((a, i) => (draft.body.attributes[a] = { topic: state.topic, transform: csvPart(state, i) }));
+          if (state) for (const [i, a] of c.attrs.entries()) draft.body.attributes[a] = { topic: state.topic, transform: csvPart(state, i) };
         }
         if (colorModes.length) draft.body.colorModes = colorModes;
         draft.attr('color_temp', read(config.color_temp_state_topic, config.color_temp_value_template, 'color_temp'));

@@ -75,7 +75,7 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
       raw.interview_completed === false || raw.interviewing ? 'its interview has not completed' : 'Zigbee2MQTT has no definition for it (unsupported)';
     return skip('no_definition', `no exposes: ${why}`);
   }
-  if (!friendly || !friendly.trim()) return skip('bad_friendly_name', 'the device has no friendly name to address it by');
+  if (!friendly?.trim()) return skip('bad_friendly_name', 'the device has no friendly name to address it by');
   const baseTopic = `${options.prefix}/${friendly}`;
   if (!isExactTopic(`${baseTopic}/availability`) || friendly.startsWith('/') || friendly.endsWith('/')) {
     return skip('bad_friendly_name', `friendly name ${JSON.stringify(friendly.slice(0, 60))} does not make a usable topic`);

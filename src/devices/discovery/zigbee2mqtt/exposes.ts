@@ -350,7 +350,7 @@ class Builder {
     if (!path) return;
     const values = enumValues(f);
     if (settable(f)) {
-      if (values && values.length) {
+      if (values?.length) {
         if (!readable(f) && values.length === 1) {
           // A one-word command nobody reports back (`identify`, `reset`): a button.
           this.add(f, 'button', f.property!, this.featureName(f), { valuePath: path, payloads: { press: values[0] } });
@@ -421,7 +421,7 @@ class Builder {
 
   /** The on/off state feature shared by lights, switches and fans, with text payloads. */
   private onOffState(f: Z2mExpose | undefined): { on: string; off: string; path: string } | undefined {
-    if (!f || f.type !== 'binary' || !settable(f) || !f.property) return undefined;
+    if (f?.type !== 'binary' || !settable(f) || !f.property) return undefined;
     if (!isText(f.value_on) || !isText(f.value_off) || f.value_on === f.value_off) return undefined;
     const path = jsonKeyPath(f.property);
     if (!path || this.properties.has(f.property)) return undefined;
