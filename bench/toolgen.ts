@@ -22,6 +22,7 @@ import { estimateTokens, generateTools, toolSpecs, type ToolShape } from '../src
 import type { Pipeline } from '../src/tools/pipeline.js';
 import { ToolSet } from '../src/tools/tool-set.js';
 import type { GeneratedTool } from '../src/tools/types.js';
+import { z2mDefinitionDevices } from './lib/z2m-definitions.js';
 import { envInt, fmt, gcNow, machine, median, nowNs, progress, ratio, secondsSince, table, tempDir, writeResults } from './lib/harness.js';
 
 const SIZES = (process.env.BENCH_TOOLGEN_SIZES ?? '1000,10000')
@@ -251,7 +252,49 @@ function benchSize(n: number): SizeResult {
   return { entities: n, kinds, parseMs, baselineMs, entityHeapMiB, entityJsonTokens, shapes };
 }
 
+/** One entity of every kind Zigbee2MQTT does not bring, so that the grouped set is measured with every kind present. */
+const OTHER_KINDS = `
+devices:
+  - id: other_kinds
+    name: Other kinds
+    entities:
+      vacuum: { kind: vacuum, state_topic: o/vac, value_path: state, attributes: { battery_level: battery_level, fan_speed: fan_speed }, command_topic: o/vac/cmd, command_topics: { fan_speed: o/vac/fan }, options: { fan_speed: [quiet, standard, max] } }
+      mower: { kind: lawn_mower, state_topic: o/mower, command_topics: { start_mowing: o/mower/start, pause: o/mower/pause, dock: o/mower/dock } }
+      humidifier: { kind: humidifier, state_topic: o/hum, command_topic: o/hum/set, command_topics: { humidity: o/hum/target, mode: o/hum/mode }, options: { mode: [normal, eco, sleep] } }
+      heater: { kind: water_heater, unit: "°C", state_topic: o/wh, attributes: { temperature: { topic: o/wh/t } }, command_topics: { mode: o/wh/mode, temperature: o/wh/t/set, power: o/wh/power, away_mode: o/wh/away }, options: { mode: ["off", eco, electric] } }
+      scene: { kind: scene, command_topic: o/scene }
+      text: { kind: text, state_topic: o/text, command_topic: o/text/set }
+      notify: { kind: notify, command_topic: o/notify }
+      tracker: { kind: device_tracker, state_topic: o/tracker }
+      event: { kind: event, state_topic: o/event, value_path: event_type, options: { event_type: [press, hold] } }
+      update: { kind: update, state_topic: o/update, value_path: installed_version, attributes: { latest_version: latest_version }, command_topic: o/update/install }
+`;
+
+/** Issue #31's budget for the grouped set of every Zigbee2MQTT definition at once. */
+const Z2M_GROUPED_TARGET = 3000;
+
+/** The grouped set for every zigbee-herdsman-converters definition at once, plus one entity of each other kind. */
+async function z2mGrouped(): Promise<{ devices: number; entities: number; tools: number; tokens: number; target: number; byTool: Record<string, number> }> {
+  const devices = await z2mDefinitionDevices();
+  const parsed = parseDeviceFile('other-kinds.yaml', OTHER_KINDS);
+  if (!('devices' in parsed)) throw new Error(JSON.stringify(parsed.problems.slice(0, 3)));
+  const entities = [...devices, ...parsed.devices].flatMap((d) => d.entities);
+  const { tools } = generateTools(entities, { shape: 'grouped', groupAbove: 40 }, async () => ({ text: '' }));
+  const tokens = estimateTokens(toolSpecs(tools));
+  const byTool = Object.fromEntries(tools.map((t) => [t.name, estimateTokens(toolSpecs([t]))]));
+  console.log(
+    `Zigbee2MQTT: every definition (${devices.length.toLocaleString('en-US')} devices, ${entities.length.toLocaleString('en-US')} entities with one of each other kind) in the grouped shape: ${tools.length} tools, ${tokens.toLocaleString('en-US')} tokens; target ${Z2M_GROUPED_TARGET.toLocaleString('en-US')} (${ratio(tokens, Z2M_GROUPED_TARGET)}) ${tokens <= Z2M_GROUPED_TARGET ? 'MET' : 'OVER'}`,
+  );
+  table(
+    ['tool', 'tokens'],
+    Object.entries(byTool).map(([name, t]) => [name, t.toLocaleString('en-US')]),
+  );
+  console.log('');
+  return { devices: devices.length, entities: entities.length, tools: tools.length, tokens, target: Z2M_GROUPED_TARGET, byTool };
+}
+
 try {
+  const z2m = await z2mGrouped();
   const results = SIZES.map(benchSize);
   const file = writeResults('toolgen', {
     bench: 'toolgen',
@@ -261,6 +304,7 @@ try {
     config: { sizes: SIZES, repeat: REPEAT, shapes: SHAPES, groupAbove: 40, enumLimit: 100 },
     note: 'Times in ms (median of runs); heap in MiB retained after full GCs; tokens = characters of the OpenAI function specs / 4 (estimateTokens). Baseline: JSON.parse(JSON.stringify(entities)).',
     results,
+    z2mGrouped: z2m,
   });
   console.log('summary:');
   table(

@@ -10,6 +10,7 @@ import { cleanDeviceText } from '../devices/device-text.js';
 import type { Hearth } from '../hearth.js';
 import { formatAge } from '../util/time.js';
 import type { ToolCallSummary } from './turn-summary.js';
+import { FRAME_KINDS } from '../devices/model.js';
 
 /** One call held for approval, as a person hears of it. */
 export interface HeldCall {
@@ -178,5 +179,5 @@ export function personAnswer(hearth: Hearth, modelText: string, calls: readonly 
 /** The camera entity a read call looked at (a per-camera tool names none in its arguments). */
 function cameraOf(hearth: Hearth, call: ToolCallSummary): string[] {
   const tool = hearth.tools.get(call.name);
-  return tool ? tool.meta.entityIds.filter((id) => hearth.bridge.registry.entity(id)?.kind === 'camera').slice(0, 1) : [];
+  return tool ? tool.meta.entityIds.filter((id) => FRAME_KINDS.has(hearth.bridge.registry.entity(id)?.kind ?? 'sensor')).slice(0, 1) : [];
 }

@@ -15,6 +15,21 @@ const KIND_WORDS: Record<string, string> = {
   number: 'numeric settings',
   select: 'option settings',
   button: 'buttons',
+  fan: 'fans',
+  valve: 'valves',
+  alarm_control_panel: 'alarm panels',
+  scene: 'scenes',
+  vacuum: 'robot vacuums',
+  lawn_mower: 'lawn mowers',
+  siren: 'sirens',
+  device_tracker: 'presence trackers',
+  event: 'event sources (doorbells, remotes)',
+  update: 'firmware updates',
+  humidifier: 'humidifiers',
+  water_heater: 'water heaters',
+  text: 'text displays',
+  notify: 'message targets',
+  image: 'images',
 };
 
 /** The line an LLM gets when the session speaks from an area (a satellite, a wall tablet). */

@@ -10,7 +10,17 @@ import { colorTempMatches, fromDeviceColorTemp, toDeviceColorTemp } from './colo
 import type { Entity } from './model.js';
 
 export type Command =
-  | { action: 'turn_on'; brightness?: number; color?: string /** Kelvin, whatever the light speaks. */; color_temp?: number }
+  | {
+      action: 'turn_on';
+      brightness?: number;
+      color?: string;
+      /** Kelvin, whatever the light speaks. */
+      color_temp?: number;
+      /** A siren's tone, volume (0-1) and duration in seconds. */
+      tone?: string;
+      volume?: number;
+      duration?: number;
+    }
   | { action: 'turn_off' }
   | { action: 'open' }
   | { action: 'close' }
@@ -28,7 +38,21 @@ export type Command =
   | { action: 'arm_home' }
   | { action: 'arm_away' }
   | { action: 'arm_night' }
-  | { action: 'disarm' };
+  | { action: 'disarm' }
+  | { action: 'activate' }
+  | { action: 'start' }
+  | { action: 'pause' }
+  | { action: 'return_to_base' }
+  | { action: 'locate' }
+  | { action: 'clean_spot' }
+  | { action: 'set_fan_speed'; fan_speed: string }
+  | { action: 'start_mowing' }
+  | { action: 'dock' }
+  | { action: 'install' }
+  | { action: 'set_humidity'; humidity: number }
+  | { action: 'set_away'; away: boolean }
+  | { action: 'set_text'; text: string }
+  | { action: 'send_message'; message: string };
 
 export type Action = Command['action'];
 
@@ -45,7 +69,26 @@ export const ACTIONS_BY_KIND: Record<string, Action[]> = {
   fan: ['turn_on', 'turn_off', 'set_percentage', 'set_preset_mode'],
   valve: ['open', 'close', 'stop', 'set_position'],
   alarm_control_panel: ['arm_home', 'arm_away', 'arm_night', 'disarm'],
+  scene: ['activate'],
+  vacuum: ['start', 'pause', 'stop', 'return_to_base', 'locate', 'clean_spot', 'set_fan_speed'],
+  lawn_mower: ['start_mowing', 'pause', 'dock'],
+  siren: ['turn_on', 'turn_off'],
+  update: ['install'],
+  humidifier: ['turn_on', 'turn_off', 'set_humidity', 'set_mode'],
+  water_heater: ['set_temperature', 'set_mode', 'turn_on', 'turn_off', 'set_away'],
+  text: ['set_text'],
+  notify: ['send_message'],
 };
+
+/** Actions a device has no state to answer (a button, a scene, a message): done once the broker has them. */
+const STATELESS: ReadonlySet<Action> = new Set(['press', 'activate', 'locate', 'send_message']);
+
+/** Is this command done once sent (nothing the device reports could confirm it)? */
+export function isStateless(entity: Entity, cmd: Command): boolean {
+  if (STATELESS.has(cmd.action)) return true;
+  // Home Assistant's optimistic text, Zigbee2MQTT's set-only warning: no state topic, nothing to read back.
+  return (entity.kind === 'text' || entity.kind === 'siren') && !entity.stateTopic;
+}
 
 export class CommandError extends Error {}
 
@@ -68,6 +111,15 @@ const WORD: Partial<Record<Action, string>> = {
   arm_away: 'arm_away',
   arm_night: 'arm_night',
   disarm: 'disarm',
+  activate: 'activate',
+  start: 'start',
+  pause: 'pause',
+  return_to_base: 'return_to_base',
+  locate: 'locate',
+  clean_spot: 'clean_spot',
+  start_mowing: 'start_mowing',
+  dock: 'dock',
+  install: 'install',
 };
 
 /** What a command changes: main value and/or attributes, in the entity's terms. */
@@ -104,7 +156,25 @@ function changes(entity: Entity, cmd: Command): Changes {
       attrs.position = cmd.position;
       return { attrs };
     case 'set_mode':
+      // A thermostat's and a water heater's state is its mode; a humidifier's mode is beside its on/off.
+      if (entity.kind === 'humidifier') {
+        attrs.mode = cmd.mode;
+        return { attrs };
+      }
       return { value: cmd.mode, attrs };
+    case 'set_fan_speed':
+      attrs.fan_speed = cmd.fan_speed;
+      return { attrs };
+    case 'set_humidity':
+      attrs.humidity = cmd.humidity;
+      return { attrs };
+    case 'set_away':
+      attrs.away_mode = cmd.away ? (entity.payloads.away_on ?? 'ON') : (entity.payloads.away_off ?? 'OFF');
+      return { attrs };
+    case 'set_text':
+      return { value: cmd.text, attrs };
+    case 'send_message':
+      return { value: cmd.message, attrs };
     case 'set_temperature':
       attrs.temperature = cmd.temperature;
       return { attrs };
@@ -144,8 +214,14 @@ export function encodeCommand(entity: Entity, cmd: Command): OutgoingMessage[] {
   if (!ACTIONS_BY_KIND[entity.kind]?.includes(cmd.action)) {
     throw new CommandError(`${entity.kind} ${entity.id} cannot ${cmd.action}`);
   }
+  if (entity.kind === 'siren') return encodeSiren(entity, cmd);
   const { word, value, attrs, color } = changes(entity, cmd);
   const out: OutgoingMessage[] = [];
+  // A word with a topic of its own (a mower's start_mowing, pause and dock topics; a water heater's power topic).
+  const powerSlot = (cmd.action === 'turn_on' || cmd.action === 'turn_off') && entity.kind === 'water_heater' ? 'power' : undefined;
+  const wordSlot =
+    word === undefined ? undefined : entity.commandTopics[cmd.action] ? cmd.action : powerSlot && entity.commandTopics[powerSlot] ? powerSlot : undefined;
+  if (wordSlot) return [{ topic: entity.commandTopics[wordSlot]!, payload: render(entity, wordSlot, word!) }];
   if (color) {
     // Home Assistant's form: "x,y", "h,s" or "r,g,b"; a template gets the parts by name too.
     const csv = Object.values(color.parts).join(',');
@@ -192,6 +268,41 @@ export function encodeCommand(entity: Entity, cmd: Command): OutgoingMessage[] {
   return out;
 }
 
+/**
+ * A siren: on or off, and with on its tone, volume (Home Assistant's
+ * volume_level, 0-1) and duration. Through its command template when it has
+ * one (the off template for off), with those as the template's variables;
+ * otherwise JSON (Home Assistant's form: {"state": "ON", "tone": ...}) or the
+ * bare word.
+ */
+function encodeSiren(entity: Entity, cmd: Command): OutgoingMessage[] {
+  if (cmd.action !== 'turn_on' && cmd.action !== 'turn_off') throw new CommandError(`siren ${entity.id} cannot ${cmd.action}`);
+  if (!entity.commandTopic) throw new CommandError(`${entity.id} has no command topic`);
+  const on = cmd.action === 'turn_on';
+  const word = on ? entity.payloads.on : entity.payloads.off;
+  if (word === undefined) throw new CommandError(`${entity.id} has no payload for ${cmd.action}`);
+  const params: Record<string, string | number> = {};
+  if (on && cmd.tone !== undefined) params.tone = cmd.tone;
+  if (on && cmd.volume !== undefined) params.volume_level = cmd.volume;
+  if (on && cmd.duration !== undefined) params.duration = cmd.duration;
+  const template = on ? entity.commandTemplates?.value : (entity.commandTemplates?.off ?? entity.commandTemplates?.value);
+  if (template) {
+    try {
+      return [{ topic: entity.commandTopic, payload: template(word, params) }];
+    } catch (err) {
+      throw new CommandError(`${entity.id}'s command template cannot render ${cmd.action}: ${(err as Error).message}`);
+    }
+  }
+  if (entity.commandFormat === 'json') {
+    const body: Record<string, unknown> = {};
+    writeJsonPath(body, entity.valuePath ?? 'state', entity.payloadLiterals ? JSON.parse(word) : word);
+    for (const [name, v] of Object.entries(params)) writeJsonPath(body, entity.attributes[name]?.path ?? name, v);
+    return [{ topic: entity.commandTopic, payload: JSON.stringify(body) }];
+  }
+  if (Object.keys(params).length) throw new CommandError(`${entity.id} takes plain payloads: it cannot be sent ${Object.keys(params).join(', ')}`);
+  return [{ topic: entity.commandTopic, payload: word }];
+}
+
 /** Every topic a device may receive commands on. */
 export function commandTopicsOf(entity: Entity): string[] {
   return [...new Set([entity.commandTopic, ...Object.values(entity.commandTopics)].filter((t): t is string => !!t))];
@@ -228,6 +339,11 @@ export function decodeCommand(entity: Entity, topic: string, payload: string): C
     if (name === 'color_temp') return { action: 'turn_on', color_temp: colorTempOf(entity, num(payload, 'color_temp')) };
     if (name === 'percentage') return { action: 'set_percentage', percentage: num(payload, 'percentage') };
     if (name === 'preset_mode') return { action: 'set_preset_mode', preset_mode: payload };
+    if (name === 'fan_speed') return { action: 'set_fan_speed', fan_speed: payload };
+    if (name === 'humidity') return { action: 'set_humidity', humidity: num(payload, 'humidity') };
+    if (name === 'away_mode') return { action: 'set_away', away: payload === (entity.payloads.away_on ?? 'ON') };
+    if (name === 'power') return { action: payload === entity.payloads.on ? 'turn_on' : 'turn_off' };
+    if (ACTIONS_BY_KIND[entity.kind]?.includes(name as Action) && WORD[name as Action]) return { action: name } as Command;
     throw new CommandError(`no command is known for ${name}`);
   }
   if (topic !== entity.commandTopic) throw new CommandError(`${topic} is not a command topic of ${entity.id}`);
@@ -244,6 +360,32 @@ export function decodeCommand(entity: Entity, topic: string, payload: string): C
   }
   const attr = (name: string) => (body === undefined ? undefined : readJsonPath(body, entity.attributes[name]?.path ?? name));
   switch (entity.kind) {
+    case 'text':
+      return { action: 'set_text', text: String(main) };
+    case 'notify':
+      return { action: 'send_message', message: String(main) };
+    case 'siren': {
+      const action = main === entity.payloads.on || String(main) === entity.payloads.on ? 'turn_on' : 'turn_off';
+      if (action === 'turn_off' && String(main) !== entity.payloads.off) break;
+      const cmd: Extract<Command, { action: 'turn_on' }> | { action: 'turn_off' } = { action };
+      if (cmd.action === 'turn_on' && body !== undefined) {
+        if (attr('tone') !== undefined) cmd.tone = String(attr('tone'));
+        if (attr('volume_level') !== undefined) cmd.volume = num(attr('volume_level'), 'volume_level');
+        if (attr('duration') !== undefined) cmd.duration = num(attr('duration'), 'duration');
+      }
+      return cmd;
+    }
+    case 'humidifier':
+      if (main === undefined && attr('humidity') !== undefined) return { action: 'set_humidity', humidity: num(attr('humidity'), 'humidity') };
+      if (main === undefined && attr('mode') !== undefined) return { action: 'set_mode', mode: String(attr('mode')) };
+      break;
+    case 'water_heater':
+      if (main !== undefined && !findWord(entity, String(main))) return { action: 'set_mode', mode: String(main) };
+      if (main === undefined && attr('temperature') !== undefined) return { action: 'set_temperature', temperature: num(attr('temperature'), 'temperature') };
+      break;
+    case 'vacuum':
+      if (main === undefined && attr('fan_speed') !== undefined) return { action: 'set_fan_speed', fan_speed: String(attr('fan_speed')) };
+      break;
     case 'number':
       return { action: 'set_value', value: num(main, 'value') };
     case 'select':
@@ -281,6 +423,8 @@ export function isConfirmedBy(entity: Entity, cmd: Command, state: EntityState):
   const near = (a: unknown, b: number) => typeof a === 'number' && Math.abs(a - b) <= (entity.ranges.temperature?.step ?? 0.5) / 2 + 1e-9;
   switch (cmd.action) {
     case 'turn_on': {
+      // A water heater's state is its operation mode: on is any mode but off.
+      if (entity.kind === 'water_heater') return state.value !== null && state.value !== undefined && state.value !== 'off';
       // Brightness 0 is off on most lights (Zigbee2MQTT, HA).
       if (cmd.brightness === 0) return state.value === 'off';
       if (state.value !== 'on' || (cmd.brightness !== undefined && state.attributes.brightness !== cmd.brightness)) return false;
@@ -304,6 +448,8 @@ export function isConfirmedBy(entity: Entity, cmd: Command, state: EntityState):
       if (state.value === 'opening' || state.value === 'closing') return false;
       return typeof state.attributes.position === 'number' ? state.attributes.position === (entity.ranges.position?.min ?? 0) : state.value === 'closed';
     case 'stop':
+      // A vacuum that stopped is idle (or back where it was: docked, paused).
+      if (entity.kind === 'vacuum') return state.value === 'idle' || state.value === 'docked' || state.value === 'paused';
       return state.value !== 'opening' && state.value !== 'closing';
     case 'set_position':
       return state.attributes.position === cmd.position;
@@ -312,7 +458,7 @@ export function isConfirmedBy(entity: Entity, cmd: Command, state: EntityState):
     case 'unlock':
       return state.value === 'unlocked';
     case 'set_mode':
-      return String(state.value) === cmd.mode;
+      return String(entity.kind === 'humidifier' ? state.attributes.mode : state.value) === cmd.mode;
     case 'set_temperature':
       return near(state.attributes.temperature, cmd.temperature);
     case 'set_value':
@@ -332,5 +478,35 @@ export function isConfirmedBy(entity: Entity, cmd: Command, state: EntityState):
       return state.value === cmd.action.replace('arm_', 'armed_');
     case 'disarm':
       return state.value === 'disarmed';
+    case 'activate':
+    case 'locate':
+    case 'send_message':
+      return true;
+    // A vacuum or mower is confirmed by the activity it was asked for (HA's vacuum and lawn_mower states).
+    case 'start':
+    case 'clean_spot':
+      return state.value === 'cleaning';
+    case 'pause':
+      return state.value === 'paused';
+    case 'return_to_base':
+      return state.value === 'returning' || state.value === 'docked';
+    case 'set_fan_speed':
+      return String(state.attributes.fan_speed) === cmd.fan_speed;
+    case 'start_mowing':
+      return state.value === 'mowing';
+    case 'dock':
+      return state.value === 'returning' || state.value === 'docked';
+    // Installing is confirmed when the device says it is installing, or has the version it offered.
+    case 'install':
+      return (
+        state.attributes.in_progress === true ||
+        (state.value !== null && state.value !== undefined && String(state.value) === String(state.attributes.latest_version))
+      );
+    case 'set_humidity':
+      return typeof state.attributes.humidity === 'number' && Math.abs(state.attributes.humidity - cmd.humidity) <= 0.5;
+    case 'set_away':
+      return String(state.attributes.away_mode).toLowerCase() === (cmd.away ? 'on' : 'off');
+    case 'set_text':
+      return String(state.value) === cmd.text;
   }
 }

@@ -99,14 +99,44 @@ export function preview(payload: Buffer, max = 40): string {
 }
 
 /** Vocabularies whose state is one of a few words. */
-const VOCABULARY_KINDS = new Set(['binary_sensor', 'switch', 'light', 'cover', 'lock', 'fan', 'valve', 'alarm_control_panel']);
-const ON_OFF_KINDS = new Set(['binary_sensor', 'switch', 'light', 'fan']);
+const VOCABULARY_KINDS = new Set([
+  'binary_sensor',
+  'switch',
+  'light',
+  'cover',
+  'lock',
+  'fan',
+  'valve',
+  'alarm_control_panel',
+  'vacuum',
+  'lawn_mower',
+  'siren',
+  'humidifier',
+]);
+const ON_OFF_KINDS = new Set(['binary_sensor', 'switch', 'light', 'fan', 'siren', 'humidifier']);
 const NO_VALUE = new Set(['', 'unknown', 'unavailable', 'none', 'null']);
 
 /** A raw value (from text or JSON) as the entity's logical state. */
 export function normalizeValue(entity: Entity, raw: unknown): StateValue {
   if (raw === null || raw === undefined) return null;
   if (typeof raw === 'object') return stringifyBounded(raw, MAX_VALUE_TEXT);
+  if (entity.kind === 'device_tracker') {
+    // home, not_home, or the name of a zone the tracker says it is in.
+    const text = String(raw).trim();
+    for (const [logical, word] of Object.entries(entity.states)) if (word === text) return logical;
+    if (NO_VALUE.has(text.toLowerCase())) return null;
+    return text.slice(0, 100);
+  }
+  if (entity.kind === 'event') {
+    // Only the event types the device declared: anything else is not an event of this entity.
+    const text = String(raw).trim();
+    if (NO_VALUE.has(text.toLowerCase())) return null;
+    const types = entity.options.event_type;
+    if (types?.length && !types.includes(text)) {
+      throw new PayloadError('bad_value', `${JSON.stringify(text.slice(0, 40))} is not one of its event types (${types.slice(0, 10).join(', ')})`);
+    }
+    return text.slice(0, 100);
+  }
   if (VOCABULARY_KINDS.has(entity.kind)) {
     if (typeof raw === 'boolean' && ON_OFF_KINDS.has(entity.kind)) return raw ? 'on' : 'off';
     const text = String(raw).trim();

@@ -110,15 +110,43 @@ const entity = {
   },
   allOf: [
     {
-      if: { properties: { kind: { enum: ['sensor', 'binary_sensor', 'camera'] } } },
+      if: { properties: { kind: { enum: ['sensor', 'binary_sensor', 'camera', 'image', 'device_tracker', 'event'] } } },
       then: { required: ['state_topic'] },
     },
     {
-      if: { properties: { kind: { enum: ['switch', 'light', 'cover', 'lock', 'number', 'select', 'button', 'fan', 'valve', 'alarm_control_panel'] } } },
+      if: {
+        properties: {
+          kind: {
+            enum: [
+              'switch',
+              'light',
+              'cover',
+              'lock',
+              'number',
+              'select',
+              'button',
+              'fan',
+              'valve',
+              'alarm_control_panel',
+              'scene',
+              'vacuum',
+              'siren',
+              'humidifier',
+              'text',
+              'notify',
+            ],
+          },
+        },
+      },
       then: { required: ['command_topic'] },
     },
     {
-      if: { properties: { kind: { const: 'climate' } } },
+      // An update is read (installed and latest version); installing it needs a command topic.
+      if: { properties: { kind: { const: 'update' } } },
+      then: { anyOf: [{ required: ['command_topic'] }, { required: ['state_topic'] }] },
+    },
+    {
+      if: { properties: { kind: { enum: ['climate', 'lawn_mower', 'water_heater'] } } },
       then: { anyOf: [{ required: ['command_topic'] }, { required: ['command_topics'] }] },
     },
     {

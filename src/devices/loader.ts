@@ -8,7 +8,7 @@ import { createAjv, schemaProblems } from '../util/ajv.js';
 import { DEFAULT_PAYLOADS, DEFAULT_RANGES, DEFAULT_STATES } from './defaults.js';
 import { deviceFileSchema } from './file-schema.js';
 import { parseJsonPath } from './json-path.js';
-import type { AttributeSource, Availability, AvailabilitySource, Device, EntityKind, Range } from './model.js';
+import { type AttributeSource, type Availability, type AvailabilitySource, type Device, type EntityKind, FRAME_KINDS, type Range } from './model.js';
 
 export interface DeviceFileProblem {
   file: string;
@@ -274,7 +274,7 @@ function toDevice(raw: Raw, file: string, where: string, problems: DeviceFilePro
       options: shared(options),
       ...(colorModes ? { colorModes: [...colorModes] } : {}),
       ...(ct ? { colorTemp: { minKelvin: ct.min_kelvin, maxKelvin: ct.max_kelvin, unit: ct.unit ?? 'kelvin' } } : {}),
-      imageEncoding: kind === 'camera' ? (e.image_encoding ?? 'raw') : undefined,
+      imageEncoding: FRAME_KINDS.has(kind) ? (e.image_encoding ?? 'raw') : undefined,
       confirmTimeoutMs: e.confirm_timeout_ms,
       availability: toAvailability(e.availability) ?? device.availability,
       simulate: e.simulate,

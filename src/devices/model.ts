@@ -18,6 +18,18 @@ export const ENTITY_KINDS = [
   'fan',
   'valve',
   'alarm_control_panel',
+  'scene',
+  'vacuum',
+  'lawn_mower',
+  'siren',
+  'device_tracker',
+  'event',
+  'update',
+  'humidifier',
+  'water_heater',
+  'text',
+  'notify',
+  'image',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
@@ -34,7 +46,19 @@ export const ACTUATOR_KINDS: ReadonlySet<EntityKind> = new Set([
   'fan',
   'valve',
   'alarm_control_panel',
+  'scene',
+  'vacuum',
+  'lawn_mower',
+  'siren',
+  'update',
+  'humidifier',
+  'water_heater',
+  'text',
+  'notify',
 ]);
+
+/** Kinds read as frames (get_camera_image), not as a value: a camera, and an image entity (HA's MQTT image). */
+export const FRAME_KINDS: ReadonlySet<EntityKind> = new Set(['camera', 'image']);
 
 /** A received message as a transform sees it (src/devices/decode.ts Message). */
 export interface PayloadView {
@@ -60,7 +84,7 @@ export type PayloadTransform = (message: PayloadView) => unknown;
  * of it where the template wants them (a colour's red, green, blue). Throws
  * when it cannot render that value.
  */
-export type CommandRender = (value: string | number, parts?: Record<string, number>) => string;
+export type CommandRender = (value: string | number, parts?: Record<string, string | number>) => string;
 
 export interface AvailabilitySource {
   topic: string;

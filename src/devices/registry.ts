@@ -89,7 +89,8 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     this.merged = chosen
       .map(({ device }) => {
         if (!device.entities.some((e) => refused.has(e.id))) return device;
-        const entities = device.entities.filter((e) => !refused.has(e.id));
+        // A firmware update whose install topic is refused is still worth reading ("are there updates?").
+        const entities = device.entities.flatMap((e) => (!refused.has(e.id) ? [e] : e.kind === 'update' ? [withoutCommands(e)] : []));
         return entities.length ? { ...device, entities } : undefined;
       })
       .filter((d): d is Device => !!d)
@@ -120,7 +121,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       else
         this.log?.warn(
           { topic: r.topic, reason: r.reason, refused: r.refused.id },
-          `command topic ${r.topic} is ${r.reason}, which Hearth never publishes on; ${who} is refused and gets no tool`,
+          `command topic ${r.topic} is ${r.reason}, which Hearth never publishes on; ${who} is refused and ${r.refused.kind === 'update' ? 'is only read (no install)' : 'gets no tool'}`,
         );
     }
     this.refusals = refused;
@@ -197,4 +198,9 @@ function distinctNames(devices: Device[], rank: readonly string[]): Device[] {
   return devices.map((d) =>
     d.entities.some((e) => renamed.has(e.id)) ? { ...d, entities: d.entities.map((e) => (renamed.has(e.id) ? { ...e, name: renamed.get(e.id)! } : e)) } : d,
   );
+}
+
+/** An entity with its commands taken away: read, never commanded. */
+function withoutCommands(entity: Entity): Entity {
+  return { ...entity, commandTopic: undefined, commandTopics: {}, commandTemplates: undefined, payloads: {} };
 }

@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
 import { applyTransform, decodeFrame, Message, normalizeValue, PayloadError, scalar, type Frame, type StateValue } from './decode.js';
 import { readJsonPath } from './json-path.js';
-import type { AvailabilitySource, Device, Entity } from './model.js';
+import { type AvailabilitySource, type Device, type Entity, FRAME_KINDS } from './model.js';
 import { PerKeyThrottle } from '../util/per-key-throttle.js';
 
 export interface EntityState {
@@ -84,7 +84,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     for (const device of devices) {
       for (const entity of device.entities) {
         entities.set(entity.id, entity);
-        if (entity.stateTopic) add(entity.stateTopic, entity.kind === 'camera' ? { entity, role: 'frame' } : { entity, role: 'value' });
+        if (entity.stateTopic) add(entity.stateTopic, FRAME_KINDS.has(entity.kind) ? { entity, role: 'frame' } : { entity, role: 'value' });
         for (const [name, attr] of Object.entries(entity.attributes)) {
           add(attr.topic ?? entity.stateTopic ?? '', { entity, role: 'attribute', name, path: attr.path });
         }

@@ -7,7 +7,7 @@
 // Only live changes of an entity's main value are kept: a retained message
 // is the broker's old copy with an unknown time, and an unchanged value adds
 // nothing a chart or an answer would show.
-import type { Entity } from '../devices/model.js';
+import { type Entity, FRAME_KINDS } from '../devices/model.js';
 import type { EntityState } from '../devices/state-cache.js';
 import type { Logger } from '../log.js';
 import type { HistoryRow, HistoryStore } from './store.js';
@@ -58,10 +58,11 @@ export class HistoryRecorder {
   }
 
   private record(state: EntityState, entity: Entity): void {
-    if (entity.kind === 'camera' || state.retained || state.value === undefined) return;
+    if (FRAME_KINDS.has(entity.kind) || state.retained || state.value === undefined) return;
     const value = state.value;
     const key = typeof value === 'number' ? value : value === null ? null : String(value);
-    if (this.last.has(entity.id) && this.last.get(entity.id) === key) return;
+    // An event is an occurrence each time (the doorbell rang again), not a state that stayed the same.
+    if (entity.kind !== 'event' && this.last.has(entity.id) && this.last.get(entity.id) === key) return;
     this.last.set(entity.id, key);
     this.pending.push(
       typeof key === 'number'

@@ -9,6 +9,7 @@
 //                                 (held for approval), denied or failed
 import type { Entity } from '../devices/model.js';
 import type { GeneratedTool, Principal, ToolResultObject } from '../tools/types.js';
+import { actuatorProperties } from '../tools/parameters.js';
 import { onlyFields } from './body.js';
 import { badField, forbidden, notFound } from './errors.js';
 import type { ApiContext, Route } from './route.js';
@@ -46,7 +47,8 @@ export function controlRoutes({ hearth }: ApiContext): Route[] {
         for (const entity of hearth.visibleEntities(principal)) {
           const tool = toolFor(entity);
           if (!tool) continue;
-          const props = { ...((tool.parameters.properties as Record<string, Record<string, unknown>>) ?? {}) };
+          // The entity's own arguments (its options and ranges): a grouped tool's schema does not list them.
+          const props = { ...((tool.parameters.properties as Record<string, Record<string, unknown>>) ?? {}), ...actuatorProperties(entity).properties };
           delete props.entity;
           const actions = (props.action?.enum as string[] | undefined) ?? tool.meta.actions;
           const allowed: Record<string, { may: boolean; why?: string }> = {};

@@ -4,6 +4,7 @@
 // one read check (Hearth.readDenied) every surface asks.
 import { forbidden, HttpError, notFound } from './errors.js';
 import type { ApiContext, Route } from './route.js';
+import { FRAME_KINDS } from '../devices/model.js';
 
 export function frameRoutes({ hearth }: ApiContext): Route[] {
   return [
@@ -13,7 +14,7 @@ export function frameRoutes({ hearth }: ApiContext): Route[] {
       handler: ({ params, principal, req, res }) => {
         const entity = hearth.bridge.registry.entity(params.id);
         if (!entity) throw notFound(`no entity ${JSON.stringify(params.id.slice(0, 100))}; GET /api/devices lists them`);
-        if (entity.kind !== 'camera') throw notFound(`${entity.id} is a ${entity.kind}, not a camera; it has no frame`);
+        if (!FRAME_KINDS.has(entity.kind)) throw notFound(`${entity.id} is a ${entity.kind}, not a camera; it has no frame`);
         const denied = hearth.readDenied(principal, entity);
         if (denied) throw forbidden(`not allowed to read ${entity.id}: ${denied}`);
         const state = hearth.bridge.cache.get(entity.id);

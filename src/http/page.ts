@@ -19,6 +19,7 @@ export const PAGE_MODULES = [
   'values.js',
   'devices.js',
   'controls.js',
+  'appliance-controls.js',
   'history.js',
   'chat.js',
   'speech.js',

@@ -7,8 +7,10 @@ import type { DeviceRegistry } from '../devices/registry.js';
 import { deviceTitle } from '../tools/device-text.js';
 import type { GeneratedTool } from '../tools/types.js';
 
-/** Actions that can let someone in or let something out. */
-const DESTRUCTIVE = new Set(['unlock', 'open', 'disarm']);
+/** Actions that can let someone in or let something out, or change a device for good (firmware). */
+const DESTRUCTIVE = new Set(['unlock', 'open', 'disarm', 'install']);
+/** Kinds whose every call is as grave as disarming: a siren sounded or silenced (#31). */
+const SECURITY_KINDS = new Set(['siren']);
 /** Moving a cover or valve to a position is as good as opening it. */
 const DESTRUCTIVE_FOR_OPENINGS = new Set(['set_position']);
 const OPENINGS = new Set(['cover', 'valve']);
@@ -34,11 +36,16 @@ const SET_TO_STATE = new Set([
   'arm_away',
   'arm_night',
   'disarm',
+  'set_fan_speed',
+  'set_humidity',
+  'set_away',
+  'set_text',
 ]);
 
 export function isDestructive(tool: Pick<GeneratedTool, 'capability' | 'meta'>): boolean {
   if (tool.capability !== 'actuator') return false;
   const opening = tool.meta.kinds.some((k) => OPENINGS.has(k));
+  if (tool.meta.kinds.some((k) => SECURITY_KINDS.has(k))) return true;
   return tool.meta.actions.some((a) => DESTRUCTIVE.has(a) || a.startsWith('disarm') || (opening && DESTRUCTIVE_FOR_OPENINGS.has(a)));
 }
 

@@ -12,7 +12,7 @@ import {
   type ResourceTemplate,
 } from '@modelcontextprotocol/sdk/types.js';
 import { stateJson } from '../present/state.js';
-import type { Entity } from '../devices/model.js';
+import { type Entity, FRAME_KINDS } from '../devices/model.js';
 import type { Hearth } from '../hearth.js';
 import { DATA_NOTE } from '../tools/descriptions.js';
 import { deviceTitle, quoted } from '../tools/device-text.js';
@@ -59,7 +59,7 @@ export function parseResourceUri(hearth: Hearth, uri: string): ResourceTarget {
   }
   const entity = hearth.bridge.registry.entity(id);
   if (!entity) throw new McpError(RESOURCE_NOT_FOUND, `no entity ${JSON.stringify(id.slice(0, 100))}; resources/list shows them`, { uri });
-  if (m[3] && entity.kind !== 'camera') throw new McpError(RESOURCE_NOT_FOUND, `${entity.id} is a ${entity.kind}, not a camera; it has no frame`, { uri });
+  if (m[3] && !FRAME_KINDS.has(entity.kind)) throw new McpError(RESOURCE_NOT_FOUND, `${entity.id} is a ${entity.kind}, not a camera; it has no frame`, { uri });
   return { type: m[3] ? 'frame' : 'entity', entity };
 }
 
@@ -80,7 +80,7 @@ export function listResources(hearth: Hearth, principal: Principal): Resource[] 
       description: `Current state of the ${entity.kind.replace(/_/g, ' ')} ${quoted(entity.name)}${where}, as JSON. ${DATA_NOTE}`,
       mimeType: 'application/json',
     });
-    if (entity.kind === 'camera') {
+    if (FRAME_KINDS.has(entity.kind)) {
       const frame = hearth.bridge.cache.get(entity.id)?.frame;
       out.push({
         uri: frameUri(entity.id),
@@ -136,7 +136,7 @@ export function completeResourceId(hearth: Hearth, principal: Principal, params:
   const typed = argument.value.toLowerCase();
   const ids = hearth
     .visibleEntities(principal)
-    .filter((e) => template.name !== 'camera-frame' || e.kind === 'camera')
+    .filter((e) => template.name !== 'camera-frame' || FRAME_KINDS.has(e.kind))
     .map((e) => e.id)
     .sort();
   const starts = ids.filter((id) => id.toLowerCase().startsWith(typed));

@@ -22,7 +22,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Entity } from '../devices/model.js';
-import { isActuator } from '../devices/model.js';
+import { FRAME_KINDS, isActuator } from '../devices/model.js';
 import type { EntityState } from '../devices/state-cache.js';
 import type { Hearth } from '../hearth.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -253,7 +253,7 @@ export class HearthMcpSession {
     if (!principal || this.hearth.readDenied(principal, entity)) return;
     // Actuators are told at once; sensors and cameras at most once a second.
     const throttled = !isActuator(entity);
-    for (const uri of entity.kind === 'camera' ? [entityUri(entity.id), frameUri(entity.id)] : [entityUri(entity.id)]) {
+    for (const uri of FRAME_KINDS.has(entity.kind) ? [entityUri(entity.id), frameUri(entity.id)] : [entityUri(entity.id)]) {
       if (!this.subscriptions.has(uri)) continue;
       if (throttled) this.throttled(uri);
       else this.sendUpdated(uri);

@@ -10,7 +10,7 @@ export const EFFECTS: readonly Effect[] = ['allow', 'deny', 'confirm'];
 export const DAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 export type DayName = (typeof DAY_NAMES)[number];
 
-/** Actions devices understand (src/devices/commands.ts), plus the alarm panel's. */
+/** Actions devices understand (src/devices/commands.ts), plus the alarm panel's. Kept in step with ACTIONS_BY_KIND (a test checks). */
 export const KNOWN_ACTIONS = [
   'turn_on',
   'turn_off',
@@ -25,12 +25,28 @@ export const KNOWN_ACTIONS = [
   'set_value',
   'select_option',
   'press',
+  'set_percentage',
+  'set_preset_mode',
   'arm_home',
   'arm_away',
   'arm_night',
   'arm_vacation',
   'disarm',
   'trigger',
+  'activate',
+  'start',
+  'pause',
+  'return_to_base',
+  'locate',
+  'clean_spot',
+  'set_fan_speed',
+  'start_mowing',
+  'dock',
+  'install',
+  'set_humidity',
+  'set_away',
+  'set_text',
+  'send_message',
 ];
 
 /**

@@ -1,6 +1,6 @@
 // How an entity's state reads, in words and as JSON: one reading for the command line, the HTTP API, SSE, MCP
 // and the page's API.
-import type { Entity } from '../devices/model.js';
+import { type Entity, FRAME_KINDS } from '../devices/model.js';
 import type { EntityState } from '../devices/state-cache.js';
 import { valueParts } from '../tools/state-text.js';
 
@@ -9,7 +9,7 @@ export { formatAge } from '../util/time.js';
 /** The state in words: the agent's own (colour temperature as kelvin and a name, device text cleaned). */
 export function stateWords(entity: Entity, state: EntityState | undefined): string {
   if (!state) return 'unknown';
-  if (entity.kind === 'camera') {
+  if (FRAME_KINDS.has(entity.kind)) {
     return state.frame ? `${state.frame.contentType} frame, ${Math.round(state.frame.bytes.length / 1024)} KiB` : 'no frame yet';
   }
   const parts = valueParts(entity, state);

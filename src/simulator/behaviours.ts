@@ -749,6 +749,159 @@ export class CameraBehaviour extends Behaviour {
   }
 }
 
+/**
+ * A robot vacuum: docked until started; cleaning drains its battery, docking
+ * charges it; return_to_base drives home first (returning, then docked).
+ * Reports its activity, battery_level and fan_speed (Home Assistant's vacuum
+ * state: {"state": "cleaning", "battery_level": 61, "fan_speed": "max"}).
+ */
+export class VacuumBehaviour extends Behaviour {
+  private value: string;
+  private battery: number;
+  private fanSpeed?: string;
+  private trip?: NodeJS.Timeout;
+
+  constructor(entity: Entity, host: BehaviourHost) {
+    super(entity, host);
+    this.value = this.logical(this.initialMain('state', 'value'), 'docked');
+    this.battery = clamp(toNumber(this.initialAttr('battery_level', 'battery')) ?? this.hint('battery', 100), 0, 100);
+    const speeds = entity.options.fan_speed ?? [];
+    const wanted = this.initialAttr('fan_speed');
+    this.fanSpeed = typeof wanted === 'string' && speeds.includes(wanted) ? wanted : speeds[0];
+  }
+
+  snapshot(): Record<string, unknown> {
+    return { value: this.value, battery_level: this.battery, fan_speed: this.fanSpeed };
+  }
+
+  override wire(): WireState {
+    const attributes: Record<string, unknown> = {};
+    if ('battery_level' in this.entity.attributes) attributes.battery_level = Math.round(this.battery);
+    if ('fan_speed' in this.entity.attributes && this.fanSpeed !== undefined) attributes.fan_speed = this.fanSpeed;
+    return { value: this.word(this.value), attributes };
+  }
+
+  override reject(cmd: Command): string | undefined {
+    if (cmd.action === 'set_fan_speed' && !(this.entity.options.fan_speed ?? []).includes(cmd.fan_speed)) return `unknown fan speed ${cmd.fan_speed}`;
+    if ((cmd.action === 'start' || cmd.action === 'clean_spot') && this.battery < 5) return 'battery too low to clean';
+    return undefined;
+  }
+
+  override apply(cmd: Command): void {
+    switch (cmd.action) {
+      case 'start':
+      case 'clean_spot':
+        this.go('cleaning');
+        break;
+      case 'pause':
+        this.go(this.value === 'cleaning' || this.value === 'returning' ? 'paused' : this.value);
+        break;
+      case 'stop':
+        this.go(this.value === 'docked' ? 'docked' : 'idle');
+        break;
+      case 'return_to_base':
+        if (this.value === 'docked') break;
+        this.go('returning');
+        this.dockLater();
+        break;
+      case 'locate':
+        this.host.log.info({ entity: this.entity.id }, 'vacuum: "I am here!"');
+        return;
+      case 'set_fan_speed':
+        this.fanSpeed = cmd.fan_speed;
+        break;
+    }
+    this.publish();
+  }
+
+  override start(): void {
+    // Cleaning drains, docked charges; it goes home on its own when the battery runs low.
+    this.timers.every(this.hint('interval_ms', 5000), () => {
+      const before = Math.round(this.battery);
+      if (this.value === 'cleaning') this.battery = Math.max(0, this.battery - this.hint('drain', 2));
+      else if (this.value === 'docked') this.battery = Math.min(100, this.battery + this.hint('charge', 5));
+      if (this.value === 'cleaning' && this.battery < 15) {
+        this.go('returning');
+        this.dockLater();
+      }
+      if (Math.round(this.battery) !== before) this.publish();
+    });
+  }
+
+  private go(value: string): void {
+    if (value !== 'returning') {
+      this.timers.cancel(this.trip);
+      this.trip = undefined;
+    }
+    this.value = value;
+  }
+
+  private dockLater(): void {
+    this.trip = this.timers.after(this.hint('travel_ms', 3000), () => {
+      this.go('docked');
+      this.publish();
+    });
+  }
+}
+
+/**
+ * A siren: on with a tone, volume and duration when it takes them; it falls
+ * silent by itself when the duration (in seconds) runs out.
+ */
+export class SirenBehaviour extends SwitchBehaviour {
+  private tone?: string;
+  private volume?: number;
+  private silence?: NodeJS.Timeout;
+
+  override snapshot(): Record<string, unknown> {
+    return { value: this.on ? 'on' : 'off', tone: this.tone, volume_level: this.volume };
+  }
+
+  override wire(): WireState {
+    const attributes: Record<string, unknown> = {};
+    if ('tone' in this.entity.attributes && this.tone !== undefined) attributes.tone = this.tone;
+    if ('volume_level' in this.entity.attributes && this.volume !== undefined) attributes.volume_level = this.volume;
+    return { value: this.word(this.on ? 'on' : 'off'), attributes };
+  }
+
+  override reject(cmd: Command): string | undefined {
+    if (cmd.action === 'turn_on' && cmd.tone !== undefined && !(this.entity.options.tone ?? []).includes(cmd.tone)) return `unknown tone ${cmd.tone}`;
+    return undefined;
+  }
+
+  override apply(cmd: Command): void {
+    this.timers.cancel(this.silence);
+    this.silence = undefined;
+    if (cmd.action === 'turn_on') {
+      this.on = true;
+      if (cmd.tone !== undefined) this.tone = cmd.tone;
+      if (cmd.volume !== undefined) this.volume = cmd.volume;
+      const seconds = cmd.duration ?? this.hint('duration_s', 0);
+      if (seconds > 0) {
+        this.silence = this.timers.after(Math.min(seconds, 600) * 1000, () => {
+          this.on = false;
+          this.publish();
+        });
+      }
+    } else if (cmd.action === 'turn_off') this.on = false;
+    this.publish();
+  }
+}
+
+/** A kind the simulator only logs commands for (scenes, messages, updates, trackers...). */
+export class InertBehaviour extends Behaviour {
+  private commands = 0;
+
+  snapshot(): Record<string, unknown> {
+    return { commands: this.commands };
+  }
+
+  override apply(cmd: Command): void {
+    this.commands++;
+    this.host.log.info({ entity: this.entity.id, action: cmd.action }, `${this.entity.kind} command`);
+  }
+}
+
 // ---------------------------------------------------------------------------
 
 const BY_KIND: Record<Entity['kind'], new (entity: Entity, host: BehaviourHost) => Behaviour> = {
@@ -766,6 +919,18 @@ const BY_KIND: Record<Entity['kind'], new (entity: Entity, host: BehaviourHost) 
   fan: FanBehaviour,
   valve: CoverBehaviour,
   alarm_control_panel: AlarmBehaviour,
+  scene: InertBehaviour,
+  vacuum: VacuumBehaviour,
+  lawn_mower: InertBehaviour,
+  siren: SirenBehaviour,
+  device_tracker: InertBehaviour,
+  event: InertBehaviour,
+  update: InertBehaviour,
+  humidifier: SwitchBehaviour,
+  water_heater: InertBehaviour,
+  text: InertBehaviour,
+  notify: InertBehaviour,
+  image: CameraBehaviour,
 };
 
 export function createBehaviour(entity: Entity, host: BehaviourHost): Behaviour {

@@ -19,6 +19,18 @@ const NOUN: Record<string, string> = {
   fan: 'fan',
   valve: 'valve',
   alarm_control_panel: 'alarm panel',
+  scene: 'scene',
+  vacuum: 'robot vacuum',
+  lawn_mower: 'lawn mower',
+  siren: 'siren',
+  device_tracker: 'presence tracker',
+  event: 'event source',
+  update: 'firmware update',
+  humidifier: 'humidifier',
+  water_heater: 'water heater',
+  text: 'text display',
+  notify: 'message target',
+  image: 'image',
 };
 
 function where(entity: Entity): string {
@@ -58,7 +70,29 @@ export function actuatorDescription(entity: Entity): string {
   if ((entity.kind === 'cover' || entity.kind === 'valve') && actions.includes('set_position')) extra.push('position 0-100');
   if (entity.kind === 'fan' && entity.options.preset_mode) extra.push(`presets ${entity.options.preset_mode.map((m) => deviceWord(m)).join('/')}`);
   if (entity.kind === 'number' && entity.ranges.value) extra.push(`value ${entity.ranges.value.min}-${entity.ranges.value.max}`);
-  const verbs = entity.kind === 'number' ? 'set_value' : entity.kind === 'select' ? 'select_option' : entity.kind === 'button' ? 'press' : actions.join(', ');
+  if (entity.kind === 'vacuum' && entity.options.fan_speed) extra.push(`fan speeds ${entity.options.fan_speed.map((m) => deviceWord(m)).join('/')}`);
+  if (entity.kind === 'siren' && entity.options.tone) extra.push(`tones ${entity.options.tone.map((m) => deviceWord(m)).join('/')}`);
+  if (entity.kind === 'humidifier' && entity.ranges.humidity) extra.push(`humidity ${entity.ranges.humidity.min}-${entity.ranges.humidity.max}%`);
+  if ((entity.kind === 'humidifier' || entity.kind === 'water_heater') && entity.options.mode) {
+    extra.push(`modes ${entity.options.mode.map((m) => deviceWord(m)).join('/')}`);
+  }
+  if (entity.kind === 'water_heater' && entity.ranges.temperature) {
+    extra.push(`temperature ${entity.ranges.temperature.min}-${entity.ranges.temperature.max}${entity.unit ? ` ${deviceWord(entity.unit, 16)}` : ''}`);
+  }
+  const verbs =
+    entity.kind === 'number'
+      ? 'set_value'
+      : entity.kind === 'select'
+        ? 'select_option'
+        : entity.kind === 'button'
+          ? 'press'
+          : entity.kind === 'scene'
+            ? 'activate'
+            : entity.kind === 'text'
+              ? 'set the text shown'
+              : entity.kind === 'notify'
+                ? 'send a message (the text is sent as it is and recorded)'
+                : actions.join(', ');
   return (
     `Control the ${NOUN[entity.kind]} ${quoted(entity.name)}${where(entity)}: ${verbs}${extra.length ? `; ${extra.join('; ')}` : ''}. ` +
     'Returns "confirmed" only when the device reports the new state, "unconfirmed" if it did not within its time, ' +

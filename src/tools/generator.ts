@@ -2,7 +2,7 @@
 // per-entity (a tool per entity, for small homes) or grouped (a few tools per
 // kind of device with an `entity` argument, plus find_entities), so that a
 // home of hundreds of entities stays within a model's tool budget.
-import { ACTUATOR_KINDS, type Entity, type EntityKind } from '../devices/model.js';
+import { ACTUATOR_KINDS, type Entity, type EntityKind, FRAME_KINDS } from '../devices/model.js';
 import { actuatorDescription, cameraDescription, DATA_NOTE, readDescription } from './descriptions.js';
 import { GROUP_ACTIONS, GROUP_DESCRIPTION, GROUP_KINDS, GROUP_TOOL, groupParameters } from './group-call.js';
 import { assignNames, baseToolName, type NameMemory } from './names.js';
@@ -51,6 +51,15 @@ const GROUPED_NAMES: Record<string, string> = {
   fan: 'control_fans',
   valve: 'control_valves',
   alarm_control_panel: 'control_alarms',
+  scene: 'activate_scenes',
+  vacuum: 'control_vacuums',
+  lawn_mower: 'control_lawn_mowers',
+  siren: 'control_sirens',
+  update: 'install_updates',
+  humidifier: 'control_humidifiers',
+  water_heater: 'control_water_heaters',
+  text: 'set_texts',
+  notify: 'send_messages',
 };
 
 /** The grouped shape's tool names: Hearth's own, as get_state is. */
@@ -58,7 +67,7 @@ export const GROUPED_TOOL_NAMES: readonly string[] = Object.values(GROUPED_NAMES
 
 /** In the grouped shape, the tool that serves an entity of this kind. */
 export function groupedToolFor(kind: EntityKind): string {
-  if (kind === 'camera') return 'get_camera_image';
+  if (FRAME_KINDS.has(kind)) return 'get_camera_image';
   return GROUPED_NAMES[kind] ?? 'get_state';
 }
 
@@ -67,17 +76,38 @@ export function chooseShape(entityCount: number, options: GenerateOptions): Tool
   return entityCount > options.groupAbove ? 'grouped' : 'per-entity';
 }
 
+/** Kinds only read, each through a tool of its own in the per-entity shape. */
+const READ_KINDS: ReadonlySet<EntityKind> = new Set(['sensor', 'binary_sensor', 'device_tracker', 'event']);
+
 const EMPTY: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
 
 function objectSchema(properties: Record<string, JsonSchema>, required: string[]): JsonSchema {
   return { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
 }
 
-function entityArg(entities: Entity[], enumLimit: number, what: string): JsonSchema {
-  const ids = entities.map((e) => e.id);
-  return ids.length <= enumLimit
-    ? { type: 'string', enum: ids, description: `Which ${what} (entity id).` }
-    : { type: 'string', minLength: 1, maxLength: 200, description: `Which ${what}: an entity id from find_entities.` };
+/**
+ * The `entity` argument of a grouped tool: any id, checked when called. Its schema never lists the
+ * entities: a grouped set's size must not grow with the home (find_entities finds the ids).
+ */
+function entityArg(): JsonSchema {
+  return { type: 'string', maxLength: 200 };
+}
+
+/** The colour argument without its list of names (the per-entity tool lists them; any name is checked when called). */
+const GROUPED_COLOR: JsonSchema = { type: 'string', maxLength: 32, description: 'A colour name (red, warm white...) or #rrggbb; only with turn_on.' };
+
+/**
+ * A grouped tool's argument for an option list (a select's options, a mode, a fan speed, a tone): any
+ * word, checked against the entity's own options when called, with an error naming them. Listing the
+ * union of every member's options grew with the home (hundreds of values, most meaningless for any one).
+ */
+function optionArg(description: string | undefined): JsonSchema {
+  const what = description ? `${String(description).replace(/\.$/, '')}: ` : '';
+  return {
+    type: 'string',
+    maxLength: 100,
+    description: `${what}the entity's own (find_entities).`,
+  };
 }
 
 export interface ToolSetBuild {
@@ -120,7 +150,8 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     objectSchema(
       {
         entity:
-          sorted.length <= enumLimit
+          // Grouped: never the list (the schema would grow with the home).
+          shape === 'per-entity' && sorted.length <= enumLimit
             ? { type: 'string', enum: sorted.map((e) => e.id), description: 'One entity id.' }
             : { type: 'string', minLength: 1, maxLength: 200, description: 'One entity id (see find_entities).' },
         area: { type: 'string', minLength: 1, maxLength: 100, description: 'All entities in this area.' },
@@ -142,7 +173,8 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     objectSchema(
       {
         entity:
-          sorted.length <= enumLimit
+          // Grouped: never the list (the schema would grow with the home).
+          shape === 'per-entity' && sorted.length <= enumLimit
             ? { type: 'string', enum: sorted.map((e) => e.id), description: 'One entity id.' }
             : { type: 'string', minLength: 1, maxLength: 200, description: 'One entity id (see find_entities).' },
         since: {
@@ -186,7 +218,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
   if (shape === 'per-entity') {
     const wanted: Array<{ key: string; base: string }> = [];
     for (const e of options.names ? entities : sorted) {
-      if (ACTUATOR_KINDS.has(e.kind) || e.kind === 'sensor' || e.kind === 'binary_sensor' || e.kind === 'camera') {
+      if (ACTUATOR_KINDS.has(e.kind) || READ_KINDS.has(e.kind) || FRAME_KINDS.has(e.kind)) {
         wanted.push({ key: e.id, base: baseToolName(e.name, e.id) });
       }
       if (e.kind === 'climate') wanted.push({ key: `${e.id}#reading`, base: baseToolName(`${e.name} reading`, `${e.id}_reading`) });
@@ -200,9 +232,9 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       const name = names.get(e.id);
       if (!name) continue;
       const meta = { entityIds: [e.id], kinds: [e.kind], actions: [] as string[] };
-      if (e.kind === 'camera') {
+      if (FRAME_KINDS.has(e.kind)) {
         make(name, cameraDescription(e), EMPTY, 'read', { type: 'camera', entityId: e.id }, meta);
-      } else if (e.kind === 'sensor' || e.kind === 'binary_sensor') {
+      } else if (READ_KINDS.has(e.kind) || !actionsOf(e).length) {
         make(name, readDescription(e), EMPTY, 'read', { type: 'read', entityId: e.id }, meta);
       } else {
         const { properties, required } = actuatorProperties(e);
@@ -245,20 +277,21 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     { type: 'find' },
     { entityIds: sorted.map((e) => e.id), kinds: [...new Set(sorted.map((e) => e.kind))], actions: [] },
   );
-  const cameras = sorted.filter((e) => e.kind === 'camera');
+  const cameras = sorted.filter((e) => FRAME_KINDS.has(e.kind));
   if (cameras.length) {
     make(
       'get_camera_image',
       `Look through a camera: returns its latest frame as an image, with the time it was taken. ${DATA_NOTE}`,
-      objectSchema({ camera: entityArg(cameras, enumLimit, 'camera') }, ['camera']),
+      objectSchema({ camera: { ...entityArg(), description: 'Camera entity id (find_entities).' } }, ['camera']),
       'read',
       { type: 'camera' },
-      { entityIds: cameras.map((e) => e.id), kinds: ['camera'], actions: [] },
+      { entityIds: cameras.map((e) => e.id), kinds: [...new Set(cameras.map((e) => e.kind))], actions: [] },
     );
   }
   const byKind = new Map<EntityKind, Entity[]>();
   for (const e of sorted) {
-    if (!ACTUATOR_KINDS.has(e.kind)) continue;
+    // An actuator with nothing it can be sent (an update without install) is read with get_state.
+    if (!ACTUATOR_KINDS.has(e.kind) || !actionsOf(e).length) continue;
     const list = byKind.get(e.kind);
     if (list) list.push(e);
     else byKind.set(e.kind, [e]);
@@ -270,7 +303,12 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     for (const e of list) {
       for (const [k, schema] of Object.entries(actuatorProperties(e).properties)) {
         const prev = props[k];
-        if (!prev) props[k] = { ...schema };
+        // Actions are the kind's few verbs; any other list is the entity's own, said by find_entities and get_state.
+        if (k !== 'action' && Array.isArray(schema.enum)) {
+          props[k] ??= optionArg(schema.description as string | undefined);
+          continue;
+        }
+        if (!prev) props[k] = k === 'color' ? GROUPED_COLOR : { ...schema };
         else if (Array.isArray(prev.enum) && Array.isArray(schema.enum)) prev.enum = [...new Set([...(prev.enum as string[]), ...(schema.enum as string[])])];
         else if (typeof prev.minimum === 'number' && typeof schema.minimum === 'number') {
           prev.minimum = Math.min(prev.minimum, schema.minimum);
@@ -278,13 +316,17 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
           if (prev.type !== schema.type) prev.type = 'number';
           delete prev.multipleOf;
           // Once: merging a further member must not append the note again (it grew with every entity).
-          const note = "; each device's own range applies.";
+          const note = '; per-device range.';
           if (!String(prev.description).endsWith(note)) prev.description = `${String(prev.description).split(',')[0]}${note}`;
         }
       }
       for (const a of actionsOf(e)) actions.add(a);
     }
-    const required = ['entity', ...(props.action ? ['action'] : []), ...(kind === 'number' ? ['value'] : kind === 'select' ? ['option'] : [])];
+    const required = [
+      'entity',
+      ...(props.action ? ['action'] : []),
+      ...(kind === 'number' ? ['value'] : kind === 'select' ? ['option'] : kind === 'text' ? ['text'] : kind === 'notify' ? ['message'] : []),
+    ];
     const noun =
       {
         switch: 'switches',
@@ -298,14 +340,22 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
         fan: 'fans',
         valve: 'valves',
         alarm_control_panel: 'alarm panels',
+        scene: 'scenes',
+        vacuum: 'robot vacuums',
+        lawn_mower: 'lawn mowers',
+        siren: 'sirens',
+        update: 'firmware updates',
+        humidifier: 'humidifiers',
+        water_heater: 'water heaters',
+        text: 'text displays',
+        notify: 'message targets (displays, speakers)',
       }[kind as string] ?? kind;
     make(
       groupedToolFor(kind),
-      `Control ${noun}: ${[...actions].join(', ')}. ` +
-        'Returns "confirmed" only when the device reports the new state, "unconfirmed" if it did not in time, or an error. ' +
-        'Find entity ids with find_entities; read state with get_state. ' +
-        DATA_NOTE,
-      objectSchema({ entity: entityArg(list, enumLimit, kind), ...props }, required),
+      // Short: one of these per kind is in every grouped set, whatever the home. It names no device (the
+      // read tools, which return device data, carry the data note), and its results say what "confirmed" means.
+      `Control ${noun}: ${[...actions].join(', ')}.`,
+      objectSchema({ entity: entityArg(), ...props }, required),
       'actuator',
       { type: 'actuate', kinds: [kind] },
       { entityIds: list.map((e) => e.id), kinds: [kind], actions: [...actions] },

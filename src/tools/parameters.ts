@@ -4,6 +4,7 @@ import { COLOR_NAMES, parseColor } from '../devices/color.js';
 import { COLOR_TEMP_WORDS, colorTempRangeText } from '../devices/color-temp.js';
 import { actionsOf, hasPosition } from '../devices/actions.js';
 import type { Command } from '../devices/commands.js';
+import { MAX_MESSAGE_CHARS, MAX_TEXT_CHARS } from '../devices/defaults.js';
 import type { Entity, Range } from '../devices/model.js';
 import { deviceWord } from './device-text.js';
 import type { JsonSchema } from './types.js';
@@ -49,6 +50,20 @@ function colorTempSchema(entity: Entity): JsonSchema {
 
 function hasBrightness(entity: Entity): boolean {
   return entity.kind === 'light' && ('brightness' in entity.ranges || 'brightness' in entity.attributes);
+}
+
+/** Longest a siren may be asked to sound. */
+export const MAX_SIREN_SECONDS = 600;
+
+/** Does this siren take a volume or a duration (Home Assistant: support_volume_set, support_duration)? Its ranges say. */
+function takesSirenParameter(entity: Entity, name: 'volume' | 'duration'): boolean {
+  return (name === 'volume' ? 'volume_level' : 'duration') in entity.ranges;
+}
+
+/** A text entity's length bounds, within Hearth's own. */
+function textLength(entity: Entity): Range {
+  const r = entity.ranges.length ?? { min: 0, max: MAX_TEXT_CHARS };
+  return { min: Math.max(0, r.min), max: Math.min(MAX_TEXT_CHARS, r.max) };
 }
 
 /** The actions this entity really offers (src/devices/actions.ts). */
@@ -110,13 +125,74 @@ export function actuatorProperties(entity: Entity): { properties: Record<string,
     case 'select':
       return { properties: { option: { enum: entity.options.value ?? [] } }, required: ['option'] };
     case 'button':
+    case 'scene':
       return { properties: {}, required: [] };
+    case 'vacuum': {
+      const props: Record<string, JsonSchema> = { action: { enum: actions } };
+      if (actions.includes('set_fan_speed')) props.fan_speed = { enum: entity.options.fan_speed, description: 'Suction power, for set_fan_speed.' };
+      return { properties: props, required: ['action'] };
+    }
+    case 'lawn_mower':
+    case 'update':
+      return { properties: { action: { enum: actions } }, required: ['action'] };
+    case 'siren': {
+      const props: Record<string, JsonSchema> = { action: { enum: actions } };
+      if (entity.options.tone?.length) props.tone = { enum: entity.options.tone, description: 'Tone, only with turn_on.' };
+      if (takesSirenParameter(entity, 'volume')) props.volume = { type: 'number', minimum: 0, maximum: 1, description: 'Volume 0 to 1, only with turn_on.' };
+      if (takesSirenParameter(entity, 'duration')) {
+        props.duration = { type: 'integer', minimum: 1, maximum: MAX_SIREN_SECONDS, description: 'Seconds to sound, only with turn_on.' };
+      }
+      return { properties: props, required: ['action'] };
+    }
+    case 'humidifier': {
+      const props: Record<string, JsonSchema> = { action: { enum: actions } };
+      const r = entity.ranges.humidity ?? { min: 0, max: 100 };
+      if (actions.includes('set_humidity')) props.humidity = numberSchema(r, `Target humidity in %, ${r.min} to ${r.max}; for set_humidity.`);
+      if (actions.includes('set_mode')) props.mode = { enum: entity.options.mode, description: 'Mode, for set_mode.' };
+      return { properties: props, required: ['action'] };
+    }
+    case 'water_heater': {
+      const props: Record<string, JsonSchema> = { action: { enum: actions } };
+      if (actions.includes('set_temperature')) {
+        const r = entity.ranges.temperature!;
+        props.temperature = numberSchema(r, `Target water temperature${entity.unit ? ` in ${deviceWord(entity.unit, 16)}` : ''}, for set_temperature.`);
+      }
+      if (actions.includes('set_mode')) props.mode = { enum: entity.options.mode, description: 'Operation mode, for set_mode.' };
+      if (actions.includes('set_away')) props.away = { type: 'boolean', description: 'Away mode on (true) or off (false), for set_away.' };
+      return { properties: props, required: ['action'] };
+    }
+    case 'text': {
+      const r = textLength(entity);
+      return {
+        properties: { text: { type: 'string', minLength: r.min, maxLength: r.max, description: `The text to set, ${r.min} to ${r.max} characters.` } },
+        required: ['text'],
+      };
+    }
+    case 'notify':
+      return {
+        properties: {
+          message: { type: 'string', minLength: 1, maxLength: MAX_MESSAGE_CHARS, description: `The message to send, at most ${MAX_MESSAGE_CHARS} characters.` },
+        },
+        required: ['message'],
+      };
     default:
       return { properties: {}, required: [] };
   }
 }
 
 export class ArgumentError extends Error {}
+
+// Text for a display or a speaker: printable, newlines and tabs allowed.
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/;
+
+/** One of an entity's options, or an error naming the valid ones (grouped tools take any string and check here). */
+function oneOf(key: string, value: string, options: string[] | undefined): string {
+  const valid = options ?? [];
+  if (!valid.includes(value)) {
+    throw new ArgumentError(`"${key}" must be one of ${valid.length ? valid.join(', ') : '(none: this device has no options)'} (got ${value.slice(0, 60)})`);
+  }
+  return value;
+}
 
 /** Validated arguments -> the command, with the checks a schema cannot express. */
 export function toCommand(entity: Entity, args: Record<string, unknown>): Command {
@@ -139,13 +215,28 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
     case 'number':
       return { action: 'set_value', value: inRange('value', Number(need('value', 'set_value')), entity.ranges.value) };
     case 'select': {
-      const option = String(need('option', 'select_option'));
-      const options = entity.options.value ?? [];
-      if (!options.includes(option)) throw new ArgumentError(`"option" must be one of ${options.join(', ')} (got ${option})`);
-      return { action: 'select_option', option };
+      return { action: 'select_option', option: oneOf('option', String(need('option', 'select_option')), entity.options.value) };
     }
     case 'button':
       return { action: 'press' };
+    case 'scene':
+      return { action: 'activate' };
+    case 'text': {
+      const text = need('text', 'set_text');
+      if (typeof text !== 'string') throw new ArgumentError('"text" must be a string');
+      const r = textLength(entity);
+      if (text.length < r.min || text.length > r.max)
+        throw new ArgumentError(`"text" must be ${r.min} to ${r.max} characters for this device (got ${text.length})`);
+      if (CONTROL.test(text)) throw new ArgumentError('"text" must not hold control characters');
+      return { action: 'set_text', text };
+    }
+    case 'notify': {
+      const message = need('message', 'send_message');
+      if (typeof message !== 'string' || !message.trim()) throw new ArgumentError('"message" must be a non-empty string');
+      if (message.length > MAX_MESSAGE_CHARS) throw new ArgumentError(`"message" must be at most ${MAX_MESSAGE_CHARS} characters (got ${message.length})`);
+      if (CONTROL.test(message)) throw new ArgumentError('"message" must not hold control characters other than newlines');
+      return { action: 'send_message', message };
+    }
   }
   const action = String(args.action ?? '');
   if (!actions.includes(action)) throw new ArgumentError(`"action" must be one of ${actions.join(', ')} for this device (got ${action || 'nothing'})`);
@@ -155,6 +246,21 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
   };
   switch (action) {
     case 'turn_on': {
+      if (entity.kind === 'siren') {
+        stray(['tone', 'volume', 'duration']);
+        const cmd: Extract<Command, { action: 'turn_on' }> = { action };
+        if (args.tone !== undefined) cmd.tone = oneOf('tone', String(args.tone), entity.options.tone);
+        if (args.volume !== undefined) {
+          if (!takesSirenParameter(entity, 'volume')) throw new ArgumentError('this siren takes no volume');
+          cmd.volume = inRange('volume', Number(args.volume), { min: 0, max: 1 });
+        }
+        if (args.duration !== undefined) {
+          if (!takesSirenParameter(entity, 'duration')) throw new ArgumentError('this siren takes no duration');
+          const r = entity.ranges.duration!;
+          cmd.duration = inRange('duration', Number(args.duration), { min: Math.max(1, r.min), max: Math.min(MAX_SIREN_SECONDS, r.max), step: 1 });
+        }
+        return cmd;
+      }
       stray(['brightness', 'color', 'color_temp']);
       const cmd: Extract<Command, { action: 'turn_on' }> = { action };
       if (args.brightness !== undefined) {
@@ -187,20 +293,26 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
       return { action, position: inRange('position', Number(need('position', action)), entity.ranges.position) };
     case 'set_mode': {
       stray(['mode']);
-      const mode = String(need('mode', action));
-      const modes = entity.options.mode ?? [];
-      if (!modes.includes(mode)) throw new ArgumentError(`"mode" must be one of ${modes.join(', ')} (got ${mode})`);
-      return { action, mode };
+      return { action, mode: oneOf('mode', String(need('mode', action)), entity.options.mode) };
     }
     case 'set_percentage':
       stray(['percentage']);
       return { action, percentage: inRange('percentage', Number(need('percentage', action)), entity.ranges.percentage ?? { min: 0, max: 100 }) };
     case 'set_preset_mode': {
       stray(['preset_mode']);
-      const mode = String(need('preset_mode', action));
-      const modes = entity.options.preset_mode ?? [];
-      if (!modes.includes(mode)) throw new ArgumentError(`"preset_mode" must be one of ${modes.join(', ')} (got ${mode})`);
-      return { action, preset_mode: mode };
+      return { action, preset_mode: oneOf('preset_mode', String(need('preset_mode', action)), entity.options.preset_mode) };
+    }
+    case 'set_fan_speed':
+      stray(['fan_speed']);
+      return { action, fan_speed: oneOf('fan_speed', String(need('fan_speed', action)), entity.options.fan_speed) };
+    case 'set_humidity':
+      stray(['humidity']);
+      return { action, humidity: inRange('humidity', Number(need('humidity', action)), entity.ranges.humidity ?? { min: 0, max: 100 }) };
+    case 'set_away': {
+      stray(['away']);
+      const away = need('away', action);
+      if (typeof away !== 'boolean') throw new ArgumentError('"away" must be true or false');
+      return { action, away };
     }
     case 'set_temperature':
       stray(['temperature']);
@@ -210,3 +322,29 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
       return { action } as Command;
   }
 }
+
+/** Which argument takes which of an entity's options (grouped tools take any string; the entity's own are these). */
+const OPTION_ARGUMENTS: Array<[argument: string, option: string]> = [
+  ['option', 'value'],
+  ['mode', 'mode'],
+  ['preset_mode', 'preset_mode'],
+  ['fan_speed', 'fan_speed'],
+  ['tone', 'tone'],
+];
+
+/**
+ * An entity's own choices as a line a model reads (`mode one of heat, cool, off; preset_mode one of eco`), for find_entities
+ * and get_state: the grouped tools' schemas do not list them. Bounded: device data, quoted by deviceWord.
+ */
+export function choicesText(entity: Entity): string {
+  const parts: string[] = [];
+  for (const [argument, option] of OPTION_ARGUMENTS) {
+    const values = entity.options[option];
+    if (!values?.length || !ACTUATOR_ARGUMENT_KINDS.has(entity.kind)) continue;
+    const shown = values.slice(0, 30).map((v) => deviceWord(v, 40));
+    parts.push(`${argument} one of ${shown.join(', ')}${values.length > 30 ? ` (+${values.length - 30} more)` : ''}`);
+  }
+  return parts.join('; ');
+}
+
+const ACTUATOR_ARGUMENT_KINDS: ReadonlySet<string> = new Set(['select', 'climate', 'fan', 'vacuum', 'siren', 'humidifier', 'water_heater']);

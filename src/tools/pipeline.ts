@@ -11,10 +11,10 @@ import type { ValidateFunction } from 'ajv';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { AuditEntry, AuditLog, AuditRow } from '../audit/types.js';
 import { CommandRefused, type CommandGate } from '../devices/command-gate.js';
-import { encodeCommand, isConfirmedBy, type Command } from '../devices/commands.js';
+import { encodeCommand, isConfirmedBy, isStateless, type Command } from '../devices/commands.js';
 import { heldTo } from '../devices/dangerous-words.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../devices/defaults.js';
-import type { Entity, EntityKind } from '../devices/model.js';
+import { ACTUATOR_KINDS, type Entity, type EntityKind, FRAME_KINDS } from '../devices/model.js';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { EntityState, StateCache } from '../devices/state-cache.js';
 import type { HistoryStore } from '../history/store.js';
@@ -28,7 +28,7 @@ import { quoted } from './device-text.js';
 import { groupedToolFor, type ToolTarget } from './generator.js';
 import { groupResult, memberArgs, memberOutcome, selectGroup, type MemberResult } from './group-call.js';
 import { fitImage, type ImageLimits } from './images.js';
-import { ArgumentError, toCommand } from './parameters.js';
+import { actionsOf, ArgumentError, choicesText, toCommand } from './parameters.js';
 import { historyAnswer } from './history-text.js';
 import { stateText } from './state-text.js';
 import type { GeneratedTool, ToolCall, ToolResultObject } from './types.js';
@@ -86,6 +86,22 @@ interface Resolved {
 function reportsFailure(_entity: Entity, command: Command, state: EntityState): string | undefined {
   if ((command.action === 'lock' || command.action === 'unlock') && state.value === 'jammed') return 'jammed';
   return undefined;
+}
+
+/** What a call with nothing to confirm it says: done once the broker has it, and why no more can be known. */
+function statelessText(command: Command, name: string): string {
+  switch (command.action) {
+    case 'press':
+      return `confirmed: pressed ${name} (a button has no state to report).`;
+    case 'activate':
+      return `confirmed: activated the scene ${name} (the broker has the command; a scene has no state to report).`;
+    case 'locate':
+      return `confirmed: asked ${name} to make itself heard (the broker has the command; locating has no state to report).`;
+    case 'send_message':
+      return `confirmed: sent the message to ${name} (the broker has it; a message has no state to report).`;
+    default:
+      return `sent: ${command.action.replace(/_/g, ' ')} to ${name}; it reports no state, so whether it took effect cannot be confirmed.`;
+  }
 }
 
 /** How long after an unconfirmed call a matching report still counts as its late confirmation (at least). */
@@ -168,7 +184,7 @@ export class Pipeline {
       case 'camera': {
         const id = target.entityId ?? String(args.camera ?? args.entity ?? '');
         const entity = this.deps.registry.entity(id);
-        if (!entity || (target.type === 'camera' && entity.kind !== 'camera')) {
+        if (!entity || (target.type === 'camera' && !FRAME_KINDS.has(entity.kind))) {
           return FAIL(`unknown ${target.type === 'camera' ? 'camera' : 'entity'} ${quoted(id)}; use find_entities or get_state to list them`);
         }
         const denied = this.checkRead(tool, call, args, entity);
@@ -236,7 +252,9 @@ export class Pipeline {
     const shown: string[] = [];
     for (const e of entities) {
       if (!readable(e) || this.checkRead(tool, call, args, e)) continue;
-      lines.push(stateText(e, this.deps.cache.get(e.id), this.now()));
+      // One entity asked for: its choices too (the grouped tools' schemas do not list them).
+      const choices = typeof args.entity === 'string' ? choicesText(e) : '';
+      lines.push(stateText(e, this.deps.cache.get(e.id), this.now()) + (choices ? ` Choices: ${choices}.` : ''));
       shown.push(e.id);
     }
     if (!lines.length) return FAIL('nothing to read here');
@@ -271,8 +289,13 @@ export class Pipeline {
     return {
       details: { entities: rows.map(({ e }) => e.id) },
       text:
-        rows.map(({ e }) => `${e.id}: ${quoted(e.name)}, ${e.kind}${e.area ? `, area ${quoted(e.area, 40)}` : ''}; use ${groupedToolFor(e.kind)}`).join('\n') +
-        (scored.length > limit ? `\n(${scored.length - limit} more; narrow the search)` : ''),
+        rows
+          .map(({ e }) => {
+            const tool = ACTUATOR_KINDS.has(e.kind) && !actionsOf(e).length ? 'get_state' : groupedToolFor(e.kind);
+            const choices = choicesText(e);
+            return `${e.id}: ${quoted(e.name)}, ${e.kind}${e.area ? `, area ${quoted(e.area, 40)}` : ''}; use ${tool}${choices ? `; ${choices}` : ''}`;
+          })
+          .join('\n') + (scored.length > limit ? `\n(${scored.length - limit} more; narrow the search)` : ''),
     };
   }
 
@@ -577,7 +600,7 @@ export class Pipeline {
     const before = state ? { value: state.value, attributes: { ...state.attributes }, updatedAt: state.updatedAt } : undefined;
     const timeoutMs = this.deps.timeouts?.[entity.kind] ?? entity.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS[entity.kind];
     // Listen before publishing so a fast echo is not missed.
-    const echo = command.action === 'press' ? undefined : this.awaitEcho(entity, command, timeoutMs, call.signal);
+    const echo = isStateless(entity, command) ? undefined : this.awaitEcho(entity, command, timeoutMs, call.signal);
     const progress = { handedOver: 0 };
     try {
       await this.deps.gate.publish({ entityId: entity.id, action }, messages, { qos: 1, retain: false, expirySeconds: Math.ceil(timeoutMs / 1000) }, progress);
@@ -614,8 +637,12 @@ export class Pipeline {
     };
     if (!echo) {
       const latencyMs = performance.now() - started;
-      finish(auditId, { outcome: 'confirmed', latencyMs });
-      return { text: `confirmed: pressed ${name} (a button has no state to report).`, details: { ...details, latencyMs } };
+      const text = statelessText(command, name);
+      finish(
+        auditId,
+        text.startsWith('confirmed') ? { outcome: 'confirmed', latencyMs } : { outcome: 'unconfirmed', latencyMs, error: 'the device reports no state' },
+      );
+      return { text, details: { ...details, latencyMs } };
     }
     const result = await echo.promise;
     const latencyMs = performance.now() - started;
@@ -694,7 +721,7 @@ export class Pipeline {
    * end, or when a newer command is sent to the entity.
    */
   private watchLate(auditId: number, entity: Entity, command: Command, started: number, before: Pick<EntityState, 'value' | 'attributes'> | undefined): void {
-    if (command.action === 'press') return;
+    if (isStateless(entity, command)) return;
     // It already showed the asked state before the command: a report of it later proves nothing.
     const was = this.deps.cache.get(entity.id);
     if (before && was && isConfirmedBy(entity, command, { ...was, value: before.value, attributes: before.attributes })) return;

@@ -1,7 +1,7 @@
 // An entity's state as the text a model reads. Device strings are quoted data.
 import { COLOR_ATTRIBUTES, nearestColorName } from '../devices/color.js';
 import { colorTempWord, fromDeviceColorTemp } from '../devices/color-temp.js';
-import type { Entity } from '../devices/model.js';
+import { type Entity, FRAME_KINDS } from '../devices/model.js';
 import type { EntityState } from '../devices/state-cache.js';
 import { formatAge } from '../util/time.js';
 import { deviceWord, quoted } from './device-text.js';
@@ -12,8 +12,26 @@ const ATTRIBUTE_LABEL: Record<string, string> = {
   brightness: 'brightness',
   position: 'position',
   action: 'activity',
+  battery_level: 'battery',
+  humidity: 'target humidity',
+  current_humidity: 'current humidity',
+  installed_version: 'installed version',
+  latest_version: 'latest version',
+  in_progress: 'installing',
   color_x: 'x',
   color_y: 'y',
+};
+
+const WORD_KINDS: ReadonlySet<string> = new Set(['vacuum', 'siren', 'humidifier', 'water_heater']);
+const WORD_ATTRIBUTES: ReadonlySet<string> = new Set(['fan_speed', 'tone', 'mode', 'action']);
+
+/** What the main value is, where the bare value would not say. */
+const MAIN_LABEL: Partial<Record<Entity['kind'], string>> = {
+  climate: 'mode ',
+  water_heater: 'mode ',
+  event: 'last event ',
+  update: 'installed version ',
+  text: 'text ',
 };
 
 function valueText(entity: Entity, value: unknown, key?: string): string {
@@ -21,15 +39,21 @@ function valueText(entity: Entity, value: unknown, key?: string): string {
   if (typeof value === 'string') {
     // Logical states are our words; anything else the device said is quoted data.
     const own =
-      /^(on|off|open|closed|opening|closing|stopped|locked|unlocked|locking|unlocking|jammed|disarmed|armed_[a-z_]+|arming|disarming|pending|triggered)$/.test(
+      /^(on|off|open|closed|opening|closing|stopped|locked|unlocked|locking|unlocking|jammed|disarmed|armed_[a-z_]+|arming|disarming|pending|triggered|cleaning|docked|paused|idle|returning|error|mowing|home|not_home)$/.test(
         value,
-      );
+      ) &&
+      entity.kind !== 'text' &&
+      entity.kind !== 'event' &&
+      entity.kind !== 'update';
     if (own) return value;
     // A thermostat's modes and activities are device words: bare when one token, quoted otherwise.
-    return entity.kind === 'climate' && (!key || key === 'action') ? deviceWord(value) : quoted(value, 80);
+    if (entity.kind === 'climate' && (!key || key === 'action')) return deviceWord(value);
+    // Likewise a vacuum's fan speed, a siren's tone, a humidifier's or water heater's mode.
+    if (key ? WORD_ATTRIBUTES.has(key) && WORD_KINDS.has(entity.kind) : entity.kind === 'water_heater' || entity.kind === 'event') return deviceWord(value);
+    return quoted(value, 80);
   }
   const unit = entity.unit && (key === undefined || key === 'temperature' || key === 'current_temperature') ? ` ${deviceWord(entity.unit, 16)}` : '';
-  if (key === 'position') return `${value}%`;
+  if (key === 'position' || key === 'battery_level' || key === 'humidity' || key === 'current_humidity') return `${value}%`;
   // A percentage for people, and the light's own scale, which its tool takes, for the model.
   if (key === 'brightness' && entity.ranges.brightness) {
     const { max } = entity.ranges.brightness;
@@ -48,7 +72,7 @@ export function stateText(entity: Entity, state: EntityState | undefined, now = 
     return `${head}: no state reported yet${availabilityText(state)}.`;
   }
   const parts: string[] = [];
-  if (entity.kind === 'camera') {
+  if (FRAME_KINDS.has(entity.kind)) {
     parts.push(state.frame ? `latest frame ${Math.round(state.frame.bytes.length / 1024)} KiB ${state.frame.contentType}` : 'no frame yet');
   } else {
     parts.push(...valueParts(entity, state));
@@ -64,7 +88,7 @@ export function valueParts(entity: Entity, state: EntityState): string[] {
     entity.kind === 'binary_sensor' && entity.deviceClass
       ? `${deviceWord(entity.deviceClass)} ${valueText(entity, state.value)}`
       : valueText(entity, state.value);
-  if (state.value !== undefined) parts.push(entity.kind === 'climate' ? `mode ${main}` : main);
+  if (state.value !== undefined) parts.push(`${MAIN_LABEL[entity.kind] ?? ''}${main}`);
   // A light shows a colour or a white by colour temperature (its color_mode says which, when it reports one):
   // that one reads as words, and the other's left-over numbers are not read out.
   const kelvin = entity.kind === 'light' && entity.colorTemp ? fromDeviceColorTemp(entity.colorTemp, state.attributes.color_temp) : undefined;

@@ -17,6 +17,7 @@ import type { EntityState } from '../../src/devices/state-cache.js';
 import { selectGroup } from '../../src/tools/group-call.js';
 import { generateTools, toolSpecs } from '../../src/tools/generator.js';
 import { demoExtras, generatedHome } from '../helpers/big-home.js';
+import { newKindsExtras } from '../helpers/new-kinds-home.js';
 
 const DIR = new URL('../fixtures/utterances/', import.meta.url).pathname;
 
@@ -45,9 +46,11 @@ interface Corpus {
 
 function homeOf(name: Corpus['home']): Entity[] {
   if (name === 'generated') return generatedHome();
-  if (name !== 'demo' && name !== 'demo-plus')
+  if (name !== 'demo' && name !== 'demo-plus' && name !== 'demo-kinds')
     return loadDeviceFiles([new URL(`../fixtures/homes/${name}.yaml`, import.meta.url).pathname]).devices.flatMap((d) => d.entities);
   const demo = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]).devices.flatMap((d) => d.entities);
+  // demo-kinds: the demo home with a scene, a mower, a humidifier, a water heater and a tracker (#31).
+  if (name === 'demo-kinds') return [...demo, ...newKindsExtras()];
   return name === 'demo-plus' ? [...demo, ...demoExtras()] : demo;
 }
 
@@ -87,6 +90,8 @@ function expected(spec: string, entities: Map<string, Entity>, tools: ReturnType
   );
   if (!tool) throw new Error(`no actuator tool for ${head} ${action}`);
   const args: Record<string, unknown> = { entity: head, action };
+  // A tool without an action argument (a scene's, a button's): the action is the tool's only one.
+  if (!('action' in ((tool.parameters as { properties?: Record<string, unknown> }).properties ?? {}))) delete args.action;
   for (const p of pairs) {
     const [k, ...v] = p.split('=');
     // `+` stands for a space ("color=sky+blue").

@@ -63,8 +63,8 @@ describe('project memory and system prompts', () => {
     await answer(await session.prompt('hi'));
     const sent = systemOf(at);
     assert.equal(sent, ownPrompt);
-    assert.match(sent, /The home has these areas and kinds of device:\n- "Entrance": cameras, locks\n/);
-    assert.match(sent, /- "Living room": sensors, switches$/);
+    assert.match(sent, /The home has these areas and kinds of device:\n- "Entrance": cameras, locks, sirens\n/);
+    assert.match(sent, /- "Living room": robot vacuums, sensors, switches$/);
     assert.ok(!/\d/.test(sent), 'no numbers: no temperatures, levels or positions');
     assert.ok(!/\b(locked|unlocked|closed|on|off)\b/i.test(sent.split('The home has')[1]), 'no states');
     assert.ok(!sent.includes(MEMORY_HEADER));

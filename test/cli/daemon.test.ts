@@ -70,7 +70,7 @@ describe('commands with and without the daemon', () => {
         })),
       }));
     assert.deepEqual(shape(a.stdout), shape(b.stdout));
-    assert.equal(shape(a.stdout).length, 7);
+    assert.equal(shape(a.stdout).length, 9);
   });
 
   it('`hearth devices` reads states in words, as the agent does: a white light by its colour temperature, not its raw mireds', async () => {

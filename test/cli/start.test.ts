@@ -20,6 +20,8 @@ const DEMO_ENTITIES = [
   'living_room_climate.humidity',
   'living_room_climate.temperature',
   'living_room_lamp.lamp',
+  'robot_vacuum.vacuum',
+  'siren.siren',
   'thermostat.climate',
 ];
 
@@ -41,9 +43,9 @@ describe('hearth start (embedded default)', () => {
   it('prints the broker, the demo devices and their live values within 5 s', () => {
     const out = bridge.stdout();
     assert.match(out, new RegExp(`broker +embedded at mqtt://127\\.0\\.0\\.1:${port} \\(connected\\)`));
-    assert.match(out, /devices +7 devices, 9 entities/);
+    assert.match(out, /devices +9 devices, 11 entities/);
     assert.match(out, new RegExp(`http +http://127\\.0\\.0\\.1:${httpPort} +\\(web page and API, MCP at /mcp`));
-    assert.match(out, /state +9\/9 entities reporting/);
+    assert.match(out, /state +11\/11 entities reporting/);
     assert.match(out, /living_room_lamp\.lamp +switch +Living room +off/);
     assert.match(out, /front_door\.camera +camera +Entrance +image\/jpeg frame/);
     assert.match(out, /living_room_climate\.temperature +sensor +Living room +\d+(\.\d)? °C/);
@@ -70,7 +72,7 @@ describe('hearth start (embedded default)', () => {
   it('`hearth devices` prints a table', async () => {
     const { code, stdout } = await runHearth(['devices', '--broker-port', String(port)], { cwd: dir });
     assert.equal(code, 0);
-    assert.match(stdout, /7 devices, 9 entities/);
+    assert.match(stdout, /9 devices, 11 entities/);
     assert.match(stdout, /garage_door\.door +cover +Garage +closed, position 0% +yes/);
   });
 });

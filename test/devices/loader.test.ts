@@ -27,6 +27,8 @@ describe('device files', () => {
       'living_room_climate.humidity:sensor',
       'living_room_climate.temperature:sensor',
       'living_room_lamp.lamp:switch',
+      'robot_vacuum.vacuum:vacuum',
+      'siren.siren:siren',
       'thermostat.climate:climate',
     ]);
     const light = devices.flatMap((d) => d.entities).find((e) => e.id === 'kitchen_light.light')!;

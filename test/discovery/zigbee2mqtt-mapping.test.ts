@@ -242,9 +242,9 @@ describe('Zigbee2MQTT adapter', () => {
     adapter.stop();
   });
 
-  it('subscribes to bridge/devices and bridge/info under its prefix', () => {
+  it('subscribes to bridge/devices, bridge/info and bridge/groups under its prefix', () => {
     const { connection, adapter } = setup();
-    assert.deepEqual(connection.subscribed, ['z2m/bridge/devices', 'z2m/bridge/info']);
+    assert.deepEqual(connection.subscribed, ['z2m/bridge/devices', 'z2m/bridge/info', 'z2m/bridge/groups']);
     adapter.stop();
   });
 

@@ -42,7 +42,7 @@ describe('HTTP API', () => {
     assert.equal(r.status, 200);
     assert.deepEqual(r.json, { ok: true });
     const owner = await api('GET', '/api/health');
-    assert.deepEqual(owner.json, { ok: true, broker: 'connected', entities: 9, reporting: 9 });
+    assert.deepEqual(owner.json, { ok: true, broker: 'connected', entities: 11, reporting: 11 });
   });
 
   it('refuses /api/* without a token or with a wrong one (401)', async () => {
@@ -82,7 +82,7 @@ describe('HTTP API', () => {
   it('lists the entities with live state', async () => {
     const r = await api('GET', '/api/devices');
     assert.equal(r.status, 200);
-    assert.equal(r.json.length, 9);
+    assert.equal(r.json.length, 11);
     const lock = r.json.find((e: { id: string }) => e.id === 'front_door.lock');
     assert.equal(lock.value, 'locked');
     assert.equal(lock.device, 'front_door');

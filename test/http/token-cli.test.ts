@@ -38,7 +38,7 @@ describe('hearth token with hearth start', () => {
 
     const devices = await get('/api/devices', secret);
     assert.equal(devices.status, 200, await devices.clone().text());
-    assert.equal(((await devices.json()) as unknown[]).length, 9);
+    assert.equal(((await devices.json()) as unknown[]).length, 11);
 
     // The token's principal is an owner, so the demo rule lets it switch the lamp.
     const session = await fetch(`http://127.0.0.1:${hearth.httpPort}/api/sessions`, {

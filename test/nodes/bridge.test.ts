@@ -55,7 +55,7 @@ describe('hearth-bridge', () => {
     const deployed = JSON.stringify(helper._redNodes.getFlows().flows);
     assert.doesNotMatch(deployed, /s3cret|sk-hidden|nr-user/);
     // One Hearth for all of them.
-    assert.equal(hearth.bridge.registry.entities().length, 9);
+    assert.equal(hearth.bridge.registry.entities().length, 11);
   });
 
   it('shows disconnected while the broker is not there, and connected once it is', async () => {

@@ -162,7 +162,7 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     const lamp = page.locator('[data-entity="living_room_lamp.lamp"] .value');
     await lamp.waitFor();
     assert.equal((await lamp.textContent())?.trim(), 'Off', 'the value reads as a word, capitalised');
-    assert.equal(await page.locator('.entity').count(), 9);
+    assert.equal(await page.locator('.entity').count(), 11);
     const areas = await page.locator('.area h3').allTextContents();
     assert.ok(areas.includes('Living room') && areas.includes('Garage'), areas.join(', '));
     // The camera's frame arrives through fetch + a blob: URL (an <img> cannot send the token).

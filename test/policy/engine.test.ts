@@ -20,7 +20,7 @@ const builtinId = (action: string) => policy.list().find((r) => r.builtin && r.a
 describe('defaults', () => {
   it('seeds the built-in rules', () => {
     const rules = policy.list();
-    assert.equal(rules.length, 5);
+    assert.equal(rules.length, 7);
     assert.ok(rules.every((r) => r.builtin));
     assert.deepEqual(
       rules.map((r) => [r.subject, r.targetType, r.target, r.action, r.effect, r.priority]),
@@ -30,6 +30,8 @@ describe('defaults', () => {
         ['*', 'kind', 'lock', 'unlock', 'confirm', 100],
         ['*', 'device_class', 'garage|door|gate', 'open|set_position', 'confirm', 100],
         ['*', 'kind', 'alarm_control_panel', 'disarm*', 'confirm', 100],
+        ['*', 'kind', 'siren', 'turn_on|turn_off', 'confirm', 100],
+        ['*', 'kind', 'update', 'install', 'confirm', 100],
       ],
     );
   });
@@ -406,7 +408,7 @@ describe('rule management', () => {
         `${JSON.stringify(patch)} should fail on ${field}`,
       );
     }
-    assert.equal(policy.list().length, 5, 'nothing was added');
+    assert.equal(policy.list().length, 7, 'nothing was added');
   });
 
   it('normalises and stores every column', () => {
@@ -451,7 +453,7 @@ describe('rule management', () => {
     const owner = policy.add({ subject: 'role:owner', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', priority: 10 });
     const ex = policy.explain(lockReq({ who: 'chat:olivia', roles: ['owner'], at: localAt('wed', '12:00') }));
     assert.equal(ex.decision.effect, 'confirm');
-    assert.equal(ex.rules.length, 6);
+    assert.equal(ex.rules.length, 8);
     const why = Object.fromEntries(ex.rules.map((r) => [r.rule.id, r]));
     assert.equal(why[3].decided, true);
     assert.match(why[3].why, new RegExp(`^matches and decides: rule #${owner.id} allows the call, and this built-in rule still asks a person`));

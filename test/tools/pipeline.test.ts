@@ -34,7 +34,7 @@ for (const { kind, start } of brokerKinds) {
       assert.match((await call('hallway_motion')).text!, /motion (on|off)/);
       assert.match((await call('thermostat_reading')).text!, /mode heat, target temperature 20\.5 °C, current temperature [\d.]+ °C, activity (heating|idle)/);
       const all = await call('get_state');
-      assert.equal(all.text!.split('\n').length, 9, 'one line per demo entity');
+      assert.equal(all.text!.split('\n').length, 11, 'one line per demo entity');
       const kitchen = await call('get_state', { area: 'kitchen' });
       assert.match(kitchen.text!, /^"Kitchen light"/);
     });

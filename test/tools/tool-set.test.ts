@@ -74,7 +74,9 @@ describe('tool set on a running home', () => {
         'control_group',
         'control_lights',
         'control_locks',
+        'control_sirens',
         'control_switches',
+        'control_vacuums',
         'find_entities',
         'get_camera_image',
         'get_history',
@@ -87,7 +89,7 @@ describe('tool set on a running home', () => {
     );
     const wrongKind = await call('control_lights', { entity: 'living_room_lamp.lamp', action: 'turn_on' });
     assert.equal(wrongKind.isError, true);
-    assert.match(wrongKind.text!, /"entity" must be one of "kitchen_light\.light"/);
+    assert.match(wrongKind.text!, /"Living room lamp" is a switch, not a light/);
     const found = await call('find_entities', { query: 'front door' });
     assert.match(found.text!, /front_door\.lock: "Front door lock", lock, area "Entrance"; use control_locks/);
     assert.match(found.text!, /front_door\.camera: .*; use get_camera_image/);
@@ -107,14 +109,14 @@ describe('tool set on a running home', () => {
     assert.equal(events.length, 1);
     assert.ok(events[0].includes('control_switches'));
     const switches = home.hearth.tools.get('control_switches')!;
-    assert.deepEqual((switches.parameters.properties as Record<string, { enum: string[] }>).entity.enum, ['fan.relay', 'living_room_lamp.lamp']);
+    assert.deepEqual(switches.meta.entityIds, ['fan.relay', 'living_room_lamp.lamp']);
+    // The grouped schema does not list the entities: it stays the same size however many there are.
+    assert.equal((switches.parameters.properties as Record<string, { enum?: string[] }>).entity.enum, undefined);
     home.hearth.bridge.registry.setSource('test', 5, extra.devices);
     assert.equal(events.length, 1, 'the same devices again is no change');
     home.hearth.bridge.registry.setSource('test', 5, []);
     assert.equal(events.length, 2);
-    assert.deepEqual((home.hearth.tools.get('control_switches')!.parameters.properties as Record<string, { enum: string[] }>).entity.enum, [
-      'living_room_lamp.lamp',
-    ]);
+    assert.deepEqual(home.hearth.tools.get('control_switches')!.meta.entityIds, ['living_room_lamp.lamp']);
   });
 
   it('leaves out the tools a principal may never use', () => {

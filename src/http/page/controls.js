@@ -1,6 +1,7 @@
 // A card's controls (what the policy could let this principal do) and the
 // result of a call on the card.
 import { api, fmtValue, h, outcomeBadge, state } from './shared.js';
+import { applianceControls } from './appliance-controls.js';
 import { COLOR_WORDS, SWATCHES, hex, kelvinOf, lightRgb } from './values.js';
 
 // ------------------------------------------------------------------ controls
@@ -272,6 +273,8 @@ export function controlsFor(e, ctl) {
       if (may('press')) box.append(button('Press', {}, { dataset: { control: 'press' } }));
       break;
     default: {
+      // Robots, sirens, scenes, humidity, hot water, texts and messages (#31): their own module.
+      if (applianceControls(e, { ctl, box, may, props, off, button, toggle, slider, choice, call: callControl })) break;
       const row = h('div', { class: 'buttons' });
       for (const a of Object.keys(ctl.actions)) if (may(a)) row.append(button(a.replace(/_/g, ' '), { action: a }));
       box.append(row);

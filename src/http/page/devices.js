@@ -93,7 +93,7 @@ function availability(e) {
 
 function entityCard(e) {
   const ctl = state.controls.get(e.id);
-  const isCamera = e.kind === 'camera';
+  const isCamera = e.kind === 'camera' || e.kind === 'image';
   const withUnit = (v) => `${fmtValue(v)}${e.unit && typeof v === 'number' ? ` ${e.unit}` : ''}`;
   const rgb = e.kind === 'light' ? lightRgb(e.attributes ?? {}) : null;
   // A white by colour temperature has no colour name (its left-over xy would name a stale one).
@@ -156,7 +156,7 @@ function entityCard(e) {
       'footer',
       {},
       e.updatedAt ? h('span', { class: 'updated' }, e.retained ? 'reported before start' : relTime(e.updatedAt)) : h('span', {}, ''),
-      isCamera || e.kind === 'button'
+      isCamera || e.kind === 'button' || e.kind === 'scene' || e.kind === 'notify'
         ? null
         : h(
             'button',

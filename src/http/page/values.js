@@ -113,8 +113,10 @@ export const brightnessPct = (value, max = 255) => Math.round((value / max) * 10
 export function mainValue(e, ctl) {
   const withUnit = (v) => `${fmtValue(v)}${e.unit && typeof v === 'number' ? ` ${e.unit}` : ''}`;
   const a = e.attributes ?? {};
-  if (e.kind === 'camera') return e.frame ? 'Live picture' : 'No picture yet';
+  if (e.kind === 'camera' || e.kind === 'image') return e.frame ? 'Live picture' : 'No picture yet';
   if (e.kind === 'button') return e.updatedAt ? 'Pressed' : 'Button';
+  if (e.kind === 'scene') return 'Scene';
+  if (e.kind === 'notify') return 'Messages';
   if (e.value === null || e.value === undefined) return '—';
   if (e.kind === 'binary_sensor') return stateWord(e, e.value);
   if (e.kind === 'light' && e.value === 'on' && typeof a.brightness === 'number') {
@@ -123,6 +125,10 @@ export function mainValue(e, ctl) {
   if ((e.kind === 'cover' || e.kind === 'valve') && typeof a.position === 'number') return `${cap(e.value)} · ${a.position}%`;
   if (e.kind === 'fan' && e.value === 'on' && typeof a.percentage === 'number') return `On · ${a.percentage}%`;
   if (e.kind === 'climate') return typeof a.current_temperature === 'number' ? withUnit(a.current_temperature) : cap(e.value);
+  if (e.kind === 'vacuum' && typeof a.battery_level === 'number') return `${cap(e.value)} · ${a.battery_level}%`;
+  if (e.kind === 'humidifier' && e.value === 'on' && typeof a.humidity === 'number') return `On · ${a.humidity}%`;
+  if (e.kind === 'device_tracker') return e.value === 'home' ? 'Home' : e.value === 'not_home' ? 'Away' : cap(e.value);
+  if (e.kind === 'update' && a.latest_version !== undefined && a.latest_version !== e.value) return `${fmtValue(e.value)} → ${fmtValue(a.latest_version)}`;
   return typeof e.value === 'number' ? withUnit(e.value) : cap(e.value);
 }
 

@@ -8,7 +8,7 @@ import type { Reply } from './resolve.js';
 import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from './results.js';
 import { resultText, sentence, spoken, theArea, theName } from './names.js';
 import { HISTORY_TOOL, historySentence, type HistoryAsk } from './history.js';
-import { PARTICIPLE_ACTIONS, type Responses, type Slots } from './responses.js';
+import { NEW_KIND_ACTIONS, PARTICIPLE_ACTIONS, type Responses, type Slots } from './responses.js';
 import type { OfferedTools } from './tools.js';
 
 // ------------------------------------------------------------------ replies
@@ -205,7 +205,10 @@ function actionPhrase(
     case 'press':
     case 'camera':
       return say(action);
+    case 'set_humidity':
+      return say('set_to', { value: `${num('humidity') ?? '?'}%` });
     default:
+      if ((NEW_KIND_ACTIONS as readonly string[]).includes(action ?? '')) return say(action!);
       return say('read');
   }
 }

@@ -90,6 +90,9 @@ export const VERB: Record<IntentId, string> = {
   HearthRepeat: 'use',
   HearthOutOfScope: 'use',
   UnknownDevice: 'use',
+  HassVacuumReturnToBase: 'send_home',
+  HassLawnMowerDock: 'send_home',
+  HassHumidifierSetpoint: 'set_humidity',
 };
 
 /** What each command intent acts on, for "I could not find a ...": a key of the language's `noun_*` responses. */
@@ -395,6 +398,16 @@ function brightnessNow(e: Entity, state: EntityState | undefined): number | unde
   return typeof b === 'number' ? Math.round(((b - r.min) / (r.max - r.min || 1)) * 100) : 100;
 }
 
+/** On and off for the kinds of #31 (an empty word: nothing for that direction). */
+const ON_OFF_WORDS: Partial<Record<Entity['kind'], [string, string]>> = {
+  scene: ['activate', ''],
+  vacuum: ['start', 'stop'],
+  lawn_mower: ['start_mowing', 'dock'],
+  siren: ['turn_on', 'turn_off'],
+  humidifier: ['turn_on', 'turn_off'],
+  water_heater: ['turn_on', 'turn_off'],
+};
+
 /** How far "brighter" / "dimmer" goes without a number. */
 const LIGHT_STEP = 25;
 /** How far "warmer" / "turn up the heating" goes without a number. */
@@ -420,6 +433,12 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     case 'HassTurnOn':
     case 'HassTurnOff': {
       const on = intent === 'HassTurnOn';
+      // Kinds of #31: "activate movie time", "start the vacuum", "stop the mower", "sound the siren".
+      const word = ON_OFF_WORDS[e.kind]?.[on ? 0 : 1];
+      if (word !== undefined) {
+        if (!t.named && t.kind?.id !== e.kind) return null;
+        return actions.includes(word) ? { action: word } : unsupported();
+      }
       if (e.kind === 'valve') {
         if (!t.named && t.kind?.id !== 'valve') return null;
         const action = on ? 'open' : 'close';
@@ -495,6 +514,17 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     case 'HassClimateSetTemperature':
       if (!n || n.unit === 'percent' || n.unit === 'kelvin') return null;
       return temperatureStep(e, n.value, n.unit);
+    case 'HassVacuumReturnToBase':
+      return actions.includes('return_to_base') ? { action: 'return_to_base' } : unsupported();
+    case 'HassLawnMowerDock':
+      return actions.includes('dock') ? { action: 'dock' } : unsupported();
+    case 'HassHumidifierSetpoint': {
+      if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
+      const r = e.ranges.humidity ?? { min: 0, max: 100 };
+      if (!actions.includes('set_humidity')) return unsupported();
+      if (n.value < r.min || n.value > r.max) return { type: 'out_of_range', entity: e, what: 'value', min: r.min, max: r.max, unit: '%', rank: 3 };
+      return { action: 'set_humidity', extra: { humidity: Math.round(n.value) } };
+    }
     case 'HassClimateStep': {
       const r = e.ranges.temperature;
       if (!r || !actions.includes('set_temperature')) return unsupported('change_temperature');

@@ -215,6 +215,9 @@ export function readResponses(
   }
 }
 
+/** Actions of the kinds of #31 said as `do_<action>` / `doing_<action>`. */
+export const NEW_KIND_ACTIONS = ['activate', 'start', 'pause', 'return_to_base', 'start_mowing', 'dock', 'install'] as const;
+
 // What a call does, said two ways: `do_*` ("open the garage door") and `doing_*` ("Opening the garage door").
 for (const form of ['do', 'doing']) {
   for (const a of ['turn_on', 'turn_off', 'open', 'close', 'stop', 'lock', 'unlock', 'press', 'camera', 'read']) RESPONSE_SLOTS[`${form}_${a}`] = ['name'];
@@ -257,6 +260,9 @@ for (const v of [
 ])
   RESPONSE_SLOTS[`verb_${v}`] = [];
 RESPONSE_SLOTS.verb_set_to = ['value'];
+// The kinds of #31 (their words are in sentences/<language>/<kind>.yaml).
+for (const v of ['send_home', 'set_humidity']) RESPONSE_SLOTS[`verb_${v}`] = [];
+for (const form of ['do', 'doing']) for (const a of NEW_KIND_ACTIONS) RESPONSE_SLOTS[`${form}_${a}`] = ['name'];
 for (const w of ['state_unknown', 'speed_unknown', 'setting_unknown', 'colour_temp_unknown', 'thermostat_off']) RESPONSE_SLOTS[`why_${w}`] = [];
 for (const q of ['brightness', 'temperature', 'value', 'position', 'speed', 'color_temp']) RESPONSE_SLOTS[`quantity_${q}`] = [];
 

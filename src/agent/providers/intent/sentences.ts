@@ -35,6 +35,10 @@ export const INTENT_IDS = [
   // "What's the weather like?", "good night" in a home without scenes: said to be beyond Hearth, never guessed at.
   'HearthOutOfScope',
   'UnknownDevice',
+  // Kinds of #31: sentence data in sentences/<language>/<kind>.yaml.
+  'HassVacuumReturnToBase',
+  'HassLawnMowerDock',
+  'HassHumidifierSetpoint',
 ] as const;
 export type IntentId = (typeof INTENT_IDS)[number];
 
@@ -97,7 +101,8 @@ export const KIND_CLASSES: KindClass[] = [
   { id: 'gate', match: (e) => (e.kind === 'cover' || e.kind === 'lock') && (dc(e, 'gate') || named(e, 'gate')) },
   { id: 'lock', match: (e) => e.kind === 'lock' },
   { id: 'climate', match: (e) => e.kind === 'climate' },
-  { id: 'camera', match: (e) => e.kind === 'camera' },
+  // A doorbell is a camera word; an event source named one ("Doorbell") is meant too: its history says when it rang.
+  { id: 'camera', match: (e) => e.kind === 'camera' || e.kind === 'image' || (e.kind === 'event' && named(e, 'camera')) },
   {
     id: 'temperature',
     match: (e, purpose) => (purpose === 'command' ? e.kind === 'climate' : e.kind === 'sensor' && dc(e, 'temperature')),
@@ -111,6 +116,14 @@ export const KIND_CLASSES: KindClass[] = [
   { id: 'energy', match: (e) => e.kind === 'sensor' && dc(e, 'energy') },
   { id: 'sensor', match: (e) => e.kind === 'sensor' || e.kind === 'binary_sensor' },
   { id: 'button', match: (e) => e.kind === 'button' },
+  { id: 'scene', match: (e) => e.kind === 'scene' },
+  { id: 'vacuum', match: (e) => e.kind === 'vacuum' },
+  { id: 'lawn_mower', match: (e) => e.kind === 'lawn_mower' },
+  { id: 'siren', match: (e) => e.kind === 'siren' },
+  { id: 'humidifier', match: (e) => e.kind === 'humidifier' },
+  { id: 'water_heater', match: (e) => e.kind === 'water_heater' },
+  { id: 'tracker', match: (e) => e.kind === 'device_tracker' },
+  { id: 'update', match: (e) => e.kind === 'update' },
   { id: 'everything', match: () => true },
 ];
 
@@ -125,14 +138,14 @@ export function kindClass(id: string): KindClass {
 
 /** Which kinds each intent acts on. */
 export const INTENT_KINDS: Partial<Record<IntentId, EntityKind[]>> = {
-  HassTurnOn: ['switch', 'light', 'climate', 'fan', 'valve'],
-  HassTurnOff: ['switch', 'light', 'climate', 'fan', 'valve'],
+  HassTurnOn: ['switch', 'light', 'climate', 'fan', 'valve', 'scene', 'vacuum', 'lawn_mower', 'siren', 'humidifier', 'water_heater'],
+  HassTurnOff: ['switch', 'light', 'climate', 'fan', 'valve', 'vacuum', 'lawn_mower', 'siren', 'humidifier', 'water_heater'],
   HassToggle: ['switch', 'light', 'fan'],
   HassLightSet: ['light'],
   HassLightStep: ['light', 'fan'],
   HassLightSetColor: ['light'],
   HassSetLevel: ['light', 'climate', 'cover', 'valve', 'number', 'fan'],
-  HassClimateSetTemperature: ['climate'],
+  HassClimateSetTemperature: ['climate', 'water_heater'],
   HassClimateStep: ['climate'],
   HassClimateSetMode: ['climate'],
   HassFanSetSpeed: ['fan'],
@@ -145,4 +158,7 @@ export const INTENT_KINDS: Partial<Record<IntentId, EntityKind[]>> = {
   HassUnlock: ['lock'],
   HassPress: ['button'],
   HassCameraImage: ['camera'],
+  HassVacuumReturnToBase: ['vacuum'],
+  HassLawnMowerDock: ['lawn_mower'],
+  HassHumidifierSetpoint: ['humidifier'],
 };

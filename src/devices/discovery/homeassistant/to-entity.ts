@@ -89,16 +89,6 @@ const NAMED_BY_DEVICE_CLASS = new Set(['sensor', 'binary_sensor', 'button', 'num
 const NO_KIND: Record<string, string> = {
   device_automation: 'device triggers (device_automation) are automation events, not something to read or act on; Hearth has no kind for them',
   tag: 'tag scanners (tag) report scanned tag ids for automations; Hearth has no kind for them',
-  event: 'events are momentary (a button pressed); Hearth has no event kind, so no tool',
-  update: 'firmware updates (update) are not offered as tools; Hearth has no update kind',
-  siren: 'Hearth has no siren kind, so no tool',
-  text: 'Hearth has no text kind, so no tool',
-  notify: 'Hearth has no notify kind, so no tool',
-  humidifier: 'Hearth has no humidifier kind, so no tool',
-  water_heater: 'Hearth has no water heater kind, so no tool',
-  vacuum: 'Hearth has no vacuum kind, so no tool',
-  lawn_mower: 'Hearth has no lawn mower kind, so no tool',
-  device_tracker: 'Hearth has no device tracker kind, so no tool',
 };
 
 // ---------------------------------------------------------------------------
@@ -323,7 +313,43 @@ class Draft {
   }
 }
 
-const VOCABULARY_KINDS = new Set<EntityKind>(['binary_sensor', 'switch', 'light', 'cover', 'lock', 'fan', 'valve', 'alarm_control_panel']);
+const VOCABULARY_KINDS = new Set<EntityKind>([
+  'binary_sensor',
+  'switch',
+  'light',
+  'cover',
+  'lock',
+  'fan',
+  'valve',
+  'alarm_control_panel',
+  'siren',
+  'humidifier',
+  'vacuum',
+  'lawn_mower',
+]);
+
+/**
+ * One field of a JSON object a reading gives (a vacuum's `state`, an update's
+ * `latest_version`, an event's `event_type`): from the payload's JSON, or from
+ * the JSON text a template rendered. `whole`: a reading that is not a JSON
+ * object is the value itself (a siren's plain ON, an update's bare version).
+ */
+function jsonField(r: Reading, field: string, whole: boolean): PayloadTransform {
+  return (message) => {
+    let raw: unknown = r.transform ? r.transform(message) : r.path ? readJsonPath(message.json(), r.path) : message.text();
+    if (typeof raw === 'string' && raw.trimStart().startsWith('{')) {
+      const text = raw;
+      try {
+        raw = parseBoundedJson(text, { maxChars: MAX_STATE_BYTES });
+      } catch (err) {
+        if (err instanceof JsonLimitError && err.reason !== 'not_json') throw new PayloadError(err.reason, `payload is ${err.message}`);
+        throw new PayloadError('not_json', `expected a JSON object with "${field}", got ${JSON.stringify(text.slice(0, 40))}`);
+      }
+    }
+    if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) return (raw as Record<string, unknown>)[field];
+    return whole ? raw : undefined;
+  };
+}
 
 /** Read a JSON path as Home Assistant's template would print it: booleans as True/False. */
 function pythonText(path: string): PayloadTransform {
@@ -418,7 +444,7 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     }
     case 'image': {
       if (config.image_topic === undefined) return { noTool: 'image by URL (url_topic): Hearth does not fetch images from URLs, so no tool' };
-      draft = new Draft('camera');
+      draft = new Draft('image');
       draft.body.stateTopic = str(config.image_topic);
       draft.body.imageEncoding = config.image_encoding === 'b64' ? 'b64' : 'raw';
       break;
@@ -649,14 +675,229 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
       else if (render) draft.body.commandTemplates = { value: render };
       break;
     }
-    case 'button':
-    case 'scene': {
+    case 'button': {
       draft = new Draft('button');
       draft.body.commandTopic = str(config.command_topic);
-      const raw = platform === 'scene' ? String(config.payload_on) : String(config.payload_press);
-      const press = platform === 'scene' ? raw : rendered(config.command_template, { value: raw }, raw, 'command', notes);
+      const raw = String(config.payload_press);
+      const press = rendered(config.command_template, { value: raw }, raw, 'command', notes);
       if (press === undefined) readOnlyReason = 'its command template cannot be evaluated';
       else draft.body.payloads = { press };
+      break;
+    }
+    case 'scene': {
+      // HA sends payload_on as it is (a scene has no command template).
+      draft = new Draft('scene');
+      draft.body.commandTopic = str(config.command_topic);
+      draft.body.payloads = { activate: String(config.payload_on) };
+      break;
+    }
+    case 'vacuum': {
+      draft = new Draft('vacuum');
+      draft.body.states = { ...DEFAULT_STATES.vacuum };
+      // The state topic carries JSON: {"state": "cleaning", "battery_level": 61, "fan_speed": "max"}.
+      const stateTopic = str(config.state_topic);
+      if (stateTopic && !/[+#]/.test(stateTopic)) {
+        draft.main({ topic: stateTopic, path: 'state' });
+        draft.attr('battery_level', { topic: stateTopic, path: 'battery_level' });
+        draft.attr('fan_speed', { topic: stateTopic, path: 'fan_speed' });
+      }
+      const features = new Set(config.supported_features as string[]);
+      const commandTopic = str(config.command_topic);
+      if (commandTopic) {
+        draft.body.commandTopic = commandTopic;
+        for (const [action, feature] of [
+          ['start', 'start'],
+          ['pause', 'pause'],
+          ['stop', 'stop'],
+          ['return_to_base', 'return_home'],
+          ['clean_spot', 'clean_spot'],
+          ['locate', 'locate'],
+        ] as const) {
+          if (features.has(feature)) draft.body.payloads[action] = String(config[`payload_${action}`]);
+        }
+      }
+      const speeds = (config.fan_speed_list as string[] | undefined) ?? [];
+      const fanTopic = str(config.set_fan_speed_topic);
+      if (features.has('fan_speed') && fanTopic && speeds.length) {
+        draft.command('fan_speed', fanTopic, null);
+        draft.body.options.fan_speed = [...speeds];
+      }
+      break;
+    }
+    case 'lawn_mower': {
+      draft = new Draft('lawn_mower');
+      draft.body.states = { ...DEFAULT_STATES.lawn_mower };
+      draft.main(read(config.activity_state_topic, config.activity_value_template, 'activity'));
+      // Each command on a topic of its own; HA renders its template with the command's name as value.
+      for (const action of ['start_mowing', 'pause', 'dock'] as const) {
+        const topic = str(config[`${action}_command_topic`]);
+        if (!topic) continue;
+        const payload = rendered(config[`${action}_command_template`], { value: action }, action, `${action}_command`, notes);
+        if (payload === undefined) continue;
+        draft.body.commandTopics[action] = topic;
+        draft.body.payloads[action] = payload;
+      }
+      break;
+    }
+    case 'siren': {
+      draft = new Draft('siren');
+      draft.body.commandTopic = str(config.command_topic);
+      draft.body.payloads = { on: String(config.payload_on), off: String(config.payload_off) };
+      draft.body.states = { on: String(config.state_on ?? config.payload_on), off: String(config.state_off ?? config.payload_off) };
+      // A state is a word, or JSON with the state and the parameters it sounds with.
+      const r = read(config.state_topic, config.state_value_template, 'state');
+      if (r) {
+        draft.body.stateTopic = r.topic;
+        draft.body.transform = jsonField(r, 'state', true);
+        for (const name of ['tone', 'volume_level', 'duration']) draft.body.attributes[name] = { topic: r.topic, transform: jsonField(r, name, false) };
+      }
+      const on = perCall(config.command_template, 'command', notes);
+      const off = config.command_off_template === undefined ? on : perCall(config.command_off_template, 'command_off', notes);
+      if (on === undefined || off === undefined) readOnlyReason = 'its command template cannot be evaluated';
+      else {
+        if (on) (draft.body.commandTemplates ??= {}).value = on;
+        if (off) (draft.body.commandTemplates ??= {}).off = off;
+        // Without a template HA sends JSON: {"state": "ON", "tone": ..., "volume_level": ..., "duration": ...}.
+        if (!on) {
+          draft.body.commandFormat = 'json';
+          draft.body.valuePath = 'state';
+        }
+      }
+      const tones = (config.available_tones as string[] | undefined) ?? [];
+      if (tones.length) draft.body.options.tone = [...tones];
+      if (config.support_volume_set) draft.body.ranges.volume_level = { min: 0, max: 1 };
+      if (config.support_duration) draft.body.ranges.duration = { min: 1, max: 600, step: 1 };
+      break;
+    }
+    case 'device_tracker': {
+      draft = new Draft('device_tracker');
+      draft.body.states = { home: String(config.payload_home), not_home: String(config.payload_not_home) };
+      draft.main(read(config.state_topic, config.value_template, 'state'));
+      break;
+    }
+    case 'event': {
+      draft = new Draft('event');
+      draft.body.options.event_type = [...(config.event_types as string[])];
+      // The payload (or what its template renders) is JSON with the event type: {"event_type": "single", ...}.
+      const r = read(config.state_topic, config.value_template, 'event');
+      if (r) {
+        draft.body.stateTopic = r.topic;
+        draft.body.transform = jsonField(r, 'event_type', false);
+      }
+      break;
+    }
+    case 'update': {
+      draft = new Draft('update');
+      // The state is the installed version, or JSON with installed_version, latest_version, in_progress...
+      const r = read(config.state_topic, config.value_template, 'state');
+      if (r) {
+        draft.body.stateTopic = r.topic;
+        draft.body.transform = jsonField(r, 'installed_version', true);
+        for (const name of ['latest_version', 'in_progress', 'update_percentage', 'title']) {
+          draft.body.attributes[name] = { topic: r.topic, transform: jsonField(r, name, false) };
+        }
+      }
+      const latest = read(config.latest_version_topic, config.latest_version_template, 'latest_version');
+      if (latest) draft.attr('latest_version', latest);
+      const commandTopic = str(config.command_topic);
+      if (commandTopic && typeof config.payload_install === 'string') {
+        draft.body.commandTopic = commandTopic;
+        draft.body.payloads.install = config.payload_install;
+      } else if (commandTopic) notes.info('it has no payload_install, so installing is not offered');
+      break;
+    }
+    case 'humidifier': {
+      draft = new Draft('humidifier');
+      draft.body.commandTopic = str(config.command_topic);
+      const pair = renderedPair(config, ['payload_on', 'payload_off'], notes);
+      if (!pair) readOnlyReason = 'its command template cannot be evaluated';
+      else draft.body.payloads = { on: pair[0], off: pair[1] };
+      draft.body.states = { on: String(config.payload_on), off: String(config.payload_off) };
+      draft.main(read(config.state_topic, config.state_value_template, 'state'));
+      const humidityTopic = str(config.target_humidity_command_topic);
+      if (humidityTopic) {
+        const render = perCall(config.target_humidity_command_template, 'target_humidity_command', notes);
+        const range = { min: num(config.min_humidity) ?? 0, max: num(config.max_humidity) ?? 100, step: 1 };
+        if (render === undefined) notes.info('the target humidity is read-only');
+        else if (range.min >= range.max) notes.info('min_humidity is not below max_humidity; the target humidity is read-only');
+        else {
+          draft.command('humidity', humidityTopic, render);
+          draft.body.ranges.humidity = range;
+        }
+      }
+      draft.attr('humidity', read(config.target_humidity_state_topic, config.target_humidity_state_template, 'target_humidity'));
+      const modeTopic = str(config.mode_command_topic);
+      const modes = (config.modes as string[] | undefined) ?? [];
+      if (modeTopic && modes.length) {
+        const render = perCall(config.mode_command_template, 'mode_command', notes);
+        if (render !== undefined) {
+          draft.command('mode', modeTopic, render);
+          draft.body.options.mode = [...modes];
+        } else notes.info('the mode is read-only');
+      }
+      draft.attr('mode', read(config.mode_state_topic, config.mode_state_template, 'mode'));
+      draft.attr('current_humidity', read(config.current_humidity_topic, config.current_humidity_template, 'current_humidity'));
+      draft.attr('action', read(config.action_topic, config.action_template, 'action'));
+      break;
+    }
+    case 'water_heater': {
+      draft = new Draft('water_heater');
+      const tpl = (key: string) => config[key] ?? config.value_template;
+      draft.main(read(config.mode_state_topic, tpl('mode_state_template'), 'mode'));
+      draft.attr('temperature', read(config.temperature_state_topic, tpl('temperature_state_template'), 'temperature'));
+      draft.attr('current_temperature', read(config.current_temperature_topic, tpl('current_temperature_template'), 'current_temperature'));
+      const fahrenheit = config.temperature_unit === 'F';
+      draft.body.unit = fahrenheit ? '°F' : '°C';
+      const modeTopic = str(config.mode_command_topic);
+      if (modeTopic) {
+        const render = perCall(config.mode_command_template, 'mode_command', notes);
+        if (render !== undefined) {
+          draft.command('mode', modeTopic, render);
+          draft.body.options.mode = [...(config.modes as string[])];
+        } else notes.info('the mode is read-only');
+      }
+      const tempTopic = str(config.temperature_command_topic);
+      if (tempTopic) {
+        const render = perCall(config.temperature_command_template, 'temperature_command', notes);
+        if (render !== undefined) {
+          draft.command('temperature', tempTopic, render);
+          // HA's water heater defaults: 110-140 °F (43.3-60 °C), a tenth of a degree in Celsius.
+          draft.body.ranges.temperature = {
+            min: num(config.min_temp) ?? (fahrenheit ? 110 : 43.3),
+            max: num(config.max_temp) ?? (fahrenheit ? 140 : 60),
+            step: num(config.precision) ?? (fahrenheit ? 1 : 0.1),
+          };
+        } else notes.info('the target temperature is read-only');
+      }
+      const powerTopic = str(config.power_command_topic);
+      if (powerTopic) {
+        const on = rendered(config.power_command_template, { value: config.payload_on }, String(config.payload_on), 'power_command', notes);
+        const off = rendered(config.power_command_template, { value: config.payload_off }, String(config.payload_off), 'power_command', notes);
+        if (on !== undefined && off !== undefined) {
+          draft.body.commandTopics.power = powerTopic;
+          draft.body.payloads = { on, off };
+        }
+      }
+      break;
+    }
+    case 'text': {
+      if (config.mode === 'password') return { noTool: 'a password text (mode: password) holds a secret; Hearth neither reads nor sets it' };
+      draft = new Draft('text');
+      draft.body.commandTopic = str(config.command_topic);
+      draft.main(read(config.state_topic, config.value_template, 'value'));
+      draft.body.ranges.length = { min: config.min as number, max: config.max as number, step: 1 };
+      const render = perCall(config.command_template, 'command', notes);
+      if (render === undefined) readOnlyReason = 'its command_template cannot be evaluated';
+      else if (render) draft.body.commandTemplates = { value: render };
+      if (config.pattern !== undefined) notes.info('its pattern is not checked by Hearth (the device checks what it is sent)');
+      break;
+    }
+    case 'notify': {
+      draft = new Draft('notify');
+      draft.body.commandTopic = str(config.command_topic);
+      const render = perCall(config.command_template, 'command', notes);
+      if (render === undefined) readOnlyReason = 'its command_template cannot be evaluated';
+      else if (render) draft.body.commandTemplates = { value: render };
       break;
     }
     case 'fan': {

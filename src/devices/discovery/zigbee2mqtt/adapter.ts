@@ -11,6 +11,7 @@ import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
 import { MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
 import { convertDevice, type ConvertedDevice, type Z2mOptions } from './device.js';
+import { groupSceneDevices } from './groups.js';
 import { Refresher } from './refresh.js';
 import { groupSkips, type Skip } from './skips.js';
 import type { Z2mDevice } from './types.js';
@@ -44,6 +45,9 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   private readonly prefix: string;
   private readonly devicesTopic: string;
   private readonly infoTopic: string;
+  private readonly groupsTopic: string;
+  /** The groups list as last received (for its scenes), converted at each rebuild. */
+  private groups: unknown = [];
   /** Whether Zigbee2MQTT publishes per-device availability; assumed until bridge/info says otherwise. */
   private deviceAvailability = true;
   private entries: Z2mDevice[] = [];
@@ -61,19 +65,20 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     this.prefix = options.prefix.replace(/\/+$/, '');
     this.devicesTopic = `${this.prefix}/bridge/devices`;
     this.infoTopic = `${this.prefix}/bridge/info`;
+    this.groupsTopic = `${this.prefix}/bridge/groups`;
   }
 
   start(ctx: DiscoveryContext): void {
     this.ctx = ctx;
     if (this.options.refreshAfterMs !== 0) this.refresher = new Refresher(ctx.connection, ctx.log, this.options.refreshAfterMs ?? 1500);
     ctx.connection.on('message', this.onMessage);
-    ctx.connection.subscribe([this.devicesTopic, this.infoTopic]);
+    ctx.connection.subscribe([this.devicesTopic, this.infoTopic, this.groupsTopic]);
   }
 
   stop(): void {
     if (!this.ctx) return;
     this.ctx.connection.off('message', this.onMessage);
-    this.ctx.connection.unsubscribe([this.devicesTopic, this.infoTopic]);
+    this.ctx.connection.unsubscribe([this.devicesTopic, this.infoTopic, this.groupsTopic]);
     this.refresher?.stop();
     this.ctx = undefined;
   }
@@ -84,6 +89,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     try {
       if (topic === this.devicesTopic) this.onDevices(payload);
       else if (topic === this.infoTopic) this.onInfo(payload);
+      else if (topic === this.groupsTopic) this.onGroups(payload);
       else if (this.baseTopics.has(topic)) this.refresher?.noteMessage(topic);
     } catch (err) {
       this.refuse(topic, err instanceof RangeError ? 'it is nested too deeply' : 'it could not be handled', err);
@@ -162,6 +168,27 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     if (this.haveList) this.rebuild();
   }
 
+  /** bridge/groups: the groups' scenes (the list is bounded like bridge/devices; a bad one keeps the scenes known so far). */
+  private onGroups(payload: Buffer): void {
+    const text = payload.toString('utf8').trim();
+    let list: unknown = [];
+    if (text) {
+      try {
+        list = parseBoundedJson(text, { maxChars: MAX_INFO_BYTES });
+      } catch (err) {
+        if (!(err instanceof JsonLimitError)) throw err;
+        this.refuse(this.groupsTopic, err.reason === 'not_json' ? 'bridge/groups is not JSON' : `bridge/groups is ${err.message}`);
+        return;
+      }
+      if (!Array.isArray(list)) {
+        this.refuse(this.groupsTopic, 'bridge/groups is not a list');
+        return;
+      }
+    }
+    this.groups = list;
+    if (this.haveList) this.rebuild();
+  }
+
   private zOptions(): Z2mOptions {
     return { prefix: this.prefix, deviceAvailability: this.deviceAvailability };
   }
@@ -228,6 +255,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       converted.push(c);
     }
     this.report(converted);
+    for (const g of groupSceneDevices(this.groups, this.zOptions())) if (!seen.has(g.id)) devices.push(g);
     this.baseTopics = new Set(converted.filter((c) => c.device && c.baseTopic).map((c) => c.baseTopic!));
     const signature = JSON.stringify(devices);
     if (signature !== this.signature) {

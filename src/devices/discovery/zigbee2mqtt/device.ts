@@ -3,7 +3,7 @@
 // Zigbee2MQTT also gives the device in Home Assistant discovery), so a rename
 // keeps the id and changes only the name and the topics.
 import { readJsonPath } from '../../json-path.js';
-import type { Availability, AvailabilitySource, Device, PayloadTransform } from '../../model.js';
+import type { Availability, AvailabilitySource, Device, Entity, PayloadTransform } from '../../model.js';
 import { exposesToEntities } from './exposes.js';
 import { cleanName, deviceIdOf, isExactTopic } from './naming.js';
 import type { Skip } from './skips.js';
@@ -88,6 +88,10 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
   const result = exposesToEntities(exposes, { deviceId, deviceName: name, baseTopic, availability });
   out.skipped.push(...result.skipped);
   out.refresh = result.refresh;
+  const ids = new Set(result.entities.map((e) => e.key));
+  // Firmware: Zigbee2MQTT reports {"update": {"state", "installed_version", "latest_version"}} in the device's state.
+  if (raw.definition.supports_ota === true && !ids.has('update')) result.entities.push(updateEntity(deviceId, name, baseTopic, availability));
+  result.entities.push(...sceneEntities(raw, deviceId, name, baseTopic, availability, ids));
   out.baseTopic = baseTopic;
   if (!result.entities.length) {
     // The device-level reason first; the exposes' own reasons follow.
@@ -108,4 +112,72 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
     entities: result.entities,
   };
   return out;
+}
+
+/** Most scenes read from one device's endpoints (Zigbee allows 16 per group and endpoint; a hostile list is cut). */
+const MAX_SCENES = 32;
+
+/** The scenes stored on the device's endpoints, each an entity that recalls it: {"scene_recall": <id>} on <device>/set. */
+function sceneEntities(raw: Z2mDevice, deviceId: string, name: string, baseTopic: string, availability: Availability, taken: Set<string>): Entity[] {
+  const out: Entity[] = [];
+  const endpoints = raw.endpoints && typeof raw.endpoints === 'object' && !Array.isArray(raw.endpoints) ? raw.endpoints : {};
+  const seen = new Set<number>();
+  for (const ep of Object.values(endpoints).slice(0, 16)) {
+    const scenes = ep && typeof ep === 'object' && Array.isArray(ep.scenes) ? ep.scenes : [];
+    for (const scene of scenes) {
+      if (out.length >= MAX_SCENES) return out;
+      const id = scene?.id;
+      if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > 255 || seen.has(id)) continue;
+      const key = `scene_${id}`;
+      if (taken.has(key)) continue;
+      seen.add(id);
+      const sceneName = typeof scene.name === 'string' ? cleanName(scene.name) : '';
+      out.push({
+        id: `${deviceId}.${key}`,
+        key,
+        kind: 'scene',
+        name: sceneName || `${name} scene ${id}`,
+        aliases: sceneName ? [cleanName(`${name} ${sceneName}`)] : [],
+        deviceId,
+        attributes: {},
+        commandTopic: `${baseTopic}/set`,
+        commandFormat: 'json',
+        valuePath: 'scene_recall',
+        commandTopics: {},
+        payloads: { activate: String(id) },
+        payloadLiterals: true,
+        states: {},
+        ranges: {},
+        options: {},
+        availability,
+      });
+    }
+  }
+  return out;
+}
+
+function updateEntity(deviceId: string, name: string, baseTopic: string, availability: Availability): Entity {
+  return {
+    id: `${deviceId}.update`,
+    key: 'update',
+    kind: 'update',
+    name: cleanName(`${name} firmware`),
+    aliases: [],
+    deviceId,
+    deviceClass: 'firmware',
+    stateTopic: baseTopic,
+    valuePath: 'update.installed_version',
+    attributes: {
+      latest_version: { path: 'update.latest_version' },
+      // idle, available, scheduled or updating.
+      update_state: { path: 'update.state' },
+    },
+    commandFormat: 'json',
+    commandTopics: {},
+    payloads: {},
+    states: {},
+    ranges: {},
+    options: {},
+    availability,
+  };
 }

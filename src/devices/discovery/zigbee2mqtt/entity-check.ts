@@ -6,7 +6,7 @@ import { ACTUATOR_KINDS, ENTITY_KINDS, type Entity, type Range } from '../../mod
 import { actionsOf } from '../../actions.js';
 import { DEVICE_ID_RE, isExactTopic, KEY_RE } from './naming.js';
 
-const SENSOR_KINDS = new Set(['sensor', 'binary_sensor', 'camera']);
+const SENSOR_KINDS = new Set(['sensor', 'binary_sensor', 'camera', 'image', 'device_tracker', 'event']);
 
 function rangeProblem(name: string, r: Range): string | undefined {
   if (!Number.isFinite(r.min) || !Number.isFinite(r.max)) return `range ${name} is not finite`;
@@ -66,8 +66,12 @@ export function entityProblem(e: Entity): string | undefined {
     return 'confirm timeout must be 100 to 600000 ms';
   }
   if (SENSOR_KINDS.has(e.kind) && !e.stateTopic) return `a ${e.kind} needs a state topic`;
-  if (ACTUATOR_KINDS.has(e.kind)) {
-    if (e.kind === 'climate' ? !e.commandTopic && !Object.keys(e.commandTopics).length : !e.commandTopic) return `a ${e.kind} needs a command topic`;
+  // A firmware update installed through the bridge (which Hearth never commands) is only read.
+  if (ACTUATOR_KINDS.has(e.kind) && !(e.kind === 'update' && !e.commandTopic)) {
+    if (
+      e.kind === 'climate' || e.kind === 'lawn_mower' || e.kind === 'water_heater' ? !e.commandTopic && !Object.keys(e.commandTopics).length : !e.commandTopic
+    )
+      return `a ${e.kind} needs a command topic`;
     if (e.kind === 'select' && !e.options.value?.length) return 'a select needs options';
     if (e.kind === 'number' && !e.ranges.value) return 'a number needs a value range';
     if (!actionsOf(e).length) return `the ${e.kind} offers no action`;

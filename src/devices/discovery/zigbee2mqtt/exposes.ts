@@ -216,6 +216,7 @@ class Builder {
       case 'text':
         return this.text(f);
       case 'composite':
+        if (f.property === 'warning') return this.warning(f);
         return this.skip(f, 'composite', `composite ${f.property ?? f.name ?? ''} sets several fields together; no single-value tool fits it`);
       case 'list':
         return this.skip(f, 'list', `list ${f.property ?? f.name ?? ''} holds a list of values; no single-value tool fits it`);
@@ -275,6 +276,45 @@ class Builder {
       ? { states: { on: f.value_on as string, off: f.value_off as string } }
       : { states: { on: 'ON', off: 'OFF' }, transform: onOffWords(path, f.value_on, f.value_off) };
     this.add(f, 'binary_sensor', f.property!, this.featureName(f), { stateTopic: this.ctx.baseTopic, valuePath: path, deviceClass: cls, ...words });
+  }
+
+  /**
+   * A siren's `warning` composite (set only): {"warning": {"mode": "emergency", "level": "high", "duration": 10}}
+   * sounds it, mode "stop" silences it. Its modes are the tones; its levels a volume in four steps, as
+   * Zigbee2MQTT's own Home Assistant siren maps them (up to 0.25 low, 0.5 medium, 0.75 high, else very_high).
+   */
+  warning(f: Z2mExpose): void {
+    if (!settable(f) || !this.claim(f)) return this.skip(f, 'no_access', 'the warning is not settable');
+    const feature = (name: string) => (f.features ?? []).find((x) => x && x.property === name);
+    const modes = enumValues(feature('mode') ?? ({} as Z2mExpose)) ?? [];
+    const tones = modes.filter((m) => m !== 'stop');
+    if (!modes.includes('stop') || !tones.length) return this.skip(f, 'odd_payload', 'the warning has no stop mode or no tone to sound');
+    const levels = enumValues(feature('level') ?? ({} as Z2mExpose)) ?? [];
+    const duration = feature('duration');
+    const ranges: Record<string, Range> = {};
+    if (levels.length) ranges.volume_level = { min: 0, max: 1 };
+    if (duration) ranges.duration = { min: 1, max: Math.min(600, duration.value_max ?? 600), step: 1 };
+    const tone = tones.includes('emergency') ? 'emergency' : tones[0]!;
+    const level = (v: unknown): string | undefined => {
+      if (typeof v !== 'number' || !levels.length) return undefined;
+      const word = v <= 0.25 ? 'low' : v <= 0.5 ? 'medium' : v <= 0.75 ? 'high' : 'very_high';
+      return levels.includes(word) ? word : levels[Math.min(levels.length - 1, Math.floor(v * levels.length))];
+    };
+    const render = (value: string | number, parts: Record<string, string | number> = {}) => {
+      if (value === 'OFF') return JSON.stringify({ warning: { mode: 'stop' } });
+      const warning: Record<string, unknown> = { mode: parts.tone ?? tone };
+      const l = level(parts.volume_level);
+      if (l) warning.level = l;
+      if (parts.duration !== undefined) warning.duration = parts.duration;
+      return JSON.stringify({ warning });
+    };
+    this.add(f, 'siren', 'siren', this.specificCount === 0 && !f.endpoint ? this.ctx.deviceName : cleanName(`${this.ctx.deviceName} siren`), {
+      payloads: { on: 'ON', off: 'OFF' },
+      states: { on: 'ON', off: 'OFF' },
+      options: { tone: tones },
+      ranges,
+      commandTemplates: { value: render },
+    });
   }
 
   numeric(f: Z2mExpose): void {

@@ -64,4 +64,6 @@ export interface Z2mDevice {
   manufacturer?: string;
   interview_completed?: boolean;
   interviewing?: boolean;
+  /** Per endpoint: the scenes stored on the device (recalled with {"scene_recall": id}). */
+  endpoints?: Record<string, { scenes?: Array<{ id?: unknown; name?: unknown }> }>;
 }

@@ -1,0 +1,67 @@
+// Zigbee2MQTT's groups (<prefix>/bridge/groups) for their scenes: each scene
+// a group stores becomes a scene entity that recalls it with
+// {"scene_recall": <id>} on <prefix>/<group>/set, as Zigbee2MQTT documents.
+// Groups are read only for their scenes (their members are devices of their
+// own). The list is the broker's, so it is bounded and checked like a device's.
+import type { Device, Entity } from '../../model.js';
+import { type Z2mOptions, z2mAvailability } from './device.js';
+import { entityProblem } from './entity-check.js';
+import { cleanName, deviceIdOf, isExactTopic } from './naming.js';
+
+/** Most groups read, and scenes read per group (Zigbee allows 255 of each; a home has a few). */
+export const MAX_GROUPS = 256;
+export const MAX_GROUP_SCENES = 32;
+
+export interface Z2mGroup {
+  id?: unknown;
+  friendly_name?: unknown;
+  scenes?: Array<{ id?: unknown; name?: unknown }>;
+}
+
+/** The groups that store scenes, as devices with one scene entity per scene. */
+export function groupSceneDevices(list: unknown, options: Z2mOptions): Device[] {
+  if (!Array.isArray(list)) return [];
+  const out: Device[] = [];
+  for (const raw of list.slice(0, MAX_GROUPS) as Z2mGroup[]) {
+    if (!raw || typeof raw !== 'object' || !Array.isArray(raw.scenes) || !raw.scenes.length) continue;
+    const gid = raw.id;
+    const friendly = typeof raw.friendly_name === 'string' ? raw.friendly_name : '';
+    if (typeof gid !== 'number' || !Number.isInteger(gid) || gid < 0 || gid > 65535 || !friendly.trim()) continue;
+    const baseTopic = `${options.prefix}/${friendly}`;
+    const deviceId = deviceIdOf(`zigbee2mqtt_group_${gid}`);
+    if (!deviceId || !isExactTopic(`${baseTopic}/set`)) continue;
+    const groupName = cleanName(friendly) || `Group ${gid}`;
+    // A group reports no availability of its own: the bridge's decides.
+    const availability = z2mAvailability(baseTopic, { ...options, deviceAvailability: false });
+    const entities: Entity[] = [];
+    const seen = new Set<number>();
+    for (const scene of raw.scenes.slice(0, MAX_GROUP_SCENES)) {
+      const id = scene?.id;
+      if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > 255 || seen.has(id)) continue;
+      seen.add(id);
+      const sceneName = typeof scene.name === 'string' ? cleanName(scene.name) : '';
+      const entity: Entity = {
+        id: `${deviceId}.scene_${id}`,
+        key: `scene_${id}`,
+        kind: 'scene',
+        name: sceneName || `${groupName} scene ${id}`,
+        aliases: sceneName ? [cleanName(`${groupName} ${sceneName}`)] : [],
+        deviceId,
+        attributes: {},
+        commandTopic: `${baseTopic}/set`,
+        commandFormat: 'json',
+        valuePath: 'scene_recall',
+        commandTopics: {},
+        payloads: { activate: String(id) },
+        payloadLiterals: true,
+        states: {},
+        ranges: {},
+        options: {},
+        availability,
+      };
+      if (!entityProblem(entity)) entities.push(entity);
+    }
+    if (entities.length) out.push({ id: deviceId, name: groupName, source: 'zigbee2mqtt', availability, entities });
+  }
+  return out;
+}

@@ -1,0 +1,103 @@
+// Controls of the kinds #31 added (scenes, robot vacuums and mowers, sirens, humidifiers, water heaters,
+// texts and messages), drawn with the card's own helpers (controls.js). Returns whether it drew them.
+import { h } from './shared.js';
+
+/** Append this entity's controls to `box`; false for a kind it does not know. */
+export function applianceControls(e, { ctl, box, may, props, off, button, toggle, slider, choice, call }) {
+  switch (e.kind) {
+    case 'scene':
+      if (may('activate')) box.append(button('Activate', {}, { dataset: { control: 'activate' } }));
+      break;
+    case 'vacuum':
+    case 'lawn_mower': {
+      const row = h('div', { class: 'buttons' });
+      for (const [a, label] of [
+        ['start', 'Start'],
+        ['start_mowing', 'Start mowing'],
+        ['pause', 'Pause'],
+        ['stop', 'Stop'],
+        ['return_to_base', 'Home'],
+        ['dock', 'Dock'],
+        ['clean_spot', 'Spot'],
+        ['locate', 'Locate'],
+      ])
+        if (ctl.actions[a] && may(a)) row.append(button(label, { action: a }));
+      box.append(row);
+      if (props.fan_speed?.enum && may('set_fan_speed'))
+        box.append(choice('Fan speed', 'fan_speed', props.fan_speed.enum, e.attributes?.fan_speed, (v) => ({ action: 'set_fan_speed', fan_speed: v })));
+      break;
+    }
+    case 'siren': {
+      box.append(toggle() ?? '');
+      if (props.tone?.enum && may('turn_on')) box.append(choice('Sound', 'tone', props.tone.enum, e.attributes?.tone, (v) => ({ action: 'turn_on', tone: v })));
+      break;
+    }
+    case 'humidifier': {
+      box.append(toggle() ?? '');
+      if (props.humidity && may('set_humidity')) {
+        box.append(
+          slider(
+            'Humidity',
+            'humidity',
+            { min: props.humidity.minimum ?? 0, max: props.humidity.maximum ?? 100, value: e.attributes?.humidity ?? 50, unit: '%' },
+            (v) => ({ action: 'set_humidity', humidity: v }),
+          ),
+        );
+      }
+      if (props.mode?.enum && may('set_mode'))
+        box.append(choice('Mode', 'mode', props.mode.enum, e.attributes?.mode, (v) => ({ action: 'set_mode', mode: v })));
+      break;
+    }
+    case 'water_heater': {
+      const t = props.temperature;
+      if (t && may('set_temperature')) {
+        const cur = typeof e.attributes?.temperature === 'number' ? e.attributes.temperature : Math.round((t.minimum + t.maximum) / 2);
+        box.append(
+          slider('Target', 'target', { min: t.minimum, max: t.maximum, step: t.multipleOf ?? 1, value: cur, unit: e.unit ? ` ${e.unit}` : '' }, (v) => ({
+            action: 'set_temperature',
+            temperature: v,
+          })),
+        );
+      }
+      if (props.mode?.enum && may('set_mode')) box.append(choice('Mode', 'mode', props.mode.enum, e.value, (v) => ({ action: 'set_mode', mode: v })));
+      break;
+    }
+    case 'text':
+    case 'notify': {
+      const key = e.kind === 'text' ? 'text' : 'message';
+      const spec = props[key];
+      if (!spec || !may(e.kind === 'text' ? 'set_text' : 'send_message')) break;
+      const input = h('input', {
+        type: 'text',
+        maxlength: spec.maxLength,
+        value: e.kind === 'text' ? (e.value ?? '') : '',
+        placeholder: e.kind === 'text' ? '' : 'Message',
+        'aria-label': `${e.kind === 'text' ? 'Text for' : 'Message to'} ${e.name}`,
+        disabled: off,
+        dataset: { control: key },
+      });
+      box.append(
+        h(
+          'div',
+          { class: 'buttons' },
+          input,
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'small',
+              disabled: off,
+              dataset: { control: e.kind === 'text' ? 'set-text' : 'send' },
+              onclick: () => call(e, { [key]: input.value }, e.kind === 'text' ? 'Set text' : 'Send'),
+            },
+            e.kind === 'text' ? 'Set' : 'Send',
+          ),
+        ),
+      );
+      break;
+    }
+    default:
+      return false;
+  }
+  return true;
+}

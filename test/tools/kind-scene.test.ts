@@ -1,0 +1,105 @@
+// Scenes (#31): Home Assistant's MQTT scene platform and the scenes Zigbee2MQTT lists on a device's
+// endpoints, on a real broker: "activate movie time" is one call that sends exactly what the source
+// expects, answers honestly (a scene has no state), and leaves one audit row.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type DiscoveredHome, openDiscoveredHome } from '../helpers/discovered-home.js';
+import { waitFor } from '../helpers/wait.js';
+import { z2mEntry } from '../helpers/zigbee2mqtt.js';
+
+describe('scene kind', () => {
+  let home: DiscoveredHome;
+
+  before(async () => {
+    home = await openDiscoveredHome({ listen: ['scenes/#', 'zigbee2mqtt/+/set'] });
+    // Home Assistant's documented scene config: payload_on defaults to ON.
+    await home.publish('homeassistant/scene/movie_time/config', {
+      name: 'Movie time',
+      unique_id: 'movie_time',
+      command_topic: 'scenes/movie/set',
+      device: { identifiers: ['scene_ctl'], name: 'Scenes' },
+    });
+    await home.publish('homeassistant/scene/dinner/config', {
+      name: 'Dinner',
+      unique_id: 'dinner',
+      command_topic: 'scenes/dinner/set',
+      payload_on: 'RECALL',
+      device: { identifiers: ['scene_ctl'], name: 'Scenes' },
+    });
+    // A real bulb's definition, with the scenes Zigbee2MQTT lists on its endpoint.
+    const bulb = { ...(await z2mEntry('LED1545G12', '0x000b57fffec6a5b2', 'Lounge bulb')), endpoints: { 1: { scenes: [{ id: 3, name: 'Reading' }] } } };
+    await home.publish('zigbee2mqtt/bridge/state', { state: 'online' });
+    await home.publish('zigbee2mqtt/Lounge bulb/availability', { state: 'online' });
+    await home.publish('zigbee2mqtt/bridge/devices', [bulb]);
+    // A group's scenes, as Zigbee2MQTT lists them in bridge/groups.
+    await home.publish('zigbee2mqtt/bridge/groups', [
+      { id: 7, friendly_name: 'Lounge lights', members: [{ ieee_address: '0x000b57fffec6a5b2', endpoint: 1 }], scenes: [{ id: 2, name: 'Cosy' }] },
+      { id: 8, friendly_name: 'No scenes', members: [], scenes: [] },
+    ]);
+    await waitFor('the scenes', () =>
+      ['Scenes Movie time', 'Scenes Dinner', 'Reading'].every((n) => home.hearth.bridge.registry.entities().some((e) => e.name === n)),
+    );
+  });
+  after(() => home?.close());
+
+  it('Home Assistant scenes become scene entities with their payload', () => {
+    const movie = home.entity('Scenes Movie time');
+    assert.equal(movie.kind, 'scene');
+    assert.deepEqual(movie.payloads, { activate: 'ON' });
+    assert.deepEqual(home.entity('Scenes Dinner').payloads, { activate: 'RECALL' });
+  });
+
+  it('activating a scene sends payload_on once, says a scene has no state, and is one audited action', async () => {
+    home.clear();
+    const result = await home.call('Scenes Dinner', {});
+    assert.equal(result.isError, undefined);
+    assert.match(result.text!, /^confirmed: activated the scene .*Dinner.*no state to report/);
+    await waitFor('the command at the device', () => home.received.length > 0);
+    assert.deepEqual(home.received, [{ topic: 'scenes/dinner/set', payload: 'RECALL' }]);
+    const [row] = home.hearth.audit.tail(1);
+    assert.equal(row!.action, 'activate');
+    assert.equal(row!.outcome, 'confirmed');
+    assert.equal(row!.entityId, home.entity('Scenes Dinner').id);
+  });
+
+  it('a scene takes no arguments: anything else is refused before it is sent', async () => {
+    home.clear();
+    const result = await home.call('Scenes Movie time', { action: 'turn_off' });
+    assert.equal(result.isError, true);
+    assert.match(result.text!, /invalid arguments/);
+    assert.deepEqual(home.received, []);
+  });
+
+  it('a Zigbee2MQTT scene is recalled with {"scene_recall": id} on the device\'s set topic', async () => {
+    const reading = home.entity('Reading');
+    assert.equal(reading.kind, 'scene');
+    assert.ok(reading.aliases.includes('Lounge bulb Reading'));
+    home.clear();
+    const result = await home.call('Reading', {});
+    assert.match(result.text!, /^confirmed: activated the scene/);
+    await waitFor('the recall', () => home.received.length > 0);
+    assert.deepEqual(home.received, [{ topic: 'zigbee2mqtt/Lounge bulb/set', payload: '{"scene_recall":3}' }]);
+  });
+
+  it("a Zigbee2MQTT group's scene is recalled on the group's set topic; a group without scenes gives nothing", async () => {
+    const cosy = home.entity('Cosy');
+    assert.equal(cosy.deviceId, 'zigbee2mqtt_group_7');
+    assert.equal(
+      home.hearth.bridge.registry.devices().some((d) => d.id === 'zigbee2mqtt_group_8'),
+      false,
+    );
+    home.clear();
+    assert.match((await home.call('Cosy', {})).text!, /^confirmed: activated the scene/);
+    await waitFor('the recall', () => home.received.length > 0);
+    assert.deepEqual(home.received, [{ topic: 'zigbee2mqtt/Lounge lights/set', payload: '{"scene_recall":2}' }]);
+  });
+
+  it('grouped: one activate_scenes tool whose schema does not list the scenes', async () => {
+    const { generateTools } = await import('../../src/tools/generator.js');
+    const { tools } = generateTools(home.hearth.bridge.registry.entities(), { shape: 'grouped', groupAbove: 0 }, async () => ({ text: '' }));
+    const scenes = tools.find((t) => t.name === 'activate_scenes')!;
+    assert.ok(scenes, 'activate_scenes');
+    assert.deepEqual(scenes.meta.actions, ['activate']);
+    assert.equal(JSON.stringify(scenes.parameters).includes('Dinner'), false);
+  });
+});
