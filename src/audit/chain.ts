@@ -296,6 +296,8 @@ export interface VerifyResult {
   ok: boolean;
   /** Entries in the log (calls, outcomes, seal; all of them, also past a break). */
   rows: number;
+  /** Of them, the calls: what `hearth audit tail` and the page list, one row each. */
+  calls: number;
   /** Calls still pending (in flight, or left by a crash until markInterrupted). */
   pending: number;
   lastId: number;
@@ -366,6 +368,7 @@ class ChainWalk {
   prevId = 0;
   prevHash = GENESIS_HASH;
   rows = 0;
+  calls = 0;
   private readonly legacy = new LegacySeal();
   private v2 = false;
   /** Calls whose outcome can still change, and their outcome now. */
@@ -434,6 +437,7 @@ class ChainWalk {
 
   advance(r: DbAuditEntry): void {
     this.rows++;
+    if (r.v === 1 || r.kind === 'call') this.calls++;
     this.prevId = r.id;
     this.prevHash = r.hash;
   }
@@ -550,6 +554,7 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
   return {
     ok: !firstBroken,
     rows,
+    calls: walk.calls,
     pending: walk.pending,
     lastId: prevId,
     ...(firstBroken ? { firstBroken } : {}),

@@ -328,7 +328,8 @@ export function verifyText(result: VerifyResult, digestFile: string | undefined,
       : '';
     return {
       ok: true,
-      text: `chain verified: ${result.rows} rows${result.rows ? `, ids 1..${result.lastId}` : ''}${extra.length ? `; ${extra.join('; ')}` : ''}${notVouched}`,
+      // Entries are what the chain links; calls are what `audit tail` lists: say both.
+      text: `chain verified: ${result.rows} ${result.rows === 1 ? 'entry' : 'entries'} (${result.calls} ${result.calls === 1 ? 'call' : 'calls'}, as \`hearth audit tail\` lists them, and their outcomes)${result.rows ? `, ids 1..${result.lastId}` : ''}${extra.length ? `; ${extra.join('; ')}` : ''}${notVouched}`,
     };
   }
   const b = result.firstBroken!;

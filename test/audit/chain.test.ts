@@ -93,7 +93,7 @@ describe('audit chain', () => {
   it('verifies a clean chain (finished, recorded and pending calls)', () => {
     const { db, raw, audit } = build(7, { pendingAt: 4 });
     const v = verify(db);
-    assert.deepEqual(v, { ok: true, rows: 11, pending: 1, lastId: 11 });
+    assert.deepEqual(v, { ok: true, rows: 11, calls: 7, pending: 1, lastId: 11 });
     const all = entries(raw);
     assert.equal(all[0].prev_hash, GENESIS_HASH);
     for (let i = 1; i < all.length; i++) assert.equal(all[i].prev_hash, all[i - 1].hash);
@@ -115,7 +115,7 @@ describe('audit chain', () => {
 
   it('an empty log verifies', () => {
     const { db } = build(0);
-    assert.deepEqual(verify(db), { ok: true, rows: 0, pending: 0, lastId: 0 });
+    assert.deepEqual(verify(db), { ok: true, rows: 0, calls: 0, pending: 0, lastId: 0 });
   });
 
   it('names the entry whose args were edited', () => {

@@ -88,7 +88,10 @@ describe('the audit key', () => {
     const good = await runHearth(args, { cwd: dir });
     assert.equal(good.code, 0, good.stderr);
     // Three calls, each with its outcome entry.
-    assert.match(good.stdout, /chain verified: 6 rows, ids 1\.\.6; digest .* matches \(6 rows up to id 6, .*signed with the audit key\)/);
+    assert.match(
+      good.stdout,
+      /chain verified: 6 entries \(3 calls, as `hearth audit tail` lists them, and their outcomes\), ids 1\.\.6; digest .* matches \(6 rows up to id 6, .*signed with the audit key\)/,
+    );
     rewriteChain(path);
     writeDigestFile(digestFile, computeDigest(db));
     const forged = await runHearth(args, { cwd: dir });

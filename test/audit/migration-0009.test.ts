@@ -64,7 +64,7 @@ describe('migration 0009 (append-only audit)', () => {
     const db = openDatabase(path);
     open.push(db);
     const reader = new SqliteAuditLog(db, { durability: 'connection' });
-    assert.deepEqual(verify(db), { ok: true, rows: 3, pending: 1, lastId: 3 });
+    assert.deepEqual(verify(db), { ok: true, rows: 3, calls: 3, pending: 1, lastId: 3 });
     assert.deepEqual(
       reader.list().map((r) => [r.id, r.outcome]),
       [
@@ -107,7 +107,7 @@ describe('migration 0009 (append-only audit)', () => {
         [6, 'denied'],
       ],
     );
-    assert.deepEqual(verify(db), { ok: true, rows: 6, pending: 0, lastId: 6 });
+    assert.deepEqual(verify(db), { ok: true, rows: 6, calls: 4, pending: 0, lastId: 6 });
   });
 
   it('an old row whose outcome is edited after the seal (done_hash recomputed) breaks the chain', () => {
