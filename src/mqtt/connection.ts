@@ -298,9 +298,20 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
 
   async close(): Promise<void> {
     this.setState('closed');
-    await this.client.endAsync(!this.client.connected).catch(() => undefined);
+    // A clean end waits for what is in flight; a broker that drops the connection meanwhile (RabbitMQ closes a
+    // client whose subscribe its ACL refuses) must not hold a stop for ever: after a moment, end it by force.
+    let timer: NodeJS.Timeout | undefined;
+    const clean = this.client.endAsync(!this.client.connected).catch(() => undefined);
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), CLOSE_GRACE_MS);
+    });
+    if ((await Promise.race([clean, late])) === 'late') await this.client.endAsync(true).catch(() => undefined);
+    clearTimeout(timer);
   }
 }
+
+/** How long a clean disconnect may take before it is forced. */
+const CLOSE_GRACE_MS = 3000;
 
 /** Credentials in a broker URL become `***` (for banners and messages; log lines are redacted by the logger too). */
 export const redact = redactUrl;
