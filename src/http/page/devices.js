@@ -4,6 +4,9 @@ import { noteSparkValue, openHistory, sparkline, wantsSparkline } from './histor
 import { $, api, fetchBlob, fmtDateTime, fmtTime, fmtValue, h, relTime, state, toast } from './shared.js';
 import { colorName, detailAttrs, hex, kelvinOf, kelvinWords, lightRgb, mainValue } from './values.js';
 
+/** An area of at most this many cards is kept in one column (style.css `.area.whole`). */
+const WHOLE_AREA_CARDS = 6;
+
 // ------------------------------------------------------------------ devices
 
 export async function loadDevices() {
@@ -74,7 +77,7 @@ export function renderDevices() {
       // The heading and the first card are one piece: a column never starts with an area's card without its name.
       return h(
         'section',
-        { class: 'area', 'aria-label': area },
+        { class: cards.length <= WHOLE_AREA_CARDS ? 'area whole' : 'area', 'aria-label': area },
         h('div', { class: 'area-start' }, h('h3', {}, area), cards[0]),
         h('div', { class: 'entities' }, cards.slice(1)),
       );
