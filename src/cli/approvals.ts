@@ -76,7 +76,9 @@ export function registerApprovals(program: Command): void {
           a.reason,
         ]);
       }
-      const tip = flags.all ? '' : '\ngrant one: hearth approve <id>   refuse it: hearth deny <id>\n';
+      const { hearthCommand } = await import('./command-name.js');
+      const cmd = hearthCommand();
+      const tip = flags.all ? '' : `\ngrant one: ${cmd} approve <id>   refuse it: ${cmd} deny <id>\n`;
       process.stdout.write(`${table(rows)}\n${tip}`);
     });
 

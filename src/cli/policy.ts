@@ -7,6 +7,7 @@ import type { PolicyRule } from '../policy/rules.js';
 import type { Effect } from '../policy/types.js';
 import type { Answers, MethodName, PolicyTestAnswer } from '../daemon/schema.js';
 import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { hearthCommand } from './command-name.js';
 import { table } from './format.js';
 import { CliFailure, collect, wholeNumber } from './failure.js';
 import { ask, printJson } from './via-daemon.js';
@@ -151,7 +152,7 @@ export function registerPolicy(program: Command): void {
       }
       process.stdout.write(
         `${rules.length} rules. Among the rules that match a call the highest priority wins; at equal priority deny > confirm > allow.\n` +
-          `With no match reads are allowed and actuators denied. Explain a decision: hearth policy test <principal> <tool> [args]\n\n${table(rows)}\n`,
+          `With no match reads are allowed and actuators denied. Explain a decision: ${hearthCommand()} policy test <principal> <tool> [args]\n\n${table(rows)}\n`,
       );
     });
 
@@ -296,7 +297,7 @@ Give --action actuate (all commands) or --action read to narrow it.`,
         roles: '[roles...]',
       });
       if (principalId === undefined) {
-        if (!list.length) return void process.stdout.write('no principal has stored roles; set some with: hearth policy roles chat:alice owner\n');
+        if (!list.length) return void process.stdout.write(`no principal has stored roles; set some with: ${hearthCommand()} policy roles chat:alice owner\n`);
         const rows = [['PRINCIPAL', 'ROLES']];
         for (const x of list) rows.push([x.principal, x.roles.join(', ') || '-']);
         return void process.stdout.write(`${table(rows)}\n`);

@@ -1,5 +1,5 @@
 // `hearth start`: the whole bridge, on the embedded default when nothing is configured.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { DEMO_DEVICES, PACKAGE_ROOT, demoEnabled } from '../bridge.js';
 import { DatabaseError } from '../db/database.js';
@@ -17,7 +17,8 @@ import { endpointFor } from '../daemon/endpoint.js';
 import { controlMethods, controlStreams } from '../daemon/methods/index.js';
 import { startWyomingFromConfig, type WyomingServer } from '../wyoming/server.js';
 import { formatState, table } from './format.js';
-import { delimiter, join, relative, resolve } from 'node:path';
+import { hearthCommand } from './command-name.js';
+import { relative, resolve } from 'node:path';
 
 type StartFlags = CommonFlags & { simulator: boolean; httpPort?: string };
 
@@ -137,6 +138,8 @@ export function registerStart(program: Command): void {
         const rel = relative(process.cwd(), p);
         return rel && !rel.startsWith('..') ? rel : p;
       };
+      const cmd = hearthCommand();
+      const f = clientFlags(loaded, flags);
       const lines = [
         '',
         `Hearth is running${loaded.file ? ` (config ${where(loaded.file)})` : ''}`,
@@ -145,19 +148,19 @@ export function registerStart(program: Command): void {
           (bridge.deviceProblems.length ? `; ${bridge.deviceProblems.length} file problem(s) logged above` : '') +
           (watched ? '; reloaded when they change' : ''),
         demoEnabled(loaded.config)
-          ? `  demo      ${flags.simulator ? 'simulated devices' : 'devices (not simulated here: run hearth simulate)'} from ${where(DEMO_DEVICES)} publish on hearth-demo/#`
+          ? `  demo      ${flags.simulator ? 'simulated devices' : `devices (not simulated here: run ${cmd} simulate)`} from ${where(DEMO_DEVICES)} publish on hearth-demo/#`
           : '',
         `  state     ${reporting}/${entities.length} entities reporting`,
-        `  tools     ${hearth.tools.all().length} host tools (${hearth.tools.shape}): hearth tools`,
-        `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ''}; token: hearth token create <name> --role owner)`,
+        `  tools     ${hearth.tools.all().length} host tools (${hearth.tools.shape}): ${cmd} tools${f}`,
+        `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ''}; token: ${cmd} token create${f} <name> --role owner)`,
         wyoming
           ? `  wyoming   ${wyoming.host}:${wyoming.port} (voice satellites: ${loaded.config.wyoming.satellites.map((s) => `voice:${s.name}`).join(', ') || 'none configured'})`
           : '',
         `  database  ${where(loaded.config.database.path)} (policy, approvals, audit: ${hearth.audit.digest().count} rows` +
-          `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : ', CHAIN BROKEN: hearth audit verify'})`,
+          `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : `, CHAIN BROKEN: ${cmd} audit verify${f}`})`,
         `  history   ${describeReach(hearth.history.reach())}`,
-        `  control   ${control ? `${control.address} (hearth devices, tools, call, chat, mcp, ... ask this process)` : 'none: commands run on their own'}`,
-        tryLine(clientFlags(loaded, flags), demoEnabled(loaded.config)),
+        `  control   ${control ? `${control.address} (${cmd} devices, tools, call, chat, mcp, ... ask this process)` : 'none: commands run on their own'}`,
+        tryLine(f, demoEnabled(loaded.config), cmd),
         '',
       ].filter((l) => l !== '');
       const rows = [['ENTITY', 'KIND', 'AREA', 'STATE']];
@@ -169,18 +172,7 @@ export function registerStart(program: Command): void {
     });
 }
 
-/**
- * How to run `hearth` from here, as it will run when pasted: the `hearth` command when it is on PATH (npm link,
- * or the package installed globally), `npm run hearth --` in the checkout, else node and the script's path.
- */
-export function hearthCommand(cwd = process.cwd(), path = process.env.PATH ?? ''): string {
-  const onPath = path.split(delimiter).some((dir) => dir && existsSync(join(dir, process.platform === 'win32' ? 'hearth.cmd' : 'hearth')));
-  if (onPath) return 'hearth';
-  if (resolve(cwd) === resolve(PACKAGE_ROOT)) return 'npm run hearth --';
-  return `node ${join(PACKAGE_ROOT, 'dist', 'cli', 'main.js')}`;
-}
-
-function tryLine(f: string, demo: boolean, cmd = hearthCommand()): string {
+function tryLine(f: string, demo: boolean, cmd: string): string {
   const lines = [
     `  try       ${cmd} devices${f}  ·  ${cmd} tools${f}  ·  ${demo ? `${cmd} call${f} living_room_lamp '{"action":"turn_on"}'` : `${cmd} call${f} <tool> '<json args>'`}  ·  ${cmd} audit tail${f}`,
   ];

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { TokenContext } from '../daemon/methods/tokens.js';
 import type { Answers } from '../daemon/schema.js';
 import { databasePathOrExit, withConfigOptions, type CommonFlags } from './options.js';
+import { hearthCommand } from './command-name.js';
 import { table } from './format.js';
 import { collect } from './failure.js';
 import { ask, printJson } from './via-daemon.js';
@@ -70,7 +71,7 @@ export function registerToken(program: Command): void {
       const { listTokens } = await import('../daemon/methods/tokens.js');
       const list = await tokens(flags, 'token.list', {}, (ctx) => listTokens(ctx));
       if (flags.json) return printJson(list);
-      if (!list.length) return void process.stdout.write('no tokens; create one: hearth token create <name> --role owner\n');
+      if (!list.length) return void process.stdout.write(`no tokens; create one: ${hearthCommand()} token create <name> --role owner\n`);
       const rows = [['NAME', 'PRINCIPAL', 'ROLES', 'AREA', 'CREATED', 'LAST USED', 'STATUS']];
       for (const t of list) {
         rows.push([

@@ -47,6 +47,17 @@ describe('commands with and without the daemon', () => {
     assert.match(daemon.stdout(), new RegExp(`try +node \\S+/dist/cli/main\\.js devices --db h\\.db --broker-port ${port} +·`));
     assert.match(daemon.stdout(), /a `hearth` command for any folder: run `npm link` once/);
     assert.match(daemon.stdout(), /http +http:\/\/127\.0\.0\.1:\d+/);
+    // Every command the banner suggests runs as printed, with the flags this daemon needs.
+    assert.match(
+      daemon.stdout(),
+      new RegExp(`tools +\\d+ host tools \\(per-entity\\): node \\S+/dist/cli/main\\.js tools --db h\\.db --broker-port ${port}\n`),
+    );
+    assert.match(daemon.stdout(), new RegExp(`token: node \\S+/dist/cli/main\\.js token create --db h\\.db --broker-port ${port} <name> --role owner\\)`));
+    assert.doesNotMatch(
+      daemon.stdout(),
+      /(^|[^/.\w-])hearth (tools|token|devices|call|audit|simulate)\b/m,
+      'no bare `hearth` command, which is not on PATH here',
+    );
   });
 
   it('`hearth devices --json`: the same devices, entities and (for what only commands change) states', async () => {
@@ -126,6 +137,9 @@ describe('commands with and without the daemon', () => {
     assert.deepEqual(strip(a.stdout), strip(b.stdout));
     const [first, second] = strip(a.stdout) as Array<{ id: string; tool: string }>;
     assert.ok(first && second, 'two pending approvals');
+    // The list's tip is a command that runs from here as printed (`hearth` is not on PATH in a test).
+    const listed = await viaDaemon(['approvals']);
+    assert.match(listed.stdout, /\ngrant one: node \S+\/dist\/cli\/main\.js approve <id> {3}refuse it: node \S+\/dist\/cli\/main\.js deny <id>\n/);
     const granted = await viaDaemon(['approve', first.id]);
     assert.equal(granted.code, 0, granted.stderr);
     assert.match(granted.stdout, new RegExp(`^approved ${first.id} `));

@@ -114,15 +114,17 @@ describe('README: what `npm start` prints is what the demo prints', () => {
     const said = banner(shown.body);
     const real = banner(daemon.stdout());
     assert.deepEqual([...said.lines.keys()], [...real.lines.keys()], 'the same lines, in the same order');
-    // What this run changed: its ports and the database's folder.
-    const normal = (key: string, value: string) =>
-      key === 'broker'
+    // What this run changed: its ports and the database's folder (and the flags its suggested commands carry for them).
+    const normal = (key: string, raw: string) => {
+      const value = raw.replace(/ --db \S+ --broker-port \d+/g, '');
+      return key === 'broker'
         ? value.replace(`127.0.0.1:${port}`, `127.0.0.1:${defaults.mqtt.embedded.port}`)
         : key === 'http'
           ? value.replace(/^http:\/\/127\.0\.0\.1:\d+/, `http://${defaults.http.host}:${defaults.http.port}`)
           : key === 'database'
             ? value.replace(db, name)
             : value;
+    };
     for (const key of ['broker', 'devices', 'demo', 'state', 'tools', 'http', 'database']) {
       assert.equal(said.lines.get(key), normal(key, real.lines.get(key) ?? ''), `the banner's ${key} line`);
     }
