@@ -1,9 +1,10 @@
 // Hearth's Node-RED nodes on each clustered broker (#34), in a real Node-RED runtime (the test helper's): a
 // hearth-bridge whose broker field names the cluster's nodes, comma-separated, beginning with another node than
-// the device's, and a config file asking MQTT 5 (the cluster speaks 3.1.1: the bridge falls back). The porch light
-// announces itself by retained Home Assistant discovery on node 0 (the bridge starts on node 1); a hearth-device call crosses the cluster to it
-// and is confirmed on its echo; hearth-state sees the change and the light's last will; hearth-audit sees the row.
-// A broker field with a malformed node makes the bridge and its nodes say which node, in the form's words.
+// the device's, and a config file asking MQTT 5 (the cluster speaks 3.1.1: the bridge falls back). The porch
+// light announces itself by retained Home Assistant discovery on node 0 (the bridge starts on node 1); a
+// hearth-device call crosses the cluster to it and is confirmed on its echo; hearth-state sees the change and the
+// light's last will; hearth-audit sees the row. A broker field with a malformed node makes the bridge and its
+// nodes say which node, in the form's words.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
