@@ -98,6 +98,23 @@
     };
   }
 
+  /**
+   * A validator for a broker field: one broker URL, or a clustered broker's nodes comma-separated, each
+   * mqtt://, mqtts://, ws:// or wss:// with a host. Says which node is wrong (Node-RED shows the text).
+   */
+  function brokerUrls(v) {
+    const parts = String(v ?? '').split(',').map((u) => u.trim());
+    for (let i = 0; i < parts.length; i++) {
+      const which = parts.length > 1 ? `node ${i + 1} of ${parts.length}` : 'the URL';
+      if (!parts[i]) return `${which} is empty`;
+      // scheme://[user[:password]@]host[:port][/path]; an IPv6 host in brackets.
+      if (!/^(mqtts?|wss?|tcp|ssl):\/\/([^\s/?#@]+@)?(\[[0-9a-fA-F:.]+\]|[^\s/:?#@[\]]+)(:\d{1,5})?(\/\S*)?$/.test(parts[i])) {
+        return `${which} (${parts[i].slice(0, 60)}) is not an mqtt://, mqtts://, ws:// or wss:// URL`;
+      }
+    }
+    return true;
+  }
+
   // ------------------------------------------------------------ the template
 
   const ROW_STYLE = {
@@ -264,5 +281,5 @@
     });
   }
 
-  window.hearthEditor = { catalog, pickers, daemonHides, jsonObject, register };
+  window.hearthEditor = { catalog, pickers, daemonHides, jsonObject, brokerUrls, register };
 })();

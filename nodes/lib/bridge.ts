@@ -8,6 +8,7 @@ import { loadConfig } from '../../dist/config/load.js';
 import type { HearthConfig } from '../../dist/config/schema.js';
 import { Hearth } from '../../dist/hearth.js';
 import type { Logger } from '../../dist/log.js';
+import { brokerNodesProblem } from '../../dist/mqtt/broker-nodes.js';
 import { externalToolsOf, type ExternalTools } from '../../dist/tools/external-tools.js';
 import { stateJson } from '../../dist/present/state.js';
 import type { EntityState } from '../../dist/devices/state-cache.js';
@@ -36,7 +37,7 @@ export function hearthStateFeed(hearth: Hearth, principal: Principal): StateFeed
 export const DEFAULT_BROKER_URL = 'mqtt://127.0.0.1:1883';
 
 export interface BridgeSettings {
-  /** Broker URL; default mqtt://127.0.0.1:1883 (a running `hearth start`). */
+  /** Broker URL, or a clustered broker's nodes comma-separated; default mqtt://127.0.0.1:1883 (a running `hearth start`). */
   brokerUrl?: string;
   /** Run Hearth's embedded broker here (on the URL's port) instead of connecting to one. */
   embedded?: boolean;
@@ -78,6 +79,9 @@ export function bridgeConfig(s: BridgeSettings): HearthConfig {
     }
     flags['mqtt.embedded.port'] = String(port);
   } else {
+    // Said in the form's words, before Hearth's config check would say `mqtt.url`.
+    const problem = brokerNodesProblem(url);
+    if (problem) throw new Error(`Broker URL (broker): ${problem}; give one broker URL, or a cluster's nodes comma-separated`);
     flags['mqtt.url'] = url;
   }
   if (s.username) flags['mqtt.username'] = s.username;

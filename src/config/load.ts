@@ -12,6 +12,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError, type ScalarTag } from 'yaml';
+import { brokerNodesProblem } from '../mqtt/broker-nodes.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { configSchema, type HearthConfig } from './schema.js';
 
@@ -381,6 +382,9 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   if (config.agent.provider === 'openai' && !config.agent.model) {
     throw new ConfigError('config', 'agent.model', 'is required with agent.provider openai (the model id your server serves, e.g. llama3.2:3b)');
   }
+  // The schema's pattern lets `mqtt://[bad` through; MQTT.js would throw at connect.
+  const brokerProblem = config.mqtt.url ? brokerNodesProblem(config.mqtt.url) : undefined;
+  if (brokerProblem) throw new ConfigError('config', 'mqtt.url', brokerProblem);
   if (config.mqtt.reconnectMaxMs < config.mqtt.reconnectMinMs) {
     throw new ConfigError('config', 'mqtt.reconnect_max_ms', 'must not be below mqtt.reconnect_min_ms');
   }

@@ -14,6 +14,30 @@ export function brokerNodes(url: string): string[] {
 }
 
 /**
+ * Why `mqtt.url` cannot be used, naming the node (`node 2 of 3 ("nats://b:4222") ...`), or undefined when
+ * every node is a broker URL MQTT.js can dial: a scheme it speaks, a host, and a port if one is given.
+ */
+export function brokerNodesProblem(url: string): string | undefined {
+  const parts = url.split(',').map((u) => u.trim());
+  for (const [i, node] of parts.entries()) {
+    const which = parts.length > 1 ? `node ${i + 1} of ${parts.length} (${JSON.stringify(node.slice(0, 100))})` : JSON.stringify(node.slice(0, 100));
+    if (!node) return `node ${i + 1} of ${parts.length} is empty (two commas, or a comma at an end)`;
+    let parsed: URL;
+    try {
+      parsed = new URL(node);
+    } catch {
+      return `${which} is not a URL`;
+    }
+    const protocol = parsed.protocol.replace(/:$/, '');
+    if (!(protocol in DEFAULT_PORTS)) return `${which} must begin mqtt://, mqtts://, ws:// or wss://`;
+    if (!parsed.hostname) return `${which} has no host`;
+    // A port WHATWG URL refuses throws above; an explicit :0 is no broker either.
+    if (parsed.port === '0') return `${which} has port 0`;
+  }
+  return undefined;
+}
+
+/**
  * What MQTT.js is given for `mqtt.url`: the first node's URL (its credentials and path apply to every
  * node) and, for several nodes, the `servers` list it goes round on reconnect.
  */

@@ -8,53 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import type { Entity } from '../../src/devices/model.js';
 import type { Hearth } from '../../src/hearth.js';
 import { clusterKinds } from '../helpers/cluster-brokers.js';
+import { porchLight } from '../helpers/discovered-light.js';
 import { logSink } from '../helpers/log-sink.js';
 import type { TestCluster } from '../helpers/nats-cluster.js';
 import { OWNER, openHearth, startHome, type TestHome } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
-
-/**
- * A light that announces itself the Home Assistant way: its config, availability and state retained, again
- * whenever Home Assistant (or Hearth) says `online` on homeassistant/status, and `offline` by last will.
- */
-async function porchLight(url: string): Promise<MqttClient> {
-  const config = {
-    name: 'Porch light',
-    unique_id: 'cluster_porch_light',
-    command_topic: 'cluster/porch/set',
-    state_topic: 'cluster/porch/state',
-    availability_topic: 'cluster/porch/availability',
-    payload_on: 'ON',
-    payload_off: 'OFF',
-    device: { identifiers: ['cluster_porch'], name: 'Porch' },
-  };
-  const client = await mqtt.connectAsync(url, {
-    protocolVersion: 4,
-    reconnectPeriod: 0,
-    will: { topic: config.availability_topic, payload: Buffer.from('offline'), qos: 1, retain: true },
-  });
-  let state = 'OFF';
-  const announce = async () => {
-    await client.publishAsync('homeassistant/light/cluster_porch/config', JSON.stringify(config), { qos: 1, retain: true });
-    await client.publishAsync(config.availability_topic, 'online', { qos: 1, retain: true });
-    await client.publishAsync(config.state_topic, state, { qos: 1, retain: true });
-  };
-  client.on('message', (topic, payload) => {
-    const text = payload.toString();
-    if (topic === 'homeassistant/status' && text === 'online') void announce();
-    if (topic === config.command_topic && (text === 'ON' || text === 'OFF')) {
-      state = text;
-      void client.publishAsync(config.state_topic, state, { qos: 1, retain: true });
-    }
-  });
-  await client.subscribeAsync([config.command_topic, 'homeassistant/status'], { qos: 1 });
-  await announce();
-  return client;
-}
 
 const porch = (hearth: Hearth): Entity | undefined => hearth.bridge.registry.entities().find((e) => e.commandTopic === 'cluster/porch/set');
 
@@ -66,7 +28,7 @@ for (const { kind, start } of clusterKinds) {
 
     before(async () => {
       broker = await start();
-      light = await porchLight(broker.url);
+      light = (await porchLight(broker.url)).client;
       home = await startHome(broker, { travelMs: 50 });
     });
     after(async () => {

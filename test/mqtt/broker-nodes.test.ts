@@ -27,6 +27,10 @@ describe('mqtt.url with several broker nodes', () => {
   it('the config takes a node list and refuses a list with a node that is not a broker URL', () => {
     assert.equal(load('mqtt://a:1883,mqtt://b:1883').config.mqtt.url, 'mqtt://a:1883,mqtt://b:1883');
     assert.throws(() => load('mqtt://a:1883,http://b:80'), /mqtt\.url/);
+    // What the schema's pattern lets through but MQTT.js could not dial: named, node and all, at load.
+    assert.throws(() => load('mqtt://a:1883,mqtt://[::1'), /mqtt\.url: node 2 of 2 \("mqtt:\/\/\[::1"\) is not a URL/);
+    assert.throws(() => load('mqtt://a:port'), /mqtt\.url: "mqtt:\/\/a:port" is not a URL/);
+    assert.throws(() => load('mqtt://a:0,mqtt://b:1883'), /mqtt\.url: node 1 of 2 \("mqtt:\/\/a:0"\) has port 0/);
   });
 
   it("redacts every node's credentials", () => {

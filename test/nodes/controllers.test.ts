@@ -65,7 +65,9 @@ describe('bridgeConfig', () => {
     const c = bridgeConfig({ cwd: dir, configFile: file, brokerUrl: 'mqtt://10.0.0.3:1883' });
     assert.equal(c.mqtt.url, 'mqtt://10.0.0.3:1883');
     assert.equal(c.tools.shape, 'grouped');
-    assert.throws(() => bridgeConfig({ cwd: dir, brokerUrl: 'http://nope' }), /mqtt\.url/);
+    // The node's own field, as the form calls it.
+    assert.throws(() => bridgeConfig({ cwd: dir, brokerUrl: 'http://nope' }), /^Error: Broker URL \(broker\): "http:\/\/nope" must begin mqtt:\/\//);
+    assert.throws(() => bridgeConfig({ cwd: dir, brokerUrl: 'mqtt://a:1883,b:1883' }), /Broker URL \(broker\): node 2 of 2 \("b:1883"\)/);
     assert.throws(() => bridgeConfig({ cwd: dir, provider: 'openai' }), /agent\.model/);
   });
 });
