@@ -7,7 +7,7 @@ import { GROUP_KINDS, GROUP_MAX_LIST, GROUP_TOOL, selectGroup } from '../../../t
 import { fromDeviceColorTemp } from '../../../devices/color-temp.js';
 import { actionsOf, hasColor, hasColorTemp } from '../../../tools/parameters.js';
 import { correctNames, closestEntities } from './fuzzy.js';
-import { matchAll, type Captures, type Match, type MatchContext, type PreviousTurn } from './matcher.js';
+import { matchAll, type Captures, type Match, type MatchContext, type NumberValue, type PreviousTurn } from './matcher.js';
 import type { Token } from './normalize.js';
 import { planHistory, type HistoryAsk } from './history.js';
 import { isQuestionTokens } from './question.js';
@@ -363,6 +363,27 @@ function whiteKelvin(color: string | undefined): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+/**
+ * The brightness said beside a colour: with a colour word the one number ("warm white at 30%"); beside a
+ * colour temperature the sentence's second number (`{number:number2}`: "2700 K at 50%").
+ */
+function brightnessBeside(c: Captures): NumberValue | undefined {
+  const second = c.other.number2;
+  if (typeof second === 'number') return { value: second, unit: 'percent' };
+  if (second && typeof second === 'object') return second as NumberValue;
+  return c.color && c.number && c.number.unit !== 'degree' && c.number.unit !== 'kelvin' ? c.number : undefined;
+}
+
+/** A colour step with the brightness said beside it; a light that cannot dim says so rather than doing half. */
+function withBrightnessBeside(e: Entity, c: Captures, step: Step | Reply): Step | Reply {
+  const b = brightnessBeside(c);
+  if (!b || isReply(step) || step.action !== 'turn_on') return step;
+  if (!hasBrightness(e)) return { type: 'unsupported', entity: e, verb: 'dim', rank: 2 };
+  const level = brightnessStep(e, b.value);
+  if (isReply(level) || level.action !== 'turn_on') return isReply(level) ? level : step;
+  return { action: 'turn_on', extra: { ...step.extra, ...level.extra } };
+}
+
 /** How far "warmer" / "cooler" moves a white light without a number. */
 const KELVIN_STEP = 500;
 
@@ -458,19 +479,14 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     }
     case 'HassLightSetColor': {
       const white = colorTempStep(e, c, state);
-      if (white) return white;
+      if (white) return withBrightnessBeside(e, c, white);
       if (!c.color && !n && c.direction) return unsupported('change_colour_temp');
       const kelvin = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit)) ? n.value : whiteKelvin(c.color);
       const color = kelvin !== undefined ? kelvinToHex(kelvin) : c.color;
       if (!color) return null;
       if (!hasColor(e)) return unsupported();
       // "pink at 50%": the colour and the brightness in one call.
-      if (c.color && n && n.unit !== 'degree' && n.unit !== 'kelvin' && hasBrightness(e)) {
-        const b = brightnessStep(e, n.value);
-        if (isReply(b)) return b;
-        if (b.action === 'turn_on') return { action: 'turn_on', extra: { color, ...b.extra } };
-      }
-      return { action: 'turn_on', extra: { color } };
+      return withBrightnessBeside(e, c, { action: 'turn_on', extra: { color } });
     }
     case 'HassLightSet':
       if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;

@@ -153,15 +153,19 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
       continue;
     names.addKeys(w.keys, w.ids);
   }
-  // Floors by their other words ("downstairs" for the ground floor), from the language's `floor` list.
-  const floorWords = lang.list('floor');
-  if (floorWords) {
-    const byKey = new Map<string, string>();
-    for (const f of floors.values()) byKey.set(keys(f).join(' '), f);
-    for (const [said, meant] of floorWords.phrases()) {
-      const floor = byKey.get(keys(String(meant)).join(' '));
-      if (floor) floors.add(said, floor);
-    }
+  // Floors by their other words ("downstairs" for the ground floor), from the language's `floor` list. A
+  // value may hold only in homes that have (`if`) or lack (`unless`) some floors: how a home names its floors
+  // says how it counts them ("first floor" is one up where there is a ground floor), and without a sign
+  // the word names no floor rather than a guessed one. The first value that holds for a phrase wins.
+  const byKey = new Map<string, string>();
+  for (const f of floors.values()) byKey.set(keys(f).join(' '), f);
+  const has = (f: unknown) => byKey.has(keys(String(f)).join(' '));
+  const listOf = (x: unknown): unknown[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
+  for (const [said, meant] of lang.phrasesOf('floor')) {
+    const rule = meant !== null && typeof meant === 'object' ? (meant as Record<string, unknown>) : { floor: meant };
+    if (!listOf(rule.if).every(has) || listOf(rule.unless).some(has)) continue;
+    const floor = byKey.get(keys(String(rule.floor)).join(' '));
+    if (floor && !floors.has(said.split(' '))) floors.add(said, floor);
   }
 
   const nameWords = new Set<string>([...names.words(), ...areas.words(), ...floors.words()]);
