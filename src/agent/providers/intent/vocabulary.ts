@@ -120,6 +120,8 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
   for (const e of entities) {
     for (const text of [e.name, ...e.aliases]) {
       const k = keys(text);
+      // "Roborock" for "Roborock Downstairs": the name without the floor or area it ends with.
+      for (let i = 1; i < k.length; i++) if (areas.has(k.slice(i)) || floors.has(k.slice(i))) addWeak(k.slice(0, i), e.id);
       for (const [cls, phrases] of kindPhrases) {
         for (const p of phrases) {
           if (k.length <= p.length || !p.every((w, i) => k[k.length - p.length + i] === w)) continue;
