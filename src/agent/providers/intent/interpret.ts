@@ -188,6 +188,12 @@ function splitCommands(tokens: Token[], home: Home, depth = 1): Interpretation |
       const rest = tokens.slice(hit.end);
       let right = interpretTokens(rest, after, false);
       if (!right.calls.length) right = splitCommands(rest, after, depth + 1) ?? right;
+      // "turn off the fan and the kitchen lights": the rest is no command alone, but is the first one again
+      // on another target (the session's follow-up, joining word and all).
+      if (!right.calls.length) {
+        const again = interpretTokens(tokens.slice(i), after, false);
+        if (again.calls.length) right = again;
+      }
       if (!right.calls.length) {
         if ((right.reply?.rank ?? 0) >= 2 && (right.reply?.rank ?? 0) > (refused?.reply?.rank ?? 0)) refused = right;
         continue;
@@ -562,6 +568,13 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     case 'HassCloseCover':
       return actions.includes('close') ? { action: 'close' } : unsupported();
     case 'HassStopCover':
+      // "Pause the vacuum": a robot is held where it is only by the action its sentence names (`slots: {action: pause}`);
+      // "stop the vacuum" is turning it off.
+      if (e.kind === 'vacuum' || e.kind === 'lawn_mower') {
+        const wanted = typeof c.other.action === 'string' ? c.other.action : undefined;
+        if (!wanted) return null;
+        return actions.includes(wanted) ? { action: wanted } : unsupported();
+      }
       return actions.includes('stop') ? { action: 'stop' } : unsupported();
     case 'HassSetPosition':
       if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
@@ -709,8 +722,16 @@ function stateApplies(e: Entity, state: string): boolean {
       );
     case 'heating':
     case 'cooling':
-    case 'idle':
       return e.kind === 'climate';
+    case 'idle':
+      return e.kind === 'climate' || e.kind === 'vacuum' || e.kind === 'lawn_mower';
+    // A robot's own states.
+    case 'cleaning':
+    case 'docked':
+    case 'returning':
+    case 'paused':
+    case 'mowing':
+      return e.kind === 'vacuum' || e.kind === 'lawn_mower';
     default:
       return e.kind === 'switch' || e.kind === 'light' || e.kind === 'fan' || e.kind === 'binary_sensor' || e.kind === 'climate';
   }

@@ -98,11 +98,15 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
   const at = { area, floor };
   if (c.names.length) {
     const perName: Array<{ found: Entity[]; plural: boolean }> = [];
+    // Several names and a kind word right after one of them ("the ceiling fan and the bedroom lamp"): the
+    // kind is that name's; said anywhere else, it is every name's.
+    const kindStart = c.kind ? c.kind.end - c.kind.said.split(' ').length : -1;
+    const kindOf = c.names.length > 1 && c.names.some((n) => n.end === kindStart) ? c.names.find((n) => n.end === kindStart) : undefined;
     for (const n of c.names) {
       const named = n.value.map((id) => v.byId.get(id)).filter((e): e is Entity => !!e);
       let found = sortEntities(named.filter(inArea));
       // "the kitchen sensor's battery": the named ones of that kind, else the entity of that kind on the named device.
-      if (c.kind && found.length && c.kind.value.id !== 'everything') {
+      if (c.kind && (!kindOf || kindOf === n) && found.length && c.kind.value.id !== 'everything') {
         const fits = (e: Entity) => c.kind!.value.match(v.classEntity.get(e.id)!, purpose);
         const devices = new Set(found.map((e) => e.deviceId));
         let narrowed = found.filter(fits);

@@ -152,7 +152,7 @@ export const INTENT_KINDS: Partial<Record<IntentId, EntityKind[]>> = {
   HassFanSetPreset: ['fan'],
   HassOpenCover: ['cover', 'valve'],
   HassCloseCover: ['cover', 'valve'],
-  HassStopCover: ['cover', 'valve'],
+  HassStopCover: ['cover', 'valve', 'vacuum', 'lawn_mower'],
   HassSetPosition: ['cover', 'valve'],
   HassLock: ['lock'],
   HassUnlock: ['lock'],
