@@ -100,6 +100,21 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     return index;
   };
 
+  // Floors by their other words ("downstairs" for the ground floor), from the language's `floor` list. A
+  // value may hold only in homes that have (`if`) or lack (`unless`) some floors: how a home names its floors
+  // says how it counts them ("first floor" is one up where there is a ground floor), and without a sign
+  // the word names no floor rather than a guessed one. The first value that holds for a phrase wins.
+  const byKey = new Map<string, string>();
+  for (const f of floors.values()) byKey.set(keys(f).join(' '), f);
+  const has = (f: unknown) => byKey.has(keys(String(f)).join(' '));
+  const listOf = (x: unknown): unknown[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
+  for (const [said, meant] of lang.phrasesOf('floor')) {
+    const rule = meant !== null && typeof meant === 'object' ? (meant as Record<string, unknown>) : { floor: meant };
+    if (!listOf(rule.if).every(has) || listOf(rule.unless).some(has)) continue;
+    const floor = byKey.get(keys(String(rule.floor)).join(' '));
+    if (floor && !floors.has(said.split(' '))) floors.add(said, floor);
+  }
+
   // Weaker names, only where no real name says the same: the name without its
   // kind word ("front door" for "Front door lock"), and that with another word
   // for the same kind ("desk light" for "Desk lamp").
@@ -120,8 +135,10 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
   for (const e of entities) {
     for (const text of [e.name, ...e.aliases]) {
       const k = keys(text);
-      // "Roborock" for "Roborock Downstairs": the name without the floor or area it ends with.
-      for (let i = 1; i < k.length; i++) if (areas.has(k.slice(i)) || floors.has(k.slice(i))) addWeak(k.slice(0, i), e.id);
+      // "Roborock" for "Roborock Downstairs": the name without the floor or area it ends with (never a bare
+      // kind: "Lamp Bedroom" is not every "lamp").
+      for (let i = 1; i < k.length; i++)
+        if ((areas.has(k.slice(i)) || floors.has(k.slice(i))) && !groupPhrase(k.slice(0, i).join(' '), true)) addWeak(k.slice(0, i), e.id);
       for (const [cls, phrases] of kindPhrases) {
         for (const p of phrases) {
           if (k.length <= p.length || !p.every((w, i) => k[k.length - p.length + i] === w)) continue;
@@ -155,21 +172,6 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
       continue;
     names.addKeys(w.keys, w.ids);
   }
-  // Floors by their other words ("downstairs" for the ground floor), from the language's `floor` list. A
-  // value may hold only in homes that have (`if`) or lack (`unless`) some floors: how a home names its floors
-  // says how it counts them ("first floor" is one up where there is a ground floor), and without a sign
-  // the word names no floor rather than a guessed one. The first value that holds for a phrase wins.
-  const byKey = new Map<string, string>();
-  for (const f of floors.values()) byKey.set(keys(f).join(' '), f);
-  const has = (f: unknown) => byKey.has(keys(String(f)).join(' '));
-  const listOf = (x: unknown): unknown[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
-  for (const [said, meant] of lang.phrasesOf('floor')) {
-    const rule = meant !== null && typeof meant === 'object' ? (meant as Record<string, unknown>) : { floor: meant };
-    if (!listOf(rule.if).every(has) || listOf(rule.unless).some(has)) continue;
-    const floor = byKey.get(keys(String(rule.floor)).join(' '));
-    if (floor && !floors.has(said.split(' '))) floors.add(said, floor);
-  }
-
   const nameWords = new Set<string>([...names.words(), ...areas.words(), ...floors.words()]);
   return {
     lang,
