@@ -233,6 +233,12 @@ function interpretTokens(tokens: Token[], home: Home, question: boolean): Interp
     // A clear question back from a better reading beats acting on a worse one.
     // So does "I can't dim the lamp" (named) over dimming some other light the word "lamp" describes.
     if (best && best.match.score > m.score && (best.reply.rank >= 3 || (best.reply.rank === 2 && best.match.intent === m.intent))) break;
+    // One thing said that is several ("set the fan speed to 30" with two fans) asks which, rather than a later
+    // reading of the same words acting on several of them.
+    if (best?.reply.type === 'ambiguous' && best.match.score >= m.score) {
+      const asked = new Set(best.reply.candidates);
+      if (r.entities.filter((e) => asked.has(e)).length > 1) break;
+    }
     return {
       intent: r.intent ?? m.intent,
       template: m.template,
