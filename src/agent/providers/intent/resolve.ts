@@ -98,10 +98,11 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
   const at = { area, floor };
   if (c.names.length) {
     const perName: Array<{ found: Entity[]; plural: boolean }> = [];
-    // Several names and a kind word right after one of them ("the ceiling fan and the bedroom lamp"): the
-    // kind is that name's; said anywhere else, it is every name's.
+    // Several names and a kind word right after one that is not the last ("the ceiling fan and the bedroom
+    // lamp"): the kind is that name's. After the last ("the desk and floor lamps"), it is every name's.
     const kindStart = c.kind ? c.kind.end - c.kind.said.split(' ').length : -1;
-    const kindOf = c.names.length > 1 && c.names.some((n) => n.end === kindStart) ? c.names.find((n) => n.end === kindStart) : undefined;
+    const last = c.names.reduce((a, n) => Math.max(a, n.end), -1);
+    const kindOf = c.names.length > 1 && kindStart !== last ? c.names.find((n) => n.end === kindStart) : undefined;
     for (const n of c.names) {
       const named = n.value.map((id) => v.byId.get(id)).filter((e): e is Entity => !!e);
       let found = sortEntities(named.filter(inArea));
@@ -115,8 +116,10 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
         const same = narrowed.length ? narrowed : v.entities.filter((e) => devices.has(e.deviceId) && fits(e));
         // "the desk fan" is not the desk lamp.
         // Said as one name ("desk fan"): a device this home does not have, with the closest it does.
-        if (!same.length) return { type: 'not_understood', unknown: `${n.said} ${c.kind.said}`, rank: 0 };
-        found = sortEntities(same);
+        // One of several names the last one's kind does not fit ("the hallway light and the ceiling fan"): its own.
+        const ownKind = !same.length && c.names.length > 1 && n.end !== kindStart;
+        if (!same.length && !ownKind) return { type: 'not_understood', unknown: `${n.said} ${c.kind.said}`, rank: 0 };
+        if (!ownKind) found = sortEntities(same);
       }
       if (!found.length) return { type: 'not_found', what: n.said, area: label, named: true, rank: 1 };
       perName.push({ found, plural: n.plural || !!c.all });
