@@ -299,7 +299,7 @@ function planRepeat(m: Match, home: Home): Planned | Reply | null {
     const id = ids.find((k) => KIND_BY_ID.has(k) && info.every((x) => KIND_BY_ID.get(k)!.match(x, 'read')));
     if (id) kind = { end: 0, value: kindClass(id), plural: true, said: id.replace(/_/g, ' ') };
   }
-  const { area2: _area2, whole: _whole, ...kept } = before.other;
+  const { area2: _area2, floor2: _floor2, whole: _whole, ...kept } = before.other;
   const captures: Captures = {
     ...before,
     names: c.names,

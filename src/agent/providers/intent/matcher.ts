@@ -468,7 +468,8 @@ function slotHits(node: Extract<Node, { t: 'slot' }>, tokens: Token[], pos: numb
           // {area:area2} fills a slot of another name with the area.
           return v.areas.match(tokens, pos).map((h) => ({ end: h.end, set: node.slot === 'area' ? once('area', h) : setSlot(node.slot, h.value) }));
         case 'floor':
-          return v.floors.match(tokens, pos).map((h) => ({ end: h.end, set: once('floor', h) }));
+          // {floor:floor2}: a second floor ("the first and second floor").
+          return v.floors.match(tokens, pos).map((h) => ({ end: h.end, set: node.slot === 'floor' ? once('floor', h) : setSlot(node.slot, h.value) }));
         case 'mode':
           return v.modes.match(tokens, pos).map((h) => ({ end: h.end, set: once('mode', h.value) }));
         case 'preset':

@@ -70,9 +70,11 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
   const floor = c.floor?.value;
   // "the kitchen and living room lights": a second area.
   const areas = [area, typeof c.other.area2 === 'string' ? c.other.area2 : undefined].filter((a): a is string => !!a).map((a) => a.toLowerCase());
+  // "the first and second floor": a second floor.
+  const floors = [floor, typeof c.other.floor2 === 'string' ? c.other.floor2 : undefined].filter((f): f is string => !!f).map((f) => f.toLowerCase());
   const inArea = (e: Entity) =>
     (!areas.length || areas.includes((e.area ?? '').toLowerCase())) &&
-    (!floor || (e.floor ?? (e.area ? v.floorOf.get(e.area.toLowerCase()) : undefined))?.toLowerCase() === floor.toLowerCase());
+    (!floors.length || floors.includes((e.floor ?? (e.area ? v.floorOf.get(e.area.toLowerCase()) : undefined))?.toLowerCase() ?? ''));
   const whole = c.other.whole !== undefined;
   // "it", "them": what the session's last sentence acted on or read.
   if (c.reference) {
