@@ -97,4 +97,27 @@ describe('the offline model never acts on a guess', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('a bare kind is not what is left of a name: "turn on the fan" is the fan, never the "Fan light"; a gate is not a door', () => {
+    const parsed = parseDeviceFile(
+      'traps.yaml',
+      `devices:
+  - { id: fan_light, name: Fan light, area: Bedroom, entities: { light: { kind: light, name: Fan light, state_topic: t/fl, command_topic: t/fl/set } } }
+  - { id: bedroom_fan, name: Bedroom fan, area: Bedroom, entities: { fan: { kind: fan, name: Bedroom fan, state_topic: t/bf, command_topic: t/bf/set } } }
+  - { id: garage, name: Garage door, area: Garage, entities: { cover: { kind: cover, device_class: garage, name: Garage door, state_topic: t/gd, command_topic: t/gd/set } } }
+  - { id: gate, name: Driveway gate, area: Garden, entities: { cover: { kind: cover, device_class: gate, name: Driveway gate, state_topic: t/g, command_topic: t/g/set } } }
+`,
+    );
+    if (!('devices' in parsed)) throw new Error(JSON.stringify(parsed.problems));
+    const es = parsed.devices.flatMap((d) => d.entities);
+    const gen = generateTools(es, { shape: 'per-entity', groupAbove: 40 }, async () => ({}));
+    const m = new IntentProvider({ entities: () => es, tools: () => gen.tools });
+    const n = toolSpecs(gen.tools).map((x) => x.function.name);
+    const tools = (text: string) => m.understand(text, n).calls.map((c) => c.tool);
+    assert.deepEqual(tools('turn on the fan'), ['bedroom_fan']);
+    assert.deepEqual(tools('turn on the fans'), ['bedroom_fan']);
+    assert.deepEqual(tools('turn off the fan light'), ['fan_light']);
+    assert.deepEqual(tools('close all the doors'), ['garage_door']);
+    assert.deepEqual(tools('close the gate'), ['driveway_gate']);
+  });
 });

@@ -92,7 +92,8 @@ export const KIND_CLASSES: KindClass[] = [
   {
     id: 'door',
     match: (e, purpose) =>
-      (e.kind === 'cover' && (dc(e, 'door', 'garage', 'gate') || named(e, 'door'))) ||
+      // A gate is not a door: "close all the doors" leaves the driveway gate alone (a garage door is one).
+      (e.kind === 'cover' && (dc(e, 'door', 'garage') || named(e, 'door'))) ||
       e.kind === 'lock' ||
       (purpose === 'read' && e.kind === 'binary_sensor' && dc(e, 'door', 'garage_door', 'opening')),
   },

@@ -123,6 +123,8 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     // Never in place of an area or floor ("kitchen" from "Kitchen ceiling light"); beside
     // a real name it adds ("garage side door" is the sensor and, by its name, the lock).
     if (!keys.length || areas.has(keys) || floors.has(keys)) return;
+    // Never a bare kind either: "Fan light" without "light" is not every "fan" (a bare kind is not a name).
+    if (groupPhrase(keys.join(' '), true)) return;
     const k = keys.join(' ');
     const w = weak.get(k) ?? weak.set(k, { keys, ids: [] }).get(k)!;
     if (!w.ids.includes(id)) w.ids.push(id);
@@ -137,8 +139,7 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
       const k = keys(text);
       // "Roborock" for "Roborock Downstairs": the name without the floor or area it ends with (never a bare
       // kind: "Lamp Bedroom" is not every "lamp").
-      for (let i = 1; i < k.length; i++)
-        if ((areas.has(k.slice(i)) || floors.has(k.slice(i))) && !groupPhrase(k.slice(0, i).join(' '), true)) addWeak(k.slice(0, i), e.id);
+      for (let i = 1; i < k.length; i++) if (areas.has(k.slice(i)) || floors.has(k.slice(i))) addWeak(k.slice(0, i), e.id);
       for (const [cls, phrases] of kindPhrases) {
         for (const p of phrases) {
           if (k.length <= p.length || !p.every((w, i) => k[k.length - p.length + i] === w)) continue;
