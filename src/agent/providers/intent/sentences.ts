@@ -101,7 +101,8 @@ export const KIND_CLASSES: KindClass[] = [
   { id: 'window', match: (e) => (e.kind === 'cover' && (dc(e, 'window') || named(e, 'window'))) || (e.kind === 'binary_sensor' && dc(e, 'window')) },
   { id: 'gate', match: (e) => (e.kind === 'cover' || e.kind === 'lock') && (dc(e, 'gate') || named(e, 'gate')) },
   { id: 'lock', match: (e) => e.kind === 'lock' },
-  { id: 'climate', match: (e) => e.kind === 'climate' },
+  // A switch its owner called a heater is one, to switch on and off.
+  { id: 'climate', match: (e) => e.kind === 'climate' || (e.kind === 'switch' && named(e, 'climate')) },
   // A doorbell is a camera word; an event source named one ("Doorbell") is meant too: its history says when it rang.
   { id: 'camera', match: (e) => e.kind === 'camera' || e.kind === 'image' || (e.kind === 'event' && named(e, 'camera')) },
   {
