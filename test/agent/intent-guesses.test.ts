@@ -106,6 +106,7 @@ describe('the offline model never acts on a guess', () => {
   - { id: bedroom_fan, name: Bedroom fan, area: Bedroom, entities: { fan: { kind: fan, name: Bedroom fan, state_topic: t/bf, command_topic: t/bf/set } } }
   - { id: garage, name: Garage door, area: Garage, entities: { cover: { kind: cover, device_class: garage, name: Garage door, state_topic: t/gd, command_topic: t/gd/set } } }
   - { id: gate, name: Driveway gate, area: Garden, entities: { cover: { kind: cover, device_class: gate, name: Driveway gate, state_topic: t/g, command_topic: t/g/set } } }
+  - { id: heater, name: Heater switch, area: Garage, entities: { switch: { kind: switch, name: Heater switch, state_topic: t/h, command_topic: t/h/set } } }
 `,
     );
     if (!('devices' in parsed)) throw new Error(JSON.stringify(parsed.problems));
@@ -119,5 +120,7 @@ describe('the offline model never acts on a guess', () => {
     assert.deepEqual(tools('turn off the fan light'), ['fan_light']);
     assert.deepEqual(tools('close all the doors'), ['garage_door']);
     assert.deepEqual(tools('close the gate'), ['driveway_gate']);
+    // A switch called a heater is still found as one.
+    assert.deepEqual(tools('turn on the heater'), ['heater_switch']);
   });
 });
