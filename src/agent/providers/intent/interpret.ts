@@ -7,7 +7,7 @@ import { GROUP_KINDS, GROUP_MAX_LIST, GROUP_TOOL, selectGroup } from '../../../t
 import { fromDeviceColorTemp } from '../../../devices/color-temp.js';
 import { actionsOf, hasColor, hasColorTemp } from '../../../tools/parameters.js';
 import { correctNames, closestEntities } from './fuzzy.js';
-import { matchAll, type Captures, type Match, type MatchContext, type PreviousTurn } from './matcher.js';
+import { matchAll, type Captures, type Match, type MatchContext, type NumberValue, type PreviousTurn } from './matcher.js';
 import type { Token } from './normalize.js';
 import { planHistory, type HistoryAsk } from './history.js';
 import { isQuestionTokens } from './question.js';
@@ -188,6 +188,12 @@ function splitCommands(tokens: Token[], home: Home, depth = 1): Interpretation |
       const rest = tokens.slice(hit.end);
       let right = interpretTokens(rest, after, false);
       if (!right.calls.length) right = splitCommands(rest, after, depth + 1) ?? right;
+      // "turn off the fan and the kitchen lights": the rest is no command alone, but is the first one again
+      // on another target (the session's follow-up, joining word and all).
+      if (!right.calls.length) {
+        const again = interpretTokens(tokens.slice(i), after, false);
+        if (again.calls.length) right = again;
+      }
       if (!right.calls.length) {
         if ((right.reply?.rank ?? 0) >= 2 && (right.reply?.rank ?? 0) > (refused?.reply?.rank ?? 0)) refused = right;
         continue;
@@ -227,6 +233,12 @@ function interpretTokens(tokens: Token[], home: Home, question: boolean): Interp
     // A clear question back from a better reading beats acting on a worse one.
     // So does "I can't dim the lamp" (named) over dimming some other light the word "lamp" describes.
     if (best && best.match.score > m.score && (best.reply.rank >= 3 || (best.reply.rank === 2 && best.match.intent === m.intent))) break;
+    // One thing said that is several ("set the fan speed to 30" with two fans) asks which, rather than a later
+    // reading of the same words acting on several of them.
+    if (best?.reply.type === 'ambiguous' && best.match.score >= m.score) {
+      const asked = new Set(best.reply.candidates);
+      if (r.entities.filter((e) => asked.has(e)).length > 1) break;
+    }
     return {
       intent: r.intent ?? m.intent,
       template: m.template,
@@ -287,7 +299,7 @@ function planRepeat(m: Match, home: Home): Planned | Reply | null {
     const id = ids.find((k) => KIND_BY_ID.has(k) && info.every((x) => KIND_BY_ID.get(k)!.match(x, 'read')));
     if (id) kind = { end: 0, value: kindClass(id), plural: true, said: id.replace(/_/g, ' ') };
   }
-  const { area2: _area2, whole: _whole, ...kept } = before.other;
+  const { area2: _area2, floor2: _floor2, whole: _whole, ...kept } = before.other;
   const captures: Captures = {
     ...before,
     names: c.names,
@@ -361,6 +373,27 @@ export function kelvinToHex(kelvin: number): string {
 function whiteKelvin(color: string | undefined): number | undefined {
   const m = color ? /^(\d{4,5})K$/.exec(color) : null;
   return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * The brightness said beside a colour: with a colour word the one number ("warm white at 30%"); beside a
+ * colour temperature the sentence's second number (`{number:number2}`: "2700 K at 50%").
+ */
+function brightnessBeside(c: Captures): NumberValue | undefined {
+  const second = c.other.number2;
+  if (typeof second === 'number') return { value: second, unit: 'percent' };
+  if (second && typeof second === 'object') return second as NumberValue;
+  return c.color && c.number && c.number.unit !== 'degree' && c.number.unit !== 'kelvin' ? c.number : undefined;
+}
+
+/** A colour step with the brightness said beside it; a light that cannot dim says so rather than doing half. */
+function withBrightnessBeside(e: Entity, c: Captures, step: Step | Reply): Step | Reply {
+  const b = brightnessBeside(c);
+  if (!b || isReply(step) || step.action !== 'turn_on') return step;
+  if (!hasBrightness(e)) return { type: 'unsupported', entity: e, verb: 'dim', rank: 2 };
+  const level = brightnessStep(e, b.value);
+  if (isReply(level) || level.action !== 'turn_on') return isReply(level) ? level : step;
+  return { action: 'turn_on', extra: { ...step.extra, ...level.extra } };
 }
 
 /** How far "warmer" / "cooler" moves a white light without a number. */
@@ -458,19 +491,14 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     }
     case 'HassLightSetColor': {
       const white = colorTempStep(e, c, state);
-      if (white) return white;
+      if (white) return withBrightnessBeside(e, c, white);
       if (!c.color && !n && c.direction) return unsupported('change_colour_temp');
       const kelvin = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit)) ? n.value : whiteKelvin(c.color);
       const color = kelvin !== undefined ? kelvinToHex(kelvin) : c.color;
       if (!color) return null;
       if (!hasColor(e)) return unsupported();
       // "pink at 50%": the colour and the brightness in one call.
-      if (c.color && n && n.unit !== 'degree' && n.unit !== 'kelvin' && hasBrightness(e)) {
-        const b = brightnessStep(e, n.value);
-        if (isReply(b)) return b;
-        if (b.action === 'turn_on') return { action: 'turn_on', extra: { color, ...b.extra } };
-      }
-      return { action: 'turn_on', extra: { color } };
+      return withBrightnessBeside(e, c, { action: 'turn_on', extra: { color } });
     }
     case 'HassLightSet':
       if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
@@ -546,6 +574,13 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
     case 'HassCloseCover':
       return actions.includes('close') ? { action: 'close' } : unsupported();
     case 'HassStopCover':
+      // "Pause the vacuum": a robot is held where it is only by the action its sentence names (`slots: {action: pause}`);
+      // "stop the vacuum" is turning it off.
+      if (e.kind === 'vacuum' || e.kind === 'lawn_mower') {
+        const wanted = typeof c.other.action === 'string' ? c.other.action : undefined;
+        if (!wanted) return null;
+        return actions.includes(wanted) ? { action: wanted } : unsupported();
+      }
       return actions.includes('stop') ? { action: 'stop' } : unsupported();
     case 'HassSetPosition':
       if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
@@ -693,8 +728,16 @@ function stateApplies(e: Entity, state: string): boolean {
       );
     case 'heating':
     case 'cooling':
-    case 'idle':
       return e.kind === 'climate';
+    case 'idle':
+      return e.kind === 'climate' || e.kind === 'vacuum' || e.kind === 'lawn_mower';
+    // A robot's own states.
+    case 'cleaning':
+    case 'docked':
+    case 'returning':
+    case 'paused':
+    case 'mowing':
+      return e.kind === 'vacuum' || e.kind === 'lawn_mower';
     default:
       return e.kind === 'switch' || e.kind === 'light' || e.kind === 'fan' || e.kind === 'binary_sensor' || e.kind === 'climate';
   }

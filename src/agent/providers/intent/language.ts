@@ -211,6 +211,9 @@ function readNormalize(r: FileReader, node: YamlNode | null, out: LanguageData):
       case 'plural_keep':
         n.pluralKeep = words();
         break;
+      case 'collective':
+        n.collective = words();
+        break;
       case 'units':
         n.units = numbers();
         break;

@@ -217,6 +217,8 @@ export class CompiledLanguage {
   readonly responses: Responses;
   /** Data lists by name, compiled to phrase indexes. */
   readonly lists = new Map<string, PhraseIndex<unknown>>();
+  /** Every (phrase, value) of each value list in data order, before the first of a phrase wins. */
+  private readonly allPhrases = new Map<string, Array<[string, unknown]>>();
   /** Every word a sentence or list may say (never "corrected" as a typo). */
   readonly words = new Set<string>();
   /** Expansion rules, parsed once. */
@@ -241,9 +243,14 @@ export class CompiledLanguage {
     for (const [name, list] of data.lists) {
       if (list.type !== 'values') continue;
       const index = new PhraseIndex<unknown>(keys, (a) => a);
+      const all: Array<[string, unknown]> = [];
+      this.allPhrases.set(name, all);
       for (const v of list.values) {
         try {
-          for (const phrase of expand(new TemplateParser(v.in, this, new Map()).parse())) index.add(phrase, v.out);
+          for (const phrase of expand(new TemplateParser(v.in, this, new Map()).parse())) {
+            index.add(phrase, v.out);
+            all.push([keys(phrase).join(' '), v.out]);
+          }
         } catch (err) {
           this.problems.push({ ...v.origin, reason: `list ${name}: "${v.in}": ${(err as Error).message}` });
         }
@@ -292,6 +299,11 @@ export class CompiledLanguage {
   /** The data list of this name's values as said -> value (synonyms for climate modes, say). */
   list(name: string): PhraseIndex<unknown> | undefined {
     return this.lists.get(name);
+  }
+
+  /** Every phrase of a value list with its value, in data order, a phrase said in several values once for each. */
+  phrasesOf(name: string): ReadonlyArray<[string, unknown]> {
+    return this.allPhrases.get(name) ?? [];
   }
 
   private collectWords(nodes: Node[]): void {
@@ -456,7 +468,8 @@ function slotHits(node: Extract<Node, { t: 'slot' }>, tokens: Token[], pos: numb
           // {area:area2} fills a slot of another name with the area.
           return v.areas.match(tokens, pos).map((h) => ({ end: h.end, set: node.slot === 'area' ? once('area', h) : setSlot(node.slot, h.value) }));
         case 'floor':
-          return v.floors.match(tokens, pos).map((h) => ({ end: h.end, set: once('floor', h) }));
+          // {floor:floor2}: a second floor ("the first and second floor").
+          return v.floors.match(tokens, pos).map((h) => ({ end: h.end, set: node.slot === 'floor' ? once('floor', h) : setSlot(node.slot, h.value) }));
         case 'mode':
           return v.modes.match(tokens, pos).map((h) => ({ end: h.end, set: once('mode', h.value) }));
         case 'preset':

@@ -43,6 +43,8 @@ export interface NormalizeData {
   /** Plural endings: keep words ending so, else the first rule whose suffix fits. */
   pluralKeep: string[];
   pluralRules: Array<{ suffix: string; replace: string; minLength: number }>;
+  /** Words that mean many as they are ("lighting"): said, they count as a plural. */
+  collective: string[];
   /** A word a person types or a recogniser hears wrong -> the word meant (exact, never fuzzy). */
   misspellings: Record<string, string>;
 }
@@ -59,11 +61,13 @@ export const EMPTY_NORMALIZE: NormalizeData = {
   notAlone: [],
   pluralKeep: [],
   pluralRules: [],
+  collective: [],
   misspellings: {},
 };
 
 export class Normalizer {
   private readonly drop: Set<string>;
+  private readonly collective: Set<string>;
   private readonly leading: string[][];
   private readonly trailing: string[][];
   private readonly remarks: Token[][];
@@ -71,6 +75,7 @@ export class Normalizer {
 
   constructor(readonly data: NormalizeData) {
     this.drop = new Set(data.skipWords);
+    this.collective = new Set(data.collective ?? []);
     const split = (p: string) => this.clean(p).split(' ').filter(Boolean);
     this.contractions = data.contractions.map(([re, to]) => [new RegExp(re, 'g'), to]);
     // Longest first: "right now" before "now".
@@ -92,6 +97,7 @@ export class Normalizer {
   /** Singular form of a word; `plural` says whether it changed. */
   singular(word: string): { w: string; plural: boolean } {
     if (/\d/.test(word)) return { w: word, plural: false };
+    if (this.collective.has(word)) return { w: word, plural: true };
     if (this.data.pluralKeep.some((k) => word.endsWith(k))) return { w: word, plural: false };
     for (const r of this.data.pluralRules) {
       if (word.length >= r.minLength && word.endsWith(r.suffix)) return { w: word.slice(0, word.length - r.suffix.length) + r.replace, plural: true };

@@ -70,9 +70,11 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
   const floor = c.floor?.value;
   // "the kitchen and living room lights": a second area.
   const areas = [area, typeof c.other.area2 === 'string' ? c.other.area2 : undefined].filter((a): a is string => !!a).map((a) => a.toLowerCase());
+  // "the first and second floor": a second floor.
+  const floors = [floor, typeof c.other.floor2 === 'string' ? c.other.floor2 : undefined].filter((f): f is string => !!f).map((f) => f.toLowerCase());
   const inArea = (e: Entity) =>
     (!areas.length || areas.includes((e.area ?? '').toLowerCase())) &&
-    (!floor || (e.floor ?? (e.area ? v.floorOf.get(e.area.toLowerCase()) : undefined))?.toLowerCase() === floor.toLowerCase());
+    (!floors.length || floors.includes((e.floor ?? (e.area ? v.floorOf.get(e.area.toLowerCase()) : undefined))?.toLowerCase() ?? ''));
   const whole = c.other.whole !== undefined;
   // "it", "them": what the session's last sentence acted on or read.
   if (c.reference) {
@@ -98,11 +100,16 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
   const at = { area, floor };
   if (c.names.length) {
     const perName: Array<{ found: Entity[]; plural: boolean }> = [];
+    // Several names and a kind word right after one that is not the last ("the ceiling fan and the bedroom
+    // lamp"): the kind is that name's. After the last ("the desk and floor lamps"), it is every name's.
+    const kindStart = c.kind ? c.kind.end - c.kind.said.split(' ').length : -1;
+    const last = c.names.reduce((a, n) => Math.max(a, n.end), -1);
+    const kindOf = c.names.length > 1 && kindStart !== last ? c.names.find((n) => n.end === kindStart) : undefined;
     for (const n of c.names) {
       const named = n.value.map((id) => v.byId.get(id)).filter((e): e is Entity => !!e);
       let found = sortEntities(named.filter(inArea));
       // "the kitchen sensor's battery": the named ones of that kind, else the entity of that kind on the named device.
-      if (c.kind && found.length && c.kind.value.id !== 'everything') {
+      if (c.kind && (!kindOf || kindOf === n) && found.length && c.kind.value.id !== 'everything') {
         const fits = (e: Entity) => c.kind!.value.match(v.classEntity.get(e.id)!, purpose);
         const devices = new Set(found.map((e) => e.deviceId));
         let narrowed = found.filter(fits);
@@ -111,8 +118,10 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
         const same = narrowed.length ? narrowed : v.entities.filter((e) => devices.has(e.deviceId) && fits(e));
         // "the desk fan" is not the desk lamp.
         // Said as one name ("desk fan"): a device this home does not have, with the closest it does.
-        if (!same.length) return { type: 'not_understood', unknown: `${n.said} ${c.kind.said}`, rank: 0 };
-        found = sortEntities(same);
+        // One of several names the last one's kind does not fit ("the hallway light and the ceiling fan"): its own.
+        const ownKind = !same.length && c.names.length > 1 && n.end !== kindStart;
+        if (!same.length && !ownKind) return { type: 'not_understood', unknown: `${n.said} ${c.kind.said}`, rank: 0 };
+        if (!ownKind) found = sortEntities(same);
       }
       if (!found.length) return { type: 'not_found', what: n.said, area: label, named: true, rank: 1 };
       perName.push({ found, plural: n.plural || !!c.all });

@@ -92,7 +92,8 @@ export const KIND_CLASSES: KindClass[] = [
   {
     id: 'door',
     match: (e, purpose) =>
-      (e.kind === 'cover' && (dc(e, 'door', 'garage', 'gate') || named(e, 'door'))) ||
+      // A gate is not a door: "close all the doors" leaves the driveway gate alone (a garage door is one).
+      (e.kind === 'cover' && (dc(e, 'door', 'garage') || named(e, 'door'))) ||
       e.kind === 'lock' ||
       (purpose === 'read' && e.kind === 'binary_sensor' && dc(e, 'door', 'garage_door', 'opening')),
   },
@@ -100,7 +101,8 @@ export const KIND_CLASSES: KindClass[] = [
   { id: 'window', match: (e) => (e.kind === 'cover' && (dc(e, 'window') || named(e, 'window'))) || (e.kind === 'binary_sensor' && dc(e, 'window')) },
   { id: 'gate', match: (e) => (e.kind === 'cover' || e.kind === 'lock') && (dc(e, 'gate') || named(e, 'gate')) },
   { id: 'lock', match: (e) => e.kind === 'lock' },
-  { id: 'climate', match: (e) => e.kind === 'climate' },
+  // A switch its owner called a heater is one, to switch on and off.
+  { id: 'climate', match: (e) => e.kind === 'climate' || (e.kind === 'switch' && named(e, 'climate')) },
   // A doorbell is a camera word; an event source named one ("Doorbell") is meant too: its history says when it rang.
   { id: 'camera', match: (e) => e.kind === 'camera' || e.kind === 'image' || (e.kind === 'event' && named(e, 'camera')) },
   {
@@ -152,7 +154,7 @@ export const INTENT_KINDS: Partial<Record<IntentId, EntityKind[]>> = {
   HassFanSetPreset: ['fan'],
   HassOpenCover: ['cover', 'valve'],
   HassCloseCover: ['cover', 'valve'],
-  HassStopCover: ['cover', 'valve'],
+  HassStopCover: ['cover', 'valve', 'vacuum', 'lawn_mower'],
   HassSetPosition: ['cover', 'valve'],
   HassLock: ['lock'],
   HassUnlock: ['lock'],

@@ -100,6 +100,21 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     return index;
   };
 
+  // Floors by their other words ("downstairs" for the ground floor), from the language's `floor` list. A
+  // value may hold only in homes that have (`if`) or lack (`unless`) some floors: how a home names its floors
+  // says how it counts them ("first floor" is one up where there is a ground floor), and without a sign
+  // the word names no floor rather than a guessed one. The first value that holds for a phrase wins.
+  const byKey = new Map<string, string>();
+  for (const f of floors.values()) byKey.set(keys(f).join(' '), f);
+  const has = (f: unknown) => byKey.has(keys(String(f)).join(' '));
+  const listOf = (x: unknown): unknown[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
+  for (const [said, meant] of lang.phrasesOf('floor')) {
+    const rule = meant !== null && typeof meant === 'object' ? (meant as Record<string, unknown>) : { floor: meant };
+    if (!listOf(rule.if).every(has) || listOf(rule.unless).some(has)) continue;
+    const floor = byKey.get(keys(String(rule.floor)).join(' '));
+    if (floor && !floors.has(said.split(' '))) floors.add(said, floor);
+  }
+
   // Weaker names, only where no real name says the same: the name without its
   // kind word ("front door" for "Front door lock"), and that with another word
   // for the same kind ("desk light" for "Desk lamp").
@@ -108,6 +123,8 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     // Never in place of an area or floor ("kitchen" from "Kitchen ceiling light"); beside
     // a real name it adds ("garage side door" is the sensor and, by its name, the lock).
     if (!keys.length || areas.has(keys) || floors.has(keys)) return;
+    // Never a bare kind either: "Fan light" without "light" is not every "fan" (a bare kind is not a name).
+    if (groupPhrase(keys.join(' '), true)) return;
     const k = keys.join(' ');
     const w = weak.get(k) ?? weak.set(k, { keys, ids: [] }).get(k)!;
     if (!w.ids.includes(id)) w.ids.push(id);
@@ -120,6 +137,9 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
   for (const e of entities) {
     for (const text of [e.name, ...e.aliases]) {
       const k = keys(text);
+      // "Roborock" for "Roborock Downstairs": the name without the floor or area it ends with (never a bare
+      // kind: "Lamp Bedroom" is not every "lamp").
+      for (let i = 1; i < k.length; i++) if (areas.has(k.slice(i)) || floors.has(k.slice(i))) addWeak(k.slice(0, i), e.id);
       for (const [cls, phrases] of kindPhrases) {
         for (const p of phrases) {
           if (k.length <= p.length || !p.every((w, i) => k[k.length - p.length + i] === w)) continue;
@@ -153,17 +173,6 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
       continue;
     names.addKeys(w.keys, w.ids);
   }
-  // Floors by their other words ("downstairs" for the ground floor), from the language's `floor` list.
-  const floorWords = lang.list('floor');
-  if (floorWords) {
-    const byKey = new Map<string, string>();
-    for (const f of floors.values()) byKey.set(keys(f).join(' '), f);
-    for (const [said, meant] of floorWords.phrases()) {
-      const floor = byKey.get(keys(String(meant)).join(' '));
-      if (floor) floors.add(said, floor);
-    }
-  }
-
   const nameWords = new Set<string>([...names.words(), ...areas.words(), ...floors.words()]);
   return {
     lang,
