@@ -19,7 +19,6 @@ import { logSink } from '../helpers/log-sink.js';
 import { CHROMIUM, openSignedIn, PAGE_ARTIFACTS } from '../helpers/page-browser.js';
 import { waitFor } from '../helpers/wait.js';
 
-
 const FILE = `
 devices:
   - id: attic_fan

@@ -2,7 +2,7 @@
 import { controlsFor, loadControls, statusParts } from './controls.js';
 import { noteSparkValue, openHistory, sparkline, wantsSparkline } from './history.js';
 import { $, api, fetchBlob, fmtDateTime, fmtTime, fmtValue, h, relTime, state, toast } from './shared.js';
-import { colorName, detailAttrs, hex, kelvinOf, kelvinWords, lightRgb, mainValue } from './values.js';
+import { attrWords, cap, colorName, detailAttrs, hex, kelvinOf, kelvinWords, lightRgb, mainValue } from './values.js';
 
 // ------------------------------------------------------------------ devices
 
@@ -134,6 +134,7 @@ function entityCard(e) {
           `Target ${withUnit(e.attributes.temperature)} · ${fmtValue(e.value)}${e.attributes.action ? ` · ${fmtValue(e.attributes.action)}` : ''}`,
         )
       : null,
+    applianceLine(e, withUnit),
   );
   if (isCamera) {
     const img = h('img', { class: 'frame', alt: `Latest picture from ${e.name}`, width: 320, height: 180 });
@@ -172,7 +173,10 @@ function entityCard(e) {
         ? h(
             'dl',
             { class: 'attrs' },
-            attrs.flatMap(([k, v]) => [h('dt', {}, k.replace(/_/g, ' ')), h('dd', {}, /temperature/.test(k) ? withUnit(v) : fmtValue(v))]),
+            attrs.flatMap(([k, v]) => {
+              const [name, text] = attrWords(e, k, v);
+              return [h('dt', {}, name), h('dd', {}, text)];
+            }),
           )
         : null,
       h(
@@ -185,6 +189,31 @@ function entityCard(e) {
     ),
   );
   return card;
+}
+
+/** The line under the value of the kinds of #31 whose value says one thing of several: a robot's battery and fan
+ * speed, a water heater's target and mode, when a doorbell last rang, a firmware's installed and latest version. */
+function applianceLine(e, withUnit) {
+  const a = e.attributes ?? {};
+  if (e.kind === 'vacuum' || e.kind === 'lawn_mower') {
+    const parts = [
+      typeof a.battery_level === 'number' ? `Battery ${Math.round(a.battery_level)}%` : '',
+      a.fan_speed ? `fan speed ${fmtValue(a.fan_speed).replace(/_/g, ' ')}` : '',
+    ];
+    const text = parts.filter(Boolean).join(' · ');
+    return text ? h('p', { class: 'sub' }, text) : null;
+  }
+  if (e.kind === 'water_heater') {
+    const parts = [typeof a.temperature === 'number' ? `Target ${withUnit(a.temperature)}` : '', typeof a.current_temperature === 'number' ? cap(e.value) : ''];
+    if (a.away_mode !== undefined && a.away_mode !== null) parts.push(a.away_mode === true || a.away_mode === 'on' ? 'Away' : '');
+    const text = parts.filter(Boolean).join(' · ');
+    return text ? h('p', { class: 'sub' }, text) : null;
+  }
+  if (e.kind === 'event' && e.updatedAt && e.value !== null && e.value !== undefined)
+    return h('p', { class: 'sub' }, 'Last event ', e.retained ? 'before Hearth started' : relTime(e.updatedAt));
+  if (e.kind === 'update' && e.value !== null && e.value !== undefined)
+    return h('p', { class: 'sub' }, `Installed ${fmtValue(e.value)}${a.latest_version ? ` · latest ${fmtValue(a.latest_version)}` : ''}`);
+  return null;
 }
 
 async function snapshot(e) {
