@@ -368,6 +368,14 @@ describe('cards of the new kinds (vacuum, mower, humidifier, water heater, siren
         assert.equal(overflow, false, `${id}: nothing sticks out of its card`);
       }
       await p.screenshot({ path: join(PAGE_ARTIFACTS, 'dash-13-new-kinds-phone.png'), fullPage: true });
+      // A screenful at the robot and one at the firmware, as a phone shows them.
+      for (const [id, name] of [
+        ['robot_vacuum.vacuum', 'vacuum'],
+        [await idOf('Router firmware'), 'update'],
+      ]) {
+        await p.locator(`.entity[data-entity="${id}"]`).scrollIntoViewIfNeeded();
+        await p.screenshot({ path: join(PAGE_ARTIFACTS, `dash-13-new-kinds-phone-${name}.png`) });
+      }
       assert.deepEqual(phone.problems, []);
     } finally {
       await phone.context.close().catch(() => undefined);

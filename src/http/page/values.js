@@ -192,6 +192,10 @@ export function argsWords(tool, args) {
     else if (k === 'color') parts.push(`colour ${colourWord(v)}`);
     else if ((k === 'position' || k === 'percentage') && typeof v === 'number') parts.push(`${k === 'position' ? 'position' : 'speed'} ${v}%`);
     else if (k === 'temperature' && typeof v === 'number') parts.push(`target ${fmtValue(v)}${e?.unit ? ` ${e.unit}` : ''}`);
+    // A humidifier's target, a siren's volume (0-1) and how long it sounds (#31).
+    else if (k === 'humidity' && typeof v === 'number') parts.push(`target humidity ${fmtValue(v)}%`);
+    else if (k === 'volume' && typeof v === 'number') parts.push(`volume ${Math.round(v * 100)}%`);
+    else if (k === 'duration' && typeof v === 'number') parts.push(`for ${fmtValue(v)} s`);
     else parts.push(`${k.replace(/_/g, ' ')} ${typeof v === 'object' ? JSON.stringify(v) : fmtValue(v).replace(/_/g, ' ')}`);
   }
   return [head || tool, ...parts].join(' · ');
