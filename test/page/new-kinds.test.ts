@@ -82,8 +82,16 @@ function answer(topic: string, payload: string): Array<[string, string]> {
   return [];
 }
 
-describe('cards of the new kinds (vacuum, mower, humidifier, water heater, siren, scene, text, notify, presence, event, update, image)', () => {
-  const home = useHttpHome({ tokens: { owner: OWNER_AND_GUEST.owner }, extraSettings: { 'discovery.zigbee2mqtt.enabled': 'false' } });
+for (const shape of ['per-entity', 'grouped'] as const) {
+  // Grouped: a kind's one tool takes the entity, even while the home has one vacuum (the page must say which).
+  describe(`cards of the new kinds (vacuum, mower, humidifier, water heater, siren, scene, text, notify, presence, event, update, image), ${shape} tools`, () => {
+    cardsOfTheNewKinds(shape);
+  });
+}
+
+function cardsOfTheNewKinds(shape: 'per-entity' | 'grouped') {
+  const home = useHttpHome({ shape, tokens: { owner: OWNER_AND_GUEST.owner }, extraSettings: { 'discovery.zigbee2mqtt.enabled': 'false' } });
+  const shot = (name: string) => join(PAGE_ARTIFACTS, `${name}${shape === 'grouped' ? '-grouped' : ''}.png`);
   const received: Array<{ topic: string; payload: string }> = [];
   let open: SignedInPage;
   let page: Page;
@@ -343,7 +351,7 @@ describe('cards of the new kinds (vacuum, mower, humidifier, water heater, siren
     const fw = card(await idOf('Doorbell snapshot'));
     await fw.locator('img.frame[src^="blob:"]').waitFor();
     assert.match(await readable(fw), /Live picture|picture/i);
-    await page.screenshot({ path: join(PAGE_ARTIFACTS, 'dash-12-new-kinds-desktop.png'), fullPage: true });
+    await page.screenshot({ path: shot('dash-12-new-kinds-desktop'), fullPage: true });
     assert.deepEqual(open.problems, []);
   });
 
@@ -367,18 +375,18 @@ describe('cards of the new kinds (vacuum, mower, humidifier, water heater, siren
         const overflow = await c.evaluate((el) => el.scrollWidth > el.clientWidth + 1);
         assert.equal(overflow, false, `${id}: nothing sticks out of its card`);
       }
-      await p.screenshot({ path: join(PAGE_ARTIFACTS, 'dash-13-new-kinds-phone.png'), fullPage: true });
+      await p.screenshot({ path: shot('dash-13-new-kinds-phone'), fullPage: true });
       // A screenful at the robot and one at the firmware, as a phone shows them.
       for (const [id, name] of [
         ['robot_vacuum.vacuum', 'vacuum'],
         [await idOf('Router firmware'), 'update'],
       ]) {
         await p.locator(`.entity[data-entity="${id}"]`).scrollIntoViewIfNeeded();
-        await p.screenshot({ path: join(PAGE_ARTIFACTS, `dash-13-new-kinds-phone-${name}.png`) });
+        await p.screenshot({ path: shot(`dash-13-new-kinds-phone-${name}`) });
       }
       assert.deepEqual(phone.problems, []);
     } finally {
       await phone.context.close().catch(() => undefined);
     }
   });
-});
+}
