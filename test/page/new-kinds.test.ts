@@ -297,6 +297,10 @@ function cardsOfTheNewKinds(shape: 'per-entity' | 'grouped') {
     const hall = card(textId);
     assert.equal(await hall.locator('input[data-control="text"]').inputValue(), 'Welcome home');
     await hall.locator('input[data-control="text"]').fill('Dinner at 7');
+    // The display reports while the person types: the card is redrawn, the typed words stay.
+    await home.device.publishAsync('k/hall', 'Lights out at 11', { retain: true, qos: 1 });
+    await hall.locator('.value', { hasText: 'Lights out at 11' }).waitFor();
+    assert.equal(await hall.locator('input[data-control="text"]').inputValue(), 'Dinner at 7');
     await hall.locator('button[data-control="set-text"]').click();
     await outcome(hall, 'confirmed');
     await sent('k/hall/set', 'Dinner at 7');

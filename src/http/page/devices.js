@@ -40,7 +40,10 @@ export function applyState(s) {
   const card = document.querySelector(`.entity[data-entity="${CSS.escape(s.id)}"]`);
   if (card) {
     // Keep the keyboard where it was: the same control in the new card gets the focus back.
-    const focused = card.contains(document.activeElement) ? document.activeElement?.dataset?.control : undefined;
+    const active = card.contains(document.activeElement) ? document.activeElement : undefined;
+    const focused = active?.dataset?.control;
+    // Words being typed (a display's text, a message, a number) survive a report too, with the caret where it was.
+    const typing = active?.matches?.('input[type="text"], input[type="number"]') ? { value: active.value, at: active.selectionStart } : undefined;
     const open = card.querySelector('details.more')?.open;
     // A choice made in a select but not yet Set survives the new state (a report must not undo it).
     const pending = [...card.querySelectorAll('select[data-control]')].filter((sel) => sel.value !== sel.dataset.shown);
@@ -51,7 +54,12 @@ export function applyState(s) {
       if (same && [...same.options].some((o) => o.value === sel.value)) same.value = sel.value;
     }
     card.replaceWith(fresh);
-    if (focused) fresh.querySelector(`[data-control="${CSS.escape(focused)}"]`)?.focus();
+    const again = focused ? fresh.querySelector(`[data-control="${CSS.escape(focused)}"]`) : null;
+    if (again && typing) {
+      again.value = typing.value;
+      if (typing.at !== null && again.type === 'text') again.setSelectionRange(typing.at, typing.at);
+    }
+    again?.focus();
   } else renderDevices();
 }
 
