@@ -18,7 +18,7 @@ type Catalog = {
   tools: Array<{ name: string; parameters: { properties?: Record<string, { enum?: string[] }> } }>;
 };
 
-/** The deployed bridge's catalog once its own Hearth has discovered the tracker and the update (retained configs, read after connecting). */
+/** The deployed bridge's catalog once its own Hearth has discovered the tracker, the update and the doorbell (retained configs, read after connecting). */
 async function discovered(): Promise<Catalog> {
   let last: Catalog | undefined;
   await waitFor(
@@ -26,7 +26,7 @@ async function discovered(): Promise<Catalog> {
     async () => {
       const r = await helper.request().get('/hearth/bridges/bridge/catalog');
       last = r.body as Catalog;
-      return r.status === 200 && ['anna_phone.anna_phone', 'router_fw.router_fw'].every((id) => last!.entities?.some((e) => e.id === id));
+      return r.status === 200 && ['anna_phone.anna_phone', 'router_fw.router_fw', 'doorbell.doorbell'].every((id) => last!.entities?.some((e) => e.id === id));
     },
     20_000,
   ).catch((err: Error) => {
@@ -66,6 +66,8 @@ function flow() {
     { id: 'out', type: 'helper', z: 'f1' },
     { id: 'vac-state', type: 'hearth-state', z: 'f1', bridge: 'bridge', entity: 'robot_vacuum.vacuum', kind: 'vacuum', wires: [['changes']] },
     { id: 'changes', type: 'helper', z: 'f1' },
+    { id: 'bell', type: 'hearth-state', z: 'f1', bridge: 'bridge', kind: 'event', wires: [['rings']] },
+    { id: 'rings', type: 'helper', z: 'f1' },
     {
       id: 'anna-home',
       type: 'hearth-current-state',
@@ -105,6 +107,12 @@ describe('Node-RED nodes and the new kinds', () => {
       state_topic: 'k/fw/state',
       command_topic: 'k/fw/install',
       payload_install: 'install',
+    });
+    await publish('homeassistant/event/doorbell/config', {
+      name: 'Doorbell',
+      unique_id: 'doorbell',
+      state_topic: 'k/doorbell',
+      event_types: ['press', 'long_press'],
     });
     await publish('k/anna', 'home');
     await publish('k/fw/state', { installed_version: '1.0.4', latest_version: '1.1.0' });
@@ -146,6 +154,29 @@ describe('Node-RED nodes and the new kinds', () => {
     assert.equal(changes[0]!.topic, 'robot_vacuum.vacuum');
     assert.equal(changes[0]!.data.old_state.value, 'docked');
     assert.equal(typeof changes[0]!.data.new_state.attributes.battery_level, 'number');
+  });
+
+  it('hearth-state fires on every doorbell press, the same event type twice too', async () => {
+    await load(flow());
+    await waitForStatus('bell', (s) => /connected/.test(s.text ?? ''));
+    await discovered();
+    const rings = collect('rings');
+    const device = await mqtt.connectAsync(demo.broker.url, { protocolVersion: 4 });
+    try {
+      // Events are not retained (Home Assistant's event platform): each is one occurrence.
+      for (const type of ['press', 'press', 'long_press']) {
+        const before = rings.length;
+        await device.publishAsync('k/doorbell', JSON.stringify({ event_type: type }), { qos: 1 });
+        await waitFor(`the ${type} fires`, () => rings.length > before, 10_000);
+      }
+    } finally {
+      await device.endAsync();
+    }
+    assert.deepEqual(
+      rings.map((m) => m.payload),
+      ['press', 'press', 'long_press'],
+    );
+    assert.equal(rings[1]!.data.old_state.value, 'press');
   });
 
   it('hearth-current-state reads a presence tracker and a firmware update', async () => {
