@@ -103,6 +103,8 @@ export function stateWord(e, value) {
     const words = BINARY_WORDS[e.deviceClass] ?? ['On', 'Off'];
     return value === 'on' ? words[0] : words[1];
   }
+  // A presence tracker's not_home is Away on the card, in the history and in a change's words alike.
+  if (e?.kind === 'device_tracker' && (value === 'home' || value === 'not_home')) return value === 'home' ? 'Home' : 'Away';
   return cap(value);
 }
 
@@ -128,7 +130,7 @@ export function mainValue(e, ctl) {
   if (e.kind === 'humidifier' && e.value === 'on' && typeof a.humidity === 'number') return `On · target ${a.humidity}%`;
   // A water heater's state is its mode: the water's temperature is what a person asks, the mode goes below.
   if (e.kind === 'water_heater' && typeof a.current_temperature === 'number') return withUnit(a.current_temperature);
-  if (e.kind === 'device_tracker') return e.value === 'home' ? 'Home' : e.value === 'not_home' ? 'Away' : cap(e.value);
+  if (e.kind === 'device_tracker') return stateWord(e, e.value);
   if (e.kind === 'update') {
     if (a.in_progress === true) return `Installing ${fmtValue(a.latest_version ?? '')}`.trim();
     return a.latest_version !== undefined && a.latest_version !== null && a.latest_version !== e.value
