@@ -94,7 +94,7 @@ for (const shape of ['per-entity', 'grouped'] as const) {
 }
 
 function cardsOfTheNewKinds(shape: 'per-entity' | 'grouped') {
-  const home = useHttpHome({ shape, tokens: { owner: OWNER_AND_GUEST.owner }, extraSettings: { 'discovery.zigbee2mqtt.enabled': 'false' } });
+  const home = useHttpHome({ shape, tokens: OWNER_AND_GUEST, extraSettings: { 'discovery.zigbee2mqtt.enabled': 'false' } });
   const shot = (name: string) => join(PAGE_ARTIFACTS, `${name}${shape === 'grouped' ? '-grouped' : ''}.png`);
   const received: Array<{ topic: string; payload: string }> = [];
   let open: SignedInPage;
@@ -360,6 +360,26 @@ function cardsOfTheNewKinds(shape: 'per-entity' | 'grouped') {
     assert.match(await readable(fw), /Live picture|picture/i);
     await page.screenshot({ path: shot('dash-12-new-kinds-desktop'), fullPage: true });
     assert.deepEqual(open.problems, []);
+  });
+
+  it('a guest sees the robot, the siren and the firmware without a control, told why', async () => {
+    const guest = await openSignedIn(home.server.url, home.secret('guest'), {
+      profileDir: join(home.dir, 'profile-guest'),
+      viewport: DESKTOP,
+      name: 'guest',
+      hash: '#devices',
+    });
+    try {
+      for (const id of ['robot_vacuum.vacuum', 'siren.siren', await idOf('Router firmware'), await idOf('Movie time')]) {
+        const c = guest.page.locator(`.entity[data-entity="${id}"]`);
+        await c.waitFor();
+        assert.equal(await c.locator('.controls button, .controls select, .controls input').count(), 0, `${id}: no control for a guest`);
+        assert.match((await c.locator('.cannot').textContent()) ?? '', /^View only: no policy rule lets http:guest/);
+      }
+      assert.deepEqual(guest.problems, []);
+    } finally {
+      await guest.context.close().catch(() => undefined);
+    }
   });
 
   it('phone: every new kind has its card, readable and within the screen', async () => {
