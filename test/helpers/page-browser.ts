@@ -9,11 +9,39 @@ import { ROOT } from './cli.js';
 /** Where the page tests put their screenshots. */
 export const PAGE_ARTIFACTS = join(ROOT, 'test', 'artifacts', 'page');
 
-export const CHROMIUM = [process.env.HEARTH_CHROMIUM, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium']
-  .filter((p): p is string => !!p)
-  .find((p) => existsSync(p));
+const CHROMIUM_CANDIDATES = [
+  process.env.HEARTH_CHROMIUM,
+  '/usr/bin/chromium-headless-shell',
+  '/usr/bin/chromium',
+  '/usr/lib/chromium/chromium-headless-shell',
+  '/usr/lib/chromium/chromium',
+].filter((p): p is string => !!p);
 
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run'];
+/** The Chromium the page tests drive, or undefined when none is installed (findChromium says what to do). */
+export const CHROMIUM = CHROMIUM_CANDIDATES.find((p) => existsSync(p));
+
+/** Debian's Chromium, or a clear failure: a page test is never skipped silently. */
+export function findChromium(): string {
+  if (!CHROMIUM) {
+    throw new Error(
+      `Chromium is not installed (looked for ${CHROMIUM_CANDIDATES.join(', ')}). The web page tests need it: ` +
+        'run `bash .ci/run` (it installs it), or `apt-get install -y --no-install-recommends chromium-headless-shell` ' +
+        '(or `chromium`), or point HEARTH_CHROMIUM at a Chromium binary.',
+    );
+  }
+  return CHROMIUM;
+}
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export const DESKTOP = { width: 1440, height: 900 };
 export const PHONE = { width: 390, height: 844 };
@@ -31,9 +59,8 @@ export async function openSignedIn(
   token: string,
   { profileDir, viewport, name, hash = '' }: { profileDir: string; viewport: { width: number; height: number }; name: string; hash?: string },
 ): Promise<SignedInPage> {
-  if (!CHROMIUM) throw new Error('Chromium is not installed (chromium-headless-shell or chromium, or HEARTH_CHROMIUM)');
   const context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROMIUM,
+    executablePath: findChromium(),
     headless: true,
     args: CHROMIUM_ARGS,
     viewport,
