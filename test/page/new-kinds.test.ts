@@ -316,6 +316,7 @@ function cardsOfTheNewKinds(shape: 'per-entity' | 'grouped') {
     await outcome(speaker, 'confirmed');
     await sent('k/speaker/say', 'The laundry is done');
     await audited(notifyId, 'send_message');
+    assert.equal(await speaker.locator('input[data-control="message"]').inputValue(), '', 'a sent message leaves the box');
   });
 
   it('presence: home, away and a zone; the doorbell: its last event and when', async () => {

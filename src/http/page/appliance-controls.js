@@ -1,6 +1,6 @@
 // Controls of the kinds #31 added (scenes, robot vacuums and mowers, sirens, humidifiers, water heaters,
 // firmware updates, texts and messages), drawn with the card's own helpers (controls.js). Returns whether it drew them.
-import { h } from './shared.js';
+import { h, state } from './shared.js';
 
 /** Append this entity's controls to `box`; false for a kind it does not know. */
 export function applianceControls(e, { ctl, box, may, props, off, button, toggle, slider, choice, call }) {
@@ -96,7 +96,11 @@ export function applianceControls(e, { ctl, box, may, props, off, button, toggle
               class: 'small',
               disabled: off,
               dataset: { control: e.kind === 'text' ? 'set-text' : 'send' },
-              onclick: () => call(e, { [key]: input.value }, e.kind === 'text' ? 'Set text' : 'Send'),
+              onclick: async () => {
+                await call(e, { [key]: input.value }, e.kind === 'text' ? 'Set text' : 'Send');
+                // A message sent is gone from the box (a second press would send it again); a display keeps its text.
+                if (e.kind === 'notify' && state.controlStatus.get(e.id)?.outcome === 'confirmed') input.value = '';
+              },
             },
             e.kind === 'text' ? 'Set' : 'Send',
           ),
