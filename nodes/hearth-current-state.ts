@@ -12,10 +12,12 @@ export default function (RED: RedApi): void {
     const bridge = bridgeOrSayWhy(RED, node, def, 'input');
     if (!bridge) return;
     const principal = { id: `flow:${node.id}`, roles: list(str(def, 'roles')) };
-    const op = (COMPARISONS as readonly string[]).includes(str(def, 'op')) ? (str(def, 'op') as Comparison) : 'is';
+    // No op (a flow from before it) is `is`; an op the node does not know ("is not") is an error, not a silent `is`.
+    const op = (str(def, 'op') || 'is') as Comparison;
     let test: ((v: unknown) => boolean) | undefined;
     let problem: string | undefined;
     try {
+      if (!COMPARISONS.includes(op)) throw new Error(`${JSON.stringify(op)} is not a comparison; one of ${COMPARISONS.join(', ')}`);
       test = condition(op, str(def, 'value'));
     } catch (err) {
       problem = `${t(RED, 'hearth-current-state.errors.condition', 'the condition is not valid')}: ${errorOf(err).message}`;

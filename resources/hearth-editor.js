@@ -26,7 +26,11 @@
   const plain = (list) => (list || []).map((value) => ({ value, hint: '' }));
   /** What a picker of one kind offers, from a catalog. */
   const WORDS = {
-    entity: (c) => c.entities.map((e) => ({ value: e.id, hint: e.name + (e.area ? ` (${e.area})` : '') })),
+    entity: (c) =>
+      c.entities.map((e) => ({
+        value: e.id,
+        hint: e.name + (e.area ? ` (${e.area})` : '') + (e.tool ? ` · ${e.tool}: ${(e.actions || []).join(', ')}` : ''),
+      })),
     tool: (c) => c.tools.map((t) => ({ value: t.name, hint: (t.description || '').slice(0, 60) })),
     area: (c) => plain(c.areas),
     kind: (c) => plain(c.kinds),

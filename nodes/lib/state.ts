@@ -110,7 +110,8 @@ interface Known {
 
 /**
  * Fires on value or availability changes of the selected entities (attribute
- * updates alone do not fire), filtered by from/to, unavailability and `for`.
+ * updates alone do not fire; an event's every occurrence does), filtered by
+ * from/to, unavailability and `for`.
  */
 export class StateTrigger {
   private readonly known = new Map<string, Known>();
@@ -171,21 +172,22 @@ export class StateTrigger {
     const now = this.clock.now();
     const before = this.known.get(s.id);
     this.known.set(s.id, { state: s, since: before && sameValue(before.state, s) ? before.since : now });
-    if (!before) return; // first heard: nothing to compare with
-    if (sameValue(before.state, s)) return; // an attribute changed, not the state
+    // First heard: nothing to compare with, but an event (discovered after this trigger started) is an occurrence.
+    if (!before && !occurrence(s)) return;
+    if (before && sameValue(before.state, s)) return; // an attribute changed, not the state
     // Any new value ends a wait for the old one to hold.
     const waiting = this.pending.get(s.id);
     if (waiting !== undefined) {
       this.clock.clearTimeout(waiting);
       this.pending.delete(s.id);
     }
-    if (!this.passes(before.state, s)) return;
+    if (!this.passes(before?.state ?? null, s)) return;
     const change = (ageMs: number): StateChange => ({
       entity: entityOf(s),
       newState: s,
-      oldState: before.state,
+      oldState: before?.state ?? null,
       ageMs,
-      oldForMs: before.since === null ? null : now - before.since,
+      oldForMs: before?.since == null ? null : now - before.since,
       initial: false,
     });
     const forMs = this.settings.forMs ?? 0;
@@ -213,7 +215,16 @@ export class StateTrigger {
   }
 }
 
+/**
+ * An event is an occurrence each time it is reported (the doorbell rang again: press, then press), not a
+ * state that stayed the same; a retained one redelivered on a reconnect is not a new occurrence.
+ */
+function occurrence(s: StateJson): boolean {
+  return s.kind === 'event' && s.retained !== true && s.value !== null && s.value !== undefined;
+}
+
 function sameValue(a: StateJson, b: StateJson): boolean {
+  if (occurrence(b) && b.updatedAt !== a.updatedAt) return false;
   return valueWord(a.value) === valueWord(b.value) && a.available === b.available;
 }
 

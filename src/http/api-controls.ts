@@ -78,7 +78,9 @@ export function controlRoutes({ hearth }: ApiContext): Route[] {
         if (denied) throw forbidden(`not allowed to read ${entity.id}: ${denied}`);
         const tool = toolFor(entity);
         if (!tool) throw badField('id', `${entity.id} is a ${entity.kind}: it has nothing to control`);
-        const callArgs = tool.meta.entityIds.length > 1 ? { ...(args as Record<string, unknown>), entity: entity.id } : (args as Record<string, unknown>);
+        // A tool that takes an entity (a grouped one, even while it acts on one entity alone) is told which.
+        const takesEntity = 'entity' in ((tool.parameters.properties as Record<string, unknown> | undefined) ?? {});
+        const callArgs = takesEntity ? { ...(args as Record<string, unknown>), entity: entity.id } : (args as Record<string, unknown>);
         const result = await hearth.tools.call(tool.name, callArgs, principal, { session: null });
         const details = result.details ?? {};
         return {

@@ -244,6 +244,10 @@ describe('example flows against the demo home, deployed through the admin API', 
     const path = '/hearth/bridges/hearth.motion.bridge/catalog';
     const catalog = await bridgeConnected('hearth.motion.bridge');
     assert.ok(catalog.json.entities.some((e: { id: string }) => e.id === 'hallway_motion.occupancy'));
+    // Each entity with its tool and actions, from the daemon's /api/controls (a sensor has none).
+    const entity = (id: string) => catalog.json.entities.find((e: { id: string }) => e.id === id);
+    assert.deepEqual([entity('robot_vacuum.vacuum').tool, entity('robot_vacuum.vacuum').actions?.includes('return_to_base')], ['robot_vacuum', true]);
+    assert.equal(entity('hallway_motion.occupancy').actions, undefined);
     assert.ok(catalog.json.tools.some((t: { name: string; parameters: { type: string } }) => t.name === 'kitchen_light' && t.parameters.type === 'object'));
     assert.ok(catalog.json.areas.includes('Hallway'));
     assert.ok(catalog.json.principals.includes('http:node-red'));

@@ -56,6 +56,17 @@ function flow() {
       value: 'warm',
       wires: [['yes'], ['no']],
     },
+    // "is not" is how a person writes it; the node's word is is_not: an error, not a silent "is".
+    {
+      id: 'cs-badop',
+      type: 'hearth-current-state',
+      z: 'f1',
+      bridge: 'bridge',
+      entity: 'living_room_lamp.lamp',
+      op: 'is not',
+      value: 'on',
+      wires: [['yes'], ['no']],
+    },
     { id: 'yes', type: 'helper', z: 'f1' },
     { id: 'no', type: 'helper', z: 'f1' },
     { id: 'catcher', type: 'catch', z: 'f1', scope: null, uncaught: false, wires: [['caught']] },
@@ -210,9 +221,11 @@ describe('hearth-current-state', () => {
     const caught = collect('caught');
     node('cs-on').receive({ entity: 'nope.nothing' });
     node('cs-bad').receive({});
-    await waitFor('two errors caught', () => caught.length >= 2, 5000);
+    node('cs-badop').receive({});
+    await waitFor('three errors caught', () => caught.length >= 3, 5000);
     const texts = caught.map((m) => m.error.message).join('\n');
     assert.match(texts, /no entity "nope.nothing" this node may read/);
     assert.match(texts, /"below" needs a number to compare with, got "warm"/);
+    assert.match(texts, /"is not" is not a comparison; one of is, is_not, above, below/);
   });
 });

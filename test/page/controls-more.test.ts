@@ -4,26 +4,20 @@
 // Hearth on a real broker with the simulator: each control's call lands on
 // the broker and in the audit as the signed-in principal.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { loadConfig } from '../../src/config/load.js';
 import { Hearth } from '../../src/hearth.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
-import { ROOT } from '../helpers/cli.js';
 import { logSink } from '../helpers/log-sink.js';
+import { CHROMIUM, openSignedIn, PAGE_ARTIFACTS } from '../helpers/page-browser.js';
 import { waitFor } from '../helpers/wait.js';
-
-const ARTIFACTS = join(ROOT, 'test', 'artifacts', 'page');
-const CHROMIUM = [process.env.HEARTH_CHROMIUM, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium']
-  .filter((p): p is string => !!p)
-  .find((p) => existsSync(p));
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run'];
 
 const FILE = `
 devices:
@@ -87,7 +81,7 @@ describe('card controls for fans, selects, numbers and buttons (headless Chromiu
 
   before(async () => {
     assert.ok(CHROMIUM, 'Chromium is not installed');
-    mkdirSync(ARTIFACTS, { recursive: true });
+    mkdirSync(PAGE_ARTIFACTS, { recursive: true });
     broker = await startAedes();
     writeFileSync(join(dir, 'kinds.yaml'), FILE);
     const { config } = loadConfig({
@@ -106,19 +100,12 @@ describe('card controls for fans, selects, numbers and buttons (headless Chromiu
     watcher = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
     watcher.on('message', (topic, payload) => seen.push({ topic, payload: payload.toString('utf8') }));
     await watcher.subscribeAsync('t/#', { qos: 0 });
-    context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ARGS,
+    ({ context, page } = await openSignedIn(server.url, token, {
+      profileDir: join(dir, 'profile'),
       viewport: { width: 1280, height: 900 },
-      timeout: 30_000,
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
-    await page.goto(`${server.url}/#devices`);
-    await page.fill('#token', token);
-    await page.click('#login-form button[type=submit]');
-    await page.locator('#live', { hasText: 'live' }).waitFor();
+      name: 'owner',
+      hash: '#devices',
+    }));
   });
   after(async () => {
     await context?.close().catch(() => undefined);
@@ -165,6 +152,6 @@ describe('card controls for fans, selects, numbers and buttons (headless Chromiu
       'the press was sent',
     );
     await audited('heater.reset', 'press');
-    await page.screenshot({ path: join(ARTIFACTS, 'dash-11-more-kinds.png'), fullPage: true });
+    await page.screenshot({ path: join(PAGE_ARTIFACTS, 'dash-11-more-kinds.png'), fullPage: true });
   });
 });

@@ -6,32 +6,16 @@
 // act on nothing sees no control and never the camera it may not read.
 // Screenshots of each view at desktop and phone sizes go to test/artifacts/page/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { freePort } from '../helpers/brokers.js';
-import { ROOT, runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
+import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
+import { CHROMIUM, DESKTOP, openSignedIn, PAGE_ARTIFACTS as ARTIFACTS, PHONE } from '../helpers/page-browser.js';
 import { waitFor } from '../helpers/wait.js';
-
-const ARTIFACTS = join(ROOT, 'test', 'artifacts', 'page');
-const CHROMIUM = [process.env.HEARTH_CHROMIUM, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium']
-  .filter((p): p is string => !!p)
-  .find((p) => existsSync(p));
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const DESKTOP = { width: 1440, height: 900 };
-const PHONE = { width: 390, height: 844 };
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-dashboard-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -45,7 +29,8 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
   /** The latest payload seen on each topic (the simulator's state reports). */
   const last = new Map<string, string>();
   const contexts: BrowserContext[] = [];
-  const problems: string[] = [];
+  /** Each page's problems (page errors, console errors, requests outside the server). */
+  const problems: string[][] = [];
   let page: Page;
 
   const api = async (path: string, token = ownerToken, body?: unknown) => {
@@ -68,28 +53,10 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
   };
 
   async function open(token: string, viewport: { width: number; height: number }, name: string): Promise<Page> {
-    const context = await chromium.launchPersistentContext(join(dir, `profile-${name}`), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ARGS,
-      viewport,
-      timeout: 30_000,
-    });
-    contexts.push(context);
-    const p = context.pages()[0] ?? (await context.newPage());
-    p.setDefaultTimeout(15_000);
-    p.on('pageerror', (err) => problems.push(`${name}: page error: ${err.message}`));
-    p.on('console', (msg) => {
-      if (msg.type() === 'error' && !/status of 40[13]/.test(msg.text())) problems.push(`${name}: console error: ${msg.text()}`);
-    });
-    p.on('request', (req) => {
-      if (!req.url().startsWith(base) && !/^(blob|data):/.test(req.url())) problems.push(`${name}: outside request ${req.url()}`);
-    });
-    await p.goto(base);
-    await p.fill('#token', token);
-    await p.click('#login-form button[type=submit]');
-    await p.locator('#live', { hasText: 'live' }).waitFor();
-    return p;
+    const signed = await openSignedIn(base, token, { profileDir: join(dir, `profile-${name}`), viewport, name });
+    contexts.push(signed.context);
+    problems.push(signed.problems);
+    return signed.page;
   }
   /** Read /api/events, pushing the entity id of every state event. */
   function stream(token: string, ids: string[]): AbortController {
@@ -453,6 +420,6 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
   });
 
   it('raised no page errors and fetched nothing from elsewhere', () => {
-    assert.deepEqual(problems, []);
+    assert.deepEqual(problems.flat(), []);
   });
 });

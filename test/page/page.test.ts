@@ -4,49 +4,16 @@
 // first), a token from `hearth token create`, and headless Chromium driven by
 // playwright-core. Screenshots of every step go to test/artifacts/page/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { freePort, startAedes, type TestBroker } from '../helpers/brokers.js';
-import { ROOT, runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
+import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { OWNER, startHome, type TestHome } from '../helpers/home.js';
-
-export const ARTIFACTS = join(ROOT, 'test', 'artifacts', 'page');
-
-const CHROMIUM_CANDIDATES = [
-  process.env.HEARTH_CHROMIUM,
-  '/usr/bin/chromium',
-  '/usr/bin/chromium-headless-shell',
-  '/usr/lib/chromium/chromium',
-  '/usr/lib/chromium/chromium-headless-shell',
-].filter((p): p is string => !!p);
-
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-/** Debian's Chromium, or a clear failure: this test is never skipped silently. */
-export function findChromium(): string {
-  const found = CHROMIUM_CANDIDATES.find((p) => existsSync(p));
-  if (!found) {
-    throw new Error(
-      `Chromium is not installed (looked for ${CHROMIUM_CANDIDATES.join(', ')}). The web page tests need it: ` +
-        'run `bash .ci/run` (it installs it), or `apt-get install -y --no-install-recommends chromium-headless-shell` ' +
-        '(or `chromium`), or point HEARTH_CHROMIUM at a Chromium binary.',
-    );
-  }
-  return found;
-}
+import { CHROMIUM_ARGS, findChromium, PAGE_ARTIFACTS as ARTIFACTS } from '../helpers/page-browser.js';
 
 /** Chromium with a fresh profile (user-data-dir) under `dir`. */
 async function launch(profile: string, viewport = { width: 1280, height: 860 }): Promise<{ context: BrowserContext; page: Page }> {

@@ -1,6 +1,6 @@
 // Controls of the kinds #31 added (scenes, robot vacuums and mowers, sirens, humidifiers, water heaters,
-// texts and messages), drawn with the card's own helpers (controls.js). Returns whether it drew them.
-import { h } from './shared.js';
+// firmware updates, texts and messages), drawn with the card's own helpers (controls.js). Returns whether it drew them.
+import { h, state } from './shared.js';
 
 /** Append this entity's controls to `box`; false for a kind it does not know. */
 export function applianceControls(e, { ctl, box, may, props, off, button, toggle, slider, choice, call }) {
@@ -16,9 +16,9 @@ export function applianceControls(e, { ctl, box, may, props, off, button, toggle
         ['start_mowing', 'Start mowing'],
         ['pause', 'Pause'],
         ['stop', 'Stop'],
-        ['return_to_base', 'Home'],
+        ['return_to_base', 'Return to base'],
         ['dock', 'Dock'],
-        ['clean_spot', 'Spot'],
+        ['clean_spot', 'Clean spot'],
         ['locate', 'Locate'],
       ])
         if (ctl.actions[a] && may(a)) row.append(button(label, { action: a }));
@@ -62,6 +62,14 @@ export function applianceControls(e, { ctl, box, may, props, off, button, toggle
       if (props.mode?.enum && may('set_mode')) box.append(choice('Mode', 'mode', props.mode.enum, e.value, (v) => ({ action: 'set_mode', mode: v })));
       break;
     }
+    case 'update':
+      // Installing needs a person (migration 0015): the card says it waits for approval once pressed.
+      if (may('install')) {
+        const latest = e.attributes?.latest_version;
+        const label = latest && latest !== e.value ? `Install ${latest}` : 'Install';
+        box.append(button(label, { action: 'install' }, { dataset: { control: 'install' }, disabled: off || e.attributes?.in_progress === true }));
+      }
+      break;
     case 'text':
     case 'notify': {
       const key = e.kind === 'text' ? 'text' : 'message';
@@ -88,7 +96,11 @@ export function applianceControls(e, { ctl, box, may, props, off, button, toggle
               class: 'small',
               disabled: off,
               dataset: { control: e.kind === 'text' ? 'set-text' : 'send' },
-              onclick: () => call(e, { [key]: input.value }, e.kind === 'text' ? 'Set text' : 'Send'),
+              onclick: async () => {
+                await call(e, { [key]: input.value }, e.kind === 'text' ? 'Set text' : 'Send');
+                // A message sent is gone from the box (a second press would send it again); a display keeps its text.
+                if (e.kind === 'notify' && state.controlStatus.get(e.id)?.outcome === 'confirmed') input.value = '';
+              },
             },
             e.kind === 'text' ? 'Set' : 'Send',
           ),

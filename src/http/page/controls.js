@@ -2,7 +2,7 @@
 // result of a call on the card.
 import { api, fmtValue, h, outcomeBadge, state } from './shared.js';
 import { applianceControls } from './appliance-controls.js';
-import { COLOR_WORDS, SWATCHES, hex, kelvinOf, lightRgb } from './values.js';
+import { COLOR_WORDS, cap, SWATCHES, hex, kelvinOf, lightRgb } from './values.js';
 
 // ------------------------------------------------------------------ controls
 
@@ -276,7 +276,7 @@ export function controlsFor(e, ctl) {
       // Robots, sirens, scenes, humidity, hot water, texts and messages (#31): their own module.
       if (applianceControls(e, { ctl, box, may, props, off, button, toggle, slider, choice, call: callControl })) break;
       const row = h('div', { class: 'buttons' });
-      for (const a of Object.keys(ctl.actions)) if (may(a)) row.append(button(a.replace(/_/g, ' '), { action: a }));
+      for (const a of Object.keys(ctl.actions)) if (may(a)) row.append(button(cap(a), { action: a }));
       box.append(row);
     }
   }
@@ -301,7 +301,7 @@ function choice(label, control, options, current, toArgs) {
     'select',
     // `shown`: the device's value when drawn; a different value is the person's choice, not yet Set.
     { id, dataset: { control, shown: String(current ?? '') } },
-    options.map((o) => h('option', { value: o, selected: o === current }, String(o).replace(/_/g, ' '))),
+    options.map((o) => h('option', { value: o, selected: o === current }, cap(o))),
   );
   return h(
     'label',
@@ -314,7 +314,7 @@ function choice(label, control, options, current, toArgs) {
         type: 'button',
         class: 'small',
         dataset: { control: `${control}-set` },
-        onclick: () => callControlById(select.closest('.entity')?.dataset.entity, toArgs(select.value), `${label} ${select.value}`),
+        onclick: () => callControlById(select.closest('.entity')?.dataset.entity, toArgs(select.value), `${label} ${select.value.replace(/_/g, ' ')}`),
       },
       'Set',
     ),

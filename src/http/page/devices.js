@@ -2,7 +2,7 @@
 import { controlsFor, loadControls, statusParts } from './controls.js';
 import { noteSparkValue, openHistory, sparkline, wantsSparkline } from './history.js';
 import { $, api, fetchBlob, fmtDateTime, fmtTime, fmtValue, h, relTime, state, toast } from './shared.js';
-import { colorName, detailAttrs, hex, kelvinOf, kelvinWords, lightRgb, mainValue } from './values.js';
+import { attrWords, cap, colorName, detailAttrs, hex, kelvinOf, kelvinWords, lightRgb, mainValue } from './values.js';
 
 /** An area of at most this many cards is kept in one column (style.css `.area.whole`). */
 const WHOLE_AREA_CARDS = 6;
@@ -43,7 +43,10 @@ export function applyState(s) {
   const card = document.querySelector(`.entity[data-entity="${CSS.escape(s.id)}"]`);
   if (card) {
     // Keep the keyboard where it was: the same control in the new card gets the focus back.
-    const focused = card.contains(document.activeElement) ? document.activeElement?.dataset?.control : undefined;
+    const active = card.contains(document.activeElement) ? document.activeElement : undefined;
+    const focused = active?.dataset?.control;
+    // Words being typed (a display's text, a message, a number) survive a report too, with the caret where it was.
+    const typing = active?.matches?.('input[type="text"], input[type="number"]') ? { value: active.value, at: active.selectionStart } : undefined;
     const open = card.querySelector('details.more')?.open;
     // A choice made in a select but not yet Set survives the new state (a report must not undo it).
     const pending = [...card.querySelectorAll('select[data-control]')].filter((sel) => sel.value !== sel.dataset.shown);
@@ -54,7 +57,12 @@ export function applyState(s) {
       if (same && [...same.options].some((o) => o.value === sel.value)) same.value = sel.value;
     }
     card.replaceWith(fresh);
-    if (focused) fresh.querySelector(`[data-control="${CSS.escape(focused)}"]`)?.focus();
+    const again = focused ? fresh.querySelector(`[data-control="${CSS.escape(focused)}"]`) : null;
+    if (again && typing) {
+      again.value = typing.value;
+      if (typing.at !== null && again.type === 'text') again.setSelectionRange(typing.at, typing.at);
+    }
+    again?.focus();
   } else renderDevices();
 }
 
@@ -137,6 +145,7 @@ function entityCard(e) {
           `Target ${withUnit(e.attributes.temperature)} · ${fmtValue(e.value)}${e.attributes.action ? ` · ${fmtValue(e.attributes.action)}` : ''}`,
         )
       : null,
+    applianceLine(e, withUnit),
   );
   if (isCamera) {
     const img = h('img', { class: 'frame', alt: `Latest picture from ${e.name}`, width: 320, height: 180 });
@@ -175,7 +184,10 @@ function entityCard(e) {
         ? h(
             'dl',
             { class: 'attrs' },
-            attrs.flatMap(([k, v]) => [h('dt', {}, k.replace(/_/g, ' ')), h('dd', {}, /temperature/.test(k) ? withUnit(v) : fmtValue(v))]),
+            attrs.flatMap(([k, v]) => {
+              const [name, text] = attrWords(e, k, v);
+              return [h('dt', {}, name), h('dd', {}, text)];
+            }),
           )
         : null,
       h(
@@ -188,6 +200,31 @@ function entityCard(e) {
     ),
   );
   return card;
+}
+
+/** The line under the value of the kinds of #31 whose value says one thing of several: a robot's battery and fan
+ * speed, a water heater's target and mode, when a doorbell last rang, a firmware's installed and latest version. */
+function applianceLine(e, withUnit) {
+  const a = e.attributes ?? {};
+  if (e.kind === 'vacuum' || e.kind === 'lawn_mower') {
+    const parts = [
+      typeof a.battery_level === 'number' ? `Battery ${Math.round(a.battery_level)}%` : '',
+      a.fan_speed ? `fan speed ${fmtValue(a.fan_speed).replace(/_/g, ' ')}` : '',
+    ];
+    const text = parts.filter(Boolean).join(' · ');
+    return text ? h('p', { class: 'sub' }, text) : null;
+  }
+  if (e.kind === 'water_heater') {
+    const parts = [typeof a.temperature === 'number' ? `Target ${withUnit(a.temperature)}` : '', typeof a.current_temperature === 'number' ? cap(e.value) : ''];
+    if (a.away_mode !== undefined && a.away_mode !== null) parts.push(a.away_mode === true || a.away_mode === 'on' ? 'Away' : '');
+    const text = parts.filter(Boolean).join(' · ');
+    return text ? h('p', { class: 'sub' }, text) : null;
+  }
+  if (e.kind === 'event' && e.updatedAt && e.value !== null && e.value !== undefined)
+    return h('p', { class: 'sub' }, 'Last event ', e.retained ? 'before Hearth started' : relTime(e.updatedAt));
+  if (e.kind === 'update' && e.value !== null && e.value !== undefined)
+    return h('p', { class: 'sub' }, `Installed ${fmtValue(e.value)}${a.latest_version ? ` · latest ${fmtValue(a.latest_version)}` : ''}`);
+  return null;
 }
 
 async function snapshot(e) {

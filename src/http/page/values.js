@@ -103,6 +103,8 @@ export function stateWord(e, value) {
     const words = BINARY_WORDS[e.deviceClass] ?? ['On', 'Off'];
     return value === 'on' ? words[0] : words[1];
   }
+  // A presence tracker's not_home is Away on the card, in the history and in a change's words alike.
+  if (e?.kind === 'device_tracker' && (value === 'home' || value === 'not_home')) return value === 'home' ? 'Home' : 'Away';
   return cap(value);
 }
 
@@ -125,11 +127,38 @@ export function mainValue(e, ctl) {
   if ((e.kind === 'cover' || e.kind === 'valve') && typeof a.position === 'number') return `${cap(e.value)} · ${a.position}%`;
   if (e.kind === 'fan' && e.value === 'on' && typeof a.percentage === 'number') return `On · ${a.percentage}%`;
   if (e.kind === 'climate') return typeof a.current_temperature === 'number' ? withUnit(a.current_temperature) : cap(e.value);
-  if (e.kind === 'vacuum' && typeof a.battery_level === 'number') return `${cap(e.value)} · ${a.battery_level}%`;
-  if (e.kind === 'humidifier' && e.value === 'on' && typeof a.humidity === 'number') return `On · ${a.humidity}%`;
-  if (e.kind === 'device_tracker') return e.value === 'home' ? 'Home' : e.value === 'not_home' ? 'Away' : cap(e.value);
-  if (e.kind === 'update' && a.latest_version !== undefined && a.latest_version !== e.value) return `${fmtValue(e.value)} → ${fmtValue(a.latest_version)}`;
+  if (e.kind === 'humidifier' && e.value === 'on' && typeof a.humidity === 'number') return `On · target ${a.humidity}%`;
+  // A water heater's state is its mode: the water's temperature is what a person asks, the mode goes below.
+  if (e.kind === 'water_heater' && typeof a.current_temperature === 'number') return withUnit(a.current_temperature);
+  if (e.kind === 'device_tracker') return stateWord(e, e.value);
+  if (e.kind === 'update') {
+    if (a.in_progress === true) return `Installing ${fmtValue(a.latest_version ?? '')}`.trim();
+    return a.latest_version !== undefined && a.latest_version !== null && a.latest_version !== e.value
+      ? `${fmtValue(e.value)} → ${fmtValue(a.latest_version)}`
+      : `Up to date · ${fmtValue(e.value)}`;
+  }
+  // A display's text is the words it shows, as they are.
+  if (e.kind === 'text') return fmtValue(e.value);
   return typeof e.value === 'number' ? withUnit(e.value) : cap(e.value);
+}
+
+/** Attributes read as percentages (0-100), and as fractions shown as percentages (0-1). */
+const PERCENT_ATTRS = new Set(['battery_level', 'battery', 'humidity', 'current_humidity', 'percentage', 'position', 'update_percentage']);
+const FRACTION_ATTRS = new Set(['volume_level']);
+
+/** One attribute of the details, in words: "battery level 80%", "volume level 50%", "in progress yes", "target 50 °C". */
+export function attrWords(e, key, v) {
+  // A thermostat's, a water heater's and a humidifier's own setting is the target, not a reading.
+  const target = (key === 'temperature' && e.kind !== 'sensor') || (key === 'humidity' && e.kind === 'humidifier');
+  const name = target ? `target ${key}` : key.replace(/_/g, ' ');
+  let text;
+  if (typeof v === 'number' && PERCENT_ATTRS.has(key)) text = `${fmtValue(v)}%`;
+  else if (typeof v === 'number' && FRACTION_ATTRS.has(key)) text = `${Math.round(v * 100)}%`;
+  else if (typeof v === 'number' && /temperature/.test(key)) text = `${fmtValue(v)}${e.unit ? ` ${e.unit}` : ''}`;
+  else if (typeof v === 'boolean') text = v ? 'yes' : 'no';
+  else if (typeof v === 'object') text = Array.isArray(v) ? v.map((x) => fmtValue(x)).join(', ') : '…';
+  else text = fmtValue(v).replace(/_/g, ' ');
+  return [name, text];
 }
 
 /** Attributes left for the details (the ones the value and controls already show are out, and a light's colour mode). */
@@ -165,6 +194,10 @@ export function argsWords(tool, args) {
     else if (k === 'color') parts.push(`colour ${colourWord(v)}`);
     else if ((k === 'position' || k === 'percentage') && typeof v === 'number') parts.push(`${k === 'position' ? 'position' : 'speed'} ${v}%`);
     else if (k === 'temperature' && typeof v === 'number') parts.push(`target ${fmtValue(v)}${e?.unit ? ` ${e.unit}` : ''}`);
+    // A humidifier's target, a siren's volume (0-1) and how long it sounds (#31).
+    else if (k === 'humidity' && typeof v === 'number') parts.push(`target humidity ${fmtValue(v)}%`);
+    else if (k === 'volume' && typeof v === 'number') parts.push(`volume ${Math.round(v * 100)}%`);
+    else if (k === 'duration' && typeof v === 'number') parts.push(`for ${fmtValue(v)} s`);
     else parts.push(`${k.replace(/_/g, ' ')} ${typeof v === 'object' ? JSON.stringify(v) : fmtValue(v).replace(/_/g, ' ')}`);
   }
   return [head || tool, ...parts].join(' · ');

@@ -1,0 +1,84 @@
+/// <reference lib="dom" />
+// Headless Chromium for the page tests: where Chromium is, the flags it runs with, and a page signed in with
+// a token at a viewport, whose page errors, console errors and requests outside the server are collected.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { ROOT } from './cli.js';
+
+/** Where the page tests put their screenshots. */
+export const PAGE_ARTIFACTS = join(ROOT, 'test', 'artifacts', 'page');
+
+const CHROMIUM_CANDIDATES = [
+  process.env.HEARTH_CHROMIUM,
+  '/usr/bin/chromium-headless-shell',
+  '/usr/bin/chromium',
+  '/usr/lib/chromium/chromium-headless-shell',
+  '/usr/lib/chromium/chromium',
+].filter((p): p is string => !!p);
+
+/** The Chromium the page tests drive, or undefined when none is installed (findChromium says what to do). */
+export const CHROMIUM = CHROMIUM_CANDIDATES.find((p) => existsSync(p));
+
+/** Debian's Chromium, or a clear failure: a page test is never skipped silently. */
+export function findChromium(): string {
+  if (!CHROMIUM) {
+    throw new Error(
+      `Chromium is not installed (looked for ${CHROMIUM_CANDIDATES.join(', ')}). The web page tests need it: ` +
+        'run `bash .ci/run` (it installs it), or `apt-get install -y --no-install-recommends chromium-headless-shell` ' +
+        '(or `chromium`), or point HEARTH_CHROMIUM at a Chromium binary.',
+    );
+  }
+  return CHROMIUM;
+}
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export const DESKTOP = { width: 1440, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+
+export interface SignedInPage {
+  context: BrowserContext;
+  page: Page;
+  /** Page errors, console errors (but 401/403 answers) and requests outside `base`, each named by `name`. */
+  problems: string[];
+}
+
+/** A fresh browser profile in `profileDir` at `viewport`, on `base` + `hash`, signed in with `token` and live. */
+export async function openSignedIn(
+  base: string,
+  token: string,
+  { profileDir, viewport, name, hash = '' }: { profileDir: string; viewport: { width: number; height: number }; name: string; hash?: string },
+): Promise<SignedInPage> {
+  const context = await chromium.launchPersistentContext(profileDir, {
+    executablePath: findChromium(),
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport,
+    timeout: 30_000,
+  });
+  const problems: string[] = [];
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(15_000);
+  page.on('pageerror', (err) => problems.push(`${name}: page error: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && !/status of 40[13]/.test(msg.text())) problems.push(`${name}: console error: ${msg.text()}`);
+  });
+  page.on('request', (req) => {
+    if (!req.url().startsWith(base) && !/^(blob|data):/.test(req.url())) problems.push(`${name}: outside request ${req.url()}`);
+  });
+  await page.goto(`${base}/${hash}`);
+  await page.fill('#token', token);
+  await page.click('#login-form button[type=submit]');
+  await page.locator('#live', { hasText: 'live' }).waitFor();
+  return { context, page, problems };
+}
