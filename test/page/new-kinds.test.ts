@@ -131,6 +131,19 @@ function cardsOfTheNewKinds(shape: 'per-entity' | 'grouped') {
     });
     assert.doesNotMatch(text, /[A-Za-z]_[A-Za-z]/, `snake_case words on a card: ${text}`);
     assert.doesNotMatch(text, /[{}[\]"]/, `raw JSON on a card: ${text}`);
+    // No word runs past the card's edge (a long firmware version, a long message), at any width.
+    const outside = await c.evaluate((el) => {
+      const edge = el.getBoundingClientRect().right + 1;
+      const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      const past: string[] = [];
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        if (range.getBoundingClientRect().right > edge) past.push(n.textContent ?? '');
+      }
+      return past;
+    });
+    assert.deepEqual(outside, [], 'text that runs past the card');
     return text;
   };
   const grant = async (entity: string) => {
