@@ -84,6 +84,11 @@ export async function createEngine(hearth: Hearth): Promise<Engine> {
       const granted = hearth.approvals.isGranted({ principal: principal.id, tool, entityId: request?.entityId || null, args });
       return granted ? { effect: 'allow', reason: 'an approval was granted for this call' } : d;
     },
+    // The offline model knows the home itself: it must know only what the session's principal may read.
+    mayRead: (principal, entityId) => {
+      const entity = hearth.bridge.registry.entity(entityId);
+      return !!entity && (hearth.tools.mayRead?.(principal, entity) ?? true);
+    },
     log: hearth.bridge.log.child({ part: 'agent' }),
   });
 }
