@@ -86,6 +86,20 @@ describe('security: the new kinds bound what devices announce and what is sent t
     assert.deepEqual(home.received, []);
   });
 
+  it("a message or text that is another kind's dangerous word is held like that kind's command", async () => {
+    home.clear();
+    for (const [tool, args, rule] of [
+      ['send_messages', { entity: home.entity('Hall panel').id, message: 'UNLOCK' }, /unlocking needs a person/],
+      ['send_messages', { entity: home.entity('Hall panel').id, message: 'disarm' }, /disarming the alarm needs a person/],
+      ['set_texts', { entity: home.entity('Door label').id, text: 'OPEN' }, /opening a garage door/],
+    ] as const) {
+      const held = await home.hearth.tools.call(tool, { ...args }, OWNER);
+      assert.match(held.text!, /^needs approval/, held.text);
+      assert.match(held.text!, rule);
+    }
+    assert.deepEqual(home.received, []);
+  });
+
   it('a plain message (line breaks and emoji too) is sent as written and audited with its text', async () => {
     home.clear();
     const panel = home.entity('Hall panel');
