@@ -17,8 +17,11 @@ export const MAX_AREA_CHARS = 60;
 export const MAX_MAKER_CHARS = 80;
 export const MAX_ALIASES = 8;
 export const MAX_WORD_CHARS = 40;
-/** Most values an option list keeps (a select's options, a vacuum's fan speeds, an event's types), and their longest. */
-export const MAX_OPTIONS = 100;
+/**
+ * Most values an option list keeps (a select's options, a vacuum's fan speeds, an event's types), and their longest.
+ * The longest real lists are Zigbee2MQTT's: an IR blaster's 235 air conditioner brands, a light's 220 effects.
+ */
+export const MAX_OPTIONS = 256;
 export const MAX_OPTION_CHARS = 64;
 /** Most entities one discovered device may bring (real ones have a few dozen). */
 export const MAX_ENTITIES_PER_DEVICE = 256;
