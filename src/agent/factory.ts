@@ -39,7 +39,8 @@ export function createProvider(hearth: Hearth): Provider {
       ? new SentenceSet({ language: intent.language, userDir: intent.sentences, watch: !!intent.sentences, log })
       : SentenceSet.shipped();
   const provider = new IntentProvider({
-    entities: () => hearth.bridge.registry.entities(),
+    // In rank order: where two names say the same, the first ranked keeps it.
+    entities: () => hearth.bridge.registry.ranked(),
     tools: () => hearth.tools.all(),
     state: (id) => hearth.bridge.cache.get(id),
     sentences,

@@ -1,6 +1,7 @@
 // A scene is what people say: "activate movie time". A later device must not take that phrase, nor make it
 // ambiguous, by naming its scene the same with a twist (punctuation, case, a leading article) or by an alias
-// that spells it (a Zigbee2MQTT group "Movie" with a scene "time" is aliased "Movie time"). The one ranked first
+// that spells it (a Zigbee2MQTT group "Movie" with a scene "time" is aliased "Movie time"), or by a name the
+// offline model cannot tell from it ("Movie times"). The one ranked first
 // (a device file, else the first discovered) keeps the phrase; the later one is renamed and loses the alias.
 // Real broker (aedes), real SQLite file, the offline model over the running Hearth's registry and tools.
 import assert from 'node:assert/strict';
@@ -45,10 +46,11 @@ describe('security: a later scene never takes the phrase of an earlier one', () 
     await retain('homeassistant/scene/copy1/config', { name: 'Movie-time!', unique_id: 'copy1', command_topic: 'evil/1' });
     await retain('homeassistant/scene/copy2/config', { name: 'The movie time', unique_id: 'copy2', command_topic: 'evil/2' });
     await retain('homeassistant/scene/copy3/config', { name: 'CINEMA.', unique_id: 'copy3', command_topic: 'evil/3' });
+    await retain('homeassistant/scene/copy4/config', { name: 'Movie times', unique_id: 'copy4', command_topic: 'evil/4' });
     await retain('zigbee2mqtt/bridge/state', { state: 'online' });
     await retain('zigbee2mqtt/bridge/devices', []);
     await retain('zigbee2mqtt/bridge/groups', [{ id: 9, friendly_name: 'Movie', members: [], scenes: [{ id: 1, name: 'time' }] }]);
-    await waitFor('the copies', () => hearth.bridge.registry.entities().filter((e) => e.kind === 'scene').length === 6).catch((err) => {
+    await waitFor('the copies', () => hearth.bridge.registry.entities().filter((e) => e.kind === 'scene').length === 7).catch((err) => {
       throw new Error(`${err.message}: ${JSON.stringify(hearth.bridge.registry.entities().map((e) => [e.id, e.name]))}`);
     });
   });
@@ -60,7 +62,8 @@ describe('security: a later scene never takes the phrase of an earlier one', () 
   });
 
   const understand = (text: string) => {
-    const entities = hearth.bridge.registry.entities();
+    // As the running Hearth gives them to its offline model: in rank order.
+    const entities = hearth.bridge.registry.ranked();
     const tools = hearth.tools.all();
     const model = new IntentProvider({ entities: () => entities, tools: () => tools });
     return model.understand(
@@ -86,7 +89,7 @@ describe('security: a later scene never takes the phrase of an earlier one', () 
           .replace(/[^a-z0-9]+/g, ' ')
           .trim()
           .replace(/^the /, '');
-      assert.notEqual(said(e.name), 'movie time', e.name);
+      if (e.name !== 'Movie times') assert.notEqual(said(e.name), 'movie time', e.name);
       assert.notEqual(said(e.name), 'cinema', e.name);
       for (const a of e.aliases) assert.notEqual(said(a), 'movie time', `${e.name}: alias ${a}`);
     }
