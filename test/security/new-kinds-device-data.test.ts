@@ -37,6 +37,13 @@ describe('security: the new kinds bound what devices announce and what is sent t
     });
     await home.publish('homeassistant/notify/panel/config', { name: 'Hall panel', unique_id: 'hall_panel', command_topic: 'panel/notify' });
     await home.publish('homeassistant/text/label/config', { name: 'Door label', unique_id: 'door_label', command_topic: 'panel/label' });
+    await home.publish('homeassistant/update/fw/config', {
+      name: 'Panel firmware',
+      unique_id: 'panel_fw',
+      state_topic: 'panel/fw',
+      command_topic: 'panel/fw/install',
+      payload_install: 'install',
+    });
     await waitFor('the four entities', () =>
       ['Robo', 'Bell', 'Hall panel', 'Door label'].every((n) => home.hearth.bridge.registry.entities().some((e) => e.name === n)),
     );
@@ -114,5 +121,21 @@ describe('security: the new kinds bound what devices announce and what is sent t
     assert.match(huge.text!, /more than 1000 characters/);
     const [refused] = home.hearth.audit.list({ entityId: panel.id, order: 'desc', limit: 1 });
     assert.ok(JSON.stringify(refused.args).length < 4000, `audit args of ${JSON.stringify(refused.args).length} characters`);
+  });
+
+  it("an update's JSON state nested thousands deep is skipped with a log line; the next good one is read, versions as text", async () => {
+    const fw = home.entity('Panel firmware');
+    await home.device.publishAsync('panel/fw', `{"installed_version": ${'['.repeat(5000)}${']'.repeat(5000)}}`);
+    await waitFor('the refusal', () => home.logs.lines.find((l) => l.topic === 'panel/fw' && /deeper than/.test(l.msg)));
+    // Versions keep their text: "2.10" is not 2.1, or an install of 2.1 over 2.10 would read as done.
+    await home.device.publishAsync('panel/fw', JSON.stringify({ installed_version: '2.10', latest_version: '2.1' }));
+    await waitFor('the good state', () => home.hearth.bridge.cache.get(fw.id)?.value === '2.10').catch((err) => {
+      throw new Error(
+        `${err.message}: ${JSON.stringify(home.hearth.bridge.cache.get(fw.id))} ${JSON.stringify(home.logs.lines.filter((l) => l.topic === 'panel/fw'))}`,
+      );
+    });
+    assert.equal(home.hearth.bridge.cache.get(fw.id)?.attributes.latest_version, 2.1);
+    const read = await home.hearth.tools.call('get_state', { entity: fw.id }, OWNER);
+    assert.match(read.text!, /"2\.10".*latest version 2\.1\b/);
   });
 });
