@@ -9,6 +9,13 @@ import { MAX_GROUP_SCENES } from '../../src/devices/discovery/zigbee2mqtt/groups
 import { type DiscoveredHome, openDiscoveredHome } from '../helpers/discovered-home.js';
 import { OWNER } from '../helpers/home.js';
 import { waitFor } from '../helpers/wait.js';
+import { z2mEntry } from '../helpers/zigbee2mqtt.js';
+
+const GROUPS = [
+  { id: 4, friendly_name: 'Everything', members: [], scenes: Array.from({ length: 5000 }, (_, i) => ({ id: i % 300, name: `Scene ${i}` })) },
+  // Zigbee2MQTT never names a group after a device: this one is waiting for the back door bulb to join.
+  { id: 5, friendly_name: 'Back door', members: [], scenes: [{ id: 1, name: 'Squat' }] },
+];
 
 describe("security: the new kinds never take another device's topic", () => {
   let home: DiscoveredHome;
@@ -50,9 +57,7 @@ describe("security: the new kinds never take another device's topic", () => {
     });
     await home.publish('zigbee2mqtt/bridge/state', { state: 'online' });
     await home.publish('zigbee2mqtt/bridge/devices', []);
-    await home.publish('zigbee2mqtt/bridge/groups', [
-      { id: 4, friendly_name: 'Everything', members: [], scenes: Array.from({ length: 5000 }, (_, i) => ({ id: i % 300, name: `Scene ${i}` })) },
-    ]);
+    await home.publish('zigbee2mqtt/bridge/groups', GROUPS);
     await waitFor(
       'the claims refused and the group read',
       () =>
@@ -90,5 +95,20 @@ describe("security: the new kinds never take another device's topic", () => {
     const scenes = home.hearth.bridge.registry.entities().filter((e) => e.deviceId === 'zigbee2mqtt_group_4');
     assert.ok(scenes.length > 0 && scenes.length <= MAX_GROUP_SCENES, `${scenes.length} scenes`);
     assert.equal(new Set(scenes.map((e) => e.payloads.activate)).size, scenes.length);
+  });
+
+  it("a group named after a device that joins later does not keep that device's set topic", async () => {
+    const squat = () => home.hearth.bridge.registry.entities().find((e) => e.deviceId === 'zigbee2mqtt_group_5');
+    assert.equal(squat()?.commandTopic, 'zigbee2mqtt/Back door/set', 'alone, the group is read');
+    await home.publish('zigbee2mqtt/bridge/devices', [await z2mEntry('LED1545G12', '0x000b57fffec6a5b2', 'Back door')]);
+    const light = await waitFor('the bulb', () =>
+      home.hearth.bridge.registry.entities().find((e) => e.kind === 'light' && e.commandTopic === 'zigbee2mqtt/Back door/set'),
+    );
+    assert.equal(squat(), undefined);
+    assert.deepEqual(
+      home.hearth.bridge.registry.refusedClaims().filter((r) => r.refused.deviceId === light.deviceId),
+      [],
+    );
+    assert.ok(home.logs.lines.some((l) => l.group === 'zigbee2mqtt_group_5' && /has a device's name/.test(l.msg)));
   });
 });
