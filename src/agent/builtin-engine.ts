@@ -46,6 +46,8 @@ export interface BuiltinEngineOptions {
   subagents?: Partial<SubagentLimits>;
   /** What the policy would decide for a call now (for one request's all-or-none); see BuiltinSessionOptions.decide. */
   decide?: BuiltinSessionOptions['decide'];
+  /** What a principal may read (told to a provider that knows the home itself); see BuiltinSessionOptions.mayRead. */
+  mayRead?: BuiltinSessionOptions['mayRead'];
 }
 
 export const DEFAULT_PRINCIPAL: Principal = { id: 'agent:local', roles: [] };
@@ -239,6 +241,7 @@ export class BuiltinEngine implements Engine {
       ...(s.hostState !== undefined && s.hostState !== null ? { hostState: s.hostState } : {}),
       maxRounds: this.options.maxRounds ?? 8,
       ...(this.options.decide ? { decide: this.options.decide } : {}),
+      ...(this.options.mayRead ? { mayRead: this.options.mayRead } : {}),
       limits: this.limits,
       log: (this.options.log ?? silentLogger).child({ session: id }),
       ...(s.subagents ? { subagents: { ...DEFAULT_SUBAGENT_LIMITS, ...this.options.subagents } } : {}),

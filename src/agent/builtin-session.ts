@@ -37,7 +37,7 @@ import { createAjv, schemaProblems } from '../util/ajv.js';
 import type { HistoryStore } from './history.js';
 import type { MemoryStore } from './memory.js';
 import { isQuestion } from './providers/intent/question.js';
-import { ProviderError, type ChatMessage, type ContentPart, type FunctionSpec, type Provider, type ToolCallRequest } from './provider.js';
+import { ProviderError, type ChatMessage, type ContentPart, type FunctionSpec, type Provider, type ProviderRequest, type ToolCallRequest } from './provider.js';
 import { type ChildRun, isSubagentTool, Subagents, subagentSystemPrompt, type ChildOutcome, type SubagentLimits } from './subagents.js';
 import { TurnHandle } from './turn.js';
 import {
@@ -106,6 +106,8 @@ export interface BuiltinSessionOptions {
   hostState?: unknown;
   /** What the policy would decide for a call now, counting an approval already granted for it (no side effects). */
   decide?: (tool: string, args: Record<string, unknown>, principal: Principal) => { effect: string; reason: string } | undefined;
+  /** Whether the principal may read this entity (a model that knows the home itself is told; see ProviderRequest.context). */
+  mayRead?: (principal: Principal, entityId: string) => boolean;
 }
 
 interface PendingPermission {
@@ -516,6 +518,15 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     }
   }
 
+  /** What a provider is told of the speaker: its area, and what its principal may read. */
+  private providerContext(): NonNullable<ProviderRequest['context']> {
+    const mayRead = this.o.mayRead;
+    // Decided once per entity per round (a model may ask for every entity of the home several times).
+    const known = new Map<string, boolean>();
+    const readable = (entityId: string) => known.get(entityId) ?? known.set(entityId, !!mayRead?.(this.principal, entityId)).get(entityId)!;
+    return { ...(this.o.area ? { area: this.o.area } : {}), ...(mayRead ? { readable } : {}) };
+  }
+
   // ------------------------------------------------------------------ the loop
 
   private async loop(run: LoopRun): Promise<LoopResult> {
@@ -535,7 +546,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
           messages,
           tools: run.specs,
           signal,
-          ...(this.o.area ? { context: { area: this.o.area } } : {}),
+          ...(this.o.area || this.o.mayRead ? { context: this.providerContext() } : {}),
         })) {
           if (signal.aborted) break;
           switch (ev.type) {

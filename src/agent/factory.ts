@@ -39,7 +39,8 @@ export function createProvider(hearth: Hearth): Provider {
       ? new SentenceSet({ language: intent.language, userDir: intent.sentences, watch: !!intent.sentences, log })
       : SentenceSet.shipped();
   const provider = new IntentProvider({
-    entities: () => hearth.bridge.registry.entities(),
+    // In rank order: where two names say the same, the first ranked keeps it.
+    entities: () => hearth.bridge.registry.ranked(),
     tools: () => hearth.tools.all(),
     state: (id) => hearth.bridge.cache.get(id),
     sentences,
@@ -83,6 +84,11 @@ export async function createEngine(hearth: Hearth): Promise<Engine> {
       const request = hearth.tools.policyRequest(tool, args, principal);
       const granted = hearth.approvals.isGranted({ principal: principal.id, tool, entityId: request?.entityId || null, args });
       return granted ? { effect: 'allow', reason: 'an approval was granted for this call' } : d;
+    },
+    // The offline model knows the home itself: it must know only what the session's principal may read.
+    mayRead: (principal, entityId) => {
+      const entity = hearth.bridge.registry.entity(entityId);
+      return !!entity && (hearth.tools.mayRead?.(principal, entity) ?? true);
     },
     log: hearth.bridge.log.child({ part: 'agent' }),
   });

@@ -28,8 +28,11 @@ export interface ProviderRequest {
   messages: ChatMessage[];
   tools: FunctionSpec[];
   signal: AbortSignal;
-  /** Where the speaker is (a voice satellite's or wall tablet's area): "in here" means it. */
-  context?: { area?: string };
+  /**
+   * Where the speaker is (a voice satellite's or wall tablet's area): "in here" means it. `readable`: the
+   * entities the session's principal may read (a model that knows the home itself must not name the rest).
+   */
+  context?: { area?: string; readable?: (entityId: string) => boolean };
 }
 
 export type ProviderEvent =

@@ -127,6 +127,7 @@ export function normalizeValue(entity: Entity, raw: unknown): StateValue {
     if (NO_VALUE.has(text.toLowerCase())) return null;
     return text.slice(0, 100);
   }
+  if (entity.kind === 'update') return versionText(raw);
   if (entity.kind === 'event') {
     // Only the event types the device declared: anything else is not an event of this entity.
     const text = String(raw).trim();
@@ -154,6 +155,27 @@ export function normalizeValue(entity: Entity, raw: unknown): StateValue {
     throw new PayloadError('bad_value', `${JSON.stringify(text.slice(0, 40))} is not a state of a ${entity.kind} (${Object.values(entity.states).join(', ')})`);
   }
   return scalar(raw);
+}
+
+/** Attributes whose value is a version: text, as written ("1.10" is not 1.1). */
+const VERSION_ATTRIBUTES: ReadonlySet<string> = new Set(['installed_version', 'latest_version']);
+
+/** A raw attribute value as the entity keeps it. */
+export function normalizeAttribute(entity: Entity, name: string, raw: unknown): StateValue {
+  return entity.kind === 'update' && VERSION_ATTRIBUTES.has(name) ? versionText(raw) : scalar(raw);
+}
+
+/**
+ * A firmware version: a number only when it reads back the same ("16777287", "1.1"), else text as written: "2.0"
+ * stays "2.0" and "1.10" stays "1.10" (as numbers they would read 2 and 1.1, and 1.10 would pass for 1.1).
+ */
+function versionText(raw: unknown): StateValue {
+  if (raw === null || raw === undefined || typeof raw === 'object') return null;
+  if (typeof raw === 'number') return Number.isFinite(raw) ? raw : null;
+  const text = String(raw).trim();
+  if (NO_VALUE.has(text.toLowerCase())) return null;
+  const n = Number(text);
+  return text !== '' && Number.isFinite(n) && String(n) === text ? n : text.slice(0, 100);
 }
 
 /** Numbers stay numbers, numeric text becomes a number, the rest is text. */

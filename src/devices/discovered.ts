@@ -5,7 +5,7 @@
 // alias, unit and device class is cleaned and capped (they reach a model as
 // quoted device data). A device or entity whose id breaks the rules is
 // refused, with the reason, rather than repaired into something else.
-import { cleanUntrustedText } from '../util/untrusted-text.js';
+import { cleanUntrustedText, INVISIBLE } from '../util/untrusted-text.js';
 import type { Device, Entity } from './model.js';
 
 /** Device ids, as in device files. */
@@ -17,6 +17,12 @@ export const MAX_AREA_CHARS = 60;
 export const MAX_MAKER_CHARS = 80;
 export const MAX_ALIASES = 8;
 export const MAX_WORD_CHARS = 40;
+/**
+ * Most values an option list keeps (a select's options, a vacuum's fan speeds, an event's types), and their longest.
+ * The longest real lists are Zigbee2MQTT's: an IR blaster's 235 air conditioner brands, a light's 220 effects.
+ */
+export const MAX_OPTIONS = 256;
+export const MAX_OPTION_CHARS = 64;
 /** Most entities one discovered device may bring (real ones have a few dozen). */
 export const MAX_ENTITIES_PER_DEVICE = 256;
 
@@ -50,6 +56,9 @@ function admitEntity(device: Device, entity: Entity): Entity | Refusal {
       .filter(Boolean)
       .slice(0, MAX_ALIASES),
   };
+  // Options are sent to the device as they are, so they cannot be cleaned: a value with hidden characters, or too
+  // long to be a setting, is left out (it reaches a model in schemas and errors), and a list is capped.
+  admitted.options = Object.fromEntries(Object.entries(entity.options).map(([name, values]) => [name, cleanOptions(values)] as const));
   for (const [field, value] of [
     ['area', area],
     ['unit', unit],
@@ -60,6 +69,16 @@ function admitEntity(device: Device, entity: Entity): Entity | Refusal {
     else admitted[field] = value;
   }
   return admitted;
+}
+
+function cleanOptions(values: string[]): string[] {
+  const out: string[] = [];
+  for (const v of values) {
+    if (out.length >= MAX_OPTIONS) break;
+    INVISIBLE.lastIndex = 0;
+    if (typeof v === 'string' && v.length && v.length <= MAX_OPTION_CHARS && !INVISIBLE.test(v) && !out.includes(v)) out.push(v);
+  }
+  return out;
 }
 
 /** The devices as the registry may hold them, and what was refused and why. */

@@ -98,6 +98,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     this.merged = distinctNames(
       this.merged,
       [...files, ...found].map((c) => c.entity.id),
+      new Set(files.map((c) => c.entity.id)),
     );
     const current = new Map(this.merged.flatMap((d) => d.entities.map((e) => [e.id, e] as const)));
     this.rankedEntities = [...files, ...found].map((c) => current.get(c.entity.id)).filter((e): e is Entity => !!e);
@@ -176,28 +177,47 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
 /**
  * Two entities with one name cannot be told apart (by voice, in a list, by a model): the one ranked first
  * keeps the name, a later one gets its area added ("Kitchen light (Hallway)") when that tells it apart, else a
- * number ("Kitchen light 2"). Ranks are kept across restarts, so the names are stable.
+ * number ("Kitchen light 2"). Ranks are kept across restarts, so the names are stable. Names compare as they
+ * are said (case, accents, punctuation and a leading article aside: "The movie-time!" is "Movie time"), and a
+ * discovered entity's alias that is already an earlier entity's name or alias is dropped, so that a later
+ * device never takes (nor makes ambiguous) what people say of an earlier one. A device file's aliases are the
+ * owner's and stay.
  */
-function distinctNames(devices: Device[], rank: readonly string[]): Device[] {
+function distinctNames(devices: Device[], rank: readonly string[], fromFiles: ReadonlySet<string>): Device[] {
   const order = new Map(rank.map((id, i) => [id, i]));
   const all = devices.flatMap((d) => d.entities).sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
-  const key = (name: string) => name.trim().toLowerCase().replace(/\s+/g, ' ');
-  const taken = new Set<string>();
-  const renamed = new Map<string, string>();
+  const owner = new Map<string, string>();
+  const renamed = new Map<string, Entity>();
   for (const e of all) {
-    if (!taken.has(key(e.name))) {
-      taken.add(key(e.name));
-      continue;
+    let name = e.name;
+    const held = owner.get(saidKey(name));
+    if (held !== undefined && held !== e.id) {
+      name = e.area ? `${e.name} (${e.area})` : '';
+      for (let n = 2; !name || owner.has(saidKey(name)); n++) name = `${e.name} ${n}`;
     }
-    let name = e.area ? `${e.name} (${e.area})` : '';
-    for (let n = 2; !name || taken.has(key(name)); n++) name = `${e.name} ${n}`;
-    taken.add(key(name));
-    renamed.set(e.id, name);
+    owner.set(saidKey(name), e.id);
+    const aliases = e.aliases.filter((a) => {
+      const k = saidKey(a);
+      const other = owner.get(k);
+      if (other !== undefined && other !== e.id && !fromFiles.has(e.id)) return false;
+      if (other === undefined) owner.set(k, e.id);
+      return true;
+    });
+    if (name !== e.name || aliases.length !== e.aliases.length) renamed.set(e.id, { ...e, name, aliases });
   }
   if (!renamed.size) return devices;
-  return devices.map((d) =>
-    d.entities.some((e) => renamed.has(e.id)) ? { ...d, entities: d.entities.map((e) => (renamed.has(e.id) ? { ...e, name: renamed.get(e.id)! } : e)) } : d,
-  );
+  return devices.map((d) => (d.entities.some((e) => renamed.has(e.id)) ? { ...d, entities: d.entities.map((e) => renamed.get(e.id) ?? e) } : d));
+}
+
+/** A name as it is said: no case, accents, punctuation or leading article, one space between words. */
+function saidKey(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim()
+    .replace(/^(?:the|a|an|my|our) (?=\S)/, '');
 }
 
 /** An entity with its commands taken away: read, never commanded. */

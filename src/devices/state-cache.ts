@@ -3,7 +3,7 @@
 // payload that does not fit is logged (once a minute per topic) and skipped.
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
-import { applyTransform, decodeFrame, Message, normalizeValue, PayloadError, scalar, type Frame, type StateValue } from './decode.js';
+import { applyTransform, decodeFrame, Message, normalizeAttribute, normalizeValue, PayloadError, type Frame, type StateValue } from './decode.js';
 import { readJsonPath } from './json-path.js';
 import { type AvailabilitySource, type Device, type Entity, FRAME_KINDS } from './model.js';
 import { PerKeyThrottle } from '../util/per-key-throttle.js';
@@ -192,7 +192,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         const transform = route.entity.attributes[route.name]?.transform;
         const raw = transform ? applyTransform(transform, message) : message.read(route.path);
         if (raw === undefined) return false;
-        state.attributes[route.name] = scalar(raw);
+        state.attributes[route.name] = normalizeAttribute(route.entity, route.name, raw);
         state.updatedAt = at;
         state.retained = retained;
         return true;

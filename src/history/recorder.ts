@@ -27,6 +27,10 @@ export interface RecorderOptions {
   now?: () => number;
 }
 
+/** Events recorded per event entity: this many at once, and this many a second on average. */
+export const EVENT_BURST = 20;
+export const EVENT_RATE = 2;
+
 export class HistoryRecorder {
   private pending: HistoryRow[] = [];
   private timer?: NodeJS.Timeout;
@@ -35,6 +39,8 @@ export class HistoryRecorder {
   private rolling = false;
   private closed = false;
   private last = new Map<string, string | number | null>();
+  /** Per event entity: the tokens left (EVENT_BURST at most, EVENT_RATE a second back), and when they were counted. */
+  private eventTokens = new Map<string, { tokens: number; at: number; dropped: number; saidAt?: number }>();
   private readonly batchSize: number;
   private readonly flushMs: number;
   private readonly now: () => number;
@@ -61,8 +67,9 @@ export class HistoryRecorder {
     if (FRAME_KINDS.has(entity.kind) || state.retained || state.value === undefined) return;
     const value = state.value;
     const key = typeof value === 'number' ? value : value === null ? null : String(value);
-    // An event is an occurrence each time (the doorbell rang again), not a state that stayed the same.
-    if (entity.kind !== 'event' && this.last.has(entity.id) && this.last.get(entity.id) === key) return;
+    // An event is an occurrence each time (the doorbell rang again), not a state that stayed the same; so a
+    // device that floods events is held to a rate, or it would fill the budget and push out everyone's history.
+    if (entity.kind === 'event' ? !this.eventAllowed(entity.id) : this.last.has(entity.id) && this.last.get(entity.id) === key) return;
     this.last.set(entity.id, key);
     this.pending.push(
       typeof key === 'number'
@@ -74,6 +81,28 @@ export class HistoryRecorder {
       this.timer = setTimeout(() => this.flush(), this.flushMs);
       this.timer.unref();
     }
+  }
+
+  /** Whether this event may be recorded now: a token bucket per entity (a doorbell rings a few times, not hundreds). */
+  private eventAllowed(entityId: string): boolean {
+    const now = this.now();
+    let b = this.eventTokens.get(entityId);
+    if (!b) this.eventTokens.set(entityId, (b = { tokens: EVENT_BURST, at: now, dropped: 0 }));
+    b.tokens = Math.min(EVENT_BURST, b.tokens + ((now - b.at) / 1000) * EVENT_RATE);
+    b.at = now;
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return true;
+    }
+    b.dropped++;
+    if (b.saidAt === undefined || now - b.saidAt >= 60_000) {
+      b.saidAt = now;
+      this.log.warn(
+        { entity: entityId, dropped: b.dropped },
+        `history: ${entityId} sends events faster than ${EVENT_RATE} a second; the excess is not recorded`,
+      );
+    }
+    return false;
   }
 
   /** Write what is waiting, in one transaction. */

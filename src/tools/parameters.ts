@@ -183,13 +183,24 @@ export function actuatorProperties(entity: Entity): { properties: Record<string,
 export class ArgumentError extends Error {}
 
 // Text for a display or a speaker: printable, newlines and tabs allowed.
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/;
+// What a text or message must not carry to a display or speaker: C0 and C1 controls (ESC and CSI start terminal
+// escapes), and the characters that make text read other than it is (bidi overrides and isolates, line and
+// paragraph separators, Unicode tags). A message keeps its line breaks; emoji joiners and variation selectors stay.
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/u;
+
+/** How many of an entity's options an answer names. */
+const MAX_CHOICES_SHOWN = 30;
 
 /** One of an entity's options, or an error naming the valid ones (grouped tools take any string and check here). */
 function oneOf(key: string, value: string, options: string[] | undefined): string {
   const valid = options ?? [];
   if (!valid.includes(value)) {
-    throw new ArgumentError(`"${key}" must be one of ${valid.length ? valid.join(', ') : '(none: this device has no options)'} (got ${value.slice(0, 60)})`);
+    // The options are the device's words: marked as device data, and no more of them than choicesText shows.
+    const shown = valid.slice(0, MAX_CHOICES_SHOWN).map((v) => deviceWord(v, 40));
+    const more = valid.length > MAX_CHOICES_SHOWN ? ` (+${valid.length - MAX_CHOICES_SHOWN} more)` : '';
+    throw new ArgumentError(
+      `"${key}" must be one of ${shown.length ? `${shown.join(', ')}${more}` : '(none: this device has no options)'} (got ${value.slice(0, 60)})`,
+    );
   }
   return value;
 }
@@ -227,14 +238,14 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
       const r = textLength(entity);
       if (text.length < r.min || text.length > r.max)
         throw new ArgumentError(`"text" must be ${r.min} to ${r.max} characters for this device (got ${text.length})`);
-      if (CONTROL.test(text)) throw new ArgumentError('"text" must not hold control characters');
+      if (CONTROL.test(text) || text.includes('\n')) throw new ArgumentError('"text" must be one line without control or hidden characters');
       return { action: 'set_text', text };
     }
     case 'notify': {
       const message = need('message', 'send_message');
       if (typeof message !== 'string' || !message.trim()) throw new ArgumentError('"message" must be a non-empty string');
       if (message.length > MAX_MESSAGE_CHARS) throw new ArgumentError(`"message" must be at most ${MAX_MESSAGE_CHARS} characters (got ${message.length})`);
-      if (CONTROL.test(message)) throw new ArgumentError('"message" must not hold control characters other than newlines');
+      if (CONTROL.test(message)) throw new ArgumentError('"message" must not hold control or hidden characters (line breaks are fine)');
       return { action: 'send_message', message };
     }
   }
@@ -341,8 +352,8 @@ export function choicesText(entity: Entity): string {
   for (const [argument, option] of OPTION_ARGUMENTS) {
     const values = entity.options[option];
     if (!values?.length || !ACTUATOR_ARGUMENT_KINDS.has(entity.kind)) continue;
-    const shown = values.slice(0, 30).map((v) => deviceWord(v, 40));
-    parts.push(`${argument} one of ${shown.join(', ')}${values.length > 30 ? ` (+${values.length - 30} more)` : ''}`);
+    const shown = values.slice(0, MAX_CHOICES_SHOWN).map((v) => deviceWord(v, 40));
+    parts.push(`${argument} one of ${shown.join(', ')}${values.length > MAX_CHOICES_SHOWN ? ` (+${values.length - MAX_CHOICES_SHOWN} more)` : ''}`);
   }
   return parts.join('; ');
 }

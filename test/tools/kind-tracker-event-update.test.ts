@@ -99,7 +99,8 @@ describe('device tracker, event and update kinds', () => {
 
   it('installing is confirmed when the device says it is installing; the audit row is an install', async () => {
     await home.publish('router/fw/state', JSON.stringify({ installed_version: '1.0', latest_version: '1.1' }));
-    await waitFor('the router versions', () => value('Router firmware') === 1);
+    // A version is kept as written ("1.0", not 1).
+    await waitFor('the router versions', () => value('Router firmware') === '1.0');
     home.clear();
     const result = await home.call('Router firmware', { action: 'install' });
     assert.match(result.text!, /^confirmed: .*installing true/);

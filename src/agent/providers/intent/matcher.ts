@@ -72,6 +72,8 @@ export interface MatchContext {
   area?: string;
   /** What the session's last command acted on, for "turn it off", "make it blue", "and the hallway too". */
   previous?: PreviousTurn;
+  /** The entities the caller may read: the others are not known to it (never named, counted or suggested). */
+  readable?: (entityId: string) => boolean;
 }
 
 /** A session's last command: what it meant and what it acted on. */

@@ -20,6 +20,7 @@ import { chunkWords, composeAnswer, examples, replyText, type AnsweredCall } fro
 import { interpret, turnOf, type Interpretation, type PreviousTurn } from './interpret.js';
 import { SentenceSet } from './sentence-set.js';
 import type { MatchContext } from './matcher.js';
+import type { PhraseIndex } from './phrases.js';
 import { OfferedTools, TOOL_PREFIX } from './tools.js';
 import { buildVocabulary, vocabularySignature, type Vocabulary } from './vocabulary.js';
 
@@ -87,7 +88,7 @@ export class IntentProvider implements Provider {
 
   /** Understand one utterance against the home and the offered tool names (for tests and diagnostics). */
   understand(text: string, toolNames: string[], context: MatchContext = {}, schemas?: ReadonlyMap<string, unknown>): Interpretation & { text?: string } {
-    const vocabulary = this.vocabulary();
+    const vocabulary = context.readable ? readableView(this.vocabulary(), context.readable) : this.vocabulary();
     const offered = new OfferedTools(toolNames, this.options.tools(), schemas);
     const result = interpret(text.slice(0, MAX_UTTERANCE), { vocabulary, offered, context, state: this.options.state, now: this.options.now });
     if (result.reply) {
@@ -118,14 +119,15 @@ export class IntentProvider implements Provider {
     const prompt = Math.ceil(messages.reduce((n, m) => n + textOf(m).length, 0) / 4);
 
     const area = request.context?.area;
+    const readable = request.context?.readable;
     if (last?.role === 'tool') {
-      const text = this.secondRound(messages, toolNames, area, schemas);
+      const text = this.secondRound(messages, toolNames, { area, readable }, schemas);
       yield* this.say(text, prompt);
       return;
     }
     const at = lastUser(messages, messages.length);
     const utterance = at >= 0 ? textOf(messages[at]) : '';
-    const context: MatchContext = { area, previous: this.previousTurn(messages, at, toolNames, area, schemas) };
+    const context: MatchContext = { area, readable, previous: this.previousTurn(messages, at, toolNames, { area, readable }, schemas) };
     const understood = this.understand(utterance, toolNames, context, schemas);
     if (!understood.calls.length) {
       // Not understood, or no such device here: a door may let another agent try (Wyoming's not-handled).
@@ -162,18 +164,23 @@ export class IntentProvider implements Provider {
     messages: ChatMessage[],
     before: number,
     toolNames: string[],
-    area: string | undefined,
+    where: Pick<MatchContext, 'area' | 'readable'>,
     schemas?: ReadonlyMap<string, unknown>,
   ): PreviousTurn | undefined {
     const said: string[] = [];
     for (let i = lastUser(messages, before); i >= 0 && said.length < FOLLOW_UP_DEPTH; i = lastUser(messages, i)) said.unshift(textOf(messages[i]));
     let previous: PreviousTurn | undefined;
-    for (const text of said) previous = turnOf(this.understand(text, toolNames, { area, previous }, schemas)) ?? previous;
+    for (const text of said) previous = turnOf(this.understand(text, toolNames, { ...where, previous }, schemas)) ?? previous;
     return previous;
   }
 
   /** The answer to the tool results that end the conversation. */
-  private secondRound(messages: ChatMessage[], toolNames: string[], area: string | undefined, schemas?: ReadonlyMap<string, unknown>): string {
+  private secondRound(
+    messages: ChatMessage[],
+    toolNames: string[],
+    where: Pick<MatchContext, 'area' | 'readable'>,
+    schemas?: ReadonlyMap<string, unknown>,
+  ): string {
     let i = messages.length;
     while (i > 0 && messages[i - 1].role === 'tool') i--;
     const results = messages.slice(i) as Array<Extract<ChatMessage, { role: 'tool' }>>;
@@ -194,7 +201,7 @@ export class IntentProvider implements Provider {
     if (!answered.length) return responses.say('no_reply_match');
     // The question decides yes/no ("is the front door locked?").
     const at = lastUser(messages, i);
-    const context: MatchContext = { area, previous: at >= 0 ? this.previousTurn(messages, at, toolNames, area, schemas) : undefined };
+    const context: MatchContext = { ...where, previous: at >= 0 ? this.previousTurn(messages, at, toolNames, where, schemas) : undefined };
     const understood = at >= 0 ? this.understand(textOf(messages[at]), toolNames, context, schemas) : undefined;
     const tools = new Map(this.options.tools().map((t) => [t.name, t]));
     const entities = new Map(this.options.entities().map((e) => [e.id, e]));
@@ -252,4 +259,34 @@ function parseArgs(text: string): Record<string, unknown> {
   } catch {
     return {};
   }
+}
+
+/**
+ * The home as a caller that may read only some of it knows it: the entities it may not read are not there (not
+ * found by name, kind or area, not suggested, not in examples), as an entity that does not exist.
+ */
+function readableView(v: Vocabulary, readable: (entityId: string) => boolean): Vocabulary {
+  const entities = v.entities.filter((e) => readable(e.id));
+  if (entities.length === v.entities.length) return v;
+  const byWord = new Map<string, Entity[]>();
+  for (const [word, named] of v.byWord) {
+    const kept = named.filter((e) => readable(e.id));
+    if (kept.length) byWord.set(word, kept);
+  }
+  // A name only the hidden entities have is not a name here: not matched, nor a word a typo is corrected to.
+  const names = Object.create(v.names) as PhraseIndex<string[]>;
+  const visible = (ids: string[] | undefined) => {
+    const kept = ids?.filter(readable);
+    return kept?.length ? kept : undefined;
+  };
+  names.match = (tokens, pos) =>
+    v.names.match(tokens, pos).flatMap((hit) => {
+      const value = visible(hit.value);
+      return value ? [{ ...hit, value }] : [];
+    });
+  names.get = (keys) => visible(v.names.get(keys));
+  names.has = (keys) => !!names.get(keys);
+  const areaWords = new Set(v.areas.words());
+  const nameWords = new Set([...v.nameWords].filter((w) => byWord.has(w) || areaWords.has(w) || !v.byWord.has(w)));
+  return { ...v, entities, byId: new Map(entities.map((e) => [e.id, e])), byWord, names, nameWords };
 }

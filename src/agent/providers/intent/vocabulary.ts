@@ -62,6 +62,15 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
   };
   const nameOf = (e: Entity, text: string, own = false) => (groupPhrase(text, own) ? `${text} ${e.kind.replace(/_/g, ' ')}` : text);
   const byWord = new Map<string, Entity[]>();
+  // Names the language cannot tell apart ("Movie time" and a later "Movie times"): the entity that comes first
+  // (entities are given in rank order: device files, then the first discovered) keeps the phrase.
+  const nameHolder = new Map<string, string>();
+  const firstHolds = (text: string, id: string) => {
+    const said = keys(text).join(' ');
+    const held = nameHolder.get(said);
+    if (held === undefined) nameHolder.set(said, id);
+    return held === undefined || held === id;
+  };
   for (const e of entities) {
     byId.set(e.id, e);
     const words = new Set<string>();
@@ -75,7 +84,7 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     }
     classes.set(e.id, { kind: e.kind, deviceClass: e.deviceClass, words, named });
     for (const w of words) (byWord.get(w) ?? byWord.set(w, []).get(w)!).push(e);
-    names.add(nameOf(e, e.name, true), [e.id], true);
+    if (firstHolds(e.name, e.id)) names.add(nameOf(e, e.name, true), [e.id], true);
     for (const alias of e.aliases) names.add(nameOf(e, alias), [e.id], true);
     const floor = floorOf(e);
     // A floor is known from any device on it, with an area or without ("the sliding door on the first floor").

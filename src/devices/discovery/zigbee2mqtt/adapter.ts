@@ -255,7 +255,24 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       converted.push(c);
     }
     this.report(converted);
-    for (const g of groupSceneDevices(this.groups, this.zOptions())) if (!seen.has(g.id)) devices.push(g);
+    // Zigbee2MQTT never gives a group a device's name. A group list that does came from someone else on the broker,
+    // and would take that device's set topic (a lock joining after it would get no tool): its scenes are left out.
+    const deviceSets = new Set(
+      converted
+        .map((c) => c.baseTopic ?? (c.friendlyName ? `${this.prefix}/${c.friendlyName}` : undefined))
+        .filter((t): t is string => !!t)
+        .map((t) => `${t}/set`),
+    );
+    for (const g of groupSceneDevices(this.groups, this.zOptions())) {
+      if (seen.has(g.id)) continue;
+      const taken = g.entities.find((e) => e.commandTopic && deviceSets.has(e.commandTopic));
+      if (taken) {
+        if (this.refusals.take(g.id) !== undefined)
+          ctx.log.warn({ group: g.id, topic: taken.commandTopic }, `zigbee2mqtt: group ${JSON.stringify(g.name)} has a device's name; its scenes are left out`);
+        continue;
+      }
+      devices.push(g);
+    }
     this.baseTopics = new Set(converted.filter((c) => c.device && c.baseTopic).map((c) => c.baseTopic!));
     const signature = JSON.stringify(devices);
     if (signature !== this.signature) {
