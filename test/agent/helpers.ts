@@ -22,8 +22,12 @@ export async function twoRounds(
   model: IntentProvider,
   text: string,
   answer: (call: IntentCall, i: number) => string,
+  offered: HostTool[] = tools,
 ): Promise<{ first: Understood; said: string }> {
-  const first = model.understand(text, names);
+  const first = model.understand(
+    text,
+    toolSpecs(offered).map((s) => s.function.name),
+  );
   const raw = first.calls.map((c, i) => ({ id: `c${i}`, name: `host__${c.tool}`, arguments: JSON.stringify(c.args) }));
   const messages: ChatMessage[] = [
     { role: 'user', content: text },
@@ -34,7 +38,7 @@ export async function twoRounds(
   for await (const e of model.stream({
     model: 'hearth-intent',
     messages,
-    tools: toolSpecs(tools),
+    tools: toolSpecs(offered),
     signal: new AbortController().signal,
   }) as AsyncIterable<ProviderEvent>)
     if (e.type === 'token') said += e.text;

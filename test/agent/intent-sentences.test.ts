@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isQuestion, IntentProvider, SentenceSet } from '../../src/agent/providers/intent/index.js';
+import { parseDeviceFile } from '../../src/devices/loader.js';
+import { generateTools } from '../../src/tools/generator.js';
 import { stateText } from '../../src/tools/state-text.js';
 import { startAedes } from '../helpers/brokers.js';
 import { OWNER, startHome } from '../helpers/home.js';
@@ -269,6 +271,55 @@ describe('intent model: questions', () => {
     // "are all ...": yes, or the ones that are not (a yes/no over each would answer only the first).
     assert.equal(await ask('are all the lights off', states), 'No: the kitchen light is not off.');
     assert.equal(await ask('are the lights off', { 'kitchen_light.light': 'off', 'living_room_lamp.lamp': 'off' }), 'Yes, all 2 are off.');
+  });
+});
+
+describe('intent model: presence, in the names people have', () => {
+  const people = parseDeviceFile(
+    'people.yaml',
+    `devices:
+  - { id: anna, name: Anna, entities: { phone: { kind: device_tracker, name: Anna, state_topic: p/anna } } }
+  - { id: bob, name: Bob, entities: { phone: { kind: device_tracker, name: Bob, state_topic: p/bob } } }
+`,
+  );
+  if (!('devices' in people)) throw new Error(JSON.stringify(people));
+  const home = [...demo, ...people.devices.flatMap((d) => d.entities)];
+  const { tools: homeTools } = generateTools(home, { shape: 'grouped', groupAbove: 40 }, async () => ({}));
+  const p = new IntentProvider({ entities: () => home, tools: () => homeTools });
+  const at = Date.now();
+  const ask = async (text: string, where: Record<string, string>) =>
+    (
+      await twoRounds(
+        p,
+        text,
+        (c) => {
+          const id = String(c.args.entity);
+          return stateText(home.find((e) => e.id === id)!, { entityId: id, value: where[id], attributes: {}, updatedAt: at - 1000, available: true }, at);
+        },
+        homeTools,
+      )
+    ).said;
+  const away = { 'anna.phone': 'Office', 'bob.phone': 'home' };
+
+  it('where someone is: home, away, or the zone their tracker reports, by name and without "the"', async () => {
+    assert.equal(await ask('where is Anna?', away), 'Anna is at Office.');
+    assert.equal(await ask('where is bob', away), 'Bob is home.');
+    assert.equal(await ask('where is anna', { 'anna.phone': 'not_home' }), 'Anna is away.');
+  });
+
+  it('a yes/no about one person says yes or no, then where they are', async () => {
+    assert.equal(await ask('is Anna home?', away), 'No, Anna is at Office.');
+    assert.equal(await ask('is anna away', away), 'Yes, Anna is at Office.');
+    assert.equal(await ask('has bob left', away), 'No, Bob is home.');
+  });
+
+  it('over everyone: whether anyone or everyone is home, who, and how many', async () => {
+    assert.equal(await ask('is anyone home?', away), 'Yes: Bob is home.');
+    assert.equal(await ask('is anybody home', { 'anna.phone': 'not_home', 'bob.phone': 'Work' }), 'No, none of the 2 I checked are home.');
+    assert.equal(await ask('is everyone home', away), 'No: Anna is not home.');
+    assert.equal(await ask('who is home', away), 'Bob is home.');
+    assert.equal(await ask('who is away', away), 'Anna is away.');
+    assert.equal(await ask('how many people are home', away), '1 of 2 is home: Bob.');
   });
 });
 

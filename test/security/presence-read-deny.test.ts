@@ -50,7 +50,8 @@ describe('security: a read deny on device trackers holds on every surface', () =
 
   it('the offline model answers the owner, and tells the guest nothing of who is tracked or where', async () => {
     assert.match(await chat('owner', 'is Bob home?'), /bob is home/i);
-    assert.match(await chat('owner', 'who is home?'), /office/i);
+    assert.equal(await chat('owner', 'who is home?'), 'Bob is home.');
+    assert.equal(await chat('owner', 'where is Anna?'), 'Anna is at Office.');
     for (const question of ['is anyone home?', 'who is home?']) {
       const said = await chat('guest', question);
       assert.doesNotMatch(said, TRACKED, `${question} -> ${said}`);

@@ -6,7 +6,8 @@ import { actionsOf, hasColor, hasColorTemp } from '../../../tools/parameters.js'
 import type { GeneratedTool } from '../../../tools/types.js';
 import type { Reply } from './resolve.js';
 import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from './results.js';
-import { resultText, sentence, spoken, theArea, theName } from './names.js';
+import { cleanDeviceText } from '../../../tools/device-text.js';
+import { personName, resultText, sentence, spoken, theArea, theName } from './names.js';
 import { HISTORY_TOOL, historySentence, type HistoryAsk } from './history.js';
 import { NEW_KIND_ACTIONS, PARTICIPLE_ACTIONS, type Responses, type Slots } from './responses.js';
 import type { OfferedTools } from './tools.js';
@@ -222,6 +223,8 @@ function logicalState(e: Entity | undefined, line: StateLine): string | undefine
     if (['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? '')) return v === 'on' ? 'open' : v === 'off' ? 'closed' : undefined;
     return v;
   }
+  // Anywhere but home (a zone, or not_home) is away.
+  if (e?.kind === 'device_tracker') return main === 'home' ? 'home' : 'away';
   if (e?.kind === 'climate') {
     const mode = attribute(line.parts, 'mode');
     const activity = attribute(line.parts, 'activity');
@@ -235,6 +238,7 @@ const SAME_VOCABULARY = [
   ['open', 'closed', 'opening', 'closing', 'stopped'],
   ['locked', 'unlocked', 'locking', 'unlocking', 'jammed'],
   ['heating', 'cooling', 'idle', 'off'],
+  ['home', 'away'],
 ];
 
 function yesNo(asked: string | undefined, actual: string | undefined): 'yes' | 'no' | undefined {
@@ -243,9 +247,15 @@ function yesNo(asked: string | undefined, actual: string | undefined): 'yes' | '
   return asked === actual ? 'yes' : 'no';
 }
 
+/** How an answer names a device; a tracker is a person (or their phone), named as written: "Anna", not "the anna". */
+function nameOf(r: Responses, line: StateLine, e: Entity | undefined): string {
+  if (e?.kind === 'device_tracker') return personName(e);
+  return e ? theName(r, e) : theName(r, { name: line.name, id: line.id });
+}
+
 /** A state line as a sentence: "The front door lock is locked." */
 export function stateSentence(line: StateLine, e: Entity | undefined, r: Responses, asked?: string): string {
-  const name = e ? theName(r, e) : theName(r, { name: line.name, id: line.id });
+  const name = nameOf(r, line, e);
   const main = line.parts[0] ?? '';
   const offline = line.offline ? ` ${sentence(r.say('state_offline', { name }))}` : '';
   const answer = yesNo(asked, line.noState ? undefined : logicalState(e, line));
@@ -263,6 +273,13 @@ export function stateSentence(line: StateLine, e: Entity | undefined, r: Respons
     body = pos && !['open', 'closed'].includes(main) ? r.say('state_at', { name, state: clean(main), value: clean(pos) }) : is(clean(main));
   } else if (kind === 'lock') {
     body = is(clean(main));
+  } else if (kind === 'device_tracker') {
+    body =
+      main === 'home'
+        ? r.say('state_person_home', { name })
+        : main === 'not_home' || main === 'away'
+          ? r.say('state_person_away', { name })
+          : r.say('state_person_zone', { name, zone: cleanDeviceText(unquote(main), 40) });
   } else if (kind === 'climate') {
     const mode = attribute(line.parts, 'mode') ?? '';
     const target = attribute(line.parts, 'target temperature');
@@ -491,7 +508,7 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
   if (seen.size <= 1) return undefined;
   const matching = [...seen.values()].filter(({ line, e }) => !line.noState && logicalState(e, line) === asked);
   const r = ctx.responses;
-  const names = matching.map(({ line, e }) => (e ? theName(r, e) : theName(r, { name: line.name, id: line.id })));
+  const names = matching.map(({ line, e }) => nameOf(r, line, e));
   const shown = names.length > 8 ? [...names.slice(0, 8), r.say('n_more', { count: names.length - 8 })] : names;
   const unknown = [...seen.values()].filter(({ line }) => line.noState).length;
   const note = unknown ? r.say('summary_not_reported', { count: unknown }) : '';
@@ -499,7 +516,7 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
   // "Are all the doors locked?": yes, or the ones that are not.
   if (ctx.ask === 'all') {
     const known = [...seen.values()].filter(({ line }) => !line.noState);
-    const others = known.filter((x) => !matching.includes(x)).map(({ line, e }) => (e ? theName(r, e) : theName(r, { name: line.name, id: line.id })));
+    const others = known.filter((x) => !matching.includes(x)).map(({ line, e }) => nameOf(r, line, e));
     if (!others.length) return r.say('summary_all_yes', { count: known.length, state, note });
     const list = others.length > 8 ? [...others.slice(0, 8), r.say('n_more', { count: others.length - 8 })] : others;
     return r.say('summary_all_no', { count: others.length, checked: seen.size, state, names: r.list(list, 'and'), note });

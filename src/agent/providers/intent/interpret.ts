@@ -738,6 +738,10 @@ function stateApplies(e: Entity, state: string): boolean {
     case 'paused':
     case 'mowing':
       return e.kind === 'vacuum' || e.kind === 'lawn_mower';
+    // A person's tracker: home, or anywhere else.
+    case 'home':
+    case 'away':
+      return e.kind === 'device_tracker';
     default:
       return e.kind === 'switch' || e.kind === 'light' || e.kind === 'fan' || e.kind === 'binary_sensor' || e.kind === 'climate';
   }

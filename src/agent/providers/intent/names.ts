@@ -27,6 +27,11 @@ export function theName(r: Responses, entity: Pick<Entity, 'name' | 'id'> | unde
   return hasArticle(r, name) ? name : r.say('the_name', { name });
 }
 
+/** A person (a presence tracker's name) as written, without an article: "Anna". */
+export function personName(entity: Pick<Entity, 'name' | 'id'>): string {
+  return cleanDeviceText(entity.name || entity.id, MAX_NAME).replace(/[`*_<>[\]{}]/g, '') || 'someone';
+}
+
 export function theArea(r: Responses, area: string): string {
   const name = spoken(area, 40);
   return hasArticle(r, name) ? name : r.say('the_name', { name });
