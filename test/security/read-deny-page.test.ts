@@ -5,56 +5,31 @@
 // stream, while the lamp's change arrives live. Real broker (aedes), real
 // SQLite, the real HTTP server serving the page.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { useHttpHome, OWNER_AND_GUEST } from '../helpers/http-home.js';
+import { DESKTOP, openSignedIn } from '../helpers/page-browser.js';
 import { GUESTS_DO_NOT_SEE_FRONT_DOOR } from './helpers.js';
-
-const CHROMIUM = [process.env.HEARTH_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-headless-shell', '/usr/lib/chromium/chromium-headless-shell'].filter(
-  (p): p is string => !!p,
-);
 
 describe('security: the web page shows a guest only what it may read', () => {
   const home = useHttpHome({ tokens: { guest: OWNER_AND_GUEST.guest } });
-  let context: BrowserContext;
   let page: Page;
+  let problems: string[];
   const profile = mkdtempSync(join(tmpdir(), 'hearth-page-guest-'));
-  const problems: string[] = [];
 
   before(async () => {
-    const executablePath = CHROMIUM.find((p) => existsSync(p));
-    if (!executablePath) throw new Error(`Chromium is not installed (looked for ${CHROMIUM.join(', ')}); set HEARTH_CHROMIUM`);
     home.hearth.policy.add(GUESTS_DO_NOT_SEE_FRONT_DOOR);
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      timeout: 30_000,
-    });
-    home.cleanup(() => context.close().catch(() => undefined));
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(10_000);
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    const signedIn = await openSignedIn(home.server.url, home.secret('guest'), { profileDir: profile, viewport: DESKTOP, name: 'guest' });
+    home.cleanup(() => signedIn.context.close().catch(() => undefined));
+    ({ page, problems } = signedIn);
   });
   after(() => rmSync(profile, { recursive: true, force: true }));
 
   it('lists no front door entity, before or after the lock reports, while the lamp updates live', async () => {
-    await page.goto(home.server.url);
-    await page.fill('#token', home.secret('guest'));
-    await page.click('#login-form button[type=submit]');
     await page.locator('#app').waitFor({ state: 'visible' });
-    await page.locator('#live', { hasText: 'live' }).waitFor();
     await page.click('nav.tabs a[data-view="devices"]');
     const lamp = page.locator('[data-entity="living_room_lamp.lamp"] .value');
     await lamp.waitFor();
