@@ -22,7 +22,10 @@ describe('hearth token with hearth start', () => {
   it('prints where the API listens', () => {
     assert.match(
       hearth.bridge.stdout(),
-      new RegExp(`http +http://127\\.0\\.0\\.1:${hearth.httpPort}  \\(web page and API, MCP at /mcp; token: hearth token create <name> --role owner\\)`),
+      // The token command runs as printed here (no `hearth` on PATH, not the checkout): node and the script.
+      new RegExp(
+        `http +http://127\\.0\\.0\\.1:${hearth.httpPort}  \\(web page and API, MCP at /mcp; token: node \\S+/dist/cli/main\\.js token create --db \\S+ --broker-port \\d+ <name> --role owner\\)`,
+      ),
     );
   });
 
