@@ -169,6 +169,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     byRequest: Statement<[string], DbAuditRow>;
     requestTaken: Statement<[string], { id: number }>;
     requestLookup: Statement<[string], { indexed: number | null; upTo: number; last: number }>;
+    indexBounds: Statement<[], { upTo: number; last: number }>;
+    indexedRequests: Statement<[string], { request_id: string; id: number }>;
+    requestPrefixTaken: Statement<[string, string], { id: number }>;
     indexedUpTo: Statement<[], { id: number }>;
     lastId: Statement<[], { id: number }>;
     indexCalls: Statement<[]>;
@@ -238,6 +241,11 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         requestLookup: db.prepare(
           'SELECT (SELECT id FROM audit_call_index WHERE request_id = ?) AS indexed, (SELECT coalesce(max(id), 0) FROM audit_call_index) AS upTo, (SELECT coalesce(max(id), 0) FROM audit_entry) AS last',
         ),
+        // A batch's look-ups at once: how far the index goes and the log's last entry, then its request ids (a JSON list).
+        indexBounds: db.prepare('SELECT (SELECT coalesce(max(id), 0) FROM audit_call_index) AS upTo, (SELECT coalesce(max(id), 0) FROM audit_entry) AS last'),
+        indexedRequests: db.prepare('SELECT request_id, id FROM audit_call_index WHERE request_id IN (SELECT value FROM json_each(?))'),
+        // Any call whose request id starts with a prefix (>= prefix, < the prefix with its last character raised).
+        requestPrefixTaken: db.prepare('SELECT id FROM audit_call_ids WHERE request_id >= ? AND request_id < ? LIMIT 1'),
         indexedUpTo: db.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_call_index'),
         lastId: db.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_entry'),
         // Copy the calls appended since the index's last one (OR IGNORE: a copy never stops on a bad entry).
@@ -295,18 +303,19 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
     // One commit for every pending row of a group. A duplicate is found before anything of its row is written, and one INSERT fails whole: no savepoint needed.
     this.beginTx = db.transaction((rows: NewRow[]) =>
-      this.withTip(() =>
-        rows.map((row) => {
+      this.withTip(() => {
+        const taken = this.requestsTaken(rows);
+        return rows.map((row) => {
           try {
-            return { id: this.callRow(row, null).id };
+            return { id: this.callRow(row, null, taken).id };
           } catch (err) {
             // One row refused (a duplicate request id) leaves the others; a failure SQLite answered by
             // rolling the whole transaction back (a full disk) fails the group with its own error.
             if (!db.inTransaction) throw err;
             return { err };
           }
-        }),
-      ),
+        });
+      }),
     );
 
     this.interruptTx = db.transaction((cutoff: string): DbAuditRow[] => {
@@ -384,6 +393,47 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     return this.stmt.requestTaken.get(requestId)?.id;
   }
 
+  /**
+   * callWithRequest() for a batch about to be appended, inside its write transaction: the index is asked
+   * once for every request id (one statement, not one per row), and the tail after it answered from this
+   * process's own list, which the batch's own appends extend. When the tail is not all this process's
+   * (another writer appended), each row is looked up as before.
+   */
+  private requestsTaken(rows: NewRow[]): (requestId: string) => number | undefined {
+    if (rows.length < 2) return (requestId) => this.callWithRequest(requestId);
+    const { upTo, last } = this.stmt.indexBounds.get()!;
+    const ids = this.own.ids;
+    let after = 0;
+    for (let i = ids.length - 1; i >= 0 && ids[i]! > upTo; i--) after++;
+    if (!this.own.valid || last - upTo !== after) return (requestId) => this.callWithRequest(requestId);
+    const indexed = new Map<string, number>();
+    for (const r of this.stmt.indexedRequests.all(JSON.stringify(rows.map((r) => r.request_id)))) indexed.set(r.request_id, r.id);
+    return (requestId) => {
+      const id = indexed.get(requestId);
+      if (id !== undefined) return id;
+      const own = this.own.calls.get(requestId);
+      return own !== undefined && own > upTo ? own : undefined;
+    };
+  }
+
+  /**
+   * Whether any call's request id starts with `prefix` (a grouped call's members are `<request id>#<entity>`):
+   * one look-up before asking for each member. False for a new request, the usual case.
+   */
+  anyRequestStartingWith(prefix: string): boolean {
+    const last = prefix.charCodeAt(prefix.length - 1);
+    // Not a plain last character (none, a surrogate): say maybe, and let the caller ask for each.
+    if (!prefix || (last >= 0xd800 && last <= 0xdfff) || last === 0xffff) return true;
+    // The first string after every one that starts with the prefix: its last character raised by one
+    // (UTF-8, as SQLite compares, keeps the order of code points).
+    const end = prefix.slice(0, -1) + String.fromCharCode(last + 1);
+    try {
+      return this.stmt.requestPrefixTaken.get(prefix, end) !== undefined;
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
   /** indexCalls() on the next turn of the event loop (after a call recorded at once). */
   private scheduleIndex(): void {
     this.indexTimer ??= setImmediate(() => this.indexCalls());
@@ -414,8 +464,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   }
 
   /** A call entry (pending, or finished at once); inside a transaction. Throws AUDIT_DUPLICATE before writing anything. */
-  private callRow(row: NewRow, completion: Completion | null): DbAuditRow {
-    const dup = this.callWithRequest(row.request_id);
+  private callRow(row: NewRow, completion: Completion | null, taken?: (requestId: string) => number | undefined): DbAuditRow {
+    const dup = taken ? taken(row.request_id) : this.callWithRequest(row.request_id);
     if (dup !== undefined) {
       throw new AuditError(`audit: request ${row.request_id} already has row ${dup}`, 'AUDIT_DUPLICATE', { existingId: dup });
     }

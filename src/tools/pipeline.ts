@@ -490,6 +490,8 @@ export class Pipeline {
       const chosen = selectGroup(args, visible);
       if (typeof chosen === 'string') return this.rejected(tool, call, args, undefined, `invalid arguments: ${chosen}`);
       if (call.refused) return this.rejected(tool, call, args, undefined, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused });
+      // A retried request has member rows: one look-up for them all, then each member's own (a new request skips 50).
+      const retried = this.anyMemberRow(call.requestId);
 
       for (const entity of chosen) {
         const member: ToolCall = { ...call, requestId: `${call.requestId}#${entity.id}` };
@@ -507,7 +509,7 @@ export class Pipeline {
           results.push(memberOutcome(entity, this.rejected(tool, member, margs, entity, `invalid arguments: ${err.message}`)));
           continue;
         }
-        const earlier = this.safeByRequestId(member.requestId);
+        const earlier = retried ? this.safeByRequestId(member.requestId) : undefined;
         if (earlier) {
           results.push(memberOutcome(entity, this.fromEarlierRow(earlier, tool, margs, member, entity)));
           continue;
@@ -927,6 +929,15 @@ export class Pipeline {
         { err, auditId: id },
         'audit: the outcome of a call could not be appended; it stays pending until the next start marks it interrupted',
       );
+    }
+  }
+
+  /** Whether a grouped call's request id has member rows already (true when the audit cannot say). */
+  private anyMemberRow(requestId: string): boolean {
+    try {
+      return this.deps.audit.anyRequestStartingWith?.(`${requestId}#`) ?? true;
+    } catch {
+      return true;
     }
   }
 
