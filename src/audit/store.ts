@@ -183,6 +183,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   private groupScheduled = false;
   /** Commits made by beginDurable: one per group of pending rows (tests read it; timings are not needed). */
   pendingCommits = 0;
+  /** fsyncs made for those commits, before their callers went on (fsyncs counts every one, outcomes' too). */
+  pendingSyncs = 0;
   /** The lazy fsync for outcomes (full durability on a WAL file). */
   private lazySyncTimer?: NodeJS.Timeout;
   private readonly beginTx: Database.Transaction<(rows: NewRow[]) => Array<{ id?: number; err?: unknown }>>;
@@ -692,6 +694,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.lazySyncTimer = undefined;
     try {
       ws.syncNow();
+      this.pendingSyncs++;
     } catch (err) {
       this.syncFailed(ws, err as Error);
       this.notDurable(
@@ -836,7 +839,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
   private appendOutcomes(items: Array<{ id: number; completion: Completion; followUp: boolean }>, lazy = false): void {
     const rows = this.write(() => this.outcomeTx.immediate(items));
-    if (lazy) this.committedLazily();
+    if (lazy) this.committedLazily(items.length);
     else this.committed();
     this.completed(rows);
   }
@@ -952,9 +955,17 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   }
 
   /** After an outcome's commit (finishLater): full durability fsyncs it soon, off every caller's path. */
-  private committedLazily(): void {
+  private committedLazily(outcomes: number): void {
     const ws = this.walSync;
     if (!ws || this.durability !== 'full') return this.committed();
+    // A scene's outcomes (and their call index copies) are many pages: left for the next pending row's
+    // fsync, they doubled it. Their own fsync starts now on the thread pool, off every caller's path.
+    if (outcomes >= EARLY_SYNC_OUTCOMES) {
+      if (this.lazySyncTimer) clearTimeout(this.lazySyncTimer);
+      this.lazySyncTimer = undefined;
+      void this.startSync(ws).catch(() => undefined);
+      return;
+    }
     this.lazySyncTimer ??= setTimeout(() => {
       this.lazySyncTimer = undefined;
       void this.startSync(ws).catch(() => undefined);
@@ -1303,6 +1314,8 @@ function tighten(path: string, log: Logger): void {
 
 /** How long an outcome committed off the caller's path may wait for an fsync of its own (the next pending row's fsync usually covers it first). */
 const LAZY_SYNC_MS = 50;
+/** A batch of at least this many outcomes is fsynced at once on the thread pool (see committedLazily). */
+const EARLY_SYNC_OUTCOMES = 8;
 /** Outcomes wait for a pause this long in the calls (none beginning or ending) before they are committed. */
 export const OUTCOME_IDLE_MS = 5;
 /** ... but no longer than this, */
