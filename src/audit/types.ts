@@ -71,4 +71,9 @@ export interface AuditLog {
   record(entry: AuditEntry, completion: AuditCompletion): number;
   /** The row already written for this request id (idempotent retries), if any. */
   byRequestId(requestId: string): AuditRow | undefined;
+  /**
+   * Whether any call's request id starts with this prefix (a grouped call asks once for its members,
+   * `<request id>#<entity>`, before asking for each). Optional: byRequestId() is asked for each without it.
+   */
+  anyRequestStartingWith?(prefix: string): boolean;
 }

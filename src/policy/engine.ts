@@ -250,6 +250,8 @@ export class SqlitePolicy implements PolicyEngine {
   private loadedVersion = -1;
   private seenLocal = -1;
   private seenData = -1;
+  /** Inside atOnce(): another connection's changes are not looked for. */
+  private steady = 0;
   private readonly timeFormat: Intl.DateTimeFormat | null;
 
   private readonly stmts;
@@ -325,8 +327,24 @@ export class SqlitePolicy implements PolicyEngine {
     return this.loadedVersion;
   }
 
+  /**
+   * The rules as they are now, for every decision fn makes (a grouped call's 50 members and their read
+   * checks asked SQLite's data_version 150 times, ~2.5 µs each, within one synchronous stretch). This
+   * connection's own writes are still seen at once; another's from the next decision after fn.
+   */
+  atOnce<T>(fn: () => T): T {
+    this.refresh();
+    this.steady++;
+    try {
+      return fn();
+    } finally {
+      this.steady--;
+    }
+  }
+
   private refresh(): void {
     const local = localVersions.get(this.db) ?? 0;
+    if (this.steady && local === this.seenLocal) return;
     const data = this.stmts.dataVersion.get() as number;
     if (local === this.seenLocal && data === this.seenData) return;
     this.seenLocal = local;

@@ -58,6 +58,11 @@ export interface PolicyEngine {
   /** The decision for a request without recording anything (no rate-limit hit). */
   preview?(request: PolicyRequest): PolicyDecision;
   /**
+   * Run `fn` (synchronous) with the rules as they are at its start: many decisions that belong to one
+   * call (a grouped call's members) look for another process's changes once, not once each.
+   */
+  atOnce?<T>(fn: () => T): T;
+  /**
    * Count an approved call against a rate-limited rule (decision.limitedBy),
    * counting and recording in one transaction: false when the budget is spent.
    */

@@ -77,6 +77,43 @@ describe('the audit call index (migration 0014)', () => {
     await b.close();
   });
 
+  it('a group of pending rows refuses request ids taken in the index, after it, by another process, or earlier in the group', async () => {
+    const { path, audit } = fresh();
+    const otherDb = openDatabase(path);
+    open.push(otherDb);
+    const other = new SqliteAuditLog(otherDb, {});
+    const indexedId = await audit.beginDurable(auditEntry({ requestId: 'g-indexed' }));
+    audit.finishLater(indexedId, { outcome: 'confirmed', latencyMs: 1, echo: null });
+    audit.flushOutcomes();
+    await audit.beginDurable(auditEntry({ requestId: 'g-tail' }));
+    const group = (ids: string[]) => Promise.allSettled(ids.map((requestId) => audit.beginDurable(auditEntry({ requestId }))));
+    const refused = (r: PromiseSettledResult<number>) => r.status === 'rejected' && (r.reason as AuditError).code === 'AUDIT_DUPLICATE';
+    const first = await group(['g-new-1', 'g-indexed', 'g-tail', 'g-new-2', 'g-new-1']);
+    assert.deepEqual(first.map(refused), [false, true, true, false, true]);
+    // Another process appends after the index: this process's list no longer answers for the tail; the log does.
+    other.begin(auditEntry({ requestId: 'g-other' }));
+    const second = await group(['g-new-3', 'g-other', 'g-new-4']);
+    assert.deepEqual(second.map(refused), [false, true, false]);
+    assert.equal(verify(otherDb).ok, true);
+    await audit.close();
+    await other.close();
+  });
+
+  it("a grouped call's members are found by their request id's prefix, indexed or not, and only by it", async () => {
+    const { audit } = fresh();
+    assert.equal(audit.anyRequestStartingWith('grp-1#'), false);
+    const id = await audit.beginDurable(auditEntry({ requestId: 'grp-1#kitchen.light' }));
+    assert.equal(audit.anyRequestStartingWith('grp-1#'), true, 'after the index');
+    assert.equal(audit.anyRequestStartingWith('grp-10#'), false);
+    assert.equal(audit.anyRequestStartingWith('grp-#'), false);
+    audit.finishLater(id, { outcome: 'confirmed', latencyMs: 1, echo: null });
+    audit.flushOutcomes();
+    assert.equal(audit.anyRequestStartingWith('grp-1#'), true, 'in the index');
+    assert.equal(audit.anyRequestStartingWith('grp-1$'), false);
+    assert.equal(audit.anyRequestStartingWith('grp-'), true);
+    await audit.close();
+  });
+
   it('an index that lost its tail (or was never written) catches up from the log at the next start; verify is untouched', async () => {
     const { db, path, audit } = fresh();
     const ids = [];

@@ -307,6 +307,23 @@ describe('reloading', () => {
     t.open().prepare('INSERT INTO rule_hits (rule_id, principal, at) VALUES (1, ?, 0)').run('x');
     assert.equal(policy.decide(req()).effect, 'deny');
   });
+
+  it("one call's decisions (atOnce) see this connection's changes at once, another's from the next call", () => {
+    const cli = new SqlitePolicy(t.open());
+    policy.atOnce(() => {
+      assert.equal(policy.decide(req()).effect, 'deny');
+      const own = policy.add({ subject: 'chat:alice', targetType: 'any', action: 'actuate', effect: 'allow' });
+      assert.equal(policy.decide(req()).ruleId, own.id, 'its own write');
+      policy.remove(own.id);
+      assert.equal(policy.decide(req()).effect, 'deny');
+    });
+    policy.atOnce(() => {
+      assert.equal(policy.decide(req()).effect, 'deny');
+      cli.add({ subject: 'chat:alice', targetType: 'kind', target: 'light', action: 'actuate', effect: 'allow' });
+      assert.equal(policy.decide(req()).effect, 'deny', 'the rules as at its start');
+    });
+    assert.equal(policy.decide(req()).effect, 'allow', 'the next call sees the other connection');
+  });
 });
 
 describe('mayEverUse', () => {
