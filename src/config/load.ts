@@ -385,6 +385,11 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   // The schema's pattern lets `mqtt://[bad` through; MQTT.js would throw at connect.
   const brokerProblem = config.mqtt.url ? brokerNodesProblem(config.mqtt.url) : undefined;
   if (brokerProblem) throw new ConfigError('config', 'mqtt.url', brokerProblem);
+  // TLS files are read when the broker connection opens; a missing one is named here, with its setting, before anything starts.
+  for (const key of ['ca', 'cert', 'key'] as const) {
+    const file = config.mqtt.url ? config.mqtt[key] : undefined;
+    if (file && !existsSync(file)) throw new ConfigError('config', `mqtt.${key}`, `no such file ${file}`);
+  }
   if (config.mqtt.reconnectMaxMs < config.mqtt.reconnectMinMs) {
     throw new ConfigError('config', 'mqtt.reconnect_max_ms', 'must not be below mqtt.reconnect_min_ms');
   }
