@@ -96,6 +96,14 @@ describe('hearth start refuses to start on bad setup', () => {
     assert.deepEqual(readdirSync(home), ['hearth.yaml'], 'no database made');
   });
 
+  it('names a sentences folder hearth.yaml gives that is not there, at start rather than at the first chat turn', async () => {
+    const home = mkdtempSync(join(dir, 'sentences-'));
+    writeFileSync(join(home, 'hearth.yaml'), 'intent:\n  sentences: sentences\n');
+    const { code, stderr } = await runHearth(['start', '--http-port', '0', '--no-demo'], { cwd: home });
+    assert.equal(code, 2);
+    assert.match(stderr, new RegExp(`configuration error: config: intent\\.sentences: ${join(home, 'sentences')} is not a folder`));
+  });
+
   it('says clearly when the embedded broker port is taken', async () => {
     const server = createServer();
     const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
