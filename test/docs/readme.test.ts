@@ -14,6 +14,7 @@ import { credentialFileFor } from '../../src/mqtt/broker-credential-file.js';
 import { freePort } from '../helpers/brokers.js';
 import { ROOT, runHearth, spawnHearth } from '../helpers/cli.js';
 import { type GroupProcess, startDaemon } from '../helpers/daemon.js';
+import { spawnInGroup } from '../helpers/processes.js';
 
 const README = join(ROOT, 'README.md');
 const DOCS = join(ROOT, 'docs');
@@ -191,6 +192,47 @@ describe('README: what `npm start` prints is what the demo prints', () => {
     for (const f of [...made, ...named]) assert.ok(removed.has(f), `the reset removes ${f} (it removes ${[...removed].join(' ')})`);
     assert.ok(made.length >= 2, `the demo made its files: ${made.join(' ')}`);
   });
+
+  it('the curl examples of http-api.md and voice-and-chat.md run as printed, and answer what the page shows', async () => {
+    const made = await runHearth(['token', 'create', 'docs-walk', '--role', 'owner', '--db', db], { cwd: dir });
+    assert.equal(made.code, 0, made.stderr);
+    const token = /hearth_\S+/.exec(made.stdout)?.[0];
+    assert.ok(token, made.stdout);
+    const http = /^http:\/\/127\.0\.0\.1:(\d+)/.exec(banner(daemon.stdout()).lines.get('http') ?? '')?.[1];
+    assert.ok(http, 'the banner names the HTTP port');
+    let ran = 0;
+    for (const file of ['http-api.md', 'voice-and-chat.md']) {
+      const lines = codeBlocks(read(join(DOCS, file)))
+        .filter((b) => b.lang === 'sh')
+        .flatMap((b) => b.body.replace(/\\\n\s*/g, '').split('\n'));
+      let sessionId: string | undefined;
+      for (const [i, line] of lines.entries()) {
+        if (!line.startsWith('curl ')) continue;
+        // As printed, on this run's port, with the token as $T and the session the previous answer made.
+        const command = line.replaceAll('localhost:8080', `127.0.0.1:${http}`).replaceAll('<id>', sessionId ?? '<id>');
+        const out = spawnInGroup('sh', ['-c', command], { env: { ...process.env, T: token } });
+        let stdout = '';
+        out.stdout?.on('data', (d: Buffer) => {
+          stdout += d;
+        });
+        const code = await new Promise<number | null>((done) => out.on('close', done));
+        assert.equal(code, 0, `${file}: ${line}`);
+        const answer = JSON.parse(stdout) as Record<string, unknown>;
+        assert.equal(answer.error, undefined, `${file}: ${line}\n${stdout}`);
+        sessionId = typeof answer.id === 'string' ? answer.id : sessionId;
+        ran++;
+        // The answer the page shows under it (`...` stands for what varies): the same fields, the same words.
+        const shown = /^# (\{.*\})$/.exec(lines[i + 1] ?? '')?.[1];
+        if (!shown) continue;
+        const want = JSON.parse(shown.replace(/\[\.\.\.\]/g, '[]')) as Record<string, unknown>;
+        assert.deepEqual(Object.keys(answer).sort(), Object.keys(want).sort(), `${file}: the fields of ${line}`);
+        for (const [key, value] of Object.entries(want)) {
+          if (typeof value === 'string' && value !== '...') assert.equal(answer[key], value, `${file}: ${key} of ${line}`);
+        }
+      }
+    }
+    assert.ok(ran >= 3, `ran ${ran} curl examples`);
+  });
 });
 
 describe('the commands the README and docs/ show', () => {
@@ -269,6 +311,21 @@ describe('the settings the README and docs/ name', () => {
       assert.ok(known.has(key), `${file}: \`${key}\` is not a setting of hearth.yaml`);
       if (value !== undefined) assert.equal(value, leaves.get(key)?.default, `${file}: the default of ${key}`);
     }
+  });
+});
+
+describe('the HTTP API page', () => {
+  it('names every route the server serves, with its method', () => {
+    const page = read(join(DOCS, 'http-api.md'));
+    const served = readdirSync(join(ROOT, 'src', 'http'))
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) => [...read(join(ROOT, 'src', 'http', f)).matchAll(/method: '([A-Z]+)',\s*path: '([^']+)'/g)])
+      .map((m) => `${m[1]} ${m[2]}`);
+    assert.ok(served.length >= 30, `found ${served.length} routes`);
+    // The Responses API's routes only say it is not served (voice-and-chat.md says so, and what to use).
+    const missing = served.filter((r) => !r.includes('/v1/responses') && !new RegExp(`\`${r.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\`?]`).test(page));
+    assert.deepEqual(missing, [], 'routes docs/http-api.md does not name');
+    assert.match(read(join(DOCS, 'voice-and-chat.md')), /Responses API \(`\/v1\/responses`\) is not served/);
   });
 });
 
