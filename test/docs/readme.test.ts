@@ -3,13 +3,14 @@
 // every command shown takes the options it is shown with; the reset names every file Hearth keeps beside its
 // database; and every link leads to a file (and a heading) that exists.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { configLeaves, loadConfig, snakeName } from '../../src/config/load.js';
 import { endpointFor } from '../../src/daemon/endpoint.js';
+import { parseDeviceFile } from '../../src/devices/loader.js';
 import { credentialFileFor } from '../../src/mqtt/broker-credential-file.js';
 import { freePort } from '../helpers/brokers.js';
 import { ROOT, runHearth, spawnHearth } from '../helpers/cli.js';
@@ -311,6 +312,36 @@ describe('the settings the README and docs/ name', () => {
       assert.ok(known.has(key), `${file}: \`${key}\` is not a setting of hearth.yaml`);
       if (value !== undefined) assert.equal(value, leaves.get(key)?.default, `${file}: the default of ${key}`);
     }
+  });
+});
+
+describe('the YAML devices.md shows', () => {
+  const blocks = codeBlocks(read(join(DOCS, 'devices.md'))).filter((b) => b.lang === 'yaml');
+
+  it('the device file loads as a device file, with no problem', () => {
+    const file = blocks.find((b) => /^devices:\n {2}- id:/m.test(b.body));
+    assert.ok(file, 'devices.md shows a device file');
+    const parsed = parseDeviceFile('docs/devices.md', file.body);
+    assert.ok('devices' in parsed, JSON.stringify(parsed));
+    assert.deepEqual(
+      parsed.devices.flatMap((d) => d.entities.map((e) => e.id)),
+      ['kitchen_light.light'],
+    );
+  });
+
+  it('hearth.yaml loads, once the files it names exist', () => {
+    const config = blocks.find((b) => /^mqtt:\n/m.test(b.body));
+    assert.ok(config, 'devices.md shows a hearth.yaml');
+    const home = mkdtempSync(join(dir, 'yaml-'));
+    // Its !secret comes from the secrets.yaml shown beside it; its paths are made where it points (absolute ones moved here).
+    const body = config.body.replace(/: \/(\S+)/g, (_, p: string) => `: ${join(home, basename(p))}`);
+    writeFileSync(join(home, 'hearth.yaml'), body);
+    writeFileSync(join(home, 'secrets.yaml'), blocks.find((b) => b.body.includes('mqtt_password:'))!.body);
+    for (const d of ['certs', 'sentences', 'devices']) mkdirSync(join(home, d));
+    writeFileSync(join(home, 'certs', 'ca.pem'), '');
+    const { config: loaded } = loadConfig({ cwd: home, env: {}, warn: (w) => assert.fail(w) });
+    assert.equal(loaded.mqtt.password, 'correct horse battery staple');
+    assert.equal(loaded.tools.groupAbove, 40);
   });
 });
 
