@@ -234,6 +234,41 @@ describe('README: what `npm start` prints is what the demo prints', () => {
     }
     assert.ok(ran >= 3, `ran ${ran} curl examples`);
   });
+
+  it('the JavaScript clients mcp.md (MCP SDK, over HTTP and stdio) and voice-and-chat.md (openai) show run as printed', async () => {
+    const made = await runHearth(['token', 'create', 'docs-js', '--role', 'owner', '--db', db], { cwd: dir });
+    const token = /hearth_\S+/.exec(made.stdout)?.[0];
+    assert.ok(token, made.stdout + made.stderr);
+    const http = /^http:\/\/127\.0\.0\.1:(\d+)/.exec(banner(daemon.stdout()).lines.get('http') ?? '')?.[1];
+    const run = async (file: string, env: NodeJS.ProcessEnv) => {
+      const [js] = codeBlocks(read(join(DOCS, file))).filter((b) => b.lang === 'js');
+      assert.ok(js, `${file} shows a JavaScript client`);
+      // Other daemons of this user may run beside the test's: `--db` says which one `hearth mcp` asks.
+      const code = js.body
+        .replaceAll('127.0.0.1:8080', `127.0.0.1:${http}`)
+        .replaceAll('/absolute/path/to/hearth', ROOT)
+        .replace("'mcp']", `'mcp', '--db', ${JSON.stringify(db)}]`);
+      // --eval resolves packages from the working directory: the checkout's node_modules, as after `npm install`.
+      const child = spawnInGroup(process.execPath, ['--input-type=module', '--eval', code], { cwd: ROOT, env: { ...process.env, ...env } });
+      let out = '';
+      let err = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d;
+      });
+      child.stderr?.on('data', (d: Buffer) => {
+        err += d;
+      });
+      const exit = await new Promise<number | null>((done) => child.on('close', done));
+      assert.equal(exit, 0, `${file}: ${err}`);
+      return out;
+    };
+    for (const env of [{ HEARTH_TOKEN: token }, { HEARTH_TOKEN: '' }]) {
+      const out = await run('mcp.md', env);
+      assert.match(out, /'living_room_lamp'/);
+      assert.match(out, /outcome: 'confirmed'/);
+    }
+    assert.match(await run('voice-and-chat.md', { HEARTH_TOKEN: token }), /front door lock is (locked|unlocked)\.\n.*kitchen light is off/);
+  });
 });
 
 describe('the commands the README and docs/ show', () => {
