@@ -502,7 +502,8 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
   const walk = new ChainWalk();
   let firstBroken: ChainBreak | undefined;
   let upToDigest = 0;
-  let hashAtDigest: string | undefined;
+  // A digest of the empty log (a home stopped before its first call) vouches for the genesis hash.
+  let hashAtDigest: string | undefined = digest?.lastId === 0 ? GENESIS_HASH : undefined;
   let seq = 0;
   // One read transaction: the entries and the sequence from one snapshot. Synchronous, so the connection is busy only for this call.
   db.transaction(() => {

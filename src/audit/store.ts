@@ -196,6 +196,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     hashOf: Statement<[number], { hash: string }>;
     seq: Statement<[], { seq: number }>;
     byId: Statement<[number], DbAuditRow>;
+    entryById: Statement<[number], { kind: string; callId: number | null }>;
     byRequest: Statement<[string], DbAuditRow>;
     requestTaken: Statement<[string], { id: number }>;
     requestLookup: Statement<[string], { indexed: number | null; upTo: number; last: number }>;
@@ -263,6 +264,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         hashOf: db.prepare('SELECT hash FROM audit_entry WHERE id = ?'),
         seq: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'audit_entry'"),
         byId: db.prepare('SELECT * FROM audit WHERE id = ?'),
+        entryById: db.prepare('SELECT kind, call_id AS callId FROM audit_entry WHERE id = ?'),
         byRequest: db.prepare('SELECT * FROM audit WHERE id = (SELECT id FROM audit_call_ids WHERE request_id = ? LIMIT 1)'),
         // The call index and the entries after it, without folding outcomes in: every call asks it, and a new
         // request has no row (migration 0014).
@@ -1241,6 +1243,11 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.flushOutcomes();
     const r = this.stmt.byId.get(id);
     return r && fromDb(r);
+  }
+
+  /** What an entry id that is no call's row is (an outcome names its call), for a reader who asked for it. */
+  entryKind(id: number): { kind: string; callId: number | null } | undefined {
+    return this.stmt.entryById.get(id);
   }
 
   /** The last n rows, oldest first. */

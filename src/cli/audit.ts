@@ -2,6 +2,7 @@
 // it, and verify its hash chain. Only the database is opened: no broker, no
 // device files. `tail -f` polls the file, since another process (the running
 // bridge, a `hearth call`) writes the rows.
+import { hearthCommand } from './command-name.js';
 import { loadAuditKey } from '../audit/key.js';
 import { createWriteStream, existsSync } from 'node:fs';
 import { once } from 'node:events';
@@ -410,6 +411,10 @@ export function registerAudit(program: Command): void {
         const id = wholeNumber('<id>', rawId, { min: 1 });
         const row = o.store.get(id);
         if (!row) {
+          // Ids number entries: an outcome has an id of its own, and `tail` shows the call's.
+          const entry = o.store.entryKind(id);
+          if (entry?.kind === 'outcome' && entry.callId !== null)
+            throw new CliFailure(`${id} is the outcome entry of call ${entry.callId}, not a call: ${hearthCommand()} audit show ${entry.callId}`, 1);
           const last = o.store.list({ order: 'desc', limit: 1 })[0];
           throw new CliFailure(`no audit row ${id}: ${last ? `the log has rows up to id ${last.id}` : 'the log is empty'}`, 1);
         }

@@ -9,7 +9,7 @@
 // `!secret name` reads secrets.yaml beside the config file, and every secret
 // setting (password, api_key, ...) also takes `<name>_file`: a path whose
 // content is the value (Docker secrets).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError, type ScalarTag } from 'yaml';
 import { brokerNodesProblem } from '../mqtt/broker-nodes.js';
@@ -385,6 +385,16 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   // The schema's pattern lets `mqtt://[bad` through; MQTT.js would throw at connect.
   const brokerProblem = config.mqtt.url ? brokerNodesProblem(config.mqtt.url) : undefined;
   if (brokerProblem) throw new ConfigError('config', 'mqtt.url', brokerProblem);
+  // The offline model reads this folder at its first turn; a wrong path is said at start, not to the first speaker.
+  const sentences = config.intent.sentences;
+  if (sentences && !(existsSync(sentences) && statSync(sentences).isDirectory())) {
+    throw new ConfigError('config', 'intent.sentences', `${sentences} is not a folder (your own sentence files go there; see docs/sentences.md)`);
+  }
+  // TLS files are read when the broker connection opens; a missing one is named here, with its setting, before anything starts.
+  for (const key of ['ca', 'cert', 'key'] as const) {
+    const file = config.mqtt.url ? config.mqtt[key] : undefined;
+    if (file && !existsSync(file)) throw new ConfigError('config', `mqtt.${key}`, `no such file ${file}`);
+  }
   if (config.mqtt.reconnectMaxMs < config.mqtt.reconnectMinMs) {
     throw new ConfigError('config', 'mqtt.reconnect_max_ms', 'must not be below mqtt.reconnect_min_ms');
   }

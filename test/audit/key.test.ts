@@ -68,6 +68,15 @@ describe('the audit key', () => {
     assert.equal(audit.verify().ok, true);
   });
 
+  it('a home stopped before its first call verifies: the digest of the empty log vouches for no rows', async () => {
+    const { audit, digestFile, path, keyFile } = keyedLog(0);
+    assert.equal(readDigest(digestFile).count, 0);
+    assert.equal(audit.verify().ok, true);
+    const r = await runHearth(['audit', 'verify', '--db', path, '--set', `audit.digest_file=${digestFile}`, '--set', `audit.key_file=${keyFile}`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^chain verified: 0 entries/);
+  });
+
   it('catches a rewritten chain that comes with a recomputed, unsigned or wrongly signed digest', () => {
     const { path, db, audit, digestFile, key } = keyedLog();
     rewriteChain(path);

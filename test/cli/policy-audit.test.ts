@@ -282,6 +282,15 @@ describe('approvals and the audit log, with a running bridge', () => {
     const missing = await runHearth(withDb('audit', 'show', '99999'), { cwd: dir });
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no audit row 99999: the log has rows up to id \d+/);
+
+    // An id `tail` skips is the outcome entry of a call: the answer names that call.
+    const calls = new Set((await tailJson('-n', '1000')).map((r) => r.id as number));
+    const outcome = [...Array(Math.max(...calls)).keys()].map((i) => i + 1).find((i) => !calls.has(i));
+    assert.ok(outcome, 'some outcome entry between the calls');
+    const entry = await runHearth(withDb('audit', 'show', String(outcome)), { cwd: dir });
+    assert.equal(entry.code, 1);
+    const [, call] = /^hearth: \d+ is the outcome entry of call (\d+), not a call: .*audit show (\d+)\n$/.exec(entry.stderr) ?? [];
+    assert.ok(call && calls.has(Number(call)) && Number(call) < outcome, entry.stderr);
   });
 
   it('`audit export` streams JSON lines or CSV, to stdout or a file', async () => {

@@ -1,6 +1,6 @@
 // `hearth start` on the embedded default, and `hearth devices` against it, as a user runs them.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,6 +85,23 @@ describe('hearth start refuses to start on bad setup', () => {
     assert.equal(code, 2);
     assert.match(stderr, /configuration error: .*broken\.yaml: mqtt\.embedded\.port: must be integer \(got "many"\)/);
     assert.equal(stdout, '');
+  });
+
+  it('names the TLS file hearth.yaml gives that is not there, before it opens anything', async () => {
+    const home = mkdtempSync(join(dir, 'tls-'));
+    writeFileSync(join(home, 'hearth.yaml'), 'mqtt:\n  url: mqtts://127.0.0.1:1\n  ca: certs/ca.pem\n');
+    const { code, stderr } = await runHearth(['start', '--http-port', '0'], { cwd: home });
+    assert.equal(code, 2);
+    assert.match(stderr, new RegExp(`configuration error: config: mqtt\\.ca: no such file ${join(home, 'certs', 'ca.pem')}`));
+    assert.deepEqual(readdirSync(home), ['hearth.yaml'], 'no database made');
+  });
+
+  it('names a sentences folder hearth.yaml gives that is not there, at start rather than at the first chat turn', async () => {
+    const home = mkdtempSync(join(dir, 'sentences-'));
+    writeFileSync(join(home, 'hearth.yaml'), 'intent:\n  sentences: sentences\n');
+    const { code, stderr } = await runHearth(['start', '--http-port', '0', '--no-demo'], { cwd: home });
+    assert.equal(code, 2);
+    assert.match(stderr, new RegExp(`configuration error: config: intent\\.sentences: ${join(home, 'sentences')} is not a folder`));
   });
 
   it('says clearly when the embedded broker port is taken', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -60,6 +60,7 @@ describe('config', () => {
   it("reads the offline model's sentence folder relative to the file, and refuses a bad language name", () => {
     const sub = mkdtempSync(join(dir, 'intent-'));
     writeFileSync(join(sub, 'hearth.yaml'), 'intent:\n  sentences: my-sentences\n');
+    mkdirSync(join(sub, 'my-sentences'));
     const { config } = loadConfig({ cwd: dir, flags: {}, env: {}, file: join(sub, 'hearth.yaml') });
     assert.equal(config.intent.sentences, join(sub, 'my-sentences'));
     assert.equal(config.intent.language, 'en');

@@ -3,17 +3,19 @@
 // every command shown takes the options it is shown with; the reset names every file Hearth keeps beside its
 // database; and every link leads to a file (and a heading) that exists.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { configLeaves, loadConfig, snakeName } from '../../src/config/load.js';
 import { endpointFor } from '../../src/daemon/endpoint.js';
+import { parseDeviceFile } from '../../src/devices/loader.js';
 import { credentialFileFor } from '../../src/mqtt/broker-credential-file.js';
 import { freePort } from '../helpers/brokers.js';
 import { ROOT, runHearth, spawnHearth } from '../helpers/cli.js';
 import { type GroupProcess, startDaemon } from '../helpers/daemon.js';
+import { spawnInGroup } from '../helpers/processes.js';
 
 const README = join(ROOT, 'README.md');
 const DOCS = join(ROOT, 'docs');
@@ -191,6 +193,82 @@ describe('README: what `npm start` prints is what the demo prints', () => {
     for (const f of [...made, ...named]) assert.ok(removed.has(f), `the reset removes ${f} (it removes ${[...removed].join(' ')})`);
     assert.ok(made.length >= 2, `the demo made its files: ${made.join(' ')}`);
   });
+
+  it('the curl examples of http-api.md and voice-and-chat.md run as printed, and answer what the page shows', async () => {
+    const made = await runHearth(['token', 'create', 'docs-walk', '--role', 'owner', '--db', db], { cwd: dir });
+    assert.equal(made.code, 0, made.stderr);
+    const token = /hearth_\S+/.exec(made.stdout)?.[0];
+    assert.ok(token, made.stdout);
+    const http = /^http:\/\/127\.0\.0\.1:(\d+)/.exec(banner(daemon.stdout()).lines.get('http') ?? '')?.[1];
+    assert.ok(http, 'the banner names the HTTP port');
+    let ran = 0;
+    for (const file of ['http-api.md', 'voice-and-chat.md']) {
+      const lines = codeBlocks(read(join(DOCS, file)))
+        .filter((b) => b.lang === 'sh')
+        .flatMap((b) => b.body.replace(/\\\n\s*/g, '').split('\n'));
+      let sessionId: string | undefined;
+      for (const [i, line] of lines.entries()) {
+        if (!line.startsWith('curl ')) continue;
+        // As printed, on this run's port, with the token as $T and the session the previous answer made.
+        const command = line.replaceAll('localhost:8080', `127.0.0.1:${http}`).replaceAll('<id>', sessionId ?? '<id>');
+        const out = spawnInGroup('sh', ['-c', command], { env: { ...process.env, T: token } });
+        let stdout = '';
+        out.stdout?.on('data', (d: Buffer) => {
+          stdout += d;
+        });
+        const code = await new Promise<number | null>((done) => out.on('close', done));
+        assert.equal(code, 0, `${file}: ${line}`);
+        const answer = JSON.parse(stdout) as Record<string, unknown>;
+        assert.equal(answer.error, undefined, `${file}: ${line}\n${stdout}`);
+        sessionId = typeof answer.id === 'string' ? answer.id : sessionId;
+        ran++;
+        // The answer the page shows under it (`...` stands for what varies): the same fields, the same words.
+        const shown = /^# (\{.*\})$/.exec(lines[i + 1] ?? '')?.[1];
+        if (!shown) continue;
+        const want = JSON.parse(shown.replace(/\[\.\.\.\]/g, '[]')) as Record<string, unknown>;
+        assert.deepEqual(Object.keys(answer).sort(), Object.keys(want).sort(), `${file}: the fields of ${line}`);
+        for (const [key, value] of Object.entries(want)) {
+          if (typeof value === 'string' && value !== '...') assert.equal(answer[key], value, `${file}: ${key} of ${line}`);
+        }
+      }
+    }
+    assert.ok(ran >= 3, `ran ${ran} curl examples`);
+  });
+
+  it('the JavaScript clients mcp.md (MCP SDK, over HTTP and stdio) and voice-and-chat.md (openai) show run as printed', async () => {
+    const made = await runHearth(['token', 'create', 'docs-js', '--role', 'owner', '--db', db], { cwd: dir });
+    const token = /hearth_\S+/.exec(made.stdout)?.[0];
+    assert.ok(token, made.stdout + made.stderr);
+    const http = /^http:\/\/127\.0\.0\.1:(\d+)/.exec(banner(daemon.stdout()).lines.get('http') ?? '')?.[1];
+    const run = async (file: string, env: NodeJS.ProcessEnv) => {
+      const [js] = codeBlocks(read(join(DOCS, file))).filter((b) => b.lang === 'js');
+      assert.ok(js, `${file} shows a JavaScript client`);
+      // Other daemons of this user may run beside the test's: `--db` says which one `hearth mcp` asks.
+      const code = js.body
+        .replaceAll('127.0.0.1:8080', `127.0.0.1:${http}`)
+        .replaceAll('/absolute/path/to/hearth', ROOT)
+        .replace("'mcp']", `'mcp', '--db', ${JSON.stringify(db)}]`);
+      // --eval resolves packages from the working directory: the checkout's node_modules, as after `npm install`.
+      const child = spawnInGroup(process.execPath, ['--input-type=module', '--eval', code], { cwd: ROOT, env: { ...process.env, ...env } });
+      let out = '';
+      let err = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d;
+      });
+      child.stderr?.on('data', (d: Buffer) => {
+        err += d;
+      });
+      const exit = await new Promise<number | null>((done) => child.on('close', done));
+      assert.equal(exit, 0, `${file}: ${err}`);
+      return out;
+    };
+    for (const env of [{ HEARTH_TOKEN: token }, { HEARTH_TOKEN: '' }]) {
+      const out = await run('mcp.md', env);
+      assert.match(out, /'living_room_lamp'/);
+      assert.match(out, /outcome: 'confirmed'/);
+    }
+    assert.match(await run('voice-and-chat.md', { HEARTH_TOKEN: token }), /front door lock is (locked|unlocked)\.\n.*kitchen light is off/);
+  });
 });
 
 describe('the commands the README and docs/ show', () => {
@@ -269,6 +347,51 @@ describe('the settings the README and docs/ name', () => {
       assert.ok(known.has(key), `${file}: \`${key}\` is not a setting of hearth.yaml`);
       if (value !== undefined) assert.equal(value, leaves.get(key)?.default, `${file}: the default of ${key}`);
     }
+  });
+});
+
+describe('the YAML devices.md shows', () => {
+  const blocks = codeBlocks(read(join(DOCS, 'devices.md'))).filter((b) => b.lang === 'yaml');
+
+  it('the device file loads as a device file, with no problem', () => {
+    const file = blocks.find((b) => /^devices:\n {2}- id:/m.test(b.body));
+    assert.ok(file, 'devices.md shows a device file');
+    const parsed = parseDeviceFile('docs/devices.md', file.body);
+    assert.ok('devices' in parsed, JSON.stringify(parsed));
+    assert.deepEqual(
+      parsed.devices.flatMap((d) => d.entities.map((e) => e.id)),
+      ['kitchen_light.light'],
+    );
+  });
+
+  it('hearth.yaml loads, once the files it names exist', () => {
+    const config = blocks.find((b) => /^mqtt:\n/m.test(b.body));
+    assert.ok(config, 'devices.md shows a hearth.yaml');
+    const home = mkdtempSync(join(dir, 'yaml-'));
+    // Its !secret comes from the secrets.yaml shown beside it; its paths are made where it points (absolute ones moved here).
+    const body = config.body.replace(/: \/(\S+)/g, (_, p: string) => `: ${join(home, basename(p))}`);
+    writeFileSync(join(home, 'hearth.yaml'), body);
+    writeFileSync(join(home, 'secrets.yaml'), blocks.find((b) => b.body.includes('mqtt_password:'))!.body);
+    for (const d of ['certs', 'sentences', 'devices']) mkdirSync(join(home, d));
+    writeFileSync(join(home, 'certs', 'ca.pem'), '');
+    const { config: loaded } = loadConfig({ cwd: home, env: {}, warn: (w) => assert.fail(w) });
+    assert.equal(loaded.mqtt.password, 'correct horse battery staple');
+    assert.equal(loaded.tools.groupAbove, 40);
+  });
+});
+
+describe('the HTTP API page', () => {
+  it('names every route the server serves, with its method', () => {
+    const page = read(join(DOCS, 'http-api.md'));
+    const served = readdirSync(join(ROOT, 'src', 'http'))
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) => [...read(join(ROOT, 'src', 'http', f)).matchAll(/method: '([A-Z]+)',\s*path: '([^']+)'/g)])
+      .map((m) => `${m[1]} ${m[2]}`);
+    assert.ok(served.length >= 30, `found ${served.length} routes`);
+    // The Responses API's routes only say it is not served (voice-and-chat.md says so, and what to use).
+    const missing = served.filter((r) => !r.includes('/v1/responses') && !new RegExp(`\`${r.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\`?]`).test(page));
+    assert.deepEqual(missing, [], 'routes docs/http-api.md does not name');
+    assert.match(read(join(DOCS, 'voice-and-chat.md')), /Responses API \(`\/v1\/responses`\) is not served/);
   });
 });
 
