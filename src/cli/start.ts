@@ -152,7 +152,7 @@ export function registerStart(program: Command): void {
           : '',
         `  state     ${reporting}/${entities.length} entities reporting`,
         `  tools     ${hearth.tools.all().length} host tools (${hearth.tools.shape}): ${cmd} tools${f}`,
-        `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ''}; token: ${cmd} token create${f} <name> --role owner)`,
+        `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ''}; token: ${cmd} token create <name> --role owner${f})`,
         wyoming
           ? `  wyoming   ${wyoming.host}:${wyoming.port} (voice satellites: ${loaded.config.wyoming.satellites.map((s) => `voice:${s.name}`).join(', ') || 'none configured'})`
           : '',

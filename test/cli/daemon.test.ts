@@ -52,7 +52,7 @@ describe('commands with and without the daemon', () => {
       daemon.stdout(),
       new RegExp(`tools +\\d+ host tools \\(per-entity\\): node \\S+/dist/cli/main\\.js tools --db h\\.db --broker-port ${port}\n`),
     );
-    assert.match(daemon.stdout(), new RegExp(`token: node \\S+/dist/cli/main\\.js token create --db h\\.db --broker-port ${port} <name> --role owner\\)`));
+    assert.match(daemon.stdout(), new RegExp(`token: node \\S+/dist/cli/main\\.js token create <name> --role owner --db h\\.db --broker-port ${port}\\)`));
     assert.doesNotMatch(
       daemon.stdout(),
       /(^|[^/.\w-])hearth (tools|token|devices|call|audit|simulate)\b/m,

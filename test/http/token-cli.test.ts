@@ -24,7 +24,7 @@ describe('hearth token with hearth start', () => {
       hearth.bridge.stdout(),
       // The token command runs as printed here (no `hearth` on PATH, not the checkout): node and the script.
       new RegExp(
-        `http +http://127\\.0\\.0\\.1:${hearth.httpPort}  \\(web page and API, MCP at /mcp; token: node \\S+/dist/cli/main\\.js token create --db \\S+ --broker-port \\d+ <name> --role owner\\)`,
+        `http +http://127\\.0\\.0\\.1:${hearth.httpPort}  \\(web page and API, MCP at /mcp; token: node \\S+/dist/cli/main\\.js token create <name> --role owner --db \\S+ --broker-port \\d+\\)`,
       ),
     );
   });
