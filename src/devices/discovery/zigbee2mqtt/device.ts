@@ -6,6 +6,7 @@ import { readJsonPath } from '../../json-path.js';
 import type { Availability, AvailabilitySource, Device, Entity, PayloadTransform } from '../../model.js';
 import { exposesToEntities } from './exposes.js';
 import { cleanName, deviceIdOf, isExactTopic } from './naming.js';
+import { sceneId, sceneRecallEntity } from './scene-recall.js';
 import type { Skip } from './skips.js';
 import type { Z2mDevice } from './types.js';
 
@@ -126,31 +127,11 @@ function sceneEntities(raw: Z2mDevice, deviceId: string, name: string, baseTopic
     const scenes = ep && typeof ep === 'object' && Array.isArray(ep.scenes) ? ep.scenes : [];
     for (const scene of scenes) {
       if (out.length >= MAX_SCENES) return out;
-      const id = scene?.id;
-      if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > 255 || seen.has(id)) continue;
-      const key = `scene_${id}`;
-      if (taken.has(key)) continue;
+      const id = sceneId(scene?.id);
+      if (id === undefined || seen.has(id)) continue;
+      if (taken.has(`scene_${id}`)) continue;
       seen.add(id);
-      const sceneName = typeof scene.name === 'string' ? cleanName(scene.name) : '';
-      out.push({
-        id: `${deviceId}.${key}`,
-        key,
-        kind: 'scene',
-        name: sceneName || `${name} scene ${id}`,
-        aliases: sceneName ? [cleanName(`${name} ${sceneName}`)] : [],
-        deviceId,
-        attributes: {},
-        commandTopic: `${baseTopic}/set`,
-        commandFormat: 'json',
-        valuePath: 'scene_recall',
-        commandTopics: {},
-        payloads: { activate: String(id) },
-        payloadLiterals: true,
-        states: {},
-        ranges: {},
-        options: {},
-        availability,
-      });
+      out.push(sceneRecallEntity({ id, name: scene.name }, { deviceId, name, baseTopic, availability }));
     }
   }
   return out;

@@ -7,6 +7,7 @@ import type { Device, Entity } from '../../model.js';
 import { type Z2mOptions, z2mAvailability } from './device.js';
 import { entityProblem } from './entity-check.js';
 import { cleanName, deviceIdOf, isExactTopic } from './naming.js';
+import { sceneId, sceneRecallEntity } from './scene-recall.js';
 
 /** Most groups read, and scenes read per group (Zigbee allows 255 of each; a home has a few). */
 export const MAX_GROUPS = 256;
@@ -36,29 +37,10 @@ export function groupSceneDevices(list: unknown, options: Z2mOptions): Device[] 
     const entities: Entity[] = [];
     const seen = new Set<number>();
     for (const scene of raw.scenes.slice(0, MAX_GROUP_SCENES)) {
-      const id = scene?.id;
-      if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > 255 || seen.has(id)) continue;
+      const id = sceneId(scene?.id);
+      if (id === undefined || seen.has(id)) continue;
       seen.add(id);
-      const sceneName = typeof scene.name === 'string' ? cleanName(scene.name) : '';
-      const entity: Entity = {
-        id: `${deviceId}.scene_${id}`,
-        key: `scene_${id}`,
-        kind: 'scene',
-        name: sceneName || `${groupName} scene ${id}`,
-        aliases: sceneName ? [cleanName(`${groupName} ${sceneName}`)] : [],
-        deviceId,
-        attributes: {},
-        commandTopic: `${baseTopic}/set`,
-        commandFormat: 'json',
-        valuePath: 'scene_recall',
-        commandTopics: {},
-        payloads: { activate: String(id) },
-        payloadLiterals: true,
-        states: {},
-        ranges: {},
-        options: {},
-        availability,
-      };
+      const entity = sceneRecallEntity({ id, name: scene.name }, { deviceId, name: groupName, baseTopic, availability });
       if (!entityProblem(entity)) entities.push(entity);
     }
     if (entities.length) out.push({ id: deviceId, name: groupName, source: 'zigbee2mqtt', availability, entities });
