@@ -3,6 +3,7 @@
 // device files. `tail -f` polls the file, since another process (the running
 // bridge, a `hearth call`) writes the rows.
 import { hearthCommand } from './command-name.js';
+import { agoInstant, parseTimeFilter } from '../util/time.js';
 import { loadAuditKey } from '../audit/key.js';
 import { createWriteStream, existsSync } from 'node:fs';
 import { once } from 'node:events';
@@ -60,17 +61,22 @@ async function withAudit(flags: CommonFlags, body: (o: Opened) => Promise<void> 
   }
 }
 
-/** `2025-06-01T18:00`, `2025-06-01`, or a time ago: `90s`, `15m`, `2h`, `7d`. */
+/**
+ * `2025-06-01T18:00` (this machine's time, as a person at it means), `2025-06-01`, epoch ms, or a time ago: `90s`,
+ * `15m`, `2h`, `7d`, `-24h` (the offsets the HTTP API takes too).
+ */
 export function parseTime(flag: string, raw: string, now = Date.now()): Date {
-  const ago = /^(\d+)\s*(s|m|min|h|d)$/i.exec(raw.trim());
-  if (ago) {
-    const unit = { s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 }[ago[2].toLowerCase() as 's' | 'm' | 'min' | 'h' | 'd'];
-    return new Date(now - Number(ago[1]) * unit);
+  const ago = agoInstant(raw, now);
+  if (ago !== undefined) return new Date(ago);
+  if (/^\s*\d+\s*$/.test(raw)) {
+    const t = parseTimeFilter(raw, now);
+    if (t instanceof Error) throw new CliFailure(`${flag} ${JSON.stringify(raw)}: ${t.message}`);
+    return new Date(t);
   }
   const d = new Date(raw);
   if (!raw.trim() || Number.isNaN(d.getTime())) {
     throw new CliFailure(
-      `${flag} ${JSON.stringify(raw)}: not a time; use ISO 8601 (2025-06-01, 2025-06-01T18:00, 2025-06-01T16:00Z) or a time ago (30m, 2h, 7d)`,
+      `${flag} ${JSON.stringify(raw)}: not a time; use ISO 8601 (2025-06-01, 2025-06-01T18:00, 2025-06-01T16:00Z), epoch milliseconds, or a time ago (30m, 2h, 7d)`,
     );
   }
   return d;

@@ -2,7 +2,7 @@
 // as ISO 8601 times, epoch milliseconds, or an offset back from now (`-24h`,
 // `90m`, `7d`), and how many points to draw. Wrong input is an error naming
 // the field and what it should be.
-import { parseTimeFilter } from '../util/time.js';
+import { agoInstant, parseTimeFilter } from '../util/time.js';
 import { MAX_POINTS } from './store.js';
 
 export const DEFAULT_POINTS = 500;
@@ -24,17 +24,14 @@ export interface HistoryRange {
   points: number;
 }
 
-const RELATIVE_RE = /^-?(\d{1,6})\s*(s|m|min|h|d|w)$/i;
-const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
-
 /** An instant from the caller's words, or a HistoryRangeError naming the field. */
 export function parseInstant(field: string, raw: string, now: number): number {
   const text = raw.trim();
   if (text === 'now') return now;
-  const rel = RELATIVE_RE.exec(text);
-  if (rel) return now - Number(rel[1]) * UNIT_MS[rel[2].toLowerCase()];
-  const parsed = parseTimeFilter(text);
-  if (parsed instanceof Error) throw new HistoryRangeError(field, `${parsed.message}, or an offset back from now such as -24h, 90m or 7d`);
+  const ago = agoInstant(text, now);
+  if (ago !== undefined) return ago;
+  const parsed = parseTimeFilter(text, now);
+  if (parsed instanceof Error) throw new HistoryRangeError(field, parsed.message);
   return Date.parse(parsed);
 }
 

@@ -20,16 +20,28 @@ export const TIME_FILTER_MAX = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 
+/** A time ago as people write it on every surface: `-24h`, `24h`, `90m`, `30s`, `7d`, `2w`. */
+const AGO_RE = /^-?(\d{1,6})\s*(s|m|min|h|d|w)$/i;
+const AGO_UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** The instant an offset back from `now` names ("-24h", "7d"), or undefined when the text is not one. */
+export function agoInstant(raw: string, now = Date.now()): number | undefined {
+  const m = AGO_RE.exec(raw.trim());
+  return m ? now - Number(m[1]) * AGO_UNIT_MS[m[2].toLowerCase()] : undefined;
+}
+
 /**
  * A time filter (audit `since` / `until`) as the stored form
  * (`2025-01-31T18:00:00.000Z`), or an Error saying what is wrong: ISO 8601
  * with a four-digit year (a date, or a date and time with Z or an offset;
  * without one, UTC), or epoch milliseconds, from 2000 to 9999.
  */
-export function parseTimeFilter(raw: string): string | Error {
+export function parseTimeFilter(raw: string, now = Date.now()): string | Error {
   const text = raw.trim();
   const shown = JSON.stringify(text.slice(0, 60));
   const range = 'from 2000-01-01 to 9999-12-31';
+  const ago = agoInstant(text, now);
+  if (ago !== undefined) return ago >= TIME_FILTER_MIN ? new Date(ago).toISOString() : new Error(`must be a time ${range}, got ${shown}`);
   if (/^\d+$/.test(text)) {
     const ms = text.length > 16 ? Infinity : Number(text);
     if (ms < 1e11 && ms >= 1e8) return new Error(`must be epoch milliseconds; ${shown} looks like seconds (multiply by 1000)`);
@@ -38,7 +50,7 @@ export function parseTimeFilter(raw: string): string | Error {
     return new Date(ms).toISOString();
   }
   const m = ISO_RE.exec(text);
-  if (!m) return new Error(`must be an ISO 8601 time such as 2025-01-31T18:00:00Z (or epoch milliseconds), got ${shown}`);
+  if (!m) return new Error(`must be an ISO 8601 time such as 2025-01-31T18:00:00Z, epoch milliseconds, or a time ago such as -24h, 90m or 7d, got ${shown}`);
   const [, y, mo, d, h, mi, , zone] = m;
   const date = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
   if (date.getUTCFullYear() !== Number(y) || date.getUTCMonth() !== Number(mo) - 1 || date.getUTCDate() !== Number(d))

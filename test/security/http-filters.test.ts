@@ -27,7 +27,8 @@ describe('security: HTTP filters, health, offered tools and device text', () => 
       ['until=999999999999999', 'until', /epoch milliseconds/],
       ['since=1733000000', 'since', /seconds/],
       ['since=%2B275760-09-13T00:00:00Z', 'since', /ISO 8601/],
-      ['since=March%207', 'since', /ISO 8601/],
+      ['since=March%207', 'since', /ISO 8601.*or a time ago such as -24h/],
+      ['since=-99999999h', 'since', /ISO 8601/],
       ['since=2026-02-30', 'since', /not a date/],
       ['since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z', 'until', /before since/],
     ] as const) {
@@ -50,6 +51,16 @@ describe('security: HTTP filters, health, offered tools and device text', () => 
       byOffset.json.map((r: { id: number }) => r.id),
       byEpoch.json.map((r: { id: number }) => r.id),
     );
+    // A time ago, as /api/history and `hearth audit tail --since` take it: the same rows as the hour's instant.
+    for (const ago of ['-1h', '1h', '60m']) {
+      const byAgo = await get(`/api/audit?since=${ago}`, home.secret('owner'));
+      assert.equal(byAgo.status, 200, ago);
+      assert.deepEqual(
+        byAgo.json.map((r: { id: number }) => r.id),
+        byEpoch.json.map((r: { id: number }) => r.id),
+        ago,
+      );
+    }
     const exported = await fetch(`${home.server.url}/api/audit/export?since=999999999999999`, { headers: { authorization: `Bearer ${home.secret('owner')}` } });
     assert.equal(exported.status, 400);
   });
