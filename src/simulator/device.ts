@@ -38,6 +38,11 @@ interface Link {
   /** Settles once the first connect has published everything (or the link is given up). */
   ready: Promise<void>;
   abandon(reason: Error): void;
+  /**
+   * This connection has announced itself (online, state) since it last connected: the broker has taken its
+   * subscription too (it handles a client's packets in order), so a command sent now reaches the device.
+   */
+  announced: boolean;
 }
 
 const CLOSE_WAIT_MS = 2000;
@@ -109,9 +114,9 @@ export class SimulatedDevice implements BehaviourHost {
     }
   }
 
-  /** Whether every link of the device is connected to the broker (a test waits for it after an outage). */
+  /** Whether every link of the device is connected and has announced itself again (a test waits for it after an outage). */
   get connected(): boolean {
-    return this.links.length > 0 && this.links.every((l) => l.client.connected);
+    return this.links.length > 0 && this.links.every((l) => l.client.connected && l.announced);
   }
 
   /** Stop behaving (timers, pending sends) and hand over the links to let go of. */
@@ -193,9 +198,11 @@ export class SimulatedDevice implements BehaviourHost {
       rejectReady = reject;
     });
     ready.catch(() => undefined); // nobody may be waiting any more
+    const link: Link = { client, availability, ready, abandon: rejectReady, announced: false };
     client.on('connect', () => {
       (client.stream as unknown as Socket).setNoDelay?.(true);
       this.log.debug({ main }, 'connected');
+      link.announced = false;
       const work = async () => {
         if (main && !subscribed && this.commandRoutes.size) {
           await client.subscribeAsync([...this.commandRoutes.keys()], { qos: 1 });
@@ -206,6 +213,7 @@ export class SimulatedDevice implements BehaviourHost {
       };
       work().then(
         () => {
+          if (client.connected) link.announced = true;
           if (epoch !== this.epoch) return;
           if (main && !this.timersRunning) {
             for (const b of this.behaviours.values()) b.start();
@@ -228,9 +236,10 @@ export class SimulatedDevice implements BehaviourHost {
     const outage = this.options.outage;
     client.on('error', (err) => (outage ? outage.lost(linkName, err) : this.log.warn({ err }, 'mqtt error')));
     client.on('offline', () => outage?.lost(linkName));
+    client.on('close', () => (link.announced = false));
     client.on('reconnect', () => outage?.retry());
     client.on('connect', () => outage?.back(linkName));
-    return { client, availability, ready, abandon: rejectReady };
+    return link;
   }
 
   /** Every entity's current state, each topic once; then what is not in documents (camera frames). */

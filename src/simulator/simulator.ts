@@ -22,7 +22,7 @@ export interface Simulator {
   stopDevice(id: string): Promise<void>;
   /** Reconnect it; it publishes "online" again and its current state. */
   startDevice(id: string): Promise<void>;
-  /** Whether the device is connected to the broker (after an outage it reconnects by itself). */
+  /** Whether the device is connected and has announced itself again, so a command reaches it (after an outage it reconnects by itself). */
   connected(id: string): boolean;
   /** The simulated device's current internal state, in logical terms (`value` plus attributes). */
   state(entityId: string): Record<string, unknown>;
