@@ -3,7 +3,7 @@
 import { JsonLimitError, parseBoundedJson, stringifyBounded } from '../util/bounded-json.js';
 import { MAX_FRAME_BYTES, sniffImageType, type ImageType } from './image.js';
 import { readJsonPath } from './json-path.js';
-import type { Entity, PayloadTransform } from './model.js';
+import type { Entity, EntityKind, PayloadTransform } from './model.js';
 import { DEFAULT_STATES } from './defaults.js';
 
 export type StateValue = string | number | boolean | null;
@@ -98,8 +98,8 @@ export function preview(payload: Buffer, max = 40): string {
   return JSON.stringify(payload.length > max ? `${text}...` : text);
 }
 
-/** Vocabularies whose state is one of a few words. */
-const VOCABULARY_KINDS = new Set([
+/** Kinds whose state is one of a few words (on/off, open/closed, docked...), decoded against their vocabulary. */
+export const VOCABULARY_KINDS: ReadonlySet<EntityKind> = new Set<EntityKind>([
   'binary_sensor',
   'switch',
   'light',

@@ -10,7 +10,7 @@
 // template subset lacks leaves that setting read-only with a note, rather
 // than sending the bare value to a device that expects something else.
 import { DEFAULT_CONFIRM_TIMEOUT_MS, DEFAULT_STATES } from '../../defaults.js';
-import { MAX_STATE_BYTES, PayloadError } from '../../decode.js';
+import { MAX_STATE_BYTES, PayloadError, VOCABULARY_KINDS } from '../../decode.js';
 import { readJsonPath } from '../../json-path.js';
 import { JsonLimitError, parseBoundedJson } from '../../../util/bounded-json.js';
 import type { ColorMode } from '../../color.js';
@@ -312,21 +312,6 @@ class Draft {
     this.body.attributes[name] = a;
   }
 }
-
-const VOCABULARY_KINDS = new Set<EntityKind>([
-  'binary_sensor',
-  'switch',
-  'light',
-  'cover',
-  'lock',
-  'fan',
-  'valve',
-  'alarm_control_panel',
-  'siren',
-  'humidifier',
-  'vacuum',
-  'lawn_mower',
-]);
 
 /**
  * One field of a JSON object a reading gives (a vacuum's `state`, an update's
