@@ -305,6 +305,11 @@ describe('intent model: presence, in the names people have', () => {
     assert.equal(await ask('where is Anna?', away), 'Anna is at Office.');
     assert.equal(await ask('where is bob', away), 'Bob is home.');
     assert.equal(await ask('where is anna', { 'anna.phone': 'not_home' }), 'Anna is away.');
+    // A zone is device data: control characters go and it is capped, whatever the tracker sends.
+    const hostile = await ask('where is anna', { 'anna.phone': `Office\u001b[31m${'x'.repeat(500)}` });
+    assert.match(hostile, /^Anna is at Office/);
+    assert.doesNotMatch(hostile, /\u001b/);
+    assert.ok(hostile.length < 80, hostile);
   });
 
   it('a yes/no about one person says yes or no, then where they are', async () => {
