@@ -396,8 +396,31 @@ function withBrightnessBeside(e: Entity, c: Captures, step: Step | Reply): Step 
   return { action: 'turn_on', extra: { ...step.extra, ...level.extra } };
 }
 
-/** How far "warmer" / "cooler" moves a white light without a number. */
-const KELVIN_STEP = 500;
+/**
+ * How far a relative change goes without a number: a small step ("a bit", "a little"), the usual one and a large
+ * one ("a lot"), as the sentence's `{amount}` says; never to an end of the range in one go.
+ */
+const STEPS = {
+  brightness: [10, 25, 50],
+  speed: [10, 25, 50],
+  temperature: [0.5, 1, 2],
+  kelvin: [250, 500, 1000],
+  position: [10, 25, 50],
+} as const;
+
+/** The least a step down goes to: the small step, or from below it the lowest level (never off, never a jump to the end). */
+function lowestStep(now: number, what: 'brightness' | 'speed'): number {
+  const small = STEPS[what][0];
+  return now > small ? small : 1;
+}
+
+function stepBy(what: keyof typeof STEPS, c: Captures): number {
+  // "by 10 percent", "by two degrees": the number said.
+  if (c.number) return c.number.value;
+  const [small, usual, large] = STEPS[what];
+  const amount = c.other.amount;
+  return amount === 'small' ? small : amount === 'large' ? large : usual;
+}
 
 /** Colour-temperature routing: "warm white", "daylight", "2700 kelvin", "warmer" on a light that takes colour temperature. */
 function colorTempStep(e: Entity, c: Captures, state: EntityState | undefined): Step | Reply | undefined {
@@ -416,7 +439,7 @@ function colorTempStep(e: Entity, c: Captures, state: EntityState | undefined): 
   if (!c.color && !n && c.direction) {
     const now = state?.value === 'on' ? fromDeviceColorTemp(e.colorTemp!, state.attributes.color_temp) : undefined;
     if (now === undefined) return { type: 'unsupported', entity: e, verb: 'change_colour_temp', why: 'colour_temp_unknown', rank: 2 };
-    const to = Math.min(max, Math.max(min, now + (c.direction === 'down' ? -KELVIN_STEP : KELVIN_STEP)));
+    const to = Math.min(max, Math.max(min, now + (c.direction === 'down' ? -1 : 1) * stepBy('kelvin', c)));
     return { action: 'turn_on', extra: { color_temp: to } };
   }
   return undefined;
@@ -440,11 +463,6 @@ const ON_OFF_WORDS: Partial<Record<Entity['kind'], [string, string]>> = {
   humidifier: ['turn_on', 'turn_off'],
   water_heater: ['turn_on', 'turn_off'],
 };
-
-/** How far "brighter" / "dimmer" goes without a number. */
-const LIGHT_STEP = 25;
-/** How far "warmer" / "turn up the heating" goes without a number. */
-const CLIMATE_STEP = 1;
 
 /** What to do to one entity for this intent; null when the intent does not apply to its kind. */
 function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home): Step | Reply | null {
@@ -510,15 +528,20 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
         const now = state?.value === 'off' ? 0 : typeof state?.attributes.percentage === 'number' ? state.attributes.percentage : undefined;
         if (now === undefined)
           return { type: 'unsupported', entity: e, verb: c.direction === 'down' ? 'slow_down' : 'speed_up', why: 'speed_unknown', rank: 2 };
-        const to = Math.min(100, Math.max(0, now + (c.direction === 'down' ? -1 : 1) * (n?.value ?? LIGHT_STEP)));
+        // Slowing down a fan that is off, or to nothing, is not a step: said, or the fan's lowest speed.
+        if (c.direction === 'down' && now === 0) return { type: 'unsupported', entity: e, verb: 'slow_down', why: 'already_off', rank: 2 };
+        const to = Math.min(100, Math.max(c.direction === 'down' ? lowestStep(now, 'speed') : 0, now + (c.direction === 'down' ? -1 : 1) * stepBy('speed', c)));
         return percentStep(e, to, 'set_percentage', 'percentage', 'speed', 'set_speed');
       }
       if (!hasBrightness(e)) return unsupported(c.direction === 'down' ? 'dim' : 'brighten');
       if (n && (n.unit === 'degree' || n.unit === 'kelvin')) return null;
-      const by = n?.value ?? LIGHT_STEP;
+      const by = stepBy('brightness', c);
+      // A step from where the light is now: unknown is not guessed (a guess could dim a light said to be brightened).
       const now = brightnessNow(e, state);
-      const from = now ?? (c.direction === 'down' ? 100 : 0);
-      const to = Math.min(100, Math.max(c.direction === 'down' ? 1 : 0, from + (c.direction === 'down' ? -by : by)));
+      if (now === undefined) return { type: 'unsupported', entity: e, verb: c.direction === 'down' ? 'dim' : 'brighten', why: 'brightness_unknown', rank: 2 };
+      // Dimming a light that is off would turn it on at its dimmest: said instead.
+      if (c.direction === 'down' && now === 0) return { type: 'unsupported', entity: e, verb: 'dim', why: 'already_off', rank: 2 };
+      const to = Math.min(100, Math.max(c.direction === 'down' ? lowestStep(now, 'brightness') : 0, now + (c.direction === 'down' ? -by : by)));
       return brightnessStep(e, to);
     }
     case 'HassSetLevel': {
@@ -560,8 +583,7 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       if (state?.value === 'off') return { type: 'unsupported', entity: e, verb: 'change_temperature', why: 'thermostat_off', rank: 2 };
       const target = state?.attributes.temperature ?? state?.attributes.target_temperature;
       if (typeof target !== 'number') return { type: 'unsupported', entity: e, verb: 'change_temperature', why: 'setting_unknown', rank: 2 };
-      const by = n?.value ?? CLIMATE_STEP;
-      return temperatureStep(e, target + (c.direction === 'down' ? -by : by));
+      return temperatureStep(e, target + (c.direction === 'down' ? -1 : 1) * stepBy('temperature', c));
     }
     case 'HassClimateSetMode': {
       const mode = c.mode;
