@@ -647,9 +647,18 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
     if (t.named && t.entities.length === 1) return { type: 'unsupported', entity: t.entities[0], verb: VERB[intent], rank: 1 };
     return { type: 'not_found', what: '', noun: NOUN[intent] ?? 'device', area: t.area, rank: 1 };
   }
-  // Several, said in the singular, or of different kinds for a bare number: ask which.
+  // Several, said in the singular, or of different kinds for a bare number: ask which. A kind word with a place
+  // ("turn on the kitchen light" in a kitchen with two) is all of them, as Assist does, for lights, switches and
+  // fans; a name said, or a lock, door or alarm, still asks.
   const mixed = intent === 'HassSetLevel' && new Set(ok.map((o) => o.e.kind)).size > 1;
-  if (ok.length > 1 && (!t.plural || mixed)) return { type: 'ambiguous', candidates: ok.map((o) => o.e), rank: 3 };
+  const roomKind = !t.named && !!t.kind && !!(t.area || t.floor) && ok.every((o) => ROOM_KINDS.has(o.e.kind));
+  if (roomKind && !t.plural && ok.length > 1 && c.kind) {
+    // Those whose own name carries the word said win ("the office lamp": the desk lamp, not the ceiling light).
+    const words = c.kind.said.split(' ');
+    const carried = ok.filter((o) => words.every((w) => v.classEntity.get(o.e.id)?.words.has(w)));
+    if (carried.length) ok.splice(0, ok.length, ...carried);
+  }
+  if (ok.length > 1 && (!(t.plural || roomKind) || mixed)) return { type: 'ambiguous', candidates: ok.map((o) => o.e), rank: 3 };
   // Several names ("the hall light and the porch light"): each must be one device.
   if (t.perName && t.perName.length > 1) {
     for (const { found, plural } of t.perName) {
@@ -719,6 +728,9 @@ function groupCall(intent: IntentId, ok: Array<{ e: Entity; step: Step }>, t: Ta
   const args = tries.find(picks) ?? { action, kind, entities: ok.map((o) => o.e.id).sort() };
   return { tool: tool.name, args };
 }
+
+/** Kinds a singular kind word with a place acts on together ("the kitchen light": every light there). */
+const ROOM_KINDS: ReadonlySet<Entity['kind']> = new Set(['light', 'switch', 'fan']);
 
 /** "set X to 21" is a climate, light or cover intent once the entity is known. */
 function specificIntent(intent: IntentId, step: Step): IntentId {
