@@ -155,6 +155,8 @@ export interface AnswerContext {
   ask?: 'which' | 'count' | 'any' | 'all' | HistoryAsk;
   /** The entities the question was about (a whole-area read may return more). */
   subjects?: string[];
+  /** The kind a question asked about ("what lights are on?"), to say "No lights are on." */
+  kind?: string;
   /** A relative change ("dim it a bit", "turn the heating up"): which way, so the answer says it. */
   change?: 'up' | 'down';
   /** What the model says in this language. */
@@ -556,7 +558,12 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
     const list = others.length > 8 ? [...others.slice(0, 8), r.say('n_more', { count: others.length - 8 })] : others;
     return r.say('summary_all_no', { count: others.length, checked: seen.size, state, names: r.list(list, 'and'), note });
   }
-  if (!names.length) return r.say(ctx.ask === 'any' ? 'summary_none_any' : 'summary_none', { count: seen.size, state, note });
+  if (!names.length) {
+    const kinds = ctx.kind && r.has(`kinds_${ctx.kind}`) ? r.say(`kinds_${ctx.kind}`) : undefined;
+    if (kinds && (ctx.ask === 'which' || ctx.ask === 'any'))
+      return r.say(ctx.ask === 'any' ? 'summary_none_any_kind' : 'summary_none_kind', { kind: kinds, state, note });
+    return r.say(ctx.ask === 'any' ? 'summary_none_any' : 'summary_none', { count: seen.size, state, note });
+  }
   const slots = { count: names.length, checked: seen.size, state, names: r.list(shown, 'and'), note };
   if (ctx.ask === 'count') return r.say('summary_count', slots);
   if (ctx.ask === 'any') return r.say('summary_any', slots);

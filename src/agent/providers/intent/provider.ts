@@ -212,6 +212,7 @@ export class IntentProvider implements Provider {
       ask: understood?.ask,
       subjects: understood?.entities.map((e) => e.id),
       change: understood?.meant?.captures.direction,
+      kind: understood?.meant?.captures.kind?.value.id,
       responses,
     });
   }
