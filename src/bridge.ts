@@ -166,6 +166,7 @@ export class Bridge {
         // Until the home is loaded every topic counts as a command topic: only Hearth publishes.
         isCommandTopic: (topic) => registryRef?.isCommandTopic(topic) ?? true,
         statusTopic: config.mqtt.statusTopic,
+        hearthClientId: config.mqtt.clientId,
         log: log.child({ part: 'broker' }),
       });
       broker = await startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }), access);
