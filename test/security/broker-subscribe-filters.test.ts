@@ -9,15 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { Bridge } from '../../src/bridge.js';
 import { loadConfig } from '../../src/config/load.js';
+import { grantedQos } from '../helpers/broker-clients.js';
 import { logSink } from '../helpers/log-sink.js';
-
-/** The QoS the broker granted a filter, 128 when it refused it. */
-async function granted(client: MqttClient, filter: string): Promise<number | undefined> {
-  return client.subscribeAsync(filter, { qos: 0 }).then(
-    (g) => g[0]?.qos,
-    (err: { packet?: { granted?: number[] } }) => err.packet?.granted?.[0],
-  );
-}
 
 describe('security: an embedded-broker account reads only what its subscribe filters cover', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-subscribe-filters-'));
@@ -46,17 +39,17 @@ describe('security: an embedded-broker account reads only what its subscribe fil
   });
 
   it('plugs/+ lets it subscribe to plugs/one and plugs/+, never plugs/# or plugs/+/+', async () => {
-    assert.equal(await granted(plug!, 'plugs/one'), 0);
-    assert.equal(await granted(plug!, 'plugs/+'), 0);
-    assert.equal(await granted(plug!, 'plugs/#'), 128, 'plugs/# also matches plugs/one/secret');
-    assert.equal(await granted(plug!, 'plugs/+/+'), 128);
-    assert.equal(await granted(plug!, '#'), 128);
+    assert.equal(await grantedQos(plug!, 'plugs/one'), 0);
+    assert.equal(await grantedQos(plug!, 'plugs/+'), 0);
+    assert.equal(await grantedQos(plug!, 'plugs/#'), 128, 'plugs/# also matches plugs/one/secret');
+    assert.equal(await grantedQos(plug!, 'plugs/+/+'), 128);
+    assert.equal(await grantedQos(plug!, '#'), 128);
   });
 
   it('cmnd/plug-1/# lets it subscribe to cmnd/plug-1 and anything below; not $SYS', async () => {
-    assert.equal(await granted(plug!, 'cmnd/plug-1'), 0);
-    assert.equal(await granted(plug!, 'cmnd/plug-1/+/power'), 0);
-    assert.equal(await granted(plug!, 'cmnd/+/power'), 128);
-    assert.equal(await granted(plug!, '$SYS/#'), 128);
+    assert.equal(await grantedQos(plug!, 'cmnd/plug-1'), 0);
+    assert.equal(await grantedQos(plug!, 'cmnd/plug-1/+/power'), 0);
+    assert.equal(await grantedQos(plug!, 'cmnd/+/power'), 128);
+    assert.equal(await grantedQos(plug!, '$SYS/#'), 128);
   });
 });
