@@ -12,6 +12,7 @@ import type { Device } from './devices/model.js';
 import { DeviceFileWatcher } from './devices/watcher.js';
 import type { EntityMemory } from './devices/entity-names.js';
 import { DeviceRegistry, FILE_SOURCE } from './devices/registry.js';
+import { RetainedCommandSweeper } from './devices/retained-commands.js';
 import { StateCache } from './devices/state-cache.js';
 import type { Logger } from './log.js';
 import { MqttConnection, type MqttError } from './mqtt/connection.js';
@@ -145,6 +146,7 @@ export class Bridge {
 
   simulator?: Simulator;
   adapters: DiscoveryAdapter[] = [];
+  private sweeper?: RetainedCommandSweeper;
 
   static async start(options: BridgeOptions): Promise<Bridge> {
     const { config, log } = options;
@@ -215,6 +217,9 @@ export class Bridge {
     try {
       bridge.loadDevices();
       registryRef = bridge.registry;
+      // Clearing a planted retained command is a publish of our own: the daemon's, not a command's that only reads.
+      if (!options.offline && options.announce !== false)
+        bridge.sweeper = new RetainedCommandSweeper(bridge.registry, connection, log.child({ part: 'retained-commands' }));
       if (!options.offline) {
         bridge.adapters = createAdapters(config);
         const seen = options.announce === false ? listenOnly(connection, log) : connection;
@@ -373,6 +378,7 @@ export class Bridge {
     this.watcher?.close();
     await this.simulator?.close().catch(() => undefined);
     for (const adapter of this.adapters) adapter.stop();
+    this.sweeper?.stop();
     this.cache.close();
     await this.connection.close();
     await this.broker?.close();

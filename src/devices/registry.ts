@@ -118,8 +118,10 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       const who = `${r.refused.id} (${JSON.stringify(r.refused.name)}, ${r.refused.kind})`;
       if (r.owner)
         this.log?.warn(
-          { topic: r.topic, owner: r.owner.id, refused: r.refused.id },
-          `command topic ${r.topic} is already owned by ${r.owner.id} (${JSON.stringify(r.owner.name)}); ${who} is refused and gets no tool`,
+          { topic: r.topic, owner: r.owner.id, ...(r.ownerTopic ? { ownerTopic: r.ownerTopic } : {}), refused: r.refused.id },
+          r.ownerTopic
+            ? `command topic ${r.topic} is ${r.ownerTopic.startsWith(`${r.topic}/`) ? 'above' : 'under'} ${r.ownerTopic}, the command topic of ${r.owner.id} (${JSON.stringify(r.owner.name)}): a command there reaches that device; ${who} is refused and gets no tool`
+            : `command topic ${r.topic} is already owned by ${r.owner.id} (${JSON.stringify(r.owner.name)}); ${who} is refused and gets no tool`,
         );
       else
         this.log?.warn(
