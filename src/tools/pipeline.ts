@@ -392,6 +392,8 @@ export class Pipeline {
       deviceClass: held.deviceClass,
       args,
     };
+    // What cannot be judged is not sent: refused before any rule is asked (no approval is requested for it).
+    if (held.unjudgeable) return { request, decision: { effect: 'deny', ruleId: null, reason: held.unjudgeable }, action };
     const ask = (r: PolicyRequest) => (this.deps.policy.preview ? this.deps.policy.preview(r) : this.deps.policy.decide(r));
     let decision = preview ? ask(request) : this.deps.policy.decide(request);
     if (ownTool && ownTool !== tool.name && decision.effect !== 'deny') {
