@@ -151,7 +151,6 @@ export class OAuthEndpoints {
       authorization_servers: [base],
       bearer_methods_supported: ['header'],
       resource_name: 'Hearth',
-      resource_documentation: 'https://github.com/hearth-bridge/hearth/blob/main/docs/mcp.md',
     };
   }
 
