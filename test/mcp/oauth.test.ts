@@ -19,7 +19,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { isPublicAddress } from '../../src/http/oauth/client-document.js';
 import { runHearth } from '../helpers/cli.js';
 import { useHttpHome } from '../helpers/http-home.js';
-import { CHROMIUM_ARGS, findChromium } from '../helpers/page-browser.js';
+import { CHROMIUM_ARGS, DESKTOP, findChromium, openSignedIn } from '../helpers/page-browser.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** What an MCP client keeps between runs, in memory: the SDK asks it for each. */
@@ -399,14 +399,31 @@ describe('MCP sign-in by OAuth', () => {
       15_000,
     );
 
-    // The page revokes through the API too.
+    // An owner revokes on the page (Policy, Apps signed in), through the API.
     const other = await signIn('Page revoked app');
     const grants = await home.api('GET', '/api/oauth/grants', { token: owner() });
     const grant = grants.json.grants.find((g: { clientName: string }) => g.clientName === 'Page revoked app');
     assert.deepEqual([grant.principal, grant.roles, grant.grantedBy], ['mcp:page-revoked-app', ['family'], 'http:owner']);
-    const gone = await home.api('POST', `/api/oauth/grants/${grant.tokenName}/revoke`, { token: owner() });
-    assert.equal(gone.status, 200, gone.text);
+    const { context, page, problems } = await openSignedIn(base(), owner(), {
+      profileDir: join(dir, 'profile'),
+      viewport: DESKTOP,
+      name: 'apps',
+      hash: '#policy',
+    });
+    try {
+      const row = page.locator(`#apps-list tr[data-grant="${grant.tokenName}"]`);
+      await row.waitFor();
+      assert.match((await row.textContent()) ?? '', /Page revoked app.*mcp:page-revoked-app.*family/);
+      page.once('dialog', (d) => void d.accept());
+      await row.getByRole('button', { name: 'Revoke Page revoked app' }).click();
+      await row.getByText(/^revoked /).waitFor();
+    } finally {
+      await context.close();
+    }
+    assert.deepEqual(problems, []);
     assert.equal((await mcpWith(other.tokens.access_token)).status, 401);
+    const again = await home.api('POST', `/api/oauth/grants/${grant.tokenName}/revoke`, { token: owner() });
+    assert.equal(again.status, 409);
     assert.equal((await home.api('GET', '/api/oauth/grants', { token: home.secret('guest') })).status, 403);
   });
 
