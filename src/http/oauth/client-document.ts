@@ -66,8 +66,11 @@ export interface ClientDocument {
   redirectUris: string[];
 }
 
-/** Fetch and check a client's metadata document (throws OAuthError invalid_client naming what is wrong). */
-export async function fetchClientDocument(clientId: string): Promise<ClientDocument> {
+/**
+ * Fetch and check a client's metadata document (throws OAuthError invalid_client naming what is wrong).
+ * `homeHosts`: host names the owner allows on private addresses (http.oauth_document_hosts).
+ */
+export async function fetchClientDocument(clientId: string, homeHosts: readonly string[] = []): Promise<ClientDocument> {
   const url = new URL(clientId);
   const bad = (why: string) => new OAuthError('invalid_client', `the client's metadata document ${clientId}: ${why}`);
   let addresses: Array<{ address: string; family: number }>;
@@ -78,19 +81,55 @@ export async function fetchClientDocument(clientId: string): Promise<ClientDocum
   } catch (err) {
     throw bad(`its host cannot be resolved (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  const refused = addresses.find((a) => !isPublicAddress(a.address));
+  const atHome = homeHosts.some((h) => h.toLowerCase() === url.hostname.toLowerCase());
+  const refused = atHome ? undefined : addresses.find((a) => !isPublicAddress(a.address));
   if (!addresses.length || refused)
-    throw bad(`its host resolves to ${refused?.address ?? 'nothing'}, not a public address; Hearth fetches client documents only from the internet`);
-  const chosen = addresses[0];
-  const text = await new Promise<string>((resolve, reject) => {
+    throw bad(
+      `its host resolves to ${refused?.address ?? 'nothing'}, not a public address; Hearth fetches client documents only from the internet (or from hosts listed in http.oauth_document_hosts)`,
+    );
+  // Each checked address in turn (localhost may be ::1 and 127.0.0.1), within one time bound for all.
+  const deadline = Date.now() + DOCUMENT_TIMEOUT_MS;
+  let text: string | undefined;
+  let lastError: OAuthError | undefined;
+  for (const address of addresses) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    try {
+      text = await fetchFrom(url, address, left, bad);
+      break;
+    } catch (err) {
+      lastError = err as OAuthError;
+      if (!(err as { unreachable?: boolean }).unreachable) throw err;
+    }
+  }
+  if (text === undefined) throw lastError ?? bad(`did not arrive within ${DOCUMENT_TIMEOUT_MS / 1000} s`);
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw bad('is not JSON');
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw bad('is not a JSON object');
+  const d = doc as Record<string, unknown>;
+  if (d.client_id !== clientId) throw bad(`its client_id ${JSON.stringify(d.client_id)} is not its own URL`);
+  if (d.token_endpoint_auth_method !== undefined && d.token_endpoint_auth_method !== 'none')
+    throw bad(`token_endpoint_auth_method ${JSON.stringify(d.token_endpoint_auth_method)}: Hearth takes public clients with PKCE only ("none")`);
+  const redirectUris = checkRedirectUris(d.redirect_uris, (why) => bad(why));
+  const name = typeof d.client_name === 'string' && d.client_name.trim() ? d.client_name.trim().slice(0, 100) : url.hostname;
+  return { clientId, name, redirectUris };
+}
+
+/** One GET of the document from one checked address; an error that says the address could not be reached is marked so. */
+function fetchFrom(url: URL, to: { address: string; family: number }, timeoutMs: number, bad: (why: string) => OAuthError): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     const req = request(
       url,
       {
         method: 'GET',
         headers: { accept: 'application/json' },
-        timeout: DOCUMENT_TIMEOUT_MS,
-        // Connect to the address checked above, whatever a second lookup would say.
-        lookup: (_host, _opts, cb) => cb(null, chosen.address, chosen.family),
+        // Connect to the address checked, whatever a second lookup would say (Node 20 may ask for a list).
+        lookup: ((_host: string, opts: { all?: boolean }, cb: (...args: unknown[]) => void) =>
+          opts.all ? cb(null, [{ address: to.address, family: to.family }]) : cb(null, to.address, to.family)) as never,
       },
       (res) => {
         if (res.statusCode !== 200) {
@@ -115,22 +154,15 @@ export async function fetchClientDocument(clientId: string): Promise<ClientDocum
         res.on('error', (err) => reject(bad(`could not be read (${err.message})`)));
       },
     );
-    req.on('timeout', () => req.destroy(bad(`did not arrive within ${DOCUMENT_TIMEOUT_MS / 1000} s`)));
-    req.on('error', (err) => reject(err instanceof OAuthError ? err : bad(`could not be fetched (${(err as NodeJS.ErrnoException).code ?? err.message})`)));
+    // One bound for the whole answer, however slowly it drips.
+    const timer = setTimeout(() => req.destroy(bad(`did not arrive within ${DOCUMENT_TIMEOUT_MS / 1000} s`)), timeoutMs);
+    req.on('close', () => clearTimeout(timer));
+    req.on('error', (err) => {
+      if (err instanceof OAuthError) return reject(err);
+      const code = (err as NodeJS.ErrnoException).code ?? '';
+      const failed = bad(`could not be fetched from ${to.address} (${code || err.message})`);
+      reject(Object.assign(failed, { unreachable: ['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'].includes(code) }));
+    });
     req.end();
   });
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    throw bad('is not JSON');
-  }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw bad('is not a JSON object');
-  const d = doc as Record<string, unknown>;
-  if (d.client_id !== clientId) throw bad(`its client_id ${JSON.stringify(d.client_id)} is not its own URL`);
-  if (d.token_endpoint_auth_method !== undefined && d.token_endpoint_auth_method !== 'none')
-    throw bad(`token_endpoint_auth_method ${JSON.stringify(d.token_endpoint_auth_method)}: Hearth takes public clients with PKCE only ("none")`);
-  const redirectUris = checkRedirectUris(d.redirect_uris, (why) => bad(why));
-  const name = typeof d.client_name === 'string' && d.client_name.trim() ? d.client_name.trim().slice(0, 100) : url.hostname;
-  return { clientId, name, redirectUris };
 }

@@ -307,7 +307,7 @@ export class OAuthEndpoints {
     let client = this.store.client(clientId);
     if (isDocumentClientId(clientId)) {
       try {
-        client = this.store.rememberDocumentClient(await fetchClientDocument(clientId));
+        client = this.store.rememberDocumentClient(await fetchClientDocument(clientId, this.hearth.bridge.config.http.oauthDocumentHosts));
       } catch (err) {
         if (err instanceof OAuthError) throw new HttpError(400, err.error, err.message);
         throw err;
