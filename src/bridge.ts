@@ -11,6 +11,7 @@ import { loadDeviceFiles, type DeviceFileProblem } from './devices/loader.js';
 import type { Device } from './devices/model.js';
 import { DeviceFileWatcher } from './devices/watcher.js';
 import type { EntityMemory } from './devices/entity-names.js';
+import type { HomeModel } from './devices/home/home-model.js';
 import { DeviceRegistry, FILE_SOURCE } from './devices/registry.js';
 import { RetainedCommandSweeper } from './devices/retained-commands.js';
 import { StateCache } from './devices/state-cache.js';
@@ -44,6 +45,8 @@ export interface BridgeOptions {
   offline?: boolean;
   /** Remembers the order discovered entities were first seen (the assembly gives SQLite's); in memory otherwise. */
   entityMemory?: EntityMemory;
+  /** Areas, floors and people's choices (the assembly gives SQLite's); in memory otherwise. */
+  home?: HomeModel;
   /**
    * false: publish nothing of our own accord (the Home Assistant birth message,
    * Zigbee2MQTT state requests). Those are the daemon's; a command that only reads
@@ -138,8 +141,9 @@ export class Bridge {
     readonly broker: EmbeddedBroker | undefined,
     readonly paths: string[],
     entityMemory?: EntityMemory,
+    home?: HomeModel,
   ) {
-    this.registry = new DeviceRegistry({ log: log.child({ part: 'devices' }), memory: entityMemory, reserved: controlTopics(config) });
+    this.registry = new DeviceRegistry({ log: log.child({ part: 'devices' }), memory: entityMemory, reserved: controlTopics(config), home });
     this.cache = new StateCache(connection, log.child({ part: 'state' }));
     this.registry.on('changed', (devices) => this.cache.setDevices(devices));
   }
@@ -208,7 +212,7 @@ export class Bridge {
       },
       log.child({ part: 'mqtt' }),
     );
-    const bridge = new Bridge(config, log, connection, broker, devicePaths(config, cwd), options.entityMemory);
+    const bridge = new Bridge(config, log, connection, broker, devicePaths(config, cwd), options.entityMemory, options.home);
     if (!options.offline) bridge.readStatus();
     if (embedding && credentialFile && credential) {
       const written = credential;

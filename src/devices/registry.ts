@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
 import { commandTopicsOf } from './commands.js';
 import { MemoryEntityNames, type EntityMemory } from './entity-names.js';
+import { HomeModel } from './home/home-model.js';
 import type { Device, Entity } from './model.js';
 import { assignTopicOwners, dollarTopics, readTopicsOf, type ReservedTopics, type TopicClaim, type TopicRefusal } from './topic-owners.js';
 
@@ -25,6 +26,8 @@ export interface RegistryOptions {
   memory?: EntityMemory;
   /** The sources' control topics (discovery prefixes, bridge topics): never commanded. `$` topics always are. */
   reserved?: ReservedTopics;
+  /** Areas, floors and people's choices laid over the sources (SQLite in the assembly); in memory when not given. */
+  home?: HomeModel;
 }
 
 export class DeviceRegistry extends EventEmitter<RegistryEvents> {
@@ -40,6 +43,9 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private readonly reserved: ReservedTopics;
   private readonly log?: Logger;
   readonly memory: EntityMemory;
+  readonly home: HomeModel;
+  private exposedRanked: Entity[] = [];
+  private exposedList: Entity[] = [];
 
   constructor(options: RegistryOptions = {}) {
     super();
@@ -47,6 +53,12 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     const configured = options.reserved;
     this.reserved = configured ? (t) => dollarTopics(t) ?? configured(t) : dollarTopics;
     this.memory = options.memory ?? new MemoryEntityNames();
+    this.home = options.home ?? new HomeModel();
+    // One rebuild (and one 'changed') per change a person makes, or per batch of them (an imported file).
+    this.home.on('change', () => {
+      if (!this.home.batching) this.rebuild();
+    });
+    this.home.on('settled', () => this.rebuild());
   }
 
   /** Replace everything one source knows. */
@@ -72,7 +84,10 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
         if (!held || priority < held.priority) byId.set(device.id, { priority, device, source });
       }
     }
+    // The home model places and names each device (a person's choice, else the source's).
     const chosen = [...byId.values()];
+    const placed = this.home.apply(chosen.map(({ device, source }) => ({ device, source })));
+    for (const [i, c] of chosen.entries()) c.device = placed[i]!;
     const byEntityId = (a: TopicClaim, b: TopicClaim) => (a.entity.id < b.entity.id ? -1 : a.entity.id > b.entity.id ? 1 : 0);
     const claims = chosen.flatMap(({ device, source }) => device.entities.map((entity) => ({ entity, source })));
     const files = claims.filter((c) => c.source === FILE_SOURCE).sort(byEntityId);
@@ -104,6 +119,8 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     );
     const current = new Map(this.merged.flatMap((d) => d.entities.map((e) => [e.id, e] as const)));
     this.rankedEntities = [...files, ...found].map((c) => current.get(c.entity.id)).filter((e): e is Entity => !!e);
+    this.exposedRanked = this.rankedEntities.filter((e) => e.exposed !== false);
+    this.exposedList = this.merged.flatMap((d) => d.entities.filter((e) => e.exposed !== false));
     this.deviceIndex = new Map(this.merged.map((d) => [d.id, d]));
     this.entityIndex = new Map(this.merged.flatMap((d) => d.entities.map((e) => [e.id, e] as const)));
     this.emit('changed', this.merged);
@@ -143,6 +160,16 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   /** The entities in rank order: device files first (by id), then discovered ones in the order first seen. */
   ranked(): Entity[] {
     return this.rankedEntities;
+  }
+
+  /** The ranked entities agents are shown (Entity.exposed): what tools, MCP, chat and voice are built from. */
+  exposed(): Entity[] {
+    return this.exposedRanked;
+  }
+
+  /** The entities agents are shown, in the order of entities(). */
+  exposedEntities(): Entity[] {
+    return this.exposedList;
   }
 
   device(id: string): Device | undefined {

@@ -149,6 +149,15 @@ export class Pipeline {
     }
   };
 
+  /**
+   * An entity agents are shown (Entity.exposed), by id: one a person has not exposed is, to every tool, an
+   * entity that does not exist (a grouped tool's `entity` argument cannot reach it either).
+   */
+  private shown(id: string): Entity | undefined {
+    const entity = this.deps.registry.entity(id);
+    return entity && entity.exposed !== false ? entity : undefined;
+  }
+
   private async run(tool: GeneratedTool, target: ToolTarget, rawArgs: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> {
     // Before anything recursive (clone, validation, hashing) touches them; the audit keeps only a summary.
     const outOfBounds = argumentBoundsProblem(rawArgs);
@@ -171,7 +180,7 @@ export class Pipeline {
       case 'find':
         return this.find(tool, call, args);
       case 'history': {
-        const entity = this.deps.registry.entity(String(args.entity ?? ''));
+        const entity = this.shown(String(args.entity ?? ''));
         if (!entity) return FAIL(`unknown entity ${quoted(String(args.entity ?? ''))}; use find_entities or get_state to list them`);
         const denied = this.checkRead(tool, call, args, entity);
         if (denied) return unknownToCaller(denied, String(args.entity));
@@ -183,7 +192,7 @@ export class Pipeline {
       case 'read':
       case 'camera': {
         const id = target.entityId ?? String(args.camera ?? args.entity ?? '');
-        const entity = this.deps.registry.entity(id);
+        const entity = this.shown(id);
         if (!entity || (target.type === 'camera' && !FRAME_KINDS.has(entity.kind))) {
           return FAIL(`unknown ${target.type === 'camera' ? 'camera' : 'entity'} ${quoted(id)}; use find_entities or get_state to list them`);
         }
@@ -223,9 +232,9 @@ export class Pipeline {
   private readState(tool: GeneratedTool, call: ToolCall, args: Record<string, unknown>): ToolResultObject {
     // What this caller may not read is neither named nor counted: to it, such an entity does not exist.
     const readable = (e: Entity) => !this.deps.readDenied?.(call.principal, e);
-    let entities = this.deps.registry.entities();
+    let entities = this.deps.registry.exposedEntities();
     if (typeof args.entity === 'string') {
-      const one = this.deps.registry.entity(args.entity);
+      const one = this.shown(args.entity);
       if (!one || !readable(one)) {
         if (one) this.checkRead(tool, call, args, one);
         return FAIL(`unknown entity ${quoted(args.entity)}; use find_entities to search`);
@@ -275,7 +284,7 @@ export class Pipeline {
     const area = typeof args.area === 'string' ? args.area.toLowerCase() : undefined;
     const limit = Number(args.limit ?? 20);
     const scored: Array<{ e: Entity; score: number }> = [];
-    for (const e of this.deps.registry.entities()) {
+    for (const e of this.deps.registry.exposedEntities()) {
       if (args.kind && e.kind !== args.kind) continue;
       if (area && (e.area ?? '').toLowerCase() !== area) continue;
       const hay = [e.name, e.id, e.area ?? '', ...e.aliases, e.deviceClass ?? ''].join(' ').toLowerCase();
@@ -337,7 +346,7 @@ export class Pipeline {
 
   private resolveActuation(target: Extract<ToolTarget, { type: 'actuate' }>, args: Record<string, unknown>): Resolved | string {
     const id = target.entityId ?? String(args.entity ?? '');
-    const entity = this.deps.registry.entity(id);
+    const entity = this.shown(id);
     if (!entity) return `unknown entity ${quoted(id)}; use find_entities to search`;
     if (!target.kinds.includes(entity.kind)) return `${quoted(entity.name)} is a ${entity.kind}, not a ${target.kinds.join(' or ')}`;
     const { entity: _drop, ...rest } = args;
@@ -356,7 +365,7 @@ export class Pipeline {
     call: ToolCall,
   ): Promise<ToolResultObject> {
     const resolved = this.resolveActuation(target, args);
-    const entityHint = target.entityId ? this.deps.registry.entity(target.entityId) : undefined;
+    const entityHint = target.entityId ? this.shown(target.entityId) : undefined;
     if (typeof resolved === 'string') return this.rejected(tool, call, args, entityHint, resolved);
     const { entity, command } = resolved;
 
@@ -456,7 +465,7 @@ export class Pipeline {
     ownToolOf: (entityId: string) => string | undefined,
   ): PolicyDecision | undefined {
     const candidates = new Set(tool.meta.entityIds);
-    const visible = this.deps.registry.entities().filter((e) => candidates.has(e.id) && !this.deps.readDenied?.(principal, e));
+    const visible = this.deps.registry.exposedEntities().filter((e) => candidates.has(e.id) && !this.deps.readDenied?.(principal, e));
     const chosen = selectGroup(args, visible);
     if (typeof chosen === 'string') return undefined;
     let allow: PolicyDecision | undefined;
@@ -505,7 +514,7 @@ export class Pipeline {
     const atOnce = this.deps.policy.atOnce?.bind(this.deps.policy) ?? (<T>(fn: () => T): T => fn());
     const early = atOnce((): ToolResultObject | undefined => {
       // What the caller may not read is not in its group: never acted on, named or counted.
-      const visible = this.deps.registry.entities().filter((e) => target.kinds.includes(e.kind) && !this.deps.readDenied?.(call.principal, e));
+      const visible = this.deps.registry.exposedEntities().filter((e) => target.kinds.includes(e.kind) && !this.deps.readDenied?.(call.principal, e));
       const chosen = selectGroup(args, visible);
       if (typeof chosen === 'string') return this.rejected(tool, call, args, undefined, `invalid arguments: ${chosen}`);
       if (call.refused) return this.rejected(tool, call, args, undefined, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused });
