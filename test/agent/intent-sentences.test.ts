@@ -90,8 +90,8 @@ lists:
     assert.deepEqual(calls(p, 'turn on the kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
   });
 
-  it('the example in examples/sentences loads clean and does what it says', () => {
-    const p = model(new SentenceSet({ userDir: new URL('../../examples/sentences', import.meta.url).pathname }));
+  it('the example in docs/sentences loads clean and does what it says', () => {
+    const p = model(new SentenceSet({ userDir: new URL('../../docs/sentences', import.meta.url).pathname }));
     assert.deepEqual(p.sentences.problems, []);
     assert.deepEqual(calls(p, 'illuminate the kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
     assert.deepEqual(calls(p, 'let there be light in the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
