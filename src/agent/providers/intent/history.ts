@@ -94,6 +94,11 @@ function pick(entities: Entity[], asked: string | undefined): Entity[] {
   if (!asked) return readable;
   const opening = (e: Entity) =>
     e.kind === 'cover' || e.kind === 'valve' || (e.kind === 'binary_sensor' && ['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? ''));
+  // "How long has the front door been unlocked?": of the front door's entities, its lock.
+  if (asked === 'locked' || asked === 'unlocked') {
+    const locks = readable.filter((e) => e.kind === 'lock');
+    if (locks.length) return locks;
+  }
   if (asked === 'open' || asked === 'closed') {
     // A door's contact sensor says when it opened; its lock says when it was unlocked.
     const sensors = readable.filter(opening);
