@@ -216,7 +216,11 @@ describe('MCP sign-in by OAuth', () => {
       if (!req.url().startsWith(base()) && !req.url().startsWith(callbackUrl)) problems.push(`outside request ${req.url()}`);
     });
     try {
-      await page.goto(url.href);
+      // The app sends the browser from its own site (another origin), as the Inspector's page does.
+      await page.goto(callbackUrl);
+      await page.evaluate((href) => {
+        location.href = href;
+      }, url.href);
       await page.fill('#token', owner());
       await page.click('#login-form button[type=submit]');
       await page.locator('#consent-form').waitFor();

@@ -16,6 +16,7 @@ import { optionalBoolean, onlyFields, requiredString } from '../body.js';
 import { badField, HttpError } from '../errors.js';
 import { isOwner, type Route } from '../route.js';
 import { fetchClientDocument, isDocumentClientId } from './client-document.js';
+import { AUTHORIZE_PATH, isConsentFile, sendConsentFile } from './consent-page.js';
 import { checkRedirectUris } from './redirect-uris.js';
 import { publicUrlOf } from './public-url.js';
 
@@ -25,7 +26,6 @@ const JSON_LIMIT = 64 * 1024;
 export const WELL_KNOWN_RESOURCE = '/.well-known/oauth-protected-resource';
 const WELL_KNOWN_SERVER = '/.well-known/oauth-authorization-server';
 const WELL_KNOWN_OPENID = '/.well-known/openid-configuration';
-export const AUTHORIZE_PATH = '/oauth/authorize';
 const TOKEN_PATH = '/oauth/token';
 const REGISTER_PATH = '/oauth/register';
 
@@ -100,9 +100,13 @@ export class OAuthEndpoints {
     return this.mcpPath !== '';
   }
 
-  /** Paths answered before the Origin check: clients in other origins fetch them, and none uses ambient credentials. */
-  servesOpen(path: string): boolean {
+  /**
+   * Paths answered before the Origin check: clients in other origins fetch them and none uses ambient credentials;
+   * the consent page is where an app sends the browser from its own site.
+   */
+  servesOpen(path: string, method = 'GET'): boolean {
     if (!this.enabled) return false;
+    if (isConsentFile(path)) return method === 'GET';
     return (
       path === WELL_KNOWN_RESOURCE ||
       path === `${WELL_KNOWN_RESOURCE}${this.mcpPath}` ||
@@ -118,6 +122,10 @@ export class OAuthEndpoints {
       if (req.method === 'OPTIONS') {
         res.writeHead(204, CORS);
         res.end();
+        return;
+      }
+      if (isConsentFile(path)) {
+        await sendConsentFile(res, path);
         return;
       }
       const where = publicUrlOf(req, this.trustedOrigins);
