@@ -501,6 +501,78 @@ describe('MCP sign-in by OAuth', () => {
     for (const address of ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946']) assert.equal(isPublicAddress(address), true, address);
   });
 
+  it('bad input to the token and registration endpoints gets an OAuth error naming what is wrong', async () => {
+    const { provider } = await signIn('Bad input app');
+    const clientId = provider.info!.client_id;
+    const cases: Array<[string, RequestInit, number, string, RegExp]> = [
+      [
+        '/oauth/token',
+        { body: '{"grant_type":"refresh_token"}', headers: { 'content-type': 'application/json' } },
+        400,
+        'invalid_request',
+        /x-www-form-urlencoded/,
+      ],
+      ['/oauth/token', { body: new URLSearchParams({ grant_type: 'password', client_id: clientId }).toString() }, 400, 'unsupported_grant_type', /"password"/],
+      [
+        '/oauth/token',
+        { body: new URLSearchParams({ grant_type: 'authorization_code', client_id: clientId }).toString() },
+        400,
+        'invalid_request',
+        /code is required/,
+      ],
+      [
+        '/oauth/token',
+        { body: `grant_type=refresh_token&client_id=${clientId}&refresh_token=a&refresh_token=b` },
+        400,
+        'invalid_request',
+        /refresh_token is given 2 times/,
+      ],
+      [
+        '/oauth/token',
+        { body: new URLSearchParams({ grant_type: 'refresh_token', client_id: 'nobody', refresh_token: 'x' }).toString() },
+        401,
+        'invalid_client',
+        /no client "nobody"/,
+      ],
+      [
+        '/oauth/token',
+        { body: `grant_type=refresh_token&client_id=${clientId}&refresh_token=${'x'.repeat(20_000)}` },
+        413,
+        'invalid_request',
+        /larger than 16384 bytes/,
+      ],
+      ['/oauth/register', { body: '{not json', headers: { 'content-type': 'application/json' } }, 400, 'invalid_client_metadata', /not JSON/],
+      ['/oauth/register', { body: '[]', headers: { 'content-type': 'application/json' } }, 400, 'invalid_client_metadata', /must be a JSON object/],
+      [
+        '/oauth/register',
+        { body: JSON.stringify({ redirect_uris: [callbackUrl], grant_types: ['client_credentials'] }), headers: { 'content-type': 'application/json' } },
+        400,
+        'invalid_client_metadata',
+        /grant_types may hold only authorization_code, refresh_token/,
+      ],
+      [
+        '/oauth/register',
+        { body: JSON.stringify({ client_name: 'x' }), headers: { 'content-type': 'application/json' } },
+        400,
+        'invalid_redirect_uri',
+        /non-empty list/,
+      ],
+    ];
+    for (const [path, init, status, error, description] of cases) {
+      const res = await fetch(`${base()}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(init.headers as Record<string, string>) },
+        body: init.body,
+        signal: AbortSignal.timeout(15_000),
+      });
+      const body = (await res.json()) as { error: string; error_description: string };
+      assert.equal(res.status, status, `${path} ${String(init.body).slice(0, 60)}: ${body.error_description}`);
+      assert.equal(body.error, error, body.error_description);
+      assert.match(body.error_description, description);
+    }
+    assert.equal((await fetch(`${base()}/oauth/token`, { signal: AbortSignal.timeout(15_000) })).status, 405);
+  });
+
   it('pasted bearer tokens keep working on /mcp', async () => {
     const client = await home.mcpClient(owner());
     assert.ok((await client.listTools()).tools.length > 0);

@@ -65,9 +65,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
+      if (size > limit) return; // refused already: the rest is read and dropped, so the answer reaches the client
       size += chunk.length;
       if (size > limit) {
-        req.destroy();
+        chunks.length = 0;
         reject(new OAuthError('invalid_request', `the request body is larger than ${limit} bytes`, 413));
         return;
       }
