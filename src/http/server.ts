@@ -16,6 +16,7 @@ import { frameRoutes } from './api-frames.js';
 import { openAiErrorBody, openAiRoutes } from './api-openai.js';
 import { policyRoutes } from './api-policy.js';
 import { policyEditRoutes } from './api-policy-edit.js';
+import { homeRoutes } from './api-home.js';
 import { toolRoutes } from './api-tools.js';
 import { SessionsApi } from './api-sessions.js';
 import { ANONYMOUS, Authenticator, checkAuthSetting, checkOrigin } from './auth.js';
@@ -127,6 +128,7 @@ export class HttpServer {
       ...policyRoutes(ctx),
       ...openAiRoutes(ctx),
       ...policyEditRoutes(ctx),
+      ...homeRoutes(ctx),
       ...historyRoutes(ctx),
       ...controlRoutes(ctx),
       ...toolRoutes(ctx),
