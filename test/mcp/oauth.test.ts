@@ -573,6 +573,22 @@ describe('MCP sign-in by OAuth', () => {
     assert.equal((await fetch(`${base()}/oauth/token`, { signal: AbortSignal.timeout(15_000) })).status, 405);
   });
 
+  it('registration is open to anyone, so a flood of it is turned away with 429s', async () => {
+    let refused: Response | undefined;
+    for (let i = 0; i < 31 && !refused; i++) {
+      const res = await fetch(`${base()}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: `flood ${i}`, redirect_uris: [callbackUrl] }),
+        signal: AbortSignal.timeout(15_000),
+      });
+      if (res.status === 429) refused = res;
+      else assert.equal(res.status, 201);
+    }
+    assert.ok(refused, 'the 31st registration within a minute is refused');
+    assert.equal(((await refused.json()) as { error: string }).error, 'temporarily_unavailable');
+  });
+
   it('pasted bearer tokens keep working on /mcp', async () => {
     const client = await home.mcpClient(owner());
     assert.ok((await client.listTools()).tools.length > 0);

@@ -21,6 +21,8 @@ import { checkRedirectUris } from './redirect-uris.js';
 import { publicUrlOf } from './public-url.js';
 
 const FORM_LIMIT = 16 * 1024;
+/** Registrations (open to anyone, RFC 7591) accepted per minute: a flood gets 429s, not a busy database. */
+const REGISTRATIONS_PER_MINUTE = 30;
 const JSON_LIMIT = 64 * 1024;
 
 export const WELL_KNOWN_RESOURCE = '/.well-known/oauth-protected-resource';
@@ -82,6 +84,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
 export class OAuthEndpoints {
   readonly store: OAuthStore;
   private readonly mcpPath: string;
+  /** When the registrations of the last minute came. */
+  private registrations: number[] = [];
 
   constructor(
     private readonly hearth: Hearth,
@@ -223,6 +227,15 @@ export class OAuthEndpoints {
   // ---- RFC 7591 registration -------------------------------------------------
 
   private async register(req: IncomingMessage): Promise<unknown> {
+    const now = Date.now();
+    this.registrations = this.registrations.filter((t) => t > now - 60_000);
+    if (this.registrations.length >= REGISTRATIONS_PER_MINUTE)
+      throw new OAuthError(
+        'temporarily_unavailable',
+        `more than ${REGISTRATIONS_PER_MINUTE} clients registered in the last minute; try again in a minute`,
+        429,
+      );
+    this.registrations.push(now);
     const bad = (why: string) => new OAuthError('invalid_client_metadata', why);
     let meta: unknown;
     try {
