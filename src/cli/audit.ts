@@ -38,7 +38,10 @@ async function openAudit(flags: CommonFlags): Promise<Opened> {
   const { config } = await configOrExit(flags);
   const path = config.database.path;
   if (path !== ':memory:' && !existsSync(path)) {
-    throw new CliFailure(`no database at ${path}: nothing has been recorded there (start the bridge with \`hearth start\`, or pass --db <file>)`, 1);
+    throw new CliFailure(
+      `no database at ${path}: nothing has been recorded there (start the bridge with \`${hearthCommand()} start\`, or pass --db <file>)`,
+      1,
+    );
   }
   const db = openDatabase(path);
   // A reader: leave the connection's sync setting alone.
@@ -331,7 +334,7 @@ export function verifyText(result: VerifyResult, digestFile: string | undefined,
           : 'no digest file: a cut-off tail cannot be detected (set audit.digest_file)',
     ].filter(Boolean);
     const notVouched = u
-      ? `\n  ${u.count} ${u.count === 1 ? 'entry' : 'entries'} after the signed digest (ids ${u.from}..${u.to}) ${u.count === 1 ? 'is' : 'are'} NOT vouched for: chained, but no Hearth signed over them yet (a running Hearth does within a moment; after a crash, or if they were added to the file, check them, then \`hearth audit accept --through ${u.to}\`)`
+      ? `\n  ${u.count} ${u.count === 1 ? 'entry' : 'entries'} after the signed digest (ids ${u.from}..${u.to}) ${u.count === 1 ? 'is' : 'are'} NOT vouched for: chained, but no Hearth signed over them yet (a running Hearth does within a moment; after a crash, or if they were added to the file, check them, then \`${hearthCommand()} audit accept --through ${u.to}\`)`
       : '';
     return {
       ok: true,
@@ -363,7 +366,7 @@ function warnUnverified(o: Opened): void {
     );
   } else if (result.unvouched) {
     process.stderr.write(
-      `hearth: warning: entries ${result.unvouched.from}..${result.unvouched.to} are not vouched for by a signed digest (\`hearth audit verify\`)\n`,
+      `hearth: warning: entries ${result.unvouched.from}..${result.unvouched.to} are not vouched for by a signed digest (\`${hearthCommand()} audit verify\`)\n`,
     );
   }
 }
