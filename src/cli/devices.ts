@@ -49,7 +49,7 @@ export function devicesText(list: DeviceJson[], looked?: SourcesAnswer): string 
         e.kind,
         e.area ?? '',
         e.words,
-        e.available === null ? '?' : e.available ? 'yes' : 'no',
+        e.notAnswering ? `no answer since ${e.notAnswering.afterFailover ? 'failover' : 'a command'}` : e.available === null ? '?' : e.available ? 'yes' : 'no',
         !e.updatedAt ? 'never' : e.retained ? 'retained' : formatAge(e.ageMs ?? 0),
       ]);
     }
