@@ -219,7 +219,10 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     this.lastError = '';
     this.unansweredV5 = 0;
     const nodes = brokerNodes(this.options.url).length;
-    this.log.info({ url: redact(this.options.url), ...(nodes > 1 ? { node: this.node } : {}), sessionPresent }, 'MQTT connected');
+    this.log.info(
+      { url: redact(this.options.url), ...(nodes > 1 ? { node: this.node } : {}), clientId: this.client.options.clientId, sessionPresent },
+      'MQTT connected',
+    );
     if (this.everConnected) this.lastReconnect = { at: Date.now(), node: this.node, moved: this.node !== this.lastNode };
     this.everConnected = true;
     this.lastNode = this.node;
