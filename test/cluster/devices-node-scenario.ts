@@ -67,7 +67,8 @@ const starters: Record<string, () => Promise<TestCluster>> = {
   rabbitmq: () => startRabbitMq({ nodes: 2 }),
 };
 
-for (const kind of ['nats', 'rabbitmq']) {
+/** The scenario on one broker (one test file each: test/cluster/devices-node-*.test.ts, so each has its own time bound). */
+export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
   describe(`the node the devices are on dies (${kind} cluster)`, () => {
     let broker: TestCluster;
     let dir: string;
