@@ -86,6 +86,8 @@ export class Hearth {
         log: log.child({ part: 'pipeline' }),
       });
       const tools = new ToolSet(bridge.registry, pipeline, policy, config.tools);
+      // Calls refused before any handler (unknown tool, bad arguments, a tool not offered) are audited here, for every door.
+      tools.audit = audit;
       const reads = new ReadAccess(bridge.registry, policy, () => tools.all());
       tools.mayRead = (principal, entity) => !reads.denied(principal, entity);
       const hearth = new Hearth(bridge, db, policy, approvals, audit, pipeline, tools, history, recorder);

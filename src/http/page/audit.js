@@ -131,7 +131,8 @@ async function verifyAudit() {
       el.className = 'verify broken';
       el.append(`✖ Chain BROKEN${v.firstBroken ? ` at row ${v.firstBroken.id} (${v.firstBroken.kind}): ${v.firstBroken.reason}` : ''}`);
       // A digest or sequence file missing, unreadable or put back: nothing is signed until an owner accepts.
-      if (v.findings?.length) el.append(' · `hearth audit verify` says what is wrong; `hearth audit accept` prints the evidence and vouches for the log as it is');
+      if (v.findings?.length)
+        el.append(' · `hearth audit verify` says what is wrong; `hearth audit accept` prints the evidence and vouches for the log as it is');
     }
   } catch (err) {
     el.className = 'verify';
