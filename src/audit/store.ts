@@ -808,6 +808,27 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     }
   }
 
+  /** Callers waiting for the outcomes queued so far to be committed (outcomesCommitted). */
+  private committedWaiters: Array<() => void> = [];
+  private committedImmediate?: NodeJS.Immediate;
+
+  /**
+   * Resolves once every outcome queued by finishLater() so far is committed: the pipeline answers its caller only
+   * then (issue 40: answered "confirmed", the process killed before the outcome's commit, the audit said
+   * "interrupted"). A waiter commits the queue on the next turn, with every outcome queued in this one, instead of
+   * waiting for a pause in the calls; a failed append is logged and resolves too (the call then stays pending).
+   */
+  outcomesCommitted(): Promise<void> {
+    if (!this.laterQueue.length) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.committedWaiters.push(resolve);
+      this.committedImmediate ??= setImmediate(() => {
+        this.committedImmediate = undefined;
+        this.flushOutcomes();
+      });
+    });
+  }
+
   /** Whether a command is travelling; one granted longer ago than any confirmation waits was lost (a bug, not a call). */
   private travelling(): boolean {
     if (!this.inFlight.size) return false;
@@ -836,6 +857,18 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.laterImmediate = undefined;
     const items = this.laterQueue.map((x) => ({ ...x, followUp: false }));
     this.laterQueue = [];
+    const waiters = this.committedWaiters;
+    this.committedWaiters = [];
+    if (this.committedImmediate) clearImmediate(this.committedImmediate);
+    this.committedImmediate = undefined;
+    try {
+      this.appendLater(items);
+    } finally {
+      for (const w of waiters) w();
+    }
+  }
+
+  private appendLater(items: Array<{ id: number; completion: Completion; followUp: boolean }>): void {
     if (!items.length) return;
     try {
       this.appendOutcomes(items, true);
