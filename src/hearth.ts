@@ -7,6 +7,8 @@ import { Bridge, DEMO_DEVICES, demoEnabled, type BridgeOptions } from './bridge.
 import { CommandGate } from './devices/command-gate.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from './devices/defaults.js';
 import { SqliteEntityNames } from './devices/entity-names.js';
+import { HomeModel } from './devices/home/home-model.js';
+import { HomeSetup } from './devices/home/home-setup.js';
 import { openDatabase, type Db } from './db/database.js';
 import { SqliteApprovals } from './policy/approvals.js';
 import { SqlitePolicy } from './policy/engine.js';
@@ -68,7 +70,7 @@ export class Hearth {
         max: config.discovery.rememberMax,
       });
       const history = new HistoryStore(db, historyOptions(config.history));
-      bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory });
+      bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory, home: new HomeModel(db) });
       const recorder = options.recordHistory ? new HistoryRecorder(history, bridge.cache, log.child({ part: 'history' })) : undefined;
       // The read check lives on the Hearth made below; the pipeline asks it late.
       let made: Hearth | undefined;
@@ -85,6 +87,8 @@ export class Hearth {
         audit,
         log: log.child({ part: 'pipeline' }),
       });
+      // A grant is checked against what the held call would send now (a moved command topic voids it).
+      approvals.sendsNow = (a) => (a.entityId ? pipeline.sendsNow(a.entityId, a.args) : undefined);
       const tools = new ToolSet(bridge.registry, pipeline, policy, config.tools);
       // Calls refused before any handler (unknown tool, bad arguments, a tool not offered) are audited here, for every door.
       tools.audit = audit;
@@ -158,6 +162,14 @@ export class Hearth {
     return { interrupted, chainOk: result.ok, problem: result.firstBroken?.reason, ...(result.unvouched ? { unvouched: result.unvouched } : {}) };
   }
 
+  private homeSetup?: HomeSetup;
+
+  /** Areas, floors and people's choices for devices: what every door's setters call. */
+  get home(): HomeSetup {
+    this.homeSetup ??= new HomeSetup(this.bridge.registry);
+    return this.homeSetup;
+  }
+
   private agentPromise?: Promise<SessionManager>;
   private tokenStore?: TokenStore;
   private readAccess?: ReadAccess;
@@ -183,6 +195,11 @@ export class Hearth {
     return this.reads.visible(principal);
   }
 
+  /** The entities this principal may read that agents are shown (Entity.exposed): what an agent's door lists. */
+  agentEntities(principal: Principal): Entity[] {
+    return this.reads.visible(principal).filter((e) => e.exposed !== false);
+  }
+
   /** The agent (engine + sessions), started on first use. */
   agent(): Promise<SessionManager> {
     this.agentPromise ??= (async () => {
@@ -200,7 +217,7 @@ export class Hearth {
   /** The tool set in a given shape, for statistics. */
   toolsInShape(shape: ToolShape): GeneratedTool[] {
     const registry = this.bridge.registry;
-    return generateTools(registry.ranked(), { ...this.bridge.config.tools, shape, names: registry.memory }, this.pipeline.invoke).tools;
+    return generateTools(registry.exposed(), { ...this.bridge.config.tools, shape, names: registry.memory }, this.pipeline.invoke).tools;
   }
 
   async close(): Promise<void> {

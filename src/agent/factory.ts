@@ -39,8 +39,8 @@ export function createProvider(hearth: Hearth): Provider {
       ? new SentenceSet({ language: intent.language, userDir: intent.sentences, watch: !!intent.sentences, log })
       : SentenceSet.shipped();
   const provider = new IntentProvider({
-    // In rank order: where two names say the same, the first ranked keeps it.
-    entities: () => hearth.bridge.registry.ranked(),
+    // In rank order: where two names say the same, the first ranked keeps it. Only what agents are shown.
+    entities: () => hearth.bridge.registry.exposed(),
     tools: () => hearth.tools.all(),
     state: (id) => hearth.bridge.cache.get(id),
     sentences,
@@ -76,13 +76,16 @@ export async function createEngine(hearth: Hearth): Promise<Engine> {
     db: hearth.db,
     maxRounds: agent.maxRounds,
     // Only what the session's principal may read: a read deny holds in the prompt too.
-    defaultSystemPrompt: (principal) => homeSystemPrompt(hearth.visibleEntities(principal)),
+    defaultSystemPrompt: (principal) => homeSystemPrompt(hearth.agentEntities(principal)),
     // One request's actions all or none: what the policy says now, an approval already granted counting as yes.
     decide: (tool, args, principal) => {
       const d = hearth.tools.preview(tool, args, principal);
       if (d?.effect !== 'confirm') return d;
       const request = hearth.tools.policyRequest(tool, args, principal);
-      const granted = hearth.approvals.isGranted({ principal: principal.id, tool, entityId: request?.entityId || null, args });
+      const entityId = request?.entityId || null;
+      const now = entityId ? hearth.pipeline.sendsNow(entityId, args) : undefined;
+      const sends = now && 'sends' in now ? now.sends : null;
+      const granted = hearth.approvals.isGranted({ principal: principal.id, tool, entityId, args, sends });
       return granted ? { effect: 'allow', reason: 'an approval was granted for this call' } : d;
     },
     // The offline model knows the home itself: it must know only what the session's principal may read.

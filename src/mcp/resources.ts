@@ -57,7 +57,9 @@ export function parseResourceUri(hearth: Hearth, uri: string): ResourceTarget {
   } catch {
     throw new McpError(ErrorCode.InvalidParams, `the resource URI ${JSON.stringify(uri.slice(0, 200))} is not valid URI encoding`);
   }
-  const entity = hearth.bridge.registry.entity(id);
+  const found = hearth.bridge.registry.entity(id);
+  // What agents are not shown (Entity.exposed) is, to an MCP client, no entity at all.
+  const entity = found?.exposed === false ? undefined : found;
   if (!entity) throw new McpError(RESOURCE_NOT_FOUND, `no entity ${JSON.stringify(id.slice(0, 100))}; resources/list shows them`, { uri });
   if (m[3] && !FRAME_KINDS.has(entity.kind)) throw new McpError(RESOURCE_NOT_FOUND, `${entity.id} is a ${entity.kind}, not a camera; it has no frame`, { uri });
   return { type: m[3] ? 'frame' : 'entity', entity };
@@ -70,7 +72,7 @@ export function readDenied(hearth: Hearth, principal: Principal, entity: Entity)
 
 export function listResources(hearth: Hearth, principal: Principal): Resource[] {
   const out: Resource[] = [];
-  for (const entity of hearth.visibleEntities(principal)) {
+  for (const entity of hearth.agentEntities(principal)) {
     // Names and areas are device data: cleaned, quoted, and said to be data.
     const where = entity.area ? ` in area ${quoted(entity.area, 40)}` : '';
     out.push({
@@ -135,7 +137,7 @@ export function completeResourceId(hearth: Hearth, principal: Principal, params:
     throw new McpError(ErrorCode.InvalidParams, `the template ${template.uriTemplate} has one argument, id, not ${JSON.stringify(argument.name.slice(0, 40))}`);
   const typed = argument.value.toLowerCase();
   const ids = hearth
-    .visibleEntities(principal)
+    .agentEntities(principal)
     .filter((e) => template.name !== 'camera-frame' || FRAME_KINDS.has(e.kind))
     .map((e) => e.id)
     .sort();

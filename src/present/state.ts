@@ -24,6 +24,11 @@ export function stateJson(entity: Entity, state: EntityState | undefined, now = 
     kind: entity.kind,
     name: entity.name,
     area: entity.area ?? null,
+    floor: entity.floor ?? null,
+    /** config | diagnostic: a setting or a diagnostic reading (folded away on the page), else null. */
+    category: entity.category ?? null,
+    /** Whether agents are shown it (a person's choice, else the default of its category). */
+    exposed: entity.exposed !== false,
     unit: entity.unit ?? null,
     deviceClass: entity.deviceClass ?? null,
     value: state?.value ?? null,

@@ -11,7 +11,7 @@ import type { ValidateFunction } from 'ajv';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { AuditEntry, AuditLog, AuditRow } from '../audit/types.js';
 import { CommandRefused, type CommandGate } from '../devices/command-gate.js';
-import { encodeCommand, isConfirmedBy, isStateless, type Command } from '../devices/commands.js';
+import { encodeCommand, isConfirmedBy, isStateless, type Command, type OutgoingMessage } from '../devices/commands.js';
 import { heldTo } from '../devices/dangerous-words.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../devices/defaults.js';
 import { ACTUATOR_KINDS, type Entity, type EntityKind, FRAME_KINDS } from '../devices/model.js';
@@ -19,7 +19,7 @@ import type { DeviceRegistry } from '../devices/registry.js';
 import type { EntityState, StateCache } from '../devices/state-cache.js';
 import type { HistoryStore } from '../history/store.js';
 import type { Logger } from '../log.js';
-import { canonicalJson, settleConfirm } from '../policy/approvals.js';
+import { canonicalJson, type SendsNow, settleConfirm } from '../policy/approvals.js';
 import type { ApprovalStore, PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { formatDuration } from '../util/time.js';
@@ -152,6 +152,15 @@ export class Pipeline {
     }
   };
 
+  /**
+   * An entity agents are shown (Entity.exposed), by id: one a person has not exposed is, to every tool, an
+   * entity that does not exist (a grouped tool's `entity` argument cannot reach it either).
+   */
+  private shown(id: string): Entity | undefined {
+    const entity = this.deps.registry.entity(id);
+    return entity && entity.exposed !== false ? entity : undefined;
+  }
+
   private async run(tool: GeneratedTool, target: ToolTarget, rawArgs: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> {
     // Before anything recursive (clone, validation, hashing) touches them; the audit keeps only a summary.
     const outOfBounds = argumentBoundsProblem(rawArgs);
@@ -174,7 +183,7 @@ export class Pipeline {
       case 'find':
         return this.find(tool, call, args);
       case 'history': {
-        const entity = this.deps.registry.entity(String(args.entity ?? ''));
+        const entity = this.shown(String(args.entity ?? ''));
         if (!entity) return FAIL(`unknown entity ${quoted(String(args.entity ?? ''))}; use find_entities or get_state to list them`);
         const denied = this.checkRead(tool, call, args, entity);
         if (denied) return unknownToCaller(denied, String(args.entity));
@@ -186,7 +195,7 @@ export class Pipeline {
       case 'read':
       case 'camera': {
         const id = target.entityId ?? String(args.camera ?? args.entity ?? '');
-        const entity = this.deps.registry.entity(id);
+        const entity = this.shown(id);
         if (!entity || (target.type === 'camera' && !FRAME_KINDS.has(entity.kind))) {
           return FAIL(`unknown ${target.type === 'camera' ? 'camera' : 'entity'} ${quoted(id)}; use find_entities or get_state to list them`);
         }
@@ -226,9 +235,9 @@ export class Pipeline {
   private readState(tool: GeneratedTool, call: ToolCall, args: Record<string, unknown>): ToolResultObject {
     // What this caller may not read is neither named nor counted: to it, such an entity does not exist.
     const readable = (e: Entity) => !this.deps.readDenied?.(call.principal, e);
-    let entities = this.deps.registry.entities();
+    let entities = this.deps.registry.exposedEntities();
     if (typeof args.entity === 'string') {
-      const one = this.deps.registry.entity(args.entity);
+      const one = this.shown(args.entity);
       if (!one || !readable(one)) {
         if (one) this.checkRead(tool, call, args, one);
         return FAIL(`unknown entity ${quoted(args.entity)}; use find_entities to search`);
@@ -278,7 +287,7 @@ export class Pipeline {
     const area = typeof args.area === 'string' ? args.area.toLowerCase() : undefined;
     const limit = Number(args.limit ?? 20);
     const scored: Array<{ e: Entity; score: number }> = [];
-    for (const e of this.deps.registry.entities()) {
+    for (const e of this.deps.registry.exposedEntities()) {
       if (args.kind && e.kind !== args.kind) continue;
       if (area && (e.area ?? '').toLowerCase() !== area) continue;
       const hay = [e.name, e.id, e.area ?? '', ...e.aliases, e.deviceClass ?? ''].join(' ').toLowerCase();
@@ -326,9 +335,21 @@ export class Pipeline {
 
   // ---------------------------------------------------------------- actuators
 
+  /** What a call on this entity with these arguments would publish now (an approval's grant asks), or why nothing. */
+  sendsNow(entityId: string, args: Record<string, unknown>): SendsNow {
+    const entity = this.deps.registry.entity(entityId);
+    if (!entity) return { gone: `${entityId} is no longer a known entity` };
+    const { entity: _drop, ...rest } = args;
+    try {
+      return { sends: encodeCommand(entity, toCommand(entity, rest)) };
+    } catch (err) {
+      return { gone: `its command can no longer be built: ${(err as Error).message}` };
+    }
+  }
+
   private resolveActuation(target: Extract<ToolTarget, { type: 'actuate' }>, args: Record<string, unknown>): Resolved | string {
     const id = target.entityId ?? String(args.entity ?? '');
-    const entity = this.deps.registry.entity(id);
+    const entity = this.shown(id);
     if (!entity) return `unknown entity ${quoted(id)}; use find_entities to search`;
     if (!target.kinds.includes(entity.kind)) return `${quoted(entity.name)} is a ${entity.kind}, not a ${target.kinds.join(' or ')}`;
     const { entity: _drop, ...rest } = args;
@@ -347,7 +368,7 @@ export class Pipeline {
     call: ToolCall,
   ): Promise<ToolResultObject> {
     const resolved = this.resolveActuation(target, args);
-    const entityHint = target.entityId ? this.deps.registry.entity(target.entityId) : undefined;
+    const entityHint = target.entityId ? this.shown(target.entityId) : undefined;
     if (typeof resolved === 'string') return this.rejected(tool, call, args, entityHint, resolved);
     const { entity, command } = resolved;
 
@@ -381,8 +402,12 @@ export class Pipeline {
     command: Command,
     ownTool: string | undefined,
     preview: boolean,
-  ): { request: PolicyRequest; decision: PolicyDecision; action: string } {
-    const held = heldTo(entity, payloadsOf(entity, command));
+  ): { request: PolicyRequest; decision: PolicyDecision; action: string; sends: OutgoingMessage[] } {
+    const sends = messagesOf(entity, command);
+    const held = heldTo(
+      entity,
+      sends.map((m) => m.payload),
+    );
     const action = held.action ?? command.action;
     const request: PolicyRequest = {
       principal,
@@ -395,6 +420,8 @@ export class Pipeline {
       deviceClass: held.deviceClass,
       args,
     };
+    // What cannot be judged is not sent: refused before any rule is asked (no approval is requested for it).
+    if (held.unjudgeable) return { request, decision: { effect: 'deny', ruleId: null, reason: held.unjudgeable }, action, sends };
     const ask = (r: PolicyRequest) => (this.deps.policy.preview ? this.deps.policy.preview(r) : this.deps.policy.decide(r));
     let decision = preview ? ask(request) : this.deps.policy.decide(request);
     if (ownTool && ownTool !== tool.name && decision.effect !== 'deny') {
@@ -402,7 +429,7 @@ export class Pipeline {
       const asOwn = ask({ ...request, tool: ownTool });
       if (asOwn.effect === 'deny' || (asOwn.effect === 'confirm' && decision.effect === 'allow')) decision = asOwn;
     }
-    return { request, decision, action };
+    return { request, decision, action, sends };
   }
 
   private judge(
@@ -414,13 +441,14 @@ export class Pipeline {
     /** A grouped call's member: its own tool's rules bind it too (a deny on `kitchen_light` is not waived by control_group). */
     ownTool?: string,
   ): { ok: true; decision: PolicyDecision; approvedBy?: string; action: string } | { ok: false; result: ToolResultObject } {
-    const { request, decision, action } = this.decideActuation(tool, call.principal, args, entity, command, ownTool, false);
+    const { request, decision, action, sends } = this.decideActuation(tool, call.principal, args, entity, command, ownTool, false);
     if (decision.effect === 'deny') return { ok: false, result: this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, action) };
     let approvedBy: string | undefined;
     if (decision.effect === 'confirm') {
       // Whose yes counts, and the hold when there is none: decided in the policy layer, the same for every door.
       const answer = call.approvalId ? { note: call.approvalId, by: call.approvedBy ?? call.principal } : undefined;
-      const settled = settleConfirm({ policy: this.deps.policy, approvals: this.deps.approvals, now: this.now }, request, decision, answer);
+      // The approval binds to where the command goes and what it says, too (a moved command topic needs a new one).
+      const settled = settleConfirm({ policy: this.deps.policy, approvals: this.deps.approvals, now: this.now }, request, decision, answer, sends);
       if (!settled.ok) return { ok: false, result: this.rejected(tool, call, args, entity, settled.text, settled.decision, action, settled.approvalId) };
       approvedBy = settled.approvedBy;
     }
@@ -440,7 +468,7 @@ export class Pipeline {
     ownToolOf: (entityId: string) => string | undefined,
   ): PolicyDecision | undefined {
     const candidates = new Set(tool.meta.entityIds);
-    const visible = this.deps.registry.entities().filter((e) => candidates.has(e.id) && !this.deps.readDenied?.(principal, e));
+    const visible = this.deps.registry.exposedEntities().filter((e) => candidates.has(e.id) && !this.deps.readDenied?.(principal, e));
     const chosen = selectGroup(args, visible);
     if (typeof chosen === 'string') return undefined;
     let allow: PolicyDecision | undefined;
@@ -489,7 +517,7 @@ export class Pipeline {
     const atOnce = this.deps.policy.atOnce?.bind(this.deps.policy) ?? (<T>(fn: () => T): T => fn());
     const early = atOnce((): ToolResultObject | undefined => {
       // What the caller may not read is not in its group: never acted on, named or counted.
-      const visible = this.deps.registry.entities().filter((e) => target.kinds.includes(e.kind) && !this.deps.readDenied?.(call.principal, e));
+      const visible = this.deps.registry.exposedEntities().filter((e) => target.kinds.includes(e.kind) && !this.deps.readDenied?.(call.principal, e));
       const chosen = selectGroup(args, visible);
       if (typeof chosen === 'string') return this.rejected(tool, call, args, undefined, `invalid arguments: ${chosen}`);
       if (call.refused) return this.rejected(tool, call, args, undefined, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused });
@@ -981,9 +1009,10 @@ export class Pipeline {
 }
 
 /** What a command would send, for judging it (empty when it cannot be built: execute() says why). */
-function payloadsOf(entity: Entity, command: Command): string[] {
+/** What a command would publish (none when it cannot be built: the call then fails as it runs). */
+function messagesOf(entity: Entity, command: Command): OutgoingMessage[] {
   try {
-    return encodeCommand(entity, command).map((m) => m.payload);
+    return encodeCommand(entity, command);
   } catch {
     return [];
   }

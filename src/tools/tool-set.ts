@@ -43,8 +43,9 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
     // Ranked, with the names given before: a newcomer never takes an existing tool name.
     // A flow tool's name is reserved: a device that comes later is named around it, never over it.
     const external = this.external.all();
+    // Only what agents are shown (Entity.exposed): a setting or diagnostic nobody exposed gets no tool.
     const built = generateTools(
-      this.registry.ranked(),
+      this.registry.exposed(),
       { ...this.options, names: this.registry.memory, reserved: external.map((t) => t.name) },
       this.pipeline.invoke,
     );
