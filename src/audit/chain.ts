@@ -261,7 +261,7 @@ export function writeDigestSequence(path: string, seq: number): void {
   writeFileAtomic(path, `${seq}\n`);
 }
 
-/** The database's own note that signed digests were written for it (migration 0016), if any. */
+/** The database's own note that signed digests were written for it (migration 0020), if any. */
 export interface DigestMark {
   firstSeq: number;
   at: string;
@@ -271,7 +271,7 @@ export function readDigestMark(db: Db): DigestMark | undefined {
   try {
     return db.prepare('SELECT first_seq AS firstSeq, at FROM audit_digest_mark WHERE id = 1').get() as DigestMark | undefined;
   } catch {
-    return undefined; // a database from before migration 0016 (a reader): no note
+    return undefined; // a database from before migration 0020 (a reader): no note
   }
 }
 
