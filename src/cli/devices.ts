@@ -55,7 +55,7 @@ export function devicesText(list: DeviceJson[], looked?: SourcesAnswer): string 
         e.area ?? '',
         e.kind,
         e.words,
-        e.available === null ? '?' : e.available ? 'yes' : 'no',
+        e.notAnswering ? `no answer since ${e.notAnswering.afterFailover ? 'failover' : 'a command'}` : e.available === null ? '?' : e.available ? 'yes' : 'no',
         !e.updatedAt ? 'never' : e.retained ? 'retained' : formatAge(e.ageMs ?? 0),
         e.id,
       ]);
