@@ -38,7 +38,10 @@ async function openAudit(flags: CommonFlags): Promise<Opened> {
   const { config } = await configOrExit(flags);
   const path = config.database.path;
   if (path !== ':memory:' && !existsSync(path)) {
-    throw new CliFailure(`no database at ${path}: nothing has been recorded there (start the bridge with \`hearth start\`, or pass --db <file>)`, 1);
+    throw new CliFailure(
+      `no database at ${path}: nothing has been recorded there (start the bridge with \`${hearthCommand()} start\`, or pass --db <file>)`,
+      1,
+    );
   }
   const db = openDatabase(path);
   // A reader: leave the connection's sync setting alone.
@@ -372,7 +375,7 @@ function warnUnverified(o: Opened): void {
     );
   } else if (result.unvouched) {
     process.stderr.write(
-      `hearth: warning: entries ${result.unvouched.from}..${result.unvouched.to} are not vouched for by a signed digest (\`hearth audit verify\`)\n`,
+      `hearth: warning: entries ${result.unvouched.from}..${result.unvouched.to} are not vouched for by a signed digest (\`${hearthCommand()} audit verify\`)\n`,
     );
   }
 }

@@ -17,7 +17,7 @@ import { endpointFor } from '../daemon/endpoint.js';
 import { controlMethods, controlStreams } from '../daemon/methods/index.js';
 import { startWyomingFromConfig, type WyomingServer } from '../wyoming/server.js';
 import { formatState, table } from './format.js';
-import { hearthCommand } from './command-name.js';
+import { hearthCommand, plainCommandNote } from './command-name.js';
 import { relative, resolve } from 'node:path';
 
 type StartFlags = CommonFlags & { simulator: boolean; httpPort?: string };
@@ -184,6 +184,7 @@ function tryLine(f: string, demo: boolean, cmd: string): string {
   const lines = [
     `  try       ${cmd} devices${f}  ·  ${cmd} tools${f}  ·  ${demo ? `${cmd} call${f} living_room_lamp '{"action":"turn_on"}'` : `${cmd} call${f} <tool> '<json args>'`}  ·  ${cmd} audit tail${f}`,
   ];
-  if (cmd !== 'hearth') lines.push(`            (a \`hearth\` command for any folder: run \`npm link\` once in ${PACKAGE_ROOT})`);
+  const note = plainCommandNote(cmd);
+  if (note) lines.push(`            (${note})`);
   return lines.join('\n');
 }
