@@ -847,6 +847,9 @@ export class Pipeline {
       const finish = (o: Outcome) => {
         if (done) return;
         done = true;
+        // The cache updates a state in place: keep the report that decided the outcome as it was, or a second message
+        // handled in the same tick (JAMMED, then UNLOCKING in one read) would change what the answer and the audit quote.
+        if (o.state) o = { ...o, state: { ...o.state, attributes: { ...o.state.attributes } } };
         clearTimeout(timer);
         const set = this.echoWaiters.get(entity.id);
         set?.delete(waiter);
