@@ -20,6 +20,7 @@ import type { EntityState, StateCache } from '../devices/state-cache.js';
 import type { HistoryStore } from '../history/store.js';
 import type { Logger } from '../log.js';
 import { canonicalJson, settleConfirm } from '../policy/approvals.js';
+import { missingPermission } from '../policy/missing-permission.js';
 import type { ApprovalStore, PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { formatDuration } from '../util/time.js';
@@ -421,7 +422,11 @@ export class Pipeline {
     ownTool?: string,
   ): { ok: true; decision: PolicyDecision; approvedBy?: string; action: string } | { ok: false; result: ToolResultObject } {
     const { request, decision, action } = this.decideActuation(tool, call.principal, args, entity, command, ownTool, false);
-    if (decision.effect === 'deny') return { ok: false, result: this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, action) };
+    if (decision.effect === 'deny')
+      return {
+        ok: false,
+        result: this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}. ${missingPermission(request, decision)}`, decision, action),
+      };
     let approvedBy: string | undefined;
     if (decision.effect === 'confirm') {
       // Whose yes counts, and the hold when there is none: decided in the policy layer, the same for every door.
