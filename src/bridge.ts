@@ -13,6 +13,7 @@ import { DeviceFileWatcher } from './devices/watcher.js';
 import type { EntityMemory } from './devices/entity-names.js';
 import type { HomeModel } from './devices/home/home-model.js';
 import { DeviceRegistry, FILE_SOURCE } from './devices/registry.js';
+import { RetainedCommandSweeper } from './devices/retained-commands.js';
 import { StateCache } from './devices/state-cache.js';
 import type { Logger } from './log.js';
 import { MqttConnection, type MqttError } from './mqtt/connection.js';
@@ -149,6 +150,7 @@ export class Bridge {
 
   simulator?: Simulator;
   adapters: DiscoveryAdapter[] = [];
+  private sweeper?: RetainedCommandSweeper;
 
   static async start(options: BridgeOptions): Promise<Bridge> {
     const { config, log } = options;
@@ -170,6 +172,7 @@ export class Bridge {
         // Until the home is loaded every topic counts as a command topic: only Hearth publishes.
         isCommandTopic: (topic) => registryRef?.isCommandTopic(topic) ?? true,
         statusTopic: config.mqtt.statusTopic,
+        hearthClientId: config.mqtt.clientId,
         log: log.child({ part: 'broker' }),
       });
       broker = await startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }), access);
@@ -218,6 +221,9 @@ export class Bridge {
     try {
       bridge.loadDevices();
       registryRef = bridge.registry;
+      // Clearing a planted retained command is a publish of our own: the daemon's, not a command's that only reads.
+      if (!options.offline && options.announce !== false)
+        bridge.sweeper = new RetainedCommandSweeper(bridge.registry, connection, log.child({ part: 'retained-commands' }));
       if (!options.offline) {
         bridge.adapters = createAdapters(config);
         const seen = options.announce === false ? listenOnly(connection, log) : connection;
@@ -376,6 +382,7 @@ export class Bridge {
     this.watcher?.close();
     await this.simulator?.close().catch(() => undefined);
     for (const adapter of this.adapters) adapter.stop();
+    this.sweeper?.stop();
     this.cache.close();
     await this.connection.close();
     await this.broker?.close();

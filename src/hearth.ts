@@ -87,6 +87,8 @@ export class Hearth {
         audit,
         log: log.child({ part: 'pipeline' }),
       });
+      // A grant is checked against what the held call would send now (a moved command topic voids it).
+      approvals.sendsNow = (a) => (a.entityId ? pipeline.sendsNow(a.entityId, a.args) : undefined);
       const tools = new ToolSet(bridge.registry, pipeline, policy, config.tools);
       const reads = new ReadAccess(bridge.registry, policy, () => tools.all());
       tools.mayRead = (principal, entity) => !reads.denied(principal, entity);

@@ -146,7 +146,7 @@ export class ApprovalHub extends EventEmitter<ApprovalHubEvents> {
     const ok = decision === 'deny' ? this.approvals.deny(id, by) : this.approvals.grant(id, by);
     if (!ok) {
       const after = this.approvals.get(id);
-      throw new NotPendingError(id, `it is ${after?.status ?? 'gone'}`);
+      throw new NotPendingError(id, after?.refused ? `it was not granted: ${after.refused}` : `it is ${after?.status ?? 'gone'}`);
     }
     // SqliteApprovals emitted `decided`: released() already told the listeners.
     this.holds.delete(id);

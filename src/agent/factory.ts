@@ -82,7 +82,10 @@ export async function createEngine(hearth: Hearth): Promise<Engine> {
       const d = hearth.tools.preview(tool, args, principal);
       if (d?.effect !== 'confirm') return d;
       const request = hearth.tools.policyRequest(tool, args, principal);
-      const granted = hearth.approvals.isGranted({ principal: principal.id, tool, entityId: request?.entityId || null, args });
+      const entityId = request?.entityId || null;
+      const now = entityId ? hearth.pipeline.sendsNow(entityId, args) : undefined;
+      const sends = now && 'sends' in now ? now.sends : null;
+      const granted = hearth.approvals.isGranted({ principal: principal.id, tool, entityId, args, sends });
       return granted ? { effect: 'allow', reason: 'an approval was granted for this call' } : d;
     },
     // The offline model knows the home itself: it must know only what the session's principal may read.

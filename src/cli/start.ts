@@ -164,9 +164,8 @@ export function registerStart(program: Command): void {
         tryLine(f, demoEnabled(loaded.config), cmd),
         '',
       ].filter((l) => l !== '');
-      const rows = [['NAME', 'AREA', 'KIND', 'STATE', 'ENTITY']];
-      for (const e of entities)
-        rows.push([e.exposed === false ? `${e.name} (not exposed)` : e.name, e.area ?? '', e.kind, formatState(e, bridge.cache.get(e.id)), e.id]);
+      const rows = [['ENTITY', 'KIND', 'AREA', 'STATE']];
+      for (const e of entities) rows.push([e.id, e.kind, e.area ?? '', formatState(e, bridge.cache.get(e.id))]);
       process.stdout.write(`${lines.join('\n')}\n\n${table(rows)}\n\nPress Ctrl+C to stop.\n`);
       bridge.cache.on('change', (state, entity) => {
         log.debug({ entity: entity.id, value: state.value, attributes: state.attributes, available: state.available }, 'state');

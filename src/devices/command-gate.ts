@@ -2,12 +2,13 @@
 // only on a command topic of the entity the policy decided on, as the
 // registry has that entity now (topics are owned: topic-owners.ts), and a
 // dangerous word in its payload (dangerous-words.ts) must be the action the
-// policy decided on. Whatever builds the payloads (generator, templates, a
-// stale entity from before a reload) is not trusted to get that right: a
-// refused command sends nothing at all.
+// policy decided on; a payload too long or too deep to judge is not sent.
+// Whatever builds the payloads (generator, templates, a stale entity from
+// before a reload) is not trusted to get that right: a refused command sends
+// nothing at all.
 import type { PublishOptions } from '../mqtt/connection.js';
 import type { OutgoingMessage } from './commands.js';
-import { dangerousWordIn } from './dangerous-words.js';
+import { judgePayload } from './dangerous-words.js';
 import type { DeviceRegistry } from './registry.js';
 
 /** Where the gate sends what it lets through: the MQTT connection. */
@@ -42,7 +43,8 @@ export class CommandGate {
         const owner = this.registry.entities().find((e) => e.id !== decided.entityId && this.registry.commandsOn(e.id, m.topic));
         return `refused at the transport: ${m.topic} is not a command topic of ${decided.entityId}${owner ? ` (it belongs to ${owner.id})` : ''}`;
       }
-      const word = dangerousWordIn(m.payload);
+      const { word, unjudgeable } = judgePayload(m.payload);
+      if (unjudgeable) return `refused at the transport: ${unjudgeable} (on ${m.topic})`;
       if (word && word.action !== decided.action) {
         return `refused at the transport: the payload on ${m.topic} says ${word.word}, but the policy judged ${decided.action}`;
       }
@@ -56,7 +58,8 @@ export class CommandGate {
     const refusal = this.check(decided, messages);
     if (refusal) throw new CommandRefused(refusal);
     for (const m of messages) {
-      await this.transport.publish(m.topic, m.payload, options);
+      // Never retained: a retained command would reach the device again whenever it resubscribes, undecided.
+      await this.transport.publish(m.topic, m.payload, { ...options, retain: false });
       progress.handedOver++;
     }
   }

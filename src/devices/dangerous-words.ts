@@ -7,6 +7,7 @@
 // such a word is taken as that word's action (unlock, open, disarm), whatever
 // the tool called it. Consumers (the pipeline, the transport gate) turn this
 // into policy requests; this file knows devices only.
+import { jsonDepth, MAX_JSON_DEPTH } from '../util/bounded-json.js';
 import type { Entity, EntityKind } from './model.js';
 
 export interface DangerousWord {
@@ -30,36 +31,67 @@ export const DANGEROUS_WORDS: readonly DangerousWord[] = [
 ];
 
 const BY_WORD = new Map(DANGEROUS_WORDS.map((w) => [w.word, w]));
-/** Larger payloads are not searched word by word (no command of a stricter kind is that long; their words are short). */
-const MAX_SEARCHED = 16 * 1024;
-const MAX_DEPTH = 8;
+/**
+ * The longest payload Hearth judges, and so the longest it sends: every byte that is published is searched,
+ * and a longer one is refused, never passed. A rendered command template is bounded by the same number
+ * (templates.ts), so nothing a device's template makes can be too long to judge.
+ */
+export const MAX_JUDGED_CHARS = 256 * 1024;
+/** The deepest JSON payload searched: a deeper one is refused, as a longer one is. */
+export const MAX_JUDGED_DEPTH = MAX_JSON_DEPTH;
+const LONGEST_WORD = Math.max(...DANGEROUS_WORDS.map((w) => w.word.length));
 
 function wordOf(text: string): DangerousWord | undefined {
   const t = text.trim();
-  if (t.length > 16) return undefined;
+  if (t.length > LONGEST_WORD + 2) return undefined;
   return BY_WORD.get(t.replace(/^"(.*)"$/, '$1').toUpperCase());
 }
 
-/** The first dangerous word among the string values of a JSON value (bounded depth). */
-function wordInJson(value: unknown, depth: number): DangerousWord | undefined {
+/** The first dangerous word among the string values of a JSON value (depth already checked). */
+function wordInJson(value: unknown): DangerousWord | undefined {
   if (typeof value === 'string') return wordOf(value);
-  if (depth >= MAX_DEPTH || value === null || typeof value !== 'object') return undefined;
+  if (value === null || typeof value !== 'object') return undefined;
   for (const v of Array.isArray(value) ? value : Object.values(value)) {
-    const found = wordInJson(v, depth + 1);
+    const found = wordInJson(v);
     if (found) return found;
   }
   return undefined;
 }
 
-/** The dangerous word a payload carries: the whole payload, or a string in a JSON payload. */
-export function dangerousWordIn(payload: string): DangerousWord | undefined {
-  const whole = wordOf(payload);
-  if (whole || payload.length > MAX_SEARCHED || !/^\s*[[{]/.test(payload)) return whole;
-  try {
-    return wordInJson(JSON.parse(payload), 0);
-  } catch {
-    return undefined;
+/** Any dangerous word standing alone in text that looks like JSON and is not (a lenient device parser may still read it). */
+function wordAmongTokens(text: string): DangerousWord | undefined {
+  for (const token of text.match(/[A-Za-z]+/g) ?? []) {
+    const found = token.length <= LONGEST_WORD ? BY_WORD.get(token.toUpperCase()) : undefined;
+    if (found) return found;
   }
+  return undefined;
+}
+
+/** What a payload says: the dangerous word it carries (if any), or why it cannot be judged (then it is not sent). */
+export type PayloadJudgement = { word?: DangerousWord; unjudgeable?: undefined } | { word?: undefined; unjudgeable: string };
+
+/** Judge a whole payload: as a word, as JSON string values, or (JSON-like text that does not parse) word by word. */
+export function judgePayload(payload: string): PayloadJudgement {
+  if (payload.length > MAX_JUDGED_CHARS) {
+    return { unjudgeable: `the payload is ${payload.length} characters, over the ${MAX_JUDGED_CHARS} Hearth judges for dangerous words` };
+  }
+  const whole = wordOf(payload);
+  if (whole || !/^\s*[[{]/.test(payload)) return { word: whole };
+  if (jsonDepth(payload, MAX_JUDGED_DEPTH) > MAX_JUDGED_DEPTH) {
+    return { unjudgeable: `the payload nests deeper than ${MAX_JUDGED_DEPTH} levels, too deep to judge for dangerous words` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return { word: wordAmongTokens(payload) };
+  }
+  return { word: wordInJson(value) };
+}
+
+/** The dangerous word a payload carries (undefined for one that cannot be judged: ask judgePayload). */
+export function dangerousWordIn(payload: string): DangerousWord | undefined {
+  return judgePayload(payload).word;
 }
 
 /** The words an entity may send: its payload vocabulary and its options. */
@@ -83,6 +115,8 @@ export interface HeldTo {
   action?: string;
   /** The word that decided it, for messages. */
   word?: string;
+  /** Why a payload cannot be judged: the command is refused, never sent. */
+  unjudgeable?: string;
 }
 
 /**
@@ -95,7 +129,8 @@ export function heldTo(entity: Entity, payloads: readonly string[] = []): HeldTo
   const stricter = stricterKindOf(entity);
   const base: HeldTo = stricter ? { kind: stricter.kind, ...(stricter.deviceClass ? { deviceClass: stricter.deviceClass } : {}), word: stricter.word } : own;
   for (const payload of payloads) {
-    const word = dangerousWordIn(payload);
+    const { word, unjudgeable } = judgePayload(payload);
+    if (unjudgeable) return { ...base, unjudgeable };
     if (!word) continue;
     if (word.home.includes(entity.kind)) return { ...own, action: word.action, word: word.word };
     return { kind: word.kind, ...(word.deviceClass ? { deviceClass: word.deviceClass } : {}), action: word.action, word: word.word };

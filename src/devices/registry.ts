@@ -100,6 +100,8 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     const { owners, refused } = assignTopicOwners([...files, ...found], (topic) => this.commandRefusal(topic));
     this.commandTopics = new Set(owners.keys());
     this.report(refused);
+    // Discovered entities' topics outlive this run: after a restart the broker gates them before they re-announce.
+    this.memory.rememberCommandTopics?.(new Map(found.filter((c) => !refused.has(c.entity.id)).map((c) => [c.entity.id, commandTopicsOf(c.entity)] as const)));
 
     this.merged = chosen
       .map(({ device }) => {
@@ -133,8 +135,10 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       const who = `${r.refused.id} (${JSON.stringify(r.refused.name)}, ${r.refused.kind})`;
       if (r.owner)
         this.log?.warn(
-          { topic: r.topic, owner: r.owner.id, refused: r.refused.id },
-          `command topic ${r.topic} is already owned by ${r.owner.id} (${JSON.stringify(r.owner.name)}); ${who} is refused and gets no tool`,
+          { topic: r.topic, owner: r.owner.id, ...(r.ownerTopic ? { ownerTopic: r.ownerTopic } : {}), refused: r.refused.id },
+          r.ownerTopic
+            ? `command topic ${r.topic} is ${r.ownerTopic.startsWith(`${r.topic}/`) ? 'above' : 'under'} ${r.ownerTopic}, the command topic of ${r.owner.id} (${JSON.stringify(r.owner.name)}): a command there reaches that device; ${who} is refused and gets no tool`
+            : `command topic ${r.topic} is already owned by ${r.owner.id} (${JSON.stringify(r.owner.name)}); ${who} is refused and gets no tool`,
         );
       else
         this.log?.warn(
@@ -190,9 +194,17 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     return this.readTopics.get(topic) ?? this.reserved(topic);
   }
 
-  /** Whether an entity Hearth knows is commanded on this topic (the embedded broker lets only Hearth publish there). */
+  /**
+   * Whether an entity Hearth knows, or remembers from an earlier run, is commanded on this topic or on a topic
+   * above it (a device that takes commands on `<cmd>` takes them on `<cmd>/state` too: Zigbee2MQTT does). The
+   * embedded broker lets only Hearth publish there. A topic Hearth reads stays a device's to report on.
+   */
   isCommandTopic(topic: string): boolean {
-    return this.commandTopics.has(topic);
+    const commanded = (t: string) => this.commandTopics.has(t) || !!this.memory.remembersCommandTopic?.(t);
+    if (commanded(topic)) return true;
+    if (this.readTopics.has(topic)) return false;
+    for (let i = topic.lastIndexOf('/'); i > 0; i = topic.lastIndexOf('/', i - 1)) if (commanded(topic.slice(0, i))) return true;
+    return false;
   }
 
   /** Entities refused for claiming a command topic another device owns, or one no entity may command. */

@@ -77,7 +77,7 @@ export function approvalRoutes({ hearth }: ApiContext): Route[] {
         const by = principal.id;
         const ok = decision === 'grant' ? approvals.grant(before.id, by) : approvals.deny(before.id, by);
         const after = approvals.get(before.id)!;
-        if (!ok) throw new HttpError(409, 'not_pending', notDecidableText(after), { status: after.status });
+        if (!ok) throw new HttpError(409, after.refused ? 'grant_refused' : 'not_pending', notDecidableText(after), { status: after.status });
         return approvalJson(after);
       },
     },

@@ -12,6 +12,7 @@ import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Hearth } from '../hearth.js';
 import { decidesApproval } from '../http/api-approvals.js';
 import type { Logger } from '../log.js';
+import { notDecidableText } from '../present/approval.js';
 import { quoted } from '../tools/device-text.js';
 import type { Principal } from '../tools/types.js';
 
@@ -78,7 +79,10 @@ export async function askForApproval(options: {
     };
   }
   const done = yes ? hearth.approvals.grant(approval.id, principal.id) : hearth.approvals.deny(approval.id, principal.id);
-  if (!done) return { kind: 'held', note: ` Approval ${approval.id} was decided or expired meanwhile.` };
+  if (!done) {
+    const after = hearth.approvals.get(approval.id);
+    return { kind: 'held', note: after?.refused ? ` ${notDecidableText(after)}.` : ` Approval ${approval.id} was decided or expired meanwhile.` };
+  }
   log.info({ approvalId: approval.id, by: principal.id, granted: yes }, 'approval decided in the MCP client');
   return yes ? { kind: 'granted' } : { kind: 'refused', note: `not done: ${principal.id} refused approval ${approval.id} in the client.` };
 }

@@ -33,7 +33,7 @@ import { askForApproval, canElicit, mayBeAsked } from './elicit-approval.js';
 import { cleanRpcErrors, INVALID_PARAMS, RpcError } from './errors.js';
 import { completeResourceId, entityUri, frameUri, listResources, parseResourceUri, readDenied, readResource, RESOURCE_TEMPLATES } from './resources.js';
 import { idempotencyKeyOf, toCallToolResult } from './results.js';
-import { ACTUATOR_OUTPUT_SCHEMA, enrich, isDeviceActuator, isDeviceRead, READ_OUTPUT_SCHEMA, toolTitleOf } from './structured.js';
+import { ACTUATOR_OUTPUT_SCHEMA, enrich, HISTORY_OUTPUT_SCHEMA, isDeviceActuator, isDeviceRead, READ_OUTPUT_SCHEMA, toolTitleOf } from './structured.js';
 
 export const MCP_SERVER_NAME = 'hearth';
 
@@ -66,7 +66,9 @@ export function toMcpTool(tool: GeneratedTool, hearth: Hearth): Tool {
     title: toolTitleOf(tool, hearth),
     description: tool.description,
     inputSchema: tool.parameters as Tool['inputSchema'],
-    ...(isDeviceRead(tool, hearth) ? { outputSchema: READ_OUTPUT_SCHEMA as unknown as Tool['outputSchema'] } : {}),
+    ...(isDeviceRead(tool, hearth)
+      ? { outputSchema: (tool.name === 'get_history' ? HISTORY_OUTPUT_SCHEMA : READ_OUTPUT_SCHEMA) as unknown as Tool['outputSchema'] }
+      : {}),
     ...(isDeviceActuator(tool, hearth) ? { outputSchema: ACTUATOR_OUTPUT_SCHEMA as unknown as Tool['outputSchema'] } : {}),
     annotations: toolAnnotations(tool, hearth.bridge.registry),
   };

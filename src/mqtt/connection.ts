@@ -207,7 +207,10 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     this.lastError = '';
     this.unansweredV5 = 0;
     const nodes = brokerNodes(this.options.url).length;
-    this.log.info({ url: redact(this.options.url), ...(nodes > 1 ? { node: this.node } : {}), sessionPresent }, 'MQTT connected');
+    this.log.info(
+      { url: redact(this.options.url), ...(nodes > 1 ? { node: this.node } : {}), clientId: this.client.options.clientId, sessionPresent },
+      'MQTT connected',
+    );
     this.setState('connected');
     // Subscribing again replays retained messages, which rebuilds state after an outage.
     if (this.topics.size) this.sendSubscribe([...this.topics]);

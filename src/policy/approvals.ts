@@ -1,16 +1,23 @@
 // Approvals for `confirm` rules: a pending request bound to one exact call
 // (principal + the entity it acts on + sha256 of the canonical JSON of its
-// arguments; the tool name only for calls on no entity, since a tool name can
-// move to another entity), granted or denied by a person, used up by the one
-// call it was for, expiring.
+// arguments + what it would publish, topics and payloads; the tool name only
+// for calls on no entity, since a tool name can move to another entity),
+// granted or denied by a person, used up by the one call it was for, expiring.
+// A grant for a call whose messages changed since it was asked (a new
+// discovery config moved the lock's command topic) is refused and audited.
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { AuditLog } from '../audit/types.js';
 import type { Db } from '../db/database.js';
 import type { Principal } from '../core/principal.js';
-import type { ApprovalStore, ApprovalTarget, PolicyDecision, PolicyEngine, PolicyRequest } from './types.js';
+import type { ApprovalBinding, ApprovalStore, ApprovalTarget, PolicyDecision, PolicyEngine, PolicyRequest, SentMessage } from './types.js';
+
+export type { ApprovalBinding, SentMessage } from './types.js';
 
 export type ApprovalStatus = 'pending' | 'granted' | 'denied' | 'used' | 'expired';
+
+/** What a held call would publish now (its messages), or why it can publish nothing (the entity is gone). */
+export type SendsNow = { sends: readonly SentMessage[] } | { gone: string };
 
 export interface Approval {
   id: string;
@@ -20,8 +27,12 @@ export interface Approval {
   entityId: string | null;
   args: Record<string, unknown>;
   argsHash: string;
+  /** What the call would publish when it was asked (null: not known ahead, a call on no entity). */
+  sends: SentMessage[] | null;
   reason: string;
   status: ApprovalStatus;
+  /** Why Hearth refused a person's grant (what the call would send changed since it was asked), else null. */
+  refused: string | null;
   /** Milliseconds since the epoch. */
   createdAt: number;
   expiresAt: number;
@@ -46,6 +57,8 @@ export interface ApprovalsOptions {
 
 /** The audit action of a refused approval (the row's tool, entity and arguments are the held call's). */
 export const APPROVAL_DENIED_ACTION = 'deny_approval';
+/** The audit action of a grant Hearth refused because what the call would send changed since it was asked. */
+export const APPROVAL_GRANT_REFUSED_ACTION = 'grant_refused';
 
 export interface ApprovalEvents {
   requested: [Approval];
@@ -75,6 +88,22 @@ export function argsHash(args: Record<string, unknown>): string {
   return createHash('sha256').update(canonicalJson(args)).digest('hex');
 }
 
+/** The canonical text and hash of what a call would publish (both null when it is not known ahead). */
+function sendsBinding(sends: readonly SentMessage[] | null | undefined): { text: string | null; hash: string | null } {
+  if (!sends) return { text: null, hash: null };
+  const text = canonicalJson(sends.map((m) => ({ topic: m.topic, payload: m.payload })));
+  return { text, hash: createHash('sha256').update(text).digest('hex') };
+}
+
+/** Why the messages a call would send now are not the ones it was asked with, in words (topics named, payloads not: they may be long). */
+export function sendsChange(asked: readonly SentMessage[], now: SendsNow): string | undefined {
+  if ('gone' in now) return now.gone;
+  if (sendsBinding(asked).hash === sendsBinding(now.sends).hash) return undefined;
+  const topics = (ms: readonly SentMessage[]) => ms.map((m) => m.topic).join(', ');
+  if (topics(asked) !== topics(now.sends)) return `its command would now go to ${topics(now.sends)}, not to ${topics(asked)} as when it was asked`;
+  return `what it would send to ${topics(asked)} is no longer what it was asked for`;
+}
+
 interface ApprovalRow {
   id: string;
   principal: string;
@@ -82,8 +111,10 @@ interface ApprovalRow {
   entity_id: string | null;
   args_hash: string;
   args: string;
+  sends: string | null;
   reason: string;
   status: ApprovalStatus;
+  refused: string | null;
   created_at: number;
   expires_at: number;
   decided_by: string | null;
@@ -99,8 +130,10 @@ function fromRow(r: ApprovalRow): Approval {
     entityId: r.entity_id ?? null,
     args: JSON.parse(r.args) as Record<string, unknown>,
     argsHash: r.args_hash,
+    sends: r.sends === null ? null : (JSON.parse(r.sends) as SentMessage[]),
     reason: r.reason,
     status: r.status,
+    refused: r.refused ?? null,
     createdAt: r.created_at,
     expiresAt: r.expires_at,
     decidedBy: r.decided_by,
@@ -132,14 +165,18 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
       // The same call: same principal, entity (or, on no entity, tool) and arguments.
       findPending: db.prepare(
         `SELECT * FROM approvals WHERE principal = @principal AND entity_id IS @entity AND (@entity IS NOT NULL OR tool = @tool)
-           AND args_hash = @hash AND status = 'pending' AND expires_at > @now
+           AND args_hash = @hash AND sends_hash IS @sends AND status = 'pending' AND expires_at > @now
          ORDER BY created_at DESC LIMIT 1`,
       ),
       insert: db.prepare(
-        `INSERT INTO approvals (id, principal, tool, entity_id, args_hash, args, reason, status, created_at, expires_at)
-         VALUES (@id, @principal, @tool, @entity, @argsHash, @args, @reason, 'pending', @createdAt, @expiresAt)`,
+        `INSERT INTO approvals (id, principal, tool, entity_id, args_hash, args, sends, sends_hash, reason, status, created_at, expires_at)
+         VALUES (@id, @principal, @tool, @entity, @argsHash, @args, @sends, @sendsHash, @reason, 'pending', @createdAt, @expiresAt)`,
       ),
       get: db.prepare('SELECT * FROM approvals WHERE id = ?'),
+      refuseGrant: db.prepare(
+        `UPDATE approvals SET status = 'denied', decided_by = @by, decided_at = @now, refused = @why
+         WHERE id = @id AND status = 'pending' AND expires_at > @now`,
+      ),
       decide: db.prepare(
         `UPDATE approvals SET status = @status, decided_by = @by, decided_at = @now, expires_at = MAX(expires_at, @until)
          WHERE id = @id AND status = 'pending' AND expires_at > @now`,
@@ -147,7 +184,7 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
       granted: db.prepare(
         `SELECT id FROM approvals
          WHERE principal = @principal AND entity_id IS @entity AND (@entity IS NOT NULL OR tool = @tool)
-           AND args_hash = @hash AND status = 'granted' AND expires_at > @now
+           AND args_hash = @hash AND sends_hash IS @sends AND status = 'granted' AND expires_at > @now
          LIMIT 1`,
       ),
       consume: db
@@ -155,7 +192,7 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
           `UPDATE approvals SET status = 'used', used_at = @now
          WHERE id = (SELECT id FROM approvals
                      WHERE principal = @principal AND entity_id IS @entity AND (@entity IS NOT NULL OR tool = @tool)
-                       AND args_hash = @hash AND status = 'granted' AND expires_at > @now
+                       AND args_hash = @hash AND sends_hash IS @sends AND status = 'granted' AND expires_at > @now
                      ORDER BY decided_at LIMIT 1)
          RETURNING id`,
         )
@@ -171,7 +208,7 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
     return this.stmts.expire.run(this.now()).changes;
   }
 
-  request(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown>; reason: string }): {
+  request(call: ApprovalBinding & { reason: string }): {
     id: string;
     expiresAt: number;
   } {
@@ -179,9 +216,12 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
     const canonical = canonicalJson(call.args ?? {});
     const hash = createHash('sha256').update(canonical).digest('hex');
     const entity = call.entityId ?? null;
+    const sends = sendsBinding(call.sends);
     const created = this.db
       .transaction((): Approval | { id: string; expiresAt: number } => {
-        const existing = this.stmts.findPending.get({ principal: call.principal, entity, tool: call.tool, hash, now }) as ApprovalRow | undefined;
+        const existing = this.stmts.findPending.get({ principal: call.principal, entity, tool: call.tool, hash, sends: sends.hash, now }) as
+          | ApprovalRow
+          | undefined;
         if (existing) return { id: existing.id, expiresAt: existing.expires_at };
         this.stmts.expire.run(now);
         for (let attempt = 0; ; attempt++) {
@@ -194,6 +234,8 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
               entity,
               argsHash: hash,
               args: canonical,
+              sends: sends.text,
+              sendsHash: sends.hash,
               reason: call.reason ?? '',
               createdAt: now,
               expiresAt: now + this.ttlMs,
@@ -244,9 +286,48 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
     );
   }
 
-  /** Grant a pending, unexpired approval. */
+  /**
+   * What a held call would publish now, asked at the grant (set by the assembly, which knows the devices).
+   * Without it a grant is not checked here, and the call still uses it only if it sends what was asked.
+   */
+  sendsNow?: (approval: Approval) => SendsNow | undefined;
+
+  /**
+   * Grant a pending, unexpired approval. Refused (false; the approval is then denied with the reason in
+   * `refused`, and an audit row says who tried) when what the call would send changed since it was asked.
+   */
   grant(id: string, by: string): boolean {
+    const before = this.get(id);
+    if (before?.status === 'pending' && before.sends) {
+      const now = this.sendsNow?.(before);
+      const why = now ? sendsChange(before.sends, now) : undefined;
+      if (why) return this.refuseGrant(before, by, why);
+    }
     return this.decide(id, by, 'granted');
+  }
+
+  private refuseGrant(a: Approval, by: string, why: string): false {
+    const now = this.now();
+    if (this.stmts.refuseGrant.run({ id: a.id, by, now, why }).changes === 0) return false;
+    const decided = this.get(a.id)!;
+    this.emit('decided', decided);
+    this.audit?.record(
+      {
+        requestId: `approval:${a.id}:grant-refused`,
+        principal: by,
+        session: null,
+        runId: null,
+        tool: a.tool,
+        entityId: a.entityId,
+        action: APPROVAL_GRANT_REFUSED_ACTION,
+        args: a.args,
+        decision: 'deny',
+        ruleId: null,
+        reason: `Hearth refused ${by}'s grant of approval ${a.id}, asked by ${a.principal}: ${why}`,
+      },
+      { outcome: 'denied', error: null },
+    );
+    return false;
   }
 
   /** Deny a pending, unexpired approval (written to the audit log as a denied row by `by`, when it has one; a failed write throws). */
@@ -254,24 +335,26 @@ export class SqliteApprovals extends EventEmitter<ApprovalEvents> implements App
     return this.decide(id, by, 'denied');
   }
 
-  /** Use up a granted, unexpired approval for exactly this call (single use); its id, or null. */
   /** Whether a granted approval waits for exactly this call (without using it up). */
-  isGranted(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown> }): boolean {
+  isGranted(call: ApprovalBinding): boolean {
     return !!this.stmts.granted.get({
       principal: call.principal,
       entity: call.entityId ?? null,
       tool: call.tool,
       hash: argsHash(call.args ?? {}),
+      sends: sendsBinding(call.sends).hash,
       now: this.now(),
     });
   }
 
-  consume(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown> }): string | null {
+  /** Use up a granted, unexpired approval for exactly this call, sending exactly what was asked (single use); its id, or null. */
+  consume(call: ApprovalBinding): string | null {
     const id = this.stmts.consume.get({
       principal: call.principal,
       entity: call.entityId ?? null,
       tool: call.tool,
       hash: argsHash(call.args ?? {}),
+      sends: sendsBinding(call.sends).hash,
       now: this.now(),
     }) as string | undefined;
     return id ?? null;
@@ -377,6 +460,8 @@ export function settleConfirm(
   request: PolicyRequest,
   decision: PolicyDecision,
   answer?: InBandAnswer,
+  /** What the call would publish: an approval binds to it as to the arguments. */
+  sends?: readonly SentMessage[],
 ): ConfirmOutcome {
   const target = targetOf(request);
   const approvers = (gate.policy.approversFor?.(target) ?? ['role:owner']).join(', ');
@@ -387,7 +472,7 @@ export function settleConfirm(
     if (gate.policy.mayApprove?.(answer.by, target)) approvedBy = answer.by.id === request.principal.id ? answer.note : `${answer.note} by ${answer.by.id}`;
     else refusedAnswer = ` The answer given (${answer.note}) does not count: ${answer.by.id} may not approve this call (approvers: ${approvers}).`;
   }
-  const binding = { principal: request.principal.id, tool: request.tool, entityId: request.entityId ?? null, args: request.args };
+  const binding: ApprovalBinding = { principal: request.principal.id, tool: request.tool, entityId: request.entityId ?? null, args: request.args, sends };
   approvedBy ??= gate.approvals?.consume(binding) ?? undefined;
   if (!approvedBy) {
     const pending = gate.approvals?.request({ ...binding, reason: decision.reason });

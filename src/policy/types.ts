@@ -82,19 +82,35 @@ export interface PolicyEngine {
   ): boolean;
 }
 
+/** One message a held call would publish: where it goes and exactly what it says. */
+export interface SentMessage {
+  topic: string;
+  payload: string;
+}
+
+/** The call an approval binds: who, what, with which arguments, and what it would publish. */
+export interface ApprovalBinding {
+  principal: string;
+  tool: string;
+  entityId?: string | null;
+  args: Record<string, unknown>;
+  /** What the call would publish (topics and exact payloads); absent: not known ahead (a call on no entity). */
+  sends?: readonly SentMessage[] | null;
+}
+
 /** The approval store for `confirm` rules: bound to one exact call, single use, expiring. */
 export interface ApprovalStore {
   /**
    * Record that a call is waiting for approval; returns its id (stable for the same call while pending).
-   * Bound to the entity and the exact arguments (the tool name only when entityId is null).
+   * Bound to the entity, the exact arguments and what it would publish (the tool name only when entityId is null).
    */
-  request(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown>; reason: string }): {
+  request(call: ApprovalBinding & { reason: string }): {
     id: string;
     expiresAt: number;
   };
   /** Grant a pending approval (by a person via CLI, HTTP or Node-RED). */
   grant(id: string, by: string): boolean;
   deny(id: string, by: string): boolean;
-  /** Use up a granted approval for exactly this call; returns its id or null. */
-  consume(call: { principal: string; tool: string; entityId?: string | null; args: Record<string, unknown> }): string | null;
+  /** Use up a granted approval for exactly this call (sending exactly what was asked); returns its id or null. */
+  consume(call: ApprovalBinding): string | null;
 }

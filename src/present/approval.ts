@@ -5,10 +5,15 @@ import { principalWords } from './principal.js';
 
 export type ApprovalJson = ReturnType<typeof approvalJson>;
 
+/** The most of a held call's payload an approval shows. */
+const SHOWN_PAYLOAD = 500;
+
 /** ISO times, and how long it still holds. */
 export function approvalJson(a: Approval, now = Date.now()) {
   return {
     ...a,
+    // Where the command goes and what it says, as the approver sees it (a long payload cut).
+    sends: a.sends?.map((m) => ({ topic: m.topic, payload: m.payload.length > SHOWN_PAYLOAD ? `${m.payload.slice(0, SHOWN_PAYLOAD)}…` : m.payload })) ?? null,
     createdAt: new Date(a.createdAt).toISOString(),
     expiresAt: new Date(a.expiresAt).toISOString(),
     decidedAt: a.decidedAt !== null ? new Date(a.decidedAt).toISOString() : null,
@@ -21,7 +26,8 @@ export function approvalJson(a: Approval, now = Date.now()) {
 }
 
 /** Why an approval can no longer be decided. */
-export function notDecidableText(a: Pick<Approval, 'id' | 'status' | 'decidedBy' | 'expiresAt'>): string {
+export function notDecidableText(a: Pick<Approval, 'id' | 'status' | 'decidedBy' | 'expiresAt'> & { refused?: string | null }): string {
+  if (a.refused) return `approval ${a.id} was not granted: ${a.refused}; the caller can make the call again to ask anew`;
   switch (a.status) {
     case 'expired':
       return `approval ${a.id} expired at ${new Date(a.expiresAt).toISOString()} without a decision; the caller can make the call again to ask anew`;
@@ -37,7 +43,8 @@ export function notDecidableText(a: Pick<Approval, 'id' | 'status' | 'decidedBy'
 }
 
 /** Where an approval stands, in a few words. */
-export function approvalStatusWords(a: Pick<ApprovalJson, 'status' | 'decidedBy' | 'usedAt' | 'expiresAt' | 'expiresInMs'>): string {
+export function approvalStatusWords(a: Pick<ApprovalJson, 'status' | 'decidedBy' | 'usedAt' | 'expiresAt' | 'expiresInMs' | 'refused'>): string {
+  if (a.refused) return `not granted: ${a.refused}`;
   switch (a.status) {
     case 'pending':
       return `expires in ${inWords(a.expiresInMs ?? 0)}`;

@@ -11,7 +11,7 @@ import type { ValidateFunction } from 'ajv';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { AuditEntry, AuditLog, AuditRow } from '../audit/types.js';
 import { CommandRefused, type CommandGate } from '../devices/command-gate.js';
-import { encodeCommand, isConfirmedBy, isStateless, type Command } from '../devices/commands.js';
+import { encodeCommand, isConfirmedBy, isStateless, type Command, type OutgoingMessage } from '../devices/commands.js';
 import { heldTo } from '../devices/dangerous-words.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../devices/defaults.js';
 import { ACTUATOR_KINDS, type Entity, type EntityKind, FRAME_KINDS } from '../devices/model.js';
@@ -19,7 +19,7 @@ import type { DeviceRegistry } from '../devices/registry.js';
 import type { EntityState, StateCache } from '../devices/state-cache.js';
 import type { HistoryStore } from '../history/store.js';
 import type { Logger } from '../log.js';
-import { canonicalJson, settleConfirm } from '../policy/approvals.js';
+import { canonicalJson, type SendsNow, settleConfirm } from '../policy/approvals.js';
 import { missingPermission } from '../policy/missing-permission.js';
 import type { ApprovalStore, PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
@@ -333,6 +333,18 @@ export class Pipeline {
 
   // ---------------------------------------------------------------- actuators
 
+  /** What a call on this entity with these arguments would publish now (an approval's grant asks), or why nothing. */
+  sendsNow(entityId: string, args: Record<string, unknown>): SendsNow {
+    const entity = this.deps.registry.entity(entityId);
+    if (!entity) return { gone: `${entityId} is no longer a known entity` };
+    const { entity: _drop, ...rest } = args;
+    try {
+      return { sends: encodeCommand(entity, toCommand(entity, rest)) };
+    } catch (err) {
+      return { gone: `its command can no longer be built: ${(err as Error).message}` };
+    }
+  }
+
   private resolveActuation(target: Extract<ToolTarget, { type: 'actuate' }>, args: Record<string, unknown>): Resolved | string {
     const id = target.entityId ?? String(args.entity ?? '');
     const entity = this.shown(id);
@@ -388,8 +400,12 @@ export class Pipeline {
     command: Command,
     ownTool: string | undefined,
     preview: boolean,
-  ): { request: PolicyRequest; decision: PolicyDecision; action: string } {
-    const held = heldTo(entity, payloadsOf(entity, command));
+  ): { request: PolicyRequest; decision: PolicyDecision; action: string; sends: OutgoingMessage[] } {
+    const sends = messagesOf(entity, command);
+    const held = heldTo(
+      entity,
+      sends.map((m) => m.payload),
+    );
     const action = held.action ?? command.action;
     const request: PolicyRequest = {
       principal,
@@ -402,6 +418,8 @@ export class Pipeline {
       deviceClass: held.deviceClass,
       args,
     };
+    // What cannot be judged is not sent: refused before any rule is asked (no approval is requested for it).
+    if (held.unjudgeable) return { request, decision: { effect: 'deny', ruleId: null, reason: held.unjudgeable }, action, sends };
     const ask = (r: PolicyRequest) => (this.deps.policy.preview ? this.deps.policy.preview(r) : this.deps.policy.decide(r));
     let decision = preview ? ask(request) : this.deps.policy.decide(request);
     if (ownTool && ownTool !== tool.name && decision.effect !== 'deny') {
@@ -409,7 +427,7 @@ export class Pipeline {
       const asOwn = ask({ ...request, tool: ownTool });
       if (asOwn.effect === 'deny' || (asOwn.effect === 'confirm' && decision.effect === 'allow')) decision = asOwn;
     }
-    return { request, decision, action };
+    return { request, decision, action, sends };
   }
 
   private judge(
@@ -421,7 +439,7 @@ export class Pipeline {
     /** A grouped call's member: its own tool's rules bind it too (a deny on `kitchen_light` is not waived by control_group). */
     ownTool?: string,
   ): { ok: true; decision: PolicyDecision; approvedBy?: string; action: string } | { ok: false; result: ToolResultObject } {
-    const { request, decision, action } = this.decideActuation(tool, call.principal, args, entity, command, ownTool, false);
+    const { request, decision, action, sends } = this.decideActuation(tool, call.principal, args, entity, command, ownTool, false);
     if (decision.effect === 'deny')
       return {
         ok: false,
@@ -431,7 +449,8 @@ export class Pipeline {
     if (decision.effect === 'confirm') {
       // Whose yes counts, and the hold when there is none: decided in the policy layer, the same for every door.
       const answer = call.approvalId ? { note: call.approvalId, by: call.approvedBy ?? call.principal } : undefined;
-      const settled = settleConfirm({ policy: this.deps.policy, approvals: this.deps.approvals, now: this.now }, request, decision, answer);
+      // The approval binds to where the command goes and what it says, too (a moved command topic needs a new one).
+      const settled = settleConfirm({ policy: this.deps.policy, approvals: this.deps.approvals, now: this.now }, request, decision, answer, sends);
       if (!settled.ok) return { ok: false, result: this.rejected(tool, call, args, entity, settled.text, settled.decision, action, settled.approvalId) };
       approvedBy = settled.approvedBy;
     }
@@ -992,9 +1011,10 @@ export class Pipeline {
 }
 
 /** What a command would send, for judging it (empty when it cannot be built: execute() says why). */
-function payloadsOf(entity: Entity, command: Command): string[] {
+/** What a command would publish (none when it cannot be built: the call then fails as it runs). */
+function messagesOf(entity: Entity, command: Command): OutgoingMessage[] {
   try {
-    return encodeCommand(entity, command).map((m) => m.payload);
+    return encodeCommand(entity, command);
   } catch {
     return [];
   }

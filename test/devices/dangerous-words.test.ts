@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { encodeCommand } from '../../src/devices/commands.js';
-import { dangerousWordIn, heldTo } from '../../src/devices/dangerous-words.js';
+import { dangerousWordIn, heldTo, judgePayload, MAX_JUDGED_CHARS, MAX_JUDGED_DEPTH } from '../../src/devices/dangerous-words.js';
 import { parseDeviceFile } from '../../src/devices/loader.js';
 import type { Entity } from '../../src/devices/model.js';
 
@@ -34,7 +34,24 @@ describe('dangerous words', () => {
     assert.equal(dangerousWordIn('UNLOCKED'), undefined);
     assert.equal(dangerousWordIn('{"state":"not OPEN"}'), undefined);
     assert.equal(dangerousWordIn(' open ')?.action, 'open');
-    assert.equal(dangerousWordIn(`${'['.repeat(50)}"UNLOCK"${']'.repeat(50)}`), undefined, 'search depth is bounded');
+    assert.equal(dangerousWordIn(`${'['.repeat(50)}"UNLOCK"${']'.repeat(50)}`)?.word, 'UNLOCK', 'found at any depth it judges');
+  });
+
+  it('judges every byte: a word far into a long payload is found, and what is too long or deep to judge is refused', () => {
+    const padded = `{"state":"UNLOCK","pad":"${'x'.repeat(200_000)}"}`;
+    assert.equal(judgePayload(padded).word?.word, 'UNLOCK');
+    assert.equal(judgePayload(`{"pad":"${'x'.repeat(200_000)}","state":"unlock"}`).word?.word, 'UNLOCK', 'after the padding too');
+    const tooLong = `{"pad":"${'x'.repeat(MAX_JUDGED_CHARS)}"}`;
+    assert.match(judgePayload(tooLong).unjudgeable ?? '', /over the 262144 Hearth judges/);
+    const tooDeep = `${'['.repeat(MAX_JUDGED_DEPTH + 1)}"ON"${']'.repeat(MAX_JUDGED_DEPTH + 1)}`;
+    assert.match(judgePayload(tooDeep).unjudgeable ?? '', /deeper than 64 levels/);
+    // JSON-like text a lenient device parser may read (single quotes, a trailing comma) is judged word by word.
+    assert.equal(judgePayload("{state: 'UNLOCK'}").word?.word, 'UNLOCK');
+    assert.equal(judgePayload('{"state":"DISARM",}').word?.word, 'DISARM');
+    assert.equal(judgePayload('{"state":"ON",}').word, undefined);
+    // A payload that cannot be judged holds the command back before any rule is asked.
+    const light = entity('kind: light\ncommand_topic: p/set');
+    assert.match(heldTo(light, [tooLong]).unjudgeable ?? '', /over the/);
   });
 
   it('a select that can choose "open" is held to the rules for garage doors; a blind opening is a cover', () => {

@@ -103,3 +103,29 @@ export async function waitAccepting(
     await sleep(200);
   }
 }
+
+/** How many times a start is tried with fresh ports when one of them was taken meanwhile. */
+const PORT_ATTEMPTS = 5;
+
+/** A start that failed because a port it was given was taken between picking it and binding it. */
+export function isPortTaken(err: unknown): boolean {
+  return /address already in use|eaddrinuse/i.test(String((err as Error)?.message ?? err));
+}
+
+/**
+ * Run `start` (which picks its own ports) again with fresh ports when a port was taken between picking it and
+ * the broker binding it (another test, or an outgoing connection's ephemeral port, got there first): bounded,
+ * any other failure is thrown at once.
+ */
+export async function withFreshPorts<T>(what: string, start: (attempt: number) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(attempt);
+    } catch (err) {
+      if (!isPortTaken(err) || attempt >= PORT_ATTEMPTS) {
+        if (isPortTaken(err)) (err as Error).message = `${what}: a port was taken on each of ${attempt} tries:\n${(err as Error).message}`;
+        throw err;
+      }
+    }
+  }
+}

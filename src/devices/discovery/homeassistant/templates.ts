@@ -18,6 +18,7 @@
 // expressions, no time, no access to Home Assistant state.
 
 import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../util/bounded-json.js';
+import { MAX_JUDGED_CHARS } from '../../dangerous-words.js';
 
 export class TemplateError extends Error {
   constructor(message: string) {
@@ -37,8 +38,8 @@ export const MAX_TEMPLATE_CHARS = 16 * 1024;
 const MAX_DEPTH = 48;
 /** Statements, expressions and loop iterations one render may take. */
 export const MAX_STEPS = 200_000;
-/** Longest text one render may output. */
-export const MAX_OUTPUT = 256 * 1024;
+/** Longest text one render may output: no longer than a command payload Hearth can judge whole. */
+export const MAX_OUTPUT = MAX_JUDGED_CHARS;
 /** Longest string any intermediate value may be (a whole state payload fits). */
 export const MAX_VALUE_CHARS = 256 * 1024;
 /** Most items any intermediate list may hold. */
