@@ -174,6 +174,20 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
     assert.equal(back.json.areaFrom, 'source');
   });
 
+  it('a guest reading the home is shown no area, device or count it may not read', async () => {
+    const deny = await cli(['policy', 'deny', 'role:guest', '--area', 'Bathroom', '--action', 'read', '--priority', '50']);
+    assert.equal(deny.code, 0, deny.stderr);
+    const ownerAreas = await request(`${base}/api/home/areas`, { token: owner });
+    assert.ok((ownerAreas.json as Array<{ name: string }>).some((a) => a.name === 'Bathroom'));
+    const areas = await request(`${base}/api/home/areas`, { token: guest });
+    assert.equal(areas.status, 200);
+    assert.ok(!(areas.json as Array<{ name: string }>).some((a) => a.name === 'Bathroom'), areas.text);
+    assert.ok((areas.json as Array<{ name: string }>).some((a) => a.name === 'Living room'));
+    const list = await request(`${base}/api/home/devices`, { token: guest });
+    assert.ok(!(list.json as DeviceJson[]).some((d) => d.area === 'Bathroom'), 'the leak sensor is not named');
+    assert.ok(!list.text.includes('Leak sensor'));
+  });
+
   it('two devices with one name in one area: the second is told, nothing is overwritten', async () => {
     const renamed = await cli(['devices', 'rename', 'Bedroom/Bedside lamp', 'Ceiling light']);
     assert.equal(renamed.code, 0, renamed.stderr);
