@@ -174,6 +174,29 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
     assert.equal(back.json.areaFrom, 'source');
   });
 
+  it("`hearth floors` and `hearth areas`: a floor for a source's area, renamed and removed; bad names refused", async () => {
+    const floor = await cli(['floors', 'add', 'Upstairs', '--level', '1', '--alias', 'first floor']);
+    assert.equal(floor.code, 0, floor.stderr);
+    const placed = await cli(['areas', 'floor', 'Bedroom', 'upstairs']);
+    assert.equal(placed.code, 0, placed.stderr);
+    assert.match(placed.stdout, /^Bedroom on Upstairs: 3 device\(s\)/);
+    const areas = await cli(['areas']);
+    assert.match(areas.stdout, /^Bedroom\s+Upstairs\s+3\s+stored$/m);
+    assert.match(areas.stdout, /^Living room\s+\s*\d+\s+a source$/m);
+    const list = (await cli(['devices', '--json'])).stdout;
+    const radiator = (JSON.parse(list) as Array<{ id: string; floor: string | null }>).find((d) => d.id === 'zigbee2mqtt_0x0015bc001b02a9f0')!;
+    assert.equal(radiator.floor, 'Upstairs');
+    const empty = await cli(['floors', 'add', '\u0007']);
+    assert.equal(empty.code, 2);
+    assert.match(empty.stderr, /name: .*has no letters or digits/);
+    const twice = await cli(['floors', 'add', 'upstairs']);
+    assert.notEqual(twice.code, 0);
+    assert.match(twice.stderr, /already a floor "Upstairs"/);
+    const removed = await cli(['floors', 'remove', 'Upstairs']);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.match(removed.stdout, /removed the floor Upstairs; 1 area\(s\) were on it/);
+  });
+
   it('a guest reading the home is shown no area, device or count it may not read', async () => {
     const deny = await cli(['policy', 'deny', 'role:guest', '--area', 'Bathroom', '--action', 'read', '--priority', '50']);
     assert.equal(deny.code, 0, deny.stderr);
