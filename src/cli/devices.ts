@@ -1,6 +1,7 @@
 // `hearth devices`: the home's devices, entities and their current state.
 import type { Command } from 'commander';
 import type { DeviceJson, SourcesAnswer } from '../daemon/schema.js';
+import { hearthCommand } from './command-name.js';
 import { formatAge, table } from './format.js';
 import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { registerDeviceSetters } from './home.js';
@@ -27,7 +28,7 @@ export function registerDevices(program: Command): void {
         const bridge = await Bridge.start({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
         try {
           if (!bridge.connection.connected) {
-            throw new CliFailure(`cannot reach the broker at ${bridge.connection.options.url}: is \`hearth start\` running?`, 1);
+            throw new CliFailure(`cannot reach the broker at ${bridge.connection.options.url}: is \`${hearthCommand()} start\` running?`, 1);
           }
           // Discovered devices arrive as retained messages after connecting: wait for them to stop coming too.
           await bridge.settle(Number(flags.wait) || 3000, { quietMs: 500 });
@@ -54,7 +55,7 @@ export function devicesText(list: DeviceJson[], looked?: SourcesAnswer): string 
         e.area ?? '',
         e.kind,
         e.words,
-        e.available === null ? '?' : e.available ? 'yes' : 'no',
+        e.notAnswering ? `no answer since ${e.notAnswering.afterFailover ? 'failover' : 'a command'}` : e.available === null ? '?' : e.available ? 'yes' : 'no',
         !e.updatedAt ? 'never' : e.retained ? 'retained' : formatAge(e.ageMs ?? 0),
         e.id,
       ]);

@@ -154,8 +154,18 @@ export class HearthMcpSession {
         this.log.info({ tool: name, principal: principal.id, isError: !!answer.isError, session: this.sessionLabel() }, 'MCP setup tool call');
         return answer;
       }
+      // Refused before the pipeline: audited as every door's refusal is (ToolSet.refuse).
       if (!hearth.tools.get(name))
-        throw new RpcError(INVALID_PARAMS, `unknown tool ${JSON.stringify(name.slice(0, 80))}; tools/list shows the tools you may use`);
+        throw new RpcError(
+          INVALID_PARAMS,
+          hearth.tools.refuse(
+            name,
+            args,
+            principal,
+            { session: this.sessionLabel() },
+            `unknown tool ${JSON.stringify(name.slice(0, 80))}; tools/list shows the tools you may use`,
+          ).text!,
+        );
       const key = idempotencyKeyOf(request.params._meta ?? extra._meta);
       // A fresh id per call; a client-supplied key makes a retried request one actuation.
       const requestId = key ? `mcp:${principal.id}:${key}` : `mcp:${randomUUID()}`;

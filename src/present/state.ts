@@ -38,6 +38,10 @@ export function stateJson(entity: Entity, state: EntityState | undefined, now = 
     // A retained value's age is unknown: when it arrived is only when this process subscribed.
     ageMs: state?.updatedAt && !state.retained ? now - state.updatedAt : null,
     retained: state?.retained ?? false,
+    // Stopped answering commands (after a broker failover, or with nothing heard since one): not the same as offline.
+    notAnswering: state?.silent
+      ? { since: new Date(state.silent.since).toISOString(), cause: state.silent.cause, afterFailover: state.silent.afterFailover }
+      : null,
     ...(state?.frame ? { frame: { contentType: state.frame.contentType, bytes: state.frame.bytes.length } } : {}),
   };
 }

@@ -5,8 +5,8 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort, type TestBroker } from './brokers.js';
-import { type BrokerProcess, spawnBroker, waitAccepting, withFreshPorts } from './cluster-process.js';
+import type { TestBroker } from './brokers.js';
+import { type BrokerProcess, clusterPort, spawnBroker, waitAccepting, withFreshPorts } from './cluster-process.js';
 import { findBin, HOST, trackTempDir } from './mosquitto-process.js';
 
 export interface ClusterNode {
@@ -85,7 +85,8 @@ export async function startNatsCluster(opts: StartClusterOptions = {}): Promise<
   /** Fresh ports and the config files that name them (each try of the first start). */
   const configure = async (attempt: number) => {
     ports = [];
-    for (let i = 0; i < count; i++) ports.push({ client: await freePort(), mqtt: await freePort(), route: await freePort(), monitor: await freePort() });
+    for (let i = 0; i < count; i++)
+      ports.push({ client: await clusterPort(), mqtt: await clusterPort(), route: await clusterPort(), monitor: await clusterPort() });
     const routes = ports.map((p) => `nats-route://${HOST}:${p.route}`).join(', ');
     files = ports.map((p, i) => {
       const file = path.join(dir, `n${i}.conf`);

@@ -10,8 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './brokers.js';
-import { type BrokerProcess, spawnBroker, waitAccepting, withFreshPorts } from './cluster-process.js';
+import { type BrokerProcess, clusterPort, spawnBroker, waitAccepting, withFreshPorts } from './cluster-process.js';
 import { findBin, HOST, sleep, trackTempDir, tryConnect } from './mosquitto-process.js';
 import type { BrokerUser, ClusterNode, TestCluster } from './nats-cluster.js';
 
@@ -102,10 +101,10 @@ export async function startRabbitMq(opts: StartRabbitOptions = {}): Promise<Test
   let setups: NodeSetup[] = [];
   /** Fresh ports, and each node's folders, config and environment naming them (each try of the first start). */
   const configure = async (attempt: number) => {
-    epmdPort = await freePort();
+    epmdPort = await clusterPort();
     setups = [];
     for (let i = 0; i < count; i++) {
-      const [amqpPort, distPort, mqttPort, ctlPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+      const [amqpPort, distPort, mqttPort, ctlPort] = [await clusterPort(), await clusterPort(), await clusterPort(), await clusterPort()];
       const nodeDir = path.join(dir, `n${i}-${attempt}`);
       const home = path.join(nodeDir, 'home');
       for (const d of ['home', 'mnesia', 'log']) mkdirSync(path.join(nodeDir, d), { recursive: true });
