@@ -1,17 +1,19 @@
 // Benchmark: Hearth on a clustered broker (#34), against raw mqtt.js on the same cluster in the same run.
 //
-// For each cluster (a 3-node NATS cluster with MQTT on JetStream; a RabbitMQ node with its MQTT plugin), started
-// by the test helpers on free loopback ports:
-//   round trip: hearth.tools.call on a switch -> publish (QoS 1) -> an echo device republishes the command on the
-//               state topic -> confirmed -> audit -> result; raw: mqtt.js publish (QoS 1) -> the same echo.
-//               Hearth (and the raw client) are on node 1, the echo device on node 0: every command crosses the
-//               cluster. Raw and Hearth batches alternate.
+// For each cluster (a 3-node NATS cluster with MQTT on JetStream; a 2-node RabbitMQ cluster with its MQTT plugin),
+// started by the test helpers on free loopback ports:
+//   round trip: hearth.tools.call on a switch -> publish (QoS 0: commands on MQTT 3.1.1 go at QoS 0, never late)
+//               -> an echo device republishes the command on the state topic -> confirmed -> audit -> result;
+//               raw: mqtt.js publish (QoS 0) -> the same echo. Hearth (and the raw client) are on node 1, the echo
+//               device on node 0: every command crosses the cluster. Raw and Hearth batches alternate. Where
+//               Hearth's time goes is measured in place (bench/lib/call-timing.ts, as bench/roundtrip.ts does).
 //   ingest:     a publisher on node 0 sends QoS 0 state messages round-robin over many sensor topics; Hearth's
 //               state cache (change events) and a raw subscriber on node 1, both subscribed at once, each time
 //               how long until the last one arrived.
-//   failover:   (NATS) the node Hearth is on is killed; a client calls at a steady rate; the time from the death
-//               to the first confirmed call. Raw: an mqtt.js client with the same node list, publishing QoS 1 and
-//               waiting for the echo at the same rate. Then the node is started again for the next round.
+//   failover:   the node Hearth is on is killed; a client calls at a steady rate; the time from the death to the
+//               first confirmed call. Raw: an mqtt.js client with the same node list, publishing QoS 0 and
+//               waiting for the echo at the same rate. Then the node is started again for the next round
+//               (a killed RabbitMQ node takes a minute or two to come back: BENCH_CLUSTER_FAILOVERS=1 keeps it short).
 //
 // The echo device and the publisher are in this process (simpler; both sides share that cost equally).
 // A script, not a test: it prints numbers and ratios and writes bench/results/cluster.json; it never fails on timings.
@@ -27,6 +29,7 @@ import { createLogger, silentLogger } from '../src/log.js';
 import type { Principal } from '../src/tools/types.js';
 import { startNatsCluster, type TestCluster } from '../test/helpers/nats-cluster.js';
 import { startRabbitMq } from '../test/helpers/rabbitmq.js';
+import { type CallTiming, timeCalls } from './lib/call-timing.js';
 import { envInt, fmt, machine, median, nowNs, ratio, secondsSince, summarize, table, tempDir, writeResults, type Summary } from './lib/harness.js';
 
 const CALLS = envInt('BENCH_CLUSTER_CALLS', 400);
@@ -89,7 +92,7 @@ async function echoDevice(url: string): Promise<MqttClient> {
   return c;
 }
 
-/** A raw round trip: publish QoS 1, resolve on the echo (and the PUBACK); with a bound, false when it passes. */
+/** A raw round trip: publish QoS 0, as Hearth publishes commands here, and resolve on the echo; with a bound, false when it passes. */
 function rawRoundTrip(c: MqttClient, payload: string, withinMs?: number): Promise<boolean> {
   return new Promise((resolve, reject) => {
     let acked = false;
@@ -111,7 +114,7 @@ function rawRoundTrip(c: MqttClient, payload: string, withinMs?: number): Promis
       resolve(true);
     };
     c.on('message', onMessage);
-    c.publish('bench/rt/raw/set', payload, { qos: 1 }, (err) => {
+    c.publish('bench/rt/raw/set', payload, { qos: 0 }, (err) => {
       if (err) {
         clearTimeout(timer);
         c.off('message', onMessage);
@@ -158,11 +161,15 @@ interface ClusterResult {
   ratioP50: number;
   ingest: { messages: number; rawPerSecond: number; hearthPerSecond: number; ratio: number; hearthMissing: number };
   failover?: { rawMs: number[]; hearthMs: number[]; medianRawMs: number; medianHearthMs: number };
+  /** p50 ms of the stages timed inside Hearth's calls, and of the call's timeline. */
+  stagesP50: Record<string, number>;
+  timelineP50: Record<string, number>;
 }
 
-async function roundTrips(hearth: Hearth, raw: MqttClient): Promise<{ raw: Summary; hearth: Summary }> {
+async function roundTrips(hearth: Hearth, raw: MqttClient, timing: CallTiming): Promise<{ raw: Summary; hearth: Summary }> {
   const rawMs: number[] = [];
   const hearthMs: number[] = [];
+  for (const v of [...Object.values(timing.stages), ...Object.values(timing.timeline)]) v.length = 0;
   let n = 0;
   for (let done = 0; done < CALLS; done += BATCH) {
     for (let i = 0; i < BATCH; i++) {
@@ -172,7 +179,9 @@ async function roundTrips(hearth: Hearth, raw: MqttClient): Promise<{ raw: Summa
     }
     for (let i = 0; i < BATCH; i++) {
       const t = nowNs();
+      timing.start();
       const r = await hearth.tools.call('bench_switch', { action: n++ % 2 ? 'turn_on' : 'turn_off' }, OWNER);
+      timing.end();
       if (!/^confirmed/.test(r.text ?? '')) throw new Error(`a bench call was not confirmed: ${r.text}`);
       hearthMs.push(ms(t));
     }
@@ -282,6 +291,7 @@ async function benchCluster(kind: string, start: () => Promise<TestCluster>): Pr
   const nodeList = cluster.nodeList(other);
   const echo = await echoDevice(cluster.url);
   const hearth = await openHearth(nodeList, kind);
+  const timing = timeCalls(hearth, 'one commit + one fsync for the rows of the turn, awaited');
   const raw = await connect(cluster.nodes[other]!.url);
   await raw.subscribeAsync('bench/rt/raw/state', { qos: 0 });
   try {
@@ -290,10 +300,24 @@ async function benchCluster(kind: string, start: () => Promise<TestCluster>): Pr
       await rawRoundTrip(raw, `w${i}`);
       await hearth.tools.call('bench_switch', { action: i % 2 ? 'turn_on' : 'turn_off' }, OWNER);
     }
-    const rt = await roundTrips(hearth, raw);
+    const rt = await roundTrips(hearth, raw, timing);
+    const p50s = (m: Record<string, number[]>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, summarize(v).p50]));
+    const stagesP50 = p50s(timing.stages);
+    const timelineP50 = p50s(timing.timeline);
     const ing = await ingest(cluster, hearth);
     const fo = cluster.nodes.length > 1 ? await failovers(cluster, hearth, nodeList) : undefined;
-    return { kind, nodes: cluster.nodes.length, startSeconds, raw: rt.raw, hearth: rt.hearth, ratioP50: rt.hearth.p50 / rt.raw.p50, ingest: ing, failover: fo };
+    return {
+      kind,
+      nodes: cluster.nodes.length,
+      startSeconds,
+      raw: rt.raw,
+      hearth: rt.hearth,
+      ratioP50: rt.hearth.p50 / rt.raw.p50,
+      ingest: ing,
+      failover: fo,
+      stagesP50,
+      timelineP50,
+    };
   } finally {
     await raw.endAsync(true).catch(() => undefined);
     await echo.endAsync(true).catch(() => undefined);
@@ -305,7 +329,7 @@ async function benchCluster(kind: string, start: () => Promise<TestCluster>): Pr
 const results: ClusterResult[] = [];
 const clusters: Array<[string, () => Promise<TestCluster>]> = [
   ['nats', () => startNatsCluster()],
-  ['rabbitmq', () => startRabbitMq()],
+  ['rabbitmq', () => startRabbitMq({ nodes: 2 })],
 ];
 for (const [kind, start] of clusters) {
   if (ONLY && ONLY !== kind) continue;
@@ -313,7 +337,7 @@ for (const [kind, start] of clusters) {
   results.push(await benchCluster(kind, start));
 }
 
-console.log('\nround trip (ms; Hearth: call -> QoS 1 publish -> echo -> confirmed -> audit; raw: publish -> PUBACK + echo)');
+console.log('\nround trip (ms; Hearth: call -> policy -> audit -> QoS 0 publish -> echo -> confirmed; raw: QoS 0 publish -> echo)');
 table(
   ['cluster', 'nodes', 'raw p50', 'raw p99', 'Hearth p50', 'Hearth p99', 'Hearth/raw p50'],
   results.map((r) => [
@@ -326,6 +350,15 @@ table(
     ratio(r.hearth.p50, r.raw.p50),
   ]),
 );
+console.log('\nwhere a Hearth call goes, per cluster (p50 ms, measured in place)');
+for (const r of results) {
+  const line = (m: Record<string, number>) =>
+    Object.entries(m)
+      .map(([k, v]) => `${k} ${fmt(v, 3)}`)
+      .join(', ');
+  console.log(`  ${r.kind} stages: ${line(r.stagesP50)}`);
+  console.log(`  ${r.kind} timeline: ${line(r.timelineP50)}; raw publish -> echo ${fmt(r.raw.p50, 3)}`);
+}
 console.log('\ningest (QoS 0 state messages, msg/s until the last arrived; Hearth counts decoded state changes)');
 table(
   ['cluster', 'messages', 'raw msg/s', 'Hearth msg/s', 'Hearth/raw', 'Hearth missing'],

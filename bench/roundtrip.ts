@@ -1,13 +1,14 @@
 // Benchmark: one actuator round trip through the bridge, against raw mqtt.js
 // on the same broker, measured in the same run.
 //
-//   bridge: hearth.tools.call -> validate -> policy -> audit begin -> publish (QoS 1)
+//   bridge: hearth.tools.call -> validate -> policy -> audit begin -> publish (QoS 0: on MQTT 3.1.1 a command
+//           goes at QoS 0 so that it is never delivered late, docs/deployment.md)
 //           -> the device echoes the new state -> state cache -> confirmed -> audit finish -> result
 //           twice: with audit.durability `full` (each audit commit waits for its fsync, the
 //           default) and `grouped` (commits go to the WAL at once and are fsynced on the
 //           thread pool while the command travels)
-//   raw:    mqtt.js publish (QoS 1) to the command topic -> the device echoes on the state topic
-//           -> the raw client has both the PUBACK and the echo
+//   raw:    mqtt.js publish (QoS 0, as the bridge) to the command topic -> the device echoes on the state
+//           topic -> the raw client has the echo
 //
 // The "device" is one tiny echo client in its own process (it republishes
 // every command on the state topic at once), the same for both. The broker
@@ -34,6 +35,7 @@ import { loadConfig } from '../src/config/load.js';
 import { Hearth } from '../src/hearth.js';
 import { silentLogger } from '../src/log.js';
 import type { Principal } from '../src/tools/types.js';
+import { timeCalls } from './lib/call-timing.js';
 import {
   cpuNeighbour,
   envInt,
@@ -142,7 +144,7 @@ async function rawSide(url: string) {
   await client.subscribeAsync('bench/rt/raw/state', { qos: 0 });
   let n = 0;
   return {
-    /** One round trip, in ms: PUBACK and echo both in; with `commit`, one durable INSERT before publishing (its own ms go to `commitMs`). */
+    /** One round trip, in ms: the echo in; with `commit`, one durable INSERT before publishing (its own ms go to `commitMs`). */
     async once(commit?: () => void, commitMs?: number[]): Promise<number> {
       const payload = n++ % 2 ? 'OFF' : 'ON';
       const a = nowNs();
@@ -151,7 +153,7 @@ async function rawSide(url: string) {
         commitMs?.push(Number(nowNs() - a) / 1e6);
       }
       const echoed = new Promise<void>((resolve) => (waiting = { payload, resolve }));
-      await Promise.all([client.publishAsync('bench/rt/raw/set', payload, { qos: 1 }), echoed]);
+      await Promise.all([client.publishAsync('bench/rt/raw/set', payload, { qos: 0 }), echoed]);
       return Number(nowNs() - a) / 1e6;
     },
     close: () => client.endAsync(true),
@@ -211,32 +213,6 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
   const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
   hearth.policy.add({ subject: PRINCIPAL.id, targetType: 'entity', target: 'rt.switch', action: 'actuate', effect: 'allow', note: 'bench' });
   const tool = hearth.tools.all().find((t) => t.capability === 'actuator')!.name;
-  // Where a call's time goes: time the policy decision and the audit commits in place. The outcome
-  // commit (appendOutcomes, from finishLater) runs after the result, off the caller's path, for every outcome queued meanwhile.
-  const commit = durability === 'full' ? 'one commit + one fsync for the rows of the turn, awaited' : 'commit to the WAL';
-  const stages: Record<string, number[]> = {
-    'policy.decide()': [],
-    [`audit.beginDurable() (${commit})`]: [],
-    'audit outcomes, after the result (commit to the WAL)': [],
-  };
-  const timeStage = (obj: object, method: string, label: string) => {
-    const target = obj as Record<string, (...a: unknown[]) => unknown>;
-    const fn = target[method]!.bind(obj);
-    target[method] = (...a: unknown[]) => {
-      const s0 = nowNs();
-      const took = () => stages[label]!.push(Number(nowNs() - s0) / 1e6);
-      let out: unknown;
-      try {
-        out = fn(...a);
-      } catch (err) {
-        took();
-        throw err;
-      }
-      if (out instanceof Promise) out.then(took, took);
-      else took();
-      return out;
-    };
-  };
   if (rawAudit) {
     let id = 0;
     const audit = hearth.audit as unknown as Record<string, unknown>;
@@ -246,38 +222,11 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
     };
     audit.finishLater = () => undefined;
   }
-  // The call's timeline, in place: when the pending row was asked for and granted, when MQTT.js wrote the
-  // PUBLISH and parsed the echo (its own packet events), and when the result came back.
-  const ms = () => Number(nowNs()) / 1e6;
-  const mark = { start: 0, begin: 0, begun: 0, sent: 0, echo: 0 };
-  const timeline: Record<string, number[]> = {
-    'validation, policy, queue': [],
-    'beginDurable()': [],
-    'granted -> PUBLISH written': [],
-    'written -> echo parsed': [],
-    'echo -> result': [],
-  };
-  {
-    const audit = hearth.audit as unknown as Record<string, (...a: unknown[]) => Promise<number>>;
-    const begin = audit.beginDurable!.bind(hearth.audit);
-    audit.beginDurable = (...a: unknown[]) => {
-      mark.begin = ms();
-      return begin(...a).then((id) => {
-        mark.begun = ms();
-        return id;
-      });
-    };
-    const client = hearth.bridge.connection.client;
-    client.on('packetsend', (p) => {
-      if (p.cmd === 'publish') mark.sent = ms();
-    });
-    client.on('packetreceive', (p) => {
-      if (p.cmd === 'publish') mark.echo = ms();
-    });
-  }
-  timeStage(hearth.policy, 'decide', 'policy.decide()');
-  timeStage(hearth.audit, 'beginDurable', `audit.beginDurable() (${commit})`);
-  timeStage(hearth.audit, 'appendOutcomes', `audit outcomes, after the result (commit to the WAL)`);
+  // Where a call's time goes: the policy decision and the audit commits timed in place, and the call's timeline.
+  // The outcome commit (appendOutcomes, from finishLater) runs after the result, off the caller's path.
+  const commit = durability === 'full' ? 'one commit + one fsync for the rows of the turn, awaited' : 'commit to the WAL';
+  const timing = timeCalls(hearth, commit);
+  const { stages, timeline } = timing;
   let n = 0;
   let errors = 0;
   return {
@@ -294,16 +243,11 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
     async once(): Promise<[number, number]> {
       const action = n++ % 2 ? 'turn_off' : 'turn_on';
       const a = nowNs();
-      mark.start = Number(a) / 1e6;
+      timing.start();
       const res = await hearth.tools.call(tool, { action }, PRINCIPAL);
       const end = nowNs();
+      timing.end();
       const ms = Number(end - a) / 1e6;
-      const t = timeline;
-      t['validation, policy, queue']!.push(mark.begin - mark.start);
-      t['beginDurable()']!.push(mark.begun - mark.begin);
-      t['granted -> PUBLISH written']!.push(mark.sent - mark.begun);
-      t['written -> echo parsed']!.push(mark.echo - mark.sent);
-      t['echo -> result']!.push(Number(end) / 1e6 - mark.echo);
       if (!res.text?.startsWith('confirmed')) {
         errors++;
         if (errors <= 3) console.log(`    ! bridge call not confirmed: ${res.text}`);

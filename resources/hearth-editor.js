@@ -1,11 +1,16 @@
-// The Hearth nodes' editor forms, shared by every nodes/hearth-*.html: Node-RED
+// The Hearth nodes' shared editor code, used by every nodes/hearth-*.html: Node-RED
 // serves this package's resources/ folder at resources/@hearth-bridge/hearth/,
 // and each node's file loads this script before it registers its type.
-// A node describes its form as a list of rows; this file builds the template
-// (labels and placeholders from the node's message catalog), wires the
-// pickers (entities, areas, kinds, tools, principals, roles) to the bridge's
-// catalog, typed inputs, code editors and checkbox sets, and hides the fields
-// a daemon bridge ignores.
+// Each node's file has what Node-RED and the flow library read from it: its
+// form as a static template (<script type="text/html" data-template-name>)
+// and its definition inline in RED.nodes.registerType (category, colour, icon,
+// inputs, outputs, defaults, credentials). This file gives the behaviour the
+// forms share, found by data attributes on the template's elements:
+//   data-hearth-pick="entity|area|kind|tool|principal|role"  completes from the bridge's catalog
+//   data-hearth-daemon (on a form row)                         hidden on a daemon bridge, with the .hearth-daemon-note
+//   data-hearth-checks (a hidden input)                        filled from the .hearth-check-<field> boxes
+//   data-hearth-editor="json|text" (a .node-text-editor div)   a code editor for the hidden input it names
+//   data-hearth-typed="<type field>" data-hearth-types="a,b"   a typed input (the first type is the default)
 (() => {
   // Every node file loads this script; the first one defines it.
   if (window.hearthEditor) return;
@@ -38,7 +43,6 @@
     role: (c) => plain(c.roles),
   };
 
-  const esc = (s) => $('<div>').text(String(s)).html();
   const bridgeOf = (node) => $('#node-input-bridge').val() || node.bridge;
 
   /** Fields that complete from the bridge: { field: 'entity' | 'area' | 'kind' | 'tool' | 'principal' | 'role' }. */
@@ -119,171 +123,87 @@
     return true;
   }
 
-  // ------------------------------------------------------------ the template
+  // ------------------------------------------------------------ a node's form
 
-  const ROW_STYLE = {
-    check: 'display: inline-block; width: auto; vertical-align: top;',
-    pre: 'display: inline-block; width: 70%; max-height: 160px; overflow: auto; margin: 0; font-size: 11px;',
-  };
-
-  /** One row of a form, as HTML. `type` names the node (its catalog keys), `p` the id prefix. */
-  function rowHtml(type, p, r) {
-    const cls = `form-row${r.cls ? ` ${r.cls}` : ''}`;
-    if (r.note) return `<div class="form-tips ${r.note.cls}" style="display: none" data-i18n="${type}.${r.note.key}"></div>`;
-    if (r.heading) return `<h4 class="${r.cls || ''}" data-i18n="${type}.${r.heading}"></h4>`;
-    const id = `${p}${r.f}`;
-    const label = (forId) =>
-      `<label${forId ? ` for="${forId}"` : ''}><i class="fa fa-${r.icon}"></i> <span data-i18n="${r.i18n || `${type}.label.${r.label || r.f}`}"></span></label>`;
-    if (r.check)
-      return `<div class="${cls}"><label>&nbsp;</label><input type="checkbox" id="${id}" style="${ROW_STYLE.check}"> <label for="${id}" style="width: 70%;" data-i18n="${type}.label.${r.f}"></label></div>`;
-    if (r.checks) {
-      const boxes = r.checks
-        .map((v) => `<label style="width: auto;"><input type="checkbox" class="hearth-check-${r.f}" value="${esc(v)}" style="width: auto;"> ${esc(v.replace(/_/g, ' '))}</label>`)
-        .join(' ');
-      return `<div class="${cls}">${label()}<input type="hidden" id="${id}"><span style="display: inline-block; width: 70%;">${boxes}</span></div>`;
-    }
-    if (r.editor)
-      return `<div class="form-row" style="margin-bottom: 0px;">${label(`${id}-editor`)}<input type="hidden" id="${id}"></div><div class="form-row node-text-editor-row"><div style="height: ${r.height}px; min-height: 80px;" class="node-text-editor" id="${id}-editor"></div></div>`;
-    if (r.show) return `<div class="${cls}">${label()}<pre id="${r.show}" style="${ROW_STYLE.pre}"></pre></div>`;
-    return `<div class="${cls}">${label(id)}${fieldHtml(type, p, r)}${r.also ? fieldHtml(type, p, r.also) : ''}${r.suffix || ''}</div>`;
+  /** The open form of this node: a config node's tray or a flow node's. */
+  function formOf(node) {
+    return node._def.category === 'config' ? $('#node-config-dialog-edit-form') : $('#dialog-form');
   }
 
-  /** The input (or select) of a row. */
-  function fieldHtml(type, p, r) {
-    const id = `${p}${r.f}`;
-    const style = r.width ? ` style="width: ${r.width};"` : '';
-    if (r.options) {
-      const options = r.options.map((o) => {
-        const [value, key] = Array.isArray(o) ? o : [o, o];
-        return r.literal ? `<option value="${esc(value)}">${esc(key)}</option>` : `<option value="${esc(value)}" data-i18n="${type}.${r.f}.${key}"></option>`;
-      });
-      return `<select id="${id}"${style}>${options.join('')}</select>`;
-    }
-    const ph = r.ph ? ` data-i18n="[placeholder]${r.ph === 'name' ? 'node-red:common.label.name' : `${type}.placeholder.${r.ph}`}"` : '';
-    const literal = r.placeholder ? ` placeholder="${esc(r.placeholder)}"` : '';
-    const typed = r.typed ? `<input type="hidden" id="${p}${r.typed.field}">` : '';
-    return `<input type="${r.cred === 'password' ? 'password' : 'text'}" id="${id}"${style}${ph}${literal}>${typed}`;
-  }
+  /** The field an element edits: its id without the node-input- (or node-config-input-) prefix. */
+  const fieldOf = (el) => el.id.replace(/^node-(config-)?input-/, '');
 
-  /** Put a template where the editor looks for it: script[data-template-name=type]. */
-  function template(type, rows, prefix) {
-    const html = rows.map((r) => rowHtml(type, prefix, r)).join('\n');
-    $('<script type="text/html" data-hearth-form>').attr('data-template-name', type).text(html).appendTo('body');
-  }
-
-  // ------------------------------------------------------------ registering a node
-
-  const NAME_ROW = { f: 'name', icon: 'tag', i18n: 'node-red:common.label.name', ph: 'name' };
-
-  /** A row's setting in the node's defaults (or credentials): its value, validate, required and type. */
-  function fieldDefault(r) {
-    const d = { value: r.value ?? (r.check ? false : '') };
-    for (const k of ['validate', 'required', 'type']) if (r[k] !== undefined) d[k] = r[k];
-    return d;
-  }
-
-  /**
-   * Register a Hearth node: its colour, icon and category, a name (and a bridge, unless `config` or `noBridge`),
-   * its defaults and form from `form` rows, and output labels from `outputs` (catalog keys under <type>.outputs).
-   * Rows: { f, icon, value, validate, placeholder | ph, pick, options, check, checks, editor, typed, cred,
-   * daemon (hidden on a daemon bridge), cls, width, suffix, also }.
-   */
-  function register(type, def) {
-    const { form = [], config = false, noBridge = false, prepare, save, outputs = 0, ...rest } = def;
-    const p = config ? 'node-config-input-' : 'node-input-';
-    const withBridge = !config && !noBridge;
-    const fields = form.flatMap((r) => [r, ...(r.also ? [r.also] : [])]).filter((r) => r.f && !r.show);
-    const defaults = {};
-    const credentials = {};
-    for (const r of fields) {
-      if (r.cred) credentials[r.f] = { type: r.cred };
-      else defaults[r.f] = fieldDefault(r);
-      if (r.typed) defaults[r.typed.field] = { value: r.typed.default };
-    }
-    const rows = [NAME_ROW, ...(withBridge ? [{ f: 'bridge', icon: 'home' }] : []), ...form];
-    const daemonFields = form.filter((r) => r.daemon).map((r) => r.f);
-    if (daemonFields.length) {
-      const at = rows.findIndex((r) => r.f === daemonFields[daemonFields.length - 1]);
-      rows.splice(at + 1, 0, { note: { cls: 'hearth-daemon-note', key: 'daemonNote' } });
-    }
-    template(type, rows, p);
-    const editors = form.filter((r) => r.editor);
-    const pick = Object.fromEntries(form.filter((r) => r.pick).map((r) => [r.f, r.pick]));
-    const checks = form.filter((r) => r.checks);
-    const closeEditors = (node) => {
-      for (const r of editors) {
-        node[`${r.f}Editor`].destroy();
-        delete node[`${r.f}Editor`];
-      }
-    };
-    RED.nodes.registerType(type, {
-      category: config ? 'config' : 'hearth',
-      ...(config ? {} : { color: '#E9967A', icon: 'hearth.svg' }),
-      defaults: {
-        name: { value: '' },
-        version: { value: 1 },
-        ...(withBridge ? { bridge: { value: '', type: 'hearth-bridge', required: true } } : {}),
-        ...defaults,
-      },
-      ...(Object.keys(credentials).length ? { credentials } : {}),
-      ...(Array.isArray(outputs)
-        ? {
-            outputs: outputs.length,
-            outputLabels(i) {
-              return this._(`${type}.outputs.${outputs[i]}`);
-            },
-          }
-        : { outputs }),
-      ...rest,
-      oneditprepare() {
-        for (const r of form.filter((x) => x.typed)) {
-          if (!this[r.typed.field]) $(`#${p}${r.typed.field}`).val(r.typed.default);
-          $(`#${p}${r.f}`).typedInput({ default: r.typed.default, typeField: $(`#${p}${r.typed.field}`), types: r.typed.types });
-        }
-        for (const r of checks) {
-          const chosen = (this[r.f] || '').split(',').filter(Boolean);
-          $(`.hearth-check-${r.f}`).each(function () {
-            $(this).prop('checked', chosen.includes($(this).val()));
-          });
-        }
-        for (const r of editors) {
-          this[`${r.f}Editor`] = RED.editor.createEditor({ id: `${p}${r.f}-editor`, mode: `ace/mode/${r.editor}`, value: $(`#${p}${r.f}`).val() });
-        }
-        if (Object.keys(pick).length) pickers(this, pick);
-        if (daemonFields.length) daemonHides(this, daemonFields);
-        prepare?.call(this);
-      },
-      oneditsave() {
-        for (const r of checks) {
-          const chosen = [];
-          $(`.hearth-check-${r.f}:checked`).each(function () {
-            chosen.push($(this).val());
-          });
-          $(`#${p}${r.f}`).val(chosen.join(','));
-        }
-        for (const r of editors) $(`#${p}${r.f}`).val(this[`${r.f}Editor`].getValue());
-        closeEditors(this);
-        this.version = 1;
-        save?.call(this);
-      },
-      oneditcancel() {
-        closeEditors(this);
-      },
-      ...(editors.length
-        ? {
-            oneditresize() {
-              const form = $('#dialog-form');
-              let height = form.height();
-              form.children('div:not(.node-text-editor-row)').each(function () {
-                height -= $(this).outerHeight(true);
-              });
-              $('.node-text-editor-row .node-text-editor').css('height', `${Math.max(height - 20, 80)}px`);
-              for (const r of editors) this[`${r.f}Editor`].resize();
-            },
-          }
-        : {}),
+  /** Wire the form's shared behaviour (call first in oneditprepare). */
+  function prepare(node) {
+    const form = formOf(node);
+    form.find('[data-hearth-typed]').each(function () {
+      const typeField = $(`#node-input-${$(this).attr('data-hearth-typed')}`);
+      const types = $(this).attr('data-hearth-types').split(',');
+      if (!typeField.val()) typeField.val(types[0]);
+      $(this).typedInput({ default: types[0], typeField, types });
     });
+    form.find('input[data-hearth-checks]').each(function () {
+      const chosen = ($(this).val() || '').split(',').filter(Boolean);
+      form.find(`.hearth-check-${fieldOf(this)}`).each(function () {
+        $(this).prop('checked', chosen.includes($(this).val()));
+      });
+    });
+    node._hearthEditors = [];
+    form.find('[data-hearth-editor]').each(function () {
+      const field = this.id.replace(/^node-input-/, '').replace(/-editor$/, '');
+      node[`${field}Editor`] = RED.editor.createEditor({ id: this.id, mode: `ace/mode/${$(this).attr('data-hearth-editor')}`, value: $(`#node-input-${field}`).val() });
+      node._hearthEditors.push(field);
+    });
+    const pick = {};
+    form.find('[data-hearth-pick]').each(function () {
+      pick[fieldOf(this)] = $(this).attr('data-hearth-pick');
+    });
+    if (Object.keys(pick).length) pickers(node, pick);
+    const daemonFields = form.find('[data-hearth-daemon] [id^="node-input-"]').map((_, el) => fieldOf(el)).get();
+    if (daemonFields.length) daemonHides(node, daemonFields);
   }
 
-  window.hearthEditor = { catalog, pickers, daemonHides, jsonObject, brokerUrls, register };
+  function closeEditors(node) {
+    for (const field of node._hearthEditors || []) {
+      node[`${field}Editor`].destroy();
+      delete node[`${field}Editor`];
+    }
+    node._hearthEditors = [];
+  }
+
+  /** Put the form's values where Node-RED saves them from (call first in oneditsave). */
+  function save(node) {
+    const form = formOf(node);
+    form.find('input[data-hearth-checks]').each(function () {
+      const chosen = [];
+      form.find(`.hearth-check-${fieldOf(this)}:checked`).each(function () {
+        chosen.push($(this).val());
+      });
+      $(this).val(chosen.join(','));
+    });
+    for (const field of node._hearthEditors || []) $(`#node-input-${field}`).val(node[`${field}Editor`].getValue());
+    closeEditors(node);
+    // Saved by this editor: the node's settings are version 1's (nodes/lib/versions.ts migrates older ones).
+    node.version = 1;
+  }
+
+  /** The code editors fill what the tray leaves below the other rows. */
+  function resize(node) {
+    const form = formOf(node);
+    let height = form.height();
+    form.children('div:not(.node-text-editor-row)').each(function () {
+      height -= $(this).outerHeight(true);
+    });
+    form.find('.node-text-editor-row .node-text-editor').css('height', `${Math.max(height - 20, 80)}px`);
+    for (const field of node._hearthEditors || []) node[`${field}Editor`].resize();
+  }
+
+  /** Output labels from the node's message catalog (<type>.outputs.<key>). */
+  function outputLabels(type, keys) {
+    return function (i) {
+      return this._(`${type}.outputs.${keys[i]}`);
+    };
+  }
+
+  window.hearthEditor = { catalog, jsonObject, brokerUrls, prepare, save, cancel: closeEditors, resize, outputLabels };
 })();

@@ -11,7 +11,9 @@ import { loadDeviceFiles, type DeviceFileProblem } from './devices/loader.js';
 import type { Device } from './devices/model.js';
 import { DeviceFileWatcher } from './devices/watcher.js';
 import type { EntityMemory } from './devices/entity-names.js';
+import type { HomeModel } from './devices/home/home-model.js';
 import { DeviceRegistry, FILE_SOURCE } from './devices/registry.js';
+import { RetainedCommandSweeper } from './devices/retained-commands.js';
 import { StateCache } from './devices/state-cache.js';
 import type { Logger } from './log.js';
 import { MqttConnection, type MqttError } from './mqtt/connection.js';
@@ -43,6 +45,8 @@ export interface BridgeOptions {
   offline?: boolean;
   /** Remembers the order discovered entities were first seen (the assembly gives SQLite's); in memory otherwise. */
   entityMemory?: EntityMemory;
+  /** Areas, floors and people's choices (the assembly gives SQLite's); in memory otherwise. */
+  home?: HomeModel;
   /**
    * false: publish nothing of our own accord (the Home Assistant birth message,
    * Zigbee2MQTT state requests). Those are the daemon's; a command that only reads
@@ -137,14 +141,16 @@ export class Bridge {
     readonly broker: EmbeddedBroker | undefined,
     readonly paths: string[],
     entityMemory?: EntityMemory,
+    home?: HomeModel,
   ) {
-    this.registry = new DeviceRegistry({ log: log.child({ part: 'devices' }), memory: entityMemory, reserved: controlTopics(config) });
+    this.registry = new DeviceRegistry({ log: log.child({ part: 'devices' }), memory: entityMemory, reserved: controlTopics(config), home });
     this.cache = new StateCache(connection, log.child({ part: 'state' }));
     this.registry.on('changed', (devices) => this.cache.setDevices(devices));
   }
 
   simulator?: Simulator;
   adapters: DiscoveryAdapter[] = [];
+  private sweeper?: RetainedCommandSweeper;
 
   static async start(options: BridgeOptions): Promise<Bridge> {
     const { config, log } = options;
@@ -166,6 +172,7 @@ export class Bridge {
         // Until the home is loaded every topic counts as a command topic: only Hearth publishes.
         isCommandTopic: (topic) => registryRef?.isCommandTopic(topic) ?? true,
         statusTopic: config.mqtt.statusTopic,
+        hearthClientId: config.mqtt.clientId,
         log: log.child({ part: 'broker' }),
       });
       broker = await startEmbeddedBroker(config.mqtt.embedded.host, config.mqtt.embedded.port, log.child({ part: 'broker' }), access);
@@ -205,7 +212,7 @@ export class Bridge {
       },
       log.child({ part: 'mqtt' }),
     );
-    const bridge = new Bridge(config, log, connection, broker, devicePaths(config, cwd), options.entityMemory);
+    const bridge = new Bridge(config, log, connection, broker, devicePaths(config, cwd), options.entityMemory, options.home);
     if (!options.offline) bridge.readStatus();
     if (embedding && credentialFile && credential) {
       const written = credential;
@@ -214,6 +221,9 @@ export class Bridge {
     try {
       bridge.loadDevices();
       registryRef = bridge.registry;
+      // Clearing a planted retained command is a publish of our own: the daemon's, not a command's that only reads.
+      if (!options.offline && options.announce !== false)
+        bridge.sweeper = new RetainedCommandSweeper(bridge.registry, connection, log.child({ part: 'retained-commands' }));
       if (!options.offline) {
         bridge.adapters = createAdapters(config);
         const seen = options.announce === false ? listenOnly(connection, log) : connection;
@@ -372,6 +382,7 @@ export class Bridge {
     this.watcher?.close();
     await this.simulator?.close().catch(() => undefined);
     for (const adapter of this.adapters) adapter.stop();
+    this.sweeper?.stop();
     this.cache.close();
     await this.connection.close();
     await this.broker?.close();

@@ -2,12 +2,14 @@
 // with policy, approvals and audit, the one handler pipeline and the live tool
 // set. Every front door (CLI, agent engine, MCP, HTTP, Node-RED) opens one of these.
 import { randomUUID } from 'node:crypto';
-import { loadAuditKey } from './audit/key.js';
+import { loadAuditKey, sequenceFileOf } from './audit/key.js';
 import { INTERRUPTED_ERROR, SqliteAuditLog } from './audit/store.js';
 import { Bridge, DEMO_DEVICES, demoEnabled, type BridgeOptions } from './bridge.js';
 import { CommandGate } from './devices/command-gate.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from './devices/defaults.js';
 import { SqliteEntityNames } from './devices/entity-names.js';
+import { HomeModel } from './devices/home/home-model.js';
+import { HomeSetup } from './devices/home/home-setup.js';
 import { openDatabase, type Db } from './db/database.js';
 import { SqliteApprovals } from './policy/approvals.js';
 import { SqlitePolicy } from './policy/engine.js';
@@ -61,7 +63,7 @@ export class Hearth {
         log: log.child({ part: 'audit' }),
         digestFile: config.audit.digestFile,
         durability: config.audit.durability,
-        ...(key ? { key: key.key, sequenceFile: `${config.audit.keyFile}.seq` } : {}),
+        ...(key ? { key: key.key, sequenceFile: sequenceFileOf(config.audit.keyFile!) } : {}),
       });
       const approvals = new SqliteApprovals(db, { audit });
       const entityMemory = new SqliteEntityNames(db, log.child({ part: 'devices' }), {
@@ -69,7 +71,7 @@ export class Hearth {
         max: config.discovery.rememberMax,
       });
       const history = new HistoryStore(db, historyOptions(config.history));
-      bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory });
+      bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory, home: new HomeModel(db) });
       const recorder = options.recordHistory ? new HistoryRecorder(history, bridge.cache, log.child({ part: 'history' })) : undefined;
       // The read check lives on the Hearth made below; the pipeline asks it late.
       let made: Hearth | undefined;
@@ -89,6 +91,8 @@ export class Hearth {
       // A grant is checked against what the held call would send now (a moved command topic voids it).
       approvals.sendsNow = (a) => (a.entityId ? pipeline.sendsNow(a.entityId, a.args) : undefined);
       const tools = new ToolSet(bridge.registry, pipeline, policy, config.tools);
+      // Calls refused before any handler (unknown tool, bad arguments, a tool not offered) are audited here, for every door.
+      tools.audit = audit;
       const reads = new ReadAccess(bridge.registry, policy, () => tools.all());
       tools.mayRead = (principal, entity) => !reads.denied(principal, entity);
       const hearth = new Hearth(bridge, db, policy, approvals, audit, pipeline, tools, history, recorder);
@@ -151,12 +155,20 @@ export class Hearth {
     return marked;
   }
 
-  /** On start: sweep pending rows and check the chain. */
-  recoverAudit(): { interrupted: number; chainOk: boolean; problem?: string } {
+  /** On start: sweep pending rows and check the chain (and whether a signed digest vouches for every entry). */
+  recoverAudit(): { interrupted: number; chainOk: boolean; problem?: string; unvouched?: { from: number; to: number; count: number } } {
     const interrupted = this.sweepPending();
     const result = this.audit.verify();
     if (!result.ok) this.bridge.log.error({ firstBroken: result.firstBroken }, 'audit chain does not verify: run `hearth audit verify`');
-    return { interrupted, chainOk: result.ok, problem: result.firstBroken?.reason };
+    return { interrupted, chainOk: result.ok, problem: result.firstBroken?.reason, ...(result.unvouched ? { unvouched: result.unvouched } : {}) };
+  }
+
+  private homeSetup?: HomeSetup;
+
+  /** Areas, floors and people's choices for devices: what every door's setters call. */
+  get home(): HomeSetup {
+    this.homeSetup ??= new HomeSetup(this.bridge.registry);
+    return this.homeSetup;
   }
 
   private agentPromise?: Promise<SessionManager>;
@@ -217,6 +229,11 @@ export class Hearth {
     return this.reads.visible(principal);
   }
 
+  /** The entities this principal may read that agents are shown (Entity.exposed): what an agent's door lists. */
+  agentEntities(principal: Principal): Entity[] {
+    return this.reads.visible(principal).filter((e) => e.exposed !== false);
+  }
+
   /** The agent (engine + sessions), started on first use. */
   agent(): Promise<SessionManager> {
     this.agentPromise ??= (async () => {
@@ -234,7 +251,7 @@ export class Hearth {
   /** The tool set in a given shape, for statistics. */
   toolsInShape(shape: ToolShape): GeneratedTool[] {
     const registry = this.bridge.registry;
-    return generateTools(registry.ranked(), { ...this.bridge.config.tools, shape, names: registry.memory }, this.pipeline.invoke).tools;
+    return generateTools(registry.exposed(), { ...this.bridge.config.tools, shape, names: registry.memory }, this.pipeline.invoke).tools;
   }
 
   async close(): Promise<void> {

@@ -51,6 +51,8 @@ export interface BuiltinEngineOptions {
   decide?: BuiltinSessionOptions['decide'];
   /** What a principal may read (told to a provider that knows the home itself); see BuiltinSessionOptions.mayRead. */
   mayRead?: BuiltinSessionOptions['mayRead'];
+  /** Host tool calls refused before their handler are recorded here; see BuiltinSessionOptions.refuse. */
+  refuse?: BuiltinSessionOptions['refuse'];
 }
 
 export const DEFAULT_PRINCIPAL: Principal = { id: 'agent:local', roles: [] };
@@ -246,6 +248,7 @@ export class BuiltinEngine implements Engine {
       maxActionsPerTurn: this.options.maxActionsPerTurn ?? DEFAULT_MAX_ACTIONS_PER_TURN,
       ...(this.options.decide ? { decide: this.options.decide } : {}),
       ...(this.options.mayRead ? { mayRead: this.options.mayRead } : {}),
+      ...(this.options.refuse ? { refuse: this.options.refuse } : {}),
       limits: this.limits,
       log: (this.options.log ?? silentLogger).child({ session: id }),
       ...(s.subagents ? { subagents: { ...DEFAULT_SUBAGENT_LIMITS, ...this.options.subagents } } : {}),

@@ -39,8 +39,8 @@ export function createProvider(hearth: Hearth): Provider {
       ? new SentenceSet({ language: intent.language, userDir: intent.sentences, watch: !!intent.sentences, log })
       : SentenceSet.shipped();
   const provider = new IntentProvider({
-    // In rank order: where two names say the same, the first ranked keeps it.
-    entities: () => hearth.bridge.registry.ranked(),
+    // In rank order: where two names say the same, the first ranked keeps it. Only what agents are shown.
+    entities: () => hearth.bridge.registry.exposed(),
     tools: () => hearth.tools.all(),
     state: (id) => hearth.bridge.cache.get(id),
     sentences,
@@ -69,7 +69,12 @@ export async function createEngine(hearth: Hearth): Promise<Engine> {
     const { JanEngine, findJanBin } = await import('./rpc/jan-engine.js');
     const bin = agent.janBin ?? findJanBin(process.env);
     if (!bin) throw new Error('agent.engine is jan, but neither agent.janBin, JAN_BIN nor a `jan` on PATH was found');
-    return JanEngine.start({ bin, log: hearth.bridge.log.child({ part: 'jan' }), maxActionsPerTurn: agent.maxActionsPerTurn });
+    return JanEngine.start({
+      bin,
+      log: hearth.bridge.log.child({ part: 'jan' }),
+      refuse: (...a) => hearth.tools.refuse(...a),
+      maxActionsPerTurn: agent.maxActionsPerTurn,
+    });
   }
   return BuiltinEngine.start({
     provider: createProvider(hearth),
@@ -78,7 +83,7 @@ export async function createEngine(hearth: Hearth): Promise<Engine> {
     // The one bound on actions per turn, for every door that runs a turn (turn-actuations.ts).
     maxActionsPerTurn: agent.maxActionsPerTurn,
     // Only what the session's principal may read: a read deny holds in the prompt too.
-    defaultSystemPrompt: (principal) => homeSystemPrompt(hearth.visibleEntities(principal)),
+    defaultSystemPrompt: (principal) => homeSystemPrompt(hearth.agentEntities(principal)),
     // One request's actions all or none: what the policy says now, an approval already granted counting as yes.
     decide: (tool, args, principal) => {
       const d = hearth.tools.preview(tool, args, principal);
@@ -95,6 +100,8 @@ export async function createEngine(hearth: Hearth): Promise<Engine> {
       const entity = hearth.bridge.registry.entity(entityId);
       return !!entity && (hearth.tools.mayRead?.(principal, entity) ?? true);
     },
+    // A call refused before its handler is audited as at every other door.
+    refuse: (...a) => hearth.tools.refuse(...a),
     log: hearth.bridge.log.child({ part: 'agent' }),
   });
 }

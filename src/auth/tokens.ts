@@ -62,6 +62,16 @@ export class TokenStore extends EventEmitter<TokenEvents> {
     return { secret, info: this.info(name)! };
   }
 
+  /**
+   * A token row for an OAuth grant (src/auth/oauth.ts): listed and revoked like any token, but its stored hash
+   * is of a secret nobody is given, so it is never a bearer token itself (the grant's own tokens are).
+   */
+  createForGrant(name: string, principal: string): TokenInfo {
+    if (!NAME_RE.test(name)) throw new TokenError(`token name ${JSON.stringify(name)}: use letters, digits, _ . - (at most 64)`);
+    this.insert.run(name, principal, hash(`unheld:${randomBytes(32).toString('base64url')}`), new Date().toISOString(), null);
+    return this.info(name)!;
+  }
+
   /** The principal of a valid token, or undefined. */
   verify(secret: string | undefined): TokenInfo | undefined {
     if (!secret?.startsWith('hearth_') || secret.length > 200) return undefined;

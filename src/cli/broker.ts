@@ -1,7 +1,8 @@
 // `hearth broker acl`: the access rules an external broker needs so that only Hearth commands devices
 // (the embedded broker enforces the same by itself).
 import type { Command } from 'commander';
-import { dynamicSecurityRoles, mosquittoAclFile } from '../mqtt/broker-acl.js';
+import { writeFileAtomic } from '../audit/chain.js';
+import { dynamicSecurityRoles, mosquittoAclFile } from '../devices/broker-acl.js';
 import { CliFailure } from './failure.js';
 import { configOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 
@@ -12,7 +13,10 @@ export function registerBroker(program: Command): void {
     .option('--format <format>', 'acl (mosquitto acl_file) or dynsec (dynamic-security plugin JSON)', 'acl')
     .option('--user <name>', "Hearth's user name on the broker (default: mqtt.username)")
     .option('--wait <ms>', 'how long to wait for discovered devices to arrive', '3000')
-    .action(async (flags: CommonFlags & { format: string; user?: string; wait: string }) => {
+    // A shell redirect empties the file before the command runs, so a failure would leave an empty ACL: the
+    // file given here is replaced only once the rules are complete.
+    .option('--output <file>', 'write the rules to this file (replaced whole, only on success) instead of stdout')
+    .action(async (flags: CommonFlags & { format: string; user?: string; wait: string; output?: string }) => {
       if (flags.format !== 'acl' && flags.format !== 'dynsec') throw new CliFailure(`--format: ${JSON.stringify(flags.format)} is not acl or dynsec`);
       const loaded = await configOrExit(flags);
       const hearthUser = flags.user ?? loaded.config.mqtt.username;
@@ -25,7 +29,10 @@ export function registerBroker(program: Command): void {
         if (bridge.connection.connected) await bridge.settle(Number(flags.wait) || 3000, { quietMs: 500 });
         else process.stderr.write(`hearth: cannot reach ${bridge.connection.options.url}: the rules cover the device files only\n`);
         const input = { config: loaded.config, devices: bridge.registry.devices(), hearthUser };
-        process.stdout.write(flags.format === 'acl' ? mosquittoAclFile(input) : `${JSON.stringify(dynamicSecurityRoles(input), null, 2)}\n`);
+        const rules = flags.format === 'acl' ? mosquittoAclFile(input) : `${JSON.stringify(dynamicSecurityRoles(input), null, 2)}\n`;
+        // 0644, as a redirect makes it: the rules are no secret, and mosquitto reads them as its own user.
+        if (flags.output) writeFileAtomic(flags.output, rules, 0o644);
+        else process.stdout.write(rules);
       } finally {
         await bridge.close();
       }

@@ -18,6 +18,19 @@ interface ChatFlags {
   session?: string;
 }
 
+/** What an approval question takes; any other line is the next thing said (and the action is denied). */
+const APPROVAL_ANSWERS = new Set(['', 'y', 'yes', 'a', 'always', 'n', 'no']);
+
+const HELP = [
+  'Say what you want in your own words, for example:',
+  '  turn on the kitchen light            dim the living room a bit',
+  '  is the front door locked?            what is the temperature in the bedroom?',
+  '  when was the front door last opened? what lights are on?',
+  'An action a rule holds asks here first: y (yes, once), a (always, for that tool), n or Enter (no).',
+  'help or /help shows this; /quit (or Ctrl+D) leaves; Ctrl+C stops an answer under way.',
+  '',
+].join('\n');
+
 const DIM = (s: string, tty: boolean) => (tty ? `\x1b[2m${s}\x1b[0m` : s);
 const short = (s: string, n = 160) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
@@ -41,6 +54,11 @@ class Lines {
     });
   }
 
+  /** Put a line back: the next `next()` gives it again (a line that was not the answer to a question). */
+  putBack(line: string): void {
+    this.queue.unshift(line);
+  }
+
   next(): Promise<string | undefined> {
     if (this.queue.length) return Promise.resolve(this.queue.shift());
     if (this.closed) return Promise.resolve(undefined);
@@ -59,7 +77,7 @@ interface ChatLink {
 
 export function registerChat(program: Command): void {
   withConfigOptions(program.command('chat'))
-    .description('chat with the home: type what you want ("turn on the kitchen light"); /quit to leave')
+    .description('chat with the home: type what you want ("turn on the kitchen light"); help for more, /quit to leave')
     .option('--as <principal>', 'who is speaking (default: cli:<your user>, an owner)')
     .option('--ask', 'ask before every action, not only those a confirm rule holds')
     .option('--ephemeral', 'keep no history of this conversation')
@@ -133,12 +151,16 @@ async function converse(link: ChatLink, _flags: ChatFlags): Promise<number> {
   };
   process.on('SIGINT', onInterrupt);
   try {
-    out(`Hearth chat as ${link.hello.principal} with ${link.hello.engine}; ${link.hello.tools} tools. /quit to leave.\n`);
+    out(`Hearth chat as ${link.hello.principal} with ${link.hello.engine}; ${link.hello.tools} tools. help for help, /quit to leave.\n`);
     for (;;) {
       if (tty) out('\nyou> ');
       const text = await lines.next();
       if (text === undefined || /^\/(quit|exit)$/.test(text.trim())) break;
       if (!text.trim()) continue;
+      if (/^\/?help$/i.test(text.trim())) {
+        out(HELP);
+        continue;
+      }
       send({ say: text });
       inTurn = true;
       interruptAsked = false;
@@ -192,8 +214,13 @@ async function converse(link: ChatLink, _flags: ChatFlags): Promise<number> {
         const name = event.tool_name.replace(/^host__/, '');
         const why = preview?.effect === 'confirm' ? ` (${preview.reason})` : '';
         out(`${nl}  ? ${name} ${JSON.stringify(event.args)} needs your approval${why}. Allow? [y]es / [a]lways / [N]o: `);
-        const answer = ((await lines.next()) ?? '').trim().toLowerCase();
-        if (!tty) out(`${answer}\n`);
+        const line = (await lines.next()) ?? '';
+        const answer = line.trim().toLowerCase();
+        // Only an answer answers: anything else typed (the next thing to say) is a no, and is said next, not lost.
+        const known = APPROVAL_ANSWERS.has(answer);
+        if (!known) lines.putBack(line);
+        if (!tty) out(`${known ? answer : ''}\n`);
+        if (!known) out(DIM(`  (not a yes: denied; "${short(line.trim(), 60)}" comes next)\n`, tty));
         // "always" stops the asking for this tool; a confirm rule still asks each time.
         send({
           permission: { requestId: event.request_id, decision: answer.startsWith('a') ? 'allow_always' : answer.startsWith('y') ? 'allow_once' : 'deny' },

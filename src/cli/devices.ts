@@ -1,12 +1,17 @@
 // `hearth devices`: the home's devices, entities and their current state.
 import type { Command } from 'commander';
 import type { DeviceJson, SourcesAnswer } from '../daemon/schema.js';
+import { hearthCommand } from './command-name.js';
 import { formatAge, table } from './format.js';
 import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { registerDeviceSetters } from './home.js';
 import { ask, printJson } from './via-daemon.js';
 
 export function registerDevices(program: Command): void {
-  withConfigOptions(program.command('devices'))
+  const group = program
+    .command('devices')
+    .description('the devices: list them with their state (what `hearth devices` alone does), and set their area, name, aliases and exposure');
+  withConfigOptions(group.command('list', { isDefault: true }))
     .description("list devices, entities and their current state (from the running daemon, else from the broker's retained messages)")
     .option('--json', "print the daemon's answer: devices with their entities' state, as JSON")
     .option('--wait <ms>', 'without a daemon: how long to wait for state to arrive', '3000')
@@ -23,7 +28,7 @@ export function registerDevices(program: Command): void {
         const bridge = await Bridge.start({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
         try {
           if (!bridge.connection.connected) {
-            throw new CliFailure(`cannot reach the broker at ${bridge.connection.options.url}: is \`hearth start\` running?`, 1);
+            throw new CliFailure(`cannot reach the broker at ${bridge.connection.options.url}: is \`${hearthCommand()} start\` running?`, 1);
           }
           // Discovered devices arrive as retained messages after connecting: wait for them to stop coming too.
           await bridge.settle(Number(flags.wait) || 3000, { quietMs: 500 });
@@ -37,20 +42,22 @@ export function registerDevices(program: Command): void {
       if (!list.length && !looked) looked = await ask(db, flags, 'sources', {}, () => Promise.reject(new Error('unreachable')));
       process.stdout.write(devicesText(list, looked));
     });
+  registerDeviceSetters(group);
 }
 
 /** The devices as a table, or where a newcomer with none should look. */
 export function devicesText(list: DeviceJson[], looked?: SourcesAnswer): string {
-  const rows = [['ENTITY', 'KIND', 'AREA', 'STATE', 'AVAILABLE', 'UPDATED']];
+  const rows = [['NAME', 'AREA', 'KIND', 'STATE', 'AVAILABLE', 'UPDATED', 'ENTITY']];
   for (const d of list) {
     for (const e of d.entities) {
       rows.push([
-        e.id,
-        e.kind,
+        e.exposed === false ? `${e.name} (not exposed)` : e.name,
         e.area ?? '',
+        e.kind,
         e.words,
-        e.available === null ? '?' : e.available ? 'yes' : 'no',
+        e.notAnswering ? `no answer since ${e.notAnswering.afterFailover ? 'failover' : 'a command'}` : e.available === null ? '?' : e.available ? 'yes' : 'no',
         !e.updatedAt ? 'never' : e.retained ? 'retained' : formatAge(e.ageMs ?? 0),
+        e.id,
       ]);
     }
   }

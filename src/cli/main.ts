@@ -31,9 +31,30 @@ const COMMANDS: Record<string, () => Promise<Register[]>> = {
   mcp: async () => [(await import('./mcp.js')).registerMcp],
   memory: async () => [(await import('./memory.js')).registerMemory],
   broker: async () => [(await import('./broker.js')).registerBroker],
+  areas: async () => [(await import('./home.js')).registerAreas],
+  floors: async () => [(await import('./home.js')).registerFloors],
+  home: async () => [(await import('./home.js')).registerHome],
 };
 /** The order `hearth --help` lists them in. */
-const ORDER = ['start', 'devices', 'simulate', 'tools', 'call', 'chat', 'agent', 'policy', 'audit', 'approvals', 'token', 'mcp', 'memory', 'broker'];
+const ORDER = [
+  'start',
+  'devices',
+  'simulate',
+  'tools',
+  'call',
+  'chat',
+  'agent',
+  'policy',
+  'audit',
+  'approvals',
+  'token',
+  'mcp',
+  'memory',
+  'broker',
+  'areas',
+  'floors',
+  'home',
+];
 
 async function main(argv: string[]): Promise<void> {
   const first = argv[2];

@@ -242,6 +242,13 @@ export const configSchema = {
           description:
             'Origins besides http://<host> whose pages may use the API, e.g. https://home.example.org behind a TLS reverse proxy (scheme://host[:port], no path).',
         },
+        oauthDocumentHosts: {
+          type: 'array',
+          items: { type: 'string', pattern: '^[A-Za-z0-9.-]{1,253}$|^\\[[0-9A-Fa-f:.]+\\]$' },
+          default: [],
+          description:
+            "Host names whose MCP client metadata documents Hearth may fetch although they resolve to this machine or the house's network (an app hosted at home); any other host must be a public address.",
+        },
         auth: {
           type: 'boolean',
           default: true,
@@ -439,6 +446,7 @@ export interface HearthConfig {
     auth: boolean;
     mcpPath: string;
     trustedOrigins: string[];
+    oauthDocumentHosts: string[];
     events: { maxBufferedBytes: number; maxStreamsPerToken: number };
   };
   wyoming: { host: string; port?: number; streaming: boolean; turnTimeoutMs: number; satellites: WyomingSatellite[] };

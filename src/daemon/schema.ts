@@ -3,6 +3,8 @@
 // gets back and may trust). Answers are data; how they read is the client's business (src/present helps).
 import type { ValidateFunction } from 'ajv';
 import type { Outcome } from '../audit/types.js';
+import type { ImportReport } from '../devices/home/home-file.js';
+import type { AreaJson, FloorJson, HomeDeviceJson } from '../devices/home/home-setup.js';
 import { OUTCOMES } from '../audit/row.js';
 import type { ApprovalJson } from '../present/approval.js';
 import type { AuditRowJson } from '../present/audit-row.js';
@@ -77,6 +79,32 @@ export const METHOD_PARAMS = {
   'policy.remove': params({ id: whole(1, Number.MAX_SAFE_INTEGER) }, ['id']),
   'policy.roles': params({ principal: str(200), roles: strings, clear: bool }),
   'policy.test': params({ principal: str(200), tool: str(200), args: object, role: strings, at: time, fromArea: str(200) }, ['principal', 'tool']),
+  'home.devices': params({}),
+  'home.areas': params({}),
+  'home.floors': params({}),
+  'home.device': params(
+    {
+      device: str(300),
+      area: str(200),
+      noArea: bool,
+      resetArea: bool,
+      create: bool,
+      name: str(200),
+      resetName: bool,
+      aliases: strings,
+      exposed: bool,
+      resetExposed: bool,
+    },
+    ['device'],
+  ),
+  'home.entity': params({ entity: str(300), area: str(200), noArea: bool, resetArea: bool, create: bool, exposed: bool, resetExposed: bool }, ['entity']),
+  'home.area': params({ op: { enum: ['add', 'update', 'remove'] }, area: str(200), name: str(200), floor: str(200), noFloor: bool, aliases: strings }, [
+    'op',
+    'area',
+  ]),
+  'home.floor': params({ op: { enum: ['add', 'remove'] }, floor: str(200), level: whole(-200, 200), aliases: strings }, ['op', 'floor']),
+  'home.export': params({}),
+  'home.import': params({ text: str(900_000) }, ['text']),
   chat: params({ as, ask: bool, ephemeral: bool, session: str(200) }),
   mcp: params({ as, role: strings }),
 } as const;
@@ -126,6 +154,41 @@ export interface PolicyTestParams {
   at?: string;
   fromArea?: string;
 }
+export interface HomeDeviceParams {
+  device: string;
+  area?: string;
+  noArea?: boolean;
+  resetArea?: boolean;
+  create?: boolean;
+  name?: string;
+  resetName?: boolean;
+  aliases?: string[];
+  exposed?: boolean;
+  resetExposed?: boolean;
+}
+export interface HomeEntityParams {
+  entity: string;
+  area?: string;
+  noArea?: boolean;
+  resetArea?: boolean;
+  create?: boolean;
+  exposed?: boolean;
+  resetExposed?: boolean;
+}
+export interface HomeAreaParams {
+  op: 'add' | 'update' | 'remove';
+  area: string;
+  name?: string;
+  floor?: string;
+  noFloor?: boolean;
+  aliases?: string[];
+}
+export interface HomeFloorParams {
+  op: 'add' | 'remove';
+  floor: string;
+  level?: number;
+  aliases?: string[];
+}
 export interface ChatParams {
   as?: string;
   /** Ask the person before every action; without it, an action the policy allows outright is not asked about. */
@@ -154,8 +217,16 @@ export interface HelloAnswer {
 }
 export interface DeviceJson {
   id: string;
+  /** The device's identity at its source (what a person's choices are kept by). */
+  identity: string;
   name: string;
   area: string | null;
+  floor: string | null;
+  /** person: a person put it there; source: its source says so; null: no area. */
+  areaFrom: 'person' | 'source' | null;
+  /** A known area its name starts with, offered (never applied) when it has none. */
+  suggestedArea: string | null;
+  aliases: string[];
   manufacturer: string | null;
   model: string | null;
   source: string;
@@ -291,6 +362,15 @@ export interface Answers {
   'policy.remove': RuleRemoved;
   'policy.roles': PrincipalRoles[];
   'policy.test': PolicyTestAnswer;
+  'home.devices': HomeDeviceJson[];
+  'home.areas': AreaJson[];
+  'home.floors': FloorJson[];
+  'home.device': HomeDeviceJson;
+  'home.entity': HomeDeviceJson;
+  'home.area': AreaJson | { removed: string; devices: number };
+  'home.floor': FloorJson | { removed: string; areas: number };
+  'home.export': { text: string };
+  'home.import': ImportReport;
   chat: { streaming: 'chat'; principal: string; engine: string; tools: number; session: string | null };
   mcp: { streaming: 'mcp' };
 }

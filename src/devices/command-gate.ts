@@ -58,7 +58,8 @@ export class CommandGate {
     const refusal = this.check(decided, messages);
     if (refusal) throw new CommandRefused(refusal);
     for (const m of messages) {
-      await this.transport.publish(m.topic, m.payload, options);
+      // Never retained: a retained command would reach the device again whenever it resubscribes, undecided.
+      await this.transport.publish(m.topic, m.payload, { ...options, retain: false });
       progress.handedOver++;
     }
   }

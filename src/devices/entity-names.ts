@@ -24,6 +24,13 @@ export interface EntityMemory {
   remember(key: string, name: string, base: string): void;
   /** These entities are here now (the registry says so after each change; a store may note it). */
   seen?(ids: readonly string[]): void;
+  /**
+   * The command topics these admitted discovered entities have now (each replacing what it had), remembered as
+   * long as the entity is: the embedded broker keeps gating them after a restart, before the device re-announces.
+   */
+  rememberCommandTopics?(entities: ReadonlyMap<string, readonly string[]>): void;
+  /** Whether a remembered entity is commanded on this topic. */
+  remembersCommandTopic?(topic: string): boolean;
 }
 
 export interface RememberLimits {
@@ -50,6 +57,37 @@ export class MemoryEntityNames implements EntityMemory {
   protected readonly seq = new Map<string, number>();
   protected readonly names = new Map<string, RememberedName>();
   protected readonly holders = new Map<string, string>();
+  /** entity id -> its command topics, and topic -> the entities commanded on it. */
+  protected readonly topicsOf = new Map<string, readonly string[]>();
+  private readonly topicHolders = new Map<string, Set<string>>();
+
+  rememberCommandTopics(entities: ReadonlyMap<string, readonly string[]>): void {
+    const changed = [...entities].filter(([id, topics]) => !sameTopics(this.topicsOf.get(id), topics));
+    if (changed.length) this.storeTopics(changed);
+  }
+
+  remembersCommandTopic(topic: string): boolean {
+    return !!this.topicHolders.get(topic)?.size;
+  }
+
+  /** Record changed topics; a store writes them first. */
+  protected storeTopics(changed: ReadonlyArray<readonly [string, readonly string[]]>): void {
+    for (const [id, topics] of changed) this.keepTopics(id, topics);
+  }
+
+  protected keepTopics(id: string, topics: readonly string[]): void {
+    for (const t of this.topicsOf.get(id) ?? []) {
+      const held = this.topicHolders.get(t);
+      held?.delete(id);
+      if (held && !held.size) this.topicHolders.delete(t);
+    }
+    this.topicsOf.set(id, topics);
+    for (const t of topics) {
+      let held = this.topicHolders.get(t);
+      if (!held) this.topicHolders.set(t, (held = new Set()));
+      held.add(id);
+    }
+  }
 
   firstSeen(ids: readonly string[]): Map<string, number> {
     const out = new Map<string, number>();
@@ -99,6 +137,8 @@ export class SqliteEntityNames extends MemoryEntityNames {
 
   private readonly touch;
   private lastTouch = 0;
+  private readonly dropTopics;
+  private readonly addTopic;
 
   constructor(
     private readonly db: Db,
@@ -118,6 +158,15 @@ export class SqliteEntityNames extends MemoryEntityNames {
       this.seq.set(row.entity_id, row.seq);
       if (row.tool_name) super.keep(row.entity_id, row.tool_name, row.tool_base ?? '');
     }
+    const topics = new Map<string, string[]>();
+    for (const row of db.prepare('SELECT entity_id, topic FROM entity_command_topics ORDER BY entity_id, topic').all() as Array<{
+      entity_id: string;
+      topic: string;
+    }>)
+      topics.set(row.entity_id, [...(topics.get(row.entity_id) ?? []), row.topic]);
+    for (const [id, list] of topics) this.keepTopics(id, list);
+    this.dropTopics = db.prepare('DELETE FROM entity_command_topics WHERE entity_id = ?');
+    this.addTopic = db.prepare('INSERT INTO entity_command_topics (entity_id, topic) VALUES (?, ?) ON CONFLICT DO NOTHING');
     this.insert = db.prepare('INSERT INTO entity_names (entity_id, first_seen, last_seen) VALUES (?, ?, ?) ON CONFLICT (entity_id) DO NOTHING');
     this.byId = db.prepare('SELECT seq FROM entity_names WHERE entity_id = ?');
     this.setName = db.prepare('UPDATE entity_names SET tool_name = ?, tool_base = ? WHERE entity_id = ?');
@@ -140,6 +189,21 @@ export class SqliteEntityNames extends MemoryEntityNames {
     } catch (err) {
       this.notStored(err);
     }
+  }
+
+  protected override storeTopics(changed: ReadonlyArray<readonly [string, readonly string[]]>): void {
+    try {
+      this.db.transaction(() => {
+        for (const [id, topics] of changed) {
+          this.dropTopics.run(id);
+          for (const t of topics) this.addTopic.run(id, t);
+        }
+      })();
+    } catch (err) {
+      // Not stored (read-only, locked, or an entity whose name row could not be written): gated for this run.
+      this.notStored(err);
+    }
+    super.storeTopics(changed);
   }
 
   override seen(ids: readonly string[]): void {
@@ -229,6 +293,13 @@ export class SqliteEntityNames extends MemoryEntityNames {
     this.warned = true;
     this.log?.warn({ err }, 'entity names could not be stored (read-only or locked database?): what is not stored is kept for this run only');
   }
+}
+
+/** The same topics, in any order. */
+function sameTopics(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  if (!a || a.length !== b.length) return false;
+  const set = new Set(a);
+  return b.every((t) => set.has(t));
 }
 
 /** Another process gave this name to another entity a moment ago: pick another. */

@@ -133,6 +133,22 @@ export interface Entity {
   deviceClass?: string;
   unit?: string;
   icon?: string;
+  /**
+   * The source's category (Zigbee2MQTT expose `category`, HA `entity_category`): a setting or a diagnostic
+   * reading of the device, not an everyday control. Not shown to agents unless a person exposes it.
+   */
+  category?: EntityCategory;
+  /**
+   * Whether agents are shown it at all (Home Assistant's "expose to Assist"), as the home model resolved it:
+   * a person's choice for the entity, then for its device, then the default of its category and kind. Not the
+   * policy: the policy decides who may do what with what is shown. Undefined before the home model applied.
+   */
+  exposed?: boolean;
+  /**
+   * The text its tool name is made from when it differs from `name`: the source's whole name
+   * (`Living room/Ceiling light`), so that a tool keeps the name it had before areas were read from names.
+   */
+  toolBase?: string;
 
   /** State: the main value and any further attributes (brightness, position, mode...). */
   stateTopic?: string;
@@ -194,11 +210,25 @@ export interface Entity {
   simulate?: Record<string, unknown>;
 }
 
+export type EntityCategory = 'config' | 'diagnostic';
+
 export interface Device {
   id: string;
   name: string;
   area?: string;
   floor?: string;
+  /**
+   * The device's own identity at its source, `<source>:<its id>` (`zigbee2mqtt:0x00158d0001a2b3c4`): what a
+   * person's choices (area, name, aliases, exposed) are kept by, so they survive a rename. `<source>:<id>` when
+   * the source gives none.
+   */
+  identity?: string;
+  /** Where the area came from, once the home model applied: a person's choice, the source, or none. */
+  areaFrom?: 'person' | 'source';
+  /** A known area that the device's name starts with ("Kitchen spots"): offered to a person, never applied. */
+  suggestedArea?: string;
+  /** Aliases a person gave the device ("the espresso"): its main entity answers to them. */
+  aliases?: string[];
   manufacturer?: string;
   model?: string;
   /** Where it came from: a file path or a discovery source. */

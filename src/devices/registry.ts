@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
 import { commandTopicsOf } from './commands.js';
 import { MemoryEntityNames, type EntityMemory } from './entity-names.js';
+import { HomeModel } from './home/home-model.js';
 import type { Device, Entity } from './model.js';
 import { assignTopicOwners, dollarTopics, readTopicsOf, type ReservedTopics, type TopicClaim, type TopicRefusal } from './topic-owners.js';
 
@@ -25,6 +26,8 @@ export interface RegistryOptions {
   memory?: EntityMemory;
   /** The sources' control topics (discovery prefixes, bridge topics): never commanded. `$` topics always are. */
   reserved?: ReservedTopics;
+  /** Areas, floors and people's choices laid over the sources (SQLite in the assembly); in memory when not given. */
+  home?: HomeModel;
 }
 
 export class DeviceRegistry extends EventEmitter<RegistryEvents> {
@@ -40,6 +43,9 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private readonly reserved: ReservedTopics;
   private readonly log?: Logger;
   readonly memory: EntityMemory;
+  readonly home: HomeModel;
+  private exposedRanked: Entity[] = [];
+  private exposedList: Entity[] = [];
 
   constructor(options: RegistryOptions = {}) {
     super();
@@ -47,6 +53,12 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     const configured = options.reserved;
     this.reserved = configured ? (t) => dollarTopics(t) ?? configured(t) : dollarTopics;
     this.memory = options.memory ?? new MemoryEntityNames();
+    this.home = options.home ?? new HomeModel();
+    // One rebuild (and one 'changed') per change a person makes, or per batch of them (an imported file).
+    this.home.on('change', () => {
+      if (!this.home.batching) this.rebuild();
+    });
+    this.home.on('settled', () => this.rebuild());
   }
 
   /** Replace everything one source knows. */
@@ -72,7 +84,10 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
         if (!held || priority < held.priority) byId.set(device.id, { priority, device, source });
       }
     }
+    // The home model places and names each device (a person's choice, else the source's).
     const chosen = [...byId.values()];
+    const placed = this.home.apply(chosen.map(({ device, source }) => ({ device, source })));
+    for (const [i, c] of chosen.entries()) c.device = placed[i]!;
     const byEntityId = (a: TopicClaim, b: TopicClaim) => (a.entity.id < b.entity.id ? -1 : a.entity.id > b.entity.id ? 1 : 0);
     const claims = chosen.flatMap(({ device, source }) => device.entities.map((entity) => ({ entity, source })));
     const files = claims.filter((c) => c.source === FILE_SOURCE).sort(byEntityId);
@@ -85,6 +100,8 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     const { owners, refused } = assignTopicOwners([...files, ...found], (topic) => this.commandRefusal(topic));
     this.commandTopics = new Set(owners.keys());
     this.report(refused);
+    // Discovered entities' topics outlive this run: after a restart the broker gates them before they re-announce.
+    this.memory.rememberCommandTopics?.(new Map(found.filter((c) => !refused.has(c.entity.id)).map((c) => [c.entity.id, commandTopicsOf(c.entity)] as const)));
 
     this.merged = chosen
       .map(({ device }) => {
@@ -102,6 +119,8 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     );
     const current = new Map(this.merged.flatMap((d) => d.entities.map((e) => [e.id, e] as const)));
     this.rankedEntities = [...files, ...found].map((c) => current.get(c.entity.id)).filter((e): e is Entity => !!e);
+    this.exposedRanked = this.rankedEntities.filter((e) => e.exposed !== false);
+    this.exposedList = this.merged.flatMap((d) => d.entities.filter((e) => e.exposed !== false));
     this.deviceIndex = new Map(this.merged.map((d) => [d.id, d]));
     this.entityIndex = new Map(this.merged.flatMap((d) => d.entities.map((e) => [e.id, e] as const)));
     this.emit('changed', this.merged);
@@ -116,8 +135,10 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       const who = `${r.refused.id} (${JSON.stringify(r.refused.name)}, ${r.refused.kind})`;
       if (r.owner)
         this.log?.warn(
-          { topic: r.topic, owner: r.owner.id, refused: r.refused.id },
-          `command topic ${r.topic} is already owned by ${r.owner.id} (${JSON.stringify(r.owner.name)}); ${who} is refused and gets no tool`,
+          { topic: r.topic, owner: r.owner.id, ...(r.ownerTopic ? { ownerTopic: r.ownerTopic } : {}), refused: r.refused.id },
+          r.ownerTopic
+            ? `command topic ${r.topic} is ${r.ownerTopic.startsWith(`${r.topic}/`) ? 'above' : 'under'} ${r.ownerTopic}, the command topic of ${r.owner.id} (${JSON.stringify(r.owner.name)}): a command there reaches that device; ${who} is refused and gets no tool`
+            : `command topic ${r.topic} is already owned by ${r.owner.id} (${JSON.stringify(r.owner.name)}); ${who} is refused and gets no tool`,
         );
       else
         this.log?.warn(
@@ -139,6 +160,16 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   /** The entities in rank order: device files first (by id), then discovered ones in the order first seen. */
   ranked(): Entity[] {
     return this.rankedEntities;
+  }
+
+  /** The ranked entities agents are shown (Entity.exposed): what tools, MCP, chat and voice are built from. */
+  exposed(): Entity[] {
+    return this.exposedRanked;
+  }
+
+  /** The entities agents are shown, in the order of entities(). */
+  exposedEntities(): Entity[] {
+    return this.exposedList;
   }
 
   device(id: string): Device | undefined {
@@ -163,9 +194,17 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     return this.readTopics.get(topic) ?? this.reserved(topic);
   }
 
-  /** Whether an entity Hearth knows is commanded on this topic (the embedded broker lets only Hearth publish there). */
+  /**
+   * Whether an entity Hearth knows, or remembers from an earlier run, is commanded on this topic or on a topic
+   * above it (a device that takes commands on `<cmd>` takes them on `<cmd>/state` too: Zigbee2MQTT does). The
+   * embedded broker lets only Hearth publish there. A topic Hearth reads stays a device's to report on.
+   */
   isCommandTopic(topic: string): boolean {
-    return this.commandTopics.has(topic);
+    const commanded = (t: string) => this.commandTopics.has(t) || !!this.memory.remembersCommandTopic?.(t);
+    if (commanded(topic)) return true;
+    if (this.readTopics.has(topic)) return false;
+    for (let i = topic.lastIndexOf('/'); i > 0; i = topic.lastIndexOf('/', i - 1)) if (commanded(topic.slice(0, i))) return true;
+    return false;
   }
 
   /** Entities refused for claiming a command topic another device owns, or one no entity may command. */

@@ -27,6 +27,23 @@ export interface EntityState {
   availabilityAt?: number;
   /** Camera: the latest frame. */
   frame?: Frame & { at: number };
+  /** Its device stopped answering commands (markSilent), until it answers one or announces itself online again. */
+  silent?: Silence;
+}
+
+/** A device that stopped answering commands. */
+export interface Silence {
+  /** Since when: the failover, the device's reconnect, or the command it left unanswered (epoch ms). */
+  since: number;
+  /**
+   * Why it is thought silent: `failover`: it has answered no command since the broker connection failed over (or
+   * came back), whatever else it sent (a device whose subscription was lost with a node still publishes its
+   * state); `reconnected`: nor since it reconnected itself, after such a failover; `nothing`: nothing at all came
+   * from it since the command.
+   */
+  cause: 'failover' | 'reconnected' | 'nothing';
+  /** A broker failover happened before the command: the likely reason (the text says so). */
+  afterFailover: boolean;
 }
 
 /** What a topic feeds, for one entity. */
@@ -59,6 +76,12 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   /** Per entity, the last availability word of each source topic, and the latest. */
   private availabilityBySource = new Map<string, Map<string, boolean>>();
   private lastLogged = new Map<string, number>();
+  /** Per device: when it last sent anything live (a retained copy the broker replays says nothing of now). */
+  private heard = new Map<string, number>();
+  /** Per device: when it last said it is online, live. */
+  private announced = new Map<string, number>();
+  /** Devices with a silence mark (markSilent), so a message of any other costs nothing. */
+  private silentDevices = new Set<string>();
   private suppressed = new Map<string, number>();
   private readonly listenerErrors = new PerKeyThrottle(LOG_EVERY_MS);
   private readonly onMessage = (topic: string, payload: Buffer, retained: boolean) => this.handle(topic, payload, retained);
@@ -139,12 +162,73 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     const message = new Message(topic, payload);
     // Most topics feed one entity: no set of changed entities to build for them.
     if (routes.length === 1) {
-      if (this.applySafely(routes[0]!, message, retained)) this.changed(topic, routes[0]!.entity);
+      const changed = this.applySafely(routes[0]!, message, retained);
+      if (!retained) this.heardFrom(routes[0]!.entity, this.saysOnline(routes[0]!), changed);
+      if (changed) this.changed(topic, routes[0]!.entity);
       return;
     }
     const changed = new Set<Entity>();
     for (const route of routes) if (this.applySafely(route, message, retained)) changed.add(route.entity);
+    if (!retained) for (const route of routes) this.heardFrom(route.entity, this.saysOnline(route), changed.has(route.entity));
     for (const entity of changed) this.changed(topic, entity);
+  }
+
+  /** A live availability message that left the entity online (read after it was applied). */
+  private saysOnline(route: Route): boolean {
+    return route.role === 'availability' && this.states.get(route.entity.id)?.available === true;
+  }
+
+  /** When the device last announced itself online live (it connected, or reconnected), if it has. */
+  lastAnnounced(deviceId: string): number | undefined {
+    return this.announced.get(deviceId);
+  }
+
+  /** When the device last sent anything live (epoch ms), if it has since Hearth started. */
+  lastHeard(deviceId: string): number | undefined {
+    return this.heard.get(deviceId);
+  }
+
+  /** The device left a command unanswered: each of its entities says so until the device sends anything. */
+  markSilent(deviceId: string, silence: Silence): void {
+    this.silentDevices.add(deviceId);
+    for (const [id, entity] of this.entities) {
+      const state = entity.deviceId === deviceId ? this.states.get(id) : undefined;
+      if (!state || state.silent) continue;
+      state.silent = silence;
+      this.changed(id, entity);
+    }
+  }
+
+  /** The device answered a command: it is reachable again. */
+  clearSilent(deviceId: string): void {
+    if (this.silentDevices.has(deviceId)) this.endSilence(deviceId, () => true);
+  }
+
+  /**
+   * A live message from the entity's device. A device that said nothing at all is back with anything; one that
+   * stopped answering after a failover only by announcing itself online (a new connection, subscribed afresh).
+   */
+  private heardFrom(entity: Entity, online: boolean, changing: boolean): void {
+    this.heard.set(entity.deviceId, this.now());
+    if (online) this.announced.set(entity.deviceId, this.now());
+    if (!this.silentDevices.has(entity.deviceId)) return;
+    this.endSilence(entity.deviceId, (s) => online || s.cause === 'nothing', entity, changing);
+  }
+
+  private endSilence(deviceId: string, ends: (s: Silence) => boolean, by?: Entity, changing = false): void {
+    let left = false;
+    for (const [id, other] of this.entities) {
+      const state = other.deviceId === deviceId ? this.states.get(id) : undefined;
+      if (!state?.silent) continue;
+      if (!ends(state.silent)) {
+        left = true;
+        continue;
+      }
+      delete state.silent;
+      // The message's own change event carries it for the entity it changed.
+      if (other !== by || !changing) this.changed(id, other);
+    }
+    if (!left) this.silentDevices.delete(deviceId);
   }
 
   private applySafely(route: Route, message: Message, retained: boolean): boolean {

@@ -25,6 +25,8 @@ export interface TopicRefusal {
   topic: string;
   /** The entity that owns the topic (absent when the topic is a control topic or one Hearth reads). */
   owner?: Entity;
+  /** The owner's command topic when the claimed one is above or below it rather than the same. */
+  ownerTopic?: string;
   /** Why, in words, when there is no owner: "a control topic of zigbee2mqtt", "the state topic of lock.x". */
   reason?: string;
   /** The entity refused for claiming it. */
@@ -57,11 +59,29 @@ export interface TopicOwners {
 
 /**
  * Give each command topic to its first claimant; `claims` come in rank order. `forbidden` says why a
- * topic may not be commanded at all (a topic Hearth reads, a control topic).
+ * topic may not be commanded at all (a topic Hearth reads, a control topic). A topic below an owned one
+ * (`<cmd>/state`) is its owner's too, and so is one above it: a device that takes commands on `<cmd>` takes
+ * them on `<cmd>/state` (Zigbee2MQTT does), so another device's entity on either would command it.
  */
 export function assignTopicOwners(claims: readonly TopicClaim[], forbidden: ReservedTopics = () => undefined): TopicOwners {
-  const owners = new Map<string, { claim: TopicClaim }>();
+  const owners = new Map<string, TopicClaim>();
+  // Every level above an owned topic -> the first claim owning a topic below it, and the first of another device.
+  const below = new Map<string, { first: TopicClaim; other?: TopicClaim }>();
   const refused = new Map<string, TopicRefusal>();
+  const sameDevice = (a: TopicClaim, b: TopicClaim) => a.entity.deviceId === b.entity.deviceId && a.source === b.source;
+  /** Another device's claim on this topic, above it or below it, with the topic it owns. */
+  const heldBy = (claim: TopicClaim, topic: string): { held: TopicClaim; at: string } | undefined => {
+    const exact = owners.get(topic);
+    if (exact && !sameDevice(exact, claim)) return { held: exact, at: topic };
+    for (let i = topic.lastIndexOf('/'); i > 0; i = topic.lastIndexOf('/', i - 1)) {
+      const above = owners.get(topic.slice(0, i));
+      if (above && !sameDevice(above, claim)) return { held: above, at: topic.slice(0, i) };
+    }
+    const under = below.get(topic);
+    const held = under && (!sameDevice(under.first, claim) ? under.first : under.other);
+    if (held) return { held, at: commandTopicsOf(held.entity).find((t) => t.startsWith(`${topic}/`)) ?? topic };
+    return undefined;
+  };
   for (const claim of claims) {
     const topics = commandTopicsOf(claim.entity);
     const aimed = topics.map((topic) => ({ topic, reason: forbidden(topic) })).find((t) => t.reason);
@@ -69,14 +89,22 @@ export function assignTopicOwners(claims: readonly TopicClaim[], forbidden: Rese
       refused.set(claim.entity.id, { topic: aimed.topic, reason: aimed.reason, refused: claim.entity });
       continue;
     }
-    const conflict = topics
-      .map((topic) => ({ topic, held: owners.get(topic) }))
-      .find(({ held }) => held && !(held.claim.entity.deviceId === claim.entity.deviceId && held.claim.source === claim.source));
-    if (conflict) {
-      refused.set(claim.entity.id, { topic: conflict.topic, owner: conflict.held!.claim.entity, refused: claim.entity });
+    const conflict = topics.map((topic) => ({ topic, found: heldBy(claim, topic) })).find(({ found }) => found);
+    if (conflict?.found) {
+      const { held, at } = conflict.found;
+      refused.set(claim.entity.id, { topic: conflict.topic, owner: held.entity, ...(at !== conflict.topic ? { ownerTopic: at } : {}), refused: claim.entity });
       continue;
     }
-    for (const topic of topics) if (!owners.has(topic)) owners.set(topic, { claim });
+    for (const topic of topics) {
+      if (owners.has(topic)) continue;
+      owners.set(topic, claim);
+      for (let i = topic.lastIndexOf('/'); i > 0; i = topic.lastIndexOf('/', i - 1)) {
+        const level = topic.slice(0, i);
+        const entry = below.get(level);
+        if (!entry) below.set(level, { first: claim });
+        else if (!entry.other && !sameDevice(entry.first, claim)) entry.other = claim;
+      }
+    }
   }
-  return { owners: new Map([...owners].map(([t, o]) => [t, o.claim.entity])), refused };
+  return { owners: new Map([...owners].map(([t, c]) => [t, c.entity])), refused };
 }

@@ -6,7 +6,8 @@
 //                                 and, if not, why
 //   POST /api/devices/:id/call    {args}: run the entity's actuator tool; the
 //                                 answer says confirmed, unconfirmed, held
-//                                 (held for approval), denied or failed
+//                                 (held for approval), denied, not_sent or
+//                                 failed, as the call's audit row does
 import type { Entity } from '../devices/model.js';
 import type { GeneratedTool, Principal, ToolResultObject } from '../tools/types.js';
 import { actuatorProperties } from '../tools/parameters.js';
@@ -14,10 +15,12 @@ import { onlyFields } from './body.js';
 import { badField, noEntity } from './errors.js';
 import type { ApiContext, Route } from './route.js';
 
-export type CallOutcome = 'confirmed' | 'unconfirmed' | 'held' | 'denied' | 'failed';
+export type CallOutcome = 'confirmed' | 'unconfirmed' | 'held' | 'denied' | 'not_sent' | 'failed';
 
-/** What a tool result means, in the words the page's badges use (as in chat). */
-export function outcomeOf(result: ToolResultObject): CallOutcome {
+/** What a tool result means, in the words the page's badges use (as in chat); `audited` is its audit row's outcome. */
+export function outcomeOf(result: ToolResultObject, audited?: string): CallOutcome {
+  // Nothing left Hearth (no broker, the device offline): the audit's word, not "failed".
+  if (audited === 'not_sent') return 'not_sent';
   const text = result.text ?? result.error ?? '';
   // Held by a confirm rule: nothing was sent; an approver decides (the audit's word too, src/present/audit-row.ts).
   if (result.details?.approvalId) return 'held';
@@ -82,10 +85,11 @@ export function controlRoutes({ hearth }: ApiContext): Route[] {
         const callArgs = takesEntity ? { ...(args as Record<string, unknown>), entity: entity.id } : (args as Record<string, unknown>);
         const result = await hearth.tools.call(tool.name, callArgs, principal, { session: null });
         const details = result.details ?? {};
+        const auditId = typeof details.auditId === 'number' ? details.auditId : undefined;
         return {
           entity: entity.id,
           tool: tool.name,
-          outcome: outcomeOf(result),
+          outcome: outcomeOf(result, auditId === undefined ? undefined : hearth.audit.get(auditId)?.outcome),
           text: result.text ?? result.error ?? '',
           auditId: details.auditId ?? null,
           approvalId: details.approvalId ?? null,

@@ -18,7 +18,9 @@
 // message, or on the last chunk) the tool calls, audit and approval ids.
 // `max_tokens` (or `max_completion_tokens`) and `stop` cut the answer's words
 // (finish_reason "length" / "stop"), never the turn. A second message while a
-// conversation's turn runs is 409 and leaves that turn alone. Errors are
+// conversation's turn runs is 409 (with `x-should-retry: false`, so OpenAI's
+// clients do not send it again) and leaves that turn alone. Options Hearth
+// cannot honour (openai-options.ts) are a 400 naming them. Errors are
 // OpenAI-shaped: `{error: {message, type, param, code}}`.
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -27,6 +29,7 @@ import type { AgentEvent } from '../agent/types.js';
 import { hearthVersion } from '../util/version.js';
 import { HttpError } from './errors.js';
 import { AnswerLimit, limitAnswer, tokensOf } from './openai-limits.js';
+import { refusedOption } from './openai-options.js';
 import type { ApiContext, ApiRequest, Route } from './route.js';
 
 export const OPENAI_MODEL = 'hearth';
@@ -41,8 +44,18 @@ const MAX_STOPS = 4;
 const MAX_STOP_LENGTH = 200;
 const DONE = '[DONE]';
 
+/** OpenAI's clients retry a 409 (and 408, 429, 5xx) unless the answer says not to; a turn is no request to repeat blindly. */
+const DO_NOT_RETRY = { 'x-should-retry': 'false' };
+
 /** An OpenAI-shaped 4xx/5xx. */
-export function openAiError(status: number, message: string, param: string | null = null, code: string | null = null, type?: string): HttpError {
+export function openAiError(
+  status: number,
+  message: string,
+  param: string | null = null,
+  code: string | null = null,
+  type?: string,
+  headers: Record<string, string> = {},
+): HttpError {
   const kind =
     type ??
     (status === 401
@@ -54,7 +67,7 @@ export function openAiError(status: number, message: string, param: string | nul
           : status >= 500
             ? 'server_error'
             : 'invalid_request_error');
-  return new HttpError(status, code ?? kind, message, { type: kind, param });
+  return new HttpError(status, code ?? kind, message, { type: kind, param }, headers);
 }
 
 /** Any HttpError as OpenAI clients read errors (the server's own 401/413/415 too). */
@@ -171,6 +184,8 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
   }
   const n = body.n;
   if (n !== undefined && n !== null && n !== 1) throw bad('n', `Hearth gives one answer per turn: n must be 1, got ${show(n)}`);
+  const refused = refusedOption(body);
+  if (refused) throw bad(refused.param, `${refused.why}; got ${show(refused.value)}`);
   const user = body.user;
   if (user !== undefined && user !== null && (typeof user !== 'string' || user.length > MAX_KEY || !KEY_RE.test(user))) {
     throw bad('user', `must be a conversation key of 1 to ${MAX_KEY} printable ASCII characters, got ${show(user)}`);
@@ -267,8 +282,10 @@ export function openAiRoutes(ctx: ApiContext): Route[] {
         });
       } catch (err) {
         const code = (err as { code?: string }).code;
-        if (code === 'turn_active') throw openAiError(409, 'a turn of this conversation is still running: wait for its answer', null, 'conversation_busy');
-        if (code === 'archived_session') throw openAiError(409, (err as Error).message, null, 'conversation_archived');
+        // The same message again would only meet the same running turn: tell OpenAI's clients not to retry it.
+        if (code === 'turn_active')
+          throw openAiError(409, 'a turn of this conversation is still running: wait for its answer', null, 'conversation_busy', undefined, DO_NOT_RETRY);
+        if (code === 'archived_session') throw openAiError(409, (err as Error).message, null, 'conversation_archived', undefined, DO_NOT_RETRY);
         if (/belongs to another principal/.test((err as Error).message))
           throw openAiError(403, 'this conversation belongs to another principal', null, 'conversation_forbidden');
         throw err;
@@ -278,7 +295,8 @@ export function openAiRoutes(ctx: ApiContext): Route[] {
     if (!chat.stream) {
       const answer = await run();
       if (answer.result.stopReason === 'error' && !answer.summary.text) {
-        throw openAiError(502, `the agent's turn failed: ${answer.result.error ?? 'unknown error'}`, null, 'turn_failed');
+        // Not to be sent again by a client on its own: the failed turn may have switched things before it failed.
+        throw openAiError(502, `the agent's turn failed: ${answer.result.error ?? 'unknown error'}`, null, 'turn_failed', undefined, DO_NOT_RETRY);
       }
       const hearth = hearthMember(answer, r.principal.area);
       const said = limitAnswer(answer.text, chat.maxTokens, chat.stop);

@@ -26,6 +26,7 @@ export const PAGE_MODULES = [
   'approvals.js',
   'audit.js',
   'policy.js',
+  'apps.js',
 ] as const;
 
 const FILES: Record<string, { file: string; type: string; module?: boolean }> = {

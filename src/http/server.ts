@@ -16,11 +16,13 @@ import { frameRoutes } from './api-frames.js';
 import { openAiErrorBody, openAiRoutes } from './api-openai.js';
 import { policyRoutes } from './api-policy.js';
 import { policyEditRoutes } from './api-policy-edit.js';
+import { homeRoutes } from './api-home.js';
 import { toolRoutes } from './api-tools.js';
 import { SessionsApi } from './api-sessions.js';
 import { ANONYMOUS, Authenticator, checkAuthSetting, checkOrigin } from './auth.js';
 import { BODY_LIMIT, readJsonObject } from './body.js';
 import { HttpError, notFound } from './errors.js';
+import { oauthEndpointsFor, type OAuthEndpoints } from './oauth/endpoints.js';
 import { pageRoutes } from './page.js';
 import { Reply, sendJson, type ApiContext, type Route } from './route.js';
 import { SseHub } from './sse.js';
@@ -88,6 +90,7 @@ export class HttpServer {
   private readonly log: Logger;
   private readonly bodyLimit: number;
   private readonly mounts: Mount[];
+  private readonly oauth: OAuthEndpoints;
   private closing?: Promise<void>;
   readonly host: string;
   port = 0;
@@ -112,6 +115,7 @@ export class HttpServer {
     hearth.tokens.on('revoked', this.onRevoked);
     const ctx: ApiContext = { hearth, log: this.log, sse: this.sse };
     this.sessions = new SessionsApi(ctx);
+    this.oauth = oauthEndpointsFor(hearth, this.log.child({ part: 'oauth' }));
     const flowTools = flowToolRoutes(ctx);
     this.flowTools = flowTools.providers;
     this.routes = [
@@ -124,11 +128,13 @@ export class HttpServer {
       ...policyRoutes(ctx),
       ...openAiRoutes(ctx),
       ...policyEditRoutes(ctx),
+      ...homeRoutes(ctx),
       ...historyRoutes(ctx),
       ...controlRoutes(ctx),
       ...toolRoutes(ctx),
       ...flowTools.routes,
       ...pageRoutes(ctx),
+      ...this.oauth.routes(),
     ].map(compile);
   }
 
@@ -216,10 +222,19 @@ export class HttpServer {
         throw new HttpError(400, 'bad_request', 'the request target is not a valid URL path');
       }
       path = url.pathname;
+      // OAuth metadata, token and registration: for clients of any origin (no ambient credentials ride on them).
+      if (this.oauth.servesOpen(path, req.method)) {
+        await this.oauth.handleOpen(req, res, path);
+        return;
+      }
       checkOrigin(req, this.auth.enabled, this.hearth.bridge.config.http.trustedOrigins);
       const mount = this.mounts.find((m) => path === m.path || path.startsWith(`${m.path}/`));
       if (mount) {
-        ({ principal, token } = this.auth.authenticate(req));
+        // MCP takes the access tokens of its OAuth sign-in too (and its 401 says where to sign in).
+        ({ principal, token } =
+          mount.path === this.hearth.bridge.config.http.mcpPath
+            ? this.oauth.authenticateMcp(req, () => this.auth.authenticate(req))
+            : this.auth.authenticate(req));
         await mount.handle(req, res, principal, token);
         return;
       }

@@ -60,7 +60,8 @@ function noResource(uri: string, id: string): McpError {
 export function readableTarget(hearth: Hearth, principal: Principal, uri: string, surface: string): ResourceTarget {
   const { kind, id } = splitResourceUri(uri);
   const entity = hearth.readableEntity(principal, id, surface);
-  if (!entity) throw noResource(uri, id);
+  // What agents are not shown (Entity.exposed) is, to an MCP client, no entity at all.
+  if (!entity || entity.exposed === false) throw noResource(uri, id);
   if (kind === 'frame' && !FRAME_KINDS.has(entity.kind))
     throw new McpError(RESOURCE_NOT_FOUND, `${entity.id} is a ${entity.kind}, not a camera; it has no frame`, { uri });
   return { type: kind, entity };
@@ -86,13 +87,13 @@ function splitResourceUri(uri: string): { kind: 'entity' | 'frame'; id: string }
 export function parseResourceUri(hearth: Hearth, uri: string): ResourceTarget {
   const { kind, id } = splitResourceUri(uri);
   const entity = hearth.bridge.registry.entity(id);
-  if (!entity) throw noResource(uri, id);
+  if (!entity || entity.exposed === false) throw noResource(uri, id);
   return { type: kind, entity };
 }
 
 export function listResources(hearth: Hearth, principal: Principal): Resource[] {
   const out: Resource[] = [];
-  for (const entity of hearth.visibleEntities(principal)) {
+  for (const entity of hearth.agentEntities(principal)) {
     // Names and areas are device data: cleaned, quoted, and said to be data.
     const where = entity.area ? ` in area ${quoted(entity.area, 40)}` : '';
     out.push({
@@ -155,7 +156,7 @@ export function completeResourceId(hearth: Hearth, principal: Principal, params:
     throw new McpError(ErrorCode.InvalidParams, `the template ${template.uriTemplate} has one argument, id, not ${JSON.stringify(argument.name.slice(0, 40))}`);
   const typed = argument.value.toLowerCase();
   const ids = hearth
-    .visibleEntities(principal)
+    .agentEntities(principal)
     .filter((e) => template.name !== 'camera-frame' || FRAME_KINDS.has(e.kind))
     .map((e) => e.id)
     .sort();

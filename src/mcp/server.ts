@@ -31,7 +31,7 @@ import { askForApproval, canElicit, mayBeAsked } from './elicit-approval.js';
 import { cleanRpcErrors, INVALID_PARAMS, RpcError } from './errors.js';
 import { completeResourceId, entityUri, frameUri, listResources, parseResourceUri, readableTarget, readResource, RESOURCE_TEMPLATES } from './resources.js';
 import { idempotencyKeyOf, toCallToolResult } from './results.js';
-import { ACTUATOR_OUTPUT_SCHEMA, enrich, isDeviceActuator, isDeviceRead, READ_OUTPUT_SCHEMA, toolTitleOf } from './structured.js';
+import { ACTUATOR_OUTPUT_SCHEMA, enrich, HISTORY_OUTPUT_SCHEMA, isDeviceActuator, isDeviceRead, READ_OUTPUT_SCHEMA, toolTitleOf } from './structured.js';
 
 export const MCP_SERVER_NAME = 'hearth';
 
@@ -64,7 +64,9 @@ export function toMcpTool(tool: GeneratedTool, hearth: Hearth): Tool {
     title: toolTitleOf(tool, hearth),
     description: tool.description,
     inputSchema: tool.parameters as Tool['inputSchema'],
-    ...(isDeviceRead(tool, hearth) ? { outputSchema: READ_OUTPUT_SCHEMA as unknown as Tool['outputSchema'] } : {}),
+    ...(isDeviceRead(tool, hearth)
+      ? { outputSchema: (tool.name === 'get_history' ? HISTORY_OUTPUT_SCHEMA : READ_OUTPUT_SCHEMA) as unknown as Tool['outputSchema'] }
+      : {}),
     ...(isDeviceActuator(tool, hearth) ? { outputSchema: ACTUATOR_OUTPUT_SCHEMA as unknown as Tool['outputSchema'] } : {}),
     annotations: toolAnnotations(tool, hearth.bridge.registry),
   };
@@ -139,8 +141,18 @@ export class HearthMcpSession {
       const principal = this.principal();
       const { name } = request.params;
       const args = request.params.arguments ?? {};
+      // Refused before the pipeline: audited as every door's refusal is (ToolSet.refuse).
       if (!hearth.tools.get(name))
-        throw new RpcError(INVALID_PARAMS, `unknown tool ${JSON.stringify(name.slice(0, 80))}; tools/list shows the tools you may use`);
+        throw new RpcError(
+          INVALID_PARAMS,
+          hearth.tools.refuse(
+            name,
+            args,
+            principal,
+            { session: this.sessionLabel() },
+            `unknown tool ${JSON.stringify(name.slice(0, 80))}; tools/list shows the tools you may use`,
+          ).text!,
+        );
       const key = idempotencyKeyOf(request.params._meta ?? extra._meta);
       // A fresh id per call; a client-supplied key makes a retried request one actuation.
       const requestId = key ? `mcp:${principal.id}:${key}` : `mcp:${randomUUID()}`;

@@ -49,6 +49,35 @@ export const READ_OUTPUT_SCHEMA = {
   required: ['entities'],
 } as const satisfies Tool['outputSchema'];
 
+const HISTORY_POINT = {
+  type: 'object',
+  properties: { at: { type: 'string', description: 'ISO time.' }, value: { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'null' }] } },
+  required: ['at', 'value'],
+} as const;
+const maybePoint = (description: string) => ({ anyOf: [HISTORY_POINT, { type: 'null' }], description });
+
+/** get_history's output: what its text says, as data. */
+export const HISTORY_OUTPUT_SCHEMA = {
+  type: 'object',
+  properties: {
+    entity: { type: 'string' },
+    since: { type: 'string' },
+    until: { type: 'string' },
+    unit: nullable('string'),
+    type: nullable('string', 'state (changes), number (readings), or null when nothing was recorded in the range.'),
+    count: { type: 'integer', description: 'Changes or readings in the range.' },
+    changes: { type: 'array', items: HISTORY_POINT, description: 'A state: the changes, newest first (at most 20).' },
+    notShown: { type: 'integer', description: 'Earlier changes in the range not listed.' },
+    samples: { type: 'array', items: HISTORY_POINT, description: 'A number: a few readings across the range, oldest first.' },
+    low: maybePoint('A number: the lowest reading.'),
+    high: maybePoint('A number: the highest reading.'),
+    average: nullable('number'),
+    latest: maybePoint('A number: the latest reading.'),
+    before: maybePoint('Nothing recorded in the range: the value in force since before it.'),
+  },
+  required: ['entity', 'since', 'until', 'unit', 'type', 'count', 'changes', 'notShown', 'samples', 'low', 'high', 'average', 'latest', 'before'],
+} as const satisfies Tool['outputSchema'];
+
 /** The output of a device actuator that did its work (confirmed or unconfirmed; a refusal is an error result). */
 export const ACTUATOR_OUTPUT_SCHEMA = {
   type: 'object',
@@ -56,9 +85,19 @@ export const ACTUATOR_OUTPUT_SCHEMA = {
     outcome: { type: 'string', description: "The audit's outcome: confirmed (the device reported the new state), unconfirmed, ..." },
     entity: nullable('string', 'The entity acted on; null for a call on a group.'),
     state: { anyOf: [ENTITY_STATE_SCHEMA, { type: 'null' }], description: 'Its state now; null when the caller may not read it.' },
-    auditId: nullable('integer', 'The audit row of the call.'),
+    auditId: nullable('integer', 'The audit row of the call; for a group, its one row when it had one member, else null (see auditIds).'),
+    auditIds: { type: 'array', items: { type: 'integer' }, description: 'Every audit row the call wrote (one per member of a group).' },
+    members: {
+      type: 'array',
+      description: 'A group: each member, its outcome and its audit row ([] for a single entity).',
+      items: {
+        type: 'object',
+        properties: { entity: { type: 'string' }, outcome: { type: 'string' }, auditId: nullable('integer') },
+        required: ['entity', 'outcome', 'auditId'],
+      },
+    },
   },
-  required: ['outcome', 'entity', 'state', 'auditId'],
+  required: ['outcome', 'entity', 'state', 'auditId', 'auditIds', 'members'],
 } as const satisfies Tool['outputSchema'];
 
 /** A read tool of the home's devices (not a flow's tool, whose output Hearth does not know). */
@@ -102,6 +141,17 @@ function actedOn(tool: GeneratedTool, args: Record<string, unknown>, result: Too
   return id ? hearth.bridge.registry.entity(id) : undefined;
 }
 
+/** A group call's members as its details list them ([] for a call on one entity). */
+function groupMembers(from: ToolResultObject): Array<{ entity: string; outcome: string; auditId: number | null }> {
+  const list = from.details?.group === true && Array.isArray(from.details.members) ? (from.details.members as unknown[]) : [];
+  return list.flatMap((m) => {
+    if (!m || typeof m !== 'object') return [];
+    const { entity, outcome, auditId } = m as Record<string, unknown>;
+    if (typeof entity !== 'string' || typeof outcome !== 'string') return [];
+    return [{ entity, outcome, auditId: typeof auditId === 'number' ? auditId : null }];
+  });
+}
+
 /** Add structuredContent (device reads) or a resource_link (actuators) to a call's MCP result. */
 export function enrich(
   result: CallToolResult,
@@ -112,6 +162,11 @@ export function enrich(
   principal: Principal,
 ): CallToolResult {
   if (result.isError) return result;
+  if (tool.name === 'get_history' && isDeviceRead(tool, hearth)) {
+    // What the text says (changes, readings), not the entity's current state.
+    const history = from.details?.history;
+    return history && typeof history === 'object' ? withJson(result, history as Record<string, unknown>) : result;
+  }
   if (isDeviceRead(tool, hearth)) {
     const ids = Array.isArray(from.details?.entities) ? (from.details.entities as unknown[]).filter((id): id is string => typeof id === 'string') : [];
     const now = Date.now();
@@ -124,7 +179,13 @@ export function enrich(
   if (!isDeviceActuator(tool, hearth)) return result;
   const entity = tool.meta.group ? undefined : actedOn(tool, args, from, hearth);
   const readable = !!entity && !hearth.readDenied(principal, entity);
-  const auditId = typeof from.details?.auditId === 'number' ? from.details.auditId : null;
+  const members = groupMembers(from);
+  const auditIds = members.length
+    ? members.flatMap((m) => (m.auditId === null ? [] : [m.auditId]))
+    : typeof from.details?.auditId === 'number'
+      ? [from.details.auditId]
+      : [];
+  const auditId = typeof from.details?.auditId === 'number' ? from.details.auditId : tool.meta.group && auditIds.length === 1 ? auditIds[0] : null;
   const said = /^([a-z][a-z ]*?):/.exec(from.text ?? '')?.[1] ?? 'done';
   const outcome = (auditId !== null ? hearth.audit.get(auditId)?.outcome : undefined) ?? said;
   const structured = withJson(result, {
@@ -132,6 +193,8 @@ export function enrich(
     entity: entity?.id ?? null,
     state: readable && entity ? stateJson(entity, hearth.bridge.cache.get(entity.id)) : null,
     auditId,
+    auditIds,
+    members,
   });
   // Only a resource the caller may read: a link it cannot follow says nothing useful.
   if (!readable) return structured;

@@ -5,10 +5,13 @@
 //   credential from the 0600 file beside it) may publish anything;
 // - every other client (a device account from the config, or an anonymous client where that is allowed)
 //   may never publish on a command topic of a known entity, and an account with `publish` / `subscribe`
-//   patterns is held to them.
+//   patterns is held to them (a filter only when every topic it can match is allowed);
+// - no other client reads `$` topics (aedes's `$SYS` names every client id), nor connects with a client id a
+//   Hearth client uses or used on this broker: the broker would close Hearth's connection to make room for it.
 import { STATUS_TOPIC } from './daemon-status.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../log.js';
+import { filterCovers, isValidFilter, topicMatches } from './topic.js';
 
 export interface BrokerAccount {
   username: string;
@@ -35,6 +38,8 @@ export interface BrokerAccessOptions {
   isCommandTopic(topic: string): boolean;
   /** mqtt.status_topic: only Hearth says there that it serves this broker. */
   statusTopic?: string;
+  /** mqtt.client_id when set: no other client may use it, even before Hearth first connects. */
+  hearthClientId?: string;
   log: Logger;
 }
 
@@ -46,10 +51,10 @@ export interface BrokerClient {
 type Role = { kind: 'hearth' } | { kind: 'account'; account: BrokerAccount } | { kind: 'anonymous' };
 
 export class BrokerAccessError extends Error {
-  /** MQTT 3.1.1 CONNACK return code (4: bad user name or password, 5: not authorized). */
+  /** MQTT 3.1.1 CONNACK return code (2: identifier rejected, 4: bad user name or password, 5: not authorized). */
   constructor(
     message: string,
-    readonly returnCode: 4 | 5,
+    readonly returnCode: 2 | 4 | 5,
   ) {
     super(message);
     this.name = 'BrokerAccessError';
@@ -64,24 +69,19 @@ export function newHearthCredential(): BrokerCredential {
 const digest = (s: string | Buffer) => createHash('sha256').update(s).digest();
 const same = (a: string | Buffer, b: string | Buffer) => timingSafeEqual(digest(a), digest(b));
 
-/** MQTT topic filter matching (+ one level, # the rest). */
-export function topicMatches(filter: string, topic: string): boolean {
-  const f = filter.split('/');
-  const t = topic.split('/');
-  for (let i = 0; i < f.length; i++) {
-    if (f[i] === '#') return true;
-    if (i >= t.length) return false;
-    if (f[i] !== '+' && f[i] !== t[i]) return false;
-  }
-  return f.length === t.length;
-}
+/** How many client ids of Hearth's clients the broker keeps reserved (each run of a CLI command uses a new one). */
+const MAX_HEARTH_IDS = 10_000;
 
 export class BrokerAccess {
   private readonly roles = new WeakMap<object, Role>();
   /** Refusals are logged once per client and topic, not once per message. */
   private readonly warned = new WeakMap<object, Set<string>>();
+  /** Client ids Hearth's clients connected with: another client taking one would push Hearth off its broker. */
+  private readonly hearthIds = new Set<string>();
 
-  constructor(private readonly options: BrokerAccessOptions) {}
+  constructor(private readonly options: BrokerAccessOptions) {
+    if (options.hearthClientId) this.hearthIds.add(options.hearthClientId);
+  }
 
   authenticate(client: BrokerClient, username: string | undefined, password: Buffer | undefined): Role {
     const { hearth, accounts, allowAnonymous } = this.options;
@@ -97,6 +97,13 @@ export class BrokerAccess {
       if (!account || !password || !same(password, account.password)) throw new BrokerAccessError('bad user name or password', 4);
       if (account.clientIds && !account.clientIds.includes(client.id)) throw new BrokerAccessError(`client id ${client.id} is not allowed for ${username}`, 5);
       role = { kind: 'account', account };
+    }
+    if (role.kind === 'hearth') {
+      this.hearthIds.delete(client.id);
+      this.hearthIds.add(client.id);
+      if (this.hearthIds.size > MAX_HEARTH_IDS) this.hearthIds.delete(this.hearthIds.values().next().value!);
+    } else if (this.hearthIds.has(client.id)) {
+      throw new BrokerAccessError(`client id ${client.id} is Hearth's: only Hearth connects with it`, 2);
     }
     this.roles.set(client, role);
     return role;
@@ -121,7 +128,11 @@ export class BrokerAccess {
   maySubscribe(client: BrokerClient, filter: string): boolean {
     const role = this.roles.get(client);
     if (!role) return false;
-    if (role.kind === 'account' && role.account.subscribe) return role.account.subscribe.some((f) => f === filter || topicMatches(f, filter));
+    if (role.kind === 'hearth') return true;
+    if (!isValidFilter(filter)) return false;
+    // `$SYS/#` would tell a device every client id, Hearth's too (wildcards at the first level never match `$`).
+    if (filter.startsWith('$')) return false;
+    if (role.kind === 'account' && role.account.subscribe) return role.account.subscribe.some((f) => filterCovers(f, filter));
     return true;
   }
 

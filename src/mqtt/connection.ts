@@ -58,7 +58,12 @@ export interface ConnectionOptions {
 export interface PublishOptions {
   qos?: 0 | 1;
   retain?: boolean;
-  /** MQTT 5 message expiry: a broker drops the command if it cannot deliver it in time. */
+  /**
+   * The message is worthless after this many seconds (a command: applied late, it is worse than never). MQTT 5:
+   * the message expiry, so the broker drops it undelivered. MQTT 3.1.1 has no expiry, and a QoS 1 message can be
+   * delivered long after (a broker's queue for a device's persistent session, NATS JetStream redelivering after
+   * a node's death): such a message goes at QoS 0, which every broker delivers now or never.
+   */
   expirySeconds?: number;
 }
 
@@ -80,6 +85,13 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   private connectSent = false;
   /** MQTT 5 CONNECTs in a row the broker closed the socket on without answering. */
   private unansweredV5 = 0;
+  private everConnected = false;
+  /**
+   * When the connection last came back after it was lost, and on which node: on a cluster, a failover. A device
+   * that has said nothing since may be stuck on a node that died (pipeline: "did not answer since ...").
+   */
+  lastReconnect?: { at: number; node?: string; moved: boolean };
+  private lastNode?: string;
 
   constructor(
     readonly options: ConnectionOptions,
@@ -207,7 +219,13 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     this.lastError = '';
     this.unansweredV5 = 0;
     const nodes = brokerNodes(this.options.url).length;
-    this.log.info({ url: redact(this.options.url), ...(nodes > 1 ? { node: this.node } : {}), sessionPresent }, 'MQTT connected');
+    this.log.info(
+      { url: redact(this.options.url), ...(nodes > 1 ? { node: this.node } : {}), clientId: this.client.options.clientId, sessionPresent },
+      'MQTT connected',
+    );
+    if (this.everConnected) this.lastReconnect = { at: Date.now(), node: this.node, moved: this.node !== this.lastNode };
+    this.everConnected = true;
+    this.lastNode = this.node;
     this.setState('connected');
     // Subscribing again replays retained messages, which rebuilds state after an outage.
     if (this.topics.size) this.sendSubscribe([...this.topics]);
@@ -284,9 +302,10 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     if (!this.client.connected) {
       return Promise.reject(new MqttError(`MQTT broker ${redact(this.options.url)} is not connected`, 'BROKER_DOWN', 'no'));
     }
-    const opts: IClientPublishOptions = { qos: options.qos ?? 0, retain: options.retain ?? false };
-    if (options.expirySeconds && this.protocol === 5) {
-      opts.properties = { messageExpiryInterval: options.expirySeconds };
+    const expiring = options.expirySeconds !== undefined;
+    const opts: IClientPublishOptions = { qos: expiring && this.protocol !== 5 ? 0 : (options.qos ?? 0), retain: options.retain ?? false };
+    if (expiring && this.protocol === 5) {
+      opts.properties = { messageExpiryInterval: Math.max(1, Math.floor(options.expirySeconds!)) };
     }
     return new Promise((resolve, reject) => {
       this.client.publish(topic, payload, opts, (err) => {

@@ -4,6 +4,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { Aedes, type AuthenticateError } from 'aedes';
 import type { Logger } from '../log.js';
+import { PerKeyThrottle } from '../util/per-key-throttle.js';
 import { type BrokerAccess, BrokerAccessError } from './broker-access.js';
 
 export class BrokerStartError extends Error {
@@ -24,6 +25,8 @@ export interface EmbeddedBroker {
 }
 
 export async function startEmbeddedBroker(host: string, port: number, log: Logger, access?: BrokerAccess): Promise<EmbeddedBroker> {
+  // A client retrying in a loop (a takeover of Hearth's client id, a guessed password) is logged once a minute.
+  const refusals = new PerKeyThrottle();
   const broker = await Aedes.createBroker(
     access
       ? {
@@ -33,7 +36,12 @@ export async function startEmbeddedBroker(host: string, port: number, log: Logge
               done(null, true);
             } catch (err) {
               const code = err instanceof BrokerAccessError ? err.returnCode : 5;
-              log.warn({ clientId: client.id, username, returnCode: code }, `broker refused a connection: ${(err as Error).message}`);
+              const suppressed = refusals.take(`${client.id}\u0000${username ?? ''}\u0000${code}`);
+              if (suppressed !== undefined)
+                log.warn(
+                  { clientId: client.id, username, returnCode: code, ...(suppressed ? { suppressed } : {}) },
+                  `broker refused a connection: ${(err as Error).message}`,
+                );
               done(Object.assign(new Error((err as Error).message), { returnCode: code }) as AuthenticateError, false);
             }
           },

@@ -24,6 +24,11 @@ export function stateJson(entity: Entity, state: EntityState | undefined, now = 
     kind: entity.kind,
     name: entity.name,
     area: entity.area ?? null,
+    floor: entity.floor ?? null,
+    /** config | diagnostic: a setting or a diagnostic reading (folded away on the page), else null. */
+    category: entity.category ?? null,
+    /** Whether agents are shown it (a person's choice, else the default of its category). */
+    exposed: entity.exposed !== false,
     unit: entity.unit ?? null,
     deviceClass: entity.deviceClass ?? null,
     value: state?.value ?? null,
@@ -33,6 +38,10 @@ export function stateJson(entity: Entity, state: EntityState | undefined, now = 
     // A retained value's age is unknown: when it arrived is only when this process subscribed.
     ageMs: state?.updatedAt && !state.retained ? now - state.updatedAt : null,
     retained: state?.retained ?? false,
+    // Stopped answering commands (after a broker failover, or with nothing heard since one): not the same as offline.
+    notAnswering: state?.silent
+      ? { since: new Date(state.silent.since).toISOString(), cause: state.silent.cause, afterFailover: state.silent.afterFailover }
+      : null,
     ...(state?.frame ? { frame: { contentType: state.frame.contentType, bytes: state.frame.bytes.length } } : {}),
   };
 }

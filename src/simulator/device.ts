@@ -22,6 +22,22 @@ export interface DeviceLinkOptions {
   connectTimeoutMs: number;
   /** Shared by every device of a simulator: one log line per outage, not one per retry. */
   outage?: OutageLog;
+  /**
+   * The QoS of the device's command subscription: 1 (the default, as most firmware subscribes) or 0 (what keeps a
+   * device reachable when its node of a clustered broker dies: docs/deployment.md).
+   */
+  commandQos?: 0 | 1;
+  /** Told of every message the device receives on a command topic, as it arrives (a test records when). */
+  onCommand?: (received: ReceivedCommand) => void;
+}
+
+/** A message a simulated device received on one of its command topics. */
+export interface ReceivedCommand {
+  device: string;
+  topic: string;
+  payload: string;
+  /** When it arrived (epoch ms). */
+  at: number;
 }
 
 /** One availability topic of the device, with the payloads that say online/offline on it. */
@@ -205,7 +221,7 @@ export class SimulatedDevice implements BehaviourHost {
       link.announced = false;
       const work = async () => {
         if (main && !subscribed && this.commandRoutes.size) {
-          await client.subscribeAsync([...this.commandRoutes.keys()], { qos: 1 });
+          await client.subscribeAsync([...this.commandRoutes.keys()], { qos: this.options.commandQos ?? 1 });
           subscribed = true;
         }
         if (availability) await client.publishAsync(availability.topic, availability.online, { qos: 1, retain: true });
@@ -305,6 +321,7 @@ export class SimulatedDevice implements BehaviourHost {
   private onCommand(topic: string, payload: Buffer): void {
     if (!this.running) return;
     const text = payload.toString('utf8');
+    this.options.onCommand?.({ device: this.id, topic, payload: text, at: Date.now() });
     for (const entity of this.commandRoutes.get(topic) ?? []) {
       const behaviour = this.behaviours.get(entity.id)!;
       let cmd: Command;

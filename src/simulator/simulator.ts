@@ -4,7 +4,9 @@
 import type { Device } from '../devices/model.js';
 import { redactUrl, type Logger } from '../log.js';
 import { OutageLog } from './outage.js';
-import { SimulatedDevice } from './device.js';
+import { type DeviceLinkOptions, SimulatedDevice } from './device.js';
+
+export type { ReceivedCommand } from './device.js';
 
 export interface SimulatorOptions {
   url: string;
@@ -14,6 +16,10 @@ export interface SimulatorOptions {
   protocolVersion?: 4 | 5;
   /** How long start (and startDevice) wait for the broker before failing. Default 10 s. */
   connectTimeoutMs?: number;
+  /** The QoS of the devices' command subscriptions (default 1). */
+  commandQos?: DeviceLinkOptions['commandQos'];
+  /** Told of every command a device receives, as it arrives. */
+  onCommand?: DeviceLinkOptions['onCommand'];
 }
 
 export interface Simulator {
@@ -40,6 +46,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     log: options.log,
     connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
     outage: new OutageLog(options.log),
+    commandQos: options.commandQos,
+    onCommand: options.onCommand,
   };
   for (const device of options.devices) {
     if (devices.has(device.id)) throw new Error(`device id "${device.id}" is simulated twice`);

@@ -219,9 +219,9 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     const wanted: Array<{ key: string; base: string }> = [];
     for (const e of options.names ? entities : sorted) {
       if (ACTUATOR_KINDS.has(e.kind) || READ_KINDS.has(e.kind) || FRAME_KINDS.has(e.kind)) {
-        wanted.push({ key: e.id, base: baseToolName(e.name, e.id) });
+        wanted.push({ key: e.id, base: baseToolName(e.toolBase ?? e.name, e.id) });
       }
-      if (e.kind === 'climate') wanted.push({ key: `${e.id}#reading`, base: baseToolName(`${e.name} reading`, `${e.id}_reading`) });
+      if (e.kind === 'climate') wanted.push({ key: `${e.id}#reading`, base: baseToolName(`${e.toolBase ?? e.name} reading`, `${e.id}_reading`) });
     }
     const names = assignNames(
       wanted,

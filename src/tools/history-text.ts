@@ -22,6 +22,37 @@ function shown(entity: Entity, value: HistoryPoint['value']): string {
   return /^(on|off|open|closed|opening|closing|stopped|locked|unlocked|jammed)$/.test(value) ? value : quoted(value, 60);
 }
 
+/** One point of the answer: an ISO time and the value then. */
+export interface HistoryAnswerPoint {
+  at: string;
+  value: HistoryPoint['value'];
+}
+
+/**
+ * What the answer's text says, as data (MCP's structuredContent): the range, how many changes or readings it holds,
+ * the changes shown (newest first) or the numbers' low, high, average, latest and samples (oldest first).
+ */
+export interface HistoryAnswerData {
+  entity: string;
+  since: string;
+  until: string;
+  unit: string | null;
+  /** 'state' (changes), 'number' (readings), or null when nothing was recorded in the range. */
+  type: 'state' | 'number' | null;
+  count: number;
+  changes: HistoryAnswerPoint[];
+  notShown: number;
+  samples: HistoryAnswerPoint[];
+  low: HistoryAnswerPoint | null;
+  high: HistoryAnswerPoint | null;
+  average: number | null;
+  latest: HistoryAnswerPoint | null;
+  /** With no change in the range: the value in force since before it. */
+  before: HistoryAnswerPoint | null;
+}
+
+const point = (p: HistoryPoint): HistoryAnswerPoint => ({ at: new Date(p.ts).toISOString(), value: p.value });
+
 export function historyAnswer(store: HistoryStore, entity: Entity, args: Record<string, unknown>, now = Date.now()): ToolResultObject {
   let range: ReturnType<typeof parseRange>;
   try {
@@ -35,12 +66,28 @@ export function historyAnswer(store: HistoryStore, entity: Entity, args: Record<
   }
   const { since, until } = range;
   const head = `${quoted(entity.name)} (${entity.id}) from ${when(since, now)} to ${when(until, now)}`;
+  const data: HistoryAnswerData = {
+    entity: entity.id,
+    since: new Date(since).toISOString(),
+    until: new Date(until).toISOString(),
+    unit: entity.unit ?? null,
+    type: null,
+    count: 0,
+    changes: [],
+    notShown: 0,
+    samples: [],
+    low: null,
+    high: null,
+    average: null,
+    latest: null,
+    before: null,
+  };
   const series = store.series(entity.id, since, until, SAMPLES * 4);
   if (!series.rows) {
     const before = series.before ? ` It was ${shown(entity, series.before.value)} since ${when(series.before.ts, now)}.` : '';
     return {
       text: `${head}: no changes recorded.${before} (History keeps ${describeReach(store.reach(), now)}.)`,
-      details: { entity: entity.id, rows: 0 },
+      details: { entity: entity.id, rows: 0, history: { ...data, before: series.before ? point(series.before) : null } },
     };
   }
   if (series.type === 'number') {
@@ -54,19 +101,23 @@ export function historyAnswer(store: HistoryStore, entity: Entity, args: Record<
       sum += p.value as number;
     }
     const step = Math.max(1, Math.ceil(raw.length / SAMPLES));
-    const samples = raw
-      .filter((_, i) => i % step === 0)
-      .reverse()
-      .map((p) => `${when(p.ts, now)}: ${shown(entity, p.value)}`);
+    const sampled = raw.filter((_, i) => i % step === 0).reverse();
+    const samples = sampled.map((p) => `${when(p.ts, now)}: ${shown(entity, p.value)}`);
+    const average = Math.round((sum / raw.length) * 100) / 100;
     return {
       text:
         `${head}: ${raw.length} readings; low ${shown(entity, lo.value)} at ${when(lo.ts, now)}, high ${shown(entity, hi.value)} at ${when(hi.ts, now)}, ` +
-        `average ${shown(entity, Math.round((sum / raw.length) * 100) / 100)}; latest ${shown(entity, raw[0].value)} at ${when(raw[0].ts, now)}.\nSamples, oldest first:\n${samples.join('\n')}`,
-      details: { entity: entity.id, rows: raw.length },
+        `average ${shown(entity, average)}; latest ${shown(entity, raw[0].value)} at ${when(raw[0].ts, now)}.\nSamples, oldest first:\n${samples.join('\n')}`,
+      details: {
+        entity: entity.id,
+        rows: raw.length,
+        history: { ...data, type: 'number', count: raw.length, samples: sampled.map(point), low: point(lo), high: point(hi), average, latest: point(raw[0]) },
+      },
     };
   }
   const changes = store.latest(entity.id, since, until, MAX_CHANGES);
   const lines = changes.map((p) => `${when(p.ts, now)}: ${shown(entity, p.value)}`);
   const more = series.rows > changes.length ? `\n(${series.rows - changes.length} earlier changes not shown; ask for a shorter range)` : '';
-  return { text: `${head}: ${series.rows} changes, newest first:\n${lines.join('\n')}${more}`, details: { entity: entity.id, rows: series.rows } };
+  const history: HistoryAnswerData = { ...data, type: 'state', count: series.rows, changes: changes.map(point), notShown: series.rows - changes.length };
+  return { text: `${head}: ${series.rows} changes, newest first:\n${lines.join('\n')}${more}`, details: { entity: entity.id, rows: series.rows, history } };
 }

@@ -16,7 +16,7 @@ import { heldTo } from '../devices/dangerous-words.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../devices/defaults.js';
 import { ACTUATOR_KINDS, type Entity, type EntityKind, FRAME_KINDS } from '../devices/model.js';
 import type { DeviceRegistry } from '../devices/registry.js';
-import type { EntityState, StateCache } from '../devices/state-cache.js';
+import type { EntityState, Silence, StateCache } from '../devices/state-cache.js';
 import type { HistoryStore } from '../history/store.js';
 import type { Logger } from '../log.js';
 import { canonicalJson, type SendsNow, settleConfirm } from '../policy/approvals.js';
@@ -37,6 +37,8 @@ import { errorOf } from '../util/error.js';
 /** The broker connection as the pipeline sees it: whether it is up. Commands leave only through the gate. */
 export interface Publisher {
   readonly connected: boolean;
+  /** When the connection last came back after it was lost, and whether on another node (a failover). */
+  readonly lastReconnect?: { at: number; moved: boolean };
   on(event: 'state', fn: (state: string) => void): unknown;
   off(event: 'state', fn: (state: string) => void): unknown;
 }
@@ -142,12 +144,24 @@ export class Pipeline {
   /** The handler behind every generated tool. Never throws: failures are failed results. */
   readonly invoke = async (tool: GeneratedTool, target: ToolTarget, rawArgs: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> => {
     try {
-      return await this.run(tool, target, rawArgs, call);
+      const result = await this.run(tool, target, rawArgs, call);
+      // The caller is answered only what the audit holds: the outcome's commit comes first (issue 40).
+      await this.deps.audit.outcomesCommitted?.();
+      return result;
     } catch (err) {
       this.deps.log.error({ err, tool: tool.name, requestId: call.requestId }, 'tool call failed unexpectedly');
       return FAIL(`failed: ${(err as Error).message}`);
     }
   };
+
+  /**
+   * An entity agents are shown (Entity.exposed), by id: one a person has not exposed is, to every tool, an
+   * entity that does not exist (a grouped tool's `entity` argument cannot reach it either).
+   */
+  private shown(id: string): Entity | undefined {
+    const entity = this.deps.registry.entity(id);
+    return entity && entity.exposed !== false ? entity : undefined;
+  }
 
   private async run(tool: GeneratedTool, target: ToolTarget, rawArgs: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> {
     // Before anything recursive (clone, validation, hashing) touches them; the audit keeps only a summary.
@@ -171,7 +185,7 @@ export class Pipeline {
       case 'find':
         return this.find(tool, call, args);
       case 'history': {
-        const entity = this.deps.registry.entity(String(args.entity ?? ''));
+        const entity = this.shown(String(args.entity ?? ''));
         if (!entity) return FAIL(`unknown entity ${quoted(String(args.entity ?? ''))}; use find_entities or get_state to list them`);
         const denied = this.checkRead(tool, call, args, entity);
         if (denied) return unknownToCaller(denied, String(args.entity));
@@ -183,7 +197,7 @@ export class Pipeline {
       case 'read':
       case 'camera': {
         const id = target.entityId ?? String(args.camera ?? args.entity ?? '');
-        const entity = this.deps.registry.entity(id);
+        const entity = this.shown(id);
         if (!entity || (target.type === 'camera' && !FRAME_KINDS.has(entity.kind))) {
           return FAIL(`unknown ${target.type === 'camera' ? 'camera' : 'entity'} ${quoted(id)}; use find_entities or get_state to list them`);
         }
@@ -223,9 +237,9 @@ export class Pipeline {
   private readState(tool: GeneratedTool, call: ToolCall, args: Record<string, unknown>): ToolResultObject {
     // What this caller may not read is neither named nor counted: to it, such an entity does not exist.
     const readable = (e: Entity) => !this.deps.readDenied?.(call.principal, e);
-    let entities = this.deps.registry.entities();
+    let entities = this.deps.registry.exposedEntities();
     if (typeof args.entity === 'string') {
-      const one = this.deps.registry.entity(args.entity);
+      const one = this.shown(args.entity);
       if (!one || !readable(one)) {
         if (one) this.checkRead(tool, call, args, one);
         return FAIL(`unknown entity ${quoted(args.entity)}; use find_entities to search`);
@@ -275,7 +289,7 @@ export class Pipeline {
     const area = typeof args.area === 'string' ? args.area.toLowerCase() : undefined;
     const limit = Number(args.limit ?? 20);
     const scored: Array<{ e: Entity; score: number }> = [];
-    for (const e of this.deps.registry.entities()) {
+    for (const e of this.deps.registry.exposedEntities()) {
       if (args.kind && e.kind !== args.kind) continue;
       if (area && (e.area ?? '').toLowerCase() !== area) continue;
       const hay = [e.name, e.id, e.area ?? '', ...e.aliases, e.deviceClass ?? ''].join(' ').toLowerCase();
@@ -337,7 +351,7 @@ export class Pipeline {
 
   private resolveActuation(target: Extract<ToolTarget, { type: 'actuate' }>, args: Record<string, unknown>): Resolved | string {
     const id = target.entityId ?? String(args.entity ?? '');
-    const entity = this.deps.registry.entity(id);
+    const entity = this.shown(id);
     if (!entity) return `unknown entity ${quoted(id)}; use find_entities to search`;
     if (!target.kinds.includes(entity.kind)) return `${quoted(entity.name)} is a ${entity.kind}, not a ${target.kinds.join(' or ')}`;
     const { entity: _drop, ...rest } = args;
@@ -356,7 +370,7 @@ export class Pipeline {
     call: ToolCall,
   ): Promise<ToolResultObject> {
     const resolved = this.resolveActuation(target, args);
-    const entityHint = target.entityId ? this.deps.registry.entity(target.entityId) : undefined;
+    const entityHint = target.entityId ? this.shown(target.entityId) : undefined;
     if (typeof resolved === 'string') return this.rejected(tool, call, args, entityHint, resolved);
     const { entity, command } = resolved;
 
@@ -456,7 +470,7 @@ export class Pipeline {
     ownToolOf: (entityId: string) => string | undefined,
   ): PolicyDecision | undefined {
     const candidates = new Set(tool.meta.entityIds);
-    const visible = this.deps.registry.entities().filter((e) => candidates.has(e.id) && !this.deps.readDenied?.(principal, e));
+    const visible = this.deps.registry.exposedEntities().filter((e) => candidates.has(e.id) && !this.deps.readDenied?.(principal, e));
     const chosen = selectGroup(args, visible);
     if (typeof chosen === 'string') return undefined;
     let allow: PolicyDecision | undefined;
@@ -505,7 +519,7 @@ export class Pipeline {
     const atOnce = this.deps.policy.atOnce?.bind(this.deps.policy) ?? (<T>(fn: () => T): T => fn());
     const early = atOnce((): ToolResultObject | undefined => {
       // What the caller may not read is not in its group: never acted on, named or counted.
-      const visible = this.deps.registry.entities().filter((e) => target.kinds.includes(e.kind) && !this.deps.readDenied?.(call.principal, e));
+      const visible = this.deps.registry.exposedEntities().filter((e) => target.kinds.includes(e.kind) && !this.deps.readDenied?.(call.principal, e));
       const chosen = selectGroup(args, visible);
       if (typeof chosen === 'string') return this.rejected(tool, call, args, undefined, `invalid arguments: ${chosen}`);
       if (call.refused) return this.rejected(tool, call, args, undefined, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused });
@@ -625,13 +639,19 @@ export class Pipeline {
     }
 
     const started = performance.now();
+    const sentAt = this.now();
     const before = state ? { value: state.value, attributes: { ...state.attributes }, updatedAt: state.updatedAt } : undefined;
     const timeoutMs = this.deps.timeouts?.[entity.kind] ?? entity.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS[entity.kind];
     // Listen before publishing so a fast echo is not missed.
     const echo = isStateless(entity, command) ? undefined : this.awaitEcho(entity, command, timeoutMs, call.signal);
     const progress = { handedOver: 0 };
     try {
-      await this.deps.gate.publish({ entityId: entity.id, action }, messages, { qos: 1, retain: false, expirySeconds: Math.ceil(timeoutMs / 1000) }, progress);
+      await this.deps.gate.publish(
+        { entityId: entity.id, action },
+        messages,
+        { qos: 1, retain: false, expirySeconds: Math.max(1, Math.floor(timeoutMs / 1000)) },
+        progress,
+      );
     } catch (err) {
       echo?.cancel();
       const latencyMs = performance.now() - started;
@@ -679,12 +699,21 @@ export class Pipeline {
     Object.assign(details, { latencyMs, echo: echoPayload, timeoutMs });
     switch (result.kind) {
       case 'confirmed':
+        this.answered(entity);
         finish(auditId, { outcome: 'confirmed', latencyMs, echo: echoPayload });
         return { text: `confirmed: ${stateText(entity, now, this.now())} (reported ${formatDuration(latencyMs)} after the command)`, details };
       case 'timeout': {
         const already = before && isConfirmedBy(entity, command, { ...now!, value: before.value, attributes: before.attributes });
-        const note = already ? ' It already reported that state before the command, and did not report again.' : '';
-        finish(auditId, { outcome: 'unconfirmed', latencyMs, echo: echoPayload, error: `no matching state within ${formatDuration(timeoutMs)}` });
+        const silence = this.noteSilence(entity, sentAt);
+        const note =
+          (already ? ' It already reported that state before the command, and did not report again.' : '') +
+          (silence?.afterFailover ? ` ${this.silenceWords(silence)}: it may be stuck on the broker node that went down.` : '');
+        finish(auditId, {
+          outcome: 'unconfirmed',
+          latencyMs,
+          echo: echoPayload,
+          error: `no matching state within ${formatDuration(timeoutMs)}${silence?.afterFailover ? `; ${this.silenceWords(silence).replace(/^It /, 'the device ')}` : ''}`,
+        });
         this.watchLate(auditId, entity, command, started, before);
         return {
           text: `unconfirmed: sent ${command.action.replace(/_/g, ' ')} to ${name}, but it did not report the new state within ${formatDuration(timeoutMs)}.${note} Last state seen: ${stateText(entity, now, this.now())}`,
@@ -842,6 +871,46 @@ export class Pipeline {
     return { promise, cancel: () => cancel() };
   }
 
+  /**
+   * A command went unanswered: if its device has sent nothing since the command left, it is marked silent on
+   * every surface until it sends anything, and said to be so since the failover when the broker connection came
+   * back since the device last spoke (a device stuck on a node that died does not come back by itself).
+   */
+  private noteSilence(entity: Entity, sentAt: number): Silence | undefined {
+    const failover = this.deps.mqtt.lastReconnect;
+    const answered = this.answeredAt.get(entity.deviceId);
+    const reconnected = this.deps.cache.lastAnnounced(entity.deviceId);
+    const heard = this.deps.cache.lastHeard(entity.deviceId);
+    const afterFailover = failover !== undefined && failover.at <= sentAt;
+    let silence: Silence;
+    if (afterFailover && (answered === undefined || answered < failover.at)) silence = { since: failover.at, cause: 'failover', afterFailover };
+    // The device moved too, after Hearth did: it answered before it reconnected, and not since.
+    else if (afterFailover && reconnected !== undefined && answered !== undefined && answered < reconnected && reconnected <= sentAt)
+      silence = { since: reconnected, cause: 'reconnected', afterFailover };
+    else if (heard === undefined || heard < sentAt) silence = { since: sentAt, cause: 'nothing', afterFailover };
+    else return undefined;
+    this.deps.cache.markSilent(entity.deviceId, silence);
+    return this.deps.cache.get(entity.id)?.silent ?? silence;
+  }
+
+  /** A silent device in words, after a broker failover. */
+  private silenceWords(silence: Silence): string {
+    const failover = this.deps.mqtt.lastReconnect;
+    const what = failover?.moved === false ? 'the broker connection came back' : 'the broker failed over';
+    const ago = (at: number) => `${formatDuration(this.now() - at)} ago`;
+    if (silence.cause === 'failover') return `It has not answered since ${what} (${ago(silence.since)})`;
+    if (silence.cause === 'reconnected') return `It has not answered since it reconnected after ${what} (${ago(silence.since)})`;
+    return `It has sent nothing since the command, and ${what} ${failover ? ago(failover.at) : ''}`.trimEnd();
+  }
+
+  /** When each device last confirmed a command (epoch ms): a device that answers is not silent. */
+  private readonly answeredAt = new Map<string, number>();
+
+  private answered(entity: Entity): void {
+    this.answeredAt.set(entity.deviceId, this.now());
+    this.deps.cache.clearSilent(entity.deviceId);
+  }
+
   // ---------------------------------------------------------------- audit helpers
 
   private entry(
@@ -879,20 +948,29 @@ export class Pipeline {
     return new Promise((resolve) => {
       const done = (back: boolean) => {
         clearTimeout(timer);
-        this.deps.mqtt.off('state', onState);
+        this.brokerWaiters.delete(waiter);
+        // One listener on the connection for every waiting call, however many wait (not one each).
+        if (!this.brokerWaiters.size) this.deps.mqtt.off('state', this.onBrokerState);
         signal.removeEventListener('abort', onAbort);
         resolve(back);
       };
-      const onState = (state: string) => {
+      const waiter = (state: string) => {
         if (state === 'connected') done(true);
         else if (state === 'closed') done(false);
       };
       const onAbort = () => done(false);
       const timer = setTimeout(() => done(false), waitMs);
-      this.deps.mqtt.on('state', onState);
+      if (!this.brokerWaiters.size) this.deps.mqtt.on('state', this.onBrokerState);
+      this.brokerWaiters.add(waiter);
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }
+
+  /** Calls waiting for the broker to come back (brokerBack). */
+  private readonly brokerWaiters = new Set<(state: string) => void>();
+  private readonly onBrokerState = (state: string): void => {
+    for (const waiter of [...this.brokerWaiters]) waiter(state);
+  };
 
   /** Nothing left this process: the call is recorded `not_sent`. */
   private notSent(entry: AuditEntry, error: string): ToolResultObject {

@@ -90,8 +90,8 @@ lists:
     assert.deepEqual(calls(p, 'turn on the kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
   });
 
-  it('the example in examples/sentences loads clean and does what it says', () => {
-    const p = model(new SentenceSet({ userDir: new URL('../../examples/sentences', import.meta.url).pathname }));
+  it('the example in docs/sentences loads clean and does what it says', () => {
+    const p = model(new SentenceSet({ userDir: new URL('../../docs/sentences', import.meta.url).pathname }));
     assert.deepEqual(p.sentences.problems, []);
     assert.deepEqual(calls(p, 'illuminate the kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
     assert.deepEqual(calls(p, 'let there be light in the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
@@ -267,7 +267,10 @@ describe('intent model: questions', () => {
     const states = { 'kitchen_light.light': 'on', 'living_room_lamp.lamp': 'off' };
     assert.equal(await ask('which lights are on', states), 'The kitchen light is on.');
     assert.equal(await ask('how many lights are on', states), '1 of 2 is on: the kitchen light.');
-    assert.equal(await ask('are there any lights on', { 'kitchen_light.light': 'off', 'living_room_lamp.lamp': 'off' }), 'No, none of the 2 I checked are on.');
+    const dark = { 'kitchen_light.light': 'off', 'living_room_lamp.lamp': 'off' };
+    // None on: said with the kind asked about (#42), not as a count of what was checked.
+    assert.equal(await ask('are there any lights on', dark), 'No, no lights are on.');
+    assert.equal(await ask('what lights are on', dark), 'No lights are on.');
     // "are all ...": yes, or the ones that are not (a yes/no over each would answer only the first).
     assert.equal(await ask('are all the lights off', states), 'No: the kitchen light is not off.');
     assert.equal(await ask('are the lights off', { 'kitchen_light.light': 'off', 'living_room_lamp.lamp': 'off' }), 'Yes, all 2 are off.');

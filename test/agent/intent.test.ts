@@ -448,11 +448,13 @@ describe('intent model: ambiguity', () => {
   const per = build(biggerHome, 'per-entity');
   const grouped = build(biggerHome, 'grouped');
 
-  it('asks back when a singular phrase matches several devices', async () => {
+  it('asks back when a singular name matches several devices; a singular kind word with a place is all of them (#42)', async () => {
+    // The kitchen light and the kitchen spot: the one whose name carries the word said wins.
     const r = await say(per.provider, 'turn on the light in the kitchen', per.tools);
-    assert.equal(r.calls.length, 0);
-    assert.equal(r.finishReason, 'stop');
-    assert.match(r.text, /^Which one do you mean: the kitchen light or the kitchen spot\?/);
+    assert.deepEqual(
+      r.calls.map((c) => [c.tool, c.args]),
+      [['kitchen_light', { action: 'turn_on' }]],
+    );
     const lamp = await say(grouped.provider, 'turn off the lamp', grouped.tools);
     assert.equal(lamp.calls.length, 0);
     assert.match(lamp.text, /the bedroom lamp or the living room lamp/);

@@ -70,6 +70,26 @@ describe('hearth chat', () => {
     assert.ok(row!.session, 'names the chat session');
   });
 
+  it('help and /help say how to talk to it; an approval question takes only an answer, and the next line typed is said next (#42)', async () => {
+    const help = await chat(common(), 'help\n/help\nis the front door locked?\n');
+    assert.equal(help.code, 0, help.stderr);
+    assert.equal(help.stdout.match(/Say what you want in your own words/g)?.length, 2);
+    assert.match(help.stdout, /y \(yes, once\), a \(always, for that tool\), n or Enter \(no\)/);
+    assert.match(help.stdout, /Yes, the front door lock is locked\./);
+    assert.doesNotMatch(help.stdout, /did not understand/);
+    // Typed ahead while the garage waits for approval: that line is not the answer, and is not lost.
+    const ahead = await chat(common(), 'open the garage\nis the front door locked?\n');
+    assert.match(ahead.stdout, /\? garage_door \{"action":"open"\} needs your approval/);
+    assert.match(ahead.stdout, /not a yes: denied; "is the front door locked\?" comes next/);
+    assert.match(ahead.stdout, /← failed: not done: the person denied permission/);
+    assert.match(ahead.stdout, /Yes, the front door lock is locked\./);
+    const devices = await runHearth(['devices', '--json', '--broker-port', String(port)], { cwd: dir });
+    const garage = (JSON.parse(devices.stdout) as Array<{ entities: Array<{ id: string; value: unknown }> }>)
+      .flatMap((d) => d.entities)
+      .find((e) => e.id === 'garage_door.door');
+    assert.notEqual(garage?.value, 'open');
+  });
+
   it('"turn off all the lights" is one grouped call an owner makes without being asked; a member a confirm rule holds makes it ask', async () => {
     const off = await chat(common(), 'turn off all the lights\n');
     assert.match(off.stdout, /→ control_group \{"action":"turn_off"/);

@@ -81,7 +81,8 @@ for (const { kind } of clusterKinds) {
       const devicesB = `mqtt://devices-b:${password('devices-b')}@127.0.0.1:${broker.port}`;
       const logs = logSink('info');
       logsA = logSink('info');
-      sim = await startSimulator({ url: devicesB, devices: loadDeviceFiles([join(dir, 'b', 'devices')]).devices, log: logs.log });
+      // A loaded RabbitMQ can take well over the simulator's default 10 s to take a device's connection.
+      sim = await startSimulator({ url: devicesB, devices: loadDeviceFiles([join(dir, 'b', 'devices')]).devices, log: logs.log, connectTimeoutMs: 60_000 });
       witness = await mqtt.connectAsync(devicesB, { protocolVersion: 4, reconnectPeriod: 100 });
       witness.on('message', (topic, payload) => topic.endsWith('/set') && heard.push(`${topic} ${payload}`));
       // A wildcard at QoS 1 under the site's prefix: the ACL lets a site's credential have its whole tree.

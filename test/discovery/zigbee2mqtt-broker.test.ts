@@ -257,6 +257,11 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
     // Unlocking needs a person, even for an owner (the built-in rule).
     assert.match((await call(`${ID.lock}.lock`, { action: 'unlock' })).text!, /^needs approval/);
 
+    // Settings (Zigbee2MQTT's category config) are not shown to agents until a person exposes them.
+    assert.equal(hearth.bridge.registry.entity(`${ID.light}.power_on_behavior`)?.exposed, false);
+    assert.ok(!hearth.tools.all().some((t) => t.meta.entityIds.includes(`${ID.light}.power_on_behavior`)));
+    hearth.home.exposeEntity(`${ID.light}.power_on_behavior`, true);
+    hearth.home.exposeEntity(`${ID.light}.identify`, true);
     assert.match((await call(`${ID.light}.power_on_behavior`, { option: 'on' })).text!, /^confirmed/);
     assert.equal(fake.sets('zigbee2mqtt/Living room light').at(-1), '{"power_on_behavior":"on"}');
     assert.match((await call(`${ID.light}.identify`, {})).text!, /^confirmed: pressed/);

@@ -3,7 +3,7 @@
 // client is really accepted (a listening port is not enough: NATS refuses MQTT until JetStream is ready,
 // RabbitMQ until its MQTT plugin has started).
 import type { ChildProcess } from 'node:child_process';
-import type net from 'node:net';
+import net from 'node:net';
 import mqtt from 'mqtt';
 import { HOST, sleep, terminate } from './mosquitto-process.js';
 import { signalGroup, spawnInGroup } from './processes.js';
@@ -101,5 +101,52 @@ export async function waitAccepting(
       );
     }
     await sleep(200);
+  }
+}
+
+/** Below Linux's ephemeral range (32768-60999): no outgoing connection is given one of these as its own port. */
+const CLUSTER_PORTS = { from: 10_000, to: 20_000 };
+
+/**
+ * A free loopback port for a broker node, outside the ephemeral range: a killed node is started again on the same
+ * ports, and in the ephemeral range a test's outgoing connection could have taken one meanwhile. Free when picked
+ * (bound and released); a start that still finds one taken is retried on fresh ports (withFreshPorts).
+ */
+export async function clusterPort(): Promise<number> {
+  for (let tries = 0; tries < 50; tries++) {
+    const port = CLUSTER_PORTS.from + Math.floor(Math.random() * (CLUSTER_PORTS.to - CLUSTER_PORTS.from));
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, HOST, () => srv.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error(`no free port between ${CLUSTER_PORTS.from} and ${CLUSTER_PORTS.to} on ${HOST} after 50 tries`);
+}
+
+/** How many times a start is tried with fresh ports when one of them was taken meanwhile. */
+const PORT_ATTEMPTS = 5;
+
+/** A start that failed because a port it was given was taken between picking it and binding it. */
+export function isPortTaken(err: unknown): boolean {
+  return /address already in use|eaddrinuse/i.test(String((err as Error)?.message ?? err));
+}
+
+/**
+ * Run `start` (which picks its own ports) again with fresh ports when a port was taken between picking it and
+ * the broker binding it (another test, or an outgoing connection's ephemeral port, got there first): bounded,
+ * any other failure is thrown at once.
+ */
+export async function withFreshPorts<T>(what: string, start: (attempt: number) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(attempt);
+    } catch (err) {
+      if (!isPortTaken(err) || attempt >= PORT_ATTEMPTS) {
+        if (isPortTaken(err)) (err as Error).message = `${what}: a port was taken on each of ${attempt} tries:\n${(err as Error).message}`;
+        throw err;
+      }
+    }
   }
 }

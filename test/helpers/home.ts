@@ -98,7 +98,13 @@ export async function startHome(broker: TestBroker, options: HomeOptions = {}): 
     },
     options.ownerMayAct !== false,
   );
-  const sim = await startSimulator({ url: broker.url, devices: hearth.bridge.registry.devices(), log: logs.log.child({ part: 'sim' }) });
+  // Bounded, but not by the simulator's default 10 s: a clustered broker on a busy machine can take longer.
+  const sim = await startSimulator({
+    url: broker.url,
+    devices: hearth.bridge.registry.devices(),
+    log: logs.log.child({ part: 'sim' }),
+    connectTimeoutMs: 60_000,
+  });
   await hearth.bridge.settle(5000);
   const seen: TestHome['seen'] = [];
   const watcher: MqttClient = await mqtt.connectAsync(broker.url, { protocolVersion: 4, reconnectPeriod: 100 });
@@ -115,7 +121,7 @@ export async function startHome(broker: TestBroker, options: HomeOptions = {}): 
         const s = hearth.bridge.cache.get(e.id);
         return s && (s.value !== undefined || s.frame);
       }),
-    5000,
+    30_000,
   );
   return {
     hearth,

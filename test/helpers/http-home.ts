@@ -54,7 +54,7 @@ export function useHttpHome<K extends string = never>(options: UseHttpHomeOption
       host: '127.0.0.1',
       port: 0,
       log: home.logs.log.child({ part: 'http' }),
-      mounts: mcp ? [{ path: '/mcp', handle: (req, res, principal) => mcp.handle(req, res, principal), close: () => mcp.close() }] : [],
+      mounts: mcp ? [{ path: '/mcp', handle: (req, res, principal, token) => mcp.handle(req, res, principal, token), close: () => mcp.close() }] : [],
     });
     home.cleanup(() => server?.close());
     for (const [key, t] of Object.entries(options.tokens ?? {}) as Array<[K, TokenFor]>) {

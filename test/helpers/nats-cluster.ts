@@ -5,8 +5,8 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort, type TestBroker } from './brokers.js';
-import { type BrokerProcess, spawnBroker, waitAccepting } from './cluster-process.js';
+import type { TestBroker } from './brokers.js';
+import { type BrokerProcess, clusterPort, spawnBroker, waitAccepting, withFreshPorts } from './cluster-process.js';
 import { findBin, HOST, trackTempDir } from './mosquitto-process.js';
 
 export interface ClusterNode {
@@ -29,6 +29,11 @@ export interface TestCluster extends TestBroker {
   startNode(i: number): Promise<void>;
   /** The tail of what every node printed (for failure messages). */
   logs(): string;
+  /**
+   * Messages the live nodes hold to deliver later (NATS: JetStream consumers' pending and unacknowledged messages;
+   * RabbitMQ: messages in queues): 0 means nothing sent so far can still arrive.
+   */
+  heldForLater(): Promise<number>;
 }
 
 export interface BrokerUser {
@@ -75,28 +80,36 @@ export async function startNatsCluster(opts: StartClusterOptions = {}): Promise<
   const count = opts.nodes ?? 3;
   const dir = mkdtempSync(path.join(tmpdir(), 'hearth-nats-'));
   const cleanupDir = trackTempDir(dir);
-  const ports: Array<{ client: number; mqtt: number; route: number }> = [];
-  for (let i = 0; i < count; i++) ports.push({ client: await freePort(), mqtt: await freePort(), route: await freePort() });
-  const routes = ports.map((p) => `nats-route://${HOST}:${p.route}`).join(', ');
-  const files = ports.map((p, i) => {
-    const file = path.join(dir, `n${i}.conf`);
-    const store = path.join(dir, `js${i}`);
-    mkdirSync(store);
-    const lines = [
-      `server_name: n${i}`,
-      `listen: ${HOST}:${p.client}`,
-      `jetstream { store_dir: ${JSON.stringify(store)} }`,
-      `mqtt { listen: ${HOST}:${p.mqtt} }`,
-      `cluster { name: hearth, listen: ${HOST}:${p.route}, routes: [${routes}] }`,
-      ...(opts.users?.length ? authorization(opts.users) : []),
-    ];
-    writeFileSync(file, `${lines.join('\n')}\n`);
-    return file;
-  });
-  const procs: Array<BrokerProcess | undefined> = files.map(() => undefined);
+  let ports: Array<{ client: number; mqtt: number; route: number; monitor: number }> = [];
+  let files: string[] = [];
+  /** Fresh ports and the config files that name them (each try of the first start). */
+  const configure = async (attempt: number) => {
+    ports = [];
+    for (let i = 0; i < count; i++)
+      ports.push({ client: await clusterPort(), mqtt: await clusterPort(), route: await clusterPort(), monitor: await clusterPort() });
+    const routes = ports.map((p) => `nats-route://${HOST}:${p.route}`).join(', ');
+    files = ports.map((p, i) => {
+      const file = path.join(dir, `n${i}.conf`);
+      const store = path.join(dir, `js${i}-${attempt}`);
+      mkdirSync(store, { recursive: true });
+      const lines = [
+        `server_name: n${i}`,
+        `listen: ${HOST}:${p.client}`,
+        // The monitoring endpoint: a test asks a node what JetStream still holds (jetStreamPending).
+        `http: ${HOST}:${p.monitor}`,
+        `jetstream { store_dir: ${JSON.stringify(store)} }`,
+        `mqtt { listen: ${HOST}:${p.mqtt} }`,
+        `cluster { name: hearth, listen: ${HOST}:${p.route}, routes: [${routes}] }`,
+        ...(opts.users?.length ? authorization(opts.users) : []),
+      ];
+      writeFileSync(file, `${lines.join('\n')}\n`);
+      return file;
+    });
+  };
+  const procs: Array<BrokerProcess | undefined> = Array.from({ length: count }, () => undefined);
   const probeAuth = opts.users?.[0] ? { username: opts.users[0].username, password: opts.users[0].password } : {};
   const spawnNode = (i: number) => {
-    procs[i] = spawnBroker(`nats-server n${i}`, bin, ['-c', files[i]]);
+    procs[i] = spawnBroker(`nats-server n${i}`, bin, ['-c', files[i]!]);
     return procs[i]!;
   };
   const logs = () => procs.map((p, i) => `--- n${i}\n${p?.log().slice(-3000) ?? '(not started)'}`).join('\n');
@@ -106,16 +119,25 @@ export async function startNatsCluster(opts: StartClusterOptions = {}): Promise<
   };
   const startAll = async () => {
     const started = files.map((_, i) => spawnNode(i));
-    await waitAccepting(
-      `nats-server cluster (${count} nodes)`,
-      started,
-      ports.map((p) => p.mqtt),
-      START_TIMEOUT_MS,
-      probeAuth,
-    );
+    try {
+      await waitAccepting(
+        `nats-server cluster (${count} nodes)`,
+        started,
+        ports.map((p) => p.mqtt),
+        START_TIMEOUT_MS,
+        probeAuth,
+      );
+    } catch (err) {
+      // One node that could not bind leaves the others running on their ports: stop them before a retry.
+      await stopAll();
+      throw err;
+    }
   };
   try {
-    await startAll();
+    await withFreshPorts('nats-server cluster', async (attempt) => {
+      await configure(attempt);
+      await startAll();
+    });
   } catch (err) {
     await stopAll();
     cleanupDir();
@@ -135,6 +157,14 @@ export async function startNatsCluster(opts: StartClusterOptions = {}): Promise<
     nodeList: (first = 0) => [...nodes.slice(first), ...nodes.slice(0, first)].map((n) => n.url).join(','),
     nodeIndexOfPort: (port) => nodes.findIndex((n) => n.mqttPort === port),
     logs,
+    async heldForLater() {
+      let held = 0;
+      for (const [i, p] of ports.entries()) {
+        if (!procs[i]?.alive()) continue;
+        held += await jetStreamHeld(p.monitor);
+      }
+      return held;
+    },
     async killNode(i) {
       await procs[i]?.kill();
     },
@@ -154,4 +184,32 @@ export async function startNatsCluster(opts: StartClusterOptions = {}): Promise<
       await startAll();
     },
   };
+}
+
+interface JszConsumer {
+  name?: string;
+  num_ack_pending?: number;
+  num_pending?: number;
+  cluster?: { leader?: string };
+}
+interface Jsz {
+  server_name?: string;
+  account_details?: Array<{ stream_detail?: Array<{ name: string; consumer_detail?: JszConsumer[] }> }>;
+}
+
+/** What one node's JetStream consumers it leads still have to deliver (its monitoring endpoint, /jsz). */
+async function jetStreamHeld(monitorPort: number): Promise<number> {
+  const res = await fetch(`http://${HOST}:${monitorPort}/jsz?accounts=true&streams=true&consumers=true`, { signal: AbortSignal.timeout(5000) });
+  const jsz = (await res.json()) as Jsz;
+  let held = 0;
+  for (const account of jsz.account_details ?? []) {
+    for (const stream of account.stream_detail ?? []) {
+      for (const c of stream.consumer_detail ?? []) {
+        // Each replica reports the consumer; its leader's count is the one that is delivered.
+        if (c.cluster?.leader && c.cluster.leader !== jsz.server_name) continue;
+        held += (c.num_ack_pending ?? 0) + (c.num_pending ?? 0);
+      }
+    }
+  }
+  return held;
 }

@@ -5,22 +5,27 @@
 // foreground on a port of its own, so that no `epmd -daemon` outlives the test; the node runs in a process
 // group of its own (processes.ts). Users and topic permissions (the ACL) are loaded from a definitions file
 // at boot, so no rabbitmqctl round trip is needed.
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './brokers.js';
-import { type BrokerProcess, spawnBroker, waitAccepting } from './cluster-process.js';
+import { type BrokerProcess, clusterPort, spawnBroker, waitAccepting, withFreshPorts } from './cluster-process.js';
 import { findBin, HOST, sleep, trackTempDir, tryConnect } from './mosquitto-process.js';
-import type { BrokerUser, TestCluster } from './nats-cluster.js';
+import type { BrokerUser, ClusterNode, TestCluster } from './nats-cluster.js';
 
 // ~8 s on an idle 2-core machine, ~17 s on a busy one.
 const START_TIMEOUT_MS = 90_000;
 const RABBIT_SCRIPT = '/usr/lib/rabbitmq/bin/rabbitmq-server';
+const RABBITMQCTL = '/usr/lib/rabbitmq/bin/rabbitmqctl';
+/** One rabbitmqctl command (joining a node takes ~3 s; more on a busy machine). */
+const CTL_TIMEOUT_MS = 120_000;
 
 export interface StartRabbitOptions {
   /** With users, anonymous MQTT clients are refused. */
   users?: BrokerUser[];
+  /** Nodes of the cluster (default 1): node 0 starts first, each other joins it. */
+  nodes?: number;
 }
 
 /** An MQTT topic filter as a regular expression over RabbitMQ's routing keys (levels joined by dots). */
@@ -70,100 +75,170 @@ export async function startRabbitMq(opts: StartRabbitOptions = {}): Promise<Test
     throw new Error('rabbitmq-server not found: install it (apt-get install -y rabbitmq-server)');
   }
   const script = existsSync(RABBIT_SCRIPT) ? RABBIT_SCRIPT : findBin('rabbitmq-server')!;
+  const ctl = existsSync(RABBITMQCTL) ? RABBITMQCTL : findBin('rabbitmqctl');
   const epmdBin = findErlangEpmd();
   if (!epmdBin) throw new Error('epmd (Erlang) not found: install rabbitmq-server (apt-get install -y rabbitmq-server)');
+  const count = opts.nodes ?? 1;
+  if (count > 1 && !ctl) throw new Error('rabbitmqctl not found: install rabbitmq-server (apt-get install -y rabbitmq-server)');
 
   const dir = mkdtempSync(path.join(tmpdir(), 'hearth-rabbitmq-'));
   const cleanupDir = trackTempDir(dir);
-  const home = path.join(dir, 'home');
-  for (const d of ['home', 'mnesia', 'log']) mkdirSync(path.join(dir, d));
-  writeFileSync(path.join(home, '.erlang.cookie'), randomBytes(16).toString('hex'), { mode: 0o400 });
+  // One cookie for every node (they must share it to form a cluster), each node's HOME holding a copy.
+  const cookie = randomBytes(16).toString('hex');
   writeFileSync(path.join(dir, 'enabled_plugins'), '[rabbitmq_mqtt].\n');
-  const [epmdPort, amqpPort, distPort, mqttPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const lines = [
-    `listeners.tcp.default = ${HOST}:${amqpPort}`,
-    `mqtt.listeners.tcp.default = ${HOST}:${mqttPort}`,
-    'loopback_users = none',
-    'log.console = true',
-    'log.console.level = info',
-  ];
+  let definitionsFile: string | undefined;
   if (opts.users?.length) {
-    const file = path.join(dir, 'definitions.json');
-    writeFileSync(file, JSON.stringify(definitions(opts.users)));
-    lines.push(`load_definitions = ${file}`, 'mqtt.allow_anonymous = false');
-  } else {
-    lines.push('mqtt.allow_anonymous = true', 'mqtt.default_user = guest', 'mqtt.default_pass = guest');
+    definitionsFile = path.join(dir, 'definitions.json');
+    writeFileSync(definitionsFile, JSON.stringify(definitions(opts.users)));
   }
-  writeFileSync(path.join(dir, 'rabbitmq.conf'), `${lines.join('\n')}\n`);
-  const nodeName = `hearth${process.pid}x${randomBytes(3).toString('hex')}@localhost`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HOME: home,
-    ERL_EPMD_PORT: String(epmdPort),
-    RABBITMQ_NODENAME: nodeName,
-    RABBITMQ_NODE_IP_ADDRESS: HOST,
-    RABBITMQ_NODE_PORT: String(amqpPort),
-    RABBITMQ_DIST_PORT: String(distPort),
-    RABBITMQ_MNESIA_BASE: path.join(dir, 'mnesia'),
-    RABBITMQ_LOG_BASE: path.join(dir, 'log'),
-    RABBITMQ_CONFIG_FILE: path.join(dir, 'rabbitmq'),
-    RABBITMQ_ENABLED_PLUGINS_FILE: path.join(dir, 'enabled_plugins'),
-    RABBITMQ_FEATURE_FLAGS_FILE: path.join(dir, 'feature_flags'),
-    RABBITMQ_PID_FILE: path.join(dir, 'rabbitmq.pid'),
-    RABBITMQ_LOGS: '-',
+  const tag = `${process.pid}x${randomBytes(3).toString('hex')}`;
+  interface NodeSetup {
+    name: string;
+    mqttPort: number;
+    env: NodeJS.ProcessEnv;
+  }
+  let epmdPort = 0;
+  let setups: NodeSetup[] = [];
+  /** Fresh ports, and each node's folders, config and environment naming them (each try of the first start). */
+  const configure = async (attempt: number) => {
+    epmdPort = await clusterPort();
+    setups = [];
+    for (let i = 0; i < count; i++) {
+      const [amqpPort, distPort, mqttPort, ctlPort] = [await clusterPort(), await clusterPort(), await clusterPort(), await clusterPort()];
+      const nodeDir = path.join(dir, `n${i}-${attempt}`);
+      const home = path.join(nodeDir, 'home');
+      for (const d of ['home', 'mnesia', 'log']) mkdirSync(path.join(nodeDir, d), { recursive: true });
+      writeFileSync(path.join(home, '.erlang.cookie'), cookie, { mode: 0o400 });
+      const lines = [
+        `listeners.tcp.default = ${HOST}:${amqpPort}`,
+        `mqtt.listeners.tcp.default = ${HOST}:${mqttPort}`,
+        'loopback_users = none',
+        'log.console = true',
+        'log.console.level = info',
+      ];
+      if (definitionsFile) lines.push(`load_definitions = ${definitionsFile}`, 'mqtt.allow_anonymous = false');
+      else lines.push('mqtt.allow_anonymous = true', 'mqtt.default_user = guest', 'mqtt.default_pass = guest');
+      writeFileSync(path.join(nodeDir, 'rabbitmq.conf'), `${lines.join('\n')}\n`);
+      const name = `hearth${tag}n${i}@localhost`;
+      setups.push({
+        name,
+        mqttPort,
+        env: {
+          ...process.env,
+          HOME: home,
+          ERL_EPMD_PORT: String(epmdPort),
+          RABBITMQ_NODENAME: name,
+          RABBITMQ_NODE_IP_ADDRESS: HOST,
+          RABBITMQ_NODE_PORT: String(amqpPort),
+          RABBITMQ_DIST_PORT: String(distPort),
+          // rabbitmqctl's own distribution port: one we picked, not dist+10000 (which may be taken).
+          RABBITMQ_CTL_DIST_PORT_MIN: String(ctlPort),
+          RABBITMQ_CTL_DIST_PORT_MAX: String(ctlPort),
+          RABBITMQ_MNESIA_BASE: path.join(nodeDir, 'mnesia'),
+          RABBITMQ_LOG_BASE: path.join(nodeDir, 'log'),
+          RABBITMQ_CONFIG_FILE: path.join(nodeDir, 'rabbitmq'),
+          RABBITMQ_ENABLED_PLUGINS_FILE: path.join(dir, 'enabled_plugins'),
+          RABBITMQ_FEATURE_FLAGS_FILE: path.join(nodeDir, 'feature_flags'),
+          RABBITMQ_PID_FILE: path.join(nodeDir, 'rabbitmq.pid'),
+          RABBITMQ_LOGS: '-',
+        },
+      });
+    }
   };
   const probeAuth = opts.users?.[0] ? { username: opts.users[0].username, password: opts.users[0].password } : {};
 
   let epmd: BrokerProcess | undefined;
-  let node: BrokerProcess | undefined;
+  const procs: Array<BrokerProcess | undefined> = Array.from({ length: count }, () => undefined);
   let stopped = false;
   const startEpmd = async () => {
-    epmd = spawnBroker('epmd', epmdBin, ['-port', String(epmdPort)], { cwd: dir, env });
+    epmd = spawnBroker('epmd', epmdBin, ['-port', String(epmdPort)], { cwd: dir, env: setups[0]!.env });
     const deadline = Date.now() + 5000;
     while (!(await tryConnect(epmdPort))) {
       if (!epmd.alive() || Date.now() > deadline) throw new Error(`epmd did not listen on ${HOST}:${epmdPort}:\n${epmd.log()}`);
       await sleep(50);
     }
   };
-  const startNode = async () => {
-    node = spawnBroker('rabbitmq-server', script, [], { cwd: dir, env });
-    await waitAccepting(`rabbitmq-server ${nodeName}`, [node], [mqttPort], START_TIMEOUT_MS, probeAuth);
+  const startNode = async (i: number) => {
+    const node = spawnBroker(`rabbitmq-server ${setups[i]!.name}`, script, [], { cwd: dir, env: setups[i]!.env });
+    procs[i] = node;
+    await waitAccepting(`rabbitmq-server ${setups[i]!.name}`, [node], [setups[i]!.mqttPort], START_TIMEOUT_MS, probeAuth);
+  };
+  /** rabbitmqctl against node i, bounded; resolves with what it printed, throws with it. */
+  const rabbitmqctl = (i: number, args: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      execFile(ctl!, ['-n', setups[i]!.name, ...args], { env: setups[i]!.env, timeout: CTL_TIMEOUT_MS }, (err, stdout, stderr) =>
+        err ? reject(new Error(`rabbitmqctl -n ${setups[i]!.name} ${args.join(' ')} failed: ${err.message}\n${stdout}${stderr}`)) : resolve(stdout),
+      );
+    });
+  const stopAll = async () => {
+    await Promise.all(procs.map((p) => p?.stop()));
+    await epmd?.kill();
   };
   try {
-    await startEpmd();
-    await startNode();
+    await withFreshPorts('rabbitmq-server', async (attempt) => {
+      await configure(attempt);
+      try {
+        await startEpmd();
+        await startNode(0);
+        // Each further node starts on its own, then joins node 0 (its MQTT listener is up again after start_app).
+        for (let i = 1; i < count; i++) {
+          await startNode(i);
+          await rabbitmqctl(i, ['stop_app']);
+          await rabbitmqctl(i, ['join_cluster', setups[0]!.name]);
+          await rabbitmqctl(i, ['start_app']);
+          await waitAccepting(`rabbitmq-server ${setups[i]!.name} (joined)`, [procs[i]!], [setups[i]!.mqttPort], START_TIMEOUT_MS, probeAuth);
+        }
+      } catch (err) {
+        await Promise.all(procs.map((p) => p?.kill()));
+        await epmd?.kill();
+        throw err;
+      }
+    });
   } catch (err) {
-    await node?.kill();
-    await epmd?.kill();
     cleanupDir();
     throw err;
   }
-  const url = `mqtt://${HOST}:${mqttPort}`;
+  const nodes: ClusterNode[] = setups.map((n, i) => ({
+    name: n.name,
+    mqttPort: n.mqttPort,
+    url: `mqtt://${HOST}:${n.mqttPort}`,
+    alive: () => procs[i]?.alive() ?? false,
+  }));
   return {
     kind: 'rabbitmq',
-    url,
-    port: mqttPort,
-    nodes: [{ name: nodeName, mqttPort, url, alive: () => node?.alive() ?? false }],
-    nodeList: () => url,
-    nodeIndexOfPort: (port) => (port === mqttPort ? 0 : -1),
-    logs: () => node?.log().slice(-4000) ?? '',
-    async killNode() {
-      await node?.kill();
+    url: nodes[0]!.url,
+    port: nodes[0]!.mqttPort,
+    nodes,
+    nodeList: (first = 0) => [...nodes.slice(first), ...nodes.slice(0, first)].map((n) => n.url).join(','),
+    nodeIndexOfPort: (port) => nodes.findIndex((n) => n.mqttPort === port),
+    logs: () => procs.map((p, i) => `--- ${setups[i]!.name}\n${p?.log().slice(-4000) ?? '(not started)'}`).join('\n'),
+    async heldForLater() {
+      // Any live node lists every queue of the cluster whose home node is up.
+      const live = procs.findIndex((p) => p?.alive());
+      if (live < 0) return 0;
+      const out = await rabbitmqctl(live, ['list_queues', '--quiet', '--no-table-headers', 'name', 'messages']);
+      return out
+        .split('\n')
+        .map((line) => Number(line.trim().split(/\s+/)[1] ?? 0))
+        .reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
     },
-    async startNode() {
-      if (!node?.alive()) await startNode();
+    async killNode(i = 0) {
+      await procs[i]?.kill();
+    },
+    async startNode(i = 0) {
+      if (!procs[i]?.alive()) await startNode(i);
     },
     async stop() {
       if (stopped) return;
       stopped = true;
-      await node?.stop();
-      await epmd?.kill();
+      await stopAll();
       cleanupDir();
     },
     async restart() {
       if (stopped) throw new Error('rabbitmq already stopped');
-      await node?.stop();
-      await startNode();
+      // The last node to stop is the first to start: node 0 last down, first up.
+      for (let i = count - 1; i >= 0; i--) await procs[i]?.stop();
+      for (let i = 0; i < count; i++) await startNode(i);
     },
   };
 }

@@ -16,14 +16,14 @@ export interface StartedHearth {
   db: string;
 }
 
-/** `hearth start --broker-port <free> --db <dir>/h.db --set http.port=<free> ...args`, run in `dir`. */
-export function useHearthStart(dir: string, args: string[] = []): StartedHearth {
+/** `hearth start --broker-port <free> --db <dir>/h.db --set http.port=<free> ...args`, run in `dir` (with `env` added to the environment). */
+export function useHearthStart(dir: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): StartedHearth {
   let running: StartedHearth | undefined;
   before(async () => {
     const db = join(dir, 'h.db');
     const brokerPort = await freePort();
     const httpPort = await freePort();
-    const bridge = spawnHearth(['start', '--broker-port', String(brokerPort), '--db', db, '--set', `http.port=${httpPort}`, ...args], { cwd: dir });
+    const bridge = spawnHearth(['start', '--broker-port', String(brokerPort), '--db', db, '--set', `http.port=${httpPort}`, ...args], { cwd: dir, env });
     running = { bridge, brokerPort, httpPort, db };
     await bridge.waitForOutput('Press Ctrl+C to stop.', 20_000);
   });

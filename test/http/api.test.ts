@@ -9,6 +9,7 @@ import { OWNER } from '../helpers/home.js';
 import { useHttpHome, OWNER_AND_GUEST } from '../helpers/http-home.js';
 import { useHome } from '../helpers/use-home.js';
 import { type SseEvent, sseReader } from '../helpers/http-client.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe('HTTP API', () => {
   const home = useHttpHome({ tokens: OWNER_AND_GUEST });
@@ -91,6 +92,22 @@ describe('HTTP API', () => {
     assert.ok(lock.updatedAt);
     const camera = r.json.find((e: { id: string }) => e.id === 'front_door.camera');
     assert.equal(camera.frame.contentType, 'image/jpeg');
+  });
+
+  it('answers a call that sent nothing (the device offline) with outcome not_sent, as its audit row says', async () => {
+    await home.sim.stopDevice('living_room_lamp');
+    await waitFor('the lamp offline', () => home.hearth.bridge.cache.get('living_room_lamp.lamp')?.available === false);
+    try {
+      const r = await api('POST', '/api/devices/living_room_lamp.lamp/call', { body: { args: { action: 'turn_on' } } });
+      assert.equal(r.status, 200);
+      const body = r.json as { outcome: string; text: string; auditId: number };
+      assert.equal(body.outcome, 'not_sent', body.text);
+      assert.match(body.text, /offline .*nothing was sent/);
+      assert.equal(home.hearth.audit.get(body.auditId)?.outcome, 'not_sent');
+    } finally {
+      await home.sim.startDevice('living_room_lamp');
+      await waitFor('the lamp back', () => home.hearth.bridge.cache.get('living_room_lamp.lamp')?.available === true);
+    }
   });
 
   it('opens a session and streams a prompt to its end: tool call, confirmed result, audit id; the lamp is on', async () => {

@@ -155,6 +155,52 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
     assert.equal(temperature.entities[0].kind, 'sensor');
   });
 
+  it("get_history's structured content carries the changes its text lists, newest first", async () => {
+    const { client } = await connect('owner');
+    const { tools } = await client.listTools(); // the SDK client checks the result against this schema
+    const validate = new Ajv({ strict: false }).compile(tools.find((t) => t.name === 'get_history')!.outputSchema!);
+    const now = Date.now();
+    const states = ['on', 'off', 'on', 'off'];
+    home.hearth.history.write(states.map((state, i) => ({ entityId: 'living_room_lamp.lamp', ts: now - (40 - i * 10) * 60_000, state })));
+    const result = await call(client, 'get_history', { entity: 'living_room_lamp.lamp', since: '-1h' });
+    assert.ok(!result.isError, textOf(result));
+    assert.match(textOf(result), /: 4 changes, newest first:/);
+    assert.ok(validate(result.structuredContent), JSON.stringify(validate.errors));
+    const s = result.structuredContent as { entity: string; type: string; count: number; changes: Array<{ at: string; value: unknown }> };
+    assert.deepEqual([s.entity, s.type, s.count], ['living_room_lamp.lamp', 'state', 4]);
+    assert.deepEqual(
+      s.changes.map((c) => c.value),
+      [...states].reverse(),
+    );
+    assert.equal(s.changes[0].at, new Date(now - 10 * 60_000).toISOString());
+    const texts = result.content.filter((c) => c.type === 'text').map((c) => (c as { text: string }).text);
+    assert.deepEqual(JSON.parse(texts.at(-1)!), result.structuredContent, 'the extra text block is the same data');
+
+    const numbers = await call(client, 'get_history', { entity: 'living_room_climate.temperature', since: '-1h' });
+    assert.ok(!numbers.isError, textOf(numbers));
+    assert.ok(validate(numbers.structuredContent), JSON.stringify(validate.errors));
+    assert.equal(
+      (numbers.structuredContent as { count: number }).count,
+      /no changes recorded/.test(textOf(numbers)) ? 0 : Number(/: (\d+) readings/.exec(textOf(numbers))?.[1]),
+    );
+  });
+
+  it("control_group's structured content names the audit row of each member it switched", async () => {
+    const { client } = await connect('owner');
+    // The kitchen light and the living-room lamp (a switch): a call on two members writes two audit rows.
+    const result = await call(client, 'control_group', { action: 'turn_on', kind: 'all', entities: ['kitchen_light.light', 'living_room_lamp.lamp'] });
+    assert.ok(!result.isError, textOf(result));
+    const s = result.structuredContent as { outcome: string; auditIds: number[]; members: Array<{ entity: string; outcome: string; auditId: number | null }> };
+    assert.ok(s.members.length >= 2, JSON.stringify(s));
+    assert.equal(s.auditIds.length, s.members.length);
+    for (const m of s.members) {
+      const row = home.hearth.audit.get(m.auditId!);
+      assert.ok(row, `${m.entity} has its audit row`);
+      assert.deepEqual([row.entityId, row.principal, row.outcome], [m.entity, 'http:owner', m.outcome]);
+    }
+    await call(client, 'control_group', { action: 'turn_off', kind: 'all', entities: s.members.map((m) => m.entity) });
+  });
+
   it('a guest gets no structured state of an entity it may not read', async () => {
     const { client } = await connect('guest');
     const result = await call(client, 'get_state', { area: 'Living room' });

@@ -8,7 +8,7 @@
 // test/artifacts/node-red/. Every process is in its own group, stopped at the end.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer } from
 import { signalGroup, spawnInGroup } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { npmInstallFolder } from '../helpers/npm-install.js';
+import { CHROMIUM_ARGS, findChromium } from '../helpers/page-browser.js';
 
 const require = createRequire(import.meta.url);
 const NODE_RED = join(require.resolve('node-red/package.json'), '..', 'red.js');
@@ -334,6 +335,28 @@ describe('example flows against the demo home, deployed through the admin API', 
     assert.equal(r.status, 200, `${r.text}\n${redLog.slice(-2000)}`);
     assert.match(r.json.answer, /lamp/i);
     await waitFor('the lamp reports ON', () => last.get('hearth-demo/living_room_lamp/state') === 'ON', 10_000);
+    // The page as a person uses it, at the address the flow's comment gives (no trailing slash) and with one.
+    const comment = flow.find((n) => n.id === 'hearth.dash.c1')!.name as string;
+    const address = /\/hearth\/dashboard\b/.exec(comment)?.[0];
+    assert.equal(address, '/hearth/dashboard');
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: findChromium(), args: CHROMIUM_ARGS });
+    try {
+      for (const [path, text] of [
+        [address, 'is the living room lamp on?'],
+        [`${address}/`, 'is the kitchen light on?'],
+      ]) {
+        const tab = await browser.newPage();
+        await tab.goto(`http://127.0.0.1:${redPort}${path}`);
+        await tab.fill('#text', text);
+        await tab.press('#text', 'Enter');
+        const answer = await tab.waitForSelector('#log p:nth-child(2)', { timeout: 30_000 });
+        assert.match((await answer.textContent()) ?? '', /^house: .*(lamp|light)/i, `${path}: ${await answer.textContent()}`);
+        await tab.close();
+      }
+    } finally {
+      await browser.close();
+    }
     // One database: the session's call is in the daemon's audit log, as the bridge token's principal.
     const db = new Database(dbPath, { readonly: true });
     try {
@@ -455,6 +478,29 @@ describe('example flows against the demo home, deployed through the admin API', 
     }
   });
 
+  it('every example deploys as it ships (pointed at this daemon) with no warning from its nodes', async () => {
+    const files = readdirSync(join(ROOT, 'examples'));
+    assert.deepEqual(
+      files.filter((f) => !f.endsWith('.json')),
+      [],
+      'Import > Examples lists every folder under examples/: only flows belong there',
+    );
+    for (const file of files) {
+      const flow = localize(example(file));
+      const before = redLog.length;
+      const started = (redLog.match(/Started flows/g) ?? []).length;
+      await deploy(flow);
+      await waitFor(`${file} started`, () => (redLog.match(/Started flows/g) ?? []).length > started, 60_000);
+      for (const bridge of flow.filter((n) => n.type === 'hearth-bridge')) await bridgeConnected(bridge.id);
+      // A node's warning is logged as `[warn] [<type>:<name or id>]`.
+      const warnings = redLog
+        .slice(before)
+        .split('\n')
+        .filter((line) => /\[warn\]/.test(line));
+      assert.deepEqual(warnings, [], `${file} deployed with warnings`);
+    }
+  });
+
   it("the editor: each node's form open, pickers filled from the bridge, photographed into test/artifacts/node-red/", async () => {
     const bridge = localize([JSON.parse(JSON.stringify(example('motion-light.json').find((n) => n.type === 'hearth-bridge')))])[0];
     bridge.id = 'gallery.bridge';
@@ -548,12 +594,12 @@ describe('example flows against the demo home, deployed through the admin API', 
           RED.editor.edit(RED.nodes.node(id));
         }, n.id);
         await page.waitForSelector('.red-ui-tray #dialog-form', { state: 'visible', timeout: 20_000 });
-        // The form is the shared helper's (resources/hearth-editor.js), filled from the node.
+        // The form is the node file's own template, wired by the shared editor script (resources/hearth-editor.js).
         const form = await page.evaluate((type) => {
           const w = window as any;
           return {
-            helper: typeof w.hearthEditor?.register,
-            built: !!document.querySelector(`script[data-template-name="${type}"][data-hearth-form]`),
+            helper: typeof w.hearthEditor?.prepare,
+            built: !!document.querySelector(`script[data-template-name="${type}"]`),
             name: !!document.querySelector('#dialog-form #node-input-name'),
             bridge: (document.querySelector('#dialog-form #node-input-bridge') as HTMLSelectElement | null)?.value ?? null,
           };
@@ -562,6 +608,12 @@ describe('example flows against the demo home, deployed through the admin API', 
         if (n.type === 'hearth-state') assert.equal(await page.inputValue('#node-input-entity'), 'hallway_motion.*');
         if (n.type === 'hearth-current-state') assert.equal(await page.inputValue('#node-input-op'), 'above');
         if (n.type === 'hearth-audit') assert.equal(await page.isChecked('.hearth-check-outcomes[value="denied"]'), true);
+        if (n.type === 'hearth-tool') {
+          // The shared script made the code editor and filled it from the node.
+          await page.waitForFunction(() => /"required"/.test(document.getElementById('node-input-parameters-editor')?.textContent ?? ''), null, {
+            timeout: 20_000,
+          });
+        }
         if (n.type === 'hearth-device') {
           // The tool's argument schema, from the bridge's catalog.
           await page.waitForFunction(() => /"action"/.test(document.getElementById('hearth-device-schema')?.textContent ?? ''), null, { timeout: 20_000 });

@@ -172,17 +172,19 @@ describe('Node-RED integration', () => {
     ]);
     for (const s of sets) assert.equal(s.err, undefined, `${s.types.join(',')}: ${s.err}`);
     // The editor gets each node's form, its help (from locales/en-US) and its message catalog. Every node's
-    // file loads the one shared form helper (this package's resources/, served by Node-RED) before it registers.
+    // file has its form as a static template and registers itself (what the palette manager and the flow
+    // library's scorecard read), after loading the one shared editor script (this package's resources/).
     const html = await http('GET', '/nodes', undefined, { accept: 'text/html' });
     const nodeSets = html.text.split(/(?=<!-- --- \[red-module:)/).filter((set) => set.includes(`[red-module:${PACKAGE}/`));
     assert.equal(nodeSets.length, 8, 'one node set a nodes/*.html file');
     for (const t of types) {
-      const set = nodeSets.find((x) => x.includes(`hearthEditor.register('${t}'`));
-      assert.ok(set, `${t} registers its form with the shared helper`);
+      const set = nodeSets.find((x) => x.includes(`RED.nodes.registerType('${t}'`));
+      assert.ok(set, `${t} registers itself with RED.nodes.registerType`);
+      assert.match(set, new RegExp(`<script type="text/html" data-template-name="${t}">`), `${t} has its form's template`);
       assert.match(
         set,
-        /^[\s\S]*?<script src="resources\/@hearth-bridge\/hearth\/hearth-editor\.js"><\/script>\s*<script type="text\/javascript">/,
-        `${t} loads the helper first`,
+        /^[\s\S]*?<script src="resources\/@hearth-bridge\/hearth\/hearth-editor\.js"><\/script>\s*<script type="text\/html"/,
+        `${t} loads the shared editor script first`,
       );
       assert.match(html.text, new RegExp(`data-help-name="${t}"`), `${t} help`);
     }
@@ -195,6 +197,13 @@ describe('Node-RED integration', () => {
     assert.equal(catalogs.status, 200, catalogs.text);
     assert.equal(catalogs.json[`${PACKAGE}/hearth-session`]['hearth-session'].status.thinking, 'thinking');
     assert.equal(catalogs.json[`${PACKAGE}/hearth-bridge`]['hearth-bridge'].label.broker, 'Broker URL');
+    // Import > Examples lists the package's flows, and nothing else (no empty folders).
+    const listed = await http('GET', `/library/examples/flows/${PACKAGE}`, undefined, { accept: 'application/json' });
+    assert.equal(listed.status, 200, listed.text);
+    assert.deepEqual(
+      listed.json,
+      ['chat-dashboard', 'flow-tool', 'hearth-chat', 'late-door-unlock', 'motion-light'].map((fn) => ({ fn })),
+    );
     // The example flow is offered under Import > Examples.
     const examples = await http('GET', `/library/examples/flows/${PACKAGE}/hearth-chat`, undefined, { accept: 'application/json' });
     assert.equal(examples.status, 200, examples.text);

@@ -31,7 +31,11 @@ describe('security: a turn has a bound on actions', () => {
     const sentBefore = home.commands().length;
 
     const client = chatClient(home.server.url, home.secret('owner'));
-    const answer = await client.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'play with the living room lamp' }] });
+    // A thousand audited refusals (one durable row each) take a while on a busy machine: wait for them, bounded.
+    const answer = await client.chat.completions.create(
+      { model: 'hearth', messages: [{ role: 'user', content: 'play with the living room lamp' }] },
+      { timeout: 180_000 },
+    );
 
     const text = answer.choices[0].message.content ?? '';
     assert.match(text, /^Done, I switched the lamp\. I stopped there: one request may make at most 25 actions, so 975 more were not done\.$/);

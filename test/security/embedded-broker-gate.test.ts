@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import mqtt, { type MqttClient } from 'mqtt';
 import { Bridge } from '../../src/bridge.js';
 import { loadConfig } from '../../src/config/load.js';
+import { publishKept, tryConnect } from '../helpers/broker-clients.js';
 import { freePort } from '../helpers/brokers.js';
 import { runHearth, type Spawned, startHearthDaemon } from '../helpers/cli.js';
 import { logSink } from '../helpers/log-sink.js';
@@ -19,26 +20,6 @@ import { waitFor } from '../helpers/wait.js';
 
 const LOCK_SET = 'hearth-demo/front_door/lock/set';
 const LOCK_STATE = 'hearth-demo/front_door/lock';
-
-/** Connects and resolves with the CONNACK's refusal, if any. */
-async function tryConnect(url: string, options: mqtt.IClientOptions): Promise<{ client?: MqttClient; refused?: string }> {
-  try {
-    const client = await mqtt.connectAsync(url, { protocolVersion: 4, reconnectPeriod: 0, connectTimeout: 10_000, ...options });
-    return { client };
-  } catch (err) {
-    return { refused: (err as Error).message };
-  }
-}
-
-/** Publishes at QoS 1 and says whether the broker kept the connection (it closes it on a refused publish). */
-async function publishKept(client: MqttClient, topic: string, payload: string): Promise<boolean> {
-  const closed = new Promise<'closed'>((ok) => client.once('close', () => ok('closed')));
-  const acked = client.publishAsync(topic, payload, { qos: 1 }).then(
-    () => 'acked' as const,
-    () => 'closed' as const,
-  );
-  return (await Promise.race([acked, closed])) === 'acked';
-}
 
 describe('security: the embedded broker lets only Hearth command a device', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-broker-gate-'));

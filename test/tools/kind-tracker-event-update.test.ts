@@ -88,6 +88,10 @@ describe('device tracker, event and update kinds', () => {
       JSON.stringify({ state: 'ON', update: { state: 'available', installed_version: 16777287, latest_version: 16777303 } }),
     );
     await waitFor('the versions', () => value('bulb') === 16777287);
+    // Its discovery says entity_category config: agents are not shown it until a person exposes it.
+    assert.equal(home.entity('bulb').exposed, false);
+    assert.doesNotMatch(await read('bulb'), /installed version/);
+    home.hearth.home.exposeEntity(home.entity('bulb').id, true);
     const text = await read('bulb');
     assert.match(text, /installed version 16777287, latest version 16777303/);
     assert.equal(home.entity('bulb').commandTopic, undefined);

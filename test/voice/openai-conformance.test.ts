@@ -1,9 +1,12 @@
 // The OpenAI-compatible endpoint as the `openai` npm client expects it, with
 // an LLM behind Hearth (a fake OpenAI server on the wire, so the test decides
 // what the model says and when): a second message while a conversation's turn
-// runs, max_tokens and stop, system_fingerprint, a real `created`, and the
-// Responses API's answer. Real HTTP server, demo home on aedes, SQLite.
+// runs (the client's own retries counted on the wire), max_tokens and stop,
+// system_fingerprint, a real `created`, and the Responses API's answer. Real
+// HTTP server, demo home on aedes, SQLite.
 import assert from 'node:assert/strict';
+import { createServer, request as forward } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { hearthVersion } from '../../src/util/version.js';
@@ -24,7 +27,27 @@ describe('OpenAI-compatible endpoint as the openai client expects it (LLM on the
     client = clientFor();
   });
 
-  it("a second message while the conversation's turn runs is 409; the first caller gets its real outcome", async () => {
+  /** A plain HTTP relay to the Hearth server that counts the requests it carries: what the client really sent. */
+  async function countingRelay(target: string) {
+    const paths: string[] = [];
+    const relay = createServer((req, res) => {
+      paths.push(`${req.method} ${req.url}`);
+      const out = forward(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      out.on('error', () => res.destroy());
+      req.pipe(out);
+    });
+    await new Promise<void>((ok) => relay.listen(0, '127.0.0.1', ok));
+    return {
+      url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
+      paths,
+      close: () => new Promise<void>((ok) => relay.close(() => ok())),
+    };
+  }
+
+  it("a second message while the conversation's turn runs is 409, which the openai client (retries on) sends once; the first caller gets its real outcome", async () => {
     const want = lamp() === 'on' ? 'off' : 'on';
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -40,11 +63,24 @@ describe('OpenAI-compatible endpoint as the openai client expects it (LLM on the
     const asking = keyed.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: `turn ${want} the living room lamp` }] });
     await model.waitForRequests(first + 1);
 
-    await assert.rejects(keyed.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'and the kitchen light' }] }), (err: any) => {
-      assert.ok(err instanceof OpenAI.ConflictError, String(err));
-      assert.equal(err.code, 'conversation_busy');
-      return true;
-    });
+    // The client as apps make it: its default retries on (it retries a 409 unless told not to).
+    const relay = await countingRelay(home.server.url);
+    try {
+      const retrying = new OpenAI({ apiKey: home.secret('tablet'), baseURL: `${relay.url}/v1`, defaultHeaders: { 'x-hearth-conversation': 'busy-chat' } });
+      assert.equal(retrying.maxRetries, 2);
+      await assert.rejects(
+        retrying.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: 'and the kitchen light' }] }),
+        (err: any) => {
+          assert.ok(err instanceof OpenAI.ConflictError, String(err));
+          assert.equal(err.code, 'conversation_busy');
+          assert.equal(err.headers.get('x-should-retry'), 'false');
+          return true;
+        },
+      );
+      assert.deepEqual(relay.paths, ['POST /v1/chat/completions'], 'sent once, not retried');
+    } finally {
+      await relay.close();
+    }
 
     release();
     const answer = await asking;
@@ -54,6 +90,35 @@ describe('OpenAI-compatible endpoint as the openai client expects it (LLM on the
     assert.equal(ext.stop_reason, 'completed');
     await waitFor(`the lamp is ${want}`, () => lamp() === want);
     assert.equal(home.hearth.audit.get(ext.audit_ids[0])?.outcome, 'confirmed');
+  });
+
+  it('a turn that failed after it switched something is a 502 the openai client (retries on) does not send again: one switch, one audit row', async () => {
+    const want = lamp() === 'on' ? 'off' : 'on';
+    // The model asks for the lamp, then fails on the next round (a 400 its provider does not retry).
+    model.setScript([
+      toolCallChunks([{ name: 'host__living_room_lamp', arguments: { action: `turn_${want}` } }]),
+      { status: 400, body: { error: { message: 'context length exceeded', type: 'invalid_request_error' } } },
+    ]);
+    const rows = () => home.hearth.audit.list({ entityId: 'living_room_lamp.lamp', limit: 10_000 }).length;
+    const before = rows();
+    const relay = await countingRelay(home.server.url);
+    try {
+      const retrying = new OpenAI({ apiKey: home.secret('tablet'), baseURL: `${relay.url}/v1` });
+      await assert.rejects(
+        retrying.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: `turn ${want} the living room lamp` }] }),
+        (err: any) => {
+          assert.equal(err.status, 502, String(err));
+          assert.equal(err.code, 'turn_failed');
+          assert.equal(err.headers.get('x-should-retry'), 'false');
+          return true;
+        },
+      );
+      assert.deepEqual(relay.paths, ['POST /v1/chat/completions'], 'sent once, not retried');
+    } finally {
+      await relay.close();
+    }
+    await waitFor(`the lamp is ${want}`, () => lamp() === want);
+    assert.equal(rows(), before + 1, 'the lamp was commanded once');
   });
 
   it("a model's own words about a held call give way to one sentence for a person; the details stay in `hearth`", async () => {

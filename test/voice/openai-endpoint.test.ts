@@ -206,6 +206,42 @@ describe('OpenAI-compatible endpoint (openai npm client, demo home, offline mode
     await expectError({ model: 'hearth', stream: 'yes', messages: [{ role: 'user', content: 'hi' }] }, 400, 'stream', /true or false/);
     await expectError({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, 404, 'model', /Hearth serves one model/);
     await expectError({ model: 'hearth', n: 3, messages: [{ role: 'user', content: 'hi' }] }, 400, 'n', /n must be 1/);
+    // An option whose value asks for what Hearth cannot give is refused by name, never ignored.
+    const hi = [{ role: 'user', content: 'is the living room lamp on?' }];
+    await expectError({ model: 'hearth', response_format: { type: 'json_object' }, messages: hi }, 400, 'response_format', /cannot promise JSON/);
+    await expectError(
+      { model: 'hearth', response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } }, messages: hi },
+      400,
+      'response_format',
+      /cannot promise JSON/,
+    );
+    await expectError({ model: 'hearth', logprobs: true, messages: hi }, 400, 'logprobs', /no token probabilities/);
+    await expectError({ model: 'hearth', top_logprobs: 3, messages: hi }, 400, 'top_logprobs', /no token probabilities/);
+    await expectError({ model: 'hearth', modalities: ['text', 'audio'], messages: hi }, 400, 'modalities', /text only/);
+    await expectError({ model: 'hearth', audio: { voice: 'alloy', format: 'mp3' }, messages: hi }, 400, 'audio', /text only/);
+    await expectError({ model: 'hearth', tool_choice: 'required', messages: hi }, 400, 'tool_choice', /"auto" or "none"/);
+    await expectError(
+      { model: 'hearth', tool_choice: { type: 'function', function: { name: 'weather' } }, messages: hi },
+      400,
+      'tool_choice',
+      /"auto" or "none"/,
+    );
+    await expectError({ model: 'hearth', function_call: { name: 'weather' }, messages: hi }, 400, 'function_call', /"auto" or "none"/);
+    await expectError({ model: 'hearth', web_search_options: {}, messages: hi }, 400, 'web_search_options', /does not search the web/);
+    // The values that ask for nothing more than a plain answer go through, as do the ignored options.
+    const plain = await client.chat.completions.create({
+      model: 'hearth',
+      messages: hi as never,
+      response_format: { type: 'text' },
+      logprobs: false,
+      modalities: ['text'],
+      tool_choice: 'none',
+      temperature: 0.2,
+      top_p: 0.9,
+      seed: 7,
+      tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: {} } } }],
+    });
+    assert.match(plain.choices[0].message.content ?? '', /lamp/);
 
     // A huge body: 413 before any of it is read into a turn.
     const huge = await fetch(`${home.server.url}/v1/chat/completions`, {

@@ -26,6 +26,7 @@ import {
   type Engine,
   type EngineLimits,
   type PermissionDecision,
+  type RefuseCall,
   type ReopenOptions,
   type SessionInfo,
   type SessionOptions,
@@ -53,6 +54,8 @@ export interface JanEngineOptions {
   closeTimeoutMs?: number;
   /** Actions one turn may make (agent.max_actions_per_turn; turn-actuations.ts). */
   maxActionsPerTurn?: number;
+  /** Host tool calls refused before their handler (a tool the session was not given) are recorded here, as at every door. */
+  refuse?: RefuseCall;
 }
 
 export interface JanSessionOptions extends SessionOptions {
@@ -222,6 +225,10 @@ export class JanEngine implements Engine {
   serverInfo: { name?: string; version?: string; [k: string]: unknown } = {};
   capabilities: Record<string, unknown> = {};
   limits: EngineLimits = defaultLimits();
+  /** See JanEngineOptions.refuse. */
+  get refuse(): RefuseCall | undefined {
+    return this.o.refuse;
+  }
   /** The runtime's line limit; longer messages are not sent. */
   maxLineBytes = MAX_LINE_BYTES;
   maxEchoBytes = 4096;
@@ -765,7 +772,10 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
     let answer: ToolRespondParams;
     const over = tool && tool.capability !== 'read' ? turn.actuations.take() : undefined;
     if (!tool) {
-      answer = { content: `unknown tool ${JSON.stringify(String(event.tool_name).slice(0, 80))}: this client declared no such tool`, isError: true };
+      const text = `unknown tool ${JSON.stringify(String(event.tool_name).slice(0, 80))}: this client declared no such tool`;
+      // Audited as at every door (ToolSet.refuse): a tool this session was not given may still be an actuator's name.
+      this.engine.refuse?.(String(event.tool_name), event.args, this.principal, { requestId, runId: event.run_id ?? null, session: this.id }, text);
+      answer = { content: text, isError: true };
     } else if (over) {
       // Past the turn's bound: refused (and recorded by a tool that audits), nothing sent; the turn says so once.
       const notice = turn.actuations.noticeOnFirstRefusal();

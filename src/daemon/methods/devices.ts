@@ -6,8 +6,13 @@ import type { DeviceJson, SourcesAnswer } from '../schema.js';
 export function devices(bridge: Bridge, now = Date.now()): DeviceJson[] {
   return bridge.registry.devices().map((d) => ({
     id: d.id,
+    identity: d.identity ?? d.id,
     name: d.name,
     area: d.area ?? null,
+    floor: d.floor ?? null,
+    areaFrom: d.areaFrom ?? null,
+    suggestedArea: d.suggestedArea ?? null,
+    aliases: d.aliases ?? [],
     manufacturer: d.manufacturer ?? null,
     model: d.model ?? null,
     source: d.source,

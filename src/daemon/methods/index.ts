@@ -9,12 +9,25 @@ import { callerPrincipal } from '../caller.js';
 import type { ControlMethod, ControlStream } from '../control-server.js';
 import { homeOf } from '../home.js';
 import { PROTOCOL_VERSION } from '../protocol.js';
-import type { AddRuleParams, Answers, CallParams, ChatParams, MethodName, PolicyTestParams, TailParams } from '../schema.js';
+import type {
+  AddRuleParams,
+  Answers,
+  CallParams,
+  ChatParams,
+  HomeAreaParams,
+  HomeDeviceParams,
+  HomeEntityParams,
+  HomeFloorParams,
+  MethodName,
+  PolicyTestParams,
+  TailParams,
+} from '../schema.js';
 import { approvals, decide } from './approvals.js';
 import { auditTail } from './audit.js';
 import { call } from './call.js';
 import { openChat } from './chat.js';
 import { devices, sources } from './devices.js';
+import { homeArea, homeDevice, homeDevices, homeAreas, homeEntity, homeExport, homeFloor, homeFloors, homeImport } from './home.js';
 import { forgetMemory, listMemory } from './memory.js';
 import { addRule, listRules, removeRule, roles, testPolicy } from './policy.js';
 import { createToken, listTokens, revokeToken } from './tokens.js';
@@ -54,6 +67,15 @@ export function controlMethods(hearth: Hearth, info: { version: string }): Recor
     'policy.remove': (p) => removeRule(hearth, p as { id: number }),
     'policy.roles': (p) => roles(hearth, p),
     'policy.test': (p) => testPolicy(hearth, p as unknown as PolicyTestParams),
+    'home.devices': () => homeDevices(hearth),
+    'home.areas': () => homeAreas(hearth),
+    'home.floors': () => homeFloors(hearth),
+    'home.device': (p) => homeDevice(hearth.home, p as unknown as HomeDeviceParams),
+    'home.entity': (p) => homeEntity(hearth.home, p as unknown as HomeEntityParams),
+    'home.area': (p) => homeArea(hearth.home, p as unknown as HomeAreaParams),
+    'home.floor': (p) => homeFloor(hearth.home, p as unknown as HomeFloorParams),
+    'home.export': () => homeExport(hearth),
+    'home.import': (p) => homeImport(hearth, p as { text: string }),
   };
   return methods;
 }

@@ -97,6 +97,13 @@ export function renderDevices() {
 }
 
 function availability(e) {
+  if (e.notAnswering) {
+    const why =
+      e.notAnswering.cause === 'nothing'
+        ? 'it left a command unanswered and has sent nothing since'
+        : 'it has answered no command since the broker failed over';
+    return h('span', { class: 'avail off', title: `not answering since ${e.notAnswering.since}: ${why}` }, 'not answering');
+  }
   if (e.available === true) return h('span', { class: 'avail on', title: 'available' }, 'online');
   if (e.available === false) return h('span', { class: 'avail off', title: 'unavailable' }, 'offline');
   return h('span', { class: 'avail unknown', title: 'availability not reported yet' }, 'unknown');

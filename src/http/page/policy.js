@@ -1,5 +1,6 @@
 // The Policy view: the rules in order, adding, moving and removing one, and
 // testing what a call would meet.
+import { loadApps } from './apps.js';
 import { ensureSession } from './chat.js';
 import { loadControls } from './controls.js';
 import { renderDevices } from './devices.js';
@@ -25,6 +26,7 @@ export function setupPolicy() {
 const EFFECT_RANK = { deny: 0, confirm: 1, allow: 2 };
 
 export async function loadPolicy() {
+  void loadApps();
   if (state.policyLoaded) return;
   const form = $('#policy-test');
   if (!form.elements.principal.value && state.principal) form.elements.principal.value = state.principal;

@@ -155,6 +155,10 @@ export interface AnswerContext {
   ask?: 'which' | 'count' | 'any' | 'all' | HistoryAsk;
   /** The entities the question was about (a whole-area read may return more). */
   subjects?: string[];
+  /** The kind a question asked about ("what lights are on?"), to say "No lights are on." */
+  kind?: string;
+  /** A relative change ("dim it a bit", "turn the heating up"): which way, so the answer says it. */
+  change?: 'up' | 'down';
   /** What the model says in this language. */
   responses: Responses;
 }
@@ -322,27 +326,60 @@ function clean(value: string): string {
   return spoken(unquote(value), 80).replace(/\.$/, '');
 }
 
-function doneSentence(action: string | undefined, args: Record<string, unknown>, line: StateLine | undefined, e: Entity | undefined, r: Responses): string {
+/** The white a light reports, in words: "warm white (about 2700 K)"; undefined when its line has none. */
+function whiteOf(line: StateLine, r: Responses): string | undefined {
+  for (const p of line.parts) {
+    const m = /^colour temperature about (\d+) K \(([^()]+)\)/.exec(p);
+    if (m) return r.say('white_about', { white: clean(m[2]), kelvin: m[1] });
+  }
+  return undefined;
+}
+
+function doneSentence(
+  action: string | undefined,
+  args: Record<string, unknown>,
+  line: StateLine | undefined,
+  e: Entity | undefined,
+  r: Responses,
+  change?: 'up' | 'down',
+): string {
   if (!line || line.noState) return r.say('done_action', { action: actionPhrase(action, args, e, r.say('the_device'), r) });
   const name = e ? theName(r, e) : theName(r, { name: line.name, id: line.id });
   const main = clean(line.parts[0] ?? '');
   switch (action) {
     case 'turn_on': {
-      const color = args.color !== undefined ? line.parts.map((p) => /^colour about ([a-z]+(?: [a-z]+)*)/.exec(p)?.[1]).find(Boolean) : undefined;
-      if (color) return r.say('done_state', { name, state: color });
       const b = attribute(line.parts, 'brightness')?.match(/(-?[\d.]+) of ([\d.]+)\)?$/);
       const pct = b ? percentOf(Number(b[1]), e, Number(b[2])) : undefined;
+      // Every property the call changed is said: the colour or the white, and the brightness beside it.
+      const color = args.color !== undefined ? line.parts.map((p) => /^colour about ([a-z]+(?: [a-z]+)*)/.exec(p)?.[1]).find(Boolean) : undefined;
+      const white = args.color_temp !== undefined ? (whiteOf(line, r) ?? `${args.color_temp} K`) : undefined;
+      // "Dimmed the kitchen light to 40%", "made the lamp warmer": a step says which way it went, and where to.
+      if (change && white && args.brightness === undefined) return r.say(change === 'down' ? 'done_warmer' : 'done_cooler', { name, value: white });
+      if (change && pct !== undefined && args.brightness !== undefined)
+        return r.say(change === 'down' ? 'done_dimmed' : 'done_brightened', { name, value: `${pct}%` });
+      const shade = color ?? white;
+      if (shade && pct !== undefined && args.brightness !== undefined) return r.say('done_state_at', { name, state: shade, value: `${pct}%` });
+      if (shade) return r.say('done_state', { name, state: shade });
       if (pct !== undefined && args.brightness !== undefined) return r.say('done_at', { name, value: `${pct}%` });
       if (pct !== undefined && main === 'on') return r.say('done_on_at', { name, value: `${pct}%` });
       return r.say('done_state', { name, state: main });
     }
+    case 'set_percentage': {
+      const speed = attribute(line.parts, 'speed') ?? attribute(line.parts, 'percentage');
+      if (change && speed) return r.say(change === 'down' ? 'done_lowered' : 'done_raised', { name, value: clean(speed) });
+      const s = stateSentence(line, e, r);
+      return r.say('done_read', { sentence: `${s[0].toLowerCase()}${s.slice(1)}` });
+    }
     case 'set_position': {
       const pos = attribute(line.parts, 'position');
+      if (pos && change) return r.say(change === 'down' ? 'done_lowered' : 'done_raised', { name, value: clean(pos) });
       return pos ? r.say('done_at', { name, value: clean(pos) }) : r.say('done_state', { name, state: main });
     }
     case 'set_temperature': {
       const target = attribute(line.parts, 'target temperature');
-      return r.say('done_set_to', { name, value: target ? clean(target) : `${args.temperature}${unitOf(e)}` });
+      const value = target ? clean(target) : `${args.temperature}${unitOf(e)}`;
+      if (change) return r.say(change === 'down' ? 'done_lowered' : 'done_raised', { name, value });
+      return r.say('done_set_to', { name, value });
     }
     case 'set_mode': {
       const mode = attribute(line.parts, 'mode') ?? String(args.mode ?? '');
@@ -450,7 +487,7 @@ export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
   switch (outcome) {
     case 'confirmed':
       if (/^pressed\b/.test(rest)) return r.say('done_pressed', { name });
-      return doneSentence(action, call.args, parseStateLine(rest), entity, r);
+      return doneSentence(action, call.args, parseStateLine(rest), entity, r, ctx.change);
     case 'unconfirmed':
       return r.say('unconfirmed', { name });
     case 'needs_approval':
@@ -521,7 +558,12 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
     const list = others.length > 8 ? [...others.slice(0, 8), r.say('n_more', { count: others.length - 8 })] : others;
     return r.say('summary_all_no', { count: others.length, checked: seen.size, state, names: r.list(list, 'and'), note });
   }
-  if (!names.length) return r.say(ctx.ask === 'any' ? 'summary_none_any' : 'summary_none', { count: seen.size, state, note });
+  if (!names.length) {
+    const kinds = ctx.kind && r.has(`kinds_${ctx.kind}`) ? r.say(`kinds_${ctx.kind}`) : undefined;
+    if (kinds && (ctx.ask === 'which' || ctx.ask === 'any'))
+      return r.say(ctx.ask === 'any' ? 'summary_none_any_kind' : 'summary_none_kind', { kind: kinds, state, note });
+    return r.say(ctx.ask === 'any' ? 'summary_none_any' : 'summary_none', { count: seen.size, state, note });
+  }
   const slots = { count: names.length, checked: seen.size, state, names: r.list(shown, 'and'), note };
   if (ctx.ask === 'count') return r.say('summary_count', slots);
   if (ctx.ask === 'any') return r.say('summary_any', slots);

@@ -150,6 +150,11 @@ export function interpret(text: string, home: Home): Interpretation {
     const both = splitCommands(tokens, home);
     if (both) return { ...both, question };
   }
+  // "The lamp is too bright, turn it off": a complaint about a device, then a command on "it".
+  if (!question) {
+    const complaint = afterComplaint(tokens, home);
+    if (complaint) return { ...complaint, question };
+  }
   // Nothing done: a word that is no word of the sentences may be a misheard or mistyped name.
   const corrected = correctNames(tokens, v);
   if (corrected) {
@@ -164,6 +169,53 @@ export function interpret(text: string, home: Home): Interpretation {
     return { ...first, question, reply: { ...first.reply, closest: closestEntities(first.reply.what, v) } };
   }
   return { ...first, question };
+}
+
+/** How far into a sentence a complaint's device may start, and how many words it may say about it. */
+const COMPLAINT_START = 3;
+const COMPLAINT_WORDS = 6;
+
+/**
+ * A remark naming a device, then a command on "it" ("the lamp is too bright, turn it off"): the command, with
+ * "it" the device the remark named. Only when the sentence says "it" after the name, and only as the whole rest.
+ */
+function afterComplaint(tokens: Token[], home: Home): Interpretation | undefined {
+  const v = home.vocabulary;
+  const refs = v.lang.list('reference');
+  if (!refs || tokens.length > MAX_TOKENS) return undefined;
+  const kinds = v.lang.list('kind');
+  for (let p = 0; p < Math.min(COMPLAINT_START, tokens.length); p++) {
+    // A device by its name ("the bedroom lamp"), or by its kind in the speaker's room ("the lamp").
+    const said: Array<{ end: number; captures: Captures }> = [
+      ...v.names.match(tokens, p).map((hit) => ({ end: hit.end, captures: { names: [hit], other: {} } })),
+      ...(kinds?.match(tokens, p) ?? []).map((hit) => ({
+        end: hit.end,
+        captures: { names: [], kind: { ...hit, value: kindClass(String(hit.value)) }, other: {} },
+      })),
+    ];
+    for (const { end, captures } of said) {
+      const t = resolveTarget(captures, v, 'command', home.context);
+      if (isReply(t) || t.implicit || !t.entities.length) continue;
+      let entities = t.entities;
+      // "The lamp": of the lights, those called lamps.
+      const words = captures.kind?.said.split(' ') ?? [];
+      const carried = entities.filter((e) => words.length && words.every((w) => v.classEntity.get(e.id)?.words.has(w)));
+      if (carried.length) entities = carried;
+      const last = Math.min(tokens.length - 1, end + COMPLAINT_WORDS);
+      if (!tokens.slice(end + 1).some((_, i) => refs.match(tokens, end + 1 + i).length)) continue;
+      // "The lamp" of several, with no room to narrow it: which one, as a command on it would ask.
+      const several = entities.length > 1 && !t.plural && !(t.area && entities.every((e) => ROOM_KINDS.has(e.kind)));
+      if (several) return { calls: [], entities: [], reply: { type: 'ambiguous', candidates: entities, rank: 3 } };
+      for (let i = end + 1; i <= last; i++) {
+        // A command before it is no complaint ("turn on the lamp, make it blue" is two commands).
+        if (interpretTokens(tokens.slice(0, i), home, false).calls.length) break;
+        const previous: PreviousTurn = { intent: 'HassGetState', captures, entities };
+        const rest = interpretTokens(tokens.slice(i), { ...home, context: { ...home.context, previous } }, false);
+        if (rest.calls.length && rest.entities.every((e) => entities.includes(e))) return rest;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** How many commands one sentence may join ("turn on the lamp, then lock the door and close the blinds"). */
@@ -359,6 +411,11 @@ function percentStep(e: Entity, percent: number, action: 'set_position' | 'set_p
   return { action, extra: { [range]: scaleToRange(percent, e.ranges[range] ?? { min: 0, max: 100 }) } };
 }
 
+/** A bare number no thermostat is set to but a white is ("set the temperature to 2700"): a colour temperature. */
+function kelvinLike(n: NumberValue): boolean {
+  return !n.unit && n.value >= 1000 && n.value <= 12000;
+}
+
 /** Kelvin -> an RGB hex colour (Tanner Helland's fit of the Planckian locus). */
 export function kelvinToHex(kelvin: number): string {
   const t = Math.min(40000, Math.max(1000, kelvin)) / 100;
@@ -396,8 +453,31 @@ function withBrightnessBeside(e: Entity, c: Captures, step: Step | Reply): Step 
   return { action: 'turn_on', extra: { ...step.extra, ...level.extra } };
 }
 
-/** How far "warmer" / "cooler" moves a white light without a number. */
-const KELVIN_STEP = 500;
+/**
+ * How far a relative change goes without a number: a small step ("a bit", "a little"), the usual one and a large
+ * one ("a lot"), as the sentence's `{amount}` says; never to an end of the range in one go.
+ */
+const STEPS = {
+  brightness: [10, 25, 50],
+  speed: [10, 25, 50],
+  temperature: [0.5, 1, 2],
+  kelvin: [250, 500, 1000],
+  position: [10, 25, 50],
+} as const;
+
+/** The least a step down goes to: the small step, or from below it the lowest level (never off, never a jump to the end). */
+function lowestStep(now: number, what: 'brightness' | 'speed'): number {
+  const small = STEPS[what][0];
+  return now > small ? small : 1;
+}
+
+function stepBy(what: keyof typeof STEPS, c: Captures): number {
+  // "by 10 percent", "by two degrees": the number said.
+  if (c.number) return c.number.value;
+  const [small, usual, large] = STEPS[what];
+  const amount = c.other.amount;
+  return amount === 'small' ? small : amount === 'large' ? large : usual;
+}
 
 /** Colour-temperature routing: "warm white", "daylight", "2700 kelvin", "warmer" on a light that takes colour temperature. */
 function colorTempStep(e: Entity, c: Captures, state: EntityState | undefined): Step | Reply | undefined {
@@ -416,7 +496,7 @@ function colorTempStep(e: Entity, c: Captures, state: EntityState | undefined): 
   if (!c.color && !n && c.direction) {
     const now = state?.value === 'on' ? fromDeviceColorTemp(e.colorTemp!, state.attributes.color_temp) : undefined;
     if (now === undefined) return { type: 'unsupported', entity: e, verb: 'change_colour_temp', why: 'colour_temp_unknown', rank: 2 };
-    const to = Math.min(max, Math.max(min, now + (c.direction === 'down' ? -KELVIN_STEP : KELVIN_STEP)));
+    const to = Math.min(max, Math.max(min, now + (c.direction === 'down' ? -1 : 1) * stepBy('kelvin', c)));
     return { action: 'turn_on', extra: { color_temp: to } };
   }
   return undefined;
@@ -441,14 +521,12 @@ const ON_OFF_WORDS: Partial<Record<Entity['kind'], [string, string]>> = {
   water_heater: ['turn_on', 'turn_off'],
 };
 
-/** How far "brighter" / "dimmer" goes without a number. */
-const LIGHT_STEP = 25;
-/** How far "warmer" / "turn up the heating" goes without a number. */
-const CLIMATE_STEP = 1;
-
 /** What to do to one entity for this intent; null when the intent does not apply to its kind. */
 function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home): Step | Reply | null {
   const kinds = INTENT_KINDS[intent] ?? [];
+  // "Open the front door lock": a lock opens by unlocking (and is held as an unlock), in the sentences that say
+  // so (`slots: {lock: unlock}`) and only when the words said name a lock: "open the front door" opens no lock.
+  if (intent === 'HassOpenCover' && e.kind === 'lock' && c.other.lock === 'unlock' && saysKind(c, home.vocabulary, 'lock')) return { action: 'unlock' };
   if (!kinds.includes(e.kind)) {
     // A switch called "lamp" found by the word "light" cannot dim.
     const lightSwitch = e.kind === 'switch' && (t.kind?.id === 'light' || (t.named && !!home.vocabulary.classEntity.get(e.id)?.named.has('light')));
@@ -510,20 +588,25 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
         const now = state?.value === 'off' ? 0 : typeof state?.attributes.percentage === 'number' ? state.attributes.percentage : undefined;
         if (now === undefined)
           return { type: 'unsupported', entity: e, verb: c.direction === 'down' ? 'slow_down' : 'speed_up', why: 'speed_unknown', rank: 2 };
-        const to = Math.min(100, Math.max(0, now + (c.direction === 'down' ? -1 : 1) * (n?.value ?? LIGHT_STEP)));
+        // Slowing down a fan that is off, or to nothing, is not a step: said, or the fan's lowest speed.
+        if (c.direction === 'down' && now === 0) return { type: 'unsupported', entity: e, verb: 'slow_down', why: 'already_off', rank: 2 };
+        const to = Math.min(100, Math.max(c.direction === 'down' ? lowestStep(now, 'speed') : 0, now + (c.direction === 'down' ? -1 : 1) * stepBy('speed', c)));
         return percentStep(e, to, 'set_percentage', 'percentage', 'speed', 'set_speed');
       }
       if (!hasBrightness(e)) return unsupported(c.direction === 'down' ? 'dim' : 'brighten');
       if (n && (n.unit === 'degree' || n.unit === 'kelvin')) return null;
-      const by = n?.value ?? LIGHT_STEP;
+      const by = stepBy('brightness', c);
+      // A step from where the light is now: unknown is not guessed (a guess could dim a light said to be brightened).
       const now = brightnessNow(e, state);
-      const from = now ?? (c.direction === 'down' ? 100 : 0);
-      const to = Math.min(100, Math.max(c.direction === 'down' ? 1 : 0, from + (c.direction === 'down' ? -by : by)));
+      if (now === undefined) return { type: 'unsupported', entity: e, verb: c.direction === 'down' ? 'dim' : 'brighten', why: 'brightness_unknown', rank: 2 };
+      // Dimming a light that is off would turn it on at its dimmest: said instead.
+      if (c.direction === 'down' && now === 0) return { type: 'unsupported', entity: e, verb: 'dim', why: 'already_off', rank: 2 };
+      const to = Math.min(100, Math.max(c.direction === 'down' ? lowestStep(now, 'brightness') : 0, now + (c.direction === 'down' ? -by : by)));
       return brightnessStep(e, to);
     }
     case 'HassSetLevel': {
       if (!n || n.unit === 'kelvin') return null;
-      if (e.kind === 'climate') return n.unit === 'percent' ? null : temperatureStep(e, n.value, n.unit);
+      if (e.kind === 'climate') return n.unit === 'percent' || kelvinLike(n) ? null : temperatureStep(e, n.value, n.unit);
       if (n.unit === 'degree') return null;
       if (e.kind === 'light') return hasBrightness(e) ? brightnessStep(e, n.value) : unsupported('dim');
       if (e.kind === 'cover' || e.kind === 'valve') return percentStep(e, n.value, 'set_position', 'position', 'position', 'move');
@@ -540,7 +623,7 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
         return c.preset ? unsupported('set_to', c.preset) : unsupported('set_to_preset');
       return { action: 'set_preset_mode', extra: { preset_mode: c.preset } };
     case 'HassClimateSetTemperature':
-      if (!n || n.unit === 'percent' || n.unit === 'kelvin') return null;
+      if (!n || n.unit === 'percent' || n.unit === 'kelvin' || kelvinLike(n)) return null;
       return temperatureStep(e, n.value, n.unit);
     case 'HassVacuumReturnToBase':
       return actions.includes('return_to_base') ? { action: 'return_to_base' } : unsupported();
@@ -560,8 +643,7 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
       if (state?.value === 'off') return { type: 'unsupported', entity: e, verb: 'change_temperature', why: 'thermostat_off', rank: 2 };
       const target = state?.attributes.temperature ?? state?.attributes.target_temperature;
       if (typeof target !== 'number') return { type: 'unsupported', entity: e, verb: 'change_temperature', why: 'setting_unknown', rank: 2 };
-      const by = n?.value ?? CLIMATE_STEP;
-      return temperatureStep(e, target + (c.direction === 'down' ? -by : by));
+      return temperatureStep(e, target + (c.direction === 'down' ? -1 : 1) * stepBy('temperature', c));
     }
     case 'HassClimateSetMode': {
       const mode = c.mode;
@@ -625,9 +707,18 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
     if (t.named && t.entities.length === 1) return { type: 'unsupported', entity: t.entities[0], verb: VERB[intent], rank: 1 };
     return { type: 'not_found', what: '', noun: NOUN[intent] ?? 'device', area: t.area, rank: 1 };
   }
-  // Several, said in the singular, or of different kinds for a bare number: ask which.
+  // Several, said in the singular, or of different kinds for a bare number: ask which. A kind word with a place
+  // ("turn on the kitchen light" in a kitchen with two) is all of them, as Assist does, for lights, switches and
+  // fans; a name said, or a lock, door or alarm, still asks.
   const mixed = intent === 'HassSetLevel' && new Set(ok.map((o) => o.e.kind)).size > 1;
-  if (ok.length > 1 && (!t.plural || mixed)) return { type: 'ambiguous', candidates: ok.map((o) => o.e), rank: 3 };
+  const roomKind = !t.named && !!t.kind && !!(t.area || t.floor) && ok.every((o) => ROOM_KINDS.has(o.e.kind));
+  if (roomKind && !t.plural && ok.length > 1 && c.kind) {
+    // Those whose own name carries the word said win ("the office lamp": the desk lamp, not the ceiling light).
+    const words = c.kind.said.split(' ');
+    const carried = ok.filter((o) => words.every((w) => v.classEntity.get(o.e.id)?.words.has(w)));
+    if (carried.length) ok.splice(0, ok.length, ...carried);
+  }
+  if (ok.length > 1 && (!(t.plural || roomKind) || mixed)) return { type: 'ambiguous', candidates: ok.map((o) => o.e), rank: 3 };
   // Several names ("the hall light and the porch light"): each must be one device.
   if (t.perName && t.perName.length > 1) {
     for (const { found, plural } of t.perName) {
@@ -698,9 +789,24 @@ function groupCall(intent: IntentId, ok: Array<{ e: Entity; step: Step }>, t: Ta
   return { tool: tool.name, args };
 }
 
+/** Kinds a singular kind word with a place acts on together ("the kitchen light": every light there). */
+const ROOM_KINDS: ReadonlySet<Entity['kind']> = new Set(['light', 'switch', 'fan']);
+
+/** Do the words said for the target name this kind ("the front door lock" says lock; "the front door" does not)? */
+function saysKind(c: Captures, v: Vocabulary, kind: string): boolean {
+  if (c.kind?.value.id === kind) return true;
+  const words = v.lang.list('kind');
+  if (!words) return false;
+  return c.names.some((n) => {
+    const tokens = v.lang.normalizer.tokenize(n.said);
+    return tokens.some((_, i) => words.match(tokens, i).some((h) => h.value === kind));
+  });
+}
+
 /** "set X to 21" is a climate, light or cover intent once the entity is known. */
 function specificIntent(intent: IntentId, step: Step): IntentId {
   if (intent === 'HassLightStep' && step.action === 'set_percentage') return 'HassFanSetSpeed';
+  if (intent === 'HassOpenCover' && step.action === 'unlock') return 'HassUnlock';
   if (intent !== 'HassSetLevel') return intent;
   if (step.action === 'set_temperature') return 'HassClimateSetTemperature';
   if (step.action === 'set_position') return 'HassSetPosition';

@@ -211,6 +211,8 @@ export class IntentProvider implements Provider {
       asked: understood?.asked,
       ask: understood?.ask,
       subjects: understood?.entities.map((e) => e.id),
+      change: understood?.meant?.captures.direction,
+      kind: understood?.meant?.captures.kind?.value.id,
       responses,
     });
   }

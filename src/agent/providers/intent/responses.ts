@@ -78,6 +78,14 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   done_at: ['name', 'value'],
   done_on_at: ['name', 'value'],
   done_set_to: ['name', 'value'],
+  done_state_at: ['name', 'state', 'value'],
+  white_about: ['white', 'kelvin'],
+  done_dimmed: ['name', 'value'],
+  done_brightened: ['name', 'value'],
+  done_raised: ['name', 'value'],
+  done_lowered: ['name', 'value'],
+  done_warmer: ['name', 'value'],
+  done_cooler: ['name', 'value'],
   done_read: ['sentence'],
   the_device: [],
   // a device's state, read: "The front door lock is locked."
@@ -127,6 +135,8 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   read_none: [],
   // "which lights are on?", "how many ...", "is any ...": `count` picks the variant
   summary_none: ['count', 'state', 'note'],
+  summary_none_kind: ['kind', 'state', 'note'],
+  summary_none_any_kind: ['kind', 'state', 'note'],
   summary_none_any: ['count', 'state', 'note'],
   summary_count: ['count', 'checked', 'state', 'names', 'note'],
   summary_any: ['count', 'state', 'names', 'note'],
@@ -266,7 +276,29 @@ RESPONSE_SLOTS.verb_set_to = ['value'];
 // The kinds of #31 (their words are in sentences/<language>/<kind>.yaml).
 for (const v of ['send_home', 'set_humidity']) RESPONSE_SLOTS[`verb_${v}`] = [];
 for (const form of ['do', 'doing']) for (const a of NEW_KIND_ACTIONS) RESPONSE_SLOTS[`${form}_${a}`] = ['name'];
-for (const w of ['state_unknown', 'speed_unknown', 'setting_unknown', 'colour_temp_unknown', 'thermostat_off']) RESPONSE_SLOTS[`why_${w}`] = [];
+// The plural of each kind a question may ask about ("No lights are on").
+for (const k of [
+  'light',
+  'switch',
+  'fan',
+  'valve',
+  'cover',
+  'blind',
+  'curtain',
+  'shade',
+  'shutter',
+  'door',
+  'garage',
+  'window',
+  'gate',
+  'lock',
+  'climate',
+  'motion',
+  'opening',
+])
+  RESPONSE_SLOTS[`kinds_${k}`] = [];
+for (const w of ['state_unknown', 'speed_unknown', 'setting_unknown', 'colour_temp_unknown', 'brightness_unknown', 'already_off', 'thermostat_off'])
+  RESPONSE_SLOTS[`why_${w}`] = [];
 for (const q of ['brightness', 'temperature', 'value', 'position', 'speed', 'color_temp']) RESPONSE_SLOTS[`quantity_${q}`] = [];
 
 // What a device can do instead, after a refusal: "It can be turned on or turned off."

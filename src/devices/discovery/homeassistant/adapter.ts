@@ -79,6 +79,8 @@ interface Discovered {
   deviceId: string;
   keyHint: string;
   conversion: Conversion;
+  /** `entity_category`: a setting or a diagnostic reading, not shown to agents unless a person exposes it. */
+  category?: 'config' | 'diagnostic';
 }
 
 export interface HomeAssistantEvents {
@@ -479,7 +481,18 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     }
 
     if (previous) this.detach(previous);
-    const record: Discovered = { hash, platform, topic, deviceTopic: via?.deviceTopic, uniqueId, deviceId, keyHint, conversion };
+    const category = validated.entity_category === 'config' || validated.entity_category === 'diagnostic' ? validated.entity_category : undefined;
+    const record: Discovered = {
+      hash,
+      platform,
+      topic,
+      deviceTopic: via?.deviceTopic,
+      uniqueId,
+      deviceId,
+      keyHint,
+      conversion,
+      ...(category ? { category } : {}),
+    };
     this.records.set(hash, record);
     if (uniqueId) this.uniqueIds.set(`${platform} ${uniqueId}`, hash);
     let set = this.byDevice.get(deviceId);
@@ -654,6 +667,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
         aliases: [],
         deviceId,
         ...(info.area ? { area: info.area } : {}),
+        ...(record.category ? { category: record.category } : {}),
       };
       this.entityIdByHash.set(hash, entity.id);
       entities.push(entity);

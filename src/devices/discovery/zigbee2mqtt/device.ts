@@ -43,6 +43,20 @@ export interface ConvertedDevice {
 
 const IEEE_RE = /^0x[0-9a-f]{16}$/;
 
+/**
+ * A friendly name as Zigbee2MQTT's docs suggest writing it, `<area>/<device>` (`Living room/Ceiling light`;
+ * with more levels, the one before the last is the area): the area the source says the device is in, and the
+ * device's name within it. A name without a slash has no area.
+ */
+export function placeOfFriendlyName(whole: string): { area?: string; name: string } {
+  const parts = whole
+    .split('/')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  if (parts.length < 2) return { name: whole };
+  return { area: cleanName(parts[parts.length - 2], 60), name: parts[parts.length - 1] };
+}
+
 export function z2mDeviceId(ieee: string): string | undefined {
   return deviceIdOf(`zigbee2mqtt_${ieee}`);
 }
@@ -84,14 +98,17 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
   const exposes = Array.isArray(raw.definition.exposes) ? raw.definition.exposes : [];
   if (!exposes.length) return skip('no_exposes', 'its definition exposes nothing');
   const deviceId = z2mDeviceId(ieee)!;
-  const name = cleanName(friendly) || ieee;
+  const whole = cleanName(friendly) || ieee;
+  const { area, name } = placeOfFriendlyName(whole);
   const availability = z2mAvailability(baseTopic, options);
   const result = exposesToEntities(exposes, { deviceId, deviceName: name, baseTopic, availability });
   out.skipped.push(...result.skipped);
   out.refresh = result.refresh;
   const ids = new Set(result.entities.map((e) => e.key));
   // Firmware: Zigbee2MQTT reports {"update": {"state", "installed_version", "latest_version"}} in the device's state.
-  if (raw.definition.supports_ota === true && !ids.has('update')) result.entities.push(updateEntity(deviceId, name, baseTopic, availability));
+  if (raw.definition.supports_ota === true && !ids.has('update')) {
+    result.entities.push(updateEntity(deviceId, name, baseTopic, availability));
+  }
   result.entities.push(...sceneEntities(raw, deviceId, name, baseTopic, availability, ids));
   out.baseTopic = baseTopic;
   if (!result.entities.length) {
@@ -103,9 +120,13 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
     });
     return out;
   }
+  // Tools keep the names they were given from the whole friendly name (`living_room_ceiling_light`).
+  if (area) for (const e of result.entities) if (e.name.startsWith(name)) e.toolBase = `${whole}${e.name.slice(name.length)}`;
   out.device = {
     id: deviceId,
+    identity: `zigbee2mqtt:${ieee}`,
     name,
+    ...(area ? { area } : {}),
     manufacturer: raw.definition.vendor ? cleanName(raw.definition.vendor, 100) : undefined,
     model: raw.definition.model ? cleanName(raw.definition.model, 100) : undefined,
     source: 'zigbee2mqtt',

@@ -186,6 +186,8 @@ class Builder {
       ranges: {},
       options: {},
       availability: this.ctx.availability,
+      // A setting or a diagnostic reading of the device: not shown to agents unless a person exposes it.
+      ...(f.category === 'config' || f.category === 'diagnostic' ? { category: f.category } : {}),
       ...fields,
     };
     if (fields.states) entity.states = { ...DEFAULT_STATES[kind], ...fields.states };

@@ -1,11 +1,11 @@
-// The same guarantee as the embedded broker's gate (broker-access.ts), for a broker Hearth does not run:
+// The same guarantee as the embedded broker's gate (src/mqtt/broker-access.ts), for a broker Hearth does not run:
 // a mosquitto acl_file, or the roles of mosquitto's dynamic-security plugin, in which only Hearth's user
 // writes command topics and devices write what Hearth reads of them. Without one, any client on that
 // broker can command a device behind the policy's back.
 import type { HearthConfig } from '../config/schema.js';
-import type { Device } from '../devices/model.js';
-import { commandTopicsOf } from '../devices/commands.js';
-import { readTopicsOf } from '../devices/topic-owners.js';
+import type { Device } from './model.js';
+import { commandTopicsOf } from './commands.js';
+import { readTopicsOf } from './topic-owners.js';
 
 /** What a Homie property announces about itself (Homie 3 to 5). */
 const HOMIE_PROPERTY_ATTRIBUTES = ['$name', '$datatype', '$format', '$settable', '$retained', '$unit', '$target'];

@@ -1,0 +1,87 @@
+// Where a Hearth call's time goes, measured in place (bench/roundtrip.ts for one broker, bench/cluster.ts per
+// cluster): the policy decision and the audit commits timed where they run, and the call's timeline from MQTT.js's
+// own packet events (when the PUBLISH was written, when the echo was parsed). Wraps the methods of one Hearth.
+import type { Hearth } from '../../src/hearth.js';
+import { nowNs } from './harness.js';
+
+export interface CallTiming {
+  /** ms per call of each timed stage. */
+  stages: Record<string, number[]>;
+  /** ms per call of each step of the call's timeline. */
+  timeline: Record<string, number[]>;
+  /** Around each measured call: `start()` just before it, `end()` just after its result. */
+  start(): void;
+  end(): void;
+}
+
+/** `commit` names what the pending row's commit is (the audit durability in words). */
+export function timeCalls(hearth: Hearth, commit: string): CallTiming {
+  const stages: Record<string, number[]> = {
+    'policy.decide()': [],
+    [`audit.beginDurable() (${commit})`]: [],
+    'audit outcomes, after the result (commit to the WAL)': [],
+  };
+  const timeStage = (obj: object, method: string, label: string) => {
+    const target = obj as Record<string, (...a: unknown[]) => unknown>;
+    const fn = target[method]!.bind(obj);
+    target[method] = (...a: unknown[]) => {
+      const s0 = nowNs();
+      const took = () => stages[label]!.push(Number(nowNs() - s0) / 1e6);
+      let out: unknown;
+      try {
+        out = fn(...a);
+      } catch (err) {
+        took();
+        throw err;
+      }
+      if (out instanceof Promise) out.then(took, took);
+      else took();
+      return out;
+    };
+  };
+  // The call's timeline, in place: when the pending row was asked for and granted, when MQTT.js wrote the
+  // PUBLISH and parsed the echo (its own packet events), and when the result came back.
+  const ms = () => Number(nowNs()) / 1e6;
+  const mark = { start: 0, begin: 0, begun: 0, sent: 0, echo: 0 };
+  const timeline: Record<string, number[]> = {
+    'validation, policy, queue': [],
+    'beginDurable()': [],
+    'granted -> PUBLISH written': [],
+    'written -> echo parsed': [],
+    'echo -> result': [],
+  };
+  const audit = hearth.audit as unknown as Record<string, (...a: unknown[]) => Promise<number>>;
+  const begin = audit.beginDurable!.bind(hearth.audit);
+  audit.beginDurable = (...a: unknown[]) => {
+    mark.begin = ms();
+    return begin(...a).then((id) => {
+      mark.begun = ms();
+      return id;
+    });
+  };
+  const client = hearth.bridge.connection.client;
+  client.on('packetsend', (p) => {
+    if (p.cmd === 'publish') mark.sent = ms();
+  });
+  client.on('packetreceive', (p) => {
+    if (p.cmd === 'publish') mark.echo = ms();
+  });
+  timeStage(hearth.policy, 'decide', 'policy.decide()');
+  timeStage(hearth.audit, 'beginDurable', `audit.beginDurable() (${commit})`);
+  timeStage(hearth.audit, 'appendOutcomes', 'audit outcomes, after the result (commit to the WAL)');
+  return {
+    stages,
+    timeline,
+    start() {
+      mark.start = ms();
+    },
+    end() {
+      const end = ms();
+      timeline['validation, policy, queue']!.push(mark.begin - mark.start);
+      timeline['beginDurable()']!.push(mark.begun - mark.begin);
+      timeline['granted -> PUBLISH written']!.push(mark.sent - mark.begun);
+      timeline['written -> echo parsed']!.push(mark.echo - mark.sent);
+      timeline['echo -> result']!.push(end - mark.echo);
+    },
+  };
+}

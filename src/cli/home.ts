@@ -1,0 +1,291 @@
+// The home as people arrange it, from the command line: `hearth devices area|rename|alias|expose ...`,
+// `hearth areas ...`, `hearth floors ...` and `hearth home export|import`. The daemon answers each with data
+// (src/daemon/methods/home.ts); this file turns the answers into text.
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { Answers, MethodName } from '../daemon/schema.js';
+import type { Hearth } from '../hearth.js';
+import type { HomeDeviceJson } from '../devices/home/home-setup.js';
+import { CliFailure } from './failure.js';
+import { table } from './format.js';
+import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import { ask, printJson } from './via-daemon.js';
+
+type Flags = CommonFlags & { json?: boolean };
+
+/**
+ * Ask the daemon, or change the home on a Hearth of the command's own: with `devices`, connected to the broker
+ * (announcing nothing) until the discovered devices have come, so that they can be found by name.
+ */
+async function homeAsk<M extends MethodName>(
+  flags: Flags,
+  method: M,
+  params: Record<string, unknown>,
+  run: (hearth: Hearth, p: Record<string, unknown>) => Answers[M],
+  options: { devices: boolean; typed?: Record<string, string> },
+): Promise<Answers[M]> {
+  return ask(
+    await databasePathOrExit(flags),
+    flags,
+    method,
+    params,
+    async (p) => {
+      const loaded = await configOrExit(flags);
+      const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
+      const { Hearth } = await import('../hearth.js');
+      const hearth = await Hearth.open({ config: loaded.config, log, connect: options.devices, announce: false, connectWaitMs: 5000 });
+      try {
+        if (options.devices && hearth.bridge.connection.connected) await hearth.bridge.settle(3000, { quietMs: 500 });
+        return run(hearth, p);
+      } finally {
+        await hearth.close();
+      }
+    },
+    options.typed ?? {},
+  );
+}
+
+function deviceText(d: HomeDeviceJson): string {
+  const area = d.area ? `${d.area}${d.floor ? ` (${d.floor})` : ''}${d.areaFrom === 'source' ? ', from its source' : ''}` : 'no area';
+  const lines = [`${d.name} (${d.id}): ${area}${d.aliases.length ? `; also called ${d.aliases.join(', ')}` : ''}`];
+  if (!d.area && d.suggestedArea) lines.push(`  its name starts with the area ${d.suggestedArea}: hearth devices area ${d.id} "${d.suggestedArea}"`);
+  for (const e of d.entities)
+    lines.push(
+      `  ${e.id}  ${e.kind}${e.category ? ` (${e.category})` : ''}  ${e.exposed ? 'exposed to agents' : 'not exposed to agents'}${e.area !== d.area ? `  area ${e.area ?? 'none'}` : ''}`,
+    );
+  return `${lines.join('\n')}\n`;
+}
+
+const deviceMethods = async () => import('../daemon/methods/home.js');
+
+/** `hearth devices area|rename|alias|expose`: one device's place, name, aliases and exposure. */
+export function registerDeviceSetters(devices: Command): void {
+  withConfigOptions(devices.command('area'))
+    .description('put a device (all of it) in an area; --none: in no area; --reset: where its source says')
+    .argument('<device>', 'the device: its id, or its name as `hearth devices` shows it (Living room/Ceiling light)')
+    .argument('[area]', 'the area (an area `hearth areas` lists; --create adds a new one)')
+    .option('--create', 'add the area if there is none of that name')
+    .option('--none', 'in no area, whatever its source says')
+    .option('--reset', "back to the area its source says (Zigbee2MQTT's <area>/ prefix, Home Assistant's suggested_area)")
+    .option('--json', 'print the device as JSON')
+    .action(async (device: string, area: string | undefined, flags: Flags & { create?: boolean; none?: boolean; reset?: boolean }) => {
+      if (!area && !flags.none && !flags.reset)
+        throw new CliFailure('give an area, or --none, or --reset (e.g. hearth devices area "Kitchen/Coffee machine" Kitchen)');
+      const params = {
+        device,
+        ...(area ? { area } : {}),
+        ...(flags.create ? { create: true } : {}),
+        ...(flags.none ? { noArea: true } : {}),
+        ...(flags.reset ? { resetArea: true } : {}),
+      };
+      const { homeDevice } = await deviceMethods();
+      const d = await homeAsk(flags, 'home.device', params, (h, p) => homeDevice(h.home, p as never), {
+        devices: true,
+        typed: { device: '<device>', area: '<area>' },
+      });
+      if (flags.json) return printJson(d);
+      process.stdout.write(deviceText(d));
+    });
+
+  withConfigOptions(devices.command('rename'))
+    .description("the name a device is said by within its area (the source's name stays its own); --reset: the source's name again")
+    .argument('<device>', 'the device: its id or its name')
+    .argument('[name]', 'the new name ("Ceiling light": the area is said apart)')
+    .option('--reset', "back to the source's name")
+    .option('--json', 'print the device as JSON')
+    .action(async (device: string, name: string | undefined, flags: Flags & { reset?: boolean }) => {
+      if (!name && !flags.reset) throw new CliFailure('give the new name, or --reset');
+      const { homeDevice } = await deviceMethods();
+      const params = { device, ...(name ? { name } : {}), ...(flags.reset ? { resetName: true } : {}) };
+      const d = await homeAsk(flags, 'home.device', params, (h, p) => homeDevice(h.home, p as never), {
+        devices: true,
+        typed: { device: '<device>', name: '<name>' },
+      });
+      if (flags.json) return printJson(d);
+      process.stdout.write(deviceText(d));
+    });
+
+  withConfigOptions(devices.command('alias'))
+    .description('other names people call a device by ("the espresso"); none given: no aliases')
+    .argument('<device>', 'the device: its id or its name')
+    .argument('[aliases...]', 'the aliases (each in quotes when it has spaces)')
+    .option('--json', 'print the device as JSON')
+    .action(async (device: string, aliases: string[], flags: Flags) => {
+      const { homeDevice } = await deviceMethods();
+      const d = await homeAsk(flags, 'home.device', { device, aliases }, (h, p) => homeDevice(h.home, p as never), {
+        devices: true,
+        typed: { device: '<device>', aliases: '<aliases>' },
+      });
+      if (flags.json) return printJson(d);
+      process.stdout.write(deviceText(d));
+    });
+
+  withConfigOptions(devices.command('expose'))
+    .description(
+      'show a device or one entity to agents (tools, MCP, chat, voice), or not (--off); --reset: the default (settings and diagnostics are not shown)',
+    )
+    .argument('<target>', 'a device (id or name: all its entities) or an entity id (device.key)')
+    .option('--off', 'do not show it to agents')
+    .option('--reset', 'back to the default')
+    .option('--json', 'print the device as JSON')
+    .action(async (target: string, flags: Flags & { off?: boolean; reset?: boolean }) => {
+      const { homeDevice, homeEntity } = await deviceMethods();
+      const change = flags.reset ? { resetExposed: true } : { exposed: !flags.off };
+      // An entity id (`device.key`) names one entity; anything else a device.
+      const isEntity = /^[a-z0-9][a-z0-9_-]*\.[a-z0-9_]+$/.test(target);
+      const d = isEntity
+        ? await homeAsk(flags, 'home.entity', { entity: target, ...change }, (h, p) => homeEntity(h.home, p as never), {
+            devices: true,
+            typed: { entity: '<target>' },
+          })
+        : await homeAsk(flags, 'home.device', { device: target, ...change }, (h, p) => homeDevice(h.home, p as never), {
+            devices: true,
+            typed: { device: '<target>' },
+          });
+      if (flags.json) return printJson(d);
+      process.stdout.write(deviceText(d));
+    });
+}
+
+export function registerAreas(program: Command): void {
+  const areas = program
+    .command('areas')
+    .description("the home's areas (list, add, rename, floor, alias, remove); put a device in one with `hearth devices area`");
+  withConfigOptions(areas.command('list', { isDefault: true }))
+    .description('list the areas: stored ones and those only a source names')
+    .option('--json', 'print the areas as JSON')
+    .action(async (flags: Flags) => {
+      const { homeAreas } = await deviceMethods();
+      const list = await homeAsk(flags, 'home.areas', {}, (h) => homeAreas(h), { devices: true });
+      if (flags.json) return printJson(list);
+      const rows = [['AREA', 'FLOOR', 'DEVICES', 'ALIASES', 'FROM']];
+      for (const a of list) rows.push([a.name, a.floor ?? '', String(a.devices), a.aliases.join(', '), a.stored ? 'stored' : 'a source']);
+      process.stdout.write(`${list.length} areas\n\n${table(rows)}\n`);
+    });
+  const run = async (flags: Flags, params: Record<string, unknown>, typed: Record<string, string>) => {
+    const { homeArea } = await deviceMethods();
+    const answer = await homeAsk(flags, 'home.area', params, (h, p) => homeArea(h.home, p as never), { devices: true, typed });
+    if (flags.json) return printJson(answer);
+    if ('removed' in answer)
+      process.stdout.write(`removed the area ${answer.removed}; ${answer.devices} device(s) placed there go back to where their source says\n`);
+    else
+      process.stdout.write(
+        `${answer.name}${answer.floor ? ` on ${answer.floor}` : ''}${answer.aliases.length ? `, also called ${answer.aliases.join(', ')}` : ''}: ${answer.devices} device(s)\n`,
+      );
+  };
+  withConfigOptions(areas.command('add'))
+    .description('add an area')
+    .argument('<name>', 'its name (Living room)')
+    .option('--floor <floor>', 'the floor it is on (`hearth floors add` first)')
+    .option('--alias <alias>', 'another name for it (repeat for more)', (v: string, a: string[] = []) => [...a, v])
+    .option('--json', 'print the area as JSON')
+    .action((name: string, flags: Flags & { floor?: string; alias?: string[] }) =>
+      run(
+        flags,
+        { op: 'add', area: name, ...(flags.floor ? { floor: flags.floor } : {}), ...(flags.alias ? { aliases: flags.alias } : {}) },
+        { area: '<name>' },
+      ),
+    );
+  withConfigOptions(areas.command('rename'))
+    .description('rename an area (its devices stay in it)')
+    .argument('<area>', 'the area')
+    .argument('<name>', 'its new name')
+    .option('--json', 'print the area as JSON')
+    .action((area: string, name: string, flags: Flags) => run(flags, { op: 'update', area, name }, { area: '<area>', name: '<name>' }));
+  withConfigOptions(areas.command('floor'))
+    .description('put an area on a floor; --none: on no floor')
+    .argument('<area>', 'the area')
+    .argument('[floor]', 'the floor')
+    .option('--none', 'on no floor')
+    .option('--json', 'print the area as JSON')
+    .action((area: string, floor: string | undefined, flags: Flags & { none?: boolean }) => {
+      if (!floor && !flags.none) throw new CliFailure('give a floor, or --none');
+      return run(flags, { op: 'update', area, ...(flags.none ? { noFloor: true } : { floor }) }, { area: '<area>', floor: '<floor>' });
+    });
+  withConfigOptions(areas.command('alias'))
+    .description('other names of an area ("lounge"); none given: no aliases')
+    .argument('<area>', 'the area')
+    .argument('[aliases...]', 'the aliases')
+    .option('--json', 'print the area as JSON')
+    .action((area: string, aliases: string[], flags: Flags) => run(flags, { op: 'update', area, aliases }, { area: '<area>', aliases: '<aliases>' }));
+  withConfigOptions(areas.command('remove'))
+    .description('remove an area: devices a person put there go back to where their source says')
+    .argument('<area>', 'the area')
+    .option('--json', 'print the answer as JSON')
+    .action((area: string, flags: Flags) => run(flags, { op: 'remove', area }, { area: '<area>' }));
+}
+
+export function registerFloors(program: Command): void {
+  const floors = program.command('floors').description("the home's floors (list, add, remove); put an area on one with `hearth areas floor`");
+  withConfigOptions(floors.command('list', { isDefault: true }))
+    .description('list the floors and their areas')
+    .option('--json', 'print the floors as JSON')
+    .action(async (flags: Flags) => {
+      const { homeFloors } = await deviceMethods();
+      const list = await homeAsk(flags, 'home.floors', {}, (h) => homeFloors(h), { devices: false });
+      if (flags.json) return printJson(list);
+      const rows = [['FLOOR', 'LEVEL', 'AREAS', 'ALIASES']];
+      for (const f of list) rows.push([f.name, f.level === null ? '' : String(f.level), f.areas.join(', '), f.aliases.join(', ')]);
+      process.stdout.write(`${list.length} floors\n\n${table(rows)}\n`);
+    });
+  const run = async (flags: Flags, params: Record<string, unknown>) => {
+    const { homeFloor } = await deviceMethods();
+    const answer = await homeAsk(flags, 'home.floor', params, (h, p) => homeFloor(h.home, p as never), { devices: false, typed: { floor: '<floor>' } });
+    if (flags.json) return printJson(answer);
+    if ('removed' in answer) process.stdout.write(`removed the floor ${answer.removed}; ${answer.areas} area(s) were on it\n`);
+    else process.stdout.write(`${answer.name}${answer.level !== null ? ` (level ${answer.level})` : ''}\n`);
+  };
+  withConfigOptions(floors.command('add'))
+    .description('add a floor')
+    .argument('<floor>', 'its name (Upstairs)')
+    .option('--level <n>', 'its level: 0 the ground floor, 1 the one above, -1 the cellar')
+    .option('--alias <alias>', 'another name for it (repeat for more)', (v: string, a: string[] = []) => [...a, v])
+    .option('--json', 'print the floor as JSON')
+    .action((floor: string, flags: Flags & { level?: string; alias?: string[] }) => {
+      const level = flags.level === undefined ? undefined : Number(flags.level);
+      if (level !== undefined && !Number.isInteger(level)) throw new CliFailure(`--level ${JSON.stringify(flags.level)}: a whole number (0 the ground floor)`);
+      return run(flags, { op: 'add', floor, ...(level !== undefined ? { level } : {}), ...(flags.alias ? { aliases: flags.alias } : {}) });
+    });
+  withConfigOptions(floors.command('remove'))
+    .description('remove a floor (its areas stay, on no floor)')
+    .argument('<floor>', 'the floor')
+    .option('--json', 'print the answer as JSON')
+    .action((floor: string, flags: Flags) => run(flags, { op: 'remove', floor }));
+}
+
+export function registerHome(program: Command): void {
+  const home = program.command('home').description('the home as a file: export and import floors, areas and what people chose per device');
+  withConfigOptions(home.command('export'))
+    .description('write floors, areas and every device choice as YAML (to a file, or to stdout)')
+    .argument('[file]', 'the file to write (default: stdout)')
+    .action(async (file: string | undefined, flags: Flags) => {
+      const { homeExport } = await deviceMethods();
+      const { text } = await homeAsk(flags, 'home.export', {}, (h) => homeExport(h), { devices: true });
+      if (file) writeFileSync(file, text);
+      else process.stdout.write(text);
+    });
+  withConfigOptions(home.command('import'))
+    .description('read a home file (as `hearth home export` writes it): devices Hearth does not see now are kept for when they come, and named')
+    .argument('<file>', 'the YAML file')
+    .option('--json', 'print the report as JSON')
+    .action(async (file: string, flags: Flags) => {
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch (err) {
+        throw new CliFailure(`cannot read ${file}: ${(err as Error).message}`);
+      }
+      const { homeImport } = await deviceMethods();
+      const report = await homeAsk(flags, 'home.import', { text }, (h, p) => homeImport(h, p as { text: string }), {
+        devices: true,
+        typed: { text: '<file>' },
+      });
+      if (flags.json) return printJson(report);
+      const lines = [`imported ${report.floors} floor(s), ${report.areas} area(s), ${report.devices} device(s) from ${file}`];
+      if (report.unknown.length)
+        lines.push(`${report.unknown.length} device(s) Hearth does not see now (kept; they apply when the device appears): ${report.unknown.join(', ')}`);
+      for (const p of report.problems) lines.push(`not imported: ${file}: ${p.path}: ${p.message}`);
+      process.stdout.write(`${lines.join('\n')}\n`);
+      if (report.problems.length) process.exitCode = 2;
+    });
+}
