@@ -4,10 +4,18 @@
 // The demo home (aedes, simulator, SQLite file) behind the OpenAI-compatible door on a real HTTP server, driven by
 // the `openai` npm client, with a fake model on the wire that answers 1,000 tool calls.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { JanEngine } from '../../src/agent/rpc/jan-engine.js';
+import type { HostTool } from '../../src/tools/types.js';
+import { agentRpcArgs, openAiModel } from '../helpers/agent-rpc.js';
+import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { useHttpHome } from '../helpers/http-home.js';
 import { chatClient } from '../helpers/openai-client.js';
-import { textChunks, toolCallChunks } from '../helpers/openai-server.js';
+import { type OpenAIServer, startOpenAIServer, textChunks, toolCallChunks } from '../helpers/openai-server.js';
+import { drain, of } from '../helpers/turns.js';
 import { agentOnModel, useModel } from '../helpers/use-model.js';
 
 const CALLS = 1000;
@@ -67,5 +75,64 @@ describe('security: a turn has a bound on actions', () => {
     assert.ok(denied.every((r) => /agent\.max_actions_per_turn/.test(r.reason)));
     // What reached the lamp: the 25 actions only.
     assert.equal(home.commands().slice(sentBefore).length, BOUND);
+  });
+});
+
+// The jan engine counts the same way: it drives a real runtime (the built `hearth agent rpc`, whose own bound is set
+// high here so that only the engine's is reached), which a fake model makes call an actuator ten times in one turn.
+describe('security: the jan engine holds a turn to the same bound', { timeout: 120_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-bound-jan-'));
+  mkdirSync(join(dir, 'devices'));
+  let broker: TestBroker;
+  let model: OpenAIServer;
+  let engine: JanEngine;
+  let pressed = 0;
+  const press: HostTool = {
+    name: 'press_tool',
+    description: 'Press the button.',
+    parameters: { type: 'object', properties: {} },
+    capability: 'actuator',
+    handler: () => {
+      pressed++;
+      return 'pressed';
+    },
+  };
+
+  before(async () => {
+    broker = await startAedes();
+    model = await startOpenAIServer();
+    const args = agentRpcArgs({
+      mqttUrl: broker.url,
+      devices: join(dir, 'devices'),
+      db: join(dir, 'hearth.db'),
+      settings: { ...openAiModel(model.url), 'agent.maxActionsPerTurn': '1000' },
+    });
+    engine = await JanEngine.start({ bin: process.execPath, args, cwd: dir, maxActionsPerTurn: 3 });
+  });
+  after(async () => {
+    await engine?.close({ force: true });
+    await model?.close();
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('of ten presses in one turn three are made; the rest are refused to the model, and the turn says so', async () => {
+    model.setScript([toolCallChunks(Array.from({ length: 10 }, () => ({ name: 'host__press_tool', arguments: {} }))), textChunks('Pressed.')]);
+    const session = await engine.createSession({
+      tools: [press],
+      permissions: 'host',
+      principal: { id: 'chat:bound-tester', roles: ['owner'] },
+      ephemeral: true,
+    });
+    const { events, result } = await drain(await session.prompt('press it ten times'));
+    assert.equal(result.stopReason, 'completed', JSON.stringify(result));
+    assert.equal(pressed, 3);
+    assert.deepEqual(
+      of(events, 'notice').map((e) => e.text),
+      ['This turn reached its bound of 3 actions (agent.max_actions_per_turn): further actions in it are refused and nothing is sent for them.'],
+    );
+    const refusals = model.requests[1].body.messages.filter((m: any) => m.role === 'tool' && /^not done: this turn already made 3 actions/.test(m.content));
+    assert.equal(refusals.length, 7);
+    await session.close();
   });
 });
