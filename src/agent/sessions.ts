@@ -23,8 +23,13 @@ export type SessionNamespace = keyof typeof SESSION_NAMESPACES;
 
 export const CONVERSATION_ID_PREFIX = SESSION_NAMESPACES.conversation;
 
-/** The session id of the session `principalId` calls `name` in a door's namespace: stable, and never another principal's. */
+/**
+ * The session id of the session `principalId` calls `name` in a door's namespace: stable, and never another
+ * principal's. An HTTP session's reads as its principal and name (`api-http:anna/kitchen`: audit rows name it so;
+ * a name has no `/`, so the last one splits it); a conversation key is any text, so it is hashed.
+ */
 export function scopedSessionId(namespace: SessionNamespace, principalId: string, name: string): string {
+  if (namespace === 'http') return `${SESSION_NAMESPACES.http}${principalId}/${name}`;
   return `${SESSION_NAMESPACES[namespace]}${createHash('sha256').update(`${principalId}\u0000${name}`).digest('hex').slice(0, 32)}`;
 }
 
