@@ -707,6 +707,13 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     return { results, parts };
   }
 
+  /** A call refused before it ran is handed to a tool that audits its refusals, so every refusal is a row. */
+  private async recordRefusal(tool: HostTool, args: Record<string, unknown>, requestId: string, run: LoopRun, refused: string): Promise<void> {
+    if (!tool.recordsRefusals) return;
+    const ctx: ToolCall = { requestId, toolName: tool.name, runId: run.runId, session: this.id, signal: run.signal, principal: this.principal, refused };
+    await Promise.resolve(tool.handler(args, ctx)).catch(() => undefined);
+  }
+
   private async callTool(run: LoopRun, call: ToolCallRequest): Promise<ToolResultObject> {
     let args: Record<string, unknown> | null = null;
     try {
@@ -748,27 +755,13 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     // One request's other actions did not go through: this one is held back too (all or none).
     const heldBack = run.heldBack.get(call.id);
     if (heldBack && tool.capability !== 'read') {
-      if (tool.recordsRefusals) {
-        const ctx: ToolCall = {
-          requestId,
-          toolName: tool.name,
-          runId: run.runId,
-          session: this.id,
-          signal: run.signal,
-          principal: this.principal,
-          refused: heldBack,
-        };
-        await Promise.resolve(tool.handler(args, ctx)).catch(() => undefined);
-      }
+      await this.recordRefusal(tool, args, requestId, run, heldBack);
       return { text: `not done: ${heldBack}; nothing was sent.`, isError: true };
     }
     // "Is the light on?" is answered by reading: a model that turns it into turn_on is held here.
     if (run.question && tool.capability !== 'read') {
       const refused = 'the person asked a question, and a question is answered by reading, not by changing anything';
-      if (tool.recordsRefusals) {
-        const ctx: ToolCall = { requestId, toolName: tool.name, runId: run.runId, session: this.id, signal: run.signal, principal: this.principal, refused };
-        await Promise.resolve(tool.handler(args, ctx)).catch(() => undefined);
-      }
+      await this.recordRefusal(tool, args, requestId, run, refused);
       return { text: `not done: held for confirmation: ${refused}. Answer the question; if the person wants this done, they will ask for it.`, isError: true };
     }
     // Past the turn's bound on actions: refused (and recorded by a tool that audits), nothing sent; the turn says so once.
@@ -776,18 +769,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     if (over) {
       const notice = run.actuations.noticeOnFirstRefusal();
       if (notice) run.emit({ type: 'notice', text: notice });
-      if (tool.recordsRefusals) {
-        const ctx: ToolCall = {
-          requestId,
-          toolName: tool.name,
-          runId: run.runId,
-          session: this.id,
-          signal: run.signal,
-          principal: this.principal,
-          refused: over,
-        };
-        await Promise.resolve(tool.handler(args, ctx)).catch(() => undefined);
-      }
+      await this.recordRefusal(tool, args, requestId, run, over);
       return { text: `not done: ${over}; nothing was sent.`, isError: true };
     }
     let approvalId: string | undefined;
