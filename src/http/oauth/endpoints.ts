@@ -14,7 +14,7 @@ import type { Logger } from '../../log.js';
 import { errorOf } from '../../util/error.js';
 import { optionalBoolean, onlyFields, requiredString } from '../body.js';
 import { badField, HttpError } from '../errors.js';
-import { isOwner, type Route } from '../route.js';
+import { isOwner, sendJson, type Route } from '../route.js';
 import { fetchClientDocument, isDocumentClientId } from './client-document.js';
 import { AUTHORIZE_PATH, isConsentFile, sendConsentFile } from './consent-page.js';
 import { checkRedirectUris } from './redirect-uris.js';
@@ -41,17 +41,6 @@ interface AuthorizationRequest {
   /** Roles the client asked for (its `scope`), as given. */
   asked: string[];
   base: string;
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-    ...headers,
-  });
-  res.end(text);
 }
 
 /** Clients in browsers (the Inspector) fetch these from their own origin; nothing here rides on a cookie, so any origin may read them. */
