@@ -44,7 +44,12 @@ export function eventRoutes({ hearth, sse }: ApiContext): Route[] {
           hearth.approvals.off('requested', requested);
           hearth.approvals.off('decided', decided);
         });
-        stream.send('ready', { principal: principal.id, principalName: principalWords(principal.id), entities: hearth.visibleEntities(principal).length });
+        stream.send('ready', {
+          principal: principal.id,
+          principalName: principalWords(principal.id),
+          owner: isOwner(principal),
+          entities: hearth.visibleEntities(principal).length,
+        });
       },
     },
   ];
