@@ -112,7 +112,11 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     const ceiling = page.locator(`.device-card[data-device="${CEILING}"]`);
     await ceiling.locator(`.entity[data-entity="${CEILING}.light"] .value`).waitFor();
     const areas = await page.locator('#devices section.area').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
-    assert.deepEqual(areas.slice(0, -1), [...areas.slice(0, -1)].sort(), 'areas in order');
+    assert.deepEqual(
+      areas.slice(0, -1),
+      [...areas.slice(0, -1)].sort((a, b) => a!.localeCompare(b!)),
+      'areas in order',
+    );
     assert.equal(areas.at(-1), 'No area', `"No area" last: ${areas.join(', ')}`);
     assert.ok(areas.includes('Living room') && areas.includes('Bedroom'), areas.join(', '));
     assert.equal(await ceiling.locator('xpath=ancestor::section[contains(@class,"area")]').getAttribute('aria-label'), 'Living room');
@@ -157,6 +161,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
 
   it('the Areas view: one click accepts a suggestion, a select places a device, hostile area text stays text', async () => {
     await page.click('nav.tabs a[data-view="areas"]');
+    await page.locator('#areas-body:not([aria-busy]) #area-add').waitFor();
     const spotsRow = page.locator(`#areas-body li[data-device="${SPOTS}"]`);
     await spotsRow.waitFor();
     assert.match((await spotsRow.textContent()) ?? '', /suggested: Kitchen/);
@@ -181,6 +186,38 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     const den = page.locator('#devices section.area').filter({ has: page.locator(`.device-card[data-device="${CONTACT}"]`) });
     assert.equal((await den.locator('h3').textContent()) ?? '', stored.name, 'the name as text in its heading');
     assert.equal(await page.locator('#devices img').count(), 0);
+  });
+
+  it('floors: added and renamed on the page, an area put on one, the dashboard grouped by floor', async () => {
+    await page.click('nav.tabs a[data-view="areas"]');
+    await page.locator('#areas-body:not([aria-busy]) #floor-add').waitFor();
+    await page.fill('#floor-add input', 'Upstairs');
+    await page.click('#floor-add button[type="submit"]');
+    const floors = async () => (await api('/api/home/floors')).json as Array<{ id: string; name: string; areas: string[] }>;
+    await page.locator('#areas-body form[data-floor="Upstairs"]').waitFor();
+    await page.locator('#areas-body li[data-area="Bedroom"] select').selectOption('Upstairs');
+    await waitFor('the bedroom upstairs', async () => (await floors()).find((f) => f.name === 'Upstairs')?.areas.includes('Bedroom'), 15_000);
+    await page.fill('#areas-body form[data-floor="Upstairs"] input', 'First floor');
+    await page.click('#areas-body form[data-floor="Upstairs"] button[type="submit"]');
+    const first = await waitFor('the floor renamed', async () => (await floors()).find((f) => f.name === 'First floor'), 15_000);
+    assert.deepEqual(first.areas, ['Bedroom'], 'its areas stay on it');
+    // The floor's setter: a guest is refused, a bad level is named.
+    assert.equal((await api(`/api/home/floors/${first.id}`, guest, { name: 'Attic' })).status, 403);
+    const bad = await api(`/api/home/floors/${first.id}`, owner, { level: 'high' });
+    assert.equal(bad.status, 400);
+    assert.match(JSON.stringify(bad.json), /level/);
+    assert.equal((await api(`/api/home/floors/${first.id}`, owner, { color: 'red' })).status, 400, 'an unknown field');
+    await page.click('nav.tabs a[data-view="devices"]');
+    const floor = page.locator('#devices section.floor[aria-label="First floor"]');
+    await floor.locator('section.area[aria-label="Bedroom"]').waitFor();
+    assert.equal(await floor.locator('section.area').count(), 1, 'only the bedroom is on the first floor');
+    const order = await page.locator('#devices section.area').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+    assert.equal(order[0], 'Bedroom', 'the floor first, then the areas on no floor');
+    assert.deepEqual(
+      order.slice(1),
+      [...order.slice(1)].sort((a, b) => a!.localeCompare(b!)),
+      'the areas on no floor in order',
+    );
   });
 
   it("a device's details: rename keeps its area, a new area from the select, exposure changes the tool list", async () => {
@@ -232,7 +269,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     assert.equal(await dlg.locator('input[data-control="exposed"]:not([disabled])').count(), 0, 'exposure read-only');
     await g.click('#device-details-close');
     await g.click('nav.tabs a[data-view="areas"]');
-    await g.locator('#areas-body li').first().waitFor();
+    await g.locator('#areas-body:not([aria-busy]) li').first().waitFor();
     assert.equal(await g.locator('#areas-body select, #areas-body input, #areas-body button[data-control="accept"], #areas-body form').count(), 0);
     const refused = await api(`/api/home/devices/${CEILING}`, guest, { area: 'Kitchen' });
     assert.equal(refused.status, 403);

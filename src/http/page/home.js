@@ -211,11 +211,16 @@ export function initHome() {
 // ------------------------------------------------------------------ the Areas view
 
 export async function showAreas() {
+  // Busy until drawn afresh: what is typed into the old forms meanwhile would be lost.
+  const root = $('#areas-body');
+  root.setAttribute('aria-busy', 'true');
   try {
     await loadHome();
     renderAreas();
   } catch (err) {
     if (err.status !== 401) toast(`Could not load the areas: ${err.message}`);
+  } finally {
+    root.removeAttribute('aria-busy');
   }
 }
 
@@ -303,7 +308,27 @@ function renderAreas() {
     return h('li', { dataset: { area: a.name } }, row);
   };
   for (const f of state.home.floors) {
-    parts.push(h('h3', { class: 'floor-title' }, f.name), h('ul', { class: 'place-list' }, byFloor.get(f.name).map(areaRow)));
+    parts.push(h('h3', { class: 'floor-title' }, f.name));
+    if (owner) {
+      const rename = h('input', { type: 'text', value: f.name, 'aria-label': `New name for ${f.name}`, maxlength: 80, autocomplete: 'off' });
+      parts.push(
+        h(
+          'form',
+          {
+            class: 'inline',
+            dataset: { floor: f.name },
+            onsubmit: (ev) => {
+              ev.preventDefault();
+              const name = rename.value.trim();
+              if (name && name !== f.name) void change(() => api('POST', `/api/home/floors/${encodeURIComponent(f.id)}`, { name }), error);
+            },
+          },
+          rename,
+          h('button', { type: 'submit', class: 'small' }, 'Rename floor'),
+        ),
+      );
+    }
+    parts.push(h('ul', { class: 'place-list' }, byFloor.get(f.name).map(areaRow)));
     if (!byFloor.get(f.name).length) parts.push(h('p', { class: 'muted' }, 'No areas on this floor yet.'));
   }
   parts.push(h('h3', {}, state.home.floors.length ? 'Areas on no floor' : 'Areas'), h('ul', { class: 'place-list' }, loose.map(areaRow)));
