@@ -31,7 +31,12 @@ export async function loadDevices() {
       if (e) td.textContent = e.name;
     }
     const entities = $('#entity-list');
-    entities.replaceChildren(...[...state.devices.keys()].sort().map((id) => h('option', { value: id })));
+    // The filter takes an id; the list shows each with the name people say, and its area.
+    entities.replaceChildren(
+      ...[...state.devices.values()]
+        .sort((a, b) => a.id.localeCompare(b.id))
+        .map((e) => h('option', { value: e.id, label: e.area ? `${e.name} · ${e.area}` : e.name })),
+    );
     renderDevices();
   } catch (err) {
     if (err.status !== 401) toast(`Could not load the devices: ${err.message}`);
