@@ -260,6 +260,15 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     await page.click('#device-details-close');
   });
 
+  it('an area set elsewhere (the CLI) reaches the open page without a reload', async () => {
+    const desk = page.locator('.device-card[data-device="zigbee2mqtt_0x00158d0003f7a8b9"]');
+    assert.equal(await desk.locator('xpath=ancestor::section[contains(@class,"area")]').getAttribute('aria-label'), 'Office');
+    const r = await runHearth(['devices', 'area', 'Desk plug', 'Living room', ...common()], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    await page.locator('section.area[aria-label="Living room"] .device-card[data-device="zigbee2mqtt_0x00158d0003f7a8b9"]').waitFor({ timeout: 20_000 });
+    assert.equal(await page.locator('section.area[aria-label="Office"]').count(), 0, 'the office, now empty, is gone from the dashboard');
+  });
+
   it('a guest reads the arrangement but gets no setter, and the API refuses one anyway', async () => {
     const g = await open(guest, DESKTOP, 'guest', '#devices');
     await g.locator(`.device-card[data-device="${CEILING}"] [data-control="device"]`).click();

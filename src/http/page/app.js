@@ -9,7 +9,7 @@ import { fillAuditFilters, onAuditRow, setupAudit, showAudit } from './audit.js'
 import { onChatApproval, scrollChat, setupChat } from './chat.js';
 import { onControlApproval } from './controls.js';
 import { applyState, loadDevices, renderDevices } from './devices.js';
-import { initHome, showAreas } from './home.js';
+import { initHome, refresh as refreshHome, showAreas } from './home.js';
 import { setupHistory } from './history.js';
 import { loadPolicy, setupPolicy, setupPolicyEdit } from './policy.js';
 import {
@@ -197,6 +197,9 @@ function onLiveEvent(event, data) {
     }
     case 'state':
       applyState(data);
+      break;
+    case 'home':
+      if (state.devicesLoaded) void refreshHome(false).catch((err) => console.warn('home', err));
       break;
     case 'audit':
       onAuditRow(data);

@@ -24,15 +24,17 @@ export async function loadHome() {
   state.home.loaded = true;
 }
 
-/** After a change: read the home and the entities again, then redraw what shows them. */
-async function refresh() {
+/** After a change (here, or elsewhere: the event stream's `home`): read the home and the entities again, then redraw what shows them. */
+export async function refresh(force = false) {
   await loadHome();
   const list = await api('GET', '/api/devices');
   for (const e of list) state.devices.set(e.id, { ...state.devices.get(e.id), ...e });
   rerender();
-  if (state.view === 'areas') renderAreas();
+  // Words being typed into a form are not redrawn away by another's change; the next change draws them.
+  const typing = (root) => !force && root.contains(document.activeElement) && document.activeElement.matches('input[type="text"]');
+  if (state.view === 'areas' && !typing($('#areas-body'))) renderAreas();
   const dlg = $('#device-details');
-  if (dlg.open && dlg.dataset.device) renderDetails(dlg.dataset.device);
+  if (dlg.open && dlg.dataset.device && !typing(dlg)) renderDetails(dlg.dataset.device);
 }
 
 /** Run a setter; its error (the API's words, naming the field) goes to the toast and, if given, under the form. */
@@ -40,7 +42,7 @@ async function change(fn, errorEl) {
   if (errorEl) errorEl.textContent = '';
   try {
     await fn();
-    await refresh();
+    await refresh(true);
     return true;
   } catch (err) {
     if (errorEl) errorEl.textContent = err.message;
