@@ -10,6 +10,7 @@
 //                                 failed, as the call's audit row does
 import type { Entity } from '../devices/model.js';
 import type { GeneratedTool, Principal, ToolResultObject } from '../tools/types.js';
+import { missingPermission } from '../policy/missing-permission.js';
 import { actuatorProperties } from '../tools/parameters.js';
 import { onlyFields } from './body.js';
 import { badField, forbidden, notFound } from './errors.js';
@@ -59,7 +60,10 @@ export function controlRoutes({ hearth }: ApiContext): Route[] {
             const may = mayEver(principal, tool, entity, a);
             allowed[a] = may
               ? { may }
-              : { may, why: `no policy rule lets ${principal.id} ${a.replace(/_/g, ' ')} ${entity.name}; an owner can add one (hearth policy allow ...)` };
+              : {
+                  may,
+                  why: `no policy rule lets ${principal.id} ${a.replace(/_/g, ' ')} ${entity.name}. ${missingPermission({ principal, action: a, entityId: entity.id, tool: tool.name }, { effect: 'deny', ruleId: null, reason: '' })}`,
+                };
           }
           out[entity.id] = { tool: tool.name, properties: props, actions: allowed };
         }
