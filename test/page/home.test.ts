@@ -139,7 +139,8 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     assert.equal(await remote.isVisible(), false);
     assert.equal(await page.locator(`section.area[aria-label="Living room"] details.other-devices .device-card[data-device="${REMOTE}"]`).count(), 1);
     // Names people say: no topic path, no IEEE address where a name exists.
-    const words = (await page.locator('#devices').allInnerTexts()).join('\n');
+    // What names things: headings, values, folded sections and the details' links (a refusal's hint may quote an id as a command).
+    const words = (await page.locator('#devices :is(h3, h4, .value, summary, .device-foot)').allInnerTexts()).join('\n');
     assert.doesNotMatch(words, /Living room\/|Kitchen\//, 'no area prefix of a friendly name');
     assert.doesNotMatch(words, /0x000d6ffffe1a2b3c|0x0017880104a1b2c2/, 'no IEEE address of a named device');
     assert.match((await ceiling.locator('h4').first().textContent()) ?? '', /^Ceiling light$/);
@@ -170,6 +171,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     assert.equal((await device(SPOTS)).areaFrom, 'person');
     await spotsRow.waitFor({ state: 'detached' });
     // A new area whose name is markup: stored cleaned, shown as text.
+    await page.locator('#areas-body:not([aria-busy]) #area-add').waitFor();
     await page.fill('#area-add input', HOSTILE);
     await page.click('#area-add button[type="submit"]');
     const stored = await waitFor('the area stored', async () =>
@@ -197,6 +199,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     await page.locator('#areas-body form[data-floor="Upstairs"]').waitFor();
     await page.locator('#areas-body li[data-area="Bedroom"] select').selectOption('Upstairs');
     await waitFor('the bedroom upstairs', async () => (await floors()).find((f) => f.name === 'Upstairs')?.areas.includes('Bedroom'), 15_000);
+    await page.locator('#areas-body:not([aria-busy]) form[data-floor="Upstairs"]').waitFor();
     await page.fill('#areas-body form[data-floor="Upstairs"] input', 'First floor');
     await page.click('#areas-body form[data-floor="Upstairs"] button[type="submit"]');
     const first = await waitFor('the floor renamed', async () => (await floors()).find((f) => f.name === 'First floor'), 15_000);

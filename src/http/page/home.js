@@ -40,6 +40,9 @@ export async function refresh(force = false) {
 /** Run a setter; its error (the API's words, naming the field) goes to the toast and, if given, under the form. */
 async function change(fn, errorEl) {
   if (errorEl) errorEl.textContent = '';
+  // Busy until redrawn with the change: what is typed meanwhile would be drawn away.
+  const busy = [$('#areas-body'), $('#device-details-body')];
+  for (const el of busy) el.setAttribute('aria-busy', 'true');
   try {
     await fn();
     await refresh(true);
@@ -48,6 +51,8 @@ async function change(fn, errorEl) {
     if (errorEl) errorEl.textContent = err.message;
     toast(err.message);
     return false;
+  } finally {
+    for (const el of busy) el.removeAttribute('aria-busy');
   }
 }
 
