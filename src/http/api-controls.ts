@@ -13,7 +13,7 @@ import type { GeneratedTool, Principal, ToolResultObject } from '../tools/types.
 import { missingPermission } from '../policy/missing-permission.js';
 import { actuatorProperties } from '../tools/parameters.js';
 import { onlyFields } from './body.js';
-import { badField, forbidden, notFound } from './errors.js';
+import { badField, noEntity } from './errors.js';
 import type { ApiContext, Route } from './route.js';
 
 export type CallOutcome = 'confirmed' | 'unconfirmed' | 'held' | 'denied' | 'not_sent' | 'failed';
@@ -79,10 +79,9 @@ export function controlRoutes({ hearth }: ApiContext): Route[] {
         const args = input.args;
         if (args === undefined || args === null || typeof args !== 'object' || Array.isArray(args))
           throw badField('args', 'must be a JSON object of the call arguments, e.g. {"action": "turn_on"}');
-        const entity = hearth.bridge.registry.entity(params.id);
-        if (!entity) throw notFound(`no entity ${JSON.stringify(params.id.slice(0, 100))}; GET /api/devices lists them`);
-        const denied = hearth.readDenied(principal, entity);
-        if (denied) throw forbidden(`not allowed to read ${entity.id}: ${denied}`);
+        // Unknown and not readable answer alike (the refusal is audited).
+        const entity = hearth.readableEntity(principal, params.id, 'POST /api/devices/:id/call');
+        if (!entity) throw noEntity(params.id);
         const tool = toolFor(entity);
         if (!tool) throw badField('id', `${entity.id} is a ${entity.kind}: it has nothing to control`);
         // A tool that takes an entity (a grouped one, even while it acts on one entity alone) is told which.

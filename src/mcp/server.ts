@@ -10,11 +10,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
-  ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -31,7 +29,7 @@ import { toolAnnotations } from './annotations.js';
 import { hearthVersion } from '../util/version.js';
 import { askForApproval, canElicit, mayBeAsked } from './elicit-approval.js';
 import { cleanRpcErrors, INVALID_PARAMS, RpcError } from './errors.js';
-import { completeResourceId, entityUri, frameUri, listResources, parseResourceUri, readDenied, readResource, RESOURCE_TEMPLATES } from './resources.js';
+import { completeResourceId, entityUri, frameUri, listResources, parseResourceUri, readableTarget, readResource, RESOURCE_TEMPLATES } from './resources.js';
 import { idempotencyKeyOf, toCallToolResult } from './results.js';
 import { callSetupTool, isSetupTool, setupToolsFor } from './setup-tools.js';
 import { ACTUATOR_OUTPUT_SCHEMA, enrich, HISTORY_OUTPUT_SCHEMA, isDeviceActuator, isDeviceRead, READ_OUTPUT_SCHEMA, toolTitleOf } from './structured.js';
@@ -212,9 +210,8 @@ export class HearthMcpSession {
 
     server.setRequestHandler(SubscribeRequestSchema, (request) => {
       const { uri } = request.params;
-      const target = parseResourceUri(hearth, uri);
-      const denied = readDenied(hearth, this.principal(), target.entity);
-      if (denied) throw new McpError(ErrorCode.InvalidRequest, `not allowed: ${denied}`, { uri });
+      // Unknown and not readable answer alike, as resources/read does.
+      const target = readableTarget(hearth, this.principal(), uri, 'resources/subscribe');
       // One canonical spelling per resource, so notifications carry the URI as listed.
       this.subscriptions.add(target.type === 'entity' ? entityUri(target.entity.id) : frameUri(target.entity.id));
       return {};
