@@ -1,6 +1,7 @@
 // GET /api/events: one event stream for live pages: `state` (an entity's
-// state changed, stateJson shape), `audit` (a call was recorded) and
-// `approval` (one was requested or decided). State goes only to callers the
+// state changed, stateJson shape), `audit` (a call was recorded),
+// `approval` (one was requested or decided) and `home` (the devices or their
+// arrangement changed: read /api/home/* and /api/devices again; at most one a second). State goes only to callers the
 // one read check (Hearth.readDenied) lets read the entity, asked per event so
 // a new rule holds at once. Owners see every audit row and approval; anyone
 // else only their own. The hub drops a client that stops reading, caps
@@ -32,19 +33,36 @@ export function eventRoutes({ hearth, sse }: ApiContext): Route[] {
         const onApproval = (kind: 'requested' | 'decided') => (a: Approval) => {
           if (seesApproval(principal, a)) stream.send('approval', { event: kind, ...approvalJson(a) });
         };
+        // The home's arrangement changed (an area, a name, exposure, a device found): the page reads it again. At most
+        // once a second, so a source republishing its devices cannot make every page refetch on every message.
+        let homeTimer: NodeJS.Timeout | undefined;
+        const onHome = () => {
+          homeTimer ??= setTimeout(() => {
+            homeTimer = undefined;
+            stream.send('home', {});
+          }, 1000);
+        };
         const requested = onApproval('requested');
         const decided = onApproval('decided');
         hearth.bridge.cache.on('change', onState);
         hearth.audit.on('row', onAudit);
         hearth.approvals.on('requested', requested);
         hearth.approvals.on('decided', decided);
+        hearth.bridge.registry.on('changed', onHome);
         stream.onClose(() => {
+          hearth.bridge.registry.off('changed', onHome);
+          clearTimeout(homeTimer);
           hearth.bridge.cache.off('change', onState);
           hearth.audit.off('row', onAudit);
           hearth.approvals.off('requested', requested);
           hearth.approvals.off('decided', decided);
         });
-        stream.send('ready', { principal: principal.id, principalName: principalWords(principal.id), entities: hearth.visibleEntities(principal).length });
+        stream.send('ready', {
+          principal: principal.id,
+          principalName: principalWords(principal.id),
+          owner: isOwner(principal),
+          entities: hearth.visibleEntities(principal).length,
+        });
       },
     },
   ];

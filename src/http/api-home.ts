@@ -11,6 +11,7 @@
 //   POST   /api/home/areas/:area        {name?, floor? (null: none), aliases?}
 //   DELETE /api/home/areas/:area
 //   POST   /api/home/floors             {name, level?, aliases?}
+//   POST   /api/home/floors/:floor      {name?, level? (null: none), aliases?}
 //   DELETE /api/home/floors/:floor
 //   GET    /api/home/export             the home file (YAML), as `hearth home export` writes it
 //   POST   /api/home/import             {text}: the report (unknown devices, problems)
@@ -188,6 +189,17 @@ export function homeRoutes({ hearth }: ApiContext): Route[] {
         if (b.name === undefined) throw badField('name', 'is required: the floor\'s name ("Upstairs")');
         types(b, ['name'], []);
         return run(() => hearth.home.addFloor(b.name, { level: b.level, aliases: b.aliases }));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/home/floors/:floor',
+      handler: async ({ principal, params, body }) => {
+        owner(principal, 'change floors');
+        const b = await body();
+        onlyFields(b, ['name', 'level', 'aliases']);
+        types(b, ['name'], []);
+        return run(() => hearth.home.updateFloor(params.floor, { name: b.name, level: b.level, aliases: b.aliases }));
       },
     },
     {

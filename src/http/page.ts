@@ -18,6 +18,8 @@ export const PAGE_MODULES = [
   'shared.js',
   'values.js',
   'devices.js',
+  'entity-card.js',
+  'home.js',
   'controls.js',
   'appliance-controls.js',
   'history.js',

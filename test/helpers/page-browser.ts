@@ -3,7 +3,7 @@
 // a token at a viewport, whose page errors, console errors and requests outside the server are collected.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { ROOT } from './cli.js';
 
 /** Where the page tests put their screenshots. */
@@ -81,4 +81,26 @@ export async function openSignedIn(
   await page.click('#login-form button[type=submit]');
   await page.locator('#live', { hasText: 'live' }).waitFor();
   return { context, page, problems };
+}
+
+/** The words and controls (buttons, inputs, selects) inside `card` that run past its left or right edge: none on a readable card. */
+export async function pastTheEdge(card: Locator): Promise<string[]> {
+  return card.evaluate((el) => {
+    const box = el.getBoundingClientRect();
+    // No named helper inside: the test runner's transpiler would wrap it in a function the page does not have.
+    const past: string[] = [];
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      const r = range.getBoundingClientRect();
+      if (r.width > 0 && (r.right > box.right + 1 || r.left < box.left - 1)) past.push(n.textContent ?? '');
+    }
+    for (const c of el.querySelectorAll('button, input, select, textarea')) {
+      const r = c.getBoundingClientRect();
+      if (r.width > 0 && (r.right > box.right + 1 || r.left < box.left - 1))
+        past.push(`<${c.tagName.toLowerCase()}> ${c.getAttribute('aria-label') ?? c.textContent ?? ''}`);
+    }
+    return past;
+  });
 }

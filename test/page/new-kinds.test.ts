@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import { drawCameraFrame } from '../../src/simulator/camera-frame.js';
 import { OWNER_AND_GUEST, useHttpHome } from '../helpers/http-home.js';
-import { CHROMIUM, DESKTOP, openSignedIn, PAGE_ARTIFACTS, PHONE, type SignedInPage } from '../helpers/page-browser.js';
+import { CHROMIUM, DESKTOP, openSignedIn, PAGE_ARTIFACTS, PHONE, pastTheEdge, type SignedInPage } from '../helpers/page-browser.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** Discovery configs of the kinds the demo home lacks (Home Assistant's documented keys). */
@@ -132,18 +132,8 @@ function cardsOfTheNewKinds(shape: 'per-entity' | 'grouped') {
     assert.doesNotMatch(text, /[A-Za-z]_[A-Za-z]/, `snake_case words on a card: ${text}`);
     assert.doesNotMatch(text, /[{}[\]"]/, `raw JSON on a card: ${text}`);
     // No word runs past the card's edge (a long firmware version, a long message), at any width.
-    const outside = await c.evaluate((el) => {
-      const edge = el.getBoundingClientRect().right + 1;
-      const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-      const past: string[] = [];
-      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-        const range = document.createRange();
-        range.selectNodeContents(n);
-        if (range.getBoundingClientRect().right > edge) past.push(n.textContent ?? '');
-      }
-      return past;
-    });
-    assert.deepEqual(outside, [], 'text that runs past the card');
+    const outside = await pastTheEdge(c);
+    assert.deepEqual(outside, [], 'text or controls that run past the card');
     return text;
   };
   const grant = async (entity: string) => {

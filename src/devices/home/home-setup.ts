@@ -329,12 +329,27 @@ export class HomeSetup {
     const clean = placeName('name', name);
     const taken = this.home.findFloor(clean);
     if (taken) throw new HomeError('name', `there is already a floor ${JSON.stringify(taken.floor.name)}`, 'conflict');
-    if (options.level !== undefined && !(Number.isInteger(options.level) && Math.abs(options.level as number) <= 200))
-      throw new HomeError('level', `must be a whole number from -200 to 200, got ${JSON.stringify(options.level)}`);
+    if (options.level !== undefined) floorLevel(options.level);
     let id = placeId(clean);
     for (let n = 2; this.home.floors.get(id); n++) id = `${placeId(clean)}_${n}`;
     const aliases = options.aliases !== undefined ? aliasList('aliases', options.aliases) : [];
     this.home.floors.set(id, { name: clean, aliases, ...(options.level !== undefined ? { level: options.level as number } : {}) });
+    return this.floors().find((f) => f.id === id)!;
+  }
+
+  /** Change a floor's name, level or aliases; its areas stay on it. */
+  updateFloor(ref: unknown, change: { name?: unknown; level?: unknown; aliases?: unknown }): FloorJson {
+    const { id, floor } = this.floor(ref);
+    const next: Floor = { ...floor };
+    if (change.name !== undefined) {
+      next.name = placeName('name', change.name);
+      const other = this.home.findFloor(next.name);
+      if (other && other.id !== id) throw new HomeError('name', `there is already a floor ${JSON.stringify(other.floor.name)}`, 'conflict');
+    }
+    if (change.level === null) delete next.level;
+    else if (change.level !== undefined) next.level = floorLevel(change.level);
+    if (change.aliases !== undefined) next.aliases = aliasList('aliases', change.aliases);
+    this.home.floors.set(id, next);
     return this.floors().find((f) => f.id === id)!;
   }
 
@@ -350,6 +365,13 @@ export class HomeSetup {
     this.home.floors.remove(id);
     return { removed: floor.name, areas };
   }
+}
+
+/** A floor's level: a whole number from -200 to 200. */
+function floorLevel(level: unknown): number {
+  if (!(Number.isInteger(level) && Math.abs(level as number) <= 200))
+    throw new HomeError('level', `must be a whole number from -200 to 200, got ${JSON.stringify(level)}`);
+  return level as number;
 }
 
 export { HomeError };

@@ -9,6 +9,7 @@ import { fillAuditFilters, onAuditRow, setupAudit, showAudit } from './audit.js'
 import { onChatApproval, scrollChat, setupChat } from './chat.js';
 import { onControlApproval } from './controls.js';
 import { applyState, loadDevices, renderDevices } from './devices.js';
+import { initHome, refresh as refreshHome, showAreas } from './home.js';
 import { setupHistory } from './history.js';
 import { loadPolicy, setupPolicy, setupPolicyEdit } from './policy.js';
 import {
@@ -43,6 +44,7 @@ async function boot() {
   setupHistory();
   setupPolicyEdit();
   $('#login-form').addEventListener('submit', onLogin);
+  initHome();
   $('#logout').addEventListener('click', () => signedOut('Signed out.'));
   window.addEventListener('hashchange', route);
   try {
@@ -140,6 +142,7 @@ function route() {
   if (view === 'audit') showAudit(arg ? Number(arg) : undefined);
   if (view === 'policy') loadPolicy();
   if (view === 'devices') renderDevices();
+  if (view === 'areas') void showAreas();
   if (view === 'approvals') void refreshApprovals();
   if (view === 'chat') {
     scrollChat();
@@ -180,6 +183,7 @@ function onLiveEvent(event, data) {
   switch (event) {
     case 'ready': {
       state.principal = data.principal;
+      state.owner = data.owner === true;
       // The name a person recognises; the id (which rules and the audit use) on hover.
       $('#whoami').textContent = data.principalName ?? data.principal;
       $('#whoami').title = data.principal;
@@ -193,6 +197,9 @@ function onLiveEvent(event, data) {
     }
     case 'state':
       applyState(data);
+      break;
+    case 'home':
+      if (state.devicesLoaded) void refreshHome(false).catch((err) => console.warn('home', err));
       break;
     case 'audit':
       onAuditRow(data);

@@ -1,6 +1,6 @@
 // The chat: a session's turns streamed as events, with a card per tool call.
 import { renderApprovals } from './approvals.js';
-import { chatFrame } from './devices.js';
+import { chatFrame } from './entity-card.js';
 import { $, ASK_KEY, api, authHeaders, decisionButtons, h, pretty, readSse, signedOut, state, toast, toolLabel } from './shared.js';
 import { setupSpeech, speak } from './speech.js';
 import { argsWords, readableResult } from './values.js';

@@ -1,17 +1,22 @@
-// The Devices view: live cards by area, camera frames.
-import { controlsFor, loadControls, statusParts } from './controls.js';
-import { noteSparkValue, openHistory, sparkline, wantsSparkline } from './history.js';
-import { $, api, fetchBlob, fmtDateTime, fmtTime, fmtValue, h, relTime, state, toast } from './shared.js';
-import { attrWords, cap, colorName, detailAttrs, hex, kelvinOf, kelvinWords, lightRgb, mainValue } from './values.js';
+// The Devices view: one live card per device, by floor and area (each entity's part of a card: entity-card.js).
+import { loadControls } from './controls.js';
+import { entityCard } from './entity-card.js';
+import { noteSparkValue } from './history.js';
+import { loadHome, onHomeChange, openDevice, partName } from './home.js';
+import { $, api, h, state, toast } from './shared.js';
 
 /** An area of at most this many cards is kept in one column (style.css `.area.whole`). */
 const WHOLE_AREA_CARDS = 6;
+/** The group of entities no area holds (shown last). */
+const NO_AREA = 'No area';
 
 // ------------------------------------------------------------------ devices
 
+onHomeChange(() => renderDevices());
+
 export async function loadDevices() {
   try {
-    await loadControls();
+    await Promise.all([loadControls(), loadHome()]);
     const list = await api('GET', '/api/devices');
     for (const e of list) {
       const known = state.devices.get(e.id);
@@ -26,7 +31,12 @@ export async function loadDevices() {
       if (e) td.textContent = e.name;
     }
     const entities = $('#entity-list');
-    entities.replaceChildren(...[...state.devices.keys()].sort().map((id) => h('option', { value: id })));
+    // The filter takes an id; the list shows each with the name people say, and its area.
+    entities.replaceChildren(
+      ...[...state.devices.values()]
+        .sort((a, b) => a.id.localeCompare(b.id))
+        .map((e) => h('option', { value: e.id, label: e.area ? `${e.name} · ${e.area}` : e.name })),
+    );
     renderDevices();
   } catch (err) {
     if (err.status !== 401) toast(`Could not load the devices: ${err.message}`);
@@ -50,7 +60,7 @@ export function applyState(s) {
     const open = card.querySelector('details.more')?.open;
     // A choice made in a select but not yet Set survives the new state (a report must not undo it).
     const pending = [...card.querySelectorAll('select[data-control]')].filter((sel) => sel.value !== sel.dataset.shown);
-    const fresh = entityCard(merged);
+    const fresh = entityCard(merged, undefined, card.classList.contains('part') ? 'part' : '');
     if (open) fresh.querySelector('details.more').open = true;
     for (const sel of pending) {
       const same = fresh.querySelector(`select[data-control="${CSS.escape(sel.dataset.control)}"]`);
@@ -69,244 +79,126 @@ export function applyState(s) {
 export function renderDevices() {
   if (!state.devicesLoaded) return;
   const root = $('#devices');
+  // Area -> device -> its entities there (an entity a person placed elsewhere makes a card of its device there too).
   const areas = new Map();
+  const floorOf = new Map();
   for (const e of state.devices.values()) {
-    const area = e.area ?? 'No area';
-    if (!areas.has(area)) areas.set(area, []);
-    areas.get(area).push(e);
+    const area = e.area ?? NO_AREA;
+    if (e.area && e.floor) floorOf.set(e.area, e.floor);
+    if (!areas.has(area)) areas.set(area, new Map());
+    const devices = areas.get(area);
+    const key = e.device ?? e.id;
+    if (!devices.has(key)) devices.set(key, []);
+    devices.get(key).push(e);
   }
-  const names = [...areas.keys()].sort((a, b) => (a === 'No area') - (b === 'No area') || a.localeCompare(b));
-  root.replaceChildren(
-    ...names.map((area) => {
-      const cards = areas
-        .get(area)
-        .sort((a, b) => a.name.localeCompare(b.name))
-        .map(entityCard);
-      // The heading and the first card are one piece: a column never starts with an area's card without its name.
-      return h(
-        'section',
-        { class: cards.length <= WHOLE_AREA_CARDS ? 'area whole' : 'area', 'aria-label': area },
-        h('div', { class: 'area-start' }, h('h3', {}, area), cards[0]),
-        h('div', { class: 'entities' }, cards.slice(1)),
-      );
-    }),
-  );
+  const names = [...areas.keys()].sort((a, b) => (a === NO_AREA) - (b === NO_AREA) || a.localeCompare(b));
+  const areaSection = (area) => {
+    const all = [...areas.get(area).entries()].map(([id, entities]) => ({ id, device: state.home.devices.get(id), entities }));
+    const label = (d) => d.device?.name ?? d.entities[0].name;
+    all.sort((a, b) => label(a).localeCompare(label(b)));
+    // A device with nothing but settings and diagnostics (a remote's battery) is folded under the area's cards.
+    const everyday = all.filter((d) => d.entities.some((e) => !e.category));
+    const folded = all.filter((d) => !d.entities.some((e) => !e.category));
+    const cards = everyday.map((d) => deviceCard(d.id, d.device, d.entities));
+    const other = folded.length
+      ? h(
+          'details',
+          { class: 'other-devices' },
+          h('summary', {}, `Other devices (${folded.length}): ${folded.map(label).join(', ')}`),
+          folded.map((d) => deviceCard(d.id, d.device, d.entities)),
+        )
+      : null;
+    // The heading and the first card are one piece: a column never starts with an area's card without its name.
+    return h(
+      'section',
+      { class: cards.length + (other ? 1 : 0) <= WHOLE_AREA_CARDS ? 'area whole' : 'area', 'aria-label': area },
+      h('div', { class: 'area-start' }, h('h3', {}, area), cards[0] ?? other),
+      h('div', { class: 'entities' }, cards.slice(1), cards.length ? other : null),
+    );
+  };
+  // Areas by floor where floors exist (in the floors' order), then the areas on no floor, "No area" last.
+  const floors = state.home.floors.map((f) => f.name).filter((f) => names.some((a) => floorOf.get(a) === f));
+  const sections = [];
+  for (const f of floors)
+    sections.push(
+      h('section', { class: 'floor', 'aria-label': f }, h('h3', { class: 'floor-title' }, f), names.filter((a) => floorOf.get(a) === f).map(areaSection)),
+    );
+  const loose = names.filter((a) => !floors.includes(floorOf.get(a)));
+  if (floors.length && loose.length) sections.push(h('section', { class: 'floor', 'aria-label': 'No floor' }, loose.map(areaSection)));
+  else sections.push(...loose.map(areaSection));
+  root.replaceChildren(...sections);
   const all = [...state.devices.values()];
   const offline = all.filter((e) => e.available === false).length;
-  $('#devices-summary').textContent = `${all.length} entities in ${names.length} areas${offline ? `, ${offline} offline` : ', all online'} · live`;
+  const deviceCount = new Set(all.map((e) => e.device ?? e.id)).size;
+  $('#devices-summary').textContent =
+    `${deviceCount} devices (${all.length} entities) in ${names.length} areas${offline ? `, ${offline} offline` : ', all online'} · live`;
 }
 
-function availability(e) {
-  if (e.notAnswering) {
-    const why =
-      e.notAnswering.cause === 'nothing'
-        ? 'it left a command unanswered and has sent nothing since'
-        : 'it has answered no command since the broker failed over';
-    return h('span', { class: 'avail off', title: `not answering since ${e.notAnswering.since}: ${why}` }, 'not answering');
-  }
-  if (e.available === true) return h('span', { class: 'avail on', title: 'available' }, 'online');
-  if (e.available === false) return h('span', { class: 'avail off', title: 'unavailable' }, 'offline');
-  return h('span', { class: 'avail unknown', title: 'availability not reported yet' }, 'unknown');
+/** The entity that leads a device's card: the one named as the device, else the first that does something. */
+function mainEntity(device, entities) {
+  const everyday = entities.filter((e) => !e.category);
+  return everyday.find((e) => device && e.name === device.name) ?? everyday.find((e) => ACTING_KINDS.has(e.kind)) ?? everyday[0] ?? entities[0];
 }
 
-function entityCard(e) {
-  const ctl = state.controls.get(e.id);
-  const isCamera = e.kind === 'camera' || e.kind === 'image';
-  const withUnit = (v) => `${fmtValue(v)}${e.unit && typeof v === 'number' ? ` ${e.unit}` : ''}`;
-  const rgb = e.kind === 'light' ? lightRgb(e.attributes ?? {}) : null;
-  // A white by colour temperature has no colour name (its left-over xy would name a stale one).
-  const showsColour = rgb && e.value === 'on' && e.attributes?.color_mode !== 'color_temp';
-  const attrs = detailAttrs(e);
-  const headingId = `card-${e.id.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+const ACTING_KINDS = new Set([
+  'light',
+  'switch',
+  'lock',
+  'cover',
+  'climate',
+  'fan',
+  'valve',
+  'media_player',
+  'vacuum',
+  'lawn_mower',
+  'water_heater',
+  'humidifier',
+  'siren',
+  'alarm_control_panel',
+  'camera',
+]);
+
+/** A device's card: its main entity, its other readings and controls, its settings and diagnostics folded away. */
+function deviceCard(deviceId, device, entities) {
+  const main = mainEntity(device, entities);
+  const rest = entities.filter((e) => e !== main).sort((a, b) => a.name.localeCompare(b.name));
+  const readings = rest.filter((e) => !e.category);
+  const settings = rest.filter((e) => e.category);
+  const name = device?.name ?? main.name;
+  const many = entities.length > 1;
   const card = h(
     'article',
     {
-      class: `entity kind-${e.kind}${e.available === false ? ' is-offline' : ''}${e.value === 'on' ? ' is-on' : ''}`,
-      dataset: { entity: e.id },
-      'aria-labelledby': headingId,
+      class: `device-card${main.value === 'on' ? ' is-on' : ''}${entities.every((e) => e.available === false) ? ' is-offline' : ''}`,
+      dataset: { device: deviceId },
+      'aria-label': name,
     },
-    h('header', {}, h('h4', { id: headingId, title: e.id }, e.name), availability(e)),
-    h(
-      'p',
-      { class: 'value', dataset: { value: isCamera ? '' : String(e.value ?? '') } },
-      mainValue(e, ctl),
-      showsColour ? h('span', { class: 'swatch', style: { background: hex(rgb) }, title: hex(rgb), 'aria-hidden': 'true' }) : null,
-      showsColour ? h('span', { class: 'color-name' }, colorName(rgb)) : null,
-    ),
-    wantsSparkline(e) ? sparkline(e) : null,
-    e.kind === 'light' &&
-      typeof e.attributes?.color_temp === 'number' &&
-      e.attributes.color_temp > 0 &&
-      e.value === 'on' &&
-      (e.attributes.color_mode ?? 'color_temp') === 'color_temp'
+    many && partName(device, main) !== name ? h('header', { class: 'device-head' }, h('h4', {}, name)) : null,
+    entityCard(main, device),
+    readings.map((e) => entityCard(e, device, 'part')),
+    settings.length
       ? h(
-          'p',
-          { class: 'sub', title: `${e.attributes.color_temp} ${e.attributes.color_temp > 1000 ? 'K' : 'mired'}` },
-          `Colour temperature ${kelvinWords(kelvinOf(e.attributes.color_temp))}`,
+          'details',
+          { class: 'settings' },
+          h('summary', {}, settingsWords(settings)),
+          settings.map((e) => entityCard(e, device, 'part')),
         )
       : null,
-    e.kind === 'climate' && typeof e.attributes?.temperature === 'number'
+    device
       ? h(
-          'p',
-          { class: 'sub' },
-          `Target ${withUnit(e.attributes.temperature)} · ${fmtValue(e.value)}${e.attributes.action ? ` · ${fmtValue(e.attributes.action)}` : ''}`,
+          'div',
+          { class: 'device-foot' },
+          h('button', { type: 'button', class: 'link', dataset: { control: 'device' }, onclick: () => openDevice(deviceId) }, `About ${name}`),
         )
       : null,
-    applianceLine(e, withUnit),
-  );
-  if (isCamera) {
-    const img = h('img', { class: 'frame', alt: `Latest picture from ${e.name}`, width: 320, height: 180 });
-    card.append(img);
-    showFrame(e.id, img, e.updatedAt);
-    card.append(
-      h(
-        'div',
-        { class: 'controls' },
-        h('button', { type: 'button', class: 'small', dataset: { control: 'snapshot' }, onclick: () => snapshot(e) }, 'Save snapshot'),
-      ),
-    );
-  }
-  const controls = controlsFor(e, ctl);
-  if (controls) card.append(controls);
-  const status = state.controlStatus.get(e.id);
-  card.append(h('p', { class: 'control-status', role: 'status', 'aria-live': 'polite' }, status ? statusParts(status) : null));
-  card.append(
-    h(
-      'footer',
-      {},
-      e.updatedAt ? h('span', { class: 'updated' }, e.retained ? 'reported before start' : relTime(e.updatedAt)) : h('span', {}, ''),
-      isCamera || e.kind === 'button' || e.kind === 'scene' || e.kind === 'notify'
-        ? null
-        : h(
-            'button',
-            { type: 'button', class: 'link', dataset: { control: 'history' }, 'aria-label': `History of ${e.name}`, onclick: () => openHistory(e.id) },
-            'History',
-          ),
-    ),
-    h(
-      'details',
-      { class: 'more' },
-      h('summary', {}, 'Details'),
-      attrs.length
-        ? h(
-            'dl',
-            { class: 'attrs' },
-            attrs.flatMap(([k, v]) => {
-              const [name, text] = attrWords(e, k, v);
-              return [h('dt', {}, name), h('dd', {}, text)];
-            }),
-          )
-        : null,
-      h(
-        'p',
-        { class: 'meta' },
-        `${e.kind.replace(/_/g, ' ')}${e.deviceClass ? ` · ${e.deviceClass}` : ''} · `,
-        h('code', {}, e.id),
-        e.updatedAt ? ` · ${fmtDateTime(e.updatedAt)}` : '',
-      ),
-    ),
   );
   return card;
 }
 
-/** The line under the value of the kinds of #31 whose value says one thing of several: a robot's battery and fan
- * speed, a water heater's target and mode, when a doorbell last rang, a firmware's installed and latest version. */
-function applianceLine(e, withUnit) {
-  const a = e.attributes ?? {};
-  if (e.kind === 'vacuum' || e.kind === 'lawn_mower') {
-    const parts = [
-      typeof a.battery_level === 'number' ? `Battery ${Math.round(a.battery_level)}%` : '',
-      a.fan_speed ? `fan speed ${fmtValue(a.fan_speed).replace(/_/g, ' ')}` : '',
-    ];
-    const text = parts.filter(Boolean).join(' · ');
-    return text ? h('p', { class: 'sub' }, text) : null;
-  }
-  if (e.kind === 'water_heater') {
-    const parts = [typeof a.temperature === 'number' ? `Target ${withUnit(a.temperature)}` : '', typeof a.current_temperature === 'number' ? cap(e.value) : ''];
-    if (a.away_mode !== undefined && a.away_mode !== null) parts.push(a.away_mode === true || a.away_mode === 'on' ? 'Away' : '');
-    const text = parts.filter(Boolean).join(' · ');
-    return text ? h('p', { class: 'sub' }, text) : null;
-  }
-  if (e.kind === 'event' && e.updatedAt && e.value !== null && e.value !== undefined)
-    return h('p', { class: 'sub' }, 'Last event ', e.retained ? 'before Hearth started' : relTime(e.updatedAt));
-  if (e.kind === 'update' && e.value !== null && e.value !== undefined)
-    return h('p', { class: 'sub' }, `Installed ${fmtValue(e.value)}${a.latest_version ? ` · latest ${fmtValue(a.latest_version)}` : ''}`);
-  return null;
-}
-
-async function snapshot(e) {
-  try {
-    const { blob, headers } = await fetchBlob(`/api/devices/${encodeURIComponent(e.id)}/frame`);
-    const at = (headers.get('x-frame-at') ?? new Date().toISOString()).replace(/[:.]/g, '-');
-    const ext = (blob.type.split('/')[1] ?? 'jpg').replace('jpeg', 'jpg');
-    const url = URL.createObjectURL(blob);
-    const a = h('a', { href: url, download: `${e.id}-${at}.${ext}`, hidden: true });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
-    toast(`Saved a snapshot of ${e.name}`);
-  } catch (err) {
-    toast(`No snapshot from ${e.name}: ${err.message}`);
-  }
-}
-
-/** Put the camera's latest frame into img (fetched with the token, shown as a blob: URL). */
-function showFrame(id, img, at) {
-  let f = state.frames.get(id);
-  if (!f) {
-    f = { url: null, at: undefined, busy: false, again: false, want: undefined };
-    state.frames.set(id, f);
-  }
-  img.dataset.camera = id;
-  if (f.url) img.src = f.url;
-  // Only the devices view fetches frames; it re-renders when shown.
-  if ((f.url && f.at === at) || state.view !== 'devices') return;
-  if (f.busy) {
-    f.again = true;
-    f.want = at;
-    return;
-  }
-  void refreshFrame(id, at);
-}
-
-async function refreshFrame(id, at) {
-  const f = state.frames.get(id);
-  f.busy = true;
-  const imgs = () => document.querySelectorAll(`img.frame[data-camera="${CSS.escape(id)}"]`);
-  try {
-    const { blob } = await fetchBlob(`/api/devices/${encodeURIComponent(id)}/frame`);
-    const old = f.url;
-    f.url = URL.createObjectURL(blob);
-    f.at = at;
-    for (const el of imgs()) el.src = f.url;
-    if (old) setTimeout(() => URL.revokeObjectURL(old), 1000);
-  } catch (err) {
-    for (const el of imgs()) el.alt = `No frame: ${err.message}`;
-  } finally {
-    // At most one fetch every 2 s per camera.
-    await new Promise((r) => setTimeout(r, 2000));
-    f.busy = false;
-    if (f.again) {
-      f.again = false;
-      if (f.want !== f.at && state.view === 'devices') void refreshFrame(id, f.want);
-    }
-  }
-}
-
-/** A frame for the chat: its own blob URL, kept with the message. */
-export async function chatFrame(entityId, container) {
-  const e = state.devices.get(entityId);
-  const fig = h('figure', { class: 'chat-frame' });
-  container.append(fig);
-  try {
-    const { blob, headers } = await fetchBlob(`/api/devices/${encodeURIComponent(entityId)}/frame`);
-    const url = URL.createObjectURL(blob);
-    fig.append(
-      h('img', { src: url, alt: `Latest frame from ${e?.name ?? entityId}` }),
-      h('figcaption', {}, `${e?.name ?? entityId}${headers.get('x-frame-at') ? ` · ${fmtTime(headers.get('x-frame-at'))}` : ''}`),
-    );
-  } catch (err) {
-    fig.append(h('figcaption', {}, `No frame from ${entityId}: ${err.message}`));
-  }
+function settingsWords(list) {
+  const config = list.filter((e) => e.category === 'config').length;
+  const diagnostic = list.length - config;
+  return [config ? `${config} setting${config === 1 ? '' : 's'}` : '', diagnostic ? `${diagnostic} diagnostic${diagnostic === 1 ? '' : 's'}` : '']
+    .filter(Boolean)
+    .join(' and ');
 }

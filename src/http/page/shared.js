@@ -3,7 +3,7 @@
 export const TOKEN_KEY = 'hearth.token';
 export const SPEAK_KEY = 'hearth.speak';
 export const ASK_KEY = 'hearth.askAll';
-export const VIEWS = ['chat', 'devices', 'approvals', 'audit', 'policy'];
+export const VIEWS = ['chat', 'devices', 'areas', 'approvals', 'audit', 'policy'];
 
 export const state = {
   token: sessionStorage.getItem(TOKEN_KEY),
@@ -13,6 +13,8 @@ export const state = {
   /** id -> entity (the /api/devices shape, kept live by state events). */
   devices: new Map(),
   devicesLoaded: false,
+  /** The home as people arrange it (GET /api/home/*): device id -> device, areas, floors. */
+  home: { devices: new Map(), areas: [], floors: [], loaded: false },
   /** id -> approval. */
   approvals: new Map(),
   sessionId: null,
