@@ -159,7 +159,10 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
       for (const e of device.entities) note(e.area);
     }
     this.sourceAreas = sourceAreas;
-    const ctx: ApplyContext = { say, leading: this.leadingKeys() };
+    // Said once per rebuild, not once per device: what a name may start with.
+    const said = this.knownAreas().flatMap((a) => [a.name, ...a.aliases].map((n) => ({ key: say(n), name: a.name })).filter((x) => x.key));
+    this.areaWords = said.sort((a, b) => b.key.length - a.key.length);
+    const ctx: ApplyContext = { say };
     return input.map(({ device, source }) => this.applyOne(device, identityOf(device, source), ctx));
   }
 
@@ -229,30 +232,17 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
     return out;
   }
 
-  /** Every known area's name and aliases as said, with the area's name, in knownAreas() order: once per apply. */
-  private leadingKeys(): Array<{ key: string; name: string }> {
-    const out: Array<{ key: string; name: string }> = [];
-    for (const a of this.knownAreas()) for (const n of [a.name, ...a.aliases]) out.push({ key: saidAs(n), name: a.name });
-    return out;
-  }
+  /** Every known area's name and aliases as said, longest first (set by apply). */
+  private areaWords: Array<{ key: string; name: string }> = [];
 
-  /** A known area whose name the text starts with, as a whole word ("Kitchen spots" -> Kitchen). */
+  /** A known area whose name the text starts with, as a whole word ("Kitchen spots" -> Kitchen); the longest wins. */
   private leadingArea(ctx: ApplyContext, text: string): string | undefined {
     const said = ctx.say(text);
-    let best: string | undefined;
-    let bestLength = 0;
-    for (const { key, name } of ctx.leading) {
-      if (key && said.startsWith(`${key} `) && (!best || key.length > bestLength)) {
-        best = name;
-        bestLength = key.length;
-      }
-    }
-    return best;
+    return this.areaWords.find((a) => said.startsWith(`${a.key} `))?.name;
   }
 }
 
 /** What one apply computes once for all its devices. */
 interface ApplyContext {
   say: (name: string) => string;
-  leading: Array<{ key: string; name: string }>;
 }
