@@ -66,6 +66,81 @@ function devicesList(round: number): unknown[] {
   return out;
 }
 
+const stageRounds: Array<Record<string, { cpu: number; wall: number }>> = [];
+
+/**
+ * Times in place, per round, what runs between the list's arrival and the tools: the adapter's parse of the
+ * list (its own turn), each slice of the conversion, the hand-over to the registry (duplicates, report,
+ * signature), the registry's rebuild (the home model's apply, then topic owners, names, indexes) and each
+ * listener of its change (the state cache's routes, the tool set, ...), by CPU and wall time.
+ */
+function timeStages(hearth: Hearth): { reset(): void; take(): Record<string, { cpu: number; wall: number }> } {
+  let acc: Record<string, { cpu: number; wall: number }> = {};
+  const cpuMs = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  const add = (label: string, cpu: number, wall: number) => {
+    const a = (acc[label] ??= { cpu: 0, wall: 0 });
+    a.cpu += cpu;
+    a.wall += wall;
+  };
+  const wrap = (obj: object, method: string, label: string, max?: boolean) => {
+    const target = obj as Record<string, (...a: unknown[]) => unknown>;
+    const fn = target[method]!;
+    target[method] = function (this: unknown, ...a: unknown[]) {
+      const c0 = cpuMs();
+      const w0 = performance.now();
+      try {
+        return fn.apply(this, a);
+      } finally {
+        const cpu = cpuMs() - c0;
+        const wall = performance.now() - w0;
+        if (max) {
+          // The longest one (slices): that is what one turn holds.
+          const a2 = (acc[label] ??= { cpu: 0, wall: 0 });
+          a2.cpu = Math.max(a2.cpu, cpu);
+          a2.wall = Math.max(a2.wall, wall);
+        } else add(label, cpu, wall);
+      }
+    };
+  };
+  const adapter = hearth.bridge.adapters.find((a) => a.name === 'zigbee2mqtt');
+  if (adapter) {
+    wrap(adapter, 'onDevices', 'adapter: parse the list (bounded JSON), start converting');
+    // rebuild()'s slices run convertDevice in a closure: the slice is timed through setImmediate below.
+    wrap(adapter, 'apply', 'adapter: hand-over (duplicates, report, signature JSON, admit)');
+  }
+  const registry = hearth.bridge.registry;
+  wrap(registry.home, 'apply', 'registry: home model apply()');
+  wrap(registry, 'rebuild', 'registry: rebuild, all of it (apply + own work + listeners)');
+  const listeners = registry.listeners('changed') as Array<(...a: unknown[]) => void>;
+  registry.removeAllListeners('changed');
+  for (const [i, l] of listeners.entries()) {
+    const holder = { l };
+    const text = String(l).replace(/\s+/g, ' ').slice(0, 48);
+    wrap(holder, 'l', `registry change listener ${i}: ${text}`);
+    registry.on('changed', holder.l);
+  }
+  // The longest turn that setImmediate ran (the conversion's slices and the hand-over's own turn).
+  const realSetImmediate = globalThis.setImmediate;
+  globalThis.setImmediate = ((cb: (...a: unknown[]) => void, ...args: unknown[]) => {
+    const holder = { cb };
+    wrap(holder, 'cb', 'longest setImmediate turn (a conversion slice, or the registry hand-over)', true);
+    return realSetImmediate(holder.cb, ...args);
+  }) as typeof setImmediate;
+  return {
+    reset() {
+      acc = {};
+    },
+    take() {
+      const out = acc;
+      acc = {};
+      return out;
+    },
+  };
+}
+
 async function run() {
   const broker = (await startBroker('mosquitto')) ?? (await startBroker('aedes'));
   if (!broker) throw new Error('no broker started');
@@ -78,6 +153,7 @@ async function run() {
     flags: { 'mqtt.url': broker.url, 'devices.paths': [join(dir, 'devices')], demo: false, 'database.path': join(dir, 'hearth.db') },
   });
   const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
+  const where = timeStages(hearth);
   const pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
   const rows: Array<{ round: number; entities: number; tools: number; bytes: number; parseMs: number; toToolsMs: number; delayP99: number; delayMax: number }> =
     [];
@@ -107,6 +183,7 @@ async function run() {
         hearth.bridge.registry.on('changed', check);
       });
       const h = monitorEventLoopDelay({ resolution: 1 });
+      where.reset();
       h.enable();
       await pub.publishAsync('zigbee2mqtt/bridge/devices', text, { qos: 1, retain: true });
       const done = await regenerated;
@@ -125,7 +202,10 @@ async function run() {
         delayP99: h.percentile(99) / 1e6,
         delayMax: h.max / 1e6,
       };
-      if (round > 0) rows.push(r); // round 0 warms up (first list: every device new)
+      if (round > 0) {
+        rows.push(r); // round 0 warms up (first list: every device new)
+        stageRounds.push(where.take());
+      }
       console.log(`    .. round ${round}${round ? '' : ' (warm-up)'}: ${fmt(toToolsMs, 0)} ms to the tools, loop delay max ${fmt(r.delayMax, 0)} ms`);
       await new Promise((res) => setTimeout(res, 300));
     }
@@ -135,6 +215,13 @@ async function run() {
     await broker.stop();
   }
   const med = (k: keyof (typeof rows)[number]) => median(rows.map((r) => r[k] as number));
+  // Where the stall goes, in CPU time of this process (a busy machine stretches wall time, hardly CPU time).
+  console.log('\n  what runs in the window, CPU ms (median of rounds; one turn of the event loop each unless said)');
+  const labels = [...new Set(stageRounds.flatMap((s) => Object.keys(s)))];
+  table(
+    ['stage', 'CPU ms', 'wall ms'],
+    labels.map((l) => [l, fmt(median(stageRounds.map((s) => s[l]?.cpu ?? 0)), 1), fmt(median(stageRounds.map((s) => s[l]?.wall ?? 0)), 1)]),
+  );
   const maxStall = Math.max(...rows.map((r) => r.delayMax));
   console.log('');
   table(
@@ -175,6 +262,7 @@ async function run() {
     config: { devices: DEVICES, rounds: ROUNDS, stallTargetMs: STALL_TARGET_MS },
     note: 'toToolsMs: from the bridge/devices payload reaching the Hearth connection to the tool set emitting changed with every entity; delay: perf_hooks.monitorEventLoopDelay over that window (ms). Each round renames every device so the list really changes.',
     rows,
+    stages: stageRounds,
     maxStallMs: maxStall,
     met: maxStall <= STALL_TARGET_MS,
   });

@@ -122,6 +122,8 @@ interface BrokerResult {
   ratioP50VsParts: number;
   /** p50 ms of the stages timed inside the bridge's calls, per durability. */
   stagesP50: Record<string, number>;
+  /** CPU µs per call of this process per side, and of the bridge per stage (same run). */
+  cpuPerCallUs: { raw: number; bridge: number; rawAudit: number; stages: Record<string, number> };
   stagesP50Grouped: Record<string, number>;
   /** p50 ms of each step of a full call, timed in place (beginDurable, MQTT.js's packet events). */
   timelineP50?: Record<string, number>;
@@ -234,6 +236,7 @@ async function bridgeSide(url: string, dir: string, durability: 'full' | 'groupe
     tool,
     stages,
     timeline,
+    timing,
     get errors() {
       return errors;
     },
@@ -293,26 +296,53 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
       const groupedMs: number[] = [];
       const rawAuditMs: number[] = [];
       const pg = progress(`${kind}: raw, raw+commits, bridge (full), bridge (grouped) and bridge (raw audit) batches`, calls * 5);
+      // CPU time of this process per batch of each side (a busy machine stretches wall time, hardly CPU time).
+      const cpuOf = { raw: 0, bridge: 0, rawAudit: 0 };
+      const cpuNow = () => {
+        const u = process.cpuUsage();
+        return (u.user + u.system) / 1000;
+      };
+      bridge.timing.cpuReset();
       for (let done = 0; done < calls; done += BATCH) {
         const k = Math.min(BATCH, calls - done);
+        let c0 = cpuNow();
         for (let i = 0; i < k; i++) rawMs.push(await raw.once());
+        cpuOf.raw += cpuNow() - c0;
         for (let i = 0; i < k; i++) commitMs.push(await raw.once(commits.commit, commitOnlyMs));
         if (done === 0) bridge.start = { commits: bridge.hearth.audit.pendingCommits, fsyncs: bridge.hearth.audit.fsyncs };
+        c0 = cpuNow();
         for (let i = 0; i < k; i++) {
           const [ms, inner] = await bridge.once();
           bridgeMs.push(ms);
           echoMs.push(inner);
         }
+        cpuOf.bridge += cpuNow() - c0;
         for (let i = 0; i < k; i++) groupedMs.push((await grouped.once())[0]);
+        c0 = cpuNow();
         for (let i = 0; i < k; i++) rawAuditMs.push((await rawAudit.once())[0]);
+        cpuOf.rawAudit += cpuNow() - c0;
         pg.tick((done + k) * 5);
       }
       pg.end();
+      const us = (ms: number) => fmt((ms * 1000) / calls, 0);
+      const stageCpu = Object.entries(bridge.timing.cpu)
+        .map(([k, v]) => `${k} ${us(v)}`)
+        .join(', ');
+      console.log(
+        `  CPU per call, this process, same run (µs; busy-machine proof): raw publish -> echo ${us(cpuOf.raw)}, bridge (full) ${us(cpuOf.bridge)}, bridge with a raw INSERT for its audit ${us(cpuOf.rawAudit)}\n` +
+          `  the bridge's CPU per call by stage (µs, synchronous work inside each): ${stageCpu}`,
+      );
       const p50s = (stages: Record<string, number[]>) => Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, summarize(v.slice(-calls)).p50]));
       const stageP50 = p50s(bridge.stages);
       const stageP50Grouped = p50s(grouped.stages);
 
       const r: BrokerResult = {
+        cpuPerCallUs: {
+          raw: (cpuOf.raw * 1000) / calls,
+          bridge: (cpuOf.bridge * 1000) / calls,
+          rawAudit: (cpuOf.rawAudit * 1000) / calls,
+          stages: Object.fromEntries(Object.entries(bridge.timing.cpu).map(([k, v]) => [k, (v * 1000) / calls])),
+        },
         broker: kind,
         label: broker.label,
         raw: summarize(rawMs),

@@ -27,6 +27,7 @@ import { loadConfig } from '../src/config/load.js';
 import { Hearth } from '../src/hearth.js';
 import { silentLogger } from '../src/log.js';
 import type { Principal } from '../src/tools/types.js';
+import { timeCalls } from './lib/call-timing.js';
 import {
   envInt,
   fmt,
@@ -152,6 +153,8 @@ async function bridgeSide(url: string, dir: string) {
     },
   });
   const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
+  // The bridge's CPU by stage (decode + cache + echo matching, the audit's group commit, its outcomes, publish, policy).
+  const timing = timeCalls(hearth, 'scene');
   hearth.policy.add({ subject: PRINCIPAL.id, targetType: 'any', target: '*', action: 'actuate', effect: 'allow', note: 'bench' });
   const tools = Array.from(
     { length: LIGHTS },
@@ -168,6 +171,7 @@ async function bridgeSide(url: string, dir: string) {
   let g = 0;
   return {
     hearth,
+    timing,
     tools,
     get errors() {
       return errors;
@@ -256,20 +260,37 @@ async function benchBroker(kind: BrokerKind) {
         into.fsyncs += audit.pendingSyncs - c0.fsyncs;
         return out;
       };
+      // CPU time of this process per way (a busy machine stretches wall time, hardly CPU time): the raw side's
+      // 50 publishes and echoes, its 50-row commit, and the bridge's scene each way.
+      const cpu = { raw: 0, commit: 0, calls: 0, group: 0 };
+      const cpuNow = () => {
+        const u = process.cpuUsage();
+        return (u.user + u.system) / 1000;
+      };
+      const stageCpu: Record<'calls' | 'group', Record<string, number>> = { calls: {}, group: {} };
+      const cpuOf = async <T>(k: keyof typeof cpu, fn: () => T | Promise<T>): Promise<T> => {
+        const c0 = cpuNow();
+        const s0 = { ...bridge.timing.cpu };
+        const out = await fn();
+        cpu[k] += cpuNow() - c0;
+        if (k === 'calls' || k === 'group')
+          for (const [label, v] of Object.entries(bridge.timing.cpu)) stageCpu[k][label] = (stageCpu[k][label] ?? 0) + v - (s0[label] ?? 0);
+        return out;
+      };
       for (let r = 0; r < ROUNDS; r++) {
         // Rotate which goes first, so all three see the same noise.
         const steps = [
           async () => {
-            rawMs.push(await raw.scene());
-            commitMs.push(commits50.commit());
+            rawMs.push(await cpuOf('raw', () => raw.scene()));
+            commitMs.push(await cpuOf('commit', () => commits50.commit()));
           },
           async () => {
-            const { ms, ids } = await counted(counts.calls, () => bridge.scene());
+            const { ms, ids } = await cpuOf('calls', () => counted(counts.calls, () => bridge.scene()));
             bridgeMs.push(ms);
             rowsMissing += missing(ids);
           },
           async () => {
-            const { ms, ids } = await counted(counts.group, () => bridge.groupScene());
+            const { ms, ids } = await cpuOf('group', () => counted(counts.group, () => bridge.groupScene()));
             groupMs.push(ms);
             groupRowsMissing += missing(ids);
           },
@@ -356,6 +377,18 @@ async function benchBroker(kind: BrokerKind) {
       console.log(
         `  grouped call against its floor (raw p50 + one durable ${LIGHTS}-row commit p50 = ${fmt(raw50.p50 + commit50.p50, 2)} ms): ${ratio(gr.p50, raw50.p50 + commit50.p50)}`,
       );
+      const perScene = (k: keyof typeof cpu) => cpu[k] / ROUNDS;
+      console.log(
+        `  CPU ms per scene, this process, same run (busy-machine proof): raw ${fmt(perScene('raw'), 2)}, ${LIGHTS}-row commit ${fmt(perScene('commit'), 2)}, ` +
+          `50 calls ${fmt(perScene('calls'), 2)} (${ratio(perScene('calls'), perScene('raw'))} raw), grouped ${fmt(perScene('group'), 2)} (${ratio(perScene('group'), perScene('raw'))} raw, ` +
+          `${ratio(perScene('group'), perScene('raw') + perScene('commit'))} its floor's)`,
+      );
+      for (const k of ['calls', 'group'] as const)
+        console.log(
+          `  ${k === 'calls' ? '50 calls' : 'grouped'}: CPU ms per scene by stage (synchronous work inside each): ${Object.entries(stageCpu[k])
+            .map(([label, v]) => `${label} ${fmt(v / ROUNDS, 2)}`)
+            .join(', ')}`,
+        );
       console.log(
         `  50 calls: pending-row commits per scene ${fmt(commitsPerScene, 1)}, their fsyncs per scene ${fmt(fsyncsPerScene, 1)} (for ${LIGHTS} calls); ` +
           `rows missing or not confirmed ${rowsMissing}; lights out of order (device or audit) ${reordered}`,

@@ -5,6 +5,12 @@ import type { Hearth } from '../../src/hearth.js';
 import { nowNs } from './harness.js';
 
 export interface CallTiming {
+  /**
+   * CPU ms of this process spent inside each stage, summed since the last `cpuReset()` (synchronous work
+   * only: what a stage's Promise waits for is not in it). CPU time, not wall: a busy machine hardly moves it.
+   */
+  cpu: Record<string, number>;
+  cpuReset(): void;
   /** ms per call of each timed stage. */
   stages: Record<string, number[]>;
   /** ms per call of each step of the call's timeline. */
@@ -41,6 +47,26 @@ export function timeCalls(hearth: Hearth, commit: string): CallTiming {
   };
   // The call's timeline, in place: when the pending row was asked for and granted, when MQTT.js wrote the
   // PUBLISH and parsed the echo (its own packet events), and when the result came back.
+  // CPU per stage: decode + cache + echo matching (the state cache's handle() and its change listeners, where the
+  // waiting call finds its echo), the audit's synchronous work (the pending row's group commit and fsync run in
+  // runGroup; outcomes in appendOutcomes), the policy and the publish handed to MQTT.js.
+  let cpu: Record<string, number> = {};
+  const cpuNow = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  const cpuStage = (obj: object, method: string, label: string) => {
+    const target = obj as Record<string, (...a: unknown[]) => unknown>;
+    const fn = target[method]!;
+    target[method] = function (this: unknown, ...a: unknown[]) {
+      const c0 = cpuNow();
+      try {
+        return fn.apply(this, a);
+      } finally {
+        cpu[label] = (cpu[label] ?? 0) + cpuNow() - c0;
+      }
+    };
+  };
   const ms = () => Number(nowNs()) / 1e6;
   const mark = { start: 0, begin: 0, begun: 0, sent: 0, echo: 0 };
   const timeline: Record<string, number[]> = {
@@ -67,11 +93,22 @@ export function timeCalls(hearth: Hearth, commit: string): CallTiming {
     if (p.cmd === 'publish') mark.echo = ms();
   });
   timeStage(hearth.policy, 'decide', 'policy.decide()');
+  cpuStage(hearth.bridge.cache, 'handle', 'decode, cache, echo matching (cache.handle)');
+  cpuStage(hearth.audit, 'runGroup', 'audit: pending rows, commit + fsync (runGroup)');
+  cpuStage(hearth.audit, 'appendOutcomes', 'audit: outcomes (appendOutcomes)');
+  cpuStage(hearth.bridge.connection, 'publish', 'publish (connection.publish)');
+  cpuStage(hearth.policy, 'decide', 'policy.decide()');
   timeStage(hearth.audit, 'beginDurable', `audit.beginDurable() (${commit})`);
   timeStage(hearth.audit, 'appendOutcomes', 'audit outcomes, after the result (commit to the WAL)');
   return {
     stages,
     timeline,
+    get cpu() {
+      return cpu;
+    },
+    cpuReset() {
+      cpu = {};
+    },
     start() {
       mark.start = ms();
     },

@@ -141,7 +141,8 @@ export interface Entity {
   /**
    * Whether agents are shown it at all (Home Assistant's "expose to Assist"), as the home model resolved it:
    * a person's choice for the entity, then for its device, then the default of its category and kind. Not the
-   * policy: the policy decides who may do what with what is shown. Undefined before the home model applied.
+   * policy: the policy decides who may do what with what is shown. Undefined reads as shown (the home model leaves an
+   * entity it has nothing to change on as its source gave it).
    */
   exposed?: boolean;
   /**

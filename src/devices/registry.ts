@@ -46,6 +46,8 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   readonly home: HomeModel;
   private exposedRanked: Entity[] = [];
   private exposedList: Entity[] = [];
+  /** The exposed entities of some kinds, in exposedEntities() order, per kind list asked: emptied by every rebuild. */
+  private exposedKinds = new Map<string, Entity[]>();
 
   constructor(options: RegistryOptions = {}) {
     super();
@@ -121,6 +123,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     this.rankedEntities = [...files, ...found].map((c) => current.get(c.entity.id)).filter((e): e is Entity => !!e);
     this.exposedRanked = this.rankedEntities.filter((e) => e.exposed !== false);
     this.exposedList = this.merged.flatMap((d) => d.entities.filter((e) => e.exposed !== false));
+    this.exposedKinds = new Map();
     this.deviceIndex = new Map(this.merged.map((d) => [d.id, d]));
     this.entityIndex = new Map(this.merged.flatMap((d) => d.entities.map((e) => [e.id, e] as const)));
     this.emit('changed', this.merged);
@@ -170,6 +173,18 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   /** The entities agents are shown, in the order of entities(). */
   exposedEntities(): Entity[] {
     return this.exposedList;
+  }
+
+  /**
+   * The entities agents are shown of these kinds, in the order of entities(): what a grouped call chooses among.
+   * Computed once per change of the home (a list per set of kinds asked), never per call: a grouped call scanned
+   * every entity of the home for its kinds.
+   */
+  exposedOfKinds(kinds: readonly string[]): Entity[] {
+    const key = kinds.join('\u0000');
+    let list = this.exposedKinds.get(key);
+    if (!list) this.exposedKinds.set(key, (list = this.exposedList.filter((e) => kinds.includes(e.kind))));
+    return list;
   }
 
   device(id: string): Device | undefined {

@@ -547,7 +547,7 @@ export class Pipeline {
     const atOnce = this.deps.policy.atOnce?.bind(this.deps.policy) ?? (<T>(fn: () => T): T => fn());
     const early = atOnce((): ToolResultObject | undefined => {
       // What the caller may not read is not in its group: never acted on, named or counted.
-      const visible = this.deps.registry.exposedEntities().filter((e) => target.kinds.includes(e.kind) && !this.deps.readDenied?.(call.principal, e));
+      const visible = this.deps.registry.exposedOfKinds(target.kinds).filter((e) => !this.deps.readDenied?.(call.principal, e));
       const chosen = selectGroup(args, visible);
       if (typeof chosen === 'string') return this.rejected(tool, call, args, undefined, `invalid arguments: ${chosen}`);
       if (call.refused) return this.rejected(tool, call, args, undefined, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused });

@@ -60,6 +60,9 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
     this.areas = areaStore(db);
     this.devices = deviceChoiceStore(db);
     this.entities = entityChoiceStore(db);
+    this.areas.on('change', () => {
+      this.saidIndex = undefined;
+    });
     const forward = (store: HomeStoreName) => (c: RecordChange<object>) => this.emit('change', { ...c, store });
     this.floors.on('change', forward('floors'));
     this.areas.on('change', forward('areas'));
@@ -88,9 +91,9 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
   findArea(text: string): { id: string; area: Area } | undefined {
     const direct = this.areas.get(text);
     if (direct) return { id: text, area: direct };
-    const said = saidAs(text);
-    for (const [id, area] of this.areas.entries()) if (saidAs(area.name) === said || area.aliases.some((a) => saidAs(a) === said)) return { id, area };
-    return undefined;
+    const id = this.said().areas.get(saidAs(text));
+    const area = id === undefined ? undefined : this.areas.get(id);
+    return area && id !== undefined ? { id, area } : undefined;
   }
 
   findFloor(text: string): { id: string; floor: Floor } | undefined {
@@ -99,6 +102,23 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
     const said = saidAs(text);
     for (const [id, floor] of this.floors.entries()) if (saidAs(floor.name) === said || floor.aliases.some((a) => saidAs(a) === said)) return { id, floor };
     return undefined;
+  }
+
+  /**
+   * The stored areas by how their names and aliases are said, computed once per change of the areas (never per
+   * device or call): an apply over 10,000 entities asked saidAs() of every area for each of them.
+   */
+  private saidIndex?: { areas: Map<string, string> };
+  private said(): { areas: Map<string, string> } {
+    if (this.saidIndex) return this.saidIndex;
+    const areas = new Map<string, string>();
+    for (const [id, a] of this.areas.entries())
+      for (const n of [a.name, ...a.aliases]) {
+        const k = saidAs(n);
+        if (!areas.has(k)) areas.set(k, id);
+      }
+    this.saidIndex = { areas };
+    return this.saidIndex;
   }
 
   /** An area a source names but nobody stored ("Living room" from `Living room/Ceiling light`), as the source spells it. */
@@ -121,27 +141,43 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
 
   /** The sources' devices as the home has them: areas, floors, names, aliases and exposure resolved. */
   apply(input: SourcedDevice[]): Device[] {
+    // Each distinct name said once per apply: a home has tens of areas and thousands of entities naming them.
+    const saidOf = new Map<string, string>();
+    const say = (name: string): string => {
+      let k = saidOf.get(name);
+      if (k === undefined) saidOf.set(name, (k = saidAs(name)));
+      return k;
+    };
     const sourceAreas = new Map<string, string>();
+    const note = (a: string | undefined) => {
+      if (!a) return;
+      const k = say(a);
+      if (!sourceAreas.has(k)) sourceAreas.set(k, a);
+    };
     for (const { device } of input) {
-      for (const a of [device.area, ...device.entities.map((e) => e.area)]) if (a && !sourceAreas.has(saidAs(a))) sourceAreas.set(saidAs(a), a);
+      note(device.area);
+      for (const e of device.entities) note(e.area);
     }
     this.sourceAreas = sourceAreas;
     // Said once per rebuild, not once per device: what a name may start with.
-    const said = this.knownAreas().flatMap((a) => [a.name, ...a.aliases].map((n) => ({ key: saidAs(n), name: a.name })).filter((x) => x.key));
+    const said = this.knownAreas().flatMap((a) => [a.name, ...a.aliases].map((n) => ({ key: say(n), name: a.name })).filter((x) => x.key));
     this.areaWords = said.sort((a, b) => b.key.length - a.key.length);
-    return input.map(({ device, source }) => this.applyOne(device, identityOf(device, source)));
+    const ctx: ApplyContext = { say };
+    return input.map(({ device, source }) => this.applyOne(device, identityOf(device, source), ctx));
   }
 
   /** An area's name and floor as stored, or as the source spelled it when nobody stored it. */
-  private place(name: string | undefined, fallbackFloor?: string): { area?: string; floor?: string } {
+  private place(ctx: ApplyContext, name: string | undefined, fallbackFloor?: string): { area?: string; floor?: string } {
     if (!name) return { floor: fallbackFloor };
-    const stored = this.findArea(name);
+    const direct = this.areas.get(name);
+    const id = direct ? name : this.said().areas.get(ctx.say(name));
+    const stored = direct ?? (id === undefined ? undefined : this.areas.get(id));
     if (!stored) return { area: name, floor: fallbackFloor };
-    return { area: stored.area.name, floor: (stored.area.floor && this.floors.get(stored.area.floor)?.name) || fallbackFloor };
+    return { area: stored.name, floor: (stored.floor && this.floors.get(stored.floor)?.name) || fallbackFloor };
   }
 
-  private applyOne(device: Device, identity: string): Device {
-    const choice = this.devices.get(identity);
+  private applyOne(device: Device, identity: string, ctx: ApplyContext): Device {
+    const choice = this.devices.size ? this.devices.get(identity) : undefined;
     let placed: { area?: string; floor?: string };
     let areaFrom: Device['areaFrom'];
     const chosenArea = choice?.area === null ? null : choice?.area ? this.areas.get(choice.area) : undefined;
@@ -149,10 +185,10 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
       placed = {};
       areaFrom = 'person';
     } else if (chosenArea) {
-      placed = this.place(chosenArea.name);
+      placed = this.place(ctx, chosenArea.name);
       areaFrom = 'person';
     } else {
-      placed = this.place(device.area, device.floor);
+      placed = this.place(ctx, device.area, device.floor);
       areaFrom = device.area ? 'source' : undefined;
     }
     const name = choice?.name ?? device.name;
@@ -161,37 +197,36 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
     // readings and settings too: "turn on the espresso" is the plug's switch, not its power sensor.
     const main = device.entities.find((e) => e.name === device.name) ?? device.entities[0];
     const entities = device.entities.map((e) => {
-      const ec = this.entities.get(entityKeyOf(identity, e));
+      const ec = this.entities.size ? this.entities.get(entityKeyOf(identity, e)) : undefined;
       let where: { area?: string; floor?: string };
       if (ec?.area === null) where = {};
-      else if (ec?.area && this.areas.get(ec.area)) where = this.place(this.areas.get(ec.area)!.name);
+      else if (ec?.area && this.areas.get(ec.area)) where = this.place(ctx, this.areas.get(ec.area)!.name);
       // An entity the source placed with its device follows the device; one placed elsewhere stays there.
       else if (!e.area || e.area === device.area) where = placed.area || areaFrom ? placed : { floor: e.floor };
-      else where = this.place(e.area, e.floor);
+      else where = this.place(ctx, e.area, e.floor);
       const renamed = choice?.name && e.name.startsWith(device.name) ? `${choice.name}${e.name.slice(device.name.length)}` : e.name;
-      const out: Entity = {
-        ...e,
-        name: renamed,
-        aliases: aliases.length && e === main ? [...e.aliases, ...aliases] : e.aliases,
-        exposed: ec?.exposed ?? choice?.exposed ?? exposedByDefault(e),
-      };
+      const entityAliases = aliases.length && e === main ? [...e.aliases, ...aliases] : e.aliases;
+      const exposed = ec?.exposed ?? choice?.exposed ?? exposedByDefault(e);
+      // Nothing to change: the source's own object (undefined `exposed` reads as shown). A copy per entity per
+      // rebuild was ~1.8 KiB each, kept beside the source's (issue 45).
+      if (renamed === e.name && entityAliases === e.aliases && where.area === e.area && where.floor === e.floor && (e.exposed ?? true) === exposed) return e;
+      // Built without `delete`: an object a property is deleted from turns into a dictionary, several times the size.
+      const { area: _area, floor: _floor, ...rest } = e;
+      const out: Entity = { ...rest, name: renamed, aliases: entityAliases, exposed };
       // A person's name for the device names its tools; otherwise the source's whole name does.
       if (renamed !== e.name) out.toolBase = renamed;
       if (where.area) out.area = where.area;
-      else delete out.area;
       if (where.floor) out.floor = where.floor;
-      else delete out.floor;
       return out;
     });
-    const out: Device = { ...device, identity, name, entities };
+    const { area: _area, floor: _floor, ...rest } = device;
+    const out: Device = { ...rest, identity, name, entities };
     if (placed.area) out.area = placed.area;
-    else delete out.area;
     if (placed.floor) out.floor = placed.floor;
-    else delete out.floor;
     if (areaFrom) out.areaFrom = areaFrom;
     if (aliases.length) out.aliases = aliases;
     if (!out.area) {
-      const suggested = this.leadingArea(name);
+      const suggested = this.leadingArea(ctx, name);
       if (suggested) out.suggestedArea = suggested;
     }
     return out;
@@ -201,8 +236,13 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
   private areaWords: Array<{ key: string; name: string }> = [];
 
   /** A known area whose name the text starts with, as a whole word ("Kitchen spots" -> Kitchen); the longest wins. */
-  private leadingArea(text: string): string | undefined {
-    const said = saidAs(text);
+  private leadingArea(ctx: ApplyContext, text: string): string | undefined {
+    const said = ctx.say(text);
     return this.areaWords.find((a) => said.startsWith(`${a.key} `))?.name;
   }
+}
+
+/** What one apply computes once for all its devices. */
+interface ApplyContext {
+  say: (name: string) => string;
 }
