@@ -19,7 +19,8 @@ const EVERY_MS = 60;
 
 // Calls while Hearth is not connected: answered at once (mqtt.send_wait_ms 0, the default), or after waiting
 // a bounded time for the connection to come back.
-for (const sendWaitMs of [0, 5000]) {
+/** The scenario with one mqtt.send_wait_ms (one test file each, failover-*.test.ts, so each has its own time bound). */
+export function connectedNodeDies(sendWaitMs: number): void {
   describe(`the connected node dies under a steady stream of calls (NATS cluster, send_wait_ms ${sendWaitMs})`, () => {
     let broker: TestCluster;
     let home: TestHome;
