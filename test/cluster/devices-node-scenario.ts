@@ -135,16 +135,19 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
         await sleep(EVERY_MS);
       }
       await Promise.all(stream);
-      await waitFor('Hearth on a live node', () => connection.connected, 60_000);
+      await waitFor('Hearth on a live node', () => connection.connected, 30_000);
       assert.notEqual(broker.nodeIndexOfPort(Number(connection.node!.split(':')[1])), 0, 'Hearth moved off the dead node');
 
       // Kitchen spots, subscribed at QoS 0, is reachable on a live node.
-      await waitFor('Kitchen spots back on a live node', () => spots.connected(SPOTS), 90_000);
+      // Calls until one is confirmed, bounded by time (waitFor stretches its bounds for a busy machine; this does
+      // not): the device must reconnect to a live node and subscribe again first.
       let back: Call | undefined;
-      for (let b = 100; b < 110 && !back; b++) {
-        await waitFor('Hearth connected', () => connection.connected, 60_000);
+      const giveUp = Date.now() + 120_000;
+      for (let b = 30; b < 120 && !back && Date.now() < giveUp; b++) {
+        await waitFor('Hearth connected', () => connection.connected, 30_000);
         const c = await call(SPOTS, b);
         if (/^confirmed/.test(c.result.text!)) back = c;
+        else await sleep(200);
       }
       assert.ok(back, `Kitchen spots answers again: ${calls.at(-1)?.result.text}`);
 
@@ -177,15 +180,17 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
           throw new Error(`${err.message}\n${lines.map((l) => JSON.stringify(l)).join('\n')}`);
         });
         let ceilingBack: Call | undefined;
-        for (let b = 150; b < 160 && !ceilingBack; b++) {
+        const ceilingGiveUp = Date.now() + 120_000;
+        for (let b = 150; b < 250 && !ceilingBack && Date.now() < ceilingGiveUp; b++) {
           const c = await call(CEILING, b);
           if (/^confirmed/.test(c.result.text!)) ceilingBack = c;
+          else await sleep(200);
         }
         assert.ok(ceilingBack, `Ceiling light answers after a power cycle: ${calls.at(-1)?.result.text}`);
         assert.equal(hearth.bridge.cache.get(`${CEILING}.light`)?.silent, undefined, 'answering again');
       }
 
-      await waitFor('the broker holds nothing it could still deliver', async () => (await broker.heldForLater()) === 0, 60_000);
+      await waitFor('the broker holds nothing it could still deliver', async () => (await broker.heldForLater()) === 0, 30_000);
 
       const outcomes: Record<string, number> = {};
       for (const c of calls) {
