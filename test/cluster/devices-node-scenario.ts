@@ -78,6 +78,7 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
     const received: ReceivedCommand[] = [];
     const logs = logSink('debug');
     const calls: Call[] = [];
+    let simOn: (id: string, commandQos: 0 | 1) => Promise<Simulator>;
 
     /** A call to the device's light (`tool` is the device id; the light's tool is named after it). */
     const call = async (tool: string, brightness: number): Promise<Call> => {
@@ -103,7 +104,7 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
       const devices = loadDeviceFiles([join(dir, 'devices')]).devices;
       const onCommand = (r: ReceivedCommand) => received.push(r);
       // The devices are given every node, node 0 first: they are on node 0 and move on when it dies.
-      const simOn = (id: string, commandQos: 0 | 1) =>
+      simOn = (id: string, commandQos: 0 | 1) =>
         startSimulator({
           url: broker.nodeList(0),
           devices: devices.filter((d) => d.id === id),
@@ -187,13 +188,14 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
         assert.equal(stateJson(hearth.bridge.registry.entity(`${SPOTS}.light`)!, hearth.bridge.cache.get(`${SPOTS}.light`)).notAnswering, null);
       }
 
-      // A silent device reconnecting afresh (a power cycle: a new connection and client id, so a new queue or
-      // consumer on a live node), with node 0 still down: it answers again, and is no longer said to be silent.
+      // A silent device reconnecting afresh, set up as docs/deployment.md advises (its command subscription at QoS 0;
+      // on NATS a fresh QoS 1 SUBSCRIBE can be refused for minutes after the node's death), with node 0 still down:
+      // it announces itself online, answers again, and is no longer said to be silent.
       if (!/^confirmed/.test(silent.result.text!)) {
-        phase('power cycle');
-        await ceiling.stopDevice(CEILING);
-        await ceiling.startDevice(CEILING).catch((err: Error) => {
-          const lines = logs.lines.filter((l) => l.device === CEILING).slice(-20);
+        phase('restarting the ceiling light at QoS 0');
+        await ceiling.close();
+        ceiling = await simOn(CEILING, 0).catch((err: Error) => {
+          const lines = logs.lines.filter((l) => l.device === CEILING).slice(-10);
           throw new Error(`${err.message}\n${lines.map((l) => JSON.stringify(l)).join('\n')}`);
         });
         phase('Ceiling light calls after the power cycle');
@@ -204,7 +206,7 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
           if (/^confirmed/.test(c.result.text!)) ceilingBack = c;
           else await sleep(200);
         }
-        assert.ok(ceilingBack, `Ceiling light answers after a power cycle: ${calls.at(-1)?.result.text}`);
+        assert.ok(ceilingBack, `Ceiling light answers after its restart: ${calls.at(-1)?.result.text}`);
         assert.equal(hearth.bridge.cache.get(`${CEILING}.light`)?.silent, undefined, 'answering again');
       }
 
