@@ -1,7 +1,7 @@
 // Hearth assembled: the bridge (broker, devices, state), the SQLite database
 // with policy, approvals and audit, the one handler pipeline and the live tool
 // set. Every front door (CLI, agent engine, MCP, HTTP, Node-RED) opens one of these.
-import { loadAuditKey } from './audit/key.js';
+import { loadAuditKey, sequenceFileOf } from './audit/key.js';
 import { INTERRUPTED_ERROR, SqliteAuditLog } from './audit/store.js';
 import { Bridge, DEMO_DEVICES, demoEnabled, type BridgeOptions } from './bridge.js';
 import { CommandGate } from './devices/command-gate.js';
@@ -62,7 +62,7 @@ export class Hearth {
         log: log.child({ part: 'audit' }),
         digestFile: config.audit.digestFile,
         durability: config.audit.durability,
-        ...(key ? { key: key.key, sequenceFile: `${config.audit.keyFile}.seq` } : {}),
+        ...(key ? { key: key.key, sequenceFile: sequenceFileOf(config.audit.keyFile!) } : {}),
       });
       const approvals = new SqliteApprovals(db, { audit });
       const entityMemory = new SqliteEntityNames(db, log.child({ part: 'devices' }), {
@@ -90,6 +90,8 @@ export class Hearth {
       // A grant is checked against what the held call would send now (a moved command topic voids it).
       approvals.sendsNow = (a) => (a.entityId ? pipeline.sendsNow(a.entityId, a.args) : undefined);
       const tools = new ToolSet(bridge.registry, pipeline, policy, config.tools);
+      // Calls refused before any handler (unknown tool, bad arguments, a tool not offered) are audited here, for every door.
+      tools.audit = audit;
       const reads = new ReadAccess(bridge.registry, policy, () => tools.all());
       tools.mayRead = (principal, entity) => !reads.denied(principal, entity);
       const hearth = new Hearth(bridge, db, policy, approvals, audit, pipeline, tools, history, recorder);
@@ -152,12 +154,12 @@ export class Hearth {
     return marked;
   }
 
-  /** On start: sweep pending rows and check the chain. */
-  recoverAudit(): { interrupted: number; chainOk: boolean; problem?: string } {
+  /** On start: sweep pending rows and check the chain (and whether a signed digest vouches for every entry). */
+  recoverAudit(): { interrupted: number; chainOk: boolean; problem?: string; unvouched?: { from: number; to: number; count: number } } {
     const interrupted = this.sweepPending();
     const result = this.audit.verify();
     if (!result.ok) this.bridge.log.error({ firstBroken: result.firstBroken }, 'audit chain does not verify: run `hearth audit verify`');
-    return { interrupted, chainOk: result.ok, problem: result.firstBroken?.reason };
+    return { interrupted, chainOk: result.ok, problem: result.firstBroken?.reason, ...(result.unvouched ? { unvouched: result.unvouched } : {}) };
   }
 
   private homeSetup?: HomeSetup;

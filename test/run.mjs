@@ -1,9 +1,9 @@
 // Runs every test/**/*.test.ts with node's test runner (Node 20 does not expand globs itself).
 // `node test/run.mjs [filter...]` runs only files whose path contains a filter.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { delimiter, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -28,12 +28,35 @@ if (!files.length) {
 // (test/helpers/processes.ts) are recorded in GROUPS_DIR by pgid, and whatever is still recorded when the run
 // ends, passes, fails, times out or is interrupted, is killed here.
 const groupsDir = mkdtempSync(join(tmpdir(), 'hearth-test-groups-'));
+
+// The suite's PATH has no `hearth`, whatever the developer's has: after `npm link` (or a global install) a `hearth`
+// is on it, and the commands Hearth prints follow it (src/cli/command-name.ts), so tests of what a fresh checkout
+// prints would read another text. A PATH folder holding a `hearth` is replaced by a folder of links to everything
+// else in it, so node, npm and the rest are found as before.
+function pathWithoutHearth(path) {
+  return path
+    .split(delimiter)
+    .map((dir, i) => {
+      if (!dir || !['hearth', 'hearth.cmd'].some((bin) => existsSync(join(dir, bin)))) return dir;
+      const shadow = join(groupsDir, `path-${i}`);
+      mkdirSync(shadow);
+      for (const name of readdirSync(dir)) if (name !== 'hearth' && name !== 'hearth.cmd') symlinkSync(join(dir, name), join(shadow, name));
+      return shadow;
+    })
+    .join(delimiter);
+}
 // A per-test bound is a safety net against a hang, not a speed assertion: generous, so a busy machine passes.
 const runner = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-timeout=300000', '--test-concurrency=2', ...files], {
   cwd: root,
   stdio: 'inherit',
   detached: true,
-  env: { ...process.env, HEARTH_LOG_PRETTY: 'false', HEARTH_TEST_GROUPS_DIR: groupsDir, HEARTH_RUNTIME_DIR: join(groupsDir, 'runtime') },
+  env: {
+    ...process.env,
+    PATH: pathWithoutHearth(process.env.PATH ?? ''),
+    HEARTH_LOG_PRETTY: 'false',
+    HEARTH_TEST_GROUPS_DIR: groupsDir,
+    HEARTH_RUNTIME_DIR: join(groupsDir, 'runtime'),
+  },
 });
 
 function killGroup(pgid, signal) {

@@ -48,6 +48,8 @@ export interface BuiltinEngineOptions {
   decide?: BuiltinSessionOptions['decide'];
   /** What a principal may read (told to a provider that knows the home itself); see BuiltinSessionOptions.mayRead. */
   mayRead?: BuiltinSessionOptions['mayRead'];
+  /** Host tool calls refused before their handler are recorded here; see BuiltinSessionOptions.refuse. */
+  refuse?: BuiltinSessionOptions['refuse'];
 }
 
 export const DEFAULT_PRINCIPAL: Principal = { id: 'agent:local', roles: [] };
@@ -242,6 +244,7 @@ export class BuiltinEngine implements Engine {
       maxRounds: this.options.maxRounds ?? 8,
       ...(this.options.decide ? { decide: this.options.decide } : {}),
       ...(this.options.mayRead ? { mayRead: this.options.mayRead } : {}),
+      ...(this.options.refuse ? { refuse: this.options.refuse } : {}),
       limits: this.limits,
       log: (this.options.log ?? silentLogger).child({ session: id }),
       ...(s.subagents ? { subagents: { ...DEFAULT_SUBAGENT_LIMITS, ...this.options.subagents } } : {}),

@@ -50,6 +50,7 @@ import {
   type EngineLimits,
   type PermissionDecision,
   type Permissions,
+  type RefuseCall,
   type StopReason,
 } from './types.js';
 import { errorOf } from '../util/error.js';
@@ -108,6 +109,11 @@ export interface BuiltinSessionOptions {
   decide?: (tool: string, args: Record<string, unknown>, principal: Principal) => { effect: string; reason: string } | undefined;
   /** Whether the principal may read this entity (a model that knows the home itself is told; see ProviderRequest.context). */
   mayRead?: (principal: Principal, entityId: string) => boolean;
+  /**
+   * A host tool call refused before its handler (unknown or not offered, arguments no JSON object or not fitting
+   * the schema): recorded as every door records it (ToolSet.refuse); the result is what the model reads.
+   */
+  refuse?: RefuseCall;
 }
 
 interface PendingPermission {
@@ -704,18 +710,24 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       const { manager, turnId, tools } = run.subagents;
       return manager.call(call.name, args, { turnId, tools, signal: run.signal });
     }
+    // Refused before a handler: audited as at every door (a tool not offered to this principal is unknown here).
+    const refuse = (text: string) =>
+      this.o.refuse?.(call.name, args ?? call.arguments, this.principal, { requestId: randomUUID(), runId: run.runId, session: this.id }, text) ?? {
+        text,
+        isError: true,
+      };
     const tool = run.byName.get(call.name);
     if (!tool) {
       const names = [...run.byName.keys(), ...(run.subagents ? run.subagents.manager.specs.map((s) => s.function.name) : [])];
-      return { text: `unknown tool ${JSON.stringify(call.name.slice(0, 80))}; the tools are: ${names.join(', ')}`, isError: true };
+      return refuse(`unknown tool ${JSON.stringify(call.name.slice(0, 80))}; the tools are: ${names.join(', ')}`);
     }
-    if (!args) return notObject();
+    if (!args) return refuse(notObject().text);
     // The engine checks shape before the handler, as the kit does; arguments over the bounds
     // (thousands of levels deep) go straight to the handler, which refuses and audits them.
     const validate = validatorFor(tool);
     if (!argumentBoundsProblem(args) && !validate(args)) {
       const problems = schemaProblems(validate.errors, args).map((p) => `${p.path === '(top level)' ? 'arguments' : `"${p.path}"`} ${p.message}`);
-      return { text: `invalid arguments: ${problems.join('; ')}`, isError: true };
+      return refuse(`invalid arguments: ${problems.join('; ')}`);
     }
     if (run.signal.aborted) return { text: 'interrupted before it started', isError: true };
 

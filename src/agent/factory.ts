@@ -69,7 +69,7 @@ export async function createEngine(hearth: Hearth): Promise<Engine> {
     const { JanEngine, findJanBin } = await import('./rpc/jan-engine.js');
     const bin = agent.janBin ?? findJanBin(process.env);
     if (!bin) throw new Error('agent.engine is jan, but neither agent.janBin, JAN_BIN nor a `jan` on PATH was found');
-    return JanEngine.start({ bin, log: hearth.bridge.log.child({ part: 'jan' }) });
+    return JanEngine.start({ bin, log: hearth.bridge.log.child({ part: 'jan' }), refuse: (...a) => hearth.tools.refuse(...a) });
   }
   return BuiltinEngine.start({
     provider: createProvider(hearth),
@@ -93,6 +93,8 @@ export async function createEngine(hearth: Hearth): Promise<Engine> {
       const entity = hearth.bridge.registry.entity(entityId);
       return !!entity && (hearth.tools.mayRead?.(principal, entity) ?? true);
     },
+    // A call refused before its handler is audited as at every other door.
+    refuse: (...a) => hearth.tools.refuse(...a),
     log: hearth.bridge.log.child({ part: 'agent' }),
   });
 }

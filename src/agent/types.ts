@@ -1,7 +1,7 @@
 // The agent surface, mirroring the Jan kit's session API and event names
 // (snake_case fields, as on the kit's wire), so a kit client and Hearth's
 // front doors read the same events.
-import type { HostTool, Principal } from '../tools/types.js';
+import type { HostTool, Principal, ToolCall, ToolResultObject } from '../tools/types.js';
 import type { FunctionSpec, Usage } from './provider.js';
 
 export type Permissions = 'jan' | 'host';
@@ -185,3 +185,9 @@ export class ArchivedSessionError extends Error {
     this.name = 'ArchivedSessionError';
   }
 }
+
+/**
+ * A host tool call an engine refused before its handler (unknown or not offered, arguments no JSON object or not
+ * fitting the schema): the assembly records it as every door does (ToolSet.refuse); the result is what the model reads.
+ */
+export type RefuseCall = (name: string, args: unknown, principal: Principal, extra: Partial<ToolCall>, text: string) => ToolResultObject;

@@ -241,18 +241,119 @@ export function readDigest(path: string): Digest {
   return d as Digest;
 }
 
-/** The highest digest number written so far (0: none), from the sequence file kept beside the audit key. */
-export function readDigestSequence(path: string): number {
+/** What the sequence file beside the key says: the highest digest number written (0: none yet, since the key was made). */
+export type SequenceRead = { seq: number } | { missing: true } | { problem: string };
+
+export function readSequence(path: string): SequenceRead {
+  let text: string;
   try {
-    const n = Number(readFileSync(path, 'utf8').trim());
-    return Number.isSafeInteger(n) && n > 0 ? n : 0;
-  } catch {
-    return 0;
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    return e.code === 'ENOENT' ? { missing: true } : { problem: `cannot be read (${e.code ?? e.message})` };
   }
+  const t = text.trim();
+  const n = Number(t);
+  return /^\d{1,15}$/.test(t) && Number.isSafeInteger(n) ? { seq: n } : { problem: `does not hold a digest number (${JSON.stringify(text.slice(0, 40))})` };
 }
 
 export function writeDigestSequence(path: string, seq: number): void {
   writeFileAtomic(path, `${seq}\n`);
+}
+
+/** The database's own note that signed digests were written for it (migration 0020), if any. */
+export interface DigestMark {
+  firstSeq: number;
+  at: string;
+}
+
+export function readDigestMark(db: Db): DigestMark | undefined {
+  try {
+    return db.prepare('SELECT first_seq AS firstSeq, at FROM audit_digest_mark WHERE id = 1').get() as DigestMark | undefined;
+  } catch {
+    return undefined; // a database from before migration 0020 (a reader): no note
+  }
+}
+
+/** The files the audit's trust rests on, as they are now, and what is wrong with them. */
+export interface AnchorState {
+  /** The digest: read, and (with a key) carrying its signature; undefined when it is missing or cannot be trusted. */
+  digest?: Digest;
+  /** The digest as read and signed, findings or not (a digest put back is one): what an owner is shown. */
+  read?: Digest;
+  /** The highest digest number known to have been written: the sequence file, the digest, the database's note. */
+  highest: number;
+  /**
+   * What is wrong, each a sentence with its evidence: a digest missing or unreadable though digests were written, a
+   * sequence file missing or unreadable, a digest numbered below one written since (a rollback), a signature the key
+   * did not make. Each is tampering until an owner has looked (`hearth audit accept`); none is a fresh start.
+   */
+  findings: string[];
+}
+
+export interface AnchorFiles {
+  digestFile: string;
+  key?: Buffer;
+  /** Beside the key (`<key file>.seq`): the highest digest number written. */
+  sequenceFile?: string;
+}
+
+/** What anchorState asks the database (a store passes its prepared statements). */
+export interface AnchorLookups {
+  mark(): DigestMark | undefined;
+  hasEntries(): boolean;
+}
+
+/** Read the digest, the sequence file and the database's note, and say what is wrong with them. */
+export function anchorState(db: Db, files: AnchorFiles, lookups?: AnchorLookups): AnchorState {
+  const { digestFile, key, sequenceFile } = files;
+  const findings: string[] = [];
+  // The note says signed digests were written: it means something only to a reader who can check signatures.
+  const mark = !key ? undefined : lookups ? lookups.mark() : readDigestMark(db);
+  const sequence: SequenceRead | undefined = sequenceFile ? readSequence(sequenceFile) : undefined;
+  let digest: Digest | undefined;
+  let digestMissing = false;
+  try {
+    digest = readDigest(digestFile);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ENOENT') digestMissing = true;
+    else
+      findings.push(`digest file ${digestFile} ${e.code ? `cannot be read (${e.code})` : `cannot be used (emptied, cut short or overwritten): ${e.message}`}`);
+  }
+  if (digest && key && !macMatches(key, digest)) {
+    findings.push(
+      digest.mac
+        ? `digest file ${digestFile} carries a signature the audit key did not make (rewritten, or another key)`
+        : `digest file ${digestFile} is not signed, but there is an audit key (rewritten, or written without audit.key_file)`,
+    );
+    digest = undefined;
+  }
+  const fromFile = sequence && 'seq' in sequence ? sequence.seq : 0;
+  const highest = Math.max(fromFile, digest?.seq ?? 0, mark?.firstSeq ?? 0);
+  const written = [
+    fromFile > 0 ? `the sequence file ${sequenceFile} says digest #${fromFile} was written` : '',
+    mark ? `the database notes signed digests since #${mark.firstSeq} (${mark.at})` : '',
+  ].filter(Boolean);
+  if (digestMissing && written.length) findings.push(`digest file ${digestFile} is missing, but ${written.join(', and ')}`);
+  if (sequence && 'problem' in sequence) findings.push(`sequence file ${sequenceFile} ${sequence.problem}`);
+  // Missing: a finding unless nothing was ever signed here (no digest, no note, an empty log), or the digest is
+  // one an older Hearth wrote before digests were numbered.
+  if (sequence && 'missing' in sequence && (digest?.seq !== undefined || mark || (digestMissing && (lookups ? lookups.hasEntries() : hasEntries(db))))) {
+    findings.push(
+      `sequence file ${sequenceFile} is missing${digest?.seq !== undefined ? `, but the digest is #${digest.seq}` : mark ? `, but the database notes signed digests since #${mark.firstSeq}` : ', but the log has entries'}`,
+    );
+  }
+  if (digest && highest > (digest.seq ?? 0)) {
+    findings.push(
+      `digest file ${digestFile} is digest #${digest.seq ?? 0} of ${digest.at}, but #${highest} was written since: an older digest was put back (a rollback, with the log cut to match)`,
+    );
+  }
+  return { ...(digest && !findings.length ? { digest } : {}), ...(digest ? { read: digest } : {}), highest, findings };
+}
+
+function hasEntries(db: Db): boolean {
+  return db.prepare('SELECT 1 FROM audit_entry LIMIT 1').get() !== undefined;
 }
 
 /** The digest of the table as it is now (a full count: for tools; the store keeps its own count). */
@@ -309,6 +410,10 @@ export interface VerifyResult {
    * moment of each call; entries appended by whoever can write the file are never signed).
    */
   unvouched?: { from: number; to: number; count: number };
+  /** What is wrong with the digest, the sequence file or the database's note (see anchorState): tampering until accepted. */
+  findings?: string[];
+  /** The highest digest number known to have been written (with a digest file). */
+  highestSeq?: number;
 }
 
 export interface VerifyOptions {
@@ -478,25 +583,17 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
   // The digest first: it is written after commits, so the rows read next are at least as new as it is.
   let digest: Digest | undefined;
   let digestProblem: string | undefined;
+  let anchor: AnchorState | undefined;
   if (options.digestFile) {
-    try {
-      digest = readDigest(options.digestFile);
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      digestProblem = e.code === 'ENOENT' ? `digest file ${options.digestFile} is missing` : `digest file ${options.digestFile}: ${e.message}`;
-    }
-    // A rewritten chain needs a rewritten digest: without the key, it cannot carry a valid signature.
-    if (digest && options.key && !macMatches(options.key, digest)) {
-      digestProblem = digest.mac
-        ? `digest file ${options.digestFile} carries a signature the audit key did not make (rewritten, or another key)`
-        : `digest file ${options.digestFile} is not signed, but there is an audit key (rewritten, or written without audit.key_file)`;
-      digest = undefined;
-    }
-    const highest = options.sequenceFile ? readDigestSequence(options.sequenceFile) : 0;
-    if (digest && highest > (digest.seq ?? 0)) {
-      digestProblem = `digest file ${options.digestFile} is digest #${digest.seq ?? 0} of ${digest.at}, but #${highest} was written since: an older digest was put back (a rollback, with the log cut to match)`;
-      digest = undefined;
-    }
+    anchor = anchorState(db, {
+      digestFile: options.digestFile,
+      ...(options.key ? { key: options.key } : {}),
+      ...(options.sequenceFile ? { sequenceFile: options.sequenceFile } : {}),
+    });
+    digest = anchor.digest;
+    if (anchor.findings.length) digestProblem = anchor.findings.join('; ');
+    // No digest yet, and nothing says one was written: a cut tail cannot be seen (broken only once there are rows).
+    else if (!digest) digestProblem = `digest file ${options.digestFile} is missing`;
   }
 
   const walk = new ChainWalk();
@@ -528,7 +625,8 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
       reason: `the log ends at row ${prevId}, but its id sequence is at ${seq}: ${seq - prevId === 1 ? `row ${seq} was` : `rows ${prevId + 1}..${seq} were`} cut off the tail`,
     };
   }
-  if (!firstBroken && digestProblem && rows > 0) firstBroken = { id: 0, kind: 'digest', reason: digestProblem };
+  // A finding about the files the trust rests on stands even over an empty log (the log may have been replaced).
+  if (!firstBroken && digestProblem && (rows > 0 || anchor?.findings.length)) firstBroken = { id: 0, kind: 'digest', reason: digestProblem };
   if (!firstBroken && digest) {
     if (prevId < digest.lastId || upToDigest < digest.count) {
       firstBroken = {
@@ -561,5 +659,7 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
     ...(firstBroken ? { firstBroken } : {}),
     ...(digest ? { digest } : {}),
     ...(signed && beyond > 0 ? { unvouched: { from: digest!.lastId + 1, to: prevId, count: beyond } } : {}),
+    ...(anchor?.findings.length ? { findings: anchor.findings } : {}),
+    ...(anchor ? { highestSeq: anchor.highest } : {}),
   };
 }

@@ -14,9 +14,16 @@ export class AuditKeyError extends Error {
   }
 }
 
+/** Where the highest digest number is kept: beside the key, as safe as it (a rollback is seen against it). */
+export function sequenceFileOf(keyFile: string): string {
+  return `${keyFile}.seq`;
+}
+
 /**
  * Read the key (64 hex characters). With `create`, a missing file is made with
- * a fresh random key, readable by its owner only. Returns whether it was created.
+ * a fresh random key, readable by its owner only, and its sequence file beside
+ * it says no digest was written yet (0): from then on, a missing sequence file
+ * is a finding, not a fresh start. Returns whether it was created.
  */
 export function loadAuditKey(path: string, options: { create?: boolean } = {}): { key: Buffer; created: boolean } {
   if (!existsSync(path)) {
@@ -26,6 +33,12 @@ export function loadAuditKey(path: string, options: { create?: boolean } = {}): 
     // wx: never overwrite a key another process made a moment ago.
     try {
       writeFileSync(path, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+      // wx: a sequence file kept from an earlier key stays (its digests no longer verify: a finding).
+      try {
+        writeFileSync(sequenceFileOf(path), '0\n', { mode: 0o600, flag: 'wx' });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
       return { key, created: true };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new AuditKeyError(`audit.key_file: cannot create ${path}: ${(err as Error).message}`);

@@ -28,10 +28,10 @@
 // power cut may lose an outcome, never a pending row, and a lost outcome
 // leaves the call pending, marked interrupted at the next start.
 import { EventEmitter } from 'node:events';
-import { chmodSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database.js';
 import { WalSync, type WalSyncOptions } from '../db/wal-sync.js';
+import { makePrivate } from '../util/private-file.js';
 import { silentLogger, type Logger } from '../log.js';
 import {
   FOLLOW_UP_OUTCOMES,
@@ -39,19 +39,19 @@ import {
   canonicalJson,
   entryHash,
   legacySealNeeded,
-  readDigest,
-  readDigestSequence,
+  anchorState,
   verify,
   writeDigestSequence,
   wellFormed,
   writeDigestFile,
+  type AnchorState,
   type CompletionFields,
   type Digest,
+  type DigestMark,
   type VerifyOptions,
   type VerifyResult,
 } from './chain.js';
 import { AuditError, unavailable } from './errors.js';
-import { macMatches } from './key.js';
 import { exportLines, isoBound, MAX_TIME, MIN_TIME, PAGE_SQL, type ExportFormat, type ExportOptions } from './export.js';
 import { fromDb, OUTCOMES, type DbAuditEntry, type DbAuditRow, type StoredAuditRow } from './row.js';
 import type { AuditCompletion, AuditEntry, AuditLog, Outcome } from './types.js';
@@ -80,6 +80,18 @@ export interface AuditLogOptions {
 }
 
 export type AuditDurability = 'full' | 'grouped' | 'connection';
+
+/** What `hearth audit accept` shows an owner before it vouches for the log (see SqliteAuditLog.acceptEvidence). */
+export interface AcceptEvidence {
+  /** What is wrong with the digest, the sequence file or the database's note. */
+  findings: string[];
+  /** The highest digest number known to have been written. */
+  highestSeq: number;
+  /** The log's last entry. */
+  lastId: number;
+  /** The entries no signed digest vouches for. */
+  unvouched?: { from: number; to: number; count: number };
+}
 
 export interface AuditLogEvents {
   /** A call got an outcome (finish, finishLater, followUp, markInterrupted) or was recorded: after the commit, as readers now see it. */
@@ -796,6 +808,27 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     }
   }
 
+  /** Callers waiting for the outcomes queued so far to be committed (outcomesCommitted). */
+  private committedWaiters: Array<() => void> = [];
+  private committedImmediate?: NodeJS.Immediate;
+
+  /**
+   * Resolves once every outcome queued by finishLater() so far is committed: the pipeline answers its caller only
+   * then (issue 40: answered "confirmed", the process killed before the outcome's commit, the audit said
+   * "interrupted"). A waiter commits the queue on the next turn, with every outcome queued in this one, instead of
+   * waiting for a pause in the calls; a failed append is logged and resolves too (the call then stays pending).
+   */
+  outcomesCommitted(): Promise<void> {
+    if (!this.laterQueue.length) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.committedWaiters.push(resolve);
+      this.committedImmediate ??= setImmediate(() => {
+        this.committedImmediate = undefined;
+        this.flushOutcomes();
+      });
+    });
+  }
+
   /** Whether a command is travelling; one granted longer ago than any confirmation waits was lost (a bug, not a call). */
   private travelling(): boolean {
     if (!this.inFlight.size) return false;
@@ -824,6 +857,18 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     this.laterImmediate = undefined;
     const items = this.laterQueue.map((x) => ({ ...x, followUp: false }));
     this.laterQueue = [];
+    const waiters = this.committedWaiters;
+    this.committedWaiters = [];
+    if (this.committedImmediate) clearImmediate(this.committedImmediate);
+    this.committedImmediate = undefined;
+    try {
+      this.appendLater(items);
+    } finally {
+      for (const w of waiters) w();
+    }
+  }
+
+  private appendLater(items: Array<{ id: number; completion: Completion; followUp: boolean }>): void {
     if (!items.length) return;
     try {
       this.appendOutcomes(items, true);
@@ -1088,26 +1133,50 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
    * them until an owner accepts them (`hearth audit accept`), which writes a digest that covers them.
    */
   private unvouched?: { from: number; to: number };
+  /**
+   * What is wrong with the digest, the sequence file or the database's note (chain.ts, anchorState): a digest
+   * missing or garbage though digests were written, a rollback, a missing sequence file. Tampering, never a
+   * fresh start: nothing is signed until an owner accepts (then the files say so, and this is cleared).
+   */
+  private findings: string[] = [];
+  /** The findings already logged (each is said once per process). */
+  private readonly findingsSaid = new Set<string>();
+  /** Whether the database's note that signed digests are written here exists (written once). */
+  private marked = false;
+
+  /** The database's note that signed digests are written here (prepared on first use: a reader never asks). */
+  private markStatements?: { read: Statement<[], DigestMark>; write: Statement<[number, string]> };
+  private get marks(): { read: Statement<[], DigestMark>; write: Statement<[number, string]> } {
+    this.markStatements ??= {
+      read: this.db.prepare('SELECT first_seq AS firstSeq, at FROM audit_digest_mark WHERE id = 1'),
+      write: this.db.prepare('INSERT OR IGNORE INTO audit_digest_mark (id, first_seq, at) VALUES (1, ?, ?)'),
+    };
+    return this.markStatements;
+  }
+
+  /** The files the trust rests on, as they are now. */
+  private assess(): AnchorState {
+    const files = { digestFile: this.digestFile!, ...(this.key ? { key: this.key } : {}), ...(this.sequenceFile ? { sequenceFile: this.sequenceFile } : {}) };
+    return anchorState(this.db, files, { mark: () => this.marks.read.get(), hasEntries: () => this.stmt.last.get() !== undefined });
+  }
 
   private loadAnchor(): void {
     this.anchorChecked = true;
     if (!this.digestFile) return;
     for (const f of [this.digestFile, this.sequenceFile]) if (f) tighten(f, this.log);
-    this.digestSeq = this.sequenceFile ? readDigestSequence(this.sequenceFile) : 0;
     const lastAtStart = this.stmt.last.get()?.id ?? 0;
-    try {
-      const d = readDigest(this.digestFile);
-      this.digestSeq = Math.max(this.digestSeq, d.seq ?? 0);
-      if (this.key && !macMatches(this.key, d)) {
-        if (lastAtStart > 0) this.unvouched = { from: 1, to: lastAtStart };
-      } else {
-        if (d.lastId > 0) this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
-        if (this.key && lastAtStart > d.lastId) this.unvouched = { from: d.lastId + 1, to: lastAtStart };
-      }
-    } catch {
-      // No digest yet (or unreadable: verify says so); nothing to hold to.
+    const state = this.assess();
+    this.digestSeq = state.highest;
+    this.marked = this.marks.read.get() !== undefined;
+    const d = state.digest;
+    if (d) {
+      if (d.lastId > 0) this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
+      if (this.key && lastAtStart > d.lastId) this.unvouched = { from: d.lastId + 1, to: lastAtStart };
+    } else if (state.findings.length && lastAtStart > 0) {
+      this.unvouched = { from: (state.read?.lastId ?? 0) + 1, to: lastAtStart };
     }
-    if (this.unvouched) {
+    this.noteFindings(state.findings);
+    if (this.unvouched && !this.findings.length) {
       const { from, to } = this.unvouched;
       this.log.error(
         { digestFile: this.digestFile, from, to },
@@ -1116,40 +1185,65 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     }
   }
 
-  /** Whether an owner has accepted the unvouched entries since (a signed digest now covers them). */
-  private acceptedSince(): boolean {
-    if (!this.unvouched || !this.digestFile) return true;
-    try {
-      const d = readDigest(this.digestFile);
-      if ((!this.key || macMatches(this.key, d)) && d.lastId >= this.unvouched.to) {
-        this.unvouched = undefined;
-        this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
-        this.digestSeq = Math.max(this.digestSeq, d.seq ?? 0);
-        return true;
-      }
-    } catch {
-      // still not accepted
+  /** Keep the findings (signing stops while there are any), and log each new one once. */
+  private noteFindings(findings: string[]): void {
+    this.findings = findings;
+    const fresh = findings.filter((f) => !this.findingsSaid.has(f));
+    if (!fresh.length) return;
+    for (const f of fresh) this.findingsSaid.add(f);
+    this.log.error(
+      { digestFile: this.digestFile, sequenceFile: this.sequenceFile, findings: fresh },
+      `audit: a file the audit's trust rests on was tampered with: ${fresh.join('; ')}. No digest is signed until an owner has looked: \`hearth audit verify\` says what is wrong, and \`hearth audit accept\` prints the evidence and vouches for the log as it is now`,
+    );
+  }
+
+  /**
+   * Whether a digest may be signed now: no findings, and the entries found unvouched at start covered by a
+   * digest an owner wrote since (`hearth audit accept`). The files are read again each time, so tampering
+   * while Hearth runs (a digest deleted or put back) stops signing too.
+   */
+  private maySign(): AnchorState | undefined {
+    const state = this.assess();
+    if (state.findings.length) {
+      this.noteFindings(state.findings);
+      return undefined;
     }
-    return false;
+    const d = state.digest;
+    if (this.findings.length || this.unvouched) {
+      // Accepted only by a digest (signed, when there is a key) that covers every entry found unvouched.
+      if (!d || (this.unvouched && d.lastId < this.unvouched.to)) return undefined;
+      this.findings = [];
+      this.unvouched = undefined;
+      this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
+      this.anchorBroken = false;
+    } else if (d && (d.seq ?? 0) > this.digestSeq) {
+      // A signed digest newer than this process's last (an owner's \`hearth audit accept\`, another Hearth process):
+      // what it vouches for is the anchor now.
+      this.digestSeq = d.seq!;
+      this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
+      this.anchorBroken = false;
+    }
+    return state;
   }
 
   private writeDigestOnce(d: Digest): void {
     if (!this.digestFile || d.lastId < this.digestUpTo) return;
     if (!this.anchorChecked) this.loadAnchor();
-    if (!this.acceptedSince()) return;
+    const state = this.maySign();
+    if (!state) return;
     const a = this.anchor;
     if (a && a.lastId <= d.lastId && this.stmt.hashOf.get(a.lastId)?.hash !== a.lastHash) {
       if (!this.anchorBroken) {
         this.log.error(
           { digestFile: this.digestFile, anchorId: a.lastId },
-          `audit: entry ${a.lastId} no longer has the hash the last digest vouched for: the log was changed below it. The digest is not rewritten over it: run \`hearth audit verify\`, and restart with a fresh digest file only once the log is accounted for`,
+          `audit: entry ${a.lastId} no longer has the hash the last digest vouched for: the log was changed below it. No digest is signed over it: \`hearth audit verify\` says where; an owner who has accounted for the log runs \`hearth audit accept\`, which prints the evidence and vouches for the log as it is now`,
         );
       }
       this.anchorBroken = true;
       return;
     }
     try {
-      this.writeNumbered(this.digestFile, d);
+      this.writeNumbered(this.digestFile, d, state.highest);
       this.digestUpTo = d.lastId;
       if (d.lastId > 0) this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
     } catch (err) {
@@ -1173,12 +1267,36 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   /** Write the tail digest ({count, lastId, lastHash, at}) atomically; default: the configured digestFile. */
   writeDigest(path: string | undefined = this.digestFile): Digest {
     if (!path) throw new Error('audit: no digest file configured');
-    return this.writeNumbered(path, this.digest());
+    return this.writeNumbered(path, this.digest(), this.digestSeq);
   }
 
   /**
-   * An owner has checked the entries up to `throughId` (default: all): write a signed digest that vouches for
-   * them, so that a Hearth signs again. Refused when the chain up to there does not verify.
+   * What an owner is asked to accept: what is wrong with the files the trust rests on, the highest digest
+   * number known, and the entries no signed digest vouches for (all of them when there is no digest to trust).
+   */
+  acceptEvidence(): AcceptEvidence {
+    if (!this.digestFile) throw new AuditError('audit: there is no digest file to write (audit.digest_file)', 'AUDIT_NO_DIGEST');
+    const state = this.assess();
+    const lastId = this.stmt.last.get()?.id ?? 0;
+    // Entries after the last digest that still holds (signed, and its entry unchanged), else all of them.
+    const d = state.read;
+    const held = d && (d.lastId === 0 || this.stmt.hashOf.get(d.lastId)?.hash === d.lastHash) ? d.lastId : 0;
+    const count = lastId > held ? (this.stmt.countBetween.get(held, lastId)?.n ?? 0) : 0;
+    // A chain rewritten below the digest (its hashes recomputed) is no finding about the files, but it is evidence.
+    const files = { digestFile: this.digestFile, ...(this.key ? { key: this.key } : {}), ...(this.sequenceFile ? { sequenceFile: this.sequenceFile } : {}) };
+    const broken = state.findings.length ? undefined : verify(this.db, files).firstBroken;
+    return {
+      findings: broken ? [broken.reason] : state.findings,
+      highestSeq: state.highest,
+      lastId,
+      ...(count > 0 ? { unvouched: { from: held + 1, to: lastId, count } } : {}),
+    };
+  }
+
+  /**
+   * An owner has checked the entries up to `throughId` (default: all), and what is wrong with the files
+   * (acceptEvidence): write a signed digest numbered after every one known, that vouches for them, so that
+   * a Hearth signs again. Refused when the chain up to there does not verify.
    */
   accept(throughId?: number): Digest {
     if (!this.digestFile) throw new AuditError('audit: there is no digest file to write (audit.digest_file)', 'AUDIT_NO_DIGEST');
@@ -1192,24 +1310,31 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     const hash = this.stmt.hashOf.get(upTo)?.hash;
     const count = this.stmt.countBetween.get(0, upTo)?.n ?? 0;
     if (!hash) throw new AuditError(`audit: entry ${upTo} is missing`, 'AUDIT_NO_ENTRY');
-    const d = this.writeNumbered(this.digestFile, { count, lastId: upTo, lastHash: hash, at: this.now().toISOString() });
+    const d = this.writeNumbered(this.digestFile, { count, lastId: upTo, lastHash: hash, at: this.now().toISOString() }, this.assess().highest);
+    this.findings = [];
     this.unvouched = undefined;
     this.anchor = { lastId: upTo, lastHash: hash };
     this.anchorBroken = false;
     return d;
   }
 
-  /** Give the digest the next number, sign and write it, then raise the number kept beside the key. */
-  private writeNumbered(path: string, d: Digest): Digest {
-    if (this.sequenceFile) this.digestSeq = Math.max(this.digestSeq, readDigestSequence(this.sequenceFile));
-    try {
-      this.digestSeq = Math.max(this.digestSeq, readDigest(path).seq ?? 0);
-    } catch {
-      // the first digest there
-    }
-    const numbered = { ...d, seq: ++this.digestSeq };
+  /**
+   * Give the digest the number after every one known (`highest`: the sequence file, the digest, the database's
+   * note), sign and write it, then raise the number kept beside the key, and note in the database (once) that
+   * signed digests are written for it.
+   */
+  private writeNumbered(path: string, d: Digest, highest: number): Digest {
+    const numbered = { ...d, seq: (this.digestSeq = Math.max(this.digestSeq, highest) + 1) };
     writeDigestFile(path, numbered, this.key);
     if (this.sequenceFile) writeDigestSequence(this.sequenceFile, numbered.seq);
+    if (this.key && !this.marked) {
+      try {
+        this.marks.write.run(numbered.seq, numbered.at);
+        this.marked = true;
+      } catch (err) {
+        this.log.warn({ err }, 'audit: cannot note in the database that signed digests are written (tried again with the next digest)');
+      }
+    }
     return numbered;
   }
 
@@ -1313,9 +1438,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 /** Digest and sequence files are the owner's alone (0600); older ones were written 0644. */
 function tighten(path: string, log: Logger): void {
   try {
-    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+    makePrivate(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') log.warn({ err, path }, 'audit: cannot make the file private (0600)');
+    log.warn({ err, path }, 'audit: cannot make the file private (0600)');
   }
 }
 

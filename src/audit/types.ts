@@ -67,6 +67,12 @@ export interface AuditLog {
    * Optional: begin() is used without it.
    */
   beginDurable?(entry: AuditEntry): Promise<number>;
+  /**
+   * Resolves once every outcome given to finishLater() so far is committed (on the next turn of the event loop),
+   * so that a caller is answered only what the audit holds: a kill after the answer cannot leave the call pending.
+   * Optional: a store without finishLater() commits each outcome before finish() returns.
+   */
+  outcomesCommitted?(): Promise<void>;
   /** One finished row at once (denied or failed before publishing). */
   record(entry: AuditEntry, completion: AuditCompletion): number;
   /** The row already written for this request id (idempotent retries), if any. */

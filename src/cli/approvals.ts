@@ -15,7 +15,7 @@ async function withApprovals<T>(flags: CommonFlags, path: string, body: (approva
     throw new CliFailure(`no database at ${path}: no approvals have been requested there (pass --db <file> to use the bridge's database)`, 1);
   }
   const { config } = await configOrExit(flags);
-  const [{ openDatabase }, { SqliteApprovals }, { SqliteAuditLog }, { loadAuditKey }] = await Promise.all([
+  const [{ openDatabase }, { SqliteApprovals }, { SqliteAuditLog }, { loadAuditKey, sequenceFileOf }] = await Promise.all([
     import('../db/database.js'),
     import('../policy/approvals.js'),
     import('../audit/store.js'),
@@ -23,8 +23,13 @@ async function withApprovals<T>(flags: CommonFlags, path: string, body: (approva
   ]);
   const db = openDatabase(path);
   // A refusal is an audit row: written here as the bridge writes its rows (digest, key).
-  const key = config.audit.keyFile ? loadAuditKey(config.audit.keyFile).key : undefined;
-  const audit = new SqliteAuditLog(db, { digestFile: config.audit.digestFile, durability: config.audit.durability, ...(key ? { key } : {}) });
+  const keyFile = config.audit.keyFile;
+  const key = keyFile ? loadAuditKey(keyFile).key : undefined;
+  const audit = new SqliteAuditLog(db, {
+    digestFile: config.audit.digestFile,
+    durability: config.audit.durability,
+    ...(key && keyFile ? { key, sequenceFile: sequenceFileOf(keyFile) } : {}),
+  });
   try {
     return body(new SqliteApprovals(db, { audit }));
   } finally {

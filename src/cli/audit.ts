@@ -4,14 +4,14 @@
 // bridge, a `hearth call`) writes the rows.
 import { hearthCommand } from './command-name.js';
 import { agoInstant, parseTimeFilter } from '../util/time.js';
-import { loadAuditKey } from '../audit/key.js';
+import { loadAuditKey, sequenceFileOf } from '../audit/key.js';
 import { createWriteStream, existsSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { type Command, Option } from 'commander';
 import { verify, type VerifyResult } from '../audit/chain.js';
 import { OUTCOMES, type StoredAuditRow } from '../audit/row.js';
-import { SqliteAuditLog, type AuditListFilter } from '../audit/store.js';
+import { SqliteAuditLog, type AcceptEvidence, type AuditListFilter } from '../audit/store.js';
 import type { ExportFormat } from '../audit/export.js';
 import type { Outcome } from '../audit/types.js';
 import { openDatabase, type Db } from '../db/database.js';
@@ -38,7 +38,10 @@ async function openAudit(flags: CommonFlags): Promise<Opened> {
   const { config } = await configOrExit(flags);
   const path = config.database.path;
   if (path !== ':memory:' && !existsSync(path)) {
-    throw new CliFailure(`no database at ${path}: nothing has been recorded there (start the bridge with \`hearth start\`, or pass --db <file>)`, 1);
+    throw new CliFailure(
+      `no database at ${path}: nothing has been recorded there (start the bridge with \`${hearthCommand()} start\`, or pass --db <file>)`,
+      1,
+    );
   }
   const db = openDatabase(path);
   // A reader: leave the connection's sync setting alone.
@@ -319,7 +322,12 @@ async function exportTo(o: Opened, flags: CommonFlags & { format: ExportFormat; 
 
 // ---------------------------------------------------------------- verify
 
+/**
+ * What `hearth audit verify` says. ok: the chain verifies and a signed digest vouches for every entry (the exit
+ * code is 1 otherwise: a broken chain, a finding about the digest or sequence file, or entries not vouched for).
+ */
 export function verifyText(result: VerifyResult, digestFile: string | undefined, keyed = false): { ok: boolean; text: string } {
+  const cmd = hearthCommand();
   if (result.ok) {
     const u = result.unvouched;
     const extra = [
@@ -330,20 +338,24 @@ export function verifyText(result: VerifyResult, digestFile: string | undefined,
           ? ''
           : 'no digest file: a cut-off tail cannot be detected (set audit.digest_file)',
     ].filter(Boolean);
-    const notVouched = u
-      ? `\n  ${u.count} ${u.count === 1 ? 'entry' : 'entries'} after the signed digest (ids ${u.from}..${u.to}) ${u.count === 1 ? 'is' : 'are'} NOT vouched for: chained, but no Hearth signed over them yet (a running Hearth does within a moment; after a crash, or if they were added to the file, check them, then \`hearth audit accept --through ${u.to}\`)`
-      : '';
-    return {
-      ok: true,
-      // Entries are what the chain links; calls are what `audit tail` lists: say both.
-      text: `chain verified: ${result.rows} ${result.rows === 1 ? 'entry' : 'entries'} (${result.calls} ${result.calls === 1 ? 'call' : 'calls'}, as \`hearth audit tail\` lists them, and their outcomes)${result.rows ? `, ids 1..${result.lastId}` : ''}${extra.length ? `; ${extra.join('; ')}` : ''}${notVouched}`,
-    };
+    const summary = `${result.rows} ${result.rows === 1 ? 'entry' : 'entries'} (${result.calls} ${result.calls === 1 ? 'call' : 'calls'}, as \`hearth audit tail\` lists them, and their outcomes)${result.rows ? `, ids 1..${result.lastId}` : ''}${extra.length ? `; ${extra.join('; ')}` : ''}`;
+    if (u) {
+      return {
+        ok: false,
+        text: `chain linked, but NOT vouched for: ${u.count} ${u.count === 1 ? 'entry' : 'entries'} after the signed digest (ids ${u.from}..${u.to}) ${u.count === 1 ? 'is' : 'are'} NOT vouched for: chained, but no Hearth signed over them (a running Hearth signs within a moment of each call: run this again; after a crash, or if they were added to the file, check them with \`${cmd} audit show <id>\`, then \`${cmd} audit accept --through ${u.to}\`)\n  ${summary}`,
+      };
+    }
+    // Entries are what the chain links; calls are what `audit tail` lists: say both.
+    return { ok: true, text: `chain verified: ${summary}` };
   }
   const b = result.firstBroken!;
   const where = b.id > 0 ? `row ${b.id}` : 'the digest';
+  const next = result.findings?.length
+    ? `\n  a file the audit's trust rests on is missing, unreadable or older than one written since: no Hearth signs a digest until an owner has looked. \`${cmd} audit accept\` prints the evidence (what is wrong, the last digest number known, the entries no digest vouches for) and vouches for the log as it is now`
+    : '';
   return {
     ok: false,
-    text: `audit chain BROKEN at ${where} (${b.kind}): ${b.reason}\n  ${result.rows} rows in the log; nothing from ${where} on can be trusted as recorded`,
+    text: `audit chain BROKEN at ${where} (${b.kind}): ${b.reason}\n  ${result.rows} rows in the log; nothing from ${where} on can be trusted as recorded${next}`,
   };
 }
 
@@ -355,7 +367,7 @@ function warnUnverified(o: Opened): void {
   } catch {
     key = undefined;
   }
-  const result = verify(o.db, { ...(o.digestFile ? { digestFile: o.digestFile } : {}), ...(key ? { key, sequenceFile: `${o.keyFile}.seq` } : {}) });
+  const result = verify(o.db, { ...(o.digestFile ? { digestFile: o.digestFile } : {}), ...(key ? { key, sequenceFile: sequenceFileOf(o.keyFile!) } : {}) });
   if (!result.ok) {
     const b = result.firstBroken!;
     process.stderr.write(
@@ -363,9 +375,21 @@ function warnUnverified(o: Opened): void {
     );
   } else if (result.unvouched) {
     process.stderr.write(
-      `hearth: warning: entries ${result.unvouched.from}..${result.unvouched.to} are not vouched for by a signed digest (\`hearth audit verify\`)\n`,
+      `hearth: warning: entries ${result.unvouched.from}..${result.unvouched.to} are not vouched for by a signed digest (\`${hearthCommand()} audit verify\`)\n`,
     );
   }
+}
+
+/** What an owner accepts, printed before `hearth audit accept` writes its digest. */
+function evidenceText(e: AcceptEvidence): string {
+  const lines = [
+    ...e.findings.map((f) => `found: ${f}`),
+    `the last digest number known: #${e.highestSeq}${e.highestSeq ? '' : ' (none written yet)'}`,
+    e.unvouched
+      ? `not vouched for by any signed digest: ${e.unvouched.count} ${e.unvouched.count === 1 ? 'entry' : 'entries'}, ids ${e.unvouched.from}..${e.unvouched.to} (\`${hearthCommand()} audit show <id>\` shows each)`
+      : `every entry up to id ${e.lastId} is vouched for by the digest`,
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 // ---------------------------------------------------------------- registering
@@ -447,7 +471,9 @@ export function registerAudit(program: Command): void {
     );
 
   withConfigOptions(audit.command('accept'))
-    .description('vouch for entries no Hearth signed over (after a crash, or once checked): write a signed digest through them')
+    .description(
+      'vouch for the log as it is, once checked: entries no Hearth signed over (after a crash), or a digest or sequence file found missing, unreadable or put back; prints the evidence, then writes a signed digest through them',
+    )
     .option('--through <id>', 'the last entry to vouch for (default: the last one)')
     .action((flags: CommonFlags & { through?: string }) =>
       withAudit(flags, (o) => {
@@ -456,10 +482,11 @@ export function registerAudit(program: Command): void {
         const store = new SqliteAuditLog(o.db, {
           durability: 'connection',
           digestFile: o.digestFile,
-          ...(key ? { key, sequenceFile: `${o.keyFile}.seq` } : {}),
+          ...(key ? { key, sequenceFile: sequenceFileOf(o.keyFile!) } : {}),
         });
         const through = flags.through === undefined ? undefined : wholeNumber('--through', flags.through, { min: 1 });
         try {
+          process.stdout.write(evidenceText(store.acceptEvidence()));
           const d = store.accept(through);
           process.stdout.write(`vouched for ${d.count} entries up to id ${d.lastId}: digest #${d.seq} written to ${o.digestFile}${key ? ', signed' : ''}\n`);
         } catch (err) {
@@ -469,7 +496,9 @@ export function registerAudit(program: Command): void {
     );
 
   withConfigOptions(audit.command('verify'))
-    .description('check the hash chain row by row (and the digest file, which catches a cut-off tail); exit 1 naming the first broken row')
+    .description(
+      'check the hash chain row by row (and the digest file, which catches a cut-off tail); exit 1 naming the first broken row, a missing or older digest or sequence file, or entries no signed digest vouches for',
+    )
     .option('--digest <file>', 'the digest file to check against (default: audit.digestFile from the config, if set)')
     .option('--key <file>', 'the audit key whose signature the digest must carry (default: audit.keyFile from the config, if set)')
     .option('--json', 'print the result as JSON')
@@ -486,7 +515,7 @@ export function registerAudit(program: Command): void {
             throw new CliFailure(`${flags.key ? '--key' : 'audit.keyFile'}: ${(err as Error).message.replace(/^audit\.keyFile: /, '')}`, 2);
           }
         }
-        const result = verify(o.db, { ...(digestFile ? { digestFile } : {}), ...(key ? { key, sequenceFile: `${keyFile}.seq` } : {}) });
+        const result = verify(o.db, { ...(digestFile ? { digestFile } : {}), ...(key ? { key, sequenceFile: sequenceFileOf(keyFile!) } : {}) });
         const { ok, text } = verifyText(result, digestFile, !!key);
         if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
         else if (ok) process.stdout.write(`${text}\n`);

@@ -2,6 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CallAnswer } from '../daemon/schema.js';
+import { hearthCommand } from './command-name.js';
 import { CliFailure, collect } from './failure.js';
 import { configOrExit, databasePathOrExit, loggerFor, refuseRemoteDaemon, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
 import { ask, printJson } from './via-daemon.js';
@@ -20,7 +21,9 @@ export function registerCall(program: Command): void {
       try {
         args = JSON.parse(rawArgs) as Record<string, unknown>;
       } catch (err) {
-        throw new CliFailure(`the arguments are not JSON: ${(err as Error).message}\n  example: hearth call living_room_lamp '{"action":"turn_on"}'`);
+        throw new CliFailure(
+          `the arguments are not JSON: ${(err as Error).message}\n  example: ${hearthCommand()} call living_room_lamp '{"action":"turn_on"}'`,
+        );
       }
       if (!args || typeof args !== 'object' || Array.isArray(args)) {
         throw new CliFailure('the arguments must be a JSON object, e.g. \'{"action":"turn_on"}\'');
@@ -41,7 +44,8 @@ export function registerCall(program: Command): void {
             if (hearth.bridge.connection.connected) {
               await refuseRemoteDaemon(hearth.bridge);
               await hearth.bridge.settle(1500);
-            } else process.stderr.write(`hearth: cannot reach the broker at ${hearth.bridge.connection.options.url}: is \`hearth start\` running?\n`);
+            } else
+              process.stderr.write(`hearth: cannot reach the broker at ${hearth.bridge.connection.options.url}: is \`${hearthCommand()} start\` running?\n`);
           }
           return await call(hearth, checked as never);
         } finally {
@@ -55,8 +59,12 @@ export function registerCall(program: Command): void {
     });
 }
 
-export function callText(a: CallAnswer, imageOut?: string): string {
-  let out = `${a.text ?? ''}\n`;
+export function callText(a: CallAnswer, imageOut?: string, cmd = hearthCommand()): string {
+  let text = a.text ?? '';
+  // A held call's answer tells every door's caller to run `hearth approve <id>`: here, say it as this shell runs it.
+  const id = a.details.approvalId;
+  if (typeof id === 'string' && cmd !== 'hearth') text = text.split(`\`hearth approve ${id}\``).join(`\`${cmd} approve ${id}\``);
+  let out = `${text}\n`;
   for (const img of a.images) {
     out += `[image ${img.mimeType}, ${Math.round(img.bytes / 1024)} KiB${imageOut ? ` saved to ${imageOut}` : '; --image-out <file> saves it'}]\n`;
   }

@@ -25,7 +25,7 @@ const HELP = [
   'Say what you want in your own words, for example:',
   '  turn on the kitchen light            dim the living room a bit',
   '  is the front door locked?            what is the temperature in the bedroom?',
-  '  when was the front door last opened? what lights are on?',
+  '  how long has the lamp been on?       was the garage door open today?',
   'An action a rule holds asks here first: y (yes, once), a (always, for that tool), n or Enter (no).',
   'help or /help shows this; /quit (or Ctrl+D) leaves; Ctrl+C stops an answer under way.',
   '',

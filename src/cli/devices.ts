@@ -1,6 +1,7 @@
 // `hearth devices`: the home's devices, entities and their current state.
 import type { Command } from 'commander';
 import type { DeviceJson, SourcesAnswer } from '../daemon/schema.js';
+import { hearthCommand } from './command-name.js';
 import { formatAge, table } from './format.js';
 import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { registerDeviceSetters } from './home.js';
@@ -27,7 +28,7 @@ export function registerDevices(program: Command): void {
         const bridge = await Bridge.start({ config: loaded.config, log, connectWaitMs: 5000, announce: false });
         try {
           if (!bridge.connection.connected) {
-            throw new CliFailure(`cannot reach the broker at ${bridge.connection.options.url}: is \`hearth start\` running?`, 1);
+            throw new CliFailure(`cannot reach the broker at ${bridge.connection.options.url}: is \`${hearthCommand()} start\` running?`, 1);
           }
           // Discovered devices arrive as retained messages after connecting: wait for them to stop coming too.
           await bridge.settle(Number(flags.wait) || 3000, { quietMs: 500 });

@@ -4,6 +4,7 @@
 // `hearth start`) and shares its database (policy, approvals, audit).
 import type { Command } from 'commander';
 import type { ControlClient } from '../daemon/control-client.js';
+import { hearthCommand } from './command-name.js';
 import { CliFailure, collect } from './failure.js';
 import {
   asOption,
@@ -53,7 +54,7 @@ export function registerMcp(program: Command): void {
       // Roles are looked up at each request, so `hearth policy` changes apply without a restart.
       const who = () => (as && !flags.role ? cliPrincipal(hearth, as) : principal);
       if (hearth.bridge.connection.connected) await hearth.bridge.settle(1500);
-      else log.warn('MQTT broker not reachable: is `hearth start` running? Tools are listed; calls fail until the broker is back');
+      else log.warn(`MQTT broker not reachable: is \`${hearthCommand()} start\` running? Tools are listed; calls fail until the broker is back`);
       const serving = await serveStdio({ hearth, principal: who, log: log.child({ part: 'mcp' }) });
       log.info({ principal: principal.id, roles: principal.roles, tools: hearth.tools.forPrincipal(principal).length }, 'MCP server on stdio');
       let stopping = false;

@@ -17,7 +17,7 @@ import { endpointFor } from '../daemon/endpoint.js';
 import { controlMethods, controlStreams } from '../daemon/methods/index.js';
 import { startWyomingFromConfig, type WyomingServer } from '../wyoming/server.js';
 import { formatState, table } from './format.js';
-import { hearthCommand } from './command-name.js';
+import { hearthCommand, plainCommandNote } from './command-name.js';
 import { relative, resolve } from 'node:path';
 
 type StartFlags = CommonFlags & { simulator: boolean; httpPort?: string };
@@ -157,7 +157,7 @@ export function registerStart(program: Command): void {
           ? `  wyoming   ${wyoming.host}:${wyoming.port} (voice satellites: ${loaded.config.wyoming.satellites.map((s) => `voice:${s.name}`).join(', ') || 'none configured'})`
           : '',
         `  database  ${where(loaded.config.database.path)} (policy, approvals, audit: ${hearth.audit.digest().count} rows` +
-          `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${recovered.chainOk ? ', chain verified' : `, CHAIN BROKEN: ${cmd} audit verify${f}`})`,
+          `${recovered.interrupted ? `, ${recovered.interrupted} marked interrupted` : ''}${auditWords(recovered, `${cmd} audit verify${f}`)})`,
         `  history   ${describeReach(hearth.history.reach())}`,
         `  control   ${control ? `${control.address} (${cmd} devices, tools, call, chat, mcp, ... ask this process)` : 'none: commands run on their own'}`,
         tryLine(f, demoEnabled(loaded.config), cmd),
@@ -172,10 +172,19 @@ export function registerStart(program: Command): void {
     });
 }
 
+/** The banner's word on the audit: verified only when the chain holds and a signed digest vouches for every entry. */
+function auditWords(r: { chainOk: boolean; unvouched?: { from: number; to: number; count: number } }, verify: string): string {
+  if (!r.chainOk) return `, CHAIN BROKEN: ${verify}`;
+  if (r.unvouched)
+    return `, ${r.unvouched.count} ${r.unvouched.count === 1 ? 'entry' : 'entries'} (ids ${r.unvouched.from}..${r.unvouched.to}) NOT vouched for by a signed digest: ${verify}`;
+  return ', chain verified';
+}
+
 function tryLine(f: string, demo: boolean, cmd: string): string {
   const lines = [
     `  try       ${cmd} devices${f}  ·  ${cmd} tools${f}  ·  ${demo ? `${cmd} call${f} living_room_lamp '{"action":"turn_on"}'` : `${cmd} call${f} <tool> '<json args>'`}  ·  ${cmd} audit tail${f}`,
   ];
-  if (cmd !== 'hearth') lines.push(`            (a \`hearth\` command for any folder: run \`npm link\` once in ${PACKAGE_ROOT})`);
+  const note = plainCommandNote(cmd);
+  if (note) lines.push(`            (${note})`);
   return lines.join('\n');
 }

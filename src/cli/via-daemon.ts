@@ -3,6 +3,7 @@
 // against the same schema; the command then prints it (as text, or as it is with --json).
 import type { ControlClient } from '../daemon/control-client.js';
 import type { Answers, HomeShape, MethodName } from '../daemon/schema.js';
+import { hearthCommand } from './command-name.js';
 import { CliFailure } from './failure.js';
 import type { CommonFlags } from './options.js';
 
@@ -53,7 +54,7 @@ export async function reachDaemon(dbPath: string, flags: ReachFlags): Promise<Co
       if (hello.protocol !== PROTOCOL_VERSION) {
         client.close();
         throw new CliFailure(
-          `the daemon for ${dbPath} (pid ${hello.pid}, version ${hello.version}) speaks control protocol ${hello.protocol ?? 1}, this hearth speaks ${PROTOCOL_VERSION}: restart it with this version (\`hearth start\`)`,
+          `the daemon for ${dbPath} (pid ${hello.pid}, version ${hello.version}) speaks control protocol ${hello.protocol ?? 1}, this hearth speaks ${PROTOCOL_VERSION}: restart it with this version (\`${hearthCommand()} start\`)`,
           1,
         );
       }
@@ -66,7 +67,7 @@ export async function reachDaemon(dbPath: string, flags: ReachFlags): Promise<Co
       if (flags.verbose) process.stderr.write(`hearth: using the running daemon (${client.address}) for ${dbPath}\n`);
       return client;
     }
-    process.stderr.write(`hearth: no daemon running for ${dbPath}; running standalone (start one with \`hearth start\`)\n`);
+    process.stderr.write(`hearth: no daemon running for ${dbPath}; running standalone (start one with \`${hearthCommand()} start\`)\n`);
   } catch (err) {
     if (!(err instanceof EndpointRefused)) throw err;
     process.stderr.write(`hearth: not using the control endpoint: ${err.message}; running standalone\n`);

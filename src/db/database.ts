@@ -5,6 +5,7 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { createPrivate, makePrivate } from '../util/private-file.js';
 
 export type Db = Database.Database;
 
@@ -47,9 +48,20 @@ export interface OpenOptions {
   upTo?: number;
 }
 
+/**
+ * The database holds the audit, sessions and tokens: it and its side files are the owner's alone (0600), whatever
+ * the umask. It is created so before SQLite opens it (SQLite gives the -wal and -shm it creates the database's
+ * mode), and files an older Hearth left readable by others are made so.
+ */
+function privateFiles(path: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  createPrivate(path);
+  for (const f of [path, `${path}-wal`, `${path}-shm`]) makePrivate(f);
+}
+
 /** Open (creating if needed) and migrate. A database newer than this code stops here. */
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
-  if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:' && path !== '' && !options.readonly) privateFiles(path);
   let db: Db;
   try {
     db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });

@@ -44,7 +44,7 @@ const MAX_STOPS = 4;
 const MAX_STOP_LENGTH = 200;
 const DONE = '[DONE]';
 
-/** OpenAI's clients retry a 409 (and 408, 429, 5xx) unless the answer says not to. */
+/** OpenAI's clients retry a 409 (and 408, 429, 5xx) unless the answer says not to; a turn is no request to repeat blindly. */
 const DO_NOT_RETRY = { 'x-should-retry': 'false' };
 
 /** An OpenAI-shaped 4xx/5xx. */
@@ -293,7 +293,8 @@ export function openAiRoutes(ctx: ApiContext): Route[] {
     if (!chat.stream) {
       const answer = await run();
       if (answer.result.stopReason === 'error' && !answer.summary.text) {
-        throw openAiError(502, `the agent's turn failed: ${answer.result.error ?? 'unknown error'}`, null, 'turn_failed');
+        // Not to be sent again by a client on its own: the failed turn may have switched things before it failed.
+        throw openAiError(502, `the agent's turn failed: ${answer.result.error ?? 'unknown error'}`, null, 'turn_failed', undefined, DO_NOT_RETRY);
       }
       const hearth = hearthMember(answer, r.principal.area);
       const said = limitAnswer(answer.text, chat.maxTokens, chat.stop);

@@ -22,7 +22,6 @@ import { SessionsApi } from './api-sessions.js';
 import { ANONYMOUS, Authenticator, checkAuthSetting, checkOrigin } from './auth.js';
 import { BODY_LIMIT, readJsonObject } from './body.js';
 import { HttpError, notFound } from './errors.js';
-import { consentPageRoutes } from './oauth/consent-page.js';
 import { oauthEndpointsFor, type OAuthEndpoints } from './oauth/endpoints.js';
 import { pageRoutes } from './page.js';
 import { Reply, sendJson, type ApiContext, type Route } from './route.js';
@@ -136,7 +135,6 @@ export class HttpServer {
       ...flowTools.routes,
       ...pageRoutes(ctx),
       ...this.oauth.routes(),
-      ...(this.oauth.enabled ? consentPageRoutes() : []),
     ].map(compile);
   }
 
@@ -225,7 +223,7 @@ export class HttpServer {
       }
       path = url.pathname;
       // OAuth metadata, token and registration: for clients of any origin (no ambient credentials ride on them).
-      if (this.oauth.servesOpen(path)) {
+      if (this.oauth.servesOpen(path, req.method)) {
         await this.oauth.handleOpen(req, res, path);
         return;
       }

@@ -143,8 +143,18 @@ export class HearthMcpSession {
       const principal = this.principal();
       const { name } = request.params;
       const args = request.params.arguments ?? {};
+      // Refused before the pipeline: audited as every door's refusal is (ToolSet.refuse).
       if (!hearth.tools.get(name))
-        throw new RpcError(INVALID_PARAMS, `unknown tool ${JSON.stringify(name.slice(0, 80))}; tools/list shows the tools you may use`);
+        throw new RpcError(
+          INVALID_PARAMS,
+          hearth.tools.refuse(
+            name,
+            args,
+            principal,
+            { session: this.sessionLabel() },
+            `unknown tool ${JSON.stringify(name.slice(0, 80))}; tools/list shows the tools you may use`,
+          ).text!,
+        );
       const key = idempotencyKeyOf(request.params._meta ?? extra._meta);
       // A fresh id per call; a client-supplied key makes a retried request one actuation.
       const requestId = key ? `mcp:${principal.id}:${key}` : `mcp:${randomUUID()}`;

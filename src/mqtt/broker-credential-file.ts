@@ -3,7 +3,7 @@
 // mcp`) reads it to publish commands as Hearth does. A process on another database has no credential: the
 // broker lets it read, never command.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { checkPrivate } from '../util/private-file.js';
+import { checkPrivate, makePrivate } from '../util/private-file.js';
 import type { BrokerCredential } from './broker-access.js';
 
 export function credentialFileFor(dbPath: string): string | undefined {
@@ -16,6 +16,8 @@ export interface StoredCredential extends BrokerCredential {
 }
 
 export function writeCredential(file: string, credential: BrokerCredential, url: string): void {
+  // The mode applies when the file is made: one an older Hearth left readable by others is made private first.
+  makePrivate(file);
   writeFileSync(file, `${JSON.stringify({ ...credential, url, pid: process.pid })}\n`, { mode: 0o600 });
 }
 

@@ -13,6 +13,7 @@ import { compileGlob, type Matcher } from './glob.js';
 import { argsHash } from './approvals.js';
 import {
   APPROVE_ACTION,
+  READ_AUDIT_ACTION,
   DAY_NAMES,
   EFFECT_VERB,
   describeRule,
@@ -89,6 +90,8 @@ interface Compiled {
   rateLimited: boolean;
   /** An `approve` rule: says who may grant approvals, never decides a call. */
   approves: boolean;
+  /** A `read_audit` rule: who may read the audit log through the agent. */
+  auditReads: boolean;
   decision: PolicyDecision;
 }
 
@@ -173,7 +176,9 @@ function compile(rule: PolicyRule): Compiled {
     timed: rule.window !== null || rule.days !== null,
     fromArea: rule.fromArea ? compileGlob(rule.fromArea, true) : null,
     rateLimited: rule.maxCalls !== null && rule.effect !== 'deny',
-    approves: rule.action === APPROVE_ACTION,
+    // A permission rule (approve, read_audit) decides no device call.
+    approves: rule.action === APPROVE_ACTION || rule.action === READ_AUDIT_ACTION,
+    auditReads: rule.action === READ_AUDIT_ACTION,
     decision: Object.freeze({
       effect: rule.effect,
       ruleId: rule.id,
@@ -497,7 +502,7 @@ export class SqlitePolicy implements PolicyEngine {
     } as PolicyRequest;
     let time: { minute: number; weekday: number } | null = null;
     return this.rules.filter((c) => {
-      if (!c.approves || !targetMatches(c, req)) return false;
+      if (!c.approves || c.auditReads || !targetMatches(c, req)) return false;
       if (!c.timed) return true;
       time ??= this.localTime(at);
       return inTime(c, time.minute, time.weekday);
@@ -516,6 +521,27 @@ export class SqlitePolicy implements PolicyEngine {
     if (roles.includes('owner')) return true;
     for (const c of this.approveRules(target, at)) {
       if (subjectMatches(c, principal.id, roles)) return c.rule.effect === 'allow';
+    }
+    return false;
+  }
+
+  /**
+   * May this principal read the audit log (the agent's `get_audit`: "who unlocked the front door today?")?
+   * Owners may; otherwise the first `read_audit` rule (by precedence) whose subject matches and whose time
+   * holds decides: allow yes, deny no; none: no.
+   */
+  mayReadAudit(principal: Principal, at: Date = new Date()): boolean {
+    this.refresh();
+    const roles = this.rolesFor(principal);
+    if (roles.includes('owner')) return true;
+    let time: { minute: number; weekday: number } | null = null;
+    for (const c of this.rules) {
+      if (!c.auditReads || !subjectMatches(c, principal.id, roles) || !fromAreaMatches(c, principal)) continue;
+      if (c.timed) {
+        time ??= this.localTime(at);
+        if (!inTime(c, time.minute, time.weekday)) continue;
+      }
+      return c.rule.effect === 'allow';
     }
     return false;
   }
@@ -544,7 +570,9 @@ export class SqlitePolicy implements PolicyEngine {
     for (const c of this.rules) {
       const r = c.rule;
       let why: string | null = null;
-      if (c.approves) {
+      if (c.auditReads) {
+        why = 'a read_audit rule: it names who may read the audit and decides no call';
+      } else if (c.approves) {
         why = 'an approve rule: it names who may grant approvals and decides no call';
       } else if (!subjectMatches(c, request.principal.id, roles)) {
         why = `subject ${r.subject} does not match ${request.principal.id} (roles: ${roles.join(', ') || 'none'})`;

@@ -56,6 +56,16 @@ export const KNOWN_ACTIONS = [
  */
 export const APPROVE_ACTION = 'approve';
 
+/**
+ * Not a device action either: an `allow` rule whose action is `read_audit` (literally) lets its subject read
+ * the audit log through the agent's tools ("who unlocked the front door today?"); a `deny` one refuses it.
+ * Owners always may; nobody else may unless such a rule allows it.
+ */
+export const READ_AUDIT_ACTION = 'read_audit';
+
+/** Actions that decide no device call: who may approve, who may read the audit. */
+export const PERMISSION_ACTIONS: readonly string[] = [APPROVE_ACTION, READ_AUDIT_ACTION];
+
 export interface TimeWindow {
   /** `HH:MM`, local time; a window whose end is before its start wraps midnight. */
   start: string;
@@ -191,8 +201,8 @@ function validateAction(value: unknown): string {
     if (!/^[a-z0-9_*?]+$/.test(a)) {
       throw new PolicyRuleError('action', `${show(a)} is not read, actuate, an action name (${KNOWN_ACTIONS.slice(0, 13).join(', ')}) or a glob of one`);
     }
-    if (!/[*?]/.test(a) && a !== 'read' && a !== 'actuate' && a !== APPROVE_ACTION && !KNOWN_ACTIONS.includes(a)) {
-      throw new PolicyRuleError('action', `unknown action ${show(a)}: use read, actuate, approve, * or one of ${KNOWN_ACTIONS.join(', ')}`);
+    if (!/[*?]/.test(a) && a !== 'read' && a !== 'actuate' && !PERMISSION_ACTIONS.includes(a) && !KNOWN_ACTIONS.includes(a)) {
+      throw new PolicyRuleError('action', `unknown action ${show(a)}: use read, actuate, approve, read_audit, * or one of ${KNOWN_ACTIONS.join(', ')}`);
     }
   }
   return alts.join('|');
@@ -302,6 +312,11 @@ export function validateRule(input: NewRule): ValidRule {
   const maxCalls = hasMax ? positiveInt('maxCalls', input.maxCalls) : null;
   const perSeconds = hasPer ? positiveInt('perSeconds', input.perSeconds) : null;
   if (maxCalls !== null && input.effect === 'deny') throw new PolicyRuleError('maxCalls', 'a rate limit only makes sense on an allow or confirm rule');
+  if (action.split('|').includes(READ_AUDIT_ACTION)) {
+    if (action !== READ_AUDIT_ACTION) throw new PolicyRuleError('action', 'read_audit cannot be combined with other actions: give it a rule of its own');
+    if (input.effect === 'confirm') throw new PolicyRuleError('effect', 'a read_audit rule allows or denies reading the audit; it cannot need confirmation');
+    if (maxCalls !== null) throw new PolicyRuleError('maxCalls', 'a read_audit rule cannot be rate-limited');
+  }
   if (action.split('|').includes(APPROVE_ACTION)) {
     if (action !== APPROVE_ACTION) throw new PolicyRuleError('action', 'approve cannot be combined with other actions: give the approvers their own rule');
     if (input.effect === 'confirm')

@@ -73,6 +73,8 @@ export interface PolicyEngine {
    * names for that target. Every door that takes a person's yes asks this.
    */
   mayApprove?(principal: Principal, target: ApprovalTarget): boolean;
+  /** May this principal read the audit log through the agent's tools? Owners, and the subjects of read_audit allow rules. */
+  mayReadAudit?(principal: Principal): boolean;
   /** Who may approve a call on this target, in words (`role:owner`, `role:adult`, ...). */
   approversFor?(target: ApprovalTarget): string[];
   mayEverUse(

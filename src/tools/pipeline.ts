@@ -144,7 +144,10 @@ export class Pipeline {
   /** The handler behind every generated tool. Never throws: failures are failed results. */
   readonly invoke = async (tool: GeneratedTool, target: ToolTarget, rawArgs: Record<string, unknown>, call: ToolCall): Promise<ToolResultObject> => {
     try {
-      return await this.run(tool, target, rawArgs, call);
+      const result = await this.run(tool, target, rawArgs, call);
+      // The caller is answered only what the audit holds: the outcome's commit comes first (issue 40).
+      await this.deps.audit.outcomesCommitted?.();
+      return result;
     } catch (err) {
       this.deps.log.error({ err, tool: tool.name, requestId: call.requestId }, 'tool call failed unexpectedly');
       return FAIL(`failed: ${(err as Error).message}`);

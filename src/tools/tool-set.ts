@@ -10,6 +10,8 @@ import type { PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/type
 import { generateTools, toolSpecs, type GenerateOptions, type ToolShape } from './generator.js';
 import { ExternalTools } from './external-tools.js';
 import { newCall, type Pipeline } from './pipeline.js';
+import { argumentBoundsProblem, argumentSummary } from './argument-bounds.js';
+import type { AuditLog } from '../audit/types.js';
 import type { GeneratedTool, Principal, ToolCall, ToolResult, ToolResultObject } from './types.js';
 
 export interface ToolSetEvents {
@@ -193,10 +195,49 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
   /** Run one call through the pipeline (CLI, HTTP, Node-RED device node). */
   async call(name: string, args: Record<string, unknown>, principal: Principal, extra: Partial<ToolCall> = {}): Promise<ToolResultObject> {
     const tool = this.get(name);
-    if (!tool) {
-      return { text: `unknown tool ${JSON.stringify(name.slice(0, 80))}; list them with \`hearth tools\``, isError: true };
-    }
+    if (!tool) return this.refuse(name, args, principal, extra, `unknown tool ${JSON.stringify(name.slice(0, 80))}; list them with \`hearth tools\``);
     return normalizeResult(await tool.handler(args, newCall(principal, tool.name, extra)));
+  }
+
+  /** The audit, for attempts refused before any handler (given by the assembly; refuse() records nothing without it). */
+  audit?: AuditLog;
+
+  /**
+   * A call refused before it reached a tool's handler: an unknown tool, arguments that are no JSON object or do
+   * not fit the tool's schema, a tool not offered to the caller. Every door refuses through here, so every door
+   * records the attempt the same way: a `failed` row (as the pipeline writes for bad arguments), unless the tool
+   * is a known read (a read that fails validation is not worth a row there either). Returns what the caller reads.
+   */
+  refuse(name: string, args: unknown, principal: Principal, extra: Partial<ToolCall>, text: string): ToolResultObject {
+    const tool = this.get(name);
+    const call = newCall(principal, name, extra);
+    if (tool?.capability === 'read' || !this.audit) return { text, isError: true };
+    const plain = !!args && typeof args === 'object' && !Array.isArray(args) && !argumentBoundsProblem(args as Record<string, unknown>);
+    const stored = plain ? (args as Record<string, unknown>) : typeof args === 'string' ? { '(not JSON)': args.slice(0, 200) } : argumentSummary(args);
+    const action =
+      plain && typeof (args as Record<string, unknown>).action === 'string' ? String((args as Record<string, unknown>).action).slice(0, 64) : 'actuate';
+    try {
+      const auditId = this.audit.record(
+        {
+          requestId: call.requestId,
+          principal: call.principal.id,
+          session: call.session,
+          runId: call.runId,
+          tool: tool?.name ?? name.slice(0, 80),
+          entityId: tool?.meta.entityIds.length === 1 ? tool.meta.entityIds[0]! : null,
+          action,
+          args: stored,
+          decision: 'none',
+          ruleId: null,
+          reason: call.principal.area ? `[from area ${JSON.stringify(call.principal.area)}]` : '',
+        },
+        { outcome: 'failed', error: text },
+      );
+      return { text, isError: true, details: { auditId } };
+    } catch {
+      // The refusal stands whether or not its row could be written (an unwritable audit shows on every call).
+      return { text, isError: true };
+    }
   }
 }
 

@@ -42,6 +42,16 @@ store.write([
   { entityId: 'living_room_climate.temperature', ts: at(7, 50), num: 19.2 },
   { entityId: 'living_room_climate.temperature', ts: at(10, 0), num: 21 },
   { entityId: 'living_room_climate.temperature', ts: at(13, 0), num: 23 },
+  // Issue 42: the lamp on since 9:20, the garage open this morning, a cold night, the heating's last run.
+  { entityId: 'living_room_lamp.lamp', ts: at(8, 0), state: 'off' },
+  { entityId: 'living_room_lamp.lamp', ts: at(9, 20), state: 'on' },
+  { entityId: 'garage_door.door', ts: at(8, 5), state: 'open' },
+  { entityId: 'garage_door.door', ts: at(8, 9), state: 'closed' },
+  { entityId: 'living_room_climate.temperature', ts: at(22, 0, -1), num: 19.5 },
+  { entityId: 'living_room_climate.temperature', ts: at(2, 30), num: 16.5 },
+  { entityId: 'living_room_climate.temperature', ts: at(4, 0), num: 17 },
+  { entityId: 'thermostat.climate', ts: at(6, 0), state: 'heat' },
+  { entityId: 'thermostat.climate', ts: at(9, 0), state: 'off' },
 ]);
 
 const model = new IntentProvider({ entities: () => demo, tools: () => tools, now: () => NOW });
@@ -87,6 +97,41 @@ describe('intent model: history questions', () => {
     assert.equal(Date.parse(String(args.since)), at(7));
     assert.equal(Date.parse(String(args.until)), at(8));
     assert.match(r.answer, new RegExp(`^The living room temperature was 19\\.2 °C at ${utc(at(7, 50))} \\(\\d+ h ago\\)\\.$`));
+  });
+
+  it('"how long has the lamp been on": since its last change into on (#42)', async () => {
+    const r = await ask('how long has the lamp been on?');
+    assert.deepEqual(r.calls, [['get_history', { entity: 'living_room_lamp.lamp', since: '-365d' }]]);
+    assert.equal(r.answer, `The living room lamp has been on since ${utc(at(9, 20))} (5 h ago).`);
+    const locked = await ask('how long has the front door been unlocked?');
+    assert.equal(locked.answer, `The front door lock is not unlocked: it has been locked since ${utc(at(11, 42))} (3 h ago).`);
+  });
+
+  it('"was the garage door open today": yes, when; and no over a period it was not (#42)', async () => {
+    const r = await ask('was the garage door open today?');
+    assert.equal(r.calls[0][0], 'get_history');
+    assert.equal(r.calls[0][1].entity, 'garage_door.door');
+    assert.equal(Date.parse(String(r.calls[0][1].since)), at(0));
+    assert.equal(r.answer, `Yes, the garage door was open at ${utc(at(8, 5))} (6 h ago).`);
+    const afternoon = await ask('was the garage door open this afternoon?');
+    assert.match(afternoon.answer, /^No, the garage door was not open between .+ UTC and .+ UTC\.$/);
+  });
+
+  it('"what was the lowest temperature in the living room last night": that reading and when (#42)', async () => {
+    const r = await ask('what was the lowest temperature in the living room last night?');
+    const [, args] = r.calls[0];
+    assert.equal(args.entity, 'living_room_climate.temperature');
+    assert.equal(Date.parse(String(args.since)), at(20, 0, -1));
+    assert.equal(Date.parse(String(args.until)), at(7));
+    assert.equal(r.answer, `The living room temperature was lowest at ${utc(at(2, 30))} (12 h ago): 16.5 °C.`);
+    const high = await ask('what was the highest temperature in the living room this morning?');
+    assert.equal(high.answer, `The living room temperature was highest at ${utc(at(10, 0))} (5 h ago): 21 °C.`);
+  });
+
+  it('"when did the heating last run": the thermostat last in a mode but off (#42)', async () => {
+    const r = await ask('when did the heating last run?');
+    assert.deepEqual(r.calls, [['get_history', { entity: 'thermostat.climate', since: '-365d' }]]);
+    assert.equal(r.answer, `The thermostat was last on 9 h ago (${utc(at(6, 0))}).`);
   });
 
   it("an hour still to come today means yesterday's; nothing recorded then says so", async () => {

@@ -56,6 +56,19 @@ describe('intent sentences: data, not code', () => {
     assert.deepEqual(calls(p, 'reading light in the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', color_temp: 4000 }]]);
   });
 
+  it("docs/sentences.md's records example works as written: a history question in words of one's own (#42)", () => {
+    const doc = readFileSync(new URL('../../docs/sentences.md', import.meta.url), 'utf8');
+    const example = /```yaml\n(# sentences\/records\.yaml\n[\s\S]*?)```/.exec(doc)?.[1];
+    assert.ok(example, 'docs/sentences.md shows sentences/records.yaml');
+    const p = model(new SentenceSet({ userDir: folder({ 'records.yaml': example }) }));
+    assert.deepEqual(calls(p, 'for how long has the lamp been on'), [['get_history', { entity: 'living_room_lamp.lamp', since: '-365d' }]]);
+    const [[tool, made]] = calls(p, 'was the garage door open while i was at work');
+    const args = made as Record<string, unknown>;
+    assert.equal(tool, 'get_history');
+    assert.equal(args.entity, 'garage_door.door');
+    assert.equal(new Date(String(args.since)).getHours(), 8);
+  });
+
   it("a user's folder adds sentences, overrides lists and may require the speaker's area", () => {
     const dir = folder({
       'mine.yaml': `language: en

@@ -73,7 +73,9 @@ describe('hearth start (embedded default)', () => {
     const { code, stdout } = await runHearth(['devices', '--broker-port', String(port)], { cwd: dir });
     assert.equal(code, 0);
     assert.match(stdout, /9 devices, 11 entities/);
-    assert.match(stdout, /garage_door\.door +cover +Garage +closed, position 0% +yes/);
+    // Said by name within its area first (issue 41), the entity id last for scripts.
+    assert.match(stdout, /^NAME +AREA +KIND +STATE +AVAILABLE +UPDATED +ENTITY$/m);
+    assert.match(stdout, /^Garage door +Garage +cover +closed, position 0% +yes +.* garage_door\.door$/m);
   });
 });
 

@@ -37,7 +37,7 @@ describe('subcommand typos', () => {
     [['call'], 'hearth call [options] <tool> [args]'],
     [['policy', 'allow'], 'hearth policy allow [options] <subject>'],
     [['token', 'create'], 'hearth token create [options] <name>'],
-    [['devices', '--colour', 'red'], 'hearth devices [options]'],
+    [['devices', '--colour', 'red'], 'hearth devices list [options]'],
   ] as const) {
     it(`hearth ${typed.join(' ')}: the mistake in one line, then the usage line, not the whole help`, async () => {
       const r = await runHearth([...typed], { cwd: dir });

@@ -19,9 +19,10 @@ export interface GroupProcess {
 
 export function spawnGroup(
   args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string | 'pipe'; nodeArgs?: string[] } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string | 'pipe'; nodeArgs?: string[]; script?: string } = {},
 ): GroupProcess {
-  const child = spawnInGroup(process.execPath, [...(options.nodeArgs ?? []), HEARTH, ...args], {
+  // `script`: another copy of the CLI (an installed package's) instead of this checkout's dist/.
+  const child = spawnInGroup(process.execPath, [...(options.nodeArgs ?? []), options.script ?? HEARTH, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, HEARTH_LOG_PRETTY: 'false', ...options.env },
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
@@ -75,7 +76,10 @@ export function spawnGroup(
 }
 
 /** Run a command to completion in its own group (killed after timeoutMs). */
-export async function runGroup(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; nodeArgs?: string[] } = {}) {
+export async function runGroup(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; nodeArgs?: string[]; script?: string } = {},
+) {
   const p = spawnGroup(args, options);
   const timer = setTimeout(() => killGroup(p.child, 'SIGKILL'), options.timeoutMs ?? 60_000);
   const code = await p.exited;
@@ -84,7 +88,7 @@ export async function runGroup(args: string[], options: { cwd?: string; env?: No
 }
 
 /** `hearth start` in its own group, ready when it printed its banner. */
-export async function startDaemon(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<GroupProcess> {
+export async function startDaemon(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; script?: string } = {}): Promise<GroupProcess> {
   const daemon = spawnGroup(['start', ...args], options);
   try {
     await daemon.waitFor('Press Ctrl+C to stop.', 'stdout', 60_000);

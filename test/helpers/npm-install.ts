@@ -4,6 +4,7 @@
 // --ignore-scripts, under the feet of a Node-RED loading dist/ in another test file.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { delimiter, join, sep } from 'node:path';
 
 /** PATH without any node_modules/.bin: the user's npm, not a dependency's. */
@@ -31,6 +32,7 @@ export function npmInstallFolder(root: string, userDir: string): void {
  * into `dest`/package; returns that folder.
  */
 export function npmPackUnpacked(root: string, dest: string): string {
+  mkdirSync(dest, { recursive: true });
   const env: NodeJS.ProcessEnv = { PATH: userPath(), HOME: process.env.HOME, npm_config_update_notifier: 'false' };
   const r = spawnSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dest, '--loglevel=error'], {
     cwd: root,

@@ -5,7 +5,6 @@
 // npm's configured registry (npm_registry); the stand-in answers from test/fixtures/node-red-dev and from
 // package-lock.json (the dependency tree this package installs), and refuses anything else.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';

@@ -14,6 +14,7 @@ import { freePort, startAedes, type TestBroker } from '../helpers/brokers.js';
 import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { OWNER, startHome, type TestHome } from '../helpers/home.js';
 import { CHROMIUM_ARGS, findChromium, PAGE_ARTIFACTS as ARTIFACTS } from '../helpers/page-browser.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** Chromium with a fresh profile (user-data-dir) under `dir`. */
 async function launch(profile: string, viewport = { width: 1280, height: 860 }): Promise<{ context: BrowserContext; page: Page }> {
@@ -157,6 +158,21 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await page.locator('.msg.assistant .answer').first().waitFor();
     await page.locator('#send:not([disabled])').waitFor();
     await shot('03-chat-lamp');
+  });
+
+  it('chat: "how long has the living room lamp been on?" is answered from the recorded history, and acts on nothing (#42)', async () => {
+    // The daemon recorded the lamp going on (the test before); the recorder writes in batches.
+    await waitFor('the lamp going on in the history', async () => (await api('/api/history?entity=living_room_lamp.lamp&since=-1h')).rows > 0, 15_000);
+    const audited = ((await api('/api/audit?limit=1000')) as unknown[]).length;
+    await say('how long has the living room lamp been on?');
+    const card = page.locator('.tool-card[data-tool="get_history"]');
+    await card.waitFor({ timeout: 15_000 });
+    const answer = page.locator('.msg.assistant .answer', { hasText: /has been on since/ });
+    await answer.waitFor({ timeout: 15_000 });
+    assert.match((await answer.textContent()) ?? '', /The living room lamp has been on since \d{4}-\d\d-\d\d \d\d:\d\d UTC \(/);
+    await page.locator('#send:not([disabled])').waitFor();
+    assert.equal(((await api('/api/audit?limit=1000')) as unknown[]).length, audited, 'a question is no audited call');
+    await shot('03a-chat-records-question');
   });
 
   it('chat: "show me the front door camera" shows the frame inline', async () => {

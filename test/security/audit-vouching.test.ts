@@ -90,9 +90,11 @@ describe('security: only what a Hearth signed is vouched for', () => {
         outcome: 'confirmed',
       }),
     );
+    // Issue 40: not vouched for is no clean bill: verify exits 1 and says so.
     const r = await cli('audit', 'verify');
-    assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, new RegExp(`after the signed digest \\(ids ${signed + 1}\\.\\.\\d+\\) (is|are) NOT vouched for`));
+    assert.equal(r.code, 1, r.stdout);
+    assert.doesNotMatch(r.stdout + r.stderr, /chain verified/);
+    assert.match(r.stderr, new RegExp(`after the signed digest \\(ids ${signed + 1}\\.\\.\\d+\\) (is|are) NOT vouched for`));
     const json = JSON.parse((await cli('audit', 'verify', '--json')).stdout) as { unvouched?: { from: number } };
     assert.equal(json.unvouched?.from, signed + 1);
     const shown = await cli('audit', 'show', String(signed + 1));

@@ -74,4 +74,13 @@ describe('security: `hearth broker acl` runs as the deployment page prints it', 
     assert.match(r.stderr, /--user/);
     assert.equal(readFileSync(target, 'utf8'), before, 'the ACL file is as it was');
   });
+
+  it('other failing runs of the command write nothing to stdout either', async () => {
+    for (const args of ['--format xml', '', `--mqtt-url ${broker!.url} --user hearth --output ${dir}/no/such/../../hearth.acl --format yaml`]) {
+      const r = await shell(`hearth broker acl ${args}`, dir, bin);
+      assert.notEqual(r.code, 0, args);
+      assert.equal(r.stdout, '', `${args}: nothing on stdout`);
+      assert.match(r.stderr, /^hearth: /m, `${args}: says why`);
+    }
+  });
 });

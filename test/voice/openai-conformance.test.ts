@@ -92,6 +92,35 @@ describe('OpenAI-compatible endpoint as the openai client expects it (LLM on the
     assert.equal(home.hearth.audit.get(ext.audit_ids[0])?.outcome, 'confirmed');
   });
 
+  it('a turn that failed after it switched something is a 502 the openai client (retries on) does not send again: one switch, one audit row', async () => {
+    const want = lamp() === 'on' ? 'off' : 'on';
+    // The model asks for the lamp, then fails on the next round (a 400 its provider does not retry).
+    model.setScript([
+      toolCallChunks([{ name: 'host__living_room_lamp', arguments: { action: `turn_${want}` } }]),
+      { status: 400, body: { error: { message: 'context length exceeded', type: 'invalid_request_error' } } },
+    ]);
+    const rows = () => home.hearth.audit.list({ entityId: 'living_room_lamp.lamp', limit: 10_000 }).length;
+    const before = rows();
+    const relay = await countingRelay(home.server.url);
+    try {
+      const retrying = new OpenAI({ apiKey: home.secret('tablet'), baseURL: `${relay.url}/v1` });
+      await assert.rejects(
+        retrying.chat.completions.create({ model: 'hearth', messages: [{ role: 'user', content: `turn ${want} the living room lamp` }] }),
+        (err: any) => {
+          assert.equal(err.status, 502, String(err));
+          assert.equal(err.code, 'turn_failed');
+          assert.equal(err.headers.get('x-should-retry'), 'false');
+          return true;
+        },
+      );
+      assert.deepEqual(relay.paths, ['POST /v1/chat/completions'], 'sent once, not retried');
+    } finally {
+      await relay.close();
+    }
+    await waitFor(`the lamp is ${want}`, () => lamp() === want);
+    assert.equal(rows(), before + 1, 'the lamp was commanded once');
+  });
+
   it("a model's own words about a held call give way to one sentence for a person; the details stay in `hearth`", async () => {
     model.setScript([
       toolCallChunks([{ name: 'host__front_door_lock', arguments: { action: 'unlock' } }]),

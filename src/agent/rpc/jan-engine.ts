@@ -26,6 +26,7 @@ import {
   type Engine,
   type EngineLimits,
   type PermissionDecision,
+  type RefuseCall,
   type ReopenOptions,
   type SessionInfo,
   type SessionOptions,
@@ -50,6 +51,8 @@ export interface JanEngineOptions {
   startTimeoutMs?: number;
   /** How long close() waits for the child to exit after closing its stdin. Default 5 s. */
   closeTimeoutMs?: number;
+  /** Host tool calls refused before their handler (a tool the session was not given) are recorded here, as at every door. */
+  refuse?: RefuseCall;
 }
 
 export interface JanSessionOptions extends SessionOptions {
@@ -219,6 +222,10 @@ export class JanEngine implements Engine {
   serverInfo: { name?: string; version?: string; [k: string]: unknown } = {};
   capabilities: Record<string, unknown> = {};
   limits: EngineLimits = defaultLimits();
+  /** See JanEngineOptions.refuse. */
+  get refuse(): RefuseCall | undefined {
+    return this.o.refuse;
+  }
   /** The runtime's line limit; longer messages are not sent. */
   maxLineBytes = MAX_LINE_BYTES;
   maxEchoBytes = 4096;
@@ -755,7 +762,10 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
     turn.calls.set(requestId, controller);
     let answer: ToolRespondParams;
     if (!tool) {
-      answer = { content: `unknown tool ${JSON.stringify(String(event.tool_name).slice(0, 80))}: this client declared no such tool`, isError: true };
+      const text = `unknown tool ${JSON.stringify(String(event.tool_name).slice(0, 80))}: this client declared no such tool`;
+      // Audited as at every door (ToolSet.refuse): a tool this session was not given may still be an actuator's name.
+      this.engine.refuse?.(String(event.tool_name), event.args, this.principal, { requestId, runId: event.run_id ?? null, session: this.id }, text);
+      answer = { content: text, isError: true };
     } else {
       const call: ToolCall = {
         requestId,

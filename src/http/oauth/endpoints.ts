@@ -16,16 +16,18 @@ import { optionalBoolean, onlyFields, requiredString } from '../body.js';
 import { badField, HttpError } from '../errors.js';
 import { isOwner, type Route } from '../route.js';
 import { fetchClientDocument, isDocumentClientId } from './client-document.js';
+import { AUTHORIZE_PATH, isConsentFile, sendConsentFile } from './consent-page.js';
 import { checkRedirectUris } from './redirect-uris.js';
 import { publicUrlOf } from './public-url.js';
 
 const FORM_LIMIT = 16 * 1024;
+/** Registrations (open to anyone, RFC 7591) accepted per minute: a flood gets 429s, not a busy database. */
+const REGISTRATIONS_PER_MINUTE = 30;
 const JSON_LIMIT = 64 * 1024;
 
 export const WELL_KNOWN_RESOURCE = '/.well-known/oauth-protected-resource';
 const WELL_KNOWN_SERVER = '/.well-known/oauth-authorization-server';
 const WELL_KNOWN_OPENID = '/.well-known/openid-configuration';
-export const AUTHORIZE_PATH = '/oauth/authorize';
 const TOKEN_PATH = '/oauth/token';
 const REGISTER_PATH = '/oauth/register';
 
@@ -65,9 +67,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
+      if (size > limit) return; // refused already: the rest is read and dropped, so the answer reaches the client
       size += chunk.length;
       if (size > limit) {
-        req.destroy();
+        chunks.length = 0;
         reject(new OAuthError('invalid_request', `the request body is larger than ${limit} bytes`, 413));
         return;
       }
@@ -81,6 +84,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
 export class OAuthEndpoints {
   readonly store: OAuthStore;
   private readonly mcpPath: string;
+  /** When the registrations of the last minute came. */
+  private registrations: number[] = [];
 
   constructor(
     private readonly hearth: Hearth,
@@ -100,9 +105,13 @@ export class OAuthEndpoints {
     return this.mcpPath !== '';
   }
 
-  /** Paths answered before the Origin check: clients in other origins fetch them, and none uses ambient credentials. */
-  servesOpen(path: string): boolean {
+  /**
+   * Paths answered before the Origin check: clients in other origins fetch them and none uses ambient credentials;
+   * the consent page is where an app sends the browser from its own site.
+   */
+  servesOpen(path: string, method = 'GET'): boolean {
     if (!this.enabled) return false;
+    if (isConsentFile(path)) return method === 'GET';
     return (
       path === WELL_KNOWN_RESOURCE ||
       path === `${WELL_KNOWN_RESOURCE}${this.mcpPath}` ||
@@ -118,6 +127,10 @@ export class OAuthEndpoints {
       if (req.method === 'OPTIONS') {
         res.writeHead(204, CORS);
         res.end();
+        return;
+      }
+      if (isConsentFile(path)) {
+        await sendConsentFile(res, path);
         return;
       }
       const where = publicUrlOf(req, this.trustedOrigins);
@@ -214,6 +227,15 @@ export class OAuthEndpoints {
   // ---- RFC 7591 registration -------------------------------------------------
 
   private async register(req: IncomingMessage): Promise<unknown> {
+    const now = Date.now();
+    this.registrations = this.registrations.filter((t) => t > now - 60_000);
+    if (this.registrations.length >= REGISTRATIONS_PER_MINUTE)
+      throw new OAuthError(
+        'temporarily_unavailable',
+        `more than ${REGISTRATIONS_PER_MINUTE} clients registered in the last minute; try again in a minute`,
+        429,
+      );
+    this.registrations.push(now);
     const bad = (why: string) => new OAuthError('invalid_client_metadata', why);
     let meta: unknown;
     try {

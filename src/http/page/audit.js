@@ -118,12 +118,21 @@ async function verifyAudit() {
   try {
     const v = await api('GET', '/api/audit/verify');
     el.replaceChildren();
-    if (v.ok) {
+    if (v.ok && v.unvouched) {
+      // Linked, but no signed digest covers these: a Hearth that found them at start signs nothing over them.
+      el.className = 'verify broken';
+      el.append(
+        `✖ Chain linked, but entries ${v.unvouched.from}..${v.unvouched.to} are NOT vouched for by a signed digest: check them, then run \`hearth audit accept --through ${v.unvouched.to}\``,
+      );
+    } else if (v.ok) {
       el.className = 'verify ok';
       el.append(`✔ Chain verified${typeof v.rows === 'number' ? `: ${v.rows} rows${v.pending ? ` (${v.pending} pending)` : ''}` : ''}`);
     } else {
       el.className = 'verify broken';
       el.append(`✖ Chain BROKEN${v.firstBroken ? ` at row ${v.firstBroken.id} (${v.firstBroken.kind}): ${v.firstBroken.reason}` : ''}`);
+      // A digest or sequence file missing, unreadable or put back: nothing is signed until an owner accepts.
+      if (v.findings?.length)
+        el.append(' · `hearth audit verify` says what is wrong; `hearth audit accept` prints the evidence and vouches for the log as it is');
     }
   } catch (err) {
     el.className = 'verify';

@@ -507,7 +507,7 @@ export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
       entity,
       name,
       asked: ctx.asked,
-      ask: ctx.ask === 'last' || ctx.ask === 'at' || ctx.ask === 'range' ? ctx.ask : undefined,
+      ask: ctx.ask === 'which' || ctx.ask === 'count' || ctx.ask === 'any' || ctx.ask === 'all' ? undefined : ctx.ask,
       responses: r,
     });
     if (said) return sentence(said);

@@ -17,8 +17,13 @@ export const HISTORY_TOOL = 'get_history';
 /** How far back "when did ... last" looks. */
 const LAST_LOOKBACK = '-365d';
 
-/** When it was last in a state, its value at an hour, or its range over a period. */
-export type HistoryAsk = 'last' | 'at' | 'range';
+/**
+ * When it was last in a state, its value at an hour, or its range over a period; how long it has been in a state
+ * (`since`), whether it was in one during a period (`was`), or a period's lowest or highest reading.
+ */
+export type HistoryAsk = 'last' | 'at' | 'range' | 'since' | 'was' | 'low' | 'high';
+
+const HISTORY_ASKS: ReadonlySet<string> = new Set(['last', 'since', 'was']);
 
 export interface HistoryPlan {
   calls: PlannedCall[];
@@ -66,6 +71,8 @@ export function windowOf(period: unknown, hour: number | undefined, now: number)
 /** Does a recorded value mean the state asked about? */
 function sameState(e: Entity, asked: string, value: string): boolean {
   if (value === asked) return true;
+  // A thermostat "runs" (is on) in any mode but off.
+  if (e.kind === 'climate' && asked === 'on') return value !== 'off' && value !== 'unknown';
   if (e.kind === 'binary_sensor') {
     const opening = ['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? '');
     if (opening) return (asked === 'open' && value === 'on') || (asked === 'closed' && value === 'off');
@@ -87,6 +94,11 @@ function pick(entities: Entity[], asked: string | undefined): Entity[] {
   if (!asked) return readable;
   const opening = (e: Entity) =>
     e.kind === 'cover' || e.kind === 'valve' || (e.kind === 'binary_sensor' && ['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? ''));
+  // "How long has the front door been unlocked?": of the front door's entities, its lock.
+  if (asked === 'locked' || asked === 'unlocked') {
+    const locks = readable.filter((e) => e.kind === 'lock');
+    if (locks.length) return locks;
+  }
   if (asked === 'open' || asked === 'closed') {
     // A door's contact sensor says when it opened; its lock says when it was unlocked.
     const sensors = readable.filter(opening);
@@ -101,12 +113,15 @@ export function planHistory(c: Captures, v: Vocabulary, offered: OfferedTools, c
   const t = resolveTarget(c, v, 'read', context);
   if (isReply(t)) return t;
   if (t.implicit || t.areaOnly) return null;
-  const n = c.other.history === 'last' ? undefined : c.number?.value;
+  const kept = typeof c.other.history === 'string' && HISTORY_ASKS.has(c.other.history) ? (c.other.history as HistoryAsk) : undefined;
+  const n = kept === 'last' || kept === 'since' ? undefined : c.number?.value;
   const said = n !== undefined && n >= 0 && n <= 24 && Number.isInteger(n) ? n % 24 : undefined;
   // "at 8 pm", "at 3 in the afternoon".
   const hour = said !== undefined && c.other.pm === true && said < 12 ? said + 12 : said;
-  const ask: HistoryAsk = c.other.history === 'last' ? 'last' : hour !== undefined ? 'at' : 'range';
-  let candidates = sortEntities(pick(t.entities, ask === 'last' ? c.state : undefined));
+  const extreme = c.other.extreme === 'low' || c.other.extreme === 'high' ? c.other.extreme : undefined;
+  const ask: HistoryAsk = kept ?? (hour !== undefined ? 'at' : (extreme ?? 'range'));
+  const byState = ask === 'last' || ask === 'since' || ask === 'was';
+  let candidates = sortEntities(pick(t.entities, byState ? c.state : undefined));
   // "how warm was it this morning" on the bedroom's satellite: the bedroom's.
   const here = context.area?.toLowerCase();
   if (candidates.length > 1 && here && !t.area && !t.floor) {
@@ -118,7 +133,7 @@ export function planHistory(c: Captures, v: Vocabulary, offered: OfferedTools, c
   const e = candidates[0];
   const tool = offered.get(HISTORY_TOOL);
   if (!tool?.meta.entityIds.includes(e.id)) return { type: 'not_here', entities: [e], verb: 'read_history', rank: 3 };
-  const window = ask === 'last' ? { since: LAST_LOOKBACK } : windowOf(c.other.period, hour, now);
+  const window = ask === 'last' || ask === 'since' ? { since: LAST_LOOKBACK } : windowOf(c.other.period, hour, now);
   return { calls: [{ tool: tool.name, args: { entity: e.id, ...window } }], entities: [e], asked: stateFor(e, c.state), ask };
 }
 
@@ -142,21 +157,52 @@ export function historySentence(result: string, ctx: HistoryAnswerContext): stri
   const from = WHEN.exec(head);
   if (!from) return undefined;
   const { name, entity } = ctx;
+  const until = /from .+? to (\d{4}-\d\d-\d\d \d\d:\d\d UTC)/.exec(head)?.[1] ?? '';
   if (/: no changes recorded\./.test(head)) {
     const before = /It was (.+?) since (\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\)/.exec(head);
+    if (before && ctx.ask === 'since' && ctx.asked && entity) {
+      const slots = { name, state: ctx.asked, value: before[1], time: before[2], age: before[3] };
+      return r.say(sameState(entity, ctx.asked, before[1]) ? 'history_since' : 'history_since_not', slots);
+    }
+    if (ctx.ask === 'was' && ctx.asked && entity) {
+      if (before && sameState(entity, ctx.asked, before[1])) return r.say('history_was_yes', { name, state: ctx.asked, time: from[1], age: from[2] });
+      return r.say('history_was_no', { name, state: ctx.asked, since: from[1], until });
+    }
     if (before && ctx.ask !== 'last') return r.say('history_value_before', { name, value: before[1], time: before[2], age: before[3] });
     if (before && ctx.ask === 'last' && ctx.asked && entity && sameState(entity, ctx.asked, before[1]))
       return r.say('history_last', { name, state: ctx.asked, time: before[2], age: before[3] });
     return r.say('history_none', { name });
   }
-  const numbers = /: (\d+) readings?; low (.+?) at .+?, high (.+?) at .+?, average (.+?); latest (.+?) at (\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\)\./.exec(
-    head,
-  );
+  const numbers =
+    /: (\d+) readings?; low (.+?) at (\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\), high (.+?) at (\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\), average (.+?); latest (.+?) at (\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\)\./.exec(
+      head,
+    );
   if (numbers) {
-    const count = Number(numbers[1]);
+    const [, n, low, lowTime, lowAge, high, highTime, highAge, average, latest, latestTime, latestAge] = numbers;
+    const count = Number(n);
+    // "What was the lowest temperature last night?": that reading and when.
+    if (ctx.ask === 'low') return r.say('history_low', { name, value: low, time: lowTime, age: lowAge });
+    if (ctx.ask === 'high') return r.say('history_high', { name, value: high, time: highTime, age: highAge });
     // "at 8": the reading nearest before; a period: its range.
-    if (ctx.ask === 'at') return r.say('history_value_at', { name, value: numbers[5], time: numbers[6], age: numbers[7] });
-    return r.say('history_range', { name, low: numbers[2], high: numbers[3], average: numbers[4], count });
+    if (ctx.ask === 'at') return r.say('history_value_at', { name, value: latest, time: latestTime, age: latestAge });
+    return r.say('history_range', { name, low, high, average, count });
+  }
+  // "How long has the lamp been on?": since its newest change, if that was into the state asked.
+  if (ctx.ask === 'since' && ctx.asked && entity) {
+    const m = /^(\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\): (.+)$/.exec(lines[0]?.trim() ?? '');
+    if (m) {
+      const value = m[3].replace(/^"|"$/g, '');
+      const slots = { name, state: ctx.asked, value, time: m[1], age: m[2] };
+      return r.say(sameState(entity, ctx.asked, value) ? 'history_since' : 'history_since_not', slots);
+    }
+  }
+  // "Was the garage door open today?": yes with the latest time it became so, or no over the whole period.
+  if (ctx.ask === 'was' && ctx.asked && entity) {
+    for (const line of lines) {
+      const m = /^(\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\): (.+)$/.exec(line.trim());
+      if (m && sameState(entity, ctx.asked, m[3].replace(/^"|"$/g, ''))) return r.say('history_was_yes', { name, state: ctx.asked, time: m[1], age: m[2] });
+    }
+    return r.say('history_was_no', { name, state: ctx.asked, since: from[1], until });
   }
   // State changes, newest first: the first in the asked state.
   const asked = ctx.asked;

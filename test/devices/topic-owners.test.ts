@@ -1,0 +1,47 @@
+// Who owns a command topic: the first claimant in rank order, and with it every topic below it and above it
+// (a device commanded on `<cmd>` takes `<cmd>/state` too), except for entities of its own device and source.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { assignTopicOwners, type TopicClaim } from '../../src/devices/topic-owners.js';
+import { zigbeeLight } from './helpers.js';
+
+const claim = (device: string, key: string, commandTopic: string, source = 'zigbee2mqtt'): TopicClaim => ({
+  entity: zigbeeLight(device, key, `${device} ${key}`, { commandTopic }),
+  source,
+});
+
+describe('command topic owners', () => {
+  it("refuses another device's entity on a topic under an owned one, naming the owner's topic", () => {
+    const { owners, refused } = assignTopicOwners([claim('front_door', 'lock', 'z/front_door/set'), claim('helper', 'switch', 'z/front_door/set/state')]);
+    assert.equal(owners.get('z/front_door/set')?.id, 'front_door.lock');
+    assert.equal(refused.get('helper.switch')?.owner?.id, 'front_door.lock');
+    assert.equal(refused.get('helper.switch')?.ownerTopic, 'z/front_door/set');
+  });
+
+  it("refuses another device's entity on a topic above an owned one", () => {
+    const { refused } = assignTopicOwners([claim('front_door', 'lock', 'z/front_door/set/state'), claim('helper', 'switch', 'z/front_door/set')]);
+    assert.equal(refused.get('helper.switch')?.owner?.id, 'front_door.lock');
+    assert.equal(refused.get('helper.switch')?.ownerTopic, 'z/front_door/set/state');
+  });
+
+  it('lets entities of the same device and source share a topic and the topics below it', () => {
+    const { refused } = assignTopicOwners([claim('front_door', 'lock', 'z/front_door/set'), claim('front_door', 'battery', 'z/front_door/set/battery')]);
+    assert.equal(refused.size, 0);
+  });
+
+  it('holds the same device from another source to the rule, and a name that only starts alike is no sub-topic', () => {
+    const { refused } = assignTopicOwners([
+      claim('front_door', 'lock', 'z/front_door/set'),
+      claim('front_door', 'copy', 'z/front_door/set/x', 'homeassistant'),
+      claim('front', 'light', 'z/front'),
+      claim('front_door_2', 'lock', 'z/front_door/setting'),
+    ]);
+    assert.deepEqual([...refused.keys()], ['front_door.copy']);
+  });
+
+  it('names another device below a topic even when the first one there is the claimant’s own', () => {
+    const { refused } = assignTopicOwners([claim('hub', 'a', 'z/hub/set/a'), claim('other', 'b', 'z/hub/set/b'), claim('hub', 'all', 'z/hub/set')]);
+    assert.equal(refused.get('hub.all')?.owner?.id, 'other.b');
+    assert.equal(refused.get('hub.all')?.ownerTopic, 'z/hub/set/b');
+  });
+});
