@@ -86,6 +86,8 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   /** MQTT 5 CONNECTs in a row the broker closed the socket on without answering. */
   private unansweredV5 = 0;
   private everConnected = false;
+  /** Publishes handed to MQTT.js and not yet answered: each is ended with an error when the connection closes. */
+  private readonly unwritten = new Set<() => void>();
   /**
    * When the connection last came back after it was lost, and on which node: on a cluster, a failover. A device
    * that has said nothing since may be stuck on a node that died (pipeline: "did not answer since ...").
@@ -237,6 +239,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     // Drop every publish still waiting for its PUBACK: MQTT.js would resend it on reconnect.
     const outgoing = (this.client as unknown as { outgoing: Record<number, unknown> }).outgoing ?? {};
     for (const id of Object.keys(outgoing)) this.client.removeOutgoingMessage(Number(id));
+    for (const end of [...this.unwritten]) end();
     if (this.current === 'closed') return;
     const wasConnected = this.current === 'connected';
     this.client.options.reconnectPeriod = this.delay;
@@ -308,10 +311,16 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       opts.properties = { messageExpiryInterval: Math.max(1, Math.floor(options.expirySeconds!)) };
     }
     return new Promise((resolve, reject) => {
-      this.client.publish(topic, payload, opts, (err) => {
+      // A QoS 0 publish has no packet id, so dropping the outgoing store on close (onClose) does not end it: one
+      // still being written when the connection drops would never be answered. The close ends it too.
+      const settle = (err?: Error) => {
+        if (!this.unwritten.delete(onClose)) return;
         if (err) reject(new MqttError(`publish to ${topic} failed: ${err.message}`, this.client.connected ? 'PUBLISH_FAILED' : 'BROKER_DOWN', 'unknown'));
         else resolve();
-      });
+      };
+      const onClose = () => settle(new Error('the connection closed while it was being sent'));
+      this.unwritten.add(onClose);
+      this.client.publish(topic, payload, opts, (err) => settle(err ?? undefined));
     });
   }
 

@@ -16,6 +16,8 @@ import type { BrokerUser, ClusterNode, TestCluster } from './nats-cluster.js';
 
 // ~8 s on an idle 2-core machine, ~17 s on a busy one.
 const START_TIMEOUT_MS = 90_000;
+/** A killed node of a cluster takes 60-120 s to accept MQTT again on 2 cores (more on a busy machine). */
+const RESTART_TIMEOUT_MS = 240_000;
 const RABBIT_SCRIPT = '/usr/lib/rabbitmq/bin/rabbitmq-server';
 const RABBITMQCTL = '/usr/lib/rabbitmq/bin/rabbitmqctl';
 /** One rabbitmqctl command (joining a node takes ~3 s; more on a busy machine). */
@@ -158,10 +160,10 @@ export async function startRabbitMq(opts: StartRabbitOptions = {}): Promise<Test
       await sleep(50);
     }
   };
-  const startNode = async (i: number) => {
+  const startNode = async (i: number, timeoutMs = START_TIMEOUT_MS) => {
     const node = spawnBroker(`rabbitmq-server ${setups[i]!.name}`, script, [], { cwd: dir, env: setups[i]!.env });
     procs[i] = node;
-    await waitAccepting(`rabbitmq-server ${setups[i]!.name}`, [node], [setups[i]!.mqttPort], START_TIMEOUT_MS, probeAuth);
+    await waitAccepting(`rabbitmq-server ${setups[i]!.name}`, [node], [setups[i]!.mqttPort], timeoutMs, probeAuth);
   };
   /** rabbitmqctl against node i, bounded; resolves with what it printed, throws with it. */
   const rabbitmqctl = (i: number, args: string[]) =>
@@ -226,7 +228,7 @@ export async function startRabbitMq(opts: StartRabbitOptions = {}): Promise<Test
       await procs[i]?.kill();
     },
     async startNode(i = 0) {
-      if (!procs[i]?.alive()) await startNode(i);
+      if (!procs[i]?.alive()) await startNode(i, RESTART_TIMEOUT_MS);
     },
     async stop() {
       if (stopped) return;
