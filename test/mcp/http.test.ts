@@ -50,7 +50,7 @@ describe('MCP over Streamable HTTP', () => {
     assert.deepEqual(client.getServerCapabilities()?.tools, { listChanged: true });
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    assert.equal(tools.length, 15, '12 device tools, get_state, get_history and control_group');
+    assert.equal(tools.length, 17, '12 device tools, get_state, get_history, get_audit, explain_policy and control_group');
     assert.ok(tools.every((t) => !t.name.startsWith('host__')));
     assert.deepEqual(byName.get('living_room_lamp')?.annotations, {
       title: 'Living room lamp',
@@ -380,7 +380,7 @@ describe('MCP over Streamable HTTP', () => {
     try {
       const client = new Client({ name: 'mounted', version: '1' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`)));
-      assert.equal((await client.listTools()).tools.length, 15);
+      assert.equal((await client.listTools()).tools.length, 17);
       const on = (await client.callTool({ name: 'living_room_lamp', arguments: { action: 'turn_on' } })) as CallToolResult;
       assert.match(textOf(on), /^confirmed/);
       assert.equal(home.hearth.audit.tail(1)[0].principal, 'http:local');
