@@ -482,7 +482,7 @@ export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
   const name = entity ? theName(r, entity) : fallbackName;
   // The audit and the policy answer in their own words, a refusal too (issue 42).
   if (call.tool === AUDIT_TOOL) {
-    const said = auditSentence(call.result.trim(), r, ctx.asked, (n) => spoken(unquote(`"${n}"`), 60));
+    const said = auditSentence(call.result.trim(), r, ctx.asked, (n) => theName(r, { name: unquote(`"${n}"`), id: '' }));
     if (said) return said;
   }
   if (call.tool === POLICY_TOOL) {

@@ -81,6 +81,8 @@ const WHEN = '(\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC) \\(([^()]*)\\)';
 const AUDIT_LINE = new RegExp(`^- ${WHEN}: (.+?): (\\S+) (?:"((?:[^"\\\\]|\\\\.)*)" \\([^()]*\\)|(\\S+)): (.+)$`);
 const POLICY_LINE = /^- (.+?): (allowed|not allowed|held for approval): (.+)$/;
 
+const capitalised = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
 function verbOf(r: Responses, action: string): string {
   return r.has(`verb_${action}`) ? r.say(`verb_${action}`) : action.replace(/_/g, ' ');
 }
@@ -98,7 +100,7 @@ export function auditSentence(result: string, r: Responses, asked: string | unde
       .filter((m): m is RegExpExecArray => !!m)
       .slice(0, 5)
       .map(([, time, age, who, action, quotedName, tool, outcome]) =>
-        r.say('audit_line', { who, action: verbOf(r, action), name: quotedName !== undefined ? nameOf(quotedName) : tool, time, age, outcome }),
+        capitalised(r.say('audit_line', { who, action: verbOf(r, action), name: quotedName !== undefined ? nameOf(quotedName) : tool, time, age, outcome })),
       );
     const total = Number(/: (\d+) calls?, newest first/.exec(head)?.[1] ?? calls.length);
     said = `${calls.join(' ')}${total > calls.length ? ` ${r.say('audit_more', { count: total - calls.length })}` : ''}`;
@@ -115,6 +117,6 @@ export function policySentence(result: string, r: Responses, name: string, actio
     .map((l) => POLICY_LINE.exec(l.trim()))
     .filter((m): m is RegExpExecArray => !!m)
     .slice(0, 8)
-    .map(([, who, effect, reason]) => r.say('policy_line', { who, effect, reason: reason.replace(/\.$/, '') }));
+    .map(([, who, effect, reason]) => capitalised(r.say('policy_line', { who, effect, reason: reason.replace(/\.$/, '') })));
   return r.say('policy_answer', { action: verbOf(r, action), name, lines: said.join(' ') });
 }
