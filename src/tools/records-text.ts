@@ -73,7 +73,7 @@ export function auditAnswer(rows: StoredAuditRow[], q: AuditQuery, nameOf: (id: 
   const lines = rows.slice(0, SHOWN).map((r) => {
     const name = r.entityId ? (nameOf(r.entityId) ?? r.entityId) : r.tool;
     const target = r.entityId ? `${quoted(name)} (${r.entityId})` : quoted(name);
-    return `- ${when(Date.parse(r.at), now)}: ${principalWords(r.principal)}: ${r.action.replace(/_/g, ' ')} ${target}: ${OUTCOME_TEXT[outcomeWord(r)] ?? outcomeWord(r)}`;
+    return `- ${when(Date.parse(r.at), now)}: ${principalWords(r.principal)}: ${r.action} ${target}: ${OUTCOME_TEXT[outcomeWord(r)] ?? outcomeWord(r)}`;
   });
   const more = rows.length > SHOWN ? `\n(${rows.length - SHOWN} more not shown)` : '';
   return {
