@@ -32,7 +32,7 @@ import { groupResult, memberArgs, memberOutcome, selectGroup, type MemberResult 
 import { fitImage, type ImageLimits } from './images.js';
 import { actionsOf, ArgumentError, choicesText, toCommand } from './parameters.js';
 import { historyAnswer } from './history-text.js';
-import { AUDIT_REFUSAL, auditAnswer, auditWindow, principalMatches } from './records-text.js';
+import { AUDIT_REFUSAL, readAudit } from './records-text.js';
 import { stateText } from './state-text.js';
 import type { GeneratedTool, ToolCall, ToolResultObject } from './types.js';
 import { errorOf } from '../util/error.js';
@@ -247,29 +247,11 @@ export class Pipeline {
       if (!entity || this.deps.readDenied?.(call.principal, entity))
         return FAIL(`unknown entity ${quoted(args.entity)}; use find_entities or get_state to list them`);
     }
-    const now = this.now();
-    const window = auditWindow(args, now);
-    if (!('since' in window)) return window;
-    const action = typeof args.action === 'string' ? args.action : undefined;
-    const principal = typeof args.principal === 'string' ? args.principal : undefined;
-    // The call index narrows by entity, principal (an id) and time; an action or a principal's name is read off its rows.
-    const byId = principal?.includes(':') ? principal : undefined;
-    const rows = this.deps
-      .auditRows({
-        entityId: entity?.id,
-        principal: byId,
-        since: new Date(window.since),
-        until: new Date(window.until),
-        order: 'desc',
-        limit: action || (principal && !byId) ? 2000 : 200,
-      })
-      .filter((r) => (!action || r.action === action) && (!principal || principalMatches(r.principal, principal)))
-      .filter((r) => {
-        if (!r.entityId) return true;
-        const e = this.deps.registry.entity(r.entityId);
-        return !e || !this.deps.readDenied?.(call.principal, e);
-      });
-    return auditAnswer(rows, { entity, action, principal, ...window }, (id) => this.deps.registry.entity(id)?.name, now);
+    const readable = (id: string) => {
+      const e = this.deps.registry.entity(id);
+      return !e || !this.deps.readDenied?.(call.principal, e);
+    };
+    return readAudit(this.deps.auditRows, entity, args, (id) => this.deps.registry.entity(id)?.name, readable, this.now());
   }
 
   private checkRead(tool: GeneratedTool, call: ToolCall, args: Record<string, unknown>, entity?: Entity): ToolResultObject | undefined {

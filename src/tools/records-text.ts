@@ -1,6 +1,7 @@
 // The agent's view of the audit (get_audit) and of the policy (explain_policy): "who unlocked the front door
 // today?", "why can't I unlock the front door?". Both only read; the pipeline checks who may ask.
 import type { StoredAuditRow } from '../audit/row.js';
+import type { AuditListFilter } from '../audit/store.js';
 import type { Entity } from '../devices/model.js';
 import { HistoryRangeError, parseRange } from '../history/query.js';
 import type { PolicyDecision } from '../policy/types.js';
@@ -93,4 +94,32 @@ export function policyAnswer(entity: Entity, action: string, decisions: Array<{ 
     text: `Policy for ${action.replace(/_/g, ' ')} on ${quoted(entity.name)} (${entity.id}), now:\n${lines.join('\n')}`,
     details: { policy: decisions.map((d) => ({ principal: d.principal, effect: d.decision.effect, rule: d.decision.ruleId, reason: d.decision.reason })) },
   };
+}
+
+/**
+ * get_audit's answer from the audit's rows: the call index narrows by entity, principal (an id) and time; an
+ * action or a principal's name is read off its rows; rows on entities the caller may not read are left out.
+ */
+export function readAudit(
+  list: (filter: AuditListFilter) => StoredAuditRow[],
+  entity: Entity | undefined,
+  args: Record<string, unknown>,
+  nameOf: (id: string) => string | undefined,
+  readable: (entityId: string) => boolean,
+  now: number,
+): ToolResultObject {
+  const window = auditWindow(args, now);
+  if (!('since' in window)) return window;
+  const action = typeof args.action === 'string' ? args.action : undefined;
+  const principal = typeof args.principal === 'string' ? args.principal : undefined;
+  const byId = principal?.includes(':') ? principal : undefined;
+  const rows = list({
+    entityId: entity?.id,
+    principal: byId,
+    since: new Date(window.since),
+    until: new Date(window.until),
+    order: 'desc',
+    limit: action || (principal && !byId) ? 2000 : 200,
+  }).filter((r) => (!action || r.action === action) && (!principal || principalMatches(r.principal, principal)) && (!r.entityId || readable(r.entityId)));
+  return auditAnswer(rows, { entity, action, principal, ...window }, nameOf, now);
 }
