@@ -1,6 +1,7 @@
 // Hearth assembled: the bridge (broker, devices, state), the SQLite database
 // with policy, approvals and audit, the one handler pipeline and the live tool
 // set. Every front door (CLI, agent engine, MCP, HTTP, Node-RED) opens one of these.
+import { randomUUID } from 'node:crypto';
 import { loadAuditKey, sequenceFileOf } from './audit/key.js';
 import { INTERRUPTED_ERROR, SqliteAuditLog } from './audit/store.js';
 import { Bridge, DEMO_DEVICES, demoEnabled, type BridgeOptions } from './bridge.js';
@@ -188,6 +189,39 @@ export class Hearth {
   /** Why this principal may not read this entity, or undefined when it may. */
   readDenied(principal: Principal, entity: Entity): string | undefined {
     return this.reads.denied(principal, entity);
+  }
+
+  /**
+   * The entity with this id when this principal may read it; otherwise undefined, as for an id that does not exist
+   * (a surface then answers the same for both, so a caller learns nothing of what it may not read), and a refused
+   * read is recorded in the audit as a read tool records one. `surface` names where it was asked (`GET /api/history`).
+   */
+  readableEntity(principal: Principal, id: string, surface: string): Entity | undefined {
+    const entity = this.bridge.registry.entity(id);
+    if (!entity) return undefined;
+    const decision = this.reads.decision(principal, entity);
+    if (decision.effect === 'allow') return entity;
+    try {
+      this.audit.record(
+        {
+          requestId: `read:${randomUUID()}`,
+          principal: principal.id,
+          session: null,
+          runId: null,
+          tool: surface,
+          entityId: entity.id,
+          action: 'read',
+          args: {},
+          decision: decision.effect,
+          ruleId: decision.ruleId,
+          reason: decision.reason + (principal.area ? ` [from area ${JSON.stringify(principal.area)}]` : ''),
+        },
+        { outcome: 'denied', error: `not allowed: ${decision.reason}` },
+      );
+    } catch (err) {
+      this.bridge.log.error({ err: errorOf(err), entity: entity.id, surface }, 'the audit row of a refused read could not be written');
+    }
+    return undefined;
   }
 
   /** The history recorder, when this process records (tests read its counters). */

@@ -20,6 +20,7 @@ import { MemoryStore, memorySection } from './memory.js';
 import type { ChatMessage, Provider } from './provider.js';
 import { DEFAULT_SUBAGENT_LIMITS, type SubagentLimits } from './subagents.js';
 import { speakerAreaLine } from './system-prompt.js';
+import { DEFAULT_MAX_ACTIONS_PER_TURN } from './turn-actuations.js';
 import {
   ArchivedSessionError,
   type AgentSession,
@@ -39,6 +40,8 @@ export interface BuiltinEngineOptions {
   defaultSystemPrompt?: (principal: Principal) => string;
   /** Tool-call rounds per turn before the turn stops with an error. */
   maxRounds?: number;
+  /** Actions one turn may make; past it the rest are refused (agent.max_actions_per_turn; turn-actuations.ts). */
+  maxActionsPerTurn?: number;
   log?: Logger;
   /** Project memory (needs `db`). Default true. */
   memory?: boolean;
@@ -242,6 +245,7 @@ export class BuiltinEngine implements Engine {
       turns: s.turns,
       ...(s.hostState !== undefined && s.hostState !== null ? { hostState: s.hostState } : {}),
       maxRounds: this.options.maxRounds ?? 8,
+      maxActionsPerTurn: this.options.maxActionsPerTurn ?? DEFAULT_MAX_ACTIONS_PER_TURN,
       ...(this.options.decide ? { decide: this.options.decide } : {}),
       ...(this.options.mayRead ? { mayRead: this.options.mayRead } : {}),
       ...(this.options.refuse ? { refuse: this.options.refuse } : {}),

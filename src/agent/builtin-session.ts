@@ -39,6 +39,7 @@ import type { MemoryStore } from './memory.js';
 import { isQuestion } from './providers/intent/question.js';
 import { ProviderError, type ChatMessage, type ContentPart, type FunctionSpec, type Provider, type ProviderRequest, type ToolCallRequest } from './provider.js';
 import { type ChildRun, isSubagentTool, Subagents, subagentSystemPrompt, type ChildOutcome, type SubagentLimits } from './subagents.js';
+import { TurnActuations } from './turn-actuations.js';
 import { TurnHandle } from './turn.js';
 import {
   ArchivedSessionError,
@@ -89,6 +90,8 @@ export interface BuiltinSessionOptions {
   history?: HistoryStore;
   messages: ChatMessage[];
   maxRounds: number;
+  /** Actions one turn may make (agent.max_actions_per_turn; turn-actuations.ts). */
+  maxActionsPerTurn?: number;
   limits: EngineLimits;
   log: Logger;
   /** The subagent tools are offered, with these limits; undefined: not offered. */
@@ -147,6 +150,8 @@ interface LoopRun {
   question?: boolean;
   /** Calls held back because another action of the same request did not go through (call id -> why). */
   heldBack: Map<string, string>;
+  /** The actions of the turn so far, against its bound (a child's count toward the turn that dispatched it). */
+  actuations: TurnActuations;
   beforeRound?(): void;
   /** The model answered without tools: true for another round. */
   afterAnswer?(): Promise<boolean>;
@@ -177,6 +182,8 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
   /** Guidance for the running turn's next model request (turn/steer). */
   private readonly steers: string[] = [];
   private resolvedPrompt?: string;
+  /** The running turns' action counts, by turn id (its children count toward it). */
+  private readonly turnActuations = new Map<string, TurnActuations>();
   private currentModel: string;
   private turnCount: number;
   private archived = false;
@@ -383,8 +390,11 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
     const stopChildren = () => children?.stopAll();
     turn.signal.addEventListener('abort', stopChildren, { once: true });
     let deadline: number | undefined;
+    const actuations = new TurnActuations(this.o.maxActionsPerTurn);
+    this.turnActuations.set(turn.id, actuations);
     const ctx: LoopRun = {
       runId: null,
+      actuations,
       model: this.currentModel,
       signal: turn.signal,
       emit: (event) => turn.emit(event),
@@ -433,6 +443,7 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       result = { stopReason: 'error', error: message };
     }
     turn.signal.removeEventListener('abort', stopChildren);
+    this.turnActuations.delete(turn.id);
     if (turn.signal.aborted && children) {
       // Stopping the turn stops the children; let them say so on this turn, briefly.
       const stopped = children.stopAll();
@@ -501,6 +512,8 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
       runId: run.runId,
       model: this.currentModel,
       heldBack: new Map(),
+      // Counted with the turn that dispatched it while that turn runs; a child that outlives it has a bound of its own.
+      actuations: this.turnActuations.get(run.turnId) ?? new TurnActuations(this.o.maxActionsPerTurn),
       signal: run.signal,
       emit: (event) => this.emitChild(run, event),
       system: subagentSystemPrompt(run.name, run.task),
@@ -757,6 +770,25 @@ export class BuiltinSession extends EventEmitter<{ event: [AgentEvent, string] }
         await Promise.resolve(tool.handler(args, ctx)).catch(() => undefined);
       }
       return { text: `not done: held for confirmation: ${refused}. Answer the question; if the person wants this done, they will ask for it.`, isError: true };
+    }
+    // Past the turn's bound on actions: refused (and recorded by a tool that audits), nothing sent; the turn says so once.
+    const over = tool.capability !== 'read' ? run.actuations.take() : undefined;
+    if (over) {
+      const notice = run.actuations.noticeOnFirstRefusal();
+      if (notice) run.emit({ type: 'notice', text: notice });
+      if (tool.recordsRefusals) {
+        const ctx: ToolCall = {
+          requestId,
+          toolName: tool.name,
+          runId: run.runId,
+          session: this.id,
+          signal: run.signal,
+          principal: this.principal,
+          refused: over,
+        };
+        await Promise.resolve(tool.handler(args, ctx)).catch(() => undefined);
+      }
+      return { text: `not done: ${over}; nothing was sent.`, isError: true };
     }
     let approvalId: string | undefined;
     let approvedBy: Principal | undefined;

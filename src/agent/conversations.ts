@@ -17,11 +17,10 @@
 // makes a new id for each exchange) do not pile up in memory. A message that
 // arrives while the conversation's turn runs is refused (TurnActiveError) and
 // leaves that turn alone.
-import { createHash } from 'node:crypto';
 import type { Hearth } from '../hearth.js';
 import type { Principal } from '../tools/types.js';
 import { NOT_UNDERSTOOD } from './provider.js';
-import { CONVERSATION_ID_PREFIX, type SessionManager } from './sessions.js';
+import { scopedSessionId, type SessionManager } from './sessions.js';
 import { personAnswer } from './spoken.js';
 import { TurnSummary } from './turn-summary.js';
 import type { AgentEvent, AgentSession, Turn, TurnResult } from './types.js';
@@ -56,7 +55,7 @@ export interface ConversationAnswer {
 
 /** The session id of a keyed conversation: stable per principal and key, never another principal's. */
 export function conversationSessionId(principalId: string, key: string): string {
-  return `${CONVERSATION_ID_PREFIX}${createHash('sha256').update(`${principalId}\u0000${key}`).digest('hex').slice(0, 32)}`;
+  return scopedSessionId('conversation', principalId, key);
 }
 
 export class Conversations {
@@ -78,7 +77,7 @@ export class Conversations {
       return { session: await agent.open({ principal, permissions: 'host', ephemeral: true, ...(area ? { area } : {}) }), ephemeral: true };
     }
     const id = conversationSessionId(principal.id, key);
-    return { session: await agent.open({ principal, permissions: 'host', id, conversation: true, ...(area ? { area } : {}) }), ephemeral: false };
+    return { session: await agent.open({ principal, permissions: 'host', id, namespace: 'conversation', ...(area ? { area } : {}) }), ephemeral: false };
   }
 
   private enter(id: string): void {

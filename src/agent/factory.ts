@@ -69,12 +69,19 @@ export async function createEngine(hearth: Hearth): Promise<Engine> {
     const { JanEngine, findJanBin } = await import('./rpc/jan-engine.js');
     const bin = agent.janBin ?? findJanBin(process.env);
     if (!bin) throw new Error('agent.engine is jan, but neither agent.janBin, JAN_BIN nor a `jan` on PATH was found');
-    return JanEngine.start({ bin, log: hearth.bridge.log.child({ part: 'jan' }), refuse: (...a) => hearth.tools.refuse(...a) });
+    return JanEngine.start({
+      bin,
+      log: hearth.bridge.log.child({ part: 'jan' }),
+      refuse: (...a) => hearth.tools.refuse(...a),
+      maxActionsPerTurn: agent.maxActionsPerTurn,
+    });
   }
   return BuiltinEngine.start({
     provider: createProvider(hearth),
     db: hearth.db,
     maxRounds: agent.maxRounds,
+    // The one bound on actions per turn, for every door that runs a turn (turn-actuations.ts).
+    maxActionsPerTurn: agent.maxActionsPerTurn,
     // Only what the session's principal may read: a read deny holds in the prompt too.
     defaultSystemPrompt: (principal) => homeSystemPrompt(hearth.agentEntities(principal)),
     // One request's actions all or none: what the policy says now, an approval already granted counting as yes.

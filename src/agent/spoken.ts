@@ -11,6 +11,7 @@ import type { Hearth } from '../hearth.js';
 import { formatAge } from '../util/time.js';
 import type { ToolCallSummary } from './turn-summary.js';
 import { FRAME_KINDS } from '../devices/model.js';
+import { refusedOverBound } from './turn-actuations.js';
 
 /** One call held for approval, as a person hears of it. */
 export interface HeldCall {
@@ -159,6 +160,15 @@ function offersPicture(sentence: string): boolean {
  * a picture the model offers gives way to what the camera read can tell.
  */
 export function personAnswer(hearth: Hearth, modelText: string, calls: readonly ToolCallSummary[], approvalIds: readonly string[]): string {
+  const answer = answerFor(hearth, modelText, calls, approvalIds);
+  // The model may not say it, and a person must know: some of what was asked was not done.
+  const over = calls.filter((c) => refusedOverBound(c.result)).length;
+  if (!over) return answer;
+  const max = hearth.bridge.config.agent.maxActionsPerTurn;
+  return `${answer}${answer ? ' ' : ''}I stopped there: one request may make at most ${max} ${max === 1 ? 'action' : 'actions'}, so ${over} more ${over === 1 ? 'was' : 'were'} not done.`;
+}
+
+function answerFor(hearth: Hearth, modelText: string, calls: readonly ToolCallSummary[], approvalIds: readonly string[]): string {
   const cameras = [
     ...calls.filter((c) => !c.isError && typeof c.args?.camera === 'string').map((c) => c.args!.camera as string),
     ...calls.filter((c) => !c.isError && /^Latest frame from the camera /.test(c.result ?? '')).flatMap((c) => cameraOf(hearth, c)),

@@ -18,6 +18,8 @@ export class TurnSummary {
   readonly toolCalls: ToolCallSummary[] = [];
   readonly auditIds: number[] = [];
   readonly approvalIds: string[] = [];
+  /** What the engine said of the turn itself (a bound reached, a subagent still running). */
+  readonly notices: string[] = [];
   readonly events: AgentEvent[] = [];
   private lastStepText = '';
   private allText = '';
@@ -34,6 +36,9 @@ export class TurnSummary {
       case 'token':
         this.lastStepText += event.text;
         this.allText += event.text;
+        break;
+      case 'notice':
+        this.notices.push(event.text);
         break;
       case 'tool_call':
         this.toolCalls.push({ id: event.id, name: event.name.replace(/^host__/, ''), args: event.args });
@@ -66,6 +71,12 @@ export class TurnSummary {
   }
 
   result(r: TurnResult) {
-    return { stopReason: r.stopReason, ...(r.error !== undefined ? { error: r.error } : {}), toolCalls: this.toolCalls, auditIds: this.auditIds };
+    return {
+      stopReason: r.stopReason,
+      ...(r.error !== undefined ? { error: r.error } : {}),
+      toolCalls: this.toolCalls,
+      auditIds: this.auditIds,
+      ...(this.notices.length ? { notices: this.notices } : {}),
+    };
   }
 }

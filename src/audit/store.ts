@@ -1216,6 +1216,12 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       this.unvouched = undefined;
       this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
       this.anchorBroken = false;
+    } else if (d && (d.seq ?? 0) > this.digestSeq) {
+      // A signed digest newer than this process's last (an owner's \`hearth audit accept\`, another Hearth process):
+      // what it vouches for is the anchor now.
+      this.digestSeq = d.seq!;
+      this.anchor = { lastId: d.lastId, lastHash: d.lastHash };
+      this.anchorBroken = false;
     }
     return state;
   }
@@ -1230,7 +1236,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       if (!this.anchorBroken) {
         this.log.error(
           { digestFile: this.digestFile, anchorId: a.lastId },
-          `audit: entry ${a.lastId} no longer has the hash the last digest vouched for: the log was changed below it. The digest is not rewritten over it: run \`hearth audit verify\`, and restart with a fresh digest file only once the log is accounted for`,
+          `audit: entry ${a.lastId} no longer has the hash the last digest vouched for: the log was changed below it. No digest is signed over it: \`hearth audit verify\` says where; an owner who has accounted for the log runs \`hearth audit accept\`, which prints the evidence and vouches for the log as it is now`,
         );
       }
       this.anchorBroken = true;
@@ -1276,8 +1282,11 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     const d = state.read;
     const held = d && (d.lastId === 0 || this.stmt.hashOf.get(d.lastId)?.hash === d.lastHash) ? d.lastId : 0;
     const count = lastId > held ? (this.stmt.countBetween.get(held, lastId)?.n ?? 0) : 0;
+    // A chain rewritten below the digest (its hashes recomputed) is no finding about the files, but it is evidence.
+    const files = { digestFile: this.digestFile, ...(this.key ? { key: this.key } : {}), ...(this.sequenceFile ? { sequenceFile: this.sequenceFile } : {}) };
+    const broken = state.findings.length ? undefined : verify(this.db, files).firstBroken;
     return {
-      findings: state.findings,
+      findings: broken ? [broken.reason] : state.findings,
       highestSeq: state.highest,
       lastId,
       ...(count > 0 ? { unvouched: { from: held + 1, to: lastId, count } } : {}),

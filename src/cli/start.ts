@@ -151,6 +151,7 @@ export function registerStart(program: Command): void {
           ? `  demo      ${flags.simulator ? 'simulated devices' : `devices (not simulated here: run ${cmd} simulate)`} from ${where(DEMO_DEVICES)} publish on hearth-demo/#`
           : '',
         `  state     ${reporting}/${entities.length} entities reporting`,
+        ...firstHourLines(hearth, cmd, f),
         `  tools     ${hearth.tools.all().length} host tools (${hearth.tools.shape}): ${cmd} tools${f}`,
         `  http      ${http.url}  (web page and API${loaded.config.http.mcpPath ? `, MCP at ${loaded.config.http.mcpPath}` : ''}; token: ${cmd} token create <name> --role owner${f})`,
         wyoming
@@ -170,6 +171,31 @@ export function registerStart(program: Command): void {
         log.debug({ entity: entity.id, value: state.value, attributes: state.attributes, available: state.available }, 'state');
       });
     });
+}
+
+/**
+ * What an owner still has to do in a real home, with the commands that do it (run as printed): let owners act
+ * when no rule lets them use any actuator, and place the devices that have no area.
+ */
+export function firstHourLines(hearth: Hearth, cmd: string, f: string): string[] {
+  const lines: string[] = [];
+  const owner = { id: 'cli:owner', roles: ['owner'] };
+  const actuators = hearth.tools.all().filter((t) => t.capability === 'actuator' && !t.meta.group);
+  if (actuators.length && !hearth.tools.forPrincipal(owner).some((t) => t.capability === 'actuator')) {
+    lines.push(
+      `  policy    no rule lets anyone act yet (actuators are denied until one does); let owners act:`,
+      `            ${cmd} policy allow role:owner --capability actuator --action actuate${f}`,
+    );
+  }
+  const devices = hearth.bridge.registry.devices();
+  const placeless = devices.filter((d) => !d.area);
+  if (placeless.length) {
+    const suggested = placeless.filter((d) => d.suggestedArea);
+    lines.push(
+      `  areas     ${placeless.length} of ${devices.length} devices have no area${suggested.length ? ` (${suggested.length} with a suggestion)` : ''}: ${cmd} devices area${f} <device> <area>  ·  ${cmd} areas${f}`,
+    );
+  }
+  return lines;
 }
 
 /** The banner's word on the audit: verified only when the chain holds and a signed digest vouches for every entry. */

@@ -1,6 +1,9 @@
 // The one configuration object, as a JSON Schema. Defaults live here so that
 // the file, the environment and the flags all mean the same thing.
 
+/** agent.max_actions_per_turn's default: more than one person's request needs (a group call is one action). */
+export const DEFAULT_MAX_ACTIONS_PER_TURN = 25;
+
 export const configSchema = {
   $id: 'hearth-config',
   type: 'object',
@@ -357,6 +360,13 @@ export const configSchema = {
         model: { type: 'string', minLength: 1 },
         vision: { type: 'boolean', default: true, description: 'Send camera images to the model.' },
         maxRounds: { type: 'integer', minimum: 1, maximum: 50, default: 8 },
+        maxActionsPerTurn: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1000,
+          default: DEFAULT_MAX_ACTIONS_PER_TURN,
+          description: 'Actions (actuator tool calls) one agent turn may make; past it the rest are refused, audited, and the turn says so.',
+        },
         timeoutMs: { type: 'integer', minimum: 1000, default: 120000 },
         janBin: { type: 'string', minLength: 1 },
       },
@@ -449,6 +459,7 @@ export interface HearthConfig {
     model?: string;
     vision: boolean;
     maxRounds: number;
+    maxActionsPerTurn: number;
     timeoutMs: number;
     janBin?: string;
   };

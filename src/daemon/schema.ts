@@ -106,7 +106,7 @@ export const METHOD_PARAMS = {
   'home.export': params({}),
   'home.import': params({ text: str(900_000) }, ['text']),
   chat: params({ as, ask: bool, ephemeral: bool, session: str(200) }),
-  mcp: params({ as, role: strings }),
+  mcp: params({ as, role: strings, setup: bool }),
 } as const;
 
 export type MethodName = keyof typeof METHOD_PARAMS;

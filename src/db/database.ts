@@ -61,9 +61,9 @@ function privateFiles(path: string): void {
 
 /** Open (creating if needed) and migrate. A database newer than this code stops here. */
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
+  if (path !== ':memory:' && path !== '' && !options.readonly) privateFiles(path);
   let db: Db;
   try {
-    if (path !== ':memory:' && path !== '' && !options.readonly) privateFiles(path);
     db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
   } catch (err) {
     throw new DatabaseError(`cannot open database ${path}: ${(err as Error).message}`, 'OPEN_FAILED');

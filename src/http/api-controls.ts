@@ -10,9 +10,10 @@
 //                                 failed, as the call's audit row does
 import type { Entity } from '../devices/model.js';
 import type { GeneratedTool, Principal, ToolResultObject } from '../tools/types.js';
+import { missingPermission } from '../policy/missing-permission.js';
 import { actuatorProperties } from '../tools/parameters.js';
 import { onlyFields } from './body.js';
-import { badField, forbidden, notFound } from './errors.js';
+import { badField, noEntity } from './errors.js';
 import type { ApiContext, Route } from './route.js';
 
 export type CallOutcome = 'confirmed' | 'unconfirmed' | 'held' | 'denied' | 'not_sent' | 'failed';
@@ -59,7 +60,10 @@ export function controlRoutes({ hearth }: ApiContext): Route[] {
             const may = mayEver(principal, tool, entity, a);
             allowed[a] = may
               ? { may }
-              : { may, why: `no policy rule lets ${principal.id} ${a.replace(/_/g, ' ')} ${entity.name}; an owner can add one (hearth policy allow ...)` };
+              : {
+                  may,
+                  why: `no policy rule lets ${principal.id} ${a.replace(/_/g, ' ')} ${entity.name}. ${missingPermission({ principal, action: a, entityId: entity.id, tool: tool.name }, { effect: 'deny', ruleId: null, reason: '' })}`,
+                };
           }
           out[entity.id] = { tool: tool.name, properties: props, actions: allowed };
         }
@@ -75,10 +79,9 @@ export function controlRoutes({ hearth }: ApiContext): Route[] {
         const args = input.args;
         if (args === undefined || args === null || typeof args !== 'object' || Array.isArray(args))
           throw badField('args', 'must be a JSON object of the call arguments, e.g. {"action": "turn_on"}');
-        const entity = hearth.bridge.registry.entity(params.id);
-        if (!entity) throw notFound(`no entity ${JSON.stringify(params.id.slice(0, 100))}; GET /api/devices lists them`);
-        const denied = hearth.readDenied(principal, entity);
-        if (denied) throw forbidden(`not allowed to read ${entity.id}: ${denied}`);
+        // Unknown and not readable answer alike (the refusal is audited).
+        const entity = hearth.readableEntity(principal, params.id, 'POST /api/devices/:id/call');
+        if (!entity) throw noEntity(params.id);
         const tool = toolFor(entity);
         if (!tool) throw badField('id', `${entity.id} is a ${entity.kind}: it has nothing to control`);
         // A tool that takes an entity (a grouped one, even while it acts on one entity alone) is told which.

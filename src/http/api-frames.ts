@@ -1,8 +1,9 @@
 // GET /api/devices/:id/frame: a camera's latest frame, as the camera sent it
 // (PNG, JPEG, GIF or WebP: the state cache takes nothing else). It needs the
 // token like every /api route (the page fetches it into a blob: URL), and the
-// one read check (Hearth.readDenied) every surface asks.
-import { forbidden, HttpError, notFound } from './errors.js';
+// one read check every surface asks (Hearth.readableEntity): an entity the
+// caller may not read is answered as one that does not exist.
+import { HttpError, noEntity, notFound } from './errors.js';
 import type { ApiContext, Route } from './route.js';
 import { FRAME_KINDS } from '../devices/model.js';
 
@@ -12,11 +13,10 @@ export function frameRoutes({ hearth }: ApiContext): Route[] {
       method: 'GET',
       path: '/api/devices/:id/frame',
       handler: ({ params, principal, req, res }) => {
-        const entity = hearth.bridge.registry.entity(params.id);
-        if (!entity) throw notFound(`no entity ${JSON.stringify(params.id.slice(0, 100))}; GET /api/devices lists them`);
+        // Unknown and not readable answer alike, before anything about the entity is said (its kind either).
+        const entity = hearth.readableEntity(principal, params.id, 'GET /api/devices/:id/frame');
+        if (!entity) throw noEntity(params.id);
         if (!FRAME_KINDS.has(entity.kind)) throw notFound(`${entity.id} is a ${entity.kind}, not a camera; it has no frame`);
-        const denied = hearth.readDenied(principal, entity);
-        if (denied) throw forbidden(`not allowed to read ${entity.id}: ${denied}`);
         const state = hearth.bridge.cache.get(entity.id);
         if (!state?.frame) {
           throw new HttpError(

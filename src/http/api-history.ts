@@ -1,11 +1,12 @@
 // GET /api/history?entity=&since=&until=&points=: one entity's recorded
 // history (src/history), downsampled to about `points` for long ranges, under
-// the one read check every surface asks (Hearth.readDenied): an entity the
-// caller may not read is refused, as on GET /api/devices/:id/frame. `reach` says how far back raw changes and
+// the one read check every surface asks (Hearth.readableEntity): an entity the
+// caller may not read is answered as one that does not exist (404), as on
+// GET /api/devices/:id/frame. `reach` says how far back raw changes and
 // five-minute summaries go (the budget prunes the oldest first).
 import { HistoryRangeError, parseRange } from '../history/query.js';
 import { describeReach, type HistoryReach } from '../history/store.js';
-import { badField, forbidden } from './errors.js';
+import { badField, noEntity } from './errors.js';
 import type { ApiContext, Route } from './route.js';
 
 export function historyRoutes({ hearth }: ApiContext): Route[] {
@@ -16,10 +17,9 @@ export function historyRoutes({ hearth }: ApiContext): Route[] {
       handler: ({ query, principal }) => {
         const id = query.get('entity');
         if (!id) throw badField('entity', 'is required: the id of the entity whose history to show (GET /api/devices lists them)');
-        const entity = hearth.bridge.registry.entity(id);
-        if (!entity) throw badField('entity', `no entity ${JSON.stringify(id.slice(0, 100))}; GET /api/devices lists them`);
-        const denied = hearth.readDenied(principal, entity);
-        if (denied) throw forbidden(`not allowed to read ${entity.id}: ${denied}`);
+        // Unknown and not readable answer alike (the refusal is audited).
+        const entity = hearth.readableEntity(principal, id, 'GET /api/history');
+        if (!entity) throw noEntity(id);
         let range: ReturnType<typeof parseRange>;
         try {
           range = parseRange({ since: query.get('since'), until: query.get('until'), points: query.get('points') });

@@ -2,8 +2,9 @@
 // change is an owner's (as policy edits are):
 //   GET    /api/home/devices            devices with their area, floor, where the area came from, aliases, and
 //                                       each entity's category and exposure (entities the caller may not read left out)
-//   GET    /api/home/areas              areas: stored, and those only a source names
-//   GET    /api/home/floors             floors with their areas
+//   GET    /api/home/areas              areas: stored, and those only a source names (to others than owners:
+//                                       only areas holding something the caller may read, counted as such)
+//   GET    /api/home/floors             floors with their areas (the same way)
 //   POST   /api/home/devices/:id        {area | noArea | resetArea, create?, name | resetName, aliases, exposed | resetExposed}
 //   POST   /api/home/entities/:id       {area | noArea | resetArea, create?, exposed | resetExposed}
 //   POST   /api/home/areas              {name, floor?, aliases?}
@@ -75,8 +76,40 @@ export function homeRoutes({ hearth }: ApiContext): Route[] {
           .map((d) => visible(principal, d))
           .filter(Boolean),
     },
-    { method: 'GET', path: '/api/home/areas', handler: () => hearth.home.areas() },
-    { method: 'GET', path: '/api/home/floors', handler: () => hearth.home.floors() },
+    {
+      method: 'GET',
+      path: '/api/home/areas',
+      handler: ({ principal }) => {
+        if (isOwner(principal)) return hearth.home.areas();
+        // What a caller may not read is neither named nor counted: only areas it can see something in.
+        const counts = new Map<string, number>();
+        for (const d of hearth.home.devices()) {
+          const seen = visible(principal, d);
+          if (seen?.area) counts.set(seen.area, (counts.get(seen.area) ?? 0) + 1);
+        }
+        return hearth.home
+          .areas()
+          .filter((a) => counts.has(a.name))
+          .map((a) => ({ ...a, devices: counts.get(a.name)! }));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/home/floors',
+      handler: ({ principal }) => {
+        if (isOwner(principal)) return hearth.home.floors();
+        const areas = new Set(
+          hearth.home
+            .devices()
+            .map((d) => visible(principal, d)?.area)
+            .filter(Boolean),
+        );
+        return hearth.home
+          .floors()
+          .map((f) => ({ ...f, areas: f.areas.filter((a) => areas.has(a)) }))
+          .filter((f) => f.areas.length);
+      },
+    },
     {
       method: 'POST',
       path: '/api/home/devices/:id',

@@ -223,6 +223,8 @@ function hearthMember(answer: ConversationAnswer, principalArea: string | undefi
     })),
     audit_ids: answer.summary.auditIds,
     approval_ids: answer.summary.approvalIds,
+    // What the engine said of the turn itself (a bound on actions reached).
+    ...(answer.summary.notices.length ? { notices: answer.summary.notices } : {}),
   };
 }
 

@@ -8,7 +8,7 @@
 import { ruleCommand } from '../policy/rule-command.js';
 import type { Principal } from '../tools/types.js';
 import { onlyFields, optionalString, requiredString } from './body.js';
-import { badField, forbidden, notFound } from './errors.js';
+import { badField, forbidden, noEntity, notFound } from './errors.js';
 import { isOwner, type ApiContext, type Route } from './route.js';
 
 const PRINCIPAL_RE = /^[^\s*?|]{1,200}$/;
@@ -49,8 +49,18 @@ export function policyRoutes({ hearth }: ApiContext): Route[] {
           if (!isOwner(principal)) throw forbidden(`only an owner may test another principal's calls; ${principal.id} may test its own`);
           subject = policy.principal(who);
         }
+        const noTool = () => notFound(`no tool ${JSON.stringify(toolName.slice(0, 80))}; GET /api/policy/rules lists the tools (or: hearth tools)`);
+        // What the caller may not read is not there for it: an entity's own tool answers as a tool that does not
+        // exist, an entity named in the arguments as one that does not exist (the refusal is audited).
+        const tool = hearth.tools.get(toolName);
+        if (tool && !tool.meta.group && tool.meta.entityIds.length === 1) {
+          if (!hearth.readableEntity(principal, tool.meta.entityIds[0], 'POST /api/policy/test')) throw noTool();
+        } else if (tool && !tool.meta.group) {
+          const named = (args as Record<string, unknown>).entity ?? (args as Record<string, unknown>).camera;
+          if (typeof named === 'string' && named && !hearth.readableEntity(principal, named, 'POST /api/policy/test')) throw noEntity(named);
+        }
         const request = hearth.tools.policyRequest(toolName, args as Record<string, unknown>, subject, at);
-        if (!request) throw notFound(`no tool ${JSON.stringify(toolName.slice(0, 80))}; GET /api/policy/rules lists the tools (or: hearth tools)`);
+        if (!request) throw noTool();
         const explained = policy.explain(request);
         return {
           principal: { id: subject.id, roles: explained.roles },

@@ -1,12 +1,16 @@
 // Agent sessions over HTTP. A session belongs to the principal that opened
-// it. A prompt answers as an event stream (one SSE event per AgentEvent, then
+// it, and its id is that principal's name for it: each principal names its
+// sessions in a namespace of its own (sessions.ts), so a guest's session named
+// "kitchen" neither blocks nor reaches the owner's "kitchen", and another
+// principal's session is not found. A prompt answers as an event stream (one SSE event per AgentEvent, then
 // `result`), or, with ?stream=false or Accept: application/json, as one JSON
 // answer once the turn is over (text in, text out: voice satellites).
-import type { SessionManager } from '../agent/sessions.js';
+import { randomUUID } from 'node:crypto';
+import { scopedSessionId, type SessionManager } from '../agent/sessions.js';
 import { NotPendingError, TurnActiveError, type AgentSession, type Permissions, type Turn } from '../agent/types.js';
 import type { Principal } from '../tools/types.js';
 import { oneOf, onlyFields, optionalBoolean, optionalString, requiredString } from './body.js';
-import { badField, forbidden, HttpError, notFound } from './errors.js';
+import { badField, HttpError, notFound } from './errors.js';
 import { Reply, type ApiContext, type ApiRequest, type Route } from './route.js';
 import { TurnSummary } from '../agent/turn-summary.js';
 
@@ -15,6 +19,8 @@ const MAX_PROMPT = 32_000;
 const MAX_SYSTEM_PROMPT = 100_000;
 
 interface SessionInfo {
+  /** The id the client knows it by (its name, or the one made for it). */
+  name: string;
   permissions: Permissions;
   ephemeral: boolean;
   createdAt: string;
@@ -34,18 +40,19 @@ export class SessionsApi {
     }
   }
 
-  /** The principal's session, or 404 / 403. */
+  /** The principal's session it calls `id`, or 404 (another principal's session of that name is another session). */
   private async session(id: string, principal: Principal): Promise<AgentSession> {
-    const session = (await this.agent()).get(id);
-    if (!session) throw notFound(`no session ${id}: open one with POST /api/sessions (to resume a saved one, pass its id there)`);
-    if (session.principal.id !== principal.id) throw forbidden(`session ${id} belongs to another principal`);
+    const session = (await this.agent()).get(scopedSessionId('http', principal.id, id));
+    if (!session || session.principal.id !== principal.id) {
+      throw notFound(`no session ${id}: open one with POST /api/sessions (to resume a saved one, pass its id there)`);
+    }
     return session;
   }
 
   private describe(session: AgentSession) {
     const info = this.info.get(session.id);
     return {
-      id: session.id,
+      id: info?.name ?? session.id,
       model: session.model,
       tools: session.tools,
       permissions: info?.permissions ?? null,
@@ -74,9 +81,10 @@ export class SessionsApi {
 
   private async list({ principal }: ApiRequest) {
     const agent = await this.agent();
+    // This principal's sessions of this door (another door's are not addressed here).
     return agent
       .all()
-      .filter((s) => s.principal.id === principal.id)
+      .filter((s) => s.principal.id === principal.id && this.info.has(s.id))
       .map((s) => this.describe(s));
   }
 
@@ -87,20 +95,20 @@ export class SessionsApi {
     const permissions = oneOf(input, 'permissions', ['jan', 'host'] as const) ?? 'host';
     const ephemeral = optionalBoolean(input, 'ephemeral') ?? false;
     const systemPrompt = optionalString(input, 'systemPrompt', { min: 1, max: MAX_SYSTEM_PROMPT });
-    const id = optionalString(input, 'id', { pattern: SESSION_ID_RE, hint: 'a session id has 1 to 128 letters, digits, _ . : -' });
+    // The client's name for it (one is made when it gives none), in this principal's namespace.
+    const name = optionalString(input, 'id', { pattern: SESSION_ID_RE, hint: 'a session id has 1 to 128 letters, digits, _ . : -' }) ?? randomUUID();
     const agent = await this.agent();
-    let session: AgentSession;
-    try {
-      session = await agent.open({ principal, permissions, ephemeral, ...(systemPrompt !== undefined ? { systemPrompt } : {}), ...(id ? { id } : {}) });
-    } catch (err) {
-      const message = (err as Error).message;
-      if (/belongs to another principal/.test(message)) throw forbidden(`session ${id} belongs to another principal`);
-      if ((err as { code?: string }).code === 'reserved_session_id') throw badField('id', message);
-      throw err;
-    }
-    if (!this.info.has(session.id)) this.info.set(session.id, { permissions, ephemeral, createdAt: new Date().toISOString() });
+    const session = await agent.open({
+      principal,
+      permissions,
+      ephemeral,
+      ...(systemPrompt !== undefined ? { systemPrompt } : {}),
+      id: scopedSessionId('http', principal.id, name),
+      namespace: 'http',
+    });
+    if (!this.info.has(session.id)) this.info.set(session.id, { name, permissions, ephemeral, createdAt: new Date().toISOString() });
     const info = this.info.get(session.id)!;
-    return new Reply(201, { id: session.id, model: session.model, tools: session.tools, permissions: info.permissions });
+    return new Reply(201, { id: name, model: session.model, tools: session.tools, permissions: info.permissions });
   }
 
   private async close({ params, principal }: ApiRequest) {
@@ -108,7 +116,7 @@ export class SessionsApi {
     await (await this.agent()).close(session.id);
     this.info.delete(session.id);
     this.turns.delete(session.id);
-    return { id: session.id, closed: true };
+    return { id: params.id, closed: true };
   }
 
   private wantsJson({ query, req }: ApiRequest): boolean {
@@ -172,7 +180,7 @@ export class SessionsApi {
     const session = await this.session(params.id, principal);
     const turn = this.turns.get(session.id);
     turn?.interrupt();
-    return { id: session.id, interrupted: !!turn };
+    return { id: params.id, interrupted: !!turn };
   }
 
   private async permission({ params, principal, body }: ApiRequest) {
@@ -185,10 +193,10 @@ export class SessionsApi {
       session.respondPermission(params.requestId, decision, principal);
     } catch (err) {
       if (err instanceof NotPendingError || (err as { code?: string }).code === 'not_pending') {
-        throw new HttpError(404, 'not_pending', `no pending permission request ${params.requestId} in session ${session.id}`);
+        throw new HttpError(404, 'not_pending', `no pending permission request ${params.requestId} in session ${params.id}`);
       }
       throw err;
     }
-    return { id: session.id, requestId: params.requestId, decision };
+    return { id: params.id, requestId: params.requestId, decision };
   }
 }

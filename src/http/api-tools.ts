@@ -30,11 +30,11 @@ export function toolRoutes({ hearth }: ApiContext): Route[] {
         const input = await body();
         onlyFields(input, ['args']);
         const args = input.args ?? {};
-        if (!args || typeof args !== 'object' || Array.isArray(args))
-          throw badField('args', 'must be a JSON object of the tool\'s arguments, e.g. {"action":"turn_on"}');
-        const tool = hearth.tools.get(params.name);
         // Refused before the pipeline: the attempt is audited as every door's is (ToolSet.refuse).
         const refuse = (text: string) => hearth.tools.refuse(params.name, args, principal, {}, text).text!;
+        if (!args || typeof args !== 'object' || Array.isArray(args))
+          throw badField('args', refuse('must be a JSON object of the tool\'s arguments, e.g. {"action":"turn_on"}'));
+        const tool = hearth.tools.get(params.name);
         if (!tool) throw notFound(refuse(`no tool ${JSON.stringify(params.name.slice(0, 80))}; GET /api/tools lists the ones you may use`));
         if (!hearth.tools.forPrincipal(principal).some((t) => t.name === tool.name)) {
           throw forbidden(

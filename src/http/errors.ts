@@ -25,4 +25,10 @@ export function badField(field: string, problem: string): HttpError {
 }
 
 export const notFound = (message: string) => new HttpError(404, 'not_found', message);
+
+/**
+ * 404 for an entity id that does not exist or that the caller may not read: the same status, body and words for
+ * both, so no answer tells a caller what exists among what it may not read (Hearth.readableEntity).
+ */
+export const noEntity = (id: string) => notFound(`no entity ${JSON.stringify(id.slice(0, 100))} that you may read; GET /api/devices lists them`);
 export const forbidden = (message: string, code = 'forbidden') => new HttpError(403, code, message);

@@ -42,8 +42,33 @@ export const RESOURCE_TEMPLATES: ResourceTemplate[] = [
   },
 ];
 
-/** The URI -> an entity, or a resource-not-found error. */
-export function parseResourceUri(hearth: Hearth, uri: string): ResourceTarget {
+/**
+ * The one "not found" of a resource, for an entity that does not exist and for one the caller may not read alike
+ * (same code, same words), so no answer tells a client what exists among what it may not read. -32002 is MCP's
+ * "Resource not found", which clients show as such.
+ */
+function noResource(uri: string, id: string): McpError {
+  return new McpError(RESOURCE_NOT_FOUND, `no entity ${JSON.stringify(id.slice(0, 100))} that you may read; resources/list shows them`, {
+    uri,
+  });
+}
+
+/**
+ * The URI -> an entity this principal may read, or a resource-not-found error (the same for an unknown entity and
+ * one it may not read, whose refusal is audited). `surface` names the MCP method for the audit.
+ */
+export function readableTarget(hearth: Hearth, principal: Principal, uri: string, surface: string): ResourceTarget {
+  const { kind, id } = splitResourceUri(uri);
+  const entity = hearth.readableEntity(principal, id, surface);
+  // What agents are not shown (Entity.exposed) is, to an MCP client, no entity at all.
+  if (!entity || entity.exposed === false) throw noResource(uri, id);
+  if (kind === 'frame' && !FRAME_KINDS.has(entity.kind))
+    throw new McpError(RESOURCE_NOT_FOUND, `${entity.id} is a ${entity.kind}, not a camera; it has no frame`, { uri });
+  return { type: kind, entity };
+}
+
+/** A resource URI's kind and entity id, or an error naming what is wrong with it. */
+function splitResourceUri(uri: string): { kind: 'entity' | 'frame'; id: string } {
   const m = /^hearth:\/\/(entity)\/([^/?#]+)$|^hearth:\/\/(camera)\/([^/?#]+)\/frame$/.exec(uri);
   if (!m)
     throw new McpError(
@@ -51,23 +76,19 @@ export function parseResourceUri(hearth: Hearth, uri: string): ResourceTarget {
       `unknown resource ${JSON.stringify(uri.slice(0, 200))}: Hearth serves hearth://entity/<id> and hearth://camera/<id>/frame`,
       { uri },
     );
-  let id: string;
   try {
-    id = decodeURIComponent(m[2] ?? m[4]);
+    return { kind: m[3] ? 'frame' : 'entity', id: decodeURIComponent(m[2] ?? m[4]) };
   } catch {
     throw new McpError(ErrorCode.InvalidParams, `the resource URI ${JSON.stringify(uri.slice(0, 200))} is not valid URI encoding`);
   }
-  const found = hearth.bridge.registry.entity(id);
-  // What agents are not shown (Entity.exposed) is, to an MCP client, no entity at all.
-  const entity = found?.exposed === false ? undefined : found;
-  if (!entity) throw new McpError(RESOURCE_NOT_FOUND, `no entity ${JSON.stringify(id.slice(0, 100))}; resources/list shows them`, { uri });
-  if (m[3] && !FRAME_KINDS.has(entity.kind)) throw new McpError(RESOURCE_NOT_FOUND, `${entity.id} is a ${entity.kind}, not a camera; it has no frame`, { uri });
-  return { type: m[3] ? 'frame' : 'entity', entity };
 }
 
-/** The one read check (Hearth.readDenied): undefined = allowed, else the policy's reason. */
-export function readDenied(hearth: Hearth, principal: Principal, entity: Entity): string | undefined {
-  return hearth.readDenied(principal, entity);
+/** The URI -> an entity, or a resource-not-found error (no read check: for unsubscribing). */
+export function parseResourceUri(hearth: Hearth, uri: string): ResourceTarget {
+  const { kind, id } = splitResourceUri(uri);
+  const entity = hearth.bridge.registry.entity(id);
+  if (!entity || entity.exposed === false) throw noResource(uri, id);
+  return { type: kind, entity };
 }
 
 export function listResources(hearth: Hearth, principal: Principal): Resource[] {
@@ -98,9 +119,7 @@ export function listResources(hearth: Hearth, principal: Principal): Resource[] 
 }
 
 export function readResource(hearth: Hearth, principal: Principal, uri: string): ReadResourceResult {
-  const target = parseResourceUri(hearth, uri);
-  const denied = readDenied(hearth, principal, target.entity);
-  if (denied) throw new McpError(ErrorCode.InvalidRequest, `not allowed: ${denied}`, { uri });
+  const target = readableTarget(hearth, principal, uri, 'resources/read');
   const state = hearth.bridge.cache.get(target.entity.id);
   if (target.type === 'entity') {
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(stateJson(target.entity, state), null, 2) }] };

@@ -10,11 +10,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
-  ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -31,8 +29,9 @@ import { toolAnnotations } from './annotations.js';
 import { hearthVersion } from '../util/version.js';
 import { askForApproval, canElicit, mayBeAsked } from './elicit-approval.js';
 import { cleanRpcErrors, INVALID_PARAMS, RpcError } from './errors.js';
-import { completeResourceId, entityUri, frameUri, listResources, parseResourceUri, readDenied, readResource, RESOURCE_TEMPLATES } from './resources.js';
+import { completeResourceId, entityUri, frameUri, listResources, parseResourceUri, readableTarget, readResource, RESOURCE_TEMPLATES } from './resources.js';
 import { idempotencyKeyOf, toCallToolResult } from './results.js';
+import { callSetupTool, isSetupTool, setupToolsFor } from './setup-tools.js';
 import { ACTUATOR_OUTPUT_SCHEMA, enrich, HISTORY_OUTPUT_SCHEMA, isDeviceActuator, isDeviceRead, READ_OUTPUT_SCHEMA, toolTitleOf } from './structured.js';
 
 export const MCP_SERVER_NAME = 'hearth';
@@ -58,6 +57,8 @@ export interface McpSessionOptions {
   session?: string | null | (() => string | null);
   /** Throttle for sensor resource updates (tests). */
   sensorUpdateMs?: number;
+  /** Offer an owner the tools that arrange the home (src/mcp/setup-tools.ts): `hearth mcp --setup`. */
+  setup?: boolean;
 }
 
 export function toMcpTool(tool: GeneratedTool, hearth: Hearth): Tool {
@@ -81,6 +82,7 @@ export class HearthMcpSession {
   private readonly principal: () => Principal;
   private readonly sessionLabel: () => string | null;
   private readonly sensorUpdateMs: number;
+  private readonly setup: boolean;
   private readonly subscriptions = new Set<string>();
   private readonly throttle = new Map<string, { last: number; timer?: NodeJS.Timeout }>();
   private toolsSignature = '';
@@ -95,6 +97,7 @@ export class HearthMcpSession {
     const label = options.session;
     this.sessionLabel = typeof label === 'function' ? label : () => label ?? null;
     this.sensorUpdateMs = options.sensorUpdateMs ?? SENSOR_UPDATE_MS;
+    this.setup = options.setup ?? false;
     this.server = new Server(
       { name: MCP_SERVER_NAME, title: 'Hearth', version: hearthVersion() },
       {
@@ -143,6 +146,12 @@ export class HearthMcpSession {
       const principal = this.principal();
       const { name } = request.params;
       const args = request.params.arguments ?? {};
+      // Setting up the home (owners): not a device tool, and never one's name (a device tool of that name wins).
+      if (this.setup && isSetupTool(name) && !hearth.tools.get(name)) {
+        const answer = callSetupTool(hearth, principal, name, args);
+        this.log.info({ tool: name, principal: principal.id, isError: !!answer.isError, session: this.sessionLabel() }, 'MCP setup tool call');
+        return answer;
+      }
       // Refused before the pipeline: audited as every door's refusal is (ToolSet.refuse).
       if (!hearth.tools.get(name))
         throw new RpcError(
@@ -201,9 +210,8 @@ export class HearthMcpSession {
 
     server.setRequestHandler(SubscribeRequestSchema, (request) => {
       const { uri } = request.params;
-      const target = parseResourceUri(hearth, uri);
-      const denied = readDenied(hearth, this.principal(), target.entity);
-      if (denied) throw new McpError(ErrorCode.InvalidRequest, `not allowed: ${denied}`, { uri });
+      // Unknown and not readable answer alike, as resources/read does.
+      const target = readableTarget(hearth, this.principal(), uri, 'resources/subscribe');
       // One canonical spelling per resource, so notifications carry the URI as listed.
       this.subscriptions.add(target.type === 'entity' ? entityUri(target.entity.id) : frameUri(target.entity.id));
       return {};
@@ -222,7 +230,10 @@ export class HearthMcpSession {
   }
 
   private toolsFor(principal: Principal): Tool[] {
-    return this.hearth.tools.forPrincipal(principal).map((t) => toMcpTool(t, this.hearth));
+    const tools = this.hearth.tools.forPrincipal(principal).map((t) => toMcpTool(t, this.hearth));
+    const taken = new Set(tools.map((t) => t.name));
+    if (!this.setup) return tools;
+    return [...tools, ...setupToolsFor(principal).filter((t) => !taken.has(t.name))];
   }
 
   private signatureOfTools(): string {

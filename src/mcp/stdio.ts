@@ -13,6 +13,8 @@ export interface StdioOptions {
   log?: Logger;
   stdin?: Readable;
   stdout?: Writable;
+  /** Offer an owner the tools that arrange the home. */
+  setup?: boolean;
 }
 
 export interface StdioServing {
@@ -25,7 +27,7 @@ export interface StdioServing {
 export async function serveStdio(options: StdioOptions): Promise<StdioServing> {
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
-  const session = new HearthMcpSession({ hearth: options.hearth, principal: options.principal, log: options.log, session: null });
+  const session = new HearthMcpSession({ hearth: options.hearth, principal: options.principal, log: options.log, session: null, setup: options.setup });
   const transport = new StdioServerTransport(stdin, stdout);
   let done!: () => void;
   const closed = new Promise<void>((resolve) => (done = resolve));

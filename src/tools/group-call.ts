@@ -8,6 +8,7 @@
 // member's arguments, and the result text.
 import type { Entity, EntityKind } from '../devices/model.js';
 import { quoted } from './device-text.js';
+import { percentOfRange } from './units.js';
 import { actionsOf } from './parameters.js';
 import type { JsonSchema, ToolResultObject } from './types.js';
 
@@ -124,11 +125,11 @@ export function memberArgs(e: Entity, args: Record<string, unknown>): Record<str
     if (e.kind !== 'light') return out;
     // As a lone "on at 40%" would do in most homes: a light that cannot dim just turns on.
     if (!hasBrightness(e)) return out;
-    const r = e.ranges.brightness ?? { min: 0, max: 255 };
-    const step = r.step && r.step > 0 ? r.step : 1;
-    const raw = r.min + (Number(args.brightness_pct) / 100) * (r.max - r.min);
     // At least one step above off: 1% is dim, not dark.
-    out.brightness = Math.min(r.max, Math.max(r.min + step, r.min + Math.round((raw - r.min) / step) * step));
+    out.brightness = Math.max(
+      percentOfRange(Number(args.brightness_pct), e.ranges.brightness ?? { min: 0, max: 255 }),
+      (e.ranges.brightness?.min ?? 0) + (e.ranges.brightness?.step || 1),
+    );
   }
   return out;
 }

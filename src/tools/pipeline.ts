@@ -22,6 +22,8 @@ import type { EntityState, Silence, StateCache } from '../devices/state-cache.js
 import type { HistoryStore } from '../history/store.js';
 import type { Logger } from '../log.js';
 import { canonicalJson, type SendsNow, settleConfirm } from '../policy/approvals.js';
+import { missingPermission } from '../policy/missing-permission.js';
+import { convertUnits } from './units.js';
 import type { ApprovalStore, PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { formatDuration } from '../util/time.js';
@@ -180,7 +182,14 @@ export class Pipeline {
       const entity = target.type === 'actuate' && target.entityId ? this.deps.registry.entity(target.entityId) : undefined;
       return this.rejected(tool, call, argumentSummary(rawArgs), entity, `invalid arguments: ${outOfBounds}`);
     }
-    const args = rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? structuredClone(rawArgs) : (rawArgs as never);
+    let args = rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? structuredClone(rawArgs) : (rawArgs as never);
+    // People's units ("80%", "2700K") to what the tool takes, before the schema; another unit is refused naming the one wanted.
+    if (target.type === 'actuate' || target.type === 'group') {
+      const entity = target.type === 'actuate' ? this.shown(target.entityId ?? String(args?.entity ?? '')) : undefined;
+      const converted = convertUnits(entity, args);
+      if (typeof converted === 'string') return this.rejected(tool, call, args, entity, `invalid arguments: ${converted}`);
+      args = converted;
+    }
     const validate = this.validator(tool);
     if (!validate(args)) {
       const problems = schemaProblems(validate.errors, args).map((p) => `${p.path === '(top level)' ? 'arguments' : `"${p.path}"`} ${p.message}`);
@@ -300,11 +309,12 @@ export class Pipeline {
     }
     const lines: string[] = [];
     const shown: string[] = [];
+    const batteryTold = new Set<string>();
     for (const e of entities) {
       if (!readable(e) || this.checkRead(tool, call, args, e)) continue;
       // One entity asked for: its choices too (the grouped tools' schemas do not list them).
       const choices = typeof args.entity === 'string' ? choicesText(e) : '';
-      lines.push(stateText(e, this.deps.cache.get(e.id), this.now()) + (choices ? ` Choices: ${choices}.` : ''));
+      lines.push(stateText(e, this.deps.cache.get(e.id), this.now()) + (choices ? ` Choices: ${choices}.` : '') + this.batteryOf(e, batteryTold));
       shown.push(e.id);
     }
     if (!lines.length) return FAIL('nothing to read here');
@@ -315,6 +325,20 @@ export class Pipeline {
       text: lines.slice(0, MAX).join('\n') + more,
       details: { entities: shown.slice(0, MAX) },
     };
+  }
+
+  /**
+   * A device's battery level said with its state, once per device: a battery reading is a diagnostic, not shown
+   * to agents as its own entity, yet "is the lock's battery low?" deserves an answer.
+   */
+  private batteryOf(e: Entity, told: Set<string>): string {
+    if (told.has(e.deviceId)) return '';
+    const battery = this.deps.registry
+      .device(e.deviceId)
+      ?.entities.find((b) => b.exposed === false && b.kind === 'sensor' && b.deviceClass === 'battery' && typeof this.deps.cache.get(b.id)?.value === 'number');
+    if (!battery) return '';
+    told.add(e.deviceId);
+    return ` Battery: ${String(this.deps.cache.get(battery.id)!.value)}${battery.unit ? ` ${battery.unit}` : ' %'}.`;
   }
 
   private find(tool: GeneratedTool, call: ToolCall, args: Record<string, unknown>): ToolResultObject {
@@ -480,7 +504,11 @@ export class Pipeline {
     ownTool?: string,
   ): { ok: true; decision: PolicyDecision; approvedBy?: string; action: string } | { ok: false; result: ToolResultObject } {
     const { request, decision, action, sends } = this.decideActuation(tool, call.principal, args, entity, command, ownTool, false);
-    if (decision.effect === 'deny') return { ok: false, result: this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}`, decision, action) };
+    if (decision.effect === 'deny')
+      return {
+        ok: false,
+        result: this.rejected(tool, call, args, entity, `not allowed: ${decision.reason}. ${missingPermission(request, decision)}`, decision, action),
+      };
     let approvedBy: string | undefined;
     if (decision.effect === 'confirm') {
       // Whose yes counts, and the hold when there is none: decided in the policy layer, the same for every door.
@@ -883,6 +911,9 @@ export class Pipeline {
       const finish = (o: Outcome) => {
         if (done) return;
         done = true;
+        // The cache updates a state in place: keep the report that decided the outcome as it was, or a second message
+        // handled in the same tick (JAMMED, then UNLOCKING in one read) would change what the answer and the audit quote.
+        if (o.state) o = { ...o, state: { ...o.state, attributes: { ...o.state.attributes } } };
         clearTimeout(timer);
         const set = this.echoWaiters.get(entity.id);
         set?.delete(waiter);

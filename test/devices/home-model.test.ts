@@ -97,10 +97,35 @@ describe('the home model on a Zigbee2MQTT home', () => {
     assert.equal(estimateTokens(toolSpecs(hearth.toolsInShape('per-entity'))), before);
   });
 
-  it('an unexposed entity is unknown to get_state, even by id', async () => {
+  it('takes people\'s units in tool arguments ("50%", "2700K", "370 mireds"), and refuses others naming the unit wanted', async () => {
+    const call = (args: Record<string, unknown>) => hearth.tools.call('living_room_ceiling_light', args, OWNER);
+    const half = await call({ action: 'turn_on', brightness: '50%' });
+    assert.match(half.text!, /^confirmed/, half.text);
+    assert.equal(JSON.parse(sim.sets('Living room/Ceiling light').at(-1)!).brightness, 127);
+    const warm = await call({ action: 'turn_on', color_temp: '2700K' });
+    assert.match(warm.text!, /^confirmed/, warm.text);
+    assert.equal(JSON.parse(sim.sets('Living room/Ceiling light').at(-1)!).color_temp, 370);
+    assert.match((await call({ action: 'turn_on', color_temp: '370 mireds' })).text!, /^confirmed/);
+    const vague = await call({ action: 'turn_on', brightness: 'bright' });
+    assert.equal(vague.isError, true);
+    assert.match(vague.text!, /"brightness" takes a number on this light's own scale, 0 to 254, or a percentage such as "80%"/);
+    const wrong = await call({ action: 'turn_on', color_temp: '50%' });
+    assert.match(wrong.text!, /"color_temp" is in kelvin/);
+    const blind = await hearth.tools.call('living_room_blind', { action: 'set_position', position: '40%' }, OWNER);
+    assert.match(blind.text!, /^confirmed/, blind.text);
+    const heat = await hearth.tools.call('bedroom_radiator', { action: 'set_temperature', temperature: '70°F' }, OWNER);
+    assert.match(heat.text!, /"temperature" is in °C/);
+  });
+
+  it('an unexposed entity is unknown to get_state, even by id; a battery level is read with its device', async () => {
     const r = await hearth.tools.call('get_state', { area: 'Living room' }, OWNER);
     assert.doesNotMatch(r.text!, /Power-on behavior|power_on_behavior/i);
     assert.match(r.text!, /Ceiling light/);
+    const byId = await hearth.tools.call('get_state', { entity: `${CEILING}.power_on_behavior` }, OWNER);
+    assert.equal(byId.isError, true);
+    assert.doesNotMatch(byId.text!, /Power-on behavior/i);
+    const lock = await hearth.tools.call('get_state', { entity: 'zigbee2mqtt_0x000b57fffe9a8b7c.lock' }, OWNER);
+    assert.match(lock.text!, /Battery: 74 %\./);
   });
 
   it("refuses an area nobody has, naming how to add it; a source's area is taken as it is", () => {

@@ -2,6 +2,7 @@
 // the offline intent model, driven by a real HTTP client (fetch).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { scopedSessionId } from '../../src/agent/sessions.js';
 import { ConfigError } from '../../src/config/load.js';
 import { startHttpServer } from '../../src/http/server.js';
 import { OWNER } from '../helpers/home.js';
@@ -138,7 +139,8 @@ describe('HTTP API', () => {
     assert.equal(lamp(), 'on');
     const row = home.hearth.audit.list({ limit: 50 }).find((r) => r.id === final.auditIds[0])!;
     assert.equal(row.principal, 'http:owner');
-    assert.equal(row.session, id);
+    // The engine's id of the session: the id the client gave, in its principal's namespace.
+    assert.equal(row.session, scopedSessionId('http', 'http:owner', id));
     assert.equal(row.outcome, 'confirmed');
 
     const mine = await api('GET', '/api/sessions');
@@ -171,15 +173,17 @@ describe('HTTP API', () => {
     assert.ok(viaAccept.json.events.some((e: { type: string }) => e.type === 'done'));
   });
 
-  it('keeps sessions to their principal (403), and 404s an unknown one', async () => {
+  it("keeps sessions to their principal (another's is not found), and 404s an unknown one", async () => {
     const id = await openSession();
     const other = await api('POST', `/api/sessions/${id}/prompt?stream=false`, { token: home.secret('guest'), body: { text: 'turn on the living room lamp' } });
-    assert.equal(other.status, 403);
-    assert.equal(other.json.error.code, 'forbidden');
-    assert.equal((await api('GET', `/api/sessions/${id}`, { token: home.secret('guest') })).status, 403);
-    assert.equal((await api('POST', `/api/sessions/${id}/interrupt`, { token: home.secret('guest') })).status, 403);
+    assert.equal(other.status, 404);
+    assert.equal(other.json.error.code, 'not_found');
+    assert.equal((await api('GET', `/api/sessions/${id}`, { token: home.secret('guest') })).status, 404);
+    assert.equal((await api('POST', `/api/sessions/${id}/interrupt`, { token: home.secret('guest') })).status, 404);
+    // The same id from the guest is a session of the guest's own.
     const resume = await api('POST', '/api/sessions', { token: home.secret('guest'), body: { id } });
-    assert.equal(resume.status, 403);
+    assert.equal(resume.status, 201);
+    assert.equal((await home.hearth.agent()).get(scopedSessionId('http', 'http:guest', id))?.principal.id, 'http:guest');
     const unknown = await api('POST', '/api/sessions/no-such-session/prompt', { body: { text: 'hello' } });
     assert.equal(unknown.status, 404);
     // The owner can resume it.
@@ -386,7 +390,7 @@ describe('HTTP API settings', () => {
       const created = await fetch(`${server.url}/api/sessions`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
       assert.equal(created.status, 201);
       const { id } = (await created.json()) as { id: string };
-      const session = (await home.hearth.agent()).get(id)!;
+      const session = (await home.hearth.agent()).get(scopedSessionId('http', 'http:local', id))!;
       assert.deepEqual(session.principal, { id: 'http:local', roles: ['owner'] });
       // DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends Host: evil.example.
       const rebound = await new Promise<number>((resolve, reject) => {

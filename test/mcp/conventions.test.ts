@@ -231,7 +231,8 @@ describe('MCP conventions (titles, structured content, resource links, elicitati
       false,
       'no link to a resource the caller may not read',
     );
-    await assert.rejects(family.readResource({ uri: 'hearth://entity/kitchen_light.light' }), /not allowed/);
+    // As for an entity that does not exist: MCP's "resource not found".
+    await assert.rejects(family.readResource({ uri: 'hearth://entity/kitchen_light.light' }), /-32002: no entity "kitchen_light.light" that you may read/);
   });
 
   it('a client without elicitation gets the held result naming the approval (nothing is asked)', async () => {

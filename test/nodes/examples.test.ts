@@ -360,7 +360,8 @@ describe('example flows against the demo home, deployed through the admin API', 
     // One database: the session's call is in the daemon's audit log, as the bridge token's principal.
     const db = new Database(dbPath, { readonly: true });
     try {
-      const rows = db.prepare("SELECT principal, tool, action FROM audit WHERE session = 'test'").all();
+      // The session as the daemon keeps it: the flow's name for it, in its principal's namespace.
+      const rows = db.prepare("SELECT principal, tool, action FROM audit WHERE session = 'api-http:node-red/test'").all();
       assert.deepEqual(rows, [{ principal: 'http:node-red', tool: 'living_room_lamp', action: 'turn_on' }]);
     } finally {
       db.close();

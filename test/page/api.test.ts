@@ -292,8 +292,8 @@ describe('web page API routes', () => {
     it('needs a token and the read permission; 404s what is no camera', async () => {
       assert.equal((await api('/api/devices/front_door.camera/frame', { token: null })).status, 401);
       const guest = await api('/api/devices/front_door.camera/frame', { token: guestToken });
-      assert.equal(guest.status, 403);
-      assert.match(guest.json.error.message, /guests may not look/);
+      assert.equal(guest.status, 404, 'as a camera that is not there');
+      assert.equal(guest.json.error.message, 'no entity "front_door.camera" that you may read; GET /api/devices lists them');
       const lamp = await api('/api/devices/living_room_lamp.lamp/frame');
       assert.equal(lamp.status, 404);
       assert.match(lamp.json.error.message, /not a camera/);

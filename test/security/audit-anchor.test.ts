@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { readDigest } from '../../src/audit/chain.js';
 import { loadAuditKey } from '../../src/audit/key.js';
 import { SqliteAuditLog } from '../../src/audit/store.js';
@@ -22,6 +22,7 @@ import { runHearth } from '../helpers/cli.js';
 import { OWNER, startHome } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { startAedes } from '../helpers/brokers.js';
+import { useHearthStart } from '../helpers/use-hearth-start.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hearth-anchor-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -277,5 +278,22 @@ describe('security: the attack as reported, through the assembly on a real broke
     assert.match(accepted.stdout, /found: .*an older digest was put back/);
     assert.match(accepted.stdout, new RegExp(`the last digest number known: #${seq}`));
     assert.equal((await cli(h, 'audit', 'verify')).code, 0);
+  });
+});
+
+describe('security: the start banner says NOT vouched for, never "chain verified", over a forged entry', () => {
+  const h = newHome();
+  // `hearth start` keeps its database at h.db in the folder it is given.
+  const home = { ...h, db: join(h.dir, 'h.db') };
+  before(() => {
+    asHearth(home, 1);
+    forgeUnlock(home);
+  });
+  const started = useHearthStart(h.dir, ['--set', `audit.digest_file=${h.digestFile}`, '--set', `audit.key_file=${h.keyFile}`]);
+
+  it('the banner names the entries and the command to run', () => {
+    const out = started.bridge.stdout();
+    assert.match(out, /database .*\(ids 2\.\.2\) NOT vouched for by a signed digest: .*audit verify/);
+    assert.doesNotMatch(out, /chain verified/);
   });
 });

@@ -61,6 +61,28 @@ for (const { kind, start } of brokerKinds) {
       await waitFor('the simulated lock settles', () => home.hearth.bridge.cache.get('front_door.lock')?.value === 'unlocked');
     });
 
+    it('a jammed report followed at once by another (one read from the socket): the answer and the row quote the jam', async () => {
+      const locked = await home.hearth.tools.call('front_door_lock', { action: 'lock' }, OWNER);
+      assert.match(locked.text!, /^confirmed/, locked.text);
+      const sent = home.commands().length;
+      const unlocking = approvedCall(home, 'front_door_lock', { action: 'unlock' });
+      await waitFor('the unlock command left', () =>
+        home
+          .commands()
+          .slice(sent)
+          .some((c) => c.topic === 'hearth-demo/front_door/lock/set'),
+      );
+      // Two reports in one tick, as MQTT.js hands over the packets of one socket read: the cache updates its state in
+      // place, so the outcome must keep the report that decided it (the answer said "reported undefined").
+      home.hearth.bridge.cache.handle('hearth-demo/front_door/lock', Buffer.from('JAMMED'));
+      home.hearth.bridge.cache.handle('hearth-demo/front_door/lock', Buffer.from('UNLOCKING'));
+      const res = await unlocking;
+      assert.match(res.text!, /^failed: "Front door lock" reported jammed after the command/, res.text);
+      const row = home.hearth.audit.get((res.details as { auditId: number }).auditId)!;
+      assert.deepEqual([row.outcome, row.error], ['failed', 'the device reported jammed']);
+      assert.match(String(row.echo), /"value":"jammed"/);
+    });
+
     it('the broker restarts while the garage opens: unconfirmed (not failed), then a chained "confirmed late" entry', async () => {
       assert.equal(home.hearth.bridge.cache.get('garage_door.door')?.value, 'closed');
       const sent = home.commands().length;

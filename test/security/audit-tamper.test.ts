@@ -183,5 +183,16 @@ describe('audit tampering while Hearth runs, with the audit key and the digest f
     assert.equal(res.code, 1, `the forgery was signed: ${res.stdout}`);
     assert.match(res.stderr, /audit chain BROKEN/);
     assert.ok(home.logs.find(/no longer has the hash the last digest vouched for/).length >= 1);
+
+    // Issue 40: an owner who has looked accepts, shown the evidence; the running Hearth then signs again.
+    const accept = ['audit', 'accept', ...args.slice(2)];
+    const accepted = await runHearth(accept, { cwd: home.dir });
+    assert.equal(accepted.code, 0, accepted.stderr);
+    assert.match(accepted.stdout, /found: row \d+: hash differs from the digest/);
+    await lamp(home, 'turn_off');
+    home.hearth.audit.flushDigest();
+    const after = await runHearth(args, { cwd: home.dir });
+    assert.equal(after.code, 0, after.stderr);
+    assert.match(after.stdout, /^chain verified/);
   });
 });

@@ -113,7 +113,7 @@ describe('security: a read deny on device trackers holds on every surface', () =
       resources.filter((r) => TRACKED.test(`${r.uri} ${r.name} ${r.description ?? ''}`)),
       [],
     );
-    await assert.rejects(mcp.readResource({ uri: `hearth://entity/${anna.id}` }), /not allowed|unknown/);
+    await assert.rejects(mcp.readResource({ uri: `hearth://entity/${anna.id}` }), /-32002: no entity .* that you may read/);
 
     const bridge = new BridgeController(async () => home.hearth as never);
     const feed = await bridge.stateFeed(guest);

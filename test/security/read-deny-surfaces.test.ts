@@ -35,10 +35,10 @@ describe('security: a read deny holds at every surface', () => {
     assert.ok(ownerIds.includes('front_door.lock') && ownerIds.includes('front_door.camera'), ownerIds.join(', '));
   });
 
-  it('GET /api/devices/:id/frame refuses the denied camera', async () => {
+  it('GET /api/devices/:id/frame refuses the denied camera, as one that is not there', async () => {
     const guest = await get('/api/devices/front_door.camera/frame', home.secret('guest'));
-    assert.equal(guest.status, 403);
-    assert.match(guest.json.error.message, /not allowed to read front_door\.camera.*guests do not see the front door/);
+    assert.equal(guest.status, 404);
+    assert.equal(guest.json.error.message, 'no entity "front_door.camera" that you may read; GET /api/devices lists them');
   });
 
   it('GET /api/events sends the guest no state of a denied entity, and says how many it may see', async () => {
@@ -73,8 +73,11 @@ describe('security: a read deny holds at every surface', () => {
       resources.filter((r) => r.uri.includes('front_door')),
       [],
     );
-    await assert.rejects(guest.readResource({ uri: 'hearth://entity/front_door.lock' }), /not allowed/);
-    await assert.rejects(guest.subscribeResource({ uri: 'hearth://camera/front_door.camera/frame' }), /not allowed/);
+    await assert.rejects(guest.readResource({ uri: 'hearth://entity/front_door.lock' }), /-32002: no entity "front_door.lock" that you may read/);
+    await assert.rejects(
+      guest.subscribeResource({ uri: 'hearth://camera/front_door.camera/frame' }),
+      /-32002: no entity "front_door.camera" that you may read/,
+    );
     const { tools } = await guest.listTools();
     assert.deepEqual(
       tools.filter((t) => t.name.startsWith('front_door')).map((t) => t.name),

@@ -81,14 +81,14 @@ describe('security: a refused actuator attempt leaves a failed row at every door
     });
   }
 
-  it('HTTP: an unknown tool (404) and a tool not offered (403) leave the same failed row', async () => {
+  it('HTTP: an unknown tool (404), a tool not offered (403) and arguments that are no object (400) leave the same failed row', async () => {
     const guest = home.hearth.tokens.create('guest-tablet', 'http:guest-tablet').secret;
     home.hearth.policy.setRoles('http:guest-tablet', ['guest']);
-    const call = (name: string) =>
+    const call = (name: string, args: unknown = { action: 'open' }) =>
       fetch(`${home.server.url}/api/tools/${name}/call`, {
         method: 'POST',
         headers: { authorization: `Bearer ${guest}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ args: { action: 'open' } }),
+        body: JSON.stringify({ args }),
       });
     const unknown = await call('garage_door_open_now');
     assert.equal(unknown.status, 404);
@@ -97,6 +97,11 @@ describe('security: a refused actuator attempt leaves a failed row at every door
     assert.equal(notOffered.status, 403);
     const row = lastRow('http:guest-tablet')!;
     assert.deepEqual([row.tool, row.outcome, row.action], ['garage_door', 'failed', 'open']);
+    const notObject = await call('garage_door', ['open']);
+    assert.equal(notObject.status, 400);
+    const bad = lastRow('http:guest-tablet')!;
+    assert.ok(bad.id > row.id, 'arguments that are no object leave a row too');
+    assert.deepEqual([bad.tool, bad.outcome], ['garage_door', 'failed']);
     assert.deepEqual(home.commands(), []);
   });
 });

@@ -34,6 +34,7 @@ import {
   type Turn,
   type TurnResult,
 } from '../types.js';
+import { DEFAULT_MAX_ACTIONS_PER_TURN, TurnActuations } from '../turn-actuations.js';
 import { ErrorCodes, JsonRpcPeer, MAX_LINE_BYTES, PROTOCOL_VERSION, RpcError } from './jsonrpc.js';
 import { errorOf } from '../../util/error.js';
 
@@ -51,6 +52,8 @@ export interface JanEngineOptions {
   startTimeoutMs?: number;
   /** How long close() waits for the child to exit after closing its stdin. Default 5 s. */
   closeTimeoutMs?: number;
+  /** Actions one turn may make (agent.max_actions_per_turn; turn-actuations.ts). */
+  maxActionsPerTurn?: number;
   /** Host tool calls refused before their handler (a tool the session was not given) are recorded here, as at every door. */
   refuse?: RefuseCall;
 }
@@ -454,6 +457,7 @@ export class JanEngine implements Engine {
       specs: Array.isArray(started.toolSpecs) ? started.toolSpecs : [],
       turns,
       log: this.log.child({ session: started.sessionId }),
+      maxActionsPerTurn: this.o.maxActionsPerTurn ?? DEFAULT_MAX_ACTIONS_PER_TURN,
     });
     this.sessions.set(session.id, session);
     return session;
@@ -552,6 +556,8 @@ class RemoteTurn implements Turn {
     readonly id: string,
     private readonly session: JanSession,
     tools: Map<string, HostTool>,
+    /** The actions this turn has made, against its bound. */
+    readonly actuations: TurnActuations,
   ) {
     this.tools = tools;
     this.resultPromise = new Promise((resolve) => (this.resolveResult = resolve));
@@ -612,6 +618,7 @@ interface JanSessionInit {
   specs: FunctionSpec[];
   turns: number;
   log: Logger;
+  maxActionsPerTurn: number;
 }
 
 export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> implements AgentSession {
@@ -630,6 +637,7 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
   private readonly permissions = new Set<string>();
   private closed?: string;
   private readonly log: Logger;
+  private readonly maxActionsPerTurn: number;
 
   constructor(
     private readonly engine: JanEngine,
@@ -645,6 +653,7 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
     this.hostTools = new Map(init.tools.map((t) => [t.name, t]));
     this.turnCount = init.turns;
     this.log = init.log;
+    this.maxActionsPerTurn = init.maxActionsPerTurn;
   }
 
   get turns(): number {
@@ -686,7 +695,7 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
       this.starting = false;
     }
     this.turnCount++;
-    const turn = new RemoteTurn(turnId, this, new Map(this.hostTools));
+    const turn = new RemoteTurn(turnId, this, new Map(this.hostTools), new TurnActuations(this.maxActionsPerTurn));
     this.running.set(turnId, turn);
     this.active = turn;
     const early = this.early.get(turnId);
@@ -761,11 +770,29 @@ export class JanSession extends EventEmitter<{ event: [AgentEvent, string] }> im
     const controller = new AbortController();
     turn.calls.set(requestId, controller);
     let answer: ToolRespondParams;
+    const over = tool && tool.capability !== 'read' ? turn.actuations.take() : undefined;
     if (!tool) {
       const text = `unknown tool ${JSON.stringify(String(event.tool_name).slice(0, 80))}: this client declared no such tool`;
       // Audited as at every door (ToolSet.refuse): a tool this session was not given may still be an actuator's name.
       this.engine.refuse?.(String(event.tool_name), event.args, this.principal, { requestId, runId: event.run_id ?? null, session: this.id }, text);
       answer = { content: text, isError: true };
+    } else if (over) {
+      // Past the turn's bound: refused (and recorded by a tool that audits), nothing sent; the turn says so once.
+      const notice = turn.actuations.noticeOnFirstRefusal();
+      if (notice) this.deliver(turn, { type: 'notice', text: notice });
+      if (tool.recordsRefusals) {
+        const call: ToolCall = {
+          requestId,
+          toolName: tool.name,
+          runId: event.run_id ?? null,
+          session: this.id,
+          signal: controller.signal,
+          principal: this.principal,
+          refused: over,
+        };
+        await Promise.resolve(tool.handler(isPlainObject(event.args) ? event.args : {}, call)).catch(() => undefined);
+      }
+      answer = { content: `not done: ${over}; nothing was sent.`, isError: true };
     } else {
       const call: ToolCall = {
         requestId,

@@ -84,7 +84,7 @@ export function controlMethods(hearth: Hearth, info: { version: string }): Recor
 export function controlStreams(hearth: Hearth, log: Logger): Record<string, ControlStream> {
   return {
     mcp: async (params: P) => {
-      const p = params as { as?: string; role?: string[] };
+      const p = params as { as?: string; role?: string[]; setup?: boolean };
       const { serveStdio } = await import('../../mcp/stdio.js');
       const rolesOf = (id: string) => hearth.policy.rolesOf(id);
       const principal = callerPrincipal(rolesOf, p.as, p.role);
@@ -96,7 +96,14 @@ export function controlStreams(hearth: Hearth, log: Logger): Record<string, Cont
           const input = new PassThrough();
           if (leftover.length) input.write(leftover);
           socket.pipe(input);
-          const serving = await serveStdio({ hearth, principal: who, log: log.child({ part: 'mcp', principal: principal.id }), stdin: input, stdout: socket });
+          const serving = await serveStdio({
+            hearth,
+            principal: who,
+            log: log.child({ part: 'mcp', principal: principal.id }),
+            stdin: input,
+            stdout: socket,
+            setup: p.setup,
+          });
           socket.once('close', () => void serving.close());
           void serving.closed.then(() => socket.end());
         },

@@ -126,6 +126,9 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
       for (const a of [device.area, ...device.entities.map((e) => e.area)]) if (a && !sourceAreas.has(saidAs(a))) sourceAreas.set(saidAs(a), a);
     }
     this.sourceAreas = sourceAreas;
+    // Said once per rebuild, not once per device: what a name may start with.
+    const said = this.knownAreas().flatMap((a) => [a.name, ...a.aliases].map((n) => ({ key: saidAs(n), name: a.name })).filter((x) => x.key));
+    this.areaWords = said.sort((a, b) => b.key.length - a.key.length);
     return input.map(({ device, source }) => this.applyOne(device, identityOf(device, source)));
   }
 
@@ -194,16 +197,12 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
     return out;
   }
 
-  /** A known area whose name the text starts with, as a whole word ("Kitchen spots" -> Kitchen). */
+  /** Every known area's name and aliases as said, longest first (set by apply). */
+  private areaWords: Array<{ key: string; name: string }> = [];
+
+  /** A known area whose name the text starts with, as a whole word ("Kitchen spots" -> Kitchen); the longest wins. */
   private leadingArea(text: string): string | undefined {
     const said = saidAs(text);
-    let best: string | undefined;
-    for (const a of this.knownAreas()) {
-      for (const n of [a.name, ...a.aliases]) {
-        const k = saidAs(n);
-        if (k && said.startsWith(`${k} `) && (!best || k.length > saidAs(best).length)) best = a.name;
-      }
-    }
-    return best;
+    return this.areaWords.find((a) => said.startsWith(`${a.key} `))?.name;
   }
 }
