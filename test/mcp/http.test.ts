@@ -61,6 +61,12 @@ describe('MCP over Streamable HTTP', () => {
     });
     assert.equal(byName.get('get_state')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('get_history')?.annotations?.readOnlyHint, true);
+    // The audit and the policy (#42): read tools whose text is the answer (no device output schema).
+    assert.equal(byName.get('get_audit')?.annotations?.readOnlyHint, true);
+    assert.equal(byName.get('get_audit')?.outputSchema, undefined);
+    assert.equal(byName.get('explain_policy')?.annotations?.readOnlyHint, true);
+    const why = (await client.callTool({ name: 'explain_policy', arguments: { entity: 'front_door.lock', action: 'unlock' } })) as CallToolResult;
+    assert.match(textOf(why), /^Policy for unlock on "Front door lock" \(front_door\.lock\), now:\n- /);
     assert.equal(byName.get('front_door_camera')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('front_door_lock')?.annotations?.destructiveHint, true);
     assert.equal(byName.get('front_door_lock')?.annotations?.idempotentHint, true);
