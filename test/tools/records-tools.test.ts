@@ -56,6 +56,22 @@ describe('tools: get_audit and explain_policy', () => {
     assert.doesNotMatch(r.text ?? '', /anna/);
   });
 
+  it('bad input is a failed result naming what was wrong, and writes nothing', async () => {
+    const since = await home.hearth.tools.call('get_audit', { since: 'last tuesday' }, owner);
+    assert.equal(since.isError, true);
+    assert.match(since.text!, /^invalid arguments: .*since/);
+    const unknown = await home.hearth.tools.call('get_audit', { entity: 'no_such.thing' }, owner);
+    assert.match(unknown.text!, /unknown entity "no_such\.thing"/);
+    const noAction = await home.hearth.tools.call('explain_policy', { entity: 'front_door.lock' }, owner);
+    assert.equal(noAction.isError, true);
+    assert.match(noAction.text ?? noAction.error ?? '', /action/);
+    const nobody = await home.hearth.tools.call('explain_policy', { entity: 'front_door.lock', action: 'unlock', for: 'zed' }, owner);
+    assert.match(nobody.text!, /unknown principal "zed"/);
+    const tooLong = await home.hearth.tools.call('get_audit', { principal: 'x'.repeat(500) }, owner);
+    assert.equal(tooLong.isError, true);
+    assert.equal(rowCount(), rowsBefore, 'a refused read writes no row');
+  });
+
   it('a read_audit rule lets a named principal read it', async () => {
     home.hearth.policy.add({ subject: 'http:guest', targetType: 'any', target: '*', action: 'read_audit', effect: 'allow', note: 'test' });
     try {
