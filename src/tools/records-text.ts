@@ -41,6 +41,8 @@ export interface AuditQuery {
   principal?: string;
   since: number;
   until: number;
+  /** How many calls were read, when the range held more than that (the rest were not looked at). */
+  capped?: number;
 }
 
 /** The window asked for (default: the last 24 hours), or a failed result naming the bad argument. */
@@ -76,7 +78,9 @@ export function auditAnswer(rows: StoredAuditRow[], q: AuditQuery, nameOf: (id: 
     const target = r.entityId ? `${quoted(name)} (${r.entityId})` : quoted(name);
     return `- ${when(Date.parse(r.at), now)}: ${principalWords(r.principal)}: ${r.action} ${target}: ${OUTCOME_TEXT[outcomeWord(r)] ?? outcomeWord(r)}`;
   });
-  const more = rows.length > SHOWN ? `\n(${rows.length - SHOWN} more not shown)` : '';
+  const more =
+    (rows.length > SHOWN ? `\n(${rows.length - SHOWN} more not shown)` : '') +
+    (q.capped ? `\n(only the newest ${q.capped} calls of the range were read; narrow the range or name an entity for the rest)` : '');
   return {
     text: `${head}: ${rows.length} call${rows.length === 1 ? '' : 's'}, newest first:\n${lines.join('\n')}${more}`,
     details: {
@@ -113,13 +117,17 @@ export function readAudit(
   const action = typeof args.action === 'string' ? args.action : undefined;
   const principal = typeof args.principal === 'string' ? args.principal : undefined;
   const byId = principal?.includes(':') ? principal : undefined;
-  const rows = list({
+  const limit = action || (principal && !byId) ? 2000 : 200;
+  const read = list({
     entityId: entity?.id,
     principal: byId,
     since: new Date(window.since),
     until: new Date(window.until),
     order: 'desc',
-    limit: action || (principal && !byId) ? 2000 : 200,
-  }).filter((r) => (!action || r.action === action) && (!principal || principalMatches(r.principal, principal)) && (!r.entityId || readable(r.entityId)));
-  return auditAnswer(rows, { entity, action, principal, ...window }, nameOf, now);
+    limit,
+  });
+  const rows = read.filter(
+    (r) => (!action || r.action === action) && (!principal || principalMatches(r.principal, principal)) && (!r.entityId || readable(r.entityId)),
+  );
+  return auditAnswer(rows, { entity, action, principal, ...window, ...(read.length === limit ? { capped: limit } : {}) }, nameOf, now);
 }

@@ -97,4 +97,27 @@ describe('tools: get_audit and explain_policy', () => {
     assert.match(everyone.text!, /anna \(chat\)/);
     assert.equal(rowCount(), rowsBefore, 'explaining writes no row and sends nothing');
   });
+
+  it('a range holding more calls than it reads says so, and how to narrow it', async () => {
+    for (let i = 0; i < 201; i++)
+      home.hearth.audit.record(
+        {
+          requestId: `many-${i}`,
+          principal: 'chat:anna',
+          session: null,
+          runId: null,
+          tool: 'control_switches',
+          entityId: 'living_room_lamp.lamp',
+          action: 'turn_on',
+          args: { entity: 'living_room_lamp.lamp', action: 'turn_on' },
+          decision: 'allow',
+          ruleId: null,
+          reason: 'test',
+        },
+        { outcome: 'confirmed' },
+      );
+    const r = await home.hearth.tools.call('get_audit', {}, owner);
+    assert.match(r.text!, /: 200 calls, newest first/);
+    assert.match(r.text!, /\(180 more not shown\)\n\(only the newest 200 calls of the range were read; narrow the range or name an entity for the rest\)$/);
+  });
 });
