@@ -78,6 +78,11 @@ export class Hearth {
       const pipeline = new Pipeline({
         history,
         readDenied: (principal, entity) => made?.readDenied(principal, entity),
+        auditRows: (filter) => audit!.list(filter),
+        explainPolicy: (call, entity, action, forWhom) =>
+          made
+            ? made.tools.explainFor(call, entity, action, forWhom, { list: () => policy.listPrincipals(), rolesOf: (id) => policy.rolesOf(id) })
+            : { text: 'the policy cannot be explained yet', isError: true },
         registry: bridge.registry,
         cache: bridge.cache,
         mqtt: bridge.connection,

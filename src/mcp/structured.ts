@@ -2,6 +2,7 @@
 // every tool, an output schema for the device read tools with the entities
 // they read as `structuredContent`, and a `resource_link` from an actuator's
 // result to the entity's resource (when the caller may read it).
+import { AUDIT_TOOL, POLICY_TOOL } from '../tools/records-text.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { stateJson } from '../present/state.js';
 import type { Entity } from '../devices/model.js';
@@ -102,8 +103,11 @@ export const ACTUATOR_OUTPUT_SCHEMA = {
 
 /** A read tool of the home's devices (not a flow's tool, whose output Hearth does not know). */
 export function isDeviceRead(tool: GeneratedTool, hearth: Hearth): boolean {
-  return tool.capability === 'read' && !hearth.tools.external.all().includes(tool);
+  // The audit and the policy are read tools over records, not devices: their text is the answer (no entity states).
+  return tool.capability === 'read' && !RECORD_TOOLS.has(tool.name) && !hearth.tools.external.all().includes(tool);
 }
+
+const RECORD_TOOLS: ReadonlySet<string> = new Set([AUDIT_TOOL, POLICY_TOOL]);
 
 /** An actuator of the home's devices (not a flow's tool). */
 export function isDeviceActuator(tool: GeneratedTool, hearth: Hearth): boolean {

@@ -18,6 +18,10 @@ export type ToolTarget =
   | { type: 'state' }
   | { type: 'find' }
   | { type: 'history' }
+  /** The audit (get_audit): only for a principal the policy lets read it (mayReadAudit). */
+  | { type: 'audit' }
+  /** What the policy decides for an action on an entity, and why (explain_policy). */
+  | { type: 'policy' }
   | { type: 'actuate'; entityId?: string; kinds: EntityKind[] }
   /** ownTools: each member's own control tool, whose rules bind the member in a grouped call too. */
   | { type: 'group'; kinds: EntityKind[]; ownTools: ReadonlyMap<string, string> };
@@ -191,6 +195,46 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     { entityIds: sorted.map((e) => e.id), kinds: [...new Set(sorted.map((e) => e.kind))], actions: [] },
   );
 
+  // Both shapes: the audit and the policy, read (issue 42). Neither names an entity in an enum.
+  const entityText = (d: string) => ({ type: 'string', minLength: 1, maxLength: 200, description: d }) as JsonSchema;
+  make(
+    'get_audit',
+    'Read the audit log: who asked Hearth to do what to which device, when, and what came of it (held for approval, denied, ' +
+      'done and confirmed, sent but not confirmed, not sent, failed), newest first. Use it for "who unlocked the front door today?" ' +
+      'and "what did you do in the last hour?". Only for callers allowed to read the audit. Times are UTC. ' +
+      DATA_NOTE,
+    objectSchema(
+      {
+        entity: entityText('Only calls on this entity id (find_entities).'),
+        action: { type: 'string', minLength: 1, maxLength: 40, description: 'Only this action (unlock, open, turn_on, ...).' },
+        principal: { type: 'string', minLength: 1, maxLength: 120, description: 'Only calls by this principal (an id such as chat:anna, or its name).' },
+        since: { type: 'string', maxLength: 40, description: 'Start: an ISO 8601 time or an offset back from now such as -1h, 7d. Default: 24 hours ago.' },
+        until: { type: 'string', maxLength: 40, description: 'End, in the same forms. Default: now.' },
+      },
+      [],
+    ),
+    'read',
+    { type: 'audit' },
+    { entityIds: [], kinds: [], actions: [] },
+  );
+  make(
+    'explain_policy',
+    'Explain what the policy decides, now, for an action on an entity and why (the rule that decides): "why can\'t I unlock the front door?", ' +
+      '"who may open the garage?". Without `for`: for the caller. Owners may ask for another principal, or for everyone (`for: "*"`). Never acts. ' +
+      DATA_NOTE,
+    objectSchema(
+      {
+        entity: entityText('The entity id (find_entities).'),
+        action: { type: 'string', minLength: 1, maxLength: 40, description: 'The action: unlock, open, turn_on, set_temperature, read, ...' },
+        for: { type: 'string', minLength: 1, maxLength: 120, description: 'Owners only: a principal id or name, or * for every known principal.' },
+      },
+      ['entity', 'action'],
+    ),
+    'read',
+    { type: 'policy' },
+    { entityIds: [], kinds: [], actions: [] },
+  );
+
   // Both shapes, last (an entity's own tool comes first wherever tools are searched by entity):
   // many lights, switches or fans on or off in one call ("all lights off").
   const addGroupTool = () => {
@@ -225,7 +269,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     }
     const names = assignNames(
       wanted,
-      ['get_state', 'get_history', 'find_entities', 'get_camera_image', GROUP_TOOL, ...(options.reserved ?? [])],
+      ['get_state', 'get_history', 'get_audit', 'explain_policy', 'find_entities', 'get_camera_image', GROUP_TOOL, ...(options.reserved ?? [])],
       options.names,
     );
     for (const e of sorted) {

@@ -35,6 +35,8 @@ export const RESERVED_NAMES = new Set([
   'stop_subagent',
   'get_state',
   'get_history',
+  'get_audit',
+  'explain_policy',
   'find_entities',
   'get_camera_image',
 ]);

@@ -9,6 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { ValidateFunction } from 'ajv';
 import pLimit, { type LimitFunction } from 'p-limit';
+import type { StoredAuditRow } from '../audit/row.js';
+import type { AuditListFilter } from '../audit/store.js';
 import type { AuditEntry, AuditLog, AuditRow } from '../audit/types.js';
 import { CommandRefused, type CommandGate } from '../devices/command-gate.js';
 import { encodeCommand, isConfirmedBy, isStateless, type Command, type OutgoingMessage } from '../devices/commands.js';
@@ -32,6 +34,7 @@ import { groupResult, memberArgs, memberOutcome, selectGroup, type MemberResult 
 import { fitImage, type ImageLimits } from './images.js';
 import { actionsOf, ArgumentError, choicesText, toCommand } from './parameters.js';
 import { historyAnswer } from './history-text.js';
+import { AUDIT_REFUSAL, readAudit } from './records-text.js';
 import { stateText } from './state-text.js';
 import type { GeneratedTool, ToolCall, ToolResultObject } from './types.js';
 import { errorOf } from '../util/error.js';
@@ -66,6 +69,13 @@ export interface PipelineDeps {
    * history from the agent as it hides its state from the page.
    */
   readDenied?: (principal: ToolCall['principal'], entity: Entity) => string | undefined;
+  /** The audit's rows by the call index (SqliteAuditLog.list), for get_audit (absent: the tool says it cannot). */
+  auditRows?: (filter: AuditListFilter) => StoredAuditRow[];
+  /**
+   * explain_policy's answer for this caller (the assembly's: it knows the tools and the principals). The pipeline
+   * has checked the entity is one the caller may read.
+   */
+  explainPolicy?: (call: ToolCall, entity: Entity, action: string, forWhom: string | undefined) => ToolResultObject;
   /** Override confirmation timeouts by kind (tests, slow homes). */
   timeouts?: Partial<Record<EntityKind, number>>;
   now?: () => number;
@@ -203,6 +213,15 @@ export class Pipeline {
         if (!this.deps.history) return FAIL('history is not recorded by this Hearth');
         return historyAnswer(this.deps.history, entity, args, this.now());
       }
+      case 'audit':
+        return this.readAudit(call, args);
+      case 'policy': {
+        const entity = this.shown(String(args.entity ?? ''));
+        if (!entity || this.deps.readDenied?.(call.principal, entity))
+          return FAIL(`unknown entity ${quoted(String(args.entity ?? ''))}; use find_entities or get_state to list them`);
+        if (!this.deps.explainPolicy) return FAIL('the policy cannot be explained by this Hearth');
+        return this.deps.explainPolicy(call, entity, String(args.action), typeof args.for === 'string' ? args.for : undefined);
+      }
       case 'read':
       case 'camera': {
         const id = target.entityId ?? String(args.camera ?? args.entity ?? '');
@@ -226,6 +245,23 @@ export class Pipeline {
   }
 
   // ---------------------------------------------------------------- reads
+
+  /** get_audit: only for a caller the policy lets read the audit; rows on entities it may not read are not shown. */
+  private readAudit(call: ToolCall, args: Record<string, unknown>): ToolResultObject {
+    if (!this.deps.policy.mayReadAudit?.(call.principal)) return FAIL(AUDIT_REFUSAL);
+    if (!this.deps.auditRows) return FAIL('the audit cannot be read by this Hearth');
+    let entity: Entity | undefined;
+    if (typeof args.entity === 'string') {
+      entity = this.shown(args.entity);
+      if (!entity || this.deps.readDenied?.(call.principal, entity))
+        return FAIL(`unknown entity ${quoted(args.entity)}; use find_entities or get_state to list them`);
+    }
+    const readable = (id: string) => {
+      const e = this.deps.registry.entity(id);
+      return !e || !this.deps.readDenied?.(call.principal, e);
+    };
+    return readAudit(this.deps.auditRows, entity, args, (id) => this.deps.registry.entity(id)?.name, readable, this.now());
+  }
 
   private checkRead(tool: GeneratedTool, call: ToolCall, args: Record<string, unknown>, entity?: Entity): ToolResultObject | undefined {
     const decision = this.deps.policy.decide({

@@ -6,6 +6,7 @@ import { heldTo } from '../devices/dangerous-words.js';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { Entity } from '../devices/model.js';
 import { toCommand } from './parameters.js';
+import { AUDIT_TOOL, policyAnswer, principalMatches } from './records-text.js';
 import type { PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
 import { generateTools, toolSpecs, type GenerateOptions, type ToolShape } from './generator.js';
 import { ExternalTools } from './external-tools.js';
@@ -121,6 +122,8 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
 
   private usable(principal: Principal, flows: Set<GeneratedTool>): GeneratedTool[] {
     return this.current.filter((t) => {
+      // The audit is offered only to a caller who may read it (its handler checks again when called).
+      if (t.name === AUDIT_TOOL && !this.policy.mayReadAudit?.(principal)) return false;
       const entities = t.meta.entityIds.map((id) => this.registry.entity(id)).filter((e) => !!e);
       return this.policy.mayEverUse(principal, t.name, {
         // A flow's tool has no entity: only rules on the tool, its capability or anything can let it through.
@@ -190,6 +193,40 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
       args,
       ...(at ? { at } : {}),
     };
+  }
+
+  /**
+   * explain_policy (issue 42): what the policy decides now for this action on this entity, and why, as it would
+   * judge the entity's own tool. For the caller; an owner may ask for another principal (an id or its name) or
+   * for every known one (`*`). `principals` lists who is known (the assembly's policy store).
+   */
+  explainFor(
+    call: ToolCall,
+    entity: Entity,
+    action: string,
+    forWhom: string | undefined,
+    principals: { list(): Principal[]; rolesOf(id: string): string[] },
+  ): ToolResultObject {
+    const asker = call.principal;
+    let subjects: Principal[] = [asker];
+    if (forWhom !== undefined && !principalMatches(asker.id, forWhom)) {
+      if (![...principals.rolesOf(asker.id), ...(asker.roles ?? [])].includes('owner'))
+        return { text: 'not allowed: only an owner can ask what the policy decides for someone else', isError: true };
+      const known = principals.list();
+      subjects = forWhom.trim() === '*' ? known : known.filter((p) => principalMatches(p.id, forWhom));
+      if (!subjects.length)
+        return { text: `unknown principal ${JSON.stringify(forWhom.slice(0, 80))}; \`hearth policy principals\` lists them`, isError: true };
+    }
+    const own = action === 'read' ? undefined : this.ownToolOf(entity.id);
+    const tool = action === 'read' ? this.current.find((t) => t.capability === 'read' && t.meta.entityIds.includes(entity.id))?.name : own;
+    if (!tool) return { text: `${entity.name} (${entity.id}) has no tool for ${action.replace(/_/g, ' ')}`, isError: true };
+    const decisions = subjects.slice(0, 50).map((p) => {
+      const request = this.policyRequest(tool, action === 'read' ? {} : { entity: entity.id, action }, p);
+      const decision =
+        request && this.policy.preview ? this.policy.preview({ ...request, action: request.action === 'actuate' ? action : request.action }) : undefined;
+      return { principal: p.id, decision: decision ?? { effect: 'deny' as const, ruleId: null, reason: 'no decision could be made' } };
+    });
+    return policyAnswer(entity, action, decisions);
   }
 
   /** Run one call through the pipeline (CLI, HTTP, Node-RED device node). */

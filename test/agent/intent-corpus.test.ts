@@ -24,7 +24,8 @@ const DIR = new URL('../fixtures/utterances/', import.meta.url).pathname;
 interface Entry {
   say: string;
   intent?: string;
-  /** `<entity> <action> [k=v...]`, `group <action> [k=v...]`, `read <entity>`, `area <Area>`, `home`, `camera <entity>`, `history <entity> [k=v|k=~...]` (`~`: any time). */
+  /** `<entity> <action> [k=v...]`, `group <action> [k=v...]`, `read <entity>`, `area <Area>`, `home`, `camera <entity>`, `history <entity> [k=v|k=~...]` (`~`: any time),
+   * `audit [<entity>] [k=v|k=~...]`, `policy <entity> action=<action> [for=<who>]`. */
   calls?: string[];
   /** A regular expression the reply must match (and no call is made). */
   reply?: string;
@@ -32,6 +33,8 @@ interface Entry {
   area?: string;
   /** What was said before in the same session ("turn on the kitchen light", then "make it blue"). */
   after?: string[];
+  /** Tools the session is not offered (a guest is not offered get_audit). */
+  without?: string[];
 }
 
 interface Corpus {
@@ -74,6 +77,18 @@ function expected(spec: string, entities: Map<string, Entity>, tools: ReturnType
   if (head === 'area') return ['get_state', { area: rest.join(' ') }];
   if (head === 'read') return ['get_state', { entity: rest[0] }];
   if (head === 'camera') return ['get_camera_image', { camera: rest[0] }];
+  // `audit [<entity>] [k=v|k=~...]` and `policy <entity> action=... [for=...]`: the audit and the policy (issue 42).
+  if (head === 'audit' || head === 'policy') {
+    const args: Record<string, unknown> = {};
+    for (const p of rest) {
+      if (!p.includes('=')) args.entity = p;
+      else {
+        const [k, ...v] = p.split('=');
+        args[k] = v.join('=');
+      }
+    }
+    return [head === 'audit' ? 'get_audit' : 'explain_policy', args];
+  }
   if (head === 'history') {
     const args: Record<string, unknown> = { entity: rest[0] };
     for (const p of rest.slice(1)) {
@@ -123,7 +138,8 @@ function setUp(file: string) {
 function say(provider: IntentProvider, names: string[], entry: Entry) {
   let previous: PreviousTurn | undefined;
   for (const before of entry.after ?? []) previous = provider.turn(provider.understand(before, names, { area: entry.area, previous }));
-  return provider.understand(entry.say, names, { area: entry.area, previous });
+  const offered = entry.without ? names.filter((n) => !entry.without!.includes(n.replace(/^host__/, ''))) : names;
+  return provider.understand(entry.say, offered, { area: entry.area, previous });
 }
 
 const files = readdirSync(DIR)

@@ -61,7 +61,7 @@ describe('hearth agent rpc with an unreachable broker', () => {
       send({ id: 2, method: 'session/start', params: { cwd: dir, ephemeral: true } });
       const started = await waitFor('the session/start answer', () => answers.find((a) => a.id === 2), 30_000);
       // The home is there (actuators wait for a policy rule; the read tool knows the fan).
-      assert.deepEqual(started.result?.tools, ['host__get_state', 'host__get_history']);
+      assert.deepEqual(started.result?.tools, ['host__get_state', 'host__get_history', 'host__get_audit', 'host__explain_policy']);
       assert.match(JSON.stringify(started.result?.toolSpecs), /"enum":\["desk\.fan"\]/);
       assert.match(rpc.stderr(), /not connected to the broker yet; home tools report it as down until it connects/);
       broker = await startAedes({ port });

@@ -48,7 +48,7 @@ describe('hearth tools and hearth call on the demo home', () => {
     const table = await runHearth(['tools', ...common()], { cwd: dir });
     assert.match(table.stdout, /living_room_lamp +actuator +Control the switch "Living room lamp" in area "Living room"/);
     const stats = await runHearth(['tools', '--stats', ...common()], { cwd: dir });
-    assert.match(stats.stdout, /per-entity +15 tools +~\d+ tokens/);
+    assert.match(stats.stdout, /per-entity +17 tools +~\d+ tokens/);
     assert.match(stats.stdout, /grouped +\d+ tools +~\d+ tokens/);
   });
 

@@ -21,7 +21,7 @@ import { createAjv } from '../../src/util/ajv.js';
 import { waitFor } from '../helpers/wait.js';
 import { logSink } from '../helpers/log-sink.js';
 
-const FIXED_TOOLS = new Set(['get_state', 'get_history', 'find_entities', 'get_camera_image']);
+const FIXED_TOOLS = new Set(['get_state', 'get_history', 'get_audit', 'explain_policy', 'find_entities', 'get_camera_image']);
 const OPTIONS = { prefix: 'zigbee2mqtt', deviceAvailability: true };
 const noInvoke: Invoke = async () => ({ text: '' });
 

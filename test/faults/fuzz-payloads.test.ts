@@ -247,7 +247,10 @@ describe(`fuzzed MQTT payloads (seed ${hexSeed(SEED)})`, () => {
     const names = home.hearth.tools.all().map((t) => t.name);
     assert.equal(new Set(names).size, names.length, 'tool names are unique');
     for (const n of names)
-      assert.ok(isValidToolName(n) || ['get_state', 'get_history', 'find_entities', 'get_camera_image'].includes(n), `tool name ${JSON.stringify(n)}`);
+      assert.ok(
+        isValidToolName(n) || ['get_state', 'get_history', 'get_audit', 'explain_policy', 'find_entities', 'get_camera_image'].includes(n),
+        `tool name ${JSON.stringify(n)}`,
+      );
     // The bridge itself published only discovery housekeeping (the HA birth message, Zigbee2MQTT bridge requests and
     // `<device>/get` state reads), never a wildcard or a device command.
     const mine = own.slice(ownBefore);

@@ -50,7 +50,7 @@ describe('MCP over Streamable HTTP', () => {
     assert.deepEqual(client.getServerCapabilities()?.tools, { listChanged: true });
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    assert.equal(tools.length, 15, '12 device tools, get_state, get_history and control_group');
+    assert.equal(tools.length, 17, '12 device tools, get_state, get_history, get_audit, explain_policy and control_group');
     assert.ok(tools.every((t) => !t.name.startsWith('host__')));
     assert.deepEqual(byName.get('living_room_lamp')?.annotations, {
       title: 'Living room lamp',
@@ -61,6 +61,12 @@ describe('MCP over Streamable HTTP', () => {
     });
     assert.equal(byName.get('get_state')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('get_history')?.annotations?.readOnlyHint, true);
+    // The audit and the policy (#42): read tools whose text is the answer (no device output schema).
+    assert.equal(byName.get('get_audit')?.annotations?.readOnlyHint, true);
+    assert.equal(byName.get('get_audit')?.outputSchema, undefined);
+    assert.equal(byName.get('explain_policy')?.annotations?.readOnlyHint, true);
+    const why = (await client.callTool({ name: 'explain_policy', arguments: { entity: 'front_door.lock', action: 'unlock' } })) as CallToolResult;
+    assert.match(textOf(why), /^Policy for unlock on "Front door lock" \(front_door\.lock\), now:\n- /);
     assert.equal(byName.get('front_door_camera')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('front_door_lock')?.annotations?.destructiveHint, true);
     assert.equal(byName.get('front_door_lock')?.annotations?.idempotentHint, true);
@@ -380,7 +386,7 @@ describe('MCP over Streamable HTTP', () => {
     try {
       const client = new Client({ name: 'mounted', version: '1' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`)));
-      assert.equal((await client.listTools()).tools.length, 15);
+      assert.equal((await client.listTools()).tools.length, 17);
       const on = (await client.callTool({ name: 'living_room_lamp', arguments: { action: 'turn_on' } })) as CallToolResult;
       assert.match(textOf(on), /^confirmed/);
       assert.equal(home.hearth.audit.tail(1)[0].principal, 'http:local');

@@ -66,7 +66,7 @@ describe('hearth mcp over stdio', () => {
     assert.match(client.getInstructions() ?? '', /approval/);
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    assert.equal(tools.length, 15, '12 device tools, get_state, get_history and control_group');
+    assert.equal(tools.length, 17, '12 device tools, get_state, get_history, get_audit, explain_policy and control_group');
     assert.equal(byName.get('get_state')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('living_room_lamp')?.annotations?.readOnlyHint, false);
     assert.equal(byName.get('living_room_lamp')?.annotations?.idempotentHint, true);

@@ -77,6 +77,32 @@ describe('hearth-session', () => {
     await waitForStatus('s1', (s) => s.fill === 'blue' && /thinking/.test(s.text ?? ''));
   });
 
+  it('answers an audit question from the audit to an owner, by name, and acts on nothing (#42)', async () => {
+    await load(flow());
+    await waitForStatus('s1', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
+    const rows = demo.home.hearth.audit.digest().count;
+    const answer = nextMessage('answer', 15_000);
+    node('s1').receive({ payload: 'who turned on the living room lamp today?', topic: 'records' });
+    const msg = await answer;
+    assert.match(msg.payload, /tester \(chat\) asked to turn on the living room lamp .*: done and confirmed\./i);
+    assert.deepEqual(
+      msg.result.toolCalls.map((c: { name: string }) => c.name),
+      ['get_audit'],
+    );
+    assert.deepEqual(msg.result.auditIds, []);
+    assert.equal(demo.home.hearth.audit.digest().count, rows, 'a question is no audited call');
+  });
+
+  it('refuses a guest session the audit question plainly (#42)', async () => {
+    const rows = demo.home.hearth.audit.digest().count;
+    await load(flow({ principal: 'chat:visitor', roles: 'guest' }));
+    await waitForStatus('s1', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
+    const refused = nextMessage('answer', 15_000);
+    node('s1').receive({ payload: 'who turned on the living room lamp today?', topic: 'records-guest' });
+    assert.equal((await refused).payload, 'Only someone allowed to read the audit can ask that: ask an owner.');
+    assert.equal(demo.home.hearth.audit.digest().count, rows, 'a question is no audited call');
+  });
+
   it('keeps one session per msg.session / msg.topic between messages; ephemeral sessions are new each time', async () => {
     await load(
       flow({}, [

@@ -175,6 +175,17 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     await shot('03a-chat-records-question');
   });
 
+  it('chat: "what did you do in the last hour?" is answered from the audit (the lamp turned on, in words), and acts on nothing (#42)', async () => {
+    const audited = ((await api('/api/audit?limit=1000')) as unknown[]).length;
+    await say('what did you do in the last hour?');
+    await page.locator('.tool-card[data-tool="get_audit"]').waitFor({ timeout: 15_000 });
+    const answer = page.locator('.msg.assistant .answer', { hasText: /asked to turn on the living room lamp/i });
+    await answer.waitFor({ timeout: 15_000 });
+    assert.match((await answer.textContent()) ?? '', /asked to turn on the living room lamp .*: done and confirmed\./i);
+    await page.locator('#send:not([disabled])').waitFor();
+    assert.equal(((await api('/api/audit?limit=1000')) as unknown[]).length, audited, 'a question is no audited call');
+  });
+
   it('chat: "show me the front door camera" shows the frame inline', async () => {
     await say('show me the front door camera');
     const card = page.locator('.tool-card[data-tool="front_door_camera"]');

@@ -43,14 +43,16 @@ describe('tool set shapes', () => {
       'control_lights',
       'control_locks',
       'control_switches',
+      'explain_policy',
       'find_entities',
+      'get_audit',
       'get_history',
       'get_state',
     ]);
     const tokens = estimateTokens(toolSpecs(grouped.tools));
     assert.ok(tokens < 8000, `grouped specs are ~${tokens} tokens`);
     const perEntity = generateTools(entities, { shape: 'per-entity', groupAbove: 40 }, noop);
-    assert.equal(perEntity.tools.length, 663, '660 entity tools, get_state, get_history and control_group');
+    assert.equal(perEntity.tools.length, 665, '660 entity tools, get_state, get_history, get_audit, explain_policy and control_group');
     assert.ok(estimateTokens(toolSpecs(perEntity.tools)) > 10 * tokens, 'per-entity would blow the budget');
     // Above the enum limit the entity argument is a free id checked at call time.
     const lights = grouped.tools.find((t) => t.name === 'control_lights')!;
@@ -77,7 +79,9 @@ describe('tool set on a running home', () => {
         'control_sirens',
         'control_switches',
         'control_vacuums',
+        'explain_policy',
         'find_entities',
+        'get_audit',
         'get_camera_image',
         'get_history',
         'get_state',
@@ -125,7 +129,8 @@ describe('tool set on a running home', () => {
       .forPrincipal({ id: 'chat:visitor', roles: ['guest'] })
       .map((t) => t.name)
       .sort();
-    assert.deepEqual(guestTools, ['find_entities', 'get_camera_image', 'get_history', 'get_state']);
+    // get_audit is for those who may read the audit (owners by default), not for a guest.
+    assert.deepEqual(guestTools, ['explain_policy', 'find_entities', 'get_camera_image', 'get_history', 'get_state']);
     assert.equal(home.hearth.tools.forPrincipal(OWNER).length, home.hearth.tools.all().length);
   });
 });

@@ -9,6 +9,7 @@ import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from '.
 import { cleanDeviceText } from '../../../tools/device-text.js';
 import { personName, resultText, sentence, spoken, theArea, theName } from './names.js';
 import { HISTORY_TOOL, historySentence, type HistoryAsk } from './history.js';
+import { AUDIT_TOOL, auditSentence, POLICY_TOOL, policySentence } from './records.js';
 import { NEW_KIND_ACTIONS, PARTICIPLE_ACTIONS, type Responses, type Slots } from './responses.js';
 import type { OfferedTools } from './tools.js';
 
@@ -104,6 +105,8 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
     }
     case 'question':
       return r.say('question');
+    case 'refused':
+      return r.say(reply.key);
     case 'not_found': {
       const what = reply.noun
         ? r.say(`noun_${reply.noun}`, { kind: spoken(reply.what || r.say('word_device'), 40), state: reply.state })
@@ -477,6 +480,15 @@ export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
   const r = ctx.responses;
   const fallbackName = entityId ? theName(r, { name: entityId, id: entityId }) : area ? r.say('devices_in', { area: theArea(r, area) }) : r.say('the_home');
   const name = entity ? theName(r, entity) : fallbackName;
+  // The audit and the policy answer in their own words, a refusal too (issue 42).
+  if (call.tool === AUDIT_TOOL) {
+    const said = auditSentence(call.result.trim(), r, ctx.asked, (n) => theName(r, { name: unquote(`"${n}"`), id: '' }));
+    if (said) return said;
+  }
+  if (call.tool === POLICY_TOOL) {
+    const said = policySentence(call.result.trim(), r, name, String(call.args.action ?? 'read'));
+    if (said) return said;
+  }
   const { outcome, rest } = outcomeOf(call.result);
   const phrase = (form: 'do' | 'doing') =>
     action === 'read' && !entityId

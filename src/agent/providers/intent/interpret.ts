@@ -10,6 +10,7 @@ import { correctNames, closestEntities } from './fuzzy.js';
 import { matchAll, type Captures, type Match, type MatchContext, type NumberValue, type PreviousTurn } from './matcher.js';
 import type { Token } from './normalize.js';
 import { planHistory, type HistoryAsk } from './history.js';
+import { planAudit, planPolicy } from './records.js';
 import { isQuestionTokens } from './question.js';
 import { isReply, resolveTarget, sortEntities, type Reply, type Target } from './resolve.js';
 import { INTENT_KINDS, KIND_BY_ID, kindClass, READ_INTENTS, type IntentId } from './sentences.js';
@@ -87,6 +88,8 @@ export const VERB: Record<IntentId, string> = {
   HassGetAll: 'read',
   HassCameraImage: 'look_through',
   HassGetHistory: 'read_history',
+  HearthAudit: 'read',
+  HearthPolicy: 'read',
   HearthRepeat: 'use',
   HearthOutOfScope: 'use',
   UnknownDevice: 'use',
@@ -324,6 +327,10 @@ function plan(m: Match, home: Home): Planned | Reply | null {
       return planCamera(c, home);
     case 'HassGetHistory':
       return planHistory(c, home.vocabulary, home.offered, home.context ?? {}, home.now?.() ?? Date.now());
+    case 'HearthAudit':
+      return planAudit(c, home.vocabulary, home.offered, home.context ?? {}, home.now?.() ?? Date.now());
+    case 'HearthPolicy':
+      return planPolicy(c, home.vocabulary, home.offered, home.context ?? {});
     case 'HearthRepeat':
       return planRepeat(m, home);
     case 'HearthOutOfScope':

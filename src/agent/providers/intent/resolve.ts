@@ -27,7 +27,9 @@ export type Reply =
   | { type: 'out_of_range'; entity: Entity; what: string; min: number; max: number; unit: string; rank: 3 }
   | { type: 'question'; rank: 3 }
   /** Something Hearth does not do ("what's the weather like?"): `topic` picks the `out_of_scope_<topic>` response. */
-  | { type: 'out_of_scope'; topic: string; rank: 3 };
+  | { type: 'out_of_scope'; topic: string; rank: 3 }
+  /** Refused plainly, in the response `key` ("only someone allowed to read the audit can ask that"). */
+  | { type: 'refused'; key: string; rank: 3 };
 
 export interface Target {
   entities: Entity[];

@@ -158,6 +158,15 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   history_value_before: ['name', 'value', 'time', 'age'],
   history_range: ['name', 'low', 'high', 'average', 'count'],
   history_none: ['name'],
+  // the audit and the policy (issue 42): "who unlocked the front door today?", "why can't I unlock it?"
+  audit_refused: [],
+  audit_none: [],
+  audit_line: ['who', 'action', 'name', 'time', 'age', 'outcome'],
+  audit_more: ['count'],
+  audit_away: ['answer'],
+  policy_answer: ['action', 'name', 'lines'],
+  policy_line: ['who', 'effect', 'reason'],
+  policy_others_refused: [],
 };
 
 const PLACEHOLDER = /\{([^{}]*)\}/g;

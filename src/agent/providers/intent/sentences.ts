@@ -30,6 +30,9 @@ export const INTENT_IDS = [
   'HassGetAll',
   'HassCameraImage',
   'HassGetHistory',
+  // "Who unlocked the front door today?", "why can't I unlock the front door?": the audit and the policy (issue 42).
+  'HearthAudit',
+  'HearthPolicy',
   // "and the hallway too": the session's last sentence again, on what is said now.
   'HearthRepeat',
   // "What's the weather like?", "good night" in a home without scenes: said to be beyond Hearth, never guessed at.
@@ -49,6 +52,8 @@ export const READ_INTENTS: ReadonlySet<IntentId> = new Set([
   'HassGetAll',
   'HassCameraImage',
   'HassGetHistory',
+  'HearthAudit',
+  'HearthPolicy',
   'HearthOutOfScope',
   'UnknownDevice',
 ]);
