@@ -14,6 +14,7 @@ import { newCall, type Pipeline } from './pipeline.js';
 import { argumentBoundsProblem, argumentSummary } from './argument-bounds.js';
 import type { AuditLog } from '../audit/types.js';
 import type { GeneratedTool, Principal, ToolCall, ToolResult, ToolResultObject } from './types.js';
+import { missingPermission } from '../policy/missing-permission.js';
 
 export interface ToolSetEvents {
   changed: [tools: GeneratedTool[]];
@@ -222,8 +223,11 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
     if (!tool) return { text: `${entity.name} (${entity.id}) has no tool for ${action.replace(/_/g, ' ')}`, isError: true };
     const decisions = subjects.slice(0, 50).map((p) => {
       const request = this.policyRequest(tool, action === 'read' ? {} : { entity: entity.id, action }, p);
-      const decision =
-        request && this.policy.preview ? this.policy.preview({ ...request, action: request.action === 'actuate' ? action : request.action }) : undefined;
+      const asked = request ? { ...request, action: request.action === 'actuate' ? action : request.action } : undefined;
+      const decision = asked && this.policy.preview ? this.policy.preview(asked) : undefined;
+      // Asked for oneself: a refusal says what would allow it (an owner hears the command, anyone else to ask an owner).
+      if (decision && asked && decision.effect === 'deny' && p.id === asker.id)
+        return { principal: p.id, decision: { ...decision, reason: `${decision.reason.replace(/\.$/, '')}. ${missingPermission(asked, decision)}` } };
       return { principal: p.id, decision: decision ?? { effect: 'deny' as const, ruleId: null, reason: 'no decision could be made' } };
     });
     return policyAnswer(entity, action, decisions);

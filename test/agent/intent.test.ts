@@ -540,7 +540,10 @@ describe('intent model: only offered tools', () => {
       per.tools.filter((t) => t.name !== 'back_door_lock'),
     );
     assert.deepEqual(r.calls, []);
-    assert.equal(r.text, 'Sorry, I cannot do that here: I have no tool to lock the back door lock in this conversation.');
+    assert.equal(
+      r.text,
+      "Sorry, I cannot do that here: I have no tool to lock the back door lock in this conversation. To hear why, ask: why can't I lock the back door lock?",
+    );
     const all = await say(per.provider, 'lock all the doors', per.tools);
     assert.equal(all.calls.length, 3);
 
@@ -568,7 +571,20 @@ describe('intent model: only offered tools', () => {
     );
     assert.equal(r.calls.length, 0);
     assert.equal(r.finishReason, 'stop');
-    assert.equal(r.text, 'Sorry, I cannot do that here: I have no tool to lock the front door lock in this conversation.');
+    assert.equal(
+      r.text,
+      "Sorry, I cannot do that here: I have no tool to lock the front door lock in this conversation. To hear why, ask: why can't I lock the front door lock?",
+    );
+    // The question it suggests is one the model understands: it asks the policy, and never acts.
+    const why = await say(
+      per.provider,
+      "why can't I lock the front door lock?",
+      per.tools.filter((t) => t.name !== 'front_door_lock'),
+    );
+    assert.deepEqual(
+      why.calls.map((c) => [c.tool, c.args]),
+      [['explain_policy', { entity: 'front_door.lock', action: 'lock' }]],
+    );
 
     const grouped = build(demoEntities, 'grouped');
     const g = await say(

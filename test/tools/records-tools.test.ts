@@ -87,6 +87,23 @@ describe('tools: get_audit and explain_policy', () => {
     const mine = await home.hearth.tools.call('explain_policy', { entity: 'front_door.lock', action: 'unlock' }, guest);
     assert.ok(!mine.isError, mine.text);
     assert.match(mine.text!, /^Policy for unlock on "Front door lock" \(front_door\.lock\), now:\n- guest \(token\): not allowed: /);
+    // A refusal asked about oneself says what would allow it: to anyone but an owner, to ask an owner (issue 41).
+    assert.match(mine.text!, /Ask an owner of this home to allow it \(hearth policy allow http:guest --entity front_door\.lock --action unlock\)/);
+    const rule = home.hearth.policy.add({
+      subject: 'role:owner',
+      targetType: 'entity',
+      target: 'front_door.lock',
+      action: 'unlock',
+      effect: 'deny',
+      priority: 50,
+      note: 'test',
+    });
+    try {
+      const ownerDenied = await home.hearth.tools.call('explain_policy', { entity: 'front_door.lock', action: 'unlock' }, owner);
+      assert.match(ownerDenied.text!, new RegExp(`not allowed: .*To change it: hearth policy remove ${rule.id}, or a rule of higher priority`));
+    } finally {
+      home.hearth.policy.remove(rule.id);
+    }
     const others = await home.hearth.tools.call('explain_policy', { entity: 'front_door.lock', action: 'unlock', for: 'owner' }, guest);
     assert.equal(others.isError, true);
     assert.match(others.text!, /only an owner can ask what the policy decides for someone else/);

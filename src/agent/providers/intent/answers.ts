@@ -130,6 +130,8 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
       const names = r.list(reply.entities.slice(0, 3).map((e) => theName(r, e)));
       const verb = r.say(`verb_${reply.verb}`);
       if (reply.entities.length > 3) return r.say('not_here_more', { verb, names, count: reply.entities.length - 3 });
+      // One device not acted on: ask the policy why ("why can't I unlock the front door?" names the rule, and how to allow it).
+      if (reply.entities.length === 1 && !READ_VERBS.has(reply.verb) && r.has('not_here_act')) return r.say('not_here_act', { verb, names });
       return r.say('not_here', { verb, names });
     }
     case 'out_of_range': {
@@ -471,6 +473,9 @@ function groupAnswer(text: string): string {
     .join('. ')
     .concat('.');
 }
+
+/** What a not_here reply's verb is when it only reads: no policy question to point to. */
+const READ_VERBS = new Set(['read', 'read_history', 'look_through']);
 
 /** One sentence (or a few) for one tool result. */
 export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {

@@ -70,6 +70,7 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   in_area: ['name', 'area'],
   not_here: ['verb', 'names'],
   not_here_more: ['verb', 'names', 'count'],
+  not_here_act: ['verb', 'names'],
   out_of_range: ['name', 'what', 'min', 'max', 'unit'],
   // round 2: answers from tool results
   done: [],
