@@ -6,7 +6,7 @@
 // <prefix>/lib/node_modules with its bin in <prefix>/bin. Each printed command is then run as a shell would.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -21,10 +21,11 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 /** The suite's PATH (test/run.mjs leaves no `hearth` on it), as a fresh checkout's user has. */
 const PATH = process.env.PATH ?? '';
 
-/** A folder holding only a `hearth` that is `target`. */
+/** A folder holding only a `hearth` that is `target`, executable as npm makes a bin it links (tsc writes it 0644). */
 function binWith(name: string, target: string): string {
   const bin = join(dir, name);
   mkdirSync(bin, { recursive: true });
+  chmodSync(target, 0o755);
   symlinkSync(target, join(bin, 'hearth'));
   return bin;
 }
@@ -96,6 +97,8 @@ describe('installed as a package (the layout npm makes, from npm pack)', () => {
     renameSync(unpacked, packageDir);
     // Its dependencies, as the checkout installed them (the package resolves them from its own folder first).
     symlinkSync(join(ROOT, 'node_modules'), join(packageDir, 'node_modules'));
+    // npm makes a package's bin executable when it installs it (a fresh checkout's tsc output is 0644).
+    chmodSync(join(packageDir, 'dist', 'cli', 'main.js'), 0o755);
     symlinkSync('../@hearth-bridge/hearth/dist/cli/main.js', join(folder, 'node_modules', '.bin', 'hearth'));
     // npm install -g: the package under <prefix>/lib/node_modules, its bin in <prefix>/bin.
     prefix = join(dir, 'global');

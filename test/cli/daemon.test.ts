@@ -273,8 +273,8 @@ describe('commands with and without the daemon', () => {
     const r = await runGroup(['tools', '--db', db, '--devices', empty, '--no-demo'], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /the daemon for .*h\.db runs another home \(its demo home is on\); running standalone/);
-    // An empty home has only the home-wide read tools, none of the daemon's devices.
-    assert.match(r.stdout, /^2 tools/);
+    // An empty home has only the home-wide read tools (state, history, audit, policy), none of the daemon's devices.
+    assert.match(r.stdout, /^4 tools/);
     assert.doesNotMatch(r.stdout, /living_room_lamp/);
   });
 
