@@ -100,6 +100,25 @@ describe('intent model: relative changes step from the current value (issue 42)'
     assert.equal(percent(on.calls[0].args), 10);
   });
 
+  it('a cover steps from its position: "open the garage door a bit", "close it a lot" (from halfway, a lot closes it)', () => {
+    const h = home(DEMO, { 'garage_door.door': { value: 'open', attributes: { position: 50 } } });
+    const position = (text: string) => {
+      const r = h.understand(text);
+      assert.equal(r.calls.length, 1, `${text}: ${r.text}`);
+      assert.equal(r.calls[0].args.action, 'set_position', text);
+      return r.calls[0].args.position;
+    };
+    assert.equal(position('open the garage door a bit'), 60);
+    assert.equal(position('lower the garage door a little'), 40);
+    assert.equal(position('open the garage door a bit more'), 60);
+    assert.equal(position('close the garage door a lot'), 0);
+    assert.equal(position('raise the garage door a lot more'), 100);
+    // Where it is not known, said and not done.
+    const unknown = home(DEMO, {}).understand('open the garage door a bit');
+    assert.deepEqual(unknown.calls, []);
+    assert.match(unknown.text ?? '', /position is not known yet/);
+  });
+
   it('thermostat targets, fan speeds and whites step the same way, and say which way', async () => {
     const h = home(FLOORS, {
       'office_thermostat.climate': { value: 'heat', attributes: { temperature: 20, current_temperature: 19 } },

@@ -671,9 +671,19 @@ function stepFor(intent: IntentId, e: Entity, c: Captures, t: Target, home: Home
         return actions.includes(wanted) ? { action: wanted } : unsupported();
       }
       return actions.includes('stop') ? { action: 'stop' } : unsupported();
-    case 'HassSetPosition':
+    case 'HassSetPosition': {
+      // "open the blinds a bit", "lower the shade a lot": a step from where it is now (a small, usual or large one).
+      if (!n && c.direction) {
+        if (!actions.includes('set_position')) return unsupported('move');
+        const p = state?.attributes.position;
+        const now = typeof p === 'number' ? p : state?.value === 'closed' ? 0 : state?.value === 'open' ? 100 : undefined;
+        if (now === undefined) return { type: 'unsupported', entity: e, verb: 'move', why: 'position_unknown', rank: 2 };
+        const by = stepBy('position', c);
+        return percentStep(e, Math.min(100, Math.max(0, now + (c.direction === 'down' ? -by : by))), 'set_position', 'position', 'position', 'move');
+      }
       if (!n || n.unit === 'degree' || n.unit === 'kelvin') return null;
       return percentStep(e, n.value, 'set_position', 'position', 'position', 'move');
+    }
     case 'HassLock':
       return { action: 'lock' };
     case 'HassUnlock':

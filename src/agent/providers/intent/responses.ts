@@ -313,7 +313,16 @@ for (const k of [
   'opening',
 ])
   RESPONSE_SLOTS[`kinds_${k}`] = [];
-for (const w of ['state_unknown', 'speed_unknown', 'setting_unknown', 'colour_temp_unknown', 'brightness_unknown', 'already_off', 'thermostat_off'])
+for (const w of [
+  'state_unknown',
+  'speed_unknown',
+  'setting_unknown',
+  'colour_temp_unknown',
+  'brightness_unknown',
+  'position_unknown',
+  'already_off',
+  'thermostat_off',
+])
   RESPONSE_SLOTS[`why_${w}`] = [];
 for (const q of ['brightness', 'temperature', 'value', 'position', 'speed', 'color_temp']) RESPONSE_SLOTS[`quantity_${q}`] = [];
 
