@@ -107,8 +107,13 @@ function checkResult(o: Outcome): void {
     assert.match(o.result.text!, REASON, what);
     assert.ok(o.result.text!.length > 12, `a refusal says why: ${what}`);
   } else {
-    // A grouped call (control_group) may also be done in part, or answered from its earlier rows.
-    assert.match(o.result.text!, /^(confirmed|unconfirmed|partly done: |already handled: |no matching entities|"|Latest frame|[a-z0-9_.]+: ")/, what);
+    // A grouped call (control_group) may also be done in part, or answered from its earlier rows; the audit and the
+    // policy answer with their own heads (get_audit, explain_policy).
+    assert.match(
+      o.result.text!,
+      /^(confirmed|unconfirmed|partly done: |already handled: |no matching entities|"|Latest frame|Audit |Policy for |[a-z0-9_.]+: ")/,
+      what,
+    );
   }
   const published = (o.result.details?.published as Array<{ topic: string; payload: string }> | undefined) ?? [];
   if (published.length) {
