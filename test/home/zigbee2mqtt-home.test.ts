@@ -13,21 +13,9 @@ import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { request } from '../helpers/http-client.js';
 import { SimulatedZigbee2mqtt } from '../helpers/simulated-zigbee2mqtt.js';
 import { waitFor } from '../helpers/wait.js';
+import { Z2M_HOME, type HomeDeviceJson } from '../helpers/zigbee2mqtt-home.js';
 
-const CEILING = 'zigbee2mqtt_0x000d6ffffe1a2b3c';
-const SPOTS = 'zigbee2mqtt_0x0017880104a1b2c2';
-const CONTACT = 'zigbee2mqtt_0x00158d0004a1b2c3';
-const MOTION = 'zigbee2mqtt_0x00158d00054c3b2a';
-
-interface DeviceJson {
-  id: string;
-  name: string;
-  area: string | null;
-  areaFrom: string | null;
-  suggestedArea: string | null;
-  aliases: string[];
-  entities: Array<{ id: string; name: string; exposed: boolean; category: string | null; area: string | null }>;
-}
+const { CEILING, SPOTS, CONTACT, MOTION } = Z2M_HOME;
 
 describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP API', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-z2m-home-'));
@@ -41,12 +29,12 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
   // Per-entity tools: each entity's tool by its name (a home this size is grouped by default).
   const common = () => ['--db', db, '--mqtt-url', broker.url, '--no-demo', '--set', 'tools.shape=per-entity'];
   const cli = async (args: string[]) => runHearth([...args, ...common()], { cwd: dir });
-  const devices = async (): Promise<DeviceJson[]> => {
+  const devices = async (): Promise<HomeDeviceJson[]> => {
     const r = await cli(['devices', '--json']);
     assert.equal(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout) as DeviceJson[];
+    return JSON.parse(r.stdout) as HomeDeviceJson[];
   };
-  const find = (list: DeviceJson[], id: string) => list.find((d) => d.id === id)!;
+  const find = (list: HomeDeviceJson[], id: string) => list.find((d) => d.id === id)!;
 
   const start = async () => {
     const httpPort = await freePort();
@@ -207,7 +195,7 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
     assert.ok(!(areas.json as Array<{ name: string }>).some((a) => a.name === 'Bathroom'), areas.text);
     assert.ok((areas.json as Array<{ name: string }>).some((a) => a.name === 'Living room'));
     const list = await request(`${base}/api/home/devices`, { token: guest });
-    assert.ok(!(list.json as DeviceJson[]).some((d) => d.area === 'Bathroom'), 'the leak sensor is not named');
+    assert.ok(!(list.json as HomeDeviceJson[]).some((d) => d.area === 'Bathroom'), 'the leak sensor is not named');
     assert.ok(!list.text.includes('Leak sensor'));
   });
 

@@ -15,20 +15,10 @@ import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { CHROMIUM, DESKTOP, openSignedIn, PAGE_ARTIFACTS, PHONE, pastTheEdge } from '../helpers/page-browser.js';
 import { SimulatedZigbee2mqtt } from '../helpers/simulated-zigbee2mqtt.js';
 import { waitFor } from '../helpers/wait.js';
+import { Z2M_HOME, type HomeDeviceJson } from '../helpers/zigbee2mqtt-home.js';
 
-const CEILING = 'zigbee2mqtt_0x000d6ffffe1a2b3c';
-const REMOTE = 'zigbee2mqtt_0x000d6ffffe3e4f5a';
-const SPOTS = 'zigbee2mqtt_0x0017880104a1b2c2';
-const CONTACT = 'zigbee2mqtt_0x00158d0004a1b2c3';
+const { CEILING, REMOTE, SPOTS, CONTACT } = Z2M_HOME;
 const HOSTILE = '<img src=x onerror="window.pwned=1">Den';
-
-interface DeviceJson {
-  id: string;
-  name: string;
-  area: string | null;
-  areaFrom: string | null;
-  entities: Array<{ id: string; exposed: boolean; category: string | null }>;
-}
 
 describe('the page on a Zigbee2MQTT home: one card per device by area, and the home arranged from the page', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-page-home-'));
@@ -59,7 +49,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     });
     return { status: res.status, json: (await res.json()) as any };
   };
-  const device = async (id: string): Promise<DeviceJson> => ((await api('/api/home/devices')).json as DeviceJson[]).find((d) => d.id === id)!;
+  const device = async (id: string): Promise<HomeDeviceJson> => ((await api('/api/home/devices')).json as HomeDeviceJson[]).find((d) => d.id === id)!;
   const open = async (token: string, viewport: { width: number; height: number }, name: string, hash: string) => {
     const signed = await openSignedIn(base, token, { profileDir: join(dir, `profile-${name}`), viewport, name, hash });
     contexts.push(signed.context);
@@ -298,7 +288,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     await start();
     const r = await runHearth(['devices', '--json', ...common()], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
-    const list = JSON.parse(r.stdout) as DeviceJson[];
+    const list = JSON.parse(r.stdout) as HomeDeviceJson[];
     const spots = list.find((d) => d.id === SPOTS)!;
     assert.deepEqual([spots.name, spots.area], ['Spots', 'Pantry']);
     assert.equal(list.find((d) => d.id === CONTACT)!.area, den);
