@@ -124,6 +124,19 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     if (floor && !floors.has(said.split(' '))) floors.add(said, floor);
   }
 
+  // A name that ends with its own area is said without it too, as a real name beside any other that says the
+  // same: two devices called "Ceiling" in the Kitchen and the Kids room are "Ceiling" and "Ceiling (Kitchen)" to
+  // the registry (names are distinct), but to a person both are "the ceiling" (which one?), and "the kitchen
+  // ceiling" is the area's word and that name.
+  for (const e of entities) {
+    if (!e.area) continue;
+    const k = keys(e.name);
+    const a = keys(e.area);
+    if (k.length <= a.length || !a.every((w, i) => k[k.length - a.length + i] === w)) continue;
+    const stem = k.slice(0, k.length - a.length);
+    if (!areas.has(stem) && !floors.has(stem) && !groupPhrase(stem.join(' '), true)) names.addKeys(stem, [e.id]);
+  }
+
   // Weaker names, only where no real name says the same: the name without its
   // kind word ("front door" for "Front door lock"), and that with another word
   // for the same kind ("desk light" for "Desk lamp").
