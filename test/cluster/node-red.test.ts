@@ -186,7 +186,14 @@ describe('Node-RED on a NATS cluster whose node under the bridge dies', () => {
     await waitForStatus('dev', (s) => /connected/.test(s.text ?? ''), 60_000);
     const hearth = await bridgeHearth();
     hearth.policy.add({ subject: 'role:owner', targetType: 'any', target: '*', action: 'actuate', effect: 'allow', note: 'test: owners act' });
-    sim = await startSimulator({ url: broker.url, devices: hearth.bridge.registry.devices(), log: logSink('error').log, connectTimeoutMs: 60_000 });
+    // The devices as docs/deployment.md tells users to set them on a cluster: command subscriptions at QoS 0.
+    sim = await startSimulator({
+      url: broker.url,
+      devices: hearth.bridge.registry.devices(),
+      log: logSink('error').log,
+      connectTimeoutMs: 60_000,
+      commandQos: 0,
+    });
     await waitFor('the kitchen light reports', () => hearth.bridge.cache.get('kitchen_light.light')?.value !== undefined, 20_000);
     const connection = hearth.bridge.connection;
     const killed = broker.nodeIndexOfPort(Number(connection.node!.split(':')[1]));
