@@ -168,6 +168,9 @@ export function connectedNodeDies(sendWaitMs: number): void {
       await waitFor('every entity as the device has it', () => differs().length === 0, 15_000).catch(() => undefined);
       for (const e of differs()) assert.fail(`${e.id}: Hearth has ${home.hearth.bridge.cache.get(e.id)?.value}, the device ${home.sim.state(e.id).value}`);
       assert.equal(home.hearth.audit.verify().ok, true, 'the audit verifies');
+      phase('done');
+      // Where the time went (phase by phase), for a run that comes near its bound on a busy machine.
+      t.diagnostic(`phases: ${phases.join(' | ')}`);
       finished = true;
     });
   });
