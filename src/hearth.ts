@@ -72,7 +72,7 @@ export class Hearth {
         max: config.discovery.rememberMax,
       });
       const history = new HistoryStore(db, historyOptions(config.history));
-      const deviceIds = new DeviceIds(db, { log: log.child({ part: 'devices' }) });
+      const deviceIds = new DeviceIds(db, { log: log.child({ part: 'devices' }), max: config.discovery.maxDevices });
       bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory, home: new HomeModel(db), deviceIds });
       const recorder = options.recordHistory ? new HistoryRecorder(history, bridge.cache, log.child({ part: 'history' })) : undefined;
       // The read check lives on the Hearth made below; the pipeline asks it late.

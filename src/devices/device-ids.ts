@@ -239,14 +239,18 @@ export class DeviceIds {
     return !!this.read(() => this.write?.id.get(id));
   }
 
-  /** Past the cap nothing is stored: the identity's own id (the same on every run), if no one holds it. */
+  /**
+   * Past the cap nothing is stored: the identity's own id, made from it alone, so the same on every run and every
+   * list without a row (a device file with that id overrides the device, as it always did); none when a stored
+   * name-made id is that text.
+   */
   private pastTheCap(source: string, request: DeviceIdRequest): string | undefined {
-    const free = DEVICE_ID_RE.test(request.legacy) && !this.taken(request.legacy);
+    const free = DEVICE_ID_RE.test(request.legacy) && !this.held.has(request.legacy) && !this.storedElsewhere(request.legacy);
     const quiet = this.notices.take(`cap ${source}`);
     if (quiet !== undefined)
       this.log?.warn(
         { source, max: this.max, suppressed: quiet },
-        `${source}: ${this.max} devices already have ids; a new one gets the id of its own identity (${request.legacy}), not one from its name`,
+        `${source}: ${this.max} devices already have ids (discovery.max_devices); a new one gets the id of its own identity (${request.legacy}), not one from its name, and it is not stored`,
       );
     return free ? request.legacy : undefined;
   }

@@ -19,7 +19,7 @@ import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../util/
 import { INVISIBLE } from '../../../util/untrusted-text.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
 import { TokenBucket } from '../../../util/token-bucket.js';
-import { DeviceIds, MAX_DEVICE_IDS } from '../../device-ids.js';
+import { DeviceIds } from '../../device-ids.js';
 import { admitDiscovered } from '../../discovered.js';
 import type { Device, Entity } from '../../model.js';
 import { SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
@@ -466,7 +466,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     const deviceBlock = validated.device as DeviceBlock | undefined;
     const deviceId = this.deviceIdFor(platform, deviceBlock, validated, uniqueId, discoveryId);
     if (!deviceId) {
-      this.refuse('source', where, `no device id could be given to its device: ${MAX_DEVICE_IDS} devices have ids already`, hash);
+      this.refuse('source', where, 'no device id could be given to its device: discovery.max_devices devices have ids, and its own is taken', hash);
       return false;
     }
     const keyHint = this.keyHint(validated, uniqueId, via?.componentId ?? discoveryId.split(' ').pop()!);

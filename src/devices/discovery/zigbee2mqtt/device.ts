@@ -3,7 +3,7 @@
 // (`Living room/Ceiling light` -> `living_room_ceiling_light`; the device ids
 // store, src/devices/device-ids.ts, keeps it), so a rename keeps the id and
 // changes only the name and the topics.
-import { deviceIdFromName, type DeviceIdLookup, MAX_DEVICE_IDS } from '../../device-ids.js';
+import { deviceIdFromName, type DeviceIdLookup } from '../../device-ids.js';
 import { readJsonPath } from '../../json-path.js';
 import type { Availability, AvailabilitySource, Device, Entity, PayloadTransform } from '../../model.js';
 import { exposesToEntities } from './exposes.js';
@@ -112,7 +112,7 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
   const exposes = Array.isArray(raw.definition.exposes) ? raw.definition.exposes : [];
   if (!exposes.length) return skip('no_exposes', 'its definition exposes nothing');
   const deviceId = z2mIdOf(options, ieee, friendly, z2mDeviceId(ieee)!);
-  if (!deviceId) return skip('no_id', `no device id could be given to it (${MAX_DEVICE_IDS} devices have ids already; see docs/devices.md)`);
+  if (!deviceId) return skip('no_id', 'no device id could be given to it: discovery.max_devices devices have ids, and its own is taken');
   const whole = cleanName(friendly) || ieee;
   const { area, name } = placeOfFriendlyName(whole);
   const availability = z2mAvailability(baseTopic, options);
