@@ -730,7 +730,7 @@ describe('Home Assistant discovery: a discovered lamp through the pipeline', () 
     assert.ok(tool, 'the discovered lamp is a tool');
     assert.equal(tool.name, 'desk_lamp');
     const props = tool.parameters.properties as Record<string, { maximum?: number }>;
-    assert.equal(props.brightness_pct.maximum, 100, 'brightness in percent, put on the lamp\'s own scale (254, its brightness_scale)');
+    assert.equal(props.brightness_pct.maximum, 100, "brightness in percent, put on the lamp's own scale (254, its brightness_scale)");
     received.length = 0;
     const result = await hearth.tools.call(tool.name, { action: 'turn_on', brightness_pct: 50 }, OWNER);
     assert.match(result.text!, /^confirmed/, result.text);
