@@ -97,6 +97,37 @@ describe('the home model on a Zigbee2MQTT home', () => {
     assert.equal(estimateTokens(toolSpecs(hearth.toolsInShape('per-entity'))), before);
   });
 
+  it("a bulb's effect and start-up colour temperature, uncategorised by Zigbee2MQTT, are settings: no tools until an owner exposes one", async () => {
+    const settings = [CEILING, SPOTS].flatMap((d) => [`${d}.effect`, `${d}.color_temp_startup`]);
+    for (const entityId of settings) {
+      const e = hearth.bridge.registry.entity(entityId);
+      assert.equal(e?.category, 'config', entityId);
+      assert.equal(e?.exposed, false, entityId);
+    }
+    // The same for a radiator's child lock, a wall switch's relay mode and a smoke detector's sensitivity.
+    for (const entityId of [
+      `${id('0x0015bc001b02a9f0')}.child_lock`,
+      `${id('0x00158d0002d4e5f6')}.operation_mode_left`,
+      `${id('0x00158d0001e2f3a4')}.sensitivity`,
+    ])
+      assert.equal(hearth.bridge.registry.entity(entityId)?.category, 'config', entityId);
+    const tooled = () => new Set(hearth.tools.all().flatMap((t) => t.meta.entityIds));
+    assert.deepEqual(
+      settings.filter((e) => tooled().has(e)),
+      [],
+      'no tool for them',
+    );
+    const effect = await hearth.tools.call('get_state', { entity: `${SPOTS}.effect` }, OWNER);
+    assert.equal(effect.isError, true, 'unknown to agents, even by id');
+    // The light itself is still an everyday tool, and an owner can still expose the effect.
+    assert.ok(tooled().has(`${SPOTS}.light`));
+    hearth.home.exposeEntity(`${SPOTS}.effect`, true);
+    assert.ok(tooled().has(`${SPOTS}.effect`), 'exposed by its owner, it is a tool');
+    assert.equal((await hearth.tools.call('get_state', { entity: `${SPOTS}.effect` }, OWNER)).isError, undefined);
+    hearth.home.exposeEntity(`${SPOTS}.effect`, undefined);
+    assert.ok(!tooled().has(`${SPOTS}.effect`));
+  });
+
   it('takes people\'s units in tool arguments ("50%", "2700K", "370 mireds"), and refuses others naming the unit wanted', async () => {
     const call = (args: Record<string, unknown>) => hearth.tools.call('living_room_ceiling_light', args, OWNER);
     const half = await call({ action: 'turn_on', brightness_pct: '50%' });

@@ -110,17 +110,25 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     assert.equal(areas.at(-1), 'No area', `"No area" last: ${areas.join(', ')}`);
     assert.ok(areas.includes('Living room') && areas.includes('Bedroom'), areas.join(', '));
     assert.equal(await ceiling.locator('xpath=ancestor::section[contains(@class,"area")]').getAttribute('aria-label'), 'Living room');
-    // One card per device: the light and its effect in one card; its settings folded inside it, not cards of their own.
+    // One card per device: the light, and its settings folded inside it, not cards of their own: power-on behaviour,
+    // and the effect and start-up colour temperature Zigbee2MQTT leaves uncategorised (settings in practice).
     assert.equal(await page.locator(`.device-card[data-device="${CEILING}"]`).count(), 1);
-    assert.equal(await ceiling.locator(`.entity[data-entity="${CEILING}.effect"]`).count(), 1);
-    const setting = ceiling.locator(`details.settings .entity[data-entity="${CEILING}.power_on_behavior"]`);
-    assert.equal(await setting.count(), 1, 'power-on behaviour is in the card, under its settings');
-    assert.equal(await setting.isVisible(), false, 'and folded away');
+    for (const key of ['power_on_behavior', 'effect', 'color_temp_startup']) {
+      const setting = ceiling.locator(`details.settings .entity[data-entity="${CEILING}.${key}"]`);
+      assert.equal(await setting.count(), 1, `${key} is in the card, under its settings`);
+      assert.equal(await setting.isVisible(), false, `${key} is folded away`);
+    }
     const folded = await page
       .locator('#devices .entity')
       .evaluateAll((els) =>
         els
-          .filter((e) => e.checkVisibility() && /power_on_behavior|identify|\.battery$|device_temperature/.test((e as HTMLElement).dataset.entity ?? ''))
+          .filter(
+            (e) =>
+              e.checkVisibility() &&
+              /power_on_behavior|identify|\.battery$|device_temperature|\.effect$|color_temp_startup|child_lock|operation_mode/.test(
+                (e as HTMLElement).dataset.entity ?? '',
+              ),
+          )
           .map((e) => (e as HTMLElement).dataset.entity),
       );
     assert.deepEqual(folded, [], 'no setting or diagnostic shows on the dashboard until its card is unfolded');
