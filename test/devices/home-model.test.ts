@@ -19,7 +19,7 @@ import { waitFor } from '../helpers/wait.js';
 import { Z2M_HOME } from '../helpers/zigbee2mqtt-home.js';
 
 const HOME = zigbee2mqttHome();
-const { CEILING, SPOTS, CONTACT, BEDSIDE, REMOTE, LOCK, COFFEE } = Z2M_HOME;
+const { CEILING, SPOTS, CONTACT, BEDSIDE, REMOTE, LOCK, COFFEE, RADIATOR, WALL_SWITCH, SMOKE } = Z2M_HOME;
 
 describe('the home model on a Zigbee2MQTT home', () => {
   let broker: TestBroker;
@@ -91,6 +91,33 @@ describe('the home model on a Zigbee2MQTT home', () => {
     hearth.home.exposeDevice(REMOTE, undefined);
     hearth.home.exposeEntity(`${CEILING}.power_on_behavior`, undefined);
     assert.equal(estimateTokens(toolSpecs(hearth.toolsInShape('per-entity'))), before);
+  });
+
+  it("a bulb's effect and start-up colour temperature, uncategorised by Zigbee2MQTT, are settings: no tools until an owner exposes one", async () => {
+    const settings = [CEILING, SPOTS].flatMap((d) => [`${d}.effect`, `${d}.color_temp_startup`]);
+    for (const entityId of settings) {
+      const e = hearth.bridge.registry.entity(entityId);
+      assert.equal(e?.category, 'config', entityId);
+      assert.equal(e?.exposed, false, entityId);
+    }
+    // The same for a radiator's child lock, a wall switch's relay mode and a smoke detector's sensitivity.
+    for (const entityId of [`${RADIATOR}.child_lock`, `${WALL_SWITCH}.operation_mode_left`, `${SMOKE}.sensitivity`])
+      assert.equal(hearth.bridge.registry.entity(entityId)?.category, 'config', entityId);
+    const tooled = () => new Set(hearth.tools.all().flatMap((t) => t.meta.entityIds));
+    assert.deepEqual(
+      settings.filter((e) => tooled().has(e)),
+      [],
+      'no tool for them',
+    );
+    const effect = await hearth.tools.call('get_state', { entity: `${SPOTS}.effect` }, OWNER);
+    assert.equal(effect.isError, true, 'unknown to agents, even by id');
+    // The light itself is still an everyday tool, and an owner can still expose the effect.
+    assert.ok(tooled().has(`${SPOTS}.light`));
+    hearth.home.exposeEntity(`${SPOTS}.effect`, true);
+    assert.ok(tooled().has(`${SPOTS}.effect`), 'exposed by its owner, it is a tool');
+    assert.equal((await hearth.tools.call('get_state', { entity: `${SPOTS}.effect` }, OWNER)).isError, undefined);
+    hearth.home.exposeEntity(`${SPOTS}.effect`, undefined);
+    assert.ok(!tooled().has(`${SPOTS}.effect`));
   });
 
   it('takes people\'s units in tool arguments ("50%", "2700K", "370 mireds"), and refuses others naming the unit wanted', async () => {

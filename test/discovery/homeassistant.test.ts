@@ -732,10 +732,14 @@ describe('Home Assistant discovery: a discovered lamp through the pipeline', () 
     assert.ok(tool, 'the discovered lamp is a tool');
     assert.equal(tool.name, 'desk_lamp');
     const props = tool.parameters.properties as Record<string, { maximum?: number }>;
-    assert.equal(props.brightness.maximum, 254, "brightness on the lamp's own scale");
+    assert.equal(props.brightness_pct.maximum, 100, "brightness in percent, put on the lamp's own scale (254, its brightness_scale)");
     received.length = 0;
-    const result = await hearth.tools.call(tool.name, { action: 'turn_on', brightness: 128 }, OWNER);
+    const result = await hearth.tools.call(tool.name, { action: 'turn_on', brightness_pct: 50 }, OWNER);
     assert.match(result.text!, /^confirmed/, result.text);
+    assert.deepEqual(received, [{ topic: 'zigbee2mqtt/desk_lamp/set', payload: '{"state":"ON","brightness":127}' }]);
+    // A flow's brightness on the lamp's own scale goes as it is.
+    received.length = 0;
+    assert.match((await hearth.tools.call(tool.name, { action: 'turn_on', brightness: 128 }, OWNER)).text!, /^confirmed/);
     assert.deepEqual(received, [{ topic: 'zigbee2mqtt/desk_lamp/set', payload: '{"state":"ON","brightness":128}' }]);
     received.length = 0;
     assert.match((await hearth.tools.call(tool.name, { action: 'turn_off' }, OWNER)).text!, /^confirmed/);

@@ -16,6 +16,8 @@ export const Z2M_HOME = {
   DESK_PLUG: 'office_desk_plug',
   LOCK: 'entrance_front_door_lock',
   COFFEE: 'kitchen_coffee_machine',
+  WALL_SWITCH: 'hallway_wall_switch',
+  SMOKE: 'kitchen_smoke_detector',
 } as const;
 
 /** A device as `GET /api/home/devices` and `hearth devices --json` give it. */

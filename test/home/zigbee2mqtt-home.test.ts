@@ -247,4 +247,75 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
     assert.match(again.text, /zigbee2mqtt:0x00158d00deadbeef/);
     assert.equal((await request(`${base}/api/home/export`, { token: guest })).status, 403);
   });
+
+  it("one entity apart from its device, an area's and a floor's aliases, and removing them (CLI, HTTP): devices go back to their source's area or none, nothing else lost; a guest changes nothing", async () => {
+    const PLUG = DESK_PLUG;
+    const POWER = `${PLUG}.power`;
+    const entityArea = (list: HomeDeviceJson[], device: string, entity: string) => find(list, device).entities.find((e) => e.id === entity)!.area;
+    // The plug's power reading with the lamp it feeds: the entity moves, its device stays.
+    const apart = await cli(['devices', 'area', POWER, 'Living room']);
+    assert.equal(apart.code, 0, apart.stderr);
+    assert.match(apart.stdout, new RegExp(`${POWER.replace('.', '\\.')}\\s+sensor\\s+exposed to agents\\s+area Living room`));
+    let list = await devices();
+    assert.equal(entityArea(list, PLUG, POWER), 'Living room');
+    assert.equal(find(list, PLUG).area, 'Study');
+    assert.equal(entityArea(list, PLUG, `${PLUG}.energy`), 'Study', 'the rest of the plug stays with it');
+
+    const aliases = await cli(['areas', 'alias', 'Front door', 'entrance', 'porch']);
+    assert.equal(aliases.code, 0, aliases.stderr);
+    assert.match(aliases.stdout, /^Front door, also called entrance, porch: \d+ device\(s\)$/m);
+    assert.equal((await cli(['floors', 'add', 'Ground', '--level', '0'])).code, 0);
+    assert.equal((await cli(['areas', 'floor', 'Kitchen', 'Ground'])).code, 0);
+    const floorAliases = await cli(['floors', 'alias', 'Ground', 'downstairs', 'ground floor']);
+    assert.equal(floorAliases.code, 0, floorAliases.stderr);
+    assert.match(floorAliases.stdout, /^Ground \(level 0\), also called downstairs, ground floor$/m);
+    const missingFloor = await cli(['floors', 'alias', 'Attic', 'loft']);
+    assert.notEqual(missingFloor.code, 0);
+    assert.match(missingFloor.stderr, /no floor "Attic"/);
+
+    // A guest gets 403 for every one of these, and nothing changes.
+    const snapshot = async () =>
+      JSON.stringify(await Promise.all(['devices', 'areas', 'floors'].map(async (k) => (await request(`${base}/api/home/${k}`, { token: owner })).json)));
+    const before = await snapshot();
+    for (const [method, path, body] of [
+      ['POST', `/api/home/entities/${encodeURIComponent(POWER)}`, { area: 'Kitchen' }],
+      ['POST', '/api/home/areas/Front%20door', { aliases: ['hall'] }],
+      ['DELETE', '/api/home/areas/Front%20door', undefined],
+      ['POST', '/api/home/floors/Ground', { aliases: [] }],
+      ['DELETE', '/api/home/floors/Ground', undefined],
+    ] as const) {
+      const r = await request(`${base}${path}`, { method, token: guest, body });
+      assert.equal(r.status, 403, `${method} ${path}: ${r.text}`);
+      assert.match(r.json.error.message, /only an owner/);
+    }
+    assert.equal(await snapshot(), before, 'a guest changed nothing');
+
+    // Removing an area: a device a person put there goes back to its source's area (the motion sensor's Hallway),
+    // or to no area (the contact, which no source places); an entity placed there follows its device again; their
+    // names, aliases and exposure stay.
+    assert.equal((await cli(['devices', 'area', 'Hallway/Motion sensor', 'Front door'])).code, 0);
+    assert.equal((await cli(['devices', 'alias', MOTION, 'hall motion'])).code, 0);
+    const viaHttp = await request(`${base}/api/home/entities/${encodeURIComponent(POWER)}`, { method: 'POST', token: owner, body: { area: 'Front door' } });
+    assert.equal(viaHttp.status, 200, viaHttp.text);
+    assert.equal(entityArea(await devices(), PLUG, POWER), 'Front door');
+    const removed = await cli(['areas', 'remove', 'Front door']);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.match(removed.stdout, /removed the area Front door; \d+ device\(s\) placed there go back to where their source says \(else to no area\)/);
+    list = await devices();
+    assert.deepEqual([find(list, MOTION).area, find(list, MOTION).areaFrom, find(list, MOTION).aliases], ['Hallway', 'source', ['hall motion']]);
+    assert.deepEqual([find(list, CONTACT).area, find(list, CONTACT).name], [null, 'Front door contact']);
+    assert.equal(entityArea(list, PLUG, POWER), 'Study', 'the power reading is with its plug again');
+    assert.deepEqual(find(list, PLUG).aliases, ['desk power']);
+    const areas = (await request(`${base}/api/home/areas`, { token: owner })).json as Array<{ name: string; floor: string | null }>;
+    assert.ok(!areas.some((a) => a.name === 'Front door'));
+
+    // Removing a floor: its areas stay, on no floor, with their devices.
+    const floorGone = await request(`${base}/api/home/floors/Ground`, { method: 'DELETE', token: owner });
+    assert.equal(floorGone.status, 200, floorGone.text);
+    const after = (await request(`${base}/api/home/areas`, { token: owner })).json as Array<{ name: string; floor: string | null; devices: number }>;
+    const kitchen = after.find((a) => a.name === 'Kitchen')!;
+    assert.equal(kitchen.floor, null);
+    assert.ok(kitchen.devices >= 1);
+    assert.equal(find(await devices(), SPOTS).area, 'Kitchen');
+  });
 });
