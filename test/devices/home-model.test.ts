@@ -16,14 +16,10 @@ import { OWNER, openHearth } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { SimulatedZigbee2mqtt, zigbee2mqttHome } from '../helpers/simulated-zigbee2mqtt.js';
 import { waitFor } from '../helpers/wait.js';
+import { Z2M_HOME } from '../helpers/zigbee2mqtt-home.js';
 
 const HOME = zigbee2mqttHome();
-const id = (ieee: string) => `zigbee2mqtt_${ieee}`;
-const CEILING = id('0x000d6ffffe1a2b3c');
-const SPOTS = id('0x0017880104a1b2c2');
-const CONTACT = id('0x00158d0004a1b2c3');
-const BEDSIDE = id('0x000d6ffffe7a8b9c');
-const REMOTE = id('0x000d6ffffe3e4f5a');
+const { CEILING, SPOTS, CONTACT, BEDSIDE, REMOTE, LOCK, COFFEE } = Z2M_HOME;
 
 describe('the home model on a Zigbee2MQTT home', () => {
   let broker: TestBroker;
@@ -99,18 +95,21 @@ describe('the home model on a Zigbee2MQTT home', () => {
 
   it('takes people\'s units in tool arguments ("50%", "2700K", "370 mireds"), and refuses others naming the unit wanted', async () => {
     const call = (args: Record<string, unknown>) => hearth.tools.call('living_room_ceiling_light', args, OWNER);
-    const half = await call({ action: 'turn_on', brightness: '50%' });
+    const half = await call({ action: 'turn_on', brightness_pct: '50%' });
     assert.match(half.text!, /^confirmed/, half.text);
     assert.equal(JSON.parse(sim.sets('Living room/Ceiling light').at(-1)!).brightness, 127);
-    const warm = await call({ action: 'turn_on', color_temp: '2700K' });
+    const warm = await call({ action: 'turn_on', color_temp_kelvin: '2700K' });
     assert.match(warm.text!, /^confirmed/, warm.text);
     assert.equal(JSON.parse(sim.sets('Living room/Ceiling light').at(-1)!).color_temp, 370);
-    assert.match((await call({ action: 'turn_on', color_temp: '370 mireds' })).text!, /^confirmed/);
-    const vague = await call({ action: 'turn_on', brightness: 'bright' });
+    assert.match((await call({ action: 'turn_on', color_temp_kelvin: '370 mireds' })).text!, /^confirmed/);
+    const vague = await call({ action: 'turn_on', brightness_pct: 'bright' });
     assert.equal(vague.isError, true);
-    assert.match(vague.text!, /"brightness" takes a number on this light's own scale, 0 to 254, or a percentage such as "80%"/);
-    const wrong = await call({ action: 'turn_on', color_temp: '50%' });
-    assert.match(wrong.text!, /"color_temp" is in kelvin/);
+    assert.match(vague.text!, /"brightness_pct" takes a percentage, 0 to 100, such as 40 or "40%"/);
+    const wrong = await call({ action: 'turn_on', color_temp_kelvin: '50%' });
+    assert.match(wrong.text!, /"color_temp_kelvin" is in kelvin/);
+    // A flow's "50%" on the light's own `brightness` is the tool's percentage.
+    assert.match((await call({ action: 'turn_on', brightness: '50%' })).text!, /^confirmed/);
+    assert.equal(JSON.parse(sim.sets('Living room/Ceiling light').at(-1)!).brightness, 127);
     const blind = await hearth.tools.call('living_room_blind', { action: 'set_position', position: '40%' }, OWNER);
     assert.match(blind.text!, /^confirmed/, blind.text);
     const heat = await hearth.tools.call('bedroom_radiator', { action: 'set_temperature', temperature: '70°F' }, OWNER);
@@ -124,7 +123,7 @@ describe('the home model on a Zigbee2MQTT home', () => {
     const byId = await hearth.tools.call('get_state', { entity: `${CEILING}.power_on_behavior` }, OWNER);
     assert.equal(byId.isError, true);
     assert.doesNotMatch(byId.text!, /Power-on behavior/i);
-    const lock = await hearth.tools.call('get_state', { entity: 'zigbee2mqtt_0x000b57fffe9a8b7c.lock' }, OWNER);
+    const lock = await hearth.tools.call('get_state', { entity: `${LOCK}.lock` }, OWNER);
     assert.match(lock.text!, /Battery: 74 %\./);
   });
 
@@ -171,16 +170,18 @@ describe('the home model on a Zigbee2MQTT home', () => {
   });
 
   it("keeps a person's area and aliases across a rename in Zigbee2MQTT and a restart", async () => {
-    hearth.home.setDeviceAliases(id('0x00158d0003c4d5e6'), ['espresso', 'coffee']);
-    assert.deepEqual(hearth.bridge.registry.entity(`${id('0x00158d0003c4d5e6')}.switch`)?.aliases, ['espresso', 'coffee']);
+    hearth.home.setDeviceAliases(COFFEE, ['espresso', 'coffee']);
+    assert.deepEqual(hearth.bridge.registry.entity(`${COFFEE}.switch`)?.aliases, ['espresso', 'coffee']);
     await sim.rename('0x00158d0004a1b2c3', 'Front door contact');
     await waitFor('the rename', () => device(CONTACT).name === 'Front door contact');
+    // Named at last, the untouched sensor keeps the id it was given (its IEEE address was its name then).
+    assert.equal(device(CONTACT).id, '0x00158d0004a1b2c3');
     assert.equal(device(CONTACT).area, 'Front door');
     await hearth.close();
     await open();
     assert.equal(device(CONTACT).area, 'Front door');
     assert.equal(device(SPOTS).area, 'Kitchen');
-    assert.deepEqual(device(id('0x00158d0003c4d5e6')).aliases, ['espresso', 'coffee']);
+    assert.deepEqual(device(COFFEE).aliases, ['espresso', 'coffee']);
     // And the tools are named as they were.
     assert.ok(hearth.tools.get('living_room_ceiling_light'));
   });

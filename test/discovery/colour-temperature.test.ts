@@ -39,10 +39,10 @@ describe('colour temperature on a real broker', () => {
   const logs = logSink('warn');
   const sets: Array<{ topic: string; text: string }> = [];
   const STUDIO = 'studio_lamp.light';
-  const BULB = 'zigbee2mqtt_0x000b57fffec6a5b2.light';
-  const HALL = 'hall_lamp_dev.hall_lamp';
-  const PORCH = 'porch_ct_dev.porch_ct';
-  const TASMOTA = 'led1_dev.led1';
+  const BULB = 'desk_bulb.light';
+  const HALL = 'hall_lamp.hall_lamp';
+  const PORCH = 'porch_light.porch_ct';
+  const TASMOTA = 'led1.led1';
 
   const retain = (topic: string, payload: unknown) =>
     device.publishAsync(topic, typeof payload === 'string' ? payload : JSON.stringify(payload), { retain: true, qos: 1 });
@@ -146,7 +146,7 @@ describe('colour temperature on a real broker', () => {
   });
 
   it('folds the Zigbee2MQTT color_temp into the light: no separate number entity for it', () => {
-    const entities = hearth.bridge.registry.device('zigbee2mqtt_0x000b57fffec6a5b2')!.entities;
+    const entities = hearth.bridge.registry.device('desk_bulb')!.entities;
     assert.deepEqual(
       entities
         .filter((e) => /color_temp/.test(e.key))

@@ -15,7 +15,7 @@ import { SimulatedZigbee2mqtt } from '../helpers/simulated-zigbee2mqtt.js';
 import { waitFor } from '../helpers/wait.js';
 import { Z2M_HOME, type HomeDeviceJson } from '../helpers/zigbee2mqtt-home.js';
 
-const { CEILING, SPOTS, CONTACT, MOTION } = Z2M_HOME;
+const { CEILING, SPOTS, CONTACT, MOTION, RADIATOR, BEDSIDE, DESK_PLUG } = Z2M_HOME;
 
 describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP API', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-z2m-home-'));
@@ -64,16 +64,15 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
   it('the banner says how to let owners act and how to set areas, as commands that run as printed', async () => {
     const out = daemon!.stdout();
     // The command as this checkout runs it (`node .../main.js` until `npm link`), with the flags of this home.
+    // Where the devices came from: discovery, not "nowhere".
+    assert.match(out, /devices\s+16 devices, \d+ entities from zigbee2mqtt discovery\n/);
     const allow = /^\s+\S+(?: \S+main\.js)? (policy allow role:owner --capability actuator --action actuate .*)$/m.exec(out);
     assert.ok(allow, out);
     assert.match(out, /areas\s+2 of 16 devices have no area \(1 with a suggestion\): \S+(?: \S+main\.js)? devices area /);
     // Before the rule an owner's call is refused, naming the command that allows it.
     const refused = await cli(['call', 'living_room_ceiling_light', '{"action":"turn_off"}']);
     assert.notEqual(refused.code, 0);
-    assert.match(
-      refused.stdout + refused.stderr,
-      /To allow it: hearth policy allow role:owner --entity zigbee2mqtt_0x000d6ffffe1a2b3c\.light --action turn_off/,
-    );
+    assert.match(refused.stdout + refused.stderr, /To allow it: hearth policy allow role:owner --entity living_room_ceiling_light\.light --action turn_off/);
     const args = allow[1]!.split(/\s+/);
     const added = await runHearth(args, { cwd: dir });
     assert.equal(added.code, 0, added.stderr);
@@ -126,7 +125,7 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
   it('the CLI sets an area; one nobody has is refused naming `hearth areas add`, unless --create', async () => {
     const placed = await cli(['devices', 'area', 'Kitchen spots', 'Kitchen']);
     assert.equal(placed.code, 0, placed.stderr);
-    assert.match(placed.stdout, /Kitchen spots \(zigbee2mqtt_0x0017880104a1b2c2\): Kitchen/);
+    assert.match(placed.stdout, /Kitchen spots \(kitchen_spots\): Kitchen/);
     const missing = await cli(['devices', 'area', '0x00158d0004a1b2c3', 'Front door']);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no area "Front door".*hearth areas add "Front door"/);
@@ -172,7 +171,7 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
     assert.match(areas.stdout, /^Bedroom\s+Upstairs\s+3\s+stored$/m);
     assert.match(areas.stdout, /^Living room\s+\s*\d+\s+a source$/m);
     const list = (await cli(['devices', '--json'])).stdout;
-    const radiator = (JSON.parse(list) as Array<{ id: string; floor: string | null }>).find((d) => d.id === 'zigbee2mqtt_0x0015bc001b02a9f0')!;
+    const radiator = (JSON.parse(list) as Array<{ id: string; floor: string | null }>).find((d) => d.id === RADIATOR)!;
     assert.equal(radiator.floor, 'Upstairs');
     const empty = await cli(['floors', 'add', '\u0007']);
     assert.equal(empty.code, 2);
@@ -204,13 +203,13 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
     assert.equal(renamed.code, 0, renamed.stderr);
     const clash = await cli(['devices', 'area', 'Bedroom/Ceiling light', 'Living room']);
     assert.notEqual(clash.code, 0);
-    assert.match(clash.stderr, /already the name of zigbee2mqtt_0x000d6ffffe1a2b3c in "Living room"/);
-    const viaHttp = await request(`${base}/api/home/devices/zigbee2mqtt_0x000d6ffffe7a8b9c`, { method: 'POST', token: owner, body: { area: 'Living room' } });
+    assert.match(clash.stderr, /already the name of living_room_ceiling_light in "Living room"/);
+    const viaHttp = await request(`${base}/api/home/devices/${BEDSIDE}`, { method: 'POST', token: owner, body: { area: 'Living room' } });
     assert.equal(viaHttp.status, 409);
     const list = await devices();
-    assert.equal(find(list, 'zigbee2mqtt_0x000d6ffffe7a8b9c').area, 'Bedroom');
+    assert.equal(find(list, BEDSIDE).area, 'Bedroom');
     assert.equal(find(list, CEILING).name, 'Ceiling light');
-    assert.equal((await cli(['devices', 'rename', 'zigbee2mqtt_0x000d6ffffe7a8b9c', '--reset'])).code, 0);
+    assert.equal((await cli(['devices', 'rename', BEDSIDE, '--reset'])).code, 0);
   });
 
   it('areas set by the CLI and the HTTP API survive a rename in Zigbee2MQTT and a restart; the home exports and imports', async () => {
@@ -224,14 +223,14 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
     await sim.rename('Office/Desk plug', 'Desk/Plug');
     await waitFor('the renames', async () => {
       const list = await devices();
-      return find(list, CONTACT).name === 'Front door contact' && find(list, 'zigbee2mqtt_0x00158d0003f7a8b9').name === 'Plug';
+      return find(list, CONTACT).name === 'Front door contact' && find(list, DESK_PLUG).name === 'Plug';
     });
     await daemon!.stop();
     await start();
     const list = await devices();
     assert.equal(find(list, CONTACT).area, 'Front door');
     assert.equal(find(list, SPOTS).area, 'Kitchen');
-    const plug = find(list, 'zigbee2mqtt_0x00158d0003f7a8b9');
+    const plug = find(list, DESK_PLUG);
     assert.equal(plug.area, 'Study');
     assert.deepEqual(plug.aliases, ['desk power']);
 

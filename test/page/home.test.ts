@@ -17,7 +17,7 @@ import { SimulatedZigbee2mqtt } from '../helpers/simulated-zigbee2mqtt.js';
 import { waitFor } from '../helpers/wait.js';
 import { Z2M_HOME, type HomeDeviceJson } from '../helpers/zigbee2mqtt-home.js';
 
-const { CEILING, REMOTE, SPOTS, CONTACT } = Z2M_HOME;
+const { CEILING, REMOTE, SPOTS, CONTACT, DESK_PLUG } = Z2M_HOME;
 const HOSTILE = '<img src=x onerror="window.pwned=1">Den';
 
 describe('the page on a Zigbee2MQTT home: one card per device by area, and the home arranged from the page', () => {
@@ -254,11 +254,11 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
   });
 
   it('an area set elsewhere (the CLI) reaches the open page without a reload', async () => {
-    const desk = page.locator('.device-card[data-device="zigbee2mqtt_0x00158d0003f7a8b9"]');
+    const desk = page.locator(`.device-card[data-device="${DESK_PLUG}"]`);
     assert.equal(await desk.locator('xpath=ancestor::section[contains(@class,"area")]').getAttribute('aria-label'), 'Office');
     const r = await runHearth(['devices', 'area', 'Desk plug', 'Living room', ...common()], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
-    await page.locator('section.area[aria-label="Living room"] .device-card[data-device="zigbee2mqtt_0x00158d0003f7a8b9"]').waitFor({ timeout: 20_000 });
+    await page.locator(`section.area[aria-label="Living room"] .device-card[data-device="${DESK_PLUG}"]`).waitFor({ timeout: 20_000 });
     assert.equal(await page.locator('section.area[aria-label="Office"]').count(), 0, 'the office, now empty, is gone from the dashboard');
   });
 

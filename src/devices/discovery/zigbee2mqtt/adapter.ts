@@ -7,6 +7,7 @@
 import type { HearthConfig } from '../../../config/schema.js';
 import { JsonLimitError, parseBoundedJson } from '../../../util/bounded-json.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
+import { DeviceIds } from '../../device-ids.js';
 import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
 import { MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
@@ -59,6 +60,8 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   private generation = 0;
   private baseTopics = new Set<string>();
   private readonly refusals = new PerKeyThrottle();
+  /** The ids devices were given when first seen (the assembly's store, else one of this adapter's own). */
+  private ids = new DeviceIds(undefined);
   private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
 
   constructor(private readonly options: Zigbee2mqttAdapterOptions) {
@@ -70,6 +73,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
 
   start(ctx: DiscoveryContext): void {
     this.ctx = ctx;
+    if (ctx.deviceIds) this.ids = ctx.deviceIds;
     if (this.options.refreshAfterMs !== 0) this.refresher = new Refresher(ctx.connection, ctx.log, this.options.refreshAfterMs ?? 1500);
     ctx.connection.on('message', this.onMessage);
     ctx.connection.subscribe([this.devicesTopic, this.infoTopic, this.groupsTopic]);
@@ -190,7 +194,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   }
 
   private zOptions(): Z2mOptions {
-    return { prefix: this.prefix, deviceAvailability: this.deviceAvailability };
+    return { prefix: this.prefix, deviceAvailability: this.deviceAvailability, deviceId: this.ids.lookup(SOURCE_NAME) };
   }
 
   /**
@@ -276,6 +280,8 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       }
       devices.push(g);
     }
+    // The ids given to devices first seen in this list, written in one transaction before anyone hears of them.
+    this.ids.commit();
     this.baseTopics = new Set(converted.filter((c) => c.device && c.baseTopic).map((c) => c.baseTopic!));
     // A long list: the signature and the admission take a turn of their own.
     if (long)
