@@ -22,8 +22,10 @@ import { z2mEntry } from '../helpers/zigbee2mqtt.js';
 /** Long enough to be converted in slices and handed over in turns. */
 const PLUGS = CONVERT_SLICE * 2 + 10;
 const ieee = (i: number) => `0x00124b00${i.toString(16).padStart(8, '0')}`;
-const switchOf = (i: number) => `zigbee2mqtt_${ieee(i)}.switch`;
-const powerOf = (i: number) => `zigbee2mqtt_${ieee(i)}.power`;
+// Ids are made from the name a device is first seen with (`Plug 7`), and kept through every rename.
+const deviceOf = (i: number) => `plug_${i}`;
+const switchOf = (i: number) => `${deviceOf(i)}.switch`;
+const powerOf = (i: number) => `${deviceOf(i)}.power`;
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
 describe('a big Zigbee2MQTT list arriving at a running Hearth', () => {
@@ -47,7 +49,7 @@ describe('a big Zigbee2MQTT list arriving at a running Hearth', () => {
     await pub.publishAsync('zigbee2mqtt/bridge/state', JSON.stringify({ state: 'online' }), { retain: true, qos: 1 });
     await pub.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify(list((i) => `Plug ${i}`)), { retain: true, qos: 1 });
     hearth = await openHearth(broker.url, dir, logs.log, { 'discovery.homeassistant.enabled': false, 'discovery.homie.enabled': false });
-    await waitFor('the plugs', () => registry().device(`zigbee2mqtt_${ieee(PLUGS - 1)}`)?.name === `Plug ${PLUGS - 1}`, 10_000);
+    await waitFor('the plugs', () => registry().device(deviceOf(PLUGS - 1))?.name === `Plug ${PLUGS - 1}`, 10_000);
   });
 
   after(async () => {
@@ -152,8 +154,7 @@ describe('a big Zigbee2MQTT list arriving at a running Hearth', () => {
         const seen: string[] = [];
         let listening = false;
         const onChanged = () => {
-          if (listening && registry().device(`zigbee2mqtt_${ieee(gone)}`))
-            seen.push(`round ${round} (${newer}, turn ${at}): ${registry().device(`zigbee2mqtt_${ieee(gone)}`)!.name}`);
+          if (listening && registry().device(deviceOf(gone))) seen.push(`round ${round} (${newer}, turn ${at}): ${registry().device(deviceOf(gone))!.name}`);
         };
         registry().on('changed', onChanged);
         try {
@@ -161,10 +162,10 @@ describe('a big Zigbee2MQTT list arriving at a running Hearth', () => {
           for (let t = 0; t < at; t++) await nextTurn();
           listening = true;
           adapter().handle('zigbee2mqtt/bridge/devices', Buffer.from(JSON.stringify(kept)));
-          await waitFor(`round ${round}: the newer list`, () => registry().device(`zigbee2mqtt_${kept[1]!.ieee_address}`)?.name === kept[1]!.friendly_name);
+          await waitFor(`round ${round}: the newer list`, () => registry().device(deviceOf(1))?.name === kept[1]!.friendly_name);
           // Long after every turn the older list could still have taken.
           for (let t = 0; t < 40; t++) await nextTurn();
-          assert.equal(registry().device(`zigbee2mqtt_${ieee(gone)}`), undefined, `round ${round}: plug ${gone} came back`);
+          assert.equal(registry().device(deviceOf(gone)), undefined, `round ${round}: plug ${gone} came back`);
           assert.equal(registry().devices().length, kept.length, `round ${round}: the registry has the newer list`);
           assert.equal(registry().entity(switchOf(gone)), undefined);
           assert.equal(hearth.bridge.cache.entity(switchOf(gone)), undefined, `round ${round}: the cache still routes plug ${gone}`);
@@ -184,7 +185,7 @@ describe('a big Zigbee2MQTT list arriving at a running Hearth', () => {
       adapter().handle('zigbee2mqtt/bridge/devices', Buffer.from(JSON.stringify(same)));
       for (let t = 0; t < at; t++) await nextTurn();
       adapter().handle('zigbee2mqtt/bridge/devices', Buffer.from(JSON.stringify(same)));
-      await waitFor(`turn ${at}: the list`, () => registry().device(`zigbee2mqtt_${ieee(PLUGS - 1)}`)?.name === `Same ${at} plug ${PLUGS - 1}`);
+      await waitFor(`turn ${at}: the list`, () => registry().device(deviceOf(PLUGS - 1))?.name === `Same ${at} plug ${PLUGS - 1}`);
       assert.equal(registry().devices().length, PLUGS);
       assert.equal(hearth.bridge.cache.entity(switchOf(PLUGS - 1))?.name, `Same ${at} plug ${PLUGS - 1}`);
     }
