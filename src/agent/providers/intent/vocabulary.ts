@@ -30,6 +30,22 @@ export interface Vocabulary {
 
 const unionIds = (a: string[], b: string[]) => [...new Set([...a, ...b])];
 
+/** Kinds whose two-word names are also said by their last word: devices, not their settings ("Siren Volume"). */
+const HEAD_NOUN_KINDS: ReadonlySet<string> = new Set([
+  'switch',
+  'light',
+  'fan',
+  'cover',
+  'climate',
+  'lock',
+  'valve',
+  'vacuum',
+  'lawn_mower',
+  'siren',
+  'humidifier',
+  'water_heater',
+]);
+
 /** The floor of an entity's area, when its device file names one. */
 export function floorOf(e: Entity): string | undefined {
   return e.floor;
@@ -170,6 +186,10 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     list.push(said.split(' '));
   }
   for (const e of entities) {
+    // "the pump" for "Pond pump", "the purifier" for "Air purifier": a two-word name of something one commands,
+    // by its last word (never a kind, area or floor word: "Floor lamp" is not every "lamp").
+    const own = keys(e.name);
+    if (own.length === 2 && HEAD_NOUN_KINDS.has(e.kind)) addWeak(own.slice(1), e.id);
     for (const text of [e.name, ...e.aliases]) {
       const k = keys(text);
       // "Roborock" for "Roborock Downstairs": the name without the floor or area it ends with (never a bare
