@@ -65,7 +65,9 @@ export function controlRoutes({ hearth }: ApiContext): Route[] {
                   why: `no policy rule lets ${principal.id} ${a.replace(/_/g, ' ')} ${entity.name}. ${missingPermission({ principal, action: a, entityId: entity.id, tool: tool.name }, { effect: 'deny', ruleId: null, reason: '' })}`,
                 };
           }
-          out[entity.id] = { tool: tool.name, properties: props, actions: allowed };
+          // The light's own brightness scale, to read a reported brightness as a percentage (its tool takes percent).
+          const scale = entity.kind === 'light' && entity.ranges.brightness ? { brightness: entity.ranges.brightness } : undefined;
+          out[entity.id] = { tool: tool.name, properties: props, actions: allowed, ...(scale ? { scale } : {}) };
         }
         return { principal: principal.id, controls: out };
       },

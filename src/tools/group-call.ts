@@ -8,7 +8,6 @@
 // member's arguments, and the result text.
 import type { Entity, EntityKind } from '../devices/model.js';
 import { quoted } from './device-text.js';
-import { percentOfRange } from './units.js';
 import { actionsOf } from './parameters.js';
 import type { JsonSchema, ToolResultObject } from './types.js';
 
@@ -125,11 +124,8 @@ export function memberArgs(e: Entity, args: Record<string, unknown>): Record<str
     if (e.kind !== 'light') return out;
     // As a lone "on at 40%" would do in most homes: a light that cannot dim just turns on.
     if (!hasBrightness(e)) return out;
-    // At least one step above off: 1% is dim, not dark.
-    out.brightness = Math.max(
-      percentOfRange(Number(args.brightness_pct), e.ranges.brightness ?? { min: 0, max: 255 }),
-      (e.ranges.brightness?.min ?? 0) + (e.ranges.brightness?.step || 1),
-    );
+    // As its own tool takes it: toCommand puts it on the light's own scale (1% is dim, not dark).
+    out.brightness_pct = Number(args.brightness_pct);
   }
   return out;
 }

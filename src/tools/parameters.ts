@@ -8,6 +8,7 @@ import { MAX_MESSAGE_CHARS, MAX_TEXT_CHARS } from '../devices/defaults.js';
 import type { Entity, Range } from '../devices/model.js';
 import { deviceWord } from './device-text.js';
 import type { JsonSchema } from './types.js';
+import { percentOfRange } from './units.js';
 
 function numberSchema(range: Range, description: string): JsonSchema {
   const integral = Number.isInteger(range.min) && Number.isInteger(range.max) && (range.step === undefined || Number.isInteger(range.step));
@@ -48,6 +49,21 @@ function colorTempSchema(entity: Entity): JsonSchema {
   );
 }
 
+/** A light's brightness as people say it (Home Assistant's light.turn_on `brightness_pct`): 1% is dim, not off. */
+const BRIGHTNESS_PCT_SCHEMA: JsonSchema = {
+  type: 'number',
+  minimum: 1,
+  maximum: 100,
+  description: 'Brightness in percent, 1 to 100; only with turn_on.',
+};
+
+/**
+ * What a light's tool takes without advertising it (the model is shown brightness_pct and color_temp_kelvin):
+ * `brightness` on the light's own scale (0 to 254 on most Zigbee lights) and `color_temp`, the earlier name of
+ * color_temp_kelvin, as Node-RED flows and `hearth call` sent them before issue 41. Checked by toCommand.
+ */
+export const UNADVERTISED_LIGHT_ARGUMENTS: readonly string[] = ['brightness', 'color_temp'];
+
 function hasBrightness(entity: Entity): boolean {
   return entity.kind === 'light' && ('brightness' in entity.ranges || 'brightness' in entity.attributes);
 }
@@ -78,12 +94,9 @@ export function actuatorProperties(entity: Entity): { properties: Record<string,
       return { properties: { action: { enum: actions } }, required: ['action'] };
     case 'light': {
       const props: Record<string, JsonSchema> = { action: { enum: actions } };
-      if (hasBrightness(entity)) {
-        const r = entity.ranges.brightness ?? { min: 0, max: 255 };
-        props.brightness = numberSchema(r, `Brightness on this light's own scale, ${r.min} to ${r.max}; only with turn_on.`);
-      }
+      if (hasBrightness(entity)) props.brightness_pct = BRIGHTNESS_PCT_SCHEMA;
       if (hasColor(entity)) props.color = COLOR_SCHEMA;
-      if (hasColorTemp(entity)) props.color_temp = colorTempSchema(entity);
+      if (hasColorTemp(entity)) props.color_temp_kelvin = colorTempSchema(entity);
       return { properties: props, required: ['action'] };
     }
     case 'fan': {
@@ -182,6 +195,25 @@ export function actuatorProperties(entity: Entity): { properties: Record<string,
 
 export class ArgumentError extends Error {}
 
+/** A number argument, or an error naming it (a flow may send anything: "abc" must not pass as NaN). */
+function finite(key: string, value: unknown): number {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  if (!Number.isFinite(n)) throw new ArgumentError(`"${key}" must be a number (got ${JSON.stringify(value)?.slice(0, 40)})`);
+  return n;
+}
+
+/**
+ * Why a colour temperature is not one this light takes, in kelvin with its range ("must be from 2200 to 6500 K
+ * for this light (got 9000 K)"), or undefined when it is. The schema's bare "must be <= 6500" would not say kelvin.
+ */
+export function colorTempOutOfRange(entity: Entity, value: unknown): string | undefined {
+  const ct = entity.colorTemp;
+  if (!ct) return undefined;
+  const kelvin = typeof value === 'number' ? value : NaN;
+  if (Number.isFinite(kelvin) && kelvin >= ct.minKelvin && kelvin <= ct.maxKelvin) return undefined;
+  return `must be from ${colorTempRangeText(ct)} for this light (got ${typeof value === 'number' ? `${value} K` : JSON.stringify(value)?.slice(0, 40)})`;
+}
+
 // Text for a display or a speaker: printable, newlines and tabs allowed.
 // What a text or message must not carry to a display or speaker: C0 and C1 controls (ESC and CSI start terminal
 // escapes), and the characters that make text read other than it is (bidi overrides and isolates, line and
@@ -272,12 +304,21 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
         }
         return cmd;
       }
-      stray(['brightness', 'color', 'color_temp']);
+      stray(['brightness_pct', 'color', 'color_temp_kelvin', ...UNADVERTISED_LIGHT_ARGUMENTS]);
       const cmd: Extract<Command, { action: 'turn_on' }> = { action };
-      if (args.brightness !== undefined) {
+      if (args.brightness_pct !== undefined && args.brightness !== undefined)
+        throw new ArgumentError('give "brightness_pct" (percent) or "brightness" (the light\'s own scale), not both');
+      if (args.brightness_pct !== undefined || args.brightness !== undefined) {
         if (!hasBrightness(entity)) throw new ArgumentError('this device has no brightness');
-        cmd.brightness = inRange('brightness', Number(args.brightness), entity.ranges.brightness);
       }
+      const range = entity.ranges.brightness ?? { min: 0, max: 255 };
+      if (args.brightness_pct !== undefined) {
+        // The one place a percentage becomes the light's own scale (the grouped call's members come here too).
+        const pct = finite('brightness_pct', args.brightness_pct);
+        if (pct < 1 || pct > 100) throw new ArgumentError(`"brightness_pct" must be from 1 to 100 percent (got ${pct})`);
+        cmd.brightness = percentOfRange(pct, range);
+      }
+      if (args.brightness !== undefined) cmd.brightness = inRange('brightness', finite('brightness', args.brightness), entity.ranges.brightness);
       if (args.color !== undefined) {
         if (!hasColor(entity)) throw new ArgumentError('this light takes no colour');
         const color = String(args.color).trim().toLowerCase();
@@ -287,15 +328,15 @@ export function toCommand(entity: Entity, args: Record<string, unknown>): Comman
           );
         cmd.color = color;
       }
-      if (args.color_temp !== undefined) {
+      if (args.color_temp_kelvin !== undefined && args.color_temp !== undefined)
+        throw new ArgumentError('give "color_temp_kelvin" or "color_temp" (its earlier name), not both');
+      const kelvinKey = args.color_temp !== undefined ? 'color_temp' : 'color_temp_kelvin';
+      if (args[kelvinKey] !== undefined) {
         if (!hasColorTemp(entity)) throw new ArgumentError('this light takes no colour temperature');
-        if (cmd.color !== undefined) throw new ArgumentError('give "color" or "color_temp", not both');
-        const kelvin = Number(args.color_temp);
-        const ct = entity.colorTemp!;
-        if (!Number.isFinite(kelvin) || kelvin < ct.minKelvin || kelvin > ct.maxKelvin) {
-          throw new ArgumentError(`"color_temp" must be from ${colorTempRangeText(ct)} for this light (got ${String(args.color_temp)})`);
-        }
-        cmd.color_temp = Math.round(kelvin);
+        if (cmd.color !== undefined) throw new ArgumentError(`give "color" or "${kelvinKey}", not both`);
+        const said = colorTempOutOfRange(entity, args[kelvinKey]);
+        if (said) throw new ArgumentError(`"${kelvinKey}" ${said}`);
+        cmd.color_temp = Math.round(Number(args[kelvinKey]));
       }
       return cmd;
     }

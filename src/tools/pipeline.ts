@@ -32,11 +32,11 @@ import { quoted } from './device-text.js';
 import { groupedToolFor, type ToolTarget } from './generator.js';
 import { groupResult, memberArgs, memberOutcome, selectGroup, type MemberResult } from './group-call.js';
 import { fitImage, type ImageLimits } from './images.js';
-import { actionsOf, ArgumentError, choicesText, toCommand } from './parameters.js';
+import { actionsOf, ArgumentError, choicesText, toCommand, UNADVERTISED_LIGHT_ARGUMENTS } from './parameters.js';
 import { historyAnswer } from './history-text.js';
 import { AUDIT_REFUSAL, readAudit } from './records-text.js';
 import { stateText } from './state-text.js';
-import type { GeneratedTool, ToolCall, ToolResultObject } from './types.js';
+import type { GeneratedTool, JsonSchema, ToolCall, ToolResultObject } from './types.js';
 import { errorOf } from '../util/error.js';
 
 /** The broker connection as the pipeline sees it: whether it is up. Commands leave only through the gate. */
@@ -121,6 +121,20 @@ function statelessText(command: Command, name: string): string {
 /** How long after an unconfirmed call a matching report still counts as its late confirmation (at least). */
 const LATE_WINDOW_MS = 5 * 60_000;
 
+/** Take out of `args` the keys a schema does not list but the tool takes (checked later); returned to put back. */
+function setAside(args: Record<string, unknown>, keys: readonly string[], schema: JsonSchema): Record<string, unknown> | undefined {
+  if (!args || typeof args !== 'object' || Array.isArray(args)) return undefined;
+  const listed = (schema.properties as Record<string, unknown> | undefined) ?? {};
+  let out: Record<string, unknown> | undefined;
+  for (const k of keys) {
+    if (!(k in args) || k in listed) continue;
+    out ??= {};
+    out[k] = args[k];
+    delete args[k];
+  }
+  return out;
+}
+
 const FAIL = (text: string, details: Record<string, unknown> = {}): ToolResultObject => ({ text, isError: true, details });
 
 export class Pipeline {
@@ -184,17 +198,22 @@ export class Pipeline {
     }
     let args = rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? structuredClone(rawArgs) : (rawArgs as never);
     // People's units ("80%", "2700K") to what the tool takes, before the schema; another unit is refused naming the one wanted.
+    // A light's arguments on its own scale (a flow's `brightness`) are taken, not advertised: toCommand checks them.
+    let aside: Record<string, unknown> | undefined;
     if (target.type === 'actuate' || target.type === 'group') {
       const entity = target.type === 'actuate' ? this.shown(target.entityId ?? String(args?.entity ?? '')) : undefined;
       const converted = convertUnits(entity, args);
       if (typeof converted === 'string') return this.rejected(tool, call, args, entity, `invalid arguments: ${converted}`);
       args = converted;
+      if (entity?.kind === 'light') aside = setAside(args, UNADVERTISED_LIGHT_ARGUMENTS, tool.parameters);
     }
     const validate = this.validator(tool);
     if (!validate(args)) {
+      if (aside) Object.assign(args, aside);
       const problems = schemaProblems(validate.errors, args).map((p) => `${p.path === '(top level)' ? 'arguments' : `"${p.path}"`} ${p.message}`);
       return this.rejected(tool, call, args, undefined, `invalid arguments: ${problems.join('; ')}`);
     }
+    if (aside) Object.assign(args, aside);
     if (call.signal.aborted) return FAIL('cancelled before it started; nothing was done');
     // A refused read has nothing to record; a refused actuation is recorded below, and not run.
     if (call.refused && target.type !== 'actuate' && target.type !== 'group') return FAIL(`not done: ${call.refused}`);
@@ -544,7 +563,7 @@ export class Pipeline {
       if (typeof margs === 'string') continue;
       let command: Command;
       try {
-        command = toCommand(entity, { action: margs.action, ...(margs.brightness !== undefined ? { brightness: margs.brightness } : {}) });
+        command = toCommand(entity, { action: margs.action, ...(margs.brightness_pct !== undefined ? { brightness_pct: margs.brightness_pct } : {}) });
       } catch {
         continue;
       }
@@ -600,7 +619,7 @@ export class Pipeline {
         margs.entity = entity.id;
         let command: Command;
         try {
-          command = toCommand(entity, { action: margs.action, ...(margs.brightness !== undefined ? { brightness: margs.brightness } : {}) });
+          command = toCommand(entity, { action: margs.action, ...(margs.brightness_pct !== undefined ? { brightness_pct: margs.brightness_pct } : {}) });
         } catch (err) {
           if (!(err instanceof ArgumentError)) throw err;
           results.push(memberOutcome(entity, this.rejected(tool, member, margs, entity, `invalid arguments: ${err.message}`)));

@@ -1,7 +1,9 @@
 // People's units at the tool boundary, in one place: a model that writes a value the way people say it ("80%"
 // for a brightness, "2700K" or "370 mireds" for a white, "21 °C", "40%" for a blind) gets it converted to what
 // the tool takes; a value in a unit the tool does not take is refused naming the unit it wants. Numbers pass as
-// they are (a light's brightness stays on its own scale, as its tool's schema says). Run before the schema check.
+// they are (a light's tool takes brightness_pct and color_temp_kelvin, as Home Assistant's light.turn_on; the
+// light's own scale is reached in toCommand). Run before the schema check.
+import { colorTempRangeText } from '../devices/color-temp.js';
 import type { Entity, Range } from '../devices/model.js';
 
 /** A percentage of a range, on that range's steps; at least one step above the bottom (1% is dim, not dark). */
@@ -41,15 +43,24 @@ export function convertUnits(entity: Entity | undefined, args: Record<string, un
     out[k] = v;
   };
   for (const [key, value] of Object.entries(args)) {
+    // A kelvin the light cannot make is refused in kelvin, with its range (the schema would say only "<= 6500").
+    if ((key === 'color_temp_kelvin' || key === 'color_temp') && typeof value === 'number' && entity?.colorTemp) {
+      const { minKelvin, maxKelvin } = entity.colorTemp;
+      if (value < minKelvin || value > maxKelvin)
+        return `"${key}" must be from ${colorTempRangeText(entity.colorTemp)} for this light (got ${value} K${value < 1000 ? ': a kelvin, not mireds' : ''})`;
+    }
     if (typeof value !== 'string') continue;
     switch (key) {
       case 'brightness': {
+        // The light's own scale (flows, `hearth call`); "80%" here means brightness_pct, what the tool advertises.
         if (!entity) break;
         const r = entity.ranges.brightness ?? { min: 0, max: 255 };
         const p = percent(value);
-        if (p !== undefined && p >= 0 && p <= 100) set(key, percentOfRange(p, r));
-        else if (!bare(value))
-          return `"brightness" takes a number on this light's own scale, ${r.min} to ${r.max}, or a percentage such as "80%" (got ${JSON.stringify(value.slice(0, 40))})`;
+        if (p !== undefined && p > 0 && p <= 100 && args.brightness_pct === undefined) {
+          set('brightness_pct', p);
+          delete out![key];
+        } else if (!bare(value))
+          return `"brightness" takes a number on this light's own scale, ${r.min} to ${r.max}; give a percentage as "brightness_pct", such as 80 (got ${JSON.stringify(value.slice(0, 40))})`;
         break;
       }
       case 'brightness_pct':
@@ -60,13 +71,18 @@ export function convertUnits(entity: Entity | undefined, args: Record<string, un
         else if (!bare(value)) return `"${key}" takes a percentage, 0 to 100, such as 40 or "40%" (got ${JSON.stringify(value.slice(0, 40))})`;
         break;
       }
+      case 'color_temp_kelvin':
       case 'color_temp': {
         if (!entity) break;
         const u = withUnit(value);
         if (bare(value)) break;
-        if (u && (u.unit === 'k' || u.unit === 'kelvin')) set(key, u.n);
-        else if (u && /^mireds?$|^mired$|^mirek$/.test(u.unit) && u.n > 0) set(key, Math.round(1_000_000 / u.n));
-        else return `"color_temp" is in kelvin, such as 2700 (warm) or 6500 (daylight) (got ${JSON.stringify(value.slice(0, 40))})`;
+        let kelvin: number;
+        if (u && (u.unit === 'k' || u.unit === 'kelvin')) kelvin = u.n;
+        else if (u && /^mireds?$|^mired$|^mirek$/.test(u.unit) && u.n > 0) kelvin = Math.round(1_000_000 / u.n);
+        else return `"${key}" is in kelvin, such as 2700 (warm) or 6500 (daylight) (got ${JSON.stringify(value.slice(0, 40))})`;
+        const ct = entity.colorTemp;
+        if (ct && (kelvin < ct.minKelvin || kelvin > ct.maxKelvin)) return `"${key}" must be from ${colorTempRangeText(ct)} for this light (got ${kelvin} K)`;
+        set(key, kelvin);
         break;
       }
       case 'temperature':

@@ -74,7 +74,7 @@ describe('builtin engine with an OpenAI-compatible model', () => {
   });
 
   it('asks permission for actuators by default; allow runs it, deny does not', async () => {
-    server.setScript([toolCallChunks([{ id: 'k', name: 'host__kitchen_light', arguments: { action: 'turn_on', brightness: 200 } }]), textChunks('ok')]);
+    server.setScript([toolCallChunks([{ id: 'k', name: 'host__kitchen_light', arguments: { action: 'turn_on', brightness_pct: 80 } }]), textChunks('ok')]);
     const session = await sessions.open({ principal: OWNER });
     const sent = home.commands().length;
     const turn = await session.prompt('kitchen bright');
@@ -84,12 +84,12 @@ describe('builtin engine with an OpenAI-compatible model', () => {
       if (e.type === 'permission_request') {
         assert.equal(e.tool_name, 'host__kitchen_light');
         assert.equal(e.capability, 'actuator');
-        assert.deepEqual(e.args, { action: 'turn_on', brightness: 200 });
+        assert.deepEqual(e.args, { action: 'turn_on', brightness_pct: 80 });
         assert.equal(home.commands().length, sent, 'nothing sent before the answer');
         session.respondPermission(e.request_id, 'allow_once');
       }
     }
-    assert.match((events.find((e) => e.type === 'tool_result') as { content: string }).content, /^confirmed: .*brightness \d+% \(200 of 254\)/);
+    assert.match((events.find((e) => e.type === 'tool_result') as { content: string }).content, /^confirmed: .*brightness 80% \(203 of 254\)/);
 
     server.setScript([toolCallChunks([{ id: 'k2', name: 'host__kitchen_light', arguments: { action: 'turn_off' } }]), textChunks('not done')]);
     const turn2 = await session.prompt('kitchen off');

@@ -64,8 +64,8 @@ function home(entities: Entity[], states: States) {
   return { understand, answer };
 }
 
-/** The brightness a call sets, as a percent of the kitchen light's 0-254. */
-const percent = (args: Record<string, unknown>) => Math.round((Number(args.brightness) / 254) * 100);
+/** The brightness a call sets: its tool takes percent (brightness_pct). */
+const percent = (args: Record<string, unknown>) => Number(args.brightness_pct);
 
 describe('intent model: relative changes step from the current value (issue 42)', () => {
   it('"could you dim the kitchen a bit" from 50% dims to 40%, and says so', async () => {
@@ -135,7 +135,7 @@ describe('intent model: relative changes step from the current value (issue 42)'
     assert.match(slower.text, /^Turned the kitchen fan down to 30/);
     assert.equal(h.understand('make the kitchen fan a lot slower').calls[0].args.percentage, 10);
     const warmer = await h.answer('make the guest room light a little warmer', { value: 'on', attributes: { brightness: 200, color_temp: 3750 } });
-    assert.equal(warmer.args.color_temp, 3750);
+    assert.equal(warmer.args.color_temp_kelvin, 3750);
     assert.equal(warmer.text, 'Made the guest room light warmer: neutral white (about 3800 K).');
   });
 });
@@ -145,7 +145,7 @@ describe('intent model: an answer says every property it changed (issue 42)', ()
 
   it('"make the kitchen light warm white" says the white, not only "on at 100%"', async () => {
     const r = await h.answer('make the kitchen light warm white', { value: 'on', attributes: { brightness: 254, color_temp: 370, color_mode: 'color_temp' } });
-    assert.equal(r.args.color_temp, 2700);
+    assert.equal(r.args.color_temp_kelvin, 2700);
     assert.equal(r.text, 'Done: the kitchen light is warm white (about 2700 K).');
   });
 

@@ -53,7 +53,9 @@ describe('intent sentences: data, not code', () => {
     // The demo's lamp is a plug called a lamp: a light to people, so the group is of every kind.
     assert.deepEqual(calls(p, 'lights out'), [['control_group', { action: 'turn_off', kind: 'all' }]]);
     assert.deepEqual(calls(p, 'lights out', 'Kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_off' }]]);
-    assert.deepEqual(calls(p, 'reading light in the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', color_temp: 4000 }]]);
+    assert.deepEqual(calls(p, 'reading light in the kitchen'), [
+      ['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', color_temp_kelvin: 4000 }],
+    ]);
   });
 
   it("docs/sentences.md's records example works as written: a history question in words of one's own (#42)", () => {
@@ -94,7 +96,7 @@ lists:
     const p = model(new SentenceSet({ userDir: dir }));
     assert.deepEqual(p.sentences.problems, []);
     assert.deepEqual(calls(p, 'illuminate the kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
-    assert.deepEqual(calls(p, 'kitchen light to blast'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 254 }]]);
+    assert.deepEqual(calls(p, 'kitchen light to blast'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness_pct: 100 }]]);
     // The list was replaced: "full" was a shipped level word and is not one any more.
     assert.deepEqual(calls(p, 'kitchen light at full'), []);
     assert.deepEqual(calls(p, 'lights up', 'Kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
@@ -110,7 +112,7 @@ lists:
     assert.deepEqual(calls(p, 'let there be light in the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
     assert.deepEqual(calls(p, 'lights please', 'Living room'), [['control_switches', { entity: 'living_room_lamp.lamp', action: 'turn_on' }]]);
     assert.deepEqual(calls(p, 'good night kitchen light'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_off' }]]);
-    assert.deepEqual(calls(p, 'kitchen light to cinema'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 38 }]]);
+    assert.deepEqual(calls(p, 'kitchen light to cinema'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness_pct: 15 }]]);
     assert.equal(
       p.understand('desk lamp 30%', names).text,
       'I don\'t know anything called "desk lamp", so I left everything as it was. The closest I know: the living room lamp.',
@@ -141,9 +143,9 @@ intents:
     const p = model(new SentenceSet({ userDir: dir }));
     assert.deepEqual(p.sentences.problems, []);
     assert.deepEqual(calls(p, 'wake up the kitchen'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on' }]]);
-    assert.deepEqual(calls(p, 'kitchen light glow 40%'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 102 }]]);
+    assert.deepEqual(calls(p, 'kitchen light glow 40%'), [['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness_pct: 40 }]]);
     assert.deepEqual(calls(p, 'turn the kitchen light to 40 percent brighter'), [
-      ['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness: 102 }],
+      ['control_lights', { entity: 'kitchen_light.light', action: 'turn_on', brightness_pct: 40 }],
     ]);
     assert.deepEqual(calls(p, 'cosy 21 degrees'), [['control_climate', { entity: 'thermostat.climate', action: 'set_temperature', temperature: 21 }]]);
   });

@@ -106,7 +106,7 @@ const PHRASINGS: Array<[string, Expect]> = [
   ['turn on the kitchen light', act(KITCHEN, { action: 'turn_on' })],
   ['is the front door locked?', read(LOCK)],
   ['set the thermostat to 21', act(THERMO, { action: 'set_temperature', temperature: 21 })],
-  ['dim the kitchen to 30 percent', act(KITCHEN, { action: 'turn_on', brightness: 76 })],
+  ['dim the kitchen to 30 percent', act(KITCHEN, { action: 'turn_on', brightness_pct: 30 })],
   ['what does the front door camera see', camera],
   ['open the garage', act(GARAGE, { action: 'open' })],
   // On / off.
@@ -122,12 +122,12 @@ const PHRASINGS: Array<[string, Expect]> = [
   ['turn off everything', group({ action: 'turn_off', kind: 'all' })],
   ['turn off the kitchen light and the lamp', both(act(KITCHEN, { action: 'turn_off' }), act(LAMP, { action: 'turn_off' }))],
   // Brightness, mapped onto the light's own 0..254.
-  ['set the kitchen light brightness to 50%', act(KITCHEN, { action: 'turn_on', brightness: 127 })],
-  ['set the brightness of the kitchen light to 60 percent', act(KITCHEN, { action: 'turn_on', brightness: 152 })],
-  ['dim the kitchen light to twenty percent', act(KITCHEN, { action: 'turn_on', brightness: 51 })],
-  ['turn on the kitchen light at 25%', act(KITCHEN, { action: 'turn_on', brightness: 64 })],
-  ['kitchen light to 50%', act(KITCHEN, { action: 'turn_on', brightness: 127 })],
-  ['brighten the kitchen to 100%', act(KITCHEN, { action: 'turn_on', brightness: 254 })],
+  ['set the kitchen light brightness to 50%', act(KITCHEN, { action: 'turn_on', brightness_pct: 50 })],
+  ['set the brightness of the kitchen light to 60 percent', act(KITCHEN, { action: 'turn_on', brightness_pct: 60 })],
+  ['dim the kitchen light to twenty percent', act(KITCHEN, { action: 'turn_on', brightness_pct: 20 })],
+  ['turn on the kitchen light at 25%', act(KITCHEN, { action: 'turn_on', brightness_pct: 25 })],
+  ['kitchen light to 50%', act(KITCHEN, { action: 'turn_on', brightness_pct: 50 })],
+  ['brighten the kitchen to 100%', act(KITCHEN, { action: 'turn_on', brightness_pct: 100 })],
   ['dim the kitchen light to 0', act(KITCHEN, { action: 'turn_off' })],
   // Colours, on the one colour light.
   ['turn the kitchen light blue', act(KITCHEN, { action: 'turn_on', color: 'blue' })],

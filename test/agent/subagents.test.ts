@@ -122,13 +122,13 @@ describe('subagents of the builtin engine', { timeout: 120_000 }, () => {
     server.setScript((body) => {
       if (isChild(body)) {
         return last(body).role === 'user'
-          ? toolCallChunks([{ id: 'k1', name: 'host__kitchen_light', arguments: { action: 'turn_on', brightness: 120 } }])
+          ? toolCallChunks([{ id: 'k1', name: 'host__kitchen_light', arguments: { action: 'turn_on', brightness_pct: 50 } }])
           : textChunks('The kitchen light is on.');
       }
       if (!toolMessages(body).length) {
         return toolCallChunks([
           { id: 'l1', name: 'host__living_room_lamp', arguments: { action: 'turn_off' } },
-          { id: 'd1', name: 'dispatch_subagent', arguments: { task: 'Turn on the kitchen light at brightness 120.', name: 'kitchen' } },
+          { id: 'd1', name: 'dispatch_subagent', arguments: { task: 'Turn on the kitchen light at 50% brightness.', name: 'kitchen' } },
         ]);
       }
       return textChunks(notices(body).length ? 'Lamp off, kitchen on.' : 'Working on it.');

@@ -99,18 +99,21 @@ describe('the home model on a Zigbee2MQTT home', () => {
 
   it('takes people\'s units in tool arguments ("50%", "2700K", "370 mireds"), and refuses others naming the unit wanted', async () => {
     const call = (args: Record<string, unknown>) => hearth.tools.call('living_room_ceiling_light', args, OWNER);
-    const half = await call({ action: 'turn_on', brightness: '50%' });
+    const half = await call({ action: 'turn_on', brightness_pct: '50%' });
     assert.match(half.text!, /^confirmed/, half.text);
     assert.equal(JSON.parse(sim.sets('Living room/Ceiling light').at(-1)!).brightness, 127);
-    const warm = await call({ action: 'turn_on', color_temp: '2700K' });
+    const warm = await call({ action: 'turn_on', color_temp_kelvin: '2700K' });
     assert.match(warm.text!, /^confirmed/, warm.text);
     assert.equal(JSON.parse(sim.sets('Living room/Ceiling light').at(-1)!).color_temp, 370);
-    assert.match((await call({ action: 'turn_on', color_temp: '370 mireds' })).text!, /^confirmed/);
-    const vague = await call({ action: 'turn_on', brightness: 'bright' });
+    assert.match((await call({ action: 'turn_on', color_temp_kelvin: '370 mireds' })).text!, /^confirmed/);
+    const vague = await call({ action: 'turn_on', brightness_pct: 'bright' });
     assert.equal(vague.isError, true);
-    assert.match(vague.text!, /"brightness" takes a number on this light's own scale, 0 to 254, or a percentage such as "80%"/);
-    const wrong = await call({ action: 'turn_on', color_temp: '50%' });
-    assert.match(wrong.text!, /"color_temp" is in kelvin/);
+    assert.match(vague.text!, /"brightness_pct" takes a percentage, 0 to 100, such as 40 or "40%"/);
+    const wrong = await call({ action: 'turn_on', color_temp_kelvin: '50%' });
+    assert.match(wrong.text!, /"color_temp_kelvin" is in kelvin/);
+    // A flow's "50%" on the light's own `brightness` is the tool's percentage.
+    assert.match((await call({ action: 'turn_on', brightness: '50%' })).text!, /^confirmed/);
+    assert.equal(JSON.parse(sim.sets('Living room/Ceiling light').at(-1)!).brightness, 127);
     const blind = await hearth.tools.call('living_room_blind', { action: 'set_position', position: '40%' }, OWNER);
     assert.match(blind.text!, /^confirmed/, blind.text);
     const heat = await hearth.tools.call('bedroom_radiator', { action: 'set_temperature', temperature: '70°F' }, OWNER);

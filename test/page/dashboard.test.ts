@@ -165,6 +165,8 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await outcome('kitchen_light.light', /confirmed/);
     await waitFor('brightness 127 on the broker', () => brokerState('hearth-demo/kitchen_light')?.brightness === 127, 10_000);
     await light.locator('.value', { hasText: 'On · 50%' }).waitFor();
+    // The page speaks the tool's own units: the audit row says 50%, the bulb got 127 of 254.
+    assert.deepEqual((await api('/api/audit?entity=kitchen_light.light&limit=1')).json[0].args, { action: 'turn_on', brightness_pct: 50 });
     await light.locator('button[data-control="color-red"]').click();
     await light.locator('.color-name', { hasText: 'red' }).waitFor({ timeout: 20_000 });
     assert.ok(brokerState('hearth-demo/kitchen_light')?.color, 'the light reports a colour');
@@ -180,7 +182,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     await waitFor('370 mireds on the broker', () => brokerState('hearth-demo/kitchen_light')?.color_temp === 370, 10_000);
     await light.locator('.sub', { hasText: 'Colour temperature warm white · 2700 K' }).waitFor({ timeout: 20_000 });
     const ct = (await api('/api/audit?entity=kitchen_light.light&limit=1')).json;
-    assert.deepEqual(ct[0].args, { action: 'turn_on', color_temp: 2700 });
+    assert.deepEqual(ct[0].args, { action: 'turn_on', color_temp_kelvin: 2700 });
     // The slider reads round kelvin (370 mireds is 2700 K, not 2703 K), and the swatch's colour name is gone in white.
     assert.equal((await light.locator('label.slider:has(input[data-control="color-temp"]) output').textContent())?.trim(), '2700 K');
     assert.equal(await light.locator('.color-name').count(), 0);

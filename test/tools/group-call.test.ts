@@ -146,7 +146,8 @@ for (const { kind, start } of brokerKinds) {
       assert.deepEqual(k1.args, { action: 'turn_off', entity: 'k1.light' });
       assert.deepEqual(hearth.audit.list({ entityId: 'b1.light', limit: 5 }).find((r) => r.action === 'turn_on')!.args, {
         action: 'turn_on',
-        brightness: 127,
+        // As the call said it (the device got 127 of 254, above): the audit speaks the tool's percent.
+        brightness_pct: 50,
         entity: 'b1.light',
       });
       const details = off.details as { members: Array<{ entity: string; outcome: string; auditId: number }> };

@@ -62,6 +62,55 @@ for (const { kind, start } of brokerKinds) {
       assert.equal((on.details as { published: unknown[] }).published.length, 1);
     });
 
+    it("takes a light's brightness in percent and its white in kelvin, as people say them (issue 41)", async () => {
+      const lastSent = () =>
+        JSON.parse(
+          home
+            .commands()
+            .filter((c) => c.topic === 'hearth-demo/kitchen_light/set')
+            .at(-1)!.payload,
+        );
+      const spec = home.hearth.tools.get('kitchen_light')!.parameters.properties as Record<string, { minimum?: number; maximum?: number }>;
+      assert.deepEqual(Object.keys(spec).sort(), ['action', 'brightness_pct', 'color', 'color_temp_kelvin'], 'the model is shown percent and kelvin');
+      assert.deepEqual([spec.color_temp_kelvin.minimum, spec.color_temp_kelvin.maximum], [2200, 6500]);
+
+      // A model's "80%" and 80 are the same call: the same command to the bulb, the same arguments in the audit.
+      const written = await call('kitchen_light', { action: 'turn_on', brightness_pct: '80%' }, OWNER);
+      assert.match(written.text!, /^confirmed: .*on, brightness 80% \(203 of 254\)/, written.text);
+      const asWritten = lastSent();
+      const number = await call('kitchen_light', { action: 'turn_on', brightness_pct: 80 });
+      assert.match(number.text!, /^confirmed: /);
+      assert.deepEqual(lastSent(), asWritten);
+      assert.deepEqual(asWritten, { state: 'ON', brightness: 203 });
+      const [a, b] = rows().slice(-2);
+      assert.deepEqual(
+        [a!.args, b!.args],
+        [
+          { action: 'turn_on', brightness_pct: 80 },
+          { action: 'turn_on', brightness_pct: 80 },
+        ],
+      );
+
+      // Kelvin in, mireds to the bulb; outside the light's range is refused in kelvin, naming the range.
+      const warm = await call('kitchen_light', { action: 'turn_on', color_temp_kelvin: 2700 });
+      assert.match(warm.text!, /^confirmed: .*colour temperature about 2700 K/, warm.text);
+      assert.deepEqual(lastSent(), { state: 'ON', color_temp: 370 });
+      const sent = home.commands().length;
+      for (const wrong of [9000, '9000K', 370]) {
+        const refused = await call('kitchen_light', { action: 'turn_on', color_temp_kelvin: wrong });
+        assert.equal(refused.isError, true);
+        assert.match(refused.text!, /^invalid arguments: "color_temp_kelvin" must be from 2200 to 6500 K for this light \(got \d+ K/, refused.text);
+      }
+      assert.equal(home.commands().length, sent, 'nothing sent for a kelvin out of range');
+
+      // A flow's device-scale brightness (and color_temp, the earlier name) still works, and the audit keeps it as sent.
+      const flow = { id: 'flow:motion', roles: ['owner'] };
+      const fromFlow = await call('kitchen_light', { action: 'turn_on', brightness: 200, color_temp: 4000 }, flow);
+      assert.match(fromFlow.text!, /^confirmed: .*brightness 79% \(200 of 254\)/, fromFlow.text);
+      assert.deepEqual(lastSent(), { state: 'ON', brightness: 200, color_temp: 250 });
+      assert.deepEqual(rows().at(-1)!.args, { action: 'turn_on', brightness: 200, color_temp: 4000 });
+    });
+
     it('acts on every demo actuator: dimmer, thermostat, garage door, lock (with approval)', async () => {
       const dim = await call('kitchen_light', { action: 'turn_on', brightness: 77 });
       assert.match(dim.text!, /^confirmed: .*on, brightness 30% \(77 of 254\)/);
@@ -129,7 +178,15 @@ for (const { kind, start } of brokerKinds) {
     it('refuses bad arguments with a reason the model can read, and publishes nothing', async () => {
       const sent = home.commands().length;
       const cases: Array<[string, Record<string, unknown>, RegExp]> = [
-        ['kitchen_light', { action: 'turn_on', brightness: 999 }, /"brightness" must be <= 254 \(got 999\)/],
+        ['kitchen_light', { action: 'turn_on', brightness_pct: 150 }, /"brightness_pct" must be <= 100 \(got 150\)/],
+        // A flow's brightness on the light's own scale is taken, and held to that scale.
+        ['kitchen_light', { action: 'turn_on', brightness: 999 }, /"brightness" must be between 0 and 254 for this device \(got 999\)/],
+        [
+          'kitchen_light',
+          { action: 'turn_on', brightness: 'full' },
+          /"brightness" takes a number on this light's own scale, 0 to 254; give a percentage as "brightness_pct"/,
+        ],
+        ['kitchen_light', { action: 'turn_on', brightness: 100, brightness_pct: 40 }, /give "brightness_pct" \(percent\) or "brightness"/],
         ['kitchen_light', { action: 'explode' }, /"action" must be one of "turn_on", "turn_off"/],
         ['kitchen_light', {}, /"action" is required/],
         ['kitchen_light', { action: 'turn_on', colour: 'red' }, /"colour" is not a known field/],
@@ -137,6 +194,7 @@ for (const { kind, start } of brokerKinds) {
         ['thermostat', { action: 'set_temperature', temperature: 22.3 }, /"temperature" must be multiple of 0\.5/],
         ['thermostat', { action: 'set_mode' }, /set_mode needs "mode"/],
         ['garage_door', { action: 'set_position', position: 101 }, /"position" must be <= 100/],
+        ['living_room_lamp', { action: 'turn_on', brightness_pct: 10 }, /"brightness_pct" is not a known field/],
         ['living_room_lamp', { action: 'turn_on', brightness: 10 }, /"brightness" is not a known field/],
         ['get_state', { entity: 'nope.nothing' }, /"entity" must be one of/],
       ];

@@ -2,7 +2,7 @@
 // result of a call on the card.
 import { api, fmtValue, h, outcomeBadge, state } from './shared.js';
 import { applianceControls } from './appliance-controls.js';
-import { COLOR_WORDS, cap, SWATCHES, hex, kelvinOf, lightRgb } from './values.js';
+import { brightnessPct, COLOR_WORDS, cap, SWATCHES, hex, kelvinOf, lightRgb } from './values.js';
 
 // ------------------------------------------------------------------ controls
 
@@ -76,18 +76,13 @@ export function controlsFor(e, ctl) {
       break;
     case 'light': {
       box.append(toggle() ?? '');
-      if (props.brightness && may('turn_on')) {
-        const max = props.brightness.maximum ?? 255;
-        const b = typeof e.attributes?.brightness === 'number' && e.value === 'on' ? Math.round((e.attributes.brightness / max) * 100) : 0;
-        box.append(
-          slider('Brightness', 'brightness', { min: 1, max: 100, value: b, unit: '%' }, (pct) => ({
-            action: 'turn_on',
-            brightness: Math.max(props.brightness.minimum ?? 1, Math.round((pct / 100) * max)),
-          })),
-        );
+      if (props.brightness_pct && may('turn_on')) {
+        const b = typeof e.attributes?.brightness === 'number' && e.value === 'on' ? brightnessPct(e.attributes.brightness, ctl.scale?.brightness?.max) : 0;
+        // The tool takes percent (brightness_pct) and puts it on the light's own scale.
+        box.append(slider('Brightness', 'brightness', { min: 1, max: 100, value: b, unit: '%' }, (pct) => ({ action: 'turn_on', brightness_pct: pct })));
       }
-      if (props.color_temp && may('turn_on')) {
-        const { minimum: min, maximum: max } = props.color_temp;
+      if (props.color_temp_kelvin && may('turn_on')) {
+        const { minimum: min, maximum: max } = props.color_temp_kelvin;
         const clamp = (k) => Math.min(max, Math.max(min, k));
         const mode = e.attributes?.color_mode;
         if (mode === undefined || mode === 'color_temp') {
@@ -99,7 +94,7 @@ export function controlsFor(e, ctl) {
           box.append(
             slider('Colour temperature', 'color-temp', { min, max, step: 10, value: clamp(now), unit: ' K' }, (k) => ({
               action: 'turn_on',
-              color_temp: clamp(k),
+              color_temp_kelvin: clamp(k),
             })),
           );
         } else {
@@ -107,7 +102,7 @@ export function controlsFor(e, ctl) {
           box.append(
             button(
               'White light',
-              { action: 'turn_on', color_temp: clamp(4000) },
+              { action: 'turn_on', color_temp_kelvin: clamp(4000) },
               { dataset: { control: 'color-temp-mode' }, title: 'Back to white light (4000 K), with its colour-temperature slider' },
             ),
           );

@@ -109,7 +109,7 @@ export function stateWord(e, value) {
 }
 
 /** A light's brightness as a percentage of its range. */
-export const brightnessPct = (value, max = 255) => Math.round((value / max) * 100);
+export const brightnessPct = (value, max) => Math.round((value / (max ?? 255)) * 100);
 
 /** The card's big value, in words a person reads: "On · 76%", "21.4 °C", "Open · 40%". */
 export function mainValue(e, ctl) {
@@ -122,7 +122,7 @@ export function mainValue(e, ctl) {
   if (e.value === null || e.value === undefined) return '—';
   if (e.kind === 'binary_sensor') return stateWord(e, e.value);
   if (e.kind === 'light' && e.value === 'on' && typeof a.brightness === 'number') {
-    return `On · ${brightnessPct(a.brightness, ctl?.properties?.brightness?.maximum ?? 255)}%`;
+    return `On · ${brightnessPct(a.brightness, ctl?.scale?.brightness?.max)}%`;
   }
   if ((e.kind === 'cover' || e.kind === 'valve') && typeof a.position === 'number') return `${cap(e.value)} · ${a.position}%`;
   if (e.kind === 'fan' && e.value === 'on' && typeof a.percentage === 'number') return `On · ${a.percentage}%`;
@@ -183,14 +183,16 @@ function colourWord(c) {
 export function argsWords(tool, args) {
   const a = args && typeof args === 'object' ? args : {};
   const e = entityOfCall(tool, a);
-  const props = state.controls.get(e?.id)?.properties ?? {};
+  const scale = state.controls.get(e?.id)?.scale ?? {};
   const verb = a.action ?? (a.option !== undefined ? 'select' : a.value !== undefined ? 'set' : undefined);
   const head = [verb ? cap(verb) : '', e?.name ?? (typeof a.entity === 'string' ? a.entity : '')].filter(Boolean).join(' ');
   const parts = [];
   for (const [k, v] of Object.entries(a)) {
     if (k === 'action' || k === 'entity') continue;
-    if (k === 'brightness' && typeof v === 'number') parts.push(`brightness ${brightnessPct(v, props.brightness?.maximum ?? 255)}%`);
-    else if (k === 'color_temp' && typeof v === 'number') parts.push(`colour temperature ${kelvinWords(kelvinOf(v))}`);
+    // A flow's brightness is on the light's own scale; the tool's own argument is in percent.
+    if (k === 'brightness_pct' && typeof v === 'number') parts.push(`brightness ${fmtValue(v)}%`);
+    else if (k === 'brightness' && typeof v === 'number') parts.push(`brightness ${brightnessPct(v, scale.brightness?.max)}%`);
+    else if ((k === 'color_temp' || k === 'color_temp_kelvin') && typeof v === 'number') parts.push(`colour temperature ${kelvinWords(kelvinOf(v))}`);
     else if (k === 'color') parts.push(`colour ${colourWord(v)}`);
     else if ((k === 'position' || k === 'percentage') && typeof v === 'number') parts.push(`${k === 'position' ? 'position' : 'speed'} ${v}%`);
     else if (k === 'temperature' && typeof v === 'number') parts.push(`target ${fmtValue(v)}${e?.unit ? ` ${e.unit}` : ''}`);

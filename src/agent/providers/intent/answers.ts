@@ -192,8 +192,9 @@ function actionPhrase(
   const num = (k: string) => (typeof args[k] === 'number' ? (args[k] as number) : undefined);
   switch (action) {
     case 'turn_on': {
-      const b = num('brightness');
-      return b !== undefined ? say('set_to', { value: `${percentOf(b, e)}%` }) : say('turn_on');
+      // The tool's percentage as said; a device-scale brightness (a flow's) as its percentage.
+      const pct = num('brightness_pct') ?? (num('brightness') !== undefined ? percentOf(num('brightness')!, e) : undefined);
+      return pct !== undefined ? say('set_to', { value: `${Math.round(pct)}%` }) : say('turn_on');
     }
     case 'turn_off':
       return say('turn_off');
@@ -357,15 +358,16 @@ function doneSentence(
       const pct = b ? percentOf(Number(b[1]), e, Number(b[2])) : undefined;
       // Every property the call changed is said: the colour or the white, and the brightness beside it.
       const color = args.color !== undefined ? line.parts.map((p) => /^colour about ([a-z]+(?: [a-z]+)*)/.exec(p)?.[1]).find(Boolean) : undefined;
-      const white = args.color_temp !== undefined ? (whiteOf(line, r) ?? `${args.color_temp} K`) : undefined;
+      const kelvin = args.color_temp_kelvin ?? args.color_temp;
+      const dimmed = args.brightness_pct !== undefined || args.brightness !== undefined;
+      const white = kelvin !== undefined ? (whiteOf(line, r) ?? `${kelvin} K`) : undefined;
       // "Dimmed the kitchen light to 40%", "made the lamp warmer": a step says which way it went, and where to.
-      if (change && white && args.brightness === undefined) return r.say(change === 'down' ? 'done_warmer' : 'done_cooler', { name, value: white });
-      if (change && pct !== undefined && args.brightness !== undefined)
-        return r.say(change === 'down' ? 'done_dimmed' : 'done_brightened', { name, value: `${pct}%` });
+      if (change && white && !dimmed) return r.say(change === 'down' ? 'done_warmer' : 'done_cooler', { name, value: white });
+      if (change && pct !== undefined && dimmed) return r.say(change === 'down' ? 'done_dimmed' : 'done_brightened', { name, value: `${pct}%` });
       const shade = color ?? white;
-      if (shade && pct !== undefined && args.brightness !== undefined) return r.say('done_state_at', { name, state: shade, value: `${pct}%` });
+      if (shade && pct !== undefined && dimmed) return r.say('done_state_at', { name, state: shade, value: `${pct}%` });
       if (shade) return r.say('done_state', { name, state: shade });
-      if (pct !== undefined && args.brightness !== undefined) return r.say('done_at', { name, value: `${pct}%` });
+      if (pct !== undefined && dimmed) return r.say('done_at', { name, value: `${pct}%` });
       if (pct !== undefined && main === 'on') return r.say('done_on_at', { name, value: `${pct}%` });
       return r.say('done_state', { name, state: main });
     }

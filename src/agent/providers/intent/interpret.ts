@@ -392,7 +392,8 @@ function hasBrightness(e: Entity): boolean {
 function brightnessStep(e: Entity, percent: number): Step | Reply {
   if (percent < 0 || percent > 100) return { type: 'out_of_range', entity: e, what: 'brightness', min: 0, max: 100, unit: '%', rank: 3 };
   if (percent === 0) return { action: 'turn_off' };
-  return { action: 'turn_on', extra: { brightness: scaleToRange(percent, e.ranges.brightness ?? { min: 0, max: 255 }) } };
+  // In percent, as the light's tool takes it (brightness_pct): the tool puts it on the light's own scale.
+  return { action: 'turn_on', extra: { brightness_pct: Math.max(1, percent) } };
 }
 
 function temperatureStep(e: Entity, said: number, unit?: string): Step | Reply {
@@ -494,17 +495,17 @@ function colorTempStep(e: Entity, c: Captures, state: EntityState | undefined): 
   const said = !c.color && n && (n.unit === 'kelvin' || (n.value >= 1000 && n.value <= 12000 && !n.unit)) ? n.value : undefined;
   if (said !== undefined) {
     if (said < min || said > max) return { type: 'out_of_range', entity: e, what: 'color_temp', min, max, unit: 'K', rank: 3 };
-    return { action: 'turn_on', extra: { color_temp: Math.round(said) } };
+    return { action: 'turn_on', extra: { color_temp_kelvin: Math.round(said) } };
   }
   const white = whiteKelvin(c.color);
   // A word asks for the warmest or coolest the light has when its own white is beyond it.
-  if (white !== undefined) return { action: 'turn_on', extra: { color_temp: Math.min(max, Math.max(min, white)) } };
+  if (white !== undefined) return { action: 'turn_on', extra: { color_temp_kelvin: Math.min(max, Math.max(min, white)) } };
   // "warmer" (direction down: fewer kelvin) or "cooler", from the white it shows now.
   if (!c.color && !n && c.direction) {
     const now = state?.value === 'on' ? fromDeviceColorTemp(e.colorTemp!, state.attributes.color_temp) : undefined;
     if (now === undefined) return { type: 'unsupported', entity: e, verb: 'change_colour_temp', why: 'colour_temp_unknown', rank: 2 };
     const to = Math.min(max, Math.max(min, now + (c.direction === 'down' ? -1 : 1) * stepBy('kelvin', c)));
-    return { action: 'turn_on', extra: { color_temp: to } };
+    return { action: 'turn_on', extra: { color_temp_kelvin: to } };
   }
   return undefined;
 }
