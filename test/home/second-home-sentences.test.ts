@@ -75,6 +75,7 @@ const SENTENCES: Sentence[] = [
   { say: "what's on in the lounge?", answer: /floor lamp/i },
   { say: 'which lights are on', answer: /floor lamp/i },
   { say: 'what is the pm2.5 in the den', answer: /\b8\b/ },
+  { say: "what's the air quality in the den", answer: /good|excellent/i },
   { say: 'is the air purifier on', answer: /\b(yes|on)\b/i },
 
   { say: 'kill the lights in the lounge', sets: LOUNGE_LIGHTS },
@@ -132,16 +133,43 @@ const SENTENCES: Sentence[] = [
       'upstairs/kids_room/nightlight': OFF,
     },
   },
+  // A second round, written after the first round's fixes and said once before any fix for it.
+  { say: 'put the lounge lights at 40 percent', sets: { 'Lounge/Floor lamp': { brightness: [96, 108] }, 'Lounge Lamp': { brightness: [96, 108] } } },
+  { say: 'dim the kitchen ceiling', sets: { 'Kitchen/Ceiling': { brightness: [1, 253] } } },
+  { say: 'is the nightlight on', answer: /\b(yes|no|on|off)\b/i },
+  { say: "what's the power draw of the washing machine", answer: /2100/ },
+  { say: 'close the blind in the bedroom', sets: { 'Master bedroom/Blind': { state: 'CLOSE' } } },
+  { say: 'open the lounge curtains fully', sets: { 'Lounge/Curtains': { position: 100 } } },
+  { say: 'set the kids room to 20 degrees', sets: { 'Kids room/Radiator': { current_heating_setpoint: 20 } } },
+  { say: 'is the heating on in the master bedroom', answer: /\b(yes|heat|heating|on)\b/i },
+  { say: "what's the target temperature in the kids room", answer: /°C|degrees/ },
+  { say: 'make the den light warmer', sets: { den_reading_light: { color_temp: [301, 500] } } },
+  { say: 'turn off the siren in the garden', sets: { 'Garden/Siren': { alarm: false } } },
+  { say: "what's the humidity in the kids room", answer: /sorry|could not|no humidity|not/i },
+  { say: 'lock the front door', answer: /sorry|could not|don't|no /i },
+  { say: 'switch off the den', sets: { den_reading_light: OFF, 'Den/Air purifier': { fan_state: 'OFF' } } },
+  { say: 'turn the upstairs lights on', sets: { 'Master Bedroom - Ceiling': ON, 'Kids room/Ceiling': ON, 'upstairs/kids_room/nightlight': ON } },
+  { say: 'how hot is the washing machine', answer: /sorry|could not|not/i },
+  { say: 'turn on the reading light', sets: { den_reading_light: ON } },
+  { say: 'cabinet lights off', sets: { 'Kitchen/Under cabinet lights': OFF } },
+  { say: 'is there anyone in the garden right now', answer: /\bno\b|nobody|no one|clear/i },
+  { say: 'set the floor lamp to warm white', sets: { 'Lounge/Floor lamp': { color_temp: [333, 454] } } },
+  { say: 'set the den reading light to 2700 kelvin', sets: { den_reading_light: { color_temp: [360, 380] } } },
+  { say: "what's the temperature upstairs", answer: /20\.5|18\.5/ },
+  { say: 'turn off the washer', sets: { 'Utility/Washing machine': OFF } },
+  { say: 'open the garden gate', answer: /sorry|can't|cannot|not/i },
+  { say: 'stop the curtains', sets: { 'Lounge/Curtains': { state: 'STOP' } } },
+  { say: 'toggle the lounge lamp', sets: { 'Lounge Lamp': {} } },
 ];
 
 /** Sentences that still miss, each with why. Never wrong: a wrong action is never listed here. */
 const MISSES: Record<string, string> = {
-  "what's the air quality like in the den": 'no sentence asks "what is the <measurement> like in <area>"',
   'is there water on the utility room floor': 'no sentence says a leak as "water on the floor"',
-  'how far open is the blind': 'no sentence asks "how far open"',
-  'what is the pm2.5 in the den': '"pm2.5" is not said as the sensor "PM25"',
+  'dim the kitchen ceiling': 'the light is off by then (the first round turned every light off): it says so rather than turning it on dimmer',
+  'make the den light warmer': 'the light is off by then: its white is taken as unknown rather than the last one it reported',
+  'switch off the den': 'an area alone means its lights (as in Home Assistant), not the air purifier too',
+  'turn off the washer': '"washer" is not said for "Washing machine" (the vibration sensor "Washer vibration" has the word)',
   'set the master bedroom to 19': 'a bare number for an area could be a temperature, a brightness or a position: it asks which',
-  'lower the bedroom blind halfway': '"bedroom" is not said for "Master bedroom", and "lower ... halfway" has no sentence',
 };
 
 type Verdict = 'right' | 'asked' | 'wrong' | 'missed';
@@ -319,6 +347,12 @@ const HA_SENTENCES: Sentence[] = [
   { say: 'turn on the dehumidifier', sets: { Dehumidifier: { payload: 'ON' } } },
   { say: 'workshop lights off', sets: { 'Workshop lights': { payload: 'OFF' } } },
   { say: 'turn the lights on in the workshop', sets: { 'Workshop lights': { payload: 'ON' } } },
+  // A second round, said once before any fix for it.
+  { say: 'turn the pond pump back on', sets: { 'Pond pump': { payload: 'on' } } },
+  { say: 'is the workshop light on', answer: /\b(yes|no|on|off)\b/i },
+  { say: 'raise the conservatory blind', sets: { 'Conservatory blind': { payload: 'open' } } },
+  { say: 'how humid is it in the conservatory', answer: /58/ },
+  { say: 'turn everything off in the conservatory', sets: { Dehumidifier: { payload: 'OFF' } } },
 ];
 
 describe('held-out sentences on a Home Assistant discovery home of Shelly and Tasmota shapes', () => {

@@ -166,6 +166,28 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     if (!areas.has(stem) && !floors.has(stem) && !groupPhrase(stem.join(' '), true)) names.addKeys(stem, [e.id]);
   }
 
+  // A reading its device is named after ("Air quality Air quality", the air quality of the device "Air quality")
+  // is said by the name once, as a real name.
+  for (const e of entities) {
+    const k = keys(e.name);
+    const h = k.length / 2;
+    if (k.length % 2 === 0 && k.slice(0, h).every((w, i) => w === k[h + i]) && !groupPhrase(k.slice(0, h).join(' '), true))
+      names.addKeys(k.slice(0, h), [e.id]);
+  }
+
+  // An area by the last word of its name, where no other area, floor or name ends so ("the bedroom blind" in a
+  // home whose only bedroom is the Master bedroom); never by a word every room has ("room").
+  const lastWords = new Map<string, string[]>();
+  for (const a of areaNames) {
+    const k = keys(a);
+    if (k.length < 2) continue;
+    const w = k[k.length - 1]!;
+    (lastWords.get(w) ?? lastWords.set(w, []).get(w)!).push(a);
+  }
+  const roomWord = new Set(roomWords ? [...roomWords.phrases()].map(([said]) => said) : []);
+  for (const [w, list] of lastWords)
+    if (list.length === 1 && !roomWord.has(w) && !areas.has([w]) && !floors.has([w]) && !names.has([w])) areas.addKeys([w], list[0]!);
+
   // Weaker names, only where no real name says the same: the name without its
   // kind word ("front door" for "Front door lock"), and that with another word
   // for the same kind ("desk light" for "Desk lamp").
