@@ -14,6 +14,18 @@ export function spoken(text: string | undefined, max = MAX_NAME): string {
   const clean = cleanDeviceText(text, max)
     .replace(/(?<=[\p{L}\p{N}])_+(?=[\p{L}\p{N}])/gu, ' ')
     .replace(/[`*_<>[\]{}]/g, '');
+  // A reading its device is named after says the name once: "Temperature Temperature" is "Temperature".
+  const words = clean.split(' ');
+  const half = words.length % 2 === 0 ? words.slice(0, words.length / 2).join(' ') : '';
+  if (
+    half &&
+    half.toLowerCase() ===
+      words
+        .slice(words.length / 2)
+        .join(' ')
+        .toLowerCase()
+  )
+    return spoken(half, max);
   if (/^[A-Z][a-z]+(?:\s[a-z0-9][\w'-]*)*$/.test(clean.replace(/…$/, ''))) return clean[0].toLowerCase() + clean.slice(1);
   return clean || 'device';
 }

@@ -30,6 +30,22 @@ export interface Vocabulary {
 
 const unionIds = (a: string[], b: string[]) => [...new Set([...a, ...b])];
 
+/** Kinds whose two-word names are also said by their last word: devices, not their settings ("Siren Volume"). */
+const HEAD_NOUN_KINDS: ReadonlySet<string> = new Set([
+  'switch',
+  'light',
+  'fan',
+  'cover',
+  'climate',
+  'lock',
+  'valve',
+  'vacuum',
+  'lawn_mower',
+  'siren',
+  'humidifier',
+  'water_heater',
+]);
+
 /** The floor of an entity's area, when its device file names one. */
 export function floorOf(e: Entity): string | undefined {
   return e.floor;
@@ -150,6 +166,28 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     if (!areas.has(stem) && !floors.has(stem) && !groupPhrase(stem.join(' '), true)) names.addKeys(stem, [e.id]);
   }
 
+  // A reading its device is named after ("Air quality Air quality", the air quality of the device "Air quality")
+  // is said by the name once, as a real name.
+  for (const e of entities) {
+    const k = keys(e.name);
+    const h = k.length / 2;
+    if (k.length % 2 === 0 && k.slice(0, h).every((w, i) => w === k[h + i]) && !groupPhrase(k.slice(0, h).join(' '), true))
+      names.addKeys(k.slice(0, h), [e.id]);
+  }
+
+  // An area by the last word of its name, where no other area, floor or name ends so ("the bedroom blind" in a
+  // home whose only bedroom is the Master bedroom); never by a word every room has ("room").
+  const lastWords = new Map<string, string[]>();
+  for (const a of areaNames) {
+    const k = keys(a);
+    if (k.length < 2) continue;
+    const w = k[k.length - 1]!;
+    (lastWords.get(w) ?? lastWords.set(w, []).get(w)!).push(a);
+  }
+  const roomWord = new Set(roomWords ? [...roomWords.phrases()].map(([said]) => said) : []);
+  for (const [w, list] of lastWords)
+    if (list.length === 1 && !roomWord.has(w) && !areas.has([w]) && !floors.has([w]) && !names.has([w])) areas.addKeys([w], list[0]!);
+
   // Weaker names, only where no real name says the same: the name without its
   // kind word ("front door" for "Front door lock"), and that with another word
   // for the same kind ("desk light" for "Desk lamp").
@@ -170,6 +208,10 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     list.push(said.split(' '));
   }
   for (const e of entities) {
+    // "the pump" for "Pond pump", "the purifier" for "Air purifier": a two-word name of something one commands,
+    // by its last word (never a kind, area or floor word: "Floor lamp" is not every "lamp").
+    const own = keys(e.name);
+    if (own.length === 2 && HEAD_NOUN_KINDS.has(e.kind)) addWeak(own.slice(1), e.id);
     for (const text of [e.name, ...e.aliases]) {
       const k = keys(text);
       // "Roborock" for "Roborock Downstairs": the name without the floor or area it ends with (never a bare
