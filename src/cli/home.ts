@@ -3,47 +3,13 @@
 // (src/daemon/methods/home.ts); this file turns the answers into text.
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { Answers, MethodName } from '../daemon/schema.js';
-import type { Hearth } from '../hearth.js';
 import type { HomeDeviceJson } from '../devices/home/home-setup.js';
 import { CliFailure } from './failure.js';
 import { table } from './format.js';
-import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
-import { ask, printJson } from './via-daemon.js';
+import { withConfigOptions, type CommonFlags } from './options.js';
+import { askHearth, printJson } from './via-daemon.js';
 
 type Flags = CommonFlags & { json?: boolean };
-
-/**
- * Ask the daemon, or change the home on a Hearth of the command's own: with `devices`, connected to the broker
- * (announcing nothing) until the discovered devices have come, so that they can be found by name.
- */
-async function homeAsk<M extends MethodName>(
-  flags: Flags,
-  method: M,
-  params: Record<string, unknown>,
-  run: (hearth: Hearth, p: Record<string, unknown>) => Answers[M],
-  options: { devices: boolean; typed?: Record<string, string> },
-): Promise<Answers[M]> {
-  return ask(
-    await databasePathOrExit(flags),
-    flags,
-    method,
-    params,
-    async (p) => {
-      const loaded = await configOrExit(flags);
-      const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
-      const { Hearth } = await import('../hearth.js');
-      const hearth = await Hearth.open({ config: loaded.config, log, connect: options.devices, announce: false, connectWaitMs: 5000 });
-      try {
-        if (options.devices && hearth.bridge.connection.connected) await hearth.bridge.settle(3000, { quietMs: 500 });
-        return run(hearth, p);
-      } finally {
-        await hearth.close();
-      }
-    },
-    options.typed ?? {},
-  );
-}
 
 /** An entity id (`device.key`) names one entity; anything else (an id, a name) a device. */
 const isEntityId = (ref: string): boolean => /^[a-z0-9][a-z0-9_-]*\.[a-z0-9_]+$/.test(ref);
@@ -85,11 +51,11 @@ export function registerDeviceSetters(devices: Command): void {
       const { homeDevice, homeEntity } = await deviceMethods();
       // An entity id (`device.key`) places that entity alone (a plug's power reading with the lamp it feeds).
       const d = isEntityId(device)
-        ? await homeAsk(flags, 'home.entity', { entity: device, ...change }, (h, p) => homeEntity(h.home, p as never), {
+        ? await askHearth(flags, 'home.entity', { entity: device, ...change }, (h, p) => homeEntity(h.home, p as never), {
             devices: true,
             typed: { entity: '<device>', area: '<area>' },
           })
-        : await homeAsk(flags, 'home.device', { device, ...change }, (h, p) => homeDevice(h.home, p as never), {
+        : await askHearth(flags, 'home.device', { device, ...change }, (h, p) => homeDevice(h.home, p as never), {
             devices: true,
             typed: { device: '<device>', area: '<area>' },
           });
@@ -107,7 +73,7 @@ export function registerDeviceSetters(devices: Command): void {
       if (!name && !flags.reset) throw new CliFailure('give the new name, or --reset');
       const { homeDevice } = await deviceMethods();
       const params = { device, ...(name ? { name } : {}), ...(flags.reset ? { resetName: true } : {}) };
-      const d = await homeAsk(flags, 'home.device', params, (h, p) => homeDevice(h.home, p as never), {
+      const d = await askHearth(flags, 'home.device', params, (h, p) => homeDevice(h.home, p as never), {
         devices: true,
         typed: { device: '<device>', name: '<name>' },
       });
@@ -122,7 +88,7 @@ export function registerDeviceSetters(devices: Command): void {
     .option('--json', 'print the device as JSON')
     .action(async (device: string, aliases: string[], flags: Flags) => {
       const { homeDevice } = await deviceMethods();
-      const d = await homeAsk(flags, 'home.device', { device, aliases }, (h, p) => homeDevice(h.home, p as never), {
+      const d = await askHearth(flags, 'home.device', { device, aliases }, (h, p) => homeDevice(h.home, p as never), {
         devices: true,
         typed: { device: '<device>', aliases: '<aliases>' },
       });
@@ -142,11 +108,11 @@ export function registerDeviceSetters(devices: Command): void {
       const { homeDevice, homeEntity } = await deviceMethods();
       const change = flags.reset ? { resetExposed: true } : { exposed: !flags.off };
       const d = isEntityId(target)
-        ? await homeAsk(flags, 'home.entity', { entity: target, ...change }, (h, p) => homeEntity(h.home, p as never), {
+        ? await askHearth(flags, 'home.entity', { entity: target, ...change }, (h, p) => homeEntity(h.home, p as never), {
             devices: true,
             typed: { entity: '<target>' },
           })
-        : await homeAsk(flags, 'home.device', { device: target, ...change }, (h, p) => homeDevice(h.home, p as never), {
+        : await askHearth(flags, 'home.device', { device: target, ...change }, (h, p) => homeDevice(h.home, p as never), {
             devices: true,
             typed: { device: '<target>' },
           });
@@ -164,7 +130,7 @@ export function registerAreas(program: Command): void {
     .option('--json', 'print the areas as JSON')
     .action(async (flags: Flags) => {
       const { homeAreas } = await deviceMethods();
-      const list = await homeAsk(flags, 'home.areas', {}, (h) => homeAreas(h), { devices: true });
+      const list = await askHearth(flags, 'home.areas', {}, (h) => homeAreas(h), { devices: true });
       if (flags.json) return printJson(list);
       const rows = [['AREA', 'FLOOR', 'DEVICES', 'ALIASES', 'FROM']];
       for (const a of list) rows.push([a.name, a.floor ?? '', String(a.devices), a.aliases.join(', '), a.stored ? 'stored' : 'a source']);
@@ -172,7 +138,7 @@ export function registerAreas(program: Command): void {
     });
   const run = async (flags: Flags, params: Record<string, unknown>, typed: Record<string, string>) => {
     const { homeArea } = await deviceMethods();
-    const answer = await homeAsk(flags, 'home.area', params, (h, p) => homeArea(h.home, p as never), { devices: true, typed });
+    const answer = await askHearth(flags, 'home.area', params, (h, p) => homeArea(h.home, p as never), { devices: true, typed });
     if (flags.json) return printJson(answer);
     if ('removed' in answer)
       process.stdout.write(
@@ -232,7 +198,7 @@ export function registerFloors(program: Command): void {
     .option('--json', 'print the floors as JSON')
     .action(async (flags: Flags) => {
       const { homeFloors } = await deviceMethods();
-      const list = await homeAsk(flags, 'home.floors', {}, (h) => homeFloors(h), { devices: false });
+      const list = await askHearth(flags, 'home.floors', {}, (h) => homeFloors(h), { devices: false });
       if (flags.json) return printJson(list);
       const rows = [['FLOOR', 'LEVEL', 'AREAS', 'ALIASES']];
       for (const f of list) rows.push([f.name, f.level === null ? '' : String(f.level), f.areas.join(', '), f.aliases.join(', ')]);
@@ -241,7 +207,7 @@ export function registerFloors(program: Command): void {
   // `typed`: which of the command's arguments a field the daemon names was (`add`'s name is its <floor>).
   const run = async (flags: Flags, params: Record<string, unknown>, typed: Record<string, string> = { floor: '<floor>' }) => {
     const { homeFloor } = await deviceMethods();
-    const answer = await homeAsk(flags, 'home.floor', params, (h, p) => homeFloor(h.home, p as never), { devices: false, typed });
+    const answer = await askHearth(flags, 'home.floor', params, (h, p) => homeFloor(h.home, p as never), { devices: false, typed });
     if (flags.json) return printJson(answer);
     if ('removed' in answer) process.stdout.write(`removed the floor ${answer.removed}; ${answer.areas} area(s) were on it and stay, on no floor\n`);
     else
@@ -286,7 +252,7 @@ export function registerHome(program: Command): void {
     .argument('[file]', 'the file to write (default: stdout)')
     .action(async (file: string | undefined, flags: Flags) => {
       const { homeExport } = await deviceMethods();
-      const { text } = await homeAsk(flags, 'home.export', {}, (h) => homeExport(h), { devices: true });
+      const { text } = await askHearth(flags, 'home.export', {}, (h) => homeExport(h), { devices: true });
       if (file) writeFileSync(file, text);
       else process.stdout.write(text);
     });
@@ -302,7 +268,7 @@ export function registerHome(program: Command): void {
         throw new CliFailure(`cannot read ${file}: ${(err as Error).message}`);
       }
       const { homeImport } = await deviceMethods();
-      const report = await homeAsk(flags, 'home.import', { text }, (h, p) => homeImport(h, p as { text: string }), {
+      const report = await askHearth(flags, 'home.import', { text }, (h, p) => homeImport(h, p as { text: string }), {
         devices: true,
         typed: { text: '<file>' },
       });

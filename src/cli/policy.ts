@@ -2,15 +2,14 @@
 // principals' roles, and `policy test`, which explains a decision rule by rule.
 // The daemon answers each with data (src/daemon/methods/policy.ts); this file turns the answers into text.
 import { type Command, Option } from 'commander';
-import type { Hearth } from '../hearth.js';
 import type { PolicyRule } from '../policy/rules.js';
 import type { Effect } from '../policy/types.js';
-import type { Answers, MethodName, PolicyTestAnswer } from '../daemon/schema.js';
-import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
+import type { PolicyTestAnswer } from '../daemon/schema.js';
+import { withConfigOptions, type CommonFlags } from './options.js';
 import { hearthCommand } from './command-name.js';
 import { table } from './format.js';
 import { CliFailure, collect, wholeNumber } from './failure.js';
-import { ask, printJson } from './via-daemon.js';
+import { askHearth, printJson } from './via-daemon.js';
 
 export { CliFailure, wholeNumber };
 
@@ -25,34 +24,6 @@ export function jsonObjectArg(name: string, raw: string | undefined): Record<str
   }
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw new CliFailure(`${name} must be a JSON object, e.g. '{"action":"turn_on"}'`);
   return v as Record<string, unknown>;
-}
-
-/** Ask the daemon for this database, or run the method on a Hearth of the command's own: rules and tools need no broker. */
-async function policyAsk<M extends MethodName>(
-  flags: CommonFlags,
-  method: M,
-  params: Record<string, unknown>,
-  run: (hearth: Hearth, p: Record<string, unknown>) => Answers[M],
-  typed: Record<string, string> = {},
-): Promise<Answers[M]> {
-  return ask(
-    await databasePathOrExit(flags),
-    flags,
-    method,
-    params,
-    async (p) => {
-      const loaded = await configOrExit(flags);
-      const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
-      const { Hearth } = await import('../hearth.js');
-      const hearth = await Hearth.open({ config: loaded.config, log, connect: false });
-      try {
-        return run(hearth, p);
-      } finally {
-        await hearth.close();
-      }
-    },
-    typed,
-  );
 }
 
 // ---------------------------------------------------------------- rule text
@@ -133,7 +104,7 @@ export function registerPolicy(program: Command): void {
     .option('--json', 'print the rules as JSON (with a one-line description each)')
     .action(async (flags: CommonFlags & { json?: boolean }) => {
       const { listRules } = await import('../daemon/methods/policy.js');
-      const rules = await policyAsk(flags, 'policy.list', {}, listRules);
+      const rules = await askHearth(flags, 'policy.list', {}, listRules);
       if (flags.json) return printJson(rules);
       const rows = [['ID', 'SUBJECT', 'TARGET', 'ACTION', 'EFFECT', 'PRIO', 'WHEN', 'RATE', 'BUILTIN', 'NOTE']];
       for (const r of rules) {
@@ -219,7 +190,7 @@ Give --action actuate (all commands) or --action read to narrow it.`,
           fromArea: flags.fromArea,
         };
         const { addRule } = await import('../daemon/methods/policy.js');
-        const added = await policyAsk(flags, 'policy.add', params, (h, p) => addRule(h, p as never), { subject: '<subject>' });
+        const added = await askHearth(flags, 'policy.add', params, (h, p) => addRule(h, p as never), { typed: { subject: '<subject>' } });
         if (flags.json) return printJson(added);
         const rule = added.rule;
         const lines = [`added rule #${rule.id}: ${rule.description}${rule.note ? ` (${rule.note})` : ''}`];
@@ -239,7 +210,7 @@ Give --action actuate (all commands) or --action read to narrow it.`,
     .action(async (rawId: string, flags: CommonFlags) => {
       const id = wholeNumber('<id>', rawId, { min: 1 });
       const { removeRule } = await import('../daemon/methods/policy.js');
-      const { rule: r, restore } = await policyAsk(flags, 'policy.remove', { id }, (h, p) => removeRule(h, p as { id: number }), { id: '<id>' });
+      const { rule: r, restore } = await askHearth(flags, 'policy.remove', { id }, (h, p) => removeRule(h, p as { id: number }), { typed: { id: '<id>' } });
       const lines = [`removed ${r.builtin ? 'built-in ' : ''}rule #${r.id}: ${r.description}${r.note ? ` (${r.note})` : ''}`];
       if (r.builtin) lines.push(`  it was a built-in default and will not come back by itself; to restore it:\n  ${restore}`);
       else lines.push(`  to add it again: ${restore}`);
@@ -275,10 +246,8 @@ Give --action actuate (all commands) or --action read to narrow it.`,
           fromArea: flags.fromArea,
         };
         const { testPolicy } = await import('../daemon/methods/policy.js');
-        const a = await policyAsk(flags, 'policy.test', params, (h, p) => testPolicy(h, p as never), {
-          principal: 'principal',
-          tool: '<tool>',
-          args: '[args]',
+        const a = await askHearth(flags, 'policy.test', params, (h, p) => testPolicy(h, p as never), {
+          typed: { principal: 'principal', tool: '<tool>', args: '[args]' },
         });
         if (flags.json) return printJson(a);
         process.stdout.write(explanationText(a));
@@ -292,9 +261,8 @@ Give --action actuate (all commands) or --action read to narrow it.`,
     .option('--clear', 'remove every stored role of the principal')
     .action(async (principalId: string | undefined, roles: string[], flags: CommonFlags & { clear?: boolean }) => {
       const { roles: rolesOf } = await import('../daemon/methods/policy.js');
-      const list = await policyAsk(flags, 'policy.roles', { principal: principalId, roles, clear: flags.clear }, rolesOf, {
-        principal: 'principal',
-        roles: '[roles...]',
+      const list = await askHearth(flags, 'policy.roles', { principal: principalId, roles, clear: flags.clear }, rolesOf, {
+        typed: { principal: 'principal', roles: '[roles...]' },
       });
       if (principalId === undefined) {
         if (!list.length) return void process.stdout.write(`no principal has stored roles; set some with: ${hearthCommand()} policy roles chat:alice owner\n`);

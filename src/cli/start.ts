@@ -18,7 +18,7 @@ import { controlMethods, controlStreams } from '../daemon/methods/index.js';
 import { startWyomingFromConfig, type WyomingServer } from '../wyoming/server.js';
 import { formatState, table } from './format.js';
 import { hearthCommand, plainCommandNote } from './command-name.js';
-import { relative, resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 
 type StartFlags = CommonFlags & { simulator: boolean; httpPort?: string };
 
@@ -144,7 +144,7 @@ export function registerStart(program: Command): void {
         '',
         `Hearth is running${loaded.file ? ` (config ${where(loaded.file)})` : ''}`,
         `  broker    ${bridge.broker ? `embedded at ${bridge.broker.url}` : redact(bridge.connection.options.url)} (${bridge.connection.state})`,
-        `  devices   ${devices.length} devices, ${entities.length} entities from ${bridge.paths.map(where).join(', ') || 'nowhere'}` +
+        `  devices   ${devices.length} devices, ${entities.length} entities from ${[...bridge.paths.map(where), ...discoveredFrom(devices)].join(', ') || 'nowhere'}` +
           (bridge.deviceProblems.length ? `; ${bridge.deviceProblems.length} file problem(s) logged above` : '') +
           (watched ? '; reloaded when they change' : ''),
         demoEnabled(loaded.config)
@@ -213,4 +213,10 @@ function tryLine(f: string, demo: boolean, cmd: string): string {
   const note = plainCommandNote(cmd);
   if (note) lines.push(`            (${note})`);
   return lines.join('\n');
+}
+
+/** The discovery sources devices came from ("zigbee2mqtt discovery"); a device file's devices name their file (a path) instead. */
+function discoveredFrom(devices: Array<{ source: string }>): string[] {
+  const sources = new Set(devices.map((d) => d.source).filter((s) => !isAbsolute(s)));
+  return [...sources].sort().map((s) => (s.includes('discovery') ? s : `${s} discovery`));
 }

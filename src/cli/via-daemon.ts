@@ -3,6 +3,7 @@
 // against the same schema; the command then prints it (as text, or as it is with --json).
 import type { ControlClient } from '../daemon/control-client.js';
 import type { Answers, HomeShape, MethodName } from '../daemon/schema.js';
+import type { Hearth } from '../hearth.js';
 import { hearthCommand } from './command-name.js';
 import { CliFailure } from './failure.js';
 import type { CommonFlags } from './options.js';
@@ -115,6 +116,41 @@ export async function ask<M extends MethodName>(
   } finally {
     client?.close();
   }
+}
+
+/**
+ * `ask`, where the standalone answer comes from a Hearth the command opens on its own: without the broker (rules,
+ * tools and the home's records need none), or, with `devices`, connected (announcing nothing) until the discovered
+ * devices have come, so that they can be found by name.
+ */
+export async function askHearth<M extends MethodName>(
+  flags: ReachFlags,
+  method: M,
+  params: Record<string, unknown>,
+  run: (hearth: Hearth, p: Record<string, unknown>) => Answers[M],
+  options: { devices?: boolean; typed?: Record<string, string> } = {},
+): Promise<Answers[M]> {
+  const { configOrExit, databasePathOrExit, loggerFor } = await import('./options.js');
+  return ask(
+    await databasePathOrExit(flags),
+    flags,
+    method,
+    params,
+    async (p) => {
+      const loaded = await configOrExit(flags);
+      const log = await loggerFor(loaded, flags.logLevel ?? 'warn');
+      const { Hearth } = await import('../hearth.js');
+      const devices = options.devices ?? false;
+      const hearth = await Hearth.open({ config: loaded.config, log, connect: devices, announce: false, connectWaitMs: 5000 });
+      try {
+        if (devices && hearth.bridge.connection.connected) await hearth.bridge.settle(3000, { quietMs: 500 });
+        return run(hearth, p);
+      } finally {
+        await hearth.close();
+      }
+    },
+    options.typed ?? {},
+  );
 }
 
 /** `--json`: the answer as it is. */

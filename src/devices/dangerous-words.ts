@@ -11,7 +11,7 @@ import { jsonDepth, MAX_JSON_DEPTH } from '../util/bounded-json.js';
 import type { Entity, EntityKind } from './model.js';
 
 export interface DangerousWord {
-  /** Upper case; matched case-insensitively, as a whole payload or a JSON string value. */
+  /** Upper case; matched case-insensitively, as a whole payload, a JSON string value or a JSON object key. */
   word: string;
   /** The kind (and device class) whose rules a foreign entity sending it is held to. */
   kind: EntityKind;
@@ -47,12 +47,22 @@ function wordOf(text: string): DangerousWord | undefined {
   return BY_WORD.get(t.replace(/^"(.*)"$/, '$1').toUpperCase());
 }
 
-/** The first dangerous word among the string values of a JSON value (depth already checked). */
+/**
+ * The first dangerous word among the strings of a JSON value, its object keys included (depth already checked):
+ * a device that reads `{"UNLOCK": 1}` as an unlock is as real as one that reads `{"state": "UNLOCK"}`.
+ */
 function wordInJson(value: unknown): DangerousWord | undefined {
   if (typeof value === 'string') return wordOf(value);
   if (value === null || typeof value !== 'object') return undefined;
-  for (const v of Array.isArray(value) ? value : Object.values(value)) {
-    const found = wordInJson(v);
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const found = wordInJson(v);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    const found = wordOf(k) ?? wordInJson(v);
     if (found) return found;
   }
   return undefined;

@@ -248,6 +248,13 @@ export class SimulatedDevice implements BehaviourHost {
         this.log.warn({ err, topic }, 'command ignored: it could not be applied');
       }
     });
+    // mqtt.js resubscribes after a reconnect, and forgets a subscription the broker refuses (NATS can while
+    // JetStream recovers from a node's death): the device stays connected but no command reaches it. Said once.
+    client.on('packetreceive', (packet) => {
+      if (packet.cmd === 'suback' && (packet.granted as Array<number | { qos: number }>).some((g) => (typeof g === 'number' ? g : g.qos) >= 0x80)) {
+        this.log.warn({ granted: packet.granted }, 'the broker refused the command subscription: no command reaches this device');
+      }
+    });
     const linkName = `${this.id}${main ? '' : ':will'}`;
     const outage = this.options.outage;
     client.on('error', (err) => (outage ? outage.lost(linkName, err) : this.log.warn({ err }, 'mqtt error')));

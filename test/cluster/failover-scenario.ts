@@ -104,6 +104,14 @@ export function connectedNodeDies(sendWaitMs: number): void {
       phase('served again?');
       let served = 0;
       const extra: number[] = [];
+      // What each of these calls was answered, with the light's availability then (said if none is confirmed).
+      const tried: string[] = [];
+      const simLog = () =>
+        home.logs.lines
+          .filter((l) => l.part === 'sim' && JSON.stringify(l).includes('kitchen_light'))
+          .slice(-15)
+          .map((l) => JSON.stringify(l))
+          .join('\n');
       // Bounded by time, not by a count of calls: a busy machine's election can outlast 30 of them.
       const giveUp = Date.now() + 120_000;
       for (let brightness = 200; brightness < 255 && !served && Date.now() < giveUp; brightness++) {
@@ -113,10 +121,16 @@ export function connectedNodeDies(sendWaitMs: number): void {
         while (home.hearth.bridge.cache.get('kitchen_light.light')?.available === false && Date.now() < giveUp) await sleep(50);
         const r = await home.hearth.tools.call('kitchen_light', { action: 'turn_on', brightness }, OWNER, { requestId: `failover-${brightness}` });
         extra.push(brightness);
+        tried.push(
+          `${Math.round((Date.now() - t0) / 1000)} s ${brightness}: ${r.text!.slice(0, 160)} (available ${home.hearth.bridge.cache.get('kitchen_light.light')?.available}, the simulated light connected ${home.sim.connected('kitchen_light')})`,
+        );
         if (/^confirmed/.test(r.text!)) served = brightness;
         else await sleep(200);
       }
-      assert.ok(served, 'a call is confirmed again after the failover');
+      assert.ok(
+        served,
+        `a call is confirmed again after the failover; tried:\n${tried.join('\n')}\nseen on node 0: ${seen.filter((p) => /"brightness":2\d\d/.test(p)).join(' ')}\nconnection: ${states.join(' ')}\nthe light's log: ${simLog()}`,
+      );
       assert.equal(home.sim.state('kitchen_light.light').brightness, served);
 
       // What reached the devices, by brightness (the watcher is on node 0, with the devices).
@@ -154,6 +168,9 @@ export function connectedNodeDies(sendWaitMs: number): void {
       await waitFor('every entity as the device has it', () => differs().length === 0, 15_000).catch(() => undefined);
       for (const e of differs()) assert.fail(`${e.id}: Hearth has ${home.hearth.bridge.cache.get(e.id)?.value}, the device ${home.sim.state(e.id).value}`);
       assert.equal(home.hearth.audit.verify().ok, true, 'the audit verifies');
+      phase('done');
+      // Where the time went (phase by phase), for a run that comes near its bound on a busy machine.
+      t.diagnostic(`phases: ${phases.join(' | ')}`);
       finished = true;
     });
   });

@@ -10,10 +10,15 @@ export const clusterKinds: Array<{ kind: BrokerKind; start: (opts?: StartBrokerO
   { kind: 'rabbitmq', start: () => startRabbitMq() },
 ];
 
+/** Whether the broker has more than one node. */
+export function isCluster(broker: TestBroker): broker is TestCluster {
+  const cluster = broker as Partial<TestCluster>;
+  return Boolean(cluster.nodeList && cluster.nodes && cluster.nodes.length > 1);
+}
+
 /** Where Hearth connects on this broker: every node of a cluster, beginning with a node the devices are not on. */
 export function hearthUrl(broker: TestBroker): string {
-  const cluster = broker as Partial<TestCluster>;
-  return cluster.nodeList && cluster.nodes && cluster.nodes.length > 1 ? cluster.nodeList(1) : broker.url;
+  return isCluster(broker) ? broker.nodeList(1) : broker.url;
 }
 
 /** A node other than the one Hearth starts on (the last), where a watcher sees what crossed the cluster. */

@@ -12,7 +12,7 @@ import { startSimulator, type Simulator } from '../../src/simulator/simulator.js
 import type { GeneratedTool, Principal } from '../../src/tools/types.js';
 import type { Logger } from '../../src/log.js';
 import type { TestBroker } from './brokers.js';
-import { hearthUrl } from './cluster-brokers.js';
+import { hearthUrl, isCluster } from './cluster-brokers.js';
 import { logSink } from './log-sink.js';
 import { waitFor } from './wait.js';
 
@@ -104,6 +104,10 @@ export async function startHome(broker: TestBroker, options: HomeOptions = {}): 
     devices: hearth.bridge.registry.devices(),
     log: logs.log.child({ part: 'sim' }),
     connectTimeoutMs: 60_000,
+    // On a cluster the devices are set up as docs/deployment.md tells users: command subscriptions at QoS 0. At
+    // QoS 1, a device that NATS dropped while a node's death held JetStream up resubscribes through JetStream and
+    // can be refused, staying connected and online but deaf to every command.
+    commandQos: isCluster(broker) ? 0 : undefined,
   });
   await hearth.bridge.settle(5000);
   const seen: TestHome['seen'] = [];

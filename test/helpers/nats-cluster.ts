@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { TestBroker } from './brokers.js';
 import { type BrokerProcess, clusterPort, spawnBroker, waitAccepting, withFreshPorts } from './cluster-process.js';
 import { findBin, HOST, trackTempDir } from './mosquitto-process.js';
+import { waitFor } from './wait.js';
 
 export interface ClusterNode {
   name: string;
@@ -132,7 +133,31 @@ export async function startNatsCluster(opts: StartClusterOptions = {}): Promise<
       await stopAll();
       throw err;
     }
+    await retainedLoaded();
   };
+  /**
+   * A (re)started node lets MQTT clients in once it has loaded the retained messages from JetStream, or after 4 s
+   * without them ("Timing out waiting to load"), and then serves what it has loaded so far: an older retained
+   * message, or none. Wait, bounded, until every live node's retained-messages consumer has delivered everything.
+   */
+  const retainedLoaded = () =>
+    waitFor(
+      'every node of the nats-server cluster to load its retained messages',
+      async () => {
+        const live = ports.filter((_, i) => procs[i]?.alive());
+        let bound = 0;
+        for (const p of live) {
+          const state = await retainedConsumers(p.monitor, `n${ports.indexOf(p)}`).catch(() => undefined);
+          if (!state || state.pending) return false;
+          bound += state.bound;
+        }
+        return bound >= live.length;
+      },
+      START_TIMEOUT_MS / 4,
+    ).catch((err: Error) => {
+      err.message += `\n${logs()}`;
+      throw err;
+    });
   try {
     await withFreshPorts('nats-server cluster', async (attempt) => {
       await configure(attempt);
@@ -161,7 +186,7 @@ export async function startNatsCluster(opts: StartClusterOptions = {}): Promise<
       let held = 0;
       for (const [i, p] of ports.entries()) {
         if (!procs[i]?.alive()) continue;
-        held += await jetStreamHeld(p.monitor);
+        held += await jetStreamHeld(p.monitor, `n${i}`);
       }
       return held;
     },
@@ -171,6 +196,7 @@ export async function startNatsCluster(opts: StartClusterOptions = {}): Promise<
     async startNode(i) {
       if (procs[i]?.alive()) return;
       await waitAccepting(`nats-server n${i}`, [spawnNode(i)], [ports[i].mqtt], START_TIMEOUT_MS, probeAuth);
+      await retainedLoaded();
     },
     async stop() {
       if (stopped) return;
@@ -191,25 +217,61 @@ interface JszConsumer {
   num_ack_pending?: number;
   num_pending?: number;
   cluster?: { leader?: string };
+  /** A push consumer whose delivery subject has a subscriber (its node is up and listening). */
+  push_bound?: boolean;
 }
 interface Jsz {
-  server_name?: string;
   account_details?: Array<{ stream_detail?: Array<{ name: string; consumer_detail?: JszConsumer[] }> }>;
 }
 
-/** What one node's JetStream consumers it leads still have to deliver (its monitoring endpoint, /jsz). */
-async function jetStreamHeld(monitorPort: number): Promise<number> {
+/** NATS keeps QoS 1 MQTT messages in this stream, delivered to each QoS 1 subscription by a consumer of its own. */
+const MESSAGES_STREAM = '$MQTT_msgs';
+
+/**
+ * What the consumers of MQTT subscriptions node `name` leads still have to deliver to a client (its monitoring
+ * endpoint, /jsz, which does not say the node's own name: nats-server 2.9 has no server_name there). The retained
+ * messages' and sessions' streams deliver to the nodes themselves, never to a client: not counted.
+ */
+async function jetStreamHeld(monitorPort: number, name: string): Promise<number> {
   const res = await fetch(`http://${HOST}:${monitorPort}/jsz?accounts=true&streams=true&consumers=true`, { signal: AbortSignal.timeout(5000) });
   const jsz = (await res.json()) as Jsz;
   let held = 0;
   for (const account of jsz.account_details ?? []) {
     for (const stream of account.stream_detail ?? []) {
+      if (stream.name !== MESSAGES_STREAM) continue;
       for (const c of stream.consumer_detail ?? []) {
         // Each replica reports the consumer; its leader's count is the one that is delivered.
-        if (c.cluster?.leader && c.cluster.leader !== jsz.server_name) continue;
+        if (c.cluster?.leader && c.cluster.leader !== name) continue;
         held += (c.num_ack_pending ?? 0) + (c.num_pending ?? 0);
       }
     }
   }
   return held;
+}
+
+/** NATS keeps retained MQTT messages in this stream; each node reads them through a durable consumer of its own. */
+const RETAINED_STREAM = '$MQTT_rmsgs';
+
+/**
+ * The retained-messages consumers one node leads: how many have their node listening, and how many messages those
+ * have still to deliver (a node that has not read them all would serve an older retained message, or none).
+ */
+async function retainedConsumers(monitorPort: number, name: string): Promise<{ bound: number; pending: number }> {
+  const res = await fetch(`http://${HOST}:${monitorPort}/jsz?accounts=true&streams=true&consumers=true`, { signal: AbortSignal.timeout(5000) });
+  const jsz = (await res.json()) as Jsz;
+  let bound = 0;
+  let pending = 0;
+  for (const account of jsz.account_details ?? []) {
+    for (const stream of account.stream_detail ?? []) {
+      if (stream.name !== RETAINED_STREAM) continue;
+      for (const c of stream.consumer_detail ?? []) {
+        // Each replica reports the consumer; its leader's view is current. A killed node's consumer is not bound.
+        if (c.cluster?.leader && c.cluster.leader !== name) continue;
+        if (!c.push_bound) continue;
+        bound++;
+        pending += c.num_pending ?? 0;
+      }
+    }
+  }
+  return { bound, pending };
 }

@@ -33,3 +33,37 @@ export async function z2mEntry(model: string, ieee: string, friendlyName: string
     definition: { model: def.model, vendor: def.vendor, description: def.description, exposes: JSON.parse(JSON.stringify(def.exposes)), supports_ota: false },
   } as Z2mDevice;
 }
+
+/** One device of a fixture home: model, IEEE address, friendly name, power source, the state it reports. */
+export type Z2mHomeDevice = [string, string, string, 'Mains (single phase)' | 'Battery', Record<string, unknown>];
+
+/**
+ * A fixture home as the simulated Zigbee2MQTT (simulated-zigbee2mqtt.ts) publishes it: bridge/info, the coordinator
+ * and each device's bridge/devices entry from zigbee-herdsman-converters, and each device's state by friendly name.
+ */
+export async function zigbee2mqttHomeFile(home: Z2mHomeDevice[]): Promise<{ json: string; devices: number; models: number }> {
+  const coordinator = {
+    ieee_address: '0x00124b0012345678',
+    type: 'Coordinator',
+    supported: true,
+    disabled: false,
+    interview_completed: true,
+    friendly_name: 'Coordinator',
+    definition: null,
+  };
+  const devices: unknown[] = [coordinator];
+  const states: Record<string, Record<string, unknown>> = {};
+  for (const [model, ieee, name, power, state] of home) {
+    const entry = await z2mEntry(model, ieee, name);
+    devices.push({ ...entry, power_source: power, type: power === 'Battery' ? 'EndDevice' : 'Router' });
+    states[name] = state;
+  }
+  const info = {
+    version: '2.1.3',
+    coordinator: { type: 'zStack3x0' },
+    config: { advanced: { legacy_availability_payload: false } },
+    log_level: 'info',
+    permit_join: false,
+  };
+  return { json: `${JSON.stringify({ info, devices, states }, null, 1)}\n`, devices: home.length, models: new Set(home.map((h) => h[0])).size };
+}

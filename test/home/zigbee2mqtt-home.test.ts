@@ -64,6 +64,8 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
   it('the banner says how to let owners act and how to set areas, as commands that run as printed', async () => {
     const out = daemon!.stdout();
     // The command as this checkout runs it (`node .../main.js` until `npm link`), with the flags of this home.
+    // Where the devices came from: discovery, not "nowhere".
+    assert.match(out, /devices\s+16 devices, \d+ entities from zigbee2mqtt discovery\n/);
     const allow = /^\s+\S+(?: \S+main\.js)? (policy allow role:owner --capability actuator --action actuate .*)$/m.exec(out);
     assert.ok(allow, out);
     assert.match(out, /areas\s+2 of 16 devices have no area \(1 with a suggestion\): \S+(?: \S+main\.js)? devices area /);

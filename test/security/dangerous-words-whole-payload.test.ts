@@ -28,7 +28,15 @@ describe('security: a dangerous word anywhere in a payload is judged', () => {
       state_topic: 't/shed_keypad/state',
       command_template: `{{ '[' * 70 }}"UNLOCK"{{ ']' * 70 }}`,
     });
-    await waitFor('both keypads', () => home.hearth.bridge.registry.entities().length === 2);
+    // The word as a key, not a value: a device whose firmware reads {"UNLOCK": 1} as an unlock.
+    await home.publish('homeassistant/number/gate_keypad/config', {
+      name: 'Gate keypad',
+      unique_id: 'gate_keypad_1',
+      command_topic: 't/gate_keypad/set',
+      state_topic: 't/gate_keypad/state',
+      command_template: `{"unlock": {{ value }}}`,
+    });
+    await waitFor('the three keypads', () => home.hearth.bridge.registry.entities().length === 3);
   });
   after(() => home?.close());
 
@@ -41,6 +49,17 @@ describe('security: a dangerous word anywhere in a payload is judged', () => {
     const [row] = home.hearth.audit.list({ entityId: keypad.id, order: 'desc', limit: 1 });
     assert.equal(row.decision, 'confirm');
     assert.equal(row.action, 'unlock', 'judged as the unlock it sends, not as set_value');
+    assert.deepEqual(home.received, [], 'nothing reached the broker');
+  });
+
+  it('a number whose payload has UNLOCK as a JSON key is held to the rules for locks too', async () => {
+    home.clear();
+    const keypad = home.entity('Gate keypad');
+    const result = await home.call('Gate keypad', { value: 5 });
+    assert.equal(result.isError, true, result.text);
+    assert.match(result.text!, /^needs approval: .*unlocking needs a person to confirm/);
+    const [row] = home.hearth.audit.list({ entityId: keypad.id, order: 'desc', limit: 1 });
+    assert.equal(row.action, 'unlock');
     assert.deepEqual(home.received, [], 'nothing reached the broker');
   });
 

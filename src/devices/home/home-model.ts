@@ -149,10 +149,13 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
       return k;
     };
     const sourceAreas = new Map<string, string>();
+    // One spelling per area as said: `Kids room/Ceiling` and `upstairs/kids_room/nightlight` are both in the Kids
+    // room; a spelling with underscores gives way to one without, and is said with spaces when it is the only one.
     const note = (a: string | undefined) => {
       if (!a) return;
       const k = say(a);
-      if (!sourceAreas.has(k)) sourceAreas.set(k, a);
+      const had = sourceAreas.get(k);
+      if (had === undefined || (had.includes('_') && !a.includes('_'))) sourceAreas.set(k, a.includes('_') ? spacedName(a) : a);
     };
     for (const { device } of input) {
       note(device.area);
@@ -172,7 +175,7 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
     const direct = this.areas.get(name);
     const id = direct ? name : this.said().areas.get(ctx.say(name));
     const stored = direct ?? (id === undefined ? undefined : this.areas.get(id));
-    if (!stored) return { area: name, floor: fallbackFloor };
+    if (!stored) return { area: this.sourceAreas.get(ctx.say(name)) ?? name, floor: fallbackFloor };
     return { area: stored.name, floor: (stored.floor && this.floors.get(stored.floor)?.name) || fallbackFloor };
   }
 
@@ -245,4 +248,10 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
 /** What one apply computes once for all its devices. */
 interface ApplyContext {
   say: (name: string) => string;
+}
+
+/** `kids_room` as a name: underscores are spaces, and a name all in lower case starts with a capital ("Kids room"). */
+function spacedName(text: string): string {
+  const spaced = text.replace(/_+/g, ' ').replace(/\s+/g, ' ').trim();
+  return spaced === spaced.toLowerCase() && spaced ? spaced[0]!.toUpperCase() + spaced.slice(1) : spaced;
 }

@@ -118,7 +118,9 @@ export class HomeSetup {
     if (typeof ref !== 'string' || !ref.trim()) throw new HomeError(field, 'must name a device (its id or its name)');
     const text = ref.trim();
     const all = this.registry.devices();
-    const exact = this.registry.device(text) ?? all.find((d) => d.identity === text);
+    // Its id, its identity, or the address its identity holds (`0x00158d000a1b2c3d` of `zigbee2mqtt:0x00158d000a1b2c3d`):
+    // the address finds a device after it was renamed from it.
+    const exact = this.registry.device(text) ?? all.find((d) => d.identity === text || (text.includes(':') ? false : d.identity?.endsWith(`:${text}`)));
     if (exact) return exact;
     const slash = text.lastIndexOf('/');
     const area = slash > 0 ? saidAs(text.slice(0, slash)) : undefined;

@@ -10,7 +10,10 @@ export const MAX_NAME = 48;
 
 /** Cleaned, capped, and lowercased when it is plain sentence case. */
 export function spoken(text: string | undefined, max = MAX_NAME): string {
-  const clean = cleanDeviceText(text, max).replace(/[`*_<>[\]{}]/g, '');
+  // An underscore between words is a space ("den_reading_light" is said "den reading light"); other markup goes.
+  const clean = cleanDeviceText(text, max)
+    .replace(/(?<=[\p{L}\p{N}])_+(?=[\p{L}\p{N}])/gu, ' ')
+    .replace(/[`*_<>[\]{}]/g, '');
   if (/^[A-Z][a-z]+(?:\s[a-z0-9][\w'-]*)*$/.test(clean.replace(/…$/, ''))) return clean[0].toLowerCase() + clean.slice(1);
   return clean || 'device';
 }

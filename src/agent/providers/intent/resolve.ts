@@ -144,6 +144,12 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
     const info = (e: Entity) => v.classEntity.get(e.id)!;
     let entities = v.entities.filter((e) => inArea(e) && kind.match(info(e), purpose));
     if (!entities.length && purpose === 'read' && kind.fallback) entities = v.entities.filter((e) => inArea(e) && kind.fallback!(info(e)));
+    // A device that is one of these itself (a valve's thermostat) is meant by it, not the switches its name makes
+    // sound like one ("Radiator Away mode", "Radiator Child lock" on the same valve).
+    if (kind.id !== 'switch' && kind.id !== 'everything') {
+      const itself = new Set(entities.filter((e) => e.kind !== 'switch').map((e) => e.deviceId));
+      if (itself.size) entities = entities.filter((e) => e.kind !== 'switch' || !itself.has(e.deviceId));
+    }
     // A sentence from a room, with no other place said, means that room: "fans on" from the kitchen
     // satellite is the kitchen's fans, never every fan in the home.
     const speaker = !area && !floor && !whole && context.area ? context.area : undefined;

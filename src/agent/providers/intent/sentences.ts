@@ -104,7 +104,13 @@ export const KIND_CLASSES: KindClass[] = [
   },
   { id: 'garage', match: (e) => (e.kind === 'cover' && (dc(e, 'garage') || named(e, 'garage'))) || (e.kind === 'binary_sensor' && dc(e, 'garage_door')) },
   { id: 'window', match: (e) => (e.kind === 'cover' && (dc(e, 'window') || named(e, 'window'))) || (e.kind === 'binary_sensor' && dc(e, 'window')) },
-  { id: 'gate', match: (e) => (e.kind === 'cover' || e.kind === 'lock') && (dc(e, 'gate') || named(e, 'gate')) },
+  {
+    id: 'gate',
+    match: (e, purpose) =>
+      ((e.kind === 'cover' || e.kind === 'lock') && (dc(e, 'gate') || named(e, 'gate'))) ||
+      // "is the garden gate shut": the contact sensor on a gate (`Garden/Gate`, whose reading is "Gate Contact").
+      (purpose === 'read' && e.kind === 'binary_sensor' && dc(e, ...OPENING) && named(e, 'gate')),
+  },
   { id: 'lock', match: (e) => e.kind === 'lock' },
   // A switch its owner called a heater is one, to switch on and off.
   { id: 'climate', match: (e) => e.kind === 'climate' || (e.kind === 'switch' && named(e, 'climate')) },
@@ -126,7 +132,8 @@ export const KIND_CLASSES: KindClass[] = [
   { id: 'scene', match: (e) => e.kind === 'scene' },
   { id: 'vacuum', match: (e) => e.kind === 'vacuum' },
   { id: 'lawn_mower', match: (e) => e.kind === 'lawn_mower' },
-  { id: 'siren', match: (e) => e.kind === 'siren' },
+  // A siren whose source offers its alarm as a switch (Zigbee2MQTT's `alarm` of a Tuya siren: "Siren Alarm") is one.
+  { id: 'siren', match: (e) => e.kind === 'siren' || (e.kind === 'switch' && named(e, 'siren')) },
   { id: 'humidifier', match: (e) => e.kind === 'humidifier' },
   { id: 'water_heater', match: (e) => e.kind === 'water_heater' },
   { id: 'tracker', match: (e) => e.kind === 'device_tracker' },

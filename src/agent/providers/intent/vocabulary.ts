@@ -48,6 +48,7 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
   const floorByArea = new Map<string, string>();
   const kindWords = lang.list('kind');
   const allWords = lang.list('all');
+  const roomWords = lang.list('room');
   // A name that is itself a group phrase ("All the lights", "Lights", "Everything") would capture what people
   // say of a group: it is known only with its kind after it ("All the lights switch").
   // A device's own name that is only a kind word ("Light A": the "a" is an article) is not a name either:
@@ -60,6 +61,10 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     // A bare kind said in the plural ("Lights"), or "everything": a group. A singular one ("Lamp") may be a name.
     return kindWords.match(tokens, 0).some((h) => h.end === tokens.length && (bareKind || h.plural || h.value === 'everything'));
   };
+  // Single kind words long enough to end a compound ("night" + "light"), for the kinds a name says.
+  const compoundKinds = kindWords
+    ? [...kindWords.phrases()].filter(([said]) => !said.includes(' ') && said.length >= 4).map(([said, v]) => [said, String(v)] as const)
+    : [];
   const nameOf = (e: Entity, text: string, own = false) => (groupPhrase(text, own) ? `${text} ${e.kind.replace(/_/g, ' ')}` : text);
   const byWord = new Map<string, Entity[]>();
   // Names the language cannot tell apart ("Movie time" and a later "Movie times"): the entity that comes first
@@ -78,9 +83,12 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     for (const text of [e.name, ...e.aliases]) {
       const tokens = lang.normalizer.tokenize(text);
       for (const t of tokens) words.add(t.w);
-      // A name that is a group phrase says nothing of what the device is ("All the lights" is a switch).
-      if (groupPhrase(text)) continue;
+      // A name that is a group phrase says nothing of what the device is ("All the lights" is a switch); a kind
+      // said in the plural does ("Curtains" are curtains).
+      if (groupPhrase(text) && !kindWords?.match(tokens, 0).some((h) => h.end === tokens.length && h.plural && h.value !== 'everything')) continue;
       for (let i = 0; kindWords && i < tokens.length; i++) for (const h of kindWords.match(tokens, i)) named.add(String(h.value));
+      // A word made of another and a kind word says that kind too: a plug called "Nightlight" is a light.
+      for (const t of tokens) for (const [kind, value] of compoundKinds) if (t.w.length >= kind.length + 3 && t.w.endsWith(kind)) named.add(value);
     }
     classes.set(e.id, { kind: e.kind, deviceClass: e.deviceClass, words, named });
     for (const w of words) (byWord.get(w) ?? byWord.set(w, []).get(w)!).push(e);
@@ -91,6 +99,11 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     if (floor) floors.add(floor, floor, true);
     if (e.area) {
       areas.add(e.area, e.area, true);
+      // "the utility room" for the area "Utility" (never "the bathroom room": only where the area lacks the word).
+      for (const [word] of roomWords ? roomWords.phrases() : []) {
+        const k = keys(e.area);
+        if (k[k.length - 1] !== word) areas.add(`${e.area} ${word}`, e.area);
+      }
       areaNames.add(e.area);
       if (floor) floorByArea.set(e.area.toLowerCase(), floor);
     }
@@ -122,6 +135,19 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     if (!listOf(rule.if).every(has) || listOf(rule.unless).some(has)) continue;
     const floor = byKey.get(keys(String(rule.floor)).join(' '));
     if (floor && !floors.has(said.split(' '))) floors.add(said, floor);
+  }
+
+  // A name that ends with its own area is said without it too, as a real name beside any other that says the
+  // same: two devices called "Ceiling" in the Kitchen and the Kids room are "Ceiling" and "Ceiling (Kitchen)" to
+  // the registry (names are distinct), but to a person both are "the ceiling" (which one?), and "the kitchen
+  // ceiling" is the area's word and that name.
+  for (const e of entities) {
+    if (!e.area) continue;
+    const k = keys(e.name);
+    const a = keys(e.area);
+    if (k.length <= a.length || !a.every((w, i) => k[k.length - a.length + i] === w)) continue;
+    const stem = k.slice(0, k.length - a.length);
+    if (!areas.has(stem) && !floors.has(stem) && !groupPhrase(stem.join(' '), true)) names.addKeys(stem, [e.id]);
   }
 
   // Weaker names, only where no real name says the same: the name without its
