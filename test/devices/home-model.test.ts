@@ -141,7 +141,7 @@ describe('the home model on a Zigbee2MQTT home', () => {
     assert.equal((await lastSent()).color_temp, 370);
     const vague = await call({ action: 'turn_on', brightness_pct: 'bright' });
     assert.equal(vague.isError, true);
-    assert.match(vague.text!, /"brightness_pct" takes a percentage, 0 to 100, such as 40 or "40%"/);
+    assert.match(vague.text!, /"brightness_pct" takes a percentage, 1 to 100, such as 40 or "40%"/);
     const wrong = await call({ action: 'turn_on', color_temp_kelvin: '50%' });
     assert.match(wrong.text!, /"color_temp_kelvin" is in kelvin/);
     // A flow's "50%" on the light's own `brightness` is the tool's percentage.
