@@ -70,8 +70,8 @@ const stageRounds: Array<Record<string, { cpu: number; wall: number }>> = [];
 
 /**
  * Times in place, per round, what runs between the list's arrival and the tools: the adapter's parse of the
- * list (its own turn), each slice of the conversion, the hand-over to the registry (duplicates, report; then the
- * signature and admission), the registry's stages (each its own turn: the home model's apply; ranks and read
+ * list (its own turn), each slice of the conversion, the hand-over to the registry (duplicates, report; the
+ * signature; the admission), the registry's stages (each its own turn: the home model's apply; ranks and read
  * topics; topic owners; names and indexes; the swap with each listener of its change: the state cache's routes,
  * the tool set, ...; the command topics remembered), by CPU and wall time.
  */
@@ -111,7 +111,8 @@ function timeStages(hearth: Hearth): { reset(): void; take(): Record<string, { c
     wrap(adapter, 'onDevices', 'adapter: parse the list (bounded JSON), start converting');
     // rebuild()'s slices run convertDevice in a closure: the slice is timed through setImmediate below.
     wrap(adapter, 'apply', 'adapter: hand-over (duplicates, report)');
-    wrap(adapter, 'admit', 'adapter: signature JSON, admission');
+    wrap(adapter, 'admit', 'adapter: signature JSON');
+    wrap(adapter, 'handOver', 'adapter: admission (discovered.ts)');
   }
   const registry = hearth.bridge.registry;
   wrap(registry.home, 'apply', 'registry: home model apply()');

@@ -200,7 +200,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   /**
    * Convert the whole list and hand the registry the result in one go. A long list is converted
    * CONVERT_SLICE devices per turn of the event loop (no stall of the home while 10,000 entities
-   * are read), and handed over in turns of its own (the checks; the signature and admission; the
+   * are read), and handed over in turns of its own (the checks; the signature; the admission; the
    * registry's stages); a newer rebuild started meanwhile supersedes it.
    */
   private rebuild(before?: Z2mDevice[]): void {
@@ -303,13 +303,26 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
 
   /**
    * The devices admitted (discovered.ts) to the registry, unless they are what it has already. A long list's
-   * `generation`: the registry works it out over turns, and stops if a newer list comes meanwhile (a device
-   * that one removed is never announced again by this one).
+   * `generation`: the admission takes a turn of its own after the signature's, and the registry works the list
+   * out over turns, stopping if a newer list comes meanwhile (a device that one removed is never announced
+   * again by this one).
    */
   private admit(devices: Device[], generation?: number): void {
-    const ctx = this.ctx!;
     const signature = JSON.stringify(devices);
     if (signature === this.signature) return;
+    if (generation === undefined) return this.handOver(devices, signature);
+    setImmediate(() => {
+      if (generation !== this.generation || !this.ctx) return;
+      try {
+        this.handOver(devices, signature, generation);
+      } catch (err) {
+        this.refuse(this.devicesTopic, 'it could not be handled', err);
+      }
+    });
+  }
+
+  private handOver(devices: Device[], signature: string, generation?: number): void {
+    const ctx = this.ctx!;
     const admitted = admitDiscovered(devices);
     for (const r of admitted.refused) {
       if (this.refusals.take(r.what) !== undefined) ctx.log.warn({ device: r.what, reason: r.reason }, `zigbee2mqtt: refused ${r.what}: ${r.reason}`);
