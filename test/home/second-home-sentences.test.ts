@@ -429,3 +429,78 @@ describe('held-out sentences on a Home Assistant discovery home of Shelly and Ta
     });
   });
 });
+
+const THIRD = JSON.parse(readFileSync(join(HOMES, 'zigbee2mqtt-third-home.json'), 'utf8')) as Z2mHomeFixture;
+
+// A third round on a third home, built and written after the second round's fixes, said once before any fix.
+const THIRD_SENTENCES: Sentence[] = [
+  { say: 'turn on the hue lamp', sets: { 'Living Room/Hue Color Lamp': ON } },
+  { say: 'make the living room lamp red', sets: { 'Living Room/Hue Color Lamp': { color: 'red' } } },
+  { say: 'hallway light on', sets: { 'Hallway/Pendant': ON } },
+  { say: 'turn on the desk fan', sets: { 'office/desk_fan': ON } },
+  { say: 'is the kettle on', answer: /\b(yes|no|on|off)\b/i },
+  { say: 'switch the kettle on', sets: { 'Kitchen/Kettle': ON } },
+  { say: 'how much power is the kettle drawing', answer: /1850/ },
+  { say: 'is there motion in the hallway', answer: /\bno\b|clear|not/i },
+  { say: "what's the temperature in the office", answer: /22\.7/ },
+  { say: 'how humid is the bathroom', answer: /72/ },
+  { say: 'is the back door open', answer: /\bno\b|closed|shut/i },
+  { say: 'close the roller shade', sets: { 'Office/Roller shade': { state: 'CLOSE' } } },
+  { say: 'open the bedroom curtains halfway', sets: { 'Bedroom/Curtain motor': { position: 50 } } },
+  { say: 'any leaks in the kitchen', answer: /\bno\b|dry/i },
+  { say: 'turn off the electric blanket', sets: { 'Bedroom/Electric blanket': OFF } },
+  { say: 'turn the blanket on', sets: { 'Bedroom/Electric blanket': ON } },
+  { say: 'turn off everything in the bedroom', sets: { 'Bedroom/Electric blanket': OFF } },
+  { say: "what's the air pressure in the bathroom", answer: /1009/ },
+  { say: 'switch off the fan', sets: { 'office/desk_fan': OFF } },
+  { say: 'lights off in the living room', sets: { 'Living Room/Hue Color Lamp': OFF } },
+  { say: 'set the living room lamp to 50%', sets: { 'Living Room/Hue Color Lamp': { brightness: [120, 134] } } },
+  { say: 'is anything on in the kitchen', answer: /kettle/i },
+  { say: 'turn off the kettle', sets: { 'Kitchen/Kettle': OFF } },
+  { say: 'any movement in the garage', answer: /\bno\b|clear|not/i },
+  { say: 'dim the pendant', sets: { 'Hallway/Pendant': { brightness: [1, 199] } } },
+  { say: "what's the temperature in the bathroom", answer: /23\.1/ },
+];
+
+const THIRD_MISSES: Record<string, string> = {};
+
+describe('held-out sentences on a third Zigbee2MQTT home, through the offline model', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-third-home-'));
+  const logs = logSink('warn');
+  let broker: TestBroker;
+  let sim: SimulatedZigbee2mqtt;
+  let hearth: Hearth;
+  let engine: Engine;
+  let sessions: SessionManager;
+
+  before(async () => {
+    broker = await startMosquitto();
+    sim = await SimulatedZigbee2mqtt.start(broker.url, THIRD);
+    hearth = await openHearth(broker.url, dir, logs.log, { 'tools.shape': 'auto' });
+    await waitFor('the third home', () => hearth.bridge.registry.devices().length === THIRD.devices.length - 1);
+    await waitFor('every device reporting', () =>
+      hearth.bridge.registry.devices().every((d) => d.entities.some((e) => hearth.bridge.cache.get(e.id)?.updatedAt !== undefined)),
+    );
+    engine = await createEngine(hearth);
+    sessions = new SessionManager(engine, hearth.tools);
+  });
+  after(async () => {
+    await engine?.close();
+    await hearth?.close();
+    await sim?.close();
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(`${THIRD_SENTENCES.length} sentences: no wrong action or answer; every one not listed as a miss is understood`, async (t) => {
+    const byName = new Map(THIRD.devices.map((d) => [`zigbee2mqtt/${d.friendly_name}/set`, d.friendly_name]));
+    await sayAll(t, sessions, THIRD_SENTENCES, THIRD_MISSES, () => {
+      const from = sim.received.length;
+      return () =>
+        sim.received
+          .slice(from)
+          .filter((r) => r.topic.endsWith('/set'))
+          .map((r) => ({ name: byName.get(r.topic) ?? r.topic, payload: JSON.parse(r.payload) as Record<string, unknown> }));
+    });
+  });
+});
