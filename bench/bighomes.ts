@@ -70,9 +70,10 @@ const stageRounds: Array<Record<string, { cpu: number; wall: number }>> = [];
 
 /**
  * Times in place, per round, what runs between the list's arrival and the tools: the adapter's parse of the
- * list (its own turn), each slice of the conversion, the hand-over to the registry (duplicates, report,
- * signature), the registry's rebuild (the home model's apply, then topic owners, names, indexes) and each
- * listener of its change (the state cache's routes, the tool set, ...), by CPU and wall time.
+ * list (its own turn), each slice of the conversion, the hand-over to the registry (duplicates, report; then the
+ * signature and admission), the registry's stages (each its own turn: the home model's apply; ranks and read
+ * topics; topic owners; names and indexes; the swap with each listener of its change: the state cache's routes,
+ * the tool set, ...; the command topics remembered), by CPU and wall time.
  */
 function timeStages(hearth: Hearth): { reset(): void; take(): Record<string, { cpu: number; wall: number }> } {
   let acc: Record<string, { cpu: number; wall: number }> = {};
@@ -109,11 +110,19 @@ function timeStages(hearth: Hearth): { reset(): void; take(): Record<string, { c
   if (adapter) {
     wrap(adapter, 'onDevices', 'adapter: parse the list (bounded JSON), start converting');
     // rebuild()'s slices run convertDevice in a closure: the slice is timed through setImmediate below.
-    wrap(adapter, 'apply', 'adapter: hand-over (duplicates, report, signature JSON, admit)');
+    wrap(adapter, 'apply', 'adapter: hand-over (duplicates, report)');
+    wrap(adapter, 'admit', 'adapter: signature JSON, admission');
   }
   const registry = hearth.bridge.registry;
   wrap(registry.home, 'apply', 'registry: home model apply()');
-  wrap(registry, 'rebuild', 'registry: rebuild, all of it (apply + own work + listeners)');
+  // A big list is worked out over turns (setSourceInTurns): each stage is one turn; a small change rebuilds at once.
+  wrap(registry, 'place', 'registry turn 1: place (home model apply)');
+  wrap(registry, 'rank', 'registry turn 2: rank (first seen), read topics');
+  wrap(registry, 'own', 'registry turn 3: command topic owners');
+  wrap(registry, 'name', 'registry turn 4: names told apart, indexes');
+  wrap(registry, 'commit', 'registry turn 5: swap in and announce (the listeners below)');
+  wrap(registry, 'rememberNow', 'registry turn 6: remember the command topics (SQLite)');
+  wrap(registry, 'rebuild', 'registry: rebuild at once (a small change; not expected here)');
   const listeners = registry.listeners('changed') as Array<(...a: unknown[]) => void>;
   registry.removeAllListeners('changed');
   for (const [i, l] of listeners.entries()) {
@@ -126,7 +135,7 @@ function timeStages(hearth: Hearth): { reset(): void; take(): Record<string, { c
   const realSetImmediate = globalThis.setImmediate;
   globalThis.setImmediate = ((cb: (...a: unknown[]) => void, ...args: unknown[]) => {
     const holder = { cb };
-    wrap(holder, 'cb', 'longest setImmediate turn (a conversion slice, or the registry hand-over)', true);
+    wrap(holder, 'cb', 'longest setImmediate turn (a conversion slice, a hand-over or registry stage)', true);
     return realSetImmediate(holder.cb, ...args);
   }) as typeof setImmediate;
   return {

@@ -20,7 +20,7 @@
 // bench/results/memory.json; it never fails on timings or sizes.
 // Knobs: BENCH_MEMORY_ENTITIES (10000), BENCH_TMPDIR.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,11 +103,50 @@ function retainedMessages(): Array<[string, string]> {
 
 // ====================================================================== child: one variant
 
+/**
+ * V8's heap spaces, the size each holds from the system (MiB), and the anonymous memory beside them
+ * (BENCH_MEMORY_PHASES): what of the RSS is the JavaScript heap's, and what is not.
+ */
+async function heapSpaces(): Promise<string> {
+  const { getHeapSpaceStatistics } = await import('node:v8');
+  return getHeapSpaceStatistics()
+    .filter((s) => s.space_size > 2 ** 20)
+    .map((s) => `${s.space_name} ${(s.space_size / 2 ** 20).toFixed(1)}`)
+    .concat(anonymousMemory())
+    .join(', ');
+}
+
+/**
+ * Linux: the resident size of malloc's main arena ([heap] in /proc/self/smaps: native memory such as SQLite's) and of
+ * every anonymous mapping (V8's pages, pooled ones included, and the malloc arenas of V8's GC and compiler threads).
+ */
+function anonymousMemory(): string[] {
+  try {
+    const smaps = readFileSync('/proc/self/smaps', 'utf8');
+    let heap = 0;
+    let anon = 0;
+    let current = '';
+    for (const line of smaps.split('\n')) {
+      const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+      if (head) current = head[1]!;
+      const rss = /^Rss:\s+(\d+) kB/.exec(line);
+      if (rss) {
+        if (current === '[heap]') heap += Number(rss[1]);
+        else if (current === '') anon += Number(rss[1]);
+      }
+    }
+    return [`malloc [heap] ${(heap / 1024).toFixed(1)}`, `anonymous maps ${(anon / 1024).toFixed(1)}`];
+  } catch {
+    return [];
+  }
+}
+
 async function child(variant: Variant, url: string, dir: string): Promise<ChildReport> {
   const { loadConfig } = await import('../src/config/load.js');
   const { Hearth } = await import('../src/hearth.js');
   const { silentLogger } = await import('../src/log.js');
   const start = memoryMiB();
+  if (process.env.BENCH_MEMORY_PHASES) console.error(`    .. ${variant}: start: ${JSON.stringify(start)} ${await heapSpaces()}`);
   if (process.env.BENCH_MEMORY_SNAPSHOT && variant !== 'baseline')
     (await import('node:v8')).writeHeapSnapshot(join(process.env.BENCH_MEMORY_SNAPSHOT, `${variant}-start.heapsnapshot`));
   const topics = [...new Set(retainedMessages().map(([t]) => t))];
@@ -143,7 +182,7 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
   });
   const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
   if (process.env.BENCH_MEMORY_PHASES)
-    console.error(`    .. ${variant}: opened (device file, SQLite, tools), before the retained state: ${JSON.stringify(memoryMiB())}`);
+    console.error(`    .. ${variant}: opened (device file, SQLite, tools), before the retained state: ${JSON.stringify(memoryMiB())} ${await heapSpaces()}`);
   const entities = hearth.bridge.registry.entities();
   const ready = () =>
     entities.every((e) => {
@@ -153,6 +192,7 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
   while (!ready()) await new Promise((r) => setTimeout(r, 20));
   const secondsToMirror = secondsSince(t0);
   const mirrored = memoryMiB();
+  if (process.env.BENCH_MEMORY_PHASES) console.error(`    .. ${variant}: mirrored: ${JSON.stringify(mirrored)} ${await heapSpaces()}`);
   // Where the bytes go: BENCH_MEMORY_SNAPSHOT=dir writes a heap snapshot of each bridge variant (bench/lib/heap-types.ts sums it by type).
   if (process.env.BENCH_MEMORY_SNAPSHOT) (await import('node:v8')).writeHeapSnapshot(join(process.env.BENCH_MEMORY_SNAPSHOT, `${variant}.heapsnapshot`));
   const report: ChildReport = {

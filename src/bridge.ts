@@ -24,6 +24,7 @@ import type { EmbeddedBroker } from './mqtt/embedded-broker.js';
 import { isLoopbackHost } from './util/loopback.js';
 import type { Simulator } from './simulator/simulator.js';
 import { SOURCE_PRIORITY, type DiscoveryAdapter } from './devices/discovery/adapter.js';
+import { DeviceIds } from './devices/device-ids.js';
 import { controlTopics, createAdapters } from './devices/discovery/index.js';
 
 /** The package's own folder (holds devices/demo and migrations/), from src/ or dist/. */
@@ -47,6 +48,8 @@ export interface BridgeOptions {
   entityMemory?: EntityMemory;
   /** Areas, floors and people's choices (the assembly gives SQLite's); in memory otherwise. */
   home?: HomeModel;
+  /** The ids discovered devices were given when first seen (the assembly gives SQLite's); in memory otherwise. */
+  deviceIds?: DeviceIds;
   /**
    * false: publish nothing of our own accord (the Home Assistant birth message,
    * Zigbee2MQTT state requests). Those are the daemon's; a command that only reads
@@ -126,6 +129,7 @@ function listenOnly(connection: MqttConnection, log: Logger): MqttConnection {
 export class Bridge {
   readonly registry: DeviceRegistry;
   readonly cache: StateCache;
+  readonly deviceIds: DeviceIds;
   deviceProblems: DeviceFileProblem[] = [];
   deviceFiles: string[] = [];
   private closed = false;
@@ -142,8 +146,12 @@ export class Bridge {
     readonly paths: string[],
     entityMemory?: EntityMemory,
     home?: HomeModel,
+    deviceIds?: DeviceIds,
   ) {
     this.registry = new DeviceRegistry({ log: log.child({ part: 'devices' }), memory: entityMemory, reserved: controlTopics(config), home });
+    this.deviceIds = deviceIds ?? new DeviceIds(undefined, { log: log.child({ part: 'devices' }) });
+    // A newcomer's id is never one the home already has (a device file's, another source's).
+    this.deviceIds.inUse = (id) => !!this.registry.device(id);
     this.cache = new StateCache(connection, log.child({ part: 'state' }));
     this.registry.on('changed', (devices) => this.cache.setDevices(devices));
   }
@@ -212,7 +220,7 @@ export class Bridge {
       },
       log.child({ part: 'mqtt' }),
     );
-    const bridge = new Bridge(config, log, connection, broker, devicePaths(config, cwd), options.entityMemory, options.home);
+    const bridge = new Bridge(config, log, connection, broker, devicePaths(config, cwd), options.entityMemory, options.home, options.deviceIds);
     if (!options.offline) bridge.readStatus();
     if (embedding && credentialFile && credential) {
       const written = credential;
@@ -227,7 +235,8 @@ export class Bridge {
       if (!options.offline) {
         bridge.adapters = createAdapters(config);
         const seen = options.announce === false ? listenOnly(connection, log) : connection;
-        for (const adapter of bridge.adapters) adapter.start({ connection: seen, registry: bridge.registry, log: log.child({ part: adapter.name }), config });
+        for (const adapter of bridge.adapters)
+          adapter.start({ connection: seen, registry: bridge.registry, log: log.child({ part: adapter.name }), config, deviceIds: bridge.deviceIds });
       }
       // connectWaitMs 0: go on at once (the connection keeps trying in the background).
       if (!options.offline && options.connectWaitMs !== 0) {

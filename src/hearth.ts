@@ -7,6 +7,7 @@ import { INTERRUPTED_ERROR, SqliteAuditLog } from './audit/store.js';
 import { Bridge, DEMO_DEVICES, demoEnabled, type BridgeOptions } from './bridge.js';
 import { CommandGate } from './devices/command-gate.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from './devices/defaults.js';
+import { DeviceIds } from './devices/device-ids.js';
 import { SqliteEntityNames } from './devices/entity-names.js';
 import { HomeModel } from './devices/home/home-model.js';
 import { HomeSetup } from './devices/home/home-setup.js';
@@ -71,7 +72,8 @@ export class Hearth {
         max: config.discovery.rememberMax,
       });
       const history = new HistoryStore(db, historyOptions(config.history));
-      bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory, home: new HomeModel(db) });
+      const deviceIds = new DeviceIds(db, { log: log.child({ part: 'devices' }), max: config.discovery.maxDevices });
+      bridge = await Bridge.start({ ...options, offline: options.connect === false, entityMemory, home: new HomeModel(db), deviceIds });
       const recorder = options.recordHistory ? new HistoryRecorder(history, bridge.cache, log.child({ part: 'history' })) : undefined;
       // The read check lives on the Hearth made below; the pipeline asks it late.
       let made: Hearth | undefined;

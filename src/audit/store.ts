@@ -177,6 +177,36 @@ const NO_CALL: Omit<Unchained, 'kind' | 'outcome'> = {
   done_hash: null,
 };
 
+/** Most pending calls of its own a store remembers (pendingOwn). */
+const MAX_PENDING_KNOWN = 10_000;
+
+/** A pending call's entry as the `audit` view returns it (its columns only; no outcome entry yet). */
+function asPendingRow(e: DbAuditRow): DbAuditRow {
+  return {
+    id: e.id,
+    at: e.at,
+    request_id: e.request_id,
+    principal: e.principal,
+    session: e.session,
+    run_id: e.run_id,
+    tool: e.tool,
+    entity_id: e.entity_id,
+    action: e.action,
+    args: e.args,
+    decision: e.decision,
+    rule_id: e.rule_id,
+    reason: e.reason,
+    outcome: e.outcome,
+    error: e.error,
+    latency_ms: e.latency_ms,
+    echo: e.echo,
+    completed_at: e.completed_at,
+    prev_hash: e.prev_hash,
+    hash: e.hash,
+    done_hash: null,
+  };
+}
+
 /** The call as readers see it once an outcome entry is appended (what the `audit` view then returns). */
 function folded(call: DbAuditRow, o: DbAuditEntry): DbAuditRow {
   return { ...call, outcome: o.outcome!, error: o.error, latency_ms: o.latency_ms, echo: o.echo, completed_at: o.at, done_hash: o.hash };
@@ -327,7 +357,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
         this.copyIndex();
         const out: DbAuditRow[] = [];
         for (const { id, completion, followUp } of items) {
-          const call = this.stmt.byId.get(id);
+          const call = this.pendingOwn.get(id) ?? this.stmt.byId.get(id);
           if (!call) throw new AuditError(`audit: no call ${id}`, 'AUDIT_NOT_FOUND');
           if (followUp) {
             if (call.outcome !== 'unconfirmed' && call.outcome !== 'interrupted') {
@@ -338,6 +368,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
             throw new AuditError(`audit: call ${id} is already ${call.outcome}`, 'AUDIT_NOT_PENDING');
           }
           const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: id, ...completion });
+          this.pendingOwn.delete(id);
           out.push(folded(call, e));
         }
         return out;
@@ -366,6 +397,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       const out: DbAuditRow[] = [];
       for (const call of this.stmt.pendingBefore.all(cutoff)) {
         const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: call.id, outcome: 'interrupted', error: INTERRUPTED_ERROR });
+        this.pendingOwn.delete(call.id);
         out.push(folded(call, e));
       }
       return out;
@@ -412,6 +444,19 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
   /** A transaction rolled back (or may have): the tail is read from the log until an index copy accounts for it. */
   private forgetOwn(): void {
     this.own = { valid: false, ids: [], calls: new Map() };
+    this.pendingOwn.clear();
+  }
+
+  /**
+   * The pending calls this process wrote, as the `audit` view has them, while no other writer has appended since:
+   * their outcomes need not read each call back through the view (a scene's 50 outcomes read 50 calls). Only
+   * what was committed and is still pending is here; anything else is read from the log.
+   */
+  private readonly pendingOwn = new Map<number, DbAuditRow>();
+
+  /** The log's last entry before this process appends: another writer's entries since ours, or a deleted tail, and what it knows of its pending calls is read again. */
+  private noteTail(lastId: number): void {
+    if (lastId !== this.lastWrittenId) this.pendingOwn.clear();
   }
 
   /** The call with this request id, if any: the index, then the entries after it. Inside or outside a transaction. */
@@ -487,6 +532,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     const tip = this.tip;
     const last = tip ?? this.stmt.last.get();
     const lastId = last?.id ?? 0;
+    this.noteTail(lastId);
     if (lastId < this.lastWrittenId) {
       this.log.error(
         { lastId, lastWrittenId: this.lastWrittenId },
@@ -571,12 +617,19 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     ) as unknown as DbAuditRow;
     // Readers see a call finished at once as sealed by its own hash (the `audit` view's done_hash).
     if (completion) e.done_hash = e.hash;
+    // As the view has it until its outcome (forgotten if this transaction rolls back: forgetOwn). Bounded: calls
+    // begun and never finished by this process are read from the log.
+    else {
+      if (this.pendingOwn.size >= MAX_PENDING_KNOWN) this.pendingOwn.clear();
+      this.pendingOwn.set(e.id, asPendingRow(e));
+    }
     return e;
   }
 
   /** Run fn with the chain's tip kept in memory between its entries (one read of the tail per transaction, not per entry). */
   private withTip<T>(fn: () => T): T {
     const last = this.stmt.last.get();
+    this.noteTail(last?.id ?? 0);
     this.tip = { id: last?.id ?? 0, hash: last?.hash ?? GENESIS_HASH, seq: Math.max(last?.id ?? 0, this.stmt.seq.get()?.seq ?? 0) };
     try {
       return fn();
@@ -948,26 +1001,28 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       this.queue.push(...rows);
       return;
     }
+    // The row as listeners see it (its args parsed) only when someone listens: a scene's 50 outcomes parsed 50 args for nobody.
+    const listened = this.listenerCount('row') > 0;
     for (const r of rows) {
-      const row = fromDb(r);
       this.log.info(
         {
-          audit: row.id,
-          requestId: row.requestId,
-          principal: row.principal,
-          tool: row.tool,
-          entity: row.entityId,
-          action: row.action,
-          outcome: row.outcome,
-          latencyMs: row.latencyMs,
-          ...(row.error ? { error: row.error } : {}),
+          audit: r.id,
+          requestId: r.request_id,
+          principal: r.principal,
+          tool: r.tool,
+          entity: r.entity_id,
+          action: r.action,
+          outcome: r.outcome,
+          latencyMs: r.latency_ms,
+          ...(r.error ? { error: r.error } : {}),
         },
-        `audit: ${row.tool} ${row.action} ${row.outcome}`,
+        `audit: ${r.tool} ${r.action} ${r.outcome}`,
       );
+      if (!listened) continue;
       try {
-        this.emit('row', row);
+        this.emit('row', fromDb(r));
       } catch (err) {
-        this.log.error({ err, audit: row.id }, 'audit: a row listener threw');
+        this.log.error({ err, audit: r.id }, 'audit: a row listener threw');
       }
     }
     if (this.digestFile) this.scheduleDigest();

@@ -11,6 +11,9 @@ import { askHearth, printJson } from './via-daemon.js';
 
 type Flags = CommonFlags & { json?: boolean };
 
+/** An entity id (`device.key`) names one entity; anything else (an id, a name) a device. */
+const isEntityId = (ref: string): boolean => /^[a-z0-9][a-z0-9_-]*\.[a-z0-9_]+$/.test(ref);
+
 function deviceText(d: HomeDeviceJson): string {
   const area = d.area ? `${d.area}${d.floor ? ` (${d.floor})` : ''}${d.areaFrom === 'source' ? ', from its source' : ''}` : 'no area';
   const lines = [`${d.name} (${d.id}): ${area}${d.aliases.length ? `; also called ${d.aliases.join(', ')}` : ''}`];
@@ -27,8 +30,10 @@ const deviceMethods = async () => import('../daemon/methods/home.js');
 /** `hearth devices area|rename|alias|expose`: one device's place, name, aliases and exposure. */
 export function registerDeviceSetters(devices: Command): void {
   withConfigOptions(devices.command('area'))
-    .description('put a device (all of it) in an area; --none: in no area; --reset: where its source says')
-    .argument('<device>', 'the device: its id, or its name as `hearth devices` shows it (Living room/Ceiling light)')
+    .description(
+      'put a device (all of it) in an area, or one entity (device.key) apart from its device; --none: in no area; --reset: where its source (or its device) says',
+    )
+    .argument('<device>', 'the device: its id, or its name as `hearth devices` shows it (Living room/Ceiling light); or an entity id')
     .argument('[area]', 'the area (an area `hearth areas` lists; --create adds a new one)')
     .option('--create', 'add the area if there is none of that name')
     .option('--none', 'in no area, whatever its source says')
@@ -37,18 +42,23 @@ export function registerDeviceSetters(devices: Command): void {
     .action(async (device: string, area: string | undefined, flags: Flags & { create?: boolean; none?: boolean; reset?: boolean }) => {
       if (!area && !flags.none && !flags.reset)
         throw new CliFailure('give an area, or --none, or --reset (e.g. hearth devices area "Kitchen/Coffee machine" Kitchen)');
-      const params = {
-        device,
+      const change = {
         ...(area ? { area } : {}),
         ...(flags.create ? { create: true } : {}),
         ...(flags.none ? { noArea: true } : {}),
         ...(flags.reset ? { resetArea: true } : {}),
       };
-      const { homeDevice } = await deviceMethods();
-      const d = await askHearth(flags, 'home.device', params, (h, p) => homeDevice(h.home, p as never), {
-        devices: true,
-        typed: { device: '<device>', area: '<area>' },
-      });
+      const { homeDevice, homeEntity } = await deviceMethods();
+      // An entity id (`device.key`) places that entity alone (a plug's power reading with the lamp it feeds).
+      const d = isEntityId(device)
+        ? await askHearth(flags, 'home.entity', { entity: device, ...change }, (h, p) => homeEntity(h.home, p as never), {
+            devices: true,
+            typed: { entity: '<device>', area: '<area>' },
+          })
+        : await askHearth(flags, 'home.device', { device, ...change }, (h, p) => homeDevice(h.home, p as never), {
+            devices: true,
+            typed: { device: '<device>', area: '<area>' },
+          });
       if (flags.json) return printJson(d);
       process.stdout.write(deviceText(d));
     });
@@ -97,9 +107,7 @@ export function registerDeviceSetters(devices: Command): void {
     .action(async (target: string, flags: Flags & { off?: boolean; reset?: boolean }) => {
       const { homeDevice, homeEntity } = await deviceMethods();
       const change = flags.reset ? { resetExposed: true } : { exposed: !flags.off };
-      // An entity id (`device.key`) names one entity; anything else a device.
-      const isEntity = /^[a-z0-9][a-z0-9_-]*\.[a-z0-9_]+$/.test(target);
-      const d = isEntity
+      const d = isEntityId(target)
         ? await askHearth(flags, 'home.entity', { entity: target, ...change }, (h, p) => homeEntity(h.home, p as never), {
             devices: true,
             typed: { entity: '<target>' },
@@ -133,7 +141,9 @@ export function registerAreas(program: Command): void {
     const answer = await askHearth(flags, 'home.area', params, (h, p) => homeArea(h.home, p as never), { devices: true, typed });
     if (flags.json) return printJson(answer);
     if ('removed' in answer)
-      process.stdout.write(`removed the area ${answer.removed}; ${answer.devices} device(s) placed there go back to where their source says\n`);
+      process.stdout.write(
+        `removed the area ${answer.removed}; ${answer.devices} device(s) placed there go back to where their source says (else to no area); their names, aliases and exposure stay\n`,
+      );
     else
       process.stdout.write(
         `${answer.name}${answer.floor ? ` on ${answer.floor}` : ''}${answer.aliases.length ? `, also called ${answer.aliases.join(', ')}` : ''}: ${answer.devices} device(s)\n`,
@@ -182,7 +192,7 @@ export function registerAreas(program: Command): void {
 }
 
 export function registerFloors(program: Command): void {
-  const floors = program.command('floors').description("the home's floors (list, add, remove); put an area on one with `hearth areas floor`");
+  const floors = program.command('floors').description("the home's floors (list, add, rename, alias, remove); put an area on one with `hearth areas floor`");
   withConfigOptions(floors.command('list', { isDefault: true }))
     .description('list the floors and their areas')
     .option('--json', 'print the floors as JSON')
@@ -194,12 +204,16 @@ export function registerFloors(program: Command): void {
       for (const f of list) rows.push([f.name, f.level === null ? '' : String(f.level), f.areas.join(', '), f.aliases.join(', ')]);
       process.stdout.write(`${list.length} floors\n\n${table(rows)}\n`);
     });
-  const run = async (flags: Flags, params: Record<string, unknown>) => {
+  // `typed`: which of the command's arguments a field the daemon names was (`add`'s name is its <floor>).
+  const run = async (flags: Flags, params: Record<string, unknown>, typed: Record<string, string> = { floor: '<floor>' }) => {
     const { homeFloor } = await deviceMethods();
-    const answer = await askHearth(flags, 'home.floor', params, (h, p) => homeFloor(h.home, p as never), { devices: false, typed: { floor: '<floor>' } });
+    const answer = await askHearth(flags, 'home.floor', params, (h, p) => homeFloor(h.home, p as never), { devices: false, typed });
     if (flags.json) return printJson(answer);
-    if ('removed' in answer) process.stdout.write(`removed the floor ${answer.removed}; ${answer.areas} area(s) were on it\n`);
-    else process.stdout.write(`${answer.name}${answer.level !== null ? ` (level ${answer.level})` : ''}\n`);
+    if ('removed' in answer) process.stdout.write(`removed the floor ${answer.removed}; ${answer.areas} area(s) were on it and stay, on no floor\n`);
+    else
+      process.stdout.write(
+        `${answer.name}${answer.level !== null ? ` (level ${answer.level})` : ''}${answer.aliases.length ? `, also called ${answer.aliases.join(', ')}` : ''}\n`,
+      );
   };
   withConfigOptions(floors.command('add'))
     .description('add a floor')
@@ -212,6 +226,18 @@ export function registerFloors(program: Command): void {
       if (level !== undefined && !Number.isInteger(level)) throw new CliFailure(`--level ${JSON.stringify(flags.level)}: a whole number (0 the ground floor)`);
       return run(flags, { op: 'add', floor, ...(level !== undefined ? { level } : {}), ...(flags.alias ? { aliases: flags.alias } : {}) });
     });
+  withConfigOptions(floors.command('rename'))
+    .description('rename a floor (its areas stay on it)')
+    .argument('<floor>', 'the floor')
+    .argument('<name>', 'its new name')
+    .option('--json', 'print the floor as JSON')
+    .action((floor: string, name: string, flags: Flags) => run(flags, { op: 'update', floor, name }, { floor: '<floor>', name: '<name>' }));
+  withConfigOptions(floors.command('alias'))
+    .description('other names of a floor ("upstairs", "first floor"); none given: no aliases')
+    .argument('<floor>', 'the floor')
+    .argument('[aliases...]', 'the aliases (each in quotes when it has spaces)')
+    .option('--json', 'print the floor as JSON')
+    .action((floor: string, aliases: string[], flags: Flags) => run(flags, { op: 'update', floor, aliases }, { floor: '<floor>', aliases: '<aliases>' }));
   withConfigOptions(floors.command('remove'))
     .description('remove a floor (its areas stay, on no floor)')
     .argument('<floor>', 'the floor')

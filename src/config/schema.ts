@@ -119,6 +119,14 @@ export const configSchema = {
           description: 'Forget the name and rank of an entity not seen for this many days (its tool name is then free again).',
         },
         rememberMax: { type: 'integer', minimum: 100, default: 20000, description: 'Most entities whose names are remembered; the longest unseen go first.' },
+        maxDevices: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 100000,
+          default: 10000,
+          description:
+            'Most discovered devices given an id from their name (kept in the database for good); past it a new device gets the id of its own identity (zigbee2mqtt_<IEEE address>), not stored.',
+        },
         homeassistant: {
           type: 'object',
           additionalProperties: false,
@@ -432,6 +440,7 @@ export interface HearthConfig {
     announcementsPerSecond: number;
     rememberDays: number;
     rememberMax: number;
+    maxDevices: number;
     homeassistant: { enabled: boolean; prefix: string; birth: boolean };
     zigbee2mqtt: { enabled: boolean; prefix: string };
     homie: { enabled: boolean; prefix: string };

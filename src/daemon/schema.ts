@@ -102,7 +102,10 @@ export const METHOD_PARAMS = {
     'op',
     'area',
   ]),
-  'home.floor': params({ op: { enum: ['add', 'remove'] }, floor: str(200), level: whole(-200, 200), aliases: strings }, ['op', 'floor']),
+  'home.floor': params(
+    { op: { enum: ['add', 'update', 'remove'] }, floor: str(200), name: str(200), level: whole(-200, 200), noLevel: bool, aliases: strings },
+    ['op', 'floor'],
+  ),
   'home.export': params({}),
   'home.import': params({ text: str(900_000) }, ['text']),
   chat: params({ as, ask: bool, ephemeral: bool, session: str(200) }),
@@ -184,9 +187,11 @@ export interface HomeAreaParams {
   aliases?: string[];
 }
 export interface HomeFloorParams {
-  op: 'add' | 'remove';
+  op: 'add' | 'update' | 'remove';
   floor: string;
+  name?: string;
   level?: number;
+  noLevel?: boolean;
   aliases?: string[];
 }
 export interface ChatParams {

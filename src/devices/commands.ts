@@ -305,7 +305,10 @@ function encodeSiren(entity: Entity, cmd: Command): OutgoingMessage[] {
 
 /** Every topic a device may receive commands on. */
 export function commandTopicsOf(entity: Entity): string[] {
-  return [...new Set([entity.commandTopic, ...Object.values(entity.commandTopics)].filter((t): t is string => !!t))];
+  // Without a Set and two spreads: the registry asks this of every entity on each rebuild.
+  const out: string[] = entity.commandTopic ? [entity.commandTopic] : [];
+  for (const t of Object.values(entity.commandTopics)) if (t && !out.includes(t)) out.push(t);
+  return out;
 }
 
 function findWord(entity: Entity, payload: string): Action | undefined {

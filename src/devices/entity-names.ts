@@ -295,9 +295,11 @@ export class SqliteEntityNames extends MemoryEntityNames {
   }
 }
 
-/** The same topics, in any order. */
+/** The same topics, in any order (none remembered and none now are the same: nothing to write for a sensor). */
 function sameTopics(a: readonly string[] | undefined, b: readonly string[]): boolean {
-  if (!a || a.length !== b.length) return false;
+  if (!a) return b.length === 0;
+  if (a.length !== b.length) return false;
+  if (a.every((t, i) => t === b[i])) return true;
   const set = new Set(a);
   return b.every((t) => set.has(t));
 }

@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import { commandTopicsOf } from './commands.js';
 import { MemoryEntityNames, type EntityMemory } from './entity-names.js';
 import { HomeModel } from './home/home-model.js';
+import { saidAs } from './home/place-names.js';
 import type { Device, Entity } from './model.js';
 import { assignTopicOwners, dollarTopics, readTopicsOf, type ReservedTopics, type TopicClaim, type TopicRefusal } from './topic-owners.js';
 
@@ -48,6 +49,10 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private exposedList: Entity[] = [];
   /** The exposed entities of some kinds, in exposedEntities() order, per kind list asked: emptied by every rebuild. */
   private exposedKinds = new Map<string, Entity[]>();
+  /** Bumped by every rebuild: a rebuild in turns stops when another has started since. */
+  private version = 0;
+  /** The set last swapped in, its command topics not written to the memory yet (setSourceInTurns). */
+  private rememberLater?: Plan;
 
   constructor(options: RegistryOptions = {}) {
     super();
@@ -69,6 +74,38 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     this.rebuild();
   }
 
+  /**
+   * The same for a big list (a Zigbee2MQTT bridge/devices of thousands of devices), the work spread over a few
+   * turns of the event loop so that calls, echoes and messages go on in between: the new set is worked out
+   * (places, ranks, topic owners, names, indexes) while the registry still answers with the old one, then
+   * swapped in and announced in one step, so nothing ever sees half of each. A change made meanwhile (another
+   * source, a person's choice) rebuilds at once with this list in it, and this one stops; so does it when
+   * `current` says a newer list of the source is on its way (then that one is what comes in). Resolves true
+   * when this rebuild swapped the list in, false when it stopped.
+   */
+  setSourceInTurns(name: string, priority: number, devices: Device[], current: () => boolean = () => true): Promise<boolean> {
+    this.sources.set(name, { priority, devices: new Map(devices.map((d) => [d.id, d])) });
+    const version = ++this.version;
+    const plan: Plan = {};
+    let stage = 0;
+    return new Promise((resolve, reject) => {
+      const next = () => {
+        if (version !== this.version || !current()) return resolve(false);
+        try {
+          this.stages[stage++]!(plan);
+        } catch (err) {
+          return reject(err);
+        }
+        if (stage < this.stages.length) return setImmediate(next);
+        // What outlives the run is written in a turn of its own, unless a newer rebuild writes first.
+        this.rememberLater = plan;
+        setImmediate(() => this.rememberNow());
+        resolve(true);
+      };
+      setImmediate(next);
+    });
+  }
+
   /** Add, replace or (with `undefined`) remove one device of a source. */
   upsert(name: string, priority: number, id: string, device: Device | undefined): void {
     let src = this.sources.get(name);
@@ -78,7 +115,26 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     this.rebuild();
   }
 
+  /** A rebuild, in order; setSourceInTurns gives each a turn of the event loop (each is ~10-30 ms for 10,000 entities). */
+  private readonly stages: ReadonlyArray<(plan: Plan) => void> = [
+    (plan) => this.place(plan),
+    (plan) => this.rank(plan),
+    (plan) => this.own(plan),
+    (plan) => this.name(plan),
+    (plan) => this.commit(plan),
+  ];
+
   private rebuild(): void {
+    // A rebuild in turns still under way stops: this one has its list.
+    this.version++;
+    const plan: Plan = {};
+    for (const stage of this.stages) stage(plan);
+    this.rememberLater = plan;
+    this.rememberNow();
+  }
+
+  /** Each source's winning devices, placed and named by the home model. */
+  private place(plan: Plan): void {
     const byId = new Map<string, { priority: number; device: Device; source: string }>();
     for (const [source, { priority, devices }] of this.sources) {
       for (const device of devices.values()) {
@@ -89,24 +145,32 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     // The home model places and names each device (a person's choice, else the source's).
     const chosen = [...byId.values()];
     const placed = this.home.apply(chosen.map(({ device, source }) => ({ device, source })));
-    for (const [i, c] of chosen.entries()) c.device = placed[i]!;
-    const byEntityId = (a: TopicClaim, b: TopicClaim) => (a.entity.id < b.entity.id ? -1 : a.entity.id > b.entity.id ? 1 : 0);
-    const claims = chosen.flatMap(({ device, source }) => device.entities.map((entity) => ({ entity, source })));
+    plan.devices = placed;
+    plan.claims = chosen.flatMap(({ source }, i) => placed[i]!.entities.map((entity) => ({ entity, source })));
+  }
+
+  /** The entities ranked (device files first, then discovered ones as first seen); the topics Hearth reads. */
+  private rank(plan: Plan): void {
+    const claims = plan.claims!;
     const files = claims.filter((c) => c.source === FILE_SOURCE).sort(byEntityId);
     const found = claims.filter((c) => c.source !== FILE_SOURCE).sort(byEntityId);
     // Newcomers in one batch are recorded in id order: the only order there is.
     const seen = this.memory.firstSeen(found.map((c) => c.entity.id));
     this.memory.seen?.(claims.map((c) => c.entity.id));
     found.sort((a, b) => seen.get(a.entity.id)! - seen.get(b.entity.id)! || byEntityId(a, b));
-    this.readTopics = readTopicsOf(chosen.map((c) => c.device));
-    const { owners, refused } = assignTopicOwners([...files, ...found], (topic) => this.commandRefusal(topic));
-    this.commandTopics = new Set(owners.keys());
-    this.report(refused);
-    // Discovered entities' topics outlive this run: after a restart the broker gates them before they re-announce.
-    this.memory.rememberCommandTopics?.(new Map(found.filter((c) => !refused.has(c.entity.id)).map((c) => [c.entity.id, commandTopicsOf(c.entity)] as const)));
+    plan.files = files;
+    plan.found = found;
+    plan.readTopics = readTopicsOf(plan.devices!);
+  }
 
-    this.merged = chosen
-      .map(({ device }) => {
+  /** Who owns each command topic and who is refused (a refused entity's device goes on without it). */
+  private own(plan: Plan): void {
+    const readTopics = plan.readTopics!;
+    const { owners, refused } = assignTopicOwners([...plan.files!, ...plan.found!], (topic) => readTopics.get(topic) ?? this.reserved(topic));
+    plan.commandTopics = new Set(owners.keys());
+    plan.refused = refused;
+    plan.merged = plan
+      .devices!.map((device) => {
         if (!device.entities.some((e) => refused.has(e.id))) return device;
         // A firmware update whose install topic is refused is still worth reading ("are there updates?").
         const entities = device.entities.flatMap((e) => (!refused.has(e.id) ? [e] : e.kind === 'update' ? [withoutCommands(e)] : []));
@@ -114,19 +178,58 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       })
       .filter((d): d is Device => !!d)
       .sort((a, b) => a.id.localeCompare(b.id));
-    this.merged = distinctNames(
-      this.merged,
-      [...files, ...found].map((c) => c.entity.id),
-      new Set(files.map((c) => c.entity.id)),
-    );
-    const current = new Map(this.merged.flatMap((d) => d.entities.map((e) => [e.id, e] as const)));
-    this.rankedEntities = [...files, ...found].map((c) => current.get(c.entity.id)).filter((e): e is Entity => !!e);
+  }
+
+  /** The names told apart, and the indexes: nothing swapped in yet. */
+  private name(plan: Plan): void {
+    let merged = plan.merged!;
+    const entityIndex = new Map<string, Entity>();
+    for (const d of merged) for (const e of d.entities) entityIndex.set(e.id, e);
+    let ranked: Entity[] = [];
+    for (const c of [...plan.files!, ...plan.found!]) {
+      const e = entityIndex.get(c.entity.id);
+      if (e) ranked.push(e);
+    }
+    const renamed = distinctNames(ranked, new Set(plan.files!.map((c) => c.entity.id)));
+    if (renamed.size) {
+      merged = merged.map((d) => (d.entities.some((e) => renamed.has(e.id)) ? { ...d, entities: d.entities.map((e) => renamed.get(e.id) ?? e) } : d));
+      ranked = ranked.map((e) => renamed.get(e.id) ?? e);
+      for (const e of renamed.values()) entityIndex.set(e.id, e);
+    }
+    plan.merged = merged;
+    plan.ranked = ranked;
+    plan.entityIndex = entityIndex;
+    plan.exposedList = merged.flatMap((d) => d.entities.filter((e) => e.exposed !== false));
+    plan.deviceIndex = new Map(merged.map((d) => [d.id, d]));
+  }
+
+  /** Swap the new set in, in one step, and announce it. */
+  private commit(plan: Plan): void {
+    this.readTopics = plan.readTopics!;
+    this.commandTopics = plan.commandTopics!;
+    this.report(plan.refused!);
+    this.merged = plan.merged!;
+    this.rankedEntities = plan.ranked!;
     this.exposedRanked = this.rankedEntities.filter((e) => e.exposed !== false);
-    this.exposedList = this.merged.flatMap((d) => d.entities.filter((e) => e.exposed !== false));
+    this.exposedList = plan.exposedList!;
     this.exposedKinds = new Map();
-    this.deviceIndex = new Map(this.merged.map((d) => [d.id, d]));
-    this.entityIndex = new Map(this.merged.flatMap((d) => d.entities.map((e) => [e.id, e] as const)));
+    this.deviceIndex = plan.deviceIndex!;
+    this.entityIndex = plan.entityIndex!;
     this.emit('changed', this.merged);
+  }
+
+  /**
+   * The command topics of the set last swapped in, to the memory (once: a newer rebuild replaces what is not
+   * written yet). Discovered entities' topics outlive this run: after a restart the broker gates them before they
+   * re-announce.
+   */
+  private rememberNow(): void {
+    const plan = this.rememberLater;
+    this.rememberLater = undefined;
+    if (!plan || !this.memory.rememberCommandTopics) return;
+    const topics = new Map<string, readonly string[]>();
+    for (const c of plan.found!) if (!plan.refused!.has(c.entity.id)) topics.set(c.entity.id, commandTopicsOf(c.entity));
+    this.memory.rememberCommandTopics(topics);
   }
 
   /** One line per refused claim, when it is first refused (not on every rebuild). */
@@ -228,6 +331,24 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   }
 }
 
+/** A rebuild's work, filled in stage by stage before it is swapped in. */
+interface Plan {
+  devices?: Device[];
+  claims?: TopicClaim[];
+  files?: TopicClaim[];
+  found?: TopicClaim[];
+  readTopics?: Map<string, string>;
+  commandTopics?: Set<string>;
+  refused?: Map<string, TopicRefusal>;
+  merged?: Device[];
+  entityIndex?: Map<string, Entity>;
+  deviceIndex?: Map<string, Device>;
+  exposedList?: Entity[];
+  ranked?: Entity[];
+}
+
+const byEntityId = (a: TopicClaim, b: TopicClaim) => (a.entity.id < b.entity.id ? -1 : a.entity.id > b.entity.id ? 1 : 0);
+
 /**
  * Two entities with one name cannot be told apart (by voice, in a list, by a model): the one ranked first
  * keeps the name, a later one gets its area added ("Kitchen light (Hallway)") when that tells it apart, else a
@@ -235,14 +356,12 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
  * are said (case, accents, punctuation and a leading article aside: "The movie-time!" is "Movie time"), and a
  * discovered entity's alias that is already an earlier entity's name or alias is dropped, so that a later
  * device never takes (nor makes ambiguous) what people say of an earlier one. A device file's aliases are the
- * owner's and stay.
+ * owner's and stay. `ranked` is in rank order; returns the entities it renamed, by id.
  */
-function distinctNames(devices: Device[], rank: readonly string[], fromFiles: ReadonlySet<string>): Device[] {
-  const order = new Map(rank.map((id, i) => [id, i]));
-  const all = devices.flatMap((d) => d.entities).sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+function distinctNames(ranked: readonly Entity[], fromFiles: ReadonlySet<string>): Map<string, Entity> {
   const owner = new Map<string, string>();
   const renamed = new Map<string, Entity>();
-  for (const e of all) {
+  for (const e of ranked) {
     let name = e.name;
     const held = owner.get(saidKey(name));
     if (held !== undefined && held !== e.id) {
@@ -259,19 +378,12 @@ function distinctNames(devices: Device[], rank: readonly string[], fromFiles: Re
     });
     if (name !== e.name || aliases.length !== e.aliases.length) renamed.set(e.id, { ...e, name, aliases });
   }
-  if (!renamed.size) return devices;
-  return devices.map((d) => (d.entities.some((e) => renamed.has(e.id)) ? { ...d, entities: d.entities.map((e) => renamed.get(e.id) ?? e) } : d));
+  return renamed;
 }
 
 /** A name as it is said: no case, accents, punctuation or leading article, one space between words. */
 function saidKey(name: string): string {
-  return name
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim()
-    .replace(/^(?:the|a|an|my|our) (?=\S)/, '');
+  return saidAs(name).replace(/^(?:the|a|an|my|our) (?=\S)/, '');
 }
 
 /** An entity with its commands taken away: read, never commanded. */

@@ -69,6 +69,9 @@ export interface StateCacheEvents {
 
 const LOG_EVERY_MS = 60_000;
 
+/** The attributes of a state that has none yet: one shared, frozen object (10,000 sensors need no empty object each). */
+const NO_ATTRIBUTES: Record<string, StateValue> = Object.freeze({});
+
 export class StateCache extends EventEmitter<StateCacheEvents> {
   private routes = new Map<string, Route[]>();
   private states = new Map<string, EntityState>();
@@ -127,7 +130,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     }
     for (const entity of entities.values()) {
       const prev = this.states.get(entity.id);
-      if (!prev) this.states.set(entity.id, { entityId: entity.id, attributes: {}, available: entity.availability ? null : true });
+      if (!prev) this.states.set(entity.id, { entityId: entity.id, attributes: NO_ATTRIBUTES, available: entity.availability ? null : true });
       else if (!entity.availability) prev.available = true;
     }
     this.source.unsubscribe([...before].filter((t) => !after.has(t)));
@@ -276,6 +279,8 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         const transform = route.entity.attributes[route.name]?.transform;
         const raw = transform ? applyTransform(transform, message) : message.read(route.path);
         if (raw === undefined) return false;
+        // Its own object from the first attribute on (until then the shared empty one).
+        if (state.attributes === NO_ATTRIBUTES) state.attributes = {};
         state.attributes[route.name] = normalizeAttribute(route.entity, route.name, raw);
         state.updatedAt = at;
         state.retained = retained;

@@ -75,6 +75,9 @@ export interface MqttConnectionEvents {
 export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   readonly client: MqttClient;
   private readonly topics = new Set<string>();
+  /** Topics whose SUBSCRIBE (true) or UNSUBSCRIBE (false) waits for a later turn (tellBroker), in the order asked. */
+  private readonly waiting = new Map<string, boolean>();
+  private waitingTurn?: NodeJS.Immediate;
   private delay: number;
   private current: ConnectionState = 'connecting';
   private lastError = '';
@@ -229,7 +232,9 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     this.everConnected = true;
     this.lastNode = this.node;
     this.setState('connected');
-    // Subscribing again replays retained messages, which rebuilds state after an outage.
+    // Subscribing again replays retained messages, which rebuilds state after an outage. (A clean session: what
+    // waited to be sent is in this, or was to be dropped.)
+    this.waiting.clear();
     if (this.topics.size) this.sendSubscribe([...this.topics]);
   }
 
@@ -272,12 +277,46 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   subscribe(topics: Iterable<string>): void {
     const fresh = [...topics].filter((t) => !this.topics.has(t));
     for (const t of fresh) this.topics.add(t);
-    if (fresh.length && this.client.connected) this.sendSubscribe(fresh);
+    this.tellBroker(fresh, true);
   }
 
   unsubscribe(topics: Iterable<string>): void {
     const gone = [...topics].filter((t) => this.topics.delete(t));
-    if (gone.length && this.client.connected) this.client.unsubscribe(gone);
+    this.tellBroker(gone, false);
+  }
+
+  /**
+   * A few topics are (un)subscribed at once. A big change (a list of thousands of devices renamed: thousands of
+   * topics each way) is sent in later turns of the event loop, SEND_PER_TURN topics a turn, so that the turn
+   * that made the change is not also held by writing the packets; `subscriptions` says the new set at once, and
+   * no message of a topic dropped is used meanwhile (its readers dropped it first). While some wait, everything
+   * waits behind them, each topic's last wish kept.
+   */
+  private tellBroker(topics: string[], subscribe: boolean): void {
+    if (!topics.length || !this.client.connected) return;
+    if (!this.waiting.size && topics.length <= SEND_AT_ONCE) {
+      if (subscribe) this.sendSubscribe(topics);
+      else this.client.unsubscribe(topics);
+      return;
+    }
+    for (const t of topics) this.waiting.set(t, subscribe);
+    this.waitingTurn ??= setImmediate(() => this.sendWaiting());
+  }
+
+  private sendWaiting(): void {
+    this.waitingTurn = undefined;
+    // Not connected: the next connection subscribes to every topic there is.
+    if (!this.client.connected) return this.waiting.clear();
+    const subscribe: string[] = [];
+    const unsubscribe: string[] = [];
+    for (const [topic, wish] of this.waiting) {
+      this.waiting.delete(topic);
+      (wish ? subscribe : unsubscribe).push(topic);
+      if (subscribe.length + unsubscribe.length >= SEND_PER_TURN) break;
+    }
+    if (unsubscribe.length) this.client.unsubscribe(unsubscribe);
+    if (subscribe.length) this.sendSubscribe(subscribe);
+    if (this.waiting.size) this.waitingTurn = setImmediate(() => this.sendWaiting());
   }
 
   get subscriptions(): ReadonlySet<string> {
@@ -326,6 +365,8 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
 
   async close(): Promise<void> {
     this.setState('closed');
+    if (this.waitingTurn) clearImmediate(this.waitingTurn);
+    this.waitingTurn = undefined;
     // A clean end waits for what is in flight; a broker that drops the connection meanwhile (RabbitMQ closes a
     // client whose subscribe its ACL refuses) must not hold a stop for ever: after a moment, end it by force.
     let timer: NodeJS.Timeout | undefined;
@@ -337,6 +378,11 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     clearTimeout(timer);
   }
 }
+
+/** Most topics (un)subscribed in the turn that asks (one SUBSCRIBE packet's worth: see sendSubscribe). */
+const SEND_AT_ONCE = 500;
+/** Most topics a later turn sends when a big change waits (tellBroker). */
+const SEND_PER_TURN = 1000;
 
 /** How long a clean disconnect may take before it is forced. */
 const CLOSE_GRACE_MS = 3000;

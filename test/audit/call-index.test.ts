@@ -99,6 +99,41 @@ describe('the audit call index (migration 0014)', () => {
     await other.close();
   });
 
+  it('a call another process finished meanwhile takes no second outcome: what this process knows of its own pending calls gives way to the log', async () => {
+    const { path, audit: a } = fresh();
+    const otherDb = openDatabase(path);
+    open.push(otherDb);
+    const b = new SqliteAuditLog(otherDb, {});
+    const notPending = (fn: () => unknown) => assert.throws(fn, (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_NOT_PENDING');
+    // This process's own calls, pending: their outcomes are appended without reading them back.
+    const ids = await Promise.all(['p-1', 'p-2', 'p-3'].map((requestId) => a.beginDurable(auditEntry({ requestId }))));
+    a.finish(ids[0]!, { outcome: 'confirmed', latencyMs: 2, echo: null });
+    // Another process (a daemon starting on the same database) marks what is still pending interrupted.
+    assert.equal(b.markInterrupted(0), 2);
+    notPending(() => a.finish(ids[1]!, { outcome: 'confirmed', latencyMs: 2, echo: null }));
+    a.finishLater(ids[2]!, { outcome: 'confirmed', latencyMs: 2, echo: null });
+    a.flushOutcomes();
+    assert.equal(a.byRequestId('p-2')?.outcome, 'interrupted');
+    assert.equal(a.byRequestId('p-3')?.outcome, 'interrupted', 'the late outcome was refused, not appended as a second one');
+    const outcomes = otherDb.prepare("SELECT call_id AS id, count(*) AS n FROM audit_entry WHERE kind = 'outcome' GROUP BY call_id").all() as Array<{
+      id: number;
+      n: number;
+    }>;
+    assert.deepEqual(
+      outcomes.map((o) => o.n),
+      [1, 1, 1],
+      'one outcome entry per call',
+    );
+    // And this process's calls begun after that are its own again: the same answers either way.
+    const later = await a.beginDurable(auditEntry({ requestId: 'p-4' }));
+    a.finish(later, { outcome: 'failed', latencyMs: 1, echo: null, error: 'no echo' });
+    notPending(() => a.finish(later, { outcome: 'confirmed', latencyMs: 1, echo: null }));
+    assert.equal(a.byRequestId('p-4')?.outcome, 'failed');
+    assert.equal(verify(otherDb).ok, true);
+    await a.close();
+    await b.close();
+  });
+
   it("a grouped call's members are found by their request id's prefix, indexed or not, and only by it", async () => {
     const { audit } = fresh();
     assert.equal(audit.anyRequestStartingWith('grp-1#'), false);

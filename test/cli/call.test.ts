@@ -80,7 +80,8 @@ describe('hearth tools and hearth call on the demo home', () => {
     assert.match(noTool.stderr, /no tool "toaster"; known: .*living_room_lamp/);
     const badArg = await runHearth(['call', 'kitchen_light', '{"action":"turn_on","brightness":-5}', ...common()], { cwd: dir });
     assert.equal(badArg.code, 1);
-    assert.match(badArg.stdout, /invalid arguments: "brightness" must be >= 0 \(got -5\)/);
+    // A flow's brightness on the light's own scale is held to that scale.
+    assert.match(badArg.stdout, /invalid arguments: "brightness" must be between 0 and 254 for this device \(got -5\)/);
     const badAs = await runHearth(['call', 'living_room_lamp', '{"action":"turn_on"}', '--as', 'root', ...common()], { cwd: dir });
     assert.notEqual(badAs.code, 0);
     assert.match(badAs.stderr, /--as "root": a principal looks like/);

@@ -70,14 +70,18 @@ describe('colour temperature', () => {
   });
 
   it('refuses arguments out of range naming the range, with a colour, or on a light without it', () => {
-    assert.deepEqual(toCommand(bulb(), { action: 'turn_on', color_temp: 3000 }), { action: 'turn_on', color_temp: 3000 });
+    assert.deepEqual(toCommand(bulb(), { action: 'turn_on', color_temp_kelvin: 3000 }), { action: 'turn_on', color_temp: 3000 });
     assert.throws(
-      () => toCommand(bulb(), { action: 'turn_on', color_temp: 6500 }),
-      (e: Error) => e instanceof ArgumentError && /"color_temp" must be from 2200 to 4000 K for this light \(got 6500\)/.test(e.message),
+      () => toCommand(bulb(), { action: 'turn_on', color_temp_kelvin: 6500 }),
+      (e: Error) => e instanceof ArgumentError && /"color_temp_kelvin" must be from 2200 to 4000 K for this light \(got 6500 K\)/.test(e.message),
     );
-    assert.throws(() => toCommand(bulb(), { action: 'turn_on', color_temp: 3000, color: 'red' }), /give "color" or "color_temp", not both/);
-    assert.throws(() => toCommand(bulb({ colorTemp: undefined }), { action: 'turn_on', color_temp: 3000 }), /this light takes no colour temperature/);
-    assert.throws(() => toCommand(bulb(), { action: 'turn_on', color_temp: 'warm' }), /"color_temp" must be from/);
+    assert.throws(() => toCommand(bulb(), { action: 'turn_on', color_temp_kelvin: 3000, color: 'red' }), /give "color" or "color_temp_kelvin", not both/);
+    assert.throws(() => toCommand(bulb({ colorTemp: undefined }), { action: 'turn_on', color_temp_kelvin: 3000 }), /this light takes no colour temperature/);
+    assert.throws(() => toCommand(bulb(), { action: 'turn_on', color_temp_kelvin: 'warm' }), /"color_temp_kelvin" must be from/);
+    // color_temp, its earlier name (a flow's), is still taken and held to the same range.
+    assert.deepEqual(toCommand(bulb(), { action: 'turn_on', color_temp: 3000 }), { action: 'turn_on', color_temp: 3000 });
+    assert.throws(() => toCommand(bulb(), { action: 'turn_on', color_temp: 6500 }), /"color_temp" must be from 2200 to 4000 K/);
+    assert.throws(() => toCommand(bulb(), { action: 'turn_on', color_temp: 3000, color_temp_kelvin: 3000 }), /not both/);
   });
 
   it('reads as kelvin and its word in colour-temperature mode, as the colour in colour mode', () => {

@@ -16,14 +16,10 @@ import { OWNER, openHearth } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { SimulatedZigbee2mqtt, zigbee2mqttHome } from '../helpers/simulated-zigbee2mqtt.js';
 import { waitFor } from '../helpers/wait.js';
+import { Z2M_HOME } from '../helpers/zigbee2mqtt-home.js';
 
 const HOME = zigbee2mqttHome();
-const id = (ieee: string) => `zigbee2mqtt_${ieee}`;
-const CEILING = id('0x000d6ffffe1a2b3c');
-const SPOTS = id('0x0017880104a1b2c2');
-const CONTACT = id('0x00158d0004a1b2c3');
-const BEDSIDE = id('0x000d6ffffe7a8b9c');
-const REMOTE = id('0x000d6ffffe3e4f5a');
+const { CEILING, SPOTS, CONTACT, BEDSIDE, REMOTE, LOCK, COFFEE, RADIATOR, WALL_SWITCH, SMOKE } = Z2M_HOME;
 
 describe('the home model on a Zigbee2MQTT home', () => {
   let broker: TestBroker;
@@ -97,6 +93,33 @@ describe('the home model on a Zigbee2MQTT home', () => {
     assert.equal(estimateTokens(toolSpecs(hearth.toolsInShape('per-entity'))), before);
   });
 
+  it("a bulb's effect and start-up colour temperature, uncategorised by Zigbee2MQTT, are settings: no tools until an owner exposes one", async () => {
+    const settings = [CEILING, SPOTS].flatMap((d) => [`${d}.effect`, `${d}.color_temp_startup`]);
+    for (const entityId of settings) {
+      const e = hearth.bridge.registry.entity(entityId);
+      assert.equal(e?.category, 'config', entityId);
+      assert.equal(e?.exposed, false, entityId);
+    }
+    // The same for a radiator's child lock, a wall switch's relay mode and a smoke detector's sensitivity.
+    for (const entityId of [`${RADIATOR}.child_lock`, `${WALL_SWITCH}.operation_mode_left`, `${SMOKE}.sensitivity`])
+      assert.equal(hearth.bridge.registry.entity(entityId)?.category, 'config', entityId);
+    const tooled = () => new Set(hearth.tools.all().flatMap((t) => t.meta.entityIds));
+    assert.deepEqual(
+      settings.filter((e) => tooled().has(e)),
+      [],
+      'no tool for them',
+    );
+    const effect = await hearth.tools.call('get_state', { entity: `${SPOTS}.effect` }, OWNER);
+    assert.equal(effect.isError, true, 'unknown to agents, even by id');
+    // The light itself is still an everyday tool, and an owner can still expose the effect.
+    assert.ok(tooled().has(`${SPOTS}.light`));
+    hearth.home.exposeEntity(`${SPOTS}.effect`, true);
+    assert.ok(tooled().has(`${SPOTS}.effect`), 'exposed by its owner, it is a tool');
+    assert.equal((await hearth.tools.call('get_state', { entity: `${SPOTS}.effect` }, OWNER)).isError, undefined);
+    hearth.home.exposeEntity(`${SPOTS}.effect`, undefined);
+    assert.ok(!tooled().has(`${SPOTS}.effect`));
+  });
+
   it('takes people\'s units in tool arguments ("50%", "2700K", "370 mireds"), and refuses others naming the unit wanted', async () => {
     const call = (args: Record<string, unknown>) => hearth.tools.call('living_room_ceiling_light', args, OWNER);
     const half = await call({ action: 'turn_on', brightness_pct: '50%' });
@@ -127,7 +150,7 @@ describe('the home model on a Zigbee2MQTT home', () => {
     const byId = await hearth.tools.call('get_state', { entity: `${CEILING}.power_on_behavior` }, OWNER);
     assert.equal(byId.isError, true);
     assert.doesNotMatch(byId.text!, /Power-on behavior/i);
-    const lock = await hearth.tools.call('get_state', { entity: 'zigbee2mqtt_0x000b57fffe9a8b7c.lock' }, OWNER);
+    const lock = await hearth.tools.call('get_state', { entity: `${LOCK}.lock` }, OWNER);
     assert.match(lock.text!, /Battery: 74 %\./);
   });
 
@@ -174,16 +197,18 @@ describe('the home model on a Zigbee2MQTT home', () => {
   });
 
   it("keeps a person's area and aliases across a rename in Zigbee2MQTT and a restart", async () => {
-    hearth.home.setDeviceAliases(id('0x00158d0003c4d5e6'), ['espresso', 'coffee']);
-    assert.deepEqual(hearth.bridge.registry.entity(`${id('0x00158d0003c4d5e6')}.switch`)?.aliases, ['espresso', 'coffee']);
+    hearth.home.setDeviceAliases(COFFEE, ['espresso', 'coffee']);
+    assert.deepEqual(hearth.bridge.registry.entity(`${COFFEE}.switch`)?.aliases, ['espresso', 'coffee']);
     await sim.rename('0x00158d0004a1b2c3', 'Front door contact');
     await waitFor('the rename', () => device(CONTACT).name === 'Front door contact');
+    // Named at last, the untouched sensor keeps the id it was given (its IEEE address was its name then).
+    assert.equal(device(CONTACT).id, '0x00158d0004a1b2c3');
     assert.equal(device(CONTACT).area, 'Front door');
     await hearth.close();
     await open();
     assert.equal(device(CONTACT).area, 'Front door');
     assert.equal(device(SPOTS).area, 'Kitchen');
-    assert.deepEqual(device(id('0x00158d0003c4d5e6')).aliases, ['espresso', 'coffee']);
+    assert.deepEqual(device(COFFEE).aliases, ['espresso', 'coffee']);
     // And the tools are named as they were.
     assert.ok(hearth.tools.get('living_room_ceiling_light'));
   });

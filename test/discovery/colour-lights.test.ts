@@ -22,10 +22,10 @@ describe('colour lights on a real broker', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-colour-'));
   const logs = logSink('warn');
   const sets: Array<{ topic: string; body: Record<string, unknown> }> = [];
-  const BULB = 'zigbee2mqtt_0x0017880100aabbcc.light';
-  const STRIP = 'shelf_strip_dev.shelf_strip';
-  const PLAIN = 'desk_strip_dev.desk_strip';
-  const HS = 'porch_lamp_dev.porch_lamp';
+  const BULB = 'sofa_bulb.light';
+  const STRIP = 'shelf_strip.shelf_strip';
+  const PLAIN = 'desk_strip.desk_strip';
+  const HS = 'porch_lamp.porch_lamp';
 
   before(async () => {
     broker = await startAedes();

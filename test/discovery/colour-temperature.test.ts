@@ -39,10 +39,10 @@ describe('colour temperature on a real broker', () => {
   const logs = logSink('warn');
   const sets: Array<{ topic: string; text: string }> = [];
   const STUDIO = 'studio_lamp.light';
-  const BULB = 'zigbee2mqtt_0x000b57fffec6a5b2.light';
-  const HALL = 'hall_lamp_dev.hall_lamp';
-  const PORCH = 'porch_ct_dev.porch_ct';
-  const TASMOTA = 'led1_dev.led1';
+  const BULB = 'desk_bulb.light';
+  const HALL = 'hall_lamp.hall_lamp';
+  const PORCH = 'porch_light.porch_ct';
+  const TASMOTA = 'led1.led1';
 
   const retain = (topic: string, payload: unknown) =>
     device.publishAsync(topic, typeof payload === 'string' ? payload : JSON.stringify(payload), { retain: true, qos: 1 });
@@ -131,9 +131,9 @@ describe('colour temperature on a real broker', () => {
   const tool = (entityId: string) => actuatorTool(hearth, entityId);
   const call = (entityId: string, args: Record<string, unknown>) => hearth.tools.call(tool(entityId).name, args, OWNER);
   const ctSchema = (entityId: string) =>
-    (tool(entityId).parameters.properties as Record<string, { type?: string; minimum?: number; maximum?: number; description?: string }>).color_temp;
+    (tool(entityId).parameters.properties as Record<string, { type?: string; minimum?: number; maximum?: number; description?: string }>).color_temp_kelvin;
 
-  it('offers color_temp in kelvin with each light its own range', () => {
+  it('offers color_temp_kelvin with each light its own range', () => {
     assert.deepEqual([ctSchema(STUDIO)?.minimum, ctSchema(STUDIO)?.maximum], [2700, 6500]);
     // 250-454 mireds; 153-370 mireds; 2200-5000 K as declared; HA's 153-500 mireds.
     assert.deepEqual([ctSchema(BULB)?.minimum, ctSchema(BULB)?.maximum], [2200, 4000]);
@@ -146,7 +146,7 @@ describe('colour temperature on a real broker', () => {
   });
 
   it('folds the Zigbee2MQTT color_temp into the light: no separate number entity for it', () => {
-    const entities = hearth.bridge.registry.device('zigbee2mqtt_0x000b57fffec6a5b2')!.entities;
+    const entities = hearth.bridge.registry.device('desk_bulb')!.entities;
     assert.deepEqual(
       entities
         .filter((e) => /color_temp/.test(e.key))
@@ -158,37 +158,37 @@ describe('colour temperature on a real broker', () => {
   });
 
   it('a device-file lamp in kelvin gets kelvin at its path, and its rounded report confirms it', async () => {
-    const res = await call(STUDIO, { action: 'turn_on', color_temp: 4250 });
+    const res = await call(STUDIO, { action: 'turn_on', color_temp_kelvin: 4250 });
     assert.match(res.text!, /^confirmed: "Studio lamp" .*: on, brightness 100, colour temperature about 4300 K \(neutral white\)/, res.text);
     assert.deepEqual(JSON.parse(sets.at(-1)!.text), { state: 'ON', white: { kelvin: 4250 } });
     const row = hearth.audit.tail(1)[0]!;
     assert.equal(row.outcome, 'confirmed');
-    assert.equal(row.args.color_temp, 4250);
+    assert.equal(row.args.color_temp_kelvin, 4250);
   });
 
   it('a Zigbee2MQTT bulb gets mireds, and a report 3 mireds off still confirms it', async () => {
-    const res = await call(BULB, { action: 'turn_on', color_temp: 2700 });
+    const res = await call(BULB, { action: 'turn_on', color_temp_kelvin: 2700 });
     assert.match(res.text!, /^confirmed: .*: on, brightness 100% \(254 of 254\), colour temperature about 2700 K \(warm white\)/, res.text);
     assert.deepEqual(sets.at(-1), { topic: 'zigbee2mqtt/Desk bulb/set', text: JSON.stringify({ state: 'ON', color_temp: 370 }) });
     assert.equal(hearth.bridge.cache.get(BULB)!.attributes.color_temp, 373);
     // The warm end: 2200 K is 455 mireds, kept within the bulb's 454.
-    const warm = await call(BULB, { action: 'turn_on', color_temp: 2200 });
+    const warm = await call(BULB, { action: 'turn_on', color_temp_kelvin: 2200 });
     assert.match(warm.text!, /^confirmed: .*colour temperature about 2200 K \(candlelight\)/, warm.text);
     assert.equal((JSON.parse(sets.at(-1)!.text) as { color_temp: number }).color_temp, 454);
   });
 
   it('a Home Assistant JSON light gets mireds, or kelvin when it says color_temp_kelvin', async () => {
-    const hall = await call(HALL, { action: 'turn_on', color_temp: 5000 });
+    const hall = await call(HALL, { action: 'turn_on', color_temp_kelvin: 5000 });
     assert.match(hall.text!, /^confirmed: .*colour temperature about 5000 K \(cool white\)/, hall.text);
     assert.deepEqual(sets.at(-1), { topic: 'hall/lamp/set', text: JSON.stringify({ state: 'ON', color_temp: 200 }) });
-    const porch = await call(PORCH, { action: 'turn_on', color_temp: 2700 });
+    const porch = await call(PORCH, { action: 'turn_on', color_temp_kelvin: 2700 });
     assert.match(porch.text!, /^confirmed: .*colour temperature about 2700 K \(warm white\)/, porch.text);
     assert.deepEqual(sets.at(-1), { topic: 'porch/ct/set', text: JSON.stringify({ state: 'ON', color_temp: 2700 }) });
   });
 
   it('a default-schema light gets the mireds on its own topic, through its template, then ON', async () => {
     const before = sets.length;
-    const res = await call(TASMOTA, { action: 'turn_on', color_temp: 4000 });
+    const res = await call(TASMOTA, { action: 'turn_on', color_temp_kelvin: 4000 });
     assert.match(res.text!, /^confirmed: .*: on, colour temperature about 4000 K \(neutral white\)/, res.text);
     assert.deepEqual(sets.slice(before), [
       { topic: 'cmnd/led1/CT', text: '{"ct": 250}' },
@@ -198,27 +198,27 @@ describe('colour temperature on a real broker', () => {
 
   it('out of range is a failed, audited result naming the range, and nothing is sent', async () => {
     const before = sets.length;
-    const res = await call(STUDIO, { action: 'turn_on', color_temp: 2000 });
+    const res = await call(STUDIO, { action: 'turn_on', color_temp_kelvin: 2000 });
     assert.equal(res.isError, true);
-    assert.match(res.text!, /"color_temp" must be >= 2700 \(got 2000\)/);
-    const warm = await call(BULB, { action: 'turn_on', color_temp: 9000 });
-    assert.match(warm.text!, /"color_temp" must be <= 4000 \(got 9000\)/);
+    assert.match(res.text!, /"color_temp_kelvin" must be from 2700 to 6500 K for this light \(got 2000 K\)/);
+    const warm = await call(BULB, { action: 'turn_on', color_temp_kelvin: 9000 });
+    assert.match(warm.text!, /"color_temp_kelvin" must be from 2200 to 4000 K for this light \(got 9000 K\)/);
     assert.equal(sets.length, before);
     const row = hearth.audit.tail(1)[0]!;
     assert.equal(row.outcome, 'failed');
     assert.equal(row.tool, tool(BULB).name);
-    assert.equal(row.args.color_temp, 9000);
-    assert.match(row.error!, /must be <= 4000/);
+    assert.equal(row.args.color_temp_kelvin, 9000);
+    assert.match(row.error!, /must be from 2200 to 4000 K/);
   });
 
   it('a caller without a rule is denied a colour temperature, recorded, and nothing is sent', async () => {
     const before = sets.length;
-    const res = await hearth.tools.call(tool(STUDIO).name, { action: 'turn_on', color_temp: 3000 }, { id: 'cli:visitor', roles: ['guest'] });
+    const res = await hearth.tools.call(tool(STUDIO).name, { action: 'turn_on', color_temp_kelvin: 3000 }, { id: 'cli:visitor', roles: ['guest'] });
     assert.equal(res.isError, true);
     assert.match(res.text!, /not allowed/);
     assert.equal(sets.length, before);
     const row = hearth.audit.tail(1)[0]!;
     assert.equal(row.outcome, 'denied');
-    assert.equal(row.args.color_temp, 3000);
+    assert.equal(row.args.color_temp_kelvin, 3000);
   });
 });

@@ -310,9 +310,9 @@ describe('Home Assistant discovery: abbreviations and ~', () => {
     }
     await send(h, 'home/multi/status', 'online');
     await send(h, 'home/multi/state', '{"t": 21.5, "h": 40, "relay": "ON"}');
-    assert.equal(h.bridge.cache.get('abbr-dev-2.multi_t')?.value, 21.5);
-    assert.equal(h.bridge.cache.get('abbr-dev-2.multi_h')?.value, 40);
-    assert.equal(h.bridge.cache.get('abbr-dev-2.multi_relay')?.value, 'on');
+    assert.equal(h.bridge.cache.get('multi_sensor.multi_t')?.value, 21.5);
+    assert.equal(h.bridge.cache.get('multi_sensor.multi_h')?.value, 40);
+    assert.equal(h.bridge.cache.get('multi_sensor.multi_relay')?.value, 'on');
   });
 
   test("HA's whole abbreviation table expands, for configs, devices and origins", async () => {
@@ -486,7 +486,8 @@ describe('Home Assistant discovery: removal, updates, availability, collisions',
     assert.equal(entityOf(h, 'homeassistant/switch/naming/b/config')?.name, 'Bathroom');
     assert.equal(entityOf(h, 'homeassistant/sensor/naming/c/config')?.name, 'Bathroom fan speed');
     assert.equal(entityOf(h, 'homeassistant/sensor/naming/d/config')?.name, 'MQTT Sensor');
-    assert.equal(h.bridge.registry.device('naming')?.name, 'Bathroom');
+    // The device's id comes from its name, not from its identifier.
+    assert.equal(h.bridge.registry.device('bathroom')?.name, 'Bathroom');
   });
 });
 
@@ -622,9 +623,9 @@ describe('Home Assistant discovery: prefix, birth message and device files', () 
     await waitFor('the test client reconnects', () => client.connected, 5000);
   });
 
-  test('a device declared in devices/ overrides a discovered one with the same id', async () => {
+  test("a discovered device never takes a device file's id: one named like it gets the next free id", async () => {
     const file = `devices:
-  - id: zigbee2mqtt_0x00124b0022334455
+  - id: desk_lamp
     name: Desk lamp (from file)
     area: Office
     entities:
@@ -638,14 +639,15 @@ describe('Home Assistant discovery: prefix, birth message and device files', () 
       const lamp = fixture<Record<string, Message>>('lamp.json').json;
       const events = await announce(h, lamp);
       assert.equal(events[0].outcome, 'accept', 'the discovery config itself is fine');
-      const device = h.bridge.registry.device('zigbee2mqtt_0x00124b0022334455')!;
+      const device = h.bridge.registry.device('desk_lamp')!;
       assert.equal(device.name, 'Desk lamp (from file)');
       assert.ok(device.source.endsWith('lamp.yaml'));
       assert.deepEqual(
         device.entities.map((e) => e.id),
-        ['zigbee2mqtt_0x00124b0022334455.lamp'],
+        ['desk_lamp.lamp'],
       );
-      assert.equal(h.bridge.registry.entity('zigbee2mqtt_0x00124b0022334455.desk_lamp'), undefined);
+      // The discovered "Desk lamp" is a device of its own, beside the file's.
+      assert.equal(h.bridge.registry.entity('desk_lamp_2.desk_lamp')?.commandTopic, 'zigbee2mqtt/desk_lamp/set');
     } finally {
       await h.close();
     }
@@ -726,14 +728,18 @@ describe('Home Assistant discovery: a discovered lamp through the pipeline', () 
   const toolFor = (entityId: string) => hearth.tools.all().find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(entityId))!;
 
   test('a JSON-schema lamp gets {"state":"ON","brightness":N} on its command topic, confirmed by its echo', async () => {
-    const tool = toolFor('zigbee2mqtt_0x00124b0022334455.desk_lamp');
+    const tool = toolFor('desk_lamp.desk_lamp');
     assert.ok(tool, 'the discovered lamp is a tool');
     assert.equal(tool.name, 'desk_lamp');
     const props = tool.parameters.properties as Record<string, { maximum?: number }>;
-    assert.equal(props.brightness.maximum, 254, "brightness on the lamp's own scale");
+    assert.equal(props.brightness_pct.maximum, 100, "brightness in percent, put on the lamp's own scale (254, its brightness_scale)");
     received.length = 0;
-    const result = await hearth.tools.call(tool.name, { action: 'turn_on', brightness: 128 }, OWNER);
+    const result = await hearth.tools.call(tool.name, { action: 'turn_on', brightness_pct: 50 }, OWNER);
     assert.match(result.text!, /^confirmed/, result.text);
+    assert.deepEqual(received, [{ topic: 'zigbee2mqtt/desk_lamp/set', payload: '{"state":"ON","brightness":127}' }]);
+    // A flow's brightness on the lamp's own scale goes as it is.
+    received.length = 0;
+    assert.match((await hearth.tools.call(tool.name, { action: 'turn_on', brightness: 128 }, OWNER)).text!, /^confirmed/);
     assert.deepEqual(received, [{ topic: 'zigbee2mqtt/desk_lamp/set', payload: '{"state":"ON","brightness":128}' }]);
     received.length = 0;
     assert.match((await hearth.tools.call(tool.name, { action: 'turn_off' }, OWNER)).text!, /^confirmed/);
@@ -741,7 +747,7 @@ describe('Home Assistant discovery: a discovered lamp through the pipeline', () 
   });
 
   test('a default-schema lamp gets payload_on on command_topic and the brightness on brightness_command_topic', async () => {
-    const tool = toolFor('hall_dimmer_dev.hall_dimmer');
+    const tool = toolFor('hall.hall_dimmer');
     assert.ok(tool);
     received.length = 0;
     const result = await hearth.tools.call(tool.name, { action: 'turn_on', brightness: 60 }, OWNER);
@@ -750,7 +756,7 @@ describe('Home Assistant discovery: a discovered lamp through the pipeline', () 
   });
 
   test('arming is allowed, disarming a discovered alarm needs a person to confirm', async () => {
-    const tool = toolFor('house_alarm_dev.house_alarm');
+    const tool = toolFor('alarm.house_alarm');
     assert.ok(tool);
     assert.match((await hearth.tools.call(tool.name, { action: 'arm_away' }, OWNER)).text!, /^confirmed/);
     received.length = 0;

@@ -23,13 +23,14 @@ const DEVICES = fixture<Entry[]>('bridge-devices.json');
 const STATES = fixture<Record<string, Record<string, unknown>>>('states.json');
 const INFO = fixture<unknown>('bridge-info.json');
 
+// Ids from the friendly names the devices had when first seen (a rename keeps them).
 const ID = {
-  light: 'zigbee2mqtt_0x000d6ffffe1a2b3c',
-  switch: 'zigbee2mqtt_0x00158d0004a1b2c3',
-  heater: 'zigbee2mqtt_0x0015bc001b02a9f0',
-  blind: 'zigbee2mqtt_0x000d6ffffe5c4d3e',
-  lock: 'zigbee2mqtt_0x000b57fffe9a8b7c',
-  sensor: 'zigbee2mqtt_0x00158d00067e1f2a',
+  light: 'living_room_light',
+  switch: 'hall_switch',
+  heater: 'bathroom_heater',
+  blind: 'bedroom_blind',
+  lock: 'front_door_lock',
+  sensor: 'balcony_sensor',
 };
 
 /** A few lines of Zigbee2MQTT: merges what arrives on <device>/set into the state and publishes it, answers /get. */
@@ -268,7 +269,8 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
     // A button has no state to wait for: the result comes at the broker's PUBACK, the device gets it right after.
     await waitFor('identify at the device', () => fake.sets('zigbee2mqtt/Living room light').at(-1) === '{"identify":"identify"}');
 
-    const rows = hearth.audit.tail(20).filter((r) => r.entityId?.startsWith('zigbee2mqtt_'));
+    const ids = new Set(Object.values(ID));
+    const rows = hearth.audit.tail(20).filter((r) => r.entityId && ids.has(r.entityId.split('.')[0]!));
     assert.ok(rows.length >= 10 && rows.every((r) => r.outcome !== 'pending'));
   });
 
@@ -363,7 +365,7 @@ describe('Zigbee2MQTT true/false settings on a real broker', () => {
     fake = await FakeZ2m.start(broker.url);
     fake.state.set(`zigbee2mqtt/${NAME}`, { ...initial });
     hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'discovery.homeassistant.enabled': false, 'discovery.homie.enabled': false });
-    await waitFor('the thermostat', () => hearth.bridge.registry.entity('zigbee2mqtt_0x000d6f0011223344.temperature_setpoint_hold'), 5000);
+    await waitFor('the thermostat', () => hearth.bridge.registry.entity('hall_thermostat.temperature_setpoint_hold'), 5000);
   });
   after(async () => {
     await fake?.client.endAsync(true).catch(() => undefined);
@@ -374,7 +376,7 @@ describe('Zigbee2MQTT true/false settings on a real broker', () => {
   });
 
   it('is a switch that sends a JSON boolean, not the text "false", and reads the boolean back', async () => {
-    const id = 'zigbee2mqtt_0x000d6f0011223344.temperature_setpoint_hold';
+    const id = 'hall_thermostat.temperature_setpoint_hold';
     assert.equal(hearth.bridge.registry.entity(id)!.kind, 'switch');
     await waitFor('the retained hold state', () => hearth.bridge.cache.get(id)?.value === 'off');
     const tool = hearth.tools.all().find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(id))!;

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { describe, it } from 'node:test';
 import type { ValidateFunction } from 'ajv';
+import { DeviceIds } from '../../src/devices/device-ids.js';
 import { SOURCE_PRIORITY } from '../../src/devices/discovery/adapter.js';
 import { Zigbee2mqttAdapter } from '../../src/devices/discovery/zigbee2mqtt/adapter.js';
 import { convertDevice, type ConvertedDevice } from '../../src/devices/discovery/zigbee2mqtt/device.js';
@@ -22,7 +23,8 @@ import { waitFor } from '../helpers/wait.js';
 import { logSink } from '../helpers/log-sink.js';
 
 const FIXED_TOOLS = new Set(['get_state', 'get_history', 'get_audit', 'explain_policy', 'find_entities', 'get_camera_image']);
-const OPTIONS = { prefix: 'zigbee2mqtt', deviceAvailability: true };
+// Device ids as the adapter gives them: from the friendly name, numbered when two devices are named alike.
+const OPTIONS = { prefix: 'zigbee2mqtt', deviceAvailability: true, deviceId: new DeviceIds(undefined).lookup('zigbee2mqtt') };
 const noInvoke: Invoke = async () => ({ text: '' });
 
 interface Loaded {

@@ -68,11 +68,17 @@ function definitions(users: BrokerUser[]): unknown {
   };
 }
 
+/** A RabbitMQ test broker, with rabbitmqctl against one of its nodes (what an operator's command does to it). */
+export interface RabbitCluster extends TestCluster {
+  /** rabbitmqctl against node `node` (default 0), bounded; resolves with what it printed, throws with it. */
+  rabbitmqctl(args: string[], node?: number): Promise<string>;
+}
+
 function findErlangEpmd(): string | undefined {
   return findBin('epmd');
 }
 
-export async function startRabbitMq(opts: StartRabbitOptions = {}): Promise<TestCluster> {
+export async function startRabbitMq(opts: StartRabbitOptions = {}): Promise<RabbitCluster> {
   if (!existsSync(RABBIT_SCRIPT) && !findBin('rabbitmq-server')) {
     throw new Error('rabbitmq-server not found: install it (apt-get install -y rabbitmq-server)');
   }
@@ -168,7 +174,8 @@ export async function startRabbitMq(opts: StartRabbitOptions = {}): Promise<Test
   /** rabbitmqctl against node i, bounded; resolves with what it printed, throws with it. */
   const rabbitmqctl = (i: number, args: string[]) =>
     new Promise<string>((resolve, reject) => {
-      execFile(ctl!, ['-n', setups[i]!.name, ...args], { env: setups[i]!.env, timeout: CTL_TIMEOUT_MS }, (err, stdout, stderr) =>
+      if (!ctl) throw new Error('rabbitmqctl not found: install rabbitmq-server (apt-get install -y rabbitmq-server)');
+      execFile(ctl, ['-n', setups[i]!.name, ...args], { env: setups[i]!.env, timeout: CTL_TIMEOUT_MS }, (err, stdout, stderr) =>
         err ? reject(new Error(`rabbitmqctl -n ${setups[i]!.name} ${args.join(' ')} failed: ${err.message}\n${stdout}${stderr}`)) : resolve(stdout),
       );
     });
@@ -213,6 +220,7 @@ export async function startRabbitMq(opts: StartRabbitOptions = {}): Promise<Test
     nodes,
     nodeList: (first = 0) => [...nodes.slice(first), ...nodes.slice(0, first)].map((n) => n.url).join(','),
     nodeIndexOfPort: (port) => nodes.findIndex((n) => n.mqttPort === port),
+    rabbitmqctl: (args, node = 0) => rabbitmqctl(node, args),
     logs: () => procs.map((p, i) => `--- ${setups[i]!.name}\n${p?.log().slice(-4000) ?? '(not started)'}`).join('\n'),
     async heldForLater() {
       // Any live node lists every queue of the cluster whose home node is up.

@@ -1,15 +1,23 @@
 // The fixture Zigbee2MQTT home (test/fixtures/homes/zigbee2mqtt-home.json) as the tests that walk it name its
-// devices: their ids (from the IEEE address, as Hearth makes them), and a device as the home API answers it.
+// devices: their ids (from the whole friendly name each device had when Hearth first saw it, as Hearth makes
+// them), and a device as the home API answers it.
 export const Z2M_HOME = {
   /** `Living room/Ceiling light`. */
-  CEILING: 'zigbee2mqtt_0x000d6ffffe1a2b3c',
+  CEILING: 'living_room_ceiling_light',
   /** `Kitchen spots`: an area word only suggested. */
-  SPOTS: 'zigbee2mqtt_0x0017880104a1b2c2',
-  /** An untouched `0x00158d0004a1b2c3` contact sensor. */
-  CONTACT: 'zigbee2mqtt_0x00158d0004a1b2c3',
-  MOTION: 'zigbee2mqtt_0x00158d00054c3b2a',
+  SPOTS: 'kitchen_spots',
+  /** An untouched `0x00158d0004a1b2c3` contact sensor: its friendly name is its IEEE address, and so is its id. */
+  CONTACT: '0x00158d0004a1b2c3',
+  MOTION: 'hallway_motion_sensor',
   /** A remote: nothing but settings and diagnostics. */
-  REMOTE: 'zigbee2mqtt_0x000d6ffffe3e4f5a',
+  REMOTE: 'living_room_remote',
+  RADIATOR: 'bedroom_radiator',
+  BEDSIDE: 'bedroom_bedside_lamp',
+  DESK_PLUG: 'office_desk_plug',
+  LOCK: 'entrance_front_door_lock',
+  COFFEE: 'kitchen_coffee_machine',
+  WALL_SWITCH: 'hallway_wall_switch',
+  SMOKE: 'kitchen_smoke_detector',
 } as const;
 
 /** A device as `GET /api/home/devices` and `hearth devices --json` give it. */

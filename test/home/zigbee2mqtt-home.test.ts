@@ -15,7 +15,7 @@ import { SimulatedZigbee2mqtt } from '../helpers/simulated-zigbee2mqtt.js';
 import { waitFor } from '../helpers/wait.js';
 import { Z2M_HOME, type HomeDeviceJson } from '../helpers/zigbee2mqtt-home.js';
 
-const { CEILING, SPOTS, CONTACT, MOTION } = Z2M_HOME;
+const { CEILING, SPOTS, CONTACT, MOTION, RADIATOR, BEDSIDE, DESK_PLUG } = Z2M_HOME;
 
 describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP API', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-z2m-home-'));
@@ -72,10 +72,7 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
     // Before the rule an owner's call is refused, naming the command that allows it.
     const refused = await cli(['call', 'living_room_ceiling_light', '{"action":"turn_off"}']);
     assert.notEqual(refused.code, 0);
-    assert.match(
-      refused.stdout + refused.stderr,
-      /To allow it: hearth policy allow role:owner --entity zigbee2mqtt_0x000d6ffffe1a2b3c\.light --action turn_off/,
-    );
+    assert.match(refused.stdout + refused.stderr, /To allow it: hearth policy allow role:owner --entity living_room_ceiling_light\.light --action turn_off/);
     const args = allow[1]!.split(/\s+/);
     const added = await runHearth(args, { cwd: dir });
     assert.equal(added.code, 0, added.stderr);
@@ -128,7 +125,7 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
   it('the CLI sets an area; one nobody has is refused naming `hearth areas add`, unless --create', async () => {
     const placed = await cli(['devices', 'area', 'Kitchen spots', 'Kitchen']);
     assert.equal(placed.code, 0, placed.stderr);
-    assert.match(placed.stdout, /Kitchen spots \(zigbee2mqtt_0x0017880104a1b2c2\): Kitchen/);
+    assert.match(placed.stdout, /Kitchen spots \(kitchen_spots\): Kitchen/);
     const missing = await cli(['devices', 'area', '0x00158d0004a1b2c3', 'Front door']);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no area "Front door".*hearth areas add "Front door"/);
@@ -174,7 +171,7 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
     assert.match(areas.stdout, /^Bedroom\s+Upstairs\s+3\s+stored$/m);
     assert.match(areas.stdout, /^Living room\s+\s*\d+\s+a source$/m);
     const list = (await cli(['devices', '--json'])).stdout;
-    const radiator = (JSON.parse(list) as Array<{ id: string; floor: string | null }>).find((d) => d.id === 'zigbee2mqtt_0x0015bc001b02a9f0')!;
+    const radiator = (JSON.parse(list) as Array<{ id: string; floor: string | null }>).find((d) => d.id === RADIATOR)!;
     assert.equal(radiator.floor, 'Upstairs');
     const empty = await cli(['floors', 'add', '\u0007']);
     assert.equal(empty.code, 2);
@@ -206,13 +203,13 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
     assert.equal(renamed.code, 0, renamed.stderr);
     const clash = await cli(['devices', 'area', 'Bedroom/Ceiling light', 'Living room']);
     assert.notEqual(clash.code, 0);
-    assert.match(clash.stderr, /already the name of zigbee2mqtt_0x000d6ffffe1a2b3c in "Living room"/);
-    const viaHttp = await request(`${base}/api/home/devices/zigbee2mqtt_0x000d6ffffe7a8b9c`, { method: 'POST', token: owner, body: { area: 'Living room' } });
+    assert.match(clash.stderr, /already the name of living_room_ceiling_light in "Living room"/);
+    const viaHttp = await request(`${base}/api/home/devices/${BEDSIDE}`, { method: 'POST', token: owner, body: { area: 'Living room' } });
     assert.equal(viaHttp.status, 409);
     const list = await devices();
-    assert.equal(find(list, 'zigbee2mqtt_0x000d6ffffe7a8b9c').area, 'Bedroom');
+    assert.equal(find(list, BEDSIDE).area, 'Bedroom');
     assert.equal(find(list, CEILING).name, 'Ceiling light');
-    assert.equal((await cli(['devices', 'rename', 'zigbee2mqtt_0x000d6ffffe7a8b9c', '--reset'])).code, 0);
+    assert.equal((await cli(['devices', 'rename', BEDSIDE, '--reset'])).code, 0);
   });
 
   it('areas set by the CLI and the HTTP API survive a rename in Zigbee2MQTT and a restart; the home exports and imports', async () => {
@@ -226,14 +223,14 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
     await sim.rename('Office/Desk plug', 'Desk/Plug');
     await waitFor('the renames', async () => {
       const list = await devices();
-      return find(list, CONTACT).name === 'Front door contact' && find(list, 'zigbee2mqtt_0x00158d0003f7a8b9').name === 'Plug';
+      return find(list, CONTACT).name === 'Front door contact' && find(list, DESK_PLUG).name === 'Plug';
     });
     await daemon!.stop();
     await start();
     const list = await devices();
     assert.equal(find(list, CONTACT).area, 'Front door');
     assert.equal(find(list, SPOTS).area, 'Kitchen');
-    const plug = find(list, 'zigbee2mqtt_0x00158d0003f7a8b9');
+    const plug = find(list, DESK_PLUG);
     assert.equal(plug.area, 'Study');
     assert.deepEqual(plug.aliases, ['desk power']);
 
@@ -249,5 +246,76 @@ describe('a Zigbee2MQTT home on mosquitto, arranged from the CLI and the HTTP AP
     const again = await request(`${base}/api/home/export`, { token: owner });
     assert.match(again.text, /zigbee2mqtt:0x00158d00deadbeef/);
     assert.equal((await request(`${base}/api/home/export`, { token: guest })).status, 403);
+  });
+
+  it("one entity apart from its device, an area's and a floor's aliases, and removing them (CLI, HTTP): devices go back to their source's area or none, nothing else lost; a guest changes nothing", async () => {
+    const PLUG = DESK_PLUG;
+    const POWER = `${PLUG}.power`;
+    const entityArea = (list: HomeDeviceJson[], device: string, entity: string) => find(list, device).entities.find((e) => e.id === entity)!.area;
+    // The plug's power reading with the lamp it feeds: the entity moves, its device stays.
+    const apart = await cli(['devices', 'area', POWER, 'Living room']);
+    assert.equal(apart.code, 0, apart.stderr);
+    assert.match(apart.stdout, new RegExp(`${POWER.replace('.', '\\.')}\\s+sensor\\s+exposed to agents\\s+area Living room`));
+    let list = await devices();
+    assert.equal(entityArea(list, PLUG, POWER), 'Living room');
+    assert.equal(find(list, PLUG).area, 'Study');
+    assert.equal(entityArea(list, PLUG, `${PLUG}.energy`), 'Study', 'the rest of the plug stays with it');
+
+    const aliases = await cli(['areas', 'alias', 'Front door', 'entrance', 'porch']);
+    assert.equal(aliases.code, 0, aliases.stderr);
+    assert.match(aliases.stdout, /^Front door, also called entrance, porch: \d+ device\(s\)$/m);
+    assert.equal((await cli(['floors', 'add', 'Ground', '--level', '0'])).code, 0);
+    assert.equal((await cli(['areas', 'floor', 'Kitchen', 'Ground'])).code, 0);
+    const floorAliases = await cli(['floors', 'alias', 'Ground', 'downstairs', 'ground floor']);
+    assert.equal(floorAliases.code, 0, floorAliases.stderr);
+    assert.match(floorAliases.stdout, /^Ground \(level 0\), also called downstairs, ground floor$/m);
+    const missingFloor = await cli(['floors', 'alias', 'Attic', 'loft']);
+    assert.notEqual(missingFloor.code, 0);
+    assert.match(missingFloor.stderr, /no floor "Attic"/);
+
+    // A guest gets 403 for every one of these, and nothing changes.
+    const snapshot = async () =>
+      JSON.stringify(await Promise.all(['devices', 'areas', 'floors'].map(async (k) => (await request(`${base}/api/home/${k}`, { token: owner })).json)));
+    const before = await snapshot();
+    for (const [method, path, body] of [
+      ['POST', `/api/home/entities/${encodeURIComponent(POWER)}`, { area: 'Kitchen' }],
+      ['POST', '/api/home/areas/Front%20door', { aliases: ['hall'] }],
+      ['DELETE', '/api/home/areas/Front%20door', undefined],
+      ['POST', '/api/home/floors/Ground', { aliases: [] }],
+      ['DELETE', '/api/home/floors/Ground', undefined],
+    ] as const) {
+      const r = await request(`${base}${path}`, { method, token: guest, body });
+      assert.equal(r.status, 403, `${method} ${path}: ${r.text}`);
+      assert.match(r.json.error.message, /only an owner/);
+    }
+    assert.equal(await snapshot(), before, 'a guest changed nothing');
+
+    // Removing an area: a device a person put there goes back to its source's area (the motion sensor's Hallway),
+    // or to no area (the contact, which no source places); an entity placed there follows its device again; their
+    // names, aliases and exposure stay.
+    assert.equal((await cli(['devices', 'area', 'Hallway/Motion sensor', 'Front door'])).code, 0);
+    assert.equal((await cli(['devices', 'alias', MOTION, 'hall motion'])).code, 0);
+    const viaHttp = await request(`${base}/api/home/entities/${encodeURIComponent(POWER)}`, { method: 'POST', token: owner, body: { area: 'Front door' } });
+    assert.equal(viaHttp.status, 200, viaHttp.text);
+    assert.equal(entityArea(await devices(), PLUG, POWER), 'Front door');
+    const removed = await cli(['areas', 'remove', 'Front door']);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.match(removed.stdout, /removed the area Front door; \d+ device\(s\) placed there go back to where their source says \(else to no area\)/);
+    list = await devices();
+    assert.deepEqual([find(list, MOTION).area, find(list, MOTION).areaFrom, find(list, MOTION).aliases], ['Hallway', 'source', ['hall motion']]);
+    assert.deepEqual([find(list, CONTACT).area, find(list, CONTACT).name], [null, 'Front door contact']);
+    assert.equal(entityArea(list, PLUG, POWER), 'Study', 'the power reading is with its plug again');
+    assert.deepEqual(find(list, PLUG).aliases, ['desk power']);
+    const areas = (await request(`${base}/api/home/areas`, { token: owner })).json as Array<{ name: string; floor: string | null }>;
+    assert.ok(!areas.some((a) => a.name === 'Front door'));
+
+    // Removing a floor: its areas stay, on no floor, with their devices.
+    const floorGone = await request(`${base}/api/home/floors/Ground`, { method: 'DELETE', token: owner });
+    assert.equal(floorGone.status, 200, floorGone.text);
+    const after = (await request(`${base}/api/home/areas`, { token: owner })).json as Array<{ name: string; floor: string | null; devices: number }>;
+    const kitchen = after.find((a) => a.name === 'Kitchen')!;
+    assert.equal(kitchen.floor, null);
+    assert.ok(kitchen.devices >= 1);
+    assert.equal(find(await devices(), SPOTS).area, 'Kitchen');
   });
 });

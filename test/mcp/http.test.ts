@@ -146,9 +146,9 @@ describe('MCP over Streamable HTTP', () => {
 
   it('names the field at fault for wrong arguments, and unknown tools', async () => {
     const client = await connect(ownerSecret);
-    const bad = await call(client, 'kitchen_light', { action: 'turn_on', brightness: -5 });
+    const bad = await call(client, 'kitchen_light', { action: 'turn_on', brightness_pct: 0 });
     assert.equal(bad.isError, true);
-    assert.match(textOf(bad), /^invalid arguments: "brightness" must be >= 0 \(got -5\)/);
+    assert.match(textOf(bad), /^invalid arguments: "brightness_pct" must be >= 1 \(got 0\)/);
     const missing = await call(client, 'living_room_lamp', {});
     assert.equal(missing.isError, true);
     assert.match(textOf(missing), /invalid arguments: .*action/);

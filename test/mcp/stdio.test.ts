@@ -101,9 +101,9 @@ describe('hearth mcp over stdio', () => {
 
   it('says what is wrong with wrong arguments', async () => {
     const { client } = await open();
-    const bad = await call(client, 'kitchen_light', { action: 'turn_on', brightness: -5 });
+    const bad = await call(client, 'kitchen_light', { action: 'turn_on', brightness_pct: 0 });
     assert.equal(bad.isError, true);
-    assert.match(textOf(bad), /^invalid arguments: "brightness" must be >= 0 \(got -5\)/);
+    assert.match(textOf(bad), /^invalid arguments: "brightness_pct" must be >= 1 \(got 0\)/);
     const wrongAction = await call(client, 'living_room_lamp', { action: 'explode' });
     assert.equal(wrongAction.isError, true);
     assert.match(textOf(wrongAction), /invalid arguments: "action" must be one of/);

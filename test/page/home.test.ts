@@ -17,7 +17,7 @@ import { SimulatedZigbee2mqtt } from '../helpers/simulated-zigbee2mqtt.js';
 import { waitFor } from '../helpers/wait.js';
 import { Z2M_HOME, type HomeDeviceJson } from '../helpers/zigbee2mqtt-home.js';
 
-const { CEILING, REMOTE, SPOTS, CONTACT } = Z2M_HOME;
+const { CEILING, REMOTE, SPOTS, CONTACT, DESK_PLUG, MOTION, BEDSIDE } = Z2M_HOME;
 const HOSTILE = '<img src=x onerror="window.pwned=1">Den';
 
 describe('the page on a Zigbee2MQTT home: one card per device by area, and the home arranged from the page', () => {
@@ -110,17 +110,25 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     assert.equal(areas.at(-1), 'No area', `"No area" last: ${areas.join(', ')}`);
     assert.ok(areas.includes('Living room') && areas.includes('Bedroom'), areas.join(', '));
     assert.equal(await ceiling.locator('xpath=ancestor::section[contains(@class,"area")]').getAttribute('aria-label'), 'Living room');
-    // One card per device: the light and its effect in one card; its settings folded inside it, not cards of their own.
+    // One card per device: the light, and its settings folded inside it, not cards of their own: power-on behaviour,
+    // and the effect and start-up colour temperature Zigbee2MQTT leaves uncategorised (settings in practice).
     assert.equal(await page.locator(`.device-card[data-device="${CEILING}"]`).count(), 1);
-    assert.equal(await ceiling.locator(`.entity[data-entity="${CEILING}.effect"]`).count(), 1);
-    const setting = ceiling.locator(`details.settings .entity[data-entity="${CEILING}.power_on_behavior"]`);
-    assert.equal(await setting.count(), 1, 'power-on behaviour is in the card, under its settings');
-    assert.equal(await setting.isVisible(), false, 'and folded away');
+    for (const key of ['power_on_behavior', 'effect', 'color_temp_startup']) {
+      const setting = ceiling.locator(`details.settings .entity[data-entity="${CEILING}.${key}"]`);
+      assert.equal(await setting.count(), 1, `${key} is in the card, under its settings`);
+      assert.equal(await setting.isVisible(), false, `${key} is folded away`);
+    }
     const folded = await page
       .locator('#devices .entity')
       .evaluateAll((els) =>
         els
-          .filter((e) => e.checkVisibility() && /power_on_behavior|identify|\.battery$|device_temperature/.test((e as HTMLElement).dataset.entity ?? ''))
+          .filter(
+            (e) =>
+              e.checkVisibility() &&
+              /power_on_behavior|identify|\.battery$|device_temperature|\.effect$|color_temp_startup|child_lock|operation_mode/.test(
+                (e as HTMLElement).dataset.entity ?? '',
+              ),
+          )
           .map((e) => (e as HTMLElement).dataset.entity),
       );
     assert.deepEqual(folded, [], 'no setting or diagnostic shows on the dashboard until its card is unfolded');
@@ -254,12 +262,107 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
   });
 
   it('an area set elsewhere (the CLI) reaches the open page without a reload', async () => {
-    const desk = page.locator('.device-card[data-device="zigbee2mqtt_0x00158d0003f7a8b9"]');
+    const desk = page.locator(`.device-card[data-device="${DESK_PLUG}"]`);
     assert.equal(await desk.locator('xpath=ancestor::section[contains(@class,"area")]').getAttribute('aria-label'), 'Office');
     const r = await runHearth(['devices', 'area', 'Desk plug', 'Living room', ...common()], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
-    await page.locator('section.area[aria-label="Living room"] .device-card[data-device="zigbee2mqtt_0x00158d0003f7a8b9"]').waitFor({ timeout: 20_000 });
+    await page.locator(`section.area[aria-label="Living room"] .device-card[data-device="${DESK_PLUG}"]`).waitFor({ timeout: 20_000 });
     assert.equal(await page.locator('section.area[aria-label="Office"]').count(), 0, 'the office, now empty, is gone from the dashboard');
+  });
+
+  it("one entity placed apart from its device, an area's and a floor's aliases, an area and a floor removed: from the page, at desktop and phone sizes", async () => {
+    const PLUG = DESK_PLUG;
+    const POWER = `${PLUG}.power`;
+    const areas = async () => (await api('/api/home/areas')).json as Array<{ name: string; aliases: string[]; floor: string | null; stored: boolean }>;
+    const floors = async () => (await api('/api/home/floors')).json as Array<{ id: string; name: string; aliases: string[]; areas: string[] }>;
+    const entityArea = async (deviceId: string, entityId: string) => (await device(deviceId)).entities.find((e) => e.id === entityId)?.area;
+    // A new area, "Nook", from the Areas view.
+    await page.click('nav.tabs a[data-view="areas"]');
+    await page.locator('#areas-body:not([aria-busy]) #area-add').waitFor();
+    await page.fill('#area-add input', 'Nook');
+    await page.click('#area-add button[type="submit"]');
+    await waitFor('the nook stored', async () => (await areas()).some((a) => a.name === 'Nook' && a.stored), 15_000);
+
+    // The desk plug's power reading, placed in the Nook from its device's details: the rest of the plug stays.
+    await page.click('nav.tabs a[data-view="devices"]');
+    await page.locator(`.device-card[data-device="${PLUG}"] [data-control="device"]`).first().click();
+    const dlg = page.locator('#device-details');
+    const select = dlg.locator(`select[data-control="entity-area"][data-entity="${POWER}"]`);
+    assert.equal(await select.inputValue(), '\u0000device', 'it follows its device');
+    await select.selectOption('Nook');
+    await waitFor('the power reading in the nook', async () => (await entityArea(PLUG, POWER)) === 'Nook', 15_000);
+    assert.equal((await device(PLUG)).area, 'Living room', 'the plug stays in the living room');
+    await waitFor(
+      'the select shows the nook',
+      async () => (await dlg.locator(`select[data-control="entity-area"][data-entity="${POWER}"]`).inputValue()) === 'Nook',
+      15_000,
+    );
+    assert.deepEqual(await pastTheEdge(dlg), [], 'the details fit their dialog');
+    await page.click('#device-details-close');
+    const nook = page.locator('#devices section.area[aria-label="Nook"]');
+    await nook.locator(`.device-card[data-device="${PLUG}"] .entity[data-entity="${POWER}"]`).waitFor({ timeout: 20_000 });
+    assert.equal(
+      await page.locator(`section.area[aria-label="Living room"] .device-card[data-device="${PLUG}"] .entity[data-entity="${POWER}"]`).count(),
+      0,
+      'the reading shows in the nook, not with the plug',
+    );
+    // A person's choice elsewhere lands there too: the motion sensor (in the Hallway by its name) put in the nook.
+    assert.equal((await api(`/api/home/devices/${MOTION}`, owner, { area: 'Nook', aliases: ['hall motion'] })).status, 200);
+
+    // Aliases of an area (one a source named) and of a floor.
+    await page.click('nav.tabs a[data-view="areas"]');
+    const living = page.locator('#areas-body:not([aria-busy]) li[data-area="Living room"]');
+    await living.locator('input[data-control="aliases"]').fill('lounge, front room');
+    await living.locator('button[data-control="save-aliases"]').click();
+    await waitFor(
+      'the living room also called lounge',
+      async () => (await areas()).find((a) => a.name === 'Living room')?.aliases.join() === 'lounge,front room',
+      15_000,
+    );
+    const firstFloor = page.locator('#areas-body:not([aria-busy]) .floor-tools[data-floor="First floor"]');
+    await firstFloor.locator('input[data-control="aliases"]').fill('upstairs');
+    await firstFloor.locator('button[data-control="save-aliases"]').click();
+    await waitFor(
+      'the first floor also called upstairs',
+      async () => (await floors()).find((f) => f.name === 'First floor')?.aliases.join() === 'upstairs',
+      15_000,
+    );
+
+    // The same view on a phone: every row's controls inside it, no sideways scrolling.
+    const phone = await open(owner, PHONE, 'owner-phone-areas', '#areas');
+    await phone.locator('#areas-body:not([aria-busy]) li[data-area="Nook"]').waitFor();
+    for (const row of await phone.locator('#areas-body li').all()) assert.deepEqual(await pastTheEdge(row), [], (await row.textContent()) ?? '');
+    for (const tools of await phone.locator('#areas-body .floor-tools').all()) assert.deepEqual(await pastTheEdge(tools), []);
+    assert.ok((await phone.evaluate(() => document.documentElement.scrollWidth)) <= PHONE.width, 'no sideways scrolling');
+    await shot(phone, 'home-05-areas-phone');
+
+    // Removing the nook asks first; then the motion sensor is back where its name says (the Hallway), the power
+    // reading back with its plug; nothing else is lost (the sensor's aliases, the plug's name).
+    let asked = '';
+    page.once('dialog', (d) => {
+      asked = d.message();
+      void d.accept();
+    });
+    await page.locator('#areas-body:not([aria-busy]) li[data-area="Nook"] button[data-control="remove"]').click();
+    await waitFor('the nook gone', async () => !(await areas()).some((a) => a.name === 'Nook'), 15_000);
+    assert.match(asked, /Remove the area Nook\? Devices you put there go back to where their source says/);
+    const motion = await device(MOTION);
+    assert.deepEqual([motion.area, motion.areaFrom, motion.aliases], ['Hallway', 'source', ['hall motion']]);
+    assert.equal(await entityArea(PLUG, POWER), 'Living room');
+    assert.equal((await device(PLUG)).name, 'Desk plug');
+    await page.locator('#areas-body:not([aria-busy]) li[data-area="Nook"]').waitFor({ state: 'detached' });
+    // Cancelled, nothing happens: the floor stays.
+    page.once('dialog', (d) => void d.dismiss());
+    await page.locator('#areas-body .floor-tools[data-floor="First floor"] button[data-control="remove"]').click();
+    assert.ok((await floors()).some((f) => f.name === 'First floor'));
+    // Removing a floor: its area (the bedroom) stays, on no floor, with its devices.
+    page.once('dialog', (d) => void d.accept());
+    await page.locator('#areas-body:not([aria-busy]) .floor-tools[data-floor="First floor"] button[data-control="remove"]').click();
+    await waitFor('the floor gone', async () => !(await floors()).some((f) => f.name === 'First floor'), 15_000);
+    const bedroom = (await areas()).find((a) => a.name === 'Bedroom')!;
+    assert.equal(bedroom.floor, null);
+    assert.equal((await device(BEDSIDE)).area, 'Bedroom');
+    await shot(page, 'home-05-areas-desktop');
   });
 
   it('a guest reads the arrangement but gets no setter, and the API refuses one anyway', async () => {
@@ -272,7 +375,14 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     await g.click('#device-details-close');
     await g.click('nav.tabs a[data-view="areas"]');
     await g.locator('#areas-body:not([aria-busy]) li').first().waitFor();
-    assert.equal(await g.locator('#areas-body select, #areas-body input, #areas-body button[data-control="accept"], #areas-body form').count(), 0);
+    assert.equal(
+      await g
+        .locator(
+          '#areas-body select, #areas-body input, #areas-body button[data-control="accept"], #areas-body button[data-control="remove"], #areas-body form',
+        )
+        .count(),
+      0,
+    );
     const refused = await api(`/api/home/devices/${CEILING}`, guest, { area: 'Kitchen' });
     assert.equal(refused.status, 403);
     assert.equal((await device(CEILING)).area, 'Living room');

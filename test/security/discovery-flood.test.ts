@@ -46,7 +46,7 @@ describe('security: one device cannot flood discovery', () => {
 
     const kept = home.hearth.bridge.registry.entities().filter((e) => e.id.startsWith('flood'));
     assert.ok(kept.length > 0 && kept.length <= 256, `kept ${kept.length}`);
-    const lines = home.logs.lines.filter((l) => /discovery config ignored/.test(l.msg) && l.device === 'flood_device');
+    const lines = home.logs.lines.filter((l) => /discovery config ignored/.test(l.msg) && l.device === 'flood');
     assert.ok(lines.length >= 1 && lines.length <= 2, `one line per bound, not per message: ${lines.length}`);
     assert.match(lines.map((l) => l.msg).join('\n'), /discovery\.(maxEntitiesPerDevice|announcementsPerSecond)/);
   });

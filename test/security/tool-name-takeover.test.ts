@@ -19,9 +19,11 @@ async function discovered(hearth: Hearth, topics: string[]): Promise<void> {
   await adapter.settled();
 }
 
-/** The actuator tool name of the entity called `name` from this unique_id's device. */
-function toolFor(hearth: Hearth, entityPrefix: string): string | undefined {
-  return hearth.tools.all().find((t) => t.capability === 'actuator' && t.meta.entityIds.some((id) => id.startsWith(entityPrefix)))?.name;
+/** The actuator tool name of an entity: by its id, or by the discovery topic that announced it. */
+function toolFor(hearth: Hearth, entity: string): string | undefined {
+  const adapter = hearth.bridge.adapters.find((a) => a.name === 'homeassistant') as HomeAssistantDiscovery;
+  const id = entity.includes('/') ? adapter.items().find((i) => i.topic === entity)?.entityId : entity;
+  return hearth.tools.all().find((t) => t.capability === 'actuator' && !!id && t.meta.entityIds.includes(id))?.name;
 }
 
 describe('security: tool names cannot be taken over', () => {
@@ -38,7 +40,7 @@ describe('security: tool names cannot be taken over', () => {
       await home?.close();
     });
 
-    it('a discovered "Front door lock" whose id sorts first does not get the real lock\'s tool name', async () => {
+    it('a discovered "Front door lock" does not get the real lock\'s tool name', async () => {
       assert.equal(toolFor(home.hearth, 'front_door.lock'), 'front_door_lock');
       await bus.client.publishAsync(
         topic,
@@ -47,7 +49,7 @@ describe('security: tool names cannot be taken over', () => {
       );
       await discovered(home.hearth, [topic]);
       assert.equal(toolFor(home.hearth, 'front_door.lock'), 'front_door_lock', 'the real lock keeps its name');
-      assert.match(toolFor(home.hearth, 'a_fake_lock.')!, /^front_door_lock_[0-9a-f]+$/, 'the newcomer is suffixed');
+      assert.match(toolFor(home.hearth, topic)!, /^front_door_lock_[0-9a-f]+$/, 'the newcomer is suffixed');
       // The real lock's name still acts on the real lock.
       assert.deepEqual(home.hearth.tools.get('front_door_lock')!.meta.entityIds, ['front_door.lock']);
     });
@@ -63,7 +65,7 @@ describe('security: tool names cannot be taken over', () => {
       try {
         await bus.client.publishAsync(first, config('zz_back'), { qos: 1, retain: true });
         await discovered(hearth, [first]);
-        assert.equal(toolFor(hearth, 'zz_back.'), 'back_door_lock');
+        assert.equal(toolFor(hearth, first), 'back_door_lock');
       } finally {
         await hearth.close();
       }
@@ -72,8 +74,8 @@ describe('security: tool names cannot be taken over', () => {
       hearth = await openHearth(bus.broker.url, dir, logSink('warn').log, { 'mqtt.protocolVersion': '4' });
       try {
         await discovered(hearth, [first, later]);
-        assert.equal(toolFor(hearth, 'zz_back.'), 'back_door_lock', 'the name stays with the lock that had it');
-        assert.match(toolFor(hearth, 'aa_back.')!, /^back_door_lock_[0-9a-f]+$/);
+        assert.equal(toolFor(hearth, first), 'back_door_lock', 'the name stays with the lock that had it');
+        assert.match(toolFor(hearth, later)!, /^back_door_lock_[0-9a-f]+$/);
       } finally {
         await hearth.close();
       }
@@ -82,7 +84,7 @@ describe('security: tool names cannot be taken over', () => {
       hearth = await openHearth(bus.broker.url, dir, logSink('warn').log, { 'mqtt.protocolVersion': '4' });
       try {
         await discovered(hearth, [later]);
-        assert.match(toolFor(hearth, 'aa_back.')!, /^back_door_lock_[0-9a-f]+$/);
+        assert.match(toolFor(hearth, later)!, /^back_door_lock_[0-9a-f]+$/);
         assert.equal(hearth.tools.get('back_door_lock'), undefined);
       } finally {
         await hearth.close();

@@ -68,7 +68,11 @@ export function homeArea(home: HomeSetup, p: HomeAreaParams): AreaJson | { remov
 }
 
 export function homeFloor(home: HomeSetup, p: HomeFloorParams): FloorJson | { removed: string; areas: number } {
-  return run(() => (p.op === 'add' ? home.addFloor(p.floor, { level: p.level, aliases: p.aliases }) : home.removeFloor(p.floor)));
+  return run(() => {
+    if (p.op === 'add') return home.addFloor(p.floor, { level: p.level, aliases: p.aliases });
+    if (p.op === 'remove') return home.removeFloor(p.floor);
+    return home.updateFloor(p.floor, { name: p.name, level: p.noLevel ? null : p.level, aliases: p.aliases });
+  });
 }
 
 export function homeExport(hearth: Hearth): { text: string } {

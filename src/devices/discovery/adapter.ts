@@ -4,6 +4,7 @@
 import type { HearthConfig } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
 import type { MqttConnection } from '../../mqtt/connection.js';
+import type { DeviceIds } from '../device-ids.js';
 import type { DeviceRegistry } from '../registry.js';
 
 export { MAX_ENTITIES_PER_DEVICE } from '../discovered.js';
@@ -21,6 +22,8 @@ export interface DiscoveryContext {
   registry: DeviceRegistry;
   log: Logger;
   config: HearthConfig;
+  /** The ids discovered devices were given when first seen (SQLite in the assembly); in memory for the adapter when not given. */
+  deviceIds?: DeviceIds;
 }
 
 export interface DiscoveryAdapter {

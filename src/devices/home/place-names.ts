@@ -45,6 +45,12 @@ export function aliasList(field: string, list: unknown): string[] {
 
 /** A name as it is said: no case, accents or punctuation, one space between words. */
 export function saidAs(name: string): string {
+  // Most names are ASCII, where NFKD and the marks change nothing: the same result without them (10,000 names a rebuild).
+  if (ASCII.test(name))
+    return name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, ' ')
+      .trim();
   return name
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
@@ -52,6 +58,8 @@ export function saidAs(name: string): string {
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim();
 }
+
+const ASCII = /^[\x00-\x7f]*$/;
 
 /** The id a place is stored by: its name's slug (a hash when the name has no ASCII letters). */
 export function placeId(name: string): string {

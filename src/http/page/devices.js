@@ -73,6 +73,7 @@ export function applyState(s) {
       if (typing.at !== null && again.type === 'text') again.setSelectionRange(typing.at, typing.at);
     }
     again?.focus();
+    renderSummary();
   } else renderDevices();
 }
 
@@ -127,11 +128,17 @@ export function renderDevices() {
   if (floors.length && loose.length) sections.push(h('section', { class: 'floor', 'aria-label': 'No floor' }, loose.map(areaSection)));
   else sections.push(...loose.map(areaSection));
   root.replaceChildren(...sections);
+  renderSummary(names.length);
+}
+
+/** The line above the cards: how many, and how many are offline or not answering (kept as reports come in). */
+function renderSummary(areas = document.querySelectorAll('#devices section.area').length) {
   const all = [...state.devices.values()];
   const offline = all.filter((e) => e.available === false).length;
+  const silent = all.filter((e) => e.available !== false && e.notAnswering).length;
   const deviceCount = new Set(all.map((e) => e.device ?? e.id)).size;
-  $('#devices-summary').textContent =
-    `${deviceCount} devices (${all.length} entities) in ${names.length} areas${offline ? `, ${offline} offline` : ', all online'} · live`;
+  const trouble = [offline ? `${offline} offline` : '', silent ? `${silent} not answering` : ''].filter(Boolean).join(', ');
+  $('#devices-summary').textContent = `${deviceCount} devices (${all.length} entities) in ${areas} areas, ${trouble || 'all online'} · live`;
 }
 
 /** The entity that leads a device's card: the one named as the device, else the first that does something. */

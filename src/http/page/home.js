@@ -7,6 +7,8 @@ import { $, api, h, state, toast } from './shared.js';
 const NEW_AREA = '\u0000new';
 /** The choice in an area select that takes a device out of its area. */
 const NO_AREA = '\u0000none';
+/** The choice in an entity's area select that puts it back with its device. */
+const WITH_DEVICE = '\u0000device';
 
 let rerender = () => {};
 
@@ -203,12 +205,84 @@ function renderDetails(deviceId) {
           { dataset: { entity: e.id } },
           h('label', {}, box, ` ${label}`),
           h('span', { class: 'muted' }, e.exposed ? ' exposed' : ' not shown to agents'),
+          owner ? entityAreaSelect(d, e, error) : e.area !== d.area ? h('span', { class: 'muted' }, ` · in ${e.area ?? 'no area'}`) : null,
         );
       }),
     ),
   );
   body.replaceChildren(...parts);
   dlg.querySelector('[data-control="name"]')?.setAttribute('value', d.name);
+}
+
+/**
+ * Where one entity is: with its device (the usual), or placed apart (a plug's power reading with the lamp it
+ * feeds, POST /api/home/entities/:id). An entity whose area differs from its device's was placed apart.
+ */
+function entityAreaSelect(d, e, error) {
+  const apart = e.area !== d.area;
+  const sel = h(
+    'select',
+    { 'aria-label': `Area of ${partName(d, e)}`, dataset: { control: 'entity-area', entity: e.id } },
+    h('option', { value: WITH_DEVICE }, `With the device${d.area ? ` (${d.area})` : ''}`),
+    h('option', { value: NO_AREA }, 'No area'),
+    areaNames().map((name) => h('option', { value: name }, name)),
+  );
+  sel.value = apart ? (e.area ?? NO_AREA) : WITH_DEVICE;
+  sel.addEventListener('change', () => {
+    const body = sel.value === WITH_DEVICE ? { resetArea: true } : sel.value === NO_AREA ? { noArea: true } : { area: sel.value };
+    void change(() => api('POST', `/api/home/entities/${encodeURIComponent(e.id)}`, body), error);
+  });
+  return sel;
+}
+
+/** Words typed as a list ("lounge, den") -> the list. */
+const listOf = (text) =>
+  text
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+
+/** An aliases form: the list, and Save (another name people say for the area or floor). */
+function aliasesForm(what, aliases, save) {
+  const input = h('input', {
+    type: 'text',
+    value: aliases.join(', '),
+    'aria-label': `Aliases of ${what}`,
+    placeholder: 'other names, separated by commas',
+    maxlength: 400,
+    autocomplete: 'off',
+    dataset: { control: 'aliases' },
+  });
+  return h(
+    'form',
+    {
+      class: 'inline aliases',
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        const list = listOf(input.value);
+        if (list.join('\n') !== aliases.join('\n')) void save(list);
+      },
+    },
+    input,
+    h('button', { type: 'submit', class: 'small', dataset: { control: 'save-aliases' } }, 'Save aliases'),
+  );
+}
+
+/** A Remove button that asks first, saying what happens to what is in it. */
+function removeButton(label, question, run) {
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'small deny',
+      dataset: { control: 'remove' },
+      'aria-label': label,
+      onclick: () => {
+        if (window.confirm(question)) void run();
+      },
+    },
+    'Remove',
+  );
 }
 
 export function initHome() {
@@ -310,8 +384,21 @@ function renderAreas() {
           h('button', { type: 'submit', class: 'small' }, 'Rename'),
         ),
         floor,
+        aliasesForm(a.name, a.aliases, (aliases) => save({ aliases })),
       );
-    } else if (a.floor) row.push(h('span', { class: 'muted' }, ` on ${a.floor}`));
+      // Only a stored area can go: one only a source names comes back from its devices' names.
+      if (a.stored)
+        row.push(
+          removeButton(
+            `Remove the area ${a.name}`,
+            `Remove the area ${a.name}? Devices you put there go back to where their source says (or to no area); their names, aliases and exposure stay.`,
+            () => change(() => api('DELETE', `/api/home/areas/${encodeURIComponent(a.name)}`), error),
+          ),
+        );
+    } else {
+      if (a.floor) row.push(h('span', { class: 'muted' }, ` on ${a.floor}`));
+      if (a.aliases.length) row.push(h('span', { class: 'muted' }, ` · also called ${a.aliases.join(', ')}`));
+    }
     return h('li', { dataset: { area: a.name } }, row);
   };
   for (const f of state.home.floors) {
@@ -333,8 +420,16 @@ function renderAreas() {
           rename,
           h('button', { type: 'submit', class: 'small' }, 'Rename floor'),
         ),
+        h(
+          'div',
+          { class: 'floor-tools', dataset: { floor: f.name } },
+          aliasesForm(f.name, f.aliases, (aliases) => change(() => api('POST', `/api/home/floors/${encodeURIComponent(f.id)}`, { aliases }), error)),
+          removeButton(`Remove the floor ${f.name}`, `Remove the floor ${f.name}? Its areas stay, on no floor, with their devices.`, () =>
+            change(() => api('DELETE', `/api/home/floors/${encodeURIComponent(f.id)}`), error),
+          ),
+        ),
       );
-    }
+    } else if (f.aliases.length) parts.push(h('p', { class: 'muted' }, `Also called ${f.aliases.join(', ')}.`));
     parts.push(h('ul', { class: 'place-list' }, byFloor.get(f.name).map(areaRow)));
     if (!byFloor.get(f.name).length) parts.push(h('p', { class: 'muted' }, 'No areas on this floor yet.'));
   }
@@ -370,7 +465,7 @@ function renderAreas() {
         h('button', { type: 'submit', class: 'small' }, 'Add floor'),
       ),
     );
-  } else parts.push(h('p', { class: 'muted' }, 'Only an owner may place devices and add or rename areas and floors.'));
+  } else parts.push(h('p', { class: 'muted' }, 'Only an owner may place devices and add, rename or remove areas and floors.'));
   root.replaceChildren(...parts);
 }
 
@@ -378,6 +473,7 @@ function renderAreas() {
 function addArea(name, extra = {}) {
   const body = { name };
   if (extra.floor) body.floor = extra.floor;
+  if (extra.aliases) body.aliases = extra.aliases;
   return api('POST', '/api/home/areas', body).then((a) =>
     extra.name ? api('POST', `/api/home/areas/${encodeURIComponent(a.name)}`, { name: extra.name }) : a,
   );

@@ -19,9 +19,11 @@ import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../util/
 import { INVISIBLE } from '../../../util/untrusted-text.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
 import { TokenBucket } from '../../../util/token-bucket.js';
+import { DeviceIds } from '../../device-ids.js';
 import { admitDiscovered } from '../../discovered.js';
 import type { Device, Entity } from '../../model.js';
 import { SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
+import { SOURCE_NAME as Z2M_SOURCE } from '../zigbee2mqtt/adapter.js';
 import { isObject, replaceAllAbbreviations, replaceTopicBase, TOPIC_BASE, type Json } from './abbreviations.js';
 import { Invalid, migrateFlag, origin as validateOrigin, validateComponent, validateDevicePayload, type DeviceBlock } from './schema.js';
 import { deviceClassName, toEntity, type Conversion, type NameSpec } from './to-entity.js';
@@ -36,6 +38,8 @@ export const MAX_COMPONENTS = 20_000;
 /** Deepest JSON nesting accepted in a config (real ones use four levels; Home Assistant's parser stops at 1024). */
 export { MAX_JSON_DEPTH };
 const FLUSH_QUIET_MS = 20;
+/** The identifier Zigbee2MQTT gives its devices in Home Assistant discovery. */
+const Z2M_IDENTIFIER = /^zigbee2mqtt_(0x[0-9a-f]{16})$/;
 const FLUSH_MAX_WAIT_MS = 150;
 const MAX_LOGGED = 10_000;
 
@@ -179,8 +183,8 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   private readonly byDevice = new Map<string, Set<string>>();
   private readonly deviceInfo = new Map<string, DeviceInfo>();
   private readonly uniqueIds = new Map<string, string>();
-  private readonly deviceIdByRaw = new Map<string, string>();
-  private readonly rawByDeviceId = new Map<string, string>();
+  /** The ids devices were given when first seen (the assembly's store, else one of this adapter's own). */
+  private ids = new DeviceIds(undefined);
   private readonly devices = new Map<string, Device>();
   private readonly entityIdByHash = new Map<string, string>();
   /** A digest of the last payload per topic, to skip identical re-announcements (the text itself could be 256 KiB a topic). */
@@ -209,6 +213,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     if (this.ctx) return;
     this.ctx = ctx;
     this.log = ctx.log;
+    if (ctx.deviceIds) this.ids = ctx.deviceIds;
     const problem = validPrefix(this.prefix);
     if (problem) {
       ctx.log.error({ prefix: this.prefix }, `Home Assistant discovery is off: ${problem}`);
@@ -459,7 +464,11 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     const conversion = toEntity(platform, validated, notes);
     const discoveryId = hash.slice(platform.length + 1);
     const deviceBlock = validated.device as DeviceBlock | undefined;
-    const deviceId = this.deviceIdFor(platform, deviceBlock, uniqueId, discoveryId);
+    const deviceId = this.deviceIdFor(platform, deviceBlock, validated, uniqueId, discoveryId);
+    if (!deviceId) {
+      this.refuse('source', where, 'no device id could be given to its device: discovery.max_devices devices have ids, and its own is taken', hash);
+      return false;
+    }
     const keyHint = this.keyHint(validated, uniqueId, via?.componentId ?? discoveryId.split(' ').pop()!);
     if (!previous) {
       // One device cannot flood the home: a cap on its entities, and on how fast it announces new ones.
@@ -589,7 +598,13 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   // Devices and entities
   // -------------------------------------------------------------------------
 
-  private deviceIdFor(platform: string, device: DeviceBlock | undefined, uniqueId: string | undefined, discoveryId: string): string {
+  /**
+   * The id of the device a config belongs to. Its identity is the device block's first identifier (else its first
+   * connection, else the config's unique_id, else its discovery id); the device ids store gives that identity an
+   * id once, from the device's name (else the entity's name, else its object id), and keeps it across renames and
+   * restarts. `legacy` is the id this identity had before ids came from names.
+   */
+  private deviceIdFor(platform: string, device: DeviceBlock | undefined, config: Json, uniqueId: string | undefined, discoveryId: string): string | undefined {
     let raw: string;
     let base: string;
     if (device?.identifiers.length) {
@@ -605,22 +620,16 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       raw = `did ${platform} ${discoveryId}`;
       base = discoveryId;
     }
-    const known = this.deviceIdByRaw.get(raw);
-    if (known) return known;
-    let id = slugDeviceId(base);
-    if (this.rawByDeviceId.has(id)) id = withSuffix(id, shortHash(raw));
-    if (this.deviceIdByRaw.size > MAX_COMPONENTS * 2) {
-      // Forget ids no record uses any more.
-      for (const [r, d] of this.deviceIdByRaw) {
-        if (!this.byDevice.has(d)) {
-          this.deviceIdByRaw.delete(r);
-          this.rawByDeviceId.delete(d);
-        }
-      }
-    }
-    this.deviceIdByRaw.set(raw, id);
-    this.rawByDeviceId.set(id, raw);
-    return id;
+    const name =
+      cleanText(device?.name) ??
+      cleanText(config.name) ??
+      (typeof config.object_id === 'string' ? config.object_id : undefined) ??
+      discoveryId.split(' ').pop()!;
+    // Zigbee2MQTT announces its devices here too, identified as `zigbee2mqtt_<IEEE address>`: the same device as
+    // its bridge/devices entry, so the same id (the Zigbee2MQTT adapter's version of it wins, as it always did).
+    const z2m = Z2M_IDENTIFIER.exec(device?.identifiers[0] ?? '');
+    if (z2m) return this.ids.idFor(Z2M_SOURCE, { identity: z2m[1]!, name, legacy: slugDeviceId(base) });
+    return this.ids.idFor(SOURCE_NAME, { identity: raw, name, legacy: slugDeviceId(base) });
   }
 
   private keyHint(config: Json, uniqueId: string | undefined, objectId: string): string {
@@ -712,6 +721,8 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       this.stats.flushes++;
       const devices = [...this.devices.values()];
       try {
+        // The ids given to devices first seen in this burst, written in one transaction before anyone hears of them.
+        this.ids.commit();
         const admitted = admitDiscovered(devices);
         for (const r of admitted.refused) {
           if (this.refusals.take(r.what) !== undefined)

@@ -7,6 +7,7 @@
 import type { HearthConfig } from '../../../config/schema.js';
 import { JsonLimitError, parseBoundedJson } from '../../../util/bounded-json.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
+import { DeviceIds } from '../../device-ids.js';
 import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
 import { MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
@@ -59,6 +60,8 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   private generation = 0;
   private baseTopics = new Set<string>();
   private readonly refusals = new PerKeyThrottle();
+  /** The ids devices were given when first seen (the assembly's store, else one of this adapter's own). */
+  private ids = new DeviceIds(undefined);
   private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
 
   constructor(private readonly options: Zigbee2mqttAdapterOptions) {
@@ -70,6 +73,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
 
   start(ctx: DiscoveryContext): void {
     this.ctx = ctx;
+    if (ctx.deviceIds) this.ids = ctx.deviceIds;
     if (this.options.refreshAfterMs !== 0) this.refresher = new Refresher(ctx.connection, ctx.log, this.options.refreshAfterMs ?? 1500);
     ctx.connection.on('message', this.onMessage);
     ctx.connection.subscribe([this.devicesTopic, this.infoTopic, this.groupsTopic]);
@@ -190,13 +194,14 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   }
 
   private zOptions(): Z2mOptions {
-    return { prefix: this.prefix, deviceAvailability: this.deviceAvailability };
+    return { prefix: this.prefix, deviceAvailability: this.deviceAvailability, deviceId: this.ids.lookup(SOURCE_NAME) };
   }
 
   /**
    * Convert the whole list and hand the registry the result in one go. A long list is converted
    * CONVERT_SLICE devices per turn of the event loop (no stall of the home while 10,000 entities
-   * are read); a newer rebuild started meanwhile supersedes it.
+   * are read), and handed over in turns of its own (the checks; the signature and admission; the
+   * registry's stages); a newer rebuild started meanwhile supersedes it.
    */
   private rebuild(before?: Z2mDevice[]): void {
     const generation = ++this.generation;
@@ -204,23 +209,25 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     const entries = this.entries;
     const converted: ConvertedDevice[] = [];
     let i = 0;
+    const long = entries.length > CONVERT_SLICE;
     const step = (): void => {
       if (generation !== this.generation || !this.ctx) return;
-      const end = entries.length <= CONVERT_SLICE ? entries.length : Math.min(entries.length, i + CONVERT_SLICE);
-      for (; i < end; i++) converted.push(convertDevice(entries[i]!, options));
       if (i < entries.length) {
-        setImmediate(() => {
-          try {
-            step();
-          } catch (err) {
-            // As for a list converted at once: the devices known so far stay.
-            if (generation === this.generation && before && this.entries === entries) this.entries = before;
-            this.refuse(this.devicesTopic, 'it could not be handled', err);
-          }
-        });
-        return;
+        const end = long ? Math.min(entries.length, i + CONVERT_SLICE) : entries.length;
+        for (; i < end; i++) converted.push(convertDevice(entries[i]!, options));
+        // A long list: each slice, then the hand-over, in a turn of its own.
+        if (long) return void setImmediate(later);
       }
-      this.apply(converted, entries.length > CONVERT_SLICE, generation);
+      this.apply(converted, long, generation);
+    };
+    const later = (): void => {
+      try {
+        step();
+      } catch (err) {
+        // As for a list converted at once: the devices known so far stay.
+        if (generation === this.generation && before && this.entries === entries) this.entries = before;
+        this.refuse(this.devicesTopic, 'it could not be handled', err);
+      }
     };
     step();
   }
@@ -273,26 +280,52 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       }
       devices.push(g);
     }
+    // The ids given to devices first seen in this list, written in one transaction before anyone hears of them.
+    this.ids.commit();
     this.baseTopics = new Set(converted.filter((c) => c.device && c.baseTopic).map((c) => c.baseTopic!));
-    const signature = JSON.stringify(devices);
-    if (signature !== this.signature) {
-      const admitted = admitDiscovered(devices);
-      for (const r of admitted.refused) {
-        if (this.refusals.take(r.what) !== undefined) ctx.log.warn({ device: r.what, reason: r.reason }, `zigbee2mqtt: refused ${r.what}: ${r.reason}`);
-      }
-      const hand = () => {
-        this.signature = signature;
-        ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, admitted.devices);
-      };
-      // A long list: the registry (and the tool set after it) take their turn of the event loop of their own.
-      if (long) setImmediate(() => generation === this.generation && this.ctx && hand());
-      else hand();
-    }
+    // A long list: the signature and the admission take a turn of their own.
+    if (long)
+      setImmediate(() => {
+        if (generation !== this.generation || !this.ctx) return;
+        try {
+          this.admit(devices, generation);
+        } catch (err) {
+          this.refuse(this.devicesTopic, 'it could not be handled', err);
+        }
+      });
+    else this.admit(devices);
     this.refresher?.consider(
       converted
         .filter((c) => c.device && c.baseTopic)
         .map((c) => ({ deviceId: c.device!.id, baseTopic: c.baseTopic!, properties: c.refresh, sleepy: c.sleepy })),
     );
+  }
+
+  /**
+   * The devices admitted (discovered.ts) to the registry, unless they are what it has already. A long list's
+   * `generation`: the registry works it out over turns, and stops if a newer list comes meanwhile (a device
+   * that one removed is never announced again by this one).
+   */
+  private admit(devices: Device[], generation?: number): void {
+    const ctx = this.ctx!;
+    const signature = JSON.stringify(devices);
+    if (signature === this.signature) return;
+    const admitted = admitDiscovered(devices);
+    for (const r of admitted.refused) {
+      if (this.refusals.take(r.what) !== undefined) ctx.log.warn({ device: r.what, reason: r.reason }, `zigbee2mqtt: refused ${r.what}: ${r.reason}`);
+    }
+    if (generation === undefined) {
+      this.signature = signature;
+      return ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, admitted.devices);
+    }
+    // A long list: the registry works it out over turns of its own (the old set answers until the new one is in).
+    // What it has is known when it is in: a list it stopped for a newer one is handed again if it comes again.
+    ctx.registry
+      .setSourceInTurns(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, admitted.devices, () => generation === this.generation && !!this.ctx)
+      .then((swapped) => {
+        if (swapped) this.signature = signature;
+      })
+      .catch((err: unknown) => this.refuse(this.devicesTopic, 'it could not be handled', err));
   }
 
   /** Log what changed since the last list: new, renamed, removed and skipped devices, once each. */

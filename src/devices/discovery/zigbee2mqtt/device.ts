@@ -1,7 +1,9 @@
-// One entry of <prefix>/bridge/devices as a Hearth device. The id comes from
-// the IEEE address (`zigbee2mqtt_0x00158d0001a2b3c4`, the identifier
-// Zigbee2MQTT also gives the device in Home Assistant discovery), so a rename
-// keeps the id and changes only the name and the topics.
+// One entry of <prefix>/bridge/devices as a Hearth device. The id is the one
+// its IEEE address was given when first seen, made from its friendly name then
+// (`Living room/Ceiling light` -> `living_room_ceiling_light`; the device ids
+// store, src/devices/device-ids.ts, keeps it), so a rename keeps the id and
+// changes only the name and the topics.
+import { deviceIdFromName, type DeviceIdLookup } from '../../device-ids.js';
 import { readJsonPath } from '../../json-path.js';
 import type { Availability, AvailabilitySource, Device, Entity, PayloadTransform } from '../../model.js';
 import { exposesToEntities } from './exposes.js';
@@ -25,6 +27,11 @@ export interface Z2mOptions {
   prefix: string;
   /** false when Zigbee2MQTT says device availability is off: only the bridge's own state counts then. */
   deviceAvailability: boolean;
+  /**
+   * The device ids store's lookup (src/devices/device-ids.ts): the id an IEEE address (or `group:<id>`) was given
+   * when first seen. Without one (a converter on its own), the id is made from the name, unchecked.
+   */
+  deviceId?: DeviceIdLookup;
 }
 
 export interface ConvertedDevice {
@@ -57,8 +64,15 @@ export function placeOfFriendlyName(whole: string): { area?: string; name: strin
   return { area: cleanName(parts[parts.length - 2], 60), name: parts[parts.length - 1] };
 }
 
+/** The id an IEEE address gave a device before ids came from names (kept where a database still refers to it). */
 export function z2mDeviceId(ieee: string): string | undefined {
   return deviceIdOf(`zigbee2mqtt_${ieee}`);
+}
+
+/** A Zigbee2MQTT device's (or group's) id: as the lookup has it, else made from its whole friendly name. */
+export function z2mIdOf(options: Z2mOptions, identity: string, friendly: string, legacy: string): string | undefined {
+  if (options.deviceId) return options.deviceId({ identity, name: friendly, legacy });
+  return deviceIdFromName(friendly) ?? legacy;
 }
 
 function source(topic: string): AvailabilitySource {
@@ -97,7 +111,8 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
   }
   const exposes = Array.isArray(raw.definition.exposes) ? raw.definition.exposes : [];
   if (!exposes.length) return skip('no_exposes', 'its definition exposes nothing');
-  const deviceId = z2mDeviceId(ieee)!;
+  const deviceId = z2mIdOf(options, ieee, friendly, z2mDeviceId(ieee)!);
+  if (!deviceId) return skip('no_id', 'no device id could be given to it: discovery.max_devices devices have ids, and its own is taken');
   const whole = cleanName(friendly) || ieee;
   const { area, name } = placeOfFriendlyName(whole);
   const availability = z2mAvailability(baseTopic, options);

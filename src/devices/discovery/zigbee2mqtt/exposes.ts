@@ -16,6 +16,7 @@ import { readJsonPath } from '../../json-path.js';
 import type { ColorMode } from '../../color.js';
 import { type ColorTempSupport, kelvinRangeOfMireds } from '../../color-temp.js';
 import type { Availability, Entity, EntityKind, PayloadTransform, Range } from '../../model.js';
+import { practicalCategory } from './categories.js';
 import { entityProblem } from './entity-check.js';
 import { cleanName, jsonKeyPath, KeyAllocator, keyOf, labelOf } from './naming.js';
 import type { Skip } from './skips.js';
@@ -39,6 +40,13 @@ export interface ExposeResult {
 
 /** How long a command to a property the device never reports may wait (no echo can come). */
 const WRITE_ONLY_TIMEOUT_MS = 1500;
+
+/** The source's own category, else what an expose of that name is in practice (categories.ts). */
+function categoryOf(f: Z2mExpose): Pick<Entity, 'category'> {
+  if (f.category === 'config' || f.category === 'diagnostic') return { category: f.category };
+  const practical = practicalCategory(f.name);
+  return practical ? { category: practical } : {};
+}
 /** Climate setpoints without a step in the expose move in half degrees. */
 const DEFAULT_SETPOINT_STEP = 0.5;
 
@@ -186,8 +194,9 @@ class Builder {
       ranges: {},
       options: {},
       availability: this.ctx.availability,
-      // A setting or a diagnostic reading of the device: not shown to agents unless a person exposes it.
-      ...(f.category === 'config' || f.category === 'diagnostic' ? { category: f.category } : {}),
+      // A setting or a diagnostic reading of the device: not shown to agents unless a person exposes it. The
+      // source's own category first, else what that expose is in practice (categories.ts).
+      ...categoryOf(f),
       ...fields,
     };
     if (fields.states) entity.states = { ...DEFAULT_STATES[kind], ...fields.states };

@@ -4,7 +4,7 @@
 // Groups are read only for their scenes (their members are devices of their
 // own). The list is the broker's, so it is bounded and checked like a device's.
 import type { Device, Entity } from '../../model.js';
-import { type Z2mOptions, z2mAvailability } from './device.js';
+import { type Z2mOptions, z2mAvailability, z2mIdOf } from './device.js';
 import { entityProblem } from './entity-check.js';
 import { cleanName, deviceIdOf, isExactTopic } from './naming.js';
 import { sceneId, sceneRecallEntity } from './scene-recall.js';
@@ -29,8 +29,10 @@ export function groupSceneDevices(list: unknown, options: Z2mOptions): Device[] 
     const friendly = typeof raw.friendly_name === 'string' ? raw.friendly_name : '';
     if (typeof gid !== 'number' || !Number.isInteger(gid) || gid < 0 || gid > 65535 || !friendly.trim()) continue;
     const baseTopic = `${options.prefix}/${friendly}`;
-    const deviceId = deviceIdOf(`zigbee2mqtt_group_${gid}`);
-    if (!deviceId || !isExactTopic(`${baseTopic}/set`)) continue;
+    if (!isExactTopic(`${baseTopic}/set`)) continue;
+    // A group's identity is its group id (a rename keeps it), as a device's is its IEEE address.
+    const deviceId = z2mIdOf(options, `group:${gid}`, friendly, deviceIdOf(`zigbee2mqtt_group_${gid}`)!);
+    if (!deviceId) continue;
     const groupName = cleanName(friendly) || `Group ${gid}`;
     // A group reports no availability of its own: the bridge's decides.
     const availability = z2mAvailability(baseTopic, { ...options, deviceAvailability: false });
