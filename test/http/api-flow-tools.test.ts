@@ -284,7 +284,7 @@ describe('HTTP flow tools API', () => {
         retain: true,
       });
       const deviceTool = await waitFor('the discovered switch has a tool', () =>
-        home.hearth.tools.all().find((t) => t.meta.entityIds.length === 1 && t.meta.entityIds[0].startsWith('fake_chime.')),
+        home.hearth.tools.all().find((t) => t.meta.entityIds.length === 1 && t.meta.entityIds[0].startsWith('chime.')),
       );
       assert.match(deviceTool.name, /^chime_[0-9a-f]+$/, 'the newcomer is suffixed');
       // chime still reaches the flow, not the device's command topic.
