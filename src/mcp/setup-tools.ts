@@ -40,11 +40,11 @@ const TOOLS: SetupTool[] = [
     tool: {
       name: 'hearth_home_set_area',
       description:
-        "Setting up the home (owners): put a device (all of it) in an area. An area nobody has is refused unless create is true. Give the device's id or its name.",
+        "Setting up the home (owners): put a device (all of it) in an area, or one entity (its id, device.key) apart from its device. An area nobody has is refused unless create is true. Give the device's id or its name.",
       inputSchema: {
         type: 'object',
         properties: {
-          device: str('The device: its id or name.', 300),
+          device: str('The device: its id or name; or an entity id (device.key) to place that entity alone.', 300),
           area: str('The area.'),
           create: { type: 'boolean', description: 'Add the area if there is none.' },
         },
@@ -52,7 +52,14 @@ const TOOLS: SetupTool[] = [
         additionalProperties: false,
       },
     },
-    run: (hearth, a) => `Done: ${said(hearth.home.deviceJson(hearth.home.setDeviceArea(a.device, a.area as string, { create: a.create === true })))}.`,
+    run: (hearth, a) => {
+      // One entity (a plug's power reading with the lamp it feeds); anything else names a device.
+      if (typeof a.device === 'string' && hearth.bridge.registry.entity(a.device)) {
+        const e = hearth.home.setEntityArea(a.device, a.area as string, { create: a.create === true });
+        return `Done: ${e.id} is in ${e.area ? JSON.stringify(e.area) : 'no area'}, apart from its device.`;
+      }
+      return `Done: ${said(hearth.home.deviceJson(hearth.home.setDeviceArea(a.device, a.area as string, { create: a.create === true })))}.`;
+    },
   },
   {
     tool: {

@@ -68,7 +68,8 @@ export function convertUnits(entity: Entity | undefined, args: Record<string, un
       case 'percentage': {
         const p = percent(value);
         if (p !== undefined) set(key, p);
-        else if (!bare(value)) return `"${key}" takes a percentage, 0 to 100, such as 40 or "40%" (got ${JSON.stringify(value.slice(0, 40))})`;
+        else if (!bare(value))
+          return `"${key}" takes a percentage, ${key === 'brightness_pct' ? '1' : '0'} to 100, such as 40 or "40%" (got ${JSON.stringify(value.slice(0, 40))})`;
         break;
       }
       case 'color_temp_kelvin':

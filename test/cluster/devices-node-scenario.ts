@@ -173,17 +173,17 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
       // NATS its subscription can be lost with the node while it publishes again. Either way it answers no command
       // now, and Hearth says so: in the answer, the audit row, its availability and `hearth devices`.
       phase('Ceiling light after the failover');
-      // Its state as every surface got it when Hearth marked it silent (/api/events streams each change): a device
-      // that keeps reconnecting (RabbitMQ drops it each time it resubscribes) announces itself online again right
-      // after, which ends the mark by design (a new connection may have subscribed afresh).
-      let saidSilent: ReturnType<typeof stateJson> | undefined;
+      // Its state as every surface had it when Hearth answered (/api/events streams each change): a device that
+      // keeps reconnecting (RabbitMQ drops it each time it resubscribes) announces itself online again right after,
+      // which ends the mark by design (a new connection may have subscribed afresh).
+      const ceilingEntity = hearth.bridge.registry.entity(`${CEILING}.light`)!;
+      let latest = stateJson(ceilingEntity, hearth.bridge.cache.get(`${CEILING}.light`));
       const onChange = (state: EntityState, entity: Entity) => {
-        if (entity.id !== `${CEILING}.light` || saidSilent) return;
-        const json = stateJson(entity, state);
-        if (json.notAnswering) saidSilent = json;
+        if (entity.id === ceilingEntity.id) latest = stateJson(entity, state);
       };
       hearth.bridge.cache.on('change', onChange);
       const silent = await call(CEILING, 120);
+      const atAnswer = latest;
       hearth.bridge.cache.off('change', onChange);
       t.diagnostic(`Ceiling light after the failover (device connected: ${ceiling.connected(CEILING)}): ${silent.result.text}`);
       // (NATS may deliver its last will from the dead node: then it is offline, and nothing is sent, which is as honest.)
@@ -194,8 +194,8 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
         );
         const row = hearth.audit.get((silent.result.details as { auditId: number }).auditId)!;
         assert.match(row.error!, /the device has (not answered|sent nothing) since .*the broker failed over/);
-        const json = saidSilent;
-        assert.equal(json?.notAnswering?.afterFailover, true, 'its state said it was not answering');
+        const json = atAnswer;
+        assert.equal(json.notAnswering?.afterFailover, true, 'its state said it was not answering');
         const table = devicesText([{ entities: [{ ...json, words: stateWords(hearth.bridge.registry.entity(`${CEILING}.light`)!, undefined) }] }] as never);
         assert.match(table, /no answer since failover/);
         assert.equal(stateJson(hearth.bridge.registry.entity(`${SPOTS}.light`)!, hearth.bridge.cache.get(`${SPOTS}.light`)).notAnswering, null);

@@ -41,6 +41,8 @@ interface Sentence {
   answer?: RegExp;
   /** Ambiguous: it asks which, and does nothing. */
   asks?: true;
+  /** Nothing here fits (no such device, or one that cannot do it): it says so, and does nothing. */
+  refused?: true;
 }
 
 const ON = { state: 'ON' };
@@ -115,7 +117,7 @@ const SENTENCES: Sentence[] = [
   { say: 'master bedroom ceiling off', sets: { 'Master Bedroom - Ceiling': OFF } },
   { say: 'set the lounge lamp to blue', sets: { 'Lounge Lamp': { color: 'blue' } } },
   { say: 'turn the floor lamp down to 20 percent', sets: { 'Lounge/Floor lamp': { brightness: [48, 54] } } },
-  { say: 'switch off the living room lights', answer: /living room/i },
+  { say: 'switch off the living room lights', refused: true },
   {
     say: 'turn off the lights upstairs',
     sets: { 'Master Bedroom - Ceiling': OFF, 'Kids room/Ceiling': OFF, 'upstairs/kids_room/nightlight': OFF },
@@ -145,11 +147,11 @@ const SENTENCES: Sentence[] = [
   { say: "what's the target temperature in the kids room", answer: /°C|degrees/ },
   { say: 'make the den light warmer', sets: { den_reading_light: { color_temp: [301, 500] } } },
   { say: 'turn off the siren in the garden', sets: { 'Garden/Siren': { alarm: false } } },
-  { say: "what's the humidity in the kids room", answer: /sorry|could not|no humidity|not/i },
-  { say: 'lock the front door', answer: /sorry|could not|don't|no /i },
+  { say: "what's the humidity in the kids room", refused: true },
+  { say: 'lock the front door', refused: true },
   { say: 'switch off the den', sets: { den_reading_light: OFF, 'Den/Air purifier': { fan_state: 'OFF' } } },
   { say: 'turn the upstairs lights on', sets: { 'Master Bedroom - Ceiling': ON, 'Kids room/Ceiling': ON, 'upstairs/kids_room/nightlight': ON } },
-  { say: 'how hot is the washing machine', answer: /sorry|could not|not/i },
+  { say: 'how hot is the washing machine', refused: true },
   { say: 'turn on the reading light', sets: { den_reading_light: ON } },
   { say: 'cabinet lights off', sets: { 'Kitchen/Under cabinet lights': OFF } },
   { say: 'is there anyone in the garden right now', answer: /\bno\b|nobody|no one|clear/i },
@@ -157,18 +159,19 @@ const SENTENCES: Sentence[] = [
   { say: 'set the den reading light to 2700 kelvin', sets: { den_reading_light: { color_temp: [360, 380] } } },
   { say: "what's the temperature upstairs", answer: /20\.5|18\.5/ },
   { say: 'turn off the washer', sets: { 'Utility/Washing machine': OFF } },
-  { say: 'open the garden gate', answer: /sorry|can't|cannot|not/i },
+  { say: 'open the garden gate', refused: true },
   { say: 'stop the curtains', sets: { 'Lounge/Curtains': { state: 'STOP' } } },
   { say: 'toggle the lounge lamp', sets: { 'Lounge Lamp': {} } },
 ];
 
 /** Sentences that still miss, each with why. Never wrong: a wrong action is never listed here. */
 const MISSES: Record<string, string> = {
+  'is the window open in the kids room': 'the valve\'s "Window open" has no device class from Zigbee2MQTT, so it is no window sensor that can be open',
+  'is the washer vibrating': '"vibrating" is no state word, and "washer" is said for the washing machine, not the vibration sensor on it',
   'is there water on the utility room floor': 'no sentence says a leak as "water on the floor"',
   'dim the kitchen ceiling': 'the light is off by then (the first round turned every light off): it says so rather than turning it on dimmer',
   'make the den light warmer': 'the light is off by then: its white is taken as unknown rather than the last one it reported',
   'switch off the den': 'an area alone means its lights (as in Home Assistant), not the air purifier too',
-  'turn off the washer': '"washer" is not said for "Washing machine" (the vibration sensor "Washer vibration" has the word)',
   'set the master bedroom to 19': 'a bare number for an area could be a temperature, a brightness or a position: it asks which',
 };
 
@@ -190,12 +193,14 @@ function judge(s: Sentence, sets: Sent, said: string): { verdict: Verdict; why: 
   const stray = sets.filter((x) => !wanted[x.name] || !matches(x.payload, wanted[x.name]!));
   if (stray.length) return { verdict: 'wrong', why: `sent ${stray.map((x) => `${x.name} ${JSON.stringify(x.payload)}`).join('; ')}` };
   if (s.asks) return asked && !sets.length ? { verdict: 'asked', why: said } : { verdict: 'missed', why: said };
+  const notUnderstood = /^sorry\b|did not understand|could not find|don't know|no .* called/i.test(said) || !said.trim();
+  if (s.refused)
+    return notUnderstood || /\b(can't|cannot)\b/i.test(said) ? { verdict: 'right', why: said } : { verdict: 'wrong', why: `said ${JSON.stringify(said)}` };
   if (s.answer) {
-    if (s.answer.test(said)) return { verdict: 'right', why: said };
-    // A question answered about something else, or with the wrong value, is wrong; one not understood is a miss.
-    return /sorry|did not understand|could not find|don't know|no .* called/i.test(said) || !said.trim()
-      ? { verdict: 'missed', why: said }
-      : { verdict: 'wrong', why: `said ${JSON.stringify(said)}` };
+    // Not understood is a miss, whatever words the answer was to have; an answer about something else, or with
+    // the wrong value, is wrong.
+    if (notUnderstood) return { verdict: 'missed', why: said };
+    return s.answer.test(said) ? { verdict: 'right', why: said } : { verdict: 'wrong', why: `said ${JSON.stringify(said)}` };
   }
   const reached = new Set(sets.map((x) => x.name));
   const missing = Object.keys(wanted).filter((n) => !reached.has(n));
@@ -338,8 +343,8 @@ const HA_SENTENCES: Sentence[] = [
   { say: "what's the humidity in the conservatory", answer: /58/ },
   { say: 'how much power is the pump using', answer: /35/ },
   { say: 'is the dehumidifier on', answer: /\b(no|off)\b/i },
-  { say: "what's the temperature in the garden", answer: /sorry|could not find|no temperature|not/i },
-  { say: 'reboot the pond pump', answer: /sorry|did not understand|don't know|cannot|can't/i },
+  { say: "what's the temperature in the garden", refused: true },
+  { say: 'reboot the pond pump', refused: true },
   { say: 'close the conservatory blind', sets: { 'Conservatory blind': { payload: 'close' } } },
   { say: 'open the blind halfway', sets: { 'Conservatory blind': { payload: 'pos,50' } } },
   { say: 'turn off the pond pump', sets: { 'Pond pump': { payload: 'off' } } },
@@ -426,6 +431,81 @@ describe('held-out sentences on a Home Assistant discovery home of Shelly and Ta
     await sayAll(t, sessions, HA_SENTENCES, {}, () => {
       const from = commands.length;
       return () => commands.slice(from).map((c) => ({ name: HA_DEVICES[c.topic.split('/')[0]!] ?? c.topic, payload: { payload: c.payload } }));
+    });
+  });
+});
+
+const THIRD = JSON.parse(readFileSync(join(HOMES, 'zigbee2mqtt-third-home.json'), 'utf8')) as Z2mHomeFixture;
+
+// A third round on a third home, built and written after the second round's fixes, said once before any fix.
+const THIRD_SENTENCES: Sentence[] = [
+  { say: 'turn on the hue lamp', sets: { 'Living Room/Hue Color Lamp': ON } },
+  { say: 'make the living room lamp red', sets: { 'Living Room/Hue Color Lamp': { color: 'red' } } },
+  { say: 'hallway light on', sets: { 'Hallway/Pendant': ON } },
+  { say: 'turn on the desk fan', sets: { 'office/desk_fan': ON } },
+  { say: 'is the kettle on', answer: /\b(yes|no|on|off)\b/i },
+  { say: 'switch the kettle on', sets: { 'Kitchen/Kettle': ON } },
+  { say: 'how much power is the kettle drawing', answer: /1850/ },
+  { say: 'is there motion in the hallway', answer: /\bno\b|clear|not/i },
+  { say: "what's the temperature in the office", answer: /22\.7/ },
+  { say: 'how humid is the bathroom', answer: /72/ },
+  { say: 'is the back door open', answer: /\bno\b|closed|shut/i },
+  { say: 'close the roller shade', sets: { 'Office/Roller shade': { state: 'CLOSE' } } },
+  { say: 'open the bedroom curtains halfway', sets: { 'Bedroom/Curtain motor': { position: 50 } } },
+  { say: 'any leaks in the kitchen', answer: /\bno\b|dry/i },
+  { say: 'turn off the electric blanket', sets: { 'Bedroom/Electric blanket': OFF } },
+  { say: 'turn the blanket on', sets: { 'Bedroom/Electric blanket': ON } },
+  { say: 'turn off everything in the bedroom', sets: { 'Bedroom/Electric blanket': OFF } },
+  { say: "what's the air pressure in the bathroom", answer: /1009/ },
+  { say: 'switch off the fan', sets: { 'office/desk_fan': OFF } },
+  { say: 'lights off in the living room', sets: { 'Living Room/Hue Color Lamp': OFF } },
+  { say: 'set the living room lamp to 50%', sets: { 'Living Room/Hue Color Lamp': { brightness: [120, 134] } } },
+  { say: 'is anything on in the kitchen', answer: /kettle/i },
+  { say: 'turn off the kettle', sets: { 'Kitchen/Kettle': OFF } },
+  { say: 'any movement in the garage', answer: /\bno\b|clear|not/i },
+  { say: 'dim the pendant', sets: { 'Hallway/Pendant': { brightness: [1, 199] } } },
+  { say: "what's the temperature in the bathroom", answer: /23\.1/ },
+];
+
+const THIRD_MISSES: Record<string, string> = {};
+
+describe('held-out sentences on a third Zigbee2MQTT home, through the offline model', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-third-home-'));
+  const logs = logSink('warn');
+  let broker: TestBroker;
+  let sim: SimulatedZigbee2mqtt;
+  let hearth: Hearth;
+  let engine: Engine;
+  let sessions: SessionManager;
+
+  before(async () => {
+    broker = await startMosquitto();
+    sim = await SimulatedZigbee2mqtt.start(broker.url, THIRD);
+    hearth = await openHearth(broker.url, dir, logs.log, { 'tools.shape': 'auto' });
+    await waitFor('the third home', () => hearth.bridge.registry.devices().length === THIRD.devices.length - 1);
+    await waitFor('every device reporting', () =>
+      hearth.bridge.registry.devices().every((d) => d.entities.some((e) => hearth.bridge.cache.get(e.id)?.updatedAt !== undefined)),
+    );
+    engine = await createEngine(hearth);
+    sessions = new SessionManager(engine, hearth.tools);
+  });
+  after(async () => {
+    await engine?.close();
+    await hearth?.close();
+    await sim?.close();
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(`${THIRD_SENTENCES.length} sentences: no wrong action or answer; every one not listed as a miss is understood`, async (t) => {
+    const byName = new Map(THIRD.devices.map((d) => [`zigbee2mqtt/${d.friendly_name}/set`, d.friendly_name]));
+    await sayAll(t, sessions, THIRD_SENTENCES, THIRD_MISSES, () => {
+      const from = sim.received.length;
+      return () =>
+        sim.received
+          .slice(from)
+          .filter((r) => r.topic.endsWith('/set'))
+          .map((r) => ({ name: byName.get(r.topic) ?? r.topic, payload: JSON.parse(r.payload) as Record<string, unknown> }));
     });
   });
 });

@@ -64,6 +64,17 @@ describe('hearth mcp --setup', () => {
     const devices = await runHearth(['devices', '--json', ...common()], { cwd: dir });
     const device = (JSON.parse(devices.stdout) as Array<{ id: string; area: string; areaFrom: string }>).find((d) => d.id === 'kitchen_light')!;
     assert.deepEqual([device.area, device.areaFrom], ['Living room', 'person']);
+    // One entity apart from its device: the living room's humidity reading in the kitchen.
+    const apart = await call(owner, 'hearth_home_set_area', { device: 'living_room_climate.humidity', area: 'Kitchen' });
+    assert.ok(!apart.isError, textOf(apart));
+    assert.match(textOf(apart), /^Done: living_room_climate\.humidity is in "Kitchen", apart from its device\./);
+    const after = await runHearth(['devices', '--json', ...common()], { cwd: dir });
+    const climate = (JSON.parse(after.stdout) as Array<{ id: string; area: string; entities: Array<{ id: string; area: string }> }>).find(
+      (d) => d.id === 'living_room_climate',
+    )!;
+    assert.equal(climate.area, 'Living room');
+    assert.equal(climate.entities.find((e) => e.id === 'living_room_climate.humidity')!.area, 'Kitchen');
+    assert.equal(climate.entities.find((e) => e.id === 'living_room_climate.temperature')!.area, 'Living room');
   });
 
   it('answers bad input as a failed result naming what was wrong', async () => {

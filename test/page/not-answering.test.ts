@@ -180,7 +180,9 @@ describe('the page says a device is not answering after its broker node died', (
     await page.screenshot({ path: join(PAGE_ARTIFACTS, 'not-answering.png') });
 
     // Power-cycled, the light connects afresh and subscribes: online again, and answering.
+    // (Its last will says offline first: waited for, so it cannot land after the new connection's "online".)
     await light!.endAsync(true);
+    await badge.filter({ hasText: /^offline$/ }).waitFor({ timeout: 30_000 });
     light = await startLight(true);
     await badge.filter({ hasText: /^online$/ }).waitFor({ timeout: 30_000 });
     await page.locator('#devices-summary', { hasText: ', all online · live' }).waitFor();

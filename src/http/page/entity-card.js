@@ -6,6 +6,8 @@ import { fetchBlob, fmtDateTime, fmtTime, fmtValue, h, relTime, state, toast } f
 import { attrWords, cap, colorName, detailAttrs, hex, kelvinOf, kelvinWords, lightRgb, mainValue } from './values.js';
 
 function availability(e) {
+  // Offline (the device's own availability says so) is the plainer truth than not answering.
+  if (e.available === false) return h('span', { class: 'avail off', title: 'unavailable' }, 'offline');
   if (e.notAnswering) {
     const why =
       e.notAnswering.cause === 'nothing'
@@ -14,7 +16,6 @@ function availability(e) {
     return h('span', { class: 'avail off', title: `not answering since ${e.notAnswering.since}: ${why}` }, 'not answering');
   }
   if (e.available === true) return h('span', { class: 'avail on', title: 'available' }, 'online');
-  if (e.available === false) return h('span', { class: 'avail off', title: 'unavailable' }, 'offline');
   return h('span', { class: 'avail unknown', title: 'availability not reported yet' }, 'unknown');
 }
 

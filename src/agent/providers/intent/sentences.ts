@@ -125,6 +125,8 @@ export const KIND_CLASSES: KindClass[] = [
   { id: 'motion', match: (e) => e.kind === 'binary_sensor' && dc(e, 'motion', 'occupancy', 'presence') },
   { id: 'opening', match: (e) => e.kind === 'binary_sensor' && dc(e, ...OPENING) },
   { id: 'battery', match: (e) => e.kind === 'sensor' && dc(e, 'battery') },
+  // "the air pressure": a climate sensor's pressure, whichever class its source gave it (Zigbee2MQTT's is `pressure`).
+  { id: 'atmospheric_pressure', match: (e) => e.kind === 'sensor' && dc(e, 'atmospheric_pressure', 'pressure') },
   { id: 'power', match: (e) => e.kind === 'sensor' && dc(e, 'power') },
   { id: 'energy', match: (e) => e.kind === 'sensor' && dc(e, 'energy') },
   { id: 'sensor', match: (e) => e.kind === 'sensor' || e.kind === 'binary_sensor' },

@@ -207,6 +207,18 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     const list = kindPhrases.get(String(value)) ?? kindPhrases.set(String(value), []).get(String(value))!;
     list.push(said.split(' '));
   }
+  // A name with one word for an appliance is said with its others too ("washer" for "Washing machine").
+  const sameThing = lang.list('same_thing');
+  const others = new Map<string, string[][]>();
+  for (const [said, value] of sameThing ? sameThing.phrases() : [])
+    (others.get(String(value)) ?? others.set(String(value), []).get(String(value))!).push(said.split(' '));
+  for (const e of entities) {
+    const tokens = lang.normalizer.tokenize(e.name);
+    const k = tokens.map((t) => t.w);
+    for (let i = 0; sameThing && i < tokens.length; i++)
+      for (const h of sameThing.match(tokens, i))
+        for (const other of others.get(String(h.value)) ?? []) addWeak([...k.slice(0, i), ...other, ...k.slice(h.end)], e.id);
+  }
   for (const e of entities) {
     // "the pump" for "Pond pump", "the purifier" for "Air purifier": a two-word name of something one commands,
     // by its last word (never a kind, area or floor word: "Floor lamp" is not every "lamp").
