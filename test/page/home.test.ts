@@ -190,6 +190,8 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
 
   it('floors: added and renamed on the page, an area put on one, the dashboard grouped by floor', async () => {
     await page.click('nav.tabs a[data-view="areas"]');
+    // The view drawn afresh: the tab changes after the click, and the Areas view drawn before would take the typing.
+    await page.locator('nav.tabs a[data-view="areas"][aria-current="page"]').waitFor();
     await page.locator('#areas-body:not([aria-busy]) #floor-add').waitFor();
     await page.fill('#floor-add input', 'Upstairs');
     await page.click('#floor-add button[type="submit"]');
