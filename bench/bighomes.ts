@@ -72,8 +72,8 @@ const stageRounds: Array<Record<string, { cpu: number; wall: number }>> = [];
  * Times in place, per round, what runs between the list's arrival and the tools: the adapter's parse of the
  * list (its own turn), each slice of the conversion, the hand-over to the registry (duplicates, report; the
  * signature; the admission), the registry's stages (each its own turn: the home model's apply; ranks and read
- * topics; topic owners; names and indexes; the swap with each listener of its change: the state cache's routes,
- * the tool set, ...; the command topics remembered), by CPU and wall time.
+ * topics; topic owners; names and indexes; the state cache's routes built; the swap with each listener of its
+ * change: the state cache, the tool set, ...; the command topics remembered), by CPU and wall time.
  */
 function timeStages(hearth: Hearth): { reset(): void; take(): Record<string, { cpu: number; wall: number }> } {
   let acc: Record<string, { cpu: number; wall: number }> = {};
@@ -121,8 +121,9 @@ function timeStages(hearth: Hearth): { reset(): void; take(): Record<string, { c
   wrap(registry, 'rank', 'registry turn 2: rank (first seen), read topics');
   wrap(registry, 'own', 'registry turn 3: command topic owners');
   wrap(registry, 'name', 'registry turn 4: names told apart, indexes');
-  wrap(registry, 'commit', 'registry turn 5: swap in and announce (the listeners below)');
-  wrap(registry, 'rememberNow', 'registry turn 6: remember the command topics (SQLite)');
+  wrap(hearth.bridge.cache, 'prepare', "registry turn 5: preparing (the state cache's routes)");
+  wrap(registry, 'commit', 'registry turn 6: swap in and announce (the listeners below)');
+  wrap(registry, 'rememberNow', 'registry turn 7: remember the command topics (SQLite)');
   wrap(registry, 'rebuild', 'registry: rebuild at once (a small change; not expected here)');
   const listeners = registry.listeners('changed') as Array<(...a: unknown[]) => void>;
   registry.removeAllListeners('changed');

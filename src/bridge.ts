@@ -153,6 +153,7 @@ export class Bridge {
     // A newcomer's id is never one the home already has (a device file's, another source's).
     this.deviceIds.inUse = (id) => !!this.registry.device(id);
     this.cache = new StateCache(connection, log.child({ part: 'state' }));
+    this.registry.on('preparing', (devices) => this.cache.prepare(devices));
     this.registry.on('changed', (devices) => this.cache.setDevices(devices));
   }
 

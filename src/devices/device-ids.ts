@@ -51,7 +51,8 @@ export interface DeviceIdOptions {
 
 /** A device id (`[a-z0-9_-]`, at most 64) made from a name, or undefined when the name has no letters or digits to make one. */
 export function deviceIdFromName(name: string): string | undefined {
-  let id = slug(name);
+  // `Master Bedroom - Ceiling` is `master_bedroom_ceiling`, not `master_bedroom_-_ceiling`.
+  let id = slug(name).replace(/[_-]{2,}/g, '_');
   if (!id) return undefined;
   if (id.length > 64) id = `${id.slice(0, 57).replace(/[_-]+$/, '')}_${shortHash(name)}`;
   return DEVICE_ID_RE.test(id) ? id : undefined;

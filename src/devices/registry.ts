@@ -15,6 +15,12 @@ import type { Device, Entity } from './model.js';
 import { assignTopicOwners, dollarTopics, readTopicsOf, type ReservedTopics, type TopicClaim, type TopicRefusal } from './topic-owners.js';
 
 export interface RegistryEvents {
+  /**
+   * The next set of devices, worked out and about to be swapped in (the same array `changed` then announces),
+   * in a turn of its own when the rebuild is in turns: a listener may build what it will need from it (the
+   * state cache's routes) there, instead of in the turn of the swap. Nothing of it is in force yet.
+   */
+  preparing: [devices: Device[]];
   changed: [devices: Device[]];
 }
 
@@ -121,6 +127,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     (plan) => this.rank(plan),
     (plan) => this.own(plan),
     (plan) => this.name(plan),
+    (plan) => this.emit('preparing', plan.merged!),
     (plan) => this.commit(plan),
   ];
 

@@ -98,26 +98,21 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     source.on('message', this.onMessage);
   }
 
+  /**
+   * Build the routes of a set of devices about to come (the registry's `preparing`), so that setDevices with the
+   * same array only swaps them in: for 10,000 entities the routes are ~30,000 objects, built in a turn of their
+   * own rather than the turn of the swap. Nothing is routed by them before setDevices.
+   */
+  prepare(devices: Device[]): void {
+    this.prepared = { devices, ...routesOf(devices) };
+  }
+
+  private prepared?: { devices: Device[]; routes: Map<string, Route[]>; entities: Map<string, Entity> };
+
   /** Replace the set of devices: subscribe what is new, drop what is gone, keep the rest's state. */
   setDevices(devices: Device[]): void {
-    const routes = new Map<string, Route[]>();
-    const add = (topic: string, route: Route) => {
-      const list = routes.get(topic);
-      if (list) list.push(route);
-      else routes.set(topic, [route]);
-    };
-    const entities = new Map<string, Entity>();
-    for (const device of devices) {
-      for (const entity of device.entities) {
-        entities.set(entity.id, entity);
-        if (entity.stateTopic) add(entity.stateTopic, FRAME_KINDS.has(entity.kind) ? { entity, role: 'frame' } : { entity, role: 'value' });
-        for (const [name, attr] of Object.entries(entity.attributes)) {
-          add(attr.topic ?? entity.stateTopic ?? '', { entity, role: 'attribute', name, path: attr.path });
-        }
-        for (const source of entity.availability?.sources ?? []) add(source.topic, { entity, role: 'availability', source });
-      }
-    }
-    routes.delete('');
+    const { routes, entities } = this.prepared?.devices === devices ? this.prepared : routesOf(devices);
+    this.prepared = undefined;
     const before = new Set(this.routes.keys());
     const after = new Set(routes.keys());
     this.routes = routes;
@@ -352,6 +347,29 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   close(): void {
     this.source.off('message', this.onMessage);
   }
+}
+
+/** Every topic's routes, and the entities by id, of a set of devices. */
+function routesOf(devices: Device[]): { routes: Map<string, Route[]>; entities: Map<string, Entity> } {
+  const routes = new Map<string, Route[]>();
+  const add = (topic: string, route: Route) => {
+    const list = routes.get(topic);
+    if (list) list.push(route);
+    else routes.set(topic, [route]);
+  };
+  const entities = new Map<string, Entity>();
+  for (const device of devices) {
+    for (const entity of device.entities) {
+      entities.set(entity.id, entity);
+      if (entity.stateTopic) add(entity.stateTopic, FRAME_KINDS.has(entity.kind) ? { entity, role: 'frame' } : { entity, role: 'value' });
+      for (const [name, attr] of Object.entries(entity.attributes)) {
+        add(attr.topic ?? entity.stateTopic ?? '', { entity, role: 'attribute', name, path: attr.path });
+      }
+      for (const source of entity.availability?.sources ?? []) add(source.topic, { entity, role: 'availability', source });
+    }
+  }
+  routes.delete('');
+  return { routes, entities };
 }
 
 function describeError(err: unknown): string {

@@ -20,6 +20,7 @@ export const PAGE_MODULES = [
   'devices.js',
   'entity-card.js',
   'home.js',
+  'areas.js',
   'controls.js',
   'appliance-controls.js',
   'history.js',

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { openDatabase } from '../../src/db/database.js';
+import { deviceIdFromName } from '../../src/devices/device-ids.js';
 import type { Hearth } from '../../src/hearth.js';
 import { HistoryStore, historyOptions } from '../../src/history/store.js';
 import { startMosquitto, type TestBroker } from '../helpers/brokers.js';
@@ -303,5 +304,14 @@ describe('device ids are capped: a forged list of devices cannot grow the table'
     await open();
     assert.deepEqual(idsByIdentity(hearth), before, 'the same ids after a restart');
     assert.equal(storedRows(hearth), MAX);
+  });
+});
+
+describe('an id from a name as owners write them', () => {
+  it('says a dashed or a path-like name with single underscores', () => {
+    assert.equal(deviceIdFromName('Master Bedroom - Ceiling'), 'master_bedroom_ceiling');
+    assert.equal(deviceIdFromName('upstairs/kids_room/nightlight'), 'upstairs_kids_room_nightlight');
+    assert.equal(deviceIdFromName('Wi-Fi plug'), 'wi-fi_plug');
+    assert.equal(deviceIdFromName('💡'), undefined);
   });
 });

@@ -43,6 +43,8 @@ interface Sentence {
   asks?: true;
   /** Nothing here fits (no such device, or one that cannot do it): it says so, and does nothing. */
   refused?: true;
+  /** A rule has a person approve it (a siren): nothing is sent, and the answer says it waits for approval. */
+  held?: true;
 }
 
 const ON = { state: 'ON' };
@@ -100,8 +102,9 @@ const SENTENCES: Sentence[] = [
   { say: 'lower the bedroom blind halfway', sets: { 'Master bedroom/Blind': { position: 50 } } },
   { say: 'switch off everything in the utility room', sets: { 'Utility/Washing machine': OFF } },
   { say: 'turn the washing machine back on', sets: { 'Utility/Washing machine': ON } },
-  { say: 'sound the siren', sets: { 'Garden/Siren': { alarm: true } } },
-  { say: 'stop the siren', sets: { 'Garden/Siren': { alarm: false } } },
+  // Tuya's siren exposes a settable `alarm`: it is a siren, and sounding or silencing one waits for a person.
+  { say: 'sound the siren', held: true },
+  { say: 'stop the siren', held: true },
   { say: 'turn on the air purifier', sets: { 'Den/Air purifier': { fan_state: 'ON' } } },
   { say: 'set the air purifier to auto', sets: { 'Den/Air purifier': { fan_mode: 'auto' } } },
   { say: 'turn off the purifier in the den', sets: { 'Den/Air purifier': { fan_state: 'OFF' } } },
@@ -146,7 +149,7 @@ const SENTENCES: Sentence[] = [
   { say: 'is the heating on in the master bedroom', answer: /\b(yes|heat|heating|on)\b/i },
   { say: "what's the target temperature in the kids room", answer: /°C|degrees/ },
   { say: 'make the den light warmer', sets: { den_reading_light: { color_temp: [301, 500] } } },
-  { say: 'turn off the siren in the garden', sets: { 'Garden/Siren': { alarm: false } } },
+  { say: 'turn off the siren in the garden', held: true },
   { say: "what's the humidity in the kids room", refused: true },
   { say: 'lock the front door', refused: true },
   { say: 'switch off the den', sets: { den_reading_light: OFF, 'Den/Air purifier': { fan_state: 'OFF' } } },
@@ -193,6 +196,7 @@ function judge(s: Sentence, sets: Sent, said: string): { verdict: Verdict; why: 
   const stray = sets.filter((x) => !wanted[x.name] || !matches(x.payload, wanted[x.name]!));
   if (stray.length) return { verdict: 'wrong', why: `sent ${stray.map((x) => `${x.name} ${JSON.stringify(x.payload)}`).join('; ')}` };
   if (s.asks) return asked && !sets.length ? { verdict: 'asked', why: said } : { verdict: 'missed', why: said };
+  if (s.held) return /approv|confirm/i.test(said) ? { verdict: 'right', why: said } : { verdict: 'missed', why: said };
   const notUnderstood = /^sorry\b|did not understand|could not find|don't know|no .* called/i.test(said) || !said.trim();
   if (s.refused)
     return notUnderstood || /\b(can't|cannot)\b/i.test(said) ? { verdict: 'right', why: said } : { verdict: 'wrong', why: `said ${JSON.stringify(said)}` };

@@ -190,6 +190,8 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
 
   it('floors: added and renamed on the page, an area put on one, the dashboard grouped by floor', async () => {
     await page.click('nav.tabs a[data-view="areas"]');
+    // The view drawn afresh: the tab changes after the click, and the Areas view drawn before would take the typing.
+    await page.locator('nav.tabs a[data-view="areas"][aria-current="page"]').waitFor();
     await page.locator('#areas-body:not([aria-busy]) #floor-add').waitFor();
     await page.fill('#floor-add input', 'Upstairs');
     await page.click('#floor-add button[type="submit"]');
@@ -276,9 +278,14 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     const areas = async () => (await api('/api/home/areas')).json as Array<{ name: string; aliases: string[]; floor: string | null; stored: boolean }>;
     const floors = async () => (await api('/api/home/floors')).json as Array<{ id: string; name: string; aliases: string[]; areas: string[] }>;
     const entityArea = async (deviceId: string, entityId: string) => (await device(deviceId)).entities.find((e) => e.id === entityId)?.area;
+    // The Areas view drawn afresh (the tab's change comes after the click: the old view must not be typed into).
+    const toAreas = async () => {
+      await page.click('nav.tabs a[data-view="areas"]');
+      await page.locator('nav.tabs a[data-view="areas"][aria-current="page"]').waitFor();
+      await page.locator('#areas-body:not([aria-busy]) #area-add').waitFor();
+    };
     // A new area, "Nook", from the Areas view.
-    await page.click('nav.tabs a[data-view="areas"]');
-    await page.locator('#areas-body:not([aria-busy]) #area-add').waitFor();
+    await toAreas();
     await page.fill('#area-add input', 'Nook');
     await page.click('#area-add button[type="submit"]');
     await waitFor('the nook stored', async () => (await areas()).some((a) => a.name === 'Nook' && a.stored), 15_000);
@@ -309,8 +316,9 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     // A person's choice elsewhere lands there too: the motion sensor (in the Hallway by its name) put in the nook.
     assert.equal((await api(`/api/home/devices/${MOTION}`, owner, { area: 'Nook', aliases: ['hall motion'] })).status, 200);
 
-    // Aliases of an area (one a source named) and of a floor.
-    await page.click('nav.tabs a[data-view="areas"]');
+    // Aliases of an area (one a source named) and of a floor, once the view shows the sensor in the nook.
+    await toAreas();
+    await page.locator('#areas-body:not([aria-busy]) li[data-area="Nook"]', { hasText: /\b1 device(?!s)/ }).waitFor();
     const living = page.locator('#areas-body:not([aria-busy]) li[data-area="Living room"]');
     await living.locator('input[data-control="aliases"]').fill('lounge, front room');
     await living.locator('button[data-control="save-aliases"]').click();
@@ -335,6 +343,16 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     for (const tools of await phone.locator('#areas-body .floor-tools').all()) assert.deepEqual(await pastTheEdge(tools), []);
     assert.ok((await phone.evaluate(() => document.documentElement.scrollWidth)) <= PHONE.width, 'no sideways scrolling');
     await shot(phone, 'home-05-areas-phone');
+    // And a device's details on the phone: the per-entity area selects stay inside the dialog.
+    await phone.evaluate(() => {
+      location.hash = '#devices';
+    });
+    await phone.locator(`.device-card[data-device="${PLUG}"] [data-control="device"]`).first().click();
+    const phoneDetails = phone.locator('#device-details');
+    await phoneDetails.locator(`select[data-control="entity-area"][data-entity="${POWER}"]`).waitFor();
+    assert.deepEqual(await pastTheEdge(phoneDetails), [], 'the details fit the phone');
+    await shot(phone, 'home-06-details-phone');
+    await phone.click('#device-details-close');
 
     // Removing the nook asks first; then the motion sensor is back where its name says (the Hallway), the power
     // reading back with its plug; nothing else is lost (the sensor's aliases, the plug's name).

@@ -9,7 +9,8 @@ import { fillAuditFilters, onAuditRow, setupAudit, showAudit } from './audit.js'
 import { onChatApproval, scrollChat, setupChat } from './chat.js';
 import { onControlApproval } from './controls.js';
 import { applyState, loadDevices, renderDevices } from './devices.js';
-import { initHome, refresh as refreshHome, showAreas } from './home.js';
+import { showAreas } from './areas.js';
+import { initHome, refresh as refreshHome } from './home.js';
 import { setupHistory } from './history.js';
 import { loadPolicy, setupPolicy, setupPolicyEdit } from './policy.js';
 import {

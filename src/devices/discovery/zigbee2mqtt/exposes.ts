@@ -252,10 +252,13 @@ class Builder {
     const path = this.path(f);
     if (!path) return;
     const textual = isText(f.value_on) && isText(f.value_off) && f.value_on !== f.value_off;
+    // A settable `alarm` (Tuya's sirens, TS0216 and the TS0601 ones) sounds the device: a siren, held to the rules
+    // for sirens (a person approves sounding one), not a switch anyone allowed to switch things may flip.
+    const kind = f.name === 'alarm' || f.property === 'alarm' ? 'siren' : 'switch';
     if (settable(f) && textual) {
       const on = f.value_on as string;
       const off = f.value_off as string;
-      this.add(f, 'switch', f.property!, this.featureName(f), {
+      this.add(f, kind, f.property!, this.featureName(f), {
         stateTopic: this.readTopic(f),
         valuePath: path,
         payloads: { on, off },
@@ -266,7 +269,7 @@ class Builder {
     }
     if (settable(f) && literal(f.value_on) && literal(f.value_off) && f.value_on !== f.value_off) {
       // true/false (or 1/0): commands carry them as JSON literals; the state reads back as ON/OFF.
-      this.add(f, 'switch', f.property!, this.featureName(f), {
+      this.add(f, kind, f.property!, this.featureName(f), {
         stateTopic: this.readTopic(f),
         valuePath: path,
         transform: onOffWords(path, f.value_on, f.value_off),
