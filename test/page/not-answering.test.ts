@@ -186,6 +186,8 @@ describe('the page says a device is not answering after its broker node died', (
     light = await startLight(true);
     await badge.filter({ hasText: /^online$/ }).waitFor({ timeout: 30_000 });
     await page.locator('#devices-summary', { hasText: ', all online · live' }).waitFor();
+    // One of each is said as one ("1 device", not "1 devices").
+    assert.equal(await page.locator('#devices-summary').textContent(), '1 device (1 entity) in 1 area, all online · live');
     await callUntil('confirmed', 100);
     assert.deepEqual(signed.problems, []);
   });

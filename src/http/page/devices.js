@@ -138,7 +138,9 @@ function renderSummary(areas = document.querySelectorAll('#devices section.area'
   const silent = all.filter((e) => e.available !== false && e.notAnswering).length;
   const deviceCount = new Set(all.map((e) => e.device ?? e.id)).size;
   const trouble = [offline ? `${offline} offline` : '', silent ? `${silent} not answering` : ''].filter(Boolean).join(', ');
-  $('#devices-summary').textContent = `${deviceCount} devices (${all.length} entities) in ${areas} areas, ${trouble || 'all online'} · live`;
+  const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+  $('#devices-summary').textContent =
+    `${count(deviceCount, 'device', 'devices')} (${count(all.length, 'entity', 'entities')}) in ${count(areas, 'area', 'areas')}, ${trouble || 'all online'} · live`;
 }
 
 /** The entity that leads a device's card: the one named as the device, else the first that does something. */
