@@ -59,8 +59,9 @@ export function policyRoutes({ hearth }: ApiContext): Route[] {
           const named = (args as Record<string, unknown>).entity ?? (args as Record<string, unknown>).camera;
           if (typeof named === 'string' && named && !hearth.readableEntity(principal, named, 'POST /api/policy/test')) throw noEntity(named);
         }
-        const request = hearth.tools.policyRequest(toolName, args as Record<string, unknown>, subject, at);
-        if (!request) throw noTool();
+        const judged = hearth.tools.judgedPolicyRequest(toolName, args as Record<string, unknown>, subject, at);
+        if (!judged) throw noTool();
+        const { request, refusal } = judged;
         const explained = policy.explain(request);
         return {
           principal: { id: subject.id, roles: explained.roles },
@@ -69,7 +70,8 @@ export function policyRoutes({ hearth }: ApiContext): Route[] {
           action: request.action,
           entityId: request.entityId ?? null,
           at: (at ?? new Date()).toISOString(),
-          decision: explained.decision,
+          // Refused before any rule (what it would send cannot be judged): the call gets that, whatever the rules say.
+          decision: refusal ?? explained.decision,
           // Every rule only for owners: the table is theirs to read.
           rules: isOwner(principal)
             ? explained.rules.map((c) => ({

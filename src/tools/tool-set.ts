@@ -2,7 +2,7 @@
 // announced so sessions can take the new set between turns (the kit's setTools).
 import { EventEmitter } from 'node:events';
 import { encodeCommand } from '../devices/commands.js';
-import { heldTo } from '../devices/dangerous-words.js';
+import { type HeldTo, heldTo } from '../devices/dangerous-words.js';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { Entity } from '../devices/model.js';
 import { toCommand } from './parameters.js';
@@ -148,8 +148,9 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
     const tool = this.get(name);
     // A grouped call stands for its members: decided as they would be.
     if (tool?.meta.group) return this.pipeline.previewGroup(tool, args, principal, (id) => this.ownToolOf(id));
-    const request = this.policyRequest(name, args, principal);
-    return request && this.policy.preview ? this.policy.preview(request) : undefined;
+    const judged = this.judgedPolicyRequest(name, args, principal);
+    if (judged?.refusal) return judged.refusal;
+    return judged && this.policy.preview ? this.policy.preview(judged.request) : undefined;
   }
 
   /** An entity's own actuator tool (not the grouped one). */
@@ -159,6 +160,20 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
 
   /** The request the pipeline would put to the policy for this call. */
   policyRequest(name: string, args: Record<string, unknown>, principal: Principal, at?: Date): PolicyRequest | undefined {
+    return this.judgedPolicyRequest(name, args, principal, at)?.request;
+  }
+
+  /**
+   * The request the pipeline would put to the policy, and its refusal when the pipeline refuses the call before
+   * any rule is asked (a payload too long or too deep to judge for dangerous words is never sent): a preview
+   * (POST /api/policy/test, a door's ask-first) says what the call would get.
+   */
+  judgedPolicyRequest(
+    name: string,
+    args: Record<string, unknown>,
+    principal: Principal,
+    at?: Date,
+  ): { request: PolicyRequest; refusal?: PolicyDecision } | undefined {
     const tool = this.get(name);
     if (!tool) return undefined;
     // A grouped call is judged per member when it runs; previewed, it stands for no one entity.
@@ -170,19 +185,15 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
     if (tool.capability !== 'read' && action === 'read') action = 'actuate';
     // As the pipeline judges it: by what the command would send (dangerous-words.ts).
     let held: { kind: string; deviceClass?: string } | undefined = entity ? { kind: entity.kind, deviceClass: entity.deviceClass } : undefined;
+    let refusal: PolicyDecision | undefined;
     if (entity && tool.capability === 'actuator') {
       const { entity: _drop, ...rest } = args;
-      let payloads: string[] = [];
-      try {
-        payloads = encodeCommand(entity, toCommand(entity, rest)).map((m) => m.payload);
-      } catch {
-        // Bad arguments: the pipeline says so when called.
-      }
-      const judged = heldTo(entity, payloads);
+      const judged = this.judgeActuation(entity, rest);
       held = judged;
       action = judged.action ?? action;
+      if (judged.unjudgeable) refusal = { effect: 'deny', ruleId: null, reason: judged.unjudgeable };
     }
-    return {
+    const request: PolicyRequest = {
       principal,
       tool: tool.name,
       capability: tool.capability,
@@ -194,6 +205,22 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
       args,
       ...(at ? { at } : {}),
     };
+    return refusal ? { request, refusal } : { request };
+  }
+
+  /**
+   * How the pipeline judges an actuation of this entity with these arguments (without the `entity` one): by what
+   * it would send (dangerous-words.ts): the kind, class and action it is held to, or why it cannot be judged.
+   * Bad arguments judge as the entity's own kind (the pipeline refuses them when called).
+   */
+  judgeActuation(entity: Entity, args: Record<string, unknown>): HeldTo {
+    let payloads: string[] = [];
+    try {
+      payloads = encodeCommand(entity, toCommand(entity, args)).map((m) => m.payload);
+    } catch {
+      // Bad arguments: the pipeline says so when called.
+    }
+    return heldTo(entity, payloads);
   }
 
   /**

@@ -123,6 +123,8 @@ interface TestRequest {
   request: PolicyRequest;
   entity?: Entity;
   notes: string[];
+  /** Why the pipeline would refuse the call before any rule (a payload it cannot judge). */
+  refusal?: string;
 }
 
 /** Turn a tool and its arguments into the request the handler pipeline would put to the policy. */
@@ -187,6 +189,20 @@ export function requestFor(
       }
     }
   }
+  // As the pipeline judges it: by what the command would send (a "light" whose payload is UNLOCK is held to the
+  // rules for locks), and refused before any rule when that cannot be judged.
+  let held: { kind?: string; deviceClass?: string } = entity ? { kind: entity.kind, deviceClass: entity.deviceClass } : {};
+  let refusal: string | undefined;
+  if (tool.capability === 'actuator' && entity) {
+    const { entity: _e, ...rest } = a;
+    const judged = hearth.tools.judgeActuation(entity, Object.keys(rest).length ? rest : { action });
+    held = judged;
+    if (judged.action && judged.action !== action) {
+      notes.push(`what ${tool.name} would send says ${judged.word}: judged as ${judged.action} on a ${judged.kind}, not ${action}`);
+      action = judged.action;
+    } else if (judged.kind !== entity.kind) notes.push(`its payloads say ${judged.word}: held to the rules for a ${judged.kind}`);
+    if (judged.unjudgeable) refusal = judged.unjudgeable;
+  }
   const request: PolicyRequest = {
     principal,
     tool: tool.name,
@@ -196,13 +212,13 @@ export function requestFor(
       ? {
           entityId: entity.id,
           ...(entity.area ? { area: entity.area } : {}),
-          kind: entity.kind,
-          ...(entity.deviceClass ? { deviceClass: entity.deviceClass } : {}),
+          ...(held.kind ? { kind: held.kind } : {}),
+          ...(held.deviceClass ? { deviceClass: held.deviceClass } : {}),
         }
       : {}),
     args: a,
   };
-  return { request, entity, notes };
+  return { request, entity, notes, ...(refusal ? { refusal } : {}) };
 }
 
 export function testPolicy(hearth: Hearth, p: PolicyTestParams): PolicyTestAnswer {
@@ -219,10 +235,12 @@ export function testPolicy(hearth: Hearth, p: PolicyTestParams): PolicyTestAnswe
   // As `hearth call` does: the person at this machine is an owner unless roles are given.
   const me = localUser();
   const roleList = p.role ?? (p.principal === me ? ['owner'] : []);
-  const { request, notes } = requestFor(hearth, tool, p.args, { id: p.principal, roles: roleList, ...(p.fromArea ? { area: p.fromArea } : {}) });
+  const { request, notes, refusal } = requestFor(hearth, tool, p.args, { id: p.principal, roles: roleList, ...(p.fromArea ? { area: p.fromArea } : {}) });
   if (p.principal === me && !p.role) notes.push(`${me} is you: \`hearth call\` without --as gives you the role owner`);
   if (at) request.at = at;
   const ex = hearth.policy.explain(request);
+  // Refused before any rule (what it would send cannot be judged): the call gets that, whatever the rules say.
+  if (refusal) ex.decision = { effect: 'deny', ruleId: null, reason: refusal };
   const { args: _a, principal, at: _at, ...rest } = request;
   return {
     request: { ...rest, principal: principal.id, args: p.args ?? {}, at: (at ?? new Date()).toISOString(), atGiven: !!at },
