@@ -11,10 +11,10 @@ import { createLogger } from '../../src/log.js';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
 import { brokerKinds, type TestBroker } from '../helpers/brokers.js';
 import { clusterKinds, otherNodeUrl } from '../helpers/cluster-brokers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const DEMO_DIR = fileURLToPath(new URL('../../devices/demo', import.meta.url));
 const STEP_MS = 5_000;
-const QUIET_MS = 500;
 const GARAGE_TRAVEL_MS = 2000;
 
 /** The demo home, with the garage door sped up so the test stays fast. */
@@ -46,8 +46,6 @@ async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
     clearTimeout(timer);
   }
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 interface Seen {
   topic: string;
@@ -282,7 +280,12 @@ for (const { kind, start } of [...brokerKinds, ...clusterKinds]) {
       await observer!.send(kitchen, { action: 'turn_on', brightness: 999 });
       await observer!.send(thermostat, { action: 'set_mode', mode: 'party' });
       await observer!.sendRaw(lamp.commandTopic!, 'BANANA');
-      await sleep(QUIET_MS);
+      // Each device has handled its command once it has said it ignored it (an echo would have gone out by then).
+      const ignoredSoFar = () =>
+        warnings()
+          .slice(warned)
+          .filter((w) => w.msg === 'command ignored').length;
+      await waitFor('the three commands handled', () => ignoredSoFar() >= 3, STEP_MS);
       assert.deepEqual(observer!.since(mark, kitchen.stateTopic), [], 'no echo from the kitchen light');
       assert.deepEqual(observer!.since(mark, lamp.stateTopic), [], 'no echo from the lamp');
       // The thermostat reports on a timer, so only its mode is checked.
