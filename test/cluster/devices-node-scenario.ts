@@ -28,6 +28,7 @@ import { logSink } from '../helpers/log-sink.js';
 import { startNatsCluster, type TestCluster } from '../helpers/nats-cluster.js';
 import { startRabbitMq } from '../helpers/rabbitmq.js';
 import { sleep, waitFor } from '../helpers/wait.js';
+import { Phases } from '../helpers/phases.js';
 
 const light = (id: string, name: string, area: string) => `
   - id: ${id}
@@ -92,10 +93,8 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
     };
 
     // Where the test got to, said when it did not finish (a time-out says nothing of where it was).
-    const t0 = Date.now();
-    const phases: string[] = [];
-    const phase = (what: string) => phases.push(`${Math.round((Date.now() - t0) / 1000)} s ${what}`);
-    let finished = false;
+    const phases = new Phases(`devices-node (${kind})`);
+    const phase = (what: string) => phases.phase(what);
 
     before(async () => {
       phase('starting the cluster');
@@ -127,7 +126,7 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
       await waitFor('both lights have state', () => [SPOTS, CEILING].every((id) => hearth.bridge.cache.get(`${id}.light`)?.value !== undefined), 30_000);
     });
     after(async () => {
-      if (!finished) console.error(`devices-node (${kind}) did not finish; it went: ${phases.join(' | ')}`);
+      phases.reportIfUnfinished();
       await hearth?.close();
       await spots?.close().catch(() => undefined);
       await ceiling?.close().catch(() => undefined);
@@ -247,8 +246,7 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
       assert.equal(hearth.audit.verify().ok, true, 'the audit verifies');
       phase('done');
       // Where the time went (phase by phase), for a run that comes near its bound on a busy machine.
-      t.diagnostic(`phases: ${phases.join(' | ')}`);
-      finished = true;
+      t.diagnostic(phases.done());
     });
   });
 }

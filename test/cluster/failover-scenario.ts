@@ -11,6 +11,7 @@ import type { ToolResultObject } from '../../src/tools/types.js';
 import { OWNER, startHome, type TestHome } from '../helpers/home.js';
 import { startNatsCluster, type TestCluster } from '../helpers/nats-cluster.js';
 import { sleep, waitFor } from '../helpers/wait.js';
+import { Phases } from '../helpers/phases.js';
 
 const KILL_AT = 20;
 /**
@@ -34,10 +35,8 @@ export function connectedNodeDies(sendWaitMs: number): void {
     const seen: string[] = [];
 
     // Where the test got to, said when it did not finish (a time-out says nothing of where it was).
-    const t0 = Date.now();
-    const phases: string[] = [];
-    const phase = (what: string) => phases.push(`${Math.round((Date.now() - t0) / 1000)} s ${what}`);
-    let finished = false;
+    const phases = new Phases(`failover (send_wait_ms ${sendWaitMs})`);
+    const phase = (what: string) => phases.phase(what);
 
     before(async () => {
       phase('starting the cluster and the home');
@@ -50,7 +49,7 @@ export function connectedNodeDies(sendWaitMs: number): void {
       await witness.subscribeAsync('hearth-demo/kitchen_light/set', { qos: 0 });
     });
     after(async () => {
-      if (!finished) console.error(`failover (send_wait_ms ${sendWaitMs}) did not finish; it went: ${phases.join(' | ')}`);
+      phases.reportIfUnfinished();
       await witness?.endAsync(true).catch(() => undefined);
       await home?.close();
       await broker?.stop();
@@ -170,8 +169,7 @@ export function connectedNodeDies(sendWaitMs: number): void {
       assert.equal(home.hearth.audit.verify().ok, true, 'the audit verifies');
       phase('done');
       // Where the time went (phase by phase), for a run that comes near its bound on a busy machine.
-      t.diagnostic(`phases: ${phases.join(' | ')}`);
-      finished = true;
+      t.diagnostic(phases.done());
     });
   });
 }

@@ -13,6 +13,7 @@ import { startNatsCluster, type TestCluster } from '../helpers/nats-cluster.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 import { load, type Msg, node, unload, waitForStatus } from '../nodes/support.js';
 import { bridgeHearth, flow } from './node-red-flow.js';
+import { Phases } from '../helpers/phases.js';
 
 // The node the bridge is connected to dies while a flow issues calls at a steady rate. The demo simulator's devices
 // are on node 0, the bridge starts on node 1 (which dies). Every call the flow makes reaches the flow again (its
@@ -29,10 +30,8 @@ describe('Node-RED on a NATS cluster whose node under the bridge dies', () => {
   let witness: MqttClient | undefined;
   const seen: string[] = [];
   // Where the test got to, said when it did not finish (a time-out says nothing of where it was).
-  const t0 = Date.now();
-  const phases: string[] = [];
-  const phase = (what: string) => phases.push(`${Math.round((Date.now() - t0) / 1000)} s ${what}`);
-  let finished = false;
+  const phases = new Phases(`Node-RED failover`);
+  const phase = (what: string) => phases.phase(what);
 
   before(async () => {
     phase('starting the cluster');
@@ -51,7 +50,7 @@ describe('Node-RED on a NATS cluster whose node under the bridge dies', () => {
     await witness.subscribeAsync('hearth-demo/kitchen_light/set', { qos: 0 });
   });
   after(async () => {
-    if (!finished) console.error(`Node-RED failover did not finish; it went: ${phases.join(' | ')}`);
+    phases.reportIfUnfinished();
     await unload();
     await sim?.close().catch(() => undefined);
     await witness?.endAsync(true).catch(() => undefined);
@@ -114,7 +113,7 @@ describe('Node-RED on a NATS cluster whose node under the bridge dies', () => {
       node('dev').receive({ brightness, payload: { action: 'turn_on', brightness } });
       await waitFor(`call ${brightness} back in the flow`, () => back.length > had, 30_000);
       const m = back[back.length - 1]!;
-      tried.push(`${Math.round((Date.now() - t0) / 1000)} s ${brightness}: ${String(m.text ?? m.error?.message ?? m.payload?.outcome).slice(0, 160)}`);
+      tried.push(`${phases.seconds()} s ${brightness}: ${String(m.text ?? m.error?.message ?? m.payload?.outcome).slice(0, 160)}`);
       if (m.payload?.outcome === 'confirmed') served = brightness;
       else await sleep(200);
     }
@@ -159,7 +158,6 @@ describe('Node-RED on a NATS cluster whose node under the bridge dies', () => {
     assert.equal(hearth.audit.verify().ok, true, 'the audit verifies');
     phase('done');
     // Where the time went (phase by phase), for a run that comes near its bound on a busy machine.
-    t.diagnostic(`phases: ${phases.join(' | ')}`);
-    finished = true;
+    t.diagnostic(phases.done());
   });
 });
