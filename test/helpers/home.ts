@@ -16,6 +16,9 @@ import { hearthUrl, isCluster } from './cluster-brokers.js';
 import { logSink } from './log-sink.js';
 import { waitFor } from './wait.js';
 
+/** The topic of the markers `caughtUp()` has Hearth publish (no device listens there). */
+const CAUGHT_UP = 'hearth-test/caught-up';
+
 export const OWNER: Principal = { id: 'cli:test-owner', roles: ['owner'] };
 
 /** The actuator tool that acts on this entity (per-entity tools), or a failed assertion naming what there is. */
@@ -38,6 +41,11 @@ export interface TestHome {
   /** Every message published on the broker after start (topic, payload), in order. */
   seen: Array<{ topic: string; payload: string }>;
   commands(): Array<{ topic: string; payload: string }>;
+  /**
+   * Resolves once everything Hearth published before the call has reached the watcher: a marker Hearth publishes
+   * on its own connection arrives after it. For "nothing (more) was published", in place of a wait of some time.
+   */
+  caughtUp(): Promise<void>;
   logs: ReturnType<typeof logSink>;
   close(): Promise<void>;
 }
@@ -127,6 +135,7 @@ export async function startHome(broker: TestBroker, options: HomeOptions = {}): 
       }),
     30_000,
   );
+  let markers = 0;
   return {
     hearth,
     sim,
@@ -134,6 +143,23 @@ export async function startHome(broker: TestBroker, options: HomeOptions = {}): 
     seen,
     logs,
     commands: () => seen.filter((m) => /\/set$/.test(m.topic)),
+    async caughtUp() {
+      const first = markers + 1;
+      let sentAt = 0;
+      // Sent again now and then: a watcher reconnecting after a broker restart misses what came before it.
+      await waitFor(
+        "Hearth's marker at the watcher",
+        async () => {
+          if (seen.some((m) => m.topic === CAUGHT_UP && Number(m.payload) >= first)) return true;
+          if (Date.now() - sentAt > 250) {
+            sentAt = Date.now();
+            await hearth.bridge.connection.publish(CAUGHT_UP, String(++markers), { qos: 1 }).catch(() => undefined);
+          }
+          return false;
+        },
+        15_000,
+      );
+    },
     async close() {
       await watcher.endAsync(true).catch(() => undefined);
       await sim.close().catch(() => undefined);
