@@ -196,7 +196,7 @@ describe('MCP over Streamable HTTP', () => {
       _meta: { 'hearth/idempotencyKey': key },
     })) as CallToolResult;
     assert.match(textOf(retry), /already handled .*not sent again/);
-    await sleep(100);
+    await home.caughtUp();
     assert.equal(home.commands().length, sent);
   });
 
