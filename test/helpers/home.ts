@@ -1,18 +1,18 @@
 // A whole Hearth on a real broker: the demo device files (copied, with quick
 // travel times), the simulator, a real SQLite file, and a `#` watcher that
 // sees every publish.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { loadConfig } from '../../src/config/load.js';
-import { DEMO_DEVICES } from '../../src/bridge.js';
 import { Hearth } from '../../src/hearth.js';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
 import type { GeneratedTool, Principal } from '../../src/tools/types.js';
 import type { Logger } from '../../src/log.js';
 import type { TestBroker } from './brokers.js';
 import { hearthUrl, isCluster } from './cluster-brokers.js';
+import { copyDemoDevices } from './demo-devices.js';
 import { logSink } from './log-sink.js';
 import { waitFor } from './wait.js';
 
@@ -85,12 +85,7 @@ export interface HomeOptions {
 
 export async function startHome(broker: TestBroker, options: HomeOptions = {}): Promise<TestHome> {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-home-'));
-  const devices = join(dir, 'devices');
-  mkdirSync(devices);
-  for (const f of readdirSync(DEMO_DEVICES)) {
-    const text = readFileSync(join(DEMO_DEVICES, f), 'utf8').replace(/travel_ms: \d+/g, `travel_ms: ${options.travelMs ?? 600}`);
-    writeFileSync(join(devices, f), text);
-  }
+  const devices = copyDemoDevices(dir, (text) => text.replace(/travel_ms: \d+/g, `travel_ms: ${options.travelMs ?? 600}`));
   const logs = logSink('debug');
   // On a cluster Hearth is given every node beginning with node 1; the devices and the watcher are on node 0.
   const hearth = await openHearth(
