@@ -165,6 +165,20 @@ const SENTENCES: Sentence[] = [
   { say: 'open the garden gate', refused: true },
   { say: 'stop the curtains', sets: { 'Lounge/Curtains': { state: 'STOP' } } },
   { say: 'toggle the lounge lamp', sets: { 'Lounge Lamp': {} } },
+  // A fourth round (relative changes, questions about areas and floors), written on both homes as they are after the
+  // rounds above and said once before any fix for it: 8 right, 0 asked, 0 wrong, 4 missed of 12 then.
+  { say: 'a bit warmer in the kids room', sets: { 'Kids room/Radiator': { current_heating_setpoint: [20.5, 22] } } },
+  { say: 'is anything on upstairs', answer: /ceiling|nightlight/i },
+  { say: 'are all the doors shut', answer: /\b(yes|closed|shut)\b/i },
+  { say: 'turn the den down', sets: { den_reading_light: { brightness: [100, 253] } } },
+  { say: 'make the floor lamp a tad brighter', sets: { 'Lounge/Floor lamp': { brightness: [110, 254] } } },
+  { say: 'is anyone in the den', refused: true },
+  { say: "how's the air in the den", answer: /good|excellent/i },
+  { say: 'cut the power to the washing machine', sets: { 'Utility/Washing machine': OFF } },
+  { say: 'half open the curtains', sets: { 'Lounge/Curtains': { position: 50 } } },
+  { say: 'turn the nightlight off in the kids room', sets: { 'upstairs/kids_room/nightlight': OFF } },
+  { say: 'is the heating in the master bedroom on', answer: /\b(yes|heat|heating|on)\b/i },
+  { say: 'how damp is it outside', answer: /81/ },
 ];
 
 /** Sentences that still miss, each with why. Never wrong: a wrong action is never listed here. */
@@ -176,6 +190,10 @@ const MISSES: Record<string, string> = {
   'make the den light warmer': 'the light is off by then: its white is taken as unknown rather than the last one it reported',
   'switch off the den': 'an area alone means its lights (as in Home Assistant), not the air purifier too',
   'set the master bedroom to 19': 'a bare number for an area could be a temperature, a brightness or a position: it asks which',
+  'a bit warmer in the kids room': 'no sentence says "warmer" with a place and no verb before it',
+  "how's the air in the den": '"how is the air" is not an air quality question in the sentences',
+  'cut the power to the washing machine': '"cut the power to" is not a way to turn something off in the sentences',
+  'half open the curtains': '"half open" before a cover is not a position in the sentences',
 };
 
 type Verdict = 'right' | 'asked' | 'wrong' | 'missed';
@@ -469,6 +487,17 @@ const THIRD_SENTENCES: Sentence[] = [
   { say: 'any movement in the garage', answer: /\bno\b|clear|not/i },
   { say: 'dim the pendant', sets: { 'Hallway/Pendant': { brightness: [1, 199] } } },
   { say: "what's the temperature in the bathroom", answer: /23\.1/ },
+  // The fourth round, said once before any fix for it: 10 right, 0 asked, 0 wrong, 0 missed of 10 then.
+  { say: 'is anything on in the living room', answer: /lamp/i },
+  { say: 'make the living room lamp a tad brighter', sets: { 'Living Room/Hue Color Lamp': { brightness: [135, 254] } } },
+  { say: 'turn the pendant up', sets: { 'Hallway/Pendant': { brightness: [120, 254] } } },
+  { say: 'is the shade down', answer: /\b(yes|closed|down)\b/i },
+  { say: 'raise the roller shade a little', sets: { 'Office/Roller shade': { position: [5, 50] } } },
+  { say: 'is the desk fan running', answer: /\b(no|off)\b/i },
+  { say: 'how damp is the bathroom', answer: /72/ },
+  { say: 'has anyone been in the hallway recently', answer: /\bno\b|nobody|no one|not/i },
+  { say: 'dim the living room lamp to 20 percent', sets: { 'Living Room/Hue Color Lamp': { brightness: [48, 54] } } },
+  { say: 'is it warm in the bathroom', answer: /23\.1/ },
 ];
 
 const THIRD_MISSES: Record<string, string> = {};
