@@ -92,6 +92,8 @@ const SENTENCES: Sentence[] = [
   { say: 'turn off the den light', sets: { den_reading_light: OFF } },
   { say: 'turn the den light to 100%', sets: { den_reading_light: { brightness: 254 } } },
   { say: 'set the master bedroom to 19', sets: { 'Master bedroom/Radiator': { occupied_heating_setpoint: 19 } } },
+  // A number no thermostat there takes, for a place with a blind and a light too: still which.
+  { say: 'set the master bedroom to 60', asks: true },
   { say: 'set the heating in the kids room to 22 degrees', sets: { 'Kids room/Radiator': { current_heating_setpoint: 22 } } },
   { say: 'make it warmer in the master bedroom', sets: { 'Master bedroom/Radiator': { occupied_heating_setpoint: [19.5, 22] } } },
   { say: 'turn the kids room radiator down a bit', sets: { 'Kids room/Radiator': { current_heating_setpoint: [17, 21.5] } } },
@@ -189,7 +191,6 @@ const MISSES: Record<string, string> = {
   'dim the kitchen ceiling': 'the light is off by then (the first round turned every light off): it says so rather than turning it on dimmer',
   'make the den light warmer': 'the light is off by then: its white is taken as unknown rather than the last one it reported',
   'switch off the den': 'an area alone means its lights (as in Home Assistant), not the air purifier too',
-  'set the master bedroom to 19': 'a bare number for an area could be a temperature, a brightness or a position: it asks which',
   'a bit warmer in the kids room': 'no sentence says "warmer" with a place and no verb before it',
   "how's the air in the den": '"how is the air" is not an air quality question in the sentences',
   'cut the power to the washing machine': '"cut the power to" is not a way to turn something off in the sentences',

@@ -728,6 +728,13 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
   // Several, said in the singular, or of different kinds for a bare number: ask which. A kind word with a place
   // ("turn on the kitchen light" in a kitchen with two) is all of them, as Assist does, for lights, switches and
   // fans; a name said, or a lock, door or alarm, still asks.
+  // "Set the bedroom to 19": a bare number for a place with one thermostat, that fits its temperatures, is that
+  // thermostat's target (Home Assistant's HassClimateSetTemperature takes an area); a percent or no fit still asks.
+  if (intent === 'HassSetLevel' && t.areaOnly && c.number?.unit !== 'percent') {
+    const climates = ok.filter((o) => o.e.kind === 'climate');
+    const thermostats = t.entities.filter((e) => e.kind === 'climate');
+    if (climates.length === 1 && thermostats.length === 1) ok.splice(0, ok.length, climates[0]!);
+  }
   const mixed = intent === 'HassSetLevel' && new Set(ok.map((o) => o.e.kind)).size > 1;
   const roomKind = !t.named && !!t.kind && !!(t.area || t.floor) && ok.every((o) => ROOM_KINDS.has(o.e.kind));
   if (roomKind && !t.plural && ok.length > 1 && c.kind) {
