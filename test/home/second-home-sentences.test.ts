@@ -154,7 +154,12 @@ const SENTENCES: Sentence[] = [
   { say: 'turn off the siren in the garden', held: true },
   { say: "what's the humidity in the kids room", refused: true },
   { say: 'lock the front door', refused: true },
-  { say: 'switch off the den', sets: { den_reading_light: OFF, 'Den/Air purifier': { fan_state: 'OFF' } } },
+  // A place alone means its lights, as Home Assistant's own sentences have it ("turn off the kitchen" is
+  // HassTurnOff with domain light); "everything in the den" is what reaches the purifier too.
+  { say: 'switch off the den', sets: { den_reading_light: OFF } },
+  // Everything off in a place with a siren: a siren is only ever sounded or silenced when said, and waits for a person.
+  { say: 'switch off everything in the garden', refused: true },
+  { say: 'turn off the garden', refused: true },
   { say: 'turn the upstairs lights on', sets: { 'Master Bedroom - Ceiling': ON, 'Kids room/Ceiling': ON, 'upstairs/kids_room/nightlight': ON } },
   { say: 'how hot is the washing machine', refused: true },
   { say: 'turn on the reading light', sets: { den_reading_light: ON } },
@@ -190,7 +195,6 @@ const MISSES: Record<string, string> = {
   'is there water on the utility room floor': 'no sentence says a leak as "water on the floor"',
   'dim the kitchen ceiling': 'the light is off by then (the first round turned every light off): it says so rather than turning it on dimmer',
   'make the den light warmer': 'the light is off by then: its white is taken as unknown rather than the last one it reported',
-  'switch off the den': 'an area alone means its lights (as in Home Assistant), not the air purifier too',
   'a bit warmer in the kids room': 'no sentence says "warmer" with a place and no verb before it',
   "how's the air in the den": '"how is the air" is not an air quality question in the sentences',
   'cut the power to the washing machine': '"cut the power to" is not a way to turn something off in the sentences',
