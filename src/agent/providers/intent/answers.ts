@@ -231,6 +231,7 @@ function logicalState(e: Entity | undefined, line: StateLine): string | undefine
   if (e?.kind === 'binary_sensor') {
     const v = main.split(' ').pop();
     if (['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? '')) return v === 'on' ? 'open' : v === 'off' ? 'closed' : undefined;
+    if (e.deviceClass === 'vibration') return v === 'on' ? 'vibrating' : v === 'off' ? 'still' : undefined;
     return v;
   }
   // Anywhere but home (a zone, or not_home) is away.
@@ -249,6 +250,7 @@ const SAME_VOCABULARY = [
   ['locked', 'unlocked', 'locking', 'unlocking', 'jammed'],
   ['heating', 'cooling', 'idle', 'off'],
   ['home', 'away'],
+  ['vibrating', 'still'],
 ];
 
 function yesNo(asked: string | undefined, actual: string | undefined): 'yes' | 'no' | undefined {
@@ -315,6 +317,7 @@ export function stateSentence(line: StateLine, e: Entity | undefined, r: Respons
     else if (['motion', 'occupancy', 'presence'].includes(dc)) body = r.say(on ? 'state_motion' : 'state_no_motion', { name });
     else if (['door', 'window', 'garage_door', 'opening'].includes(dc)) body = is(r.say(on ? 'word_open' : 'word_closed'));
     else if (dc === 'moisture') body = is(r.say(on ? 'word_wet' : 'word_dry'));
+    else if (dc === 'vibration') body = is(r.say(on ? 'word_vibrating' : 'word_still'));
     else if (['smoke', 'gas', 'carbon_monoxide', 'problem', 'safety', 'tamper'].includes(dc))
       body = on ? r.say('state_detects', { name, what: dc.replace(/_/g, ' ') }) : r.say('state_clear', { name });
     else body = is(v);

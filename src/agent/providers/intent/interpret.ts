@@ -860,6 +860,9 @@ function stateApplies(e: Entity, state: string): boolean {
     case 'heating':
     case 'cooling':
       return e.kind === 'climate';
+    case 'vibrating':
+    case 'still':
+      return e.kind === 'binary_sensor' && e.deviceClass === 'vibration';
     case 'idle':
       return e.kind === 'climate' || e.kind === 'vacuum' || e.kind === 'lawn_mower';
     // A robot's own states.
@@ -876,6 +879,17 @@ function stateApplies(e: Entity, state: string): boolean {
     default:
       return e.kind === 'switch' || e.kind === 'light' || e.kind === 'fan' || e.kind === 'binary_sensor' || e.kind === 'climate';
   }
+}
+
+/** Entities that can be in the asked state whose names carry every word of a name said. */
+function sensorsNamedAfter(c: Captures, t: Target, v: Vocabulary): Entity[] {
+  const said = c.names.map((n) => v.lang.normalizer.tokenize(n.said).map((w) => w.w));
+  if (!c.state || !said.length) return [];
+  return v.entities.filter((e) => {
+    if (!stateApplies(e, c.state!) || (t.area && (e.area ?? '').toLowerCase() !== t.area.toLowerCase())) return false;
+    const words = new Set(v.lang.normalizer.tokenize(e.name).map((w) => w.w));
+    return said.some((name) => name.every((w) => words.has(w)));
+  });
 }
 
 function readArea(area: string | undefined, home: Home): Planned | Reply {
@@ -928,7 +942,10 @@ function planRead(c: Captures, home: Home): Planned | Reply | null {
   if (c.state && t.named) {
     // "is the front door locked": of the front door's entities, the lock.
     const fitting = entities.filter((e) => stateApplies(e, c.state!));
-    if (fitting.length) entities = fitting;
+    // "is the washer vibrating": none of the washer's own can be, so the sensor whose name carries the name said
+    // ("Washer vibration"), in the place said if one was.
+    const beside = fitting.length ? fitting : sensorsNamedAfter(c, t, home.vocabulary);
+    if (beside.length) entities = beside;
   } else if (c.state) {
     const fitting = entities.filter((e) => stateApplies(e, c.state!));
     if (fitting.length) entities = fitting;

@@ -112,6 +112,8 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   word_closed: [],
   word_wet: [],
   word_dry: [],
+  word_vibrating: [],
+  word_still: [],
   climate_off: ['name', 'now'],
   climate_set: ['name', 'mode', 'target', 'doing', 'now'],
   climate_target: ['value'],
