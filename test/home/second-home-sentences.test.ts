@@ -174,7 +174,8 @@ const SENTENCES: Sentence[] = [
   { say: 'toggle the lounge lamp', sets: { 'Lounge Lamp': {} } },
   // A fourth round (relative changes, questions about areas and floors), written on both homes as they are after the
   // rounds above and said once before any fix for it: 8 right, 0 asked, 0 wrong, 4 missed of 12 then.
-  { say: 'a bit warmer in the kids room', sets: { 'Kids room/Radiator': { current_heating_setpoint: [20.5, 22] } } },
+  // The kids room's heating was turned off above: it says so, and that a mode turns it on.
+  { say: 'a bit warmer in the kids room', refused: true },
   { say: 'is anything on upstairs', answer: /ceiling|nightlight/i },
   { say: 'are all the doors shut', answer: /\b(yes|closed|shut)\b/i },
   { say: 'turn the den down', sets: { den_reading_light: { brightness: [100, 253] } } },
@@ -186,6 +187,8 @@ const SENTENCES: Sentence[] = [
   { say: 'turn the nightlight off in the kids room', sets: { 'upstairs/kids_room/nightlight': OFF } },
   { say: 'is the heating in the master bedroom on', answer: /\b(yes|heat|heating|on)\b/i },
   { say: 'how damp is it outside', answer: /81/ },
+  // Added with the fix for the one above, where the heating is on.
+  { say: 'a little warmer in the master bedroom', sets: { 'Master bedroom/Radiator': { occupied_heating_setpoint: [19.5, 22] } } },
 ];
 
 /** Sentences that still miss, each with why. Never wrong: a wrong action is never listed here. */
@@ -194,10 +197,7 @@ const MISSES: Record<string, string> = {
   'is there water on the utility room floor': 'no sentence says a leak as "water on the floor"',
   'dim the kitchen ceiling': 'the light is off by then (the first round turned every light off): it says so rather than turning it on dimmer',
   'make the den light warmer': 'the light is off by then: its white is taken as unknown rather than the last one it reported',
-  'a bit warmer in the kids room': 'no sentence says "warmer" with a place and no verb before it',
   "how's the air in the den": '"how is the air" is not an air quality question in the sentences',
-  'cut the power to the washing machine': '"cut the power to" is not a way to turn something off in the sentences',
-  'half open the curtains': '"half open" before a cover is not a position in the sentences',
 };
 
 type Verdict = 'right' | 'asked' | 'wrong' | 'missed';
