@@ -122,7 +122,8 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
       const names = reply.candidates.map((e) => theName(r, e));
       const dup = new Set(names.filter((n, i) => names.indexOf(n) !== i));
       const labels = reply.candidates.map((e, i) => (dup.has(names[i]) && e.area ? r.say('in_area', { name: names[i], area: theArea(r, e.area) }) : names[i]));
-      const shown = labels.slice(0, 6);
+      // "or one of 1 more" is no way to speak: a list that would leave out only one says it too.
+      const shown = labels.length <= 7 ? labels : labels.slice(0, 6);
       const more = labels.length - shown.length;
       return r.say('ambiguous', { choices: more > 0 ? r.say('ambiguous_more', { shown: shown.join(r.say('list_separator')), count: more }) : r.list(shown) });
     }
@@ -568,7 +569,7 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
   const matching = [...seen.values()].filter(({ line, e }) => !line.noState && logicalState(e, line) === asked);
   const r = ctx.responses;
   const names = matching.map(({ line, e }) => nameOf(r, line, e));
-  const shown = names.length > 8 ? [...names.slice(0, 8), r.say('n_more', { count: names.length - 8 })] : names;
+  const shown = names.length > 9 ? [...names.slice(0, 8), r.say('n_more', { count: names.length - 8 })] : names;
   const unknown = [...seen.values()].filter(({ line }) => line.noState).length;
   const note = unknown ? r.say('summary_not_reported', { count: unknown }) : '';
   const state = spoken(asked, 20);
@@ -577,7 +578,7 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
     const known = [...seen.values()].filter(({ line }) => !line.noState);
     const others = known.filter((x) => !matching.includes(x)).map(({ line, e }) => nameOf(r, line, e));
     if (!others.length) return r.say('summary_all_yes', { count: known.length, state, note });
-    const list = others.length > 8 ? [...others.slice(0, 8), r.say('n_more', { count: others.length - 8 })] : others;
+    const list = others.length > 9 ? [...others.slice(0, 8), r.say('n_more', { count: others.length - 8 })] : others;
     return r.say('summary_all_no', { count: others.length, checked: seen.size, state, names: r.list(list, 'and'), note });
   }
   if (!names.length) {
