@@ -8,7 +8,7 @@ import type { Reply } from './resolve.js';
 import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from './results.js';
 import { cleanDeviceText } from '../../../tools/device-text.js';
 import { personName, resultText, sentence, spoken, theArea, theName } from './names.js';
-import { HISTORY_TOOL, historySentence, type HistoryAsk } from './history.js';
+import { HISTORY_TOOL, historySentence, historyWas, isMotion, type HistoryAsk } from './history.js';
 import { AUDIT_TOOL, auditSentence, POLICY_TOOL, policySentence } from './records.js';
 import { NEW_KIND_ACTIONS, PARTICIPLE_ACTIONS, type Responses, type Slots } from './responses.js';
 import type { OfferedTools } from './tools.js';
@@ -593,9 +593,23 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
   return sentence(r.say('summary_which', slots));
 }
 
+/** "Has anyone moved recently?" over several sensors: the ones that saw motion in the window, or none did. */
+function sawMotionAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | undefined {
+  if (calls.length < 2 || ctx.ask !== 'was' || !calls.every((c) => c.tool === HISTORY_TOOL)) return undefined;
+  const r = ctx.responses;
+  const each = calls.map((c) => {
+    const entity = ctx.entity(String(c.args.entity));
+    return entity && isMotion(entity) ? historyWas(c.result.trim(), { entity, name: theName(r, entity), asked: ctx.asked, ask: 'was', responses: r }) : undefined;
+  });
+  if (each.some((x) => !x)) return undefined;
+  const seen = each.filter((x) => x!.yes);
+  if (seen.length) return seen.map((x) => sentence(x!.text)).join(' ');
+  return r.say('history_was_no_motion_any', { count: each.length, since: each[0]!.since, until: each[0]!.until });
+}
+
 /** The whole second-round answer. */
 export function composeAnswer(calls: AnsweredCall[], ctx: AnswerContext): string {
-  const summary = summaryAnswer(calls, ctx);
+  const summary = summaryAnswer(calls, ctx) ?? sawMotionAnswer(calls, ctx);
   if (summary) return summary;
   const parts = calls.map((c) => answerFor(c, { ...ctx, asked: calls.length === 1 ? ctx.asked : undefined }));
   return parts.join(' ') || ctx.responses.say('done');
