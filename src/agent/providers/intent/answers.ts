@@ -599,7 +599,9 @@ function sawMotionAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | un
   const r = ctx.responses;
   const each = calls.map((c) => {
     const entity = ctx.entity(String(c.args.entity));
-    return entity && isMotion(entity) ? historyWas(c.result.trim(), { entity, name: theName(r, entity), asked: ctx.asked, ask: 'was', responses: r }) : undefined;
+    return entity && isMotion(entity)
+      ? historyWas(c.result.trim(), { entity, name: theName(r, entity), asked: ctx.asked, ask: 'was', responses: r })
+      : undefined;
   });
   if (each.some((x) => !x)) return undefined;
   const seen = each.filter((x) => x!.yes);

@@ -136,7 +136,8 @@ export function planHistory(c: Captures, v: Vocabulary, offered: OfferedTools, c
   // "Has anyone moved recently?": every motion sensor there over the window, answered together.
   if (candidates.length > 1 && ask === 'was' && candidates.length <= MAX_SENSORS && candidates.every(isMotion)) {
     const readable = candidates.filter((e) => tool?.meta.entityIds.includes(e.id));
-    if (!tool || readable.length < candidates.length) return { type: 'not_here', entities: candidates.filter((e) => !readable.includes(e)), verb: 'read_history', rank: 3 };
+    if (!tool || readable.length < candidates.length)
+      return { type: 'not_here', entities: candidates.filter((e) => !readable.includes(e)), verb: 'read_history', rank: 3 };
     const window = windowOf(c.other.period, hour, now);
     return { calls: readable.map((e) => ({ tool: tool.name, args: { entity: e.id, ...window } })), entities: readable, asked: 'on', ask };
   }
@@ -167,7 +168,6 @@ export function historySentence(result: string, ctx: HistoryAnswerContext): stri
   const from = WHEN.exec(head);
   if (!from) return undefined;
   const { name, entity } = ctx;
-  const until = /from .+? to (\d{4}-\d\d-\d\d \d\d:\d\d UTC)/.exec(head)?.[1] ?? '';
   if (/: no changes recorded\./.test(head)) {
     const before = /It was (.+?) since (\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\)/.exec(head);
     if (before && ctx.ask === 'since' && ctx.asked && entity) {
