@@ -386,6 +386,13 @@ describe('intent model: what it does not understand', () => {
     });
   }
 
+  it('names what it looked for as a thing, never as the word for a person ("anyone")', async () => {
+    const { tools, provider } = build(demoEntities, 'per-entity');
+    const r = await say(provider, 'is anyone in the kitchen', tools);
+    assert.equal(r.calls.length, 0);
+    assert.match(r.text, /^Sorry, I could not find a motion or presence sensor in the kitchen\./);
+  });
+
   it('says what a device cannot do', async () => {
     const { tools, provider } = build(demoEntities, 'per-entity');
     const a = await say(provider, 'open the front door', tools);

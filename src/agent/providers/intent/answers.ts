@@ -108,8 +108,10 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
     case 'refused':
       return r.say(reply.key);
     case 'not_found': {
-      const what = reply.noun
-        ? r.say(`noun_${reply.noun}`, { kind: spoken(reply.what || r.say('word_device'), 40), state: reply.state })
+      // "is anyone in the den": a motion sensor is what was looked for, not "an anyone".
+      const noun = reply.noun ?? (reply.kind && r.has(`noun_${reply.kind}`) ? reply.kind : undefined);
+      const what = noun
+        ? r.say(`noun_${noun}`, { kind: spoken(reply.what || r.say('word_device'), 40), state: reply.state })
         : withArticle(r, spoken(reply.what, 60));
       return `${reply.area ? r.say('not_found_in_area', { what, area: theArea(r, reply.area) }) : r.say('not_found', { what })}${tryThis}`;
     }

@@ -365,6 +365,7 @@ for (const n of [
   'cover_or_valve',
   'lock',
   'button',
+  'motion',
 ])
   RESPONSE_SLOTS[`noun_${n}`] = [];
 RESPONSE_SLOTS.noun_that_can_be = ['kind', 'state'];
