@@ -883,13 +883,27 @@ function stateApplies(e: Entity, state: string): boolean {
 
 /** Entities that can be in the asked state whose names carry every word of a name said. */
 function sensorsNamedAfter(c: Captures, t: Target, v: Vocabulary): Entity[] {
-  const said = c.names.map((n) => v.lang.normalizer.tokenize(n.said).map((w) => w.w));
+  const said = c.names.flatMap((n) => sameThings(v.lang.normalizer.tokenize(n.said), v));
   if (!c.state || !said.length) return [];
   return v.entities.filter((e) => {
     if (!stateApplies(e, c.state!) || (t.area && (e.area ?? '').toLowerCase() !== t.area.toLowerCase())) return false;
     const words = new Set(v.lang.normalizer.tokenize(e.name).map((w) => w.w));
     return said.some((name) => name.every((w) => words.has(w)));
   });
+}
+
+/** A name said, and the same name with each other word for one appliance ("washing machine": also "washer"). */
+function sameThings(tokens: Token[], v: Vocabulary): string[][] {
+  const words = tokens.map((w) => w.w);
+  const out = [words];
+  const list = v.lang.list('same_thing');
+  if (!list) return out;
+  const others = new Map<string, string[][]>();
+  for (const [phrase, value] of list.phrases()) (others.get(String(value)) ?? others.set(String(value), []).get(String(value))!).push(phrase.split(' '));
+  for (let i = 0; i < tokens.length; i++)
+    for (const h of list.match(tokens, i))
+      for (const other of others.get(String(h.value)) ?? []) out.push([...words.slice(0, i), ...other, ...words.slice(h.end)]);
+  return out;
 }
 
 function readArea(area: string | undefined, home: Home): Planned | Reply {
