@@ -175,8 +175,8 @@ const SENTENCES: Sentence[] = [
   { say: 'stop the curtains', sets: { 'Lounge/Curtains': { state: 'STOP' } } },
   { say: 'toggle the lounge lamp', sets: { 'Lounge Lamp': {} } },
   // A fourth round (relative changes, questions about areas and floors), written on both homes as they are after the
-  // rounds above and said once before any fix for it: 8 right, 0 asked, 0 wrong, 4 missed of 12 then; 11 right and
-  // 1 missed after the fixes.
+  // rounds above and said once before any fix for it: 8 right, 0 asked, 0 wrong, 4 missed of 12 then; 12 right after
+  // the fixes.
   // The kids room's heating was turned off above: it says so, and that a mode turns it on.
   { say: 'a bit warmer in the kids room', refused: true },
   { say: 'is anything on upstairs', answer: /ceiling|nightlight/i },
