@@ -16,6 +16,7 @@ import { loadConfig } from '../src/config/load.js';
 import { Hearth } from '../src/hearth.js';
 import { silentLogger } from '../src/log.js';
 import { envInt, fmt, machine, median, nowNs, ratio, secondsSince, startBroker, table, tempDir, writeResults } from './lib/harness.js';
+import { isSensor, zigbee2mqttDevice } from './lib/zigbee2mqtt-list.js';
 
 const DEVICES = envInt('BENCH_BIGHOME_DEVICES', 2000);
 const ROUNDS = envInt('BENCH_BIGHOME_ROUNDS', 3);
@@ -28,41 +29,10 @@ console.log(
   `bighomes: Node ${process.version}, ${machine().cpus} cores; a Zigbee2MQTT bridge/devices list of ${DEVICES.toLocaleString('en-US')} devices arriving at a running Hearth, ${ROUNDS} rounds\n`,
 );
 
-const numeric = (name: string, unit: string) => ({ type: 'numeric', name, property: name, access: 1, unit, label: name });
 function devicesList(round: number): unknown[] {
   const out: unknown[] = [];
-  for (let d = 0; d < DEVICES; d++) {
-    const sensor = d % 2 === 0;
-    const exposes = sensor
-      ? [
-          numeric('temperature', '°C'),
-          numeric('humidity', '%'),
-          numeric('pressure', 'hPa'),
-          numeric('battery', '%'),
-          { type: 'binary', name: 'occupancy', property: 'occupancy', access: 1, value_on: true, value_off: false },
-        ]
-      : [
-          {
-            type: 'switch',
-            features: [{ type: 'binary', name: 'state', property: 'state', access: 7, value_on: 'ON', value_off: 'OFF', value_toggle: 'TOGGLE' }],
-          },
-          numeric('power', 'W'),
-          numeric('energy', 'kWh'),
-          numeric('voltage', 'V'),
-          numeric('current', 'A'),
-        ];
-    out.push({
-      ieee_address: `0x${(0x00124b0000000000n + BigInt(d)).toString(16).padStart(16, '0')}`,
-      type: sensor ? 'EndDevice' : 'Router',
-      supported: true,
-      disabled: false,
-      interview_completed: true,
-      // A rename each round: the list really changes, so the tool set must be rebuilt.
-      friendly_name: `${sensor ? 'Sensor' : 'Plug'} ${d}${round ? ` r${round}` : ''}`,
-      power_source: sensor ? 'Battery' : 'Mains (single phase)',
-      definition: { model: sensor ? 'SNZB-02' : 'ZBMINI', vendor: 'Bench', description: sensor ? 'Climate sensor' : 'Plug', exposes, supports_ota: false },
-    });
-  }
+  // A rename each round: the list really changes, so the tool set must be rebuilt.
+  for (let d = 0; d < DEVICES; d++) out.push(zigbee2mqttDevice(d, `${isSensor(d) ? 'Sensor' : 'Plug'} ${d}${round ? ` r${round}` : ''}`));
   return out;
 }
 

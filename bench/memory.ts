@@ -18,7 +18,7 @@
 //
 // A script, not a test: it prints numbers and ratios and writes
 // bench/results/memory.json; it never fails on timings or sizes.
-// Knobs: BENCH_MEMORY_ENTITIES (10000), BENCH_MEMORY_ROUNDS (3: processes per variant, alternating; the median's
+// Knobs: BENCH_MEMORY_ONLY (variants, comma-separated: their rounds only), BENCH_MEMORY_ENTITIES (10000), BENCH_MEMORY_ROUNDS (3: processes per variant, alternating; the median's
 // reported), BENCH_MEMORY_SETTLE_MS (1000), BENCH_MEMORY_PHASES (1: V8's spaces at
 // each step; 2: and every mapping over 0.5 MiB resident), BENCH_MEMORY_SNAPSHOT (a folder: heap snapshots), BENCH_TMPDIR.
 import { spawnSync } from 'node:child_process';
@@ -27,13 +27,17 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt from 'mqtt';
+import { isSensor, zigbee2mqttDevice, zigbee2mqttState } from './lib/zigbee2mqtt-list.js';
 import { envInt, fmt, machine, median, memoryMiB, nowNs, ratio, secondsSince, startBroker, table, tempDir, writeResults } from './lib/harness.js';
 
 const ENTITIES = envInt('BENCH_MEMORY_ENTITIES', 10_000);
 const ROUNDS = envInt('BENCH_MEMORY_ROUNDS', 3);
 const PER_DEVICE = 5;
 const DEVICES = Math.ceil(ENTITIES / PER_DEVICE);
-type Variant = 'baseline' | 'bridge' | 'bridge-per-entity' | 'baseline-no-number-cache';
+type Variant = 'baseline' | 'bridge' | 'bridge-per-entity' | 'baseline-no-number-cache' | 'baseline-zigbee2mqtt' | 'bridge-zigbee2mqtt';
+
+/** The Zigbee2MQTT home's prefix: apart from `zigbee2mqtt`, so the device-file variants never see it. */
+const Z2M = 'z2mbench';
 
 interface ChildReport {
   variant: Variant;
@@ -77,6 +81,23 @@ function homeFile(): string {
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The same home as Zigbee2MQTT would publish it (the shape users bring): a bridge/devices list of the same 2,000
+ * devices, named `<area>/<name>` as owners do, each device's state on its own topic and its availability.
+ */
+function zigbee2mqttMessages(): Array<[string, string]> {
+  const name = (d: number) => `Room ${d % 97}/${isSensor(d) ? 'Sensor' : 'Plug'} ${d}`;
+  const out: Array<[string, string]> = [
+    [`${Z2M}/bridge/state`, JSON.stringify({ state: 'online' })],
+    [`${Z2M}/bridge/devices`, JSON.stringify(Array.from({ length: DEVICES }, (_, d) => zigbee2mqttDevice(d, name(d))))],
+  ];
+  for (let d = 0; d < DEVICES; d++) {
+    out.push([`${Z2M}/${name(d)}`, JSON.stringify(zigbee2mqttState(d))]);
+    out.push([`${Z2M}/${name(d)}/availability`, JSON.stringify({ state: 'online' })]);
+  }
+  return out;
 }
 
 function retainedMessages(): Array<[string, string]> {
@@ -212,9 +233,10 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
   if (process.env.BENCH_MEMORY_PHASES) console.error(`    .. ${variant}: start: ${JSON.stringify(start)} ${await heapSpaces()}`);
   if (process.env.BENCH_MEMORY_SNAPSHOT && variant !== 'baseline')
     (await import('node:v8')).writeHeapSnapshot(join(process.env.BENCH_MEMORY_SNAPSHOT, `${variant}-start.heapsnapshot`));
-  const topics = [...new Set(retainedMessages().map(([t]) => t))];
+  const home = variant.endsWith('zigbee2mqtt') ? zigbee2mqttMessages() : retainedMessages();
+  const topics = [...new Set(home.map(([t]) => t))];
   const t0 = nowNs();
-  if (variant === 'baseline' || variant === 'baseline-no-number-cache') {
+  if (variant.startsWith('baseline')) {
     // Raw mqtt.js as anyone would run it: with its packet writer's default number cache (6 MiB of
     // Buffers), which importing the bridge's modules above turned off (src/mqtt/packet-numbers.ts).
     const { createRequire } = await import('node:module');
@@ -238,22 +260,39 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
     flags: {
       'mqtt.url': url,
       'mqtt.protocolVersion': '4',
-      'devices.paths': [join(dir, 'devices')],
+      'devices.paths': [join(dir, variant === 'bridge-zigbee2mqtt' ? 'no-devices' : 'devices')],
       demo: false,
       'database.path': join(dir, `${variant}.db`),
-      'tools.shape': variant === 'bridge' ? 'auto' : 'per-entity',
+      'tools.shape': variant === 'bridge-per-entity' ? 'per-entity' : 'auto',
+      ...(variant === 'bridge-zigbee2mqtt' ? { 'discovery.zigbee2mqtt.prefix': Z2M } : {}),
     },
   });
   const hearth = await Hearth.open({ config, log: silentLogger, connectWaitMs: 10_000 });
   if (process.env.BENCH_MEMORY_PHASES)
     console.error(`    .. ${variant}: opened (device file, SQLite, tools), before the retained state: ${JSON.stringify(memoryMiB())} ${await heapSpaces()}`);
+  // Discovered devices come with the list: wait for all of them first.
+  for (let i = 0; hearth.bridge.registry.entities().length < ENTITIES; i++) {
+    if (process.env.BENCH_MEMORY_PHASES && i % 250 === 0) console.error(`    .. ${variant}: ${hearth.bridge.registry.entities().length} entities so far`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
   const entities = hearth.bridge.registry.entities();
   const ready = () =>
     entities.every((e) => {
       const s = hearth.bridge.cache.get(e.id);
       return s && s.value !== undefined && s.available === true;
     });
-  while (!ready()) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; !ready(); i++) {
+    if (process.env.BENCH_MEMORY_PHASES && i % 250 === 0) {
+      const waiting = entities.filter((e) => !(hearth.bridge.cache.get(e.id)?.value !== undefined && hearth.bridge.cache.get(e.id)?.available === true));
+      console.error(
+        `    .. ${variant}: ${waiting.length} entities without state, e.g. ${waiting
+          .slice(0, 3)
+          .map((e) => `${e.id} ${JSON.stringify(hearth.bridge.cache.get(e.id))}`)
+          .join('; ')}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
   const secondsToMirror = secondsSince(t0);
   const mirrored = await settledMemory();
   if (process.env.BENCH_MEMORY_PHASES) console.error(`    .. ${variant}: mirrored: ${JSON.stringify(mirrored)} ${await heapSpaces()}`);
@@ -287,9 +326,10 @@ async function parent(): Promise<void> {
   if (!broker) throw new Error('no broker started');
   try {
     mkdirSync(join(tmp.path, 'devices'));
+    mkdirSync(join(tmp.path, 'no-devices'));
     writeFileSync(join(tmp.path, 'devices', 'home.yaml'), homeFile());
     const pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
-    const messages = retainedMessages();
+    const messages = [...retainedMessages(), ...zigbee2mqttMessages()];
     for (let i = 0; i < messages.length; i++) {
       const [topic, payload] = messages[i]!;
       if (i % 500 === 499) await pub.publishAsync(topic, payload, { qos: 1, retain: true });
@@ -302,11 +342,13 @@ async function parent(): Promise<void> {
 
     // Each variant in ROUNDS processes, alternating, and the one of median RSS growth reported: a process's RSS
     // moves by a few MiB from run to run with the same heap (malloc arenas, pages V8 keeps).
-    const variants = ['baseline', 'bridge', 'bridge-per-entity', 'baseline-no-number-cache'] as const;
+    const variants = ['baseline', 'bridge', 'bridge-per-entity', 'baseline-no-number-cache', 'baseline-zigbee2mqtt', 'bridge-zigbee2mqtt'] as const;
     const runs = new Map<Variant, ChildReport[]>(variants.map((v) => [v, []]));
+    const only = process.env.BENCH_MEMORY_ONLY?.split(',');
     for (let round = 0; round < ROUNDS; round++) {
       // The last one is for reference only: the raw mirror with the number cache off, as the bridge runs.
       for (const variant of variants) {
+        if (only && !only.includes(variant)) continue;
         const a = nowNs();
         const r = spawnSync(
           process.execPath,
@@ -337,6 +379,8 @@ async function parent(): Promise<void> {
         );
       }
     }
+    // Some variants only (BENCH_MEMORY_ONLY, while working on one): their rounds above are the answer.
+    if (only) return;
     const rssGrowth = (r: ChildReport) => r.mirrored.rss - r.start.rss;
     const reports = variants.map((v) => {
       const all = runs.get(v)!;
@@ -351,6 +395,7 @@ async function parent(): Promise<void> {
     const base = reports[0]!;
     const growth = (r: ChildReport) => ({ rss: r.mirrored.rss - r.start.rss, heap: r.mirrored.heapUsed - r.start.heapUsed });
     const bg = growth(base);
+    const zBase = reports[variants.indexOf('baseline-zigbee2mqtt')]!;
     console.log('');
     table(
       [
@@ -378,9 +423,13 @@ async function parent(): Promise<void> {
             ? 'baseline: raw mqtt.js, last payload per topic'
             : r.variant === 'baseline-no-number-cache'
               ? '(reference) raw mirror, number cache off too'
-              : r.variant === 'bridge'
-                ? `bridge (tools ${r.shape})`
-                : `bridge, tools ${r.shape}`,
+              : r.variant === 'baseline-zigbee2mqtt'
+                ? 'Zigbee2MQTT home: raw mqtt.js mirror'
+                : r.variant === 'bridge-zigbee2mqtt'
+                  ? `Zigbee2MQTT home: bridge (tools ${r.shape})`
+                  : r.variant === 'bridge'
+                    ? `bridge (tools ${r.shape})`
+                    : `bridge, tools ${r.shape}`,
           r.entities.toLocaleString('en-US'),
           r.topics.toLocaleString('en-US'),
           r.tools === undefined ? '' : r.tools.toLocaleString('en-US'),
@@ -388,10 +437,10 @@ async function parent(): Promise<void> {
           fmt(r.mirrored.rss, 1),
           fmt(g.rss, 1),
           spread(r.variant),
-          first ? '' : ratio(g.rss, bg.rss),
+          first || r.variant === 'baseline-zigbee2mqtt' ? '' : ratio(g.rss, growth(r.variant === 'bridge-zigbee2mqtt' ? zBase : base).rss),
           `${fmt(r.mirrored.v8 - r.start.v8, 1)} / ${fmt(r.mirrored.native - r.start.native, 1)} / ${fmt(r.mirrored.files - r.start.files, 1)}`,
           fmt(g.heap, 1),
-          first ? '' : ratio(g.heap, bg.heap),
+          first || r.variant === 'baseline-zigbee2mqtt' ? '' : ratio(g.heap, growth(r.variant === 'bridge-zigbee2mqtt' ? zBase : base).heap),
           fmt(r.mirrored.external + r.mirrored.arrayBuffers, 1),
           fmt((g.rss * 1024) / r.entities, 2),
           fmt(r.secondsToMirror, 2),
@@ -405,6 +454,10 @@ async function parent(): Promise<void> {
     const memRatio = growth(bridge).rss / bg.rss;
     console.log(
       `TARGET memory, ${bridge.entities.toLocaleString('en-US')} entities mirrored (default tools): RSS growth <= 2x the raw mirror's: ${memRatio <= 2 ? 'MET' : 'NOT MET'} (${ratio(growth(bridge).rss, bg.rss)}; ${fmt((growth(bridge).rss * 1024) / bridge.entities, 2)} KiB per entity against ${fmt((bg.rss * 1024) / base.entities, 2)})`,
+    );
+    const zBridge = reports[variants.indexOf('bridge-zigbee2mqtt')]!;
+    console.log(
+      `  the same home from Zigbee2MQTT (discovered, named <area>/<name>; its list on the broker too): RSS growth ${fmt(growth(zBridge).rss, 1)} MiB against its raw mirror's ${fmt(growth(zBase).rss, 1)}: ${ratio(growth(zBridge).rss, growth(zBase).rss)} (heap ${fmt(growth(zBridge).heap, 1)} against ${fmt(growth(zBase).heap, 1)}: ${ratio(growth(zBridge).heap, growth(zBase).heap)})`,
     );
     const ref = reports.find((r) => r.variant === 'baseline-no-number-cache');
     if (ref) {

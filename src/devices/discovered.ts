@@ -6,7 +6,7 @@
 // quoted device data). A device or entity whose id breaks the rules is
 // refused, with the reason, rather than repaired into something else.
 import { cleanUntrustedText, INVISIBLE } from '../util/untrusted-text.js';
-import type { Device, Entity } from './model.js';
+import { type Device, deviceWith, type Entity, entityWith } from './model.js';
 
 /** Device ids, as in device files. */
 export const DEVICE_ID_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -48,10 +48,9 @@ function admitEntity(device: Device, entity: Entity): Entity | Refusal {
   const unit = optional(entity.unit, MAX_WORD_CHARS);
   const deviceClass = optional(entity.deviceClass, MAX_WORD_CHARS);
   const icon = optional(entity.icon, MAX_WORD_CHARS);
-  // A copy by Object.assign, the cleaned fields set (undefined where left out) rather than deleted: every admitted
-  // entity of a shape shares V8's layout of it (a `delete` made each a dictionary, a spread followed by fields gave
-  // each a layout of its own: issue 45).
-  return Object.assign({}, entity, {
+  // A copy with the cleaned fields set (undefined where left out), not deleted: a `delete` made each entity a
+  // dictionary, ~1.5 KiB (entityWith; issue 45).
+  return entityWith(entity, {
     name: cleanUntrustedText(entity.name, MAX_NAME_CHARS) || entity.key.replace(/_/g, ' '),
     aliases: entity.aliases
       .map((a) => cleanUntrustedText(a, MAX_AREA_CHARS))
@@ -98,7 +97,7 @@ export function admitDiscovered(devices: Device[]): { devices: Device[]; refused
     }
     if (!entities.length) continue;
     admitted.push(
-      Object.assign({}, device, {
+      deviceWith(device, {
         name: cleanUntrustedText(device.name, MAX_NAME_CHARS) || device.id,
         entities,
         area: optional(device.area, MAX_AREA_CHARS),

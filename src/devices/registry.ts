@@ -11,7 +11,7 @@ import { commandTopicsOf } from './commands.js';
 import { MemoryEntityNames, type EntityMemory } from './entity-names.js';
 import { HomeModel } from './home/home-model.js';
 import { saidAs } from './home/place-names.js';
-import type { Device, Entity } from './model.js';
+import { type Device, deviceWith, type Entity, entityWith } from './model.js';
 import { assignTopicOwners, dollarTopics, readTopicsOf, type ReservedTopics, type TopicClaim, type TopicRefusal } from './topic-owners.js';
 
 export interface RegistryEvents {
@@ -180,9 +180,9 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       .devices!.map((device) => {
         if (!device.entities.some((e) => refused.has(e.id))) return device;
         // A firmware update whose install topic is refused is still worth reading ("are there updates?"). Copies
-        // here and below by Object.assign: a spread followed by fields gives each copy a V8 layout of its own (issue 45).
+        // here and below by deviceWith/entityWith: each laid out alike (model.ts; issue 45).
         const entities = device.entities.flatMap((e) => (!refused.has(e.id) ? [e] : e.kind === 'update' ? [withoutCommands(e)] : []));
-        return entities.length ? Object.assign({}, device, { entities }) : undefined;
+        return entities.length ? deviceWith(device, { entities }) : undefined;
       })
       .filter((d): d is Device => !!d)
       .sort((a, b) => a.id.localeCompare(b.id));
@@ -200,9 +200,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     }
     const renamed = distinctNames(ranked, new Set(plan.files!.map((c) => c.entity.id)));
     if (renamed.size) {
-      merged = merged.map((d) =>
-        d.entities.some((e) => renamed.has(e.id)) ? Object.assign({}, d, { entities: d.entities.map((e) => renamed.get(e.id) ?? e) }) : d,
-      );
+      merged = merged.map((d) => (d.entities.some((e) => renamed.has(e.id)) ? deviceWith(d, { entities: d.entities.map((e) => renamed.get(e.id) ?? e) }) : d));
       ranked = ranked.map((e) => renamed.get(e.id) ?? e);
       for (const e of renamed.values()) entityIndex.set(e.id, e);
     }
@@ -386,7 +384,7 @@ function distinctNames(ranked: readonly Entity[], fromFiles: ReadonlySet<string>
       if (other === undefined) owner.set(k, e.id);
       return true;
     });
-    if (name !== e.name || aliases.length !== e.aliases.length) renamed.set(e.id, Object.assign({}, e, { name, aliases }));
+    if (name !== e.name || aliases.length !== e.aliases.length) renamed.set(e.id, entityWith(e, { name, aliases }));
   }
   return renamed;
 }
@@ -398,5 +396,5 @@ function saidKey(name: string): string {
 
 /** An entity with its commands taken away: read, never commanded. */
 function withoutCommands(entity: Entity): Entity {
-  return Object.assign({}, entity, { commandTopic: undefined, commandTopics: {}, commandTemplates: undefined, payloads: {} });
+  return entityWith(entity, { commandTopic: undefined, commandTopics: {}, commandTemplates: undefined, payloads: {} });
 }

@@ -8,7 +8,7 @@
 // that starts with a known area ("Kitchen spots") is a suggestion only (Device.suggestedArea).
 import { EventEmitter } from 'node:events';
 import type { Db } from '../../db/database.js';
-import type { Device, Entity } from '../model.js';
+import { type Device, deviceWith, type Entity, entityWith } from '../model.js';
 import { type Area, areaStore } from './areas.js';
 import { type DeviceChoice, deviceChoiceStore } from './device-choices.js';
 import { type EntityChoice, entityChoiceStore } from './entity-choices.js';
@@ -213,10 +213,8 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
       // Nothing to change: the source's own object (undefined `exposed` reads as shown). A copy per entity per
       // rebuild was ~1.8 KiB each, kept beside the source's (issue 45).
       if (renamed === e.name && entityAliases === e.aliases && where.area === e.area && where.floor === e.floor && (e.exposed ?? true) === exposed) return e;
-      // Object.assign of the source's object and the changed fields, in the same order every time: V8 gives every
-      // copy the same shape (a spread followed by fields, `{ ...e, name }`, gave each copy a shape of its own, ~330
-      // bytes; a `delete` turns an object into a dictionary, several times the size). Issue 45.
-      return Object.assign({}, e, {
+      // Copied by entityWith: every copy laid out alike (model.ts; issue 45).
+      return entityWith(e, {
         name: renamed,
         aliases: entityAliases,
         exposed,
@@ -228,8 +226,7 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
     });
     // The source's list when no entity changed (one array per device less).
     const entities = mapped.every((e, i) => e === device.entities[i]) ? device.entities : mapped;
-    // The same for the device.
-    return Object.assign({}, device, {
+    return deviceWith(device, {
       identity,
       name,
       entities,
