@@ -27,7 +27,7 @@ export interface EntityState {
   availabilityAt?: number;
   /** Camera: the latest frame. */
   frame?: Frame & { at: number };
-  /** Its device stopped answering commands (markSilent), until it answers one or announces itself online again. */
+  /** Its device stopped answering commands (markSilent), until it answers one (or, silent since the command, reports state). */
   silent?: Silence;
 }
 
@@ -38,7 +38,7 @@ export interface Silence {
   /**
    * Why it is thought silent: `failover`: it has answered no command since the broker connection failed over (or
    * came back), whatever else it sent (a device whose subscription was lost with a node still publishes its
-   * state); `reconnected`: nor since it reconnected itself, after such a failover; `nothing`: nothing at all came
+   * state); `reconnected`: nor since it reconnected itself, after such a failover; `nothing`: no state report came
    * from it since the command.
    */
   cause: 'failover' | 'reconnected' | 'nothing';
@@ -161,13 +161,13 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     // Most topics feed one entity: no set of changed entities to build for them.
     if (routes.length === 1) {
       const changed = this.applySafely(routes[0]!, message, retained);
-      if (!retained) this.heardFrom(routes[0]!.entity, this.saysOnline(routes[0]!), changed);
+      if (!retained) this.heardFrom(routes[0]!, changed);
       if (changed) this.changed(topic, routes[0]!.entity);
       return;
     }
     const changed = new Set<Entity>();
     for (const route of routes) if (this.applySafely(route, message, retained)) changed.add(route.entity);
-    if (!retained) for (const route of routes) this.heardFrom(route.entity, this.saysOnline(route), changed.has(route.entity));
+    if (!retained) for (const route of routes) this.heardFrom(route, changed.has(route.entity));
     for (const entity of changed) this.changed(topic, entity);
   }
 
@@ -181,12 +181,12 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     return this.announced.get(deviceId);
   }
 
-  /** When the device last sent anything live (epoch ms), if it has since Hearth started. */
+  /** When the device last reported state live (epoch ms), if it has since Hearth started (availability is no report). */
   lastHeard(deviceId: string): number | undefined {
     return this.heard.get(deviceId);
   }
 
-  /** The device left a command unanswered: each of its entities says so until the device sends anything. */
+  /** The device left a command unanswered: each of its entities says so until it answers (clearSilent, heardFrom). */
   markSilent(deviceId: string, silence: Silence): void {
     this.silentDevices.add(deviceId);
     for (const [id, entity] of this.entities) {
@@ -203,14 +203,20 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   }
 
   /**
-   * A live message from the entity's device. A device that said nothing at all is back with anything; one that
-   * stopped answering after a failover only by announcing itself online (a new connection, subscribed afresh).
+   * A live message from the entity's device. An availability message says the device (re)connected, or that its
+   * will was read: no sign that it takes commands (and anyone on the broker can publish "online"), so it ends no
+   * silence. A device that said nothing at all since the command is back with a state report; one that stopped
+   * answering after a failover only by answering a command (clearSilent): it may publish without its subscription.
    */
-  private heardFrom(entity: Entity, online: boolean, changing: boolean): void {
+  private heardFrom(route: Route, changing: boolean): void {
+    const { entity } = route;
+    if (route.role === 'availability') {
+      if (this.saysOnline(route)) this.announced.set(entity.deviceId, this.now());
+      return;
+    }
     this.heard.set(entity.deviceId, this.now());
-    if (online) this.announced.set(entity.deviceId, this.now());
     if (!this.silentDevices.has(entity.deviceId)) return;
-    this.endSilence(entity.deviceId, (s) => online || s.cause === 'nothing', entity, changing);
+    this.endSilence(entity.deviceId, (s) => s.cause === 'nothing', entity, changing);
   }
 
   private endSilence(deviceId: string, ends: (s: Silence) => boolean, by?: Entity, changing = false): void {
