@@ -8,6 +8,7 @@ import type { AreaJson, FloorJson, HomeDeviceJson } from '../devices/home/home-s
 import { OUTCOMES } from '../audit/row.js';
 import type { ApprovalJson } from '../present/approval.js';
 import type { AuditRowJson } from '../present/audit-row.js';
+import type { RefusedClaimJson } from '../present/refused-claim.js';
 import type { StateJson } from '../present/state.js';
 import type { Explanation } from '../policy/engine.js';
 import type { PolicyRule } from '../policy/rules.js';
@@ -35,6 +36,8 @@ const as = str(200);
 export const METHOD_PARAMS = {
   hello: params({ token: str(200), protocol: whole(1, 1000) }),
   devices: params({}),
+  'devices.refused': params({}),
+  'devices.forget': params({ device: str(300) }, ['device']),
   sources: params({}),
   tools: params({ as }),
   'tools.stats': params({}),
@@ -349,6 +352,8 @@ export interface PolicyTestAnswer {
 export interface Answers {
   hello: HelloAnswer;
   devices: DeviceJson[];
+  'devices.refused': RefusedClaimJson[];
+  'devices.forget': { device: string; forgotten: string[] };
   sources: SourcesAnswer;
   tools: ToolsAnswer;
   'tools.stats': ToolsStatsAnswer;
