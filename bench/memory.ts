@@ -18,7 +18,8 @@
 //
 // A script, not a test: it prints numbers and ratios and writes
 // bench/results/memory.json; it never fails on timings or sizes.
-// Knobs: BENCH_MEMORY_ENTITIES (10000), BENCH_TMPDIR.
+// Knobs: BENCH_MEMORY_ENTITIES (10000), BENCH_MEMORY_SETTLE_MS (1000), BENCH_MEMORY_PHASES (1: V8's spaces at
+// each step; 2: and every mapping over 0.5 MiB resident), BENCH_MEMORY_SNAPSHOT (a folder: heap snapshots), BENCH_TMPDIR.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
@@ -104,6 +105,20 @@ function retainedMessages(): Array<[string, string]> {
 // ====================================================================== child: one variant
 
 /**
+ * memoryMiB() once the process has settled: a full GC, a second of quiet (the GC's helper threads finish sweeping
+ * and hand pages back), another full GC. Read at once, the raw mirror's growth swung 16-26 MiB between runs of the
+ * same code with the same heap, and the ratio with it (BENCH_MEMORY_SETTLE_MS=0 reads at once).
+ */
+async function settledMemory(): Promise<ReturnType<typeof memoryMiB>> {
+  const ms = Number(process.env.BENCH_MEMORY_SETTLE_MS ?? 1000);
+  if (ms > 0) {
+    memoryMiB();
+    await new Promise((r) => setTimeout(r, ms));
+  }
+  return memoryMiB();
+}
+
+/**
  * V8's heap spaces, the size each holds from the system (MiB), and the anonymous memory beside them
  * (BENCH_MEMORY_PHASES): what of the RSS is the JavaScript heap's, and what is not.
  */
@@ -135,6 +150,17 @@ function anonymousMemory(): string[] {
         else if (current === '') anon += Number(rss[1]);
       }
     }
+    if (process.env.BENCH_MEMORY_PHASES === '2') {
+      const big: string[] = [];
+      let cur = '';
+      for (const line of smaps.split('\n')) {
+        const head = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+        if (head) cur = `${((parseInt(head[2]!, 16) - parseInt(head[1]!, 16)) / 1048576).toFixed(1)}M ${head[3]} ${head[4] || 'anon'}`;
+        const rss = /^Rss:\s+(\d+) kB/.exec(line);
+        if (rss && Number(rss[1]) > 512) big.push(`${cur}=${(Number(rss[1]) / 1024).toFixed(1)}`);
+      }
+      console.error(`       maps > 0.5 MiB RSS: ${big.join('; ')}`);
+    }
     return [`malloc [heap] ${(heap / 1024).toFixed(1)}`, `anonymous maps ${(anon / 1024).toFixed(1)}`];
   } catch {
     return [];
@@ -145,7 +171,7 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
   const { loadConfig } = await import('../src/config/load.js');
   const { Hearth } = await import('../src/hearth.js');
   const { silentLogger } = await import('../src/log.js');
-  const start = memoryMiB();
+  const start = await settledMemory();
   if (process.env.BENCH_MEMORY_PHASES) console.error(`    .. ${variant}: start: ${JSON.stringify(start)} ${await heapSpaces()}`);
   if (process.env.BENCH_MEMORY_SNAPSHOT && variant !== 'baseline')
     (await import('node:v8')).writeHeapSnapshot(join(process.env.BENCH_MEMORY_SNAPSHOT, `${variant}-start.heapsnapshot`));
@@ -164,7 +190,7 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
     for (let i = 0; i < topics.length; i += 500) await client.subscribeAsync(topics.slice(i, i + 500), { qos: 0 });
     while (last.size < topics.length) await new Promise((r) => setTimeout(r, 20));
     const secondsToMirror = secondsSince(t0);
-    const mirrored = memoryMiB();
+    const mirrored = await settledMemory();
     await client.endAsync(true);
     return { variant, start, mirrored, entities: ENTITIES, topics: last.size, secondsToMirror };
   }
@@ -191,7 +217,7 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
     });
   while (!ready()) await new Promise((r) => setTimeout(r, 20));
   const secondsToMirror = secondsSince(t0);
-  const mirrored = memoryMiB();
+  const mirrored = await settledMemory();
   if (process.env.BENCH_MEMORY_PHASES) console.error(`    .. ${variant}: mirrored: ${JSON.stringify(mirrored)} ${await heapSpaces()}`);
   // Where the bytes go: BENCH_MEMORY_SNAPSHOT=dir writes a heap snapshot of each bridge variant (bench/lib/heap-types.ts sums it by type).
   if (process.env.BENCH_MEMORY_SNAPSHOT) (await import('node:v8')).writeHeapSnapshot(join(process.env.BENCH_MEMORY_SNAPSHOT, `${variant}.heapsnapshot`));

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { createAjv, schemaProblems } from '../util/ajv.js';
+import { interner, joined } from '../util/interner.js';
 import { DEFAULT_PAYLOADS, DEFAULT_RANGES, DEFAULT_STATES } from './defaults.js';
 import { deviceFileSchema } from './file-schema.js';
 import { parseJsonPath } from './json-path.js';
@@ -161,7 +162,8 @@ export function parseDeviceFile(file: string, text: string): { devices: Device[]
     return { problems: schemaProblems(validate.errors, doc).map((p) => ({ file, ...p })) };
   }
   const problems: DeviceFileProblem[] = [];
-  const devices = (doc as Raw).devices.map((raw: Raw, i: number) => toDevice(raw, file, `devices[${i}]`, problems));
+  const same = interner();
+  const devices = (doc as Raw).devices.map((raw: Raw, i: number) => toDevice(raw, file, `devices[${i}]`, problems, same));
   return problems.length ? { problems } : { devices };
 }
 
@@ -182,7 +184,7 @@ function toAvailability(raw: unknown): Availability | undefined {
 
 const asStrings = (m: Record<string, unknown> | undefined) => Object.fromEntries(Object.entries(m ?? {}).map(([k, v]) => [k, String(v)]));
 
-function toDevice(raw: Raw, file: string, where: string, problems: DeviceFileProblem[]): Device {
+function toDevice(raw: Raw, file: string, where: string, problems: DeviceFileProblem[], same: ReturnType<typeof interner>): Device {
   const device: Device = {
     id: raw.id,
     name: raw.name ?? raw.id,
@@ -250,23 +252,24 @@ function toDevice(raw: Raw, file: string, where: string, problems: DeviceFilePro
         });
       }
     }
+    // Strings equal across entities are one object (interner.ts); ids and names are flat strings.
     device.entities.push({
-      id: `${raw.id}.${key}`,
+      id: joined(raw.id, '.', key),
       key,
-      kind,
-      name: e.name ?? (Object.keys(raw.entities).length === 1 ? device.name : `${device.name} ${key.replace(/_/g, ' ')}`),
+      kind: same(kind),
+      name: e.name ?? (Object.keys(raw.entities).length === 1 ? device.name : joined(device.name, ' ', key.replace(/_/g, ' '))),
       aliases: e.aliases ?? NO_ALIASES,
-      area: e.area ?? raw.area,
-      floor: e.floor ?? raw.floor,
+      area: same(e.area ?? raw.area),
+      floor: same(e.floor ?? raw.floor),
       deviceId: raw.id,
-      deviceClass: e.device_class,
-      unit: e.unit,
-      icon: e.icon,
-      stateTopic: e.state_topic,
-      valuePath: e.value_path,
+      deviceClass: same(e.device_class),
+      unit: same(e.unit),
+      icon: same(e.icon),
+      stateTopic: same(e.state_topic),
+      valuePath: same(e.value_path),
       attributes: shared(attributes),
-      commandTopic: e.command_topic,
-      commandFormat: e.command_format ?? 'plain',
+      commandTopic: same(e.command_topic),
+      commandFormat: same(e.command_format ?? 'plain'),
       commandTopics: shared(e.command_topics ?? {}),
       payloads: shared({ ...DEFAULT_PAYLOADS[kind], ...asStrings(e.payloads) }),
       states: shared({ ...DEFAULT_STATES[kind], ...asStrings(e.states) }),

@@ -213,26 +213,30 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
       // Nothing to change: the source's own object (undefined `exposed` reads as shown). A copy per entity per
       // rebuild was ~1.8 KiB each, kept beside the source's (issue 45).
       if (renamed === e.name && entityAliases === e.aliases && where.area === e.area && where.floor === e.floor && (e.exposed ?? true) === exposed) return e;
-      // Built without `delete`: an object a property is deleted from turns into a dictionary, several times the size.
-      const { area: _area, floor: _floor, ...rest } = e;
-      const out: Entity = { ...rest, name: renamed, aliases: entityAliases, exposed };
-      // A person's name for the device names its tools; otherwise the source's whole name does.
-      if (renamed !== e.name) out.toolBase = renamed;
-      if (where.area) out.area = where.area;
-      if (where.floor) out.floor = where.floor;
-      return out;
+      // Object.assign of the source's object and the changed fields, in the same order every time: V8 gives every
+      // copy the same shape (a spread followed by fields, `{ ...e, name }`, gave each copy a shape of its own, ~330
+      // bytes; a `delete` turns an object into a dictionary, several times the size). Issue 45.
+      return Object.assign({}, e, {
+        name: renamed,
+        aliases: entityAliases,
+        exposed,
+        // A person's name for the device names its tools; otherwise the source's whole name does.
+        toolBase: renamed !== e.name ? renamed : e.toolBase,
+        area: where.area || undefined,
+        floor: where.floor || undefined,
+      });
     });
-    const { area: _area, floor: _floor, ...rest } = device;
-    const out: Device = { ...rest, identity, name, entities };
-    if (placed.area) out.area = placed.area;
-    if (placed.floor) out.floor = placed.floor;
-    if (areaFrom) out.areaFrom = areaFrom;
-    if (aliases.length) out.aliases = aliases;
-    if (!out.area) {
-      const suggested = this.leadingArea(ctx, name);
-      if (suggested) out.suggestedArea = suggested;
-    }
-    return out;
+    // The same for the device.
+    return Object.assign({}, device, {
+      identity,
+      name,
+      entities,
+      area: placed.area || undefined,
+      floor: placed.floor || undefined,
+      areaFrom,
+      aliases: aliases.length ? aliases : device.aliases,
+      suggestedArea: (!placed.area && this.leadingArea(ctx, name)) || device.suggestedArea,
+    });
   }
 
   /** Every known area's name and aliases as said, longest first (set by apply). */
