@@ -1,7 +1,7 @@
 // `hearth devices`: the home's devices, entities and their current state.
 import type { Command } from 'commander';
 import type { DeviceJson, SourcesAnswer } from '../daemon/schema.js';
-import { type RefusedClaimJson, refusedClaimWords } from '../present/refused-claim.js';
+import type { RefusedClaimJson } from '../present/refused-claim.js';
 import { hearthCommand } from './command-name.js';
 import { formatAge, table } from './format.js';
 import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
@@ -83,7 +83,7 @@ export function devicesText(list: DeviceJson[], looked?: SourcesAnswer, refused:
   }
   const head = `${list.length} devices, ${rows.length - 1} entities\n`;
   const left = refused.length
-    ? `\nNo command for ${refused.length} ${refused.length === 1 ? 'entity' : 'entities'} (left out):\n${refused.map((r) => `  ${r.name} (${r.entity}): ${refusedClaimWords(r)}\n`).join('')}`
+    ? `\nNo command for ${refused.length} ${refused.length === 1 ? 'entity' : 'entities'} (left out):\n${refused.map((r) => `  ${r.name} (${r.entity}): ${r.words}\n`).join('')}`
     : '';
   if (!list.length) return `${head}\n${looked ? nothingFound(looked) : 'No devices found.'}\n${left}`;
   return `${head}\n${table(rows)}\n${left}`;

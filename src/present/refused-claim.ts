@@ -17,25 +17,30 @@ export interface RefusedClaimJson {
   ownerDevice: string | null;
   /** Why no entity may command the topic, when no entity holds it ("the state topic of lock.x"). */
   reason: string | null;
+  /** All of it in words, as `hearth devices` says it. */
+  words: string;
 }
 
 /** The registry's refused claims, as data. */
 export function refusedClaimsJson(bridge: Bridge): RefusedClaimJson[] {
-  return bridge.registry.refusedClaims().map((r) => ({
-    entity: r.refused.id,
-    name: r.refused.name,
-    kind: r.refused.kind,
-    device: r.refused.deviceId,
-    topic: r.topic,
-    owner: r.owner?.id ?? r.awayOwner ?? null,
-    ownerAway: !!r.awayOwner,
-    ownerDevice: r.owner?.deviceId ?? (r.awayOwner ? deviceOfEntityId(r.awayOwner) : null),
-    reason: r.reason ?? null,
-  }));
+  return bridge.registry.refusedClaims().map((r) => {
+    const json = {
+      entity: r.refused.id,
+      name: r.refused.name,
+      kind: r.refused.kind,
+      device: r.refused.deviceId,
+      topic: r.topic,
+      owner: r.owner?.id ?? r.awayOwner ?? null,
+      ownerAway: !!r.awayOwner,
+      ownerDevice: r.owner?.deviceId ?? (r.awayOwner ? deviceOfEntityId(r.awayOwner) : null),
+      reason: r.reason ?? null,
+    };
+    return { ...json, words: refusedClaimWords(json) };
+  });
 }
 
 /** Why an entity has no command, in words (`hearth devices`, the page). */
-export function refusedClaimWords(r: RefusedClaimJson): string {
+export function refusedClaimWords(r: Omit<RefusedClaimJson, 'words'>): string {
   if (r.owner && r.ownerAway)
     return `its command topic ${r.topic} is held by ${r.ownerDevice} (${r.owner}), which is away; if that device is really gone, \`hearth devices forget ${r.ownerDevice}\` frees it`;
   if (r.owner) return `its command topic ${r.topic} belongs to ${r.owner}`;
