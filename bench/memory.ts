@@ -285,6 +285,8 @@ async function parent(): Promise<void> {
         },
       );
       const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
+      // What else the child printed (BENCH_MEMORY_NODE_FLAGS=--trace-gc, say), for whoever asked for it.
+      if (process.env.BENCH_MEMORY_PHASES) for (const l of r.stdout.split('\n')) if (l && !l.startsWith('{')) console.error(`    .. ${variant}| ${l}`);
       if (r.status !== 0 || !line) throw new Error(`variant ${variant} failed (status ${r.status}): ${r.stdout.slice(-500)}`);
       reports.push(JSON.parse(line) as ChildReport);
       console.log(`    .. ${variant}: done in ${secondsSince(a).toFixed(1)} s`);

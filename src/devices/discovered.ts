@@ -48,27 +48,23 @@ function admitEntity(device: Device, entity: Entity): Entity | Refusal {
   const unit = optional(entity.unit, MAX_WORD_CHARS);
   const deviceClass = optional(entity.deviceClass, MAX_WORD_CHARS);
   const icon = optional(entity.icon, MAX_WORD_CHARS);
-  const admitted: Entity = {
-    ...entity,
+  // A copy by Object.assign, the cleaned fields set (undefined where left out) rather than deleted: every admitted
+  // entity of a shape shares V8's layout of it (a `delete` made each a dictionary, a spread followed by fields gave
+  // each a layout of its own: issue 45).
+  return Object.assign({}, entity, {
     name: cleanUntrustedText(entity.name, MAX_NAME_CHARS) || entity.key.replace(/_/g, ' '),
     aliases: entity.aliases
       .map((a) => cleanUntrustedText(a, MAX_AREA_CHARS))
       .filter(Boolean)
       .slice(0, MAX_ALIASES),
-  };
-  // Options are sent to the device as they are, so they cannot be cleaned: a value with hidden characters, or too
-  // long to be a setting, is left out (it reaches a model in schemas and errors), and a list is capped.
-  admitted.options = Object.fromEntries(Object.entries(entity.options).map(([name, values]) => [name, cleanOptions(values)] as const));
-  for (const [field, value] of [
-    ['area', area],
-    ['unit', unit],
-    ['deviceClass', deviceClass],
-    ['icon', icon],
-  ] as const) {
-    if (value === undefined) delete admitted[field];
-    else admitted[field] = value;
-  }
-  return admitted;
+    // Options are sent to the device as they are, so they cannot be cleaned: a value with hidden characters, or too
+    // long to be a setting, is left out (it reaches a model in schemas and errors), and a list is capped.
+    options: Object.fromEntries(Object.entries(entity.options).map(([name, values]) => [name, cleanOptions(values)] as const)),
+    area,
+    unit,
+    deviceClass,
+    icon,
+  });
 }
 
 function cleanOptions(values: string[]): string[] {
@@ -101,17 +97,15 @@ export function admitDiscovered(devices: Device[]): { devices: Device[]; refused
       else entities.push(e);
     }
     if (!entities.length) continue;
-    const out: Device = { ...device, name: cleanUntrustedText(device.name, MAX_NAME_CHARS) || device.id, entities };
-    for (const [field, max] of [
-      ['area', MAX_AREA_CHARS],
-      ['manufacturer', MAX_MAKER_CHARS],
-      ['model', MAX_MAKER_CHARS],
-    ] as const) {
-      const value = optional(device[field], max);
-      if (value === undefined) delete out[field];
-      else out[field] = value;
-    }
-    admitted.push(out);
+    admitted.push(
+      Object.assign({}, device, {
+        name: cleanUntrustedText(device.name, MAX_NAME_CHARS) || device.id,
+        entities,
+        area: optional(device.area, MAX_AREA_CHARS),
+        manufacturer: optional(device.manufacturer, MAX_MAKER_CHARS),
+        model: optional(device.model, MAX_MAKER_CHARS),
+      }),
+    );
   }
   return { devices: admitted, refused };
 }

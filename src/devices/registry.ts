@@ -193,9 +193,10 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     plan.merged = plan
       .devices!.map((device) => {
         if (!device.entities.some((e) => refused.has(e.id))) return device;
-        // A firmware update whose install topic is refused is still worth reading ("are there updates?").
+        // A firmware update whose install topic is refused is still worth reading ("are there updates?"). Copies
+        // here and below by Object.assign: a spread followed by fields gives each copy a V8 layout of its own (issue 45).
         const entities = device.entities.flatMap((e) => (!refused.has(e.id) ? [e] : e.kind === 'update' ? [withoutCommands(e)] : []));
-        return entities.length ? { ...device, entities } : undefined;
+        return entities.length ? Object.assign({}, device, { entities }) : undefined;
       })
       .filter((d): d is Device => !!d)
       .sort((a, b) => a.id.localeCompare(b.id));
@@ -213,7 +214,9 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     }
     const renamed = distinctNames(ranked, new Set(plan.files!.map((c) => c.entity.id)));
     if (renamed.size) {
-      merged = merged.map((d) => (d.entities.some((e) => renamed.has(e.id)) ? { ...d, entities: d.entities.map((e) => renamed.get(e.id) ?? e) } : d));
+      merged = merged.map((d) =>
+        d.entities.some((e) => renamed.has(e.id)) ? Object.assign({}, d, { entities: d.entities.map((e) => renamed.get(e.id) ?? e) }) : d,
+      );
       ranked = ranked.map((e) => renamed.get(e.id) ?? e);
       for (const e of renamed.values()) entityIndex.set(e.id, e);
     }
@@ -416,7 +419,7 @@ function distinctNames(ranked: readonly Entity[], fromFiles: ReadonlySet<string>
       if (other === undefined) owner.set(k, e.id);
       return true;
     });
-    if (name !== e.name || aliases.length !== e.aliases.length) renamed.set(e.id, { ...e, name, aliases });
+    if (name !== e.name || aliases.length !== e.aliases.length) renamed.set(e.id, Object.assign({}, e, { name, aliases }));
   }
   return renamed;
 }
@@ -428,5 +431,5 @@ function saidKey(name: string): string {
 
 /** An entity with its commands taken away: read, never commanded. */
 function withoutCommands(entity: Entity): Entity {
-  return { ...entity, commandTopic: undefined, commandTopics: {}, commandTemplates: undefined, payloads: {} };
+  return Object.assign({}, entity, { commandTopic: undefined, commandTopics: {}, commandTemplates: undefined, payloads: {} });
 }

@@ -49,12 +49,25 @@ export interface Silence {
 /** The attributes of a state that has none yet: one shared, frozen object (10,000 sensors need no empty object each). */
 const NO_ATTRIBUTES: Record<string, StateValue> = Object.freeze({});
 
-/** What a topic feeds, for one entity. */
-type Route =
-  | { entity: Entity; role: 'value' }
-  | { entity: Entity; role: 'attribute'; name: string; path?: string }
-  | { entity: Entity; role: 'frame' }
-  | { entity: Entity; role: 'availability'; source: AvailabilitySource };
+/**
+ * What a topic feeds. Most routes are an entity's main value (a camera's: its frame): the entity itself, with no
+ * object of its own. An attribute says which and where; availability is one route for all the entities that share
+ * the source (a device's entities share its availability), not one per entity (issue 45: ~0.9 MiB of 10,000).
+ */
+type Route = Entity | AttributeRoute | AvailabilityRoute;
+interface AttributeRoute {
+  role: 'attribute';
+  entity: Entity;
+  name: string;
+  path?: string;
+}
+interface AvailabilityRoute {
+  role: 'availability';
+  source: AvailabilitySource;
+  entities: Entity[];
+}
+
+const isRole = (route: Route): route is AttributeRoute | AvailabilityRoute => 'role' in route;
 
 /**
  * One entity's state as the cache keeps it: every field there from the start, so that V8 lays all of them out in
@@ -195,22 +208,32 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     const routes = this.routes.get(topic);
     if (!routes) return;
     const message = new Message(topic, payload);
-    // Most topics feed one entity: no set of changed entities to build for them.
-    if (routes.length === 1) {
-      const changed = this.applySafely(routes[0]!, message, retained);
-      if (!retained) this.heardFrom(routes[0]!, changed);
-      if (changed) this.changed(topic, routes[0]!.entity);
+    // Most topics feed one entity's value or attribute: no set of changed entities to build for them.
+    const only = routes.length === 1 ? routes[0]! : undefined;
+    if (only && (!isRole(only) || only.role === 'attribute')) {
+      const entity = isRole(only) ? only.entity : only;
+      const changed = this.applySafely(only, entity, message, retained);
+      if (!retained) this.heardFrom(entity, changed);
+      if (changed) this.changed(topic, entity);
       return;
     }
     const changed = new Set<Entity>();
-    for (const route of routes) if (this.applySafely(route, message, retained)) changed.add(route.entity);
-    if (!retained) for (const route of routes) this.heardFrom(route, changed.has(route.entity));
+    for (const route of routes) {
+      if (!isRole(route)) {
+        if (this.applySafely(route, route, message, retained)) changed.add(route);
+      } else if (route.role === 'attribute') {
+        if (this.applySafely(route, route.entity, message, retained)) changed.add(route.entity);
+      } else for (const entity of route.entities) if (this.applySafely(route, entity, message, retained)) changed.add(entity);
+    }
+    if (!retained) {
+      for (const route of routes) {
+        if (!isRole(route)) this.heardFrom(route, changed.has(route));
+        else if (route.role === 'attribute') this.heardFrom(route.entity, changed.has(route.entity));
+        // A live availability message that left the entity online (read after it was applied): a connection, no report.
+        else for (const entity of route.entities) if (this.states.get(entity.id)?.available === true) this.announced.set(entity.deviceId, this.now());
+      }
+    }
     for (const entity of changed) this.changed(topic, entity);
-  }
-
-  /** A live availability message that left the entity online (read after it was applied). */
-  private saysOnline(route: Route): boolean {
-    return route.role === 'availability' && this.states.get(route.entity.id)?.available === true;
   }
 
   /** When the device last announced itself online live (it connected, or reconnected), if it has. */
@@ -239,17 +262,13 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   }
 
   /**
-   * A live message from the entity's device. An availability message says the device (re)connected, or that its
-   * will was read: no sign that it takes commands (and anyone on the broker can publish "online"), so it ends no
-   * silence. A device that said nothing at all since the command is back with a state report; one that stopped
-   * answering after a failover only by answering a command (clearSilent): it may publish without its subscription.
+   * A live state report from the entity's device (a value, an attribute, a frame). An availability message is none:
+   * it says the device (re)connected, or that its will was read, no sign that it takes commands (and anyone on the
+   * broker can publish "online"), so it only notes the announcement (handle). A device that said nothing at all
+   * since the command is back with a report; one that stopped answering after a failover only by answering a
+   * command (clearSilent): it may publish without its subscription.
    */
-  private heardFrom(route: Route, changing: boolean): void {
-    const { entity } = route;
-    if (route.role === 'availability') {
-      if (this.saysOnline(route)) this.announced.set(entity.deviceId, this.now());
-      return;
-    }
+  private heardFrom(entity: Entity, changing: boolean): void {
     this.heard.set(entity.deviceId, this.now());
     if (!this.silentDevices.has(entity.deviceId)) return;
     this.endSilence(entity.deviceId, (s) => s.cause === 'nothing', entity, changing);
@@ -271,12 +290,12 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     if (!left) this.silentDevices.delete(deviceId);
   }
 
-  private applySafely(route: Route, message: Message, retained: boolean): boolean {
+  private applySafely(route: Route, entity: Entity, message: Message, retained: boolean): boolean {
     try {
-      return this.apply(route, message, retained);
+      return this.apply(route, entity, message, retained);
     } catch (err) {
-      if (err instanceof PayloadError) this.reportMalformed(message.topic, route.entity, err);
-      else this.reportMalformed(message.topic, route.entity, new PayloadError('failed', `could not use the payload: ${describeError(err)}`), err);
+      if (err instanceof PayloadError) this.reportMalformed(message.topic, entity, err);
+      else this.reportMalformed(message.topic, entity, new PayloadError('failed', `could not use the payload: ${describeError(err)}`), err);
       return false;
     }
   }
@@ -291,41 +310,36 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     }
   }
 
-  private apply(route: Route, message: Message, retained: boolean): boolean {
-    const state = this.states.get(route.entity.id)!;
+  private apply(route: Route, entity: Entity, message: Message, retained: boolean): boolean {
+    const state = this.states.get(entity.id)!;
     const at = this.now();
-    switch (route.role) {
-      case 'frame': {
+    if (!isRole(route)) {
+      if (FRAME_KINDS.has(entity.kind)) {
         // An empty retained payload clears a topic; it is not a frame.
         if (message.payload.length === 0) return false;
-        state.frame = { ...decodeFrame(route.entity, message.payload), at };
+        state.frame = { ...decodeFrame(entity, message.payload), at };
         state.updatedAt = at;
         state.retained = retained;
         return true;
       }
-      case 'value': {
-        const raw = route.entity.transform ? applyTransform(route.entity.transform, message) : message.read(route.entity.valuePath);
-        // A JSON state without this entity's key (a partial update) is not an error.
-        if (raw === undefined) return false;
-        state.value = normalizeValue(route.entity, raw);
-        state.updatedAt = at;
-        state.retained = retained;
-        return true;
-      }
-      case 'attribute': {
-        const transform = route.entity.attributes[route.name]?.transform;
-        const raw = transform ? applyTransform(transform, message) : message.read(route.path);
-        if (raw === undefined) return false;
-        // Its own object from the first attribute on (until then the shared empty one).
-        if (state.attributes === NO_ATTRIBUTES) state.attributes = {};
-        state.attributes[route.name] = normalizeAttribute(route.entity, route.name, raw);
-        state.updatedAt = at;
-        state.retained = retained;
-        return true;
-      }
-      case 'availability':
-        return this.applyAvailability(route.entity, route.source, message, state, at);
+      const raw = entity.transform ? applyTransform(entity.transform, message) : message.read(entity.valuePath);
+      // A JSON state without this entity's key (a partial update) is not an error.
+      if (raw === undefined) return false;
+      state.value = normalizeValue(entity, raw);
+      state.updatedAt = at;
+      state.retained = retained;
+      return true;
     }
+    if (route.role === 'availability') return this.applyAvailability(entity, route.source, message, state, at);
+    const transform = entity.attributes[route.name]?.transform;
+    const raw = transform ? applyTransform(transform, message) : message.read(route.path);
+    if (raw === undefined) return false;
+    // Its own object from the first attribute on (until then the shared empty one).
+    if (state.attributes === NO_ATTRIBUTES) state.attributes = {};
+    state.attributes[route.name] = normalizeAttribute(entity, route.name, raw);
+    state.updatedAt = at;
+    state.retained = retained;
+    return true;
   }
 
   private applyAvailability(entity: Entity, source: AvailabilitySource, message: Message, state: EntityState, at: number): boolean {
@@ -400,20 +414,30 @@ function routesOf(devices: Device[]): { routes: Map<string, Route[]>; entities: 
     else routes.set(topic, [route]);
   };
   const entities: Entity[] = [];
+  const availability = new Map<AvailabilitySource, AvailabilityRoute>();
   for (const device of devices) {
     for (const entity of device.entities) {
       entities.push(entity);
-      if (entity.stateTopic) add(entity.stateTopic, FRAME_KINDS.has(entity.kind) ? { entity, role: 'frame' } : { entity, role: 'value' });
+      if (entity.stateTopic) add(entity.stateTopic, entity);
       for (const [name, attr] of Object.entries(entity.attributes)) {
-        add(attr.topic ?? entity.stateTopic ?? '', { entity, role: 'attribute', name, path: attr.path });
+        add(attr.topic ?? entity.stateTopic ?? '', { role: 'attribute', entity, name, path: attr.path });
       }
-      for (const source of entity.availability?.sources ?? []) add(source.topic, { entity, role: 'availability', source });
+      for (const source of entity.availability?.sources ?? []) {
+        const route = availability.get(source);
+        if (route) route.entities.push(entity);
+        else {
+          const first: AvailabilityRoute = { role: 'availability', source, entities: [entity] };
+          availability.set(source, first);
+          add(source.topic, first);
+        }
+      }
     }
   }
   routes.delete('');
   // A list that grew by push has room for ~17 routes; most topics feed one to five: each list at its size
   // (for 5,000 topics, ~1 MiB less).
   for (const [topic, list] of routes) if (list.length > 1) routes.set(topic, list.slice());
+  for (const route of availability.values()) if (route.entities.length > 1) route.entities = route.entities.slice();
   return { routes, entities };
 }
 
