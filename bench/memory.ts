@@ -18,7 +18,8 @@
 //
 // A script, not a test: it prints numbers and ratios and writes
 // bench/results/memory.json; it never fails on timings or sizes.
-// Knobs: BENCH_MEMORY_ENTITIES (10000), BENCH_MEMORY_SETTLE_MS (1000), BENCH_MEMORY_PHASES (1: V8's spaces at
+// Knobs: BENCH_MEMORY_ENTITIES (10000), BENCH_MEMORY_ROUNDS (3: processes per variant, alternating; the median's
+// reported), BENCH_MEMORY_SETTLE_MS (1000), BENCH_MEMORY_PHASES (1: V8's spaces at
 // each step; 2: and every mapping over 0.5 MiB resident), BENCH_MEMORY_SNAPSHOT (a folder: heap snapshots), BENCH_TMPDIR.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -26,17 +27,18 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt from 'mqtt';
-import { envInt, fmt, machine, memoryMiB, nowNs, ratio, secondsSince, startBroker, table, tempDir, writeResults } from './lib/harness.js';
+import { envInt, fmt, machine, median, memoryMiB, nowNs, ratio, secondsSince, startBroker, table, tempDir, writeResults } from './lib/harness.js';
 
 const ENTITIES = envInt('BENCH_MEMORY_ENTITIES', 10_000);
+const ROUNDS = envInt('BENCH_MEMORY_ROUNDS', 3);
 const PER_DEVICE = 5;
 const DEVICES = Math.ceil(ENTITIES / PER_DEVICE);
 type Variant = 'baseline' | 'bridge' | 'bridge-per-entity' | 'baseline-no-number-cache';
 
 interface ChildReport {
   variant: Variant;
-  start: ReturnType<typeof memoryMiB>;
-  mirrored: ReturnType<typeof memoryMiB>;
+  start: Memory;
+  mirrored: Memory;
   entities: number;
   topics: number;
   secondsToMirror: number;
@@ -109,13 +111,48 @@ function retainedMessages(): Array<[string, string]> {
  * and hand pages back), another full GC. Read at once, the raw mirror's growth swung 16-26 MiB between runs of the
  * same code with the same heap, and the ratio with it (BENCH_MEMORY_SETTLE_MS=0 reads at once).
  */
-async function settledMemory(): Promise<ReturnType<typeof memoryMiB>> {
+async function settledMemory(): Promise<Memory> {
   const ms = Number(process.env.BENCH_MEMORY_SETTLE_MS ?? 1000);
   if (ms > 0) {
     memoryMiB();
     await new Promise((r) => setTimeout(r, ms));
   }
-  return memoryMiB();
+  const m = memoryMiB();
+  const { getHeapSpaceStatistics } = await import('node:v8');
+  const v8 = getHeapSpaceStatistics().reduce((a, sp) => a + sp.physical_space_size, 0) / 2 ** 20;
+  const files = fileBackedMiB();
+  return { ...m, v8: round1(v8), files: round1(files), native: round1(m.rss - v8 - files) };
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
+/** What one process holds, MiB: memoryMiB(), and the RSS split into V8's heap, pages of files, and the rest. */
+type Memory = ReturnType<typeof memoryMiB> & {
+  /** V8's spaces as resident (physical_space_size): the JavaScript heap with its free room. */
+  v8: number;
+  /** Resident pages of mapped files: node's binary (its builtins, ICU's data), native addons, libraries. */
+  files: number;
+  /** The rest: malloc (SQLite, the addons, V8's compiler and GC threads' arenas) and other anonymous memory. */
+  native: number;
+};
+
+/** Linux: the resident pages of mapped files (0 elsewhere). */
+function fileBackedMiB(): number {
+  try {
+    let kb = 0;
+    let file = false;
+    for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+      const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+      if (head) file = head[1]!.startsWith('/');
+      else if (file) {
+        const rss = /^Rss:\s+(\d+) kB/.exec(line);
+        if (rss) kb += Number(rss[1]);
+      }
+    }
+    return kb / 1024;
+  } catch {
+    return 0;
+  }
 }
 
 /**
@@ -126,7 +163,7 @@ async function heapSpaces(): Promise<string> {
   const { getHeapSpaceStatistics } = await import('node:v8');
   return getHeapSpaceStatistics()
     .filter((s) => s.space_size > 2 ** 20)
-    .map((s) => `${s.space_name} ${(s.space_size / 2 ** 20).toFixed(1)}`)
+    .map((s) => `${s.space_name} ${(s.space_used_size / 2 ** 20).toFixed(1)} used of ${(s.physical_space_size / 2 ** 20).toFixed(1)} resident`)
     .concat(anonymousMemory())
     .join(', ');
 }
@@ -191,6 +228,7 @@ async function child(variant: Variant, url: string, dir: string): Promise<ChildR
     while (last.size < topics.length) await new Promise((r) => setTimeout(r, 20));
     const secondsToMirror = secondsSince(t0);
     const mirrored = await settledMemory();
+    if (process.env.BENCH_MEMORY_PHASES) console.error(`    .. ${variant}: mirrored: ${JSON.stringify(mirrored)} ${await heapSpaces()}`);
     await client.endAsync(true);
     return { variant, start, mirrored, entities: ENTITIES, topics: last.size, secondsToMirror };
   }
@@ -262,35 +300,53 @@ async function parent(): Promise<void> {
       `  broker: ${broker.label}, holding ${messages.length.toLocaleString('en-US')} retained messages on ${new Set(messages.map(([t]) => t)).size.toLocaleString('en-US')} topics`,
     );
 
-    const reports: ChildReport[] = [];
-    // The last one is for reference only: the raw mirror with the number cache off, as the bridge runs.
-    for (const variant of ['baseline', 'bridge', 'bridge-per-entity', 'baseline-no-number-cache'] as const) {
-      const a = nowNs();
-      const r = spawnSync(
-        process.execPath,
-        [
-          ...(process.env.BENCH_MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean),
-          '--import',
-          'tsx',
-          fileURLToPath(import.meta.url),
-          '--child',
-          variant,
-          broker.url,
-          tmp.path,
-        ],
-        {
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'inherit'],
-          timeout: 120_000,
-        },
-      );
-      const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
-      // What else the child printed (BENCH_MEMORY_NODE_FLAGS=--trace-gc, say), for whoever asked for it.
-      if (process.env.BENCH_MEMORY_PHASES) for (const l of r.stdout.split('\n')) if (l && !l.startsWith('{')) console.error(`    .. ${variant}| ${l}`);
-      if (r.status !== 0 || !line) throw new Error(`variant ${variant} failed (status ${r.status}): ${r.stdout.slice(-500)}`);
-      reports.push(JSON.parse(line) as ChildReport);
-      console.log(`    .. ${variant}: done in ${secondsSince(a).toFixed(1)} s`);
+    // Each variant in ROUNDS processes, alternating, and the one of median RSS growth reported: a process's RSS
+    // moves by a few MiB from run to run with the same heap (malloc arenas, pages V8 keeps).
+    const variants = ['baseline', 'bridge', 'bridge-per-entity', 'baseline-no-number-cache'] as const;
+    const runs = new Map<Variant, ChildReport[]>(variants.map((v) => [v, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      // The last one is for reference only: the raw mirror with the number cache off, as the bridge runs.
+      for (const variant of variants) {
+        const a = nowNs();
+        const r = spawnSync(
+          process.execPath,
+          [
+            ...(process.env.BENCH_MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+            '--import',
+            'tsx',
+            fileURLToPath(import.meta.url),
+            '--child',
+            variant,
+            broker.url,
+            tmp.path,
+          ],
+          {
+            encoding: 'utf8',
+            stdio: ['ignore', 'pipe', 'inherit'],
+            timeout: 120_000,
+          },
+        );
+        const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
+        // What else the child printed (BENCH_MEMORY_NODE_FLAGS=--trace-gc, say), for whoever asked for it.
+        if (process.env.BENCH_MEMORY_PHASES) for (const l of r.stdout.split('\n')) if (l && !l.startsWith('{')) console.error(`    .. ${variant}| ${l}`);
+        if (r.status !== 0 || !line) throw new Error(`variant ${variant} failed (status ${r.status}): ${r.stdout.slice(-500)}`);
+        const report = JSON.parse(line) as ChildReport;
+        runs.get(variant)!.push(report);
+        console.log(
+          `    .. round ${round + 1}/${ROUNDS} ${variant}: RSS growth ${fmt(report.mirrored.rss - report.start.rss, 1)} MiB, heap ${fmt(report.mirrored.heapUsed - report.start.heapUsed, 1)} (${secondsSince(a).toFixed(1)} s)`,
+        );
+      }
     }
+    const rssGrowth = (r: ChildReport) => r.mirrored.rss - r.start.rss;
+    const reports = variants.map((v) => {
+      const all = runs.get(v)!;
+      const m = median(all.map(rssGrowth));
+      return all.find((r) => rssGrowth(r) === m)!;
+    });
+    const spread = (v: Variant) => {
+      const g = runs.get(v)!.map(rssGrowth);
+      return `${fmt(Math.min(...g), 1)}-${fmt(Math.max(...g), 1)}`;
+    };
 
     const base = reports[0]!;
     const growth = (r: ChildReport) => ({ rss: r.mirrored.rss - r.start.rss, heap: r.mirrored.heapUsed - r.start.heapUsed });
@@ -298,14 +354,16 @@ async function parent(): Promise<void> {
     console.log('');
     table(
       [
-        'process (MiB, after a full GC)',
+        `process (MiB, settled; median of ${ROUNDS})`,
         'entities',
         'topics',
         'tools',
         'RSS at start',
         'RSS mirrored',
         'RSS growth',
+        'rounds',
         'vs baseline',
+        'of it: V8 / native / files',
         'heap growth',
         'vs baseline',
         'external+buffers',
@@ -329,7 +387,9 @@ async function parent(): Promise<void> {
           fmt(r.start.rss, 1),
           fmt(r.mirrored.rss, 1),
           fmt(g.rss, 1),
+          spread(r.variant),
           first ? '' : ratio(g.rss, bg.rss),
+          `${fmt(r.mirrored.v8 - r.start.v8, 1)} / ${fmt(r.mirrored.native - r.start.native, 1)} / ${fmt(r.mirrored.files - r.start.files, 1)}`,
           fmt(g.heap, 1),
           first ? '' : ratio(g.heap, bg.heap),
           fmt(r.mirrored.external + r.mirrored.arrayBuffers, 1),
@@ -358,7 +418,10 @@ async function parent(): Promise<void> {
       seconds: Math.round(secondsSince(t0) * 10) / 10,
       machine: machine(),
       config: { entities: ENTITIES, devices: DEVICES, retainedMessages: messages.length },
-      note: 'MiB from process.memoryUsage() after a full GC, in a fresh process per variant: at start (modules loaded) and once every entity has its state. Growth = mirrored - start. The broker runs in its own process and is not counted.',
+      note: 'MiB from process.memoryUsage() once settled (a full GC, BENCH_MEMORY_SETTLE_MS of quiet, a full GC), in fresh processes per variant (BENCH_MEMORY_ROUNDS, alternating; the report of median RSS growth): at start (modules loaded) and once every entity has its state. Growth = mirrored - start; v8 = V8 spaces resident, files = resident pages of mapped files, native = the rest. The broker runs in its own process and is not counted.',
+      rounds: Object.fromEntries(
+        [...runs].map(([v, all]) => [v, all.map((r) => ({ rss: r.mirrored.rss - r.start.rss, heap: r.mirrored.heapUsed - r.start.heapUsed }))]),
+      ),
       reports,
     });
     console.log(`results: ${file} (${secondsSince(t0).toFixed(1)} s)`);

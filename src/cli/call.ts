@@ -2,10 +2,41 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CallAnswer } from '../daemon/schema.js';
+import type { CallStatus } from '../present/outcome.js';
 import { hearthCommand } from './command-name.js';
 import { CliFailure, collect } from './failure.js';
 import { configOrExit, databasePathOrExit, loggerFor, refuseRemoteDaemon, refuseServedBroker, withConfigOptions, type CommonFlags } from './options.js';
 import { ask, printJson } from './via-daemon.js';
+
+/**
+ * `hearth call`'s exit code for what became of the call (docs/tools.md), so a script (cron, a Node-RED exec node)
+ * can tell a held call from a refused one without reading words. 3 is `hearth start`'s (a port or the database).
+ */
+export const CALL_EXIT: Record<CallStatus, number> = {
+  done: 0,
+  failed: 1,
+  invalid: 2,
+  refused: 4,
+  held: 5,
+  unconfirmed: 6,
+  partial: 6,
+  not_sent: 7,
+};
+/** No tool by that name (the daemon's "not there"). */
+export const UNKNOWN_TOOL_EXIT = 8;
+
+const EXIT_HELP = `
+Exit codes (also --json's "status"):
+  0  done: confirmed by the device, or a read answered (printed on stdout)
+  1  failed: the device reported a failure, or the call could not be made
+  2  invalid arguments (not JSON, or not what the tool takes)
+  4  refused by the policy (or by the transport's own check)
+  5  held for approval: \`hearth approve <id>\`, then the same call again
+  6  unconfirmed: sent, but the device did not report the new state in time
+     (it may have taken effect); also a grouped call partly done
+  7  not sent: the device is offline or the broker is not reachable
+  8  no tool by that name
+Every answer but "done" is printed on stderr; --json prints the answer on stdout whatever it is.`;
 
 export function registerCall(program: Command): void {
   withConfigOptions(program.command('call'))
@@ -15,7 +46,8 @@ export function registerCall(program: Command): void {
     .option('--as <principal>', 'who is calling (default: cli:<your user>, an owner)')
     .option('--role <role>', 'a role of the principal for this call (repeat for more; default: its stored roles)', collect)
     .option('--image-out <file>', 'save an image result to this file')
-    .option('--json', "print the daemon's answer: text, error, details (audit id, outcome, ...) and images, as JSON")
+    .option('--json', "print the daemon's answer: status, text, error, details (audit id, outcome, ...) and images, as JSON")
+    .addHelpText('after', EXIT_HELP)
     .action(async (toolName: string, rawArgs: string, flags: CommonFlags & { as?: string; role?: string[]; imageOut?: string; json?: boolean }) => {
       let args: Record<string, unknown>;
       try {
@@ -51,12 +83,20 @@ export function registerCall(program: Command): void {
         } finally {
           await hearth.close();
         }
-      });
+      }).catch(unknownTool);
       if (flags.imageOut && answer.image) writeFileSync(flags.imageOut, Buffer.from(answer.image.data, 'base64'));
       if (flags.json) printJson(answer);
-      else process.stdout.write(callText(answer, flags.imageOut));
-      if (answer.isError) process.exitCode = 1;
+      // Only a call that did what was asked answers on stdout: `x=$(hearth call ...)` never captures a refusal.
+      else (answer.status === 'done' ? process.stdout : process.stderr).write(callText(answer, flags.imageOut));
+      process.exitCode = CALL_EXIT[answer.status];
     });
+}
+
+/** The daemon's "not there" for a call is its tool: exit UNKNOWN_TOOL_EXIT, not a bad value's 2. */
+async function unknownTool(err: unknown): Promise<never> {
+  const { NOT_FOUND } = await import('../daemon/protocol.js');
+  if (err instanceof CliFailure && err.controlCode === NOT_FOUND) throw new CliFailure(err.message, UNKNOWN_TOOL_EXIT, err.controlCode);
+  throw err;
 }
 
 export function callText(a: CallAnswer, imageOut?: string, cmd = hearthCommand()): string {

@@ -8,6 +8,8 @@ export class CliFailure extends Error {
   constructor(
     message: string,
     readonly exitCode = 2,
+    /** The daemon's error code, when the failure is a method's error (`hearth call` tells "no such tool" by it). */
+    readonly controlCode?: number,
   ) {
     super(message);
     this.name = 'CliFailure';

@@ -89,7 +89,7 @@ async function asFailure(err: unknown, names: Record<string, string>): Promise<u
   const m = /^(?:[\w.]+: (?=param "))?(?:param "(\w+)"|(\w+))(?= |:)/.exec(message);
   const param = m?.[1] ?? m?.[2];
   if (param && names[param]) message = `${names[param]}${message.slice(m![0].length)}`;
-  return new CliFailure(message, err.code === INVALID_PARAMS ? 2 : 1);
+  return new CliFailure(message, err.code === INVALID_PARAMS ? 2 : 1, err.code);
 }
 
 /**

@@ -8,6 +8,7 @@ import type { AreaJson, FloorJson, HomeDeviceJson } from '../devices/home/home-s
 import { OUTCOMES } from '../audit/row.js';
 import type { ApprovalJson } from '../present/approval.js';
 import type { AuditRowJson } from '../present/audit-row.js';
+import type { CallStatus } from '../present/outcome.js';
 import type { RefusedClaimJson } from '../present/refused-claim.js';
 import type { StateJson } from '../present/state.js';
 import type { Explanation } from '../policy/engine.js';
@@ -268,6 +269,8 @@ export interface CallAnswer {
   auditId: number | null;
   outcome: string | null;
   outcomeWord: string | null;
+  /** What became of the call, in one word (present/outcome.ts): `hearth call`'s exit code follows it. */
+  status: CallStatus;
   text: string | null;
   isError: boolean;
   error: string | null;

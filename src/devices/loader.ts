@@ -9,7 +9,16 @@ import { interner, joined } from '../util/interner.js';
 import { DEFAULT_PAYLOADS, DEFAULT_RANGES, DEFAULT_STATES } from './defaults.js';
 import { deviceFileSchema } from './file-schema.js';
 import { parseJsonPath } from './json-path.js';
-import { type AttributeSource, type Availability, type AvailabilitySource, type Device, type EntityKind, FRAME_KINDS, type Range } from './model.js';
+import {
+  type AttributeSource,
+  type Availability,
+  type AvailabilitySource,
+  type Device,
+  type Entity,
+  type EntityKind,
+  FRAME_KINDS,
+  type Range,
+} from './model.js';
 
 export interface DeviceFileProblem {
   file: string;
@@ -252,19 +261,18 @@ function toDevice(raw: Raw, file: string, where: string, problems: DeviceFilePro
         });
       }
     }
-    // Strings equal across entities are one object (interner.ts); ids and names are flat strings.
-    device.entities.push({
+    // Strings equal across entities are one object (interner.ts); ids and names are flat strings. What few
+    // entities have is added only to them (8 bytes a field, on every entity, otherwise).
+    const entity: Entity = {
       id: joined(raw.id, '.', key),
       key,
       kind: same(kind),
       name: e.name ?? (Object.keys(raw.entities).length === 1 ? device.name : joined(device.name, ' ', key.replace(/_/g, ' '))),
       aliases: e.aliases ?? NO_ALIASES,
       area: same(e.area ?? raw.area),
-      floor: same(e.floor ?? raw.floor),
       deviceId: raw.id,
       deviceClass: same(e.device_class),
       unit: same(e.unit),
-      icon: same(e.icon),
       stateTopic: same(e.state_topic),
       valuePath: same(e.value_path),
       attributes: shared(attributes),
@@ -275,13 +283,17 @@ function toDevice(raw: Raw, file: string, where: string, problems: DeviceFilePro
       states: shared({ ...DEFAULT_STATES[kind], ...asStrings(e.states) }),
       ranges: shared(ranges),
       options: shared(options),
-      ...(colorModes ? { colorModes: [...colorModes] } : {}),
-      ...(ct ? { colorTemp: { minKelvin: ct.min_kelvin, maxKelvin: ct.max_kelvin, unit: ct.unit ?? 'kelvin' } } : {}),
-      imageEncoding: FRAME_KINDS.has(kind) ? (e.image_encoding ?? 'raw') : undefined,
-      confirmTimeoutMs: e.confirm_timeout_ms,
       availability: toAvailability(e.availability) ?? device.availability,
-      simulate: e.simulate,
-    });
+    };
+    const floor = same(e.floor ?? raw.floor);
+    if (floor !== undefined) entity.floor = floor;
+    if (e.icon !== undefined) entity.icon = same(e.icon);
+    if (colorModes) entity.colorModes = [...colorModes];
+    if (ct) entity.colorTemp = { minKelvin: ct.min_kelvin, maxKelvin: ct.max_kelvin, unit: ct.unit ?? 'kelvin' };
+    if (FRAME_KINDS.has(kind)) entity.imageEncoding = e.image_encoding ?? 'raw';
+    if (e.confirm_timeout_ms !== undefined) entity.confirmTimeoutMs = e.confirm_timeout_ms;
+    if (e.simulate !== undefined) entity.simulate = e.simulate;
+    device.entities.push(entity);
   }
   return device;
 }

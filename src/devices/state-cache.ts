@@ -80,8 +80,9 @@ class CachedState implements EntityState {
   updatedAt: number | undefined = undefined;
   retained: boolean | undefined = undefined;
   availabilityAt: number | undefined = undefined;
-  frame: (Frame & { at: number }) | undefined = undefined;
-  silent: Silence | undefined = undefined;
+  // A camera's frames and a silence are rare: added when they come.
+  declare frame?: Frame & { at: number };
+  declare silent?: Silence;
   attributes: Record<string, StateValue> = NO_ATTRIBUTES;
   readonly entityId: string;
   available: boolean | null;

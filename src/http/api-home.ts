@@ -19,7 +19,7 @@
 //   POST   /api/home/import             {text}: the report (unknown devices, problems)
 import { exportHome, importHome } from '../devices/home/home-file.js';
 import { HomeError } from '../devices/home/place-names.js';
-import type { HomeDeviceJson } from '../devices/home/home-setup.js';
+import { mayArrangeHome, type HomeDeviceJson } from '../devices/home/home-setup.js';
 import type { Principal } from '../tools/types.js';
 import { onlyFields } from './body.js';
 import { badField, forbidden, HttpError } from './errors.js';
@@ -55,7 +55,7 @@ function types(body: Record<string, unknown>, strings: string[], booleans: strin
 
 export function homeRoutes({ hearth }: ApiContext): Route[] {
   const owner = (principal: Principal, what: string) => {
-    if (!isOwner(principal)) throw forbidden(`only an owner may ${what}; ask an owner (\`hearth token create <name> --role owner\` gives one a token)`);
+    if (!mayArrangeHome(principal)) throw forbidden(`only an owner may ${what}; ask an owner (\`hearth token create <name> --role owner\` gives one a token)`);
   };
   const area = (b: Record<string, unknown>) => (b.resetArea ? undefined : b.noArea ? null : (b.area as string | undefined));
   const changesArea = (b: Record<string, unknown>) => b.area !== undefined || b.noArea === true || b.resetArea === true;

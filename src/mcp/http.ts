@@ -23,6 +23,12 @@ import { HearthMcpSession } from './server.js';
 import { jsonDepth, MAX_BODY_DEPTH } from '../util/bounded-json.js';
 
 export const MCP_HTTP_PATH = '/mcp';
+
+/** The session is opened at `/mcp?setup=1` (or `?setup`): the home's setup tools are offered too. */
+function wantsSetup(req: IncomingMessage): boolean {
+  const value = new URL(req.url ?? '/', 'http://localhost').searchParams.get('setup');
+  return value !== null && value !== '0' && value !== 'false';
+}
 const SESSION_HEADER = 'mcp-session-id';
 
 export interface McpHttpOptions {
@@ -167,6 +173,8 @@ export class McpHttpHandler {
       log: this.log,
       session: () => (entry.id ? `mcp:${entry.id.slice(0, 12)}` : null),
       sensorUpdateMs: this.sensorUpdateMs,
+      // `/mcp?setup=1`, as `hearth mcp --setup`: offer the tools that arrange the home to a principal who may.
+      setup: wantsSetup(req),
     });
     entry = { transport, mcp, principal, token, lastSeen: Date.now(), open: 0 };
     if (token !== undefined && !this.tokenTimer) {

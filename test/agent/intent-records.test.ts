@@ -11,15 +11,7 @@ describe('intent model: audit and policy questions through the chat door', () =>
   const commands: string[] = [];
   const rows = () => home.hearth.audit.list({ limit: 10_000 }).length;
   let seeded = 0;
-  const chat = async (who: 'owner' | 'guest', content: string) => {
-    const r = await home.api('POST', '/v1/chat/completions', {
-      token: home.secret(who),
-      body: { model: 'hearth', messages: [{ role: 'user', content }] },
-      strictJson: true,
-    });
-    assert.equal(r.status, 200, r.text);
-    return r.json.choices[0].message.content as string;
-  };
+  const chat = (who: 'owner' | 'guest', content: string) => home.chat(who, content);
 
   before(async () => {
     const entry = (principal: string, entityId: string, action: string, tool: string, decision = 'allow') => ({

@@ -1,13 +1,13 @@
 // SIGKILL of the process running an actuator call: the next start marks the row interrupted and the chain verifies.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { SqliteAuditLog } from '../../src/audit/store.js';
-import { DEMO_DEVICES } from '../../src/bridge.js';
 import { openDatabase } from '../../src/db/database.js';
 import { SqlitePolicy } from '../../src/policy/engine.js';
+import { copyDemoDevices } from '../helpers/demo-devices.js';
 import { freePort } from '../helpers/brokers.js';
 import { spawnHearth } from '../helpers/cli.js';
 import { sleep, waitFor } from '../helpers/wait.js';
@@ -20,11 +20,7 @@ for (const durability of ['full', 'grouped'] as const) {
     const dir = join(root, durability);
     const env = { HEARTH_AUDIT_DURABILITY: durability };
     // The demo devices without their simulator: nothing will ever answer the garage, and it gives up after 2 s.
-    const devices = join(dir, 'devices');
-    mkdirSync(devices, { recursive: true });
-    for (const f of readdirSync(DEMO_DEVICES)) {
-      writeFileSync(join(devices, f), readFileSync(join(DEMO_DEVICES, f), 'utf8').replace(/confirm_timeout_ms: \d+/, 'confirm_timeout_ms: 2000'));
-    }
+    const devices = copyDemoDevices(dir, (text) => text.replace(/confirm_timeout_ms: \d+/, 'confirm_timeout_ms: 2000'));
     const dbPath = join(dir, 'h.db');
     const db = openDatabase(dbPath);
     new SqlitePolicy(db).add({ subject: 'role:owner', targetType: 'kind', target: 'cover', action: 'close', effect: 'allow' });

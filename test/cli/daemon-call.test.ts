@@ -2,14 +2,14 @@
 // for the device, the call still finishes in the daemon and its audit row gets an
 // outcome (nothing is left pending for a later start to guess about).
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { SqliteAuditLog } from '../../src/audit/store.js';
-import { DEMO_DEVICES } from '../../src/bridge.js';
 import { openDatabase } from '../../src/db/database.js';
 import { SqlitePolicy } from '../../src/policy/engine.js';
+import { copyDemoDevices } from '../helpers/demo-devices.js';
 import { freePort } from '../helpers/brokers.js';
 import { spawnGroup, startDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
@@ -19,11 +19,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 it('a client killed mid-call: the daemon finishes the call and its audit row', async () => {
   // The demo devices without their simulator: nothing answers the garage, which gives up after 2 s.
-  const devices = join(dir, 'devices');
-  mkdirSync(devices, { recursive: true });
-  for (const f of readdirSync(DEMO_DEVICES)) {
-    writeFileSync(join(devices, f), readFileSync(join(DEMO_DEVICES, f), 'utf8').replace(/confirm_timeout_ms: \d+/, 'confirm_timeout_ms: 2000'));
-  }
+  const devices = copyDemoDevices(dir, (text) => text.replace(/confirm_timeout_ms: \d+/, 'confirm_timeout_ms: 2000'));
   const dbPath = join(dir, 'h.db');
   const db = openDatabase(dbPath);
   new SqlitePolicy(db).add({ subject: 'role:owner', targetType: 'kind', target: 'cover', action: 'close', effect: 'allow' });

@@ -1,13 +1,13 @@
 // Ctrl+C in `hearth chat` served by the daemon does what it does in a chat on its own:
 // it stops the running turn and the chat goes on; at the prompt it ends the chat.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
-import { DEMO_DEVICES } from '../../src/bridge.js';
 import { openDatabase } from '../../src/db/database.js';
 import { SqlitePolicy } from '../../src/policy/engine.js';
+import { copyDemoDevices } from '../helpers/demo-devices.js';
 import { freePort } from '../helpers/brokers.js';
 import { spawnGroup, startDaemon } from '../helpers/daemon.js';
 
@@ -16,9 +16,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 it('Ctrl+C during a turn interrupts the turn, the chat goes on; Ctrl+C at the prompt ends it', async () => {
   // The demo devices without their simulator: nothing answers the garage, so the turn waits for it (20 s).
-  const devices = join(dir, 'devices');
-  mkdirSync(devices, { recursive: true });
-  for (const f of readdirSync(DEMO_DEVICES)) writeFileSync(join(devices, f), readFileSync(join(DEMO_DEVICES, f), 'utf8'));
+  const devices = copyDemoDevices(dir);
   const dbPath = join(dir, 'h.db');
   const db = openDatabase(dbPath);
   new SqlitePolicy(db).add({ subject: 'role:owner', targetType: 'kind', target: 'cover', action: 'close', effect: 'allow' });

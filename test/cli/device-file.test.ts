@@ -61,7 +61,8 @@ describe('a device file broken while the daemon runs', () => {
     assert.match(tools.stdout, /^desk_lamp +actuator/m);
     const call = await runGroup(['call', 'desk_lamp', '{"action":"explode"}', ...common], { cwd: dir });
     assert.doesNotMatch(call.stderr, /no tool/);
-    assert.match(call.stdout, /invalid arguments: "action" must be one of "turn_on", "turn_off"/);
+    assert.equal(call.code, 2, call.stderr);
+    assert.match(call.stderr, /invalid arguments: "action" must be one of "turn_on", "turn_off"/);
     const listed = await runGroup(['devices', '--json', ...common], { cwd: dir });
     assert.deepEqual(
       (JSON.parse(listed.stdout) as Array<{ id: string }>).map((d) => d.id),

@@ -172,9 +172,11 @@ describe('approvals and the audit log, with a running bridge', () => {
 
   it('opening the garage waits for an approval, which `hearth approvals` lists', async () => {
     const first = await call('garage_door', '{"action":"open"}');
-    assert.equal(first.code, 1, first.stderr);
-    const m = /Approval ([0-9a-f]{12}) is waiting/.exec(first.stdout);
-    assert.ok(m, first.stdout);
+    // Held, not refused: its own exit code, and the answer on stderr.
+    assert.equal(first.code, 5, first.stderr);
+    assert.equal(first.stdout, '');
+    const m = /Approval ([0-9a-f]{12}) is waiting/.exec(first.stderr);
+    assert.ok(m, first.stderr);
     approvalId = m[1];
 
     const list = await runHearth(withDb('approvals'), { cwd: dir });
@@ -215,9 +217,9 @@ describe('approvals and the audit log, with a running bridge', () => {
 
   it('`hearth deny` refuses one; unknown ids are named', async () => {
     const held = await call('front_door_lock', '{"action":"unlock"}');
-    assert.equal(held.code, 1);
-    const id = /Approval ([0-9a-f]{12}) is waiting/.exec(held.stdout)?.[1];
-    assert.ok(id, held.stdout);
+    assert.equal(held.code, 5);
+    const id = /Approval ([0-9a-f]{12}) is waiting/.exec(held.stderr)?.[1];
+    assert.ok(id, held.stderr);
     const denied = await runHearth(withDb('deny', id, '--by', 'test:parent'), { cwd: dir });
     assert.equal(denied.code, 0, denied.stderr);
     assert.match(denied.stdout, new RegExp(`^denied ${id} `));

@@ -5,19 +5,16 @@
 // Real mosquitto, a simulated Zigbee2MQTT publishing the fixture home, a real Home Assistant discovery home, real
 // SQLite files.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { openDatabase } from '../../src/db/database.js';
 import { deviceIdFromName } from '../../src/devices/device-ids.js';
 import type { Hearth } from '../../src/hearth.js';
 import { HistoryStore, historyOptions } from '../../src/history/store.js';
-import { startMosquitto, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, openHearth } from '../helpers/home.js';
-import { logSink } from '../helpers/log-sink.js';
-import { HOMES, SimulatedZigbee2mqtt, zigbee2mqttHome } from '../helpers/simulated-zigbee2mqtt.js';
+import { discoveryHome, discoverySource, useFixtureHome, zigbee2mqttSource } from '../helpers/fixture-home.js';
+import { OWNER } from '../helpers/home.js';
+import { zigbee2mqttHome } from '../helpers/simulated-zigbee2mqtt.js';
 import { waitFor } from '../helpers/wait.js';
 import { z2mEntry } from '../helpers/zigbee2mqtt.js';
 import { Z2M_HOME } from '../helpers/zigbee2mqtt-home.js';
@@ -31,38 +28,26 @@ const idsByIdentity = (hearth: Hearth) => Object.fromEntries(hearth.bridge.regis
 const storedRows = (hearth: Hearth) => (hearth.db.prepare('SELECT count(*) AS n FROM device_ids').get() as { n: number }).n;
 
 describe('device ids on a Zigbee2MQTT home (mosquitto, a real SQLite file)', () => {
-  let broker: TestBroker;
-  let sim: SimulatedZigbee2mqtt;
-  let hearth: Hearth;
-  let other: MqttClient;
-  const dir = mkdtempSync(join(tmpdir(), 'hearth-ids-'));
-  const logs = logSink('warn');
-  const open = async (count = DEVICES) => {
-    hearth = await openHearth(broker.url, dir, logs.log, { 'discovery.homeassistant.enabled': false });
-    await waitFor('the fixture home', () => hearth.bridge.registry.devices().length === count);
-  };
+  const home = useFixtureHome({
+    name: 'ids',
+    source: zigbee2mqttSource(),
+    devices: DEVICES,
+    flags: { 'discovery.homeassistant.enabled': false },
+  });
   const ceiling = HOME.devices.find((d) => d.friendly_name === 'Living room/Ceiling light')!;
   // Another ceiling light, named so that its name makes the same id.
   const twin = { ...ceiling, ieee_address: '0x000d6ffffe1a2bff', friendly_name: 'Living room ceiling light' };
+  let other: MqttClient;
   const list = (entries: unknown[]) => other.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify(entries), { retain: true, qos: 1 });
 
   before(async () => {
-    broker = await startMosquitto();
-    sim = await SimulatedZigbee2mqtt.start(broker.url);
-    other = await mqtt.connectAsync(broker.url, { protocolVersion: 5 });
-    await open();
-  });
-  after(async () => {
-    await hearth?.close();
-    await other?.endAsync(true).catch(() => undefined);
-    await sim?.close();
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    other = await mqtt.connectAsync(home.broker.url, { protocolVersion: 5 });
+    home.cleanup(() => other.endAsync(true).catch(() => undefined));
   });
 
   it('gives every device the id of its whole friendly name; the untouched sensor the id of its name, its IEEE address', () => {
     assert.deepEqual(
-      hearth.bridge.registry
+      home.hearth.bridge.registry
         .devices()
         .map((d) => d.id)
         .sort(),
@@ -85,35 +70,37 @@ describe('device ids on a Zigbee2MQTT home (mosquitto, a real SQLite file)', () 
         'office_desk_plug',
       ],
     );
-    assert.equal(hearth.bridge.registry.device(CEILING)!.identity, 'zigbee2mqtt:0x000d6ffffe1a2b3c');
+    assert.equal(home.hearth.bridge.registry.device(CEILING)!.identity, 'zigbee2mqtt:0x000d6ffffe1a2b3c');
     // Each is stored once, by its IEEE address.
-    assert.equal(storedRows(hearth), DEVICES);
-    assert.deepEqual(hearth.db.prepare("SELECT id FROM device_ids WHERE source = 'zigbee2mqtt' AND identity = ?").get('0x000d6ffffe1a2b3c'), { id: CEILING });
+    assert.equal(storedRows(home.hearth), DEVICES);
+    assert.deepEqual(home.hearth.db.prepare("SELECT id FROM device_ids WHERE source = 'zigbee2mqtt' AND identity = ?").get('0x000d6ffffe1a2b3c'), {
+      id: CEILING,
+    });
     // Tools are still named from the names.
-    assert.deepEqual(hearth.tools.get('living_room_ceiling_light')!.meta.entityIds, [`${CEILING}.light`]);
+    assert.deepEqual(home.hearth.tools.get('living_room_ceiling_light')!.meta.entityIds, [`${CEILING}.light`]);
   });
 
   it('a device named like a known one, listed first, does not take its id: it gets the next free one', async () => {
     await list([twin, ...HOME.devices]);
-    await waitFor('the twin', () => hearth.bridge.registry.device(`${CEILING}_2`));
-    assert.equal(hearth.bridge.registry.device(`${CEILING}_2`)!.identity, 'zigbee2mqtt:0x000d6ffffe1a2bff');
-    assert.equal(hearth.bridge.registry.device(CEILING)!.identity, 'zigbee2mqtt:0x000d6ffffe1a2b3c');
-    assert.deepEqual(hearth.tools.get('living_room_ceiling_light')!.meta.entityIds, [`${CEILING}.light`]);
+    await waitFor('the twin', () => home.hearth.bridge.registry.device(`${CEILING}_2`));
+    assert.equal(home.hearth.bridge.registry.device(`${CEILING}_2`)!.identity, 'zigbee2mqtt:0x000d6ffffe1a2bff');
+    assert.equal(home.hearth.bridge.registry.device(CEILING)!.identity, 'zigbee2mqtt:0x000d6ffffe1a2b3c');
+    assert.deepEqual(home.hearth.tools.get('living_room_ceiling_light')!.meta.entityIds, [`${CEILING}.light`]);
   });
 
   it('a restart keeps every id, whatever order the devices arrive in', async () => {
-    const before = idsByIdentity(hearth);
+    const before = idsByIdentity(home.hearth);
     assert.equal(Object.keys(before).length, DEVICES + 1);
-    await hearth.close();
+    await home.hearth.close();
     // While Hearth is down the list comes back in the opposite order.
     await list([twin, ...HOME.devices].reverse());
-    await open(DEVICES + 1);
-    assert.deepEqual(idsByIdentity(hearth), before);
-    assert.equal(storedRows(hearth), DEVICES + 1, 'nothing new is written for devices already known');
+    await home.open(DEVICES + 1);
+    assert.deepEqual(idsByIdentity(home.hearth), before);
+    assert.equal(storedRows(home.hearth), DEVICES + 1, 'nothing new is written for devices already known');
   });
 
   it('a rename in Zigbee2MQTT keeps the id, and a deny rule on it still holds, also after a restart', async () => {
-    hearth.policy.add({
+    home.hearth.policy.add({
       subject: 'role:owner',
       targetType: 'entity',
       target: `${LOCK}.lock`,
@@ -122,63 +109,41 @@ describe('device ids on a Zigbee2MQTT home (mosquitto, a real SQLite file)', () 
       priority: 50,
       note: 'test: the lock stays as it is',
     });
-    const refused = await hearth.tools.call('entrance_front_door_lock', { action: 'lock' }, OWNER);
+    const refused = await home.hearth.tools.call('entrance_front_door_lock', { action: 'lock' }, OWNER);
     assert.match(refused.text!, /not allowed: rule #\d+ .*the lock stays as it is/, refused.text);
-    await sim.rename('Entrance/Front door lock', 'Entrance/Main door');
-    await waitFor('the rename', () => hearth.bridge.registry.device(LOCK)?.name === 'Main door');
+    await home.source.rename('Entrance/Front door lock', 'Entrance/Main door');
+    await waitFor('the rename', () => home.hearth.bridge.registry.device(LOCK)?.name === 'Main door');
     // The name, the topics and the tool name follow the rename; the id does not.
-    assert.equal(hearth.bridge.registry.entity(`${LOCK}.lock`)!.commandTopic, 'zigbee2mqtt/Entrance/Main door/set');
-    assert.equal(hearth.tools.get('entrance_front_door_lock'), undefined);
-    const tool = await waitFor('the renamed tool', () => hearth.tools.get('entrance_main_door'));
+    assert.equal(home.hearth.bridge.registry.entity(`${LOCK}.lock`)!.commandTopic, 'zigbee2mqtt/Entrance/Main door/set');
+    assert.equal(home.hearth.tools.get('entrance_front_door_lock'), undefined);
+    const tool = await waitFor('the renamed tool', () => home.hearth.tools.get('entrance_main_door'));
     assert.deepEqual(tool.meta.entityIds, [`${LOCK}.lock`]);
-    const still = await hearth.tools.call('entrance_main_door', { action: 'lock' }, OWNER);
+    const still = await home.hearth.tools.call('entrance_main_door', { action: 'lock' }, OWNER);
     assert.match(still.text!, /not allowed: rule #\d+ .*the lock stays as it is/, still.text);
-    await hearth.close();
-    await open();
-    assert.equal(hearth.bridge.registry.device(LOCK)!.identity, 'zigbee2mqtt:0x000b57fffe9a8b7c');
-    const afterRestart = await hearth.tools.call('entrance_main_door', { action: 'lock' }, OWNER);
+    await home.hearth.close();
+    await home.open();
+    assert.equal(home.hearth.bridge.registry.device(LOCK)!.identity, 'zigbee2mqtt:0x000b57fffe9a8b7c');
+    const afterRestart = await home.hearth.tools.call('entrance_main_door', { action: 'lock' }, OWNER);
     assert.match(afterRestart.text!, /not allowed: rule #\d+ .*the lock stays as it is/, afterRestart.text);
-    assert.deepEqual(sim.sets('Entrance/Main door'), [], 'nothing reached the lock');
-    assert.deepEqual(sim.sets('Entrance/Front door lock'), []);
+    assert.deepEqual(home.source.sets('Entrance/Main door'), [], 'nothing reached the lock');
+    assert.deepEqual(home.source.sets('Entrance/Front door lock'), []);
   });
 });
 
 describe('device ids on a Home Assistant discovery home (mosquitto, a real SQLite file)', () => {
-  interface HaHome {
-    configs: Array<{ topic: string; payload: Record<string, unknown> }>;
-  }
-  const HA = JSON.parse(readFileSync(join(HOMES, 'homeassistant-home.json'), 'utf8')) as HaHome;
-  let broker: TestBroker;
-  let pub: MqttClient;
-  let hearth: Hearth;
-  const dir = mkdtempSync(join(tmpdir(), 'hearth-ids-ha-'));
-  const open = async () => {
-    hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'discovery.zigbee2mqtt.enabled': false });
-    await waitFor('the discovered home', () => hearth.bridge.registry.devices().length === 7);
-  };
-
-  before(async () => {
-    broker = await startMosquitto();
-    pub = await mqtt.connectAsync(broker.url, { protocolVersion: 5 });
-    for (const c of HA.configs) await pub.publishAsync(c.topic, JSON.stringify(c.payload), { retain: true, qos: 1 });
-    await open();
-  });
-  after(async () => {
-    await hearth?.close();
-    await pub?.endAsync();
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  // The configs alone, as the devices announce themselves.
+  const HA = { ...discoveryHome(), states: {} };
+  const home = useFixtureHome({ name: 'ids-ha', source: discoverySource(HA), devices: 7, flags: { 'discovery.zigbee2mqtt.enabled': false } });
 
   it("takes each id from the device's name, not its identifier; a Zigbee2MQTT device's from its IEEE address's entry", () => {
-    const ids = hearth.bridge.registry
+    const ids = home.hearth.bridge.registry
       .devices()
       .map((d) => d.id)
       .sort();
     assert.deepEqual(ids, ['desk_lamp', 'garage_door', 'hallway_motion', 'kettle', 'office_climate', 'radiator', 'reading_lamp']);
     // Announced by Zigbee2MQTT as `zigbee2mqtt_0x00158d00054c3b2a`: kept as that IEEE address's id, which its
     // bridge/devices entry gets too when both are read.
-    assert.deepEqual(hearth.db.prepare('SELECT source, identity FROM device_ids WHERE id = ?').get('hallway_motion'), {
+    assert.deepEqual(home.hearth.db.prepare('SELECT source, identity FROM device_ids WHERE id = ?').get('hallway_motion'), {
       source: 'zigbee2mqtt',
       identity: '0x00158d00054c3b2a',
     });
@@ -187,55 +152,44 @@ describe('device ids on a Home Assistant discovery home (mosquitto, a real SQLit
   it('a device announced again under another name keeps its id, across a restart', async () => {
     for (const c of HA.configs.filter((x) => x.topic.includes('shellyplus1pm'))) {
       const device = { ...(c.payload.device as Record<string, unknown>), name: 'Tea kettle' };
-      await pub.publishAsync(c.topic, JSON.stringify({ ...c.payload, device }), { retain: true, qos: 1 });
+      await home.source.client.publishAsync(c.topic, JSON.stringify({ ...c.payload, device }), { retain: true, qos: 1 });
     }
-    await waitFor('the new name', () => hearth.bridge.registry.device('kettle')?.name === 'Tea kettle');
-    assert.equal(hearth.bridge.registry.device('tea_kettle'), undefined);
-    await hearth.close();
-    await open();
-    assert.equal(hearth.bridge.registry.device('kettle')?.name, 'Tea kettle');
+    await waitFor('the new name', () => home.hearth.bridge.registry.device('kettle')?.name === 'Tea kettle');
+    assert.equal(home.hearth.bridge.registry.device('tea_kettle'), undefined);
+    await home.hearth.close();
+    await home.open();
+    assert.equal(home.hearth.bridge.registry.device('kettle')?.name, 'Tea kettle');
   });
 });
 
 describe('device ids on a home upgraded from ids made of IEEE addresses', () => {
-  let broker: TestBroker;
-  let sim: SimulatedZigbee2mqtt;
-  let hearth: Hearth;
-  const dir = mkdtempSync(join(tmpdir(), 'hearth-ids-upgrade-'));
   const OLD_LOCK = 'zigbee2mqtt_0x000b57fffe9a8b7c';
-  const open = async () => {
-    hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'discovery.homeassistant.enabled': false });
-    await waitFor('the fixture home', () => hearth.bridge.registry.devices().length === DEVICES);
-  };
-
-  before(async () => {
-    // A database as the Hearth before stable ids left it (schema 0020): a rule and history under the lock's old
-    // id, a rule over two bulbs by a pattern of their old ids, and the blind remembered by its old id.
-    const old = openDatabase(join(dir, 'hearth.db'), { upTo: 20 });
-    const rule = old.prepare(
-      "INSERT INTO policy_rules (subject, target_type, target, action, effect, priority, note) VALUES ('role:owner', 'entity', ?, 'actuate', 'deny', 50, ?)",
-    );
-    rule.run(`${OLD_LOCK}.lock`, 'the lock stays as it is');
-    rule.run('zigbee2mqtt_0x00178801*.light', 'the hue bulbs stay as they are');
-    new HistoryStore(old, historyOptions()).write([{ entityId: `${OLD_LOCK}.lock`, ts: Date.now() - 3_600_000, state: 'unlocked' }]);
-    old
-      .prepare("INSERT INTO entity_names (entity_id, first_seen, last_seen) VALUES ('zigbee2mqtt_0x000d6ffffe5c4d3e.cover', '2026-01-01T00:00:00.000Z', ?)")
-      .run(new Date().toISOString());
-    old.close();
-    broker = await startMosquitto();
-    sim = await SimulatedZigbee2mqtt.start(broker.url);
-    await open();
-  });
-  after(async () => {
-    await hearth?.close();
-    await sim?.close();
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
+  const home = useFixtureHome({
+    name: 'ids-upgrade',
+    source: async (broker, dir) => {
+      // A database as the Hearth before stable ids left it (schema 0020): a rule and history under the lock's old
+      // id, a rule over two bulbs by a pattern of their old ids, and the blind remembered by its old id.
+      const old = openDatabase(join(dir, 'hearth.db'), { upTo: 20 });
+      const rule = old.prepare(
+        "INSERT INTO policy_rules (subject, target_type, target, action, effect, priority, note) VALUES ('role:owner', 'entity', ?, 'actuate', 'deny', 50, ?)",
+      );
+      rule.run(`${OLD_LOCK}.lock`, 'the lock stays as it is');
+      rule.run('zigbee2mqtt_0x00178801*.light', 'the hue bulbs stay as they are');
+      new HistoryStore(old, historyOptions()).write([{ entityId: `${OLD_LOCK}.lock`, ts: Date.now() - 3_600_000, state: 'unlocked' }]);
+      old
+        .prepare("INSERT INTO entity_names (entity_id, first_seen, last_seen) VALUES ('zigbee2mqtt_0x000d6ffffe5c4d3e.cover', '2026-01-01T00:00:00.000Z', ?)")
+        .run(new Date().toISOString());
+      old.close();
+      return zigbee2mqttSource()(broker);
+    },
+    devices: DEVICES,
+    flags: { 'discovery.homeassistant.enabled': false },
   });
 
   it('keeps every old id its database refers to, and gives the others ids from their names', () => {
     const id = (friendly: string) =>
-      hearth.bridge.registry.devices().find((d) => d.identity === `zigbee2mqtt:${HOME.devices.find((x) => x.friendly_name === friendly)!.ieee_address}`)?.id;
+      home.hearth.bridge.registry.devices().find((d) => d.identity === `zigbee2mqtt:${HOME.devices.find((x) => x.friendly_name === friendly)!.ieee_address}`)
+        ?.id;
     assert.equal(id('Entrance/Front door lock'), OLD_LOCK);
     assert.equal(id('Living room/Floor lamp'), 'zigbee2mqtt_0x0017880104a1b2c1');
     assert.equal(id('Kitchen spots'), 'zigbee2mqtt_0x0017880104a1b2c2');
@@ -244,66 +198,55 @@ describe('device ids on a home upgraded from ids made of IEEE addresses', () => 
   });
 
   it('the rule written against the old id still applies to the same lock, and its history goes on', async () => {
-    const refused = await hearth.tools.call('entrance_front_door_lock', { action: 'lock' }, OWNER);
+    const refused = await home.hearth.tools.call('entrance_front_door_lock', { action: 'lock' }, OWNER);
     assert.match(refused.text!, /not allowed: rule #\d+ .*the lock stays as it is/, refused.text);
-    const bulb = await hearth.tools.call('kitchen_spots', { action: 'turn_off' }, OWNER);
+    const bulb = await home.hearth.tools.call('kitchen_spots', { action: 'turn_off' }, OWNER);
     assert.match(bulb.text!, /not allowed: rule #\d+ .*the hue bulbs stay as they are/, bulb.text);
-    assert.deepEqual(sim.sets('Entrance/Front door lock'), []);
-    assert.deepEqual(sim.sets('Kitchen spots'), []);
-    const history = await hearth.tools.call('get_history', { entity: `${OLD_LOCK}.lock` }, OWNER);
+    assert.deepEqual(home.source.sets('Entrance/Front door lock'), []);
+    assert.deepEqual(home.source.sets('Kitchen spots'), []);
+    const history = await home.hearth.tools.call('get_history', { entity: `${OLD_LOCK}.lock` }, OWNER);
     assert.match(history.text!, /unlocked/, history.text);
   });
 
   it('after a restart, the same ids', async () => {
-    const before = idsByIdentity(hearth);
-    await hearth.close();
-    await open();
-    assert.deepEqual(idsByIdentity(hearth), before);
+    const before = idsByIdentity(home.hearth);
+    await home.hearth.close();
+    await home.open();
+    assert.deepEqual(idsByIdentity(home.hearth), before);
   });
 });
 
 describe('device ids are capped: a forged list of devices cannot grow the table', () => {
   const MAX = 20;
   const FORGED = 100;
-  let broker: TestBroker;
-  let pub: MqttClient;
-  let hearth: Hearth;
-  const dir = mkdtempSync(join(tmpdir(), 'hearth-ids-cap-'));
-  const logs = logSink('warn');
   const ieee = (i: number) => `0x00158d00${i.toString(16).padStart(8, '0')}`;
-  const open = async () => {
-    hearth = await openHearth(broker.url, dir, logs.log, { 'discovery.homeassistant.enabled': false, 'discovery.maxDevices': String(MAX) });
-    await waitFor('the forged list', () => hearth.bridge.registry.devices().length === FORGED, 30_000);
-  };
-
-  before(async () => {
-    broker = await startMosquitto();
-    pub = await mqtt.connectAsync(broker.url, { protocolVersion: 5 });
-    const plug = await z2mEntry('ZNCZ04LM', ieee(0), 'Plug');
-    const list = Array.from({ length: FORGED }, (_, i) => ({ ...plug, ieee_address: ieee(i + 1), friendly_name: `Plug ${i + 1}` }));
-    await pub.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify(list), { retain: true, qos: 1 });
-    await open();
-  });
-  after(async () => {
-    await hearth?.close();
-    await pub?.endAsync();
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
+  const home = useFixtureHome({
+    name: 'ids-cap',
+    source: async (broker) => {
+      const pub = await mqtt.connectAsync(broker.url, { protocolVersion: 5 });
+      const plug = await z2mEntry('ZNCZ04LM', ieee(0), 'Plug');
+      const list = Array.from({ length: FORGED }, (_, i) => ({ ...plug, ieee_address: ieee(i + 1), friendly_name: `Plug ${i + 1}` }));
+      await pub.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify(list), { retain: true, qos: 1 });
+      return { close: () => pub.endAsync() };
+    },
+    devices: FORGED,
+    flags: { 'discovery.homeassistant.enabled': false, 'discovery.maxDevices': String(MAX) },
+    waitMs: 30_000,
   });
 
   it(`stores ${MAX} ids; past the cap a device gets the id of its IEEE address, unstored, said once`, async () => {
-    assert.equal(storedRows(hearth), MAX);
-    const device = (i: number) => hearth.bridge.registry.devices().find((d) => d.identity === `zigbee2mqtt:${ieee(i)}`)?.id;
+    assert.equal(storedRows(home.hearth), MAX);
+    const device = (i: number) => home.hearth.bridge.registry.devices().find((d) => d.identity === `zigbee2mqtt:${ieee(i)}`)?.id;
     assert.equal(device(1), 'plug_1');
     assert.equal(device(MAX), `plug_${MAX}`);
     assert.equal(device(MAX + 1), `zigbee2mqtt_${ieee(MAX + 1)}`);
     assert.equal(device(FORGED), `zigbee2mqtt_${ieee(FORGED)}`);
-    assert.equal(logs.find(/discovery\.max_devices/).length, 1);
-    const before = idsByIdentity(hearth);
-    await hearth.close();
-    await open();
-    assert.deepEqual(idsByIdentity(hearth), before, 'the same ids after a restart');
-    assert.equal(storedRows(hearth), MAX);
+    assert.equal(home.logs.find(/discovery\.max_devices/).length, 1);
+    const before = idsByIdentity(home.hearth);
+    await home.hearth.close();
+    await home.open();
+    assert.deepEqual(idsByIdentity(home.hearth), before, 'the same ids after a restart');
+    assert.equal(storedRows(home.hearth), MAX);
   });
 });
 

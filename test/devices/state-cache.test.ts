@@ -11,7 +11,7 @@ import { MqttConnection } from '../../src/mqtt/connection.js';
 import { drawCameraFrame } from '../../src/simulator/camera-frame.js';
 import { brokerKinds, type TestBroker } from '../helpers/brokers.js';
 import { logSink } from '../helpers/log-sink.js';
-import { sleep, waitFor } from '../helpers/wait.js';
+import { waitFor } from '../helpers/wait.js';
 
 const HOME = `
 devices:
@@ -100,7 +100,7 @@ for (const { kind, start } of brokerKinds) {
       const { connection, cache } = bridgeSide();
       await connection.waitConnected(5000);
       await waitFor('subscriptions', () => connection.subscriptions.size >= 9);
-      await sleep(100);
+      // Every message below is retained: one that comes before the broker has the subscription arrives with it.
       const t0 = Date.now();
       await publish('t/plug/availability', 'online');
       await publish('t/plug/state', 'ON');
@@ -143,7 +143,8 @@ for (const { kind, start } of brokerKinds) {
     it('keeps the latest camera frame with its type read from the bytes; raw and base64', async () => {
       const { connection, cache } = bridgeSide();
       await connection.waitConnected(5000);
-      await sleep(100);
+      // The frames are not retained: subscribed once the first test's retained state arrives.
+      await waitFor('retained temperature', () => cache.get('env.temperature')?.value !== undefined);
       const jpeg = await drawCameraFrame(new Date('2026-12-02T10:00:00Z'));
       await publish('t/cam/raw', jpeg, false);
       const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
@@ -243,7 +244,11 @@ for (const { kind, start } of brokerKinds) {
       const watcher = await connectRaw(broker.url);
       closers.push(() => watcher.endAsync(true));
       await watcher.subscribeAsync('t/plug/set', { qos: 1 });
-      watcher.on('message', (_t, p) => seen.push(p.toString()));
+      let marked = false;
+      watcher.on('message', (t, p) => {
+        if (t === 't/plug/set') seen.push(p.toString());
+        else marked = true;
+      });
 
       await broker.stop();
       await waitFor('bridge sees the outage', () => !connection.connected);
@@ -255,8 +260,10 @@ for (const { kind, start } of brokerKinds) {
       assert.ok(Date.now() - t0 < 100, 'failed at once');
       broker = await start({ port: broker.port });
       await connection.waitConnected(10_000);
-      await watcher.subscribeAsync('t/plug/set', { qos: 1 });
-      await sleep(500);
+      await watcher.subscribeAsync(['t/plug/set', 't/plug/marker'], { qos: 1 });
+      // A marker the bridge publishes after reconnecting arrives after anything it still had to send.
+      await connection.publish('t/plug/marker', 'after', { qos: 1 });
+      await waitFor('the marker', () => marked);
       assert.deepEqual(seen, [], 'nothing published after reconnect');
     });
   });

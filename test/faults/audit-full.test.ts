@@ -10,7 +10,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OWNER } from '../helpers/home.js';
-import { sleep } from '../helpers/wait.js';
 import { useHome } from '../helpers/use-home.js';
 
 describe('audit write failure: a full database', () => {
@@ -86,7 +85,7 @@ describe('audit write failure: a full database', () => {
       assert.match(held.text!, /^needs approval: |full/i);
       // Reads need no write.
       assert.match((await home.hearth.tools.call('living_room_temperature', {}, OWNER)).text!, /°C/);
-      await sleep(150);
+      await home.caughtUp();
       assert.equal(home.commands().length, sent, 'nothing published');
       assert.equal(home.hearth.audit.tail(1)[0]?.id ?? 0, rows, 'no row could be written');
       const [refusal] = home.logs.find(/audit unavailable; call refused/);

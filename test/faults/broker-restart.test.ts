@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { brokerKinds } from '../helpers/brokers.js';
 import { OWNER } from '../helpers/home.js';
 import { clusterKinds } from '../helpers/cluster-brokers.js';
-import { sleep, waitFor } from '../helpers/wait.js';
+import { waitFor } from '../helpers/wait.js';
 import { useHome } from '../helpers/use-home.js';
 
 // And on the clustered brokers (#34): NATS (3 nodes) and RabbitMQ.
@@ -60,7 +60,7 @@ for (const { kind, start } of [...brokerKinds, ...clusterKinds]) {
       const off = await home.hearth.tools.call('living_room_lamp', { action: 'turn_off' }, OWNER);
       assert.match(off.text!, /^confirmed: .*: off;/);
       assert.equal(home.sim.state('living_room_lamp.lamp').value, 'off');
-      await sleep(300);
+      await home.caughtUp();
       const lamp = home
         .commands()
         .slice(sentBefore)

@@ -8,7 +8,7 @@ import { newCall } from '../../src/tools/pipeline.js';
 import { normalizeResult } from '../../src/tools/tool-set.js';
 import type { Principal, ToolResultObject } from '../../src/tools/types.js';
 import { OWNER } from '../helpers/home.js';
-import { sleep, waitFor } from '../helpers/wait.js';
+import { waitFor } from '../helpers/wait.js';
 import { useHome } from '../helpers/use-home.js';
 
 describe('duplicate request ids', () => {
@@ -24,7 +24,7 @@ describe('duplicate request ids', () => {
   it('ten copies at once: one command, one audit row, the others answered from it', async () => {
     const before = lampCommands().length;
     const results = await Promise.all(Array.from({ length: 10 }, () => send('living_room_lamp', { action: 'turn_on' }, 'dup-burst-1')));
-    await sleep(200);
+    await home.caughtUp();
     assert.equal(lampCommands().length - before, 1, 'one command on the broker');
     assert.equal(rowsFor('dup-burst-1').length, 1, 'one audit row');
     const did = results.filter((r) => !/already handled/.test(r.text!));
@@ -42,7 +42,7 @@ describe('duplicate request ids', () => {
       send('living_room_lamp', { action: 'turn_off' }, 'dup-cross-1'),
       send('kitchen_light', { action: 'turn_on', brightness: 40 }, 'dup-cross-1'),
     ]);
-    await sleep(200);
+    await home.caughtUp();
     assert.equal(home.commands().length - before, 1, 'one command in all');
     assert.equal(rowsFor('dup-cross-1').length, 1, 'one audit row');
     // The other is another call under the same id: refused as such, never answered from the first one's row.
@@ -63,7 +63,7 @@ describe('duplicate request ids', () => {
     const alsoBad = await send('living_room_lamp', { action: 'explode' }, 'dup-denied-1', OWNER);
     assert.equal(alsoBad.isError, true);
     assert.equal(rowsFor('dup-denied-1').length, 1, 'one audit row: the refusal');
-    await sleep(100);
+    await home.caughtUp();
     assert.equal(lampCommands().length, before, 'nothing published');
   });
 
@@ -78,7 +78,7 @@ describe('duplicate request ids', () => {
     assert.match((await first).text!, /^confirmed: /);
     const late = await send('garage_door', { action: 'set_position', position: 30 }, 'dup-slow-1');
     assert.match(late.text!, /^confirmed: request dup-slow-1 was already handled/);
-    await sleep(200);
+    await home.caughtUp();
     assert.equal(home.commands().filter((c) => c.topic.startsWith('hearth-demo/garage_door/')).length - before, 1, 'one command');
     assert.equal(rowsFor('dup-slow-1').length, 1);
   });

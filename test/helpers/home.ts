@@ -1,20 +1,23 @@
 // A whole Hearth on a real broker: the demo device files (copied, with quick
 // travel times), the simulator, a real SQLite file, and a `#` watcher that
 // sees every publish.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { loadConfig } from '../../src/config/load.js';
-import { DEMO_DEVICES } from '../../src/bridge.js';
 import { Hearth } from '../../src/hearth.js';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
 import type { GeneratedTool, Principal } from '../../src/tools/types.js';
 import type { Logger } from '../../src/log.js';
 import type { TestBroker } from './brokers.js';
 import { hearthUrl, isCluster } from './cluster-brokers.js';
+import { copyDemoDevices } from './demo-devices.js';
 import { logSink } from './log-sink.js';
 import { waitFor } from './wait.js';
+
+/** The topic of the markers `caughtUp()` has Hearth publish (no device listens there). */
+const CAUGHT_UP = 'hearth-test/caught-up';
 
 export const OWNER: Principal = { id: 'cli:test-owner', roles: ['owner'] };
 
@@ -38,6 +41,11 @@ export interface TestHome {
   /** Every message published on the broker after start (topic, payload), in order. */
   seen: Array<{ topic: string; payload: string }>;
   commands(): Array<{ topic: string; payload: string }>;
+  /**
+   * Resolves once everything Hearth published before the call has reached the watcher: a marker Hearth publishes
+   * on its own connection arrives after it. For "nothing (more) was published", in place of a wait of some time.
+   */
+  caughtUp(): Promise<void>;
   logs: ReturnType<typeof logSink>;
   close(): Promise<void>;
 }
@@ -77,12 +85,7 @@ export interface HomeOptions {
 
 export async function startHome(broker: TestBroker, options: HomeOptions = {}): Promise<TestHome> {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-home-'));
-  const devices = join(dir, 'devices');
-  mkdirSync(devices);
-  for (const f of readdirSync(DEMO_DEVICES)) {
-    const text = readFileSync(join(DEMO_DEVICES, f), 'utf8').replace(/travel_ms: \d+/g, `travel_ms: ${options.travelMs ?? 600}`);
-    writeFileSync(join(devices, f), text);
-  }
+  const devices = copyDemoDevices(dir, (text) => text.replace(/travel_ms: \d+/g, `travel_ms: ${options.travelMs ?? 600}`));
   const logs = logSink('debug');
   // On a cluster Hearth is given every node beginning with node 1; the devices and the watcher are on node 0.
   const hearth = await openHearth(
@@ -127,6 +130,7 @@ export async function startHome(broker: TestBroker, options: HomeOptions = {}): 
       }),
     30_000,
   );
+  let markers = 0;
   return {
     hearth,
     sim,
@@ -134,6 +138,23 @@ export async function startHome(broker: TestBroker, options: HomeOptions = {}): 
     seen,
     logs,
     commands: () => seen.filter((m) => /\/set$/.test(m.topic)),
+    async caughtUp() {
+      const first = markers + 1;
+      let sentAt = 0;
+      // Sent again now and then: a watcher reconnecting after a broker restart misses what came before it.
+      await waitFor(
+        "Hearth's marker at the watcher",
+        async () => {
+          if (seen.some((m) => m.topic === CAUGHT_UP && Number(m.payload) >= first)) return true;
+          if (Date.now() - sentAt > 250) {
+            sentAt = Date.now();
+            await hearth.bridge.connection.publish(CAUGHT_UP, String(++markers), { qos: 1 }).catch(() => undefined);
+          }
+          return false;
+        },
+        15_000,
+      );
+    },
     async close() {
       await watcher.endAsync(true).catch(() => undefined);
       await sim.close().catch(() => undefined);

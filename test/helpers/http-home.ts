@@ -1,5 +1,6 @@
 // A test file's demo home served over a real HTTP server (MCP mounted at /mcp when asked), with bearer tokens
 // made for the principals the test names, all started before the file's tests and closed after them.
+import assert from 'node:assert/strict';
 import { before } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -39,6 +40,8 @@ export interface HttpHomeInTest<K extends string> extends HomeInTest {
   api(method: string, path: string, options?: RequestOptions): Promise<Reply>;
   /** An MCP client connected to /mcp with `token`, closed with the home. */
   mcpClient(token: string, name?: string): Promise<Client>;
+  /** One user message through /v1/chat/completions (model `hearth`) with the token made for `key`: the answer's text. */
+  chat(key: K, content: string): Promise<string>;
 }
 
 export function useHttpHome<K extends string = never>(options: UseHttpHomeOptions<K> = {}): HttpHomeInTest<K> {
@@ -71,6 +74,16 @@ export function useHttpHome<K extends string = never>(options: UseHttpHomeOption
       return started(secrets.get(key), `the token for ${key}`);
     },
     api: (method: string, path: string, opts: RequestOptions = {}) => request(`${url()}${path}`, { ...opts, method }),
+    async chat(key: K, content: string) {
+      const r = await request(`${url()}/v1/chat/completions`, {
+        method: 'POST',
+        token: started(secrets.get(key), `the token for ${key}`),
+        body: { model: 'hearth', messages: [{ role: 'user', content }] },
+        strictJson: true,
+      });
+      assert.equal(r.status, 200, r.text);
+      return r.json.choices[0].message.content as string;
+    },
     async mcpClient(token: string, name = 'hearth-test') {
       const client = new Client({ name, version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${url()}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));

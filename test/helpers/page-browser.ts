@@ -104,3 +104,16 @@ export async function pastTheEdge(card: Locator): Promise<string[]> {
     return past;
   });
 }
+
+/**
+ * Opens one of the page's views from its tab, as a person does, and waits until the page has drawn it afresh. The
+ * click only changes the address: the page routes on the hashchange that follows, so a test that typed or clicked
+ * at once could reach the view's previous drawing (or the view it left), which is then drawn away. The tab marked
+ * current says the route ran; the Areas view, which loads before it draws, is busy until drawn.
+ */
+export async function showView(page: Page, view: string): Promise<void> {
+  await page.click(`nav.tabs a[data-view="${view}"]`);
+  await page.locator(`nav.tabs a[data-view="${view}"][aria-current="page"]`).waitFor();
+  await page.locator(`#view-${view}`).waitFor();
+  if (view === 'areas') await page.locator('#areas-body:not([aria-busy])').waitFor();
+}

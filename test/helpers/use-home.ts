@@ -71,6 +71,7 @@ export function useHome(options: UseHomeOptions = {}): HomeInTest {
       return h().logs;
     },
     commands: () => h().commands(),
+    caughtUp: () => h().caughtUp(),
     close: () => h().close(),
     cleanup: (fn) => void cleanups.push(fn),
   };

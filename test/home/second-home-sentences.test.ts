@@ -12,19 +12,17 @@
 // Wrong must be 0. A sentence in MISSES must still miss, with the reason written beside it: when it starts to
 // work the test fails until it is moved out of MISSES, so the list stays honest.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
+import { before, describe, it } from 'node:test';
 import { createEngine } from '../../src/agent/factory.js';
 import { SessionManager } from '../../src/agent/sessions.js';
-import type { Engine } from '../../src/agent/types.js';
 import type { Hearth } from '../../src/hearth.js';
-import { startMosquitto, type TestBroker } from '../helpers/brokers.js';
-import { OWNER, openHearth } from '../helpers/home.js';
-import { logSink } from '../helpers/log-sink.js';
-import { HOMES, SimulatedZigbee2mqtt, type Z2mHomeFixture } from '../helpers/simulated-zigbee2mqtt.js';
+import { discoveryHome, type FixtureHome, publishDiscoveryHome, statePayload, useFixtureHome, zigbee2mqttSource } from '../helpers/fixture-home.js';
+import { OWNER } from '../helpers/home.js';
+import { late } from '../helpers/late.js';
+import { started } from '../helpers/use-home.js';
+import { HOMES, type SimulatedZigbee2mqtt, type Z2mHomeFixture } from '../helpers/simulated-zigbee2mqtt.js';
 import { drain, of } from '../helpers/turns.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -251,27 +249,44 @@ async function sayAll(
   );
 }
 
-describe('held-out sentences on a second Zigbee2MQTT home, through the offline model', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hearth-second-home-'));
-  const logs = logSink('warn');
-  let broker: TestBroker;
-  let sim: SimulatedZigbee2mqtt;
-  let hearth: Hearth;
-  let engine: Engine;
-  let sessions: SessionManager;
-  let nightlightArea: string | undefined;
-  let suggested: Record<string, string | undefined> = {};
-
+/**
+ * A fresh chat with the offline model for each sentence, on the fixture home's Hearth: opened once every device's
+ * retained state is heard (the questions read it) and the home is arranged as its owner would.
+ */
+function useOfflineChat(home: FixtureHome<unknown>, arrange: (hearth: Hearth) => void = () => undefined): SessionManager {
+  let sessions: SessionManager | undefined;
   before(async () => {
-    broker = await startMosquitto();
-    sim = await SimulatedZigbee2mqtt.start(broker.url, HOME);
-    // The default tool shape for a home this size, as `hearth start` has it.
-    hearth = await openHearth(broker.url, dir, logs.log, { 'tools.shape': 'auto' });
-    await waitFor('the second home', () => hearth.bridge.registry.devices().length === HOME.devices.length - 1);
-    // Every device's retained state heard (the questions read it).
+    const { hearth } = home;
     await waitFor('every device reporting', () =>
       hearth.bridge.registry.devices().every((d) => d.entities.some((e) => hearth.bridge.cache.get(e.id)?.updatedAt !== undefined)),
     );
+    arrange(hearth);
+    const engine = await createEngine(hearth);
+    home.cleanup(() => engine.close());
+    sessions = new SessionManager(engine, hearth.tools);
+  });
+  return late(() => started(sessions, 'the chat'));
+}
+
+/** What reached a simulated Zigbee2MQTT's devices after `watch()` (every command was answered before the turn ended). */
+function zigbee2mqttSets(sim: SimulatedZigbee2mqtt, fixture: Z2mHomeFixture): () => () => Sent {
+  const byName = new Map(fixture.devices.map((d) => [`zigbee2mqtt/${d.friendly_name}/set`, d.friendly_name]));
+  return () => {
+    const from = sim.received.length;
+    return () =>
+      sim.received
+        .slice(from)
+        .filter((r) => r.topic.endsWith('/set'))
+        .map((r) => ({ name: byName.get(r.topic) ?? r.topic, payload: JSON.parse(r.payload) as Record<string, unknown> }));
+  };
+}
+
+describe('held-out sentences on a second Zigbee2MQTT home, through the offline model', () => {
+  // The default tool shape for a home this size, as `hearth start` has it.
+  const home = useFixtureHome({ name: 'second-home', source: zigbee2mqttSource(HOME), devices: HOME.devices.length - 1, flags: { 'tools.shape': 'auto' } });
+  let nightlightArea: string | undefined;
+  let suggested: Record<string, string | undefined> = {};
+  const sessions = useOfflineChat(home, (hearth) => {
     // As the source places them, before anyone stored an area.
     nightlightArea = hearth.bridge.registry.devices().find((d) => d.name === 'nightlight')?.area;
     suggested = Object.fromEntries(hearth.bridge.registry.devices().map((d) => [d.name, d.suggestedArea]));
@@ -289,15 +304,6 @@ describe('held-out sentences on a second Zigbee2MQTT home, through the offline m
     hearth.home.updateArea('Kids room', { floor: 'Upstairs' });
     hearth.home.addFloor('Outside');
     hearth.home.updateArea('Garden', { floor: 'Outside' });
-    engine = await createEngine(hearth);
-    sessions = new SessionManager(engine, hearth.tools);
-  });
-  after(async () => {
-    await engine?.close();
-    await hearth?.close();
-    await sim?.close();
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('places a deeper topic path in the area it shares with `<area>/` names, and says snake_case names with spaces', () => {
@@ -305,34 +311,20 @@ describe('held-out sentences on a second Zigbee2MQTT home, through the offline m
     assert.equal(suggested.den_reading_light, 'Den');
     assert.equal(suggested['Master Bedroom - Ceiling'], 'Master bedroom');
     assert.equal(suggested['Lounge Lamp'], 'Lounge');
-    const nightlight = hearth.bridge.registry.devices().find((d) => d.name === 'nightlight')!;
+    const nightlight = home.hearth.bridge.registry.devices().find((d) => d.name === 'nightlight')!;
     assert.equal(nightlight.floor, 'Upstairs');
-    assert.ok(!hearth.home.areas().some((a) => a.name === 'kids_room'));
-    const ceilings = hearth.bridge.registry.exposed().filter((e) => e.kind === 'light' && /^Ceiling/.test(e.name));
+    assert.ok(!home.hearth.home.areas().some((a) => a.name === 'kids_room'));
+    const ceilings = home.hearth.bridge.registry.exposed().filter((e) => e.kind === 'light' && /^Ceiling/.test(e.name));
     assert.deepEqual(ceilings.map((e) => e.area).sort(), ['Kids room', 'Kitchen']);
   });
 
   it(`${SENTENCES.length} sentences: no wrong action or answer; every one not listed as a miss is understood`, async (t) => {
     assert.ok(SENTENCES.length >= 60);
-    const byName = new Map(HOME.devices.map((d) => [`zigbee2mqtt/${d.friendly_name}/set`, d.friendly_name]));
-    await sayAll(t, sessions, SENTENCES, MISSES, () => {
-      const from = sim.received.length;
-      // Every command was answered by the simulated Zigbee2MQTT before the turn ended (confirmed or not).
-      return () =>
-        sim.received
-          .slice(from)
-          .filter((r) => r.topic.endsWith('/set'))
-          .map((r) => ({ name: byName.get(r.topic) ?? r.topic, payload: JSON.parse(r.payload) as Record<string, unknown> }));
-    });
+    await sayAll(t, sessions, SENTENCES, MISSES, zigbee2mqttSets(home.source, HOME));
   });
 });
 
-interface HaHome {
-  configs: Array<{ topic: string; payload: Record<string, unknown> }>;
-  states: Record<string, unknown>;
-}
-const HA_HOME = JSON.parse(readFileSync(join(HOMES, 'homeassistant-second-home.json'), 'utf8')) as HaHome;
-const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+const HA_HOME = discoveryHome('homeassistant-second-home.json');
 
 /** The devices of the discovery home, by the first level of their command topics. */
 const HA_DEVICES: Record<string, string> = {
@@ -365,70 +357,53 @@ const HA_SENTENCES: Sentence[] = [
 ];
 
 describe('held-out sentences on a Home Assistant discovery home of Shelly and Tasmota shapes', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hearth-second-ha-home-'));
-  const logs = logSink('warn');
-  let broker: TestBroker;
-  let devices: MqttClient;
-  let hearth: Hearth;
-  let engine: Engine;
-  let sessions: SessionManager;
   const commands: Array<{ topic: string; payload: string }> = [];
-
-  before(async () => {
-    broker = await startMosquitto();
-    // The devices: each config and state retained, and each command answered with the state it asks for, as the
-    // firmware reports it (Shelly's status/<component>:0 JSON, Tasmota's stat/RESULT).
-    devices = await mqtt.connectAsync(broker.url, { protocolVersion: 5 });
-    for (const c of HA_HOME.configs) await devices.publishAsync(c.topic, JSON.stringify(c.payload), { retain: true, qos: 1 });
-    for (const [topic, state] of Object.entries(HA_HOME.states)) await devices.publishAsync(topic, text(state), { retain: true, qos: 1 });
-    const status = new Map(Object.entries(HA_HOME.states));
-    devices.on('message', (topic, raw) => {
-      const payload = raw.toString('utf8');
-      commands.push({ topic, payload });
-      const [device] = topic.split('/');
-      let reply: [string, unknown] | undefined;
-      if (topic.endsWith('/command/switch:0')) {
-        const at = `${device}/status/switch:0`;
-        reply = [at, { ...(status.get(at) as object), output: payload === 'on' }];
-      } else if (topic.endsWith('/command/cover:0')) {
-        const at = `${device}/status/cover:0`;
-        const pos = payload.startsWith('pos,') ? Number(payload.slice(4)) : payload === 'open' ? 100 : payload === 'close' ? 0 : undefined;
-        reply = [at, { ...(status.get(at) as object), ...(pos === undefined ? {} : { current_pos: pos, state: pos > 0 ? 'open' : 'closed' }) }];
-      } else if (topic.endsWith('/cmnd/POWER')) reply = [`${device}/stat/RESULT`, { POWER: payload }];
-      if (reply) {
-        status.set(reply[0], reply[1]);
-        void devices.publishAsync(reply[0], text(reply[1]), { retain: true, qos: 1 });
-      }
-    });
-    await devices.subscribeAsync(['+/command/#', '+/cmnd/#'], { qos: 1 });
-    hearth = await openHearth(broker.url, dir, logs.log, { 'tools.shape': 'auto' });
-    await waitFor('the discovery home', () => hearth.bridge.registry.devices().length === 5);
-    await waitFor('every device reporting', () =>
-      hearth.bridge.registry.devices().every((d) => d.entities.some((e) => hearth.bridge.cache.get(e.id)?.updatedAt !== undefined)),
-    );
-    // docs/your-home.md, "A Home Assistant discovery home": the Tasmotas say no area; their owner gives one.
+  const home = useFixtureHome({
+    name: 'second-ha-home',
+    source: async (broker) => {
+      // The devices: each config and state retained, and each command answered with the state it asks for, as the
+      // firmware reports it (Shelly's status/<component>:0 JSON, Tasmota's stat/RESULT).
+      const devices = await publishDiscoveryHome(broker.url, HA_HOME);
+      const status = new Map(Object.entries(HA_HOME.states));
+      devices.client.on('message', (topic, raw) => {
+        const payload = raw.toString('utf8');
+        commands.push({ topic, payload });
+        const [device] = topic.split('/');
+        let reply: [string, unknown] | undefined;
+        if (topic.endsWith('/command/switch:0')) {
+          const at = `${device}/status/switch:0`;
+          reply = [at, { ...(status.get(at) as object), output: payload === 'on' }];
+        } else if (topic.endsWith('/command/cover:0')) {
+          const at = `${device}/status/cover:0`;
+          const pos = payload.startsWith('pos,') ? Number(payload.slice(4)) : payload === 'open' ? 100 : payload === 'close' ? 0 : undefined;
+          reply = [at, { ...(status.get(at) as object), ...(pos === undefined ? {} : { current_pos: pos, state: pos > 0 ? 'open' : 'closed' }) }];
+        } else if (topic.endsWith('/cmnd/POWER')) reply = [`${device}/stat/RESULT`, { POWER: payload }];
+        if (reply) {
+          status.set(reply[0], reply[1]);
+          void devices.client.publishAsync(reply[0], statePayload(reply[1]), { retain: true, qos: 1 });
+        }
+      });
+      await devices.client.subscribeAsync(['+/command/#', '+/cmnd/#'], { qos: 1 });
+      return devices;
+    },
+    devices: 5,
+    flags: { 'tools.shape': 'auto' },
+  });
+  // docs/your-home.md, "A Home Assistant discovery home": the Tasmotas say no area; their owner gives one.
+  const sessions = useOfflineChat(home, (hearth) => {
     hearth.home.setDeviceArea('Workshop lights', 'Workshop', { create: true });
     hearth.home.setDeviceArea('Dehumidifier', 'Conservatory');
-    engine = await createEngine(hearth);
-    sessions = new SessionManager(engine, hearth.tools);
-  });
-  after(async () => {
-    await engine?.close();
-    await hearth?.close();
-    await devices?.endAsync();
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("puts Shelly's devices in their suggested_area, hides entity_category settings and diagnostics, and reads Tasmota's abbreviations", () => {
-    const byName = (name: string) => hearth.bridge.registry.devices().find((d) => d.name === name);
+    const byName = (name: string) => home.hearth.bridge.registry.devices().find((d) => d.name === name);
     assert.equal(byName('Conservatory blind')?.area, 'Conservatory');
     assert.equal(byName('Pond pump')?.area, 'Garden');
     assert.equal(byName('Conservatory blind')?.areaFrom, 'source');
     assert.equal(byName('Dehumidifier')?.areaFrom, 'person');
-    const hidden = hearth.bridge.registry.entities().filter((e) => e.exposed === false);
+    const hidden = home.hearth.bridge.registry.entities().filter((e) => e.exposed === false);
     assert.deepEqual(hidden.map((e) => `${e.category} ${e.kind}`).sort(), ['config button', 'diagnostic sensor', 'diagnostic sensor', 'diagnostic sensor']);
-    assert.ok(!hearth.tools.all().some((t) => t.meta.entityIds.some((id) => hidden.some((e) => e.id === id))));
+    assert.ok(!home.hearth.tools.all().some((t) => t.meta.entityIds.some((id) => hidden.some((e) => e.id === id))));
   });
 
   it(`${HA_SENTENCES.length} sentences: no wrong action or answer, no miss`, async (t) => {
@@ -474,42 +449,10 @@ const THIRD_SENTENCES: Sentence[] = [
 const THIRD_MISSES: Record<string, string> = {};
 
 describe('held-out sentences on a third Zigbee2MQTT home, through the offline model', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hearth-third-home-'));
-  const logs = logSink('warn');
-  let broker: TestBroker;
-  let sim: SimulatedZigbee2mqtt;
-  let hearth: Hearth;
-  let engine: Engine;
-  let sessions: SessionManager;
-
-  before(async () => {
-    broker = await startMosquitto();
-    sim = await SimulatedZigbee2mqtt.start(broker.url, THIRD);
-    hearth = await openHearth(broker.url, dir, logs.log, { 'tools.shape': 'auto' });
-    await waitFor('the third home', () => hearth.bridge.registry.devices().length === THIRD.devices.length - 1);
-    await waitFor('every device reporting', () =>
-      hearth.bridge.registry.devices().every((d) => d.entities.some((e) => hearth.bridge.cache.get(e.id)?.updatedAt !== undefined)),
-    );
-    engine = await createEngine(hearth);
-    sessions = new SessionManager(engine, hearth.tools);
-  });
-  after(async () => {
-    await engine?.close();
-    await hearth?.close();
-    await sim?.close();
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const home = useFixtureHome({ name: 'third-home', source: zigbee2mqttSource(THIRD), devices: THIRD.devices.length - 1, flags: { 'tools.shape': 'auto' } });
+  const sessions = useOfflineChat(home);
 
   it(`${THIRD_SENTENCES.length} sentences: no wrong action or answer; every one not listed as a miss is understood`, async (t) => {
-    const byName = new Map(THIRD.devices.map((d) => [`zigbee2mqtt/${d.friendly_name}/set`, d.friendly_name]));
-    await sayAll(t, sessions, THIRD_SENTENCES, THIRD_MISSES, () => {
-      const from = sim.received.length;
-      return () =>
-        sim.received
-          .slice(from)
-          .filter((r) => r.topic.endsWith('/set'))
-          .map((r) => ({ name: byName.get(r.topic) ?? r.topic, payload: JSON.parse(r.payload) as Record<string, unknown> }));
-    });
+    await sayAll(t, sessions, THIRD_SENTENCES, THIRD_MISSES, zigbee2mqttSets(home.source, THIRD));
   });
 });

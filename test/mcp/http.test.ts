@@ -196,7 +196,7 @@ describe('MCP over Streamable HTTP', () => {
       _meta: { 'hearth/idempotencyKey': key },
     })) as CallToolResult;
     assert.match(textOf(retry), /already handled .*not sent again/);
-    await sleep(100);
+    await home.caughtUp();
     assert.equal(home.commands().length, sent);
   });
 
@@ -257,6 +257,7 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   it('sends tools/list_changed and resources/list_changed when a device appears', async () => {
+    const earlier = mcp.notificationStreams();
     const client = await connect(ownerSecret);
     const guest = await connect(guestSecret);
     let toolsChanged = 0;
@@ -265,7 +266,7 @@ describe('MCP over Streamable HTTP', () => {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void toolsChanged++);
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void resourcesChanged++);
     guest.setNotificationHandler(ToolListChangedNotificationSchema, () => void guestChanged++);
-    await sleep(200); // the GET notification streams are open
+    await waitFor("both clients' GET notification streams open", () => [...mcp.notificationStreams()].filter((s) => !earlier.has(s)).length >= 2);
     const parsed = parseDeviceFile(
       'test.yaml',
       [
@@ -350,7 +351,12 @@ describe('MCP over Streamable HTTP', () => {
     await client.unsubscribeResource({ uri: 'hearth://entity/living_room_lamp.lamp' });
     const count = updated.length;
     await call(client, 'living_room_lamp', { action: target === 'turn_on' ? 'turn_off' : 'turn_on' });
-    await sleep(200);
+    // A resource still subscribed changes after it: its update comes after any the lamp's change would have sent.
+    const marker = 'hearth://entity/living_room_climate.temperature';
+    await client.subscribeResource({ uri: marker });
+    const cache = home.hearth.bridge.cache;
+    cache.emit('change', cache.get('living_room_climate.temperature')!, home.hearth.bridge.registry.entity('living_room_climate.temperature')!);
+    await waitFor('the marker resource updated', () => updated.includes(marker), 5000);
     assert.equal(updated.filter((u) => u.includes('living_room_lamp')).length, count);
 
     await assert.rejects(client.readResource({ uri: 'hearth://entity/toaster' }), /no entity "toaster"/);

@@ -10,68 +10,17 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { chromium, type Browser } from 'playwright-core';
 import { isPublicAddress } from '../../src/http/oauth/client-document.js';
 import { runHearth } from '../helpers/cli.js';
 import { useHttpHome } from '../helpers/http-home.js';
+import { MemoryProvider } from '../helpers/oauth-client.js';
 import { CHROMIUM_ARGS, DESKTOP, findChromium, openSignedIn } from '../helpers/page-browser.js';
 import { waitFor } from '../helpers/wait.js';
-
-/** What an MCP client keeps between runs, in memory: the SDK asks it for each. */
-class MemoryProvider implements OAuthClientProvider {
-  info?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier?: string;
-  authorizationUrl?: URL;
-  constructor(
-    readonly redirect: string,
-    readonly name: string,
-    readonly scope?: string,
-  ) {}
-  get redirectUrl() {
-    return this.redirect;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: this.name,
-      redirect_uris: [this.redirect],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-      ...(this.scope ? { scope: this.scope } : {}),
-    };
-  }
-  state() {
-    return 'state-123';
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    if (!this.verifier) throw new Error('no code verifier saved');
-    return this.verifier;
-  }
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-oauth-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -7,7 +7,7 @@ import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { MqttConnection } from '../../src/mqtt/connection.js';
 import { logSink } from '../helpers/log-sink.js';
-import { sleep, waitFor } from '../helpers/wait.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** A fake broker: `answer(level)` gives the bytes to send back to a CONNECT of that protocol level, or null to close. */
 async function fakeBroker(answer: (level: number) => Buffer | null): Promise<{ url: string; connects: number[]; close(): Promise<void> }> {
@@ -66,7 +66,8 @@ describe('MQTT 5 falling back to 3.1.1', () => {
     const connection = new MqttConnection({ url: broker.url, protocolVersion: 5, reconnectMinMs: 50, reconnectMaxMs: 100 }, logs.log);
     open.push(connection);
     await waitFor('three refused connects', () => broker.connects.length >= 3, 5000);
-    await sleep(50);
+    // A fourth: whatever it made of the third refusal, it has decided by its next try.
+    await waitFor('a fourth connect', () => broker.connects.length >= 4, 5000);
     assert.equal(connection.protocolVersion, 5);
     assert.ok(broker.connects.every((level) => level === 5));
     assert.equal(logs.find(/speaks MQTT 3\.1\.1 only/).length, 0);

@@ -5,22 +5,20 @@
 // second output; stopping the flow removes the tool; a token that may not
 // provide tools turns the node red with the daemon's reason.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { freePort } from '../helpers/brokers.js';
-import { runHearth, startHearthDaemon, type Spawned } from '../helpers/cli.js';
+import { runHearth } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
+import { useDaemonForNodes } from './hearth-daemon.js';
 import { functionNode, load, nextMessage, unload, waitForStatus } from './support.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'hearth-nr-daemon-tool-'));
-const dbPath = join(dir, 'hearth.db');
-let hearth: Spawned | undefined;
-let httpUrl = '';
-let token = '';
 let viewerToken = '';
+const daemon = useDaemonForNodes('nr-daemon-tool', async (cli) => {
+  viewerToken = JSON.parse(await cli(['token', 'create', 'viewer', '--principal', 'http:viewer', '--json'])).secret;
+  await cli(['policy', 'allow', 'role:owner', '--tool', 'announce', '--note', 'test: owners may announce']);
+  await cli(['policy', 'allow', 'role:owner', '--tool', 'slow_tool', '--note', 'test: owners may call the slow tool']);
+});
+const { dir, dbPath, cli } = daemon;
 
 const ANNOUNCE = {
   type: 'object',
@@ -31,7 +29,7 @@ const ANNOUNCE = {
 
 function flow() {
   return [
-    { id: 'bridge', type: 'hearth-bridge', version: 1, mode: 'daemon', daemonUrl: httpUrl },
+    { id: 'bridge', type: 'hearth-bridge', version: 1, mode: 'daemon', daemonUrl: daemon.httpUrl },
     {
       id: 'tool1',
       type: 'hearth-tool',
@@ -63,30 +61,10 @@ function flow() {
   ];
 }
 
-async function cli(args: string[]) {
-  const r = await runHearth([...args, '--db', dbPath], { cwd: dir });
-  assert.equal(r.code, 0, `hearth ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-
 async function daemonTools(): Promise<string[]> {
-  const res = await fetch(`${httpUrl}/api/tools`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(15_000) });
+  const res = await fetch(`${daemon.httpUrl}/api/tools`, { headers: { authorization: `Bearer ${daemon.token}` }, signal: AbortSignal.timeout(15_000) });
   return ((await res.json()) as Array<{ name: string }>).map((t) => t.name);
 }
-
-before(async () => {
-  token = JSON.parse(await cli(['token', 'create', 'node-red', '--principal', 'http:node-red', '--role', 'owner', '--json'])).secret;
-  viewerToken = JSON.parse(await cli(['token', 'create', 'viewer', '--principal', 'http:viewer', '--json'])).secret;
-  await cli(['policy', 'allow', 'role:owner', '--tool', 'announce', '--note', 'test: owners may announce']);
-  await cli(['policy', 'allow', 'role:owner', '--tool', 'slow_tool', '--note', 'test: owners may call the slow tool']);
-  ({ hearth, httpUrl } = await startHearthDaemon(dbPath, await freePort(), dir));
-});
-
-after(async () => {
-  if (hearth && hearth.child.exitCode !== null) process.stderr.write(`hearth start exited early:\n${hearth.stderr().slice(-3000)}\n`);
-  await hearth?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 afterEach(async () => {
   await unload();
@@ -94,7 +72,7 @@ afterEach(async () => {
 
 describe('hearth-tool on a bridge connected to a daemon', () => {
   it("`hearth call` through the daemon gets the flow's answer; the daemon audits it; stopping the flow removes the tool", async () => {
-    await load(flow(), { bridge: { token } }, [functionNode]);
+    await load(flow(), { bridge: { token: daemon.token } }, [functionNode]);
     await waitForStatus('tool1', (s) => s.fill === 'green' && /announce ready|connected/.test(s.text ?? ''), 30_000);
     await waitFor('the daemon lists announce', async () => (await daemonTools()).includes('announce'), 30_000);
     const listed = await cli(['tools']);
@@ -127,7 +105,7 @@ describe('hearth-tool on a bridge connected to a daemon', () => {
   });
 
   it('a call the flow leaves unanswered is withdrawn on the second output; the row is unconfirmed', async () => {
-    await load(flow(), { bridge: { token } }, [functionNode]);
+    await load(flow(), { bridge: { token: daemon.token } }, [functionNode]);
     await waitFor('the daemon lists slow_tool', async () => (await daemonTools()).includes('slow_tool'), 30_000);
     const cancelled = nextMessage('cancels', 30_000);
     const r = await runHearth(['call', 'slow_tool', '{}', '--json', '--db', dbPath], { cwd: dir });

@@ -5,24 +5,17 @@
 // principal; an unlock held for approval goes through once `hearth approve`
 // (the CLI, on the same database) grants it. A refused token says so.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { freePort } from '../helpers/brokers.js';
-import { runHearth, startHearthDaemon, type Spawned } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
+import { useDaemonForNodes } from './hearth-daemon.js';
 import { collect, load, nextMessage, node, unload, waitForStatus } from './support.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'hearth-nr-daemon-'));
-const dbPath = join(dir, 'hearth.db');
-let hearth: Spawned | undefined;
-let httpUrl = '';
-let token = '';
+const daemon = useDaemonForNodes('nr-daemon');
+const { dbPath, cli } = daemon;
 
 function bridge(extra: Record<string, unknown> = {}) {
-  return { id: 'bridge', type: 'hearth-bridge', version: 1, mode: 'daemon', daemonUrl: httpUrl, ...extra };
+  return { id: 'bridge', type: 'hearth-bridge', version: 1, mode: 'daemon', daemonUrl: daemon.httpUrl, ...extra };
 }
 
 function flow() {
@@ -89,31 +82,13 @@ function flow() {
   ];
 }
 
-async function cli(args: string[]) {
-  const r = await runHearth([...args, '--db', dbPath], { cwd: dir });
-  assert.equal(r.code, 0, `hearth ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-
-before(async () => {
-  const created = JSON.parse(await cli(['token', 'create', 'node-red', '--principal', 'http:node-red', '--role', 'owner', '--json']));
-  token = created.secret;
-  ({ hearth, httpUrl } = await startHearthDaemon(dbPath, await freePort(), dir));
-});
-
-after(async () => {
-  if (hearth && hearth.child.exitCode !== null) process.stderr.write(`hearth start exited early:\n${hearth.stderr().slice(-3000)}\n`);
-  await hearth?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
 afterEach(async () => {
   await unload();
 });
 
 describe('hearth-bridge connected to a running daemon', () => {
   it("state changes arrive through the daemon; a device call is the token principal in the daemon's audit log", async () => {
-    await load(flow(), { bridge: { token } });
+    await load(flow(), { bridge: { token: daemon.token } });
     await waitForStatus('st', (s) => s.fill === 'green' && /connected/.test(s.text ?? ''));
     await waitForStatus('lamp', (s) => /connected/.test(s.text ?? ''));
     const changed = nextMessage('changes', 15_000, (m) => m.payload === 'on');
@@ -142,7 +117,7 @@ describe('hearth-bridge connected to a running daemon', () => {
   });
 
   it('an unlock held by a confirm rule goes through when `hearth approve` grants it on the same database', async () => {
-    await load(flow(), { bridge: { token } });
+    await load(flow(), { bridge: { token: daemon.token } });
     await waitForStatus('door', (s) => /connected/.test(s.text ?? ''));
     const out = nextMessage('out', 60_000);
     const requested = nextMessage('requests', 20_000, (m) => m.topic === 'requested' && m.payload.tool === 'front_door_lock');
@@ -174,7 +149,7 @@ describe('hearth-bridge connected to a running daemon', () => {
   });
 
   it('a hearth-approval node on the daemon bridge decides a held unlock over the API; the CLI sees it decided', async () => {
-    await load(flow(), { bridge: { token } });
+    await load(flow(), { bridge: { token: daemon.token } });
     await waitForStatus('doorlock', (s) => /connected/.test(s.text ?? ''));
     let out = nextMessage('out', 30_000);
     node('doorlock').receive({});
@@ -202,7 +177,7 @@ describe('hearth-bridge connected to a running daemon', () => {
   });
 
   it('a flow-defined tool on the daemon bridge is provided to the daemon (daemon-tool.test.ts runs it)', async () => {
-    await load(flow(), { bridge: { token } });
+    await load(flow(), { bridge: { token: daemon.token } });
     await waitForStatus('ftool', (x) => x.fill === 'green' && /announce ready/.test(x.text ?? ''), 20_000);
   });
 

@@ -7,8 +7,7 @@
 // editor, with each node's form open, is photographed into
 // test/artifacts/node-red/. Every process is in its own group, stopped at the end.
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,13 +17,11 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { freePort } from '../helpers/brokers.js';
 import { ROOT, runHearth, spawnHearth, startHearthDaemon, type Spawned } from '../helpers/cli.js';
 import { startOpenAIServer, textChunks, toolCallChunks, type OpenAIServer } from '../helpers/openai-server.js';
-import { signalGroup, spawnInGroup } from '../helpers/processes.js';
+import { installIntoUserDir, type NodeRedRuntime, startNodeRed } from '../helpers/node-red-runtime.js';
 import { waitFor } from '../helpers/wait.js';
-import { npmInstallFolder } from '../helpers/npm-install.js';
 import { CHROMIUM_ARGS, findChromium } from '../helpers/page-browser.js';
 
 const require = createRequire(import.meta.url);
-const NODE_RED = join(require.resolve('node-red/package.json'), '..', 'red.js');
 const bcrypt = require('bcryptjs') as { hashSync(pw: string, rounds: number): string };
 const ARTIFACTS = join(ROOT, 'test', 'artifacts', 'node-red');
 
@@ -32,12 +29,10 @@ const dir = mkdtempSync(join(tmpdir(), 'hearth-nr-examples-'));
 const userDir = join(dir, 'node-red');
 const dbPath = join(dir, 'hearth.db');
 let hearth: Spawned | undefined;
-let red: ChildProcess | undefined;
-let redLog = '';
+let red: NodeRedRuntime | undefined;
 let watcher: MqttClient | undefined;
 let model: OpenAIServer | undefined;
 let brokerPort = 0;
-let redPort = 0;
 let daemonUrl = '';
 let daemonToken = '';
 let adminToken = '';
@@ -69,7 +64,7 @@ async function http(
     headers['content-type'] = 'application/json';
     body = JSON.stringify(opts.body);
   }
-  const res = await fetch(`http://127.0.0.1:${redPort}${path}`, { method, headers, body, signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(`${red!.url}${path}`, { method, headers, body, signal: AbortSignal.timeout(30_000) });
   const text = await res.text();
   let json: any;
   try {
@@ -136,7 +131,7 @@ async function bridgeConnected(id: string) {
   for (;;) {
     const r = await http('GET', `/hearth/bridges/${id}/catalog`);
     if (r.status === 200 && r.json.connected) return r;
-    if (Date.now() > deadline) throw new Error(`bridge ${id} never connected: ${r.status} ${r.text}\n${redLog.slice(-2000)}`);
+    if (Date.now() > deadline) throw new Error(`bridge ${id} never connected: ${r.status} ${r.text}\n${red!.log().slice(-2000)}`);
     await new Promise((ok) => setTimeout(ok, 200));
   }
 }
@@ -167,42 +162,20 @@ before(async () => {
   await watcher.subscribeAsync(['hearth/#', 'hearth-demo/kitchen_light', 'hearth-demo/front_door/lock', 'hearth-demo/living_room_lamp/state'], { qos: 1 });
   model = await startOpenAIServer();
 
-  mkdirSync(userDir, { recursive: true });
-  writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', private: true, version: '0.0.1' }, null, 2));
-  npmInstallFolder(ROOT, userDir);
-
-  redPort = await freePort();
-  const settings = join(dir, 'settings.cjs');
-  writeFileSync(
-    settings,
-    `module.exports = {
-  uiHost: '127.0.0.1',
-  uiPort: ${redPort},
-  flowFile: 'flows.json',
-  credentialSecret: 'hearth-examples-test-secret',
-  adminAuth: {
+  installIntoUserDir(userDir);
+  red = await startNodeRed({
+    dir,
+    userDir,
+    credentialSecret: 'hearth-examples-test-secret',
+    settings: `  adminAuth: {
     type: 'credentials',
     users: [
       { username: 'admin', password: ${JSON.stringify(bcrypt.hashSync('admin-pw-1234', 4))}, permissions: '*' },
       { username: 'viewer', password: ${JSON.stringify(bcrypt.hashSync('viewer-pw-1234', 4))}, permissions: ['flows.read'] },
     ],
   },
-  telemetry: { enabled: false },
-  diagnostics: { enabled: false },
-  editorTheme: { tours: false, projects: { enabled: false } },
-  logging: { console: { level: 'info', metrics: false, audit: false } },
-};
 `,
-  );
-  red = spawnInGroup(process.execPath, [NODE_RED, '-u', userDir, '-p', String(redPort), '-s', settings], {
-    cwd: dir,
-    env: { ...process.env, NODE_RED_DISABLE_TELEMETRY: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  red.stdout!.on('data', (d) => (redLog += d));
-  red.stderr!.on('data', (d) => (redLog += d));
-  await waitFor('node-red started', () => red!.exitCode !== null || /Started flows|Starting flows/.test(redLog), 60_000);
-  assert.equal(red.exitCode, null, `node-red exited:\n${redLog}`);
   const login = async (username: string, password: string, scope: string) => {
     const deadline = Date.now() + 60_000;
     for (;;) {
@@ -212,7 +185,7 @@ before(async () => {
       }).catch(() => undefined);
       if (r?.status === 200) return r.json.access_token as string;
       if (r && r.status !== 404 && r.status < 500) throw new Error(`no token for ${username}: ${r.status} ${r.text}`);
-      if (Date.now() > deadline) throw new Error(`no token for ${username}: ${r?.status} ${r?.text}\n${redLog}`);
+      if (Date.now() > deadline) throw new Error(`no token for ${username}: ${r?.status} ${r?.text}\n${red!.log()}`);
       await new Promise((ok) => setTimeout(ok, 200));
     }
   };
@@ -221,13 +194,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (red && red.exitCode === null) {
-    const exited = new Promise((r) => red!.once('exit', r));
-    signalGroup(red, 'SIGTERM');
-    const timer = setTimeout(() => red && signalGroup(red, 'SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  }
+  await red?.stop();
   await watcher?.endAsync(true).catch(() => undefined);
   await model?.close();
   await hearth?.stop();
@@ -267,7 +234,7 @@ describe('example flows against the demo home, deployed through the admin API', 
       await watcher!.publishAsync('hearth-demo/hallway_motion', JSON.stringify({ occupancy: true }));
       await new Promise((ok) => setTimeout(ok, 500));
     }
-    assert.ok(await lightOn(), `the light went on with motion\n${redLog.slice(-2000)}`);
+    assert.ok(await lightOn(), `the light went on with motion\n${red!.log().slice(-2000)}`);
     // Motion reports while the light is on command nothing: one audit row per change, not one per report.
     const turnOns = () => {
       const db = new Database(dbPath, { readonly: true });
@@ -332,7 +299,7 @@ describe('example flows against the demo home, deployed through the admin API', 
     assert.equal(page.status, 200);
     assert.match(page.text, /<input id="text"/);
     const r = await route('POST', '/hearth/dashboard/say', { text: 'turn on the living room lamp', session: 'test' });
-    assert.equal(r.status, 200, `${r.text}\n${redLog.slice(-2000)}`);
+    assert.equal(r.status, 200, `${r.text}\n${red!.log().slice(-2000)}`);
     assert.match(r.json.answer, /lamp/i);
     await waitFor('the lamp reports ON', () => last.get('hearth-demo/living_room_lamp/state') === 'ON', 10_000);
     // The page as a person uses it, at the address the flow's comment gives (no trailing slash) and with one.
@@ -347,7 +314,7 @@ describe('example flows against the demo home, deployed through the admin API', 
         [`${address}/`, 'is the kitchen light on?'],
       ]) {
         const tab = await browser.newPage();
-        await tab.goto(`http://127.0.0.1:${redPort}${path}`);
+        await tab.goto(`${red!.url}${path}`);
         await tab.fill('#text', text);
         await tab.press('#text', 'Enter');
         const answer = await tab.waitForSelector('#log p:nth-child(2)', { timeout: 30_000 });
@@ -374,7 +341,7 @@ describe('example flows against the demo home, deployed through the admin API', 
     await deploy(flow);
     await bridgeConnected('hearth.bridge');
     const r = await route('POST', '/hearth/chat', { text: 'turn on the living room lamp', session: 'chat-example' });
-    assert.equal(r.status, 200, `${r.text}\n${redLog.slice(-2000)}`);
+    assert.equal(r.status, 200, `${r.text}\n${red!.log().slice(-2000)}`);
     assert.match(r.json.answer, /lamp/i);
     assert.deepEqual(
       r.json.result.toolCalls.map((c: { name: string }) => c.name),
@@ -454,7 +421,7 @@ describe('example flows against the demo home, deployed through the admin API', 
       await deploy(flow);
       await waitFor('the daemon lists announce', async () => (await toolsOfDaemon()).includes('announce'), 60_000);
       const r = await route('POST', '/hearth/agent', { text: 'tell everyone dinner is ready' });
-      assert.equal(r.status, 200, `${r.text}\n${redLog.slice(-2000)}`);
+      assert.equal(r.status, 200, `${r.text}\n${red!.log().slice(-2000)}`);
       assert.equal(r.json.answer, 'I announced it.');
       assert.deepEqual([r.json.tools].flat(), ['announce']);
       await waitFor('spoken on hearth/announce', () => last.get('hearth/announce') === 'dinner is ready', 10_000);
@@ -488,13 +455,14 @@ describe('example flows against the demo home, deployed through the admin API', 
     );
     for (const file of files) {
       const flow = localize(example(file));
-      const before = redLog.length;
-      const started = (redLog.match(/Started flows/g) ?? []).length;
+      const before = red!.log().length;
+      const started = (red!.log().match(/Started flows/g) ?? []).length;
       await deploy(flow);
-      await waitFor(`${file} started`, () => (redLog.match(/Started flows/g) ?? []).length > started, 60_000);
+      await waitFor(`${file} started`, () => (red!.log().match(/Started flows/g) ?? []).length > started, 60_000);
       for (const bridge of flow.filter((n) => n.type === 'hearth-bridge')) await bridgeConnected(bridge.id);
       // A node's warning is logged as `[warn] [<type>:<name or id>]`.
-      const warnings = redLog
+      const warnings = red!
+        .log()
         .slice(before)
         .split('\n')
         .filter((line) => /\[warn\]/.test(line));
@@ -561,7 +529,7 @@ describe('example flows against the demo home, deployed through the admin API', 
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
-      await page.goto(`http://127.0.0.1:${redPort}/?access_token=${adminToken}`);
+      await page.goto(`${red!.url}/?access_token=${adminToken}`);
       await page.waitForFunction(
         () => {
           const RED = (window as any).RED;

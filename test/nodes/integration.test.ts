@@ -5,25 +5,21 @@
 // the shared database); an unlock waits for a decision over the approvals
 // endpoint. Every wait is bounded and every process is stopped.
 import assert from 'node:assert/strict';
-import { spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import mqtt, { type MqttClient } from 'mqtt';
 import { freePort } from '../helpers/brokers.js';
-import { signalGroup, spawnInGroup } from '../helpers/processes.js';
 import { ROOT, startHearthDaemon, type Spawned } from '../helpers/cli.js';
+import { installIntoUserDir, type NodeRedRuntime, startNodeRed } from '../helpers/node-red-runtime.js';
 import { waitFor } from '../helpers/wait.js';
-import { npmInstallFolder } from '../helpers/npm-install.js';
 
 /** The package's npm name: scoped, as the Node-RED packaging guide asks of new packages. */
 const PACKAGE = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 
-const require = createRequire(import.meta.url);
-const NODE_RED = join(require.resolve('node-red/package.json'), '..', 'red.js');
 // A flow saved before the nodes had a `version` (its bridge has no mode): it must still run embedded, as it did.
 const EXAMPLE = join(ROOT, 'test', 'nodes', 'fixtures', 'flow-before-version-1.json');
 const SECRET_PASSWORD = 'nr-broker-password-1234';
@@ -33,11 +29,9 @@ const userDir = join(dir, 'node-red');
 const dbPath = join(dir, 'hearth.db');
 
 let hearth: Spawned | undefined;
-let red: ChildProcess | undefined;
-let redLog = '';
+let red: NodeRedRuntime | undefined;
 let watcher: MqttClient | undefined;
 let brokerPort = 0;
-let redPort = 0;
 const retained = new Map<string, string>();
 
 /** A named set-up step: a failure says which step it was (how long steps take is no test's business). */
@@ -50,7 +44,7 @@ async function timed<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
 }
 
 function base(): string {
-  return `http://127.0.0.1:${redPort}`;
+  return red!.url;
 }
 
 async function http(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 20_000) {
@@ -87,10 +81,8 @@ before(async () => {
   await waitFor('the lamp reports', () => retained.has('hearth-demo/living_room_lamp/state'), 5000);
 
   // 2. A Node-RED user directory with this package installed by npm (a local folder install links it).
-  mkdirSync(userDir, { recursive: true });
-  writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', private: true, version: '0.0.1' }, null, 2));
   await timed('npm install <package folder>', () => {
-    npmInstallFolder(ROOT, userDir);
+    installIntoUserDir(userDir);
   });
   const installed = JSON.parse(readFileSync(join(userDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
   assert.ok(installed.dependencies?.[PACKAGE], 'npm recorded the package in the user directory');
@@ -101,53 +93,11 @@ before(async () => {
   assert.match(cli.stdout, /\d+\.\d+\.\d+/);
 
   // 3. Node-RED on a free loopback port, with a fixed credential secret.
-  redPort = await freePort();
-  const settings = join(dir, 'settings.cjs');
-  writeFileSync(
-    settings,
-    `module.exports = {
-  uiHost: '127.0.0.1',
-  uiPort: ${redPort},
-  flowFile: 'flows.json',
-  credentialSecret: 'hearth-integration-test-secret',
-  telemetry: { enabled: false },
-  diagnostics: { enabled: false },
-  editorTheme: { tours: false, projects: { enabled: false } },
-  logging: { console: { level: 'info', metrics: false, audit: false } },
-};
-`,
-  );
-  await timed('node-red start', async () => {
-    red = spawnInGroup(process.execPath, [NODE_RED, '-u', userDir, '-p', String(redPort), '-s', settings], {
-      cwd: dir,
-      env: { ...process.env, NODE_RED_DISABLE_TELEMETRY: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    red.stdout!.on('data', (d) => (redLog += d));
-    red.stderr!.on('data', (d) => (redLog += d));
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (red.exitCode !== null) throw new Error(`node-red exited (${red.exitCode}):\n${redLog}`);
-      try {
-        const r = await fetch(`${base()}/settings`, { signal: AbortSignal.timeout(1000) });
-        if (r.ok && /Started flows|Starting flows/.test(redLog)) break;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) throw new Error(`node-red did not come up within 60 s:\n${redLog}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  });
+  red = await timed('node-red start', () => startNodeRed({ dir, userDir, credentialSecret: 'hearth-integration-test-secret' }));
 });
 
 after(async () => {
-  if (red && red.exitCode === null) {
-    const exited = new Promise((r) => red!.once('exit', r));
-    signalGroup(red, 'SIGTERM');
-    const timer = setTimeout(() => red && signalGroup(red, 'SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  }
+  await red?.stop();
   await watcher?.endAsync(true).catch(() => undefined);
   await hearth?.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -243,7 +193,7 @@ describe('Node-RED integration', () => {
         await new Promise((ok) => setTimeout(ok, 200));
       }
     });
-    assert.equal(r.status, 200, `${r.text}\n${redLog}`);
+    assert.equal(r.status, 200, `${r.text}\n${red!.log()}`);
     assert.match(r.json.answer, /lamp/i);
     assert.equal(r.json.result.stopReason, 'completed');
     assert.equal(r.json.result.principal, 'chat:phone');

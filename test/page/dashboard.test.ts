@@ -14,7 +14,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import type { BrowserContext, Page } from 'playwright-core';
 import { freePort } from '../helpers/brokers.js';
 import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
-import { CHROMIUM, DESKTOP, openSignedIn, PAGE_ARTIFACTS as ARTIFACTS, PHONE } from '../helpers/page-browser.js';
+import { CHROMIUM, DESKTOP, openSignedIn, PAGE_ARTIFACTS as ARTIFACTS, PHONE, showView } from '../helpers/page-browser.js';
 import { waitFor } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-dashboard-'));
@@ -117,7 +117,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
 
   it('desktop: the cards fill the screen, with names, percentages and controls', async () => {
     page = await open(ownerToken, DESKTOP, 'owner-desktop');
-    await page.click('nav.tabs a[data-view="devices"]');
+    await showView(page, 'devices');
     await card('living_room_lamp.lamp').locator('button.toggle').waitFor();
     const columns = await page.evaluate(() => new Set([...document.querySelectorAll('.entity')].map((e) => Math.round(e.getBoundingClientRect().left))).size);
     assert.ok(columns >= 4, `a 1440 px screen shows at least 4 columns of cards, got ${columns}`);
@@ -291,7 +291,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
   });
 
   it('audit: date and time on each row, waiting not denied, filters in the address, the chain proof in the details', async () => {
-    await page.click('nav.tabs a[data-view="audit"]');
+    await showView(page, 'audit');
     const first = page.locator('#audit-rows tr').first();
     await first.waitFor();
     const time = (await first.locator('.c-time').textContent()) ?? '';
@@ -319,7 +319,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
 
   it('policy: an owner adds a rule with the CLI command shown, moves it up, and removes it', async () => {
     page.on('dialog', (d) => void d.accept());
-    await page.click('nav.tabs a[data-view="policy"]');
+    await showView(page, 'policy');
     await page.locator('#policy-add:not([hidden])').waitFor();
     assert.doesNotMatch((await page.textContent('#view-policy .view-head')) ?? '', /policy add/, 'no verb the CLI does not have');
     await page.selectOption('#policy-add select[name="effect"]', 'deny');
@@ -346,7 +346,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
   });
 
   it("keyboard and dark mode: a toggle works from the keyboard, the page follows the system's dark scheme", async () => {
-    await page.click('nav.tabs a[data-view="devices"]');
+    await showView(page, 'devices');
     const toggle = card('living_room_lamp.lamp').locator('button.toggle');
     await toggle.waitFor();
     const was = await toggle.getAttribute('aria-checked');
@@ -371,7 +371,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
 
   it('phone: devices and a compact audit', async () => {
     const phone = await open(ownerToken, PHONE, 'owner-phone');
-    await phone.click('nav.tabs a[data-view="devices"]');
+    await showView(phone, 'devices');
     await phone.locator('.entity[data-entity="kitchen_light.light"] button.toggle').waitFor();
     await phone.locator('.entity[data-entity="living_room_climate.temperature"] svg.spark polyline').waitFor({ state: 'attached' });
     // A state report may redraw the card meanwhile: measure the sparkline once it is laid out.
@@ -381,7 +381,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
     assert.ok(spark && spark.width > 100 && spark.x + spark.width <= 390, `the sparkline fits the phone's card: ${JSON.stringify(spark)}`);
     assert.ok((await phone.evaluate(() => document.documentElement.scrollWidth)) <= 390, 'no sideways scrolling on a phone');
     await shot(phone, 'dash-06-devices-phone');
-    await phone.click('nav.tabs a[data-view="audit"]');
+    await showView(phone, 'audit');
     await phone.locator('#audit-rows tr').first().waitFor();
     const height = await phone
       .locator('#audit-rows tr')
@@ -393,7 +393,7 @@ describe('the page as a home dashboard (demo home, headless Chromium)', () => {
 
   it('a guest sees no control it cannot use, and never the camera it may not read', async () => {
     const g = await open(guestToken, DESKTOP, 'guest');
-    await g.click('nav.tabs a[data-view="devices"]');
+    await showView(g, 'devices');
     await g.locator('.entity[data-entity="living_room_lamp.lamp"]').waitFor();
     assert.equal(
       await g.locator('.entity button.toggle, .entity input[type="range"], .entity button[data-control="unlock"]').count(),

@@ -5,43 +5,32 @@
 // Areas view and a device's details (kept across a restart, seen by `hearth devices`), renames one (its area stays),
 // changes what agents are shown (the tool list follows); a guest gets no setters; hostile area text stays text.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { freePort, startMosquitto, type TestBroker } from '../helpers/brokers.js';
-import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
-import { CHROMIUM, DESKTOP, openSignedIn, PAGE_ARTIFACTS, PHONE, pastTheEdge } from '../helpers/page-browser.js';
-import { SimulatedZigbee2mqtt } from '../helpers/simulated-zigbee2mqtt.js';
+import { runHearth } from '../helpers/cli.js';
+import { CHROMIUM, DESKTOP, openSignedIn, PAGE_ARTIFACTS, PHONE, pastTheEdge, showView } from '../helpers/page-browser.js';
 import { waitFor } from '../helpers/wait.js';
+import { useZigbee2mqttDaemon } from '../helpers/zigbee2mqtt-daemon.js';
 import { Z2M_HOME, type HomeDeviceJson } from '../helpers/zigbee2mqtt-home.js';
 
 const { CEILING, REMOTE, SPOTS, CONTACT, DESK_PLUG, MOTION, BEDSIDE } = Z2M_HOME;
 const HOSTILE = '<img src=x onerror="window.pwned=1">Den';
 
 describe('the page on a Zigbee2MQTT home: one card per device by area, and the home arranged from the page', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hearth-page-home-'));
-  const db = join(dir, 'h.db');
-  let broker: TestBroker;
-  let sim: SimulatedZigbee2mqtt;
-  let daemon: Spawned | undefined;
-  let base = '';
-  let owner = '';
-  let guest = '';
+  const home = useZigbee2mqttDaemon('page-home');
+  const { dir, common } = home;
   const contexts: BrowserContext[] = [];
   const problems: string[][] = [];
   let page: Page;
+  // The open pages close before the daemon stops.
+  home.cleanup(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+  });
 
-  const common = () => ['--db', db, '--mqtt-url', broker.url, '--no-demo', '--set', 'tools.shape=per-entity'];
-  const start = async () => {
-    const httpPort = await freePort();
-    daemon = spawnHearth(['start', ...common(), '--set', `http.port=${httpPort}`, '--log-level', 'warn'], { cwd: dir });
-    await daemon.waitForOutput('Press Ctrl+C to stop.', 30_000);
-    base = `http://127.0.0.1:${httpPort}`;
-  };
-  const api = async (path: string, token = owner, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
+  const api = async (path: string, token = home.owner, body?: unknown) => {
+    const res = await fetch(`${home.base}${path}`, {
       method: body === undefined ? 'GET' : 'POST',
       headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -51,7 +40,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
   };
   const device = async (id: string): Promise<HomeDeviceJson> => ((await api('/api/home/devices')).json as HomeDeviceJson[]).find((d) => d.id === id)!;
   const open = async (token: string, viewport: { width: number; height: number }, name: string, hash: string) => {
-    const signed = await openSignedIn(base, token, { profileDir: join(dir, `profile-${name}`), viewport, name, hash });
+    const signed = await openSignedIn(home.base, token, { profileDir: join(dir, `profile-${name}`), viewport, name, hash });
     contexts.push(signed.context);
     problems.push(signed.problems);
     return signed.page;
@@ -73,32 +62,13 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     assert.ok((await p.evaluate(() => document.documentElement.scrollWidth)) <= width, 'no sideways scrolling');
   };
 
-  before(async () => {
+  before(() => {
     assert.ok(CHROMIUM, 'Chromium is not installed (chromium-headless-shell or chromium, or HEARTH_CHROMIUM)');
     mkdirSync(PAGE_ARTIFACTS, { recursive: true });
-    broker = await startMosquitto();
-    sim = await SimulatedZigbee2mqtt.start(broker.url);
-    await start();
-    for (const [name, role] of [
-      ['setup', 'owner'],
-      ['visitor', 'guest'],
-    ] as const) {
-      const r = await runHearth(['token', 'create', name, '--role', role, '--db', db, '--json'], { cwd: dir });
-      assert.equal(r.code, 0, r.stderr);
-      if (role === 'owner') owner = JSON.parse(r.stdout).secret;
-      else guest = JSON.parse(r.stdout).secret;
-    }
-  });
-  after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await daemon?.stop();
-    await sim?.close();
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('desktop: cards by area and device, settings folded into their card, names people say, "No area" last', async () => {
-    page = await open(owner, DESKTOP, 'owner-desktop', '#devices');
+    page = await open(home.owner, DESKTOP, 'owner-desktop', '#devices');
     const ceiling = page.locator(`.device-card[data-device="${CEILING}"]`);
     await ceiling.locator(`.entity[data-entity="${CEILING}.light"] .value`).waitFor();
     const areas = await page.locator('#devices section.area').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
@@ -148,7 +118,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
   });
 
   it('phone: the same cards, everything inside them, no sideways scrolling', async () => {
-    const phone = await open(owner, PHONE, 'owner-phone', '#devices');
+    const phone = await open(home.owner, PHONE, 'owner-phone', '#devices');
     await phone.locator(`.device-card[data-device="${CEILING}"] .entity .value`).first().waitFor();
     await phone.locator(`.device-card[data-device="${CEILING}"] details.settings > summary`).click();
     await phone.locator(`.entity[data-entity="${CEILING}.power_on_behavior"]`).waitFor();
@@ -159,7 +129,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
   });
 
   it('the Areas view: one click accepts a suggestion, a select places a device, hostile area text stays text', async () => {
-    await page.click('nav.tabs a[data-view="areas"]');
+    await showView(page, 'areas');
     await page.locator('#areas-body:not([aria-busy]) #area-add').waitFor();
     const spotsRow = page.locator(`#areas-body li[data-device="${SPOTS}"]`);
     await spotsRow.waitFor();
@@ -182,16 +152,14 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     assert.equal(await page.locator('#areas-body img, #devices img').count(), 0, 'no element from the area name');
     assert.equal(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned), undefined);
     await shot(page, 'home-03-areas');
-    await page.click('nav.tabs a[data-view="devices"]');
+    await showView(page, 'devices');
     const den = page.locator('#devices section.area').filter({ has: page.locator(`.device-card[data-device="${CONTACT}"]`) });
     assert.equal((await den.locator('h3').textContent()) ?? '', stored.name, 'the name as text in its heading');
     assert.equal(await page.locator('#devices img').count(), 0);
   });
 
   it('floors: added and renamed on the page, an area put on one, the dashboard grouped by floor', async () => {
-    await page.click('nav.tabs a[data-view="areas"]');
-    // The view drawn afresh: the tab changes after the click, and the Areas view drawn before would take the typing.
-    await page.locator('nav.tabs a[data-view="areas"][aria-current="page"]').waitFor();
+    await showView(page, 'areas');
     await page.locator('#areas-body:not([aria-busy]) #floor-add').waitFor();
     await page.fill('#floor-add input', 'Upstairs');
     await page.click('#floor-add button[type="submit"]');
@@ -205,12 +173,12 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     const first = await waitFor('the floor renamed', async () => (await floors()).find((f) => f.name === 'First floor'), 15_000);
     assert.deepEqual(first.areas, ['Bedroom'], 'its areas stay on it');
     // The floor's setter: a guest is refused, a bad level is named.
-    assert.equal((await api(`/api/home/floors/${first.id}`, guest, { name: 'Attic' })).status, 403);
-    const bad = await api(`/api/home/floors/${first.id}`, owner, { level: 'high' });
+    assert.equal((await api(`/api/home/floors/${first.id}`, home.guest, { name: 'Attic' })).status, 403);
+    const bad = await api(`/api/home/floors/${first.id}`, home.owner, { level: 'high' });
     assert.equal(bad.status, 400);
     assert.match(JSON.stringify(bad.json), /level/);
-    assert.equal((await api(`/api/home/floors/${first.id}`, owner, { color: 'red' })).status, 400, 'an unknown field');
-    await page.click('nav.tabs a[data-view="devices"]');
+    assert.equal((await api(`/api/home/floors/${first.id}`, home.owner, { color: 'red' })).status, 400, 'an unknown field');
+    await showView(page, 'devices');
     const floor = page.locator('#devices section.floor[aria-label="First floor"]');
     await floor.locator('section.area[aria-label="Bedroom"]').waitFor();
     assert.equal(await floor.locator('section.area').count(), 1, 'only the bedroom is on the first floor');
@@ -278,10 +246,8 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     const areas = async () => (await api('/api/home/areas')).json as Array<{ name: string; aliases: string[]; floor: string | null; stored: boolean }>;
     const floors = async () => (await api('/api/home/floors')).json as Array<{ id: string; name: string; aliases: string[]; areas: string[] }>;
     const entityArea = async (deviceId: string, entityId: string) => (await device(deviceId)).entities.find((e) => e.id === entityId)?.area;
-    // The Areas view drawn afresh (the tab's change comes after the click: the old view must not be typed into).
     const toAreas = async () => {
-      await page.click('nav.tabs a[data-view="areas"]');
-      await page.locator('nav.tabs a[data-view="areas"][aria-current="page"]').waitFor();
+      await showView(page, 'areas');
       await page.locator('#areas-body:not([aria-busy]) #area-add').waitFor();
     };
     // A new area, "Nook", from the Areas view.
@@ -291,7 +257,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     await waitFor('the nook stored', async () => (await areas()).some((a) => a.name === 'Nook' && a.stored), 15_000);
 
     // The desk plug's power reading, placed in the Nook from its device's details: the rest of the plug stays.
-    await page.click('nav.tabs a[data-view="devices"]');
+    await showView(page, 'devices');
     await page.locator(`.device-card[data-device="${PLUG}"] [data-control="device"]`).first().click();
     const dlg = page.locator('#device-details');
     const select = dlg.locator(`select[data-control="entity-area"][data-entity="${POWER}"]`);
@@ -314,7 +280,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
       'the reading shows in the nook, not with the plug',
     );
     // A person's choice elsewhere lands there too: the motion sensor (in the Hallway by its name) put in the nook.
-    assert.equal((await api(`/api/home/devices/${MOTION}`, owner, { area: 'Nook', aliases: ['hall motion'] })).status, 200);
+    assert.equal((await api(`/api/home/devices/${MOTION}`, home.owner, { area: 'Nook', aliases: ['hall motion'] })).status, 200);
 
     // Aliases of an area (one a source named) and of a floor, once the view shows the sensor in the nook.
     await toAreas();
@@ -337,7 +303,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     );
 
     // The same view on a phone: every row's controls inside it, no sideways scrolling.
-    const phone = await open(owner, PHONE, 'owner-phone-areas', '#areas');
+    const phone = await open(home.owner, PHONE, 'owner-phone-areas', '#areas');
     await phone.locator('#areas-body:not([aria-busy]) li[data-area="Nook"]').waitFor();
     for (const row of await phone.locator('#areas-body li').all()) assert.deepEqual(await pastTheEdge(row), [], (await row.textContent()) ?? '');
     for (const tools of await phone.locator('#areas-body .floor-tools').all()) assert.deepEqual(await pastTheEdge(tools), []);
@@ -347,6 +313,8 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     await phone.evaluate(() => {
       location.hash = '#devices';
     });
+    // Routed (and drawn) on the hashchange that follows: the card clicked is the new drawing's.
+    await phone.locator('nav.tabs a[data-view="devices"][aria-current="page"]').waitFor();
     await phone.locator(`.device-card[data-device="${PLUG}"] [data-control="device"]`).first().click();
     const phoneDetails = phone.locator('#device-details');
     await phoneDetails.locator(`select[data-control="entity-area"][data-entity="${POWER}"]`).waitFor();
@@ -384,14 +352,14 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
   });
 
   it('a guest reads the arrangement but gets no setter, and the API refuses one anyway', async () => {
-    const g = await open(guest, DESKTOP, 'guest', '#devices');
+    const g = await open(home.guest, DESKTOP, 'guest', '#devices');
     await g.locator(`.device-card[data-device="${CEILING}"] [data-control="device"]`).click();
     const dlg = g.locator('#device-details');
     await dlg.locator('#device-details-title', { hasText: 'Ceiling light · Living room' }).waitFor();
     assert.equal(await dlg.locator('select, input[type="text"], button[data-control="save"]').count(), 0, 'no setter in the details');
     assert.equal(await dlg.locator('input[data-control="exposed"]:not([disabled])').count(), 0, 'exposure read-only');
     await g.click('#device-details-close');
-    await g.click('nav.tabs a[data-view="areas"]');
+    await showView(g, 'areas');
     await g.locator('#areas-body:not([aria-busy]) li').first().waitFor();
     assert.equal(
       await g
@@ -401,7 +369,7 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
         .count(),
       0,
     );
-    const refused = await api(`/api/home/devices/${CEILING}`, guest, { area: 'Kitchen' });
+    const refused = await api(`/api/home/devices/${CEILING}`, home.guest, { area: 'Kitchen' });
     assert.equal(refused.status, 403);
     assert.equal((await device(CEILING)).area, 'Living room');
     await shot(g, 'home-04-guest-areas');
@@ -411,16 +379,14 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
     const den = (await device(CONTACT)).area!;
     // The open pages would only see the server gone: close them first.
     for (const c of contexts.splice(0)) await c.close();
-    await daemon!.stop();
-    daemon = undefined;
-    await start();
+    await home.restart();
     const r = await runHearth(['devices', '--json', ...common()], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     const list = JSON.parse(r.stdout) as HomeDeviceJson[];
     const spots = list.find((d) => d.id === SPOTS)!;
     assert.deepEqual([spots.name, spots.area], ['Spots', 'Pantry']);
     assert.equal(list.find((d) => d.id === CONTACT)!.area, den);
-    const p = await open(owner, PHONE, 'owner-after-restart', '#devices');
+    const p = await open(home.owner, PHONE, 'owner-after-restart', '#devices');
     const pantry = p.locator('#devices section.area[aria-label="Pantry"]');
     await pantry.locator(`.device-card[data-device="${SPOTS}"]`).waitFor();
   });

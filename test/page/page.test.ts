@@ -13,7 +13,7 @@ import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { freePort, startAedes, type TestBroker } from '../helpers/brokers.js';
 import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { OWNER, startHome, type TestHome } from '../helpers/home.js';
-import { CHROMIUM_ARGS, findChromium, PAGE_ARTIFACTS as ARTIFACTS } from '../helpers/page-browser.js';
+import { CHROMIUM_ARGS, findChromium, PAGE_ARTIFACTS as ARTIFACTS, showView } from '../helpers/page-browser.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** Chromium with a fresh profile (user-data-dir) under `dir`. */
@@ -62,10 +62,7 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
     assert.ok(res.ok, `${path}: ${res.status} ${await res.clone().text()}`);
     return res.json() as Promise<any>;
   };
-  const go = async (view: string) => {
-    await page.click(`nav.tabs a[data-view="${view}"]`);
-    await page.locator(`#view-${view}`).waitFor({ state: 'visible', timeout: 5000 });
-  };
+  const go = (view: string) => showView(page, view);
   const say = async (text: string) => {
     await page.fill('#chat-input', text);
     await page.click('#send');
@@ -330,9 +327,11 @@ describe('the web page in headless Chromium (demo home, offline model)', () => {
 
   it('works on a phone-sized screen (390 px): no sideways scrolling', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
+    // What each view is measured with: its content drawn at this width.
+    const drawn: Record<string, string> = { chat: '#chat-input', devices: '#devices .entity', audit: '#audit-rows tr' };
     for (const view of ['chat', 'devices', 'audit']) {
       await go(view);
-      await page.waitForTimeout(150);
+      await page.locator(`#view-${view} ${drawn[view]}`).first().waitFor();
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(width <= 390, `${view} is ${width} px wide at a 390 px viewport`);
       await shot(`12-phone-${view}`);

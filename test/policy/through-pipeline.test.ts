@@ -5,7 +5,6 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { startHome, type TestHome } from '../helpers/home.js';
-import { sleep } from '../helpers/wait.js';
 
 describe('policy through the pipeline', () => {
   let broker: TestBroker;
@@ -140,7 +139,7 @@ describe('policy through the pipeline', () => {
     } finally {
       home.hearth.db.pragma('query_only = OFF');
     }
-    await sleep(100);
+    await home.caughtUp();
     assert.equal(home.commands().length, sent, 'nothing published');
     assert.match((await call('living_room_lamp', { action: 'turn_off' })).text!, /^confirmed/, 'works again once the database does');
   });

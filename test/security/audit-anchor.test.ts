@@ -16,10 +16,10 @@ import { after, before, describe, it } from 'node:test';
 import { readDigest } from '../../src/audit/chain.js';
 import { loadAuditKey } from '../../src/audit/key.js';
 import { SqliteAuditLog } from '../../src/audit/store.js';
-import type { AuditEntry } from '../../src/audit/types.js';
 import { openDatabase } from '../../src/db/database.js';
 import { runHearth } from '../helpers/cli.js';
 import { OWNER, startHome } from '../helpers/home.js';
+import { auditEntry } from '../audit/support.js';
 import { logSink } from '../helpers/log-sink.js';
 import { startAedes } from '../helpers/brokers.js';
 import { useHearthStart } from '../helpers/use-hearth-start.js';
@@ -52,21 +52,7 @@ function newHome(): Home {
   return { ...h, seqFile: `${h.keyFile}.seq` };
 }
 
-let n = 0;
-const entry = (over: Partial<AuditEntry> = {}): AuditEntry => ({
-  requestId: `anchor-${++n}`,
-  principal: 'cli:owner',
-  session: null,
-  runId: null,
-  tool: 'kitchen_light',
-  entityId: 'kitchen_light.light',
-  action: 'turn_on',
-  args: { action: 'turn_on' },
-  decision: 'allow',
-  ruleId: null,
-  reason: 'test',
-  ...over,
-});
+const entry = auditEntry;
 const FORGED = entry({ principal: 'mcp:fam', tool: 'front_door_lock', entityId: 'front_door.lock', action: 'unlock', args: { action: 'unlock' } });
 
 /** A Hearth's audit log on the home's files, as Hearth.open makes it: it records calls, then closes (its last digest). */
@@ -88,11 +74,12 @@ function asHearth(h: Home, calls: number): ReturnType<typeof logSink> {
   return logs;
 }
 
+let forgeries = 0;
 /** Whoever can write the database but has no key: appends a validly chained "confirmed unlock". */
 function forgeUnlock(h: Home): number {
   const db = openDatabase(h.db);
   try {
-    return new SqliteAuditLog(db, {}).record({ ...FORGED, requestId: `forged-${++n}` }, { outcome: 'confirmed' });
+    return new SqliteAuditLog(db, {}).record({ ...FORGED, requestId: `forged-${++forgeries}` }, { outcome: 'confirmed' });
   } finally {
     db.close();
   }

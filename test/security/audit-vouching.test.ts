@@ -12,9 +12,9 @@ import { after, describe, it } from 'node:test';
 import { readDigest } from '../../src/audit/chain.js';
 import { loadAuditKey } from '../../src/audit/key.js';
 import { SqliteAuditLog } from '../../src/audit/store.js';
-import type { AuditEntry } from '../../src/audit/types.js';
 import { openDatabase } from '../../src/db/database.js';
 import { runHearth } from '../helpers/cli.js';
+import { auditEntry } from '../audit/support.js';
 import { logSink } from '../helpers/log-sink.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-vouch-'));
@@ -25,21 +25,7 @@ const config = join(dir, 'hearth.yaml');
 writeFileSync(config, `database:\n  path: ${dbPath}\naudit:\n  digestFile: ${digestFile}\n  keyFile: ${keyFile}\n`);
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-let n = 0;
-const entry = (over: Partial<AuditEntry> = {}): AuditEntry => ({
-  requestId: `r-${++n}`,
-  principal: 'cli:owner',
-  session: null,
-  runId: null,
-  tool: 'kitchen_light',
-  entityId: 'kitchen_light.light',
-  action: 'turn_on',
-  args: { action: 'turn_on' },
-  decision: 'allow',
-  ruleId: null,
-  reason: 'test',
-  ...over,
-});
+const entry = auditEntry;
 
 /** A Hearth's audit log: signed digests, numbered beside the key. Runs `body`, then closes (writing its last digest). */
 function asHearth<T>(body: (audit: SqliteAuditLog, logs: ReturnType<typeof logSink>) => T): T {

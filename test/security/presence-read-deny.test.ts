@@ -18,15 +18,7 @@ describe('security: a read deny on device trackers holds on every surface', () =
   const home = useHttpHome({ mcp: true, tokens: OWNER_AND_GUEST, shape: 'grouped' });
   const guest = { id: 'http:guest', roles: ['guest'] };
   const trackers = () => home.hearth.bridge.registry.entities().filter((e) => e.kind === 'device_tracker');
-  const chat = async (who: 'owner' | 'guest', content: string) => {
-    const r = await home.api('POST', '/v1/chat/completions', {
-      token: home.secret(who),
-      body: { model: 'hearth', messages: [{ role: 'user', content }] },
-      strictJson: true,
-    });
-    assert.equal(r.status, 200, r.text);
-    return r.json.choices[0].message.content as string;
-  };
+  const chat = (who: 'owner' | 'guest', content: string) => home.chat(who, content);
 
   before(async () => {
     home.hearth.policy.add({

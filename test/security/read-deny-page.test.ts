@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { useHttpHome, OWNER_AND_GUEST } from '../helpers/http-home.js';
-import { DESKTOP, openSignedIn } from '../helpers/page-browser.js';
+import { DESKTOP, openSignedIn, showView } from '../helpers/page-browser.js';
 import { GUESTS_DO_NOT_SEE_FRONT_DOOR } from './helpers.js';
 
 describe('security: the web page shows a guest only what it may read', () => {
@@ -30,7 +30,7 @@ describe('security: the web page shows a guest only what it may read', () => {
 
   it('lists no front door entity, before or after the lock reports, while the lamp updates live', async () => {
     await page.locator('#app').waitFor({ state: 'visible' });
-    await page.click('nav.tabs a[data-view="devices"]');
+    await showView(page, 'devices');
     const lamp = page.locator('[data-entity="living_room_lamp.lamp"] .value');
     await lamp.waitFor();
     const visible = home.hearth.visibleEntities({ id: 'http:guest', roles: ['guest'] }).length;

@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { newCall } from '../../src/tools/pipeline.js';
 import { brokerKinds, type TestBroker } from '../helpers/brokers.js';
 import { OWNER, startHome, type TestHome } from '../helpers/home.js';
-import { sleep, waitFor } from '../helpers/wait.js';
+import { waitFor } from '../helpers/wait.js';
 
 for (const { kind, start } of brokerKinds) {
   describe(`pipeline on ${kind}`, () => {
@@ -205,7 +205,7 @@ for (const { kind, start } of brokerKinds) {
       }
       const unknown = await call('no_such_tool', {});
       assert.match(unknown.text!, /unknown tool "no_such_tool"/);
-      await sleep(100);
+      await home.caughtUp();
       assert.equal(home.commands().length, sent, 'nothing published');
       const failed = rows().filter((r) => r.outcome === 'failed' && /invalid arguments/.test(String(r.error)));
       assert.ok(failed.length >= 8, 'each refused actuation is in the audit log');
@@ -316,7 +316,7 @@ for (const { kind, start } of brokerKinds) {
       broker = await start({ port: broker.port });
       await home.hearth.bridge.connection.waitConnected(10_000);
       const seenBefore = home.seen.length;
-      await sleep(800);
+      await home.caughtUp();
       assert.ok(!home.seen.slice(seenBefore).some((m) => m.topic === 'hearth-demo/living_room_lamp/set'), 'the refused command never arrives');
     });
   });

@@ -2,13 +2,14 @@
 import type { Hearth } from '../../hearth.js';
 import { callResultJson } from '../../present/outcome.js';
 import { callerPrincipal } from '../caller.js';
-import { badParams } from '../protocol.js';
+import { notFound } from '../protocol.js';
 import type { CallAnswer, CallParams } from '../schema.js';
 
 export async function call(hearth: Hearth, p: CallParams): Promise<CallAnswer> {
   const principal = callerPrincipal((id) => hearth.policy.rolesOf(id), p.as, p.role);
   if (!hearth.tools.get(p.tool)) {
-    throw badParams(
+    // Not there (not a bad value): `hearth call` exits with its own code for it.
+    throw notFound(
       `no tool ${JSON.stringify(p.tool)}; known: ${hearth.tools
         .all()
         .map((t) => t.name)

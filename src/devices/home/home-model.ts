@@ -199,7 +199,7 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
     // A device's aliases name its main entity (the one called as the device is; else its first), never its
     // readings and settings too: "turn on the espresso" is the plug's switch, not its power sensor.
     const main = device.entities.find((e) => e.name === device.name) ?? device.entities[0];
-    const entities = device.entities.map((e) => {
+    const mapped = device.entities.map((e) => {
       const ec = this.entities.size ? this.entities.get(entityKeyOf(identity, e)) : undefined;
       let where: { area?: string; floor?: string };
       if (ec?.area === null) where = {};
@@ -226,6 +226,8 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
         floor: where.floor || undefined,
       });
     });
+    // The source's list when no entity changed (one array per device less).
+    const entities = mapped.every((e, i) => e === device.entities[i]) ? device.entities : mapped;
     // The same for the device.
     return Object.assign({}, device, {
       identity,

@@ -5,6 +5,7 @@
 //
 // A device assigned to an area nobody stored: an area a source already names ("Living room" from
 // `Living room/Ceiling light`) is stored then; any other is refused, naming how to add it, unless `create`.
+import type { Principal } from '../../core/principal.js';
 import type { Device, Entity } from '../model.js';
 import type { DeviceRegistry } from '../registry.js';
 import type { Area } from './areas.js';
@@ -47,6 +48,11 @@ export interface HomeDeviceJson {
 }
 
 const MAX_LISTED = 12;
+
+/** Who may change the home (areas, floors, names, aliases, exposure): an owner, whichever door asks. */
+export function mayArrangeHome(principal: Principal): boolean {
+  return principal.roles.includes('owner');
+}
 
 export class HomeSetup {
   readonly home: HomeModel;
@@ -280,9 +286,34 @@ export class HomeSetup {
     const taken = this.home.findArea(clean);
     if (taken) throw new HomeError('name', `there is already an area ${JSON.stringify(taken.area.name)}`, 'conflict');
     const floor = options.floor !== undefined && options.floor !== null ? this.floor(options.floor).id : undefined;
-    const aliases = options.aliases !== undefined ? aliasList('aliases', options.aliases) : [];
+    const aliases = options.aliases !== undefined ? this.areaAliases(options.aliases) : [];
     const { id } = this.storeArea(clean, { aliases, ...(floor ? { floor } : {}) });
     return this.areaJson(id);
+  }
+
+  /** Aliases for an area: none may be what another area is called (by name or alias), or one phrase would name two. */
+  private areaAliases(list: unknown, self?: string): string[] {
+    const aliases = aliasList('aliases', list);
+    for (const a of aliases) {
+      const other = this.home.findArea(a);
+      if (other && other.id !== self)
+        throw new HomeError('aliases', `${JSON.stringify(a)} already names the area ${JSON.stringify(other.area.name)}`, 'conflict');
+      // An area only a source names yet ("Kitchen" from `Kitchen/Spots`) is as taken.
+      const named = other ? undefined : this.home.sourceArea(a);
+      if (named) throw new HomeError('aliases', `${JSON.stringify(a)} already names the area ${JSON.stringify(named)}`, 'conflict');
+    }
+    return aliases;
+  }
+
+  /** The same for a floor. */
+  private floorAliases(list: unknown, self?: string): string[] {
+    const aliases = aliasList('aliases', list);
+    for (const a of aliases) {
+      const other = this.home.findFloor(a);
+      if (other && other.id !== self)
+        throw new HomeError('aliases', `${JSON.stringify(a)} already names the floor ${JSON.stringify(other.floor.name)}`, 'conflict');
+    }
+    return aliases;
   }
 
   private areaJson(id: string): AreaJson {
@@ -301,7 +332,7 @@ export class HomeSetup {
     }
     if (change.floor === null) delete next.floor;
     else if (change.floor !== undefined) next.floor = this.floor(change.floor).id;
-    if (change.aliases !== undefined) next.aliases = aliasList('aliases', change.aliases);
+    if (change.aliases !== undefined) next.aliases = this.areaAliases(change.aliases, id);
     this.home.areas.set(id, next);
     return this.areaJson(id);
   }
@@ -334,7 +365,7 @@ export class HomeSetup {
     if (options.level !== undefined) floorLevel(options.level);
     let id = placeId(clean);
     for (let n = 2; this.home.floors.get(id); n++) id = `${placeId(clean)}_${n}`;
-    const aliases = options.aliases !== undefined ? aliasList('aliases', options.aliases) : [];
+    const aliases = options.aliases !== undefined ? this.floorAliases(options.aliases) : [];
     this.home.floors.set(id, { name: clean, aliases, ...(options.level !== undefined ? { level: options.level as number } : {}) });
     return this.floors().find((f) => f.id === id)!;
   }
@@ -350,7 +381,7 @@ export class HomeSetup {
     }
     if (change.level === null) delete next.level;
     else if (change.level !== undefined) next.level = floorLevel(change.level);
-    if (change.aliases !== undefined) next.aliases = aliasList('aliases', change.aliases);
+    if (change.aliases !== undefined) next.aliases = this.floorAliases(change.aliases, id);
     this.home.floors.set(id, next);
     return this.floors().find((f) => f.id === id)!;
   }
