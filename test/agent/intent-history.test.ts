@@ -134,6 +134,14 @@ describe('intent model: history questions', () => {
     assert.equal(r.answer, `The thermostat was last on 9 h ago (${utc(at(6, 0))}).`);
   });
 
+  it('"has anyone moved recently": the motion history of the last hour, and the answer says the window (#42)', async () => {
+    const r = await ask('has anyone moved recently?');
+    assert.deepEqual(r.calls, [['get_history', { entity: 'hallway_motion.occupancy', since: '-1h' }]]);
+    assert.equal(r.answer, `No, the hallway motion saw no motion between ${utc(at(13, 30))} and ${utc(at(14, 30))}.`);
+    const today = await ask('has anyone been in the hallway today?');
+    assert.equal(today.answer, `Yes, the hallway motion saw motion at ${utc(at(12, 5))} (2 h ago).`);
+  });
+
   it("an hour still to come today means yesterday's; nothing recorded then says so", async () => {
     const r = await ask('what was the living room temperature at 9 pm');
     const [, args] = r.calls[0];

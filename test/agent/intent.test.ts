@@ -10,6 +10,7 @@ import type { Entity } from '../../src/devices/model.js';
 import type { EntityState } from '../../src/devices/state-cache.js';
 import { generateTools, toolSpecs, type ToolShape } from '../../src/tools/generator.js';
 import { stateText } from '../../src/tools/state-text.js';
+import { twoRounds } from './helpers.js';
 import type { GeneratedTool } from '../../src/tools/types.js';
 
 const DEMO = loadDeviceFiles([new URL('../../devices/demo', import.meta.url).pathname]);
@@ -385,6 +386,13 @@ describe('intent model: what it does not understand', () => {
     });
   }
 
+  it('names what it looked for as a thing, never as the word for a person ("anyone")', async () => {
+    const { tools, provider } = build(demoEntities, 'per-entity');
+    const r = await say(provider, 'is anyone in the kitchen', tools);
+    assert.equal(r.calls.length, 0);
+    assert.match(r.text, /^Sorry, I could not find a motion or presence sensor in the kitchen\./);
+  });
+
   it('says what a device cannot do', async () => {
     const { tools, provider } = build(demoEntities, 'per-entity');
     const a = await say(provider, 'open the front door', tools);
@@ -496,6 +504,27 @@ describe('intent model: ambiguity', () => {
       r.calls.map((c) => [c.tool, c.args]),
       [['bedroom_lamp', { action: 'turn_off' }]],
     );
+  });
+
+  it('a list that would leave out only one says them all, and one left out is said in the singular', async () => {
+    const rooms = ['Attic', 'Cellar', 'Den', 'Hall', 'Loft', 'Porch', 'Study'];
+    const lamps = parseDeviceFile(
+      'lamps.yaml',
+      `devices:\n${rooms.map((r) => `  - id: ${r.toLowerCase()}_lamp\n    name: ${r} lamp\n    area: ${r}\n    entities:\n      light:\n        kind: light\n        name: ${r} lamp\n        state_topic: x/${r}\n        command_topic: x/${r}/set\n`).join('')}`,
+    );
+    assert.ok('devices' in lamps, JSON.stringify(lamps));
+    const home = build(
+      lamps.devices.flatMap((d) => d.entities),
+      'grouped',
+    );
+    const r = await say(home.provider, 'turn on the lamp', home.tools);
+    assert.equal(r.calls.length, 0);
+    assert.doesNotMatch(r.text, /\b1 more\b/);
+    for (const room of rooms) assert.match(r.text, new RegExp(`the ${room.toLowerCase()} lamp`, 'i'));
+    const attic = lamps.devices[0]!.entities[0]!;
+    const line = stateText(attic, { entityId: attic.id, value: 'on', attributes: {}, updatedAt: 1000, available: true }, 3000);
+    const read = await twoRounds(home.provider, "what's on in the attic", () => `${line}\n(1 more; ask by area or entity)`, home.tools);
+    assert.match(read.said, /There is 1 more;/);
   });
 
   it('reads every match rather than asking', async () => {

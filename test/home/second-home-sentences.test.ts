@@ -67,6 +67,8 @@ const SENTENCES: Sentence[] = [
   { say: 'how much power is the washing machine using', answer: /2100/ },
   { say: 'how much energy has the washing machine used', answer: /310/ },
   { say: 'is the washer vibrating', answer: /\bno\b|not/i },
+  // Added with the fix for the one above: the washing machine itself cannot vibrate; the sensor named after it can.
+  { say: 'is the washing machine vibrating', answer: /^No, the washer vibration .*\bstill\b/i },
   { say: 'is anyone in the garden', answer: /\bno\b|nobody|no one|clear/i },
   { say: 'any motion in the garden?', answer: /\bno\b|clear/i },
   { say: 'are the curtains closed', answer: /\b(yes|closed)\b/i },
@@ -90,6 +92,8 @@ const SENTENCES: Sentence[] = [
   { say: 'turn off the den light', sets: { den_reading_light: OFF } },
   { say: 'turn the den light to 100%', sets: { den_reading_light: { brightness: 254 } } },
   { say: 'set the master bedroom to 19', sets: { 'Master bedroom/Radiator': { occupied_heating_setpoint: 19 } } },
+  // A number no thermostat there takes, for a place with a blind and a light too: still which.
+  { say: 'set the master bedroom to 60', asks: true },
   { say: 'set the heating in the kids room to 22 degrees', sets: { 'Kids room/Radiator': { current_heating_setpoint: 22 } } },
   { say: 'make it warmer in the master bedroom', sets: { 'Master bedroom/Radiator': { occupied_heating_setpoint: [19.5, 22] } } },
   { say: 'turn the kids room radiator down a bit', sets: { 'Kids room/Radiator': { current_heating_setpoint: [17, 21.5] } } },
@@ -150,7 +154,12 @@ const SENTENCES: Sentence[] = [
   { say: 'turn off the siren in the garden', held: true },
   { say: "what's the humidity in the kids room", refused: true },
   { say: 'lock the front door', refused: true },
-  { say: 'switch off the den', sets: { den_reading_light: OFF, 'Den/Air purifier': { fan_state: 'OFF' } } },
+  // A place alone means its lights, as Home Assistant's own sentences have it ("turn off the kitchen" is
+  // HassTurnOff with domain light); "everything in the den" is what reaches the purifier too.
+  { say: 'switch off the den', sets: { den_reading_light: OFF } },
+  // Everything off in a place with a siren: a siren is only ever sounded or silenced when said, and waits for a person.
+  { say: 'switch off everything in the garden', refused: true },
+  { say: 'turn off the garden', refused: true },
   { say: 'turn the upstairs lights on', sets: { 'Master Bedroom - Ceiling': ON, 'Kids room/Ceiling': ON, 'upstairs/kids_room/nightlight': ON } },
   { say: 'how hot is the washing machine', refused: true },
   { say: 'turn on the reading light', sets: { den_reading_light: ON } },
@@ -163,17 +172,31 @@ const SENTENCES: Sentence[] = [
   { say: 'open the garden gate', refused: true },
   { say: 'stop the curtains', sets: { 'Lounge/Curtains': { state: 'STOP' } } },
   { say: 'toggle the lounge lamp', sets: { 'Lounge Lamp': {} } },
+  // A fourth round (relative changes, questions about areas and floors), written on both homes as they are after the
+  // rounds above and said once before any fix for it: 8 right, 0 asked, 0 wrong, 4 missed of 12 then; 12 right after
+  // the fixes.
+  // The kids room's heating was turned off above: it says so, and that a mode turns it on.
+  { say: 'a bit warmer in the kids room', refused: true },
+  { say: 'is anything on upstairs', answer: /ceiling|nightlight/i },
+  { say: 'are all the doors shut', answer: /\b(yes|closed|shut)\b/i },
+  { say: 'turn the den down', sets: { den_reading_light: { brightness: [100, 253] } } },
+  { say: 'make the floor lamp a tad brighter', sets: { 'Lounge/Floor lamp': { brightness: [110, 254] } } },
+  { say: 'is anyone in the den', refused: true },
+  { say: "how's the air in the den", answer: /good|excellent/i },
+  { say: 'cut the power to the washing machine', sets: { 'Utility/Washing machine': OFF } },
+  { say: 'half open the curtains', sets: { 'Lounge/Curtains': { position: 50 } } },
+  { say: 'turn the nightlight off in the kids room', sets: { 'upstairs/kids_room/nightlight': OFF } },
+  { say: 'is the heating in the master bedroom on', answer: /\b(yes|heat|heating|on)\b/i },
+  { say: 'how damp is it outside', answer: /81/ },
+  // Added with the fix for "a bit warmer in the kids room", in a room whose heating is on.
+  { say: 'a little warmer in the master bedroom', sets: { 'Master bedroom/Radiator': { occupied_heating_setpoint: [19.5, 22] } } },
 ];
 
 /** Sentences that still miss, each with why. Never wrong: a wrong action is never listed here. */
 const MISSES: Record<string, string> = {
   'is the window open in the kids room': 'the valve\'s "Window open" has no device class from Zigbee2MQTT, so it is no window sensor that can be open',
-  'is the washer vibrating': '"vibrating" is no state word, and "washer" is said for the washing machine, not the vibration sensor on it',
-  'is there water on the utility room floor': 'no sentence says a leak as "water on the floor"',
   'dim the kitchen ceiling': 'the light is off by then (the first round turned every light off): it says so rather than turning it on dimmer',
   'make the den light warmer': 'the light is off by then: its white is taken as unknown rather than the last one it reported',
-  'switch off the den': 'an area alone means its lights (as in Home Assistant), not the air purifier too',
-  'set the master bedroom to 19': 'a bare number for an area could be a temperature, a brightness or a position: it asks which',
 };
 
 type Verdict = 'right' | 'asked' | 'wrong' | 'missed';
@@ -444,6 +467,21 @@ const THIRD_SENTENCES: Sentence[] = [
   { say: 'any movement in the garage', answer: /\bno\b|clear|not/i },
   { say: 'dim the pendant', sets: { 'Hallway/Pendant': { brightness: [1, 199] } } },
   { say: "what's the temperature in the bathroom", answer: /23\.1/ },
+  // The fourth round, said once before any fix for it: 10 right, 0 asked, 0 wrong, 0 missed of 10 then.
+  { say: 'is anything on in the living room', answer: /lamp/i },
+  { say: 'make the living room lamp a tad brighter', sets: { 'Living Room/Hue Color Lamp': { brightness: [135, 254] } } },
+  { say: 'turn the pendant up', sets: { 'Hallway/Pendant': { brightness: [120, 254] } } },
+  { say: 'is the shade down', answer: /\b(yes|closed|down)\b/i },
+  { say: 'raise the roller shade a little', sets: { 'Office/Roller shade': { position: [5, 50] } } },
+  { say: 'is the desk fan running', answer: /\b(no|off)\b/i },
+  { say: 'how damp is the bathroom', answer: /72/ },
+  { say: 'has anyone been in the hallway recently', answer: /\bno\b|nobody|no one|not/i },
+  { say: 'dim the living room lamp to 20 percent', sets: { 'Living Room/Hue Color Lamp': { brightness: [48, 54] } } },
+  { say: 'is it warm in the bathroom', answer: /23\.1/ },
+  // Issue 42's leftover, added with its fix: "recently" reads both motion sensors' history of the last hour, and
+  // the answer says the window.
+  { say: 'has anyone moved recently', answer: /^No, none of the 2 motion sensors saw motion between .+ UTC and .+ UTC\.$/ },
+  { say: 'was there any movement in the garage today', answer: /^No, the .+ saw no motion between .+ UTC and .+ UTC\.$/ },
 ];
 
 const THIRD_MISSES: Record<string, string> = {};

@@ -349,8 +349,8 @@ describe('HTTP API', () => {
     } finally {
       home.hearth.bridge.cache.off('change', onChange as never);
     }
+    // The stream delivered the change the bridge saw (within the bounded wait above; how fast is bench/'s).
     assert.ok(changedAt > 0);
-    assert.ok(Date.now() - changedAt < 1000, `delivered ${Date.now() - changedAt} ms after the change`);
     assert.equal(state.data.kind, 'switch');
     await call;
     const audit = await stream.until('audit', 2000);
@@ -450,9 +450,8 @@ describe('HTTP API settings', () => {
     const res = await fetch(`${server.url}/api/events`, { signal: AbortSignal.timeout(5000) });
     const reader = res.body!.getReader();
     await reader.read();
-    const t = Date.now();
+    // close() resolves with the stream open (it does not wait for the client to hang up), and the stream ends.
     await server.close();
-    assert.ok(Date.now() - t < 1500);
     for (;;) {
       const { done } = await reader.read();
       if (done) break;

@@ -8,7 +8,7 @@ import type { Reply } from './resolve.js';
 import { attribute, outcomeOf, parseStateLine, unquote, type StateLine } from './results.js';
 import { cleanDeviceText } from '../../../tools/device-text.js';
 import { personName, resultText, sentence, spoken, theArea, theName } from './names.js';
-import { HISTORY_TOOL, historySentence, type HistoryAsk } from './history.js';
+import { HISTORY_TOOL, historySentence, historyWas, isMotion, type HistoryAsk } from './history.js';
 import { AUDIT_TOOL, auditSentence, POLICY_TOOL, policySentence } from './records.js';
 import { NEW_KIND_ACTIONS, PARTICIPLE_ACTIONS, type Responses, type Slots } from './responses.js';
 import type { OfferedTools } from './tools.js';
@@ -108,8 +108,10 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
     case 'refused':
       return r.say(reply.key);
     case 'not_found': {
-      const what = reply.noun
-        ? r.say(`noun_${reply.noun}`, { kind: spoken(reply.what || r.say('word_device'), 40), state: reply.state })
+      // "is anyone in the den": a motion sensor is what was looked for, not "an anyone".
+      const noun = reply.noun ?? (reply.kind && r.has(`noun_${reply.kind}`) ? reply.kind : undefined);
+      const what = noun
+        ? r.say(`noun_${noun}`, { kind: spoken(reply.what || r.say('word_device'), 40), state: reply.state })
         : withArticle(r, spoken(reply.what, 60));
       return `${reply.area ? r.say('not_found_in_area', { what, area: theArea(r, reply.area) }) : r.say('not_found', { what })}${tryThis}`;
     }
@@ -122,7 +124,8 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
       const names = reply.candidates.map((e) => theName(r, e));
       const dup = new Set(names.filter((n, i) => names.indexOf(n) !== i));
       const labels = reply.candidates.map((e, i) => (dup.has(names[i]) && e.area ? r.say('in_area', { name: names[i], area: theArea(r, e.area) }) : names[i]));
-      const shown = labels.slice(0, 6);
+      // "or one of 1 more" is no way to speak: a list that would leave out only one says it too.
+      const shown = labels.length <= 7 ? labels : labels.slice(0, 6);
       const more = labels.length - shown.length;
       return r.say('ambiguous', { choices: more > 0 ? r.say('ambiguous_more', { shown: shown.join(r.say('list_separator')), count: more }) : r.list(shown) });
     }
@@ -231,6 +234,7 @@ function logicalState(e: Entity | undefined, line: StateLine): string | undefine
   if (e?.kind === 'binary_sensor') {
     const v = main.split(' ').pop();
     if (['door', 'window', 'garage_door', 'opening'].includes(e.deviceClass ?? '')) return v === 'on' ? 'open' : v === 'off' ? 'closed' : undefined;
+    if (e.deviceClass === 'vibration') return v === 'on' ? 'vibrating' : v === 'off' ? 'still' : undefined;
     return v;
   }
   // Anywhere but home (a zone, or not_home) is away.
@@ -249,6 +253,7 @@ const SAME_VOCABULARY = [
   ['locked', 'unlocked', 'locking', 'unlocking', 'jammed'],
   ['heating', 'cooling', 'idle', 'off'],
   ['home', 'away'],
+  ['vibrating', 'still'],
 ];
 
 function yesNo(asked: string | undefined, actual: string | undefined): 'yes' | 'no' | undefined {
@@ -315,6 +320,7 @@ export function stateSentence(line: StateLine, e: Entity | undefined, r: Respons
     else if (['motion', 'occupancy', 'presence'].includes(dc)) body = r.say(on ? 'state_motion' : 'state_no_motion', { name });
     else if (['door', 'window', 'garage_door', 'opening'].includes(dc)) body = is(r.say(on ? 'word_open' : 'word_closed'));
     else if (dc === 'moisture') body = is(r.say(on ? 'word_wet' : 'word_dry'));
+    else if (dc === 'vibration') body = is(r.say(on ? 'word_vibrating' : 'word_still'));
     else if (['smoke', 'gas', 'carbon_monoxide', 'problem', 'safety', 'tamper'].includes(dc))
       body = on ? r.say('state_detects', { name, what: dc.replace(/_/g, ' ') }) : r.say('state_clear', { name });
     else body = is(v);
@@ -565,7 +571,7 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
   const matching = [...seen.values()].filter(({ line, e }) => !line.noState && logicalState(e, line) === asked);
   const r = ctx.responses;
   const names = matching.map(({ line, e }) => nameOf(r, line, e));
-  const shown = names.length > 8 ? [...names.slice(0, 8), r.say('n_more', { count: names.length - 8 })] : names;
+  const shown = names.length > 9 ? [...names.slice(0, 8), r.say('n_more', { count: names.length - 8 })] : names;
   const unknown = [...seen.values()].filter(({ line }) => line.noState).length;
   const note = unknown ? r.say('summary_not_reported', { count: unknown }) : '';
   const state = spoken(asked, 20);
@@ -574,7 +580,7 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
     const known = [...seen.values()].filter(({ line }) => !line.noState);
     const others = known.filter((x) => !matching.includes(x)).map(({ line, e }) => nameOf(r, line, e));
     if (!others.length) return r.say('summary_all_yes', { count: known.length, state, note });
-    const list = others.length > 8 ? [...others.slice(0, 8), r.say('n_more', { count: others.length - 8 })] : others;
+    const list = others.length > 9 ? [...others.slice(0, 8), r.say('n_more', { count: others.length - 8 })] : others;
     return r.say('summary_all_no', { count: others.length, checked: seen.size, state, names: r.list(list, 'and'), note });
   }
   if (!names.length) {
@@ -589,9 +595,25 @@ function summaryAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | unde
   return sentence(r.say('summary_which', slots));
 }
 
+/** "Has anyone moved recently?" over several sensors: the ones that saw motion in the window, or none did. */
+function sawMotionAnswer(calls: AnsweredCall[], ctx: AnswerContext): string | undefined {
+  if (calls.length < 2 || ctx.ask !== 'was' || !calls.every((c) => c.tool === HISTORY_TOOL)) return undefined;
+  const r = ctx.responses;
+  const each = calls.map((c) => {
+    const entity = ctx.entity(String(c.args.entity));
+    return entity && isMotion(entity)
+      ? historyWas(c.result.trim(), { entity, name: theName(r, entity), asked: ctx.asked, ask: 'was', responses: r })
+      : undefined;
+  });
+  if (each.some((x) => !x)) return undefined;
+  const seen = each.filter((x) => x!.yes);
+  if (seen.length) return seen.map((x) => sentence(x!.text)).join(' ');
+  return r.say('history_was_no_motion_any', { count: each.length, since: each[0]!.since, until: each[0]!.until });
+}
+
 /** The whole second-round answer. */
 export function composeAnswer(calls: AnsweredCall[], ctx: AnswerContext): string {
-  const summary = summaryAnswer(calls, ctx);
+  const summary = summaryAnswer(calls, ctx) ?? sawMotionAnswer(calls, ctx);
   if (summary) return summary;
   const parts = calls.map((c) => answerFor(c, { ...ctx, asked: calls.length === 1 ? ctx.asked : undefined }));
   return parts.join(' ') || ctx.responses.say('done');

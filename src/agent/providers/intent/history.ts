@@ -14,6 +14,9 @@ import type { Vocabulary } from './vocabulary.js';
 
 export const HISTORY_TOOL = 'get_history';
 
+/** Most motion sensors one "has anyone moved recently?" reads the history of. */
+const MAX_SENSORS = 8;
+
 /** How far back "when did ... last" looks. */
 const LAST_LOOKBACK = '-365d';
 
@@ -84,7 +87,7 @@ function sameState(e: Entity, asked: string, value: string): boolean {
 function stateFor(e: Entity, asked: string | undefined): string | undefined {
   if (e.kind === 'lock' && asked === 'open') return 'unlocked';
   if (e.kind === 'lock' && asked === 'closed') return 'locked';
-  if (e.kind === 'binary_sensor' && ['motion', 'occupancy', 'presence'].includes(e.deviceClass ?? '')) return 'on';
+  if (isMotion(e)) return 'on';
   return asked;
 }
 
@@ -129,9 +132,17 @@ export function planHistory(c: Captures, v: Vocabulary, offered: OfferedTools, c
     if (local.length) candidates = local;
   }
   if (!candidates.length) return null;
+  const tool = offered.get(HISTORY_TOOL);
+  // "Has anyone moved recently?": every motion sensor there over the window, answered together.
+  if (candidates.length > 1 && ask === 'was' && candidates.length <= MAX_SENSORS && candidates.every(isMotion)) {
+    const readable = candidates.filter((e) => tool?.meta.entityIds.includes(e.id));
+    if (!tool || readable.length < candidates.length)
+      return { type: 'not_here', entities: candidates.filter((e) => !readable.includes(e)), verb: 'read_history', rank: 3 };
+    const window = windowOf(c.other.period, hour, now);
+    return { calls: readable.map((e) => ({ tool: tool.name, args: { entity: e.id, ...window } })), entities: readable, asked: 'on', ask };
+  }
   if (candidates.length > 1) return { type: 'ambiguous', candidates, rank: 3 };
   const e = candidates[0];
-  const tool = offered.get(HISTORY_TOOL);
   if (!tool?.meta.entityIds.includes(e.id)) return { type: 'not_here', entities: [e], verb: 'read_history', rank: 3 };
   const window = ask === 'last' || ask === 'since' ? { since: LAST_LOOKBACK } : windowOf(c.other.period, hour, now);
   return { calls: [{ tool: tool.name, args: { entity: e.id, ...window } }], entities: [e], asked: stateFor(e, c.state), ask };
@@ -157,16 +168,15 @@ export function historySentence(result: string, ctx: HistoryAnswerContext): stri
   const from = WHEN.exec(head);
   if (!from) return undefined;
   const { name, entity } = ctx;
-  const until = /from .+? to (\d{4}-\d\d-\d\d \d\d:\d\d UTC)/.exec(head)?.[1] ?? '';
   if (/: no changes recorded\./.test(head)) {
     const before = /It was (.+?) since (\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\)/.exec(head);
     if (before && ctx.ask === 'since' && ctx.asked && entity) {
       const slots = { name, state: ctx.asked, value: before[1], time: before[2], age: before[3] };
       return r.say(sameState(entity, ctx.asked, before[1]) ? 'history_since' : 'history_since_not', slots);
     }
-    if (ctx.ask === 'was' && ctx.asked && entity) {
-      if (before && sameState(entity, ctx.asked, before[1])) return r.say('history_was_yes', { name, state: ctx.asked, time: from[1], age: from[2] });
-      return r.say('history_was_no', { name, state: ctx.asked, since: from[1], until });
+    if (ctx.ask === 'was') {
+      const was = historyWas(result, ctx);
+      if (was) return was.text;
     }
     if (before && ctx.ask !== 'last') return r.say('history_value_before', { name, value: before[1], time: before[2], age: before[3] });
     if (before && ctx.ask === 'last' && ctx.asked && entity && sameState(entity, ctx.asked, before[1]))
@@ -197,12 +207,9 @@ export function historySentence(result: string, ctx: HistoryAnswerContext): stri
     }
   }
   // "Was the garage door open today?": yes with the latest time it became so, or no over the whole period.
-  if (ctx.ask === 'was' && ctx.asked && entity) {
-    for (const line of lines) {
-      const m = /^(\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\): (.+)$/.exec(line.trim());
-      if (m && sameState(entity, ctx.asked, m[3].replace(/^"|"$/g, ''))) return r.say('history_was_yes', { name, state: ctx.asked, time: m[1], age: m[2] });
-    }
-    return r.say('history_was_no', { name, state: ctx.asked, since: from[1], until });
+  if (ctx.ask === 'was') {
+    const was = historyWas(result, ctx);
+    if (was) return was.text;
   }
   // State changes, newest first: the first in the asked state.
   const asked = ctx.asked;
@@ -210,12 +217,51 @@ export function historySentence(result: string, ctx: HistoryAnswerContext): stri
     for (const line of lines) {
       const m = /^(\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\): (.+)$/.exec(line.trim());
       if (m && sameState(entity, asked, m[3].replace(/^"|"$/g, ''))) {
-        const motion = entity.kind === 'binary_sensor' && ['motion', 'occupancy', 'presence'].includes(entity.deviceClass ?? '');
-        return r.say(motion ? 'history_last_motion' : 'history_last', { name, state: asked, time: m[1], age: m[2] });
+        return r.say(isMotion(entity) ? 'history_last_motion' : 'history_last', { name, state: asked, time: m[1], age: m[2] });
       }
     }
     return r.say('history_not_since', { name, state: asked, since: from[1] });
   }
   const latest = /^(\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\): (.+)$/.exec(lines[0]?.trim() ?? '');
   return latest ? r.say('history_value_at', { name, value: latest[3], time: latest[1], age: latest[2] }) : r.say('history_none', { name });
+}
+
+/**
+ * "Was the garage door open today?", "has anyone moved recently?": yes with the latest time it was so in the
+ * window, or no over the whole window (whose ends are kept, for an answer over several sensors).
+ */
+export function historyWas(result: string, ctx: HistoryAnswerContext): { yes: boolean; text: string; since: string; until: string } | undefined {
+  const { responses: r, name, entity, asked } = ctx;
+  const [head = '', ...lines] = result.split('\n');
+  const from = WHEN.exec(head);
+  if (!from || !asked || !entity) return undefined;
+  const since = from[1];
+  const until = /from .+? to (\d{4}-\d\d-\d\d \d\d:\d\d UTC)/.exec(head)?.[1] ?? '';
+  const motion = isMotion(entity);
+  const yes = (time: string, age: string) => ({
+    yes: true,
+    since,
+    until,
+    text: motion ? r.say('history_was_yes_motion', { name, time, age }) : r.say('history_was_yes', { name, state: asked, time, age }),
+  });
+  const no = {
+    yes: false,
+    since,
+    until,
+    text: motion ? r.say('history_was_no_motion', { name, since, until }) : r.say('history_was_no', { name, state: asked, since, until }),
+  };
+  if (/: no changes recorded\./.test(head)) {
+    const before = /It was (.+?) since (\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\)/.exec(head);
+    return before && sameState(entity, asked, before[1]) ? yes(since, from[2]) : no;
+  }
+  for (const line of lines) {
+    const m = /^(\d{4}-\d\d-\d\d \d\d:\d\d UTC) \(([^()]*)\): (.+)$/.exec(line.trim());
+    if (m && sameState(entity, asked, m[3].replace(/^"|"$/g, ''))) return yes(m[1], m[2]);
+  }
+  return no;
+}
+
+/** A motion, occupancy or presence sensor: it "sees motion" rather than "is on". */
+export function isMotion(e: Entity): boolean {
+  return e.kind === 'binary_sensor' && ['motion', 'occupancy', 'presence'].includes(e.deviceClass ?? '');
 }

@@ -728,6 +728,13 @@ function planCommand(intent: IntentId, c: Captures, home: Home): Planned | Reply
   // Several, said in the singular, or of different kinds for a bare number: ask which. A kind word with a place
   // ("turn on the kitchen light" in a kitchen with two) is all of them, as Assist does, for lights, switches and
   // fans; a name said, or a lock, door or alarm, still asks.
+  // "Set the bedroom to 19": a bare number for a place with one thermostat, that fits its temperatures, is that
+  // thermostat's target (Home Assistant's HassClimateSetTemperature takes an area); a percent or no fit still asks.
+  if (intent === 'HassSetLevel' && t.areaOnly && c.number?.unit !== 'percent') {
+    const climates = ok.filter((o) => o.e.kind === 'climate');
+    const thermostats = t.entities.filter((e) => e.kind === 'climate');
+    if (climates.length === 1 && thermostats.length === 1) ok.splice(0, ok.length, climates[0]!);
+  }
   const mixed = intent === 'HassSetLevel' && new Set(ok.map((o) => o.e.kind)).size > 1;
   const roomKind = !t.named && !!t.kind && !!(t.area || t.floor) && ok.every((o) => ROOM_KINDS.has(o.e.kind));
   if (roomKind && !t.plural && ok.length > 1 && c.kind) {
@@ -853,6 +860,9 @@ function stateApplies(e: Entity, state: string): boolean {
     case 'heating':
     case 'cooling':
       return e.kind === 'climate';
+    case 'vibrating':
+    case 'still':
+      return e.kind === 'binary_sensor' && e.deviceClass === 'vibration';
     case 'idle':
       return e.kind === 'climate' || e.kind === 'vacuum' || e.kind === 'lawn_mower';
     // A robot's own states.
@@ -869,6 +879,31 @@ function stateApplies(e: Entity, state: string): boolean {
     default:
       return e.kind === 'switch' || e.kind === 'light' || e.kind === 'fan' || e.kind === 'binary_sensor' || e.kind === 'climate';
   }
+}
+
+/** Entities that can be in the asked state whose names carry every word of a name said. */
+function sensorsNamedAfter(c: Captures, t: Target, v: Vocabulary): Entity[] {
+  const said = c.names.flatMap((n) => sameThings(v.lang.normalizer.tokenize(n.said), v));
+  if (!c.state || !said.length) return [];
+  return v.entities.filter((e) => {
+    if (!stateApplies(e, c.state!) || (t.area && (e.area ?? '').toLowerCase() !== t.area.toLowerCase())) return false;
+    const words = new Set(v.lang.normalizer.tokenize(e.name).map((w) => w.w));
+    return said.some((name) => name.every((w) => words.has(w)));
+  });
+}
+
+/** A name said, and the same name with each other word for one appliance ("washing machine": also "washer"). */
+function sameThings(tokens: Token[], v: Vocabulary): string[][] {
+  const words = tokens.map((w) => w.w);
+  const out = [words];
+  const list = v.lang.list('same_thing');
+  if (!list) return out;
+  const others = new Map<string, string[][]>();
+  for (const [phrase, value] of list.phrases()) (others.get(String(value)) ?? others.set(String(value), []).get(String(value))!).push(phrase.split(' '));
+  for (let i = 0; i < tokens.length; i++)
+    for (const h of list.match(tokens, i))
+      for (const other of others.get(String(h.value)) ?? []) out.push([...words.slice(0, i), ...other, ...words.slice(h.end)]);
+  return out;
 }
 
 function readArea(area: string | undefined, home: Home): Planned | Reply {
@@ -921,7 +956,10 @@ function planRead(c: Captures, home: Home): Planned | Reply | null {
   if (c.state && t.named) {
     // "is the front door locked": of the front door's entities, the lock.
     const fitting = entities.filter((e) => stateApplies(e, c.state!));
-    if (fitting.length) entities = fitting;
+    // "is the washer vibrating": none of the washer's own can be, so the sensor whose name carries the name said
+    // ("Washer vibration"), in the place said if one was.
+    const beside = fitting.length ? fitting : sensorsNamedAfter(c, t, home.vocabulary);
+    if (beside.length) entities = beside;
   } else if (c.state) {
     const fitting = entities.filter((e) => stateApplies(e, c.state!));
     if (fitting.length) entities = fitting;

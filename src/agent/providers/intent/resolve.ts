@@ -13,7 +13,18 @@ export type Purpose = 'command' | 'read';
 export type Reply =
   | { type: 'not_understood'; unknown?: string; closest?: Entity[]; rank: 0 }
   /** `what`: the words said; or `noun`, a key of the language's `noun_*` responses (filled with `what` as {kind} and `state`). */
-  | { type: 'not_found'; what: string; noun?: string; state?: string; area?: string; closest?: Entity[]; named?: boolean; rank: 1 }
+  | {
+      type: 'not_found';
+      what: string;
+      noun?: string;
+      /** The kind looked for, when a kind word was said: its `noun_<kind>` names it where the word said would not. */
+      kind?: string;
+      state?: string;
+      area?: string;
+      closest?: Entity[];
+      named?: boolean;
+      rank: 1;
+    }
   /** `verb` and `why` are keys of the language's `verb_*` and `why_*` responses; `value` fills a verb's {value}. */
   | { type: 'unsupported'; entity: Entity; verb: string; value?: string; why?: string; rank: 1 | 2 }
   | { type: 'ambiguous'; candidates: Entity[]; rank: 3 }
@@ -158,10 +169,10 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
       let here = entities.filter(inSpeaker);
       // "what is the temperature?" from the office: its thermostat, not a sensor elsewhere in the home.
       if (!here.length && purpose === 'read' && kind.fallback) here = v.entities.filter((e) => inSpeaker(e) && kind.fallback!(info(e)));
-      if (!here.length) return { type: 'not_found', what: c.kind.said, area: speaker, rank: 1 };
+      if (!here.length) return { type: 'not_found', what: c.kind.said, kind: c.kind.value.id, area: speaker, rank: 1 };
       entities = here;
     }
-    if (!entities.length) return { type: 'not_found', what: c.kind.said, area: label, rank: 1 };
+    if (!entities.length) return { type: 'not_found', what: c.kind.said, kind: c.kind.value.id, area: label, rank: 1 };
     // "the ceiling fan": of the fans, the ones whose names say "ceiling fan" (one was meant).
     const said = c.kind.said.split(' ');
     if (!plural && said.length > 1) {

@@ -112,6 +112,8 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   word_closed: [],
   word_wet: [],
   word_dry: [],
+  word_vibrating: [],
+  word_still: [],
   climate_off: ['name', 'now'],
   climate_set: ['name', 'mode', 'target', 'doing', 'now'],
   climate_target: ['value'],
@@ -153,6 +155,9 @@ export const RESPONSE_SLOTS: Record<string, readonly string[]> = {
   history_since_not: ['name', 'state', 'value', 'time', 'age'],
   history_was_yes: ['name', 'state', 'time', 'age'],
   history_was_no: ['name', 'state', 'since', 'until'],
+  history_was_yes_motion: ['name', 'time', 'age'],
+  history_was_no_motion: ['name', 'since', 'until'],
+  history_was_no_motion_any: ['count', 'since', 'until'],
   history_low: ['name', 'value', 'time', 'age'],
   history_high: ['name', 'value', 'time', 'age'],
   history_value_at: ['name', 'value', 'time', 'age'],
@@ -360,6 +365,7 @@ for (const n of [
   'cover_or_valve',
   'lock',
   'button',
+  'motion',
 ])
   RESPONSE_SLOTS[`noun_${n}`] = [];
 RESPONSE_SLOTS.noun_that_can_be = ['kind', 'state'];

@@ -122,6 +122,9 @@ export const KIND_CLASSES: KindClass[] = [
     fallback: (e) => e.kind === 'climate',
   },
   { id: 'humidity', match: (e) => e.kind === 'sensor' && dc(e, 'humidity') },
+  // An air quality index, or a sensor named for the air's quality that measures nothing else (Zigbee2MQTT's
+  // `air_quality` has no device class; the same device's humidity does).
+  { id: 'air_quality', match: (e) => e.kind === 'sensor' && (dc(e, 'aqi') || (named(e, 'air_quality') && !e.deviceClass)) },
   { id: 'motion', match: (e) => e.kind === 'binary_sensor' && dc(e, 'motion', 'occupancy', 'presence') },
   { id: 'opening', match: (e) => e.kind === 'binary_sensor' && dc(e, ...OPENING) },
   { id: 'battery', match: (e) => e.kind === 'sensor' && dc(e, 'battery') },
