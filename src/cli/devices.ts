@@ -1,11 +1,12 @@
 // `hearth devices`: the home's devices, entities and their current state.
 import type { Command } from 'commander';
 import type { DeviceJson, SourcesAnswer } from '../daemon/schema.js';
+import type { RefusedClaimJson } from '../present/refused-claim.js';
 import { hearthCommand } from './command-name.js';
 import { formatAge, table } from './format.js';
 import { configOrExit, databasePathOrExit, loggerFor, withConfigOptions, type CommonFlags } from './options.js';
 import { registerDeviceSetters } from './home.js';
-import { ask, printJson } from './via-daemon.js';
+import { ask, askHearth, printJson } from './via-daemon.js';
 
 export function registerDevices(program: Command): void {
   const group = program
@@ -18,6 +19,7 @@ export function registerDevices(program: Command): void {
     .action(async (flags: CommonFlags & { json?: boolean; wait: string }) => {
       const db = await databasePathOrExit(flags);
       let looked: SourcesAnswer | undefined;
+      let refused: RefusedClaimJson[] | undefined;
       const list = await ask(db, flags, 'devices', {}, async () => {
         const loaded = await configOrExit(flags);
         const { Bridge } = await import('../bridge.js');
@@ -33,6 +35,8 @@ export function registerDevices(program: Command): void {
           // Discovered devices arrive as retained messages after connecting: wait for them to stop coming too.
           await bridge.settle(Number(flags.wait) || 3000, { quietMs: 500 });
           looked = sources(bridge);
+          const { refusedClaimsJson } = await import('../present/refused-claim.js');
+          refused = refusedClaimsJson(bridge);
           return devices(bridge);
         } finally {
           await bridge.close();
@@ -40,13 +44,29 @@ export function registerDevices(program: Command): void {
       });
       if (flags.json) return printJson(list);
       if (!list.length && !looked) looked = await ask(db, flags, 'sources', {}, () => Promise.reject(new Error('unreachable')));
-      process.stdout.write(devicesText(list, looked));
+      refused ??= await ask(db, flags, 'devices.refused', {}, () => []);
+      process.stdout.write(devicesText(list, looked, refused));
+    });
+  withConfigOptions(group.command('forget'))
+    .description(
+      'forget a device that is gone for good (as Home Assistant\'s "delete device"): Hearth keeps an absent device\'s command topics and names from newcomers until you say so',
+    )
+    .argument('<device>', "the device's id, as `hearth devices` or a refusal names it")
+    .option('--json', 'print the answer as JSON')
+    .action(async (device: string, flags: CommonFlags & { json?: boolean }) => {
+      const { forgetDevice } = await import('../daemon/methods/devices.js');
+      const answer = await askHearth(flags, 'devices.forget', { device }, (h, p) => forgetDevice(h.bridge, p as { device: string }), {
+        devices: true,
+        typed: { device: '<device>' },
+      });
+      if (flags.json) return printJson(answer);
+      process.stdout.write(`forgot ${answer.device} (${answer.forgotten.join(', ')}): a newcomer may now take its command topics and names\n`);
     });
   registerDeviceSetters(group);
 }
 
-/** The devices as a table, or where a newcomer with none should look. */
-export function devicesText(list: DeviceJson[], looked?: SourcesAnswer): string {
+/** The devices as a table, or where a newcomer with none should look; then the entities left out for their command topic. */
+export function devicesText(list: DeviceJson[], looked?: SourcesAnswer, refused: readonly RefusedClaimJson[] = []): string {
   const rows = [['NAME', 'AREA', 'KIND', 'STATE', 'AVAILABLE', 'UPDATED', 'ENTITY']];
   for (const d of list) {
     for (const e of d.entities) {
@@ -62,8 +82,11 @@ export function devicesText(list: DeviceJson[], looked?: SourcesAnswer): string 
     }
   }
   const head = `${list.length} devices, ${rows.length - 1} entities\n`;
-  if (!list.length) return `${head}\n${looked ? nothingFound(looked) : 'No devices found.'}\n`;
-  return `${head}\n${table(rows)}\n`;
+  const left = refused.length
+    ? `\nNo command for ${refused.length} ${refused.length === 1 ? 'entity' : 'entities'} (left out):\n${refused.map((r) => `  ${r.name} (${r.entity}): ${r.words}\n`).join('')}`
+    : '';
+  if (!list.length) return `${head}\n${looked ? nothingFound(looked) : 'No devices found.'}\n${left}`;
+  return `${head}\n${table(rows)}\n${left}`;
 }
 
 /** Where a newcomer with no devices should look: the sources read, and the demo being off. */

@@ -9,6 +9,7 @@ import { OUTCOMES } from '../audit/row.js';
 import type { ApprovalJson } from '../present/approval.js';
 import type { AuditRowJson } from '../present/audit-row.js';
 import type { CallStatus } from '../present/outcome.js';
+import type { RefusedClaimJson } from '../present/refused-claim.js';
 import type { StateJson } from '../present/state.js';
 import type { Explanation } from '../policy/engine.js';
 import type { PolicyRule } from '../policy/rules.js';
@@ -36,6 +37,8 @@ const as = str(200);
 export const METHOD_PARAMS = {
   hello: params({ token: str(200), protocol: whole(1, 1000) }),
   devices: params({}),
+  'devices.refused': params({}),
+  'devices.forget': params({ device: str(300) }, ['device']),
   sources: params({}),
   tools: params({ as }),
   'tools.stats': params({}),
@@ -352,6 +355,8 @@ export interface PolicyTestAnswer {
 export interface Answers {
   hello: HelloAnswer;
   devices: DeviceJson[];
+  'devices.refused': RefusedClaimJson[];
+  'devices.forget': { device: string; forgotten: string[] };
   sources: SourcesAnswer;
   tools: ToolsAnswer;
   'tools.stats': ToolsStatsAnswer;

@@ -6,6 +6,7 @@
 // Kept in SQLite (migration 0006) by the assembly; in memory otherwise.
 import type { Db } from '../db/database.js';
 import type { Logger } from '../log.js';
+import { deviceOfEntityId } from './topic-owners.js';
 
 export interface EntityMemory {
   /**
@@ -31,6 +32,13 @@ export interface EntityMemory {
   rememberCommandTopics?(entities: ReadonlyMap<string, readonly string[]>): void;
   /** Whether a remembered entity is commanded on this topic. */
   remembersCommandTopic?(topic: string): boolean;
+  /** Every remembered entity's command topics (entity id -> topics): who holds which topic, present or away. */
+  rememberedCommandTopics?(): ReadonlyMap<string, readonly string[]>;
+  /**
+   * Forget everything remembered of a device's entities (rank, tool names, command topics): a person said it is
+   * gone. Returns the entity ids forgotten.
+   */
+  forgetDevice?(deviceId: string): string[];
 }
 
 export interface RememberLimits {
@@ -68,6 +76,30 @@ export class MemoryEntityNames implements EntityMemory {
 
   remembersCommandTopic(topic: string): boolean {
     return !!this.topicHolders.get(topic)?.size;
+  }
+
+  rememberedCommandTopics(): ReadonlyMap<string, readonly string[]> {
+    return this.topicsOf;
+  }
+
+  forgetDevice(deviceId: string): string[] {
+    const keys = new Set([...this.seq.keys(), ...this.names.keys(), ...this.topicsOf.keys()].filter((k) => deviceOfEntityId(k) === deviceId));
+    this.drop(keys);
+    return [...new Set([...keys].map((k) => k.split('#', 1)[0]!))].sort();
+  }
+
+  /** Forget these keys (entity ids, `<entity id>#<part>`) in memory. */
+  protected drop(keys: ReadonlySet<string>): void {
+    for (const key of keys) {
+      this.seq.delete(key);
+      const name = this.names.get(key);
+      if (name && this.holders.get(name.name) === key) this.holders.delete(name.name);
+      this.names.delete(key);
+      if (this.topicsOf.has(key)) {
+        this.keepTopics(key, []);
+        this.topicsOf.delete(key);
+      }
+    }
   }
 
   /** Record changed topics; a store writes them first. */
@@ -139,6 +171,9 @@ export class SqliteEntityNames extends MemoryEntityNames {
   private lastTouch = 0;
   private readonly dropTopics;
   private readonly addTopic;
+  private readonly deviceRows;
+  private readonly dropDeviceTopics;
+  private readonly dropDeviceNames;
 
   constructor(
     private readonly db: Db,
@@ -166,6 +201,10 @@ export class SqliteEntityNames extends MemoryEntityNames {
       topics.set(row.entity_id, [...(topics.get(row.entity_id) ?? []), row.topic]);
     for (const [id, list] of topics) this.keepTopics(id, list);
     this.dropTopics = db.prepare('DELETE FROM entity_command_topics WHERE entity_id = ?');
+    // A device's entities are `<device id>.<key>` (and `<device id>.<key>#<part>`): by prefix, with no LIKE (`_` is a wildcard there).
+    this.deviceRows = db.prepare('SELECT entity_id FROM entity_names WHERE substr(entity_id, 1, ?) = ?');
+    this.dropDeviceTopics = db.prepare('DELETE FROM entity_command_topics WHERE substr(entity_id, 1, ?) = ?');
+    this.dropDeviceNames = db.prepare('DELETE FROM entity_names WHERE substr(entity_id, 1, ?) = ?');
     this.addTopic = db.prepare('INSERT INTO entity_command_topics (entity_id, topic) VALUES (?, ?) ON CONFLICT DO NOTHING');
     this.insert = db.prepare('INSERT INTO entity_names (entity_id, first_seen, last_seen) VALUES (?, ?, ?) ON CONFLICT (entity_id) DO NOTHING');
     this.byId = db.prepare('SELECT seq FROM entity_names WHERE entity_id = ?');
@@ -204,6 +243,24 @@ export class SqliteEntityNames extends MemoryEntityNames {
       this.notStored(err);
     }
     super.storeTopics(changed);
+  }
+
+  override forgetDevice(deviceId: string): string[] {
+    const prefix = `${deviceId}.`;
+    let stored: string[] = [];
+    try {
+      stored = this.db.transaction(() => {
+        const rows = this.deviceRows.all(prefix.length, prefix) as Array<{ entity_id: string }>;
+        this.dropDeviceTopics.run(prefix.length, prefix);
+        this.dropDeviceNames.run(prefix.length, prefix);
+        return rows.map((r) => r.entity_id);
+      })();
+    } catch (err) {
+      // Not forgotten in the database: a restart would remember it again. Said, and forgotten for this run.
+      this.notStored(err);
+    }
+    const inMemory = super.forgetDevice(deviceId);
+    return [...new Set([...inMemory, ...stored.map((k) => k.split('#', 1)[0]!)])].sort();
   }
 
   override seen(ids: readonly string[]): void {

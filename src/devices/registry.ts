@@ -12,7 +12,16 @@ import { MemoryEntityNames, type EntityMemory } from './entity-names.js';
 import { HomeModel } from './home/home-model.js';
 import { saidAs } from './home/place-names.js';
 import { type Device, deviceWith, type Entity, entityWith } from './model.js';
-import { assignTopicOwners, dollarTopics, readTopicsOf, type ReservedTopics, type TopicClaim, type TopicRefusal } from './topic-owners.js';
+import {
+  assignTopicOwners,
+  deviceOfEntityId,
+  dollarTopics,
+  orderWithHolders,
+  readTopicsOf,
+  type ReservedTopics,
+  type TopicClaim,
+  type TopicRefusal,
+} from './topic-owners.js';
 
 export interface RegistryEvents {
   /**
@@ -170,10 +179,15 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     plan.readTopics = readTopicsOf(plan.devices!);
   }
 
-  /** Who owns each command topic and who is refused (a refused entity's device goes on without it). */
+  /**
+   * Who owns each command topic and who is refused (a refused entity's device goes on without it). An entity the
+   * memory holds topics for keeps them while it is away: a newcomer claiming one is refused (topic-owners.ts).
+   */
   private own(plan: Plan): void {
     const readTopics = plan.readTopics!;
-    const { owners, refused } = assignTopicOwners([...plan.files!, ...plan.found!], (topic) => readTopics.get(topic) ?? this.reserved(topic));
+    const remembered = this.memory.rememberedCommandTopics?.() ?? new Map<string, readonly string[]>();
+    const claims = orderWithHolders(plan.files!, plan.found!, remembered, (ids) => this.memory.firstSeen(ids));
+    const { owners, refused } = assignTopicOwners(claims, (topic) => readTopics.get(topic) ?? this.reserved(topic));
     plan.commandTopics = new Set(owners.keys());
     plan.refused = refused;
     plan.merged = plan
@@ -242,12 +256,17 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
 
   /** One line per refused claim, when it is first refused (not on every rebuild). */
   private report(refused: Map<string, TopicRefusal>): void {
-    const key = (r: TopicRefusal) => `${r.refused.id}\u0000${r.topic}\u0000${r.owner?.id ?? r.reason}`;
+    const key = (r: TopicRefusal) => `${r.refused.id}\u0000${r.topic}\u0000${r.owner?.id ?? r.awayOwner ?? r.reason}`;
     const before = new Set([...this.refusals.values()].map(key));
     for (const r of refused.values()) {
       if (before.has(key(r))) continue;
       const who = `${r.refused.id} (${JSON.stringify(r.refused.name)}, ${r.refused.kind})`;
-      if (r.owner)
+      if (r.awayOwner)
+        this.log?.warn(
+          { topic: r.topic, owner: r.awayOwner, away: true, ...(r.ownerTopic ? { ownerTopic: r.ownerTopic } : {}), refused: r.refused.id },
+          `command topic ${r.topic} is held by ${deviceOfEntityId(r.awayOwner)} (${r.awayOwner}), which is away (remembered, not in the home now)${r.ownerTopic ? ` and commanded on ${r.ownerTopic}` : ''}; ${who} is refused and gets no tool. If that device is really gone, \`hearth devices forget ${deviceOfEntityId(r.awayOwner)}\` frees its topics`,
+        );
+      else if (r.owner)
         this.log?.warn(
           { topic: r.topic, owner: r.owner.id, ...(r.ownerTopic ? { ownerTopic: r.ownerTopic } : {}), refused: r.refused.id },
           r.ownerTopic
@@ -333,9 +352,23 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     return false;
   }
 
-  /** Entities refused for claiming a command topic another device owns, or one no entity may command. */
+  /** Entities refused for claiming a command topic another device owns (present or away), or one no entity may command. */
   refusedClaims(): TopicRefusal[] {
     return [...this.refusals.values()];
+  }
+
+  /**
+   * A person says a device is gone for good (Home Assistant's "delete device"): what Hearth remembers of its
+   * entities (first-seen rank, tool names, command topics) is forgotten, so a newcomer may take its topics and
+   * names. Only a device no source has now: one still announced would come back at once as a newcomer, behind
+   * the claimants it had outranked. Returns the entity ids forgotten (none: Hearth remembers no such device).
+   */
+  forgetDevice(deviceId: string): { forgotten: string[]; present: boolean } {
+    const present = [...this.sources.values()].some((s) => s.devices.has(deviceId)) || this.deviceIndex.has(deviceId);
+    if (present) return { forgotten: [], present };
+    const forgotten = this.memory.forgetDevice?.(deviceId) ?? [];
+    if (forgotten.length) this.rebuild();
+    return { forgotten, present };
   }
 }
 

@@ -27,7 +27,7 @@ export interface EntityState {
   availabilityAt?: number;
   /** Camera: the latest frame. */
   frame?: Frame & { at: number };
-  /** Its device stopped answering commands (markSilent), until it answers one or announces itself online again. */
+  /** Its device stopped answering commands (markSilent), until it answers one (or, silent since the command, reports state). */
   silent?: Silence;
 }
 
@@ -38,7 +38,7 @@ export interface Silence {
   /**
    * Why it is thought silent: `failover`: it has answered no command since the broker connection failed over (or
    * came back), whatever else it sent (a device whose subscription was lost with a node still publishes its
-   * state); `reconnected`: nor since it reconnected itself, after such a failover; `nothing`: nothing at all came
+   * state); `reconnected`: nor since it reconnected itself, after such a failover; `nothing`: no state report came
    * from it since the command.
    */
   cause: 'failover' | 'reconnected' | 'nothing';
@@ -214,7 +214,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     if (only && (!isRole(only) || only.role === 'attribute')) {
       const entity = isRole(only) ? only.entity : only;
       const changed = this.applySafely(only, entity, message, retained);
-      if (!retained) this.heardFrom(entity, false, changed);
+      if (!retained) this.heardFrom(entity, changed);
       if (changed) this.changed(topic, entity);
       return;
     }
@@ -228,10 +228,10 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     }
     if (!retained) {
       for (const route of routes) {
-        if (!isRole(route)) this.heardFrom(route, false, changed.has(route));
-        else if (route.role === 'attribute') this.heardFrom(route.entity, false, changed.has(route.entity));
-        // A live availability message that left the entity online (read after it was applied).
-        else for (const entity of route.entities) this.heardFrom(entity, this.states.get(entity.id)?.available === true, changed.has(entity));
+        if (!isRole(route)) this.heardFrom(route, changed.has(route));
+        else if (route.role === 'attribute') this.heardFrom(route.entity, changed.has(route.entity));
+        // A live availability message that left the entity online (read after it was applied): a connection, no report.
+        else for (const entity of route.entities) if (this.states.get(entity.id)?.available === true) this.announced.set(entity.deviceId, this.now());
       }
     }
     for (const entity of changed) this.changed(topic, entity);
@@ -242,12 +242,12 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     return this.announced.get(deviceId);
   }
 
-  /** When the device last sent anything live (epoch ms), if it has since Hearth started. */
+  /** When the device last reported state live (epoch ms), if it has since Hearth started (availability is no report). */
   lastHeard(deviceId: string): number | undefined {
     return this.heard.get(deviceId);
   }
 
-  /** The device left a command unanswered: each of its entities says so until the device sends anything. */
+  /** The device left a command unanswered: each of its entities says so until it answers (clearSilent, heardFrom). */
   markSilent(deviceId: string, silence: Silence): void {
     this.silentDevices.add(deviceId);
     for (const [id, state] of this.states) {
@@ -263,14 +263,16 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   }
 
   /**
-   * A live message from the entity's device. A device that said nothing at all is back with anything; one that
-   * stopped answering after a failover only by announcing itself online (a new connection, subscribed afresh).
+   * A live state report from the entity's device (a value, an attribute, a frame). An availability message is none:
+   * it says the device (re)connected, or that its will was read, no sign that it takes commands (and anyone on the
+   * broker can publish "online"), so it only notes the announcement (handle). A device that said nothing at all
+   * since the command is back with a report; one that stopped answering after a failover only by answering a
+   * command (clearSilent): it may publish without its subscription.
    */
-  private heardFrom(entity: Entity, online: boolean, changing: boolean): void {
+  private heardFrom(entity: Entity, changing: boolean): void {
     this.heard.set(entity.deviceId, this.now());
-    if (online) this.announced.set(entity.deviceId, this.now());
     if (!this.silentDevices.has(entity.deviceId)) return;
-    this.endSilence(entity.deviceId, (s) => online || s.cause === 'nothing', entity, changing);
+    this.endSilence(entity.deviceId, (s) => s.cause === 'nothing', entity, changing);
   }
 
   private endSilence(deviceId: string, ends: (s: Silence) => boolean, by?: Entity, changing = false): void {

@@ -7,6 +7,13 @@
 // command as JSON on one `set` topic. (What such a sibling sends is still
 // held to the rules of the words it sends: see dangerous-words.ts.)
 //
+// An owner keeps its topics while Hearth remembers it, present or away (gone from Zigbee2MQTT's list for a
+// moment, its discovery config retracted, a bridge restarted with a partial list, a restart of Hearth): a
+// newcomer asking for them is refused, as for a present owner. Commands, rules, approvals and the audit name an
+// entity by its id: the topic stays with that id. The same entity (its device's identity) takes it back when it
+// returns. An owner is gone only when a person says so (`hearth devices forget`) or when it is forgotten unseen
+// (`discovery.remember_days`); nothing on the broker can say so.
+//
 // No entity commands a topic Hearth reads (any entity's state, attribute or
 // availability topic) nor a source's control topic (discovery prefixes,
 // Zigbee2MQTT's bridge/#, Homie's $-topics): a switch aimed at the lock's state
@@ -21,10 +28,18 @@ export interface TopicClaim {
   source: string;
 }
 
+/** An entity Hearth remembers holding command topics, that no source has now. */
+export interface AwayOwner {
+  entityId: string;
+  topics: readonly string[];
+}
+
 export interface TopicRefusal {
   topic: string;
-  /** The entity that owns the topic (absent when the topic is a control topic or one Hearth reads). */
+  /** The entity that owns the topic (absent when the topic is a control topic or one Hearth reads, or its owner is away). */
   owner?: Entity;
+  /** The id of the owner when it is away: remembered, not in the home now. */
+  awayOwner?: string;
   /** The owner's command topic when the claimed one is above or below it rather than the same. */
   ownerTopic?: string;
   /** Why, in words, when there is no owner: "a control topic of zigbee2mqtt", "the state topic of lock.x". */
@@ -51,26 +66,66 @@ export function readTopicsOf(devices: readonly Device[]): Map<string, string> {
 }
 
 export interface TopicOwners {
-  /** topic -> owning entity. */
+  /** topic -> owning entity (of the home: the topics of owners that are away are theirs, not listed). */
   owners: Map<string, Entity>;
   /** entity id -> why it was refused. */
   refused: Map<string, TopicRefusal>;
 }
 
+/** The device part of an entity id (`lamp.light` -> `lamp`): entity ids are `<device id>.<key>`. */
+export function deviceOfEntityId(entityId: string): string {
+  return entityId.split(/[.#]/, 1)[0]!;
+}
+
+/** A claim as ownership sees it: an entity of the home, or one that is away (its device known by its id only). */
+type Claimant = { claim: TopicClaim; away?: undefined } | { claim?: undefined; away: AwayOwner };
+const idOf = (c: Claimant) => (c.claim ? c.claim.entity.id : c.away.entityId);
+const deviceOf = (c: Claimant) => (c.claim ? c.claim.entity.deviceId : deviceOfEntityId(c.away.entityId));
+const topicsOf = (c: Claimant): readonly string[] => (c.claim ? commandTopicsOf(c.claim.entity) : c.away.topics);
+
 /**
- * Give each command topic to its first claimant; `claims` come in rank order. `forbidden` says why a
- * topic may not be commanded at all (a topic Hearth reads, a control topic). A topic below an owned one
+ * The claims in the order they are given their topics: device files first (`outranking`), then every entity
+ * that holds what it claims (a discovered entity claiming only topics remembered as its own, and the owners that
+ * are away), then the rest (newcomers, and entities that moved to topics they never held); each part in rank
+ * order (`rank`: first seen). So a newcomer, or an older entity moving, never takes a topic an entity holds,
+ * present or away, whatever their ranks.
+ */
+export function orderWithHolders(
+  outranking: readonly TopicClaim[],
+  found: readonly TopicClaim[],
+  remembered: ReadonlyMap<string, readonly string[]>,
+  rank: (ids: readonly string[]) => ReadonlyMap<string, number>,
+): Claimant[] {
+  const present = new Set([...outranking, ...found].map((c) => c.entity.id));
+  const holders: Claimant[] = [];
+  const others: Claimant[] = [];
+  for (const claim of found) {
+    const held = remembered.get(claim.entity.id);
+    const topics = commandTopicsOf(claim.entity);
+    (held && topics.length && topics.every((t) => held.includes(t)) ? holders : others).push({ claim });
+  }
+  for (const [entityId, topics] of remembered) if (topics.length && !present.has(entityId)) holders.push({ away: { entityId, topics } });
+  const ranks = rank([...holders, ...others].map(idOf));
+  const byRank = (a: Claimant, b: Claimant) => (ranks.get(idOf(a)) ?? 0) - (ranks.get(idOf(b)) ?? 0) || (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0);
+  return [...outranking.map((claim) => ({ claim })), ...holders.sort(byRank), ...others.sort(byRank)];
+}
+
+/**
+ * Give each command topic to its first claimant; `claims` come in rank order (plain claims, or the order
+ * orderWithHolders gives, owners that are away included: they hold their topics and are never refused). `forbidden`
+ * says why a topic may not be commanded at all (a topic Hearth reads, a control topic). A topic below an owned one
  * (`<cmd>/state`) is its owner's too, and so is one above it: a device that takes commands on `<cmd>` takes
  * them on `<cmd>/state` (Zigbee2MQTT does), so another device's entity on either would command it.
  */
-export function assignTopicOwners(claims: readonly TopicClaim[], forbidden: ReservedTopics = () => undefined): TopicOwners {
-  const owners = new Map<string, TopicClaim>();
+export function assignTopicOwners(claims: readonly (TopicClaim | Claimant)[], forbidden: ReservedTopics = () => undefined): TopicOwners {
+  const owners = new Map<string, Claimant>();
   // Every level above an owned topic -> the first claim owning a topic below it, and the first of another device.
-  const below = new Map<string, { first: TopicClaim; other?: TopicClaim }>();
+  const below = new Map<string, { first: Claimant; other?: Claimant }>();
   const refused = new Map<string, TopicRefusal>();
-  const sameDevice = (a: TopicClaim, b: TopicClaim) => a.entity.deviceId === b.entity.deviceId && a.source === b.source;
+  // Entities of one device from one source share; an owner that is away is known by its device id alone.
+  const sameDevice = (a: Claimant, b: Claimant) => deviceOf(a) === deviceOf(b) && (!a.claim || !b.claim || a.claim.source === b.claim.source);
   /** Another device's claim on this topic, above it or below it, with the topic it owns. */
-  const heldBy = (claim: TopicClaim, topic: string): { held: TopicClaim; at: string } | undefined => {
+  const heldBy = (claim: Claimant, topic: string): { held: Claimant; at: string } | undefined => {
     const exact = owners.get(topic);
     if (exact && !sameDevice(exact, claim)) return { held: exact, at: topic };
     for (let i = topic.lastIndexOf('/'); i > 0; i = topic.lastIndexOf('/', i - 1)) {
@@ -79,32 +134,43 @@ export function assignTopicOwners(claims: readonly TopicClaim[], forbidden: Rese
     }
     const under = below.get(topic);
     const held = under && (!sameDevice(under.first, claim) ? under.first : under.other);
-    if (held) return { held, at: commandTopicsOf(held.entity).find((t) => t.startsWith(`${topic}/`)) ?? topic };
+    if (held) return { held, at: topicsOf(held).find((t) => t.startsWith(`${topic}/`)) ?? topic };
     return undefined;
   };
-  for (const claim of claims) {
-    const topics = commandTopicsOf(claim.entity);
-    const aimed = topics.map((topic) => ({ topic, reason: forbidden(topic) })).find((t) => t.reason);
-    if (aimed) {
-      refused.set(claim.entity.id, { topic: aimed.topic, reason: aimed.reason, refused: claim.entity });
-      continue;
+  for (const given of claims) {
+    const claimant: Claimant = 'entity' in given ? { claim: given } : given;
+    const { claim } = claimant;
+    const topics = topicsOf(claimant);
+    if (claim) {
+      const aimed = topics.map((topic) => ({ topic, reason: forbidden(topic) })).find((t) => t.reason);
+      if (aimed) {
+        refused.set(claim.entity.id, { topic: aimed.topic, reason: aimed.reason, refused: claim.entity });
+        continue;
+      }
     }
-    const conflict = topics.map((topic) => ({ topic, found: heldBy(claim, topic) })).find(({ found }) => found);
+    const conflict = topics.map((topic) => ({ topic, found: heldBy(claimant, topic) })).find(({ found }) => found);
     if (conflict?.found) {
+      // An owner that is away and meets one ranked before it (a device file) holds nothing: it is not in the home.
+      if (!claim) continue;
       const { held, at } = conflict.found;
-      refused.set(claim.entity.id, { topic: conflict.topic, owner: held.entity, ...(at !== conflict.topic ? { ownerTopic: at } : {}), refused: claim.entity });
+      refused.set(claim.entity.id, {
+        topic: conflict.topic,
+        ...(held.claim ? { owner: held.claim.entity } : { awayOwner: held.away.entityId }),
+        ...(at !== conflict.topic ? { ownerTopic: at } : {}),
+        refused: claim.entity,
+      });
       continue;
     }
     for (const topic of topics) {
       if (owners.has(topic)) continue;
-      owners.set(topic, claim);
+      owners.set(topic, claimant);
       for (let i = topic.lastIndexOf('/'); i > 0; i = topic.lastIndexOf('/', i - 1)) {
         const level = topic.slice(0, i);
         const entry = below.get(level);
-        if (!entry) below.set(level, { first: claim });
-        else if (!entry.other && !sameDevice(entry.first, claim)) entry.other = claim;
+        if (!entry) below.set(level, { first: claimant });
+        else if (!entry.other && !sameDevice(entry.first, claimant)) entry.other = claimant;
       }
     }
   }
-  return { owners: new Map([...owners].map(([t, c]) => [t, c.entity])), refused };
+  return { owners: new Map([...owners].flatMap(([t, c]) => (c.claim ? [[t, c.claim.entity] as const] : []))), refused };
 }

@@ -6,6 +6,8 @@
 //                                       only areas holding something the caller may read, counted as such)
 //   GET    /api/home/floors             floors with their areas (the same way)
 //   POST   /api/home/devices/:id        {area | noArea | resetArea, create?, name | resetName, aliases, exposed | resetExposed}
+//   DELETE /api/home/devices/:id        forget a device that is gone (away: no source has it): its command topics
+//                                       and names are free for a newcomer (404 when none is remembered, 409 while present)
 //   POST   /api/home/entities/:id       {area | noArea | resetArea, create?, exposed | resetExposed}
 //   POST   /api/home/areas              {name, floor?, aliases?}
 //   POST   /api/home/areas/:area        {name?, floor? (null: none), aliases?}
@@ -128,6 +130,22 @@ export function homeRoutes({ hearth }: ApiContext): Route[] {
           if (changesExposed(b)) device = home.exposeDevice(device.id, exposed(b));
           return home.deviceJson(device);
         });
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/home/devices/:id',
+      handler: ({ principal, params }) => {
+        owner(principal, 'forget devices');
+        const id = params.id;
+        const { forgotten, present } = hearth.bridge.registry.forgetDevice(id);
+        if (present)
+          throw new HttpError(409, 'conflict', `${id} is in the home now (its source announces it): remove it at its source first, then forget it`, {
+            field: 'id',
+          });
+        if (!forgotten.length) throw new HttpError(404, 'not_found', `Hearth remembers no device ${JSON.stringify(id)}`, { field: 'id' });
+        hearth.bridge.log.info({ device: id, forgotten, by: principal.id }, `forgot ${id} at ${principal.id}'s word: its command topics and names are free`);
+        return { device: id, forgotten };
       },
     },
     {

@@ -958,9 +958,10 @@ export class Pipeline {
   }
 
   /**
-   * A command went unanswered: if its device has sent nothing since the command left, it is marked silent on
-   * every surface until it sends anything, and said to be so since the failover when the broker connection came
-   * back since the device last spoke (a device stuck on a node that died does not come back by itself).
+   * A command went unanswered: if its device has reported no state since the command left (an availability
+   * "online" is no answer), it is marked silent on every surface until it reports state, and said to be so since
+   * the failover when the broker connection came back since it last answered a command (a device stuck on a node
+   * that died does not come back by itself); then only an answered command ends it, however often it reconnects.
    */
   private noteSilence(entity: Entity, sentAt: number): Silence | undefined {
     const failover = this.deps.mqtt.lastReconnect;
@@ -986,7 +987,7 @@ export class Pipeline {
     const ago = (at: number) => `${formatDuration(this.now() - at)} ago`;
     if (silence.cause === 'failover') return `It has not answered since ${what} (${ago(silence.since)})`;
     if (silence.cause === 'reconnected') return `It has not answered since it reconnected after ${what} (${ago(silence.since)})`;
-    return `It has sent nothing since the command, and ${what} ${failover ? ago(failover.at) : ''}`.trimEnd();
+    return `It has reported nothing since the command, and ${what} ${failover ? ago(failover.at) : ''}`.trimEnd();
   }
 
   /** When each device last confirmed a command (epoch ms): a device that answers is not silent. */

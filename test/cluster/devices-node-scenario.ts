@@ -172,9 +172,9 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
       // NATS its subscription can be lost with the node while it publishes again. Either way it answers no command
       // now, and Hearth says so: in the answer, the audit row, its availability and `hearth devices`.
       phase('Ceiling light after the failover');
-      // Its state as every surface had it when Hearth answered (/api/events streams each change): a device that
+      // Its state as every surface had it when Hearth answered (/api/events streams each change). A device that
       // keeps reconnecting (RabbitMQ drops it each time it resubscribes) announces itself online again right after,
-      // which ends the mark by design (a new connection may have subscribed afresh).
+      // which no longer ends the mark (a connection is no answer: test/devices/not-answering.test.ts).
       const ceilingEntity = hearth.bridge.registry.entity(`${CEILING}.light`)!;
       let latest = stateJson(ceilingEntity, hearth.bridge.cache.get(`${CEILING}.light`));
       const onChange = (state: EntityState, entity: Entity) => {
@@ -189,10 +189,10 @@ export function devicesNodeDies(kind: 'nats' | 'rabbitmq'): void {
       if (!/^confirmed|is offline \(its availability topic says so\); nothing was sent/.test(silent.result.text!)) {
         assert.match(
           silent.result.text!,
-          /^unconfirmed: .* It has (not answered since|sent nothing since the command, and) .*the broker failed over .*: it may be stuck on the broker node that went down/,
+          /^unconfirmed: .* It has (not answered since|reported nothing since the command, and) .*the broker failed over .*: it may be stuck on the broker node that went down/,
         );
         const row = hearth.audit.get((silent.result.details as { auditId: number }).auditId)!;
-        assert.match(row.error!, /the device has (not answered|sent nothing) since .*the broker failed over/);
+        assert.match(row.error!, /the device has (not answered|reported nothing) since .*the broker failed over/);
         const json = atAnswer;
         assert.equal(json.notAnswering?.afterFailover, true, 'its state said it was not answering');
         const table = devicesText([{ entities: [{ ...json, words: stateWords(hearth.bridge.registry.entity(`${CEILING}.light`)!, undefined) }] }] as never);

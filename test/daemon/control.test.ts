@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '../helpers/brokers.js';
+import { runHearth } from '../helpers/cli.js';
 import { rawControl } from '../helpers/control.js';
 import { runGroup, startDaemon, type GroupProcess } from '../helpers/daemon.js';
 
@@ -69,6 +70,29 @@ describe('the control socket of a running daemon', () => {
     } finally {
       c.socket.destroy();
     }
+  });
+
+  it('devices.forget: a device is forgotten only when named, remembered and gone; `hearth devices forget` says why not', async () => {
+    const c = await rawControl(sock);
+    try {
+      const unnamed = await c.send('{"jsonrpc":"2.0","id":1,"method":"devices.forget","params":{}}');
+      assert.equal(unnamed.error?.code, -32602);
+      assert.match(unnamed.error!.message, /devices.forget: param "device" is required/);
+      const nobody = await c.send('{"jsonrpc":"2.0","id":2,"method":"devices.forget","params":{"device":"no_such_device"}}');
+      assert.equal(nobody.error?.code, -32004);
+      assert.match(nobody.error!.message, /remembers no device "no_such_device"/);
+      // The demo's front door is in the home (a device file): a person removes it at its source first.
+      const present = await c.send('{"jsonrpc":"2.0","id":3,"method":"devices.forget","params":{"device":"front_door"}}');
+      assert.equal(present.error?.code, -32005);
+      assert.match(present.error!.message, /front_door is in the home now/);
+      const refused = await c.send('{"jsonrpc":"2.0","id":4,"method":"devices.refused"}');
+      assert.deepEqual(refused.result, []);
+    } finally {
+      c.socket.destroy();
+    }
+    const cli = await runHearth(['devices', 'forget', 'front_door', '--db', db], { cwd: dir });
+    assert.notEqual(cli.code, 0);
+    assert.match(cli.stderr, /front_door is in the home now/);
   });
 
   it('refuses a request line over 1 MiB and closes that connection', async () => {

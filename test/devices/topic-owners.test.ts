@@ -2,7 +2,7 @@
 // (a device commanded on `<cmd>` takes `<cmd>/state` too), except for entities of its own device and source.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { assignTopicOwners, type TopicClaim } from '../../src/devices/topic-owners.js';
+import { assignTopicOwners, orderWithHolders, type TopicClaim } from '../../src/devices/topic-owners.js';
 import { zigbeeLight } from './helpers.js';
 
 const claim = (device: string, key: string, commandTopic: string, source = 'zigbee2mqtt'): TopicClaim => ({
@@ -43,5 +43,49 @@ describe('command topic owners', () => {
     const { refused } = assignTopicOwners([claim('hub', 'a', 'z/hub/set/a'), claim('other', 'b', 'z/hub/set/b'), claim('hub', 'all', 'z/hub/set')]);
     assert.equal(refused.get('hub.all')?.owner?.id, 'other.b');
     assert.equal(refused.get('hub.all')?.ownerTopic, 'z/hub/set/b');
+  });
+
+  describe('owners that are away', () => {
+    // What the memory holds: entity id -> its command topics; ranks by first sight.
+    const remembered = new Map([
+      ['front_door.lock', ['z/front_door/set']],
+      ['front_door.battery', ['z/front_door/set']],
+    ]);
+    const ranks = new Map([
+      ['old_switch.switch', 1],
+      ['front_door.lock', 2],
+      ['front_door.battery', 3],
+      ['front_door.sound', 4],
+      ['newcomer.light', 5],
+    ]);
+    const rank = (ids: readonly string[]) => new Map(ids.map((id) => [id, ranks.get(id) ?? 99]));
+
+    it('hold their topic against a newcomer, and against an older entity moving onto it', () => {
+      const order = orderWithHolders(
+        [],
+        [claim('old_switch', 'switch', 'z/front_door/set'), claim('newcomer', 'light', 'z/front_door/set/state')],
+        remembered,
+        rank,
+      );
+      const { owners, refused } = assignTopicOwners(order);
+      assert.equal(refused.get('old_switch.switch')?.awayOwner, 'front_door.lock');
+      assert.equal(refused.get('newcomer.light')?.awayOwner, 'front_door.lock');
+      assert.equal(refused.get('newcomer.light')?.ownerTopic, 'z/front_door/set');
+      assert.equal(owners.size, 0, 'an owner that is away is not listed as an owner of the home');
+    });
+
+    it('let their own device share it (an entity it gained meanwhile), and take it back when they return', () => {
+      const back = orderWithHolders([], [claim('front_door', 'sound', 'z/front_door/set'), claim('front_door', 'lock', 'z/front_door/set')], remembered, rank);
+      const { owners, refused } = assignTopicOwners(back);
+      assert.equal(refused.size, 0);
+      assert.equal(owners.get('z/front_door/set')?.id, 'front_door.lock');
+    });
+
+    it('give way to a device file, which outranks every discovered entity', () => {
+      const order = orderWithHolders([claim('wired', 'lock', 'z/front_door/set', 'files')], [claim('newcomer', 'light', 'z/front_door/set')], remembered, rank);
+      const { owners, refused } = assignTopicOwners(order);
+      assert.equal(owners.get('z/front_door/set')?.id, 'wired.lock');
+      assert.equal(refused.get('newcomer.light')?.owner?.id, 'wired.lock');
+    });
   });
 });

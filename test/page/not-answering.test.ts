@@ -3,9 +3,9 @@
 // on a 3-node NATS cluster. Hearth and the Ceiling light are on node 0, which is killed. The light moves to a live
 // node and announces itself online again, but without its command subscription: as a device whose resubscription
 // the broker refused (mqtt.js then forgets it; docs/deployment.md). A call to it goes unanswered, and the page says
-// the light is *not answering* (and why, in its title) where it said *online*; once the light reconnects afresh
-// and subscribes, the badge says *online* again and a call is confirmed. The line above the cards counts it as not
-// answering meanwhile (it said "all online").
+// the light is *not answering* (and why, in its title) where it said *online*; a reconnection (online again) does
+// not end it: once the light, reconnected afresh and subscribed, confirms a call, the badge says *online* again.
+// The line above the cards counts it as not answering meanwhile (it said "all online").
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -179,16 +179,20 @@ describe('the page says a device is not answering after its broker node died', (
     await page.locator('#devices-summary', { hasText: ', 1 not answering · live' }).waitFor();
     await page.screenshot({ path: join(PAGE_ARTIFACTS, 'not-answering.png') });
 
-    // Power-cycled, the light connects afresh and subscribes: online again, and answering.
+    // Power-cycled, the light connects afresh and subscribes: online again, but a connection is no answer.
     // (Its last will says offline first: waited for, so it cannot land after the new connection's "online".)
+    const reconnects = announced;
     await light!.endAsync(true);
     await badge.filter({ hasText: /^offline$/ }).waitFor({ timeout: 30_000 });
     light = await startLight(true);
+    await waitFor('the light online again', () => announced > reconnects, 30_000);
+    await badge.filter({ hasText: /^not answering$/ }).waitFor({ timeout: 30_000 });
+    // Once it answers a call, it is online and answering.
+    await callUntil('confirmed', 100);
     await badge.filter({ hasText: /^online$/ }).waitFor({ timeout: 30_000 });
     await page.locator('#devices-summary', { hasText: ', all online · live' }).waitFor();
     // One of each is said as one ("1 device", not "1 devices").
     assert.equal(await page.locator('#devices-summary').textContent(), '1 device (1 entity) in 1 area, all online · live');
-    await callUntil('confirmed', 100);
     assert.deepEqual(signed.problems, []);
   });
 });

@@ -1,6 +1,9 @@
-// `devices` and `sources`: the home's devices with their entities' state, and where devices were looked for.
+// `devices` and `sources`: the home's devices with their entities' state, and where devices were looked for;
+// `devices.refused`: the entities left out for their command topic, and whose it is; `devices.forget`: a person
+// says a device that is away is gone for good, and its topics and names are freed.
 import { demoEnabled, type Bridge } from '../../bridge.js';
 import { stateJson, stateWords } from '../../present/state.js';
+import { notDone, notFound } from '../protocol.js';
 import type { DeviceJson, SourcesAnswer } from '../schema.js';
 
 export function devices(bridge: Bridge, now = Date.now()): DeviceJson[] {
@@ -34,4 +37,16 @@ export function sources(bridge: Bridge): SourcesAnswer {
     },
     demo: demoEnabled(bridge.config),
   };
+}
+
+/** Forget a device that is away: not found when Hearth remembers no such device, not done while a source has it. */
+export function forgetDevice(bridge: Bridge, p: { device: string }): { device: string; forgotten: string[] } {
+  const { forgotten, present } = bridge.registry.forgetDevice(p.device);
+  if (present)
+    throw notDone(
+      `${p.device} is in the home now (its source announces it): Hearth forgets only a device that is gone. Remove it at its source first (Zigbee2MQTT, its discovery config), then forget it`,
+    );
+  if (!forgotten.length) throw notFound(`Hearth remembers no device ${JSON.stringify(p.device)} (a device's id, as \`hearth devices\` or a refusal names it)`);
+  bridge.log.info({ device: p.device, forgotten }, `forgot ${p.device} at a person's word: its command topics and names are free`);
+  return { device: p.device, forgotten };
 }

@@ -26,7 +26,8 @@ import { approvals, decide } from './approvals.js';
 import { auditTail } from './audit.js';
 import { call } from './call.js';
 import { openChat } from './chat.js';
-import { devices, sources } from './devices.js';
+import { refusedClaimsJson } from '../../present/refused-claim.js';
+import { devices, forgetDevice, sources } from './devices.js';
 import { homeArea, homeDevice, homeDevices, homeAreas, homeEntity, homeExport, homeFloor, homeFloors, homeImport } from './home.js';
 import { forgetMemory, listMemory } from './memory.js';
 import { addRule, listRules, removeRule, roles, testPolicy } from './policy.js';
@@ -49,6 +50,8 @@ export function controlMethods(hearth: Hearth, info: { version: string }): Recor
       home: homeOf(hearth.bridge),
     }),
     devices: () => devices(hearth.bridge),
+    'devices.refused': () => refusedClaimsJson(hearth.bridge),
+    'devices.forget': (p) => forgetDevice(hearth.bridge, p as { device: string }),
     sources: () => sources(hearth.bridge),
     tools: (p) => tools(hearth, p),
     'tools.stats': () => toolsStats(hearth),

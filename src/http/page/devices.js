@@ -12,7 +12,10 @@ const NO_AREA = 'No area';
 
 // ------------------------------------------------------------------ devices
 
-onHomeChange(() => renderDevices());
+onHomeChange(() => {
+  renderDevices();
+  loadLeftOut().catch((err) => toast(`Could not load the devices left out: ${err.message}`));
+});
 
 export async function loadDevices() {
   try {
@@ -38,9 +41,25 @@ export async function loadDevices() {
         .map((e) => h('option', { value: e.id, label: e.area ? `${e.name} · ${e.area}` : e.name })),
     );
     renderDevices();
+    await loadLeftOut();
   } catch (err) {
     if (err.status !== 401) toast(`Could not load the devices: ${err.message}`);
   }
+}
+
+/** For an owner, below the cards: the entities left out for their command topic, and why (GET /api/devices/refused). */
+async function loadLeftOut() {
+  const box = $('#devices-left-out');
+  const list = state.owner === true ? await api('GET', '/api/devices/refused') : [];
+  box.hidden = !list.length;
+  box.replaceChildren(
+    ...(list.length
+      ? [
+          h('summary', {}, `No command for ${list.length} ${list.length === 1 ? 'entity' : 'entities'} (left out)`),
+          h('ul', {}, ...list.map((r) => h('li', {}, h('strong', {}, r.name), ` (${r.entity}): ${r.words}`))),
+        ]
+      : []),
+  );
 }
 
 export function applyState(s) {

@@ -11,7 +11,7 @@ function availability(e) {
   if (e.notAnswering) {
     const why =
       e.notAnswering.cause === 'nothing'
-        ? 'it left a command unanswered and has sent nothing since'
+        ? 'it left a command unanswered and has reported nothing since'
         : 'it has answered no command since the broker failed over';
     return h('span', { class: 'avail off', title: `not answering since ${e.notAnswering.since}: ${why}` }, 'not answering');
   }

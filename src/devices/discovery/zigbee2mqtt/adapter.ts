@@ -234,7 +234,6 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
 
   /** The converted list, checked for duplicates and sizes, to the registry (and the state refresher). */
   private apply(list: ConvertedDevice[], long: boolean, generation: number): void {
-    const ctx = this.ctx!;
     const devices: Device[] = [];
     const converted: ConvertedDevice[] = [];
     const seen = new Map<string, ConvertedDevice>();
@@ -262,24 +261,10 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       converted.push(c);
     }
     this.report(converted);
-    // Zigbee2MQTT never gives a group a device's name. A group list that does came from someone else on the broker,
-    // and would take that device's set topic (a lock joining after it would get no tool): its scenes are left out.
-    const deviceSets = new Set(
-      converted
-        .map((c) => c.baseTopic ?? (c.friendlyName ? `${this.prefix}/${c.friendlyName}` : undefined))
-        .filter((t): t is string => !!t)
-        .map((t) => `${t}/set`),
-    );
-    for (const g of groupSceneDevices(this.groups, this.zOptions())) {
-      if (seen.has(g.id)) continue;
-      const taken = g.entities.find((e) => e.commandTopic && deviceSets.has(e.commandTopic));
-      if (taken) {
-        if (this.refusals.take(g.id) !== undefined)
-          ctx.log.warn({ group: g.id, topic: taken.commandTopic }, `zigbee2mqtt: group ${JSON.stringify(g.name)} has a device's name; its scenes are left out`);
-        continue;
-      }
-      devices.push(g);
-    }
+    // Zigbee2MQTT never gives a group a device's name: when a list does, one of them is forged, and which cannot be
+    // told from here. The registry holds them to the one rule: whoever held the `set` topic first keeps it, present
+    // or away, and the other is refused until a person forgets the first (topic-owners.ts).
+    for (const g of groupSceneDevices(this.groups, this.zOptions())) if (!seen.has(g.id)) devices.push(g);
     // The ids given to devices first seen in this list, written in one transaction before anyone hears of them.
     this.ids.commit();
     this.baseTopics = new Set(converted.filter((c) => c.device && c.baseTopic).map((c) => c.baseTopic!));

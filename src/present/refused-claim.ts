@@ -1,0 +1,48 @@
+// An entity left out for its command topic, as every door says it: the page, `hearth devices`, the HTTP API.
+import type { Bridge } from '../bridge.js';
+import { deviceOfEntityId } from '../devices/topic-owners.js';
+
+/** An entity left out for its command topic: whose topic it is (an owner in the home, or one that is away), or why none may command it. */
+export interface RefusedClaimJson {
+  entity: string;
+  name: string;
+  kind: string;
+  device: string;
+  /** The command topic it claimed. */
+  topic: string;
+  /** The entity holding the topic, when one does. */
+  owner: string | null;
+  /** The owner is away: remembered, no source has it now (`hearth devices forget <ownerDevice>` once it is really gone). */
+  ownerAway: boolean;
+  ownerDevice: string | null;
+  /** Why no entity may command the topic, when no entity holds it ("the state topic of lock.x"). */
+  reason: string | null;
+  /** All of it in words, as `hearth devices` says it. */
+  words: string;
+}
+
+/** The registry's refused claims, as data. */
+export function refusedClaimsJson(bridge: Bridge): RefusedClaimJson[] {
+  return bridge.registry.refusedClaims().map((r) => {
+    const json = {
+      entity: r.refused.id,
+      name: r.refused.name,
+      kind: r.refused.kind,
+      device: r.refused.deviceId,
+      topic: r.topic,
+      owner: r.owner?.id ?? r.awayOwner ?? null,
+      ownerAway: !!r.awayOwner,
+      ownerDevice: r.owner?.deviceId ?? (r.awayOwner ? deviceOfEntityId(r.awayOwner) : null),
+      reason: r.reason ?? null,
+    };
+    return { ...json, words: refusedClaimWords(json) };
+  });
+}
+
+/** Why an entity has no command, in words (`hearth devices`, the page). */
+export function refusedClaimWords(r: Omit<RefusedClaimJson, 'words'>): string {
+  if (r.owner && r.ownerAway)
+    return `its command topic ${r.topic} is held by ${r.ownerDevice} (${r.owner}), which is away; if that device is really gone, \`hearth devices forget ${r.ownerDevice}\` frees it`;
+  if (r.owner) return `its command topic ${r.topic} belongs to ${r.owner}`;
+  return `its command topic ${r.topic} is ${r.reason}, which Hearth never publishes on`;
+}

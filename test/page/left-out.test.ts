@@ -1,0 +1,100 @@
+/// <reference lib="dom" />
+// The page tells an owner why a device has no command: the front door lock (Zigbee2MQTT) is missing from a
+// bridge/devices list that names a newcomer after it; the newcomer is refused (the lock, away, keeps its `set`
+// topic), and below the cards an owner reads which entities were left out, whose topic it is and the command
+// that frees it. A guest's page shows no such list (and never asks for it). Headless Chromium against a real HTTP
+// server on a Hearth on aedes with a real SQLite file; Zigbee2MQTT's own fixture list.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import mqtt, { type MqttClient } from 'mqtt';
+import type { BrowserContext } from 'playwright-core';
+import type { Hearth } from '../../src/hearth.js';
+import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { openHearth } from '../helpers/home.js';
+import { logSink } from '../helpers/log-sink.js';
+import { CHROMIUM, DESKTOP, openSignedIn, PAGE_ARTIFACTS } from '../helpers/page-browser.js';
+import { waitFor } from '../helpers/wait.js';
+import { z2mEntry } from '../helpers/zigbee2mqtt.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'z2m');
+const LIST: Array<{ friendly_name: string }> = JSON.parse(readFileSync(join(FIXTURES, 'bridge-devices.json'), 'utf8'));
+
+describe('the page says which entities were left out for their command topic, and why', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-page-left-out-'));
+  let broker: TestBroker;
+  let hearth: Hearth;
+  let server: HttpServer;
+  let device: MqttClient;
+  const contexts: BrowserContext[] = [];
+
+  before(async () => {
+    assert.ok(CHROMIUM, 'Chromium is not installed (chromium-headless-shell or chromium, or HEARTH_CHROMIUM)');
+    mkdirSync(PAGE_ARTIFACTS, { recursive: true });
+    broker = await startAedes();
+    device = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    const publish = (topic: string, payload: unknown) => device.publishAsync(topic, JSON.stringify(payload), { qos: 1, retain: true });
+    await device.publishAsync('zigbee2mqtt/bridge/info', readFileSync(join(FIXTURES, 'bridge-info.json'), 'utf8'), { qos: 1, retain: true });
+    await publish('zigbee2mqtt/bridge/devices', LIST);
+    hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': false });
+    server = await startHttpServer({ hearth, host: '127.0.0.1', port: 0, log: logSink('warn').log, mounts: [] });
+    hearth.policy.setRoles('http:owner', ['owner']);
+    hearth.policy.setRoles('http:guest', ['guest']);
+    await waitFor('the lock', () => hearth.bridge.registry.entity('front_door_lock.lock'));
+    // The list again, without the lock, with a "light" of its name.
+    await publish('zigbee2mqtt/bridge/devices', [
+      ...LIST.filter((d) => d.friendly_name !== 'Front door lock'),
+      await z2mEntry('LED1545G12', '0x00deadbeef000001', 'Front door lock'),
+    ]);
+    await waitFor('the newcomer refused', () => hearth.bridge.registry.refusedClaims().some((r) => r.refused.id === 'front_door_lock_2.light' && r.awayOwner));
+  });
+  after(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await server?.close();
+    await hearth?.close();
+    await device?.endAsync(true);
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('an owner reads who holds the topic and how to free it; a guest sees no list', async () => {
+    const owner = await openSignedIn(server.url, hearth.tokens.create('owner-phone', 'http:owner').secret, {
+      profileDir: join(dir, 'profile-owner'),
+      viewport: DESKTOP,
+      name: 'owner',
+      hash: '#devices',
+    });
+    contexts.push(owner.context);
+    const box = owner.page.locator('#devices-left-out');
+    await box.locator('summary', { hasText: /^No command for \d+ entities \(left out\)$/ }).click();
+    const light = box.locator('li', { hasText: '(front_door_lock_2.light)' });
+    assert.match(
+      (await light.textContent())!,
+      /^Front door lock \(front_door_lock_2\.light\): its command topic zigbee2mqtt\/Front door lock\/set is held by front_door_lock \(front_door_lock\.\w+\), which is away; if that device is really gone, `hearth devices forget front_door_lock` frees it$/,
+    );
+    await owner.page.screenshot({ path: join(PAGE_ARTIFACTS, 'left-out.png'), fullPage: true });
+    assert.deepEqual(owner.problems, []);
+
+    const guestRequests: string[] = [];
+    const guest = await openSignedIn(server.url, hearth.tokens.create('guest-tablet', 'http:guest').secret, {
+      profileDir: join(dir, 'profile-guest'),
+      viewport: DESKTOP,
+      name: 'guest',
+      hash: '#devices',
+    });
+    contexts.push(guest.context);
+    guest.page.on('request', (r) => guestRequests.push(r.url()));
+    await guest.page.reload();
+    await guest.page.locator('#live', { hasText: 'live' }).waitFor();
+    await guest.page.locator('#devices section.area').first().waitFor();
+    assert.equal(await guest.page.locator('#devices-left-out').isHidden(), true);
+    assert.deepEqual(
+      guestRequests.filter((u) => u.includes('/api/devices/refused')),
+      [],
+    );
+    assert.deepEqual(guest.problems, []);
+  });
+});
