@@ -7,6 +7,7 @@
 // refused, with the reason, rather than repaired into something else.
 import { cleanUntrustedText, INVISIBLE } from '../util/untrusted-text.js';
 import { type Device, deviceWith, type Entity, entityWith } from './model.js';
+import { sharedParts } from './shared-parts.js';
 
 /** Device ids, as in device files. */
 export const DEVICE_ID_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -38,7 +39,10 @@ function optional(text: string | undefined, max: number): string | undefined {
   return cleanUntrustedText(text, max) || undefined;
 }
 
-function admitEntity(device: Device, entity: Entity): Entity | Refusal {
+/** The attributes of an entity that reads none: one shared, frozen object. */
+const NO_ATTRIBUTES: Entity['attributes'] = Object.freeze({});
+
+function admitEntity(device: Device, entity: Entity, shared: ReturnType<typeof sharedParts>): Entity | Refusal {
   if (!ENTITY_KEY_RE.test(entity.key))
     return { what: forLog(entity.id), reason: `entity key ${JSON.stringify(forLog(entity.key))} is not [a-z0-9_], 1-64 characters` };
   if (entity.id !== `${device.id}.${entity.key}` || entity.deviceId !== device.id) {
@@ -58,7 +62,13 @@ function admitEntity(device: Device, entity: Entity): Entity | Refusal {
       .slice(0, MAX_ALIASES),
     // Options are sent to the device as they are, so they cannot be cleaned: a value with hidden characters, or too
     // long to be a setting, is left out (it reaches a model in schemas and errors), and a list is capped.
-    options: Object.fromEntries(Object.entries(entity.options).map(([name, values]) => [name, cleanOptions(values)] as const)),
+    options: shared(Object.fromEntries(Object.entries(entity.options).map(([name, values]) => [name, cleanOptions(values)] as const))),
+    // The parts most entities of a kind have alike, one frozen copy each for the list (shared-parts.ts).
+    payloads: shared(entity.payloads),
+    states: shared(entity.states),
+    ranges: shared(entity.ranges),
+    commandTopics: shared(entity.commandTopics),
+    attributes: Object.keys(entity.attributes).length ? entity.attributes : NO_ATTRIBUTES,
     area,
     unit,
     deviceClass,
@@ -80,6 +90,8 @@ function cleanOptions(values: string[]): string[] {
 export function admitDiscovered(devices: Device[]): { devices: Device[]; refused: Refusal[] } {
   const admitted: Device[] = [];
   const refused: Refusal[] = [];
+  // For this list only: a device's parts decide what is kept, so the table goes with the list.
+  const shared = sharedParts(4096);
   for (const device of devices) {
     if (!DEVICE_ID_RE.test(device.id)) {
       refused.push({ what: forLog(device.id), reason: 'device id is not [a-z0-9_-], 1-64 characters' });
@@ -91,7 +103,7 @@ export function admitDiscovered(devices: Device[]): { devices: Device[]; refused
     }
     const entities: Entity[] = [];
     for (const entity of device.entities) {
-      const e = admitEntity(device, entity);
+      const e = admitEntity(device, entity, shared);
       if ('reason' in e) refused.push(e);
       else entities.push(e);
     }

@@ -6,6 +6,7 @@ import { extname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { createAjv, schemaProblems } from '../util/ajv.js';
 import { interner, joined } from '../util/interner.js';
+import { sharedParts } from './shared-parts.js';
 import { DEFAULT_PAYLOADS, DEFAULT_RANGES, DEFAULT_STATES } from './defaults.js';
 import { deviceFileSchema } from './file-schema.js';
 import { parseJsonPath } from './json-path.js';
@@ -82,30 +83,8 @@ export function loadDeviceFiles(paths: string[]): LoadResult {
 type Raw = Record<string, any>;
 
 const NO_ALIASES: string[] = Object.freeze([]) as unknown as string[];
-/** Equal small parts of entities (payloads, states, ranges... mostly the kind's defaults), one frozen copy each. */
-const SHARED = new Map<string, object>();
-
-/** The one frozen copy of this value: 10,000 entities of a few kinds need a few dozen such objects, not 60,000. */
-function shared<T extends object>(value: T): T {
-  // Infinity, NaN and undefined are told apart from null and from a missing key.
-  const key = JSON.stringify(value, (_k, v: unknown) =>
-    v === undefined ? '\u0000undefined' : typeof v === 'number' && !Number.isFinite(v) ? `\u0000${v}` : v,
-  );
-  let one = SHARED.get(key);
-  if (!one) {
-    one = deepFreeze(value);
-    if (SHARED.size < 10_000) SHARED.set(key, one);
-  }
-  return one as T;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
+/** Equal small parts of entities, one frozen copy each, for every file loaded (device files are the owner's). */
+const shared = sharedParts(10_000);
 
 /** Files below this size are parsed whole. */
 const CHUNK_ABOVE = 64 * 1024;

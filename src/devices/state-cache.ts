@@ -122,8 +122,12 @@ const LOG_EVERY_MS = 60_000;
 export class StateCache extends EventEmitter<StateCacheEvents> {
   private routes = new Map<string, Route[]>();
   private states = new Map<string, CachedState>();
-  /** Per entity, the last availability word of each source topic, and the latest. */
-  private availabilityBySource = new Map<string, Map<string, boolean>>();
+  /**
+   * Per entity with several availability sources, what each source topic last said: `[topic, online, topic,
+   * online...]`, an array at its size (a Map each was ~220 bytes: a Zigbee2MQTT home's entities all have two, the
+   * device's and the bridge's; issue 45).
+   */
+  private availabilityBySource = new Map<string, Array<string | boolean>>();
   private lastLogged = new Map<string, number>();
   /** Per device: when it last sent anything live (a retained copy the broker replays says nothing of now). */
   private heard = new Map<string, number>();
@@ -362,10 +366,11 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     // One source (nearly every device): it alone says, whatever the mode; no per-entity map of sources to keep.
     if (availability.mode === 'latest' || availability.sources.length <= 1) available = online;
     else {
-      let perSource = this.availabilityBySource.get(entity.id);
-      if (!perSource) this.availabilityBySource.set(entity.id, (perSource = new Map()));
-      perSource.set(source.topic, online);
-      available = this.combined(availability, perSource);
+      const words = this.availabilityBySource.get(entity.id) ?? [];
+      const i = words.indexOf(source.topic);
+      if (i >= 0) words[i + 1] = online;
+      else this.availabilityBySource.set(entity.id, words.concat([source.topic, online]));
+      available = this.combined(availability, this.availabilityBySource.get(entity.id)!);
     }
     const changed = available !== state.available;
     state.available = available;
@@ -374,9 +379,12 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   }
 
   /** Several sources: `any` is online when one says so, `all` when every one does (unknown until each has spoken). */
-  private combined(availability: NonNullable<Entity['availability']>, perSource: Map<string, boolean>): boolean | null {
-    if (availability.mode === 'any') return [...perSource.values()].some(Boolean);
-    const known = availability.sources.map((s) => perSource.get(s.topic));
+  private combined(availability: NonNullable<Entity['availability']>, words: Array<string | boolean>): boolean | null {
+    if (availability.mode === 'any') return words.some((w) => w === true);
+    const known = availability.sources.map((s) => {
+      const i = words.indexOf(s.topic);
+      return i >= 0 ? (words[i + 1] as boolean) : undefined;
+    });
     return known.includes(false) ? false : known.includes(undefined) ? null : true;
   }
 

@@ -8,7 +8,7 @@ import type { HearthConfig } from '../../../config/schema.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
 import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
-import { MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
+import { listSignature, MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
 import { groupSkips, type Skip } from '../zigbee2mqtt/skips.js';
 import { homieToDevice, type ConvertedHomie } from './device.js';
 import { HomieLimitError, HomieV4Tree, MAX_V4_DEVICES, v4Filters } from './v4.js';
@@ -219,7 +219,7 @@ export class HomieAdapter implements DiscoveryAdapter {
       byId.set(c.device.id, c.device);
     }
     const devices = [...byId.values()];
-    const signature = JSON.stringify(devices);
+    const signature = listSignature(devices);
     if (signature === this.signature) return;
     this.signature = signature;
     const admitted = admitDiscovered(devices);

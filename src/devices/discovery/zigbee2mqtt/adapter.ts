@@ -10,7 +10,7 @@ import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
 import { DeviceIds } from '../../device-ids.js';
 import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
-import { MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
+import { listSignature, MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
 import { convertDevice, type ConvertedDevice, type Z2mOptions } from './device.js';
 import { groupSceneDevices } from './groups.js';
 import { Refresher } from './refresh.js';
@@ -293,7 +293,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
    * again by this one).
    */
   private admit(devices: Device[], generation?: number): void {
-    const signature = JSON.stringify(devices);
+    const signature = listSignature(devices);
     if (signature === this.signature) return;
     if (generation === undefined) return this.handOver(devices, signature);
     setImmediate(() => {
