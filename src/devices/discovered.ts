@@ -39,8 +39,9 @@ function optional(text: string | undefined, max: number): string | undefined {
   return cleanUntrustedText(text, max) || undefined;
 }
 
-/** The attributes of an entity that reads none: one shared, frozen object. */
+/** The attributes of an entity that reads none, and the aliases of one with none: one shared, frozen object each. */
 const NO_ATTRIBUTES: Entity['attributes'] = Object.freeze({});
+const NO_ALIASES: string[] = Object.freeze([]) as unknown as string[];
 
 function admitEntity(device: Device, entity: Entity, shared: ReturnType<typeof sharedParts>): Entity | Refusal {
   if (!ENTITY_KEY_RE.test(entity.key))
@@ -52,14 +53,15 @@ function admitEntity(device: Device, entity: Entity, shared: ReturnType<typeof s
   const unit = optional(entity.unit, MAX_WORD_CHARS);
   const deviceClass = optional(entity.deviceClass, MAX_WORD_CHARS);
   const icon = optional(entity.icon, MAX_WORD_CHARS);
+  const aliases = entity.aliases
+    .map((a) => cleanUntrustedText(a, MAX_AREA_CHARS))
+    .filter(Boolean)
+    .slice(0, MAX_ALIASES);
   // A copy with the cleaned fields set (undefined where left out), not deleted: a `delete` made each entity a
   // dictionary, ~1.5 KiB (entityWith; issue 45).
   return entityWith(entity, {
     name: cleanUntrustedText(entity.name, MAX_NAME_CHARS) || entity.key.replace(/_/g, ' '),
-    aliases: entity.aliases
-      .map((a) => cleanUntrustedText(a, MAX_AREA_CHARS))
-      .filter(Boolean)
-      .slice(0, MAX_ALIASES),
+    aliases: aliases.length ? aliases : NO_ALIASES,
     // Options are sent to the device as they are, so they cannot be cleaned: a value with hidden characters, or too
     // long to be a setting, is left out (it reaches a model in schemas and errors), and a list is capped.
     options: shared(Object.fromEntries(Object.entries(entity.options).map(([name, values]) => [name, cleanOptions(values)] as const))),

@@ -10,6 +10,7 @@
 // in the registry under the `homeassistant` source. Changes are batched: one
 // registry update per burst, so a home of a thousand entities regenerates its
 // tool set once, not a thousand times. Every problem is logged once per topic.
+import { joined } from '../../../util/interner.js';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { HearthConfig } from '../../../config/schema.js';
@@ -670,7 +671,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       const entity: Entity = {
         ...body,
         attributes: { ...body.attributes },
-        id: `${deviceId}.${key}`,
+        id: joined(deviceId, '.', key),
         key,
         name: entityName(nameSpec, info.name, key.replace(/_/g, ' ')),
         aliases: [],

@@ -7,6 +7,7 @@
 // Homie 5 devices publish `<property>/$target` when a command is accepted and the
 // value is still on its way; it is kept as the `target` attribute, and the command
 // counts as confirmed when the property value itself reaches the commanded value.
+import { joined } from '../../../util/interner.js';
 import type { Availability, Device, Entity, EntityKind, PayloadTransform } from '../../model.js';
 import { entityProblem } from '../zigbee2mqtt/entity-check.js';
 import { cleanName, DEVICE_ID_RE, deviceIdOf, isExactTopic, KeyAllocator, keyOf, labelOf } from '../zigbee2mqtt/naming.js';
@@ -86,7 +87,7 @@ export function homieToDevice(desc: HomieDescription, options: HomieDeviceOption
       if (!mapped) continue;
       const key = keys.take(keyOf(`${node.id}_${prop.id}`) ?? 'property');
       const entity: Entity = {
-        id: `${deviceId}.${key}`,
+        id: joined(deviceId, '.', key),
         key,
         name: entityName || name,
         aliases: [],

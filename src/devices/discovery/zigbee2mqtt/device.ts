@@ -3,6 +3,7 @@
 // (`Living room/Ceiling light` -> `living_room_ceiling_light`; the device ids
 // store, src/devices/device-ids.ts, keeps it), so a rename keeps the id and
 // changes only the name and the topics.
+import { joined } from '../../../util/interner.js';
 import { deviceIdFromName, type DeviceIdLookup } from '../../device-ids.js';
 import { readJsonPath } from '../../json-path.js';
 import type { Availability, AvailabilitySource, Device, Entity, PayloadTransform } from '../../model.js';
@@ -136,7 +137,8 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
     return out;
   }
   // Tools keep the names they were given from the whole friendly name (`living_room_ceiling_light`).
-  if (area) for (const e of result.entities) if (e.name.startsWith(name)) e.toolBase = `${whole}${e.name.slice(name.length)}`;
+  // One flat string each (joined): a concatenation is kept as a pair of strings, twice the size.
+  if (area) for (const e of result.entities) if (e.name.startsWith(name)) e.toolBase = joined(whole, '', e.name.slice(name.length));
   out.device = {
     id: deviceId,
     identity: `zigbee2mqtt:${ieee}`,

@@ -11,6 +11,7 @@
 // State is read from <base> (JSON, the property as path), commands go to
 // <base>/set as JSON with the property as key: `{"state_l1":"ON"}`. Endpoint
 // features (`state_l1`) are entities of their own. Anything left out gets a Skip.
+import { joined } from '../../../util/interner.js';
 import { DEFAULT_STATES } from '../../defaults.js';
 import { readJsonPath } from '../../json-path.js';
 import type { ColorMode } from '../../color.js';
@@ -180,7 +181,7 @@ class Builder {
     const key = this.keys.take(keyOf(wantedKey) ?? 'entity');
     const base = this.ctx.baseTopic;
     const entity: Entity = {
-      id: `${this.ctx.deviceId}.${key}`,
+      id: joined(this.ctx.deviceId, '.', key),
       key,
       kind,
       name: name || this.ctx.deviceName,
