@@ -709,16 +709,24 @@ describe('intent model: answers from results', () => {
         assert.equal(garage.text, 'Done: the garage door is closed.');
       });
 
-      it('a grouped call: how many, and who was held, refused or failed, without the asides', async () => {
+      it('a grouped call: what was turned off, and who was held, refused or failed, without the asides', async () => {
+        // A light and a switch: each is one of its kind, so each is said by its name.
         const all = await answer(shape, 'turn off all the lights', ['confirmed: turned off both devices, each confirmed by its device.']);
-        assert.equal(all.text, 'Turned off both devices.');
+        assert.equal(all.text, 'Turned off the kitchen light and the living room lamp.');
         const some = await answer(shape, 'turn off all the lights', [
           [
             'partly done: turned off 1 of 2 devices (confirmed by the device).',
             '1 needs approval, nothing sent: "Living room lamp" (needs approval: rule #3 (switch * turn_off) requires confirmation. Approval ap_7 is waiting).',
           ].join('\n'),
         ]);
-        assert.equal(some.text, 'Turned off 1 of 2 devices. 1 needs approval, nothing sent: living room lamp.');
+        assert.equal(some.text, 'Turned off 1 of the 2 devices. 1 needs approval, nothing sent: living room lamp.');
+        const held = await answer(shape, 'turn off all the lights', [
+          [
+            'needs approval: none of the 2 devices was turned off yet; nothing was sent.',
+            '2 need approval, nothing sent: "Kitchen light" (rule #3); "Living room lamp" (rule #3).',
+          ].join('\n'),
+        ]);
+        assert.equal(held.text, 'None of the 2 devices was turned off yet; nothing was sent. 2 need approval, nothing sent: kitchen light; living room lamp.');
       });
 
       it('unconfirmed', async () => {

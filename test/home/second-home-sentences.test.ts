@@ -345,6 +345,21 @@ describe('held-out sentences on a second Zigbee2MQTT home, through the offline m
     assert.ok(SENTENCES.length >= 60);
     await sayAll(t, sessions, SENTENCES, MISSES, zigbee2mqttSets(home.source, HOME));
   });
+
+  it('answers a grouped call as a person would: the lights by count, a lone switch by its name, and where they are', async () => {
+    const answer = async (say: string) => {
+      const session = await sessions.open({ principal: OWNER, permissions: 'host', ephemeral: true });
+      const { events } = await drain(await session.prompt(say));
+      return of(events, 'token')
+        .map((e) => e.text)
+        .join('');
+    };
+    // Two lights and a switch upstairs go out as one call over a list of ids; the answer says what they are.
+    assert.equal(await answer('turn off the lights upstairs'), 'Turned off 2 lights and the nightlight upstairs.');
+    assert.equal(await answer('turn the upstairs lights on'), 'Turned on 2 lights and the nightlight upstairs.');
+    assert.equal(await answer('kids room lights off'), 'Turned off the ceiling and the nightlight in the kids room.');
+    assert.equal(await answer('turn on the lights in the lounge'), 'Turned on both lights in the lounge.');
+  });
 });
 
 const HA_HOME = discoveryHome('homeassistant-second-home.json');

@@ -2,6 +2,7 @@
 // understood, which one, cannot here), and the plain-sentence answer composed
 // from tool results in the second round.
 import type { Entity } from '../../../devices/model.js';
+import { selectGroup } from '../../../tools/group-call.js';
 import { actionsOf, hasColor, hasColorTemp } from '../../../tools/parameters.js';
 import type { GeneratedTool } from '../../../tools/types.js';
 import type { Reply } from './resolve.js';
@@ -463,32 +464,104 @@ function withoutAsides(text: string): string {
   return out.replace(/\s+([.,;:])/g, '$1').replace(/\s{2,}/g, ' ');
 }
 
+const PLURAL_KIND: Record<string, string> = { light: 'lights', switch: 'switches', fan: 'fans' };
+/** Floor names said as they are, without "on the": "upstairs", "outside". */
+const BARE_FLOORS = /^(upstairs|downstairs|outside|outdoors|indoors|inside)$/i;
+
+/** The members of a grouped call, as the tool chose them from what this caller is offered; undefined if unknown. */
+function groupMembers(call: AnsweredCall, ctx: AnswerContext): Entity[] | undefined {
+  const pool = (ctx.tool(call.tool)?.meta.entityIds ?? []).map((id) => ctx.entity(id)).filter((e): e is Entity => !!e);
+  const got = selectGroup(call.args, pool);
+  return typeof got === 'string' ? undefined : got;
+}
+
+/** Where the members are, as a person says it: " upstairs", " in the kids room", " on the ground floor", or "". */
+function groupPlace(args: Record<string, unknown>, members: Entity[], r: Responses): string {
+  const shared = (of: (e: Entity) => string | undefined) => {
+    const first = of(members[0]!);
+    return first && members.every((e) => of(e)?.trim().toLowerCase() === first.trim().toLowerCase()) ? first : undefined;
+  };
+  // What was asked for first; a list of ids says the place its members share, if they share one.
+  const area = typeof args.area === 'string' ? args.area : typeof args.floor === 'string' ? undefined : shared((e) => e.area);
+  const floor = typeof args.floor === 'string' ? args.floor : area ? undefined : shared((e) => e.floor);
+  if (area) return ` in ${theArea(r, area)}`;
+  if (floor) return BARE_FLOORS.test(floor.trim()) ? ` ${floor.trim().toLowerCase()}` : ` on ${theArea(r, floor)}`;
+  return '';
+}
+
+/** "the 3 lights", "both lights", "the nightlight", "2 lights and the nightlight": the members, counted by kind. */
+function groupNoun(members: Entity[], r: Responses): string {
+  const kinds = [...new Set(members.map((e) => e.kind))];
+  if (kinds.length === 1) {
+    if (members.length === 1) return theName(r, members[0]);
+    const plural = PLURAL_KIND[kinds[0]!] ?? 'devices';
+    return members.length === 2 ? `both ${plural}` : `the ${members.length} ${plural}`;
+  }
+  const parts = kinds.map((k) => {
+    const of = members.filter((e) => e.kind === k);
+    return of.length === 1 ? theName(r, of[0]) : `${of.length} ${PLURAL_KIND[k] ?? 'devices'}`;
+  });
+  return r.list(parts, 'and');
+}
+
+/** The first sentence of a grouped call's answer, from its members; undefined where the result's own words stay. */
+function groupHead(call: AnsweredCall, ctx: AnswerContext, first: string): string | undefined {
+  const members = groupMembers(call, ctx);
+  const m = first.match(/^(confirmed|partly done|not allowed|needs approval|failed): .*?\bturned (on|off)\b(?: (\d+) of )?/);
+  if (!members?.length || !m) return undefined;
+  // The result's count is the pipeline's; where this view of the home counts otherwise, its words stay.
+  const count = first.match(/\b(?:all|of|none of the) (\d+)\b/)?.[1] ?? (/ both /.test(first) ? '2' : / the one /.test(first) ? '1' : undefined);
+  if (count !== String(members.length)) return undefined;
+  const r = ctx.responses;
+  const verb = `turned ${m[2]}`;
+  const place = groupPlace(call.args, members, r);
+  // "lights and switches" only where there are several of each; else "devices", so the plural is never wrong.
+  const kinds = [...new Set(members.map((e) => e.kind))];
+  const several = kinds.every((k) => PLURAL_KIND[k] && members.filter((e) => e.kind === k).length > 1);
+  const noun = several
+    ? r.list(
+        kinds.map((k) => PLURAL_KIND[k]!),
+        'and',
+      )
+    : kinds.length === 1
+      ? (PLURAL_KIND[kinds[0]!] ?? 'devices')
+      : 'devices';
+  if (m[1] === 'confirmed') return sentence(`${verb} ${groupNoun(members, r)}${place}.`);
+  if (m[1] === 'partly done' && m[3]) return sentence(`${verb} ${m[3]} of the ${members.length} ${noun}${place}.`);
+  const tail = m[1] === 'needs approval' ? ' yet; nothing was sent.' : '; nothing was sent.';
+  if (members.length === 1) return sentence(`${theName(r, members[0])}${place} was not ${verb}${tail}`);
+  return sentence(`none of the ${members.length} ${noun}${place} was ${verb}${tail}`);
+}
+
 /** A grouped call's result (control_group), spoken: how many, and who needs approval, was refused or failed. */
-function groupAnswer(text: string): string {
-  const lines = text
+function groupAnswer(call: AnsweredCall, ctx: AnswerContext): string {
+  const lines = call.result
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
+  const head = groupHead(call, ctx, lines[0] ?? '');
   const said = lines.map((l, i) =>
     withoutAsides(
       (i ? l : l.replace(/^(confirmed|partly done|not allowed|needs approval|failed|already handled): /, '')).replace(/, each confirmed by its device\.$/, '.'),
     ),
   );
   // Device names come quoted as data; spoken, they are names.
-  return said
+  const rest = said
     .map((l) => l.replace(/"((?:[^"\\]|\\.)*)"/g, (_, name: string) => spoken(unquote(`"${name}"`), 60)))
-    .map((l) => sentence(resultText(l, 400)))
-    .join('. ')
-    .concat('.');
+    .map((l) => sentence(resultText(l, 400)));
+  if (head) rest[0] = head.replace(/\.$/, '');
+  return rest.join('. ').concat('.');
 }
+
+/** A grouped call's first line, in each of its forms (group-call.ts, groupResult). */
+const GROUP_HEAD = /^(confirmed|partly done|not allowed|needs approval|failed|already handled): (\S+ (on|off) |none of the \d+ |the one |every member )/;
 
 /** What a not_here reply's verb is when it only reads: no policy question to point to. */
 const READ_VERBS = new Set(['read', 'read_history', 'look_through']);
 
 /** One sentence (or a few) for one tool result. */
 export function answerFor(call: AnsweredCall, ctx: AnswerContext): string {
-  if (ctx.tool(call.tool)?.meta.group && /^(confirmed|partly done|not allowed|needs approval|failed|already handled): \S+ (on|off) /.test(call.result))
-    return groupAnswer(call.result);
+  if (ctx.tool(call.tool)?.meta.group && GROUP_HEAD.test(call.result)) return groupAnswer(call, ctx);
   const { entity, entityId, area, action, camera } = subjectOf(call, ctx);
   const r = ctx.responses;
   const fallbackName = entityId ? theName(r, { name: entityId, id: entityId }) : area ? r.say('devices_in', { area: theArea(r, area) }) : r.say('the_home');
