@@ -73,7 +73,7 @@ describe('the page says which entities were left out for their command topic, an
     const light = box.locator('li', { hasText: '(front_door_lock_2.light)' });
     assert.match(
       (await light.textContent())!,
-      /^Front door lock \(front_door_lock_2\.light\): its command topic zigbee2mqtt\/Front door lock\/set is held by front_door_lock \(front_door_lock\.\w+\), which is away; if that device is really gone, `hearth devices forget front_door_lock` frees it$/,
+      /^Front door lock \(front_door_lock_2\.light\): its command topic zigbee2mqtt\/Front door lock\/set is held by front_door_lock \(front_door_lock\.\w+\), which is away; if that device is really gone, `hearth devices forget front_door_lock` frees it Forget$/,
     );
     await owner.page.screenshot({ path: join(PAGE_ARTIFACTS, 'left-out.png'), fullPage: true });
     assert.deepEqual(owner.problems, []);
@@ -95,6 +95,60 @@ describe('the page says which entities were left out for their command topic, an
       guestRequests.filter((u) => u.includes('/api/devices/refused')),
       [],
     );
+    assert.deepEqual(guest.problems, []);
+  });
+
+  it('an owner forgets the away lock (asked first) and the newcomer gets its topic; a guest has no Forget and a forged one is refused', async () => {
+    // A guest first: no button, and a DELETE sent by hand with the guest's own token is refused; nothing is forgotten.
+    const guestToken = hearth.tokens.create('guest-phone', 'http:guest').secret;
+    const guest = await openSignedIn(server.url, guestToken, { profileDir: join(dir, 'profile-guest-2'), viewport: DESKTOP, name: 'guest', hash: '#devices' });
+    contexts.push(guest.context);
+    await guest.page.locator('#devices section.area').first().waitFor();
+    assert.equal(await guest.page.locator('button[data-control="forget"]').count(), 0);
+    const forged = await guest.page.evaluate(async (token) => {
+      const res = await fetch('/api/home/devices/front_door_lock', { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+      return res.status;
+    }, guestToken);
+    assert.equal(forged, 403);
+    assert.ok(hearth.bridge.registry.refusedClaims().some((r) => r.refused.id === 'front_door_lock_2.light' && r.awayOwner));
+
+    const owner = await openSignedIn(server.url, hearth.tokens.create('owner-laptop', 'http:owner').secret, {
+      profileDir: join(dir, 'profile-owner-2'),
+      viewport: DESKTOP,
+      name: 'owner',
+      hash: '#devices',
+    });
+    contexts.push(owner.context);
+    const deletes: string[] = [];
+    owner.page.on('request', (r) => {
+      if (r.method() === 'DELETE') deletes.push(r.url());
+    });
+    const box = owner.page.locator('#devices-left-out');
+    await box.locator('summary').click();
+    // Left out, the newcomer has no card: it is not among the devices a person can command.
+    const card = owner.page.locator('.entity[data-entity="front_door_lock_2.light"]');
+    assert.equal(await card.count(), 0);
+    const forget = box.locator('li', { hasText: '(front_door_lock_2.light)' }).getByRole('button', { name: 'Forget front_door_lock' });
+    // Asked first: said no to, nothing is sent and the lock still holds its topic.
+    const asked: string[] = [];
+    owner.page.once('dialog', (d) => {
+      asked.push(d.message());
+      void d.dismiss();
+    });
+    await forget.click();
+    assert.match(asked[0] ?? '', /^Forget front_door_lock\? Do this only if it is really gone/);
+    assert.deepEqual(deletes, []);
+    assert.equal(await box.isVisible(), true);
+    // Said yes to: the lock is forgotten, the list is gone, and the newcomer's card turns on and off.
+    owner.page.once('dialog', (d) => void d.accept());
+    await forget.click();
+    await owner.page.locator('#toast', { hasText: 'Forgot front_door_lock: its command topics and names are free' }).waitFor();
+    await waitFor('the newcomer holding the topic', () => !hearth.bridge.registry.refusedClaims().length);
+    await box.waitFor({ state: 'hidden' });
+    await card.locator('[data-control]').first().waitFor();
+    await owner.page.screenshot({ path: join(PAGE_ARTIFACTS, 'left-out-forgotten.png'), fullPage: true });
+    assert.equal(deletes.length, 1);
+    assert.deepEqual(owner.problems, []);
     assert.deepEqual(guest.problems, []);
   });
 });

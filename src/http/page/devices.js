@@ -56,9 +56,40 @@ async function loadLeftOut() {
     ...(list.length
       ? [
           h('summary', {}, `No command for ${list.length} ${list.length === 1 ? 'entity' : 'entities'} (left out)`),
-          h('ul', {}, ...list.map((r) => h('li', {}, h('strong', {}, r.name), ` (${r.entity}): ${r.words}`))),
+          h(
+            'ul',
+            {},
+            ...list.map((r) => h('li', {}, h('strong', {}, r.name), ` (${r.entity}): ${r.words}`, ...(r.ownerAway ? [' ', forgetButton(r.ownerDevice)] : []))),
+          ),
         ]
       : []),
+  );
+}
+
+/** Forget an away device (as `hearth devices forget`), asked first: its command topics and names go to whoever claims them. */
+function forgetButton(device) {
+  const run = async () => {
+    try {
+      await api('DELETE', `/api/home/devices/${encodeURIComponent(device)}`);
+      toast(`Forgot ${device}: its command topics and names are free`);
+      await loadDevices();
+    } catch (err) {
+      // 409: it is back in the home; 404: already forgotten. The answer says which.
+      if (err.status !== 401) toast(`Could not forget ${device}: ${err.message}`);
+      await loadLeftOut().catch(() => undefined);
+    }
+  };
+  const question = `Forget ${device}? Do this only if it is really gone: its command topics and names go to the device that claims them now.\n(the same as: hearth devices forget ${device})`;
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'small deny',
+      dataset: { control: 'forget' },
+      'aria-label': `Forget ${device}`,
+      onclick: () => window.confirm(question) && void run(),
+    },
+    'Forget',
   );
 }
 
