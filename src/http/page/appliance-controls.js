@@ -3,7 +3,7 @@
 import { h, state } from './shared.js';
 
 /** Append this entity's controls to `box`; false for a kind it does not know. */
-export function applianceControls(e, { box, may, props, off, button, toggle, slider, addButtons, addPercentSlider, addChoice, call }) {
+export function applianceControls(e, { box, may, props, off, button, toggle, slider, addButtons, addPercentSlider, addChoice, addInputAndButton, call }) {
   switch (e.kind) {
     case 'scene':
       if (may('activate')) box.append(button('Activate', {}, { dataset: { control: 'activate' } }));
@@ -67,28 +67,11 @@ export function applianceControls(e, { box, may, props, off, button, toggle, sli
         disabled: off,
         dataset: { control: key },
       });
-      box.append(
-        h(
-          'div',
-          { class: 'buttons' },
-          input,
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'small',
-              disabled: off,
-              dataset: { control: e.kind === 'text' ? 'set-text' : 'send' },
-              onclick: async () => {
-                await call(e, { [key]: input.value }, e.kind === 'text' ? 'Set text' : 'Send');
-                // A message sent is gone from the box (a second press would send it again); a display keeps its text.
-                if (e.kind === 'notify' && state.controlStatus.get(e.id)?.outcome === 'confirmed') input.value = '';
-              },
-            },
-            e.kind === 'text' ? 'Set' : 'Send',
-          ),
-        ),
-      );
+      addInputAndButton(input, e.kind === 'text' ? 'Set' : 'Send', e.kind === 'text' ? 'set-text' : 'send', async () => {
+        await call(e, { [key]: input.value }, e.kind === 'text' ? 'Set text' : 'Send');
+        // A message sent is gone from the box (a second press would send it again); a display keeps its text.
+        if (e.kind === 'notify' && state.controlStatus.get(e.id)?.outcome === 'confirmed') input.value = '';
+      });
       break;
     }
     default:

@@ -87,6 +87,9 @@ export function controlsFor(e, ctl) {
       })),
     );
   };
+  /** A field and the button that sends what is in it. */
+  const addInputAndButton = (input, label, control, onclick) =>
+    box.append(h('div', { class: 'buttons' }, input, h('button', { type: 'button', class: 'small', disabled: off, dataset: { control }, onclick }, label)));
   /** A list of the values of the property `key` that `action` sets, showing `current`. */
   const addChoice = (label, control, key, action, current) => {
     if (props[key]?.enum && may(action)) box.append(choice(label, control, props[key].enum, current, (v) => ({ action, [key]: v })));
@@ -237,24 +240,7 @@ export function controlsFor(e, ctl) {
           disabled: off,
           dataset: { control: 'number' },
         });
-        box.append(
-          h(
-            'div',
-            { class: 'buttons' },
-            input,
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'small',
-                disabled: off,
-                dataset: { control: 'set-number' },
-                onclick: () => callControl(e, { value: Number(input.value) }, `Set ${input.value}`),
-              },
-              'Set',
-            ),
-          ),
-        );
+        addInputAndButton(input, 'Set', 'set-number', () => callControl(e, { value: Number(input.value) }, `Set ${input.value}`));
       }
       break;
     case 'button':
@@ -262,7 +248,8 @@ export function controlsFor(e, ctl) {
       break;
     default: {
       // Robots, sirens, scenes, humidity, hot water, texts and messages (#31): their own module.
-      if (applianceControls(e, { box, may, props, off, button, toggle, slider, addButtons, addPercentSlider, addChoice, call: callControl })) break;
+      if (applianceControls(e, { box, may, props, off, button, toggle, slider, addButtons, addPercentSlider, addChoice, addInputAndButton, call: callControl }))
+        break;
       const row = h('div', { class: 'buttons' });
       for (const a of Object.keys(ctl.actions)) if (may(a)) row.append(button(cap(a), { action: a }));
       box.append(row);
