@@ -25,7 +25,8 @@
 // overhead can be told apart from the disk's fsync. It is interleaved too.
 //
 // Knobs: BENCH_RT_CALLS (2000 per side per broker), BENCH_RT_WARMUP (300),
-// BENCH_RT_NAGLE_CALLS (100, for mosquitto's default config), BENCH_TMPDIR.
+// BENCH_RT_NAGLE_CALLS (100, for mosquitto's default config), BENCH_RT_BREAKDOWN_CALLS (500: calls timed stage by
+// stage after the measured ones, which run untimed), BENCH_TMPDIR.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
@@ -60,6 +61,8 @@ const CALLS = envInt('BENCH_RT_CALLS', 2000);
 const WARMUP = envInt('BENCH_RT_WARMUP', 300);
 /** mosquitto's default configuration stalls every round trip (~40 ms): a few calls show it. */
 const NAGLE_CALLS = envInt('BENCH_RT_NAGLE_CALLS', 100);
+/** Calls timed stage by stage, after the measured ones (which run untimed). */
+const BREAKDOWN_CALLS = envInt('BENCH_RT_BREAKDOWN_CALLS', 500);
 const BATCH = 250;
 /** bridge p50 against (raw round trip p50 + one raw durable commit p50): the floor of a write-ahead-audited actuation (issue 18). */
 const TARGET_RATIO_P50 = 1.3;
@@ -302,7 +305,8 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
         const u = process.cpuUsage();
         return (u.user + u.system) / 1000;
       };
-      bridge.timing.cpuReset();
+      // The measured rounds run untimed (the stage timing's own cost is ~0.15 ms a call); the breakdown below has rounds of its own.
+      for (const side of [bridge, grouped, rawAudit]) side.timing.enabled = false;
       for (let done = 0; done < calls; done += BATCH) {
         const k = Math.min(BATCH, calls - done);
         let c0 = cpuNow();
@@ -324,15 +328,24 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
         pg.tick((done + k) * 5);
       }
       pg.end();
-      const us = (ms: number) => fmt((ms * 1000) / calls, 0);
+      // Where the time goes: BREAKDOWN more calls of the bridge (full) and the grouped one with the stages timed.
+      const breakdown = Math.min(calls, BREAKDOWN_CALLS);
+      for (const side of [bridge, grouped]) {
+        side.timing.enabled = true;
+        side.timing.cpuReset();
+        for (const list of [...Object.values(side.stages), ...Object.values(side.timeline)]) list.length = 0;
+        for (let i = 0; i < breakdown; i++) await side.once();
+      }
+      const us = (ms: number) => fmt((ms * 1000) / breakdown, 0);
+      const usPerCall = (ms: number) => fmt((ms * 1000) / calls, 0);
       const stageCpu = Object.entries(bridge.timing.cpu)
         .map(([k, v]) => `${k} ${us(v)}`)
         .join(', ');
       console.log(
-        `  CPU per call, this process, same run (µs; busy-machine proof): raw publish -> echo ${us(cpuOf.raw)}, bridge (full) ${us(cpuOf.bridge)}, bridge with a raw INSERT for its audit ${us(cpuOf.rawAudit)}\n` +
-          `  the bridge's CPU per call by stage (µs, synchronous work inside each): ${stageCpu}`,
+        `  CPU per call, this process, same run (µs; busy-machine proof): raw publish -> echo ${usPerCall(cpuOf.raw)}, bridge (full) ${usPerCall(cpuOf.bridge)}, bridge with a raw INSERT for its audit ${usPerCall(cpuOf.rawAudit)}\n` +
+          `  the bridge's CPU per call by stage (µs, synchronous work inside each; ${breakdown} more calls with the stages timed): ${stageCpu}`,
       );
-      const p50s = (stages: Record<string, number[]>) => Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, summarize(v.slice(-calls)).p50]));
+      const p50s = (stages: Record<string, number[]>) => Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, summarize(v).p50]));
       const stageP50 = p50s(bridge.stages);
       const stageP50Grouped = p50s(grouped.stages);
 
@@ -341,7 +354,7 @@ async function benchBroker(kind: BrokerKind): Promise<BrokerResult | undefined> 
           raw: (cpuOf.raw * 1000) / calls,
           bridge: (cpuOf.bridge * 1000) / calls,
           rawAudit: (cpuOf.rawAudit * 1000) / calls,
-          stages: Object.fromEntries(Object.entries(bridge.timing.cpu).map(([k, v]) => [k, (v * 1000) / calls])),
+          stages: Object.fromEntries(Object.entries(bridge.timing.cpu).map(([k, v]) => [k, (v * 1000) / breakdown])),
         },
         broker: kind,
         label: broker.label,

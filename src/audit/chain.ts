@@ -15,7 +15,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, wr
 import { dirname } from 'node:path';
 import type { Db } from '../db/database.js';
 import { digestMac, macMatches } from './key.js';
-import { OUTCOMES, type DbAuditEntry, type DbAuditRow } from './row.js';
+import { CALL_COLUMNS, OUTCOMES, type DbAuditEntry, type DbAuditRow } from './row.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -114,30 +114,7 @@ export function doneHash(hash: string, completion: CompletionFields): string {
 }
 
 /** The columns an entry's hash covers: every stored column but `hash` itself (`prev_hash` leads the hashed text). */
-export const HASHED_COLUMNS = [
-  'id',
-  'at',
-  'v',
-  'kind',
-  'call_id',
-  'request_id',
-  'principal',
-  'session',
-  'run_id',
-  'tool',
-  'entity_id',
-  'action',
-  'args',
-  'decision',
-  'rule_id',
-  'reason',
-  'outcome',
-  'error',
-  'latency_ms',
-  'echo',
-  'completed_at',
-  'done_hash',
-] as const satisfies ReadonlyArray<keyof DbAuditEntry>;
+export const HASHED_COLUMNS = ['id', 'at', 'v', 'kind', 'call_id', ...CALL_COLUMNS, 'done_hash'] as const satisfies ReadonlyArray<keyof DbAuditEntry>;
 
 const KNOWN_COLUMNS = new Set<string>([...HASHED_COLUMNS, 'prev_hash', 'hash']);
 

@@ -4,10 +4,8 @@ import type { AuditRow, Outcome } from './types.js';
 
 export const OUTCOMES: readonly Outcome[] = ['pending', 'confirmed', 'unconfirmed', 'failed', 'denied', 'interrupted', 'not_sent'];
 
-/** The columns of the `audit` view (one row per call), in order (also the CSV header). */
-export const AUDIT_COLUMNS = [
-  'id',
-  'at',
+/** The columns a call carries, in this order, both in the `audit` view and in the `audit_entry` table. */
+export const CALL_COLUMNS = [
   'request_id',
   'principal',
   'session',
@@ -24,10 +22,10 @@ export const AUDIT_COLUMNS = [
   'latency_ms',
   'echo',
   'completed_at',
-  'prev_hash',
-  'hash',
-  'done_hash',
 ] as const;
+
+/** The columns of the `audit` view (one row per call), in order (also the CSV header). */
+export const AUDIT_COLUMNS = ['id', 'at', ...CALL_COLUMNS, 'prev_hash', 'hash', 'done_hash'] as const;
 
 export type AuditColumn = (typeof AUDIT_COLUMNS)[number];
 

@@ -27,6 +27,33 @@ function deviceText(d: HomeDeviceJson): string {
 
 const deviceMethods = async () => import('../daemon/methods/home.js');
 
+/**
+ * Change a device (`home.device`), or the one entity an entity id names where `entities` allows it
+ * (`home.entity`), and print the device as it is now. `arg` is how the command line calls the target.
+ */
+async function changeDevice(
+  flags: Flags,
+  target: string,
+  change: Record<string, unknown>,
+  typed: { arg: string } & Record<string, string>,
+  entities: boolean,
+): Promise<void> {
+  const { homeDevice, homeEntity } = await deviceMethods();
+  const { arg, ...rest } = typed;
+  const d =
+    entities && isEntityId(target)
+      ? await askHearth(flags, 'home.entity', { entity: target, ...change }, (h, p) => homeEntity(h.home, p as never), {
+          devices: true,
+          typed: { entity: arg, ...rest },
+        })
+      : await askHearth(flags, 'home.device', { device: target, ...change }, (h, p) => homeDevice(h.home, p as never), {
+          devices: true,
+          typed: { device: arg, ...rest },
+        });
+  if (flags.json) return printJson(d);
+  process.stdout.write(deviceText(d));
+}
+
 /** `hearth devices area|rename|alias|expose`: one device's place, name, aliases and exposure. */
 export function registerDeviceSetters(devices: Command): void {
   withConfigOptions(devices.command('area'))
@@ -48,19 +75,8 @@ export function registerDeviceSetters(devices: Command): void {
         ...(flags.none ? { noArea: true } : {}),
         ...(flags.reset ? { resetArea: true } : {}),
       };
-      const { homeDevice, homeEntity } = await deviceMethods();
       // An entity id (`device.key`) places that entity alone (a plug's power reading with the lamp it feeds).
-      const d = isEntityId(device)
-        ? await askHearth(flags, 'home.entity', { entity: device, ...change }, (h, p) => homeEntity(h.home, p as never), {
-            devices: true,
-            typed: { entity: '<device>', area: '<area>' },
-          })
-        : await askHearth(flags, 'home.device', { device, ...change }, (h, p) => homeDevice(h.home, p as never), {
-            devices: true,
-            typed: { device: '<device>', area: '<area>' },
-          });
-      if (flags.json) return printJson(d);
-      process.stdout.write(deviceText(d));
+      return changeDevice(flags, device, change, { arg: '<device>', area: '<area>' }, true);
     });
 
   withConfigOptions(devices.command('rename'))
@@ -71,14 +87,8 @@ export function registerDeviceSetters(devices: Command): void {
     .option('--json', 'print the device as JSON')
     .action(async (device: string, name: string | undefined, flags: Flags & { reset?: boolean }) => {
       if (!name && !flags.reset) throw new CliFailure('give the new name, or --reset');
-      const { homeDevice } = await deviceMethods();
-      const params = { device, ...(name ? { name } : {}), ...(flags.reset ? { resetName: true } : {}) };
-      const d = await askHearth(flags, 'home.device', params, (h, p) => homeDevice(h.home, p as never), {
-        devices: true,
-        typed: { device: '<device>', name: '<name>' },
-      });
-      if (flags.json) return printJson(d);
-      process.stdout.write(deviceText(d));
+      const change = { ...(name ? { name } : {}), ...(flags.reset ? { resetName: true } : {}) };
+      return changeDevice(flags, device, change, { arg: '<device>', name: '<name>' }, false);
     });
 
   withConfigOptions(devices.command('alias'))
@@ -86,15 +96,7 @@ export function registerDeviceSetters(devices: Command): void {
     .argument('<device>', 'the device: its id or its name')
     .argument('[aliases...]', 'the aliases (each in quotes when it has spaces)')
     .option('--json', 'print the device as JSON')
-    .action(async (device: string, aliases: string[], flags: Flags) => {
-      const { homeDevice } = await deviceMethods();
-      const d = await askHearth(flags, 'home.device', { device, aliases }, (h, p) => homeDevice(h.home, p as never), {
-        devices: true,
-        typed: { device: '<device>', aliases: '<aliases>' },
-      });
-      if (flags.json) return printJson(d);
-      process.stdout.write(deviceText(d));
-    });
+    .action((device: string, aliases: string[], flags: Flags) => changeDevice(flags, device, { aliases }, { arg: '<device>', aliases: '<aliases>' }, false));
 
   withConfigOptions(devices.command('expose'))
     .description(
@@ -105,19 +107,8 @@ export function registerDeviceSetters(devices: Command): void {
     .option('--reset', 'back to the default')
     .option('--json', 'print the device as JSON')
     .action(async (target: string, flags: Flags & { off?: boolean; reset?: boolean }) => {
-      const { homeDevice, homeEntity } = await deviceMethods();
       const change = flags.reset ? { resetExposed: true } : { exposed: !flags.off };
-      const d = isEntityId(target)
-        ? await askHearth(flags, 'home.entity', { entity: target, ...change }, (h, p) => homeEntity(h.home, p as never), {
-            devices: true,
-            typed: { entity: '<target>' },
-          })
-        : await askHearth(flags, 'home.device', { device: target, ...change }, (h, p) => homeDevice(h.home, p as never), {
-            devices: true,
-            typed: { device: '<target>' },
-          });
-      if (flags.json) return printJson(d);
-      process.stdout.write(deviceText(d));
+      return changeDevice(flags, target, change, { arg: '<target>' }, true);
     });
 }
 

@@ -33,29 +33,14 @@ export const ENTITY_KINDS = [
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
-/** Kinds whose calls change the world. */
-export const ACTUATOR_KINDS: ReadonlySet<EntityKind> = new Set([
-  'switch',
-  'light',
-  'cover',
-  'lock',
-  'climate',
-  'number',
-  'select',
-  'button',
-  'fan',
-  'valve',
-  'alarm_control_panel',
-  'scene',
-  'vacuum',
-  'lawn_mower',
-  'siren',
-  'update',
-  'humidifier',
-  'water_heater',
-  'text',
-  'notify',
-]);
+/** Kinds that only report: their entities are read, never called. */
+const REPORT_ONLY_KINDS: ReadonlySet<EntityKind> = new Set(['sensor', 'binary_sensor', 'camera', 'device_tracker', 'event', 'image']);
+
+/**
+ * Kinds whose calls change the world: every kind but those that only report, so a new kind is an actuator
+ * (policy-checked and audited) until it is said to be read-only.
+ */
+export const ACTUATOR_KINDS: ReadonlySet<EntityKind> = new Set(ENTITY_KINDS.filter((k) => !REPORT_ONLY_KINDS.has(k)));
 
 /** Kinds read as frames (get_camera_image), not as a value: a camera, and an image entity (HA's MQTT image). */
 export const FRAME_KINDS: ReadonlySet<EntityKind> = new Set(['camera', 'image']);

@@ -234,10 +234,16 @@ describe('the page on a Zigbee2MQTT home: one card per device by area, and the h
   it('an area set elsewhere (the CLI) reaches the open page without a reload', async () => {
     const desk = page.locator(`.device-card[data-device="${DESK_PLUG}"]`);
     assert.equal(await desk.locator('xpath=ancestor::section[contains(@class,"area")]').getAttribute('aria-label'), 'Office');
+    // The living room's "Other devices", open (the details test opened it): a redraw must not fold it away.
+    const isOpen = () => page.locator('section.area[aria-label="Living room"] details.other-devices').evaluate((d) => (d as HTMLDetailsElement).open);
+    if (!(await isOpen())) await page.locator('section.area[aria-label="Living room"] details.other-devices > summary').click();
+    await waitFor('other devices open', isOpen);
     const r = await runHearth(['devices', 'area', 'Desk plug', 'Living room', ...common()], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     await page.locator(`section.area[aria-label="Living room"] .device-card[data-device="${DESK_PLUG}"]`).waitFor({ timeout: 20_000 });
     assert.equal(await page.locator('section.area[aria-label="Office"]').count(), 0, 'the office, now empty, is gone from the dashboard');
+    assert.equal(await isOpen(), true, 'the living room drawn again with its "Other devices" still open');
+    await page.locator(`.device-card[data-device="${REMOTE}"] [data-control="device"]`).waitFor({ state: 'visible' });
   });
 
   it("one entity placed apart from its device, an area's and a floor's aliases, an area and a floor removed: from the page, at desktop and phone sizes", async () => {

@@ -3,15 +3,14 @@
 import { h, state } from './shared.js';
 
 /** Append this entity's controls to `box`; false for a kind it does not know. */
-export function applianceControls(e, { ctl, box, may, props, off, button, toggle, slider, choice, call }) {
+export function applianceControls(e, { box, may, props, off, button, toggle, slider, addButtons, addPercentSlider, addChoice, addInputAndButton, call }) {
   switch (e.kind) {
     case 'scene':
       if (may('activate')) box.append(button('Activate', {}, { dataset: { control: 'activate' } }));
       break;
     case 'vacuum':
-    case 'lawn_mower': {
-      const row = h('div', { class: 'buttons' });
-      for (const [a, label] of [
+    case 'lawn_mower':
+      addButtons([
         ['start', 'Start'],
         ['start_mowing', 'Start mowing'],
         ['pause', 'Pause'],
@@ -20,34 +19,18 @@ export function applianceControls(e, { ctl, box, may, props, off, button, toggle
         ['dock', 'Dock'],
         ['clean_spot', 'Clean spot'],
         ['locate', 'Locate'],
-      ])
-        if (ctl.actions[a] && may(a)) row.append(button(label, { action: a }));
-      box.append(row);
-      if (props.fan_speed?.enum && may('set_fan_speed'))
-        box.append(choice('Fan speed', 'fan_speed', props.fan_speed.enum, e.attributes?.fan_speed, (v) => ({ action: 'set_fan_speed', fan_speed: v })));
+      ]);
+      addChoice('Fan speed', 'fan_speed', 'fan_speed', 'set_fan_speed', e.attributes?.fan_speed);
       break;
-    }
-    case 'siren': {
+    case 'siren':
       box.append(toggle() ?? '');
-      if (props.tone?.enum && may('turn_on')) box.append(choice('Sound', 'tone', props.tone.enum, e.attributes?.tone, (v) => ({ action: 'turn_on', tone: v })));
+      addChoice('Sound', 'tone', 'tone', 'turn_on', e.attributes?.tone);
       break;
-    }
-    case 'humidifier': {
+    case 'humidifier':
       box.append(toggle() ?? '');
-      if (props.humidity && may('set_humidity')) {
-        box.append(
-          slider(
-            'Humidity',
-            'humidity',
-            { min: props.humidity.minimum ?? 0, max: props.humidity.maximum ?? 100, value: e.attributes?.humidity ?? 50, unit: '%' },
-            (v) => ({ action: 'set_humidity', humidity: v }),
-          ),
-        );
-      }
-      if (props.mode?.enum && may('set_mode'))
-        box.append(choice('Mode', 'mode', props.mode.enum, e.attributes?.mode, (v) => ({ action: 'set_mode', mode: v })));
+      addPercentSlider('Humidity', 'humidity', 'humidity', 'set_humidity', 50);
+      addChoice('Mode', 'mode', 'mode', 'set_mode', e.attributes?.mode);
       break;
-    }
     case 'water_heater': {
       const t = props.temperature;
       if (t && may('set_temperature')) {
@@ -59,7 +42,7 @@ export function applianceControls(e, { ctl, box, may, props, off, button, toggle
           })),
         );
       }
-      if (props.mode?.enum && may('set_mode')) box.append(choice('Mode', 'mode', props.mode.enum, e.value, (v) => ({ action: 'set_mode', mode: v })));
+      addChoice('Mode', 'mode', 'mode', 'set_mode', e.value);
       break;
     }
     case 'update':
@@ -84,28 +67,11 @@ export function applianceControls(e, { ctl, box, may, props, off, button, toggle
         disabled: off,
         dataset: { control: key },
       });
-      box.append(
-        h(
-          'div',
-          { class: 'buttons' },
-          input,
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'small',
-              disabled: off,
-              dataset: { control: e.kind === 'text' ? 'set-text' : 'send' },
-              onclick: async () => {
-                await call(e, { [key]: input.value }, e.kind === 'text' ? 'Set text' : 'Send');
-                // A message sent is gone from the box (a second press would send it again); a display keeps its text.
-                if (e.kind === 'notify' && state.controlStatus.get(e.id)?.outcome === 'confirmed') input.value = '';
-              },
-            },
-            e.kind === 'text' ? 'Set' : 'Send',
-          ),
-        ),
-      );
+      addInputAndButton(input, e.kind === 'text' ? 'Set' : 'Send', e.kind === 'text' ? 'set-text' : 'send', async () => {
+        await call(e, { [key]: input.value }, e.kind === 'text' ? 'Set text' : 'Send');
+        // A message sent is gone from the box (a second press would send it again); a display keeps its text.
+        if (e.kind === 'notify' && state.controlStatus.get(e.id)?.outcome === 'confirmed') input.value = '';
+      });
       break;
     }
     default:

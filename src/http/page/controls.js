@@ -70,6 +70,30 @@ export function controlsFor(e, ctl) {
     });
     return h('label', { class: 'slider' }, h('span', {}, label), input, out);
   };
+  /** A row of buttons, one for each of these actions the device has and this principal may use. */
+  const addButtons = (actions) => {
+    const row = h('div', { class: 'buttons' });
+    for (const [a, label] of actions) if (ctl.actions[a] && may(a)) row.append(button(label, { action: a }));
+    box.append(row);
+  };
+  /** A percent slider for the property `key` that `action` sets (bounds from the tool's schema, 0-100 without). */
+  const addPercentSlider = (label, control, key, action, fallback) => {
+    const spec = props[key];
+    if (!spec || !may(action)) return;
+    box.append(
+      slider(label, control, { min: spec.minimum ?? 0, max: spec.maximum ?? 100, value: e.attributes?.[key] ?? fallback, unit: '%' }, (v) => ({
+        action,
+        [key]: v,
+      })),
+    );
+  };
+  /** A field and the button that sends what is in it. */
+  const addInputAndButton = (input, label, control, onclick) =>
+    box.append(h('div', { class: 'buttons' }, input, h('button', { type: 'button', class: 'small', disabled: off, dataset: { control }, onclick }, label)));
+  /** A list of the values of the property `key` that `action` sets, showing `current`. */
+  const addChoice = (label, control, key, action, current) => {
+    if (props[key]?.enum && may(action)) box.append(choice(label, control, props[key].enum, current, (v) => ({ action, [key]: v })));
+  };
   switch (e.kind) {
     case 'switch':
       box.append(toggle() ?? '');
@@ -138,22 +162,11 @@ export function controlsFor(e, ctl) {
       }
       break;
     }
-    case 'fan': {
+    case 'fan':
       box.append(toggle() ?? '');
-      if (props.percentage && may('set_percentage')) {
-        box.append(
-          slider(
-            'Speed',
-            'speed',
-            { min: props.percentage.minimum ?? 0, max: props.percentage.maximum ?? 100, value: e.attributes?.percentage ?? 0, unit: '%' },
-            (v) => ({ action: 'set_percentage', percentage: v }),
-          ),
-        );
-      }
-      if (props.preset_mode?.enum && may('set_preset_mode'))
-        box.append(choice('Preset', 'preset', props.preset_mode.enum, e.attributes?.preset_mode, (v) => ({ action: 'set_preset_mode', preset_mode: v })));
+      addPercentSlider('Speed', 'speed', 'percentage', 'set_percentage', 0);
+      addChoice('Preset', 'preset', 'preset_mode', 'set_preset_mode', e.attributes?.preset_mode);
       break;
-    }
     case 'climate': {
       const t = props.temperature;
       if (t && may('set_temperature')) {
@@ -193,42 +206,25 @@ export function controlsFor(e, ctl) {
           ),
         );
       }
-      if (props.mode?.enum && may('set_mode')) box.append(choice('Mode', 'mode', props.mode.enum, e.value, (v) => ({ action: 'set_mode', mode: v })));
+      addChoice('Mode', 'mode', 'mode', 'set_mode', e.value);
       break;
     }
     case 'cover':
-    case 'valve': {
-      const row = h('div', { class: 'buttons' });
-      for (const [a, label] of [
+    case 'valve':
+      addButtons([
         ['open', 'Open'],
         ['stop', 'Stop'],
         ['close', 'Close'],
-      ])
-        if (ctl.actions[a] && may(a)) row.append(button(label, { action: a }));
-      box.append(row);
-      if (props.position && may('set_position')) {
-        box.append(
-          slider(
-            'Position',
-            'position',
-            { min: props.position.minimum ?? 0, max: props.position.maximum ?? 100, value: e.attributes?.position ?? 0, unit: '%' },
-            (v) => ({ action: 'set_position', position: v }),
-          ),
-        );
-      }
+      ]);
+      addPercentSlider('Position', 'position', 'position', 'set_position', 0);
       break;
-    }
-    case 'lock': {
-      const row = h('div', { class: 'buttons' });
-      for (const [a, label] of [
+    case 'lock':
+      addButtons([
         ['lock', 'Lock'],
         ['unlock', 'Unlock'],
         ['open', 'Open'],
-      ])
-        if (ctl.actions[a] && may(a)) row.append(button(label, { action: a }));
-      box.append(row);
+      ]);
       break;
-    }
     case 'select':
       if (props.option?.enum && may('select_option')) box.append(choice('Option', 'option', props.option.enum, e.value, (v) => ({ option: v })));
       break;
@@ -244,24 +240,7 @@ export function controlsFor(e, ctl) {
           disabled: off,
           dataset: { control: 'number' },
         });
-        box.append(
-          h(
-            'div',
-            { class: 'buttons' },
-            input,
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'small',
-                disabled: off,
-                dataset: { control: 'set-number' },
-                onclick: () => callControl(e, { value: Number(input.value) }, `Set ${input.value}`),
-              },
-              'Set',
-            ),
-          ),
-        );
+        addInputAndButton(input, 'Set', 'set-number', () => callControl(e, { value: Number(input.value) }, `Set ${input.value}`));
       }
       break;
     case 'button':
@@ -269,7 +248,8 @@ export function controlsFor(e, ctl) {
       break;
     default: {
       // Robots, sirens, scenes, humidity, hot water, texts and messages (#31): their own module.
-      if (applianceControls(e, { ctl, box, may, props, off, button, toggle, slider, choice, call: callControl })) break;
+      if (applianceControls(e, { box, may, props, off, button, toggle, slider, addButtons, addPercentSlider, addChoice, addInputAndButton, call: callControl }))
+        break;
       const row = h('div', { class: 'buttons' });
       for (const a of Object.keys(ctl.actions)) if (may(a)) row.append(button(cap(a), { action: a }));
       box.append(row);

@@ -127,6 +127,9 @@ export function applyState(s) {
   } else renderDevices();
 }
 
+/** The areas whose "Other devices" a person opened. */
+const openOther = new Set();
+
 export function renderDevices() {
   if (!state.devicesLoaded) return;
   const root = $('#devices');
@@ -154,7 +157,12 @@ export function renderDevices() {
     const other = folded.length
       ? h(
           'details',
-          { class: 'other-devices' },
+          {
+            class: 'other-devices',
+            // Opened by a person, it stays open when the view is drawn again (any state change redraws it).
+            open: openOther.has(area),
+            ontoggle: (ev) => (ev.currentTarget.open ? openOther.add(area) : openOther.delete(area)),
+          },
           h('summary', {}, `Other devices (${folded.length}): ${folded.map(label).join(', ')}`),
           folded.map((d) => deviceCard(d.id, d.device, d.entities)),
         )

@@ -202,6 +202,23 @@ function perCall(template: unknown, what: string, notes: Notes, variable?: strin
 }
 
 /**
+ * A command with a value per call on a topic of its own (`<slot>_command_topic`, rendered by
+ * `<slot>_command_template`): true when the entity offers it; a template that does not compile is
+ * noted with what the entity goes without.
+ */
+function perCallCommand(draft: Draft, config: Json, slot: string, notes: Notes, without: string): boolean {
+  const topic = str(config[`${slot}_command_topic`]);
+  if (!topic) return false;
+  const render = perCall(config[`${slot}_command_template`], `${slot}_command`, notes);
+  if (render === undefined) {
+    notes.info(without);
+    return false;
+  }
+  draft.command(slot, topic, render);
+  return true;
+}
+
+/**
  * The default-schema light's colour topics, per mode: the command topic and
  * template (whose variables are the parts: x, y / hue, sat / red, green,
  * blue), and the state topic, which reports the parts comma-separated.
@@ -492,16 +509,9 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
         draft.body.payloads = { on: String(config.payload_on), off: String(config.payload_off) };
         draft.body.states = { on: String(config.payload_on), off: String(config.payload_off) };
         draft.main(read(config.state_topic, config.state_value_template, 'state'));
-        const briTopic = str(config.brightness_command_topic);
-        if (briTopic) {
-          const render = perCall(config.brightness_command_template, 'brightness_command', notes);
-          if (render !== undefined) {
-            draft.command('brightness', briTopic, render);
-            draft.body.ranges.brightness = { min: 0, max: config.brightness_scale as number, step: 1 };
-            draft.attr('brightness', read(config.brightness_state_topic, config.brightness_value_template, 'brightness'));
-          } else {
-            notes.info('Hearth offers on/off only for this light');
-          }
+        if (perCallCommand(draft, config, 'brightness', notes, 'Hearth offers on/off only for this light')) {
+          draft.body.ranges.brightness = { min: 0, max: config.brightness_scale as number, step: 1 };
+          draft.attr('brightness', read(config.brightness_state_topic, config.brightness_value_template, 'brightness'));
         }
         const colorModes: ColorMode[] = [];
         for (const c of COLOR_TOPICS) {
@@ -615,26 +625,14 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
       draft.attr('swing_mode', read(config.swing_mode_state_topic, tpl('swing_mode_state_template'), 'swing_mode'));
       const unit = config.temperature_unit === 'F' ? '°F' : config.temperature_unit === 'C' ? '°C' : undefined;
       if (unit) draft.body.unit = unit;
-      const modeTopic = str(config.mode_command_topic);
-      if (modeTopic) {
-        const render = perCall(config.mode_command_template, 'mode_command', notes);
-        if (render !== undefined) {
-          draft.command('mode', modeTopic, render);
-          draft.body.options.mode = [...(config.modes as string[])];
-        } else notes.info('the mode is read-only');
-      }
-      const tempTopic = str(config.temperature_command_topic);
-      if (tempTopic) {
-        const render = perCall(config.temperature_command_template, 'temperature_command', notes);
-        if (render !== undefined) {
-          draft.command('temperature', tempTopic, render);
-          const fahrenheit = unit === '°F';
-          draft.body.ranges.temperature = {
-            min: num(config.min_temp) ?? (fahrenheit ? 45 : 7),
-            max: num(config.max_temp) ?? (fahrenheit ? 95 : 35),
-            step: num(config.temp_step) ?? num(config.precision) ?? 1,
-          };
-        } else notes.info('the target temperature is read-only');
+      if (perCallCommand(draft, config, 'mode', notes, 'the mode is read-only')) draft.body.options.mode = [...(config.modes as string[])];
+      if (perCallCommand(draft, config, 'temperature', notes, 'the target temperature is read-only')) {
+        const fahrenheit = unit === '°F';
+        draft.body.ranges.temperature = {
+          min: num(config.min_temp) ?? (fahrenheit ? 45 : 7),
+          max: num(config.max_temp) ?? (fahrenheit ? 95 : 35),
+          step: num(config.temp_step) ?? num(config.precision) ?? 1,
+        };
       }
       break;
     }
@@ -811,15 +809,8 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
         }
       }
       draft.attr('humidity', read(config.target_humidity_state_topic, config.target_humidity_state_template, 'target_humidity'));
-      const modeTopic = str(config.mode_command_topic);
       const modes = (config.modes as string[] | undefined) ?? [];
-      if (modeTopic && modes.length) {
-        const render = perCall(config.mode_command_template, 'mode_command', notes);
-        if (render !== undefined) {
-          draft.command('mode', modeTopic, render);
-          draft.body.options.mode = [...modes];
-        } else notes.info('the mode is read-only');
-      }
+      if (modes.length && perCallCommand(draft, config, 'mode', notes, 'the mode is read-only')) draft.body.options.mode = [...modes];
       draft.attr('mode', read(config.mode_state_topic, config.mode_state_template, 'mode'));
       draft.attr('current_humidity', read(config.current_humidity_topic, config.current_humidity_template, 'current_humidity'));
       draft.attr('action', read(config.action_topic, config.action_template, 'action'));
@@ -833,26 +824,14 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
       draft.attr('current_temperature', read(config.current_temperature_topic, tpl('current_temperature_template'), 'current_temperature'));
       const fahrenheit = config.temperature_unit === 'F';
       draft.body.unit = fahrenheit ? '°F' : '°C';
-      const modeTopic = str(config.mode_command_topic);
-      if (modeTopic) {
-        const render = perCall(config.mode_command_template, 'mode_command', notes);
-        if (render !== undefined) {
-          draft.command('mode', modeTopic, render);
-          draft.body.options.mode = [...(config.modes as string[])];
-        } else notes.info('the mode is read-only');
-      }
-      const tempTopic = str(config.temperature_command_topic);
-      if (tempTopic) {
-        const render = perCall(config.temperature_command_template, 'temperature_command', notes);
-        if (render !== undefined) {
-          draft.command('temperature', tempTopic, render);
-          // HA's water heater defaults: 110-140 °F (43.3-60 °C), a tenth of a degree in Celsius.
-          draft.body.ranges.temperature = {
-            min: num(config.min_temp) ?? (fahrenheit ? 110 : 43.3),
-            max: num(config.max_temp) ?? (fahrenheit ? 140 : 60),
-            step: num(config.precision) ?? (fahrenheit ? 1 : 0.1),
-          };
-        } else notes.info('the target temperature is read-only');
+      if (perCallCommand(draft, config, 'mode', notes, 'the mode is read-only')) draft.body.options.mode = [...(config.modes as string[])];
+      if (perCallCommand(draft, config, 'temperature', notes, 'the target temperature is read-only')) {
+        // HA's water heater defaults: 110-140 °F (43.3-60 °C), a tenth of a degree in Celsius.
+        draft.body.ranges.temperature = {
+          min: num(config.min_temp) ?? (fahrenheit ? 110 : 43.3),
+          max: num(config.max_temp) ?? (fahrenheit ? 140 : 60),
+          step: num(config.precision) ?? (fahrenheit ? 1 : 0.1),
+        };
       }
       const powerTopic = str(config.power_command_topic);
       if (powerTopic) {
@@ -893,24 +872,12 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
       else draft.body.payloads = { on: pair[0], off: pair[1] };
       draft.body.states = { on: String(config.payload_on), off: String(config.payload_off) };
       draft.main(read(config.state_topic, config.state_value_template, 'state'));
-      const pctTopic = str(config.percentage_command_topic);
-      if (pctTopic) {
-        const render = perCall(config.percentage_command_template, 'percentage_command', notes);
-        if (render !== undefined) {
-          draft.command('percentage', pctTopic, render);
-          draft.body.ranges.percentage = { min: 0, max: config.speed_range_max as number, step: 1 };
-          draft.attr('percentage', read(config.percentage_state_topic, config.percentage_value_template, 'percentage'));
-        } else notes.info('the speed is not offered');
+      if (perCallCommand(draft, config, 'percentage', notes, 'the speed is not offered')) {
+        draft.body.ranges.percentage = { min: 0, max: config.speed_range_max as number, step: 1 };
+        draft.attr('percentage', read(config.percentage_state_topic, config.percentage_value_template, 'percentage'));
       }
-      const presetTopic = str(config.preset_mode_command_topic);
       const presets = (config.preset_modes as string[]) ?? [];
-      if (presetTopic && presets.length) {
-        const render = perCall(config.preset_mode_command_template, 'preset_mode_command', notes);
-        if (render !== undefined) {
-          draft.command('preset_mode', presetTopic, render);
-          draft.body.options.preset_mode = [...presets];
-        } else notes.info('presets are read-only');
-      }
+      if (presets.length && perCallCommand(draft, config, 'preset_mode', notes, 'presets are read-only')) draft.body.options.preset_mode = [...presets];
       draft.attr('preset_mode', read(config.preset_mode_state_topic, config.preset_mode_value_template, 'preset_mode'));
       break;
     }

@@ -138,7 +138,13 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
   }
   // Tools keep the names they were given from the whole friendly name (`living_room_ceiling_light`).
   // One flat string each (joined): a concatenation is kept as a pair of strings, twice the size.
-  if (area) for (const e of result.entities) if (e.name.startsWith(name)) e.toolBase = joined(whole, '', e.name.slice(name.length));
+  // Each entity is placed with its device, as the home model would place it: its copy of every entity (to write the
+  // area in) was ~0.3 KiB an entity kept beside the source's (issue 45).
+  if (area)
+    for (const e of result.entities) {
+      if (e.name.startsWith(name)) e.toolBase = joined(whole, '', e.name.slice(name.length));
+      e.area ??= area;
+    }
   out.device = {
     id: deviceId,
     identity: `zigbee2mqtt:${ieee}`,
