@@ -53,3 +53,18 @@ export class MemoryProvider implements OAuthClientProvider {
     return this.verifier;
   }
 }
+
+/** An MCP `initialize` POSTed with a bearer token (empty: none), as a client's first request: its response. */
+export function mcpInitialize(url: URL, token: string): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+    }),
+    signal: AbortSignal.timeout(15_000),
+  });
+}

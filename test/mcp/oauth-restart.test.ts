@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { freePort } from '../helpers/brokers.js';
 import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
-import { MemoryProvider } from '../helpers/oauth-client.js';
+import { MemoryProvider, mcpInitialize } from '../helpers/oauth-client.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-oauth-restart-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -48,20 +48,7 @@ describe('MCP sign-in across a daemon restart', () => {
     assert.ok(code, text);
     return code;
   };
-  const mcpStatus = async (token: string) =>
-    (
-      await fetch(mcpUrl(), {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
-        }),
-        signal: AbortSignal.timeout(15_000),
-      })
-    ).status;
+  const mcpStatus = async (token: string) => (await mcpInitialize(mcpUrl(), token)).status;
   const grants = async () => {
     const r = await runHearth(['token', 'list', '--json', '--db', db], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);

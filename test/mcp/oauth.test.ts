@@ -18,7 +18,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { isPublicAddress } from '../../src/http/oauth/client-document.js';
 import { runHearth } from '../helpers/cli.js';
 import { useHttpHome } from '../helpers/http-home.js';
-import { MemoryProvider } from '../helpers/oauth-client.js';
+import { MemoryProvider, mcpInitialize } from '../helpers/oauth-client.js';
 import { CHROMIUM_ARGS, DESKTOP, findChromium, openSignedIn } from '../helpers/page-browser.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -104,18 +104,7 @@ describe('MCP sign-in by OAuth', () => {
     return { provider, code, url, tokens: provider.saved! };
   }
 
-  const mcpWith = (token: string) =>
-    fetch(mcpUrl(), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
-      }),
-      signal: AbortSignal.timeout(15_000),
-    });
+  const mcpWith = (token: string) => mcpInitialize(mcpUrl(), token);
 
   const tokenRequest = (form: Record<string, string>) =>
     fetch(`${base()}/oauth/token`, {
