@@ -60,14 +60,15 @@ describe('the page says which entities were left out for their command topic, an
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** The Devices view at desktop size, signed in with `token`, in a browser profile of its own (closed after the file). */
+  const signIn = async (token: string, name: string, profile: string) => {
+    const signed = await openSignedIn(server.url, token, { profileDir: join(dir, profile), viewport: DESKTOP, name, hash: '#devices' });
+    contexts.push(signed.context);
+    return signed;
+  };
+
   it('an owner reads who holds the topic and how to free it; a guest sees no list', async () => {
-    const owner = await openSignedIn(server.url, hearth.tokens.create('owner-phone', 'http:owner').secret, {
-      profileDir: join(dir, 'profile-owner'),
-      viewport: DESKTOP,
-      name: 'owner',
-      hash: '#devices',
-    });
-    contexts.push(owner.context);
+    const owner = await signIn(hearth.tokens.create('owner-phone', 'http:owner').secret, 'owner', 'profile-owner');
     const box = owner.page.locator('#devices-left-out');
     await box.locator('summary', { hasText: /^No command for \d+ entities \(left out\)$/ }).click();
     const light = box.locator('li', { hasText: '(front_door_lock_2.light)' });
@@ -79,13 +80,7 @@ describe('the page says which entities were left out for their command topic, an
     assert.deepEqual(owner.problems, []);
 
     const guestRequests: string[] = [];
-    const guest = await openSignedIn(server.url, hearth.tokens.create('guest-tablet', 'http:guest').secret, {
-      profileDir: join(dir, 'profile-guest'),
-      viewport: DESKTOP,
-      name: 'guest',
-      hash: '#devices',
-    });
-    contexts.push(guest.context);
+    const guest = await signIn(hearth.tokens.create('guest-tablet', 'http:guest').secret, 'guest', 'profile-guest');
     guest.page.on('request', (r) => guestRequests.push(r.url()));
     await guest.page.reload();
     await guest.page.locator('#live', { hasText: 'live' }).waitFor();
@@ -101,8 +96,7 @@ describe('the page says which entities were left out for their command topic, an
   it('an owner forgets the away lock (asked first) and the newcomer gets its topic; a guest has no Forget and a forged one is refused', async () => {
     // A guest first: no button, and a DELETE sent by hand with the guest's own token is refused; nothing is forgotten.
     const guestToken = hearth.tokens.create('guest-phone', 'http:guest').secret;
-    const guest = await openSignedIn(server.url, guestToken, { profileDir: join(dir, 'profile-guest-2'), viewport: DESKTOP, name: 'guest', hash: '#devices' });
-    contexts.push(guest.context);
+    const guest = await signIn(guestToken, 'guest', 'profile-guest-2');
     await guest.page.locator('#devices section.area').first().waitFor();
     assert.equal(await guest.page.locator('button[data-control="forget"]').count(), 0);
     const forged = await guest.page.evaluate(async (token) => {
@@ -112,13 +106,7 @@ describe('the page says which entities were left out for their command topic, an
     assert.equal(forged, 403);
     assert.ok(hearth.bridge.registry.refusedClaims().some((r) => r.refused.id === 'front_door_lock_2.light' && r.awayOwner));
 
-    const owner = await openSignedIn(server.url, hearth.tokens.create('owner-laptop', 'http:owner').secret, {
-      profileDir: join(dir, 'profile-owner-2'),
-      viewport: DESKTOP,
-      name: 'owner',
-      hash: '#devices',
-    });
-    contexts.push(owner.context);
+    const owner = await signIn(hearth.tokens.create('owner-laptop', 'http:owner').secret, 'owner', 'profile-owner-2');
     const deletes: string[] = [];
     owner.page.on('request', (r) => {
       if (r.method() === 'DELETE') deletes.push(r.url());
