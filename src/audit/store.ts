@@ -177,6 +177,32 @@ const NO_CALL: Omit<Unchained, 'kind' | 'outcome'> = {
   done_hash: null,
 };
 
+/** An outcome entry, every field written out (a spread of NO_CALL made each one an object of its own shape). */
+function outcomeEntry(callId: number, outcome: Completion['outcome'], error: string | null, latencyMs: number | null, echo: string | null): Unchained {
+  return {
+    v: 2,
+    kind: 'outcome',
+    call_id: callId,
+    request_id: null,
+    principal: null,
+    session: null,
+    run_id: null,
+    tool: null,
+    entity_id: null,
+    action: null,
+    args: null,
+    decision: null,
+    rule_id: null,
+    reason: null,
+    outcome,
+    error,
+    latency_ms: latencyMs,
+    echo,
+    completed_at: null,
+    done_hash: null,
+  };
+}
+
 /** Most pending calls of its own a store remembers (pendingOwn). */
 const MAX_PENDING_KNOWN = 10_000;
 
@@ -353,8 +379,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
     this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] =>
       this.withTip(() => {
-        // The readers' index follows the log here, after the callers have their results (never in a pending row's commit).
-        this.copyIndex();
+        // The readers' index follows the log when the calls pause (indexSoon), never in a pending row's commit; here
+        // only once the tail after it is long (a bounded tail for readers to scan), or not all this process's own.
+        if (!this.own.valid || this.own.ids.length >= INDEX_BATCH) this.copyIndex();
         const out: DbAuditRow[] = [];
         for (const { id, completion, followUp } of items) {
           const call = this.pendingOwn.get(id) ?? this.stmt.byId.get(id);
@@ -367,7 +394,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
           } else if (call.outcome !== 'pending') {
             throw new AuditError(`audit: call ${id} is already ${call.outcome}`, 'AUDIT_NOT_PENDING');
           }
-          const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: id, ...completion });
+          const e = this.append(outcomeEntry(id, completion.outcome, completion.error, completion.latency_ms, completion.echo));
           this.pendingOwn.delete(id);
           out.push(folded(call, e));
         }
@@ -396,7 +423,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       this.copyIndex();
       const out: DbAuditRow[] = [];
       for (const call of this.stmt.pendingBefore.all(cutoff)) {
-        const e = this.append({ ...NO_CALL, kind: 'outcome', call_id: call.id, outcome: 'interrupted', error: INTERRUPTED_ERROR });
+        const e = this.append(outcomeEntry(call.id, 'interrupted', INTERRUPTED_ERROR, null, null));
         this.pendingOwn.delete(call.id);
         out.push(folded(call, e));
       }
@@ -409,14 +436,14 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     }
   }
 
-  private indexTimer?: NodeJS.Immediate;
+  private indexTimer?: NodeJS.Timeout;
 
   /**
    * Bring the readers' call index up to the log (its own transaction, not fsynced: it is derived, and rebuilt
-   * from the log if a power cut loses it). Outcome commits do it on their way; this is for the rest.
+   * from the log if a power cut loses it). Runs when the calls pause (indexSoon), at start and at close.
    */
   indexCalls(): void {
-    if (this.indexTimer) clearImmediate(this.indexTimer);
+    if (this.indexTimer) clearTimeout(this.indexTimer);
     this.indexTimer = undefined;
     try {
       this.db.transaction(() => this.copyIndex()).immediate();
@@ -522,9 +549,18 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     }
   }
 
-  /** indexCalls() on the next turn of the event loop (after a call recorded at once). */
-  private scheduleIndex(): void {
-    this.indexTimer ??= setImmediate(() => this.indexCalls());
+  /**
+   * indexCalls() once the calls pause for INDEX_IDLE_MS. Copying each call into the index's five b-trees in the
+   * outcome's commit (issue 45) more than doubled that commit, which the caller waits for, and the pages it
+   * dirtied went into the next call's fsync; readers meanwhile find the calls after the index in the log's tail.
+   */
+  private indexSoon(): void {
+    if (this.indexTimer) {
+      this.indexTimer.refresh();
+      return;
+    }
+    this.indexTimer = setTimeout(() => this.indexCalls(), INDEX_IDLE_MS);
+    this.indexTimer.unref();
   }
 
   /** Number and chain one entry after the highest id ever used; inside a transaction. */
@@ -942,6 +978,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     if (lazy) this.committedLazily(items.length);
     else this.committed();
     this.completed(rows);
+    if (this.own.ids.length) this.indexSoon();
   }
 
   /** Write one finished row at once (denied, or not sent); returns its id. Throws AuditError. */
@@ -951,7 +988,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     const r = this.write(() => this.callTx.immediate(row, c));
     this.committed();
     this.completed([r]);
-    this.scheduleIndex();
+    this.indexSoon();
     return r.id;
   }
 
@@ -1499,6 +1536,10 @@ function tighten(path: string, log: Logger): void {
   }
 }
 
+/** Entries of this process after the readers' call index before an outcome's commit copies them (the tail readers scan). */
+const INDEX_BATCH = 256;
+/** The call index follows the log once no outcome or refused call has been appended for this long. */
+const INDEX_IDLE_MS = 250;
 /** How long an outcome committed off the caller's path may wait for an fsync of its own (the next pending row's fsync usually covers it first). */
 const LAZY_SYNC_MS = 50;
 /** A batch of at least this many outcomes is fsynced at once on the thread pool (see committedLazily). */

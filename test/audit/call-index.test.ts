@@ -9,6 +9,7 @@ import { AuditError } from '../../src/audit/errors.js';
 import { SqliteAuditLog } from '../../src/audit/store.js';
 import { entryHash, verify } from '../../src/audit/chain.js';
 import { openDatabase } from '../../src/db/database.js';
+import { waitFor } from '../helpers/wait.js';
 import { auditEntry, tempDatabases } from './support.js';
 
 const { root, open } = tempDatabases('hearth-audit-index-');
@@ -44,21 +45,40 @@ describe('the audit call index (migration 0014)', () => {
       audit.list({ entityId: 'hall.light', since: new Date(Date.now() - 60_000) }).map((r) => r.id),
       [id],
     );
+    audit.finishLater(id, { outcome: 'confirmed', latencyMs: 3, echo: null });
+    audit.flushOutcomes();
+    assert.equal(indexed(db), 0, "the outcome's commit, which the caller waits for, leaves the index to a pause in the calls");
+    assert.equal(audit.byRequestId('r-tail')?.outcome, 'confirmed');
     assert.throws(
       () => audit.begin(auditEntry({ requestId: 'r-tail' })),
       (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE',
       'a reused request id is refused before the index has it',
     );
-    audit.finishLater(id, { outcome: 'confirmed', latencyMs: 3, echo: null });
-    audit.flushOutcomes();
-    assert.equal(indexed(db), 1, 'the outcome commit brought the index up to the log');
-    assert.equal(audit.byRequestId('r-tail')?.outcome, 'confirmed');
+    await waitFor('the index to follow the log once the calls pause', () => indexed(db) === 1);
     assert.equal(audit.list({ principal: 'chat:bob' }).length, 1, 'each call once, indexed or not');
     assert.throws(
       () => audit.begin(auditEntry({ requestId: 'r-tail' })),
       (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE',
     );
     await audit.close();
+  });
+
+  it('calls that never pause still leave readers a short tail: an outcome commit copies it once it is long', async () => {
+    const { db, audit } = fresh();
+    const tail = db.prepare('SELECT count(*) AS n FROM audit_entry WHERE id > (SELECT coalesce(max(id), 0) FROM audit_call_index)');
+    let longest = 0;
+    for (let i = 0; i < 400; i++) {
+      const id = await audit.beginDurable(auditEntry({ requestId: `busy-${i}` }));
+      audit.finishLater(id, { outcome: 'confirmed', latencyMs: 1, echo: null });
+      audit.flushOutcomes();
+      longest = Math.max(longest, (tail.get() as { n: number }).n);
+    }
+    assert.ok(indexed(db) >= 256, `the index followed while the calls went on (${indexed(db)} of 400 calls indexed)`);
+    assert.ok(longest <= 258, `the log's tail after the index stayed short (${longest} entries at most)`);
+    assert.equal(audit.byRequestId('busy-399')?.outcome, 'confirmed');
+    assert.equal(audit.byRequestId('busy-0')?.outcome, 'confirmed');
+    await audit.close();
+    assert.equal(indexed(db), 400, 'closing the store brings the index up to the log');
   });
 
   it('a request id another process appended after the index is refused too (the tail is read, not guessed)', async () => {
