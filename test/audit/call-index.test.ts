@@ -22,6 +22,9 @@ function fresh() {
 }
 
 const indexed = (db: ReturnType<typeof openDatabase>) => (db.prepare('SELECT count(*) AS n FROM audit_call_index').get() as { n: number }).n;
+/** The entries after the index: the log's tail every reader scans. */
+const afterIndex = (db: ReturnType<typeof openDatabase>) =>
+  (db.prepare('SELECT count(*) AS n FROM audit_entry WHERE id > (SELECT coalesce(max(id), 0) FROM audit_call_index)').get() as { n: number }).n;
 
 describe('the audit call index (migration 0014)', () => {
   it('a pending row is committed into the log alone, yet found by request id, principal, entity and time at once', async () => {
@@ -65,13 +68,12 @@ describe('the audit call index (migration 0014)', () => {
 
   it('calls that never pause still leave readers a short tail: an outcome commit copies it once it is long', async () => {
     const { db, audit } = fresh();
-    const tail = db.prepare('SELECT count(*) AS n FROM audit_entry WHERE id > (SELECT coalesce(max(id), 0) FROM audit_call_index)');
     let longest = 0;
     for (let i = 0; i < 400; i++) {
       const id = await audit.beginDurable(auditEntry({ requestId: `busy-${i}` }));
       audit.finishLater(id, { outcome: 'confirmed', latencyMs: 1, echo: null });
       audit.flushOutcomes();
-      longest = Math.max(longest, (tail.get() as { n: number }).n);
+      longest = Math.max(longest, afterIndex(db));
     }
     assert.ok(indexed(db) >= 256, `the index followed while the calls went on (${indexed(db)} of 400 calls indexed)`);
     assert.ok(longest <= 258, `the log's tail after the index stayed short (${longest} entries at most)`);
@@ -79,6 +81,30 @@ describe('the audit call index (migration 0014)', () => {
     assert.equal(audit.byRequestId('busy-0')?.outcome, 'confirmed');
     await audit.close();
     assert.equal(indexed(db), 400, 'closing the store brings the index up to the log');
+  });
+
+  it("another process's entries after the index are copied by this process's next outcome commit: the tail readers scan stays short", async () => {
+    const { db, path, audit: a } = fresh();
+    const otherDb = openDatabase(path);
+    open.push(otherDb);
+    const b = new SqliteAuditLog(otherDb, {});
+    a.finish(a.begin(auditEntry({ requestId: 'mine-1' })), { outcome: 'confirmed', latencyMs: 2, echo: null });
+    // `hearth approvals deny` on the same database, while the daemon's calls go on (synchronous from here: no
+    // pause in the calls, so neither store's idle copy runs before the assertions).
+    b.record(auditEntry({ requestId: 'theirs-1', principal: 'cli:owner', decision: 'deny', reason: 'denied by the owner' }), { outcome: 'denied' });
+    a.finish(a.begin(auditEntry({ requestId: 'mine-2' })), { outcome: 'confirmed', latencyMs: 2, echo: null });
+    assert.equal(indexed(db), 3, 'the outcome commit after another writer appended copied every call into the index');
+    assert.equal(afterIndex(db), 1, "only the outcome just appended is left after the index (this process's own again)");
+    assert.deepEqual(
+      a.list({ principal: 'cli:owner' }).map((r) => r.requestId),
+      ['theirs-1'],
+    );
+    assert.throws(
+      () => a.begin(auditEntry({ requestId: 'theirs-1' })),
+      (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE',
+    );
+    await a.close();
+    await b.close();
   });
 
   it('a request id another process appended after the index is refused too (the tail is read, not guessed)', async () => {
