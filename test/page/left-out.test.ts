@@ -1,9 +1,12 @@
 /// <reference lib="dom" />
-// The page tells an owner why a device has no command: the front door lock (Zigbee2MQTT) is missing from a
-// bridge/devices list that names a newcomer after it; the newcomer is refused (the lock, away, keeps its `set`
-// topic), and below the cards an owner reads which entities were left out, whose topic it is and the command
-// that frees it. A guest's page shows no such list (and never asks for it). Headless Chromium against a real HTTP
-// server on a Hearth on aedes with a real SQLite file; Zigbee2MQTT's own fixture list.
+// The page tells an owner why a device has no command: the front door lock and the bedroom blind (Zigbee2MQTT) are
+// missing from a bridge/devices list that names a newcomer after each; the newcomers are refused (the lock and the
+// blind, away, keep their `set` topics), and a Tasmota-style discovery config aims a plug at the hall switch's topic
+// (its owner present). Below the cards an owner reads which entities were left out, whose topic it is and what frees
+// it: the entities on an away device's topics grouped under that device with one Forget for it (a newcomer's several
+// entities on the lock's topic are one thing to forget, not several), the plug listed as before. A guest's page shows
+// no such list (and never asks for it). Headless Chromium against a real HTTP server on a Hearth on aedes with a real
+// SQLite file; Zigbee2MQTT's own fixture list.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +33,16 @@ describe('the page says which entities were left out for their command topic, an
   let server: HttpServer;
   let device: MqttClient;
   const contexts: BrowserContext[] = [];
+  /** The plug's entity, refused for the hall switch's topic (its id is the discovery's to make). */
+  let plug: string;
+
+  /** The entities left out for the topics of this away device, as Hearth has them. */
+  const refusedFor = (awayDevice: string) =>
+    hearth.bridge.registry
+      .refusedClaims()
+      .filter((r) => r.awayOwner?.startsWith(`${awayDevice}.`))
+      .map((r) => r.refused.id)
+      .sort();
 
   before(async () => {
     assert.ok(CHROMIUM, 'Chromium is not installed (chromium-headless-shell or chromium, or HEARTH_CHROMIUM)');
@@ -43,13 +56,22 @@ describe('the page says which entities were left out for their command topic, an
     server = await startHttpServer({ hearth, host: '127.0.0.1', port: 0, log: logSink('warn').log, mounts: [] });
     hearth.policy.setRoles('http:owner', ['owner']);
     hearth.policy.setRoles('http:guest', ['guest']);
-    await waitFor('the lock', () => hearth.bridge.registry.entity('front_door_lock.lock'));
-    // The list again, without the lock, with a "light" of its name.
+    await waitFor('the lock and the blind', () => hearth.bridge.registry.entity('front_door_lock.lock') && hearth.bridge.registry.device('bedroom_blind'));
+    // The list again, without the lock and the blind: a "light" of the lock's name, and a blind paired anew under the old one's.
     await publish('zigbee2mqtt/bridge/devices', [
-      ...LIST.filter((d) => d.friendly_name !== 'Front door lock'),
+      ...LIST.filter((d) => d.friendly_name !== 'Front door lock' && d.friendly_name !== 'Bedroom blind'),
       await z2mEntry('LED1545G12', '0x00deadbeef000001', 'Front door lock'),
+      await z2mEntry('E1757', '0x00deadbeef000002', 'Bedroom blind'),
     ]);
-    await waitFor('the newcomer refused', () => hearth.bridge.registry.refusedClaims().some((r) => r.refused.id === 'front_door_lock_2.light' && r.awayOwner));
+    // A plug's discovery config (as Tasmota sends one) aimed at the hall switch's command topic: its owner is in the home.
+    await publish('homeassistant/switch/tasmota_hall_plug/config', {
+      name: 'Hall plug',
+      unique_id: 'tasmota_4c11ae_relay_1',
+      command_topic: 'zigbee2mqtt/Hall switch/set',
+      state_topic: 'stat/tasmota_4c11ae/POWER',
+    });
+    await waitFor('the newcomers refused', () => refusedFor('front_door_lock').includes('front_door_lock_2.light') && refusedFor('bedroom_blind').length > 0);
+    plug = await waitFor('the plug refused', () => hearth.bridge.registry.refusedClaims().find((r) => r.owner?.deviceId === 'hall_switch')?.refused.id);
   });
   after(async () => {
     for (const c of contexts) await c.close().catch(() => undefined);
@@ -67,14 +89,40 @@ describe('the page says which entities were left out for their command topic, an
     return signed;
   };
 
-  it('an owner reads who holds the topic and how to free it; a guest sees no list', async () => {
+  it('an owner reads each away device once, with one Forget and the entities on its topics under it, the rest as before; a guest sees no list', async () => {
+    const lockRefused = refusedFor('front_door_lock');
+    assert.ok(lockRefused.length > 1, `the newcomer on the lock's topic has several entities left out: ${lockRefused.join(', ')}`);
+    const all = hearth.bridge.registry.refusedClaims().length;
     const owner = await signIn(hearth.tokens.create('owner-phone', 'http:owner').secret, 'owner', 'profile-owner');
     const box = owner.page.locator('#devices-left-out');
-    await box.locator('summary', { hasText: /^No command for \d+ entities \(left out\)$/ }).click();
-    const light = box.locator('li', { hasText: '(front_door_lock_2.light)' });
+    await box.locator('summary', { hasText: `No command for ${all} entities (left out)` }).click();
+
+    // The lock: said once, with one Forget, and each of the newcomer's entities under it.
+    const lock = box.locator('[data-away="front_door_lock"]');
     assert.match(
-      (await light.textContent())!,
-      /^Front door lock \(front_door_lock_2\.light\): its command topic zigbee2mqtt\/Front door lock\/set is held by front_door_lock \(front_door_lock\.\w+\), which is away; if that device is really gone, `hearth devices forget front_door_lock` frees it Forget$/,
+      (await lock.locator('p').textContent())!,
+      new RegExp(
+        `^front_door_lock is away \\(remembered, not in the home now\\) and holds the command topics these ${lockRefused.length} entities claim; if it is really gone, forgetting it frees them \\(\`hearth devices forget front_door_lock\`\\) Forget$`,
+      ),
+    );
+    assert.equal(await box.getByRole('button', { name: 'Forget front_door_lock' }).count(), 1);
+    assert.deepEqual((await lock.locator('li').allTextContents()).map((t) => t.match(/\(([^)]+)\)/)![1]).sort(), lockRefused);
+    assert.match(
+      (await lock.locator('li', { hasText: '(front_door_lock_2.light)' }).textContent())!,
+      /^Front door lock \(front_door_lock_2\.light\): its command topic zigbee2mqtt\/Front door lock\/set is held by front_door_lock\.\w+$/,
+    );
+    // Two away devices: two Forget buttons in all, one each.
+    assert.equal(await box.getByRole('button', { name: 'Forget bedroom_blind' }).count(), 1);
+    assert.equal(await box.locator('button').count(), 2);
+    assert.deepEqual(
+      (await box.locator('[data-away="bedroom_blind"] li').allTextContents()).map((t) => t.match(/\(([^)]+)\)/)![1]).sort(),
+      refusedFor('bedroom_blind'),
+    );
+    // The plug, whose topic's owner is in the home: listed as before, in no device's group and with nothing to forget.
+    const plugLine = box.locator(':scope > ul > li', { hasText: `(${plug})` });
+    assert.match(
+      (await plugLine.textContent())!,
+      new RegExp(`^Hall plug \\(${plug.replace(/\./g, '\\.')}\\): its command topic zigbee2mqtt/Hall switch/set belongs to hall_switch\\.\\w+$`),
     );
     await owner.page.screenshot({ path: join(PAGE_ARTIFACTS, 'left-out.png'), fullPage: true });
     assert.deepEqual(owner.problems, []);
@@ -93,7 +141,7 @@ describe('the page says which entities were left out for their command topic, an
     assert.deepEqual(guest.problems, []);
   });
 
-  it('an owner forgets the away lock (asked first) and the newcomer gets its topic; a guest has no Forget and a forged one is refused', async () => {
+  it('an owner forgets the away lock (asked first): its group goes, the blind stays; a guest has no Forget and a forged one is refused', async () => {
     // A guest first: no button, and a DELETE sent by hand with the guest's own token is refused; nothing is forgotten.
     const guestToken = hearth.tokens.create('guest-phone', 'http:guest').secret;
     const guest = await signIn(guestToken, 'guest', 'profile-guest-2');
@@ -104,7 +152,7 @@ describe('the page says which entities were left out for their command topic, an
       return res.status;
     }, guestToken);
     assert.equal(forged, 403);
-    assert.ok(hearth.bridge.registry.refusedClaims().some((r) => r.refused.id === 'front_door_lock_2.light' && r.awayOwner));
+    assert.ok(refusedFor('front_door_lock').includes('front_door_lock_2.light'));
 
     const owner = await signIn(hearth.tokens.create('owner-laptop', 'http:owner').secret, 'owner', 'profile-owner-2');
     const deletes: string[] = [];
@@ -116,7 +164,7 @@ describe('the page says which entities were left out for their command topic, an
     // Left out, the newcomer has no card: it is not among the devices a person can command.
     const card = owner.page.locator('.entity[data-entity="front_door_lock_2.light"]');
     assert.equal(await card.count(), 0);
-    const forget = box.locator('li', { hasText: '(front_door_lock_2.light)' }).getByRole('button', { name: 'Forget front_door_lock' });
+    const forget = box.getByRole('button', { name: 'Forget front_door_lock' });
     // Asked first: said no to, nothing is sent and the lock still holds its topic.
     const asked: string[] = [];
     owner.page.once('dialog', (d) => {
@@ -126,14 +174,20 @@ describe('the page says which entities were left out for their command topic, an
     await forget.click();
     assert.match(asked[0] ?? '', /^Forget front_door_lock\? Do this only if it is really gone/);
     assert.deepEqual(deletes, []);
-    assert.equal(await box.isVisible(), true);
-    // Said yes to: the lock is forgotten, the list is gone, and the newcomer's card turns on and off.
+    assert.equal(await box.locator('[data-away="front_door_lock"]').isVisible(), true);
+    // Said yes to: the lock is forgotten, its group is gone, the newcomer's card turns on and off; the blind's group
+    // and the plug stay, with the blind's one Forget.
     owner.page.once('dialog', (d) => void d.accept());
     await forget.click();
     await owner.page.locator('#toast', { hasText: 'Forgot front_door_lock: its command topics and names are free' }).waitFor();
-    await waitFor('the newcomer holding the topic', () => !hearth.bridge.registry.refusedClaims().length);
-    await box.waitFor({ state: 'hidden' });
+    await waitFor('the newcomer holding the topic', () => !refusedFor('front_door_lock').length);
+    await box.locator('[data-away="front_door_lock"]').waitFor({ state: 'detached' });
     await card.locator('[data-control]').first().waitFor();
+    const left = hearth.bridge.registry.refusedClaims().length;
+    await box.locator('summary', { hasText: `No command for ${left} ${left === 1 ? 'entity' : 'entities'} (left out)` }).waitFor();
+    assert.equal(await box.locator('[data-away="bedroom_blind"]').isVisible(), true);
+    assert.deepEqual(await box.locator('button').evaluateAll((bs) => bs.map((b) => b.getAttribute('aria-label'))), ['Forget bedroom_blind']);
+    assert.equal(await box.locator('li', { hasText: `(${plug})` }).isVisible(), true);
     await owner.page.screenshot({ path: join(PAGE_ARTIFACTS, 'left-out-forgotten.png'), fullPage: true });
     assert.equal(deletes.length, 1);
     assert.deepEqual(owner.problems, []);

@@ -47,22 +47,44 @@ export async function loadDevices() {
   }
 }
 
-/** For an owner, below the cards: the entities left out for their command topic, and why (GET /api/devices/refused). */
+/**
+ * For an owner, below the cards: the entities left out for their command topic, and why (GET /api/devices/refused).
+ * Those whose topic an away device holds are grouped under that device, with one Forget for it: five entities of a
+ * newcomer on an away lock's topic are one thing to forget, not five. The rest (a present owner, a topic no entity
+ * may command) are listed as they are.
+ */
 async function loadLeftOut() {
   const box = $('#devices-left-out');
   const list = state.owner === true ? await api('GET', '/api/devices/refused') : [];
+  const away = new Map();
+  for (const r of list) if (r.ownerAway && r.ownerDevice) away.set(r.ownerDevice, [...(away.get(r.ownerDevice) ?? []), r]);
+  const rest = list.filter((r) => !(r.ownerAway && r.ownerDevice));
   box.hidden = !list.length;
   box.replaceChildren(
     ...(list.length
       ? [
           h('summary', {}, `No command for ${list.length} ${list.length === 1 ? 'entity' : 'entities'} (left out)`),
-          h(
-            'ul',
-            {},
-            ...list.map((r) => h('li', {}, h('strong', {}, r.name), ` (${r.entity}): ${r.words}`, ...(r.ownerAway ? [' ', forgetButton(r.ownerDevice)] : []))),
-          ),
+          ...[...away].map(([device, refused]) => awayGroup(device, refused)),
+          ...(rest.length ? [h('ul', {}, ...rest.map((r) => h('li', {}, h('strong', {}, r.name), ` (${r.entity}): ${r.words}`)))] : []),
         ]
       : []),
+  );
+}
+
+/** An away device and the entities left out for the command topics it holds. Only its id is known: it is not in the home. */
+function awayGroup(device, refused) {
+  const these = refused.length === 1 ? 'this entity claims' : `these ${refused.length} entities claim`;
+  return h(
+    'section',
+    { class: 'away-owner', dataset: { away: device }, 'aria-label': `${device} (away)` },
+    h(
+      'p',
+      {},
+      h('strong', {}, device),
+      ` is away (remembered, not in the home now) and holds the command topics ${these}; if it is really gone, forgetting it frees them (\`hearth devices forget ${device}\`) `,
+      forgetButton(device),
+    ),
+    h('ul', {}, ...refused.map((r) => h('li', {}, h('strong', {}, r.name), ` (${r.entity}): its command topic ${r.topic} is held by ${r.owner}`))),
   );
 }
 
