@@ -149,7 +149,9 @@ describe('the audit call index (migration 0014)', () => {
     const { path, audit: a } = fresh();
     const otherDb = openDatabase(path);
     open.push(otherDb);
-    const b = new SqliteAuditLog(otherDb, {});
+    // A daemon starting a minute later: its clock, not the time the test takes, puts the calls before its cutoff
+    // (in the same millisecond as the calls, `markInterrupted(0)` found none).
+    const b = new SqliteAuditLog(otherDb, { now: () => new Date(Date.now() + 60_000) });
     const notPending = (fn: () => unknown) => assert.throws(fn, (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_NOT_PENDING');
     // This process's own calls, pending: their outcomes are appended without reading them back.
     const ids = await Promise.all(['p-1', 'p-2', 'p-3'].map((requestId) => a.beginDurable(auditEntry({ requestId }))));
@@ -205,7 +207,8 @@ describe('the audit call index (migration 0014)', () => {
     assert.equal(audit.list({ principal: 'chat:p0' }).length, 4, 'the entries after the index are read from the log');
     const reopened = openDatabase(path);
     open.push(reopened);
-    const again = new SqliteAuditLog(reopened, {});
+    // The next start, a minute later (its clock: the calls are older than its cutoff however fast the test runs).
+    const again = new SqliteAuditLog(reopened, { now: () => new Date(Date.now() + 60_000) });
     assert.equal(indexed(db), 6, 'the next start copied what was missing');
     assert.equal(again.list({ principal: 'chat:p1' }).length, 2);
     assert.equal(again.markInterrupted(0), 5, 'the pending calls of the earlier run are marked interrupted');
