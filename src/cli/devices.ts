@@ -82,11 +82,26 @@ export function devicesText(list: DeviceJson[], looked?: SourcesAnswer, refused:
     }
   }
   const head = `${list.length} devices, ${rows.length - 1} entities\n`;
-  const left = refused.length
-    ? `\nNo command for ${refused.length} ${refused.length === 1 ? 'entity' : 'entities'} (left out):\n${refused.map((r) => `  ${r.name} (${r.entity}): ${r.words}\n`).join('')}`
-    : '';
+  const left = refused.length ? `\nNo command for ${refused.length} ${refused.length === 1 ? 'entity' : 'entities'} (left out):\n${leftOutText(refused)}` : '';
   if (!list.length) return `${head}\n${looked ? nothingFound(looked) : 'No devices found.'}\n${left}`;
   return `${head}\n${table(rows)}\n${left}`;
+}
+
+/**
+ * The entities left out, those waiting on an away device grouped under it (one device to forget, however many of
+ * a newcomer's entities claim its topics), then the rest as they are.
+ */
+function leftOutText(refused: readonly RefusedClaimJson[]): string {
+  const away = new Map<string, RefusedClaimJson[]>();
+  for (const r of refused) if (r.ownerAway && r.ownerDevice) away.set(r.ownerDevice, [...(away.get(r.ownerDevice) ?? []), r]);
+  let out = '';
+  for (const [device, list] of away) {
+    const these = list.length === 1 ? 'this entity claims' : `these ${list.length} entities claim`;
+    out += `  ${device} is away (remembered, not in the home now) and holds the command topics ${these}; if it is really gone, \`hearth devices forget ${device}\` frees them:\n`;
+    for (const r of list) out += `    ${r.name} (${r.entity}): its command topic ${r.topic} is held by ${r.owner}\n`;
+  }
+  for (const r of refused) if (!(r.ownerAway && r.ownerDevice)) out += `  ${r.name} (${r.entity}): ${r.words}\n`;
+  return out;
 }
 
 /** Where a newcomer with no devices should look: the sources read, and the demo being off. */

@@ -454,7 +454,7 @@ export class Pipeline {
     const { entity, command } = resolved;
 
     // A retried request id is one actuation: answer from the row already written.
-    const earlier = this.safeByRequestId(call.requestId);
+    const earlier = mayBeRetry(call) ? this.safeByRequestId(call.requestId) : undefined;
     if (earlier) return this.fromEarlierRow(earlier, tool, args, call, entity);
 
     // A person said no when asked: the attempt is in the audit, as denied by them, and nothing is sent.
@@ -607,10 +607,13 @@ export class Pipeline {
       if (typeof chosen === 'string') return this.rejected(tool, call, args, undefined, `invalid arguments: ${chosen}`);
       if (call.refused) return this.rejected(tool, call, args, undefined, `not done: ${call.refused}`, { effect: 'deny', ruleId: null, reason: call.refused });
       // A retried request has member rows: one look-up for them all, then each member's own (a new request skips 50).
-      const retried = this.anyMemberRow(call.requestId);
+      const fresh = !mayBeRetry(call);
+      const retried = !fresh && this.anyMemberRow(call.requestId);
 
       for (const entity of chosen) {
         const member: ToolCall = { ...call, requestId: `${call.requestId}#${entity.id}` };
+        // A member of a call whose id Hearth drew has an id no earlier row can hold either.
+        if (fresh) generatedIds.set(member, member.requestId);
         const margs = memberArgs(entity, args);
         if (typeof margs === 'string') {
           results.push(memberOutcome(entity, this.rejected(tool, member, { entity: entity.id, ...args }, entity, `failed: ${margs}`)));
@@ -941,7 +944,7 @@ export class Pipeline {
           cache.off('change', this.onEchoChange);
           this.deps.mqtt.off('state', this.onEchoBroker);
         }
-        signal.removeEventListener('abort', onAbort);
+        if (signal !== NOT_CANCELLABLE) signal.removeEventListener('abort', onAbort);
         resolve(o);
       };
       cancel = () => finish({ kind: 'aborted' });
@@ -952,7 +955,8 @@ export class Pipeline {
       let set = this.echoWaiters.get(entity.id);
       if (!set) this.echoWaiters.set(entity.id, (set = new Set()));
       set.add(waiter);
-      signal.addEventListener('abort', onAbort, { once: true });
+      // A call no one can cancel needs no listener (adding and removing one cost ~5 us a call).
+      if (signal !== NOT_CANCELLABLE) signal.addEventListener('abort', onAbort, { once: true });
     });
     return { promise, cancel: () => cancel() };
   }
@@ -1087,7 +1091,7 @@ export class Pipeline {
         action ?? (tool.capability === 'read' ? 'read' : 'actuate'),
         decision,
       );
-      if (!this.safeByRequestId(call.requestId)) {
+      if (!mayBeRetry(call) || !this.safeByRequestId(call.requestId)) {
         auditId = this.safeRecord(entry, { outcome: decision ? 'denied' : 'failed', error: text });
       }
     }
@@ -1186,5 +1190,19 @@ function unknownToCaller(denied: ToolResultObject, id: string, what: 'entity' | 
 }
 
 export function newCall(principal: ToolCall['principal'], toolName: string, extra: Partial<ToolCall> = {}): ToolCall {
-  return { requestId: randomUUID(), toolName, runId: null, session: null, signal: NOT_CANCELLABLE, principal, ...extra };
+  const call: ToolCall = { requestId: randomUUID(), toolName, runId: null, session: null, signal: NOT_CANCELLABLE, principal, ...extra };
+  if (extra.requestId === undefined) generatedIds.set(call, call.requestId);
+  return call;
+}
+
+/**
+ * Calls whose request id Hearth drew itself (a random UUID, no caller's idempotency key): no earlier row can hold it,
+ * so the look-up for a retry is skipped (a read of the log on every call). Keyed by the call object with the id
+ * drawn: a copy, or a call whose id was changed, is looked up as any other.
+ */
+const generatedIds = new WeakMap<ToolCall, string>();
+
+/** Whether this call's request id may be a retry of an earlier call (anything but an id Hearth drew for it). */
+function mayBeRetry(call: ToolCall): boolean {
+  return generatedIds.get(call) !== call.requestId;
 }
