@@ -83,7 +83,7 @@ describe('the audit call index (migration 0014)', () => {
     assert.equal(indexed(db), 400, 'closing the store brings the index up to the log');
   });
 
-  it("another process's entries after the index are copied by this process's next outcome commit: the tail readers scan stays short", async () => {
+  it("another process's entries after the index are copied after this process's next outcome commit: the tail readers scan stays short", async () => {
     const { db, path, audit: a } = fresh();
     const otherDb = openDatabase(path);
     open.push(otherDb);
@@ -93,7 +93,7 @@ describe('the audit call index (migration 0014)', () => {
     // pause in the calls, so neither store's idle copy runs before the assertions).
     b.record(auditEntry({ requestId: 'theirs-1', principal: 'cli:owner', decision: 'deny', reason: 'denied by the owner' }), { outcome: 'denied' });
     a.finish(a.begin(auditEntry({ requestId: 'mine-2' })), { outcome: 'confirmed', latencyMs: 2, echo: null });
-    assert.equal(indexed(db), 3, 'the outcome commit after another writer appended copied every call into the index');
+    assert.equal(indexed(db), 3, 'the outcome after another writer appended brought every call into the index');
     assert.equal(afterIndex(db), 1, "only the outcome just appended is left after the index (this process's own again)");
     assert.deepEqual(
       a.list({ principal: 'cli:owner' }).map((r) => r.requestId),
@@ -105,6 +105,32 @@ describe('the audit call index (migration 0014)', () => {
     );
     await a.close();
     await b.close();
+  });
+
+  it("a disk too full for the index's copy still takes the outcome after which the copy was due", async () => {
+    const { db, audit } = fresh();
+    // Calls that never paused: the tail after the index is long, so the next outcome's commit copies it.
+    const ids: number[] = [];
+    for (let i = 0; i < 300; i++) ids.push(audit.begin(auditEntry({ requestId: `full-${i}` })));
+    // Room for a few more pages (an outcome entry), not for 300 calls in the index's five b-trees: SQLITE_FULL, as a
+    // nearly full disk gives it.
+    const maxPages = db.pragma('max_page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${(db.pragma('page_count', { simple: true }) as number) + 4}`);
+    try {
+      audit.finish(ids[0]!, { outcome: 'confirmed', latencyMs: 4, echo: null });
+      assert.equal(audit.get(ids[0]!)?.outcome, 'confirmed', 'the outcome is in the log; only the derived index waits');
+      assert.equal(indexed(db), 0);
+      assert.equal(audit.byRequestId('full-299')?.outcome, 'pending', 'the calls after the index are still found');
+      assert.throws(
+        () => audit.begin(auditEntry({ requestId: 'full-7' })),
+        (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE',
+      );
+    } finally {
+      db.pragma(`max_page_count = ${maxPages}`);
+    }
+    await audit.close();
+    assert.equal(indexed(db), 300, 'with room again the index caught up');
+    assert.equal(verify(db).ok, true);
   });
 
   it('a request id another process appended after the index is refused too (the tail is read, not guessed)', async () => {
