@@ -5,10 +5,10 @@
 // call finished at once (denied, not sent). Nothing is ever edited. Readers see
 // one row per call with its current outcome (the `audit` view). A call entry is written to the log alone, whose
 // only key is the append order (migration 0014): the index readers look calls up by (audit_call_index) follows
-// in the outcome's commit, after the caller has its result, and readers read it with the entries after it
-// (the `audit_call_ids` view). Every write is its own synchronous transaction (or part of a
-// group()). How a commit reaches the disk is the `durability` option: `full`
-// makes every row durable before the caller goes on (synchronous=FULL
+// when the calls pause (indexSoon), at start and at close, and right after an outcome's commit once the entries
+// after it are many or not all this process's own; readers read it with the entries after it (the `audit_call_ids` view).
+// Every write is its own synchronous transaction (or part of a group()). How a commit reaches the disk is the
+// `durability` option: `full` makes every row durable before the caller goes on (synchronous=FULL
 // semantics); `grouped` returns once the row is in the write-ahead log (safe
 // from a crash of the process) and fsyncs on the thread pool while the caller
 // publishes. A write that fails throws AUDIT_UNAVAILABLE: the caller fails closed.
@@ -379,9 +379,6 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
 
     this.outcomeTx = db.transaction((items: Array<{ id: number; completion: Completion; followUp: boolean }>): DbAuditRow[] =>
       this.withTip(() => {
-        // The readers' index follows the log when the calls pause (indexSoon), never in a pending row's commit; here
-        // only once the tail after it is long (a bounded tail for readers to scan), or not all this process's own.
-        if (!this.own.valid || this.own.ids.length >= INDEX_BATCH) this.copyIndex();
         const out: DbAuditRow[] = [];
         for (const { id, completion, followUp } of items) {
           const call = this.pendingOwn.get(id) ?? this.stmt.byId.get(id);
@@ -481,9 +478,15 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
    */
   private readonly pendingOwn = new Map<number, DbAuditRow>();
 
-  /** The log's last entry before this process appends: another writer's entries since ours, or a deleted tail, and what it knows of its pending calls is read again. */
+  /**
+   * The log's last entry before this process appends: another writer's entries since ours, or a deleted tail, and
+   * what it knows of its pending calls is read again, and its own list no longer answers for the tail, so the index
+   * is copied after the next outcome's commit (else every call of this process scanned the tail until a pause).
+   */
   private noteTail(lastId: number): void {
-    if (lastId !== this.lastWrittenId) this.pendingOwn.clear();
+    if (lastId === this.lastWrittenId) return;
+    this.pendingOwn.clear();
+    this.own.valid = false;
   }
 
   /** The call with this request id, if any: the index, then the entries after it. Inside or outside a transaction. */
@@ -568,7 +571,8 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     const tip = this.tip;
     const last = tip ?? this.stmt.last.get();
     const lastId = last?.id ?? 0;
-    this.noteTail(lastId);
+    // withTip() noted the tail when its transaction began (its first entry would note it again, after the copy).
+    if (!tip) this.noteTail(lastId);
     if (lastId < this.lastWrittenId) {
       this.log.error(
         { lastId, lastWrittenId: this.lastWrittenId },
@@ -977,6 +981,11 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     const rows = this.write(() => this.outcomeTx.immediate(items));
     if (lazy) this.committedLazily(items.length);
     else this.committed();
+    // The readers' index follows the log when the calls pause (indexSoon), never in a pending row's commit; here
+    // once the tail after it is long (a bounded tail for readers to scan), or not all this process's own. In a
+    // transaction of its own, after the outcomes': a copy the disk has no room for (a long tail in five b-trees)
+    // makes SQLite undo its whole transaction, and the derived index must not cost the outcomes their entries.
+    if ((!this.own.valid || this.own.ids.length >= INDEX_BATCH) && !this.db.inTransaction) this.indexCalls();
     this.completed(rows);
     if (this.own.ids.length) this.indexSoon();
   }

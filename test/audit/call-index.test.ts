@@ -22,6 +22,9 @@ function fresh() {
 }
 
 const indexed = (db: ReturnType<typeof openDatabase>) => (db.prepare('SELECT count(*) AS n FROM audit_call_index').get() as { n: number }).n;
+/** The entries after the index: the log's tail every reader scans. */
+const afterIndex = (db: ReturnType<typeof openDatabase>) =>
+  (db.prepare('SELECT count(*) AS n FROM audit_entry WHERE id > (SELECT coalesce(max(id), 0) FROM audit_call_index)').get() as { n: number }).n;
 
 describe('the audit call index (migration 0014)', () => {
   it('a pending row is committed into the log alone, yet found by request id, principal, entity and time at once', async () => {
@@ -65,13 +68,12 @@ describe('the audit call index (migration 0014)', () => {
 
   it('calls that never pause still leave readers a short tail: an outcome commit copies it once it is long', async () => {
     const { db, audit } = fresh();
-    const tail = db.prepare('SELECT count(*) AS n FROM audit_entry WHERE id > (SELECT coalesce(max(id), 0) FROM audit_call_index)');
     let longest = 0;
     for (let i = 0; i < 400; i++) {
       const id = await audit.beginDurable(auditEntry({ requestId: `busy-${i}` }));
       audit.finishLater(id, { outcome: 'confirmed', latencyMs: 1, echo: null });
       audit.flushOutcomes();
-      longest = Math.max(longest, (tail.get() as { n: number }).n);
+      longest = Math.max(longest, afterIndex(db));
     }
     assert.ok(indexed(db) >= 256, `the index followed while the calls went on (${indexed(db)} of 400 calls indexed)`);
     assert.ok(longest <= 258, `the log's tail after the index stayed short (${longest} entries at most)`);
@@ -79,6 +81,56 @@ describe('the audit call index (migration 0014)', () => {
     assert.equal(audit.byRequestId('busy-0')?.outcome, 'confirmed');
     await audit.close();
     assert.equal(indexed(db), 400, 'closing the store brings the index up to the log');
+  });
+
+  it("another process's entries after the index are copied after this process's next outcome commit: the tail readers scan stays short", async () => {
+    const { db, path, audit: a } = fresh();
+    const otherDb = openDatabase(path);
+    open.push(otherDb);
+    const b = new SqliteAuditLog(otherDb, {});
+    a.finish(a.begin(auditEntry({ requestId: 'mine-1' })), { outcome: 'confirmed', latencyMs: 2, echo: null });
+    // `hearth approvals deny` on the same database, while the daemon's calls go on (synchronous from here: no
+    // pause in the calls, so neither store's idle copy runs before the assertions).
+    b.record(auditEntry({ requestId: 'theirs-1', principal: 'cli:owner', decision: 'deny', reason: 'denied by the owner' }), { outcome: 'denied' });
+    a.finish(a.begin(auditEntry({ requestId: 'mine-2' })), { outcome: 'confirmed', latencyMs: 2, echo: null });
+    assert.equal(indexed(db), 3, 'the outcome after another writer appended brought every call into the index');
+    assert.equal(afterIndex(db), 1, "only the outcome just appended is left after the index (this process's own again)");
+    assert.deepEqual(
+      a.list({ principal: 'cli:owner' }).map((r) => r.requestId),
+      ['theirs-1'],
+    );
+    assert.throws(
+      () => a.begin(auditEntry({ requestId: 'theirs-1' })),
+      (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE',
+    );
+    await a.close();
+    await b.close();
+  });
+
+  it("a disk too full for the index's copy still takes the outcome after which the copy was due", async () => {
+    const { db, audit } = fresh();
+    // Calls that never paused: the tail after the index is long, so the next outcome's commit copies it.
+    const ids: number[] = [];
+    for (let i = 0; i < 300; i++) ids.push(audit.begin(auditEntry({ requestId: `full-${i}` })));
+    // Room for a few more pages (an outcome entry), not for 300 calls in the index's five b-trees: SQLITE_FULL, as a
+    // nearly full disk gives it.
+    const maxPages = db.pragma('max_page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${(db.pragma('page_count', { simple: true }) as number) + 4}`);
+    try {
+      audit.finish(ids[0]!, { outcome: 'confirmed', latencyMs: 4, echo: null });
+      assert.equal(audit.get(ids[0]!)?.outcome, 'confirmed', 'the outcome is in the log; only the derived index waits');
+      assert.equal(indexed(db), 0);
+      assert.equal(audit.byRequestId('full-299')?.outcome, 'pending', 'the calls after the index are still found');
+      assert.throws(
+        () => audit.begin(auditEntry({ requestId: 'full-7' })),
+        (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_DUPLICATE',
+      );
+    } finally {
+      db.pragma(`max_page_count = ${maxPages}`);
+    }
+    await audit.close();
+    assert.equal(indexed(db), 300, 'with room again the index caught up');
+    assert.equal(verify(db).ok, true);
   });
 
   it('a request id another process appended after the index is refused too (the tail is read, not guessed)', async () => {
@@ -123,7 +175,9 @@ describe('the audit call index (migration 0014)', () => {
     const { path, audit: a } = fresh();
     const otherDb = openDatabase(path);
     open.push(otherDb);
-    const b = new SqliteAuditLog(otherDb, {});
+    // A daemon starting a minute later: its clock, not the time the test takes, puts the calls before its cutoff
+    // (in the same millisecond as the calls, `markInterrupted(0)` found none).
+    const b = new SqliteAuditLog(otherDb, { now: () => new Date(Date.now() + 60_000) });
     const notPending = (fn: () => unknown) => assert.throws(fn, (err: unknown) => err instanceof AuditError && err.code === 'AUDIT_NOT_PENDING');
     // This process's own calls, pending: their outcomes are appended without reading them back.
     const ids = await Promise.all(['p-1', 'p-2', 'p-3'].map((requestId) => a.beginDurable(auditEntry({ requestId }))));
@@ -179,7 +233,8 @@ describe('the audit call index (migration 0014)', () => {
     assert.equal(audit.list({ principal: 'chat:p0' }).length, 4, 'the entries after the index are read from the log');
     const reopened = openDatabase(path);
     open.push(reopened);
-    const again = new SqliteAuditLog(reopened, {});
+    // The next start, a minute later (its clock: the calls are older than its cutoff however fast the test runs).
+    const again = new SqliteAuditLog(reopened, { now: () => new Date(Date.now() + 60_000) });
     assert.equal(indexed(db), 6, 'the next start copied what was missing');
     assert.equal(again.list({ principal: 'chat:p1' }).length, 2);
     assert.equal(again.markInterrupted(0), 5, 'the pending calls of the earlier run are marked interrupted');
