@@ -1,9 +1,9 @@
 // Benchmark: what the audit's indexes cost the one durable write of a call (issues 18, 33).
 //
 // Since migration 0014 a pending call entry is written to the log alone (its only key is the append order);
-// the index readers look calls up by (request id, principal, entity, time) is a separate table the outcome's
-// commit brings up to the log, after the caller has its result. This measures begin() (the pending row's commit
-// and fsync, the caller's one unavoidable write) and an outcome commit (which now carries the index's copy), on
+// the index readers look calls up by (request id, principal, entity, time) is a separate table brought up to the
+// log when the calls pause (or after an outcome's commit once the tail after it is long: issue 45). This measures
+// begin() (the pending row's commit and fsync, the caller's one unavoidable write) and an outcome commit, on
 // the shipped schema and on the same store with the indexes of before 0014 put back on the log (the request
 // id's UNIQUE and the partial principal, entity and time indexes: four b-trees more in the pending row's
 // commit), interleaved call by call on the same disk, against a raw durable INSERT (one b-tree).
@@ -121,7 +121,7 @@ try {
   );
   const [s, l] = rows as [(typeof rows)[0], (typeof rows)[0]];
   console.log(
-    `\n  the four indexes of before 0014 cost begin() ${fmt(l.begin.p50 - s.begin.p50, 3)} ms at p50 (${ratio(l.begin.p50, s.begin.p50)} the shipped one); an outcome, which now carries the index's copy, ${fmt(s.outcome.p50 - l.outcome.p50, 3)} ms more; begin() is ${fmt(s.begin.p50 - r.p50, 3)} ms over the raw INSERT`,
+    `\n  the four indexes of before 0014 cost begin() ${fmt(l.begin.p50 - s.begin.p50, 3)} ms at p50 (${ratio(l.begin.p50, s.begin.p50)} the shipped one); an outcome ${fmt(s.outcome.p50 - l.outcome.p50, 3)} ms more (the index's copy is no longer in it); begin() is ${fmt(s.begin.p50 - r.p50, 3)} ms over the raw INSERT`,
   );
   const file = writeResults('audit-indexes', {
     bench: 'audit-indexes',
