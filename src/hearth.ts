@@ -165,7 +165,16 @@ export class Hearth {
   /** On start: sweep pending rows and check the chain (and whether a signed digest vouches for every entry). */
   recoverAudit(): { interrupted: number; chainOk: boolean; problem?: string; unvouched?: { from: number; to: number; count: number } } {
     const interrupted = this.sweepPending();
-    const result = this.audit.verify();
+    let result = this.audit.verify();
+    if (result.firstBroken?.kind === 'index') {
+      // The log verifies and the index derived from it does not match it: said, then rebuilt from the log.
+      this.bridge.log.error(
+        { firstBroken: result.firstBroken },
+        "audit: the readers' call index did not match the log (edited, or written by a faulty process); rebuilt from the log",
+      );
+      this.audit.rebuildIndex();
+      result = this.audit.verify();
+    }
     if (!result.ok) this.bridge.log.error({ firstBroken: result.firstBroken }, 'audit chain does not verify: run `hearth audit verify`');
     return { interrupted, chainOk: result.ok, problem: result.firstBroken?.reason, ...(result.unvouched ? { unvouched: result.unvouched } : {}) };
   }

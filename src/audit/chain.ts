@@ -361,7 +361,13 @@ export type BreakKind =
   /** Fewer rows than the digest says: the tail was cut off. */
   | 'truncated'
   /** The digest does not match the table (or cannot be read). */
-  | 'digest';
+  | 'digest'
+  /**
+   * The readers' call index (migration 0014) does not match the log: a call's request id, principal, entity or time
+   * differs there, or a call is missing from it, so lists filtered by them would hide or misplace it. The log itself
+   * verifies; the index is derived from it, and Hearth rebuilds it at its next start.
+   */
+  | 'index';
 
 export interface ChainBreak {
   /** The first broken row (for `deleted`/`truncated`: the first missing id; 0: not a row, e.g. an unreadable digest). */
@@ -556,6 +562,40 @@ export function legacySealNeeded(db: Db): { count: number; lastId: number; sha25
  * and end in the hash it recorded (a cut-off tail leaves a clean chain). The
  * table's AUTOINCREMENT sequence past the last id also shows a cut tail.
  */
+/**
+ * The first call where the readers' index and the log disagree, up to where the index goes (the calls after it are
+ * read from the log itself): an index row with no call entry of its id, or with another request id, principal,
+ * entity or time, or a call entry the index skipped. Undefined when they agree (or before migration 0014).
+ */
+function callIndexBreak(db: Db): ChainBreak | undefined {
+  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_call_index'").get()) return undefined;
+  const edited = db
+    .prepare(
+      `SELECT i.id AS id FROM audit_call_index i LEFT JOIN audit_entry e ON e.id = i.id
+       WHERE e.id IS NULL OR e.kind <> 'call' OR e.request_id IS NOT i.request_id OR e.principal IS NOT i.principal
+         OR e.entity_id IS NOT i.entity_id OR e.at IS NOT i.at
+       ORDER BY i.id LIMIT 1`,
+    )
+    .get() as { id: number } | undefined;
+  const skipped = db
+    .prepare(
+      `SELECT e.id AS id FROM audit_entry e
+       WHERE e.kind = 'call' AND e.id <= (SELECT coalesce(max(id), 0) FROM audit_call_index)
+         AND NOT EXISTS (SELECT 1 FROM audit_call_index i WHERE i.id = e.id)
+       ORDER BY e.id LIMIT 1`,
+    )
+    .get() as { id: number } | undefined;
+  if (!edited && !skipped) return undefined;
+  const id = Math.min(edited?.id ?? Number.POSITIVE_INFINITY, skipped?.id ?? Number.POSITIVE_INFINITY);
+  const what =
+    id === edited?.id ? `its request id, principal, entity or time differ from call ${id}'s, or no call ${id} exists` : `call ${id} is missing from it`;
+  return {
+    id,
+    kind: 'index',
+    reason: `row ${id}: the readers' call index does not match the log (${what}): lists filtered by principal, entity or time read it. The log itself verifies; Hearth rebuilds the index from it at its next start`,
+  };
+}
+
 export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
   // The digest first: it is written after commits, so the rows read next are at least as new as it is.
   let digest: Digest | undefined;
@@ -579,8 +619,10 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
   // A digest of the empty log (a home stopped before its first call) vouches for the genesis hash.
   let hashAtDigest: string | undefined = digest?.lastId === 0 ? GENESIS_HASH : undefined;
   let seq = 0;
+  let index: ChainBreak | undefined;
   // One read transaction: the entries and the sequence from one snapshot. Synchronous, so the connection is busy only for this call.
   db.transaction(() => {
+    index = callIndexBreak(db);
     for (const r of db.prepare('SELECT * FROM audit_entry ORDER BY id').iterate() as IterableIterator<DbAuditEntry>) {
       if (digest && r.id <= digest.lastId) {
         upToDigest++;
@@ -625,6 +667,8 @@ export function verify(db: Db, options: VerifyOptions = {}): VerifyResult {
       };
     }
   }
+  // The index is derived from the log: what is wrong with the log, or with the files vouching for it, is said first.
+  if (!firstBroken && index) firstBroken = index;
   const beyond = digest ? rows - upToDigest : 0;
   const signed = !!digest && !!options.key;
   return {
