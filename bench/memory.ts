@@ -18,7 +18,7 @@
 //
 // A script, not a test: it prints numbers and ratios and writes
 // bench/results/memory.json; it never fails on timings or sizes.
-// Knobs: BENCH_MEMORY_ONLY (variants, comma-separated: their rounds only), BENCH_MEMORY_ENTITIES (10000), BENCH_MEMORY_ROUNDS (3: processes per variant, alternating; the median's
+// Knobs: BENCH_MEMORY_ONLY (variants, comma-separated: their rounds only), BENCH_MEMORY_ENTITIES (10000), BENCH_MEMORY_ROUNDS (5: processes per variant, alternating; the median's
 // reported), BENCH_MEMORY_SETTLE_MS (1000), BENCH_MEMORY_PHASES (1: V8's spaces at
 // each step; 2: and every mapping over 0.5 MiB resident), BENCH_MEMORY_SNAPSHOT (a folder: heap snapshots), BENCH_TMPDIR.
 import { spawnSync } from 'node:child_process';
@@ -31,7 +31,7 @@ import { isSensor, zigbee2mqttDevice, zigbee2mqttState } from './lib/zigbee2mqtt
 import { envInt, fmt, machine, median, memoryMiB, nowNs, ratio, secondsSince, startBroker, table, tempDir, writeResults } from './lib/harness.js';
 
 const ENTITIES = envInt('BENCH_MEMORY_ENTITIES', 10_000);
-const ROUNDS = envInt('BENCH_MEMORY_ROUNDS', 3);
+const ROUNDS = envInt('BENCH_MEMORY_ROUNDS', 5);
 const PER_DEVICE = 5;
 const DEVICES = Math.ceil(ENTITIES / PER_DEVICE);
 type Variant = 'baseline' | 'bridge' | 'bridge-per-entity' | 'baseline-no-number-cache' | 'baseline-zigbee2mqtt' | 'bridge-zigbee2mqtt';
