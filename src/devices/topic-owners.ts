@@ -91,25 +91,25 @@ const topicsOf = (c: Claimant): readonly string[] => (c.claim ? commandTopicsOf(
 
 /**
  * The discovered claims that move an owner: an entity remembered holding command topics that now claims one it
- * never held, and has no confirmed move (`confirmed`: entity ids a person let move). Each with the topics it holds.
+ * never held (a person's confirmation makes what it claims what it holds: DeviceRegistry.confirmMove). Each with
+ * the topics it holds.
  */
 export function moversOf(
   found: readonly TopicClaim[],
   remembered: ReadonlyMap<string, readonly string[]>,
-  confirmed: ReadonlySet<string> = new Set(),
 ): Map<string, { claim: TopicClaim; held: readonly string[] }> {
   const movers = new Map<string, { claim: TopicClaim; held: readonly string[] }>();
   const unheld = (claim: TopicClaim, held: readonly string[]) => commandTopicsOf(claim.entity).some((t) => !held.includes(t));
   for (const claim of found) {
     const held = remembered.get(claim.entity.id);
-    if (!held?.length || confirmed.has(claim.entity.id)) continue;
+    if (!held?.length) continue;
     if (unheld(claim, held)) movers.set(claim.entity.id, { claim, held });
   }
   // A new entity of a moved device goes where the device went: it waits with it (else a forged list renaming the
   // lock could add an expose to it on the forger's topic, under the lock's name).
   const moved = new Set([...movers.values()].map((m) => `${m.claim.source}\u0000${m.claim.entity.deviceId}`));
   for (const claim of found) {
-    if (movers.has(claim.entity.id) || confirmed.has(claim.entity.id) || !moved.has(`${claim.source}\u0000${claim.entity.deviceId}`)) continue;
+    if (movers.has(claim.entity.id) || !moved.has(`${claim.source}\u0000${claim.entity.deviceId}`)) continue;
     const held = remembered.get(claim.entity.id) ?? [];
     if (unheld(claim, held)) movers.set(claim.entity.id, { claim, held });
   }
@@ -120,7 +120,7 @@ export function moversOf(
  * The claims in the order they are given their topics: device files first (`outranking`), then every entity
  * that holds what it claims (a discovered entity claiming only topics remembered as its own, the owners that
  * are away, and the movers, which hold their old topics and claim nothing), then the rest (newcomers, and
- * entities a person let move to topics they never held); each part in rank order (`rank`: first seen). So a
+ * entities that held no command topic before); each part in rank order (`rank`: first seen). So a
  * newcomer never takes a topic an entity holds, present, away or moved, whatever their ranks. `movers` (moversOf)
  * are refused by the caller.
  */
