@@ -409,8 +409,9 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
       }),
     );
 
+    // The pending calls are read from the log itself (the `audit` view), never from the derived index: the index's copy
+    // is not part of this transaction, so a disk with no room for it still takes the interrupted outcomes.
     this.interruptTx = db.transaction((cutoff: string): DbAuditRow[] => {
-      this.copyIndex();
       const out: DbAuditRow[] = [];
       for (const call of this.stmt.pendingBefore.all(cutoff)) {
         const e = this.append(outcomeEntry(call.id, 'interrupted', INTERRUPTED_ERROR, null, null));
@@ -1012,6 +1013,7 @@ export class SqliteAuditLog extends EventEmitter<AuditLogEvents> implements Audi
     const cutoff = new Date(this.now().getTime() - Math.max(0, olderThanMs)).toISOString();
     const rows = this.write(() => this.interruptTx.immediate(cutoff));
     this.committed();
+    this.indexCalls();
     if (rows.length) {
       this.log.warn({ count: rows.length, ids: rows.map((r) => r.id) }, `audit: ${rows.length} call(s) left pending by an earlier run marked interrupted`);
       this.completed(rows);

@@ -133,6 +133,41 @@ describe('the audit call index (migration 0014)', () => {
     assert.equal(verify(db).ok, true);
   });
 
+  it('a next start on a disk too full for the index still marks the calls left pending interrupted', async () => {
+    const { db, path, audit } = fresh();
+    const done: number[] = [];
+    for (let i = 0; i < 300; i++) done.push(audit.begin(auditEntry({ requestId: `start-${i}` })));
+    for (const id of done.slice(2)) audit.finish(id, { outcome: 'confirmed', latencyMs: 3, echo: null });
+    await audit.close();
+    // The index is derived and not fsynced: a power cut can leave it far behind the log.
+    db.prepare('DELETE FROM audit_call_index').run();
+    db.exec('VACUUM'); // its pages given back: the copy cannot reuse them
+    const reopened = openDatabase(path);
+    open.push(reopened);
+    // Room for the two interrupted outcomes, not for 300 calls in the index's five b-trees.
+    const maxPages = reopened.pragma('max_page_count', { simple: true }) as number;
+    reopened.pragma(`max_page_count = ${(reopened.pragma('page_count', { simple: true }) as number) + 4}`);
+    try {
+      // The next start, a minute later (its clock: the calls are older than its cutoff however fast the test runs).
+      const again = new SqliteAuditLog(reopened, { now: () => new Date(Date.now() + 60_000) });
+      assert.equal(indexed(reopened), 0, 'no room for the copy at start');
+      assert.equal(again.markInterrupted(0), 2, 'the calls left pending are marked interrupted all the same');
+      assert.deepEqual(
+        done.slice(0, 3).map((id) => again.get(id)?.outcome),
+        ['interrupted', 'interrupted', 'confirmed'],
+      );
+      assert.equal(again.byRequestId('start-299')?.outcome, 'confirmed', 'readers find the calls after the index');
+      reopened.pragma(`max_page_count = ${maxPages}`);
+      // With room again, the index follows the log (as it does when the calls pause).
+      again.indexCalls();
+      assert.equal(indexed(reopened), 300, 'with room again the index caught up');
+      await again.close();
+    } finally {
+      reopened.pragma(`max_page_count = ${maxPages}`);
+    }
+    assert.equal(verify(reopened).ok, true);
+  });
+
   it('a request id another process appended after the index is refused too (the tail is read, not guessed)', async () => {
     const { path, audit: a } = fresh();
     const otherDb = openDatabase(path);
