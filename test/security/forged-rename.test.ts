@@ -164,6 +164,15 @@ describe('security: a forged rename does not free what a real lock owns', () => 
     const said = (seen.json as Array<Record<string, unknown>>).find((r) => r.entity === LOCK);
     assert.deepEqual({ topic: said?.topic, movedFrom: said?.movedFrom }, { topic: PORCH_SET, movedFrom: [LOCK_SET] });
     assert.match(String(said?.words), /keeps its old topic .* until an owner confirms: if you renamed it, `hearth devices confirm-move front_door_lock`/);
+    const newcomerSaid = (seen.json as Array<Record<string, unknown>>).find((r) => r.entity === claimant.refused.id);
+    assert.deepEqual(
+      { ownerMoving: newcomerSaid?.ownerMoving, ownerAway: newcomerSaid?.ownerAway, ownerDevice: newcomerSaid?.ownerDevice },
+      { ownerMoving: true, ownerAway: false, ownerDevice: 'front_door_lock' },
+    );
+    assert.match(
+      String(newcomerSaid?.words),
+      /^its command topic zigbee2mqtt\/Front door lock\/set is held by front_door_lock\.\w+, which its source moved elsewhere/,
+    );
     assert.equal((await request(`${server!.url}/api/devices/refused`, { token: guest })).status, 403);
     const text = devicesText(devices(h().bridge), undefined, refusedClaimsJson(h().bridge));
     assert.match(
