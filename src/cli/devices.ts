@@ -62,6 +62,23 @@ export function registerDevices(program: Command): void {
       if (flags.json) return printJson(answer);
       process.stdout.write(`forgot ${answer.device} (${answer.forgotten.join(', ')}): a newcomer may now take its command topics and names\n`);
     });
+  withConfigOptions(group.command('confirm-move'))
+    .description(
+      'confirm that a device moved (you renamed it in Zigbee2MQTT, or changed its discovery config): Hearth keeps a device on the command topics it holds until you say so, as a forged rename looks the same on the broker',
+    )
+    .argument('<device>', "the device's id, as `hearth devices` or the refusal names it")
+    .option('--to <topic>', 'the command topic you were shown: nothing moves if the device is going elsewhere now')
+    .option('--json', 'print the answer as JSON')
+    .action(async (device: string, flags: CommonFlags & { json?: boolean; to?: string }) => {
+      const { confirmMove } = await import('../daemon/methods/devices.js');
+      const params = { device, ...(flags.to !== undefined ? { to: flags.to } : {}) };
+      const answer = await askHearth(flags, 'devices.confirm-move', params, (h, p) => confirmMove(h.bridge, p as { device: string; to?: string }), {
+        devices: true,
+        typed: { device: '<device>' },
+      });
+      if (flags.json) return printJson(answer);
+      for (const m of answer.moved) process.stdout.write(`${m.entity}: moved from ${m.from.join(', ') || '(nothing)'} to ${m.to.join(', ')}\n`);
+    });
   registerDeviceSetters(group);
 }
 
@@ -88,19 +105,28 @@ export function devicesText(list: DeviceJson[], looked?: SourcesAnswer, refused:
 }
 
 /**
- * The entities left out, those waiting on an away device grouped under it (one device to forget, however many of
- * a newcomer's entities claim its topics), then the rest as they are.
+ * The entities left out: those of a device its source moved grouped under it (one move to confirm), those waiting
+ * on an away device grouped under it (one device to forget, however many of a newcomer's entities claim its
+ * topics), then the rest as they are.
  */
 function leftOutText(refused: readonly RefusedClaimJson[]): string {
   const away = new Map<string, RefusedClaimJson[]>();
+  const moved = new Map<string, RefusedClaimJson[]>();
   for (const r of refused) if (r.ownerAway && r.ownerDevice) away.set(r.ownerDevice, [...(away.get(r.ownerDevice) ?? []), r]);
+  for (const r of refused) if (r.movedFrom) moved.set(r.device, [...(moved.get(r.device) ?? []), r]);
   let out = '';
+  // A device its source moved (a rename): one thing to confirm, however many of its entities wait on it.
+  for (const [device, list] of moved) {
+    const these = list.length === 1 ? 'this entity' : `these ${list.length} entities`;
+    out += `  ${device} was moved by its source (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps the command topics it holds and ${these} get no command until an owner confirms; if you renamed it, \`hearth devices confirm-move ${device}\`:\n`;
+    for (const r of list) out += `    ${r.name} (${r.entity}): to ${r.topic}${r.movedFrom!.length ? ` from ${r.movedFrom!.join(', ')}` : ''}\n`;
+  }
   for (const [device, list] of away) {
     const these = list.length === 1 ? 'this entity claims' : `these ${list.length} entities claim`;
     out += `  ${device} is away (remembered, not in the home now) and holds the command topics ${these}; if it is really gone, \`hearth devices forget ${device}\` frees them:\n`;
     for (const r of list) out += `    ${r.name} (${r.entity}): its command topic ${r.topic} is held by ${r.owner}\n`;
   }
-  for (const r of refused) if (!(r.ownerAway && r.ownerDevice)) out += `  ${r.name} (${r.entity}): ${r.words}\n`;
+  for (const r of refused) if (!(r.ownerAway && r.ownerDevice) && !r.movedFrom) out += `  ${r.name} (${r.entity}): ${r.words}\n`;
   return out;
 }
 

@@ -39,6 +39,7 @@ export const METHOD_PARAMS = {
   devices: params({}),
   'devices.refused': params({}),
   'devices.forget': params({ device: str(300) }, ['device']),
+  'devices.confirm-move': params({ device: str(300), to: str(1000) }, ['device']),
   sources: params({}),
   tools: params({ as }),
   'tools.stats': params({}),
@@ -351,12 +352,19 @@ export interface PolicyTestAnswer {
   }>;
 }
 
+/** A device's move confirmed by a person: each entity, the topics it let go of and those it holds now. */
+export interface ConfirmMoveAnswer {
+  device: string;
+  moved: Array<{ entity: string; from: string[]; to: string[] }>;
+}
+
 /** What each method answers. */
 export interface Answers {
   hello: HelloAnswer;
   devices: DeviceJson[];
   'devices.refused': RefusedClaimJson[];
   'devices.forget': { device: string; forgotten: string[] };
+  'devices.confirm-move': ConfirmMoveAnswer;
   sources: SourcesAnswer;
   tools: ToolsAnswer;
   'tools.stats': ToolsStatsAnswer;

@@ -16,6 +16,7 @@ import {
   assignTopicOwners,
   deviceOfEntityId,
   dollarTopics,
+  moversOf,
   orderWithHolders,
   readTopicsOf,
   type ReservedTopics,
@@ -186,8 +187,14 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private own(plan: Plan): void {
     const readTopics = plan.readTopics!;
     const remembered = this.memory.rememberedCommandTopics?.() ?? new Map<string, readonly string[]>();
-    const claims = orderWithHolders(plan.files!, plan.found!, remembered, (ids) => this.memory.firstSeen(ids));
+    const movers = moversOf(plan.found!, remembered);
+    const claims = orderWithHolders(plan.files!, plan.found!, remembered, (ids) => this.memory.firstSeen(ids), movers);
     const { owners, refused } = assignTopicOwners(claims, (topic) => readTopics.get(topic) ?? this.reserved(topic));
+    // A mover keeps what it holds (claimed for it above) and gets none of its new topics until a person confirms.
+    for (const [id, { claim, held }] of movers) {
+      const to = commandTopicsOf(claim.entity).filter((t) => !held.includes(t));
+      refused.set(id, { topic: to[0]!, movedFrom: held, refused: claim.entity });
+    }
     plan.commandTopics = new Set(owners.keys());
     plan.refused = refused;
     plan.merged = plan
@@ -261,7 +268,17 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     for (const r of refused.values()) {
       if (before.has(key(r))) continue;
       const who = `${r.refused.id} (${JSON.stringify(r.refused.name)}, ${r.refused.kind})`;
-      if (r.awayOwner)
+      if (r.movedFrom)
+        this.log?.warn(
+          { topic: r.topic, movedFrom: r.movedFrom, refused: r.refused.id, device: r.refused.deviceId },
+          `${who} is moved by its source to command topic ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''} (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps ${r.movedFrom.length ? 'its old topic' : 'no topic'} and gets no command until an owner confirms the move: \`hearth devices confirm-move ${r.refused.deviceId}\``,
+        );
+      else if (r.awayOwner && r.ownerMoving)
+        this.log?.warn(
+          { topic: r.topic, owner: r.awayOwner, moving: true, refused: r.refused.id },
+          `command topic ${r.topic} is held by ${r.awayOwner}, which its source moved elsewhere (an owner has not confirmed the move); ${who} is refused and gets no tool`,
+        );
+      else if (r.awayOwner)
         this.log?.warn(
           { topic: r.topic, owner: r.awayOwner, away: true, ...(r.ownerTopic ? { ownerTopic: r.ownerTopic } : {}), refused: r.refused.id },
           `command topic ${r.topic} is held by ${deviceOfEntityId(r.awayOwner)} (${r.awayOwner}), which is away (remembered, not in the home now)${r.ownerTopic ? ` and commanded on ${r.ownerTopic}` : ''}; ${who} is refused and gets no tool. If that device is really gone, \`hearth devices forget ${deviceOfEntityId(r.awayOwner)}\` frees its topics`,
@@ -355,6 +372,23 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   /** Entities refused for claiming a command topic another device owns (present or away), or one no entity may command. */
   refusedClaims(): TopicRefusal[] {
     return [...this.refusals.values()];
+  }
+
+  /**
+   * A person confirms that a device moved (renamed in Zigbee2MQTT, its discovery config changed): each of its
+   * entities waiting on a move (a refused mover, TopicRefusal.movedFrom) now holds the topics its source gives it,
+   * and lets go of the old ones. `to`: the topic the person was shown; nothing moves when the device is not going
+   * there now (a forged message may have moved it again meanwhile). Returns what moved, and where the movers are
+   * going now (none: no move of this device waits).
+   */
+  confirmMove(deviceId: string, to?: string): { moved: Array<{ entity: string; from: readonly string[]; to: readonly string[] }>; going: string[] } {
+    const movers = [...this.refusals.values()].filter((r) => r.movedFrom && r.refused.deviceId === deviceId);
+    const going = [...new Set(movers.flatMap((r) => commandTopicsOf(r.refused)))].sort();
+    if (!movers.length || (to !== undefined && !going.includes(to)) || !this.memory.rememberCommandTopics) return { moved: [], going };
+    const moved = movers.map((r) => ({ entity: r.refused.id, from: r.movedFrom!, to: commandTopicsOf(r.refused) }));
+    this.memory.rememberCommandTopics(new Map(moved.map((m) => [m.entity, m.to])));
+    this.rebuild();
+    return { moved, going };
   }
 
   /**

@@ -32,14 +32,20 @@ export interface TopicClaim {
 export interface AwayOwner {
   entityId: string;
   topics: readonly string[];
+  /** Present, but moved by its source to topics it never held: it holds these until a person confirms the move. */
+  moving?: boolean;
 }
 
 export interface TopicRefusal {
   topic: string;
   /** The entity that owns the topic (absent when the topic is a control topic or one Hearth reads, or its owner is away). */
   owner?: Entity;
-  /** The id of the owner when it is away: remembered, not in the home now. */
+  /** The id of the owner when it is away: remembered, not in the home now (or present and moving: `ownerMoving`). */
   awayOwner?: string;
+  /** The away owner is in the home, moved by its source: it holds its old topics until a person confirms the move. */
+  ownerMoving?: boolean;
+  /** The refused entity is a mover: the topics it holds, kept while its move to `topic` waits for a person. */
+  movedFrom?: readonly string[];
   /** The owner's command topic when the claimed one is above or below it rather than the same. */
   ownerTopic?: string;
   /** Why, in words, when there is no owner: "a control topic of zigbee2mqtt", "the state topic of lock.x". */
@@ -84,22 +90,56 @@ const deviceOf = (c: Claimant) => (c.claim ? c.claim.entity.deviceId : deviceOfE
 const topicsOf = (c: Claimant): readonly string[] => (c.claim ? commandTopicsOf(c.claim.entity) : c.away.topics);
 
 /**
+ * The discovered claims that move an owner: an entity remembered holding command topics that now claims one it
+ * never held (a person's confirmation makes what it claims what it holds: DeviceRegistry.confirmMove). Each with
+ * the topics it holds.
+ */
+export function moversOf(
+  found: readonly TopicClaim[],
+  remembered: ReadonlyMap<string, readonly string[]>,
+): Map<string, { claim: TopicClaim; held: readonly string[] }> {
+  const movers = new Map<string, { claim: TopicClaim; held: readonly string[] }>();
+  const unheld = (claim: TopicClaim, held: readonly string[]) => commandTopicsOf(claim.entity).some((t) => !held.includes(t));
+  for (const claim of found) {
+    const held = remembered.get(claim.entity.id);
+    if (!held?.length) continue;
+    if (unheld(claim, held)) movers.set(claim.entity.id, { claim, held });
+  }
+  // A new entity of a moved device goes where the device went: it waits with it (else a forged list renaming the
+  // lock could add an expose to it on the forger's topic, under the lock's name).
+  const moved = new Set([...movers.values()].map((m) => `${m.claim.source}\u0000${m.claim.entity.deviceId}`));
+  for (const claim of found) {
+    if (movers.has(claim.entity.id) || !moved.has(`${claim.source}\u0000${claim.entity.deviceId}`)) continue;
+    const held = remembered.get(claim.entity.id) ?? [];
+    if (unheld(claim, held)) movers.set(claim.entity.id, { claim, held });
+  }
+  return movers;
+}
+
+/**
  * The claims in the order they are given their topics: device files first (`outranking`), then every entity
- * that holds what it claims (a discovered entity claiming only topics remembered as its own, and the owners that
- * are away), then the rest (newcomers, and entities that moved to topics they never held); each part in rank
- * order (`rank`: first seen). So a newcomer, or an older entity moving, never takes a topic an entity holds,
- * present or away, whatever their ranks.
+ * that holds what it claims (a discovered entity claiming only topics remembered as its own, the owners that
+ * are away, and the movers, which hold their old topics and claim nothing), then the rest (newcomers, and
+ * entities that held no command topic before); each part in rank order (`rank`: first seen). So a
+ * newcomer never takes a topic an entity holds, present, away or moved, whatever their ranks. `movers` (moversOf)
+ * are refused by the caller.
  */
 export function orderWithHolders(
   outranking: readonly TopicClaim[],
   found: readonly TopicClaim[],
   remembered: ReadonlyMap<string, readonly string[]>,
   rank: (ids: readonly string[]) => ReadonlyMap<string, number>,
+  movers: ReadonlyMap<string, { held: readonly string[] }> = new Map(),
 ): Claimant[] {
   const present = new Set([...outranking, ...found].map((c) => c.entity.id));
   const holders: Claimant[] = [];
   const others: Claimant[] = [];
   for (const claim of found) {
+    const moving = movers.get(claim.entity.id);
+    if (moving) {
+      holders.push({ away: { entityId: claim.entity.id, topics: moving.held, moving: true } });
+      continue;
+    }
     const held = remembered.get(claim.entity.id);
     const topics = commandTopicsOf(claim.entity);
     (held && topics.length && topics.every((t) => held.includes(t)) ? holders : others).push({ claim });
@@ -155,7 +195,7 @@ export function assignTopicOwners(claims: readonly (TopicClaim | Claimant)[], fo
       const { held, at } = conflict.found;
       refused.set(claim.entity.id, {
         topic: conflict.topic,
-        ...(held.claim ? { owner: held.claim.entity } : { awayOwner: held.away.entityId }),
+        ...(held.claim ? { owner: held.claim.entity } : { awayOwner: held.away.entityId, ...(held.away.moving ? { ownerMoving: true } : {}) }),
         ...(at !== conflict.topic ? { ownerTopic: at } : {}),
         refused: claim.entity,
       });

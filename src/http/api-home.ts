@@ -8,6 +8,8 @@
 //   POST   /api/home/devices/:id        {area | noArea | resetArea, create?, name | resetName, aliases, exposed | resetExposed}
 //   DELETE /api/home/devices/:id        forget a device that is gone (away: no source has it): its command topics
 //                                       and names are free for a newcomer (404 when none is remembered, 409 while present)
+//   POST   /api/home/devices/:id/move   {to?}: confirm a device's move (renamed in Zigbee2MQTT): it takes the command
+//                                       topics its source gives it now (404 when no move waits, 409 when it goes elsewhere than `to`)
 //   POST   /api/home/entities/:id       {area | noArea | resetArea, create?, exposed | resetExposed}
 //   POST   /api/home/areas              {name, floor?, aliases?}
 //   POST   /api/home/areas/:area        {name?, floor? (null: none), aliases?}
@@ -146,6 +148,28 @@ export function homeRoutes({ hearth }: ApiContext): Route[] {
         if (!forgotten.length) throw new HttpError(404, 'not_found', `Hearth remembers no device ${JSON.stringify(id)}`, { field: 'id' });
         hearth.bridge.log.info({ device: id, forgotten, by: principal.id }, `forgot ${id} at ${principal.id}'s word: its command topics and names are free`);
         return { device: id, forgotten };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/home/devices/:id/move',
+      handler: async ({ principal, params, body }) => {
+        owner(principal, "confirm a device's move to new command topics");
+        const b = await body();
+        onlyFields(b, ['to']);
+        types(b, ['to'], []);
+        const id = params.id;
+        const { moved, going } = hearth.bridge.registry.confirmMove(id, b.to as string | undefined);
+        if (!going.length) throw new HttpError(404, 'not_found', `no move of ${JSON.stringify(id)} waits for a confirmation`, { field: 'id' });
+        if (!moved.length)
+          throw new HttpError(409, 'conflict', `${id} is being moved to ${going.join(', ')} now, not to ${String(b.to)}: look again and confirm what you see`, {
+            field: 'to',
+          });
+        hearth.bridge.log.info(
+          { device: id, moved, by: principal.id },
+          `${id} moved at ${principal.id}'s word: it holds ${going.join(', ')} now, and its old command topics are free`,
+        );
+        return { device: id, moved: moved.map((m) => ({ entity: m.entity, from: [...m.from], to: [...m.to] })) };
       },
     },
     {

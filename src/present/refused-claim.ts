@@ -14,9 +14,16 @@ export interface RefusedClaimJson {
   owner: string | null;
   /** The owner is away: remembered, no source has it now (`hearth devices forget <ownerDevice>` once it is really gone). */
   ownerAway: boolean;
+  /** The owner is in the home, moved by its source elsewhere: it holds this topic until a person confirms its move. */
+  ownerMoving: boolean;
   ownerDevice: string | null;
   /** Why no entity may command the topic, when no entity holds it ("the state topic of lock.x"). */
   reason: string | null;
+  /**
+   * The entity itself was moved by its source (a rename in Zigbee2MQTT, or a forged message) from these topics,
+   * which it keeps, to `topic`, which it gets once a person confirms (`hearth devices confirm-move <device>`).
+   */
+  movedFrom: string[] | null;
   /** All of it in words, as `hearth devices` says it. */
   words: string;
 }
@@ -31,9 +38,11 @@ export function refusedClaimsJson(bridge: Bridge): RefusedClaimJson[] {
       device: r.refused.deviceId,
       topic: r.topic,
       owner: r.owner?.id ?? r.awayOwner ?? null,
-      ownerAway: !!r.awayOwner,
+      ownerAway: !!r.awayOwner && !r.ownerMoving,
+      ownerMoving: !!r.ownerMoving,
       ownerDevice: r.owner?.deviceId ?? (r.awayOwner ? deviceOfEntityId(r.awayOwner) : null),
       reason: r.reason ?? null,
+      movedFrom: r.movedFrom ? [...r.movedFrom] : null,
     };
     return { ...json, words: refusedClaimWords(json) };
   });
@@ -41,6 +50,10 @@ export function refusedClaimsJson(bridge: Bridge): RefusedClaimJson[] {
 
 /** Why an entity has no command, in words (`hearth devices`, the page). */
 export function refusedClaimWords(r: Omit<RefusedClaimJson, 'words'>): string {
+  if (r.movedFrom)
+    return `its source moved it to ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''} (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps ${r.movedFrom.length ? 'its old topic' : 'no topic'} and gets no command until an owner confirms: if you renamed it, \`hearth devices confirm-move ${r.device}\``;
+  if (r.owner && r.ownerMoving)
+    return `its command topic ${r.topic} is held by ${r.owner}, which its source moved elsewhere; an owner has not confirmed that move`;
   if (r.owner && r.ownerAway)
     return `its command topic ${r.topic} is held by ${r.ownerDevice} (${r.owner}), which is away; if that device is really gone, \`hearth devices forget ${r.ownerDevice}\` frees it`;
   if (r.owner) return `its command topic ${r.topic} belongs to ${r.owner}`;

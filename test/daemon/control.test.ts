@@ -95,6 +95,26 @@ describe('the control socket of a running daemon', () => {
     assert.match(cli.stderr, /front_door is in the home now/);
   });
 
+  it('devices.confirm-move: only a named device with a move waiting moves; `hearth devices confirm-move` says why not', async () => {
+    const c = await rawControl(sock);
+    try {
+      const unnamed = await c.send('{"jsonrpc":"2.0","id":1,"method":"devices.confirm-move","params":{"to":"x/set"}}');
+      assert.equal(unnamed.error?.code, -32602);
+      assert.match(unnamed.error!.message, /devices.confirm-move: param "device" is required/);
+      const badTo = await c.send('{"jsonrpc":"2.0","id":2,"method":"devices.confirm-move","params":{"device":"front_door","to":7}}');
+      assert.equal(badTo.error?.code, -32602);
+      // The demo's front door (a device file) is where its file says: no move of it waits.
+      const none = await c.send('{"jsonrpc":"2.0","id":3,"method":"devices.confirm-move","params":{"device":"front_door"}}');
+      assert.equal(none.error?.code, -32004);
+      assert.match(none.error!.message, /no move of "front_door" waits for a confirmation/);
+    } finally {
+      c.socket.destroy();
+    }
+    const cli = await runHearth(['devices', 'confirm-move', 'front_door', '--to', 'hearth-demo/elsewhere/set', '--db', db], { cwd: dir });
+    assert.notEqual(cli.code, 0);
+    assert.match(cli.stderr, /no move of "front_door" waits for a confirmation/);
+  });
+
   it('refuses a request line over 1 MiB and closes that connection', async () => {
     const c = await rawControl(sock);
     const answer = await c.send(`{"jsonrpc":"2.0","id":1,"method":"devices","params":{"x":"${'a'.repeat(1024 * 1024 + 10)}`);

@@ -112,7 +112,10 @@ describe('device ids on a Zigbee2MQTT home (mosquitto, a real SQLite file)', () 
     const refused = await home.hearth.tools.call('entrance_front_door_lock', { action: 'lock' }, OWNER);
     assert.match(refused.text!, /not allowed: rule #\d+ .*the lock stays as it is/, refused.text);
     await home.source.rename('Entrance/Front door lock', 'Entrance/Main door');
-    await waitFor('the rename', () => home.hearth.bridge.registry.device(LOCK)?.name === 'Main door');
+    // The lock's command topic moves with its name: that waits for an owner (a forged rename looks the same).
+    await waitFor('the move waiting', () => home.hearth.bridge.registry.refusedClaims().some((r) => r.refused.id === `${LOCK}.lock` && r.movedFrom));
+    assert.ok(home.hearth.bridge.registry.confirmMove(LOCK, 'zigbee2mqtt/Entrance/Main door/set').moved.length);
+    await waitFor('the rename', () => home.hearth.bridge.registry.entity(`${LOCK}.lock`) && home.hearth.bridge.registry.device(LOCK)?.name === 'Main door');
     // The name, the topics and the tool name follow the rename; the id does not.
     assert.equal(home.hearth.bridge.registry.entity(`${LOCK}.lock`)!.commandTopic, 'zigbee2mqtt/Entrance/Main door/set');
     assert.equal(home.hearth.tools.get('entrance_front_door_lock'), undefined);

@@ -2,7 +2,7 @@
 // (a device commanded on `<cmd>` takes `<cmd>/state` too), except for entities of its own device and source.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { assignTopicOwners, orderWithHolders, type TopicClaim } from '../../src/devices/topic-owners.js';
+import { assignTopicOwners, moversOf, orderWithHolders, type TopicClaim } from '../../src/devices/topic-owners.js';
 import { zigbeeLight } from './helpers.js';
 
 const claim = (device: string, key: string, commandTopic: string, source = 'zigbee2mqtt'): TopicClaim => ({
@@ -86,6 +86,33 @@ describe('command topic owners', () => {
       const { owners, refused } = assignTopicOwners(order);
       assert.equal(owners.get('z/front_door/set')?.id, 'wired.lock');
       assert.equal(refused.get('newcomer.light')?.owner?.id, 'wired.lock');
+    });
+  });
+
+  describe('owners their source moves (a rename)', () => {
+    const remembered = new Map([
+      ['front_door.lock', ['z/Front door/set']],
+      ['front_door.sound', ['z/Front door/set']],
+    ]);
+    const rank = (ids: readonly string[]) => new Map(ids.map((id, i) => [id, i]));
+    const renamed = [claim('front_door', 'lock', 'z/Porch/set'), claim('front_door', 'sound', 'z/Porch/set'), claim('front_door', 'beep', 'z/Porch/set')];
+
+    it('keep what they hold and get nothing new, with their new entities; a newcomer on the old topic is refused', () => {
+      const found = [...renamed, claim('newcomer', 'lock', 'z/Front door/set')];
+      const movers = moversOf(found, remembered);
+      // The lock and its sibling moved; the device's new entity goes where the device went, so it waits with it.
+      assert.deepEqual([...movers.keys()].sort(), ['front_door.beep', 'front_door.lock', 'front_door.sound']);
+      assert.deepEqual(movers.get('front_door.lock')?.held, ['z/Front door/set']);
+      assert.deepEqual(movers.get('front_door.beep')?.held, []);
+      const { owners, refused } = assignTopicOwners(orderWithHolders([], found, remembered, rank, movers));
+      assert.equal(refused.get('newcomer.lock')?.ownerMoving, true);
+      assert.match(refused.get('newcomer.lock')?.awayOwner ?? '', /^front_door\./);
+      assert.equal(owners.get('z/Porch/set'), undefined, 'no one takes the new topic meanwhile');
+      assert.equal(owners.get('z/Front door/set'), undefined);
+    });
+
+    it('are no movers when they claim only what they hold (a new entity of theirs among them)', () => {
+      assert.equal(moversOf([claim('front_door', 'lock', 'z/Front door/set'), claim('front_door', 'beep', 'z/Front door/set')], remembered).size, 0);
     });
   });
 });

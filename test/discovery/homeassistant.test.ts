@@ -462,9 +462,14 @@ describe('Home Assistant discovery: removal, updates, availability, collisions',
     assert.equal(entityOf(h, fx.second.topic), undefined);
     assert.ok(h.logs.lines.some((l) => l.topic === fx.second.topic && /already used/.test(l.msg)));
     assert.equal((await announce(h, fx.otherPlatform))[0].outcome, 'accept', 'another platform may use the same unique_id');
-    // Once the owner is gone, the id is free.
+    // Once the owner is gone, the id is free. The entity it makes is the one Plug A made (the same unique_id): its
+    // move to Plug B's command topic waits for an owner (a forger could clear a lock's config and re-announce it).
     await send(h, fx.first.topic, '');
     assert.equal((await announce(h, fx.second))[0].outcome, 'accept');
+    assert.equal(entityOf(h, fx.second.topic), undefined);
+    const waiting = h.bridge.registry.refusedClaims().find((r) => r.movedFrom);
+    assert.deepEqual([waiting?.topic, ...(waiting?.movedFrom ?? [])], ['plug/b/set', 'plug/a/set']);
+    assert.ok(h.bridge.registry.confirmMove(waiting!.refused.deviceId, 'plug/b/set').moved.length);
     assert.ok(entityOf(h, fx.second.topic));
   });
 

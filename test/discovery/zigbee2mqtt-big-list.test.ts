@@ -187,7 +187,8 @@ describe('a big Zigbee2MQTT list arriving at a running Hearth', () => {
       adapter().handle('zigbee2mqtt/bridge/devices', Buffer.from(JSON.stringify(same)));
       await waitFor(`turn ${at}: the list`, () => registry().device(deviceOf(PLUGS - 1))?.name === `Same ${at} plug ${PLUGS - 1}`);
       assert.equal(registry().devices().length, PLUGS);
-      assert.equal(hearth.bridge.cache.entity(switchOf(PLUGS - 1))?.name, `Same ${at} plug ${PLUGS - 1}`);
+      // (Its sensor's: each rename moves the plug's command topic, which waits for an owner's confirmation.)
+      assert.match(hearth.bridge.cache.entity(powerOf(PLUGS - 1))?.name ?? '', new RegExp(`^Same ${at} plug ${PLUGS - 1}\\b`));
     }
   });
 });

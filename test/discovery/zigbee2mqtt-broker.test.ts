@@ -289,11 +289,17 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
     await waitFor('blind online (JSON)', () => state(`${ID.blind}.cover`)?.available === true);
   });
 
-  it('follows a rename and a removal in a later bridge/devices', async () => {
+  it('follows a rename (once an owner confirms it) and a removal in a later bridge/devices', async () => {
     const later = DEVICES.filter((d) => d.friendly_name !== 'Balcony sensor').map((d) =>
       d.friendly_name === 'Living room light' ? { ...d, friendly_name: 'Lounge light' } : d,
     );
     await publishRetained('zigbee2mqtt/bridge/devices', later);
+    // A rename moves the light's command topic: a forged list looks the same, so it waits for an owner.
+    const waiting = await waitFor('the move waiting', () =>
+      hearth.bridge.registry.refusedClaims().find((r) => r.refused.id === `${ID.light}.light` && r.movedFrom),
+    );
+    assert.deepEqual([waiting.topic, ...waiting.movedFrom!], ['zigbee2mqtt/Lounge light/set', 'zigbee2mqtt/Living room light/set']);
+    assert.ok(hearth.bridge.registry.confirmMove(ID.light, 'zigbee2mqtt/Lounge light/set').moved.length);
     await waitFor('renamed', () => hearth.bridge.registry.device(ID.light)?.name === 'Lounge light');
     await waitFor('removed', () => !hearth.bridge.registry.device(ID.sensor));
     const light = hearth.bridge.registry.entity(`${ID.light}.light`)!;

@@ -35,6 +35,8 @@ describe('the page says which entities were left out for their command topic, an
   const contexts: BrowserContext[] = [];
   /** The plug's entity, refused for the hall switch's topic (its id is the discovery's to make). */
   let plug: string;
+  /** The bridge/devices list published after the first. */
+  let later: Array<{ friendly_name?: string }> = [];
 
   /** The entities left out for the topics of this away device, as Hearth has them. */
   const refusedFor = (awayDevice: string) =>
@@ -58,11 +60,12 @@ describe('the page says which entities were left out for their command topic, an
     hearth.policy.setRoles('http:guest', ['guest']);
     await waitFor('the lock and the blind', () => hearth.bridge.registry.entity('front_door_lock.lock') && hearth.bridge.registry.device('bedroom_blind'));
     // The list again, without the lock and the blind: a "light" of the lock's name, and a blind paired anew under the old one's.
-    await publish('zigbee2mqtt/bridge/devices', [
+    later = [
       ...LIST.filter((d) => d.friendly_name !== 'Front door lock' && d.friendly_name !== 'Bedroom blind'),
       await z2mEntry('LED1545G12', '0x00deadbeef000001', 'Front door lock'),
       await z2mEntry('E1757', '0x00deadbeef000002', 'Bedroom blind'),
-    ]);
+    ];
+    await publish('zigbee2mqtt/bridge/devices', later);
     // A plug's discovery config (as Tasmota sends one) aimed at the hall switch's command topic: its owner is in the home.
     await publish('homeassistant/switch/tasmota_hall_plug/config', {
       name: 'Hall plug',
@@ -190,6 +193,63 @@ describe('the page says which entities were left out for their command topic, an
     assert.equal(await box.locator('li', { hasText: `(${plug})` }).isVisible(), true);
     await owner.page.screenshot({ path: join(PAGE_ARTIFACTS, 'left-out-forgotten.png'), fullPage: true });
     assert.equal(deletes.length, 1);
+    assert.deepEqual(owner.problems, []);
+    assert.deepEqual(guest.problems, []);
+  });
+
+  it('an owner confirms a rename made in Zigbee2MQTT (asked first): the light takes its new topic; a guest has no Confirm', async () => {
+    // The living room light renamed in Zigbee2MQTT: its move to the new topic waits (a forged list looks the same).
+    await device.publishAsync(
+      'zigbee2mqtt/bridge/devices',
+      JSON.stringify(later.map((d) => (d.friendly_name === 'Living room light' ? { ...d, friendly_name: 'Lounge light' } : d))),
+      { qos: 1, retain: true },
+    );
+    const waiting = () =>
+      hearth.bridge.registry
+        .refusedClaims()
+        .filter((r) => r.movedFrom && r.refused.deviceId === 'living_room_light')
+        .map((r) => r.refused.id)
+        .sort();
+    await waitFor('the move waiting', () => waiting().includes('living_room_light.light'));
+    const guest = await signIn(hearth.tokens.create('guest-watch', 'http:guest').secret, 'guest', 'profile-guest-3');
+    await guest.page.locator('#devices section.area').first().waitFor();
+    assert.equal(await guest.page.locator('button[data-control="confirm-move"]').count(), 0);
+
+    const owner = await signIn(hearth.tokens.create('owner-desk', 'http:owner').secret, 'owner', 'profile-owner-3');
+    const posts: string[] = [];
+    owner.page.on('request', (r) => {
+      if (r.method() === 'POST' && r.url().includes('/move')) posts.push(`${r.url()} ${r.postData()}`);
+    });
+    const box = owner.page.locator('#devices-left-out');
+    await box.locator('summary').click();
+    const group = box.locator('[data-moved="living_room_light"]');
+    assert.match((await group.locator('p').textContent())!, /^living_room_light was moved by its source \(a rename in Zigbee2MQTT, or a forged message/);
+    assert.deepEqual((await group.locator('li').allTextContents()).map((t) => t.match(/\(([^)]+)\)/)![1]).sort(), waiting());
+    assert.match(
+      (await group.locator('li', { hasText: '(living_room_light.light)' }).textContent())!,
+      /: to zigbee2mqtt\/Lounge light\/set from zigbee2mqtt\/Living room light\/set$/,
+    );
+    const confirm = box.getByRole('button', { name: 'Confirm the move of living_room_light' });
+    // Asked first: said no to, nothing is sent.
+    const asked: string[] = [];
+    owner.page.once('dialog', (d) => {
+      asked.push(d.message());
+      void d.dismiss();
+    });
+    await confirm.click();
+    assert.match(asked[0] ?? '', /^Did you rename living_room_light so that it now takes commands on zigbee2mqtt\/Lounge light\/set\? Confirm only if you did/);
+    assert.deepEqual(posts, []);
+    owner.page.once('dialog', (d) => void d.accept());
+    await confirm.click();
+    await owner.page.locator('#toast', { hasText: 'living_room_light moved to zigbee2mqtt/Lounge light/set' }).waitFor();
+    await waitFor(
+      'the light on its new topic',
+      () => hearth.bridge.registry.entity('living_room_light.light')?.commandTopic === 'zigbee2mqtt/Lounge light/set',
+    );
+    await group.waitFor({ state: 'detached' });
+    await owner.page.locator('.entity[data-entity="living_room_light.light"] [data-control]').first().waitFor();
+    assert.equal(posts.length, 1);
+    assert.match(posts[0]!, /\/api\/home\/devices\/living_room_light\/move \{"to":"zigbee2mqtt\/Lounge light\/set"\}$/);
     assert.deepEqual(owner.problems, []);
     assert.deepEqual(guest.problems, []);
   });

@@ -33,10 +33,20 @@ describe('security: an approval is bound to where its command goes', () => {
   });
   after(() => home?.close());
 
-  /** Move the lock's command topic with a new discovery config, as a device on the broker can. */
+  /**
+   * Move the lock's command topic with a new discovery config, and confirm the move as an owner would (a move
+   * waits for a person: test/security/forged-rename.test.ts).
+   */
   async function moveTo(topic: string): Promise<void> {
+    const registry = home.hearth.bridge.registry;
+    const device = home.entity('Front door').deviceId;
     await home.publish(CONFIG, lockConfig(topic));
+    await waitFor(`the move to ${topic} waiting`, () => registry.refusedClaims().some((r) => r.movedFrom && r.topic === topic));
+    assert.ok(registry.confirmMove(device, topic).moved.length);
     await waitFor(`the command topic ${topic}`, () => home.entity('Front door').commandTopic === topic);
+    // Left out while it waited, the lock's state topic is subscribed anew: a subscription of Hearth's client made
+    // after it is acknowledged after it, so the lock's next report is heard.
+    await home.hearth.bridge.connection.client.subscribeAsync('hearth-test/barrier', { qos: 0 });
   }
 
   const pending = () => home.hearth.approvals.list({ status: 'pending' });

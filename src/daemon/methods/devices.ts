@@ -1,10 +1,11 @@
 // `devices` and `sources`: the home's devices with their entities' state, and where devices were looked for;
 // `devices.refused`: the entities left out for their command topic, and whose it is; `devices.forget`: a person
-// says a device that is away is gone for good, and its topics and names are freed.
+// says a device that is away is gone for good, and its topics and names are freed; `devices.confirm-move`: a person
+// says a device its source moved (renamed in Zigbee2MQTT) really moved, and it takes its new topics.
 import { demoEnabled, type Bridge } from '../../bridge.js';
 import { stateJson, stateWords } from '../../present/state.js';
 import { notDone, notFound } from '../protocol.js';
-import type { DeviceJson, SourcesAnswer } from '../schema.js';
+import type { ConfirmMoveAnswer, DeviceJson, SourcesAnswer } from '../schema.js';
 
 export function devices(bridge: Bridge, now = Date.now()): DeviceJson[] {
   return bridge.registry.devices().map((d) => ({
@@ -49,4 +50,19 @@ export function forgetDevice(bridge: Bridge, p: { device: string }): { device: s
   if (!forgotten.length) throw notFound(`Hearth remembers no device ${JSON.stringify(p.device)} (a device's id, as \`hearth devices\` or a refusal names it)`);
   bridge.log.info({ device: p.device, forgotten }, `forgot ${p.device} at a person's word: its command topics and names are free`);
   return { device: p.device, forgotten };
+}
+
+/**
+ * A person confirms a device's move (a rename in Zigbee2MQTT): its entities take the command topics their source
+ * gives them now and let go of the old ones. `to`: the topic the person was shown; refused when the device is going
+ * elsewhere now. Not found when no move of this device waits.
+ */
+export function confirmMove(bridge: Bridge, p: { device: string; to?: string }): ConfirmMoveAnswer {
+  const { moved, going } = bridge.registry.confirmMove(p.device, p.to);
+  if (!going.length)
+    throw notFound(`no move of ${JSON.stringify(p.device)} waits for a confirmation (a device's id, as \`hearth devices\` or a refusal names it)`);
+  if (!moved.length)
+    throw notDone(`${p.device} is being moved to ${going.join(', ')} now, not to ${p.to}: look again (\`hearth devices\`) and confirm what you see`);
+  bridge.log.info({ device: p.device, moved }, `${p.device} moved at a person's word: it holds ${going.join(', ')} now, and its old command topics are free`);
+  return { device: p.device, moved: moved.map((m) => ({ entity: m.entity, from: [...m.from], to: [...m.to] })) };
 }

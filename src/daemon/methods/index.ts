@@ -27,7 +27,7 @@ import { auditTail } from './audit.js';
 import { call } from './call.js';
 import { openChat } from './chat.js';
 import { refusedClaimsJson } from '../../present/refused-claim.js';
-import { devices, forgetDevice, sources } from './devices.js';
+import { confirmMove, devices, forgetDevice, sources } from './devices.js';
 import { homeArea, homeDevice, homeDevices, homeAreas, homeEntity, homeExport, homeFloor, homeFloors, homeImport } from './home.js';
 import { forgetMemory, listMemory } from './memory.js';
 import { addRule, listRules, removeRule, roles, testPolicy } from './policy.js';
@@ -52,6 +52,7 @@ export function controlMethods(hearth: Hearth, info: { version: string }): Recor
     devices: () => devices(hearth.bridge),
     'devices.refused': () => refusedClaimsJson(hearth.bridge),
     'devices.forget': (p) => forgetDevice(hearth.bridge, p as { device: string }),
+    'devices.confirm-move': (p) => confirmMove(hearth.bridge, p as { device: string; to?: string }),
     sources: () => sources(hearth.bridge),
     tools: (p) => tools(hearth, p),
     'tools.stats': () => toolsStats(hearth),

@@ -58,12 +58,15 @@ async function loadLeftOut() {
   const list = state.owner === true ? await api('GET', '/api/devices/refused') : [];
   const away = new Map();
   for (const r of list) if (r.ownerAway && r.ownerDevice) away.set(r.ownerDevice, [...(away.get(r.ownerDevice) ?? []), r]);
-  const rest = list.filter((r) => !(r.ownerAway && r.ownerDevice));
+  const moved = new Map();
+  for (const r of list) if (r.movedFrom) moved.set(r.device, [...(moved.get(r.device) ?? []), r]);
+  const rest = list.filter((r) => !(r.ownerAway && r.ownerDevice) && !r.movedFrom);
   box.hidden = !list.length;
   box.replaceChildren(
     ...(list.length
       ? [
           h('summary', {}, `No command for ${list.length} ${list.length === 1 ? 'entity' : 'entities'} (left out)`),
+          ...[...moved].map(([device, refused]) => movedGroup(device, refused)),
           ...[...away].map(([device, refused]) => awayGroup(device, refused)),
           ...(rest.length ? [h('ul', {}, ...rest.map((r) => h('li', {}, h('strong', {}, r.name), ` (${r.entity}): ${r.words}`)))] : []),
         ]
@@ -85,6 +88,59 @@ function awayGroup(device, refused) {
       forgetButton(device),
     ),
     h('ul', {}, ...refused.map((r) => h('li', {}, h('strong', {}, r.name), ` (${r.entity}): its command topic ${r.topic} is held by ${r.owner}`))),
+  );
+}
+
+/**
+ * A device its source moved (a rename in Zigbee2MQTT, or a forged message: they look the same) and its entities
+ * waiting on the move, with one Confirm for it: bound to the topic shown, so a move changed meanwhile moves nothing.
+ */
+function movedGroup(device, refused) {
+  const these = refused.length === 1 ? 'this entity gets' : `these ${refused.length} entities get`;
+  return h(
+    'section',
+    { class: 'moved-device', dataset: { moved: device }, 'aria-label': `${device} (moved)` },
+    h(
+      'p',
+      {},
+      h('strong', {}, device),
+      ` was moved by its source (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps the command topics it holds and ${these} no command until you confirm. If you renamed it, confirm (\`hearth devices confirm-move ${device}\`) `,
+      confirmMoveButton(device, refused[0].topic),
+    ),
+    h(
+      'ul',
+      {},
+      ...refused.map((r) =>
+        h('li', {}, h('strong', {}, r.name), ` (${r.entity}): to ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''}`),
+      ),
+    ),
+  );
+}
+
+/** Confirm a device's move (as `hearth devices confirm-move --to`), asked first. */
+function confirmMoveButton(device, to) {
+  const run = async () => {
+    try {
+      await api('POST', `/api/home/devices/${encodeURIComponent(device)}/move`, { to });
+      toast(`${device} moved to ${to}`);
+      await loadDevices();
+    } catch (err) {
+      // 409: it is being moved elsewhere now; 404: nothing waits any more. The answer says which.
+      if (err.status !== 401) toast(`Could not move ${device}: ${err.message}`);
+      await loadLeftOut().catch(() => undefined);
+    }
+  };
+  const question = `Did you rename ${device} so that it now takes commands on ${to}? Confirm only if you did: a forged message looks the same.\n(the same as: hearth devices confirm-move ${device})`;
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'small',
+      dataset: { control: 'confirm-move' },
+      'aria-label': `Confirm the move of ${device}`,
+      onclick: () => window.confirm(question) && void run(),
+    },
+    'Confirm move',
   );
 }
 
