@@ -31,8 +31,10 @@ console.log(
 
 function devicesList(round: number): unknown[] {
   const out: unknown[] = [];
-  // A rename each round: the list really changes, so the tool set must be rebuilt.
-  for (let d = 0; d < DEVICES; d++) out.push(zigbee2mqttDevice(d, `${isSensor(d) ? 'Sensor' : 'Plug'} ${d}${round ? ` r${round}` : ''}`));
+  // The sensors renamed each round: the list really changes, so the tool set must be rebuilt. (Not the plugs: a device
+  // that takes commands waits for its owner to confirm a rename, as a forged one looks the same: docs/your-home.md.)
+  for (let d = 0; d < DEVICES; d++)
+    out.push(zigbee2mqttDevice(d, isSensor(d) ? `Sensor ${d}${round ? ` r${round}` : ''}` : `Plug ${d}`));
   return out;
 }
 
@@ -167,7 +169,14 @@ async function run() {
       where.reset();
       h.enable();
       await pub.publishAsync('zigbee2mqtt/bridge/devices', text, { qos: 1, retain: true });
-      const done = await regenerated;
+      // Bounded: a list the registry does not follow is a finding, not a hang.
+      let timer: NodeJS.Timeout | undefined;
+      const done = await Promise.race([
+        regenerated,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`round ${round}: the devices of the list did not all arrive within 120 s`)), 120_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
       // The loop-delay timer records a stall when it next runs: give it the chance.
       await new Promise((res) => setTimeout(res, 20));
       h.disable();
