@@ -72,4 +72,21 @@ describe("security: a forged rename leaves the lock's command topic gated on the
       'the lock heard no command',
     );
   });
+
+  it('`hearth devices confirm-move` moves the lock only to the topic the owner was shown; the gate follows it', async () => {
+    const PORCH_SET = 'zigbee2mqtt/Porch/set';
+    // A topic the owner was not shown: nothing moves, and the CLI says where the device is going now.
+    const wrong = await runHearth(['devices', 'confirm-move', 'front_door_lock', '--to', 'zigbee2mqtt/Elsewhere/set', '--db', db], { cwd: dir });
+    assert.notEqual(wrong.code, 0);
+    assert.match(wrong.stderr, /front_door_lock is being moved to zigbee2mqtt\/Porch\/set now, not to zigbee2mqtt\/Elsewhere\/set/);
+    assert.equal(await publishKept(await connect(), LOCK_SET, '{"state":"LOCK"}'), false, 'still gated on its old topic');
+    // The owner did rename it (say): confirmed, the lock takes the new topic and lets go of the old one.
+    const done = await runHearth(['devices', 'confirm-move', 'front_door_lock', '--to', PORCH_SET, '--db', db], { cwd: dir });
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stdout, /^front_door_lock\.lock: moved from zigbee2mqtt\/Front door lock\/set to zigbee2mqtt\/Porch\/set$/m);
+    await waitFor('the gate on the new topic', async () => !(await publishKept(await connect(), PORCH_SET, '{"state":"LOCK"}')), 15_000);
+    assert.equal(await publishKept(await connect(), LOCK_SET, '{"state":"LOCK"}'), true, 'the old topic is no device of Hearth now');
+    const listed = await runHearth(['devices', '--db', db], { cwd: dir });
+    assert.doesNotMatch(listed.stdout, /was moved by its source/);
+  });
 });
