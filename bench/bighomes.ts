@@ -33,8 +33,7 @@ function devicesList(round: number): unknown[] {
   const out: unknown[] = [];
   // The sensors renamed each round: the list really changes, so the tool set must be rebuilt. (Not the plugs: a device
   // that takes commands waits for its owner to confirm a rename, as a forged one looks the same: docs/your-home.md.)
-  for (let d = 0; d < DEVICES; d++)
-    out.push(zigbee2mqttDevice(d, isSensor(d) ? `Sensor ${d}${round ? ` r${round}` : ''}` : `Plug ${d}`));
+  for (let d = 0; d < DEVICES; d++) out.push(zigbee2mqttDevice(d, isSensor(d) ? `Sensor ${d}${round ? ` r${round}` : ''}` : `Plug ${d}`));
   return out;
 }
 
