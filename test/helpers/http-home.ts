@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { before } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Hearth } from '../../src/hearth.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import type { Logger } from '../../src/log.js';
 import { McpHttpHandler } from '../../src/mcp/http.js';
 import { type Reply, request, type RequestOptions } from './http-client.js';
 import { type HomeInTest, started, type UseHomeOptions, useHome } from './use-home.js';
@@ -24,6 +26,21 @@ export const OWNER_AND_GUEST: Record<'owner' | 'guest', TokenFor> = {
   owner: { name: 'owner-phone', principal: 'http:owner', roles: ['owner'] },
   guest: { name: 'guest-tablet', principal: 'http:guest', roles: ['guest'] },
 };
+
+/**
+ * A Hearth the test opened itself (and may reopen: a restart), served over a real HTTP server, with an owner's and a
+ * guest's bearer token (OWNER_AND_GUEST). The caller closes the server before the Hearth.
+ */
+export async function serveWithOwnerAndGuest(hearth: Hearth, log: Logger): Promise<{ server: HttpServer; owner: string; guest: string }> {
+  const server = await startHttpServer({ hearth, host: '127.0.0.1', port: 0, log: log.child({ part: 'http' }), mounts: [] });
+  const [owner, guest] = [OWNER_AND_GUEST.owner, OWNER_AND_GUEST.guest].map((t) => {
+    // Named per opening: a reopened Hearth keeps the earlier opening's tokens in its database.
+    const secret = hearth.tokens.create(`${t.name}-${Date.now()}`, t.principal, t.area).secret;
+    if (t.roles) hearth.policy.setRoles(t.principal, t.roles);
+    return secret;
+  });
+  return { server, owner: owner!, guest: guest! };
+}
 
 export interface UseHttpHomeOptions<K extends string> extends UseHomeOptions {
   /** Tokens to make once the server is up, by a key the test reads them with (`secret(key)`). */

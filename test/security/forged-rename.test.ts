@@ -17,10 +17,11 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { devicesText } from '../../src/cli/devices.js';
 import { devices } from '../../src/daemon/methods/devices.js';
 import type { Hearth } from '../../src/hearth.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import type { HttpServer } from '../../src/http/server.js';
 import { refusedClaimsJson } from '../../src/present/refused-claim.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { request } from '../helpers/http-client.js';
+import { serveWithOwnerAndGuest } from '../helpers/http-home.js';
 import { openHearth } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
@@ -54,11 +55,7 @@ describe('security: a forged rename does not free what a real lock owns', () => 
     logs = logSink('debug');
     hearth = await openHearth(broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': false });
     hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', note: 'test: family locks' });
-    server = await startHttpServer({ hearth, host: '127.0.0.1', port: 0, log: logs.log.child({ part: 'http' }), mounts: [] });
-    owner = hearth.tokens.create(`owner-${Date.now()}`, 'http:owner').secret;
-    guest = hearth.tokens.create(`guest-${Date.now()}`, 'http:guest').secret;
-    hearth.policy.setRoles('http:owner', ['owner']);
-    hearth.policy.setRoles('http:guest', ['guest']);
+    ({ server, owner, guest } = await serveWithOwnerAndGuest(hearth, logs.log));
   };
   const close = async () => {
     await server?.close();
