@@ -191,6 +191,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     const readTopics = plan.readTopics!;
     const remembered = this.memory.rememberedCommandTopics?.() ?? new Map<string, readonly string[]>();
     const movers = moversOf(plan.found!, remembered);
+    if (movers.size) this.keepMovedDevices(plan, new Set(movers.keys()));
     const claims = orderWithHolders(plan.files!, plan.found!, remembered, (ids) => this.memory.firstSeen(ids), movers);
     const { owners, refused } = assignTopicOwners(claims, (topic) => readTopics.get(topic) ?? this.reserved(topic));
     // A mover keeps what it holds (claimed for it above) and gets none of its new topics until a person confirms.
@@ -210,6 +211,41 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       })
       .filter((d): d is Device => !!d)
       .sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /**
+   * A device whose move waits for a person waits whole: its entities that follow the move (sensors: no command
+   * topic of their own to hold) stay as the registry has them now (name, state topic, and so tool name and phrase)
+   * until the move is confirmed. Else a forged list renaming the lock would rename its sensors and free their names
+   * and state topic for a newcomer named like the lock. Only what this run has seen is kept: after a restart they
+   * come as the list says (their tool names are still held: tool-set.ts).
+   */
+  private keepMovedDevices(plan: Plan, movers: ReadonlySet<string>): void {
+    const sourceOf = new Map(plan.claims!.map((c) => [c.entity.id, c.source]));
+    const moving = new Set([...movers].map((id) => `${sourceOf.get(id)}\u0000${deviceOfEntityId(id)}`));
+    const kept = new Map<string, Entity>();
+    plan.devices = plan.devices!.map((device) => {
+      const source = device.entities.length ? sourceOf.get(device.entities[0]!.id) : undefined;
+      if (!moving.has(`${source}\u0000${device.id}`)) return device;
+      let changed = false;
+      const entities = device.entities.map((e) => {
+        const before = movers.has(e.id) ? undefined : this.entityIndex.get(e.id);
+        if (!before || before.deviceId !== device.id || before === e) return e;
+        changed = true;
+        kept.set(e.id, before);
+        return before;
+      });
+      return changed ? deviceWith(device, { entities }) : device;
+    });
+    if (!kept.size) return;
+    const swap = (c: TopicClaim) => {
+      const before = kept.get(c.entity.id);
+      return before ? { ...c, entity: before } : c;
+    };
+    plan.claims = plan.claims!.map(swap);
+    plan.files = plan.files!.map(swap);
+    plan.found = plan.found!.map(swap);
+    plan.readTopics = readTopicsOf(plan.devices);
   }
 
   /** The names told apart, and the indexes: nothing swapped in yet. */
@@ -400,6 +436,11 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     if (this.readTopics.has(topic)) return false;
     for (let i = topic.lastIndexOf('/'); i > 0; i = topic.lastIndexOf('/', i - 1)) if (commanded(topic.slice(0, i))) return true;
     return false;
+  }
+
+  /** The devices whose move waits for a person (an entity of theirs is refused with TopicRefusal.movedFrom). */
+  movingDevices(): Set<string> {
+    return new Set([...this.refusals.values()].filter((r) => r.movedFrom).map((r) => r.refused.deviceId));
   }
 
   /** Entities refused for claiming a command topic another device owns (present or away), or one no entity may command. */
