@@ -29,18 +29,26 @@ describe('security: the first command after a confirmed move is echoed', () => {
   let lock: MqttClient;
   /** What happened, in order: the broker acknowledging Hearth's state subscription, the lock hearing a command. */
   const order: string[] = [];
-  let slow = false;
+  let armed = false;
+  let holding = false;
   const held: Array<() => void> = [];
+  const release = () => {
+    holding = false;
+    for (const pass of held.splice(0)) pass();
+  };
 
   before(async () => {
     broker = await startAedes();
-    // A slow broker: while `slow`, Hearth's subscription of the lock's state topic is set up only when released.
+    // A slow broker: once armed, Hearth's subscription of the lock's state topic is recorded, and set up only when
+    // released (one that comes after the release goes through at once).
     broker.aedes!.authorizeSubscribe = (client, sub, done) => {
-      if (!slow || sub.topic !== STATE || !client?.id.startsWith('hearth-')) return done(null, sub);
-      held.push(() => {
+      if (!armed || sub.topic !== STATE || !client?.id.startsWith('hearth-')) return done(null, sub);
+      const pass = () => {
         order.push('subscribed');
         done(null, sub);
-      });
+      };
+      if (holding) held.push(pass);
+      else pass();
     };
     hearth = await openHearth(broker.url, dir, logSink('debug').log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': false });
     // The lock: it takes commands on whatever topic it is told and reports at once (not retained, as locks do).
@@ -55,7 +63,7 @@ describe('security: the first command after a confirmed move is echoed', () => {
     await waitFor('the lock', () => hearth.bridge.registry.entities().find((e) => e.name === 'Front door'));
   });
   after(async () => {
-    for (const release of held.splice(0)) release();
+    release();
     await lock?.endAsync(true);
     await hearth?.close();
     await broker?.stop();
@@ -68,13 +76,13 @@ describe('security: the first command after a confirmed move is echoed', () => {
     await lock.publishAsync(CONFIG, JSON.stringify(lockConfig('t/porch/set')), { qos: 1, retain: true });
     await waitFor('the move waiting', () => registry.refusedClaims().some((r) => r.movedFrom && r.topic === 't/porch/set'));
     assert.ok(!hearth.bridge.connection.subscriptions.has(STATE), 'left out while it waits: its state topic is not read');
-    slow = true;
+    armed = holding = true;
     // Confirmed, and called at once: no wait for anything in between.
     assert.equal(registry.confirmMove(device, 't/porch/set').moved.length, 1);
     const call = hearth.tools.call(actuatorTool(hearth, id).name, { action: 'lock' }, OWNER);
     // The slow broker sets the subscription up once the call has begun (its row is written before anything is sent).
     await waitFor('the call begun', () => hearth.audit.tail(1)[0]?.outcome === 'pending' && hearth.audit.tail(1)[0]?.entityId === id);
-    for (const release of held.splice(0)) release();
+    release();
     const result = await call;
     assert.equal(result.isError, undefined, result.text);
     assert.match(result.text!, /^confirmed: /);
