@@ -312,9 +312,16 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   private handOver(devices: Device[], signature: string, generation?: number): void {
     const ctx = this.ctx!;
     const admitted = admitDiscovered(devices);
-    for (const r of admitted.refused) {
-      if (this.refusals.take(r.what) !== undefined) ctx.log.warn({ device: r.what, reason: r.reason }, `zigbee2mqtt: refused ${r.what}: ${r.reason}`);
-    }
+    // Once a minute per device, and a few lines a list (util/line-budget.ts).
+    this.lines.batch(
+      admitted.refused.filter((r) => this.refusals.take(r.what) !== undefined),
+      (r) => ctx.log.warn({ device: r.what, reason: r.reason }, `zigbee2mqtt: refused ${r.what}: ${r.reason}`),
+      ({ rest, unlogged }) =>
+        ctx.log.warn(
+          { refusedDeviceCount: rest.length, devices: rest.slice(0, 5).map((r) => r.what), ...(unlogged ? { unlogged } : {}) },
+          `zigbee2mqtt: refused ${rest.length} more devices: ${firstFew(rest.map((r) => `${r.what} (${r.reason})`))}`,
+        ),
+    );
     if (generation === undefined) {
       this.signature = signature;
       return ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, admitted.devices);
