@@ -215,8 +215,8 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
 
   /**
    * A device whose move waits for a person waits whole: its entities that follow the move (sensors: no command
-   * topic of their own to hold) stay as the registry has them now (name, state topic, and so tool name and phrase)
-   * until the move is confirmed. Else a forged list renaming the lock would rename its sensors and free their names
+   * topic of their own to hold) keep what the move would change as the registry has it now (name, state topic, and
+   * so tool name and phrase) until the move is confirmed; a person's area, aliases and exposure still apply. Else a forged list renaming the lock would rename its sensors and free their names
    * and state topic for a newcomer named like the lock. Only what this run has seen is kept: after a restart they
    * come as the list says (their tool names are still held: tool-set.ts).
    */
@@ -232,8 +232,18 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
         const before = movers.has(e.id) ? undefined : this.entityIndex.get(e.id);
         if (!before || before.deviceId !== device.id || before === e) return e;
         changed = true;
-        kept.set(e.id, before);
-        return before;
+        // What the source's move would change stays (the name a tool and a phrase are made from, the topics read);
+        // what a person chose since (area, aliases, exposure) is theirs to change while the move waits.
+        const held = entityWith(e, {
+          name: before.name,
+          toolBase: before.toolBase,
+          stateTopic: before.stateTopic,
+          valuePath: before.valuePath,
+          transform: before.transform,
+          attributes: before.attributes,
+        });
+        kept.set(e.id, held);
+        return held;
       });
       return changed ? deviceWith(device, { entities }) : device;
     });

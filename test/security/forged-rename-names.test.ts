@@ -103,6 +103,13 @@ describe('security: a newcomer takes no tool name, name or state topic, even whi
     assert.equal(read.isError, undefined, read.text);
     assert.equal((read.details as { entity?: string } | undefined)?.entity ?? 'front_door_lock.action_user', 'front_door_lock.action_user');
     assert.match(read.text!, /7/);
+    // What an owner chooses meanwhile still applies: the move holds back the source's names and topics, not the
+    // owner's area, and the sensor keeps its name.
+    const placed = h().home.setEntityArea('front_door_lock.action_user', 'Hallway', { create: true });
+    assert.equal(placed.area, 'Hallway');
+    assert.equal(h().bridge.registry.entity('front_door_lock.action_user')?.area, 'Hallway');
+    assert.equal(h().bridge.registry.entity('front_door_lock.action_user')?.name, first.entities.get('front_door_lock.action_user')!.name);
+    assert.ok(mover(), 'the move still waits');
   });
 
   it('after a restart the names are still their holders', async () => {
