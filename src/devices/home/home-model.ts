@@ -149,13 +149,18 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
       return k;
     };
     const sourceAreas = new Map<string, string>();
+    const rankOf = new Map<string, number>();
     // One spelling per area as said: `Kids room/Ceiling` and `upstairs/kids_room/nightlight` are both in the Kids
-    // room; a spelling with underscores gives way to one without, and is said with spaces when it is the only one.
+    // room; a spelling with underscores gives way to one without, one all in lower case to one an owner
+    // capitalised (`office/desk_fan` beside `Office/Thermometer` is the Office), and among equals the first stays.
+    // One with underscores is said with spaces when it is the only one.
     const note = (a: string | undefined) => {
       if (!a) return;
       const k = say(a);
-      const had = sourceAreas.get(k);
-      if (had === undefined || (had.includes('_') && !a.includes('_'))) sourceAreas.set(k, a.includes('_') ? spacedName(a) : a);
+      const rank = spellingRank(a);
+      if (rank <= (rankOf.get(k) ?? -1)) return;
+      rankOf.set(k, rank);
+      sourceAreas.set(k, a.includes('_') ? spacedName(a) : a);
     };
     for (const { device } of input) {
       note(device.area);
@@ -251,6 +256,12 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
 /** What one apply computes once for all its devices. */
 interface ApplyContext {
   say: (name: string) => string;
+}
+
+/** How much of an owner's spelling an area's name shows: underscores (0), all in lower case (1), capitalised (2). */
+function spellingRank(text: string): number {
+  if (text.includes('_')) return 0;
+  return text === text.toLowerCase() ? 1 : 2;
 }
 
 /** `kids_room` as a name: underscores are spaces, and a name all in lower case starts with a capital ("Kids room"). */
