@@ -6,8 +6,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { createEngine } from '../../src/agent/factory.js';
+import { SessionManager } from '../../src/agent/sessions.js';
 import { useFixtureHome, zigbee2mqttSource } from '../helpers/fixture-home.js';
+import { OWNER } from '../helpers/home.js';
 import { HOMES, type Z2mHomeFixture } from '../helpers/simulated-zigbee2mqtt.js';
+import { drain, of } from '../helpers/turns.js';
 
 const HOME = JSON.parse(readFileSync(join(HOMES, 'zigbee2mqtt-third-home.json'), 'utf8')) as Z2mHomeFixture;
 
@@ -47,5 +51,37 @@ describe('docs/your-home.md on the third Zigbee2MQTT home', () => {
         .filter((n) => n.toLowerCase() === 'office'),
       ['Office'],
     );
+  });
+
+  it("an area's and a floor's aliases, given while the chat runs, are said as their names are (docs/your-home.md, steps 2 and 5)", async () => {
+    const { hearth } = home;
+    const engine = await createEngine(hearth);
+    home.cleanup(() => engine.close());
+    const sessions = new SessionManager(engine, hearth.tools);
+    const say = async (text: string) => {
+      const session = await sessions.open({ principal: OWNER, permissions: 'host', ephemeral: true });
+      const { events } = await drain(await session.prompt(text));
+      return of(events, 'token')
+        .map((e) => e.text)
+        .join('');
+    };
+    // The page's own examples: `hearth areas alias "Living room" lounge "front room"`, a floor with another name.
+    hearth.home.updateArea('Living Room', { aliases: ['lounge', 'front room'] });
+    hearth.home.addFloor('Upstairs', { level: 1 });
+    hearth.home.updateArea('Office', { floor: 'Upstairs' });
+    hearth.home.updateFloor('Upstairs', { aliases: ['top floor'] });
+    const lamp = 'Living Room/Hue Color Lamp';
+    const before = home.source.sets(lamp).length;
+    assert.match(await say('turn on the lights in the lounge'), /hue color lamp/i);
+    assert.deepEqual(
+      home.source
+        .sets(lamp)
+        .slice(before)
+        .map((p) => JSON.parse(p).state),
+      ['ON'],
+    );
+    assert.match(await say('turn off the front room lights'), /hue color lamp/i);
+    assert.equal(home.source.state(lamp)?.state, 'OFF');
+    assert.match(await say('how warm is it on the top floor'), /22\.7/);
   });
 });
