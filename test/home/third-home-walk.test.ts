@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { runHearth } from '../helpers/cli.js';
 import { createEngine } from '../../src/agent/factory.js';
 import { SessionManager } from '../../src/agent/sessions.js';
 import { useFixtureHome, zigbee2mqttSource } from '../helpers/fixture-home.js';
@@ -83,5 +84,12 @@ describe('docs/your-home.md on the third Zigbee2MQTT home', () => {
     assert.match(await say('turn off the front room lights'), /hue color lamp/i);
     assert.equal(home.source.state(lamp)?.state, 'OFF');
     assert.match(await say('how warm is it on the top floor'), /22\.7/);
+  });
+
+  it('`hearth call` with arguments that are not JSON prints an example with the tool asked for, not a demo tool this home lacks', async () => {
+    const r = await runHearth(['call', 'kitchen_kettle', '{"action": turn_on}', '--mqtt-url', home.broker.url, '--no-demo'], { cwd: home.dir });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /the arguments are not JSON: .*\n {2}example: .*call kitchen_kettle '\{"action":"turn_on"\}'/);
+    assert.doesNotMatch(r.stderr, /living_room_lamp/);
   });
 });
