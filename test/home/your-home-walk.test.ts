@@ -1,7 +1,8 @@
-// docs/your-home.md walked on a home it was not written from: test/fixtures/homes/zigbee2mqtt-third-home.json
-// (Title Case areas `Living Room/Hue Color Lamp`, a lower-case path `office/desk_fan` beside `Office/Thermometer`,
-// a roller shade, a kettle), published by the simulated Zigbee2MQTT on mosquitto. Each test is something that
-// tripped a newcomer following the page on this home.
+// docs/your-home.md walked on homes it was not written from: test/fixtures/homes/zigbee2mqtt-third-home.json (Title
+// Case areas `Living Room/Hue Color Lamp`, a lower-case path `office/desk_fan` beside `Office/Thermometer`, a roller
+// shade, a kettle), published by the simulated Zigbee2MQTT on mosquitto, and homeassistant-second-home.json (Shelly
+// and Tasmota discovery shapes), its retained configs on mosquitto. Each test is something that tripped a newcomer
+// following the page on these homes.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { describe, it } from 'node:test';
 import { runHearth } from '../helpers/cli.js';
 import { createEngine } from '../../src/agent/factory.js';
 import { SessionManager } from '../../src/agent/sessions.js';
-import { useFixtureHome, zigbee2mqttSource } from '../helpers/fixture-home.js';
+import { discoveryHome, discoverySource, useFixtureHome, zigbee2mqttSource } from '../helpers/fixture-home.js';
 import { OWNER } from '../helpers/home.js';
 import { HOMES, type Z2mHomeFixture } from '../helpers/simulated-zigbee2mqtt.js';
 import { drain, of } from '../helpers/turns.js';
@@ -91,5 +92,23 @@ describe('docs/your-home.md on the third Zigbee2MQTT home', () => {
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /the arguments are not JSON: .*\n {2}example: .*call kitchen_kettle '\{"action":"turn_on"\}'/);
     assert.doesNotMatch(r.stderr, /living_room_lamp/);
+  });
+});
+
+describe('docs/your-home.md on the Home Assistant discovery home of Shelly and Tasmota shapes', () => {
+  const HA = discoveryHome('homeassistant-second-home.json');
+  const home = useFixtureHome({ name: 'ha-second-home-walk', source: discoverySource(HA), devices: 5 });
+
+  it('a Tasmota device, named in one config only and handed over by the broker after its others, gets its id from its name', () => {
+    const devices = home.hearth.bridge.registry.devices();
+    const dehumidifier = devices.find((d) => d.name === 'Dehumidifier');
+    assert.ok(dehumidifier, devices.map((d) => d.name).join(', '));
+    assert.equal(dehumidifier.id, 'dehumidifier');
+    // Every entity of it is under that id: the one named, and the two that only say `dev: {ids}`.
+    assert.deepEqual(
+      dehumidifier.entities.map((e) => e.id.split('.')[0]),
+      ['dehumidifier', 'dehumidifier', 'dehumidifier'],
+    );
+    assert.deepEqual(devices.map((d) => d.id).sort(), ['conservatory_blind', 'conservatory_sensor', 'dehumidifier', 'pond_pump', 'workshop_lights']);
   });
 });
