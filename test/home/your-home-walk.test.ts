@@ -93,6 +93,19 @@ describe('docs/your-home.md on the third Zigbee2MQTT home', () => {
     assert.match(r.stderr, /the arguments are not JSON: .*\n {2}example: .*call kitchen_kettle '\{"action":"turn_on"\}'/);
     assert.doesNotMatch(r.stderr, /living_room_lamp/);
   });
+
+  it('a device renamed after what it is (`hearth devices rename "Back door" "Back door contact"`) is said once, not "Back door contact Contact"', async () => {
+    const { hearth } = home;
+    hearth.home.renameDevice('Back door', 'Back door contact');
+    const contact = device('Back door contact').entities.find((e) => e.key === 'contact');
+    assert.equal(contact?.name, 'Back door contact');
+    assert.ok(hearth.tools.get('back_door_contact'), 'its tool is named after it once');
+    assert.equal(device('Back door contact').entities.find((e) => e.key === 'battery')?.name, 'Back door contact Battery');
+    // A device whose main entity is called as the device is keeps the entity's own part on the others.
+    hearth.home.renameDevice('Kettle', 'Kitchen kettle power');
+    assert.equal(device('Kitchen kettle power').entities.find((e) => e.key === 'power')?.name, 'Kitchen kettle power Power');
+    hearth.home.renameDevice('Kitchen kettle power', 'Kettle');
+  });
 });
 
 describe('docs/your-home.md on the Home Assistant discovery home of Shelly and Tasmota shapes', () => {

@@ -204,6 +204,8 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
     // A device's aliases name its main entity (the one called as the device is; else its first), never its
     // readings and settings too: "turn on the espresso" is the plug's switch, not its power sensor.
     const main = device.entities.find((e) => e.name === device.name) ?? device.entities[0];
+    // Whether an entity is called as the device is: then no other may be called so.
+    const named = main?.name === device.name;
     const mapped = device.entities.map((e) => {
       const ec = this.entities.size ? this.entities.get(entityKeyOf(identity, e)) : undefined;
       let where: { area?: string; floor?: string };
@@ -212,7 +214,7 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
       // An entity the source placed with its device follows the device; one placed elsewhere stays there.
       else if (!e.area || e.area === device.area) where = placed.area || areaFrom ? placed : { floor: e.floor };
       else where = this.place(ctx, e.area, e.floor);
-      const renamed = choice?.name && e.name.startsWith(device.name) ? `${choice.name}${e.name.slice(device.name.length)}` : e.name;
+      const renamed = choice?.name && e.name.startsWith(device.name) ? personsEntityName(choice.name, e.name.slice(device.name.length), named) : e.name;
       const entityAliases = aliases.length && e === main ? [...e.aliases, ...aliases] : e.aliases;
       const exposed = ec?.exposed ?? choice?.exposed ?? exposedByDefault(e);
       // Nothing to change: the source's own object (undefined `exposed` reads as shown). A copy per entity per
@@ -256,6 +258,18 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
 /** What one apply computes once for all its devices. */
 interface ApplyContext {
   say: (name: string) => string;
+}
+
+/**
+ * An entity's name under the name a person gave its device: the device's name and the entity's own part
+ * (" Battery"), or the device's name alone where it already ends with that part ("Back door contact" for the
+ * contact of a device renamed so, never "Back door contact Contact"), unless an entity is called as the device is.
+ */
+function personsEntityName(deviceName: string, own: string, named: boolean): string {
+  const part = own.trim().toLowerCase();
+  const name = deviceName.toLowerCase();
+  if (!named && part && name.endsWith(part) && (name.length === part.length || name[name.length - part.length - 1] === ' ')) return deviceName;
+  return `${deviceName}${own}`;
 }
 
 /** How much of an owner's spelling an area's name shows: underscores (0), all in lower case (1), capitalised (2). */
