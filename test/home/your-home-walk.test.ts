@@ -14,6 +14,7 @@ import { discoveryHome, discoverySource, useFixtureHome, zigbee2mqttSource } fro
 import { OWNER } from '../helpers/home.js';
 import { HOMES, type Z2mHomeFixture } from '../helpers/simulated-zigbee2mqtt.js';
 import { drain, of } from '../helpers/turns.js';
+import { waitFor } from '../helpers/wait.js';
 
 const HOME = JSON.parse(readFileSync(join(HOMES, 'zigbee2mqtt-third-home.json'), 'utf8')) as Z2mHomeFixture;
 
@@ -105,6 +106,17 @@ describe('docs/your-home.md on the third Zigbee2MQTT home', () => {
     hearth.home.renameDevice('Kettle', 'Kitchen kettle power');
     assert.equal(device('Kitchen kettle power').entities.find((e) => e.key === 'power')?.name, 'Kitchen kettle power Power');
     hearth.home.renameDevice('Kitchen kettle power', 'Kettle');
+  });
+
+  it('a device named after what it reports in Zigbee2MQTT (`Kitchen/Sink water leak`) names that reading once, and its tool with it', async () => {
+    const { hearth } = home;
+    await home.source.rename('Kitchen/Sink leak', 'Kitchen/Sink water leak');
+    await waitFor('the rename', () => hearth.bridge.registry.devices().some((d) => d.name === 'Sink water leak'));
+    const leak = device('Sink water leak');
+    assert.equal(leak.entities.find((e) => e.key === 'water_leak')?.name, 'Sink water leak');
+    assert.equal(leak.entities.find((e) => e.key === 'tamper')?.name, 'Sink water leak Tamper');
+    await waitFor('its tool', () => hearth.tools.get('kitchen_sink_water_leak'));
+    assert.equal(hearth.tools.get('kitchen_sink_water_leak_water_leak'), undefined);
   });
 });
 
