@@ -86,6 +86,8 @@ describe('docs/your-home.md on the third Zigbee2MQTT home', () => {
     assert.match(await say('turn off the front room lights'), /hue color lamp/i);
     assert.equal(home.source.state(lamp)?.state, 'OFF');
     assert.match(await say('how warm is it on the top floor'), /22\.7/);
+    // No light on that floor: it says where it looked as a person would, never "in the upstairs".
+    assert.match(await say('turn off the lights upstairs'), /^Sorry, I could not find a light upstairs\./);
   });
 
   it('`hearth call` with arguments that are not JSON prints an example with the tool asked for, not a demo tool this home lacks', async () => {
