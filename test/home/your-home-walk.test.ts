@@ -120,6 +120,25 @@ describe('docs/your-home.md on the third Zigbee2MQTT home', () => {
     await waitFor('its tool', () => hearth.tools.get('kitchen_sink_water_leak'));
     assert.equal(hearth.tools.get('kitchen_sink_water_leak_water_leak'), undefined);
   });
+
+  it('removing an area only a source names is refused, saying why and what moves its devices, and nothing changes', () => {
+    const { hearth } = home;
+    const before = hearth.home.areas().find((a) => a.name === 'Bathroom');
+    assert.deepEqual([before?.stored, before?.devices], [false, 1]);
+    assert.throws(
+      () => hearth.home.removeArea('Bathroom'),
+      (err: Error & { code?: string }) =>
+        err.code === 'conflict' &&
+        /^area: "Bathroom" is named only by its devices' source .*cannot be removed; place its devices elsewhere with `hearth devices area <device> <area>`$/.test(
+          err.message,
+        ),
+    );
+    assert.deepEqual(
+      hearth.home.areas().find((a) => a.name === 'Bathroom'),
+      before,
+    );
+    assert.equal(device('Climate').area, 'Bathroom');
+  });
 });
 
 describe('docs/your-home.md on the Home Assistant discovery home of Shelly and Tasmota shapes', () => {
