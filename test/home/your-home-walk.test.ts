@@ -139,6 +139,13 @@ describe('docs/your-home.md on the third Zigbee2MQTT home', () => {
     );
     assert.equal(device('Climate').area, 'Bathroom');
   });
+
+  it('`hearth devices area <device>` without an area prints an example with that device, not a device this home lacks', async () => {
+    const r = await runHearth(['devices', 'area', 'Kitchen/Kettle', '--mqtt-url', home.broker.url, '--no-demo'], { cwd: home.dir });
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /give an area, or --none, or --reset \(e\.g\. hearth devices area Kitchen\/Kettle <area>; `hearth areas` lists the areas\)/);
+    assert.doesNotMatch(r.stderr, /Coffee machine/);
+  });
 });
 
 describe('docs/your-home.md on the Home Assistant discovery home of Shelly and Tasmota shapes', () => {
