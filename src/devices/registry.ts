@@ -7,6 +7,7 @@
 // Listeners hear about each change once, with the whole new set.
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
+import { firstFew, LineBudget } from '../util/line-budget.js';
 import { commandTopicsOf } from './commands.js';
 import { MemoryEntityNames, type EntityMemory } from './entity-names.js';
 import { HomeModel } from './home/home-model.js';
@@ -69,6 +70,8 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private version = 0;
   /** The set last swapped in, its command topics not written to the memory yet (setSourceInTurns). */
   private rememberLater?: Plan;
+  /** The refusal lines, bounded per rebuild and per second (report). */
+  private readonly refusalLines = new LineBudget();
 
   constructor(options: RegistryOptions = {}) {
     super();
@@ -188,6 +191,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     const readTopics = plan.readTopics!;
     const remembered = this.memory.rememberedCommandTopics?.() ?? new Map<string, readonly string[]>();
     const movers = moversOf(plan.found!, remembered);
+    if (movers.size) this.keepMovedDevices(plan, new Set(movers.keys()));
     const claims = orderWithHolders(plan.files!, plan.found!, remembered, (ids) => this.memory.firstSeen(ids), movers);
     const { owners, refused } = assignTopicOwners(claims, (topic) => readTopics.get(topic) ?? this.reserved(topic));
     // A mover keeps what it holds (claimed for it above) and gets none of its new topics until a person confirms.
@@ -207,6 +211,41 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       })
       .filter((d): d is Device => !!d)
       .sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /**
+   * A device whose move waits for a person waits whole: its entities that follow the move (sensors: no command
+   * topic of their own to hold) stay as the registry has them now (name, state topic, and so tool name and phrase)
+   * until the move is confirmed. Else a forged list renaming the lock would rename its sensors and free their names
+   * and state topic for a newcomer named like the lock. Only what this run has seen is kept: after a restart they
+   * come as the list says (their tool names are still held: tool-set.ts).
+   */
+  private keepMovedDevices(plan: Plan, movers: ReadonlySet<string>): void {
+    const sourceOf = new Map(plan.claims!.map((c) => [c.entity.id, c.source]));
+    const moving = new Set([...movers].map((id) => `${sourceOf.get(id)}\u0000${deviceOfEntityId(id)}`));
+    const kept = new Map<string, Entity>();
+    plan.devices = plan.devices!.map((device) => {
+      const source = device.entities.length ? sourceOf.get(device.entities[0]!.id) : undefined;
+      if (!moving.has(`${source}\u0000${device.id}`)) return device;
+      let changed = false;
+      const entities = device.entities.map((e) => {
+        const before = movers.has(e.id) ? undefined : this.entityIndex.get(e.id);
+        if (!before || before.deviceId !== device.id || before === e) return e;
+        changed = true;
+        kept.set(e.id, before);
+        return before;
+      });
+      return changed ? deviceWith(device, { entities }) : device;
+    });
+    if (!kept.size) return;
+    const swap = (c: TopicClaim) => {
+      const before = kept.get(c.entity.id);
+      return before ? { ...c, entity: before } : c;
+    };
+    plan.claims = plan.claims!.map(swap);
+    plan.files = plan.files!.map(swap);
+    plan.found = plan.found!.map(swap);
+    plan.readTopics = readTopicsOf(plan.devices);
   }
 
   /** The names told apart, and the indexes: nothing swapped in yet. */
@@ -261,42 +300,72 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     this.memory.rememberCommandTopics(topics);
   }
 
-  /** One line per refused claim, when it is first refused (not on every rebuild). */
+  /**
+   * A line per refused claim when it is first refused (not on every rebuild), bounded (util/line-budget.ts): a
+   * rebuild's first few get a line each (moves first), the rest one summary line with the count and the first few
+   * devices, and a storm of lists at most LINE_BUDGET's burst, then one line a second. Every refusal stays in
+   * refusedClaims() (the page, /api/devices/refused, `hearth devices`) whether it was logged or not.
+   */
   private report(refused: Map<string, TopicRefusal>): void {
     const key = (r: TopicRefusal) => `${r.refused.id}\u0000${r.topic}\u0000${r.owner?.id ?? r.awayOwner ?? r.reason}`;
     const before = new Set([...this.refusals.values()].map(key));
-    for (const r of refused.values()) {
-      if (before.has(key(r))) continue;
-      const who = `${r.refused.id} (${JSON.stringify(r.refused.name)}, ${r.refused.kind})`;
-      if (r.movedFrom)
-        this.log?.warn(
-          { topic: r.topic, movedFrom: r.movedFrom, refused: r.refused.id, device: r.refused.deviceId },
-          `${who} is moved by its source to command topic ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''} (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps ${r.movedFrom.length ? 'its old topic' : 'no topic'} and gets no command until an owner confirms the move: \`hearth devices confirm-move ${r.refused.deviceId}\``,
-        );
-      else if (r.awayOwner && r.ownerMoving)
-        this.log?.warn(
-          { topic: r.topic, owner: r.awayOwner, moving: true, refused: r.refused.id },
-          `command topic ${r.topic} is held by ${r.awayOwner}, which its source moved elsewhere (an owner has not confirmed the move); ${who} is refused and gets no tool`,
-        );
-      else if (r.awayOwner)
-        this.log?.warn(
-          { topic: r.topic, owner: r.awayOwner, away: true, ...(r.ownerTopic ? { ownerTopic: r.ownerTopic } : {}), refused: r.refused.id },
-          `command topic ${r.topic} is held by ${deviceOfEntityId(r.awayOwner)} (${r.awayOwner}), which is away (remembered, not in the home now)${r.ownerTopic ? ` and commanded on ${r.ownerTopic}` : ''}; ${who} is refused and gets no tool. If that device is really gone, \`hearth devices forget ${deviceOfEntityId(r.awayOwner)}\` frees its topics`,
-        );
-      else if (r.owner)
-        this.log?.warn(
-          { topic: r.topic, owner: r.owner.id, ...(r.ownerTopic ? { ownerTopic: r.ownerTopic } : {}), refused: r.refused.id },
-          r.ownerTopic
-            ? `command topic ${r.topic} is ${r.ownerTopic.startsWith(`${r.topic}/`) ? 'above' : 'under'} ${r.ownerTopic}, the command topic of ${r.owner.id} (${JSON.stringify(r.owner.name)}): a command there reaches that device; ${who} is refused and gets no tool`
-            : `command topic ${r.topic} is already owned by ${r.owner.id} (${JSON.stringify(r.owner.name)}); ${who} is refused and gets no tool`,
-        );
-      else
-        this.log?.warn(
-          { topic: r.topic, reason: r.reason, refused: r.refused.id },
-          `command topic ${r.topic} is ${r.reason}, which Hearth never publishes on; ${who} is refused and ${r.refused.kind === 'update' ? 'is only read (no install)' : 'gets no tool'}`,
-        );
-    }
     this.refusals = refused;
+    const fresh = [...refused.values()].filter((r) => !before.has(key(r)));
+    // Moves first: what an owner has to confirm.
+    fresh.sort((a, b) => Number(!a.movedFrom) - Number(!b.movedFrom));
+    this.refusalLines.batch(
+      fresh,
+      (r) => this.reportOne(r),
+      ({ rest, unlogged }) => {
+        const moved = rest.filter((r) => r.movedFrom);
+        const others = rest.filter((r) => !r.movedFrom);
+        const devicesOf = (list: readonly TopicRefusal[]) => [...new Set(list.map((r) => r.refused.deviceId))];
+        const devices = devicesOf(rest);
+        const parts = [
+          ...(moved.length
+            ? [
+                `${moved.length} moved by their source, each device waiting for an owner's \`hearth devices confirm-move <device>\` (${firstFew(devicesOf(moved))})`,
+              ]
+            : []),
+          ...(others.length ? [`${others.length} refused a command topic they may not have (${firstFew(devicesOf(others))})`] : []),
+        ];
+        this.log?.warn(
+          { refusedCount: rest.length, movedCount: moved.length, devices: devices.slice(0, 5), deviceCount: devices.length, ...(unlogged ? { unlogged } : {}) },
+          `${rest.length} more entities of ${devices.length} devices are left out: ${parts.join('; ')}${unlogged ? `; and ${unlogged} before them were not logged (too many at once)` : ''}. \`hearth devices\` and the page list every one with why`,
+        );
+      },
+    );
+  }
+
+  private reportOne(r: TopicRefusal): void {
+    const who = `${r.refused.id} (${JSON.stringify(r.refused.name)}, ${r.refused.kind})`;
+    if (r.movedFrom)
+      this.log?.warn(
+        { topic: r.topic, movedFrom: r.movedFrom, refused: r.refused.id, device: r.refused.deviceId },
+        `${who} is moved by its source to command topic ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''} (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps ${r.movedFrom.length ? 'its old topic' : 'no topic'} and gets no command until an owner confirms the move: \`hearth devices confirm-move ${r.refused.deviceId}\``,
+      );
+    else if (r.awayOwner && r.ownerMoving)
+      this.log?.warn(
+        { topic: r.topic, owner: r.awayOwner, moving: true, refused: r.refused.id },
+        `command topic ${r.topic} is held by ${r.awayOwner}, which its source moved elsewhere (an owner has not confirmed the move); ${who} is refused and gets no tool`,
+      );
+    else if (r.awayOwner)
+      this.log?.warn(
+        { topic: r.topic, owner: r.awayOwner, away: true, ...(r.ownerTopic ? { ownerTopic: r.ownerTopic } : {}), refused: r.refused.id },
+        `command topic ${r.topic} is held by ${deviceOfEntityId(r.awayOwner)} (${r.awayOwner}), which is away (remembered, not in the home now)${r.ownerTopic ? ` and commanded on ${r.ownerTopic}` : ''}; ${who} is refused and gets no tool. If that device is really gone, \`hearth devices forget ${deviceOfEntityId(r.awayOwner)}\` frees its topics`,
+      );
+    else if (r.owner)
+      this.log?.warn(
+        { topic: r.topic, owner: r.owner.id, ...(r.ownerTopic ? { ownerTopic: r.ownerTopic } : {}), refused: r.refused.id },
+        r.ownerTopic
+          ? `command topic ${r.topic} is ${r.ownerTopic.startsWith(`${r.topic}/`) ? 'above' : 'under'} ${r.ownerTopic}, the command topic of ${r.owner.id} (${JSON.stringify(r.owner.name)}): a command there reaches that device; ${who} is refused and gets no tool`
+          : `command topic ${r.topic} is already owned by ${r.owner.id} (${JSON.stringify(r.owner.name)}); ${who} is refused and gets no tool`,
+      );
+    else
+      this.log?.warn(
+        { topic: r.topic, reason: r.reason, refused: r.refused.id },
+        `command topic ${r.topic} is ${r.reason}, which Hearth never publishes on; ${who} is refused and ${r.refused.kind === 'update' ? 'is only read (no install)' : 'gets no tool'}`,
+      );
   }
 
   devices(): Device[] {
@@ -367,6 +436,11 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     if (this.readTopics.has(topic)) return false;
     for (let i = topic.lastIndexOf('/'); i > 0; i = topic.lastIndexOf('/', i - 1)) if (commanded(topic.slice(0, i))) return true;
     return false;
+  }
+
+  /** The devices whose move waits for a person (an entity of theirs is refused with TopicRefusal.movedFrom). */
+  movingDevices(): Set<string> {
+    return new Set([...this.refusals.values()].filter((r) => r.movedFrom).map((r) => r.refused.deviceId));
   }
 
   /** Entities refused for claiming a command topic another device owns (present or away), or one no entity may command. */

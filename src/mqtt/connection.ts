@@ -78,6 +78,13 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   /** Topics whose SUBSCRIBE (true) or UNSUBSCRIBE (false) waits for a later turn (tellBroker), in the order asked. */
   private readonly waiting = new Map<string, boolean>();
   private waitingTurn?: NodeJS.Immediate;
+  /** Topics subscribed whose SUBACK has not come back yet (sent, waiting for a later turn, or for the connection). */
+  private readonly unacked = new Set<string>();
+  /** Topics whose UNSUBSCRIBE the broker has not answered; those of them subscribed again meanwhile (sendUnsubscribe). */
+  private readonly unsubscribing = new Set<string>();
+  private readonly resubscribing = new Set<string>();
+  /** Who waits for SUBACKs (whenSubscribed): each with the topics it waits for. */
+  private readonly ackWaiters = new Set<{ topics: readonly string[]; done: () => void }>();
   private delay: number;
   private current: ConnectionState = 'connecting';
   private lastError = '';
@@ -235,6 +242,9 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     // Subscribing again replays retained messages, which rebuilds state after an outage. (A clean session: what
     // waited to be sent is in this, or was to be dropped.)
     this.waiting.clear();
+    this.unsubscribing.clear();
+    this.resubscribing.clear();
+    for (const t of this.topics) this.unacked.add(t);
     if (this.topics.size) this.sendSubscribe([...this.topics]);
   }
 
@@ -276,13 +286,51 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
 
   subscribe(topics: Iterable<string>): void {
     const fresh = [...topics].filter((t) => !this.topics.has(t));
-    for (const t of fresh) this.topics.add(t);
+    for (const t of fresh) {
+      this.topics.add(t);
+      this.unacked.add(t);
+    }
     this.tellBroker(fresh, true);
   }
 
   unsubscribe(topics: Iterable<string>): void {
     const gone = [...topics].filter((t) => this.topics.delete(t));
+    this.acked(gone);
     this.tellBroker(gone, false);
+  }
+
+  /**
+   * Resolves once the broker has acknowledged the subscription of each of these topics (they are subscribed and a
+   * message published from now on reaches Hearth), or after `timeoutMs`, or when `signal` aborts; resolves true
+   * when acknowledged. Undefined when none waits for its SUBACK: nothing to wait for. A command to an entity
+   * whose state topic was just subscribed (admitted a moment ago, its move just confirmed) waits for it, so the
+   * device's answer is heard: a broker may handle a SUBSCRIBE and a later PUBLISH at once (aedes does for
+   * packets read together), and a cluster sets a subscription up on every node.
+   */
+  whenSubscribed(topics: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<boolean> | undefined {
+    const waiting = topics.filter((t) => this.unacked.has(t));
+    if (!waiting.length) return undefined;
+    return new Promise((resolve) => {
+      const waiter = { topics: waiting, done: () => end(true) };
+      const timer = setTimeout(() => end(false), timeoutMs);
+      const onAbort = () => end(false);
+      const end = (acked: boolean) => {
+        if (!this.ackWaiters.delete(waiter)) return;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(acked);
+      };
+      this.ackWaiters.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal?.aborted) onAbort();
+    });
+  }
+
+  /** These topics need no SUBACK any more (acknowledged, refused, or unsubscribed): their waiters go on. */
+  private acked(topics: readonly string[]): void {
+    if (!this.unacked.size) return;
+    for (const t of topics) this.unacked.delete(t);
+    for (const w of [...this.ackWaiters]) if (!w.topics.some((t) => this.unacked.has(t))) w.done();
   }
 
   /**
@@ -296,7 +344,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     if (!topics.length || !this.client.connected) return;
     if (!this.waiting.size && topics.length <= SEND_AT_ONCE) {
       if (subscribe) this.sendSubscribe(topics);
-      else this.client.unsubscribe(topics);
+      else this.sendUnsubscribe(topics);
       return;
     }
     for (const t of topics) this.waiting.set(t, subscribe);
@@ -314,7 +362,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       (wish ? subscribe : unsubscribe).push(topic);
       if (subscribe.length + unsubscribe.length >= SEND_PER_TURN) break;
     }
-    if (unsubscribe.length) this.client.unsubscribe(unsubscribe);
+    if (unsubscribe.length) this.sendUnsubscribe(unsubscribe);
     if (subscribe.length) this.sendSubscribe(subscribe);
     if (this.waiting.size) this.waitingTurn = setImmediate(() => this.sendWaiting());
   }
@@ -323,11 +371,30 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     return this.topics;
   }
 
-  private sendSubscribe(topics: string[]): void {
+  /**
+   * A topic dropped and subscribed again at once (a lock left out while its move waits, then confirmed) is
+   * subscribed only once the broker has answered the UNSUBSCRIBE: a broker may handle two packets read together at
+   * once (aedes does), and an UNSUBSCRIBE finishing after the SUBSCRIBE would leave Hearth deaf to the topic.
+   */
+  private sendUnsubscribe(topics: string[]): void {
+    for (const t of topics) this.unsubscribing.add(t);
+    this.client.unsubscribe(topics, () => {
+      for (const t of topics) this.unsubscribing.delete(t);
+      const again = topics.filter((t) => this.resubscribing.delete(t) && this.topics.has(t));
+      if (again.length && this.client.connected) this.sendSubscribe(again);
+    });
+  }
+
+  private sendSubscribe(all: string[]): void {
+    const topics = this.unsubscribing.size ? all.filter((t) => !(this.unsubscribing.has(t) && this.resubscribing.add(t))) : all;
     // Brokers cap packet sizes; subscribe in batches.
     for (let i = 0; i < topics.length; i += 500) {
-      this.client.subscribe(topics.slice(i, i + 500), { qos: 0 }, (err) => {
+      const batch = topics.slice(i, i + 500);
+      this.client.subscribe(batch, { qos: 0 }, (err) => {
         if (err) this.log.error({ err }, 'MQTT subscribe failed');
+        // Refused or acknowledged: nothing more to wait for. (A topic dropped and subscribed again before this
+        // answer counts as acknowledged a packet early: the wait is a best effort, bounded either way.)
+        this.acked(batch.filter((t) => this.topics.has(t)));
       });
     }
   }

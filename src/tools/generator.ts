@@ -41,6 +41,8 @@ export interface GenerateOptions {
   names?: NameMemory;
   /** Names other tools hold (tools a flow provides): no device tool is given one, so a newcomer never takes them. */
   reserved?: Iterable<string>;
+  /** Keys (entity ids, `<id>#reading`) that keep their tool name though their name changed: their device's move waits for a person. */
+  holdNames?: (key: string) => boolean;
 }
 
 const GROUPED_NAMES: Record<string, string> = {
@@ -271,6 +273,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       wanted,
       ['get_state', 'get_history', 'get_audit', 'explain_policy', 'find_entities', 'get_camera_image', GROUP_TOOL, ...(options.reserved ?? [])],
       options.names,
+      options.holdNames,
     );
     for (const e of sorted) {
       const name = names.get(e.id);

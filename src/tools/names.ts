@@ -86,7 +86,13 @@ function suffixed(base: string, key: string, taken: (name: string) => boolean): 
  * and newcomers are named in the order given (device files first, then
  * discovered entities in the order first seen).
  */
-export function assignNames(wanted: Array<{ key: string; base: string }>, taken: Iterable<string> = [], memory?: NameMemory): Map<string, string> {
+export function assignNames(
+  wanted: Array<{ key: string; base: string }>,
+  taken: Iterable<string> = [],
+  memory?: NameMemory,
+  /** Keys that keep the name they were given even though their base changed (a device whose move waits for a person). */
+  hold?: (key: string) => boolean,
+): Map<string, string> {
   const used = new Set(taken);
   const out = new Map<string, string>();
   if (!memory) {
@@ -97,10 +103,10 @@ export function assignNames(wanted: Array<{ key: string; base: string }>, taken:
     }
     return out;
   }
-  // A key keeps its name while its base is the same (a renamed entity is named anew).
+  // A key keeps its name while its base is the same (a renamed entity is named anew), or while it is held.
   for (const { key, base } of wanted) {
     const kept = memory.nameOf(key);
-    if (kept && kept.base === base && isValidToolName(kept.name) && !used.has(kept.name)) {
+    if (kept && (kept.base === base || hold?.(key)) && isValidToolName(kept.name) && !used.has(kept.name)) {
       used.add(kept.name);
       out.set(key, kept.name);
     }

@@ -16,7 +16,7 @@ import { CommandRefused, type CommandGate } from '../devices/command-gate.js';
 import { encodeCommand, isConfirmedBy, isStateless, type Command, type OutgoingMessage } from '../devices/commands.js';
 import { heldTo } from '../devices/dangerous-words.js';
 import { DEFAULT_CONFIRM_TIMEOUT_MS } from '../devices/defaults.js';
-import { ACTUATOR_KINDS, type Entity, type EntityKind, FRAME_KINDS } from '../devices/model.js';
+import { ACTUATOR_KINDS, type Entity, type EntityKind, FRAME_KINDS, stateTopicsOf } from '../devices/model.js';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { EntityState, Silence, StateCache } from '../devices/state-cache.js';
 import type { HistoryStore } from '../history/store.js';
@@ -46,6 +46,8 @@ export interface Publisher {
   readonly lastReconnect?: { at: number; moved: boolean };
   on(event: 'state', fn: (state: string) => void): unknown;
   off(event: 'state', fn: (state: string) => void): unknown;
+  /** Resolves once these topics' subscriptions are acknowledged (bounded); undefined when none waits (MqttConnection). */
+  whenSubscribed?(topics: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<boolean> | undefined;
 }
 
 export interface PipelineDeps {
@@ -120,6 +122,8 @@ function statelessText(command: Command, name: string): string {
 
 /** How long after an unconfirmed call a matching report still counts as its late confirmation (at least). */
 const LATE_WINDOW_MS = 5 * 60_000;
+/** Longest a command waits for the broker to acknowledge its entity's fresh state subscription (Publisher.whenSubscribed). */
+const SUBSCRIBE_WAIT_MS = 5_000;
 
 /** Take out of `args` the keys a schema does not list but the tool takes (checked later); returned to put back. */
 function setAside(args: Record<string, unknown>, keys: readonly string[], schema: JsonSchema): Record<string, unknown> | undefined {
@@ -724,10 +728,20 @@ export class Pipeline {
       return FAIL('cancelled before it was sent; nothing was done', { auditId });
     }
 
+    const timeoutMs = this.deps.timeouts?.[entity.kind] ?? entity.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS[entity.kind];
+    // A state topic subscribed a moment ago (the entity just admitted, its move just confirmed): the broker's
+    // SUBACK first, bounded, so that the device's answer to this command is heard.
+    const subscribing = this.deps.mqtt.whenSubscribed?.(stateTopicsOf(entity), Math.min(timeoutMs, SUBSCRIBE_WAIT_MS), call.signal);
+    if (subscribing) {
+      await subscribing;
+      if (call.signal.aborted) {
+        finish(auditId, { outcome: 'not_sent', error: 'cancelled before it was sent' });
+        return FAIL('cancelled before it was sent; nothing was done', { auditId });
+      }
+    }
     const started = performance.now();
     const sentAt = this.now();
     const before = state ? { value: state.value, attributes: { ...state.attributes }, updatedAt: state.updatedAt } : undefined;
-    const timeoutMs = this.deps.timeouts?.[entity.kind] ?? entity.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS[entity.kind];
     // Listen before publishing so a fast echo is not missed.
     const echo = isStateless(entity, command) ? undefined : this.awaitEcho(entity, command, timeoutMs, call.signal);
     const progress = { handedOver: 0 };

@@ -5,6 +5,7 @@ import { encodeCommand } from '../devices/commands.js';
 import { type HeldTo, heldTo } from '../devices/dangerous-words.js';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { Entity } from '../devices/model.js';
+import { deviceOfEntityId } from '../devices/topic-owners.js';
 import { toCommand } from './parameters.js';
 import { AUDIT_TOOL, policyAnswer, principalMatches } from './records-text.js';
 import type { PolicyDecision, PolicyEngine, PolicyRequest } from '../policy/types.js';
@@ -45,10 +46,18 @@ export class ToolSet extends EventEmitter<ToolSetEvents> {
     // Ranked, with the names given before: a newcomer never takes an existing tool name.
     // A flow tool's name is reserved: a device that comes later is named around it, never over it.
     const external = this.external.all();
+    const moving = this.registry.movingDevices();
     // Only what agents are shown (Entity.exposed): a setting or diagnostic nobody exposed gets no tool.
     const built = generateTools(
       this.registry.exposed(),
-      { ...this.options, names: this.registry.memory, reserved: external.map((t) => t.name) },
+      {
+        ...this.options,
+        names: this.registry.memory,
+        reserved: external.map((t) => t.name),
+        // A device whose move waits keeps its tool names (its sensors renamed by the move too): a newcomer named
+        // like it gets suffixed ones, after a restart as well (the registry keeps their names only in this run).
+        holdNames: (id) => moving.has(deviceOfEntityId(id)),
+      },
       this.pipeline.invoke,
     );
     this.generatedNames = new Set(built.tools.map((t) => t.name));

@@ -23,6 +23,8 @@ export interface TestBroker {
   url: string;
   port: number;
   kind: BrokerKind;
+  /** The in-process broker (aedes only): a test sets its hooks (authorizeSubscribe, ...) to play a slow or refusing broker. */
+  aedes?: Aedes;
   stop(): Promise<void>;
   restart(): Promise<void>;
 }
@@ -184,6 +186,7 @@ export async function startAedes(opts: StartBrokerOptions = {}): Promise<TestBro
     url: `mqtt://${HOST}:${port}`,
     port,
     kind: 'aedes',
+    aedes: broker,
     async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;

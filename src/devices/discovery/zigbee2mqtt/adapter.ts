@@ -6,6 +6,7 @@
 // availability payload forms (`{"state":"online"}` and plain `online`) are read.
 import type { HearthConfig } from '../../../config/schema.js';
 import { JsonLimitError, parseBoundedJson } from '../../../util/bounded-json.js';
+import { firstFew, LineBudget } from '../../../util/line-budget.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
 import { DeviceIds } from '../../device-ids.js';
 import { admitDiscovered } from '../../discovered.js';
@@ -60,6 +61,8 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   private generation = 0;
   private baseTopics = new Set<string>();
   private readonly refusals = new PerKeyThrottle();
+  /** The lines about what a list changed, bounded per list and per second (report). */
+  private readonly lines = new LineBudget();
   /** The ids devices were given when first seen (the assembly's store, else one of this adapter's own). */
   private ids = new DeviceIds(undefined);
   private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
@@ -309,9 +312,16 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   private handOver(devices: Device[], signature: string, generation?: number): void {
     const ctx = this.ctx!;
     const admitted = admitDiscovered(devices);
-    for (const r of admitted.refused) {
-      if (this.refusals.take(r.what) !== undefined) ctx.log.warn({ device: r.what, reason: r.reason }, `zigbee2mqtt: refused ${r.what}: ${r.reason}`);
-    }
+    // Once a minute per device, and a few lines a list (util/line-budget.ts).
+    this.lines.batch(
+      admitted.refused.filter((r) => this.refusals.take(r.what) !== undefined),
+      (r) => ctx.log.warn({ device: r.what, reason: r.reason }, `zigbee2mqtt: refused ${r.what}: ${r.reason}`),
+      ({ rest, unlogged }) =>
+        ctx.log.warn(
+          { refusedDeviceCount: rest.length, devices: rest.slice(0, 5).map((r) => r.what), ...(unlogged ? { unlogged } : {}) },
+          `zigbee2mqtt: refused ${rest.length} more devices: ${firstFew(rest.map((r) => `${r.what} (${r.reason})`))}`,
+        ),
+    );
     if (generation === undefined) {
       this.signature = signature;
       return ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.zigbee2mqtt, admitted.devices);
@@ -326,12 +336,19 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       .catch((err: unknown) => this.refuse(this.devicesTopic, 'it could not be handled', err));
   }
 
-  /** Log what changed since the last list: new, renamed, removed and skipped devices, once each. */
+  /**
+   * Log what changed since the last list: new, renamed, removed and skipped devices, once each; bounded
+   * (util/line-budget.ts): a list renaming or adding thousands of devices gives a few lines each and one summary.
+   */
   private report(converted: ConvertedDevice[]): void {
     const log = this.ctx!.log;
     const now = new Map<string, { name?: string; skips: string }>();
     let entities = 0;
     let skippedDevices = 0;
+    const skipped: ConvertedDevice[] = [];
+    const renamed: Array<{ c: ConvertedDevice; from?: string }> = [];
+    const found: ConvertedDevice[] = [];
+    const partly: ConvertedDevice[] = [];
     for (const c of converted) {
       const id = c.device?.id ?? `ieee:${c.ieee || c.friendlyName || '?'}`;
       const skips = JSON.stringify(c.skipped);
@@ -341,36 +358,73 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       else skippedDevices++;
       if (before && before.skips === skips && before.name === c.friendlyName) continue;
       if (!c.device) {
+        skipped.push(c);
+        continue;
+      }
+      if (before && before.name !== c.friendlyName) renamed.push({ c, from: before.name });
+      else if (!before) found.push(c);
+      if (c.skipped.length && (!before || before.skips !== skips)) partly.push(c);
+    }
+    const left = [...this.last].filter(([id]) => !now.has(id) && !id.startsWith('ieee:'));
+    for (const [id] of left) this.refresher?.forget(id);
+    const lines = this.lines;
+    const named = (c: ConvertedDevice) => JSON.stringify(c.friendlyName ?? c.ieee);
+    lines.batch(
+      skipped,
+      (c) => {
         const s: Skip | undefined = c.skipped.find((x) => !x.partial) ?? c.skipped[0];
         // The coordinator is in every list and never a device: not worth more than a debug line.
         const level = s?.reason === 'coordinator' ? 'debug' : 'info';
         log[level](
           { device: c.friendlyName, ieee: c.ieee, reason: s?.reason, features: groupSkips(c.skipped) },
-          `zigbee2mqtt: skipped ${JSON.stringify(c.friendlyName ?? c.ieee)}: ${s?.detail ?? 'no reason'}`,
+          `zigbee2mqtt: skipped ${named(c)}: ${s?.detail ?? 'no reason'}`,
         );
-        continue;
-      }
-      if (before && before.name !== c.friendlyName) {
+      },
+      ({ rest, unlogged }) =>
         log.info(
-          { device: c.device.id, from: before.name, to: c.friendlyName },
-          `zigbee2mqtt: ${JSON.stringify(before.name)} was renamed ${JSON.stringify(c.friendlyName)}`,
-        );
-      } else if (!before) {
-        log.debug({ device: c.device.id, name: c.friendlyName, entities: c.device.entities.length }, `zigbee2mqtt: found ${JSON.stringify(c.friendlyName)}`);
-      }
-      if (c.skipped.length && (!before || before.skips !== skips)) {
+          { skippedCount: rest.length, devices: rest.slice(0, 5).map((c) => c.friendlyName ?? c.ieee), ...(unlogged ? { unlogged } : {}) },
+          `zigbee2mqtt: skipped ${rest.length} more entries: ${firstFew(rest.map(named))}`,
+        ),
+    );
+    lines.batch(
+      renamed,
+      ({ c, from }) =>
+        log.info({ device: c.device!.id, from, to: c.friendlyName }, `zigbee2mqtt: ${JSON.stringify(from)} was renamed ${JSON.stringify(c.friendlyName)}`),
+      ({ rest, unlogged }) =>
+        log.info(
+          { renamedCount: rest.length, devices: rest.slice(0, 5).map((r) => r.c.device!.id), ...(unlogged ? { unlogged } : {}) },
+          `zigbee2mqtt: ${rest.length} more devices were renamed: ${firstFew(rest.map((r) => `${JSON.stringify(r.from)} to ${named(r.c)}`))}`,
+        ),
+    );
+    lines.batch(
+      found,
+      (c) => log.debug({ device: c.device!.id, name: c.friendlyName, entities: c.device!.entities.length }, `zigbee2mqtt: found ${named(c)}`),
+      ({ rest }) =>
         log.debug(
-          { device: c.device.id, skipped: c.skipped.map((s) => ({ what: s.what, reason: s.reason, detail: s.detail })) },
-          `zigbee2mqtt: ${c.skipped.length} exposes of ${JSON.stringify(c.friendlyName)} have no tool of their own`,
-        );
-      }
-    }
-    for (const [id, before] of this.last) {
-      if (!now.has(id) && !id.startsWith('ieee:')) {
-        log.info({ device: id, name: before.name }, `zigbee2mqtt: ${JSON.stringify(before.name)} left the network (not in bridge/devices any more)`);
-        this.refresher?.forget(id);
-      }
-    }
+          { foundCount: rest.length, devices: rest.slice(0, 5).map((c) => c.device!.id) },
+          `zigbee2mqtt: found ${rest.length} more devices: ${firstFew(rest.map(named))}`,
+        ),
+    );
+    lines.batch(
+      partly,
+      (c) =>
+        log.debug(
+          { device: c.device!.id, skipped: c.skipped.map((s) => ({ what: s.what, reason: s.reason, detail: s.detail })) },
+          `zigbee2mqtt: ${c.skipped.length} exposes of ${named(c)} have no tool of their own`,
+        ),
+      ({ rest }) =>
+        log.debug({ devices: rest.slice(0, 5).map((c) => c.device!.id) }, `zigbee2mqtt: ${rest.length} more devices have exposes with no tool of their own`),
+    );
+    lines.batch(
+      left,
+      ([id, before]) =>
+        log.info({ device: id, name: before.name }, `zigbee2mqtt: ${JSON.stringify(before.name)} left the network (not in bridge/devices any more)`),
+      ({ rest, unlogged }) =>
+        log.info(
+          { leftCount: rest.length, devices: rest.slice(0, 5).map(([id]) => id), ...(unlogged ? { unlogged } : {}) },
+          `zigbee2mqtt: ${rest.length} more devices left the network (not in bridge/devices any more): ${firstFew(rest.map(([, b]) => JSON.stringify(b.name)))}`,
+        ),
+    );
     const changed = now.size !== this.last.size || [...now].some(([id, v]) => this.last.get(id)?.skips !== v.skips || this.last.get(id)?.name !== v.name);
     if (changed) {
       log.info(

@@ -1,0 +1,142 @@
+// A newcomer never takes an existing entity's tool name (read tools included), name or state topic, not even while
+// a move waits. The front door lock (Zigbee2MQTT, its real model's exposes) has two sensors of its own (`Front door
+// lock Action user`, `... Action source name`): read tools, on the lock's state topic. A forged list renames the
+// lock "Porch" and adds a newcomer named "Front door lock". Before, the lock waited on its command topic but its
+// sensors followed the forged name: they became "Porch ..." on `zigbee2mqtt/Porch`, and their tool names, names and
+// state topic went to the newcomer's sensors, so "the front door lock's action user" read what the forger says and
+// the real lock's reports fed the forger's sensors. Now a device whose move waits waits whole; tool names stay
+// with their holders after a restart too; and a newcomer named like an existing sensor (no move) gets a suffixed
+// tool name and another name. Real broker (aedes), real SQLite file.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import mqtt, { type MqttClient } from 'mqtt';
+import { stateTopicsOf } from '../../src/devices/model.js';
+import type { Hearth } from '../../src/hearth.js';
+import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { openHearth } from '../helpers/home.js';
+import { logSink } from '../helpers/log-sink.js';
+import { waitFor } from '../helpers/wait.js';
+import { z2mEntry } from '../helpers/zigbee2mqtt.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'z2m');
+const LIST: Array<{ friendly_name: string }> = JSON.parse(readFileSync(join(FIXTURES, 'bridge-devices.json'), 'utf8'));
+const LOCK_STATE = 'zigbee2mqtt/Front door lock';
+const OWNER = { id: 'cli:owner', roles: ['owner'] };
+
+describe('security: a newcomer takes no tool name, name or state topic, even while a move waits', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-forged-rename-names-'));
+  let broker: TestBroker;
+  let hearth: Hearth | undefined;
+  let zigbee: MqttClient;
+  /** Every device tool's name -> its entity, and every entity's name and state topics, as an owner first saw them. */
+  let first: { tools: Map<string, string>; entities: Map<string, { name: string; topics: string[] }> };
+
+  const open = async () => {
+    hearth = await openHearth(broker.url, dir, logSink('debug').log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': false });
+  };
+  const h = () => hearth!;
+  const seen = () => ({
+    tools: new Map(
+      h()
+        .tools.all()
+        .filter((t) => t.meta.entityIds.length === 1)
+        .map((t) => [t.name, t.meta.entityIds[0]!]),
+    ),
+    entities: new Map(
+      h()
+        .bridge.registry.entities()
+        .map((e) => [e.id, { name: e.name, topics: stateTopicsOf(e) }]),
+    ),
+  });
+  const mover = () =>
+    h()
+      .bridge.registry.refusedClaims()
+      .find((r) => r.refused.id === 'front_door_lock.lock' && r.movedFrom);
+  /** The newcomer's entities, present or left out. */
+  const newcomers = () => [...seen().entities].filter(([id]) => id.startsWith('front_door_lock_2.'));
+  /** What an owner first saw is still so: each tool name on its entity, each entity's name and state topics. */
+  const nothingTaken = () => {
+    const now = seen();
+    for (const [tool, entity] of first.tools) if (now.tools.has(tool)) assert.equal(now.tools.get(tool), entity, `${tool} is still ${entity}'s`);
+    for (const [tool, entity] of first.tools)
+      if (now.entities.has(entity) && !entity.endsWith('.lock')) assert.ok(now.tools.get(tool) === entity, `${entity} keeps ${tool}`);
+    for (const [id, was] of first.entities) {
+      const is = now.entities.get(id);
+      if (!is) continue;
+      assert.deepEqual(is, was, `${id} keeps its name and state topics`);
+    }
+    const names = new Set([...first.entities.values()].map((e) => e.name.toLowerCase()));
+    for (const [id, e] of newcomers()) assert.ok(!names.has(e.name.toLowerCase()), `${id} is not called ${e.name}`);
+  };
+
+  before(async () => {
+    broker = await startAedes();
+    zigbee = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    await zigbee.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify(LIST), { qos: 1, retain: true });
+    await open();
+    await waitFor('the lock', () => h().bridge.registry.entity('front_door_lock.lock'));
+    first = seen();
+    assert.equal(first.tools.get('front_door_lock_action_user'), 'front_door_lock.action_user');
+    assert.deepEqual(first.entities.get('front_door_lock.action_user')?.topics, [LOCK_STATE]);
+  });
+  after(async () => {
+    await hearth?.close();
+    await zigbee?.endAsync(true);
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("while a forged move waits, the lock's sensors keep their tool names, names and state topic; the newcomer's do not get them", async () => {
+    const newcomer = await z2mEntry('YRD426NRSC', '0x00deadbeef000001', 'Front door lock');
+    const forged = [...LIST.map((d) => (d.friendly_name === 'Front door lock' ? { ...d, friendly_name: 'Porch' } : d)), newcomer];
+    await zigbee.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify(forged), { qos: 1, retain: true });
+    await waitFor('the lock held back', mover);
+    await waitFor("the newcomer's sensors", () => newcomers().length);
+    nothingTaken();
+    // The read tool gives the lock's own sensor, which still hears the lock.
+    await zigbee.publishAsync(LOCK_STATE, JSON.stringify({ action_user: 7, lock_state: 'locked' }), { qos: 1 });
+    await waitFor('the report', () => h().bridge.cache.get('front_door_lock.action_user')?.value === 7);
+    const read = await h().tools.call('front_door_lock_action_user', {}, OWNER);
+    assert.equal(read.isError, undefined, read.text);
+    assert.equal((read.details as { entity?: string } | undefined)?.entity ?? 'front_door_lock.action_user', 'front_door_lock.action_user');
+    assert.match(read.text!, /7/);
+  });
+
+  it('after a restart the names are still their holders', async () => {
+    await hearth!.close();
+    await open();
+    await waitFor('the lock held back after the restart', mover);
+    await waitFor("the newcomer's sensors", () => newcomers().length);
+    const now = seen();
+    for (const [tool, entity] of first.tools) if (now.tools.has(tool)) assert.equal(now.tools.get(tool), entity, `${tool} is still ${entity}'s`);
+    for (const id of ['front_door_lock.action_user', 'front_door_lock.action_source_name']) {
+      const tool = [...first.tools].find(([, e]) => e === id)![0];
+      assert.equal(now.tools.get(tool), id, `${id} keeps ${tool}`);
+    }
+  });
+
+  it('a newcomer named like an existing sensor (no move) gets another tool name and name; the sensor keeps its topic', async () => {
+    const twin = await z2mEntry('WSDCGQ11LM', '0x00deadbeef000002', 'Balcony sensor 2');
+    const list = [...LIST, { ...twin, friendly_name: 'Balcony sensor' }];
+    // Zigbee2MQTT never lists two devices of one name: one is forged. The first seen keeps everything.
+    await zigbee.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify(list), { qos: 1, retain: true });
+    await waitFor('the twin', () =>
+      h()
+        .bridge.registry.entities()
+        .some((e) => e.deviceId !== 'balcony_sensor' && e.id.startsWith('balcony_sensor')),
+    );
+    const now = seen();
+    for (const id of ['balcony_sensor.temperature', 'balcony_sensor.humidity', 'balcony_sensor.pressure']) {
+      const tool = [...first.tools].find(([, e]) => e === id)![0];
+      assert.equal(now.tools.get(tool), id, `${id} keeps ${tool}`);
+      assert.deepEqual(now.entities.get(id), first.entities.get(id));
+    }
+    const twins = [...now.entities].filter(([id]) => id.startsWith('balcony_sensor') && !id.startsWith('balcony_sensor.'));
+    assert.ok(twins.length >= 3, twins.map(([id]) => id).join(', '));
+    const names = new Set([...first.entities.values()].map((e) => e.name.toLowerCase()));
+    for (const [id, e] of twins) assert.ok(!names.has(e.name.toLowerCase()), `${id} is not called ${e.name}`);
+  });
+});
