@@ -43,6 +43,8 @@ export function createProvider(hearth: Hearth): Provider {
     entities: () => hearth.bridge.registry.exposed(),
     tools: () => hearth.tools.all(),
     state: (id) => hearth.bridge.cache.get(id),
+    // Areas and floors are said by their aliases too ("the lounge" for the Living Room).
+    places: () => ({ areas: hearth.home.home.areas.all(), floors: hearth.home.home.floors.all() }),
     sentences,
   });
   // A voice satellite should not wait for the vocabulary of a big home: build it when the devices change.

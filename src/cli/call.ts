@@ -53,9 +53,9 @@ export function registerCall(program: Command): void {
       try {
         args = JSON.parse(rawArgs) as Record<string, unknown>;
       } catch (err) {
-        throw new CliFailure(
-          `the arguments are not JSON: ${(err as Error).message}\n  example: ${hearthCommand()} call living_room_lamp '{"action":"turn_on"}'`,
-        );
+        // The example names the tool asked for (a tool of this home), never one of the demo home's.
+        const tool = /^[A-Za-z0-9_-]+$/.test(toolName) ? toolName : '<tool>';
+        throw new CliFailure(`the arguments are not JSON: ${(err as Error).message}\n  example: ${hearthCommand()} call ${tool} '{"action":"turn_on"}'`);
       }
       if (!args || typeof args !== 'object' || Array.isArray(args)) {
         throw new CliFailure('the arguments must be a JSON object, e.g. \'{"action":"turn_on"}\'');

@@ -54,6 +54,11 @@ async function changeDevice(
   process.stdout.write(deviceText(d));
 }
 
+/** A word as a shell takes it back: as it is when plain, else in single quotes (the device a person typed, in an example). */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_./:-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
 /** `hearth devices area|rename|alias|expose`: one device's place, name, aliases and exposure. */
 export function registerDeviceSetters(devices: Command): void {
   withConfigOptions(devices.command('area'))
@@ -68,7 +73,7 @@ export function registerDeviceSetters(devices: Command): void {
     .option('--json', 'print the device as JSON')
     .action(async (device: string, area: string | undefined, flags: Flags & { create?: boolean; none?: boolean; reset?: boolean }) => {
       if (!area && !flags.none && !flags.reset)
-        throw new CliFailure('give an area, or --none, or --reset (e.g. hearth devices area "Kitchen/Coffee machine" Kitchen)');
+        throw new CliFailure(`give an area, or --none, or --reset (e.g. hearth devices area ${shellWord(device)} <area>; \`hearth areas\` lists the areas)`);
       const change = {
         ...(area ? { area } : {}),
         ...(flags.create ? { create: true } : {}),

@@ -426,6 +426,41 @@ describe('Home Assistant discovery: removal, updates, availability, collisions',
     assert.ok(!h.bridge.connection.subscriptions.has('porch/lantern/state'));
   });
 
+  test('a device named only in a later config of a burst (Tasmota): its id comes from its name; a config held for it gives way to a newer one or a removal', async () => {
+    const power = 'homeassistant/sensor/AABBCC_power/config';
+    const status = 'homeassistant/sensor/AABBCC_status/config';
+    const unnamed = (name: string, uid: string) =>
+      wire({ name, uniq_id: uid, stat_t: 'heater/tele/SENSOR', val_tpl: '{{ value_json.P }}', dev: { ids: ['AABBCC'] } });
+    // One burst: two configs that only identify the device, one replaced and one removed before the burst ends.
+    await client.publishAsync(power, unnamed('Heater Power', 'AABBCC_power'), { qos: 0 });
+    // The newer one names the device: read at once, it stands in for the one held.
+    await client.publishAsync(
+      power,
+      wire({
+        name: 'Heater Energy',
+        uniq_id: 'AABBCC_power',
+        stat_t: 'heater/tele/SENSOR',
+        val_tpl: '{{ value_json.E }}',
+        dev: { ids: ['AABBCC'], name: 'Heater' },
+      }),
+      { qos: 0 },
+    );
+    await client.publishAsync(status, unnamed('Heater status', 'AABBCC_status'), { qos: 0 });
+    await client.publishAsync(status, '', { qos: 0 });
+    await announce(h, {
+      topic: 'homeassistant/switch/AABBCC_RL_1/config',
+      payload: { name: 'Heater', uniq_id: 'AABBCC_RL_1', cmd_t: 'heater/cmnd/POWER', stat_t: 'heater/stat/RESULT', dev: { ids: ['AABBCC'], name: 'Heater' } },
+    });
+    const entities = h.bridge.registry.entities().filter((e) => e.deviceId.startsWith('heater'));
+    assert.deepEqual(
+      entities.map((e) => e.deviceId),
+      ['heater', 'heater'],
+    );
+    assert.match(entityOf(h, power)?.name ?? '', /Energy/);
+    assert.equal(entityOf(h, status), undefined);
+    assert.ok(!h.adapter.items().some((i) => i.topic === status));
+  });
+
   test('a bad update leaves the good config in place (and says why)', async () => {
     const topic = 'homeassistant/sensor/sbfspot/config';
     await announce(h, { topic, payload: { name: 'Solar', unique_id: 'sbfspot', state_topic: 'solar/state' } });

@@ -473,7 +473,7 @@ const THIRD_SENTENCES: Sentence[] = [
   { say: 'turn off the electric blanket', sets: { 'Bedroom/Electric blanket': OFF } },
   { say: 'turn the blanket on', sets: { 'Bedroom/Electric blanket': ON } },
   { say: 'turn off everything in the bedroom', sets: { 'Bedroom/Electric blanket': OFF } },
-  { say: "what's the air pressure in the bathroom", answer: /1009/ },
+  { say: "what's the air pressure in the bathroom", answer: /100\.9 kPa/ },
   { say: 'switch off the fan', sets: { 'office/desk_fan': OFF } },
   { say: 'lights off in the living room', sets: { 'Living Room/Hue Color Lamp': OFF } },
   { say: 'set the living room lamp to 50%', sets: { 'Living Room/Hue Color Lamp': { brightness: [120, 134] } } },

@@ -149,13 +149,18 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
       return k;
     };
     const sourceAreas = new Map<string, string>();
+    const rankOf = new Map<string, number>();
     // One spelling per area as said: `Kids room/Ceiling` and `upstairs/kids_room/nightlight` are both in the Kids
-    // room; a spelling with underscores gives way to one without, and is said with spaces when it is the only one.
+    // room; a spelling with underscores gives way to one without, one all in lower case to one an owner
+    // capitalised (`office/desk_fan` beside `Office/Thermometer` is the Office), and among equals the first stays.
+    // One with underscores is said with spaces when it is the only one.
     const note = (a: string | undefined) => {
       if (!a) return;
       const k = say(a);
-      const had = sourceAreas.get(k);
-      if (had === undefined || (had.includes('_') && !a.includes('_'))) sourceAreas.set(k, a.includes('_') ? spacedName(a) : a);
+      const rank = spellingRank(a);
+      if (rank <= (rankOf.get(k) ?? -1)) return;
+      rankOf.set(k, rank);
+      sourceAreas.set(k, a.includes('_') ? spacedName(a) : a);
     };
     for (const { device } of input) {
       note(device.area);
@@ -199,6 +204,8 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
     // A device's aliases name its main entity (the one called as the device is; else its first), never its
     // readings and settings too: "turn on the espresso" is the plug's switch, not its power sensor.
     const main = device.entities.find((e) => e.name === device.name) ?? device.entities[0];
+    // Whether an entity is called as the device is: then no other may be called so.
+    const named = main?.name === device.name;
     const mapped = device.entities.map((e) => {
       const ec = this.entities.size ? this.entities.get(entityKeyOf(identity, e)) : undefined;
       let where: { area?: string; floor?: string };
@@ -207,7 +214,7 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
       // An entity the source placed with its device follows the device; one placed elsewhere stays there.
       else if (!e.area || e.area === device.area) where = placed.area || areaFrom ? placed : { floor: e.floor };
       else where = this.place(ctx, e.area, e.floor);
-      const renamed = choice?.name && e.name.startsWith(device.name) ? `${choice.name}${e.name.slice(device.name.length)}` : e.name;
+      const renamed = choice?.name && e.name.startsWith(device.name) ? personsEntityName(choice.name, e.name.slice(device.name.length), named) : e.name;
       const entityAliases = aliases.length && e === main ? [...e.aliases, ...aliases] : e.aliases;
       const exposed = ec?.exposed ?? choice?.exposed ?? exposedByDefault(e);
       // Nothing to change: the source's own object (undefined `exposed` reads as shown). A copy per entity per
@@ -251,6 +258,24 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
 /** What one apply computes once for all its devices. */
 interface ApplyContext {
   say: (name: string) => string;
+}
+
+/**
+ * An entity's name under the name a person gave its device: the device's name and the entity's own part
+ * (" Battery"), or the device's name alone where it already ends with that part ("Back door contact" for the
+ * contact of a device renamed so, never "Back door contact Contact"), unless an entity is called as the device is.
+ */
+function personsEntityName(deviceName: string, own: string, named: boolean): string {
+  const part = own.trim().toLowerCase();
+  const name = deviceName.toLowerCase();
+  if (!named && part && name.endsWith(part) && (name.length === part.length || name[name.length - part.length - 1] === ' ')) return deviceName;
+  return `${deviceName}${own}`;
+}
+
+/** How much of an owner's spelling an area's name shows: underscores (0), all in lower case (1), capitalised (2). */
+function spellingRank(text: string): number {
+  if (text.includes('_')) return 0;
+  return text === text.toLowerCase() ? 1 : 2;
 }
 
 /** `kids_room` as a name: underscores are spaces, and a name all in lower case starts with a capital ("Kids room"). */

@@ -339,6 +339,16 @@ export class HomeSetup {
 
   /** Remove a stored area: devices a person put there go back to what their source says. */
   removeArea(ref: unknown): { removed: string; devices: number } {
+    // An area only a source names is its devices' names: removing it would store it and remove it again, and say
+    // so while it stays. It is refused, saying what does move its devices.
+    const name = placeName('area', ref);
+    const fromSource = this.home.findArea(name) ? undefined : this.home.sourceArea(name);
+    if (fromSource)
+      throw new HomeError(
+        'area',
+        `${JSON.stringify(fromSource)} is named only by its devices' source (their Zigbee2MQTT names, Home Assistant's suggested_area), not stored: it cannot be removed; place its devices elsewhere with \`hearth devices area <device> <area>\``,
+        'conflict',
+      );
     const { id, area } = this.area(ref);
     let moved = 0;
     for (const [key, c] of this.home.devices.entries())

@@ -114,6 +114,8 @@ export function replyText(reply: Reply, hints: string[], r: Responses): string {
       const what = noun
         ? r.say(`noun_${noun}`, { kind: spoken(reply.what || r.say('word_device'), 40), state: reply.state })
         : withArticle(r, spoken(reply.what, 60));
+      // On a floor: "a light upstairs", "a light on the first floor" (never "in the upstairs").
+      if (!reply.area && reply.floor) return `${r.say('not_found', { what: `${what}${floorPlace(reply.floor, r)}` })}${tryThis}`;
       return `${reply.area ? r.say('not_found_in_area', { what, area: theArea(r, reply.area) }) : r.say('not_found', { what })}${tryThis}`;
     }
     case 'unsupported': {
@@ -485,8 +487,12 @@ function groupPlace(args: Record<string, unknown>, members: Entity[], r: Respons
   const area = typeof args.area === 'string' ? args.area : typeof args.floor === 'string' ? undefined : shared((e) => e.area);
   const floor = typeof args.floor === 'string' ? args.floor : area ? undefined : shared((e) => e.floor);
   if (area) return ` in ${theArea(r, area)}`;
-  if (floor) return BARE_FLOORS.test(floor.trim()) ? ` ${floor.trim().toLowerCase()}` : ` on ${theArea(r, floor)}`;
-  return '';
+  return floor ? floorPlace(floor, r) : '';
+}
+
+/** " upstairs", " on the ground floor": where something on a floor is, as a person says it. */
+function floorPlace(floor: string, r: Responses): string {
+  return BARE_FLOORS.test(floor.trim()) ? ` ${floor.trim().toLowerCase()}` : ` on ${theArea(r, floor)}`;
 }
 
 /** "the 3 lights", "both lights", "the nightlight", "2 lights and the nightlight": the members, counted by kind. */

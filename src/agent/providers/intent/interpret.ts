@@ -963,7 +963,8 @@ function planRead(c: Captures, home: Home): Planned | Reply | null {
   } else if (c.state) {
     const fitting = entities.filter((e) => stateApplies(e, c.state!));
     if (fitting.length) entities = fitting;
-    else if (!t.areaOnly) return { type: 'not_found', what: t.kind?.id ?? '', noun: 'that_can_be', state: c.state, area: t.area ?? t.floor, rank: 1 };
+    else if (!t.areaOnly)
+      return { type: 'not_found', what: t.kind?.id ?? '', noun: 'that_can_be', state: c.state, ...(t.area ? { area: t.area } : { floor: t.floor }), rank: 1 };
   }
   if (t.areaOnly && (!c.state || entities.length > MAX_READS)) return t.floor && !t.area ? readAreas(entities, home) : readArea(t.area, home);
   const asked = c.state ?? (t.kind?.id === 'motion' ? 'on' : undefined);

@@ -22,7 +22,7 @@ import { SentenceSet } from './sentence-set.js';
 import type { MatchContext } from './matcher.js';
 import type { PhraseIndex } from './phrases.js';
 import { OfferedTools, TOOL_PREFIX } from './tools.js';
-import { buildVocabulary, vocabularySignature, type Vocabulary } from './vocabulary.js';
+import { buildVocabulary, type Places, placesSignature, vocabularySignature, type Vocabulary } from './vocabulary.js';
 
 export interface IntentProviderOptions {
   /** The home's entities now (the registry changes). */
@@ -33,6 +33,8 @@ export interface IntentProviderOptions {
   state?: (id: string) => EntityState | undefined;
   /** The time now, for history windows ("this morning"); default the clock. */
   now?: () => number;
+  /** The home's areas and floors with their aliases now (said as their names are). */
+  places?: () => Places;
   /** The sentence data: the shipped language plus a user's folder (default: shipped English). */
   sentences?: SentenceSet;
 }
@@ -45,7 +47,7 @@ export class IntentProvider implements Provider {
   readonly defaultModel = 'hearth-intent';
   readonly vision = false;
 
-  private cached?: { signature: string; vocabulary: Vocabulary; entities: Entity[]; current: Vocabulary };
+  private cached?: { signature: string; vocabulary: Vocabulary; entities: Entity[]; places: string; current: Vocabulary };
   readonly sentences: SentenceSet;
 
   constructor(private readonly options: IntentProviderOptions) {
@@ -56,14 +58,17 @@ export class IntentProvider implements Provider {
   private vocabulary(): Vocabulary {
     const entities = this.options.entities();
     const lang = this.sentences.current();
+    const places = this.options.places?.();
+    const placesKey = placesSignature(places);
     const c = this.cached;
-    // The same entity objects as last time (pointer compares only): nothing to redo.
-    if (c && c.vocabulary.lang === lang && c.entities.length === entities.length && c.entities.every((e, i) => e === entities[i])) return c.current;
-    const signature = vocabularySignature(entities);
-    const vocabulary = c && c.signature === signature && c.vocabulary.lang === lang ? c.vocabulary : buildVocabulary(entities, lang);
+    // The same entity objects as last time (pointer compares only) and the same aliases of places: nothing to redo.
+    if (c && c.vocabulary.lang === lang && c.places === placesKey && c.entities.length === entities.length && c.entities.every((e, i) => e === entities[i]))
+      return c.current;
+    const signature = vocabularySignature(entities, places);
+    const vocabulary = c && c.signature === signature && c.vocabulary.lang === lang ? c.vocabulary : buildVocabulary(entities, lang, places);
     // Ranges and options may change without a rename: always act on the current objects.
     const current = { ...vocabulary, entities, byId: new Map(entities.map((e) => [e.id, e])) };
-    this.cached = { signature, vocabulary, entities, current };
+    this.cached = { signature, vocabulary, entities, places: placesKey, current };
     return current;
   }
 

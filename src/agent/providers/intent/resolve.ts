@@ -21,6 +21,8 @@ export type Reply =
       kind?: string;
       state?: string;
       area?: string;
+      /** The floor looked on, when no area was said ("upstairs"). */
+      floor?: string;
       closest?: Entity[];
       named?: boolean;
       rank: 1;
@@ -109,7 +111,8 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
     c.names.some((n) => n.plural) ||
     c.names.length > 1 ||
     c.kind?.value.id === 'everything';
-  const label = area ?? floor;
+  // Where it looked, for "I could not find ...": the area said, else the floor.
+  const label = area ? { area } : floor ? { floor } : {};
   const at = { area, floor };
   if (c.names.length) {
     const perName: Array<{ found: Entity[]; plural: boolean }> = [];
@@ -136,7 +139,7 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
         if (!same.length && !ownKind) return { type: 'not_understood', unknown: `${n.said} ${c.kind.said}`, rank: 0 };
         if (!ownKind) found = sortEntities(same);
       }
-      if (!found.length) return { type: 'not_found', what: n.said, area: label, named: true, rank: 1 };
+      if (!found.length) return { type: 'not_found', what: n.said, ...label, named: true, rank: 1 };
       perName.push({ found, plural: n.plural || !!c.all });
     }
     return {
@@ -172,7 +175,7 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
       if (!here.length) return { type: 'not_found', what: c.kind.said, kind: c.kind.value.id, area: speaker, rank: 1 };
       entities = here;
     }
-    if (!entities.length) return { type: 'not_found', what: c.kind.said, kind: c.kind.value.id, area: label, rank: 1 };
+    if (!entities.length) return { type: 'not_found', what: c.kind.said, kind: c.kind.value.id, ...label, rank: 1 };
     // "the ceiling fan": of the fans, the ones whose names say "ceiling fan" (one was meant).
     const said = c.kind.said.split(' ');
     if (!plural && said.length > 1) {
@@ -183,7 +186,7 @@ export function resolveTarget(c: Captures, v: Vocabulary, purpose: Purpose, cont
   }
   if (area || floor) {
     const entities = v.entities.filter(inArea);
-    if (!entities.length) return { type: 'not_found', what: '', noun: 'device', area: label, rank: 1 };
+    if (!entities.length) return { type: 'not_found', what: '', noun: 'device', ...label, rank: 1 };
     return { entities: sortEntities(entities), plural: true, named: false, areaOnly: true, implicit: false, ...at };
   }
   return { entities: sortEntities(v.entities), plural: !!c.all || whole, named: false, areaOnly: false, implicit: true };

@@ -51,7 +51,13 @@ export function floorOf(e: Entity): string | undefined {
   return e.floor;
 }
 
-export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Vocabulary {
+/** The home's areas and floors with the other names people gave them (`hearth areas alias`, `hearth floors alias`). */
+export interface Places {
+  areas: ReadonlyArray<{ name: string; aliases: readonly string[] }>;
+  floors: ReadonlyArray<{ name: string; aliases: readonly string[] }>;
+}
+
+export function buildVocabulary(entities: Entity[], lang: CompiledLanguage, places?: Places): Vocabulary {
   const keys = (t: string) => lang.normalizer.keys(t);
   const names = new PhraseIndex<string[]>(keys, unionIds);
   const areas = new PhraseIndex<string>(keys, (a) => a);
@@ -126,6 +132,12 @@ export function buildVocabulary(entities: Entity[], lang: CompiledLanguage): Voc
     if (e.kind === 'climate') for (const m of e.options.mode ?? []) modeOptions.add(m);
     if (e.kind === 'fan') for (const m of e.options.preset_mode ?? []) presetOptions.add(m);
   }
+
+  // An area or a floor by the other names its owner gave it ("the lounge" for the Living Room), where an exposed
+  // device is there; never in place of an area's or a floor's own name.
+  for (const a of places?.areas ?? []) if (areaNames.has(a.name)) for (const alias of a.aliases) if (!areas.has(keys(alias))) areas.add(alias, a.name, true);
+  for (const f of places?.floors ?? [])
+    if (floors.has(keys(f.name))) for (const alias of f.aliases) if (!floors.has(keys(alias))) floors.add(alias, f.name, true);
 
   // A home option is said as written ("heat_cool" as "heat cool"), or by a synonym in the data.
   const options = (offered: Set<string>, synonyms: string) => {
@@ -286,10 +298,20 @@ function* dataEntries(index: PhraseIndex<unknown>): Iterable<[string, unknown]> 
 }
 
 /** What decides whether the vocabulary must be rebuilt. */
-export function vocabularySignature(entities: Entity[]): string {
-  let s = '';
+export function vocabularySignature(entities: Entity[], places?: Places): string {
+  let s = placesSignature(places);
   for (const e of entities) {
     s += `${e.id}\u0001${e.kind}\u0001${e.name}\u0001${e.aliases.join('\u0002')}\u0001${e.area ?? ''}\u0001${floorOf(e) ?? ''}\u0001${e.deviceClass ?? ''}\u0001${(e.options.mode ?? []).join(',')}\u0001${(e.options.preset_mode ?? []).join(',')}\u0000`;
+  }
+  return s;
+}
+
+/** The areas' and floors' aliases, as the vocabulary's signature has them (a few short strings in any home). */
+export function placesSignature(places?: Places): string {
+  let s = '';
+  for (const list of [places?.areas ?? [], places?.floors ?? []]) {
+    for (const p of list) if (p.aliases.length) s += `${p.name}\u0001${p.aliases.join('\u0002')}\u0000`;
+    s += '\u0003';
   }
   return s;
 }

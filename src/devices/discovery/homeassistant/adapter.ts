@@ -193,6 +193,8 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   private readonly logged = new Set<string>();
   private readonly refusals = new PerKeyThrottle();
   private readonly dirty = new Set<string>();
+  /** Configs of a device not yet named, held until the burst ends (see process()). */
+  private readonly unnamed = new Map<string, { topic: string; platform: string; config: Json; via?: { deviceTopic: string; componentId: string } }>();
   private flushTimer?: NodeJS.Timeout;
   private firstPending = 0;
   private waiters: Array<() => void> = [];
@@ -431,8 +433,8 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     if (ok) this.lastText.set(topic, digest(text));
   }
 
-  /** Validate and keep one component. Returns whether it was accepted. */
-  private process(topic: string, platform: string, hash: string, config: Json, via?: { deviceTopic: string; componentId: string }): boolean {
+  /** Validate and keep one component. Returns whether it was accepted (or held for its device's name, unless `named`). */
+  private process(topic: string, platform: string, hash: string, config: Json, via?: { deviceTopic: string; componentId: string }, named = false): boolean {
     const where = via ? `${topic} (component ${via.componentId})` : topic;
     if (TOPIC_BASE in config) replaceTopicBase(config);
     let validated: Json;
@@ -463,8 +465,28 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       info: (message: string) => this.logOnce(where, 'info', `${platform} ${hash.split(' ').slice(1).join(' ')}: ${message}`),
     };
     const conversion = toEntity(platform, validated, notes);
-    const discoveryId = hash.slice(platform.length + 1);
     const deviceBlock = validated.device as DeviceBlock | undefined;
+    // Tasmota names its device in one config only (the others say `dev: {ids}`), and a broker hands retained
+    // configs over in topic order, not as published: a device first seen without its name waits for the rest of
+    // the burst, so that its id is made from its name ("dehumidifier") rather than from one entity's
+    // ("dehumidifier_energy_power"). Its unique_id is held for it meanwhile, so the order first seen stands.
+    if (!named && !previous && this.unnamed.size < perSource && this.awaitsName(deviceBlock)) {
+      const replaced = this.unnamed.get(hash);
+      if (replaced) this.releaseUniqueId(hash, replaced.config);
+      this.unnamed.set(hash, { topic, platform, config, ...(via ? { via } : {}) });
+      if (uniqueId) this.uniqueIds.set(`${platform} ${uniqueId}`, hash);
+      // Accepted now (said once, here): only a refusal when it is read is said again.
+      this.emit('processed', { topic: where, outcome: 'accept', hash, ...('noTool' in conversion ? { reason: conversion.noTool } : {}) });
+      this.scheduleFlush();
+      return true;
+    }
+    // A newer config for what was held stands in for it.
+    const stale = named ? undefined : this.unnamed.get(hash);
+    if (stale) {
+      this.unnamed.delete(hash);
+      this.releaseUniqueId(hash, stale.config);
+    }
+    const discoveryId = hash.slice(platform.length + 1);
     const deviceId = this.deviceIdFor(platform, deviceBlock, validated, uniqueId, discoveryId);
     if (!deviceId) {
       this.refuse('source', where, 'no device id could be given to its device: discovery.max_devices devices have ids, and its own is taken', hash);
@@ -520,12 +542,17 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       this.log?.debug({ topic: where, platform, device: deviceId }, `discovered ${platform} ${discoveryId}`);
       this.added++;
     }
-    this.emit('processed', { topic: where, outcome: 'accept', hash, ...('noTool' in conversion ? { reason: conversion.noTool } : {}) });
+    if (!named) this.emit('processed', { topic: where, outcome: 'accept', hash, ...('noTool' in conversion ? { reason: conversion.noTool } : {}) });
     this.scheduleFlush();
     return true;
   }
 
   private remove(hash: string, topic: string, why: string): void {
+    const waiting = this.unnamed.get(hash);
+    if (waiting) {
+      this.unnamed.delete(hash);
+      this.releaseUniqueId(hash, waiting.config);
+    }
     const record = this.records.get(hash);
     if (!record) {
       this.log?.debug({ topic, hash }, `nothing to remove for ${hash} (${why})`);
@@ -605,6 +632,20 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
    * id once, from the device's name (else the entity's name, else its object id), and keeps it across renames and
    * restarts. `legacy` is the id this identity had before ids came from names.
    */
+  /** A device identified but not named, that has no id yet: its name may come in another config of the burst. */
+  private awaitsName(device: DeviceBlock | undefined): boolean {
+    if (!device?.identifiers.length || cleanText(device.name)) return false;
+    if (Z2M_IDENTIFIER.test(device.identifiers[0]!)) return false;
+    return this.ids.idOf(SOURCE_NAME, `ids ${device.identifiers[0]}`) === undefined;
+  }
+
+  /** A held config's unique_id, given up when it is removed or replaced before it was read. */
+  private releaseUniqueId(hash: string, config: Json): void {
+    const uniqueId = typeof config.unique_id === 'string' ? config.unique_id : undefined;
+    const key = `${hash.split(' ', 1)[0]} ${uniqueId}`;
+    if (uniqueId && this.uniqueIds.get(key) === hash) this.uniqueIds.delete(key);
+  }
+
   private deviceIdFor(platform: string, device: DeviceBlock | undefined, config: Json, uniqueId: string | undefined, discoveryId: string): string | undefined {
     let raw: string;
     let base: string;
@@ -707,6 +748,22 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   flush(): void {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
+    // The configs held for their device's name: read now, once the burst that may name it has been.
+    if (!this.stopped && this.unnamed.size) {
+      const held = [...this.unnamed.entries()];
+      this.unnamed.clear();
+      for (const [hash, h] of held) {
+        this.releaseUniqueId(hash, h.config);
+        try {
+          // Refused now (its unique_id taken meanwhile): the same config sent again must be read again.
+          if (!this.process(h.topic, h.platform, hash, h.config, h.via, true)) this.lastText.delete(h.topic);
+        } catch (err) {
+          this.reject(h.topic, `could not process it: ${(err as Error)?.message ?? String(err)}`, undefined, 'error');
+        }
+      }
+      clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+    }
     if (!this.stopped && this.ctx && this.dirty.size) {
       for (const deviceId of this.dirty) {
         // This runs from a timer: nothing may escape it; a device that cannot be built keeps its last form.

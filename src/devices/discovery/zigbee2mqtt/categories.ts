@@ -57,6 +57,8 @@ const CONFIG = [
   'load_dimmable',
   'invert_cover',
   'motor_reversal',
+  // A cover motor's direction (Aqara's roller shade, Tuya's curtain motors): set once when it is fitted.
+  'reverse_direction',
   'auto_relock_time',
   // Sensing: calibration, sensitivity, timeouts and reporting.
   'calibration',

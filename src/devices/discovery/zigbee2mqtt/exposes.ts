@@ -718,5 +718,23 @@ export function exposesToEntities(exposes: Z2mExpose[], ctx: ExposeContext): Exp
     }
     b.feature(e);
   }
+  nameOnce(b.entities, ctx.deviceName);
   return { entities: b.entities, skipped: b.skipped, refresh: [...b.refresh] };
+}
+
+/**
+ * A device named after what it reports (`Back door contact`, `Sink water leak`) names that reading once, not
+ * "Back door contact Contact": where exactly one entity's own part ends the device's name and no entity is called
+ * as the device is.
+ */
+function nameOnce(entities: Entity[], deviceName: string): void {
+  const device = deviceName.toLowerCase();
+  if (entities.some((e) => e.name.toLowerCase() === device)) return;
+  const twice = entities.filter((e) => {
+    const name = e.name.toLowerCase();
+    if (!name.startsWith(`${device} `)) return false;
+    const part = name.slice(device.length + 1);
+    return part === device || device.endsWith(` ${part}`);
+  });
+  if (twice.length === 1) twice[0]!.name = deviceName;
 }
