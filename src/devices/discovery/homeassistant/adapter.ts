@@ -626,12 +626,6 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   // Devices and entities
   // -------------------------------------------------------------------------
 
-  /**
-   * The id of the device a config belongs to. Its identity is the device block's first identifier (else its first
-   * connection, else the config's unique_id, else its discovery id); the device ids store gives that identity an
-   * id once, from the device's name (else the entity's name, else its object id), and keeps it across renames and
-   * restarts. `legacy` is the id this identity had before ids came from names.
-   */
   /** A device identified but not named, that has no id yet: its name may come in another config of the burst. */
   private awaitsName(device: DeviceBlock | undefined): boolean {
     if (!device?.identifiers.length || cleanText(device.name)) return false;
@@ -646,6 +640,12 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     if (uniqueId && this.uniqueIds.get(key) === hash) this.uniqueIds.delete(key);
   }
 
+  /**
+   * The id of the device a config belongs to. Its identity is the device block's first identifier (else its first
+   * connection, else the config's unique_id, else its discovery id); the device ids store gives that identity an
+   * id once, from the device's name (else the entity's name, else its object id), and keeps it across renames and
+   * restarts. `legacy` is the id this identity had before ids came from names.
+   */
   private deviceIdFor(platform: string, device: DeviceBlock | undefined, config: Json, uniqueId: string | undefined, discoveryId: string): string | undefined {
     let raw: string;
     let base: string;
