@@ -150,8 +150,8 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
   // Both shapes: read any entity's state, by id or area.
   make(
     'get_state',
-    'Get the current state of devices in the home: by entity id, by area, or everything when no argument is given. ' +
-      'Returns one line per entity with its value, how long ago it was reported and whether it is online. ' +
+    'Get the current state of devices: by entity id, by area, or everything when no argument is given. ' +
+      'One line per entity: its value, when it was reported, whether it is online. ' +
       DATA_NOTE,
     objectSchema(
       {
@@ -172,9 +172,8 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
   // Both shapes: an entity's recorded history (src/history), same read check as get_state.
   make(
     'get_history',
-    "Get the recorded history of one entity: when a door, light or motion sensor changed (newest first), or a sensor's low, high, " +
-      'average and samples over a time range. Use it for "when did ... last ...?" and "how warm was it this morning?". ' +
-      'Times are UTC. ' +
+    "One entity's recorded history: when it changed (newest first), or a sensor's low, high, average and samples over a " +
+      'time range ("when did ... last ...?", "how warm was it this morning?"). Times are UTC. ' +
       DATA_NOTE,
     objectSchema(
       {
@@ -186,9 +185,9 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
         since: {
           type: 'string',
           maxLength: 40,
-          description: 'Start: an ISO 8601 time (UTC unless an offset is given) or an offset back from now such as -3h, 90m, 7d. Default: 24 hours ago.',
+          description: 'Start: ISO 8601 (UTC unless an offset is given) or back from now: -3h, 90m, 7d. Default 24 h ago.',
         },
-        until: { type: 'string', maxLength: 40, description: 'End, in the same forms. Default: now.' },
+        until: { type: 'string', maxLength: 40, description: 'End, same forms. Default now.' },
       },
       ['entity'],
     ),
@@ -201,17 +200,16 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
   const entityText = (d: string) => ({ type: 'string', minLength: 1, maxLength: 200, description: d }) as JsonSchema;
   make(
     'get_audit',
-    'Read the audit log: who asked Hearth to do what to which device, when, and what came of it (held for approval, denied, ' +
-      'done and confirmed, sent but not confirmed, not sent, failed), newest first. Use it for "who unlocked the front door today?" ' +
-      'and "what did you do in the last hour?". Only for callers allowed to read the audit. Times are UTC. ' +
+    'The audit log, newest first: who asked for what on which device, when, and what came of it (held, denied, confirmed, ' +
+      'unconfirmed, not sent, failed): "who unlocked the front door today?". Only for callers allowed to read it. Times are UTC. ' +
       DATA_NOTE,
     objectSchema(
       {
-        entity: entityText('Only calls on this entity id (find_entities).'),
-        action: { type: 'string', minLength: 1, maxLength: 40, description: 'Only this action (unlock, open, turn_on, ...).' },
-        principal: { type: 'string', minLength: 1, maxLength: 120, description: 'Only calls by this principal (an id such as chat:anna, or its name).' },
-        since: { type: 'string', maxLength: 40, description: 'Start: an ISO 8601 time or an offset back from now such as -1h, 7d. Default: 24 hours ago.' },
-        until: { type: 'string', maxLength: 40, description: 'End, in the same forms. Default: now.' },
+        entity: entityText('Only this entity id.'),
+        action: { type: 'string', minLength: 1, maxLength: 40, description: 'Only this action (unlock, turn_on, ...).' },
+        principal: { type: 'string', minLength: 1, maxLength: 120, description: 'Only this principal (an id such as chat:anna, or a name).' },
+        since: { type: 'string', maxLength: 40, description: 'Start: ISO 8601 or back from now: -1h, 7d. Default 24 h ago.' },
+        until: { type: 'string', maxLength: 40, description: 'End, same forms. Default now.' },
       },
       [],
     ),
@@ -221,14 +219,14 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
   );
   make(
     'explain_policy',
-    'Explain what the policy decides, now, for an action on an entity and why (the rule that decides): "why can\'t I unlock the front door?", ' +
-      '"who may open the garage?". Without `for`: for the caller. Owners may ask for another principal, or for everyone (`for: "*"`). Never acts. ' +
+    'What the policy decides now for an action on an entity, and by which rule: "why can\'t I unlock the front door?", ' +
+      '"who may open the garage?". For the caller unless `for` is given. Never acts. ' +
       DATA_NOTE,
     objectSchema(
       {
-        entity: entityText('The entity id (find_entities).'),
-        action: { type: 'string', minLength: 1, maxLength: 40, description: 'The action: unlock, open, turn_on, set_temperature, read, ...' },
-        for: { type: 'string', minLength: 1, maxLength: 120, description: 'Owners only: a principal id or name, or * for every known principal.' },
+        entity: entityText('The entity id.'),
+        action: { type: 'string', minLength: 1, maxLength: 40, description: 'unlock, open, turn_on, set_temperature, read, ...' },
+        for: { type: 'string', minLength: 1, maxLength: 120, description: 'Owners only: a principal id or name, or * for everyone.' },
       },
       ['entity', 'action'],
     ),
