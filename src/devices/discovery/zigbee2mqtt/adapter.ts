@@ -63,6 +63,8 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   private readonly refusals = new PerKeyThrottle();
   /** The lines about what a list changed, bounded per list and per second (report). */
   private readonly lines = new LineBudget();
+  /** The debug lines (devices found, exposes with no tool) on a budget of their own: never at the cost of a warning's. */
+  private readonly debugLines = new LineBudget();
   /** The ids devices were given when first seen (the assembly's store, else one of this adapter's own). */
   private ids = new DeviceIds(undefined);
   private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
@@ -396,7 +398,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
           `zigbee2mqtt: ${rest.length} more devices were renamed: ${firstFew(rest.map((r) => `${JSON.stringify(r.from)} to ${named(r.c)}`))}`,
         ),
     );
-    lines.batch(
+    this.debugLines.batch(
       found,
       (c) => log.debug({ device: c.device!.id, name: c.friendlyName, entities: c.device!.entities.length }, `zigbee2mqtt: found ${named(c)}`),
       ({ rest }) =>
@@ -405,7 +407,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
           `zigbee2mqtt: found ${rest.length} more devices: ${firstFew(rest.map(named))}`,
         ),
     );
-    lines.batch(
+    this.debugLines.batch(
       partly,
       (c) =>
         log.debug(
