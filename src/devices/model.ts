@@ -236,6 +236,17 @@ export function isActuator(entity: Entity): boolean {
 }
 
 /**
+ * Whether a device's name already ends with an entity's own part as a whole word ("Back door contact" and "contact",
+ * "Sink water leak" and "water leak"), case aside: then that entity is called as the device is, never "Back door
+ * contact Contact" (Zigbee2MQTT's names and a person's rename alike).
+ */
+export function endsWithPart(deviceName: string, part: string): boolean {
+  const name = deviceName.toLowerCase();
+  const own = part.trim().toLowerCase();
+  return !!own && (name === own || name.endsWith(` ${own}`));
+}
+
+/**
  * A copy of an entity with some fields changed. Every field is written in one literal, in the same order, so that
  * V8 lays every copy out the same way, as a plain object of its own (~290 bytes): a copy by `Object.assign({}, ...)`
  * becomes a dictionary past a dozen fields (~1.5 KiB), and one by a spread followed by fields that the source did not

@@ -216,9 +216,10 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   /**
    * A device whose move waits for a person waits whole: its entities that follow the move (sensors: no command
    * topic of their own to hold) keep what the move would change as the registry has it now (name, state topic, and
-   * so tool name and phrase) until the move is confirmed; a person's area, aliases and exposure still apply. Else a forged list renaming the lock would rename its sensors and free their names
-   * and state topic for a newcomer named like the lock. Only what this run has seen is kept: after a restart they
-   * come as the list says (their tool names are still held: tool-set.ts).
+   * so tool name and phrase) until the move is confirmed; a person's area, aliases and exposure still apply. Else a
+   * forged list renaming the lock would rename its sensors and free their names and state topic for a newcomer named
+   * like the lock. Only what this run has seen is kept: after a restart they come as the list says (their tool names
+   * are still held: tool-set.ts).
    */
   private keepMovedDevices(plan: Plan, movers: ReadonlySet<string>): void {
     const sourceOf = new Map(plan.claims!.map((c) => [c.entity.id, c.source]));

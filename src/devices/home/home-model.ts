@@ -8,7 +8,7 @@
 // that starts with a known area ("Kitchen spots") is a suggestion only (Device.suggestedArea).
 import { EventEmitter } from 'node:events';
 import type { Db } from '../../db/database.js';
-import { type Device, deviceWith, type Entity, entityWith } from '../model.js';
+import { type Device, deviceWith, endsWithPart, type Entity, entityWith } from '../model.js';
 import { type Area, areaStore } from './areas.js';
 import { type DeviceChoice, deviceChoiceStore } from './device-choices.js';
 import { type EntityChoice, entityChoiceStore } from './entity-choices.js';
@@ -266,10 +266,7 @@ interface ApplyContext {
  * contact of a device renamed so, never "Back door contact Contact"), unless an entity is called as the device is.
  */
 function personsEntityName(deviceName: string, own: string, named: boolean): string {
-  const part = own.trim().toLowerCase();
-  const name = deviceName.toLowerCase();
-  if (!named && part && name.endsWith(part) && (name.length === part.length || name[name.length - part.length - 1] === ' ')) return deviceName;
-  return `${deviceName}${own}`;
+  return !named && endsWithPart(deviceName, own) ? deviceName : `${deviceName}${own}`;
 }
 
 /** How much of an owner's spelling an area's name shows: underscores (0), all in lower case (1), capitalised (2). */

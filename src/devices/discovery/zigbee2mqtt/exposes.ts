@@ -16,7 +16,7 @@ import { DEFAULT_STATES } from '../../defaults.js';
 import { readJsonPath } from '../../json-path.js';
 import type { ColorMode } from '../../color.js';
 import { type ColorTempSupport, kelvinRangeOfMireds } from '../../color-temp.js';
-import type { Availability, Entity, EntityKind, PayloadTransform, Range } from '../../model.js';
+import { type Availability, type Entity, type EntityKind, endsWithPart, type PayloadTransform, type Range } from '../../model.js';
 import { practicalCategory } from './categories.js';
 import { entityProblem } from './entity-check.js';
 import { cleanName, jsonKeyPath, KeyAllocator, keyOf, labelOf } from './naming.js';
@@ -732,9 +732,7 @@ function nameOnce(entities: Entity[], deviceName: string): void {
   if (entities.some((e) => e.name.toLowerCase() === device)) return;
   const twice = entities.filter((e) => {
     const name = e.name.toLowerCase();
-    if (!name.startsWith(`${device} `)) return false;
-    const part = name.slice(device.length + 1);
-    return part === device || device.endsWith(` ${part}`);
+    return name.startsWith(`${device} `) && endsWithPart(deviceName, name.slice(device.length + 1));
   });
   if (twice.length === 1) twice[0]!.name = deviceName;
 }
