@@ -8,6 +8,7 @@ import { CliFailure } from './failure.js';
 import { table } from './format.js';
 import { withConfigOptions, type CommonFlags } from './options.js';
 import { askHearth, printJson } from './via-daemon.js';
+import { shellWord } from '../util/shell-word.js';
 
 type Flags = CommonFlags & { json?: boolean };
 
@@ -52,11 +53,6 @@ async function changeDevice(
         });
   if (flags.json) return printJson(d);
   process.stdout.write(deviceText(d));
-}
-
-/** A word as a shell takes it back: as it is when plain, else in single quotes (the device a person typed, in an example). */
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9_./:-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 /** `hearth devices area|rename|alias|expose`: one device's place, name, aliases and exposure. */

@@ -19,6 +19,7 @@ import { startWyomingFromConfig, type WyomingServer } from '../wyoming/server.js
 import { formatState, table } from './format.js';
 import { hearthCommand, plainCommandNote } from './command-name.js';
 import { isAbsolute, relative, resolve } from 'node:path';
+import { shellWord } from '../util/shell-word.js';
 
 type StartFlags = CommonFlags & { simulator: boolean; httpPort?: string };
 
@@ -28,16 +29,15 @@ type StartFlags = CommonFlags & { simulator: boolean; httpPort?: string };
  */
 export function clientFlags(loaded: LoadedConfig, flags: StartFlags, cwd = process.cwd()): string {
   const out: string[] = [];
-  const quote = (s: string) => (/^[\w./:@=+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
   const where = (p: string) => {
     const rel = relative(cwd, p);
     return rel && !rel.startsWith('..') ? rel : p;
   };
-  if (flags.config) out.push('-c', quote(where(resolve(cwd, flags.config))));
-  else if (loaded.config.database.path !== resolve(cwd, 'hearth.db')) out.push('--db', quote(where(loaded.config.database.path)));
+  if (flags.config) out.push('-c', shellWord(where(resolve(cwd, flags.config))));
+  else if (loaded.config.database.path !== resolve(cwd, 'hearth.db')) out.push('--db', shellWord(where(loaded.config.database.path)));
   if (!flags.config && !loaded.config.mqtt.url && loaded.config.mqtt.embedded.port !== 1883)
     out.push('--broker-port', String(loaded.config.mqtt.embedded.port));
-  if (!flags.config && loaded.config.mqtt.url) out.push('--mqtt-url', quote(redact(loaded.config.mqtt.url)));
+  if (!flags.config && loaded.config.mqtt.url) out.push('--mqtt-url', shellWord(redact(loaded.config.mqtt.url)));
   return out.length ? ` ${out.join(' ')}` : '';
 }
 
