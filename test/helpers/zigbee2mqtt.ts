@@ -20,8 +20,12 @@ export async function z2mEntry(model: string, ieee: string, friendlyName: string
   }
   const raw = definitions.find((d) => d.model === model);
   if (!raw) throw new Error(`zigbee-herdsman-converters has no model ${model}`);
-  const def = zhc.prepareDefinition(raw);
-  if (typeof def.exposes === 'function') throw new Error(`${model} has dynamic exposes`);
+  return z2mEntryOf(zhc.prepareDefinition(raw), ieee, friendlyName);
+}
+
+/** The bridge/devices entry of a prepared definition. */
+export function z2mEntryOf(def: Definition, ieee: string, friendlyName: string): Z2mDevice {
+  if (typeof def.exposes === 'function') throw new Error(`${def.model} has dynamic exposes`);
   return {
     ieee_address: ieee,
     type: 'Router',
