@@ -5,12 +5,21 @@
 // The other way: the state Zigbee2MQTT publishes from the converters (their optimistic result and the device's
 // reports through fromZigbee), on a real broker, confirms Hearth's call and reads as a person would say it.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import mqtt, { type MqttClient } from 'mqtt';
 import * as zhc from 'zigbee-herdsman-converters';
 import { encodeCommand } from '../../src/devices/commands.js';
 import { convertDevice } from '../../src/devices/discovery/zigbee2mqtt/device.js';
 import type { Entity } from '../../src/devices/model.js';
+import type { Hearth } from '../../src/hearth.js';
 import { toCommand } from '../../src/tools/parameters.js';
+import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { actuatorTool, OWNER, openHearth } from '../helpers/home.js';
+import { logSink } from '../helpers/log-sink.js';
+import { waitFor } from '../helpers/wait.js';
 import { type SimulatedZigbeeDevice, simulatedDevice, type ZigbeeCall } from '../helpers/zigbee2mqtt-converters.js';
 
 // The converters log through a logger of their own: keep their warnings for a failed assertion, not the console.
@@ -252,5 +261,167 @@ describe("Hearth's Zigbee2MQTT payloads through Zigbee2MQTT's toZigbee converter
     }
     // Not a vacuous sweep: every device has something to set, and there are settings beyond the main ones.
     assert.ok(sweep.length > 60, `only ${sweep.length} calls were tried`);
+  });
+});
+
+/**
+ * Zigbee2MQTT on a real broker, made of the simulated devices: a /set goes through the converters and their
+ * optimistic state is published; the device's radio answers as the real one does (a lock reports its lock state, a
+ * blind its lift, a Tuya valve echoes the data point) and those reports go through the fromZigbee converters.
+ */
+class Zigbee2mqttOnBroker {
+  readonly byName = new Map<string, SimulatedZigbeeDevice>();
+  /** What the lock's bolt does when told to lock: 1 locked, 0 not fully locked (jammed). */
+  lockOutcome = 1;
+  constructor(private readonly client: MqttClient) {
+    client.on('message', (topic, payload) => void this.onMessage(topic, payload.toString()));
+  }
+
+  add(sim: SimulatedZigbeeDevice): void {
+    this.byName.set(sim.entry.friendly_name!, sim);
+  }
+
+  async publishState(sim: SimulatedZigbeeDevice): Promise<void> {
+    await this.client.publishAsync(`zigbee2mqtt/${sim.entry.friendly_name}`, JSON.stringify(sim.state), { retain: true, qos: 1 });
+  }
+
+  private async onMessage(topic: string, payload: string): Promise<void> {
+    const name = /^zigbee2mqtt\/(.+)\/set$/.exec(topic)?.[1];
+    const sim = name && !name.startsWith('bridge') ? this.byName.get(name) : undefined;
+    if (!sim) return;
+    const { calls, published } = await sim.set(payload);
+    if (Object.keys(published).length) await this.publishState(sim);
+    let reported = false;
+    for (const c of calls) {
+      const report = this.radio(c);
+      if (!report) continue;
+      await sim.report(c.endpoint, report.cluster, report.type, report.data);
+      reported = true;
+    }
+    if (reported) await this.publishState(sim);
+  }
+
+  /** What a device reports after the Zigbee it received. */
+  private radio(c: ZigbeeCall): { cluster: string; type: string; data: Record<string, unknown> } | undefined {
+    if (c.type !== 'command') return undefined;
+    if (c.cluster === 'closuresDoorLock') {
+      const lockState = c.command === 'lockDoor' ? this.lockOutcome : 2;
+      return { cluster: 'closuresDoorLock', type: 'attributeReport', data: { lockState } };
+    }
+    if (c.cluster === 'closuresWindowCovering') {
+      // IKEA's lift counts closed: 0 is fully open.
+      const lift = c.command === 'upOpen' ? 0 : c.command === 'downClose' ? 100 : (c.payload.percentageliftvalue as number | undefined);
+      return lift === undefined ? undefined : { cluster: 'closuresWindowCovering', type: 'attributeReport', data: { currentPositionLiftPercentage: lift } };
+    }
+    if (c.cluster === 'manuSpecificTuya' && c.command === 'dataRequest') {
+      return { cluster: 'manuSpecificTuya', type: 'commandDataReport', data: { seq: c.payload.seq, dpValues: c.payload.dpValues } };
+    }
+    return undefined;
+  }
+}
+
+describe('the state Zigbee2MQTT publishes from the converters, read by Hearth on a real broker', () => {
+  let broker: TestBroker;
+  let hearth: Hearth;
+  let z2mClient: MqttClient;
+  let z2m: Zigbee2mqttOnBroker;
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-z2m-converters-'));
+  const logs = logSink('warn');
+  const ids = {
+    hue: 'living_room_floor_lamp.light',
+    plug: 'kitchen_coffee_machine.switch',
+    blind: 'living_room_blind.cover',
+    lock: 'entrance_front_door_lock.lock',
+    trv: 'bedroom_radiator.climate',
+    tuyaTrv: 'kids_room_radiator.climate',
+  };
+
+  before(async () => {
+    broker = await startAedes();
+    z2mClient = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    z2m = new Zigbee2mqttOnBroker(z2mClient);
+    const names: Name[] = ['hue', 'plug', 'blind', 'lock', 'trv', 'tuyaTrv'];
+    for (const n of names) z2m.add(await newDevice(n));
+    await z2mClient.publishAsync('zigbee2mqtt/bridge/state', JSON.stringify({ state: 'online' }), { retain: true, qos: 1 });
+    await z2mClient.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify([...z2m.byName.values()].map((s) => s.entry)), { retain: true, qos: 1 });
+    for (const sim of z2m.byName.values()) {
+      await z2mClient.publishAsync(`zigbee2mqtt/${sim.entry.friendly_name}/availability`, JSON.stringify({ state: 'online' }), { retain: true, qos: 1 });
+      await z2m.publishState(sim);
+    }
+    await z2mClient.subscribeAsync('zigbee2mqtt/#');
+    hearth = await openHearth(broker.url, dir, logs.log, { 'discovery.homie.enabled': false });
+    await waitFor('the Zigbee2MQTT home', () => Object.values(ids).every((id) => hearth.bridge.cache.get(id)?.value !== undefined), 5000);
+  });
+  after(async () => {
+    await z2mClient?.endAsync(true).catch(() => undefined);
+    await hearth?.close();
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const act = (id: string, args: Record<string, unknown>) => hearth.tools.call(actuatorTool(hearth, id).name, args, OWNER);
+
+  it('a bulb at 40 %: confirmed by the state Zigbee2MQTT publishes, read as 40 %', async () => {
+    const res = await act(ids.hue, { action: 'turn_on', brightness_pct: 40 });
+    assert.match(res.text!, /^confirmed: .*: on, brightness 40% \(102 of 254\)/, res.text);
+  });
+
+  it('red: confirmed, and the colour the bulb reports from its gamut (through fromZigbee) is read as red', async () => {
+    const res = await act(ids.hue, { action: 'turn_on', color: 'red' });
+    assert.match(res.text!, /^confirmed: .*colour about red/, res.text);
+    // A Hue bulb of gamut C shows sRGB red as (0.6915, 0.3083): its report is in 1/65535 steps, colour mode 1 (xy).
+    const hue = z2m.byName.get('Living room/Floor lamp')!;
+    const out = await hue.report(11, 'lightingColorCtrl', 'attributeReport', { currentX: 45317, currentY: 20204, colorMode: 1 });
+    assert.deepEqual(out, { color_mode: 'xy', color: { x: 0.6915, y: 0.3083 } });
+    await z2m.publishState(hue);
+    await waitFor('the reported colour', () => hearth.bridge.cache.get(ids.hue)!.attributes.color_x === 0.6915);
+    const state = await hearth.tools.call('get_state', { entity: ids.hue }, OWNER);
+    assert.match(state.text!, /on, brightness 40% \(102 of 254\), colour about red \(x 0\.6915, y 0\.3083\)/, state.text);
+  });
+
+  it('2700 K: confirmed, and read as warm white at 2700 K', async () => {
+    const res = await act(ids.hue, { action: 'turn_on', color_temp_kelvin: 2700 });
+    assert.match(res.text!, /^confirmed: .*colour temperature about 2700 K \(warm white\)/, res.text);
+    assert.doesNotMatch(res.text!, /colour about/, 'a bulb in colour temperature mode does not also read as a colour');
+  });
+
+  it('a plug: on and off confirmed', async () => {
+    assert.match((await act(ids.plug, { action: 'turn_on' })).text!, /^confirmed: .*: on[,;]/);
+    assert.match((await act(ids.plug, { action: 'turn_off' })).text!, /^confirmed: .*: off[,;]/);
+  });
+
+  it('a blind: 40 % open, and open, confirmed by the lift it reports', async () => {
+    assert.match((await act(ids.blind, { action: 'set_position', position: 40 })).text!, /^confirmed: .*position 40%/);
+    assert.match((await act(ids.blind, { action: 'close' })).text!, /^confirmed: .*: closed, position 0%/);
+    assert.match((await act(ids.blind, { action: 'open' })).text!, /^confirmed: .*: open, position 100%/);
+  });
+
+  it('a lock: locking is confirmed by the lock state it reports, and reads as locked', async () => {
+    const res = await act(ids.lock, { action: 'lock' });
+    assert.match(res.text!, /^confirmed: .*: locked/, res.text);
+  });
+
+  it('a lock that cannot finish locking: the call fails as jammed, and the lock reads as jammed, not unlocked', async () => {
+    // Zigbee lock state 0 is "not fully locked": Zigbee2MQTT publishes state UNLOCK with lock_state not_fully_locked.
+    z2m.lockOutcome = 0;
+    try {
+      const res = await act(ids.lock, { action: 'lock' });
+      assert.equal(z2m.byName.get('Entrance/Front door lock')!.state.lock_state, 'not_fully_locked');
+      assert.equal(res.isError, true, res.text);
+      assert.match(res.text!, /^failed: .*reported jammed after the command\. .*: jammed/, res.text);
+      assert.equal(hearth.audit.tail(1)[0]!.outcome, 'failed');
+    } finally {
+      z2m.lockOutcome = 1;
+    }
+    // Locked properly afterwards, it reads as locked again.
+    assert.match((await act(ids.lock, { action: 'lock' })).text!, /^confirmed: .*: locked/);
+  });
+
+  it('thermostats: 21 °C confirmed in degrees, whichever scale the device speaks', async () => {
+    const trv = await act(ids.trv, { action: 'set_temperature', temperature: 21 });
+    assert.match(trv.text!, /^confirmed: .*target temperature 21 °C/, trv.text);
+    // The Tuya valve publishes nothing optimistic: its echoed data point (210 tenths) confirms it.
+    const tuya = await act(ids.tuyaTrv, { action: 'set_temperature', temperature: 21 });
+    assert.match(tuya.text!, /^confirmed: .*target temperature 21 °C/, tuya.text);
   });
 });
