@@ -154,6 +154,8 @@ export function normalizeValue(entity: Entity, raw: unknown): StateValue {
     if (lower in entity.states || lower in (DEFAULT_STATES[entity.kind] ?? {})) return lower;
     throw new PayloadError('bad_value', `${JSON.stringify(text.slice(0, 40))} is not a state of a ${entity.kind} (${Object.values(entity.states).join(', ')})`);
   }
+  // A select's own option is a value even where the word usually means none (a Hue bulb's effect "none").
+  if (entity.kind === 'select' && typeof raw === 'string' && entity.options.value?.includes(raw.trim())) return scalar(raw) ?? raw.trim();
   return scalar(raw);
 }
 

@@ -217,6 +217,29 @@ describe("Hearth's Zigbee2MQTT payloads through Zigbee2MQTT's toZigbee converter
     assert.equal(mode(await call(warning, 'siren', { action: 'turn_off' })), 0);
   });
 
+  it('a colour bulb that speaks hue and saturation only (OSRAM AC03647): red and #0000ff in Zigbee hue steps', async () => {
+    const [file, model] = ['osram', 'AC03647'];
+    const bulb = await simulatedDevice(file, model, '0x8418260000a1b2c3', 'Hall/Ceiling bulb', { state: 'OFF' });
+    assert.deepEqual(entityOf(bulb, 'light').colorModes, ['hs']);
+    // Zigbee hue and saturation are 0-254: red is hue 0 at full saturation, blue 240 degrees (169 steps).
+    const hs = (calls: ZigbeeCall[]) => only(calls, 'lightingColorCtrl', 'moveToHueAndSaturation').payload;
+    const red = hs(await call(bulb, 'light', { action: 'turn_on', color: 'red' }));
+    assert.deepEqual([red.hue, red.saturation], [0, 254]);
+    near(hs(await call(bulb, 'light', { action: 'turn_on', color: '#0000ff' })).hue as number, (240 / 360) * 254, 1, 'hue of #0000ff');
+  });
+
+  it("the /get Hearth sends for a device's unknown state: every property it asks has a converter that reads it", async () => {
+    for (const name of Object.keys(HOME) as Name[]) {
+      const sim = await newDevice(name);
+      const { refresh } = convertDevice(sim.entry, OPTIONS);
+      if (!refresh.length) continue;
+      // As src/devices/discovery/zigbee2mqtt/refresh.ts publishes it.
+      const r = await sim.get(JSON.stringify(Object.fromEntries(refresh.map((p) => [p, '']))));
+      assert.deepEqual(r.errors, [], `${sim.entry.friendly_name}: ${refresh.join(', ')}`);
+      assert.ok(r.calls.filter((c) => c.type === 'read').length >= 1, `${sim.entry.friendly_name} read nothing`);
+    }
+  });
+
   it('every settable entity of these devices: each action it offers reaches a converter', async () => {
     const sweep: string[] = [];
     for (const name of Object.keys(HOME) as Name[]) {
@@ -383,6 +406,17 @@ describe('the state Zigbee2MQTT publishes from the converters, read by Hearth on
     const res = await act(ids.hue, { action: 'turn_on', color_temp_kelvin: 2700 });
     assert.match(res.text!, /^confirmed: .*colour temperature about 2700 K \(warm white\)/, res.text);
     assert.doesNotMatch(res.text!, /colour about/, 'a bulb in colour temperature mode does not also read as a colour');
+  });
+
+  it("a bulb's effect set to none: confirmed by the effect Zigbee2MQTT publishes, and read as none, not unknown", async () => {
+    const id = 'living_room_floor_lamp.effect';
+    // A bulb's effect is a setting (not shown to agents) until a person exposes it.
+    hearth.home.exposeEntity(id, true);
+    await waitFor('the effect tool', () => hearth.tools.all().some((t) => t.meta.entityIds.includes(id)));
+    const res = await act(id, { option: 'none' });
+    assert.equal(z2m.byName.get('Living room/Floor lamp')!.state.effect, 'none');
+    assert.match(res.text!, /^confirmed: .*: "none"/, res.text);
+    assert.equal(hearth.bridge.cache.get(id)!.value, 'none');
   });
 
   it('a plug: on and off confirmed', async () => {

@@ -127,7 +127,16 @@ export class SimulatedZigbeeDevice {
    * (also in `calls`), the keys it could not convert (also in `errors`), and the state it publishes optimistically
    * (merged into `state`).
    */
-  async set(payload: string): Promise<{ calls: ZigbeeCall[]; errors: Z2mError[]; published: KeyValue }> {
+  set(payload: string): Promise<{ calls: ZigbeeCall[]; errors: Z2mError[]; published: KeyValue }> {
+    return this.publish('set', payload);
+  }
+
+  /** A message on zigbee2mqtt/<friendly name>/get: each key's converter reads (convertGet), or the key is an error. */
+  get(payload: string): Promise<{ calls: ZigbeeCall[]; errors: Z2mError[] }> {
+    return this.publish('get', payload);
+  }
+
+  private async publish(type: 'set' | 'get', payload: string): Promise<{ calls: ZigbeeCall[]; errors: Z2mError[]; published: KeyValue }> {
     const firstCall = this.calls.length;
     const firstError = this.errors.length;
     let message: KeyValue;
@@ -163,9 +172,14 @@ export class SimulatedZigbeeDevice {
       );
       const once = used.get(target.ID) ?? [];
       used.set(target.ID, once);
-      if (converter && once.includes(converter)) continue;
-      if (!converter?.convertSet) {
+      // A converter sets once for all its keys (state and brightness together); reads are per key.
+      if (type === 'set' && converter && once.includes(converter)) continue;
+      if (!converter) {
         this.errors.push({ key: wholeKey, error: `No converter available for '${key}' (${JSON.stringify(value)})` });
+        continue;
+      }
+      if (!(type === 'set' ? converter.convertSet : converter.convertGet)) {
+        this.errors.push({ key: wholeKey, error: `No converter available for '${type}' '${key}' (${JSON.stringify(value)})` });
         continue;
       }
       const meta = {
@@ -188,12 +202,15 @@ export class SimulatedZigbeeDevice {
       // Some converters pause on an unref'd timer (a read after a colour loop stops): keep the process up meanwhile.
       const awake = setInterval(() => undefined, 1000);
       try {
-        const result = await converter.convertSet(target as never, key, value, meta as never);
+        const result =
+          type === 'set'
+            ? await converter.convertSet!(target as never, key, value, meta as never)
+            : await converter.convertGet!(target as never, key, meta as never);
         if (result?.state) {
           for (const [k, v] of Object.entries(result.state)) published[endpointName ? `${k}_${endpointName}` : k] = v;
         }
       } catch (err) {
-        this.errors.push({ key: wholeKey, error: `Publish 'set' '${key}' failed: '${(err as Error).message}'` });
+        this.errors.push({ key: wholeKey, error: `Publish '${type}' '${key}' failed: '${(err as Error).message}'` });
       } finally {
         clearInterval(awake);
       }
