@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import * as zhc from 'zigbee-herdsman-converters';
 import { encodeCommand } from '../../src/devices/commands.js';
-import { convertDevice } from '../../src/devices/discovery/zigbee2mqtt/device.js';
+import { convertDevice, dropEndpointScenesOnOthersTopics } from '../../src/devices/discovery/zigbee2mqtt/device.js';
 import type { Entity } from '../../src/devices/model.js';
 import type { Hearth } from '../../src/hearth.js';
 import { toCommand } from '../../src/tools/parameters.js';
@@ -226,6 +226,42 @@ describe("Hearth's Zigbee2MQTT payloads through Zigbee2MQTT's toZigbee converter
     const red = hs(await call(bulb, 'light', { action: 'turn_on', color: 'red' }));
     assert.deepEqual([red.hue, red.saturation], [0, 254]);
     near(hs(await call(bulb, 'light', { action: 'turn_on', color: '#0000ff' })).hue as number, (240 / 360) * 254, 1, 'hue of #0000ff');
+  });
+
+  it('scenes stored on a double switch: each is recalled on the endpoint that holds it', async () => {
+    const wall = await newDevice('wallSwitch');
+    wall.entry.endpoints = { 1: { scenes: [{ id: 1, name: 'Evening' }] }, 2: { scenes: [{ id: 2, name: 'Night' }] } };
+    const recalled: Array<{ topic: string; endpoint: number; sceneid: unknown }> = [];
+    for (const key of ['scene_1', 'scene_2']) {
+      const entity = entityOf(wall, key);
+      for (const m of encodeCommand(entity, toCommand(entity, {}))) {
+        // Zigbee2MQTT takes the endpoint from <device>/<endpoint>/set when the topic names one.
+        const topicEndpoint = m.topic.slice(`zigbee2mqtt/${wall.entry.friendly_name}/`.length).split('/')[0];
+        const r = await wall.set(m.payload, topicEndpoint === 'set' ? undefined : topicEndpoint);
+        assert.deepEqual(r.errors, []);
+        const recall = only(r.calls, 'genScenes', 'recall');
+        recalled.push({ topic: m.topic, endpoint: recall.endpoint, sceneid: recall.payload.sceneid });
+      }
+    }
+    assert.deepEqual(recalled, [
+      { topic: 'zigbee2mqtt/Hallway/Wall switch/set', endpoint: 1, sceneid: 1 },
+      { topic: 'zigbee2mqtt/Hallway/Wall switch/2/set', endpoint: 2, sceneid: 2 },
+    ]);
+  });
+
+  it("a scene's endpoint topic that is another device's set topic: the scene is left out, with the reason, not the device", async () => {
+    const wall = await newDevice('wallSwitch');
+    wall.entry.endpoints = { 1: {}, 2: { scenes: [{ id: 2, name: 'Night' }] } };
+    // Zigbee2MQTT sends zigbee2mqtt/Hallway/Wall switch/2/set to a device named so, not to endpoint 2.
+    const other = await simulatedDevice('lumi', 'ZNCZ02LM', '0x00158d0003c4d5e7', 'Hallway/Wall switch/2');
+    const list = [convertDevice(wall.entry, OPTIONS), convertDevice(other.entry, OPTIONS)];
+    dropEndpointScenesOnOthersTopics(list, [], 'zigbee2mqtt');
+    assert.equal(list[0]!.device!.entities.filter((e) => e.kind === 'scene').length, 0);
+    assert.deepEqual(
+      list[0]!.skipped.filter((s) => s.reason === 'topic_taken').map((s) => s.what),
+      ['Night'],
+    );
+    assert.equal(list[1]!.device!.entities.find((e) => e.key === 'switch')?.commandTopic, 'zigbee2mqtt/Hallway/Wall switch/2/set');
   });
 
   it("the /get Hearth sends for a device's unknown state: every property it asks has a converter that reads it", async () => {

@@ -115,20 +115,22 @@ export class SimulatedZigbeeDevice {
     return Object.keys(this.names);
   }
 
+  /** By name (`left`), by id (`2`, as in a <device>/2/set topic), or the default one. */
   private endpoint(name: string | undefined): Endpoint {
-    const id = name === undefined ? (this.names.default ?? this.zh.endpoints[0]!.ID) : this.names[name];
+    const id = name === undefined ? (this.names.default ?? this.zh.endpoints[0]!.ID) : /^\d+$/.test(name) ? Number(name) : this.names[name];
     const ep = id === undefined ? undefined : this.zh.getEndpoint(id);
     if (!ep) throw new Error(`${this.definition.model} has no endpoint ${name}`);
     return ep;
   }
 
   /**
-   * A message on zigbee2mqtt/<friendly name>/set, as Zigbee2MQTT's publish extension handles it: the Zigbee it sends
+   * A message on zigbee2mqtt/<friendly name>/set (or <friendly name>/<endpoint>/set: `topicEndpoint`), as
+   * Zigbee2MQTT's publish extension handles it: the Zigbee it sends
    * (also in `calls`), the keys it could not convert (also in `errors`), and the state it publishes optimistically
    * (merged into `state`).
    */
-  set(payload: string): Promise<{ calls: ZigbeeCall[]; errors: Z2mError[]; published: KeyValue }> {
-    return this.publish('set', payload);
+  set(payload: string, topicEndpoint?: string): Promise<{ calls: ZigbeeCall[]; errors: Z2mError[]; published: KeyValue }> {
+    return this.publish('set', payload, topicEndpoint);
   }
 
   /** A message on zigbee2mqtt/<friendly name>/get: each key's converter reads (convertGet), or the key is an error. */
@@ -136,7 +138,11 @@ export class SimulatedZigbeeDevice {
     return this.publish('get', payload);
   }
 
-  private async publish(type: 'set' | 'get', payload: string): Promise<{ calls: ZigbeeCall[]; errors: Z2mError[]; published: KeyValue }> {
+  private async publish(
+    type: 'set' | 'get',
+    payload: string,
+    topicEndpoint?: string,
+  ): Promise<{ calls: ZigbeeCall[]; errors: Z2mError[]; published: KeyValue }> {
     const firstCall = this.calls.length;
     const firstError = this.errors.length;
     let message: KeyValue;
@@ -160,7 +166,7 @@ export class SimulatedZigbeeDevice {
     const published: KeyValue = {};
     for (const [wholeKey, value] of entries) {
       let key = wholeKey;
-      let endpointName: string | undefined;
+      let endpointName = topicEndpoint;
       const m = suffix?.exec(key);
       if (m) {
         key = m[1]!;

@@ -11,7 +11,7 @@ export function sceneId(raw: unknown): number | undefined {
 
 export function sceneRecallEntity(
   scene: { id: number; name?: unknown },
-  owner: { deviceId: string; name: string; baseTopic: string; availability: Availability },
+  owner: { deviceId: string; name: string; baseTopic: string; availability: Availability; commandTopic?: string },
 ): Entity {
   const sceneName = typeof scene.name === 'string' ? cleanName(scene.name) : '';
   const key = `scene_${scene.id}`;
@@ -23,7 +23,7 @@ export function sceneRecallEntity(
     aliases: sceneName ? [cleanName(`${owner.name} ${sceneName}`)] : [],
     deviceId: owner.deviceId,
     attributes: {},
-    commandTopic: `${owner.baseTopic}/set`,
+    commandTopic: owner.commandTopic ?? `${owner.baseTopic}/set`,
     commandFormat: 'json',
     valuePath: 'scene_recall',
     commandTopics: {},
