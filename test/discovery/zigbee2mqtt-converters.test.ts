@@ -249,6 +249,14 @@ describe("Hearth's Zigbee2MQTT payloads through Zigbee2MQTT's toZigbee converter
     ]);
   });
 
+  it('scenes under an endpoint key that is no Zigbee endpoint id make no topic', async () => {
+    const wall = await newDevice('wallSwitch');
+    // From the broker: keys Zigbee2MQTT never writes (an id out of 1-240, a path) must not become topics.
+    wall.entry.endpoints = { 1: {}, 0: { scenes: [{ id: 3 }] }, 241: { scenes: [{ id: 4 }] }, '2/../../bridge/request': { scenes: [{ id: 5 }] } } as never;
+    const scenes = convertDevice(wall.entry, OPTIONS).device!.entities.filter((e) => e.kind === 'scene');
+    assert.deepEqual(scenes, []);
+  });
+
   it("a scene's endpoint topic that is another device's set topic: the scene is left out, with the reason, not the device", async () => {
     const wall = await newDevice('wallSwitch');
     wall.entry.endpoints = { 1: {}, 2: { scenes: [{ id: 2, name: 'Night' }] } };
