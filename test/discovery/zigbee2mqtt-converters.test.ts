@@ -380,6 +380,10 @@ class Zigbee2mqttOnBroker {
       const lift = c.command === 'upOpen' ? 0 : c.command === 'downClose' ? 100 : (c.payload.percentageliftvalue as number | undefined);
       return lift === undefined ? undefined : { cluster: 'closuresWindowCovering', type: 'attributeReport', data: { currentPositionLiftPercentage: lift } };
     }
+    if (c.cluster === 'ssIasWd' && c.command === 'startWarning') {
+      // Tuya's TS0216 reports whether it sounds in attribute 0xF000; warning mode 0 is stop.
+      return { cluster: 'ssIasWd', type: 'attributeReport', data: { 61440: (c.payload.startwarninginfo as number) >> 4 ? 1 : 0 } };
+    }
     if (c.cluster === 'manuSpecificTuya' && c.command === 'dataRequest') {
       return { cluster: 'manuSpecificTuya', type: 'commandDataReport', data: { seq: c.payload.seq, dpValues: c.payload.dpValues } };
     }
@@ -401,13 +405,14 @@ describe('the state Zigbee2MQTT publishes from the converters, read by Hearth on
     lock: 'entrance_front_door_lock.lock',
     trv: 'bedroom_radiator.climate',
     tuyaTrv: 'kids_room_radiator.climate',
+    siren: 'garden_siren.alarm',
   };
 
   before(async () => {
     broker = await startAedes();
     z2mClient = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
     z2m = new Zigbee2mqttOnBroker(z2mClient);
-    const names: Name[] = ['hue', 'plug', 'blind', 'lock', 'trv', 'tuyaTrv'];
+    const names: Name[] = ['hue', 'plug', 'blind', 'lock', 'trv', 'tuyaTrv', 'siren'];
     for (const n of names) z2m.add(await newDevice(n));
     await z2mClient.publishAsync('zigbee2mqtt/bridge/state', JSON.stringify({ state: 'online' }), { retain: true, qos: 1 });
     await z2mClient.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify([...z2m.byName.values()].map((s) => s.entry)), { retain: true, qos: 1 });
@@ -493,6 +498,14 @@ describe('the state Zigbee2MQTT publishes from the converters, read by Hearth on
     }
     // Locked properly afterwards, it reads as locked again.
     assert.match((await act(ids.lock, { action: 'lock' })).text!, /^confirmed: .*: locked/);
+  });
+
+  it('a siren (TS0216): sounding and silencing are confirmed by the alarm it reports', async () => {
+    // Sounding a siren waits for a person's approval by default; this home's owner waived it for sirens.
+    hearth.policy.add({ subject: 'role:owner', targetType: 'kind', target: 'siren', action: '*', effect: 'allow', priority: 101, note: 'test' });
+    assert.match((await act(ids.siren, { action: 'turn_on' })).text!, /^confirmed: .*: on[,;]/);
+    assert.equal(z2m.byName.get('Garden/Siren')!.state.alarm, true);
+    assert.match((await act(ids.siren, { action: 'turn_off' })).text!, /^confirmed: .*: off[,;]/);
   });
 
   it('thermostats: 21 °C confirmed in degrees, whichever scale the device speaks', async () => {
