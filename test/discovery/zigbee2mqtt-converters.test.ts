@@ -481,7 +481,8 @@ describe('the state Zigbee2MQTT publishes from the converters, read by Hearth on
 
   it('a lock: locking is confirmed by the lock state it reports, and reads as locked', async () => {
     const res = await act(ids.lock, { action: 'lock' });
-    assert.match(res.text!, /^confirmed: .*: locked/, res.text);
+    assert.match(res.text!, /^confirmed: .*: locked[,;]/, res.text);
+    assert.doesNotMatch(res.text!, /lock state/, "Zigbee2MQTT's lock_state is not said a second time");
   });
 
   it('a lock that cannot finish locking: the call fails as jammed, and the lock reads as jammed, not unlocked', async () => {
