@@ -1,8 +1,8 @@
 // Every device the bridge knows, from every source. Device files win over
 // discovery: a device declared in devices/ replaces a discovered one with the
-// same id. Every command topic has one owner (topic-owners.ts): an entity that
-// claims a topic another device owns is left out, with one log line naming
-// both. Entities rank device files first, then discovered ones in the order
+// same id. Every command topic has one owner, and every state topic one
+// reader (topic-owners.ts): an entity that claims a topic another device owns
+// or reads is left out, with one log line naming both. Entities rank device files first, then discovered ones in the order
 // first seen (remembered across restarts when the assembly gives a store).
 // Listeners hear about each change once, with the whole new set.
 import { EventEmitter } from 'node:events';
@@ -14,6 +14,7 @@ import { HomeModel } from './home/home-model.js';
 import { saidAs } from './home/place-names.js';
 import { type Device, deviceWith, type Entity, entityWith } from './model.js';
 import {
+  assignStateTopicReaders,
   assignTopicOwners,
   deviceOfEntityId,
   dollarTopics,
@@ -194,19 +195,28 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     if (movers.size) this.keepMovedDevices(plan, new Set(movers.keys()));
     const claims = orderWithHolders(plan.files!, plan.found!, remembered, (ids) => this.memory.firstSeen(ids), movers);
     const { owners, refused } = assignTopicOwners(claims, (topic) => readTopics.get(topic) ?? this.reserved(topic));
+    // A state topic is read by one device: an entity reading another's is out whole, its command topics too.
+    const misread = assignStateTopicReaders(
+      plan.files!,
+      plan.found!.filter((c) => !movers.has(c.entity.id) && !refused.has(c.entity.id)),
+      new Set(plan.devices!.filter((d) => d.unnamed).map((d) => d.id)),
+    );
+    for (const [id, r] of misread) refused.set(id, r);
     // A mover keeps what it holds (claimed for it above) and gets none of its new topics until a person confirms.
     for (const [id, { claim, held }] of movers) {
       const to = commandTopicsOf(claim.entity).filter((t) => !held.includes(t));
       refused.set(id, { topic: to[0]!, movedFrom: held, refused: claim.entity });
     }
-    plan.commandTopics = new Set(owners.keys());
+    plan.commandTopics = new Set([...owners].filter(([, e]) => !misread.has(e.id)).map(([topic]) => topic));
     plan.refused = refused;
     plan.merged = plan
       .devices!.map((device) => {
         if (!device.entities.some((e) => refused.has(e.id))) return device;
         // A firmware update whose install topic is refused is still worth reading ("are there updates?"). Copies
         // here and below by deviceWith/entityWith: each laid out alike (model.ts; issue 45).
-        const entities = device.entities.flatMap((e) => (!refused.has(e.id) ? [e] : e.kind === 'update' ? [withoutCommands(e)] : []));
+        const entities = device.entities.flatMap((e) =>
+          !refused.has(e.id) ? [e] : e.kind === 'update' && !refused.get(e.id)!.read ? [withoutCommands(e)] : [],
+        );
         return entities.length ? deviceWith(device, { entities }) : undefined;
       })
       .filter((d): d is Device => !!d)
@@ -338,7 +348,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
                 `${moved.length} moved by their source, each device waiting for an owner's \`hearth devices confirm-move <device>\` (${firstFew(devicesOf(moved))})`,
               ]
             : []),
-          ...(others.length ? [`${others.length} refused a command topic they may not have (${firstFew(devicesOf(others))})`] : []),
+          ...(others.length ? [`${others.length} refused a command or state topic they may not have (${firstFew(devicesOf(others))})`] : []),
         ];
         this.log?.warn(
           { refusedCount: rest.length, movedCount: moved.length, devices: devices.slice(0, 5), deviceCount: devices.length, ...(unlogged ? { unlogged } : {}) },
@@ -354,6 +364,11 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       this.log?.warn(
         { topic: r.topic, movedFrom: r.movedFrom, refused: r.refused.id, device: r.refused.deviceId },
         `${who} is moved by its source to command topic ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''} (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps ${r.movedFrom.length ? 'its old topic' : 'no topic'} and gets no command until an owner confirms the move: \`hearth devices confirm-move ${r.refused.deviceId}\``,
+      );
+    else if (r.read && r.owner)
+      this.log?.warn(
+        { topic: r.topic, owner: r.owner.id, read: true, refused: r.refused.id },
+        `state topic ${r.topic} is read by ${r.owner.id} (${JSON.stringify(r.owner.name)}) of device ${r.owner.deviceId}: its readings are that device's; ${who} is refused and gets no tool`,
       );
     else if (r.awayOwner && r.ownerMoving)
       this.log?.warn(
