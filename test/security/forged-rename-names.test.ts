@@ -120,17 +120,51 @@ describe('security: a newcomer takes no tool name, name or state topic, even whi
     assert.ok(mover(), 'the move still waits');
   });
 
-  it('after a restart the names are still their holders', async () => {
+  it("after a restart with the forged list still retained, the move waits whole: the lock's sensors keep their names, tool names and state topic", async () => {
     await hearth!.close();
     await open();
     await waitFor('the lock held back after the restart', mover);
-    await waitFor("the newcomer's sensors", () => newcomers().length);
+    const misread = await waitFor("the newcomer's sensors left out", () => {
+      const r = h()
+        .bridge.registry.refusedClaims()
+        .filter((c) => c.refused.deviceId === 'front_door_lock_2' && c.read);
+      return r.length ? r : undefined;
+    });
+    for (const r of misread) assert.deepEqual([r.topic, r.owner?.deviceId], [LOCK_STATE, 'front_door_lock']);
     const now = seen();
     for (const [tool, entity] of first.tools) if (now.tools.has(tool)) assert.equal(now.tools.get(tool), entity, `${tool} is still ${entity}'s`);
     for (const id of ['front_door_lock.action_user', 'front_door_lock.action_source_name']) {
       const tool = [...first.tools].find(([, e]) => e === id)![0];
       assert.equal(now.tools.get(tool), id, `${id} keeps ${tool}`);
+      assert.deepEqual(now.entities.get(id), first.entities.get(id), `${id} keeps its name and state topic`);
     }
+    // The owner's area, chosen before the restart, still applies.
+    assert.equal(h().bridge.registry.entity('front_door_lock.action_user')?.area, 'Hallway');
+    assert.deepEqual(newcomers(), []);
+    nothingTaken();
+    // The lock's reports reach the lock's sensors, read through the lock's tool; nothing reads zigbee2mqtt/Porch.
+    await zigbee.publishAsync(LOCK_STATE, JSON.stringify({ action_user: 9, lock_state: 'locked' }), { qos: 1 });
+    await waitFor('the report', () => h().bridge.cache.get('front_door_lock.action_user')?.value === 9);
+    const read = await h().tools.call('front_door_lock_action_user', {}, OWNER);
+    assert.match(read.text!, /9/);
+    assert.deepEqual(
+      h()
+        .bridge.registry.entities()
+        .filter((e) => stateTopicsOf(e).includes('zigbee2mqtt/Porch'))
+        .map((e) => e.id),
+      [],
+    );
+  });
+
+  it('once an owner confirms the move, the sensors follow it; a restart then keeps the new names', async () => {
+    const waiting = mover()!;
+    assert.ok(h().bridge.registry.confirmMove('front_door_lock', waiting.topic).moved.length);
+    await waitFor('the sensors moved', () => h().bridge.registry.entity('front_door_lock.action_user')?.stateTopic === 'zigbee2mqtt/Porch');
+    await hearth!.close();
+    await open();
+    await waitFor('the lock on its new topic', () => h().bridge.registry.entity('front_door_lock.lock')?.commandTopic === 'zigbee2mqtt/Porch/set');
+    assert.equal(h().bridge.registry.entity('front_door_lock.action_user')?.stateTopic, 'zigbee2mqtt/Porch');
+    assert.equal(mover(), undefined);
   });
 
   it('a newcomer named like an existing sensor (no move) reads its state topic: it is left out; the sensor keeps its topic, names and readings', async () => {
