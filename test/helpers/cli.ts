@@ -74,8 +74,8 @@ export function spawnHearth(args: string[], options: { cwd?: string; env?: NodeJ
   };
 }
 
-/** Run a command to completion. */
-export async function runHearth(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
+/** Run a command to completion (with `stdin` as its input, else none). */
+export async function runHearth(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; stdin?: string } = {}) {
   const p = spawnHearth(args, options);
   const timer = setTimeout(() => signalGroup(p.child, 'SIGKILL'), options.timeoutMs ?? 120_000);
   const code = await p.exited;

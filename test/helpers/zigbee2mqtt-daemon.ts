@@ -1,5 +1,5 @@
 // `hearth start` on the fixture Zigbee2MQTT home, as a user runs it: mosquitto, a simulated Zigbee2MQTT publishing
-// test/fixtures/homes/zigbee2mqtt-home.json, the daemon with a database in a folder of its own and the HTTP API on a
+// test/fixtures/homes/zigbee2mqtt-home.json (or the home given), the daemon with a database in a folder of its own and the HTTP API on a
 // free port, and two tokens made with `hearth token create` (an owner's and a guest's). Started before the file's
 // tests, stopped after them; `restart()` stops the daemon and starts it again on the same database.
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { freePort, startMosquitto, type TestBroker } from './brokers.js';
 import { runHearth, spawnHearth, type Spawned } from './cli.js';
-import { SimulatedZigbee2mqtt } from './simulated-zigbee2mqtt.js';
+import { SimulatedZigbee2mqtt, type Z2mHomeFixture } from './simulated-zigbee2mqtt.js';
 import { started } from './use-home.js';
 
 export interface Zigbee2mqttDaemon {
@@ -33,7 +33,7 @@ export interface Zigbee2mqttDaemon {
   cleanup(fn: () => unknown): void;
 }
 
-export function useZigbee2mqttDaemon(name: string): Zigbee2mqttDaemon {
+export function useZigbee2mqttDaemon(name: string, home?: Z2mHomeFixture): Zigbee2mqttDaemon {
   const dir = mkdtempSync(join(tmpdir(), `hearth-${name}-`));
   const db = join(dir, 'h.db');
   const cleanups: Array<() => unknown> = [];
@@ -52,7 +52,7 @@ export function useZigbee2mqttDaemon(name: string): Zigbee2mqttDaemon {
   };
   before(async () => {
     broker = await startMosquitto();
-    sim = await SimulatedZigbee2mqtt.start(broker.url);
+    sim = await SimulatedZigbee2mqtt.start(broker.url, home);
     await start();
     for (const [token, role] of [
       ['setup', 'owner'],

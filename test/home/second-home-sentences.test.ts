@@ -331,7 +331,7 @@ describe('held-out sentences on a second Zigbee2MQTT home, through the offline m
 
   it('places a deeper topic path in the area it shares with `<area>/` names, and says snake_case names with spaces', () => {
     assert.equal(nightlightArea, 'Kids room');
-    assert.equal(suggested.den_reading_light, 'Den');
+    assert.equal(suggested['Den reading light'], 'Den');
     assert.equal(suggested['Master Bedroom - Ceiling'], 'Master bedroom');
     assert.equal(suggested['Lounge Lamp'], 'Lounge');
     const nightlight = home.hearth.bridge.registry.devices().find((d) => d.name === 'nightlight')!;

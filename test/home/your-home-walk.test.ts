@@ -45,7 +45,7 @@ describe('docs/your-home.md on the third Zigbee2MQTT home', () => {
   });
 
   it('an area written `office/desk_fan` by one device and `Office/Thermometer` by another is the Office, as the owner capitalised it', () => {
-    assert.equal(device('desk_fan').area, 'Office');
+    assert.equal(device('Desk fan').area, 'Office');
     assert.equal(device('Thermometer').area, 'Office');
     assert.deepEqual(
       home.hearth.home

@@ -14,6 +14,7 @@ import { type DeviceChoice, deviceChoiceStore } from './device-choices.js';
 import { type EntityChoice, entityChoiceStore } from './entity-choices.js';
 import { type Floor, floorStore } from './floors.js';
 import { saidAs } from './place-names.js';
+import { readableName } from '../device-text.js';
 import type { RecordChange, RecordStore } from './record-store.js';
 
 export type HomeStoreName = 'floors' | 'areas' | 'devices' | 'entities';
@@ -160,7 +161,7 @@ export class HomeModel extends EventEmitter<HomeModelEvents> {
       const rank = spellingRank(a);
       if (rank <= (rankOf.get(k) ?? -1)) return;
       rankOf.set(k, rank);
-      sourceAreas.set(k, a.includes('_') ? spacedName(a) : a);
+      sourceAreas.set(k, readableName(a));
     };
     for (const { device } of input) {
       note(device.area);
@@ -273,10 +274,4 @@ function personsEntityName(deviceName: string, own: string, named: boolean): str
 function spellingRank(text: string): number {
   if (text.includes('_')) return 0;
   return text === text.toLowerCase() ? 1 : 2;
-}
-
-/** `kids_room` as a name: underscores are spaces, and a name all in lower case starts with a capital ("Kids room"). */
-function spacedName(text: string): string {
-  const spaced = text.replace(/_+/g, ' ').replace(/\s+/g, ' ').trim();
-  return spaced === spaced.toLowerCase() && spaced ? spaced[0]!.toUpperCase() + spaced.slice(1) : spaced;
 }

@@ -3,6 +3,7 @@
 // whitespace collapses, length is capped. A sentence-case name ("Kitchen
 // light") reads as "the kitchen light"; anything else keeps its spelling.
 import { cleanDeviceText } from '../../../tools/device-text.js';
+import { readableName } from '../../../devices/device-text.js';
 import type { Entity } from '../../../devices/model.js';
 import type { Responses } from './responses.js';
 
@@ -10,10 +11,9 @@ export const MAX_NAME = 48;
 
 /** Cleaned, capped, and lowercased when it is plain sentence case. */
 export function spoken(text: string | undefined, max = MAX_NAME): string {
-  // An underscore between words is a space ("den_reading_light" is said "den reading light"); other markup goes.
-  const clean = cleanDeviceText(text, max)
-    .replace(/(?<=[\p{L}\p{N}])_+(?=[\p{L}\p{N}])/gu, ' ')
-    .replace(/[`*_<>[\]{}]/g, '');
+  // Read as the table and the page show it ("den_reading_light" is "Den reading light", said "den reading light");
+  // other markup goes.
+  const clean = readableName(cleanDeviceText(text, max)).replace(/[`*_<>[\]{}]/g, '');
   // A reading its device is named after says the name once: "Temperature Temperature" is "Temperature".
   const words = clean.split(' ');
   const half = words.length % 2 === 0 ? words.slice(0, words.length / 2).join(' ') : '';

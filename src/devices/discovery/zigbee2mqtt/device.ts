@@ -5,6 +5,7 @@
 // changes only the name and the topics.
 import { joined } from '../../../util/interner.js';
 import { deviceIdFromName, type DeviceIdLookup } from '../../device-ids.js';
+import { readableName } from '../../device-text.js';
 import { readJsonPath } from '../../json-path.js';
 import type { Availability, AvailabilitySource, Device, Entity, PayloadTransform } from '../../model.js';
 import { exposesToEntities } from './exposes.js';
@@ -54,15 +55,16 @@ const IEEE_RE = /^0x[0-9a-f]{16}$/;
 /**
  * A friendly name as Zigbee2MQTT's docs suggest writing it, `<area>/<device>` (`Living room/Ceiling light`;
  * with more levels, the one before the last is the area): the area the source says the device is in, and the
- * device's name within it. A name without a slash has no area.
+ * device's name within it, as its owner reads it. A name without a slash has no area.
  */
 export function placeOfFriendlyName(whole: string): { area?: string; name: string } {
   const parts = whole
     .split('/')
     .map((p) => p.trim())
     .filter(Boolean);
-  if (parts.length < 2) return { name: whole };
-  return { area: cleanName(parts[parts.length - 2], 60), name: parts[parts.length - 1] };
+  // The device's name as its owner reads it (`office/desk_fan` is "Desk fan"); the area is spelt by the home model.
+  if (parts.length < 2) return { name: readableName(whole) };
+  return { area: cleanName(parts[parts.length - 2], 60), name: readableName(parts[parts.length - 1]!) };
 }
 
 /** The id an IEEE address gave a device before ids came from names (kept where a database still refers to it). */

@@ -3,6 +3,7 @@
 // {"scene_recall": <id>} on <prefix>/<group>/set, as Zigbee2MQTT documents.
 // Groups are read only for their scenes (their members are devices of their
 // own). The list is the broker's, so it is bounded and checked like a device's.
+import { readableName } from '../../device-text.js';
 import type { Device, Entity } from '../../model.js';
 import { type Z2mOptions, z2mAvailability, z2mIdOf } from './device.js';
 import { entityProblem } from './entity-check.js';
@@ -33,7 +34,7 @@ export function groupSceneDevices(list: unknown, options: Z2mOptions): Device[] 
     // A group's identity is its group id (a rename keeps it), as a device's is its IEEE address.
     const deviceId = z2mIdOf(options, `group:${gid}`, friendly, deviceIdOf(`zigbee2mqtt_group_${gid}`)!);
     if (!deviceId) continue;
-    const groupName = cleanName(friendly) || `Group ${gid}`;
+    const groupName = readableName(cleanName(friendly)) || `Group ${gid}`;
     // A group reports no availability of its own: the bridge's decides.
     const availability = z2mAvailability(baseTopic, { ...options, deviceAvailability: false });
     const entities: Entity[] = [];
