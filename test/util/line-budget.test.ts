@@ -81,7 +81,7 @@ describe('LineTrickle', () => {
     const trickle = new LineTrickle((q) => summaries.push(q), { burst: 3, perSecond: 1, now: () => now });
     for (let i = 0; i < 3000; i++) trickle.line(`topic/${i}`, () => lines.push(`topic/${i}`));
     assert.deepEqual(lines, ['topic/0', 'topic/1', 'topic/2']);
-    assert.deepEqual(summaries, [], 'the summary waits for a token');
+    assert.equal(summaries.length, 0, 'the summary waits for a token');
     now += 1000;
     t.mock.timers.tick(1000);
     assert.equal(summaries.length, 1);
