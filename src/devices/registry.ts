@@ -2,8 +2,9 @@
 // discovery: a device declared in devices/ replaces a discovered one with the
 // same id. Every command topic has one owner, and every state topic one
 // reader (topic-owners.ts): an entity that claims a topic another device owns
-// or reads is left out, with one log line naming both. Entities rank device files first, then discovered ones in the order
-// first seen (remembered across restarts when the assembly gives a store).
+// or reads is left out, with one log line naming both. Entities rank device
+// files first, then discovered ones in the order first seen (remembered
+// across restarts when the assembly gives a store).
 // Listeners hear about each change once, with the whole new set.
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';

@@ -23,7 +23,7 @@ import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { request } from '../helpers/http-client.js';
 import { serveWithOwnerAndGuest } from '../helpers/http-home.js';
 import { openHearth } from '../helpers/home.js';
-import { logSink } from '../helpers/log-sink.js';
+import { type LogLine, logSink } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
 
 const HOME: { devices: Array<{ friendly_name: string; ieee_address: string; type: string }> } = JSON.parse(
@@ -84,7 +84,12 @@ describe('security: a forged list renaming thousands of devices logs a bounded n
     await zigbee.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify(bigHome((n) => `Porch/${n.split('/').pop()}`)), { qos: 1, retain: true });
     const movers = () => h.bridge.registry.refusedClaims().filter((r) => r.movedFrom);
     await waitFor('every device waiting on its move', () => movers().length === commanded.length, 60_000);
-    const lines = logs.lines.slice(from);
+    // What the first list still makes Hearth do meanwhile (asking its devices for their state, spaced out, under their
+    // first names) is not this list's doing.
+    const firstNames = (l: LogLine) =>
+      /^zigbee2mqtt: (?:could not )?ask/.test(l.msg) &&
+      [l.topic, ...((l.topics as unknown[] | undefined) ?? [])].every((t) => t === undefined || (typeof t === 'string' && !t.startsWith('zigbee2mqtt/Porch/')));
+    const lines = logs.lines.slice(from).filter((l) => !firstNames(l));
 
     // The moves: a few lines of their own, and one summary with the count and the first devices.
     const moveLines = lines.filter((l) => l.refused !== undefined || l.refusedCount !== undefined);

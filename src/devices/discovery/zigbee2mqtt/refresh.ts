@@ -3,9 +3,11 @@
 // the GET access bit, one `<device>/get` asks the device to report. Only for
 // devices whose state has not arrived shortly after discovery, once each,
 // never for battery devices (a read would wait for a sleeping radio), and
-// spaced out so a big network is not flooded.
+// spaced out so a big network is not flooded. The lines saying so are bounded (util/line-budget.ts): a list of
+// thousands of devices asks for minutes, and writes a few lines, then one a second summing up the rest.
 import type { Logger } from '../../../log.js';
 import { errorOf } from '../../../util/error.js';
+import { LineTrickle, quietKeys } from '../../../util/line-budget.js';
 
 export interface RefreshTarget {
   deviceId: string;
@@ -27,6 +29,9 @@ export class Refresher {
   private readonly queue: RefreshTarget[] = [];
   private timers = new Set<NodeJS.Timeout>();
   private draining = false;
+  private readonly lines = new LineTrickle((q) =>
+    this.log.debug({ quietCount: q.count, topics: q.first }, `zigbee2mqtt: asked ${q.count} more devices for their state (${quietKeys(q)})`),
+  );
 
   constructor(
     private readonly mqtt: RefreshPublisher,
@@ -81,8 +86,14 @@ export class Refresher {
     if (this.mqtt.connected) {
       const body = JSON.stringify(Object.fromEntries(next.properties.map((p) => [p, ''])));
       this.mqtt.publish(`${next.baseTopic}/get`, body, { qos: 0, retain: false }).then(
-        () => this.log.debug({ topic: `${next.baseTopic}/get`, properties: next.properties }, 'zigbee2mqtt: asked a device for its state'),
-        (err: unknown) => this.log.debug({ err: errorOf(err), topic: `${next.baseTopic}/get` }, 'zigbee2mqtt: could not ask a device for its state'),
+        () =>
+          this.lines.line(`${next.baseTopic}/get`, () =>
+            this.log.debug({ topic: `${next.baseTopic}/get`, properties: next.properties }, 'zigbee2mqtt: asked a device for its state'),
+          ),
+        (err: unknown) =>
+          this.lines.line(`${next.baseTopic}/get`, () =>
+            this.log.debug({ err: errorOf(err), topic: `${next.baseTopic}/get` }, 'zigbee2mqtt: could not ask a device for its state'),
+          ),
       );
     }
     this.later(this.gapMs, () => {
@@ -97,5 +108,6 @@ export class Refresher {
     this.pending.clear();
     this.queue.length = 0;
     this.draining = false;
+    this.lines.stop();
   }
 }
