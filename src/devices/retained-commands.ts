@@ -4,7 +4,10 @@
 // entities it admits: a message the broker says is retained there was planted (Hearth's own commands are never
 // retained: the command gate sends them so), and Hearth clears it with an empty retained message, the one way
 // MQTT has to delete one, and logs it naming the topic and the entity. The subscription stays while the entity
-// does, so a reconnect (which replays retained messages) is swept too.
+// does, so a reconnect (which replays retained messages) is swept too. On MQTT 5 it asks for other clients'
+// messages only, retain flag as published (MqttConnection.subscribe's `othersOnly`): none of Hearth's own commands
+// come back, and a retained message planted while Hearth is connected is cleared at once (on 3.1.1 a broker
+// passes it on unmarked, and it is cleared at the next reconnect).
 import type { Logger } from '../log.js';
 import type { MqttConnection } from '../mqtt/connection.js';
 import { isPublishableTopic } from '../mqtt/topic.js';
@@ -34,7 +37,7 @@ export class RetainedCommandSweeper {
     const fresh = [...owners.keys()].filter((t) => !this.owners.has(t));
     this.owners = owners;
     if (gone.length) this.connection.unsubscribe(gone);
-    if (fresh.length) this.connection.subscribe(fresh);
+    if (fresh.length) this.connection.subscribe(fresh, { othersOnly: true });
   }
 
   private check(topic: string, payload: Buffer, retained: boolean): void {

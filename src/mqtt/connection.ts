@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import mqtt, { type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
+import mqtt, { type IClientOptions, type IClientPublishOptions, type ISubscriptionMap, type MqttClient } from 'mqtt';
 import { redactUrl, type Logger } from '../log.js';
 import { PerKeyThrottle } from '../util/per-key-throttle.js';
 import { brokerNodes, connectTarget } from './broker-nodes.js';
@@ -75,6 +75,8 @@ export interface MqttConnectionEvents {
 export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   readonly client: MqttClient;
   private readonly topics = new Set<string>();
+  /** Of `topics`, those subscribed for what other clients publish there (subscribe's `othersOnly`). */
+  private readonly othersOnly = new Set<string>();
   /** Topics whose SUBSCRIBE (true) or UNSUBSCRIBE (false) waits for a later turn (tellBroker), in the order asked. */
   private readonly waiting = new Map<string, boolean>();
   private waitingTurn?: NodeJS.Immediate;
@@ -284,17 +286,26 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     });
   }
 
-  subscribe(topics: Iterable<string>): void {
+  /**
+   * `othersOnly`: only what other clients publish there is wanted, with its retain flag as published (a topic
+   * Hearth itself publishes to, read for what others leave on it). On MQTT 5 the subscription says so (No Local,
+   * Retain As Published): the broker sends none of Hearth's own messages back (a copy of every command, parsed
+   * for nothing), and a message another client publishes retained arrives marked retained, at once rather than
+   * at the next subscription. MQTT 3.1.1 has neither: such a topic is subscribed as any other.
+   */
+  subscribe(topics: Iterable<string>, options: { othersOnly?: boolean } = {}): void {
     const fresh = [...topics].filter((t) => !this.topics.has(t));
     for (const t of fresh) {
       this.topics.add(t);
       this.unacked.add(t);
+      if (options.othersOnly) this.othersOnly.add(t);
     }
     this.tellBroker(fresh, true);
   }
 
   unsubscribe(topics: Iterable<string>): void {
     const gone = [...topics].filter((t) => this.topics.delete(t));
+    for (const t of gone) this.othersOnly.delete(t);
     this.acked(gone);
     this.tellBroker(gone, false);
   }
@@ -390,7 +401,9 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     // Brokers cap packet sizes; subscribe in batches.
     for (let i = 0; i < topics.length; i += 500) {
       const batch = topics.slice(i, i + 500);
-      this.client.subscribe(batch, { qos: 0 }, (err) => {
+      const map: ISubscriptionMap = {};
+      for (const t of batch) map[t] = this.protocol === 5 && this.othersOnly.has(t) ? OTHERS_ONLY : PLAIN;
+      this.client.subscribe(map, (err) => {
         if (err) this.log.error({ err }, 'MQTT subscribe failed');
         // Refused or acknowledged: nothing more to wait for. (A topic dropped and subscribed again before this
         // answer counts as acknowledged a packet early: the wait is a best effort, bounded either way.)
@@ -445,6 +458,10 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     clearTimeout(timer);
   }
 }
+
+/** A subscription's options (sendSubscribe): plain, or for what other clients publish (MQTT 5: subscribe's `othersOnly`). */
+const PLAIN = { qos: 0 } as const;
+const OTHERS_ONLY = { qos: 0, nl: true, rap: true } as const;
 
 /** Most topics (un)subscribed in the turn that asks (one SUBSCRIBE packet's worth: see sendSubscribe). */
 const SEND_AT_ONCE = 500;

@@ -6,6 +6,7 @@ import { ACTUATOR_KINDS, type Entity, type EntityKind, FRAME_KINDS } from '../de
 import { actuatorDescription, cameraDescription, DATA_NOTE, readDescription } from './descriptions.js';
 import { GROUP_ACTIONS, GROUP_DESCRIPTION, GROUP_KINDS, GROUP_TOOL, groupParameters } from './group-call.js';
 import { assignNames, baseToolName, type NameMemory } from './names.js';
+import { schemaForModel } from './model-schema.js';
 import { actionsOf, actuatorProperties } from './parameters.js';
 import type { GeneratedTool, JsonSchema, ToolCall, ToolResultObject } from './types.js';
 
@@ -138,7 +139,8 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
     const tool: GeneratedTool = {
       name,
       description,
-      parameters,
+      parameters: schemaForModel(parameters),
+      argumentSchema: parameters,
       capability,
       meta,
       handler: (args, call) => invoke(tool, target, args, call),
@@ -362,7 +364,10 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
           delete prev.multipleOf;
           // Once: merging a further member must not append the note again (it grew with every entity).
           const note = '; per-device range.';
-          if (!String(prev.description).endsWith(note)) prev.description = `${String(prev.description).split(',')[0]}${note}`;
+          const head = (d: unknown) => String(d).split(/,|; per-device/)[0]!;
+          // Members in different units (a number in °C beside one in seconds): the unit is each entity's own.
+          const said = head(prev.description) === head(schema.description) ? head(prev.description) : head(prev.description).replace(/ in .*$/, '');
+          prev.description = `${said}${note}`;
         }
       }
       for (const a of actionsOf(e)) actions.add(a);

@@ -159,15 +159,17 @@ export class Pipeline {
 
   /** A validator per distinct schema (most entities of a kind share one). */
   private validator(tool: GeneratedTool): ValidateFunction {
-    const known = this.validatorOf.get(tool.parameters);
+    // The whole schema, with the bounds a model is not told (tools/model-schema.ts).
+    const schema = tool.argumentSchema ?? tool.parameters;
+    const known = this.validatorOf.get(schema);
     if (known) return known;
-    const key = JSON.stringify(tool.parameters);
+    const key = JSON.stringify(schema);
     let v = this.validators.get(key);
     if (!v) {
-      v = this.ajv.compile(tool.parameters);
+      v = this.ajv.compile(schema);
       this.validators.set(key, v);
     }
-    this.validatorOf.set(tool.parameters, v);
+    this.validatorOf.set(schema, v);
     return v;
   }
 

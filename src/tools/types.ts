@@ -63,6 +63,11 @@ export interface HostTool {
   handler: ToolHandler;
   /** The handler takes ToolCall.refused: it records the refused attempt (audit) and does nothing else. */
   recordsRefusals?: boolean;
+  /**
+   * What the arguments are checked against, when it says more than `parameters` tells a model (bounds that only
+   * guard the host: tools/model-schema.ts). Never sent to a model.
+   */
+  argumentSchema?: JsonSchema;
 }
 
 export type JsonSchema = Record<string, unknown>;

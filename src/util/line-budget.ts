@@ -64,3 +64,71 @@ export function firstFew(ids: readonly string[], few = 5): string {
   const shown = ids.slice(0, few).join(', ');
   return ids.length > few ? `${shown} and ${ids.length - few} more` : shown;
 }
+
+/** What a LineTrickle kept quiet: how many lines, and the keys (topics) of the first few. */
+export interface Quieted {
+  count: number;
+  first: readonly string[];
+}
+
+/**
+ * Lines about things that come one message at a time, on any number of keys (a bad discovery config per topic):
+ * a line per key is not a bound when a publisher invents keys. The first `burst` lines are written; once the
+ * bucket is dry, the rest are counted (with their first few keys) and said in one summary line as soon as the
+ * bucket allows, by a timer, since a burst may end with no further message; then at most `perSecond` lines a
+ * second, each a line or a summary. At most `burst + perSecond * seconds` lines, whatever comes.
+ */
+export class LineTrickle {
+  private readonly bucket: TokenBucket;
+  private readonly intervalMs: number;
+  private quiet: { count: number; first: string[] } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly summary: (q: Quieted) => void,
+    options: Omit<LineBudgetOptions, 'each'> = {},
+  ) {
+    const perSecond = options.perSecond ?? LINE_BUDGET.perSecond;
+    this.bucket = new TokenBucket(perSecond, options.burst ?? LINE_BUDGET.burst, options.now);
+    this.intervalMs = 1000 / perSecond;
+  }
+
+  /** Write a key's line if the budget allows (and nothing waits to be summed up before it); else count it. */
+  line(key: string, write: () => void): void {
+    if (!this.quiet && this.bucket.take()) return write();
+    this.quiet ??= { count: 0, first: [] };
+    this.quiet.count++;
+    if (this.quiet.first.length < 5) this.quiet.first.push(key);
+    this.schedule();
+  }
+
+  /** The summary of what was kept quiet, now (when stopping: it is the last line). */
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.sayQuiet();
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.bucket.take()) this.sayQuiet();
+      else this.schedule();
+    }, this.intervalMs);
+    this.timer.unref?.();
+  }
+
+  private sayQuiet(): void {
+    const quiet = this.quiet;
+    if (!quiet) return;
+    this.quiet = undefined;
+    this.summary(quiet);
+  }
+}
+
+/** The keys a summary names: `a, b, c and 2,995 more`. */
+export function quietKeys(q: Quieted): string {
+  const shown = q.first.join(', ');
+  return q.count > q.first.length ? `${shown} and ${q.count - q.first.length} more` : shown;
+}

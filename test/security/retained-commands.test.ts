@@ -126,4 +126,52 @@ describe('security: a retained command planted before discovery is cleared when 
     await waitFor('the live message', () => got.includes('after'));
     assert.deepEqual(got, ['after']);
   });
+
+  it('on mosquitto over MQTT 5, one planted while Hearth is connected is cleared at once, and none of its own commands come back', async () => {
+    const broker = await startMosquitto();
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-retained-live-'));
+    dirs.push(dir);
+    const logs = logSink('info');
+    const live = await openHearth(broker.url, dir, logs.log, { 'mqtt.protocolVersion': '5' });
+    try {
+      const lock = await client(broker.url, clients);
+      await lock.publishAsync('homeassistant/lock/garden_gate/config', JSON.stringify(GATE_CONFIG), { qos: 1 });
+      await lock.publishAsync(GATE_STATE, 'LOCKED', { qos: 1, retain: true });
+      const entity = await waitFor('Hearth to admit the lock', () =>
+        live.bridge.registry.entities().find((e) => e.kind === 'lock' && commandTopicsOf(e).includes(GATE_SET)),
+      );
+      // What reaches Hearth on the command topic: its own LOCK must not.
+      const reached: string[] = [];
+      live.bridge.connection.on('message', (topic, payload) => topic === GATE_SET && reached.push(payload.toString()));
+      lock.on('message', (topic, payload) => topic === GATE_SET && payload.toString() === 'LOCK' && lock.publish(GATE_STATE, 'LOCKED', { retain: true }));
+      await lock.subscribeAsync(GATE_SET, { qos: 1 });
+      await live.bridge.connection.whenSubscribed([GATE_SET], 10_000);
+      const r = await live.tools.call(actuatorTool(live, entity.id).name, { action: 'lock' }, OWNER);
+      assert.match(r.text ?? '', /^confirmed/, JSON.stringify(r));
+
+      // Planted now, while Hearth is connected: no reconnect needed to clear it.
+      const attacker = await client(broker.url, clients);
+      assert.equal(await publishKept(attacker, GATE_SET, 'UNLOCK', { retain: true }), true);
+      const cleared = await waitFor('the clearing to be logged', () => logs.find(/retained message was waiting on garden\/gate\/set/)[0]);
+      assert.equal(cleared.entity, entity.id);
+      assert.equal(live.bridge.connection.lastReconnect, undefined, 'cleared without a reconnect');
+      assert.deepEqual(reached, ['UNLOCK'], "only the attacker's message reached Hearth, not its own LOCK");
+      // The lock powered up again (a fresh subscription) hears nothing kept: only what is published after.
+      const again = await client(broker.url, clients);
+      const got: string[] = [];
+      again.on('message', (topic, payload) => topic === GATE_SET && got.push(payload.toString()));
+      await waitFor('the clearing to pass the broker', async () => {
+        got.length = 0;
+        await again.subscribeAsync(GATE_SET, { qos: 1 });
+        await again.publishAsync(GATE_SET, 'after', { qos: 1 });
+        await waitFor('the live message', () => got.includes('after'));
+        await again.unsubscribeAsync(GATE_SET);
+        return !got.includes('UNLOCK');
+      });
+      assert.deepEqual(got, ['after']);
+    } finally {
+      await live.close();
+      await broker.stop();
+    }
+  });
 });

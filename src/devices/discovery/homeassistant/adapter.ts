@@ -9,7 +9,8 @@
 // Accepted configs become Hearth devices (grouped by device.identifiers[0])
 // in the registry under the `homeassistant` source. Changes are batched: one
 // registry update per burst, so a home of a thousand entities regenerates its
-// tool set once, not a thousand times. Every problem is logged once per topic.
+// tool set once, not a thousand times. Every problem is logged once per topic, and the lines are bounded across
+// topics (util/line-budget.ts): a burst of thousands of bad configs gives a few lines and a summary with the count.
 import { joined } from '../../../util/interner.js';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -18,6 +19,7 @@ import type { Logger } from '../../../log.js';
 import type { ConnectionState } from '../../../mqtt/connection.js';
 import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../util/bounded-json.js';
 import { INVISIBLE } from '../../../util/untrusted-text.js';
+import { LineTrickle, quietKeys } from '../../../util/line-budget.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
 import { TokenBucket } from '../../../util/token-bucket.js';
 import { DeviceIds } from '../../device-ids.js';
@@ -230,6 +232,16 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   private readonly lastText = new Map<string, string>();
   private readonly logged = new Set<string>();
   private readonly refusals = new PerKeyThrottle();
+  /** Lines about configs (ignored, noted, refused), bounded across topics; debug lines on a budget of their own. */
+  private readonly lines = new LineTrickle((q) =>
+    this.log?.warn(
+      { quietCount: q.count, topics: q.first },
+      `Home Assistant discovery: ${q.count} more lines about configs not written one by one (${quietKeys(q)})`,
+    ),
+  );
+  private readonly debugLines = new LineTrickle((q) =>
+    this.log?.debug({ quietCount: q.count, topics: q.first }, `Home Assistant discovery: ${q.count} more debug lines about configs (${quietKeys(q)})`),
+  );
   private readonly dirty = new Set<string>();
   /** Configs of a device not yet named, held until the burst ends (see process()). */
   private readonly unnamed = new Map<string, { topic: string; platform: string; config: Json; via?: { deviceTopic: string; componentId: string } }>();
@@ -275,6 +287,8 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     this.ctx.connection.off('message', this.onMessage);
     this.ctx.connection.off('state', this.onState);
     this.ctx.connection.unsubscribe(this.filters);
+    this.lines.stop();
+    this.debugLines.stop();
     for (const w of this.waiters.splice(0)) w();
   }
 
@@ -643,7 +657,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   private refuse(who: string, topic: string, reason: string, hash: string): void {
     this.stats.rejected++;
     const quiet = this.refusals.take(`bound ${who}`);
-    if (quiet !== undefined) this.log?.warn({ topic, device: who, suppressed: quiet }, `discovery config ignored: ${reason}`);
+    if (quiet !== undefined) this.lines.line(topic, () => this.log?.warn({ topic, device: who, suppressed: quiet }, `discovery config ignored: ${reason}`));
     this.emit('processed', { topic, outcome: 'reject', hash, reason });
   }
 
@@ -658,7 +672,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     if (this.logged.has(key)) return;
     if (this.logged.size >= MAX_LOGGED) this.logged.clear();
     this.logged.add(key);
-    this.log?.[level]({ topic }, message);
+    (level === 'debug' ? this.debugLines : this.lines).line(topic, () => this.log?.[level]({ topic }, message));
   }
 
   // -------------------------------------------------------------------------
@@ -822,7 +836,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
         const admitted = admitDiscovered(devices);
         for (const r of admitted.refused) {
           if (this.refusals.take(r.what) !== undefined)
-            this.log?.warn({ device: r.what, reason: r.reason }, `Home Assistant discovery: refused ${r.what}: ${r.reason}`);
+            this.lines.line(r.what, () => this.log?.warn({ device: r.what, reason: r.reason }, `Home Assistant discovery: refused ${r.what}: ${r.reason}`));
         }
         this.ctx.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homeassistant, admitted.devices);
       } catch (err) {

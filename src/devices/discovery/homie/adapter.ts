@@ -3,8 +3,10 @@
 // Attribute messages come in bursts (every retained topic of a device at
 // once), so devices are rebuilt a moment after the last one. `$state` is each
 // device's availability (device.ts); an emptied `$state` (Homie 5), or
-// emptied `$homie` and `$state` (Homie 4), removes the device.
+// emptied `$homie` and `$state` (Homie 4), removes the device. Lines about what was skipped are bounded across
+// topics (util/line-budget.ts): thousands of bad devices give a few lines and a summary with the count.
 import type { HearthConfig } from '../../../config/schema.js';
+import { LineTrickle, quietKeys } from '../../../util/line-budget.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
 import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
@@ -40,6 +42,16 @@ export class HomieAdapter implements DiscoveryAdapter {
   private signature = '';
   private readonly logged = new Map<string, string>();
   private readonly refusals = new PerKeyThrottle();
+  /** Lines about what was skipped or refused, bounded across topics; debug lines on a budget of their own. */
+  private readonly lines = new LineTrickle((q) =>
+    this.ctx?.log.warn(
+      { quietCount: q.count, topics: q.first },
+      `homie: ${q.count} more lines about skipped topics and devices not written one by one (${quietKeys(q)})`,
+    ),
+  );
+  private readonly debugLines = new LineTrickle((q) =>
+    this.ctx?.log.debug({ quietCount: q.count, topics: q.first }, `homie: ${q.count} more debug lines about devices (${quietKeys(q)})`),
+  );
   private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
 
   constructor(private readonly options: HomieAdapterOptions) {
@@ -59,6 +71,8 @@ export class HomieAdapter implements DiscoveryAdapter {
     this.ctx.connection.unsubscribe(this.filters);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    this.lines.stop();
+    this.debugLines.stop();
     this.ctx = undefined;
   }
 
@@ -102,9 +116,11 @@ export class HomieAdapter implements DiscoveryAdapter {
   private refuse(topic: string, reason: string, err?: unknown): void {
     const suppressed = this.refusals.take(topic);
     if (suppressed === undefined) return;
-    this.ctx?.log[err ? 'error' : 'warn'](
-      { topic, reason, ...(err ? { err } : {}), ...(suppressed ? { suppressed } : {}) },
-      `homie: skipped ${topic}: ${reason}`,
+    this.lines.line(topic, () =>
+      this.ctx?.log[err ? 'error' : 'warn'](
+        { topic, reason, ...(err ? { err } : {}), ...(suppressed ? { suppressed } : {}) },
+        `homie: skipped ${topic}: ${reason}`,
+      ),
     );
   }
 
@@ -188,9 +204,9 @@ export class HomieAdapter implements DiscoveryAdapter {
       const s = c.skipped.find((x) => !x.partial) ?? c.skipped[0];
       // Incomplete devices are normal during the retained burst: only a debug line.
       const level = s?.reason === 'incomplete' ? 'debug' : 'info';
-      log[level](
-        { device: dev, topic: this.describeTopic(key), reason: s?.reason, skipped: groupSkips(c.skipped) },
-        `homie: skipped ${label}: ${s?.detail ?? 'no reason'}`,
+      const topic = this.describeTopic(key);
+      (level === 'debug' ? this.debugLines : this.lines).line(topic, () =>
+        log[level]({ device: dev, topic, reason: s?.reason, skipped: groupSkips(c.skipped) }, `homie: skipped ${label}: ${s?.detail ?? 'no reason'}`),
       );
       return;
     }
@@ -224,7 +240,8 @@ export class HomieAdapter implements DiscoveryAdapter {
     this.signature = signature;
     const admitted = admitDiscovered(devices);
     for (const r of admitted.refused) {
-      if (this.refusals.take(r.what) !== undefined) this.ctx!.log.warn({ device: r.what, reason: r.reason }, `homie: refused ${r.what}: ${r.reason}`);
+      if (this.refusals.take(r.what) !== undefined)
+        this.lines.line(r.what, () => this.ctx?.log.warn({ device: r.what, reason: r.reason }, `homie: refused ${r.what}: ${r.reason}`));
     }
     this.ctx!.registry.setSource(SOURCE_NAME, SOURCE_PRIORITY.homie, admitted.devices);
   }
