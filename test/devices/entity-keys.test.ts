@@ -5,9 +5,12 @@
 // unique_ids keeps every one its database refers to. test/fixtures/homes/homeassistant-second-home.json (Shelly and
 // Tasmota shapes) retained on mosquitto, real SQLite files.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { openDatabase } from '../../src/db/database.js';
+import { EntityKeys } from '../../src/devices/entity-keys.js';
 import type { Hearth } from '../../src/hearth.js';
 import { discoveryHome, discoverySource, useFixtureHome } from '../helpers/fixture-home.js';
 import { OWNER } from '../helpers/home.js';
@@ -132,5 +135,27 @@ describe('entity ids on a discovery home upgraded from ids made of unique_ids', 
     await home.open();
     assert.deepEqual(ids(home.hearth), before);
     assert.ok(home.hearth.bridge.registry.entity(OLD));
+  });
+});
+
+describe('entity keys are capped: a stream of forged unique_ids cannot grow the table', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-entity-keys-cap-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('stores the most it may; past that an entity gets its unique_id key, unstored, the same on every run, said once', () => {
+    const db = openDatabase(join(dir, 'h.db'));
+    const warnings: string[] = [];
+    const log = { warn: (_o: unknown, msg: string) => warnings.push(msg) } as never;
+    const open = () => new EntityKeys(db, () => ({ ids: new Set(), patterns: [], entities: new Set(), entityPatterns: [] }), { log, max: 2 });
+    const keys = open();
+    const ask = (k: EntityKeys, n: number) => k.keyFor('plug', { identity: `uid sensor forged_${n}`, wanted: 'power', legacy: [`forged_${n}`] });
+    assert.deepEqual([ask(keys, 1), ask(keys, 2), ask(keys, 3), ask(keys, 4)], ['power', 'power_2', 'forged_3', 'forged_4']);
+    keys.commit();
+    assert.equal((db.prepare('SELECT count(*) AS n FROM entity_keys').get() as { n: number }).n, 2);
+    assert.equal(warnings.filter((w) => /entity keys: the most entities are remembered/.test(w)).length, 1);
+    // A restart: the stored keep theirs, the others get the same unstored keys again.
+    const again = open();
+    assert.deepEqual([ask(again, 4), ask(again, 3), ask(again, 2), ask(again, 1)], ['forged_4', 'forged_3', 'power_2', 'power']);
+    db.close();
   });
 });
