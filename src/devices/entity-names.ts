@@ -3,9 +3,11 @@
 // announced later, or again after a restart) must not take either from an
 // older entity: the registry ranks contested command topics by first sight,
 // and the tool generator never hands a remembered name to another entity.
-// Kept in SQLite (migration 0006) by the assembly; in memory otherwise.
+// Kept in SQLite (migration 0006) by the assembly; in memory otherwise. Also what a device whose move waits keeps
+// of its sensors (HeldForm, migration 0022), so the move waits whole across a restart.
 import type { Db } from '../db/database.js';
 import type { Logger } from '../log.js';
+import { type Entity, entityWith } from './model.js';
 import { deviceOfEntityId } from './topic-owners.js';
 
 export interface EntityMemory {
@@ -35,10 +37,79 @@ export interface EntityMemory {
   /** Every remembered entity's command topics (entity id -> topics): who holds which topic, present or away. */
   rememberedCommandTopics?(): ReadonlyMap<string, readonly string[]>;
   /**
+   * What the entities of a device whose move waits keep (HeldForm: as the registry had them before the move), each
+   * replacing what it kept; `undefined` lets an entity's go (its device no longer moves). Remembered across
+   * restarts, so a move waits whole after one too.
+   */
+  rememberHeldForms?(forms: ReadonlyMap<string, HeldForm | undefined>): void;
+  /** What this entity keeps while its device's move waits, if anything. */
+  heldForm?(entityId: string): HeldForm | undefined;
+  /** The entities that keep a held form now. */
+  heldEntities?(): Iterable<string>;
+  /**
    * Forget everything remembered of a device's entities (rank, tool names, command topics): a person said it is
    * gone. Returns the entity ids forgotten.
    */
   forgetDevice?(deviceId: string): string[];
+}
+
+/**
+ * What an entity that follows its device's move keeps while the move waits, as it was before the move: its name,
+ * tool base, state topic and where its readings are found. A reading's transform (a compiled template) is code,
+ * not data: `transform` says the entity read through one, and the source's current one is used.
+ */
+export interface HeldForm {
+  name: string;
+  toolBase?: string;
+  stateTopic?: string;
+  valuePath?: string;
+  transform?: boolean;
+  attributes: Record<string, { topic?: string; path?: string; transform?: boolean }>;
+}
+
+/** The held form of an entity, as data. */
+export function heldFormOf(e: Entity): HeldForm {
+  return {
+    name: e.name,
+    ...(e.toolBase !== undefined ? { toolBase: e.toolBase } : {}),
+    ...(e.stateTopic !== undefined ? { stateTopic: e.stateTopic } : {}),
+    ...(e.valuePath !== undefined ? { valuePath: e.valuePath } : {}),
+    ...(e.transform ? { transform: true } : {}),
+    attributes: Object.fromEntries(
+      Object.entries(e.attributes).map(([k, a]) => [
+        k,
+        {
+          ...(a.topic !== undefined ? { topic: a.topic } : {}),
+          ...(a.path !== undefined ? { path: a.path } : {}),
+          ...(a.transform ? { transform: true } : {}),
+        },
+      ]),
+    ),
+  };
+}
+
+/**
+ * `e` as it was: the held form laid over what the source says now. Transforms are the source's current ones, kept
+ * only where the held form read through one; readings the held form did not have are not read.
+ */
+export function withHeldForm(e: Entity, held: HeldForm): Entity {
+  const attributes: Entity['attributes'] = {};
+  for (const [k, a] of Object.entries(held.attributes)) {
+    const transform = a.transform ? e.attributes[k]?.transform : undefined;
+    attributes[k] = {
+      ...(a.topic !== undefined ? { topic: a.topic } : {}),
+      ...(a.path !== undefined ? { path: a.path } : {}),
+      ...(transform ? { transform } : {}),
+    };
+  }
+  return entityWith(e, {
+    name: held.name,
+    toolBase: held.toolBase,
+    stateTopic: held.stateTopic,
+    valuePath: held.valuePath,
+    transform: held.transform ? e.transform : undefined,
+    attributes,
+  });
 }
 
 export interface RememberLimits {
@@ -69,6 +140,29 @@ export class MemoryEntityNames implements EntityMemory {
   protected readonly topicsOf = new Map<string, readonly string[]>();
   private readonly topicHolders = new Map<string, Set<string>>();
 
+  protected readonly held = new Map<string, HeldForm>();
+
+  rememberHeldForms(forms: ReadonlyMap<string, HeldForm | undefined>): void {
+    const changed = [...forms].filter(([id, form]) => (form ? JSON.stringify(this.held.get(id)) !== JSON.stringify(form) : this.held.has(id)));
+    if (changed.length) this.storeHeld(changed);
+  }
+
+  heldForm(entityId: string): HeldForm | undefined {
+    return this.held.get(entityId);
+  }
+
+  heldEntities(): Iterable<string> {
+    return this.held.keys();
+  }
+
+  /** Record changed held forms; a store writes them first. */
+  protected storeHeld(changed: ReadonlyArray<readonly [string, HeldForm | undefined]>): void {
+    for (const [id, form] of changed) {
+      if (form) this.held.set(id, form);
+      else this.held.delete(id);
+    }
+  }
+
   rememberCommandTopics(entities: ReadonlyMap<string, readonly string[]>): void {
     const changed = [...entities].filter(([id, topics]) => !sameTopics(this.topicsOf.get(id), topics));
     if (changed.length) this.storeTopics(changed);
@@ -83,7 +177,9 @@ export class MemoryEntityNames implements EntityMemory {
   }
 
   forgetDevice(deviceId: string): string[] {
-    const keys = new Set([...this.seq.keys(), ...this.names.keys(), ...this.topicsOf.keys()].filter((k) => deviceOfEntityId(k) === deviceId));
+    const keys = new Set(
+      [...this.seq.keys(), ...this.names.keys(), ...this.topicsOf.keys(), ...this.held.keys()].filter((k) => deviceOfEntityId(k) === deviceId),
+    );
     this.drop(keys);
     return [...new Set([...keys].map((k) => k.split('#', 1)[0]!))].sort();
   }
@@ -99,6 +195,7 @@ export class MemoryEntityNames implements EntityMemory {
         this.keepTopics(key, []);
         this.topicsOf.delete(key);
       }
+      this.held.delete(key);
     }
   }
 
@@ -174,6 +271,9 @@ export class SqliteEntityNames extends MemoryEntityNames {
   private readonly deviceRows;
   private readonly dropDeviceTopics;
   private readonly dropDeviceNames;
+  private readonly setHeld;
+  private readonly dropDeviceHeld;
+  private readonly dropHeld;
 
   constructor(
     private readonly db: Db,
@@ -200,11 +300,22 @@ export class SqliteEntityNames extends MemoryEntityNames {
     }>)
       topics.set(row.entity_id, [...(topics.get(row.entity_id) ?? []), row.topic]);
     for (const [id, list] of topics) this.keepTopics(id, list);
+    for (const row of db.prepare('SELECT entity_id, form FROM entity_held_forms').all() as Array<{ entity_id: string; form: string }>) {
+      try {
+        this.held.set(row.entity_id, JSON.parse(row.form) as HeldForm);
+      } catch (err) {
+        // A row Hearth did not write: its entity follows the source (and the row is replaced at the next move).
+        this.log?.warn({ err, entity: row.entity_id }, `the held form of ${row.entity_id} could not be read; it follows its source`);
+      }
+    }
+    this.setHeld = db.prepare('INSERT INTO entity_held_forms (entity_id, form) VALUES (?, ?) ON CONFLICT (entity_id) DO UPDATE SET form = excluded.form');
+    this.dropHeld = db.prepare('DELETE FROM entity_held_forms WHERE entity_id = ?');
     this.dropTopics = db.prepare('DELETE FROM entity_command_topics WHERE entity_id = ?');
     // A device's entities are `<device id>.<key>` (and `<device id>.<key>#<part>`): by prefix, with no LIKE (`_` is a wildcard there).
     this.deviceRows = db.prepare('SELECT entity_id FROM entity_names WHERE substr(entity_id, 1, ?) = ?');
     this.dropDeviceTopics = db.prepare('DELETE FROM entity_command_topics WHERE substr(entity_id, 1, ?) = ?');
     this.dropDeviceNames = db.prepare('DELETE FROM entity_names WHERE substr(entity_id, 1, ?) = ?');
+    this.dropDeviceHeld = db.prepare('DELETE FROM entity_held_forms WHERE substr(entity_id, 1, ?) = ?');
     this.addTopic = db.prepare('INSERT INTO entity_command_topics (entity_id, topic) VALUES (?, ?) ON CONFLICT DO NOTHING');
     this.insert = db.prepare('INSERT INTO entity_names (entity_id, first_seen, last_seen) VALUES (?, ?, ?) ON CONFLICT (entity_id) DO NOTHING');
     this.byId = db.prepare('SELECT seq FROM entity_names WHERE entity_id = ?');
@@ -245,6 +356,26 @@ export class SqliteEntityNames extends MemoryEntityNames {
     super.storeTopics(changed);
   }
 
+  protected override storeHeld(changed: ReadonlyArray<readonly [string, HeldForm | undefined]>): void {
+    try {
+      this.db.transaction(() => {
+        const at = new Date().toISOString();
+        for (const [id, form] of changed) {
+          if (!form) {
+            this.dropHeld.run(id);
+            continue;
+          }
+          this.insert.run(id, at, at);
+          this.setHeld.run(id, JSON.stringify(form));
+        }
+      })();
+    } catch (err) {
+      // Not stored: held for this run only.
+      this.notStored(err);
+    }
+    super.storeHeld(changed);
+  }
+
   override forgetDevice(deviceId: string): string[] {
     const prefix = `${deviceId}.`;
     let stored: string[] = [];
@@ -252,6 +383,7 @@ export class SqliteEntityNames extends MemoryEntityNames {
       stored = this.db.transaction(() => {
         const rows = this.deviceRows.all(prefix.length, prefix) as Array<{ entity_id: string }>;
         this.dropDeviceTopics.run(prefix.length, prefix);
+        this.dropDeviceHeld.run(prefix.length, prefix);
         this.dropDeviceNames.run(prefix.length, prefix);
         return rows.map((r) => r.entity_id);
       })();

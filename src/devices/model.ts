@@ -219,6 +219,12 @@ export interface Device {
   model?: string;
   /** Where it came from: a file path or a discovery source. */
   source: string;
+  /**
+   * Made of configs that name no device (Home Assistant discovery without a `device` block: each config its own
+   * device). Such entities may read one state topic among themselves, as hand-written configs for one JSON topic do;
+   * never a topic a device that names itself (or a device file) reads (topic-owners.ts assignStateTopicReaders).
+   */
+  unnamed?: boolean;
   availability?: Availability;
   entities: Entity[];
 }
@@ -307,6 +313,7 @@ export function deviceWith(d: Device, c: Partial<Device>): Device {
     manufacturer: has('manufacturer') ? c.manufacturer : d.manufacturer,
     model: has('model') ? c.model : d.model,
     source: has('source') ? c.source! : d.source,
+    unnamed: has('unnamed') ? c.unnamed : d.unnamed,
     availability: has('availability') ? c.availability : d.availability,
     entities: has('entities') ? c.entities! : d.entities,
   } satisfies { [K in keyof Required<Device>]: Device[K] };

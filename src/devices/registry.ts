@@ -1,19 +1,20 @@
 // Every device the bridge knows, from every source. Device files win over
 // discovery: a device declared in devices/ replaces a discovered one with the
-// same id. Every command topic has one owner (topic-owners.ts): an entity that
-// claims a topic another device owns is left out, with one log line naming
-// both. Entities rank device files first, then discovered ones in the order
+// same id. Every command topic has one owner, and every state topic one
+// reader (topic-owners.ts): an entity that claims a topic another device owns
+// or reads is left out, with one log line naming both. Entities rank device files first, then discovered ones in the order
 // first seen (remembered across restarts when the assembly gives a store).
 // Listeners hear about each change once, with the whole new set.
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
 import { firstFew, LineBudget } from '../util/line-budget.js';
 import { commandTopicsOf } from './commands.js';
-import { MemoryEntityNames, type EntityMemory } from './entity-names.js';
+import { type EntityMemory, type HeldForm, heldFormOf, MemoryEntityNames, withHeldForm } from './entity-names.js';
 import { HomeModel } from './home/home-model.js';
 import { saidAs } from './home/place-names.js';
 import { type Device, deviceWith, type Entity, entityWith } from './model.js';
 import {
+  assignStateTopicReaders,
   assignTopicOwners,
   deviceOfEntityId,
   dollarTopics,
@@ -194,19 +195,28 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     if (movers.size) this.keepMovedDevices(plan, new Set(movers.keys()));
     const claims = orderWithHolders(plan.files!, plan.found!, remembered, (ids) => this.memory.firstSeen(ids), movers);
     const { owners, refused } = assignTopicOwners(claims, (topic) => readTopics.get(topic) ?? this.reserved(topic));
+    // A state topic is read by one device: an entity reading another's is out whole, its command topics too.
+    const misread = assignStateTopicReaders(
+      plan.files!,
+      plan.found!.filter((c) => !movers.has(c.entity.id) && !refused.has(c.entity.id)),
+      new Set(plan.devices!.filter((d) => d.unnamed).map((d) => d.id)),
+    );
+    for (const [id, r] of misread) refused.set(id, r);
     // A mover keeps what it holds (claimed for it above) and gets none of its new topics until a person confirms.
     for (const [id, { claim, held }] of movers) {
       const to = commandTopicsOf(claim.entity).filter((t) => !held.includes(t));
       refused.set(id, { topic: to[0]!, movedFrom: held, refused: claim.entity });
     }
-    plan.commandTopics = new Set(owners.keys());
+    plan.commandTopics = new Set([...owners].filter(([, e]) => !misread.has(e.id)).map(([topic]) => topic));
     plan.refused = refused;
     plan.merged = plan
       .devices!.map((device) => {
         if (!device.entities.some((e) => refused.has(e.id))) return device;
         // A firmware update whose install topic is refused is still worth reading ("are there updates?"). Copies
         // here and below by deviceWith/entityWith: each laid out alike (model.ts; issue 45).
-        const entities = device.entities.flatMap((e) => (!refused.has(e.id) ? [e] : e.kind === 'update' ? [withoutCommands(e)] : []));
+        const entities = device.entities.flatMap((e) =>
+          !refused.has(e.id) ? [e] : e.kind === 'update' && !refused.get(e.id)!.read ? [withoutCommands(e)] : [],
+        );
         return entities.length ? deviceWith(device, { entities }) : undefined;
       })
       .filter((d): d is Device => !!d)
@@ -218,8 +228,8 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
    * topic of their own to hold) keep what the move would change as the registry has it now (name, state topic, and
    * so tool name and phrase) until the move is confirmed; a person's area, aliases and exposure still apply. Else a
    * forged list renaming the lock would rename its sensors and free their names and state topic for a newcomer named
-   * like the lock. Only what this run has seen is kept: after a restart they come as the list says (their tool names
-   * are still held: tool-set.ts).
+   * like the lock. What they keep is remembered (EntityMemory.rememberHeldForms), so after a restart while the move
+   * waits they keep it too (and their tool names: tool-set.ts), until the move is confirmed or the device is back.
    */
   private keepMovedDevices(plan: Plan, movers: ReadonlySet<string>): void {
     const sourceOf = new Map(plan.claims!.map((c) => [c.entity.id, c.source]));
@@ -230,24 +240,34 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       if (!moving.has(`${source}\u0000${device.id}`)) return device;
       let changed = false;
       const entities = device.entities.map((e) => {
-        const before = movers.has(e.id) ? undefined : this.entityIndex.get(e.id);
-        if (!before || before.deviceId !== device.id || before === e) return e;
+        if (movers.has(e.id)) return e;
+        const before = this.entityIndex.get(e.id);
+        let held: Entity;
+        if (before && before.deviceId === device.id) {
+          if (before === e) return e;
+          // What the source's move would change stays (the name a tool and a phrase are made from, the topics read);
+          // what a person chose since (area, aliases, exposure) is theirs to change while the move waits.
+          held = entityWith(e, {
+            name: before.name,
+            toolBase: before.toolBase,
+            stateTopic: before.stateTopic,
+            valuePath: before.valuePath,
+            transform: before.transform,
+            attributes: before.attributes,
+          });
+        } else {
+          // Not seen in this run (a restart while the move waits): as it was remembered before the move.
+          const form = this.memory.heldForm?.(e.id);
+          if (!form) return e;
+          held = withHeldForm(e, form);
+        }
         changed = true;
-        // What the source's move would change stays (the name a tool and a phrase are made from, the topics read);
-        // what a person chose since (area, aliases, exposure) is theirs to change while the move waits.
-        const held = entityWith(e, {
-          name: before.name,
-          toolBase: before.toolBase,
-          stateTopic: before.stateTopic,
-          valuePath: before.valuePath,
-          transform: before.transform,
-          attributes: before.attributes,
-        });
         kept.set(e.id, held);
         return held;
       });
       return changed ? deviceWith(device, { entities }) : device;
     });
+    plan.held = kept;
     if (!kept.size) return;
     const swap = (c: TopicClaim) => {
       const before = kept.get(c.entity.id);
@@ -305,10 +325,30 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private rememberNow(): void {
     const plan = this.rememberLater;
     this.rememberLater = undefined;
-    if (!plan || !this.memory.rememberCommandTopics) return;
+    if (!plan) return;
+    this.rememberHeld(plan);
+    if (!this.memory.rememberCommandTopics) return;
     const topics = new Map<string, readonly string[]>();
     for (const c of plan.found!) if (!plan.refused!.has(c.entity.id)) topics.set(c.entity.id, commandTopicsOf(c.entity));
     this.memory.rememberCommandTopics(topics);
+  }
+
+  /**
+   * What the entities of a device whose move waits keep, remembered (keepMovedDevices); let go for a device in the
+   * home whose move no longer waits (confirmed, or its source put it back). A device absent from this set (its
+   * source not heard yet after a restart) keeps what it kept.
+   */
+  private rememberHeld(plan: Plan): void {
+    if (!this.memory.rememberHeldForms) return;
+    const forms = new Map<string, HeldForm | undefined>();
+    const moving = new Set([...plan.refused!.values()].filter((r) => r.movedFrom).map((r) => r.refused.deviceId));
+    const present = new Set(plan.devices!.map((d) => d.id));
+    for (const id of this.memory.heldEntities?.() ?? []) {
+      const device = deviceOfEntityId(id);
+      if (present.has(device) && !moving.has(device)) forms.set(id, undefined);
+    }
+    for (const [id, e] of plan.held ?? []) forms.set(id, heldFormOf(e));
+    if (forms.size) this.memory.rememberHeldForms(forms);
   }
 
   /**
@@ -338,7 +378,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
                 `${moved.length} moved by their source, each device waiting for an owner's \`hearth devices confirm-move <device>\` (${firstFew(devicesOf(moved))})`,
               ]
             : []),
-          ...(others.length ? [`${others.length} refused a command topic they may not have (${firstFew(devicesOf(others))})`] : []),
+          ...(others.length ? [`${others.length} refused a command or state topic they may not have (${firstFew(devicesOf(others))})`] : []),
         ];
         this.log?.warn(
           { refusedCount: rest.length, movedCount: moved.length, devices: devices.slice(0, 5), deviceCount: devices.length, ...(unlogged ? { unlogged } : {}) },
@@ -354,6 +394,11 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       this.log?.warn(
         { topic: r.topic, movedFrom: r.movedFrom, refused: r.refused.id, device: r.refused.deviceId },
         `${who} is moved by its source to command topic ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''} (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps ${r.movedFrom.length ? 'its old topic' : 'no topic'} and gets no command until an owner confirms the move: \`hearth devices confirm-move ${r.refused.deviceId}\``,
+      );
+    else if (r.read && r.owner)
+      this.log?.warn(
+        { topic: r.topic, owner: r.owner.id, read: true, refused: r.refused.id },
+        `state topic ${r.topic} is read by ${r.owner.id} (${JSON.stringify(r.owner.name)}) of device ${r.owner.deviceId}: its readings are that device's; ${who} is refused and gets no tool`,
       );
     else if (r.awayOwner && r.ownerMoving)
       this.log?.warn(
@@ -500,6 +545,8 @@ interface Plan {
   readTopics?: Map<string, string>;
   commandTopics?: Set<string>;
   refused?: Map<string, TopicRefusal>;
+  /** The entities of moving devices that keep what they had (keepMovedDevices), as kept. */
+  held?: Map<string, Entity>;
   merged?: Device[];
   entityIndex?: Map<string, Entity>;
   deviceIndex?: Map<string, Device>;

@@ -1,4 +1,4 @@
-// Who may command a topic. Every command topic is owned by one entity: the
+// Who may command a topic, and who reads one (assignStateTopicReaders: a state topic is one device's too). Every command topic is owned by one entity: the
 // first to claim it in rank order (device files first, then discovered
 // entities in the order they were first seen). An entity that claims a topic
 // another device owns is refused whole, so a discovered "light" cannot put
@@ -50,6 +50,8 @@ export interface TopicRefusal {
   ownerTopic?: string;
   /** Why, in words, when there is no owner: "a control topic of zigbee2mqtt", "the state topic of lock.x". */
   reason?: string;
+  /** The claimed topic is a state topic `owner` reads (another device's readings), not a command topic. */
+  read?: boolean;
   /** The entity refused for claiming it. */
   refused: Entity;
 }
@@ -148,6 +150,43 @@ export function orderWithHolders(
   const ranks = rank([...holders, ...others].map(idOf));
   const byRank = (a: Claimant, b: Claimant) => (ranks.get(idOf(a)) ?? 0) - (ranks.get(idOf(b)) ?? 0) || (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0);
   return [...outranking.map((claim) => ({ claim })), ...holders.sort(byRank), ...others.sort(byRank)];
+}
+
+/**
+ * Who reads each state topic. A topic an entity reads its state on (stateTopicsOf: its state and attribute topics)
+ * is read by one device: the first to claim it in rank order (`files`, then `found`, each in rank order). A
+ * discovered entity of another device naming it as its own is refused whole: else a forged "Front door contact"
+ * reading the lock's state topic shows the lock's readings under its own name (reads, history, chat). Entities of
+ * one device from one source share (Zigbee2MQTT's one JSON topic per device, Tasmota's `tele/<dev>/SENSOR` read by
+ * several entities), and device files share among themselves: a person's config is trusted. So do configs of one
+ * source that name no device (`unnamed`: device ids), among themselves only. Returns the refused, by entity id.
+ */
+export function assignStateTopicReaders(
+  files: readonly TopicClaim[],
+  found: readonly TopicClaim[],
+  unnamed: ReadonlySet<string> = new Set(),
+): Map<string, TopicRefusal> {
+  const readers = new Map<string, { claim: TopicClaim; file: boolean }>();
+  const refused = new Map<string, TopicRefusal>();
+  for (const claim of files) for (const t of stateTopicsOf(claim.entity)) if (!readers.has(t)) readers.set(t, { claim, file: true });
+  // One device of one source; or configs of one source that name no device (Device.unnamed), among themselves.
+  const ours = ({ claim: reader, file }: { claim: TopicClaim; file: boolean }, claim: TopicClaim) =>
+    !file &&
+    reader.source === claim.source &&
+    (reader.entity.deviceId === claim.entity.deviceId || (unnamed.has(reader.entity.deviceId) && unnamed.has(claim.entity.deviceId)));
+  for (const claim of found) {
+    const topics = stateTopicsOf(claim.entity);
+    const taken = topics.find((t) => {
+      const reader = readers.get(t);
+      return reader && !ours(reader, claim);
+    });
+    if (taken) {
+      refused.set(claim.entity.id, { topic: taken, owner: readers.get(taken)!.claim.entity, read: true, refused: claim.entity });
+      continue;
+    }
+    for (const t of topics) if (!readers.has(t)) readers.set(t, { claim, file: false });
+  }
+  return refused;
 }
 
 /**

@@ -1,4 +1,4 @@
-// An entity left out for its command topic, as every door says it: the page, `hearth devices`, the HTTP API.
+// An entity left out for its command topic (or a state topic another device reads), as every door says it: the page, `hearth devices`, the HTTP API.
 import type { Bridge } from '../bridge.js';
 import { deviceOfEntityId } from '../devices/topic-owners.js';
 
@@ -8,8 +8,10 @@ export interface RefusedClaimJson {
   name: string;
   kind: string;
   device: string;
-  /** The command topic it claimed. */
+  /** The command topic it claimed (or, with `read`, the state topic). */
   topic: string;
+  /** The topic is a state topic `owner` reads: the entity would show that device's readings as its own. */
+  read: boolean;
   /** The entity holding the topic, when one does. */
   owner: string | null;
   /** The owner is away: remembered, no source has it now (`hearth devices forget <ownerDevice>` once it is really gone). */
@@ -37,6 +39,7 @@ export function refusedClaimsJson(bridge: Bridge): RefusedClaimJson[] {
       kind: r.refused.kind,
       device: r.refused.deviceId,
       topic: r.topic,
+      read: !!r.read,
       owner: r.owner?.id ?? r.awayOwner ?? null,
       ownerAway: !!r.awayOwner && !r.ownerMoving,
       ownerMoving: !!r.ownerMoving,
@@ -52,6 +55,8 @@ export function refusedClaimsJson(bridge: Bridge): RefusedClaimJson[] {
 export function refusedClaimWords(r: Omit<RefusedClaimJson, 'words'>): string {
   if (r.movedFrom)
     return `its source moved it to ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''} (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps ${r.movedFrom.length ? 'its old topic' : 'no topic'} and gets no command until an owner confirms: if you renamed it, \`hearth devices confirm-move ${r.device}\``;
+  if (r.owner && r.read)
+    return `its state topic ${r.topic} is read by ${r.owner} of device ${r.ownerDevice}: what comes there is that device's reading, not this one's`;
   if (r.owner && r.ownerMoving)
     return `its command topic ${r.topic} is held by ${r.owner}, which its source moved elsewhere; an owner has not confirmed that move`;
   if (r.owner && r.ownerAway)

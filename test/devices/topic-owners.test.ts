@@ -2,7 +2,7 @@
 // (a device commanded on `<cmd>` takes `<cmd>/state` too), except for entities of its own device and source.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { assignTopicOwners, moversOf, orderWithHolders, type TopicClaim } from '../../src/devices/topic-owners.js';
+import { assignStateTopicReaders, assignTopicOwners, moversOf, orderWithHolders, type TopicClaim } from '../../src/devices/topic-owners.js';
 import { zigbeeLight } from './helpers.js';
 
 const claim = (device: string, key: string, commandTopic: string, source = 'zigbee2mqtt'): TopicClaim => ({
@@ -114,5 +114,43 @@ describe('command topic owners', () => {
     it('are no movers when they claim only what they hold (a new entity of theirs among them)', () => {
       assert.equal(moversOf([claim('front_door', 'lock', 'z/Front door/set'), claim('front_door', 'beep', 'z/Front door/set')], remembered).size, 0);
     });
+  });
+});
+
+describe('state topic readers', () => {
+  const reads = (device: string, key: string, stateTopic: string, source = 'zigbee2mqtt'): TopicClaim => ({
+    entity: zigbeeLight(device, key, `${device} ${key}`, { stateTopic }),
+    source,
+  });
+
+  it("refuses another device's entity reading an owned state topic, naming whose it is; the device's own entities share it", () => {
+    const refused = assignStateTopicReaders(
+      [],
+      [
+        reads('front_door', 'lock', 'z/Front door'),
+        reads('front_door', 'battery', 'z/Front door'),
+        reads('contact', 'door', 'z/Front door', 'homeassistant'),
+        reads('front_door', 'copy', 'z/Front door', 'homeassistant'),
+      ],
+    );
+    assert.deepEqual([...refused.keys()].sort(), ['contact.door', 'front_door.copy']);
+    assert.equal(refused.get('contact.door')?.owner?.id, 'front_door.lock');
+    assert.equal(refused.get('contact.door')?.read, true);
+  });
+
+  it('device files share among themselves and outrank every discovered reader; configs naming no device share among themselves only', () => {
+    const refused = assignStateTopicReaders(
+      [reads('meter', 'power', 'tele/meter/SENSOR', 'files'), reads('meter_copy', 'voltage', 'tele/meter/SENSOR', 'files')],
+      [
+        reads('meter_power', 'sensor', 'tele/meter/SENSOR', 'homeassistant'),
+        reads('weather_a', 'sensor', 'weather/json', 'homeassistant'),
+        reads('weather_b', 'sensor', 'weather/json', 'homeassistant'),
+        reads('weather_c', 'sensor', 'weather/json', 'homie'),
+        reads('station', 'sensor', 'weather/json', 'homeassistant'),
+      ],
+      new Set(['weather_a', 'weather_b', 'weather_c']),
+    );
+    assert.deepEqual([...refused.keys()].sort(), ['meter_power.sensor', 'station.sensor', 'weather_c.sensor']);
+    assert.equal(refused.get('meter_power.sensor')?.owner?.id, 'meter.power');
   });
 });

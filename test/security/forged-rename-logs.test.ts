@@ -108,7 +108,10 @@ describe('security: a forged list renaming thousands of devices logs a bounded n
     const renamed = renames.reduce((n, l) => n + (typeof l.renamedCount === 'number' ? l.renamedCount : 1), 0);
     assert.equal(renamed, (HOME.devices.length - 1) * COPIES);
     // Everything this list made Hearth write, at any level: bounded whatever the size of the list.
-    assert.ok(lines.length <= 3 * LINE_BUDGET.each, `${lines.length} lines for a list of ${commanded.length} moved entities`);
+    assert.ok(
+      lines.length <= 3 * LINE_BUDGET.each,
+      `${lines.length} lines for a list of ${commanded.length} moved entities: ${lines.map((l) => String(l.msg).slice(0, 80)).join(' | ')}`,
+    );
 
     // The owner still sees every one: the page's API and `hearth devices`.
     const seen = await request(`${server!.url}/api/devices/refused`, { token: owner });

@@ -3,7 +3,7 @@
 // was kept quiet. The clock is the test's own (no timing in tests).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { firstFew, LINE_BUDGET, LineBudget } from '../../src/util/line-budget.js';
+import { firstFew, LINE_BUDGET, LineBudget, LineTrickle, type Quieted, quietKeys } from '../../src/util/line-budget.js';
 
 describe('LineBudget', () => {
   const ids = (n: number, tag = 'd') => Array.from({ length: n }, (_, i) => `${tag}${i}`);
@@ -69,5 +69,44 @@ describe('LineBudget', () => {
   it('names the first few', () => {
     assert.equal(firstFew(ids(3)), 'd0, d1, d2');
     assert.equal(firstFew(ids(12)), 'd0, d1, d2, d3, d4 and 7 more');
+  });
+});
+
+describe('LineTrickle', () => {
+  it('lines one at a time on invented keys: the burst, then one summary with the count and first keys when a token comes, then a line a second', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    let now = 0;
+    const lines: string[] = [];
+    const summaries: Quieted[] = [];
+    const trickle = new LineTrickle((q) => summaries.push(q), { burst: 3, perSecond: 1, now: () => now });
+    for (let i = 0; i < 3000; i++) trickle.line(`topic/${i}`, () => lines.push(`topic/${i}`));
+    assert.deepEqual(lines, ['topic/0', 'topic/1', 'topic/2']);
+    assert.equal(summaries.length, 0, 'the summary waits for a token');
+    now += 1000;
+    t.mock.timers.tick(1000);
+    assert.equal(summaries.length, 1);
+    assert.equal(summaries[0]!.count, 2997);
+    assert.equal(quietKeys(summaries[0]!), 'topic/3, topic/4, topic/5, topic/6, topic/7 and 2992 more');
+    // Right after a summary the bucket is dry: the next is counted, and said a second later.
+    trickle.line('topic/late', () => lines.push('topic/late'));
+    assert.equal(lines.length, 3);
+    now += 1000;
+    t.mock.timers.tick(1000);
+    assert.deepEqual(summaries[1], { count: 1, first: ['topic/late'] });
+    // Quiet for long: lines of their own again, as many as the bucket holds.
+    now += 10_000;
+    trickle.line('topic/again', () => lines.push('topic/again'));
+    assert.equal(lines.at(-1), 'topic/again');
+    trickle.stop();
+    assert.equal(summaries.length, 2, 'nothing waits: stopping says nothing');
+  });
+
+  it('stopping says what was kept quiet, at once', () => {
+    const summaries: Quieted[] = [];
+    const trickle = new LineTrickle((q) => summaries.push(q), { burst: 1, now: () => 0 });
+    trickle.line('a', () => undefined);
+    trickle.line('b', () => assert.fail('over the budget'));
+    trickle.stop();
+    assert.deepEqual(summaries, [{ count: 1, first: ['b'] }]);
   });
 });

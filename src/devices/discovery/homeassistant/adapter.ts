@@ -91,6 +91,8 @@ interface Discovered {
   conversion: Conversion;
   /** `entity_category`: a setting or a diagnostic reading, not shown to agents unless a person exposes it. */
   category?: 'config' | 'diagnostic';
+  /** The config names no device (no identifiers, no connections): its device is itself (Device.unnamed). */
+  unnamed?: boolean;
 }
 
 export interface HomeAssistantEvents {
@@ -577,6 +579,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       ...(explicitKey(validated) ? { explicitKey: explicitKey(validated) } : {}),
       conversion,
       ...(category ? { category } : {}),
+      ...(!deviceBlock?.identifiers.length && !deviceBlock?.connections.length ? { unnamed: true } : {}),
     };
     this.records.set(hash, record);
     if (uniqueId) this.uniqueIds.set(`${platform} ${uniqueId}`, hash);
@@ -783,6 +786,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       ...(info.manufacturer ? { manufacturer: info.manufacturer } : {}),
       ...(info.model ? { model: info.model } : {}),
       source: `homeassistant discovery (${this.prefix})`,
+      ...(hashes.every((h) => this.records.get(h)?.unnamed) ? { unnamed: true } : {}),
       entities,
     };
   }
