@@ -3,7 +3,7 @@
 // source (an HA discovery unique_id, else its discovery id) is first seen under its device: from what the source
 // says the id should be (HA's object_id / default_entity_id), else from the entity's name within its device, as
 // Home Assistant makes `sensor.dehumidifier_energy_power` from "Dehumidifier" + "ENERGY Power". It is unique within
-// its device (`_2` for a newcomer named alike) and kept in SQLite (migration 0022), so a restart, the order configs
+// its device (`_2` for a newcomer named alike) and kept in SQLite (migration 0023), so a restart, the order configs
 // arrive in, or a newcomer never moves it: rules, approvals, history, the audit and the home's choices name it.
 //
 // An installation upgraded from keys made of unique_ids (`8caab5c1d2e3_rl_1`, a Tasmota MAC) keeps the old key of

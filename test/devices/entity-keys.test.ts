@@ -97,9 +97,9 @@ describe('entity ids on a discovery home upgraded from ids made of unique_ids', 
   const home = useFixtureHome({
     name: 'entity-keys-upgrade',
     source: async (broker, dir) => {
-      // A database as the Hearth before this one left it (schema 0021): the Tasmota plug's id, its three entities
+      // A database as the Hearth before this one left it (schema 0022): the Tasmota plug's id, its three entities
       // remembered by their old ids, and an owner's rule that its switch stays as it is.
-      const old = openDatabase(join(dir, 'hearth.db'), { upTo: 21 });
+      const old = openDatabase(join(dir, 'hearth.db'), { upTo: 22 });
       const at = new Date().toISOString();
       old.prepare("INSERT INTO device_ids (source, identity, id, first_seen) VALUES ('homeassistant', 'ids 8CAAB5C1D2E3', 'dehumidifier', ?)").run(at);
       for (const id of [OLD, 'dehumidifier.8caab5c1d2e3_energy_power', 'dehumidifier.8caab5c1d2e3_status'])
