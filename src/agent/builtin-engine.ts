@@ -83,6 +83,11 @@ export class BuiltinEngine implements Engine {
     return this.options.provider;
   }
 
+  examples(session: AgentSession): string[] {
+    const mayRead = this.options.mayRead;
+    return this.options.provider.examples?.(session.tools, mayRead ? (id) => mayRead(session.principal, id) : undefined) ?? [];
+  }
+
   async createSession(opts: SessionOptions = {}): Promise<BuiltinSession> {
     // The session's area is its principal's too, so every tool call (policy from_area, audit) carries it.
     const area = opts.area ?? opts.principal?.area;

@@ -79,4 +79,9 @@ export interface Provider {
   readonly vision: boolean;
   /** One streamed round. Ends with exactly one `done` event, or throws a ProviderError. */
   stream(request: ProviderRequest): AsyncIterable<ProviderEvent>;
+  /**
+   * Up to three things a person could say to this home with these tools, made of its own devices (what a chat's
+   * `help` shows); only entities `readable` allows. A provider that does not know the home has none.
+   */
+  examples?(toolNames: string[], readable?: (entityId: string) => boolean): string[];
 }

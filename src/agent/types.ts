@@ -148,6 +148,8 @@ export interface Engine {
   /** A new session with a copy of this one's thread, options and front-door state (ephemeral when the source is). */
   forkSession(source: AgentSession, options?: ReopenOptions): Promise<AgentSession>;
   close(): Promise<void>;
+  /** Up to three things to say in this session, made of the home (none when the engine's model does not know it). */
+  examples?(session: AgentSession): string[];
 }
 
 /** A second prompt while a turn runs: retryable, as the kit's -32001. */

@@ -21,15 +21,16 @@ interface ChatFlags {
 /** What an approval question takes; any other line is the next thing said (and the action is denied). */
 const APPROVAL_ANSWERS = new Set(['', 'y', 'yes', 'a', 'always', 'n', 'no']);
 
-const HELP = [
-  'Say what you want in your own words, for example:',
-  '  turn on the kitchen light            dim the living room a bit',
-  '  is the front door locked?            what is the temperature in the bedroom?',
-  '  how long has the lamp been on?       was the garage door open today?',
-  'An action a rule holds asks here first: y (yes, once), a (always, for that tool), n or Enter (no).',
-  'help or /help shows this; /quit (or Ctrl+D) leaves; Ctrl+C stops an answer under way.',
-  '',
-].join('\n');
+/** What `help` prints: the examples the daemon made of this home (none from a model that does not know it). */
+function helpText(examples: readonly string[]): string {
+  return [
+    examples.length ? 'Say what you want in your own words, for example:' : 'Say what you want in your own words.',
+    ...examples.map((e) => `  ${e}`),
+    'An action a rule holds asks here first: y (yes, once), a (always, for that tool), n or Enter (no).',
+    'help or /help shows this; /quit (or Ctrl+D) leaves; Ctrl+C stops an answer under way.',
+    '',
+  ].join('\n');
+}
 
 const DIM = (s: string, tty: boolean) => (tty ? `\x1b[2m${s}\x1b[0m` : s);
 const short = (s: string, n = 160) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -158,7 +159,7 @@ async function converse(link: ChatLink, _flags: ChatFlags): Promise<number> {
       if (text === undefined || /^\/(quit|exit)$/.test(text.trim())) break;
       if (!text.trim()) continue;
       if (/^\/?help$/i.test(text.trim())) {
-        out(HELP);
+        out(helpText(link.hello.examples ?? []));
         continue;
       }
       send({ say: text });

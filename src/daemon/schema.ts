@@ -392,7 +392,8 @@ export interface Answers {
   'home.floor': FloorJson | { removed: string; areas: number };
   'home.export': { text: string };
   'home.import': ImportReport;
-  chat: { streaming: 'chat'; principal: string; engine: string; tools: number; session: string | null };
+  /** `examples`: things to say to this home, made of its own devices (none when the model does not know the home). */
+  chat: { streaming: 'chat'; principal: string; engine: string; tools: number; session: string | null; examples: string[] };
   mcp: { streaming: 'mcp' };
 }
 

@@ -16,6 +16,7 @@ import type { Logger } from '../log.js';
 import { compileGlob, isWildcard, type Matcher } from '../policy/glob.js';
 import { shortHash, slug } from '../util/slug.js';
 import { PerKeyThrottle } from '../util/per-key-throttle.js';
+import { EntityKeys } from './entity-keys.js';
 
 /** Most identities given an id (a home has hundreds; a forged list of 100,000 addresses must not grow the file). */
 export const MAX_DEVICE_IDS = 10_000;
@@ -39,6 +40,10 @@ export interface LegacyIds {
   ids: ReadonlySet<string>;
   /** Entity-rule patterns whose device part names devices literally (`zigbee2mqtt_0x000b57fffe9a8b7c`, `zigbee2mqtt_*`). */
   patterns: readonly Matcher[];
+  /** The whole entity ids the database refers to (`dehumidifier.8caab5c1d2e3_rl_1`): their keys stay (entity-keys.ts). */
+  entities: ReadonlySet<string>;
+  /** Entity-rule patterns with a wildcard (`dehumidifier.8caab5*`), whole. */
+  entityPatterns: readonly Matcher[];
 }
 
 export interface DeviceIdOptions {
@@ -76,8 +81,13 @@ function devicePart(entityId: string): string {
  */
 export function legacyIdsInUse(db: Db): LegacyIds {
   const ids = new Set<string>();
+  const entities = new Set<string>();
   const add = (rows: unknown[]) => {
-    for (const r of rows as Array<{ id: string | null }>) if (r.id) ids.add(devicePart(r.id));
+    for (const r of rows as Array<{ id: string | null }>)
+      if (r.id) {
+        ids.add(devicePart(r.id));
+        entities.add(r.id.split('#', 1)[0]!);
+      }
   };
   add(db.prepare('SELECT entity_id AS id FROM entity_names').all());
   add(db.prepare('SELECT entity_id AS id FROM history_series').all());
@@ -98,20 +108,28 @@ export function legacyIdsInUse(db: Db): LegacyIds {
   for (const table of ['home_devices', 'home_entities'])
     for (const { id } of db.prepare(`SELECT id FROM ${table}`).all() as Array<{ id: string }>) {
       const i = id.indexOf(':');
-      const own = id.slice(i + 1).split('#', 1)[0]!;
-      if (i > 0 && !(id.startsWith('zigbee2mqtt:') && /^0x[0-9a-f]{16}$/.test(own))) ids.add(own);
+      const [own, key] = id.slice(i + 1).split('#', 2) as [string, string | undefined];
+      if (i > 0 && !(id.startsWith('zigbee2mqtt:') && /^0x[0-9a-f]{16}$/.test(own))) {
+        ids.add(own);
+        if (key) entities.add(`${own}.${key}`);
+      }
     }
   const patterns: Matcher[] = [];
+  const entityPatterns: Matcher[] = [];
   for (const { target } of db.prepare("SELECT target FROM policy_rules WHERE target_type = 'entity'").all() as Array<{ target: string }>) {
     for (const alternative of target.split('|')) {
       const part = devicePart(alternative);
       // `*` or `*.lock` apply whatever the ids are; a device part with letters in it names devices.
       if (!isWildcard(part)) ids.add(part);
       else if (/[^*?]/.test(part)) patterns.push(compileGlob(part));
+      if (!isWildcard(alternative)) entities.add(alternative);
+      else if (alternative !== '*') entityPatterns.push(compileGlob(alternative));
     }
   }
-  return { ids, patterns };
+  return { ids, patterns, entities, entityPatterns };
 }
+
+const NO_LEGACY: LegacyIds = { ids: new Set(), patterns: [], entities: new Set(), entityPatterns: [] };
 
 interface Pending {
   source: string;
@@ -137,6 +155,8 @@ export class DeviceIds {
   };
   /** Ids the rest of the home holds (device files, other sources): set by the assembly. */
   inUse: (id: string) => boolean = () => false;
+  /** The keys of the devices' entities (the part after the dot), kept as the ids are; committed with them. */
+  readonly entityKeys: EntityKeys;
 
   constructor(
     private readonly db: Db | undefined,
@@ -145,6 +165,7 @@ export class DeviceIds {
     this.max = options.max ?? MAX_DEVICE_IDS;
     this.log = options.log;
     this.legacy = options.legacy;
+    this.entityKeys = new EntityKeys(db, () => this.legacyIds(), { log: options.log });
     if (!db) return;
     for (const row of db.prepare('SELECT source, identity, id FROM device_ids').all() as Array<{ source: string; identity: string; id: string }>)
       this.keep(row.source, row.identity, row.id);
@@ -201,8 +222,9 @@ export class DeviceIds {
     return undefined;
   }
 
-  /** Write the ids given since the last commit, in one transaction. */
+  /** Write the ids (and entity keys) given since the last commit, each in one transaction. */
   commit(): void {
+    this.entityKeys.commit();
     if (!this.pending.length) return;
     const batch = this.pending;
     this.pending = [];
@@ -259,10 +281,10 @@ export class DeviceIds {
   private legacyIds(): LegacyIds {
     if (!this.legacy) {
       try {
-        this.legacy = this.db ? legacyIdsInUse(this.db) : { ids: new Set(), patterns: [] };
+        this.legacy = this.db ? legacyIdsInUse(this.db) : NO_LEGACY;
       } catch (err) {
         this.notStored(err);
-        this.legacy = { ids: new Set(), patterns: [] };
+        this.legacy = NO_LEGACY;
       }
     }
     return this.legacy;

@@ -67,7 +67,7 @@ describe('read-only commands on a real broker (mosquitto)', () => {
     live.length = 0;
     const devices = await runGroup(['devices', ...flags()], { cwd: dir });
     assert.equal(devices.code, 0, devices.stderr);
-    assert.match(devices.stdout, /^Porch light +switch +on +.* porch_light\.porch$/m);
+    assert.match(devices.stdout, /^Porch light +switch +on +.* porch_light\.porch_light$/m);
     for (const args of [['tools'], ['approvals'], ['policy', 'test', 'chat:alice', 'get_state']]) {
       const r = await runGroup([...args, ...flags()], { cwd: dir });
       assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);

@@ -23,9 +23,9 @@ describe('colour lights on a real broker', () => {
   const logs = logSink('warn');
   const sets: Array<{ topic: string; body: Record<string, unknown> }> = [];
   const BULB = 'sofa_bulb.light';
-  const STRIP = 'shelf_strip.shelf_strip';
-  const PLAIN = 'desk_strip.desk_strip';
-  const HS = 'porch_lamp.porch_lamp';
+  const STRIP = 'shelf_strip.light';
+  const PLAIN = 'desk_strip.light';
+  const HS = 'porch_lamp.light';
 
   before(async () => {
     broker = await startAedes();

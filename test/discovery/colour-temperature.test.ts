@@ -40,9 +40,9 @@ describe('colour temperature on a real broker', () => {
   const sets: Array<{ topic: string; text: string }> = [];
   const STUDIO = 'studio_lamp.light';
   const BULB = 'desk_bulb.light';
-  const HALL = 'hall_lamp.hall_lamp';
-  const PORCH = 'porch_light.porch_ct';
-  const TASMOTA = 'led1.led1';
+  const HALL = 'hall_lamp.light';
+  const PORCH = 'porch_light.light';
+  const TASMOTA = 'led1.light';
 
   const retain = (topic: string, payload: unknown) =>
     device.publishAsync(topic, typeof payload === 'string' ? payload : JSON.stringify(payload), { retain: true, qos: 1 });

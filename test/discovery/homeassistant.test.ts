@@ -310,9 +310,9 @@ describe('Home Assistant discovery: abbreviations and ~', () => {
     }
     await send(h, 'home/multi/status', 'online');
     await send(h, 'home/multi/state', '{"t": 21.5, "h": 40, "relay": "ON"}');
-    assert.equal(h.bridge.cache.get('multi_sensor.multi_t')?.value, 21.5);
-    assert.equal(h.bridge.cache.get('multi_sensor.multi_h')?.value, 40);
-    assert.equal(h.bridge.cache.get('multi_sensor.multi_relay')?.value, 'on');
+    assert.equal(h.bridge.cache.get('multi_sensor.temperature')?.value, 21.5);
+    assert.equal(h.bridge.cache.get('multi_sensor.humidity')?.value, 40);
+    assert.equal(h.bridge.cache.get('multi_sensor.relay')?.value, 'on');
   });
 
   test("HA's whole abbreviation table expands, for configs, devices and origins", async () => {
@@ -787,7 +787,7 @@ describe('Home Assistant discovery: a discovered lamp through the pipeline', () 
   });
 
   test('a default-schema lamp gets payload_on on command_topic and the brightness on brightness_command_topic', async () => {
-    const tool = toolFor('hall.hall_dimmer');
+    const tool = toolFor('hall.dimmer');
     assert.ok(tool);
     received.length = 0;
     const result = await hearth.tools.call(tool.name, { action: 'turn_on', brightness: 60 }, OWNER);

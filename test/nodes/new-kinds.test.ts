@@ -26,7 +26,7 @@ async function discovered(): Promise<Catalog> {
     async () => {
       const r = await helper.request().get('/hearth/bridges/bridge/catalog');
       last = r.body as Catalog;
-      return r.status === 200 && ['anna.anna_phone', 'router_firmware.router_fw', 'doorbell.doorbell'].every((id) => last!.entities?.some((e) => e.id === id));
+      return r.status === 200 && ['anna.anna', 'router_firmware.router_firmware', 'doorbell.doorbell'].every((id) => last!.entities?.some((e) => e.id === id));
     },
     20_000,
   ).catch((err: Error) => {
@@ -73,7 +73,7 @@ function flow() {
       type: 'hearth-current-state',
       z: 'f1',
       bridge: 'bridge',
-      entity: 'anna.anna_phone',
+      entity: 'anna.anna',
       op: 'is',
       value: 'home',
       wires: [['yes'], ['no']],
@@ -83,7 +83,7 @@ function flow() {
       type: 'hearth-current-state',
       z: 'f1',
       bridge: 'bridge',
-      entity: 'router_firmware.router_fw',
+      entity: 'router_firmware.router_firmware',
       op: 'is_not',
       value: '1.1.0',
       wires: [['yes'], ['no']],
@@ -118,7 +118,7 @@ describe('Node-RED nodes and the new kinds', () => {
     await publish('k/fw/state', { installed_version: '1.0.4', latest_version: '1.1.0' });
     await device.endAsync();
     await waitFor('the tracker and the update in the test home', () =>
-      ['anna.anna_phone', 'router_firmware.router_fw'].every((id) => demo.home.hearth.bridge.cache.get(id)?.value !== undefined),
+      ['anna.anna', 'router_firmware.router_firmware'].every((id) => demo.home.hearth.bridge.cache.get(id)?.value !== undefined),
     );
   });
 
@@ -204,7 +204,7 @@ describe('Node-RED nodes and the new kinds', () => {
     };
     let msg = await ask('anna-home');
     assert.equal(msg.payload, 'home');
-    assert.equal(msg.data.id, 'anna.anna_phone');
+    assert.equal(msg.data.id, 'anna.anna');
     // The update: installed 1.0.4, latest 1.1.0 in its attributes; "is not 1.1.0" holds.
     msg = await ask('fw-old');
     assert.equal(msg.payload, '1.0.4');
@@ -219,8 +219,8 @@ describe('Node-RED nodes and the new kinds', () => {
     const kindOf = (id: string) => catalog.entities.find((e) => e.id === id)?.kind;
     assert.equal(kindOf('robot_vacuum.vacuum'), 'vacuum');
     assert.equal(kindOf('siren.siren'), 'siren');
-    assert.equal(kindOf('anna.anna_phone'), 'device_tracker');
-    assert.equal(kindOf('router_firmware.router_fw'), 'update');
+    assert.equal(kindOf('anna.anna'), 'device_tracker');
+    assert.equal(kindOf('router_firmware.router_firmware'), 'update');
     for (const k of ['vacuum', 'siren', 'device_tracker', 'update']) assert.ok(catalog.kinds.includes(k), `kind ${k} in ${catalog.kinds}`);
     const actions = (tool: string) => catalog.tools.find((t) => t.name === tool)?.parameters.properties?.action?.enum;
     assert.deepEqual(actions('robot_vacuum'), ['start', 'pause', 'stop', 'return_to_base', 'locate', 'clean_spot', 'set_fan_speed']);
@@ -231,8 +231,8 @@ describe('Node-RED nodes and the new kinds', () => {
     const vac = catalog.entities.find((e) => e.id === 'robot_vacuum.vacuum')!;
     assert.equal(vac.tool, 'robot_vacuum');
     assert.deepEqual(vac.actions, ['start', 'pause', 'stop', 'return_to_base', 'locate', 'clean_spot', 'set_fan_speed']);
-    assert.deepEqual(catalog.entities.find((e) => e.id === 'router_firmware.router_fw')!.actions, ['install']);
-    const anna = catalog.entities.find((e) => e.id === 'anna.anna_phone')!;
+    assert.deepEqual(catalog.entities.find((e) => e.id === 'router_firmware.router_firmware')!.actions, ['install']);
+    const anna = catalog.entities.find((e) => e.id === 'anna.anna')!;
     assert.equal(anna.tool, undefined);
     assert.equal(anna.actions, undefined);
   });

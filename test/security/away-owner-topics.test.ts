@@ -146,7 +146,7 @@ describe('security: an owner that is away keeps its command topic', () => {
     assert.equal(text.match(/hearth devices forget front_door_lock/g)?.length, 1, text);
     assert.match(
       text,
-      /\n {2}front_door_lock is away \(remembered, not in the home now\) and holds the command topics these \d+ entities claim; if it is really gone, `hearth devices forget front_door_lock` frees them:\n(?: {4}.*\n)*? {4}Porch light \(porch_light\.forged_porch\): its command topic zigbee2mqtt\/Front door lock\/set is held by front_door_lock\.\w+\n/,
+      /\n {2}front_door_lock is away \(remembered, not in the home now\) and holds the command topics these \d+ entities claim; if it is really gone, `hearth devices forget front_door_lock` frees them:\n(?: {4}.*\n)*? {4}Porch light \(porch_light\.porch_light\): its command topic zigbee2mqtt\/Front door lock\/set is held by front_door_lock\.\w+\n/,
     );
   });
 
@@ -162,7 +162,7 @@ describe('security: an owner that is away keeps its command topic', () => {
     // The lock is listed again: its topic is its own, under the same id (its rules, approvals and audit name it).
     await publish('zigbee2mqtt/bridge/devices', LIST);
     await waitFor('the lock back', () => entity(LOCK)?.commandTopic === LOCK_SET);
-    assert.equal(entity('porch_light.forged_porch'), undefined, 'the forged config is still refused');
+    assert.equal(entity('porch_light.porch_light'), undefined, 'the forged config is still refused');
     assert.deepEqual(onLockTopic, []);
     // The forged config is cleared (as a person would, at its source).
     await publish(FORGED_CONFIG, '');

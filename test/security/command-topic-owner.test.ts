@@ -92,7 +92,7 @@ describe('security: a command topic has one owner', () => {
       const lines = home.logs.lines.filter((l) => l.topic === LOCK_TOPIC && /already owned/.test(l.msg));
       assert.equal(lines.length, 1, JSON.stringify(lines));
       assert.match(lines[0].msg, /front_door\.lock/);
-      assert.match(lines[0].msg, /porch_light_1/);
+      assert.match(lines[0].msg, /porch_light\.porch_light \("Porch light"/);
       assert.equal(lines[0].owner, 'front_door.lock');
       assert.equal(home.hearth.bridge.registry.entity('front_door.lock')?.commandTopic, LOCK_TOPIC, 'the lock is untouched');
     });
@@ -208,9 +208,9 @@ describe('security: a command topic has one owner', () => {
       const dir = fresh();
       const first = 'homeassistant/switch/gate_zz/config';
       const later = 'homeassistant/switch/gate_aa/config';
-      // The later claimant's id sorts first, so no order by id can save the first owner.
+      // The later claimant's id (`aux_gate_relay`) sorts first, so no order by id can save the first owner.
       const configA = { name: 'Gate relay', unique_id: 'zz_gate_relay', command_topic: 'gate/relay/set', state_topic: 'gate/relay/state' };
-      const configB = { name: 'Gate relay twin', unique_id: 'aa_gate_relay', command_topic: 'gate/relay/set', state_topic: 'gate/relay/state' };
+      const configB = { name: 'Aux gate relay', unique_id: 'aa_gate_relay', command_topic: 'gate/relay/set', state_topic: 'gate/relay/state' };
       try {
         const logs = logSink('debug');
         let hearth = await openHearth(bus.broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4' });
@@ -218,7 +218,7 @@ describe('security: a command topic has one owner', () => {
           await announce(bus.client, hearth, first, configA);
           await announce(bus.client, hearth, later, configB);
           assert.ok(entityNamed(hearth, 'Gate relay'), 'the first owner stays');
-          assert.equal(entityNamed(hearth, 'Gate relay twin'), undefined, 'the later claimant is refused');
+          assert.equal(entityNamed(hearth, 'Aux gate relay'), undefined, 'the later claimant is refused');
           assert.equal(logs.lines.filter((l) => l.topic === 'gate/relay/set' && /already owned/.test(l.msg)).length, 1);
         } finally {
           await hearth.close();
@@ -229,11 +229,11 @@ describe('security: a command topic has one owner', () => {
         try {
           await discovered(hearth, [first, later]);
           assert.ok(entityNamed(hearth, 'Gate relay'), 'the first owner is remembered');
-          assert.equal(entityNamed(hearth, 'Gate relay twin'), undefined, 'the later claimant is still refused');
+          assert.equal(entityNamed(hearth, 'Aux gate relay'), undefined, 'the later claimant is still refused');
           const lines = again.lines.filter((l) => l.topic === 'gate/relay/set' && /already owned/.test(l.msg));
           assert.equal(lines.length, 1);
-          assert.match(lines[0].msg, /zz_gate_relay/);
-          assert.match(lines[0].msg, /aa_gate_relay/);
+          assert.match(lines[0].msg, /owned by gate_relay\.gate_relay /);
+          assert.match(lines[0].msg, /aux_gate_relay\.aux_gate_relay/);
         } finally {
           await hearth.close();
         }

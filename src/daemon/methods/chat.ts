@@ -49,6 +49,8 @@ export async function openChat(hearth: Hearth, p: ChatParams): Promise<OpenChat>
     engine: engine.provider === 'intent' ? 'the offline intent model' : `${engine.model} at ${engine.baseUrl}`,
     tools: session.tools.length,
     session: p.ephemeral ? null : session.id,
+    // What `help` offers: made of this home and what this principal may use and read, as "not understood" offers it.
+    examples: agent.engine.examples?.(session) ?? [],
   };
 
   async function serve(input: Readable, output: Writable): Promise<void> {

@@ -44,8 +44,11 @@ function withArticle(r: Responses, what: string): string {
   return r.say(vowel ? 'indefinite_vowel' : 'indefinite', { what });
 }
 
-/** Up to three phrasings this home and these tools really support. */
-export function examples(entities: Entity[], offered: OfferedTools, r: Responses): string[] {
+/**
+ * Up to three phrasings this home and these tools really support; with `placeholders`, fewer than two are filled up
+ * with the language's `<device>` phrasings (the "not understood" answer's; a chat's `help` shows only real ones).
+ */
+export function examples(entities: Entity[], offered: OfferedTools, r: Responses, placeholders = true): string[] {
   const sorted = [...entities].sort((a, b) => (a.id < b.id ? -1 : 1));
   const usable = (e: Entity) => {
     const words = spoken(e.name).split(' ').length;
@@ -76,7 +79,7 @@ export function examples(entities: Entity[], offered: OfferedTools, r: Responses
   if (cover) add(r.say('example_open', { name: theName(r, cover) }));
   const camera = first((e) => e.kind === 'camera' && !!offered.camera(e));
   if (camera) add(r.say('example_camera', { name: theName(r, camera) }));
-  for (const k of ['example_placeholder_1', 'example_placeholder_2', 'example_placeholder_3']) if (out.length < 2) add(r.say(k));
+  if (placeholders) for (const k of ['example_placeholder_1', 'example_placeholder_2', 'example_placeholder_3']) if (out.length < 2) add(r.say(k));
   const placeholder = new Set(['example_placeholder_1', 'example_placeholder_2', 'example_placeholder_3'].map((k) => r.say(k)));
   if (out.length < 3 && out[0] && !placeholder.has(out[0])) {
     const read = first((e) => !!e.area && !!offered.state(e.area));

@@ -86,6 +86,12 @@ export class IntentProvider implements Provider {
     return list;
   }
 
+  /** Phrasings this home and these tools support, as the "not understood" answer offers them (a chat's `help`). */
+  examples(toolNames: string[], readable?: (entityId: string) => boolean): string[] {
+    const vocabulary = readable ? readableView(this.vocabulary(), readable) : this.vocabulary();
+    return examples(vocabulary.entities, new OfferedTools(toolNames, this.options.tools()), vocabulary.lang.responses, false);
+  }
+
   /** Build the home's vocabulary now (after the devices changed), so the next utterance does not wait for it. */
   warm(): void {
     this.vocabulary();

@@ -84,7 +84,10 @@ interface Discovered {
   deviceTopic?: string;
   uniqueId?: string;
   deviceId: string;
+  /** The key an older Hearth gave it: object_id, default_entity_id, else its unique_id, else its object id. */
   keyHint: string;
+  /** The entity id the config asks for (object_id, default_entity_id), as a key. */
+  explicitKey?: string;
   conversion: Conversion;
   /** `entity_category`: a setting or a diagnostic reading, not shown to agents unless a person exposes it. */
   category?: 'config' | 'diagnostic';
@@ -141,26 +144,61 @@ export function slugKey(text: string): string {
   return base.length <= 64 ? base : `${base.slice(0, 57).replace(/_+$/, '')}_${shortHash(text)}`;
 }
 
+/** The entity id the config asks for, as a key: its object_id, else the part after the dot of its default_entity_id. */
+function explicitKey(config: Json): string | undefined {
+  if (typeof config.object_id === 'string' && slugKey(config.object_id)) return slugKey(config.object_id);
+  if (typeof config.default_entity_id === 'string') {
+    const part = config.default_entity_id.split('.').pop() ?? '';
+    if (slugKey(part)) return slugKey(part);
+  }
+  return undefined;
+}
+
 function withSuffix(base: string, suffix: string): string {
   return `${base.slice(0, 64 - suffix.length - 1).replace(/[_-]+$/, '')}_${suffix}`;
+}
+
+/**
+ * The entity's own part of its name, as Home Assistant builds a friendly name: '' for its device's main feature
+ * (`name: null`, or named as its device is), else its name without the device's name in front ("ENERGY Power" of
+ * "Dehumidifier ENERGY Power"), its device class's name, or the platform's default; undefined when it has no text.
+ */
+export function ownName(spec: NameSpec, deviceName: string | undefined): string | undefined {
+  const device = cleanText(deviceName);
+  if (spec.name === null || spec.name === '') return device ? '' : cleanText(spec.platformDefault);
+  if (typeof spec.name !== 'string') return spec.deviceClass ? deviceClassName(spec.deviceClass) : spec.platformDefault;
+  const own = cleanText(spec.name);
+  // HA drops a device-name prefix from an entity name ("Ventilator_dimmer" on device "Ventilator").
+  if (own && device && own.toLowerCase().startsWith(device.toLowerCase())) {
+    const rest = own.slice(device.length);
+    if (rest === '' || /^[\s_:-]/.test(rest)) return cleanText(rest.replace(/^[\s_:-]+/, '')) ?? '';
+  }
+  return own;
 }
 
 /** The entity's friendly name as Home Assistant builds it (device name + entity name). */
 export function entityName(spec: NameSpec, deviceName: string | undefined, fallback: string): string {
   const device = cleanText(deviceName);
-  if (spec.name === null || spec.name === '') return device ?? cleanText(spec.platformDefault) ?? fallback;
-  let own: string | undefined;
-  if (typeof spec.name === 'string') {
-    own = cleanText(spec.name);
-    // HA drops a device-name prefix from an entity name ("Ventilator_dimmer" on device "Ventilator").
-    if (own && device && own.toLowerCase().startsWith(device.toLowerCase())) {
-      const rest = own.slice(device.length);
-      if (rest === '' || /^[\s_:-]/.test(rest)) own = cleanText(rest.replace(/^[\s_:-]+/, ''));
-      if (!own) return device;
-    }
-  } else own = spec.deviceClass ? deviceClassName(spec.deviceClass) : spec.platformDefault;
-  own ??= fallback;
-  return cleanText(device ? `${device} ${own}` : own, 160) ?? fallback;
+  const own = ownName(spec, deviceName);
+  if (own === '') return device ?? fallback;
+  return cleanText(device ? `${device} ${own ?? fallback}` : (own ?? fallback), 160) ?? fallback;
+}
+
+/**
+ * The key Home Assistant's way gives an entity of this device: the config's object_id or default_entity_id (the
+ * part after the dot), else its own name ("energy_power"; a name that still begins with the device's id says the
+ * rest; an entity without a device, whose name made the device's id, repeats it: `porch_lamp.porch_lamp`), else,
+ * for the device's main feature, its platform ("switch").
+ */
+export function readableKey(explicit: string | undefined, own: string | undefined, deviceId: string, platform: string, fallback: string): string {
+  if (explicit) return explicit;
+  if (own === undefined) return fallback;
+  let key = slugKey(own);
+  // A name with no letters or digits to make a key of ("💡"): the old key of its unique_id.
+  if (own && !key) return fallback;
+  // A device with no name of its own took its id from this entity's: the key repeats it, as HA's `light.porch_lamp`.
+  if (key.startsWith(`${deviceId}_`)) key = key.slice(deviceId.length + 1);
+  return key || slugKey(platform) || 'entity';
 }
 
 export interface HomeAssistantOptions {
@@ -538,6 +576,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       uniqueId,
       deviceId,
       keyHint,
+      ...(explicitKey(validated) ? { explicitKey: explicitKey(validated) } : {}),
       conversion,
       ...(category ? { category } : {}),
       ...(!deviceBlock?.identifiers.length && !deviceBlock?.connections.length ? { unnamed: true } : {}),
@@ -692,13 +731,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   }
 
   private keyHint(config: Json, uniqueId: string | undefined, objectId: string): string {
-    if (typeof config.object_id === 'string' && slugKey(config.object_id)) return config.object_id;
-    if (typeof config.default_entity_id === 'string') {
-      const part = config.default_entity_id.split('.').pop() ?? '';
-      if (slugKey(part)) return part;
-    }
-    if (uniqueId && slugKey(uniqueId)) return uniqueId;
-    return objectId;
+    return explicitKey(config) ?? (uniqueId && slugKey(uniqueId) ? uniqueId : objectId);
   }
 
   private mergeDeviceInfo(deviceId: string, block: DeviceBlock): void {
@@ -722,10 +755,15 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     for (const hash of hashes) {
       const record = this.records.get(hash);
       if (!record || 'noTool' in record.conversion) continue;
-      let key = slugKey(record.keyHint) || slugKey(record.platform) || 'entity';
+      const { body, nameSpec } = record.conversion;
+      // The key an older Hearth gave it (kept where the database refers to it), and the one Home Assistant's way gives.
+      const old = slugKey(record.keyHint) || slugKey(record.platform) || 'entity';
+      const wanted = readableKey(record.explicitKey, ownName(nameSpec, info.name), deviceId, record.platform, old);
+      const identity = record.uniqueId ? `uid ${record.platform} ${record.uniqueId}` : `did ${hash}`;
+      let key = this.ids.entityKeys.keyFor(deviceId, { identity, wanted, legacy: [old, withSuffix(old, shortHash(hash))] });
+      // The store keeps keys unique per device; one held twice here would be a bug, never a merged entity.
       if (used.has(key)) key = withSuffix(key, shortHash(hash));
       used.add(key);
-      const { body, nameSpec } = record.conversion;
       const entity: Entity = {
         ...body,
         attributes: { ...body.attributes },

@@ -1,0 +1,195 @@
+// Stable entity keys, the part after the dot of an entity id (`dehumidifier.energy_power`), as Home Assistant's
+// entity registry keeps an entity id once given. A discovered entity's key is made once, when its identity at its
+// source (an HA discovery unique_id, else its discovery id) is first seen under its device: from what the source
+// says the id should be (HA's object_id / default_entity_id), else from the entity's name within its device, as
+// Home Assistant makes `sensor.dehumidifier_energy_power` from "Dehumidifier" + "ENERGY Power". It is unique within
+// its device (`_2` for a newcomer named alike) and kept in SQLite (migration 0023), so a restart, the order configs
+// arrive in, or a newcomer never moves it: rules, approvals, history, the audit and the home's choices name it.
+//
+// An installation upgraded from keys made of unique_ids (`8caab5c1d2e3_rl_1`, a Tasmota MAC) keeps the old key of
+// every entity its database refers to (device-ids.ts legacyIdsInUse). Device-controlled input creates rows here, so
+// they are capped: past the cap a newcomer gets its old-style key, unstored (the same on every run).
+import type { Db } from '../db/database.js';
+import type { Logger } from '../log.js';
+import { shortHash } from '../util/slug.js';
+import type { LegacyIds } from './device-ids.js';
+
+/** Most entities given a key (a home has a few thousand; a forged stream of unique_ids must not grow the file). */
+export const MAX_ENTITY_KEYS = 100_000;
+/** Entity keys follow the device-file rule. */
+const KEY_RE = /^[a-z0-9][a-z0-9_]{0,63}$/;
+
+export interface EntityKeyRequest {
+  /** The entity's identity at its source (`uid switch 8CAAB5C1D2E3_RL_1`, `did <discovery hash>`). */
+  identity: string;
+  /** The key made the way Home Assistant makes an entity id: object_id or default_entity_id, else its own name. */
+  wanted: string;
+  /** The keys an older Hearth gave it (from its unique_id), kept where the database still refers to one. */
+  legacy: readonly string[];
+}
+
+/** `energy_power_2`: a number within the 64 characters of a key. */
+function withNumber(base: string, n: number): string {
+  const suffix = `_${n}`;
+  return `${base.slice(0, 64 - suffix.length).replace(/_+$/, '')}${suffix}`;
+}
+
+/** `energy_power_3f2a1c`: the identity's own mark, the same on every run. */
+function withHash(base: string, identity: string): string {
+  const suffix = `_${shortHash(identity)}`;
+  return `${base.slice(0, 64 - suffix.length).replace(/_+$/, '')}${suffix}`;
+}
+
+function wantedKey(request: EntityKeyRequest): string {
+  return KEY_RE.test(request.wanted) ? request.wanted : 'entity';
+}
+
+interface Pending {
+  deviceId: string;
+  identity: string;
+  key: string;
+  at: string;
+}
+
+export class EntityKeys {
+  /** `<device id>\0<identity>` -> key, and per device the keys held. */
+  private readonly byIdentity = new Map<string, string>();
+  private readonly held = new Map<string, Set<string>>();
+  private pending: Pending[] = [];
+  private warned = false;
+  private capSaid = false;
+  private readonly write?: {
+    insert: { run(deviceId: string, identity: string, key: string, at: string): { changes: number } };
+    identity: { get(deviceId: string, identity: string): unknown };
+    key: { get(deviceId: string, key: string): unknown };
+  };
+
+  constructor(
+    private readonly db: Db | undefined,
+    /** The ids the database refers to (read once, by the device ids' store). */
+    private readonly legacy: () => LegacyIds,
+    private readonly options: { log?: Logger; max?: number } = {},
+  ) {
+    if (!db) return;
+    for (const row of db.prepare('SELECT device_id, identity, key FROM entity_keys').all() as Array<{ device_id: string; identity: string; key: string }>)
+      this.keep(row.device_id, row.identity, row.key);
+    this.write = {
+      insert: db.prepare('INSERT INTO entity_keys (device_id, identity, key, first_seen) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
+      identity: db.prepare('SELECT key FROM entity_keys WHERE device_id = ? AND identity = ?'),
+      key: db.prepare('SELECT 1 FROM entity_keys WHERE device_id = ? AND key = ?'),
+    };
+  }
+
+  /** The key an entity of this device holds, if it has one. */
+  keyOf(deviceId: string, identity: string): string | undefined {
+    return this.byIdentity.get(`${deviceId}\u0000${identity}`);
+  }
+
+  /**
+   * The key of an entity of a device: the one it was given when first seen, else, in this order, an old key the
+   * database refers to, the wanted key, the wanted key numbered past every key the device's entities hold. A new
+   * key is held at once and written at the next commit().
+   */
+  keyFor(deviceId: string, request: EntityKeyRequest): string {
+    const known = this.keyOf(deviceId, request.identity);
+    if (known !== undefined) return known;
+    const stored = this.read(() => this.write?.identity.get(deviceId, request.identity) as { key: string } | undefined);
+    if (stored) {
+      // Another process (the daemon, a `hearth call`) gave it one since this one started.
+      this.keep(deviceId, request.identity, stored.key);
+      return stored.key;
+    }
+    const wanted = wantedKey(request);
+    const legacy = this.legacy();
+    const referred = request.legacy.find(
+      (key) =>
+        KEY_RE.test(key) &&
+        !this.taken(deviceId, key, legacy, true) &&
+        (legacy.entities.has(`${deviceId}.${key}`) || legacy.entityPatterns.some((m) => m(`${deviceId}.${key}`) && !m(`${deviceId}.${wanted}`))),
+    );
+    if (referred) return this.give(deviceId, request.identity, referred);
+    if (this.byIdentity.size >= (this.options.max ?? MAX_ENTITY_KEYS)) return this.pastTheCap(deviceId, request);
+    for (let n = 1; n < 10_000; n++) {
+      const key = n === 1 ? wanted : withNumber(wanted, n);
+      if (!this.taken(deviceId, key, legacy)) return this.give(deviceId, request.identity, key);
+    }
+    // Ten thousand entities of one device named alike (the per-device cap is far below): the identity's own.
+    return this.remember(deviceId, request.identity, withHash(wanted, request.identity));
+  }
+
+  /** Write the keys given since the last commit, in one transaction. */
+  commit(): void {
+    if (!this.pending.length) return;
+    const batch = this.pending;
+    this.pending = [];
+    if (!this.db || !this.write) return;
+    const insert = this.write.insert;
+    try {
+      let lost = 0;
+      this.db.transaction(() => {
+        for (const p of batch) lost += 1 - insert.run(p.deviceId, p.identity, p.key, p.at).changes;
+      })();
+      if (lost) this.options.log?.warn({ lost }, `${lost} entity key(s) were given by another Hearth process at the same moment; kept for this run only`);
+    } catch (err) {
+      this.notStored(err);
+    }
+  }
+
+  private give(deviceId: string, identity: string, key: string): string {
+    this.keep(deviceId, identity, key);
+    this.pending.push({ deviceId, identity, key, at: new Date().toISOString() });
+    return key;
+  }
+
+  /** Held for this run only (past the cap). */
+  private remember(deviceId: string, identity: string, key: string): string {
+    this.keep(deviceId, identity, key);
+    return key;
+  }
+
+  private keep(deviceId: string, identity: string, key: string): void {
+    this.byIdentity.set(`${deviceId}\u0000${identity}`, key);
+    let keys = this.held.get(deviceId);
+    if (!keys) this.held.set(deviceId, (keys = new Set()));
+    keys.add(key);
+  }
+
+  /**
+   * Whether a newcomer may not take this key: another entity of the device holds it, or the database refers to that
+   * entity id (an entity not back yet keeps it), unless it is the newcomer's own old key.
+   */
+  private taken(deviceId: string, key: string, legacy: LegacyIds, own = false): boolean {
+    if (this.held.get(deviceId)?.has(key)) return true;
+    if (this.read(() => this.write?.key.get(deviceId, key))) return true;
+    return !own && legacy.entities.has(`${deviceId}.${key}`);
+  }
+
+  /** Past the cap nothing is stored: the first old-style key no entity of the device holds, the same on every run. */
+  private pastTheCap(deviceId: string, request: EntityKeyRequest): string {
+    if (!this.capSaid) {
+      this.capSaid = true;
+      this.options.log?.warn(
+        { max: this.options.max ?? MAX_ENTITY_KEYS },
+        'entity keys: the most entities are remembered; a new one gets a key of its unique_id, not of its name, and it is not stored',
+      );
+    }
+    const free = request.legacy.find((key) => KEY_RE.test(key) && !this.held.get(deviceId)?.has(key));
+    return this.remember(deviceId, request.identity, free ?? withHash(request.legacy[0] ?? wantedKey(request), request.identity));
+  }
+
+  private read<T>(fn: () => T): T | undefined {
+    try {
+      return fn();
+    } catch (err) {
+      this.notStored(err);
+      return undefined;
+    }
+  }
+
+  /** Said once per run: the run goes on with the keys it holds in memory. */
+  private notStored(err: unknown): void {
+    if (this.warned) return;
+    this.warned = true;
+    this.options.log?.warn({ err }, 'entity keys could not be read or stored (read-only or locked database?): keys not stored are kept for this run only');
+  }
+}
