@@ -30,7 +30,8 @@ for (const { kind, start } of [...brokerKinds, ...clusterKinds]) {
       const client = connection.client;
       const subscribe = client.subscribe.bind(client) as (...a: unknown[]) => unknown;
       (client as unknown as { subscribe: (...a: unknown[]) => unknown }).subscribe = (t: unknown, ...rest: unknown[]) => {
-        subscribed.push(...(Array.isArray(t) ? (t as string[]) : [String(t)]));
+        // A list of topics, one topic, or a map of topic -> options (as the connection sends them).
+        subscribed.push(...(Array.isArray(t) ? (t as string[]) : typeof t === 'string' ? [t] : Object.keys(t as object)));
         return subscribe(t, ...rest);
       };
       const retained = new Set<string>();
