@@ -123,8 +123,10 @@ function leftOutText(refused: readonly RefusedClaimJson[]): string {
   }
   for (const [device, list] of away) {
     const these = list.length === 1 ? 'this entity claims' : `these ${list.length} entities claim`;
-    out += `  ${device} is away (remembered, not in the home now) and holds the command topics ${these}; if it is really gone, \`hearth devices forget ${device}\` frees them:\n`;
-    for (const r of list) out += `    ${r.name} (${r.entity}): its command topic ${r.topic} is held by ${r.owner}\n`;
+    const kinds = list.every((r) => !r.read) ? 'command' : list.every((r) => r.read) ? 'state' : 'command and state';
+    out += `  ${device} is away (remembered, not in the home now) and holds the ${kinds} topics ${these}; if it is really gone, \`hearth devices forget ${device}\` frees them:\n`;
+    for (const r of list)
+      out += `    ${r.name} (${r.entity}): its ${r.read ? 'state topic' : 'command topic'} ${r.topic} is ${r.read ? 'read' : 'held'} by ${r.owner}\n`;
   }
   for (const r of refused) if (!(r.ownerAway && r.ownerDevice) && !r.movedFrom) out += `  ${r.name} (${r.entity}): ${r.words}\n`;
   return out;

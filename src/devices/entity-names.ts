@@ -37,6 +37,13 @@ export interface EntityMemory {
   /** Every remembered entity's command topics (entity id -> topics): who holds which topic, present or away. */
   rememberedCommandTopics?(): ReadonlyMap<string, readonly string[]>;
   /**
+   * The state topics (stateTopicsOf) these admitted discovered entities read now (each replacing what it had),
+   * remembered as long as the entity is: a state topic stays its device's while the device is away (migration 0024).
+   */
+  rememberStateTopics?(entities: ReadonlyMap<string, readonly string[]>): void;
+  /** Every remembered entity's state topics (entity id -> topics): who reads which topic, present or away. */
+  rememberedStateTopics?(): ReadonlyMap<string, readonly string[]>;
+  /**
    * What the entities of a device whose move waits keep (HeldForm: as the registry had them before the move), each
    * replacing what it kept; `undefined` lets an entity's go (its device no longer moves). Remembered across
    * restarts, so a move waits whole after one too.
@@ -47,7 +54,7 @@ export interface EntityMemory {
   /** The entities that keep a held form now. */
   heldEntities?(): Iterable<string>;
   /**
-   * Forget everything remembered of a device's entities (rank, tool names, command topics): a person said it is
+   * Forget everything remembered of a device's entities (rank, tool names, command and state topics): a person said it is
    * gone. Returns the entity ids forgotten.
    */
   forgetDevice?(deviceId: string): string[];
@@ -139,6 +146,8 @@ export class MemoryEntityNames implements EntityMemory {
   /** entity id -> its command topics, and topic -> the entities commanded on it. */
   protected readonly topicsOf = new Map<string, readonly string[]>();
   private readonly topicHolders = new Map<string, Set<string>>();
+  /** entity id -> the state topics it reads. */
+  protected readonly readsOf = new Map<string, readonly string[]>();
 
   protected readonly held = new Map<string, HeldForm>();
 
@@ -176,9 +185,28 @@ export class MemoryEntityNames implements EntityMemory {
     return this.topicsOf;
   }
 
+  rememberStateTopics(entities: ReadonlyMap<string, readonly string[]>): void {
+    const changed = [...entities].filter(([id, topics]) => !sameTopics(this.readsOf.get(id), topics));
+    if (changed.length) this.storeStateTopics(changed);
+  }
+
+  rememberedStateTopics(): ReadonlyMap<string, readonly string[]> {
+    return this.readsOf;
+  }
+
+  /** Record changed state topics; a store writes them first. */
+  protected storeStateTopics(changed: ReadonlyArray<readonly [string, readonly string[]]>): void {
+    for (const [id, topics] of changed) {
+      if (topics.length) this.readsOf.set(id, topics);
+      else this.readsOf.delete(id);
+    }
+  }
+
   forgetDevice(deviceId: string): string[] {
     const keys = new Set(
-      [...this.seq.keys(), ...this.names.keys(), ...this.topicsOf.keys(), ...this.held.keys()].filter((k) => deviceOfEntityId(k) === deviceId),
+      [...this.seq.keys(), ...this.names.keys(), ...this.topicsOf.keys(), ...this.readsOf.keys(), ...this.held.keys()].filter(
+        (k) => deviceOfEntityId(k) === deviceId,
+      ),
     );
     this.drop(keys);
     return [...new Set([...keys].map((k) => k.split('#', 1)[0]!))].sort();
@@ -196,6 +224,7 @@ export class MemoryEntityNames implements EntityMemory {
         this.topicsOf.delete(key);
       }
       this.held.delete(key);
+      this.readsOf.delete(key);
     }
   }
 
@@ -270,6 +299,9 @@ export class SqliteEntityNames extends MemoryEntityNames {
   private readonly addTopic;
   private readonly deviceRows;
   private readonly dropDeviceTopics;
+  private readonly dropReads;
+  private readonly addRead;
+  private readonly dropDeviceReads;
   private readonly dropDeviceNames;
   private readonly setHeld;
   private readonly dropDeviceHeld;
@@ -300,6 +332,11 @@ export class SqliteEntityNames extends MemoryEntityNames {
     }>)
       topics.set(row.entity_id, [...(topics.get(row.entity_id) ?? []), row.topic]);
     for (const [id, list] of topics) this.keepTopics(id, list);
+    for (const row of db.prepare('SELECT entity_id, topic FROM entity_state_topics ORDER BY entity_id, topic').all() as Array<{
+      entity_id: string;
+      topic: string;
+    }>)
+      this.readsOf.set(row.entity_id, [...(this.readsOf.get(row.entity_id) ?? []), row.topic]);
     for (const row of db.prepare('SELECT entity_id, form FROM entity_held_forms').all() as Array<{ entity_id: string; form: string }>) {
       try {
         this.held.set(row.entity_id, JSON.parse(row.form) as HeldForm);
@@ -314,6 +351,9 @@ export class SqliteEntityNames extends MemoryEntityNames {
     // A device's entities are `<device id>.<key>` (and `<device id>.<key>#<part>`): by prefix, with no LIKE (`_` is a wildcard there).
     this.deviceRows = db.prepare('SELECT entity_id FROM entity_names WHERE substr(entity_id, 1, ?) = ?');
     this.dropDeviceTopics = db.prepare('DELETE FROM entity_command_topics WHERE substr(entity_id, 1, ?) = ?');
+    this.dropDeviceReads = db.prepare('DELETE FROM entity_state_topics WHERE substr(entity_id, 1, ?) = ?');
+    this.dropReads = db.prepare('DELETE FROM entity_state_topics WHERE entity_id = ?');
+    this.addRead = db.prepare('INSERT INTO entity_state_topics (entity_id, topic) VALUES (?, ?) ON CONFLICT DO NOTHING');
     this.dropDeviceNames = db.prepare('DELETE FROM entity_names WHERE substr(entity_id, 1, ?) = ?');
     this.dropDeviceHeld = db.prepare('DELETE FROM entity_held_forms WHERE substr(entity_id, 1, ?) = ?');
     this.addTopic = db.prepare('INSERT INTO entity_command_topics (entity_id, topic) VALUES (?, ?) ON CONFLICT DO NOTHING');
@@ -356,6 +396,21 @@ export class SqliteEntityNames extends MemoryEntityNames {
     super.storeTopics(changed);
   }
 
+  protected override storeStateTopics(changed: ReadonlyArray<readonly [string, readonly string[]]>): void {
+    try {
+      this.db.transaction(() => {
+        for (const [id, topics] of changed) {
+          this.dropReads.run(id);
+          for (const t of topics) this.addRead.run(id, t);
+        }
+      })();
+    } catch (err) {
+      // Not stored: held for this run only.
+      this.notStored(err);
+    }
+    super.storeStateTopics(changed);
+  }
+
   protected override storeHeld(changed: ReadonlyArray<readonly [string, HeldForm | undefined]>): void {
     try {
       this.db.transaction(() => {
@@ -383,6 +438,7 @@ export class SqliteEntityNames extends MemoryEntityNames {
       stored = this.db.transaction(() => {
         const rows = this.deviceRows.all(prefix.length, prefix) as Array<{ entity_id: string }>;
         this.dropDeviceTopics.run(prefix.length, prefix);
+        this.dropDeviceReads.run(prefix.length, prefix);
         this.dropDeviceHeld.run(prefix.length, prefix);
         this.dropDeviceNames.run(prefix.length, prefix);
         return rows.map((r) => r.entity_id);

@@ -13,7 +13,7 @@ import { commandTopicsOf } from './commands.js';
 import { type EntityMemory, type HeldForm, heldFormOf, MemoryEntityNames, withHeldForm } from './entity-names.js';
 import { HomeModel } from './home/home-model.js';
 import { saidAs } from './home/place-names.js';
-import { type Device, deviceWith, type Entity, entityWith } from './model.js';
+import { type Device, deviceWith, type Entity, entityWith, stateTopicsOf } from './model.js';
 import {
   assignStateTopicReaders,
   assignTopicOwners,
@@ -196,11 +196,14 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     if (movers.size) this.keepMovedDevices(plan, new Set(movers.keys()));
     const claims = orderWithHolders(plan.files!, plan.found!, remembered, (ids) => this.memory.firstSeen(ids), movers);
     const { owners, refused } = assignTopicOwners(claims, (topic) => readTopics.get(topic) ?? this.reserved(topic));
-    // A state topic is read by one device: an entity reading another's is out whole, its command topics too.
+    // A state topic is read by one device: an entity reading another's is out whole, its command topics too. What
+    // an entity read stays its device's while it is away or moving (remembered, as its command topics are).
     const misread = assignStateTopicReaders(
       plan.files!,
       plan.found!.filter((c) => !movers.has(c.entity.id) && !refused.has(c.entity.id)),
       new Set(plan.devices!.filter((d) => d.unnamed).map((d) => d.id)),
+      this.memory.rememberedStateTopics?.() ?? new Map(),
+      new Set(movers.keys()),
     );
     for (const [id, r] of misread) refused.set(id, r);
     // A mover keeps what it holds (claimed for it above) and gets none of its new topics until a person confirms.
@@ -328,10 +331,9 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     this.rememberLater = undefined;
     if (!plan) return;
     this.rememberHeld(plan);
-    if (!this.memory.rememberCommandTopics) return;
-    const topics = new Map<string, readonly string[]>();
-    for (const c of plan.found!) if (!plan.refused!.has(c.entity.id)) topics.set(c.entity.id, commandTopicsOf(c.entity));
-    this.memory.rememberCommandTopics(topics);
+    const admitted = plan.found!.filter((c) => !plan.refused!.has(c.entity.id));
+    this.memory.rememberCommandTopics?.(new Map(admitted.map((c) => [c.entity.id, commandTopicsOf(c.entity)])));
+    this.memory.rememberStateTopics?.(new Map(admitted.map((c) => [c.entity.id, stateTopicsOf(c.entity)])));
   }
 
   /**
@@ -400,6 +402,13 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       this.log?.warn(
         { topic: r.topic, owner: r.owner.id, read: true, refused: r.refused.id },
         `state topic ${r.topic} is read by ${r.owner.id} (${JSON.stringify(r.owner.name)}) of device ${r.owner.deviceId}: its readings are that device's; ${who} is refused and gets no tool`,
+      );
+    else if (r.read && r.awayOwner)
+      this.log?.warn(
+        { topic: r.topic, owner: r.awayOwner, read: true, ...(r.ownerMoving ? { moving: true } : { away: true }), refused: r.refused.id },
+        r.ownerMoving
+          ? `state topic ${r.topic} is read by ${r.awayOwner}, which its source moved elsewhere (an owner has not confirmed the move): its readings are that device's; ${who} is refused and gets no tool`
+          : `state topic ${r.topic} is read by ${deviceOfEntityId(r.awayOwner)} (${r.awayOwner}), which is away (remembered, not in the home now): its readings are that device's; ${who} is refused and gets no tool. If that device is really gone, \`hearth devices forget ${deviceOfEntityId(r.awayOwner)}\` frees its topics`,
       );
     else if (r.awayOwner && r.ownerMoving)
       this.log?.warn(

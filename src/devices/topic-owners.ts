@@ -154,7 +154,12 @@ export function orderWithHolders(
 
 /**
  * Who reads each state topic. A topic an entity reads its state on (stateTopicsOf: its state and attribute topics)
- * is read by one device: the first to claim it in rank order (`files`, then `found`, each in rank order). A
+ * is read by one device: device files first, then the entities that hold what they read (`remembered` as theirs:
+ * present ones in rank order, then those that are away, or moving: every remembered entity not in `found`), then
+ * the rest (`found` in rank order). So a state topic stays the device's that read it while Hearth remembers that
+ * device, present or away (gone from Zigbee2MQTT's list for a moment, a restart of Hearth): a newcomer is refused
+ * it until the device is forgotten, and the device takes it back when it returns. An away entity meeting a topic
+ * read before it (a device file, a present sibling of a config naming no device) holds nothing there. A
  * discovered entity of another device naming it as its own is refused whole: else a forged "Front door contact"
  * reading the lock's state topic shows the lock's readings under its own name (reads, history, chat). Entities of
  * one device from one source share (Zigbee2MQTT's one JSON topic per device, Tasmota's `tele/<dev>/SENSOR` read by
@@ -165,27 +170,54 @@ export function assignStateTopicReaders(
   files: readonly TopicClaim[],
   found: readonly TopicClaim[],
   unnamed: ReadonlySet<string> = new Set(),
+  remembered: ReadonlyMap<string, readonly string[]> = new Map(),
+  moving: ReadonlySet<string> = new Set(),
 ): Map<string, TopicRefusal> {
-  const readers = new Map<string, { claim: TopicClaim; file: boolean }>();
+  type Reader = { claim: TopicClaim; file: boolean; away?: undefined } | { claim?: undefined; file: false; away: string };
+  const readers = new Map<string, Reader>();
   const refused = new Map<string, TopicRefusal>();
   for (const claim of files) for (const t of stateTopicsOf(claim.entity)) if (!readers.has(t)) readers.set(t, { claim, file: true });
-  // One device of one source; or configs of one source that name no device (Device.unnamed), among themselves.
-  const ours = ({ claim: reader, file }: { claim: TopicClaim; file: boolean }, claim: TopicClaim) =>
-    !file &&
-    reader.source === claim.source &&
-    (reader.entity.deviceId === claim.entity.deviceId || (unnamed.has(reader.entity.deviceId) && unnamed.has(claim.entity.deviceId)));
-  for (const claim of found) {
+  // One device of one source; or configs of one source that name no device (Device.unnamed), among themselves. An
+  // entity that is away is known by its id alone: its device's entities share with it, from whatever source.
+  const ours = (reader: Reader, claim: TopicClaim) => {
+    if (reader.away !== undefined) return deviceOfEntityId(reader.away) === claim.entity.deviceId;
+    const { claim: by, file } = reader;
+    return (
+      !file &&
+      by.source === claim.source &&
+      (by.entity.deviceId === claim.entity.deviceId || (unnamed.has(by.entity.deviceId) && unnamed.has(claim.entity.deviceId)))
+    );
+  };
+  const read = (claim: TopicClaim) => {
     const topics = stateTopicsOf(claim.entity);
     const taken = topics.find((t) => {
       const reader = readers.get(t);
       return reader && !ours(reader, claim);
     });
     if (taken) {
-      refused.set(claim.entity.id, { topic: taken, owner: readers.get(taken)!.claim.entity, read: true, refused: claim.entity });
-      continue;
+      const reader = readers.get(taken)!;
+      refused.set(claim.entity.id, {
+        topic: taken,
+        ...(reader.claim ? { owner: reader.claim.entity } : { awayOwner: reader.away, ...(moving.has(reader.away) ? { ownerMoving: true } : {}) }),
+        read: true,
+        refused: claim.entity,
+      });
+      return;
     }
     for (const t of topics) if (!readers.has(t)) readers.set(t, { claim, file: false });
+  };
+  const holds = (claim: TopicClaim) => {
+    const held = remembered.get(claim.entity.id);
+    const topics = stateTopicsOf(claim.entity);
+    return !!held && topics.length > 0 && topics.every((t) => held.includes(t));
+  };
+  const present = new Set([...files, ...found].map((c) => c.entity.id));
+  for (const claim of found) if (holds(claim)) read(claim);
+  for (const [entityId, topics] of remembered) {
+    if (present.has(entityId)) continue;
+    for (const t of topics) if (!readers.has(t)) readers.set(t, { file: false, away: entityId });
   }
+  for (const claim of found) if (!holds(claim)) read(claim);
   return refused;
 }
 
