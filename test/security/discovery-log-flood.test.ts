@@ -125,3 +125,107 @@ describe('security: a burst of bad discovery configs on distinct topics logs a b
     assert.equal(hearth!.bridge.registry.devices().filter((d) => d.id.startsWith('forged')).length, 0, 'no device came of them');
   });
 });
+
+// Valid configs too: Home Assistant discovery logged "discovered" for every valid config and Homie "found" for every
+// valid device, so a publisher announcing thousands of well-formed devices wrote a line for each. Now those lines are
+// bounded across topics as the bad-config lines are: a first few, then a summary with the count.
+describe('security: a burst of valid discovery configs on distinct topics logs a bounded number of lines', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-discovery-log-flood-valid-'));
+  let broker: TestBroker;
+  let hearth: Hearth | undefined;
+  let device: MqttClient;
+  const logs = logSink('debug');
+
+  before(async () => {
+    broker = await startAedes();
+    device = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    hearth = await openHearth(broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': true });
+  });
+  after(async () => {
+    await hearth?.close();
+    await device?.endAsync(true);
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('Home Assistant discovery: 3,000 valid configs give a few "discovered" lines and a summary with the count; every device is in the home', async () => {
+    const from = logs.lines.length;
+    const started = Date.now();
+    for (let i = 0; i < BURST; i++)
+      device.publish(
+        `homeassistant/sensor/room_${i}/temperature/config`,
+        JSON.stringify({
+          name: 'Temperature',
+          unique_id: `room_${i}_temperature`,
+          state_topic: `rooms/room_${i}/temperature`,
+          device_class: 'temperature',
+          unit_of_measurement: '°C',
+          device: { identifiers: [`room_${i}_sensor`], name: `Room ${i} sensor` },
+        }),
+        { qos: 0 },
+      );
+    await device.publishAsync('hearth-test/sent', '3', { qos: 1 });
+    const own = (l: LogLine) =>
+      typeof l.topic === 'string' && /^homeassistant\/sensor\/room_\d+\/temperature\/config$/.test(l.topic) && typeof l.quietCount !== 'number';
+    const seen = await waitFor(
+      'every valid config logged or counted',
+      () => {
+        const t = tally(logs.lines.slice(from), own, /^Home Assistant discovery: \d+ more configs discovered/);
+        return t.counted >= BURST && t;
+      },
+      60_000,
+    );
+    const seconds = (Date.now() - started) / 1000;
+    assert.equal(seen.counted, BURST, 'each valid config counted once');
+    const budget = LINE_BUDGET.burst + Math.ceil(seconds) * LINE_BUDGET.perSecond;
+    assert.ok(seen.ownLines.length >= 1 && seen.ownLines.length + seen.summaries.length <= budget, `${seen.ownLines.length} lines`);
+    for (const l of seen.ownLines) assert.match(l.msg, /^discovered sensor room_\d+/);
+    assert.match(
+      seen.summaries[0]!.msg,
+      /^Home Assistant discovery: \d+ more configs discovered, updated or removed, not logged one by one \(homeassistant\/sensor\/room_\d+\/temperature\/config, .* and \d+ more\)$/,
+    );
+    // They were valid: every one is a device of the home.
+    await waitFor(
+      'every room sensor in the home',
+      () => hearth!.bridge.registry.devices().filter((d) => /^Room \d+ sensor$/.test(d.name)).length === BURST,
+      60_000,
+    );
+    const lines = logs.lines.slice(from);
+    assert.ok(lines.length < BURST / 10, `${lines.length} lines for ${BURST} valid configs`);
+  });
+
+  it('Homie: 3,000 valid devices give a few "found" lines and a summary with the count', async () => {
+    const from = logs.lines.length;
+    const started = Date.now();
+    const description = (i: number) =>
+      JSON.stringify({
+        homie: '5.0',
+        version: 1,
+        name: `Meter ${i}`,
+        nodes: { power: { name: 'Power', properties: { watts: { name: 'Power', datatype: 'float', unit: 'W' } } } },
+      });
+    for (let i = 0; i < BURST; i++) device.publish(`homie/5/meter-${i}/$description`, description(i), { qos: 0 });
+    await device.publishAsync('hearth-test/sent', '4', { qos: 1 });
+    const own = (l: LogLine) => typeof l.msg === 'string' && /^homie: found Homie 5 device "meter-\d+"/.test(l.msg);
+    const meters = () => hearth!.bridge.registry.devices().filter((d) => /^Meter \d+$/.test(d.name)).length;
+    // Past the 2,000 Homie 5 devices kept, the rest are skipped (on the budget of skipped devices): each found one is
+    // counted, by a line of its own or a summary's count.
+    const seen = await waitFor(
+      'every device found logged or counted',
+      () => {
+        const t = tally(logs.lines.slice(from), own, /^homie: \d+ more devices found or gone/);
+        return t.counted > 0 && t.counted === meters() && t.counted >= Math.min(BURST, 2000) && t;
+      },
+      60_000,
+    );
+    const seconds = (Date.now() - started) / 1000;
+    const budget = LINE_BUDGET.burst + Math.ceil(seconds) * LINE_BUDGET.perSecond;
+    assert.ok(seen.ownLines.length >= 1 && seen.ownLines.length + seen.summaries.length <= budget, `${seen.ownLines.length} lines`);
+    assert.match(
+      seen.summaries[0]!.msg,
+      /^homie: \d+ more devices found or gone, not logged one by one \(homie\/5\/meter-\d+\/\$description, .* and \d+ more\)$/,
+    );
+    const lines = logs.lines.slice(from);
+    assert.ok(lines.length < BURST / 10, `${lines.length} lines for ${BURST} valid devices`);
+  });
+});

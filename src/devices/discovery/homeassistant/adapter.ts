@@ -244,6 +244,13 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   private readonly debugLines = new LineTrickle((q) =>
     this.log?.debug({ quietCount: q.count, topics: q.first }, `Home Assistant discovery: ${q.count} more debug lines about configs (${quietKeys(q)})`),
   );
+  /** A line per valid config discovered, updated or removed, bounded across topics too: a publisher invents topics. */
+  private readonly configLines = new LineTrickle((q) =>
+    this.log?.debug(
+      { quietCount: q.count, topics: q.first },
+      `Home Assistant discovery: ${q.count} more configs discovered, updated or removed, not logged one by one (${quietKeys(q)})`,
+    ),
+  );
   private readonly dirty = new Set<string>();
   /** Configs of a device not yet named, held until the burst ends (see process()). */
   private readonly unnamed = new Map<string, { topic: string; platform: string; config: Json; via?: { deviceTopic: string; componentId: string } }>();
@@ -291,6 +298,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     this.ctx.connection.unsubscribe(this.filters);
     this.lines.stop();
     this.debugLines.stop();
+    this.configLines.stop();
     for (const w of this.waiters.splice(0)) w();
   }
 
@@ -593,9 +601,9 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     if ('noTool' in conversion) {
       this.logOnce(where, 'debug', `${platform} accepted, no tool: ${conversion.noTool}`);
     } else if (previous) {
-      this.log?.debug({ topic: where, platform }, `updated ${platform} ${discoveryId}`);
+      this.configLines.line(where, () => this.log?.debug({ topic: where, platform }, `updated ${platform} ${discoveryId}`));
     } else {
-      this.log?.debug({ topic: where, platform, device: deviceId }, `discovered ${platform} ${discoveryId}`);
+      this.configLines.line(where, () => this.log?.debug({ topic: where, platform, device: deviceId }, `discovered ${platform} ${discoveryId}`));
       this.added++;
     }
     if (!named) this.emit('processed', { topic: where, outcome: 'accept', hash, ...('noTool' in conversion ? { reason: conversion.noTool } : {}) });
@@ -611,7 +619,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     }
     const record = this.records.get(hash);
     if (!record) {
-      this.log?.debug({ topic, hash }, `nothing to remove for ${hash} (${why})`);
+      this.configLines.line(topic, () => this.log?.debug({ topic, hash }, `nothing to remove for ${hash} (${why})`));
       this.emit('processed', { topic, outcome: 'ignore', hash, reason: 'nothing to remove' });
       return;
     }
@@ -621,7 +629,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     this.lastText.delete(record.topic);
     this.stats.removed++;
     this.removedSinceFlush++;
-    this.log?.debug({ topic, platform: record.platform }, `removed ${hash} (${why})`);
+    this.configLines.line(topic, () => this.log?.debug({ topic, platform: record.platform }, `removed ${hash} (${why})`));
     this.emit('processed', { topic, outcome: 'remove', hash, reason: why });
     this.scheduleFlush();
   }

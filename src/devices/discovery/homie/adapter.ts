@@ -52,6 +52,10 @@ export class HomieAdapter implements DiscoveryAdapter {
   private readonly debugLines = new LineTrickle((q) =>
     this.ctx?.log.debug({ quietCount: q.count, topics: q.first }, `homie: ${q.count} more debug lines about devices (${quietKeys(q)})`),
   );
+  /** A line per device found or gone, bounded across devices too: a publisher invents devices. */
+  private readonly deviceLines = new LineTrickle((q) =>
+    this.ctx?.log.info({ quietCount: q.count, topics: q.first }, `homie: ${q.count} more devices found or gone, not logged one by one (${quietKeys(q)})`),
+  );
   private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
 
   constructor(private readonly options: HomieAdapterOptions) {
@@ -73,6 +77,7 @@ export class HomieAdapter implements DiscoveryAdapter {
     this.timer = undefined;
     this.lines.stop();
     this.debugLines.stop();
+    this.deviceLines.stop();
     this.ctx = undefined;
   }
 
@@ -173,7 +178,11 @@ export class HomieAdapter implements DiscoveryAdapter {
     const gone = version === '5' ? !this.v5.has(dev) : !this.v4.has(dev);
     if (gone) {
       const before = this.converted.get(key);
-      if (before?.device) this.ctx!.log.info({ device: before.device.id }, `homie: ${JSON.stringify(before.device.name)} is gone (its topics were cleared)`);
+      const device = before?.device;
+      if (device)
+        this.deviceLines.line(this.describeTopic(key), () =>
+          this.ctx!.log.info({ device: device.id }, `homie: ${JSON.stringify(device.name)} is gone (its topics were cleared)`),
+        );
       this.converted.delete(key);
       this.logged.delete(key);
       return;
@@ -210,14 +219,21 @@ export class HomieAdapter implements DiscoveryAdapter {
       );
       return;
     }
-    log[first ? 'info' : 'debug'](
-      { device: c.device.id, entities: c.device.entities.length },
-      `homie: ${first ? 'found' : 'updated'} ${label} with ${c.device.entities.length} entities`,
+    const device = c.device;
+    const topic = this.describeTopic(key);
+    // Found: an info line on the devices' budget; updated: a debug line on the debug budget.
+    (first ? this.deviceLines : this.debugLines).line(topic, () =>
+      log[first ? 'info' : 'debug'](
+        { device: device.id, topic, entities: device.entities.length },
+        `homie: ${first ? 'found' : 'updated'} ${label} with ${device.entities.length} entities`,
+      ),
     );
     if (c.skipped.length) {
-      log.debug(
-        { device: c.device.id, skipped: c.skipped.map((s) => ({ what: s.what, reason: s.reason, detail: s.detail })) },
-        `homie: ${c.skipped.length} properties of ${label} have no tool of their own`,
+      this.debugLines.line(topic, () =>
+        log.debug(
+          { device: device.id, skipped: c.skipped.map((s) => ({ what: s.what, reason: s.reason, detail: s.detail })) },
+          `homie: ${c.skipped.length} properties of ${label} have no tool of their own`,
+        ),
       );
     }
   }
