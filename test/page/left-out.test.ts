@@ -121,6 +121,17 @@ describe('the page says which entities were left out for their command topic, an
       (await box.locator('[data-away="bedroom_blind"] li').allTextContents()).map((t) => t.match(/\(([^)]+)\)/)![1]).sort(),
       refusedFor('bedroom_blind'),
     );
+    // The new blind's battery reads the old blind's state topic: listed under the away blind as a state topic it reads.
+    const batteryRead = hearth.bridge.registry.refusedClaims().find((r) => r.read && r.awayOwner?.startsWith('bedroom_blind.'));
+    assert.ok(batteryRead, 'an entity of the new blind with no command topic is left out for the state topic the away blind read');
+    assert.match(
+      (await box.locator('[data-away="bedroom_blind"] li', { hasText: `(${batteryRead.refused.id})` }).textContent())!,
+      /: its state topic zigbee2mqtt\/Bedroom blind is read by bedroom_blind\.\w+$/,
+    );
+    assert.match(
+      (await box.locator('[data-away="bedroom_blind"] p').textContent())!,
+      /^bedroom_blind is away \(remembered, not in the home now\) and holds the command and state topics these \d+ entities claim;/,
+    );
     // The plug, whose topic's owner is in the home: listed as before, in no device's group and with nothing to forget.
     const plugLine = box.locator(':scope > ul > li', { hasText: `(${plug})` });
     assert.match(

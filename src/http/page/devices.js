@@ -74,9 +74,10 @@ async function loadLeftOut() {
   );
 }
 
-/** An away device and the entities left out for the command topics it holds. Only its id is known: it is not in the home. */
+/** An away device and the entities left out for the command or state topics it holds. Only its id is known: it is not in the home. */
 function awayGroup(device, refused) {
   const these = refused.length === 1 ? 'this entity claims' : `these ${refused.length} entities claim`;
+  const kinds = refused.every((r) => !r.read) ? 'command' : refused.every((r) => r.read) ? 'state' : 'command and state';
   return h(
     'section',
     { class: 'away-owner', dataset: { away: device }, 'aria-label': `${device} (away)` },
@@ -84,10 +85,21 @@ function awayGroup(device, refused) {
       'p',
       {},
       h('strong', {}, device),
-      ` is away (remembered, not in the home now) and holds the command topics ${these}; if it is really gone, forgetting it frees them (\`hearth devices forget ${device}\`) `,
+      ` is away (remembered, not in the home now) and holds the ${kinds} topics ${these}; if it is really gone, forgetting it frees them (\`hearth devices forget ${device}\`) `,
       forgetButton(device),
     ),
-    h('ul', {}, ...refused.map((r) => h('li', {}, h('strong', {}, r.name), ` (${r.entity}): its command topic ${r.topic} is held by ${r.owner}`))),
+    h(
+      'ul',
+      {},
+      ...refused.map((r) =>
+        h(
+          'li',
+          {},
+          h('strong', {}, r.name),
+          ` (${r.entity}): its ${r.read ? 'state' : 'command'} topic ${r.topic} is ${r.read ? 'read' : 'held'} by ${r.owner}`,
+        ),
+      ),
+    ),
   );
 }
 
