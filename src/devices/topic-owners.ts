@@ -154,12 +154,18 @@ export function orderWithHolders(
 
 /**
  * Who reads each state topic. A topic an entity reads its state on (stateTopicsOf: its state and attribute topics)
- * is read by one device: the first to claim it in rank order (`files`, then `found`, each in rank order). A
- * discovered entity of another device naming it as its own is refused whole: else a forged "Front door contact"
- * reading the lock's state topic shows the lock's readings under its own name (reads, history, chat). Entities of
- * one device from one source share (Zigbee2MQTT's one JSON topic per device, Tasmota's `tele/<dev>/SENSOR` read by
- * several entities), and device files share among themselves: a person's config is trusted. So do configs of one
- * source that name no device (`unnamed`: device ids), among themselves only. Returns the refused, by entity id.
+ * is read by one device: else a forged "Front door contact" reading the lock's state topic shows the lock's readings
+ * under its own name (reads, history, chat). The reader, in this order:
+ * - a device of a person's files that takes commands (a hand-written lock): a discovered entity of another device
+ *   reading its topics is refused whole. A file entity that only reads (an extra sensor off a Zigbee2MQTT or Tasmota
+ *   JSON topic, as docs/devices.md shows) shares its topic with anyone: a person's config is trusted to read, and
+ *   must not make the device it reads from go away;
+ * - a discovered device that names itself, the first in rank order (`found` comes in rank order): another
+ *   device's entity reading its topics is refused whole. Entities of one device from one source share
+ *   (Zigbee2MQTT's one JSON topic per device, Tasmota's `tele/<dev>/SENSOR` read by several entities);
+ * - configs of one source that name no device (`unnamed`: device ids) share among themselves, and never take a
+ *   topic a named device reads, whichever came first.
+ * Returns the refused, by entity id.
  */
 export function assignStateTopicReaders(
   files: readonly TopicClaim[],
@@ -168,13 +174,18 @@ export function assignStateTopicReaders(
 ): Map<string, TopicRefusal> {
   const readers = new Map<string, { claim: TopicClaim; file: boolean }>();
   const refused = new Map<string, TopicRefusal>();
-  for (const claim of files) for (const t of stateTopicsOf(claim.entity)) if (!readers.has(t)) readers.set(t, { claim, file: true });
+  for (const claim of files) {
+    if (!commandTopicsOf(claim.entity).length) continue;
+    for (const t of stateTopicsOf(claim.entity)) if (!readers.has(t)) readers.set(t, { claim, file: true });
+  }
   // One device of one source; or configs of one source that name no device (Device.unnamed), among themselves.
   const ours = ({ claim: reader, file }: { claim: TopicClaim; file: boolean }, claim: TopicClaim) =>
     !file &&
     reader.source === claim.source &&
     (reader.entity.deviceId === claim.entity.deviceId || (unnamed.has(reader.entity.deviceId) && unnamed.has(claim.entity.deviceId)));
-  for (const claim of found) {
+  const named = found.filter((c) => !unnamed.has(c.entity.deviceId));
+  const nameless = found.filter((c) => unnamed.has(c.entity.deviceId));
+  for (const claim of [...named, ...nameless]) {
     const topics = stateTopicsOf(claim.entity);
     const taken = topics.find((t) => {
       const reader = readers.get(t);
