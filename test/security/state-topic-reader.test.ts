@@ -215,7 +215,11 @@ describe("a person's device file that reads a discovered device's topic", () => 
       battery: { kind: sensor, name: Lock battery, unit: "%", state_topic: "${LOCK_STATE}", value_path: battery }
 `,
     );
-    hearth = await openHearth(broker.url, dir, silentLogger, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': false, 'devices.paths': [join(dir, 'extras.yaml')] });
+    hearth = await openHearth(broker.url, dir, silentLogger, {
+      'mqtt.protocolVersion': '4',
+      'discovery.homie.enabled': false,
+      'devices.paths': [join(dir, 'extras.yaml')],
+    });
   });
   after(async () => {
     await hearth?.close();
@@ -229,7 +233,10 @@ describe("a person's device file that reads a discovered device's topic", () => 
     await waitFor('the lock', () => h.bridge.registry.entity('front_door_lock.lock'));
     await waitFor('the extra sensor reading the battery', () => h.bridge.cache.get('lock_extras.battery')?.value === 81);
     assert.deepEqual(
-      h.bridge.registry.refusedClaims().filter((r) => r.refused.deviceId === 'front_door_lock').map((r) => r.refused.id),
+      h.bridge.registry
+        .refusedClaims()
+        .filter((r) => r.refused.deviceId === 'front_door_lock')
+        .map((r) => r.refused.id),
       [],
       'nothing of the lock is left out',
     );
