@@ -56,6 +56,14 @@ describe('security: a newcomer takes no tool name, name or state topic, even whi
     h()
       .bridge.registry.refusedClaims()
       .find((r) => r.refused.id === 'front_door_lock.lock' && r.movedFrom);
+  /** The newcomer's sensors, left out for reading the lock's state topic (waited for). */
+  const newcomerSensorsLeftOut = () =>
+    waitFor("the newcomer's sensors left out", () => {
+      const r = h()
+        .bridge.registry.refusedClaims()
+        .filter((c) => c.refused.deviceId === 'front_door_lock_2' && c.read);
+      return r.length ? r : undefined;
+    });
   /** The newcomer's entities, present or left out. */
   const newcomers = () => [...seen().entities].filter(([id]) => id.startsWith('front_door_lock_2.'));
   /** What an owner first saw is still so: each tool name on its entity, each entity's name and state topics. */
@@ -96,12 +104,7 @@ describe('security: a newcomer takes no tool name, name or state topic, even whi
     await zigbee.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify(forged), { qos: 1, retain: true });
     await waitFor('the lock held back', mover);
     // The newcomer's sensors read the lock's state topic: the lock's readings would be theirs. They are left out.
-    const misread = await waitFor("the newcomer's sensors left out", () => {
-      const r = h()
-        .bridge.registry.refusedClaims()
-        .filter((c) => c.refused.deviceId === 'front_door_lock_2' && c.read);
-      return r.length ? r : undefined;
-    });
+    const misread = await newcomerSensorsLeftOut();
     for (const r of misread) assert.deepEqual([r.topic, r.owner?.deviceId], [LOCK_STATE, 'front_door_lock']);
     assert.deepEqual(newcomers(), []);
     nothingTaken();
@@ -125,12 +128,7 @@ describe('security: a newcomer takes no tool name, name or state topic, even whi
     await hearth!.close();
     await open();
     await waitFor('the lock held back after the restart', mover);
-    const misread = await waitFor("the newcomer's sensors left out", () => {
-      const r = h()
-        .bridge.registry.refusedClaims()
-        .filter((c) => c.refused.deviceId === 'front_door_lock_2' && c.read);
-      return r.length ? r : undefined;
-    });
+    const misread = await newcomerSensorsLeftOut();
     for (const r of misread) assert.deepEqual([r.topic, r.owner?.deviceId], [LOCK_STATE, 'front_door_lock']);
     const now = seen();
     for (const [tool, entity] of first.tools) if (now.tools.has(tool)) assert.equal(now.tools.get(tool), entity, `${tool} is still ${entity}'s`);
