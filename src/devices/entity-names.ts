@@ -49,8 +49,8 @@ export interface EntityMemory {
    * restarts, so a move waits whole after one too.
    */
   rememberHeldForms?(forms: ReadonlyMap<string, HeldForm | undefined>): void;
-  /** What this entity keeps while its device's move waits, if anything. */
-  heldForm?(entityId: string): HeldForm | undefined;
+  /** What this entity keeps while its device's move waits, if anything (UNREADABLE_HELD_FORM: kept, not readable). */
+  heldForm?(entityId: string): HeldForm | typeof UNREADABLE_HELD_FORM | undefined;
   /** The entities that keep a held form now. */
   heldEntities?(): Iterable<string>;
   /**
@@ -72,6 +72,30 @@ export interface HeldForm {
   valuePath?: string;
   transform?: boolean;
   attributes: Record<string, { topic?: string; path?: string; transform?: boolean }>;
+}
+
+/**
+ * A held form the database keeps that Hearth cannot read (a hand edit, a damaged file). Its entity is withheld while
+ * its device's move waits: letting it follow the source would be the forged rename the held form is there to stop.
+ */
+export const UNREADABLE_HELD_FORM = 'unreadable' as const;
+
+/** A stored held form, checked field by field; undefined when it is not one Hearth wrote. */
+export function parseHeldForm(text: string): HeldForm | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const isObject = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x);
+  const optional = (o: Record<string, unknown>, k: string, type: string) => o[k] === undefined || typeof o[k] === type;
+  if (!isObject(v) || typeof v.name !== 'string' || !isObject(v.attributes)) return undefined;
+  if (!['toolBase', 'stateTopic', 'valuePath'].every((k) => optional(v, k, 'string')) || !optional(v, 'transform', 'boolean')) return undefined;
+  for (const a of Object.values(v.attributes)) {
+    if (!isObject(a) || !optional(a, 'topic', 'string') || !optional(a, 'path', 'string') || !optional(a, 'transform', 'boolean')) return undefined;
+  }
+  return v as unknown as HeldForm;
 }
 
 /** The held form of an entity, as data. */
@@ -149,14 +173,14 @@ export class MemoryEntityNames implements EntityMemory {
   /** entity id -> the state topics it reads. */
   protected readonly readsOf = new Map<string, readonly string[]>();
 
-  protected readonly held = new Map<string, HeldForm>();
+  protected readonly held = new Map<string, HeldForm | typeof UNREADABLE_HELD_FORM>();
 
   rememberHeldForms(forms: ReadonlyMap<string, HeldForm | undefined>): void {
     const changed = [...forms].filter(([id, form]) => (form ? JSON.stringify(this.held.get(id)) !== JSON.stringify(form) : this.held.has(id)));
     if (changed.length) this.storeHeld(changed);
   }
 
-  heldForm(entityId: string): HeldForm | undefined {
+  heldForm(entityId: string): HeldForm | typeof UNREADABLE_HELD_FORM | undefined {
     return this.held.get(entityId);
   }
 
@@ -338,12 +362,15 @@ export class SqliteEntityNames extends MemoryEntityNames {
     }>)
       this.readsOf.set(row.entity_id, [...(this.readsOf.get(row.entity_id) ?? []), row.topic]);
     for (const row of db.prepare('SELECT entity_id, form FROM entity_held_forms').all() as Array<{ entity_id: string; form: string }>) {
-      try {
-        this.held.set(row.entity_id, JSON.parse(row.form) as HeldForm);
-      } catch (err) {
-        // A row Hearth did not write: its entity follows the source (and the row is replaced at the next move).
-        this.log?.warn({ err, entity: row.entity_id }, `the held form of ${row.entity_id} could not be read; it follows its source`);
-      }
+      const form = parseHeldForm(row.form);
+      // A row Hearth did not write is a finding, never a fresh start: its entity is withheld until the move is
+      // confirmed (following the source would be the forged rename the row is there to stop).
+      if (!form)
+        this.log?.error(
+          { entity: row.entity_id },
+          `the held form of ${row.entity_id} in the database could not be read: it is withheld until its device's move is confirmed`,
+        );
+      this.held.set(row.entity_id, form ?? UNREADABLE_HELD_FORM);
     }
     this.setHeld = db.prepare('INSERT INTO entity_held_forms (entity_id, form) VALUES (?, ?) ON CONFLICT (entity_id) DO UPDATE SET form = excluded.form');
     this.dropHeld = db.prepare('DELETE FROM entity_held_forms WHERE entity_id = ?');

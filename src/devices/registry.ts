@@ -10,7 +10,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
 import { firstFew, LineBudget } from '../util/line-budget.js';
 import { commandTopicsOf } from './commands.js';
-import { type EntityMemory, type HeldForm, heldFormOf, MemoryEntityNames, withHeldForm } from './entity-names.js';
+import { type EntityMemory, type HeldForm, heldFormOf, MemoryEntityNames, UNREADABLE_HELD_FORM, withHeldForm } from './entity-names.js';
 import { HomeModel } from './home/home-model.js';
 import { saidAs } from './home/place-names.js';
 import { type Device, deviceWith, type Entity, entityWith, stateTopicsOf } from './model.js';
@@ -243,12 +243,12 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       const source = device.entities.length ? sourceOf.get(device.entities[0]!.id) : undefined;
       if (!moving.has(`${source}\u0000${device.id}`)) return device;
       let changed = false;
-      const entities = device.entities.map((e) => {
-        if (movers.has(e.id)) return e;
+      const entities = device.entities.flatMap((e) => {
+        if (movers.has(e.id)) return [e];
         const before = this.entityIndex.get(e.id);
         let held: Entity;
         if (before && before.deviceId === device.id) {
-          if (before === e) return e;
+          if (before === e) return [e];
           // What the source's move would change stays (the name a tool and a phrase are made from, the topics read);
           // what a person chose since (area, aliases, exposure) is theirs to change while the move waits.
           held = entityWith(e, {
@@ -262,12 +262,17 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
         } else {
           // Not seen in this run (a restart while the move waits): as it was remembered before the move.
           const form = this.memory.heldForm?.(e.id);
-          if (!form) return e;
+          if (!form) return [e];
+          // Kept but unreadable (entity-names.ts): withheld until the move is confirmed, never let follow the source.
+          if (form === UNREADABLE_HELD_FORM) {
+            changed = true;
+            return [];
+          }
           held = withHeldForm(e, form);
         }
         changed = true;
         kept.set(e.id, held);
-        return held;
+        return [held];
       });
       return changed ? deviceWith(device, { entities }) : device;
     });
@@ -333,7 +338,9 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     this.rememberHeld(plan);
     const admitted = plan.found!.filter((c) => !plan.refused!.has(c.entity.id));
     this.memory.rememberCommandTopics?.(new Map(admitted.map((c) => [c.entity.id, commandTopicsOf(c.entity)])));
-    this.memory.rememberStateTopics?.(new Map(admitted.map((c) => [c.entity.id, stateTopicsOf(c.entity)])));
+    // A config naming no device never holds a topic against a named one (assignStateTopicReaders): nothing to keep.
+    const unnamed = new Set(plan.devices!.filter((d) => d.unnamed).map((d) => d.id));
+    this.memory.rememberStateTopics?.(new Map(admitted.map((c) => [c.entity.id, unnamed.has(c.entity.deviceId) ? [] : stateTopicsOf(c.entity)])));
   }
 
   /**

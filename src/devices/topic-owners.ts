@@ -154,17 +154,22 @@ export function orderWithHolders(
 
 /**
  * Who reads each state topic. A topic an entity reads its state on (stateTopicsOf: its state and attribute topics)
- * is read by one device: device files first, then the entities that hold what they read (`remembered` as theirs:
- * present ones in rank order, then those that are away, or moving: every remembered entity not in `found`), then
- * the rest (`found` in rank order). So a state topic stays the device's that read it while Hearth remembers that
- * device, present or away (gone from Zigbee2MQTT's list for a moment, a restart of Hearth): a newcomer is refused
- * it until the device is forgotten, and the device takes it back when it returns. An away entity meeting a topic
- * read before it (a device file, a present sibling of a config naming no device) holds nothing there. A
- * discovered entity of another device naming it as its own is refused whole: else a forged "Front door contact"
- * reading the lock's state topic shows the lock's readings under its own name (reads, history, chat). Entities of
- * one device from one source share (Zigbee2MQTT's one JSON topic per device, Tasmota's `tele/<dev>/SENSOR` read by
- * several entities), and device files share among themselves: a person's config is trusted. So do configs of one
- * source that name no device (`unnamed`: device ids), among themselves only. Returns the refused, by entity id.
+ * is read by one device: else a forged "Front door contact" reading the lock's state topic shows the lock's readings
+ * under its own name (reads, history, chat). The reader, in this order:
+ * - a device of a person's files that takes commands (a hand-written lock): a discovered entity of another device
+ *   reading its topics is refused whole. A file entity that only reads (an extra sensor off a Zigbee2MQTT or Tasmota
+ *   JSON topic, as docs/devices.md shows) shares its topic with anyone: a person's config is trusted to read, and
+ *   must not make the device it reads from go away;
+ * - a discovered device that names itself and holds what it reads (`remembered` as its own), the first in rank
+ *   order (`found` comes in rank order); then one that is away, or moving (a remembered entity not in `found`): a
+ *   state topic stays the device's that read it while Hearth remembers that device (gone from Zigbee2MQTT's list for
+ *   a moment, a restart of Hearth), until it is forgotten, and it takes it back when it returns; then the other
+ *   discovered devices that name themselves, in rank order. Another device's entity reading their topics is refused
+ *   whole. Entities of one device from one source share (Zigbee2MQTT's one JSON topic per device, Tasmota's
+ *   `tele/<dev>/SENSOR` read by several entities), and an away entity with the entities of its device;
+ * - configs of one source that name no device (`unnamed`: device ids) share among themselves, and never take a
+ *   topic a named device reads, whichever came first (so they are not remembered: registry.ts).
+ * Returns the refused, by entity id.
  */
 export function assignStateTopicReaders(
   files: readonly TopicClaim[],
@@ -176,7 +181,10 @@ export function assignStateTopicReaders(
   type Reader = { claim: TopicClaim; file: boolean; away?: undefined } | { claim?: undefined; file: false; away: string };
   const readers = new Map<string, Reader>();
   const refused = new Map<string, TopicRefusal>();
-  for (const claim of files) for (const t of stateTopicsOf(claim.entity)) if (!readers.has(t)) readers.set(t, { claim, file: true });
+  for (const claim of files) {
+    if (!commandTopicsOf(claim.entity).length) continue;
+    for (const t of stateTopicsOf(claim.entity)) if (!readers.has(t)) readers.set(t, { claim, file: true });
+  }
   // One device of one source; or configs of one source that name no device (Device.unnamed), among themselves. An
   // entity that is away is known by its id alone: its device's entities share with it, from whatever source.
   const ours = (reader: Reader, claim: TopicClaim) => {
@@ -211,13 +219,15 @@ export function assignStateTopicReaders(
     const topics = stateTopicsOf(claim.entity);
     return !!held && topics.length > 0 && topics.every((t) => held.includes(t));
   };
+  const named = found.filter((c) => !unnamed.has(c.entity.deviceId));
   const present = new Set([...files, ...found].map((c) => c.entity.id));
-  for (const claim of found) if (holds(claim)) read(claim);
+  for (const claim of named) if (holds(claim)) read(claim);
   for (const [entityId, topics] of remembered) {
     if (present.has(entityId)) continue;
     for (const t of topics) if (!readers.has(t)) readers.set(t, { file: false, away: entityId });
   }
-  for (const claim of found) if (!holds(claim)) read(claim);
+  for (const claim of named) if (!holds(claim)) read(claim);
+  for (const claim of found) if (unnamed.has(claim.entity.deviceId)) read(claim);
   return refused;
 }
 

@@ -49,7 +49,7 @@ export function groupParameters(members: Entity[]): JsonSchema | undefined {
       minItems: 1,
       maxItems: GROUP_MAX_LIST,
       uniqueItems: true,
-      description: 'Only these entity ids.',
+      description: `Only these entity ids (at most ${GROUP_MAX_LIST}).`,
     },
   };
   if (floors.length) properties.floor = { type: 'string', minLength: 1, maxLength: 100, description: 'Only devices on this floor.' };

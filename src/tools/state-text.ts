@@ -100,7 +100,8 @@ export function valueParts(entity: Entity, state: EntityState): string[] {
     if (entity.kind === 'light' && mode !== undefined && k === 'color_mode') continue;
     if (entity.kind === 'light' && entity.colorTemp && k === 'color_temp' && (whiteByTemp || mode !== undefined)) continue;
     if (mode === 'color_temp' && COLOR_ATTRIBUTES.has(k)) continue;
-    // Zigbee2MQTT's lock_state beside a lock's state says it twice ("locked, lock state locked"); it speaks only when it differs.
+    // Zigbee2MQTT's lock_state beside a lock's state says it twice ("locked, lock state locked"); it speaks only when
+    // it differs ("unlocked, lock state not fully locked": a bolt that did not go home, or one still moving).
     if (entity.kind === 'lock' && k === 'lock_state' && v === state.value) continue;
     const text = `${ATTRIBUTE_LABEL[k] ?? k.replace(/_/g, ' ')} ${valueText(entity, v, k)}`;
     if (color && COLOR_ATTRIBUTES.has(k)) colorParts.push(text);

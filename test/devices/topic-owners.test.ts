@@ -138,7 +138,7 @@ describe('state topic readers', () => {
     assert.equal(refused.get('contact.door')?.read, true);
   });
 
-  it('device files share among themselves and outrank every discovered reader; configs naming no device share among themselves only', () => {
+  it('device files that take commands share among themselves and outrank every discovered reader; configs naming no device share among themselves only', () => {
     const refused = assignStateTopicReaders(
       [reads('meter', 'power', 'tele/meter/SENSOR', 'files'), reads('meter_copy', 'voltage', 'tele/meter/SENSOR', 'files')],
       [
@@ -150,7 +150,26 @@ describe('state topic readers', () => {
       ],
       new Set(['weather_a', 'weather_b', 'weather_c']),
     );
-    assert.deepEqual([...refused.keys()].sort(), ['meter_power.sensor', 'station.sensor', 'weather_c.sensor']);
+    // The named station reads weather/json (configs naming no device never take a named device's topic).
+    assert.deepEqual([...refused.keys()].sort(), ['meter_power.sensor', 'weather_a.sensor', 'weather_b.sensor', 'weather_c.sensor']);
     assert.equal(refused.get('meter_power.sensor')?.owner?.id, 'meter.power');
+  });
+
+  it("a person's file that only reads (an extra sensor off a discovered device's JSON) shares the topic: the device stays", () => {
+    const extra: TopicClaim = { entity: { ...reads('lock_extras', 'battery', 'z/Front door', 'files').entity, commandTopic: undefined }, source: 'files' };
+    const refused = assignStateTopicReaders([extra], [reads('front_door', 'lock', 'z/Front door'), reads('contact', 'door', 'z/Front door', 'homeassistant')]);
+    // The lock keeps its topic; a forged contact on it is still refused, naming the lock.
+    assert.deepEqual([...refused.keys()], ['contact.door']);
+    assert.equal(refused.get('contact.door')?.owner?.id, 'front_door.lock');
+  });
+
+  it('a config naming no device never takes a topic a named device reads, whichever came first', () => {
+    const refused = assignStateTopicReaders(
+      [],
+      [reads('hand_written', 'sensor', 'tele/plug/SENSOR', 'homeassistant'), reads('plug', 'energy', 'tele/plug/SENSOR', 'homeassistant')],
+      new Set(['hand_written']),
+    );
+    assert.deepEqual([...refused.keys()], ['hand_written.sensor']);
+    assert.equal(refused.get('hand_written.sensor')?.owner?.id, 'plug.energy');
   });
 });

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
+import Database from 'better-sqlite3';
 import { stateTopicsOf } from '../../src/devices/model.js';
 import type { Hearth } from '../../src/hearth.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
@@ -55,6 +56,14 @@ describe('security: a newcomer takes no tool name, name or state topic, even whi
     h()
       .bridge.registry.refusedClaims()
       .find((r) => r.refused.id === 'front_door_lock.lock' && r.movedFrom);
+  /** The newcomer's sensors, left out for reading the lock's state topic (waited for). */
+  const newcomerSensorsLeftOut = () =>
+    waitFor("the newcomer's sensors left out", () => {
+      const r = h()
+        .bridge.registry.refusedClaims()
+        .filter((c) => c.refused.deviceId === 'front_door_lock_2' && c.read);
+      return r.length ? r : undefined;
+    });
   /** The newcomer's entities, present or left out. */
   const newcomers = () => [...seen().entities].filter(([id]) => id.startsWith('front_door_lock_2.'));
   /** What an owner first saw is still so: each tool name on its entity, each entity's name and state topics. */
@@ -95,12 +104,7 @@ describe('security: a newcomer takes no tool name, name or state topic, even whi
     await zigbee.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify(forged), { qos: 1, retain: true });
     await waitFor('the lock held back', mover);
     // The newcomer's sensors read the lock's state topic: the lock's readings would be theirs. They are left out.
-    const misread = await waitFor("the newcomer's sensors left out", () => {
-      const r = h()
-        .bridge.registry.refusedClaims()
-        .filter((c) => c.refused.deviceId === 'front_door_lock_2' && c.read);
-      return r.length ? r : undefined;
-    });
+    const misread = await newcomerSensorsLeftOut();
     for (const r of misread) assert.deepEqual([r.topic, r.owner?.deviceId], [LOCK_STATE, 'front_door_lock']);
     assert.deepEqual(newcomers(), []);
     nothingTaken();
@@ -124,12 +128,7 @@ describe('security: a newcomer takes no tool name, name or state topic, even whi
     await hearth!.close();
     await open();
     await waitFor('the lock held back after the restart', mover);
-    const misread = await waitFor("the newcomer's sensors left out", () => {
-      const r = h()
-        .bridge.registry.refusedClaims()
-        .filter((c) => c.refused.deviceId === 'front_door_lock_2' && c.read);
-      return r.length ? r : undefined;
-    });
+    const misread = await newcomerSensorsLeftOut();
     for (const r of misread) assert.deepEqual([r.topic, r.owner?.deviceId], [LOCK_STATE, 'front_door_lock']);
     const now = seen();
     for (const [tool, entity] of first.tools) if (now.tools.has(tool)) assert.equal(now.tools.get(tool), entity, `${tool} is still ${entity}'s`);
@@ -154,6 +153,35 @@ describe('security: a newcomer takes no tool name, name or state topic, even whi
         .map((e) => e.id),
       [],
     );
+  });
+
+  it('a held form the database cannot read is a finding: after a restart its sensor is withheld, never let follow the forged list', async () => {
+    await hearth!.close();
+    hearth = undefined;
+    // A hand edit, a damaged file: one row that is no JSON, one without the readings it must have.
+    const db = new Database(join(dir, 'hearth.db'));
+    try {
+      db.prepare('UPDATE entity_held_forms SET form = ? WHERE entity_id = ?').run('{not json', 'front_door_lock.action_user');
+      db.prepare('UPDATE entity_held_forms SET form = ? WHERE entity_id = ?').run('{"name":"Porch source"}', 'front_door_lock.action_source_name');
+    } finally {
+      db.close();
+    }
+    const logs = logSink('debug');
+    hearth = await openHearth(broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': false });
+    await waitFor('the lock held back after the restart', mover);
+    for (const id of ['front_door_lock.action_user', 'front_door_lock.action_source_name']) {
+      assert.ok(logs.find(new RegExp(`held form of ${id.replace('.', '\\.')} in the database could not be read`))[0], `an error names ${id}`);
+      assert.equal(h().bridge.registry.entity(id), undefined, `${id} is withheld`);
+    }
+    // Nothing of the lock follows the forged list meanwhile.
+    assert.deepEqual(
+      h()
+        .bridge.registry.entities()
+        .filter((e) => stateTopicsOf(e).includes('zigbee2mqtt/Porch'))
+        .map((e) => e.id),
+      [],
+    );
+    assert.deepEqual(newcomers(), []);
   });
 
   it('once an owner confirms the move, the sensors follow it; a restart then keeps the new names', async () => {

@@ -1,14 +1,15 @@
 // A state topic is read by one device. Before, a discovered entity of one device could name another device's state
 // topic as its own: a forged "Front door contact" reading the real lock's state topic showed the lock's readings
-// under its own name, in reads, history and chat. Now a state topic belongs to the device that read it first (device
-// files first, then discovered entities as first seen); a discovered entity of another device asking for it is
-// refused whole and listed with the left-out entities, saying whose it is. Entities of one device from one source
+// under its own name, in reads, history and chat. Now a state topic belongs to one device (a person's device that
+// takes commands, else the first discovered device that names itself; topic-owners.ts); a discovered entity of
+// another device asking for it is refused whole and listed with the left-out entities, saying whose it is. A
+// person's file that only reads a discovered device's topic shares it (the device stays). Entities of one device from one source
 // still share (Zigbee2MQTT's one JSON topic per device, Tasmota's `tele/<dev>/SENSOR`, a Shelly's `status/<part>`).
 // The home: the Zigbee2MQTT fixture list (zigbee-herdsman-converters models, named as owners name them) and the
 // second Home Assistant discovery home (Shelly Gen2 and Tasmota shapes), on a real broker (aedes), a real SQLite
 // file and a real HTTP server.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -18,6 +19,7 @@ import { devices } from '../../src/daemon/methods/devices.js';
 import { stateTopicsOf } from '../../src/devices/model.js';
 import type { Hearth } from '../../src/hearth.js';
 import type { HttpServer } from '../../src/http/server.js';
+import { silentLogger } from '../../src/log.js';
 import { refusedClaimsJson, type RefusedClaimJson } from '../../src/present/refused-claim.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { discoveryHome, statePayload } from '../helpers/fixture-home.js';
@@ -189,5 +191,55 @@ describe('security: a state topic is read by one device', () => {
     } finally {
       await forger.endAsync(true);
     }
+  });
+});
+
+describe("a person's device file that reads a discovered device's topic", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-state-topic-file-'));
+  let broker: TestBroker;
+  let hearth: Hearth | undefined;
+  let zigbee: MqttClient;
+
+  before(async () => {
+    broker = await startAedes();
+    zigbee = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    await zigbee.publishAsync('zigbee2mqtt/bridge/devices', JSON.stringify(LIST), { qos: 1, retain: true });
+    await zigbee.publishAsync(LOCK_STATE, JSON.stringify({ state: 'LOCK', battery: 81 }), { qos: 1, retain: true });
+    // An extra sensor off the lock's JSON, as docs/devices.md shows: a person's file only reads the topic.
+    writeFileSync(
+      join(dir, 'extras.yaml'),
+      `devices:
+  - id: lock_extras
+    name: Lock extras
+    entities:
+      battery: { kind: sensor, name: Lock battery, unit: "%", state_topic: "${LOCK_STATE}", value_path: battery }
+`,
+    );
+    hearth = await openHearth(broker.url, dir, silentLogger, {
+      'mqtt.protocolVersion': '4',
+      'discovery.homie.enabled': false,
+      'devices.paths': [join(dir, 'extras.yaml')],
+    });
+  });
+  after(async () => {
+    await hearth?.close();
+    await zigbee?.endAsync(true);
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shares it: the lock stays, with its tool, and the extra sensor reads its battery', async () => {
+    const h = hearth!;
+    await waitFor('the lock', () => h.bridge.registry.entity('front_door_lock.lock'));
+    await waitFor('the extra sensor reading the battery', () => h.bridge.cache.get('lock_extras.battery')?.value === 81);
+    assert.deepEqual(
+      h.bridge.registry
+        .refusedClaims()
+        .filter((r) => r.refused.deviceId === 'front_door_lock')
+        .map((r) => r.refused.id),
+      [],
+      'nothing of the lock is left out',
+    );
+    assert.ok(h.tools.forPrincipal(OWNER).some((t) => t.capability === 'actuator' && t.meta.entityIds.includes('front_door_lock.lock')));
   });
 });

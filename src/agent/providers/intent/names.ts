@@ -2,8 +2,7 @@
 // files or discovery and may be hostile: control and invisible characters go,
 // whitespace collapses, length is capped. A sentence-case name ("Kitchen
 // light") reads as "the kitchen light"; anything else keeps its spelling.
-import { cleanDeviceText } from '../../../tools/device-text.js';
-import { readableName } from '../../../devices/device-text.js';
+import { cleanDeviceText, readableName } from '../../../devices/device-text.js';
 import type { Entity } from '../../../devices/model.js';
 import type { Responses } from './responses.js';
 

@@ -111,20 +111,6 @@ function onOffWords(path: string, on: unknown, off: unknown): PayloadTransform {
   };
 }
 
-/**
- * A Zigbee lock's state: Zigbee2MQTT's `state` is only LOCK or UNLOCK, and a bolt that did not go home (Zigbee lock
- * state 0) is UNLOCK there, told apart only by `lock_state: "not_fully_locked"` beside it. Read that as jammed, not
- * unlocked: a lock call then fails as jammed rather than waiting out its timeout, and no one is told the door is
- * simply unlocked.
- */
-function lockWord(statePath: string, lockStatePath: string, locked: string): PayloadTransform {
-  return (message) => {
-    const json = message.json();
-    const state = readJsonPath(json, statePath);
-    return readJsonPath(json, lockStatePath) === 'not_fully_locked' && state !== locked ? 'JAMMED' : state;
-  };
-}
-
 /** A value a JSON command can carry as it is: a boolean or a finite number. */
 function literal(v: unknown): v is boolean | number {
   return typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
@@ -604,11 +590,9 @@ class Builder {
     const attributes: Entity['attributes'] = {};
     const lockState = find('lock_state');
     const lsPath = lockState?.property ? jsonKeyPath(lockState.property) : undefined;
-    let jammed: PayloadTransform | undefined;
     if (lockState && readable(lockState) && lsPath && !this.properties.has(lockState.property!)) {
       attributes.lock_state = { path: lsPath };
       taken.push(lockState);
-      if (enumValues(lockState)?.includes('not_fully_locked')) jammed = lockWord(state.path, lsPath, state.on);
     }
     return this.commit(
       expose,
@@ -618,7 +602,6 @@ class Builder {
       {
         stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
         valuePath: state.path,
-        ...(jammed ? { transform: jammed } : {}),
         attributes,
         payloads: { lock: state.on, unlock: state.off },
         states: { locked: state.on, unlocked: state.off },
