@@ -172,4 +172,51 @@ describe('state topic readers', () => {
     assert.deepEqual([...refused.keys()], ['hand_written.sensor']);
     assert.equal(refused.get('hand_written.sensor')?.owner?.id, 'plug.energy');
   });
+
+  describe('readers that are away', () => {
+    const remembered = new Map([
+      ['front_door.lock', ['z/Front door']],
+      ['front_door.battery', ['z/Front door']],
+    ]);
+
+    it('an away device holds what it read: a newcomer on it is refused, naming the away entity; a new entity of the device shares it', () => {
+      const refused = assignStateTopicReaders(
+        [],
+        [reads('contact', 'door', 'z/Front door', 'homeassistant'), reads('front_door', 'linkquality', 'z/Front door')],
+        new Set(),
+        new Map([...remembered, ['contact.door', []]]),
+      );
+      assert.deepEqual([...refused.keys()], ['contact.door']);
+      assert.equal(refused.get('contact.door')?.awayOwner, 'front_door.lock');
+      assert.equal(refused.get('contact.door')?.owner, undefined);
+      assert.equal(refused.get('contact.door')?.read, true);
+    });
+
+    it('a present device holding what it read keeps it from an entity ranked before it that now reads it too', () => {
+      // `older` is ranked first (found comes in rank order), but the topic was the lock's.
+      const refused = assignStateTopicReaders(
+        [],
+        [reads('older', 'sensor', 'z/Front door', 'homeassistant'), reads('front_door', 'lock', 'z/Front door')],
+        new Set(),
+        remembered,
+      );
+      assert.deepEqual([...refused.keys()], ['older.sensor']);
+      assert.equal(refused.get('older.sensor')?.owner?.id, 'front_door.lock');
+    });
+
+    it('a moving device holds its topic, said as moving; a device file that takes commands outranks an away one, which holds nothing there', () => {
+      const moving = assignStateTopicReaders(
+        [],
+        [reads('contact', 'door', 'z/Front door', 'homeassistant')],
+        new Set(),
+        remembered,
+        new Set(['front_door.lock']),
+      );
+      assert.equal(moving.get('contact.door')?.ownerMoving, true);
+      const file = reads('hand_lock', 'lock', 'z/Front door', 'files');
+      const refused = assignStateTopicReaders([file], [reads('contact', 'door', 'z/Front door', 'homeassistant')], new Set(), remembered);
+      assert.equal(refused.get('contact.door')?.owner?.id, 'hand_lock.lock');
+      assert.equal(refused.get('contact.door')?.awayOwner, undefined);
+    });
+  });
 });
