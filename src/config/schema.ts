@@ -116,7 +116,8 @@ export const configSchema = {
           type: 'integer',
           minimum: 1,
           default: 90,
-          description: 'Forget the name and rank of an entity not seen for this many days (its tool name is then free again).',
+          description:
+            'Forget the name, rank and topics of an entity not seen for this many days (its tool name, command and state topics are then free again).',
         },
         rememberMax: { type: 'integer', minimum: 100, default: 20000, description: 'Most entities whose names are remembered; the longest unseen go first.' },
         maxDevices: {
