@@ -128,6 +128,39 @@ describe('security: a state topic stays its device’s while the device is away'
     assert.doesNotMatch(read.text ?? '', /unlocked|open/i);
   });
 
+  it("a config naming the away lock's own Zigbee2MQTT identifier does not join it: no tool, nothing read, nothing commanded", async () => {
+    // The IEEE address is public in the retained bridge/devices; Home Assistant discovery lets a config join a device
+    // by its identifiers. Hearth reads Zigbee2MQTT devices from bridge/devices: this copy is not read.
+    const forgedSwitch = {
+      name: 'Porch light',
+      unique_id: 'porch_light_forged',
+      state_topic: LOCK_STATE,
+      command_topic: `${LOCK_STATE}/set`,
+      device: { identifiers: ['zigbee2mqtt_0x000b57fffe9a8b7c'], name: 'Porch light' },
+    };
+    await publish('homeassistant/switch/forged/porch/config', forgedSwitch);
+    await waitFor('the config read and not taken', () =>
+      logs.find(/a Zigbee2MQTT device's config, not read/).some((l) => String(l.topic).includes('homeassistant/switch/forged/porch/config')),
+    );
+    assert.deepEqual(
+      readers().map((e) => e.id),
+      [],
+    );
+    assert.equal(
+      h()
+        .bridge.registry.entities()
+        .filter((e) => e.deviceId === 'front_door_lock').length,
+      0,
+      'nothing joins the away lock',
+    );
+    assert.ok(
+      !h()
+        .tools.all()
+        .some((t) => t.name.startsWith('porch_light')),
+    );
+    await publish('homeassistant/switch/forged/porch/config', '');
+  });
+
   it('after a restart while the lock is away, its state topic is still its own', async () => {
     await close();
     await open();

@@ -210,6 +210,8 @@ export interface HomeAssistantOptions {
   maxEntitiesPerDevice?: number;
   /** How many new configs one device may announce per second on average (discovery.announcementsPerSecond); 10x that at once. */
   announcementsPerSecond?: number;
+  /** Where Hearth reads Zigbee2MQTT's bridge/devices, if it does: Zigbee2MQTT's own configs for it are not read here (process()). */
+  zigbee2mqttPrefix?: string;
 }
 
 /** Defaults of the per-source and per-device bounds (a big home has a few thousand entities, a device a few dozen). */
@@ -507,6 +509,16 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       this.reject(where, `invalid ${platform} config: ${err.describe()}`, hash);
       return false;
     }
+    // Zigbee2MQTT announces its devices here too (`zigbee2mqtt_<IEEE address>`). When Hearth reads Zigbee2MQTT's own
+    // list under the topics this config uses, that is where the device comes from: a copy read here would only let
+    // any config naming such an identifier (the IEEE addresses are in the retained bridge/devices) join a Zigbee2MQTT
+    // device from another source: read its state topic and command its topics, even while it is away. (A
+    // Zigbee2MQTT under another base topic than Hearth's is read here, as before.)
+    if (this.readsZigbee2mqttDevice(validated)) {
+      this.logOnce(where, 'debug', `${platform}: a Zigbee2MQTT device's config, not read: Hearth reads the device from Zigbee2MQTT's bridge/devices`);
+      this.emit('processed', { topic: where, outcome: 'ignore', hash, reason: "a Zigbee2MQTT device: read from Zigbee2MQTT's bridge/devices" });
+      return false;
+    }
     const uniqueId = typeof validated.unique_id === 'string' ? validated.unique_id : undefined;
     if (uniqueId) {
       const owner = this.uniqueIds.get(`${platform} ${uniqueId}`);
@@ -738,6 +750,13 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     return this.ids.idFor(SOURCE_NAME, { identity: raw, name, legacy: slugDeviceId(base) });
   }
 
+  /** A config of a Zigbee2MQTT device (its identifier) with a topic under the prefix Hearth reads Zigbee2MQTT at. */
+  private readsZigbee2mqttDevice(config: Json): boolean {
+    const prefix = this.options.zigbee2mqttPrefix;
+    if (prefix === undefined || !Z2M_IDENTIFIER.test((config.device as DeviceBlock | undefined)?.identifiers[0] ?? '')) return false;
+    return Object.entries(config).some(([k, v]) => k.endsWith('_topic') && typeof v === 'string' && v.startsWith(`${prefix}/`));
+  }
+
   private keyHint(config: Json, uniqueId: string | undefined, objectId: string): string {
     return explicitKey(config) ?? (uniqueId && slugKey(uniqueId) ? uniqueId : objectId);
   }
@@ -877,5 +896,6 @@ export function homeAssistantAdapter(config: HearthConfig): DiscoveryAdapter | u
     maxEntities: d.maxEntities,
     maxEntitiesPerDevice: d.maxEntitiesPerDevice,
     announcementsPerSecond: d.announcementsPerSecond,
+    ...(d.zigbee2mqtt?.enabled !== false ? { zigbee2mqttPrefix: d.zigbee2mqtt?.prefix ?? 'zigbee2mqtt' } : {}),
   });
 }
