@@ -195,14 +195,22 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     const movers = moversOf(plan.found!, remembered);
     if (movers.size) this.keepMovedDevices(plan, new Set(movers.keys()));
     const claims = orderWithHolders(plan.files!, plan.found!, remembered, (ids) => this.memory.firstSeen(ids), movers);
-    const { owners, refused } = assignTopicOwners(claims, (topic) => readTopics.get(topic) ?? this.reserved(topic));
+    // No one commands a topic an away device read (its state topic stays its own while it is away, below): a switch
+    // aimed there would make Hearth write on the lock's state topic, which others read too.
+    const rememberedState = this.memory.rememberedStateTopics?.() ?? new Map<string, readonly string[]>();
+    const present = new Set(plan.claims!.map((c) => c.entity.id));
+    const awayRead = new Map<string, string>();
+    for (const [id, topics] of rememberedState) if (!present.has(id)) for (const t of topics) if (!awayRead.has(t)) awayRead.set(t, id);
+    const forbidden = (topic: string) =>
+      readTopics.get(topic) ?? (awayRead.has(topic) ? `the state topic of ${awayRead.get(topic)}, which is away` : undefined) ?? this.reserved(topic);
+    const { owners, refused } = assignTopicOwners(claims, forbidden);
     // A state topic is read by one device: an entity reading another's is out whole, its command topics too. What
     // an entity read stays its device's while it is away or moving (remembered, as its command topics are).
     const misread = assignStateTopicReaders(
       plan.files!,
       plan.found!.filter((c) => !movers.has(c.entity.id) && !refused.has(c.entity.id)),
       new Set(plan.devices!.filter((d) => d.unnamed).map((d) => d.id)),
-      this.memory.rememberedStateTopics?.() ?? new Map(),
+      rememberedState,
       new Set(movers.keys()),
     );
     for (const [id, r] of misread) refused.set(id, r);
@@ -239,6 +247,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     const sourceOf = new Map(plan.claims!.map((c) => [c.entity.id, c.source]));
     const moving = new Set([...movers].map((id) => `${sourceOf.get(id)}\u0000${deviceOfEntityId(id)}`));
     const kept = new Map<string, Entity>();
+    const withheld = new Set<string>();
     plan.devices = plan.devices!.map((device) => {
       const source = device.entities.length ? sourceOf.get(device.entities[0]!.id) : undefined;
       if (!moving.has(`${source}\u0000${device.id}`)) return device;
@@ -266,6 +275,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
           // Kept but unreadable (entity-names.ts): withheld until the move is confirmed, never let follow the source.
           if (form === UNREADABLE_HELD_FORM) {
             changed = true;
+            withheld.add(e.id);
             return [];
           }
           held = withHeldForm(e, form);
@@ -277,6 +287,15 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       return changed ? deviceWith(device, { entities }) : device;
     });
     plan.held = kept;
+    // Withheld (a held form the database has but cannot read): out of the claims too, so it claims nothing of the
+    // source's and nothing of it is remembered as following the move.
+    if (withheld.size) {
+      const keep = (c: TopicClaim) => !withheld.has(c.entity.id);
+      plan.claims = plan.claims!.filter(keep);
+      plan.files = plan.files!.filter(keep);
+      plan.found = plan.found!.filter(keep);
+      plan.readTopics = readTopicsOf(plan.devices);
+    }
     if (!kept.size) return;
     const swap = (c: TopicClaim) => {
       const before = kept.get(c.entity.id);

@@ -161,6 +161,46 @@ describe('security: a state topic stays its device’s while the device is away'
     await publish('homeassistant/switch/forged/porch/config', '');
   });
 
+  it("no one commands the away lock's state topic: a switch aimed there is refused, naming the lock", async () => {
+    // Without the two forgers (they read the lock's topic too, and would be named instead).
+    await publish('zigbee2mqtt/bridge/devices', listWithout());
+    await publish(CONTACT_CONFIG, '');
+    await waitFor('the forgers gone', () => readAway().length === 0);
+    const aimed = {
+      name: 'Porch switch',
+      unique_id: 'porch_switch_1',
+      command_topic: LOCK_STATE,
+      device: { identifiers: ['porch_switch'], name: 'Porch switch' },
+    };
+    await publish('homeassistant/switch/porch_switch/config', aimed);
+    const refusal = await waitFor('the switch refused', () =>
+      h()
+        .bridge.registry.refusedClaims()
+        .find((r) => r.refused.deviceId === 'porch_switch'),
+    );
+    assert.equal(refusal.topic, LOCK_STATE);
+    assert.match(refusal.reason ?? '', /state topic of front_door_lock\.\S+, which is away/);
+    assert.ok(
+      !h()
+        .tools.all()
+        .some((t) => t.meta.entityIds.some((id) => id.startsWith('porch_switch.'))),
+    );
+    await publish('homeassistant/switch/porch_switch/config', '');
+    await waitFor(
+      'the switch gone',
+      () =>
+        !h()
+          .bridge.registry.refusedClaims()
+          .some((r) => r.refused.deviceId === 'porch_switch'),
+    );
+    await publish('zigbee2mqtt/bridge/devices', listWithout(forgedEntry));
+    await publish(CONTACT_CONFIG, contact);
+    await waitFor('the forgers back, left out', () => {
+      const list = readAway();
+      return list.some((r) => r.device === 'front_door_contact') && list.some((r) => r.device !== 'front_door_contact');
+    });
+  });
+
   it('after a restart while the lock is away, its state topic is still its own', async () => {
     await close();
     await open();

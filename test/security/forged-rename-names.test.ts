@@ -182,6 +182,11 @@ describe('security: a newcomer takes no tool name, name or state topic, even whi
       [],
     );
     assert.deepEqual(newcomers(), []);
+    // Nor is it remembered as following the move: what it read stays its own (held for it while it is withheld).
+    await waitFor('what the restart remembers', () => h().bridge.registry.memory.rememberedStateTopics?.().size);
+    for (const id of ['front_door_lock.action_user', 'front_door_lock.action_source_name']) {
+      assert.deepEqual(h().bridge.registry.memory.rememberedStateTopics?.().get(id), [LOCK_STATE], `${id} keeps ${LOCK_STATE}`);
+    }
   });
 
   it('once an owner confirms the move, the sensors follow it; a restart then keeps the new names', async () => {
