@@ -156,10 +156,11 @@ export function orderWithHolders(
  * Who reads each state topic. A topic an entity reads its state on (stateTopicsOf: its state and attribute topics)
  * is read by one device: else a forged "Front door contact" reading the lock's state topic shows the lock's readings
  * under its own name (reads, history, chat). The reader, in this order:
- * - a device of a person's files that takes commands (a hand-written lock): a discovered entity of another device
- *   reading its topics is refused whole. A file entity that only reads (an extra sensor off a Zigbee2MQTT or Tasmota
- *   JSON topic, as docs/devices.md shows) shares its topic with anyone: a person's config is trusted to read, and
- *   must not make the device it reads from go away;
+ * - a device of a person's files that takes commands (a hand-written lock), for its own state topic: a discovered
+ *   entity of another device reading it is refused whole. What a file reads besides (a read-only file entity: an
+ *   extra sensor off a Zigbee2MQTT or Tasmota JSON topic, as docs/devices.md shows; an attribute read off another
+ *   device's topic) claims nothing: a person's config is trusted to read, and must not make the device it reads
+ *   from go away. Such a topic is the first discovered device's to read it, as any other;
  * - a discovered device that names itself and holds what it reads (`remembered` as its own), the first in rank
  *   order (`found` comes in rank order); then one that is away, or moving (a remembered entity not in `found`): a
  *   state topic stays the device's that read it while Hearth remembers that device (gone from Zigbee2MQTT's list for
@@ -182,8 +183,8 @@ export function assignStateTopicReaders(
   const readers = new Map<string, Reader>();
   const refused = new Map<string, TopicRefusal>();
   for (const claim of files) {
-    if (!commandTopicsOf(claim.entity).length) continue;
-    for (const t of stateTopicsOf(claim.entity)) if (!readers.has(t)) readers.set(t, { claim, file: true });
+    const own = commandTopicsOf(claim.entity).length ? claim.entity.stateTopic : undefined;
+    if (own !== undefined && !readers.has(own)) readers.set(own, { claim, file: true });
   }
   // One device of one source; or configs of one source that name no device (Device.unnamed), among themselves. An
   // entity that is away is known by its id alone: its device's entities share with it, from whatever source.

@@ -163,6 +163,32 @@ describe('state topic readers', () => {
     assert.equal(refused.get('contact.door')?.owner?.id, 'front_door.lock');
   });
 
+  it("a person's device that takes commands owns its own state topic; an attribute it reads off a discovered device's topic is shared", () => {
+    const heater: TopicClaim = {
+      entity: {
+        ...reads('heater', 'climate', 'custom/heater', 'files').entity,
+        attributes: { current_temperature: { topic: 'z/Living room sensor', path: 'temperature' } },
+      },
+      source: 'files',
+    };
+    const refused = assignStateTopicReaders(
+      [heater],
+      [reads('sensor', 'temperature', 'z/Living room sensor'), reads('forged', 'x', 'custom/heater', 'homeassistant')],
+    );
+    assert.deepEqual([...refused.keys()], ['forged.x']);
+    assert.equal(refused.get('forged.x')?.owner?.id, 'heater.climate');
+  });
+
+  it("what a person's file only reads it shares with the first discovered device to read it, and with no other", () => {
+    const door: TopicClaim = { entity: { ...reads('door', 'contact', 'home/door', 'files').entity, commandTopic: undefined }, source: 'files' };
+    const refused = assignStateTopicReaders(
+      [door],
+      [reads('first', 'contact', 'home/door', 'homeassistant'), reads('second', 'contact', 'home/door', 'homeassistant')],
+    );
+    assert.deepEqual([...refused.keys()], ['second.contact']);
+    assert.equal(refused.get('second.contact')?.owner?.id, 'first.contact');
+  });
+
   it('a config naming no device never takes a topic a named device reads, whichever came first', () => {
     const refused = assignStateTopicReaders(
       [],
