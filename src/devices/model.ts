@@ -222,7 +222,8 @@ export interface Device {
   /**
    * Made of configs that name no device (Home Assistant discovery without a `device` block: each config its own
    * device). Such entities may read one state topic among themselves, as hand-written configs for one JSON topic do;
-   * never a topic a device that names itself (or a device file) reads (topic-owners.ts assignStateTopicReaders).
+   * never a topic a device that names itself (or a device file's commanding device) reads (topic-owners.ts
+   * assignStateTopicReaders).
    */
   unnamed?: boolean;
   availability?: Availability;

@@ -70,7 +70,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private exposedKinds = new Map<string, Entity[]>();
   /** Bumped by every rebuild: a rebuild in turns stops when another has started since. */
   private version = 0;
-  /** The set last swapped in, its command topics not written to the memory yet (setSourceInTurns). */
+  /** The set last swapped in, its command and state topics not written to the memory yet (setSourceInTurns). */
   private rememberLater?: Plan;
   /** The refusal lines, bounded per rebuild and per second (report). */
   private readonly refusalLines = new LineBudget();
@@ -346,9 +346,9 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   }
 
   /**
-   * The command topics of the set last swapped in, to the memory (once: a newer rebuild replaces what is not
-   * written yet). Discovered entities' topics outlive this run: after a restart the broker gates them before they
-   * re-announce.
+   * The command and state topics of the set last swapped in, to the memory (once: a newer rebuild replaces what is
+   * not written yet). Discovered entities' topics outlive this run: after a restart the broker gates their command
+   * topics, and a newcomer reading their state topics is refused, before they re-announce.
    */
   private rememberNow(): void {
     const plan = this.rememberLater;
@@ -535,7 +535,10 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     return new Set([...this.refusals.values()].filter((r) => r.movedFrom).map((r) => r.refused.deviceId));
   }
 
-  /** Entities refused for claiming a command topic another device owns (present or away), or one no entity may command. */
+  /**
+   * Entities refused for claiming a command topic another device owns (present or away) or one no entity may command,
+   * for reading another device's state topic (`read`), or held back while their device's move waits (`movedFrom`).
+   */
   refusedClaims(): TopicRefusal[] {
     return [...this.refusals.values()];
   }
@@ -559,7 +562,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
 
   /**
    * A person says a device is gone for good (Home Assistant's "delete device"): what Hearth remembers of its
-   * entities (first-seen rank, tool names, command topics) is forgotten, so a newcomer may take its topics and
+   * entities (first-seen rank, tool names, command and state topics, held forms) is forgotten, so a newcomer may take its topics and
    * names. Only a device no source has now: one still announced would come back at once as a newcomer, behind
    * the claimants it had outranked. Returns the entity ids forgotten (none: Hearth remembers no such device).
    */
