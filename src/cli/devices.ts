@@ -60,7 +60,11 @@ export function registerDevices(program: Command): void {
         typed: { device: '<device>' },
       });
       if (flags.json) return printJson(answer);
-      process.stdout.write(`forgot ${answer.device} (${answer.forgotten.join(', ')}): a newcomer may now take its command topics and names\n`);
+      process.stdout.write(
+        answer.present
+          ? `forgot what ${answer.device} no longer has (${answer.forgotten.join(', ')}): a newcomer may now take their topics and names\n`
+          : `forgot ${answer.device} (${answer.forgotten.join(', ')}): a newcomer may now take its command topics and names\n`,
+      );
     });
   withConfigOptions(group.command('confirm-move'))
     .description(

@@ -363,7 +363,7 @@ export interface Answers {
   hello: HelloAnswer;
   devices: DeviceJson[];
   'devices.refused': RefusedClaimJson[];
-  'devices.forget': { device: string; forgotten: string[] };
+  'devices.forget': { device: string; forgotten: string[]; present?: true };
   'devices.confirm-move': ConfirmMoveAnswer;
   sources: SourcesAnswer;
   tools: ToolsAnswer;

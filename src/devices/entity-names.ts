@@ -58,6 +58,10 @@ export interface EntityMemory {
    * gone. Returns the entity ids forgotten.
    */
   forgetDevice?(deviceId: string): string[];
+  /** Forget these entities (a person said their device no longer has them). Returns the entity ids forgotten. */
+  forgetEntities?(entityIds: readonly string[]): string[];
+  /** Every entity remembered (ranked, named, or holding topics or a held form). */
+  rememberedEntities?(): Iterable<string>;
 }
 
 /**
@@ -236,6 +240,21 @@ export class MemoryEntityNames implements EntityMemory {
     return [...new Set([...keys].map((k) => k.split('#', 1)[0]!))].sort();
   }
 
+  forgetEntities(entityIds: readonly string[]): string[] {
+    const wanted = new Set(entityIds);
+    const keys = new Set([...this.rememberedKeys()].filter((k) => wanted.has(k.split('#', 1)[0]!)));
+    this.drop(keys);
+    return [...new Set([...keys].map((k) => k.split('#', 1)[0]!))].sort();
+  }
+
+  rememberedEntities(): Iterable<string> {
+    return new Set([...this.rememberedKeys()].map((k) => k.split('#', 1)[0]!));
+  }
+
+  private rememberedKeys(): Set<string> {
+    return new Set([...this.seq.keys(), ...this.names.keys(), ...this.topicsOf.keys(), ...this.readsOf.keys(), ...this.held.keys()]);
+  }
+
   /** Forget these keys (entity ids, `<entity id>#<part>`) in memory. */
   protected drop(keys: ReadonlySet<string>): void {
     for (const key of keys) {
@@ -322,6 +341,8 @@ export class SqliteEntityNames extends MemoryEntityNames {
   private readonly dropTopics;
   private readonly addTopic;
   private readonly deviceRows;
+  private readonly entityRows;
+  private readonly dropEntityRows;
   private readonly dropDeviceTopics;
   private readonly dropReads;
   private readonly addRead;
@@ -383,6 +404,12 @@ export class SqliteEntityNames extends MemoryEntityNames {
     this.addRead = db.prepare('INSERT INTO entity_state_topics (entity_id, topic) VALUES (?, ?) ON CONFLICT DO NOTHING');
     this.dropDeviceNames = db.prepare('DELETE FROM entity_names WHERE substr(entity_id, 1, ?) = ?');
     this.dropDeviceHeld = db.prepare('DELETE FROM entity_held_forms WHERE substr(entity_id, 1, ?) = ?');
+    // One entity's rows: its id, and `<entity id>#<part>` (by prefix, with no LIKE).
+    const oneEntity = 'WHERE entity_id = ? OR substr(entity_id, 1, ?) = ?';
+    this.entityRows = db.prepare(`SELECT entity_id FROM entity_names ${oneEntity}`);
+    this.dropEntityRows = ['entity_command_topics', 'entity_state_topics', 'entity_held_forms', 'entity_names'].map((t) =>
+      db.prepare(`DELETE FROM ${t} ${oneEntity}`),
+    );
     this.addTopic = db.prepare('INSERT INTO entity_command_topics (entity_id, topic) VALUES (?, ?) ON CONFLICT DO NOTHING');
     this.insert = db.prepare('INSERT INTO entity_names (entity_id, first_seen, last_seen) VALUES (?, ?, ?) ON CONFLICT (entity_id) DO NOTHING');
     this.byId = db.prepare('SELECT seq FROM entity_names WHERE entity_id = ?');
@@ -456,6 +483,27 @@ export class SqliteEntityNames extends MemoryEntityNames {
       this.notStored(err);
     }
     super.storeHeld(changed);
+  }
+
+  override forgetEntities(entityIds: readonly string[]): string[] {
+    let stored: string[] = [];
+    try {
+      stored = this.db.transaction(() => {
+        const out: string[] = [];
+        for (const id of entityIds) {
+          const part = `${id}#`;
+          const rows = this.entityRows.all(id, part.length, part) as Array<{ entity_id: string }>;
+          for (const stmt of this.dropEntityRows) stmt.run(id, part.length, part);
+          out.push(...rows.map((r) => r.entity_id));
+        }
+        return out;
+      })();
+    } catch (err) {
+      // Not forgotten in the database: a restart would remember it again. Said, and forgotten for this run.
+      this.notStored(err);
+    }
+    const inMemory = super.forgetEntities(entityIds);
+    return [...new Set([...inMemory, ...stored.map((k) => k.split('#', 1)[0]!)])].sort();
   }
 
   override forgetDevice(deviceId: string): string[] {

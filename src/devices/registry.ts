@@ -568,10 +568,20 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
    */
   forgetDevice(deviceId: string): { forgotten: string[]; present: boolean } {
     const present = [...this.sources.values()].some((s) => s.devices.has(deviceId)) || this.deviceIndex.has(deviceId);
-    if (present) return { forgotten: [], present };
-    const forgotten = this.memory.forgetDevice?.(deviceId) ?? [];
+    // Present: only the entities its source no longer has (gone from its exposes after a firmware or converter
+    // update) may be forgotten; they are not away, and would otherwise hold their topics until remember_days.
+    const forgotten = present ? this.forgetVanished(deviceId) : (this.memory.forgetDevice?.(deviceId) ?? []);
     if (forgotten.length) this.rebuild();
     return { forgotten, present };
+  }
+
+  /** What Hearth remembers of a present device's entities that no source has now: forgotten. */
+  private forgetVanished(deviceId: string): string[] {
+    const has = new Set<string>();
+    for (const s of this.sources.values()) for (const e of s.devices.get(deviceId)?.entities ?? []) has.add(e.id);
+    for (const e of this.deviceIndex.get(deviceId)?.entities ?? []) has.add(e.id);
+    const vanished = [...(this.memory.rememberedEntities?.() ?? [])].filter((id) => deviceOfEntityId(id) === deviceId && !has.has(id));
+    return vanished.length ? (this.memory.forgetEntities?.(vanished) ?? []) : [];
   }
 }
 

@@ -141,13 +141,18 @@ export function homeRoutes({ hearth }: ApiContext): Route[] {
         owner(principal, 'forget devices');
         const id = params.id;
         const { forgotten, present } = hearth.bridge.registry.forgetDevice(id);
-        if (present)
+        if (present && !forgotten.length)
           throw new HttpError(409, 'conflict', `${id} is in the home now (its source announces it): remove it at its source first, then forget it`, {
             field: 'id',
           });
         if (!forgotten.length) throw new HttpError(404, 'not_found', `Hearth remembers no device ${JSON.stringify(id)}`, { field: 'id' });
-        hearth.bridge.log.info({ device: id, forgotten, by: principal.id }, `forgot ${id} at ${principal.id}'s word: its command topics and names are free`);
-        return { device: id, forgotten };
+        hearth.bridge.log.info(
+          { device: id, forgotten, by: principal.id, ...(present ? { present } : {}) },
+          present
+            ? `forgot what ${id} no longer has at ${principal.id}'s word: those entities' topics and names are free`
+            : `forgot ${id} at ${principal.id}'s word: its command topics and names are free`,
+        );
+        return { device: id, forgotten, ...(present ? { present: true } : {}) };
       },
     },
     {

@@ -40,16 +40,24 @@ export function sources(bridge: Bridge): SourcesAnswer {
   };
 }
 
-/** Forget a device that is away: not found when Hearth remembers no such device, not done while a source has it. */
-export function forgetDevice(bridge: Bridge, p: { device: string }): { device: string; forgotten: string[] } {
+/**
+ * Forget a device that is away, or the entities a present device no longer has (its source dropped them): not found
+ * when Hearth remembers no such device, not done while a source has the device and all it remembers of it.
+ */
+export function forgetDevice(bridge: Bridge, p: { device: string }): { device: string; forgotten: string[]; present?: true } {
   const { forgotten, present } = bridge.registry.forgetDevice(p.device);
-  if (present)
+  if (present && !forgotten.length)
     throw notDone(
       `${p.device} is in the home now (its source announces it): Hearth forgets only a device that is gone. Remove it at its source first (Zigbee2MQTT, its discovery config), then forget it`,
     );
   if (!forgotten.length) throw notFound(`Hearth remembers no device ${JSON.stringify(p.device)} (a device's id, as \`hearth devices\` or a refusal names it)`);
-  bridge.log.info({ device: p.device, forgotten }, `forgot ${p.device} at a person's word: its command topics and names are free`);
-  return { device: p.device, forgotten };
+  bridge.log.info(
+    { device: p.device, forgotten, ...(present ? { present } : {}) },
+    present
+      ? `forgot what ${p.device} no longer has at a person's word: those entities' topics and names are free`
+      : `forgot ${p.device} at a person's word: its command topics and names are free`,
+  );
+  return { device: p.device, forgotten, ...(present ? { present: true as const } : {}) };
 }
 
 /**
