@@ -436,33 +436,33 @@ export class SqliteEntityNames extends MemoryEntityNames {
   }
 
   protected override storeTopics(changed: ReadonlyArray<readonly [string, readonly string[]]>): void {
-    try {
-      this.db.transaction(() => {
-        for (const [id, topics] of changed) {
-          this.dropTopics.run(id);
-          for (const t of topics) this.addTopic.run(id, t);
-        }
-      })();
-    } catch (err) {
-      // Not stored (read-only, locked, or an entity whose name row could not be written): gated for this run.
-      this.notStored(err);
-    }
+    // Not stored (read-only, locked, or an entity whose name row could not be written): gated for this run.
+    this.writeTopics(this.dropTopics, this.addTopic, changed);
     super.storeTopics(changed);
   }
 
   protected override storeStateTopics(changed: ReadonlyArray<readonly [string, readonly string[]]>): void {
+    // Not stored: held for this run only.
+    this.writeTopics(this.dropReads, this.addRead, changed);
+    super.storeStateTopics(changed);
+  }
+
+  /** Each entity's topics replaced in one of the topic tables (command or state), in one transaction. */
+  private writeTopics(
+    drop: { run(id: string): unknown },
+    add: { run(id: string, topic: string): unknown },
+    changed: ReadonlyArray<readonly [string, readonly string[]]>,
+  ): void {
     try {
       this.db.transaction(() => {
         for (const [id, topics] of changed) {
-          this.dropReads.run(id);
-          for (const t of topics) this.addRead.run(id, t);
+          drop.run(id);
+          for (const t of topics) add.run(id, t);
         }
       })();
     } catch (err) {
-      // Not stored: held for this run only.
       this.notStored(err);
     }
-    super.storeStateTopics(changed);
   }
 
   protected override storeHeld(changed: ReadonlyArray<readonly [string, HeldForm | undefined]>): void {
