@@ -305,19 +305,35 @@ describe("Hearth's Zigbee2MQTT payloads through Zigbee2MQTT's toZigbee converter
     assert.deepEqual(scenes, []);
   });
 
-  it("a scene's endpoint topic that is another device's set topic: the scene is left out, with the reason, not the device", async () => {
+  it("a scene's endpoint topic that is another device's or group's set topic: the scene is left out, with the reason, not the device", async () => {
     const wall = await newDevice('wallSwitch');
-    wall.entry.endpoints = { 1: {}, 2: { scenes: [{ id: 2, name: 'Night' }] } };
-    // Zigbee2MQTT sends zigbee2mqtt/Hallway/Wall switch/2/set to a device named so, not to endpoint 2.
+    wall.entry.endpoints = { 1: { scenes: [{ id: 1, name: 'Evening' }] }, 2: { scenes: [{ id: 2, name: 'Night' }] }, 3: { scenes: [{ id: 3, name: 'Away' }] } };
+    // Zigbee2MQTT sends zigbee2mqtt/Hallway/Wall switch/2/set to a device named so, not to endpoint 2; and .../1/set to
+    // a group named so.
     const other = await simulatedDevice('lumi', 'ZNCZ02LM', '0x00158d0003c4d5e7', 'Hallway/Wall switch/2');
     const list = [convertDevice(wall.entry, OPTIONS), convertDevice(other.entry, OPTIONS)];
-    dropEndpointScenesOnOthersTopics(list, [], 'zigbee2mqtt');
-    assert.equal(list[0]!.device!.entities.filter((e) => e.kind === 'scene').length, 0);
+    dropEndpointScenesOnOthersTopics(list, [{ id: 4, friendly_name: 'Hallway/Wall switch/1' }], 'zigbee2mqtt');
+    assert.deepEqual(
+      list[0]!.device!.entities.filter((e) => e.kind === 'scene').map((e) => [e.name, e.commandTopic]),
+      [['Away', 'zigbee2mqtt/Hallway/Wall switch/3/set']],
+    );
     assert.deepEqual(
       list[0]!.skipped.filter((s) => s.reason === 'topic_taken').map((s) => s.what),
-      ['Night'],
+      ['Evening', 'Night'],
     );
     assert.equal(list[1]!.device!.entities.find((e) => e.key === 'switch')?.commandTopic, 'zigbee2mqtt/Hallway/Wall switch/2/set');
+  });
+
+  it("a one-endpoint device's scenes stay on its own set topic, whatever is named like its endpoint's topic", async () => {
+    const bulb = await newDevice('dimmable');
+    bulb.entry.endpoints = { 1: { scenes: [{ id: 3, name: 'Reading' }] } };
+    const other = await simulatedDevice('lumi', 'ZNCZ02LM', '0x00158d0003c4d5e8', 'Bedroom/Bedside lamp/1');
+    const list = [convertDevice(bulb.entry, OPTIONS), convertDevice(other.entry, OPTIONS)];
+    dropEndpointScenesOnOthersTopics(list, [], 'zigbee2mqtt');
+    assert.deepEqual(
+      list[0]!.device!.entities.filter((e) => e.kind === 'scene').map((e) => [e.name, e.commandTopic]),
+      [['Reading', 'zigbee2mqtt/Bedroom/Bedside lamp/set']],
+    );
   });
 
   it("the /get Hearth sends for a device's unknown state: every property it asks has a converter that reads it", async () => {
