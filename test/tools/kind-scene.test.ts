@@ -15,7 +15,7 @@ describe('scene kind', () => {
   let wall: SimulatedZigbeeDevice;
 
   before(async () => {
-    home = await openDiscoveredHome({ listen: ['scenes/#', 'zigbee2mqtt/+/set', 'zigbee2mqtt/Hallway/Wall switch/+/set'] });
+    home = await openDiscoveredHome({ listen: ['scenes/#', 'zigbee2mqtt/+/set', 'zigbee2mqtt/Hallway/Wall switch/+/set', 'zigbee2mqtt/Lounge bulb/+/set'] });
     // Home Assistant's documented scene config: payload_on defaults to ON.
     await home.publish('homeassistant/scene/movie_time/config', {
       name: 'Movie time',
@@ -115,6 +115,29 @@ describe('scene kind', () => {
       { id: 'hallway_wall_switch.scene_1', topic: 'zigbee2mqtt/Hallway/Wall switch/1/set', endpoint: 1, sceneid: 1 },
       { id: 'hallway_wall_switch.scene_1_ep2', topic: 'zigbee2mqtt/Hallway/Wall switch/2/set', endpoint: 2, sceneid: 1 },
     ]);
+  });
+
+  it("a bulb listed again with a second endpoint: its scene goes to its endpoint's topic at once, with no move to confirm", async () => {
+    // A Philips Hue bulb lists endpoint 11 and Green Power's 242; a re-interview (or Zigbee2MQTT 2.x) shows both.
+    // The scene held `<bulb>/set` and is now recalled on `<bulb>/1/set`: the same device, no rename.
+    const bulb = {
+      ...(await z2mEntry('LED1545G12', '0x000b57fffec6a5b2', 'Lounge bulb')),
+      endpoints: { 1: { scenes: [{ id: 3, name: 'Reading' }] }, 242: {} },
+    };
+    await home.publish('zigbee2mqtt/bridge/devices', [bulb, wall.entry]);
+    await waitFor(
+      'the scene on its endpoint',
+      () => home.hearth.bridge.registry.entity('lounge_bulb.scene_3')?.commandTopic === 'zigbee2mqtt/Lounge bulb/1/set',
+    );
+    assert.deepEqual(
+      home.hearth.bridge.registry.refusedClaims().map((r) => r.refused.id),
+      [],
+      'nothing waits for a person: no move to confirm',
+    );
+    home.clear();
+    assert.match((await home.call('Reading', {})).text!, /^confirmed: activated the scene/);
+    await waitFor('the recall', () => home.received.length > 0);
+    assert.deepEqual(home.received, [{ topic: 'zigbee2mqtt/Lounge bulb/1/set', payload: '{"scene_recall":3}' }]);
   });
 
   it("a Zigbee2MQTT group's scene is recalled on the group's set topic; a group without scenes gives nothing", async () => {
