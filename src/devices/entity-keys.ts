@@ -5,6 +5,8 @@
 // Home Assistant makes `sensor.dehumidifier_energy_power` from "Dehumidifier" + "ENERGY Power". It is unique within
 // its device (`_2` for a newcomer named alike) and kept in SQLite (migration 0023), so a restart, the order configs
 // arrive in, or a newcomer never moves it: rules, approvals, history, the audit and the home's choices name it.
+// Until a person forgets its device (`hearth devices forget`), or what a present device no longer has: then its
+// row goes, and the entity announced again gets a key as a new one would.
 //
 // An installation upgraded from keys made of unique_ids (`8caab5c1d2e3_rl_1`, a Tasmota MAC) keeps the old key of
 // every entity its database refers to (device-ids.ts legacyIdsInUse). Device-controlled input creates rows here, so
@@ -62,6 +64,8 @@ export class EntityKeys {
     insert: { run(deviceId: string, identity: string, key: string, at: string): { changes: number } };
     identity: { get(deviceId: string, identity: string): unknown };
     key: { get(deviceId: string, key: string): unknown };
+    dropDevice: { run(deviceId: string): unknown };
+    dropKey: { run(deviceId: string, key: string): unknown };
   };
 
   constructor(
@@ -77,6 +81,8 @@ export class EntityKeys {
       insert: db.prepare('INSERT INTO entity_keys (device_id, identity, key, first_seen) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
       identity: db.prepare('SELECT key FROM entity_keys WHERE device_id = ? AND identity = ?'),
       key: db.prepare('SELECT 1 FROM entity_keys WHERE device_id = ? AND key = ?'),
+      dropDevice: db.prepare('DELETE FROM entity_keys WHERE device_id = ?'),
+      dropKey: db.prepare('DELETE FROM entity_keys WHERE device_id = ? AND key = ?'),
     };
   }
 
@@ -131,6 +137,49 @@ export class EntityKeys {
       })();
       if (lost) this.options.log?.warn({ lost }, `${lost} entity key(s) were given by another Hearth process at the same moment; kept for this run only`);
     } catch (err) {
+      this.notStored(err);
+    }
+  }
+
+  /**
+   * A person said a device is gone (`hearth devices forget`): its entities' keys are forgotten, in the database too,
+   * so a device announced again gets keys as a new device would.
+   */
+  forgetDevice(deviceId: string): void {
+    this.forget(deviceId);
+  }
+
+  /** A person said a present device no longer has these entities (`<device id>.<key>`): their keys are forgotten. */
+  forgetEntities(entityIds: readonly string[]): void {
+    const byDevice = new Map<string, Set<string>>();
+    for (const id of entityIds) {
+      const dot = id.indexOf('.');
+      if (dot <= 0) continue;
+      const deviceId = id.slice(0, dot);
+      let keys = byDevice.get(deviceId);
+      if (!keys) byDevice.set(deviceId, (keys = new Set()));
+      keys.add(id.slice(dot + 1).split('#', 1)[0]!);
+    }
+    for (const [deviceId, keys] of byDevice) this.forget(deviceId, keys);
+  }
+
+  /** Forget a device's keys (all, or these), in memory, in the batch not written yet, and in the database. */
+  private forget(deviceId: string, keys?: ReadonlySet<string>): void {
+    const gone = (key: string) => !keys || keys.has(key);
+    const scope = `${deviceId}\u0000`;
+    for (const [at, key] of this.byIdentity) if (at.startsWith(scope) && gone(key)) this.byIdentity.delete(at);
+    if (keys) for (const key of keys) this.held.get(deviceId)?.delete(key);
+    else this.held.delete(deviceId);
+    this.pending = this.pending.filter((p) => p.deviceId !== deviceId || !gone(p.key));
+    if (!this.db || !this.write) return;
+    const write = this.write;
+    try {
+      this.db.transaction(() => {
+        if (!keys) write.dropDevice.run(deviceId);
+        else for (const key of keys) write.dropKey.run(deviceId, key);
+      })();
+    } catch (err) {
+      // Not forgotten in the database: a restart would hold the keys again. Said, and forgotten for this run.
       this.notStored(err);
     }
   }
