@@ -101,7 +101,8 @@ export function moversOf(
   remembered: ReadonlyMap<string, readonly string[]>,
 ): Map<string, { claim: TopicClaim; held: readonly string[] }> {
   const movers = new Map<string, { claim: TopicClaim; held: readonly string[] }>();
-  const unheld = (claim: TopicClaim, held: readonly string[]) => commandTopicsOf(claim.entity).some((t) => !held.includes(t));
+  const unheld = (claim: TopicClaim, held: readonly string[]) =>
+    commandTopicsOf(claim.entity).some((t) => !held.includes(t) && !held.some((h) => endpointTwins(claim.source, h, t)));
   for (const claim of found) {
     const held = remembered.get(claim.entity.id);
     if (!held?.length) continue;
@@ -116,6 +117,20 @@ export function moversOf(
     if (unheld(claim, held)) movers.set(claim.entity.id, { claim, held });
   }
   return movers;
+}
+
+/**
+ * Two set topics of one Zigbee2MQTT device, its own and one of its endpoints' (`<device>/set`, `<device>/2/set`):
+ * Zigbee2MQTT resolves both to that device, so an entity going from one to the other (a scene recalled on its
+ * endpoint's topic since the list showed the device's second endpoint) has not moved and needs no confirmation. Only
+ * for the move: the claim is still ranked as a newcomer for the new topic (orderWithHolders), so it takes nothing
+ * another device holds, present or away; and the device's own set topic stays with its other entities.
+ */
+export function endpointTwins(source: string, a: string, b: string): boolean {
+  if (source !== 'zigbee2mqtt' || a === b) return false;
+  const base = (t: string) => /^(.+?)(?:\/\d{1,3})?\/set$/.exec(t)?.[1];
+  const x = base(a);
+  return x !== undefined && x === base(b);
 }
 
 /**
