@@ -231,3 +231,44 @@ describe('Homie discovery on a real broker', () => {
     assert.ok(hearth.bridge.registry.device('kitchen-light')!.source.endsWith('kitchen.yaml'));
   });
 });
+
+describe('Homie 4 property attributes that come after the values', () => {
+  let broker: TestBroker;
+  let hearth: Hearth;
+  let pub: MqttClient;
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-homie-late-'));
+  const LATE = ['homie/kitchen-light/light/power/$datatype', 'homie/kitchen-light/sensor/motion/$datatype'];
+
+  before(async () => {
+    broker = await startAedes();
+    pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    // The retained values are on the broker; two properties' $datatype are not (yet): a busy broker hands a
+    // device's retained burst over in pieces, and Hearth describes a device a moment after it begins.
+    for (const [topic, payload] of fixture('v4-kitchen-light.json'))
+      if (!LATE.includes(topic)) await pub.publishAsync(topic, payload, { retain: true, qos: 1 });
+    hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'discovery.homeassistant.enabled': false, 'discovery.zigbee2mqtt.enabled': false });
+    await waitFor('the brightness read', () => hearth.bridge.cache.get('kitchen-light.light_brightness')?.value === 80);
+  });
+
+  after(async () => {
+    await pub?.endAsync(true).catch(() => undefined);
+    await hearth?.close();
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads their values by the $datatype, not as text first', async () => {
+    for (const topic of LATE) await pub.publishAsync(topic, 'boolean', { retain: true, qos: 1 });
+    await waitFor(
+      'the late properties described as a switch and a binary sensor',
+      () =>
+        hearth.bridge.registry.entity('kitchen-light.light_power')?.kind === 'switch' &&
+        hearth.bridge.registry.entity('kitchen-light.sensor_motion')?.kind === 'binary_sensor',
+    );
+    // The retained "true" and "false" read as a boolean's on and off.
+    await waitFor(
+      'power on, no motion',
+      () => hearth.bridge.cache.get('kitchen-light.light_power')?.value === 'on' && hearth.bridge.cache.get('kitchen-light.sensor_motion')?.value === 'off',
+    );
+  });
+});
