@@ -148,8 +148,14 @@ export class Bridge {
     home?: HomeModel,
     deviceIds?: DeviceIds,
   ) {
-    this.registry = new DeviceRegistry({ log: log.child({ part: 'devices' }), memory: entityMemory, reserved: controlTopics(config), home });
     this.deviceIds = deviceIds ?? new DeviceIds(undefined, { log: log.child({ part: 'devices' }) });
+    this.registry = new DeviceRegistry({
+      log: log.child({ part: 'devices' }),
+      memory: entityMemory,
+      reserved: controlTopics(config),
+      home,
+      entityKeys: this.deviceIds.entityKeys,
+    });
     // A newcomer's id is never one the home already has (a device file's, another source's).
     this.deviceIds.inUse = (id) => !!this.registry.device(id);
     this.cache = new StateCache(connection, log.child({ part: 'state' }));

@@ -10,13 +10,15 @@
 // wherever its database still refers to them (see legacyIdsInUse). Device-controlled input creates rows here, so
 // they are capped: past the cap a newcomer gets the id made from its radio identity, unstored (see idFor).
 // Adapters stay plain converters: they are handed `lookup(source)`, and call commit() once per batch, before
-// the registry hears of the devices, so that only new identities are ever written, in one transaction.
+// the registry hears of the devices, so that only new identities are ever written, in one transaction. How ids are
+// held and written is the id store's (id-store.ts); what an id is made of is this file's.
 import type { Db } from '../db/database.js';
 import type { Logger } from '../log.js';
 import { compileGlob, isWildcard, type Matcher } from '../policy/glob.js';
 import { shortHash, slug } from '../util/slug.js';
 import { PerKeyThrottle } from '../util/per-key-throttle.js';
 import { EntityKeys } from './entity-keys.js';
+import { IdStore } from './id-store.js';
 
 /** Most identities given an id (a home has hundreds; a forged list of 100,000 addresses must not grow the file). */
 export const MAX_DEVICE_IDS = 10_000;
@@ -131,58 +133,37 @@ export function legacyIdsInUse(db: Db): LegacyIds {
 
 const NO_LEGACY: LegacyIds = { ids: new Set(), patterns: [], entities: new Set(), entityPatterns: [] };
 
-interface Pending {
-  source: string;
-  identity: string;
-  id: string;
-  at: string;
-}
-
-export class DeviceIds {
-  /** `<source>\0<identity>` -> id, and the ids held. */
-  private readonly byIdentity = new Map<string, string>();
-  private readonly held = new Set<string>();
-  private pending: Pending[] = [];
+export class DeviceIds extends IdStore {
   private legacy?: LegacyIds;
   private readonly max: number;
   private readonly log?: Logger;
   private readonly notices = new PerKeyThrottle();
-  private warned = false;
-  private readonly write?: {
-    insert: { run(source: string, identity: string, id: string, at: string): { changes: number } };
-    identity: { get(source: string, identity: string): unknown };
-    id: { get(id: string): unknown };
-  };
+  private readonly storedId?: { get(id: string): unknown };
   /** Ids the rest of the home holds (device files, other sources): set by the assembly. */
   inUse: (id: string) => boolean = () => false;
   /** The keys of the devices' entities (the part after the dot), kept as the ids are; committed with them. */
   readonly entityKeys: EntityKeys;
 
-  constructor(
-    private readonly db: Db | undefined,
-    options: DeviceIdOptions = {},
-  ) {
+  constructor(db: Db | undefined, options: DeviceIdOptions = {}) {
+    super(db, {
+      table: 'device_ids',
+      scope: 'source',
+      id: 'id',
+      uniqueWithin: 'store',
+      log: options.log,
+      notStored: 'device ids could not be read or stored (read-only or locked database?): ids not stored are kept for this run only',
+      lost: (lost) => `${lost} device id(s) were given by another Hearth process at the same moment; kept for this run only`,
+    });
     this.max = options.max ?? MAX_DEVICE_IDS;
     this.log = options.log;
     this.legacy = options.legacy;
     this.entityKeys = new EntityKeys(db, () => this.legacyIds(), { log: options.log });
-    if (!db) return;
-    for (const row of db.prepare('SELECT source, identity, id FROM device_ids').all() as Array<{ source: string; identity: string; id: string }>)
-      this.keep(row.source, row.identity, row.id);
-    this.write = {
-      insert: db.prepare('INSERT INTO device_ids (source, identity, id, first_seen) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
-      identity: db.prepare('SELECT id FROM device_ids WHERE source = ? AND identity = ?'),
-      id: db.prepare('SELECT 1 FROM device_ids WHERE id = ?'),
-    };
-  }
-
-  get size(): number {
-    return this.byIdentity.size;
+    this.storedId = db?.prepare('SELECT 1 FROM device_ids WHERE id = ?');
   }
 
   /** The id a source's identity holds, if it has one. */
   idOf(source: string, identity: string): string | undefined {
-    return this.byIdentity.get(`${source}\u0000${identity}`);
+    return this.givenTo(source, identity);
   }
 
   /** The lookup handed to one source's adapter. */
@@ -197,19 +178,13 @@ export class DeviceIds {
    * A new id is held at once and written at the next commit().
    */
   idFor(source: string, request: DeviceIdRequest): string | undefined {
-    const known = this.idOf(source, request.identity);
+    const known = this.known(source, request.identity);
     if (known !== undefined) return known;
-    const stored = this.read(() => this.write?.identity.get(source, request.identity) as { id: string } | undefined);
-    if (stored) {
-      // Another process (the daemon, a `hearth call`) gave it one since this one started.
-      this.keep(source, request.identity, stored.id);
-      return stored.id;
-    }
-    if (this.byIdentity.size >= this.max) return this.pastTheCap(source, request);
+    if (this.size >= this.max) return this.pastTheCap(source, request);
     const legacy = this.legacyIds();
     // The legacy id is made from this identity alone: no other identity ever had it. A device file with that id
     // overrode this device before, and still does (files win).
-    const legacyOurs = DEVICE_ID_RE.test(request.legacy) && !this.held.has(request.legacy) && !this.storedElsewhere(request.legacy);
+    const legacyOurs = DEVICE_ID_RE.test(request.legacy) && !this.holds(request.legacy) && !this.storedElsewhere(request.legacy);
     if (legacyOurs && (legacy.ids.has(request.legacy) || legacy.patterns.some((m) => m(request.legacy))))
       return this.give(source, request.identity, request.legacy);
     const base = deviceIdFromName(request.name);
@@ -223,43 +198,18 @@ export class DeviceIds {
   }
 
   /** Write the ids (and entity keys) given since the last commit, each in one transaction. */
-  commit(): void {
+  override commit(): void {
     this.entityKeys.commit();
-    if (!this.pending.length) return;
-    const batch = this.pending;
-    this.pending = [];
-    if (!this.db || !this.write) return;
-    const insert = this.write.insert;
-    try {
-      let lost = 0;
-      this.db.transaction(() => {
-        for (const p of batch) lost += 1 - insert.run(p.source, p.identity, p.id, p.at).changes;
-      })();
-      // Another process stored one of these a moment before: its row stands from its next start on.
-      if (lost) this.log?.warn({ lost }, `${lost} device id(s) were given by another Hearth process at the same moment; kept for this run only`);
-    } catch (err) {
-      this.notStored(err);
-    }
-  }
-
-  private give(source: string, identity: string, id: string): string {
-    this.keep(source, identity, id);
-    this.pending.push({ source, identity, id, at: new Date().toISOString() });
-    return id;
-  }
-
-  private keep(source: string, identity: string, id: string): void {
-    this.byIdentity.set(`${source}\u0000${identity}`, id);
-    this.held.add(id);
+    super.commit();
   }
 
   /** Whether a new identity may not take this id: another identity holds it, the home has it, or the database refers to it. */
   private taken(id: string): boolean {
-    return this.held.has(id) || this.inUse(id) || this.legacyIds().ids.has(id) || this.storedElsewhere(id);
+    return this.holds(id) || this.inUse(id) || this.legacyIds().ids.has(id) || this.storedElsewhere(id);
   }
 
   private storedElsewhere(id: string): boolean {
-    return !!this.read(() => this.write?.id.get(id));
+    return !!this.read(() => this.storedId?.get(id));
   }
 
   /**
@@ -268,7 +218,7 @@ export class DeviceIds {
    * name-made id is that text.
    */
   private pastTheCap(source: string, request: DeviceIdRequest): string | undefined {
-    const free = DEVICE_ID_RE.test(request.legacy) && !this.held.has(request.legacy) && !this.storedElsewhere(request.legacy);
+    const free = DEVICE_ID_RE.test(request.legacy) && !this.holds(request.legacy) && !this.storedElsewhere(request.legacy);
     const quiet = this.notices.take(`cap ${source}`);
     if (quiet !== undefined)
       this.log?.warn(
@@ -288,21 +238,5 @@ export class DeviceIds {
       }
     }
     return this.legacy;
-  }
-
-  private read<T>(fn: () => T): T | undefined {
-    try {
-      return fn();
-    } catch (err) {
-      this.notStored(err);
-      return undefined;
-    }
-  }
-
-  /** Said once per run: the run goes on with the ids it holds in memory. */
-  private notStored(err: unknown): void {
-    if (this.warned) return;
-    this.warned = true;
-    this.log?.warn({ err }, 'device ids could not be read or stored (read-only or locked database?): ids not stored are kept for this run only');
   }
 }

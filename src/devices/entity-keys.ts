@@ -5,14 +5,18 @@
 // Home Assistant makes `sensor.dehumidifier_energy_power` from "Dehumidifier" + "ENERGY Power". It is unique within
 // its device (`_2` for a newcomer named alike) and kept in SQLite (migration 0023), so a restart, the order configs
 // arrive in, or a newcomer never moves it: rules, approvals, history, the audit and the home's choices name it.
+// Until a person forgets its device (`hearth devices forget`), or what a present device no longer has: then its
+// row goes, and the entity announced again gets a key as a new one would.
 //
 // An installation upgraded from keys made of unique_ids (`8caab5c1d2e3_rl_1`, a Tasmota MAC) keeps the old key of
 // every entity its database refers to (device-ids.ts legacyIdsInUse). Device-controlled input creates rows here, so
-// they are capped: past the cap a newcomer gets its old-style key, unstored (the same on every run).
+// they are capped: past the cap a newcomer gets its old-style key, unstored (the same on every run). How keys are
+// held, written and forgotten is the id store's (id-store.ts); what a key is made of is this file's.
 import type { Db } from '../db/database.js';
 import type { Logger } from '../log.js';
 import { shortHash } from '../util/slug.js';
 import type { LegacyIds } from './device-ids.js';
+import { IdStore } from './id-store.js';
 
 /** Most entities given a key (a home has a few thousand; a forged stream of unique_ids must not grow the file). */
 export const MAX_ENTITY_KEYS = 100_000;
@@ -44,45 +48,31 @@ function wantedKey(request: EntityKeyRequest): string {
   return KEY_RE.test(request.wanted) ? request.wanted : 'entity';
 }
 
-interface Pending {
-  deviceId: string;
-  identity: string;
-  key: string;
-  at: string;
-}
-
-export class EntityKeys {
-  /** `<device id>\0<identity>` -> key, and per device the keys held. */
-  private readonly byIdentity = new Map<string, string>();
-  private readonly held = new Map<string, Set<string>>();
-  private pending: Pending[] = [];
-  private warned = false;
+export class EntityKeys extends IdStore {
   private capSaid = false;
-  private readonly write?: {
-    insert: { run(deviceId: string, identity: string, key: string, at: string): { changes: number } };
-    identity: { get(deviceId: string, identity: string): unknown };
-    key: { get(deviceId: string, key: string): unknown };
-  };
+  private readonly storedKey?: { get(deviceId: string, key: string): unknown };
 
   constructor(
-    private readonly db: Db | undefined,
+    db: Db | undefined,
     /** The ids the database refers to (read once, by the device ids' store). */
     private readonly legacy: () => LegacyIds,
     private readonly options: { log?: Logger; max?: number } = {},
   ) {
-    if (!db) return;
-    for (const row of db.prepare('SELECT device_id, identity, key FROM entity_keys').all() as Array<{ device_id: string; identity: string; key: string }>)
-      this.keep(row.device_id, row.identity, row.key);
-    this.write = {
-      insert: db.prepare('INSERT INTO entity_keys (device_id, identity, key, first_seen) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
-      identity: db.prepare('SELECT key FROM entity_keys WHERE device_id = ? AND identity = ?'),
-      key: db.prepare('SELECT 1 FROM entity_keys WHERE device_id = ? AND key = ?'),
-    };
+    super(db, {
+      table: 'entity_keys',
+      scope: 'device_id',
+      id: 'key',
+      uniqueWithin: 'scope',
+      log: options.log,
+      notStored: 'entity keys could not be read or stored (read-only or locked database?): keys not stored are kept for this run only',
+      lost: (lost) => `${lost} entity key(s) were given by another Hearth process at the same moment; kept for this run only`,
+    });
+    this.storedKey = db?.prepare('SELECT 1 FROM entity_keys WHERE device_id = ? AND key = ?');
   }
 
   /** The key an entity of this device holds, if it has one. */
   keyOf(deviceId: string, identity: string): string | undefined {
-    return this.byIdentity.get(`${deviceId}\u0000${identity}`);
+    return this.givenTo(deviceId, identity);
   }
 
   /**
@@ -91,14 +81,8 @@ export class EntityKeys {
    * key is held at once and written at the next commit().
    */
   keyFor(deviceId: string, request: EntityKeyRequest): string {
-    const known = this.keyOf(deviceId, request.identity);
+    const known = this.known(deviceId, request.identity);
     if (known !== undefined) return known;
-    const stored = this.read(() => this.write?.identity.get(deviceId, request.identity) as { key: string } | undefined);
-    if (stored) {
-      // Another process (the daemon, a `hearth call`) gave it one since this one started.
-      this.keep(deviceId, request.identity, stored.key);
-      return stored.key;
-    }
     const wanted = wantedKey(request);
     const legacy = this.legacy();
     const referred = request.legacy.find(
@@ -108,50 +92,35 @@ export class EntityKeys {
         (legacy.entities.has(`${deviceId}.${key}`) || legacy.entityPatterns.some((m) => m(`${deviceId}.${key}`) && !m(`${deviceId}.${wanted}`))),
     );
     if (referred) return this.give(deviceId, request.identity, referred);
-    if (this.byIdentity.size >= (this.options.max ?? MAX_ENTITY_KEYS)) return this.pastTheCap(deviceId, request);
+    if (this.size >= (this.options.max ?? MAX_ENTITY_KEYS)) return this.pastTheCap(deviceId, request);
     for (let n = 1; n < 10_000; n++) {
       const key = n === 1 ? wanted : withNumber(wanted, n);
       if (!this.taken(deviceId, key, legacy)) return this.give(deviceId, request.identity, key);
     }
     // Ten thousand entities of one device named alike (the per-device cap is far below): the identity's own.
-    return this.remember(deviceId, request.identity, withHash(wanted, request.identity));
+    return this.keep(deviceId, request.identity, withHash(wanted, request.identity));
   }
 
-  /** Write the keys given since the last commit, in one transaction. */
-  commit(): void {
-    if (!this.pending.length) return;
-    const batch = this.pending;
-    this.pending = [];
-    if (!this.db || !this.write) return;
-    const insert = this.write.insert;
-    try {
-      let lost = 0;
-      this.db.transaction(() => {
-        for (const p of batch) lost += 1 - insert.run(p.deviceId, p.identity, p.key, p.at).changes;
-      })();
-      if (lost) this.options.log?.warn({ lost }, `${lost} entity key(s) were given by another Hearth process at the same moment; kept for this run only`);
-    } catch (err) {
-      this.notStored(err);
+  /**
+   * A person said a device is gone (`hearth devices forget`): its entities' keys are forgotten, in the database too,
+   * so a device announced again gets keys as a new device would.
+   */
+  forgetDevice(deviceId: string): void {
+    this.forget(deviceId);
+  }
+
+  /** A person said a present device no longer has these entities (`<device id>.<key>`): their keys are forgotten. */
+  forgetEntities(entityIds: readonly string[]): void {
+    const byDevice = new Map<string, Set<string>>();
+    for (const id of entityIds) {
+      const dot = id.indexOf('.');
+      if (dot <= 0) continue;
+      const deviceId = id.slice(0, dot);
+      let keys = byDevice.get(deviceId);
+      if (!keys) byDevice.set(deviceId, (keys = new Set()));
+      keys.add(id.slice(dot + 1).split('#', 1)[0]!);
     }
-  }
-
-  private give(deviceId: string, identity: string, key: string): string {
-    this.keep(deviceId, identity, key);
-    this.pending.push({ deviceId, identity, key, at: new Date().toISOString() });
-    return key;
-  }
-
-  /** Held for this run only (past the cap). */
-  private remember(deviceId: string, identity: string, key: string): string {
-    this.keep(deviceId, identity, key);
-    return key;
-  }
-
-  private keep(deviceId: string, identity: string, key: string): void {
-    this.byIdentity.set(`${deviceId}\u0000${identity}`, key);
-    let keys = this.held.get(deviceId);
-    if (!keys) this.held.set(deviceId, (keys = new Set()));
-    keys.add(key);
+    for (const [deviceId, keys] of byDevice) this.forget(deviceId, keys);
   }
 
   /**
@@ -159,8 +128,8 @@ export class EntityKeys {
    * entity id (an entity not back yet keeps it), unless it is the newcomer's own old key.
    */
   private taken(deviceId: string, key: string, legacy: LegacyIds, own = false): boolean {
-    if (this.held.get(deviceId)?.has(key)) return true;
-    if (this.read(() => this.write?.key.get(deviceId, key))) return true;
+    if (this.holds(key, deviceId)) return true;
+    if (this.read(() => this.storedKey?.get(deviceId, key))) return true;
     return !own && legacy.entities.has(`${deviceId}.${key}`);
   }
 
@@ -173,23 +142,7 @@ export class EntityKeys {
         'entity keys: the most entities are remembered; a new one gets a key of its unique_id, not of its name, and it is not stored',
       );
     }
-    const free = request.legacy.find((key) => KEY_RE.test(key) && !this.held.get(deviceId)?.has(key));
-    return this.remember(deviceId, request.identity, free ?? withHash(request.legacy[0] ?? wantedKey(request), request.identity));
-  }
-
-  private read<T>(fn: () => T): T | undefined {
-    try {
-      return fn();
-    } catch (err) {
-      this.notStored(err);
-      return undefined;
-    }
-  }
-
-  /** Said once per run: the run goes on with the keys it holds in memory. */
-  private notStored(err: unknown): void {
-    if (this.warned) return;
-    this.warned = true;
-    this.options.log?.warn({ err }, 'entity keys could not be read or stored (read-only or locked database?): keys not stored are kept for this run only');
+    const free = request.legacy.find((key) => KEY_RE.test(key) && !this.holds(key, deviceId));
+    return this.keep(deviceId, request.identity, free ?? withHash(request.legacy[0] ?? wantedKey(request), request.identity));
   }
 }

@@ -6,6 +6,7 @@
 // Kept in SQLite (migration 0006) by the assembly; in memory otherwise. Also what a device whose move waits keeps
 // of its sensors (HeldForm, migration 0022), so the move waits whole across a restart.
 import type { Db } from '../db/database.js';
+import { StoreTrouble } from '../db/store-trouble.js';
 import type { Logger } from '../log.js';
 import { type Entity, entityWith } from './model.js';
 import { deviceOfEntityId } from './topic-owners.js';
@@ -334,7 +335,7 @@ export class SqliteEntityNames extends MemoryEntityNames {
   private readonly setName;
   private readonly nameRow;
   private readonly keyRow;
-  private warned = false;
+  private readonly trouble: StoreTrouble;
 
   private readonly touch;
   private lastTouch = 0;
@@ -358,6 +359,7 @@ export class SqliteEntityNames extends MemoryEntityNames {
     limits: RememberLimits = { days: 90, max: 20_000 },
   ) {
     super();
+    this.trouble = new StoreTrouble(log, 'entity names could not be stored (read-only or locked database?): what is not stored is kept for this run only');
     this.forget(limits);
     this.touch = db.prepare("UPDATE entity_names SET last_seen = ? WHERE entity_id = ? OR entity_id LIKE ? || '#%'");
     const rows = db.prepare('SELECT seq, entity_id, tool_name, tool_base FROM entity_names').all() as Array<{
@@ -370,18 +372,8 @@ export class SqliteEntityNames extends MemoryEntityNames {
       this.seq.set(row.entity_id, row.seq);
       if (row.tool_name) super.keep(row.entity_id, row.tool_name, row.tool_base ?? '');
     }
-    const topics = new Map<string, string[]>();
-    for (const row of db.prepare('SELECT entity_id, topic FROM entity_command_topics ORDER BY entity_id, topic').all() as Array<{
-      entity_id: string;
-      topic: string;
-    }>)
-      topics.set(row.entity_id, [...(topics.get(row.entity_id) ?? []), row.topic]);
-    for (const [id, list] of topics) this.keepTopics(id, list);
-    for (const row of db.prepare('SELECT entity_id, topic FROM entity_state_topics ORDER BY entity_id, topic').all() as Array<{
-      entity_id: string;
-      topic: string;
-    }>)
-      this.readsOf.set(row.entity_id, [...(this.readsOf.get(row.entity_id) ?? []), row.topic]);
+    for (const [id, list] of topicsIn(db, 'entity_command_topics')) this.keepTopics(id, list);
+    for (const [id, list] of topicsIn(db, 'entity_state_topics')) this.readsOf.set(id, list);
     for (const row of db.prepare('SELECT entity_id, form FROM entity_held_forms').all() as Array<{ entity_id: string; form: string }>) {
       const form = parseHeldForm(row.form);
       // A row Hearth did not write is a finding, never a fresh start: its entity is withheld until the move is
@@ -569,7 +561,7 @@ export class SqliteEntityNames extends MemoryEntityNames {
     const known = super.nameOf(key);
     if (known) return known;
     // Another process (the daemon, a `hearth call`) may have named it since we read the table.
-    const row = this.safeGet(this.keyRow, key) as { tool_name: string; tool_base: string | null } | undefined;
+    const row = this.trouble.read(() => this.keyRow.get(key)) as { tool_name: string; tool_base: string | null } | undefined;
     if (!row) return undefined;
     super.keep(key, row.tool_name, row.tool_base ?? '');
     return super.nameOf(key);
@@ -578,7 +570,7 @@ export class SqliteEntityNames extends MemoryEntityNames {
   override holderOf(name: string): string | undefined {
     const held = super.holderOf(name);
     if (held !== undefined) return held;
-    const row = this.safeGet(this.nameRow, name) as { entity_id: string; tool_base: string | null } | undefined;
+    const row = this.trouble.read(() => this.nameRow.get(name)) as { entity_id: string; tool_base: string | null } | undefined;
     if (row) super.keep(row.entity_id, name, row.tool_base ?? '');
     return row?.entity_id;
   }
@@ -598,21 +590,21 @@ export class SqliteEntityNames extends MemoryEntityNames {
     super.keep(key, name, base);
   }
 
-  private safeGet(statement: { get(arg: string): unknown }, arg: string): unknown {
-    try {
-      return statement.get(arg);
-    } catch (err) {
-      this.notStored(err);
-      return undefined;
-    }
-  }
-
   /** Said once per run: the run goes on with what it remembers in memory. */
   private notStored(err: unknown): void {
-    if (this.warned) return;
-    this.warned = true;
-    this.log?.warn({ err }, 'entity names could not be stored (read-only or locked database?): what is not stored is kept for this run only');
+    this.trouble.say(err);
   }
+}
+
+/** Each entity's topics in one of the topic tables (command or state), in topic order. */
+function topicsIn(db: Db, table: 'entity_command_topics' | 'entity_state_topics'): Map<string, string[]> {
+  const topics = new Map<string, string[]>();
+  for (const row of db.prepare(`SELECT entity_id, topic FROM ${table} ORDER BY entity_id, topic`).all() as Array<{ entity_id: string; topic: string }>) {
+    let list = topics.get(row.entity_id);
+    if (!list) topics.set(row.entity_id, (list = []));
+    list.push(row.topic);
+  }
+  return topics;
 }
 
 /** The same topics, in any order (none remembered and none now are the same: nothing to write for a sensor). */

@@ -232,10 +232,13 @@ export interface Device {
 
 /** The topics an entity's state arrives on (main + attribute topics). */
 export function stateTopicsOf(entity: Entity): string[] {
-  const topics = new Set<string>();
-  if (entity.stateTopic) topics.add(entity.stateTopic);
-  for (const attr of Object.values(entity.attributes)) if (attr.topic) topics.add(attr.topic);
-  return [...topics];
+  // Without a Set and a spread: the registry asks this of every entity, more than once, on each rebuild.
+  const topics: string[] = entity.stateTopic ? [entity.stateTopic] : [];
+  for (const key in entity.attributes) {
+    const t = entity.attributes[key]!.topic;
+    if (t && !topics.includes(t)) topics.push(t);
+  }
+  return topics;
 }
 
 export function isActuator(entity: Entity): boolean {

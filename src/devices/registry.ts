@@ -48,6 +48,14 @@ export interface RegistryOptions {
   reserved?: ReservedTopics;
   /** Areas, floors and people's choices laid over the sources (SQLite in the assembly); in memory when not given. */
   home?: HomeModel;
+  /** The stored keys of discovered entities (entity-keys.ts): forgotten with what the memory forgets. */
+  entityKeys?: ForgetsEntityKeys;
+}
+
+/** What forgetting a device asks of the entity keys' store (EntityKeys). */
+export interface ForgetsEntityKeys {
+  forgetDevice(deviceId: string): void;
+  forgetEntities(entityIds: readonly string[]): void;
 }
 
 export class DeviceRegistry extends EventEmitter<RegistryEvents> {
@@ -64,6 +72,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private readonly log?: Logger;
   readonly memory: EntityMemory;
   readonly home: HomeModel;
+  private readonly entityKeys?: ForgetsEntityKeys;
   private exposedRanked: Entity[] = [];
   private exposedList: Entity[] = [];
   /** The exposed entities of some kinds, in exposedEntities() order, per kind list asked: emptied by every rebuild. */
@@ -82,6 +91,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     this.reserved = configured ? (t) => dollarTopics(t) ?? configured(t) : dollarTopics;
     this.memory = options.memory ?? new MemoryEntityNames();
     this.home = options.home ?? new HomeModel();
+    this.entityKeys = options.entityKeys;
     // One rebuild (and one 'changed') per change a person makes, or per batch of them (an imported file).
     this.home.on('change', () => {
       if (!this.home.batching) this.rebuild();
@@ -562,16 +572,21 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
 
   /**
    * A person says a device is gone for good (Home Assistant's "delete device"): what Hearth remembers of its
-   * entities (first-seen rank, tool names, command and state topics, held forms) is forgotten, so a newcomer may take its topics and
-   * names. Only a device no source has now: one still announced would come back at once as a newcomer, behind
-   * the claimants it had outranked. Returns the entity ids forgotten (none: Hearth remembers no such device).
+   * entities (first-seen rank, tool names, command and state topics, held forms, entity keys) is forgotten, so a
+   * newcomer may take its topics and names, and the device announced again gets entity keys as a new device would.
+   * Only a device no source has now: one still announced would come back at once as a newcomer, behind the
+   * claimants it had outranked. Returns the entity ids forgotten (none: Hearth remembers no such device).
    */
   forgetDevice(deviceId: string): { forgotten: string[]; present: boolean } {
     const present = [...this.sources.values()].some((s) => s.devices.has(deviceId)) || this.deviceIndex.has(deviceId);
     // Present: only the entities its source no longer has (gone from its exposes after a firmware or converter
     // update) may be forgotten; they are not away, and would otherwise hold their topics until remember_days.
     const forgotten = present ? this.forgetVanished(deviceId) : (this.memory.forgetDevice?.(deviceId) ?? []);
-    if (forgotten.length) this.rebuild();
+    if (forgotten.length) {
+      if (present) this.entityKeys?.forgetEntities(forgotten);
+      else this.entityKeys?.forgetDevice(deviceId);
+      this.rebuild();
+    }
     return { forgotten, present };
   }
 

@@ -101,7 +101,8 @@ export function moversOf(
   remembered: ReadonlyMap<string, readonly string[]>,
 ): Map<string, { claim: TopicClaim; held: readonly string[] }> {
   const movers = new Map<string, { claim: TopicClaim; held: readonly string[] }>();
-  const unheld = (claim: TopicClaim, held: readonly string[]) => commandTopicsOf(claim.entity).some((t) => !held.includes(t));
+  const unheld = (claim: TopicClaim, held: readonly string[]) =>
+    commandTopicsOf(claim.entity).some((t) => !held.includes(t) && !held.some((h) => endpointTwins(claim.source, h, t)));
   for (const claim of found) {
     const held = remembered.get(claim.entity.id);
     if (!held?.length) continue;
@@ -116,6 +117,20 @@ export function moversOf(
     if (unheld(claim, held)) movers.set(claim.entity.id, { claim, held });
   }
   return movers;
+}
+
+/**
+ * Two set topics of one Zigbee2MQTT device, its own and one of its endpoints' (`<device>/set`, `<device>/2/set`):
+ * Zigbee2MQTT resolves both to that device, so an entity going from one to the other (a scene recalled on its
+ * endpoint's topic since the list showed the device's second endpoint) has not moved and needs no confirmation. Only
+ * for the move: the claim is still ranked as a newcomer for the new topic (orderWithHolders), so it takes nothing
+ * another device holds, present or away; and the device's own set topic stays with its other entities.
+ */
+export function endpointTwins(source: string, a: string, b: string): boolean {
+  if (source !== 'zigbee2mqtt' || a === b) return false;
+  const base = (t: string) => /^(.+?)(?:\/\d{1,3})?\/set$/.exec(t)?.[1];
+  const x = base(a);
+  return x !== undefined && x === base(b);
 }
 
 /**
@@ -148,8 +163,13 @@ export function orderWithHolders(
   }
   for (const [entityId, topics] of remembered) if (topics.length && !present.has(entityId)) holders.push({ away: { entityId, topics } });
   const ranks = rank([...holders, ...others].map(idOf));
-  const byRank = (a: Claimant, b: Claimant) => (ranks.get(idOf(a)) ?? 0) - (ranks.get(idOf(b)) ?? 0) || (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0);
-  return [...outranking.map((claim) => ({ claim })), ...holders.sort(byRank), ...others.sort(byRank)];
+  // Each claimant's rank and id looked up once, not at each of a sort's comparisons (10,000 in a big home).
+  const byRank = (list: Claimant[]): Claimant[] =>
+    list
+      .map((c) => ({ c, id: idOf(c), r: ranks.get(idOf(c)) ?? 0 }))
+      .sort((a, b) => a.r - b.r || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((x) => x.c);
+  return [...outranking.map((claim) => ({ claim })), ...byRank(holders), ...byRank(others)];
 }
 
 /**
@@ -197,8 +217,10 @@ export function assignStateTopicReaders(
       (by.entity.deviceId === claim.entity.deviceId || (unnamed.has(by.entity.deviceId) && unnamed.has(claim.entity.deviceId)))
     );
   };
+  // Each claim's topics, asked once (the passes below ask them up to three times; 10,000 entities in a big home).
+  const topicsOf = new Map<TopicClaim, string[]>(found.map((c) => [c, stateTopicsOf(c.entity)]));
   const read = (claim: TopicClaim) => {
-    const topics = stateTopicsOf(claim.entity);
+    const topics = topicsOf.get(claim)!;
     const taken = topics.find((t) => {
       const reader = readers.get(t);
       return reader && !ours(reader, claim);
@@ -217,17 +239,21 @@ export function assignStateTopicReaders(
   };
   const holds = (claim: TopicClaim) => {
     const held = remembered.get(claim.entity.id);
-    const topics = stateTopicsOf(claim.entity);
+    const topics = topicsOf.get(claim)!;
     return !!held && topics.length > 0 && topics.every((t) => held.includes(t));
   };
   const named = found.filter((c) => !unnamed.has(c.entity.deviceId));
-  const present = new Set([...files, ...found].map((c) => c.entity.id));
-  for (const claim of named) if (holds(claim)) read(claim);
+  const holding = named.filter(holds);
+  const present = new Set<string>();
+  for (const c of files) present.add(c.entity.id);
+  for (const c of found) present.add(c.entity.id);
+  for (const claim of holding) read(claim);
   for (const [entityId, topics] of remembered) {
     if (present.has(entityId)) continue;
     for (const t of topics) if (!readers.has(t)) readers.set(t, { file: false, away: entityId });
   }
-  for (const claim of named) if (!holds(claim)) read(claim);
+  const held = new Set(holding);
+  for (const claim of named) if (!held.has(claim)) read(claim);
   for (const claim of found) if (unnamed.has(claim.entity.deviceId)) read(claim);
   return refused;
 }

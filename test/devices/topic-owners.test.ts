@@ -111,6 +111,31 @@ describe('command topic owners', () => {
       assert.equal(owners.get('z/Front door/set'), undefined);
     });
 
+    it("are no movers when a Zigbee2MQTT scene goes from its device's set topic to its endpoint's, and back", () => {
+      const scene = (topic: string, source = 'zigbee2mqtt') => claim('lounge_bulb', 'scene_3', topic, source);
+      const held = new Map([['lounge_bulb.scene_3', ['z/Lounge bulb/set']]]);
+      assert.equal(moversOf([scene('z/Lounge bulb/1/set')], held).size, 0);
+      assert.equal(moversOf([scene('z/Lounge bulb/set')], new Map([['lounge_bulb.scene_3', ['z/Lounge bulb/11/set']]])).size, 0);
+      // Another device's base (a rename), or another source's topics: a move, as before.
+      assert.equal(moversOf([scene('z/Porch/1/set')], held).size, 1);
+      assert.equal(moversOf([scene('z/Lounge bulb/1/set', 'homeassistant')], held).size, 1);
+    });
+
+    it("a scene going to its endpoint's topic takes nothing an away device holds there", () => {
+      // `Lamp/2` was a device of its own (away now), holding `z/Lamp/2/set`; Lamp's scene, first seen, now claims it.
+      const remembered = new Map([
+        ['lamp.scene_1', ['z/Lamp/set']],
+        ['lamp_2.light', ['z/Lamp/2/set']],
+      ]);
+      const found = [claim('lamp', 'scene_1', 'z/Lamp/2/set')];
+      const rank = (ids: readonly string[]) => new Map(ids.map((id) => [id, id === 'lamp.scene_1' ? 1 : 2]));
+      const movers = moversOf(found, remembered);
+      assert.equal(movers.size, 0);
+      const { owners, refused } = assignTopicOwners(orderWithHolders([], found, remembered, rank, movers));
+      assert.equal(refused.get('lamp.scene_1')?.awayOwner, 'lamp_2.light');
+      assert.equal(owners.get('z/Lamp/2/set'), undefined);
+    });
+
     it('are no movers when they claim only what they hold (a new entity of theirs among them)', () => {
       assert.equal(moversOf([claim('front_door', 'lock', 'z/Front door/set'), claim('front_door', 'beep', 'z/Front door/set')], remembered).size, 0);
     });

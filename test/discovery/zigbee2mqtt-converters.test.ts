@@ -12,7 +12,8 @@ import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import * as zhc from 'zigbee-herdsman-converters';
 import { encodeCommand } from '../../src/devices/commands.js';
-import { convertDevice, dropEndpointScenesOnOthersTopics } from '../../src/devices/discovery/zigbee2mqtt/device.js';
+import { convertDevice } from '../../src/devices/discovery/zigbee2mqtt/device.js';
+import { dropEndpointScenesOnOthersTopics } from '../../src/devices/discovery/zigbee2mqtt/endpoint-scenes.js';
 import type { Entity } from '../../src/devices/model.js';
 import type { Hearth } from '../../src/hearth.js';
 import { toCommand } from '../../src/tools/parameters.js';
@@ -107,6 +108,33 @@ const only = (calls: ZigbeeCall[], cluster: string, command: string) => {
 /** Zigbee's colour x and y are in 1/65535 steps. */
 const xyOf = (payload: Record<string, unknown>) => ({ x: (payload.colorx as number) / 65535, y: (payload.colory as number) / 65535 });
 const near = (a: number, b: number, within: number, what: string) => assert.ok(Math.abs(a - b) <= within, `${what}: ${a} is not within ${within} of ${b}`);
+
+/** The name Zigbee2MQTT lists for an endpoint (lib/model/device.ts endpointName: the definition's last name for it, none for `default`). */
+function endpointName(sim: SimulatedZigbeeDevice, id: number): string | undefined {
+  const names = Object.entries((sim.definition.endpoint?.(sim.zh as never) ?? {}) as Record<string, number>).filter(([, ep]) => ep === id);
+  const last = names.at(-1)?.[0];
+  return last === 'default' ? undefined : last;
+}
+
+/**
+ * Each scene entity Hearth makes from the device's entry, called as a tool: the topic Hearth publishes on, and the
+ * endpoint Zigbee2MQTT's scene_recall converter sends genScenes recall to for it (the topic's endpoint part, as
+ * Zigbee2MQTT resolves `<device>/<endpoint id>/set`; none for `<device>/set`).
+ */
+async function recallEach(sim: SimulatedZigbeeDevice) {
+  const scenes = convertDevice(sim.entry, OPTIONS).device!.entities.filter((e) => e.kind === 'scene');
+  const out: Array<{ key: string; name: string; topic: string; endpoint: number; sceneid: unknown }> = [];
+  for (const entity of scenes) {
+    for (const m of encodeCommand(entity, toCommand(entity, {}))) {
+      const rest = m.topic.slice(`zigbee2mqtt/${sim.entry.friendly_name}/`.length).split('/');
+      const r = await sim.set(m.payload, rest.length === 2 && rest[1] === 'set' ? rest[0] : undefined);
+      assert.deepEqual(r.errors, []);
+      const recall = only(r.calls, 'genScenes', 'recall');
+      out.push({ key: entity.key, name: entity.name, topic: m.topic, endpoint: recall.endpoint, sceneid: recall.payload.sceneid });
+    }
+  }
+  return out;
+}
 
 describe("Hearth's Zigbee2MQTT payloads through Zigbee2MQTT's toZigbee converters", () => {
   it('a colour bulb (Philips 9290022166): on, off, 40 %, red, a hex colour, 2700 K', async () => {
@@ -228,24 +256,44 @@ describe("Hearth's Zigbee2MQTT payloads through Zigbee2MQTT's toZigbee converter
     near(hs(await call(bulb, 'light', { action: 'turn_on', color: '#0000ff' })).hue as number, (240 / 360) * 254, 1, 'hue of #0000ff');
   });
 
-  it('scenes stored on a double switch: each is recalled on the endpoint that holds it', async () => {
-    const wall = await newDevice('wallSwitch');
-    wall.entry.endpoints = { 1: { scenes: [{ id: 1, name: 'Evening' }] }, 2: { scenes: [{ id: 2, name: 'Night' }] } };
-    const recalled: Array<{ topic: string; endpoint: number; sceneid: unknown }> = [];
-    for (const key of ['scene_1', 'scene_2']) {
-      const entity = entityOf(wall, key);
-      for (const m of encodeCommand(entity, toCommand(entity, {}))) {
-        // Zigbee2MQTT takes the endpoint from <device>/<endpoint>/set when the topic names one.
-        const topicEndpoint = m.topic.slice(`zigbee2mqtt/${wall.entry.friendly_name}/`.length).split('/')[0];
-        const r = await wall.set(m.payload, topicEndpoint === 'set' ? undefined : topicEndpoint);
-        assert.deepEqual(r.errors, []);
-        const recall = only(r.calls, 'genScenes', 'recall');
-        recalled.push({ topic: m.topic, endpoint: recall.endpoint, sceneid: recall.payload.sceneid });
-      }
-    }
-    assert.deepEqual(recalled, [
-      { topic: 'zigbee2mqtt/Hallway/Wall switch/set', endpoint: 1, sceneid: 1 },
-      { topic: 'zigbee2mqtt/Hallway/Wall switch/2/set', endpoint: 2, sceneid: 2 },
+  it('scenes stored on a double switch (Heiman HS2SW2A): each is recalled on the endpoint that holds it, the same id on both too', async () => {
+    const wall = await simulatedDevice('heiman', 'HS2SW2A/HS2SW2A-N', '0x0d6f0000a1b2c3d4', 'Hallway/Wall switch');
+    // Scene 1 stored on both rockers, as Zigbee2MQTT 2.x lists them: with the name the definition gives each endpoint.
+    wall.entry.endpoints = {
+      1: { name: endpointName(wall, 1), scenes: [{ id: 1, name: 'Evening' }] },
+      2: {
+        name: endpointName(wall, 2),
+        scenes: [
+          { id: 1, name: 'Evening' },
+          { id: 2, name: 'Night' },
+        ],
+      },
+    };
+    assert.deepEqual(await recallEach(wall), [
+      // The key scene_1 is the one the left rocker's scene always had: rules and history keep naming it.
+      { key: 'scene_1', name: 'Evening (left)', topic: 'zigbee2mqtt/Hallway/Wall switch/1/set', endpoint: 1, sceneid: 1 },
+      { key: 'scene_1_ep2', name: 'Evening (right)', topic: 'zigbee2mqtt/Hallway/Wall switch/2/set', endpoint: 2, sceneid: 1 },
+      { key: 'scene_2', name: 'Night', topic: 'zigbee2mqtt/Hallway/Wall switch/2/set', endpoint: 2, sceneid: 2 },
+    ]);
+  });
+
+  it('a light whose default endpoint is not its lowest (Paul Neuhaus NLG-RGBW_light, default 2): scenes on 1 and 2 reach 1 and 2', async () => {
+    const light = await simulatedDevice('paul_neuhaus', 'NLG-RGBW_light', '0x0017880100c1d2e3', 'Study/Desk light');
+    // <device>/set is endpoint 2 on this light: a scene stored on endpoint 1 must not be recalled there.
+    assert.equal(only((await light.set('{"scene_recall": 1}')).calls, 'genScenes', 'recall').endpoint, 2);
+    light.entry.endpoints = { 1: { scenes: [{ id: 1, name: 'Scene 1' }] }, 2: { scenes: [{ id: 1, name: 'Scene 1' }] } };
+    assert.deepEqual(await recallEach(light), [
+      { key: 'scene_1', name: 'Scene 1 (endpoint 1)', topic: 'zigbee2mqtt/Study/Desk light/1/set', endpoint: 1, sceneid: 1 },
+      { key: 'scene_1_ep2', name: 'Scene 1 (endpoint 2)', topic: 'zigbee2mqtt/Study/Desk light/2/set', endpoint: 2, sceneid: 1 },
+    ]);
+  });
+
+  it("a device with one endpoint: its scenes on the device's own set topic, which can mean no other endpoint", async () => {
+    const bulb = await newDevice('dimmable');
+    bulb.entry.endpoints = { 1: { scenes: [{ id: 3, name: 'Reading' }, { id: 4 }] } };
+    assert.deepEqual(await recallEach(bulb), [
+      { key: 'scene_3', name: 'Reading', topic: 'zigbee2mqtt/Bedroom/Bedside lamp/set', endpoint: 1, sceneid: 3 },
+      { key: 'scene_4', name: 'Bedside lamp scene 4', topic: 'zigbee2mqtt/Bedroom/Bedside lamp/set', endpoint: 1, sceneid: 4 },
     ]);
   });
 
@@ -257,19 +305,35 @@ describe("Hearth's Zigbee2MQTT payloads through Zigbee2MQTT's toZigbee converter
     assert.deepEqual(scenes, []);
   });
 
-  it("a scene's endpoint topic that is another device's set topic: the scene is left out, with the reason, not the device", async () => {
+  it("a scene's endpoint topic that is another device's or group's set topic: the scene is left out, with the reason, not the device", async () => {
     const wall = await newDevice('wallSwitch');
-    wall.entry.endpoints = { 1: {}, 2: { scenes: [{ id: 2, name: 'Night' }] } };
-    // Zigbee2MQTT sends zigbee2mqtt/Hallway/Wall switch/2/set to a device named so, not to endpoint 2.
+    wall.entry.endpoints = { 1: { scenes: [{ id: 1, name: 'Evening' }] }, 2: { scenes: [{ id: 2, name: 'Night' }] }, 3: { scenes: [{ id: 3, name: 'Away' }] } };
+    // Zigbee2MQTT sends zigbee2mqtt/Hallway/Wall switch/2/set to a device named so, not to endpoint 2; and .../1/set to
+    // a group named so.
     const other = await simulatedDevice('lumi', 'ZNCZ02LM', '0x00158d0003c4d5e7', 'Hallway/Wall switch/2');
     const list = [convertDevice(wall.entry, OPTIONS), convertDevice(other.entry, OPTIONS)];
-    dropEndpointScenesOnOthersTopics(list, [], 'zigbee2mqtt');
-    assert.equal(list[0]!.device!.entities.filter((e) => e.kind === 'scene').length, 0);
+    dropEndpointScenesOnOthersTopics(list, [{ id: 4, friendly_name: 'Hallway/Wall switch/1' }], 'zigbee2mqtt');
+    assert.deepEqual(
+      list[0]!.device!.entities.filter((e) => e.kind === 'scene').map((e) => [e.name, e.commandTopic]),
+      [['Away', 'zigbee2mqtt/Hallway/Wall switch/3/set']],
+    );
     assert.deepEqual(
       list[0]!.skipped.filter((s) => s.reason === 'topic_taken').map((s) => s.what),
-      ['Night'],
+      ['Evening', 'Night'],
     );
     assert.equal(list[1]!.device!.entities.find((e) => e.key === 'switch')?.commandTopic, 'zigbee2mqtt/Hallway/Wall switch/2/set');
+  });
+
+  it("a one-endpoint device's scenes stay on its own set topic, whatever is named like its endpoint's topic", async () => {
+    const bulb = await newDevice('dimmable');
+    bulb.entry.endpoints = { 1: { scenes: [{ id: 3, name: 'Reading' }] } };
+    const other = await simulatedDevice('lumi', 'ZNCZ02LM', '0x00158d0003c4d5e8', 'Bedroom/Bedside lamp/1');
+    const list = [convertDevice(bulb.entry, OPTIONS), convertDevice(other.entry, OPTIONS)];
+    dropEndpointScenesOnOthersTopics(list, [], 'zigbee2mqtt');
+    assert.deepEqual(
+      list[0]!.device!.entities.filter((e) => e.kind === 'scene').map((e) => [e.name, e.commandTopic]),
+      [['Reading', 'zigbee2mqtt/Bedroom/Bedside lamp/set']],
+    );
   });
 
   it("the /get Hearth sends for a device's unknown state: every property it asks has a converter that reads it", async () => {

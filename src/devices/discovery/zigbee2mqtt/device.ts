@@ -8,9 +8,9 @@ import { deviceIdFromName, type DeviceIdLookup } from '../../device-ids.js';
 import { readableName } from '../../device-text.js';
 import { readJsonPath } from '../../json-path.js';
 import type { Availability, AvailabilitySource, Device, Entity, PayloadTransform } from '../../model.js';
+import { endpointSceneEntities } from './endpoint-scenes.js';
 import { exposesToEntities } from './exposes.js';
 import { cleanName, deviceIdOf, isExactTopic } from './naming.js';
-import { sceneId, sceneRecallEntity } from './scene-recall.js';
 import type { Skip } from './skips.js';
 import type { Z2mDevice } from './types.js';
 
@@ -127,7 +127,7 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
   if (raw.definition.supports_ota === true && !ids.has('update')) {
     result.entities.push(updateEntity(deviceId, name, baseTopic, availability));
   }
-  result.entities.push(...sceneEntities(raw, deviceId, name, baseTopic, availability, ids));
+  result.entities.push(...endpointSceneEntities(raw, { deviceId, name, baseTopic, availability }, ids));
   out.baseTopic = baseTopic;
   if (!result.entities.length) {
     // The device-level reason first; the exposes' own reasons follow.
@@ -159,59 +159,6 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
     entities: result.entities,
   };
   return out;
-}
-
-/** Most scenes read from one device's endpoints (Zigbee allows 16 per group and endpoint; a hostile list is cut). */
-const MAX_SCENES = 32;
-
-/**
- * The scenes stored on the device's endpoints, each an entity that recalls it: {"scene_recall": <id>} on
- * <device>/set. Zigbee2MQTT recalls there on the device's first endpoint; a scene stored on another endpoint (the
- * right rocker of a double switch) is recalled on that endpoint's own topic, <device>/<endpoint id>/set, or it
- * would be asked of an endpoint that does not hold it.
- */
-function sceneEntities(raw: Z2mDevice, deviceId: string, name: string, baseTopic: string, availability: Availability, taken: Set<string>): Entity[] {
-  const out: Entity[] = [];
-  const endpoints = raw.endpoints && typeof raw.endpoints === 'object' && !Array.isArray(raw.endpoints) ? raw.endpoints : {};
-  const seen = new Set<number>();
-  // Zigbee endpoint ids are 1-240; Zigbee2MQTT lists them in ascending order (integer keys).
-  const listed = Object.entries(endpoints).filter(([key]) => /^\d{1,3}$/.test(key) && Number(key) >= 1 && Number(key) <= 240);
-  for (const [key, ep] of listed.slice(0, 16)) {
-    const scenes = ep && typeof ep === 'object' && Array.isArray(ep.scenes) ? ep.scenes : [];
-    const commandTopic = key === listed[0]![0] ? `${baseTopic}/set` : `${baseTopic}/${Number(key)}/set`;
-    for (const scene of scenes) {
-      if (out.length >= MAX_SCENES) return out;
-      const id = sceneId(scene?.id);
-      if (id === undefined || seen.has(id)) continue;
-      if (taken.has(`scene_${id}`)) continue;
-      seen.add(id);
-      out.push(sceneRecallEntity({ id, name: scene.name }, { deviceId, name, baseTopic, availability, commandTopic }));
-    }
-  }
-  return out;
-}
-
-/**
- * A scene on a later endpoint is recalled on <device>/<endpoint id>/set; where a device or group is named so
- * (`Lamp/2` beside `Lamp`), Zigbee2MQTT gives that topic to it. Such a scene is left out (with the reason), never the
- * device or group whose topic it is.
- */
-export function dropEndpointScenesOnOthersTopics(list: ConvertedDevice[], groups: unknown, prefix: string): void {
-  const setTopics = new Set(list.filter((c) => c.device && c.baseTopic).map((c) => `${c.baseTopic}/set`));
-  if (Array.isArray(groups)) {
-    for (const g of groups as Array<{ friendly_name?: unknown }>) if (typeof g?.friendly_name === 'string') setTopics.add(`${prefix}/${g.friendly_name}/set`);
-  }
-  for (const c of list) {
-    const device = c.device;
-    if (!device) continue;
-    const own = `${c.baseTopic}/set`;
-    const clash = device.entities.filter((e) => e.kind === 'scene' && e.commandTopic !== own && setTopics.has(e.commandTopic!));
-    if (!clash.length) continue;
-    c.device = { ...device, entities: device.entities.filter((e) => !clash.includes(e)) };
-    for (const e of clash) {
-      c.skipped.push({ what: e.name, reason: 'topic_taken', detail: `its endpoint's topic ${e.commandTopic} is another device's or group's set topic` });
-    }
-  }
 }
 
 function updateEntity(deviceId: string, name: string, baseTopic: string, availability: Availability): Entity {

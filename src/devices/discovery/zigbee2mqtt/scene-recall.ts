@@ -1,6 +1,7 @@
 // A scene stored in Zigbee (on a device's endpoint or in a group) as the entity that recalls it: Zigbee2MQTT
 // documents {"scene_recall": <id>} on <base topic>/set. Named by the scene's own name, else "<owner> scene <id>";
-// "<owner> <scene>" is its alias, so "activate the lounge movie" finds it too.
+// "<owner> <scene>" is its alias, so "activate the lounge movie" finds it too. A scene named like one on another
+// endpoint of the same device says which: "Evening (right)".
 import type { Availability, Entity } from '../../model.js';
 import { cleanName } from './naming.js';
 
@@ -10,16 +11,18 @@ export function sceneId(raw: unknown): number | undefined {
 }
 
 export function sceneRecallEntity(
-  scene: { id: number; name?: unknown },
+  scene: { id: number; name?: unknown; key?: string; where?: string },
   owner: { deviceId: string; name: string; baseTopic: string; availability: Availability; commandTopic?: string },
 ): Entity {
-  const sceneName = typeof scene.name === 'string' ? cleanName(scene.name) : '';
-  const key = `scene_${scene.id}`;
+  const given = typeof scene.name === 'string' ? cleanName(scene.name) : '';
+  const where = scene.where ? ` (${scene.where})` : '';
+  const sceneName = given && cleanName(`${given}${where}`);
+  const key = scene.key ?? `scene_${scene.id}`;
   return {
     id: `${owner.deviceId}.${key}`,
     key,
     kind: 'scene',
-    name: sceneName || `${owner.name} scene ${scene.id}`,
+    name: sceneName || cleanName(`${owner.name} scene ${scene.id}${where}`),
     aliases: sceneName ? [cleanName(`${owner.name} ${sceneName}`)] : [],
     deviceId: owner.deviceId,
     attributes: {},

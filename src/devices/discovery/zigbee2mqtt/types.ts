@@ -64,6 +64,9 @@ export interface Z2mDevice {
   manufacturer?: string;
   interview_completed?: boolean;
   interviewing?: boolean;
-  /** Per endpoint: the scenes stored on the device (recalled with {"scene_recall": id}). */
-  endpoints?: Record<string, { scenes?: Array<{ id?: unknown; name?: unknown }> }>;
+  /**
+   * Every endpoint of the device, by id: the scenes stored on it (recalled with {"scene_recall": id}), and (2.x) the
+   * name the definition gives it (`left`, `right`; none for the default one).
+   */
+  endpoints?: Record<string, { name?: unknown; scenes?: Array<{ id?: unknown; name?: unknown }> }>;
 }

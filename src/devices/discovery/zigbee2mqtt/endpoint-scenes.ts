@@ -1,0 +1,106 @@
+// The scenes a Zigbee2MQTT device stores on its endpoints (bridge/devices `endpoints: {"1": {scenes: [...]}}`), each
+// an entity that recalls it with {"scene_recall": <id>} on exactly the endpoint that holds it.
+//
+// How Zigbee2MQTT picks the endpoint of a set (lib/extension/publish.ts parseTopic, lib/zigbee.ts
+// resolveEntityAndEndpoint, lib/model/device.ts endpoint()):
+// - `<device>/<x>/set`: `<device>/<x>` is first looked up whole as a device or group name (a device named `Lamp/2`
+//   takes `Lamp/2/set`); else it is split at its last slash into a name and an endpoint. A numeric endpoint is the
+//   endpoint with that id (zh getEndpoint), whatever the definition says; a named one (`right`) goes through the
+//   definition's endpoint() map, and is no endpoint when the map does not name it.
+// - `<device>/set`: the endpoint called `default`: the definition's endpoint() map's `default` entry when it has one
+//   (Paul Neuhaus NLG-RGBW_light: 2, a Philips Hue bulb: 11), else the device's first endpoint in interview order.
+//   bridge/devices says neither (its endpoints are an object: JSON sorts their ids), so where a device lists more
+//   than one endpoint, `<device>/set` may reach another endpoint than the lowest listed one.
+// - scene_recall (zigbee-herdsman-converters toZigbee.scene_recall) sends genScenes recall to that endpoint.
+// So a scene is recalled on `<device>/<endpoint id>/set`, the numeric form (exact on every version and definition),
+// except on a device that lists a single endpoint (Zigbee2MQTT lists all of a device's endpoints): `<device>/set`
+// can mean no other endpoint there, and no other device or group can own it.
+import type { Availability, Entity } from '../../model.js';
+import type { ConvertedDevice } from './device.js';
+import { cleanName } from './naming.js';
+import { sceneId, sceneRecallEntity } from './scene-recall.js';
+import type { Z2mDevice } from './types.js';
+
+/** Most scenes read from one device's endpoints (Zigbee allows 16 per group and endpoint; a hostile list is cut). */
+const MAX_SCENES = 32;
+/** Most endpoints read for scenes. */
+const MAX_ENDPOINTS = 16;
+
+interface Owner {
+  deviceId: string;
+  name: string;
+  baseTopic: string;
+  availability: Availability;
+}
+
+/** What a person calls an endpoint: the definition's name for it (Zigbee2MQTT 2.x lists `name`: `right`), else its id. */
+function endpointLabel(ep: { name?: unknown } | undefined, id: number): string {
+  const name = typeof ep?.name === 'string' ? cleanName(ep.name, 30) : '';
+  return name || `endpoint ${id}`;
+}
+
+/**
+ * One entity per scene an endpoint stores. The same scene id on two endpoints (scene 1 on both rockers of a double
+ * switch) is two scenes: the lowest endpoint holding an id keeps the key `scene_<id>` (the key every scene had before
+ * duplicates were kept, so rules and history still name it), a later one is `scene_<id>_ep<endpoint>`. Scenes named
+ * alike on different endpoints are told apart by the endpoint: "Evening (left)", "Evening (right)".
+ */
+export function endpointSceneEntities(raw: Z2mDevice, owner: Owner, taken: Set<string>): Entity[] {
+  const endpoints = raw.endpoints && typeof raw.endpoints === 'object' && !Array.isArray(raw.endpoints) ? raw.endpoints : {};
+  const keys = Object.keys(endpoints);
+  // Zigbee endpoint ids are 1-240; Zigbee2MQTT lists them as integer keys (read in ascending order).
+  const listed = keys.filter((key) => /^\d{1,3}$/.test(key) && Number(key) >= 1 && Number(key) <= 240).slice(0, MAX_ENDPOINTS);
+  const onlyEndpoint = keys.length === 1;
+  const found: Array<{ endpoint: number; label: string; id: number; name: string }> = [];
+  for (const key of listed) {
+    const ep = endpoints[key];
+    const scenes = ep && typeof ep === 'object' && Array.isArray(ep.scenes) ? ep.scenes : [];
+    const endpoint = Number(key);
+    const ids = new Set<number>();
+    for (const scene of scenes) {
+      if (found.length >= MAX_SCENES) break;
+      const id = sceneId(scene?.id);
+      if (id === undefined || ids.has(id)) continue;
+      ids.add(id);
+      found.push({ endpoint, label: endpointLabel(ep, endpoint), id, name: typeof scene.name === 'string' ? cleanName(scene.name) : '' });
+    }
+  }
+  // A name (its fallback "<device> scene <id>" for an unnamed one) shared by scenes on different endpoints.
+  const spoken = (s: (typeof found)[number]) => (s.name || `scene ${s.id}`).toLowerCase();
+  const endpointsOf = new Map<string, Set<number>>();
+  for (const s of found) endpointsOf.set(spoken(s), (endpointsOf.get(spoken(s)) ?? new Set()).add(s.endpoint));
+  const out: Entity[] = [];
+  const keyed = new Set<number>();
+  for (const s of found) {
+    const key = keyed.has(s.id) ? `scene_${s.id}_ep${s.endpoint}` : `scene_${s.id}`;
+    keyed.add(s.id);
+    if (taken.has(key)) continue;
+    const commandTopic = onlyEndpoint ? `${owner.baseTopic}/set` : `${owner.baseTopic}/${s.endpoint}/set`;
+    const where = endpointsOf.get(spoken(s))!.size > 1 ? s.label : undefined;
+    out.push(sceneRecallEntity({ id: s.id, name: s.name, key, where }, { ...owner, commandTopic }));
+  }
+  return out;
+}
+
+/**
+ * A scene on an endpoint is recalled on <device>/<endpoint id>/set; where a device or group is named so (`Lamp/2`
+ * beside `Lamp`), Zigbee2MQTT gives that topic to it. Such a scene is left out (with the reason), never the device or
+ * group whose topic it is.
+ */
+export function dropEndpointScenesOnOthersTopics(list: ConvertedDevice[], groups: unknown, prefix: string): void {
+  const setTopics = new Set(list.filter((c) => c.device && c.baseTopic).map((c) => `${c.baseTopic}/set`));
+  if (Array.isArray(groups)) {
+    for (const g of groups as Array<{ friendly_name?: unknown }>) if (typeof g?.friendly_name === 'string') setTopics.add(`${prefix}/${g.friendly_name}/set`);
+  }
+  for (const c of list) {
+    const device = c.device;
+    if (!device) continue;
+    const own = `${c.baseTopic}/set`;
+    const clash = device.entities.filter((e) => e.kind === 'scene' && e.commandTopic !== own && setTopics.has(e.commandTopic!));
+    if (!clash.length) continue;
+    c.device = { ...device, entities: device.entities.filter((e) => !clash.includes(e)) };
+    for (const e of clash) {
+      c.skipped.push({ what: e.name, reason: 'topic_taken', detail: `its endpoint's topic ${e.commandTopic} is another device's or group's set topic` });
+    }
+  }
+}
