@@ -1,36 +1,8 @@
 // The engine's own system prompt: what the home is made of (areas and kinds
 // of device), never live values, which the tools report when asked.
 import type { Entity } from '../devices/model.js';
+import { KIND_PLURALS } from '../tools/descriptions.js';
 import { cleanDeviceText } from '../tools/device-text.js';
-
-const KIND_WORDS: Record<string, string> = {
-  sensor: 'sensors',
-  binary_sensor: 'motion/contact sensors',
-  camera: 'cameras',
-  switch: 'switches',
-  light: 'lights',
-  cover: 'covers (doors, blinds)',
-  lock: 'locks',
-  climate: 'thermostats',
-  number: 'numeric settings',
-  select: 'option settings',
-  button: 'buttons',
-  fan: 'fans',
-  valve: 'valves',
-  alarm_control_panel: 'alarm panels',
-  scene: 'scenes',
-  vacuum: 'robot vacuums',
-  lawn_mower: 'lawn mowers',
-  siren: 'sirens',
-  device_tracker: 'presence trackers',
-  event: 'event sources (doorbells, remotes)',
-  update: 'firmware updates',
-  humidifier: 'humidifiers',
-  water_heater: 'water heaters',
-  text: 'text displays',
-  notify: 'message targets',
-  image: 'images',
-};
 
 /** The line an LLM gets when the session speaks from an area (a satellite, a wall tablet). */
 export function speakerAreaLine(area: string): string {
@@ -42,7 +14,7 @@ export function homeSystemPrompt(entities: Entity[]): string {
   for (const e of entities) {
     const area = cleanDeviceText(e.area, 40) || 'no area';
     if (!byArea.has(area)) byArea.set(area, new Set());
-    byArea.get(area)!.add(KIND_WORDS[e.kind] ?? e.kind);
+    byArea.get(area)!.add(KIND_PLURALS[e.kind] ?? e.kind);
   }
   const areas = [...byArea.entries()]
     .sort(([a], [b]) => a.localeCompare(b))

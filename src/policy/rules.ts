@@ -10,8 +10,8 @@ export const EFFECTS: readonly Effect[] = ['allow', 'deny', 'confirm'];
 export const DAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 export type DayName = (typeof DAY_NAMES)[number];
 
-/** Actions devices understand (src/devices/commands.ts), plus the alarm panel's. Kept in step with ACTIONS_BY_KIND (a test checks). */
-export const KNOWN_ACTIONS = [
+/** The core actions (the kinds from switch to button): the ones a bad action's error lists. */
+export const CORE_ACTIONS = [
   'turn_on',
   'turn_off',
   'open',
@@ -25,6 +25,11 @@ export const KNOWN_ACTIONS = [
   'set_value',
   'select_option',
   'press',
+] as const;
+
+/** Actions devices understand (src/devices/commands.ts), plus the alarm panel's. Kept in step with ACTIONS_BY_KIND (a test checks). */
+export const KNOWN_ACTIONS: string[] = [
+  ...CORE_ACTIONS,
   'set_percentage',
   'set_preset_mode',
   'arm_home',
@@ -199,7 +204,7 @@ function validateAction(value: unknown): string {
   const alts = raw.split('|').map((a) => a.trim().toLowerCase());
   for (const a of alts) {
     if (!/^[a-z0-9_*?]+$/.test(a)) {
-      throw new PolicyRuleError('action', `${show(a)} is not read, actuate, an action name (${KNOWN_ACTIONS.slice(0, 13).join(', ')}) or a glob of one`);
+      throw new PolicyRuleError('action', `${show(a)} is not read, actuate, an action name (${CORE_ACTIONS.join(', ')}) or a glob of one`);
     }
     if (!/[*?]/.test(a) && a !== 'read' && a !== 'actuate' && !PERMISSION_ACTIONS.includes(a) && !KNOWN_ACTIONS.includes(a)) {
       throw new PolicyRuleError('action', `unknown action ${show(a)}: use read, actuate, approve, read_audit, * or one of ${KNOWN_ACTIONS.join(', ')}`);

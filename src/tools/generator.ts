@@ -3,7 +3,7 @@
 // kind of device with an `entity` argument, plus find_entities), so that a
 // home of hundreds of entities stays within a model's tool budget.
 import { ACTUATOR_KINDS, type Entity, type EntityKind, FRAME_KINDS } from '../devices/model.js';
-import { actuatorDescription, cameraDescription, DATA_NOTE, readDescription } from './descriptions.js';
+import { actuatorDescription, cameraDescription, DATA_NOTE, KIND_PLURALS, readDescription } from './descriptions.js';
 import { GROUP_ACTIONS, GROUP_DESCRIPTION, GROUP_KINDS, GROUP_TOOL, groupParameters } from './group-call.js';
 import { assignNames, baseToolName, type NameMemory } from './names.js';
 import { schemaForModel } from './model-schema.js';
@@ -377,29 +377,7 @@ export function generateTools(entities: Entity[], options: GenerateOptions, invo
       ...(props.action ? ['action'] : []),
       ...(kind === 'number' ? ['value'] : kind === 'select' ? ['option'] : kind === 'text' ? ['text'] : kind === 'notify' ? ['message'] : []),
     ];
-    const noun =
-      {
-        switch: 'switches',
-        light: 'lights',
-        cover: 'covers (blinds, garage doors, gates)',
-        lock: 'locks',
-        climate: 'thermostats',
-        number: 'numeric settings',
-        select: 'option settings',
-        button: 'buttons',
-        fan: 'fans',
-        valve: 'valves',
-        alarm_control_panel: 'alarm panels',
-        scene: 'scenes',
-        vacuum: 'robot vacuums',
-        lawn_mower: 'lawn mowers',
-        siren: 'sirens',
-        update: 'firmware updates',
-        humidifier: 'humidifiers',
-        water_heater: 'water heaters',
-        text: 'text displays',
-        notify: 'message targets (displays, speakers)',
-      }[kind as string] ?? kind;
+    const noun = KIND_PLURALS[kind] ?? kind;
     make(
       groupedToolFor(kind),
       // Short: one of these per kind is in every grouped set, whatever the home. It names no device (the

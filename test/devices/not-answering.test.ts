@@ -14,33 +14,20 @@ import { devices } from '../../src/daemon/methods/devices.js';
 import type { Hearth } from '../../src/hearth.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { CEILING_LIGHT_ID, ceilingLightEntry } from '../helpers/ceiling-light.js';
 import { request } from '../helpers/http-client.js';
 import { actuatorTool, OWNER, openHearth } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
 
-const ID = 'living_room_ceiling';
+const ID = CEILING_LIGHT_ID;
 const LIGHT = `${ID}.light`;
 const SET = `lights/${ID}/set`;
 const STATE = `lights/${ID}/state`;
 const AVAILABILITY = `lights/${ID}/availability`;
 const PORCH = 'sensors/porch/temperature';
 const FILE = `devices:
-  - id: ${ID}
-    name: Ceiling light
-    area: Living room
-    availability: ${AVAILABILITY}
-    entities:
-      light:
-        kind: light
-        name: Ceiling light
-        state_topic: ${STATE}
-        value_path: state
-        attributes: { brightness: brightness }
-        command_topic: ${SET}
-        command_format: json
-        confirm_timeout_ms: 1500
-        ranges: { brightness: { min: 0, max: 254, step: 1 } }
+${ceilingLightEntry({ state: STATE, set: SET, availability: AVAILABILITY }, 1500)}
   - id: porch
     name: Porch
     entities:

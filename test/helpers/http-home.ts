@@ -7,8 +7,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Hearth } from '../../src/hearth.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import type { Logger } from '../../src/log.js';
+import type { Entity } from '../../src/devices/model.js';
+import type { GeneratedTool } from '../../src/tools/types.js';
 import { McpHttpHandler } from '../../src/mcp/http.js';
 import { type Reply, request, type RequestOptions } from './http-client.js';
+import { openHearth } from './home.js';
+import { logSink } from './log-sink.js';
 import { type HomeInTest, started, type UseHomeOptions, useHome } from './use-home.js';
 
 export interface TokenFor {
@@ -40,6 +44,71 @@ export async function serveWithOwnerAndGuest(hearth: Hearth, log: Logger): Promi
     return secret;
   });
   return { server, owner: owner!, guest: guest! };
+}
+
+export interface ServedHearth {
+  /** Opens Hearth (again after close(): a restart) with a fresh log sink, and serves it. */
+  open(): Promise<void>;
+  /** Closes the server, then Hearth. */
+  close(): Promise<void>;
+  readonly hearth: Hearth;
+  /** What the Hearth opened last has logged. */
+  readonly logs: ReturnType<typeof logSink>;
+  /** The HTTP server's address. */
+  readonly url: string;
+  /** The bearer secrets of OWNER_AND_GUEST's tokens for the Hearth opened last. */
+  readonly owner: string;
+  readonly guest: string;
+  entity(id: string): Entity | undefined;
+  /** The actuator tool acting on this entity, if it has one. */
+  actuatorToolOf(entityId: string): GeneratedTool | undefined;
+}
+
+/**
+ * A Hearth the test opens itself, and may restart, on `brokerUrl()` with its database in `dir` (MQTT 3.1.1, no
+ * Homie), `prepare` run on each opening (the test's rules), served with an owner's and a guest's token
+ * (serveWithOwnerAndGuest). For tests that watch what survives a restart: forged devices, away owners.
+ */
+export function servedHearth(brokerUrl: () => string, dir: string, prepare: (hearth: Hearth) => void): ServedHearth {
+  let hearth: Hearth | undefined;
+  let server: HttpServer | undefined;
+  let logs = logSink('debug');
+  let owner = '';
+  let guest = '';
+  const h = () => started(hearth, 'Hearth');
+  return {
+    async open() {
+      logs = logSink('debug');
+      hearth = await openHearth(brokerUrl(), dir, logs.log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': false });
+      prepare(hearth);
+      ({ server, owner, guest } = await serveWithOwnerAndGuest(hearth, logs.log));
+    },
+    async close() {
+      await server?.close();
+      await hearth?.close();
+      server = hearth = undefined;
+    },
+    get hearth() {
+      return h();
+    },
+    get logs() {
+      return logs;
+    },
+    get url() {
+      return started(server, 'the HTTP server').url;
+    },
+    get owner() {
+      return owner;
+    },
+    get guest() {
+      return guest;
+    },
+    entity: (id) => h().bridge.registry.entity(id),
+    actuatorToolOf: (entityId) =>
+      h()
+        .tools.all()
+        .find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(entityId)),
+  };
 }
 
 export interface UseHttpHomeOptions<K extends string> extends UseHomeOptions {

@@ -14,31 +14,18 @@ import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { BrowserContext, Locator } from 'playwright-core';
 import { freePort } from '../helpers/brokers.js';
+import { CEILING_LIGHT_ID, ceilingLightEntry } from '../helpers/ceiling-light.js';
 import { runHearth, spawnHearth, type Spawned } from '../helpers/cli.js';
 import { startNatsCluster, type TestCluster } from '../helpers/nats-cluster.js';
 import { CHROMIUM, DESKTOP, openSignedIn, PAGE_ARTIFACTS } from '../helpers/page-browser.js';
 import { waitFor } from '../helpers/wait.js';
 
-const ID = 'living_room_ceiling';
+const ID = CEILING_LIGHT_ID;
 const SET = `zigbee2mqtt/${ID}/set`;
 const STATE = `zigbee2mqtt/${ID}`;
 const AVAILABILITY = `zigbee2mqtt/${ID}/availability`;
 const FILE = `devices:
-  - id: ${ID}
-    name: Ceiling light
-    area: Living room
-    availability: ${AVAILABILITY}
-    entities:
-      light:
-        kind: light
-        name: Ceiling light
-        state_topic: ${STATE}
-        value_path: state
-        attributes: { brightness: brightness }
-        command_topic: ${SET}
-        command_format: json
-        confirm_timeout_ms: 3000
-        ranges: { brightness: { min: 0, max: 254, step: 1 } }
+${ceilingLightEntry({ state: STATE, set: SET, availability: AVAILABILITY }, 3000)}
 `;
 
 describe('the page says a device is not answering after its broker node died', () => {

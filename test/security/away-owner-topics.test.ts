@@ -13,14 +13,10 @@ import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { devicesText } from '../../src/cli/devices.js';
 import { devices } from '../../src/daemon/methods/devices.js';
-import type { Hearth } from '../../src/hearth.js';
-import type { HttpServer } from '../../src/http/server.js';
 import { refusedClaimsJson } from '../../src/present/refused-claim.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { request } from '../helpers/http-client.js';
-import { serveWithOwnerAndGuest } from '../helpers/http-home.js';
-import { openHearth } from '../helpers/home.js';
-import { logSink } from '../helpers/log-sink.js';
+import { servedHearth } from '../helpers/http-home.js';
 import { waitFor } from '../helpers/wait.js';
 import { z2mEntry } from '../helpers/zigbee2mqtt.js';
 
@@ -34,41 +30,27 @@ const FAMILY = { id: 'chat:alice', roles: ['family'] };
 describe('security: an owner that is away keeps its command topic', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-away-owner-'));
   let broker: TestBroker;
-  let hearth: Hearth | undefined;
-  let server: HttpServer | undefined;
-  let logs = logSink('debug');
   let device: MqttClient;
-  let owner = '';
-  let guest = '';
   /** Everything published on the lock's command topic. */
   const onLockTopic: string[] = [];
+  const home = servedHearth(
+    () => broker.url,
+    dir,
+    (hearth) =>
+      hearth.policy.add({
+        subject: 'role:family',
+        targetType: 'kind',
+        target: 'light',
+        action: 'actuate',
+        effect: 'allow',
+        note: 'test: family switches lights',
+      }),
+  );
+  const { open, close, entity } = home;
+  const h = () => home.hearth;
 
   const publish = (topic: string, payload: unknown) =>
     device.publishAsync(topic, typeof payload === 'string' ? payload : JSON.stringify(payload), { qos: 1, retain: true });
-  const open = async () => {
-    logs = logSink('debug');
-    hearth = await openHearth(broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': false });
-    hearth.policy.add({
-      subject: 'role:family',
-      targetType: 'kind',
-      target: 'light',
-      action: 'actuate',
-      effect: 'allow',
-      note: 'test: family switches lights',
-    });
-    ({ server, owner, guest } = await serveWithOwnerAndGuest(hearth, logs.log));
-  };
-  const close = async () => {
-    await server?.close();
-    await hearth?.close();
-    server = hearth = undefined;
-  };
-  const h = () => hearth!;
-  const entity = (id: string) => h().bridge.registry.entity(id);
-  const toolFor = (id: string) =>
-    h()
-      .tools.all()
-      .find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(id));
   /** The list without the lock, plus these entries. */
   const listWithout = (...more: unknown[]) => [...LIST.filter((d) => d.friendly_name !== 'Front door lock'), ...more];
   /** Refused claims on the lock's topic, held by the lock's device (its entities share the `set` topic) while it is away. */
@@ -118,29 +100,29 @@ describe('security: an owner that is away keeps its command topic', () => {
     assert.ok(refused.some((e) => e.name === 'Porch light'));
     // No tool for either; a family member allowed lights has nothing to call, and nothing reaches the lock.
     for (const e of refused) {
-      const tool = toolFor(e.id);
+      const tool = home.actuatorToolOf(e.id);
       if (tool) await h().tools.call(tool.name, { action: 'turn_on' }, FAMILY);
       assert.equal(tool, undefined, `${e.id} has no tool`);
     }
     assert.deepEqual(onLockTopic, []);
     // One log line each, naming the topic, the owner (away) and the claimant.
     for (const e of refused) {
-      const lines = logs.lines.filter((l) => l.topic === LOCK_SET && l.refused === e.id);
+      const lines = home.logs.lines.filter((l) => l.topic === LOCK_SET && l.refused === e.id);
       assert.equal(lines.length, 1, JSON.stringify(lines));
       assert.match(String(lines[0].owner), /^front_door_lock\./);
       assert.equal(lines[0].away, true);
       assert.match(lines[0].msg, /held by front_door_lock \(front_door_lock\.\w+\), which is away .* `hearth devices forget front_door_lock`/);
     }
     // An owner sees why (the page's API, `hearth devices`); a guest may not.
-    const seen = await request(`${server!.url}/api/devices/refused`, { token: owner });
+    const seen = await request(`${home.url}/api/devices/refused`, { token: home.owner });
     assert.equal(seen.status, 200, seen.text);
     const porch = (seen.json as Array<Record<string, unknown>>).find((r) => r.name === 'Porch light');
     assert.deepEqual(
       { topic: porch?.topic, ownerAway: porch?.ownerAway, ownerDevice: porch?.ownerDevice },
       { topic: LOCK_SET, ownerAway: true, ownerDevice: 'front_door_lock' },
     );
-    assert.equal((await request(`${server!.url}/api/devices/refused`, { token: guest })).status, 403);
-    assert.equal((await request(`${server!.url}/api/devices/refused`)).status, 401);
+    assert.equal((await request(`${home.url}/api/devices/refused`, { token: home.guest })).status, 403);
+    assert.equal((await request(`${home.url}/api/devices/refused`)).status, 401);
     // `hearth devices`: the claimants under the one away device to forget, each with the topic it claimed.
     const text = devicesText(devices(h().bridge), undefined, refusedClaimsJson(h().bridge));
     assert.equal(text.match(/hearth devices forget front_door_lock/g)?.length, 1, text);
@@ -179,21 +161,21 @@ describe('security: an owner that is away keeps its command topic', () => {
     // The lock is replaced: Zigbee2MQTT lists a new lock (another IEEE address) under the old name.
     await publish('zigbee2mqtt/bridge/devices', listWithout(await z2mEntry('YRD426NRSC', '0x000b57fffe000042', 'Front door lock')));
     const claim = await waitFor('the new lock refused', () => heldAway().find((r) => r.refused.kind === 'lock'));
-    const forget = (id: string, token: string | null) => request(`${server!.url}/api/home/devices/${encodeURIComponent(id)}`, { method: 'DELETE', token });
+    const forget = (id: string, token: string | null) => request(`${home.url}/api/home/devices/${encodeURIComponent(id)}`, { method: 'DELETE', token });
     // Only an owner forgets; a device Hearth never knew is not found; a device in the home now is not forgotten.
-    assert.equal((await forget('front_door_lock', guest)).status, 403);
+    assert.equal((await forget('front_door_lock', home.guest)).status, 403);
     assert.equal((await forget('front_door_lock', null)).status, 401);
-    assert.equal((await forget('no_such_device', owner)).status, 404);
-    const present = await forget('living_room_light', owner);
+    assert.equal((await forget('no_such_device', home.owner)).status, 404);
+    const present = await forget('living_room_light', home.owner);
     assert.equal(present.status, 409, present.text);
     assert.match(present.json.error.message, /is in the home now/);
     assert.equal(heldAway().length > 0, true, 'nothing forgotten by the refused requests');
-    const done = await forget('front_door_lock', owner);
+    const done = await forget('front_door_lock', home.owner);
     assert.equal(done.status, 200, done.text);
     assert.ok(done.json.forgotten.includes(LOCK), done.text);
     const fresh = await waitFor('the new lock on the topic', () => entity(claim.refused.id));
     assert.equal(fresh.commandTopic, LOCK_SET);
-    assert.equal(toolFor(fresh.id)?.capability, 'actuator');
+    assert.equal(home.actuatorToolOf(fresh.id)?.capability, 'actuator');
     assert.deepEqual(heldAway(), []);
   });
 });

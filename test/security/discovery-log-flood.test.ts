@@ -15,6 +15,7 @@ import { LINE_BUDGET } from '../../src/util/line-budget.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { openHearth } from '../helpers/home.js';
 import { type LogLine, logSink } from '../helpers/log-sink.js';
+import { started } from '../helpers/use-home.js';
 import { waitFor } from '../helpers/wait.js';
 
 const BURST = 3000;
@@ -26,13 +27,13 @@ function tally(lines: LogLine[], own: (l: LogLine) => boolean, summary: RegExp) 
   return { ownLines, summaries, counted: ownLines.length + summaries.reduce((n, l) => n + (l.quietCount as number), 0) };
 }
 
-describe('security: a burst of bad discovery configs on distinct topics logs a bounded number of lines', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hearth-discovery-log-flood-'));
-  let broker: TestBroker;
-  let hearth: Hearth | undefined;
-  let device: MqttClient;
+/** The describe block's own broker, a device client on it, and a Hearth with both discovery sources on logging into `logs`. */
+function floodedHome(dirPrefix: string) {
+  const dir = mkdtempSync(join(tmpdir(), dirPrefix));
   const logs = logSink('debug');
-
+  let broker: TestBroker | undefined;
+  let hearth: Hearth | undefined;
+  let device: MqttClient | undefined;
   before(async () => {
     broker = await startAedes();
     device = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
@@ -44,12 +45,28 @@ describe('security: a burst of bad discovery configs on distinct topics logs a b
     await broker?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
+  return {
+    logs,
+    get device() {
+      return started(device, 'the device client');
+    },
+    get hearth() {
+      return started(hearth, 'Hearth');
+    },
+  };
+}
+
+describe('security: a burst of bad discovery configs on distinct topics logs a bounded number of lines', () => {
+  const home = floodedHome('hearth-discovery-log-flood-');
+  const logs = home.logs;
 
   it('Home Assistant discovery: a handful of bad configs get a line each naming topic and field; a burst of 3,000 a few lines and a summary with the count', async () => {
     // A handful, as a real home's mistakes come: each its own line, naming its topic and the field.
     const few = ['porch_motion', 'garage_temperature', 'attic_humidity'];
     for (const id of few)
-      await device.publishAsync(`homeassistant/sensor/${id}/config`, JSON.stringify({ name: id, availability: 1, state_topic: `${id}/state` }), { qos: 1 });
+      await home.device.publishAsync(`homeassistant/sensor/${id}/config`, JSON.stringify({ name: id, availability: 1, state_topic: `${id}/state` }), {
+        qos: 1,
+      });
     for (const id of few) {
       const line = await waitFor(`the line about ${id}`, () => logs.lines.find((l) => l.topic === `homeassistant/sensor/${id}/config`));
       assert.match(line.msg, /^discovery config ignored: invalid sensor config: .*availability/);
@@ -58,10 +75,10 @@ describe('security: a burst of bad discovery configs on distinct topics logs a b
     const from = logs.lines.length;
     const started = Date.now();
     for (let i = 0; i < BURST; i++)
-      device.publish(`homeassistant/sensor/forged_${i}/config`, JSON.stringify({ name: `Forged ${i}`, availability: 1, state_topic: `forged/${i}` }), {
+      home.device.publish(`homeassistant/sensor/forged_${i}/config`, JSON.stringify({ name: `Forged ${i}`, availability: 1, state_topic: `forged/${i}` }), {
         qos: 0,
       });
-    await device.publishAsync('hearth-test/sent', '1', { qos: 1 });
+    await home.device.publishAsync('hearth-test/sent', '1', { qos: 1 });
     const bad = (l: LogLine) => typeof l.topic === 'string' && l.topic.startsWith('homeassistant/sensor/forged_');
     // Every bad config is accounted for: a line of its own or a summary's count.
     const seen = await waitFor(
@@ -97,8 +114,8 @@ describe('security: a burst of bad discovery configs on distinct topics logs a b
   it('Homie: 3,000 devices with a broken $description give a few lines and a summary with the count', async () => {
     const from = logs.lines.length;
     const started = Date.now();
-    for (let i = 0; i < BURST; i++) device.publish(`homie/5/forged-${i}/$description`, '{"homie": "5.0", "name": ', { qos: 0 });
-    await device.publishAsync('hearth-test/sent', '2', { qos: 1 });
+    for (let i = 0; i < BURST; i++) home.device.publish(`homie/5/forged-${i}/$description`, '{"homie": "5.0", "name": ', { qos: 0 });
+    await home.device.publishAsync('hearth-test/sent', '2', { qos: 1 });
     const bad = (l: LogLine) => typeof l.topic === 'string' && /^homie\/5\/forged-\d+\/\$description$/.test(l.topic) && typeof l.quietCount !== 'number';
     const seen = await waitFor(
       'every broken device logged or counted',
@@ -122,7 +139,7 @@ describe('security: a burst of bad discovery configs on distinct topics logs a b
       lines.length <= LINE_BUDGET.burst + Math.ceil(seconds) * LINE_BUDGET.perSecond + 2,
       `${lines.length} lines for ${BURST} broken devices in ${seconds} s`,
     );
-    assert.equal(hearth!.bridge.registry.devices().filter((d) => d.id.startsWith('forged')).length, 0, 'no device came of them');
+    assert.equal(home.hearth.bridge.registry.devices().filter((d) => d.id.startsWith('forged')).length, 0, 'no device came of them');
   });
 });
 
@@ -130,29 +147,14 @@ describe('security: a burst of bad discovery configs on distinct topics logs a b
 // valid device, so a publisher announcing thousands of well-formed devices wrote a line for each. Now those lines are
 // bounded across topics as the bad-config lines are: a first few, then a summary with the count.
 describe('security: a burst of valid discovery configs on distinct topics logs a bounded number of lines', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hearth-discovery-log-flood-valid-'));
-  let broker: TestBroker;
-  let hearth: Hearth | undefined;
-  let device: MqttClient;
-  const logs = logSink('debug');
-
-  before(async () => {
-    broker = await startAedes();
-    device = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
-    hearth = await openHearth(broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': true });
-  });
-  after(async () => {
-    await hearth?.close();
-    await device?.endAsync(true);
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const home = floodedHome('hearth-discovery-log-flood-valid-');
+  const logs = home.logs;
 
   it('Home Assistant discovery: 3,000 valid configs give a few "discovered" lines and a summary with the count; every device is in the home', async () => {
     const from = logs.lines.length;
     const started = Date.now();
     for (let i = 0; i < BURST; i++)
-      device.publish(
+      home.device.publish(
         `homeassistant/sensor/room_${i}/temperature/config`,
         JSON.stringify({
           name: 'Temperature',
@@ -164,7 +166,7 @@ describe('security: a burst of valid discovery configs on distinct topics logs a
         }),
         { qos: 0 },
       );
-    await device.publishAsync('hearth-test/sent', '3', { qos: 1 });
+    await home.device.publishAsync('hearth-test/sent', '3', { qos: 1 });
     const own = (l: LogLine) =>
       typeof l.topic === 'string' && /^homeassistant\/sensor\/room_\d+\/temperature\/config$/.test(l.topic) && typeof l.quietCount !== 'number';
     const seen = await waitFor(
@@ -187,7 +189,7 @@ describe('security: a burst of valid discovery configs on distinct topics logs a
     // They were valid: every one is a device of the home.
     await waitFor(
       'every room sensor in the home',
-      () => hearth!.bridge.registry.devices().filter((d) => /^Room \d+ sensor$/.test(d.name)).length === BURST,
+      () => home.hearth.bridge.registry.devices().filter((d) => /^Room \d+ sensor$/.test(d.name)).length === BURST,
       60_000,
     );
     const lines = logs.lines.slice(from);
@@ -204,10 +206,10 @@ describe('security: a burst of valid discovery configs on distinct topics logs a
         name: `Meter ${i}`,
         nodes: { power: { name: 'Power', properties: { watts: { name: 'Power', datatype: 'float', unit: 'W' } } } },
       });
-    for (let i = 0; i < BURST; i++) device.publish(`homie/5/meter-${i}/$description`, description(i), { qos: 0 });
-    await device.publishAsync('hearth-test/sent', '4', { qos: 1 });
+    for (let i = 0; i < BURST; i++) home.device.publish(`homie/5/meter-${i}/$description`, description(i), { qos: 0 });
+    await home.device.publishAsync('hearth-test/sent', '4', { qos: 1 });
     const own = (l: LogLine) => typeof l.msg === 'string' && /^homie: found Homie 5 device "meter-\d+"/.test(l.msg);
-    const meters = () => hearth!.bridge.registry.devices().filter((d) => /^Meter \d+$/.test(d.name)).length;
+    const meters = () => home.hearth.bridge.registry.devices().filter((d) => /^Meter \d+$/.test(d.name)).length;
     // Past the 2,000 Homie 5 devices kept, the rest are skipped (on the budget of skipped devices): each found one is
     // counted, by a line of its own or a summary's count.
     const seen = await waitFor(

@@ -16,14 +16,10 @@ import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { devicesText } from '../../src/cli/devices.js';
 import { devices } from '../../src/daemon/methods/devices.js';
-import type { Hearth } from '../../src/hearth.js';
-import type { HttpServer } from '../../src/http/server.js';
 import { refusedClaimsJson } from '../../src/present/refused-claim.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { request } from '../helpers/http-client.js';
-import { serveWithOwnerAndGuest } from '../helpers/http-home.js';
-import { openHearth } from '../helpers/home.js';
-import { logSink } from '../helpers/log-sink.js';
+import { servedHearth } from '../helpers/http-home.js';
 import { waitFor } from '../helpers/wait.js';
 import { z2mEntry } from '../helpers/zigbee2mqtt.js';
 
@@ -38,36 +34,23 @@ const FAMILY = { id: 'chat:alice', roles: ['family'] };
 describe('security: a forged rename does not free what a real lock owns', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-forged-rename-'));
   let broker: TestBroker;
-  let hearth: Hearth | undefined;
-  let server: HttpServer | undefined;
-  let logs = logSink('debug');
   let zigbee: MqttClient;
   let forger: MqttClient;
-  let owner = '';
-  let guest = '';
   /** The lock's name in Zigbee2MQTT (what it really listens on). */
   let realName = 'Front door lock';
   /** Every command topic publish seen: `<topic> <payload>`. */
   const sent: string[] = [];
 
   const json = (payload: unknown) => (typeof payload === 'string' ? payload : JSON.stringify(payload));
-  const open = async () => {
-    logs = logSink('debug');
-    hearth = await openHearth(broker.url, dir, logs.log, { 'mqtt.protocolVersion': '4', 'discovery.homie.enabled': false });
-    hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', note: 'test: family locks' });
-    ({ server, owner, guest } = await serveWithOwnerAndGuest(hearth, logs.log));
-  };
-  const close = async () => {
-    await server?.close();
-    await hearth?.close();
-    server = hearth = undefined;
-  };
-  const h = () => hearth!;
-  const entity = (id: string) => h().bridge.registry.entity(id);
-  const toolOf = (id: string) =>
-    h()
-      .tools.all()
-      .find((t) => t.capability === 'actuator' && t.meta.entityIds.includes(id));
+  const home = servedHearth(
+    () => broker.url,
+    dir,
+    (hearth) =>
+      hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'lock', action: 'actuate', effect: 'allow', note: 'test: family locks' }),
+  );
+  const { open, close, entity } = home;
+  const h = () => home.hearth;
+  const toolOf = home.actuatorToolOf;
   const mover = () =>
     h()
       .bridge.registry.refusedClaims()
@@ -150,13 +133,16 @@ describe('security: a forged rename does not free what a real lock owns', () => 
     assert.deepEqual({ tool: row.tool, outcome: row.outcome }, { tool: lockTool, outcome: 'failed' });
     assert.deepEqual(sent.slice(before), [], 'nothing sent, to the lock or the forger');
     // Logged once, with the topic, the device and where it was moved from; the newcomer's refusal names the lock.
-    const lines = logs.lines.filter((l) => l.refused === LOCK && l.topic === PORCH_SET);
+    const lines = home.logs.lines.filter((l) => l.refused === LOCK && l.topic === PORCH_SET);
     assert.equal(lines.length, 1, JSON.stringify(lines));
     assert.deepEqual({ device: lines[0]!.device, from: lines[0]!.movedFrom }, { device: 'front_door_lock', from: [LOCK_SET] });
     assert.match(lines[0]!.msg, /confirm-move front_door_lock/);
-    assert.equal(logs.lines.filter((l) => l.refused === claimant.refused.id && String(l.owner).startsWith('front_door_lock.') && l.moving === true).length, 1);
+    assert.equal(
+      home.logs.lines.filter((l) => l.refused === claimant.refused.id && String(l.owner).startsWith('front_door_lock.') && l.moving === true).length,
+      1,
+    );
     // An owner sees why (the page's API, `hearth devices`); a guest may not.
-    const seen = await request(`${server!.url}/api/devices/refused`, { token: owner });
+    const seen = await request(`${home.url}/api/devices/refused`, { token: home.owner });
     assert.equal(seen.status, 200, seen.text);
     const said = (seen.json as Array<Record<string, unknown>>).find((r) => r.entity === LOCK);
     assert.deepEqual({ topic: said?.topic, movedFrom: said?.movedFrom }, { topic: PORCH_SET, movedFrom: [LOCK_SET] });
@@ -170,18 +156,18 @@ describe('security: a forged rename does not free what a real lock owns', () => 
       String(newcomerSaid?.words),
       /^its command topic zigbee2mqtt\/Front door lock\/set is held by front_door_lock\.\w+, which its source moved elsewhere/,
     );
-    assert.equal((await request(`${server!.url}/api/devices/refused`, { token: guest })).status, 403);
+    assert.equal((await request(`${home.url}/api/devices/refused`, { token: home.guest })).status, 403);
     const text = devicesText(devices(h().bridge), undefined, refusedClaimsJson(h().bridge));
     assert.match(
       text,
       /\n {2}front_door_lock was moved by its source .* until an owner confirms; if you renamed it, `hearth devices confirm-move front_door_lock`:\n(?: {4}.*\n)*? {4}Porch \(front_door_lock\.lock\): to zigbee2mqtt\/Porch\/set from zigbee2mqtt\/Front door lock\/set\n/,
     );
     // A guest cannot confirm the move; an owner confirming a topic it was not shown moves nothing.
-    const move = (token: string, body: unknown) => request(`${server!.url}/api/home/devices/front_door_lock/move`, { method: 'POST', token, body });
-    assert.equal((await move(guest, { to: PORCH_SET })).status, 403);
-    assert.equal((await move(owner, { to: 'zigbee2mqtt/Elsewhere/set' })).status, 409);
-    assert.equal((await move(owner, { to: 7 })).status, 400);
-    assert.equal((await request(`${server!.url}/api/home/devices/living_room_light/move`, { method: 'POST', token: owner, body: {} })).status, 404);
+    const move = (token: string, body: unknown) => request(`${home.url}/api/home/devices/front_door_lock/move`, { method: 'POST', token, body });
+    assert.equal((await move(home.guest, { to: PORCH_SET })).status, 403);
+    assert.equal((await move(home.owner, { to: 'zigbee2mqtt/Elsewhere/set' })).status, 409);
+    assert.equal((await move(home.owner, { to: 7 })).status, 400);
+    assert.equal((await request(`${home.url}/api/home/devices/living_room_light/move`, { method: 'POST', token: home.owner, body: {} })).status, 404);
     assert.ok(mover(), 'still waiting');
   });
 
@@ -214,7 +200,7 @@ describe('security: a forged rename does not free what a real lock owns', () => 
     assert.equal(moved.topic, NEW_SET);
     assert.equal(toolOf(LOCK), undefined);
     // The owner confirms what the page shows them.
-    const done = await request(`${server!.url}/api/home/devices/front_door_lock/move`, { method: 'POST', token: owner, body: { to: NEW_SET } });
+    const done = await request(`${home.url}/api/home/devices/front_door_lock/move`, { method: 'POST', token: home.owner, body: { to: NEW_SET } });
     assert.equal(done.status, 200, done.text);
     assert.ok(
       (done.json.moved as Array<{ entity: string; from: string[]; to: string[] }>).some(
@@ -233,6 +219,6 @@ describe('security: a forged rename does not free what a real lock owns', () => 
     assert.deepEqual({ entity: row.entityId, outcome: row.outcome }, { entity: LOCK, outcome: 'confirmed' });
     assert.deepEqual(sent.slice(before), [`${NEW_SET} {"state":"LOCK"}`]);
     // Confirmed once: nothing waits any more.
-    assert.equal((await request(`${server!.url}/api/home/devices/front_door_lock/move`, { method: 'POST', token: owner, body: {} })).status, 404);
+    assert.equal((await request(`${home.url}/api/home/devices/front_door_lock/move`, { method: 'POST', token: home.owner, body: {} })).status, 404);
   });
 });

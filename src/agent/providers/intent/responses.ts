@@ -5,6 +5,7 @@
 // replaces responses key by key. Code only picks a key and fills its slots;
 // the words are here, so a second language is a data change.
 import { isMap, isScalar, type Node as YamlNode } from 'yaml';
+import { CORE_ACTIONS } from '../../../policy/rules.js';
 
 export interface ResponseOrigin {
   file: string;
@@ -24,22 +25,8 @@ export interface ResponseData {
 type Variant = 'one' | 'other' | 'zero' | 'text';
 const VARIANTS: Variant[] = ['zero', 'one', 'other'];
 
-/** Actions that have a `participle_<action>` response ("turned on"). */
-export const PARTICIPLE_ACTIONS = [
-  'turn_on',
-  'turn_off',
-  'open',
-  'close',
-  'stop',
-  'set_position',
-  'lock',
-  'unlock',
-  'set_mode',
-  'set_temperature',
-  'set_value',
-  'select_option',
-  'press',
-] as const;
+/** Actions that have a `participle_<action>` response ("turned on"): the core actions, as the policy lists them. */
+export const PARTICIPLE_ACTIONS = CORE_ACTIONS;
 
 /**
  * Every response Hearth says, with the slots its template may use. A key not

@@ -101,6 +101,9 @@ interface Reading {
   transform?: PayloadTransform;
 }
 
+/** Reads one value of the config being converted (see `reading`). */
+type ReadOf = (topic: unknown, template: unknown, what: string) => Reading | undefined;
+
 function short(source: string): string {
   const flat = source.replace(/\s+/g, ' ').trim();
   return JSON.stringify(flat.length > 60 ? `${flat.slice(0, 57)}...` : flat);
@@ -189,6 +192,18 @@ function renderedPair(config: Json, keys: [string, string], notes: Notes): [stri
 }
 
 /**
+ * The command topic switched with payload_on/payload_off through the command template (a switch, a fan, a
+ * humidifier); the reason the entity is read-only when the template cannot be evaluated.
+ */
+function onOffCommand(draft: Draft, config: Json, notes: Notes): string | undefined {
+  draft.body.commandTopic = str(config.command_topic);
+  const pair = renderedPair(config, ['payload_on', 'payload_off'], notes);
+  if (!pair) return 'its command template cannot be evaluated';
+  draft.body.payloads = { on: pair[0], off: pair[1] };
+  return undefined;
+}
+
+/**
  * A command template rendered with the value of each call (a number's value, a
  * thermostat's setpoint), with the variables Home Assistant gives it: `value`,
  * and for position templates `position` too. null: the identity, send the value
@@ -224,33 +239,29 @@ function perCallCommand(draft: Draft, config: Json, slot: string, notes: Notes, 
  * blue), and the state topic, which reports the parts comma-separated.
  */
 const COLOR_TOPICS = [
-  {
-    mode: 'xy',
-    command: 'xy_command_topic',
-    template: 'xy_command_template',
-    state: 'xy_state_topic',
-    value: 'xy_value_template',
-    vars: ['x', 'y'],
-    attrs: ['color_x', 'color_y'],
-  },
-  {
-    mode: 'hs',
-    command: 'hs_command_topic',
-    template: 'hs_command_template',
-    state: 'hs_state_topic',
-    value: 'hs_value_template',
-    vars: ['hue', 'sat'],
-    attrs: ['hue', 'saturation'],
-  },
-  {
-    mode: 'rgb',
-    command: 'rgb_command_topic',
-    template: 'rgb_command_template',
-    state: 'rgb_state_topic',
-    value: 'rgb_value_template',
-    vars: ['red', 'green', 'blue'],
-    attrs: ['red', 'green', 'blue'],
-  },
+  colorTopics('xy', ['x', 'y'], ['color_x', 'color_y']),
+  colorTopics('hs', ['hue', 'sat'], ['hue', 'saturation']),
+  colorTopics('rgb', ['red', 'green', 'blue'], ['red', 'green', 'blue']),
+];
+
+/** One colour mode's keys: HA names them after the mode (`xy_command_topic`, `xy_command_template`, `xy_state_topic`, `xy_value_template`). */
+function colorTopics<M extends ColorMode>(mode: M, vars: readonly string[], attrs: readonly string[]) {
+  return {
+    mode,
+    command: `${mode}_command_topic`,
+    template: `${mode}_command_template`,
+    state: `${mode}_state_topic`,
+    value: `${mode}_value_template`,
+    vars,
+    attrs,
+  };
+}
+
+/** A cover's and a valve's commands on their command topic, and the config keys of their payloads. */
+const OPEN_CLOSE_STOP = [
+  ['open', 'payload_open'],
+  ['close', 'payload_close'],
+  ['stop', 'payload_stop'],
 ] as const;
 
 /**
@@ -414,6 +425,24 @@ function readOnly(draft: Draft, reason: string, notes: Notes): void {
   b.confirmTimeoutMs = DEFAULT_CONFIRM_TIMEOUT_MS.sensor;
 }
 
+/**
+ * What a climate and a water heater read alike: the mode as the state, the target and current temperature as
+ * attributes. Each template falls back to value_template, as in HA: the lookup is returned for the other readings.
+ */
+function thermostatReadings(draft: Draft, config: Json, read: ReadOf): (key: string) => unknown {
+  const tpl = (key: string) => config[key] ?? config.value_template;
+  draft.main(read(config.mode_state_topic, tpl('mode_state_template'), 'mode'));
+  draft.attr('temperature', read(config.temperature_state_topic, tpl('temperature_state_template'), 'temperature'));
+  draft.attr('current_temperature', read(config.current_temperature_topic, tpl('current_temperature_template'), 'current_temperature'));
+  return tpl;
+}
+
+/** What a climate and a water heater set alike: the mode, and the target temperature within `range` (each platform has its own defaults). */
+function thermostatCommands(draft: Draft, config: Json, notes: Notes, range: Range): void {
+  if (perCallCommand(draft, config, 'mode', notes, 'the mode is read-only')) draft.body.options.mode = [...(config.modes as string[])];
+  if (perCallCommand(draft, config, 'temperature', notes, 'the target temperature is read-only')) draft.body.ranges.temperature = range;
+}
+
 /** Convert a validated config. `notes` hears about anything left out. */
 export function toEntity(platform: string, config: Json, notes: Notes): Conversion {
   if (NO_KIND[platform]) return { noTool: NO_KIND[platform] };
@@ -421,7 +450,7 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     return { noTool: 'disabled by default (enabled_by_default: false): Home Assistant registers it disabled, Hearth leaves it out' };
   }
   const encoding = typeof config.encoding === 'string' ? config.encoding : 'utf-8';
-  const read = (topic: unknown, template: unknown, what: string) => reading(topic, template, encoding, what, notes);
+  const read: ReadOf = (topic, template, what) => reading(topic, template, encoding, what, notes);
   let draft: Draft;
   let readOnlyReason: string | undefined;
 
@@ -453,10 +482,7 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     }
     case 'switch': {
       draft = new Draft('switch');
-      draft.body.commandTopic = str(config.command_topic);
-      const pair = renderedPair(config, ['payload_on', 'payload_off'], notes);
-      if (!pair) readOnlyReason = 'its command template cannot be evaluated';
-      else draft.body.payloads = { on: pair[0], off: pair[1] };
+      readOnlyReason = onOffCommand(draft, config, notes);
       draft.body.states = { on: String(config.state_on ?? config.payload_on), off: String(config.state_off ?? config.payload_off) };
       draft.main(read(config.state_topic, config.value_template, 'value'));
       break;
@@ -558,11 +584,7 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
       const commandTopic = str(config.command_topic);
       if (commandTopic) {
         draft.body.commandTopic = commandTopic;
-        for (const [word, key] of [
-          ['open', 'payload_open'],
-          ['close', 'payload_close'],
-          ['stop', 'payload_stop'],
-        ] as const) {
+        for (const [word, key] of OPEN_CLOSE_STOP) {
           if (typeof config[key] === 'string') draft.body.payloads[word] = config[key] as string;
         }
       }
@@ -613,10 +635,7 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     }
     case 'climate': {
       draft = new Draft('climate');
-      const tpl = (key: string) => config[key] ?? config.value_template;
-      draft.main(read(config.mode_state_topic, tpl('mode_state_template'), 'mode'));
-      draft.attr('temperature', read(config.temperature_state_topic, tpl('temperature_state_template'), 'temperature'));
-      draft.attr('current_temperature', read(config.current_temperature_topic, tpl('current_temperature_template'), 'current_temperature'));
+      const tpl = thermostatReadings(draft, config, read);
       draft.attr('current_humidity', read(config.current_humidity_topic, tpl('current_humidity_template'), 'current_humidity'));
       draft.attr('target_humidity', read(config.target_humidity_state_topic, tpl('target_humidity_state_template'), 'target_humidity'));
       draft.attr('action', read(config.action_topic, tpl('action_template'), 'action'));
@@ -625,15 +644,12 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
       draft.attr('swing_mode', read(config.swing_mode_state_topic, tpl('swing_mode_state_template'), 'swing_mode'));
       const unit = config.temperature_unit === 'F' ? '°F' : config.temperature_unit === 'C' ? '°C' : undefined;
       if (unit) draft.body.unit = unit;
-      if (perCallCommand(draft, config, 'mode', notes, 'the mode is read-only')) draft.body.options.mode = [...(config.modes as string[])];
-      if (perCallCommand(draft, config, 'temperature', notes, 'the target temperature is read-only')) {
-        const fahrenheit = unit === '°F';
-        draft.body.ranges.temperature = {
-          min: num(config.min_temp) ?? (fahrenheit ? 45 : 7),
-          max: num(config.max_temp) ?? (fahrenheit ? 95 : 35),
-          step: num(config.temp_step) ?? num(config.precision) ?? 1,
-        };
-      }
+      const fahrenheit = unit === '°F';
+      thermostatCommands(draft, config, notes, {
+        min: num(config.min_temp) ?? (fahrenheit ? 45 : 7),
+        max: num(config.max_temp) ?? (fahrenheit ? 95 : 35),
+        step: num(config.temp_step) ?? num(config.precision) ?? 1,
+      });
       break;
     }
     case 'number': {
@@ -791,10 +807,7 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     }
     case 'humidifier': {
       draft = new Draft('humidifier');
-      draft.body.commandTopic = str(config.command_topic);
-      const pair = renderedPair(config, ['payload_on', 'payload_off'], notes);
-      if (!pair) readOnlyReason = 'its command template cannot be evaluated';
-      else draft.body.payloads = { on: pair[0], off: pair[1] };
+      readOnlyReason = onOffCommand(draft, config, notes);
       draft.body.states = { on: String(config.payload_on), off: String(config.payload_off) };
       draft.main(read(config.state_topic, config.state_value_template, 'state'));
       const humidityTopic = str(config.target_humidity_command_topic);
@@ -818,21 +831,15 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     }
     case 'water_heater': {
       draft = new Draft('water_heater');
-      const tpl = (key: string) => config[key] ?? config.value_template;
-      draft.main(read(config.mode_state_topic, tpl('mode_state_template'), 'mode'));
-      draft.attr('temperature', read(config.temperature_state_topic, tpl('temperature_state_template'), 'temperature'));
-      draft.attr('current_temperature', read(config.current_temperature_topic, tpl('current_temperature_template'), 'current_temperature'));
+      thermostatReadings(draft, config, read);
       const fahrenheit = config.temperature_unit === 'F';
       draft.body.unit = fahrenheit ? '°F' : '°C';
-      if (perCallCommand(draft, config, 'mode', notes, 'the mode is read-only')) draft.body.options.mode = [...(config.modes as string[])];
-      if (perCallCommand(draft, config, 'temperature', notes, 'the target temperature is read-only')) {
-        // HA's water heater defaults: 110-140 °F (43.3-60 °C), a tenth of a degree in Celsius.
-        draft.body.ranges.temperature = {
-          min: num(config.min_temp) ?? (fahrenheit ? 110 : 43.3),
-          max: num(config.max_temp) ?? (fahrenheit ? 140 : 60),
-          step: num(config.precision) ?? (fahrenheit ? 1 : 0.1),
-        };
-      }
+      // HA's water heater defaults: 110-140 °F (43.3-60 °C), a tenth of a degree in Celsius.
+      thermostatCommands(draft, config, notes, {
+        min: num(config.min_temp) ?? (fahrenheit ? 110 : 43.3),
+        max: num(config.max_temp) ?? (fahrenheit ? 140 : 60),
+        step: num(config.precision) ?? (fahrenheit ? 1 : 0.1),
+      });
       const powerTopic = str(config.power_command_topic);
       if (powerTopic) {
         const on = rendered(config.power_command_template, { value: config.payload_on }, String(config.payload_on), 'power_command', notes);
@@ -866,10 +873,7 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
     }
     case 'fan': {
       draft = new Draft('fan');
-      draft.body.commandTopic = str(config.command_topic);
-      const pair = renderedPair(config, ['payload_on', 'payload_off'], notes);
-      if (!pair) readOnlyReason = 'its command template cannot be evaluated';
-      else draft.body.payloads = { on: pair[0], off: pair[1] };
+      readOnlyReason = onOffCommand(draft, config, notes);
       draft.body.states = { on: String(config.payload_on), off: String(config.payload_off) };
       draft.main(read(config.state_topic, config.state_value_template, 'state'));
       if (perCallCommand(draft, config, 'percentage', notes, 'the speed is not offered')) {
@@ -912,11 +916,7 @@ export function toEntity(platform: string, config: Json, notes: Notes): Conversi
         draft.main(read(config.state_topic, config.value_template, 'state'));
         if (commandTopic) {
           draft.body.commandTopic = commandTopic;
-          for (const [word, key] of [
-            ['open', 'payload_open'],
-            ['close', 'payload_close'],
-            ['stop', 'payload_stop'],
-          ] as const) {
+          for (const [word, key] of OPEN_CLOSE_STOP) {
             if (typeof config[key] !== 'string') continue;
             const p = cmd(config[key], 'command');
             if (p !== undefined) draft.body.payloads[word] = p;

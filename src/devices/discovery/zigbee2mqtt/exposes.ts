@@ -93,6 +93,20 @@ const settable = (f: Z2mExpose) => ((f.access ?? 0) & ACCESS.SET) !== 0;
 const gettable = (f: Z2mExpose) => ((f.access ?? 0) & ACCESS.GET) !== 0;
 const finite = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n);
 
+/** Where an expose's value stands in the device's JSON, when its property names a usable key. */
+const pathOf = (f: Z2mExpose | undefined): string | undefined => (f?.property ? jsonKeyPath(f.property) : undefined);
+
+/** Finds a feature of a specific expose by the first of its names the expose has and no entity took yet. */
+type Find = (...names: string[]) => Z2mExpose | undefined;
+
+/** An on/off state feature and its words: the value of a switch, light, fan or lock. */
+interface OnOffState {
+  feature: Z2mExpose;
+  on: string;
+  off: string;
+  path: string;
+}
+
 /** A numeric expose's range, when it declares a usable one. */
 function rangeOf(f: Z2mExpose, defaultStep?: number): Range | undefined {
   if (!finite(f.value_min) || !finite(f.value_max) || f.value_min >= f.value_max) return undefined;
@@ -434,13 +448,23 @@ class Builder {
     for (const f of features) if (!used.has(f)) this.feature(f);
   }
 
-  /** The on/off state feature shared by lights, switches and fans, with text payloads. */
-  private onOffState(f: Z2mExpose | undefined): { on: string; off: string; path: string } | undefined {
+  /** The on/off state feature shared by lights, switches, fans and locks, with text payloads. */
+  private onOffState(f: Z2mExpose | undefined): OnOffState | undefined {
     if (f?.type !== 'binary' || !settable(f) || !f.property) return undefined;
     if (!isText(f.value_on) || !isText(f.value_off) || f.value_on === f.value_off) return undefined;
     const path = jsonKeyPath(f.property);
     if (!path || this.properties.has(f.property)) return undefined;
-    return { on: f.value_on, off: f.value_off, path };
+    return { feature: f, on: f.value_on, off: f.value_off, path };
+  }
+
+  /** What an on/off entity (switch, light, fan) reads and sends: its state feature, with the on and off words as payloads and states. */
+  private onOffFields(state: OnOffState): Partial<Entity> {
+    return {
+      stateTopic: readable(state.feature) ? this.ctx.baseTopic : undefined,
+      valuePath: state.path,
+      payloads: { on: state.on, off: state.off },
+      states: { on: state.on, off: state.off },
+    };
   }
 
   private keyFor(expose: Z2mExpose): string {
@@ -459,34 +483,20 @@ class Builder {
     return true;
   }
 
-  private onOff(expose: Z2mExpose, kind: 'switch', find: (...n: string[]) => Z2mExpose | undefined, used: Set<Z2mExpose>): boolean {
-    const stateF = find('state');
-    const state = this.onOffState(stateF);
-    if (!state || !stateF) return false;
-    return this.commit(
-      expose,
-      used,
-      [stateF],
-      kind,
-      {
-        stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
-        valuePath: state.path,
-        payloads: { on: state.on, off: state.off },
-        states: { on: state.on, off: state.off },
-      },
-      [stateF],
-    );
+  private onOff(expose: Z2mExpose, kind: 'switch', find: Find, used: Set<Z2mExpose>): boolean {
+    const state = this.onOffState(find('state'));
+    if (!state) return false;
+    return this.commit(expose, used, [state.feature], kind, this.onOffFields(state), [state.feature]);
   }
 
-  private light(expose: Z2mExpose, find: (...n: string[]) => Z2mExpose | undefined, used: Set<Z2mExpose>): boolean {
-    const stateF = find('state');
-    const state = this.onOffState(stateF);
-    if (!state || !stateF) return false;
-    const taken = [stateF];
+  private light(expose: Z2mExpose, find: Find, used: Set<Z2mExpose>): boolean {
+    const state = this.onOffState(find('state'));
+    if (!state) return false;
+    const taken = [state.feature];
     const attributes: Entity['attributes'] = {};
     const ranges: Record<string, Range> = {};
     const brightness = find('brightness');
-    const bPath = brightness?.property ? jsonKeyPath(brightness.property) : undefined;
+    const bPath = pathOf(brightness);
     if (brightness && brightness.type === 'numeric' && settable(brightness) && bPath) {
       attributes.brightness = { path: bPath };
       ranges.brightness = rangeOf(brightness, 1) ?? { min: 0, max: 254, step: 1 };
@@ -494,7 +504,7 @@ class Builder {
     }
     // Colour temperature, in mireds ({"color_temp": 370}), is set through the light itself; read-only it is only read.
     const colorTemp = find('color_temp');
-    const ctPath = colorTemp?.property ? jsonKeyPath(colorTemp.property) : undefined;
+    const ctPath = pathOf(colorTemp);
     let colorTempSupport: ColorTempSupport | undefined;
     if (colorTemp && colorTemp.type === 'numeric' && ctPath) {
       if (readable(colorTemp)) attributes.color_temp = { path: ctPath };
@@ -513,7 +523,7 @@ class Builder {
     const colors = (expose.features ?? []).filter((f) => f.type === 'composite' && (f.name === 'color_xy' || f.name === 'color_hs'));
     const colorModes: ColorMode[] = [];
     for (const c of colors) {
-      const path = c.property ? jsonKeyPath(c.property) : undefined;
+      const path = pathOf(c);
       if (!path || (!readable(c) && !settable(c))) continue;
       const xy = c.name === 'color_xy';
       if (xy) Object.assign(attributes, { color_x: { path: `${path}.x` }, color_y: { path: `${path}.y` } });
@@ -530,11 +540,8 @@ class Builder {
       taken,
       'light',
       {
-        stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
-        valuePath: state.path,
+        ...this.onOffFields(state),
         attributes,
-        payloads: { on: state.on, off: state.off },
-        states: { on: state.on, off: state.off },
         ranges,
         ...(colorModes.length ? { colorModes } : {}),
         ...(colorTempSupport ? { colorTemp: colorTempSupport } : {}),
@@ -545,20 +552,20 @@ class Builder {
     return ok;
   }
 
-  private cover(expose: Z2mExpose, find: (...n: string[]) => Z2mExpose | undefined, used: Set<Z2mExpose>): boolean {
+  private cover(expose: Z2mExpose, find: Find, used: Set<Z2mExpose>): boolean {
     const stateF = find('state');
     const values = stateF?.type === 'enum' && settable(stateF) ? enumValues(stateF) : undefined;
     const word = (re: RegExp) => values?.find((v) => re.test(v));
     const open = word(/^open$/i);
     const close = word(/^close$/i);
     const stop = word(/^stop$/i);
-    const path = stateF?.property ? jsonKeyPath(stateF.property) : undefined;
+    const path = pathOf(stateF);
     if (!stateF || !open || !close || !path || this.properties.has(stateF.property!)) return false;
     const taken = [stateF];
     const attributes: Entity['attributes'] = {};
     const ranges: Record<string, Range> = {};
     const position = find('position');
-    const pPath = position?.property ? jsonKeyPath(position.property) : undefined;
+    const pPath = pathOf(position);
     if (position && position.type === 'numeric' && settable(position) && pPath) {
       attributes.position = { path: pPath };
       ranges.position = rangeOf(position, 1) ?? { min: 0, max: 100, step: 1 };
@@ -582,14 +589,13 @@ class Builder {
     );
   }
 
-  private lock(expose: Z2mExpose, find: (...n: string[]) => Z2mExpose | undefined, used: Set<Z2mExpose>): boolean {
-    const stateF = find('state');
-    const state = this.onOffState(stateF);
-    if (!state || !stateF) return false;
-    const taken = [stateF];
+  private lock(expose: Z2mExpose, find: Find, used: Set<Z2mExpose>): boolean {
+    const state = this.onOffState(find('state'));
+    if (!state) return false;
+    const taken = [state.feature];
     const attributes: Entity['attributes'] = {};
     const lockState = find('lock_state');
-    const lsPath = lockState?.property ? jsonKeyPath(lockState.property) : undefined;
+    const lsPath = pathOf(lockState);
     if (lockState && readable(lockState) && lsPath && !this.properties.has(lockState.property!)) {
       attributes.lock_state = { path: lsPath };
       taken.push(lockState);
@@ -600,17 +606,17 @@ class Builder {
       taken,
       'lock',
       {
-        stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
+        stateTopic: readable(state.feature) ? this.ctx.baseTopic : undefined,
         valuePath: state.path,
         attributes,
         payloads: { lock: state.on, unlock: state.off },
         states: { locked: state.on, unlocked: state.off },
       },
-      [stateF],
+      [state.feature],
     );
   }
 
-  private climate(expose: Z2mExpose, find: (...n: string[]) => Z2mExpose | undefined, used: Set<Z2mExpose>): boolean {
+  private climate(expose: Z2mExpose, find: Find, used: Set<Z2mExpose>): boolean {
     const usable = (f: Z2mExpose | undefined) => (f?.property && jsonKeyPath(f.property) && !this.properties.has(f.property) ? f : undefined);
     const mode = usable(find('system_mode'));
     const modes = mode && mode.type === 'enum' && settable(mode) ? enumValues(mode) : undefined;
@@ -664,24 +670,23 @@ class Builder {
     );
   }
 
-  private fan(expose: Z2mExpose, find: (...n: string[]) => Z2mExpose | undefined, used: Set<Z2mExpose>): boolean {
-    const stateF = find('state');
-    const state = this.onOffState(stateF);
-    if (!state || !stateF) return false;
-    const taken = [stateF];
+  private fan(expose: Z2mExpose, find: Find, used: Set<Z2mExpose>): boolean {
+    const state = this.onOffState(find('state'));
+    if (!state) return false;
+    const taken = [state.feature];
     const attributes: Entity['attributes'] = {};
     const ranges: Record<string, Range> = {};
     const options: Record<string, string[]> = {};
     const mode = find('mode');
     const modes = mode && mode.type === 'enum' && settable(mode) ? enumValues(mode) : undefined;
-    const mPath = mode?.property ? jsonKeyPath(mode.property) : undefined;
+    const mPath = pathOf(mode);
     if (mode && modes?.length && mPath && !this.properties.has(mode.property!)) {
       attributes.preset_mode = { path: mPath };
       options.preset_mode = modes;
       taken.push(mode);
     }
     const speed = find('speed');
-    const sPath = speed?.property ? jsonKeyPath(speed.property) : undefined;
+    const sPath = pathOf(speed);
     const sRange = speed && speed.type === 'numeric' && settable(speed) ? rangeOf(speed, 1) : undefined;
     if (speed && sRange && sPath && !this.properties.has(speed.property!)) {
       attributes.percentage = { path: sPath };
@@ -694,11 +699,8 @@ class Builder {
       taken,
       'fan',
       {
-        stateTopic: readable(stateF) ? this.ctx.baseTopic : undefined,
-        valuePath: state.path,
+        ...this.onOffFields(state),
         attributes,
-        payloads: { on: state.on, off: state.off },
-        states: { on: state.on, off: state.off },
         ranges,
         options,
       },
