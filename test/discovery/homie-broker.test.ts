@@ -7,15 +7,35 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Hearth } from '../../src/hearth.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { OWNER, openHearth } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
-import { sleep, waitFor } from '../helpers/wait.js';
+import { waitFor } from '../helpers/wait.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'homie');
 const fixture = (name: string) => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Array<[string, string]>;
+
+/** The entities (key: kind) the fixtures describe, once every retained attribute has been read. */
+const KITCHEN_KINDS = {
+  light_power: 'switch',
+  light_brightness: 'number',
+  light_color: 'sensor',
+  light_effect: 'select',
+  sensor_temperature: 'sensor',
+  sensor_motion: 'binary_sensor',
+  maintenance_reboot: 'button',
+};
+const BOILER_KINDS = {
+  heating_target: 'number',
+  heating_mode: 'select',
+  heating_water: 'sensor',
+  heating_pump: 'switch',
+  info_firmware: 'sensor',
+  info_schedule: 'sensor',
+};
 
 /** A Homie device that does what `/set` says: Homie 5 announces `$target` first, then reaches it. */
 class FakeHomie {
@@ -35,10 +55,8 @@ class FakeHomie {
     this.received.push({ topic, payload });
     const property = topic.slice(0, -'/set'.length);
     if (property.endsWith('/maintenance/reboot')) return;
-    if (property.startsWith('homie/5/')) {
-      await this.client.publishAsync(`${property}/$target`, payload, { retain: true, qos: 1 });
-      await sleep(50);
-    }
+    // Homie 5: the target first, then the value (one client's messages arrive in the order sent).
+    if (property.startsWith('homie/5/')) await this.client.publishAsync(`${property}/$target`, payload, { retain: true, qos: 1 });
     await this.client.publishAsync(property, payload, { retain: true, qos: 1 });
   }
 
@@ -70,7 +88,18 @@ describe('Homie discovery on a real broker', () => {
     for (const [topic, payload] of [...fixture('v4-kitchen-light.json'), ...fixture('v5-boiler.json')]) await retain(topic, payload);
     fake = await FakeHomie.start(broker.url);
     hearth = await openHearth(broker.url, dir, logs.log, { 'discovery.homeassistant.enabled': false, 'discovery.zigbee2mqtt.enabled': false });
-    await waitFor('both Homie devices', () => hearth.bridge.registry.device('kitchen-light') && hearth.bridge.registry.device('boiler'), 5000);
+    // Not the devices' first appearance: a Homie 4 device is described from many retained topics, which a busy
+    // machine reads in pieces, so it may first appear in part. Every attribute read: every kind, range and unit.
+    const kinds = (id: string) => Object.fromEntries((hearth.bridge.registry.device(id)?.entities ?? []).map((e) => [e.key, e.kind]));
+    await waitFor(
+      'both Homie devices described whole',
+      () =>
+        isDeepStrictEqual(kinds('kitchen-light'), KITCHEN_KINDS) &&
+        isDeepStrictEqual(kinds('boiler'), BOILER_KINDS) &&
+        entity('kitchen-light.light_brightness')!.unit === '%' &&
+        entity('kitchen-light.sensor_temperature')!.unit === '°C' &&
+        entity('kitchen-light.light_effect')!.options.value?.length === 3,
+    );
   });
 
   after(async () => {
@@ -84,16 +113,7 @@ describe('Homie discovery on a real broker', () => {
   it('turns Homie 4 nodes and properties into entities; settable ones into actuators', () => {
     const device = hearth.bridge.registry.device('kitchen-light')!;
     assert.equal(device.name, 'Kitchen light');
-    const kinds = Object.fromEntries(device.entities.map((e) => [e.key, e.kind]));
-    assert.deepEqual(kinds, {
-      light_power: 'switch',
-      light_brightness: 'number',
-      light_color: 'sensor',
-      light_effect: 'select',
-      sensor_temperature: 'sensor',
-      sensor_motion: 'binary_sensor',
-      maintenance_reboot: 'button',
-    });
+    assert.deepEqual(Object.fromEntries(device.entities.map((e) => [e.key, e.kind])), KITCHEN_KINDS);
     const power = entity('kitchen-light.light_power')!;
     assert.equal(power.stateTopic, 'homie/kitchen-light/light/power');
     assert.equal(power.commandTopic, 'homie/kitchen-light/light/power/set');
@@ -112,15 +132,7 @@ describe('Homie discovery on a real broker', () => {
   it('turns a Homie 5 $description into entities, with $target as an attribute', () => {
     const device = hearth.bridge.registry.device('boiler')!;
     assert.equal(device.name, 'Boiler');
-    const kinds = Object.fromEntries(device.entities.map((e) => [e.key, e.kind]));
-    assert.deepEqual(kinds, {
-      heating_target: 'number',
-      heating_mode: 'select',
-      heating_water: 'sensor',
-      heating_pump: 'switch',
-      info_firmware: 'sensor',
-      info_schedule: 'sensor',
-    });
+    assert.deepEqual(Object.fromEntries(device.entities.map((e) => [e.key, e.kind])), BOILER_KINDS);
     const target = entity('boiler.heating_target')!;
     assert.equal(target.stateTopic, 'homie/5/boiler/heating/target');
     assert.equal(target.commandTopic, 'homie/5/boiler/heating/target/set');
@@ -142,7 +154,8 @@ describe('Homie discovery on a real broker', () => {
       'boiler.info_firmware': '2.4.1',
     };
     await waitFor('values', () => Object.entries(expected).every(([id, value]) => state(id)?.value === value));
-    assert.equal(state('kitchen-light.light_power')!.available, true);
+    // Its retained $state "ready" is a topic of its own, read in no set order with the values.
+    await waitFor('the kitchen light available', () => state('kitchen-light.light_power')!.available === true);
     await pub.publishAsync('homie/kitchen-light/sensor/motion', 'true', { retain: true });
     await waitFor('motion', () => state('kitchen-light.sensor_motion')?.value === 'on');
   });
@@ -181,12 +194,14 @@ describe('Homie discovery on a real broker', () => {
   });
 
   it('$state decides availability: ready is available; lost, disconnected, init and sleeping are not', async () => {
+    // Each word follows a "ready": a wait for "not available" right after another would be met by the one before.
     for (const [word, available] of [
       ['lost', false],
       ['ready', true],
       ['disconnected', false],
       ['ready', true],
       ['init', false],
+      ['ready', true],
       ['sleeping', false],
       ['ready', true],
     ] as const) {
@@ -229,5 +244,46 @@ describe('Homie discovery on a real broker', () => {
     await waitFor('discovered kitchen light gone', () => logs.find(/^homie: "Kitchen light" is gone/).length === 1);
     // The device file still declares it.
     assert.ok(hearth.bridge.registry.device('kitchen-light')!.source.endsWith('kitchen.yaml'));
+  });
+});
+
+describe('Homie 4 property attributes that come after the values', () => {
+  let broker: TestBroker;
+  let hearth: Hearth;
+  let pub: MqttClient;
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-homie-late-'));
+  const LATE = ['homie/kitchen-light/light/power/$datatype', 'homie/kitchen-light/sensor/motion/$datatype'];
+
+  before(async () => {
+    broker = await startAedes();
+    pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    // The retained values are on the broker; two properties' $datatype are not (yet): a busy broker hands a
+    // device's retained burst over in pieces, and Hearth describes a device a moment after it begins.
+    for (const [topic, payload] of fixture('v4-kitchen-light.json'))
+      if (!LATE.includes(topic)) await pub.publishAsync(topic, payload, { retain: true, qos: 1 });
+    hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'discovery.homeassistant.enabled': false, 'discovery.zigbee2mqtt.enabled': false });
+    await waitFor('the brightness read', () => hearth.bridge.cache.get('kitchen-light.light_brightness')?.value === 80);
+  });
+
+  after(async () => {
+    await pub?.endAsync(true).catch(() => undefined);
+    await hearth?.close();
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads their values by the $datatype, not as text first', async () => {
+    for (const topic of LATE) await pub.publishAsync(topic, 'boolean', { retain: true, qos: 1 });
+    await waitFor(
+      'the late properties described as a switch and a binary sensor',
+      () =>
+        hearth.bridge.registry.entity('kitchen-light.light_power')?.kind === 'switch' &&
+        hearth.bridge.registry.entity('kitchen-light.sensor_motion')?.kind === 'binary_sensor',
+    );
+    // The retained "true" and "false" read as a boolean's on and off.
+    await waitFor(
+      'power on, no motion',
+      () => hearth.bridge.cache.get('kitchen-light.light_power')?.value === 'on' && hearth.bridge.cache.get('kitchen-light.sensor_motion')?.value === 'off',
+    );
   });
 });

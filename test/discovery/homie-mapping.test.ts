@@ -52,17 +52,32 @@ describe('Homie 4 attribute tree', () => {
     put('5/x/$state', 'ready');
     assert.equal(put('dev/node/p', '3'), undefined, 'values are not attributes');
     const { description, skipped } = tree.describe('dev');
+    // q has said nothing yet: Homie 4 requires its $datatype, which decides how its values read.
     assert.deepEqual(
-      skipped.map((s) => s.reason),
-      ['node_array'],
-    );
-    assert.deepEqual(
-      description!.nodes[0].properties.map((p) => [p.id, p.datatype, p.settable, p.format]),
+      skipped.map((s) => [s.what, s.reason]),
       [
-        ['p', 'integer', true, '1:9'],
-        ['q', undefined, false, undefined],
+        ['dev/node/q', 'incomplete'],
+        ['dev/arr[]', 'node_array'],
       ],
     );
+    const properties = () => tree.describe('dev').description!.nodes[0].properties.map((p) => [p.id, p.datatype, p.settable, p.format]);
+    assert.deepEqual(
+      description!.nodes[0].properties.map((p) => [p.id, p.datatype, p.settable, p.format]),
+      [['p', 'integer', true, '1:9']],
+    );
+    put('dev/node/q/$datatype', 'boolean');
+    assert.deepEqual(properties(), [
+      ['p', 'integer', true, '1:9'],
+      ['q', 'boolean', false, undefined],
+    ]);
+    // Homie 3 gives $datatype a default (string): a property without one is read as text.
+    put('dev/node/$properties', 'p,q,r');
+    put('dev/$homie', '3.0.1');
+    assert.deepEqual(properties(), [
+      ['p', 'integer', true, '1:9'],
+      ['q', 'boolean', false, undefined],
+      ['r', undefined, false, undefined],
+    ]);
     assert.deepEqual(tree.ids(), ['dev'], 'Homie 5 namespace is not a v4 device');
     put('dev/$homie', '');
     assert.ok(tree.has('dev'));

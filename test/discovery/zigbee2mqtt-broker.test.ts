@@ -309,8 +309,11 @@ describe('Zigbee2MQTT discovery on a real broker', () => {
     assert.ok(hearth.tools.get('lounge_light'));
     assert.equal(hearth.tools.get('living_room_light'), undefined);
     assert.ok(!hearth.tools.all().some((t) => t.meta.entityIds.some((id) => id.startsWith(ID.sensor))));
-    // Not retained: sent once Hearth's subscription to the new topic is set up (a busy broker may take a moment).
-    await hearth.bridge.connection.whenSubscribed(['zigbee2mqtt/Lounge light'], 10_000);
+    // Not retained: sent once the broker has acknowledged Hearth's subscription to the new topic (the SUBSCRIBE
+    // went out with the confirmed move; a busy broker may route a publish from another client before it).
+    assert.ok(hearth.bridge.connection.subscriptions.has('zigbee2mqtt/Lounge light'), 'Hearth reads the new topic');
+    const acked = await hearth.bridge.connection.whenSubscribed(['zigbee2mqtt/Lounge light'], 20_000);
+    assert.notEqual(acked, false, 'the broker acknowledged the subscription to the new topic');
     await pub.publishAsync('zigbee2mqtt/Lounge light', JSON.stringify({ state: 'ON', brightness: 33 }));
     await waitFor('state from the new topic', () => state(`${ID.light}.light`)?.attributes.brightness === 33);
     fake.state.set('zigbee2mqtt/Lounge light', { state: 'ON', brightness: 33 });

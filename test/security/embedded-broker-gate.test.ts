@@ -20,6 +20,7 @@ import { waitFor } from '../helpers/wait.js';
 
 const LOCK_SET = 'hearth-demo/front_door/lock/set';
 const LOCK_STATE = 'hearth-demo/front_door/lock';
+const MOTION = 'hearth-demo/hallway_motion';
 
 describe('security: the embedded broker lets only Hearth command a device', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-broker-gate-'));
@@ -27,6 +28,8 @@ describe('security: the embedded broker lets only Hearth command a device', () =
   let daemon: Spawned | undefined;
   let url = '';
   const lockStates: string[] = [];
+  /** Every message the watcher got on the lock's command topic and the motion sensor's, in order. */
+  const watched: string[] = [];
   let watcher: MqttClient | undefined;
 
   before(async () => {
@@ -34,8 +37,11 @@ describe('security: the embedded broker lets only Hearth command a device', () =
     ({ hearth: daemon } = await startHearthDaemon(dbPath, port, dir));
     url = `mqtt://127.0.0.1:${port}`;
     watcher = await mqtt.connectAsync(url, { protocolVersion: 4, reconnectPeriod: 0 });
-    watcher.on('message', (topic, payload) => topic === LOCK_STATE && lockStates.push(payload.toString()));
-    await watcher.subscribeAsync(LOCK_STATE, { qos: 1 });
+    watcher.on('message', (topic, payload) => {
+      if (topic === LOCK_STATE) lockStates.push(payload.toString());
+      else watched.push(`${topic} ${payload.toString()}`);
+    });
+    await watcher.subscribeAsync([LOCK_STATE, LOCK_SET, MOTION], { qos: 1 });
     await waitFor('the lock reports its state', () => lockStates.length > 0, 10_000);
   });
   after(async () => {
@@ -50,10 +56,17 @@ describe('security: the embedded broker lets only Hearth command a device', () =
     assert.ok(client, 'an anonymous client on loopback may connect (devices do)');
     assert.equal(await publishKept(client, LOCK_SET, 'UNLOCK'), false, 'the broker refused the command');
     client.end(true);
-    // A device's own report still goes through (the watcher sees it), and it comes after the refused command.
+    // A device's own report still goes through, and it comes after the refused command: once the watcher has the
+    // report, it would have had the command (the lock listens where the watcher does).
     const device = (await tryConnect(url, {})).client!;
-    assert.equal(await publishKept(device, 'hearth-demo/hallway_motion', JSON.stringify({ occupancy: true })), true);
+    assert.equal(await publishKept(device, MOTION, JSON.stringify({ occupancy: true })), true);
     await device.endAsync(true);
+    await waitFor("the motion sensor's report at the watcher", () => watched.some((m) => m.startsWith(`${MOTION} `)));
+    assert.deepEqual(
+      watched.filter((m) => m.startsWith(`${LOCK_SET} `)),
+      [],
+      'nothing reached the lock on its command topic',
+    );
     assert.ok(!lockStates.includes('UNLOCKED'), `the lock never unlocked: ${lockStates.join(', ')}`);
     const db = new Database(dbPath, { readonly: true });
     try {

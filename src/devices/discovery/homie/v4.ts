@@ -118,6 +118,11 @@ export class HomieV4Tree {
       skipped.push({ what: dev, reason: 'incomplete', detail: 'it has not announced $nodes yet' });
       return { skipped };
     }
+    // Homie 4 requires a property's $datatype, and it decides how every value is read (`true` is `on` for a
+    // boolean, text for a string): a property is described once it has come, never first as text. A value read
+    // as text would stay so after the datatype came (its retained copy is not sent again); a property described
+    // late is subscribed then, and the broker sends its retained value afresh. Homie 3 defaults it to string.
+    const datatypeRequired = major !== 3;
     const nodes: HomieNode[] = [];
     for (const raw of list(nodeList)) {
       if (raw.endsWith('[]')) {
@@ -133,6 +138,10 @@ export class HomieV4Tree {
       const node: HomieNode = { id: raw, name: n.attrs.get('$name'), type: n.attrs.get('$type'), properties: [] };
       for (const pid of list(props)) {
         const p = n.props.get(pid) ?? new Map<string, string>();
+        if (datatypeRequired && p.get('$datatype') === undefined) {
+          skipped.push({ what: `${dev}/${raw}/${pid}`, reason: 'incomplete', detail: `property ${raw}/${pid} has not announced $datatype yet` });
+          continue;
+        }
         node.properties.push({
           id: pid,
           name: p.get('$name'),
