@@ -1,7 +1,10 @@
 // The Homie discovery adapter: Homie 4 (and 3) devices from their retained
 // attribute topics, Homie 5 devices from `<prefix>/5/<id>/$description`.
 // Attribute messages come in bursts (every retained topic of a device at
-// once), so devices are rebuilt a moment after the last one. `$state` is each
+// once), so the devices they touch are rebuilt once a burst: `settleMs` (100 ms)
+// after its first message, not pushed back by later ones (a device that never
+// stops publishing is still described); what comes after makes a rebuild of its
+// own, and a Homie 4 property waits for its $datatype (v4.ts). `$state` is each
 // device's availability (device.ts); an emptied `$state` (Homie 5), or
 // emptied `$homie` and `$state` (Homie 4), removes the device. Lines about what was skipped are bounded across
 // topics (util/line-budget.ts): thousands of bad devices give a few lines and a summary with the count.
