@@ -420,11 +420,6 @@ export class SqliteEntityNames extends MemoryEntityNames {
           'DELETE FROM entity_names WHERE seq IN (SELECT seq FROM entity_names ORDER BY coalesce(last_seen, first_seen) DESC, seq DESC LIMIT -1 OFFSET ?)',
         )
         .run(max).changes;
-      // Their entity keys (migration 0023) go with them, as with `hearth devices forget`: the device seen again gets
-      // keys as a new device would, and the table does not keep rows for devices gone for good.
-      this.db
-        .prepare("DELETE FROM entity_keys WHERE NOT EXISTS (SELECT 1 FROM entity_names n WHERE n.entity_id = entity_keys.device_id || '.' || entity_keys.key)")
-        .run();
       if (old || over)
         this.log?.info({ forgotten: old + over, days, max }, `forgot ${old + over} entities not seen for ${days} days or beyond the ${max} remembered`);
     } catch (err) {

@@ -5,14 +5,10 @@
 // test/fixtures/homes/homeassistant-second-home.json retained on mosquitto, a real SQLite file read by its own
 // connection.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { forgetDevice } from '../../src/daemon/methods/devices.js';
-import { openDatabase } from '../../src/db/database.js';
-import { SqliteEntityNames } from '../../src/devices/entity-names.js';
 import { discoveryHome, discoverySource, useFixtureHome } from '../helpers/fixture-home.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -102,35 +98,5 @@ describe('forgetting a device forgets its entity keys (mosquitto, a real SQLite 
       [`uid sensor ${MAC}_status`]: 'status',
       [`uid switch ${MAC}_RL_1`]: 'switch',
     });
-  });
-});
-
-describe('entities unseen for discovery.remember_days: their keys are forgotten with them (a real SQLite file)', () => {
-  it('at the next start, a device gone for 40 days of 30 leaves no key; a device seen yesterday keeps its own', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hearth-forget-keys-days-'));
-    try {
-      const file = join(dir, 'hearth.db');
-      let db = openDatabase(file);
-      const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString();
-      const seen = db.prepare('INSERT INTO entity_names (entity_id, first_seen, last_seen) VALUES (?, ?, ?)');
-      const key = db.prepare('INSERT INTO entity_keys (device_id, identity, key, first_seen) VALUES (?, ?, ?, ?)');
-      for (const [device, identity, k, days] of [
-        ['dehumidifier', `uid switch ${MAC}_RL_1`, 'switch', 40],
-        ['dehumidifier', `uid sensor ${MAC}_ENERGY_Power`, 'energy_power', 40],
-        ['pond_pump', 'uid switch pump_RL_1', 'switch', 1],
-      ] as const) {
-        seen.run(`${device}.${k}`, daysAgo(100), daysAgo(days));
-        key.run(device, identity, k, daysAgo(100));
-      }
-      db.close();
-
-      db = openDatabase(file);
-      new SqliteEntityNames(db, undefined, { days: 30, max: 20_000 });
-      const rows = db.prepare('SELECT device_id, key FROM entity_keys ORDER BY device_id, key').all();
-      db.close();
-      assert.deepEqual(rows, [{ device_id: 'pond_pump', key: 'switch' }]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });
