@@ -101,8 +101,18 @@ export function moversOf(
   remembered: ReadonlyMap<string, readonly string[]>,
 ): Map<string, { claim: TopicClaim; held: readonly string[] }> {
   const movers = new Map<string, { claim: TopicClaim; held: readonly string[] }>();
+  const deviceKey = (c: TopicClaim) => `${c.source}\u0000${c.entity.deviceId}`;
+  // The set topics each device's other entities than scenes claim now: a scene's endpoint twin of one of them that
+  // it held is its device's own place (endpointTwins).
+  const setTopics = new Map<string, string[]>();
+  for (const c of found) {
+    if (c.entity.kind === 'scene') continue;
+    for (const t of commandTopicsOf(c.entity)) if (t.endsWith('/set')) setTopics.set(deviceKey(c), [...(setTopics.get(deviceKey(c)) ?? []), t]);
+  }
   const unheld = (claim: TopicClaim, held: readonly string[]) =>
-    commandTopicsOf(claim.entity).some((t) => !held.includes(t) && !held.some((h) => endpointTwins(claim.source, h, t)));
+    commandTopicsOf(claim.entity).some(
+      (t) => !held.includes(t) && !(claim.entity.kind === 'scene' && held.some((h) => endpointTwins(claim.source, setTopics.get(deviceKey(claim)), h, t))),
+    );
   for (const claim of found) {
     const held = remembered.get(claim.entity.id);
     if (!held?.length) continue;
@@ -110,9 +120,9 @@ export function moversOf(
   }
   // A new entity of a moved device goes where the device went: it waits with it (else a forged list renaming the
   // lock could add an expose to it on the forger's topic, under the lock's name).
-  const moved = new Set([...movers.values()].map((m) => `${m.claim.source}\u0000${m.claim.entity.deviceId}`));
+  const moved = new Set([...movers.values()].map((m) => deviceKey(m.claim)));
   for (const claim of found) {
-    if (movers.has(claim.entity.id) || !moved.has(`${claim.source}\u0000${claim.entity.deviceId}`)) continue;
+    if (movers.has(claim.entity.id) || !moved.has(deviceKey(claim))) continue;
     const held = remembered.get(claim.entity.id) ?? [];
     if (unheld(claim, held)) movers.set(claim.entity.id, { claim, held });
   }
@@ -120,17 +130,20 @@ export function moversOf(
 }
 
 /**
- * Two set topics of one Zigbee2MQTT device, its own and one of its endpoints' (`<device>/set`, `<device>/2/set`):
- * Zigbee2MQTT resolves both to that device, so an entity going from one to the other (a scene recalled on its
- * endpoint's topic since the list showed the device's second endpoint) has not moved and needs no confirmation. Only
- * for the move: the claim is still ranked as a newcomer for the new topic (orderWithHolders), so it takes nothing
- * another device holds, present or away; and the device's own set topic stays with its other entities.
+ * Whether a Zigbee2MQTT scene that held `held` and claims `claimed` stays where it was: both are the set topic of
+ * its device as the device is named now (`deviceSets`: the `<device>/set` its other entities claim) or one of that
+ * device's endpoints' (`<device>/<1-3 digits>/set`), which Zigbee2MQTT sends to the same device. So a scene recalled
+ * on its endpoint's topic since the list showed the device's second endpoint (a Hue bulb's 11 and 242) has not moved
+ * and needs no confirmation. A device renamed (its other entities claim another set topic, and move), a name ending
+ * in `/<digits>` (which Zigbee2MQTT refuses: only a forged list has one), a device of scenes alone: no twins.
  */
-export function endpointTwins(source: string, a: string, b: string): boolean {
-  if (source !== 'zigbee2mqtt' || a === b) return false;
-  const base = (t: string) => /^(.+?)(?:\/\d{1,3})?\/set$/.exec(t)?.[1];
-  const x = base(a);
-  return x !== undefined && x === base(b);
+export function endpointTwins(source: string, deviceSets: readonly string[] | undefined, held: string, claimed: string): boolean {
+  if (source !== 'zigbee2mqtt' || !deviceSets) return false;
+  const under = (base: string, t: string) => t === `${base}/set` || (t.startsWith(`${base}/`) && /^\d{1,3}\/set$/.test(t.slice(base.length + 1)));
+  return deviceSets.some((own) => {
+    const base = own.slice(0, -'/set'.length);
+    return under(base, held) && under(base, claimed);
+  });
 }
 
 /**

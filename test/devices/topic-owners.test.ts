@@ -111,29 +111,65 @@ describe('command topic owners', () => {
       assert.equal(owners.get('z/Front door/set'), undefined);
     });
 
-    it("are no movers when a Zigbee2MQTT scene goes from its device's set topic to its endpoint's, and back", () => {
-      const scene = (topic: string, source = 'zigbee2mqtt') => claim('lounge_bulb', 'scene_3', topic, source);
-      const held = new Map([['lounge_bulb.scene_3', ['z/Lounge bulb/set']]]);
-      assert.equal(moversOf([scene('z/Lounge bulb/1/set')], held).size, 0);
-      assert.equal(moversOf([scene('z/Lounge bulb/set')], new Map([['lounge_bulb.scene_3', ['z/Lounge bulb/11/set']]])).size, 0);
-      // Another device's base (a rename), or another source's topics: a move, as before.
-      assert.equal(moversOf([scene('z/Porch/1/set')], held).size, 1);
-      assert.equal(moversOf([scene('z/Lounge bulb/1/set', 'homeassistant')], held).size, 1);
-    });
-
-    it("a scene going to its endpoint's topic takes nothing an away device holds there", () => {
-      // `Lamp/2` was a device of its own (away now), holding `z/Lamp/2/set`; Lamp's scene, first seen, now claims it.
-      const remembered = new Map([
-        ['lamp.scene_1', ['z/Lamp/set']],
-        ['lamp_2.light', ['z/Lamp/2/set']],
+    describe("a Zigbee2MQTT scene and its device's endpoint topics", () => {
+      const scene = (device: string, topic: string, source = 'zigbee2mqtt'): TopicClaim => ({
+        entity: zigbeeLight(device, 'scene_3', `${device} scene 3`, { kind: 'scene', commandTopic: topic }),
+        source,
+      });
+      const bulb = (topic = 'z/Lounge bulb/set') => claim('lounge_bulb', 'light', topic);
+      const held = new Map([
+        ['lounge_bulb.scene_3', ['z/Lounge bulb/set']],
+        ['lounge_bulb.light', ['z/Lounge bulb/set']],
       ]);
-      const found = [claim('lamp', 'scene_1', 'z/Lamp/2/set')];
-      const rank = (ids: readonly string[]) => new Map(ids.map((id) => [id, id === 'lamp.scene_1' ? 1 : 2]));
-      const movers = moversOf(found, remembered);
-      assert.equal(movers.size, 0);
-      const { owners, refused } = assignTopicOwners(orderWithHolders([], found, remembered, rank, movers));
-      assert.equal(refused.get('lamp.scene_1')?.awayOwner, 'lamp_2.light');
-      assert.equal(owners.get('z/Lamp/2/set'), undefined);
+
+      it("is no mover going from its device's set topic to its endpoint's, and back", () => {
+        assert.equal(moversOf([bulb(), scene('lounge_bulb', 'z/Lounge bulb/11/set')], held).size, 0);
+        const onEndpoint = new Map([...held, ['lounge_bulb.scene_3', ['z/Lounge bulb/11/set']]]);
+        assert.equal(moversOf([bulb(), scene('lounge_bulb', 'z/Lounge bulb/set')], onEndpoint).size, 0);
+      });
+
+      it('moves with its device renamed, from another source, or on a device of scenes alone', () => {
+        // Renamed `Lounge bulb/1` (a name Zigbee2MQTT refuses: forged): the light moves, and the scene with it.
+        assert.deepEqual([...moversOf([bulb('z/Lounge bulb/1/set'), scene('lounge_bulb', 'z/Lounge bulb/1/set')], held).keys()].sort(), [
+          'lounge_bulb.light',
+          'lounge_bulb.scene_3',
+        ]);
+        assert.equal(moversOf([bulb(), scene('lounge_bulb', 'z/Lounge bulb/1/set', 'homeassistant')], held).size, 1);
+        // Nothing else of the device claims `z/Lounge bulb/set`: nothing says the device is still named so.
+        assert.equal(moversOf([scene('lounge_bulb', 'z/Lounge bulb/1/set')], held).size, 1);
+      });
+
+      it('only a scene: a light renamed `Hall switch/1` from `Hall switch/2`, or `12` renamed `34`, moves', () => {
+        assert.equal(moversOf([claim('hall_switch_2', 'light', 'z/Hall switch/1/set')], new Map([['hall_switch_2.light', ['z/Hall switch/2/set']]])).size, 1);
+        assert.equal(moversOf([claim('d12', 'light', 'z/34/set')], new Map([['d12.light', ['z/12/set']]])).size, 1);
+        assert.equal(moversOf([claim('lamp_2', 'light', 'z/Lamp/set')], new Map([['lamp_2.light', ['z/Lamp/2/set']]])).size, 1);
+      });
+
+      it("a device of scenes alone listed with a second endpoint: its set topic is no newcomer's", () => {
+        // Lamp's scene held `z/Lamp/set`; a forged list gives Lamp a second endpoint and a newcomer also named `Lamp`.
+        const remembered = new Map([['lamp.scene_3', ['z/Lamp/set']]]);
+        const found = [scene('lamp', 'z/Lamp/1/set'), claim('lamp_2', 'light', 'z/Lamp/set')];
+        const rank = (ids: readonly string[]) => new Map(ids.map((id) => [id, id.startsWith('lamp.') ? 1 : 2]));
+        const movers = moversOf(found, remembered);
+        const { owners } = assignTopicOwners(orderWithHolders([], found, remembered, rank, movers));
+        assert.notEqual(owners.get('z/Lamp/set')?.id, 'lamp_2.light');
+      });
+
+      it('takes nothing an away device holds on the endpoint topic', () => {
+        // `Lamp/2` was a device of its own (away now), holding `z/Lamp/2/set`; Lamp's scene, first seen, now claims it.
+        const remembered = new Map([
+          ['lamp.scene_3', ['z/Lamp/set']],
+          ['lamp.light', ['z/Lamp/set']],
+          ['lamp_2.light', ['z/Lamp/2/set']],
+        ]);
+        const found = [claim('lamp', 'light', 'z/Lamp/set'), scene('lamp', 'z/Lamp/2/set')];
+        const rank = (ids: readonly string[]) => new Map(ids.map((id) => [id, id.startsWith('lamp.') ? 1 : 2]));
+        const movers = moversOf(found, remembered);
+        assert.equal(movers.size, 0);
+        const { owners, refused } = assignTopicOwners(orderWithHolders([], found, remembered, rank, movers));
+        assert.equal(refused.get('lamp.scene_3')?.awayOwner, 'lamp_2.light');
+        assert.equal(owners.get('z/Lamp/2/set'), undefined);
+      });
     });
 
     it('are no movers when they claim only what they hold (a new entity of theirs among them)', () => {

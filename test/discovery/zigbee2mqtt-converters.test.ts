@@ -13,7 +13,6 @@ import mqtt, { type MqttClient } from 'mqtt';
 import * as zhc from 'zigbee-herdsman-converters';
 import { encodeCommand } from '../../src/devices/commands.js';
 import { convertDevice } from '../../src/devices/discovery/zigbee2mqtt/device.js';
-import { dropEndpointScenesOnOthersTopics } from '../../src/devices/discovery/zigbee2mqtt/endpoint-scenes.js';
 import type { Entity } from '../../src/devices/model.js';
 import type { Hearth } from '../../src/hearth.js';
 import { toCommand } from '../../src/tools/parameters.js';
@@ -305,35 +304,35 @@ describe("Hearth's Zigbee2MQTT payloads through Zigbee2MQTT's toZigbee converter
     assert.deepEqual(scenes, []);
   });
 
-  it("a scene's endpoint topic that is another device's or group's set topic: the scene is left out, with the reason, not the device", async () => {
+  it("no device named like an endpoint's topic (`Hallway/Wall switch/2`, which Zigbee2MQTT refuses): left out with the reason, the scenes stay", async () => {
     const wall = await newDevice('wallSwitch');
-    wall.entry.endpoints = { 1: { scenes: [{ id: 1, name: 'Evening' }] }, 2: { scenes: [{ id: 2, name: 'Night' }] }, 3: { scenes: [{ id: 3, name: 'Away' }] } };
-    // Zigbee2MQTT sends zigbee2mqtt/Hallway/Wall switch/2/set to a device named so, not to endpoint 2; and .../1/set to
-    // a group named so.
+    wall.entry.endpoints = { 1: { scenes: [{ id: 1, name: 'Evening' }] }, 2: { scenes: [{ id: 2, name: 'Night' }] } };
+    // Only a forged list has it: Zigbee2MQTT sends zigbee2mqtt/Hallway/Wall switch/2/set to the wall switch's endpoint 2,
+    // so a device by that name would command the switch's right rocker under its own name and rules.
     const other = await simulatedDevice('lumi', 'ZNCZ02LM', '0x00158d0003c4d5e7', 'Hallway/Wall switch/2');
-    const list = [convertDevice(wall.entry, OPTIONS), convertDevice(other.entry, OPTIONS)];
-    dropEndpointScenesOnOthersTopics(list, [{ id: 4, friendly_name: 'Hallway/Wall switch/1' }], 'zigbee2mqtt');
+    const [switchConverted, forged] = [convertDevice(wall.entry, OPTIONS), convertDevice(other.entry, OPTIONS)];
+    assert.equal(forged.device, undefined);
     assert.deepEqual(
-      list[0]!.device!.entities.filter((e) => e.kind === 'scene').map((e) => [e.name, e.commandTopic]),
-      [['Away', 'zigbee2mqtt/Hallway/Wall switch/3/set']],
+      forged.skipped.map((s) => [s.reason, s.detail]),
+      [
+        [
+          'bad_friendly_name',
+          'friendly name "Hallway/Wall switch/2" does not make a usable topic: it ends in /<digits>, which Zigbee2MQTT refuses (it names an endpoint of another device)',
+        ],
+      ],
     );
     assert.deepEqual(
-      list[0]!.skipped.filter((s) => s.reason === 'topic_taken').map((s) => s.what),
-      ['Evening', 'Night'],
+      switchConverted.device!.entities.filter((e) => e.kind === 'scene').map((e) => [e.name, e.commandTopic]),
+      [
+        ['Evening', 'zigbee2mqtt/Hallway/Wall switch/1/set'],
+        ['Night', 'zigbee2mqtt/Hallway/Wall switch/2/set'],
+      ],
     );
-    assert.equal(list[1]!.device!.entities.find((e) => e.key === 'switch')?.commandTopic, 'zigbee2mqtt/Hallway/Wall switch/2/set');
-  });
-
-  it("a one-endpoint device's scenes stay on its own set topic, whatever is named like its endpoint's topic", async () => {
-    const bulb = await newDevice('dimmable');
-    bulb.entry.endpoints = { 1: { scenes: [{ id: 3, name: 'Reading' }] } };
-    const other = await simulatedDevice('lumi', 'ZNCZ02LM', '0x00158d0003c4d5e8', 'Bedroom/Bedside lamp/1');
-    const list = [convertDevice(bulb.entry, OPTIONS), convertDevice(other.entry, OPTIONS)];
-    dropEndpointScenesOnOthersTopics(list, [], 'zigbee2mqtt');
-    assert.deepEqual(
-      list[0]!.device!.entities.filter((e) => e.kind === 'scene').map((e) => [e.name, e.commandTopic]),
-      [['Reading', 'zigbee2mqtt/Bedroom/Bedside lamp/set']],
-    );
+    // A group named so gives no scene either.
+    const { groupSceneDevices } = await import('../../src/devices/discovery/zigbee2mqtt/groups.js');
+    const group = (friendly_name: string) => ({ id: 4, friendly_name, members: [], scenes: [{ id: 1, name: 'Cosy' }] });
+    assert.deepEqual(groupSceneDevices([group('Hallway/Wall switch/1')], OPTIONS), []);
+    assert.equal(groupSceneDevices([group('Hallway lights')], OPTIONS).length, 1);
   });
 
   it("the /get Hearth sends for a device's unknown state: every property it asks has a converter that reads it", async () => {

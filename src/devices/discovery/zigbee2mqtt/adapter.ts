@@ -13,7 +13,6 @@ import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
 import { listSignature, MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
 import { convertDevice, type ConvertedDevice, type Z2mOptions } from './device.js';
-import { dropEndpointScenesOnOthersTopics } from './endpoint-scenes.js';
 import { groupSceneDevices } from './groups.js';
 import { Refresher } from './refresh.js';
 import { groupSkips, type Skip } from './skips.js';
@@ -243,7 +242,6 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     const devices: Device[] = [];
     const converted: ConvertedDevice[] = [];
     const seen = new Map<string, ConvertedDevice>();
-    dropEndpointScenesOnOthersTopics(list, this.groups, this.prefix);
     for (const c of list) {
       if (c.device && c.device.entities.length > MAX_ENTITIES_PER_DEVICE) {
         c.skipped.unshift({

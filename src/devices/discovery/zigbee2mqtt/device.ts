@@ -10,7 +10,7 @@ import { readJsonPath } from '../../json-path.js';
 import type { Availability, AvailabilitySource, Device, Entity, PayloadTransform } from '../../model.js';
 import { endpointSceneEntities } from './endpoint-scenes.js';
 import { exposesToEntities } from './exposes.js';
-import { cleanName, deviceIdOf, isExactTopic } from './naming.js';
+import { cleanName, deviceIdOf, isExactTopic, refusedFriendlyName } from './naming.js';
 import type { Skip } from './skips.js';
 import type { Z2mDevice } from './types.js';
 
@@ -109,8 +109,9 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
   }
   if (!friendly?.trim()) return skip('bad_friendly_name', 'the device has no friendly name to address it by');
   const baseTopic = `${options.prefix}/${friendly}`;
-  if (!isExactTopic(`${baseTopic}/availability`) || friendly.startsWith('/') || friendly.endsWith('/')) {
-    return skip('bad_friendly_name', `friendly name ${JSON.stringify(friendly.slice(0, 60))} does not make a usable topic`);
+  const refused = refusedFriendlyName(friendly);
+  if (!isExactTopic(`${baseTopic}/availability`) || refused) {
+    return skip('bad_friendly_name', `friendly name ${JSON.stringify(friendly.slice(0, 60))} does not make a usable topic${refused ? `: ${refused}` : ''}`);
   }
   const exposes = Array.isArray(raw.definition.exposes) ? raw.definition.exposes : [];
   if (!exposes.length) return skip('no_exposes', 'its definition exposes nothing');

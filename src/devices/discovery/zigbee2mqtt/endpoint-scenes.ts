@@ -3,8 +3,9 @@
 //
 // How Zigbee2MQTT picks the endpoint of a set (lib/extension/publish.ts parseTopic, lib/zigbee.ts
 // resolveEntityAndEndpoint, lib/model/device.ts endpoint()):
-// - `<device>/<x>/set`: `<device>/<x>` is first looked up whole as a device or group name (a device named `Lamp/2`
-//   takes `Lamp/2/set`); else it is split at its last slash into a name and an endpoint. A numeric endpoint is the
+// - `<device>/<x>/set`: `<device>/<x>` is first looked up whole as a device or group name; else it is split at its
+//   last slash into a name and an endpoint. No device or group is named `Lamp/2` (Zigbee2MQTT refuses a name ending
+//   in `/<digits>`, and so does Hearth: naming.ts refusedFriendlyName), so `Lamp/2/set` is Lamp's. A numeric endpoint is the
 //   endpoint with that id (zh getEndpoint), whatever the definition says; a named one (`right`) goes through the
 //   definition's endpoint() map, and is no endpoint when the map does not name it.
 // - `<device>/set`: the endpoint called `default`: the definition's endpoint() map's `default` entry when it has one
@@ -16,7 +17,6 @@
 // except on a device that lists a single endpoint (Zigbee2MQTT lists all of a device's endpoints): `<device>/set`
 // can mean no other endpoint there, and no other device or group can own it.
 import type { Availability, Entity } from '../../model.js';
-import type { ConvertedDevice } from './device.js';
 import { cleanName } from './naming.js';
 import { sceneId, sceneRecallEntity } from './scene-recall.js';
 import type { Z2mDevice } from './types.js';
@@ -80,27 +80,4 @@ export function endpointSceneEntities(raw: Z2mDevice, owner: Owner, taken: Set<s
     out.push(sceneRecallEntity({ id: s.id, name: s.name, key, where }, { ...owner, commandTopic }));
   }
   return out;
-}
-
-/**
- * A scene on an endpoint is recalled on <device>/<endpoint id>/set; where a device or group is named so (`Lamp/2`
- * beside `Lamp`), Zigbee2MQTT gives that topic to it. Such a scene is left out (with the reason), never the device or
- * group whose topic it is.
- */
-export function dropEndpointScenesOnOthersTopics(list: ConvertedDevice[], groups: unknown, prefix: string): void {
-  const setTopics = new Set(list.filter((c) => c.device && c.baseTopic).map((c) => `${c.baseTopic}/set`));
-  if (Array.isArray(groups)) {
-    for (const g of groups as Array<{ friendly_name?: unknown }>) if (typeof g?.friendly_name === 'string') setTopics.add(`${prefix}/${g.friendly_name}/set`);
-  }
-  for (const c of list) {
-    const device = c.device;
-    if (!device) continue;
-    const own = `${c.baseTopic}/set`;
-    const clash = device.entities.filter((e) => e.kind === 'scene' && e.commandTopic !== own && setTopics.has(e.commandTopic!));
-    if (!clash.length) continue;
-    c.device = { ...device, entities: device.entities.filter((e) => !clash.includes(e)) };
-    for (const e of clash) {
-      c.skipped.push({ what: e.name, reason: 'topic_taken', detail: `its endpoint's topic ${e.commandTopic} is another device's or group's set topic` });
-    }
-  }
 }

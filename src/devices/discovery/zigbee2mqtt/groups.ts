@@ -7,7 +7,7 @@ import { readableName } from '../../device-text.js';
 import type { Device, Entity } from '../../model.js';
 import { type Z2mOptions, z2mAvailability, z2mIdOf } from './device.js';
 import { entityProblem } from './entity-check.js';
-import { cleanName, deviceIdOf, isExactTopic } from './naming.js';
+import { cleanName, deviceIdOf, isExactTopic, refusedFriendlyName } from './naming.js';
 import { sceneId, sceneRecallEntity } from './scene-recall.js';
 
 /** Most groups read, and scenes read per group (Zigbee allows 255 of each; a home has a few). */
@@ -30,7 +30,7 @@ export function groupSceneDevices(list: unknown, options: Z2mOptions): Device[] 
     const friendly = typeof raw.friendly_name === 'string' ? raw.friendly_name : '';
     if (typeof gid !== 'number' || !Number.isInteger(gid) || gid < 0 || gid > 65535 || !friendly.trim()) continue;
     const baseTopic = `${options.prefix}/${friendly}`;
-    if (!isExactTopic(`${baseTopic}/set`)) continue;
+    if (!isExactTopic(`${baseTopic}/set`) || refusedFriendlyName(friendly)) continue;
     // A group's identity is its group id (a rename keeps it), as a device's is its IEEE address.
     const deviceId = z2mIdOf(options, `group:${gid}`, friendly, deviceIdOf(`zigbee2mqtt_group_${gid}`)!);
     if (!deviceId) continue;

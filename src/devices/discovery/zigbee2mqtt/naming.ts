@@ -66,6 +66,18 @@ export function jsonKeyPath(key: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Why Zigbee2MQTT itself would refuse this friendly name (its settings' validateFriendlyName), or undefined: a list
+ * that holds one is not Zigbee2MQTT's. Beside the topic's own rules (isExactTopic): no `/` at either end, and no
+ * `/<digits>` at the end, which Zigbee2MQTT reads as an endpoint (`Hall switch/2/set` is the Hall switch's endpoint 2:
+ * a device named so would command another device's relay).
+ */
+export function refusedFriendlyName(name: string): string | undefined {
+  if (name.startsWith('/') || name.endsWith('/')) return 'it begins or ends with /';
+  if (/\/\d+$/.test(name)) return 'it ends in /<digits>, which Zigbee2MQTT refuses (it names an endpoint of another device)';
+  return undefined;
+}
+
 /** An exact topic Hearth can subscribe to and publish on (no wildcards, no NUL, not too long). */
 export function isExactTopic(topic: string): boolean {
   return topic.length > 0 && topic.length <= 512 && !/[#+\u0000]/.test(topic);
