@@ -45,7 +45,12 @@ function endpointLabel(ep: { name?: unknown } | undefined, id: number): string {
  * duplicates were kept, so rules and history still name it), a later one is `scene_<id>_ep<endpoint>`. Scenes named
  * alike on different endpoints are told apart by the endpoint: "Evening (left)", "Evening (right)".
  */
-export function endpointSceneEntities(raw: Z2mDevice, owner: Owner, taken: Set<string>): Entity[] {
+export function endpointSceneEntities(
+  raw: Z2mDevice,
+  owner: Owner,
+  taken: Set<string>,
+  entityKey: (deviceId: string, identity: string, wanted: string) => string = (_d, _i, wanted) => wanted,
+): Entity[] {
   const endpoints = raw.endpoints && typeof raw.endpoints === 'object' && !Array.isArray(raw.endpoints) ? raw.endpoints : {};
   const keys = Object.keys(endpoints);
   // Zigbee endpoint ids are 1-240; Zigbee2MQTT lists them as integer keys (read in ascending order).
@@ -72,8 +77,11 @@ export function endpointSceneEntities(raw: Z2mDevice, owner: Owner, taken: Set<s
   const out: Entity[] = [];
   const keyed = new Set<number>();
   for (const s of found) {
-    const key = keyed.has(s.id) ? `scene_${s.id}_ep${s.endpoint}` : `scene_${s.id}`;
+    const wanted = keyed.has(s.id) ? `scene_${s.id}_ep${s.endpoint}` : `scene_${s.id}`;
     keyed.add(s.id);
+    // Kept once given (entity-keys.ts): a copy of the scene id stored later on a lower endpoint gets a key of its
+    // own, and never takes this one's, so rules, history and the audit go on naming the same scene.
+    const key = entityKey(owner.deviceId, `scene ep${s.endpoint} ${s.id}`, wanted);
     if (taken.has(key)) continue;
     const commandTopic = onlyEndpoint ? `${owner.baseTopic}/set` : `${owner.baseTopic}/${s.endpoint}/set`;
     const where = endpointsOf.get(spoken(s))!.size > 1 ? s.label : undefined;
