@@ -42,6 +42,18 @@ describe('a Zigbee2MQTT endpoint scene keeps its id (a real SQLite file)', () =>
     ]);
   });
 
+  it('two endpoints a list names alike: their scenes are told apart by the endpoint ids', () => {
+    const alike = endpointSceneEntities(
+      { endpoints: { '1': { name: 'left', scenes: [{ id: 1, name: 'Evening' }] }, '2': { name: 'left', scenes: [{ id: 1, name: 'Evening' }] } } } as Z2mDevice,
+      owner,
+      new Set(),
+    );
+    assert.deepEqual(
+      alike.map((e) => e.name),
+      ['Evening (endpoint 1)', 'Evening (endpoint 2)'],
+    );
+  });
+
   it('without a store, as a converter alone: the first endpoint holding an id has `scene_<id>`', () => {
     const alone = endpointSceneEntities(
       { endpoints: { '1': { scenes: [{ id: 1, name: 'Night' }] }, '2': { scenes: [{ id: 1, name: 'Evening' }] } } } as Z2mDevice,

@@ -72,6 +72,10 @@ export function endpointSceneEntities(
   }
   // A name (its fallback "<device> scene <id>" for an unnamed one) shared by scenes on different endpoints.
   const spoken = (s: (typeof found)[number]) => (s.name || `scene ${s.id}`).toLowerCase();
+  // Two endpoints a list names alike ("left" twice) are told apart by their ids.
+  const labels = new Map<string, Set<number>>();
+  for (const s of found) labels.set(s.label.toLowerCase(), (labels.get(s.label.toLowerCase()) ?? new Set()).add(s.endpoint));
+  for (const s of found) if (labels.get(s.label.toLowerCase())!.size > 1) s.label = `endpoint ${s.endpoint}`;
   const endpointsOf = new Map<string, Set<number>>();
   for (const s of found) endpointsOf.set(spoken(s), (endpointsOf.get(spoken(s)) ?? new Set()).add(s.endpoint));
   const out: Entity[] = [];
