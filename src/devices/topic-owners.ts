@@ -132,7 +132,7 @@ export function moversOf(
 /**
  * Whether a Zigbee2MQTT scene that held `held` and claims `claimed` stays where it was: both are the set topic of
  * its device as the device is named now (`deviceSets`: the `<device>/set` its other entities claim) or one of that
- * device's endpoints' (`<device>/<1-3 digits>/set`), which Zigbee2MQTT sends to the same device. So a scene recalled
+ * device's endpoints' (`<device>/<1-3 digits>/set`; never two endpoints'), which Zigbee2MQTT sends to the same device. So a scene recalled
  * on its endpoint's topic since the list showed the device's second endpoint (a Hue bulb's 11 and 242) has not moved
  * and needs no confirmation. A device renamed (its other entities claim another set topic, and move), a name ending
  * in `/<digits>` (which Zigbee2MQTT refuses: only a forged list has one), a device of scenes alone: no twins.
@@ -142,7 +142,8 @@ export function endpointTwins(source: string, deviceSets: readonly string[] | un
   const under = (base: string, t: string) => t === `${base}/set` || (t.startsWith(`${base}/`) && /^\d{1,3}\/set$/.test(t.slice(base.length + 1)));
   return deviceSets.some((own) => {
     const base = own.slice(0, -'/set'.length);
-    return under(base, held) && under(base, claimed);
+    // The device's own set topic on one side: from one endpoint to another is a move (the scene is not where it was).
+    return under(base, held) && under(base, claimed) && (held === own || claimed === own);
   });
 }
 

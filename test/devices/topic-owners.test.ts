@@ -126,6 +126,8 @@ describe('command topic owners', () => {
         assert.equal(moversOf([bulb(), scene('lounge_bulb', 'z/Lounge bulb/11/set')], held).size, 0);
         const onEndpoint = new Map([...held, ['lounge_bulb.scene_3', ['z/Lounge bulb/11/set']]]);
         assert.equal(moversOf([bulb(), scene('lounge_bulb', 'z/Lounge bulb/set')], onEndpoint).size, 0);
+        // From one endpoint to another, the scene is not where it was: a move.
+        assert.equal(moversOf([bulb(), scene('lounge_bulb', 'z/Lounge bulb/2/set')], onEndpoint).size, 1);
       });
 
       it('moves with its device renamed, from another source, or on a device of scenes alone', () => {

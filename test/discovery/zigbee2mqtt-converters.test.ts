@@ -269,10 +269,10 @@ describe("Hearth's Zigbee2MQTT payloads through Zigbee2MQTT's toZigbee converter
       },
     };
     assert.deepEqual(await recallEach(wall), [
-      // The key scene_1 is the one the left rocker's scene always had: rules and history keep naming it.
+      // A key says where its scene is: scene_<id> on the first endpoint, scene_<id>_ep<n> on another.
       { key: 'scene_1', name: 'Evening (left)', topic: 'zigbee2mqtt/Hallway/Wall switch/1/set', endpoint: 1, sceneid: 1 },
       { key: 'scene_1_ep2', name: 'Evening (right)', topic: 'zigbee2mqtt/Hallway/Wall switch/2/set', endpoint: 2, sceneid: 1 },
-      { key: 'scene_2', name: 'Night', topic: 'zigbee2mqtt/Hallway/Wall switch/2/set', endpoint: 2, sceneid: 2 },
+      { key: 'scene_2_ep2', name: 'Night', topic: 'zigbee2mqtt/Hallway/Wall switch/2/set', endpoint: 2, sceneid: 2 },
     ]);
   });
 

@@ -199,14 +199,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   }
 
   private zOptions(): Z2mOptions {
-    return {
-      prefix: this.prefix,
-      deviceAvailability: this.deviceAvailability,
-      deviceId: this.ids.lookup(SOURCE_NAME),
-      // What the keys were before they were stored is what they are when first stored (legacy: kept where the
-      // database refers to them).
-      entityKey: (deviceId, identity, wanted) => this.ids.entityKeys.keyFor(deviceId, { identity, wanted, legacy: [wanted] }),
-    };
+    return { prefix: this.prefix, deviceAvailability: this.deviceAvailability, deviceId: this.ids.lookup(SOURCE_NAME) };
   }
 
   /**

@@ -34,11 +34,6 @@ export interface Z2mOptions {
    * when first seen. Without one (a converter on its own), the id is made from the name, unchecked.
    */
   deviceId?: DeviceIdLookup;
-  /**
-   * The entity keys' store (src/devices/entity-keys.ts): the key given to an entity of a device (`identity`: its own
-   * at the source) when first seen, `wanted` then, kept after. Without one, `wanted`.
-   */
-  entityKey?: (deviceId: string, identity: string, wanted: string) => string;
 }
 
 export interface ConvertedDevice {
@@ -133,7 +128,7 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
   if (raw.definition.supports_ota === true && !ids.has('update')) {
     result.entities.push(updateEntity(deviceId, name, baseTopic, availability));
   }
-  result.entities.push(...endpointSceneEntities(raw, { deviceId, name, baseTopic, availability }, ids, options.entityKey));
+  result.entities.push(...endpointSceneEntities(raw, { deviceId, name, baseTopic, availability }, ids));
   out.baseTopic = baseTopic;
   if (!result.entities.length) {
     // The device-level reason first; the exposes' own reasons follow.

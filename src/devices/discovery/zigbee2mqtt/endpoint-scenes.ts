@@ -40,17 +40,14 @@ function endpointLabel(ep: { name?: unknown } | undefined, id: number): string {
 }
 
 /**
- * One entity per scene an endpoint stores. The same scene id on two endpoints (scene 1 on both rockers of a double
- * switch) is two scenes: the lowest endpoint holding an id keeps the key `scene_<id>` (the key every scene had before
- * duplicates were kept, so rules and history still name it), a later one is `scene_<id>_ep<endpoint>`. Scenes named
- * alike on different endpoints are told apart by the endpoint: "Evening (left)", "Evening (right)".
+ * One entity per scene an endpoint stores. Its key says where it is, the same on every list: `scene_<id>` on the
+ * device's first listed endpoint, `scene_<id>_ep<endpoint>` on another, so the same scene id on both rockers of a
+ * double switch is two scenes, and a scene stored later under the same number on another endpoint never takes the
+ * key (and so the rules, history and audit rows) of one already there. Nothing is stored: a forged list can make no
+ * key stick. Scenes named alike on different endpoints are told apart by the endpoint: "Evening (left)",
+ * "Evening (right)".
  */
-export function endpointSceneEntities(
-  raw: Z2mDevice,
-  owner: Owner,
-  taken: Set<string>,
-  entityKey: (deviceId: string, identity: string, wanted: string) => string = (_d, _i, wanted) => wanted,
-): Entity[] {
+export function endpointSceneEntities(raw: Z2mDevice, owner: Owner, taken: Set<string>): Entity[] {
   const endpoints = raw.endpoints && typeof raw.endpoints === 'object' && !Array.isArray(raw.endpoints) ? raw.endpoints : {};
   const keys = Object.keys(endpoints);
   // Zigbee endpoint ids are 1-240; Zigbee2MQTT lists them as integer keys (read in ascending order).
@@ -79,13 +76,9 @@ export function endpointSceneEntities(
   const endpointsOf = new Map<string, Set<number>>();
   for (const s of found) endpointsOf.set(spoken(s), (endpointsOf.get(spoken(s)) ?? new Set()).add(s.endpoint));
   const out: Entity[] = [];
-  const keyed = new Set<number>();
+  const first = listed.length ? Number(listed[0]) : undefined;
   for (const s of found) {
-    const wanted = keyed.has(s.id) ? `scene_${s.id}_ep${s.endpoint}` : `scene_${s.id}`;
-    keyed.add(s.id);
-    // Kept once given (entity-keys.ts): a copy of the scene id stored later on a lower endpoint gets a key of its
-    // own, and never takes this one's, so rules, history and the audit go on naming the same scene.
-    const key = entityKey(owner.deviceId, `scene ep${s.endpoint} ${s.id}`, wanted);
+    const key = s.endpoint === first ? `scene_${s.id}` : `scene_${s.id}_ep${s.endpoint}`;
     if (taken.has(key)) continue;
     const commandTopic = onlyEndpoint ? `${owner.baseTopic}/set` : `${owner.baseTopic}/${s.endpoint}/set`;
     const where = endpointsOf.get(spoken(s))!.size > 1 ? s.label : undefined;
