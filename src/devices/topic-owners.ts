@@ -107,7 +107,13 @@ export function moversOf(
   const setTopics = new Map<string, string[]>();
   for (const c of found) {
     if (c.entity.kind === 'scene') continue;
-    for (const t of commandTopicsOf(c.entity)) if (t.endsWith('/set')) setTopics.set(deviceKey(c), [...(setTopics.get(deviceKey(c)) ?? []), t]);
+    for (const t of commandTopicsOf(c.entity)) {
+      if (!t.endsWith('/set')) continue;
+      const key = deviceKey(c);
+      const sets = setTopics.get(key);
+      if (sets) sets.push(t);
+      else setTopics.set(key, [t]);
+    }
   }
   const unheld = (claim: TopicClaim, held: readonly string[]) =>
     commandTopicsOf(claim.entity).some(

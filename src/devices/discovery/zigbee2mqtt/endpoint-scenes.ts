@@ -67,21 +67,24 @@ export function endpointSceneEntities(raw: Z2mDevice, owner: Owner, taken: Set<s
       found.push({ endpoint, label: endpointLabel(ep, endpoint), id, name: typeof scene.name === 'string' ? cleanName(scene.name) : '' });
     }
   }
-  // A name (its fallback "<device> scene <id>" for an unnamed one) shared by scenes on different endpoints.
-  const spoken = (s: (typeof found)[number]) => (s.name || `scene ${s.id}`).toLowerCase();
+  /** Whether a word said of a scene (its endpoint's label, its name) is said on more than one endpoint. */
+  const onSeveralEndpoints = (word: (s: (typeof found)[number]) => string) => {
+    const endpointsOf = new Map<string, Set<number>>();
+    for (const s of found) endpointsOf.set(word(s), (endpointsOf.get(word(s)) ?? new Set()).add(s.endpoint));
+    return (s: (typeof found)[number]) => endpointsOf.get(word(s))!.size > 1;
+  };
   // Two endpoints a list names alike ("left" twice) are told apart by their ids.
-  const labels = new Map<string, Set<number>>();
-  for (const s of found) labels.set(s.label.toLowerCase(), (labels.get(s.label.toLowerCase()) ?? new Set()).add(s.endpoint));
-  for (const s of found) if (labels.get(s.label.toLowerCase())!.size > 1) s.label = `endpoint ${s.endpoint}`;
-  const endpointsOf = new Map<string, Set<number>>();
-  for (const s of found) endpointsOf.set(spoken(s), (endpointsOf.get(spoken(s)) ?? new Set()).add(s.endpoint));
+  const labelShared = onSeveralEndpoints((s) => s.label.toLowerCase());
+  for (const s of found.filter(labelShared)) s.label = `endpoint ${s.endpoint}`;
+  // A name (its fallback "<device> scene <id>" for an unnamed one) shared by scenes on different endpoints.
+  const nameShared = onSeveralEndpoints((s) => (s.name || `scene ${s.id}`).toLowerCase());
   const out: Entity[] = [];
   const first = listed.length ? Number(listed[0]) : undefined;
   for (const s of found) {
     const key = s.endpoint === first ? `scene_${s.id}` : `scene_${s.id}_ep${s.endpoint}`;
     if (taken.has(key)) continue;
     const commandTopic = onlyEndpoint ? `${owner.baseTopic}/set` : `${owner.baseTopic}/${s.endpoint}/set`;
-    const where = endpointsOf.get(spoken(s))!.size > 1 ? s.label : undefined;
+    const where = nameShared(s) ? s.label : undefined;
     out.push(sceneRecallEntity({ id: s.id, name: s.name, key, where }, { ...owner, commandTopic }));
   }
   return out;
