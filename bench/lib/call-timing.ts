@@ -10,6 +10,8 @@ export interface CallTiming {
    * only: what a stage's Promise waits for is not in it). CPU time, not wall: a busy machine hardly moves it.
    */
   cpu: Record<string, number>;
+  /** The CPU stages' labels, in the order a call meets them. */
+  cpuLabels: readonly string[];
   cpuReset(): void;
   /** ms per call of each timed stage. */
   stages: Record<string, number[]>;
@@ -63,7 +65,9 @@ export function timeCalls(hearth: Hearth, commit: string): CallTiming {
     const u = process.cpuUsage();
     return (u.user + u.system) / 1000;
   };
+  const cpuLabels: string[] = [];
   const cpuStage = (obj: object, method: string, label: string) => {
+    cpuLabels.push(label);
     const target = obj as Record<string, (...a: unknown[]) => unknown>;
     const fn = target[method]!;
     target[method] = function (this: unknown, ...a: unknown[]) {
@@ -103,16 +107,22 @@ export function timeCalls(hearth: Hearth, commit: string): CallTiming {
     if (state.enabled && p.cmd === 'publish') mark.echo = ms();
   });
   timeStage(hearth.policy, 'decide', 'policy.decide()');
-  cpuStage(hearth.bridge.cache, 'handle', 'decode, cache, echo matching (cache.handle)');
-  cpuStage(hearth.audit, 'runGroup', 'audit: pending rows, commit + fsync (runGroup)');
-  cpuStage(hearth.audit, 'appendOutcomes', 'audit: outcomes (appendOutcomes)');
-  cpuStage(hearth.bridge.connection, 'publish', 'publish (connection.publish)');
+  // In the order a call meets them (cpuLabels keeps it for printing).
+  // A grouped call's members, judged at once: read checks, arguments, decisions, what would be sent.
+  cpuStage(hearth.policy, 'atOnce', 'the members of a grouped call judged (policy.atOnce: read checks, arguments, decisions, what is sent)');
   cpuStage(hearth.policy, 'decide', 'policy.decide()');
+  cpuStage(hearth.audit, 'runGroup', 'audit: pending rows, commit + fsync (runGroup)');
+  cpuStage(hearth.bridge.connection, 'publish', 'publish (connection.publish)');
+  cpuStage(hearth.bridge.cache, 'handle', 'decode, cache, echo matching (cache.handle)');
+  cpuStage(hearth.audit, 'appendOutcomes', 'audit: outcomes (appendOutcomes)');
+  // Inside the outcomes' stage, every INDEX_BATCH entries: the readers' call index follows the log.
+  cpuStage(hearth.audit, 'indexCalls', "of which the readers' call index copy (indexCalls)");
   timeStage(hearth.audit, 'beginDurable', `audit.beginDurable() (${commit})`);
   timeStage(hearth.audit, 'appendOutcomes', 'audit outcomes, after the result (commit to the WAL)');
   return {
     stages,
     timeline,
+    cpuLabels,
     get cpu() {
       return cpu;
     },
