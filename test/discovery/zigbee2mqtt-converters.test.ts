@@ -331,8 +331,8 @@ describe("Hearth's Zigbee2MQTT payloads through Zigbee2MQTT's toZigbee converter
     // A group named so gives no scene either.
     const { groupSceneDevices } = await import('../../src/devices/discovery/zigbee2mqtt/groups.js');
     const group = (friendly_name: string) => ({ id: 4, friendly_name, members: [], scenes: [{ id: 1, name: 'Cosy' }] });
-    assert.deepEqual(groupSceneDevices([group('Hallway/Wall switch/1')], OPTIONS), []);
-    assert.equal(groupSceneDevices([group('Hallway lights')], OPTIONS).length, 1);
+    assert.deepEqual(groupSceneDevices([group('Hallway/Wall switch/1')], OPTIONS).devices, []);
+    assert.equal(groupSceneDevices([group('Hallway lights')], OPTIONS).devices.length, 1);
   });
 
   it("the /get Hearth sends for a device's unknown state: every property it asks has a converter that reads it", async () => {
