@@ -12,7 +12,7 @@ import { DeviceIds } from '../../device-ids.js';
 import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
 import { listSignature, MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
-import { convertDevice, type ConvertedDevice, type Z2mOptions } from './device.js';
+import { type ConvertedDevice, convertDevice, endpointNamesOfList, type Z2mOptions } from './device.js';
 import { groupSceneDevices, type RefusedGroup } from './groups.js';
 import { Refresher } from './refresh.js';
 import { groupSkips, type Skip } from './skips.js';
@@ -212,8 +212,9 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
    */
   private rebuild(before?: Z2mDevice[]): void {
     const generation = ++this.generation;
-    const options = this.zOptions();
     const entries = this.entries;
+    // A device or group named `<device>/<endpoint>` of a device of this list is refused (naming.ts refusedFriendlyName).
+    const options: Z2mOptions = { ...this.zOptions(), endpointsOf: endpointNamesOfList(entries) };
     const converted: ConvertedDevice[] = [];
     let i = 0;
     const long = entries.length > CONVERT_SLICE;
@@ -225,7 +226,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
         // A long list: each slice, then the hand-over, in a turn of its own.
         if (long) return void setImmediate(later);
       }
-      this.apply(converted, long, generation);
+      this.apply(converted, long, generation, options);
     };
     const later = (): void => {
       try {
@@ -240,7 +241,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   }
 
   /** The converted list, checked for duplicates and sizes, to the registry (and the state refresher). */
-  private apply(list: ConvertedDevice[], long: boolean, generation: number): void {
+  private apply(list: ConvertedDevice[], long: boolean, generation: number, options: Z2mOptions): void {
     const devices: Device[] = [];
     const converted: ConvertedDevice[] = [];
     const seen = new Map<string, ConvertedDevice>();
@@ -271,7 +272,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     // Zigbee2MQTT never gives a group a device's name: when a list does, one of them is forged, and which cannot be
     // told from here. The registry holds them to the one rule: whoever held the `set` topic first keeps it, present
     // or away, and the other is refused until a person forgets the first (topic-owners.ts).
-    const groups = groupSceneDevices(this.groups, this.zOptions());
+    const groups = groupSceneDevices(this.groups, options);
     for (const g of groups.devices) if (!seen.has(g.id)) devices.push(g);
     this.reportGroups(groups.refused);
     // The ids given to devices first seen in this list, written in one transaction before anyone hears of them.

@@ -42,7 +42,7 @@ export function groupSceneDevices(list: unknown, options: Z2mOptions): { devices
     if (typeof gid !== 'number' || !Number.isInteger(gid) || gid < 0 || gid > 65535 || !friendly.trim()) continue;
     const baseTopic = `${options.prefix}/${friendly}`;
     const why = isExactTopic(`${baseTopic}/set`)
-      ? refusedFriendlyName(friendly)
+      ? refusedFriendlyName(friendly, options.endpointsOf)
       : 'it makes no usable topic (it holds +, # or a NUL character, or is too long)';
     if (why) {
       refused.push({ id: gid, name: friendly, reason: why });
