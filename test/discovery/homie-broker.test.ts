@@ -287,3 +287,74 @@ describe('Homie 4 property attributes that come after the values', () => {
     );
   });
 });
+
+describe('a Homie 4 property that never announces its $datatype', () => {
+  let broker: TestBroker;
+  let hearth: Hearth;
+  let pub: MqttClient;
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-homie-datatype-'));
+  const logs = logSink('debug');
+  const retain = (topic: string, payload: string) => pub.publishAsync(topic, payload, { retain: true, qos: 1 });
+  const warned = () => logs.lines.filter((l) => l.level === 40 && l.reason === 'no_datatype');
+
+  before(async () => {
+    broker = await startAedes();
+    pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    // A garden pump whose firmware forgets the flow's $datatype, and a shed light still starting up (`init`) that has
+    // not published its power's yet.
+    for (const [topic, payload] of [
+      ['homie/garden-pump/$homie', '4.0.0'],
+      ['homie/garden-pump/$name', 'Garden pump'],
+      ['homie/garden-pump/$nodes', 'pump'],
+      ['homie/garden-pump/pump/$name', 'Pump'],
+      ['homie/garden-pump/pump/$properties', 'power,flow'],
+      ['homie/garden-pump/pump/power/$name', 'Power'],
+      ['homie/garden-pump/pump/power/$datatype', 'boolean'],
+      ['homie/garden-pump/pump/power/$settable', 'true'],
+      ['homie/garden-pump/pump/power', 'false'],
+      ['homie/garden-pump/pump/flow/$name', 'Flow'],
+      ['homie/garden-pump/pump/flow/$unit', 'l/min'],
+      ['homie/garden-pump/pump/flow', '0.0'],
+      ['homie/garden-pump/$state', 'ready'],
+      ['homie/shed-light/$homie', '4.0.0'],
+      ['homie/shed-light/$name', 'Shed light'],
+      ['homie/shed-light/$nodes', 'light'],
+      ['homie/shed-light/light/$properties', 'power'],
+      ['homie/shed-light/$state', 'init'],
+    ])
+      await retain(topic, payload);
+    hearth = await openHearth(broker.url, dir, logs.log, { 'discovery.homeassistant.enabled': false, 'discovery.zigbee2mqtt.enabled': false });
+    await waitFor('the pump described', () => hearth.bridge.registry.entity('garden-pump.pump_power'));
+  });
+
+  after(async () => {
+    await pub?.endAsync(true).catch(() => undefined);
+    await hearth?.close();
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is said once, as a warning naming the device, node and property, once the device is ready; it gets its tool when the $datatype comes', async () => {
+    // The device is ready, yet the flow has no $datatype: after a moment's grace for retained topics still on their way, a warning.
+    await waitFor('the warning', () => warned().length > 0, 15_000);
+    assert.deepEqual(
+      warned().map((l) => [l.device, l.node, l.property, l.topic]),
+      [['garden-pump', 'pump', 'flow', 'homie/garden-pump/pump/flow/$datatype']],
+      'the shed light, still in init, is not warned about',
+    );
+    assert.equal(
+      warned()[0]!.msg,
+      'homie: property pump/flow of Homie 4 device "garden-pump" ("Garden pump") has no tool: the device says it is ready, but the property has not announced $datatype, which Homie 4 requires',
+    );
+    assert.equal(hearth.bridge.registry.entity('garden-pump.pump_flow'), undefined);
+    // Every later rebuild of the device (a rename here) finds it still missing: no second line.
+    await retain('homie/garden-pump/$name', 'Garden pump by the pond');
+    await waitFor('the rename', () => hearth.bridge.registry.device('garden-pump')?.name === 'Garden pump by the pond');
+    assert.equal(warned().length, 1, 'once per property');
+    // The firmware is fixed: the flow becomes a sensor, read by its datatype.
+    await retain('homie/garden-pump/pump/flow/$datatype', 'float');
+    await waitFor('the flow sensor', () => hearth.bridge.registry.entity('garden-pump.pump_flow')?.kind === 'sensor');
+    await waitFor('the flow read as a number', () => hearth.bridge.cache.get('garden-pump.pump_flow')?.value === 0);
+    assert.equal(warned().length, 1);
+  });
+});

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import * as zhc from 'zigbee-herdsman-converters';
 import { encodeCommand } from '../../src/devices/commands.js';
-import { convertDevice } from '../../src/devices/discovery/zigbee2mqtt/device.js';
+import { convertDevice, endpointNamesOfList } from '../../src/devices/discovery/zigbee2mqtt/device.js';
 import type { Entity } from '../../src/devices/model.js';
 import type { Hearth } from '../../src/hearth.js';
 import { toCommand } from '../../src/tools/parameters.js';
@@ -331,8 +331,56 @@ describe("Hearth's Zigbee2MQTT payloads through Zigbee2MQTT's toZigbee converter
     // A group named so gives no scene either.
     const { groupSceneDevices } = await import('../../src/devices/discovery/zigbee2mqtt/groups.js');
     const group = (friendly_name: string) => ({ id: 4, friendly_name, members: [], scenes: [{ id: 1, name: 'Cosy' }] });
-    assert.deepEqual(groupSceneDevices([group('Hallway/Wall switch/1')], OPTIONS), []);
-    assert.equal(groupSceneDevices([group('Hallway lights')], OPTIONS).length, 1);
+    assert.deepEqual(groupSceneDevices([group('Hallway/Wall switch/1')], OPTIONS).devices, []);
+    assert.equal(groupSceneDevices([group('Hallway lights')], OPTIONS).devices.length, 1);
+  });
+
+  it("no device or group named after another's named endpoint (`Hallway/Wall switch/left`): Zigbee2MQTT would send its commands to that rocker", async () => {
+    const wall = await newDevice('wallSwitch');
+    // A bulb a forged list names after the wall switch's left rocker; and a bedside lamp an owner named `Bedroom/Left`,
+    // which is no one's endpoint (the list has no device `Bedroom`).
+    const forged = await simulatedDevice('ikea', 'LED1836G9', '0x000d6ffffe7a8b9d', 'Hallway/Wall switch/left');
+    const bedside = await simulatedDevice('ikea', 'LED1836G9', '0x000d6ffffe7a8b9e', 'Bedroom/Left');
+    const list = [wall.entry, forged.entry, bedside.entry];
+    const options = { ...OPTIONS, endpointsOf: endpointNamesOfList(list) };
+    // Zigbee2MQTT (1.36 and later) with no device of that name reads zigbee2mqtt/Hallway/Wall switch/left/set as the
+    // wall switch's endpoint `left`: a tool for the forged bulb would switch the left rocker.
+    assert.deepEqual((await wall.set('{"state":"ON"}', 'left')).published, { state_left: 'ON' });
+    const [wallConverted, forgedConverted, bedsideConverted] = list.map((e) => convertDevice(e, options));
+    assert.equal(forgedConverted.device, undefined);
+    assert.deepEqual(
+      forgedConverted.skipped.map((s) => [s.reason, s.detail]),
+      [
+        [
+          'bad_friendly_name',
+          'friendly name "Hallway/Wall switch/left" does not make a usable topic: it ends in /left, an endpoint of "Hallway/Wall switch": ' +
+            'Zigbee2MQTT sends "Hallway/Wall switch/left/set" to that endpoint unless it really has a device or group of this name, which the list alone cannot prove',
+        ],
+      ],
+    );
+    assert.equal(bedsideConverted.device?.name, 'Left', 'a name that is no endpoint of a listed device is kept');
+    // The rocker stays the wall switch's: commanded on the switch's own set topic.
+    assert.deepEqual(
+      wallConverted.device!.entities.filter((e) => e.key === 'switch_left').map((e) => [e.commandTopic, encodeCommand(e, { action: 'turn_on' })[0]?.payload]),
+      [['zigbee2mqtt/Hallway/Wall switch/set', '{"state_left":"ON"}']],
+    );
+    // Without the list (a converter on its own), the name is not judged by endpoints.
+    assert.ok(convertDevice(forged.entry, OPTIONS).device);
+    // A group named after the right rocker: left out with the same reason; `default` is every device's endpoint.
+    const { groupSceneDevices } = await import('../../src/devices/discovery/zigbee2mqtt/groups.js');
+    const group = (id: number, friendly_name: string) => ({ id, friendly_name, members: [], scenes: [{ id: 1, name: 'Cosy' }] });
+    const groups = groupSceneDevices([group(5, 'Hallway/Wall switch/right'), group(6, 'Bedroom/Left/default'), group(7, 'Hallway/Lights')], options);
+    assert.deepEqual(
+      groups.refused.map((g) => [g.id, g.reason.split(':')[0]]),
+      [
+        [5, 'it ends in /right, an endpoint of "Hallway/Wall switch"'],
+        [6, 'it ends in /default, an endpoint of "Bedroom/Left"'],
+      ],
+    );
+    assert.deepEqual(
+      groups.devices.flatMap((d) => d.entities.map((e) => e.commandTopic)),
+      ['zigbee2mqtt/Hallway/Lights/set'],
+    );
   });
 
   it("the /get Hearth sends for a device's unknown state: every property it asks has a converter that reads it", async () => {

@@ -300,6 +300,40 @@ describe('Zigbee2MQTT adapter', () => {
     adapter.stop();
   });
 
+  it('says once which group it leaves out for a name Zigbee2MQTT refuses, with the group id and why, while the name stays', () => {
+    const { registry, send, logs, adapter } = setup();
+    const group = (id: number, friendly_name: string) => ({ id, friendly_name, members: [], scenes: [{ id: 1, name: 'Evening' }] });
+    const groups = [group(3, 'Lounge lights'), group(4, 'Kitchen/2')];
+    send('z2m/bridge/devices', [entry('0x0000000000000001', 'Kitchen')]);
+    send('z2m/bridge/groups', groups);
+    const said = () => logs.lines.filter((l) => l.group === 'Kitchen/2');
+    assert.equal(said().length, 1, 'the left-out group is said');
+    assert.equal(said()[0]!.level, 40, 'as a warning');
+    assert.equal(
+      said()[0]!.msg,
+      'zigbee2mqtt: left out group "Kitchen/2" (id 4) and its scenes: it ends in /<digits>, which Zigbee2MQTT refuses (it names an endpoint of another device)',
+    );
+    assert.equal(said()[0]!.groupId, 4);
+    // The other group's scene is there; none of the left-out one's.
+    assert.deepEqual(
+      registry
+        .entities()
+        .filter((e) => e.kind === 'scene')
+        .map((e) => e.commandTopic),
+      ['z2m/Lounge lights/set'],
+    );
+    // Zigbee2MQTT publishes bridge/groups again on any group change, and every list and bridge/info rebuild: no new line.
+    send('z2m/bridge/groups', [...groups, group(5, 'Hall lights')]);
+    send('z2m/bridge/devices', [entry('0x0000000000000001', 'Kitchen'), entry('0x0000000000000002', 'Hall lamp')]);
+    send('z2m/bridge/info', { version: '2.1.3', config: { availability: { enabled: false } } });
+    assert.equal(said().length, 1, 'said once while it stays');
+    // Renamed away, then back: said again.
+    send('z2m/bridge/groups', [group(3, 'Lounge lights'), group(4, 'Kitchen spots')]);
+    send('z2m/bridge/groups', groups);
+    assert.equal(said().length, 2);
+    adapter.stop();
+  });
+
   it('asks mains devices that stay silent with one /get, never battery ones', (t) => {
     // The adapter's clock is the test's: every wait it has (30 ms for a state, the gap between two /get) runs out
     // when the test says, whatever the machine's load.

@@ -5,6 +5,9 @@
 // move to the lock's own endpoint. Hearth refuses such names (naming.ts refusedFriendlyName, listed with the reason)
 // and counts only a scene's move between its device's set topic and its endpoints' as no move (topic-owners.ts
 // endpointTwins). Found by review: the lock's topic went to a forged newcomer; a light's permission switched a relay.
+// The same holds for an endpoint's name: `Hall switch/left/set` is the Hall switch's left rocker unless Zigbee2MQTT
+// really has a device or group of that name (it accepts such names since 1.36), which a list cannot prove; Hearth
+// refuses `<device>/<endpoint name>` where the list has that device with that endpoint.
 // Real broker (aedes), real SQLite file, the real models' exposes (zigbee-herdsman-converters).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
+import { commandTopicsOf } from '../../src/devices/commands.js';
 import { startAedes, type TestBroker } from '../helpers/brokers.js';
 import { type ServedHearth, servedHearth } from '../helpers/http-home.js';
 import { waitFor } from '../helpers/wait.js';
@@ -118,5 +122,58 @@ describe('security: a forged newcomer named `Hall switch/2` commands nothing', (
     await waitFor('the forged list read', () => registry.entities().some((e) => e.commandTopic === 'zigbee2mqtt/Spare bulb/set'));
     const taker = registry.entities().find((e) => e.commandTopic === 'zigbee2mqtt/Hall switch/2/set');
     assert.equal(taker, undefined, `${taker?.id} commands the Hall switch's endpoint 2`);
+  });
+});
+
+describe('security: a forged newcomer named `Hall switch/left`, and a forged group `Hall switch/right`, command nothing', () => {
+  const { ctx, start, stop } = forgedHome((hearth) =>
+    hearth.policy.add({ subject: 'role:family', targetType: 'kind', target: 'light', action: 'actuate', effect: 'allow', note: 'test: family lights' }),
+  );
+  const registry = () => ctx.home.hearth.bridge.registry;
+  const commanded = () => new Set(registry().entities().flatMap(commandTopicsOf));
+  before(async () => {
+    await start(LIST);
+    await waitFor('the Hall switch', () => ctx.home.actuatorToolOf('hall_switch.switch_left'));
+  });
+  after(stop);
+
+  it("the names are refused and said with the reason; the Hall switch's rockers stay the Hall switch's", async () => {
+    // A bulb named after the left rocker: a light, which the family may switch, on the rocker's topic.
+    const marker = await z2mEntry('LED1545G12', '0x00deadbeef0000c1', 'Spare bulb');
+    const forged = [...LIST, await z2mEntry('LED1545G12', '0x00deadbeef0000c2', 'Hall switch/left'), marker];
+    await ctx.forger.publishAsync('zigbee2mqtt/bridge/devices', json(forged), { qos: 1, retain: true });
+    await waitFor('the forged list read', () =>
+      registry()
+        .entities()
+        .some((e) => e.commandTopic === 'zigbee2mqtt/Spare bulb/set'),
+    );
+    assert.ok(!commanded().has('zigbee2mqtt/Hall switch/left/set'), "a tool commands the Hall switch's left rocker");
+    const said = ctx.home.logs.find(/^zigbee2mqtt: skipped "Hall switch\/left": .*ends in \/left, an endpoint of "Hall switch"/);
+    assert.equal(said.length, 1, 'the refused name is said, with the reason');
+    // The rocker is the Hall switch's, commanded on its own topic, with its tool.
+    assert.equal(ctx.home.entity('hall_switch.switch_left')?.commandTopic, 'zigbee2mqtt/Hall switch/set');
+    assert.ok(ctx.home.actuatorToolOf('hall_switch.switch_left'));
+
+    // A group named after the right rocker, beside a group rightly named: once the other's scene is in, the list is read.
+    await ctx.forger.publishAsync(
+      'zigbee2mqtt/bridge/groups',
+      json([
+        { id: 9, friendly_name: 'Hall switch/right', members: [], scenes: [{ id: 1, name: 'Night' }] },
+        { id: 10, friendly_name: 'Hallway lights', members: [], scenes: [{ id: 1, name: 'Evening' }] },
+      ]),
+      { qos: 1, retain: true },
+    );
+    await waitFor('the groups read', () => commanded().has('zigbee2mqtt/Hallway lights/set'));
+    assert.ok(!commanded().has('zigbee2mqtt/Hall switch/right/set'), "a scene commands the Hall switch's right rocker");
+    const warned = ctx.home.logs.lines.filter((l) => l.group === 'Hall switch/right');
+    assert.deepEqual(
+      warned.map((l) => [l.level, l.groupId]),
+      [[40, 9]],
+      'one warning',
+    );
+    assert.match(
+      warned[0]!.msg,
+      /^zigbee2mqtt: left out group "Hall switch\/right" \(id 9\) and its scenes: it ends in \/right, an endpoint of "Hall switch": /,
+    );
   });
 });

@@ -4,7 +4,8 @@
 // once), so the devices they touch are rebuilt once a burst: `settleMs` (100 ms)
 // after its first message, not pushed back by later ones (a device that never
 // stops publishing is still described); what comes after makes a rebuild of its
-// own, and a Homie 4 property waits for its $datatype (v4.ts). `$state` is each
+// own, and a Homie 4 property waits for its $datatype (v4.ts); one still without it DATATYPE_GRACE_MS after its
+// device said it is ready gets a warning, once (warnDatatypes). `$state` is each
 // device's availability (device.ts); an emptied `$state` (Homie 5), or
 // emptied `$homie` and `$state` (Homie 4), removes the device. Lines about what was skipped are bounded across
 // topics (util/line-budget.ts): thousands of bad devices give a few lines and a summary with the count.
@@ -17,16 +18,26 @@ import { listSignature, MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type Discovery
 import { groupSkips, type Skip } from '../zigbee2mqtt/skips.js';
 import { homieToDevice, type ConvertedHomie } from './device.js';
 import { HomieLimitError, HomieV4Tree, MAX_V4_DEVICES, v4Filters } from './v4.js';
+import { READY_STATES } from './types.js';
 import { MAX_DESCRIPTION_BYTES, parseDescription, v5Filters } from './v5.js';
 
 export const SOURCE_NAME = 'homie';
 /** Largest Homie 4 attribute payload read (`$properties` of a big node is a few hundred bytes). */
 export const MAX_ATTRIBUTE_BYTES = 16 * 1024;
+/**
+ * How long a Homie 4 property may go without $datatype once its device says it is ready before a warning says so.
+ * A device publishes every attribute before `$state` = `ready`, but the broker hands retained topics over filter by
+ * filter (Hearth subscribes to `$state` before `$datatype`), in pieces when it is busy or far: at first sight a ready
+ * device may still be missing datatypes that are on their way.
+ */
+export const DATATYPE_GRACE_MS = 3000;
 
 export interface HomieAdapterOptions {
   prefix: string;
   /** Quiet time after the last attribute message before devices are rebuilt. */
   settleMs?: number;
+  /** DATATYPE_GRACE_MS unless given. */
+  datatypeGraceMs?: number;
 }
 
 type Listener = (topic: string, payload: Buffer) => void;
@@ -45,6 +56,14 @@ export class HomieAdapter implements DiscoveryAdapter {
   private signature = '';
   private readonly logged = new Map<string, string>();
   private readonly refusals = new PerKeyThrottle();
+  /**
+   * Homie 4 properties without $datatype, by device id, then `<node>/<property>`: since when their device has been
+   * ready without it (undefined while it is not), and whether the warning was given; `waiting`, the earliest such
+   * moment of a property not said yet. A property leaves when its $datatype comes or it is no longer listed; said
+   * once while it stays.
+   */
+  private readonly noDatatype = new Map<string, { entries: Map<string, { since?: number; said: boolean }>; waiting?: number }>();
+  private datatypeTimer?: NodeJS.Timeout;
   /** Lines about what was skipped or refused, bounded across topics; debug lines on a budget of their own. */
   private readonly lines = new LineTrickle((q) =>
     this.ctx?.log.warn(
@@ -78,6 +97,8 @@ export class HomieAdapter implements DiscoveryAdapter {
     this.ctx.connection.unsubscribe(this.filters);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    clearTimeout(this.datatypeTimer);
+    this.datatypeTimer = undefined;
     this.lines.stop();
     this.debugLines.stop();
     this.deviceLines.stop();
@@ -155,6 +176,7 @@ export class HomieAdapter implements DiscoveryAdapter {
       }
     }
     this.dirty.clear();
+    this.scheduleDatatypeCheck();
     try {
       this.publish();
     } catch (err) {
@@ -169,7 +191,7 @@ export class HomieAdapter implements DiscoveryAdapter {
 
   private convert(key: string): void {
     const [version, dev] = [key[0], key.slice(2)];
-    let result: { description?: Parameters<typeof homieToDevice>[0]; skipped: Skip[] };
+    let result: { description?: Parameters<typeof homieToDevice>[0]; skipped: Skip[]; noDatatype?: Array<{ node: string; property: string }> };
     if (version === '5') {
       const entry = this.v5.get(dev);
       if (!entry) result = { skipped: [] };
@@ -188,8 +210,10 @@ export class HomieAdapter implements DiscoveryAdapter {
         );
       this.converted.delete(key);
       this.logged.delete(key);
+      if (version === '4') this.noDatatype.delete(dev);
       return;
     }
+    if (version === '4') this.warnDatatypes(dev, result.description?.name, result.noDatatype ?? []);
     const base = version === '5' ? `${this.prefix}/5` : this.prefix;
     const converted: ConvertedHomie = result.description ? homieToDevice(result.description, { base }) : { skipped: result.skipped };
     if (result.description) converted.skipped.unshift(...result.skipped);
@@ -203,6 +227,73 @@ export class HomieAdapter implements DiscoveryAdapter {
     }
     this.converted.set(key, converted);
     this.report(key, dev, converted);
+  }
+
+  /**
+   * Homie 4 requires every property's $datatype, and a property is described only once it has come (v4.ts): one
+   * without it has no tool, which a debug line alone would not tell anyone. Once the device says it is ready
+   * (`$state` ready or alert: it has published all it will) and a property still has none DATATYPE_GRACE_MS later,
+   * one warning names the device, node and property; once per property while it stays so. A timer looks again when
+   * that moment comes, as no message may (scheduleDatatypeCheck, after each flush).
+   */
+  private warnDatatypes(dev: string, name: string | undefined, missing: Array<{ node: string; property: string }>): void {
+    const before = this.noDatatype.get(dev);
+    if (!missing.length) {
+      this.noDatatype.delete(dev);
+      return;
+    }
+    const ready = READY_STATES.has(this.v4.state(dev) ?? '');
+    const now = Date.now();
+    const grace = this.options.datatypeGraceMs ?? DATATYPE_GRACE_MS;
+    const entries = new Map<string, { since?: number; said: boolean }>();
+    let waiting: number | undefined;
+    for (const { node, property } of missing) {
+      const path = `${node}/${property}`;
+      const entry = before?.entries.get(path) ?? { said: false };
+      entry.since = ready ? (entry.since ?? now) : undefined;
+      entries.set(path, entry);
+      if (entry.said || entry.since === undefined) continue;
+      if (now - entry.since < grace) {
+        waiting = Math.min(waiting ?? entry.since, entry.since);
+        continue;
+      }
+      entry.said = true;
+      const topic = `${this.prefix}/${dev}/${path}/$datatype`;
+      this.lines.line(topic, () =>
+        this.ctx?.log.warn(
+          { device: dev, node, property, topic, reason: 'no_datatype' },
+          `homie: property ${path} of Homie 4 device ${JSON.stringify(dev)}${name ? ` (${JSON.stringify(name.slice(0, 60))})` : ''} has no tool: ` +
+            'the device says it is ready, but the property has not announced $datatype, which Homie 4 requires',
+        ),
+      );
+    }
+    this.noDatatype.set(dev, { entries, waiting });
+  }
+
+  /** A rebuild of the devices whose properties have waited DATATYPE_GRACE_MS for their $datatype, when they have. */
+  private scheduleDatatypeCheck(): void {
+    clearTimeout(this.datatypeTimer);
+    this.datatypeTimer = undefined;
+    let first: number | undefined;
+    for (const { waiting } of this.noDatatype.values()) if (waiting !== undefined) first = Math.min(first ?? waiting, waiting);
+    if (first === undefined || !this.ctx) return;
+    const grace = this.options.datatypeGraceMs ?? DATATYPE_GRACE_MS;
+    this.datatypeTimer = setTimeout(
+      () => {
+        this.datatypeTimer = undefined;
+        const now = Date.now();
+        let due = false;
+        for (const [dev, { waiting }] of this.noDatatype)
+          if (waiting !== undefined && now - waiting >= grace) {
+            this.markDirty(`4:${dev}`);
+            due = true;
+          }
+        // A timer that fired a moment early: look again (the flush after a rebuild schedules the next one).
+        if (!due) this.scheduleDatatypeCheck();
+      },
+      Math.max(0, first + grace - Date.now()),
+    );
+    this.datatypeTimer.unref?.();
   }
 
   private report(key: string, dev: string, c: ConvertedHomie): void {

@@ -98,10 +98,14 @@ export class HomieV4Tree {
     return [...this.devices.keys()];
   }
 
-  /** The device as described so far, with reasons for what cannot be used. */
-  describe(dev: string): { description?: HomieDescription; skipped: Skip[] } {
+  /**
+   * The device as described so far, with reasons for what cannot be used, and (Homie 4) the properties its nodes
+   * list that have no $datatype yet.
+   */
+  describe(dev: string): { description?: HomieDescription; skipped: Skip[]; noDatatype?: Array<{ node: string; property: string }> } {
     const d = this.devices.get(dev);
     const skipped: Skip[] = [];
+    const noDatatype: Array<{ node: string; property: string }> = [];
     if (!d) return { skipped };
     if (!d.attrs.get('$homie') && !d.attrs.get('$state')) {
       skipped.push({ what: dev, reason: 'incomplete', detail: 'it has announced neither $homie nor $state' });
@@ -140,6 +144,7 @@ export class HomieV4Tree {
         const p = n.props.get(pid) ?? new Map<string, string>();
         if (datatypeRequired && p.get('$datatype') === undefined) {
           skipped.push({ what: `${dev}/${raw}/${pid}`, reason: 'incomplete', detail: `property ${raw}/${pid} has not announced $datatype yet` });
+          noDatatype.push({ node: raw, property: pid });
           continue;
         }
         node.properties.push({
@@ -154,7 +159,7 @@ export class HomieV4Tree {
       }
       nodes.push(node);
     }
-    return { description: { version: 4, id: dev, name: d.attrs.get('$name'), nodes }, skipped };
+    return { description: { version: 4, id: dev, name: d.attrs.get('$name'), nodes }, skipped, noDatatype };
   }
 }
 

@@ -12,8 +12,8 @@ import { DeviceIds } from '../../device-ids.js';
 import { admitDiscovered } from '../../discovered.js';
 import type { Device } from '../../model.js';
 import { listSignature, MAX_ENTITIES_PER_DEVICE, SOURCE_PRIORITY, type DiscoveryAdapter, type DiscoveryContext } from '../adapter.js';
-import { convertDevice, type ConvertedDevice, type Z2mOptions } from './device.js';
-import { groupSceneDevices } from './groups.js';
+import { type ConvertedDevice, convertDevice, endpointNamesOfList, type Z2mOptions } from './device.js';
+import { groupSceneDevices, type RefusedGroup } from './groups.js';
 import { Refresher } from './refresh.js';
 import { groupSkips, type Skip } from './skips.js';
 import type { Z2mDevice } from './types.js';
@@ -50,6 +50,8 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   private readonly groupsTopic: string;
   /** The groups list as last received (for its scenes), converted at each rebuild. */
   private groups: unknown = [];
+  /** Groups left out for their name, by name -> reason: said once while the name stays (bridge/groups comes often). */
+  private refusedGroups = new Map<string, string>();
   /** Whether Zigbee2MQTT publishes per-device availability; assumed until bridge/info says otherwise. */
   private deviceAvailability = true;
   private entries: Z2mDevice[] = [];
@@ -210,8 +212,9 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
    */
   private rebuild(before?: Z2mDevice[]): void {
     const generation = ++this.generation;
-    const options = this.zOptions();
     const entries = this.entries;
+    // A device or group named `<device>/<endpoint>` of a device of this list is refused (naming.ts refusedFriendlyName).
+    const options: Z2mOptions = { ...this.zOptions(), endpointsOf: endpointNamesOfList(entries) };
     const converted: ConvertedDevice[] = [];
     let i = 0;
     const long = entries.length > CONVERT_SLICE;
@@ -223,7 +226,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
         // A long list: each slice, then the hand-over, in a turn of its own.
         if (long) return void setImmediate(later);
       }
-      this.apply(converted, long, generation);
+      this.apply(converted, long, generation, options);
     };
     const later = (): void => {
       try {
@@ -238,7 +241,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   }
 
   /** The converted list, checked for duplicates and sizes, to the registry (and the state refresher). */
-  private apply(list: ConvertedDevice[], long: boolean, generation: number): void {
+  private apply(list: ConvertedDevice[], long: boolean, generation: number, options: Z2mOptions): void {
     const devices: Device[] = [];
     const converted: ConvertedDevice[] = [];
     const seen = new Map<string, ConvertedDevice>();
@@ -269,7 +272,9 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     // Zigbee2MQTT never gives a group a device's name: when a list does, one of them is forged, and which cannot be
     // told from here. The registry holds them to the one rule: whoever held the `set` topic first keeps it, present
     // or away, and the other is refused until a person forgets the first (topic-owners.ts).
-    for (const g of groupSceneDevices(this.groups, this.zOptions())) if (!seen.has(g.id)) devices.push(g);
+    const groups = groupSceneDevices(this.groups, options);
+    for (const g of groups.devices) if (!seen.has(g.id)) devices.push(g);
+    this.reportGroups(groups.refused);
     // The ids given to devices first seen in this list, written in one transaction before anyone hears of them.
     this.ids.commit();
     this.baseTopics = new Set(converted.filter((c) => c.device && c.baseTopic).map((c) => c.baseTopic!));
@@ -336,6 +341,34 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
         if (swapped) this.signature = signature;
       })
       .catch((err: unknown) => this.refuse(this.devicesTopic, 'it could not be handled', err));
+  }
+
+  /**
+   * A warning for each group left out for its name, once while that name stays in bridge/groups with that reason
+   * (Zigbee2MQTT publishes the list again on every change to any group); a name that goes and comes back is said
+   * again. Bounded like the device lines: a forged list of 256 such groups gives a few lines and a summary.
+   */
+  private reportGroups(refused: RefusedGroup[]): void {
+    const log = this.ctx!.log;
+    // A name listed twice is said once.
+    const now = new Map<string, RefusedGroup>();
+    for (const g of refused) if (!now.has(g.name)) now.set(g.name, g);
+    const fresh = [...now.values()].filter((g) => this.refusedGroups.get(g.name) !== g.reason);
+    this.refusedGroups = new Map([...now.values()].map((g) => [g.name, g.reason]));
+    const named = (g: RefusedGroup) => JSON.stringify(g.name.slice(0, 60));
+    this.lines.batch(
+      fresh,
+      (g) =>
+        log.warn(
+          { group: g.name.slice(0, 120), groupId: g.id, reason: g.reason },
+          `zigbee2mqtt: left out group ${named(g)} (id ${g.id}) and its scenes: ${g.reason}`,
+        ),
+      ({ rest, unlogged }) =>
+        log.warn(
+          { refusedGroupCount: rest.length, groups: rest.slice(0, 5).map((g) => g.name.slice(0, 120)), ...(unlogged ? { unlogged } : {}) },
+          `zigbee2mqtt: left out ${rest.length} more groups for their names: ${firstFew(rest.map((g) => `${named(g)} (id ${g.id}: ${g.reason})`))}`,
+        ),
+    );
   }
 
   /**

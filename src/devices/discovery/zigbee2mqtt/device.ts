@@ -10,9 +10,9 @@ import { readJsonPath } from '../../json-path.js';
 import type { Availability, AvailabilitySource, Device, Entity, PayloadTransform } from '../../model.js';
 import { endpointSceneEntities } from './endpoint-scenes.js';
 import { exposesToEntities } from './exposes.js';
-import { cleanName, deviceIdOf, isExactTopic, refusedFriendlyName } from './naming.js';
+import { cleanName, deviceIdOf, type EndpointNamesOf, isExactTopic, refusedFriendlyName } from './naming.js';
 import type { Skip } from './skips.js';
-import type { Z2mDevice } from './types.js';
+import type { Z2mDevice, Z2mExpose } from './types.js';
 
 /**
  * The availability word of a Zigbee2MQTT availability message, whichever form it takes:
@@ -34,6 +34,8 @@ export interface Z2mOptions {
    * when first seen. Without one (a converter on its own), the id is made from the name, unchecked.
    */
   deviceId?: DeviceIdLookup;
+  /** The endpoints of the list's devices, by name (endpointNamesOfList): a name `<device>/<endpoint>` is refused. */
+  endpointsOf?: EndpointNamesOf;
 }
 
 export interface ConvertedDevice {
@@ -65,6 +67,53 @@ export function placeOfFriendlyName(whole: string): { area?: string; name: strin
   // The device's name as its owner reads it (`office/desk_fan` is "Desk fan"); the area is spelt by the home model.
   if (parts.length < 2) return { name: readableName(whole) };
   return { area: cleanName(parts[parts.length - 2], 60), name: readableName(parts[parts.length - 1]!) };
+}
+
+/** Most expose features walked per device for its endpoint names (a real device has a few dozen). */
+const MAX_FEATURES_WALKED = 4096;
+
+/**
+ * The endpoint names each device of a list answers to on `<name>/<endpoint>/set`, looked up by its friendly name or
+ * IEEE address (Zigbee2MQTT resolves a topic's device by either): `default` (every device has one), the names 2.x
+ * lists under `endpoints`, and those its exposes are on (`state_left` is on `left`), which come from the same map of
+ * its definition. Worked out only for a name asked for (a friendly name with a slash), once a list.
+ */
+export function endpointNamesOfList(entries: readonly Z2mDevice[]): EndpointNamesOf {
+  const byName = new Map<string, Z2mDevice[]>();
+  for (const e of entries) {
+    if (!e || typeof e !== 'object') continue;
+    for (const key of new Set([e.friendly_name, e.ieee_address])) {
+      if (typeof key !== 'string' || !key) continue;
+      const same = byName.get(key);
+      if (same) same.push(e);
+      else byName.set(key, [e]);
+    }
+  }
+  const known = new Map<string, ReadonlySet<string>>();
+  return (name) => {
+    const devices = byName.get(name);
+    if (!devices) return undefined;
+    let names = known.get(name);
+    if (!names) {
+      const found = new Set(['default']);
+      for (const d of devices) endpointNamesOf(d, found);
+      known.set(name, (names = found));
+    }
+    return names;
+  };
+}
+
+function endpointNamesOf(entry: Z2mDevice, into: Set<string>): void {
+  const listed = entry.endpoints && typeof entry.endpoints === 'object' ? Object.values(entry.endpoints) : [];
+  for (const ep of listed) if (ep && typeof ep === 'object' && typeof ep.name === 'string' && ep.name) into.add(ep.name);
+  const exposes = entry.definition && typeof entry.definition === 'object' ? entry.definition.exposes : undefined;
+  const stack: unknown[] = Array.isArray(exposes) ? exposes.slice(0, MAX_FEATURES_WALKED) : [];
+  for (let walked = 0; stack.length && walked < MAX_FEATURES_WALKED; walked++) {
+    const expose = stack.pop() as Z2mExpose | undefined;
+    if (!expose || typeof expose !== 'object') continue;
+    if (typeof expose.endpoint === 'string' && expose.endpoint) into.add(expose.endpoint);
+    if (Array.isArray(expose.features)) for (const f of expose.features.slice(0, Math.max(0, MAX_FEATURES_WALKED - stack.length))) stack.push(f);
+  }
 }
 
 /** The id an IEEE address gave a device before ids came from names (kept where a database still refers to it). */
@@ -109,7 +158,7 @@ export function convertDevice(entry: Z2mDevice, options: Z2mOptions): ConvertedD
   }
   if (!friendly?.trim()) return skip('bad_friendly_name', 'the device has no friendly name to address it by');
   const baseTopic = `${options.prefix}/${friendly}`;
-  const refused = refusedFriendlyName(friendly);
+  const refused = refusedFriendlyName(friendly, options.endpointsOf);
   if (!isExactTopic(`${baseTopic}/availability`) || refused) {
     return skip('bad_friendly_name', `friendly name ${JSON.stringify(friendly.slice(0, 60))} does not make a usable topic${refused ? `: ${refused}` : ''}`);
   }

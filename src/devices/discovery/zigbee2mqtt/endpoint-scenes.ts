@@ -5,7 +5,8 @@
 // resolveEntityAndEndpoint, lib/model/device.ts endpoint()):
 // - `<device>/<x>/set`: `<device>/<x>` is first looked up whole as a device or group name; else it is split at its
 //   last slash into a name and an endpoint. No device or group is named `Lamp/2` (Zigbee2MQTT refuses a name ending
-//   in `/<digits>`, and so does Hearth: naming.ts refusedFriendlyName), so `Lamp/2/set` is Lamp's. A numeric endpoint is the
+//   in `/<digits>`, and so does Hearth: naming.ts refusedFriendlyName), so `Lamp/2/set` is Lamp's; Hearth refuses
+//   `Lamp/left` too where Lamp has an endpoint `left` (Zigbee2MQTT accepts it since 1.36). A numeric endpoint is the
 //   endpoint with that id (zh getEndpoint), whatever the definition says; a named one (`right`) goes through the
 //   definition's endpoint() map, and is no endpoint when the map does not name it.
 // - `<device>/set`: the endpoint called `default`: the definition's endpoint() map's `default` entry when it has one

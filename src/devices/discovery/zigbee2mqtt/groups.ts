@@ -20,17 +20,34 @@ export interface Z2mGroup {
   scenes?: Array<{ id?: unknown; name?: unknown }>;
 }
 
-/** The groups that store scenes, as devices with one scene entity per scene. */
-export function groupSceneDevices(list: unknown, options: Z2mOptions): Device[] {
-  if (!Array.isArray(list)) return [];
+/** A group whose scenes give no entity because of its name: its group id, its friendly name, and why. */
+export interface RefusedGroup {
+  id: number;
+  name: string;
+  reason: string;
+}
+
+/**
+ * The groups that store scenes, as devices with one scene entity per scene; and the groups left out for their
+ * name (a name Zigbee2MQTT itself refuses, or one that makes no topic), for the adapter to say so.
+ */
+export function groupSceneDevices(list: unknown, options: Z2mOptions): { devices: Device[]; refused: RefusedGroup[] } {
   const out: Device[] = [];
+  const refused: RefusedGroup[] = [];
+  if (!Array.isArray(list)) return { devices: out, refused };
   for (const raw of list.slice(0, MAX_GROUPS) as Z2mGroup[]) {
     if (!raw || typeof raw !== 'object' || !Array.isArray(raw.scenes) || !raw.scenes.length) continue;
     const gid = raw.id;
     const friendly = typeof raw.friendly_name === 'string' ? raw.friendly_name : '';
     if (typeof gid !== 'number' || !Number.isInteger(gid) || gid < 0 || gid > 65535 || !friendly.trim()) continue;
     const baseTopic = `${options.prefix}/${friendly}`;
-    if (!isExactTopic(`${baseTopic}/set`) || refusedFriendlyName(friendly)) continue;
+    const why = isExactTopic(`${baseTopic}/set`)
+      ? refusedFriendlyName(friendly, options.endpointsOf)
+      : 'it makes no usable topic (it holds +, # or a NUL character, or is too long)';
+    if (why) {
+      refused.push({ id: gid, name: friendly, reason: why });
+      continue;
+    }
     // A group's identity is its group id (a rename keeps it), as a device's is its IEEE address.
     const deviceId = z2mIdOf(options, `group:${gid}`, friendly, deviceIdOf(`zigbee2mqtt_group_${gid}`)!);
     if (!deviceId) continue;
@@ -48,5 +65,5 @@ export function groupSceneDevices(list: unknown, options: Z2mOptions): Device[] 
     }
     if (entities.length) out.push({ id: deviceId, name: groupName, source: 'zigbee2mqtt', availability, entities });
   }
-  return out;
+  return { devices: out, refused };
 }

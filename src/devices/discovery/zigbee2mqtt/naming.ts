@@ -67,14 +67,40 @@ export function jsonKeyPath(key: string): string | undefined {
 }
 
 /**
- * Why Zigbee2MQTT itself would refuse this friendly name (its settings' validateFriendlyName), or undefined: a list
- * that holds one is not Zigbee2MQTT's. Beside the topic's own rules (isExactTopic): no `/` at either end, and no
- * `/<digits>` at the end, which Zigbee2MQTT reads as an endpoint (`Hall switch/2/set` is the Hall switch's endpoint 2:
- * a device named so would command another device's relay).
+ * The endpoint names the device a list calls `name` (by friendly name or IEEE address) answers to on
+ * `<name>/<endpoint>/set`, or undefined when the list has no device of that name (endpointNamesOfList, device.ts).
  */
-export function refusedFriendlyName(name: string): string | undefined {
+export type EndpointNamesOf = (name: string) => ReadonlySet<string> | undefined;
+
+/**
+ * Why Hearth refuses this friendly name for a device or group, in words, or undefined. Beside the topic's own rules
+ * (isExactTopic):
+ * - what Zigbee2MQTT's own check (its settings' validateFriendlyName) refuses, so a list that holds one is not
+ *   Zigbee2MQTT's: `/` at either end, and `/<digits>` at the end, which Zigbee2MQTT reads as an endpoint
+ *   (`Hall switch/2/set` is the Hall switch's endpoint 2: a device named so would command another device's relay);
+ * - `<device>/<endpoint name>`, where the same list (`endpointsOf`) has that device with an endpoint of that name.
+ *   Zigbee2MQTT before 1.36 refused every name ending in one of its fixed list of endpoint names (`/left`,
+ *   `/right`, `/l1`, ...); since then it accepts them, and reads `<x>/<y>/set` as the device or group named `<x>/<y>`
+ *   when it has one, else as endpoint `<y>` of device `<x>`. So `Hall switch/left` is a real name only where
+ *   Zigbee2MQTT really has that device: on a forged list, its `set` topic is the Hall switch's left rocker, under
+ *   another name and its rules. A list cannot prove which, so the name is refused where it is ambiguous: only when
+ *   the list has the device with that endpoint (a bedside lamp named `Bedroom/Left` is no one's endpoint).
+ */
+export function refusedFriendlyName(name: string, endpointsOf?: EndpointNamesOf): string | undefined {
   if (name.startsWith('/') || name.endsWith('/')) return 'it begins or ends with /';
   if (/\/\d+$/.test(name)) return 'it ends in /<digits>, which Zigbee2MQTT refuses (it names an endpoint of another device)';
+  const cut = name.lastIndexOf('/');
+  if (cut > 0 && endpointsOf) {
+    const device = name.slice(0, cut);
+    const endpoint = name.slice(cut + 1);
+    if (endpointsOf(device)?.has(endpoint)) {
+      const topic = JSON.stringify(`${device.slice(0, 60)}/${endpoint.slice(0, 30)}/set`);
+      return (
+        `it ends in /${endpoint.slice(0, 30)}, an endpoint of ${JSON.stringify(device.slice(0, 60))}: Zigbee2MQTT sends ${topic} to that endpoint ` +
+        'unless it really has a device or group of this name, which the list alone cannot prove'
+      );
+    }
+  }
   return undefined;
 }
 
