@@ -580,8 +580,9 @@ describe('Home Assistant discovery: a config re-published that reads its state a
     });
     const temperature = sensor('5C1A2B', 'temperature', 'Kitchen temperature', SENSOR, '{{ value_json.AM2301.Temperature }}');
     const humidity = sensor('5C1A2B', 'humidity', 'Kitchen humidity', SENSOR, '{{ value_json.AM2301.Humidity | float(0) }}');
+    // The node announces both at once (the adapter reads them in one burst).
+    await client.publishAsync(humidity.topic, JSON.stringify(humidity.payload));
     await announce(h, temperature);
-    await announce(h, humidity);
     await waitFor('the retained report read', () => value(temperature.topic) === 23.4 && value(humidity.topic) === 41);
     await client.publishAsync(
       SENSOR,
