@@ -8,6 +8,7 @@ import { readJsonPath } from './json-path.js';
 import { type AvailabilitySource, type Device, type Entity, FRAME_KINDS } from './model.js';
 import { newReadings, type ReadingChanges, readingChanges } from './reading.js';
 import { PerKeyThrottle } from '../util/per-key-throttle.js';
+import { TokenBucket } from '../util/token-bucket.js';
 
 export interface EntityState {
   entityId: string;
@@ -129,6 +130,27 @@ export interface StateCacheEvents {
 
 const LOG_EVERY_MS = 60_000;
 
+/**
+ * A topic is read again (subscribed again, for the broker to send its retained message again) at most once in this
+ * long: a source that flips how a reading is read at every flush (a discovery config re-published with one template,
+ * then another) would otherwise have the broker replay the topic's whole retained message to Hearth each time.
+ */
+export const REREAD_TOPIC_MIN_MS = 10_000;
+/** Topics read again a second on average, over every topic (a token bucket)... */
+export const REREAD_TOPICS_PER_SECOND = 50;
+/** ...and at once. Over either bound, a reading read another way stays unknown until its device's next live report. */
+export const REREAD_TOPICS_BURST = 200;
+
+/** A topic subscribed again (setDevices), until its retained copies have come (StateCache.rereading). */
+interface Rereading {
+  /** The readings its retained copy is for (readKey): those read differently now. Cleared by a live message. */
+  keys: Set<string>;
+  /** SUBSCRIBEs sent whose retained copy has not come yet: each retained message on the topic takes one. */
+  pending: number;
+  /** When the last of them was sent. */
+  at: number;
+}
+
 export class StateCache extends EventEmitter<StateCacheEvents> {
   private routes = new Map<string, Route[]>();
   private states = new Map<string, CachedState>();
@@ -148,12 +170,19 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   private suppressed = new Map<string, number>();
   private readonly listenerErrors = new PerKeyThrottle(LOG_EVERY_MS);
   /**
-   * Per topic subscribed again (setDevices), the readings its retained message is for (readKey): those read
-   * differently now. The broker sends that message to Hearth, not to a reader: it is the device's last retained
-   * report, maybe older than what a live message told the other readers since, so it is theirs to skip. Gone with
-   * the topic's next message, live or retained, and with a new session (every reader gets every retained message).
+   * Per topic subscribed again (setDevices), the readings its retained messages are for, and how many are still to
+   * come. The broker sends such a message to Hearth, not to a reader: it is the device's last retained report,
+   * maybe older than what a live message told the other readers since, so it is theirs to skip. A live message
+   * goes to every reader, so after it no retained copy still to come is anyone's (keys cleared, pending kept). Gone
+   * when every copy has come, with the topic, and with a new session (every reader gets every retained message).
    */
-  private rereading = new Map<string, Set<string>>();
+  private rereading = new Map<string, Rereading>();
+  /** When each topic was last subscribed again (REREAD_TOPIC_MIN_MS); gone with the topic. */
+  private rereadAt = new Map<string, number>();
+  private readonly rereadBucket: TokenBucket;
+  /** Readings not read again for the bounds (REREAD_*) since the last line that said so, and on how many topics. */
+  private notReread = { readings: 0, topics: 0 };
+  private readonly rereadLines = new PerKeyThrottle(LOG_EVERY_MS);
   private readonly onMessage = (topic: string, payload: Buffer, retained: boolean) => this.handle(topic, payload, retained);
   private readonly onState = (state: string) => {
     if (state === 'connected') this.rereading.clear();
@@ -165,6 +194,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     private readonly now: () => number = Date.now,
   ) {
     super();
+    this.rereadBucket = new TokenBucket(REREAD_TOPICS_PER_SECOND, REREAD_TOPICS_BURST, now);
     source.on('message', this.onMessage);
     source.on('state', this.onState);
   }
@@ -207,7 +237,8 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
    * old way, and is read again from the broker's retained copy: its topics subscribed again, the rest of their
    * readers left as they are. So is a reading new on a topic already subscribed (a new entity, an attribute, or a
    * reading moved there), without losing anything. One read the same way (a source re-publishing what it had)
-   * costs nothing.
+   * costs nothing. A topic is subscribed again within bounds (REREAD_*): past them, what it should read again
+   * waits for the device's next live report, as for a device that does not retain its state.
    */
   setDevices(devices: Device[]): void {
     const prepared = this.prepared?.devices === devices ? this.prepared : undefined;
@@ -246,18 +277,77 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         this.availabilityBySource.delete(id);
       }
     }
-    for (const topic of this.rereading.keys()) if (!after.has(topic)) this.rereading.delete(topic);
+    this.pruneRereading(kept);
+    for (const topic of this.rereadAt.keys()) if (!after.has(topic)) this.rereadAt.delete(topic);
     this.source.unsubscribe([...before].filter((t) => !after.has(t)));
     this.source.subscribe([...after].filter((t) => !before.has(t)));
-    if (again.size) {
-      // A topic whose SUBSCRIBE has not gone out yet is not sent again: its retained message, when it comes, is for all.
-      for (const topic of this.source.resubscribe([...again.keys()])) {
-        const keys = this.rereading.get(topic);
-        if (keys) for (const k of again.get(topic)!) keys.add(k);
-        else this.rereading.set(topic, again.get(topic)!);
+    if (again.size) this.readAgainFromBroker(again);
+    for (const entity of cleared ?? []) this.changed(entity.stateTopic ?? entity.id, entity);
+  }
+
+  /**
+   * Have the broker send the retained message of each topic of `again` once more, for the readings named, within the
+   * bounds (REREAD_*). A topic whose copy is still to come, asked for lately, reads that copy for them too.
+   */
+  private readAgainFromBroker(again: Map<string, Set<string>>): void {
+    const now = this.now();
+    const ask: string[] = [];
+    let readings = 0;
+    let topics = 0;
+    for (const [topic, keys] of again) {
+      const waiting = this.rereading.get(topic);
+      if (waiting && waiting.pending > 0 && now - waiting.at < REREAD_TOPIC_MIN_MS) {
+        for (const k of keys) waiting.keys.add(k);
+        continue;
+      }
+      const last = this.rereadAt.get(topic);
+      if ((last !== undefined && now - last < REREAD_TOPIC_MIN_MS) || !this.rereadBucket.take()) {
+        readings += keys.size;
+        topics++;
+        continue;
+      }
+      ask.push(topic);
+    }
+    // A topic whose SUBSCRIBE has not gone out yet is not sent again: its retained message, when it comes, is for all.
+    for (const topic of this.source.resubscribe(ask)) {
+      this.rereadAt.set(topic, now);
+      const waiting = this.rereading.get(topic);
+      if (waiting) {
+        for (const k of again.get(topic)!) waiting.keys.add(k);
+        waiting.pending++;
+        waiting.at = now;
+      } else this.rereading.set(topic, { keys: again.get(topic)!, pending: 1, at: now });
+    }
+    if (!topics) return;
+    this.notReread.readings += readings;
+    this.notReread.topics += topics;
+    const suppressed = this.rereadLines.take('reread');
+    if (suppressed === undefined) return;
+    const { readings: n, topics: t } = this.notReread;
+    this.notReread = { readings: 0, topics: 0 };
+    this.log.warn(
+      { readings: n, topics: t, perTopicMs: REREAD_TOPIC_MIN_MS, perSecond: REREAD_TOPICS_PER_SECOND },
+      `${n} readings on ${t} topics read another way were not read again from the broker's retained copy (a topic is read again at most once in ${REREAD_TOPIC_MIN_MS / 1000} s, ${REREAD_TOPICS_PER_SECOND} topics a second): they stay unknown until their devices report live`,
+    );
+  }
+
+  /**
+   * The readings a retained copy still to come is for: only those of entities kept, and only readings the topic has
+   * now (no more keys than it has readers); a topic gone goes.
+   */
+  private pruneRereading(kept: ReadonlySet<string>): void {
+    for (const [topic, waiting] of this.rereading) {
+      const routes = this.routes.get(topic);
+      if (!routes) {
+        this.rereading.delete(topic);
+        continue;
+      }
+      for (const key of waiting.keys) if (!kept.has(entityOfKey(key))) waiting.keys.delete(key);
+      if (waiting.keys.size > readingsOn(routes)) {
+        const on = readKeysOf(routes);
+        for (const key of waiting.keys) if (!on.has(key)) waiting.keys.delete(key);
       }
     }
-    for (const entity of cleared ?? []) this.changed(entity.stateTopic ?? entity.id, entity);
   }
 
   /**
@@ -326,10 +416,13 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   handle(topic: string, payload: Buffer, retained = false): void {
     const routes = this.routes.get(topic);
     if (!routes) return;
-    if (this.rereading.size !== 0 && this.rereading.has(topic)) {
-      if (retained) return this.readAgain(topic, routes, payload);
-      // Live: for every reader, as always; the retained copy, if it still comes, is older than this.
-      this.rereading.delete(topic);
+    if (this.rereading.size !== 0) {
+      const waiting = this.rereading.get(topic);
+      if (waiting) {
+        if (retained) return this.readAgain(topic, waiting, routes, payload);
+        // Live: for every reader, as always; a retained copy still to come is older than this, for no one now.
+        waiting.keys.clear();
+      }
     }
     const message = new Message(topic, payload);
     // Most topics feed one entity's value or attribute: no set of changed entities to build for them.
@@ -341,14 +434,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
       if (changed) this.changed(topic, entity);
       return;
     }
-    const changed = new Set<Entity>();
-    for (const route of routes) {
-      if (!isRole(route)) {
-        if (this.applySafely(route, route, message, retained)) changed.add(route);
-      } else if (route.role === 'attribute') {
-        if (this.applySafely(route, route.entity, message, retained)) changed.add(route.entity);
-      } else for (const entity of route.entities) if (this.applySafely(route, entity, message, retained)) changed.add(entity);
-    }
+    const changed = this.applyRoutes(routes, message, retained);
     if (!retained) {
       for (const route of routes) {
         if (!isRole(route)) this.heardFrom(route, changed.has(route));
@@ -361,26 +447,34 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   }
 
   /**
-   * The retained message of a topic subscribed again (setDevices): read by the readings read differently now, and
-   * by them only. Another reader keeps what it has: this copy says nothing new to it, and may be older than a live
-   * message it read since.
+   * A message for the readings of `routes` (those `only` names, when it names some): the entities it changed.
    */
-  private readAgain(topic: string, routes: Route[], payload: Buffer): void {
-    const keys = this.rereading.get(topic)!;
-    this.rereading.delete(topic);
-    const message = new Message(topic, payload);
+  private applyRoutes(routes: Route[], message: Message, retained: boolean, only?: ReadonlySet<string>): Set<Entity> {
     const changed = new Set<Entity>();
     for (const route of routes) {
       if (!isRole(route)) {
-        if (keys.has(readKey('value', route.id)) && this.applySafely(route, route, message, true)) changed.add(route);
+        if ((!only || only.has(readKey('value', route.id))) && this.applySafely(route, route, message, retained)) changed.add(route);
       } else if (route.role === 'attribute') {
-        if (keys.has(readKey('attribute', route.entity.id, route.name)) && this.applySafely(route, route.entity, message, true)) changed.add(route.entity);
+        if ((!only || only.has(readKey('attribute', route.entity.id, route.name))) && this.applySafely(route, route.entity, message, retained))
+          changed.add(route.entity);
       } else {
         for (const entity of route.entities) {
-          if (keys.has(readKey('availability', entity.id)) && this.applySafely(route, entity, message, true)) changed.add(entity);
+          if ((!only || only.has(readKey('availability', entity.id))) && this.applySafely(route, entity, message, retained)) changed.add(entity);
         }
       }
     }
+    return changed;
+  }
+
+  /**
+   * A retained message of a topic subscribed again (setDevices): read by the readings read differently now, and by
+   * them only. Another reader keeps what it has: this copy says nothing new to it, and may be older than a live
+   * message it read since (after which it is no one's).
+   */
+  private readAgain(topic: string, waiting: Rereading, routes: Route[], payload: Buffer): void {
+    if (--waiting.pending <= 0) this.rereading.delete(topic);
+    if (!waiting.keys.size) return;
+    const changed = this.applyRoutes(routes, new Message(topic, payload), true, waiting.keys);
     for (const entity of changed) this.changed(topic, entity);
   }
 
@@ -582,6 +676,29 @@ function readAgainOf(entity: Entity, changes: ReadingChanges, was: Entity | unde
       if (held.has(s.topic) && !read?.some((r) => r.topic === s.topic)) readAgainOn(again, s.topic, readKey('availability', entity.id));
     }
   }
+}
+
+/** The entity a readKey names. */
+function entityOfKey(key: string): string {
+  return key.slice(key.indexOf('\u0000') + 1, key.lastIndexOf('\u0000'));
+}
+
+/** How many readings a topic's routes are (an availability route, one per entity sharing it). */
+function readingsOn(routes: readonly Route[]): number {
+  let n = 0;
+  for (const route of routes) n += isRole(route) && route.role === 'availability' ? route.entities.length : 1;
+  return n;
+}
+
+/** The readKeys of a topic's routes. */
+function readKeysOf(routes: readonly Route[]): Set<string> {
+  const keys = new Set<string>();
+  for (const route of routes) {
+    if (!isRole(route)) keys.add(readKey('value', route.id));
+    else if (route.role === 'attribute') keys.add(readKey('attribute', route.entity.id, route.name));
+    else for (const entity of route.entities) keys.add(readKey('availability', entity.id));
+  }
+  return keys;
 }
 
 function readAgainOn(again: Map<string, Set<string>>, topic: string, key: string): void {
