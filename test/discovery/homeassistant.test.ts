@@ -653,6 +653,53 @@ describe('Home Assistant discovery: a config re-published that reads its state a
   });
 });
 
+describe('Home Assistant discovery: a device changing its configs faster than announcementsPerSecond', () => {
+  let h: Harness;
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-ha-flips-'));
+    mkdirSync(join(dir, 'devices'));
+    const logs = logSink('debug');
+    // One config a second, ten at once: what a device may announce, and now also change.
+    const config = settings(dir, 'homeassistant', { 'discovery.announcementsPerSecond': '1' });
+    const bridge = await Bridge.start({ config, log: logs.log, connectWaitMs: 5000 });
+    const adapter = bridge.adapters.find((a) => a.name === 'homeassistant') as HomeAssistantDiscovery;
+    h = { bridge, adapter, logs, dir, prefix: 'homeassistant', sync: 0, close: async () => (await bridge.close(), rmSync(dir, { recursive: true, force: true })) };
+  });
+  after(() => h.close());
+
+  test('its changed configs are refused like new ones past the bound, with one line; the configs it had stay read', async () => {
+    const SENSOR = 'tele/garage/SENSOR';
+    await client.publishAsync(SENSOR, JSON.stringify({ ENERGY: { Power: 12, ApparentPower: 15, Voltage: 231 } }), { qos: 1, retain: true });
+    const config = (field: string, template: string) => ({
+      topic: `homeassistant/sensor/garage_plug/${field}/config`,
+      payload: {
+        name: `Garage plug ${field}`,
+        unique_id: `garage_plug_${field}`,
+        state_topic: SENSOR,
+        value_template: template,
+        device: { identifiers: ['garage_plug'], name: 'Garage plug', manufacturer: 'Tasmota' },
+      },
+    });
+    const power = config('power', '{{ value_json.ENERGY.Power }}');
+    await announce(h, power);
+    await waitFor('the power read', () => h.bridge.cache.get(entityOf(h, power.topic)!.id)?.value === 12);
+    // The plug re-publishes its config with one template, then the other, again and again.
+    const flips = Array.from({ length: 30 }, (_, i) => config('power', i % 2 ? '{{ value_json.ENERGY.Power }}' : '{{ value_json.ENERGY.ApparentPower }}'));
+    for (const flip of flips.slice(0, -1)) client.publish(flip.topic, JSON.stringify(flip.payload), { qos: 0 });
+    const events = await announce(h, flips.at(-1)!);
+    const refused = events.filter((e) => e.outcome === 'reject' && /changes its configs faster than 1 per second/.test(e.reason ?? ''));
+    const accepted = events.filter((e) => e.topic === power.topic && e.outcome === 'accept');
+    // The bucket holds ten: nine left after the first config. (One the same as the config kept is no change at all.)
+    assert.ok(accepted.length <= 10, `${accepted.length} of 30 changes accepted`);
+    assert.ok(refused.length >= 10, `${refused.length} of 30 changes refused`);
+    const lines = h.logs.find(/changes its configs faster/);
+    assert.equal(lines.length, 1, 'one line for the device, not one per config');
+    // The sensor is still there, read by a template it announced.
+    const entity = entityOf(h, power.topic)!;
+    await waitFor('the power read', () => [12, 15].includes(h.bridge.cache.get(entity.id)?.value as number));
+  });
+});
+
 describe('Home Assistant discovery: hostile payloads', () => {
   interface HostileCase extends Message {
     name: string;
