@@ -222,6 +222,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       new Set(plan.devices!.filter((d) => d.unnamed).map((d) => d.id)),
       rememberedState,
       new Set(movers.keys()),
+      this.reserved,
     );
     for (const [id, r] of misread) refused.set(id, r);
     // A mover keeps what it holds (claimed for it above) and gets none of its new topics until a person confirms.
@@ -433,6 +434,11 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       this.log?.warn(
         { topic: r.topic, movedFrom: r.movedFrom, refused: r.refused.id, device: r.refused.deviceId },
         `${who} is moved by its source to command topic ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''} (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps ${r.movedFrom.length ? 'its old topic' : 'no topic'} and gets no command until an owner confirms the move: \`hearth devices confirm-move ${r.refused.deviceId}\``,
+      );
+    else if (r.read && r.reason)
+      this.log?.warn(
+        { topic: r.topic, reason: r.reason, read: true, refused: r.refused.id },
+        `state topic ${r.topic} is ${r.reason}: what comes there is that source's, never an entity's state (and a reading of it read again would replay it to the source); ${who} is refused and gets no tool`,
       );
     else if (r.read && r.owner)
       this.log?.warn(
