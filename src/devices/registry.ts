@@ -46,6 +46,8 @@ export interface RegistryOptions {
   memory?: EntityMemory;
   /** The sources' control topics (discovery prefixes, bridge topics): never commanded. `$` topics always are. */
   reserved?: ReservedTopics;
+  /** The topics the discovery sources read themselves (discovery configs, Zigbee2MQTT's list): no entity's state. */
+  sourceTopics?: ReservedTopics;
   /** Areas, floors and people's choices laid over the sources (SQLite in the assembly); in memory when not given. */
   home?: HomeModel;
   /** The stored keys of discovered entities (entity-keys.ts): forgotten with what the memory forgets. */
@@ -69,6 +71,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private readTopics = new Map<string, string>();
   private commandTopics = new Set<string>();
   private readonly reserved: ReservedTopics;
+  private readonly sourceTopics: ReservedTopics;
   private readonly log?: Logger;
   readonly memory: EntityMemory;
   readonly home: HomeModel;
@@ -89,6 +92,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     this.log = options.log;
     const configured = options.reserved;
     this.reserved = configured ? (t) => dollarTopics(t) ?? configured(t) : dollarTopics;
+    this.sourceTopics = options.sourceTopics ?? (() => undefined);
     this.memory = options.memory ?? new MemoryEntityNames();
     this.home = options.home ?? new HomeModel();
     this.entityKeys = options.entityKeys;
@@ -222,7 +226,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       new Set(plan.devices!.filter((d) => d.unnamed).map((d) => d.id)),
       rememberedState,
       new Set(movers.keys()),
-      this.reserved,
+      this.sourceTopics,
     );
     for (const [id, r] of misread) refused.set(id, r);
     // A mover keeps what it holds (claimed for it above) and gets none of its new topics until a person confirms.

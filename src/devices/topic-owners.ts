@@ -210,8 +210,8 @@ export function orderWithHolders(
  *   `tele/<dev>/SENSOR` read by several entities), and an away entity with the entities of its device;
  * - configs of one source that name no device (`unnamed`: device ids) share among themselves, and never take a
  *   topic a named device reads, whichever came first (so they are not remembered: registry.ts).
- * No one, a person's files included, reads a `reserved` topic (a source's control topic: controlTopics, the
- * `$` topics): an entity reading one is refused whole, with the reason.
+ * No one, a person's files included, reads a topic a discovery source reads itself (`reserved`: sourceTopics, in
+ * discovery/index.ts): an entity reading one is refused whole, with the reason.
  * Returns the refused, by entity id.
  */
 export function assignStateTopicReaders(
@@ -225,8 +225,8 @@ export function assignStateTopicReaders(
   type Reader = { claim: TopicClaim; file: boolean; away?: undefined } | { claim?: undefined; file: false; away: string };
   const readers = new Map<string, Reader>();
   const refused = new Map<string, TopicRefusal>();
-  // A source's control topic (Zigbee2MQTT's bridge/devices, a discovery config) is no entity's state topic: what
-  // comes there is the source's, and reading it again (a reading changed: state-cache.ts) would have the broker
+  // A topic a discovery source reads (Zigbee2MQTT's bridge/devices, a discovery config) is no entity's state topic:
+  // what comes there is the source's, and reading it again (a reading changed: state-cache.ts) would have the broker
   // replay it to the connection, so to the source too, which would convert its whole list again.
   const control = (claim: TopicClaim): boolean => {
     for (const t of stateTopicsOf(claim.entity)) {

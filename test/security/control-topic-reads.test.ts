@@ -79,7 +79,7 @@ describe("security: no entity reads a source's control topic", () => {
         await announce('homeassistant/sensor/counter/devices/config', config(template));
       assert.equal(hearth.bridge.registry.entity('counter.device_count'), undefined);
       assert.ok(!hearth.bridge.cache.topics().includes('zigbee2mqtt/bridge/devices'), 'the state cache does not read the list');
-      const line = logs.find(/state topic zigbee2mqtt\/bridge\/devices is a Zigbee2MQTT bridge topic/);
+      const line = logs.find(/state topic zigbee2mqtt\/bridge\/devices is a topic Zigbee2MQTT's discovery reads/);
       assert.ok(line.length >= 1, 'a line says why it is refused');
       assert.match(line[0]!.msg, /counter\.device_count/);
       assert.deepEqual(subs.topics, [], 'nothing subscribed again');
