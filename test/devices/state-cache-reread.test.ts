@@ -151,7 +151,8 @@ describe('state cache: reading again from the retained copy', () => {
       home(
         `devices:\n${Array.from(
           { length: n },
-          (_, i) => `  - id: plug_${i}\n    name: Plug ${i}\n    entities:\n      power: { kind: sensor, state_topic: tele/plug_${i}/SENSOR, value_path: ${path} }\n`,
+          (_, i) =>
+            `  - id: plug_${i}\n    name: Plug ${i}\n    entities:\n      power: { kind: sensor, state_topic: tele/plug_${i}/SENSOR, value_path: ${path} }\n`,
         ).join('')}`,
       );
     cache.setDevices(sensors('ENERGY.Power'));

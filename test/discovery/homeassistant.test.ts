@@ -663,7 +663,18 @@ describe('Home Assistant discovery: a device changing its configs faster than an
     const config = settings(dir, 'homeassistant', { 'discovery.announcementsPerSecond': '1' });
     const bridge = await Bridge.start({ config, log: logs.log, connectWaitMs: 5000 });
     const adapter = bridge.adapters.find((a) => a.name === 'homeassistant') as HomeAssistantDiscovery;
-    h = { bridge, adapter, logs, dir, prefix: 'homeassistant', sync: 0, close: async () => (await bridge.close(), rmSync(dir, { recursive: true, force: true })) };
+    h = {
+      bridge,
+      adapter,
+      logs,
+      dir,
+      prefix: 'homeassistant',
+      sync: 0,
+      async close() {
+        await bridge.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
   });
   after(() => h.close());
 

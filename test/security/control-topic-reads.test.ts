@@ -65,7 +65,7 @@ async function announce(topic: string, payload: unknown): Promise<ProcessedEvent
 }
 
 describe("security: no entity reads a source's control topic", () => {
-  it("a discovered sensor on zigbee2mqtt/bridge/devices is refused, saying why; its template flipped replays nothing", async () => {
+  it('a discovered sensor on zigbee2mqtt/bridge/devices is refused, saying why; its template flipped replays nothing', async () => {
     const subs = subscribesAt(broker, hearth.bridge.connection.client.options.clientId!);
     const config = (template: string) => ({
       name: 'Device count',
