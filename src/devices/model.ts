@@ -53,6 +53,8 @@ export interface PayloadView {
   text(): string;
   /** Parsed JSON; throws a PayloadError when it is not JSON. */
   json(): unknown;
+  /** What a JSON path reads (`a.b`, `values['rel humidity']`), or without one the text: what a reading with no transform reads. */
+  read(path: string | undefined): unknown;
 }
 
 /**

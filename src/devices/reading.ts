@@ -41,18 +41,30 @@ export function sameTransform(a: PayloadTransform | undefined, b: PayloadTransfo
 }
 
 /**
- * How one reading of an entity changed: `read`, it is read another way (another path or template, words that mean
- * something else): what it read the old way no longer stands, and it is read again. `moved`, it is read the same way
- * from another topic (a device renamed in Zigbee2MQTT), or read where nothing was read before (a new attribute, a new
- * entity): what it read stands, and it is read from the broker's copy there too.
+ * How one reading of an entity changed: `changed`, it is read another way (another path or template, words that
+ * mean something else), or no longer read: what it read the old way no longer stands, and it is read again.
+ * `moved`, it is read the same way from another topic (a device renamed in Zigbee2MQTT): what it read stands, and it
+ * is read from the broker's copy there too. `added`, it is read where nothing was read before (a new attribute, a
+ * new entity): nothing to forget, read from the broker's copy.
  */
-export type ReadingChange = 'read' | 'moved';
+export type ReadingChange = 'changed' | 'moved' | 'added';
+
+/**
+ * What one pass of comparisons remembers (StateCache.prepare, setDevices): the last two availabilities compared,
+ * and the answer. A device's entities share one (a Zigbee2MQTT device's five), so a list converted again compares
+ * each device's once. Made for a pass and dropped with it: nothing kept between passes.
+ */
+export interface ComparisonMemo {
+  before?: Availability;
+  after?: Availability;
+  change?: ReadingChange;
+}
 
 /** What of an entity is read otherwise now (readingChanges). */
 export interface ReadingChanges {
   /** The main value (or a camera's frame). */
   value?: ReadingChange;
-  /** Attributes, by name; one no longer read at all is `read` (what it read goes). */
+  /** Attributes, by name; one no longer read at all is `changed` (what it read goes). */
   attributes?: Record<string, ReadingChange>;
   availability?: ReadingChange;
 }
@@ -60,8 +72,8 @@ export interface ReadingChanges {
 /** Everything of an entity new to the cache: read where it can be, nothing to forget. */
 export function newReadings(entity: Entity): ReadingChanges {
   const attributes: Record<string, ReadingChange> = {};
-  for (const name in entity.attributes) attributes[name] = 'moved';
-  return { value: 'moved', attributes, ...(entity.availability ? { availability: 'moved' as const } : {}) };
+  for (const name in entity.attributes) attributes[name] = 'added';
+  return { value: 'added', attributes, ...(entity.availability ? { availability: 'added' as const } : {}) };
 }
 
 /**
@@ -70,9 +82,9 @@ export function newReadings(entity: Entity): ReadingChanges {
  * options, an event's types, a frame's encoding; availability's words and mode). Undefined when nothing is: the
  * answer for every entity of a source that re-published what it had, so it allocates nothing then.
  */
-export function readingChanges(before: Entity, after: Entity): ReadingChanges | undefined {
+export function readingChanges(before: Entity, after: Entity, memo: ComparisonMemo = {}): ReadingChanges | undefined {
   const kind = before.kind !== after.kind;
-  const value = kind ? 'read' : valueChange(before, after);
+  const value = kind ? 'changed' : valueChange(before, after);
   let attributes: Record<string, ReadingChange> | undefined;
   if (before.attributes !== after.attributes || kind || before.stateTopic !== after.stateTopic) {
     for (const name in after.attributes) {
@@ -81,53 +93,51 @@ export function readingChanges(before: Entity, after: Entity): ReadingChanges | 
       // An attribute without a topic of its own is read on the entity's state topic.
       const change: ReadingChange | undefined =
         kind || (a && (a.path !== b.path || !sameTransform(a.transform, b.transform)))
-          ? 'read'
-          : !a || (a.topic ?? before.stateTopic) !== (b.topic ?? after.stateTopic)
-            ? 'moved'
-            : undefined;
+          ? 'changed'
+          : !a
+            ? 'added'
+            : (a.topic ?? before.stateTopic) !== (b.topic ?? after.stateTopic)
+              ? 'moved'
+              : undefined;
       if (change) (attributes ??= {})[name] = change;
     }
-    for (const name in before.attributes) if (!Object.hasOwn(after.attributes, name)) (attributes ??= {})[name] = 'read';
+    for (const name in before.attributes) if (!Object.hasOwn(after.attributes, name)) (attributes ??= {})[name] = 'changed';
   }
-  const availability = availabilityChange(before.availability, after.availability);
+  const availability = availabilityChange(before.availability, after.availability, memo);
   if (!value && !attributes && !availability) return undefined;
   return { value, attributes, availability };
 }
 
 /** How the main value (or a frame) of two entities of one kind is read otherwise, if it is. */
 function valueChange(a: Entity, b: Entity): ReadingChange | undefined {
-  if (a.valuePath !== b.valuePath || !sameTransform(a.transform, b.transform)) return 'read';
+  if (a.valuePath !== b.valuePath || !sameTransform(a.transform, b.transform)) return 'changed';
   if (FRAME_KINDS.has(b.kind)) {
-    if (a.imageEncoding !== b.imageEncoding) return 'read';
-  } else if ((VOCABULARY_KINDS.has(b.kind) || b.kind === 'device_tracker') && !sameWords(a.states, b.states)) return 'read';
-  else if (b.kind === 'select' && !sameList(a.options.value, b.options.value)) return 'read';
-  else if (b.kind === 'event' && !sameList(a.options.event_type, b.options.event_type)) return 'read';
+    if (a.imageEncoding !== b.imageEncoding) return 'changed';
+  } else if ((VOCABULARY_KINDS.has(b.kind) || b.kind === 'device_tracker') && !sameWords(a.states, b.states)) return 'changed';
+  else if (b.kind === 'select' && !sameList(a.options.value, b.options.value)) return 'changed';
+  else if (b.kind === 'event' && !sameList(a.options.event_type, b.options.event_type)) return 'changed';
   if (a.stateTopic === b.stateTopic) return undefined;
   // No longer read at all: what it read goes with its reading.
-  return b.stateTopic === undefined ? 'read' : 'moved';
+  if (b.stateTopic === undefined) return 'changed';
+  return a.stateTopic === undefined ? 'added' : 'moved';
 }
 
 /**
- * The last two availabilities compared, and the answer: a device's entities share one (a Zigbee2MQTT device's five),
- * so a list converted again compares each device's once.
+ * How availability is read otherwise, if it is: `moved` when only its topics changed. Availability added or dropped
+ * is `changed`: without any an entity is available, with some unknown until a source speaks.
  */
-let lastBefore: Availability | undefined;
-let lastAfter: Availability | undefined;
-let lastChange: ReadingChange | undefined;
-
-/** How availability is read otherwise, if it is: `moved` when only its topics changed. */
-function availabilityChange(a: Availability | undefined, b: Availability | undefined): ReadingChange | undefined {
+function availabilityChange(a: Availability | undefined, b: Availability | undefined, memo: ComparisonMemo): ReadingChange | undefined {
   if (a === b) return undefined;
-  if (a !== lastBefore || b !== lastAfter) {
-    lastChange = comparedAvailability(a, b);
-    lastBefore = a;
-    lastAfter = b;
+  if (a !== memo.before || b !== memo.after) {
+    memo.change = comparedAvailability(a, b);
+    memo.before = a;
+    memo.after = b;
   }
-  return lastChange;
+  return memo.change;
 }
 
 function comparedAvailability(a: Availability | undefined, b: Availability | undefined): ReadingChange | undefined {
-  if (!a || !b || a.mode !== b.mode || a.sources.length !== b.sources.length) return 'read';
+  if (!a || !b || a.mode !== b.mode || a.sources.length !== b.sources.length) return 'changed';
   let moved = false;
   for (let i = 0; i < a.sources.length; i++) {
     const x = a.sources[i]!;
@@ -139,7 +149,7 @@ function comparedAvailability(a: Availability | undefined, b: Availability | und
       x.payloadNotAvailable !== y.payloadNotAvailable ||
       !sameTransform(x.transform, y.transform)
     )
-      return 'read';
+      return 'changed';
     if (x.topic !== y.topic) moved = true;
   }
   return moved ? 'moved' : undefined;

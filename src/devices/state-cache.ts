@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { applyTransform, decodeFrame, Message, normalizeAttribute, normalizeValue, PayloadError, type Frame, type StateValue } from './decode.js';
 import { readJsonPath } from './json-path.js';
 import { type AvailabilitySource, type Device, type Entity, FRAME_KINDS } from './model.js';
-import { newReadings, type ReadingChanges, readingChanges } from './reading.js';
+import { type ComparisonMemo, newReadings, type ReadingChanges, readingChanges } from './reading.js';
 import { PerKeyThrottle } from '../util/per-key-throttle.js';
 import { TokenBucket } from '../util/token-bucket.js';
 
@@ -209,11 +209,12 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   prepare(devices: Device[]): void {
     const { routes, entities } = routesOf(devices);
     const changes = new Map<string, ReadingChanges>();
+    const memo: ComparisonMemo = {};
     // The first set: nothing to compare with.
     if (this.states.size)
       for (const entity of entities) {
         const was = this.states.get(entity.id)?.entity;
-        const c = was && was !== entity ? readingChanges(was, entity) : undefined;
+        const c = was && was !== entity ? readingChanges(was, entity, memo) : undefined;
         if (c) changes.set(entity.id, c);
       }
     this.prepared = { devices, routes, entities, swaps: this.swaps, changes };
@@ -252,6 +253,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     // A state stays while its entity does (with the entity's new object); it goes with the entity.
     const kept = new Set<string>();
     const again = new Map<string, Set<string>>();
+    const memo: ComparisonMemo = {};
     let cleared: Entity[] | undefined;
     for (const entity of entities) {
       kept.add(entity.id);
@@ -266,7 +268,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         was = prev.entity;
         prev.entity = entity;
         if (!entity.availability) prev.available = true;
-        if (was !== entity) changes = compared ? compared.get(entity.id) : readingChanges(was, entity);
+        if (was !== entity) changes = compared ? compared.get(entity.id) : readingChanges(was, entity, memo);
         if (changes && this.forget(prev, entity, changes)) (cleared ??= []).push(entity);
       }
       if (changes) readAgainOf(entity, changes, was, before, again);
@@ -358,7 +360,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
    */
   private forget(state: CachedState, entity: Entity, changes: ReadingChanges): boolean {
     let went = false;
-    if (changes.value === 'read') {
+    if (changes.value === 'changed') {
       went = state.value !== undefined || state.frame !== undefined;
       state.value = undefined;
       if (state.frame) state.frame = undefined;
@@ -367,7 +369,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
       const left: Record<string, StateValue> = {};
       let any = false;
       for (const [name, v] of Object.entries(state.attributes)) {
-        if (changes.attributes[name] === 'read') went = true;
+        if (changes.attributes[name] === 'changed') went = true;
         else {
           left[name] = v;
           any = true;
@@ -375,7 +377,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
       }
       state.attributes = any ? left : NO_ATTRIBUTES;
     }
-    if (changes.availability === 'read') {
+    if (changes.availability === 'changed') {
       this.availabilityBySource.delete(entity.id);
       // Without availability the entity is available (setDevices); with it, unknown until a source speaks.
       if (entity.availability) {

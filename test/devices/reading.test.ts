@@ -32,19 +32,27 @@ describe('readings compared between two conversions', () => {
     const was = ha('sensor', { ...TASMOTA, value_template: '{{ value_json.AM2301.Temperature | float(0) | round(1) }}' });
     assert.equal(readingChanges(was, ha('sensor', { ...TASMOTA, value_template: '{{ value_json.AM2301.Temperature | float(0) | round(1) }}' })), undefined);
     assert.deepEqual(readingChanges(was, ha('sensor', { ...TASMOTA, value_template: '{{ value_json.DS18B20.Temperature | float(0) | round(1) }}' })), {
-      value: 'read',
+      value: 'changed',
     });
     // A template that is a plain path reads by that path: another path is another reading.
     const path = ha('sensor', { ...TASMOTA, value_template: '{{ value_json.AM2301.Temperature }}' });
-    assert.deepEqual(readingChanges(path, ha('sensor', { ...TASMOTA, value_template: '{{ value_json.DS18B20.Temperature }}' })), { value: 'read' });
-    assert.deepEqual(readingChanges(path, was), { value: 'read' });
+    assert.deepEqual(readingChanges(path, ha('sensor', { ...TASMOTA, value_template: '{{ value_json.DS18B20.Temperature }}' })), { value: 'changed' });
+    assert.deepEqual(readingChanges(path, was), { value: 'changed' });
   });
 
   it('the same reading on another topic has moved; one no longer read at all is read otherwise', () => {
     const was = ha('sensor', { ...TASMOTA, value_template: '{{ value_json.AM2301.Temperature | float(0) }}' });
     const moved = ha('sensor', { ...TASMOTA, state_topic: 'tele/kitchen2/SENSOR', value_template: '{{ value_json.AM2301.Temperature | float(0) }}' });
     assert.deepEqual(readingChanges(was, moved), { value: 'moved' });
-    assert.deepEqual(readingChanges(was, { ...was, stateTopic: undefined }), { value: 'read' });
+    assert.deepEqual(readingChanges(was, { ...was, stateTopic: undefined }), { value: 'changed' });
+  });
+
+  it('a reading where none was before is added: a state topic given, an attribute new', () => {
+    const was = ha('sensor', { ...TASMOTA, value_template: '{{ value_json.AM2301.Temperature | float(0) }}' });
+    assert.deepEqual(readingChanges({ ...was, stateTopic: undefined }, was), { value: 'added' });
+    const withHumidity = { ...was, attributes: { ...was.attributes, humidity: { path: 'AM2301.Humidity' } } };
+    assert.deepEqual(readingChanges(was, withHumidity), { attributes: { humidity: 'added' } });
+    assert.deepEqual(readingChanges(withHumidity, was), { attributes: { humidity: 'changed' } }, 'one no longer read: what it read goes');
   });
 
   it('words: a read-only switch reads through its vocabulary, a siren through a JSON field of its template', () => {
@@ -60,12 +68,12 @@ describe('readings compared between two conversions', () => {
       });
     assert.equal(plug('ON').kind, 'sensor');
     assert.equal(readingChanges(plug('ON'), plug('ON')), undefined);
-    assert.deepEqual(readingChanges(plug('ON'), plug('1')), { value: 'read' });
+    assert.deepEqual(readingChanges(plug('ON'), plug('1')), { value: 'changed' });
     const siren = (template: string) => ha('siren', { command_topic: 'siren/set', state_topic: 'siren/state', state_value_template: template });
     assert.equal(readingChanges(siren('{{ value_json.alarm | tojson }}'), siren('{{ value_json.alarm | tojson }}')), undefined);
     const changes = readingChanges(siren('{{ value_json.alarm | tojson }}'), siren('{{ value_json.siren | tojson }}'));
-    assert.equal(changes?.value, 'read');
-    assert.deepEqual(changes?.attributes, { tone: 'read', volume_level: 'read', duration: 'read' });
+    assert.equal(changes?.value, 'changed');
+    assert.deepEqual(changes?.attributes, { tone: 'changed', volume_level: 'changed', duration: 'changed' });
   });
 
   it('a colour light: each part of its comma-separated state, read through its template', () => {
@@ -73,9 +81,9 @@ describe('readings compared between two conversions', () => {
       ha('light', { command_topic: 'l/set', state_topic: 'l/state', rgb_command_topic: 'l/rgb/set', rgb_state_topic: 'l/rgb', rgb_value_template: template });
     assert.equal(readingChanges(light('{{ value_json.rgb | join(",") }}'), light('{{ value_json.rgb | join(",") }}')), undefined);
     assert.deepEqual(readingChanges(light('{{ value_json.rgb | join(",") }}'), light('{{ value_json.color | join(",") }}'))?.attributes, {
-      red: 'read',
-      green: 'read',
-      blue: 'read',
+      red: 'changed',
+      green: 'changed',
+      blue: 'changed',
     });
   });
 
@@ -88,7 +96,7 @@ describe('readings compared between two conversions', () => {
       undefined,
     );
     assert.deepEqual(readingChanges(was, node({ availability_topic: 'tele/kitchen/LWT', payload_available: 'online', payload_not_available: 'offline' })), {
-      availability: 'read',
+      availability: 'changed',
     });
     assert.deepEqual(
       readingChanges(
@@ -100,7 +108,7 @@ describe('readings compared between two conversions', () => {
           payload_not_available: 'Offline',
         }),
       ),
-      { availability: 'read' },
+      { availability: 'changed' },
     );
     assert.deepEqual(readingChanges(was, node({ availability_topic: 'tele/kitchen2/LWT', payload_available: 'Online', payload_not_available: 'Offline' })), {
       availability: 'moved',
@@ -125,7 +133,7 @@ describe('readings compared between two conversions', () => {
     const was = convert(false, true);
     for (const [i, e] of convert(false, true).entries()) assert.equal(readingChanges(was[i]!, e), undefined, e.id);
     const flipped = convert(true, false);
-    assert.deepEqual(readingChanges(was[0]!, flipped[0]!), { value: 'read' });
+    assert.deepEqual(readingChanges(was[0]!, flipped[0]!), { value: 'changed' });
     assert.equal(readingChanges(was[1]!, flipped[1]!), undefined);
   });
 });

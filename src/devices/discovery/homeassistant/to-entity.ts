@@ -110,13 +110,18 @@ function short(source: string): string {
   return JSON.stringify(flat.length > 60 ? `${flat.slice(0, 57)}...` : flat);
 }
 
+/** What a reading reads of a message: its transform's value, else what its path reads, else the text (PayloadView.read). */
+function readBy(r: { path?: string; transform?: PayloadTransform }, message: PayloadView): unknown {
+  return r.transform ? r.transform(message) : message.read(r.path);
+}
+
 /**
- * What a reading reads, to compare with what a re-published config's reads (reading.ts): its transform's text, its
- * path, or the whole payload; undefined when its transform cannot be compared.
+ * readBy said in words, to compare with what a re-published config's reading reads (reading.ts): its transform's
+ * text, its path, or the payload; undefined when its transform cannot be compared.
  */
 function readsText(r: { path?: string; transform?: PayloadTransform }): string | undefined {
   if (r.transform) return readsOf(r.transform);
-  return r.path !== undefined ? `path ${r.path}` : 'payload';
+  return r.path ? `path ${r.path}` : 'payload';
 }
 
 /** `transform`, said to read `what` of the reading `base` (readsText); said nothing of when `base` cannot be compared. */
@@ -304,7 +309,7 @@ function colorTempSupport(config: Json): ColorTempSupport | undefined {
 /** One number of a comma-separated reading ("255,0,0", after its template). */
 function csvPart(r: Reading, index: number): PayloadTransform {
   const transform: PayloadTransform = (message) => {
-    const text = r.transform ? r.transform(message) : r.path ? readJsonPath(message.json(), r.path) : message.text();
+    const text = readBy(r, message);
     if (text === undefined || text === null || text === '') return undefined;
     const part = Number(String(text).split(',')[index]);
     if (!Number.isFinite(part)) throw new PayloadError('bad_value', `expected comma-separated numbers, got ${JSON.stringify(String(text).slice(0, 40))}`);
@@ -370,7 +375,7 @@ class Draft {
  */
 function jsonField(r: Reading, field: string, whole: boolean): PayloadTransform {
   const transform: PayloadTransform = (message) => {
-    let raw: unknown = r.transform ? r.transform(message) : r.path ? readJsonPath(message.json(), r.path) : message.text();
+    let raw: unknown = readBy(r, message);
     if (typeof raw === 'string' && raw.trimStart().startsWith('{')) {
       const text = raw;
       try {
@@ -424,7 +429,7 @@ function availabilityOf(config: Json, encoding: string, notes: Notes): Availabil
 function vocabulary(states: Record<string, string>, base: { path?: string; transform?: PayloadTransform }): PayloadTransform {
   const lookup = new Map(Object.entries(states).map(([logical, word]) => [word.toLowerCase(), logical]));
   const transform: PayloadTransform = (message) => {
-    const raw = base.transform ? base.transform(message) : base.path ? readJsonPath(message.json(), base.path) : message.text();
+    const raw = readBy(base, message);
     if (typeof raw !== 'string') return raw;
     return lookup.get(raw.trim().toLowerCase()) ?? raw;
   };
