@@ -228,8 +228,12 @@ export function assignStateTopicReaders(
   // A topic a discovery source reads (Zigbee2MQTT's bridge/devices, a discovery config) is no entity's state topic:
   // what comes there is the source's, and reading it again (a reading changed: state-cache.ts) would have the broker
   // replay it to the connection, so to the source too, which would convert its whole list again.
-  const control = (claim: TopicClaim): boolean => {
-    for (const t of stateTopicsOf(claim.entity)) {
+  const topicsOf = new Map<TopicClaim, string[]>();
+  const control = (claim: TopicClaim, keep: boolean): boolean => {
+    const topics = stateTopicsOf(claim.entity);
+    // Each claim's topics, asked once (the passes below ask them up to three times; 10,000 entities in a big home).
+    if (keep) topicsOf.set(claim, topics);
+    for (const t of topics) {
       const why = reserved(t);
       if (why === undefined) continue;
       refused.set(claim.entity.id, { topic: t, reason: why, read: true, refused: claim.entity });
@@ -237,8 +241,8 @@ export function assignStateTopicReaders(
     }
     return false;
   };
-  const files = allFiles.filter((c) => !control(c));
-  const found = allFound.filter((c) => !control(c));
+  const files = allFiles.filter((c) => !control(c, false));
+  const found = allFound.filter((c) => !control(c, true));
   for (const claim of files) {
     const own = commandTopicsOf(claim.entity).length ? claim.entity.stateTopic : undefined;
     if (own !== undefined && !readers.has(own)) readers.set(own, { claim, file: true });
@@ -254,8 +258,6 @@ export function assignStateTopicReaders(
       (by.entity.deviceId === claim.entity.deviceId || (unnamed.has(by.entity.deviceId) && unnamed.has(claim.entity.deviceId)))
     );
   };
-  // Each claim's topics, asked once (the passes below ask them up to three times; 10,000 entities in a big home).
-  const topicsOf = new Map<TopicClaim, string[]>(found.map((c) => [c, stateTopicsOf(c.entity)]));
   const read = (claim: TopicClaim) => {
     const topics = topicsOf.get(claim)!;
     const taken = topics.find((t) => {

@@ -38,12 +38,18 @@ export function createAdapters(config: HearthConfig): DiscoveryAdapter[] {
 export function sourceTopics(config: HearthConfig): (topic: string) => string | undefined {
   const z2m = `${config.discovery.zigbee2mqtt.prefix}/bridge`;
   const bridge = new Set(['devices', 'groups', 'info'].map((t) => `${z2m}/${t}`));
+  const haPrefix = `${config.discovery.homeassistant.prefix}/`;
   const ha = discoverySubscriptions(config.discovery.homeassistant.prefix);
+  const homiePrefix = `${config.discovery.homie.prefix}/`;
   const homie = [...v4Filters(config.discovery.homie.prefix), ...v5Filters(config.discovery.homie.prefix)];
+  // Asked of every state topic at every rebuild (10,000 entities in a big home): the filters only for a topic that
+  // may match them.
   return (topic) => {
     if (bridge.has(topic)) return `a topic Zigbee2MQTT's discovery reads (${topic}: its whole list)`;
-    if (ha.some((f) => topicMatches(f, topic))) return 'a topic Home Assistant discovery reads (a discovery config)';
-    if (homie.some((f) => topicMatches(f, topic))) return "a topic Homie discovery reads (a device's description)";
+    if (topic.startsWith(haPrefix) && topic.endsWith('/config') && ha.some((f) => topicMatches(f, topic)))
+      return 'a topic Home Assistant discovery reads (a discovery config)';
+    if (topic.startsWith(homiePrefix) && topic.includes('/$') && homie.some((f) => topicMatches(f, topic)))
+      return "a topic Homie discovery reads (a device's description)";
     return undefined;
   };
 }
