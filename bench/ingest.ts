@@ -325,7 +325,7 @@ function inProcess(devices: Device[]) {
   const n = Math.min(EXPECTED * 2, 400_000);
   const topics = Array.from({ length: TOPICS }, (_, t) => `${PREFIX}/${t}`);
   const payloads = Array.from({ length: n }, (_, i) => Buffer.from(`{"seq":${Math.floor(i / TOPICS)},"run":1,"temperature":21.5,"humidity":44,"battery":97}`));
-  const source: MessageSource = { subscribe() {}, unsubscribe() {}, on() {}, off() {} };
+  const source: MessageSource = { subscribe() {}, unsubscribe() {}, resubscribe: () => [], on() {}, off() {} };
   const cache = new StateCache(source, silentLogger);
   cache.setDevices(devices);
   const index = new Map<string, number>();

@@ -25,7 +25,7 @@ import { isLoopbackHost } from './util/loopback.js';
 import type { Simulator } from './simulator/simulator.js';
 import { SOURCE_PRIORITY, type DiscoveryAdapter } from './devices/discovery/adapter.js';
 import { DeviceIds } from './devices/device-ids.js';
-import { controlTopics, createAdapters } from './devices/discovery/index.js';
+import { controlTopics, createAdapters, sourceTopics } from './devices/discovery/index.js';
 
 /** The package's own folder (holds devices/demo and migrations/), from src/ or dist/. */
 export const PACKAGE_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -153,6 +153,7 @@ export class Bridge {
       log: log.child({ part: 'devices' }),
       memory: entityMemory,
       reserved: controlTopics(config),
+      sourceTopics: sourceTopics(config),
       home,
       entityKeys: this.deviceIds.entityKeys,
     });

@@ -53,6 +53,8 @@ export interface PayloadView {
   text(): string;
   /** Parsed JSON; throws a PayloadError when it is not JSON. */
   json(): unknown;
+  /** What a JSON path reads (`a.b`, `values['rel humidity']`), or without one the text: what a reading with no transform reads. */
+  read(path: string | undefined): unknown;
 }
 
 /**
@@ -60,6 +62,9 @@ export interface PayloadView {
  * discovered value template, say). Returns what a path would have read
  * (undefined: nothing to update); throws a PayloadError for a payload it
  * cannot use. Optional everywhere: sources without one read `path` as before.
+ * Where one is made, say what it reads (reading.ts `readsAs`: the template's text, the path and words), so that
+ * the one a re-published config gives compares with it: a reading that changed is read again, one that did not
+ * is left alone. One that says nothing counts as unchanged.
  */
 export type PayloadTransform = (message: PayloadView) => unknown;
 

@@ -46,6 +46,8 @@ export interface RegistryOptions {
   memory?: EntityMemory;
   /** The sources' control topics (discovery prefixes, bridge topics): never commanded. `$` topics always are. */
   reserved?: ReservedTopics;
+  /** The topics the discovery sources read themselves (discovery configs, Zigbee2MQTT's list): no entity's state. */
+  sourceTopics?: ReservedTopics;
   /** Areas, floors and people's choices laid over the sources (SQLite in the assembly); in memory when not given. */
   home?: HomeModel;
   /** The stored keys of discovered entities (entity-keys.ts): forgotten with what the memory forgets. */
@@ -69,6 +71,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private readTopics = new Map<string, string>();
   private commandTopics = new Set<string>();
   private readonly reserved: ReservedTopics;
+  private readonly sourceTopics: ReservedTopics;
   private readonly log?: Logger;
   readonly memory: EntityMemory;
   readonly home: HomeModel;
@@ -89,6 +92,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     this.log = options.log;
     const configured = options.reserved;
     this.reserved = configured ? (t) => dollarTopics(t) ?? configured(t) : dollarTopics;
+    this.sourceTopics = options.sourceTopics ?? (() => undefined);
     this.memory = options.memory ?? new MemoryEntityNames();
     this.home = options.home ?? new HomeModel();
     this.entityKeys = options.entityKeys;
@@ -222,6 +226,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       new Set(plan.devices!.filter((d) => d.unnamed).map((d) => d.id)),
       rememberedState,
       new Set(movers.keys()),
+      this.sourceTopics,
     );
     for (const [id, r] of misread) refused.set(id, r);
     // A mover keeps what it holds (claimed for it above) and gets none of its new topics until a person confirms.
@@ -433,6 +438,11 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
       this.log?.warn(
         { topic: r.topic, movedFrom: r.movedFrom, refused: r.refused.id, device: r.refused.deviceId },
         `${who} is moved by its source to command topic ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''} (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps ${r.movedFrom.length ? 'its old topic' : 'no topic'} and gets no command until an owner confirms the move: \`hearth devices confirm-move ${r.refused.deviceId}\``,
+      );
+    else if (r.read && r.reason)
+      this.log?.warn(
+        { topic: r.topic, reason: r.reason, read: true, refused: r.refused.id },
+        `state topic ${r.topic} is ${r.reason}: what comes there is that source's, never an entity's state (and a reading of it read again would replay it to the source); ${who} is refused and gets no tool`,
       );
     else if (r.read && r.owner)
       this.log?.warn(

@@ -6,7 +6,9 @@ import type { Logger } from '../log.js';
 import { applyTransform, decodeFrame, Message, normalizeAttribute, normalizeValue, PayloadError, type Frame, type StateValue } from './decode.js';
 import { readJsonPath } from './json-path.js';
 import { type AvailabilitySource, type Device, type Entity, FRAME_KINDS } from './model.js';
+import { type ComparisonMemo, newReadings, type ReadingChanges, readingChanges } from './reading.js';
 import { PerKeyThrottle } from '../util/per-key-throttle.js';
+import { TokenBucket } from '../util/token-bucket.js';
 
 export interface EntityState {
   entityId: string;
@@ -106,8 +108,17 @@ class CachedState implements EntityState {
 export interface MessageSource {
   subscribe(topics: Iterable<string>): void;
   unsubscribe(topics: Iterable<string>): void;
+  /**
+   * SUBSCRIBE again to topics already subscribed, so that the broker sends their retained messages again (MQTT
+   * does on every SUBSCRIBE). Returns those it sends a SUBSCRIBE of their own for: a topic whose SUBSCRIBE has not
+   * gone out yet (or will go out at the next connection) gets its retained message then, for every reader.
+   */
+  resubscribe(topics: readonly string[]): readonly string[];
   on(event: 'message', fn: (topic: string, payload: Buffer, retained: boolean) => void): unknown;
+  /** `connected`: a new session, every topic subscribed again, so every retained message comes again. */
+  on(event: 'state', fn: (state: string) => void): unknown;
   off(event: 'message', fn: (topic: string, payload: Buffer, retained: boolean) => void): unknown;
+  off(event: 'state', fn: (state: string) => void): unknown;
 }
 
 export interface StateCacheEvents {
@@ -118,6 +129,27 @@ export interface StateCacheEvents {
 }
 
 const LOG_EVERY_MS = 60_000;
+
+/**
+ * A topic is read again (subscribed again, for the broker to send its retained message again) at most once in this
+ * long: a source that flips how a reading is read at every flush (a discovery config re-published with one template,
+ * then another) would otherwise have the broker replay the topic's whole retained message to Hearth each time.
+ */
+export const REREAD_TOPIC_MIN_MS = 10_000;
+/** Topics read again a second on average, over every topic (a token bucket)... */
+export const REREAD_TOPICS_PER_SECOND = 50;
+/** ...and at once. Over either bound, a reading read another way stays unknown until its device's next live report. */
+export const REREAD_TOPICS_BURST = 200;
+
+/** A topic subscribed again (setDevices), until its retained copies have come (StateCache.rereading). */
+interface Rereading {
+  /** The readings its retained copy is for (readKey): those read differently now. Cleared by a live message. */
+  keys: Set<string>;
+  /** SUBSCRIBEs sent whose retained copy has not come yet: each retained message on the topic takes one. */
+  pending: number;
+  /** When the last of them was sent. */
+  at: number;
+}
 
 export class StateCache extends EventEmitter<StateCacheEvents> {
   private routes = new Map<string, Route[]>();
@@ -137,7 +169,24 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   private silentDevices = new Set<string>();
   private suppressed = new Map<string, number>();
   private readonly listenerErrors = new PerKeyThrottle(LOG_EVERY_MS);
+  /**
+   * Per topic subscribed again (setDevices), the readings its retained messages are for, and how many are still to
+   * come. The broker sends such a message to Hearth, not to a reader: it is the device's last retained report,
+   * maybe older than what a live message told the other readers since, so it is theirs to skip. A live message
+   * goes to every reader, so after it no retained copy still to come is anyone's (keys cleared, pending kept). Gone
+   * when every copy has come, with the topic, and with a new session (every reader gets every retained message).
+   */
+  private rereading = new Map<string, Rereading>();
+  /** When each topic was last subscribed again (REREAD_TOPIC_MIN_MS); gone with the topic. */
+  private rereadAt = new Map<string, number>();
+  private readonly rereadBucket: TokenBucket;
+  /** Readings not read again for the bounds (REREAD_*) since the last line that said so, and on how many topics. */
+  private notReread = { readings: 0, topics: 0 };
+  private readonly rereadLines = new PerKeyThrottle(LOG_EVERY_MS);
   private readonly onMessage = (topic: string, payload: Buffer, retained: boolean) => this.handle(topic, payload, retained);
+  private readonly onState = (state: string) => {
+    if (state === 'connected') this.rereading.clear();
+  };
 
   constructor(
     private readonly source: MessageSource,
@@ -145,37 +194,84 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     private readonly now: () => number = Date.now,
   ) {
     super();
+    this.rereadBucket = new TokenBucket(REREAD_TOPICS_PER_SECOND, REREAD_TOPICS_BURST, now);
     source.on('message', this.onMessage);
+    source.on('state', this.onState);
   }
 
   /**
    * Build the routes of a set of devices about to come (the registry's `preparing`), so that setDevices with the
    * same array only swaps them in: for 10,000 entities the routes are ~30,000 objects, built in a turn of their
-   * own rather than the turn of the swap. Nothing is routed by them before setDevices.
+   * own rather than the turn of the swap. Nothing is routed by them before setDevices. So are the kept entities
+   * compared with what the cache has (readingChanges: ~10 ms for 10,000 when nothing is hot yet), unless another
+   * set is swapped in meanwhile.
    */
   prepare(devices: Device[]): void {
-    this.prepared = { devices, ...routesOf(devices) };
+    const { routes, entities } = routesOf(devices);
+    const changes = new Map<string, ReadingChanges>();
+    const memo: ComparisonMemo = {};
+    // The first set: nothing to compare with.
+    if (this.states.size)
+      for (const entity of entities) {
+        const was = this.states.get(entity.id)?.entity;
+        const c = was && was !== entity ? readingChanges(was, entity, memo) : undefined;
+        if (c) changes.set(entity.id, c);
+      }
+    this.prepared = { devices, routes, entities, swaps: this.swaps, changes };
   }
 
-  private prepared?: { devices: Device[]; routes: Map<string, Route[]>; entities: Entity[] };
+  private prepared?: {
+    devices: Device[];
+    routes: Map<string, Route[]>;
+    entities: Entity[];
+    /** The set swapped in when it was prepared (setDevices counts): its entities the ones compared. */
+    swaps: number;
+    /** The kept entities read otherwise, by id. */
+    changes: Map<string, ReadingChanges>;
+  };
+  /** Sets swapped in (setDevices). */
+  private swaps = 0;
 
-  /** Replace the set of devices: subscribe what is new, drop what is gone, keep the rest's state. */
+  /**
+   * Replace the set of devices: subscribe what is new, drop what is gone, keep the rest's state. A kept entity that
+   * its source now reads another way (readingChanges: another template, path, vocabulary...) loses what was read the
+   * old way, and is read again from the broker's retained copy: its topics subscribed again, the rest of their
+   * readers left as they are. So is a reading new on a topic already subscribed (a new entity, an attribute, or a
+   * reading moved there), without losing anything. One read the same way (a source re-publishing what it had)
+   * costs nothing. A topic is subscribed again within bounds (REREAD_*): past them, what it should read again
+   * waits for the device's next live report, as for a device that does not retain its state.
+   */
   setDevices(devices: Device[]): void {
-    const { routes, entities } = this.prepared?.devices === devices ? this.prepared : routesOf(devices);
+    const prepared = this.prepared?.devices === devices ? this.prepared : undefined;
+    const { routes, entities } = prepared ?? routesOf(devices);
+    const compared = prepared?.swaps === this.swaps ? prepared.changes : undefined;
     this.prepared = undefined;
+    this.swaps++;
     const before = new Set(this.routes.keys());
     const after = new Set(routes.keys());
     this.routes = routes;
     // A state stays while its entity does (with the entity's new object); it goes with the entity.
     const kept = new Set<string>();
+    const again = new Map<string, Set<string>>();
+    const memo: ComparisonMemo = {};
+    let cleared: Entity[] | undefined;
     for (const entity of entities) {
       kept.add(entity.id);
       const prev = this.states.get(entity.id);
-      if (!prev) this.states.set(entity.id, new CachedState(entity));
-      else {
+      let changes: ReadingChanges | undefined;
+      let was: Entity | undefined;
+      if (!prev) {
+        this.states.set(entity.id, new CachedState(entity));
+        // Nothing held before (the first set of devices): every topic is new, and read for every reader.
+        if (before.size) changes = newReadings(entity);
+      } else {
+        was = prev.entity;
         prev.entity = entity;
         if (!entity.availability) prev.available = true;
+        if (was !== entity) changes = compared ? compared.get(entity.id) : readingChanges(was, entity, memo);
+        if (changes && this.forget(prev, entity, changes)) (cleared ??= []).push(entity);
       }
+      if (changes) readAgainOf(entity, changes, was, before, again);
     }
     for (const id of [...this.states.keys()]) {
       if (!kept.has(id)) {
@@ -183,8 +279,118 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         this.availabilityBySource.delete(id);
       }
     }
+    this.pruneRereading(kept);
+    for (const topic of this.rereadAt.keys()) if (!after.has(topic)) this.rereadAt.delete(topic);
     this.source.unsubscribe([...before].filter((t) => !after.has(t)));
     this.source.subscribe([...after].filter((t) => !before.has(t)));
+    if (again.size) this.readAgainFromBroker(again);
+    for (const entity of cleared ?? []) this.changed(entity.stateTopic ?? entity.id, entity);
+  }
+
+  /**
+   * Have the broker send the retained message of each topic of `again` once more, for the readings named, within the
+   * bounds (REREAD_*). A topic whose copy is still to come, asked for lately, reads that copy for them too.
+   */
+  private readAgainFromBroker(again: Map<string, Set<string>>): void {
+    const now = this.now();
+    const ask: string[] = [];
+    let readings = 0;
+    let topics = 0;
+    for (const [topic, keys] of again) {
+      const waiting = this.rereading.get(topic);
+      if (waiting && waiting.pending > 0 && now - waiting.at < REREAD_TOPIC_MIN_MS) {
+        for (const k of keys) waiting.keys.add(k);
+        continue;
+      }
+      const last = this.rereadAt.get(topic);
+      if ((last !== undefined && now - last < REREAD_TOPIC_MIN_MS) || !this.rereadBucket.take()) {
+        readings += keys.size;
+        topics++;
+        continue;
+      }
+      ask.push(topic);
+    }
+    // A topic whose SUBSCRIBE has not gone out yet is not sent again: its retained message, when it comes, is for all.
+    for (const topic of this.source.resubscribe(ask)) {
+      this.rereadAt.set(topic, now);
+      const waiting = this.rereading.get(topic);
+      if (waiting) {
+        for (const k of again.get(topic)!) waiting.keys.add(k);
+        waiting.pending++;
+        waiting.at = now;
+      } else this.rereading.set(topic, { keys: again.get(topic)!, pending: 1, at: now });
+    }
+    if (!topics) return;
+    this.notReread.readings += readings;
+    this.notReread.topics += topics;
+    const suppressed = this.rereadLines.take('reread');
+    if (suppressed === undefined) return;
+    const { readings: n, topics: t } = this.notReread;
+    this.notReread = { readings: 0, topics: 0 };
+    this.log.warn(
+      { readings: n, topics: t, perTopicMs: REREAD_TOPIC_MIN_MS, perSecond: REREAD_TOPICS_PER_SECOND },
+      `${n} readings on ${t} topics read another way were not read again from the broker's retained copy (a topic is read again at most once in ${REREAD_TOPIC_MIN_MS / 1000} s, ${REREAD_TOPICS_PER_SECOND} topics a second): they stay unknown until their devices report live`,
+    );
+  }
+
+  /**
+   * The readings a retained copy still to come is for: only those of entities kept, and only readings the topic has
+   * now (no more keys than it has readers); a topic gone goes.
+   */
+  private pruneRereading(kept: ReadonlySet<string>): void {
+    for (const [topic, waiting] of this.rereading) {
+      const routes = this.routes.get(topic);
+      if (!routes) {
+        this.rereading.delete(topic);
+        continue;
+      }
+      for (const key of waiting.keys) if (!kept.has(entityOfKey(key))) waiting.keys.delete(key);
+      if (waiting.keys.size > readingsOn(routes)) {
+        const on = readKeysOf(routes);
+        for (const key of waiting.keys) if (!on.has(key)) waiting.keys.delete(key);
+      }
+    }
+  }
+
+  /**
+   * What was read the old way goes: until the new reading has read something, the state says unknown (as for an
+   * entity not heard yet) rather than show a value the new reading might not give, and a value read the old way
+   * might be wrong (another sensor's number, words that now mean the opposite). A device that retains its state
+   * gives the new reading at once; one that does not, at its next report. Returns whether anything went.
+   */
+  private forget(state: CachedState, entity: Entity, changes: ReadingChanges): boolean {
+    let went = false;
+    if (changes.value === 'changed') {
+      went = state.value !== undefined || state.frame !== undefined;
+      state.value = undefined;
+      if (state.frame) state.frame = undefined;
+    }
+    if (changes.attributes && state.attributes !== NO_ATTRIBUTES) {
+      const left: Record<string, StateValue> = {};
+      let any = false;
+      for (const [name, v] of Object.entries(state.attributes)) {
+        if (changes.attributes[name] === 'changed') went = true;
+        else {
+          left[name] = v;
+          any = true;
+        }
+      }
+      state.attributes = any ? left : NO_ATTRIBUTES;
+    }
+    if (changes.availability === 'changed') {
+      this.availabilityBySource.delete(entity.id);
+      // Without availability the entity is available (setDevices); with it, unknown until a source speaks.
+      if (entity.availability) {
+        went ||= state.available !== null;
+        state.available = null;
+        state.availabilityAt = undefined;
+      }
+    }
+    if (state.value === undefined && state.attributes === NO_ATTRIBUTES && !state.frame) {
+      state.updatedAt = undefined;
+      state.retained = undefined;
+    }
+    return went;
   }
 
   get(entityId: string): EntityState | undefined {
@@ -212,6 +418,14 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   handle(topic: string, payload: Buffer, retained = false): void {
     const routes = this.routes.get(topic);
     if (!routes) return;
+    if (this.rereading.size !== 0) {
+      const waiting = this.rereading.get(topic);
+      if (waiting) {
+        if (retained) return this.readAgain(topic, waiting, routes, payload);
+        // Live: for every reader, as always; a retained copy still to come is older than this, for no one now.
+        waiting.keys.clear();
+      }
+    }
     const message = new Message(topic, payload);
     // Most topics feed one entity's value or attribute: no set of changed entities to build for them.
     const only = routes.length === 1 ? routes[0]! : undefined;
@@ -222,14 +436,7 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
       if (changed) this.changed(topic, entity);
       return;
     }
-    const changed = new Set<Entity>();
-    for (const route of routes) {
-      if (!isRole(route)) {
-        if (this.applySafely(route, route, message, retained)) changed.add(route);
-      } else if (route.role === 'attribute') {
-        if (this.applySafely(route, route.entity, message, retained)) changed.add(route.entity);
-      } else for (const entity of route.entities) if (this.applySafely(route, entity, message, retained)) changed.add(entity);
-    }
+    const changed = this.applyRoutes(routes, message, retained);
     if (!retained) {
       for (const route of routes) {
         if (!isRole(route)) this.heardFrom(route, changed.has(route));
@@ -238,6 +445,38 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
         else for (const entity of route.entities) if (this.states.get(entity.id)?.available === true) this.announced.set(entity.deviceId, this.now());
       }
     }
+    for (const entity of changed) this.changed(topic, entity);
+  }
+
+  /**
+   * A message for the readings of `routes` (those `only` names, when it names some): the entities it changed.
+   */
+  private applyRoutes(routes: Route[], message: Message, retained: boolean, only?: ReadonlySet<string>): Set<Entity> {
+    const changed = new Set<Entity>();
+    for (const route of routes) {
+      if (!isRole(route)) {
+        if ((!only || only.has(readKey('value', route.id))) && this.applySafely(route, route, message, retained)) changed.add(route);
+      } else if (route.role === 'attribute') {
+        if ((!only || only.has(readKey('attribute', route.entity.id, route.name))) && this.applySafely(route, route.entity, message, retained))
+          changed.add(route.entity);
+      } else {
+        for (const entity of route.entities) {
+          if ((!only || only.has(readKey('availability', entity.id))) && this.applySafely(route, entity, message, retained)) changed.add(entity);
+        }
+      }
+    }
+    return changed;
+  }
+
+  /**
+   * A retained message of a topic subscribed again (setDevices): read by the readings read differently now, and by
+   * them only. Another reader keeps what it has: this copy says nothing new to it, and may be older than a live
+   * message it read since (after which it is no one's).
+   */
+  private readAgain(topic: string, waiting: Rereading, routes: Route[], payload: Buffer): void {
+    if (--waiting.pending <= 0) this.rereading.delete(topic);
+    if (!waiting.keys.size) return;
+    const changed = this.applyRoutes(routes, new Message(topic, payload), true, waiting.keys);
     for (const entity of changed) this.changed(topic, entity);
   }
 
@@ -411,7 +650,63 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
 
   close(): void {
     this.source.off('message', this.onMessage);
+    this.source.off('state', this.onState);
   }
+}
+
+/** One reading of an entity, as StateCache.rereading names it (by ids: the next rebuild makes new routes). */
+function readKey(part: 'value' | 'attribute' | 'availability', entityId: string, attribute = ''): string {
+  return `${part}\u0000${entityId}\u0000${attribute}`;
+}
+
+/**
+ * What of an entity is read otherwise (readingChanges) on a topic `held` already, by topic, to read from the broker's
+ * copy (a topic new to the cache is subscribed: its retained message comes for every reader). Of availability moved,
+ * the sources on topics it did not read before (`was`: the entity as it was): the others' words stand.
+ */
+function readAgainOf(entity: Entity, changes: ReadingChanges, was: Entity | undefined, held: ReadonlySet<string>, again: Map<string, Set<string>>): void {
+  if (changes.value && entity.stateTopic && held.has(entity.stateTopic)) readAgainOn(again, entity.stateTopic, readKey('value', entity.id));
+  for (const name in changes.attributes) {
+    // One no longer read has no topic to read.
+    const attr = Object.hasOwn(entity.attributes, name) ? entity.attributes[name] : undefined;
+    const topic = attr ? (attr.topic ?? entity.stateTopic) : undefined;
+    if (topic && held.has(topic)) readAgainOn(again, topic, readKey('attribute', entity.id, name));
+  }
+  if (changes.availability) {
+    const read = changes.availability === 'moved' ? was?.availability?.sources : undefined;
+    for (const s of entity.availability?.sources ?? []) {
+      if (held.has(s.topic) && !read?.some((r) => r.topic === s.topic)) readAgainOn(again, s.topic, readKey('availability', entity.id));
+    }
+  }
+}
+
+/** The entity a readKey names. */
+function entityOfKey(key: string): string {
+  return key.slice(key.indexOf('\u0000') + 1, key.lastIndexOf('\u0000'));
+}
+
+/** How many readings a topic's routes are (an availability route, one per entity sharing it). */
+function readingsOn(routes: readonly Route[]): number {
+  let n = 0;
+  for (const route of routes) n += isRole(route) && route.role === 'availability' ? route.entities.length : 1;
+  return n;
+}
+
+/** The readKeys of a topic's routes. */
+function readKeysOf(routes: readonly Route[]): Set<string> {
+  const keys = new Set<string>();
+  for (const route of routes) {
+    if (!isRole(route)) keys.add(readKey('value', route.id));
+    else if (route.role === 'attribute') keys.add(readKey('attribute', route.entity.id, route.name));
+    else for (const entity of route.entities) keys.add(readKey('availability', entity.id));
+  }
+  return keys;
+}
+
+function readAgainOn(again: Map<string, Set<string>>, topic: string, key: string): void {
+  const keys = again.get(topic);
+  if (keys) keys.add(key);
+  else again.set(topic, new Set([key]));
 }
 
 /** Every topic's routes, and the entities, of a set of devices. */

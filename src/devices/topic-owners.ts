@@ -210,18 +210,39 @@ export function orderWithHolders(
  *   `tele/<dev>/SENSOR` read by several entities), and an away entity with the entities of its device;
  * - configs of one source that name no device (`unnamed`: device ids) share among themselves, and never take a
  *   topic a named device reads, whichever came first (so they are not remembered: registry.ts).
+ * No one, a person's files included, reads a topic a discovery source reads itself (`reserved`: sourceTopics, in
+ * discovery/index.ts): an entity reading one is refused whole, with the reason.
  * Returns the refused, by entity id.
  */
 export function assignStateTopicReaders(
-  files: readonly TopicClaim[],
-  found: readonly TopicClaim[],
+  allFiles: readonly TopicClaim[],
+  allFound: readonly TopicClaim[],
   unnamed: ReadonlySet<string> = new Set(),
   remembered: ReadonlyMap<string, readonly string[]> = new Map(),
   moving: ReadonlySet<string> = new Set(),
+  reserved: ReservedTopics = () => undefined,
 ): Map<string, TopicRefusal> {
   type Reader = { claim: TopicClaim; file: boolean; away?: undefined } | { claim?: undefined; file: false; away: string };
   const readers = new Map<string, Reader>();
   const refused = new Map<string, TopicRefusal>();
+  // A topic a discovery source reads (Zigbee2MQTT's bridge/devices, a discovery config) is no entity's state topic:
+  // what comes there is the source's, and reading it again (a reading changed: state-cache.ts) would have the broker
+  // replay it to the connection, so to the source too, which would convert its whole list again.
+  const topicsOf = new Map<TopicClaim, string[]>();
+  const control = (claim: TopicClaim, keep: boolean): boolean => {
+    const topics = stateTopicsOf(claim.entity);
+    // Each claim's topics, asked once (the passes below ask them up to three times; 10,000 entities in a big home).
+    if (keep) topicsOf.set(claim, topics);
+    for (const t of topics) {
+      const why = reserved(t);
+      if (why === undefined) continue;
+      refused.set(claim.entity.id, { topic: t, reason: why, read: true, refused: claim.entity });
+      return true;
+    }
+    return false;
+  };
+  const files = allFiles.filter((c) => !control(c, false));
+  const found = allFound.filter((c) => !control(c, true));
   for (const claim of files) {
     const own = commandTopicsOf(claim.entity).length ? claim.entity.stateTopic : undefined;
     if (own !== undefined && !readers.has(own)) readers.set(own, { claim, file: true });
@@ -237,8 +258,6 @@ export function assignStateTopicReaders(
       (by.entity.deviceId === claim.entity.deviceId || (unnamed.has(by.entity.deviceId) && unnamed.has(claim.entity.deviceId)))
     );
   };
-  // Each claim's topics, asked once (the passes below ask them up to three times; 10,000 entities in a big home).
-  const topicsOf = new Map<TopicClaim, string[]>(found.map((c) => [c, stateTopicsOf(c.entity)]));
   const read = (claim: TopicClaim) => {
     const topics = topicsOf.get(claim)!;
     const taken = topics.find((t) => {

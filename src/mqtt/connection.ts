@@ -303,6 +303,22 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     this.tellBroker(fresh, true);
   }
 
+  /**
+   * SUBSCRIBE again to topics already subscribed (subscribe skips them): the broker replaces the subscription, with
+   * no gap in what it delivers, and sends the topic's retained message again (MQTT 3.1.1 [MQTT-3.8.4-3]; MQTT 5 too,
+   * the subscription asking for retained messages on every SUBSCRIBE: Retain Handling 0). For a source that changed
+   * how a topic's payload is read (the state cache). Returns the topics a SUBSCRIBE of their own is sent for (now,
+   * or in a later turn with a big change: tellBroker); not one that is not subscribed, nor one whose SUBSCRIBE has
+   * not gone out yet (waiting for a later turn, for its UNSUBSCRIBE's answer, or for the connection: it brings the
+   * retained message then, once).
+   */
+  resubscribe(topics: readonly string[]): string[] {
+    if (!this.client.connected) return [];
+    const again = topics.filter((t) => this.topics.has(t) && !this.waiting.has(t) && !this.unsubscribing.has(t));
+    this.tellBroker(again, true);
+    return again;
+  }
+
   unsubscribe(topics: Iterable<string>): void {
     const gone = [...topics].filter((t) => this.topics.delete(t));
     for (const t of gone) this.othersOnly.delete(t);

@@ -55,6 +55,7 @@ export function refusedClaimsJson(bridge: Bridge): RefusedClaimJson[] {
 export function refusedClaimWords(r: Omit<RefusedClaimJson, 'words'>): string {
   if (r.movedFrom)
     return `its source moved it to ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''} (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps ${r.movedFrom.length ? 'its old topic' : 'no topic'} and gets no command until an owner confirms: if you renamed it, \`hearth devices confirm-move ${r.device}\``;
+  if (r.read && !r.owner && r.reason) return `its state topic ${r.topic} is ${r.reason}: what comes there is that source's, never an entity's state`;
   if (r.owner && r.read && r.ownerMoving)
     return `its state topic ${r.topic} is read by ${r.owner}, which its source moved elsewhere; an owner has not confirmed that move`;
   if (r.owner && r.read && r.ownerAway)

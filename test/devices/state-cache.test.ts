@@ -9,7 +9,7 @@ import { stateJson } from '../../src/present/state.js';
 import { stateText } from '../../src/tools/state-text.js';
 import { MqttConnection } from '../../src/mqtt/connection.js';
 import { drawCameraFrame } from '../../src/simulator/camera-frame.js';
-import { brokerKinds, type TestBroker } from '../helpers/brokers.js';
+import { brokerKinds, subscribesAt, type TestBroker } from '../helpers/brokers.js';
 import { logSink } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -49,8 +49,8 @@ devices:
       b64: { kind: camera, state_topic: t/cam/b64, image_encoding: b64 }
 `;
 
-function home(): Device[] {
-  const parsed = parseDeviceFile('test-home.yaml', HOME);
+function home(text = HOME): Device[] {
+  const parsed = parseDeviceFile('test-home.yaml', text);
   assert.ok('devices' in parsed, JSON.stringify(parsed));
   return parsed.devices;
 }
@@ -216,6 +216,54 @@ for (const { kind, start } of brokerKinds) {
       await waitFor('live plug state', () => cache.get('plug.relay')?.value === 'on');
       assert.equal(cache.get('plug.relay')!.retained, false);
       assert.match(stateText(entity, cache.get('plug.relay')), /: on; updated (just now|\d+ ms ago|1 s ago); online\.$/);
+    });
+
+    it('reads the retained state again for a reading a device file read again changes, on the same topic; its other readers keep what they have', async () => {
+      // The broker keeps the first report; the live one after it (not retained) is newer than the broker's copy.
+      await publish('t/env', JSON.stringify({ temperature: 21.5, probe: { temperature: 19.5 }, values: { 'rel humidity': '44' }, occupancy: true }));
+      const { connection, cache } = bridgeSide();
+      await waitFor('the retained report', () => cache.get('env.humidity')?.value === 44 && cache.get('env.temperature')?.value === 21.5);
+      await publish('t/env', JSON.stringify({ temperature: 21.7, probe: { temperature: 19.6 }, values: { 'rel humidity': '47' }, occupancy: false }), false);
+      await waitFor('the live report', () => cache.get('env.humidity')?.value === 47 && cache.get('env.motion')?.value === 'off');
+      assert.equal(cache.get('env.temperature')!.value, 21.7);
+      const subscribes = broker.aedes ? subscribesAt(broker, connection.client.options.clientId!) : undefined;
+      closers.push(async () => subscribes?.stop());
+      const changes: string[] = [];
+      cache.on('change', (_state, entity) => changes.push(entity.id));
+
+      // The file now reads the temperature from the probe: the same topic, another path.
+      cache.setDevices(home(HOME.replace('value_path: temperature }', 'value_path: probe.temperature }')));
+      assert.equal(cache.get('env.temperature')!.value, undefined, 'a value read the old way is not shown meanwhile');
+      const probe = await waitFor('the probe, from the retained copy', () => cache.get('env.temperature')?.value === 19.5 && cache.get('env.temperature'));
+      assert.equal(probe.retained, true, "the broker's copy: of unknown age");
+      assert.equal(cache.get('env.humidity')!.value, 47, 'the humidity does not go back to the older retained copy');
+      assert.equal(cache.get('env.motion')!.value, 'off');
+      assert.deepEqual(changes, ['env.temperature', 'env.temperature'], 'unknown, then the probe; nothing for the others');
+      if (subscribes) assert.deepEqual(subscribes.topics, ['t/env'], 'its topic subscribed again, once');
+    });
+
+    it('subscribes nothing again for a device file read again unchanged; an edit, the topic of what it changed only', async () => {
+      await publish('t/env', JSON.stringify({ temperature: 20.5, values: { 'rel humidity': '41' }, occupancy: true, presence: false }));
+      await publish('t/plug/state', 'ON');
+      const { connection, cache } = bridgeSide();
+      const watched = ['env.temperature', 'env.humidity', 'env.motion', 'plug.relay'];
+      const values = () => watched.map((id) => cache.get(id)?.value);
+      await waitFor('the retained states', () => values().join() === '20.5,41,on,on');
+      const subscribes = broker.aedes ? subscribesAt(broker, connection.client.options.clientId!) : undefined;
+      closers.push(async () => subscribes?.stop());
+      const changes: string[] = [];
+      cache.on('change', (_state, entity) => {
+        if (watched.includes(entity.id)) changes.push(entity.id);
+      });
+
+      // Read again as it was (every object new, every reading the same), then with the motion read from `presence`.
+      cache.setDevices(home());
+      assert.deepEqual(values(), [20.5, 41, 'on', 'on']);
+      cache.setDevices(home(HOME.replace('value_path: occupancy }', 'value_path: presence }')));
+      await waitFor('the motion read from presence', () => cache.get('env.motion')?.value === 'off');
+      assert.deepEqual(values(), [20.5, 41, 'off', 'on']);
+      assert.deepEqual(changes, ['env.motion', 'env.motion']);
+      if (subscribes) assert.deepEqual(subscribes.topics, ['t/env'], 'nothing for the unchanged file; t/env once for the edit');
     });
 
     it('rides out a broker restart: reconnects, resubscribes and rebuilds from retained messages', async () => {

@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/config/load.js';
 import type { HomeAssistantDiscovery, ProcessedEvent } from '../../src/devices/discovery/homeassistant/adapter.js';
 import { Hearth } from '../../src/hearth.js';
 import type { Entity } from '../../src/devices/model.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { startAedes, subscribesAt, type TestBroker } from '../helpers/brokers.js';
 import { OWNER } from '../helpers/home.js';
 import { logSink } from '../helpers/log-sink.js';
 import { waitFor } from '../helpers/wait.js';
@@ -528,6 +528,186 @@ describe('Home Assistant discovery: removal, updates, availability, collisions',
     assert.equal(entityOf(h, 'homeassistant/sensor/naming/d/config')?.name, 'MQTT Sensor');
     // The device's id comes from its name, not from its identifier.
     assert.equal(h.bridge.registry.device('bathroom')?.name, 'Bathroom');
+  });
+});
+
+describe('Home Assistant discovery: a config re-published that reads its state another way', () => {
+  let h: Harness;
+  before(async () => {
+    h = await open();
+  });
+  after(() => h.close());
+
+  const NODES: Record<string, string> = { '5C1A2B': 'Kitchen node', hall_node: 'Hall node', porch_node: 'Porch node' };
+  /** A Tasmota sensor of one node, reading the JSON the node reports on `topic`. */
+  const sensor = (node: string, object: string, name: string, topic: string, template: string) => ({
+    topic: `homeassistant/sensor/${node}/${object}/config`,
+    payload: {
+      name,
+      unique_id: `${node}_${object}`,
+      state_topic: topic,
+      value_template: template,
+      device: { identifiers: [node], name: NODES[node], manufacturer: 'Tasmota' },
+    },
+  });
+  const publishRetained = (topic: string, payload: unknown) => client.publishAsync(topic, JSON.stringify(payload), { qos: 1, retain: true });
+  const value = (topic: string) => h.bridge.cache.get(entityOf(h, topic)!.id)?.value;
+  /** The ids of the entities whose state changes from now on, and the count of SUBSCRIBEs of each topic (until `stop`). */
+  const watch = () => {
+    const changed: string[] = [];
+    const onChange = (_state: unknown, entity: Entity) => changed.push(entity.id);
+    h.bridge.cache.on('change', onChange);
+    const subscribes = subscribesAt(broker, h.bridge.connection.client.options.clientId!);
+    return {
+      changed,
+      // The barrier `send` subscribes to is not Hearth's.
+      subscribed: () => subscribes.topics.filter((t) => !t.startsWith('hearth-test/')),
+      stop: () => {
+        h.bridge.cache.off('change', onChange);
+        subscribes.stop();
+      },
+    };
+  };
+
+  test('a corrected value_template reads the retained state again, with no new state message; the other sensor on the topic keeps its value', async () => {
+    const SENSOR = 'tele/kitchen/SENSOR';
+    // The broker keeps the node's report; a later one, live only, tells the humidity that is now.
+    await publishRetained(SENSOR, {
+      Time: '2026-12-05T07:55:00',
+      AM2301: { Temperature: 23.4, Humidity: 41.0 },
+      DS18B20: { Temperature: 19.8 },
+      TempUnit: 'C',
+    });
+    const temperature = sensor('5C1A2B', 'temperature', 'Kitchen temperature', SENSOR, '{{ value_json.AM2301.Temperature }}');
+    const humidity = sensor('5C1A2B', 'humidity', 'Kitchen humidity', SENSOR, '{{ value_json.AM2301.Humidity | float(0) }}');
+    // The node announces both at once (the adapter reads them in one burst).
+    await client.publishAsync(humidity.topic, JSON.stringify(humidity.payload));
+    await announce(h, temperature);
+    await waitFor('the retained report read', () => value(temperature.topic) === 23.4 && value(humidity.topic) === 41);
+    await client.publishAsync(
+      SENSOR,
+      JSON.stringify({ Time: '2026-12-05T08:00:00', AM2301: { Temperature: 23.6, Humidity: 47.0 }, DS18B20: { Temperature: 19.9 } }),
+    );
+    await waitFor('the live report read', () => value(humidity.topic) === 47);
+    const w = watch();
+    try {
+      // The temperature comes from the DS18B20 probe, not the AM2301: the config is re-published with that template.
+      await announce(h, sensor('5C1A2B', 'temperature', 'Kitchen temperature', SENSOR, '{{ value_json.DS18B20.Temperature }}'));
+      await waitFor('the probe read from the retained report', () => value(temperature.topic) === 19.8);
+      assert.equal(h.bridge.cache.get(entityOf(h, temperature.topic)!.id)!.retained, true, "the broker's copy: of unknown age");
+      assert.equal(value(humidity.topic), 47, 'the humidity does not go back to the older retained report');
+      assert.ok(!w.changed.includes(entityOf(h, humidity.topic)!.id), 'nothing changed for the humidity');
+      assert.deepEqual(w.subscribed(), [SENSOR], 'the state topic subscribed again, once');
+    } finally {
+      w.stop();
+    }
+  });
+
+  test('a sensor added on a topic Hearth already reads (a new config of the node) reads the retained report at once; the one before it keeps its value', async () => {
+    const SENSOR = 'tele/porch/SENSOR';
+    await publishRetained(SENSOR, { Time: '2026-12-05T07:50:00', BME280: { Temperature: 8.1, Pressure: 1008.2 }, PressureUnit: 'hPa' });
+    const pressure = sensor('porch_node', 'pressure', 'Porch pressure', SENSOR, '{{ value_json.BME280.Pressure }}');
+    await announce(h, pressure);
+    await waitFor('the pressure from the retained report', () => value(pressure.topic) === 1008.2);
+    await client.publishAsync(SENSOR, JSON.stringify({ Time: '2026-12-05T08:00:00', BME280: { Temperature: 8.4, Pressure: 1008.6 } }));
+    await waitFor('the live report read', () => value(pressure.topic) === 1008.6);
+    const w = watch();
+    try {
+      // The owner adds the temperature to what the node announces: the topic is read already.
+      const temperature = sensor('porch_node', 'temperature', 'Porch temperature', SENSOR, '{{ value_json.BME280.Temperature }}');
+      await announce(h, temperature);
+      await waitFor('the temperature from the retained report', () => value(temperature.topic) === 8.1);
+      assert.equal(value(pressure.topic), 1008.6, 'the pressure does not go back to the older retained report');
+      assert.ok(!w.changed.includes(entityOf(h, pressure.topic)!.id));
+      assert.deepEqual(w.subscribed(), [SENSOR]);
+    } finally {
+      w.stop();
+    }
+  });
+
+  test('a config re-published with its reading unchanged subscribes nothing again and keeps its value; a changed one beside it, its own topic only', async () => {
+    const RESULT = 'stat/hall/RESULT';
+    const STATE = 'tele/hall/STATE';
+    await publishRetained(RESULT, { POWER: 'ON', Dimmer: 40 });
+    await publishRetained(STATE, { Wifi: { RSSI: 74, Signal: -63 }, Uptime: '1T02:03:04' });
+    const signal = sensor('hall_node', 'signal', 'Hall node signal', STATE, '{{ value_json.Wifi.Signal | int }}');
+    const dimmer = sensor('hall_node', 'dimmer', 'Hall dimmer', RESULT, '{{ value_json.Dimmer }}');
+    await announce(h, signal);
+    await announce(h, dimmer);
+    await waitFor('the retained reports read', () => value(signal.topic) === -63 && value(dimmer.topic) === 40);
+    const w = watch();
+    try {
+      // Renamed: a new config and new transforms for the device's entities, the same template read the same way.
+      const renamed = sensor('hall_node', 'signal', 'Hall node Wi-Fi signal', STATE, '{{ value_json.Wifi.Signal | int }}');
+      await announce(h, renamed);
+      assert.equal(entityOf(h, signal.topic)!.name, 'Hall node Wi-Fi signal');
+      // Beside it, the dimmer is read from another field of its topic.
+      await announce(h, sensor('hall_node', 'dimmer', 'Hall dimmer', RESULT, '{{ value_json.POWER }}'));
+      await waitFor('the dimmer read from POWER', () => value(dimmer.topic) === 'ON');
+      assert.equal(value(signal.topic), -63);
+      assert.ok(!w.changed.includes(entityOf(h, signal.topic)!.id), 'nothing changed for the signal');
+      assert.deepEqual(w.subscribed(), [RESULT], 'nothing for the renamed config; its own topic for the changed one');
+    } finally {
+      w.stop();
+    }
+  });
+});
+
+describe('Home Assistant discovery: a device changing its configs faster than announcementsPerSecond', () => {
+  let h: Harness;
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-ha-flips-'));
+    mkdirSync(join(dir, 'devices'));
+    const logs = logSink('debug');
+    // One config a second, ten at once: what a device may announce, and now also change.
+    const config = settings(dir, 'homeassistant', { 'discovery.announcementsPerSecond': '1' });
+    const bridge = await Bridge.start({ config, log: logs.log, connectWaitMs: 5000 });
+    const adapter = bridge.adapters.find((a) => a.name === 'homeassistant') as HomeAssistantDiscovery;
+    h = {
+      bridge,
+      adapter,
+      logs,
+      dir,
+      prefix: 'homeassistant',
+      sync: 0,
+      async close() {
+        await bridge.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  });
+  after(() => h.close());
+
+  test('its changed configs are refused like new ones past the bound, with one line; the configs it had stay read', async () => {
+    const SENSOR = 'tele/garage/SENSOR';
+    await client.publishAsync(SENSOR, JSON.stringify({ ENERGY: { Power: 12, ApparentPower: 15, Voltage: 231 } }), { qos: 1, retain: true });
+    const config = (field: string, template: string) => ({
+      topic: `homeassistant/sensor/garage_plug/${field}/config`,
+      payload: {
+        name: `Garage plug ${field}`,
+        unique_id: `garage_plug_${field}`,
+        state_topic: SENSOR,
+        value_template: template,
+        device: { identifiers: ['garage_plug'], name: 'Garage plug', manufacturer: 'Tasmota' },
+      },
+    });
+    const power = config('power', '{{ value_json.ENERGY.Power }}');
+    await announce(h, power);
+    await waitFor('the power read', () => h.bridge.cache.get(entityOf(h, power.topic)!.id)?.value === 12);
+    // The plug re-publishes its config with one template, then the other, again and again.
+    const flips = Array.from({ length: 30 }, (_, i) => config('power', i % 2 ? '{{ value_json.ENERGY.Power }}' : '{{ value_json.ENERGY.ApparentPower }}'));
+    for (const flip of flips.slice(0, -1)) client.publish(flip.topic, JSON.stringify(flip.payload), { qos: 0 });
+    const events = await announce(h, flips.at(-1)!);
+    const refused = events.filter((e) => e.outcome === 'reject' && /changes its configs faster than 1 per second/.test(e.reason ?? ''));
+    const accepted = events.filter((e) => e.topic === power.topic && e.outcome === 'accept');
+    // The bucket holds ten: nine left after the first config. (One the same as the config kept is no change at all.)
+    assert.ok(accepted.length <= 10, `${accepted.length} of 30 changes accepted`);
+    assert.ok(refused.length >= 10, `${refused.length} of 30 changes refused`);
+    const lines = h.logs.find(/changes its configs faster/);
+    assert.equal(lines.length, 1, 'one line for the device, not one per config');
+    // The sensor is still there, read by a template it announced.
+    const entity = entityOf(h, power.topic)!;
+    await waitFor('the power read', () => [12, 15].includes(h.bridge.cache.get(entity.id)?.value as number));
   });
 });
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Hearth } from '../../src/hearth.js';
-import { startAedes, type TestBroker } from '../helpers/brokers.js';
+import { startAedes, subscribesAt, type TestBroker } from '../helpers/brokers.js';
 import { OWNER, openHearth } from '../helpers/home.js';
 import { z2mEntry } from '../helpers/zigbee2mqtt.js';
 import { logSink } from '../helpers/log-sink.js';
@@ -398,5 +398,52 @@ describe('Zigbee2MQTT true/false settings on a real broker', () => {
     const off = await hearth.tools.call(tool.name, { action: 'turn_off' }, OWNER);
     assert.match(off.text!, /^confirmed: .*: off;/, off.text);
     assert.equal(fake.sets(`zigbee2mqtt/${NAME}`).at(-1), '{"temperature_setpoint_hold":false}');
+  });
+});
+
+describe('Zigbee2MQTT: a setting that changes how availability is read, on a real broker', () => {
+  let broker: TestBroker;
+  let hearth: Hearth;
+  let pub: MqttClient;
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-z2m-reread-'));
+  const NAME = 'Hallway motion';
+  const ID = 'hallway_motion.occupancy';
+  const info = (enabled: boolean) => ({ ...(INFO as object), config: { ...(INFO as { config: object }).config, availability: { enabled } } });
+  const publishRetained = (topic: string, payload: unknown) => pub.publishAsync(topic, JSON.stringify(payload), { retain: true, qos: 1 });
+
+  before(async () => {
+    // An Aqara motion sensor: its occupancy is true/false, read as ON/OFF (a transform that is a closure).
+    const entry = await z2mEntry('RTCGQ11LM', '0x00158d0003c4d5e6', NAME);
+    broker = await startAedes();
+    pub = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    await publishRetained('zigbee2mqtt/bridge/state', { state: 'online' });
+    await publishRetained('zigbee2mqtt/bridge/info', info(true));
+    await publishRetained('zigbee2mqtt/bridge/devices', [entry]);
+    await publishRetained(`zigbee2mqtt/${NAME}`, { occupancy: true, illuminance: 30, battery: 90 });
+    // Its availability was last said while Zigbee2MQTT still tracked it: offline.
+    await publishRetained(`zigbee2mqtt/${NAME}/availability`, { state: 'offline' });
+    hearth = await openHearth(broker.url, dir, logSink('warn').log, { 'discovery.homeassistant.enabled': false, 'discovery.homie.enabled': false });
+    await waitFor('the sensor, offline', () => hearth.bridge.cache.get(ID)?.available === false && hearth.bridge.cache.get(ID)?.value === 'on', 5000);
+  });
+  after(async () => {
+    await pub?.endAsync(true).catch(() => undefined);
+    await hearth?.close();
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('device availability turned off: the bridge alone decides, read again from its retained state; the device topic is not subscribed again', async () => {
+    const subscribes = subscribesAt(broker, hearth.bridge.connection.client.options.clientId!);
+    try {
+      // The owner turns availability off in Zigbee2MQTT, which says so in bridge/info and no longer publishes <device>/availability.
+      await publishRetained('zigbee2mqtt/bridge/info', info(false));
+      await waitFor('the sensor available, as the bridge says', () => hearth.bridge.cache.get(ID)?.available === true, 5000);
+      assert.equal(hearth.bridge.cache.get(ID)!.value, 'on', 'its occupancy is kept: read the same way');
+      assert.ok(!hearth.bridge.connection.subscriptions.has(`zigbee2mqtt/${NAME}/availability`));
+      // The list was converted again (new entities, new transforms): only the bridge state is read again.
+      assert.deepEqual(subscribes.topics, ['zigbee2mqtt/bridge/state']);
+    } finally {
+      subscribes.stop();
+    }
   });
 });

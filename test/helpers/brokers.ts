@@ -204,6 +204,22 @@ export async function startAedes(opts: StartBrokerOptions = {}): Promise<TestBro
   };
 }
 
+/**
+ * The topics a client SUBSCRIBEs to at an in-process aedes broker from now on, in the order they come: each topic of
+ * each SUBSCRIBE packet, a topic subscribed again counted again. What a test counts to see that a topic was
+ * subscribed again, or that none was. `stop()` ends the count.
+ */
+export function subscribesAt(broker: TestBroker, clientId: string): { topics: string[]; stop(): void } {
+  const aedes = broker.aedes;
+  if (!aedes) throw new Error(`SUBSCRIBEs are counted at the in-process aedes, not at ${broker.kind}`);
+  const topics: string[] = [];
+  const onSubscribe = (subscriptions: Array<{ topic: string }>, client: { id: string } | null) => {
+    if (client?.id === clientId) for (const s of subscriptions) topics.push(s.topic);
+  };
+  aedes.on('subscribe', onSubscribe);
+  return { topics, stop: () => aedes.off('subscribe', onSubscribe) };
+}
+
 export const brokerKinds: Array<{ kind: BrokerKind; start: (opts?: StartBrokerOptions) => Promise<TestBroker> }> = [
   { kind: 'aedes', start: startAedes },
   { kind: 'mosquitto', start: startMosquitto },

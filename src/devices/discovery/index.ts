@@ -1,8 +1,12 @@
 // The discovery adapters the config turns on. Each adapter lives in its own file.
 import type { HearthConfig } from '../../config/schema.js';
+import { topicMatches } from '../../mqtt/topic.js';
 import type { DiscoveryAdapter } from './adapter.js';
 import { homeAssistantAdapter } from './homeassistant/adapter.js';
+import { discoverySubscriptions } from './homeassistant/topics.js';
 import { homieAdapter } from './homie/adapter.js';
+import { v4Filters } from './homie/v4.js';
+import { v5Filters } from './homie/v5.js';
 import { zigbee2mqttAdapter } from './zigbee2mqtt/adapter.js';
 
 export type AdapterFactory = (config: HearthConfig) => DiscoveryAdapter | undefined;
@@ -23,6 +27,33 @@ export function createAdapters(config: HearthConfig): DiscoveryAdapter[] {
  * `~/set` there): only the config and status topics are control topics. Hearth's own topics are control topics
  * too: a device "commanded" on the daemon-status topic would have Hearth forge its own status.
  */
+/**
+ * The topics the discovery sources read themselves, whether or not their discovery is on: Zigbee2MQTT's
+ * bridge/devices, bridge/groups and bridge/info, Home Assistant's discovery configs, Homie's descriptions. No entity
+ * reads its state there (the registry refuses it): what comes there is the source's, and the broker's replay of such
+ * a topic (an entity's reading read again: state-cache.ts) reaches every listener of the connection, the source's
+ * adapter included, which would convert the whole list again. (Zigbee2MQTT's bridge/state is read as state and
+ * availability, by Zigbee2MQTT's own entities among others: it is a control topic, not one a source reads.)
+ */
+export function sourceTopics(config: HearthConfig): (topic: string) => string | undefined {
+  const z2m = `${config.discovery.zigbee2mqtt.prefix}/bridge`;
+  const bridge = new Set(['devices', 'groups', 'info'].map((t) => `${z2m}/${t}`));
+  const haPrefix = `${config.discovery.homeassistant.prefix}/`;
+  const ha = discoverySubscriptions(config.discovery.homeassistant.prefix);
+  const homiePrefix = `${config.discovery.homie.prefix}/`;
+  const homie = [...v4Filters(config.discovery.homie.prefix), ...v5Filters(config.discovery.homie.prefix)];
+  // Asked of every state topic at every rebuild (10,000 entities in a big home): the filters only for a topic that
+  // may match them.
+  return (topic) => {
+    if (bridge.has(topic)) return `a topic Zigbee2MQTT's discovery reads (${topic}: its whole list)`;
+    if (topic.startsWith(haPrefix) && topic.endsWith('/config') && ha.some((f) => topicMatches(f, topic)))
+      return 'a topic Home Assistant discovery reads (a discovery config)';
+    if (topic.startsWith(homiePrefix) && topic.includes('/$') && homie.some((f) => topicMatches(f, topic)))
+      return "a topic Homie discovery reads (a device's description)";
+    return undefined;
+  };
+}
+
 export function controlTopics(config: HearthConfig): (topic: string) => string | undefined {
   const ha = config.discovery.homeassistant.prefix;
   const z2m = `${config.discovery.zigbee2mqtt.prefix}/bridge`;

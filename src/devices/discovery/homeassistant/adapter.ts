@@ -584,6 +584,16 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
         );
         return false;
       }
+    } else if (!this.bucketOf(deviceId).take()) {
+      // A changed config costs what a new one does (an identical one never comes here: lastText): a rebuild, and a
+      // reading read another way has the state cache ask the broker for its topic's retained message again.
+      this.refuse(
+        deviceId,
+        where,
+        `device ${deviceId} changes its configs faster than ${this.rate} per second (discovery.announcementsPerSecond); keeping the config it had until it slows down`,
+        hash,
+      );
+      return false;
     }
 
     if (previous) this.detach(previous);

@@ -28,6 +28,7 @@ import {
   type Range,
 } from '../../model.js';
 import { actionsOf } from '../../actions.js';
+import { readsAs, readsOf } from '../../reading.js';
 import type { Json } from './abbreviations.js';
 import { chargeRender, mayRender, TEMPLATE_WORK_PER_SECOND } from './template-work.js';
 import { compileTemplate, lastRenderCost, renderStripped, TemplateError, type CompiledTemplate } from './templates.js';
@@ -109,10 +110,33 @@ function short(source: string): string {
   return JSON.stringify(flat.length > 60 ? `${flat.slice(0, 57)}...` : flat);
 }
 
-/** A transform that renders a value template against a message, as HA does (value, value_json). */
+/** What a reading reads of a message: its transform's value, else what its path reads, else the text (PayloadView.read). */
+function readBy(r: { path?: string; transform?: PayloadTransform }, message: PayloadView): unknown {
+  return r.transform ? r.transform(message) : message.read(r.path);
+}
+
+/**
+ * readBy said in words, to compare with what a re-published config's reading reads (reading.ts): its transform's
+ * text, its path, or the payload; undefined when its transform cannot be compared.
+ */
+function readsText(r: { path?: string; transform?: PayloadTransform }): string | undefined {
+  if (r.transform) return readsOf(r.transform);
+  return r.path ? `path ${r.path}` : 'payload';
+}
+
+/** `transform`, said to read `what` of the reading `base` (readsText); said nothing of when `base` cannot be compared. */
+function readsOver(transform: PayloadTransform, what: string, base: { path?: string; transform?: PayloadTransform }): PayloadTransform {
+  const text = readsText(base);
+  return text === undefined ? transform : readsAs(transform, `${what} of ${text}`);
+}
+
+/**
+ * A transform that renders a value template against a message, as HA does (value, value_json). Two read alike
+ * when their template's text and encoding are the same (reading.ts).
+ */
 export function templateTransform(template: CompiledTemplate, encoding: string): PayloadTransform {
   const wantsJson = template.variables.has('value_json');
-  return (message: PayloadView) => {
+  const transform = (message: PayloadView) => {
     if (message.payload.length > MAX_STATE_BYTES) {
       throw new PayloadError('oversized', `${message.payload.length} bytes is over the ${MAX_STATE_BYTES}-byte limit for state`);
     }
@@ -142,6 +166,7 @@ export function templateTransform(template: CompiledTemplate, encoding: string):
       chargeRender(message.topic, lastRenderCost() + value.length);
     }
   };
+  return readsAs(transform, `template ${JSON.stringify(encoding)} ${template.source}`);
 }
 
 function compile(source: string, what: string, notes: Notes): CompiledTemplate | undefined {
@@ -283,13 +308,14 @@ function colorTempSupport(config: Json): ColorTempSupport | undefined {
 
 /** One number of a comma-separated reading ("255,0,0", after its template). */
 function csvPart(r: Reading, index: number): PayloadTransform {
-  return (message) => {
-    const text = r.transform ? r.transform(message) : r.path ? readJsonPath(message.json(), r.path) : message.text();
+  const transform: PayloadTransform = (message) => {
+    const text = readBy(r, message);
     if (text === undefined || text === null || text === '') return undefined;
     const part = Number(String(text).split(',')[index]);
     if (!Number.isFinite(part)) throw new PayloadError('bad_value', `expected comma-separated numbers, got ${JSON.stringify(String(text).slice(0, 40))}`);
     return part;
   };
+  return readsOver(transform, `comma-separated part ${index}`, r);
 }
 
 /** Is a per-call command template the identity (`{{ value }}`, or the platform's own variable)? */
@@ -348,8 +374,8 @@ class Draft {
  * object is the value itself (a siren's plain ON, an update's bare version).
  */
 function jsonField(r: Reading, field: string, whole: boolean): PayloadTransform {
-  return (message) => {
-    let raw: unknown = r.transform ? r.transform(message) : r.path ? readJsonPath(message.json(), r.path) : message.text();
+  const transform: PayloadTransform = (message) => {
+    let raw: unknown = readBy(r, message);
     if (typeof raw === 'string' && raw.trimStart().startsWith('{')) {
       const text = raw;
       try {
@@ -362,14 +388,16 @@ function jsonField(r: Reading, field: string, whole: boolean): PayloadTransform 
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) return (raw as Record<string, unknown>)[field];
     return whole ? raw : undefined;
   };
+  return readsOver(transform, `JSON field ${JSON.stringify(field)}${whole ? ' (or the whole)' : ''}`, r);
 }
 
 /** Read a JSON path as Home Assistant's template would print it: booleans as True/False. */
 function pythonText(path: string): PayloadTransform {
-  return (message) => {
+  const transform: PayloadTransform = (message) => {
     const v = readJsonPath(message.json(), path);
     return typeof v === 'boolean' ? (v ? 'True' : 'False') : v;
   };
+  return readsAs(transform, `Python text of path ${path}`);
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -400,11 +428,12 @@ function availabilityOf(config: Json, encoding: string, notes: Notes): Availabil
 /** Map a device's words to Hearth's logical states (for entities kept read-only as sensors). */
 function vocabulary(states: Record<string, string>, base: { path?: string; transform?: PayloadTransform }): PayloadTransform {
   const lookup = new Map(Object.entries(states).map(([logical, word]) => [word.toLowerCase(), logical]));
-  return (message) => {
-    const raw = base.transform ? base.transform(message) : base.path ? readJsonPath(message.json(), base.path) : message.text();
+  const transform: PayloadTransform = (message) => {
+    const raw = readBy(base, message);
     if (typeof raw !== 'string') return raw;
     return lookup.get(raw.trim().toLowerCase()) ?? raw;
   };
+  return readsOver(transform, `the words ${JSON.stringify(states)}`, base);
 }
 
 /** Keep an actuator that cannot be actuated as a read-only sensor (its value still readable). */

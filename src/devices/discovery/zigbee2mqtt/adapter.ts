@@ -70,6 +70,12 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   /** The ids devices were given when first seen (the assembly's store, else one of this adapter's own). */
   private ids = new DeviceIds(undefined);
   private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
+  /**
+   * The last payload of bridge/devices, bridge/groups and bridge/info handled, by topic: the same bytes again (a
+   * reconnect's replay, the broker's retained copy sent again for another reader of the topic) mean what they meant,
+   * and are not converted again. The buffer itself is kept (MQTT.js gives each message its own).
+   */
+  private readonly lastHandled = new Map<string, Buffer>();
 
   constructor(private readonly options: Zigbee2mqttAdapterOptions) {
     this.prefix = options.prefix.replace(/\/+$/, '');
@@ -90,6 +96,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
     if (!this.ctx) return;
     this.ctx.connection.off('message', this.onMessage);
     this.ctx.connection.unsubscribe([this.devicesTopic, this.infoTopic, this.groupsTopic]);
+    this.lastHandled.clear();
     this.refresher?.stop();
     this.ctx = undefined;
   }
@@ -97,12 +104,17 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   /** Everything one message means to this adapter. Exposed for tests. */
   handle(topic: string, payload: Buffer): void {
     if (!this.ctx) return;
+    const bridge = topic === this.devicesTopic || topic === this.infoTopic || topic === this.groupsTopic;
+    if (bridge && this.lastHandled.get(topic)?.equals(payload)) return;
     try {
       if (topic === this.devicesTopic) this.onDevices(payload);
       else if (topic === this.infoTopic) this.onInfo(payload);
       else if (topic === this.groupsTopic) this.onGroups(payload);
       else if (this.baseTopics.has(topic)) this.refresher?.noteMessage(topic);
+      if (bridge) this.lastHandled.set(topic, payload);
     } catch (err) {
+      // What could not be handled may be handled another time (a list converted in slices forgets it too: rebuild).
+      this.lastHandled.delete(topic);
       this.refuse(topic, err instanceof RangeError ? 'it is nested too deeply' : 'it could not be handled', err);
     }
   }
@@ -234,6 +246,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       } catch (err) {
         // As for a list converted at once: the devices known so far stay.
         if (generation === this.generation && before && this.entries === entries) this.entries = before;
+        this.lastHandled.delete(this.devicesTopic);
         this.refuse(this.devicesTopic, 'it could not be handled', err);
       }
     };

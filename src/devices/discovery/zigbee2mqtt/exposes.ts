@@ -17,6 +17,7 @@ import { readJsonPath } from '../../json-path.js';
 import type { ColorMode } from '../../color.js';
 import { type ColorTempSupport, kelvinRangeOfMireds } from '../../color-temp.js';
 import { type Availability, type Entity, type EntityKind, endsWithPart, type PayloadTransform, type Range } from '../../model.js';
+import { readsAs } from '../../reading.js';
 import { practicalCategory } from './categories.js';
 import { entityProblem } from './entity-check.js';
 import { cleanName, jsonKeyPath, KeyAllocator, keyOf, labelOf } from './naming.js';
@@ -119,10 +120,12 @@ function rangeOf(f: Z2mExpose, defaultStep?: number): Range | undefined {
  * is `value_on`: a contact sensor's `false` (open) is on.
  */
 function onOffWords(path: string, on: unknown, off: unknown): PayloadTransform {
-  return (message) => {
+  const transform: PayloadTransform = (message) => {
     const v = readJsonPath(message.json(), path);
     return v === undefined || v === null ? v : v === on ? 'ON' : v === off ? 'OFF' : String(v);
   };
+  // The same path and values read alike: a list re-published with them reads nothing again (reading.ts).
+  return readsAs(transform, `on/off ${JSON.stringify([path, on, off])}`);
 }
 
 /** A value a JSON command can carry as it is: a boolean or a finite number. */
