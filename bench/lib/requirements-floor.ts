@@ -10,7 +10,8 @@
 //     an fsync of its own (the next pending row's fsync covers it)
 //
 // Hearth does more than this on every call (an approval hold, rate limits, the dangerous-words judgement of what would
-// be sent, the topic gate, the state cache, per-device order, listeners); none of it is here.
+// be sent, the topic gate, the state cache, per-device order, a request id never acted on twice, the readers' call
+// index, listeners); none of it is here.
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
