@@ -14,7 +14,7 @@
 import { joined } from '../../../util/interner.js';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { HearthConfig } from '../../../config/schema.js';
+import { discoveryPrefix, type HearthConfig } from '../../../config/schema.js';
 import type { Logger } from '../../../log.js';
 import type { ConnectionState } from '../../../mqtt/connection.js';
 import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../util/bounded-json.js';
@@ -901,11 +901,11 @@ export function homeAssistantAdapter(config: HearthConfig): DiscoveryAdapter | u
   if (!ha || ha.enabled === false) return undefined;
   const d = config.discovery;
   return new HomeAssistantDiscovery({
-    prefix: ha.prefix ?? 'homeassistant',
+    prefix: discoveryPrefix('homeassistant', ha.prefix),
     birth: ha.birth !== false,
     maxEntities: d.maxEntities,
     maxEntitiesPerDevice: d.maxEntitiesPerDevice,
     announcementsPerSecond: d.announcementsPerSecond,
-    ...(d.zigbee2mqtt?.enabled !== false ? { zigbee2mqttPrefix: d.zigbee2mqtt?.prefix ?? 'zigbee2mqtt' } : {}),
+    ...(d.zigbee2mqtt?.enabled !== false ? { zigbee2mqttPrefix: discoveryPrefix('zigbee2mqtt', d.zigbee2mqtt?.prefix) } : {}),
   });
 }

@@ -4,7 +4,7 @@
 // rename keeps the id and moves the topics, a device missing from the list is
 // removed. <prefix>/bridge/info says whether device availability is on; both
 // availability payload forms (`{"state":"online"}` and plain `online`) are read.
-import type { HearthConfig } from '../../../config/schema.js';
+import { discoveryPrefix, type HearthConfig } from '../../../config/schema.js';
 import { JsonLimitError, parseBoundedJson } from '../../../util/bounded-json.js';
 import { firstFew, LineBudget } from '../../../util/line-budget.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
@@ -488,5 +488,5 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
 export function zigbee2mqttAdapter(config: HearthConfig): DiscoveryAdapter | undefined {
   const c = config.discovery?.zigbee2mqtt;
   if (!c?.enabled) return undefined;
-  return new Zigbee2mqttAdapter({ prefix: c.prefix || 'zigbee2mqtt' });
+  return new Zigbee2mqttAdapter({ prefix: discoveryPrefix('zigbee2mqtt', c.prefix) });
 }
