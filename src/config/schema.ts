@@ -123,7 +123,8 @@ export const configSchema = {
           exclusiveMinimum: 0,
           maximum: 10000,
           default: 50,
-          description: 'How many new entities one device may announce per second on average (ten times that at once).',
+          description:
+            'How many new or changed entities one device may announce per second on average (ten times that at once); a change refused for it is read once the device slows down.',
         },
         rememberDays: {
           type: 'integer',
