@@ -160,6 +160,37 @@ describe("security: no entity reads a source's control topic", () => {
     }
   });
 
+  it('a long list whose hand-over failed in a later turn is converted again when the same bytes come again', async () => {
+    const one = await z2mEntry('RTCGQ11LM', '0x00158d0003c4d5e6', 'Hallway motion');
+    // Longer than a slice (CONVERT_SLICE): converted and handed over in turns of their own, after the message.
+    const long = JSON.stringify(
+      Array.from({ length: 300 }, (_, i) => ({ ...one, ieee_address: `0x00158d0004c4${i.toString(16).padStart(4, '0')}`, friendly_name: `Stair motion ${i}` })),
+    );
+    const registry = hearth.bridge.registry as { setSourceInTurns: typeof hearth.bridge.registry.setSourceInTurns };
+    const inTurns = registry.setSourceInTurns;
+    let failures = 0;
+    // The registry fails the hand-over once (a database error while it works the list out).
+    registry.setSourceInTurns = () => {
+      failures++;
+      registry.setSourceInTurns = inTurns;
+      return Promise.reject(new Error('database is locked'));
+    };
+    const stairs = () => hearth.bridge.registry.entities().some((e) => e.name.startsWith('Stair motion 299'));
+    try {
+      await pub.publishAsync('zigbee2mqtt/bridge/devices', long, { retain: true, qos: 1 });
+      await waitFor('the failure said', () => logs.find(/zigbee2mqtt: skipped zigbee2mqtt\/bridge\/devices: it could not be handled/).length > 0, 10_000);
+      assert.equal(failures, 1);
+      assert.ok(!stairs());
+      // The same bytes again (a reconnect's replay): converted this time.
+      await pub.publishAsync('zigbee2mqtt/bridge/devices', long, { retain: true, qos: 1 });
+      await waitFor('the stair sensors in the home', stairs, 10_000);
+    } finally {
+      registry.setSourceInTurns = inTurns;
+      await pub.publishAsync('zigbee2mqtt/bridge/devices', list, { retain: true, qos: 1 });
+      await waitFor('the list as it was', () => !stairs() && hearth.bridge.registry.entities().some((e) => e.name.startsWith('Motion 0')), 10_000);
+    }
+  });
+
   it('a prefix written with a trailing slash (zigbee2mqtt/) guards the same topics the adapter reads', async () => {
     const dir2 = mkdtempSync(join(tmpdir(), 'hearth-control-reads-slash-'));
     const logs2 = logSink('debug');
