@@ -14,7 +14,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError, type ScalarTag } from 'yaml';
 import { brokerNodesProblem } from '../mqtt/broker-nodes.js';
 import { createAjv, schemaProblems } from '../util/ajv.js';
-import { configSchema, type HearthConfig } from './schema.js';
+import { configSchema, discoveryPrefix, type HearthConfig } from './schema.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -376,6 +376,10 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const merged = merge(merge(fromFile, fromEnv), fromFlags);
   applyDefaults(merged);
   const config = merged as unknown as HearthConfig;
+  // One way of writing each discovery prefix for every part that reads it (`zigbee2mqtt/` is `zigbee2mqtt`).
+  for (const source of ['homeassistant', 'zigbee2mqtt', 'homie'] as const) {
+    config.discovery[source].prefix = discoveryPrefix(source, config.discovery[source].prefix);
+  }
   if (config.database.path !== ':memory:' && !isAbsolute(config.database.path)) {
     config.database.path = resolve(cwd, config.database.path);
   }

@@ -4,6 +4,19 @@
 /** agent.max_actions_per_turn's default: more than one person's request needs (a group call is one action). */
 export const DEFAULT_MAX_ACTIONS_PER_TURN = 25;
 
+/** The discovery sources' default topic prefixes. */
+export const DISCOVERY_PREFIXES = { homeassistant: 'homeassistant', zigbee2mqtt: 'zigbee2mqtt', homie: 'homie' } as const;
+
+/**
+ * A discovery prefix as every part reads it: without trailing slashes (`zigbee2mqtt/` is `zigbee2mqtt`), the
+ * default when nothing is left. loadConfig writes each prefix so once; the adapter factories and the topics no entity
+ * may read or command (discovery/index.ts) read it through this too, so that they agree on which topics are the
+ * source's whatever config they are given.
+ */
+export function discoveryPrefix(source: keyof typeof DISCOVERY_PREFIXES, prefix: string | undefined): string {
+  return (prefix ?? '').replace(/\/+$/, '') || DISCOVERY_PREFIXES[source];
+}
+
 export const configSchema = {
   $id: 'hearth-config',
   type: 'object',
@@ -110,7 +123,8 @@ export const configSchema = {
           exclusiveMinimum: 0,
           maximum: 10000,
           default: 50,
-          description: 'How many new entities one device may announce per second on average (ten times that at once).',
+          description:
+            'How many new or changed entities one device may announce per second on average (ten times that at once); a change refused for it is read once the device slows down.',
         },
         rememberDays: {
           type: 'integer',

@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
 import { firstFew, LineBudget } from '../util/line-budget.js';
 import { commandTopicsOf } from './commands.js';
+import type { SourceTopics } from './discovery/index.js';
 import { type EntityMemory, type HeldForm, heldFormOf, MemoryEntityNames, UNREADABLE_HELD_FORM, withHeldForm } from './entity-names.js';
 import { HomeModel } from './home/home-model.js';
 import { saidAs } from './home/place-names.js';
@@ -46,8 +47,8 @@ export interface RegistryOptions {
   memory?: EntityMemory;
   /** The sources' control topics (discovery prefixes, bridge topics): never commanded. `$` topics always are. */
   reserved?: ReservedTopics;
-  /** The topics the discovery sources read themselves (discovery configs, Zigbee2MQTT's list): no entity's state. */
-  sourceTopics?: ReservedTopics;
+  /** The topics the discovery sources read themselves (discovery configs, Zigbee2MQTT's list): no entity's state nor availability. */
+  sourceTopics?: SourceTopics;
   /** Areas, floors and people's choices laid over the sources (SQLite in the assembly); in memory when not given. */
   home?: HomeModel;
   /** The stored keys of discovered entities (entity-keys.ts): forgotten with what the memory forgets. */
@@ -71,7 +72,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
   private readTopics = new Map<string, string>();
   private commandTopics = new Set<string>();
   private readonly reserved: ReservedTopics;
-  private readonly sourceTopics: ReservedTopics;
+  private readonly sourceTopics: SourceTopics;
   private readonly log?: Logger;
   readonly memory: EntityMemory;
   readonly home: HomeModel;
@@ -232,7 +233,7 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
     // A mover keeps what it holds (claimed for it above) and gets none of its new topics until a person confirms.
     for (const [id, { claim, held }] of movers) {
       const to = commandTopicsOf(claim.entity).filter((t) => !held.includes(t));
-      refused.set(id, { topic: to[0]!, movedFrom: held, refused: claim.entity });
+      refused.set(id, { kind: 'moved', topic: to[0]!, movedFrom: held, refused: claim.entity });
     }
     plan.commandTopics = new Set([...owners].filter(([, e]) => !misread.has(e.id)).map(([topic]) => topic));
     plan.refused = refused;
@@ -439,10 +440,10 @@ export class DeviceRegistry extends EventEmitter<RegistryEvents> {
         { topic: r.topic, movedFrom: r.movedFrom, refused: r.refused.id, device: r.refused.deviceId },
         `${who} is moved by its source to command topic ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''} (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps ${r.movedFrom.length ? 'its old topic' : 'no topic'} and gets no command until an owner confirms the move: \`hearth devices confirm-move ${r.refused.deviceId}\``,
       );
-    else if (r.read && r.reason)
+    else if (r.kind === 'source')
       this.log?.warn(
-        { topic: r.topic, reason: r.reason, read: true, refused: r.refused.id },
-        `state topic ${r.topic} is ${r.reason}: what comes there is that source's, never an entity's state (and a reading of it read again would replay it to the source); ${who} is refused and gets no tool`,
+        { topic: r.topic, reason: r.reason, read: true, ...(r.availability ? { availability: true } : {}), refused: r.refused.id },
+        `${r.availability ? 'availability' : 'state'} topic ${r.topic} is ${r.reason}: what comes there is that source's, never an entity's ${r.availability ? 'availability' : 'state'} (and a reading of it read again would replay it to the source); ${who} is refused and gets no tool`,
       );
     else if (r.read && r.owner)
       this.log?.warn(

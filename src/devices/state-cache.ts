@@ -138,17 +138,39 @@ const LOG_EVERY_MS = 60_000;
 export const REREAD_TOPIC_MIN_MS = 10_000;
 /** Topics read again a second on average, over every topic (a token bucket)... */
 export const REREAD_TOPICS_PER_SECOND = 50;
-/** ...and at once. Over either bound, a reading read another way stays unknown until its device's next live report. */
+/**
+ * ...and at once. Over either bound, a topic waits its turn (StateCache.deferred): read again when its interval is
+ * over and the bucket has a token, a topic of each device in turn.
+ */
 export const REREAD_TOPICS_BURST = 200;
+/** The bounds on reading topics again (REREAD_*), which a test may make small. */
+export interface RereadLimits {
+  topicMinMs: number;
+  perSecond: number;
+  burst: number;
+}
+/** The shortest wait between two turns of the deferred topics: each turn takes what the bucket gave meanwhile. */
+const DRAIN_MIN_MS = 100;
 
 /** A topic subscribed again (setDevices), until its retained copies have come (StateCache.rereading). */
 interface Rereading {
   /** The readings its retained copy is for (readKey): those read differently now. Cleared by a live message. */
   keys: Set<string>;
-  /** SUBSCRIBEs sent whose retained copy has not come yet: each retained message on the topic takes one. */
+  /**
+   * SUBSCRIBEs sent whose retained copy has not come yet: each retained message on the topic takes one. A topic
+   * with no retained message gets none: the entry is over REREAD_TOPIC_MIN_MS after the last (handle).
+   */
   pending: number;
   /** When the last of them was sent. */
   at: number;
+}
+
+/** A topic waiting its turn to be read again (StateCache.deferred). */
+interface Deferred {
+  /** The readings it is read again for (readKey). */
+  keys: Set<string>;
+  /** The device whose turn it takes (that of the first reading it was deferred for). */
+  device: string;
 }
 
 export class StateCache extends EventEmitter<StateCacheEvents> {
@@ -180,21 +202,42 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   /** When each topic was last subscribed again (REREAD_TOPIC_MIN_MS); gone with the topic. */
   private rereadAt = new Map<string, number>();
   private readonly rereadBucket: TokenBucket;
-  /** Readings not read again for the bounds (REREAD_*) since the last line that said so, and on how many topics. */
-  private notReread = { readings: 0, topics: 0 };
-  private readonly rereadLines = new PerKeyThrottle(LOG_EVERY_MS);
+  private readonly limits: RereadLimits;
+  /**
+   * Topics to read again past the bounds (REREAD_*), waiting their turn, by topic: never dropped (a sleepy sensor
+   * reports live once in hours). A timer reads them again as their intervals end and the bucket fills (drain), a
+   * topic of each device in turn, so that a device changing how hundreds of readings are read (anyone may publish
+   * discovery configs) keeps no other device's waiting. Pruned with the routes, as `rereading` is (no more topics
+   * than the cache reads, no more keys than their readings); gone with a new session (every retained message comes
+   * again) and with any message on the topic read by every reader.
+   */
+  private deferred = new Map<string, Deferred>();
+  /** The devices with topics in `deferred`, with those topics, the device served longest ago first. */
+  private deferredByDevice = new Map<string, Set<string>>();
+  private drainTimer?: NodeJS.Timeout;
+  /** Readings deferred since the last line that said so, and on how many topics; when that line was; the next one's timer. */
+  private deferredSince = { readings: 0, topics: 0 };
+  private deferredLineAt?: number;
+  private deferredLineTimer?: NodeJS.Timeout;
   private readonly onMessage = (topic: string, payload: Buffer, retained: boolean) => this.handle(topic, payload, retained);
   private readonly onState = (state: string) => {
-    if (state === 'connected') this.rereading.clear();
+    if (state !== 'connected') return;
+    this.rereading.clear();
+    this.deferred.clear();
+    this.deferredByDevice.clear();
+    clearTimeout(this.drainTimer);
+    this.drainTimer = undefined;
   };
 
   constructor(
     private readonly source: MessageSource,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
+    limits: Partial<RereadLimits> = {},
   ) {
     super();
-    this.rereadBucket = new TokenBucket(REREAD_TOPICS_PER_SECOND, REREAD_TOPICS_BURST, now);
+    this.limits = { topicMinMs: REREAD_TOPIC_MIN_MS, perSecond: REREAD_TOPICS_PER_SECOND, burst: REREAD_TOPICS_BURST, ...limits };
+    this.rereadBucket = new TokenBucket(this.limits.perSecond, this.limits.burst, now);
     source.on('message', this.onMessage);
     source.on('state', this.onState);
   }
@@ -238,8 +281,8 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
    * old way, and is read again from the broker's retained copy: its topics subscribed again, the rest of their
    * readers left as they are. So is a reading new on a topic already subscribed (a new entity, an attribute, or a
    * reading moved there), without losing anything. One read the same way (a source re-publishing what it had)
-   * costs nothing. A topic is subscribed again within bounds (REREAD_*): past them, what it should read again
-   * waits for the device's next live report, as for a device that does not retain its state.
+   * costs nothing. A topic is subscribed again within bounds (REREAD_*): past them, it waits its turn (deferred),
+   * unless the device's next live report reads it first.
    */
   setDevices(devices: Device[]): void {
     const prepared = this.prepared?.devices === devices ? this.prepared : undefined;
@@ -289,66 +332,179 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
 
   /**
    * Have the broker send the retained message of each topic of `again` once more, for the readings named, within the
-   * bounds (REREAD_*). A topic whose copy is still to come, asked for lately, reads that copy for them too.
+   * bounds (REREAD_*): at once, or in its turn (drain). A topic whose copy is still to come, asked for lately, reads
+   * that copy for them too.
    */
   private readAgainFromBroker(again: Map<string, Set<string>>): void {
     const now = this.now();
-    const ask: string[] = [];
-    let readings = 0;
-    let topics = 0;
     for (const [topic, keys] of again) {
       const waiting = this.rereading.get(topic);
-      if (waiting && waiting.pending > 0 && now - waiting.at < REREAD_TOPIC_MIN_MS) {
+      if (waiting && waiting.pending > 0 && now - waiting.at < this.limits.topicMinMs) {
         for (const k of keys) waiting.keys.add(k);
         continue;
       }
-      const last = this.rereadAt.get(topic);
-      if ((last !== undefined && now - last < REREAD_TOPIC_MIN_MS) || !this.rereadBucket.take()) {
-        readings += keys.size;
-        topics++;
-        continue;
-      }
-      ask.push(topic);
+      this.defer(topic, keys);
     }
-    // A topic whose SUBSCRIBE has not gone out yet is not sent again: its retained message, when it comes, is for all.
-    for (const topic of this.source.resubscribe(ask)) {
-      this.rereadAt.set(topic, now);
-      const waiting = this.rereading.get(topic);
-      if (waiting) {
-        for (const k of again.get(topic)!) waiting.keys.add(k);
-        waiting.pending++;
-        waiting.at = now;
-      } else this.rereading.set(topic, { keys: again.get(topic)!, pending: 1, at: now });
+    this.drain();
+    // What of this change waits its turn: said (a line a minute at most).
+    let readings = 0;
+    let topics = 0;
+    for (const [topic, keys] of again) {
+      const deferred = this.deferred.get(topic);
+      if (!deferred) continue;
+      topics++;
+      for (const k of keys) if (deferred.keys.has(k)) readings++;
     }
     if (!topics) return;
-    this.notReread.readings += readings;
-    this.notReread.topics += topics;
-    const suppressed = this.rereadLines.take('reread');
-    if (suppressed === undefined) return;
-    const { readings: n, topics: t } = this.notReread;
-    this.notReread = { readings: 0, topics: 0 };
+    this.deferredSince.readings += readings;
+    this.deferredSince.topics += topics;
+    this.sayDeferred(false);
+  }
+
+  /** Put a topic in line to be read again for these readings (with those it waits for already). */
+  private defer(topic: string, keys: Set<string>): void {
+    const deferred = this.deferred.get(topic);
+    if (deferred) {
+      for (const k of keys) deferred.keys.add(k);
+      return;
+    }
+    const first = keys.values().next().value;
+    const device = (first !== undefined ? this.states.get(entityOfKey(first))?.entity.deviceId : undefined) ?? '';
+    this.deferred.set(topic, { keys, device });
+    const topics = this.deferredByDevice.get(device);
+    if (topics) topics.add(topic);
+    else this.deferredByDevice.set(device, new Set([topic]));
+  }
+
+  /** The topic out of line: read again now, read by a message for everyone, or gone. Its readings, if it was in line. */
+  private undefer(topic: string): Set<string> | undefined {
+    const deferred = this.deferred.get(topic);
+    if (!deferred) return undefined;
+    this.deferred.delete(topic);
+    const topics = this.deferredByDevice.get(deferred.device);
+    topics?.delete(topic);
+    if (topics && !topics.size) this.deferredByDevice.delete(deferred.device);
+    return deferred.keys;
+  }
+
+  /**
+   * Read again the deferred topics whose turn it is: as many as the bucket has tokens for, each once its interval
+   * since it was last read again is over, a topic of each device in turn (the device served longest ago first).
+   * A token is taken for each topic the connection sends a SUBSCRIBE for: one it does not (the connection down, the
+   * topic's own SUBSCRIBE still to go out) gets its retained message for every reader anyway. A timer comes back for
+   * the rest.
+   */
+  private drain(): void {
+    clearTimeout(this.drainTimer);
+    this.drainTimer = undefined;
+    if (!this.deferred.size) return;
+    const now = this.now();
+    const min = this.limits.topicMinMs;
+    const open = (topic: string) => {
+      const last = this.rereadAt.get(topic);
+      return last === undefined || now - last >= min;
+    };
+    const tokens = this.rereadBucket.available();
+    const ask = new Map<string, Set<string>>();
+    // A device served goes to the back of the map, and this loop reaches it again after the others: round robin.
+    for (const [device, topics] of this.deferredByDevice) {
+      if (ask.size >= tokens) break;
+      let topic: string | undefined;
+      for (const t of topics) {
+        if (!open(t)) continue;
+        topic = t;
+        break;
+      }
+      if (topic === undefined) continue;
+      ask.set(topic, this.undefer(topic)!);
+      if (this.deferredByDevice.has(device)) {
+        this.deferredByDevice.delete(device);
+        this.deferredByDevice.set(device, topics);
+      }
+    }
+    if (ask.size) {
+      for (const topic of this.source.resubscribe([...ask.keys()])) {
+        this.rereadBucket.take();
+        this.rereadAt.set(topic, now);
+        const keys = ask.get(topic)!;
+        const waiting = this.rereading.get(topic);
+        if (waiting && now - waiting.at < min) {
+          for (const k of keys) waiting.keys.add(k);
+          waiting.pending++;
+          waiting.at = now;
+        } else this.rereading.set(topic, { keys, pending: 1, at: now });
+      }
+    }
+    if (!this.deferred.size) return;
+    let soonest = Number.POSITIVE_INFINITY;
+    for (const topic of this.deferred.keys()) {
+      const last = this.rereadAt.get(topic);
+      soonest = Math.min(soonest, last === undefined ? now : last + min);
+      if (soonest <= now) break;
+    }
+    const delay = Math.max(soonest - now, this.rereadBucket.msUntilToken(), DRAIN_MIN_MS);
+    this.drainTimer = setTimeout(() => {
+      // From a timer: nothing may escape it.
+      try {
+        this.drain();
+      } catch (err) {
+        this.log.error({ err }, 'could not read topics again from the broker');
+      }
+    }, delay);
+    this.drainTimer.unref?.();
+  }
+
+  /**
+   * A line for the readings deferred since the last one: at once when none was said in the last minute, else when
+   * that minute ends (`ending`), with what added up meanwhile.
+   */
+  private sayDeferred(ending: boolean): void {
+    if (!this.deferredSince.readings && !this.deferredSince.topics) return;
+    const now = this.now();
+    if (!ending && this.deferredLineAt !== undefined && now - this.deferredLineAt < LOG_EVERY_MS) {
+      if (!this.deferredLineTimer) {
+        this.deferredLineTimer = setTimeout(
+          () => {
+            this.deferredLineTimer = undefined;
+            this.sayDeferred(true);
+          },
+          this.deferredLineAt + LOG_EVERY_MS - now,
+        );
+        this.deferredLineTimer.unref?.();
+      }
+      return;
+    }
+    clearTimeout(this.deferredLineTimer);
+    this.deferredLineTimer = undefined;
+    const { readings, topics } = this.deferredSince;
+    this.deferredSince = { readings: 0, topics: 0 };
+    this.deferredLineAt = now;
+    const { topicMinMs, perSecond } = this.limits;
     this.log.warn(
-      { readings: n, topics: t, perTopicMs: REREAD_TOPIC_MIN_MS, perSecond: REREAD_TOPICS_PER_SECOND },
-      `${n} readings on ${t} topics read another way were not read again from the broker's retained copy (a topic is read again at most once in ${REREAD_TOPIC_MIN_MS / 1000} s, ${REREAD_TOPICS_PER_SECOND} topics a second): they stay unknown until their devices report live`,
+      { readings, topics, waitingTopics: this.deferred.size, perTopicMs: topicMinMs, perSecond },
+      `${readings} readings on ${topics} topics, read another way or new on a topic Hearth reads already, wait their turn to be read again from the broker's retained copy (a topic is read again at most once in ${topicMinMs / 1000} s, ${perSecond} topics a second, a topic of each device in turn): until then, or their devices' next live report, they are unknown`,
     );
   }
 
   /**
-   * The readings a retained copy still to come is for: only those of entities kept, and only readings the topic has
-   * now (no more keys than it has readers); a topic gone goes.
+   * The readings a retained copy still to come (or a topic in line) is for: only those of entities kept, and only
+   * readings the topic has now (no more keys than it has readers); a topic gone goes, and so does a copy asked for
+   * longer than REREAD_TOPIC_MIN_MS ago (it never came: the topic holds no retained message).
    */
   private pruneRereading(kept: ReadonlySet<string>): void {
+    const now = this.now();
     for (const [topic, waiting] of this.rereading) {
       const routes = this.routes.get(topic);
-      if (!routes) {
+      if (!routes || now - waiting.at >= this.limits.topicMinMs) {
         this.rereading.delete(topic);
         continue;
       }
-      for (const key of waiting.keys) if (!kept.has(entityOfKey(key))) waiting.keys.delete(key);
-      if (waiting.keys.size > readingsOn(routes)) {
-        const on = readKeysOf(routes);
-        for (const key of waiting.keys) if (!on.has(key)) waiting.keys.delete(key);
-      }
+      pruneKeys(waiting.keys, routes, kept);
+    }
+    for (const [topic, deferred] of this.deferred) {
+      const routes = this.routes.get(topic);
+      if (routes) pruneKeys(deferred.keys, routes, kept);
+      if (!routes || !deferred.keys.size) this.undefer(topic);
     }
   }
 
@@ -420,12 +576,16 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
     if (!routes) return;
     if (this.rereading.size !== 0) {
       const waiting = this.rereading.get(topic);
-      if (waiting) {
+      // A copy asked for that never came (the topic holds no retained message): over, this message is as any other.
+      if (waiting && this.now() - waiting.at >= this.limits.topicMinMs) this.rereading.delete(topic);
+      else if (waiting) {
         if (retained) return this.readAgain(topic, waiting, routes, payload);
         // Live: for every reader, as always; a retained copy still to come is older than this, for no one now.
         waiting.keys.clear();
       }
     }
+    // Read by every reader: what waited its turn to be read again is read.
+    if (this.deferred.size !== 0) this.undefer(topic);
     const message = new Message(topic, payload);
     // Most topics feed one entity's value or attribute: no set of changed entities to build for them.
     const only = routes.length === 1 ? routes[0]! : undefined;
@@ -475,6 +635,9 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
    */
   private readAgain(topic: string, waiting: Rereading, routes: Route[], payload: Buffer): void {
     if (--waiting.pending <= 0) this.rereading.delete(topic);
+    // The copy readings of the topic waiting their turn wait for: theirs too.
+    const deferred = this.deferred.size !== 0 ? this.undefer(topic) : undefined;
+    if (deferred) for (const k of deferred) waiting.keys.add(k);
     if (!waiting.keys.size) return;
     const changed = this.applyRoutes(routes, new Message(topic, payload), true, waiting.keys);
     for (const entity of changed) this.changed(topic, entity);
@@ -651,6 +814,9 @@ export class StateCache extends EventEmitter<StateCacheEvents> {
   close(): void {
     this.source.off('message', this.onMessage);
     this.source.off('state', this.onState);
+    clearTimeout(this.drainTimer);
+    clearTimeout(this.deferredLineTimer);
+    this.drainTimer = this.deferredLineTimer = undefined;
   }
 }
 
@@ -690,6 +856,15 @@ function readingsOn(routes: readonly Route[]): number {
   let n = 0;
   for (const route of routes) n += isRole(route) && route.role === 'availability' ? route.entities.length : 1;
   return n;
+}
+
+/** Keep of `keys` those of entities kept, and, when there are more than the topic's readings, those it has. */
+function pruneKeys(keys: Set<string>, routes: readonly Route[], kept: ReadonlySet<string>): void {
+  for (const key of keys) if (!kept.has(entityOfKey(key))) keys.delete(key);
+  if (keys.size > readingsOn(routes)) {
+    const on = readKeysOf(routes);
+    for (const key of keys) if (!on.has(key)) keys.delete(key);
+  }
 }
 
 /** The readKeys of a topic's routes. */

@@ -20,6 +20,7 @@
 // topic would make Hearth write "unlocked" there; a button aimed at
 // bridge/request/permit_join would make Hearth open the Zigbee network.
 import { commandTopicsOf } from './commands.js';
+import type { SourceTopics } from './discovery/index.js';
 import { type Device, type Entity, stateTopicsOf } from './model.js';
 
 export interface TopicClaim {
@@ -37,6 +38,13 @@ export interface AwayOwner {
 }
 
 export interface TopicRefusal {
+  /**
+   * What is refused: `command` a command topic (held by `owner`, or one no entity may command: `reason`); `read` a
+   * state topic another device reads (`owner`, `awayOwner`); `source` a topic a discovery source reads itself, as
+   * the entity's state or (`availability`) its availability (`reason`); `moved` a move its source made, waiting for
+   * a person (`movedFrom`).
+   */
+  kind: 'command' | 'read' | 'source' | 'moved';
   topic: string;
   /** The entity that owns the topic (absent when the topic is a control topic or one Hearth reads, or its owner is away). */
   owner?: Entity;
@@ -50,8 +58,10 @@ export interface TopicRefusal {
   ownerTopic?: string;
   /** Why, in words, when there is no owner: "a control topic of zigbee2mqtt", "the state topic of lock.x". */
   reason?: string;
-  /** The claimed topic is a state topic `owner` reads (another device's readings), not a command topic. */
+  /** The claimed topic is a state topic `owner` reads (another device's readings), not a command topic; or a source's (`kind`). */
   read?: boolean;
+  /** A `source` refusal: the entity reads the topic as its availability, not its state. */
+  availability?: boolean;
   /** The entity refused for claiming it. */
   refused: Entity;
 }
@@ -211,7 +221,9 @@ export function orderWithHolders(
  * - configs of one source that name no device (`unnamed`: device ids) share among themselves, and never take a
  *   topic a named device reads, whichever came first (so they are not remembered: registry.ts).
  * No one, a person's files included, reads a topic a discovery source reads itself (`reserved`: sourceTopics, in
- * discovery/index.ts): an entity reading one is refused whole, with the reason.
+ * discovery/index.ts) as its state, nor as its availability but a Homie device's `$state` (what Homie entities read
+ * their availability on): an entity reading one is refused whole, with the reason. The state cache reads
+ * availability topics as it reads state topics, and reads them again alike (state-cache.ts).
  * Returns the refused, by entity id.
  */
 export function assignStateTopicReaders(
@@ -220,23 +232,31 @@ export function assignStateTopicReaders(
   unnamed: ReadonlySet<string> = new Set(),
   remembered: ReadonlyMap<string, readonly string[]> = new Map(),
   moving: ReadonlySet<string> = new Set(),
-  reserved: ReservedTopics = () => undefined,
+  reserved: SourceTopics = () => undefined,
 ): Map<string, TopicRefusal> {
   type Reader = { claim: TopicClaim; file: boolean; away?: undefined } | { claim?: undefined; file: false; away: string };
   const readers = new Map<string, Reader>();
   const refused = new Map<string, TopicRefusal>();
-  // A topic a discovery source reads (Zigbee2MQTT's bridge/devices, a discovery config) is no entity's state topic:
-  // what comes there is the source's, and reading it again (a reading changed: state-cache.ts) would have the broker
-  // replay it to the connection, so to the source too, which would convert its whole list again.
+  // A topic a discovery source reads (Zigbee2MQTT's bridge/devices, a discovery config) is no entity's state topic
+  // nor availability topic: what comes there is the source's, and reading it again (a reading changed:
+  // state-cache.ts) would have the broker replay it to the connection, so to the source too, which would convert its
+  // whole list again.
   const topicsOf = new Map<TopicClaim, string[]>();
   const control = (claim: TopicClaim, keep: boolean): boolean => {
     const topics = stateTopicsOf(claim.entity);
     // Each claim's topics, asked once (the passes below ask them up to three times; 10,000 entities in a big home).
     if (keep) topicsOf.set(claim, topics);
     for (const t of topics) {
-      const why = reserved(t);
-      if (why === undefined) continue;
-      refused.set(claim.entity.id, { topic: t, reason: why, read: true, refused: claim.entity });
+      const source = reserved(t);
+      if (source === undefined) continue;
+      refused.set(claim.entity.id, { kind: 'source', topic: t, reason: source.reason, read: true, refused: claim.entity });
+      return true;
+    }
+    for (const s of claim.entity.availability?.sources ?? []) {
+      const source = reserved(s.topic);
+      // A Homie device's $state is its entities' availability: the source reads it as such too.
+      if (source === undefined || source.kind === 'state') continue;
+      refused.set(claim.entity.id, { kind: 'source', topic: s.topic, reason: source.reason, read: true, availability: true, refused: claim.entity });
       return true;
     }
     return false;
@@ -267,6 +287,7 @@ export function assignStateTopicReaders(
     if (taken) {
       const reader = readers.get(taken)!;
       refused.set(claim.entity.id, {
+        kind: 'read',
         topic: taken,
         ...(reader.claim ? { owner: reader.claim.entity } : { awayOwner: reader.away, ...(moving.has(reader.away) ? { ownerMoving: true } : {}) }),
         read: true,
@@ -331,7 +352,7 @@ export function assignTopicOwners(claims: readonly (TopicClaim | Claimant)[], fo
     if (claim) {
       const aimed = topics.map((topic) => ({ topic, reason: forbidden(topic) })).find((t) => t.reason);
       if (aimed) {
-        refused.set(claim.entity.id, { topic: aimed.topic, reason: aimed.reason, refused: claim.entity });
+        refused.set(claim.entity.id, { kind: 'command', topic: aimed.topic, reason: aimed.reason, refused: claim.entity });
         continue;
       }
     }
@@ -341,6 +362,7 @@ export function assignTopicOwners(claims: readonly (TopicClaim | Claimant)[], fo
       if (!claim) continue;
       const { held, at } = conflict.found;
       refused.set(claim.entity.id, {
+        kind: 'command',
         topic: conflict.topic,
         ...(held.claim ? { owner: held.claim.entity } : { awayOwner: held.away.entityId, ...(held.away.moving ? { ownerMoving: true } : {}) }),
         ...(at !== conflict.topic ? { ownerTopic: at } : {}),

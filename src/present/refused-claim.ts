@@ -8,8 +8,16 @@ export interface RefusedClaimJson {
   name: string;
   kind: string;
   device: string;
-  /** The command topic it claimed (or, with `read`, the state topic). */
+  /** The command topic it claimed (or, with `read`, the state topic; with `refusal` `source`, maybe its availability topic). */
   topic: string;
+  /**
+   * Why, as a kind: `command` its command topic (held by `owner`, or one none may command: `reason`); `read` a state
+   * topic another device reads (`owner`); `source` a topic a discovery source reads itself, as its state or
+   * (`availability`) its availability (`reason`); `moved` its source moved it (`movedFrom`).
+   */
+  refusal: 'command' | 'read' | 'source' | 'moved';
+  /** With `refusal` `source`: the topic is the one it reads its availability on. */
+  availability: boolean;
   /** The topic is a state topic `owner` reads: the entity would show that device's readings as its own. */
   read: boolean;
   /** The entity holding the topic, when one does. */
@@ -39,6 +47,8 @@ export function refusedClaimsJson(bridge: Bridge): RefusedClaimJson[] {
       kind: r.refused.kind,
       device: r.refused.deviceId,
       topic: r.topic,
+      refusal: r.kind,
+      availability: !!r.availability,
       read: !!r.read,
       owner: r.owner?.id ?? r.awayOwner ?? null,
       ownerAway: !!r.awayOwner && !r.ownerMoving,
@@ -53,9 +63,10 @@ export function refusedClaimsJson(bridge: Bridge): RefusedClaimJson[] {
 
 /** Why an entity has no command, in words (`hearth devices`, the page). */
 export function refusedClaimWords(r: Omit<RefusedClaimJson, 'words'>): string {
-  if (r.movedFrom)
+  if (r.refusal === 'moved' && r.movedFrom)
     return `its source moved it to ${r.topic}${r.movedFrom.length ? ` from ${r.movedFrom.join(', ')}` : ''} (a rename in Zigbee2MQTT, or a forged message: on the broker they look the same); it keeps ${r.movedFrom.length ? 'its old topic' : 'no topic'} and gets no command until an owner confirms: if you renamed it, \`hearth devices confirm-move ${r.device}\``;
-  if (r.read && !r.owner && r.reason) return `its state topic ${r.topic} is ${r.reason}: what comes there is that source's, never an entity's state`;
+  if (r.refusal === 'source')
+    return `its ${r.availability ? 'availability' : 'state'} topic ${r.topic} is ${r.reason}: what comes there is that source's, never an entity's ${r.availability ? 'availability' : 'state'}`;
   if (r.owner && r.read && r.ownerMoving)
     return `its state topic ${r.topic} is read by ${r.owner}, which its source moved elsewhere; an owner has not confirmed that move`;
   if (r.owner && r.read && r.ownerAway)

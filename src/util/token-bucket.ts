@@ -13,13 +13,29 @@ export class TokenBucket {
     this.at = now();
   }
 
-  /** Take one token; false when the bucket is empty. */
-  take(): boolean {
+  private refill(): void {
     const now = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.perSecond);
     this.at = now;
+  }
+
+  /** Take one token; false when the bucket is empty. */
+  take(): boolean {
+    this.refill();
     if (this.tokens < 1) return false;
     this.tokens -= 1;
     return true;
+  }
+
+  /** How many tokens could be taken now, taking none. */
+  available(): number {
+    this.refill();
+    return Math.floor(this.tokens);
+  }
+
+  /** How long until a token can be taken (ms; 0: now). */
+  msUntilToken(): number {
+    this.refill();
+    return this.tokens >= 1 ? 0 : Math.ceil(((1 - this.tokens) / this.perSecond) * 1000);
   }
 }

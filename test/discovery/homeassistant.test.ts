@@ -709,6 +709,76 @@ describe('Home Assistant discovery: a device changing its configs faster than an
     const entity = entityOf(h, power.topic)!;
     await waitFor('the power read', () => [12, 15].includes(h.bridge.cache.get(entity.id)?.value as number));
   });
+
+  test('a device-based config re-sent with one component changed costs that component only', async () => {
+    const TOPIC = 'homeassistant/device/kitchen_multi/config';
+    const payload = (version: number) => ({
+      dev: { ids: 'kitchen_multi', name: 'Kitchen multisensor', mf: 'Tasmota' },
+      o: { name: 'Tasmota' },
+      cmps: Object.fromEntries(
+        Array.from({ length: 6 }, (_, i) => [
+          `s${i}`,
+          {
+            p: 'sensor',
+            name: `S${i}`,
+            unique_id: `kitchen_multi_s${i}`,
+            state_topic: i === 0 && version ? `tele/kitchen_multi/s0_v${version}` : `tele/kitchen_multi/s${i}`,
+          },
+        ]),
+      ),
+    });
+    // Six components: six of the ten the device may announce at once.
+    await send(h, TOPIC, wire(payload(0)));
+    const s0 = () => h.bridge.registry.entities().find((e) => e.name === 'Kitchen multisensor S0');
+    assert.equal(s0()?.stateTopic, 'tele/kitchen_multi/s0');
+    // Three versions of the first component, each sent with the five others as they were.
+    for (const version of [1, 2, 3]) await send(h, TOPIC, wire(payload(version)));
+    assert.equal(s0()?.stateTopic, 'tele/kitchen_multi/s0_v3', 'each change read');
+    assert.deepEqual(
+      h.logs.find(/changes its configs faster/).filter((l) => l.device === s0()!.deviceId),
+      [],
+      'no refusal: the unchanged components cost nothing',
+    );
+  });
+
+  test('a change refused for the rate is read once the device slows down, without being sent again', async () => {
+    const config = (i: number, topic = `tele/porch_plug/p${i}`) => ({
+      topic: `homeassistant/sensor/porch_plug/p${i}/config`,
+      payload: { name: `P${i}`, unique_id: `porch_plug_p${i}`, state_topic: topic, device: { identifiers: ['porch_plug'], name: 'Porch plug' } },
+    });
+    // Ten configs: all the device may announce at once.
+    for (let i = 0; i < 9; i++) client.publish(config(i).topic, JSON.stringify(config(i).payload), { qos: 0 });
+    await announce(h, config(9));
+    const p0 = () => h.bridge.registry.entities().find((e) => e.name === 'Porch plug P0');
+    assert.equal(p0()?.stateTopic, 'tele/porch_plug/p0');
+    // The plug moves its first sensor, twelve times in a burst, then goes quiet.
+    const moves = Array.from({ length: 12 }, (_, k) => config(0, `tele/porch_plug/p0_m${k + 1}`));
+    for (const move of moves.slice(0, -1)) client.publish(move.topic, JSON.stringify(move.payload), { qos: 0 });
+    const events = await announce(h, moves.at(-1)!);
+    const last = events.filter((e) => e.topic === moves[0]!.topic).at(-1);
+    assert.equal(last?.outcome, 'reject', 'the last change is refused for the rate at first');
+    await waitFor('the last change read', () => p0()?.stateTopic === 'tele/porch_plug/p0_m12', 5000);
+  });
+
+  test('a config moved to another device (its identifiers changed) costs the device it leaves too', async () => {
+    const config = (i: number, device = 'attic_fan') => ({
+      topic: `homeassistant/sensor/attic_fan/f${i}/config`,
+      payload: {
+        name: `F${i}`,
+        unique_id: `attic_fan_f${i}`,
+        state_topic: `tele/attic_fan/f${i}`,
+        device: { identifiers: [device], name: device === 'attic_fan' ? 'Attic fan' : 'Attic fan two' },
+      },
+    });
+    for (let i = 0; i < 9; i++) client.publish(config(i).topic, JSON.stringify(config(i).payload), { qos: 0 });
+    await announce(h, config(9));
+    // Three of its configs move to a device never seen: its bucket is full, the fan's is empty.
+    for (const i of [0, 1]) client.publish(config(i).topic, JSON.stringify(config(i, 'attic_fan_two').payload), { qos: 0 });
+    const events = await announce(h, config(2, 'attic_fan_two'));
+    const moved = [0, 1, 2].map((i) => events.filter((e) => e.topic === config(i).topic).at(-1)?.outcome);
+    assert.ok(moved.filter((o) => o === 'reject').length >= 2, `moves: ${moved.join(', ')}`);
+    assert.equal(h.bridge.registry.entities().find((e) => e.name === 'Attic fan F2')?.deviceId, 'attic_fan');
+  });
 });
 
 describe('Home Assistant discovery: hostile payloads', () => {

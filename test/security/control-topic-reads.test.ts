@@ -47,9 +47,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Publish a Home Assistant config, and wait until the adapter and the registry have handled it. */
-async function announce(topic: string, payload: unknown): Promise<ProcessedEvent> {
-  const adapter = hearth.bridge.adapters.find((a) => a.name === 'homeassistant') as HomeAssistantDiscovery;
+/** Publish a Home Assistant config, and wait until the adapter and the registry (of `at`) have handled it. */
+async function announce(topic: string, payload: unknown, at: Hearth = hearth): Promise<ProcessedEvent> {
+  const adapter = at.bridge.adapters.find((a) => a.name === 'homeassistant') as HomeAssistantDiscovery;
   const processed = new Promise<ProcessedEvent>((resolve) => {
     const on = (e: ProcessedEvent) => {
       if (e.topic !== topic) return;
@@ -83,6 +83,41 @@ describe("security: no entity reads a source's control topic", () => {
       assert.ok(line.length >= 1, 'a line says why it is refused');
       assert.match(line[0]!.msg, /counter\.device_count/);
       assert.deepEqual(subs.topics, [], 'nothing subscribed again');
+    } finally {
+      subs.stop();
+    }
+  });
+
+  it('an availability topic a source reads (bridge/devices, a discovery config) is refused, saying why; a Homie $state is not', async () => {
+    const subs = subscribesAt(broker, hearth.bridge.connection.client.options.clientId!);
+    const presence = (id: string, availability: string, available = 'online', notAvailable = 'offline') => ({
+      name: `Hall presence ${id}`,
+      unique_id: `hall_presence_${id}`,
+      state_topic: `tele/hall_${id}/presence`,
+      availability_topic: availability,
+      payload_available: available,
+      payload_not_available: notAvailable,
+      device: { identifiers: [`hall_presence_${id}`], name: `Hall presence ${id}` },
+    });
+    const named = (name: string) => hearth.bridge.registry.entities().find((e) => e.name === name);
+    const refusal = (name: string) => hearth.bridge.registry.refusedClaims().find((r) => r.refused.name === name);
+    try {
+      // Its payload_available flipped, config after config: each flip would have read the whole list again.
+      for (const word of ['online', 'up', 'online'])
+        await announce('homeassistant/binary_sensor/hall/list/config', presence('list', 'zigbee2mqtt/bridge/devices', word));
+      await announce('homeassistant/binary_sensor/hall/config/config', presence('config', 'homeassistant/sensor/counter/devices/config'));
+      assert.equal(named('Hall presence list'), undefined);
+      assert.equal(named('Hall presence config'), undefined);
+      assert.ok(!hearth.bridge.cache.topics().includes('zigbee2mqtt/bridge/devices'), 'the state cache does not read the list');
+      assert.equal(refusal('Hall presence list')?.kind, 'source');
+      assert.equal(refusal('Hall presence list')?.availability, true);
+      const line = logs.find(/availability topic zigbee2mqtt\/bridge\/devices is a topic Zigbee2MQTT's discovery reads/);
+      assert.ok(line.length >= 1, 'a line says why it is refused');
+      assert.ok(logs.find(/availability topic homeassistant\/sensor\/counter\/devices\/config is a topic Home Assistant discovery reads/).length >= 1);
+      assert.deepEqual(subs.topics, [], 'nothing subscribed again');
+      // A Homie device's $state is what Homie entities read their availability on: it is one.
+      await announce('homeassistant/binary_sensor/hall/homie/config', presence('homie', 'homie/5/hall-sensor/$state', 'ready', 'lost'));
+      assert.ok(named('Hall presence homie'), 'an availability on a Homie $state is read');
     } finally {
       subs.stop();
     }
@@ -122,6 +157,70 @@ describe("security: no entity reads a source's control topic", () => {
     } finally {
       ids.lookup = lookup;
       hearth.bridge.registry.off('changed', onChanged);
+    }
+  });
+
+  it('a long list whose hand-over failed in a later turn is converted again when the same bytes come again', async () => {
+    const one = await z2mEntry('RTCGQ11LM', '0x00158d0003c4d5e6', 'Hallway motion');
+    // Longer than a slice (CONVERT_SLICE): converted and handed over in turns of their own, after the message.
+    const long = JSON.stringify(
+      Array.from({ length: 300 }, (_, i) => ({ ...one, ieee_address: `0x00158d0004c4${i.toString(16).padStart(4, '0')}`, friendly_name: `Stair motion ${i}` })),
+    );
+    const registry = hearth.bridge.registry as { setSourceInTurns: typeof hearth.bridge.registry.setSourceInTurns };
+    const inTurns = registry.setSourceInTurns;
+    let failures = 0;
+    // The registry fails the hand-over once (a database error while it works the list out).
+    registry.setSourceInTurns = () => {
+      failures++;
+      registry.setSourceInTurns = inTurns;
+      return Promise.reject(new Error('database is locked'));
+    };
+    const stairs = () => hearth.bridge.registry.entities().some((e) => e.name.startsWith('Stair motion 299'));
+    try {
+      await pub.publishAsync('zigbee2mqtt/bridge/devices', long, { retain: true, qos: 1 });
+      await waitFor('the failure said', () => logs.find(/zigbee2mqtt: skipped zigbee2mqtt\/bridge\/devices: it could not be handled/).length > 0, 10_000);
+      assert.equal(failures, 1);
+      assert.ok(!stairs());
+      // The same bytes again (a reconnect's replay): converted this time.
+      await pub.publishAsync('zigbee2mqtt/bridge/devices', long, { retain: true, qos: 1 });
+      await waitFor('the stair sensors in the home', stairs, 10_000);
+    } finally {
+      registry.setSourceInTurns = inTurns;
+      await pub.publishAsync('zigbee2mqtt/bridge/devices', list, { retain: true, qos: 1 });
+      await waitFor('the list as it was', () => !stairs() && hearth.bridge.registry.entities().some((e) => e.name.startsWith('Motion 0')), 10_000);
+    }
+  });
+
+  it('a prefix written with a trailing slash (zigbee2mqtt/) guards the same topics the adapter reads', async () => {
+    const dir2 = mkdtempSync(join(tmpdir(), 'hearth-control-reads-slash-'));
+    const logs2 = logSink('debug');
+    const slashed = await openHearth(broker.url, dir2, logs2.log, {
+      'discovery.homie.enabled': false,
+      'discovery.zigbee2mqtt.prefix': 'zigbee2mqtt/',
+      'mqtt.clientId': 'hearth-control-reads-slash',
+    });
+    try {
+      await waitFor('the Zigbee2MQTT devices', () => slashed.bridge.cache.get('motion_39.occupancy') !== undefined, 10_000);
+      await announce(
+        'homeassistant/sensor/counter2/devices/config',
+        {
+          name: 'Device count',
+          unique_id: 'counter2_devices',
+          state_topic: 'zigbee2mqtt/bridge/devices',
+          value_template: '{{ value_json | length }}',
+          device: { identifiers: ['counter2'], name: 'Counter two' },
+        },
+        slashed,
+      );
+      assert.equal(
+        slashed.bridge.registry.entities().find((e) => e.name.startsWith('Counter two')),
+        undefined,
+      );
+      assert.ok(!slashed.bridge.cache.topics().includes('zigbee2mqtt/bridge/devices'), 'the state cache does not read the list');
+      assert.ok(logs2.find(/state topic zigbee2mqtt\/bridge\/devices is a topic Zigbee2MQTT's discovery reads/).length >= 1);
+    } finally {
+      await slashed.close();
+      rmSync(dir2, { recursive: true, force: true });
     }
   });
 });

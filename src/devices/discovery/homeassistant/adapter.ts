@@ -14,7 +14,7 @@
 import { joined } from '../../../util/interner.js';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { HearthConfig } from '../../../config/schema.js';
+import { discoveryPrefix, type HearthConfig } from '../../../config/schema.js';
 import type { Logger } from '../../../log.js';
 import type { ConnectionState } from '../../../mqtt/connection.js';
 import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../util/bounded-json.js';
@@ -93,6 +93,16 @@ interface Discovered {
   category?: 'config' | 'diagnostic';
   /** The config names no device (no identifiers, no connections): its device is itself (Device.unnamed). */
   unnamed?: boolean;
+  /** A digest of the validated config: one the same again (a device-based payload re-sent for another component) costs nothing. */
+  digest: string;
+}
+
+/** A config as process() takes it, kept to be read later (held for its device's name, or refused for a rate). */
+interface HeldConfig {
+  topic: string;
+  platform: string;
+  config: Json;
+  via?: { deviceTopic: string; componentId: string };
 }
 
 export interface HomeAssistantEvents {
@@ -208,7 +218,7 @@ export interface HomeAssistantOptions {
   maxEntities?: number;
   /** Most entities one device may announce (discovery.maxEntitiesPerDevice). */
   maxEntitiesPerDevice?: number;
-  /** How many new configs one device may announce per second on average (discovery.announcementsPerSecond); 10x that at once. */
+  /** How many new or changed configs one device may announce per second on average (discovery.announcementsPerSecond); 10x that at once. */
   announcementsPerSecond?: number;
   /** Where Hearth reads Zigbee2MQTT's bridge/devices, if it does: Zigbee2MQTT's own configs for it are not read here (process()). */
   zigbee2mqttPrefix?: string;
@@ -255,7 +265,15 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   );
   private readonly dirty = new Set<string>();
   /** Configs of a device not yet named, held until the burst ends (see process()). */
-  private readonly unnamed = new Map<string, { topic: string; platform: string; config: Json; via?: { deviceTopic: string; componentId: string } }>();
+  private readonly unnamed = new Map<string, HeldConfig>();
+  /**
+   * The latest change of each component refused for its device's rate (announcementsPerSecond), read again when the
+   * bucket refills (retryTimer): a device that changed a config once too fast and then went quiet gets it read, not
+   * the config it had until it next changes it. At most one per component Hearth has (a change of a record): bounded
+   * as the records are.
+   */
+  private readonly refusedChanges = new Map<string, HeldConfig>();
+  private retryTimer?: NodeJS.Timeout;
   private flushTimer?: NodeJS.Timeout;
   private firstPending = 0;
   private waiters: Array<() => void> = [];
@@ -295,6 +313,9 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
     this.stopped = true;
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.refusedChanges.clear();
     this.ctx.connection.off('message', this.onMessage);
     this.ctx.connection.off('state', this.onState);
     this.ctx.connection.unsubscribe(this.filters);
@@ -567,6 +588,14 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       return false;
     }
     const keyHint = this.keyHint(validated, uniqueId, via?.componentId ?? discoveryId.split(' ').pop()!);
+    const validatedDigest = digest(JSON.stringify(validated));
+    if (previous && previous.digest === validatedDigest && previous.deviceId === deviceId) {
+      // The same config again (a device-based payload sends every component again for one that changed): nothing
+      // to do, nothing to charge. A change refused meanwhile is undone by it: the latest is this one.
+      this.refusedChanges.delete(hash);
+      if (!named) this.emit('processed', { topic: where, outcome: 'accept', hash, ...('noTool' in conversion ? { reason: conversion.noTool } : {}) });
+      return true;
+    }
     if (!previous) {
       // One device cannot flood the home: a cap on its entities, and on how fast it announces new ones.
       const perDevice = this.options.maxEntitiesPerDevice ?? DISCOVERY_LIMITS.maxEntitiesPerDevice;
@@ -584,17 +613,24 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
         );
         return false;
       }
-    } else if (!this.bucketOf(deviceId).take()) {
-      // A changed config costs what a new one does (an identical one never comes here: lastText): a rebuild, and a
-      // reading read another way has the state cache ask the broker for its topic's retained message again.
-      this.refuse(
-        deviceId,
-        where,
-        `device ${deviceId} changes its configs faster than ${this.rate} per second (discovery.announcementsPerSecond); keeping the config it had until it slows down`,
-        hash,
-      );
-      return false;
+    } else {
+      // A changed config costs what a new one does: a rebuild, and a reading read another way has the state cache ask
+      // the broker for its topic's retained message again. One moved to another device (its identifiers changed)
+      // costs each device.
+      const charged = this.bucketOf(deviceId).take() && (previous.deviceId === deviceId || this.bucketOf(previous.deviceId).take());
+      if (!charged) {
+        this.refusedChanges.set(hash, { topic, platform, config, ...(via ? { via } : {}) });
+        this.scheduleRetry();
+        this.refuse(
+          deviceId,
+          where,
+          `device ${deviceId} changes its configs faster than ${this.rate} per second (discovery.announcementsPerSecond); keeping the config it had until it slows down, then reading its latest`,
+          hash,
+        );
+        return false;
+      }
     }
+    this.refusedChanges.delete(hash);
 
     if (previous) this.detach(previous);
     const category = validated.entity_category === 'config' || validated.entity_category === 'diagnostic' ? validated.entity_category : undefined;
@@ -608,6 +644,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       keyHint,
       ...(explicitKey(validated) ? { explicitKey: explicitKey(validated) } : {}),
       conversion,
+      digest: validatedDigest,
       ...(category ? { category } : {}),
       ...(!deviceBlock?.identifiers.length && !deviceBlock?.connections.length ? { unnamed: true } : {}),
     };
@@ -634,6 +671,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
   }
 
   private remove(hash: string, topic: string, why: string): void {
+    this.refusedChanges.delete(hash);
     const waiting = this.unnamed.get(hash);
     if (waiting) {
       this.unnamed.delete(hash);
@@ -684,6 +722,34 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       this.buckets.set(deviceId, (bucket = new TokenBucket(this.rate, this.rate * 10)));
     }
     return bucket;
+  }
+
+  /**
+   * Read the changes refused for a rate again once the buckets of their devices have a token (the soonest of them),
+   * each the latest of its component; one refused again waits again.
+   */
+  private scheduleRetry(): void {
+    if (this.retryTimer || this.stopped) return;
+    // A bucket refills 1 token in 1 / rate s.
+    this.retryTimer = setTimeout(() => this.retryRefused(), Math.ceil(1000 / this.rate));
+    this.retryTimer.unref?.();
+  }
+
+  private retryRefused(): void {
+    this.retryTimer = undefined;
+    if (this.stopped) return;
+    const held = [...this.refusedChanges.entries()];
+    this.refusedChanges.clear();
+    for (const [hash, h] of held) {
+      // Removed meanwhile, or replaced by a newer config: nothing to read.
+      if (!this.records.has(hash)) continue;
+      try {
+        // Refused again: held again (process), and the timer comes back.
+        if (!this.process(h.topic, h.platform, hash, h.config, h.via, true)) this.lastText.delete(h.topic);
+      } catch (err) {
+        this.reject(h.topic, `could not process it: ${(err as Error)?.message ?? String(err)}`, undefined, 'error');
+      }
+    }
   }
 
   /** A refusal by a bound: one log line per device (or for the source) a minute, not one per message. */
@@ -901,11 +967,11 @@ export function homeAssistantAdapter(config: HearthConfig): DiscoveryAdapter | u
   if (!ha || ha.enabled === false) return undefined;
   const d = config.discovery;
   return new HomeAssistantDiscovery({
-    prefix: ha.prefix ?? 'homeassistant',
+    prefix: discoveryPrefix('homeassistant', ha.prefix),
     birth: ha.birth !== false,
     maxEntities: d.maxEntities,
     maxEntitiesPerDevice: d.maxEntitiesPerDevice,
     announcementsPerSecond: d.announcementsPerSecond,
-    ...(d.zigbee2mqtt?.enabled !== false ? { zigbee2mqttPrefix: d.zigbee2mqtt?.prefix ?? 'zigbee2mqtt' } : {}),
+    ...(d.zigbee2mqtt?.enabled !== false ? { zigbee2mqttPrefix: discoveryPrefix('zigbee2mqtt', d.zigbee2mqtt?.prefix) } : {}),
   });
 }

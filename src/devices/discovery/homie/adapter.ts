@@ -9,7 +9,7 @@
 // device's availability (device.ts); an emptied `$state` (Homie 5), or
 // emptied `$homie` and `$state` (Homie 4), removes the device. Lines about what was skipped are bounded across
 // topics (util/line-budget.ts): thousands of bad devices give a few lines and a summary with the count.
-import type { HearthConfig } from '../../../config/schema.js';
+import { discoveryPrefix, type HearthConfig } from '../../../config/schema.js';
 import { LineTrickle, quietKeys } from '../../../util/line-budget.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
 import { admitDiscovered } from '../../discovered.js';
@@ -361,5 +361,5 @@ export class HomieAdapter implements DiscoveryAdapter {
 export function homieAdapter(config: HearthConfig): DiscoveryAdapter | undefined {
   const c = config.discovery?.homie;
   if (!c?.enabled) return undefined;
-  return new HomieAdapter({ prefix: c.prefix || 'homie' });
+  return new HomieAdapter({ prefix: discoveryPrefix('homie', c.prefix) });
 }

@@ -4,7 +4,8 @@
 // rename keeps the id and moves the topics, a device missing from the list is
 // removed. <prefix>/bridge/info says whether device availability is on; both
 // availability payload forms (`{"state":"online"}` and plain `online`) are read.
-import type { HearthConfig } from '../../../config/schema.js';
+import { createHash } from 'node:crypto';
+import { discoveryPrefix, type HearthConfig } from '../../../config/schema.js';
 import { JsonLimitError, parseBoundedJson } from '../../../util/bounded-json.js';
 import { firstFew, LineBudget } from '../../../util/line-budget.js';
 import { PerKeyThrottle } from '../../../util/per-key-throttle.js';
@@ -71,11 +72,12 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   private ids = new DeviceIds(undefined);
   private readonly onMessage: Listener = (topic, payload) => this.handle(topic, payload);
   /**
-   * The last payload of bridge/devices, bridge/groups and bridge/info handled, by topic: the same bytes again (a
-   * reconnect's replay, the broker's retained copy sent again for another reader of the topic) mean what they meant,
-   * and are not converted again. The buffer itself is kept (MQTT.js gives each message its own).
+   * A digest (sha256) of the last payload of bridge/devices, bridge/groups and bridge/info handled, by topic: the
+   * same bytes again (a reconnect's replay, the broker's retained copy sent again for another reader of the topic)
+   * mean what they meant, and are not converted again. Not the payload itself: a list may be 32 MB. Gone when its
+   * handling fails, however late (failed): the same bytes again are then handled again.
    */
-  private readonly lastHandled = new Map<string, Buffer>();
+  private readonly lastHandled = new Map<string, string>();
 
   constructor(private readonly options: Zigbee2mqttAdapterOptions) {
     this.prefix = options.prefix.replace(/\/+$/, '');
@@ -105,18 +107,28 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
   handle(topic: string, payload: Buffer): void {
     if (!this.ctx) return;
     const bridge = topic === this.devicesTopic || topic === this.infoTopic || topic === this.groupsTopic;
-    if (bridge && this.lastHandled.get(topic)?.equals(payload)) return;
+    const digest = bridge ? createHash('sha256').update(payload).digest('base64') : undefined;
+    if (digest !== undefined && this.lastHandled.get(topic) === digest) return;
+    // Noted before it is handled: a long list's conversion goes on in later turns, and fails there (failed) if it does.
+    if (digest !== undefined) this.lastHandled.set(topic, digest);
     try {
       if (topic === this.devicesTopic) this.onDevices(payload);
       else if (topic === this.infoTopic) this.onInfo(payload);
       else if (topic === this.groupsTopic) this.onGroups(payload);
       else if (this.baseTopics.has(topic)) this.refresher?.noteMessage(topic);
-      if (bridge) this.lastHandled.set(topic, payload);
     } catch (err) {
-      // What could not be handled may be handled another time (a list converted in slices forgets it too: rebuild).
-      this.lastHandled.delete(topic);
-      this.refuse(topic, err instanceof RangeError ? 'it is nested too deeply' : 'it could not be handled', err);
+      this.failed(topic, err instanceof RangeError ? 'it is nested too deeply' : 'it could not be handled', err);
     }
+  }
+
+  /**
+   * Handling a bridge payload failed, now or in a later turn (a long list's conversion, its admission, the
+   * registry's turns): the same bytes again are handled again (a reconnect's replay may succeed where this failed),
+   * and a line says why.
+   */
+  private failed(topic: string, reason: string, err: unknown): void {
+    this.lastHandled.delete(topic);
+    this.refuse(topic, reason, err);
   }
 
   /** A message that was not used: one line per topic a minute, with the reason; what is known so far is kept. */
@@ -246,8 +258,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       } catch (err) {
         // As for a list converted at once: the devices known so far stay.
         if (generation === this.generation && before && this.entries === entries) this.entries = before;
-        this.lastHandled.delete(this.devicesTopic);
-        this.refuse(this.devicesTopic, 'it could not be handled', err);
+        this.failed(this.devicesTopic, 'it could not be handled', err);
       }
     };
     step();
@@ -298,7 +309,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
         try {
           this.admit(devices, generation);
         } catch (err) {
-          this.refuse(this.devicesTopic, 'it could not be handled', err);
+          this.failed(this.devicesTopic, 'it could not be handled', err);
         }
       });
     else this.admit(devices);
@@ -324,7 +335,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       try {
         this.handOver(devices, signature, generation);
       } catch (err) {
-        this.refuse(this.devicesTopic, 'it could not be handled', err);
+        this.failed(this.devicesTopic, 'it could not be handled', err);
       }
     });
   }
@@ -353,7 +364,7 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
       .then((swapped) => {
         if (swapped) this.signature = signature;
       })
-      .catch((err: unknown) => this.refuse(this.devicesTopic, 'it could not be handled', err));
+      .catch((err: unknown) => this.failed(this.devicesTopic, 'it could not be handled', err));
   }
 
   /**
@@ -488,5 +499,5 @@ export class Zigbee2mqttAdapter implements DiscoveryAdapter {
 export function zigbee2mqttAdapter(config: HearthConfig): DiscoveryAdapter | undefined {
   const c = config.discovery?.zigbee2mqtt;
   if (!c?.enabled) return undefined;
-  return new Zigbee2mqttAdapter({ prefix: c.prefix || 'zigbee2mqtt' });
+  return new Zigbee2mqttAdapter({ prefix: discoveryPrefix('zigbee2mqtt', c.prefix) });
 }
