@@ -700,8 +700,10 @@ describe('Home Assistant discovery: a device changing its configs faster than an
     const events = await announce(h, flips.at(-1)!);
     const refused = events.filter((e) => e.outcome === 'reject' && /changes its configs faster than 1 per second/.test(e.reason ?? ''));
     const accepted = events.filter((e) => e.topic === power.topic && e.outcome === 'accept');
-    // The bucket holds ten: nine left after the first config. (One the same as the config kept is no change at all.)
-    assert.ok(accepted.length <= 10, `${accepted.length} of 30 changes accepted`);
+    // The bucket holds ten: nine left after the first config, then one a second. (One the same as the config kept is
+    // no change at all.) Bounds wide enough for a machine that takes seconds over the burst: without the bucket,
+    // all 30 are read.
+    assert.ok(accepted.length <= 20, `${accepted.length} of 30 changes accepted`);
     assert.ok(refused.length >= 10, `${refused.length} of 30 changes refused`);
     const lines = h.logs.find(/changes its configs faster/);
     assert.equal(lines.length, 1, 'one line for the device, not one per config');
@@ -757,7 +759,19 @@ describe('Home Assistant discovery: a device changing its configs faster than an
     const events = await announce(h, moves.at(-1)!);
     const last = events.filter((e) => e.topic === moves[0]!.topic).at(-1);
     assert.equal(last?.outcome, 'reject', 'the last change is refused for the rate at first');
-    await waitFor('the last change read', () => p0()?.stateTopic === 'tele/porch_plug/p0_m12', 5000);
+    // While it waits for a token, the held change is not read again only to be refused again (that was thousands of
+    // conversions a second for a publisher that had sent one burst).
+    let readAgain = 0;
+    const count = (e: { topic: string; outcome: string }) => {
+      if (e.topic === moves[0]!.topic && e.outcome === 'reject') readAgain++;
+    };
+    h.adapter.on('processed', count);
+    try {
+      await waitFor('the last change read', () => p0()?.stateTopic === 'tele/porch_plug/p0_m12', 5000);
+    } finally {
+      h.adapter.off('processed', count);
+    }
+    assert.equal(readAgain, 0, 'refused again while waiting for a token');
   });
 
   test('a config moved to another device (its identifiers changed) costs the device it leaves too', async () => {
@@ -772,12 +786,14 @@ describe('Home Assistant discovery: a device changing its configs faster than an
     });
     for (let i = 0; i < 9; i++) client.publish(config(i).topic, JSON.stringify(config(i).payload), { qos: 0 });
     await announce(h, config(9));
-    // Three of its configs move to a device never seen: its bucket is full, the fan's is empty.
-    for (const i of [0, 1]) client.publish(config(i).topic, JSON.stringify(config(i, 'attic_fan_two').payload), { qos: 0 });
-    const events = await announce(h, config(2, 'attic_fan_two'));
-    const moved = [0, 1, 2].map((i) => events.filter((e) => e.topic === config(i).topic).at(-1)?.outcome);
-    assert.ok(moved.filter((o) => o === 'reject').length >= 2, `moves: ${moved.join(', ')}`);
-    assert.equal(h.bridge.registry.entities().find((e) => e.name === 'Attic fan F2')?.deviceId, 'attic_fan');
+    // All ten move to a device never seen: its bucket is full, the fan's is empty (one token a second comes back: the
+    // bound leaves room for a machine that takes seconds over the burst; without the charge, all ten move).
+    for (let i = 0; i < 9; i++) client.publish(config(i).topic, JSON.stringify(config(i, 'attic_fan_two').payload), { qos: 0 });
+    const events = await announce(h, config(9, 'attic_fan_two'));
+    const moved = Array.from({ length: 10 }, (_, i) => events.filter((e) => e.topic === config(i).topic).at(-1)?.outcome);
+    assert.ok(moved.filter((o) => o === 'reject').length >= 5, `moves: ${moved.join(', ')}`);
+    const stayed = h.bridge.registry.entities().filter((e) => /^Attic fan F\d$/.test(e.name) && e.deviceId === 'attic_fan');
+    assert.ok(stayed.length >= 5, `${stayed.length} of 10 still on the fan`);
   });
 });
 

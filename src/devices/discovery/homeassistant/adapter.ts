@@ -465,6 +465,8 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
         return;
       }
     }
+    // A newer message stands in for a change refused earlier, whatever becomes of it.
+    this.refusedChanges.delete(hash);
     if (this.process(topic, platform, hash, config)) this.lastText.set(topic, digest(text));
   }
 
@@ -513,6 +515,7 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       config.device = payload.device;
       config.origin = payload.origin;
       for (const [key, value] of Object.entries(device.shared)) if (!(key in config)) config[key] = value;
+      this.refusedChanges.delete(hash);
       ok = this.process(topic, platform, hash, config, { deviceTopic, componentId }) && ok;
     }
     if (ok) this.lastText.set(topic, digest(text));
@@ -617,7 +620,10 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
       // A changed config costs what a new one does: a rebuild, and a reading read another way has the state cache ask
       // the broker for its topic's retained message again. One moved to another device (its identifiers changed)
       // costs each device.
-      const charged = this.bucketOf(deviceId).take() && (previous.deviceId === deviceId || this.bucketOf(previous.deviceId).take());
+      // Both buckets asked before either is charged: a move refused by one spends nothing of the other.
+      const here = this.bucketOf(deviceId);
+      const there = previous.deviceId === deviceId ? undefined : this.bucketOf(previous.deviceId);
+      const charged = here.available() >= 1 && (!there || there.available() >= 1) && here.take() && (!there || there.take());
       if (!charged) {
         this.refusedChanges.set(hash, { topic, platform, config, ...(via ? { via } : {}) });
         this.scheduleRetry();
@@ -726,30 +732,50 @@ export class HomeAssistantDiscovery extends EventEmitter<HomeAssistantEvents> im
 
   /**
    * Read the changes refused for a rate again once the buckets of their devices have a token (the soonest of them),
-   * each the latest of its component; one refused again waits again.
+   * each the latest of its component. Only as many of a device's as its bucket has tokens for are read; the rest wait
+   * untouched: reading every held change again only to refuse it again was work a publisher could keep going with
+   * nothing more than one burst of changes (thousands of conversions every 20 ms).
    */
   private scheduleRetry(): void {
-    if (this.retryTimer || this.stopped) return;
-    // A bucket refills 1 token in 1 / rate s.
-    this.retryTimer = setTimeout(() => this.retryRefused(), Math.ceil(1000 / this.rate));
+    if (this.retryTimer || this.stopped || !this.refusedChanges.size) return;
+    let wait = Number.POSITIVE_INFINITY;
+    for (const hash of this.refusedChanges.keys()) {
+      const dev = this.records.get(hash)?.deviceId;
+      if (dev !== undefined) wait = Math.min(wait, this.bucketOf(dev).msUntilToken());
+      if (wait === 0) break;
+    }
+    if (wait === Number.POSITIVE_INFINITY) wait = 0;
+    this.retryTimer = setTimeout(() => this.retryRefused(), Math.max(1, wait));
     this.retryTimer.unref?.();
   }
 
   private retryRefused(): void {
     this.retryTimer = undefined;
     if (this.stopped) return;
-    const held = [...this.refusedChanges.entries()];
-    this.refusedChanges.clear();
-    for (const [hash, h] of held) {
-      // Removed meanwhile, or replaced by a newer config: nothing to read.
-      if (!this.records.has(hash)) continue;
+    /** Tokens each device has for this round, asked once: a change read now spends one (process takes it). */
+    const tokens = new Map<string, number>();
+    for (const [hash, h] of [...this.refusedChanges]) {
+      // Removed meanwhile: nothing to read.
+      const dev = this.records.get(hash)?.deviceId;
+      if (dev === undefined) {
+        this.refusedChanges.delete(hash);
+        continue;
+      }
+      const left = tokens.get(dev) ?? this.bucketOf(dev).available();
+      if (left < 1) {
+        tokens.set(dev, 0);
+        continue;
+      }
+      tokens.set(dev, left - 1);
+      this.refusedChanges.delete(hash);
       try {
-        // Refused again: held again (process), and the timer comes back.
+        // Refused again (a move whose other device has no token): held again by process.
         if (!this.process(h.topic, h.platform, hash, h.config, h.via, true)) this.lastText.delete(h.topic);
       } catch (err) {
         this.reject(h.topic, `could not process it: ${(err as Error)?.message ?? String(err)}`, undefined, 'error');
       }
     }
+    this.scheduleRetry();
   }
 
   /** A refusal by a bound: one log line per device (or for the source) a minute, not one per message. */
