@@ -303,9 +303,13 @@ describe('state cache: readings over the bounds wait their turn, device by devic
     source.retained!.set('zigbee2mqtt/office', RETAINED);
     for (let i = 0; i < 200; i++) source.retained!.set(`forged/${i}`, Buffer.from(JSON.stringify({ a: i, b: -i })));
     cache.handle('zigbee2mqtt/office', RETAINED, true);
+    // Counted when the office's reading arrives, not when a poll notices it (the drain goes on meanwhile).
+    let forged: number | undefined;
+    cache.on('change', (state, entity) => {
+      if (entity.id === 'office.temperature' && state.value === 10 && forged === undefined) forged = source.resubscribes.filter((t) => t.startsWith('forged/')).length;
+    });
     cache.setDevices(home(floodAnd('b', 'probe')));
     await changeTo(cache, 'office.temperature', 10);
-    const forged = source.resubscribes.filter((t) => t.startsWith('forged/')).length;
-    assert.ok(forged <= 3, `the office read after ${forged} of the forged device's 200 topics`);
+    assert.ok(forged !== undefined && forged <= 3, `the office read after ${forged} of the forged device's 200 topics`);
   });
 });
