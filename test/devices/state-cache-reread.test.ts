@@ -306,7 +306,8 @@ describe('state cache: readings over the bounds wait their turn, device by devic
     // Counted when the office's reading arrives, not when a poll notices it (the drain goes on meanwhile).
     let forged: number | undefined;
     cache.on('change', (state, entity) => {
-      if (entity.id === 'office.temperature' && state.value === 10 && forged === undefined) forged = source.resubscribes.filter((t) => t.startsWith('forged/')).length;
+      if (entity.id === 'office.temperature' && state.value === 10 && forged === undefined)
+        forged = source.resubscribes.filter((t) => t.startsWith('forged/')).length;
     });
     cache.setDevices(home(floodAnd('b', 'probe')));
     await changeTo(cache, 'office.temperature', 10);
