@@ -18,6 +18,14 @@ import { waitFor } from '../helpers/wait.js';
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'homie');
 const fixture = (name: string) => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Array<[string, string]>;
 
+/** A suite's publisher, Hearth, broker and folder: whatever of them its before() got to. */
+async function closeAll(pub: MqttClient | undefined, hearth: Hearth | undefined, broker: TestBroker | undefined, dir: string): Promise<void> {
+  await pub?.endAsync(true).catch(() => undefined);
+  await hearth?.close();
+  await broker?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
 /** The entities (key: kind) the fixtures describe, once every retained attribute has been read. */
 const KITCHEN_KINDS = {
   light_power: 'switch',
@@ -104,10 +112,7 @@ describe('Homie discovery on a real broker', () => {
 
   after(async () => {
     await fake?.client.endAsync(true).catch(() => undefined);
-    await pub?.endAsync(true).catch(() => undefined);
-    await hearth?.close();
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await closeAll(pub, hearth, broker, dir);
   });
 
   it('turns Homie 4 nodes and properties into entities; settable ones into actuators', () => {
@@ -265,12 +270,7 @@ describe('Homie 4 property attributes that come after the values', () => {
     await waitFor('the brightness read', () => hearth.bridge.cache.get('kitchen-light.light_brightness')?.value === 80);
   });
 
-  after(async () => {
-    await pub?.endAsync(true).catch(() => undefined);
-    await hearth?.close();
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => closeAll(pub, hearth, broker, dir));
 
   it('reads their values by the $datatype, not as text first', async () => {
     for (const topic of LATE) await pub.publishAsync(topic, 'boolean', { retain: true, qos: 1 });
@@ -327,12 +327,7 @@ describe('a Homie 4 property that never announces its $datatype', () => {
     await waitFor('the pump described', () => hearth.bridge.registry.entity('garden-pump.pump_power'));
   });
 
-  after(async () => {
-    await pub?.endAsync(true).catch(() => undefined);
-    await hearth?.close();
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => closeAll(pub, hearth, broker, dir));
 
   it('is said once, as a warning naming the device, node and property, once the device is ready; it gets its tool when the $datatype comes', async () => {
     // The device is ready, yet the flow has no $datatype: after a moment's grace for retained topics still on their way, a warning.
